@@ -1,0 +1,107 @@
+"""The ``customs-batch`` command group and the one error handler around it."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from customs_batch import __version__
+from customs_batch.errors import CustomsBatchError, ExitCode
+
+# Subcommands are imported only when used, so `validate` never pays for the emulator's imports.
+# name -> "module:attribute"
+COMMANDS: dict[str, str] = {
+    "validate": "customs_batch.cli.validate:validate",
+    "render": "customs_batch.cli.render:render",
+    "schema": "customs_batch.cli.schema:schema",
+    "init": "customs_batch.cli.init:init",
+    "sandbox": "customs_batch.cli.sandbox:sandbox",
+    "env": "customs_batch.cli.env:env",
+    "get": "customs_batch.cli.get:get",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands live in their own modules and load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *COMMANDS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "--version", prog_name="customs-batch")
+def main() -> None:
+    """Declarative batch submitter for the Customs Declaration Service.
+
+    Keep departure declarations, template groups and RTO movements as YAML manifests in
+    git; validate them offline, then plan and apply them against an environment.
+
+    \b
+    Examples:
+      customs-batch validate manifests/
+      customs-batch render manifests/departures.yaml --format json
+      customs-batch sandbox serve --port 8080
+    """
+
+
+def run(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and turn every error into a message and an exit code."""
+    sys.exit(invoke(argv))
+
+
+def invoke(argv: list[str] | None = None) -> int:
+    """Run the CLI with ``argv`` and return the exit code instead of exiting."""
+    try:
+        result = main.main(args=argv, prog_name="customs-batch", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        return int(ExitCode.INTERRUPTED)
+    except click.UsageError as exc:
+        exc.show()
+        return int(ExitCode.USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        return int(ExitCode.ERROR)
+    except CustomsBatchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and nothing to complain about.
+        sys.stderr.close()
+        return int(ExitCode.OK)
+    except Exception as exc:  # the last line of defence: no traceback reaches a user
+        if os.environ.get("CUSTOMS_BATCH_DEBUG"):
+            traceback.print_exc()
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "  hint: this is a bug in customs-batch; run again with CUSTOMS_BATCH_DEBUG=1 "
+            "for the traceback and report it.",
+            err=True,
+        )
+        return int(ExitCode.ERROR)
+    if isinstance(result, int):
+        return result
+    return int(ExitCode.OK)

@@ -1,0 +1,1 @@
+"""The httpx client of the Customs Declaration Service: endpoint map, auth, pagination, errors."""

@@ -1,0 +1,56 @@
+"""Findings: what validation reports, with a location a user can act on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    """How bad a finding is; ``--strict`` makes warnings fail too."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+JsonPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a finding points.
+
+    ``line`` and ``column`` are 1-based (0 when unknown). ``path`` is the JSON path of the
+    value inside its document (``("spec", "Principal", "eoriNo")``). For a value that came
+    from a spreadsheet row, ``sheet``, ``row`` and ``column_name`` name the cell, and
+    ``line`` is the row number.
+    """
+
+    file: str
+    line: int = 0
+    column: int = 0
+    path: JsonPath = ()
+    sheet: str | None = None
+    row: int | None = None
+    column_name: str | None = None
+
+    def json_path(self) -> str:
+        """The path in JSONPath form: ``$.spec.DeclarationItems[0].grossMass``."""
+        out = "$"
+        for part in self.path:
+            out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        return out
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in the input: rule id, severity, message, location and hint."""
+
+    rule: str
+    severity: Severity
+    message: str
+    location: Location
+    hint: str = ""
+    document: str | None = field(default=None, compare=False)
+    """The address (``Kind/name``) of the document the finding belongs to, when known."""

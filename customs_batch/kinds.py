@@ -1,0 +1,62 @@
+"""The document kinds and their addresses (``Kind/name``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+API_VERSION = "customs-batch/v1"
+
+
+class Kind(str, Enum):
+    """The kinds of document a manifest may hold."""
+
+    TEMPLATE_GROUP = "TemplateGroup"
+    DEPARTURE_DECLARATION = "DepartureDeclaration"
+    TRANSIT_PARTY_UPDATE = "TransitPartyUpdate"
+    MOVEMENT = "Movement"
+    HAWB_DEACTIVATION = "HawbDeactivation"
+    EXPORT_CANCELLATION = "ExportCancellation"
+
+    @property
+    def schema_name(self) -> str:
+        """File stem of this kind's spec schema under ``schemas/``, e.g. ``movement``."""
+        return _SCHEMA_NAMES[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Kind | None:
+        """The kind spelled exactly ``text``, or None."""
+        try:
+            return cls(text)
+        except ValueError:
+            return None
+
+
+_SCHEMA_NAMES = {
+    Kind.TEMPLATE_GROUP: "template-group",
+    Kind.DEPARTURE_DECLARATION: "departure-declaration",
+    Kind.TRANSIT_PARTY_UPDATE: "transit-party-update",
+    Kind.MOVEMENT: "movement",
+    Kind.HAWB_DEACTIVATION: "hawb-deactivation",
+    Kind.EXPORT_CANCELLATION: "export-cancellation",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Address:
+    """Where a document lives in the batch and in the state: ``Kind/name``."""
+
+    kind: Kind
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}/{self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> Address | None:
+        """Parse ``Kind/name``; None when the text is not an address."""
+        kind_text, sep, name = text.partition("/")
+        kind = Kind.parse(kind_text)
+        if not sep or kind is None or not name:
+            return None
+        return cls(kind, name)

@@ -1,0 +1,1 @@
+"""Manifests: loading with source positions, Jinja rendering, row expansion, documents."""

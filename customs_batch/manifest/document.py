@@ -1,0 +1,73 @@
+"""The typed document a manifest holds, after loading and rendering."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from customs_batch.findings import JsonPath, Location
+from customs_batch.kinds import Address, Kind
+
+JSON = Any
+"""A JSON-like value: dict, list, str, int, float, bool or None."""
+
+
+@dataclass(frozen=True)
+class Position:
+    """A place in a source file; line and column are 1-based."""
+
+    file: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A ``${ref:Kind/name.field}`` found in a document's spec, at ``path``."""
+
+    target: Address
+    field: str
+    path: JsonPath
+    text: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """One rendered document of the batch.
+
+    ``spec`` is the API request body after the template was merged under it and Jinja
+    expressions were rendered. ``positions`` maps a JSON path inside the whole document
+    (``("spec", "Principal", "name")``) to where that value was written; values a template
+    produced point into the template file.
+    """
+
+    kind: Kind
+    name: str
+    spec: Mapping[str, JSON]
+    source: Position
+    index: int
+    """Order of the document in the batch (files in the order given, documents in file order)."""
+    depends_on: tuple[Address, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    template: str | None = None
+    values: Mapping[str, JSON] = field(default_factory=dict)
+    references: tuple[Reference, ...] = ()
+    positions: Mapping[JsonPath, Position] = field(default_factory=dict)
+    row: Mapping[str, JSON] | None = None
+    """The spreadsheet row a ``forEach`` document came from, if any."""
+
+    @property
+    def address(self) -> Address:
+        return Address(self.kind, self.name)
+
+    def locate(self, path: JsonPath) -> Location:
+        """The best location for a value at ``path``: the value itself, else its nearest parent."""
+        probe = path
+        while True:
+            pos = self.positions.get(probe)
+            if pos is not None:
+                return Location(pos.file, pos.line, pos.column, path)
+            if not probe:
+                return Location(self.source.file, self.source.line, self.source.column, path)
+            probe = probe[:-1]

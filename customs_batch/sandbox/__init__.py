@@ -1,0 +1,1 @@
+"""The sandbox emulator of the Customs Declaration Service: app, store, seed, faults."""

@@ -1,0 +1,1 @@
+"""Validation: JSON Schemas, customs rule checks, project-wide checks and report formats."""
