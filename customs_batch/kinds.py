@@ -60,3 +60,14 @@ class Address:
         if not sep or kind is None or not name:
             return None
         return cls(kind, name)
+
+
+# What a document's outcome records, by kind: the fields `${ref:Kind/name.field}` may name.
+OUTPUT_FIELDS: dict[Kind, frozenset[str]] = {
+    Kind.TEMPLATE_GROUP: frozenset({"id", "code", "name"}),
+    Kind.DEPARTURE_DECLARATION: frozenset({"declarationId", "status"}),
+    Kind.TRANSIT_PARTY_UPDATE: frozenset({"declarationId", "status"}),
+    Kind.MOVEMENT: frozenset({"movementId", "shipmentId", "status"}),
+    Kind.HAWB_DEACTIVATION: frozenset({"hawbId", "shipmentId", "isActive"}),
+    Kind.EXPORT_CANCELLATION: frozenset({"declarationId", "canceled"}),
+}
