@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 API_VERSION = "customs-batch/v1"
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """The kinds of document a manifest may hold."""
 
     TEMPLATE_GROUP = "TemplateGroup"

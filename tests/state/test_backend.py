@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from customs_batch.errors import StateError
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+
+
+def _record(address: str, status: RecordStatus = RecordStatus.APPLIED) -> ResourceRecord:
+    return ResourceRecord(address, status, "create", {"q": 1}, outputs={"id": 7})
+
+
+def test_session_records_then_folds_once_at_close(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path / "env")
+    assert backend.read().serial == 0
+    with backend.open("apply") as session:
+        session.record(_record("TemplateGroup/a"))
+        session.record(_record("Movement/b"))
+        assert backend.journal_path.exists()
+        assert not backend.state_path.exists()
+    assert not backend.journal_path.exists()
+    state = backend.read()
+    assert state.serial == 1
+    assert state.lineage
+    assert sorted(state.resources) == ["Movement/b", "TemplateGroup/a"]
+
+
+def test_a_session_that_changes_nothing_does_not_bump_the_serial(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/b"))
+    with backend.open("apply"):
+        pass
+    assert backend.read().serial == 1
+
+
+def test_forget_removes_the_record(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/b"))
+    with backend.open("state rm") as session:
+        session.forget("Movement/b")
+    assert backend.read().resources == {}
+
+
+CRASHING_RUN = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+    session = LocalBackend(Path(sys.argv[1])).open("apply")
+    session.record(ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {}, {"movementId": "mov_1"}))
+    session.record(ResourceRecord("Movement/b", RecordStatus.PENDING, "create", {}, idempotency_key="key-b"))
+    print("recorded", flush=True)
+    os.kill(os.getpid(), 9)
+    """
+)
+
+
+def test_records_survive_a_kill_and_fold_on_the_next_open(tmp_path: Path) -> None:
+    folder = tmp_path / "env"
+    done = subprocess.run(
+        [sys.executable, "-c", CRASHING_RUN, str(folder)], capture_output=True, text=True
+    )
+    assert done.returncode == -9 and "recorded" in done.stdout
+    backend = LocalBackend(folder)
+    seen = backend.read()  # read-only: the journal stays until a writer folds it
+    assert seen.resources["Movement/b"].idempotency_key == "key-b"
+    assert seen.serial == 1 and backend.journal_path.exists()
+    with backend.open("apply") as session:  # the kill released the lock
+        assert session.state.resources["Movement/a"].outputs == {"movementId": "mov_1"}
+    assert not backend.journal_path.exists()
+    assert backend.read().serial == 1
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from customs_batch.state import LocalBackend
+    session = LocalBackend(Path(sys.argv[1])).open("apply")
+    print(session.lock_info.id, flush=True)
+    time.sleep(60)
+    """
+)
+
+
+@pytest.fixture
+def held_lock(tmp_path: Path):  # type: ignore[no-untyped-def]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None
+    lock_id = holder.stdout.readline().strip()
+    yield holder, lock_id
+    holder.kill()
+    holder.wait()
+    holder.stdout.close()
+
+
+def test_a_second_writer_waits_then_names_the_holder(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
+    holder, lock_id = held_lock
+    started = time.monotonic()
+    with pytest.raises(StateError) as caught:
+        LocalBackend(tmp_path).open("apply", lock_timeout=0.3)
+    assert time.monotonic() - started >= 0.3
+    message = str(caught.value)
+    assert lock_id in message and f"process {holder.pid}" in message and "for apply" in message
+
+
+def test_the_lock_is_released_when_its_holder_is_killed(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
+    holder, _ = held_lock
+    holder.kill()
+    holder.wait()
+    with LocalBackend(tmp_path).open("apply", lock_timeout=5) as session:
+        assert session.lock_info.pid != holder.pid
+
+
+def test_force_unlock_needs_the_right_id(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
+    _, lock_id = held_lock
+    backend = LocalBackend(tmp_path)
+    with pytest.raises(StateError, match="not wrong-id"):
+        backend.force_unlock("wrong-id")
+    assert backend.force_unlock(lock_id).id == lock_id
+    with backend.open("apply", lock_timeout=1):
+        pass
+
+
+def test_a_journal_of_another_lineage_is_refused(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/a"))
+    other = LocalBackend(tmp_path / "other")
+    session = other.open("apply")
+    session.record(_record("Movement/z"))
+    session._journal.close()
+    backend.journal_path.write_bytes(other.journal_path.read_bytes())
+    with pytest.raises(StateError, match="belongs to another state"):
+        backend.read()
+    session._lock.release()
