@@ -1,0 +1,133 @@
+"""Saved plans: ``plan -out FILE`` writes one, ``apply FILE`` applies exactly it.
+
+A plan file records the state's lineage and serial and a digest of the inputs, so an apply
+can refuse a plan made against a state that has moved since. It holds request bodies, never
+an API key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from customs_batch.errors import CustomsBatchError
+from customs_batch.kinds import Address
+from customs_batch.manifest.document import Document
+from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
+from customs_batch.state._atomic import write_atomic
+
+PLAN_FORMAT = "customs-batch-plan"
+PLAN_VERSION = 1
+
+
+class PlanFileError(CustomsBatchError):
+    """A plan file that cannot be read or no longer applies."""
+
+
+def digest_documents(documents: Sequence[Document]) -> str:
+    """A digest of everything in the documents that decides what is sent."""
+    canonical = [
+        [str(doc.address), doc.spec, [str(a) for a in doc.depends_on]]
+        for doc in sorted(documents, key=lambda d: str(d.address))
+    ]
+    data = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
+
+
+def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
+    """Save ``plan`` for ``environment`` as deterministic JSON."""
+    body = {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "environment": environment,
+        "lineage": plan.lineage,
+        "serial": plan.serial,
+        "inputsDigest": plan.inputs_digest,
+        "changes": [_change_to_json(change) for change in plan.changes],
+    }
+    write_atomic(path, (json.dumps(body, indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_plan(path: Path, *, environment: str) -> Plan:
+    """Load a saved plan; a plan for another environment or of another format is refused."""
+    try:
+        body = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise PlanFileError(f"{path}: no such plan file") from None
+    except (OSError, ValueError) as exc:
+        raise PlanFileError(
+            f"{path}: not a readable plan file ({exc})",
+            hint="make a new one with `customs-batch plan -out FILE`",
+        ) from exc
+    if not isinstance(body, dict) or body.get("format") != PLAN_FORMAT:
+        raise PlanFileError(f"{path}: not a customs-batch plan file")
+    if body.get("version") != PLAN_VERSION:
+        raise PlanFileError(
+            f"{path}: plan format version {body.get('version')} is not {PLAN_VERSION}",
+            hint="make the plan again with this version of customs-batch",
+        )
+    if body.get("environment") != environment:
+        raise PlanFileError(
+            f"{path}: the plan was made for environment {body.get('environment')!r}, "
+            f"not {environment!r}",
+            hint="apply it with the --env it was made for",
+        )
+    try:
+        changes = tuple(_change_from_json(item) for item in body["changes"])
+        return Plan(changes, str(body["lineage"]), int(body["serial"]), str(body["inputsDigest"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PlanFileError(f"{path}: the plan file is damaged ({exc})") from exc
+
+
+def check_current(plan: Plan, lineage: str, serial: int, *, source: Path) -> None:
+    """Refuse a plan made against another state, or against this state before it changed."""
+    if plan.lineage and lineage and plan.lineage != lineage:
+        raise PlanFileError(
+            f"{source}: the plan was made against another state (lineage {plan.lineage}, "
+            f"this environment's is {lineage})",
+            hint="make a new plan with `customs-batch plan -out FILE`",
+        )
+    if (plan.lineage, plan.serial) != (lineage, serial):
+        raise PlanFileError(
+            f"{source}: the plan is stale: the state changed since it was made "
+            f"(serial {plan.serial} then, {serial} now)",
+            hint="make a new plan with `customs-batch plan -out FILE` and review it",
+        )
+
+
+def _change_to_json(change: PlannedChange) -> dict[str, Any]:
+    return {
+        "address": str(change.address),
+        "action": change.action.value,
+        "operation": change.operation.value,
+        "reason": change.reason,
+        "spec": change.spec,
+        "unknown": [list(path) for path in change.unknown],
+        "changed": list(change.changed),
+        "dependsOn": [str(a) for a in change.depends_on],
+        "idempotencyKey": change.idempotency_key,
+    }
+
+
+def _change_from_json(item: Mapping[str, Any]) -> PlannedChange:
+    return PlannedChange(
+        address=_address(item["address"]),
+        action=Action(item["action"]),
+        operation=Operation(item["operation"]),
+        reason=str(item.get("reason", "")),
+        spec=dict(item.get("spec") or {}),
+        unknown=tuple(tuple(path) for path in item.get("unknown", [])),
+        changed=tuple(item.get("changed", [])),
+        depends_on=tuple(_address(a) for a in item.get("dependsOn", [])),
+        idempotency_key=item.get("idempotencyKey"),
+    )
+
+
+def _address(text: str) -> Address:
+    address = Address.parse(text)
+    if address is None:
+        raise ValueError(f"{text!r} is not an address")
+    return address

@@ -1,0 +1,74 @@
+"""Resolving ``${ref:Kind/name.field}`` against recorded outcomes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from customs_batch.findings import JsonPath
+from customs_batch.kinds import Address
+
+JSON = Any
+REF = re.compile(r"\$\{ref:([A-Za-z]+/[A-Za-z0-9][A-Za-z0-9._-]*?)\.([A-Za-z]+)\}")
+
+Lookup = Callable[[Address, str], JSON]
+"""Gives the recorded output ``field`` of an address, or raises KeyError when not known."""
+
+
+def resolve(value: JSON, lookup: Lookup, path: JsonPath = ()) -> tuple[JSON, list[JsonPath]]:
+    """``value`` with every reference whose outcome is known replaced by it, and the paths of
+    the references still unknown. A string that is exactly one reference takes the type of the
+    outcome (an integer ID stays an integer); a reference inside text is put in as text.
+    """
+    unknown: list[JsonPath] = []
+    resolved = _resolve(value, lookup, path, unknown)
+    return resolved, unknown
+
+
+def _resolve(value: JSON, lookup: Lookup, path: JsonPath, unknown: list[JsonPath]) -> JSON:
+    if isinstance(value, str):
+        return _resolve_text(value, lookup, path, unknown) if "${ref:" in value else value
+    if isinstance(value, Mapping):
+        return {key: _resolve(item, lookup, (*path, key), unknown) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolve(item, lookup, (*path, i), unknown) for i, item in enumerate(value)]
+    return value
+
+
+def _resolve_text(text: str, lookup: Lookup, path: JsonPath, unknown: list[JsonPath]) -> JSON:
+    whole = REF.fullmatch(text)
+    if whole:
+        found = _lookup(whole, lookup)
+        if found is _MISSING:
+            unknown.append(path)
+            return text
+        return found
+    missing = False
+
+    def substitute(match: re.Match[str]) -> str:
+        nonlocal missing
+        found = _lookup(match, lookup)
+        if found is _MISSING:
+            missing = True
+            return match.group(0)
+        return str(found)
+
+    result = REF.sub(substitute, text)
+    if missing:
+        unknown.append(path)
+        return text
+    return result
+
+
+_MISSING = object()
+
+
+def _lookup(match: re.Match[str], lookup: Lookup) -> JSON:
+    address = Address.parse(match.group(1))
+    if address is None:
+        return _MISSING
+    try:
+        return lookup(address, match.group(2))
+    except KeyError:
+        return _MISSING

@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from customs_batch.kinds import Kind
+from customs_batch.planning import Action, Operation, plan_changes
+from customs_batch.planning.model import Plan
+from customs_batch.state import RecordStatus, ResourceRecord, ServiceFailure, State
+
+from .helpers import doc, movement
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+GROUP = {"name": "EU road", "code": "EU-ROAD", "companyId": 1, "isDefault": False}
+DEPARTURE = {
+    "type": "DEPARTURE",
+    "commercialReference": "C-1",
+    "totalWeight": 10.0,
+    "Principal": {"name": "A", "eoriNo": "NL123456789", "countryCode": "NL"},
+}
+
+
+def _state(*records: ResourceRecord) -> State:
+    state = State(lineage="lin", serial=3)
+    for record in records:
+        state.apply(record.address, record)
+    return state
+
+
+def _applied(address: str, spec: dict[str, Any], **outputs: Any) -> ResourceRecord:
+    return ResourceRecord(address, RecordStatus.APPLIED, "create", spec, outputs=outputs)
+
+
+def _only(plan: Plan, address: str):  # type: ignore[no-untyped-def]
+    (change,) = [c for c in plan.changes if str(c.address) == address]
+    return change
+
+
+def test_everything_new_is_created_with_the_right_request() -> None:
+    docs = [
+        doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0),
+        doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 1),
+        movement("m", 2),
+    ]
+    plan = plan_changes(docs, State(lineage="", serial=0), now=NOW)
+    assert [(c.action, c.operation) for c in plan.changes] == [
+        (Action.CREATE, Operation.CREATE_TEMPLATE_GROUP),
+        (Action.CREATE, Operation.SUBMIT_DEPARTURE),
+        (Action.CREATE, Operation.CREATE_MOVEMENT),
+    ]
+    assert plan.requests == 3 and plan.has_changes
+    assert plan.seconds_at(100 / 60) == pytest.approx(1.8)
+
+
+def test_recorded_and_unchanged_sends_nothing() -> None:
+    state = _state(
+        _applied("TemplateGroup/g", GROUP, id=5), _applied("Movement/m", movement("m", 0).spec)
+    )
+    plan = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), movement("m", 1)], state, now=NOW)
+    assert {c.action for c in plan.changes} == {Action.NO_CHANGE}
+    assert not plan.has_changes and (plan.lineage, plan.serial) == ("lin", 3)
+
+
+def test_a_template_group_is_updated_in_place_but_not_moved_to_another_company() -> None:
+    state = _state(_applied("TemplateGroup/g", GROUP, id=5))
+    renamed = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "New"}, 0)], state)
+    change = _only(renamed, "TemplateGroup/g")
+    assert (change.action, change.operation, change.changed) == (
+        Action.UPDATE,
+        Operation.UPDATE_TEMPLATE_GROUP,
+        ("name",),
+    )
+    moved = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "companyId": 2}, 0)], state)
+    assert _only(moved, "TemplateGroup/g").action is Action.REFUSED
+    assert "companyId" in _only(moved, "TemplateGroup/g").reason
+
+
+def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() -> None:
+    state = _state(_applied("DepartureDeclaration/d", DEPARTURE, declarationId=77))
+    parties = {
+        **DEPARTURE,
+        "Principal": {"name": "B", "eoriNo": "NL123456789", "countryCode": "NL"},
+    }
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", parties, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert (change.action, change.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
+    heavier = {**DEPARTURE, "totalWeight": 11.0}
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", heavier, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert change.action is Action.REFUSED
+    assert "totalWeight" in change.reason and "new name" in change.reason
+
+
+def test_a_changed_movement_is_refused_as_immutable() -> None:
+    state = _state(_applied("Movement/m", movement("m", 0).spec, movementId="mov_1"))
+    change = _only(plan_changes([movement("m", 0, quantity=9)], state), "Movement/m")
+    assert change.action is Action.REFUSED and "immutable" in change.reason
+
+
+def test_something_recorded_but_gone_from_the_manifests_is_orphaned() -> None:
+    state = _state(_applied("TemplateGroup/old", GROUP, id=5))
+    change = _only(plan_changes([], state), "TemplateGroup/old")
+    assert change.action is Action.ORPHANED and "state rm TemplateGroup/old" in change.reason
+
+
+def test_a_refused_create_is_tried_again() -> None:
+    failed = ResourceRecord(
+        "Movement/m",
+        RecordStatus.FAILED,
+        "create-movement",
+        {},
+        error=ServiceFailure(400, "partyId is unknown"),
+    )
+    change = _only(plan_changes([movement("m", 0)], _state(failed), now=NOW), "Movement/m")
+    assert change.action is Action.CREATE and "partyId is unknown" in change.reason
+
+
+def _pending(address: str, age: timedelta, key: str | None = "key-1") -> ResourceRecord:
+    at = (NOW - age).isoformat().replace("+00:00", "Z")
+    return ResourceRecord(
+        address, RecordStatus.PENDING, "create-movement", {}, idempotency_key=key, updated_at=at
+    )
+
+
+def test_an_unknown_movement_is_resent_with_its_key_while_the_key_is_valid() -> None:
+    change = _only(
+        plan_changes(
+            [movement("m", 0)], _state(_pending("Movement/m", timedelta(hours=1))), now=NOW
+        ),
+        "Movement/m",
+    )
+    assert (change.operation, change.idempotency_key) == (Operation.RESEND_MOVEMENT, "key-1")
+    late = _only(
+        plan_changes(
+            [movement("m", 0)], _state(_pending("Movement/m", timedelta(hours=25))), now=NOW
+        ),
+        "Movement/m",
+    )
+    assert late.action is Action.NEEDS_DECISION and "state adopt" in late.reason
+
+
+def test_an_unknown_departure_needs_a_decision_and_is_never_resent() -> None:
+    pending = _pending("DepartureDeclaration/d", timedelta(minutes=1), key=None)
+    change = _only(
+        plan_changes(
+            [doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0)], _state(pending), now=NOW
+        ),
+        "DepartureDeclaration/d",
+    )
+    assert change.action is Action.NEEDS_DECISION and change.requests == 0
+    assert "no idempotency" in change.reason
+
+
+def test_an_unknown_template_group_is_looked_up_by_code_first() -> None:
+    pending = _pending("TemplateGroup/g", timedelta(minutes=1), key=None)
+    change = _only(
+        plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], _state(pending), now=NOW),
+        "TemplateGroup/g",
+    )
+    assert change.operation is Operation.FIND_OR_CREATE_TEMPLATE_GROUP and change.requests == 2
+
+
+def test_references_resolve_from_the_state_or_are_known_after_apply() -> None:
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "u",
+        {
+            "declarationId": "${ref:DepartureDeclaration/d.declarationId}",
+            "Principal": {"name": "A"},
+        },
+        1,
+    )
+    fresh = plan_changes(
+        [doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0), update], State(lineage="", serial=0)
+    )
+    assert _only(fresh, "TransitPartyUpdate/u").unknown == (("declarationId",),)
+    state = _state(_applied("DepartureDeclaration/d", DEPARTURE, declarationId=77))
+    known = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0), update], state),
+        "TransitPartyUpdate/u",
+    )
+    assert known.spec["declarationId"] == 77 and known.unknown == ()

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+
+from customs_batch.errors import CustomsBatchError
+from customs_batch.kinds import Kind
+from customs_batch.planning import dependency_order
+from customs_batch.planning.graph import dependencies
+
+from .helpers import doc, movement
+
+
+def _names(docs) -> list[str]:  # type: ignore[no-untyped-def]
+    return [d.name for d in docs]
+
+
+def test_a_reference_orders_its_target_first() -> None:
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "upd",
+        {"declarationId": "${ref:DepartureDeclaration/dep.declarationId}"},
+        0,
+    )
+    departure = doc(Kind.DEPARTURE_DECLARATION, "dep", {"type": "DEPARTURE"}, 1)
+    assert _names(dependency_order([update, departure])) == ["dep", "upd"]
+
+
+def test_depends_on_orders_and_unrelated_documents_keep_manifest_order() -> None:
+    first = doc(Kind.EXPORT_CANCELLATION, "a", {"declarationId": 1}, 0, "TemplateGroup/g")
+    second = doc(Kind.EXPORT_CANCELLATION, "b", {"declarationId": 2}, 1)
+    group = doc(Kind.TEMPLATE_GROUP, "g", {"code": "G"}, 2)
+    assert _names(dependency_order([first, second, group])) == ["b", "g", "a"]
+
+
+def test_movements_on_one_shipment_and_hawb_are_chained_in_manifest_order() -> None:
+    docs = [movement("m1", 0), movement("other", 1, hawb="hawb_a2"), movement("m2", 2)]
+    deps = dependencies(docs)
+    assert [str(a) for a in deps[docs[2].address]] == ["Movement/m1"]
+    assert deps[docs[1].address] == ()
+
+
+def test_a_cycle_is_an_error_naming_its_members() -> None:
+    a = doc(Kind.EXPORT_CANCELLATION, "a", {"declarationId": 1}, 0, "ExportCancellation/b")
+    b = doc(Kind.EXPORT_CANCELLATION, "b", {"declarationId": 2}, 1, "ExportCancellation/a")
+    with pytest.raises(CustomsBatchError, match="ExportCancellation/a, ExportCancellation/b"):
+        dependency_order([a, b])

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.planning import plan_changes
+from customs_batch.planning.planfile import (
+    PlanFileError,
+    check_current,
+    digest_documents,
+    read_plan,
+    write_plan,
+)
+from customs_batch.state import State
+
+from .helpers import movement
+
+
+def test_a_saved_plan_reads_back_equal(tmp_path: Path) -> None:
+    docs = [movement("a", 0), movement("b", 1)]
+    plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
+    write_plan(tmp_path / "p.json", plan, environment="local")
+    assert read_plan(tmp_path / "p.json", environment="local") == plan
+
+
+def test_the_digest_follows_the_specs() -> None:
+    assert digest_documents([movement("a", 0)]) == digest_documents([movement("a", 5)])
+    assert digest_documents([movement("a", 0)]) != digest_documents([movement("a", 0, quantity=2)])
+
+
+def test_a_plan_for_another_environment_or_a_moved_state_is_refused(tmp_path: Path) -> None:
+    plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    write_plan(tmp_path / "p.json", plan, environment="local")
+    with pytest.raises(PlanFileError, match="made for environment 'local'"):
+        read_plan(tmp_path / "p.json", environment="sandbox")
+    check_current(plan, "lin", 2, source=tmp_path / "p.json")
+    with pytest.raises(PlanFileError, match="stale"):
+        check_current(plan, "lin", 3, source=tmp_path / "p.json")
+    with pytest.raises(PlanFileError, match="another state"):
+        check_current(plan, "other", 2, source=tmp_path / "p.json")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{",
+        b'{"format": "other"}',
+        b'{"format": "customs-batch-plan", "version": 1, "environment": "local", "changes": [{}]}',
+    ],
+)
+def test_a_damaged_plan_file_is_a_clear_error(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "p.json").write_bytes(content)
+    with pytest.raises(PlanFileError):
+        read_plan(tmp_path / "p.json", environment="local")
