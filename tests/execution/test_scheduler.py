@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import threading
+import time
+
+from customs_batch.execution.scheduler import NodeStatus, walk
+
+CHAIN = {"b": ["a"], "c": ["b"], "x": []}
+
+
+def _statuses(results) -> dict[str, NodeStatus]:  # type: ignore[no-untyped-def]
+    return {key: result.status for key, result in results.items()}
+
+
+def test_dependents_run_after_their_dependencies() -> None:
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def run(key: str) -> bool:
+        with lock:
+            seen.append(key)
+        return True
+
+    results = walk(["a", "x", "b", "c"], CHAIN, run, parallelism=4, stop=threading.Event())
+    assert set(_statuses(results).values()) == {NodeStatus.SUCCEEDED}
+    assert seen.index("a") < seen.index("b") < seen.index("c")
+
+
+def test_a_failure_skips_its_dependents_and_independent_work_goes_on() -> None:
+    results = walk(
+        ["a", "b", "c", "x"], CHAIN, lambda key: key != "a", parallelism=2, stop=threading.Event()
+    )
+    assert _statuses(results) == {
+        "a": NodeStatus.FAILED,
+        "b": NodeStatus.SKIPPED,
+        "c": NodeStatus.SKIPPED,
+        "x": NodeStatus.SUCCEEDED,
+    }
+    assert results["c"].reason
+
+
+def test_an_exception_is_a_failure_with_its_message() -> None:
+    def run(key: str) -> bool:
+        raise RuntimeError("boom")
+
+    results = walk(["x"], {}, run, parallelism=1, stop=threading.Event())
+    assert results["x"].status is NodeStatus.FAILED and "boom" in results["x"].reason
+
+
+def test_blocked_nodes_do_not_run_and_block_their_dependents() -> None:
+    ran: list[str] = []
+    results = walk(
+        ["a", "b", "x"],
+        CHAIN,
+        lambda key: ran.append(key) is None,
+        parallelism=1,
+        stop=threading.Event(),
+        blocked={"a": "needs a decision"},
+    )
+    assert ran == ["x"]
+    assert results["a"].status is NodeStatus.SKIPPED and results["b"].status is NodeStatus.SKIPPED
+
+
+def test_parallelism_bounds_the_work_in_flight() -> None:
+    in_flight = 0
+    most = 0
+    lock = threading.Lock()
+
+    def run(key: str) -> bool:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        time.sleep(0.01)
+        with lock:
+            in_flight -= 1
+        return True
+
+    walk([str(i) for i in range(12)], {}, run, parallelism=3, stop=threading.Event())
+    assert most == 3
+
+
+def test_stop_lets_in_flight_work_finish_and_starts_nothing_new() -> None:
+    stop = threading.Event()
+    started: list[str] = []
+
+    def run(key: str) -> bool:
+        started.append(key)
+        stop.set()
+        time.sleep(0.02)
+        return True
+
+    results = walk(["a", "b", "c"], {}, run, parallelism=1, stop=stop)
+    assert started == ["a"]
+    assert _statuses(results) == {
+        "a": NodeStatus.SUCCEEDED,
+        "b": NodeStatus.NOT_STARTED,
+        "c": NodeStatus.NOT_STARTED,
+    }
