@@ -1,0 +1,81 @@
+"""Rows, headers and where a cell is, as a spreadsheet program shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from customs_batch.errors import ManifestError
+
+Cell = Any
+"""A cell value: str, int, float, bool, an ISO 8601 date string, or None when empty."""
+
+
+class SheetError(ManifestError):
+    """A spreadsheet that cannot be read as asked (missing sheet, bad header, bad bytes)."""
+
+    def __init__(self, message: str, *, file: str, row: int = 0, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.file = file
+        self.row = row
+
+
+def column_letter(index: int) -> str:
+    """The spreadsheet letter of a 1-based column: 1 -> A, 27 -> AA."""
+    letters = ""
+    while index > 0:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+@dataclass(frozen=True)
+class Header:
+    """The column names of a sheet, by position (1-based column numbers)."""
+
+    names: tuple[str, ...]
+    columns: tuple[int, ...]
+    """The 1-based column number of each name."""
+
+    def locate(self, name: str) -> tuple[int, str] | None:
+        """The column number and letter of ``name``, or None."""
+        try:
+            column = self.columns[self.names.index(name)]
+        except ValueError:
+            return None
+        return column, column_letter(column)
+
+    def describe(self, name: str) -> str:
+        """``'Gross weight' (column E)``, as a person finds it in the sheet."""
+        where = self.locate(name)
+        return f"{name!r} (column {where[1]})" if where else repr(name)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One data row: its number as the spreadsheet shows it, and its values by header."""
+
+    number: int
+    values: Mapping[str, Cell]
+
+
+@dataclass(frozen=True)
+class RowSource:
+    """What ``forEach`` asks for: a file, and how to read it."""
+
+    path: Path
+    sheet: str | None = None
+    header_row: int = 1
+    encoding: str | None = None
+    delimiter: str | None = None
+    first_row: int | None = None
+    last_row: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def wants(self, number: int) -> bool:
+        """Whether row ``number`` is inside the ``rows`` range asked for."""
+        if self.first_row is not None and number < self.first_row:
+            return False
+        return self.last_row is None or number <= self.last_row
