@@ -1,0 +1,138 @@
+"""Formats of customs codes: MRN, GRN, EORI, office codes, UN/LOCODE, ISO countries, currencies.
+
+Each ``*_problem`` function returns None for a good value, else a short sentence saying what is
+wrong with it. The code tables are frozensets built once at import: pycountry's own lookups
+are far too slow for tens of thousands of documents a second.
+
+Readings of the customs rules:
+
+- MRN: 18 characters: 2 digits (year), 2 letters (country of the office), 13 letters or
+  digits, 1 check character. The check character is the ISO 6346 scheme over the first 17
+  characters: letters get the ISO 6346 values (A=10, B=12, ... skipping multiples of 11), each
+  value is weighted by 2**position, and the sum is taken mod 11 then mod 10.
+- GRN (NCTS guarantee reference number): 2 digits (year), 2 letters (country), 12 letters or
+  digits, 1 check character computed like the MRN's but over the first 16 characters, then
+  for an individual guarantee by voucher 7 more letters or digits: 17 or 24 characters.
+- Country codes are ISO 3166-1 alpha-2, plus ``XI`` (Northern Ireland), which the EU customs
+  systems use as a country code in EORI numbers, office codes and country fields.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pycountry
+
+COUNTRIES: frozenset[str] = frozenset(c.alpha_2 for c in pycountry.countries) | {"XI"}
+CURRENCIES: frozenset[str] = frozenset(c.alpha_3 for c in pycountry.currencies)
+
+_MRN = re.compile(r"\d{2}[A-Z]{2}[A-Z0-9]{14}")
+_MRN_LOOKALIKE = re.compile(r"\d{2}[A-Za-z]{2}[A-Za-z0-9]{12,16}")
+_GRN = re.compile(r"\d{2}[A-Z]{2}[A-Z0-9]{13}(?:[A-Z0-9]{7})?")
+_EORI = re.compile(r"[A-Z]{2}[A-Za-z0-9]{1,15}")
+_OFFICE = re.compile(r"[A-Z]{2}[A-Z0-9]{6}")
+_UNLOCODE = re.compile(r"[A-Z]{2}[A-Z2-9]{3}")
+_COMMODITY = re.compile(r"\d{6,10}")
+
+
+# python-stdnum's iso6346.calc_check_digit gives the same result (a test holds them equal), but
+# measured about 4x slower (9 us a call against 2.3 us here); it runs for every MRN of a batch.
+_ISO6346_ALPHABET = "0123456789A BCDEFGHIJK LMNOPQRSTU VWXYZ"
+_CHARACTER_VALUES = {c: v for v, c in enumerate(_ISO6346_ALPHABET) if c != " "}
+_WEIGHTS = tuple(2**position for position in range(24))
+
+
+def check_character(text: str) -> str:
+    """The ISO 6346-style check character (a digit) of ``text``, as MRN and GRN use it.
+
+    ``text`` is upper-case letters and digits, at most 24 characters.
+    """
+    values = _CHARACTER_VALUES
+    total = sum(values[c] * w for c, w in zip(text, _WEIGHTS, strict=False))
+    return str(total % 11 % 10)
+
+
+def looks_like_mrn(text: str) -> bool:
+    """Whether a customs reference is meant as an MRN (year, country, about 18 characters)."""
+    return _MRN_LOOKALIKE.fullmatch(text) is not None
+
+
+def mrn_format_problem(text: str) -> str | None:
+    """What is wrong with the layout of an MRN, or None."""
+    if _MRN.fullmatch(text) is None:
+        return (
+            f"{text!r} is not an MRN: expected 18 characters, 2 digits (year), 2 letters "
+            "(country), 13 upper-case letters or digits, 1 check character"
+        )
+    if text[2:4] not in COUNTRIES:
+        return f"{text!r}: {text[2:4]!r} is not an ISO country code"
+    return None
+
+
+def mrn_check_problem(text: str) -> str | None:
+    """What is wrong with the check character of a well-formed MRN, or None."""
+    expected = check_character(text[:17])
+    if text[17] != expected:
+        return f"MRN {text!r} has check character {text[17]!r}, expected {expected!r}"
+    return None
+
+
+def looks_like_grn(text: str) -> bool:
+    """Whether a guarantee reference is an NCTS GRN (17 or 24 characters, year and country)."""
+    return _GRN.fullmatch(text) is not None and text[2:4] in COUNTRIES
+
+
+def grn_check_problem(text: str) -> str | None:
+    """What is wrong with the check character (the 17th) of a GRN, or None."""
+    expected = check_character(text[:16])
+    if text[16] != expected:
+        return f"GRN {text!r} has check character {text[16]!r}, expected {expected!r}"
+    return None
+
+
+def eori_problem(text: str) -> str | None:
+    """What is wrong with an EORI number, or None."""
+    if _EORI.fullmatch(text) is None:
+        return f"{text!r} is not an EORI number: 2 letters then up to 15 letters or digits"
+    if text[:2] not in COUNTRIES:
+        return f"EORI {text!r}: {text[:2]!r} is not an ISO country code"
+    return None
+
+
+def office_problem(text: str) -> str | None:
+    """What is wrong with a customs office code, or None."""
+    if _OFFICE.fullmatch(text) is None:
+        return f"{text!r} is not a customs office code: 2 letters then 6 letters or digits"
+    if text[:2] not in COUNTRIES:
+        return f"office {text!r}: {text[:2]!r} is not an ISO country code"
+    return None
+
+
+def unlocode_problem(text: str) -> str | None:
+    """What is wrong with a UN/LOCODE, or None."""
+    if _UNLOCODE.fullmatch(text) is None:
+        return f"{text!r} is not a UN/LOCODE: 2 letters (country) then 3 letters or digits 2-9"
+    if text[:2] not in COUNTRIES:
+        return f"UN/LOCODE {text!r}: {text[:2]!r} is not an ISO country code"
+    return None
+
+
+def country_problem(text: str) -> str | None:
+    """What is wrong with an ISO 3166-1 alpha-2 country code, or None."""
+    if text in COUNTRIES:
+        return None
+    return f"{text!r} is not an ISO 3166-1 alpha-2 country code"
+
+
+def currency_problem(text: str) -> str | None:
+    """What is wrong with an ISO 4217 currency code, or None."""
+    if text in CURRENCIES:
+        return None
+    return f"{text!r} is not an ISO 4217 currency code"
+
+
+def commodity_problem(text: str) -> str | None:
+    """What is wrong with a commodity code, or None."""
+    if _COMMODITY.fullmatch(text) is None:
+        return f"{text!r} is not a commodity code: 6 to 10 digits"
+    return None

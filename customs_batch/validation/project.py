@@ -1,0 +1,228 @@
+"""Project-wide checks: what no single document shows, only the batch as a whole."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from customs_batch.findings import Finding, Location, Severity
+from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.manifest.document import Document, Reference
+from customs_batch.validation.common import is_reference
+from customs_batch.validation.graph import find_cycles
+
+
+def check_project(documents: Sequence[Document]) -> list[Finding]:
+    """Findings about the batch: addresses, references, cycles and duplicated work."""
+    first: dict[Address, Document] = {}
+    findings: list[Finding] = []
+    for document in documents:
+        earlier = first.setdefault(document.address, document)
+        if earlier is not document:
+            findings.append(_duplicate_address(document, earlier))
+    findings.extend(_references(documents, first))
+    findings.extend(_cycles(first))
+    findings.extend(_duplicate_template_codes(documents))
+    findings.extend(_duplicate_requests(documents))
+    findings.extend(_deactivated_hawbs(documents))
+    return findings
+
+
+def where(document: Document) -> str:
+    """``file:line`` of a document, for messages naming another document."""
+    return f"{document.source.file}:{document.source.line}"
+
+
+def _finding(
+    document: Document,
+    rule: str,
+    location: Location,
+    message: str,
+    hint: str,
+    severity: Severity = Severity.ERROR,
+) -> Finding:
+    return Finding(rule, severity, message, location, hint, document=str(document.address))
+
+
+def _duplicate_address(document: Document, earlier: Document) -> Finding:
+    message = f"{document.address} is defined twice; the first is at {where(earlier)}"
+    hint = "names must be unique within a kind: rename one of them"
+    return _finding(
+        document, "project.duplicate-address", document.locate(("metadata", "name")), message, hint
+    )
+
+
+def reference_location(document: Document, reference: Reference) -> Location:
+    """Where a reference was written (its path may be given with or without ``spec``)."""
+    path = reference.path if reference.path[:1] == ("spec",) else ("spec", *reference.path)
+    return document.locate(path)
+
+
+def _references(documents: Sequence[Document], known: dict[Address, Document]) -> list[Finding]:
+    findings = []
+    for document in documents:
+        for reference in document.references:
+            finding = _reference(document, reference, known)
+            if finding is not None:
+                findings.append(finding)
+        for index, target in enumerate(document.depends_on):
+            if target not in known:
+                location = document.locate(("metadata", "dependsOn", index))
+                message = f"dependsOn names {target}, which is not in the batch"
+                hint = "check the kind and name, or remove the entry"
+                rule = "project.unknown-dependency"
+                findings.append(_finding(document, rule, location, message, hint))
+    return findings
+
+
+def _reference(
+    document: Document, reference: Reference, known: dict[Address, Document]
+) -> Finding | None:
+    location = reference_location(document, reference)
+    target = reference.target
+    if target not in known:
+        message = f"{reference.text} refers to {target}, which is not in the batch"
+        hint = "check the kind and name, or add the document it refers to"
+        return _finding(document, "project.unknown-reference", location, message, hint)
+    fields = OUTPUT_FIELDS[target.kind]
+    if reference.field in fields:
+        return None
+    message = f"{reference.text}: a {target.kind.value} has no outcome field {reference.field!r}"
+    hint = f"use one of: {', '.join(sorted(fields))}"
+    return _finding(document, "project.unknown-output-field", location, message, hint)
+
+
+def _cycles(known: dict[Address, Document]) -> list[Finding]:
+    edges = {
+        address: [t for t in (*(r.target for r in doc.references), *doc.depends_on) if t in known]
+        for address, doc in known.items()
+    }
+    findings = []
+    for cycle in find_cycles(edges):
+        document = known[cycle[0]]
+        text = " -> ".join(str(a) for a in (*cycle, cycle[0]))
+        message = f"dependency cycle: {text}"
+        hint = (
+            "break the cycle: remove a reference or a dependsOn entry from one of these documents"
+        )
+        findings.append(_finding(document, "project.cycle", document.locate(()), message, hint))
+    return findings
+
+
+def _duplicate_template_codes(documents: Sequence[Document]) -> list[Finding]:
+    seen: dict[tuple[str, str], Document] = {}
+    findings = []
+    for document in documents:
+        code, company = document.spec.get("code"), document.spec.get("companyId")
+        if (
+            document.kind is not Kind.TEMPLATE_GROUP
+            or not isinstance(code, str)
+            or is_reference(code)
+        ):
+            continue
+        earlier = seen.setdefault((repr(company), code), document)  # repr: any value, hashable
+        if earlier is not document:
+            message = f"template-group code {code!r} of company {company} is also used by {earlier.address} at {where(earlier)}"
+            hint = "the service keeps codes unique per company: choose another code"
+            location = document.locate(("spec", "code"))
+            findings.append(
+                _finding(document, "project.duplicate-template-code", location, message, hint)
+            )
+    return findings
+
+
+def _canonical(spec: Any) -> str:
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
+
+
+_SCALARS = (str, int, float, bool)  # a tuple: isinstance with a union is slower
+
+
+def _fingerprint(document: Document) -> tuple[Kind, frozenset[tuple[str, object]]]:
+    """A cheap key that equal specs share: the kind and the top-level scalar fields."""
+    scalars = frozenset(
+        (key, value)
+        for key, value in document.spec.items()
+        if value is None or isinstance(value, _SCALARS)
+    )
+    return document.kind, scalars
+
+
+def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
+    # Canonical JSON is the exact test but costs tens of microseconds a document: only
+    # documents whose cheap fingerprints collide pay for it.
+    groups: dict[tuple[Kind, frozenset[tuple[str, object]]], list[Document]] = {}
+    for document in documents:
+        # Two equal template groups share their code: the code check reports them already.
+        if document.kind is not Kind.TEMPLATE_GROUP:
+            groups.setdefault(_fingerprint(document), []).append(document)
+    findings = []
+    for group in groups.values():
+        seen: dict[str, Document] = {}
+        for document in group if len(group) > 1 else ():
+            earlier = seen.setdefault(_canonical(document.spec), document)
+            if earlier is not document and earlier.address != document.address:
+                findings.append(_duplicate_request(document, earlier))
+    return findings
+
+
+def _duplicate_request(document: Document, earlier: Document) -> Finding:
+    message = (
+        f"{document.address} would send the same request as {earlier.address} at {where(earlier)}"
+    )
+    # Two equal movements may be meant (two loads of the same size); anything else twice is a mistake.
+    severity = Severity.WARNING if document.kind is Kind.MOVEMENT else Severity.ERROR
+    hint = "remove one of them, or change what differs"
+    if severity is Severity.WARNING:
+        hint += "; if both movements are meant, ignore this warning"
+    location = document.locate(("spec",))
+    return _finding(document, "project.duplicate-request", location, message, hint, severity)
+
+
+def _hawb_key(document: Document) -> tuple[str, str] | None:
+    shipment, hawb = document.spec.get("shipmentId"), document.spec.get("hawbId")
+    if (
+        isinstance(shipment, str)
+        and isinstance(hawb, str)
+        and not is_reference(shipment)
+        and not is_reference(hawb)
+    ):
+        return shipment, hawb
+    return None
+
+
+def _deactivated_hawbs(documents: Sequence[Document]) -> list[Finding]:
+    movements: dict[tuple[str, str], list[Document]] = {}
+    for document in documents:
+        key = _hawb_key(document) if document.kind is Kind.MOVEMENT else None
+        if key is not None:
+            movements.setdefault(key, []).append(document)
+    findings = []
+    for document in documents:
+        key = _hawb_key(document) if document.kind is Kind.HAWB_DEACTIVATION else None
+        if key is None or key not in movements:
+            continue
+        moving = movements[key]
+        others = f" (and {len(moving) - 1} more movements)" if len(moving) > 1 else ""
+        message = (
+            f"HAWB {key[1]} of {key[0]} is deactivated in the same batch that moves it with "
+            f"{moving[0].address}{others}: the order matters"
+        )
+        hint = (
+            "once a movement on the HAWB is sent the service refuses the deactivation, and a "
+            "deactivated HAWB is not moved: apply them in separate batches, or make the order "
+            "explicit with dependsOn"
+        )
+        location = document.locate(("spec", "hawbId"))
+        findings.append(
+            _finding(
+                document,
+                "project.hawb-deactivated-with-movements",
+                location,
+                message,
+                hint,
+                Severity.WARNING,
+            )
+        )
+    return findings

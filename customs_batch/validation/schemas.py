@@ -1,0 +1,225 @@
+"""The shipped JSON Schemas, compiled once, and their violations in user terms.
+
+Validation uses jsonschema-rs rather than the pure-Python ``jsonschema``: measured on the
+movement schema it is about 80x faster for the valid case (1.3 us against 105 us a document),
+which is nearly every document of a big batch, and its errors carry typed details (the missing
+property, the unexpected keys, the allowed values) from which the messages and hints below are
+written. Valid documents take the ``is_valid`` fast path; only invalid ones pay for collecting
+errors.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jsonschema_rs
+
+from customs_batch.findings import JsonPath
+from customs_batch.kinds import Kind
+from customs_batch.resources import load_schema
+
+REFERENCE_HINT = "${ref:Kind/name.field}"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way an instance breaks its schema, ready to become a finding.
+
+    ``path`` is the JSON path inside the validated instance: the offending value, or for a
+    missing field the mapping that lacks it.
+    """
+
+    rule: str
+    path: JsonPath
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class CompiledSchema:
+    """A schema document together with its compiled validator."""
+
+    name: str
+    schema: Mapping[str, Any]
+    validator: Any  # jsonschema_rs validator: the package ships no type information
+
+    def is_valid(self, instance: object) -> bool:
+        """Whether ``instance`` satisfies the schema (the fast path)."""
+        try:
+            return bool(self.validator.is_valid(instance))
+        except ValueError:  # a value JSON has no type for, e.g. a date
+            return False
+
+    def violations(self, instance: object) -> list[Violation]:
+        """Every violation, in the validator's order; empty when the instance is valid."""
+        if self.is_valid(instance):
+            return []
+        out = _non_json_values(instance, ())
+        if out:
+            instance = _as_json(instance)
+        for error in self.validator.iter_errors(instance):
+            out.extend(_violations_of(self.schema, error))
+        return out
+
+
+@cache
+def compiled(name: str) -> CompiledSchema:
+    """The schema ``schemas/<name>.schema.json`` compiled for draft 2020-12 (cached)."""
+    schema = load_schema(name)
+    return CompiledSchema(name, schema, jsonschema_rs.Draft202012Validator(schema))
+
+
+def spec_schema(kind: Kind) -> CompiledSchema:
+    """The compiled schema of a kind's ``spec``."""
+    return compiled(kind.schema_name)
+
+
+def envelope_schema() -> CompiledSchema:
+    """The compiled schema of the document envelope."""
+    return compiled("envelope")
+
+
+def _violations_of(schema: Mapping[str, Any], error: Any) -> list[Violation]:
+    path: JsonPath = tuple(error.instance_path)
+    schema_path: list[str | int] = list(error.schema_path)
+    keyword = str(schema_path[-1]) if schema_path else ""
+    owner = _subschema(schema, schema_path[:-1])
+    details: dict[str, Any] = error.kind.as_dict()
+    value = error.instance
+    field = _field_name(path)
+    if keyword == "required":
+        return [_required(owner, path, str(details["property"]))]
+    if keyword == "additionalProperties":
+        return [_unexpected(owner, path, str(key)) for key in details.get("unexpected", [])]
+    description = str(owner.get("description", ""))
+    if keyword == "enum":
+        allowed = ", ".join(str(option) for option in owner.get("enum", []))
+        return [
+            Violation(
+                "schema.enum",
+                path,
+                f"{field}: {_show(value)} is not an allowed value",
+                f"use one of: {allowed}",
+            )
+        ]
+    if keyword == "const":
+        expected = details.get("expected_value")
+        message = f"{field} must be {_show(expected)}, got {_show(value)}"
+        return [Violation("schema.const", path, message, f"write {_show(expected)}")]
+    if keyword == "type":
+        wanted = " or ".join(str(t) for t in details.get("types", [])) or str(owner.get("type"))
+        message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
+        return [Violation("schema.type", path, message, _hint(f"write a {wanted}", description))]
+    if keyword == "anyOf":
+        message = f"{field} must be an integer or a reference, got {_show(value)}"
+        hint = f"write the number, or a reference such as {REFERENCE_HINT}"
+        return [Violation("schema.type", path, message, hint)]
+    if keyword == "pattern":
+        pattern = str(owner.get("pattern", ""))
+        message = f"{field}: {_show(value)} does not match the pattern {pattern}"
+        return [Violation("schema.pattern", path, message, _hint(f"match {pattern}", description))]
+    rule = "schema." + re.sub(r"(?<!^)(?=[A-Z])", "-", keyword).lower()
+    hint = _hint("correct the value", description)
+    return [Violation(rule, path, f"{field}: {error.message}", hint)]
+
+
+def _hint(action: str, description: str) -> str:
+    """What to do, and what the field is (its schema description)."""
+    return f"{action} ({field_text})" if (field_text := description.rstrip(".")) else action
+
+
+def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
+    """Violations for values JSON cannot hold (dates, bytes, non-string keys)."""
+    if isinstance(value, dict):
+        out: list[Violation] = []
+        for key, child in value.items():
+            if not isinstance(key, str):
+                message = f"{_field_name(path)}: key {key!r} is not a string"
+                out.append(Violation("schema.type", path, message, "quote the key"))
+            out.extend(_non_json_values(child, (*path, str(key))))
+        return out
+    if isinstance(value, list | tuple):
+        return [v for i, item in enumerate(value) for v in _non_json_values(item, (*path, i))]
+    if value is None or isinstance(value, str | int | float | bool):
+        return []
+    message = (
+        f"{_field_name(path)} holds a {type(value).__name__} ({value}), which is not a JSON value"
+    )
+    return [Violation("schema.type", path, message, "quote it to write it as a string")]
+
+
+def _as_json(value: object) -> object:
+    """A copy with every value JSON cannot hold replaced by its text, to validate the rest."""
+    if isinstance(value, dict):
+        return {str(key): _as_json(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(item) for item in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _required(owner: Mapping[str, Any], path: JsonPath, name: str) -> Violation:
+    prop = owner.get("properties", {}).get(name, {})
+    where = f" in {_field_name(path)}" if path else ""
+    hint = f'add "{name}"'
+    if prop.get("description"):
+        hint += f": {prop['description']}"
+    return Violation("schema.required", path, f'missing required field "{name}"{where}', hint)
+
+
+def _unexpected(owner: Mapping[str, Any], path: JsonPath, key: str) -> Violation:
+    allowed = sorted(owner.get("properties", {}))
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f'did you mean "{close[0]}"? ' if close else ""
+    hint += "allowed fields: " + ", ".join(allowed) if allowed else "remove it"
+    where = f" in {_field_name(path)}" if path else ""
+    return Violation(
+        "schema.additional-property", (*path, key), f'unknown field "{key}"{where}', hint
+    )
+
+
+def _subschema(schema: Mapping[str, Any], schema_path: list[str | int]) -> Mapping[str, Any]:
+    """The schema object at ``schema_path`` (jsonschema-rs gives paths with $refs resolved)."""
+    node: Any = schema
+    for part in schema_path:
+        in_mapping = isinstance(node, Mapping) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
+        if not (in_mapping or in_list):
+            return {}
+        node = node[part]
+    return node if isinstance(node, Mapping) else {}
+
+
+def _field_name(path: JsonPath) -> str:
+    """A readable name for the value at ``path``: ``DeclarationItems[0].grossMass``."""
+    if not path:
+        return "spec"
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

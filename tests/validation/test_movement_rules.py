@@ -1,0 +1,100 @@
+"""The movement rules of the API document, with the line each finding points at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from customs_batch.findings import Severity
+from customs_batch.kinds import Kind
+from customs_batch.validation.rules import check_rules
+from tests.validation._documents import line_of, make_document
+from tests.validation.samples import sample
+
+EXTERNAL = {"source": "EXTERNAL", "documentType": "X", "declarationType": "IM",
+            "declarationNumber": "24NLR1234567890120"}  # fmt: skip
+
+
+def _findings(
+    check_digits: Severity | None = Severity.ERROR, **changes: Any
+) -> list[tuple[str, Severity, int]]:
+    document = make_document(Kind.MOVEMENT, sample(Kind.MOVEMENT, **changes), line=10)
+    return [
+        (f.rule, f.severity, f.location.line)
+        for f in check_rules(document, check_digits=check_digits)
+    ]
+
+
+def _line(*path: str | int, **changes: Any) -> int:
+    document = make_document(Kind.MOVEMENT, sample(Kind.MOVEMENT, **changes), line=10)
+    return line_of(document, "spec", *path)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"action": "VAB", "customsDeclaration": {"source": "RTO_LICENSE"}},
+        {"action": "VAH", "customsDeclaration": None},
+        {"action": "VAB", "customsDeclaration": None},
+        {"action": "ISL", "customsDeclaration": None},
+        {"action": "USL", "customsDeclaration": None},
+        {"action": "ISC", "partyId": None, "customsDeclaration": {"source": "INTERNAL", "declarationId": "dec_q9"}},
+        {"action": "ISC", "customsDeclaration": {"source": "ENTREPOT", "documentType": "N"}},
+        {"action": "USC", "partyId": None, "customsDeclaration": {"source": "DECO"}},
+        {"customsDeclaration": {**EXTERNAL, "declarationNumber": "INV-2024-0001"}},
+        {"customsDeclaration": {**EXTERNAL, "declarationNumber": "${ref:Movement/m.movementId}"}},
+    ],
+)  # fmt: skip
+def test_valid_movements_have_no_findings(changes: dict[str, Any]) -> None:
+    assert _findings(**changes) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "rule", "severity", "path"),
+    [
+        ({"action": "ISC", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ()),
+        ({"action": "USC", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ()),
+        ({"action": "ISL"}, "movement.declaration-forbidden", Severity.ERROR, ("customsDeclaration",)),
+        ({"action": "USL"}, "movement.declaration-forbidden", Severity.ERROR, ("customsDeclaration",)),
+        ({"action": "VAH", "customsDeclaration": {"source": "DECO"}}, "movement.source-not-allowed", Severity.ERROR, ("customsDeclaration", "source")),
+        ({"action": "ISC", "customsDeclaration": {"source": "RTO_LICENSE"}}, "movement.source-not-allowed", Severity.ERROR, ("customsDeclaration", "source")),
+        ({"action": "ISC", "customsDeclaration": {"source": "DECO"}}, "movement.source-not-allowed", Severity.ERROR, ("customsDeclaration", "source")),
+        ({"customsDeclaration": {"source": "EXTERNAL", "documentType": "X", "declarationType": "IM"}}, "movement.source-field-missing", Severity.ERROR, ("customsDeclaration",)),
+        ({"action": "ISC", "customsDeclaration": {"source": "INTERNAL"}}, "movement.source-field-missing", Severity.ERROR, ("customsDeclaration",)),
+        ({"customsDeclaration": {"source": "RTO_LICENSE", "documentType": "X"}}, "movement.source-field-forbidden", Severity.ERROR, ("customsDeclaration", "documentType")),
+        ({"action": "ISC", "customsDeclaration": {"source": "ENTREPOT", "documentType": "N", "declarationNumber": "1"}}, "movement.source-field-forbidden", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
+        ({"partyId": None}, "movement.party-required", Severity.ERROR, ()),
+        ({"action": "ISL", "partyId": None, "customsDeclaration": None}, "movement.party-required", Severity.ERROR, ()),
+        ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLR1234567890123"}}, "mrn.check-digit", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
+        ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24QQR1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
+        ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLr1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
+    ],
+)  # fmt: skip
+def test_movement_rule_findings(
+    changes: dict[str, Any], rule: str, severity: Severity, path: tuple[str, ...]
+) -> None:
+    assert _findings(**changes) == [(rule, severity, _line(*path, **changes))]
+
+
+def test_unknown_action_or_source_is_left_to_the_schema() -> None:
+    assert _findings(action="XXX") == []
+    assert _findings(customsDeclaration={"source": "OTHER"}) == []
+
+
+def test_mrn_check_digit_severity_can_be_lowered_or_turned_off() -> None:
+    wrong = {"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLR1234567890123"}}
+    line = _line("customsDeclaration", "declarationNumber", **wrong)
+    assert _findings(Severity.WARNING, **wrong) == [("mrn.check-digit", Severity.WARNING, line)]
+    assert _findings(None, **wrong) == []
+
+
+def test_messages_name_the_action_and_hints_the_way_out() -> None:
+    document = make_document(
+        Kind.MOVEMENT, sample(Kind.MOVEMENT, action="ISC", customsDeclaration={"source": "DECO"})
+    )
+    (finding,) = check_rules(document)
+    assert finding.message == "source DECO is not accepted for ISC movements"
+    assert finding.hint == "use one of: ENTREPOT, EXTERNAL, INTERNAL"
+    assert finding.document == "Movement/doc"

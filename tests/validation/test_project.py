@@ -1,0 +1,144 @@
+"""Project-wide checks: addresses, references, cycles and duplicated work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from customs_batch.findings import Severity
+from customs_batch.kinds import Kind
+from customs_batch.manifest.document import Document
+from customs_batch.validation.project import check_project
+from tests.validation._documents import line_of, make_document
+from tests.validation.samples import sample
+
+DEP_REF = "${ref:DepartureDeclaration/dep-1.declarationId}"
+
+
+def _doc(
+    kind: Kind, address_name: str, index: int, depends_on: tuple[str, ...] = (), **changes: Any
+) -> Document:
+    return make_document(
+        kind, sample(kind, **changes), name=address_name, index=index, line=1 + 100 * index,
+        file=f"manifests/{index}.yaml", depends_on=depends_on,
+    )  # fmt: skip
+
+
+def _rules(documents: list[Document]) -> list[tuple[str, Severity, str | None, int]]:
+    return [(f.rule, f.severity, f.document, f.location.line) for f in check_project(documents)]
+
+
+def test_distinct_documents_have_no_findings() -> None:
+    documents = [
+        _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0),
+        _doc(
+            Kind.TRANSIT_PARTY_UPDATE,
+            "upd-1",
+            1,
+            ("DepartureDeclaration/dep-1",),
+            declarationId=DEP_REF,
+        ),
+        _doc(Kind.EXPORT_CANCELLATION, "cancel-1", 2),
+        _doc(Kind.MOVEMENT, "mov-1", 3),
+        _doc(Kind.HAWB_DEACTIVATION, "deact-1", 4, hawbId="hawb_b2"),
+        _doc(Kind.TEMPLATE_GROUP, "g1", 5),
+        _doc(Kind.TEMPLATE_GROUP, "g2", 6, code="EU-ROAD", companyId=2),
+    ]
+    assert _rules(documents) == []
+
+
+def test_duplicate_address_points_at_the_second_and_names_the_first() -> None:
+    first = _doc(Kind.MOVEMENT, "mov-1", 0)
+    second = _doc(Kind.MOVEMENT, "mov-1", 1, quantity=3)
+    (finding,) = check_project([first, second])
+    assert finding.rule == "project.duplicate-address"
+    assert finding.location.file == "manifests/1.yaml"
+    assert finding.location.line == line_of(second, "metadata", "name")
+    assert "manifests/0.yaml:1" in finding.message
+    same_name_other_kind = _doc(Kind.HAWB_DEACTIVATION, "mov-1", 1, hawbId="hawb_b2")
+    assert check_project([first, same_name_other_kind]) == []
+
+
+def test_reference_to_a_missing_document() -> None:
+    update = _doc(Kind.TRANSIT_PARTY_UPDATE, "upd-1", 0, declarationId=DEP_REF)
+    assert _rules([update]) == [
+        ("project.unknown-reference", Severity.ERROR, "TransitPartyUpdate/upd-1", line_of(update, "spec", "declarationId"))
+    ]  # fmt: skip
+
+
+def test_reference_to_a_field_the_outcome_does_not_have() -> None:
+    departure = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0)
+    cancel = _doc(
+        Kind.EXPORT_CANCELLATION, "c-1", 1, declarationId="${ref:DepartureDeclaration/dep-1.mrn}"
+    )
+    (finding,) = check_project([departure, cancel])
+    assert finding.rule == "project.unknown-output-field"
+    assert finding.location.line == line_of(cancel, "spec", "declarationId")
+    assert finding.hint == "use one of: declarationId, status"
+
+
+def test_depends_on_a_missing_document() -> None:
+    movement = _doc(Kind.MOVEMENT, "mov-1", 0, ("TemplateGroup/nope",))
+    assert _rules([movement]) == [
+        ("project.unknown-dependency", Severity.ERROR, "Movement/mov-1", line_of(movement, "metadata", "dependsOn", 0))
+    ]  # fmt: skip
+
+
+def test_cycle_is_named_once() -> None:
+    documents = [
+        _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, ("TransitPartyUpdate/upd-1",)),
+        _doc(Kind.TRANSIT_PARTY_UPDATE, "upd-1", 1, declarationId=DEP_REF),
+    ]
+    (finding,) = check_project(documents)
+    assert finding.rule == "project.cycle"
+    assert finding.message == (
+        "dependency cycle: DepartureDeclaration/dep-1 -> TransitPartyUpdate/upd-1 -> DepartureDeclaration/dep-1"
+    )
+    assert finding.location.line == 1
+
+
+def test_self_dependency_is_a_cycle() -> None:
+    movement = _doc(Kind.MOVEMENT, "mov-1", 0, ("Movement/mov-1",))
+    assert [f.rule for f in check_project([movement])] == ["project.cycle"]
+
+
+def test_duplicate_template_code_per_company() -> None:
+    first = _doc(Kind.TEMPLATE_GROUP, "g1", 0)
+    second = _doc(Kind.TEMPLATE_GROUP, "g2", 1, name="Other name")
+    assert _rules([first, second]) == [
+        ("project.duplicate-template-code", Severity.ERROR, "TemplateGroup/g2", line_of(second, "spec", "code"))
+    ]  # fmt: skip
+
+
+def test_equal_template_groups_are_reported_once_as_a_duplicate_code() -> None:
+    documents = [_doc(Kind.TEMPLATE_GROUP, "g1", 0), _doc(Kind.TEMPLATE_GROUP, "g2", 1)]
+    assert [f.rule for f in check_project(documents)] == ["project.duplicate-template-code"]
+
+
+def test_two_documents_that_would_send_the_same_request() -> None:
+    cancel_1 = _doc(Kind.EXPORT_CANCELLATION, "c-1", 0)
+    cancel_2 = _doc(Kind.EXPORT_CANCELLATION, "c-2", 1)
+    assert _rules([cancel_1, cancel_2]) == [
+        ("project.duplicate-request", Severity.ERROR, "ExportCancellation/c-2", line_of(cancel_2, "spec"))
+    ]  # fmt: skip
+    movement_1 = _doc(Kind.MOVEMENT, "m-1", 0)
+    movement_2 = _doc(Kind.MOVEMENT, "m-2", 1)
+    assert [(f.rule, f.severity) for f in check_project([movement_1, movement_2])] == [
+        ("project.duplicate-request", Severity.WARNING)
+    ]
+
+
+def test_hawb_deactivated_in_the_batch_that_moves_it() -> None:
+    documents = [
+        _doc(Kind.MOVEMENT, "m-1", 0),
+        _doc(Kind.MOVEMENT, "m-2", 1, action="VAB"),
+        _doc(Kind.MOVEMENT, "m-3", 2, hawbId="hawb_other"),
+        _doc(Kind.HAWB_DEACTIVATION, "d-1", 3),
+    ]
+    (finding,) = check_project(documents)
+    assert (finding.rule, finding.severity) == (
+        "project.hawb-deactivated-with-movements",
+        Severity.WARNING,
+    )
+    assert finding.location.line == line_of(documents[3], "spec", "hawbId")
+    assert "Movement/m-1 (and 1 more movements)" in finding.message
+    assert "order matters" in finding.message

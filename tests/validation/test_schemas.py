@@ -1,0 +1,193 @@
+"""The shipped JSON Schemas: well formed, loader-friendly, and saying what the API says."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from customs_batch.kinds import Kind
+from customs_batch.resources import load_schema, schemas_dir
+from customs_batch.validation.schemas import compiled, envelope_schema, spec_schema
+from tests.validation.samples import SAMPLES, sample
+
+NAMES = ["envelope", *(kind.schema_name for kind in Kind)]
+# Fields holding codes: the YAML loader must keep them strings ("0010", "DE004073").
+# (documentCategory is an integer in template groups: the API document says so.)
+CODE_FIELDS = {
+    "countryCode", "postCode", "postcode", "commodityCode", "security", "departureOffice",
+    "destinationOffice", "declarationOffice", "currency", "currencyCode", "typeCode",
+    "loadingUNLocode", "unloadingUNLocode", "procedureType", "eoriNo", "guaranteeReferenceNumber",
+}  # fmt: skip
+
+
+def _subschemas(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    if isinstance(node, dict):
+        yield path, node
+        for key, child in node.items():
+            yield from _subschemas(child, (*path, key))
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            yield from _subschemas(child, (*path, str(i)))
+
+
+def test_every_kind_and_the_envelope_have_a_schema_file() -> None:
+    files = sorted(p.name for p in schemas_dir().glob("*.schema.json"))
+    assert files == sorted(f"{name}.schema.json" for name in NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_schema_is_valid_draft_2020_12_with_id_and_title(name: str) -> None:
+    schema = load_schema(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == f"https://customs-batch.dev/schemas/{name}.schema.json"
+    assert schema["title"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_schema_is_friendly_to_the_yaml_loader(name: str) -> None:
+    schema = load_schema(name)
+    for path, node in _subschemas(schema):
+        if "$ref" in node:
+            assert node["$ref"].startswith("#/$defs/"), path
+            assert node["$ref"].removeprefix("#/$defs/") in schema["$defs"], path
+        elif "anyOf" in node:
+            kinds = [branch.get("type") or branch.get("$ref") for branch in node["anyOf"]]
+            assert kinds == ["integer", "#/$defs/reference"], path
+        elif path[-2:-1] == ("properties",) or path[-1:] in (("items",), ("additionalProperties",)):
+            assert "type" in node, f"{name}: {'/'.join(path)} has no type"
+        if path[-2:-1] == ("properties",):
+            assert node.get("description"), f"{name}: {'/'.join(path)} has no description"
+            if path[-1] in CODE_FIELDS:
+                assert node.get("type") == "string", f"{name}: {'/'.join(path)} must be a string"
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_sample_spec_is_valid(kind: Kind) -> None:
+    assert spec_schema(kind).violations(SAMPLES[kind]) == []
+    assert spec_schema(kind).is_valid(SAMPLES[kind])
+
+
+def test_compiled_schemas_are_cached() -> None:
+    assert compiled("movement") is spec_schema(Kind.MOVEMENT)
+
+
+def test_reference_pattern_matches_each_kind_and_nothing_else() -> None:
+    cancel = spec_schema(Kind.EXPORT_CANCELLATION)
+    for kind in Kind:
+        assert cancel.is_valid({"declarationId": f"${{ref:{kind.value}/dep-1.declarationId}}"})
+    for bad in ("${ref:Shipment/x.id}", "${ref:DepartureDeclaration/x}", "ref:Movement/x.id"):
+        assert not cancel.is_valid({"declarationId": bad}), bad
+
+
+ENVELOPE_OK = {"apiVersion": "customs-batch/v1", "kind": "Movement", "metadata": {"name": "m-1"}}
+
+
+@pytest.mark.parametrize(
+    ("change", "rule", "path"),
+    [
+        ({"apiVersion": "v2"}, "schema.const", ("apiVersion",)),
+        ({"kind": "Shipment"}, "schema.enum", ("kind",)),
+        ({"metadata": {"name": "-bad"}}, "schema.pattern", ("metadata", "name")),
+        ({"metadata": {"name": "x" * 201}}, "schema.max-length", ("metadata", "name")),
+        ({"metadata": {"name": "a", "dependsOn": ["Movement"]}}, "schema.pattern", ("metadata", "dependsOn", 0)),
+        ({"metadata": {"name": "a", "labels": {"lane": 3}}}, "schema.type", ("metadata", "labels", "lane")),
+        ({"metadata": {}}, "schema.required", ("metadata",)),
+        ({"specs": {}}, "schema.additional-property", ("specs",)),
+    ],
+)  # fmt: skip
+def test_envelope_violations(change: dict[str, Any], rule: str, path: tuple[Any, ...]) -> None:
+    violations = envelope_schema().violations({**ENVELOPE_OK, **change})
+    assert [(v.rule, v.path) for v in violations] == [(rule, path)]
+
+
+def test_envelope_accepts_a_full_document_without_spec() -> None:
+    document = {
+        **ENVELOPE_OK,
+        "metadata": {"name": "m.1", "dependsOn": ["TemplateGroup/eu-road"], "labels": {"a": "b"}},
+        "template": "t1-road",
+        "values": {"office": "DE004073"},
+        "forEach": {"file": "data.xlsx"},
+    }
+    assert envelope_schema().violations(document) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "changes", "rule", "path"),
+    [
+        (Kind.MOVEMENT, {"action": "XXX"}, "schema.enum", ("action",)),
+        (Kind.MOVEMENT, {"customsSupervision": "yes"}, "schema.enum", ("customsSupervision",)),
+        (Kind.MOVEMENT, {"goodsHandlingCode": "Z"}, "schema.enum", ("goodsHandlingCode",)),
+        (Kind.MOVEMENT, {"quantity": 1.5}, "schema.type", ("quantity",)),
+        (Kind.MOVEMENT, {"quantity": -1}, "schema.minimum", ("quantity",)),
+        (Kind.MOVEMENT, {"shipmentId": "1001"}, "schema.pattern", ("shipmentId",)),
+        (Kind.MOVEMENT, {"hawbId": "hawb-a1"}, "schema.pattern", ("hawbId",)),
+        (Kind.MOVEMENT, {"partyId": "pty_1"}, "schema.pattern", ("partyId",)),
+        (Kind.MOVEMENT, {"shipmentId": None}, "schema.required", ()),
+        (Kind.MOVEMENT, {"processType": "IMPORT_HANDLING"}, "schema.additional-property", ("processType",)),
+        (Kind.MOVEMENT, {"idempotencyKey": "k"}, "schema.additional-property", ("idempotencyKey",)),
+        (Kind.MOVEMENT, {"customsDeclaration": {"source": "INTERNAL", "declarationId": "q9"}}, "schema.pattern", ("customsDeclaration", "declarationId")),
+        (Kind.MOVEMENT, {"customsDeclaration": {"source": "OTHER"}}, "schema.enum", ("customsDeclaration", "source")),
+        (Kind.DEPARTURE_DECLARATION, {"type": "ARRIVAL"}, "schema.const", ("type",)),
+        (Kind.DEPARTURE_DECLARATION, {"procedureType": "D5"}, "schema.enum", ("procedureType",)),
+        (Kind.DEPARTURE_DECLARATION, {"totalWeight": "130"}, "schema.type", ("totalWeight",)),
+        (Kind.DEPARTURE_DECLARATION, {"companyId": "${ref:TemplateGroup/g.id}"}, "schema.type", ("companyId",)),
+        (Kind.DEPARTURE_DECLARATION, {"DeclarationItems": []}, "schema.min-items", ("DeclarationItems",)),
+        (Kind.DEPARTURE_DECLARATION, {"Principal": {"nam": "A"}}, "schema.additional-property", ("Principal", "nam")),
+        (Kind.DEPARTURE_DECLARATION, {"goodsLocationAddress": {}}, "schema.required", ("goodsLocationAddress",)),
+        (Kind.TEMPLATE_GROUP, {"isDefault": "yes"}, "schema.type", ("isDefault",)),
+        (Kind.TEMPLATE_GROUP, {"DeclarationTemplates": [{"incoterms": "DAP"}]}, "schema.additional-property", ("DeclarationTemplates", 0, "incoterms")),
+        (Kind.TRANSIT_PARTY_UPDATE, {"variant": "arrivals"}, "schema.enum", ("variant",)),
+        (Kind.TRANSIT_PARTY_UPDATE, {"declarationId": "4711"}, "schema.type", ("declarationId",)),
+        (Kind.TRANSIT_PARTY_UPDATE, {"Principal": {}}, "schema.min-properties", ("Principal",)),
+        (Kind.HAWB_DEACTIVATION, {"hawbId": None}, "schema.required", ()),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 0}, "schema.type", ("declarationId",)),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": "${ref:Movement/m}"}, "schema.type", ("declarationId",)),
+    ],
+)  # fmt: skip
+def test_spec_violations(
+    kind: Kind, changes: dict[str, Any], rule: str, path: tuple[Any, ...]
+) -> None:
+    violations = spec_schema(kind).violations(sample(kind, **changes))
+    assert [(v.rule, v.path) for v in violations] == [(rule, path)]
+    assert violations[0].message and violations[0].hint
+
+
+def test_violation_messages_and_hints_tell_what_to_do() -> None:
+    movement = spec_schema(Kind.MOVEMENT)
+    (enum,) = movement.violations(sample(Kind.MOVEMENT, action="VAX"))
+    assert "'VAX'" in enum.message and enum.hint == "use one of: VAH, VAB, ISL, USL, ISC, USC"
+    (missing,) = movement.violations(sample(Kind.MOVEMENT, grossWeightKg=None))
+    assert missing.message == 'missing required field "grossWeightKg"'
+    assert missing.hint.startswith('add "grossWeightKg": Gross weight')
+    (typo,) = movement.violations(sample(Kind.MOVEMENT, hawbID="hawb_a1"))
+    assert typo.message == 'unknown field "hawbID"' and 'did you mean "hawbId"?' in typo.hint
+
+
+def test_integer_or_reference_accepts_both() -> None:
+    update = spec_schema(Kind.TRANSIT_PARTY_UPDATE)
+    reference = "${ref:DepartureDeclaration/dep-ham-0001.declarationId}"
+    assert update.is_valid(sample(Kind.TRANSIT_PARTY_UPDATE, declarationId=reference))
+    assert update.is_valid(sample(Kind.TRANSIT_PARTY_UPDATE, declarationId=7))
+
+
+def test_schema_files_are_plain_utf8_json() -> None:
+    for name in NAMES:
+        text = (schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8")
+        assert json.loads(text) == load_schema(name)
+
+
+def test_values_json_cannot_hold_become_violations_not_tracebacks() -> None:
+    movement = spec_schema(Kind.MOVEMENT)
+    spec = sample(Kind.MOVEMENT, shipmentId=datetime.date(2024, 1, 2), quantity=b"3")
+    spec["customsDeclaration"][1] = "x"
+    violations = [(v.rule, v.path) for v in movement.violations(spec)]
+    assert ("schema.type", ("shipmentId",)) in violations
+    assert ("schema.type", ("quantity",)) in violations
+    assert ("schema.type", ("customsDeclaration",)) in violations
+    assert not movement.is_valid(spec)
