@@ -1,1 +1,103 @@
-"""The httpx client of the Customs Declaration Service: endpoint map, auth, pagination, errors."""
+"""The httpx client of the Customs Declaration Service: endpoint map, auth, pagination, errors.
+
+Build one ``Sender`` (base URL, key, rate limiter, retry policy) and one ``CustomsClient``
+per run; share them between worker threads. See ``_errors`` for the exception tree.
+"""
+
+from customs_batch.client._client import CustomsClient
+from customs_batch.client._endpoints import DEFAULT_ENDPOINTS, Endpoint, EndpointMap
+from customs_batch.client._errors import (
+    AuthenticationError,
+    ConnectionFailedError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+    RequestRefusedError,
+    ServerError,
+    ServiceResponseError,
+    UnexpectedResponseError,
+)
+from customs_batch.client._filters import (
+    ARCHIVED_FILTERS,
+    DECLARATION_STATUSES,
+    DECLARATION_TYPES,
+    DELETED_FILTERS,
+    SHIPMENT_STATUSES,
+    TRANSIT_STATUSES,
+    DeclarationFilter,
+    ItemFilter,
+    Order,
+    ShipmentFilter,
+    TemplateGroupFilter,
+    TransitFilter,
+)
+from customs_batch.client._models import (
+    Allocation,
+    CancellationResult,
+    DeclarationItem,
+    DeclarationListEntry,
+    DepartureSubmission,
+    ExportDeclaration,
+    Hawb,
+    Movement,
+    Record,
+    Shipment,
+    TemplateGroup,
+    TransitDeclaration,
+    TransitDeclarationDetail,
+)
+from customs_batch.client._pagination import MAX_PAGE_SIZE, Page, PageFamily
+from customs_batch.client._ratelimit import RateLimit, RateLimiter
+from customs_batch.client._retry import NO_RETRIES, RetryPolicy, is_repeatable
+from customs_batch.client._transport import USER_AGENT, Sender
+
+__all__ = [
+    "ARCHIVED_FILTERS",
+    "DECLARATION_STATUSES",
+    "DECLARATION_TYPES",
+    "DEFAULT_ENDPOINTS",
+    "DELETED_FILTERS",
+    "MAX_PAGE_SIZE",
+    "NO_RETRIES",
+    "SHIPMENT_STATUSES",
+    "TRANSIT_STATUSES",
+    "USER_AGENT",
+    "Allocation",
+    "AuthenticationError",
+    "CancellationResult",
+    "ConnectionFailedError",
+    "CustomsClient",
+    "DeclarationFilter",
+    "DeclarationItem",
+    "DeclarationListEntry",
+    "DepartureSubmission",
+    "Endpoint",
+    "EndpointMap",
+    "ExportDeclaration",
+    "Hawb",
+    "ItemFilter",
+    "Movement",
+    "NotFoundError",
+    "Order",
+    "Page",
+    "PageFamily",
+    "PermissionDeniedError",
+    "RateLimit",
+    "RateLimitedError",
+    "RateLimiter",
+    "Record",
+    "RequestRefusedError",
+    "RetryPolicy",
+    "Sender",
+    "ServerError",
+    "ServiceResponseError",
+    "Shipment",
+    "ShipmentFilter",
+    "TemplateGroup",
+    "TemplateGroupFilter",
+    "TransitDeclaration",
+    "TransitDeclarationDetail",
+    "TransitFilter",
+    "UnexpectedResponseError",
+    "is_repeatable",
+]

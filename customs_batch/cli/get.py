@@ -1,0 +1,451 @@
+"""``customs-batch get``: read what the service holds, one command per read endpoint."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, TypeVar
+
+import click
+
+from customs_batch.cli._output import Column, OutputFormat, write_record, write_records
+from customs_batch.cli._service import env_option, open_client, verbose_option
+from customs_batch.client import (
+    ARCHIVED_FILTERS,
+    DECLARATION_STATUSES,
+    DECLARATION_TYPES,
+    DELETED_FILTERS,
+    MAX_PAGE_SIZE,
+    SHIPMENT_STATUSES,
+    TRANSIT_STATUSES,
+    CustomsClient,
+    DeclarationFilter,
+    ItemFilter,
+    Order,
+    Page,
+    Record,
+    ShipmentFilter,
+    TemplateGroupFilter,
+    TransitFilter,
+)
+from customs_batch.errors import ExitCode, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+DATE = click.DateTime(formats=["%Y-%m-%d"])
+ORDER = click.Choice([o.value for o in Order])
+
+
+def _cols(*fields: str) -> tuple[Column, ...]:
+    return tuple(Column(f, f) for f in fields)
+
+
+SHIPMENT_COLUMNS = _cols("shipmentId", "referenceNumber", "status", "createdAt")
+DECLARATION_COLUMNS = _cols(
+    "declarationId", "type", "status", "referenceNumber", "shipmentId", "lrn", "mrn"
+)
+TRANSIT_COLUMNS = _cols("declarationId", "status", "declarationType", "createdAt")
+ITEM_COLUMNS = _cols(
+    "id", "declarationId", "description", "commodityCode", "quantity", "grossMass", "value"
+)
+GROUP_COLUMNS = _cols("id", "name", "code", "isDefault", "companyId")
+HAWB_COLUMNS = _cols(
+    "hawbId", "houseAirWaybillNumber", "packageCount", "grossWeightKg", "status", "isActive"
+)
+ALLOCATION_COLUMNS = _cols(
+    "allocationId", "hawbId", "source", "customsDeclarationNumber", "packageCount", "isActive"
+)
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Which records to show: one page of ``limit``, or every page."""
+
+    page: int
+    limit: int
+    every: bool
+
+
+def _common(function: F) -> F:
+    function = click.option(
+        "-o",
+        "--output",
+        "fmt",
+        type=click.Choice([f.value for f in OutputFormat]),
+        default=OutputFormat.TABLE.value,
+        show_default=True,
+        help="Output format; json, jsonl, csv and yaml are stable for scripts.",
+    )(function)
+    return verbose_option(env_option(function))
+
+
+def _paged(function: F) -> F:
+    function = click.option("--all", "every", is_flag=True, help="Follow every page.")(function)
+    function = click.option(
+        "--limit",
+        type=click.IntRange(1, MAX_PAGE_SIZE),
+        default=20,
+        show_default=True,
+        help="Records per page.",
+    )(function)
+    function = click.option(
+        "--page", type=click.IntRange(min=1), default=None, help="Page number [default: 1]."
+    )(function)
+    return _common(function)
+
+
+def _paging(page: int | None, limit: int, every: bool) -> Paging:
+    if every and page is not None:
+        raise UsageError("--all and --page exclude each other", hint="use one of them")
+    return Paging(page or 1, limit, every)
+
+
+def _day(value: datetime | None) -> date | None:
+    return value.date() if value is not None else None
+
+
+def _show_list(
+    env_name: str | None,
+    verbose: bool,
+    fmt: str,
+    paging: Paging,
+    columns: Sequence[Column],
+    one_page: Callable[[CustomsClient, int, int], Page[Any]],
+    every: Callable[[CustomsClient], Iterator[Any]],
+) -> int:
+    with open_client(env_name, verbose=verbose) as client:
+        footer = None
+        if paging.every:
+            records: Sequence[Record] = list(every(client))
+        else:
+            page = one_page(client, paging.page, paging.limit)
+            records = page.records
+            footer = _footer(page)
+        raws = [record.raw for record in records]
+        write_records(raws, OutputFormat(fmt), columns, sys.stdout, footer=footer)
+    return int(ExitCode.OK)
+
+
+def _footer(page: Page[Any]) -> str:
+    pages = f" of {page.total_pages}" if page.total_pages is not None else ""
+    more = "" if page.is_last() else f"; more with --page {page.page + 1} or --all"
+    return f"page {page.page}{pages}, {len(page.records)} records{more}"
+
+
+def _show_one(
+    env_name: str | None, verbose: bool, fmt: str, fetch: Callable[[CustomsClient], Record]
+) -> int:
+    with open_client(env_name, verbose=verbose) as client:
+        write_record(fetch(client).raw, OutputFormat(fmt), sys.stdout)
+    return int(ExitCode.OK)
+
+
+@click.group()
+def get() -> None:
+    """Read shipments, declarations, items, template groups, HAWBs and allocations.
+
+    \b
+    Examples:
+      customs-batch get shipments --status new
+      customs-batch get declarations --type EXPORT --all -o csv
+      customs-batch get declaration 501 -o json
+      customs-batch get hawbs shp_7Hk2Lm --include-inactive
+    """
+
+
+@get.command()
+@click.option("--status", type=click.Choice(SHIPMENT_STATUSES))
+@click.option("--reference", help="Shipment reference number.")
+@click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
+@click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
+@click.option("--order", type=ORDER, help="By creation date [service default: desc].")
+@_paged
+def shipments(
+    status: str | None,
+    reference: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    order: str | None,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List shipments.
+
+    \b
+    Example:
+      customs-batch get shipments --status new --created-from 2026-01-01 -o json
+    """
+    filters = ShipmentFilter(
+        status, reference, _day(created_from), _day(created_to), Order(order) if order else None
+    )
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        SHIPMENT_COLUMNS,
+        lambda c, p, n: c.list_shipments(filters, page=p, page_size=n),
+        lambda c: c.iter_shipments(filters),
+    )
+
+
+@get.command()
+@click.option("--status", type=click.Choice(DECLARATION_STATUSES))
+@click.option("--type", "kind", type=click.Choice(DECLARATION_TYPES, case_sensitive=False))
+@click.option("--reference", help="Shipment reference number (partial match).")
+@click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
+@click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
+@click.option("--order", type=ORDER, help="By creation date [service default: desc].")
+@_paged
+def declarations(
+    status: str | None,
+    kind: str | None,
+    reference: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    order: str | None,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List import and export declarations.
+
+    \b
+    Example:
+      customs-batch get declarations --type EXPORT --status ready --all -o csv
+    """
+    filters = DeclarationFilter(
+        status,
+        reference,
+        _day(created_from),
+        _day(created_to),
+        Order(order) if order else None,
+        kind.upper() if kind else None,
+    )
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        DECLARATION_COLUMNS,
+        lambda c, p, n: c.list_declarations(filters, page=p, page_size=n),
+        lambda c: c.iter_declarations(filters),
+    )
+
+
+@get.command()
+@click.argument("declaration_id", type=click.IntRange(min=1), metavar="ID")
+@_common
+def declaration(declaration_id: int, fmt: str, env_name: str | None, verbose: bool) -> int:
+    """Show one export declaration, with its items and errors.
+
+    \b
+    Example:
+      customs-batch get declaration 501 -o yaml
+    """
+    return _show_one(env_name, verbose, fmt, lambda c: c.get_declaration(declaration_id))
+
+
+@get.command()
+@click.argument("declaration_id", type=click.IntRange(min=1), metavar="[ID]", required=False)
+@click.option(
+    "--status",
+    type=click.Choice(TRANSIT_STATUSES, case_sensitive=False),
+    help="Status filter value (NEW is 'processing', READY_TO_DECLARE is 'ready').",
+)
+@click.option("--start-date", type=DATE, metavar="YYYY-MM-DD", help="From this date.")
+@click.option("--end-date", type=DATE, metavar="YYYY-MM-DD", help="Up to this date.")
+@click.option("--order", type=ORDER, help="Sort order [service default: desc].")
+@_paged
+def transit(
+    declaration_id: int | None,
+    status: str | None,
+    start_date: datetime | None,
+    end_date: datetime | None,
+    order: str | None,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List transit declarations, or show one with its ID.
+
+    \b
+    Examples:
+      customs-batch get transit --status READY_TO_DECLARE
+      customs-batch get transit 7001 -o json
+    """
+    if declaration_id is not None:
+        return _show_one(env_name, verbose, fmt, lambda c: c.get_transit(declaration_id))
+    filters = TransitFilter(
+        status.upper() if status else None,
+        Order(order) if order else None,
+        _day(start_date),
+        _day(end_date),
+    )
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        TRANSIT_COLUMNS,
+        lambda c, p, n: c.list_transit(filters, page=p, page_size=n),
+        lambda c: c.iter_transit(filters),
+    )
+
+
+@get.command()
+@click.option("--search", help="Matches description, commodity code and similar fields.")
+@click.option("--deleted", type=click.Choice(DELETED_FILTERS), help="[service default: normal]")
+@click.option(
+    "--archived", type=click.Choice(ARCHIVED_FILTERS), help="[service default: unarchived]"
+)
+@click.option("--sort-by", help="Field to sort by.")
+@click.option("--sort-order", type=ORDER, help="[service default: asc]")
+@_paged
+def items(
+    search: str | None,
+    deleted: str | None,
+    archived: str | None,
+    sort_by: str | None,
+    sort_order: str | None,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List declaration items.
+
+    \b
+    Example:
+      customs-batch get items --search bolts --deleted all -o jsonl
+    """
+    filters = ItemFilter(
+        search, deleted, archived, sort_by, Order(sort_order) if sort_order else None
+    )
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        ITEM_COLUMNS,
+        lambda c, p, n: c.list_items(filters, page=p, page_size=n),
+        lambda c: c.iter_items(filters),
+    )
+
+
+@get.command()
+@click.argument("item_id", type=click.IntRange(min=1), metavar="ID")
+@_common
+def item(item_id: int, fmt: str, env_name: str | None, verbose: bool) -> int:
+    """Show one declaration item.
+
+    \b
+    Example:
+      customs-batch get item 9001
+    """
+    return _show_one(env_name, verbose, fmt, lambda c: c.get_item(item_id))
+
+
+@get.command("template-groups")
+@click.option("--company", type=int, help="Only groups of this company ID.")
+@_paged
+def template_groups(
+    company: int | None,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List declaration-template groups.
+
+    \b
+    Example:
+      customs-batch get template-groups --company 1 -o yaml
+    """
+    filters = TemplateGroupFilter(company)
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        GROUP_COLUMNS,
+        lambda c, p, n: c.list_template_groups(filters, page=p, page_size=n),
+        lambda c: c.iter_template_groups(filters),
+    )
+
+
+@get.command()
+@click.argument("shipment_id", metavar="SHP")
+@click.option("--include-inactive", is_flag=True, help="Show deactivated HAWBs too.")
+@_paged
+def hawbs(
+    shipment_id: str,
+    include_inactive: bool,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List the HAWBs of an RTO shipment (its shp_ ID).
+
+    \b
+    Example:
+      customs-batch get hawbs shp_7Hk2Lm --include-inactive
+    """
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        HAWB_COLUMNS,
+        lambda c, p, n: c.list_hawbs(
+            shipment_id, include_inactive=include_inactive, page=p, page_size=n
+        ),
+        lambda c: c.iter_hawbs(shipment_id, include_inactive=include_inactive),
+    )
+
+
+@get.command()
+@click.argument("shipment_id", metavar="SHP")
+@_paged
+def allocations(
+    shipment_id: str,
+    page: int | None,
+    limit: int,
+    every: bool,
+    fmt: str,
+    env_name: str | None,
+    verbose: bool,
+) -> int:
+    """List the declaration allocations of an RTO shipment (its shp_ ID).
+
+    \b
+    Example:
+      customs-batch get allocations shp_7Hk2Lm -o json
+    """
+    return _show_list(
+        env_name,
+        verbose,
+        fmt,
+        _paging(page, limit, every),
+        ALLOCATION_COLUMNS,
+        lambda c, p, n: c.list_allocations(shipment_id, page=p, page_size=n),
+        lambda c: c.iter_allocations(shipment_id),
+    )

@@ -1,0 +1,177 @@
+"""The errors the client raises, each carrying the service's status and body.
+
+Exception tree (all under ``customs_batch.errors.ServiceError``)::
+
+    ServiceError
+    ├── ServiceResponseError     the service answered with an error status
+    │   ├── AuthenticationError  401: the key is invalid or expired
+    │   ├── PermissionDeniedError 403: no permission, or the account is not active
+    │   ├── NotFoundError        404: no such resource, or not yours
+    │   ├── RateLimitedError     429: over the rate limit; carries Retry-After
+    │   ├── RequestRefusedError  any other 4xx: the service's message says why
+    │   └── ServerError          5xx: the service failed
+    ├── ConnectionFailedError    the service could not be reached, or timed out
+    └── UnexpectedResponseError  a 2xx whose body is not what the API document describes
+
+Messages never contain the API key: the client removes it from any text it quotes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from customs_batch.errors import ServiceError
+
+REDACTED = "***"
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
+    if secret:
+        return text.replace(secret, REDACTED)
+    return text
+
+
+class ServiceResponseError(ServiceError):
+    """The service answered ``status`` with ``body`` (parsed JSON, or the text)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        body: Any,
+        operation: str,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.body = body
+        self.operation = operation
+
+    @property
+    def service_message(self) -> str:
+        """The ``message`` of the service's error body, or the body itself."""
+        return service_message(self.body)
+
+
+class AuthenticationError(ServiceResponseError):
+    """401: the API key is invalid or expired."""
+
+
+class PermissionDeniedError(ServiceResponseError):
+    """403: the key has no permission, or the account is not yet active."""
+
+
+class NotFoundError(ServiceResponseError):
+    """404: the resource does not exist or is not accessible with this key."""
+
+
+class RateLimitedError(ServiceResponseError):
+    """429: over the rate limit; ``retry_after`` is in seconds."""
+
+    def __init__(
+        self, message: str, *, status: int, body: Any, operation: str, retry_after: float
+    ) -> None:
+        super().__init__(message, status=status, body=body, operation=operation)
+        self.retry_after = retry_after
+
+
+class RequestRefusedError(ServiceResponseError):
+    """Any other 4xx: the request was refused, for the reason in the service's message."""
+
+
+class ServerError(ServiceResponseError):
+    """5xx: the service failed to handle the request."""
+
+
+class ConnectionFailedError(ServiceError):
+    """The service could not be reached, dropped the connection, or did not answer in time."""
+
+    def __init__(self, message: str, *, operation: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.operation = operation
+
+
+class UnexpectedResponseError(ServiceError):
+    """A success response whose body does not have the documented shape."""
+
+
+def service_message(body: Any) -> str:
+    """The human part of an error body: its ``message`` (joined if a list), else the body."""
+    if isinstance(body, dict):
+        message = body.get("message")
+        if isinstance(message, list):
+            return "; ".join(str(part) for part in message)
+        if message is not None:
+            return str(message)
+        return json.dumps(body, sort_keys=True)
+    return str(body).strip()[:500]
+
+
+def parse_retry_after(value: str | None, default: float = 1.0) -> float:
+    """Seconds from a ``Retry-After`` header (delta-seconds form); ``default`` when unusable."""
+    if value is None:
+        return default
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return default
+    return max(0.0, seconds)
+
+
+def error_for_status(
+    status: int, body: Any, *, operation: str, retry_after: str | None, secret: str | None
+) -> ServiceResponseError:
+    """The typed error for an error ``status``, with a message that says what to check."""
+    said = redact(service_message(body), secret)
+    where = f"{operation} -> {status}"
+    if status == 401:
+        return AuthenticationError(
+            f"the service rejected the API key ({where}): {said}; check that the environment's "
+            "key variable or key file holds a current key (keys are rotated)",
+            status=status,
+            body=body,
+            operation=operation,
+        )
+    if status == 403:
+        return PermissionDeniedError(
+            f"the API key is not allowed to do this ({where}): {said}; check that the account "
+            "is activated and that the key has permission for this operation",
+            status=status,
+            body=body,
+            operation=operation,
+        )
+    if status == 404:
+        return NotFoundError(
+            f"not found ({where}): {said}; check the ID and that it belongs to your company",
+            status=status,
+            body=body,
+            operation=operation,
+        )
+    if status == 429:
+        seconds = parse_retry_after(retry_after)
+        return RateLimitedError(
+            f"rate limited ({where}), retry after {seconds:g} s: {said}; lower the "
+            "environment's rate_limit to the service's limit",
+            status=status,
+            body=body,
+            operation=operation,
+            retry_after=seconds,
+        )
+    if status >= 500:
+        return ServerError(
+            f"the service failed ({where}): {said}",
+            status=status,
+            body=body,
+            operation=operation,
+            hint="this is on the service's side; try again later",
+        )
+    return RequestRefusedError(
+        f"the service refused the request ({where}): {said}",
+        status=status,
+        body=body,
+        operation=operation,
+        hint="fix the request as the service's message says",
+    )

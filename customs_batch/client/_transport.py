@@ -1,0 +1,172 @@
+"""Sending one request: the rate limiter, retries, typed errors and redacted logging.
+
+This is the only place that talks to httpx. ``Sender.send`` returns the parsed JSON body of
+a 2xx response or raises one of the errors of ``customs_batch.client._errors``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from customs_batch import __version__
+from customs_batch.client._errors import (
+    ConnectionFailedError,
+    RateLimitedError,
+    UnexpectedResponseError,
+    error_for_status,
+    redact,
+)
+from customs_batch.client._ratelimit import RateLimit, RateLimiter
+from customs_batch.client._retry import RetryPolicy, is_repeatable, is_transient
+from customs_batch.errors import ServiceError
+
+USER_AGENT = f"customs-batch/{__version__}"
+logger = logging.getLogger("customs_batch.client")
+
+
+class Sender:
+    """Sends requests to one service with one key, under one rate limiter."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        rate_limiter: RateLimiter | None = None,
+        retry_policy: RetryPolicy | None = None,
+        timeout: httpx.Timeout | float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._key = api_key
+        self.rate_limiter = rate_limiter or RateLimiter(RateLimit(None))
+        self.retry_policy = retry_policy or RetryPolicy()
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._http = httpx.Client(
+            base_url=base_url,
+            transport=transport,
+            timeout=timeout,
+            headers={
+                "Authorization": f"Bearer {api_key}",
+                "User-Agent": USER_AGENT,
+                "Accept": "application/json",
+            },
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Any:
+        """Send until success or a final error; return the response's JSON (None if empty)."""
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        operation = f"{method} {path}"
+        repeatable = is_repeatable(method, has_idempotency_key=idempotency_key is not None)
+        started = self._clock()
+        failures = rate_limited = 0
+        while True:
+            self.rate_limiter.acquire()
+            try:
+                return self._attempt(method, path, params, body, headers, operation)
+            except RateLimitedError as error:
+                # The service turned the request away unprocessed: resending is always safe.
+                self.rate_limiter.pause(error.retry_after)
+                rate_limited += 1
+                if rate_limited > self.retry_policy.max_rate_limited:
+                    raise
+                logger.info("%s: rate limited, waiting %.1f s", operation, error.retry_after)
+            except ServiceError as error:
+                failures += 1
+                if not (repeatable and is_transient(error)):
+                    raise
+                delay = self.retry_policy.backoff(failures, self._rng)
+                elapsed = self._clock() - started
+                if not self.retry_policy.may_retry(
+                    attempts=failures, elapsed=elapsed, next_delay=delay
+                ):
+                    raise
+                logger.info("%s: %s; retry %d in %.2f s", operation, error.message, failures, delay)
+                self._sleep(delay)
+
+    def _attempt(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+        operation: str,
+    ) -> Any:
+        request = self._http.build_request(method, path, params=params, json=body, headers=headers)
+        started = time.perf_counter()
+        try:
+            response = self._http.send(request)
+        except httpx.TimeoutException as exc:
+            raise ConnectionFailedError(
+                f"no answer in time ({operation}): {type(exc).__name__}",
+                operation=operation,
+                hint="check the network, or raise the environment's timeouts",
+            ) from None
+        except httpx.TransportError as exc:
+            raise ConnectionFailedError(
+                f"cannot reach the service ({operation}): {redact(str(exc), self._key)}",
+                operation=operation,
+                hint="check the environment's base_url and the network",
+            ) from None
+        self._log(request, response, time.perf_counter() - started)
+        payload = self._json(response, operation)
+        if response.is_success:
+            self.rate_limiter.succeeded()
+            return payload
+        raise error_for_status(
+            response.status_code,
+            payload,
+            operation=operation,
+            retry_after=response.headers.get("Retry-After"),
+            secret=self._key,
+        )
+
+    def _json(self, response: httpx.Response, operation: str) -> Any:
+        if not response.content:
+            return None
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            if response.is_success:
+                raise UnexpectedResponseError(
+                    f"the service's answer to {operation} is not JSON",
+                    hint="check the environment's base_url: it may point at another server",
+                ) from None
+            return redact(response.text, self._key)
+
+    def _log(self, request: httpx.Request, response: httpx.Response, seconds: float) -> None:
+        if not logger.isEnabledFor(logging.DEBUG):
+            return
+        sent = {
+            name: ("Bearer ***" if name.lower() == "authorization" else value)
+            for name, value in request.headers.items()
+        }
+        line = (
+            f"{request.method} {request.url} -> {response.status_code} "
+            f"({seconds * 1000:.0f} ms) request headers {sent}"
+        )
+        logger.debug(redact(line, self._key))

@@ -1,0 +1,39 @@
+"""Environments: ``customs-batch.yaml``, the built-in ``local`` emulator, and API keys.
+
+``load_project()`` finds and checks the configuration; ``ProjectConfig.select()`` picks the
+environment (``--env``, ``$CUSTOMS_BATCH_ENV``, ``default_environment``, ``local``);
+``connect()`` builds the run's client. No function here returns or prints a key except
+``CredentialSource.resolve``, which only ``connect`` calls.
+"""
+
+from customs_batch.environments._config import (
+    CONFIG_NAME,
+    ENV_VARIABLE,
+    ProjectConfig,
+    find_config,
+    load_config,
+    load_project,
+)
+from customs_batch.environments._connect import connect
+from customs_batch.environments._credentials import (
+    SANDBOX_KEY,
+    CredentialKind,
+    CredentialSource,
+)
+from customs_batch.environments._environment import LOCAL, Environment, Timeouts
+
+__all__ = [
+    "CONFIG_NAME",
+    "ENV_VARIABLE",
+    "LOCAL",
+    "SANDBOX_KEY",
+    "CredentialKind",
+    "CredentialSource",
+    "Environment",
+    "ProjectConfig",
+    "Timeouts",
+    "connect",
+    "find_config",
+    "load_config",
+    "load_project",
+]

@@ -1,0 +1,291 @@
+"""Finding, reading and checking ``customs-batch.yaml``.
+
+Errors name the file, the line and the key path, and never quote a value: a value in the
+wrong place may be an API key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import jsonschema
+import yaml
+
+from customs_batch.client import RateLimit
+from customs_batch.environments._credentials import (
+    CredentialKind,
+    CredentialSource,
+    key_file_source,
+)
+from customs_batch.environments._environment import (
+    LOCAL,
+    STATE_DIR,
+    Environment,
+    Timeouts,
+    local_environment,
+)
+from customs_batch.environments._schema import CONFIG, ENV_VAR_NAME
+from customs_batch.errors import ConfigError
+
+CONFIG_NAME = "customs-batch.yaml"
+ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
+# Keys that would hold a secret in the file itself.
+_SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
+_ALLOWED_KEY_FIELDS = frozenset({"api_key_env", "api_key_file"})
+_LOCAL_FIELDS = frozenset({"rate_limit", "parallelism", "timeouts", "state_dir"})
+_KEY_HINT = (
+    "keys live outside version control (API document, Authentication 5): put the key in an "
+    "environment variable and name it with api_key_env, or in a file outside the repository "
+    "named by api_key_file"
+)
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """A project's environments; ``path`` None when there is no ``customs-batch.yaml``."""
+
+    path: Path | None
+    root: Path
+    default_environment: str | None
+    environments: Mapping[str, Environment]
+
+    def environment(self, name: str) -> Environment:
+        """The environment ``name``; ConfigError listing the known ones otherwise."""
+        try:
+            return self.environments[name]
+        except KeyError:
+            known = ", ".join(sorted(self.environments))
+            where = f" in {self.path}" if self.path else ""
+            raise ConfigError(
+                f"no environment named {name!r}{where}",
+                hint=f"known environments: {known}",
+            ) from None
+
+    def select(self, option: str | None, environ: Mapping[str, str] | None = None) -> Environment:
+        """The environment to use: ``--env``, then $CUSTOMS_BATCH_ENV, the default, ``local``."""
+        environ = os.environ if environ is None else environ
+        name = option or environ.get(ENV_VARIABLE) or self.default_environment or LOCAL
+        return self.environment(name)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``customs-batch.yaml`` in ``start`` or a parent directory."""
+    for directory in (start, *start.parents):
+        candidate = directory / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_project(start: Path | None = None) -> ProjectConfig:
+    """The project around ``start`` (the current directory by default)."""
+    start = (start or Path.cwd()).resolve()
+    path = find_config(start)
+    if path is None:
+        return ProjectConfig(None, start, None, MappingProxyType({LOCAL: local_environment(start)}))
+    return load_config(path)
+
+
+def load_config(path: Path) -> ProjectConfig:
+    """Read, check and interpret one ``customs-batch.yaml``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}{line}: {problem}", hint="fix the YAML syntax") from None
+    data = {} if data is None else data
+    _refuse_secrets(data, path, node)
+    _check_schema(data, path, node)
+    return _interpret(data, path)
+
+
+def _where(path: Path, node: yaml.Node | None, keys: tuple[str | int, ...]) -> str:
+    line = _line_of(node, keys)
+    dotted = ".".join(str(k) for k in keys) or "(top level)"
+    return f"{path}:{line}: {dotted}" if line else f"{path}: {dotted}"
+
+
+def _line_of(node: yaml.Node | None, keys: tuple[str | int, ...]) -> int | None:
+    """The 1-based line of the value at ``keys`` in the composed YAML (its parent if absent)."""
+    if node is None:
+        return None
+    for key in keys:
+        child: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+            child = node.value[key] if key < len(node.value) else None
+        if child is None:
+            break
+        node = child
+    return int(node.start_mark.line) + 1
+
+
+def _refuse_secrets(data: Any, path: Path, node: yaml.Node | None) -> None:
+    if not isinstance(data, dict):
+        return
+    _refuse_secret_fields(data, (), path, node)
+    environments = data.get("environments")
+    if not isinstance(environments, dict):
+        return
+    for name, settings in environments.items():
+        if not isinstance(settings, dict):
+            continue
+        _refuse_secret_fields(settings, ("environments", name), path, node)
+        variable = settings.get("api_key_env")
+        if isinstance(variable, str) and not re.fullmatch(ENV_VAR_NAME, variable):
+            where = _where(path, node, ("environments", name, "api_key_env"))
+            raise ConfigError(
+                f"{where}: this must be the NAME of an environment variable, in capitals "
+                "(like CUSTOMS_SANDBOX_KEY); the value looks like something else, maybe a key",
+                hint=_KEY_HINT,
+            )
+
+
+def _refuse_secret_fields(
+    mapping: Mapping[Any, Any], at: tuple[str, ...], path: Path, node: yaml.Node | None
+) -> None:
+    for field in mapping:
+        lowered = str(field).lower()
+        if lowered not in _ALLOWED_KEY_FIELDS and any(w in lowered for w in _SECRET_WORDS):
+            where = _where(path, node, (*at, str(field)))
+            raise ConfigError(f"{where}: an API key may not be written here", hint=_KEY_HINT)
+
+
+def _check_schema(data: Any, path: Path, node: yaml.Node | None) -> None:
+    validator = jsonschema.Draft202012Validator(CONFIG)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    lines = [f"{_where(path, node, tuple(e.absolute_path))}: {_explain(e)}" for e in errors]
+    raise ConfigError(
+        f"{path} is not a valid configuration:\n  " + "\n  ".join(lines),
+        hint="see docs/environments.md for every setting",
+    )
+
+
+def _explain(error: jsonschema.ValidationError) -> str:
+    """What is wrong, without quoting the value (it might be a key)."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    match error.validator:
+        case "type":
+            return f"must be of type {schema.get('type')}"
+        case "pattern":
+            return f"does not have the expected form ({schema.get('pattern')})"
+        case "minimum" | "maximum" | "exclusiveMinimum" | "minLength":
+            return f"violates {error.validator} {error.validator_value}"
+        case "additionalProperties" | "required":
+            return str(error.message)
+        case "propertyNames":
+            return "environment names are letters, digits, '_', '.' and '-'"
+        case _:
+            return f"is not valid ({error.validator})"
+
+
+def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:
+    root = path.parent.resolve()
+    state_root = str(data.get("state_dir", STATE_DIR))
+    environments: dict[str, Environment] = {LOCAL: local_environment(root, state_dir=state_root)}
+    repository = _repository_root(root)
+    for name, settings in (data.get("environments") or {}).items():
+        if name == LOCAL:
+            environments[LOCAL] = _local(settings, root, state_root, path)
+        else:
+            environments[name] = _remote(name, settings, root, state_root, repository, path)
+    default = data.get("default_environment")
+    if default is not None and default not in environments:
+        known = ", ".join(sorted(environments))
+        raise ConfigError(
+            f"{path}: default_environment names {default!r}, which is not defined",
+            hint=f"known environments: {known}",
+        )
+    return ProjectConfig(path, root, default, MappingProxyType(environments))
+
+
+def _common(settings: Mapping[str, Any], name: str, root: Path, state_root: str) -> dict[str, Any]:
+    raw_timeouts = settings.get("timeouts") or {}
+    return {
+        "rate_limit": RateLimit.parse(str(settings.get("rate_limit", "off"))),
+        "parallelism": int(settings.get("parallelism", 4)),
+        "timeouts": Timeouts(**raw_timeouts),
+        "state_dir": root / settings.get("state_dir", f"{state_root}/{name}"),
+    }
+
+
+def _local(settings: Mapping[str, Any], root: Path, state_root: str, path: Path) -> Environment:
+    extra = sorted(set(settings) - _LOCAL_FIELDS)
+    if extra:
+        raise ConfigError(
+            f"{path}: environments.local cannot set {', '.join(extra)}",
+            hint="local is the built-in emulator; it accepts only "
+            + ", ".join(sorted(_LOCAL_FIELDS))
+            + ". Define another environment for a real service.",
+        )
+    common = _common(settings, LOCAL, root, state_root)
+    return Environment(
+        name=LOCAL,
+        base_url=None,
+        credential=CredentialSource(CredentialKind.BUILTIN),
+        **common,
+    )
+
+
+def _remote(
+    name: str,
+    settings: Mapping[str, Any],
+    root: Path,
+    state_root: str,
+    repository: Path | None,
+    path: Path,
+) -> Environment:
+    if "base_url" not in settings:
+        raise ConfigError(
+            f"{path}: environment {name!r} has no base_url",
+            hint="give the service's address, like https://sandbox.customs.example",
+        )
+    has_env, has_file = "api_key_env" in settings, "api_key_file" in settings
+    if has_env == has_file:
+        raise ConfigError(
+            f"{path}: environment {name!r} needs exactly one of api_key_env and api_key_file",
+            hint=_KEY_HINT,
+        )
+    credential = (
+        CredentialSource(CredentialKind.ENV_VAR, settings["api_key_env"])
+        if has_env
+        else key_file_source(settings["api_key_file"], base=root, repository=repository)
+    )
+    overrides = MappingProxyType(dict(settings.get("endpoints") or {}))
+    environment = Environment(
+        name=name,
+        base_url=str(settings["base_url"]).rstrip("/"),
+        credential=credential,
+        endpoint_overrides=overrides,
+        **_common(settings, name, root, state_root),
+    )
+    try:
+        environment.endpoints  # noqa: B018 - check the overrides now, not at the first request
+    except ConfigError as exc:
+        where = f"{path}: environments.{name}.endpoints"
+        raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
+    return environment
+
+
+def _repository_root(start: Path) -> Path:
+    """The enclosing git work tree, or the project directory when there is none."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return start

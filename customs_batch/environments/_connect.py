@@ -1,0 +1,51 @@
+"""Building the run's client for an environment: the network, or the emulator in-process."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import httpx
+
+from customs_batch.client import CustomsClient, RateLimiter, RetryPolicy, Sender
+from customs_batch.environments._environment import Environment
+
+LOCAL_BASE_URL = "http://local.sandbox"
+
+
+def local_transport(environment: Environment) -> httpx.BaseTransport:
+    """The built-in emulator as an in-process transport, its data in the state directory."""
+    # Imported here so commands that never use `local` do not load the emulator.
+    from customs_batch.sandbox import create_app
+    from customs_batch.sandbox.inprocess import InProcessTransport
+
+    environment.state_dir.mkdir(parents=True, exist_ok=True)
+    # The emulator itself is unlimited; the client keeps the environment's rate_limit.
+    return InProcessTransport(create_app(db_path=environment.sandbox_db, rate_limit=None))
+
+
+def connect(
+    environment: Environment,
+    *,
+    environ: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+    retry_policy: RetryPolicy | None = None,
+) -> CustomsClient:
+    """The client of ``environment``, with one rate limiter for the whole run.
+
+    ``transport`` replaces the network (tests); the built-in ``local`` environment gets the
+    emulator in-process. Raises ConfigError when the key is not where the environment says.
+    """
+    key = environment.credential.resolve(os.environ if environ is None else environ)
+    if transport is None and environment.builtin:
+        transport = local_transport(environment)
+    timeouts = environment.timeouts
+    sender = Sender(
+        environment.base_url or LOCAL_BASE_URL,
+        key,
+        rate_limiter=RateLimiter(environment.rate_limit),
+        retry_policy=retry_policy,
+        timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
+        transport=transport,
+    )
+    return CustomsClient(sender, environment.endpoints)

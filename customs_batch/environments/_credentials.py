@@ -1,0 +1,95 @@
+"""Where an environment's API key comes from: a variable, a file, or the built-in sandbox.
+
+The key itself is read only when a client is built, and never kept anywhere else: the
+descriptions below say where the key is and whether it is there, never what it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from customs_batch.errors import ConfigError
+
+SANDBOX_KEY = "sandbox-key"  # the built-in sandbox seed's key (DESIGN section 8)
+
+
+class CredentialKind(Enum):
+    """The places a key may live."""
+
+    ENV_VAR = "api_key_env"
+    FILE = "api_key_file"
+    BUILTIN = "builtin"
+
+
+@dataclass(frozen=True)
+class CredentialSource:
+    """Where to read the key: ``ref`` is the variable's name or the file's path."""
+
+    kind: CredentialKind
+    ref: str = ""
+
+    def describe(self, environ: Mapping[str, str] | None = None) -> str:
+        """Where the key comes from and whether it is there, e.g. ``$SANDBOX_KEY (set)``."""
+        environ = os.environ if environ is None else environ
+        if self.kind is CredentialKind.ENV_VAR:
+            state = "set" if environ.get(self.ref, "").strip() else "not set"
+            return f"${self.ref} ({state})"
+        if self.kind is CredentialKind.FILE:
+            path = Path(self.ref)
+            state = "readable" if os.access(path, os.R_OK) and path.is_file() else "missing"
+            return f"file {self.ref} ({state})"
+        return "the built-in sandbox key"
+
+    def resolve(self, environ: Mapping[str, str] | None = None) -> str:
+        """The key; ConfigError naming the variable or file when it is not there."""
+        environ = os.environ if environ is None else environ
+        if self.kind is CredentialKind.BUILTIN:
+            return SANDBOX_KEY
+        if self.kind is CredentialKind.ENV_VAR:
+            key = environ.get(self.ref, "").strip()
+            if not key:
+                raise ConfigError(
+                    f"the environment variable {self.ref} that holds the API key is not set",
+                    hint=f"export {self.ref}=<your key> (keys are delivered by the operator)",
+                )
+            return key
+        return _read_key_file(Path(self.ref))
+
+
+def _read_key_file(path: Path) -> str:
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the API key file {path}: {exc.strerror or exc}",
+            hint="create the file with the key on one line, readable by you only",
+        ) from None
+    if not key or "\n" in key:
+        raise ConfigError(
+            f"the API key file {path} must hold the key on one line",
+            hint="write only the key into the file",
+        )
+    return key
+
+
+def key_file_source(text: str, *, base: Path, repository: Path | None) -> CredentialSource:
+    """The source for ``api_key_file: text``; refused when the file is inside the repository.
+
+    Keys are stored outside version control (API document, Authentication 5): a key file in
+    the repository would be one ``git add .`` away from being committed.
+    """
+    path = Path(os.path.expanduser(text))
+    if not path.is_absolute():
+        path = base / path
+    path = path.resolve()
+    if repository is not None and path.is_relative_to(repository.resolve()):
+        raise ConfigError(
+            f"api_key_file {text} is inside the repository {repository}",
+            hint="keys must live outside version control: move the file to "
+            "~/.config/customs-batch/ and point api_key_file there",
+        )
+    return CredentialSource(CredentialKind.FILE, str(path))

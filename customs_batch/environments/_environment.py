@@ -1,0 +1,75 @@
+"""An environment: where the service is, how to authenticate, how fast to go."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from customs_batch.client import EndpointMap, RateLimit
+from customs_batch.environments._credentials import CredentialKind, CredentialSource
+
+LOCAL = "local"
+STATE_DIR = ".customs-batch"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds to wait for a connection and for an answer."""
+
+    connect: float = 10.0
+    read: float = 30.0
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One named target of the tool.
+
+    ``base_url`` None means the built-in emulator, run in-process with its data in SQLite
+    under ``state_dir``.
+    """
+
+    name: str
+    base_url: str | None
+    credential: CredentialSource
+    rate_limit: RateLimit
+    parallelism: int
+    timeouts: Timeouts
+    state_dir: Path
+    endpoint_overrides: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def builtin(self) -> bool:
+        """Whether this is the in-process emulator rather than a service over the network."""
+        return self.base_url is None
+
+    @property
+    def endpoints(self) -> EndpointMap:
+        """DESIGN section 7's endpoint map with this environment's overrides."""
+        return EndpointMap().with_overrides(self.endpoint_overrides)
+
+    @property
+    def sandbox_db(self) -> Path:
+        """Where the built-in emulator keeps its data."""
+        return self.state_dir / "sandbox.sqlite3"
+
+
+def local_environment(
+    root: Path,
+    *,
+    state_dir: str = STATE_DIR,
+    rate_limit: RateLimit | None = None,
+    parallelism: int = 4,
+    timeouts: Timeouts | None = None,
+) -> Environment:
+    """The built-in ``local`` environment of a project rooted at ``root``."""
+    return Environment(
+        name=LOCAL,
+        base_url=None,
+        credential=CredentialSource(CredentialKind.BUILTIN),
+        rate_limit=rate_limit or RateLimit(None),
+        parallelism=parallelism,
+        timeouts=timeouts or Timeouts(),
+        state_dir=root / state_dir / LOCAL,
+    )

@@ -1,0 +1,53 @@
+"""The JSON Schema of ``customs-batch.yaml``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Upper case by convention, and so that a key pasted here is not taken for a name.
+ENV_VAR_NAME = r"^[A-Z_][A-Z0-9_]*$"
+RATE_LIMIT = r"^(off|\d+(\.\d+)?\s*/\s*(second|minute|hour)s?)$"
+ENDPOINT = r"^(GET|POST|PATCH|PUT|DELETE) /\S*$"
+
+_TIMEOUTS: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "connect": {"type": "number", "exclusiveMinimum": 0},
+        "read": {"type": "number", "exclusiveMinimum": 0},
+    },
+}
+
+ENVIRONMENT: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "base_url": {"type": "string", "pattern": r"^https?://[^\s@]+$"},
+        "api_key_env": {"type": "string", "pattern": ENV_VAR_NAME},
+        "api_key_file": {"type": "string", "minLength": 1},
+        "rate_limit": {"type": "string", "pattern": RATE_LIMIT},
+        "parallelism": {"type": "integer", "minimum": 1, "maximum": 64},
+        "timeouts": _TIMEOUTS,
+        "endpoints": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "pattern": ENDPOINT},
+        },
+        "state_dir": {"type": "string", "minLength": 1},
+    },
+}
+
+CONFIG: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "customs-batch.yaml",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "default_environment": {"type": "string", "minLength": 1},
+        "state_dir": {"type": "string", "minLength": 1},
+        "environments": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
+            "additionalProperties": ENVIRONMENT,
+        },
+    },
+}

@@ -1,0 +1,117 @@
+"""``customs-batch env``: list, show and check, never printing a key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+
+CONFIG = """\
+default_environment: sandbox
+environments:
+  sandbox:
+    base_url: http://127.0.0.1:9
+    api_key_env: CB_TEST_SANDBOX_KEY
+    rate_limit: 100/minute
+    timeouts: {connect: 1, read: 1}
+"""
+SECRET = "zz-distinctive-secret-0042"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "customs-batch.yaml").write_text(CONFIG, encoding="utf-8")
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_list_without_a_config_shows_local(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "env", "list", "-o", "json")
+    assert code == 0
+    [local] = json.loads(out)
+    assert local["name"] == "local"
+    assert local["default"] is True
+    assert local["api_key"] == "the built-in sandbox key"
+
+
+def test_list_says_where_keys_come_from_never_what_they_are(
+    capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
+    code, out, _ = _run(capsys, "env", "list", "-o", "json")
+    assert code == 0
+    shown = {e["name"]: e for e in json.loads(out)}
+    assert shown["sandbox"]["api_key"] == "$CB_TEST_SANDBOX_KEY (set)"
+    assert shown["sandbox"]["default"] is True
+    assert SECRET not in out
+    monkeypatch.setenv("COLUMNS", "200")
+    _, out, _ = _run(capsys, "env", "list")
+    assert "$CB_TEST_SANDBOX_KEY (set)" in out
+    assert SECRET not in out
+    _, out, _ = _run(capsys, "env", "show", "sandbox", "-o", "yaml")
+    assert "$CB_TEST_SANDBOX_KEY (set)" in out
+    assert "100/minute" in out
+    assert SECRET not in out
+
+
+def test_show_without_name_shows_the_chosen_one(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    _, out, _ = _run(capsys, "env", "show", "-o", "json")
+    shown = json.loads(out)
+    assert shown["name"] == "sandbox"
+    assert shown["api_key"] == "$CB_TEST_SANDBOX_KEY (not set)"
+
+
+def test_check_local_succeeds(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "env", "check")
+    assert code == 0
+    assert "local: the built-in emulator accepted the key" in out
+
+
+def test_check_without_the_variable_names_it(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    code, _, err = _run(capsys, "env", "check", "--env", "sandbox")
+    assert code == 3
+    assert "CB_TEST_SANDBOX_KEY" in err
+    assert "not set" in err
+
+
+def test_check_an_unreachable_service_says_so(
+    capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
+    code, _, err = _run(capsys, "env", "check")
+    assert code == 3
+    assert "cannot reach the service" in err or "no answer in time" in err
+    assert SECRET not in err
+
+
+def test_a_key_in_the_config_is_refused_by_every_command(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    (project / "customs-batch.yaml").write_text(
+        CONFIG + f"    api_key: {SECRET}\n", encoding="utf-8"
+    )
+    code, out, err = _run(capsys, "env", "list")
+    assert code == 3
+    assert "an API key may not be written here" in err
+    assert SECRET not in out + err
+
+
+def test_env_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["env", "--help"], ["env", "list", "--help"], ["env", "check", "--help"]):
+        _, out, _ = _run(capsys, *argv)
+        assert "customs-batch env" in out

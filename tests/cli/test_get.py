@@ -1,0 +1,153 @@
+"""``customs-batch get`` against the built-in local environment (the emulator in-process)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import yaml
+
+from customs_batch.cli.main import invoke
+from customs_batch.environments import connect, load_project
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_json_prints_exactly_what_the_service_sent(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "get", "shipments", "-o", "json")
+    assert code == 0
+    shipments = json.loads(out)
+    assert [s["shipmentId"] for s in shipments] == [1003, 1002, 1001]
+    assert list(shipments[0]) == [
+        "shipmentId",
+        "referenceNumber",
+        "status",
+        "createdAt",
+        "updatedAt",
+    ]
+
+
+def test_filters_reach_the_service(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "shipments", "--status", "completed", "-o", "json")
+    assert [s["referenceNumber"] for s in json.loads(out)] == ["REF-1003"]
+    _, out, _ = _run(
+        capsys, "get", "declarations", "--type", "export", "--order", "asc", "-o", "csv"
+    )
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["declarationId"] for r in rows] == ["501", "502"]
+    _, out, _ = _run(capsys, "get", "shipments", "--created-from", "2026-01-06", "-o", "jsonl")
+    assert len(out.splitlines()) == 2
+
+
+def test_one_declaration_as_yaml(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "get", "declaration", "501", "-o", "yaml")
+    assert code == 0
+    record = yaml.safe_load(out)
+    assert record["exporter"]["name"] == "Acme Export BV"
+    assert len(record["items"]) == 2
+
+
+def test_an_unknown_id_is_one_clear_line_and_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "get", "declaration", "999")
+    assert code == 3
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "not found" in err
+    assert "999" in err
+
+
+def test_transit_lists_and_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "transit", "--status", "ready_to_declare", "-o", "json")
+    assert [t["declarationId"] for t in json.loads(out)] == [7001]
+    _, out, _ = _run(capsys, "get", "transit", "7002", "-o", "json")
+    assert json.loads(out)["status"] == "processing"
+
+
+def test_items_with_filters_and_one_item(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "items", "--deleted", "all", "--archived", "all", "-o", "jsonl")
+    ids = {json.loads(line)["id"] for line in out.splitlines()}
+    assert {9011, 9012} <= ids
+    _, out, _ = _run(capsys, "get", "items", "--search", "Nuts", "-o", "json")
+    assert [i["description"] for i in json.loads(out)] == ["Nuts"]
+    _, out, _ = _run(capsys, "get", "item", "9001", "-o", "json")
+    assert json.loads(out)["commodityCode"] == "731815"
+
+
+def test_template_groups_as_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "get", "template-groups", "--company", "1")
+    assert code == 0
+    assert "DEFAULT" in out
+    assert "page 1" in out
+
+
+def test_hawbs_and_allocations_of_a_shipment(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--all", "-o", "json")
+    assert [h["hawbId"] for h in json.loads(out)] == ["hawb_a1", "hawb_a2", "hawb_a3"]
+    _, out, _ = _run(capsys, "get", "allocations", "shp_7Hk2Lm", "-o", "csv")
+    assert "alc_1" in out
+
+
+def test_local_data_persists_between_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    with connect(load_project().select(None)) as client:
+        client.deactivate_hawb("shp_7Hk2Lm", "hawb_a3")
+    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "-o", "json")
+    assert len(json.loads(out)) == 2
+    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--include-inactive", "-o", "json")
+    assert json.loads(out)[2]["isActive"] is False
+
+
+def test_paging_options(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2", "--page", "2", "-o", "json")
+    assert [s["shipmentId"] for s in json.loads(out)] == [1001]
+    code, _, err = _run(capsys, "get", "shipments", "--all", "--page", "2")
+    assert code == 64
+    assert "exclude each other" in err
+    code, _, _ = _run(capsys, "get", "shipments", "--limit", "101")
+    assert code == 64
+
+
+def test_a_table_footer_points_to_the_next_page(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2")
+    assert "more with --page 2 or --all" in out
+
+
+def test_verbose_logs_requests_with_the_key_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "get", "shipments", "--verbose")
+    assert code == 0
+    assert "GET http://local.sandbox/v1/shipments" in err
+    assert "Bearer ***" in err
+    assert "sandbox-key" not in err
+    _, _, err = _run(capsys, "get", "shipments")
+    assert err == ""
+
+
+def test_an_unknown_environment_is_an_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUSTOMS_BATCH_ENV", "staging")
+    code, _, err = _run(capsys, "get", "shipments")
+    assert code == 3
+    assert "no environment named 'staging'" in err
+
+
+def test_every_get_command_has_an_example_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in [
+        "shipments",
+        "declarations",
+        "declaration",
+        "transit",
+        "items",
+        "item",
+        "template-groups",
+        "hawbs",
+        "allocations",
+    ]:
+        code, out, _ = _run(capsys, "get", command, "--help")
+        assert code == 0
+        assert "customs-batch get" in out, command

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import logging
+
+import httpx
+import pytest
+
+from customs_batch import __version__
+from customs_batch.client import Sender, UnexpectedResponseError
+
+
+def _echo(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json={"headers": dict(request.headers), "url": str(request.url)})
+
+
+def test_every_request_carries_the_key_the_user_agent_and_the_query() -> None:
+    sender = Sender("http://svc.test", "k-1", transport=httpx.MockTransport(_echo))
+    answer = sender.send("GET", "/v1/shipments", params={"page": "2"})
+    assert answer["headers"]["authorization"] == "Bearer k-1"
+    assert answer["headers"]["user-agent"] == f"customs-batch/{__version__}"
+    assert answer["url"] == "http://svc.test/v1/shipments?page=2"
+
+
+def test_the_http_log_redacts_the_key(caplog: pytest.LogCaptureFixture) -> None:
+    sender = Sender("http://svc.test", "k-secret-77", transport=httpx.MockTransport(_echo))
+    with caplog.at_level(logging.DEBUG, logger="customs_batch.client"):
+        sender.send("GET", "/v1/shipments")
+    assert "GET http://svc.test/v1/shipments -> 200" in caplog.text
+    assert "Bearer ***" in caplog.text
+    assert "k-secret-77" not in caplog.text
+
+
+def test_a_success_that_is_not_json_is_explained() -> None:
+    transport = httpx.MockTransport(lambda r: httpx.Response(200, text="<html>login</html>"))
+    sender = Sender("http://svc.test", "k", transport=transport)
+    with pytest.raises(UnexpectedResponseError, match="not JSON") as caught:
+        sender.send("GET", "/v1/shipments")
+    assert "base_url" in str(caught.value.hint)
+
+
+def test_an_empty_success_is_none() -> None:
+    transport = httpx.MockTransport(lambda r: httpx.Response(204))
+    assert Sender("http://svc.test", "k", transport=transport).send("DELETE", "/v1/x") is None

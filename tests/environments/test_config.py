@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.client import RateLimit
+from customs_batch.environments import (
+    LOCAL,
+    CredentialKind,
+    find_config,
+    load_project,
+)
+from customs_batch.errors import ConfigError
+
+GOOD = """\
+default_environment: sandbox
+environments:
+  sandbox:
+    base_url: https://sandbox.customs.example/
+    api_key_env: CUSTOMS_SANDBOX_KEY
+    rate_limit: 100/minute
+    parallelism: 4
+    timeouts: {connect: 5, read: 20}
+  production:
+    base_url: https://api.customs.example
+    api_key_file: ~/.config/customs-batch/production.key
+    rate_limit: 1000/hour
+    endpoints:
+      submit_departure: POST /v2/transit/departures
+"""
+
+
+@pytest.fixture(autouse=True)
+def _in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work in tmp_path/project, so the home directory lies outside the project."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+
+
+def _write(text: str, where: Path | None = None) -> Path:
+    path = (where or Path.cwd()) / "customs-batch.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_without_a_file_only_local_exists() -> None:
+    project = load_project()
+    assert project.path is None
+    assert list(project.environments) == [LOCAL]
+    local = project.select(None)
+    assert local.builtin
+    assert local.credential.kind is CredentialKind.BUILTIN
+    assert local.sandbox_db == Path.cwd().resolve() / ".customs-batch" / "local" / "sandbox.sqlite3"
+
+
+def test_the_file_is_found_in_a_parent_directory() -> None:
+    _write(GOOD)
+    nested = Path.cwd() / "manifests" / "deep"
+    nested.mkdir(parents=True)
+    assert find_config(nested) == Path.cwd() / "customs-batch.yaml"
+    assert load_project(nested).root == Path.cwd().resolve()
+
+
+def test_environments_are_read() -> None:
+    _write(GOOD)
+    project = load_project()
+    sandbox = project.environment("sandbox")
+    assert sandbox.base_url == "https://sandbox.customs.example"
+    assert sandbox.rate_limit == RateLimit.parse("100/minute")
+    assert sandbox.timeouts.connect == 5
+    assert sandbox.credential.ref == "CUSTOMS_SANDBOX_KEY"
+    production = project.environment("production")
+    assert str(production.endpoints["submit_departure"]) == "POST /v2/transit/departures"
+    assert production.credential.kind is CredentialKind.FILE
+    assert production.state_dir == Path.cwd().resolve() / ".customs-batch" / "production"
+
+
+def test_selection_order_is_option_variable_default_local() -> None:
+    _write(GOOD)
+    project = load_project()
+    assert project.select("production", {}).name == "production"
+    assert project.select(None, {"CUSTOMS_BATCH_ENV": "production"}).name == "production"
+    assert project.select(None, {}).name == "sandbox"
+    _write("environments: {}\n")
+    assert load_project().select(None, {}).name == LOCAL
+
+
+def test_an_unknown_environment_lists_the_known_ones() -> None:
+    _write(GOOD)
+    with pytest.raises(ConfigError, match="no environment named 'prod'") as caught:
+        load_project().select("prod", {})
+    assert "production" in str(caught.value.hint)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("environments:\n  s:\n    base_url: https://x\n    api_key: abcdef123\n", "may not be"),
+        ("environments:\n  s:\n    base_url: https://x\n    token: abcdef123\n", "may not be"),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: sk-live-abcdef123\n",
+            "NAME of an environment variable",
+        ),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: abcdef123xyz\n",
+            "NAME of an environment variable",
+        ),
+    ],
+)
+def test_a_key_written_in_the_file_is_refused_without_quoting_it(text: str, words: str) -> None:
+    _write(text)
+    with pytest.raises(ConfigError, match=words) as caught:
+        load_project()
+    assert "abcdef123" not in str(caught.value)
+    assert ":4:" in str(caught.value)
+    assert "outside version control" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("environments:\n  s:\n    base_url: ftp://x\n    api_key_env: K\n", "s.base_url"),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    rate_limit: 9\n",
+            "rate_limit",
+        ),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    colour: red\n",
+            "'colour' was unexpected",
+        ),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    parallelism: 0\n",
+            "minimum",
+        ),
+        ("environments:\n  s:\n    api_key_env: K\n", "no base_url"),
+        ("environments:\n  s:\n    base_url: https://x\n", "exactly one of"),
+        ("environments:\n  local:\n    base_url: https://x\n", "local cannot set base_url"),
+        ("default_environment: nope\n", "not defined"),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
+            "    endpoints: {nope: GET /x}\n",
+            "unknown endpoint name",
+        ),
+        ("environments: [\n", "fix the YAML syntax"),
+    ],
+)
+def test_invalid_configurations_say_where_and_what(text: str, words: str) -> None:
+    _write(text)
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    assert words in str(caught.value)
+    assert "customs-batch.yaml" in str(caught.value)
+
+
+def test_a_key_at_the_top_level_is_refused_too() -> None:
+    _write("default_environment: local\ntoken: abcdef123\n")
+    with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
+        load_project()
+    assert "abcdef123" not in str(caught.value)
+
+
+def test_schema_errors_carry_the_line() -> None:
+    _write("environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    parallelism: x\n")
+    with pytest.raises(ConfigError, match=r"customs-batch.yaml:5: environments.s.parallelism"):
+        load_project()
+
+
+def test_local_may_change_its_pace_only() -> None:
+    _write("environments:\n  local:\n    rate_limit: 10/second\n    parallelism: 2\n")
+    local = load_project().environment(LOCAL)
+    assert local.builtin
+    assert local.rate_limit == RateLimit.parse("10/second")
+    assert local.parallelism == 2

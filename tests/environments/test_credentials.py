@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.environments import SANDBOX_KEY, CredentialKind, CredentialSource, load_project
+from customs_batch.environments._credentials import key_file_source
+from customs_batch.errors import ConfigError
+
+
+def test_a_variable_is_described_without_its_value() -> None:
+    source = CredentialSource(CredentialKind.ENV_VAR, "MY_KEY")
+    assert source.describe({"MY_KEY": "v3ry-s3cret"}) == "$MY_KEY (set)"
+    assert source.describe({}) == "$MY_KEY (not set)"
+    assert source.resolve({"MY_KEY": " v3ry-s3cret\n"}) == "v3ry-s3cret"
+
+
+def test_a_missing_variable_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="MY_KEY") as caught:
+        CredentialSource(CredentialKind.ENV_VAR, "MY_KEY").resolve({})
+    assert "export MY_KEY" in str(caught.value.hint)
+
+
+def test_a_key_file_is_read_and_described(tmp_path: Path) -> None:
+    key_file = tmp_path / "home" / "sandbox.key"
+    key_file.write_text("file-s3cret\n", encoding="utf-8")
+    source = CredentialSource(CredentialKind.FILE, str(key_file))
+    assert source.resolve({}) == "file-s3cret"
+    assert source.describe() == f"file {key_file} (readable)"
+    assert "file-s3cret" not in source.describe()
+
+
+def test_a_missing_or_multiline_key_file_is_explained(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the API key file"):
+        CredentialSource(CredentialKind.FILE, str(tmp_path / "none.key")).resolve({})
+    two = tmp_path / "two.key"
+    two.write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="on one line"):
+        CredentialSource(CredentialKind.FILE, str(two)).resolve({})
+
+
+def test_a_key_file_inside_the_repository_is_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "customs-batch.yaml").write_text(
+        "environments:\n  s:\n    base_url: https://x\n    api_key_file: secrets/s.key\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="inside the repository") as caught:
+        load_project(repo)
+    assert "outside version control" in str(caught.value.hint)
+
+
+def test_a_home_key_file_is_accepted(tmp_path: Path) -> None:
+    source = key_file_source("~/k.key", base=tmp_path, repository=tmp_path / "repo")
+    assert source.ref == str((tmp_path / "home" / "k.key").resolve())
+
+
+def test_the_builtin_key_is_the_sandbox_seeds() -> None:
+    assert CredentialSource(CredentialKind.BUILTIN).resolve({}) == SANDBOX_KEY
