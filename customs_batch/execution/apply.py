@@ -1,0 +1,248 @@
+"""Apply a plan: record every intent before it is sent and every outcome after, durably.
+
+The walk of the graph is ``scheduler.walk``; this module decides what one node does. A
+definite refusal is recorded as failed with the service's error. An outcome that cannot be
+known (a timeout, a reset connection, a server error) leaves the intent in the state, so the
+next plan re-sends a movement with its recorded key and never re-sends a departure blindly.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from customs_batch.client import (
+    AuthenticationError,
+    CustomsClient,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+    RequestRefusedError,
+)
+from customs_batch.errors import ServiceError
+from customs_batch.execution.operations import SEND, Request
+from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
+from customs_batch.execution.waiting import WaitOptions, wait_for_departure
+from customs_batch.kinds import Address, Kind
+from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
+from customs_batch.planning.references import resolve
+from customs_batch.state.backend import StateSession
+from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
+
+JSON = Any
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with milliseconds, as the service writes it."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one planned change."""
+
+    address: Address
+    status: NodeStatus
+    operation: Operation
+    detail: str = ""
+    outputs: Mapping[str, JSON] = field(default_factory=dict)
+    remote_status: str | None = None
+
+
+class ApplyEvents(Protocol):
+    """Where progress goes: a terminal display, plain lines, or a JSON event stream."""
+
+    def started(self, plan: Plan, operations: int) -> None: ...
+    def finished_one(self, outcome: Outcome) -> None: ...
+
+
+@dataclass
+class ApplyReport:
+    """The outcomes of a run, in plan order, and whether it stopped early."""
+
+    outcomes: list[Outcome]
+    stopped: bool
+    fatal: ServiceError | None
+    seconds: float
+
+    def count(self, status: NodeStatus) -> int:
+        return sum(1 for outcome in self.outcomes if outcome.status is status)
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.stopped
+            and self.fatal is None
+            and all(outcome.status is NodeStatus.SUCCEEDED for outcome in self.outcomes)
+        )
+
+
+class _NotSent(Exception):
+    """The request was not sent; nothing to record."""
+
+
+class _Run:
+    def __init__(
+        self,
+        plan: Plan,
+        session: StateSession,
+        client: CustomsClient,
+        stop: threading.Event,
+        wait: WaitOptions | None,
+    ) -> None:
+        self.changes = {change.address: change for change in plan.changes}
+        self.session = session
+        self.client = client
+        self.stop = stop
+        self.wait = wait
+        self.outcomes: dict[Address, Outcome] = {}
+        self.fatal: ServiceError | None = None
+        self._lock = threading.Lock()
+
+    def lookup(self, address: Address, name: str) -> JSON:
+        record = self.session.state.resources.get(str(address))
+        if record is None or record.status is not RecordStatus.APPLIED:
+            raise KeyError(name)
+        return record.outputs[name]
+
+    def run(self, address: Address) -> bool:
+        change = self.changes[address]
+        try:
+            outcome = self._send(change)
+        except _NotSent as exc:
+            outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
+        with self._lock:
+            self.outcomes[address] = outcome
+        return outcome.status is NodeStatus.SUCCEEDED
+
+    def _send(self, change: PlannedChange) -> Outcome:
+        spec, unknown = resolve(dict(change.spec), self.lookup)
+        if unknown:
+            raise _NotSent("a value it refers to is not known: its source was not applied")
+        previous = self.session.state.resources.get(str(change.address))
+        key = change.idempotency_key
+        if key is None and change.address.kind is Kind.MOVEMENT:
+            key = str(uuid.uuid4())
+        known = dict(previous.outputs) if previous else {}
+        intent = ResourceRecord(
+            str(change.address),
+            RecordStatus.PENDING,
+            change.operation.value,
+            spec,
+            outputs=known,
+            idempotency_key=key,
+            updated_at=now_iso(),
+        )
+        self.session.record(intent)
+        request = Request(change.address.kind, spec, known, key, change.changed)
+        try:
+            outputs = SEND[change.operation](self.client, request)
+        except (AuthenticationError, PermissionDeniedError) as exc:
+            self._restore(change, previous)
+            with self._lock:
+                self.fatal = self.fatal or exc
+            self.stop.set()
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
+        except (RequestRefusedError, NotFoundError, RateLimitedError) as exc:
+            return self._refused(change, intent, previous, exc)
+        except ServiceError as exc:
+            # Sent, but what the service did is unknown: the intent stays recorded.
+            detail = f"outcome unknown, recorded for the next run: {exc.message}"
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+        applied = intent.with_changes(
+            status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
+        )
+        self.session.record(applied)
+        if self.wait is not None and change.operation is Operation.SUBMIT_DEPARTURE:
+            return self._wait(change, applied)
+        return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+
+    def _refused(
+        self,
+        change: PlannedChange,
+        intent: ResourceRecord,
+        previous: ResourceRecord | None,
+        exc: ServiceError,
+    ) -> Outcome:
+        status = getattr(exc, "status", None)
+        body = getattr(exc, "body", None)
+        message = getattr(exc, "service_message", None) or exc.message
+        failure = ServiceFailure(status, message, body if isinstance(body, dict) else {})
+        if previous is not None and previous.outputs:
+            # An update was refused: the object is as it was, with the error noted.
+            record = previous.with_changes(error=failure, updated_at=now_iso())
+        else:
+            record = intent.with_changes(
+                status=RecordStatus.FAILED, error=failure, updated_at=now_iso()
+            )
+        self.session.record(record)
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, message)
+
+    def _restore(self, change: PlannedChange, previous: ResourceRecord | None) -> None:
+        """The request was refused before the service acted on it (401/403)."""
+        if previous is None:
+            self.session.forget(str(change.address))
+        else:
+            self.session.record(previous)
+
+    def _wait(self, change: PlannedChange, applied: ResourceRecord) -> Outcome:
+        assert self.wait is not None
+        declaration_id = int(str(applied.outputs["declarationId"]))
+        result = wait_for_departure(self.client, declaration_id, self.wait, self.stop)
+        record = applied.with_changes(
+            remote_status=result.status, remote_errors=result.errors, updated_at=now_iso()
+        )
+        self.session.record(record)
+        status = NodeStatus.SUCCEEDED if result.ok else NodeStatus.FAILED
+        return Outcome(
+            change.address,
+            status,
+            change.operation,
+            result.detail,
+            outputs=record.outputs,
+            remote_status=result.status,
+        )
+
+
+def apply_plan(
+    plan: Plan,
+    session: StateSession,
+    client: CustomsClient,
+    *,
+    parallelism: int,
+    stop: threading.Event,
+    events: ApplyEvents | None = None,
+    wait: WaitOptions | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> ApplyReport:
+    """Apply every change of ``plan`` that sends something, in dependency order."""
+    started = clock()
+    run = _Run(plan, session, client, stop, wait)
+    order = [c.address for c in plan.changes if c.requests > 0 or _blocks(c)]
+    blocked = {c.address: c.reason for c in plan.changes if _blocks(c)}
+    deps = {c.address: c.depends_on for c in plan.changes}
+    if events is not None:
+        events.started(plan, len(order) - len(blocked))
+
+    def report(result: NodeResult[Address]) -> None:
+        outcome = run.outcomes.get(result.key) or Outcome(
+            result.key, result.status, run.changes[result.key].operation, result.reason
+        )
+        run.outcomes[result.key] = outcome
+        if events is not None:
+            events.finished_one(outcome)
+
+    walk(
+        order, deps, run.run, parallelism=parallelism, stop=stop, blocked=blocked, on_result=report
+    )
+    outcomes = [run.outcomes[a] for a in order if a in run.outcomes]
+    return ApplyReport(outcomes, stop.is_set() and run.fatal is None, run.fatal, clock() - started)
+
+
+def _blocks(change: PlannedChange) -> bool:
+    return change.action in (Action.REFUSED, Action.NEEDS_DECISION)

@@ -1,0 +1,76 @@
+"""``--wait``: poll a submitted departure declaration until it leaves ``processing``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from customs_batch.client import CustomsClient
+from customs_batch.errors import ServiceError
+
+FAILED_STATUSES = frozenset({"invalid", "error"})
+
+
+@dataclass(frozen=True)
+class WaitOptions:
+    """How long to wait in all, and how often to ask (each ask also waits its turn at the
+    rate limiter, so polling never exceeds the environment's limit)."""
+
+    timeout: float = 600.0
+    interval: float = 1.0
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    status: str | None
+    errors: tuple[Any, ...]
+    ok: bool
+    detail: str
+
+
+def wait_for_departure(
+    client: CustomsClient,
+    declaration_id: int,
+    options: WaitOptions,
+    stop: threading.Event,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> WaitResult:
+    """Poll until the declaration is no longer ``processing``, the time is up, or a stop."""
+    deadline = clock() + options.timeout
+    status: str | None = "processing"
+    while True:
+        try:
+            detail = client.get_transit(declaration_id)
+        except ServiceError as exc:
+            return WaitResult(
+                status, (), False, f"could not poll declaration {declaration_id}: {exc.message}"
+            )
+        status = detail.raw.get("status")
+        errors = tuple(detail.raw.get("errors") or ())
+        if status != "processing":
+            if status in FAILED_STATUSES:
+                shown = "; ".join(_describe(e) for e in errors) or "no errors given"
+                return WaitResult(
+                    status, errors, False, f"declaration {declaration_id} is {status}: {shown}"
+                )
+            return WaitResult(status, errors, True, f"declaration {declaration_id} is {status}")
+        if clock() >= deadline:
+            return WaitResult(
+                status,
+                errors,
+                False,
+                f"declaration {declaration_id} still processing after {options.timeout:g} s",
+            )
+        if stop.wait(options.interval):
+            return WaitResult(status, errors, False, "stopped while waiting")
+
+
+def _describe(error: Any) -> str:
+    if isinstance(error, dict):
+        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
+        return " ".join(parts) or str(error)
+    return str(error)

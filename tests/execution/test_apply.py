@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
+from customs_batch.execution.scheduler import NodeStatus
+from customs_batch.execution.waiting import WaitOptions
+from customs_batch.kinds import Kind
+from customs_batch.planning import Action, plan_changes
+from customs_batch.planning.model import Plan
+from customs_batch.state import LocalBackend, RecordStatus, State
+
+from ..planning.helpers import doc, movement
+from .conftest import Emulator
+
+GROUP = {"name": "EU road", "code": "EU-ROAD", "companyId": 1}
+PARTY = {"name": "Hafen GmbH", "eoriNo": "DE123456789012345", "countryCode": "DE"}
+
+
+def departure(reference: str = "C-1") -> dict[str, Any]:
+    return {
+        "type": "DEPARTURE",
+        "companyId": 1,
+        "procedureType": "D1",
+        "declarationType": "externalTransit",
+        "additionalDeclarationType": "STANDARD",
+        "commercialReference": reference,
+        "departureOffice": "DE004073",
+        "destinationOffice": "NL000396",
+        "countryOfDispatch": "DE",
+        "countryOfDestination": "NL",
+        "security": "0",
+        "totalWeight": 125.5,
+        "goodsLocationType": "A",
+        "goodsLocationAddressType": "Z",
+        "goodsLocationAddress": {
+            "Address": {"street": "Kai 1", "city": "Hamburg", "postCode": "20457", "countryCode": "DE"}
+        },
+        "loadingCountry": "DE",
+        "loadingLocation": "Hamburg",
+        "loadingUNLocode": "DEHAM",
+        "Principal": PARTY,
+        "Consignor": PARTY,
+        "Consignee": {"name": "Empfang BV", "countryCode": "NL", "city": "Rotterdam", "street": "Weg 2", "postcode": "3011"},
+        "DeclarationGuarantees": [
+            {"guaranteeType": "1", "guaranteeReferenceNumber": "REF", "guaranteeAmount": 100.0, "currencyCode": "EUR", "accessCode": "1234"}
+        ],
+        "DeclarationItems": [
+            {"description": "Fish", "commodityCode": "03054100", "originCountry": "NO", "quantity": 1, "grossMass": 125.5, "netWeight": 120.0, "netPrice": 10.0, "currency": "EUR", "packaging": [{"sequenceNumber": 1, "typeOfPackages": "PK", "quantity": 10, "shippingMarks": "M"}]}
+        ],
+    }
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.outcomes: list[Outcome] = []
+
+    def started(self, plan: Plan, operations: int) -> None:
+        self.total = operations
+
+    def finished_one(self, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
+
+
+def _apply(backend: LocalBackend, docs: list[Any], emulator: Emulator, **options: Any) -> ApplyReport:
+    with backend.open("apply") as session:
+        plan = plan_changes(docs, session.state)
+        return apply_plan(plan, session, emulator.client, parallelism=4, stop=threading.Event(), **options)
+
+
+def test_create_then_no_change_then_update(tmp_path: Path, emulator: Emulator) -> None:
+    backend = LocalBackend(tmp_path)
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "u",
+        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Principal": PARTY},
+        3,
+    )
+    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 1), movement("m", 2), update]
+    events = Recorder()
+    report = _apply(backend, docs, emulator, events=events)
+    assert report.ok, report.outcomes
+    assert events.total == 4 and len(events.outcomes) == 4
+    state = backend.read()
+    assert {a: r.status for a, r in state.resources.items()} == dict.fromkeys(
+        ["TemplateGroup/g", "DepartureDeclaration/d", "Movement/m", "TransitPartyUpdate/u"], RecordStatus.APPLIED
+    )
+    declaration_id = state.resources["DepartureDeclaration/d"].outputs["declarationId"]
+    assert state.resources["TransitPartyUpdate/u"].spec["declarationId"] == declaration_id
+    assert state.resources["Movement/m"].outputs["movementId"] == emulator.movements()[0]["movementId"]
+
+    again = plan_changes(docs, backend.read())
+    assert {c.action for c in again.changes} == {Action.NO_CHANGE}
+
+    renamed = [doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road 2"}, 0), *docs[1:]]
+    assert _apply(backend, renamed, emulator).ok
+    groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert [g["name"] for g in groups if g["code"] == "EU-ROAD"] == ["EU road 2"]
+
+
+def test_a_refusal_is_recorded_with_the_service_message_and_skips_dependents(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    bad = movement("bad", 0)
+    bad = doc(Kind.MOVEMENT, "bad", {**bad.spec, "partyId": None}, 0)
+    later = movement("later", 1)  # same shipment and HAWB: waits for "bad"
+    elsewhere = movement("elsewhere", 2, hawb="hawb_a2")
+    report = _apply(backend, [bad, later, elsewhere], emulator)
+    statuses = {str(o.address): o.status for o in report.outcomes}
+    assert statuses == {
+        "Movement/bad": NodeStatus.FAILED,
+        "Movement/later": NodeStatus.SKIPPED,
+        "Movement/elsewhere": NodeStatus.SUCCEEDED,
+    }
+    record = backend.read().resources["Movement/bad"]
+    assert record.status is RecordStatus.FAILED and record.error is not None
+    assert record.error.status == 400 and "partyId" in record.error.message
+
+
+def test_a_pending_movement_is_resent_with_its_key_and_not_duplicated(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [movement("m", 0)], emulator).ok
+    first = backend.read().resources["Movement/m"]
+    # As if the answer had been lost: the state holds only the intent.
+    with backend.open("test") as session:
+        session.record(first.with_changes(status=RecordStatus.PENDING, outputs={}))
+    plan = plan_changes([movement("m", 0)], backend.read())
+    assert plan.changes[0].idempotency_key == first.idempotency_key
+    assert _apply(backend, [movement("m", 0)], emulator).ok
+    assert len(emulator.movements()) == 1
+    assert backend.read().resources["Movement/m"].outputs == first.outputs
+
+
+def test_wait_records_ready_and_invalid_declarations(tmp_path: Path, emulator: Emulator) -> None:
+    backend = LocalBackend(tmp_path)
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "ok", departure("C-OK"), 0),
+        doc(Kind.DEPARTURE_DECLARATION, "bad", departure("INVALID-1"), 1),
+    ]
+    report = _apply(backend, docs, emulator, wait=WaitOptions(timeout=5, interval=0.01))
+    by_name = {o.address.name: o for o in report.outcomes}
+    assert by_name["ok"].status is NodeStatus.SUCCEEDED and by_name["ok"].remote_status == "ready"
+    assert by_name["bad"].status is NodeStatus.FAILED and "invalid" in by_name["bad"].detail
+    record = backend.read().resources["DepartureDeclaration/bad"]
+    assert record.remote_status == "invalid" and record.remote_errors
+
+
+def test_a_stop_before_the_start_sends_nothing(tmp_path: Path, emulator: Emulator) -> None:
+    backend = LocalBackend(tmp_path)
+    stop = threading.Event()
+    stop.set()
+    with backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], State(lineage="", serial=0))
+        report = apply_plan(plan, session, emulator.client, parallelism=2, stop=stop)
+    assert report.stopped and report.outcomes == []
+    assert emulator.movements() == []
