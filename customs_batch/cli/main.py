@@ -23,6 +23,13 @@ COMMANDS: dict[str, str] = {
     "sandbox": "customs_batch.cli.sandbox:sandbox",
     "env": "customs_batch.cli.env:env",
     "get": "customs_batch.cli.get:get",
+    "plan": "customs_batch.cli.plan:plan",
+    "apply": "customs_batch.cli.apply:apply",
+    "state": "customs_batch.cli.state:state",
+    "import": "customs_batch.cli.state:import_",
+    "refresh": "customs_batch.cli.refresh:refresh",
+    "status": "customs_batch.cli.refresh:status",
+    "force-unlock": "customs_batch.cli.state:force_unlock",
 }
 
 

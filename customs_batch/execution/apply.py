@@ -58,6 +58,7 @@ class ApplyEvents(Protocol):
     """Where progress goes: a terminal display, plain lines, or a JSON event stream."""
 
     def started(self, plan: Plan, operations: int) -> None: ...
+    def sending(self, address: Address) -> None: ...
     def finished_one(self, outcome: Outcome) -> None: ...
 
 
@@ -94,7 +95,9 @@ class _Run:
         client: CustomsClient,
         stop: threading.Event,
         wait: WaitOptions | None,
+        events: ApplyEvents | None,
     ) -> None:
+        self.events = events
         self.changes = {change.address: change for change in plan.changes}
         self.session = session
         self.client = client
@@ -112,6 +115,8 @@ class _Run:
 
     def run(self, address: Address) -> bool:
         change = self.changes[address]
+        if self.events is not None:
+            self.events.sending(address)
         try:
             outcome = self._send(change)
         except _NotSent as exc:
@@ -194,8 +199,14 @@ class _Run:
         assert self.wait is not None
         declaration_id = int(str(applied.outputs["declarationId"]))
         result = wait_for_departure(self.client, declaration_id, self.wait, self.stop)
+        outputs = dict(applied.outputs)
+        if result.status is not None:
+            outputs["status"] = result.status
         record = applied.with_changes(
-            remote_status=result.status, remote_errors=result.errors, updated_at=now_iso()
+            outputs=outputs,
+            remote_status=result.status,
+            remote_errors=result.errors,
+            updated_at=now_iso(),
         )
         self.session.record(record)
         status = NodeStatus.SUCCEEDED if result.ok else NodeStatus.FAILED
@@ -222,7 +233,7 @@ def apply_plan(
 ) -> ApplyReport:
     """Apply every change of ``plan`` that sends something, in dependency order."""
     started = clock()
-    run = _Run(plan, session, client, stop, wait)
+    run = _Run(plan, session, client, stop, wait, events)
     order = [c.address for c in plan.changes if c.requests > 0 or _blocks(c)]
     blocked = {c.address: c.reason for c in plan.changes if _blocks(c)}
     deps = {c.address: c.depends_on for c in plan.changes}

@@ -34,9 +34,11 @@ def plan_changes(
     *,
     now: datetime | None = None,
     inputs_digest: str = "",
+    orphans: bool = True,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
-    the addresses the state holds but the manifests no longer name at the end (orphaned).
+    the addresses the state holds but the manifests no longer name at the end (orphaned;
+    left out with ``orphans=False``, when only a part of the manifests was selected).
     """
     now = now or datetime.now(UTC)
     deps = dependencies(documents)
@@ -65,7 +67,7 @@ def plan_changes(
             )
         )
     named = {str(doc.address) for doc in documents}
-    for address in sorted(set(state.resources) - named):
+    for address in sorted(set(state.resources) - named) if orphans else ():
         parsed = Address.parse(address)
         if parsed is None:
             continue

@@ -131,3 +131,15 @@ def _address(text: str) -> Address:
     if address is None:
         raise ValueError(f"{text!r} is not an address")
     return address
+
+
+def is_plan_file(path: Path) -> bool:
+    """Whether ``path`` is a saved plan (rather than a manifest or a folder of them)."""
+    if not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and PLAN_FORMAT.encode() in head

@@ -60,6 +60,9 @@ class Recorder:
     def started(self, plan: Plan, operations: int) -> None:
         self.total = operations
 
+    def sending(self, address: object) -> None:
+        pass
+
     def finished_one(self, outcome: Outcome) -> None:
         self.outcomes.append(outcome)
 

@@ -1,0 +1,91 @@
+"""``customs-batch plan``: what apply would do, without sending anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from customs_batch.cli._inputs import backend_for, load_documents, selection_options
+from customs_batch.cli._plan_view import plan_json, show_plan
+from customs_batch.cli._service import env_option, select_environment
+from customs_batch.errors import ExitCode
+from customs_batch.planning import plan_changes
+from customs_batch.planning.planfile import digest_documents, write_plan
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@env_option
+@click.option(
+    "-out",
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Save the plan to FILE for `customs-batch apply FILE`.",
+)
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when there is nothing to do, 2 when there are changes, 1 on errors.",
+)
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
+@selection_options
+def plan(
+    paths: tuple[Path, ...],
+    env_name: str | None,
+    out: Path | None,
+    detailed_exitcode: bool,
+    format_name: str,
+    show_unchanged: bool,
+    labels: tuple[str, ...],
+    targets: tuple[str, ...],
+) -> int:
+    """Compare the manifests with the recorded state and show what apply would do.
+
+    Needs no network and no key: it reads the manifests and the environment's state. Each
+    document is to create, to update in place, unchanged, refused (a change the API cannot
+    make, with the way out), orphaned (recorded, gone from the manifests) or needs a
+    decision (an earlier outcome is unknown).
+
+    \b
+    Examples:
+      customs-batch plan manifests/
+      customs-batch plan manifests/ --env sandbox -out release.plan
+      customs-batch plan --detailed-exitcode --format json
+      customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
+    """
+    documents, selection = load_documents(paths, labels, targets)
+    environment = select_environment(env_name)
+    state = backend_for(environment).read()
+    result = plan_changes(
+        documents,
+        state,
+        inputs_digest=digest_documents(documents),
+        orphans=selection.everything,
+    )
+    if format_name == "json":
+        click.echo(plan_json(result, environment=environment.name, limit=environment.rate_limit))
+    else:
+        show_plan(
+            result,
+            environment=environment.name,
+            limit=environment.rate_limit,
+            verbose=show_unchanged,
+        )
+    if out is not None:
+        write_plan(out, result, environment=environment.name)
+        if format_name == "text":
+            click.echo(
+                f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`."
+            )
+    if detailed_exitcode and result.has_changes:
+        return int(ExitCode.CHANGES)
+    return int(ExitCode.OK)
