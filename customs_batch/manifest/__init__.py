@@ -1,1 +1,20 @@
-"""Manifests: loading with source positions, Jinja rendering, row expansion, documents."""
+"""Manifests: loading with source positions, Jinja rendering, row expansion, documents.
+
+The public API is :func:`load_paths` (what the commands call), :func:`load_file` (one file;
+the result pickles, so files can be loaded in a process pool) and :func:`discover`.
+"""
+
+from customs_batch.manifest._discover import find_project_root
+from customs_batch.manifest._load import LoadResult, discover, load_file, load_paths
+from customs_batch.manifest.document import Document, Position, Reference
+
+__all__ = [
+    "Document",
+    "LoadResult",
+    "Position",
+    "Reference",
+    "discover",
+    "find_project_root",
+    "load_file",
+    "load_paths",
+]

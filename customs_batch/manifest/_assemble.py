@@ -1,0 +1,195 @@
+"""One walked document to a :class:`Document`: inline Jinja, the template merged under
+``spec``, references and positions. Every problem is a finding; a document with an error
+finding is not built, so later stages never see half a document."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from customs_batch.findings import JsonPath, Severity
+from customs_batch.manifest import _templates
+from customs_batch.manifest._envelope import Envelope
+from customs_batch.manifest._jinja import JinjaProblem, problem_of, render_inline
+from customs_batch.manifest._references import SYNTAX_HINT, parse_references
+from customs_batch.manifest._source_map import SourceMap
+from customs_batch.manifest._template_output import TemplateOutput, parse_output
+from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.document import JSON, Document, Position, Reference
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+_RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}
+_JINJA_HINT = "Fix the Jinja expression; the document's values are available as 'values'."
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the document was written and where its project is."""
+
+    position: Position
+    project_root: Path
+    index: int
+
+
+def assemble(
+    data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source
+) -> Document | None:
+    """The document, or None when ``walk.findings`` holds an error (from here or before)."""
+    name = _render_jinja(data, envelope, walk)
+    spec: dict[str, Any] = data.get("spec") or {}
+    references = _references(walk, walk.refs)
+    positions = SourceMap((walk.file, walk.marks))
+    if envelope.template is not None:
+        output = _template_output(envelope, walk, source.project_root)
+        if output is not None:
+            spec = merge(output.spec, spec)
+            references += _surviving(output, spec, walk)
+            positions = SourceMap((walk.file, walk.marks), (output.file, output.marks))
+    if name is None or any(f.severity is Severity.ERROR for f in walk.findings):
+        return None
+    return Document(
+        kind=envelope.kind,
+        name=name,
+        spec=spec,
+        source=source.position,
+        index=source.index,
+        depends_on=envelope.depends_on,
+        labels=envelope.labels,
+        template=envelope.template,
+        values=data.get("values") or {},
+        references=tuple(references),
+        positions=positions,
+    )
+
+
+def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str | None:
+    """Render the Jinja strings of values, metadata.name and spec, in that order, in place;
+    the document's name afterwards (None when it is not a valid name)."""
+    values: dict[str, Any] = data.get("values") or {}
+    context = {"values": values}
+    pending = [p for p in walk.jinja if p[0][0] in _RENDER_ORDER]
+    pending.sort(key=lambda p: _RENDER_ORDER[str(p[0][0])])
+    for path, text, as_text in pending:
+        if path[0] == "metadata" and path != ("metadata", "name"):
+            continue
+        try:
+            value = render_inline(text, context, as_text=as_text or path[0] == "metadata")
+        except Exception as error:  # user expressions: whatever they raise is a finding
+            problem = problem_of(error, None)
+            walk.report_at(problem.rule, f"in {text!r}: {problem.message}", _JINJA_HINT, path)
+            continue
+        _set(data, path, value)
+        # References are read from the rendered text, not from the expression.
+        walk.refs[:] = [ref for ref in walk.refs if ref[0] != path]
+        if path[0] == "spec" and isinstance(value, str) and "${ref:" in value:
+            walk.refs.append((path, value))
+    return _checked_name(data["metadata"].get("name"), envelope, walk)
+
+
+def _checked_name(name: Any, envelope: Envelope, walk: Walk) -> str | None:
+    if isinstance(name, str) and _NAME.fullmatch(name):
+        return name
+    walk.report_at(
+        "envelope.name",
+        f"{name!r} is not a document name",
+        "A name starts with a letter or digit and holds letters, digits, '.', '_' and '-'.",
+        ("metadata", "name"),
+    )
+    return None
+
+
+def _set(data: Any, path: JsonPath, value: JSON) -> None:
+    for part in path[:-1]:
+        data = data[part]
+    data[path[-1]] = value
+
+
+def _references(walk: Walk, found: list[tuple[JsonPath, str]]) -> list[Reference]:
+    references: list[Reference] = []
+    for path, text in found:
+        if not path or path[0] != "spec":
+            continue
+        parsed, problems = parse_references(path, text)
+        references += parsed
+        for message in problems:
+            walk.report_at("reference.syntax", message, SYNTAX_HINT, path)
+    return references
+
+
+def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> TemplateOutput | None:
+    name = envelope.template or ""
+    found = _templates.find_template(project_root, name)
+    if not isinstance(found, _templates.TemplateSource) and found.file is not None:
+        _report_in_template(walk, found.file, found)
+        return None
+    if not isinstance(found, _templates.TemplateSource):
+        hint = (
+            f"Create templates/{name}{_templates.SUFFIX} in the project, or name a built-in "
+            "template (see 'customs-batch render --help')."
+            if found.rule == "template.not-found"
+            else "Fix the template."
+        )
+        walk.report_at(found.rule, found.message, hint, ("template",))
+        return None
+    rendered = _templates.render(found, {"values": envelope.values})
+    if not isinstance(rendered, _templates.Rendered):
+        _report_in_template(walk, found.file, rendered)
+        return None
+    output = parse_output(rendered, envelope.kind)
+    walk.findings.extend(output.findings)
+    return None if output.failed else output
+
+
+def _report_in_template(walk: Walk, file: str, problem: JinjaProblem) -> None:
+    where = walk.locate(("template",))
+    message = f"{problem.message} (template used at {where.file}:{where.line})"
+    walk.report_in(file, problem.line, problem.rule, message, "Fix the template.")
+
+
+def _surviving(output: TemplateOutput, spec: Mapping[str, Any], walk: Walk) -> list[Reference]:
+    """References the template wrote that the document did not override."""
+    kept: list[tuple[JsonPath, str]] = []
+    for path, text in output.refs:
+        value: Any = {"spec": spec}
+        for part in path:
+            value = _child(value, part)
+        if value is text:
+            kept.append((path, text))
+    return _references(walk, kept)
+
+
+def _child(container: Any, part: str | int) -> Any:
+    if isinstance(container, dict):
+        return container.get(part)
+    if isinstance(container, list) and isinstance(part, int) and part < len(container):
+        return container[part]
+    return None
+
+
+def merge(defaults: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """``own`` deep-merged over ``defaults``: mappings merge recursively, ``own`` wins, lists
+    are replaced. The result shares nothing mutable with ``defaults`` (it may be cached)."""
+    out: dict[str, Any] = {}
+    for key, base in defaults.items():
+        if key not in own:
+            out[key] = _copy(base)
+            continue
+        value = own[key]
+        out[key] = (
+            merge(base, value) if isinstance(value, dict) and isinstance(base, dict) else value
+        )
+    for key, value in own.items():
+        if key not in defaults:
+            out[key] = value
+    return out
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value

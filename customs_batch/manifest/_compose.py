@@ -1,0 +1,193 @@
+"""YAML text to node trees, with libyaml when available, and YAML errors as problems.
+
+Only composing is done here (no construction): the node tree keeps the line and column of
+every value, and scalars keep the text exactly as written so the loader can type them by the
+schema. Resolution of plain scalars is switched off (they all get the ``PLAIN`` tag) because
+PyYAML resolves by YAML 1.1 rules, and because skipping its regular expressions is faster.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.composer import Composer
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import BaseResolver
+from yaml.scanner import Scanner
+
+PLAIN = "?plain"
+"""The tag of a plain scalar without an explicit tag: its type is decided by the loader."""
+STR = "tag:yaml.org,2002:str"
+SEQ = "tag:yaml.org,2002:seq"
+MAP = "tag:yaml.org,2002:map"
+
+# libyaml's composer recurses in C without a depth check and crashes the process somewhere
+# past 20,000 levels. Texts that could nest deeper than this are measured first (see below).
+SAFE_NESTING = 5000
+
+
+@dataclass(frozen=True)
+class YamlProblem:
+    """A YAML text that could not be composed, and where (1-based line and column)."""
+
+    rule: str
+    message: str
+    hint: str
+    line: int
+    column: int
+
+
+class _Resolving:
+    """Resolver hooks for both composers: tags only, no YAML 1.1 typing, no path resolvers."""
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            return PLAIN if implicit[0] else STR
+        return SEQ if kind is SequenceNode else MAP
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+
+class _PureComposer(_Resolving, Reader, Scanner, Parser, Composer, BaseResolver):
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        BaseResolver.__init__(self)
+
+
+_composer_class: type[Any]
+try:
+    from yaml._yaml import CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _composer_class = _PureComposer
+else:
+
+    class _FastComposer(_Resolving, CParser):
+        pass
+
+    _composer_class = _FastComposer
+
+HAS_LIBYAML = _composer_class is not _PureComposer
+
+
+def compose_all(text: str) -> tuple[list[Node], YamlProblem | None]:
+    """Every document of ``text`` as a node tree, and the problem that stopped composing, if
+    any. Documents before a syntax error are kept. An empty document is an empty scalar."""
+    nodes: list[Node] = []
+    for item in compose_each(text):
+        if isinstance(item, YamlProblem):
+            return nodes, item
+        nodes.append(item)
+    return nodes, None
+
+
+def compose_each(text: str) -> Iterator[Node | YamlProblem]:
+    """Like :func:`compose_all`, one document at a time (the problem, if any, comes last).
+
+    Loading walks each tree as soon as it is composed and lets it go: holding the trees of a
+    whole large file at once makes composing measurably slower.
+    """
+    if _could_nest_deeper(text, SAFE_NESTING) and _nesting_depth(text) > SAFE_NESTING:
+        yield YamlProblem(
+            "yaml.too-deep",
+            f"the YAML nests more than {SAFE_NESTING} levels deep",
+            "Flatten the structure; documents never need more than a few levels.",
+            1,
+            1,
+        )
+        return
+    composer = _composer_class(text)
+    try:
+        while composer.check_node():
+            yield composer.get_node()
+    except yaml.YAMLError as error:
+        yield _problem(error, text)
+    except RecursionError:
+        yield YamlProblem(
+            "yaml.too-deep", "the YAML nests too deep to read", "Flatten the structure.", 1, 1
+        )
+    finally:
+        composer.dispose()
+
+
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+def _could_nest_deeper(text: str, limit: int) -> bool:
+    """A cheap upper bound on the nesting of any one document of ``text``.
+
+    Block nesting needs indentation (or a ``- `` on the line) per level, so it is bounded by
+    the longest line; flow nesting needs a bracket per level within one document (a document
+    marker at the start of a line always ends the document, even inside a scalar).
+    """
+    if len(text) <= limit:
+        return False
+    if max(map(len, text.split("\n"))) > limit // 4:
+        return True
+    chunks = _DOCUMENT_MARKER.split(text)
+    return max(chunk.count("[") + chunk.count("{") for chunk in chunks) > limit // 2
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest nesting of collections up to just past ``SAFE_NESTING``, from the event
+    stream (which does not recurse). It stops there: libyaml's time grows with the square of
+    the flow nesting depth, and a hostile file could otherwise take hours. A syntax error
+    ends the count too; composing stops at the same place."""
+    depth = deepest = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader if HAS_LIBYAML else yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                deepest = max(deepest, depth)
+                if deepest > SAFE_NESTING:
+                    break
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        pass
+    return deepest
+
+
+def _problem(error: yaml.YAMLError, text: str) -> YamlProblem:
+    line = column = 1
+    message = str(error)
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        if mark is not None:
+            line, column = mark.line + 1, mark.column + 1
+        message = " ".join(part for part in (error.context, error.problem) if part)
+        if error.context and "duplicate anchor" in error.context and error.context_mark:
+            message = f"an anchor is defined twice (first at line {error.context_mark.line + 1})"
+            hint = "Give every anchor (&name) a different name."
+            return YamlProblem("yaml.anchor", message, hint, line, column)
+    elif isinstance(error, yaml.reader.ReaderError):
+        code = error.character if isinstance(error.character, int) else ord(error.character)
+        message = f"character U+{code:04X} is not allowed in YAML ({error.reason})"
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - text.rfind("\n", 0, error.position)
+        hint = "Remove the control character; is this a binary file or a wrong encoding?"
+        return YamlProblem("yaml.syntax", message, hint, line, column)
+    return YamlProblem("yaml.syntax", message, _syntax_hint(text, line), line, column)
+
+
+def _syntax_hint(text: str, line: int) -> str:
+    lines = text.splitlines()
+    source = lines[line - 1] if 0 < line <= len(lines) else ""
+    if "\t" in source:
+        return "YAML does not allow tabs for indentation; indent with spaces."
+    return "Fix the YAML syntax at this place (indentation, a missing ':' or an unclosed quote)."
+
+
+__all__ = ["MAP", "PLAIN", "SEQ", "STR", "MappingNode", "ScalarNode", "SequenceNode", "compose_all"]

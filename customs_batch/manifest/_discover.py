@@ -1,0 +1,67 @@
+"""Which files a list of manifest paths means, and which project a manifest belongs to."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from customs_batch.errors import ManifestError
+
+CONFIG_FILE = "customs-batch.yaml"
+MANIFEST_SUFFIXES = (".yaml", ".yml")
+# Folders of a project that hold no manifests: templates render to partial YAML, and the
+# state folder holds the tool's own files.
+_SKIPPED_DIRS = frozenset({"templates", ".customs-batch"})
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """The manifest files ``paths`` name: files as given, folders searched recursively for
+    ``*.yaml`` and ``*.yml`` (sorted; hidden files and folders, ``templates/``,
+    ``.customs-batch/`` and ``customs-batch.yaml`` skipped). Each file appears once.
+
+    Raises ManifestError for a path that does not exist.
+    """
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            files = _search(path)
+        elif path.exists():
+            files = [path]
+        else:
+            raise ManifestError(
+                f"{path}: no such file or folder",
+                hint="Name manifest files or folders that exist (relative to the current folder).",
+            )
+        for file in files:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(file)
+    return found
+
+
+def _search(folder: Path) -> list[Path]:
+    files: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS]
+        for name in names:
+            if name.endswith(MANIFEST_SUFFIXES) and name != CONFIG_FILE and name[0] != ".":
+                files.append(Path(root, name))
+    return sorted(files)
+
+
+def find_project_root(manifest: Path) -> Path:
+    """The folder holding ``customs-batch.yaml``, from the manifest's folder upward; the
+    manifest's own folder when there is none."""
+    return _root_of(manifest.parent.resolve())
+
+
+@lru_cache(maxsize=256)
+def _root_of(folder: Path) -> Path:
+    for candidate in (folder, *folder.parents):
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate
+    return folder

@@ -1,0 +1,184 @@
+"""The sandboxed Jinja environment, with bounds on time and size, and inline expressions.
+
+Templates and document strings are user input, so they run in Jinja's sandbox with strict
+undefined variables, and only ``values`` (later ``row``) plus a few harmless helpers in reach.
+A template that loops forever or multiplies strings into gigabytes must end with a finding,
+not hang or exhaust memory: ranges and the streamed output check a deadline and a size limit.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import Undefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from customs_batch.manifest.document import JSON
+
+RENDER_SECONDS = 5.0
+MAX_OUTPUT_CHARS = 10_000_000
+_MAX_SEQUENCE = 1_000_000
+_DEADLINE_STRIDE = 1024
+
+_clock = threading.local()
+"""``deadline``: when the render in progress on this thread must stop (monotonic seconds)."""
+
+
+class RenderTimeout(Exception):
+    """A render ran past its deadline."""
+
+
+class OutputTooLarge(Exception):
+    """A render produced more text than any manifest needs."""
+
+
+def start_clock() -> None:
+    """Start the deadline of a render (``RENDER_SECONDS`` from now)."""
+    _clock.deadline = time.monotonic() + RENDER_SECONDS
+
+
+def check_clock() -> None:
+    """Raise RenderTimeout once the render in progress is past its deadline."""
+    if time.monotonic() > getattr(_clock, "deadline", float("inf")):
+        raise RenderTimeout
+
+
+def _bounded_range(*args: int) -> Iterator[int]:
+    """``range`` that stops a render at its deadline (a loop only spins through ranges)."""
+    for count, number in enumerate(range(*args)):
+        if count % _DEADLINE_STRIDE == 0:
+            check_clock()
+        yield number
+
+
+class BoundedSandbox(SandboxedEnvironment):
+    """The sandbox with multiplication and power bounded, so no render can allocate without
+    limit, and a bounded ``range`` as the only looping helper."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        check_clock()
+        if operator == "**" and isinstance(right, int) and abs(right) > 64:
+            raise SecurityError("exponent too large")
+        if operator == "*" and _product_size(left, right) > _MAX_SEQUENCE:
+            raise SecurityError("the result of * is too large")
+        return super().call_binop(context, operator, left, right)
+
+
+def _product_size(left: Any, right: Any) -> int:
+    """The length ``left * right`` would have for a text or list, else 0."""
+    if isinstance(left, int) and not isinstance(right, int):
+        left, right = right, left
+    if isinstance(left, str | list | tuple) and isinstance(right, int):
+        return len(left) * right
+    return 0
+
+
+def make_environment(**options: Any) -> BoundedSandbox:
+    """A sandboxed environment with strict undefined and only harmless globals."""
+    env = BoundedSandbox(undefined=StrictUndefined, autoescape=False, **options)
+    env.globals.clear()
+    env.globals.update(range=_bounded_range, dict=dict)
+    return env
+
+
+@dataclass(frozen=True)
+class JinjaProblem:
+    """Why a render failed: rule id, message, the 1-based line in the template (0: unknown)
+    and, for an error found while compiling a template file, that file."""
+
+    rule: str
+    message: str
+    line: int = 0
+    file: str | None = None
+
+
+def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
+    """The finding-ready description of an error raised while compiling or rendering."""
+    if isinstance(error, TemplateSyntaxError):
+        message = f"syntax error: {error.message}"
+        return JinjaProblem("template.error", message, error.lineno, error.filename)
+    line = _template_line(error, filename)
+    if isinstance(error, UndefinedError):
+        return JinjaProblem("template.undefined", f"undefined: {error.message}", line)
+    if isinstance(error, RenderTimeout):
+        message = f"rendering took longer than {RENDER_SECONDS:g} seconds (an endless loop?)"
+        return JinjaProblem("template.timeout", message, line)
+    if isinstance(error, OutputTooLarge | MemoryError):
+        return JinjaProblem("template.too-large", "the rendered output is too large", line)
+    if isinstance(error, RecursionError):
+        return JinjaProblem("template.error", "endless recursion (a macro calling itself?)", line)
+    if isinstance(error, SecurityError):
+        return JinjaProblem("template.error", f"not allowed in a template: {error}", line)
+    if isinstance(error, TemplateError):
+        return JinjaProblem("template.error", error.message or str(error), line)
+    return JinjaProblem("template.error", f"{type(error).__name__}: {error}", line)
+
+
+def _template_line(error: BaseException, filename: str | None) -> int:
+    """The template line of the innermost traceback frame that ran the template's code.
+
+    Jinja rewrites tracebacks so that frames of template code carry the template's file name
+    and line numbers.
+    """
+    line = 0
+    tb = error.__traceback__
+    while tb is not None:
+        code_file = tb.tb_frame.f_code.co_filename
+        if code_file == filename or (filename is None and code_file == "<template>"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+_INLINE = make_environment()
+_SINGLE_EXPRESSION = re.compile(r"\{\{((?:(?!\}\}|\{\{|\{%|%\}).)*)\}\}", re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def _compiled_text(text: str) -> Any:
+    return _INLINE.from_string(text)
+
+
+@lru_cache(maxsize=4096)
+def _compiled_expression(source: str) -> Any:
+    return _INLINE.compile_expression(source, undefined_to_none=False)
+
+
+def render_inline(text: str, context: Mapping[str, Any], *, as_text: bool) -> JSON:
+    """Render a document string holding ``{{ … }}`` or ``{% … %}``.
+
+    A string that is exactly one ``{{ expr }}`` takes the type of the value, unless ``as_text``
+    (the schema allows only a string there). Raises what Jinja raises; see :func:`problem_of`.
+    """
+    start_clock()
+    whole = _SINGLE_EXPRESSION.fullmatch(text)
+    if whole is not None and not as_text:
+        value = _compiled_expression(whole.group(1))(**context)
+        if isinstance(value, Undefined):
+            value._fail_with_undefined_error()
+        return to_json(value)
+    rendered = _compiled_text(text).render(**context)
+    if len(rendered) > MAX_OUTPUT_CHARS:
+        raise OutputTooLarge
+    return rendered
+
+
+def to_json(value: Any) -> JSON:
+    """A Jinja result as a JSON-like value: containers copied, anything else as text."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    return str(value)

@@ -1,0 +1,170 @@
+"""Loading manifest files into documents and findings; bad input never raises."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+from customs_batch.findings import Finding, Location, Severity
+from customs_batch.kinds import Kind
+from customs_batch.manifest._assemble import Source, assemble
+from customs_batch.manifest._compose import PLAIN, YamlProblem, compose_each
+from customs_batch.manifest._discover import discover, find_project_root
+from customs_batch.manifest._envelope import read_envelope
+from customs_batch.manifest._schema_view import document_view
+from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.document import Document, Position
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What loading gave: documents in batch order, findings, and every file read."""
+
+    documents: list[Document]
+    findings: list[Finding]
+    files: list[str]
+
+
+def load_paths(paths: Sequence[Path]) -> LoadResult:
+    """Discover the manifest files under ``paths`` and load them all, indexing the documents
+    in batch order. A broken file gives findings and never stops the others."""
+    documents: list[Document] = []
+    findings: list[Finding] = []
+    files: list[str] = []
+    for path in discover(paths):
+        result = load_file(path)
+        offset = len(documents)
+        documents += [
+            dataclasses.replace(doc, index=offset + doc.index) if offset else doc
+            for doc in result.documents
+        ]
+        findings += result.findings
+        files += result.files
+    return LoadResult(documents, findings, files)
+
+
+def load_file(path: Path, *, project_root: Path | None = None) -> LoadResult:
+    """Load one manifest file: its documents (indexed from 0 in file order) and findings.
+
+    ``project_root`` is where ``templates/`` is looked up; by default the folder holding
+    ``customs-batch.yaml`` above the file. Pure apart from reading files; the result pickles.
+    """
+    file = str(path)
+    text = _read(path, file)
+    if isinstance(text, Finding):
+        return LoadResult([], [text], [file])
+    root = project_root if project_root is not None else find_project_root(path)
+    gc_was_enabled = gc.isenabled()
+    # Loading allocates many objects that all live on: cyclic GC passes over them would
+    # cost more than the parse (measured), and nodes and values hold no reference cycles.
+    gc.disable()
+    try:
+        return _load_text(text, file, root)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _load_text(text: str, file: str, root: Path) -> LoadResult:
+    documents: list[Document] = []
+    findings: list[Finding] = []
+    track_aliases = "&" in text
+    seen_any = problem = False
+    for item in compose_each(text):
+        if isinstance(item, YamlProblem):
+            problem = True
+            location = Location(file, item.line, item.column)
+            findings.append(Finding(item.rule, Severity.ERROR, item.message, location, item.hint))
+            continue
+        if item.__class__ is ScalarNode and item.tag == PLAIN and not item.value:
+            continue  # an empty document, e.g. only comments between two '---'
+        seen_any = True
+        walk = Walk(file, track_aliases=track_aliases)
+        document = _document(item, walk, root, len(documents))
+        findings += walk.findings
+        if document is not None:
+            documents.append(document)
+    if not seen_any and not problem:
+        findings.append(_empty_file(file))
+    return LoadResult(documents, findings, [file])
+
+
+def _document(node: Node, walk: Walk, root: Path, index: int) -> Document | None:
+    data = walk.value(node, document_view(_kind_of(node)))
+    envelope = read_envelope(data, walk)
+    document = None
+    if envelope is not None and isinstance(data, dict):
+        mark = node.start_mark
+        source = Source(Position(walk.file, mark.line + 1, mark.column + 1), root, index)
+        document = assemble(data, envelope, walk, source)
+    if walk.findings:
+        address = _address_of(data)
+        if address is not None:
+            walk.findings[:] = [dataclasses.replace(f, document=address) for f in walk.findings]
+    return document
+
+
+def _address_of(data: object) -> str | None:
+    """``Kind/name`` as written, for findings of a document that may not have been built."""
+    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
+        return None
+    kind, name = data.get("kind"), data["metadata"].get("name")
+    return f"{kind}/{name}" if isinstance(kind, str) and isinstance(name, str) else None
+
+
+def _kind_of(node: Node) -> Kind | None:
+    """The document's kind, read before the walk so ``spec`` is typed by its schema."""
+    if node.__class__ is not MappingNode:
+        return None
+    for key, value in node.value:
+        if key.__class__ is ScalarNode and key.value == "kind" and value.__class__ is ScalarNode:
+            return Kind.parse(value.value)
+    return None
+
+
+def _read(path: Path, file: str) -> str | Finding:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return Finding(
+            "file.unreadable",
+            Severity.ERROR,
+            f"cannot read the file: {error.strerror or error}",
+            Location(file),
+            "Check that the path is a readable file.",
+        )
+    if b"\x00" in data:
+        return _not_text(file, "it holds NUL bytes (a binary file?)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        return _not_text(file, f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})")
+
+
+def _not_text(file: str, why: str) -> Finding:
+    return Finding(
+        "yaml.encoding",
+        Severity.ERROR,
+        f"not a YAML text: {why}",
+        Location(file, 1, 1),
+        "Manifests are UTF-8 text files; save the file as UTF-8 or leave it out.",
+    )
+
+
+def _empty_file(file: str) -> Finding:
+    return Finding(
+        "yaml.empty-file",
+        Severity.WARNING,
+        "the file holds no documents",
+        Location(file, 1, 1),
+        "Add documents or delete the file.",
+    )
+
+
+__all__ = ["LoadResult", "discover", "load_file", "load_paths"]

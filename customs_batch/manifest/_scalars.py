@@ -1,0 +1,74 @@
+"""Plain YAML scalars resolved by the YAML 1.2 core schema (not PyYAML's YAML 1.1 rules).
+
+YAML 1.1 turns ``NO`` into false, ``0150`` into an octal 104 and ``1:30`` into 90; customs
+codes are full of such strings. Where the schema does not say "string only", the loader uses
+the 1.2 core schema: true/false, null/~/empty, decimal, ``0o`` octal and ``0x`` hex integers,
+floats including ``.inf`` and ``.nan``; everything else stays the text it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+ScalarValue = str | int | float | bool | None
+
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_INT = re.compile(r"[-+]?[0-9]+")
+_OCT = re.compile(r"0o[0-7]+")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
+_NAN = re.compile(r"\.(?:nan|NaN|NAN)")
+# Only text starting with one of these characters can be anything but a string.
+_MAYBE_NOT_STRING = frozenset("0123456789+-.tTfFnN~")
+
+
+def resolve_plain(text: str) -> ScalarValue:
+    """The value of a plain (unquoted) scalar under the YAML 1.2 core schema."""
+    if not text:
+        return None
+    if text[0] not in _MAYBE_NOT_STRING:
+        return text
+    if text in _BOOLS:
+        return _BOOLS[text]
+    if text in _NULLS:
+        return None
+    if _INT.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts; no field holds such a number
+            return text
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _OCT.fullmatch(text):
+        return int(text[2:], 8)
+    if _HEX.fullmatch(text):
+        return int(text[2:], 16)
+    if _INF.fullmatch(text):
+        return float("-inf") if text[0] == "-" else float("inf")
+    if _NAN.fullmatch(text):
+        return float("nan")
+    return text
+
+
+def resolve_tagged(tag: str, text: str) -> ScalarValue | ValueError:
+    """The value of a scalar with an explicit core tag (``!!int 5``); a ValueError when it
+    does not fit the tag (returned, not raised, so the caller can make it a finding)."""
+    if tag == "str":
+        return text
+    value = resolve_plain(text)
+    wanted: dict[str, tuple[type, ...]] = {
+        "int": (int,),
+        "float": (float, int),
+        "bool": (bool,),
+        "null": (type(None),),
+    }
+    types = wanted.get(tag)
+    if types is None:
+        return ValueError(f"the tag !!{tag} is not supported")
+    if isinstance(value, bool) and bool not in types:
+        return ValueError(f"{text!r} is not a valid !!{tag}")
+    if not isinstance(value, types):
+        return ValueError(f"{text!r} is not a valid !!{tag}")
+    return float(value) if tag == "float" and value is not None else value

@@ -1,0 +1,70 @@
+"""A template's rendered YAML read like a document's spec: typed by the kind's schema, with
+marks into the template file. Documents sharing a template usually render the same text, so
+the reading is cached by text (the merge copies what it takes from the cached value)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from customs_batch.findings import Finding, JsonPath, Location, Severity
+from customs_batch.kinds import Kind
+from customs_batch.manifest._compose import PLAIN, ScalarNode, compose_all
+from customs_batch.manifest._schema_view import spec_view
+from customs_batch.manifest._source_map import Marks
+from customs_batch.manifest._templates import Rendered
+from customs_batch.manifest._tree import Walk
+
+
+@dataclass(frozen=True)
+class TemplateOutput:
+    """The mapping a template gave (to merge under ``spec``), with what reading it found.
+
+    Marks and paths start with ``"spec"``. Lines are those of the rendered output, which are
+    the template's own lines unless the template's tags span or add lines.
+    """
+
+    file: str
+    spec: dict[str, Any]
+    marks: Marks
+    refs: tuple[tuple[JsonPath, str], ...]
+    findings: tuple[Finding, ...]
+    failed: bool
+
+
+_CACHED_TEXT_CHARS = 100_000
+
+
+def parse_output(rendered: Rendered, kind: Kind) -> TemplateOutput:
+    """Read a template's output against ``kind``'s spec schema."""
+    if len(rendered.text) > _CACHED_TEXT_CHARS:  # rare, and not worth the memory
+        return _parse(rendered.file, rendered.text, kind)
+    return _parse_cached(rendered.file, rendered.text, kind)
+
+
+def _parse(file: str, text: str, kind: Kind) -> TemplateOutput:
+    nodes, problem = compose_all(text)
+    if problem is not None:
+        where = Location(file, problem.line, problem.column, ("template",))
+        message = f"the template's output is not valid YAML: {problem.message}"
+        finding = Finding(problem.rule, Severity.ERROR, message, where, "Fix the template.")
+        return TemplateOutput(file, {}, {}, (), (finding,), True)
+    nodes = [n for n in nodes if not (n.__class__ is ScalarNode and n.tag == PLAIN and not n.value)]
+    if not nodes:
+        return TemplateOutput(file, {}, {}, (), (), False)
+    walk = Walk(file, track_aliases="&" in text)
+    value = walk.value(nodes[0], spec_view(kind), ("spec",))
+    if len(nodes) > 1 or not isinstance(value, dict):
+        walk.report_at(
+            "template.not-mapping",
+            "a template must render to one mapping of spec fields",
+            "Make the template output 'field: value' lines (no '---', no list at the top).",
+            ("spec",),
+        )
+        return TemplateOutput(file, {}, {}, (), tuple(walk.findings), True)
+    failed = any(f.severity is Severity.ERROR for f in walk.findings)
+    return TemplateOutput(file, value, walk.marks, tuple(walk.refs), tuple(walk.findings), failed)
+
+
+_parse_cached = lru_cache(maxsize=512)(_parse)

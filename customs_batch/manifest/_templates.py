@@ -1,0 +1,164 @@
+"""Default templates: ``template: NAME`` -> ``templates/NAME.yaml.j2``, rendered to YAML text.
+
+The user's ``<project_root>/templates/`` is searched first, then the built-in templates.
+Compiled templates are cached per (project root, name); a render is bounded in time (a
+deadline checked by loops, and a real-time timer when on the main thread) and in size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import signal
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from jinja2 import FileSystemLoader, Template, TemplateNotFound
+
+from customs_batch.manifest import _jinja
+from customs_batch.manifest._jinja import (
+    MAX_OUTPUT_CHARS,
+    JinjaProblem,
+    OutputTooLarge,
+    RenderTimeout,
+    check_clock,
+    make_environment,
+    problem_of,
+    start_clock,
+)
+from customs_batch.resources import builtin_templates_dir
+
+SUFFIX = ".yaml.j2"
+_NAME = re.compile(r"[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*")
+
+
+@dataclass(frozen=True)
+class TemplateSource:
+    """A template found and compiled: its display file name and the compiled form."""
+
+    file: str
+    template: Template
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The YAML text a template produced, and the template's display file name."""
+
+    file: str
+    text: str
+
+
+def search_path(project_root: Path) -> list[Path]:
+    """Where ``template: NAME`` is looked for, in order."""
+    return [project_root / "templates", builtin_templates_dir()]
+
+
+def find_template(project_root: Path, name: str) -> TemplateSource | JinjaProblem:
+    """The compiled template ``name`` for a project, or why there is none."""
+    if not _NAME.fullmatch(name):
+        message = f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
+        return JinjaProblem("template.not-found", message)
+    return _find_cached(project_root.resolve(), name)
+
+
+@lru_cache(maxsize=256)
+def _find_cached(project_root: Path, name: str) -> TemplateSource | JinjaProblem:
+    env = _environment(project_root)
+    try:
+        template = env.get_template(name + SUFFIX)
+    except TemplateNotFound:
+        where = " and ".join(str(p) for p in search_path(project_root))
+        return JinjaProblem("template.not-found", f"no template {name}{SUFFIX} in {where}")
+    except Exception as error:  # any compile error must become a finding, never a traceback
+        problem = problem_of(error, None)
+        file = _display(problem.file) if problem.file else None
+        return dataclasses.replace(problem, file=file)
+    return TemplateSource(_display(template.filename or name + SUFFIX), template)
+
+
+def _display(filename: str) -> str:
+    """The template's path relative to the current folder when it is below it."""
+    path = Path(filename)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return filename
+
+
+@lru_cache(maxsize=64)
+def _environment(project_root: Path) -> Any:
+    loader = FileSystemLoader([str(p) for p in search_path(project_root)], encoding="utf-8")
+    # Manifests are read once per run; checking template files for changes would only cost.
+    return make_environment(loader=loader, auto_reload=False, keep_trailing_newline=True)
+
+
+_RENDERED: dict[tuple[str, str], Rendered | JinjaProblem] = {}
+_RENDERED_ENTRIES = 1024
+
+
+def render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | JinjaProblem:
+    """Render a template; any error becomes a problem naming the template line.
+
+    Documents of a batch often give a template the same values, so renders are remembered by
+    the values' JSON text (cheaper than a render by two orders of magnitude).
+    """
+    try:
+        values_text = json.dumps(context, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # not JSON after all: render without remembering
+        return _render(source, context)
+    key = (source.template.filename or source.file, values_text)
+    known = _RENDERED.get(key)
+    if known is None:
+        if len(_RENDERED) >= _RENDERED_ENTRIES:
+            _RENDERED.clear()
+        known = _RENDERED[key] = _render(source, context)
+    return known
+
+
+def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | JinjaProblem:
+    try:
+        with _time_limit():
+            text = _bounded_output(source.template.generate(**context))
+    except Exception as error:  # a template is user code: anything it raises is a finding
+        return problem_of(error, source.template.filename)
+    return Rendered(source.file, text)
+
+
+def _bounded_output(chunks: Iterator[str]) -> str:
+    parts: list[str] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > MAX_OUTPUT_CHARS:
+            raise OutputTooLarge
+        check_clock()
+        parts.append(chunk)
+    return "".join(parts)
+
+
+@contextmanager
+def _time_limit() -> Iterator[None]:
+    """Bound the render: the deadline for loops, plus a timer interrupt on the main thread
+    (signals can only be handled there) for code that never reaches a deadline check."""
+    start_clock()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        raise RenderTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, _jinja.RENDER_SECONDS + 1.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)

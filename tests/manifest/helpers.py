@@ -1,0 +1,39 @@
+"""Small helpers for the manifest tests: write a manifest, load it, pick findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from customs_batch.findings import Finding
+from customs_batch.manifest import LoadResult, load_file
+
+ENVELOPE = "apiVersion: customs-batch/v1\n"
+
+
+def write(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` (creating folders) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_text(text: str, name: str = "m.yaml") -> LoadResult:
+    """Load ``text`` written to ``name`` in the current (temporary) folder."""
+    return load_file(write(Path(name), text))
+
+
+def rules(result: LoadResult) -> list[str]:
+    """The rule ids of the findings, in order."""
+    return [finding.rule for finding in result.findings]
+
+
+def only(result: LoadResult, rule: str) -> Finding:
+    """The single finding with ``rule``."""
+    found = [finding for finding in result.findings if finding.rule == rule]
+    assert len(found) == 1, result.findings
+    return found[0]
+
+
+def movement(spec: str, name: str = "mov-1", extra: str = "") -> str:
+    """A Movement document with ``spec`` (indented YAML lines under ``spec:``)."""
+    return f"{ENVELOPE}kind: Movement\nmetadata:\n  name: {name}\n{extra}spec:\n{spec}"

@@ -1,0 +1,118 @@
+"""Bad YAML and bad files become findings, never tracebacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from customs_batch.findings import Severity
+from customs_batch.manifest import load_file
+from tests.manifest.helpers import ENVELOPE, load_text, movement, only, rules
+
+GOOD = movement("  shipmentId: shp_1\n", name="good")
+
+
+def test_a_duplicate_key_is_an_error_naming_the_first_line() -> None:
+    result = load_text(movement("  hawbId: a\n  hawbId: b\n"))
+    finding = only(result, "yaml.duplicate-key")
+    assert finding.location.line == 7
+    assert "first at line 6" in finding.message
+    assert finding.severity is Severity.ERROR
+    assert finding.document == "Movement/mov-1"
+    assert result.documents == []
+
+
+def test_a_syntax_error_keeps_the_documents_before_it() -> None:
+    result = load_text(GOOD + "---\n" + movement("  a: [1, 2\n"))
+    assert [d.name for d in result.documents] == ["good"]
+    assert only(result, "yaml.syntax").location.line > 5
+
+
+def test_tabs_get_a_hint_about_indentation() -> None:
+    finding = only(load_text("a:\n\tb: 1\n"), "yaml.syntax")
+    assert "tab" in finding.hint
+    assert (finding.location.line, finding.location.column) == (2, 1)
+
+
+def test_an_empty_file_is_a_warning_and_comment_only_documents_are_skipped() -> None:
+    assert only(load_text(""), "yaml.empty-file").severity is Severity.WARNING
+    assert rules(load_text("# only a comment\n")) == ["yaml.empty-file"]
+    result = load_text("---\n# nothing\n---\n" + GOOD)
+    assert result.findings == []
+    assert len(result.documents) == 1
+
+
+def test_a_binary_file_is_one_finding(tmp_path: Path) -> None:
+    path = tmp_path / "image.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    result = load_file(path)
+    assert rules(result) == ["yaml.encoding"]
+    assert result.files == [str(path)]
+
+
+def test_a_file_that_is_not_utf8_is_one_finding(tmp_path: Path) -> None:
+    path = tmp_path / "latin.yaml"
+    path.write_bytes("name: Müller\n".encode("latin-1"))
+    assert "not UTF-8" in only(load_file(path), "yaml.encoding").message
+
+
+def test_a_folder_given_as_a_file_is_unreadable(tmp_path: Path) -> None:
+    assert rules(load_file(tmp_path)) == ["file.unreadable"]
+
+
+def test_a_document_that_is_not_a_mapping_is_refused_but_its_neighbours_load() -> None:
+    result = load_text("- a\n- b\n---\n" + GOOD + "---\njust text\n")
+    assert rules(result) == ["envelope.not-mapping", "envelope.not-mapping"]
+    assert [d.name for d in result.documents] == ["good"]
+
+
+def test_a_key_that_is_not_a_string_is_a_finding() -> None:
+    result = load_text(movement("  ? [a, b]\n  : 1\n"))
+    assert only(result, "yaml.key-not-string").location.line == 6
+
+
+def test_merge_keys_are_refused_clearly() -> None:
+    text = movement("  base: &b {x: 1}\n  other:\n    <<: *b\n    y: 2\n")
+    assert "template" in only(load_text(text), "yaml.merge-key").hint
+
+
+def test_aliases_are_expanded() -> None:
+    result = load_text(movement("  a: &p {name: Acme}\n  b: *p\n"))
+    assert result.documents[0].spec["b"] == {"name": "Acme"}
+
+
+def test_billion_laughs_is_refused() -> None:
+    lines = ['  l0: &l0 "lol"']
+    for level in range(1, 10):
+        refs = ", ".join([f"*l{level - 1}"] * 10)
+        lines.append(f"  l{level}: &l{level} [{refs}]")
+    result = load_text(movement("\n".join(lines) + "\n"))
+    assert "more than 10000" in only(result, "yaml.alias").message
+    assert result.documents == []
+
+
+def test_a_recursive_alias_is_refused() -> None:
+    assert "itself" in only(load_text(movement("  a: &x [1, *x]\n")), "yaml.alias").message
+
+
+def test_nesting_deeper_than_200_levels_is_a_finding() -> None:
+    result = load_text(movement("  deep: " + "[" * 300 + "]" * 300 + "\n"))
+    assert only(result, "yaml.too-deep").location.line == 6
+
+
+def test_extreme_nesting_does_not_crash_the_parser() -> None:
+    # libyaml's composer would crash the process past about 20,000 levels.
+    result = load_text("a: " + "[" * 6_000 + "]" * 6_000 + "\n")
+    assert rules(result) == ["yaml.too-deep"]
+
+
+def test_a_very_large_document_still_loads() -> None:
+    big = "x" * 50_000_000
+    result = load_text(movement(f"  note: {big}\n"))
+    assert result.findings == []
+    assert len(result.documents[0].spec["note"]) == 50_000_000
+
+
+def test_control_characters_are_a_finding() -> None:
+    finding = only(load_text(f"{ENVELOPE}kind: Movement\x07\n"), "yaml.syntax")
+    assert "U+0007" in finding.message
+    assert finding.location.line == 2

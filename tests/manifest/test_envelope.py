@@ -1,0 +1,77 @@
+"""Envelope checks: each problem a finding, the document left out, its neighbours kept."""
+
+from __future__ import annotations
+
+from customs_batch.kinds import Address, Kind
+from tests.manifest.helpers import ENVELOPE, load_text, movement, only, rules
+
+GOOD = movement("  shipmentId: shp_1\n", name="good")
+
+
+def test_a_good_document_has_its_envelope_read() -> None:
+    text = movement(
+        "  a: 1\n",
+        extra="values: {x: 1}\n",
+    ).replace(
+        "  name: mov-1\n", "  name: mov-1\n  dependsOn: [TemplateGroup/eu]\n  labels: {lane: 5}\n"
+    )
+    result = load_text(text)
+    assert result.findings == []
+    doc = result.documents[0]
+    assert doc.address == Address(Kind.MOVEMENT, "mov-1")
+    assert doc.depends_on == (Address(Kind.TEMPLATE_GROUP, "eu"),)
+    assert doc.labels == {"lane": "5"}
+    assert doc.values == {"x": 1}
+
+
+def test_a_wrong_api_version_is_a_finding() -> None:
+    finding = only(load_text(GOOD.replace("customs-batch/v1", "v2")), "envelope.api-version")
+    assert finding.location.line == 1
+    assert "customs-batch/v1" in finding.hint
+
+
+def test_an_unknown_kind_suggests_the_closest() -> None:
+    finding = only(load_text(GOOD.replace("Movement", "Movment")), "envelope.kind")
+    assert "Did you mean 'Movement'" in finding.hint
+
+
+def test_an_unknown_key_points_at_the_key_and_spares_the_missing_spec() -> None:
+    result = load_text(GOOD.replace("spec:", "specification:"))
+    finding = only(result, "envelope.unknown-key")
+    assert (finding.location.line, finding.location.column) == (5, 1)
+    assert "Did you mean 'spec'" in finding.hint
+    assert rules(result) == ["envelope.unknown-key"]
+
+
+def test_an_unknown_metadata_key_is_a_finding() -> None:
+    result = load_text(GOOD.replace("  name: good\n", "  name: good\n  label: x\n"))
+    assert only(result, "envelope.unknown-key").location.path == ("metadata", "label")
+
+
+def test_a_missing_name_is_a_finding() -> None:
+    result = load_text(GOOD.replace("  name: good\n", "  labels: {}\n"))
+    assert rules(result) == ["envelope.name"]
+
+
+def test_bad_depends_on_entries_are_findings() -> None:
+    text = GOOD.replace("  name: good\n", "  name: good\n  dependsOn: [Nope/x, Movement]\n")
+    result = load_text(text)
+    assert rules(result) == ["envelope.depends-on", "envelope.depends-on"]
+    assert result.findings[1].location.path == ("metadata", "dependsOn", 1)
+
+
+def test_for_each_is_not_supported_yet() -> None:
+    text = movement("  a: 1\n", extra="forEach: {file: rows.csv}\n")
+    assert "cannot expand" in only(load_text(text), "envelope.for-each-unsupported").message
+
+
+def test_a_bad_envelope_leaves_out_only_its_own_document() -> None:
+    result = load_text(GOOD + "---\n" + GOOD.replace("good", "bad").replace("Movement", "X"))
+    assert [d.name for d in result.documents] == ["good"]
+    assert only(result, "envelope.kind").document == "X/bad"
+
+
+def test_a_missing_spec_without_template_is_a_finding() -> None:
+    assert rules(load_text(f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\n")) == [
+        "envelope.spec"
+    ]

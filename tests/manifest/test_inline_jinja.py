@@ -1,0 +1,71 @@
+"""Jinja in the document's own metadata.name, values and spec strings."""
+
+from __future__ import annotations
+
+from tests.manifest.helpers import ENVELOPE, load_text, only
+
+DOC = f"""{ENVELOPE}kind: DepartureDeclaration
+metadata:
+  name: "dep-{{{{ values.n }}}}"
+values:
+  n: 7
+  weight: 12.5
+  label: "lane-{{{{ values.n }}}}"
+spec:
+  totalWeight: "{{{{ values.weight * 2 }}}}"
+  DeclarationItems:
+    - quantity: "{{{{ values.n }}}}"
+      grossMass: "{{{{ values.weight }}}} kg"
+      description: "{{{{ values.n }}}}"
+  commercialReference: "${{ref:Movement/m1.movementId}}"
+"""
+
+
+def test_a_lone_expression_keeps_the_type_of_its_value() -> None:
+    doc = load_text(DOC).documents[0]
+    assert doc.spec["totalWeight"] == 25.0
+    assert doc.spec["DeclarationItems"][0]["quantity"] == 7
+
+
+def test_text_around_an_expression_makes_text() -> None:
+    doc = load_text(DOC).documents[0]
+    assert doc.spec["DeclarationItems"][0]["grossMass"] == "12.5 kg"
+    assert doc.name == "dep-7"
+    assert doc.values["label"] == "lane-7"
+
+
+def test_a_string_only_field_gets_the_text_of_the_value() -> None:
+    assert load_text(DOC).documents[0].spec["DeclarationItems"][0]["description"] == "7"
+
+
+def test_references_are_not_jinja() -> None:
+    doc = load_text(DOC).documents[0]
+    assert doc.spec["commercialReference"] == "${ref:Movement/m1.movementId}"
+
+
+def test_an_undefined_variable_points_at_the_string() -> None:
+    text = DOC.replace("values.weight * 2", "values.missing")
+    result = load_text(text)
+    finding = only(result, "template.undefined")
+    assert (finding.location.file, finding.location.line) == ("m.yaml", 10)
+    assert finding.location.path == ("spec", "totalWeight")
+    assert result.documents == []
+
+
+def test_a_syntax_error_in_an_expression_is_a_finding() -> None:
+    finding = only(load_text(DOC.replace("values.weight * 2", "values.weight *")), "template.error")
+    assert finding.location.line == 10
+
+
+def test_a_rendered_name_must_still_be_a_valid_name() -> None:
+    result = load_text(DOC.replace('"dep-{{ values.n }}"', '"{{ values.label }} x"'))
+    assert only(result, "envelope.name").location.path == ("metadata", "name")
+
+
+def test_a_reference_beside_an_expression_is_found_once() -> None:
+    text = DOC.replace(
+        '"${ref:Movement/m1.movementId}"', '"${ref:Movement/m1.movementId}-{{ values.n }}"'
+    )
+    doc = load_text(text).documents[0]
+    assert doc.spec["commercialReference"] == "${ref:Movement/m1.movementId}-7"
+    assert [r.text for r in doc.references] == ["${ref:Movement/m1.movementId}"]

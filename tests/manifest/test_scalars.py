@@ -1,0 +1,95 @@
+"""Scalars are typed by the schema of their place, else by the YAML 1.2 core schema."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.manifest.helpers import ENVELOPE, load_text
+
+DEPARTURE = f"""{ENVELOPE}kind: DepartureDeclaration
+metadata: {{name: dep-1}}
+spec:
+  security: 0
+  totalWeight: 12
+  Principal: {{name: Acme, countryCode: NO, postcode: 0150}}
+  DeclarationItems:
+    - {{commodityCode: 03054100, quantity: 5, grossMass: 1e3, description: yes}}
+"""
+
+
+def test_string_only_places_keep_the_text_as_written() -> None:
+    spec = load_text(DEPARTURE).documents[0].spec
+    assert spec["security"] == "0"
+    assert spec["Principal"]["countryCode"] == "NO"
+    assert spec["Principal"]["postcode"] == "0150"
+    assert spec["DeclarationItems"][0]["commodityCode"] == "03054100"
+    assert spec["DeclarationItems"][0]["description"] == "yes"
+
+
+def test_other_places_use_the_yaml_1_2_core_schema() -> None:
+    spec = load_text(DEPARTURE).documents[0].spec
+    assert spec["totalWeight"] == 12 and isinstance(spec["totalWeight"], int)
+    assert spec["DeclarationItems"][0]["quantity"] == 5
+    assert spec["DeclarationItems"][0]["grossMass"] == 1000.0
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("true", True),
+        ("True", True),
+        ("FALSE", False),
+        ("yes", "yes"),
+        ("no", "no"),
+        ("on", "on"),
+        ("off", "off"),
+        ("NO", "NO"),
+        ("~", None),
+        ("null", None),
+        ("", None),
+        ("0150", 150),
+        ("0o17", 15),
+        ("0x1F", 31),
+        ("-12", -12),
+        ("1.5", 1.5),
+        ("-.inf", -math.inf),
+        ("1:30", "1:30"),
+        ("2024-01-02", "2024-01-02"),
+        ("'5'", "5"),
+        ('"true"', "true"),
+        ("!!str 5", "5"),
+        ("!!int 7", 7),
+    ],
+)
+def test_values_without_a_schema_follow_yaml_1_2(written: str, expected: object) -> None:
+    text = f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nvalues:\n  x: {written}\nspec: {{}}\n"
+    result = load_text(text)
+    assert result.findings == []
+    assert result.documents[0].values["x"] == expected
+
+
+def test_a_number_too_long_to_convert_stays_text() -> None:
+    digits = "9" * 5000
+    text = f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nvalues: {{x: {digits}}}\nspec: {{}}\n"
+    assert load_text(text).documents[0].values["x"] == digits
+
+
+def test_not_a_number_is_a_float() -> None:
+    text = f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nvalues: {{x: .nan}}\nspec: {{}}\n"
+    assert math.isnan(load_text(text).documents[0].values["x"])
+
+
+def test_a_yaml_1_1_boolean_in_a_boolean_field_stays_text_for_the_schema_to_refuse() -> None:
+    text = f"{ENVELOPE}kind: TemplateGroup\nmetadata: {{name: g}}\nspec: {{isDefault: yes, companyId: 1}}\n"
+    spec = load_text(text).documents[0].spec
+    assert spec["isDefault"] == "yes"
+    assert spec["companyId"] == 1
+
+
+def test_an_unsupported_tag_is_a_finding() -> None:
+    text = f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec: {{x: !!binary aGk=}}\n"
+    result = load_text(text)
+    assert [f.rule for f in result.findings] == ["yaml.tag"]
+    assert result.findings[0].location.line == 4

@@ -1,0 +1,174 @@
+"""Templates: lookup, merge under spec, errors with file and line, bounded renders."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from customs_batch.manifest import _jinja, load_file
+from tests.manifest.helpers import ENVELOPE, load_text, only, rules, write
+
+
+def departure(extra: str, spec: str = "  commercialReference: R-1\n", name: str = "d1") -> str:
+    return f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: {name}}}\n{extra}spec:\n{spec}"
+
+
+def user_template(name: str, text: str) -> None:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates") / f"{name}.yaml.j2", text)
+
+
+def test_the_built_in_t1_road_template_fills_defaults_the_document_overrides() -> None:
+    values = "values: {office: DE004073, destination: NL000396, vehicle: HH-1}\n"
+    spec = "  security: '1'\n  commercialReference: R-1\n"
+    result = load_text(departure("template: t1-road\n" + values, spec))
+    assert result.findings == []
+    doc = result.documents[0]
+    assert doc.template == "t1-road"
+    assert doc.spec["declarationType"] == "externalTransit"
+    assert doc.spec["departureOffice"] == "DE004073"
+    assert doc.spec["countryOfDestination"] == "NL"
+    assert doc.spec["security"] == "1"
+    assert doc.spec["TransportMeans"][0]["mode"] == "DEPARTURE"
+    assert doc.spec["TransportMeans"][0]["identificationNumber"] == "HH-1"
+    template_position = doc.positions[("spec", "declarationType")]
+    assert template_position.file.endswith("t1-road.yaml.j2")
+    assert doc.positions[("spec", "security")].file == "m.yaml"
+
+
+def test_the_built_in_template_group_defaults() -> None:
+    text = (
+        f"{ENVELOPE}kind: TemplateGroup\nmetadata: {{name: eu}}\ntemplate: eu-road-templates\n"
+        "values: {office: NL000396, dispatch_countries: [DE, BE]}\n"
+        "spec: {name: EU road, code: EU-ROAD, companyId: 1}\n"
+    )
+    result = load_text(text)
+    assert result.findings == []
+    templates = result.documents[0].spec["DeclarationTemplates"]
+    assert [t["countryOfDispatch"] for t in templates] == ["DE", "BE"]
+    assert templates[0]["declarationOffice"] == "NL000396"
+
+
+def test_mappings_merge_recursively_and_lists_are_replaced() -> None:
+    user_template(
+        "base",
+        "Principal: {name: Default, countryCode: NO}\nDeclarationItems: [{description: a}, {description: b}]\n",
+    )
+    spec = "  Principal: {name: Mine}\n  DeclarationItems: [{description: c}]\n"
+    doc = load_text(departure("template: base\n", spec)).documents[0]
+    assert doc.spec["Principal"] == {"name": "Mine", "countryCode": "NO"}
+    assert doc.spec["DeclarationItems"] == [{"description": "c"}]
+
+
+def test_template_output_is_typed_by_the_spec_schema() -> None:
+    user_template("typed", "security: 0\ntotalWeight: 10\nPrincipal: {postcode: 0150}\n")
+    spec = load_text(departure("template: typed\n")).documents[0].spec
+    assert (spec["security"], spec["totalWeight"], spec["Principal"]["postcode"]) == (
+        "0",
+        10,
+        "0150",
+    )
+
+
+def test_a_user_template_wins_over_a_built_in_one_of_the_same_name() -> None:
+    user_template("t1-road", "procedureType: D3\n")
+    assert load_text(departure("template: t1-road\n")).documents[0].spec["procedureType"] == "D3"
+
+
+def test_templates_are_found_from_the_project_root_above_the_manifest() -> None:
+    user_template("base", "procedureType: D2\n")
+    path = write(Path("manifests/deep/m.yaml"), departure("template: base\n"))
+    assert load_file(path).documents[0].spec["procedureType"] == "D2"
+
+
+def test_a_missing_template_names_the_folders_searched() -> None:
+    finding = only(load_text(departure("template: nope\n")), "template.not-found")
+    assert "nope.yaml.j2" in finding.message
+    assert finding.location.line == 4
+
+
+def test_a_template_name_cannot_leave_the_templates_folder() -> None:
+    assert rules(load_text(departure("template: ../secret\n"))) == ["template.not-found"]
+
+
+def test_a_syntax_error_names_the_template_file_and_line() -> None:
+    user_template("broken", "a: 1\nb: {% if %}\n")
+    result = load_text(departure("template: broken\n"))
+    finding = only(result, "template.error")
+    assert finding.location.file.endswith("broken.yaml.j2")
+    assert finding.location.line == 2
+    assert "m.yaml:4" in finding.message
+    assert result.documents == []
+
+
+def test_an_undefined_variable_names_the_template_line() -> None:
+    user_template("needs", "a: 1\n\nb: {{ values.office }}\n")
+    finding = only(load_text(departure("template: needs\n")), "template.undefined")
+    assert finding.location.line == 3
+    assert "office" in finding.message
+
+
+def test_a_runtime_error_names_the_template_line() -> None:
+    user_template("divide", "a: 1\nb: {{ 1 // 0 }}\n")
+    finding = only(load_text(departure("template: divide\n")), "template.error")
+    assert finding.location.line == 2
+
+
+def test_a_template_must_render_a_mapping() -> None:
+    user_template("list", "- a\n- b\n")
+    assert rules(load_text(departure("template: list\n"))) == ["template.not-mapping"]
+
+
+def test_invalid_yaml_from_a_template_names_the_template() -> None:
+    user_template("badyaml", "a: [\n")
+    finding = only(load_text(departure("template: badyaml\n")), "yaml.syntax")
+    assert finding.location.file.endswith("badyaml.yaml.j2")
+
+
+def test_an_endless_loop_ends_with_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_jinja, "RENDER_SECONDS", 0.2)
+    user_template(
+        "loop", "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
+    )
+    finding = only(load_text(departure("template: loop\n")), "template.timeout")
+    assert finding.location.line == 1
+
+
+def test_endless_recursion_ends_with_a_finding() -> None:
+    user_template("recurse", "{% macro f() %}{{ f() }}{% endmacro %}a: {{ f() }}\n")
+    assert (
+        "recursion" in only(load_text(departure("template: recurse\n")), "template.error").message
+    )
+
+
+def test_huge_output_ends_with_a_finding() -> None:
+    user_template("huge", "{% for a in range(100000) %}{{ 'x' * 1000 }}{% endfor %}\n")
+    assert rules(load_text(departure("template: huge\n"))) == ["template.too-large"]
+
+
+def test_the_sandbox_refuses_unsafe_attributes() -> None:
+    user_template("escape", "a: {{ values.__class__.__mro__ }}\n")
+    finding = only(load_text(departure("template: escape\n")), "template.error")
+    assert "unsafe" in finding.message
+
+
+def test_references_written_by_a_template_are_found_unless_overridden() -> None:
+    user_template(
+        "refs",
+        "commercialReference: ${ref:Movement/m1.movementId}\nsecurity: ${ref:Movement/m2.status}\n",
+    )
+    doc = load_text(departure("template: refs\n", "  security: '0'\n")).documents[0]
+    assert [str(r.target) for r in doc.references] == ["Movement/m1"]
+
+
+def test_an_endless_loop_ends_off_the_main_thread_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_jinja, "RENDER_SECONDS", 0.2)
+    user_template(
+        "loop", "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
+    )
+    path = write(Path("m.yaml"), departure("template: loop\n"))
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(load_file, path).result(timeout=60)
+    assert rules(result) == ["template.timeout"]
