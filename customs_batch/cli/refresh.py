@@ -1,0 +1,87 @@
+"""``customs-batch refresh`` and ``status``: what the service says now, what was last known."""
+
+from __future__ import annotations
+
+import click
+
+from customs_batch.cli._inputs import backend_for
+from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
+from customs_batch.environments import connect
+from customs_batch.errors import ExitCode
+from customs_batch.execution.reconcile import refresh as refresh_state
+from customs_batch.kinds import Address, Kind
+from customs_batch.state import RecordStatus
+
+
+@click.command()
+@env_option
+@verbose_option
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another run's state lock.",
+)
+def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
+    """Poll what the state knows and record what changed at the service.
+
+    Departure declarations and party updates get their current status and errors; export
+    declarations their status; template groups that were changed elsewhere are recorded as
+    the service holds them, so the next plan shows what the manifests would change back.
+    Movements cannot be read back one by one: the API has no endpoint for it.
+
+    \b
+    Example:
+      customs-batch refresh --env sandbox
+    """
+    environment = select_environment(env_name)
+    set_http_log(enabled=verbose)
+    with (
+        connect(environment) as client,
+        backend_for(environment).open("refresh", lock_timeout=lock_timeout) as session,
+    ):
+        drifts = refresh_state(session, client)
+    for drift in drifts:
+        click.echo(f"{drift.address}: {drift.message}")
+    click.echo(f"Refreshed: {len(drifts)} change(s) found.", err=True)
+    return int(ExitCode.OK)
+
+
+@click.command()
+@env_option
+def status(env_name: str | None) -> int:
+    """Show the declarations of the state with their last known status (no network).
+
+    Run `customs-batch refresh` first for the current status.
+
+    \b
+    Example:
+      customs-batch status --env sandbox
+    """
+    state = backend_for(select_environment(env_name)).read()
+    shown = 0
+    for address, record in sorted(state.resources.items()):
+        parsed = Address.parse(address)
+        if parsed is None or parsed.kind not in (
+            Kind.DEPARTURE_DECLARATION,
+            Kind.EXPORT_CANCELLATION,
+        ):
+            continue
+        shown += 1
+        if record.status is RecordStatus.PENDING:
+            click.echo(f"{address}  needs-decision  (outcome of the submission unknown)")
+            continue
+        if record.status is RecordStatus.FAILED:
+            message = record.error.message if record.error else ""
+            click.echo(f"{address}  refused  {message}".rstrip())
+            continue
+        ident = record.outputs.get("declarationId", "")
+        last = record.remote_status or record.outputs.get("status") or "unknown"
+        errors = f"  {len(record.remote_errors)} error(s)" if record.remote_errors else ""
+        click.echo(f"{address}  {ident}  {last}{errors}")
+        for error in record.remote_errors:
+            click.echo(f"    {error}")
+    if not shown:
+        click.echo("No declarations in the state.", err=True)
+    return int(ExitCode.OK)

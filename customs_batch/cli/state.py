@@ -1,0 +1,259 @@
+"""``customs-batch state …``, ``import`` and ``force-unlock``: look at and mend the state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from customs_batch.cli._inputs import backend_for, load_documents
+from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
+from customs_batch.environments import connect
+from customs_batch.errors import ExitCode, StateError, UsageError
+from customs_batch.execution.reconcile import adopt, import_object
+from customs_batch.kinds import Address
+from customs_batch.planning.references import resolve
+from customs_batch.state import RecordStatus, ResourceRecord, State
+
+LOCK_TIMEOUT = click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another run's state lock.",
+)
+
+
+def _address(text: str) -> Address:
+    address = Address.parse(text)
+    if address is None:
+        raise UsageError(
+            f"{text!r} is not an address", hint="write it as Kind/name, e.g. Movement/mov-1"
+        )
+    return address
+
+
+def _record(state: State, address: Address) -> ResourceRecord:
+    record = state.resources.get(str(address))
+    if record is None:
+        raise StateError(
+            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
+        )
+    return record
+
+
+@click.group()
+def state() -> None:
+    """Look at and mend the recorded state of an environment.
+
+    \b
+    Examples:
+      customs-batch state list
+      customs-batch state show DepartureDeclaration/dep-ham-0001
+      customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
+      customs-batch state forget DepartureDeclaration/dep-ham-0001
+      customs-batch state rm TemplateGroup/old-group
+    """
+
+
+@state.command("list")
+@env_option
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def list_(env_name: str | None, format_name: str) -> int:
+    """List every recorded address with its status and outputs.
+
+    \b
+    Example:
+      customs-batch state list --env sandbox
+    """
+    current = backend_for(select_environment(env_name)).read()
+    if format_name == "json":
+        body = {addr: current.resources[addr].to_json() for addr in sorted(current.resources)}
+        click.echo(json.dumps(body, indent=2, sort_keys=True))
+        return int(ExitCode.OK)
+    for address in sorted(current.resources):
+        record = current.resources[address]
+        outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+        status = "needs-decision" if record.status is RecordStatus.PENDING else record.status.value
+        click.echo(f"{address}  {status}  {outputs}".rstrip())
+    if not current.resources:
+        click.echo("The state is empty.", err=True)
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("address")
+@env_option
+def show(address: str, env_name: str | None) -> int:
+    """Show everything recorded for ADDRESS, as JSON.
+
+    \b
+    Example:
+      customs-batch state show Movement/mov-a1-arrival
+    """
+    current = backend_for(select_environment(env_name)).read()
+    record = _record(current, _address(address))
+    click.echo(json.dumps({str(address): record.to_json()}, indent=2, sort_keys=True))
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("addresses", nargs=-1, required=True)
+@env_option
+@LOCK_TIMEOUT
+def rm(addresses: tuple[str, ...], env_name: str | None, lock_timeout: float) -> int:
+    """Forget ADDRESSES: the objects stay at the service, customs-batch stops tracking them.
+
+    For orphaned addresses (removed from the manifests; the API cannot delete them).
+
+    \b
+    Example:
+      customs-batch state rm TemplateGroup/old-group
+    """
+    parsed = [_address(a) for a in addresses]
+    with backend_for(select_environment(env_name)).open(
+        "state rm", lock_timeout=lock_timeout
+    ) as session:
+        for address in parsed:
+            _record(session.state, address)
+        for address in parsed:
+            session.forget(str(address))
+            click.echo(f"Forgot {address}.")
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("address")
+@env_option
+@LOCK_TIMEOUT
+def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
+    """Forget an attempt whose outcome is unknown, so the next apply sends it again.
+
+    Only after checking that the service did not create it: for a departure declaration,
+    look with `customs-batch get transit`.
+
+    \b
+    Example:
+      customs-batch state forget DepartureDeclaration/dep-ham-0001
+    """
+    parsed = _address(address)
+    with backend_for(select_environment(env_name)).open(
+        "state forget", lock_timeout=lock_timeout
+    ) as session:
+        record = _record(session.state, parsed)
+        if record.status is RecordStatus.APPLIED:
+            raise StateError(
+                f"{parsed} was applied: forgetting it would send it again",
+                hint=f"use `customs-batch state rm {parsed}` to stop tracking an applied object",
+            )
+        session.forget(str(parsed))
+    click.echo(f"Forgot the attempt of {parsed}; the next apply sends it again.")
+    return int(ExitCode.OK)
+
+
+@state.command("adopt")
+@click.argument("address")
+@click.argument("remote_id")
+@env_option
+@verbose_option
+@LOCK_TIMEOUT
+def adopt_(
+    address: str, remote_id: str, env_name: str | None, verbose: bool, lock_timeout: float
+) -> int:
+    """Record that an attempt whose outcome was unknown did create REMOTE_ID.
+
+    \b
+    Example:
+      customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
+    """
+    parsed = _address(address)
+    environment = select_environment(env_name)
+    set_http_log(enabled=verbose)
+    with (
+        connect(environment) as client,
+        backend_for(environment).open("state adopt", lock_timeout=lock_timeout) as session,
+    ):
+        record = adopt(session, client, parsed, remote_id)
+    outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+    click.echo(f"Adopted {parsed}: {outputs}")
+    return int(ExitCode.OK)
+
+
+@click.command("import")
+@click.argument("address")
+@click.argument("remote_id")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@env_option
+@verbose_option
+@LOCK_TIMEOUT
+def import_(
+    address: str,
+    remote_id: str,
+    paths: tuple[Path, ...],
+    env_name: str | None,
+    verbose: bool,
+    lock_timeout: float,
+) -> int:
+    """Take over an object that exists at the service as the document ADDRESS.
+
+    The document must be in the manifests (PATHS, default: the current folder). The next
+    plan then shows what the manifests would change in it.
+
+    \b
+    Example:
+      customs-batch import TemplateGroup/eu-road 12 manifests/
+    """
+    parsed = _address(address)
+    documents, _ = load_documents(paths, (), ())
+    document = next((d for d in documents if d.address == parsed), None)
+    if document is None:
+        raise UsageError(
+            f"{parsed} is not in the manifests",
+            hint="write its document first; import connects a document to an existing object",
+        )
+    environment = select_environment(env_name)
+    set_http_log(enabled=verbose)
+    with (
+        connect(environment) as client,
+        backend_for(environment).open("import", lock_timeout=lock_timeout) as session,
+    ):
+        spec, _unknown = resolve(dict(document.spec), _lookup(session.state))
+        record = import_object(session, client, parsed, remote_id, spec)
+    outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+    click.echo(f"Imported {parsed}: {outputs}")
+    return int(ExitCode.OK)
+
+
+def _lookup(current: State):  # type: ignore[no-untyped-def]
+    def lookup(address: Address, name: str) -> object:
+        record = current.resources.get(str(address))
+        if record is None or record.status is not RecordStatus.APPLIED:
+            raise KeyError(name)
+        return record.outputs[name]
+
+    return lookup
+
+
+@click.command("force-unlock")
+@click.argument("lock_id")
+@env_option
+def force_unlock(lock_id: str, env_name: str | None) -> int:
+    """Break the state lock LOCK_ID held by a run that hangs.
+
+    The lock of a run that died is released by the system on its own; use this only for a
+    process that is still there but stuck. The id is in the message that names the holder.
+
+    \b
+    Example:
+      customs-batch force-unlock 3f2c9a1e-7d1b-4c55-9f0e-2b8d6c1a4e77
+    """
+    info = backend_for(select_environment(env_name)).force_unlock(lock_id)
+    click.echo(f"Unlocked: {info.describe()}")
+    return int(ExitCode.OK)
