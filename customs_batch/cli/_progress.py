@@ -210,6 +210,6 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
     else:
         parts = ", ".join(f"{counts[s.value]} {s.value}" for s in NodeStatus)
         click.echo(f"Apply: {parts} in {duration(report.seconds)}.")
-    failures = [o for o in report.outcomes if o.status is NodeStatus.FAILED]
-    for outcome in failures:
-        click.echo(f"  failed {outcome.address}: {outcome.detail}", err=True)
+    for outcome in report.outcomes:
+        if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED):
+            click.echo(f"  {outcome.status.value} {outcome.address}: {outcome.detail}", err=True)

@@ -54,14 +54,17 @@ def _search(folder: Path) -> list[Path]:
 
 
 def find_project_root(manifest: Path) -> Path:
-    """The folder holding ``customs-batch.yaml``, from the manifest's folder upward; the
-    manifest's own folder when there is none."""
-    return _root_of(manifest.parent.resolve())
+    """The folder holding ``customs-batch.yaml``, from the manifest's folder upward. Without
+    one, the current folder when the manifest is inside it (a project without a config
+    keeps its templates/ beside manifests/), else the manifest's own folder."""
+    return _root_of(manifest.parent.resolve(), Path.cwd().resolve())
 
 
 @lru_cache(maxsize=256)
-def _root_of(folder: Path) -> Path:
+def _root_of(folder: Path, cwd: Path) -> Path:
     for candidate in (folder, *folder.parents):
         if (candidate / CONFIG_FILE).is_file():
             return candidate
+    if folder == cwd or cwd in folder.parents:
+        return cwd
     return folder

@@ -48,7 +48,8 @@ def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
         "inputsDigest": plan.inputs_digest,
         "changes": [_change_to_json(change) for change in plan.changes],
     }
-    write_atomic(path, (json.dumps(body, indent=2, sort_keys=True) + "\n").encode())
+    # Not sorted: "format" stays first, so a plan file is recognised from its first bytes.
+    write_atomic(path, (json.dumps(body, indent=2) + "\n").encode())
 
 
 def read_plan(path: Path, *, environment: str) -> Plan:

@@ -1,0 +1,273 @@
+"""plan, apply and the state commands through the CLI, on the built-in local environment."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+from customs_batch.state import LocalBackend, RecordStatus
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(EXAMPLES / "manifests", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def backend(project: Path) -> LocalBackend:
+    return LocalBackend(project / ".customs-batch" / "local")
+
+
+def test_plan_apply_then_nothing_to_do(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 2
+    assert "+ create         TemplateGroup/eu-road" in out
+    assert "declarationId = (known after apply)" in out
+    assert "Plan: 9 to create" in out and "Requests: 9" in out
+
+    code, out, err = run(capsys, "apply", "--auto-approve", "--wait")
+    assert code == 0, err
+    assert out.count("\ndone ") + out.startswith("done ") == 9
+    assert "Apply: 9 succeeded, 0 failed" in out
+
+    code, out, _ = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 0
+    assert "No changes" in out and "9 unchanged" in out
+    code, out, _ = run(capsys, "apply", "--auto-approve")
+    assert code == 0 and "Nothing to apply." in out
+
+
+def test_apply_off_a_terminal_needs_approval_or_a_plan(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "apply")
+    assert code == 64
+    assert "--auto-approve" in err and "plan -out" in err
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
+
+
+def test_manifest_errors_stop_the_plan_with_the_findings(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = project / "manifests" / "movements.yaml"
+    path.write_text(path.read_text().replace("action: ISL", "action: XYZ", 1))
+    code, _, err = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 1
+    assert "movements.yaml:" in err and "schema.enum" in err
+
+
+def test_a_saved_plan_applies_once_and_then_is_stale(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0 and "Saved the plan to release.plan" in out
+    assert "sandbox-key" not in (project / "release.plan").read_text()
+    code, _, err = run(capsys, "apply", "release.plan")
+    assert code == 0, err
+    code, _, err = run(capsys, "apply", "release.plan")
+    assert code == 3
+    assert "stale" in err and "plan -out" in err
+
+
+def test_changes_update_or_are_refused_and_removed_documents_are_orphaned(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    groups = project / "manifests" / "template-groups.yaml"
+    groups.write_text(groups.read_text().replace("name: EU road imports", "name: EU road"))
+    movements = project / "manifests" / "movements.yaml"
+    movements.write_text(movements.read_text().replace("quantity: 4", "quantity: 5", 1))
+    (project / "manifests" / "hawbs.yaml").unlink()
+
+    code, out, _ = run(capsys, "plan", "--format", "json")
+    assert code == 0
+    changes = {c["address"]: c for c in json.loads(out)["changes"]}
+    assert changes["TemplateGroup/eu-road"]["action"] == "update"
+    assert changes["TemplateGroup/eu-road"]["changed"] == ["name"]
+    assert changes["Movement/mov-a1-storage-in"]["action"] == "refused"
+    assert "immutable" in changes["Movement/mov-a1-storage-in"]["reason"]
+    assert changes["HawbDeactivation/hawb-a3-duplicate"]["action"] == "orphaned"
+
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 1
+    assert "done     TemplateGroup/eu-road" in out
+    assert "Movement/mov-a1-storage-in" in err and "immutable" in err
+
+    code, out, _ = run(capsys, "state", "rm", "HawbDeactivation/hawb-a3-duplicate")
+    assert code == 0
+    assert "HawbDeactivation" not in run(capsys, "state", "list")[1]
+
+
+def test_json_events_are_a_versioned_stream(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys, "apply", "--auto-approve", "--format", "json", "--target", "Movement/mov-a1-arrival"
+    )
+    assert code == 0
+    events = [json.loads(line) for line in out.splitlines()]
+    assert {e["v"] for e in events} == {1}
+    assert [e["type"] for e in events] == ["plan", "start", "outcome", "progress", "summary"]
+    assert events[2]["address"] == "Movement/mov-a1-arrival"
+    assert events[2]["outputs"]["movementId"].startswith("mov_")
+    assert events[4]["succeeded"] == 1 and events[4]["ok"] is True
+
+
+def test_target_and_labels_select_a_part_with_its_dependencies(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "plan",
+        "--format",
+        "json",
+        "--target",
+        "TransitPartyUpdate/dep-rtm-ham-0001-consignee",
+    )
+    assert code == 0
+    assert [c["address"] for c in json.loads(out)["changes"]] == [
+        "DepartureDeclaration/dep-rtm-ham-0001",
+        "TransitPartyUpdate/dep-rtm-ham-0001-consignee",
+    ]
+    code, _, err = run(capsys, "plan", "--target", "Movement/nope")
+    assert code == 64 and "no such document" in err
+    code, _, err = run(capsys, "plan", "-l", "lane")
+    assert code == 64 and "LABEL=VALUE" in err
+
+
+def test_an_unknown_departure_outcome_needs_a_decision_then_adopt(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    address = "DepartureDeclaration/dep-rtm-ant-0002"
+    with backend(project).open("test") as session:
+        record = session.state.resources[address]
+        declaration_id = record.outputs["declarationId"]
+        session.record(record.with_changes(status=RecordStatus.PENDING, outputs={}))
+
+    code, out, _ = run(capsys, "plan")
+    assert "? needs decision " + address in out
+    assert "no idempotency" in out and "state adopt" in out
+    assert run(capsys, "status")[1].count("needs-decision") == 1
+
+    code, _, err = run(capsys, "state", "forget", "Movement/mov-a1-arrival")
+    assert code == 3 and "state rm" in err
+    code, out, err = run(capsys, "state", "adopt", address, str(declaration_id))
+    assert code == 0, err
+    assert f"declarationId={declaration_id}" in out
+    code, out, _ = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 0, out
+
+    code, out, _ = run(capsys, "state", "show", address)
+    assert json.loads(out)[address]["status"] == "applied"
+    code, _, err = run(capsys, "state", "adopt", address, "99999")
+    assert code == 3 and "already applied" in err
+
+
+def test_forget_lets_an_unknown_departure_be_sent_again(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        run(capsys, "apply", "--auto-approve", "--target", "DepartureDeclaration/dep-rtm-ant-0002")[
+            0
+        ]
+        == 0
+    )
+    address = "DepartureDeclaration/dep-rtm-ant-0002"
+    with backend(project).open("test") as session:
+        record = session.state.resources[address]
+        session.record(record.with_changes(status=RecordStatus.PENDING, outputs={}))
+    assert run(capsys, "state", "forget", address)[0] == 0
+    _, out, _ = run(capsys, "plan", "--target", address)
+    assert "+ create         " + address in out
+
+
+def test_import_takes_over_an_existing_template_group(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "manifests" / "default-group.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\nmetadata: {name: default}\n"
+        "spec: {name: Default group, code: DEFAULT, companyId: 1, isDefault: true}\n"
+    )
+    code, out, err = run(capsys, "import", "TemplateGroup/default", "1")
+    assert code == 0, err
+    assert "id=1" in out
+    code, out, _ = run(capsys, "plan", "--format", "json", "--target", "TemplateGroup/default")
+    (change,) = json.loads(out)["changes"]
+    assert (change["action"], change["changed"]) == ("update", ["name"])
+    code, _, err = run(capsys, "import", "TemplateGroup/default", "1")
+    assert code == 3 and "already in the state" in err
+
+
+def test_refresh_records_the_status_the_service_reports(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        run(capsys, "apply", "--auto-approve", "--target", "DepartureDeclaration/dep-rtm-ant-0002")[
+            0
+        ]
+        == 0
+    )
+    assert "processing" in run(capsys, "status")[1]
+    # The local emulator turns a departure ready after two seconds.
+    import time
+
+    time.sleep(2.1)
+    code, out, _ = run(capsys, "refresh")
+    assert code == 0 and "status processing -> ready" in out
+    assert "ready" in run(capsys, "status")[1]
+
+
+def test_a_held_lock_names_its_holder_and_force_unlock_breaks_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                """
+                import sys, time
+                from pathlib import Path
+                from customs_batch.state import LocalBackend
+                s = LocalBackend(Path(sys.argv[1])).open("apply")
+                print(s.lock_info.id, flush=True)
+                time.sleep(30)
+                """
+            ),
+            str(project / ".customs-batch" / "local"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        lock_id = holder.stdout.readline().strip()
+        code, _, err = run(capsys, "apply", "--auto-approve")
+        assert code == 3
+        assert f"process {holder.pid}" in err and lock_id in err and "force-unlock" in err
+        code, out, _ = run(capsys, "force-unlock", lock_id)
+        assert code == 0 and "Unlocked" in out
+        assert run(capsys, "apply", "--auto-approve", "--target", "Movement/mov-a1-arrival")[0] == 0
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
