@@ -1,0 +1,94 @@
+"""``customs-batch sandbox``: serve the emulator, print its built-in seed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from customs_batch.errors import ExitCode
+from customs_batch.sandbox import builtin_seed_text, parse_faults, parse_rate_limit
+from customs_batch.sandbox.server import ServeOptions, serve
+
+
+@click.group()
+def sandbox() -> None:
+    """The sandbox emulator of the Customs Declaration Service.
+
+    \b
+    Examples:
+      customs-batch sandbox serve --port 8080
+      customs-batch sandbox serve --db sandbox.db --rate-limit off
+      customs-batch sandbox serve --faults '5xx=0.1,drop=0.05' --fault-seed 7
+      customs-batch sandbox seed-example > seed.yaml
+    """
+
+
+@sandbox.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    default=8080,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: any free port).",
+)
+@click.option(
+    "--seed",
+    "seed_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Seed YAML file (default: the built-in seed).",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="SQLite file that keeps the data across restarts.",
+)
+@click.option(
+    "--rate-limit",
+    default="100/minute",
+    show_default=True,
+    help="N/second, N/minute, N/hour or off; per API key.",
+)
+@click.option(
+    "--processing-seconds",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Time until submissions are processed.",
+)
+@click.option(
+    "--faults", default="", help="Fault spec, e.g. '5xx=0.1,drop=0.05,slow=0.2:1.5s,429=0.05'."
+)
+@click.option("--fault-seed", type=int, help="Seed of the fault draws, for reproducible runs.")
+def serve_command(
+    host: str,
+    port: int,
+    seed_path: Path | None,
+    db_path: Path | None,
+    rate_limit: str,
+    processing_seconds: float,
+    faults: str,
+    fault_seed: int | None,
+) -> int:
+    """Serve every endpoint of the API over HTTP until SIGTERM or Ctrl-C."""
+    options = ServeOptions(
+        host=host,
+        port=port,
+        seed_path=seed_path,
+        db_path=db_path,
+        rate_limit=parse_rate_limit(rate_limit),
+        processing_seconds=processing_seconds,
+        faults=parse_faults(faults),
+        fault_seed=fault_seed,
+    )
+    serve(options, announce=lambda line: click.echo(line))
+    return int(ExitCode.OK)
+
+
+@sandbox.command("seed-example")
+def seed_example() -> int:
+    """Print the documented built-in seed (a starting point for --seed)."""
+    click.echo(builtin_seed_text(), nl=False)
+    return int(ExitCode.OK)

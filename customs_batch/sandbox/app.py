@@ -1,0 +1,108 @@
+"""The emulator application: routes, middleware and the shared state."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from customs_batch.sandbox import contract, declarations, rto, templates, transit
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
+from customs_batch.sandbox.idempotency import Idempotency
+from customs_batch.sandbox.openapi import openapi_document
+from customs_batch.sandbox.populate import populate
+from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
+from customs_batch.sandbox.requestlog import RequestLog
+from customs_batch.sandbox.routing import endpoint
+from customs_batch.sandbox.schemas import BodySchemas
+from customs_batch.sandbox.seed import Seed, builtin_seed
+from customs_batch.sandbox.store import Store
+from customs_batch.sandbox.web import error, json_response
+
+C = contract
+ROUTES = [
+    endpoint("GET", C.SHIPMENTS, declarations.list_shipments),
+    endpoint("POST", C.MOVEMENTS, rto.create_movement),
+    endpoint("GET", C.ALLOCATIONS, rto.list_allocations),
+    endpoint("GET", C.HAWBS, rto.list_hawbs),
+    endpoint("DELETE", C.HAWB, rto.deactivate_hawb),
+    endpoint("POST", C.SUBMIT_DEPARTURE, transit.submit_departure),
+    endpoint("GET", C.TRANSIT_LIST, transit.list_transit),
+    endpoint("GET", C.TRANSIT, transit.get_transit),
+    endpoint("PATCH", C.DEPARTURE_PARTIES, transit.update_parties),
+    endpoint("PATCH", C.ARRIVAL_PARTIES, transit.update_parties),
+    endpoint("GET", C.DECLARATIONS, declarations.list_declarations),
+    endpoint("GET", C.DECLARATION, declarations.get_declaration),
+    endpoint("DELETE", C.DECLARATION, declarations.cancel_declaration),
+    endpoint("GET", C.ITEMS, declarations.list_items),
+    endpoint("GET", C.ITEM, declarations.get_item),
+    endpoint("POST", C.TEMPLATE_GROUPS, templates.create_group),
+    endpoint("GET", C.TEMPLATE_GROUPS, templates.list_groups),
+    endpoint("PATCH", C.TEMPLATE_GROUP, templates.update_group),
+    endpoint("GET", C.INSPECT_MOVEMENTS, rto.inspect_movements),
+    endpoint("GET", C.INSPECT_STATS, rto.inspect_stats),
+]
+
+
+async def _openapi(request: Request) -> Response:
+    return json_response(openapi_document())
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == contract.NOT_FOUND:
+        message = f"no endpoint at {request.url.path}"
+    elif status == contract.METHOD_NOT_ALLOWED:
+        message = f"{request.method} is not allowed on {request.url.path}"
+    else:
+        message = contract.REASONS.get(status, "error")
+    answer = error(status, message)
+    headers = dict(getattr(exc, "headers", None) or {})
+    return json_response(answer.body, status, headers)
+
+
+def create_app(
+    *,
+    seed: Seed | None = None,
+    db_path: Path | None = None,
+    rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT,
+    processing_seconds: float = 2.0,
+    faults: FaultSpec | None = None,
+    fault_seed: int | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Starlette:
+    """The emulator as an ASGI application; ``rate_limit=None`` turns the limit off.
+
+    With ``db_path`` the data lives in that SQLite file and survives restarts (the seed
+    fills a new database only); without it, in memory.
+    """
+    now = clock or time.time
+    store = Store(db_path)
+    if store.is_empty:
+        populate(store, seed or builtin_seed(), now())
+    sandbox = Sandbox(
+        store=store,
+        clock=now,
+        processing_seconds=processing_seconds,
+        limiter=RateLimiter(rate_limit) if rate_limit is not None else None,
+        schemas=BodySchemas.load(),
+        idempotency=Idempotency(store),
+    )
+    middleware = [Middleware(RequestLog)]
+    if faults is not None and faults.active:
+        middleware.append(Middleware(FaultMiddleware, dice=FaultDice(faults, fault_seed)))
+    app = Starlette(
+        routes=[*ROUTES, Route(contract.OPENAPI, _openapi, methods=["GET"])],
+        middleware=middleware,
+        exception_handlers={HTTPException: _http_error, Exception: _http_error},
+    )
+    app.state.sandbox = sandbox
+    return app

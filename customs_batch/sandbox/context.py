@@ -1,0 +1,57 @@
+"""What every handler works with: the store, the clock, the limits and the counters."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from customs_batch.sandbox.idempotency import Idempotency
+from customs_batch.sandbox.ratelimit import RateLimiter
+from customs_batch.sandbox.schemas import BodySchemas
+from customs_batch.sandbox.store import Store
+
+
+class Stats:
+    """Request counts by method and path template, and how many were answered 429."""
+
+    def __init__(self) -> None:
+        self._requests: Counter[str] = Counter()
+        self._rate_limited = 0
+        self._lock = threading.Lock()
+
+    def count(self, label: str) -> None:
+        """Count one request of ``label`` (``POST /v1/shipments/{id}/movements``)."""
+        with self._lock:
+            self._requests[label] += 1
+
+    def count_rate_limited(self) -> None:
+        """Count one 429 answer."""
+        with self._lock:
+            self._rate_limited += 1
+
+    def snapshot(self) -> dict[str, object]:
+        """The ``/_sandbox/stats`` body."""
+        with self._lock:
+            return {
+                "requests": dict(sorted(self._requests.items())),
+                "rateLimited": self._rate_limited,
+            }
+
+
+@dataclass
+class Sandbox:
+    """The emulator's state, shared by every request."""
+
+    store: Store
+    clock: Callable[[], float]
+    processing_seconds: float
+    limiter: RateLimiter | None
+    schemas: BodySchemas
+    idempotency: Idempotency
+    stats: Stats = field(default_factory=Stats)
+
+    def processed(self, created: float) -> bool:
+        """Whether something created at ``created`` has finished processing by now."""
+        return self.clock() >= created + self.processing_seconds

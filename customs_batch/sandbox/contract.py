@@ -1,0 +1,148 @@
+"""Every choice of DESIGN section 7 that the emulator makes, in one place.
+
+The API document leaves open the departure submission path, the query parameter names,
+the refusal codes, the idempotency semantics and the transit status words. The emulator
+follows DESIGN section 7 for each; the names below are the only place they are spelled.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# -- paths (Starlette route syntax) --------------------------------------------------------
+SHIPMENTS: Final = "/v1/shipments"
+MOVEMENTS: Final = "/v1/shipments/{id}/movements"
+ALLOCATIONS: Final = "/v1/shipments/{id}/allocations"
+HAWBS: Final = "/v1/shipments/{id}/hawbs"
+HAWB: Final = "/v1/shipments/{id}/hawbs/{hawbId}"
+DECLARATIONS: Final = "/v1/declarations"
+DECLARATION: Final = "/v1/declarations/{id:int}"
+SUBMIT_DEPARTURE: Final = "/v1/declarations/transit"  # POST, 201 (section 7)
+TRANSIT_LIST: Final = "/v1/declarations/transit"
+TRANSIT: Final = "/v1/declarations/transit/{id:int}"
+DEPARTURE_PARTIES: Final = "/declarations/transit/{declarationId:int}/parties"
+ARRIVAL_PARTIES: Final = "/transit-declarations/{id:int}/parties"
+ITEMS: Final = "/v1/declaration-items"
+ITEM: Final = "/v1/declaration-items/{id:int}"
+TEMPLATE_GROUPS: Final = "/v1/declaration-templates/groups"
+TEMPLATE_GROUP: Final = "/v1/declaration-templates/groups/{id:int}"
+INSPECT_MOVEMENTS: Final = "/_sandbox/movements"
+INSPECT_STATS: Final = "/_sandbox/stats"
+OPENAPI: Final = "/openapi.json"
+
+# -- query parameter names -------------------------------------------------------------------
+PAGE: Final = "page"
+LIMIT: Final = "limit"  # page size of the data/pagination lists (HAWBs, allocations)
+ITEMS_PER_PAGE: Final = "itemsPerPage"  # page size of every other list
+INCLUDE_INACTIVE: Final = "includeInactive"
+STATUS: Final = "status"
+REFERENCE_NUMBER: Final = "referenceNumber"
+CREATED_FROM: Final = "createdFrom"
+CREATED_TO: Final = "createdTo"
+ORDER: Final = "order"
+START_DATE: Final = "startDate"
+END_DATE: Final = "endDate"
+SEARCH: Final = "search"
+DELETED: Final = "deleted"
+ARCHIVED: Final = "archived"
+SORT_BY: Final = "sortBy"
+SORT_ORDER: Final = "sortOrder"
+COMPANY_ID: Final = "companyId"
+TYPE: Final = "type"
+
+PAGE_SIZE_DEFAULT: Final = 20
+PAGE_SIZE_MAX: Final = 100
+
+# -- headers -------------------------------------------------------------------------------
+IDEMPOTENCY_KEY: Final = "Idempotency-Key"
+IDEMPOTENCY_TTL_SECONDS: Final = 24 * 3600
+
+# -- refusal codes ---------------------------------------------------------------------------
+BAD_REQUEST: Final = 400  # refused movement, bad body, missing Idempotency-Key
+INVALID_CREDENTIALS: Final = 401
+UNAUTHORIZED: Final = 403
+NOT_FOUND: Final = 404
+METHOD_NOT_ALLOWED: Final = 405
+HAWB_REFUSED: Final = 409  # HAWB deactivation refused
+DUPLICATE_CODE: Final = 409  # template group code already used by the company
+IDEMPOTENCY_IN_FLIGHT: Final = 409
+IDEMPOTENCY_OTHER_BODY: Final = 422
+TOO_MANY_REQUESTS: Final = 429
+CREATED: Final = 201  # every creating POST, the departure submission included
+OK: Final = 200
+
+REASONS: Final[dict[int, str]] = {
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+# -- transit status words: response body word <-> filter value ---------------------------------
+TRANSIT_FILTER_VALUES: Final = (
+    "NEW",
+    "READY_TO_DECLARE",
+    "ARRIVAL_NOTIFICATION",
+    "UNLOADING_PERMITTED",
+    "UNLOADING_REMARKS",
+    "PARTIAL_RELEASED",
+    "NO_RELEASE",
+    "RELEASED",
+    "INVALID",
+    "CONTROL",
+    "BLOCKED",
+    "COMPLETED",
+    "TRANSIT_DECLARATION",
+    "REGISTERED",
+    "ACCEPTED",
+    "CANCELED",
+    "CANCELLATION_REQ",
+)
+_TRANSIT_SPECIAL: Final = {"NEW": "processing", "READY_TO_DECLARE": "ready"}
+
+
+def transit_body_status(filter_value: str) -> str:
+    """The body word of a transit status filter value (``NEW`` -> ``processing``)."""
+    return _TRANSIT_SPECIAL.get(filter_value, filter_value.lower())
+
+
+DECLARATION_STATUSES: Final = (
+    "processing",
+    "ready",
+    "submitted",
+    "registered",
+    "under_control",
+    "accepted",
+    "released",
+    "tax_notice",
+    "invalid",
+    "error",
+    "completed",
+    "canceled",
+    "cancellation_requested",
+    "non_exited",
+    "exited",
+    "amendment_requested",
+    "no_release",
+)
+# Export declarations in these statuses have not reached customs: DELETE cancels at once.
+NOT_YET_SUBMITTED: Final = frozenset({"processing", "ready", "invalid", "error"})
+SHIPMENT_STATUSES: Final = ("new", "clearanceInProgress", "completed")
+DECLARATION_TYPES: Final = ("IMPORT", "EXPORT")
+
+# -- movements -------------------------------------------------------------------------------
+MOVEMENT_QUEUED: Final = "QUEUED"
+MOVEMENT_SENT: Final = "SENT"  # what a movement counts as after --processing-seconds
+MOVEMENT_TRIGGER: Final = "API"
+HAWB_STATUS_NEW: Final = "NOT_INITIATED"
+
+# -- departure declarations ------------------------------------------------------------------
+DEPARTURE_PROCESSING: Final = "processing"
+DEPARTURE_READY: Final = "ready"
+DEPARTURE_INVALID: Final = "invalid"
+# The documented, deterministic reason a submitted departure turns invalid.
+INVALID_REFERENCE_PREFIX: Final = "INVALID"

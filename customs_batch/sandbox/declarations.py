@@ -1,0 +1,169 @@
+"""Shipment list, import/export declarations and declaration items (integer IDs)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.auth import Caller
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.listing import (
+    created_between,
+    order_choice,
+    ordered,
+    reference_matches,
+    result_page,
+)
+from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.store import Table
+from customs_batch.sandbox.web import Query, fail, json_response, page_of, public, total_pages
+
+_LIST_FIELDS = ("declarationId", "shipmentId", "referenceNumber", "status", "lrn", "mrn", "type")
+_IMPORT_DETAIL_EXTRA = ("declarationOffice", "createdAt", "updatedAt", "errors")
+_EXPORT_DETAIL_EXTRA = ("exporter", "consignee", "items", "errors", "createdAt", "updatedAt")
+
+
+async def list_shipments(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/shipments."""
+    query = Query(request.query_params)
+    status = query.choice(contract.STATUS, contract.SHIPMENT_STATUSES)
+    records = sandbox.store.values(Table.SHIPMENTS)
+    if status:
+        records = [r for r in records if r["status"] == status]
+    records = reference_matches(records, query.text(contract.REFERENCE_NUMBER))
+    records = created_between(
+        records, query.day(contract.CREATED_FROM), query.day(contract.CREATED_TO)
+    )
+    return result_page(query, ordered(records, order_choice(query)))
+
+
+def _entry(record: JsonObject) -> JsonObject:
+    entry = {name: record.get(name, "") for name in _LIST_FIELDS}
+    if record["type"] == "IMPORT":
+        entry["declarationOffice"] = record.get("declarationOffice", "")
+    entry["createdAt"], entry["updatedAt"] = record["createdAt"], record["updatedAt"]
+    return entry
+
+
+async def list_declarations(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/declarations: import and export, told apart by ``type``."""
+    query = Query(request.query_params)
+    kind = query.choice(contract.TYPE, contract.DECLARATION_TYPES)
+    status = query.choice(contract.STATUS, contract.DECLARATION_STATUSES)
+    records = sandbox.store.values(Table.DECLARATIONS)
+    records = [
+        r
+        for r in records
+        if (not kind or r["type"] == kind) and (not status or r["status"] == status)
+    ]
+    records = reference_matches(records, query.text(contract.REFERENCE_NUMBER))
+    records = created_between(
+        records, query.day(contract.CREATED_FROM), query.day(contract.CREATED_TO)
+    )
+    return result_page(query, [_entry(r) for r in ordered(records, order_choice(query))])
+
+
+def _declaration(sandbox: Sandbox, request: Request) -> JsonObject:
+    declaration_id = request.path_params["id"]
+    record = sandbox.store.get(Table.DECLARATIONS, declaration_id)
+    if record is None:
+        fail(contract.NOT_FOUND, f"declaration {declaration_id} not found")
+    return record
+
+
+async def get_declaration(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/declarations/{id}: the export detail (an import shows its list fields)."""
+    record = _declaration(sandbox, request)
+    extra = _EXPORT_DETAIL_EXTRA if record["type"] == "EXPORT" else _IMPORT_DETAIL_EXTRA
+    detail = {name: record.get(name, "") for name in _LIST_FIELDS}
+    detail.update({name: record[name] for name in extra if name in record})
+    return json_response(detail)
+
+
+async def cancel_declaration(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """DELETE /v1/declarations/{id}: cancelled at once before submission, else requested."""
+    with sandbox.store.lock():
+        record = _declaration(sandbox, request)
+        if record["type"] != "EXPORT":
+            fail(
+                contract.BAD_REQUEST,
+                f"declaration {record['declarationId']} is an import declaration; only export declarations can be cancelled",
+            )
+        status = record["status"]
+        if status in contract.NOT_YET_SUBMITTED:
+            status = "canceled"
+        elif status != "canceled":
+            status = "cancellation_requested"
+        if status != record["status"]:
+            updated = {**record, "status": status, "updatedAt": timestamp(sandbox.clock())}
+            sandbox.store.put(Table.DECLARATIONS, record["declarationId"], updated)
+    return json_response(
+        {"declarationId": record["declarationId"], "canceled": status == "canceled"}
+    )
+
+
+_ITEM_SORT_FIELDS = (
+    "id",
+    "declarationId",
+    "description",
+    "commodityCode",
+    "quantity",
+    "grossMass",
+    "netMass",
+    "value",
+    "currency",
+    "originCountry",
+)
+_ITEM_SEARCH_FIELDS = ("description", "commodityCode", "originCountry", "currency")
+
+
+async def list_items(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/declaration-items."""
+    query = Query(request.query_params)
+    page, size = query.page(), query.page_size(contract.ITEMS_PER_PAGE)
+    deleted = query.choice(contract.DELETED, ("deleted", "normal", "all"), "normal")
+    archived = query.choice(contract.ARCHIVED, ("unarchived", "archived", "all"), "unarchived")
+    sort_by = query.choice(contract.SORT_BY, _ITEM_SORT_FIELDS)
+    descending = query.choice(contract.SORT_ORDER, ("asc", "desc"), "asc") == "desc"
+    search = (query.text(contract.SEARCH) or "").lower()
+    records = [
+        item
+        for item in sandbox.store.values(Table.ITEMS)
+        if _flag(item["_deleted"], deleted, "deleted")
+        and _flag(item["_archived"], archived, "archived")
+        and (not search or any(search in str(item.get(f, "")).lower() for f in _ITEM_SEARCH_FIELDS))
+    ]
+    if sort_by:
+        records.sort(key=lambda item: (str(type(item[sort_by])), item[sort_by]), reverse=descending)
+    elif descending:
+        records.reverse()
+    total = len(records)
+    meta = {
+        "totalItems": total,
+        "itemCount": len(page_of(records, page, size)),
+        "itemsPerPage": size,
+        "totalPages": total_pages(total, size),
+        "currentPage": page,
+    }
+    return json_response({"items": page_of(records, page, size), "meta": meta})
+
+
+def _flag(value: bool, wanted: str | None, word: str) -> bool:
+    """Whether an item with flag ``value`` passes the filter (``word``, normal/un-, all)."""
+    return wanted == "all" or value == (wanted == word)
+
+
+async def get_item(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/declaration-items/{id}: the item with its declaration and documents."""
+    item_id = request.path_params["id"]
+    item = sandbox.store.get(Table.ITEMS, item_id)
+    if item is None:
+        fail(contract.NOT_FOUND, f"declaration item {item_id} not found")
+    detail = public(item)
+    declaration = sandbox.store.get(Table.DECLARATIONS, item["declarationId"]) or {}
+    detail["Declaration"] = {
+        "referenceNumber": declaration.get("referenceNumber", ""),
+        "status": declaration.get("status", ""),
+    }
+    return json_response(detail)

@@ -1,0 +1,77 @@
+"""Idempotency-Key semantics of section 7: replay, 422 on another body, 409 while in flight.
+
+Only successful answers are remembered: a refused request releases its key, so the client
+can fix the body and send it again under the same key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from enum import Enum
+
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.store import Store, Table
+
+
+class Verdict(Enum):
+    """What to do with a request that carries an Idempotency-Key."""
+
+    NEW = "new"
+    REPLAY = "replay"
+    OTHER_BODY = "other-body"
+    IN_FLIGHT = "in-flight"
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The verdict, and for a replay the first response."""
+
+    verdict: Verdict
+    status: int = 0
+    body: JsonObject | None = None
+
+
+def fingerprint(body: JsonObject) -> str:
+    """A digest of the JSON body that ignores key order and whitespace."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Idempotency:
+    """Remembers the first successful answer per (API key, Idempotency-Key) for 24 hours."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._in_flight: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def begin(self, scope: str, key: str, digest: str, now: float) -> Lookup:
+        """Look the key up; on NEW the key is held as in flight until ``finish`` or ``release``."""
+        slot = f"{scope}\n{key}"
+        with self._lock:
+            if slot in self._in_flight:
+                return Lookup(Verdict.IN_FLIGHT)
+            done = self._store.get(Table.IDEMPOTENCY, slot)
+            if done is not None and now - done["at"] < contract.IDEMPOTENCY_TTL_SECONDS:
+                if done["digest"] != digest:
+                    return Lookup(Verdict.OTHER_BODY)
+                return Lookup(Verdict.REPLAY, done["status"], done["body"])
+            self._in_flight[slot] = digest
+            return Lookup(Verdict.NEW)
+
+    def finish(self, scope: str, key: str, status: int, body: JsonObject, now: float) -> None:
+        """Remember the successful answer of an in-flight key."""
+        slot = f"{scope}\n{key}"
+        with self._lock:
+            digest = self._in_flight.pop(slot)
+            record = {"digest": digest, "status": status, "body": body, "at": now}
+            self._store.put(Table.IDEMPOTENCY, slot, record)
+
+    def release(self, scope: str, key: str) -> None:
+        """Forget an in-flight key whose request was refused."""
+        with self._lock:
+            self._in_flight.pop(f"{scope}\n{key}", None)

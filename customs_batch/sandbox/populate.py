@@ -1,0 +1,131 @@
+"""Turn a seed into the store's wire records (applied once, to an empty store)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.records import JsonObject, parse_timestamp, timestamp
+from customs_batch.sandbox.seed import Seed
+from customs_batch.sandbox.store import RecordId, Store, Table
+
+_DEFAULT_PROCESS_TYPE = "IMPORT_HANDLING"
+
+
+def populate(store: Store, seed: Seed, now: float) -> None:
+    """Fill an empty ``store`` from ``seed``; records without createdAt get ``now``."""
+    stamp = timestamp(now)
+    tables: dict[Table, dict[RecordId, JsonObject]] = {table: {} for table in Table}
+    for key in seed.api_keys:
+        tables[Table.API_KEYS][key.key] = {
+            "key": key.key,
+            "companyId": key.company_id,
+            "active": key.active,
+        }
+    for shipment in seed.shipments:
+        _add_shipment(tables, shipment, shipment.get("createdAt", stamp))
+    for declaration in seed.declarations:
+        _add_declaration(tables, declaration, declaration.get("createdAt", stamp))
+    for item in seed.declaration_items:
+        tables[Table.ITEMS][item["id"]] = _item(item, item["declarationId"])
+    for group in seed.template_groups:
+        created = group.get("createdAt", stamp)
+        tables[Table.TEMPLATE_GROUPS][group["id"]] = {
+            "isDefault": False,
+            "DeclarationTemplates": [],
+            **group,
+            "createdAt": created,
+            "updatedAt": created,
+        }
+    for transit in seed.transit_declarations:
+        created = transit.get("createdAt", stamp)
+        tables[Table.TRANSIT][transit["declarationId"]] = {
+            "errors": [],
+            **transit,
+            "createdAt": created,
+            "_created": parse_timestamp(created),
+        }
+    for table, records in tables.items():
+        if records:
+            store.put_many(table, records)
+
+
+def _add_shipment(tables: dict[Table, dict[RecordId, JsonObject]], seed: Any, created: str) -> None:
+    public_id = seed["publicId"]
+    tables[Table.SHIPMENTS][seed["id"]] = {
+        "shipmentId": seed["id"],
+        "referenceNumber": seed["referenceNumber"],
+        "status": seed["status"],
+        "createdAt": created,
+        "updatedAt": created,
+    }
+    tables[Table.RTO_SHIPMENTS][public_id] = {
+        "publicId": public_id,
+        "shipmentId": seed["id"],
+        "processType": seed.get("processType", _DEFAULT_PROCESS_TYPE),
+        "parties": list(seed.get("parties", [])),
+        "declarations": list(seed.get("declarations", [])),
+    }
+    for hawb in seed.get("hawbs", []):
+        stock = {"packageCount": hawb["packageCount"], "grossWeightKg": hawb["grossWeightKg"]}
+        tables[Table.HAWBS][hawb["hawbId"]] = {
+            "hawbId": hawb["hawbId"],
+            "shipmentId": public_id,
+            "houseAirWaybillNumber": hawb["houseAirWaybillNumber"],
+            "packageCount": hawb["packageCount"],
+            "grossWeightKg": hawb["grossWeightKg"],
+            "status": contract.HAWB_STATUS_NEW,
+            "isActive": hawb.get("isActive", True),
+            "reportedStock": dict(stock),
+            "remainingStock": dict(stock),
+            "createdAt": created,
+            "updatedAt": created,
+        }
+    for allocation in seed.get("allocations", []):
+        tables[Table.ALLOCATIONS][allocation["allocationId"]] = {
+            "allocationId": allocation["allocationId"],
+            "shipmentId": public_id,
+            "declarationId": None,
+            "declarationProcedureType": "",
+            "customsDocumentType": "",
+            "customsDeclarationType": "",
+            "customsDeclarationNumber": "",
+            "isActive": True,
+            **allocation,
+            "createdAt": created,
+            "updatedAt": created,
+        }
+
+
+def _add_declaration(
+    tables: dict[Table, dict[RecordId, JsonObject]], seed: Any, created: str
+) -> None:
+    declaration_id = seed["declarationId"]
+    items = seed.get("items", [])
+    record = {"lrn": "", "mrn": "", "errors": [], **seed, "items": items}
+    record.update(createdAt=created, updatedAt=created)
+    if record["type"] == "EXPORT":
+        record.setdefault("exporter", {})
+        record.setdefault("consignee", {})
+    tables[Table.DECLARATIONS][declaration_id] = record
+    for item in items:
+        tables[Table.ITEMS][item["id"]] = _item(item, declaration_id)
+
+
+def _item(seed: Any, declaration_id: int) -> JsonObject:
+    """A declaration item record; ``_deleted``/``_archived`` drive the list filters."""
+    return {
+        "id": seed["id"],
+        "declarationId": declaration_id,
+        "description": seed["description"],
+        "commodityCode": seed.get("commodityCode", seed.get("hsCode", "")),
+        "quantity": seed.get("quantity", 0),
+        "grossMass": seed.get("grossMass", 0),
+        "netMass": seed.get("netMass", 0),
+        "value": seed.get("value", 0),
+        "currency": seed.get("currency", ""),
+        "originCountry": seed.get("originCountry", ""),
+        "SupportingDocuments": list(seed.get("SupportingDocuments", [])),
+        "_deleted": seed.get("deleted", False),
+        "_archived": seed.get("archived", False),
+    }

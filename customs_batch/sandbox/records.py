@@ -1,0 +1,24 @@
+"""The shape of stored records and the service's timestamp format.
+
+The emulator stores each resource as the JSON object the service returns for it (a
+"wire record"): it serves them back almost verbatim, so a typed model per resource would
+only be copied field by field into the same JSON.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+JsonObject = dict[str, Any]
+
+
+def timestamp(seconds: float) -> str:
+    """ISO 8601 UTC with milliseconds, as the service writes them: 2026-01-05T08:00:00.000Z."""
+    moment = datetime.fromtimestamp(seconds, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(text: str) -> float:
+    """Seconds since the epoch of a service timestamp (``Z`` suffix, optional fraction)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

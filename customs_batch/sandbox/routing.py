@@ -1,0 +1,54 @@
+"""Routes whose handlers run behind the common gate: counting, auth, rate limit, errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.auth import Caller, authenticate
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.web import ApiError, error, json_response
+
+Handler = Callable[[Request, Sandbox, Caller], Awaitable[Response]]
+
+_CONVERTOR = re.compile(r":[a-z]+}")
+
+
+def template(path: str) -> str:
+    """A route path without Starlette's convertors: ``/v1/declarations/{id}``."""
+    return _CONVERTOR.sub("}", path)
+
+
+def endpoint(method: str, path: str, handler: Handler) -> Route:
+    """A route for ``method path`` whose requests are counted, authenticated and limited."""
+    label = f"{method} {template(path)}"
+
+    async def gate(request: Request) -> Response:
+        sandbox: Sandbox = request.app.state.sandbox
+        sandbox.stats.count(label)
+        try:
+            caller = authenticate(sandbox.store, request.headers.get("authorization"))
+            _admit(sandbox, caller)
+            return await handler(request, sandbox, caller)
+        except ApiError as exc:
+            return json_response(exc.body, exc.status, exc.headers)
+
+    return Route(path, gate, methods=[method], name=label)
+
+
+def _admit(sandbox: Sandbox, caller: Caller) -> None:
+    if sandbox.limiter is None:
+        return
+    wait = sandbox.limiter.admit(caller.key, sandbox.clock())
+    if wait:
+        sandbox.stats.count_rate_limited()
+        raise error(
+            contract.TOO_MANY_REQUESTS,
+            f"rate limit exceeded for this API key; retry in {wait} s",
+            retry_after=str(wait),
+        )

@@ -1,0 +1,145 @@
+"""Seed files: the data the emulator starts with (DESIGN section 8), validated on load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from customs_batch.errors import ConfigError
+from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.seed_schema import SEED_SCHEMA
+
+BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
+
+# collection -> the field that must be unique within it
+_UNIQUE = {
+    "apiKeys": "key",
+    "shipments": "id",
+    "declarations": "declarationId",
+    "declarationItems": "id",
+    "templateGroups": "id",
+    "transitDeclarations": "declarationId",
+}
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key of the emulator and the company it acts for."""
+
+    key: str
+    company_id: int
+    active: bool = True
+
+
+@dataclass(frozen=True)
+class Seed:
+    """The validated content of a seed file; records keep their wire field names."""
+
+    api_keys: tuple[ApiKey, ...] = ()
+    shipments: tuple[JsonObject, ...] = ()
+    declarations: tuple[JsonObject, ...] = ()
+    declaration_items: tuple[JsonObject, ...] = ()
+    template_groups: tuple[JsonObject, ...] = ()
+    transit_declarations: tuple[JsonObject, ...] = ()
+
+
+def load_seed(path: Path) -> Seed:
+    """Read and validate a seed file; errors name the file, the line and what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read the seed file: {exc.strerror}",
+            hint="pass an existing YAML file to --seed, or leave it out for the built-in seed",
+        ) from None
+    return parse_seed(text, str(path))
+
+
+def parse_seed(text: str, source: str) -> Seed:
+    """Validate the YAML ``text`` of a seed file named ``source``."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}{line}: not valid YAML: {exc}") from None
+    data = {} if data is None else data
+    problems = [
+        (_line(root, list(error.absolute_path)), f"{_where(error.absolute_path)}{error.message}")
+        for error in Draft202012Validator(SEED_SCHEMA).iter_errors(data)
+    ]
+    if isinstance(data, dict):
+        problems.extend(_duplicates(data, root))
+    if problems:
+        lines = [f"{source}:{line}: {what}" for line, what in sorted(problems)]
+        raise ConfigError(
+            "invalid seed file:\n  " + "\n  ".join(lines),
+            hint="see docs/sandbox.md for the seed format, or `customs-batch sandbox seed-example`",
+        )
+    return _build(data)
+
+
+def _where(path: Any) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in path]
+    return f"at {''.join(parts).lstrip('.')}: " if parts else ""
+
+
+def _line(node: yaml.Node | None, path: list[Any]) -> int:
+    """The 1-based line of the value at ``path`` (or its nearest existing parent)."""
+    for step in path:
+        child = _child(node, step)
+        if child is None:
+            break
+        node = child
+    return node.start_mark.line + 1 if node is not None else 1
+
+
+def _child(node: yaml.Node | None, step: Any) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        return next((value for key, value in node.value if key.value == step), None)
+    if isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+        child: yaml.Node = node.value[step]
+        return child
+    return None
+
+
+def _duplicates(data: JsonObject, root: yaml.Node | None) -> Iterator[tuple[int, str]]:
+    for collection, field in _UNIQUE.items():
+        seen: set[Any] = set()
+        for index, record in enumerate(data.get(collection) or []):
+            value = record.get(field) if isinstance(record, dict) else None
+            if value is not None and value in seen:
+                line = _line(root, [collection, index, field])
+                yield line, f"at {collection}[{index}].{field}: duplicate {value!r}"
+            seen.add(value)
+
+
+def _build(data: JsonObject) -> Seed:
+    return Seed(
+        api_keys=tuple(
+            ApiKey(k["key"], k["companyId"], k.get("active", True)) for k in data.get("apiKeys", [])
+        ),
+        shipments=tuple(data.get("shipments", [])),
+        declarations=tuple(data.get("declarations", [])),
+        declaration_items=tuple(data.get("declarationItems", [])),
+        template_groups=tuple(data.get("templateGroups", [])),
+        transit_declarations=tuple(data.get("transitDeclarations", [])),
+    )
+
+
+def builtin_seed_text() -> str:
+    """The YAML of the documented built-in seed."""
+    return BUILTIN_SEED_PATH.read_text(encoding="utf-8")
+
+
+@cache
+def builtin_seed() -> Seed:
+    """The documented built-in seed, used when no seed file is given."""
+    return parse_seed(builtin_seed_text(), "built-in seed")

@@ -1,0 +1,117 @@
+"""Serving the emulator over real HTTP with uvicorn (``customs-batch sandbox serve``)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from customs_batch.errors import ConfigError
+from customs_batch.sandbox.app import create_app
+from customs_batch.sandbox.faults import ConnectionDropped, FaultSpec
+from customs_batch.sandbox.ratelimit import RateLimit
+from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``sandbox serve`` was asked to do."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    seed_path: Path | None = None
+    db_path: Path | None = None
+    rate_limit: RateLimit | None = None
+    processing_seconds: float = 2.0
+    faults: FaultSpec | None = None
+    fault_seed: int | None = None
+
+
+class _HideDrops(logging.Filter):
+    """Injected connection drops are on purpose: keep their tracebacks out of the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], ConnectionDropped))
+
+
+def serve(options: ServeOptions, announce: Callable[[str], None]) -> None:
+    """Serve until SIGTERM or Ctrl-C; ``announce`` receives the start-up lines."""
+    seed = load_seed(options.seed_path) if options.seed_path else builtin_seed()
+    app = create_app(
+        seed=seed,
+        db_path=options.db_path,
+        rate_limit=options.rate_limit,
+        processing_seconds=options.processing_seconds,
+        faults=options.faults,
+        fault_seed=options.fault_seed,
+    )
+    listener = _bind(options.host, options.port)
+    _configure_logging()
+    host, port = listener.getsockname()[:2]
+    shown_host = f"[{host}]" if ":" in host else host
+    announce(f"customs-batch sandbox listening on http://{shown_host}:{port}")
+    announce(_keys_line(seed))
+    config = uvicorn.Config(
+        app, log_config=None, log_level="warning", access_log=False, lifespan="off"
+    )
+    with _quiet_signals():
+        uvicorn.Server(config).run(sockets=[listener])
+    app.state.sandbox.store.close()
+
+
+def _keys_line(seed: Seed) -> str:
+    keys = ", ".join(
+        f"{key.key} (company {key.company_id}{'' if key.active else ', inactive'})"
+        for key in seed.api_keys
+    )
+    return f"API keys: {keys or 'none (every request will be answered 401)'}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+        listener.listen(2048)  # here, not in uvicorn: a busy port must fail with our message
+    except OSError as exc:
+        listener.close()
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror}",
+            hint="choose another --port (0 picks a free one), or stop what is using it",
+        ) from None
+    listener.set_inheritable(True)
+    return listener
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    sandbox_logger = logging.getLogger("customs_batch.sandbox")
+    sandbox_logger.addHandler(handler)
+    sandbox_logger.setLevel(logging.INFO)
+    logging.getLogger("uvicorn.error").addFilter(_HideDrops())
+
+
+@contextmanager
+def _quiet_signals() -> Iterator[None]:
+    """Let uvicorn shut down on SIGTERM/SIGINT, then return instead of dying by the signal.
+
+    uvicorn re-raises the signal it caught once it has shut down, to whatever handler was
+    installed before it; a no-op handler there turns a clean shutdown into exit 0.
+    """
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda signum, frame: None)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,110 @@
+"""The emulator's data: tables of wire records in memory, written through to SQLite if asked.
+
+Every table is an insertion-ordered dict from record ID to record, guarded by one lock
+(the in-process transport and uvicorn may call from different threads). With a database
+file every change is also written to it, and a restart reads the tables back: the seed
+is applied only to a new, empty database.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+
+from customs_batch.sandbox.persistence import NoPersistence, Persistence, SqlitePersistence
+from customs_batch.sandbox.records import JsonObject
+
+RecordId = int | str
+
+
+class Table(StrEnum):
+    """The tables of the store."""
+
+    API_KEYS = "apiKeys"
+    SHIPMENTS = "shipments"  # by integer ID: the shipment list entries
+    RTO_SHIPMENTS = "rtoShipments"  # by shp_ public ID: process type, parties, declarations
+    HAWBS = "hawbs"
+    ALLOCATIONS = "allocations"
+    MOVEMENTS = "movements"
+    DECLARATIONS = "declarations"
+    ITEMS = "declarationItems"
+    TEMPLATE_GROUPS = "templateGroups"
+    TRANSIT = "transitDeclarations"
+    IDEMPOTENCY = "idempotency"
+
+
+class Store:
+    """Tables of records; hold ``lock()`` around a read-modify-write sequence."""
+
+    def __init__(self, db_path: Path | None = None) -> None:
+        self._persistence: Persistence = (
+            SqlitePersistence(db_path) if db_path is not None else NoPersistence()
+        )
+        self._tables: dict[Table, dict[RecordId, JsonObject]] = {table: {} for table in Table}
+        self._largest: dict[Table, int] = dict.fromkeys(Table, 0)  # largest integer ID
+        for table_name, record_id, record in self._persistence.load():
+            self._remember(Table(table_name), record_id, record)
+        self._lock = threading.RLock()
+
+    def _remember(self, table: Table, record_id: RecordId, record: JsonObject) -> None:
+        self._tables[table][record_id] = record
+        if isinstance(record_id, int) and record_id > self._largest[table]:
+            self._largest[table] = record_id
+
+    @property
+    def is_empty(self) -> bool:
+        """True for a new store (no seed applied yet)."""
+        return not any(self._tables.values())
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the store for a sequence of reads and writes that must not interleave."""
+        with self._lock:
+            yield
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Hold the store and write every change made inside to the database at once."""
+        with self._lock:
+            self._persistence.begin()
+            try:
+                yield
+            finally:
+                self._persistence.commit()
+
+    def get(self, table: Table, record_id: RecordId) -> JsonObject | None:
+        """The record ``record_id`` of ``table``, or None."""
+        return self._tables[table].get(record_id)
+
+    def values(self, table: Table) -> list[JsonObject]:
+        """Every record of ``table`` in insertion order."""
+        with self._lock:
+            return list(self._tables[table].values())
+
+    def put(self, table: Table, record_id: RecordId, record: JsonObject) -> None:
+        """Insert or replace a record (and write it through to the database)."""
+        with self._lock:
+            self._remember(table, record_id, record)
+            self._persistence.save(table.value, record_id, record)
+
+    def put_many(self, table: Table, records: dict[RecordId, JsonObject]) -> None:
+        """Insert or replace many records in one database transaction."""
+        with self.batch():
+            for record_id, record in records.items():
+                self._remember(table, record_id, record)
+            self._persistence.save_many(table.value, records)
+
+    def next_id(self, table: Table) -> int:
+        """One more than the largest integer ID of ``table`` (1 for an empty table)."""
+        return self._largest[table] + 1
+
+    def count(self, table: Table) -> int:
+        """How many records ``table`` holds."""
+        return len(self._tables[table])
+
+    def close(self) -> None:
+        """Close the database, if any."""
+        self._persistence.close()

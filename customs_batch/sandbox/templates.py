@@ -1,0 +1,77 @@
+"""Declaration template groups: create, PATCH what is sent, list by company."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.auth import Caller
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.listing import result_page
+from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.store import Table
+from customs_batch.sandbox.web import Query, check_schema, fail, json_body, json_response
+
+_LIST_FIELDS = ("id", "name", "code", "isDefault", "companyId")
+
+
+def _refuse_duplicate_code(sandbox: Sandbox, company_id: int, code: str, group_id: int) -> None:
+    for group in sandbox.store.values(Table.TEMPLATE_GROUPS):
+        if group["companyId"] == company_id and group["code"] == code and group["id"] != group_id:
+            fail(
+                contract.DUPLICATE_CODE,
+                f"code {code} is already used by template group {group['id']} of company {company_id}",
+            )
+
+
+async def create_group(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """POST /v1/declaration-templates/groups; the code is unique per company (409)."""
+    body = await json_body(request)
+    check_schema(sandbox.schemas.template_group, body)
+    stamp = timestamp(sandbox.clock())
+    with sandbox.store.lock():
+        _refuse_duplicate_code(sandbox, body["companyId"], body["code"], 0)
+        group_id = sandbox.store.next_id(Table.TEMPLATE_GROUPS)
+        record: JsonObject = {
+            "id": group_id,
+            "name": body["name"],
+            "code": body["code"],
+            "isDefault": body.get("isDefault", False),
+            "companyId": body["companyId"],
+            "DeclarationTemplates": body.get("DeclarationTemplates", []),
+            "createdAt": stamp,
+            "updatedAt": stamp,
+        }
+        sandbox.store.put(Table.TEMPLATE_GROUPS, group_id, record)
+    fields = ("id", "name", "code", "isDefault", "companyId", "createdAt")
+    return json_response({f: record[f] for f in fields}, contract.CREATED)
+
+
+async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """PATCH /v1/declaration-templates/groups/{id}: only the fields sent change."""
+    group_id = request.path_params["id"]
+    body = await json_body(request)
+    check_schema(sandbox.schemas.template_group_patch, body)
+    with sandbox.store.lock():
+        group = sandbox.store.get(Table.TEMPLATE_GROUPS, group_id)
+        if group is None:
+            fail(contract.NOT_FOUND, f"template group {group_id} not found")
+        if "code" in body:
+            _refuse_duplicate_code(sandbox, group["companyId"], body["code"], group_id)
+        updated = {**group, **body, "updatedAt": timestamp(sandbox.clock())}
+        sandbox.store.put(Table.TEMPLATE_GROUPS, group_id, updated)
+    fields = ("id", "name", "code", "isDefault", "updatedAt")
+    return json_response({f: updated[f] for f in fields})
+
+
+async def list_groups(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/declaration-templates/groups, optionally of one company."""
+    query = Query(request.query_params)
+    company = query.optional_integer(contract.COMPANY_ID)
+    records = [
+        {f: g[f] for f in _LIST_FIELDS}
+        for g in sandbox.store.values(Table.TEMPLATE_GROUPS)
+        if company is None or g["companyId"] == company
+    ]
+    return result_page(query, records, item_count=False)

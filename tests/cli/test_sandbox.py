@@ -1,0 +1,56 @@
+"""``customs-batch sandbox``: option errors and the seed example (serving is in tests/sandbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+from customs_batch.sandbox.seed import parse_seed
+
+
+def test_seed_example_prints_a_valid_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(["sandbox", "seed-example"]) == 0
+    seed = parse_seed(capsys.readouterr().out, "stdout")
+    assert [key.key for key in seed.api_keys] == ["sandbox-key", "inactive-key"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--rate-limit", "fast"], "invalid rate limit 'fast'"),
+        (["--faults", "boom=1"], "unknown fault 'boom'"),
+        (["--port", "70000"], "70000"),
+    ],
+)
+def test_bad_options_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    assert invoke(["sandbox", "serve", *options]) == 64
+    assert message in capsys.readouterr().err
+
+
+def test_bad_seed_file_is_an_error_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed = tmp_path / "seed.yaml"
+    seed.write_text("apiKeys:\n  - {key: k}\n", encoding="utf-8")
+    assert invoke(["sandbox", "serve", "--seed", str(seed)]) == 3
+    err = capsys.readouterr().err
+    assert f"{seed}:2: at apiKeys[0]: 'companyId' is a required property" in err
+    assert "Traceback" not in err
+
+
+def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(["sandbox", "serve", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in (
+        "--seed",
+        "--db",
+        "--rate-limit",
+        "--processing-seconds",
+        "--faults",
+        "--fault-seed",
+    ):
+        assert option in out

@@ -1,0 +1,111 @@
+"""Shipments, import/export declarations, cancellation and declaration items."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+
+def ids(body: dict[str, object], field: str = "declarationId") -> list[object]:
+    return [entry[field] for entry in body["result"]]  # type: ignore[attr-defined]
+
+
+def test_export_detail(api: httpx.Client) -> None:
+    detail = api.get("/v1/declarations/501").json()
+    assert (detail["type"], detail["status"], detail["shipmentId"]) == ("EXPORT", "ready", 1001)
+    assert detail["exporter"]["eoriNo"] == "NL123456789"
+    assert detail["items"][0]["hsCode"] == "731815"
+    assert detail["errors"] == []
+
+
+def test_unknown_declaration_is_404_with_the_documented_body(api: httpx.Client) -> None:
+    response = api.get("/v1/declarations/999")
+    assert response.status_code == 404
+    assert set(response.json()) == {"statusCode", "message", "error"}
+    assert (response.json()["statusCode"], response.json()["error"]) == (404, "Not Found")
+    assert api.delete("/v1/declarations/999").status_code == 404
+
+
+def test_cancellation_before_submission(api: httpx.Client) -> None:
+    assert api.delete("/v1/declarations/501").json() == {"declarationId": 501, "canceled": True}
+    assert api.get("/v1/declarations/501").json()["status"] == "canceled"
+
+
+def test_cancellation_after_submission_is_requested(api: httpx.Client) -> None:
+    assert api.delete("/v1/declarations/502").json() == {"declarationId": 502, "canceled": False}
+    assert api.get("/v1/declarations/502").json()["status"] == "cancellation_requested"
+
+
+def test_import_declaration_cannot_be_cancelled(api: httpx.Client) -> None:
+    assert api.delete("/v1/declarations/601").status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, [601, 502, 501]),
+        ({"type": "IMPORT"}, [601]),
+        ({"type": "EXPORT", "order": "asc"}, [501, 502]),
+        ({"status": "submitted"}, [502]),
+        ({"referenceNumber": "ref-100"}, [601, 502, 501]),
+        ({"referenceNumber": "1002"}, [502]),
+        ({"createdFrom": "2026-01-06", "createdTo": "2026-01-06"}, [502]),
+    ],
+)
+def test_declaration_list_filters(
+    api: httpx.Client, params: dict[str, str], expected: list[int]
+) -> None:
+    assert ids(api.get("/v1/declarations", params=params).json()) == expected
+
+
+def test_import_entries_carry_their_office(api: httpx.Client) -> None:
+    entry = api.get("/v1/declarations", params={"type": "IMPORT"}).json()["result"][0]
+    assert entry["declarationOffice"] == "NL000396"
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, [1003, 1002, 1001]),
+        ({"status": "new"}, [1001]),
+        ({"order": "asc", "itemsPerPage": 2}, [1001, 1002]),
+        ({"order": "asc", "itemsPerPage": 2, "page": 2}, [1003]),
+        ({"createdTo": "2026-01-05"}, [1001]),
+    ],
+)
+def test_shipment_list_filters(
+    api: httpx.Client, params: dict[str, str], expected: list[int]
+) -> None:
+    assert ids(api.get("/v1/shipments", params=params).json(), "shipmentId") == expected
+
+
+def items(api: httpx.Client, **params: str) -> list[int]:
+    return [item["id"] for item in api.get("/v1/declaration-items", params=params).json()["items"]]
+
+
+def test_item_list_filters_and_sorting(api: httpx.Client) -> None:
+    assert items(api) == [9001, 9002, 9003, 9010]
+    assert items(api, deleted="deleted") == [9011]
+    assert items(api, archived="archived") == [9012]
+    assert items(api, deleted="all", archived="all") == [9001, 9002, 9003, 9010, 9011, 9012]
+    assert items(api, search="bolt") == [9001]
+    assert items(api, search="7318") == [9001, 9002, 9003]
+    assert items(api, sortBy="value", sortOrder="desc") == [9010, 9001, 9002, 9003]
+
+
+def test_item_list_meta(api: httpx.Client) -> None:
+    meta = api.get("/v1/declaration-items", params={"itemsPerPage": 3, "page": 2}).json()["meta"]
+    assert meta == {
+        "totalItems": 4,
+        "itemCount": 1,
+        "itemsPerPage": 3,
+        "totalPages": 2,
+        "currentPage": 2,
+    }
+
+
+def test_item_detail(api: httpx.Client) -> None:
+    detail = api.get("/v1/declaration-items/9001").json()
+    assert detail["Declaration"] == {"referenceNumber": "REF-1001", "status": "ready"}
+    assert detail["SupportingDocuments"] == []
+    assert api.get("/v1/declaration-items/1").status_code == 404

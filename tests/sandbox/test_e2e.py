@@ -1,0 +1,187 @@
+"""``customs-batch sandbox serve`` as a real process, exercised over real HTTP."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from customs_batch.sandbox import builtin_seed_text
+from tests.sandbox.conftest import AUTH, MOVEMENTS, movement
+
+pytestmark = pytest.mark.e2e
+
+
+class Server:
+    """A running ``sandbox serve`` process on a free loopback port."""
+
+    def __init__(self, directory: Path, *options: str) -> None:
+        self.log = directory / f"server-{time.monotonic_ns()}.log"
+        command = [
+            sys.executable,
+            "-m",
+            "customs_batch",
+            "sandbox",
+            "serve",
+            "--port",
+            "0",
+            *options,
+        ]
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        assert self.process.stdout is not None
+        first = self.process.stdout.readline()
+        if not first.startswith("customs-batch sandbox listening on "):
+            self.stop()
+            raise AssertionError(f"sandbox serve did not start: {first}{self.log.read_text()}")
+        self.url = first.split()[-1]
+        self.keys_line = self.process.stdout.readline()
+        self.client = httpx.Client(base_url=self.url, headers=AUTH, timeout=10)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                self.client.get("/openapi.json")
+                return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise AssertionError(f"sandbox serve never answered: {self.log.read_text()}")
+
+    def signal(self, signum: int) -> int:
+        """Send ``signum`` and return the exit code."""
+        self.client.close()
+        self.process.send_signal(signum)
+        return self.process.wait(timeout=15)
+
+    def stop(self) -> None:
+        """Kill the process if it still runs."""
+        self.client.close()
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=15)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Any]:
+    """Start servers with the given options; every one is killed at the end of the test."""
+    servers: list[Server] = []
+
+    def starter(*options: str) -> Server:
+        server = Server(tmp_path, *options)
+        servers.append(server)
+        return server
+
+    yield starter
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def big_seed(tmp_path: Path) -> Path:
+    """The built-in seed plus 150 more shipments."""
+    data = yaml.safe_load(builtin_seed_text())
+    for n in range(150):
+        stamp = f"2026-02-01T{n // 60:02d}:{n % 60:02d}:00.000Z"
+        shipment = {
+            "id": 2000 + n,
+            "publicId": f"shp_bulk{n}",
+            "referenceNumber": f"BULK-{n}",
+            "status": "new",
+            "createdAt": stamp,
+        }
+        data["shipments"].append(shipment)
+    path = tmp_path / "seed.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_the_api_over_http(start: Any, big_seed: Path) -> None:
+    server = start("--seed", str(big_seed), "--rate-limit", "off")
+    assert "sandbox-key" in server.keys_line
+    api = server.client
+    assert (
+        api.get("/v1/shipments", headers={"Authorization": "Bearer wrong"}).json()["error"]
+        == "INVALID_CREDENTIALS"
+    )
+    assert (
+        api.get("/v1/shipments", headers={"Authorization": "Bearer inactive-key"}).status_code
+        == 403
+    )
+
+    first = api.get("/v1/shipments", params={"itemsPerPage": 100, "order": "asc"}).json()
+    second = api.get(
+        "/v1/shipments", params={"itemsPerPage": 100, "order": "asc", "page": 2}
+    ).json()
+    assert (first["itemCount"], len(first["result"]), len(second["result"])) == (153, 100, 53)
+    assert second["result"][-1]["shipmentId"] == 2149
+    assert api.get("/v1/shipments", params={"itemsPerPage": 101}).status_code == 400
+
+    created = api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "e2e-1"})
+    replayed = api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "e2e-1"})
+    assert created.status_code == replayed.status_code == 201
+    assert created.json() == replayed.json()
+    assert (
+        api.post(
+            MOVEMENTS, json=movement(quantity=9), headers={"Idempotency-Key": "e2e-1"}
+        ).status_code
+        == 422
+    )
+
+    assert api.get("/v1/declarations/12345").json()["error"] == "Not Found"
+    assert api.get("/v1/no-such-thing").status_code == 404
+    assert api.patch("/v1/shipments").status_code == 405
+    stats = api.get("/_sandbox/stats").json()
+    assert stats["requests"]["POST /v1/shipments/{id}/movements"] == 3
+    assert "GET /v1/shipments 200" in server.log.read_text()
+
+
+def test_rate_limit_then_ctrl_c_exits_cleanly(start: Any) -> None:
+    server = start("--rate-limit", "2/minute")
+    statuses = [server.client.get("/v1/shipments").status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    limited = server.client.get("/v1/shipments")
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert server.signal(signal.SIGINT) == 0
+
+
+def test_dropped_connections(start: Any) -> None:
+    server = start("--faults", "drop-after=1", "--rate-limit", "off")
+    with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+        server.client.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "d"})
+    assert len(server.client.get("/_sandbox/movements").json()) == 1
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_db_survives_sigterm_and_restart(start: Any, tmp_path: Path) -> None:
+    db = tmp_path / "sandbox.db"
+    server = start("--db", str(db))
+    created = server.client.post(
+        MOVEMENTS, json=movement(), headers={"Idempotency-Key": "p"}
+    ).json()
+    assert server.signal(signal.SIGTERM) == 0
+    again = start("--db", str(db))
+    assert [m["movementId"] for m in again.client.get("/_sandbox/movements").json()] == [
+        created["movementId"]
+    ]
+
+
+def test_busy_port_is_a_clear_error(start: Any) -> None:
+    server = start()
+    port = server.url.rsplit(":", 1)[1]
+    command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port", port]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 3
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,55 @@
+"""HAWB and allocation lists, and HAWB deactivation with its refusal."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.sandbox.conftest import MOVEMENTS, FakeClock, movement
+
+HAWBS = "/v1/shipments/shp_7Hk2Lm/hawbs"
+
+
+def test_hawb_list_has_the_data_pagination_shape(api: httpx.Client) -> None:
+    body = api.get(HAWBS, params={"limit": 2}).json()
+    assert [h["hawbId"] for h in body["data"]] == ["hawb_a1", "hawb_a2"]
+    assert body["pagination"] == {"page": 1, "limit": 2, "total": 3, "totalPages": 2}
+    assert body["data"][0]["status"] == "NOT_INITIATED"
+    assert body["data"][0]["reportedStock"] == {"packageCount": 10, "grossWeightKg": 125.5}
+
+
+def test_deactivated_hawb_is_returned_then_hidden_unless_asked(api: httpx.Client) -> None:
+    response = api.delete(f"{HAWBS}/hawb_a3")
+    assert response.status_code == 200
+    assert (response.json()["hawbId"], response.json()["isActive"]) == ("hawb_a3", False)
+    assert "hawb_a3" not in [h["hawbId"] for h in api.get(HAWBS).json()["data"]]
+    shown = api.get(HAWBS, params={"includeInactive": "true"}).json()["data"]
+    assert {h["hawbId"]: h["isActive"] for h in shown}["hawb_a3"] is False
+
+
+def test_deactivation_is_refused_once_a_sent_movement_references_the_hawb(
+    api: httpx.Client, clock: FakeClock
+) -> None:
+    api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k"})
+    clock.advance(2.0)
+    response = api.delete(f"{HAWBS}/hawb_a1")
+    assert response.status_code == 409
+    assert response.json()["error"] == "Conflict"
+    assert "mov_" in response.json()["message"]
+
+
+def test_deactivation_is_allowed_while_the_movement_is_queued(api: httpx.Client) -> None:
+    api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k"})
+    assert api.delete(f"{HAWBS}/hawb_a1").status_code == 200
+
+
+def test_unknown_hawb_is_404(api: httpx.Client) -> None:
+    assert api.delete(f"{HAWBS}/hawb_b1").status_code == 404
+
+
+def test_allocations_list(api: httpx.Client) -> None:
+    body = api.get("/v1/shipments/shp_7Hk2Lm/allocations").json()
+    allocation = body["data"][0]
+    assert allocation["allocationId"] == "alc_1"
+    assert (allocation["source"], allocation["declarationId"]) == ("EXTERNAL", None)
+    assert body["pagination"]["total"] == 1
+    assert api.get("/v1/shipments/shp_3Qw8Zn/allocations").json()["data"] == []

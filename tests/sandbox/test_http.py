@@ -1,0 +1,106 @@
+"""Auth, pagination bounds and the answers to bad requests: never a 500."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.sandbox.conftest import MOVEMENTS, ClientFactory
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic sandbox-key"}]
+)
+def test_missing_or_unknown_key_is_401(make_api: ClientFactory, headers: dict[str, str]) -> None:
+    response = make_api(headers=headers).get("/v1/shipments")
+    assert response.status_code == 401
+    assert response.json()["error"] == "INVALID_CREDENTIALS"
+    assert response.json()["message"]
+
+
+def test_inactive_account_is_403(make_api: ClientFactory) -> None:
+    response = make_api(headers={"Authorization": "Bearer inactive-key"}).get("/v1/shipments")
+    assert response.status_code == 403
+    assert response.json()["error"] == "UNAUTHORIZED"
+
+
+def test_inspection_endpoints_need_the_key_too(make_api: ClientFactory) -> None:
+    assert make_api(headers={}).get("/_sandbox/stats").status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("path", "size"),
+    [
+        ("/v1/shipments", "itemsPerPage"),
+        ("/v1/declarations", "itemsPerPage"),
+        ("/v1/declarations/transit", "itemsPerPage"),
+        ("/v1/declaration-items", "itemsPerPage"),
+        ("/v1/declaration-templates/groups", "itemsPerPage"),
+        ("/v1/shipments/shp_7Hk2Lm/hawbs", "limit"),
+        ("/v1/shipments/shp_7Hk2Lm/allocations", "limit"),
+    ],
+)
+def test_pagination_bounds(api: httpx.Client, path: str, size: str) -> None:
+    assert api.get(path, params={size: 100, "page": 1}).status_code == 200
+    for params in ({size: 0}, {size: 101}, {size: "x"}, {"page": 0}):
+        response = api.get(path, params=params)
+        assert response.status_code == 400, params
+        assert next(iter(params)) in str(response.json()["message"])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b"\xff\xfe",
+        b"",
+        b'{"quantity": NaN}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+)
+def test_malformed_bodies_are_400(api: httpx.Client, content: bytes) -> None:
+    headers = {"Idempotency-Key": "k", "Content-Type": "application/json"}
+    for path in (MOVEMENTS, "/v1/declarations/transit", "/v1/declaration-templates/groups"):
+        response = api.post(path, content=content, headers=headers)
+        assert response.status_code == 400, path
+        assert response.json()["error"] == "Bad Request"
+
+
+def test_unknown_path_is_404_json(api: httpx.Client) -> None:
+    response = api.get("/v1/nothing-here")
+    assert response.status_code == 404
+    assert response.json()["error"] == "Not Found"
+
+
+def test_non_numeric_id_is_404(api: httpx.Client) -> None:
+    assert api.get("/v1/declarations/abc").status_code == 404
+
+
+def test_wrong_method_is_405_json(api: httpx.Client) -> None:
+    response = api.put("/v1/shipments", json={})
+    assert response.status_code == 405
+    assert response.json()["error"] == "Method Not Allowed"
+
+
+def test_bad_query_values_are_400(api: httpx.Client) -> None:
+    assert api.get("/v1/shipments", params={"createdFrom": "yesterday"}).status_code == 400
+    assert api.get("/v1/shipments", params={"order": "sideways"}).status_code == 400
+    assert (
+        api.get("/v1/shipments/shp_7Hk2Lm/hawbs", params={"includeInactive": "yes"}).status_code
+        == 400
+    )
+    assert api.get("/v1/declaration-items", params={"sortBy": "colour"}).status_code == 400
+
+
+def test_timestamps_are_utc_with_milliseconds(api: httpx.Client) -> None:
+    stamp = api.get("/v1/shipments").json()["result"][0]["createdAt"]
+    assert stamp[-5] == "." and stamp.endswith("Z")
+
+
+def test_stats_count_by_method_and_path_template(api: httpx.Client) -> None:
+    api.get("/v1/declarations/501")
+    api.get("/v1/declarations/502")
+    counts = api.get("/_sandbox/stats").json()
+    assert counts["requests"]["GET /v1/declarations/{id}"] == 2
+    assert counts["rateLimited"] == 0

@@ -1,0 +1,182 @@
+"""Movements: Idempotency-Key semantics, the movement rules, QUEUED then sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from customs_batch.sandbox.idempotency import Idempotency, Verdict
+from customs_batch.sandbox.store import Store
+from tests.sandbox.conftest import MOVEMENTS, FakeClock, movement
+
+
+def post(api: httpx.Client, body: dict[str, Any], key: str | None = "key-1") -> httpx.Response:
+    headers = {"Idempotency-Key": key} if key is not None else {}
+    return api.post(MOVEMENTS, json=body, headers=headers)
+
+
+def test_new_movement_is_queued_by_api_with_the_shipments_process_type(api: httpx.Client) -> None:
+    response = post(api, movement())
+    assert response.status_code == 201
+    record = response.json()
+    assert record["movementId"].startswith("mov_")
+    assert record["shipmentId"] == "shp_7Hk2Lm"
+    assert (record["status"], record["trigger"], record["processType"]) == (
+        "QUEUED",
+        "API",
+        "IMPORT_HANDLING",
+    )
+    assert record["originalMovementId"] is None
+    assert record["createdAt"].endswith("Z") and len(record["createdAt"]) == 24
+
+
+def test_movement_counts_as_sent_after_the_processing_time(
+    api: httpx.Client, clock: FakeClock
+) -> None:
+    post(api, movement())
+    assert api.get("/_sandbox/movements").json()[0]["status"] == "QUEUED"
+    clock.advance(2.0)
+    assert api.get("/_sandbox/movements").json()[0]["status"] == "SENT"
+
+
+def test_idempotency_key_is_required(api: httpx.Client) -> None:
+    response = post(api, movement(), key=None)
+    assert response.status_code == 400
+    assert "Idempotency-Key" in str(response.json()["message"])
+
+
+def test_same_key_and_body_replays_the_first_response(api: httpx.Client) -> None:
+    first = post(api, movement())
+    again = post(api, movement())
+    assert again.status_code == 201
+    assert again.json() == first.json()
+    assert len(api.get("/_sandbox/movements").json()) == 1
+
+
+def test_same_key_with_another_body_is_422(api: httpx.Client) -> None:
+    post(api, movement())
+    response = post(api, movement(quantity=3))
+    assert response.status_code == 422
+    assert response.json()["error"] == "Unprocessable Entity"
+
+
+def test_key_expires_after_24_hours(api: httpx.Client, clock: FakeClock) -> None:
+    post(api, movement())
+    clock.advance(24 * 3600 + 1)
+    assert post(api, movement(quantity=3)).status_code == 201
+    assert len(api.get("/_sandbox/movements").json()) == 2
+
+
+def test_refused_request_releases_its_key(api: httpx.Client) -> None:
+    assert post(api, movement(partyId=None)).status_code == 400
+    assert post(api, movement()).status_code == 201
+
+
+def test_key_in_flight_is_409() -> None:
+    idempotency = Idempotency(Store())
+    assert idempotency.begin("k", "key", "digest", 0.0).verdict is Verdict.NEW
+    assert idempotency.begin("k", "key", "digest", 0.0).verdict is Verdict.IN_FLIGHT
+    idempotency.finish("k", "key", 201, {"movementId": "mov_1"}, 0.0)
+    replay = idempotency.begin("k", "key", "digest", 1.0)
+    assert (replay.verdict, replay.status, replay.body) == (
+        Verdict.REPLAY,
+        201,
+        {"movementId": "mov_1"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (movement(partyId=None), "partyId is required for VAH"),
+        (movement(action="ISL", customsDeclaration={"source": "EXTERNAL"}), "not allowed for ISL"),
+        (
+            movement(action="VAH", customsDeclaration={"source": "DECO"}),
+            "customsDeclaration.source",
+        ),
+        (
+            movement(action="ISC", partyId=None, hawbId="hawb_a2"),
+            "customsDeclaration is required for ISC",
+        ),
+        (
+            movement(
+                customsDeclaration={
+                    "source": "EXTERNAL",
+                    "documentType": "X",
+                    "declarationType": "IM",
+                }
+            ),
+            "customsDeclaration.declarationNumber is required",
+        ),
+        (
+            movement(customsDeclaration={"source": "RTO_LICENSE", "documentType": "X"}),
+            "customsDeclaration.documentType is not allowed for source RTO_LICENSE",
+        ),
+        (
+            movement(
+                action="ISC", customsDeclaration={"source": "INTERNAL", "declarationId": "dec_r2"}
+            ),
+            "dec_r2 is not a declaration",
+        ),
+        (movement(processType="IMPORT_HANDLING"), "processType must not be sent"),
+        (movement(provider="x"), "provider must not be sent"),
+        (movement(hawbId="hawb_b1"), "hawb_b1 is not a HAWB of shipment shp_7Hk2Lm"),
+        (movement(partyId="rpty_p3"), "rpty_p3 is not a party"),
+        (movement(quantity="many"), "quantity"),
+        (movement(colour="red"), "colour"),
+    ],
+)
+def test_movement_rules_refuse_with_400_naming_the_field(
+    api: httpx.Client, body: dict[str, Any], named: str
+) -> None:
+    response = post(api, body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "Bad Request"
+    assert named in " ".join(response.json()["message"])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        movement(),  # hawb_a1 has an allocation on file
+        movement(action="ISL"),
+        movement(
+            action="ISC",
+            partyId=None,
+            customsDeclaration={"source": "INTERNAL", "declarationId": "dec_q9"},
+        ),
+        movement(
+            action="USC", partyId=None, hawbId="hawb_a2", customsDeclaration={"source": "DECO"}
+        ),
+        movement(
+            action="ISC",
+            partyId=None,
+            hawbId="hawb_a3",
+            customsDeclaration={"source": "ENTREPOT", "documentType": "X"},
+        ),
+        movement(
+            hawbId="hawb_a2",
+            customsDeclaration={
+                "source": "EXTERNAL",
+                "documentType": "X",
+                "declarationType": "IM",
+                "declarationNumber": "24NLR1234567890120",
+            },
+        ),
+    ],
+)
+def test_movements_that_follow_the_rules_are_created(
+    api: httpx.Client, body: dict[str, Any]
+) -> None:
+    response = post(api, body)
+    assert response.status_code == 201, response.text
+
+
+def test_unknown_shipment_is_404(api: httpx.Client) -> None:
+    response = api.post(
+        "/v1/shipments/shp_nope/movements", json=movement(), headers={"Idempotency-Key": "k"}
+    )
+    assert response.status_code == 404
+    assert response.json()["statusCode"] == 404

@@ -1,0 +1,87 @@
+"""Seed files: the built-in seed, and clear errors for bad ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from stdnum import iso6346
+
+from customs_batch.errors import ConfigError
+from customs_batch.sandbox import builtin_seed, load_seed
+from tests.sandbox.conftest import ClientFactory
+
+
+def test_builtin_seed_is_the_documented_one() -> None:
+    seed = builtin_seed()
+    assert [(k.key, k.company_id, k.active) for k in seed.api_keys] == [
+        ("sandbox-key", 1, True),
+        ("inactive-key", 2, False),
+    ]
+    assert [s["publicId"] for s in seed.shipments] == ["shp_7Hk2Lm", "shp_9Xc4Rt", "shp_3Qw8Zn"]
+    assert [d["declarationId"] for d in seed.declarations] == [501, 502, 601]
+    assert [g["code"] for g in seed.template_groups] == ["DEFAULT"]
+    assert [t["declarationId"] for t in seed.transit_declarations] == [7001, 7002]
+
+
+def test_builtin_allocation_mrn_has_a_valid_check_digit() -> None:
+    mrn = builtin_seed().shipments[0]["allocations"][0]["customsDeclarationNumber"]
+    assert len(mrn) == 18
+    assert iso6346.calc_check_digit(mrn[:17]) == mrn[17]
+
+
+def test_seed_file_replaces_the_builtin_data(tmp_path: Path, make_api: ClientFactory) -> None:
+    path = tmp_path / "seed.yaml"
+    path.write_text(
+        "apiKeys: [{key: my-key, companyId: 9}]\n"
+        "shipments:\n"
+        "  - {id: 1, publicId: shp_x1, referenceNumber: R1, status: new}\n",
+        encoding="utf-8",
+    )
+    api = make_api(seed=load_seed(path), headers={"Authorization": "Bearer my-key"})
+    assert [s["shipmentId"] for s in api.get("/v1/shipments").json()["result"]] == [1]
+    assert (
+        api.get("/v1/shipments", headers={"Authorization": "Bearer sandbox-key"}).status_code == 401
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "shipments:\n  - id: 1\n    publicId: bad\n",
+            [
+                "seed.yaml:3: at shipments[0].publicId",
+                "seed.yaml:2: at shipments[0]: 'referenceNumber' is a required",
+            ],
+        ),
+        (
+            "apiKeys:\n  - {key: a, companyId: 1}\n  - {key: a, companyId: 2}\n",
+            ["seed.yaml:3: at apiKeys[1].key: duplicate 'a'"],
+        ),
+        ("colour: red\n", ["Additional properties are not allowed ('colour'"]),
+        ("- just a list\n", ["seed.yaml:1: ['just a list'] is not of type 'object'"]),
+        ("apiKeys: [\n", ["seed.yaml:2: not valid YAML"]),
+    ],
+)
+def test_bad_seed_names_file_line_and_problem(
+    tmp_path: Path, text: str, expected: list[str]
+) -> None:
+    path = tmp_path / "seed.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_seed(path)
+    message = str(caught.value).replace(str(tmp_path) + "/", "")
+    for fragment in expected:
+        assert fragment in message
+
+
+def test_missing_seed_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the seed file"):
+        load_seed(tmp_path / "absent.yaml")
+
+
+def test_empty_seed_file_gives_an_empty_emulator(tmp_path: Path) -> None:
+    path = tmp_path / "seed.yaml"
+    path.write_text("", encoding="utf-8")
+    assert load_seed(path).api_keys == ()

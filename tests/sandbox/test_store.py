@@ -1,0 +1,51 @@
+"""The SQLite store: data survives a restart; the seed fills a new database only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from customs_batch.errors import ConfigError
+from customs_batch.sandbox import create_app
+from tests.sandbox.conftest import MOVEMENTS, ClientFactory, departure, movement
+
+
+def test_data_survives_a_restart(tmp_path: Path, make_api: ClientFactory) -> None:
+    db = tmp_path / "sandbox.db"
+    first = make_api(db_path=db)
+    created = first.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k"}).json()
+    declaration_id = first.post("/v1/declarations/transit", json=departure()).json()[
+        "declarationId"
+    ]
+    first.delete("/v1/shipments/shp_7Hk2Lm/hawbs/hawb_a3")
+    first.close()
+
+    second = make_api(db_path=db)
+    assert second.get("/_sandbox/movements").json()[0]["movementId"] == created["movementId"]
+    assert second.get(f"/v1/declarations/transit/{declaration_id}").status_code == 200
+    hawbs = second.get("/v1/shipments/shp_7Hk2Lm/hawbs").json()["data"]
+    assert [h["hawbId"] for h in hawbs] == ["hawb_a1", "hawb_a2"]
+    replay = second.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k"})
+    assert replay.json() == created  # the idempotency record survived too
+    assert len(second.get("/_sandbox/movements").json()) == 1
+
+
+def test_without_db_nothing_is_kept(make_api: ClientFactory) -> None:
+    make_api().post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k"})
+    assert make_api().get("/_sandbox/movements").json() == []
+
+
+@pytest.mark.parametrize(
+    "make_path", [lambda d: d / "missing" / "x.db", lambda d: _not_a_database(d)]
+)
+def test_unusable_db_is_a_clear_error(tmp_path: Path, make_path: Callable[[Path], Path]) -> None:
+    with pytest.raises(ConfigError, match="cannot open the emulator database"):
+        create_app(db_path=make_path(tmp_path))
+
+
+def _not_a_database(directory: Path) -> Path:
+    path = directory / "notes.db"
+    path.write_text("these are not the tables you are looking for" * 100, encoding="utf-8")
+    return path

@@ -1,0 +1,72 @@
+"""Template groups: create, unique code per company, PATCH only what is sent, list by company."""
+
+from __future__ import annotations
+
+import httpx
+
+GROUPS = "/v1/declaration-templates/groups"
+
+
+def test_create_returns_the_group(api: httpx.Client) -> None:
+    response = api.post(GROUPS, json={"name": "EU road", "code": "EUROAD", "companyId": 1})
+    assert response.status_code == 201
+    group = response.json()
+    assert (group["name"], group["code"], group["isDefault"], group["companyId"]) == (
+        "EU road",
+        "EUROAD",
+        False,
+        1,
+    )
+    assert group["id"] == 2 and group["createdAt"].endswith("Z")
+
+
+def test_duplicate_code_in_the_same_company_is_409(api: httpx.Client) -> None:
+    response = api.post(GROUPS, json={"name": "Again", "code": "DEFAULT", "companyId": 1})
+    assert response.status_code == 409
+    assert (
+        api.post(
+            GROUPS, json={"name": "Other company", "code": "DEFAULT", "companyId": 2}
+        ).status_code
+        == 201
+    )
+
+
+def test_create_refuses_bad_bodies(api: httpx.Client) -> None:
+    assert api.post(GROUPS, json={"name": "No code", "companyId": 1}).status_code == 400
+    templates = [{"procedureType": "4000", "colour": "red"}]
+    bad = {"name": "x", "code": "X", "companyId": 1, "DeclarationTemplates": templates}
+    assert api.post(GROUPS, json=bad).status_code == 400
+
+
+def test_patch_changes_only_what_is_sent(api: httpx.Client) -> None:
+    response = api.patch(f"{GROUPS}/1", json={"name": "Renamed"})
+    assert response.status_code == 200
+    assert {k: response.json()[k] for k in ("id", "name", "code", "isDefault")} == {
+        "id": 1,
+        "name": "Renamed",
+        "code": "DEFAULT",
+        "isDefault": True,
+    }
+    assert "updatedAt" in response.json()
+
+
+def test_patch_replaces_the_templates(api: httpx.Client) -> None:
+    templates = [{"procedureType": "4000", "declarationOffice": "NL000396"}]
+    assert api.patch(f"{GROUPS}/1", json={"DeclarationTemplates": templates}).status_code == 200
+
+
+def test_patch_to_a_used_code_is_409_and_unknown_group_404(api: httpx.Client) -> None:
+    api.post(GROUPS, json={"name": "EU road", "code": "EUROAD", "companyId": 1})
+    assert api.patch(f"{GROUPS}/2", json={"code": "DEFAULT"}).status_code == 409
+    assert api.patch(f"{GROUPS}/99", json={"name": "x"}).status_code == 404
+    assert api.patch(f"{GROUPS}/1", json={"companyId": 3}).status_code == 400
+
+
+def test_list_with_company_filter(api: httpx.Client) -> None:
+    api.post(GROUPS, json={"name": "Other", "code": "OTHER", "companyId": 2})
+    body = api.get(GROUPS, params={"companyId": 2}).json()
+    assert set(body) == {"page", "itemsPerPage", "result"}
+    assert body["result"] == [
+        {"id": 2, "name": "Other", "code": "OTHER", "isDefault": False, "companyId": 2}
+    ]
+    assert len(api.get(GROUPS).json()["result"]) == 2

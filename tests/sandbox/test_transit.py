@@ -1,0 +1,92 @@
+"""Transit declarations: submission, status progression, lists with section 7 words, parties."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.sandbox.conftest import FakeClock, departure
+
+SUBMIT = "/v1/declarations/transit"
+
+
+def test_submission_is_201_processing(api: httpx.Client) -> None:
+    response = api.post(SUBMIT, json=departure())
+    assert response.status_code == 201
+    assert response.json()["status"] == "processing"
+    assert isinstance(response.json()["declarationId"], int)
+
+
+def test_body_the_schema_rejects_is_400_with_reasons(api: httpx.Client) -> None:
+    body = departure(procedureType="D9")
+    del body["Principal"]
+    reasons = api.post(SUBMIT, json=body).json()["message"]
+    assert any("procedureType" in r for r in reasons)
+    assert any("Principal" in r for r in reasons)
+
+
+def test_submitted_declaration_becomes_ready(api: httpx.Client, clock: FakeClock) -> None:
+    declaration_id = api.post(SUBMIT, json=departure()).json()["declarationId"]
+    assert api.get(f"{SUBMIT}/{declaration_id}").json()["status"] == "processing"
+    clock.advance(2.0)
+    detail = api.get(f"{SUBMIT}/{declaration_id}").json()
+    assert (detail["status"], detail["errors"]) == ("ready", [])
+    assert (detail["departureOffice"], detail["totalWeight"]) == ("NL000396", 120.5)
+
+
+def test_invalid_commercial_reference_becomes_invalid_with_errors(
+    api: httpx.Client, clock: FakeClock
+) -> None:
+    declaration_id = api.post(SUBMIT, json=departure(commercialReference="INVALID-1")).json()[
+        "declarationId"
+    ]
+    clock.advance(2.0)
+    detail = api.get(f"{SUBMIT}/{declaration_id}").json()
+    assert detail["status"] == "invalid"
+    assert detail["errors"][0]["field"] == "commercialReference"
+
+
+@pytest.mark.parametrize(
+    ("word", "ids"), [("NEW", [7002]), ("READY_TO_DECLARE", [7001]), ("INVALID", [])]
+)
+def test_status_filter_uses_the_section_7_words(
+    api: httpx.Client, word: str, ids: list[int]
+) -> None:
+    result = api.get(SUBMIT, params={"status": word}).json()["result"]
+    assert [entry["declarationId"] for entry in result] == ids
+
+
+def test_unknown_status_word_is_400(api: httpx.Client) -> None:
+    assert api.get(SUBMIT, params={"status": "processing"}).status_code == 400
+
+
+def test_list_order_dates_and_shape(api: httpx.Client) -> None:
+    body = api.get(SUBMIT, params={"order": "asc", "itemsPerPage": 1}).json()
+    assert (body["page"], body["itemsPerPage"], body["itemCount"]) == (1, 1, 2)
+    assert set(body["result"][0]) == {"declarationId", "status", "declarationType", "createdAt"}
+    assert body["result"][0]["declarationId"] == 7001
+    dated = api.get(SUBMIT, params={"startDate": "2026-01-09", "endDate": "2026-01-09"}).json()
+    assert [e["declarationId"] for e in dated["result"]] == [7002]
+
+
+@pytest.mark.parametrize(
+    "path", ["/declarations/transit/7001/parties", "/transit-declarations/7001/parties"]
+)
+def test_both_party_patch_variants(api: httpx.Client, clock: FakeClock, path: str) -> None:
+    response = api.patch(path, json={"Principal": {"name": "New Principal BV"}})
+    assert response.status_code == 200
+    assert response.json() == {"declarationId": 7001, "status": "processing"}
+    clock.advance(2.0)
+    assert api.get(f"{SUBMIT}/7001").json()["status"] == "ready"
+
+
+def test_party_patch_refuses_unknown_parties_and_unknown_ids(api: httpx.Client) -> None:
+    assert (
+        api.patch("/declarations/transit/7001/parties", json={"Carrier": {"name": "x"}}).status_code
+        == 400
+    )
+    assert api.patch("/declarations/transit/7001/parties", json={}).status_code == 400
+    assert (
+        api.patch("/declarations/transit/1/parties", json={"Principal": {"name": "x"}}).status_code
+        == 404
+    )
