@@ -23,9 +23,14 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 ## demo: the main job on examples/ against the embedded sandbox
+# The demo starts from a fresh local environment (the emulator's data and the state live in
+# examples/.customs-batch/), validates, plans, applies and waits, then plans again: no changes.
 demo: install
-	cd examples && ../$(CB) validate .
-	cd examples && ../$(CB) render manifests/ --format yaml
+	rm -rf examples/.customs-batch
+	cd examples && ../$(CB) validate manifests/
+	cd examples && ../$(CB) plan manifests/
+	cd examples && ../$(CB) apply manifests/ --auto-approve --wait
+	cd examples && ../$(CB) plan manifests/ --detailed-exitcode
 
 ## test: lint, type checks and the whole test suite
 test: install-dev lint typecheck pytest
@@ -42,3 +47,18 @@ pytest:
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache
+
+.PHONY: bench-client
+## bench-client: requests/s of sync threads vs AsyncClient vs CustomsClient (docs/benchmarks.md)
+bench-client: install
+	$(BIN)/python benchmarks/client_bench.py
+
+.PHONY: bench-validate
+## bench: every benchmark; bench-validate: validate vs check-jsonschema (docs/benchmarks.md)
+bench: bench-validate
+bench-validate: install
+	$(BIN)/python benchmarks/validate_bench.py
+
+## fuzz-sandbox: schemathesis against the emulator's /openapi.json with many examples (make test runs a short version)
+fuzz-sandbox: install-dev
+	SANDBOX_FUZZ_EXAMPLES=$${SANDBOX_FUZZ_EXAMPLES:-300} $(BIN)/pytest tests/sandbox/test_openapi_fuzz.py -q -p no:cacheprovider
