@@ -56,13 +56,10 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
             above[number] = values
             if number < source.header_row:
                 continue
-            header_number = number
-            header = build_header(
-                values,
-                file=file,
-                row=number,
-                merged=lambda column: _merged_value(merged, above, header_number, column),
-            )
+            def merged_at(column: int, row: int = number) -> Cell:
+                return _merged_value(merged, above, row, column)
+
+            header = build_header(values, file=file, row=number, merged=merged_at)
             above.clear()
             continue
         if not source.wants(number):
@@ -73,7 +70,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
         }
         if all(value is None for value in row.values()):
             continue
-        yield Row(number, row)
+        yield Row(number, row, header, sheet_name)
     if header is None:
         raise SheetError(
             f"sheet {sheet_name!r} of {file} has no row {source.header_row} to take the "
