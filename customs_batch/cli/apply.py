@@ -32,7 +32,12 @@ from customs_batch.planning.planfile import (
 
 
 @click.command()
-@click.argument("targets_or_paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "targets_or_paths",
+    nargs=-1,
+    metavar="[PLANFILE | PATHS...]",
+    type=click.Path(exists=True, path_type=Path),
+)
 @env_option
 @verbose_option
 @click.option("--auto-approve", is_flag=True, help="Apply without asking.")

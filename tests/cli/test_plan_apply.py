@@ -271,3 +271,56 @@ def test_a_held_lock_names_its_holder_and_force_unlock_breaks_it(
         holder.wait()
         assert holder.stdout is not None
         holder.stdout.close()
+
+
+def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
+    """Run apply on a pseudo-terminal, answer its question, return the exit code and screen."""
+    import os
+    import select
+    import subprocess
+    import sys
+    import time
+
+    primary, secondary = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "customs_batch", "apply"],
+        cwd=project,
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
+    )
+    os.close(secondary)
+    screen = b""
+    answered = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+        if not answered and b"Apply these changes?" in screen:
+            os.write(primary, answer.encode() + b"\r")
+            answered = True
+        if process.poll() is not None and not ready:
+            break
+    code = process.wait(timeout=30)
+    os.close(primary)
+    return code, screen.decode(errors="replace")
+
+
+def test_on_a_terminal_apply_shows_the_plan_and_asks(project: Path) -> None:
+    code, screen = _on_a_terminal(project, "n")
+    assert code == 0
+    assert "+ create" in screen and "Nothing was applied." in screen
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
+
+    code, screen = _on_a_terminal(project, "y")
+    assert code == 0, screen
+    assert "Apply summary" in screen and "succeeded" in screen
+    assert "done 9" in screen
