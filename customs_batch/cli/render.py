@@ -1,0 +1,64 @@
+"""``customs-batch render``: print documents as they will be sent, templates expanded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from customs_batch.cli._rows import rows_option
+from customs_batch.errors import ExitCode
+from customs_batch.manifest import RowRange
+from customs_batch.validation.reporters import make_reporter
+
+
+@click.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, readable=True, path_type=Path)
+)
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: one document per --- section; json: one array.",
+)
+@rows_option
+def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> int:
+    """Print the fully expanded documents: envelope and spec with the template merged in.
+
+    Rows of forEach documents are expanded and Jinja expressions rendered; ${ref:...}
+    references are left as written (their values exist only after apply). When the input
+    has errors, nothing is printed and the exit code is 1; findings always go to stderr.
+
+    \b
+    Examples:
+      customs-batch render manifests/
+      customs-batch render manifests/departures.yaml --format json
+      customs-batch render manifests/movements-sheet.yaml --rows 10-20
+    """
+    from customs_batch.validation.batch import render_paths
+
+    rendered = render_paths(list(paths), rows=rows)
+    if rendered.result.findings:
+        click.echo(make_reporter("text").render(rendered.result), nl=False, err=True)
+    if rendered.result.failed():
+        return int(ExitCode.FINDINGS)
+    if format_name == "json":
+        click.echo(json.dumps(rendered.documents, indent=2, ensure_ascii=False, default=str))
+    else:
+        import yaml
+
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        text = yaml.dump_all(
+            rendered.documents,
+            Dumper=dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            explicit_start=True,
+        )
+        click.echo(text, nl=False)
+    return int(ExitCode.OK)

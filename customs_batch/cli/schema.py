@@ -1,0 +1,40 @@
+"""``customs-batch schema export DIR``: the JSON Schemas, for editors and other tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from customs_batch.errors import ExitCode
+
+
+@click.group()
+def schema() -> None:
+    """Work with the JSON Schemas manifests are checked against.
+
+    \b
+    Example:
+      customs-batch schema export .schemas/
+    """
+
+
+@schema.command("export")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+def export(directory: Path) -> int:
+    """Write the envelope schema, one schema per kind and document.schema.json to DIRECTORY.
+
+    document.schema.json covers a whole manifest document (envelope and spec by kind); point
+    your editor at it, e.g. with a yaml-language-server modeline.
+
+    \b
+    Example:
+      customs-batch schema export .schemas/
+      # then, first line of a manifest:
+      # yaml-language-server: $schema=../.schemas/document.schema.json
+    """
+    from customs_batch.validation.schema_export import export_schemas
+
+    for path in export_schemas(directory):
+        click.echo(str(path))
+    return int(ExitCode.OK)

@@ -1,0 +1,107 @@
+"""``customs-batch validate``: check manifests offline and report the findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from customs_batch.cli._rows import rows_option
+from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.findings import Severity
+from customs_batch.manifest import RowRange
+from customs_batch.validation.reporters import (
+    ReportOptions,
+    make_reporter,
+    reporter_names,
+    summary_line,
+)
+
+# `off` keeps the MRN layout check and drops only the check-character one.
+MRN_CHECK_LEVELS: dict[str, Severity | None] = {
+    "error": Severity.ERROR,
+    "warning": Severity.WARNING,
+    "off": None,
+}
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, readable=True, path_type=Path))
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(reporter_names()),
+    default="text",
+    show_default=True,
+    help="Report format: text for people, the others for CI and tools.",
+)
+@click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@click.option(
+    "--mrn-check-digit",
+    type=click.Choice(list(MRN_CHECK_LEVELS)),
+    default="error",
+    show_default=True,
+    help="How a wrong MRN check character is reported.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that load files (default: one per CPU for big inputs, else 1).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the report to FILE; the summary still goes to stderr.",
+)
+@rows_option
+def validate(
+    paths: tuple[Path, ...],
+    format_name: str,
+    strict: bool,
+    mrn_check_digit: str,
+    jobs: int | None,
+    output: Path | None,
+    rows: RowRange | None,
+) -> int:
+    """Validate manifests offline: YAML, envelope, templates, schemas, customs rules.
+
+    PATHS are manifest files or folders (default: the current folder). Exits 0 when clean,
+    1 when there are errors (or warnings, with --strict).
+
+    \b
+    Examples:
+      customs-batch validate
+      customs-batch validate manifests/ --strict
+      customs-batch validate manifests/ --format github
+      customs-batch validate manifests/ --format sarif -o validate.sarif
+    """
+    from customs_batch.validation.batch import validate_paths
+
+    result = validate_paths(
+        list(paths) or [Path(".")],
+        jobs=jobs,
+        mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
+        rows=rows,
+    )
+    reporter = make_reporter(format_name, ReportOptions(strict=strict))
+    report = reporter.render(result)
+    if output is None:
+        click.echo(report, nl=False)
+    else:
+        _write(output, report)
+        click.echo(summary_line(result), err=True)
+    return int(ExitCode.FINDINGS if result.failed(strict=strict) else ExitCode.OK)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CustomsBatchError(
+            f"cannot write the report to {path}: {exc.strerror}",
+            hint="check that the folder exists and is writable",
+        ) from exc

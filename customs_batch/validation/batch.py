@@ -1,0 +1,312 @@
+"""Validate whole folders of manifests: load files in parallel, check, sort the findings.
+
+Memory stays flat as the number of files grows: each file is loaded and its documents are
+checked one by one (schema and rules) where it was loaded, then only a slim copy of every
+document travels on to the project-wide checks: its address, references, dependsOn, the few
+spec fields those checks read, a digest of the whole spec, and the handful of positions they
+report at (see :func:`slim_document`). One big file is still held whole while it is checked.
+
+Loading is bounded by YAML parsing, so big inputs are spread over a pool of processes by
+file; small ones stay in this process, where a pool would cost more to start than it saves.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from customs_batch.errors import CustomsBatchError
+from customs_batch.findings import Finding, JsonPath, Severity
+from customs_batch.manifest import RowRange, discover, iter_file, load_paths
+from customs_batch.manifest.document import Document, Position
+from customs_batch.validation.checks import validate_documents
+from customs_batch.validation.project import check_project
+from customs_batch.validation.rules import check_rules
+from customs_batch.validation.schema_check import check_spec_schema
+
+# Below this many files one process is faster: measured in docs/benchmarks.md.
+POOL_MIN_FILES = 500
+# Files per task sent to a worker: enough to amortise the round trip, few enough to balance.
+_CHUNK_FILES = 64
+# The spec fields the project-wide checks read (template codes, HAWB of movements).
+_PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId")
+_DIGEST_KEY = "\0digest"
+
+
+@dataclass(frozen=True)
+class DocumentEntry:
+    """What a report needs to know of one document: its address and where it starts."""
+
+    address: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """The outcome of validating a set of paths: findings in report order, and what was read."""
+
+    findings: tuple[Finding, ...]
+    documents: tuple[DocumentEntry, ...]
+    files: tuple[str, ...]
+
+    @property
+    def document_count(self) -> int:
+        """How many documents were checked."""
+        return len(self.documents)
+
+    def counts(self) -> Counter[Severity]:
+        """How many findings of each severity (every severity present, 0 when none)."""
+        counts: Counter[Severity] = Counter(dict.fromkeys(Severity, 0))
+        counts.update(finding.severity for finding in self.findings)
+        return counts
+
+    def failed(self, *, strict: bool = False) -> bool:
+        """Whether the findings fail the run: any error, or any warning under ``strict``."""
+        counts = self.counts()
+        return counts[Severity.ERROR] > 0 or (strict and counts[Severity.WARNING] > 0)
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """Documents as ``render`` prints them, and the validation of the same input."""
+
+    documents: list[dict[str, Any]]
+    result: ValidationResult
+
+
+@dataclass(frozen=True)
+class _FileOutcome:
+    """What a worker sends back for one file: small, whatever the size of the file."""
+
+    file: str
+    findings: list[Finding]
+    documents: list[Document]  # slim copies, see slim_document
+
+
+def validate_paths(
+    paths: Sequence[Path | str],
+    *,
+    jobs: int | None = None,
+    mrn_check_digit: Severity | None = Severity.ERROR,
+    rows: RowRange | None = None,
+) -> ValidationResult:
+    """Load and validate every manifest under ``paths``.
+
+    ``jobs`` is the number of loading processes; None picks one per CPU for inputs of at
+    least ``POOL_MIN_FILES`` files, else 1. ``mrn_check_digit`` is the severity of a wrong
+    MRN or GRN check character (None: not checked). ``rows`` limits every ``forEach``.
+    """
+    files = [str(path) for path in discover([Path(path) for path in paths])]
+    findings: list[Finding] = []
+    slims: list[Document] = []
+    for outcome in _outcomes(files, worker_count(jobs, len(files)), mrn_check_digit, rows):
+        findings.extend(outcome.findings)
+        slims.extend(outcome.documents)
+    with _collector_paused():  # 100,000 slim documents from one spreadsheet: see there
+        findings.extend(check_project(slims))
+    entries = tuple(
+        DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in slims
+    )
+    return ValidationResult(sorted_findings(findings), entries, tuple(files))
+
+
+def render_paths(
+    paths: Sequence[Path | str],
+    *,
+    mrn_check_digit: Severity | None = Severity.ERROR,
+    rows: RowRange | None = None,
+) -> RenderResult:
+    """Load, validate and expand every document under ``paths``, all held in memory."""
+    loaded = load_paths([Path(path) for path in paths], rows=rows)
+    findings = [*loaded.findings]
+    findings.extend(validate_documents(loaded.documents, mrn_check_digit=mrn_check_digit))
+    entries = tuple(
+        DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
+        for doc in loaded.documents
+    )
+    result = ValidationResult(sorted_findings(findings), entries, tuple(loaded.files))
+    return RenderResult([expanded(doc) for doc in loaded.documents], result)
+
+
+def expanded(document: Document) -> dict[str, Any]:
+    """A document as it will be sent: envelope and the merged, rendered spec."""
+    metadata: dict[str, Any] = {"name": document.name}
+    if document.depends_on:
+        metadata["dependsOn"] = [str(address) for address in document.depends_on]
+    if document.labels:
+        metadata["labels"] = dict(document.labels)
+    return {
+        "apiVersion": "customs-batch/v1",
+        "kind": document.kind.value,
+        "metadata": metadata,
+        "spec": _plain(document.spec),
+    }
+
+
+def worker_count(jobs: int | None, files: int) -> int:
+    """How many processes load ``files`` files: ``jobs`` if given, else by input size."""
+    if jobs is not None:
+        return max(1, min(jobs, files))
+    if files < POOL_MIN_FILES:
+        return 1
+    return max(1, min(_cpus(), files // _CHUNK_FILES))
+
+
+def sort_key(finding: Finding) -> tuple[str, int, int, str, str]:
+    """Report order: by file, line, column, then rule and message for a stable output."""
+    loc = finding.location
+    return (loc.file, loc.line, loc.column, finding.rule, finding.message)
+
+
+def sorted_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """``findings`` in report order, exact duplicates removed."""
+    return tuple(sorted(set(findings), key=sort_key))
+
+
+def slim_document(document: Document) -> Document:
+    """A copy of ``document`` holding only what the project-wide checks read.
+
+    The spec keeps the fields those checks look at and a digest of the whole spec, so two
+    slim specs are equal exactly when the full ones are; positions keep only the places
+    those checks report at, so their findings point where they would on the full document.
+    """
+    spec: dict[str, Any] = {
+        key: document.spec[key] for key in _PROJECT_SPEC_KEYS if key in document.spec
+    }
+    spec[_DIGEST_KEY] = _digest(document.spec)
+    wanted: list[JsonPath] = [(), ("metadata", "name"), ("spec",), ("spec", "code")]
+    wanted.append(("spec", "hawbId"))
+    wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
+    for reference in document.references:
+        path = reference.path
+        wanted.append(path if path[:1] == ("spec",) else ("spec", *path))
+    positions: dict[JsonPath, Position] = {}
+    for path in wanted:
+        found = _nearest_position(document, path)
+        if found is not None:
+            positions[found[0]] = found[1]
+    return Document(
+        kind=document.kind,
+        name=document.name,
+        spec=spec,
+        source=document.source,
+        index=document.index,
+        depends_on=document.depends_on,
+        references=document.references,
+        positions=positions,
+    )
+
+
+def _nearest_position(document: Document, path: JsonPath) -> tuple[JsonPath, Position] | None:
+    # The same walk as Document.locate, keeping the path it stopped at.
+    probe = path
+    while True:
+        position = document.positions.get(probe)
+        if position is not None:
+            return probe, position
+        if not probe:
+            return None
+        probe = probe[:-1]
+
+
+def _digest(spec: Any) -> str:
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _check_file(
+    file: str, mrn_check_digit: Severity | None, rows: RowRange | None = None
+) -> _FileOutcome:
+    """Load one file and check each of its documents; runs in a worker or in-process.
+
+    Documents are streamed and only their slim copies kept: a forEach over a spreadsheet
+    of 100,000 rows never holds 100,000 full documents."""
+    findings: list[Finding] = []
+    slims: list[Document] = []
+    with _collector_paused():
+        for item in iter_file(Path(file), rows=rows):
+            if not isinstance(item, Document):
+                findings.append(item)
+                continue
+            findings.extend(check_spec_schema(item))
+            findings.extend(check_rules(item, check_digits=mrn_check_digit))
+            slims.append(slim_document(item))
+    return _FileOutcome(file, findings, slims)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    # The checks make no reference cycles, but the cycle collector would scan every object of
+    # a big file's documents again and again: for 10,000 documents in one file it doubled
+    # the time. Paused only while checking, restored as it was.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _check_chunk(
+    files: list[str], mrn_check_digit: Severity | None, rows: RowRange | None = None
+) -> list[_FileOutcome]:
+    return [_check_file(file, mrn_check_digit, rows) for file in files]
+
+
+def _outcomes(
+    files: list[str], workers: int, mrn_check_digit: Severity | None, rows: RowRange | None
+) -> Iterator[_FileOutcome]:
+    """Outcomes in the order of ``files``, computed here or by ``workers`` processes."""
+    if workers <= 1:
+        for file in files:
+            yield _check_file(file, mrn_check_digit, rows)
+        return
+    chunks = [files[start : start + _CHUNK_FILES] for start in range(0, len(files), _CHUNK_FILES)]
+    try:
+        with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+            every = len(chunks)
+            for outcomes in pool.map(
+                _check_chunk, chunks, [mrn_check_digit] * every, [rows] * every
+            ):
+                yield from outcomes
+    except BrokenProcessPool as exc:
+        raise CustomsBatchError(
+            "a validation worker process died (out of memory, or killed)",
+            hint="run again with --jobs 1 to validate in one process",
+        ) from exc
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # fork shares the already imported modules (schemas compiled, yaml loaded): a worker is
+    # ready in milliseconds where spawn re-imports everything (see docs/benchmarks.md).
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and sequences of any type as plain dicts and lists, for the dumpers."""
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value

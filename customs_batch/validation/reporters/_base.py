@@ -1,0 +1,90 @@
+"""The reporter base class and the registry of formats by name."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from customs_batch.errors import UsageError
+from customs_batch.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How a report is written: ``strict`` counts warnings as failures."""
+
+    strict: bool = False
+
+
+class Reporter(ABC):
+    """Turns a validation result into the text of one report format."""
+
+    name: str = ""
+
+    def __init__(self, options: ReportOptions | None = None) -> None:
+        self.options = options or ReportOptions()
+
+    @abstractmethod
+    def render(self, result: ValidationResult) -> str:
+        """The whole report, ending with a newline."""
+
+    def fails(self, finding: Finding) -> bool:
+        """Whether ``finding`` makes the run fail (errors; warnings too with --strict)."""
+        if finding.severity is Severity.ERROR:
+            return True
+        return self.options.strict and finding.severity is Severity.WARNING
+
+
+_REGISTRY: dict[str, type[Reporter]] = {}
+R = TypeVar("R", bound=type[Reporter])
+
+
+def register(name: str) -> Callable[[R], R]:
+    """Class decorator: make a reporter available as ``--format name``."""
+
+    def add(cls: R) -> R:
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return add
+
+
+def reporter_names() -> list[str]:
+    """The format names, ``text`` first, then alphabetical."""
+    return sorted(_REGISTRY, key=lambda name: (name != "text", name))
+
+
+def make_reporter(name: str, options: ReportOptions | None = None) -> Reporter:
+    """The reporter for format ``name``; a UsageError names the formats that exist."""
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise UsageError(
+            f"unknown report format {name!r}",
+            hint=f"use one of: {', '.join(reporter_names())}",
+        )
+    return cls(options)
+
+
+def summary_line(result: ValidationResult) -> str:
+    """``3 errors, 1 warning in 12 documents (4 files)``."""
+    counts = result.counts()
+    parts = [
+        _plural(counts[Severity.ERROR], "error"),
+        _plural(counts[Severity.WARNING], "warning"),
+    ]
+    if counts[Severity.INFO]:
+        parts.append(_plural(counts[Severity.INFO], "note"))
+    return (
+        f"{', '.join(parts)} in {_plural(result.document_count, 'document')} "
+        f"({_plural(len(result.files), 'file')})"
+    )
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"

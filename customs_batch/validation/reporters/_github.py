@@ -1,0 +1,49 @@
+"""GitHub Actions workflow commands, so findings appear as annotations on the diff."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from customs_batch.findings import Finding, Severity
+from customs_batch.validation.reporters._base import Reporter, register, summary_line
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+@register("github")
+class GithubReporter(Reporter):
+    """``::error file=F,line=L,col=C,title=RULE::message`` per finding, then a summary."""
+
+    def render(self, result: ValidationResult) -> str:
+        lines = [_command(finding) for finding in result.findings]
+        lines.append(summary_line(result))
+        return "\n".join(lines) + "\n"
+
+
+def _command(finding: Finding) -> str:
+    loc = finding.location
+    props = [f"file={escape_property(loc.file)}"]
+    if loc.line >= 1:
+        props.append(f"line={loc.line}")
+        if loc.column >= 1:
+            props.append(f"col={loc.column}")
+    props.append(f"title={escape_property(finding.rule)}")
+    message = finding.message
+    if loc.sheet is not None:
+        message += f" ({loc.cell()})"
+    if finding.hint:
+        message += f"\nhint: {finding.hint}"
+    return f"::{_COMMANDS[finding.severity]} {','.join(props)}::{escape_data(message)}"
+
+
+def escape_data(text: str) -> str:
+    """Escape a command's message the way the Actions runner unescapes it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a property value: as for data, plus ``:`` and ``,`` which end a property."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")

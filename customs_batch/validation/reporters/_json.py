@@ -1,0 +1,56 @@
+"""The JSON report: a stable, versioned object for tools."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from customs_batch.findings import Finding, Severity
+from customs_batch.validation.reporters._base import Reporter, register
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+FORMAT_VERSION = 1
+
+
+@register("json")
+class JsonReporter(Reporter):
+    """``{version: 1, summary: {...}, findings: [...]}``, keys in a fixed order."""
+
+    def render(self, result: ValidationResult) -> str:
+        counts = result.counts()
+        failed = any(self.fails(finding) for finding in result.findings)
+        report = {
+            "version": FORMAT_VERSION,
+            "summary": {
+                "ok": not failed,
+                "errors": counts[Severity.ERROR],
+                "warnings": counts[Severity.WARNING],
+                "infos": counts[Severity.INFO],
+                "documents": result.document_count,
+                "files": len(result.files),
+            },
+            "findings": [finding_object(finding) for finding in result.findings],
+        }
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def finding_object(finding: Finding) -> dict[str, Any]:
+    """One finding as the JSON report writes it."""
+    loc = finding.location
+    cell = None
+    if loc.sheet is not None:
+        cell = {"sheet": loc.sheet, "row": loc.row, "column": loc.column_name}
+    return {
+        "rule": finding.rule,
+        "severity": finding.severity.value,
+        "message": finding.message,
+        "hint": finding.hint,
+        "file": loc.file,
+        "line": loc.line,
+        "column": loc.column,
+        "path": loc.json_path(),
+        "document": finding.document,
+        "cell": cell,
+    }

@@ -1,0 +1,87 @@
+"""SARIF 2.1.0, the format code-scanning services read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from customs_batch import __version__
+from customs_batch.findings import Finding, Severity
+from customs_batch.validation.reporters._base import Reporter, register
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+@register("sarif")
+class SarifReporter(Reporter):
+    """One run, the rules seen in it, and one result per finding."""
+
+    def render(self, result: ValidationResult) -> str:
+        rule_ids = sorted({finding.rule for finding in result.findings})
+        index = {rule: number for number, rule in enumerate(rule_ids)}
+        driver = {
+            "name": "customs-batch",
+            "version": __version__,
+            "rules": [_rule(rule, result.findings) for rule in rule_ids],
+        }
+        log = {
+            "$schema": SARIF_SCHEMA,
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {"driver": driver},
+                    "columnKind": "unicodeCodePoints",
+                    "results": [_result(finding, index) for finding in result.findings],
+                }
+            ],
+        }
+        return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _rule(rule: str, findings: tuple[Finding, ...]) -> dict[str, Any]:
+    example = next(finding for finding in findings if finding.rule == rule)
+    descriptor: dict[str, Any] = {
+        "id": rule,
+        "shortDescription": {"text": rule},
+        "defaultConfiguration": {"level": _LEVELS[example.severity]},
+    }
+    if example.hint:
+        descriptor["help"] = {"text": example.hint}
+    return descriptor
+
+
+def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
+    loc = finding.location
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(loc.file)}}
+    if loc.line >= 1:
+        region = {"startLine": loc.line}
+        if loc.column >= 1:
+            region["startColumn"] = loc.column
+        physical["region"] = region
+    text = finding.message
+    if loc.sheet is not None:
+        text += f" ({loc.cell()})"
+    if finding.hint:
+        text += f" Hint: {finding.hint}"
+    out: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": index[finding.rule],
+        "level": _LEVELS[finding.severity],
+        "message": {"text": text},
+        "locations": [{"physicalLocation": physical}],
+    }
+    if loc.path:
+        logical = {"fullyQualifiedName": loc.json_path(), "kind": "member"}
+        out["locations"][0]["logicalLocations"] = [logical]
+    return out
+
+
+def artifact_uri(file: str) -> str:
+    """A file name as a SARIF URI reference: forward slashes, percent-encoded."""
+    return quote(PurePath(file).as_posix())

@@ -1,0 +1,67 @@
+"""The compiler-style text report: location, rule, message, source line, caret, hint."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from customs_batch.findings import Finding
+from customs_batch.validation.reporters._base import Reporter, register, summary_line
+from customs_batch.validation.reporters._grouping import Elided, grouped, rule_counts
+from customs_batch.validation.reporters._source import SourceLines
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+
+@register("text")
+class TextReporter(Reporter):
+    """``file:line:col: error[rule]: message``, the source line, a caret, then the hint."""
+
+    def render(self, result: ValidationResult) -> str:
+        sources = SourceLines()
+        out: list[str] = []
+        elided = False
+        for item in grouped(result.findings):
+            if isinstance(item, Elided):
+                elided = True
+                out.append(item.line())
+            else:
+                out.extend(_finding_lines(item, sources))
+        if elided:
+            out.append(rule_counts(result.findings))
+        out.append(summary_line(result))
+        return "\n".join(out) + "\n"
+
+
+def _finding_lines(finding: Finding, sources: SourceLines) -> list[str]:
+    lines = [f"{_where(finding)}: {finding.severity.value}[{finding.rule}]: {finding.message}"]
+    loc = finding.location
+    if loc.sheet is not None:
+        lines.append(f"  cell: {loc.cell()}")
+    else:
+        source = sources.line(loc.file, loc.line)
+        if source is not None:
+            lines.append(f"  {source}")
+            if loc.column >= 1:
+                lines.append(f"  {_caret_padding(source, loc.column)}^")
+    if loc.path:
+        lines.append(f"  path: {loc.json_path()}")
+    if finding.hint:
+        lines.append(f"  hint: {finding.hint}")
+    return lines
+
+
+def _where(finding: Finding) -> str:
+    loc = finding.location
+    where = loc.file
+    if loc.line >= 1:
+        where += f":{loc.line}"
+        if loc.column >= 1:
+            where += f":{loc.column}"
+    return where
+
+
+def _caret_padding(source: str, column: int) -> str:
+    # Keep tabs as tabs so the caret lands under the right character in any tab width.
+    prefix = source[: column - 1]
+    return "".join("\t" if char == "\t" else " " for char in prefix)

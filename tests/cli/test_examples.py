@@ -1,0 +1,108 @@
+"""The example project validates clean; each broken example gives exactly its documented finding."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GOOD = sorted((EXAMPLES / "manifests").glob("*.yaml"))
+BAD = sorted((EXAMPLES / "bad").glob("*.yaml.bad"))
+EXPECT = re.compile(r"# expect: (?P<rule>[a-z0-9.-]+) line (?P<line>\d+)")
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    """Run the CLI through click's runner and the real entry point's error handler."""
+    with CliRunner().isolation() as (out, err, _):
+        code = invoke(list(args))
+    return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def _json_report(*args: str) -> tuple[int, dict[str, object]]:
+    code, out, _ = _cli("validate", "--format", "json", *args)
+    return code, json.loads(out)
+
+
+def test_the_example_project_validates_clean() -> None:
+    code, report = _json_report(str(EXAMPLES / "manifests"))
+    assert code == 0
+    assert report["findings"] == []
+    assert report["summary"] == {
+        "ok": True,
+        "errors": 0,
+        "warnings": 0,
+        "infos": 0,
+        "documents": 15,
+        "files": 8,
+    }
+
+
+@pytest.mark.parametrize("manifest", GOOD, ids=lambda path: path.name)
+def test_each_example_file_validates_alone_or_only_lacks_its_references(manifest: Path) -> None:
+    code, report = _json_report("--strict", str(manifest))
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    # A file may refer to a document in another file; nothing else may be wrong with it.
+    assert {finding["rule"] for finding in findings} <= {"project.unknown-reference"}
+    assert code == (1 if findings else 0)
+
+
+def test_the_example_project_covers_every_kind() -> None:
+    kinds = {
+        document["kind"]
+        for manifest in GOOD
+        for document in yaml.safe_load_all(manifest.read_text(encoding="utf-8"))
+    }
+    assert kinds == {
+        "TemplateGroup",
+        "DepartureDeclaration",
+        "TransitPartyUpdate",
+        "Movement",
+        "HawbDeactivation",
+        "ExportCancellation",
+    }
+
+
+@pytest.mark.parametrize("manifest", BAD, ids=lambda path: path.name)
+def test_each_broken_example_gives_its_one_documented_finding(manifest: Path) -> None:
+    expected = EXPECT.match(manifest.read_text(encoding="utf-8"))
+    assert expected is not None, f"{manifest.name} must start with '# expect: <rule> line <n>'"
+    code, report = _json_report(str(manifest))
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    assert [(f["rule"], f["line"]) for f in findings] == [(expected["rule"], int(expected["line"]))]
+    assert code == 1
+
+
+def test_broken_examples_are_not_discovered_with_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, project)
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "validate", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "0 errors, 0 warnings in 15 documents (8 files)"
+
+
+def test_rendered_examples_validate_clean_again(tmp_path: Path) -> None:
+    code, out, err = _cli("render", str(EXAMPLES / "manifests"))
+    assert code == 0, err
+    rendered = tmp_path / "rendered.yaml"
+    rendered.write_text(out, encoding="utf-8")
+    code, report = _json_report(str(rendered))
+    assert report["findings"] == []
+    assert code == 0

@@ -1,0 +1,75 @@
+"""`customs-batch init`: a new project that validates clean, and no clobbering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+from customs_batch.validation.batch import validate_paths
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    """Run the CLI through click's runner and the real entry point's error handler."""
+    with CliRunner().isolation() as (out, err, _):
+        code = invoke(list(args))
+    return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def test_the_new_project_validates_clean_with_one_document_per_kind() -> None:
+    code, out, _ = _cli("init", "project")
+    assert code == 0
+    assert out.splitlines()[-1] == "next: cd project && customs-batch validate"
+    result = validate_paths([Path("project")])
+    assert result.findings == ()
+    kinds = sorted(entry.address.split("/")[0] for entry in result.documents)
+    assert kinds == [
+        "DepartureDeclaration",
+        "ExportCancellation",
+        "HawbDeactivation",
+        "Movement",
+        "TemplateGroup",
+        "TransitPartyUpdate",
+    ]
+    assert Path("project/templates/rotterdam.yaml.j2").is_file()
+    assert Path("project/data/README.md").is_file()
+
+
+def test_the_config_names_only_the_local_environment() -> None:
+    _cli("init", "project")
+    config = Path("project/customs-batch.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(config) == {"default_environment": "local"}
+    assert "#   sandbox:" in config
+    assert "api_key_env" in config
+
+
+def test_a_folder_that_is_not_empty_is_refused_unless_forced() -> None:
+    Path("busy").mkdir()
+    Path("busy/notes.txt").write_text("mine", encoding="utf-8")
+    code, out, err = _cli("init", "busy")
+    assert (code, out) == (64, "")
+    assert "busy is not empty" in err
+    assert "--force" in err
+    assert not Path("busy/customs-batch.yaml").exists()
+    assert _cli("init", "--force", "busy")[0] == 0
+    assert Path("busy/customs-batch.yaml").is_file()
+    assert Path("busy/notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_an_empty_existing_folder_and_the_default_folder_are_fine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    Path("empty").mkdir()
+    assert _cli("init", "empty")[0] == 0
+    Path("here").mkdir()
+    monkeypatch.chdir("here")
+    assert _cli("init")[0] == 0
+    assert Path("customs-batch.yaml").is_file()
+
+
+def test_a_file_in_the_way_is_a_usage_error() -> None:
+    Path("taken").write_text("x", encoding="utf-8")
+    assert _cli("init", "taken")[0] == 64

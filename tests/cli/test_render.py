@@ -1,0 +1,74 @@
+"""`customs-batch render`: expanded documents on stdout, findings on stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    """Run the CLI through click's runner and the real entry point's error handler."""
+    with CliRunner().isolation() as (out, err, _):
+        code = invoke(list(args))
+    return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def test_yaml_output_has_the_template_merged_and_references_as_written() -> None:
+    code, out, err = _cli("render", str(EXAMPLES / "manifests"))
+    assert (code, err) == (0, "")
+    documents = list(yaml.safe_load_all(out))
+    assert len(documents) == 15
+    by_name = {doc["metadata"]["name"]: doc for doc in documents}
+    departure = by_name["dep-rtm-ham-0001"]
+    assert set(departure) == {"apiVersion", "kind", "metadata", "spec"}
+    assert departure["spec"]["departureOffice"] == "NL000396"  # from the user template
+    assert departure["spec"]["commercialReference"] == "ACME-2026-0001"  # from the spec
+    assert departure["metadata"]["labels"] == {"lane": "rtm-ham"}
+    built_in = by_name["dep-rtm-ant-0002"]["spec"]
+    assert built_in["destinationOffice"] == "BE212000"  # from t1-road
+    assert built_in["TransportMeans"][0]["identificationNumber"] == "NL-34-ABC"
+    update = by_name["dep-rtm-ham-0001-consignee"]["spec"]
+    assert update["declarationId"] == "${ref:DepartureDeclaration/dep-rtm-ham-0001.declarationId}"
+
+
+def test_json_output_is_one_array_with_types_kept() -> None:
+    code, out, _ = _cli("render", "--format", "json", str(EXAMPLES / "manifests" / "hawbs.yaml"))
+    assert code == 0
+    assert json.loads(out) == [
+        {
+            "apiVersion": "customs-batch/v1",
+            "kind": "HawbDeactivation",
+            "metadata": {"name": "hawb-a3-duplicate"},
+            "spec": {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a3"},
+        }
+    ]
+
+
+def test_input_with_errors_prints_nothing_and_exits_1() -> None:
+    code, out, err = _cli("render", str(EXAMPLES / "bad" / "schema-enum.yaml.bad"))
+    assert (code, out) == (1, "")
+    assert "error[schema.enum]" in err
+    assert err.endswith("1 error, 0 warnings in 1 document (1 file)\n")
+
+
+def test_warnings_go_to_stderr_and_the_documents_still_print() -> None:
+    Path("empty.yaml").write_text("# later\n", encoding="utf-8")
+    hawbs = EXAMPLES / "manifests" / "hawbs.yaml"
+    code, out, err = _cli("render", "empty.yaml", str(hawbs))
+    assert code == 0
+    assert "warning[yaml.empty-file]" in err
+    assert "hawb-a3-duplicate" in out
+
+
+def test_paths_are_required_and_must_exist() -> None:
+    assert _cli("render")[0] == 64
+    code, _, err = _cli("render", "nope.yaml")
+    assert code == 64
+    assert "does not exist" in err

@@ -1,0 +1,206 @@
+"""validate_paths: the streaming, slim path finds exactly what validate_documents finds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from customs_batch.errors import CustomsBatchError, ManifestError
+from customs_batch.findings import Finding, Location, Severity
+from customs_batch.manifest import load_paths
+from customs_batch.validation import batch, validate_documents
+from customs_batch.validation.batch import (
+    POOL_MIN_FILES,
+    ValidationResult,
+    slim_document,
+    sorted_findings,
+    validate_paths,
+    worker_count,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+MOVEMENT = """\
+apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: {name}
+spec:
+  shipmentId: shp_7Hk2Lm
+  hawbId: hawb_a2
+  action: ISL
+  quantity: 4
+  grossWeightKg: 40.0
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: rpty_p1
+"""
+
+# One of every project-wide problem, spread over files so they meet only in the project check.
+PROJECT = {
+    "a.yaml": MOVEMENT.format(name="mov-1")
+    + "---\n"
+    + MOVEMENT.format(name="mov-2")
+    + """---
+apiVersion: customs-batch/v1
+kind: HawbDeactivation
+metadata:
+  name: hawb-a2
+spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a2}
+""",
+    "b.yaml": """\
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+metadata: {name: g1}
+spec: {name: One, code: SAME, companyId: 1}
+---
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+metadata: {name: g2, dependsOn: [ExportCancellation/c1]}
+spec: {name: Two, code: SAME, companyId: 1}
+""",
+    "c.yaml": """\
+apiVersion: customs-batch/v1
+kind: ExportCancellation
+metadata: {name: c1, dependsOn: [TemplateGroup/g2, Movement/nowhere]}
+spec:
+  declarationId: ${ref:DepartureDeclaration/missing.declarationId}
+---
+apiVersion: customs-batch/v1
+kind: ExportCancellation
+metadata: {name: c1}
+spec: {declarationId: 502}
+---
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata: {name: p1}
+spec:
+  declarationId: ${ref:ExportCancellation/c1.nothing}
+  Principal: {name: Acme}
+""",
+}
+
+
+def _write_project(root: Path) -> None:
+    (root / "customs-batch.yaml").write_text("default_environment: local\n", encoding="utf-8")
+    for name, text in PROJECT.items():
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def _reference(paths: list[Path]) -> tuple[Finding, ...]:
+    """What the one-shot path gives: every document in memory, validate_documents over all."""
+    loaded = load_paths(paths)
+    return sorted_findings([*loaded.findings, *validate_documents(loaded.documents)])
+
+
+def test_the_slim_project_checks_find_what_the_full_documents_give(tmp_path: Path) -> None:
+    _write_project(tmp_path)
+    result = validate_paths([tmp_path], jobs=1)
+    expected = _reference([tmp_path])
+    assert result.findings == expected
+    rules = {finding.rule for finding in result.findings}
+    assert {
+        "project.duplicate-request",
+        "project.duplicate-template-code",
+        "project.hawb-deactivated-with-movements",
+        "project.unknown-reference",
+        "project.unknown-output-field",
+        "project.unknown-dependency",
+        "project.duplicate-address",
+        "project.cycle",
+    } <= rules
+    # Locations and documents survive the slimming too.
+    assert [(f.location, f.document) for f in result.findings] == [
+        (f.location, f.document) for f in expected
+    ]
+
+
+def test_a_process_pool_gives_the_same_result_in_the_same_order(tmp_path: Path) -> None:
+    _write_project(tmp_path)
+    for number in range(6):
+        (tmp_path / f"m{number}.yaml").write_text(MOVEMENT.format(name=f"m{number}"))
+    alone = validate_paths([tmp_path], jobs=1)
+    pooled = validate_paths([tmp_path], jobs=2)
+    assert pooled == alone
+    assert [entry.address for entry in pooled.documents][:3] == [
+        "Movement/mov-1",
+        "Movement/mov-2",
+        "HawbDeactivation/hawb-a2",
+    ]
+
+
+def _die(*args: object) -> list[object]:
+    os._exit(9)  # what the kernel's OOM killer does to a worker, from the pool's view
+
+
+def test_a_dead_worker_is_an_error_with_a_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for number in range(2):
+        (tmp_path / f"m{number}.yaml").write_text(MOVEMENT.format(name=f"m{number}"))
+    monkeypatch.setattr(batch, "_check_chunk", _die)
+    with pytest.raises(CustomsBatchError, match="worker process died") as info:
+        validate_paths([tmp_path], jobs=2)
+    assert info.value.hint == "run again with --jobs 1 to validate in one process"
+
+
+def test_the_examples_validate_clean_and_are_counted() -> None:
+    result = validate_paths([EXAMPLES / "manifests"])
+    assert result.findings == ()
+    assert result.document_count == 15
+    assert len(result.files) == 8
+    assert not result.failed(strict=True)
+
+
+def test_mrn_check_digit_severity_is_passed_to_the_rules() -> None:
+    bad = EXAMPLES / "bad" / "mrn-check-digit.yaml.bad"
+    assert validate_paths([bad]).findings[0].severity is Severity.ERROR
+    assert validate_paths([bad], mrn_check_digit=Severity.WARNING).findings[0].severity is (
+        Severity.WARNING
+    )
+    assert validate_paths([bad], mrn_check_digit=None).findings == ()
+
+
+def test_a_missing_path_is_a_manifest_error(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="no such file"):
+        validate_paths([tmp_path / "nope"])
+
+
+def test_slim_documents_keep_only_small_specs(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text(MOVEMENT.format(name="m"), encoding="utf-8")
+    (document,) = load_paths([tmp_path / "m.yaml"]).documents
+    slim = slim_document(document)
+    assert set(slim.spec) == {"shipmentId", "hawbId", "\0digest"}
+    assert len(slim.positions) < len(document.positions)
+    assert slim.locate(("spec", "hawbId")) == document.locate(("spec", "hawbId"))
+    assert slim.locate(("metadata", "name")) == document.locate(("metadata", "name"))
+
+
+@pytest.mark.parametrize(
+    ("jobs", "files", "expected"),
+    [(None, 3, 1), (None, POOL_MIN_FILES - 1, 1), (4, 2, 2), (1, 10_000, 1), (3, 0, 1)],
+)
+def test_worker_count(jobs: int | None, files: int, expected: int) -> None:
+    assert worker_count(jobs, files) == expected
+
+
+def test_big_inputs_use_more_than_one_process_where_there_are_cores() -> None:
+    workers = worker_count(None, 10_000)
+    assert workers >= 1
+    assert workers == 1 or workers <= 10_000 // 64
+
+
+def test_findings_are_sorted_and_exact_duplicates_dropped() -> None:
+    later = Finding("b", Severity.ERROR, "m", Location("a.yaml", 3, 1))
+    earlier = Finding("z", Severity.WARNING, "m", Location("a.yaml", 1, 5))
+    other_file = Finding("a", Severity.ERROR, "m", Location("0.yaml", 9, 9))
+    assert sorted_findings([later, earlier, later, other_file]) == (other_file, earlier, later)
+
+
+def test_strict_makes_warnings_fail() -> None:
+    warning = Finding("w", Severity.WARNING, "m", Location("a.yaml", 1, 1))
+    result = ValidationResult((warning,), (), ("a.yaml",))
+    assert not result.failed()
+    assert result.failed(strict=True)

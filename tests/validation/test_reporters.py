@@ -1,0 +1,270 @@
+"""Every report format, on hand-made findings, parsed back the way its consumer reads it."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from customs_batch.errors import UsageError
+from customs_batch.findings import Finding, Location, Severity
+from customs_batch.validation.batch import DocumentEntry, ValidationResult, sorted_findings
+from customs_batch.validation.reporters import ReportOptions, make_reporter, reporter_names
+
+SOURCE = """\
+apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: mov-1
+spec:
+  action: ISL
+\tquantity: 3
+"""
+
+
+def _result(tmp_path: Path) -> ValidationResult:
+    (tmp_path / "m.yaml").write_text(SOURCE, encoding="utf-8")
+    file = "m.yaml"  # tests run inside tmp_path
+    findings = [
+        Finding(
+            "movement.action-source",
+            Severity.ERROR,
+            "ISL takes no customsDeclaration",
+            Location(file, 6, 11, ("spec", "action")),
+            hint="remove customsDeclaration: ISL reuses the linked movement's declaration",
+            document="Movement/mov-1",
+        ),
+        Finding(
+            "schema.type",
+            Severity.WARNING,
+            "quantity, looks odd: 100%\nreally",
+            Location(file, 7, 12, ("spec", "quantity")),
+            document="Movement/mov-1",
+        ),
+        Finding("yaml.syntax", Severity.ERROR, "bad \x00 byte", Location("broken.yaml", 2, 1)),
+        Finding(
+            "row.cell",
+            Severity.INFO,
+            "Gross weight is empty",
+            Location("data/rows.xlsx", 5, 0, sheet="Export", row=5, column_name="Gross weight"),
+        ),
+    ]
+    documents = (
+        DocumentEntry("Movement/mov-1", file, 1),
+        DocumentEntry("HawbDeactivation/h-1", file, 9),
+    )
+    return ValidationResult(sorted_findings(findings), documents, (file, "broken.yaml"))
+
+
+def _clean(file: str) -> ValidationResult:
+    return ValidationResult((), (DocumentEntry("Movement/a", file, 1),), (file,))
+
+
+def test_registry_lists_every_format_text_first() -> None:
+    assert reporter_names() == ["text", "github", "json", "junit", "sarif"]
+
+
+def test_unknown_format_is_a_usage_error_naming_the_choices() -> None:
+    with pytest.raises(UsageError, match="unknown report format") as info:
+        make_reporter("yaml")
+    assert "sarif" in str(info.value)
+
+
+def test_text_shows_location_rule_source_caret_and_hint(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    out = make_reporter("text").render(result).splitlines()
+    file = result.files[0]
+    first = out.index(
+        f"{file}:6:11: error[movement.action-source]: ISL takes no customsDeclaration"
+    )
+    assert out[first + 1] == "    action: ISL"
+    assert out[first + 2] == "  " + " " * 10 + "^"
+    assert out[first + 3] == "  path: $.spec.action"
+    assert out[first + 4].startswith("  hint: remove customsDeclaration")
+    # A tab before the column stays a tab, so the caret lines up in any tab width.
+    caret = out[out.index("  \tquantity: 3") + 1]
+    assert caret == "  \t" + " " * 10 + "^"
+    assert "  cell: sheet 'Export', row 5, column 'Gross weight'" in out
+    assert out[-1] == "2 errors, 1 warning, 1 note in 2 documents (2 files)"
+
+
+def test_text_skips_source_of_unreadable_files(tmp_path: Path) -> None:
+    out = make_reporter("text").render(_result(tmp_path))
+    assert "broken.yaml:2:1: error[yaml.syntax]" in out
+    assert out.count("^") == 2
+
+
+def test_text_summary_of_a_clean_run_uses_singulars(tmp_path: Path) -> None:
+    out = make_reporter("text").render(_clean("a.yaml"))
+    assert out == "0 errors, 0 warnings in 1 document (1 file)\n"
+
+
+def test_json_is_stable_and_complete(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    report = json.loads(make_reporter("json").render(result))
+    assert report["version"] == 1
+    assert report["summary"] == {
+        "ok": False,
+        "errors": 2,
+        "warnings": 1,
+        "infos": 1,
+        "documents": 2,
+        "files": 2,
+    }
+    first = report["findings"][0]
+    assert list(first) == [
+        "rule",
+        "severity",
+        "message",
+        "hint",
+        "file",
+        "line",
+        "column",
+        "path",
+        "document",
+        "cell",
+    ]
+    rules = [finding["rule"] for finding in report["findings"]]
+    assert rules == ["yaml.syntax", "row.cell", "movement.action-source", "schema.type"]
+    cell = report["findings"][1]["cell"]
+    assert cell == {"sheet": "Export", "row": 5, "column": "Gross weight"}
+    assert report["findings"][2]["path"] == "$.spec.action"
+
+
+def test_json_strict_makes_warnings_fail(tmp_path: Path) -> None:
+    only_warning = ValidationResult(
+        (Finding("w", Severity.WARNING, "m", Location("a.yaml", 1, 1)),), (), ("a.yaml",)
+    )
+    lenient = json.loads(make_reporter("json").render(only_warning))
+    strict = json.loads(make_reporter("json", ReportOptions(strict=True)).render(only_warning))
+    assert lenient["summary"]["ok"] is True
+    assert strict["summary"]["ok"] is False
+
+
+def _parse_github(line: str) -> tuple[str, dict[str, str], str]:
+    """Read a workflow command back the way the Actions runner does."""
+
+    def unescape(text: str) -> str:
+        for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+            text = text.replace(code, char)
+        return text
+
+    assert line.startswith("::")
+    head, _, message = line[2:].partition("::")
+    command, _, props = head.partition(" ")
+    pairs = dict(prop.split("=", 1) for prop in props.split(","))
+    return command, {key: unescape(value) for key, value in pairs.items()}, unescape(message)
+
+
+def test_github_annotations_round_trip_through_the_runner_escaping(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    lines = make_reporter("github").render(result).splitlines()
+    commands = [_parse_github(line) for line in lines if line.startswith("::")]
+    assert len(commands) == 4
+    assert lines[-1].endswith("in 2 documents (2 files)")
+    command, props, message = commands[2]
+    assert command == "error"
+    assert props == {
+        "file": result.files[0],
+        "line": "6",
+        "col": "11",
+        "title": "movement.action-source",
+    }
+    assert message.startswith("ISL takes no customsDeclaration\nhint: remove")
+    assert commands[3][0] == "warning"
+    assert commands[3][2] == "quantity, looks odd: 100%\nreally"
+    assert commands[1][0] == "notice"
+    # Every annotation stays on one line: newlines are escaped, not written.
+    assert all("\n" not in line for line in lines)
+
+
+def test_github_escapes_separators_in_properties() -> None:
+    finding = Finding("a:b,c", Severity.ERROR, "m", Location("dir,x/a:b%.yaml", 1, 1))
+    line = make_reporter("github").render(ValidationResult((finding,), (), ("x",))).splitlines()[0]
+    assert "file=dir%2Cx/a%3Ab%25.yaml" in line
+    assert "title=a%3Ab%2Cc" in line
+    assert _parse_github(line)[1]["file"] == "dir,x/a:b%.yaml"
+
+
+def test_junit_has_a_case_per_document_and_per_failed_file(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    root = ET.fromstring(make_reporter("junit").render(result))
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert set(cases) == {
+        "Movement/mov-1",
+        "HawbDeactivation/h-1",
+        "load broken.yaml",
+        "load data/rows.xlsx",
+    }
+    failure = cases["Movement/mov-1"].find("failure")
+    assert failure is not None
+    assert failure.get("type") == "movement.action-source"
+    assert failure.get("message") == "ISL takes no customsDeclaration"
+    assert cases["HawbDeactivation/h-1"].find("failure") is None
+    assert cases["load data/rows.xlsx"].find("failure") is None  # a note does not fail
+    load_failure = cases["load broken.yaml"].find("failure")
+    assert load_failure is not None
+    assert "\ufffd" in (load_failure.get("message") or "")  # NUL replaced, the XML parses
+    assert suite.get("tests") == "4"
+    assert suite.get("failures") == "2"
+
+
+def test_junit_strict_counts_warnings_as_failures(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    root = ET.fromstring(make_reporter("junit", ReportOptions(strict=True)).render(result))
+    failure = next(
+        case.find("failure")
+        for case in root.iter("testcase")
+        if case.get("name") == "Movement/mov-1"
+    )
+    assert failure is not None
+    assert failure.get("message") == "2 findings"
+
+
+def test_sarif_has_the_required_structure(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    log = json.loads(make_reporter("sarif").render(result))
+    assert log["version"] == "2.1.0"
+    assert log["$schema"].endswith("sarif-2.1.0.json")
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "customs-batch"
+    rule_ids = [rule["id"] for rule in driver["rules"]]
+    assert rule_ids == sorted({finding.rule for finding in result.findings})
+    levels = {item["ruleId"]: item["level"] for item in run["results"]}
+    assert levels == {
+        "movement.action-source": "error",
+        "schema.type": "warning",
+        "yaml.syntax": "error",
+        "row.cell": "note",
+    }
+    for item in run["results"]:
+        assert rule_ids[item["ruleIndex"]] == item["ruleId"]
+        assert item["message"]["text"]
+        physical = item["locations"][0]["physicalLocation"]
+        assert physical["artifactLocation"]["uri"]
+        assert physical["region"]["startLine"] >= 1
+    first = next(item for item in run["results"] if item["ruleId"] == "movement.action-source")
+    assert first["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 6,
+        "startColumn": 11,
+    }
+
+
+def test_sarif_omits_the_region_when_the_line_is_unknown() -> None:
+    finding = Finding("r", Severity.ERROR, "m", Location("my dir/a.yaml"))
+    log = json.loads(make_reporter("sarif").render(ValidationResult((finding,), (), ("x",))))
+    physical = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert physical == {"artifactLocation": {"uri": "my%20dir/a.yaml"}}
+
+
+@pytest.mark.parametrize("name", ["text", "json", "github", "junit", "sarif"])
+def test_every_format_renders_a_clean_run(name: str) -> None:
+    out = make_reporter(name).render(_clean("a.yaml"))
+    assert out.endswith("\n")
+    assert "error" not in out.replace("errors", "").replace('"errors": 0', "")
