@@ -35,6 +35,24 @@ class Location:
     row: int | None = None
     column_name: str | None = None
 
+    def cell(self) -> str | None:
+        """``sheet 'Movements', row 12, column E 'Gross weight'`` for a spreadsheet cell or
+        row (``column`` is then the 1-based column number); None for a place in a text file."""
+        if self.sheet is None:
+            return None
+        text = f"sheet {self.sheet!r}, row {self.row}"
+        if self.column >= 1:
+            letters, index = "", self.column
+            while index > 0:
+                index, rest = divmod(index - 1, 26)
+                letters = chr(65 + rest) + letters
+            text += f", column {letters}"
+            if self.column_name:
+                text += f" {self.column_name!r}"
+        elif self.column_name:
+            text += f", column {self.column_name!r}"
+        return text
+
     def json_path(self) -> str:
         """The path in JSONPath form: ``$.spec.DeclarationItems[0].grossMass``."""
         out = "$"

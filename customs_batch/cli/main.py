@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "refresh": "customs_batch.cli.refresh:refresh",
     "status": "customs_batch.cli.refresh:status",
     "force-unlock": "customs_batch.cli.state:force_unlock",
+    "sheet": "customs_batch.cli.sheet:sheet",
 }
 
 

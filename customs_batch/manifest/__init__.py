@@ -1,11 +1,14 @@
 """Manifests: loading with source positions, Jinja rendering, row expansion, documents.
 
 The public API is :func:`load_paths` (what the commands call), :func:`load_file` (one file;
-the result pickles, so files can be loaded in a process pool) and :func:`discover`.
+the result pickles, so files can be loaded in a process pool), :func:`iter_file` (one file,
+streamed: a ``forEach`` over a big spreadsheet never holds all its documents) and
+:func:`discover`.
 """
 
 from customs_batch.manifest._discover import find_project_root
-from customs_batch.manifest._load import LoadResult, discover, load_file, load_paths
+from customs_batch.manifest._for_each_options import RowRange
+from customs_batch.manifest._load import LoadResult, discover, iter_file, load_file, load_paths
 from customs_batch.manifest.document import Document, Position, Reference
 
 __all__ = [
@@ -13,8 +16,10 @@ __all__ = [
     "LoadResult",
     "Position",
     "Reference",
+    "RowRange",
     "discover",
     "find_project_root",
+    "iter_file",
     "load_file",
     "load_paths",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 
 from customs_batch.findings import JsonPath
 from customs_batch.kinds import API_VERSION, Address, Kind
+from customs_batch.manifest._for_each_options import ForEach, read_for_each
 from customs_batch.manifest._tree import Walk
 
 TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "template", "values", "forEach", "spec")
@@ -28,6 +29,7 @@ class Envelope:
     template: str | None
     values: dict[str, Any]
     spec: dict[str, Any]
+    for_each: ForEach | None = None
 
 
 def read_envelope(data: Any, walk: Walk) -> Envelope | None:
@@ -49,16 +51,13 @@ def read_envelope(data: Any, walk: Walk) -> Envelope | None:
     values = check.mapping(data, "values", ("values",), required=False)
     # A misspelt key is the likelier story than a missing spec: report it alone.
     spec = check.mapping(data, "spec", ("spec",), required=template is None and not misspelt)
+    for_each = None
     if "forEach" in data:
-        check.error(
-            "envelope.for-each-unsupported",
-            "this version of customs-batch cannot expand forEach rows yet",
-            ("forEach",),
-            "Write one document per row for now, or upgrade customs-batch.",
-        )
+        for_each = read_for_each(data["forEach"], walk)
+        check.failed = check.failed or for_each is None
     if check.failed or kind is None or name is None:
         return None
-    return Envelope(kind, name, depends_on, labels, template, values or {}, spec or {})
+    return Envelope(kind, name, depends_on, labels, template, values or {}, spec or {}, for_each)
 
 
 _NOT_MAPPING = "Start the document with 'apiVersion: customs-batch/v1', 'kind:' and 'metadata:'."

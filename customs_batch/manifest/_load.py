@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,8 @@ from customs_batch.manifest._assemble import Source, assemble
 from customs_batch.manifest._compose import PLAIN, YamlProblem, compose_each
 from customs_batch.manifest._discover import discover, find_project_root
 from customs_batch.manifest._envelope import read_envelope
+from customs_batch.manifest._for_each import expand
+from customs_batch.manifest._for_each_options import RowRange
 from customs_batch.manifest._schema_view import document_view
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import Document, Position
@@ -30,14 +32,15 @@ class LoadResult:
     files: list[str]
 
 
-def load_paths(paths: Sequence[Path]) -> LoadResult:
+def load_paths(paths: Sequence[Path], *, rows: RowRange | None = None) -> LoadResult:
     """Discover the manifest files under ``paths`` and load them all, indexing the documents
-    in batch order. A broken file gives findings and never stops the others."""
+    in batch order. A broken file gives findings and never stops the others. ``rows``
+    limits every ``forEach`` to those spreadsheet rows (``--rows``)."""
     documents: list[Document] = []
     findings: list[Finding] = []
     files: list[str] = []
     for path in discover(paths):
-        result = load_file(path)
+        result = load_file(path, rows=rows)
         offset = len(documents)
         documents += [
             dataclasses.replace(doc, index=offset + doc.index) if offset else doc
@@ -48,65 +51,87 @@ def load_paths(paths: Sequence[Path]) -> LoadResult:
     return LoadResult(documents, findings, files)
 
 
-def load_file(path: Path, *, project_root: Path | None = None) -> LoadResult:
+def load_file(
+    path: Path, *, project_root: Path | None = None, rows: RowRange | None = None
+) -> LoadResult:
     """Load one manifest file: its documents (indexed from 0 in file order) and findings.
 
     ``project_root`` is where ``templates/`` is looked up; by default the folder holding
     ``customs-batch.yaml`` above the file. Pure apart from reading files; the result pickles.
     """
+    documents: list[Document] = []
+    findings: list[Finding] = []
+    for item in iter_file(path, project_root=project_root, rows=rows):
+        if isinstance(item, Document):
+            documents.append(item)
+        else:
+            findings.append(item)
+    return LoadResult(documents, findings, [str(path)])
+
+
+def iter_file(
+    path: Path, *, project_root: Path | None = None, rows: RowRange | None = None
+) -> Iterator[Document | Finding]:
+    """Like :func:`load_file`, one document or finding at a time, so a ``forEach`` over a
+    big spreadsheet never holds all its documents at once. Documents come in batch order."""
     file = str(path)
     text = _read(path, file)
     if isinstance(text, Finding):
-        return LoadResult([], [text], [file])
+        yield text
+        return
     root = project_root if project_root is not None else find_project_root(path)
     gc_was_enabled = gc.isenabled()
     # Loading allocates many objects that all live on: cyclic GC passes over them would
     # cost more than the parse (measured), and nodes and values hold no reference cycles.
     gc.disable()
     try:
-        return _load_text(text, file, root)
+        yield from _load_text(text, file, root, rows)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _load_text(text: str, file: str, root: Path) -> LoadResult:
-    documents: list[Document] = []
-    findings: list[Finding] = []
+def _load_text(
+    text: str, file: str, root: Path, rows: RowRange | None
+) -> Iterator[Document | Finding]:
     track_aliases = "&" in text
     seen_any = problem = False
+    index = 0
     for item in compose_each(text):
         if isinstance(item, YamlProblem):
             problem = True
             location = Location(file, item.line, item.column)
-            findings.append(Finding(item.rule, Severity.ERROR, item.message, location, item.hint))
+            yield Finding(item.rule, Severity.ERROR, item.message, location, item.hint)
             continue
         if item.__class__ is ScalarNode and item.tag == PLAIN and not item.value:
             continue  # an empty document, e.g. only comments between two '---'
         seen_any = True
         walk = Walk(file, track_aliases=track_aliases)
-        document = _document(item, walk, root, len(documents))
-        findings += walk.findings
-        if document is not None:
-            documents.append(document)
+        for found in _document(item, walk, root, index, rows):
+            if isinstance(found, Document):
+                index += 1
+            yield found
     if not seen_any and not problem:
-        findings.append(_empty_file(file))
-    return LoadResult(documents, findings, [file])
+        yield _empty_file(file)
 
 
-def _document(node: Node, walk: Walk, root: Path, index: int) -> Document | None:
+def _document(
+    node: Node, walk: Walk, root: Path, index: int, rows: RowRange | None
+) -> Iterator[Document | Finding]:
     data = walk.value(node, document_view(_kind_of(node)))
     envelope = read_envelope(data, walk)
-    document = None
     if envelope is not None and isinstance(data, dict):
         mark = node.start_mark
         source = Source(Position(walk.file, mark.line + 1, mark.column + 1), root, index)
-        document = assemble(data, envelope, walk, source)
-    if walk.findings:
-        address = _address_of(data)
-        if address is not None:
-            walk.findings[:] = [dataclasses.replace(f, document=address) for f in walk.findings]
-    return document
+        if envelope.for_each is not None:
+            yield from expand(data, envelope, walk, source, rows)
+        else:
+            document = assemble(data, envelope, walk, source)
+            if document is not None:
+                yield document
+    address = _address_of(data)
+    for finding in walk.findings:
+        yield finding if address is None else dataclasses.replace(finding, document=address)
 
 
 def _address_of(data: object) -> str | None:
@@ -167,4 +192,4 @@ def _empty_file(file: str) -> Finding:
     )
 
 
-__all__ = ["LoadResult", "discover", "load_file", "load_paths"]
+__all__ = ["LoadResult", "RowRange", "discover", "iter_file", "load_file", "load_paths"]

@@ -22,13 +22,15 @@ _COMBINATORS = ("anyOf", "oneOf", "allOf")
 class SchemaView:
     """What the loader needs to know about one place in a schema."""
 
-    __slots__ = ("additional", "items", "props", "string_only")
+    __slots__ = ("additional", "items", "props", "scalar_types", "string_only")
 
     def __init__(self) -> None:
         self.props: dict[str, SchemaView] = {}
         self.additional: SchemaView | None = None
         self.items: SchemaView | None = None
         self.string_only = False
+        self.scalar_types: frozenset[str] = frozenset()
+        """The scalar JSON types allowed here (``integer``, ``number``, ``string``...)."""
 
     def child(self, key: str) -> SchemaView | None:
         """The view of property ``key`` (or of the additional properties), if the schema says."""
@@ -72,6 +74,7 @@ class _Builder:
             scalar_types |= _scalar_types(part)
             self._add_children(view, part)
         view.string_only = scalar_types == {"string"}
+        view.scalar_types = frozenset(scalar_types)
         return view
 
     def _flatten(self, schema: Mapping[str, Any], seen: set[int]) -> list[Mapping[str, Any]]:

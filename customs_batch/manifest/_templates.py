@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any
 
 from jinja2 import FileSystemLoader, Template, TemplateNotFound
+from jinja2.meta import find_referenced_templates, find_undeclared_variables
 
 from customs_batch.manifest import _jinja
 from customs_batch.manifest._jinja import (
@@ -103,12 +104,17 @@ _RENDERED: dict[tuple[str, str], Rendered | JinjaProblem] = {}
 _RENDERED_ENTRIES = 1024
 
 
-def render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | JinjaProblem:
+def render(
+    source: TemplateSource, context: Mapping[str, Any], *, remember: bool = True
+) -> Rendered | JinjaProblem:
     """Render a template; any error becomes a problem naming the template line.
 
     Documents of a batch often give a template the same values, so renders are remembered by
-    the values' JSON text (cheaper than a render by two orders of magnitude).
+    the values' JSON text (cheaper than a render by two orders of magnitude). A context that
+    differs every time (a spreadsheet row) is rendered with ``remember=False``.
     """
+    if not remember:
+        return _render(source, context)
     try:
         values_text = json.dumps(context, sort_keys=True, default=str)
     except (TypeError, ValueError):  # not JSON after all: render without remembering
@@ -120,6 +126,24 @@ def render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | Jin
             _RENDERED.clear()
         known = _RENDERED[key] = _render(source, context)
     return known
+
+
+@lru_cache(maxsize=256)
+def uses_row(source: TemplateSource) -> bool:
+    """Whether the template may read ``row`` or ``row_number`` (one that includes or
+    imports another template is assumed to)."""
+    env = source.template.environment
+    loader = env.loader
+    if loader is None or source.template.name is None:
+        return True
+    try:
+        text = loader.get_source(env, source.template.name)[0]
+        parsed = env.parse(text)
+    except Exception:  # unreadable now: assume the worst, the render will report it
+        return True
+    if any(True for _ in find_referenced_templates(parsed)):
+        return True
+    return bool(find_undeclared_variables(parsed) & {"row", "row_number"})
 
 
 def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | JinjaProblem:

@@ -20,6 +20,19 @@ class Position:
     file: str
     line: int
     column: int
+    sheet: str | None = None
+    """For a spreadsheet cell or row: the sheet; ``line`` is then the row number and
+    ``column`` the 1-based column number (0 for a whole row)."""
+    column_name: str | None = None
+    """For a spreadsheet cell: the column's header."""
+
+    def location(self, path: JsonPath) -> Location:
+        """The finding location of a value at ``path`` written here."""
+        if self.sheet is None:
+            return Location(self.file, self.line, self.column, path)
+        return Location(
+            self.file, self.line, self.column, path, self.sheet, self.line, self.column_name
+        )
 
 
 @dataclass(frozen=True)
@@ -67,7 +80,7 @@ class Document:
         while True:
             pos = self.positions.get(probe)
             if pos is not None:
-                return Location(pos.file, pos.line, pos.column, path)
+                return pos.location(path)
             if not probe:
-                return Location(self.source.file, self.source.line, self.source.column, path)
+                return self.source.location(path)
             probe = probe[:-1]

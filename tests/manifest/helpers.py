@@ -37,3 +37,43 @@ def only(result: LoadResult, rule: str) -> Finding:
 def movement(spec: str, name: str = "mov-1", extra: str = "") -> str:
     """A Movement document with ``spec`` (indented YAML lines under ``spec:``)."""
     return f"{ENVELOPE}kind: Movement\nmetadata:\n  name: {name}\n{extra}spec:\n{spec}"
+
+
+SHEET_HEADERS = ["Shipment", "HAWB", "Action", "Packages", "Gross weight", "Party"]
+"""Columns A to F of the movement exports the forEach tests build."""
+GOOD_ROW: list[object] = ["shp_7Hk2Lm", "hawb_a2", "ISL", 4, 40.5, "rpty_p1"]
+
+
+def movement_sheet_manifest(file: str, extra: str = "") -> str:
+    """A forEach Movement manifest over an export with :data:`SHEET_HEADERS`."""
+    return (
+        f"{ENVELOPE}kind: Movement\n"
+        f"forEach: {{file: {file}{extra}}}\n"
+        "metadata:\n"
+        '  name: "mov-{{ row.HAWB }}-{{ row_number }}"\n'
+        "spec:\n"
+        '  shipmentId: "{{ row.Shipment }}"\n'
+        '  hawbId: "{{ row.HAWB }}"\n'
+        '  action: "{{ row.Action }}"\n'
+        '  quantity: "{{ row.Packages }}"\n'
+        "  grossWeightKg: \"{{ row['Gross weight'] }}\"\n"
+        "  customsSupervision: Y\n"
+        "  goodsHandlingCode: N\n"
+        '  partyId: "{{ row.Party }}"\n'
+    )
+
+
+def write_xlsx(path: Path, rows: list[list[object]], sheet: str = "Movements") -> Path:
+    """An XLSX file (written by openpyxl) with :data:`SHEET_HEADERS` and ``rows``."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    active = book.active
+    assert active is not None
+    active.title = sheet
+    active.append(SHEET_HEADERS)
+    for row in rows:
+        active.append(row)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    book.save(path)
+    return path

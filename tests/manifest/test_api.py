@@ -14,8 +14,10 @@ def test_the_public_names() -> None:
         "LoadResult",
         "Position",
         "Reference",
+        "RowRange",
         "discover",
         "find_project_root",
+        "iter_file",
         "load_file",
         "load_paths",
     ]

@@ -60,9 +60,15 @@ def test_bad_depends_on_entries_are_findings() -> None:
     assert result.findings[1].location.path == ("metadata", "dependsOn", 1)
 
 
-def test_for_each_is_not_supported_yet() -> None:
-    text = movement("  a: 1\n", extra="forEach: {file: rows.csv}\n")
-    assert "cannot expand" in only(load_text(text), "envelope.for-each-unsupported").message
+def test_a_bad_for_each_is_a_finding_at_the_manifest() -> None:
+    text = movement("  a: 1\n", extra="forEach: {file: rows.csv, rows: 20-10, sheeet: A}\n")
+    result = load_text(text)
+    assert rules(result) == ["envelope.for-each", "envelope.for-each"]
+    assert {f.location.path for f in result.findings} == {
+        ("forEach", "sheeet"),
+        ("forEach", "rows"),
+    }
+    assert all(f.location.file == "m.yaml" and f.location.line == 5 for f in result.findings)
 
 
 def test_a_bad_envelope_leaves_out_only_its_own_document() -> None:

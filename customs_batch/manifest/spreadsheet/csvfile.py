@@ -95,6 +95,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                     name: values[column - 1] if column <= len(values) else None
                     for name, column in zip(header.names, header.columns, strict=True)
                 },
+                header,
             )
     except csv.Error as exc:
         raise SheetError(f"{file}, row {number + 1}: {exc}", file=file, row=number + 1) from exc

@@ -55,10 +55,16 @@ class Header:
 
 @dataclass(frozen=True)
 class Row:
-    """One data row: its number as the spreadsheet shows it, and its values by header."""
+    """One data row: its number as the spreadsheet shows it, and its values by header.
+
+    ``header`` and ``sheet`` (the sheet read; None for a CSV file) are the same objects for
+    every row of a read.
+    """
 
     number: int
     values: Mapping[str, Cell]
+    header: Header | None = field(default=None, compare=False)
+    sheet: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
             above[number] = values
             if number < source.header_row:
                 continue
+
             def merged_at(column: int, row: int = number) -> Cell:
                 return _merged_value(merged, above, row, column)
 

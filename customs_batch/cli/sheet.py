@@ -1,0 +1,48 @@
+"""``customs-batch sheet``: spreadsheets for analysts (``sheet template KIND -o FILE``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from customs_batch.errors import ExitCode
+from customs_batch.kinds import Kind
+
+
+@click.group()
+def sheet() -> None:
+    """Spreadsheets that manifests expand over with forEach."""
+
+
+@sheet.command()
+@click.argument("kind", type=click.Choice([kind.value for kind in Kind]), metavar="KIND")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The spreadsheet to write: FILE.xlsx or FILE.csv.",
+)
+@click.option("--force", is_flag=True, help="Overwrite the files if they exist.")
+def template(kind: str, output: Path, force: bool) -> int:
+    """Write an empty spreadsheet for KIND, and a manifest that loads it.
+
+    Row 1 marks each column required or optional, row 2 holds the headers (the spec
+    fields; nested ones as Consignor.name, one list element per row), data goes from row 3.
+    The manifest FILE.manifest.yaml beside it reads every column into its field with
+    forEach; delete the lines of columns you do not use.
+
+    \b
+    Examples:
+      customs-batch sheet template Movement -o data/movements.xlsx
+      customs-batch sheet template DepartureDeclaration -o data/departures.csv
+    """
+    from customs_batch.manifest.spreadsheet.template_file import write_template
+
+    written = write_template(Kind(kind), output, force=force)
+    click.echo(f"wrote {written.sheet} ({written.columns} columns) and {written.manifest}")
+    click.echo(
+        f"Fill the rows from row 3, then: customs-batch validate {written.manifest}", err=True
+    )
+    return int(ExitCode.OK)

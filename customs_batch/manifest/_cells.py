@@ -1,0 +1,81 @@
+"""Cell values converted by the schema of the field they fill.
+
+Everything in a CSV file is text, and XLSX cells typed as text hold numbers too. Where the
+field's schema wants an integer, a number or a boolean (and not a string), the text is
+converted; where it wants only a string, a number becomes its text (a code typed as a number).
+A cell that does not convert gives a :class:`CellProblem`, which the caller reports at the cell.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from customs_batch.manifest.document import JSON
+
+_TRUE = frozenset({"true", "yes", "y", "1", "x"})
+_FALSE = frozenset({"false", "no", "n", "0"})
+_INTEGER = re.compile(r"[-+]?\d+")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_COMMA_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    """Why a cell's value does not fit its field."""
+
+    message: str
+    hint: str
+
+
+def convert(value: JSON, types: frozenset[str], *, decimal_comma: bool) -> JSON | CellProblem:
+    """``value`` as the field's scalar ``types`` want it (unchanged when they do not say)."""
+    if value is None or not types:
+        return value
+    if isinstance(value, str):
+        return _from_text(value, types, decimal_comma)
+    if types == {"string"} and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | CellProblem:
+    if "string" in types:
+        return text
+    stripped = text.strip()
+    if "integer" in types and _INTEGER.fullmatch(stripped):
+        return int(stripped)
+    if "number" in types:
+        return _number(stripped, decimal_comma)
+    if "integer" in types:
+        return CellProblem(f"{text!r} is not a whole number", "Write digits only, e.g. 12.")
+    if "boolean" in types:
+        lowered = stripped.lower()
+        if lowered in _TRUE or lowered in _FALSE:
+            return lowered in _TRUE
+        return CellProblem(f"{text!r} is not yes or no", "Write true or false (or yes or no).")
+    return text
+
+
+def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
+    if decimal_comma:
+        if _COMMA_NUMBER.fullmatch(text):
+            return _plain_number(text.replace(".", "").replace(",", "."))
+        hint = "This document reads numbers with a decimal comma (decimalComma: true): 12,5."
+        return CellProblem(f"{text!r} is not a number", hint)
+    if _NUMBER.fullmatch(text):
+        return _plain_number(text)
+    hint = "Write the number with a decimal point, e.g. 12.5"
+    if re.fullmatch(r"[-+]?[\d.]*,\d+", text):
+        hint += ", or set 'decimalComma: true' in forEach when the export writes 12,5"
+    return CellProblem(f"{text!r} is not a number", hint + ".")
+
+
+def _plain_number(text: str) -> JSON | CellProblem:
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    number = float(text)
+    if math.isfinite(number):
+        return number
+    return CellProblem(f"{text!r} is too large a number", "Check the cell.")

@@ -1,0 +1,400 @@
+"""``forEach``: one document per data row of a spreadsheet, streamed.
+
+The document's Jinja strings are compiled once (see ``_row_plan``); each row then only fills
+them in. Findings of the manifest itself (a bad expression, a missing column) go to the walk,
+once; findings of one row name the spreadsheet file, sheet, row and, for a value taken from
+one cell, the column.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, UndefinedError
+
+from customs_batch.findings import Finding, JsonPath, Location, Severity
+from customs_batch.manifest import _templates
+from customs_batch.manifest._assemble import _NAME, Source, merge
+from customs_batch.manifest._cells import CellProblem, convert
+from customs_batch.manifest._envelope import Envelope
+from customs_batch.manifest._for_each_options import ForEach, RowRange
+from customs_batch.manifest._jinja import problem_of
+from customs_batch.manifest._references import SYNTAX_HINT, parse_references
+from customs_batch.manifest._row_plan import (
+    DROP,
+    RowView,
+    Slot,
+    fill,
+    make_slot,
+    slot_tree,
+    view_at,
+)
+from customs_batch.manifest._row_positions import RowPositions
+from customs_batch.manifest._schema_view import spec_view
+from customs_batch.manifest._template_output import TemplateOutput, parse_output
+from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.document import Document, Position, Reference
+from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
+
+_ROW_HINT = "Fix the cell in the spreadsheet, or the expression in the manifest."
+_NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }}".'
+
+
+def expand(
+    data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source, rows: RowRange | None
+) -> Iterator[Document | Finding]:
+    """The documents of every row (and the findings of rows); manifest findings go to
+    ``walk.findings``. ``rows`` (from ``--rows``) overrides ``forEach.rows``."""
+    assert envelope.for_each is not None
+    expander = _Expander(data, envelope, walk, source)
+    if expander.ready:
+        yield from expander.run(rows or envelope.for_each.rows)
+
+
+class _Expander:
+    def __init__(self, data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source):
+        assert envelope.for_each is not None
+        self.for_each: ForEach = envelope.for_each
+        self.envelope, self.walk, self.source = envelope, walk, source
+        self.file = os.path.normpath(self.for_each.file)
+        # A CSV file's one sheet is named after the file, as spreadsheet programs show it.
+        self.stem = Path(self.file).stem
+        self.kind_name = envelope.kind.value  # read per row; an enum's .value is slow
+        self.values: dict[str, Any] = data.get("values") or {}
+        self.spec: dict[str, Any] = data.get("spec") or {}
+        self.value_slots: list[Slot] = []
+        self.name_slot: Slot | None = None
+        self.spec_slots: list[Slot] = []
+        self.ready = self._compile() and self._check_name()
+        self.tree = slot_tree([slot.path for slot in self.spec_slots])
+        jinja_paths = {slot.path for slot in self.spec_slots}
+        static = [(path, text) for path, text in walk.refs if path not in jinja_paths]
+        self.references = self._static_references(static)
+        self.template = self._find_template() if envelope.template is not None else None
+        self.ready = self.ready and (envelope.template is None or self.template is not None)
+        self.names: dict[str, int] = {}
+        self.produced = 0
+        self.reported: set[tuple[str, ...]] = set()
+        self.cells: dict[JsonPath, tuple[int, str]] = {}
+
+    # -- once per document ---------------------------------------------------------------
+
+    def _compile(self) -> bool:
+        view = spec_view(self.envelope.kind)
+        ok = True
+        for path, text, as_text in self.walk.jinja:
+            if path[0] not in ("values", "metadata", "spec") or (
+                path[0] == "metadata" and path != ("metadata", "name")
+            ):
+                continue
+            target = view_at(view, path[1:]) if path[0] == "spec" else None
+            try:
+                slot = make_slot(path, text, as_text or path[0] == "metadata", target)
+            except TemplateSyntaxError as error:
+                problem = problem_of(error, None)
+                self.walk.report_at(
+                    problem.rule, f"in {text!r}: {problem.message}", _ROW_HINT, path
+                )
+                ok = False
+                continue
+            if path[0] == "values":
+                self.value_slots.append(slot)
+            elif path[0] == "metadata":
+                self.name_slot = slot
+            else:
+                self.spec_slots.append(slot)
+        return ok
+
+    def _check_name(self) -> bool:
+        if self.name_slot is not None:
+            return True
+        self.walk.report_at(
+            "envelope.for-each",
+            "with forEach, metadata.name must give each row its own name",
+            _NAME_HINT,
+            ("metadata", "name"),
+        )
+        return False
+
+    def _static_references(self, found: list[tuple[JsonPath, str]]) -> list[Reference]:
+        references: list[Reference] = []
+        for path, text in found:
+            if path[:1] == ("spec",):
+                parsed, problems = parse_references(path, text)
+                references += parsed
+                for message in problems:
+                    self.walk.report_at("reference.syntax", message, SYNTAX_HINT, path)
+        return references
+
+    def _find_template(self) -> _templates.TemplateSource | None:
+        name = self.envelope.template or ""
+        found = _templates.find_template(self.source.project_root, name)
+        if isinstance(found, _templates.TemplateSource):
+            return found
+        if found.file is not None:
+            self.walk.report_in(
+                found.file, found.line, found.rule, found.message, "Fix the template."
+            )
+        else:
+            hint = f"Create templates/{name}{_templates.SUFFIX} in the project."
+            self.walk.report_at(found.rule, found.message, hint, ("template",))
+        return None
+
+    # -- per row -------------------------------------------------------------------------
+
+    def run(self, rows: RowRange | None) -> Iterator[Document | Finding]:
+        read = RowSource(
+            Path(self.file),
+            self.for_each.sheet,
+            self.for_each.header,
+            self.for_each.encoding,
+            self.for_each.delimiter,
+            rows.first if rows else None,
+            rows.last if rows else None,
+        )
+        count = 0
+        iterator = read_rows_safely(read)
+        for row in iterator:
+            if isinstance(row, SheetError):
+                yield from self._sheet_error(row)
+                return
+            if count == 0 and not self._columns_exist(row):
+                return
+            count += 1
+            yield from self._row(row)
+        if count == 0:
+            self.walk.report_at(
+                "envelope.for-each",
+                f"{self.file} has no data rows" + (" in the rows asked for" if rows else ""),
+                "Check the file, the sheet and the rows range.",
+                ("forEach",),
+                Severity.WARNING,
+            )
+
+    def _columns_exist(self, row: Row) -> bool:
+        header = row.header or Header(tuple(row.values), tuple(range(1, len(row.values) + 1)))
+        ok = True
+        for slot in (
+            *self.value_slots,
+            *([self.name_slot] if self.name_slot else []),
+            *self.spec_slots,
+        ):
+            for name in slot.headers():
+                where = header.locate(name)
+                if where is None:
+                    ok = False
+                    self._no_column(slot, name, header, row)
+                elif slot.header is not None:
+                    self.cells[slot.path] = (where[0], slot.header)
+        return ok
+
+    def _no_column(self, slot: Slot, name: str, header: Header, row: Row) -> None:
+        close = difflib.get_close_matches(name, header.names, n=1)
+        hint = f"Did you mean row[{close[0]!r}]? " if close else ""
+        hint += "The columns are: " + ", ".join(map(repr, header.names)) + "."
+        message = f"no column {name!r} in {self.file} ({self._sheet(row)})"
+        self.walk.report_at("envelope.for-each", message, hint, slot.path)
+
+    def _sheet(self, row: Row) -> str:
+        return f"sheet {row.sheet!r}" if row.sheet else "CSV"
+
+    def _row(self, row: Row) -> Iterator[Document | Finding]:
+        sheet = row.sheet or self.stem
+        state = _RowState(Position(self.file, row.number, 0, sheet), sheet)
+        values = copy.deepcopy(self.values) if self.value_slots else self.values
+        context: dict[str, Any] = {
+            "values": values,
+            "row": RowView(row.values),
+            "row_number": row.number,
+        }
+        for slot in self.value_slots:
+            _set(values, slot.path[1:], self._render(slot, context, state))
+        assert self.name_slot is not None
+        name = self._render(self.name_slot, context, state)
+        rendered = [self._spec_value(slot, context, state) for slot in self.spec_slots]
+        address = f"{self.kind_name}/{name}"
+        if state.failed:
+            for problem in state.problems:
+                yield _with_document(problem, address)
+            return
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            hint = "A name starts with a letter or digit and holds letters, digits, '.', '_', '-'."
+            yield self._finding("row.name", f"{name!r} is not a document name", state.row, (), hint)
+            return
+        first = self.names.setdefault(name, row.number)
+        if first != row.number:
+            message = f"rows {first} and {row.number} both give the name {address}"
+            finding = self._finding("row.duplicate-name", message, state.row, (), _NAME_HINT)
+            yield _with_document(finding, address)
+            return
+        spec = fill(self.spec, self.tree, rendered)
+        references = list(self.references)
+        for slot, value in zip(self.spec_slots, rendered, strict=True):
+            if isinstance(value, str) and "${ref:" in value:
+                parsed, messages = parse_references(slot.path, value)
+                references += parsed
+                for message in messages:
+                    at = self._cell(slot, state)
+                    state.fail(
+                        self._finding("reference.syntax", message, at, slot.path, SYNTAX_HINT)
+                    )
+        if state.failed:  # like any document with an error, the row gives none
+            for problem in state.problems:
+                yield _with_document(problem, address)
+            return
+        if self.template is not None:
+            output = self._template_output(self.template, values, context)
+            if output is None:
+                return
+            spec = merge(output.spec, spec)
+            references += _surviving(output, spec)
+        yield Document(
+            kind=self.envelope.kind,
+            name=name,
+            spec=spec,
+            source=state.row,
+            index=self.source.index + self.produced,
+            depends_on=self.envelope.depends_on,
+            labels=self.envelope.labels,
+            template=self.envelope.template,
+            values=values,
+            references=tuple(references),
+            positions=RowPositions(state.row, sheet, self.cells),
+            row=row.values,
+        )
+        self.produced += 1
+
+    def _template_output(
+        self, template: _templates.TemplateSource, values: Any, context: dict[str, Any]
+    ) -> TemplateOutput | None:
+        if _templates.uses_row(template):
+            result = _templates.render(template, context, remember=False)
+        else:
+            result = _templates.render(template, {"values": values})
+        if not isinstance(result, _templates.Rendered):
+            key = ("template", result.rule, result.message, str(result.line))
+            if key not in self.reported:
+                self.reported.add(key)
+                self.walk.report_in(
+                    template.file, result.line, result.rule, result.message, "Fix the template."
+                )
+            return None
+        output = parse_output(result, self.envelope.kind)
+        for finding in output.findings:
+            key = ("output", finding.rule, finding.message, str(finding.location.line))
+            if key not in self.reported:
+                self.reported.add(key)
+                self.walk.findings.append(finding)
+        return None if output.failed else output
+
+    def _spec_value(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
+        value = self._render(slot, context, state)
+        if value.__class__ is str and slot.string_only:
+            return value  # the common case, without the conversion's calls
+        if value is None and slot.header is not None:
+            return DROP  # an empty cell: the field is not given
+        converted = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
+        if not isinstance(converted, CellProblem):
+            return converted
+        at = self._cell(slot, state)
+        state.fail(self._finding("row.cell-type", converted.message, at, slot.path, converted.hint))
+        return None
+
+    def _cell(self, slot: Slot, state: _RowState) -> Position:
+        """The cell a slot's value came from, else the row."""
+        column = self.cells.get(slot.path)
+        if column is None:
+            return state.row
+        return Position(state.row.file, state.row.line, column[0], state.sheet, column[1])
+
+    def _render(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
+        try:
+            return slot.render(context)
+        except UndefinedError as error:
+            # The expression's fault, not the row's: reported once, at the manifest.
+            message = f"in {slot.text!r}: undefined: {error.message}"
+            key = ("undefined", str(slot.path), message)
+            if key not in self.reported:
+                self.reported.add(key)
+                hint = "Use a column of the spreadsheet (row['Header']), row_number or values."
+                self.walk.report_at("template.undefined", message, hint, slot.path)
+            state.fail(None)
+        except Exception as error:  # user expressions over user data: any error is a finding
+            problem = problem_of(error, None)
+            message = f"in {slot.text!r}: {problem.message}"
+            state.fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
+        return None
+
+    def _finding(
+        self, rule: str, message: str, at: Position, path: JsonPath, hint: str = _ROW_HINT
+    ) -> Finding:
+        return Finding(rule, Severity.ERROR, message, at.location(path), hint)
+
+    def _sheet_error(self, error: SheetError) -> Iterator[Finding]:
+        if error.row:
+            sheet = self.for_each.sheet or self.stem
+            location = Location(error.file, error.row, 0, (), sheet, error.row)
+            yield Finding(
+                "sheet.unreadable", Severity.ERROR, error.message, location, error.hint or ""
+            )
+        else:
+            self.walk.report_at(
+                "sheet.unreadable",
+                error.message,
+                error.hint or "Check forEach.file.",
+                ("forEach", "file"),
+            )
+
+
+def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:
+    """The rows of ``source``; a read that fails ends with its error instead of raising."""
+    try:
+        yield from read_rows(source)
+    except SheetError as error:
+        yield error
+
+
+class _RowState:
+    """What rendering one row found."""
+
+    __slots__ = ("failed", "problems", "row", "sheet")
+
+    def __init__(self, row: Position, sheet: str) -> None:
+        self.row = row
+        self.sheet = sheet
+        self.failed = False
+        self.problems: list[Finding] = []
+
+    def fail(self, finding: Finding | None) -> None:
+        """The row gives no document; ``finding`` says why (None: reported elsewhere)."""
+        self.failed = True
+        if finding is not None:
+            self.problems.append(finding)
+
+
+def _set(data: Any, path: JsonPath, value: Any) -> None:
+    for part in path[:-1]:
+        data = data[part]
+    data[path[-1]] = value
+
+
+def _with_document(finding: Finding, address: str) -> Finding:
+    return dataclasses.replace(finding, document=address)
+
+
+def _surviving(output: TemplateOutput, spec: Mapping[str, Any]) -> list[Reference]:
+    """References the template wrote that the row's document did not override."""
+    references: list[Reference] = []
+    for path, text in output.refs:
+        value: Any = {"spec": spec}
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is text:
+            references += parse_references(path, text)[0]
+    return references

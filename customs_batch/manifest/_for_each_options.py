@@ -1,0 +1,159 @@
+"""The ``forEach`` mapping of a document, checked and read into a typed :class:`ForEach`."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from customs_batch.findings import JsonPath
+from customs_batch.manifest._tree import Walk
+
+FOR_EACH_KEYS = ("file", "sheet", "header", "rows", "encoding", "delimiter", "decimalComma")
+_RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
+_DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+
+
+@dataclass(frozen=True)
+class RowRange:
+    """Rows ``first``..``last`` as the spreadsheet numbers them (both ends included)."""
+
+    first: int | None = None
+    last: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> RowRange | None:
+        """``10-20``, ``10-``, ``-20`` or ``15``; None when ``text`` is none of these."""
+        match = _RANGE.fullmatch(text)
+        if match is None or not (match.group(1) or match.group(3)):
+            return None
+        first = int(match.group(1)) if match.group(1) else None
+        last = int(match.group(3)) if match.group(3) else None
+        if match.group(2) is None:
+            last = first
+        if first is not None and last is not None and last < first:
+            return None
+        return cls(first, last)
+
+
+@dataclass(frozen=True)
+class ForEach:
+    """What a document expands over: a spreadsheet file and how to read it."""
+
+    file: Path
+    """Resolved against the manifest's folder."""
+    written: str
+    """The path as the manifest wrote it."""
+    sheet: str | None = None
+    header: int = 1
+    rows: RowRange | None = None
+    encoding: str | None = None
+    delimiter: str | None = None
+    decimal_comma: bool = False
+
+
+def read_for_each(data: Any, walk: Walk) -> ForEach | None:
+    """The document's ``forEach``, or None after recording why in ``walk.findings``."""
+    reader = _Reader(walk)
+    if not isinstance(data, dict):
+        reader.error((), "forEach must be a mapping", "Write 'forEach: {file: data/rows.xlsx}'.")
+        return None
+    for key in data:
+        if key not in FOR_EACH_KEYS:
+            hint = "Allowed in forEach: " + ", ".join(FOR_EACH_KEYS) + "."
+            reader.error((key,), f"unknown key {key!r} under 'forEach'", hint, key=True)
+    file = reader.text(data, "file", required=True)
+    sheet = reader.text(data, "sheet")
+    header = reader.positive(data, "header")
+    rows = reader.rows(data)
+    encoding = reader.encoding(data)
+    delimiter = reader.delimiter(data)
+    decimal_comma = reader.flag(data, "decimalComma")
+    if reader.failed or file is None:
+        return None
+    path = Path(walk.file).parent / file
+    return ForEach(path, file, sheet, header or 1, rows, encoding, delimiter, decimal_comma)
+
+
+class _Reader:
+    def __init__(self, walk: Walk) -> None:
+        self.walk = walk
+        self.failed = False
+
+    def error(self, at: JsonPath, message: str, hint: str, *, key: bool = False) -> None:
+        self.failed = True
+        path = ("forEach", *at)
+        if key:
+            self.walk.report_key("envelope.for-each", message, hint, path)
+        else:
+            self.walk.report_at("envelope.for-each", message, hint, path)
+
+    def text(self, data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if value is None and not required:
+            return None
+        said = "is missing" if key not in data else "must be a non-empty text"
+        self.error((key,), f"forEach.{key} {said}", _HINTS[key])
+        return None
+
+    def positive(self, data: dict[str, Any], key: str) -> int | None:
+        value = data.get(key)
+        if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            return value
+        self.error((key,), f"forEach.{key} must be a row number (1 or more)", _HINTS[key])
+        return None
+
+    def rows(self, data: dict[str, Any]) -> RowRange | None:
+        value = data.get("rows")
+        if value is None:
+            return None
+        parsed = RowRange.parse(str(value)) if isinstance(value, str | int) else None
+        if parsed is None:
+            self.error(("rows",), f"forEach.rows {value!r} is not a row range", _HINTS["rows"])
+        return parsed
+
+    def encoding(self, data: dict[str, Any]) -> str | None:
+        value = self.text(data, "encoding")
+        if value is None:
+            return None
+        try:
+            codecs.lookup(value)
+        except LookupError:
+            self.error(("encoding",), f"unknown encoding {value!r}", _HINTS["encoding"])
+            return None
+        return value
+
+    def delimiter(self, data: dict[str, Any]) -> str | None:
+        value = data.get("delimiter")
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = _DELIMITER_NAMES.get(value.lower(), value)
+            if len(value) == 1:
+                return value
+        self.error(
+            ("delimiter",), f"forEach.delimiter {value!r} is not one character", _HINTS["delimiter"]
+        )
+        return None
+
+    def flag(self, data: dict[str, Any], key: str) -> bool:
+        value = data.get(key, False)
+        if isinstance(value, bool):
+            return value
+        self.error((key,), f"forEach.{key} must be true or false", _HINTS[key])
+        return False
+
+
+_HINTS = {
+    "file": "Name the CSV or XLSX file, relative to this manifest: 'file: ../data/rows.xlsx'.",
+    "sheet": "Name the sheet as its tab shows it: 'sheet: Movements'.",
+    "header": "Give the number of the row holding the column names: 'header: 1'.",
+    "rows": "Write a range of spreadsheet rows: 'rows: 10-20' (or '10-', '-20', '15').",
+    "encoding": "Use a Python encoding name, e.g. 'utf-8' or 'cp1252'.",
+    "delimiter": "Write ';', ',', 'tab' or '|'.",
+    "decimalComma": "Write 'decimalComma: true' when numbers are written 12,5.",
+}

@@ -1,0 +1,105 @@
+"""The spreadsheet columns of a kind: its spec fields flattened to one header each.
+
+A nested object's fields become ``Consignor.name``; a list of objects becomes one element
+(``DeclarationItems.description``: one item per row); a list of scalars and a reference-only
+field stay one column. A column is required when the field is required and every object
+above it is required too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from customs_batch.kinds import Kind
+from customs_batch.resources import kind_schema
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a kind's spreadsheet."""
+
+    header: str
+    path: tuple[str | int, ...]
+    """Where the value goes in ``spec`` (an ``int`` is the element of a list)."""
+    required: bool
+    type: str
+    """The JSON type of the field: string, integer, number or boolean."""
+    description: str
+
+
+def kind_columns(kind: Kind) -> list[Column]:
+    """The columns of ``kind``, in the order of its schema."""
+    schema = kind_schema(kind)
+    return list(_walk(schema, schema, (), required=True))
+
+
+def _walk(
+    root: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    *,
+    required: bool,
+) -> Iterator[Column]:
+    needed = set(schema.get("required", []))
+    for name, raw in schema.get("properties", {}).items():
+        sub = _resolve(root, raw)
+        here = (*path, name)
+        is_required = required and name in needed
+        kind = _type(sub)
+        if kind == "object":
+            yield from _walk(root, sub, here, required=is_required)
+        elif kind == "array":
+            items = _resolve(root, sub.get("items", {}))
+            if _type(items) == "object":
+                yield from _walk(root, items, (*here, 0), required=is_required)
+            else:
+                yield _column(here, is_required, _type(items) or "string", sub)
+        else:
+            yield _column(here, is_required, kind or "string", sub)
+
+
+def _column(
+    path: tuple[str | int, ...], required: bool, kind: str, schema: Mapping[str, Any]
+) -> Column:
+    header = ".".join(str(part) for part in path if isinstance(part, str))
+    return Column(header, path, required, kind, str(schema.get("description", "")))
+
+
+def _resolve(root: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Follow a local ``$ref``; of ``anyOf``/``oneOf`` branches take the first that is not
+    the ``${ref:…}`` text form (a spreadsheet holds the value itself)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part, {}) if isinstance(node, Mapping) else {}
+        return _resolve(root, node) if isinstance(node, Mapping) else {}
+    for word in ("anyOf", "oneOf"):
+        branches = schema.get(word)
+        if isinstance(branches, list):
+            for branch in branches:
+                if isinstance(branch, Mapping) and branch.get("$ref") != "#/$defs/reference":
+                    merged = {**schema, **_resolve(root, branch)}
+                    merged.pop(word, None)
+                    return merged
+    return schema
+
+
+def _type(schema: Mapping[str, Any]) -> str | None:
+    declared = schema.get("type")
+    if isinstance(declared, list):
+        declared = next((t for t in declared if t != "null"), None)
+    if isinstance(declared, str):
+        return declared
+    if "properties" in schema:
+        return "object"
+    values = schema.get("enum")
+    if isinstance(values, list) and values:
+        first = values[0]
+        return "integer" if isinstance(first, int) and not isinstance(first, bool) else "string"
+    return None
+
+
+__all__ = ["Column", "kind_columns"]

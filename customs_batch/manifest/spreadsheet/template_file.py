@@ -1,0 +1,150 @@
+"""An empty spreadsheet for a kind, for an analyst to fill, and the manifest that loads it.
+
+Layout (XLSX and CSV alike): row 1 says ``required`` or ``optional`` above each column, row 2
+holds the headers (the spec fields, see :mod:`.columns`), data goes from row 3. The manifest
+reads it with ``forEach: {file: …, header: 2}``. Headers stay the plain field names, so the
+manifest's ``row.quantity`` / ``row['Consignor.name']`` match them exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.kinds import Kind
+from customs_batch.manifest.spreadsheet.columns import Column, kind_columns
+
+HEADER_ROW = 2
+_PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class TemplateFiles:
+    """What :func:`write_template` wrote."""
+
+    sheet: Path
+    manifest: Path
+    columns: int
+
+
+def manifest_path(sheet: Path) -> Path:
+    """``movements.xlsx`` -> ``movements.manifest.yaml`` beside it."""
+    return sheet.with_name(sheet.stem + ".manifest.yaml")
+
+
+def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateFiles:
+    """Write the empty spreadsheet ``sheet`` (.xlsx or .csv) and its manifest beside it."""
+    suffix = sheet.suffix.lower()
+    if suffix not in (".xlsx", ".csv"):
+        raise UsageError(
+            f"{sheet}: cannot write a {suffix or 'suffix-less'} file",
+            hint="use -o FILE.xlsx or -o FILE.csv",
+        )
+    manifest = manifest_path(sheet)
+    for path in (sheet, manifest):
+        if path.exists() and not force:
+            raise UsageError(
+                f"{path} exists already", hint="choose another name, or add --force to overwrite it"
+            )
+    columns = kind_columns(kind)
+    try:
+        sheet.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".xlsx":
+            _write_xlsx(sheet, kind, columns)
+        else:
+            _write_csv(sheet, columns)
+        manifest.write_text(manifest_text(kind, sheet.name, columns), encoding="utf-8")
+    except OSError as exc:
+        raise CustomsBatchError(
+            f"cannot write {exc.filename or sheet}: {exc.strerror}",
+            hint="check that the folder exists and is writable",
+        ) from exc
+    return TemplateFiles(sheet, manifest, len(columns))
+
+
+def _write_xlsx(path: Path, kind: Kind, columns: list[Column]) -> None:
+    import xlsxwriter  # type: ignore[import-untyped]  # only this command writes workbooks
+
+    book = xlsxwriter.Workbook(str(path))
+    try:
+        sheet = book.add_worksheet(kind.value)
+        note = book.add_format({"italic": True, "font_color": "#666666"})
+        required = book.add_format({"bold": True, "bg_color": "#FCE4D6", "bottom": 1})
+        optional = book.add_format({"bold": True, "bottom": 1})
+        text = book.add_format({"num_format": "@"})  # codes keep their leading zeros
+        for index, column in enumerate(columns):
+            sheet.write_string(0, index, "required" if column.required else "optional", note)
+            sheet.write_string(1, index, column.header, required if column.required else optional)
+            if column.description:
+                sheet.write_comment(1, index, column.description)
+            width = max(12, min(40, len(column.header) + 2))
+            sheet.set_column(index, index, width, text if column.type == "string" else None)
+        sheet.freeze_panes(HEADER_ROW, 0)
+    finally:
+        try:
+            book.close()
+        except xlsxwriter.exceptions.FileCreateError as exc:  # wraps the OSError
+            raise (
+                exc.args[0] if exc.args and isinstance(exc.args[0], OSError) else OSError(str(exc))
+            ) from exc
+
+
+def _write_csv(path: Path, columns: list[Column]) -> None:
+    # A BOM, so that Excel opens the file as UTF-8.
+    with open(path, "w", encoding="utf-8-sig", newline="") as out:
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerow(["required" if c.required else "optional" for c in columns])
+        writer.writerow([c.header for c in columns])
+
+
+def manifest_text(kind: Kind, sheet_file: str, columns: list[Column]) -> str:
+    """The forEach manifest over the template: every column into its spec field."""
+    spec: dict[str | int, Any] = {}
+    for column in columns:
+        node: Any = spec
+        for part, following in zip(column.path, (*column.path[1:], None), strict=True):
+            if following is None:
+                node[part] = _reference(column.header)
+            else:
+                node = node.setdefault(part, {})
+    slug = re.sub(r"(?<!^)(?=[A-Z])", "-", kind.value).lower()
+    sheet = f", sheet: {kind.value}" if sheet_file.lower().endswith(".xlsx") else ""
+    lines = [
+        f"# Expands over the rows of {sheet_file}: one {kind.value} per row from row 3.",
+        "# An empty cell leaves its field out; delete the lines of columns you do not use.",
+        "apiVersion: customs-batch/v1",
+        f"kind: {kind.value}",
+        f"forEach: {{file: {sheet_file}{sheet}, header: {HEADER_ROW}}}",
+        "metadata:",
+        f'  name: "{slug}-{{{{ row_number }}}}"',
+        "spec:",
+    ]
+    lines += _yaml(spec, 1)
+    return "\n".join(lines) + "\n"
+
+
+def _reference(header: str) -> str:
+    expression = f"row.{header}" if _PLAIN_WORD.fullmatch(header) else f"row['{header}']"
+    return f'"{{{{ {expression} }}}}"'
+
+
+def _yaml(node: dict[str | int, Any], depth: int) -> list[str]:
+    pad = "  " * depth
+    out: list[str] = []
+    for key, value in node.items():
+        if isinstance(value, str):
+            out.append(f"{pad}{key}: {value}")
+            continue
+        element = value.get(0)
+        if isinstance(element, dict) and len(value) == 1:
+            out.append(f"{pad}{key}:")
+            inner = _yaml(element, depth + 2)
+            out += [f"{pad}  - {inner[0].lstrip()}", *inner[1:]]
+        else:
+            out.append(f"{pad}{key}:")
+            out += _yaml(value, depth + 1)
+    return out

@@ -1,0 +1,117 @@
+"""``customs-batch sheet template``: an empty spreadsheet and its manifest, filled and loaded."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+from customs_batch.kinds import Kind
+from customs_batch.manifest import load_file
+from customs_batch.manifest.spreadsheet.columns import kind_columns
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MOVEMENT = {
+    "shipmentId": "shp_7Hk2Lm",
+    "hawbId": "hawb_a1",
+    "action": "VAH",
+    "quantity": 10,
+    "grossWeightKg": 125.5,
+    "customsSupervision": "Y",
+    "goodsHandlingCode": "N",
+    "partyId": "rpty_p1",
+    "customsDeclaration": {
+        "source": "EXTERNAL",
+        "documentType": "X",
+        "declarationType": "IM",
+        "declarationNumber": "24NLR1234567890120",
+    },
+}
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    with CliRunner().isolation() as (out, err, _):
+        code = invoke(list(args))
+    return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def _cells(kind: Kind, spec: dict[str, Any]) -> dict[str, Any]:
+    """The row an analyst would type for ``spec``: a value under each column's header."""
+    row: dict[str, Any] = {}
+    for column in kind_columns(kind):
+        value: Any = spec
+        for part in column.path:
+            ok = isinstance(value, dict) and part in value
+            ok = ok or (isinstance(value, list) and isinstance(part, int) and part < len(value))
+            value = value[part] if ok else None
+        row[column.header] = value
+    return row
+
+
+def _departure_spec() -> dict[str, Any]:
+    loaded = load_file(EXAMPLES / "manifests/departures.yaml", project_root=EXAMPLES)
+    document = next(d for d in loaded.documents if d.name == "dep-rtm-ham-0001")
+    return dict(document.spec)
+
+
+def test_an_xlsx_template_filled_in_validates_clean() -> None:
+    code, out, err = _cli("sheet", "template", "Movement", "-o", "data/movements.xlsx")
+    assert code == 0, err
+    assert out == "wrote data/movements.xlsx (13 columns) and data/movements.manifest.yaml\n"
+    book = openpyxl.load_workbook("data/movements.xlsx")
+    sheet = book["Movement"]
+    notes = [cell.value for cell in sheet[1]]
+    headers = [cell.value for cell in sheet[2]]
+    assert headers[:4] == ["shipmentId", "action", "quantity", "grossWeightKg"]
+    assert notes[headers.index("quantity")] == "required"
+    assert notes[headers.index("partyId")] == "optional"
+    assert "customsDeclaration.source" in headers
+    cells = _cells(Kind.MOVEMENT, MOVEMENT)
+    sheet.append([cells[header] for header in headers])
+    book.save("data/movements.xlsx")
+    code, out, _ = _cli("validate", "data")
+    assert (code, out) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def test_a_csv_template_of_departures_filled_in_validates_clean() -> None:
+    code, _, err = _cli("sheet", "template", "DepartureDeclaration", "-o", "departures.csv")
+    assert code == 0, err
+    with open("departures.csv", encoding="utf-8-sig", newline="") as text:
+        notes, headers = list(csv.reader(text))
+    assert "DeclarationItems.packaging.typeOfPackages" in headers
+    assert notes[headers.index("companyId")] == "required"
+    cells = _cells(Kind.DEPARTURE_DECLARATION, _departure_spec())
+    with open("departures.csv", "a", encoding="utf-8", newline="") as text:
+        csv.writer(text, lineterminator="\r\n").writerow(
+            ["" if cells[h] is None else cells[h] for h in headers]
+        )
+    code, out, _ = _cli("validate", "departures.manifest.yaml")
+    assert (code, out) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def test_the_manifest_names_every_column_exactly() -> None:
+    _cli("sheet", "template", "TransitPartyUpdate", "-o", "updates.csv")
+    manifest = Path("updates.manifest.yaml").read_text(encoding="utf-8")
+    for column in kind_columns(Kind.TRANSIT_PARTY_UPDATE):
+        plain = "." not in column.header
+        reference = f"row.{column.header}" if plain else f"row['{column.header}']"
+        assert f'"{{{{ {reference} }}}}"' in manifest
+
+
+def test_existing_files_are_kept_unless_forced() -> None:
+    Path("m.csv").write_text("keep")
+    code, _, err = _cli("sheet", "template", "Movement", "-o", "m.csv")
+    assert code == 64
+    assert "m.csv exists already" in err
+    assert Path("m.csv").read_text() == "keep"
+    assert _cli("sheet", "template", "Movement", "-o", "m.csv", "--force")[0] == 0
+
+
+@pytest.mark.parametrize("args", [["Movement", "-o", "m.ods"], ["Nope", "-o", "m.csv"]])
+def test_bad_arguments_are_usage_errors(args: list[str]) -> None:
+    assert _cli("sheet", "template", *args)[0] == 64

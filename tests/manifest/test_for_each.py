@@ -1,0 +1,289 @@
+"""forEach: one document per spreadsheet row, typed values, findings at the cell or row."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from customs_batch.findings import Location
+from customs_batch.manifest import LoadResult, RowRange, load_file
+from customs_batch.validation.batch import validate_paths
+from tests.manifest.helpers import (
+    GOOD_ROW,
+    SHEET_HEADERS,
+    movement_sheet_manifest,
+    only,
+    rules,
+    write,
+    write_xlsx,
+)
+
+
+def _load(rows: list[list[object]], extra: str = "", manifest: str | None = None) -> LoadResult:
+    write_xlsx(Path("data/m.xlsx"), rows)
+    text = manifest if manifest is not None else movement_sheet_manifest("data/m.xlsx", extra)
+    return load_file(write(Path("m.yaml"), text))
+
+
+def test_one_document_per_row_with_typed_values() -> None:
+    second = ["shp_9Xc4Rt", "hawb_b1", "ISL", 6, 60, "rpty_p3"]
+    result = _load([GOOD_ROW, [None] * 6, second])
+    assert result.findings == []
+    assert [doc.name for doc in result.documents] == ["mov-hawb_a2-2", "mov-hawb_b1-4"]
+    assert [doc.index for doc in result.documents] == [0, 1]
+    first = result.documents[0]
+    assert first.spec == {
+        "shipmentId": "shp_7Hk2Lm",
+        "hawbId": "hawb_a2",
+        "action": "ISL",
+        "quantity": 4,
+        "grossWeightKg": 40.5,
+        "customsSupervision": "Y",
+        "goodsHandlingCode": "N",
+        "partyId": "rpty_p1",
+    }
+    assert first.row == dict(zip(SHEET_HEADERS, GOOD_ROW, strict=True))
+    assert (first.source.file, first.source.line, first.source.sheet) == (
+        "data/m.xlsx",
+        2,
+        "Movements",
+    )
+
+
+def test_a_value_from_one_cell_is_located_at_that_cell() -> None:
+    document = _load([GOOD_ROW]).documents[0]
+    assert document.locate(("spec", "grossWeightKg")) == Location(
+        "data/m.xlsx", 2, 5, ("spec", "grossWeightKg"), "Movements", 2, "Gross weight"
+    )
+    # A value written in the manifest belongs to the row as a whole.
+    assert document.locate(("spec", "goodsHandlingCode")) == Location(
+        "data/m.xlsx", 2, 0, ("spec", "goodsHandlingCode"), "Movements", 2, None
+    )
+
+
+def test_an_empty_cell_leaves_its_field_out_and_an_emptied_mapping_too() -> None:
+    manifest = movement_sheet_manifest("data/m.xlsx") + (
+        "  customsDeclaration:\n"
+        '    source: "{{ row.Source }}"\n'
+        "    declarationId: \"{{ row['Declaration'] }}\"\n"
+    )
+    write_xlsx(Path("data/m.xlsx"), [])
+    import openpyxl
+
+    book = openpyxl.load_workbook("data/m.xlsx")
+    sheet = book["Movements"]
+    sheet["G1"], sheet["H1"] = "Source", "Declaration"
+    sheet.append(["shp_7Hk2Lm", "hawb_a2", "ISL", 4, 40.5, None, None, None])
+    sheet.append(["shp_9Xc4Rt", "hawb_b1", "ISC", 6, 60.0, None, "INTERNAL", "dec_r2"])
+    book.save("data/m.xlsx")
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    first, second = result.documents
+    assert "partyId" not in first.spec and "customsDeclaration" not in first.spec
+    assert second.spec["customsDeclaration"] == {"source": "INTERNAL", "declarationId": "dec_r2"}
+
+
+def test_xlsx_cells_keep_their_types_in_lone_expressions() -> None:
+    manifest = (
+        "apiVersion: customs-batch/v1\nkind: HawbDeactivation\n"
+        "forEach: {file: data/m.xlsx}\n"
+        'metadata: {name: "h-{{ row_number }}"}\n'
+        "values:\n"
+        '  packages: "{{ row.Packages }}"\n'
+        '  when: "{{ row.When }}"\n'
+        '  code: "{{ row.Code }}"\n'
+        '  text: "{{ row.Packages }} packages"\n'
+        'spec: {shipmentId: "{{ row.Shipment }}", hawbId: "{{ row.HAWB }}"}\n'
+    )
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["Shipment", "HAWB", "Packages", "When", "Code"])
+    sheet.append(["shp_1", "hawb_1", 4, dt.date(2026, 3, 1), "0150"])
+    Path("data").mkdir()
+    book.save("data/m.xlsx")
+    document = load_file(write(Path("m.yaml"), manifest)).documents[0]
+    assert document.values == {
+        "packages": 4,
+        "when": "2026-03-01",
+        "code": "0150",
+        "text": "4 packages",
+    }
+
+
+def test_a_template_sees_the_row(tmp_path: Path) -> None:
+    write(tmp_path / "customs-batch.yaml", "default_environment: local\n")
+    write(
+        tmp_path / "templates/by-row.yaml.j2",
+        "partyId: rpty_{{ row.Party }}\nquantity: {{ row_number }}\n",
+    )
+    manifest = (
+        movement_sheet_manifest("data/m.xlsx")
+        .replace('  partyId: "{{ row.Party }}"\n', "")
+        .replace('  quantity: "{{ row.Packages }}"\n', "")
+        .replace("metadata:", "template: by-row\nmetadata:")
+    )
+    result = _load([[*GOOD_ROW[:5], "p7"]], manifest=manifest)
+    assert result.findings == []
+    assert result.documents[0].spec["partyId"] == "rpty_p7"
+    assert result.documents[0].spec["quantity"] == 2
+
+
+def test_rows_limit_the_expansion_from_the_manifest_or_the_command_line() -> None:
+    rows = [[*GOOD_ROW[:1], f"hawb_{n}", *GOOD_ROW[2:]] for n in range(2, 12)]
+    limited = _load(rows, extra=", rows: 4-6")
+    assert [doc.row and doc.row["HAWB"] for doc in limited.documents] == [
+        "hawb_4",
+        "hawb_5",
+        "hawb_6",
+    ]
+    overridden = load_file(Path("m.yaml"), rows=RowRange(10, None))
+    assert [doc.source.line for doc in overridden.documents] == [10, 11]
+
+
+def test_duplicate_names_are_an_error_naming_both_rows() -> None:
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        '"mov-{{ row.HAWB }}-{{ row_number }}"', '"mov-{{ row.HAWB }}"'
+    )
+    result = _load([GOOD_ROW, GOOD_ROW, GOOD_ROW], manifest=manifest)
+    assert [doc.source.line for doc in result.documents] == [2]
+    found = [f for f in result.findings if f.rule == "row.duplicate-name"]
+    assert [f.message for f in found] == [
+        "rows 2 and 3 both give the name Movement/mov-hawb_a2",
+        "rows 2 and 4 both give the name Movement/mov-hawb_a2",
+    ]
+    assert [(f.location.file, f.location.row) for f in found] == [
+        ("data/m.xlsx", 3),
+        ("data/m.xlsx", 4),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cell", "value", "message", "column"),
+    [
+        (3, "four", "'four' is not a whole number", ("D", "Packages")),
+        (4, "12,5", "'12,5' is not a number", ("E", "Gross weight")),
+        (4, "n/a", "'n/a' is not a number", ("E", "Gross weight")),
+    ],
+)
+def test_a_cell_that_does_not_convert_is_a_finding_at_the_cell(
+    cell: int, value: str, message: str, column: tuple[str, str]
+) -> None:
+    bad = list(GOOD_ROW)
+    bad[cell] = value
+    result = _load([GOOD_ROW, bad])
+    finding = only(result, "row.cell-type")
+    assert finding.message == message
+    loc = finding.location
+    assert (loc.file, loc.sheet, loc.row, loc.line, loc.column_name) == (
+        "data/m.xlsx",
+        "Movements",
+        3,
+        3,
+        column[1],
+    )
+    assert loc.cell() == f"sheet 'Movements', row 3, column {column[0]} {column[1]!r}"
+    assert finding.document == "Movement/mov-hawb_a2-3"
+    assert [doc.source.line for doc in result.documents] == [2]  # the bad row gives none
+
+
+def test_a_comma_number_hints_at_decimal_comma_and_converts_with_it() -> None:
+    bad = [*GOOD_ROW[:4], "12,5", GOOD_ROW[5]]
+    assert "decimalComma: true" in only(_load([bad]), "row.cell-type").hint
+    converted = _load([bad], extra=", decimalComma: true")
+    assert converted.documents[0].spec["grossWeightKg"] == 12.5
+
+
+def test_schema_and_rule_findings_point_at_the_cell_or_the_row() -> None:
+    bad = ["shp_7Hk2Lm", "hawb_a2", "XXX", 4, 40.5, "party-1"]
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW, bad])
+    write(
+        Path("m.yaml"),
+        movement_sheet_manifest("data/m.xlsx").replace(
+            "goodsHandlingCode: N", "goodsHandlingCode: Q"
+        ),
+    )
+    result = validate_paths(["m.yaml"])
+    by_rule = {(f.rule, f.location.row, f.location.column_name) for f in result.findings}
+    assert ("schema.enum", 3, "Action") in by_rule
+    assert ("schema.pattern", 3, "Party") in by_rule
+    # The manifest wrote goodsHandlingCode for every row: each row is named, no column.
+    assert {
+        (f.location.row, f.location.column)
+        for f in result.findings
+        if f.location.path[-1:] == ("goodsHandlingCode",)
+    } == {(2, 0), (3, 0)}
+    assert all(f.location.file == "data/m.xlsx" for f in result.findings)
+
+
+def test_a_missing_column_is_one_finding_at_the_manifest() -> None:
+    manifest = movement_sheet_manifest("data/m.xlsx").replace("row.Party", "row.Partie")
+    result = _load([GOOD_ROW, GOOD_ROW], manifest=manifest)
+    finding = only(result, "envelope.for-each")
+    assert finding.message == "no column 'Partie' in data/m.xlsx (sheet 'Movements')"
+    assert finding.hint.startswith("Did you mean row['Party']?")
+    assert (finding.location.file, finding.location.line) == ("m.yaml", 14)
+    assert result.documents == []
+
+
+def test_an_undefined_name_is_reported_once_at_the_manifest() -> None:
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        '"{{ row.Shipment }}"', '"{{ row.Shipment ~ suffix }}"'
+    )
+    result = _load([GOOD_ROW, GOOD_ROW], manifest=manifest)
+    assert rules(result) == ["template.undefined"]
+    assert result.findings[0].location.file == "m.yaml"
+    assert result.documents == []
+
+
+def test_a_name_without_the_row_is_a_finding() -> None:
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        '"mov-{{ row.HAWB }}-{{ row_number }}"', "mov-1"
+    )
+    finding = only(_load([GOOD_ROW], manifest=manifest), "envelope.for-each")
+    assert "own name" in finding.message
+    assert finding.location.path == ("metadata", "name")
+
+
+def test_a_missing_file_or_sheet_is_a_finding() -> None:
+    missing = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/none.xlsx")))
+    finding = only(missing, "sheet.unreadable")
+    assert (finding.location.file, finding.location.path) == ("m.yaml", ("forEach", "file"))
+    no_sheet = _load([GOOD_ROW], extra=", sheet: Export")
+    assert "has no sheet 'Export'" in only(no_sheet, "sheet.unreadable").message
+
+
+def test_a_hidden_sheet_is_reachable_by_name() -> None:
+    import openpyxl
+
+    write_xlsx(Path("data/m.xlsx"), [])
+    book = openpyxl.load_workbook("data/m.xlsx")
+    hidden = book.create_sheet("Archive")
+    hidden.sheet_state = "hidden"
+    hidden.append(SHEET_HEADERS)
+    hidden.append(GOOD_ROW)
+    book.save("data/m.xlsx")
+    text = movement_sheet_manifest("data/m.xlsx", ", sheet: Archive")
+    result = load_file(write(Path("m.yaml"), text))
+    assert [doc.source.sheet for doc in result.documents] == ["Archive"]
+
+
+def test_rows_can_refer_to_other_documents_and_are_indexed_in_batch_order() -> None:
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW, [*GOOD_ROW[:1], "hawb_b", *GOOD_ROW[2:]]])
+    update = (
+        "apiVersion: customs-batch/v1\nkind: TransitPartyUpdate\n"
+        "forEach: {file: data/m.xlsx}\n"
+        'metadata: {name: "upd-{{ row.HAWB }}"}\n'
+        'spec: {declarationId: "${ref:DepartureDeclaration/dep-{{ row.HAWB }}.declarationId}",'
+        " Consignee: {name: X, countryCode: DE}}\n"
+    )
+    text = update + "---\n" + movement_sheet_manifest("data/m.xlsx")
+    result = load_file(write(Path("m.yaml"), text))
+    assert result.findings == []
+    assert [doc.index for doc in result.documents] == [0, 1, 2, 3]
+    targets = [str(ref.target) for doc in result.documents[:2] for ref in doc.references]
+    assert targets == ["DepartureDeclaration/dep-hawb_a2", "DepartureDeclaration/dep-hawb_b"]

@@ -1,0 +1,65 @@
+"""forEach through the commands: render and validate with --rows, plan and apply end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+from tests.manifest.helpers import GOOD_ROW, movement_sheet_manifest, write, write_xlsx
+
+ROWS: list[list[object]] = [
+    ["shp_7Hk2Lm", "hawb_a2", "ISL", 4, 40.0, "rpty_p2"],
+    ["shp_9Xc4Rt", "hawb_b1", "ISL", 6, 60.0, "rpty_p3"],
+    ["shp_7Hk2Lm", "hawb_a1", "ISL", 10, 125.5, "rpty_p1"],
+]
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    with CliRunner().isolation() as (out, err, _):
+        code = invoke(list(args))
+    return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def _project(rows: list[list[object]]) -> None:
+    write_xlsx(Path("data/m.xlsx"), rows)
+    write(Path("manifests/m.yaml"), movement_sheet_manifest("../data/m.xlsx"))
+
+
+def test_render_shows_the_expanded_documents_of_the_rows_asked_for() -> None:
+    _project(ROWS)
+    code, out, err = _cli("render", "manifests", "--rows", "3-4")
+    assert code == 0, err
+    documents = list(yaml.safe_load_all(out))
+    assert [d["metadata"]["name"] for d in documents] == ["mov-hawb_b1-3", "mov-hawb_a1-4"]
+    assert documents[0]["spec"]["quantity"] == 6
+    assert documents[1]["spec"]["grossWeightKg"] == 125.5
+
+
+def test_validate_rows_leaves_the_other_rows_out() -> None:
+    bad = [*GOOD_ROW[:3], "four", *GOOD_ROW[4:]]
+    _project([bad, *ROWS])
+    assert _cli("validate", ".")[0] == 1
+    code, out, _ = _cli("validate", ".", "--rows", "3-")
+    assert (code, out) == (0, "0 errors, 0 warnings in 3 documents (1 file)\n")
+
+
+def test_a_bad_rows_option_is_a_usage_error() -> None:
+    _project(ROWS)
+    code, _, err = _cli("render", "manifests", "--rows", "9-3")
+    assert code == 64
+    assert "'9-3' is not a row range" in err
+
+
+def test_a_sheet_applies_end_to_end_against_the_local_sandbox() -> None:
+    _project(ROWS)
+    code, out, err = _cli("apply", ".", "--auto-approve")
+    assert code == 0, out + err
+    for name in ("mov-hawb_a2-2", "mov-hawb_b1-3", "mov-hawb_a1-4"):
+        assert f"Movement/{name}" in out
+    assert "3 succeeded, 0 failed" in out + err
+    code, out, err = _cli("plan", ".")
+    assert code == 0, out + err
+    assert "0 to create" in out

@@ -1,0 +1,129 @@
+"""forEach over CSV files as spreadsheet programs write them: text converted by the schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.manifest import load_file
+from tests.manifest.helpers import movement_sheet_manifest, only, write
+
+HEADER = ["Shipment", "HAWB", "Action", "Packages", "Gross weight", "Party"]
+ROWS = [
+    ["shp_7Hk2Lm", "hawb_a1", "ISL", "4", "40.5", "rpty_p1"],
+    ["shp_7Hk2Lm", "hawb_a2", "ISL", "10", "125", "rpty_p2"],
+]
+
+
+def _csv(delimiter: str, rows: list[list[str]], *, decimal_comma: bool = False) -> str:
+    lines = [delimiter.join(HEADER)]
+    for row in rows:
+        cells = list(row)
+        if decimal_comma:
+            cells[4] = cells[4].replace(".", ",")
+        lines.append(delimiter.join(f'"{c}"' if delimiter in c or "\n" in c else c for c in cells))
+    return "\r\n".join(lines) + "\r\n"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "delimiter", "decimal_comma"),
+    [
+        ("utf-8-sig", ";", True),  # Excel "CSV UTF-8" in a German locale
+        ("cp1252", ";", True),  # Excel "CSV" in a German locale
+        ("utf-8", ",", False),  # LibreOffice, English locale
+        ("utf-8", "\t", False),  # "Text (tab delimited)"
+    ],
+)
+def test_real_exports_give_the_same_documents(
+    encoding: str, delimiter: str, decimal_comma: bool
+) -> None:
+    data = _csv(delimiter, ROWS, decimal_comma=decimal_comma).encode(encoding)
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(data)
+    extra = ", decimalComma: true" if decimal_comma else ""
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", extra)))
+    assert result.findings == []
+    specs = [
+        (d.spec["hawbId"], d.spec["quantity"], d.spec["grossWeightKg"]) for d in result.documents
+    ]
+    assert specs == [("hawb_a1", 4, 40.5), ("hawb_a2", 10, 125)]
+    assert result.documents[0].source.sheet == "m"  # a CSV's one sheet, as Excel names it
+
+
+def test_windows_1252_text_and_quoted_newlines_survive() -> None:
+    manifest = movement_sheet_manifest("data/m.csv", ", decimalComma: true").replace(
+        "metadata:",
+        "values:\n  note: \"{{ row['Gross weight'] }} kg, {{ row.Remark }}\"\nmetadata:",
+    )
+    text = (
+        "Shipment;HAWB;Action;Packages;Gross weight;Party;Remark\r\n"
+        'shp_7Hk2Lm;hawb_a1;ISL;4;40,5;rpty_p1;"Gewürze\r\nin Säcken"\r\n'
+        ";;;;;;\r\n"
+    )
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(text.encode("cp1252"))
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    (document,) = result.documents
+    assert document.values["note"] == "40,5 kg, Gewürze\r\nin Säcken"
+
+
+@pytest.mark.parametrize(
+    ("packages", "weight", "message", "column"),
+    [
+        ("vier", "40,5", "'vier' is not a whole number", "D"),
+        ("4,5", "40,5", "'4,5' is not a whole number", "D"),
+        ("4", "40,5,1", "'40,5,1' is not a number", "E"),
+        ("4", "4O,5", "'4O,5' is not a number", "E"),
+    ],
+)
+def test_a_cell_that_does_not_convert_names_its_row_and_column(
+    packages: str, weight: str, message: str, column: str
+) -> None:
+    rows = [ROWS[0], [*ROWS[1][:3], packages, weight, ROWS[1][5]]]
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(";", rows, decimal_comma=True).encode("utf-8-sig"))
+    result = load_file(
+        write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", ", decimalComma: true"))
+    )
+    finding = only(result, "row.cell-type")
+    assert finding.message == message
+    assert finding.location.file == "data/m.csv"
+    assert finding.location.cell() is not None
+    assert finding.location.cell().startswith(f"sheet 'm', row 3, column {column} ")  # type: ignore[union-attr]
+
+
+def test_a_boolean_column_converts_yes_and_no() -> None:
+    manifest = (
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
+        "forEach: {file: data/g.csv}\n"
+        'metadata: {name: "g-{{ row.Code | lower }}"}\n'
+        'spec: {name: "{{ row.Name }}", code: "{{ row.Code }}", companyId: "{{ row.Company }}",'
+        ' isDefault: "{{ row.Default }}"}\n'
+    )
+    Path("data").mkdir()
+    Path("data/g.csv").write_text(
+        "Name,Code,Company,Default\nA,A1,1,yes\nB,B1,1,no\nC,C1,1,maybe\n"
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert [d.spec["isDefault"] for d in result.documents] == [True, False]
+    finding = only(result, "row.cell-type")
+    assert (finding.message, finding.location.row, finding.location.column) == (
+        "'maybe' is not yes or no",
+        4,
+        4,
+    )
+
+
+def test_every_for_each_option_is_honoured() -> None:
+    text = "Export of 2026-03-02\r\n" + _csv("\t", [*ROWS, ROWS[0]], decimal_comma=True)
+    Path("data").mkdir()
+    Path("data/m.txt").write_bytes(text.encode("cp1252"))
+    options = ", header: 2, rows: 4-5, encoding: cp1252, delimiter: tab, decimalComma: true"
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.txt", options)))
+    assert result.findings == []
+    assert [(d.source.line, d.spec["grossWeightKg"]) for d in result.documents] == [
+        (4, 125),
+        (5, 40.5),
+    ]

@@ -1,0 +1,90 @@
+"""The small parts of forEach: row ranges, cell conversion, row text without Jinja."""
+
+from __future__ import annotations
+
+import pytest
+
+from customs_batch.manifest import RowRange
+from customs_batch.manifest._cells import CellProblem, convert
+from customs_batch.manifest._jinja import render_inline
+from customs_batch.manifest._row_plan import RowView, make_slot
+
+INTEGER = frozenset({"integer"})
+NUMBER = frozenset({"number"})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10-20", RowRange(10, 20)),
+        (" 10 - 20 ", RowRange(10, 20)),
+        ("10-", RowRange(10, None)),
+        ("-20", RowRange(None, 20)),
+        ("15", RowRange(15, 15)),
+        ("20-10", None),
+        ("-", None),
+        ("ten", None),
+        ("", None),
+    ],
+)
+def test_row_ranges(text: str, expected: RowRange | None) -> None:
+    assert RowRange.parse(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "types", "decimal_comma", "expected"),
+    [
+        ("12", INTEGER, False, 12),
+        (" 12 ", INTEGER, False, 12),
+        ("12.5", NUMBER, False, 12.5),
+        ("12", NUMBER, False, 12),
+        ("12,5", NUMBER, True, 12.5),
+        ("1.250,75", NUMBER, True, 1250.75),
+        ("-3", frozenset({"integer", "number"}), False, -3),
+        ("0150", frozenset({"string"}), False, "0150"),
+        (731815, frozenset({"string"}), False, "731815"),
+        (12.5, NUMBER, False, 12.5),
+        ("Ja", frozenset(), False, "Ja"),
+    ],
+)
+def test_cells_convert_by_the_schema(
+    value: object, types: frozenset[str], decimal_comma: bool, expected: object
+) -> None:
+    assert convert(value, types, decimal_comma=decimal_comma) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "types", "decimal_comma"),
+    [
+        ("12.5", INTEGER, False),
+        ("12,5", NUMBER, False),
+        ("12.5", NUMBER, True),
+        ("1e999", NUMBER, False),
+        ("nan", NUMBER, False),
+        ("perhaps", frozenset({"boolean"}), False),
+    ],
+)
+def test_cells_that_do_not_convert_are_problems(
+    value: str, types: frozenset[str], decimal_comma: bool
+) -> None:
+    assert isinstance(convert(value, types, decimal_comma=decimal_comma), CellProblem)
+
+
+def test_row_text_is_filled_like_jinja_would() -> None:
+    context = {"row": RowView({"HAWB": "hawb_1", "n": 3.5, "items": "x"}), "row_number": 7}
+    for text in (
+        "mov-{{ row.HAWB }}-{{ row_number }}",
+        "{{ row['n'] }} kg of {{row.items}}",
+        "{{ row.HAWB | upper }}",
+        "{% if row.n %}a{% endif %}",
+    ):
+        slot = make_slot(("spec", "x"), text, True, None)
+        assert slot.render(context) == render_inline(text, context, as_text=True)
+    assert make_slot(("spec", "x"), "a-{{ row.HAWB }}", True, None).pieces is not None
+    assert make_slot(("spec", "x"), "{{ row.HAWB | upper }}", True, None).pieces is None
+
+
+def test_a_lone_cell_reference_is_a_cell_slot() -> None:
+    slot = make_slot(("spec", "q"), "{{ row['Gross weight'] }}", False, None)
+    assert slot.header == "Gross weight"
+    assert slot.render({"row": RowView({"Gross weight": 4.5})}) == 4.5
