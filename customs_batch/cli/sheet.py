@@ -12,7 +12,12 @@ from customs_batch.kinds import Kind
 
 @click.group()
 def sheet() -> None:
-    """Spreadsheets that manifests expand over with forEach."""
+    """Spreadsheets that manifests expand over with forEach.
+
+    \b
+    Example:
+      customs-batch sheet template Movement -o data/movements.xlsx
+    """
 
 
 @sheet.command()
