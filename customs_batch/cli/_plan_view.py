@@ -52,11 +52,7 @@ def summary_text(plan: Plan, limit: RateLimit) -> str:
     counts = plan.counts
     parts = [f"{counts[action]} {WORDS[action]}" for action in Action]
     rate = rate_per_second(limit)
-    timing = (
-        f", about {duration(plan.seconds_at(rate))} at {limit}"
-        if rate
-        else " (no rate limit)"
-    )
+    timing = f", about {duration(plan.seconds_at(rate))} at {limit}" if rate else " (no rate limit)"
     return f"Plan: {', '.join(parts)}.\nRequests: {plan.requests}{timing}."
 
 

@@ -35,6 +35,7 @@ from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
 
 JSON = Any
+CONFLICT = 409
 
 
 def now_iso() -> str:
@@ -154,6 +155,9 @@ class _Run:
             self.stop.set()
             return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
         except (RequestRefusedError, NotFoundError, RateLimitedError) as exc:
+            if _still_in_flight(change, exc):
+                detail = f"outcome unknown, recorded for the next run: {exc.message}"
+                return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
             return self._refused(change, intent, previous, exc)
         except ServiceError as exc:
             # Sent, but what the service did is unknown: the intent stays recorded.
@@ -234,11 +238,20 @@ def apply_plan(
     """Apply every change of ``plan`` that sends something, in dependency order."""
     started = clock()
     run = _Run(plan, session, client, stop, wait, events)
-    order = [c.address for c in plan.changes if c.requests > 0 or _blocks(c)]
-    blocked = {c.address: c.reason for c in plan.changes if _blocks(c)}
+    # A refused change sends nothing, but its object exists as recorded: what depends on it
+    # goes on. An unknown outcome blocks its dependents: their values may not exist.
+    refused = [c for c in plan.changes if c.action is Action.REFUSED]
+    order = [c.address for c in plan.changes if c.requests > 0 or c.action is Action.NEEDS_DECISION]
+    blocked = {c.address: c.reason for c in plan.changes if c.action is Action.NEEDS_DECISION}
     deps = {c.address: c.depends_on for c in plan.changes}
     if events is not None:
         events.started(plan, len(order) - len(blocked))
+    for change in refused:
+        run.outcomes[change.address] = Outcome(
+            change.address, NodeStatus.SKIPPED, change.operation, change.reason
+        )
+        if events is not None:
+            events.finished_one(run.outcomes[change.address])
 
     def report(result: NodeResult[Address]) -> None:
         outcome = run.outcomes.get(result.key) or Outcome(
@@ -248,12 +261,22 @@ def apply_plan(
         if events is not None:
             events.finished_one(outcome)
 
-    walk(
+    results = walk(
         order, deps, run.run, parallelism=parallelism, stop=stop, blocked=blocked, on_result=report
     )
-    outcomes = [run.outcomes[a] for a in order if a in run.outcomes]
+    # What a stop kept from starting has no result reported along the way; it still counts.
+    outcomes = [run.outcomes[c.address] for c in refused] + [
+        run.outcomes.get(a)
+        or Outcome(a, results[a].status, run.changes[a].operation, results[a].reason)
+        for a in order
+        if a in run.outcomes or a in results
+    ]
     return ApplyReport(outcomes, stop.is_set() and run.fatal is None, run.fatal, clock() - started)
 
 
-def _blocks(change: PlannedChange) -> bool:
-    return change.action in (Action.REFUSED, Action.NEEDS_DECISION)
+def _still_in_flight(change: PlannedChange, exc: ServiceError) -> bool:
+    """A 409 to a movement: a request with its Idempotency-Key is still being handled
+    (DESIGN section 7), so the movement may yet be created. Recorded as a refusal, the next
+    run would send it again under a new key, and the service would hold it twice; left
+    pending, the next run re-sends it with the same key and gets the first answer."""
+    return change.address.kind is Kind.MOVEMENT and getattr(exc, "status", None) == CONFLICT

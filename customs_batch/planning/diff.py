@@ -112,16 +112,32 @@ def _decide(
         message = record.error.message if record.error else "unknown error"
         return _Decision(Action.CREATE, create, f"the last attempt was refused: {message}")
     if record.status is RecordStatus.PENDING:
-        return _decide_pending(doc, record, now)
+        return _decide_pending(doc, spec, record, now)
     changed = _changed_fields(record.spec, spec)
     if not changed:
         return _Decision(Action.NO_CHANGE, Operation.NONE)
     return _decide_change(doc, changed)
 
 
-def _decide_pending(doc: Document, record: ResourceRecord, now: datetime) -> _Decision:
+def _decide_pending(
+    doc: Document, spec: Mapping[str, JSON], record: ResourceRecord, now: datetime
+) -> _Decision:
     """An earlier write whose outcome was never recorded."""
     exists = bool(record.outputs)
+    edited = _changed_fields(record.spec, spec)
+    if doc.kind is Kind.MOVEMENT and edited:
+        # The key is bound to the body first sent: with another body the service refuses
+        # it (422), and a new key would create a second movement if the first was made.
+        return _Decision(
+            Action.NEEDS_DECISION,
+            Operation.NONE,
+            "the outcome of the last attempt is unknown and the document changed since "
+            f"(changed: {', '.join(edited)}), so it cannot be re-sent with its "
+            "Idempotency-Key: revert the change to re-send it, or check the shipment's "
+            f"movements, then `customs-batch state adopt {doc.address} MOVEMENT_ID` or "
+            f"`customs-batch state forget {doc.address}`",
+            edited,
+        )
     if doc.kind is Kind.MOVEMENT:
         started = _parse_time(record.updated_at)
         if record.idempotency_key and started and now - started < IDEMPOTENCY_WINDOW:

@@ -4,6 +4,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from customs_batch.client import NO_RETRIES, CustomsClient, Sender
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
@@ -36,19 +39,53 @@ def departure(reference: str = "C-1") -> dict[str, Any]:
         "goodsLocationType": "A",
         "goodsLocationAddressType": "Z",
         "goodsLocationAddress": {
-            "Address": {"street": "Kai 1", "city": "Hamburg", "postCode": "20457", "countryCode": "DE"}
+            "Address": {
+                "street": "Kai 1",
+                "city": "Hamburg",
+                "postCode": "20457",
+                "countryCode": "DE",
+            }
         },
         "loadingCountry": "DE",
         "loadingLocation": "Hamburg",
         "loadingUNLocode": "DEHAM",
         "Principal": PARTY,
         "Consignor": PARTY,
-        "Consignee": {"name": "Empfang BV", "countryCode": "NL", "city": "Rotterdam", "street": "Weg 2", "postcode": "3011"},
+        "Consignee": {
+            "name": "Empfang BV",
+            "countryCode": "NL",
+            "city": "Rotterdam",
+            "street": "Weg 2",
+            "postcode": "3011",
+        },
         "DeclarationGuarantees": [
-            {"guaranteeType": "1", "guaranteeReferenceNumber": "REF", "guaranteeAmount": 100.0, "currencyCode": "EUR", "accessCode": "1234"}
+            {
+                "guaranteeType": "1",
+                "guaranteeReferenceNumber": "REF",
+                "guaranteeAmount": 100.0,
+                "currencyCode": "EUR",
+                "accessCode": "1234",
+            }
         ],
         "DeclarationItems": [
-            {"description": "Fish", "commodityCode": "03054100", "originCountry": "NO", "quantity": 1, "grossMass": 125.5, "netWeight": 120.0, "netPrice": 10.0, "currency": "EUR", "packaging": [{"sequenceNumber": 1, "typeOfPackages": "PK", "quantity": 10, "shippingMarks": "M"}]}
+            {
+                "description": "Fish",
+                "commodityCode": "03054100",
+                "originCountry": "NO",
+                "quantity": 1,
+                "grossMass": 125.5,
+                "netWeight": 120.0,
+                "netPrice": 10.0,
+                "currency": "EUR",
+                "packaging": [
+                    {
+                        "sequenceNumber": 1,
+                        "typeOfPackages": "PK",
+                        "quantity": 10,
+                        "shippingMarks": "M",
+                    }
+                ],
+            }
         ],
     }
 
@@ -67,10 +104,14 @@ class Recorder:
         self.outcomes.append(outcome)
 
 
-def _apply(backend: LocalBackend, docs: list[Any], emulator: Emulator, **options: Any) -> ApplyReport:
+def _apply(
+    backend: LocalBackend, docs: list[Any], emulator: Emulator, **options: Any
+) -> ApplyReport:
     with backend.open("apply") as session:
         plan = plan_changes(docs, session.state)
-        return apply_plan(plan, session, emulator.client, parallelism=4, stop=threading.Event(), **options)
+        return apply_plan(
+            plan, session, emulator.client, parallelism=4, stop=threading.Event(), **options
+        )
 
 
 def test_create_then_no_change_then_update(tmp_path: Path, emulator: Emulator) -> None:
@@ -81,18 +122,26 @@ def test_create_then_no_change_then_update(tmp_path: Path, emulator: Emulator) -
         {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Principal": PARTY},
         3,
     )
-    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 1), movement("m", 2), update]
+    docs = [
+        doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0),
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 1),
+        movement("m", 2),
+        update,
+    ]
     events = Recorder()
     report = _apply(backend, docs, emulator, events=events)
     assert report.ok, report.outcomes
     assert events.total == 4 and len(events.outcomes) == 4
     state = backend.read()
     assert {a: r.status for a, r in state.resources.items()} == dict.fromkeys(
-        ["TemplateGroup/g", "DepartureDeclaration/d", "Movement/m", "TransitPartyUpdate/u"], RecordStatus.APPLIED
+        ["TemplateGroup/g", "DepartureDeclaration/d", "Movement/m", "TransitPartyUpdate/u"],
+        RecordStatus.APPLIED,
     )
     declaration_id = state.resources["DepartureDeclaration/d"].outputs["declarationId"]
     assert state.resources["TransitPartyUpdate/u"].spec["declarationId"] == declaration_id
-    assert state.resources["Movement/m"].outputs["movementId"] == emulator.movements()[0]["movementId"]
+    assert (
+        state.resources["Movement/m"].outputs["movementId"] == emulator.movements()[0]["movementId"]
+    )
 
     again = plan_changes(docs, backend.read())
     assert {c.action for c in again.changes} == {Action.NO_CHANGE}
@@ -160,5 +209,69 @@ def test_a_stop_before_the_start_sends_nothing(tmp_path: Path, emulator: Emulato
     with backend.open("apply") as session:
         plan = plan_changes([movement("m", 0)], State(lineage="", serial=0))
         report = apply_plan(plan, session, emulator.client, parallelism=2, stop=stop)
-    assert report.stopped and report.outcomes == []
+    assert report.stopped
+    assert [o.status for o in report.outcomes] == [NodeStatus.NOT_STARTED]
+    assert report.count(NodeStatus.NOT_STARTED) == 1
     assert emulator.movements() == []
+
+
+class _KeyInFlight(httpx.BaseTransport):
+    """Answers every movement POST as the service does while the same Idempotency-Key is
+    still being handled: 409, though the first request may yet create the movement."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith("/movements"):
+            key = request.headers["Idempotency-Key"]
+            message = f"a request with Idempotency-Key {key} is in flight"
+            body = {"statusCode": 409, "message": message, "error": "Conflict"}
+            return httpx.Response(409, json=body)
+        return self.inner.handle_request(request)
+
+
+def test_a_409_for_a_key_in_flight_keeps_the_intent_and_its_key(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    sender = Sender(
+        "http://sandbox.test",
+        "sandbox-key",
+        transport=_KeyInFlight(emulator.transport),
+        retry_policy=NO_RETRIES,
+    )
+    with CustomsClient(sender) as client, backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], session.state)
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    assert report.outcomes[0].status is NodeStatus.FAILED
+    assert "outcome unknown" in report.outcomes[0].detail
+    record = backend.read().resources["Movement/m"]
+    assert record.status is RecordStatus.PENDING and record.idempotency_key
+    plan = plan_changes([movement("m", 0)], backend.read())
+    assert plan.changes[0].idempotency_key == record.idempotency_key
+    assert _apply(backend, [movement("m", 0)], emulator).ok
+    assert len(emulator.movements()) == 1
+
+
+def test_a_refused_change_does_not_hold_back_what_depends_on_it(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    departure_doc = doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)
+    assert _apply(backend, [departure_doc], emulator).ok
+    heavier = doc(Kind.DEPARTURE_DECLARATION, "d", {**departure(), "totalWeight": 130.0}, 0)
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "u",
+        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Principal": PARTY},
+        1,
+    )
+    report = _apply(backend, [heavier, update], emulator)
+    statuses = {str(o.address): o.status for o in report.outcomes}
+    assert statuses == {
+        "DepartureDeclaration/d": NodeStatus.SKIPPED,
+        "TransitPartyUpdate/u": NodeStatus.SUCCEEDED,
+    }
+    assert not report.ok
+    assert "totalWeight" in report.outcomes[0].detail

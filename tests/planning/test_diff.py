@@ -128,21 +128,33 @@ def _pending(address: str, age: timedelta, key: str | None = "key-1") -> Resourc
     )
 
 
+def _pending_movement(age: timedelta, **spec: object) -> ResourceRecord:
+    """The intent of ``movement("m", 0)`` (its body changed by ``spec``), sent ``age`` ago."""
+    sent = {**movement("m", 0).spec, **spec}
+    return _pending("Movement/m", age).with_changes(spec=sent)
+
+
 def test_an_unknown_movement_is_resent_with_its_key_while_the_key_is_valid() -> None:
     change = _only(
-        plan_changes(
-            [movement("m", 0)], _state(_pending("Movement/m", timedelta(hours=1))), now=NOW
-        ),
+        plan_changes([movement("m", 0)], _state(_pending_movement(timedelta(hours=1))), now=NOW),
         "Movement/m",
     )
     assert (change.operation, change.idempotency_key) == (Operation.RESEND_MOVEMENT, "key-1")
     late = _only(
-        plan_changes(
-            [movement("m", 0)], _state(_pending("Movement/m", timedelta(hours=25))), now=NOW
-        ),
+        plan_changes([movement("m", 0)], _state(_pending_movement(timedelta(hours=25))), now=NOW),
         "Movement/m",
     )
     assert late.action is Action.NEEDS_DECISION and "state adopt" in late.reason
+
+
+def test_an_unknown_movement_edited_since_needs_a_decision() -> None:
+    # Its key is bound to the body sent: re-sent with another body the service refuses it,
+    # and a new key would make a second movement if the first one was created.
+    sent = _pending_movement(timedelta(minutes=5), quantity=9)
+    change = _only(plan_changes([movement("m", 0)], _state(sent), now=NOW), "Movement/m")
+    assert change.action is Action.NEEDS_DECISION and change.requests == 0
+    assert change.changed == ("quantity",)
+    assert "revert the change" in change.reason and "state forget Movement/m" in change.reason
 
 
 def test_an_unknown_departure_needs_a_decision_and_is_never_resent() -> None:

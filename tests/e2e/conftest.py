@@ -1,0 +1,330 @@
+"""Real processes for the end-to-end tests: a ``sandbox serve`` emulator and the CLI.
+
+Every test gets its own emulator (a fresh copy of the built-in seed, plus a distinctive API
+key so the secret search means something) and a project folder in its ``tmp_path`` whose
+``customs-batch.yaml`` points at that emulator. Commands run as ``python -m customs_batch``
+subprocesses, exactly as a user or a CI job runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from customs_batch.sandbox import builtin_seed_text
+
+SECRET = "h8-e2e-Key-5c1e9a77-NeverWritten"
+"""The API key of the tests: distinctive, so finding it anywhere is a leak."""
+
+KEY_ENV = "CUSTOMS_E2E_KEY"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE_MANIFESTS = (
+    "departures.yaml",
+    "export-cancellations.yaml",
+    "hawbs.yaml",
+    "movements.yaml",
+    "party-updates.yaml",
+    "template-groups.yaml",
+)
+FIRST_NEW_TRANSIT = 7003
+"""New departure declarations are numbered from here (the built-in seed has 7001, 7002)."""
+
+
+class Sandbox:
+    """A running ``customs-batch sandbox serve`` process, its data kept in a SQLite file so
+    that it can be restarted with other faults and the same data."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.seed = directory / "seed.yaml"
+        self.db = directory / "sandbox.sqlite3"
+        seed = yaml.safe_load(builtin_seed_text())
+        seed["apiKeys"].append({"key": SECRET, "companyId": 1})
+        self.seed.write_text(yaml.safe_dump(seed), encoding="utf-8")
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+        self._client: httpx.Client | None = None
+        self._starts = 0
+
+    def start(self, faults: str = "", fault_seed: int | None = None) -> None:
+        """Start (or start again, on the same data) with ``faults``."""
+        self.stop()
+        self._starts += 1
+        command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port", "0"]
+        command += ["--seed", str(self.seed), "--db", str(self.db), "--rate-limit", "off"]
+        command += ["--processing-seconds", "0.2", "--faults", faults]
+        if fault_seed is not None:
+            command += ["--fault-seed", str(fault_seed)]
+        log = self.directory / f"server-{self._starts}.log"
+        with log.open("w") as stderr:
+            self.process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=self.directory
+            )
+        assert self.process.stdout is not None
+        first = self.process.stdout.readline()
+        if not first.startswith("customs-batch sandbox listening on "):
+            self.stop()
+            pytest.fail(f"sandbox serve did not start: {first}{log.read_text()}")
+        self.url = first.split()[-1]
+        self._client = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10
+        )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                self.client.get("/openapi.json")
+                return
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    pytest.fail("sandbox serve never answered")
+                time.sleep(0.05)
+
+    @property
+    def client(self) -> httpx.Client:
+        assert self._client is not None, "the emulator is not running"
+        return self._client
+
+    def get(self, path: str, **params: Any) -> Any:
+        """GET ``path``; faults strike the API paths (never ``/_sandbox``), so a GET, which
+        is safe to repeat, is repeated until it gets through."""
+        for _ in range(30):
+            try:
+                answer = self.client.get(path, params=params)
+            except httpx.TransportError:
+                continue
+            if answer.status_code not in (429, 503):
+                answer.raise_for_status()
+                return answer.json()
+        pytest.fail(f"GET {path} never got through the faults")
+
+    def movements(self) -> list[dict[str, Any]]:
+        """Every movement the emulator created."""
+        found = self.get("/_sandbox/movements")
+        assert isinstance(found, list)
+        return found
+
+    def requests(self, method: str, fragment: str) -> int:
+        """How many requests ``method`` to a path containing ``fragment`` reached the service."""
+        counts = self.get("/_sandbox/stats")["requests"]
+        return sum(
+            n for name, n in counts.items() if name.startswith(method + " ") and fragment in name
+        )
+
+    def created_transit(self) -> dict[int, dict[str, Any]]:
+        """The departure declarations created since the seed, by ID, with their details.
+
+        Read without faults: call it while the emulator runs with none (``start()``).
+        """
+        listed = self.get("/v1/declarations/transit", itemsPerPage=100)
+        ids = [r["declarationId"] for r in listed["result"]]
+        assert listed["itemCount"] <= 100, "more declarations than one page"
+        return {i: self.get(f"/v1/declarations/transit/{i}") for i in ids if i >= FIRST_NEW_TRANSIT}
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL if it hangs)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process = None
+
+
+class Project:
+    """A user's project folder pointing at one emulator; runs the real CLI in it."""
+
+    def __init__(self, root: Path, sandbox: Sandbox, *, parallelism: int = 4) -> None:
+        self.root = root
+        self.sandbox = sandbox
+        self.parallelism = parallelism
+        self.outputs: list[str] = []
+        root.mkdir(parents=True, exist_ok=True)
+        self.write_config()
+
+    def write_config(self) -> None:
+        """Point the ``e2e`` environment at the emulator's current address."""
+        config = {
+            "default_environment": "e2e",
+            "environments": {
+                "e2e": {
+                    "base_url": self.sandbox.url,
+                    "api_key_env": KEY_ENV,
+                    "rate_limit": "off",
+                    "parallelism": self.parallelism,
+                }
+            },
+        }
+        (self.root / "customs-batch.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+    def copy_examples(self) -> None:
+        """The examples' manifests (one document set of every kind) and templates, which
+        apply cleanly against the seed. A fixed list, so that examples added later (the
+        spreadsheet ones) do not change what these tests count."""
+        shutil.copytree(EXAMPLES / "templates", self.root / "templates")
+        (self.root / "manifests").mkdir()
+        for name in EXAMPLE_MANIFESTS:
+            shutil.copy(EXAMPLES / "manifests" / name, self.root / "manifests" / name)
+
+    def write(self, relative: str, text: str) -> None:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def edit(self, relative: str, old: str, new: str) -> None:
+        """Replace ``old`` (which must be there) by ``new`` in a project file."""
+        path = self.root / relative
+        text = path.read_text(encoding="utf-8")
+        assert old in text, f"{old!r} not in {relative}"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            KEY_ENV: SECRET,
+            "COLUMNS": "200",
+            "PYTHONUNBUFFERED": "1",
+            "CUSTOMS_BATCH_DEBUG": "",
+        }
+
+    def command(self, *argv: str) -> list[str]:
+        return [sys.executable, "-m", "customs_batch", *argv]
+
+    def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run one command to its end and keep what it printed."""
+        done = subprocess.run(
+            self.command(*argv),
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+            env=self.env(),
+            timeout=timeout,
+            check=False,
+        )
+        self.outputs += [done.stdout, done.stderr]
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    def start(self, *argv: str) -> Running:
+        """Start one command in the background (for kills, signals and races)."""
+        process = subprocess.Popen(
+            self.command(*argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=self.root,
+            env=self.env(),
+        )
+        return Running(process, self.outputs)
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """Every record, through ``state list --format json`` (which must load the state)."""
+        done = self.run("state", "list", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        records = json.loads(done.stdout)
+        assert isinstance(records, dict)
+        return records
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / ".customs-batch" / "e2e"
+
+
+class Running:
+    """A CLI process started in the background, whose output is read line by line."""
+
+    def __init__(self, process: subprocess.Popen[str], outputs: list[str]) -> None:
+        self.process = process
+        self.lines: list[str] = []
+        self.err_lines: list[str] = []
+        self._outputs = outputs
+
+    def wait_for_line(
+        self, accept: Callable[[str], bool], *, stderr: bool = False, timeout: float = 30
+    ) -> str | None:
+        """Read stdout (or stderr) until a line ``accept`` takes; None when it ends first."""
+        stream = self.process.stderr if stderr else self.process.stdout
+        seen = self.err_lines if stderr else self.lines
+        assert stream is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = stream.readline()
+            if not line:
+                return None
+            seen.append(line)
+            if accept(line):
+                return line
+        pytest.fail(f"no expected line within {timeout} s: {''.join(seen)}")
+
+    def finish(self, timeout: float = 60) -> tuple[int, str, str]:
+        """Wait for the end; the exit code and the rest of stdout and stderr."""
+        out, err = self.process.communicate(timeout=timeout)
+        stdout = "".join(self.lines) + out
+        err = "".join(self.err_lines) + err
+        self._outputs += [stdout, err]
+        assert "Traceback" not in err, err
+        return self.process.returncode, stdout, err
+
+    def kill(self) -> None:
+        """kill -9, and reap the process."""
+        self.process.kill()
+        self.finish()
+
+
+def assert_secret_nowhere(project: Project) -> None:
+    """The key is in nothing the tool printed or wrote: output, state, journal, backups,
+    plans, lock notes, anything under the test's folder except the emulator's own seed."""
+    for text in project.outputs:
+        assert SECRET not in text
+    tmp_path = project.root.parent
+    written = [
+        path
+        for path in tmp_path.rglob("*")
+        if path.is_file() and project.sandbox.directory not in path.parents
+    ]
+    state_files = ("state.json", "journal.jsonl")
+    assert any(path.name in state_files for path in written), "no state to search"
+    for path in written:
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
+    """An emulator of this test only, not yet started (``start(faults=…)``)."""
+    directory = tmp_path / "server"
+    directory.mkdir()
+    server = Sandbox(directory)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path, sandbox: Sandbox) -> Project:
+    """A project folder whose ``e2e`` environment is the emulator, started without faults."""
+    sandbox.start()
+    return Project(tmp_path / "project", sandbox)

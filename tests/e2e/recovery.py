@@ -1,0 +1,74 @@
+"""What a careful user does after an interrupted or faulty run: re-apply until it is done,
+resolving each departure whose outcome is unknown by what the service really holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.batches import departure_weight
+from tests.e2e.conftest import Project
+
+DEPARTURE = "DepartureDeclaration/"
+
+
+def pending_departures(records: dict[str, dict[str, Any]]) -> list[str]:
+    """Departures whose submission has an unknown outcome (needs a decision)."""
+    return sorted(
+        address
+        for address, record in records.items()
+        if address.startswith(DEPARTURE)
+        and record["status"] == "pending"
+        and not record["outputs"].get("declarationId")
+    )
+
+
+def resolve_departures(project: Project) -> list[str]:
+    """Adopt every needs-decision departure the emulator did create, forget the others.
+
+    Departures are matched by their distinct total weight (see ``batches.departures``);
+    an ID already recorded for another address is never adopted twice. Returns the
+    commands run, for the failure messages.
+    """
+    records = project.state()
+    recorded = {
+        record["outputs"].get("declarationId")
+        for record in records.values()
+        if record["status"] == "applied"
+    }
+    created = project.sandbox.created_transit()
+    done = []
+    for address in pending_departures(records):
+        weight = records[address]["spec"]["totalWeight"]
+        matches = [
+            declaration_id
+            for declaration_id, detail in created.items()
+            if detail.get("totalWeight") == weight and declaration_id not in recorded
+        ]
+        assert len(matches) <= 1, f"{address} was submitted more than once: {matches}"
+        argv = ["state", "forget", address]
+        if matches:
+            argv = ["state", "adopt", address, str(matches[0])]
+            recorded.add(matches[0])
+        result = project.run(*argv)
+        assert result.returncode == 0, result.stderr
+        done.append(" ".join(argv))
+    return done
+
+
+def apply_until_done(project: Project, *paths: str, runs: int = 4) -> int:
+    """Apply until it exits 0, resolving needs-decision departures between runs; returns
+    how many runs it took."""
+    history = []
+    for attempt in range(1, runs + 1):
+        result = project.run("apply", *paths, "--auto-approve")
+        history.append(f"exit {result.returncode}\n{result.stdout}\n{result.stderr}")
+        if result.returncode == 0:
+            return attempt
+        assert result.returncode == 1, history[-1]
+        history += resolve_departures(project)
+    raise AssertionError("apply did not finish:\n" + "\n".join(history))
+
+
+def departure_weights(count: int) -> list[float]:
+    """The total weights of ``batches.departures(count)``."""
+    return [departure_weight(number) for number in range(1, count + 1)]

@@ -1,0 +1,105 @@
+"""kill -9 of apply at many instants: the state always loads, and re-runs create nothing
+twice and forget nothing the service created (DESIGN section 9, "Nothing lost")."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from customs_batch.state import LocalBackend
+from tests.e2e import batches
+from tests.e2e.conftest import Project, Running, Sandbox, assert_secret_nowhere
+from tests.e2e.recovery import apply_until_done, departure_weights
+
+pytestmark = pytest.mark.e2e
+
+LANES, PER_LANE, DEPARTURES = 4, 10, 3
+
+# Where each run is killed: after this many outcome lines (None: while it starts up,
+# loading the manifests or folding the previous run's journal), then after this delay.
+KILL_POINTS = (
+    (None, 0.6),
+    (0, 0.0),
+    (1, 0.0),
+    (0, 0.15),
+    (2, 0.05),
+    (None, 0.9),
+    (3, 0.1),
+    (1, 0.25),
+    (4, 0.0),
+    (0, 0.35),
+    (2, 0.2),
+)
+
+
+def _kill_at(run: Running, outcomes: int | None, delay: float) -> None:
+    if outcomes is not None:
+        seen = 0
+
+        def counts(line: str) -> bool:
+            nonlocal seen
+            if line.startswith(("done ", "FAILED ", "skipped ")):
+                seen += 1
+            if outcomes == 0:
+                return line.startswith("Applying ")
+            return seen >= outcomes
+
+        if run.wait_for_line(counts) is None:
+            return  # it finished before this point: nothing left to kill
+    time.sleep(delay)
+    run.kill()
+
+
+def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    sandbox.start(faults="slow=0.5:0.3s", fault_seed=5)
+    project = Project(tmp_path / "project", sandbox)
+    project.write("manifests/movements.yaml", batches.movements(PER_LANE, LANES))
+    project.write("manifests/departures.yaml", batches.departures(DEPARTURES))
+
+    for outcomes, delay in KILL_POINTS:
+        _kill_at(project.start("apply", "--auto-approve"), outcomes, delay)
+        LocalBackend(project.state_dir).read()  # the state loads after every kill
+    killed_progress = len(sandbox.movements())
+
+    sandbox.start()  # the same data, no faults from here on
+    project.write_config()
+    runs = apply_until_done(project)
+    assert runs <= 3
+
+    created = sandbox.movements()
+    assert not batches.duplicates(created), batches.duplicates(created)
+    wanted = {
+        batches.movement_identity(doc["spec"])
+        for doc in _documents(project, "manifests/movements.yaml")
+    }
+    assert {batches.movement_identity(m) for m in created} == wanted
+    assert len(created) == LANES * PER_LANE
+
+    records = project.state()
+    recorded_movements = {
+        r["outputs"]["movementId"] for a, r in records.items() if a.startswith("Movement/")
+    }
+    assert recorded_movements == {m["movementId"] for m in created}
+    assert all(r["status"] == "applied" for r in records.values()), records
+    transit = sandbox.created_transit()
+    assert sorted(d["totalWeight"] for d in transit.values()) == departure_weights(DEPARTURES)
+    recorded_departures = {
+        r["outputs"]["declarationId"]
+        for a, r in records.items()
+        if a.startswith("DepartureDeclaration/")
+    }
+    assert recorded_departures == set(transit)
+    done = project.run("plan", "--detailed-exitcode")
+    assert done.returncode == 0, done.stdout
+    assert killed_progress < LANES * PER_LANE, "no kill hit the run: the test proved nothing"
+    assert_secret_nowhere(project)
+
+
+def _documents(project: Project, relative: str) -> list[dict[str, Any]]:
+    return list(yaml.safe_load_all((project.root / relative).read_text()))
