@@ -215,10 +215,15 @@ def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:
     return ProjectConfig(path, root, default, MappingProxyType(environments))
 
 
+def _rate_text(value: Any) -> str:
+    """``off`` whether written quoted or not (unquoted, YAML 1.1 reads it as false)."""
+    return "off" if value is False else str(value)
+
+
 def _common(settings: Mapping[str, Any], name: str, root: Path, state_root: str) -> dict[str, Any]:
     raw_timeouts = settings.get("timeouts") or {}
     return {
-        "rate_limit": RateLimit.parse(str(settings.get("rate_limit", "off"))),
+        "rate_limit": RateLimit.parse(_rate_text(settings.get("rate_limit", "off"))),
         "parallelism": int(settings.get("parallelism", 4)),
         "timeouts": Timeouts(**raw_timeouts),
         "state_dir": root / settings.get("state_dir", f"{state_root}/{name}"),

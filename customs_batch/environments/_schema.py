@@ -25,7 +25,8 @@ ENVIRONMENT: dict[str, Any] = {
         "base_url": {"type": "string", "pattern": r"^https?://[^\s@]+$"},
         "api_key_env": {"type": "string", "pattern": ENV_VAR_NAME},
         "api_key_file": {"type": "string", "minLength": 1},
-        "rate_limit": {"type": "string", "pattern": RATE_LIMIT},
+        # `rate_limit: off` unquoted is the boolean false to a YAML 1.1 reader: accept it.
+        "rate_limit": {"anyOf": [{"type": "string", "pattern": RATE_LIMIT}, {"const": False}]},
         "parallelism": {"type": "integer", "minimum": 1, "maximum": 64},
         "timeouts": _TIMEOUTS,
         "endpoints": {

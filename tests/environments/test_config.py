@@ -173,3 +173,12 @@ def test_local_may_change_its_pace_only() -> None:
     assert local.builtin
     assert local.rate_limit == RateLimit.parse("10/second")
     assert local.parallelism == 2
+
+
+@pytest.mark.parametrize("written", ["off", '"off"', "Off"])
+def test_rate_limit_off_may_be_written_unquoted(written: str) -> None:
+    _write(
+        "environments:\n  e2e:\n    base_url: http://127.0.0.1:8080\n"
+        f"    api_key_env: CUSTOMS_E2E_KEY\n    rate_limit: {written}\n"
+    )
+    assert load_project().environment("e2e").rate_limit == RateLimit(None)
