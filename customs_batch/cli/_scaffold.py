@@ -10,7 +10,7 @@ CONFIG = """\
 # customs-batch project settings. Without this file the embedded `local` environment is used.
 default_environment: local
 
-# A remote environment: uncomment it, export the key, then pass `-e sandbox`.
+# A remote environment: uncomment it, export the key, then pass `--env sandbox`.
 # The API key is read from the environment variable, never from this file.
 # environments:
 #   sandbox:
