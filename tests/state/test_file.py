@@ -92,3 +92,21 @@ def test_a_damaged_state_is_an_error_never_a_reset(
 
 def test_no_state_file_reads_as_none(tmp_path: Path) -> None:
     assert read_state(tmp_path / "state.json") is None
+
+
+def test_an_older_state_is_upgraded_one_version_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from customs_batch.state import file as state_file
+
+    def rename_entries(document: dict[str, object]) -> dict[str, object]:
+        document["resources"] = document.pop("entries")
+        return document
+
+    monkeypatch.setattr(state_file, "STATE_VERSION", 2)
+    monkeypatch.setitem(state_file.UPGRADES, 1, rename_entries)
+    path = tmp_path / "state.json"
+    path.write_text('{"version": 1, "lineage": "l", "serial": 4, "entries": {}}')
+    state = read_state(path)
+    assert state is not None and (state.lineage, state.serial) == ("l", 4)
+    assert json.loads(dumps(state))["version"] == 2
