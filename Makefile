@@ -55,10 +55,20 @@ bench-client: install
 
 .PHONY: bench-validate
 ## bench: every benchmark; bench-validate: validate vs check-jsonschema (docs/benchmarks.md)
-bench: bench-validate
+bench: bench-validate bench-client bench-sheet bench-apply
 bench-validate: install
 	$(BIN)/python benchmarks/validate_bench.py
 
 ## fuzz-sandbox: schemathesis against the emulator's /openapi.json with many examples (make test runs a short version)
 fuzz-sandbox: install-dev
 	SANDBOX_FUZZ_EXAMPLES=$${SANDBOX_FUZZ_EXAMPLES:-300} $(BIN)/pytest tests/sandbox/test_openapi_fuzz.py -q -p no:cacheprovider
+
+.PHONY: bench-sheet
+## bench-sheet: a 10,000- and 100,000-row movements export (CSV and XLSX) validated end to end (docs/benchmarks.md)
+bench-sheet: install
+	$(BIN)/python benchmarks/sheet_bench.py --rows 10000 100000
+
+.PHONY: bench-apply
+## bench-apply: re-plan of 10,000, apply ops/s with fsync, rate-limited apply, cost of a record (docs/benchmarks.md)
+bench-apply: install
+	$(BIN)/python benchmarks/plan_apply_bench.py all

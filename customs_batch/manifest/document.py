@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from customs_batch.findings import JsonPath, Location
@@ -70,8 +71,9 @@ class Document:
     row: Mapping[str, JSON] | None = None
     """The spreadsheet row a ``forEach`` document came from, if any."""
 
-    @property
+    @cached_property
     def address(self) -> Address:
+        """``Kind/name``; computed once (the planner asks for it many times a document)."""
         return Address(self.kind, self.name)
 
     def locate(self, path: JsonPath) -> Location:

@@ -17,20 +17,22 @@ def dependencies(documents: Sequence[Document]) -> dict[Address, tuple[Address, 
     Edges to addresses outside the batch are left out: those are already applied or are
     reported by validation.
     """
-    present = {doc.address for doc in documents}
-    deps: dict[Address, list[Address]] = {doc.address: [] for doc in documents}
+    # Document.address builds a new Address on every access: take each one once (measured:
+    # a third of this function's time on 10,000 documents).
+    addresses = [doc.address for doc in documents]
+    deps: dict[Address, list[Address]] = {address: [] for address in addresses}
     last_movement: dict[tuple[str, str], Address] = {}
-    for doc in sorted(documents, key=lambda d: d.index):
-        own = deps[doc.address]
+    for address, doc in sorted(zip(addresses, documents, strict=True), key=lambda p: p[1].index):
+        own = deps[address]
         for target in [*(ref.target for ref in doc.references), *doc.depends_on]:
-            if target in present and target != doc.address and target not in own:
+            if target in deps and target != address and target not in own:
                 own.append(target)
         if doc.kind is Kind.MOVEMENT:
             lane = (str(doc.spec.get("shipmentId", "")), str(doc.spec.get("hawbId", "")))
             previous = last_movement.get(lane)
             if previous is not None and previous not in own:
                 own.append(previous)
-            last_movement[lane] = doc.address
+            last_movement[lane] = address
     return {address: tuple(targets) for address, targets in deps.items()}
 
 

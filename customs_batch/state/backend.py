@@ -107,12 +107,15 @@ class LocalSession:
         self._append(address, None)
 
     def _append(self, address: str, record: ResourceRecord | None) -> None:
+        # The line is written and the memory updated in one order under the mutex; the wait
+        # for the disk is outside it, so workers that record at the same time share an fsync.
         with self._mutex:
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
-            self._journal.append(JournalEntry(self.state.lineage, address, record))
+            sequence = self._journal.write(JournalEntry(self.state.lineage, address, record))
             self.state.apply(address, record)
             self._changed = True
+        self._journal.sync(sequence)
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""

@@ -42,7 +42,10 @@ def read_journal(path: Path) -> Iterator[JournalEntry]:
     """The entries of the journal at ``path`` (none when it does not exist).
 
     A last line cut short is what a crash in the middle of an append leaves; it was never
-    acknowledged, so it is dropped. A bad line anywhere else means the file was damaged.
+    acknowledged, so it is dropped. After a power cut the lines written since the last fsync
+    may be garbage (group commit leaves several at the end); none of them was acknowledged
+    either, so a damaged run of lines at the very end is dropped too. A bad line followed by
+    a good one means the file itself was damaged: that is an error.
     """
     try:
         data = path.read_bytes()
@@ -50,13 +53,19 @@ def read_journal(path: Path) -> Iterator[JournalEntry]:
         return
     except OSError as exc:
         raise StateError(f"{path}: cannot read the journal ({exc.strerror})") from exc
-    lines = data.split(b"\n")
-    complete, tail = lines[:-1], lines[-1]
-    del tail  # an unterminated last line: an append the crash interrupted
-    for number, line in enumerate(complete, start=1):
+    lines = data.split(b"\n")[:-1]  # the part after the last newline was never finished
+    damaged: StateError | None = None
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        yield _parse_line(path, number, line)
+        try:
+            entry = _parse_line(path, number, line)
+        except StateError as exc:
+            damaged = damaged or exc
+            continue
+        if damaged is not None:
+            raise damaged
+        yield entry
 
 
 def _parse_line(path: Path, number: int, line: bytes) -> JournalEntry:
@@ -78,12 +87,22 @@ def _parse_line(path: Path, number: int, line: bytes) -> JournalEntry:
 
 
 class JournalWriter:
-    """Appends entries durably: each ``append`` returns once its line is on disk."""
+    """Appends entries durably: each ``append`` returns once its line is on disk.
+
+    Group commit: lines are written in order under one lock, and one fsync makes every line
+    written so far durable. Threads that wait for their line while another thread's fsync
+    runs share the next one, so a run with parallelism N pays about one fsync per N lines
+    instead of one per line (an fsync costs 0.3 to 3 ms on the project machine, and holds no
+    Python lock while it waits). A thread that owns no line never waits for the disk.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the handle and the order of the lines
+        self._sync_lock = threading.Lock()  # one fsync at a time
         self._handle: IO[bytes] | None = None
+        self._written = 0
+        self._synced = 0
 
     def __enter__(self) -> JournalWriter:
         return self
@@ -97,14 +116,31 @@ class JournalWriter:
         self.close()
 
     def append(self, entry: JournalEntry) -> None:
-        """Write one entry and fsync it."""
+        """Write one entry and return once it is on disk."""
+        self.sync(self.write(entry))
+
+    def write(self, entry: JournalEntry) -> int:
+        """Hand one entry to the operating system, not yet durable; return its sequence
+        number for ``sync``. Entries reach the file in the order of their numbers."""
         line = entry.to_line()
         with self._lock:
             if self._handle is None:
                 self._handle = self._open()
             self._handle.write(line)
             self._handle.flush()
-            os.fsync(self._handle.fileno())
+            self._written += 1
+            return self._written
+
+    def sync(self, sequence: int) -> None:
+        """Return once the entry numbered ``sequence`` and every one before it are on disk."""
+        with self._sync_lock:
+            if self._synced >= sequence:
+                return  # another thread's fsync covered it while this one waited
+            with self._lock:
+                target, handle = self._written, self._handle
+            if handle is not None:
+                self._fsync(handle)
+            self._synced = target
 
     def _open(self) -> IO[bytes]:
         existed = self.path.exists()
@@ -116,10 +152,24 @@ class JournalWriter:
         return handle
 
     def close(self) -> None:
-        with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+        """Make what was written durable and close the file; a later write opens it again."""
+        with self._sync_lock, self._lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                with handle:
+                    if self._synced < self._written:
+                        self._fsync(handle)
+                        self._synced = self._written
+
+    def _fsync(self, handle: IO[bytes]) -> None:
+        try:
+            os.fsync(handle.fileno())
+        except OSError as exc:
+            raise StateError(
+                f"{self.path}: cannot write the journal ({exc.strerror or exc})",
+                hint="check the disk and the permissions of the state folder; what was "
+                "recorded before this is safe in the journal",
+            ) from exc
 
 
 def _drop_unterminated_tail(handle: IO[bytes]) -> None:

@@ -50,3 +50,9 @@ def test_a_damaged_line_in_the_middle_is_an_error_with_its_line(tmp_path: Path) 
     )
     with pytest.raises(StateError, match=r"journal.jsonl:2: the journal is damaged"):
         list(read_journal(path))
+
+
+def test_garbage_after_the_last_good_line_is_a_torn_tail_and_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(_entry("Movement/a").to_line() + b'\x00\x00\x00\n{"lineage": \n')
+    assert [e.address for e in read_journal(path)] == ["Movement/a"]
