@@ -1,7 +1,8 @@
 """The walk of the dependency graph, separate from what each node does.
 
-Nodes run on a bounded pool of threads as soon as everything they depend on has succeeded;
-a node whose dependency failed or was skipped is skipped too; independent work goes on.
+Nodes run on a bounded number of worker threads as soon as everything they depend on has
+succeeded; a node whose dependency failed or was skipped is skipped too; independent work
+goes on.
 When ``stop`` is set (Ctrl-C, SIGTERM) no new node starts, and what is in flight finishes.
 """
 
@@ -11,7 +12,6 @@ import heapq
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
@@ -46,72 +46,117 @@ def walk(
     """Run every key of ``order`` (a valid dependency order) with ``run``.
 
     ``run`` returns True on success and False on a recorded failure; an exception from it is
-    a failure too. ``blocked`` names keys that must not run (refused, needs decision): their
-    dependents are skipped with that reason. ``on_result`` is called once per key, from the
-    walking thread, as soon as its result is known.
+    a failure too. ``blocked`` names keys that must not run (needs decision): their
+    dependents are skipped with that reason. ``on_result`` is called once per key as soon as
+    its result is known, one call at a time.
+
+    The workers take ready keys themselves (earliest in ``order`` first) and release what
+    waited for them, so no thread sits between a finished key and the next one.
     """
-    position = {key: i for i, key in enumerate(order)}
-    blocked = blocked or {}
-    waiting = {key: 0 for key in order}
-    dependents: dict[Key, list[Key]] = defaultdict(list)
-    for key in order:
-        for dep in dependencies.get(key, ()):
-            if dep in position:
-                waiting[key] += 1
-                dependents[dep].append(key)
-    results: dict[Key, NodeResult[Key]] = {}
+    graph = _Graph(order, dependencies, blocked or {}, on_result)
+    workers = [
+        threading.Thread(target=graph.work, args=(run, stop), name=f"apply-{i}", daemon=True)
+        for i in range(max(1, parallelism))
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return graph.finish()
 
-    def settle(result: NodeResult[Key]) -> None:
-        results[result.key] = result
-        if on_result is not None:
-            on_result(result)
 
-    def skip_dependents(key: Key, why: str) -> None:
-        pending = list(dependents[key])
+class _Graph(Generic[Key]):
+    """The shared bookkeeping of a walk, guarded by one condition variable."""
+
+    def __init__(
+        self,
+        order: Sequence[Key],
+        dependencies: Mapping[Key, Sequence[Key]],
+        blocked: Mapping[Key, str],
+        on_result: Callable[[NodeResult[Key]], None] | None,
+    ) -> None:
+        self.order = order
+        self.position = {key: i for i, key in enumerate(order)}
+        self.blocked = blocked
+        self.on_result = on_result
+        self.waiting = dict.fromkeys(order, 0)
+        self.dependents: dict[Key, list[Key]] = defaultdict(list)
+        for key in order:
+            for dep in dependencies.get(key, ()):
+                if dep in self.position:
+                    self.waiting[key] += 1
+                    self.dependents[dep].append(key)
+        self.results: dict[Key, NodeResult[Key]] = {}
+        self.ready = [(self.position[k], k) for k in order if self.waiting[k] == 0]
+        heapq.heapify(self.ready)
+        self.running = 0
+        self.changed = threading.Condition()
+
+    def work(self, run: Callable[[Key], bool], stop: threading.Event) -> None:
+        """One worker: take the next ready key, run it, record it; until nothing is left."""
+        while True:
+            key = self._take(stop)
+            if key is None:
+                return
+            try:
+                ok, reason = run(key), ""
+            except Exception as exc:  # a failure of this node, recorded; the walk goes on
+                ok, reason = False, f"{type(exc).__name__}: {exc}"
+            with self.changed:
+                self.running -= 1
+                if ok:
+                    self._settle(NodeResult(key, NodeStatus.SUCCEEDED))
+                    self._release(key)
+                else:
+                    self._settle(NodeResult(key, NodeStatus.FAILED, reason))
+                    self._skip_dependents(key, f"{key} failed")
+                self.changed.notify_all()
+
+    def _take(self, stop: threading.Event) -> Key | None:
+        with self.changed:
+            while True:
+                if stop.is_set():
+                    return None
+                while self.ready:
+                    _, key = heapq.heappop(self.ready)
+                    if key in self.results:
+                        continue
+                    if key in self.blocked:
+                        self._settle(NodeResult(key, NodeStatus.SKIPPED, self.blocked[key]))
+                        self._skip_dependents(key, f"{key} was not applied: {self.blocked[key]}")
+                        continue
+                    self.running += 1
+                    return key
+                if self.running == 0:
+                    self.changed.notify_all()
+                    return None
+                # Woken by a finished key (new work, or the end) or, every so often, to
+                # notice a stop that came while nothing finished.
+                self.changed.wait(0.1)
+
+    def _settle(self, result: NodeResult[Key]) -> None:
+        self.results[result.key] = result
+        if self.on_result is not None:
+            self.on_result(result)
+
+    def _release(self, key: Key) -> None:
+        for dependent in self.dependents[key]:
+            self.waiting[dependent] -= 1
+            if self.waiting[dependent] == 0 and dependent not in self.results:
+                heapq.heappush(self.ready, (self.position[dependent], dependent))
+
+    def _skip_dependents(self, key: Key, why: str) -> None:
+        pending = list(self.dependents[key])
         while pending:
             dependent = pending.pop()
-            if dependent not in results:
-                settle(NodeResult(dependent, NodeStatus.SKIPPED, why))
-                pending.extend(dependents[dependent])
+            if dependent not in self.results:
+                self._settle(NodeResult(dependent, NodeStatus.SKIPPED, why))
+                pending.extend(self.dependents[dependent])
 
-    ready: list[tuple[int, Key]] = []
-
-    def release(key: Key) -> None:
-        for dependent in dependents[key]:
-            waiting[dependent] -= 1
-            if waiting[dependent] == 0 and dependent not in results:
-                heapq.heappush(ready, (position[dependent], dependent))
-
-    for key in order:
-        if waiting[key] == 0:
-            heapq.heappush(ready, (position[key], key))
-
-    running: dict[Future[bool], Key] = {}
-    with ThreadPoolExecutor(max_workers=max(1, parallelism)) as pool:
-        while ready or running:
-            while ready and len(running) < parallelism and not stop.is_set():
-                _, key = heapq.heappop(ready)
-                if key in results:
-                    continue
-                if key in blocked:
-                    settle(NodeResult(key, NodeStatus.SKIPPED, blocked[key]))
-                    skip_dependents(key, f"{key} was not applied: {blocked[key]}")
-                    continue
-                running[pool.submit(run, key)] = key
-            if not running:
-                break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                key = running.pop(future)
-                error = future.exception()
-                if error is None and future.result():
-                    settle(NodeResult(key, NodeStatus.SUCCEEDED))
-                    release(key)
-                else:
-                    reason = f"{type(error).__name__}: {error}" if error else ""
-                    settle(NodeResult(key, NodeStatus.FAILED, reason))
-                    skip_dependents(key, f"{key} failed")
-    for key in order:
-        if key not in results:
-            results[key] = NodeResult(key, NodeStatus.NOT_STARTED, "stopped before it started")
-    return results
+    def finish(self) -> dict[Key, NodeResult[Key]]:
+        for key in self.order:
+            if key not in self.results:
+                self.results[key] = NodeResult(
+                    key, NodeStatus.NOT_STARTED, "stopped before it started"
+                )
+        return self.results

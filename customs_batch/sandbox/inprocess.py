@@ -1,11 +1,11 @@
 """A synchronous httpx transport that runs an ASGI application in-process.
 
 httpx's own ``ASGITransport`` is async-only, but the API client uses a synchronous
-``httpx.Client``. This transport runs the application on a private event loop in a
-background thread and hands each request to it, as ``starlette.testclient`` does with an
-anyio portal. Handing over is thread-safe, so several worker threads may send through one
-transport at once; the event loop interleaves their requests. The loop thread is a daemon
-(unlike anyio's portal thread), so a program that forgets ``close()`` still exits.
+``httpx.Client``. This transport runs the application on an event loop of the calling
+thread's own, so a request costs no hand-over between threads (the emulator keeps its data
+behind thread locks and never awaits while holding one, so it serves several loops at
+once). Several worker threads may send through one transport at the same time, each on its
+own loop, as they would over sockets. ``close()`` closes every loop it made.
 
 Usage::
 
@@ -30,15 +30,14 @@ class InProcessTransport(httpx.BaseTransport):
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._local = threading.local()
+        self._loops: list[asyncio.AbstractEventLoop] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Run ``request`` through the application and return its buffered response."""
         request.read()
-        future = asyncio.run_coroutine_threadsafe(self._send(request), self._started_loop())
         try:
-            status, headers, content = future.result()
+            status, headers, content = self._own_loop().run_until_complete(self._send(request))
         except ConnectionDropped as exc:
             # Over real HTTP the server closes the socket; give the client the same error.
             raise httpx.RemoteProtocolError(
@@ -96,23 +95,19 @@ class InProcessTransport(httpx.BaseTransport):
             complete.set()
         return status, headers, b"".join(chunks)
 
-    def _started_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(
-                    target=loop.run_forever, name="customs-batch-sandbox", daemon=True
-                )
-                thread.start()
-                self._loop, self._thread = loop, thread
-            return self._loop
+    def _own_loop(self) -> asyncio.AbstractEventLoop:
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            self._local.loop = loop
+            with self._lock:
+                self._loops.append(loop)
+        return loop
 
     def close(self) -> None:
-        """Stop the event loop thread; a later request starts a new one."""
+        """Close the event loops; a later request makes a new one."""
         with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop, self._thread = None, None
-        if loop is not None and thread is not None:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            loop.close()
+            loops, self._loops = self._loops, []
+        for loop in loops:
+            if not loop.is_running():
+                loop.close()
