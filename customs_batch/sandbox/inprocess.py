@@ -25,7 +25,7 @@ from customs_batch.sandbox.faults import ConnectionDropped
 
 
 class InProcessTransport(httpx.BaseTransport):
-    """Send requests to an ASGI ``app`` running on a private event loop thread."""
+    """Send requests to an ASGI ``app``, run on an event loop of the calling thread."""
 
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
