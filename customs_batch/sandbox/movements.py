@@ -69,7 +69,7 @@ def _refusals(body: JsonObject, shipment: JsonObject, store: Store) -> Iterator[
                 f"{hawb_id or 'the master AWB'} of shipment {public_id}"
             )
     elif action in NO_DECLARATION:
-        yield f"customsDeclaration is not allowed for {action}: it reuses the linked movement's"
+        yield f"customsDeclaration is not allowed for {action}: it reuses the linked movement's declaration"
     else:
         yield from _declaration_refusals(action, declaration, shipment)
 
