@@ -44,6 +44,15 @@ def selection_options(function: F) -> F:
     )(function)
 
 
+lock_timeout_option = click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another run's state lock.",
+)
+
+
 def load_documents(
     paths: tuple[Path, ...], labels: tuple[str, ...], targets: tuple[str, ...]
 ) -> tuple[list[Document], Selection]:

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._inputs import backend_for, load_documents, selection_options
+from customs_batch.cli._inputs import (
+    backend_for,
+    load_documents,
+    lock_timeout_option,
+    selection_options,
+)
 from customs_batch.cli._plan_view import rate_per_second, show_plan
 from customs_batch.cli._progress import JsonEvents, LineEvents, RichEvents, show_summary
 from customs_batch.cli._service import (
@@ -55,13 +60,7 @@ from customs_batch.planning.planfile import (
     show_default=True,
     help="Seconds --wait waits for one declaration.",
 )
-@click.option(
-    "--lock-timeout",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait for another run's state lock.",
-)
+@lock_timeout_option
 @click.option(
     "--format",
     "format_name",

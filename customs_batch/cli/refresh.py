@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from customs_batch.cli._inputs import backend_for
+from customs_batch.cli._inputs import backend_for, lock_timeout_option
 from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode
@@ -16,13 +16,7 @@ from customs_batch.state import RecordStatus
 @click.command()
 @env_option
 @verbose_option
-@click.option(
-    "--lock-timeout",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait for another run's state lock.",
-)
+@lock_timeout_option
 def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
     """Poll what the state knows and record what changed at the service.
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._inputs import backend_for, load_documents
+from customs_batch.cli._inputs import backend_for, load_documents, lock_timeout_option
 from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode, StateError, UsageError
@@ -15,14 +15,6 @@ from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State
-
-LOCK_TIMEOUT = click.option(
-    "--lock-timeout",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait for another run's state lock.",
-)
 
 
 def _address(text: str) -> Address:
@@ -107,7 +99,7 @@ def show(address: str, env_name: str | None) -> int:
 @state.command()
 @click.argument("addresses", nargs=-1, required=True)
 @env_option
-@LOCK_TIMEOUT
+@lock_timeout_option
 def rm(addresses: tuple[str, ...], env_name: str | None, lock_timeout: float) -> int:
     """Forget ADDRESSES: the objects stay at the service, customs-batch stops tracking them.
 
@@ -132,7 +124,7 @@ def rm(addresses: tuple[str, ...], env_name: str | None, lock_timeout: float) ->
 @state.command()
 @click.argument("address")
 @env_option
-@LOCK_TIMEOUT
+@lock_timeout_option
 def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
     """Forget an attempt whose outcome is unknown, so the next apply sends it again.
 
@@ -163,7 +155,7 @@ def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
 @click.argument("remote_id")
 @env_option
 @verbose_option
-@LOCK_TIMEOUT
+@lock_timeout_option
 def adopt_(
     address: str, remote_id: str, env_name: str | None, verbose: bool, lock_timeout: float
 ) -> int:
@@ -192,7 +184,7 @@ def adopt_(
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @env_option
 @verbose_option
-@LOCK_TIMEOUT
+@lock_timeout_option
 def import_(
     address: str,
     remote_id: str,
