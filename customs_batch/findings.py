@@ -17,6 +17,15 @@ class Severity(StrEnum):
 JsonPath = tuple[str | int, ...]
 
 
+def column_letter(index: int) -> str:
+    """The spreadsheet letter of a 1-based column: 1 -> A, 27 -> AA."""
+    letters = ""
+    while index > 0:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
 @dataclass(frozen=True)
 class Location:
     """Where a finding points.
@@ -42,11 +51,7 @@ class Location:
             return None
         text = f"sheet {self.sheet!r}, row {self.row}"
         if self.column >= 1:
-            letters, index = "", self.column
-            while index > 0:
-                index, rest = divmod(index - 1, 26)
-                letters = chr(65 + rest) + letters
-            text += f", column {letters}"
+            text += f", column {column_letter(self.column)}"
             if self.column_name:
                 text += f" {self.column_name!r}"
         elif self.column_name:

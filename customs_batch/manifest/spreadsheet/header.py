@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from customs_batch.manifest.spreadsheet.model import Cell, Header, SheetError, column_letter
+from customs_batch.findings import column_letter
+from customs_batch.manifest.spreadsheet.model import Cell, Header, SheetError
 
 
 def build_header(

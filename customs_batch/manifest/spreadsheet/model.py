@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.errors import ManifestError
+from customs_batch.findings import column_letter
 
 Cell = Any
 """A cell value: str, int, float, bool, an ISO 8601 date string, or None when empty."""
@@ -20,15 +21,6 @@ class SheetError(ManifestError):
         super().__init__(message, hint=hint)
         self.file = file
         self.row = row
-
-
-def column_letter(index: int) -> str:
-    """The spreadsheet letter of a 1-based column: 1 -> A, 27 -> AA."""
-    letters = ""
-    while index > 0:
-        index, rest = divmod(index - 1, 26)
-        letters = chr(65 + rest) + letters
-    return letters
 
 
 @dataclass(frozen=True)
