@@ -14,7 +14,7 @@ JSON = Any
 """A JSON-like value: dict, list, str, int, float, bool or None."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Position:
     """A place in a source file; line and column are 1-based."""
 
@@ -36,7 +36,7 @@ class Position:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     """A ``${ref:Kind/name.field}`` found in a document's spec, at ``path``."""
 
