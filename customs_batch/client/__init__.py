@@ -18,12 +18,6 @@ from customs_batch.client._errors import (
     UnexpectedResponseError,
 )
 from customs_batch.client._filters import (
-    ARCHIVED_FILTERS,
-    DECLARATION_STATUSES,
-    DECLARATION_TYPES,
-    DELETED_FILTERS,
-    SHIPMENT_STATUSES,
-    TRANSIT_STATUSES,
     DeclarationFilter,
     ItemFilter,
     Order,
@@ -50,6 +44,14 @@ from customs_batch.client._pagination import MAX_PAGE_SIZE, Page, PageFamily
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
 from customs_batch.client._retry import NO_RETRIES, RetryPolicy, is_repeatable
 from customs_batch.client._transport import USER_AGENT, Sender
+from customs_batch.vocabulary import (
+    ARCHIVED_FILTERS,
+    DECLARATION_STATUSES,
+    DECLARATION_TYPES,
+    DELETED_FILTERS,
+    SHIPMENT_STATUSES,
+    TRANSIT_STATUSES,
+)
 
 __all__ = [
     "ARCHIVED_FILTERS",

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import Final
 
+from customs_batch.vocabulary import DECLARATION_STATUSES as DECLARATION_STATUSES
+from customs_batch.vocabulary import DECLARATION_TYPES as DECLARATION_TYPES
+from customs_batch.vocabulary import SHIPMENT_STATUSES as SHIPMENT_STATUSES
+from customs_batch.vocabulary import TRANSIT_STATUSES
+
 # -- paths (Starlette route syntax) --------------------------------------------------------
 SHIPMENTS: Final = "/v1/shipments"
 MOVEMENTS: Final = "/v1/shipments/{id}/movements"
@@ -83,25 +88,7 @@ REASONS: Final[dict[int, str]] = {
 }
 
 # -- transit status words: response body word <-> filter value ---------------------------------
-TRANSIT_FILTER_VALUES: Final = (
-    "NEW",
-    "READY_TO_DECLARE",
-    "ARRIVAL_NOTIFICATION",
-    "UNLOADING_PERMITTED",
-    "UNLOADING_REMARKS",
-    "PARTIAL_RELEASED",
-    "NO_RELEASE",
-    "RELEASED",
-    "INVALID",
-    "CONTROL",
-    "BLOCKED",
-    "COMPLETED",
-    "TRANSIT_DECLARATION",
-    "REGISTERED",
-    "ACCEPTED",
-    "CANCELED",
-    "CANCELLATION_REQ",
-)
+TRANSIT_FILTER_VALUES: Final = TRANSIT_STATUSES
 _TRANSIT_SPECIAL: Final = {"NEW": "processing", "READY_TO_DECLARE": "ready"}
 
 
@@ -110,29 +97,8 @@ def transit_body_status(filter_value: str) -> str:
     return _TRANSIT_SPECIAL.get(filter_value, filter_value.lower())
 
 
-DECLARATION_STATUSES: Final = (
-    "processing",
-    "ready",
-    "submitted",
-    "registered",
-    "under_control",
-    "accepted",
-    "released",
-    "tax_notice",
-    "invalid",
-    "error",
-    "completed",
-    "canceled",
-    "cancellation_requested",
-    "non_exited",
-    "exited",
-    "amendment_requested",
-    "no_release",
-)
 # Export declarations in these statuses have not reached customs: DELETE cancels at once.
 NOT_YET_SUBMITTED: Final = frozenset({"processing", "ready", "invalid", "error"})
-SHIPMENT_STATUSES: Final = ("new", "clearanceInProgress", "completed")
-DECLARATION_TYPES: Final = ("IMPORT", "EXPORT")
 
 # -- movements -------------------------------------------------------------------------------
 MOVEMENT_QUEUED: Final = "QUEUED"
