@@ -15,79 +15,12 @@ from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.model import Plan
 from customs_batch.state import LocalBackend, RecordStatus, State
 
+from ..client.bodies import departure
 from ..planning.helpers import doc, movement
 from .conftest import Emulator
 
 GROUP = {"name": "EU road", "code": "EU-ROAD", "companyId": 1}
 PARTY = {"name": "Hafen GmbH", "eoriNo": "DE123456789012345", "countryCode": "DE"}
-
-
-def departure(reference: str = "C-1") -> dict[str, Any]:
-    return {
-        "type": "DEPARTURE",
-        "companyId": 1,
-        "procedureType": "D1",
-        "declarationType": "externalTransit",
-        "additionalDeclarationType": "STANDARD",
-        "commercialReference": reference,
-        "departureOffice": "DE004073",
-        "destinationOffice": "NL000396",
-        "countryOfDispatch": "DE",
-        "countryOfDestination": "NL",
-        "security": "0",
-        "totalWeight": 125.5,
-        "goodsLocationType": "A",
-        "goodsLocationAddressType": "Z",
-        "goodsLocationAddress": {
-            "Address": {
-                "street": "Kai 1",
-                "city": "Hamburg",
-                "postCode": "20457",
-                "countryCode": "DE",
-            }
-        },
-        "loadingCountry": "DE",
-        "loadingLocation": "Hamburg",
-        "loadingUNLocode": "DEHAM",
-        "Principal": PARTY,
-        "Consignor": PARTY,
-        "Consignee": {
-            "name": "Empfang BV",
-            "countryCode": "NL",
-            "city": "Rotterdam",
-            "street": "Weg 2",
-            "postcode": "3011",
-        },
-        "DeclarationGuarantees": [
-            {
-                "guaranteeType": "1",
-                "guaranteeReferenceNumber": "REF",
-                "guaranteeAmount": 100.0,
-                "currencyCode": "EUR",
-                "accessCode": "1234",
-            }
-        ],
-        "DeclarationItems": [
-            {
-                "description": "Fish",
-                "commodityCode": "03054100",
-                "originCountry": "NO",
-                "quantity": 1,
-                "grossMass": 125.5,
-                "netWeight": 120.0,
-                "netPrice": 10.0,
-                "currency": "EUR",
-                "packaging": [
-                    {
-                        "sequenceNumber": 1,
-                        "typeOfPackages": "PK",
-                        "quantity": 10,
-                        "shippingMarks": "M",
-                    }
-                ],
-            }
-        ],
-    }
 
 
 class Recorder:
