@@ -16,6 +16,7 @@ from starlette.routing import Route
 from customs_batch.sandbox import contract, declarations, rto, templates, transit
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
+from customs_batch.sandbox.gate import Gate, GateMiddleware, set_gate, show_gate
 from customs_batch.sandbox.idempotency import Idempotency
 from customs_batch.sandbox.openapi import openapi_document
 from customs_batch.sandbox.populate import populate
@@ -96,13 +97,20 @@ def create_app(
         schemas=BodySchemas.load(),
         idempotency=Idempotency(store),
     )
-    middleware = [Middleware(RequestLog)]
+    gate = Gate()
+    middleware = [Middleware(RequestLog), Middleware(GateMiddleware, gate=gate)]
     if faults is not None and faults.active:
         middleware.append(Middleware(FaultMiddleware, dice=FaultDice(faults, fault_seed)))
     app = Starlette(
-        routes=[*ROUTES, Route(contract.OPENAPI, _openapi, methods=["GET"])],
+        routes=[
+            *ROUTES,
+            Route(contract.OPENAPI, _openapi, methods=["GET"]),
+            Route(contract.TEST_GATE, show_gate, methods=["GET"]),
+            Route(contract.TEST_GATE, set_gate, methods=["POST"]),
+        ],
         middleware=middleware,
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
     )
     app.state.sandbox = sandbox
+    app.state.gate = gate
     return app

@@ -33,6 +33,7 @@ TEMPLATE_GROUPS: Final = "/v1/declaration-templates/groups"
 TEMPLATE_GROUP: Final = "/v1/declaration-templates/groups/{id:int}"
 INSPECT_MOVEMENTS: Final = "/_sandbox/movements"
 INSPECT_STATS: Final = "/_sandbox/stats"
+TEST_GATE: Final = "/_sandbox/gate"
 OPENAPI: Final = "/openapi.json"
 
 # -- query parameter names -------------------------------------------------------------------

@@ -119,7 +119,8 @@ class FaultDice:
         return Fault.NONE, delay
 
 
-def _faultable(path: str) -> bool:
+def faultable(path: str) -> bool:
+    """Whether faults (and the test gate) act on ``path``: the API, not the emulator's own."""
     return not (path.startswith("/_sandbox") or path == "/openapi.json")
 
 
@@ -131,7 +132,7 @@ class FaultMiddleware:
         self.dice = dice
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not _faultable(scope["path"]):
+        if scope["type"] != "http" or not faultable(scope["path"]):
             await self.app(scope, receive, send)
             return
         fault, delay = self.dice.draw()

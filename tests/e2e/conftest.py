@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, ClassVar
 
 import httpx
 import pytest
@@ -134,6 +136,22 @@ class Sandbox:
         ids = [r["declarationId"] for r in listed["result"]]
         assert listed["itemCount"] <= 100, "more declarations than one page"
         return {i: self.get(f"/v1/declarations/transit/{i}") for i in ids if i >= FIRST_NEW_TRANSIT}
+
+    def close_gate(self) -> None:
+        """Hold every API request at the door until ``open_gate`` (a race held open)."""
+        self.client.post("/_sandbox/gate", json={"open": False}).raise_for_status()
+
+    def open_gate(self) -> None:
+        """Let the held requests, and every later one, through."""
+        self.client.post("/_sandbox/gate", json={"open": True}).raise_for_status()
+
+    def wait_until_held(self, count: int = 1, timeout: float = 30) -> None:
+        """Return once ``count`` requests wait at the closed gate."""
+        deadline = time.monotonic() + timeout
+        while self.client.get("/_sandbox/gate").json()["waiting"] < count:
+            if time.monotonic() > deadline:
+                pytest.fail(f"fewer than {count} request(s) reached the gate in {timeout} s")
+            time.sleep(0.02)
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL if it hangs)."""
@@ -254,36 +272,58 @@ class Project:
 
 
 class Running:
-    """A CLI process started in the background, whose output is read line by line."""
+    """A CLI process started in the background, whose output is read line by line.
+
+    Two threads read stdout and stderr as the process writes them, so waiting for a line
+    keeps its deadline and nothing read ahead is lost. Every process started is stopped and
+    its pipes closed when the test ends (``reap``), whatever the test asserted.
+    """
+
+    started: ClassVar[list[Running]] = []
 
     def __init__(self, process: subprocess.Popen[str], outputs: list[str]) -> None:
         self.process = process
         self.lines: list[str] = []
         self.err_lines: list[str] = []
         self._outputs = outputs
+        self._queues: dict[bool, queue.Queue[str | None]] = {
+            False: queue.Queue(),
+            True: queue.Queue(),
+        }
+        self._ended = {False: False, True: False}
+        assert process.stdout is not None and process.stderr is not None
+        self._readers = [
+            threading.Thread(target=_pump, args=(stream, self._queues[err]), daemon=True)
+            for err, stream in ((False, process.stdout), (True, process.stderr))
+        ]
+        for reader in self._readers:
+            reader.start()
+        Running.started.append(self)
 
     def wait_for_line(
         self, accept: Callable[[str], bool], *, stderr: bool = False, timeout: float = 30
     ) -> str | None:
         """Read stdout (or stderr) until a line ``accept`` takes; None when it ends first."""
-        stream = self.process.stderr if stderr else self.process.stdout
         seen = self.err_lines if stderr else self.lines
-        assert stream is not None
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = stream.readline()
-            if not line:
-                return None
+        while not self._ended[stderr]:
+            try:
+                line = self._queues[stderr].get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                pytest.fail(f"no expected line within {timeout} s: {''.join(seen)}")
+            if line is None:
+                self._ended[stderr] = True
+                break
             seen.append(line)
             if accept(line):
                 return line
-        pytest.fail(f"no expected line within {timeout} s: {''.join(seen)}")
+        return None
 
     def finish(self, timeout: float = 60) -> tuple[int, str, str]:
-        """Wait for the end; the exit code and the rest of stdout and stderr."""
-        out, err = self.process.communicate(timeout=timeout)
-        stdout = "".join(self.lines) + out
-        err = "".join(self.err_lines) + err
+        """Wait for the end; the exit code and the whole of stdout and stderr."""
+        self.process.wait(timeout=timeout)
+        self._drain()
+        stdout, err = "".join(self.lines), "".join(self.err_lines)
         self._outputs += [stdout, err]
         assert "Traceback" not in err, err
         return self.process.returncode, stdout, err
@@ -292,6 +332,39 @@ class Running:
         """kill -9, and reap the process."""
         self.process.kill()
         self.finish()
+
+    def reap(self) -> None:
+        """Stop the process if it still runs, and close its pipes."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        self._drain()
+
+    def _drain(self) -> None:
+        for reader in self._readers:
+            reader.join(timeout=30)
+        for err, seen in ((False, self.lines), (True, self.err_lines)):
+            while not self._ended[err]:
+                line = self._queues[err].get()
+                if line is None:
+                    self._ended[err] = True
+                else:
+                    seen.append(line)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+    @classmethod
+    def reap_all(cls) -> None:
+        """Stop every process the test started and close its pipes."""
+        while cls.started:
+            cls.started.pop().reap()
+
+
+def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
 
 
 def assert_secret_nowhere(project: Project) -> None:
@@ -320,7 +393,15 @@ def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
     try:
         yield server
     finally:
+        Running.reap_all()
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reap_processes() -> Iterator[None]:
+    """Whatever a test asserted, no process it started outlives it with open pipes."""
+    yield
+    Running.reap_all()
 
 
 @pytest.fixture

@@ -1,0 +1,109 @@
+"""A gate for tests that race: while it is closed, API requests wait at the door.
+
+A test that needs "the first apply is still running while the second starts" closes the
+gate, starts the first run, waits until ``GET /_sandbox/gate`` shows one of its requests
+waiting, does what it must, then opens the gate. Nothing depends on one process being slower
+than another. The gate holds the same paths faults strike (never ``/_sandbox`` or the OpenAPI
+document), before the request is counted or has any effect.
+"""
+
+from __future__ import annotations
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from customs_batch.sandbox.auth import authenticate
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.faults import faultable
+from customs_batch.sandbox.web import ApiError, error, json_response
+
+
+class Gate:
+    """Open unless a test closed it; counts the requests waiting behind it."""
+
+    def __init__(self) -> None:
+        self._opened: anyio.Event | None = None
+        self.waiting = 0
+
+    @property
+    def is_open(self) -> bool:
+        """Whether requests pass."""
+        return self._opened is None
+
+    def close(self) -> None:
+        """Hold every request from now on (call on the server's event loop)."""
+        if self._opened is None:
+            self._opened = anyio.Event()
+
+    def open(self) -> None:
+        """Let the waiting requests and every later one through."""
+        if self._opened is not None:
+            self._opened.set()
+            self._opened = None
+
+    async def wait(self) -> None:
+        """Return once the gate is open."""
+        opened = self._opened
+        if opened is None:
+            return
+        self.waiting += 1
+        try:
+            await opened.wait()
+        finally:
+            self.waiting -= 1
+
+    def snapshot(self) -> dict[str, object]:
+        """The ``/_sandbox/gate`` body."""
+        return {"open": self.is_open, "waiting": self.waiting}
+
+
+class GateMiddleware:
+    """ASGI middleware that holds API requests while the app's gate is closed."""
+
+    def __init__(self, app: ASGIApp, gate: Gate) -> None:
+        self.app = app
+        self.gate = gate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and faultable(scope["path"]):
+            await self.gate.wait()
+        await self.app(scope, receive, send)
+
+
+async def show_gate(request: Request) -> Response:
+    """GET /_sandbox/gate: whether it is open and how many requests wait."""
+    try:
+        gate = _authorised_gate(request)
+    except ApiError as exc:
+        return json_response(exc.body, exc.status, exc.headers)
+    return json_response(gate.snapshot())
+
+
+async def set_gate(request: Request) -> Response:
+    """POST /_sandbox/gate with ``{"open": false}`` closes it, ``{"open": true}`` opens it."""
+    try:
+        gate = _authorised_gate(request)
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        wanted = body.get("open") if isinstance(body, dict) else None
+        if not isinstance(wanted, bool):
+            raise error(400, 'the body must be {"open": true} or {"open": false}')
+    except ApiError as exc:
+        return json_response(exc.body, exc.status, exc.headers)
+    if wanted:
+        gate.open()
+    else:
+        gate.close()
+    return json_response(gate.snapshot())
+
+
+def _authorised_gate(request: Request) -> Gate:
+    """The app's gate, for a caller with a valid API key (as the inspection endpoints)."""
+    sandbox: Sandbox = request.app.state.sandbox
+    authenticate(sandbox.store, request.headers.get("authorization"))
+    gate: Gate = request.app.state.gate
+    return gate
