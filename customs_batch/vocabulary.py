@@ -55,3 +55,9 @@ TRANSIT_STATUSES: Final = (
 DECLARATION_TYPES: Final = ("IMPORT", "EXPORT")
 DELETED_FILTERS: Final = ("normal", "deleted", "all")
 ARCHIVED_FILTERS: Final = ("unarchived", "archived", "all")
+
+# Transit body statuses with a meaning of their own to the tool.
+PROCESSING: Final = "processing"
+FAILED_TRANSIT_STATUSES: Final = frozenset({"invalid", "error"})
+"""Departure statuses in which customs never accepted the declaration: a corrected document
+may be submitted again without declaring the goods twice."""

@@ -16,16 +16,22 @@ PLAN_JSON_VERSION = 1
 SYMBOLS = {
     Action.CREATE: ("+", "green"),
     Action.UPDATE: ("~", "yellow"),
+    Action.RESUBMIT: ("+/-", "yellow"),
     Action.NO_CHANGE: ("=", None),
+    Action.DROP: ("x", None),
     Action.REFUSED: ("!", "red"),
+    Action.REJECTED: ("!", "red"),
     Action.ORPHANED: ("-", "magenta"),
     Action.NEEDS_DECISION: ("?", "red"),
 }
 WORDS = {
     Action.CREATE: "to create",
     Action.UPDATE: "to update",
+    Action.RESUBMIT: "to resubmit",
     Action.NO_CHANGE: "unchanged",
+    Action.DROP: "to drop",
     Action.REFUSED: "refused",
+    Action.REJECTED: "rejected",
     Action.ORPHANED: "orphaned",
     Action.NEEDS_DECISION: "need a decision",
 }
@@ -72,6 +78,11 @@ def show_plan(plan: Plan, *, environment: str, limit: RateLimit, verbose: bool =
         click.echo("  No changes: the service matches the manifests as far as the state knows.")
     click.echo()
     click.echo(summary_text(plan, limit))
+    if plan.blocked:
+        click.echo(
+            f"{len(plan.blocked)} item(s) refused, rejected at the service or needing a "
+            "decision: see the reasons above."
+        )
 
 
 def _show_change(change: PlannedChange) -> None:
@@ -81,8 +92,16 @@ def _show_change(change: PlannedChange) -> None:
     click.echo(f"{head}{change.address}")
     if change.reason:
         click.echo(f"      {change.reason}")
+    for value in change.values:
+        click.echo(f"      {value.path}: {_shown(value.old)} -> {_shown(value.new)}")
     for path in change.unknown:
         click.echo(f"      {_path(path)} = {UNKNOWN}")
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON, cut short when long (the JSON plan carries it whole)."""
+    text = "(none)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _path(path: tuple[str | int, ...]) -> str:
@@ -107,6 +126,10 @@ def plan_json(plan: Plan, *, environment: str, limit: RateLimit) -> str:
                 "operation": change.operation.value,
                 "reason": change.reason,
                 "changed": list(change.changed),
+                "values": [
+                    {"path": value.path, "old": value.old, "new": value.new}
+                    for value in change.values
+                ],
                 "knownAfterApply": [_path(p) for p in change.unknown],
                 "dependsOn": [str(a) for a in change.depends_on],
                 "requests": change.requests,
@@ -119,6 +142,7 @@ def plan_json(plan: Plan, *, environment: str, limit: RateLimit) -> str:
             "requests": plan.requests,
             "rateLimit": str(limit),
             "seconds": round(plan.seconds_at(rate), 3),
+            "blocked": len(plan.blocked),
         },
     }
     return json.dumps(body, indent=2, sort_keys=True)

@@ -72,7 +72,9 @@ class LineEvents:
     def finished_one(self, outcome: Outcome) -> None:
         self.tally.finished(outcome)
         line = f"{VERBS[outcome.status]:<8} {outcome.address}"
-        extra = outcome.detail if outcome.status is not NodeStatus.SUCCEEDED else _outputs(outcome)
+        extra = outcome.detail
+        if outcome.status is NodeStatus.SUCCEEDED:
+            extra = f"{_outputs(outcome)}  {outcome.detail}".strip()
         click.echo(f"{line}  {extra}".rstrip())
 
     def close(self) -> None:

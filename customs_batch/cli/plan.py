@@ -27,7 +27,8 @@ from customs_batch.planning.planfile import digest_documents, write_plan
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 0 when there is nothing to do, 2 when there are changes, 1 on errors.",
+    help="Exit 0 when there is nothing to do, 2 when there are changes; 1 (as without "
+    "this flag) when anything is refused, rejected at the service or needs a decision.",
 )
 @click.option(
     "--format",
@@ -51,9 +52,12 @@ def plan(
     """Compare the manifests with the recorded state and show what apply would do.
 
     Needs no network and no key: it reads the manifests and the environment's state. Each
-    document is to create, to update in place, unchanged, refused (a change the API cannot
-    make, with the way out), orphaned (recorded, gone from the manifests) or needs a
-    decision (an earlier outcome is unknown).
+    document is to create, to update in place (old -> new values shown), to resubmit (a
+    departure the service rejected, now corrected), unchanged, to drop (refused by the
+    service, never created, gone from the manifests), refused (a change the API cannot make,
+    with the way out), rejected (invalid or in error at the service), orphaned (recorded,
+    gone from the manifests) or needs a decision (an earlier outcome is unknown). Exits 1
+    while anything is refused, rejected or needs a decision.
 
     \b
     Examples:
@@ -86,6 +90,8 @@ def plan(
             click.echo(
                 f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`."
             )
+    if result.blocked:
+        return int(ExitCode.FINDINGS)
     if detailed_exitcode and result.has_changes:
         return int(ExitCode.CHANGES)
     return int(ExitCode.OK)

@@ -9,8 +9,7 @@ from customs_batch.cli._service import env_option, select_environment, set_http_
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode
 from customs_batch.execution.reconcile import refresh as refresh_state
-from customs_batch.kinds import Address, Kind
-from customs_batch.state import RecordStatus
+from customs_batch.execution.reconcile import status_lines
 
 
 @click.command()
@@ -54,28 +53,9 @@ def status(env_name: str | None) -> int:
       customs-batch status --env sandbox
     """
     state = backend_for(select_environment(env_name)).read()
-    shown = 0
-    for address, record in sorted(state.resources.items()):
-        parsed = Address.parse(address)
-        if parsed is None or parsed.kind not in (
-            Kind.DEPARTURE_DECLARATION,
-            Kind.EXPORT_CANCELLATION,
-        ):
-            continue
-        shown += 1
-        if record.status is RecordStatus.PENDING:
-            click.echo(f"{address}  needs-decision  (outcome of the submission unknown)")
-            continue
-        if record.status is RecordStatus.FAILED:
-            message = record.error.message if record.error else ""
-            click.echo(f"{address}  refused  {message}".rstrip())
-            continue
-        ident = record.outputs.get("declarationId", "")
-        last = record.remote_status or record.outputs.get("status") or "unknown"
-        errors = f"  {len(record.remote_errors)} error(s)" if record.remote_errors else ""
-        click.echo(f"{address}  {ident}  {last}{errors}")
-        for error in record.remote_errors:
-            click.echo(f"    {error}")
-    if not shown:
+    lines = status_lines(state)
+    for line in lines:
+        click.echo(line)
+    if not lines:
         click.echo("No declarations in the state.", err=True)
     return int(ExitCode.OK)

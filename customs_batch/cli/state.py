@@ -73,7 +73,7 @@ def list_(env_name: str | None, format_name: str) -> int:
     for address in sorted(current.resources):
         record = current.resources[address]
         outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
-        status = "needs-decision" if record.status is RecordStatus.PENDING else record.status.value
+        status = "needs-decision" if record.status.outcome_unknown else record.status.value
         click.echo(f"{address}  {status}  {outputs}".rstrip())
     if not current.resources:
         click.echo("The state is empty.", err=True)

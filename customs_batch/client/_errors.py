@@ -11,6 +11,7 @@ Exception tree (all under ``customs_batch.errors.ServiceError``)::
     │   ├── RequestRefusedError  any other 4xx: the service's message says why
     │   └── ServerError          5xx: the service failed
     ├── ConnectionFailedError    the service could not be reached, or timed out
+    │   └── NotSentError         the request never left (connection refused, DNS failure)
     └── UnexpectedResponseError  a 2xx whose body is not what the API document describes
 
 Messages never contain the API key: the client removes it from any text it quotes.
@@ -92,6 +93,12 @@ class ConnectionFailedError(ServiceError):
     def __init__(self, message: str, *, operation: str, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.operation = operation
+
+
+class NotSentError(ConnectionFailedError):
+    """The request never left: the connection was refused or timed out while connecting,
+    the host name did not resolve, or the request could not be built. Nothing happened at
+    the service, so sending it again is always safe."""
 
 
 class UnexpectedResponseError(ServiceError):

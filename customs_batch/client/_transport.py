@@ -18,6 +18,7 @@ import httpx
 from customs_batch import __version__
 from customs_batch.client._errors import (
     ConnectionFailedError,
+    NotSentError,
     RateLimitedError,
     UnexpectedResponseError,
     error_for_status,
@@ -96,7 +97,8 @@ class Sender:
                 logger.info("%s: rate limited, waiting %.1f s", operation, error.retry_after)
             except ServiceError as error:
                 failures += 1
-                if not (repeatable and is_transient(error)):
+                # A request that never left may always be sent again, even a plain POST.
+                if not ((repeatable or isinstance(error, NotSentError)) and is_transient(error)):
                     raise
                 delay = self.retry_policy.backoff(failures, self._rng)
                 elapsed = self._clock() - started
@@ -116,10 +118,24 @@ class Sender:
         headers: Mapping[str, str],
         operation: str,
     ) -> Any:
-        request = self._http.build_request(method, path, params=params, json=body, headers=headers)
+        try:
+            request = self._http.build_request(
+                method, path, params=params, json=body, headers=headers
+            )
+        except (TypeError, ValueError) as exc:
+            raise NotSentError(
+                f"the request could not be built ({operation}): {exc}", operation=operation
+            ) from None
         started = time.perf_counter()
         try:
             response = self._http.send(request)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise NotSentError(
+                f"cannot reach the service ({operation}): {redact(str(exc), self._key)}; "
+                "nothing was sent",
+                operation=operation,
+                hint="check the environment's base_url and the network; nothing was sent",
+            ) from None
         except httpx.TimeoutException as exc:
             raise ConnectionFailedError(
                 f"no answer in time ({operation}): {type(exc).__name__}",

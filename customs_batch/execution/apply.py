@@ -1,9 +1,11 @@
 """Apply a plan: record every intent before it is sent and every outcome after, durably.
 
-The walk of the graph is ``scheduler.walk``; this module decides what one node does. A
-definite refusal is recorded as failed with the service's error. An outcome that cannot be
-known (a timeout, a reset connection, a server error) leaves the intent in the state, so the
-next plan re-sends a movement with its recorded key and never re-sends a departure blindly.
+The walk of the graph is ``scheduler.walk``; this module decides what one node does, and
+asks the kind's model (``customs_batch.kinds.registry``) how. A definite refusal is recorded
+as failed with the service's error. An outcome that cannot be known (a timeout, a reset
+connection, a server error) is recorded as unknown, so the next plan re-sends a movement
+with its recorded key and never re-sends a departure blindly. A request that never left (the
+connection was refused) takes the intent back: the next run sends it like anything new.
 """
 
 from __future__ import annotations
@@ -20,19 +22,22 @@ from customs_batch.client import (
     AuthenticationError,
     CustomsClient,
     NotFoundError,
+    NotSentError,
     PermissionDeniedError,
     RateLimitedError,
     RequestRefusedError,
 )
 from customs_batch.errors import ServiceError
-from customs_batch.execution.operations import SEND, Request
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, wait_for_departure
 from customs_batch.kinds import Address, Kind
+from customs_batch.kinds._base import Request
+from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
+from customs_batch.vocabulary import PROCESSING
 
 JSON = Any
 CONFLICT = 409
@@ -127,6 +132,9 @@ class _Run:
         return outcome.status is NodeStatus.SUCCEEDED
 
     def _send(self, change: PlannedChange) -> Outcome:
+        if change.operation is Operation.FORGET:
+            self.session.forget(str(change.address))
+            return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, "dropped")
         spec, unknown = resolve(dict(change.spec), self.lookup)
         if unknown:
             raise _NotSent("a value it refers to is not known: its source was not applied")
@@ -134,20 +142,16 @@ class _Run:
         key = change.idempotency_key
         if key is None and change.address.kind is Kind.MOVEMENT:
             key = str(uuid.uuid4())
-        known = dict(previous.outputs) if previous else {}
-        intent = ResourceRecord(
-            str(change.address),
-            RecordStatus.PENDING,
-            change.operation.value,
-            spec,
-            outputs=known,
-            idempotency_key=key,
-            updated_at=now_iso(),
-        )
+        intent = _intent(change, previous, spec, key)
         self.session.record(intent)
-        request = Request(change.address.kind, spec, known, key, change.changed)
+        request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
         try:
             outputs = SEND[change.operation](self.client, request)
+        except NotSentError as exc:
+            # The request never left: nothing happened at the service.
+            self._restore(change, previous)
+            detail = f"not sent, {exc.message}; the next run sends it"
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         except (AuthenticationError, PermissionDeniedError) as exc:
             self._restore(change, previous)
             with self._lock:
@@ -156,20 +160,54 @@ class _Run:
             return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
         except (RequestRefusedError, NotFoundError, RateLimitedError) as exc:
             if _still_in_flight(change, exc):
-                detail = f"outcome unknown, recorded for the next run: {exc.message}"
-                return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+                return self._unknown(change, intent, exc)
+            if getattr(exc, "status", None) == CONFLICT and previous is None:
+                return self._conflict(change, intent, request, exc)
             return self._refused(change, intent, previous, exc)
         except ServiceError as exc:
-            # Sent, but what the service did is unknown: the intent stays recorded.
-            detail = f"outcome unknown, recorded for the next run: {exc.message}"
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+            return self._unknown(change, intent, exc)
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
         self.session.record(applied)
-        if self.wait is not None and change.operation is Operation.SUBMIT_DEPARTURE:
+        if self.wait is not None and change.operation in model_of(change.address.kind).waits_after:
             return self._wait(change, applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+
+    def _unknown(self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError) -> Outcome:
+        """Sent, but what the service did is unknown: recorded so for the next run."""
+        self.session.record(intent.with_changes(status=RecordStatus.UNKNOWN, updated_at=now_iso()))
+        detail = f"outcome unknown, recorded for the next run: {exc.message}"
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+
+    def _conflict(
+        self, change: PlannedChange, intent: ResourceRecord, request: Request, exc: ServiceError
+    ) -> Outcome:
+        """A 409 on creation: the kind looks for what is there (a group with the code)."""
+        explain = model_of(change.address.kind).on_conflict
+        if explain is None:
+            return self._refused(change, intent, None, exc)
+        try:
+            conflict = explain(self.client, change.address, request)
+        except ServiceError as lookup_failed:
+            return self._refused(change, intent, None, lookup_failed)
+        if conflict.identical and conflict.outputs is not None:
+            adopted = intent.with_changes(
+                status=RecordStatus.APPLIED, outputs=conflict.outputs, updated_at=now_iso()
+            )
+            self.session.record(adopted)
+            return Outcome(
+                change.address,
+                NodeStatus.SUCCEEDED,
+                change.operation,
+                conflict.message,
+                outputs=conflict.outputs,
+            )
+        failure = ServiceFailure(CONFLICT, conflict.message, _body(exc))
+        self.session.record(
+            intent.with_changes(status=RecordStatus.FAILED, error=failure, updated_at=now_iso())
+        )
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, conflict.message)
 
     def _refused(
         self,
@@ -179,9 +217,8 @@ class _Run:
         exc: ServiceError,
     ) -> Outcome:
         status = getattr(exc, "status", None)
-        body = getattr(exc, "body", None)
         message = getattr(exc, "service_message", None) or exc.message
-        failure = ServiceFailure(status, message, body if isinstance(body, dict) else {})
+        failure = ServiceFailure(status, message, _body(exc))
         if previous is not None and previous.outputs:
             # An update was refused: the object is as it was, with the error noted.
             record = previous.with_changes(error=failure, updated_at=now_iso())
@@ -202,6 +239,13 @@ class _Run:
     def _wait(self, change: PlannedChange, applied: ResourceRecord) -> Outcome:
         assert self.wait is not None
         declaration_id = int(str(applied.outputs["declarationId"]))
+        if applied.outputs.get("status") not in (None, PROCESSING):
+            # The answer already says where it stands (an arrival's parties, say).
+            status = str(applied.outputs["status"])
+            detail = f"declaration {declaration_id} is {status}"
+            return Outcome(
+                change.address, NodeStatus.SUCCEEDED, change.operation, detail, applied.outputs
+            )
         result = wait_for_departure(self.client, declaration_id, self.wait, self.stop)
         outputs = dict(applied.outputs)
         if result.status is not None:
@@ -240,8 +284,12 @@ def apply_plan(
     run = _Run(plan, session, client, stop, wait, events)
     # A refused change sends nothing, but its object exists as recorded: what depends on it
     # goes on. An unknown outcome blocks its dependents: their values may not exist.
-    refused = [c for c in plan.changes if c.action is Action.REFUSED]
-    order = [c.address for c in plan.changes if c.requests > 0 or c.action is Action.NEEDS_DECISION]
+    refused = [c for c in plan.changes if c.action in (Action.REFUSED, Action.REJECTED)]
+    order = [
+        c.address
+        for c in plan.changes
+        if c.operation.writes_state or c.action is Action.NEEDS_DECISION
+    ]
     blocked = {c.address: c.reason for c in plan.changes if c.action is Action.NEEDS_DECISION}
     deps = {c.address: c.depends_on for c in plan.changes}
     if events is not None:
@@ -272,6 +320,46 @@ def apply_plan(
         if a in run.outcomes or a in results
     ]
     return ApplyReport(outcomes, stop.is_set() and run.fatal is None, run.fatal, clock() - started)
+
+
+def _intent(
+    change: PlannedChange,
+    previous: ResourceRecord | None,
+    spec: dict[str, JSON],
+    key: str | None,
+) -> ResourceRecord:
+    """The record written before the request leaves.
+
+    A resubmission starts a new object: what was known of the rejected one moves to
+    ``superseded``, so an unknown outcome now is never mistaken for the old object.
+    """
+    known = dict(previous.outputs) if previous else {}
+    superseded = previous.superseded if previous else ()
+    if previous is not None and change.operation is Operation.RESUBMIT_DEPARTURE:
+        superseded = (
+            *superseded,
+            {
+                "outputs": known,
+                "remoteStatus": previous.remote_status,
+                "remoteErrors": list(previous.remote_errors),
+            },
+        )
+        known = {}
+    return ResourceRecord(
+        str(change.address),
+        RecordStatus.PENDING,
+        change.operation.value,
+        spec,
+        outputs=known,
+        idempotency_key=key,
+        updated_at=now_iso(),
+        superseded=superseded,
+    )
+
+
+def _body(exc: ServiceError) -> dict[str, JSON]:
+    body = getattr(exc, "body", None)
+    return body if isinstance(body, dict) else {}
 
 
 def _still_in_flight(change: PlannedChange, exc: ServiceError) -> bool:

@@ -6,16 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from customs_batch.client import CustomsClient, NotFoundError
-from customs_batch.errors import CustomsBatchError, StateError
+from customs_batch.client import CustomsClient
+from customs_batch.errors import StateError
 from customs_batch.execution.apply import now_iso
-from customs_batch.execution.operations import Outputs, outputs_of
 from customs_batch.kinds import Address, Kind
+from customs_batch.kinds._base import KindModel, Outputs, Refreshed
+from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
-from customs_batch.state.model import RecordStatus, ResourceRecord
+from customs_batch.state.model import RecordStatus, ResourceRecord, State
 
 JSON = Any
-GROUP_FIELDS = ("name", "code", "isDefault", "companyId")
 
 
 def remote_outputs(
@@ -23,30 +23,10 @@ def remote_outputs(
 ) -> Outputs:
     """What the service says of the object ``remote_id`` of ``address``'s kind.
 
-    Raises a CustomsBatchError when it does not exist. Movements cannot be read back one by
-    one (the API has no such endpoint), so their ID is taken as given.
+    Raises a CustomsBatchError when it does not exist. Each kind reads its own back (a
+    movement cannot be: the API has no such endpoint, so its ID is taken as given).
     """
-    kind = address.kind
-    if kind is Kind.DEPARTURE_DECLARATION or kind is Kind.TRANSIT_PARTY_UPDATE:
-        detail = client.get_transit(_number(remote_id, address))
-        return outputs_of(kind, detail, {"declarationId": _number(remote_id, address)})
-    if kind is Kind.TEMPLATE_GROUP:
-        wanted = _number(remote_id, address)
-        for group in client.iter_template_groups():
-            if group.raw.get("id") == wanted:
-                return outputs_of(kind, group)
-        raise CustomsBatchError(
-            f"the service has no template group {wanted}",
-            hint="`customs-batch get template-groups` lists them",
-        )
-    if kind is Kind.MOVEMENT:
-        if not remote_id.startswith("mov_"):
-            raise CustomsBatchError(f"{remote_id!r} is not a movement ID (mov_…)")
-        return {"movementId": remote_id, "shipmentId": spec.get("shipmentId")}
-    if kind is Kind.EXPORT_CANCELLATION:
-        declaration = client.get_declaration(_number(remote_id, address))
-        return {"declarationId": declaration.raw.get("declarationId"), "canceled": None}
-    return {"hawbId": remote_id, "shipmentId": spec.get("shipmentId"), "isActive": False}
+    return model_of(address.kind).read_back(client, address, remote_id, spec)
 
 
 def adopt(
@@ -111,98 +91,80 @@ class Drift:
 
 
 def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
-    """Poll what the state knows; record new statuses and remote changes; report them."""
+    """Poll what the state knows; record new statuses and remote changes; report them.
+
+    Each kind reads all of its recorded objects at once (one listing of the template
+    groups, one request per declaration); kinds the API cannot read back are skipped.
+    """
     drifts: list[Drift] = []
-    groups: dict[int, Mapping[str, JSON]] | None = None
+    by_kind: dict[Kind, list[ResourceRecord]] = {}
     for address, record in sorted(session.state.resources.items()):
-        if record.status is not RecordStatus.APPLIED:
-            continue
         parsed = Address.parse(address)
-        if parsed is None:
+        if parsed is not None and record.status is RecordStatus.APPLIED:
+            by_kind.setdefault(parsed.kind, []).append(record)
+    for kind, records in by_kind.items():
+        read = model_of(kind).refresh
+        if read is None:
             continue
-        try:
-            if parsed.kind in (Kind.DEPARTURE_DECLARATION, Kind.TRANSIT_PARTY_UPDATE):
-                drifts.extend(_refresh_transit(session, client, record))
-            elif parsed.kind is Kind.TEMPLATE_GROUP:
-                groups = _groups_by_id(client) if groups is None else groups
-                drifts.extend(_refresh_group(session, record, groups))
-            elif parsed.kind is Kind.EXPORT_CANCELLATION:
-                drifts.extend(_refresh_export(session, client, record))
-        except NotFoundError:
-            drifts.append(Drift(address, "no longer found at the service"))
+        answers = read(client, records)
+        for record in records:
+            if record.address not in answers:
+                continue
+            answer = answers[record.address]
+            if answer is None:
+                drifts.append(Drift(record.address, "no longer found at the service"))
+            else:
+                drifts.extend(_record_refresh(session, model_of(kind), record, answer))
     return drifts
 
 
-def _refresh_transit(
-    session: StateSession, client: CustomsClient, record: ResourceRecord
+def _record_refresh(
+    session: StateSession, model: KindModel, record: ResourceRecord, answer: Refreshed
 ) -> list[Drift]:
-    declaration_id = record.outputs.get("declarationId")
-    if not isinstance(declaration_id, int):
-        return []
-    detail = client.get_transit(declaration_id)
-    status = detail.raw.get("status")
-    errors = tuple(detail.raw.get("errors") or ())
-    if status == record.remote_status and errors == record.remote_errors:
-        return []
-    session.record(
-        record.with_changes(
-            remote_status=status,
-            remote_errors=errors,
-            outputs={**record.outputs, "status": status},
-            updated_at=now_iso(),
-        )
-    )
-    before = record.remote_status or record.outputs.get("status") or "unknown"
-    return [Drift(record.address, f"status {before} -> {status}")]
+    found: list[Drift] = []
+    changes: dict[str, JSON] = {}
+    if answer.service_state is not None and (
+        answer.service_state != record.remote_status or answer.errors != record.remote_errors
+    ):
+        before = model.service_words(record) or record.outputs.get("status") or "unknown"
+        found.append(Drift(record.address, f"status {before} -> {answer.service_state}"))
+        changes.update(remote_status=answer.service_state, remote_errors=answer.errors)
+    remote = {k: v for k, v in answer.remote_spec.items() if v != record.spec.get(k, v)}
+    if remote:
+        found += [
+            Drift(
+                record.address, f"{k} is {v!r} at the service, {record.spec.get(k)!r} in the state"
+            )
+            for k, v in remote.items()
+        ]
+        changes["spec"] = {**record.spec, **remote}
+    if answer.outputs and dict(answer.outputs) != dict(record.outputs):
+        changes["outputs"] = dict(answer.outputs)
+    if changes:
+        session.record(record.with_changes(**changes, updated_at=now_iso()))
+    return found
 
 
-def _refresh_export(
-    session: StateSession, client: CustomsClient, record: ResourceRecord
-) -> list[Drift]:
-    declaration_id = record.outputs.get("declarationId")
-    if not isinstance(declaration_id, int):
-        return []
-    status = client.get_declaration(declaration_id).raw.get("status")
-    if status == record.remote_status:
-        return []
-    session.record(record.with_changes(remote_status=status, updated_at=now_iso()))
-    return [Drift(record.address, f"status {record.remote_status or 'unknown'} -> {status}")]
-
-
-def _refresh_group(
-    session: StateSession, record: ResourceRecord, groups: Mapping[int, Mapping[str, JSON]]
-) -> list[Drift]:
-    group_id = record.outputs.get("id")
-    remote = groups.get(group_id) if isinstance(group_id, int) else None
-    if remote is None:
-        return [Drift(record.address, f"template group {group_id} is gone from the service")]
-    changed = {
-        k: remote[k]
-        for k in GROUP_FIELDS
-        if k in remote and remote[k] != record.spec.get(k, remote[k])
-    }
-    if not changed:
-        return []
-    session.record(record.with_changes(spec={**record.spec, **changed}, updated_at=now_iso()))
-    return [
-        Drift(record.address, f"{k} is {v!r} at the service, {record.spec.get(k)!r} in the state")
-        for k, v in changed.items()
-    ]
-
-
-def _groups_by_id(client: CustomsClient) -> dict[int, Mapping[str, JSON]]:
-    groups: dict[int, Mapping[str, JSON]] = {}
-    for group in client.iter_template_groups():
-        group_id = group.raw.get("id")
-        if isinstance(group_id, int):
-            groups[group_id] = group.raw
-    return groups
-
-
-def _number(text: str, address: Address) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise CustomsBatchError(
-            f"{text!r} is not a number: the ID of a {address.kind.value} is an integer"
-        ) from None
+def status_lines(state: State) -> list[str]:
+    """One line per recorded object whose kind has a state at the service worth following
+    (declarations, cancellations): its lifecycle state and the service's errors."""
+    lines: list[str] = []
+    for address, record in sorted(state.resources.items()):
+        parsed = Address.parse(address)
+        if parsed is None or not model_of(parsed.kind).has_status:
+            continue
+        model = model_of(parsed.kind)
+        if record.status.outcome_unknown:
+            lines.append(f"{address}  needs-decision  (outcome of the last request unknown)")
+            continue
+        if record.never_created:
+            message = record.error.message if record.error else ""
+            lines.append(f"{address}  refused  {message}".rstrip())
+            continue
+        ident = model.identifier(record) or ""
+        last = model.service_words(record) or record.outputs.get("status") or "unknown"
+        rejected = "  rejected" if last in model.rejected_states else ""
+        errors = f"  {len(record.remote_errors)} error(s)" if record.remote_errors else ""
+        lines.append(f"{address}  {ident}  {last}{rejected}{errors}")
+        lines += [f"    {error}" for error in record.remote_errors]
+    return lines

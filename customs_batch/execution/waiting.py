@@ -10,8 +10,8 @@ from typing import Any
 
 from customs_batch.client import CustomsClient
 from customs_batch.errors import ServiceError
-
-FAILED_STATUSES = frozenset({"invalid", "error"})
+from customs_batch.planning.diff import describe_error
+from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def wait_for_departure(
 ) -> WaitResult:
     """Poll until the declaration is no longer ``processing``, the time is up, or a stop."""
     deadline = clock() + options.timeout
-    status: str | None = "processing"
+    status: str | None = PROCESSING
     while True:
         try:
             detail = client.get_transit(declaration_id)
@@ -51,9 +51,9 @@ def wait_for_departure(
             )
         status = detail.raw.get("status")
         errors = tuple(detail.raw.get("errors") or ())
-        if status != "processing":
-            if status in FAILED_STATUSES:
-                shown = "; ".join(_describe(e) for e in errors) or "no errors given"
+        if status != PROCESSING:
+            if status in FAILED_TRANSIT_STATUSES:
+                shown = "; ".join(describe_error(e) for e in errors) or "no errors given"
                 return WaitResult(
                     status, errors, False, f"declaration {declaration_id} is {status}: {shown}"
                 )
@@ -67,10 +67,3 @@ def wait_for_departure(
             )
         if stop.wait(options.interval):
             return WaitResult(status, errors, False, "stopped while waiting")
-
-
-def _describe(error: Any) -> str:
-    if isinstance(error, dict):
-        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
-        return " ".join(parts) or str(error)
-    return str(error)

@@ -1,31 +1,23 @@
-"""The diff: what the manifests ask for against what the state records."""
+"""The diff: what the manifests ask for against what the state records.
+
+Generic: each kind's model (``customs_batch.kinds.registry``) says which fields change in
+place and through which call, what an unknown outcome leads to, and which of its service
+states mean that customs never accepted it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from customs_batch.kinds import Address, Kind
+from customs_batch.kinds import Address
+from customs_batch.kinds._base import Decision, KindModel, UnknownOutcome
+from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import dependencies, dependency_order
-from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
+from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
-
-IDEMPOTENCY_WINDOW = timedelta(hours=24)
-"""How long the service honours an Idempotency-Key (API document, Limits)."""
-
-PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})
-TEMPLATE_GROUP_MUTABLE = frozenset({"name", "code", "isDefault", "DeclarationTemplates"})
-
-CREATE_OPERATION = {
-    Kind.TEMPLATE_GROUP: Operation.CREATE_TEMPLATE_GROUP,
-    Kind.DEPARTURE_DECLARATION: Operation.SUBMIT_DEPARTURE,
-    Kind.TRANSIT_PARTY_UPDATE: Operation.UPDATE_TRANSIT_PARTIES,
-    Kind.MOVEMENT: Operation.CREATE_MOVEMENT,
-    Kind.HAWB_DEACTIVATION: Operation.DEACTIVATE_HAWB,
-    Kind.EXPORT_CANCELLATION: Operation.CANCEL_EXPORT,
-}
 
 
 def plan_changes(
@@ -37,8 +29,9 @@ def plan_changes(
     orphans: bool = True,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
-    the addresses the state holds but the manifests no longer name at the end (orphaned;
-    left out with ``orphans=False``, when only a part of the manifests was selected).
+    the addresses the state holds but the manifests no longer name at the end (orphaned,
+    or dropped when nothing of them exists at the service; left out with ``orphans=False``,
+    when only a part of the manifests was selected).
     """
     now = now or datetime.now(UTC)
     deps = dependencies(documents)
@@ -52,7 +45,9 @@ def plan_changes(
     changes: list[PlannedChange] = []
     for doc in dependency_order(documents, deps):
         spec, unknown = resolve(dict(doc.spec), lookup)
-        decided = _decide(doc, spec, state.resources.get(str(doc.address)), now)
+        record = state.resources.get(str(doc.address))
+        values = field_changes(record.spec, spec) if record is not None else ()
+        decided = _decide(doc.address, spec, record, values, now)
         changes.append(
             PlannedChange(
                 address=doc.address,
@@ -61,182 +56,143 @@ def plan_changes(
                 reason=decided.reason,
                 spec=spec,
                 unknown=tuple(unknown),
-                changed=decided.changed,
+                changed=_top_level(values),
                 depends_on=deps[doc.address],
                 idempotency_key=decided.idempotency_key,
+                values=values if decided.action is not Action.CREATE else (),
             )
         )
     named = {str(doc.address) for doc in documents}
     for address in sorted(set(state.resources) - named) if orphans else ():
         parsed = Address.parse(address)
-        if parsed is None:
-            continue
-        changes.append(
-            PlannedChange(
-                address=parsed,
-                action=Action.ORPHANED,
-                operation=Operation.NONE,
-                reason="recorded in the state but no longer in the manifests; the API cannot "
-                f"delete it. `customs-batch state rm {address}` forgets it",
-            )
-        )
+        if parsed is not None:
+            changes.append(_gone(parsed, state.resources[address]))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest)
 
 
-class _Decision:
-    def __init__(
-        self,
-        action: Action,
-        operation: Operation,
-        reason: str = "",
-        changed: tuple[str, ...] = (),
-        idempotency_key: str | None = None,
-    ) -> None:
-        self.action = action
-        self.operation = operation
-        self.reason = reason
-        self.changed = changed
-        self.idempotency_key = idempotency_key
+def _gone(address: Address, record: ResourceRecord) -> PlannedChange:
+    """A recorded address the manifests no longer name."""
+    if record.never_created:
+        return PlannedChange(
+            address=address,
+            action=Action.DROP,
+            operation=Operation.FORGET,
+            reason="refused by the service, so never created, and no longer in the manifests: "
+            "apply drops its record",
+        )
+    return PlannedChange(
+        address=address,
+        action=Action.ORPHANED,
+        operation=Operation.NONE,
+        reason="recorded in the state but no longer in the manifests; the API cannot "
+        f"delete it. `customs-batch state rm {address}` forgets it",
+    )
 
 
 def _decide(
-    doc: Document,
+    address: Address,
     spec: Mapping[str, JSON],
     record: ResourceRecord | None,
+    values: tuple[FieldChange, ...],
     now: datetime,
-) -> _Decision:
-    create = CREATE_OPERATION[doc.kind]
+) -> Decision:
+    model = model_of(address.kind)
     if record is None:
-        return _Decision(Action.CREATE, create)
-    if record.status is RecordStatus.FAILED and not record.outputs:
+        return Decision(Action.CREATE, model.create)
+    if record.never_created:
         message = record.error.message if record.error else "unknown error"
-        return _Decision(Action.CREATE, create, f"the last attempt was refused: {message}")
-    if record.status is RecordStatus.PENDING:
-        return _decide_pending(doc, spec, record, now)
-    changed = _changed_fields(record.spec, spec)
-    if not changed:
-        return _Decision(Action.NO_CHANGE, Operation.NONE)
-    return _decide_change(doc, changed)
+        return Decision(Action.CREATE, model.create, f"the last attempt was refused: {message}")
+    if record.status.outcome_unknown:
+        return model.after_unknown(UnknownOutcome(address, record, _top_level(values), now))
+    if record.status is RecordStatus.FAILED:
+        # An update the service refused: the object is as it was recorded before.
+        message = record.error.message if record.error else "unknown error"
+        reason = f"the last update was refused: {message}"
+        return (
+            _decide_change(model, address, values, reason)
+            if values
+            else Decision(Action.NO_CHANGE, Operation.NONE, reason)
+        )
+    service_state = model.service_words(record)
+    if service_state in model.rejected_states:
+        return _rejected(model, address, record, service_state or "", values)
+    if not values:
+        return Decision(Action.NO_CHANGE, Operation.NONE)
+    return _decide_change(model, address, values)
 
 
-def _decide_pending(
-    doc: Document, spec: Mapping[str, JSON], record: ResourceRecord, now: datetime
-) -> _Decision:
-    """An earlier write whose outcome was never recorded."""
-    exists = bool(record.outputs)
-    edited = _changed_fields(record.spec, spec)
-    if doc.kind is Kind.MOVEMENT and edited:
-        # The key is bound to the body first sent: with another body the service refuses
-        # it (422), and a new key would create a second movement if the first was made.
-        return _Decision(
-            Action.NEEDS_DECISION,
-            Operation.NONE,
-            "the outcome of the last attempt is unknown and the document changed since "
-            f"(changed: {', '.join(edited)}), so it cannot be re-sent with its "
-            "Idempotency-Key: revert the change to re-send it, or check the shipment's "
-            f"movements, then `customs-batch state adopt {doc.address} MOVEMENT_ID` or "
-            f"`customs-batch state forget {doc.address}`",
-            edited,
-        )
-    if doc.kind is Kind.MOVEMENT:
-        started = _parse_time(record.updated_at)
-        if record.idempotency_key and started and now - started < IDEMPOTENCY_WINDOW:
-            return _Decision(
-                Action.CREATE,
-                Operation.RESEND_MOVEMENT,
-                "the outcome of the last attempt is unknown; it is re-sent with its recorded "
-                "Idempotency-Key, so the service replays it instead of creating a second one",
-                idempotency_key=record.idempotency_key,
-            )
-        return _Decision(
-            Action.NEEDS_DECISION,
-            Operation.NONE,
-            "the outcome of the last attempt is unknown and its Idempotency-Key has expired "
-            "(24 h): check the shipment's movements, then `customs-batch state adopt "
-            f"{doc.address} MOVEMENT_ID` or `customs-batch state forget {doc.address}`",
-        )
-    if doc.kind is Kind.DEPARTURE_DECLARATION and not exists:
-        return _Decision(
-            Action.NEEDS_DECISION,
-            Operation.NONE,
-            "the submission's outcome is unknown and the API offers no idempotency for "
-            "departure declarations, so it is never re-sent blindly: look for it with "
-            f"`customs-batch get transit`, then `customs-batch state adopt {doc.address} ID`, "
-            f"or `customs-batch state forget {doc.address}` to submit it again",
-        )
-    if doc.kind is Kind.TEMPLATE_GROUP and not exists:
-        return _Decision(
-            Action.CREATE,
-            Operation.FIND_OR_CREATE_TEMPLATE_GROUP,
-            "the outcome of the last attempt is unknown; the group is looked up by its "
-            "unique code first and created only if it is not there",
-        )
-    operation = _recorded_operation(record) if exists else CREATE_OPERATION[doc.kind]
-    return _Decision(
-        Action.UPDATE if exists else Action.CREATE,
-        operation,
-        "the outcome of the last attempt is unknown; the request is safe to repeat",
-    )
+def _decide_change(
+    model: KindModel, address: Address, values: tuple[FieldChange, ...], note: str = ""
+) -> Decision:
+    changed = _top_level(values)
+    fixed = [name for name in changed if name not in model.mutable]
+    prefix = f"{note}; " if note else ""
+    if fixed or model.update is None:
+        why = model.immutable.format(address=address, fields=", ".join(fixed or changed))
+        return Decision(Action.REFUSED, Operation.NONE, prefix + why)
+    return Decision(Action.UPDATE, model.update, f"{prefix}changes {', '.join(changed)}")
 
 
-def _decide_change(doc: Document, changed: tuple[str, ...]) -> _Decision:
-    fields = ", ".join(changed)
-    if doc.kind is Kind.TEMPLATE_GROUP:
-        fixed = [name for name in changed if name not in TEMPLATE_GROUP_MUTABLE]
-        if fixed:
-            return _refuse(doc, f"{', '.join(fixed)} of a template group cannot be changed")
-        return _Decision(
-            Action.UPDATE, Operation.UPDATE_TEMPLATE_GROUP, f"changes {fields}", changed
+def _rejected(
+    model: KindModel,
+    address: Address,
+    record: ResourceRecord,
+    service_state: str,
+    values: tuple[FieldChange, ...],
+) -> Decision:
+    """An object the service holds but customs never accepted (a departure ``invalid``)."""
+    ident = model.identifier(record)
+    errors = "; ".join(describe_error(e) for e in record.remote_errors) or "no errors given"
+    if values and model.resubmit is not None:
+        return Decision(
+            Action.RESUBMIT,
+            model.resubmit,
+            f"{ident} is {service_state} at the service ({errors}); customs never accepted "
+            "it, so the corrected document is submitted as a new declaration that replaces "
+            "it (both IDs are recorded)",
         )
-    if doc.kind is Kind.DEPARTURE_DECLARATION:
-        fixed = [name for name in changed if name not in PARTY_FIELDS]
-        if fixed:
-            return _refuse(
-                doc, f"{', '.join(fixed)} of a submitted departure declaration cannot change"
-            )
-        return _Decision(
-            Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES, f"changes {fields}", changed
-        )
-    if doc.kind is Kind.TRANSIT_PARTY_UPDATE:
-        return _Decision(
-            Action.UPDATE, Operation.UPDATE_TRANSIT_PARTIES, f"re-applies {fields}", changed
-        )
-    what = {
-        Kind.MOVEMENT: "a movement is immutable once created",
-        Kind.HAWB_DEACTIVATION: "a HAWB deactivation cannot be changed once done",
-        Kind.EXPORT_CANCELLATION: "a cancellation cannot be changed once sent",
-    }[doc.kind]
-    return _refuse(doc, f"{what} (changed: {fields})")
-
-
-def _refuse(doc: Document, why: str) -> _Decision:
-    return _Decision(
-        Action.REFUSED,
+    return Decision(
+        Action.REJECTED,
         Operation.NONE,
-        f"{why}; the API cannot make this change. Revert the change, or give the document a "
-        f"new name to send a new request (then `customs-batch state rm {doc.address}` forgets "
-        "the old one)",
+        f"{ident} is {service_state} at the service: {errors}. Correct the document (it is "
+        f"then submitted again, replacing it), or `customs-batch state rm {address}` to stop "
+        "tracking it",
     )
 
 
-def _recorded_operation(record: ResourceRecord) -> Operation:
-    try:
-        return Operation(record.operation)
-    except ValueError:
-        return Operation.NONE
+def describe_error(error: JSON) -> str:
+    """One of the service's validation errors as a short phrase."""
+    if isinstance(error, dict):
+        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
+        return " ".join(parts) or str(error)
+    return str(error)
 
 
-def _changed_fields(recorded: Mapping[str, JSON], desired: Mapping[str, JSON]) -> tuple[str, ...]:
-    """Top-level fields whose value differs. A value known only after apply keeps its
-    `${ref:…}` text, so it differs from any recorded value and counts as changed.
+def field_changes(
+    recorded: Mapping[str, JSON], desired: Mapping[str, JSON]
+) -> tuple[FieldChange, ...]:
+    """Every value that differs, nested objects field by field (``Consignee.name``).
+
+    A value known only after apply keeps its ``${ref:…}`` text, so it differs from any
+    recorded value and counts as changed.
     """
-    names = sorted(set(recorded) | set(desired))
-    return tuple(name for name in names if recorded.get(name) != desired.get(name))
+    found: list[FieldChange] = []
+    _walk(recorded, desired, "", found)
+    return tuple(found)
 
 
-def _parse_time(text: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+def _walk(old: JSON, new: JSON, path: str, found: list[FieldChange]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for name in sorted(set(old) | set(new)):
+            _walk(old.get(name), new.get(name), f"{path}.{name}" if path else str(name), found)
+    elif old != new:
+        found.append(FieldChange(path, old, new))
+
+
+def _top_level(values: tuple[FieldChange, ...]) -> tuple[str, ...]:
+    names: list[str] = []
+    for value in values:
+        name = value.path.split(".", 1)[0]
+        if name not in names:
+            names.append(name)
+    return tuple(names)

@@ -1,57 +1,36 @@
-"""What a plan is: one planned change per address, in the order they will be applied."""
+"""What a plan is: one planned change per address, in the order they will be applied.
+
+The plan's words (``Action``, ``Operation``) live with the kinds, which say how each of
+their lifecycle states is planned; they are re-exported here.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from customs_batch.findings import JsonPath
 from customs_batch.kinds import Address
+from customs_batch.kinds.actions import Action as Action
+from customs_batch.kinds.actions import Operation as Operation
 
 JSON = Any
 
 
-class Action(StrEnum):
-    """What the plan will do about an address, as a user reads it."""
-
-    CREATE = "create"
-    UPDATE = "update"
-    NO_CHANGE = "no-change"
-    REFUSED = "refused"
-    ORPHANED = "orphaned"
-    NEEDS_DECISION = "needs-decision"
-
-
-class Operation(StrEnum):
-    """Which request an apply sends for a change (none for actions that send nothing)."""
-
-    NONE = "none"
-    CREATE_TEMPLATE_GROUP = "create-template-group"
-    FIND_OR_CREATE_TEMPLATE_GROUP = "find-or-create-template-group"
-    UPDATE_TEMPLATE_GROUP = "update-template-group"
-    SUBMIT_DEPARTURE = "submit-departure"
-    UPDATE_DEPARTURE_PARTIES = "update-departure-parties"
-    UPDATE_TRANSIT_PARTIES = "update-transit-parties"
-    CREATE_MOVEMENT = "create-movement"
-    RESEND_MOVEMENT = "resend-movement"
-    DEACTIVATE_HAWB = "deactivate-hawb"
-    CANCEL_EXPORT = "cancel-export"
-
-    @property
-    def requests(self) -> int:
-        """How many requests the operation sends (a lookup by code is one more)."""
-        if self is Operation.NONE:
-            return 0
-        if self is Operation.FIND_OR_CREATE_TEMPLATE_GROUP:
-            return 2
-        return 1
-
-
 UNKNOWN = "(known after apply)"
 """How a value that depends on an outcome not known yet is shown."""
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One value that changes: its path (``Consignee.name``), what is recorded, what the
+    manifests ask for. A value absent on one side is ``None`` there."""
+
+    path: str
+    old: JSON
+    new: JSON
 
 
 @dataclass(frozen=True)
@@ -73,6 +52,7 @@ class PlannedChange:
     changed: tuple[str, ...] = ()
     depends_on: tuple[Address, ...] = ()
     idempotency_key: str | None = None
+    values: tuple[FieldChange, ...] = ()
 
     @property
     def requests(self) -> int:
@@ -99,8 +79,14 @@ class Plan:
 
     @property
     def has_changes(self) -> bool:
-        """True when applying would send anything."""
-        return self.requests > 0
+        """True when applying would change anything: send a request or drop a record."""
+        return any(change.operation.writes_state for change in self.changes)
+
+    @property
+    def blocked(self) -> tuple[PlannedChange, ...]:
+        """The changes a pipeline must not pass: refused, rejected at the service, or
+        waiting for a decision. ``plan`` exits 1 while there are any."""
+        return tuple(change for change in self.changes if change.action.blocks)
 
     def seconds_at(self, rate_per_second: float | None) -> float:
         """How long the requests take at the environment's rate limit (0 without one)."""

@@ -17,16 +17,26 @@ Scalar = str | int | float | bool | None
 
 
 class RecordStatus(StrEnum):
-    """Where an address stands.
+    """Where an address stands in its lifecycle.
 
-    ``pending``: the intent to write was recorded, the outcome was not (a crash, a timeout):
-    what the service did is unknown. ``applied``: the service accepted it. ``failed``: the
-    service refused it; the error is kept.
+    ``pending``: the intent to write was recorded and nothing since (the run was killed
+    around the request): what the service did is unknown. ``unknown``: the request was sent
+    and no answer came (a timeout, a dropped connection, a server error). ``applied``: the
+    service created or updated it; its own state at the service (a departure's processing,
+    ready, invalid…) is ``remote_status``. ``failed``: the service refused it; the error is
+    kept, and when nothing was ever created (no outputs) nothing exists at the service.
+    A request that never left (connection refused) is not recorded at all.
     """
 
     PENDING = "pending"
+    UNKNOWN = "unknown"
     APPLIED = "applied"
     FAILED = "failed"
+
+    @property
+    def outcome_unknown(self) -> bool:
+        """Whether what the service did with the last write is not known."""
+        return self in (RecordStatus.PENDING, RecordStatus.UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,14 @@ class ResourceRecord:
     remote_status: str | None = None
     remote_errors: tuple[JSON, ...] = ()
     updated_at: str = ""
+    superseded: tuple[JSON, ...] = ()
+    """Earlier submissions this one replaced (a departure the service rejected, then
+    corrected and submitted again): their outputs, service state and errors."""
+
+    @property
+    def never_created(self) -> bool:
+        """Refused by the service with nothing created: nothing of it exists there."""
+        return self.status is RecordStatus.FAILED and not self.outputs
 
     def with_changes(self, **changes: JSON) -> ResourceRecord:
         """A copy with ``changes`` applied."""
@@ -90,6 +108,8 @@ class ResourceRecord:
             data["remoteStatus"] = self.remote_status
         if self.remote_errors:
             data["remoteErrors"] = list(self.remote_errors)
+        if self.superseded:
+            data["superseded"] = list(self.superseded)
         return data
 
     @classmethod
@@ -108,6 +128,7 @@ class ResourceRecord:
                 remote_status=data.get("remoteStatus"),
                 remote_errors=tuple(data.get("remoteErrors") or ()),
                 updated_at=str(data.get("updatedAt", "")),
+                superseded=tuple(data.get("superseded") or ()),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise StateError(f"the state record of {address} is malformed ({exc})") from exc

@@ -95,11 +95,17 @@ def test_changes_update_or_are_refused_and_removed_documents_are_orphaned(
     (project / "manifests" / "hawbs.yaml").unlink()
 
     code, out, _ = run(capsys, "plan", "--format", "json")
-    assert code == 0
+    assert code == 1, "a refused change fails the plan, so a pipeline cannot pass it"
     changes = {c["address"]: c for c in json.loads(out)["changes"]}
     assert changes["TemplateGroup/eu-road"]["action"] == "update"
     assert changes["TemplateGroup/eu-road"]["changed"] == ["name"]
+    assert changes["TemplateGroup/eu-road"]["values"] == [
+        {"path": "name", "old": "EU road imports", "new": "EU road"}
+    ]
     assert changes["Movement/mov-a1-storage-in"]["action"] == "refused"
+    assert changes["Movement/mov-a1-storage-in"]["values"] == [
+        {"path": "quantity", "old": 4, "new": 5}
+    ]
     assert "immutable" in changes["Movement/mov-a1-storage-in"]["reason"]
     assert changes["HawbDeactivation/hawb-a3-duplicate"]["action"] == "orphaned"
 

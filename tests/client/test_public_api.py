@@ -20,6 +20,7 @@ def test_the_public_api_is_this_list() -> None:
             "AuthenticationError",
             "CancellationResult",
             "ConnectionFailedError",
+            "NotSentError",
             "CustomsClient",
             "DeclarationFilter",
             "DeclarationItem",

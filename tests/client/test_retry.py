@@ -9,6 +9,7 @@ import pytest
 from customs_batch.client import (
     AuthenticationError,
     ConnectionFailedError,
+    NotSentError,
     RateLimit,
     RateLimitedError,
     RateLimiter,
@@ -135,9 +136,32 @@ def test_network_errors_are_retried_where_safe() -> None:
         return httpx.Response(200, json=[])
 
     assert _sender(handler, clock).send("DELETE", "/v1/x") == []
-    with pytest.raises(ConnectionFailedError, match="check the environment's base_url"):
-        calls.clear()
+    # A refused connection means the request never left: even a POST is sent again.
+    calls.clear()
+    assert _sender(handler, clock).send("POST", "/v1/x", body={}) == []
+    assert len(calls) == 2
+
+
+def test_a_post_whose_answer_was_lost_is_not_sent_again() -> None:
+    clock = FakeClock()
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        raise httpx.ReadError("connection reset", request=request)
+
+    with pytest.raises(ConnectionFailedError, match="check the environment's base_url") as raised:
         _sender(handler, clock).send("POST", "/v1/x", body={})
+    assert not isinstance(raised.value, NotSentError), "it was sent: the outcome is unknown"
+    assert calls == [1]
+
+
+def test_a_connection_refused_every_time_says_nothing_was_sent() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    with pytest.raises(NotSentError, match="nothing was sent"):
+        _sender(handler, FakeClock()).send("POST", "/v1/x", body={})
 
 
 def test_a_429_is_waited_out_for_every_method_and_not_counted_as_a_failure() -> None:

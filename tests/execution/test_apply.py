@@ -180,7 +180,7 @@ def test_a_409_for_a_key_in_flight_keeps_the_intent_and_its_key(
     assert report.outcomes[0].status is NodeStatus.FAILED
     assert "outcome unknown" in report.outcomes[0].detail
     record = backend.read().resources["Movement/m"]
-    assert record.status is RecordStatus.PENDING and record.idempotency_key
+    assert record.status is RecordStatus.UNKNOWN and record.idempotency_key
     plan = plan_changes([movement("m", 0)], backend.read())
     assert plan.changes[0].idempotency_key == record.idempotency_key
     assert _apply(backend, [movement("m", 0)], emulator).ok

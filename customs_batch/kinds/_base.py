@@ -1,0 +1,191 @@
+"""What one kind is to the planner, the executor and the reconciler: a ``KindModel``.
+
+Each kind's module builds one (its outputs, which fields change through which call, how it
+is created, read back, refreshed and reconciled after an unknown outcome, its service states
+and how plan words them); ``customs_batch.kinds.registry`` holds them all. The generic code
+asks the model and never which kind it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from customs_batch.client import CustomsClient, Record
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.state.model import ResourceRecord, Scalar
+
+JSON = Any
+Outputs = dict[str, Scalar]
+
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+"""How long the service honours an Idempotency-Key (API document, Limits)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One operation about to be sent: its resolved body, what is already known of the
+    object (``outputs``), the Idempotency-Key of a movement, and the fields that changed."""
+
+    kind: Kind
+    spec: Mapping[str, JSON]
+    outputs: Mapping[str, JSON]
+    idempotency_key: str | None = None
+    changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the plan does about one address, and why."""
+
+    action: Action
+    operation: Operation
+    reason: str = ""
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class UnknownOutcome:
+    """An earlier write whose outcome was never recorded, as the planner sees it."""
+
+    address: Address
+    record: ResourceRecord
+    edited: tuple[str, ...]
+    now: datetime
+
+    @property
+    def exists(self) -> bool:
+        """Whether the object existed before that write (an update, not a creation)."""
+        return bool(self.record.outputs)
+
+    @property
+    def key_valid(self) -> bool:
+        """Whether the recorded Idempotency-Key is still honoured by the service."""
+        started = _parse_time(self.record.updated_at)
+        return bool(
+            self.record.idempotency_key
+            and started is not None
+            and self.now - started < IDEMPOTENCY_WINDOW
+        )
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What the service says now of one recorded object; None fields are unchanged."""
+
+    service_state: str | None = None
+    errors: tuple[JSON, ...] = ()
+    outputs: Mapping[str, Scalar] = field(default_factory=dict)
+    remote_spec: Mapping[str, JSON] = field(default_factory=dict)
+
+
+SendFunction = Callable[[CustomsClient, Request], Outputs]
+ReadBack = Callable[[CustomsClient, Address, str, Mapping[str, JSON]], Outputs]
+RefreshFunction = Callable[[CustomsClient, Sequence[ResourceRecord]], dict[str, Refreshed | None]]
+"""Reads every recorded object of a kind at once: what the service says of each, by address
+(None: no longer found)."""
+ConflictFunction = Callable[[CustomsClient, Address, Request], "Conflict"]
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """What a 409 on creation turned out to be: the existing object, and whether the
+    manifests describe it exactly (then it is adopted) or what to do about it."""
+
+    outputs: Outputs | None
+    identical: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class KindModel:
+    """Everything the generic planner, executor and reconciler know of one kind."""
+
+    kind: Kind
+    outputs: frozenset[str]
+    create: Operation
+    send: Mapping[Operation, SendFunction]
+    after_unknown: Callable[[UnknownOutcome], Decision]
+    read_back: ReadBack
+    immutable: str
+    """Why a change the API cannot make is refused, and the real ways out. ``{address}`` and
+    ``{fields}`` are filled in."""
+    update: Operation | None = None
+    mutable: frozenset[str] = frozenset()
+    resubmit: Operation | None = None
+    refresh: RefreshFunction | None = None
+    rejected_states: frozenset[str] = frozenset()
+    """Service states in which the service never accepted the object (a departure
+    ``invalid`` or ``error``): plan shows them as rejected until the document is corrected."""
+    waits_after: frozenset[Operation] = frozenset()
+    """Operations after which ``apply --wait`` polls until the object leaves processing."""
+    on_conflict: ConflictFunction | None = None
+    service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
+    """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
+    has_status: bool = False
+    """Whether ``status`` lists the kind (it has a state at the service worth following)."""
+
+    def identifier(self, record: ResourceRecord) -> Scalar:
+        """The service's ID of the recorded object (the first output that is an ID)."""
+        for name in ("declarationId", "movementId", "id", "hawbId"):
+            if name in self.outputs and record.outputs.get(name) is not None:
+                return record.outputs[name]
+        return None
+
+
+def outputs_of(
+    model_outputs: frozenset[str], record: Record, known: Mapping[str, JSON] | None = None
+) -> Outputs:
+    """The fields of the service's answer that others may refer to, over what was known."""
+    merged: Outputs = dict(known or {})
+    for name in model_outputs:
+        if name in record.raw:
+            merged[name] = record.raw[name]
+    return merged
+
+
+def number(text: str, address: Address) -> int:
+    """A numeric service ID given on the command line, or a clear error."""
+    from customs_batch.errors import CustomsBatchError
+
+    try:
+        return int(text)
+    except ValueError:
+        raise CustomsBatchError(
+            f"{text!r} is not a number: the ID of a {address.kind.value} is an integer"
+        ) from None
+
+
+def repeat_unknown(
+    model_create: Operation, update: Operation | None
+) -> Callable[[UnknownOutcome], Decision]:
+    """The policy of a kind whose requests are safe to repeat after an unknown outcome."""
+
+    def decide(unknown: UnknownOutcome) -> Decision:
+        if unknown.exists and update is not None:
+            operation = _recorded(unknown.record, update)
+            return Decision(Action.UPDATE, operation, _REPEAT)
+        return Decision(Action.CREATE, model_create, _REPEAT)
+
+    return decide
+
+
+_REPEAT = "the outcome of the last attempt is unknown; the request is safe to repeat"
+
+
+def _recorded(record: ResourceRecord, default: Operation) -> Operation:
+    try:
+        return Operation(record.operation)
+    except ValueError:
+        return default
+
+
+def _parse_time(text: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

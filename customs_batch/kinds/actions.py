@@ -1,0 +1,60 @@
+"""The words of a plan: what it does about an address, and which request it sends.
+
+They live beside the kinds, below planning and execution, because each kind's module says
+which of them apply to it and how plan words each of its lifecycle states.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Action(StrEnum):
+    """What the plan will do about an address, as a user reads it."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    RESUBMIT = "resubmit"
+    NO_CHANGE = "no-change"
+    DROP = "drop"
+    REFUSED = "refused"
+    REJECTED = "rejected"
+    ORPHANED = "orphaned"
+    NEEDS_DECISION = "needs-decision"
+
+    @property
+    def blocks(self) -> bool:
+        """Whether a plan holding this action must not pass a pipeline (plan exits 1)."""
+        return self in (Action.REFUSED, Action.REJECTED, Action.NEEDS_DECISION)
+
+
+class Operation(StrEnum):
+    """Which request an apply sends for a change (none for actions that send nothing)."""
+
+    NONE = "none"
+    FORGET = "forget"
+    CREATE_TEMPLATE_GROUP = "create-template-group"
+    FIND_OR_CREATE_TEMPLATE_GROUP = "find-or-create-template-group"
+    UPDATE_TEMPLATE_GROUP = "update-template-group"
+    SUBMIT_DEPARTURE = "submit-departure"
+    RESUBMIT_DEPARTURE = "resubmit-departure"
+    UPDATE_DEPARTURE_PARTIES = "update-departure-parties"
+    UPDATE_TRANSIT_PARTIES = "update-transit-parties"
+    CREATE_MOVEMENT = "create-movement"
+    RESEND_MOVEMENT = "resend-movement"
+    DEACTIVATE_HAWB = "deactivate-hawb"
+    CANCEL_EXPORT = "cancel-export"
+
+    @property
+    def requests(self) -> int:
+        """How many requests the operation sends (a lookup by code is one more)."""
+        if self in (Operation.NONE, Operation.FORGET):
+            return 0
+        if self is Operation.FIND_OR_CREATE_TEMPLATE_GROUP:
+            return 2
+        return 1
+
+    @property
+    def writes_state(self) -> bool:
+        """Whether apply changes anything for it (a request, or a record dropped)."""
+        return self is not Operation.NONE

@@ -1,0 +1,83 @@
+"""ExportCancellation: an export declaration cancelled by DELETE (safe to repeat).
+
+Not yet submitted to customs, it is cancelled at once (``canceled: true``); already
+submitted, the service records the request (``canceled: false``, ``cancellation_requested``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from customs_batch.client import CustomsClient, NotFoundError
+from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds._base import (
+    JSON,
+    KindModel,
+    Outputs,
+    Refreshed,
+    Request,
+    number,
+    outputs_of,
+    repeat_unknown,
+)
+from customs_batch.kinds.actions import Operation
+from customs_batch.state.model import ResourceRecord
+
+OUTPUTS = OUTPUT_FIELDS[Kind.EXPORT_CANCELLATION]
+
+
+def _cancel(client: CustomsClient, request: Request) -> Outputs:
+    return outputs_of(OUTPUTS, client.cancel_declaration(int(request.spec["declarationId"])))
+
+
+def _read_back(
+    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
+) -> Outputs:
+    declaration = client.get_declaration(number(remote_id, address))
+    status = declaration.raw.get("status")
+    return {"declarationId": declaration.raw.get("declarationId"), "canceled": status == "canceled"}
+
+
+def _refresh(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    found: dict[str, Refreshed | None] = {}
+    for record in records:
+        declaration_id = record.outputs.get("declarationId")
+        if not isinstance(declaration_id, int):
+            continue
+        try:
+            status = client.get_declaration(declaration_id).raw.get("status")
+        except NotFoundError:
+            found[record.address] = None
+            continue
+        outputs = {**record.outputs, "canceled": status == "canceled"}
+        found[record.address] = Refreshed(service_state=status, outputs=outputs)
+    return found
+
+
+def service_words(record: ResourceRecord) -> str | None:
+    """The cancellation's state: as refreshed, else from the service's ``canceled`` answer."""
+    if record.remote_status:
+        return record.remote_status
+    canceled = record.outputs.get("canceled")
+    if canceled is True:
+        return "canceled"
+    if canceled is False:
+        return "cancellation_requested"
+    return None
+
+
+MODEL = KindModel(
+    kind=Kind.EXPORT_CANCELLATION,
+    outputs=OUTPUTS,
+    create=Operation.CANCEL_EXPORT,
+    send={Operation.CANCEL_EXPORT: _cancel},
+    after_unknown=repeat_unknown(Operation.CANCEL_EXPORT, None),
+    read_back=_read_back,
+    refresh=_refresh,
+    service_words=service_words,
+    has_status=True,
+    immutable="a cancellation cannot be changed once sent (changed: {fields}). Revert the "
+    "change; to cancel another declaration, write a new document",
+)

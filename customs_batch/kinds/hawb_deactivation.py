@@ -1,0 +1,35 @@
+"""HawbDeactivation: a house air waybill deactivated by DELETE (safe to repeat)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from customs_batch.client import CustomsClient
+from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds._base import JSON, KindModel, Outputs, Request, outputs_of, repeat_unknown
+from customs_batch.kinds.actions import Operation
+
+OUTPUTS = OUTPUT_FIELDS[Kind.HAWB_DEACTIVATION]
+
+
+def _deactivate(client: CustomsClient, request: Request) -> Outputs:
+    hawb = client.deactivate_hawb(str(request.spec["shipmentId"]), str(request.spec["hawbId"]))
+    return outputs_of(OUTPUTS, hawb)
+
+
+def _read_back(
+    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
+) -> Outputs:
+    return {"hawbId": remote_id, "shipmentId": spec.get("shipmentId"), "isActive": False}
+
+
+MODEL = KindModel(
+    kind=Kind.HAWB_DEACTIVATION,
+    outputs=OUTPUTS,
+    create=Operation.DEACTIVATE_HAWB,
+    send={Operation.DEACTIVATE_HAWB: _deactivate},
+    after_unknown=repeat_unknown(Operation.DEACTIVATE_HAWB, None),
+    read_back=_read_back,
+    immutable="a HAWB deactivation cannot be changed once done (changed: {fields}): the API "
+    "cannot reactivate a HAWB. Revert the change",
+)

@@ -1,0 +1,90 @@
+"""Movement: an RTO movement of goods in a shipment, created by POST with an Idempotency-Key.
+
+Immutable once created, and the API can neither read one back by ID nor delete it. After an
+unknown outcome it is re-sent with its recorded key while the service honours it (24 h): the
+service replays the first answer instead of creating a second movement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from customs_batch.client import CustomsClient
+from customs_batch.errors import CustomsBatchError
+from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds._base import (
+    JSON,
+    Decision,
+    KindModel,
+    Outputs,
+    Request,
+    UnknownOutcome,
+    outputs_of,
+)
+from customs_batch.kinds.actions import Action, Operation
+
+OUTPUTS = OUTPUT_FIELDS[Kind.MOVEMENT]
+
+
+def _create(client: CustomsClient, request: Request) -> Outputs:
+    if request.idempotency_key is None:
+        raise ValueError("a movement is never sent without its recorded Idempotency-Key")
+    body = {k: v for k, v in request.spec.items() if k != "shipmentId"}
+    movement = client.create_movement(
+        str(request.spec["shipmentId"]), body, idempotency_key=request.idempotency_key
+    )
+    return outputs_of(OUTPUTS, movement)
+
+
+def _after_unknown(unknown: UnknownOutcome) -> Decision:
+    address = unknown.address
+    adopt = (
+        f"check the shipment's movements, then `customs-batch state adopt {address} "
+        f"MOVEMENT_ID` or `customs-batch state forget {address}`"
+    )
+    if unknown.edited:
+        # The key is bound to the body first sent: with another body the service refuses
+        # it (422), and a new key would create a second movement if the first was made.
+        return Decision(
+            Action.NEEDS_DECISION,
+            Operation.NONE,
+            "the outcome of the last attempt is unknown and the document changed since "
+            f"(changed: {', '.join(unknown.edited)}), so it cannot be re-sent with its "
+            f"Idempotency-Key: revert the change to re-send it, or {adopt}",
+        )
+    if unknown.key_valid:
+        return Decision(
+            Action.CREATE,
+            Operation.RESEND_MOVEMENT,
+            "the outcome of the last attempt is unknown; it is re-sent with its recorded "
+            "Idempotency-Key, so the service replays it instead of creating a second one",
+            idempotency_key=unknown.record.idempotency_key,
+        )
+    return Decision(
+        Action.NEEDS_DECISION,
+        Operation.NONE,
+        f"the outcome of the last attempt is unknown and its Idempotency-Key has expired (24 h): {adopt}",
+    )
+
+
+def _read_back(
+    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
+) -> Outputs:
+    # The API cannot read a movement back by ID: its ID is taken as given.
+    if not remote_id.startswith("mov_"):
+        raise CustomsBatchError(f"{remote_id!r} is not a movement ID (mov_…)")
+    return {"movementId": remote_id, "shipmentId": spec.get("shipmentId")}
+
+
+MODEL = KindModel(
+    kind=Kind.MOVEMENT,
+    outputs=OUTPUTS,
+    create=Operation.CREATE_MOVEMENT,
+    send={Operation.CREATE_MOVEMENT: _create, Operation.RESEND_MOVEMENT: _create},
+    after_unknown=_after_unknown,
+    read_back=_read_back,
+    immutable="a movement is immutable once created (changed: {fields}), and the API cannot "
+    "delete it. Revert the change. Only if the movement itself was wrong: record the "
+    "correcting movement as a new document, and `customs-batch state rm {address}` to stop "
+    "tracking this one (it stays at the service)",
+)

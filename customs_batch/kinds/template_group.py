@@ -1,0 +1,159 @@
+"""TemplateGroup: a group of declaration templates, unique by its code within a company.
+
+Created by POST; name, code, isDefault and the templates change in place by PATCH. After an
+unknown outcome it is looked up by its code before it is created again; a 409 for a code the
+service already holds is looked up the same way and adopted when the manifests describe the
+group exactly, or explained (how to import it) when they do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from customs_batch.client import CustomsClient, Record, TemplateGroupFilter
+from customs_batch.errors import CustomsBatchError
+from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds._base import (
+    JSON,
+    Conflict,
+    Decision,
+    KindModel,
+    Outputs,
+    Refreshed,
+    Request,
+    UnknownOutcome,
+    number,
+    outputs_of,
+)
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.state.model import ResourceRecord
+
+OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_GROUP]
+MUTABLE = frozenset({"name", "code", "isDefault", "DeclarationTemplates"})
+COMPARED = ("name", "code", "isDefault", "companyId")
+"""The fields a group at the service is compared on (its templates are not listed back)."""
+
+
+def _create(client: CustomsClient, request: Request) -> Outputs:
+    return outputs_of(OUTPUTS, client.create_template_group(request.spec))
+
+
+def _find(client: CustomsClient, spec: Mapping[str, JSON]) -> Record | None:
+    company = spec.get("companyId")
+    filters = TemplateGroupFilter(company_id=company if isinstance(company, int) else None)
+    for group in client.iter_template_groups(filters):
+        if group.raw.get("code") == spec.get("code"):
+            return group
+    return None
+
+
+def _find_or_create(client: CustomsClient, request: Request) -> Outputs:
+    found = _find(client, request.spec)
+    if found is not None:
+        return outputs_of(OUTPUTS, found)
+    return _create(client, request)
+
+
+def _update(client: CustomsClient, request: Request) -> Outputs:
+    body = {k: request.spec[k] for k in request.changed if k in MUTABLE and k in request.spec}
+    group = client.update_template_group(int(request.outputs["id"]), body)
+    return outputs_of(OUTPUTS, group, request.outputs)
+
+
+def _after_unknown(unknown: UnknownOutcome) -> Decision:
+    if unknown.exists:
+        return Decision(
+            Action.UPDATE,
+            Operation.UPDATE_TEMPLATE_GROUP,
+            "the outcome of the last attempt is unknown; the request is safe to repeat",
+        )
+    return Decision(
+        Action.CREATE,
+        Operation.FIND_OR_CREATE_TEMPLATE_GROUP,
+        "the outcome of the last attempt is unknown; the group is looked up by its unique "
+        "code first and created only if it is not there",
+    )
+
+
+def _on_conflict(client: CustomsClient, address: Address, request: Request) -> Conflict:
+    """A 409 on creation: the code is taken. Look the group up and compare."""
+    found = _find(client, request.spec)
+    code = request.spec.get("code")
+    if found is None:
+        return Conflict(
+            None,
+            False,
+            f"the service refused code {code!r} as taken, but lists no group with it for "
+            "this key: it may belong to another company; choose another code",
+        )
+    differing = [
+        name
+        for name in COMPARED
+        if name in request.spec and found.raw.get(name, request.spec[name]) != request.spec[name]
+    ]
+    group_id = found.raw.get("id")
+    if not differing and "DeclarationTemplates" not in request.spec:
+        return Conflict(outputs_of(OUTPUTS, found), True, f"adopted existing group {group_id}")
+    if differing:
+        why = f"and differs in {', '.join(differing)}"
+    else:
+        why = "; its templates cannot be compared (the service does not list them back), so it is not adopted unseen"
+    return Conflict(
+        None,
+        False,
+        f"a template group with code {code!r} already exists at the service (id {group_id}) "
+        f"{why}. It is probably the one this document created before its record was "
+        f"removed: `customs-batch import {address} {group_id}` records it, and the next plan "
+        "shows what the manifests would change",
+    )
+
+
+def _read_back(
+    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
+) -> Outputs:
+    wanted = number(remote_id, address)
+    for group in client.iter_template_groups():
+        if group.raw.get("id") == wanted:
+            return outputs_of(OUTPUTS, group)
+    raise CustomsBatchError(
+        f"the service has no template group {wanted}",
+        hint="`customs-batch get template-groups` lists them",
+    )
+
+
+def _refresh(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    groups = {group.raw.get("id"): group for group in client.iter_template_groups()}
+    found: dict[str, Refreshed | None] = {}
+    for record in records:
+        group = groups.get(record.outputs.get("id"))
+        found[record.address] = (
+            None
+            if group is None
+            else Refreshed(
+                outputs=outputs_of(OUTPUTS, group, record.outputs),
+                remote_spec={k: group.raw[k] for k in COMPARED if k in group.raw},
+            )
+        )
+    return found
+
+
+MODEL = KindModel(
+    kind=Kind.TEMPLATE_GROUP,
+    outputs=OUTPUTS,
+    create=Operation.CREATE_TEMPLATE_GROUP,
+    send={
+        Operation.CREATE_TEMPLATE_GROUP: _create,
+        Operation.FIND_OR_CREATE_TEMPLATE_GROUP: _find_or_create,
+        Operation.UPDATE_TEMPLATE_GROUP: _update,
+    },
+    update=Operation.UPDATE_TEMPLATE_GROUP,
+    mutable=MUTABLE,
+    after_unknown=_after_unknown,
+    read_back=_read_back,
+    refresh=_refresh,
+    on_conflict=_on_conflict,
+    immutable="{fields} of a template group cannot be changed: the API has no call for it. "
+    "Revert the change, or create the group you want under a new name and code",
+)

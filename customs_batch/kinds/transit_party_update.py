@@ -1,0 +1,45 @@
+"""TransitPartyUpdate: the parties of a transit declaration made elsewhere, set by PATCH.
+
+Every field is re-applied in place (a PATCH sets the same values again, so it is safe to
+repeat after an unknown outcome). The departure variant sends the declaration back to
+processing, which ``apply --wait`` follows.
+"""
+
+from __future__ import annotations
+
+from customs_batch.client import CustomsClient
+from customs_batch.kinds import OUTPUT_FIELDS, Kind
+from customs_batch.kinds._base import KindModel, Outputs, Request, outputs_of, repeat_unknown
+from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit
+
+OUTPUTS = OUTPUT_FIELDS[Kind.TRANSIT_PARTY_UPDATE]
+
+
+def _update_parties(client: CustomsClient, request: Request) -> Outputs:
+    body = {k: v for k, v in request.spec.items() if k in PARTY_FIELDS}
+    declaration_id = int(request.spec["declarationId"])
+    if request.spec.get("variant") == "arrival":
+        answer = client.update_arrival_parties(declaration_id, body)
+    else:
+        answer = client.update_departure_parties(declaration_id, body)
+    return outputs_of(OUTPUTS, answer, {"declarationId": declaration_id})
+
+
+MODEL = KindModel(
+    kind=Kind.TRANSIT_PARTY_UPDATE,
+    outputs=OUTPUTS,
+    create=Operation.UPDATE_TRANSIT_PARTIES,
+    send={Operation.UPDATE_TRANSIT_PARTIES: _update_parties},
+    update=Operation.UPDATE_TRANSIT_PARTIES,
+    mutable=PARTY_FIELDS | {"variant"},
+    after_unknown=repeat_unknown(
+        Operation.UPDATE_TRANSIT_PARTIES, Operation.UPDATE_TRANSIT_PARTIES
+    ),
+    read_back=read_transit,
+    refresh=refresh_transit,
+    waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
+    immutable="{fields} of a party update cannot change: it names the declaration it updates. "
+    "Write a new TransitPartyUpdate document for another declaration, and `customs-batch "
+    "state rm {address}` to forget this one",
+)

@@ -1,0 +1,199 @@
+"""The lifecycle of a resource, as plan, apply and status tell it, against a real emulator.
+
+Each test is one promise of the resource model: a plan tells the truth about what exists at
+the service, and exits 1 while anything needs the user.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e import batches
+from tests.e2e.conftest import Project, Sandbox
+
+pytestmark = pytest.mark.e2e
+
+
+def _plan(project: Project, *extra: str) -> tuple[int, dict[str, dict[str, object]]]:
+    done = project.run("plan", "--format", "json", *extra)
+    assert done.stdout, done.stderr
+    return done.returncode, {c["address"]: c for c in json.loads(done.stdout)["changes"]}
+
+
+def test_a_rejected_departure_fails_the_plan_and_a_corrected_one_replaces_it(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write("manifests/departures.yaml", batches.departures(2))
+    project.edit("manifests/departures.yaml", "E2E-0001", "INVALID-0001")
+    applied = project.run("apply", "--auto-approve", "--wait")
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert "invalid" in applied.stdout + applied.stderr
+
+    address = "DepartureDeclaration/dep-e2e-01"
+    code, changes = _plan(project)
+    assert code == 1, "a departure customs rejected must not pass a pipeline"
+    assert changes[address]["action"] == "rejected"
+    assert "SANDBOX_INVALID_REFERENCE" in str(changes[address]["reason"])
+    assert changes["DepartureDeclaration/dep-e2e-02"]["action"] == "no-change"
+    assert project.run("plan", "--detailed-exitcode").returncode == 1
+    shown = project.run("plan").stdout
+    assert f"rejected       {address}" in shown
+    status = project.run("status").stdout
+    assert "invalid  rejected" in status
+
+    first_id = project.state()[address]["outputs"]["declarationId"]
+    project.edit("manifests/departures.yaml", "INVALID-0001", "E2E-0101")
+    code, changes = _plan(project)
+    assert code == 0
+    assert changes[address]["action"] == "resubmit"
+    assert changes[address]["values"] == [
+        {"path": "commercialReference", "old": "INVALID-0001", "new": "E2E-0101"}
+    ]
+    applied = project.run("apply", "--auto-approve", "--wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+
+    record = project.state()[address]
+    assert record["outputs"]["declarationId"] != first_id
+    assert record["remoteStatus"] == "ready"
+    assert record["superseded"][0]["outputs"]["declarationId"] == first_id
+    assert record["superseded"][0]["remoteStatus"] == "invalid"
+    assert len(sandbox.created_transit()) == 3  # two submitted, one resubmitted: no more
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_a_change_to_a_submitted_departure_is_refused_without_suggesting_a_second_one(
+    project: Project,
+) -> None:
+    project.write("manifests/departures.yaml", batches.departures(1))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    project.edit("manifests/departures.yaml", "E2E-0001", "E2E-0999")
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 1
+    change = changes["DepartureDeclaration/dep-e2e-01"]
+    assert change["action"] == "refused"
+    assert "declare the same goods twice" in str(change["reason"])
+    assert "new name to send a new request" not in str(change["reason"])
+
+
+def test_a_movement_refused_by_the_service_and_renamed_is_dropped_not_orphaned(
+    project: Project, sandbox: Sandbox
+) -> None:
+    text = batches.movements(per_lane=1, lanes=1).replace("rpty_p1", "rpty_nobody")
+    project.write("manifests/movements.yaml", text)
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert project.state()["Movement/mov-l0-01"]["status"] == "failed"
+
+    project.write("manifests/movements.yaml", text.replace("mov-l0-01", "mov-l0-01b"))
+    code, changes = _plan(project)
+    assert code == 0
+    assert changes["Movement/mov-l0-01"]["action"] == "drop"
+    assert changes["Movement/mov-l0-01b"]["action"] == "create"
+    shown = project.run("plan").stdout
+    assert "1 to drop" in shown and "0 orphaned" in shown
+
+    project.write("manifests/movements.yaml", batches.movements(per_lane=1, lanes=1))
+    project.edit("manifests/movements.yaml", "mov-l0-01", "mov-l0-01b")
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert set(project.state()) == {"Movement/mov-l0-01b"}
+    assert len(sandbox.movements()) == 1
+
+
+def test_a_service_that_refuses_connections_leaves_nothing_to_decide(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write("manifests/departures.yaml", batches.departures(3))
+    sandbox.stop()  # nothing listens at the environment's address any more
+    down = project.run("apply", "--auto-approve")
+    assert down.returncode == 1, down.stdout + down.stderr
+    assert "not sent" in down.stdout + down.stderr
+    code, changes = _plan(project)
+    assert code == 0
+    assert {c["action"] for c in changes.values()} == {"create"}
+
+    sandbox.start()
+    project.write_config()
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert len(sandbox.created_transit()) == 3
+
+
+GROUPS = """\
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+metadata: {name: plain}
+spec: {name: Plain group, code: PLAIN-1, companyId: 1, isDefault: false}
+"""
+
+
+def test_a_template_group_whose_record_was_removed_is_found_by_its_code(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.copy_examples()
+    project.write("manifests/plain-group.yaml", GROUPS)
+    assert project.run("apply", "--auto-approve").returncode == 0
+    plain_id = project.state()["TemplateGroup/plain"]["outputs"]["id"]
+    road_id = project.state()["TemplateGroup/eu-road"]["outputs"]["id"]
+
+    # Described exactly by the manifests: adopted, not created twice, not a 409.
+    assert project.run("state", "rm", "TemplateGroup/plain").returncode == 0
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"adopted existing group {plain_id}" in again.stdout
+    assert project.state()["TemplateGroup/plain"]["outputs"]["id"] == plain_id
+
+    # With templates the service does not list back, or other fields: how to import it.
+    assert (
+        project.run("state", "rm", "TemplateGroup/eu-road", "TemplateGroup/plain").returncode == 0
+    )
+    project.edit("manifests/plain-group.yaml", "name: Plain group", "name: Plainer group")
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 1
+    assert f"customs-batch import TemplateGroup/eu-road {road_id}" in refused.stderr
+    assert "differs in name" in refused.stderr
+    assert f"customs-batch import TemplateGroup/plain {plain_id}" in refused.stderr
+    groups = sandbox.get("/v1/declaration-templates/groups", itemsPerPage=100)["result"]
+    assert sorted(g["code"] for g in groups).count("PLAIN-1") == 1
+
+
+def test_status_follows_a_cancellation_and_wait_follows_a_parties_update(
+    project: Project,
+) -> None:
+    project.copy_examples()
+    assert project.run("apply", "--auto-approve", "--wait").returncode == 0
+    status = project.run("status").stdout
+    assert "ExportCancellation/cancel-export-501  501  canceled" in status
+
+    project.edit("manifests/departures.yaml", "street: Kehrwieder 2", "street: Kehrwieder 4")
+    code, changes = _plan(project)
+    assert code == 0
+    change = changes["DepartureDeclaration/dep-rtm-ham-0001"]
+    assert change["action"] == "update"
+    assert change["values"] == [
+        {"path": "Consignee.street", "old": "Kehrwieder 2", "new": "Kehrwieder 4"}
+    ]
+    assert 'Consignee.street: "Kehrwieder 2" -> "Kehrwieder 4"' in project.run("plan").stdout
+    updated = project.run("apply", "--auto-approve", "--wait")
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    record = project.state()["DepartureDeclaration/dep-rtm-ham-0001"]
+    assert record["remoteStatus"] == "ready", "--wait returned while it was processing"
+
+
+def test_every_kind_has_a_complete_model() -> None:
+    from customs_batch.kinds import OUTPUT_FIELDS, Kind
+    from customs_batch.kinds.registry import KINDS, SEND
+    from customs_batch.planning import Operation
+
+    assert set(KINDS) == set(Kind)
+    assert set(OUTPUT_FIELDS) == set(Kind)
+    for kind, model in KINDS.items():
+        assert model.kind is kind
+        assert model.create in model.send
+        assert model.update is None or model.update in model.send
+        assert model.resubmit is None or model.resubmit in model.send
+        assert model.immutable.format(address="K/x", fields="f")
+    sending = {op for op in Operation if op.requests}
+    assert sending == set(SEND)
