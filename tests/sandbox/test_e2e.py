@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import socket
@@ -231,3 +232,36 @@ def test_responses_are_not_held_back_by_nagle(start: Any) -> None:
         assert client.recv(4096).startswith(b"HTTP/1.1 200")
         with _server_side_of(server.process.pid, client) as accepted:
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_a_huge_upload_is_refused_before_it_is_sent(start: Any) -> None:
+    """The 413 comes back while the client has sent one byte of the 100 MB it announced."""
+    server = start()
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    head = (
+        "POST /v1/declaration-templates/groups HTTP/1.1\r\nHost: sandbox\r\n"
+        "Authorization: Bearer sandbox-key\r\nContent-Type: application/json\r\n"
+        "Content-Length: 104857600\r\n\r\n{"
+    )
+    with socket.create_connection((url.hostname, url.port), timeout=30) as client:
+        client.sendall(head.encode())
+        status, body = _read_response(client)
+    assert status.startswith(b"HTTP/1.1 413")
+    assert json.loads(body)["error"] == "Payload Too Large"
+
+
+def _read_response(client: socket.socket) -> tuple[bytes, bytes]:
+    """The status line and the body of one response with a Content-Length."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += client.recv(4096) or pytest.fail(f"connection closed after {data!r}")
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += client.recv(4096) or pytest.fail(f"connection closed after {body!r}")
+    return head.split(b"\r\n", 1)[0], body
