@@ -55,7 +55,7 @@ bench-client: install
 
 .PHONY: bench-validate
 ## bench: every benchmark; bench-validate: validate vs check-jsonschema (docs/benchmarks.md)
-bench: bench-validate bench-client bench-sheet bench-apply
+bench: bench-validate bench-client bench-sheet bench-apply bench-emulator
 bench-validate: install
 	$(BIN)/python benchmarks/validate_bench.py
 
@@ -72,3 +72,8 @@ bench-sheet: install
 ## bench-apply: re-plan of 10,000, apply ops/s with fsync, rate-limited apply, cost of a record (docs/benchmarks.md)
 bench-apply: install
 	$(BIN)/python benchmarks/plan_apply_bench.py all
+
+.PHONY: bench-emulator
+## bench-emulator: requests/s on one kept-alive connection, sandbox serve vs a bare Starlette app (docs/benchmarks.md)
+bench-emulator: install
+	$(BIN)/python benchmarks/emulator_bench.py

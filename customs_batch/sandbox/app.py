@@ -11,7 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from customs_batch.sandbox import contract, declarations, rto, templates, transit
 from customs_batch.sandbox.context import Sandbox
@@ -26,6 +26,7 @@ from customs_batch.sandbox.routing import endpoint
 from customs_batch.sandbox.schemas import BodySchemas
 from customs_batch.sandbox.seed import Seed, builtin_seed
 from customs_batch.sandbox.store import Store
+from customs_batch.sandbox.strictjson import clip
 from customs_batch.sandbox.web import error, json_response
 
 C = contract
@@ -59,15 +60,31 @@ async def _openapi(request: Request) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
+    headers = dict(getattr(exc, "headers", None) or {})
+    path = clip(request.url.path)
     if status == contract.NOT_FOUND:
-        message = f"no endpoint at {request.url.path}"
+        message = f"no endpoint at {path}"
     elif status == contract.METHOD_NOT_ALLOWED:
-        message = f"{request.method} is not allowed on {request.url.path}"
+        message = f"{clip(request.method)} is not allowed on {path}"
+        headers["Allow"] = ", ".join(_allowed_methods(request))
     else:
         message = contract.REASONS.get(status, "error")
     answer = error(status, message)
-    headers = dict(getattr(exc, "headers", None) or {})
     return json_response(answer.body, status, headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method of every route at the request's path.
+
+    Starlette's own 405 names only the methods of the first route whose path matches,
+    and here several routes share a path (GET and POST of the template groups).
+    """
+    methods: set[str] = set()
+    for route in request.app.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE and isinstance(route, Route):
+            methods.update(route.methods or ())
+    return sorted(methods)
 
 
 def create_app(

@@ -58,6 +58,25 @@ TYPE: Final = "type"
 
 PAGE_SIZE_DEFAULT: Final = 20
 PAGE_SIZE_MAX: Final = 100
+ITEM_SORT_FIELDS: Final = (
+    "id",
+    "declarationId",
+    "description",
+    "commodityCode",
+    "quantity",
+    "grossMass",
+    "netMass",
+    "value",
+    "currency",
+    "originCountry",
+)
+
+# -- request bodies --------------------------------------------------------------------------
+# The document states no size limit; 1 MiB holds a departure declaration of thousands of items.
+MAX_BODY_BYTES: Final = 1024 * 1024
+# Integers in bodies and queries are 64-bit signed, as a database column would hold them.
+INT_MIN: Final = -(2**63)
+INT_MAX: Final = 2**63 - 1
 
 # -- headers -------------------------------------------------------------------------------
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
@@ -73,6 +92,8 @@ HAWB_REFUSED: Final = 409  # HAWB deactivation refused
 DUPLICATE_CODE: Final = 409  # template group code already used by the company
 IDEMPOTENCY_IN_FLIGHT: Final = 409
 IDEMPOTENCY_OTHER_BODY: Final = 422
+PAYLOAD_TOO_LARGE: Final = 413  # a body over MAX_BODY_BYTES
+UNSUPPORTED_MEDIA_TYPE: Final = 415  # a body that is not application/json in UTF-8
 TOO_MANY_REQUESTS: Final = 429
 CREATED: Final = 201  # every creating POST, the departure submission included
 OK: Final = 200
@@ -82,6 +103,8 @@ REASONS: Final[dict[int, str]] = {
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    413: "Payload Too Large",
+    415: "Unsupported Media Type",
     422: "Unprocessable Entity",
     429: "Too Many Requests",
     500: "Internal Server Error",

@@ -103,18 +103,6 @@ async def cancel_declaration(request: Request, sandbox: Sandbox, caller: Caller)
     )
 
 
-_ITEM_SORT_FIELDS = (
-    "id",
-    "declarationId",
-    "description",
-    "commodityCode",
-    "quantity",
-    "grossMass",
-    "netMass",
-    "value",
-    "currency",
-    "originCountry",
-)
 _ITEM_SEARCH_FIELDS = ("description", "commodityCode", "originCountry", "currency")
 
 
@@ -124,7 +112,7 @@ async def list_items(request: Request, sandbox: Sandbox, caller: Caller) -> Resp
     page, size = query.page(), query.page_size(contract.ITEMS_PER_PAGE)
     deleted = query.choice(contract.DELETED, ("deleted", "normal", "all"), "normal")
     archived = query.choice(contract.ARCHIVED, ("unarchived", "archived", "all"), "unarchived")
-    sort_by = query.choice(contract.SORT_BY, _ITEM_SORT_FIELDS)
+    sort_by = query.choice(contract.SORT_BY, contract.ITEM_SORT_FIELDS)
     descending = query.choice(contract.SORT_ORDER, ("asc", "desc"), "asc") == "desc"
     search = (query.text(contract.SEARCH) or "").lower()
     records = [

@@ -14,6 +14,7 @@ from customs_batch.sandbox.routing import template
 C = contract
 _INT = {"type": "integer"}
 _STR = {"type": "string"}
+_INT64 = {"type": "integer", "minimum": C.INT_MIN, "maximum": C.INT_MAX}
 _PAGE = {"name": C.PAGE, "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}}
 
 
@@ -143,7 +144,7 @@ _OPERATIONS: list[tuple[str, str, str, list[JsonObject], str | None, int]] = [
             _size(C.ITEMS_PER_PAGE),
             _query(C.DELETED, _enum("deleted", "normal", "all")),
             _query(C.ARCHIVED, _enum("unarchived", "archived", "all")),
-            _query(C.SORT_BY, _STR),
+            _query(C.SORT_BY, _enum(*C.ITEM_SORT_FIELDS)),
             _query(C.SORT_ORDER, _enum("asc", "desc")),
         ],
         None,
@@ -155,7 +156,7 @@ _OPERATIONS: list[tuple[str, str, str, list[JsonObject], str | None, int]] = [
         "GET",
         C.TEMPLATE_GROUPS,
         "List template groups",
-        [_query(C.COMPANY_ID, _INT), _PAGE, _size(C.ITEMS_PER_PAGE)],
+        [_query(C.COMPANY_ID, _INT64), _PAGE, _size(C.ITEMS_PER_PAGE)],
         None,
         200,
     ),
@@ -170,6 +171,21 @@ _ERRORS = {
     "403": "account not active",
     "404": "not found",
     "429": "rate limit exceeded; see Retry-After",
+}
+_BODY_ERRORS = {
+    str(C.PAYLOAD_TOO_LARGE): f"the body is larger than {C.MAX_BODY_BYTES:,} bytes",
+    str(C.UNSUPPORTED_MEDIA_TYPE): "the body is not sent as application/json in UTF-8",
+}
+_DUPLICATE_CODE = {str(C.DUPLICATE_CODE): "the company already has a template group with this code"}
+# Answers of one operation beyond the common ones, by (method, path).
+_OPERATION_ERRORS: dict[tuple[str, str], dict[str, str]] = {
+    ("POST", C.MOVEMENTS): {
+        str(C.IDEMPOTENCY_IN_FLIGHT): "a request with this Idempotency-Key is still being handled",
+        str(C.IDEMPOTENCY_OTHER_BODY): "this Idempotency-Key was used with another body",
+    },
+    ("DELETE", C.HAWB): {str(C.HAWB_REFUSED): "a sent movement references the HAWB"},
+    ("POST", C.TEMPLATE_GROUPS): _DUPLICATE_CODE,
+    ("PATCH", C.TEMPLATE_GROUP): _DUPLICATE_CODE,
 }
 
 
@@ -212,14 +228,20 @@ def _rewrite(node: Any, owner: str) -> Any:
 
 
 def _operation(
-    summary: str, parameters: list[JsonObject], body: str | None, status: int
+    summary: str,
+    parameters: list[JsonObject],
+    body: str | None,
+    status: int,
+    errors: dict[str, str],
 ) -> JsonObject:
+    if body is not None:
+        errors = {**errors, **_BODY_ERRORS}
     operation: JsonObject = {
         "summary": summary,
         "parameters": parameters,
         "responses": {
             str(status): {"description": "success", "content": {"application/json": {}}},
-            **{code: {"description": text} for code, text in _ERRORS.items()},
+            **{code: {"description": text} for code, text in sorted({**_ERRORS, **errors}.items())},
         },
     }
     if body is not None:
@@ -235,8 +257,9 @@ def _operation(
 def _document() -> str:
     paths: dict[str, JsonObject] = {}
     for method, path, summary, parameters, body, status in _OPERATIONS:
+        errors = _OPERATION_ERRORS.get((method, path), {})
         paths.setdefault(template(path), {})[method.lower()] = _operation(
-            summary, parameters, body, status
+            summary, parameters, body, status, errors
         )
     document = {
         "openapi": "3.1.0",

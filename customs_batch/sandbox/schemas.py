@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator
 
 from customs_batch.resources import load_schema
 from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.strictjson import clip
 
 
 def _without(schema: JsonObject, *fields: str) -> JsonObject:
@@ -77,6 +78,11 @@ def parties_body_schema() -> JsonObject:
     return _no_references(schema)
 
 
+MAX_REASONS = 20  # a 400 lists this many reasons at most, then how many more there are
+_MAX_REASON = 300  # characters of one reason
+_SHOWN_VALUE = 60  # characters of a value or a path quoted in a reason
+
+
 class BodyValidator:
     """Checks a body against a schema: jsonschema-rs says yes fast, jsonschema says why not.
 
@@ -90,15 +96,25 @@ class BodyValidator:
         self._explaining = Draft202012Validator(schema)
 
     def reasons(self, body: JsonObject) -> list[str]:
-        """Why ``body`` does not match, one sentence per problem; empty when it does."""
+        """Why ``body`` does not match, one sentence per problem (at most ``MAX_REASONS``,
+        then a count of the rest); empty when it does."""
         if self._fast.is_valid(body):
             return []
-        return sorted(_reason(error) for error in self._explaining.iter_errors(body))
+        reasons = sorted(_reason(error) for error in self._explaining.iter_errors(body))
+        if len(reasons) > MAX_REASONS:
+            more = len(reasons) - MAX_REASONS
+            reasons = [*reasons[:MAX_REASONS], f"... and {more:,} more problems"]
+        return reasons
 
 
 def _reason(error: Any) -> str:
+    """``where: message``, with the offending value shortened: a 400 never echoes a body."""
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where.lstrip('.') or 'body'}: {error.message}"
+    message: str = error.message
+    shown = repr(error.instance)
+    if len(shown) > _SHOWN_VALUE and shown in message:
+        message = message.replace(shown, clip(shown, _SHOWN_VALUE))
+    return clip(f"{clip(where.lstrip('.'), _SHOWN_VALUE) or 'body'}: {message}", _MAX_REASON)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -12,6 +13,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from customs_batch.errors import ConfigError
+from customs_batch.sandbox import contract
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.seed_schema import SEED_SCHEMA
 
@@ -77,6 +79,7 @@ def parse_seed(text: str, source: str) -> Seed:
     ]
     if isinstance(data, dict):
         problems.extend(_duplicates(data, root))
+    problems.extend(_unanswerable_numbers(data, root, []))
     if problems:
         lines = [f"{source}:{line}: {what}" for line, what in sorted(problems)]
         raise ConfigError(
@@ -119,6 +122,22 @@ def _duplicates(data: JsonObject, root: yaml.Node | None) -> Iterator[tuple[int,
                 line = _line(root, [collection, index, field])
                 yield line, f"at {collection}[{index}].{field}: duplicate {value!r}"
             seen.add(value)
+
+
+def _unanswerable_numbers(
+    value: Any, root: yaml.Node | None, path: list[Any]
+) -> Iterator[tuple[int, str]]:
+    """Numbers the emulator could not send back as JSON, or the service would not hold."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _unanswerable_numbers(child, root, [*path, key])
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _unanswerable_numbers(child, root, [*path, index])
+    elif isinstance(value, float) and not math.isfinite(value):
+        yield _line(root, path), f"{_where(path)}{value} is not a finite number"
+    elif isinstance(value, int) and not contract.INT_MIN <= value <= contract.INT_MAX:
+        yield _line(root, path), f"{_where(path)}{value} is out of the 64-bit integer range"
 
 
 def _build(data: JsonObject) -> Seed:

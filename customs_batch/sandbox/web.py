@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import Any, NoReturn
@@ -11,7 +12,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
-from customs_batch.sandbox import contract
+from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.schemas import BodyValidator
 
@@ -40,8 +41,8 @@ def fail(status: int, message: str | list[str]) -> NoReturn:
 def json_response(
     body: Any, status: int = contract.OK, headers: dict[str, str] | None = None
 ) -> Response:
-    """A compact JSON response."""
-    content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    """A compact JSON response; strict JSON only (a non-finite number is a bug, not output)."""
+    content = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
     return Response(content, status, headers, media_type="application/json")
 
 
@@ -51,11 +52,23 @@ def public(record: JsonObject) -> JsonObject:
 
 
 async def json_body(request: Request) -> JsonObject:
-    """The request body as a JSON object, or a 400 saying why it is not one."""
-    raw = await request.body()
+    """The request body as a JSON object, or the 4xx that says why it is not one.
+
+    415 unless ``Content-Type`` is ``application/json`` (in UTF-8); 413 past
+    ``MAX_BODY_BYTES``, read no further than one byte past it; 400 for a body that is not
+    UTF-8, not JSON, not an object or holds a number the service would refuse.
+    """
+    _require_json(request.headers.get("content-type"))
+    raw = await _bounded_body(request, contract.MAX_BODY_BYTES)
     try:
-        body = json.loads(raw, parse_constant=_refuse_constant)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN or Infinity
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail(contract.BAD_REQUEST, [f"the body is not UTF-8: byte {exc.start} is not valid there"])
+    try:
+        body = strictjson.loads(text)
+    except strictjson.NotStrictJson as exc:
+        fail(contract.BAD_REQUEST, [f"the body has a number the service refuses: {exc}"])
+    except ValueError as exc:  # JSONDecodeError
         fail(contract.BAD_REQUEST, [f"the body is not valid JSON: {exc}"])
     except RecursionError:
         fail(contract.BAD_REQUEST, ["the body is nested too deeply"])
@@ -64,9 +77,40 @@ async def json_body(request: Request) -> JsonObject:
     return body
 
 
-def _refuse_constant(name: str) -> Any:
-    """NaN and Infinity are not JSON, though Python's parser takes them."""
-    raise ValueError(f"{name} is not a JSON number")
+def _require_json(content_type: str | None) -> None:
+    media_type, _, parameters = (content_type or "").partition(";")
+    if media_type.strip().lower() != "application/json":
+        shown = f"'{strictjson.clip(content_type)}'" if content_type else "none"
+        fail(
+            contract.UNSUPPORTED_MEDIA_TYPE,
+            f"the body must be sent with Content-Type: application/json, not {shown}",
+        )
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        charset = value.strip().strip('"').lower()
+        if name.strip().lower() == "charset" and charset not in ("utf-8", "utf8"):
+            fail(
+                contract.UNSUPPORTED_MEDIA_TYPE,
+                f"the body must be UTF-8, not charset {strictjson.clip(charset)}",
+            )
+
+
+async def _bounded_body(request: Request, limit: int) -> bytes:
+    """The body, or a 413 as soon as it is known to be longer than ``limit`` bytes."""
+    too_large = error(
+        contract.PAYLOAD_TOO_LARGE, f"the body is larger than the limit of {limit:,} bytes"
+    )
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large  # without reading a byte of it
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def check_schema(validator: BodyValidator, body: JsonObject) -> None:
@@ -74,6 +118,15 @@ def check_schema(validator: BodyValidator, body: JsonObject) -> None:
     reasons = validator.reasons(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
+_MAX_INTEGER_TEXT = len(str(contract.INT_MIN))
+
+
+def _shown(raw: str) -> str:
+    """A query value quoted in an error message, clipped when long."""
+    return f"'{strictjson.clip(raw)}'"
 
 
 class Query:
@@ -90,20 +143,20 @@ class Query:
         raw = self._raw(name)
         if raw is None:
             return default
-        try:
-            value = int(raw)
-        except ValueError:
-            fail(contract.BAD_REQUEST, [f"{name} must be an integer, not '{raw}'"])
-        if value < low or (high is not None and value > high):
+        if not _INTEGER.fullmatch(raw):
+            fail(contract.BAD_REQUEST, [f"{name} must be an integer, not {_shown(raw)}"])
+        # Compared as text first: int() of a huge literal is slow, and refused past 4,300 digits.
+        value = int(raw) if len(raw) <= _MAX_INTEGER_TEXT else contract.INT_MAX + 1
+        if value < low or value > (contract.INT_MAX if high is None else high):
             bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-            fail(contract.BAD_REQUEST, [f"{name} must be {bounds}, not {value}"])
+            fail(contract.BAD_REQUEST, [f"{name} must be {bounds}, not {_shown(raw)}"])
         return value
 
     def optional_integer(self, name: str) -> int | None:
         """An integer, or None when absent."""
         if self._raw(name) is None:
             return None
-        return self.integer(name, 0, low=-(2**63), high=2**63)
+        return self.integer(name, 0, low=contract.INT_MIN, high=contract.INT_MAX)
 
     def page(self) -> int:
         """The page number (>= 1, default 1)."""
@@ -119,7 +172,7 @@ class Query:
         if raw is None:
             return default
         if raw.lower() not in ("true", "false"):
-            fail(contract.BAD_REQUEST, [f"{name} must be true or false, not '{raw}'"])
+            fail(contract.BAD_REQUEST, [f"{name} must be true or false, not {_shown(raw)}"])
         return raw.lower() == "true"
 
     def choice(self, name: str, allowed: Sequence[str], default: str | None = None) -> str | None:
@@ -128,7 +181,8 @@ class Query:
         if raw is None:
             return default
         if raw not in allowed:
-            fail(contract.BAD_REQUEST, [f"{name} must be one of {', '.join(allowed)}, not '{raw}'"])
+            choices = ", ".join(allowed)
+            fail(contract.BAD_REQUEST, [f"{name} must be one of {choices}, not {_shown(raw)}"])
         return raw
 
     def text(self, name: str) -> str | None:
@@ -143,7 +197,7 @@ class Query:
         try:
             return date.fromisoformat(raw)
         except ValueError:
-            fail(contract.BAD_REQUEST, [f"{name} must be a date YYYY-MM-DD, not '{raw}'"])
+            fail(contract.BAD_REQUEST, [f"{name} must be a date YYYY-MM-DD, not {_shown(raw)}"])
 
 
 def page_of(records: list[JsonObject], page: int, size: int) -> list[JsonObject]:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import ctypes
+import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -185,3 +190,78 @@ def test_busy_port_is_a_clear_error(start: Any) -> None:
     assert result.returncode == 3
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+_PIDFD_GETFD = 438  # the same number on every Linux architecture
+
+
+def _server_side_of(pid: int, client: socket.socket) -> socket.socket:
+    """A duplicate of the socket process ``pid`` accepted for ``client`` (Linux pidfd_getfd)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            fd = libc.syscall(_PIDFD_GETFD, pidfd, int(name), 0)
+            if fd < 0:
+                continue
+            try:
+                duplicate = socket.socket(fileno=fd)
+            except OSError:  # not a socket
+                os.close(fd)
+                continue
+            try:
+                if duplicate.getpeername() == client.getsockname():
+                    return duplicate
+            except OSError:
+                pass  # not a connected socket: the listener
+            duplicate.close()
+    finally:
+        os.close(pidfd)
+    raise AssertionError("the server holds no socket connected to the client")
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="reads the server's socket via pidfd")
+def test_responses_are_not_held_back_by_nagle(start: Any) -> None:
+    """With Nagle's algorithm on, every response after the first on a kept-alive connection
+    waits ~40 ms for the client's delayed ACK of its headers before the body is sent."""
+    server = start()
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    with socket.create_connection((url.hostname, url.port)) as client:
+        client.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: sandbox\r\n\r\n")
+        assert client.recv(4096).startswith(b"HTTP/1.1 200")
+        with _server_side_of(server.process.pid, client) as accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_a_huge_upload_is_refused_before_it_is_sent(start: Any) -> None:
+    """The 413 comes back while the client has sent one byte of the 100 MB it announced."""
+    server = start()
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    head = (
+        "POST /v1/declaration-templates/groups HTTP/1.1\r\nHost: sandbox\r\n"
+        "Authorization: Bearer sandbox-key\r\nContent-Type: application/json\r\n"
+        "Content-Length: 104857600\r\n\r\n{"
+    )
+    with socket.create_connection((url.hostname, url.port), timeout=30) as client:
+        client.sendall(head.encode())
+        status, body = _read_response(client)
+    assert status.startswith(b"HTTP/1.1 413")
+    assert json.loads(body)["error"] == "Payload Too Large"
+
+
+def _read_response(client: socket.socket) -> tuple[bytes, bytes]:
+    """The status line and the body of one response with a Content-Length."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += client.recv(4096) or pytest.fail(f"connection closed after {data!r}")
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += client.recv(4096) or pytest.fail(f"connection closed after {body!r}")
+    return head.split(b"\r\n", 1)[0], body

@@ -37,3 +37,59 @@ def test_request_bodies_reuse_the_project_schemas(api: httpx.Client) -> None:
         == "#/components/schemas/DepartureDeclaration_party"
     )
     assert "DepartureDeclaration_party" in document["components"]["schemas"]
+
+
+_HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _concrete(path: str) -> str:
+    """``path`` with its parameters filled in with IDs of the built-in seed."""
+    shipment = "shp_7Hk2Lm" if path.startswith("/v1/shipments/") else "7001"
+    return (
+        path.replace("{id}", shipment)
+        .replace("{hawbId}", "hawb_a1")
+        .replace("{declarationId}", "7001")
+    )
+
+
+def test_a_405_allows_exactly_the_documented_methods(api: httpx.Client) -> None:
+    document = api.get("/openapi.json").json()
+    for path, operations in document["paths"].items():
+        documented = {method.upper() for method in operations}
+        expected = documented | ({"HEAD"} if "GET" in documented else set())
+        for method in sorted(set(_HTTP_METHODS) - documented):
+            response = api.request(method, _concrete(path))
+            assert response.status_code == 405, (method, path)
+            assert response.json()["error"] == "Method Not Allowed"
+            allowed = {word.strip() for word in response.headers["Allow"].split(",")}
+            assert allowed == expected, (method, path)
+
+
+def test_the_document_names_the_conflicts_and_body_refusals(api: httpx.Client) -> None:
+    paths = api.get("/openapi.json").json()["paths"]
+    groups = "/v1/declaration-templates/groups"
+    for operation in (paths[groups]["post"], paths[f"{groups}/{{id}}"]["patch"]):
+        assert "409" in operation["responses"]
+        assert {"413", "415"} <= set(operation["responses"])
+    assert "409" in paths["/v1/shipments/{id}/hawbs/{hawbId}"]["delete"]["responses"]
+    assert {"409", "422"} <= set(paths["/v1/shipments/{id}/movements"]["post"]["responses"])
+    assert "413" not in paths[groups]["get"]["responses"]
+
+
+def test_a_duplicate_group_code_is_the_documented_409(api: httpx.Client) -> None:
+    body = {"name": "Twice", "code": "TWICE", "companyId": 1}
+    assert api.post("/v1/declaration-templates/groups", json=body).status_code == 201
+    response = api.post("/v1/declaration-templates/groups", json=body)
+    assert response.status_code == 409
+    document = api.get("/openapi.json").json()
+    assert "409" in document["paths"]["/v1/declaration-templates/groups"]["post"]["responses"]
+
+
+def test_sort_by_lists_exactly_the_values_the_service_takes(api: httpx.Client) -> None:
+    operation = api.get("/openapi.json").json()["paths"]["/v1/declaration-items"]["get"]
+    sort_by = next(p for p in operation["parameters"] if p["name"] == "sortBy")["schema"]
+    assert sort_by["enum"]
+    for value in sort_by["enum"]:
+        assert api.get("/v1/declaration-items", params={"sortBy": value}).status_code == 200
+    assert api.get("/v1/declaration-items", params={"sortBy": ""}).status_code == 400
+    assert "" not in sort_by["enum"]

@@ -1,0 +1,213 @@
+"""The emulator reads requests as strictly as a real service: numbers, sizes, types, echoes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from starlette.types import Message
+
+from customs_batch.errors import ConfigError
+from customs_batch.sandbox import contract, create_app
+from customs_batch.sandbox.seed import builtin_seed_text, parse_seed
+from customs_batch.sandbox.web import json_response
+from tests.sandbox.conftest import MOVEMENTS, movement
+
+GROUPS = "/v1/declaration-templates/groups"
+JSON = {"Content-Type": "application/json"}
+
+
+def group(**fields: Any) -> dict[str, Any]:
+    """A valid template group body of company 1, changed by ``fields``."""
+    return {"name": "Strict", "code": "STRICT", "companyId": 1, **fields}
+
+
+def _refused(response: httpx.Response, status: int) -> str:
+    """The message of an error answer in the service's format, as one text."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["statusCode"] == status
+    assert body["error"] == contract.REASONS[status]
+    return str(body["message"])
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("literal", ["1e400", "-1e400", "1E+999"])
+def test_a_number_too_large_for_a_double_is_400_not_infinity(
+    api: httpx.Client, literal: str
+) -> None:
+    text = json.dumps(movement()).replace('"grossWeightKg": 25.0', f'"grossWeightKg": {literal}')
+    response = api.post(MOVEMENTS, content=text, headers={**JSON, "Idempotency-Key": "inf"})
+    assert f"the number {literal} is out of range" in _refused(response, 400)
+    assert api.get("/_sandbox/movements").json() == []
+
+
+@pytest.mark.parametrize(
+    "literal", [str(2**63), str(2**64 + 1), str(-(2**63) - 1), "9" * 5000], ids=len
+)
+def test_an_integer_out_of_the_64_bit_range_is_400(api: httpx.Client, literal: str) -> None:
+    text = json.dumps(group()).replace('"companyId": 1', f'"companyId": {literal}')
+    message = _refused(api.post(GROUPS, content=text, headers=JSON), 400)
+    assert "is out of range" in message
+    assert len(message) < 300  # a 5,000-digit literal is not echoed whole
+    assert api.get(GROUPS, params={"companyId": 1}).json()["result"][-1]["code"] == "DEFAULT"
+
+
+def test_the_64_bit_bounds_themselves_are_accepted(api: httpx.Client) -> None:
+    for n, number in enumerate((2**63 - 1, -(2**63))):
+        response = api.post(GROUPS, json=group(code=f"EDGE{n}", companyId=number))
+        assert response.status_code == 201
+        assert response.json()["companyId"] == number
+
+
+def test_query_integers_are_64_bit_and_ascii(api: httpx.Client) -> None:
+    assert api.get(GROUPS, params={"companyId": str(2**63 - 1)}).status_code == 200
+    for raw in (str(2**63), "9" * 10_000, "\u0661", " 1", "1_0"):
+        assert "companyId" in _refused(api.get(GROUPS, params={"companyId": raw}), 400)
+
+
+def test_responses_are_strict_json() -> None:
+    with pytest.raises(ValueError, match="JSON compliant"):
+        json_response({"grossWeightKg": float("inf")})
+
+
+def test_a_seed_with_a_number_json_cannot_carry_is_refused() -> None:
+    text = builtin_seed_text().replace("grossWeightKg: 125.5", "grossWeightKg: .inf", 1)
+    text = text.replace("id: 1001", f"id: {2**64}", 1)
+    with pytest.raises(ConfigError) as caught:
+        parse_seed(text, "seed.yaml")
+    assert "inf is not a finite number" in str(caught.value)
+    assert f"{2**64} is out of the 64-bit integer range" in str(caught.value)
+
+
+# -- size -------------------------------------------------------------------------------------
+
+
+def test_a_body_over_the_limit_is_413(api: httpx.Client) -> None:
+    padded = json.dumps(group()).encode().ljust(contract.MAX_BODY_BYTES + 1)
+    response = api.post(GROUPS, content=padded, headers=JSON)
+    assert "1,048,576 bytes" in _refused(response, 413)
+    assert len(response.content) < 200
+
+
+def test_a_body_at_the_limit_is_read(api: httpx.Client) -> None:
+    padded = json.dumps(group()).encode().ljust(contract.MAX_BODY_BYTES)
+    assert api.post(GROUPS, content=padded, headers=JSON).status_code == 201
+
+
+class Upload:
+    """An ASGI receive that hands out a body in chunks and counts what was taken."""
+
+    def __init__(self, chunk: int, chunks: int) -> None:
+        self.chunk, self.chunks, self.taken = chunk, chunks, 0
+
+    async def receive(self) -> Message:
+        self.taken += self.chunk
+        more = self.taken < self.chunk * self.chunks
+        return {"type": "http.request", "body": b" " * self.chunk, "more_body": more}
+
+
+def _post_stream(upload: Upload, headers: list[tuple[bytes, bytes]]) -> int:
+    """POST a template group body from ``upload`` straight to the ASGI app; the status."""
+    app = create_app(rate_limit=None)
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": GROUPS,
+        "raw_path": GROUPS.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"authorization", b"Bearer sandbox-key"), *headers],
+        "server": ("sandbox.local", 80),
+        "client": ("127.0.0.1", 1),
+    }
+    statuses: list[int] = []
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    asyncio.run(app(scope, upload.receive, send))
+    return statuses[0]
+
+
+def test_a_body_without_length_is_cut_off_at_the_limit() -> None:
+    upload = Upload(chunk=64 * 1024, chunks=1600)  # 100 MiB, no Content-Length
+    assert _post_stream(upload, [(b"content-type", b"application/json")]) == 413
+    assert upload.taken <= contract.MAX_BODY_BYTES + upload.chunk
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_reading() -> None:
+    upload = Upload(chunk=64 * 1024, chunks=1600)  # 100 MiB
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"104857600")]
+    assert _post_stream(upload, headers) == 413
+    assert upload.taken == 0
+
+
+# -- media type and encoding --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content_type", [None, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"]
+)
+def test_a_body_not_sent_as_json_is_415(api: httpx.Client, content_type: str | None) -> None:
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    response = api.post(GROUPS, content=json.dumps(group()).encode(), headers=headers)
+    message = _refused(response, 415)
+    assert "Content-Type: application/json" in message
+    assert api.get(GROUPS).json()["itemsPerPage"] == 20  # the client can go on
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "latin-1"])
+def test_a_charset_other_than_utf8_is_415(api: httpx.Client, charset: str) -> None:
+    headers = {"Content-Type": f"application/json; charset={charset}"}
+    content = json.dumps(group()).encode(charset)
+    assert "UTF-8" in _refused(api.post(GROUPS, content=content, headers=headers), 415)
+
+
+def test_utf16_sent_as_json_is_400(api: httpx.Client) -> None:
+    content = json.dumps(group()).encode("utf-16")
+    assert "not UTF-8" in _refused(api.post(GROUPS, content=content, headers=JSON), 400)
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json", "Application/JSON; charset=UTF-8", "application/json;charset=utf-8"],
+)
+def test_json_in_utf8_is_read(api: httpx.Client, content_type: str) -> None:
+    content = json.dumps(group(name="Zoll-Grüße")).encode()
+    response = api.post(GROUPS, content=content, headers={"Content-Type": content_type})
+    assert response.status_code == 201
+    assert response.json()["name"] == "Zoll-Grüße"
+
+
+# -- echoes ---------------------------------------------------------------------------------------
+
+
+def test_a_long_bad_value_is_not_echoed_whole(api: httpx.Client) -> None:
+    response = api.post(GROUPS, json=group(companyId="7" * 100_000))
+    message = _refused(response, 400)
+    assert "(100,002 characters) is not of type 'integer'" in message
+    assert len(response.content) < 500
+
+
+def test_many_problems_are_counted_not_all_listed(api: httpx.Client) -> None:
+    templates = [{"procedureType": n} for n in range(500)]
+    response = api.post(GROUPS, json=group(DeclarationTemplates=templates))
+    reasons = response.json()["message"]
+    assert len(reasons) == 21
+    assert reasons[-1] == "... and 480 more problems"
+
+
+def test_a_long_query_value_is_not_echoed_whole(api: httpx.Client) -> None:
+    response = api.get("/v1/declaration-items", params={"sortBy": "z" * 5000})
+    assert "(5,000 characters)" in _refused(response, 400)
+    assert len(response.content) < 500
