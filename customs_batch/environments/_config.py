@@ -32,6 +32,7 @@ from customs_batch.environments._environment import (
 )
 from customs_batch.environments._schema import CONFIG, ENV_VAR_NAME
 from customs_batch.errors import ConfigError
+from customs_batch.userfiles import FileRefused, read_user_file
 
 CONFIG_NAME = "customs-batch.yaml"
 ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
@@ -78,7 +79,9 @@ def find_config(start: Path) -> Path | None:
     """The nearest ``customs-batch.yaml`` in ``start`` or a parent directory."""
     for directory in (start, *start.parents):
         candidate = directory / CONFIG_NAME
-        if candidate.is_file():
+        # Anything but a folder counts, so a pipe or a link to a device named like the
+        # config is refused when read rather than silently passed over.
+        if os.path.lexists(candidate) and not candidate.is_dir():
             return candidate
     return None
 
@@ -95,7 +98,9 @@ def load_project(start: Path | None = None) -> ProjectConfig:
 def load_config(path: Path) -> ProjectConfig:
     """Read, check and interpret one ``customs-batch.yaml``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_file(path).decode("utf-8")
+    except FileRefused as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     try:

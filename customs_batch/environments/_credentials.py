@@ -13,6 +13,7 @@ from enum import Enum
 from pathlib import Path
 
 from customs_batch.errors import ConfigError
+from customs_batch.userfiles import FileRefused, read_user_file
 
 SANDBOX_KEY = "sandbox-key"  # the built-in sandbox seed's key (DESIGN section 8)
 
@@ -60,9 +61,20 @@ class CredentialSource:
         return _read_key_file(Path(self.ref))
 
 
+_ONE_LINE = "write only the key into the file"
+
+
 def _read_key_file(path: Path) -> str:
     try:
-        key = path.read_text(encoding="utf-8").strip()
+        # A key is a line of text: 64 KB is plenty, and /dev/zero is not a key file.
+        key = read_user_file(path, limit=64 * 1024, raise_hint=_ONE_LINE).decode("utf-8").strip()
+    except FileRefused as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"the API key file {path} is not UTF-8 text",
+            hint="write only the key into the file",
+        ) from None
     except OSError as exc:
         raise ConfigError(
             f"cannot read the API key file {path}: {exc.strerror or exc}",

@@ -134,7 +134,8 @@ def _could_nest_deeper(text: str, limit: int) -> bool:
     """
     if len(text) <= limit:
         return False
-    if max(map(len, text.split("\n"))) > limit // 4:
+    # A search, not a split: splitting would copy the whole text once more.
+    if re.search(f"[^\n]{{{limit // 4 + 1}}}", text):
         return True
     chunks = _DOCUMENT_MARKER.split(text)
     return max(chunk.count("[") + chunk.count("{") for chunk in chunks) > limit // 2
@@ -183,11 +184,18 @@ def _problem(error: yaml.YAMLError, text: str) -> YamlProblem:
 
 
 def _syntax_hint(text: str, line: int) -> str:
-    lines = text.splitlines()
-    source = lines[line - 1] if 0 < line <= len(lines) else ""
-    if "\t" in source:
+    start = 0
+    for _ in range(line - 1):  # find the line without copying the text into lines
+        start = text.find("\n", start) + 1
+        if not start:
+            return _FIX_SYNTAX
+    end = text.find("\n", start)
+    if text.find("\t", start, len(text) if end < 0 else end) >= 0:
         return "YAML does not allow tabs for indentation; indent with spaces."
-    return "Fix the YAML syntax at this place (indentation, a missing ':' or an unclosed quote)."
+    return _FIX_SYNTAX
+
+
+_FIX_SYNTAX = "Fix the YAML syntax at this place (indentation, a missing ':' or an unclosed quote)."
 
 
 __all__ = ["MAP", "PLAIN", "SEQ", "STR", "MappingNode", "ScalarNode", "SequenceNode", "compose_all"]

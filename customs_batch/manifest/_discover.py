@@ -36,11 +36,20 @@ def discover(paths: Sequence[Path]) -> list[Path]:
                 hint="Name manifest files or folders that exist (relative to the current folder).",
             )
         for file in files:
-            key = file.resolve()
+            key = _identity(file)
             if key not in seen:
                 seen.add(key)
                 found.append(file)
     return found
+
+
+def _identity(file: Path) -> Path:
+    """The file's real path, to list a file named twice once; a link loop keeps its own
+    path (loading reports it)."""
+    try:
+        return file.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic-link loop, before 3.13
+        return file.absolute()
 
 
 def _search(folder: Path) -> list[Path]:

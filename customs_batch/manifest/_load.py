@@ -21,6 +21,7 @@ from customs_batch.manifest._for_each_options import RowRange
 from customs_batch.manifest._schema_view import document_view
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import Document, Position
+from customs_batch.userfiles import FileRefused, read_user_file
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,11 @@ def _kind_of(node: Node) -> Kind | None:
 
 def _read(path: Path, file: str) -> str | Finding:
     try:
-        data = path.read_bytes()
+        data = read_user_file(path)
+    except FileRefused as refused:
+        return Finding(
+            refused.rule, Severity.ERROR, refused.reason, Location(file), refused.hint or ""
+        )
     except OSError as error:
         return Finding(
             "file.unreadable",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import signal
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +21,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from jinja2 import FileSystemLoader, Template, TemplateNotFound
+from jinja2 import Environment, FileSystemLoader, Template, TemplateError, TemplateNotFound
+from jinja2.loaders import split_template_path
 from jinja2.meta import find_referenced_templates, find_undeclared_variables
 
 from customs_batch.manifest import _jinja
@@ -35,6 +37,7 @@ from customs_batch.manifest._jinja import (
     start_clock,
 )
 from customs_batch.resources import builtin_templates_dir
+from customs_batch.userfiles import FileRefused, read_user_file
 
 SUFFIX = ".yaml.j2"
 _NAME = re.compile(r"[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*")
@@ -93,9 +96,32 @@ def _display(filename: str) -> str:
         return filename
 
 
+class _UserFileLoader(FileSystemLoader):
+    """A FileSystemLoader that reads through :func:`read_user_file`: a named pipe, a device
+    or a link loop under ``templates/`` is an error naming it, never a hang or a huge read."""
+
+    def get_source(
+        self, environment: Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)
+        for folder in self.searchpath:
+            path = Path(folder, *pieces)
+            if os.path.lexists(path):
+                break
+        else:
+            return super().get_source(environment, template)  # raises TemplateNotFound
+        try:
+            text = read_user_file(path).decode(self.encoding)
+        except FileRefused as refused:
+            raise TemplateError(f"{refused.message}; {refused.hint}") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise TemplateError(f"{path}: cannot read the template ({error})") from None
+        return text, os.path.normpath(path), lambda: True
+
+
 @lru_cache(maxsize=64)
 def _environment(project_root: Path) -> Any:
-    loader = FileSystemLoader([str(p) for p in search_path(project_root)], encoding="utf-8")
+    loader = _UserFileLoader([str(p) for p in search_path(project_root)], encoding="utf-8")
     # Manifests are read once per run; checking template files for changes would only cost.
     return make_environment(loader=loader, auto_reload=False, keep_trailing_newline=True)
 

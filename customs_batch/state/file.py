@@ -10,6 +10,7 @@ from typing import Any
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import write_atomic
 from customs_batch.state.model import ResourceRecord, State
+from customs_batch.userfiles import FileRefused, read_user_file
 
 STATE_VERSION = 1
 
@@ -76,9 +77,15 @@ def _upgrade(document: dict[str, Any], source: Path) -> dict[str, Any]:
 def read_state(path: Path) -> State | None:
     """The state at ``path``, or None when there is no state file yet."""
     try:
-        data = path.read_bytes()
+        data = read_user_file(path)
     except FileNotFoundError:
         return None
+    except FileRefused as exc:
+        raise StateError(
+            f"{path}: cannot use it as the state file: {exc.reason}",
+            hint=f"put the state file itself there, or restore {path.name}.backup"
+            + (f"; or {exc.hint}" if exc.rule == "file.too-large" else ""),
+        ) from None
     except OSError as exc:
         raise StateError(f"{path}: cannot read the state file ({exc.strerror})") from exc
     return loads(data, source=path)

@@ -182,3 +182,14 @@ def test_rate_limit_off_may_be_written_unquoted(written: str) -> None:
         f"    api_key_env: CUSTOMS_E2E_KEY\n    rate_limit: {written}\n"
     )
     assert load_project().environment("e2e").rate_limit == RateLimit(None)
+
+
+def test_a_config_file_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    from tests.test_userfiles import within_seconds
+
+    os.mkfifo(tmp_path / "customs-batch.yaml")
+    with pytest.raises(ConfigError, match="named pipe") as caught:
+        within_seconds(lambda: load_project(tmp_path))
+    assert "customs-batch.yaml" in str(caught.value)

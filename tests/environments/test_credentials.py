@@ -59,3 +59,11 @@ def test_a_home_key_file_is_accepted(tmp_path: Path) -> None:
 
 def test_the_builtin_key_is_the_sandbox_seeds() -> None:
     assert CredentialSource(CredentialKind.BUILTIN).resolve({}) == SANDBOX_KEY
+
+
+def test_a_key_file_linked_to_dev_zero_is_refused_not_read(tmp_path: Path) -> None:
+    link = tmp_path / "home" / "sandbox.key"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match="not a regular file") as caught:
+        CredentialSource(CredentialKind.FILE, str(link)).resolve({})
+    assert str(link) in str(caught.value)

@@ -110,3 +110,13 @@ def test_an_older_state_is_upgraded_one_version_at_a_time(
     state = read_state(path)
     assert state is not None and (state.lineage, state.serial) == ("l", 4)
     assert json.loads(dumps(state))["version"] == 2
+
+
+def test_a_state_file_linked_to_dev_zero_is_a_state_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.symlink_to("/dev/zero")
+    with pytest.raises(StateError) as caught:
+        read_state(path)
+    message = str(caught.value)
+    assert str(path) in message and "not a regular file" in message
+    assert "state.json.backup" in (caught.value.hint or "")

@@ -96,6 +96,32 @@ def test_text_skips_source_of_unreadable_files(tmp_path: Path) -> None:
     assert out.count("^") == 2
 
 
+def test_text_shows_a_window_of_a_long_line_with_the_caret_on_the_same_character(
+    tmp_path: Path,
+) -> None:
+    line = "spec: {hawbId: " + "h" * 1_000_000 + ", bogus: 1}"
+    (tmp_path / "long.yaml").write_text(line + "\n", encoding="utf-8")
+    column = line.index("bogus") + 1
+    findings = [
+        Finding(
+            "schema.additional-property",
+            Severity.ERROR,
+            "unknown",
+            Location("long.yaml", 1, column),
+        ),
+        Finding("schema.type", Severity.ERROR, "at the start", Location("long.yaml", 1, 7)),
+    ]
+    result = ValidationResult(sorted_findings(findings), (), ("long.yaml",))
+    out = make_reporter("text").render(result)
+    assert len(out) < 1000
+    lines = out.splitlines()
+    for text, word in ((lines[1], "{hawbId"), (lines[-3], "bogus")):
+        shown, caret = text[2:], lines[lines.index(text) + 1]
+        assert len(shown) <= 122
+        assert shown[len(caret) - 3 :].startswith(word)
+    assert lines[1].endswith("…") and lines[-3].startswith("  …")
+
+
 def test_text_summary_of_a_clean_run_uses_singulars(tmp_path: Path) -> None:
     out = make_reporter("text").render(_clean("a.yaml"))
     assert out == "0 errors, 0 warnings in 1 document (1 file)\n"

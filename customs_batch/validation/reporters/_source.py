@@ -1,15 +1,24 @@
-"""Source lines for the text report, read once per file and only when a finding needs them."""
+"""Source lines for the text report, read once per file and only when a finding needs them.
+
+A line is shown as an excerpt of at most :data:`EXCERPT_CHARS` characters around the column
+a finding points at, so a one-line file of hundreds of megabytes prints a short report.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from customs_batch.userfiles import FileRefused, read_user_file
+
+EXCERPT_CHARS = 120
+ELLIPSIS = "…"
 
 
 class SourceLines:
     """A lazy cache of the lines of the files findings point into."""
 
     def __init__(self) -> None:
-        self._files: dict[str, list[str] | None] = {}
+        self._files: dict[str, list[bytes] | None] = {}
 
     def line(self, file: str, number: int) -> str | None:
         """Line ``number`` (1-based) of ``file``; None when the file is not readable text."""
@@ -20,14 +29,36 @@ class SourceLines:
         lines = self._files[file]
         if lines is None or number > len(lines):
             return None
-        return lines[number - 1]
+        return lines[number - 1].decode("utf-8", errors="replace")
+
+    def excerpt(self, file: str, number: int, column: int) -> tuple[str, int] | None:
+        """The part of line ``number`` to show around ``column`` (1-based), and the column
+        of the same character in that part; None when there is no such line."""
+        line = self.line(file, number)
+        return None if line is None else excerpt(line, column)
 
 
-def _read_lines(file: str) -> list[str] | None:
+def excerpt(line: str, column: int, width: int = EXCERPT_CHARS) -> tuple[str, int]:
+    """At most ``width`` characters of ``line`` around ``column`` (1-based; 0 for none),
+    with ``…`` where the line goes on, and the column of the same character in the excerpt."""
+    if len(line) <= width:
+        return line, column
+    start = max(0, min(column - 1 - width // 2, len(line) - width)) if column >= 1 else 0
+    end = start + width
+    text = line[start:end]
+    if start:
+        text = ELLIPSIS + text
+    if end < len(line):
+        text += ELLIPSIS
+    return text, (column - start + (1 if start else 0)) if column >= 1 else column
+
+
+def _read_lines(file: str) -> list[bytes] | None:
     try:
-        data = Path(file).read_bytes()
-    except OSError:
+        data = read_user_file(Path(file))
+    except (OSError, FileRefused):
         return None
     if b"\0" in data:  # a binary file: its "lines" would only garble the terminal
         return None
-    return data.decode("utf-8", errors="replace").splitlines()
+    # Kept as bytes and decoded a line at a time: one copy of the file, not three.
+    return data.splitlines()

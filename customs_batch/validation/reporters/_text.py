@@ -39,11 +39,12 @@ def _finding_lines(finding: Finding, sources: SourceLines) -> list[str]:
     if loc.sheet is not None:
         lines.append(f"  cell: {loc.cell()}")
     else:
-        source = sources.line(loc.file, loc.line)
-        if source is not None:
+        shown = sources.excerpt(loc.file, loc.line, loc.column)
+        if shown is not None:
+            source, column = shown
             lines.append(f"  {source}")
-            if loc.column >= 1:
-                lines.append(f"  {_caret_padding(source, loc.column)}^")
+            if column >= 1:
+                lines.append(f"  {_caret_padding(source, column)}^")
     if loc.path:
         lines.append(f"  path: {loc.json_path()}")
     if finding.hint:

@@ -1,0 +1,136 @@
+"""Reading the files a user names: regular files only, and only up to a size.
+
+Every manifest, template, spreadsheet, config, key and state file goes through here, so a
+named pipe never hangs a run, a link to ``/dev/zero`` or ``/dev/urandom`` never reads
+forever, a symbolic-link loop is a clear refusal, and a huge file is refused before it is
+read. The size limit is ``CUSTOMS_BATCH_MAX_FILE_MB`` megabytes (default 256).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from customs_batch.errors import ConfigError, CustomsBatchError
+
+MAX_FILE_MB_VARIABLE = "CUSTOMS_BATCH_MAX_FILE_MB"
+DEFAULT_MAX_FILE_MB = 256
+MEGABYTE = 1024 * 1024
+
+
+class FileRefused(CustomsBatchError):
+    """A file that is not read: not a regular file, too large, or a symbolic-link loop.
+
+    ``rule`` is the finding rule for it: ``file.not-regular``, ``file.too-large`` or
+    ``file.symlink-loop``.
+    """
+
+    def __init__(self, path: Path, message: str, *, rule: str, hint: str) -> None:
+        super().__init__(f"{path}: {message}", hint=hint)
+        self.path = path
+        self.reason = message
+        self.rule = rule
+
+
+def max_file_bytes(environ: Mapping[str, str] | None = None) -> int:
+    """The largest file read, from ``CUSTOMS_BATCH_MAX_FILE_MB`` (default 256 MB)."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(MAX_FILE_MB_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MAX_FILE_MB * MEGABYTE
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(
+            f"{MAX_FILE_MB_VARIABLE}={text!r} is not a number of megabytes",
+            hint=f"set it to a whole number, e.g. {MAX_FILE_MB_VARIABLE}=1024, or unset it",
+        )
+    return int(text) * MEGABYTE
+
+
+@contextmanager
+def open_user_file(
+    path: Path, *, limit: int | None = None, raise_hint: str | None = None
+) -> Iterator[BinaryIO]:
+    """``path`` opened for binary reading after checking that it is a regular file of at
+    most ``limit`` bytes (default: :func:`max_file_bytes`). ``raise_hint`` says how to raise
+    a ``limit`` given here (default: the environment variable).
+
+    The file is opened without blocking (a named pipe opens at once instead of waiting for
+    a writer) and checked on the open descriptor, so what is checked is what is read.
+    Raises FileRefused; other OSErrors (no such file, permission denied) pass through.
+    """
+    if limit is None:
+        limit, raise_hint = max_file_bytes(), None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileRefused(
+                path,
+                "the path is a loop of symbolic links",
+                rule="file.symlink-loop",
+                hint="point the link at a real file, or remove it",
+            ) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        _check(path, os.fstat(fd), limit, raise_hint)
+        os.set_blocking(fd, True)
+        yield handle
+
+
+def read_user_file(path: Path, *, limit: int | None = None, raise_hint: str | None = None) -> bytes:
+    """The bytes of ``path``, checked as :func:`open_user_file` checks them; a file that
+    grows past the limit while it is read is refused too."""
+    if limit is None:
+        limit, raise_hint = max_file_bytes(), None
+    with open_user_file(path, limit=limit, raise_hint=raise_hint) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(path, len(data), limit, raise_hint)
+    return data
+
+
+def _check(path: Path, info: os.stat_result, limit: int, raise_hint: str | None) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise FileRefused(
+            path,
+            f"not a regular file (it is {_kind_of(info.st_mode)}); only regular files are read",
+            rule="file.not-regular",
+            hint="name a regular file, or move the special file out of the folder",
+        )
+    if info.st_size > limit:
+        raise _too_large(path, info.st_size, limit, raise_hint)
+
+
+def _too_large(path: Path, size: int, limit: int, raise_hint: str | None) -> FileRefused:
+    if raise_hint is None:
+        raise_hint = (
+            f"raise the limit with {MAX_FILE_MB_VARIABLE}={max(2 * limit // MEGABYTE, 1)} "
+            "(megabytes), or make the file smaller"
+        )
+    return FileRefused(
+        path,
+        f"the file is larger than {megabytes(limit)} ({megabytes(size)} or more)",
+        rule="file.too-large",
+        hint=raise_hint,
+    )
+
+
+def megabytes(size: int) -> str:
+    """``size`` bytes for people: ``3.5 MB``, ``512 MB``."""
+    return f"{size / MEGABYTE:,.1f} MB" if size < 10 * MEGABYTE else f"{size // MEGABYTE:,} MB"
+
+
+def _kind_of(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")

@@ -1,0 +1,73 @@
+"""Pipes, devices, link loops and oversized files among the manifests and templates: each is
+a finding naming the file, and the other files are still loaded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from customs_batch.manifest import load_file, load_paths
+from customs_batch.userfiles import MAX_FILE_MB_VARIABLE, MEGABYTE
+from tests.manifest.helpers import ENVELOPE, movement, only, write
+from tests.test_userfiles import within_seconds
+
+GOOD = movement(
+    "  shipmentId: shp_7Hk2Lm\n  action: VAH\n  quantity: 1\n  grossWeightKg: 1\n"
+    "  customsSupervision: Y\n  goodsHandlingCode: N\n  partyId: rpty_p1\n"
+)
+
+
+def test_a_named_pipe_in_the_folder_is_a_finding_and_the_rest_still_loads() -> None:
+    write(Path("m/good.yaml"), GOOD)
+    os.mkfifo("m/pipe.yaml")
+    result = within_seconds(lambda: load_paths([Path("m")]))
+    finding = only(result, "file.not-regular")
+    assert finding.location.file == os.path.join("m", "pipe.yaml")
+    assert "named pipe" in finding.message
+    assert [str(doc.address) for doc in result.documents] == ["Movement/mov-1"]
+
+
+def test_links_to_devices_are_findings_not_endless_reads() -> None:
+    Path("m").mkdir()
+    Path("m/zero.yaml").symlink_to("/dev/zero")
+    Path("m/random.yml").symlink_to("/dev/urandom")
+    result = within_seconds(lambda: load_paths([Path("m")]))
+    files = sorted(f.location.file for f in result.findings if f.rule == "file.not-regular")
+    assert files == [os.path.join("m", "random.yml"), os.path.join("m", "zero.yaml")]
+
+
+def test_a_symbolic_link_loop_among_the_manifests_is_a_finding_for_each_link() -> None:
+    write(Path("m/good.yaml"), GOOD)
+    Path("m/a.yaml").symlink_to("b.yaml")
+    Path("m/b.yaml").symlink_to("a.yaml")
+    result = load_paths([Path("m")])
+    loops = [f for f in result.findings if f.rule == "file.symlink-loop"]
+    assert [f.location.file for f in loops] == [os.path.join("m", n) for n in ("a.yaml", "b.yaml")]
+    assert len(result.documents) == 1
+
+
+def test_a_manifest_over_the_size_limit_is_refused_with_how_to_raise_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = write(Path("big.yaml"), GOOD + "#" * MEGABYTE + "\n")
+    monkeypatch.setenv(MAX_FILE_MB_VARIABLE, "1")
+    finding = only(load_file(path), "file.too-large")
+    assert MAX_FILE_MB_VARIABLE in finding.hint
+    monkeypatch.setenv(MAX_FILE_MB_VARIABLE, "2")
+    assert len(load_file(path).documents) == 1
+
+
+def test_a_template_that_is_a_named_pipe_is_an_error_naming_it() -> None:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    Path("templates").mkdir()
+    os.mkfifo("templates/t.yaml.j2")
+    path = write(
+        Path("d.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: t\n"
+        "spec:\n  commercialReference: R-1\n",
+    )
+    result = within_seconds(lambda: load_file(path))
+    finding = only(result, "template.error")
+    assert "t.yaml.j2" in finding.message and "named pipe" in finding.message
