@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from customs_batch.findings import Finding, Location, Severity
@@ -13,15 +13,19 @@ from customs_batch.validation.common import is_reference
 from customs_batch.validation.graph import find_cycles
 
 
-def check_project(documents: Sequence[Document]) -> list[Finding]:
-    """Findings about the batch: addresses, references, cycles and duplicated work."""
+def check_project(documents: Sequence[Document], broken: Collection[Address] = ()) -> list[Finding]:
+    """Findings about the batch: addresses, references, cycles and duplicated work.
+
+    ``broken`` are the addresses of documents left out for an error already reported: they
+    are in the batch, so a reference to one is not reported again as naming nothing.
+    """
     first: dict[Address, Document] = {}
     findings: list[Finding] = []
     for document in documents:
         earlier = first.setdefault(document.address, document)
         if earlier is not document:
             findings.append(_duplicate_address(document, earlier))
-    findings.extend(_references(documents, first))
+    findings.extend(_references(documents, first, frozenset(broken)))
     findings.extend(_cycles(first))
     findings.extend(_duplicate_template_codes(documents))
     findings.extend(_duplicate_requests(documents))
@@ -59,15 +63,25 @@ def reference_location(document: Document, reference: Reference) -> Location:
     return document.locate(path)
 
 
-def _references(documents: Sequence[Document], known: dict[Address, Document]) -> list[Finding]:
+def broken_addresses(findings: Iterable[Finding]) -> frozenset[Address]:
+    """The addresses that loading findings name: documents written but not built."""
+    named = {finding.document for finding in findings if finding.document is not None}
+    return frozenset(a for a in map(Address.parse, named) if a is not None)
+
+
+def _references(
+    documents: Sequence[Document], known: dict[Address, Document], broken: frozenset[Address]
+) -> list[Finding]:
     findings = []
     for document in documents:
         for reference in document.references:
+            if reference.target in broken and reference.target not in known:
+                continue
             finding = _reference(document, reference, known)
             if finding is not None:
                 findings.append(finding)
         for index, target in enumerate(document.depends_on):
-            if target not in known:
+            if target not in known and target not in broken:
                 location = document.locate(("metadata", "dependsOn", index))
                 message = f"dependsOn names {target}, which is not in the batch"
                 hint = "check the kind and name, or remove the entry"
