@@ -96,3 +96,27 @@ def test_an_open_quote_is_reported_where_it_opened_and_where_the_parser_gave_up(
     assert "the parser gave up at line 7" in report
     assert "a.yaml:7:1: error[yaml.syntax]" in report
     assert "1 document (1 file)" in report  # c2, after the broken one, was read and checked
+
+
+def test_hints_say_what_a_valid_value_looks_like_and_bounds_are_named() -> None:
+    Path("m.yaml").write_text(
+        _cancel("c1", number="-5") + "---\n" + _cancel("c2", number="99999999999999999999999"),
+        encoding="utf-8",
+    )
+    Path("p.yaml").write_text(
+        f"{HEADER}kind: HawbDeactivation\nmetadata:\n  name: d1\nspec:\n"
+        "  shipmentId: shp_1\n  hawbId: HAWB-1\n",
+        encoding="utf-8",
+    )
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "m.yaml", "p.yaml"])
+    report = out.getvalue().decode()
+    assert code == 1
+    assert "error[schema.minimum]: declarationId must be at least 1, got -5" in report
+    assert (
+        "error[schema.maximum]: declarationId must be at most 9223372036854775807, "
+        "got 99999999999999999999999"
+    ) in report
+    assert "hawbId: 'HAWB-1' is not a HAWB ID (hawb_ followed by letters and digits)" in report
+    assert "hint: write it like hawb_a1" in report
+    assert "^hawb_" not in report
