@@ -43,3 +43,12 @@ def load_schema(name: str) -> dict[str, Any]:
 def kind_schema(kind: Kind) -> dict[str, Any]:
     """The JSON Schema of a kind's ``spec``."""
     return load_schema(kind.schema_name)
+
+
+@cache
+def load_pattern_hints() -> dict[str, dict[str, str]]:
+    """What a value of each schema pattern looks like (``schemas/patterns.json``): for each
+    pattern, ``is`` (what the value is), ``form`` (its shape in words) and an ``example``."""
+    path = schemas_dir() / "patterns.json"
+    table = json.loads(path.read_text(encoding="utf-8"))
+    return cast(dict[str, dict[str, str]], table["patterns"])

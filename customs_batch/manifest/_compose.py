@@ -8,8 +8,9 @@ PyYAML resolves by YAML 1.1 rules, and because skipping its regular expressions 
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,11 @@ class YamlProblem:
     hint: str
     line: int
     column: int
+    opened: YamlProblem | None = None
+    """For a bracket or quote left open: the problem at the place it opened."""
+    head: tuple[tuple[str, str], ...] = ()
+    """For a syntax error: the scalars of the broken document read before it, as pairs of
+    dotted key path (``metadata.name``) and text, two levels deep at most."""
 
 
 class _Resolving:
@@ -108,21 +114,108 @@ def compose_each(text: str) -> Iterator[Node | YamlProblem]:
             1,
         )
         return
+    start = 0
+    while True:
+        # After a syntax error, composing resumes at the next document marker, the text
+        # before it blanked out so that lines keep their numbers: one broken document does
+        # not hide the others of its file.
+        chunk = text if not start else "\n" * text.count("\n", 0, start) + text[start:]
+        problem = yield from _compose_from(chunk)
+        if problem is None or problem.rule != "yaml.syntax":
+            return
+        start = _next_document(text, problem, start)
+        if start < 0:
+            return
+
+
+def _compose_from(text: str) -> Generator[Node | YamlProblem, None, YamlProblem | None]:
+    """Compose ``text``'s documents; the problem that stopped composing is also returned."""
     composer = _composer_class(text)
+    problem: YamlProblem | None = None
+    composed = 0
     try:
         while composer.check_node():
             yield composer.get_node()
+            composed += 1
     except yaml.YAMLError as error:
-        yield _problem(error, text)
+        problem = _problem(error, text)
+        if problem.rule == "yaml.syntax":
+            problem = dataclasses.replace(problem, head=_head(text, composed))
     except RecursionError:
-        yield YamlProblem(
+        problem = YamlProblem(
             "yaml.too-deep", "the YAML nests too deep to read", "Flatten the structure.", 1, 1
         )
     finally:
         composer.dispose()
+    if problem is not None:
+        yield problem
+    return problem
+
+
+def _head(text: str, index: int) -> tuple[tuple[str, str], ...]:
+    """The scalars of document ``index`` of ``text`` read before its syntax error, so that a
+    broken document can still be named (its kind and name usually come first)."""
+    found: list[tuple[str, str]] = []
+    # One frame per open collection: None for a list, else the key whose value comes next
+    # ("" while a key is expected).
+    frames: list[str | None] = []
+    documents = -1
+    loader = yaml.CSafeLoader if HAS_LIBYAML else yaml.SafeLoader
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+            elif documents == index:
+                _head_event(event, frames, found)
+            elif documents > index:
+                break
+    except yaml.YAMLError:
+        pass
+    return tuple(found)
+
+
+def _head_event(event: yaml.Event, frames: list[str | None], found: list[tuple[str, str]]) -> None:
+    if isinstance(event, yaml.MappingStartEvent):
+        frames.append("")
+    elif isinstance(event, yaml.SequenceStartEvent):
+        frames.append(None)
+    elif isinstance(event, yaml.CollectionEndEvent):
+        frames.pop()
+        _value_done(frames)
+    elif isinstance(event, yaml.ScalarEvent) and frames and frames[-1] == "":
+        frames[-1] = event.value  # a key: its value comes next
+    elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+        if isinstance(event, yaml.ScalarEvent) and len(frames) <= 2 and all(frames):
+            found.append((".".join(str(key) for key in frames), event.value))
+        _value_done(frames)
+
+
+def _value_done(frames: list[str | None]) -> None:
+    if frames and frames[-1] is not None:
+        frames[-1] = ""  # the key's value is complete: the next scalar is a key
+
+
+def _next_document(text: str, problem: YamlProblem, start: int) -> int:
+    """The offset of the first document marker at or after the problem's line and past
+    ``start``; -1 when there is none."""
+    line_start = 0
+    for _ in range(problem.line - 1):
+        line_start = text.find("\n", line_start) + 1
+        if line_start == 0:
+            return -1
+    for match in _DOCUMENT_START.finditer(text, max(line_start, start + 1)):
+        return match.start()
+    return -1
 
 
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+# The parser's words for a bracket or a quote it was still inside when it gave up.
+_OPENED = {
+    "while parsing a flow mapping": ("flow mapping '{'", "'}'"),
+    "while parsing a flow sequence": ("flow sequence '['", "']'"),
+    "while scanning a quoted scalar": ("quoted text", "the same quote character"),
+}
 
 
 def _could_nest_deeper(text: str, limit: int) -> bool:
@@ -180,7 +273,31 @@ def _problem(error: yaml.YAMLError, text: str) -> YamlProblem:
         column = error.position - text.rfind("\n", 0, error.position)
         hint = "Remove the control character; is this a binary file or a wrong encoding?"
         return YamlProblem("yaml.syntax", message, hint, line, column)
-    return YamlProblem("yaml.syntax", message, _syntax_hint(text, line), line, column)
+    problem = YamlProblem("yaml.syntax", message, _syntax_hint(text, line), line, column)
+    if isinstance(error, yaml.MarkedYAMLError):
+        return _with_opening(error, problem)
+    return problem
+
+
+def _with_opening(error: yaml.MarkedYAMLError, problem: YamlProblem) -> YamlProblem:
+    """A bracket or quote left open is reported where it opened as well as where the parser
+    gave up, which may be many lines later."""
+    what = _OPENED.get(error.context or "")
+    mark = error.context_mark
+    if what is None or mark is None or mark.line + 1 == problem.line:
+        return problem
+    thing, closer = what
+    line, column = mark.line + 1, mark.column + 1
+    opened = YamlProblem(
+        "yaml.unclosed",
+        f"this {thing} is not closed: the parser gave up at line {problem.line}",
+        f"Close it with {closer} where it ends.",
+        line,
+        column,
+    )
+    message = f"{problem.message} (the {thing} opened at line {line} is not closed)"
+    hint = f"Close the {thing} opened at line {line}, or fix the syntax at this place."
+    return dataclasses.replace(problem, message=message, hint=hint, opened=opened)
 
 
 def _syntax_hint(text: str, line: int) -> str:

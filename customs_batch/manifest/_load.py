@@ -101,8 +101,7 @@ def _load_text(
     for item in compose_each(text):
         if isinstance(item, YamlProblem):
             problem = True
-            location = Location(file, item.line, item.column)
-            yield Finding(item.rule, Severity.ERROR, item.message, location, item.hint)
+            yield from _yaml_findings(item, file)
             continue
         if item.__class__ is ScalarNode and item.tag == PLAIN and not item.value:
             continue  # an empty document, e.g. only comments between two '---'
@@ -114,6 +113,20 @@ def _load_text(
             yield found
     if not seen_any and not problem:
         yield _empty_file(file)
+
+
+def _yaml_findings(problem: YamlProblem, file: str) -> Iterator[Finding]:
+    """The findings of a YAML problem, naming the broken document when its kind and name
+    were read before the problem: it is then known to be in the batch, only broken."""
+    head = dict(problem.head)
+    kind, name = head.get("kind"), head.get("metadata.name")
+    address = f"{kind}/{name}" if kind and name else None
+    for part in (problem.opened, problem):
+        if part is not None:
+            location = Location(file, part.line, part.column)
+            yield Finding(
+                part.rule, Severity.ERROR, part.message, location, part.hint, document=address
+            )
 
 
 def _document(

@@ -148,6 +148,10 @@ class Walk:
                 out[key] = self._scalar(value_node, child, child_path)
             else:
                 out[key] = self._value(value_node, child, child_path, depth)
+                if value_node.__class__ is not ScalarNode:
+                    # A mapping or list is placed at its key: that is where a finding about
+                    # its content (a field it lacks, a field it must not have) is acted on.
+                    self.marks[child_path] = key_node.start_mark
         return out
 
     def _is_repeat(self, node: Node, path: JsonPath) -> bool:

@@ -17,6 +17,7 @@ from customs_batch.validation.batch import (
     ValidationResult,
     sorted_findings,
 )
+from customs_batch.validation.project import broken_addresses
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,11 @@ def load_inputs(
     loaded = load_paths(list(paths))
     findings = [
         *loaded.findings,
-        *validate_documents(loaded.documents, mrn_check_digit=mrn_check_digit),
+        *validate_documents(
+            loaded.documents,
+            mrn_check_digit=mrn_check_digit,
+            broken=broken_addresses(loaded.findings),
+        ),
     ]
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line)

@@ -31,7 +31,7 @@ from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.validation.checks import validate_documents
-from customs_batch.validation.project import check_project
+from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
 
@@ -114,8 +114,9 @@ def validate_paths(
     for outcome in _outcomes(files, worker_count(jobs, len(files)), mrn_check_digit, rows):
         findings.extend(outcome.findings)
         slims.extend(outcome.documents)
+    broken = broken_addresses(findings)
     with _collector_paused():  # 100,000 slim documents from one spreadsheet: see there
-        findings.extend(check_project(slims))
+        findings.extend(check_project(slims, broken))
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in slims
     )
@@ -131,7 +132,13 @@ def render_paths(
     """Load, validate and expand every document under ``paths``, all held in memory."""
     loaded = load_paths([Path(path) for path in paths], rows=rows)
     findings = [*loaded.findings]
-    findings.extend(validate_documents(loaded.documents, mrn_check_digit=mrn_check_digit))
+    findings.extend(
+        validate_documents(
+            loaded.documents,
+            mrn_check_digit=mrn_check_digit,
+            broken=broken_addresses(loaded.findings),
+        )
+    )
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
         for doc in loaded.documents

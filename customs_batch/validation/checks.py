@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from customs_batch.findings import Finding, Severity
+from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.validation.project import check_project
 from customs_batch.validation.rules import check_rules
@@ -12,18 +13,22 @@ from customs_batch.validation.schema_check import check_spec_schema
 
 
 def validate_documents(
-    documents: Sequence[Document], *, mrn_check_digit: Severity | None = Severity.ERROR
+    documents: Sequence[Document],
+    *,
+    mrn_check_digit: Severity | None = Severity.ERROR,
+    broken: Collection[Address] = (),
 ) -> list[Finding]:
     """Every finding about ``documents``, sorted by file, line and column.
 
     ``mrn_check_digit`` is the severity of a wrong MRN or GRN check character; None turns
-    that check off (``--mrn-check-digit off``).
+    that check off (``--mrn-check-digit off``). ``broken`` are the addresses of documents
+    that loading left out for an error (see :func:`broken_addresses`).
     """
     findings: list[Finding] = []
     for document in documents:
         findings.extend(check_spec_schema(document))
         findings.extend(check_rules(document, check_digits=mrn_check_digit))
-    findings.extend(check_project(documents))
+    findings.extend(check_project(documents, broken))
     # A stable sort keeps the checks' order among findings at the same place.
     findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column))
     return findings

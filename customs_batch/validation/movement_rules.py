@@ -3,6 +3,7 @@ of POST /v1/shipments/{id}/movements, the party rule and the MRN of an external 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from enum import Enum, StrEnum
 from typing import Any, TypeVar
@@ -56,9 +57,9 @@ _DECLARATION_FIELDS = frozenset(
 # ISL and USL reuse the linked movement's declaration; the others need one unless on file.
 _LINKED = frozenset({Action.ISL, Action.USL})
 _NEEDS_PARTY = frozenset({Action.VAH, Action.VAB, Action.ISL, Action.USL})
-# VAH/VAB usually rely on an allocation or the RTO licence already on file, so a missing
-# declaration there is normal; for ISC/USC it is worth a warning (offline we cannot know).
-_WARN_WITHOUT_DECLARATION = frozenset({Action.ISC, Action.USC})
+# VAH, VAB, ISC and USC need a declaration unless one is on file (an allocation or the RTO
+# licence); offline we cannot know, so its absence is a warning, not an error.
+_WARN_WITHOUT_DECLARATION = frozenset({Action.VAH, Action.VAB, Action.ISC, Action.USC})
 
 
 E = TypeVar("E", bound=Enum)
@@ -119,19 +120,31 @@ def _party(document: Document, action: Action) -> list[Finding]:
         return []
     message = f"{action.value} movements need partyId"
     hint = "add partyId: the RTO party (rpty_...) the goods move to or from"
-    return [spec_finding(document, "movement.party-required", (), message, hint)]
+    return [_at_action(document, "movement.party-required", message, hint)]
+
+
+def _at_action(
+    document: Document, rule: str, message: str, hint: str, severity: Severity = Severity.ERROR
+) -> Finding:
+    """A finding about a field the action requires: on the ``action:`` line, which is what
+    asks for it, with the path of the spec that lacks it."""
+    finding = spec_finding(document, rule, ("action",), message, hint, severity)
+    return dataclasses.replace(
+        finding, location=dataclasses.replace(finding.location, path=("spec",))
+    )
 
 
 def _missing_declaration(document: Document, action: Action) -> Finding:
     names = ", ".join(sorted(s.value for s in SOURCES_PER_ACTION[action]))
     message = (
-        f"{action.value} movements without customsDeclaration are refused "
-        "unless a declaration is on file"
+        f"{action.value} movements need customsDeclaration unless a declaration is on file: "
+        "an allocation or the RTO licence"
     )
-    hint = f"add customsDeclaration (source one of {names}) unless an allocation or the RTO licence covers it"
-    return spec_finding(
-        document, "movement.declaration-missing", (), message, hint, Severity.WARNING
+    hint = (
+        f"add customsDeclaration (source one of {names}); if an allocation or the RTO licence "
+        "covers this movement, ignore this warning"
     )
+    return _at_action(document, "movement.declaration-missing", message, hint, Severity.WARNING)
 
 
 def _source_fields(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from customs_batch.findings import Finding, Location, Severity
@@ -13,15 +13,19 @@ from customs_batch.validation.common import is_reference
 from customs_batch.validation.graph import find_cycles
 
 
-def check_project(documents: Sequence[Document]) -> list[Finding]:
-    """Findings about the batch: addresses, references, cycles and duplicated work."""
+def check_project(documents: Sequence[Document], broken: Collection[Address] = ()) -> list[Finding]:
+    """Findings about the batch: addresses, references, cycles and duplicated work.
+
+    ``broken`` are the addresses of documents left out for an error already reported: they
+    are in the batch, so a reference to one is not reported again as naming nothing.
+    """
     first: dict[Address, Document] = {}
     findings: list[Finding] = []
     for document in documents:
         earlier = first.setdefault(document.address, document)
         if earlier is not document:
             findings.append(_duplicate_address(document, earlier))
-    findings.extend(_references(documents, first))
+    findings.extend(_references(documents, first, frozenset(broken)))
     findings.extend(_cycles(first))
     findings.extend(_duplicate_template_codes(documents))
     findings.extend(_duplicate_requests(documents))
@@ -59,15 +63,25 @@ def reference_location(document: Document, reference: Reference) -> Location:
     return document.locate(path)
 
 
-def _references(documents: Sequence[Document], known: dict[Address, Document]) -> list[Finding]:
+def broken_addresses(findings: Iterable[Finding]) -> frozenset[Address]:
+    """The addresses that loading findings name: documents written but not built."""
+    named = {finding.document for finding in findings if finding.document is not None}
+    return frozenset(a for a in map(Address.parse, named) if a is not None)
+
+
+def _references(
+    documents: Sequence[Document], known: dict[Address, Document], broken: frozenset[Address]
+) -> list[Finding]:
     findings = []
     for document in documents:
         for reference in document.references:
+            if reference.target in broken and reference.target not in known:
+                continue
             finding = _reference(document, reference, known)
             if finding is not None:
                 findings.append(finding)
         for index, target in enumerate(document.depends_on):
-            if target not in known:
+            if target not in known and target not in broken:
                 location = document.locate(("metadata", "dependsOn", index))
                 message = f"dependsOn names {target}, which is not in the batch"
                 hint = "check the kind and name, or remove the entry"
@@ -94,25 +108,39 @@ def _reference(
 
 
 def _cycles(known: dict[Address, Document]) -> list[Finding]:
+    """One finding per edge of each cycle, at the dependsOn entry or reference making it:
+    any one of them, removed, breaks the cycle."""
     edges = {
         address: [t for t in (*(r.target for r in doc.references), *doc.depends_on) if t in known]
         for address, doc in known.items()
     }
     findings = []
+    hint = "break the cycle: remove a reference or a dependsOn entry from one of these documents"
     for cycle in find_cycles(edges):
-        document = known[cycle[0]]
-        text = " -> ".join(str(a) for a in (*cycle, cycle[0]))
-        message = f"dependency cycle: {text}"
-        hint = (
-            "break the cycle: remove a reference or a dependsOn entry from one of these documents"
-        )
-        findings.append(_finding(document, "project.cycle", document.locate(()), message, hint))
+        for step, address in enumerate(cycle):
+            document = known[address]
+            target = cycle[(step + 1) % len(cycle)]
+            turned = (*cycle[step:], *cycle[:step], address)
+            message = "dependency cycle: " + " -> ".join(str(a) for a in turned)
+            location = _edge_location(document, target)
+            findings.append(_finding(document, "project.cycle", location, message, hint))
     return findings
 
 
+def _edge_location(document: Document, target: Address) -> Location:
+    """Where ``document`` names ``target``: its dependsOn entry, else its reference."""
+    for index, named in enumerate(document.depends_on):
+        if named == target:
+            return document.locate(("metadata", "dependsOn", index))
+    for reference in document.references:
+        if reference.target == target:
+            return reference_location(document, reference)
+    return document.locate(())
+
+
 def _duplicate_template_codes(documents: Sequence[Document]) -> list[Finding]:
-    seen: dict[tuple[str, str], Document] = {}
-    findings = []
+    """Each template group sharing its code with another of the same company, at its code."""
+    groups: dict[tuple[str, str], list[Document]] = {}
     for document in documents:
         code, company = document.spec.get("code"), document.spec.get("companyId")
         if (
@@ -121,10 +149,19 @@ def _duplicate_template_codes(documents: Sequence[Document]) -> list[Finding]:
             or is_reference(code)
         ):
             continue
-        earlier = seen.setdefault((repr(company), code), document)  # repr: any value, hashable
-        if earlier is not document:
-            message = f"template-group code {code!r} of company {company} is also used by {earlier.address} at {where(earlier)}"
-            hint = "the service keeps codes unique per company: choose another code"
+        groups.setdefault((repr(company), code), []).append(document)  # repr: hashable
+    findings = []
+    hint = "the service keeps codes unique per company: choose another code"
+    for group in groups.values():
+        for document in group if len(group) > 1 else ():
+            others = [other for other in group if other is not document]
+            more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+            there = others[0].locate(("spec", "code"))
+            message = (
+                f"template-group code {document.spec['code']!r} of company "
+                f"{document.spec.get('companyId')} is also used by {others[0].address} at "
+                f"{there.file}:{there.line}{more}"
+            )
             location = document.locate(("spec", "code"))
             findings.append(
                 _finding(document, "project.duplicate-template-code", location, message, hint)

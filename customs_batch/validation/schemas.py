@@ -21,7 +21,7 @@ import jsonschema_rs
 
 from customs_batch.findings import JsonPath
 from customs_batch.kinds import Kind
-from customs_batch.resources import load_schema
+from customs_batch.resources import load_pattern_hints, load_schema
 
 REFERENCE_HINT = "${ref:Kind/name.field}"
 
@@ -116,16 +116,71 @@ def _violations_of(schema: Mapping[str, Any], error: Any) -> list[Violation]:
         message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
         return [Violation("schema.type", path, message, _hint(f"write a {wanted}", description))]
     if keyword == "anyOf":
-        message = f"{field} must be an integer or a reference, got {_show(value)}"
-        hint = f"write the number, or a reference such as {REFERENCE_HINT}"
-        return [Violation("schema.type", path, message, hint)]
+        return [_integer_or_reference(owner, path, value)]
     if keyword == "pattern":
-        pattern = str(owner.get("pattern", ""))
-        message = f"{field}: {_show(value)} does not match the pattern {pattern}"
-        return [Violation("schema.pattern", path, message, _hint(f"match {pattern}", description))]
+        return [_pattern(str(owner.get("pattern", "")), path, value, description)]
+    if keyword in ("minimum", "maximum"):
+        found = _out_of_bounds(owner, path, value, description)
+        if found is not None:
+            return [found]
     rule = "schema." + re.sub(r"(?<!^)(?=[A-Z])", "-", keyword).lower()
     hint = _hint("correct the value", description)
     return [Violation(rule, path, f"{field}: {error.message}", hint)]
+
+
+def _pattern(pattern: str, path: JsonPath, value: object, description: str) -> Violation:
+    """A value that does not have the shape of its pattern, told in words with an example."""
+    field = _field_name(path)
+    known = load_pattern_hints().get(pattern)
+    if known is None:  # a test keeps every shipped pattern in the table
+        message = f"{field}: {_show(value)} does not match the pattern {pattern}"
+        return Violation("schema.pattern", path, message, _hint(f"match {pattern}", description))
+    message = f"{field}: {_show(value)} is not {known['is']} ({known['form']})"
+    return Violation("schema.pattern", path, message, f"write it like {known['example']}")
+
+
+def _integer_or_reference(owner: Mapping[str, Any], path: JsonPath, value: object) -> Violation:
+    """A value that is neither the number nor a reference: out of bounds, a reference
+    misspelled, or of another type."""
+    field = _field_name(path)
+    number: Mapping[str, Any] = next(
+        (b for b in owner.get("anyOf", []) if b.get("type") == "integer"), {}
+    )
+    out_of_bounds = _out_of_bounds(number, path, value, str(owner.get("description", "")))
+    if out_of_bounds is not None:
+        return out_of_bounds
+    if isinstance(value, str) and "${ref:" in value:
+        return _pattern(_reference_pattern(), path, value, "")
+    message = f"{field} must be an integer or a reference, got {_show(value)}"
+    hint = f"write the number, or a reference such as {REFERENCE_HINT}"
+    return Violation("schema.type", path, message, hint)
+
+
+def _out_of_bounds(
+    schema: Mapping[str, Any], path: JsonPath, value: object, description: str
+) -> Violation | None:
+    """A number below the schema's ``minimum`` or above its ``maximum``, naming the bound."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    low, high = schema.get("minimum"), schema.get("maximum")
+    field = _field_name(path)
+    if low is not None and high is not None:
+        wanted = f"write a number from {low} to {high}"
+    else:
+        wanted = f"write a number of at least {low}" if low is not None else "write a number"
+    wanted = _hint(wanted, description)
+    if low is not None and value < low:
+        message = f"{field} must be at least {low}, got {_show(value)}"
+        return Violation("schema.minimum", path, message, wanted)
+    if high is not None and value > high:
+        message = f"{field} must be at most {high}, got {_show(value)}"
+        return Violation("schema.maximum", path, message, wanted)
+    return None
+
+
+def _reference_pattern() -> str:
+    """The pattern of a ``${ref:...}`` (the same in every schema)."""
+    return str(load_schema("envelope")["$defs"]["reference"]["pattern"])
 
 
 def _hint(action: str, description: str) -> str:

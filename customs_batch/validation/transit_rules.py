@@ -4,6 +4,8 @@ update that updates no party."""
 
 from __future__ import annotations
 
+import math
+
 from customs_batch.findings import Finding, Severity
 from customs_batch.manifest.document import Document
 from customs_batch.validation import codes
@@ -15,7 +17,8 @@ from customs_batch.validation.common import (
     strings_at,
 )
 
-# Masses are written with up to three decimals (grams); a larger excess is not rounding.
+# Masses are written with up to three decimals (grams): a difference of up to a gram per
+# item is rounding, not a mistake.
 MASS_TOLERANCE = 0.001
 PARTIES = ("Principal", "Consignor", "Consignee")
 
@@ -68,20 +71,43 @@ def _item_masses(document: Document) -> list[Finding]:
 
 
 def _total_mass(document: Document) -> list[Finding]:
+    """totalWeight against the sum of the items' grossMass.
+
+    Each mass may be rounded to the gram, so the two may differ by up to a gram per item.
+    Items heavier than the total is an error (the consignment cannot weigh less than its
+    goods); a total heavier than the items is a warning: usually a typing error, but it can
+    be real (packaging declared only for the whole consignment). The surplus is only known
+    when every item has a grossMass.
+    """
     total = number_at(document.spec, "totalWeight")
     if total is None:
         return []
-    masses = [
-        number_at(item, "grossMass") for _, item in mappings_at(document.spec, "DeclarationItems")
-    ]
-    items_total = sum(mass for mass in masses if mass is not None)
-    if items_total <= total + MASS_TOLERANCE:
+    items = [item for _, item in mappings_at(document.spec, "DeclarationItems")]
+    masses = [number_at(item, "grossMass") for item in items]
+    known = [mass for mass in masses if mass is not None]
+    items_total = math.fsum(known)
+    tolerance = MASS_TOLERANCE * max(1, len(items))
+    path = ("totalWeight",)
+    if items_total > total + tolerance:
+        message = (
+            f"the items' gross masses add up to {items_total:g} kg, above totalWeight {total:g} kg"
+        )
+        hint = (
+            "totalWeight is the gross mass of the whole consignment: raise it or correct the items"
+        )
+        return [spec_finding(document, "mass.items-exceed-total", path, message, hint)]
+    if not known or len(known) < len(masses) or total <= items_total + tolerance:
         return []
     message = (
-        f"the items' gross masses add up to {items_total:g} kg, above totalWeight {total:g} kg"
+        f"totalWeight {total:g} kg is {total - items_total:g} kg above the items' gross "
+        f"masses, which add up to {items_total:g} kg"
     )
-    hint = "totalWeight is the gross mass of the whole consignment: raise it or correct the items"
-    return [spec_finding(document, "mass.items-exceed-total", ("totalWeight",), message, hint)]
+    hint = (
+        "totalWeight is normally the sum of the items' grossMass: correct it or the items; "
+        "if the difference is real (packaging declared only for the whole consignment), "
+        "ignore this warning"
+    )
+    return [spec_finding(document, "mass.total-above-items", path, message, hint, Severity.WARNING)]
 
 
 def _guarantee_numbers(document: Document, severity: Severity | None) -> list[Finding]:

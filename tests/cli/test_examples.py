@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -74,14 +75,21 @@ def test_the_example_project_covers_every_kind() -> None:
 
 
 @pytest.mark.parametrize("manifest", BAD, ids=lambda path: path.name)
-def test_each_broken_example_gives_its_one_documented_finding(manifest: Path) -> None:
-    expected = EXPECT.match(manifest.read_text(encoding="utf-8"))
-    assert expected is not None, f"{manifest.name} must start with '# expect: <rule> line <n>'"
+def test_each_broken_example_gives_its_documented_findings(manifest: Path) -> None:
+    # One '# expect:' line per finding: one problem may be reported at more than one place.
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    header = itertools.takewhile(lambda line: line.startswith("#"), lines)
+    expected = [
+        (found["rule"], int(found["line"]))
+        for line in header
+        if (found := EXPECT.match(line)) is not None
+    ]
+    assert expected, f"{manifest.name} must start with '# expect: <rule> line <n>'"
     code, report = _json_report(str(manifest))
     findings = report["findings"]
     assert isinstance(findings, list)
-    assert [(f["rule"], f["line"]) for f in findings] == [(expected["rule"], int(expected["line"]))]
-    assert code == 1
+    assert [(f["rule"], f["line"]) for f in findings] == expected
+    assert code == (1 if any(f["severity"] == "error" for f in findings) else 0)
 
 
 def test_broken_examples_are_not_discovered_with_the_project(tmp_path: Path) -> None:

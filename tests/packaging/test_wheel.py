@@ -22,7 +22,7 @@ def test_the_wheel_carries_schemas_templates_and_the_seed(tmp_path: Path) -> Non
     schemas = sorted(p.name for p in (ROOT / "schemas").glob("*.schema.json"))
     templates = sorted(p.name for p in (ROOT / "templates").glob("*.yaml.j2"))
     assert schemas and templates
-    for name in schemas:
+    for name in [*schemas, "patterns.json"]:
         assert f"customs_batch/_data/schemas/{name}" in names
     for name in templates:
         assert f"customs_batch/_data/templates/{name}" in names
@@ -35,6 +35,7 @@ def test_the_wheel_carries_schemas_templates_and_the_seed(tmp_path: Path) -> Non
             sys.executable,
             "-c",
             "from customs_batch.resources import schemas_dir, builtin_templates_dir, load_schema;"
+            "from customs_batch.resources import load_pattern_hints; load_pattern_hints();"
             "load_schema('movement'); print(schemas_dir()); print(builtin_templates_dir())",
         ],
         cwd=tmp_path,

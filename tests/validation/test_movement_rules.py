@@ -36,8 +36,6 @@ def _line(*path: str | int, **changes: Any) -> int:
     [
         {},
         {"action": "VAB", "customsDeclaration": {"source": "RTO_LICENSE"}},
-        {"action": "VAH", "customsDeclaration": None},
-        {"action": "VAB", "customsDeclaration": None},
         {"action": "ISL", "customsDeclaration": None},
         {"action": "USL", "customsDeclaration": None},
         {"action": "ISC", "partyId": None, "customsDeclaration": {"source": "INTERNAL", "declarationId": "dec_q9"}},
@@ -54,8 +52,10 @@ def test_valid_movements_have_no_findings(changes: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("changes", "rule", "severity", "path"),
     [
-        ({"action": "ISC", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ()),
-        ({"action": "USC", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ()),
+        ({"action": "VAH", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ("action",)),
+        ({"action": "VAB", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ("action",)),
+        ({"action": "ISC", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ("action",)),
+        ({"action": "USC", "customsDeclaration": None}, "movement.declaration-missing", Severity.WARNING, ("action",)),
         ({"action": "ISL"}, "movement.declaration-forbidden", Severity.ERROR, ("customsDeclaration",)),
         ({"action": "USL"}, "movement.declaration-forbidden", Severity.ERROR, ("customsDeclaration",)),
         ({"action": "VAH", "customsDeclaration": {"source": "DECO"}}, "movement.source-not-allowed", Severity.ERROR, ("customsDeclaration", "source")),
@@ -65,8 +65,8 @@ def test_valid_movements_have_no_findings(changes: dict[str, Any]) -> None:
         ({"action": "ISC", "customsDeclaration": {"source": "INTERNAL"}}, "movement.source-field-missing", Severity.ERROR, ("customsDeclaration",)),
         ({"customsDeclaration": {"source": "RTO_LICENSE", "documentType": "X"}}, "movement.source-field-forbidden", Severity.ERROR, ("customsDeclaration", "documentType")),
         ({"action": "ISC", "customsDeclaration": {"source": "ENTREPOT", "documentType": "N", "declarationNumber": "1"}}, "movement.source-field-forbidden", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
-        ({"partyId": None}, "movement.party-required", Severity.ERROR, ()),
-        ({"action": "ISL", "partyId": None, "customsDeclaration": None}, "movement.party-required", Severity.ERROR, ()),
+        ({"partyId": None}, "movement.party-required", Severity.ERROR, ("action",)),
+        ({"action": "ISL", "partyId": None, "customsDeclaration": None}, "movement.party-required", Severity.ERROR, ("action",)),
         ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLR1234567890123"}}, "mrn.check-digit", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
         ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24QQR1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
         ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLr1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),

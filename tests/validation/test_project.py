@@ -83,17 +83,16 @@ def test_depends_on_a_missing_document() -> None:
     ]  # fmt: skip
 
 
-def test_cycle_is_named_once() -> None:
-    documents = [
-        _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, ("TransitPartyUpdate/upd-1",)),
-        _doc(Kind.TRANSIT_PARTY_UPDATE, "upd-1", 1, declarationId=DEP_REF),
-    ]
-    (finding,) = check_project(documents)
-    assert finding.rule == "project.cycle"
-    assert finding.message == (
-        "dependency cycle: DepartureDeclaration/dep-1 -> TransitPartyUpdate/upd-1 -> DepartureDeclaration/dep-1"
-    )
-    assert finding.location.line == 1
+def test_a_cycle_is_reported_at_each_entry_that_closes_it() -> None:
+    departure = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, ("TransitPartyUpdate/upd-1",))
+    update = _doc(Kind.TRANSIT_PARTY_UPDATE, "upd-1", 1, declarationId=DEP_REF)
+    findings = check_project([departure, update])
+    assert [(f.rule, f.location.file, f.location.line, f.message) for f in findings] == [
+        ("project.cycle", "manifests/0.yaml", line_of(departure, "metadata", "dependsOn", 0),
+         "dependency cycle: DepartureDeclaration/dep-1 -> TransitPartyUpdate/upd-1 -> DepartureDeclaration/dep-1"),
+        ("project.cycle", "manifests/1.yaml", line_of(update, "spec", "declarationId"),
+         "dependency cycle: TransitPartyUpdate/upd-1 -> DepartureDeclaration/dep-1 -> TransitPartyUpdate/upd-1"),
+    ]  # fmt: skip
 
 
 def test_self_dependency_is_a_cycle() -> None:
@@ -101,17 +100,22 @@ def test_self_dependency_is_a_cycle() -> None:
     assert [f.rule for f in check_project([movement])] == ["project.cycle"]
 
 
-def test_duplicate_template_code_per_company() -> None:
+def test_duplicate_template_code_is_reported_at_each_code() -> None:
     first = _doc(Kind.TEMPLATE_GROUP, "g1", 0)
     second = _doc(Kind.TEMPLATE_GROUP, "g2", 1, name="Other name")
+    findings = check_project([first, second])
     assert _rules([first, second]) == [
-        ("project.duplicate-template-code", Severity.ERROR, "TemplateGroup/g2", line_of(second, "spec", "code"))
+        ("project.duplicate-template-code", Severity.ERROR, "TemplateGroup/g1", line_of(first, "spec", "code")),
+        ("project.duplicate-template-code", Severity.ERROR, "TemplateGroup/g2", line_of(second, "spec", "code")),
     ]  # fmt: skip
+    code_2, code_1 = line_of(second, "spec", "code"), line_of(first, "spec", "code")
+    assert f"also used by TemplateGroup/g2 at manifests/1.yaml:{code_2}" in findings[0].message
+    assert f"also used by TemplateGroup/g1 at manifests/0.yaml:{code_1}" in findings[1].message
 
 
-def test_equal_template_groups_are_reported_once_as_a_duplicate_code() -> None:
+def test_equal_template_groups_are_reported_as_a_duplicate_code_only() -> None:
     documents = [_doc(Kind.TEMPLATE_GROUP, "g1", 0), _doc(Kind.TEMPLATE_GROUP, "g2", 1)]
-    assert [f.rule for f in check_project(documents)] == ["project.duplicate-template-code"]
+    assert {f.rule for f in check_project(documents)} == {"project.duplicate-template-code"}
 
 
 def test_two_documents_that_would_send_the_same_request() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +12,7 @@ import jsonschema
 import pytest
 
 from customs_batch.kinds import Kind
-from customs_batch.resources import load_schema, schemas_dir
+from customs_batch.resources import load_pattern_hints, load_schema, schemas_dir
 from customs_batch.validation.schemas import compiled, envelope_schema, spec_schema
 from tests.validation.samples import SAMPLES, sample
 
@@ -146,8 +147,12 @@ def test_envelope_accepts_a_full_document_without_spec() -> None:
         (Kind.TRANSIT_PARTY_UPDATE, {"declarationId": "4711"}, "schema.type", ("declarationId",)),
         (Kind.TRANSIT_PARTY_UPDATE, {"Principal": {}}, "schema.min-properties", ("Principal",)),
         (Kind.HAWB_DEACTIVATION, {"hawbId": None}, "schema.required", ()),
-        (Kind.EXPORT_CANCELLATION, {"declarationId": 0}, "schema.type", ("declarationId",)),
-        (Kind.EXPORT_CANCELLATION, {"declarationId": "${ref:Movement/m}"}, "schema.type", ("declarationId",)),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 0}, "schema.minimum", ("declarationId",)),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 2**63}, "schema.maximum", ("declarationId",)),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 1.5}, "schema.type", ("declarationId",)),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": "${ref:Movement/m}"}, "schema.pattern", ("declarationId",)),
+        (Kind.DEPARTURE_DECLARATION, {"companyId": 0}, "schema.minimum", ("companyId",)),
+        (Kind.TEMPLATE_GROUP, {"companyId": 10**20}, "schema.maximum", ("companyId",)),
     ],
 )  # fmt: skip
 def test_spec_violations(
@@ -167,6 +172,45 @@ def test_violation_messages_and_hints_tell_what_to_do() -> None:
     assert missing.hint.startswith('add "grossWeightKg": Gross weight')
     (typo,) = movement.violations(sample(Kind.MOVEMENT, hawbID="hawb_a1"))
     assert typo.message == 'unknown field "hawbID"' and 'did you mean "hawbId"?' in typo.hint
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_pattern_is_told_in_words_with_an_example(name: str) -> None:
+    hints = load_pattern_hints()
+    for path, node in _subschemas(load_schema(name)):
+        if "pattern" in node and isinstance(node["pattern"], str):
+            hint = hints.get(node["pattern"])
+            assert hint is not None, f"{name}: {'/'.join(path)}: add its pattern to patterns.json"
+            assert re.fullmatch(node["pattern"], hint["example"]), hint
+            assert hint["is"] and hint["form"]
+
+
+@pytest.mark.parametrize("name", [kind.schema_name for kind in Kind])
+def test_every_integer_has_the_bounds_the_service_takes(name: str) -> None:
+    for path, node in _subschemas(load_schema(name)):
+        if node.get("type") == "integer":
+            assert node.get("maximum") == 2**63 - 1, f"{name}: {'/'.join(path)}"
+            assert "minimum" in node, f"{name}: {'/'.join(path)}"
+
+
+def test_a_pattern_violation_says_what_a_valid_value_looks_like() -> None:
+    (found,) = spec_schema(Kind.MOVEMENT).violations(sample(Kind.MOVEMENT, partyId="party-1"))
+    assert found.message == (
+        "partyId: 'party-1' is not an RTO party ID (rpty_ followed by letters and digits)"
+    )
+    assert found.hint == "write it like rpty_p1"
+    assert "[A-Za-z0-9]" not in found.message + found.hint
+
+
+def test_a_number_out_of_bounds_names_the_bound() -> None:
+    cancel = spec_schema(Kind.EXPORT_CANCELLATION)
+    (low,) = cancel.violations(sample(Kind.EXPORT_CANCELLATION, declarationId=-5))
+    assert low.message == "declarationId must be at least 1, got -5"
+    (high,) = cancel.violations(sample(Kind.EXPORT_CANCELLATION, declarationId=10**23))
+    assert high.message == (
+        "declarationId must be at most 9223372036854775807, got 100000000000000000000000"
+    )
+    assert high.hint.startswith("write a number from 1 to 9223372036854775807")
 
 
 def test_integer_or_reference_accepts_both() -> None:

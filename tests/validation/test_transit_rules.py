@@ -38,7 +38,7 @@ def _findings(
         {"totalWeight": 129.9995},
         {"unloadingCountry": None},
         {"loadingCountry": "${ref:TemplateGroup/g.code}"},
-        {"DeclarationItems": [{**ITEM_0, "netWeight": 62.5}]},
+        {"DeclarationItems": [{**ITEM_0, "netWeight": 62.5}], "totalWeight": 62.5},
         {"DeclarationItems": [{**ITEM_0, "grossMass": "62.5"}], "totalWeight": 1},  # type: the schema's
         {"DeclarationGuarantees": [{**GUARANTEE, "guaranteeReferenceNumber": "TIR-XB12345678"}]},
         {"DeclarationGuarantees": [{**GUARANTEE, "guaranteeReferenceNumber": "20DE0000000000002ABC1234"}]},
@@ -63,12 +63,41 @@ def test_departure_rule_findings(changes: dict[str, Any], rule: str, path: tuple
     assert found == [(rule, Severity.ERROR, line_of(document, "spec", *path))]
 
 
+@pytest.mark.parametrize(
+    ("total", "found"),
+    [
+        (130.0, []),
+        (130.002, []),  # two items: up to a gram each is rounding
+        (130.0021, [("mass.total-above-items", Severity.WARNING)]),
+        (150, [("mass.total-above-items", Severity.WARNING)]),
+        (129.9979, [("mass.items-exceed-total", Severity.ERROR)]),
+    ],
+)
+def test_total_weight_against_the_items(total: float, found: list[tuple[str, Severity]]) -> None:
+    rules, document = _findings(totalWeight=total)  # items: 62.5 + 67.5 kg
+    assert rules == [
+        (rule, severity, line_of(document, "spec", "totalWeight")) for rule, severity in found
+    ]
+
+
+def test_a_total_above_the_items_is_only_told_when_every_item_has_a_mass() -> None:
+    items = [ITEM_0, {key: value for key, value in ITEM_1.items() if key != "grossMass"}]
+    assert _findings(totalWeight=150, DeclarationItems=items)[0] == []
+
+
 def test_masses_are_named_in_the_message() -> None:
     document = make_document(
         Kind.DEPARTURE_DECLARATION, sample(Kind.DEPARTURE_DECLARATION, totalWeight=100)
     )
     (finding,) = check_rules(document)
     assert finding.message == "the items' gross masses add up to 130 kg, above totalWeight 100 kg"
+    document = make_document(
+        Kind.DEPARTURE_DECLARATION, sample(Kind.DEPARTURE_DECLARATION, totalWeight=145.5)
+    )
+    (finding,) = check_rules(document)
+    assert finding.message == (
+        "totalWeight 145.5 kg is 15.5 kg above the items' gross masses, which add up to 130 kg"
+    )
 
 
 def test_grn_check_digit_follows_the_mrn_setting() -> None:

@@ -1,0 +1,122 @@
+"""`customs-batch validate` points each finding at the line to fix, and one broken document
+hides nothing else: the other documents of its file, and the batch-wide checks, still run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+
+HEADER = "apiVersion: customs-batch/v1\n"
+
+
+def _findings(*paths: str) -> list[tuple[str, str, int]]:
+    """(rule, file, line) of every finding of ``validate --format json``."""
+    with CliRunner().isolation() as (out, _, _):
+        invoke(["validate", "--format", "json", *paths])
+    report: dict[str, Any] = json.loads(out.getvalue().decode())
+    return [(f["rule"], f["file"], f["line"]) for f in report["findings"]]
+
+
+def _cancel(name: str, number: str = "501", depends_on: str = "") -> str:
+    depends = f"  dependsOn: [{depends_on}]\n" if depends_on else ""
+    return (
+        f"{HEADER}kind: ExportCancellation\nmetadata:\n  name: {name}\n{depends}"
+        f"spec:\n  declarationId: {number}\n"
+    )
+
+
+def test_a_missing_field_of_a_nested_mapping_points_at_its_key() -> None:
+    Path("m.yaml").write_text(
+        f"{HEADER}kind: TransitPartyUpdate\nmetadata:\n  name: u1\nspec:\n"
+        "  declarationId: 7\n  Principal: {}\n",
+        encoding="utf-8",
+    )
+    # Principal: {} lacks every field: the schema's minProperties, at the "Principal:" key.
+    assert _findings("m.yaml") == [("schema.min-properties", "m.yaml", 7)]
+
+
+def test_a_cycle_through_a_reference_points_at_the_reference_and_the_depends_on() -> None:
+    Path("a.yaml").write_text(_cancel("c1", depends_on="ExportCancellation/c2"), encoding="utf-8")
+    Path("b.yaml").write_text(
+        _cancel("c2", number="${ref:ExportCancellation/c1.declarationId}"), encoding="utf-8"
+    )
+    assert _findings("a.yaml", "b.yaml") == [
+        ("project.cycle", "a.yaml", 5),
+        ("project.cycle", "b.yaml", 6),
+    ]
+
+
+def test_a_duplicate_key_does_not_hide_the_other_documents_or_the_batch_checks() -> None:
+    broken = _cancel("c1").replace(
+        "declarationId: 501\n", "declarationId: 501\n  declarationId: 502\n"
+    )
+    Path("a.yaml").write_text(
+        broken
+        + "---\n"
+        + _cancel("c2", depends_on="ExportCancellation/c1, ExportCancellation/gone"),
+        encoding="utf-8",
+    )
+    # c1 is left out for its error but is in the batch: only the truly unknown name is
+    # reported; c2's own checks and the batch checks still run.
+    assert _findings("a.yaml") == [
+        ("yaml.duplicate-key", "a.yaml", 7),
+        ("project.unknown-dependency", "a.yaml", 13),
+    ]
+
+
+def test_a_syntax_error_does_not_hide_the_documents_after_it() -> None:
+    broken = _cancel("c1").replace("declarationId: 501", "declarationId: [501")
+    Path("a.yaml").write_text(
+        broken + "---\n" + _cancel("c2", number="five", depends_on="ExportCancellation/c1"),
+        encoding="utf-8",
+    )
+    Path("b.yaml").write_text(
+        _cancel("c3", depends_on="ExportCancellation/c1, ExportCancellation/c2"), encoding="utf-8"
+    )
+    assert _findings("a.yaml", "b.yaml") == [
+        ("yaml.unclosed", "a.yaml", 6),
+        ("yaml.syntax", "a.yaml", 7),
+        ("schema.type", "a.yaml", 14),
+    ]
+
+
+def test_an_open_quote_is_reported_where_it_opened_and_where_the_parser_gave_up() -> None:
+    text = _cancel("c1").replace("name: c1", 'name: "c1') + "---\n" + _cancel("c2")
+    Path("a.yaml").write_text(text, encoding="utf-8")
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "a.yaml"])
+    report = out.getvalue().decode()
+    assert code == 1
+    assert "a.yaml:4:9: error[yaml.unclosed]: this quoted text is not closed" in report
+    assert "the parser gave up at line 7" in report
+    assert "a.yaml:7:1: error[yaml.syntax]" in report
+    assert "1 document (1 file)" in report  # c2, after the broken one, was read and checked
+
+
+def test_hints_say_what_a_valid_value_looks_like_and_bounds_are_named() -> None:
+    Path("m.yaml").write_text(
+        _cancel("c1", number="-5") + "---\n" + _cancel("c2", number="99999999999999999999999"),
+        encoding="utf-8",
+    )
+    Path("p.yaml").write_text(
+        f"{HEADER}kind: HawbDeactivation\nmetadata:\n  name: d1\nspec:\n"
+        "  shipmentId: shp_1\n  hawbId: HAWB-1\n",
+        encoding="utf-8",
+    )
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "m.yaml", "p.yaml"])
+    report = out.getvalue().decode()
+    assert code == 1
+    assert "error[schema.minimum]: declarationId must be at least 1, got -5" in report
+    assert (
+        "error[schema.maximum]: declarationId must be at most 9223372036854775807, "
+        "got 99999999999999999999999"
+    ) in report
+    assert "hawbId: 'HAWB-1' is not a HAWB ID (hawb_ followed by letters and digits)" in report
+    assert "hint: write it like hawb_a1" in report
+    assert "^hawb_" not in report
