@@ -21,6 +21,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from customs_batch.manifest._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
 from customs_batch.manifest.document import JSON
 
 RENDER_SECONDS = 5.0
@@ -63,10 +64,11 @@ class BoundedSandbox(SandboxedEnvironment):
     """The sandbox with multiplication and power bounded, so no render can allocate without
     limit, and a bounded ``range`` as the only looping helper."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = ARITHMETIC
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         check_clock()
+        check_mix(operator, left, right)
         if operator == "**" and isinstance(right, int) and abs(right) > 64:
             raise SecurityError("exponent too large")
         if operator == "*" and _product_size(left, right) > _MAX_SEQUENCE:
@@ -100,6 +102,7 @@ class JinjaProblem:
     message: str
     line: int = 0
     file: str | None = None
+    hint: str = "Fix the template."
 
 
 def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
@@ -108,6 +111,11 @@ def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
         message = f"syntax error: {error.message}"
         return JinjaProblem("template.error", message, error.lineno, error.filename)
     line = _template_line(error, filename)
+    if isinstance(error, MixedTypes):
+        return JinjaProblem("row.mixed-types", str(error), line, hint=error.hint)
+    if isinstance(error, CellTypeError):
+        hint = "Fix the cell, or the column's type in forEach.columns."
+        return JinjaProblem("row.cell-type", str(error), line, hint=hint)
     if isinstance(error, UndefinedError):
         return JinjaProblem("template.undefined", f"undefined: {error.message}", line)
     if isinstance(error, RenderTimeout):
@@ -175,8 +183,10 @@ def render_inline(text: str, context: Mapping[str, Any], *, as_text: bool) -> JS
 
 def to_json(value: Any) -> JSON:
     """A Jinja result as a JSON-like value: containers copied, anything else as text."""
-    if value is None or isinstance(value, str | bool | int | float):
+    if value is None or isinstance(value, bool | int | float):
         return value
+    if isinstance(value, str):
+        return str(value)  # a cell's text (a str subclass) as plain text
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
