@@ -146,7 +146,7 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
 def _report_in_template(walk: Walk, file: str, problem: JinjaProblem) -> None:
     where = walk.locate(("template",))
     message = f"{problem.message} (template used at {where.file}:{where.line})"
-    walk.report_in(file, problem.line, problem.rule, message, "Fix the template.")
+    walk.report_in(file, problem.line, problem.rule, message, problem.hint)
 
 
 def _surviving(output: TemplateOutput, spec: Mapping[str, Any], walk: Walk) -> list[Reference]:

@@ -21,6 +21,7 @@ from jinja2 import TemplateSyntaxError, UndefinedError
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.manifest import _templates
 from customs_batch.manifest._assemble import _NAME, Source, merge
+from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
 from customs_batch.manifest._cells import CellProblem, convert
 from customs_batch.manifest._envelope import Envelope
 from customs_batch.manifest._for_each_options import ForEach, RowRange
@@ -82,6 +83,7 @@ class _Expander:
         self.produced = 0
         self.reported: set[tuple[str, ...]] = set()
         self.cells: dict[JsonPath, tuple[int, str]] = {}
+        self.header: Header | None = None
 
     # -- once per document ---------------------------------------------------------------
 
@@ -138,9 +140,7 @@ class _Expander:
         if isinstance(found, _templates.TemplateSource):
             return found
         if found.file is not None:
-            self.walk.report_in(
-                found.file, found.line, found.rule, found.message, "Fix the template."
-            )
+            self.walk.report_in(found.file, found.line, found.rule, found.message, found.hint)
         else:
             hint = f"Create templates/{name}{_templates.SUFFIX} in the project."
             self.walk.report_at(found.rule, found.message, hint, ("template",))
@@ -179,7 +179,18 @@ class _Expander:
 
     def _columns_exist(self, row: Row) -> bool:
         header = row.header or Header(tuple(row.values), tuple(range(1, len(row.values) + 1)))
+        self.header = header
         ok = True
+        for name in self.for_each.columns:
+            if header.locate(name) is None:
+                ok = False
+                close = difflib.get_close_matches(name, header.names, n=1)
+                hint = f"Did you mean {close[0]!r}? " if close else ""
+                hint += "The columns are: " + ", ".join(map(repr, header.names)) + "."
+                message = f"forEach.columns names {name!r}, a column {self.file} does not have"
+                self.walk.report_key(
+                    "envelope.for-each", message, hint, ("forEach", "columns", name)
+                )
         for slot in (
             *self.value_slots,
             *([self.name_slot] if self.name_slot else []),
@@ -210,7 +221,7 @@ class _Expander:
         values = copy.deepcopy(self.values) if self.value_slots else self.values
         context: dict[str, Any] = {
             "values": values,
-            "row": RowView(row.values),
+            "row": RowView(row.values, self.for_each.columns, self.for_each.decimal_comma),
             "row_number": row.number,
         }
         for slot in self.value_slots:
@@ -282,7 +293,7 @@ class _Expander:
             if key not in self.reported:
                 self.reported.add(key)
                 self.walk.report_in(
-                    template.file, result.line, result.rule, result.message, "Fix the template."
+                    template.file, result.line, result.rule, result.message, result.hint
                 )
             return None
         output = parse_output(result, self.envelope.kind)
@@ -313,6 +324,13 @@ class _Expander:
             return state.row
         return Position(state.row.file, state.row.line, column[0], state.sheet, column[1])
 
+    def _column(self, name: str, state: _RowState) -> Position:
+        """The cell of column ``name`` in the row being read."""
+        where = self.header.locate(name) if self.header is not None else None
+        if where is None:
+            return state.row
+        return Position(state.row.file, state.row.line, where[0], state.sheet, name)
+
     def _render(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
         try:
             return slot.render(context)
@@ -325,6 +343,14 @@ class _Expander:
                 hint = "Use a column of the spreadsheet (row['Header']), row_number or values."
                 self.walk.report_at("template.undefined", message, hint, slot.path)
             state.fail(None)
+        except (MixedTypes, CellTypeError) as error:
+            at = self._column(error.column, state)
+            if isinstance(error, MixedTypes):
+                message = f"in {slot.text!r}: {error}"
+                state.fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
+            else:
+                hint = "Fix the cell, or the column's type in forEach.columns."
+                state.fail(self._finding("row.cell-type", str(error), at, slot.path, hint))
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
             message = f"in {slot.text!r}: {problem.message}"

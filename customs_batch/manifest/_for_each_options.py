@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import JsonPath
+from customs_batch.manifest._cell_types import COLUMN_TYPE_WORDS, ColumnType
 from customs_batch.manifest._tree import Walk
 
-FOR_EACH_KEYS = ("file", "sheet", "header", "rows", "encoding", "delimiter", "decimalComma")
+FOR_EACH_KEYS = (
+    "file",
+    "sheet",
+    "header",
+    "rows",
+    "encoding",
+    "delimiter",
+    "decimalComma",
+    "columns",
+)
 _RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
 _DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 
@@ -52,6 +63,8 @@ class ForEach:
     encoding: str | None = None
     delimiter: str | None = None
     decimal_comma: bool = False
+    columns: Mapping[str, ColumnType] = field(default_factory=dict)
+    """Column types the manifest declares (header -> type)."""
 
 
 def read_for_each(data: Any, walk: Walk) -> ForEach | None:
@@ -71,10 +84,13 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
     encoding = reader.encoding(data)
     delimiter = reader.delimiter(data)
     decimal_comma = reader.flag(data, "decimalComma")
+    columns = reader.columns(data)
     if reader.failed or file is None:
         return None
     path = Path(walk.file).parent / file
-    return ForEach(path, file, sheet, header or 1, rows, encoding, delimiter, decimal_comma)
+    return ForEach(
+        path, file, sheet, header or 1, rows, encoding, delimiter, decimal_comma, columns
+    )
 
 
 class _Reader:
@@ -140,6 +156,23 @@ class _Reader:
         )
         return None
 
+    def columns(self, data: dict[str, Any]) -> dict[str, ColumnType]:
+        value = data.get("columns")
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.error(("columns",), "forEach.columns must be a mapping", _HINTS["columns"])
+            return {}
+        columns: dict[str, ColumnType] = {}
+        for name, word in value.items():
+            try:
+                columns[str(name)] = ColumnType(word)
+            except ValueError:
+                message = f"{word!r} is not a column type (column {name!r})"
+                hint = "A column type is one of: " + ", ".join(COLUMN_TYPE_WORDS) + "."
+                self.error(("columns", name), message, hint)
+        return columns
+
     def flag(self, data: dict[str, Any], key: str) -> bool:
         value = data.get(key, False)
         if isinstance(value, bool):
@@ -156,4 +189,5 @@ _HINTS = {
     "encoding": "Use a Python encoding name, e.g. 'utf-8' or 'cp1252'.",
     "delimiter": "Write ';', ',', 'tab' or '|'.",
     "decimalComma": "Write 'decimalComma: true' when numbers are written 12,5.",
+    "columns": "Give a type per column: 'columns: {Packages: number, Office: text}'.",
 }

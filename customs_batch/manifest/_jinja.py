@@ -16,16 +16,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError, nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from customs_batch.manifest import _bounds
+from customs_batch.manifest._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
 from customs_batch.manifest.document import JSON
 
 RENDER_SECONDS = 5.0
 MAX_OUTPUT_CHARS = 10_000_000
-_MAX_SEQUENCE = 1_000_000
 _DEADLINE_STRIDE = 1024
 
 _clock = threading.local()
@@ -43,6 +45,7 @@ class OutputTooLarge(Exception):
 def start_clock() -> None:
     """Start the deadline of a render (``RENDER_SECONDS`` from now)."""
     _clock.deadline = time.monotonic() + RENDER_SECONDS
+    _bounds.reset()
 
 
 def check_clock() -> None:
@@ -52,40 +55,56 @@ def check_clock() -> None:
 
 
 def _bounded_range(*args: int) -> Iterator[int]:
-    """``range`` that stops a render at its deadline (a loop only spins through ranges)."""
-    for count, number in enumerate(range(*args)):
+    """``range`` that stops a render at its deadline (a loop only spins through ranges),
+    refused past ``_bounds.MAX_RANGE`` numbers."""
+    for count, number in enumerate(_bounds.bounded_range(*args)):
         if count % _DEADLINE_STRIDE == 0:
             check_clock()
         yield number
 
 
-class BoundedSandbox(SandboxedEnvironment):
-    """The sandbox with multiplication and power bounded, so no render can allocate without
-    limit, and a bounded ``range`` as the only looping helper."""
+class _BoundedCodeGenerator(CodeGenerator):
+    """Compiles ``~`` to a join that checks the size of its result first."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.join_parts((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class BoundedSandbox(SandboxedEnvironment):
+    """The sandbox with every operation that can build a long text or list bounded (see
+    ``_bounds``), arithmetic that refuses a cell's text mixed with a number, and a bounded
+    ``range`` as the only looping helper."""
+
+    intercepted_binops = ARITHMETIC
+    code_generator_class = _BoundedCodeGenerator
+    concat = staticmethod(_bounds.bounded_concat)
+    join_parts = staticmethod(_bounds.bounded_join)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         check_clock()
+        check_mix(operator, left, right)
         if operator == "**" and isinstance(right, int) and abs(right) > 64:
             raise SecurityError("exponent too large")
-        if operator == "*" and _product_size(left, right) > _MAX_SEQUENCE:
-            raise SecurityError("the result of * is too large")
-        return super().call_binop(context, operator, left, right)
+        _bounds.binop_size(operator, left, right)
+        return _bounds.account(repr(operator), super().call_binop(context, operator, left, right))
 
-
-def _product_size(left: Any, right: Any) -> int:
-    """The length ``left * right`` would have for a text or list, else 0."""
-    if isinstance(left, int) and not isinstance(right, int):
-        left, right = right, left
-    if isinstance(left, str | list | tuple) and isinstance(right, int):
-        return len(left) * right
-    return 0
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        check_clock()
+        _bounds.check_method(__obj, args, kwargs)
+        result = super().call(__context, __obj, *args, **kwargs)
+        return _bounds.account("a call", result)
 
 
 def make_environment(**options: Any) -> BoundedSandbox:
     """A sandboxed environment with strict undefined and only harmless globals."""
-    env = BoundedSandbox(undefined=StrictUndefined, autoescape=False, **options)
+    env = BoundedSandbox(
+        undefined=StrictUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
+    )
+    env.filters = {name: _bounds.bounded_filter(name, f) for name, f in env.filters.items()}
     env.globals.clear()
     env.globals.update(range=_bounded_range, dict=dict)
     return env
@@ -100,6 +119,10 @@ class JinjaProblem:
     message: str
     line: int = 0
     file: str | None = None
+    hint: str = "Fix the template."
+
+
+_TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
 
 
 def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
@@ -108,13 +131,21 @@ def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
         message = f"syntax error: {error.message}"
         return JinjaProblem("template.error", message, error.lineno, error.filename)
     line = _template_line(error, filename)
+    if isinstance(error, MixedTypes):
+        return JinjaProblem("row.mixed-types", str(error), line, hint=error.hint)
+    if isinstance(error, CellTypeError):
+        hint = "Fix the cell, or the column's type in forEach.columns."
+        return JinjaProblem("row.cell-type", str(error), line, hint=hint)
     if isinstance(error, UndefinedError):
         return JinjaProblem("template.undefined", f"undefined: {error.message}", line)
     if isinstance(error, RenderTimeout):
         message = f"rendering took longer than {RENDER_SECONDS:g} seconds (an endless loop?)"
         return JinjaProblem("template.timeout", message, line)
+    if isinstance(error, _bounds.TooLarge):
+        return JinjaProblem("template.too-large", f"refused: {error}", line, hint=_TOO_LARGE)
     if isinstance(error, OutputTooLarge | MemoryError):
-        return JinjaProblem("template.too-large", "the rendered output is too large", line)
+        message = f"the rendered output is longer than {MAX_OUTPUT_CHARS:,} characters"
+        return JinjaProblem("template.too-large", message, line, hint=_TOO_LARGE)
     if isinstance(error, RecursionError):
         return JinjaProblem("template.error", "endless recursion (a macro calling itself?)", line)
     if isinstance(error, SecurityError):
@@ -174,11 +205,19 @@ def render_inline(text: str, context: Mapping[str, Any], *, as_text: bool) -> JS
 
 
 def to_json(value: Any) -> JSON:
-    """A Jinja result as a JSON-like value: containers copied, anything else as text."""
-    if value is None or isinstance(value, str | bool | int | float):
+    """A Jinja result as a JSON-like value: containers copied, anything else as text.
+    Raises ``_bounds.TooLarge`` for a value too large to copy."""
+    _bounds.bounded_value(value)
+    return _copied(value)
+
+
+def _copied(value: Any) -> JSON:
+    if value is None or isinstance(value, bool | int | float):
         return value
+    if isinstance(value, str):
+        return str(value)  # a cell's text (a str subclass) as plain text
     if isinstance(value, Mapping):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {str(k): _copied(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
+        return [_copied(v) for v in value]
     return str(value)

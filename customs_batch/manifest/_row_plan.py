@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from customs_batch.findings import JsonPath
+from customs_batch.manifest._cell_types import CellText, ColumnType, typed
 from customs_batch.manifest._jinja import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
 from customs_batch.manifest._schema_view import SchemaView
 from customs_batch.manifest.document import JSON
@@ -33,17 +34,34 @@ _STRING = frozenset({"string"})
 
 
 class RowView:
-    """A row for Jinja: ``row.x`` and ``row['Gross weight']`` give the cell; a missing header
-    is undefined. Not a Mapping on purpose: a header named ``items`` or ``values`` must give
-    the cell, not a dict method."""
+    """A row for Jinja: ``row.x`` and ``row['Gross weight']`` give the cell, typed the same
+    whichever export it came from (see ``_cell_types``); a missing header is undefined. Not a
+    Mapping on purpose: a header named ``items`` or ``values`` must give the cell, not a
+    dict method."""
 
-    __slots__ = ("_cells",)
+    __slots__ = ("_cells", "_decimal_comma", "_types")
 
-    def __init__(self, cells: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        cells: Mapping[str, Any],
+        types: Mapping[str, ColumnType] | None = None,
+        decimal_comma: bool = False,
+    ) -> None:
         self._cells = cells
+        self._types = types or {}
+        self._decimal_comma = decimal_comma
 
     def __getitem__(self, key: str) -> Any:
-        return self._cells[key]
+        value = typed(self._cells[key], key, self._types.get(key), self._decimal_comma)
+        return CellText(value, key) if value.__class__ is str else value
+
+    def value(self, key: str, *, by_schema: bool = False) -> Any:
+        """The cell as a field takes it: as written when ``by_schema`` (the field's schema
+        converts it) and its column declares no type, else typed like ``row[key]``."""
+        raw = self._cells[key]
+        if by_schema and key not in self._types:
+            return raw
+        return typed(raw, key, self._types.get(key), self._decimal_comma)
 
     def __contains__(self, key: object) -> bool:
         return key in self._cells
@@ -87,13 +105,13 @@ class Slot:
     def render(self, context: Mapping[str, Any]) -> JSON:
         """The value for one row; raises what Jinja raises (see ``_jinja.problem_of``)."""
         if self.header is not None:
-            return context["row"][self.header]
+            return context["row"].value(self.header, by_schema=bool(self.types))
         if self.pieces is not None:
             row = context["row"]
             return "".join(
                 piece
                 if isinstance(piece, str)
-                else str(context["row_number"] if piece[0] is None else row[piece[0]])
+                else str(context["row_number"] if piece[0] is None else row.value(piece[0]))
                 for piece in self.pieces
             )
         start_clock()

@@ -4,7 +4,7 @@ the reading is cached by text (the merge copies what it takes from the cached va
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -21,8 +21,8 @@ from customs_batch.manifest._tree import Walk
 class TemplateOutput:
     """The mapping a template gave (to merge under ``spec``), with what reading it found.
 
-    Marks and paths start with ``"spec"``. Lines are those of the rendered output, which are
-    the template's own lines unless the template's tags span or add lines.
+    Marks and paths start with ``"spec"``. Lines are the template's own lines (the output's
+    lines mapped back through whitespace control, comments and blocks).
     """
 
     file: str
@@ -39,11 +39,43 @@ _CACHED_TEXT_CHARS = 100_000
 def parse_output(rendered: Rendered, kind: Kind) -> TemplateOutput:
     """Read a template's output against ``kind``'s spec schema."""
     if len(rendered.text) > _CACHED_TEXT_CHARS:  # rare, and not worth the memory
-        return _parse(rendered.file, rendered.text, kind)
-    return _parse_cached(rendered.file, rendered.text, kind)
+        return _parse(rendered.file, rendered.text, kind, rendered.lines)
+    return _parse_cached(rendered.file, rendered.text, kind, rendered.lines)
 
 
-def _parse(file: str, text: str, kind: Kind) -> TemplateOutput:
+def _parse(file: str, text: str, kind: Kind, lines: tuple[int, ...]) -> TemplateOutput:
+    output = _parse_text(file, text, kind)
+    if not lines:
+        return output
+    marks = {
+        path: _Mark(_line(lines, mark.line + 1) - 1, mark.column)
+        for path, mark in output.marks.items()
+    }
+    findings = tuple(
+        replace(f, location=replace(f.location, line=_line(lines, f.location.line)))
+        if f.location.file == file
+        else f
+        for f in output.findings
+    )
+    return replace(output, marks=marks, findings=findings)
+
+
+def _line(lines: tuple[int, ...], output_line: int) -> int:
+    """The template line of a 1-based output line (0 stays 0: unknown)."""
+    if output_line <= 0:
+        return output_line
+    return lines[min(output_line, len(lines)) - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """A mark moved to the template's line (0-based, like YAML's)."""
+
+    line: int
+    column: int
+
+
+def _parse_text(file: str, text: str, kind: Kind) -> TemplateOutput:
     nodes, problem = compose_all(text)
     if problem is not None:
         where = Location(file, problem.line, problem.column, ("template",))

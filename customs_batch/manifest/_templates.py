@@ -36,6 +36,7 @@ from customs_batch.manifest._jinja import (
     problem_of,
     start_clock,
 )
+from customs_batch.manifest._template_lines import LineMarks, strip_marks
 from customs_batch.resources import builtin_templates_dir
 from customs_batch.userfiles import FileRefused, read_user_file
 
@@ -57,6 +58,8 @@ class Rendered:
 
     file: str
     text: str
+    lines: tuple[int, ...] = ()
+    """The template line (1-based) of each line of ``text`` (empty: the same lines)."""
 
 
 def search_path(project_root: Path) -> list[Path]:
@@ -123,7 +126,9 @@ class _UserFileLoader(FileSystemLoader):
 def _environment(project_root: Path) -> Any:
     loader = _UserFileLoader([str(p) for p in search_path(project_root)], encoding="utf-8")
     # Manifests are read once per run; checking template files for changes would only cost.
-    return make_environment(loader=loader, auto_reload=False, keep_trailing_newline=True)
+    return make_environment(
+        loader=loader, auto_reload=False, keep_trailing_newline=True, extensions=[LineMarks]
+    )
 
 
 _RENDERED: dict[tuple[str, str], Rendered | JinjaProblem] = {}
@@ -178,7 +183,8 @@ def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | Ji
             text = _bounded_output(source.template.generate(**context))
     except Exception as error:  # a template is user code: anything it raises is a finding
         return problem_of(error, source.template.filename)
-    return Rendered(source.file, text)
+    clean, lines = strip_marks(text, source.template.name or "")
+    return Rendered(source.file, clean, lines)
 
 
 def _bounded_output(chunks: Iterator[str]) -> str:

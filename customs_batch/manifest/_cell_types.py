@@ -1,0 +1,210 @@
+"""Cells as Jinja sees them: the same value whichever export a row came from.
+
+A CSV export writes every cell as text, an XLSX export keeps numbers as numbers; an
+expression such as ``row.Packages * 2`` must give the same result over both. So before an
+expression sees a cell, text that is plainly a number becomes one (with ``decimalComma``,
+``12,5`` too), text with leading zeros (``0150``, ``03054100``) stays text, ``TRUE`` and
+``FALSE`` become booleans and empty cells are None. A column the manifest declares in
+``forEach.columns`` is converted to that type instead, whatever the cell holds.
+
+Text read from a cell keeps its column (:class:`CellText`), so an expression that mixes it
+with a number (``"0150" * 2``) is refused with a message naming the column.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_INTEGER = re.compile(r"[-+]?(?:0|[1-9]\d*)")
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9]\d*)\.\d+(?:[eE][-+]?\d+)?|[-+]?[1-9](?:\.\d+)?[eE][-+]?\d+")
+_COMMA_DECIMAL = re.compile(r"[-+]?(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?:,\d+)?")
+_LOOSE_INTEGER = re.compile(r"[-+]?\d+")
+_BOOLEANS = {"true": True, "false": False}
+_WORDS = {"true": True, "yes": True, "y": True, "1": True, "false": False, "no": False}
+_WORDS |= {"n": False, "0": False}
+
+
+class ColumnType(enum.Enum):
+    """The type a manifest declares for a column (``forEach.columns``)."""
+
+    TEXT = "text"
+    NUMBER = "number"
+    INTEGER = "integer"
+    BOOLEAN = "boolean"
+
+
+COLUMN_TYPE_WORDS = tuple(member.value for member in ColumnType)
+
+
+class CellText(str):
+    """Text read from a cell, knowing its column (for a message that names it)."""
+
+    __slots__ = ("column",)
+    column: str
+
+    def __new__(cls, text: str, column: str) -> CellText:
+        made = super().__new__(cls, text)
+        made.column = column
+        return made
+
+    def _compare(self, operator: str, other: Any) -> None:
+        if _is_number(other):
+            raise MixedTypes(self.column, str(self), operator, other)
+
+    def __lt__(self, other: Any) -> bool:
+        self._compare("<", other)
+        return str.__lt__(self, other)
+
+    def __le__(self, other: Any) -> bool:
+        self._compare("<=", other)
+        return str.__le__(self, other)
+
+    def __gt__(self, other: Any) -> bool:
+        self._compare(">", other)
+        return str.__gt__(self, other)
+
+    def __ge__(self, other: Any) -> bool:
+        self._compare(">=", other)
+        return str.__ge__(self, other)
+
+
+@dataclass(frozen=True)
+class CellTypeError(Exception):
+    """A cell that is not of the type its column declares."""
+
+    column: str
+    value: Any
+    wanted: ColumnType
+
+    def __str__(self) -> str:
+        kind = {"text": "text", "number": "a number", "integer": "a whole number"}
+        return (
+            f"column {self.column!r} is declared {self.wanted.value}, "
+            f"but the cell holds {self.value!r}, which is not "
+            f"{kind.get(self.wanted.value, 'true or false')}"
+        )
+
+
+@dataclass(frozen=True)
+class MixedTypes(Exception):
+    """An expression that mixes text read from a cell with a number."""
+
+    column: str
+    text: str
+    operator: str
+    other: Any
+
+    def __str__(self) -> str:
+        why = _why_text(self.text)
+        return (
+            f"column {self.column!r} holds the text {self.text!r}{why}, and the expression "
+            f"uses it with {self.operator!r} and the number {self.other!r}"
+        )
+
+    @property
+    def hint(self) -> str:
+        """What to do about it."""
+        hint = (
+            f"Declare the column's type in forEach, e.g. 'columns: {{{self.column}: number}}', "
+            f"or treat it as text (join with '~')."
+        )
+        if re.fullmatch(r"[-+]?[\d.]*,\d+", self.text.strip()):
+            hint += " The cell writes a decimal comma: set 'decimalComma: true' in forEach."
+        return hint
+
+
+def _why_text(text: str) -> str:
+    stripped = text.strip()
+    if _LOOSE_INTEGER.fullmatch(stripped) and stripped.lstrip("+-").startswith("0"):
+        return " (a code with a leading zero)"
+    if re.fullmatch(r"[-+]?[\d.]*,\d+", stripped):
+        return " (a decimal comma)"
+    return ""
+
+
+def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: bool) -> Any:
+    """``value`` of ``column`` as an expression sees it (raises CellTypeError for a cell
+    that is not of its declared type)."""
+    if value is None:
+        return None
+    if declared is not None:
+        return _declared(value, column, declared, decimal_comma)
+    if value.__class__ is str:
+        return _inferred(value, decimal_comma)
+    return value
+
+
+def _inferred(text: str, decimal_comma: bool) -> Any:
+    stripped = text.strip()
+    if _INTEGER.fullmatch(stripped):
+        return int(stripped)
+    number = _decimal(stripped, decimal_comma)
+    if number is not None:
+        return number
+    return _BOOLEANS.get(stripped.lower(), text)
+
+
+def _decimal(text: str, decimal_comma: bool) -> float | int | None:
+    if decimal_comma:
+        if not _COMMA_DECIMAL.fullmatch(text):
+            return None
+        text = text.replace(".", "").replace(",", ".")
+        if "." not in text:
+            return int(text)
+    elif not _DECIMAL.fullmatch(text):
+        return None
+    number = float(text)
+    if not math.isfinite(number):
+        return None
+    return int(number) if number.is_integer() else number  # as XLSX gives 2.0
+
+
+def _declared(value: Any, column: str, declared: ColumnType, decimal_comma: bool) -> Any:
+    if declared is ColumnType.TEXT:
+        return _as_text(value)
+    if declared is ColumnType.BOOLEAN:
+        if isinstance(value, bool):
+            return value
+        word = _WORDS.get(str(value).strip().lower())
+        if word is None:
+            raise CellTypeError(column, value, declared)
+        return word
+    number: Any = value
+    if isinstance(value, str):
+        stripped = value.strip()
+        number = _decimal(stripped, decimal_comma)
+        if number is None and _LOOSE_INTEGER.fullmatch(stripped):
+            number = int(stripped)  # a declared number: leading zeros go
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        raise CellTypeError(column, value, declared)
+    if declared is ColumnType.INTEGER:
+        if isinstance(number, float) and not number.is_integer():
+            raise CellTypeError(column, value, declared)
+        return int(number)
+    return number
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+
+
+def check_mix(operator: str, left: Any, right: Any) -> None:
+    """Raise MixedTypes when an arithmetic operator mixes a cell's text with a number."""
+    for text, other in ((left, right), (right, left)):
+        if text.__class__ is CellText and _is_number(other):
+            raise MixedTypes(text.column, str(text), operator, other)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

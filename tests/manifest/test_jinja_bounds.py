@@ -1,0 +1,106 @@
+"""Templates that would build gigabytes are refused before they do, within a memory limit.
+
+Each case runs the real CLI in a child process limited to 1 GiB of address space: the
+refusal must be a finding naming the template, the line and the limit, with the exit code
+of findings; a MemoryError (or a killed process) fails the test.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.manifest.helpers import ENVELOPE, write
+
+ONE_GIB = 1 << 30
+CASES = {
+    "center": "{{ 'a'|center(1500000000) }}",
+    "format filter": "{{ '%01500000000d'|format(1) }}",
+    "% formatting": "{{ '%01500000000d' % 1 }}",
+    "str.format": "{{ '{:>1500000000}'.format(1) }}",
+    "str.ljust": "{{ 'a'.ljust(1500000000) }}",
+    "doubling in a macro": (
+        "{% macro d(s, n) %}{% if n %}{{ d(s ~ s, n - 1) }}{% else %}{{ s|length }}{% endif %}"
+        "{% endmacro %}{{ d('a', 40) }}"
+    ),
+    "doubling a macro's output": (
+        "{% macro d(n) %}{% if n %}{% set t = d(n - 1) %}{{ t }}{{ t }}{% else %}a{% endif %}"
+        "{% endmacro %}{{ d(40)|length }}"
+    ),
+    "doubling a set block": (
+        "{% set d = dict(s='ab') %}{% for i in range(40) %}{% set t %}{{ d.s }}{{ d.s }}"
+        "{% endset %}{{ d.update(s=t) }}{% endfor %}"
+    ),
+    "replace": "{{ ('a' * 1000000)|replace('a', 'a' * 2000) }}",
+    "replace with a count": "{{ ('a' * 1000000)|replace('a', 'b' * 60, 1000000000) }}",
+    "* on text": "{{ 'a' * 1500000000 }}",
+    "* on a list": "{{ ([1] * 1500000000)|length }}",
+    "join": "{{ (['a' * 1000000] * 1000000)|join }}",
+    "range": "{{ range(1500000000)|list|length }}",
+    "indent": "{{ ('\\n' * 1000000)|indent(1000) }}",
+    "wordwrap": "{{ ('a ' * 1000000)|wordwrap(1, wrapstring='x' * 1000) }}",
+    "many values just under the limit": (
+        "{% set l = [] %}{% for i in range(100000) %}{{ l.append('x' * 9000000) }}{% endfor %}"
+    ),
+    "a nested list printed": "{{ [[1] * 1000000] * 1000000 }}",
+    "sum of lists": "{{ ([[1] * 1000000] * 1000000)|sum(start=[])|length }}",
+    "integer squaring": (
+        "{% set d = dict(x=10) %}{% for i in range(40) %}{{ d.update(x=d.x * d.x) }}{% endfor %}"
+    ),
+    "tojson indent": "{{ [1, 2]|tojson(indent=1000000000) }}",
+}
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ONE_GIB, ONE_GIB))
+
+
+@pytest.mark.parametrize("body", CASES.values(), ids=list(CASES))
+def test_a_template_building_gigabytes_is_refused_with_a_finding(body: str) -> None:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/evil.yaml.j2"), '# defaults\nsecurity: "0"\nnote: ' + body + "\n")
+    write(
+        Path("m.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: evil\n"
+        "spec:\n  commercialReference: R-1\n",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "validate", "m.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=_limit_memory,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "MemoryError" not in done.stdout + done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("templates/evil.yaml.j2:3:"), first
+    assert "error[template.too-large]: refused: " in first
+    assert "the limit is " in first
+
+
+def test_an_expression_in_a_document_is_bounded_too() -> None:
+    write(
+        Path("m.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\n"
+        "spec:\n  commercialReference: \"{{ 'a'|center(1500000000) }}\"\n",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "validate", "m.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=_limit_memory,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "m.yaml:5:" in done.stdout
+    assert (
+        "refused: center would build 1,500,000,000 characters or items; the limit is 10,000,000"
+        in done.stdout
+    )
