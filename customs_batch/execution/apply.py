@@ -24,7 +24,7 @@ from customs_batch.client import (
     RateLimitedError,
     RequestRefusedError,
 )
-from customs_batch.errors import ServiceError
+from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.operations import SEND, Request
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, wait_for_departure
@@ -69,7 +69,7 @@ class ApplyReport:
 
     outcomes: list[Outcome]
     stopped: bool
-    fatal: ServiceError | None
+    fatal: CustomsBatchError | None
     seconds: float
 
     def count(self, status: NodeStatus) -> int:
@@ -105,7 +105,7 @@ class _Run:
         self.stop = stop
         self.wait = wait
         self.outcomes: dict[Address, Outcome] = {}
-        self.fatal: ServiceError | None = None
+        self.fatal: CustomsBatchError | None = None
         self._lock = threading.Lock()
 
     def lookup(self, address: Address, name: str) -> JSON:
@@ -122,6 +122,11 @@ class _Run:
             outcome = self._send(change)
         except _NotSent as exc:
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
+        except StateError as exc:  # the lock was broken, the disk is full: stop everything
+            with self._lock:
+                self.fatal = self.fatal or exc
+            self.stop.set()
+            outcome = Outcome(address, NodeStatus.FAILED, change.operation, exc.message)
         with self._lock:
             self.outcomes[address] = outcome
         return outcome.status is NodeStatus.SUCCEEDED
@@ -146,6 +151,7 @@ class _Run:
         )
         self.session.record(intent)
         request = Request(change.address.kind, spec, known, key, change.changed)
+        self.session.check_lock()  # a run whose lock was broken sends nothing more
         try:
             outputs = SEND[change.operation](self.client, request)
         except (AuthenticationError, PermissionDeniedError) as exc:
