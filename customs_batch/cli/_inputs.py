@@ -53,6 +53,25 @@ lock_timeout_option = click.option(
 )
 
 
+ALLOW_EMPTY_STATE = "customs_batch.allow_empty_state"
+
+
+def _remember_allow_empty_state(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[ALLOW_EMPTY_STATE] = value
+    return value
+
+
+allow_empty_state_option = click.option(
+    "--allow-empty-state",
+    is_flag=True,
+    expose_value=False,
+    callback=_remember_allow_empty_state,
+    help="Start from an empty state although an earlier one left its backup or journal "
+    "(see docs/state.md).",
+)
+"""One decorator line per command: ``backend_for`` reads the flag from the click context."""
+
+
 def load_documents(
     paths: tuple[Path, ...], labels: tuple[str, ...], targets: tuple[str, ...]
 ) -> tuple[list[Document], Selection]:
@@ -67,5 +86,7 @@ def load_documents(
 
 
 def backend_for(environment: Environment) -> LocalBackend:
-    """Where the environment's state lives."""
-    return LocalBackend(environment.state_dir)
+    """Where the environment's state lives (with the command's --allow-empty-state)."""
+    context = click.get_current_context(silent=True)
+    allow = bool(context is not None and context.meta.get(ALLOW_EMPTY_STATE))
+    return LocalBackend(environment.state_dir, allow_empty_state=allow)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._inputs import (
+    allow_empty_state_option,
     backend_for,
     load_documents,
     lock_timeout_option,
@@ -70,6 +71,7 @@ from customs_batch.planning.planfile import (
     help="json: a versioned JSON-lines event stream (plan, start, progress, outcome, summary).",
 )
 @selection_options
+@allow_empty_state_option
 def apply(
     targets_or_paths: tuple[Path, ...],
     env_name: str | None,

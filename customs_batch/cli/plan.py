@@ -6,7 +6,12 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._inputs import backend_for, load_documents, selection_options
+from customs_batch.cli._inputs import (
+    allow_empty_state_option,
+    backend_for,
+    load_documents,
+    selection_options,
+)
 from customs_batch.cli._plan_view import plan_json, show_plan
 from customs_batch.cli._service import env_option, select_environment
 from customs_batch.errors import ExitCode
@@ -39,6 +44,7 @@ from customs_batch.planning.planfile import digest_documents, write_plan
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
 @selection_options
+@allow_empty_state_option
 def plan(
     paths: tuple[Path, ...],
     env_name: str | None,

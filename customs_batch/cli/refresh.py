@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from customs_batch.cli._inputs import backend_for, lock_timeout_option
+from customs_batch.cli._inputs import allow_empty_state_option, backend_for, lock_timeout_option
 from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode
@@ -16,6 +16,7 @@ from customs_batch.execution.reconcile import status_lines
 @env_option
 @verbose_option
 @lock_timeout_option
+@allow_empty_state_option
 def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
     """Poll what the state knows and record what changed at the service.
 
@@ -43,6 +44,7 @@ def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
 
 @click.command()
 @env_option
+@allow_empty_state_option
 def status(env_name: str | None) -> int:
     """Show the declarations of the state with their last known status (no network).
 

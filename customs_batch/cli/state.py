@@ -7,7 +7,12 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._inputs import backend_for, load_documents, lock_timeout_option
+from customs_batch.cli._inputs import (
+    allow_empty_state_option,
+    backend_for,
+    load_documents,
+    lock_timeout_option,
+)
 from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode, StateError, UsageError
@@ -58,6 +63,7 @@ def state() -> None:
     default="text",
     show_default=True,
 )
+@allow_empty_state_option
 def list_(env_name: str | None, format_name: str) -> int:
     """List every recorded address with its status and outputs.
 
@@ -83,6 +89,7 @@ def list_(env_name: str | None, format_name: str) -> int:
 @state.command()
 @click.argument("address")
 @env_option
+@allow_empty_state_option
 def show(address: str, env_name: str | None) -> int:
     """Show everything recorded for ADDRESS, as JSON.
 
@@ -100,6 +107,7 @@ def show(address: str, env_name: str | None) -> int:
 @click.argument("addresses", nargs=-1, required=True)
 @env_option
 @lock_timeout_option
+@allow_empty_state_option
 def rm(addresses: tuple[str, ...], env_name: str | None, lock_timeout: float) -> int:
     """Forget ADDRESSES: the objects stay at the service, customs-batch stops tracking them.
 
@@ -125,6 +133,7 @@ def rm(addresses: tuple[str, ...], env_name: str | None, lock_timeout: float) ->
 @click.argument("address")
 @env_option
 @lock_timeout_option
+@allow_empty_state_option
 def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
     """Forget an attempt whose outcome is unknown, so the next apply sends it again.
 
@@ -156,6 +165,7 @@ def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
 @env_option
 @verbose_option
 @lock_timeout_option
+@allow_empty_state_option
 def adopt_(
     address: str, remote_id: str, env_name: str | None, verbose: bool, lock_timeout: float
 ) -> int:
@@ -185,6 +195,7 @@ def adopt_(
 @env_option
 @verbose_option
 @lock_timeout_option
+@allow_empty_state_option
 def import_(
     address: str,
     remote_id: str,
@@ -236,16 +247,27 @@ def _lookup(current: State):  # type: ignore[no-untyped-def]
 @click.command("force-unlock")
 @click.argument("lock_id")
 @env_option
-def force_unlock(lock_id: str, env_name: str | None) -> int:
-    """Break the state lock LOCK_ID held by a run that hangs.
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Break a lock taken on another machine, once you checked that its run has ended.",
+)
+def force_unlock(lock_id: str, env_name: str | None, force: bool) -> int:
+    """Remove the state lock LOCK_ID of a run that has ended.
 
-    The lock of a run that died is released by the system on its own; use this only for a
-    process that is still there but stuck. The id is in the message that names the holder.
+    The id is in the message that names the holder. The lock of a run that died is released
+    by the system on its own; this removes its note. A run that is still alive on this
+    machine is never unlocked: stop it instead (Ctrl-C, or kill its process). A lock taken
+    on another machine needs --force, because this machine cannot tell whether that run
+    still goes on: two runs at once would send the same documents twice. A run whose lock
+    was broken stops before its next write.
 
     \b
-    Example:
+    Examples:
       customs-batch force-unlock 3f2c9a1e-7d1b-4c55-9f0e-2b8d6c1a4e77
+      customs-batch force-unlock 3f2c9a1e-7d1b-4c55-9f0e-2b8d6c1a4e77 --force
     """
-    info = backend_for(select_environment(env_name)).force_unlock(lock_id)
-    click.echo(f"Unlocked: {info.describe()}")
+    done = backend_for(select_environment(env_name)).force_unlock(lock_id, force=force)
+    click.echo(f"Unlocked: {done.info.describe()}")
+    click.echo(done.how)
     return int(ExitCode.OK)

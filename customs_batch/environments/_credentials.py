@@ -57,8 +57,24 @@ class CredentialSource:
                     f"the environment variable {self.ref} that holds the API key is not set",
                     hint=f"export {self.ref}=<your key> (keys are delivered by the operator)",
                 )
-            return key
-        return _read_key_file(Path(self.ref))
+            return _checked(key, f"the environment variable {self.ref}")
+        return _checked(_read_key_file(Path(self.ref)), f"the API key file {self.ref}")
+
+
+def _checked(key: str, where: str) -> str:
+    """``key`` if it can travel in an HTTP header; the error names where it came from,
+    and the position of the first bad character, never the key or the character."""
+    for position, character in enumerate(key, start=1):
+        if not " " < character < "\x7f":
+            what = "a space or a control character" if character.isascii() else "not ASCII"
+            raise ConfigError(
+                f"the API key in {where} is malformed: its character {position} of "
+                f"{len(key)} is {what}",
+                hint="an API key is ASCII letters, digits and punctuation only; copy it again "
+                "from the operator's message (pasting can add typographic quotes, a "
+                "non-breaking space or an invisible mark)",
+            )
+    return key
 
 
 _ONE_LINE = "write only the key into the file"

@@ -27,7 +27,7 @@ from customs_batch.client import (
     RateLimitedError,
     RequestRefusedError,
 )
-from customs_batch.errors import ServiceError
+from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, wait_for_departure
 from customs_batch.kinds import Address, Kind
@@ -74,7 +74,7 @@ class ApplyReport:
 
     outcomes: list[Outcome]
     stopped: bool
-    fatal: ServiceError | None
+    fatal: CustomsBatchError | None
     seconds: float
 
     def count(self, status: NodeStatus) -> int:
@@ -110,7 +110,7 @@ class _Run:
         self.stop = stop
         self.wait = wait
         self.outcomes: dict[Address, Outcome] = {}
-        self.fatal: ServiceError | None = None
+        self.fatal: CustomsBatchError | None = None
         self._lock = threading.Lock()
 
     def lookup(self, address: Address, name: str) -> JSON:
@@ -127,6 +127,11 @@ class _Run:
             outcome = self._send(change)
         except _NotSent as exc:
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
+        except StateError as exc:  # the lock was broken, the disk is full: stop everything
+            with self._lock:
+                self.fatal = self.fatal or exc
+            self.stop.set()
+            outcome = Outcome(address, NodeStatus.FAILED, change.operation, exc.message)
         with self._lock:
             self.outcomes[address] = outcome
         return outcome.status is NodeStatus.SUCCEEDED
@@ -145,6 +150,7 @@ class _Run:
         intent = _intent(change, previous, spec, key)
         self.session.record(intent)
         request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
+        self.session.check_lock()  # a run whose lock was broken sends nothing more
         try:
             outputs = SEND[change.operation](self.client, request)
         except NotSentError as exc:

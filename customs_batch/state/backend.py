@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
 from customs_batch.errors import StateError
-from customs_batch.state._atomic import fsync_dir
+from customs_batch.state._atomic import UNCHANGED, fsync_dir, open_private, write_error
 from customs_batch.state.file import read_state, write_state
 from customs_batch.state.journal import JournalEntry, JournalWriter, read_journal
-from customs_batch.state.lock import LockInfo, StateLock, force_unlock
+from customs_batch.state.lock import LockInfo, StateLock, Unlocked, force_unlock
 from customs_batch.state.model import ResourceRecord, State
 
 STATE_FILE = "state.json"
@@ -35,6 +37,7 @@ class StateSession(Protocol):
 
     def record(self, record: ResourceRecord) -> None: ...
     def forget(self, address: str) -> None: ...
+    def check_lock(self) -> None: ...
     def close(self) -> None: ...
 
 
@@ -43,17 +46,23 @@ class StateBackend(Protocol):
 
     def read(self) -> State: ...
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> StateSession: ...
-    def force_unlock(self, lock_id: str) -> LockInfo: ...
+    def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked: ...
 
 
 class LocalBackend:
-    """The state as files in a folder: ``state.json``, ``journal.jsonl`` and the lock."""
+    """The state as files in a folder: ``state.json``, ``journal.jsonl`` and the lock.
 
-    def __init__(self, directory: Path) -> None:
+    A missing ``state.json`` is a new, empty state only when nothing of an earlier one is
+    left (a backup, an emptied journal); otherwise it is an error, unless
+    ``allow_empty_state`` says that an empty start is deliberate.
+    """
+
+    def __init__(self, directory: Path, *, allow_empty_state: bool = False) -> None:
         self.directory = directory
         self.state_path = directory / STATE_FILE
         self.journal_path = directory / JOURNAL_FILE
         self.lock_path = directory / LOCK_FILE
+        self.allow_empty_state = allow_empty_state
 
     def read(self) -> State:
         """The state with the journal of an interrupted run applied, without writing anything.
@@ -61,18 +70,51 @@ class LocalBackend:
         The serial is the one the state will have once that journal is folded in, so a plan
         made now is still current after the fold.
         """
-        state = read_state(self.state_path) or State(lineage="", serial=0)
+        state = self._load()
         if _apply_journal(state, self.journal_path):
             state.serial += 1
         return state
 
+    def _load(self) -> State:
+        state = read_state(self.state_path)
+        if state is not None:
+            return state
+        if not self.allow_empty_state:
+            self._refuse_a_lost_state()
+        return State(lineage="", serial=0)
+
+    def _refuse_a_lost_state(self) -> None:
+        """An absent state file beside traces of an earlier state is a lost state: planning
+        from nothing would send every document again."""
+        backup = self.state_path.with_name(self.state_path.name + ".backup")
+        if backup.exists():
+            trace = f"its backup {backup.name} is there"
+            restore = f"restore it: `cp -p {shlex.quote(str(backup))} {shlex.quote(str(self.state_path))}` (the state before the last run that wrote it: check the next plan), or a newer copy from version control or CI"
+        elif self.journal_path.exists() and self.journal_path.stat().st_size == 0:
+            trace = f"{self.journal_path.name} is left from an earlier run"
+            restore = f"restore {self.state_path.name} from version control or CI"
+        else:
+            return
+        raise StateError(
+            f"{self.state_path} is missing, but {trace}: this environment had a state. "
+            "Starting from an empty one would send every document again (goods declared "
+            "twice, movements created twice)",
+            hint=f"{restore}; if a new, empty state is really what you want, run the command "
+            "with --allow-empty-state",
+        )
+
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> LocalSession:
         """Lock the state for ``operation`` and fold any journal a crash left behind."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(
+                self.directory, exc, safe=UNCHANGED, doing="cannot make the state folder"
+            ) from None
         lock = StateLock(self.lock_path, operation)
         info = lock.acquire(lock_timeout)
         try:
-            state = read_state(self.state_path) or State(lineage="", serial=0)
+            state = self._load()
             if _apply_journal(state, self.journal_path):
                 state.serial += 1
                 write_state(self.state_path, state)
@@ -82,12 +124,19 @@ class LocalBackend:
             raise
         return LocalSession(self, state, lock, info)
 
-    def force_unlock(self, lock_id: str) -> LockInfo:
-        return force_unlock(self.lock_path, lock_id)
+    def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked:
+        """Break the lock ``lock_id`` when it is safe, or ``force`` says so (see lock.py)."""
+        return force_unlock(self.lock_path, lock_id, force=force)
 
 
 class LocalSession:
-    """Records go to the journal at once; the state file is rewritten once, at close."""
+    """Records go to the journal at once; the state file is rewritten once, at close.
+
+    Before every record and before the final write the session checks that it still holds
+    the lock. Once a record failed (the lock was broken, the disk is full) the session
+    writes nothing more: close leaves the state file as it was and the journal to the next
+    run, and does not raise that error a second time.
+    """
 
     def __init__(self, backend: LocalBackend, state: State, lock: StateLock, info: LockInfo):
         self.backend = backend
@@ -97,6 +146,7 @@ class LocalSession:
         self._journal = JournalWriter(backend.journal_path)
         self._mutex = threading.Lock()
         self._changed = False
+        self._failed = False
 
     def record(self, record: ResourceRecord) -> None:
         """Durably record ``record`` (journal line fsynced) before returning."""
@@ -109,19 +159,39 @@ class LocalSession:
     def _append(self, address: str, record: ResourceRecord | None) -> None:
         # The line is written and the memory updated in one order under the mutex; the wait
         # for the disk is outside it, so workers that record at the same time share an fsync.
-        with self._mutex:
+        with self._mutex, self._failing():
+            self._lock.check()
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
             sequence = self._journal.write(JournalEntry(self.state.lineage, address, record))
             self.state.apply(address, record)
             self._changed = True
-        self._journal.sync(sequence)
+        with self._failing():
+            self._journal.sync(sequence)
+
+    def check_lock(self) -> None:
+        """Raise LockLostError when this session's lock was broken (two ``stat`` calls)."""
+        with self._failing():
+            self._lock.check()
+
+    @contextlib.contextmanager
+    def _failing(self) -> Iterator[None]:
+        try:
+            yield
+        except StateError:
+            self._failed = True
+            raise
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""
         try:
+            if self._failed:
+                with contextlib.suppress(StateError):
+                    self._journal.close()
+                return
             self._journal.close()
             if self._changed:
+                self._lock.check()
                 self.state.serial += 1
                 write_state(self.backend.state_path, self.state)
                 _clear(self.backend.journal_path)
@@ -159,6 +229,20 @@ def _apply_journal(state: State, journal_path: Path) -> bool:
 
 
 def _clear(journal_path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(journal_path)
-    fsync_dir(journal_path.parent)
+    """Empty the journal once the state file holds it. The empty file stays, as a sign that
+    this environment has a state (see ``LocalBackend._refuse_a_lost_state``)."""
+    try:
+        fd = open_private(journal_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(journal_path.parent)
+    except OSError as exc:
+        raise write_error(
+            journal_path,
+            exc,
+            safe="the state file already holds everything recorded; the journal is folded "
+            "in again, to the same result, by the next run",
+            doing="cannot empty the journal",
+        ) from None

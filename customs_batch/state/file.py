@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.errors import StateError
-from customs_batch.state._atomic import write_atomic
+from customs_batch.state._atomic import describe, write_atomic
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.userfiles import FileRefused, read_user_file
 
@@ -92,8 +92,19 @@ def read_state(path: Path) -> State | None:
 
 
 def write_state(path: Path, state: State) -> None:
-    """Write ``state`` atomically, keeping the previous file as ``<name>.backup``."""
+    """Write ``state`` atomically (mode 0600), keeping the previous file as ``<name>.backup``."""
     data = dumps(state)
-    if path.exists():
-        write_atomic(path.with_name(path.name + ".backup"), path.read_bytes())
-    write_atomic(path, data)
+    safe = (
+        f"nothing recorded was lost: {path.name} is as it was, and the journal beside it "
+        "keeps every outcome not yet in it, to be folded in by the next command that writes "
+        "the state (apply, refresh)"
+    )
+    try:
+        previous = path.read_bytes()
+    except FileNotFoundError:
+        previous = None
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read the state file ({describe(exc)})") from exc
+    if previous is not None:
+        write_atomic(path.with_name(path.name + ".backup"), previous, safe=safe)
+    write_atomic(path, data, safe=safe)

@@ -7,6 +7,7 @@ same whatever the size of the state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -14,10 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any, NoReturn
 
 from customs_batch.errors import StateError
-from customs_batch.state._atomic import fsync_dir
+from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
 from customs_batch.state.model import ResourceRecord
 
 
@@ -86,6 +87,12 @@ def _parse_line(path: Path, number: int, line: bytes) -> JournalEntry:
         ) from exc
 
 
+KEPT = (
+    "every outcome recorded before this one is safe in the journal, and the next run goes "
+    "on from there"
+)
+
+
 class JournalWriter:
     """Appends entries durably: each ``append`` returns once its line is on disk.
 
@@ -94,15 +101,21 @@ class JournalWriter:
     runs share the next one, so a run with parallelism N pays about one fsync per N lines
     instead of one per line (an fsync costs 0.3 to 3 ms on the project machine, and holds no
     Python lock while it waits). A thread that owns no line never waits for the disk.
+
+    The file is private (mode 0600). A write that fails (disk full, read-only) is cut back
+    to the last whole line, and the writer refuses every later line: one missing line in the
+    middle of a journal would make the lines after it lie.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()  # the handle and the order of the lines
+        self._lock = threading.Lock()  # the descriptor and the order of the lines
         self._sync_lock = threading.Lock()  # one fsync at a time
-        self._handle: IO[bytes] | None = None
+        self._fd: int | None = None
+        self._size = 0
         self._written = 0
         self._synced = 0
+        self._failed: StateError | None = None
 
     def __enter__(self) -> JournalWriter:
         return self
@@ -124,10 +137,15 @@ class JournalWriter:
         number for ``sync``. Entries reach the file in the order of their numbers."""
         line = entry.to_line()
         with self._lock:
-            if self._handle is None:
-                self._handle = self._open()
-            self._handle.write(line)
-            self._handle.flush()
+            if self._failed is not None:
+                raise self._failed
+            try:
+                if self._fd is None:
+                    self._fd, self._size = self._open()
+                write_all(self._fd, line)
+            except OSError as exc:
+                self._fail(exc)
+            self._size += len(line)
             self._written += 1
             return self._written
 
@@ -137,49 +155,61 @@ class JournalWriter:
             if self._synced >= sequence:
                 return  # another thread's fsync covered it while this one waited
             with self._lock:
-                target, handle = self._written, self._handle
-            if handle is not None:
-                self._fsync(handle)
+                target, fd = self._written, self._fd
+            if fd is not None:
+                self._fsync(fd)
             self._synced = target
 
-    def _open(self) -> IO[bytes]:
+    def _open(self) -> tuple[int, int]:
         existed = self.path.exists()
-        handle = open(self.path, "ab")  # noqa: SIM115 - kept open for the whole run
-        if existed:
-            _drop_unterminated_tail(handle)
-        else:
-            fsync_dir(self.path.parent)
-        return handle
+        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            size = _drop_unterminated_tail(self.path, fd) if existed else 0
+            if not existed:
+                fsync_dir(self.path.parent)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, size
 
     def close(self) -> None:
         """Make what was written durable and close the file; a later write opens it again."""
         with self._sync_lock, self._lock:
-            handle, self._handle = self._handle, None
-            if handle is not None:
-                with handle:
-                    if self._synced < self._written:
-                        self._fsync(handle)
-                        self._synced = self._written
+            fd, self._fd = self._fd, None
+            if fd is None:
+                return
+            try:
+                if self._synced < self._written:
+                    self._fsync(fd)
+                    self._synced = self._written
+            finally:
+                os.close(fd)
 
-    def _fsync(self, handle: IO[bytes]) -> None:
+    def _fail(self, exc: OSError) -> NoReturn:
+        # Cut a half-written line, so that what a later run reads ends on a whole line.
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+        self._failed = write_error(self.path, exc, safe=KEPT)
+        raise self._failed
+
+    def _fsync(self, fd: int) -> None:
         try:
-            os.fsync(handle.fileno())
+            os.fsync(fd)
         except OSError as exc:
-            raise StateError(
-                f"{self.path}: cannot write the journal ({exc.strerror or exc})",
-                hint="check the disk and the permissions of the state folder; what was "
-                "recorded before this is safe in the journal",
-            ) from exc
+            self._failed = write_error(self.path, exc, safe=KEPT, doing="cannot write the journal")
+            raise self._failed from None
 
 
-def _drop_unterminated_tail(handle: IO[bytes]) -> None:
-    """Cut a line a crash left half-written, so the next entry starts on a line of its own."""
-    size = handle.seek(0, os.SEEK_END)
-    if size == 0:
-        return
-    with open(handle.name, "rb") as reader:
-        data = reader.read()
+def _drop_unterminated_tail(path: Path, fd: int) -> int:
+    """Cut a line a crash left half-written, so the next entry starts on a line of its own;
+    return the size of the file."""
+    if os.fstat(fd).st_size == 0:
+        return 0
+    data = path.read_bytes()
+    size = len(data)
     if data.endswith(b"\n"):
-        return
-    handle.truncate(data.rfind(b"\n") + 1)
-    handle.seek(0, os.SEEK_END)
+        return size
+    keep = data.rfind(b"\n") + 1
+    os.ftruncate(fd, keep)
+    return keep

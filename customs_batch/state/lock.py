@@ -1,4 +1,11 @@
-"""The state lock: one writer per environment, and who holds it when another one waits."""
+"""The state lock: one writer per environment, and who holds it when another one waits.
+
+The lock is an OS-level lock (``flock``) on ``state.lock``, with a note beside it,
+``state.lock.info``, naming the holder. The operating system releases the lock when its
+process dies, even by kill -9. ``force_unlock`` never breaks the lock of a process that is
+alive on this machine; a holder on another machine needs ``force=True``. A run whose lock
+was broken notices it (``StateLock.check``) before its next write and stops.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,9 @@ from types import TracebackType
 import filelock
 
 from customs_batch.errors import StateError
+from customs_batch.state._atomic import PRIVATE, write_atomic, write_error
+
+UNTOUCHED = "nothing was changed"
 
 
 @dataclass(frozen=True)
@@ -36,20 +46,28 @@ class LockInfo:
         )
 
 
-class StateLock:
-    """An OS-level file lock beside the state, with a JSON note naming its holder.
+class LockLostError(StateError):
+    """The lock of a running command was broken: it must not write anything more."""
 
-    The operating system releases the lock when its process dies, even by kill -9, so a
-    crashed apply never leaves the environment locked; ``force_unlock`` is for a holder that
-    hangs.
-    """
+
+@dataclass(frozen=True)
+class Unlocked:
+    """What ``force_unlock`` did: the holder it removed, and in what condition it was."""
+
+    info: LockInfo
+    how: str
+
+
+class StateLock:
+    """An OS-level file lock beside the state, with a JSON note naming its holder."""
 
     def __init__(self, lock_path: Path, operation: str) -> None:
         self.lock_path = lock_path
-        self.info_path = lock_path.with_name(lock_path.name + ".info")
+        self.info_path = info_path_of(lock_path)
         self.operation = operation
         self.info: LockInfo | None = None
-        self._lock = filelock.FileLock(str(lock_path))
+        self._lock = filelock.FileLock(str(lock_path), mode=PRIVATE)
+        self._identity: tuple[object, object] | None = None
 
     def acquire(self, timeout: float) -> LockInfo:
         """Take the lock, waiting up to ``timeout`` seconds; then name the holder."""
@@ -63,21 +81,61 @@ class StateLock:
                 hint="wait for that run to finish, raise --lock-timeout, or if it is hung, "
                 f"`customs-batch force-unlock {holder.id if holder else 'ID'}`",
             ) from None
-        self.info = LockInfo(
-            id=str(uuid.uuid4()),
-            holder=_user(),
-            host=socket.gethostname(),
-            pid=os.getpid(),
-            operation=self.operation,
-            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        )
-        self.info_path.write_text(json.dumps(asdict(self.info), indent=2) + "\n")
+        except OSError as exc:
+            raise write_error(
+                self.lock_path, exc, safe=UNTOUCHED, doing="cannot take the state lock"
+            ) from None
+        try:
+            with contextlib.suppress(OSError):
+                os.chmod(self.lock_path, PRIVATE)  # a lock file from an older version
+            locked = _file_identity(self.lock_path)
+            self.info = LockInfo(
+                id=str(uuid.uuid4()),
+                holder=_user(),
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                operation=self.operation,
+                created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            )
+            note = json.dumps(asdict(self.info), indent=2) + "\n"
+            write_atomic(self.info_path, note.encode(), safe=UNTOUCHED)
+            self._identity = (locked, _note_identity(self.info_path))
+        except BaseException:
+            self._lock.release()
+            raise
         return self.info
 
+    def check(self) -> None:
+        """Raise LockLostError when the lock was broken since it was taken.
+
+        Two ``stat`` calls: the lock file and the note must be the very files this process
+        made (a broken lock's files are removed; a new holder makes new ones).
+        """
+        if self._identity is None or self._current_identity() == self._identity:
+            return
+        now = read_lock_info(self.info_path)
+        taken = self.info.describe() if self.info else "its lock"
+        since = f"; it is now {now.describe()}" if now else ""
+        raise LockLostError(
+            f"the state lock was broken while this {self.operation} ran ({taken}){since}",
+            hint="this run stopped without writing anything more to the state or the "
+            "service: what it sent before is recorded in the journal. Make sure no other run "
+            "is going on, then `customs-batch plan` shows what is left to do",
+        )
+
+    def _current_identity(self) -> tuple[object, object] | None:
+        try:
+            return (_file_identity(self.lock_path), _note_identity(self.info_path))
+        except OSError:
+            return None
+
     def release(self) -> None:
+        """Remove the note (if it is still this process's) and release the lock."""
         if self._lock.is_locked:
-            with contextlib.suppress(FileNotFoundError):
-                self.info_path.unlink()
+            if self._identity is not None and self._current_identity() == self._identity:
+                with contextlib.suppress(OSError):
+                    self.info_path.unlink()
+            self._identity = None
             self._lock.release()
 
     def __enter__(self) -> StateLock:
@@ -92,6 +150,11 @@ class StateLock:
         self.release()
 
 
+def info_path_of(lock_path: Path) -> Path:
+    """Where the holder's note of ``lock_path`` lives."""
+    return lock_path.with_name(lock_path.name + ".info")
+
+
 def read_lock_info(info_path: Path) -> LockInfo | None:
     """The holder's note, or None when there is none or it cannot be read."""
     try:
@@ -101,22 +164,106 @@ def read_lock_info(info_path: Path) -> LockInfo | None:
         return None
 
 
-def force_unlock(lock_path: Path, lock_id: str) -> LockInfo:
-    """Break the lock whose id is ``lock_id``; refuse any other id."""
-    info_path = lock_path.with_name(lock_path.name + ".info")
+def force_unlock(lock_path: Path, lock_id: str, *, force: bool = False) -> Unlocked:
+    """Break the lock whose id is ``lock_id``, when that is safe (or ``force`` says so).
+
+    - The lock is free (its holder ended; the system released it): the note is removed.
+    - The holder runs on this machine: refused, whatever ``force`` says; stop it instead.
+    - The holder was on another machine, which this one cannot look into: only with
+      ``force``, which removes the lock file and the note.
+    """
+    info_path = info_path_of(lock_path)
     info = read_lock_info(info_path)
     if info is None:
+        free = _take_if_free(lock_path)
+        if free is None:
+            raise StateError("the state is locked, but its holder left no note", hint=_WAIT)
+        free.release()
         raise StateError("the state is not locked", hint="nothing to unlock")
     if info.id != lock_id:
         raise StateError(
             f"the lock id is {info.id}, not {lock_id}",
             hint="copy the id from the message that named the holder",
         )
+    here = info.host == socket.gethostname()
+    if here:
+        free = _take_if_free(lock_path)
+        if free is not None:
+            # Held while the note goes, so that no new holder's note is removed.
+            with free, contextlib.suppress(FileNotFoundError):
+                info_path.unlink()
+            state = "is no longer running" if not _alive(info.pid) else "no longer holds it"
+            return Unlocked(
+                info,
+                f"Process {info.pid} {state}: the system had released its lock; its "
+                "note is removed.",
+            )
+        if _alive(info.pid):
+            raise StateError(
+                f"the state lock is held by a running process: {info.describe()}",
+                hint=f"that run is still going on: wait for it, or stop it (Ctrl-C in its "
+                f"terminal, or `kill {info.pid}`); the lock is released when it ends. Breaking "
+                "the lock of a live run lets two runs send the same changes",
+            )
+        if not force:
+            raise StateError(
+                f"process {info.pid} that took the lock has ended, but another process still "
+                f"holds the lock file {lock_path}",
+                hint=f"find it with `fuser -v {lock_path}` and stop it; if you are sure no "
+                f"customs-batch runs, `customs-batch force-unlock {info.id} --force`",
+            )
+    elif not force:
+        raise StateError(
+            f"the state lock is held by a process on another machine: {info.describe()}",
+            hint=f"this machine cannot tell whether it still runs. If it does, breaking its "
+            "lock lets two runs write at once: they would send the same documents twice, "
+            "declaring goods twice and creating movements twice. Check on "
+            f"{info.host} that process {info.pid} has ended, then "
+            f"`customs-batch force-unlock {info.id} --force`",
+        )
     with contextlib.suppress(FileNotFoundError):
         info_path.unlink()
     with contextlib.suppress(FileNotFoundError):
         lock_path.unlink()
-    return info
+    return Unlocked(
+        info, "The lock is broken. If its run still goes on, it stops before its next write."
+    )
+
+
+_WAIT = "wait for the run that holds it to finish, then try again"
+
+
+def _take_if_free(lock_path: Path) -> filelock.BaseFileLock | None:
+    """The lock, taken at once when no one holds it (the caller releases it), else None."""
+    probe = filelock.FileLock(str(lock_path), mode=PRIVATE)
+    try:
+        probe.acquire(timeout=0)
+    except filelock.Timeout:
+        return None
+    except OSError as exc:
+        raise write_error(lock_path, exc, safe=UNTOUCHED, doing="cannot look at the lock") from None
+    return probe
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
+
+
+def _file_identity(path: Path) -> tuple[int, int]:
+    status = os.stat(path)
+    return (status.st_dev, status.st_ino)
+
+
+def _note_identity(path: Path) -> tuple[int, int, int, int]:
+    status = os.stat(path)
+    return (status.st_dev, status.st_ino, status.st_mtime_ns, status.st_size)
 
 
 def _user() -> str:

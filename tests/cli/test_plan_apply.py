@@ -239,7 +239,7 @@ def test_refresh_records_the_status_the_service_reports(
     assert "ready" in run(capsys, "status")[1]
 
 
-def test_a_held_lock_names_its_holder_and_force_unlock_breaks_it(
+def test_a_held_lock_names_its_holder_and_force_unlock_waits_for_its_end(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import subprocess
@@ -271,8 +271,12 @@ def test_a_held_lock_names_its_holder_and_force_unlock_breaks_it(
         code, _, err = run(capsys, "apply", "--auto-approve")
         assert code == 3
         assert f"process {holder.pid}" in err and lock_id in err and "force-unlock" in err
+        code, _, err = run(capsys, "force-unlock", lock_id)
+        assert code == 3 and "held by a running process" in err  # alive: never broken
+        holder.kill()
+        holder.wait()
         code, out, _ = run(capsys, "force-unlock", lock_id)
-        assert code == 0 and "Unlocked" in out
+        assert code == 0 and "Unlocked" in out and "is no longer running" in out
         assert run(capsys, "apply", "--auto-approve", "--target", "Movement/mov-a1-arrival")[0] == 0
     finally:
         holder.kill()

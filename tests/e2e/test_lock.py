@@ -6,13 +6,18 @@ first request waits at the closed gate (so it holds the lock) for as long as the
 
 from __future__ import annotations
 
+import json
 import re
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import batches
 from tests.e2e.conftest import Project, Sandbox, assert_secret_nowhere
+from tests.e2e.gate import GatedProxy
 
 pytestmark = pytest.mark.e2e
 
@@ -53,4 +58,108 @@ def test_a_second_apply_names_the_holder_and_a_third_one_runs(
     assert third.returncode == 0, third.stdout + third.stderr
     assert "Applying 2 operation(s)." in third.stdout
     assert len(sandbox.movements()) == 8
+    assert not batches.duplicates(sandbox.movements())
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from customs_batch.state import LocalBackend
+session = LocalBackend(Path(sys.argv[1])).open("apply")
+print(session.lock_info.id, flush=True)
+sys.stdin.read()  # holds the lock until the test closes this pipe (or kills it)
+"""
+
+ANOTHER_MACHINE = """
+import socket, sys
+socket.gethostname = lambda: "ci-runner-2"
+from customs_batch.cli.main import run
+run(sys.argv[1:])
+"""
+
+
+def test_force_unlock_refuses_a_live_holder_and_frees_a_dead_ones_lock(project: Project) -> None:
+    project.state_dir.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(project.state_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        lock_id = holder.stdout.readline().strip()
+        for extra in ((), ("--force",)):
+            refused = project.run("force-unlock", lock_id, *extra)
+            assert refused.returncode == 3, refused.stdout + refused.stderr
+            assert "the state lock is held by a running process" in refused.stderr
+            who = f"@{socket.gethostname()} (process {holder.pid}) for apply since "
+            assert who in refused.stderr and f"kill {holder.pid}" in refused.stderr
+            blocked = project.run("apply", "--auto-approve", "--lock-timeout", "0")
+            assert blocked.returncode == 3 and "the state is locked" in blocked.stderr
+        holder.kill()
+        holder.wait()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.stdout.close()
+    unlocked = project.run("force-unlock", lock_id)
+    assert unlocked.returncode == 0, unlocked.stderr
+    assert f"Process {holder.pid} is no longer running" in unlocked.stdout
+    project.write("manifests/movements.yaml", batches.movements(per_lane=1, lanes=1))
+    assert project.run("apply", "--auto-approve", "--lock-timeout", "0").returncode == 0
+
+
+def test_an_apply_whose_lock_is_broken_stops_before_its_next_request(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    sandbox.start()
+    project = Project(tmp_path / "project", sandbox, parallelism=1)
+    project.write("manifests/movements.yaml", batches.movements(per_lane=3, lanes=2))
+    with GatedProxy(sandbox.url, hold=3) as gate:
+        project.edit("customs-batch.yaml", sandbox.url, gate.url)
+        run = project.start("apply", "--auto-approve")
+        try:
+            assert gate.held.wait(timeout=60), "the apply never sent its third movement"
+            note = json.loads((project.state_dir / "state.lock.info").read_text())
+            assert note["pid"] == run.process.pid
+
+            # On this machine the apply is alive: its lock is not broken.
+            refused = project.run("force-unlock", note["id"], "--force")
+            assert refused.returncode == 3 and "running process" in refused.stderr
+            # From another machine sharing the folder: only with --force.
+            elsewhere = [sys.executable, "-c", ANOTHER_MACHINE, "force-unlock", note["id"]]
+            done = subprocess.run(
+                elsewhere, cwd=project.root, env=project.env(), capture_output=True, text=True
+            )
+            assert done.returncode == 3, done.stdout + done.stderr
+            assert "held by a process on another machine" in done.stderr
+            assert "declaring goods twice" in done.stderr
+            done = subprocess.run(
+                [*elsewhere, "--force"],
+                cwd=project.root,
+                env=project.env(),
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+        finally:
+            gate.open()
+        code, stdout, stderr = run.finish()
+        assert code == 3, stdout + stderr
+        assert "the state lock was broken while this apply ran" in stderr
+        assert "stopped without writing anything more" in stderr
+        assert gate.posts_after_open == 0, "the apply sent requests after losing its lock"
+    assert not (project.state_dir / "state.json").exists(), "the broken run wrote the state"
+    assert len(sandbox.movements()) == 3
+
+    # The next run takes over from the journal: the third movement, whose answer the broken
+    # run did not record, is sent again with its Idempotency-Key and not created twice.
+    project.write_config()
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert len(sandbox.movements()) == 6
     assert not batches.duplicates(sandbox.movements())

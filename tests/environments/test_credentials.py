@@ -67,3 +67,37 @@ def test_a_key_file_linked_to_dev_zero_is_refused_not_read(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="not a regular file") as caught:
         CredentialSource(CredentialKind.FILE, str(link)).resolve({})
     assert str(link) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "position", "what"),
+    [
+        ("abc\u00e9def", 4, "not ASCII"),  # a pasted accented letter
+        ("\u201ckey-123\u201d", 1, "not ASCII"),  # typographic quotes
+        ("key\u00a0123", 4, "not ASCII"),  # a non-breaking space
+        ("key 123", 4, "a space or a control character"),
+        ("key\t123", 4, "a space or a control character"),
+    ],
+)
+def test_a_malformed_key_names_its_variable_without_showing_it(
+    key: str, position: int, what: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        CredentialSource(CredentialKind.ENV_VAR, "MY_KEY").resolve({"MY_KEY": key})
+    message = str(caught.value)
+    assert (
+        f"the API key in the environment variable MY_KEY is malformed: its character {position}"
+        in message
+    )
+    assert what in message
+    assert key.strip() not in message and "123" not in message
+
+
+def test_a_malformed_key_file_names_the_file(tmp_path: Path) -> None:
+    key_file = tmp_path / "home" / "sandbox.key"
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    key_file.write_text("s3cr\u00e8t-key\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        CredentialSource(CredentialKind.FILE, str(key_file)).resolve({})
+    assert f"the API key file {key_file} is malformed: its character 5 of 10" in str(caught.value)
+    assert "s3cr" not in str(caught.value)

@@ -24,7 +24,7 @@ def test_session_records_then_folds_once_at_close(tmp_path: Path) -> None:
         session.record(_record("Movement/b"))
         assert backend.journal_path.exists()
         assert not backend.state_path.exists()
-    assert not backend.journal_path.exists()
+    assert backend.journal_path.read_bytes() == b""  # folded; left empty as a trace
     state = backend.read()
     assert state.serial == 1
     assert state.lineage
@@ -75,7 +75,7 @@ def test_records_survive_a_kill_and_fold_on_the_next_open(tmp_path: Path) -> Non
     assert seen.serial == 1 and backend.journal_path.exists()
     with backend.open("apply") as session:  # the kill released the lock
         assert session.state.resources["Movement/a"].outputs == {"movementId": "mov_1"}
-    assert not backend.journal_path.exists()
+    assert backend.journal_path.read_bytes() == b""
     assert backend.read().serial == 1
 
 
@@ -123,11 +123,13 @@ def test_the_lock_is_released_when_its_holder_is_killed(tmp_path: Path, held_loc
 
 
 def test_force_unlock_needs_the_right_id(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
-    _, lock_id = held_lock
+    holder, lock_id = held_lock
     backend = LocalBackend(tmp_path)
     with pytest.raises(StateError, match="not wrong-id"):
         backend.force_unlock("wrong-id")
-    assert backend.force_unlock(lock_id).id == lock_id
+    holder.kill()
+    holder.wait()
+    assert backend.force_unlock(lock_id).info.id == lock_id
     with backend.open("apply", lock_timeout=1):
         pass
 
@@ -144,3 +146,42 @@ def test_a_journal_of_another_lineage_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StateError, match="belongs to another state"):
         backend.read()
     session._lock.release()
+
+
+def test_a_missing_state_beside_its_backup_is_refused(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    for name in ("Movement/a", "Movement/b"):
+        with backend.open("apply") as session:
+            session.record(_record(name))
+    backend.state_path.unlink()  # the backup (first run) stays
+    for load in (backend.read, lambda: backend.open("apply")):
+        with pytest.raises(StateError) as caught:
+            load()
+        message = str(caught.value)
+        assert (
+            f"{backend.state_path} is missing, but its backup state.json.backup is there" in message
+        )
+        assert "would send every document again" in message
+        assert f"`cp -p {tmp_path}/state.json.backup {tmp_path}/state.json`" in message
+        assert "--allow-empty-state" in message
+    fresh = LocalBackend(tmp_path, allow_empty_state=True)
+    assert fresh.read().resources == {}
+
+
+def test_a_missing_state_after_one_run_is_refused_by_its_emptied_journal(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/a"))
+    backend.state_path.unlink()
+    with pytest.raises(StateError, match=r"journal.jsonl is left from an earlier run"):
+        backend.read()
+
+
+def test_a_new_folder_and_a_crashed_first_run_are_not_a_lost_state(tmp_path: Path) -> None:
+    assert LocalBackend(tmp_path / "new").read().resources == {}
+    backend = LocalBackend(tmp_path / "crashed")
+    session = backend.open("apply")
+    session.record(_record("Movement/a"))
+    session._journal.close()
+    session._lock.release()  # as a kill would: the journal stays, no state file yet
+    assert sorted(backend.read().resources) == ["Movement/a"]

@@ -104,7 +104,7 @@ def test_a_failing_disk_fails_the_append_instead_of_hanging(
 
     monkeypatch.setattr(os, "fsync", broken)
     writer = JournalWriter(tmp_path / "journal.jsonl")
-    with pytest.raises(StateError, match=r"cannot write the journal \(Input/output error\)"):
+    with pytest.raises(StateError, match=r"cannot write the journal \(Input/output error, EIO\)"):
         writer.append(_entry("Movement/a"))
     with pytest.raises(StateError):
         writer.append(_entry("Movement/b"))

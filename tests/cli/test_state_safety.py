@@ -1,0 +1,221 @@
+"""The state through the CLI when something is wrong around it: a lost state file, a full
+disk, a read-only folder; and the modes of every file that holds customs data."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    sheets = shutil.ignore_patterns("*-sheet.yaml")
+    shutil.copytree(EXAMPLES / "manifests", tmp_path / "manifests", ignore=sheets)
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def state_dir(project: Path) -> Path:
+    return project / ".customs-batch" / "local"
+
+
+def applied(project: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The examples applied twice over (so the state has a backup); the state folder."""
+    code, out, err = run(capsys, "apply", "--auto-approve", "--target", "TemplateGroup/eu-road")
+    assert code == 0, out + err
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, out + err
+    return state_dir(project)
+
+
+READERS = [
+    ["plan"],
+    ["apply", "--auto-approve"],
+    ["refresh"],
+    ["status"],
+    ["state", "list"],
+    ["state", "show", "TemplateGroup/eu-road"],
+    ["state", "rm", "TemplateGroup/eu-road"],
+    ["state", "forget", "DepartureDeclaration/dep-ham-0001"],
+    ["state", "adopt", "DepartureDeclaration/dep-ham-0001", "7003"],
+    ["import", "TemplateGroup/eu-road", "12"],
+]
+
+
+@pytest.mark.parametrize("argv", READERS, ids=lambda argv: " ".join(argv[:2]))
+def test_a_lost_state_file_is_refused_by_every_command_that_reads_the_state(
+    project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    folder = applied(project, capsys)
+    (folder / "state.json").unlink()
+    code, out, err = run(capsys, *argv)
+    assert code == 3, out + err
+    assert f"{folder / 'state.json'} is missing, but its backup state.json.backup is there" in err
+    assert f"cp -p {folder}/state.json.backup {folder}/state.json" in err
+    assert "+ create" not in out
+    # The way out exists on this command too (a usage error would exit 64).
+    code, out, err = run(capsys, *argv, "--allow-empty-state")
+    assert code != 64 and "is missing" not in err, out + err
+
+
+def test_the_restore_command_brings_the_plan_back(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = applied(project, capsys)
+    shutil.copy(folder / "state.json", project / "latest.json")
+    (folder / "state.json").unlink()
+    code, out, _ = run(capsys, "plan", "--allow-empty-state", "--detailed-exitcode")
+    assert code == 2 and "+ create         TemplateGroup/eu-road" in out  # what the flag risks
+    shutil.copy(project / "latest.json", folder / "state.json")
+    assert run(capsys, "plan", "--detailed-exitcode")[0] == 0
+
+
+def _failing_writes(
+    monkeypatch: pytest.MonkeyPatch, name: str, code: int, *, after: int = 0
+) -> Callable[[], int]:
+    """os.write fails with ``code`` for files whose name contains ``name``, after ``after``
+    writes went through; returns how many failed."""
+    real = os.write
+    seen = {"ok": 0, "failed": 0}
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if name in os.path.basename(target):
+            if seen["ok"] >= after:
+                seen["failed"] += 1
+                raise OSError(code, os.strerror(code))
+            seen["ok"] += 1
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    return lambda: seen["failed"]
+
+
+def test_a_full_disk_during_apply_names_the_journal_and_loses_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch:
+        # One line per intent, one per outcome: the third line is the second intent, so
+        # the disk fills up before that request is sent.
+        failed = _failing_writes(patch, "journal.jsonl", errno.ENOSPC, after=2)
+        code, out, err = run(capsys, "apply", "--auto-approve", "--parallelism", "1")
+    assert failed() == 1, "the run went on writing after the disk was full"
+    assert code == 3, out + err
+    folder = state_dir(project)
+    assert f"{folder / 'journal.jsonl'}: cannot write (No space left on device, ENOSPC)" in err
+    assert f"the disk (or your quota) holding {folder} is full" in err
+    assert "every outcome recorded before this one is safe in the journal" in err
+    assert "internal error" not in err and "bug" not in err
+    # Space again: the next run goes on from what was recorded, and finishes.
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, out + err
+    assert run(capsys, "plan", "--detailed-exitcode")[0] == 0
+
+
+def test_a_full_disk_at_the_final_state_write_keeps_the_journal(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch:
+        _failing_writes(patch, ".state.json.", errno.ENOSPC)
+        code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 3, out + err
+    folder = state_dir(project)
+    assert f"{folder / 'state.json'}: cannot write (No space left on device, ENOSPC)" in err
+    assert "nothing recorded was lost: state.json is as it was" in err
+    assert "internal error" not in err
+    assert not (folder / "state.json").exists()
+    assert run(capsys, "plan", "--detailed-exitcode")[0] == 0  # the journal holds the run
+
+
+@pytest.fixture
+def read_only_state(project: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The state folder refuses every open for writing, as a read-only mount does (tests
+    run as root, whom chmod does not stop)."""
+    folder = state_dir(project)
+    real = os.open
+
+    def open_(path: str | os.PathLike[str], flags: int, *args: int, **kwargs: int) -> int:
+        writing = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+        if writing and str(Path(os.fspath(path)).absolute()).startswith(str(folder)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    yield folder
+
+
+def test_a_read_only_state_folder_is_named_and_plan_still_works(
+    project: Path, capsys: pytest.CaptureFixture[str], read_only_state: Path
+) -> None:
+    folder = read_only_state
+    folder.mkdir(parents=True)
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 3, out + err
+    assert (
+        f"{folder / 'state.lock'}: cannot take the state lock (Read-only file system, EROFS)" in err
+    )
+    assert f"{folder} is on a read-only file system: make it writable" in err
+    assert "nothing was changed" in err and "internal error" not in err
+    assert run(capsys, "plan")[0] == 0  # reading needs no write
+
+
+def test_a_folder_without_write_permission_is_named(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = applied(project, capsys)
+    real = os.open
+
+    def open_(path: str | os.PathLike[str], flags: int, *args: int, **kwargs: int) -> int:
+        if flags & os.O_CREAT and Path(os.fspath(path)).name.startswith("."):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)  # new files cannot be made; existing ones opened
+    code, out, err = run(capsys, "state", "rm", "TemplateGroup/eu-road")
+    assert code == 3, out + err
+    assert f"{folder / 'state.lock.info'}: cannot write (Permission denied, EACCES)" in err
+    assert f"you may not write in {folder}" in err and "internal error" not in err
+
+
+def test_every_file_with_customs_data_is_private(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old_umask = os.umask(0o022)
+    try:
+        folder = state_dir(project)
+        folder.mkdir(parents=True)
+        for name in ("state.json.backup", "journal.jsonl"):  # as an older version left them
+            (folder / name).write_bytes(b"")
+            (folder / name).chmod(0o644)
+        (folder / "state.json.backup").unlink()
+        (folder / "journal.jsonl").unlink()
+        applied(project, capsys)
+        (folder / "state.json").chmod(0o644)
+        (folder / "journal.jsonl").chmod(0o644)
+        assert run(capsys, "state", "rm", "TemplateGroup/eu-road")[0] == 0  # rewrites both
+        assert run(capsys, "plan", "-out", "release.plan")[0] == 0
+    finally:
+        os.umask(old_umask)
+    files = [folder / n for n in ("state.json", "state.json.backup", "journal.jsonl", "state.lock")]
+    for path in [*files, project / "release.plan"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
