@@ -12,7 +12,8 @@ from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
 from customs_batch.manifest import Document
 from customs_batch.planning.inputs import Selection, load_inputs
-from customs_batch.state import LocalBackend
+from customs_batch.state import StateBackend
+from customs_batch.state.select import backend_for as _configured_backend
 from customs_batch.validation.reporters import make_reporter
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +67,6 @@ def load_documents(
     return selection.apply(inputs.documents), selection
 
 
-def backend_for(environment: Environment) -> LocalBackend:
-    """Where the environment's state lives."""
-    return LocalBackend(environment.state_dir)
+def backend_for(environment: Environment) -> StateBackend:
+    """Where the environment's state lives (its ``state:`` settings)."""
+    return _configured_backend(environment)

@@ -35,7 +35,15 @@ class StateSession(Protocol):
 
     def record(self, record: ResourceRecord) -> None: ...
     def forget(self, address: str) -> None: ...
+    def replace(self, state: State) -> None: ...
     def close(self) -> None: ...
+    def __enter__(self) -> StateSession: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
 
 
 class StateBackend(Protocol):
@@ -43,7 +51,7 @@ class StateBackend(Protocol):
 
     def read(self) -> State: ...
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> StateSession: ...
-    def force_unlock(self, lock_id: str) -> LockInfo: ...
+    def force_unlock(self, lock_id: str, *, force: bool = False) -> LockInfo: ...
 
 
 class LocalBackend:
@@ -82,7 +90,8 @@ class LocalBackend:
             raise
         return LocalSession(self, state, lock, info)
 
-    def force_unlock(self, lock_id: str) -> LockInfo:
+    def force_unlock(self, lock_id: str, *, force: bool = False) -> LockInfo:
+        """Break the lock ``lock_id`` (``force`` is for backends that can see a live holder)."""
         return force_unlock(self.lock_path, lock_id)
 
 
@@ -116,6 +125,15 @@ class LocalSession:
             self.state.apply(address, record)
             self._changed = True
         self._journal.sync(sequence)
+
+    def replace(self, state: State) -> None:
+        """Replace the whole state file by ``state`` (lineage, serial and every record)."""
+        with self._mutex:
+            self._journal.close()
+            write_state(self.backend.state_path, state)
+            _clear(self.backend.journal_path)
+            self.state = state
+            self._changed = False
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""
