@@ -236,16 +236,23 @@ def _lookup(current: State):  # type: ignore[no-untyped-def]
 @click.command("force-unlock")
 @click.argument("lock_id")
 @env_option
-def force_unlock(lock_id: str, env_name: str | None) -> int:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="PostgreSQL state: also end the database session of a holder that is still alive.",
+)
+def force_unlock(lock_id: str, env_name: str | None, force: bool) -> int:
     """Break the state lock LOCK_ID held by a run that hangs.
 
     The lock of a run that died is released by the system on its own; use this only for a
     process that is still there but stuck. The id is in the message that names the holder.
+    With a PostgreSQL state, a holder whose database session is alive is refused unless
+    --force, which ends that session: the holder's next record fails and it stops.
 
     \b
     Example:
       customs-batch force-unlock 3f2c9a1e-7d1b-4c55-9f0e-2b8d6c1a4e77
     """
-    info = backend_for(select_environment(env_name)).force_unlock(lock_id)
+    info = backend_for(select_environment(env_name)).force_unlock(lock_id, force=force)
     click.echo(f"Unlocked: {info.describe()}")
     return int(ExitCode.OK)

@@ -247,28 +247,22 @@ def _rate_text(value: Any) -> str:
     return "off" if value is False else str(value)
 
 
-def _common(
-    settings: Mapping[str, Any], name: str, root: Path, state_root: str, path: Path
-) -> dict[str, Any]:
+def _common(settings: Mapping[str, Any], name: str, root: Path, state_root: str) -> dict[str, Any]:
     raw_timeouts = settings.get("timeouts") or {}
     return {
         "rate_limit": RateLimit.parse(_rate_text(settings.get("rate_limit", "off"))),
         "parallelism": int(settings.get("parallelism", 4)),
         "timeouts": Timeouts(**raw_timeouts),
         "state_dir": root / settings.get("state_dir", f"{state_root}/{name}"),
-        "state": _state_settings(settings.get("state") or {}, name, path),
+        "state": _state_settings(settings.get("state") or {}, name),
     }
 
 
-def _state_settings(block: Mapping[str, Any], name: str, path: Path) -> StateSettings:
+def _state_settings(block: Mapping[str, Any], name: str) -> StateSettings:
+    """The schema checked the block; url_env is there for postgres."""
     kind = StateKind(block.get("backend", StateKind.LOCAL.value))
     if kind is StateKind.LOCAL:
         return StateSettings()
-    if "url_env" not in block:
-        raise ConfigError(
-            f"{path}: environments.{name}.state: backend postgres needs url_env",
-            hint=_URL_HINT,
-        )
     return StateSettings(kind, str(block["url_env"]), str(block.get("name", name)))
 
 
@@ -281,7 +275,7 @@ def _local(settings: Mapping[str, Any], root: Path, state_root: str, path: Path)
             + ", ".join(sorted(_LOCAL_FIELDS))
             + ". Define another environment for a real service.",
         )
-    common = _common(settings, LOCAL, root, state_root, path)
+    common = _common(settings, LOCAL, root, state_root)
     return Environment(
         name=LOCAL,
         base_url=None,
@@ -320,7 +314,7 @@ def _remote(
         base_url=str(settings["base_url"]).rstrip("/"),
         credential=credential,
         endpoint_overrides=overrides,
-        **_common(settings, name, root, state_root, path),
+        **_common(settings, name, root, state_root),
     )
     try:
         environment.endpoints  # noqa: B018 - check the overrides now, not at the first request

@@ -26,6 +26,8 @@ _STATE: dict[str, Any] = {
         "url_env": {"type": "string", "pattern": ENV_VAR_NAME},
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
     },
+    "if": {"properties": {"backend": {"const": "postgres"}}, "required": ["backend"]},
+    "then": {"required": ["url_env"]},
 }
 
 ENVIRONMENT: dict[str, Any] = {

@@ -28,6 +28,16 @@ MAKE_BACKEND = textwrap.dedent(
     """
 )
 
+HOLD_SCRIPT = """
+session = backend.open("apply")
+session.record(ResourceRecord("Movement/held", RecordStatus.APPLIED, "create", {}, {"movementId": "mov_h"}))
+print(session.lock_info.id, flush=True)
+sys.stdin.readline()
+session.close()
+print("released", flush=True)
+"""
+"""Holds the lock until a line comes on stdin (a gate); prints its lock id, then "released"."""
+
 
 @dataclass(frozen=True)
 class Backends:

@@ -19,7 +19,7 @@ from customs_batch.errors import StateError
 from customs_batch.state import RecordStatus, ResourceRecord, ServiceFailure, State
 from customs_batch.state import file as state_file
 from customs_batch.state.pg_schema import SCHEMA_VERSION, ensure_schema, schema_version
-from tests.state.conftest import STATE_NAME, Backends
+from tests.state.conftest import HOLD_SCRIPT, STATE_NAME, Backends
 
 
 def _record(address: str, status: RecordStatus = RecordStatus.APPLIED) -> ResourceRecord:
@@ -155,20 +155,10 @@ def test_a_write_torn_by_a_crash_is_dropped_and_the_rest_kept(backends: Backends
     assert state.serial == 2
 
 
-HOLD = """
-session = backend.open("apply")
-session.record(ResourceRecord("Movement/held", RecordStatus.APPLIED, "create", {}, {"movementId": "mov_h"}))
-print(session.lock_info.id, flush=True)
-sys.stdin.readline()
-session.close()
-print("released", flush=True)
-"""
-
-
 @pytest.fixture
 def holder(backends: Backends) -> Iterator[subprocess.Popen[str]]:
     """A process that holds the state's lock until a line is written to its stdin."""
-    process = backends.start(HOLD)
+    process = backends.start(HOLD_SCRIPT)
     try:
         yield process
     finally:
