@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -15,6 +16,8 @@ from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.file import dumps, loads
+from customs_batch.state.transfer import pushed_state
 
 
 def _address(text: str) -> Address:
@@ -46,6 +49,8 @@ def state() -> None:
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
       customs-batch state forget DepartureDeclaration/dep-ham-0001
       customs-batch state rm TemplateGroup/old-group
+      customs-batch state pull > state.json
+      customs-batch state push state.json
     """
 
 
@@ -176,6 +181,64 @@ def adopt_(
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Adopted {parsed}: {outputs}")
     return int(ExitCode.OK)
+
+
+@state.command()
+@env_option
+def pull(env_name: str | None) -> int:
+    """Print the whole state as JSON (the state file's format), wherever it is kept.
+
+    With `state push`, moves a state from one backend to another (docs/state.md).
+
+    \b
+    Example:
+      customs-batch state pull --env production > production-state.json
+    """
+    current = backend_for(select_environment(env_name)).read()
+    click.echo(dumps(current).decode(), nl=False)
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@env_option
+@lock_timeout_option
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace even a state of another lineage, or a newer one (what it records is lost).",
+)
+def push(file: Path, env_name: str | None, lock_timeout: float, force: bool) -> int:
+    """Replace the state by FILE (as `state pull` prints it; - for standard input).
+
+    A state of another lineage, or an older copy of this one (a lower serial), is refused
+    unless --force.
+
+    \b
+    Example:
+      customs-batch state push production-state.json --env production
+    """
+    source = Path("<stdin>") if str(file) == "-" else file
+    incoming = loads(_read_bytes(file), source=source)
+    with backend_for(select_environment(env_name)).open(
+        "state push", lock_timeout=lock_timeout
+    ) as session:
+        replacement = pushed_state(session.state, incoming, force=force)
+        session.replace(replacement)
+    click.echo(
+        f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
+        f"{len(replacement.resources)} record(s)."
+    )
+    return int(ExitCode.OK)
+
+
+def _read_bytes(file: Path) -> bytes:
+    if str(file) == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
 
 
 @click.command("import")
