@@ -268,7 +268,9 @@ class PostgresSession:
             return
         self._closed = True
         try:
-            if self._changed and self._broken is None:
+            if self._broken is not None:
+                raise self._broken  # what was committed before it waits for the next fold
+            if self._changed:
                 self.backend._guard(
                     "fold the journal", lambda: _fold(self._connection, self.backend.name)
                 )
