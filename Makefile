@@ -42,8 +42,19 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-pytest:
+pytest: postgres-server
 	$(BIN)/pytest
+
+## postgres-server: the tests start a throwaway PostgreSQL cluster of their own; this installs
+## the server from Debian's packages when the machine has none (as root, as in CI)
+.PHONY: postgres-server
+postgres-server:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql; \
+	  else \
+	    echo "The tests need a PostgreSQL server: sudo apt-get install postgresql" >&2; exit 1; \
+	  fi; }
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

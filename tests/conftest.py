@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres import PostgresCluster
+
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -18,3 +20,20 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     monkeypatch.delenv("CUSTOMS_BATCH_ENV", raising=False)
     monkeypatch.chdir(tmp_path)
     yield
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """A real PostgreSQL server for the whole test session (see tests/postgres.py)."""
+    cluster = PostgresCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresCluster) -> str:
+    """The URL of a new, empty database of this test only."""
+    return postgres.new_database()

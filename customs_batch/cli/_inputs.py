@@ -12,7 +12,8 @@ from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
 from customs_batch.manifest import Document
 from customs_batch.planning.inputs import Selection, load_inputs
-from customs_batch.state import LocalBackend
+from customs_batch.state import StateBackend
+from customs_batch.state.select import backend_for as _configured_backend
 from customs_batch.validation.reporters import make_reporter
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -85,8 +86,9 @@ def load_documents(
     return selection.apply(inputs.documents), selection
 
 
-def backend_for(environment: Environment) -> LocalBackend:
-    """Where the environment's state lives (with the command's --allow-empty-state)."""
+def backend_for(environment: Environment) -> StateBackend:
+    """Where the environment's state lives (its ``state:`` settings), with the command's
+    --allow-empty-state."""
     context = click.get_current_context(silent=True)
     allow = bool(context is not None and context.meta.get(ALLOW_EMPTY_STATE))
-    return LocalBackend(environment.state_dir, allow_empty_state=allow)
+    return _configured_backend(environment, allow_empty_state=allow)

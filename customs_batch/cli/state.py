@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -20,6 +21,8 @@ from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.file import dumps, loads
+from customs_batch.state.transfer import pushed_state
 
 
 def _address(text: str) -> Address:
@@ -51,6 +54,8 @@ def state() -> None:
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
       customs-batch state forget DepartureDeclaration/dep-ham-0001
       customs-batch state rm TemplateGroup/old-group
+      customs-batch state pull > state.json
+      customs-batch state push state.json
     """
 
 
@@ -188,6 +193,64 @@ def adopt_(
     return int(ExitCode.OK)
 
 
+@state.command()
+@env_option
+def pull(env_name: str | None) -> int:
+    """Print the whole state as JSON (the state file's format), wherever it is kept.
+
+    With `state push`, moves a state from one backend to another (docs/state.md).
+
+    \b
+    Example:
+      customs-batch state pull --env production > production-state.json
+    """
+    current = backend_for(select_environment(env_name)).read()
+    click.echo(dumps(current).decode(), nl=False)
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@env_option
+@lock_timeout_option
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace even a state of another lineage, or a newer one (what it records is lost).",
+)
+def push(file: Path, env_name: str | None, lock_timeout: float, force: bool) -> int:
+    """Replace the state by FILE (as `state pull` prints it; - for standard input).
+
+    A state of another lineage, or an older copy of this one (a lower serial), is refused
+    unless --force.
+
+    \b
+    Example:
+      customs-batch state push production-state.json --env production
+    """
+    source = Path("<stdin>") if str(file) == "-" else file
+    incoming = loads(_read_bytes(file), source=source)
+    with backend_for(select_environment(env_name)).open(
+        "state push", lock_timeout=lock_timeout
+    ) as session:
+        replacement = pushed_state(session.state, incoming, force=force)
+        session.replace(replacement)
+    click.echo(
+        f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
+        f"{len(replacement.resources)} record(s)."
+    )
+    return int(ExitCode.OK)
+
+
+def _read_bytes(file: Path) -> bytes:
+    if str(file) == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+
+
 @click.command("import")
 @click.argument("address")
 @click.argument("remote_id")
@@ -250,7 +313,8 @@ def _lookup(current: State):  # type: ignore[no-untyped-def]
 @click.option(
     "--force",
     is_flag=True,
-    help="Break a lock taken on another machine, once you checked that its run has ended.",
+    help="Break a lock taken on another machine, once you checked that its run has ended; "
+    "with a PostgreSQL state, end the database session of a holder that is still alive.",
 )
 def force_unlock(lock_id: str, env_name: str | None, force: bool) -> int:
     """Remove the state lock LOCK_ID of a run that has ended.
@@ -260,7 +324,9 @@ def force_unlock(lock_id: str, env_name: str | None, force: bool) -> int:
     machine is never unlocked: stop it instead (Ctrl-C, or kill its process). A lock taken
     on another machine needs --force, because this machine cannot tell whether that run
     still goes on: two runs at once would send the same documents twice. A run whose lock
-    was broken stops before its next write.
+    was broken stops before its next write. With a PostgreSQL state, a holder whose database
+    session is alive is refused unless --force, which ends that session: the holder's next
+    record fails and it stops.
 
     \b
     Examples:

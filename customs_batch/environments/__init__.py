@@ -20,7 +20,13 @@ from customs_batch.environments._credentials import (
     CredentialKind,
     CredentialSource,
 )
-from customs_batch.environments._environment import LOCAL, Environment, Timeouts
+from customs_batch.environments._environment import (
+    LOCAL,
+    Environment,
+    StateKind,
+    StateSettings,
+    Timeouts,
+)
 
 __all__ = [
     "CONFIG_NAME",
@@ -31,6 +37,8 @@ __all__ = [
     "CredentialSource",
     "Environment",
     "ProjectConfig",
+    "StateKind",
+    "StateSettings",
     "Timeouts",
     "connect",
     "find_config",

@@ -27,6 +27,8 @@ from customs_batch.environments._environment import (
     LOCAL,
     STATE_DIR,
     Environment,
+    StateKind,
+    StateSettings,
     Timeouts,
     local_environment,
 )
@@ -39,11 +41,15 @@ ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
 # Keys that would hold a secret in the file itself.
 _SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
 _ALLOWED_KEY_FIELDS = frozenset({"api_key_env", "api_key_file"})
-_LOCAL_FIELDS = frozenset({"rate_limit", "parallelism", "timeouts", "state_dir"})
+_LOCAL_FIELDS = frozenset({"rate_limit", "parallelism", "timeouts", "state_dir", "state"})
 _KEY_HINT = (
     "keys live outside version control (API document, Authentication 5): put the key in an "
     "environment variable and name it with api_key_env, or in a file outside the repository "
     "named by api_key_file"
+)
+_URL_HINT = (
+    "a database URL may carry a password: put it in an environment variable and name the "
+    "variable with state.url_env (like CUSTOMS_BATCH_STATE_URL)"
 )
 
 
@@ -158,6 +164,25 @@ def _refuse_secrets(data: Any, path: Path, node: yaml.Node | None) -> None:
                 "(like CUSTOMS_SANDBOX_KEY); the value looks like something else, maybe a key",
                 hint=_KEY_HINT,
             )
+        _refuse_state_url(settings.get("state"), ("environments", name, "state"), path, node)
+
+
+def _refuse_state_url(state: Any, at: tuple[str, ...], path: Path, node: yaml.Node | None) -> None:
+    """The database URL is never written in the file, only the name of its variable."""
+    if not isinstance(state, dict):
+        return
+    for field in state:
+        if str(field).lower() in ("url", "dsn", "conninfo", "connection"):
+            where = _where(path, node, (*at, str(field)))
+            raise ConfigError(f"{where}: the database URL may not be written here", hint=_URL_HINT)
+    variable = state.get("url_env")
+    if isinstance(variable, str) and not re.fullmatch(ENV_VAR_NAME, variable):
+        where = _where(path, node, (*at, "url_env"))
+        raise ConfigError(
+            f"{where}: this must be the NAME of an environment variable, in capitals "
+            "(like CUSTOMS_BATCH_STATE_URL); the value looks like something else, maybe a URL",
+            hint=_URL_HINT,
+        )
 
 
 def _refuse_secret_fields(
@@ -194,6 +219,8 @@ def _explain(error: jsonschema.ValidationError) -> str:
             return f"violates {error.validator} {error.validator_value}"
         case "additionalProperties" | "required":
             return str(error.message)
+        case "enum":
+            return "must be one of " + ", ".join(map(str, schema.get("enum", ())))
         case "propertyNames":
             return "environment names are letters, digits, '_', '.' and '-'"
         case _:
@@ -232,7 +259,16 @@ def _common(settings: Mapping[str, Any], name: str, root: Path, state_root: str)
         "parallelism": int(settings.get("parallelism", 4)),
         "timeouts": Timeouts(**raw_timeouts),
         "state_dir": root / settings.get("state_dir", f"{state_root}/{name}"),
+        "state": _state_settings(settings.get("state") or {}, name),
     }
+
+
+def _state_settings(block: Mapping[str, Any], name: str) -> StateSettings:
+    """The schema checked the block; url_env is there for postgres."""
+    kind = StateKind(block.get("backend", StateKind.LOCAL.value))
+    if kind is StateKind.LOCAL:
+        return StateSettings()
+    return StateSettings(kind, str(block["url_env"]), str(block.get("name", name)))
 
 
 def _local(settings: Mapping[str, Any], root: Path, state_root: str, path: Path) -> Environment:

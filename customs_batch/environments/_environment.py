@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
 
@@ -22,6 +23,26 @@ class Timeouts:
     read: float = 30.0
 
 
+class StateKind(StrEnum):
+    """Where an environment's state lives."""
+
+    LOCAL = "local"
+    POSTGRES = "postgres"
+
+
+@dataclass(frozen=True)
+class StateSettings:
+    """The ``state:`` block of an environment.
+
+    ``url_env`` names the variable holding the database URL (never the URL itself: it may
+    carry a password); ``name`` is the state's name in the database.
+    """
+
+    backend: StateKind = StateKind.LOCAL
+    url_env: str | None = None
+    name: str | None = None
+
+
 @dataclass(frozen=True)
 class Environment:
     """One named target of the tool.
@@ -38,6 +59,7 @@ class Environment:
     timeouts: Timeouts
     state_dir: Path
     endpoint_overrides: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    state: StateSettings = field(default_factory=StateSettings)
 
     @property
     def builtin(self) -> bool:

@@ -18,6 +18,18 @@ _TIMEOUTS: dict[str, Any] = {
     },
 }
 
+_STATE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "backend": {"enum": ["local", "postgres"]},
+        "url_env": {"type": "string", "pattern": ENV_VAR_NAME},
+        "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
+    },
+    "if": {"properties": {"backend": {"const": "postgres"}}, "required": ["backend"]},
+    "then": {"required": ["url_env"]},
+}
+
 ENVIRONMENT: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -34,6 +46,7 @@ ENVIRONMENT: dict[str, Any] = {
             "additionalProperties": {"type": "string", "pattern": ENDPOINT},
         },
         "state_dir": {"type": "string", "minLength": 1},
+        "state": _STATE,
     },
 }
 

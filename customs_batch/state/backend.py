@@ -38,7 +38,15 @@ class StateSession(Protocol):
     def record(self, record: ResourceRecord) -> None: ...
     def forget(self, address: str) -> None: ...
     def check_lock(self) -> None: ...
+    def replace(self, state: State) -> None: ...
     def close(self) -> None: ...
+    def __enter__(self) -> StateSession: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
 
 
 class StateBackend(Protocol):
@@ -181,6 +189,15 @@ class LocalSession:
         except StateError:
             self._failed = True
             raise
+
+    def replace(self, state: State) -> None:
+        """Replace the whole state file by ``state`` (lineage, serial and every record)."""
+        with self._mutex:
+            self._journal.close()
+            write_state(self.backend.state_path, state)
+            _clear(self.backend.journal_path)
+            self.state = state
+            self._changed = False
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""

@@ -1,0 +1,460 @@
+"""The state in PostgreSQL, for a team or a CI that share one environment.
+
+The same promises as the local backend, kept by the database:
+
+- Recording: each operation is a journal row, committed before ``record`` returns (threads
+  that record at the same time share one transaction: group commit, as the local journal
+  shares an fsync). The journal is folded into the resources rows at the end of a run
+  (serial + 1) and, after a crash, by the next command that opens the state. Folding costs
+  what the journal holds, never what the state holds.
+- Locking: a session-level advisory lock whose key comes from the state's name, held by the
+  connection for the whole command, and a row naming the holder. A runner that dies or
+  loses its connection releases the lock with its session; nobody has to clean up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import hashlib
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import TypeVar
+
+import psycopg
+from psycopg.rows import TupleRow
+from psycopg.types.json import Jsonb
+
+from customs_batch.errors import StateError
+from customs_batch.state.lock import LockInfo, Unlocked
+from customs_batch.state.model import ResourceRecord, State
+from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
+from customs_batch.state.pg_schema import ensure_schema
+
+Connection = psycopg.Connection[TupleRow]
+T = TypeVar("T")
+_MAX_LOCK_TIMEOUT_MS = 2**31 - 1
+
+
+def lock_key(name: str) -> int:
+    """The advisory lock key of the state ``name``: 64 bits of a hash, as a signed bigint."""
+    digest = hashlib.sha256(b"customs-batch state\0" + name.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresBackend:
+    """One named state in a PostgreSQL database, reached with ``url``."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.url = url
+        self.name = name
+        self.key = lock_key(name)
+
+    def __repr__(self) -> str:  # never the URL: it may carry a password
+        return f"PostgresBackend(name={self.name!r})"
+
+    def _connect(self) -> Connection:
+        connection = connect(self.url)
+        try:
+            self._guard("create or upgrade the tables", lambda: ensure_schema(connection))
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _guard(self, doing: str, action: Callable[[], T]) -> T:
+        try:
+            return action()
+        except psycopg.OperationalError as exc:
+            raise database_error(exc, self.url, doing, hint=LOST_HINT) from None
+        except psycopg.Error as exc:
+            hint = "check the database user's rights on the customs_batch_* tables"
+            raise database_error(exc, self.url, doing, hint=hint) from None
+
+    def read(self) -> State:
+        """The state with any pending journal applied, without writing anything."""
+        with self._connect() as connection:
+            return self._guard("read the state", lambda: _load(connection, self.name))
+
+    def open(self, operation: str, *, lock_timeout: float = 0.0) -> PostgresSession:
+        """Lock the state for ``operation`` and fold any journal a crashed run left behind."""
+        connection = self._connect()
+        try:
+            info = self._guard(
+                "take the state lock", lambda: self._acquire(connection, operation, lock_timeout)
+            )
+            self._guard("fold the journal", lambda: _fold(connection, self.name))
+            state = self._guard("read the state", lambda: _load(connection, self.name))
+        except BaseException:
+            connection.close()  # the lock, if taken, goes with the session
+            raise
+        return PostgresSession(self, connection, state, info)
+
+    def _acquire(self, connection: Connection, operation: str, timeout: float) -> LockInfo:
+        if timeout <= 0:
+            row = connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
+            taken = bool(row and row[0])
+        else:
+            milliseconds = min(int(timeout * 1000) or 1, _MAX_LOCK_TIMEOUT_MS)
+            connection.execute(f"SET lock_timeout = {milliseconds}")
+            try:
+                connection.execute("SELECT pg_advisory_lock(%s)", (self.key,))
+                taken = True
+            except psycopg.errors.LockNotAvailable:
+                taken = False
+            finally:
+                connection.execute("SET lock_timeout = 0")
+        if not taken:
+            holder = _holder(connection, self.name)
+            who = holder.describe() if holder else "another session that has not named itself yet"
+            raise StateError(
+                f"the state {self.name} is locked: {who}",
+                hint="wait for that run to finish, or raise --lock-timeout; if it hangs, "
+                f"`customs-batch force-unlock {holder.id if holder else 'ID'}`",
+            )
+        info = LockInfo(
+            id=str(uuid.uuid4()),
+            holder=_user(),
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            operation=operation,
+            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+        # A row left by a holder whose session died is replaced: the lock proves it is stale.
+        connection.execute(
+            "INSERT INTO customs_batch_locks "
+            "(state, lock_id, holder, host, pid, operation, created, backend_pid) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, pg_backend_pid()) "
+            "ON CONFLICT (state) DO UPDATE SET lock_id = EXCLUDED.lock_id, "
+            "holder = EXCLUDED.holder, host = EXCLUDED.host, pid = EXCLUDED.pid, "
+            "operation = EXCLUDED.operation, created = EXCLUDED.created, "
+            "backend_pid = EXCLUDED.backend_pid",
+            (self.name, info.id, info.holder, info.host, info.pid, operation, info.created),
+        )
+        return info
+
+    def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked:
+        """Remove the holder row ``lock_id``. A holder whose session is alive still holds
+        the lock: refused, unless ``force``, which ends that session on the server."""
+        with self._connect() as connection:
+            return self._guard("unlock the state", lambda: self._unlock(connection, lock_id, force))
+
+    def _unlock(self, connection: Connection, lock_id: str, force: bool) -> Unlocked:
+        holder = _holder(connection, self.name)
+        session = _lock_session(connection, self.key)
+        if holder is None:
+            if session is None:
+                raise StateError(f"the state {self.name} is not locked", hint="nothing to unlock")
+            raise StateError(
+                f"the state {self.name} is locked by database session {session}, which has not "
+                "named itself yet",
+                hint="try again in a moment: a holder writes its row right after taking the lock",
+            )
+        if holder.id != lock_id:
+            raise StateError(
+                f"the lock id is {holder.id}, not {lock_id}",
+                hint="copy the id from the message that named the holder",
+            )
+        if session is not None:
+            if not force:
+                raise StateError(
+                    f"{holder.describe()}, and its database session ({session}) is alive",
+                    hint="a live holder is still running or hung: stop it first. If it cannot "
+                    "be stopped, `customs-batch force-unlock --force ID` ends its database "
+                    "session: its next record then fails and the run stops, and a request it "
+                    "had sent but not yet recorded shows as pending in the next run",
+                )
+            row = connection.execute("SELECT pg_terminate_backend(%s, 10000)", (session,))
+            ended = row.fetchone()
+            if not ended or not ended[0]:
+                raise StateError(
+                    f"could not end the holder's database session {session}",
+                    hint="the database user needs the pg_signal_backend role (or to be the "
+                    "same user as the holder's); or ask the database's administrator",
+                )
+        connection.execute(
+            "DELETE FROM customs_batch_locks WHERE state = %s AND lock_id = %s",
+            (self.name, lock_id),
+        )
+        how = (
+            "Its database session was ended: the run stops at its next record."
+            if session is not None
+            else "Its database session had already ended, and the lock with it."
+        )
+        return Unlocked(holder, how)
+
+
+class PostgresSession:
+    """Records go to the journal table at once; they are folded once, at close."""
+
+    def __init__(
+        self, backend: PostgresBackend, connection: Connection, state: State, info: LockInfo
+    ) -> None:
+        self.backend = backend
+        self.state = state
+        self.lock_info = info
+        self._connection = connection
+        self._mutex = threading.Lock()  # the order of the rows and the state in memory
+        self._sync_lock = threading.Lock()  # one commit at a time
+        self._pending: list[tuple[str, str, Jsonb | None]] = []
+        self._written = 0
+        self._synced = 0
+        self._broken: StateError | None = None
+        self._changed = False
+        self._closed = False
+
+    def record(self, record: ResourceRecord) -> None:
+        """Commit ``record`` to the journal before returning."""
+        self._append(record.address, record)
+
+    def forget(self, address: str) -> None:
+        """Commit the forgetting of ``address`` before returning."""
+        self._append(address, None)
+
+    def _append(self, address: str, record: ResourceRecord | None) -> None:
+        with self._mutex:
+            if not self.state.lineage:
+                self.state.lineage = str(uuid.uuid4())
+            body = None if record is None else Jsonb(record.to_json())
+            self._pending.append((self.state.lineage, address, body))
+            self._written += 1
+            sequence = self._written
+            self.state.apply(address, record)
+            self._changed = True
+        self._sync(sequence)
+
+    def _sync(self, sequence: int) -> None:
+        """Return once the row ``sequence`` and every one before it are committed."""
+        with self._sync_lock:
+            if self._broken is not None:
+                raise self._broken
+            if self._synced >= sequence:
+                return  # another thread's commit covered it while this one waited
+            with self._mutex:
+                rows, self._pending = self._pending, []
+                target = self._written
+            try:
+                self._insert(rows)
+            except StateError as exc:
+                self._broken = exc
+                raise
+            self._synced = target
+
+    def _insert(self, rows: Iterable[tuple[str, str, Jsonb | None]]) -> None:
+        name = self.backend.name
+
+        def insert() -> None:
+            with self._connection.transaction(), self._connection.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO customs_batch_journal (state, lineage, address, record) "
+                    "VALUES (%s, %s, %s, %s)",
+                    [(name, lineage, address, body) for lineage, address, body in rows],
+                )
+
+        self.backend._guard("record an operation", insert)
+
+    def check_lock(self) -> None:
+        """Raise when this session lost its lock. The advisory lock lives as long as the
+        database session, so the lock is held while the connection is; a session ended by
+        `force-unlock --force` or a server restart shows as a closed or broken connection."""
+        if self._broken is not None:
+            raise self._broken
+        if self._connection.closed or self._connection.broken:
+            raise StateError(
+                f"the connection to the state {self.backend.name} was lost, and the state lock "
+                "with it: this run stopped without sending anything more",
+                hint="run the same command again: it takes the lock and goes on from what "
+                "was recorded",
+            )
+
+    def replace(self, state: State) -> None:
+        """Replace the whole state by ``state`` (lineage, serial and every record)."""
+        with self._sync_lock, self._mutex:
+            self.backend._guard(
+                "replace the state", lambda: _replace(self._connection, self.backend.name, state)
+            )
+            self.state = state
+            self._changed = False
+
+    def close(self) -> None:
+        """Fold the journal into the state (serial + 1) and release the lock."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._broken is not None:
+                raise self._broken  # what was committed before it waits for the next fold
+            if self._changed:
+                self.backend._guard(
+                    "fold the journal", lambda: _fold(self._connection, self.backend.name)
+                )
+                self.state.serial += 1
+                self._changed = False
+            if not self._connection.broken:
+                self.backend._guard("release the state lock", self._release)
+        finally:
+            self._connection.close()
+
+    def _release(self) -> None:
+        self._connection.execute(
+            "DELETE FROM customs_batch_locks WHERE state = %s AND lock_id = %s",
+            (self.backend.name, self.lock_info.id),
+        )
+        self._connection.execute("SELECT pg_advisory_unlock(%s)", (self.backend.key,))
+
+    def __enter__(self) -> PostgresSession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc is None:
+            self.close()
+            return
+        # The error that stopped the run says more; the journal keeps the records.
+        with contextlib.suppress(StateError):
+            self.close()
+
+
+def _load(connection: Connection, name: str) -> State:
+    """The state ``name`` as one snapshot, with its pending journal applied in memory."""
+    with connection.transaction():
+        connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        row = connection.execute(
+            "SELECT lineage, serial FROM customs_batch_states WHERE name = %s", (name,)
+        ).fetchone()
+        state = State(lineage=row[0], serial=int(row[1])) if row else State(lineage="", serial=0)
+        cursor = connection.execute(
+            "SELECT address, record FROM customs_batch_resources WHERE state = %s", (name,)
+        )
+        for address, record in cursor:
+            state.resources[address] = ResourceRecord.from_json(address, record)
+        journal = connection.execute(
+            "SELECT lineage, address, record FROM customs_batch_journal WHERE state = %s "
+            "ORDER BY seq",
+            (name,),
+        ).fetchall()
+    if journal:
+        for lineage, address, record in journal:
+            _check_lineage(state, lineage, name)
+            state.apply(
+                address, None if record is None else ResourceRecord.from_json(address, record)
+            )
+        state.serial += 1
+    return state
+
+
+def _check_lineage(state: State, lineage: str, name: str) -> None:
+    if not state.lineage:
+        state.lineage = lineage
+    elif lineage != state.lineage:
+        raise StateError(
+            f"the journal of the state {name} belongs to another state (lineage {lineage}, "
+            f"the state's is {state.lineage})",
+            hint="the state was replaced while a run's journal was pending; look at the rows "
+            f"of customs_batch_journal for {name} before deleting them",
+        )
+
+
+def _fold(connection: Connection, name: str) -> bool:
+    """Apply the journal of ``name`` to its resources rows in one transaction; serial + 1."""
+    with connection.transaction():
+        lineages = [
+            row[0]
+            for row in connection.execute(
+                "SELECT DISTINCT lineage FROM customs_batch_journal WHERE state = %s", (name,)
+            )
+        ]
+        if not lineages:
+            return False
+        row = connection.execute(
+            "SELECT lineage FROM customs_batch_states WHERE name = %s FOR UPDATE", (name,)
+        ).fetchone()
+        current = State(lineage=row[0] if row else "")
+        for lineage in lineages:
+            _check_lineage(current, lineage, name)
+        connection.execute(
+            "INSERT INTO customs_batch_states (name, lineage, serial) VALUES (%s, %s, 0) "
+            "ON CONFLICT (name) DO NOTHING",
+            (name, current.lineage),
+        )
+        connection.execute(
+            """
+            CREATE TEMPORARY TABLE customs_batch_last ON COMMIT DROP AS
+            SELECT DISTINCT ON (address) address, record FROM customs_batch_journal
+            WHERE state = %s ORDER BY address, seq DESC
+            """,
+            (name,),
+        )
+        connection.execute(
+            "DELETE FROM customs_batch_resources r USING customs_batch_last l "
+            "WHERE r.state = %s AND r.address = l.address AND l.record IS NULL",
+            (name,),
+        )
+        connection.execute(
+            "INSERT INTO customs_batch_resources (state, address, record) "
+            "SELECT %s, address, record FROM customs_batch_last WHERE record IS NOT NULL "
+            "ON CONFLICT (state, address) DO UPDATE SET record = EXCLUDED.record",
+            (name,),
+        )
+        connection.execute("DELETE FROM customs_batch_journal WHERE state = %s", (name,))
+        connection.execute(
+            "UPDATE customs_batch_states SET serial = serial + 1 WHERE name = %s", (name,)
+        )
+    return True
+
+
+def _replace(connection: Connection, name: str, state: State) -> None:
+    """Make ``state`` the whole state ``name`` in one transaction."""
+    with connection.transaction():
+        connection.execute(
+            "INSERT INTO customs_batch_states (name, lineage, serial) VALUES (%s, %s, %s) "
+            "ON CONFLICT (name) DO UPDATE SET lineage = EXCLUDED.lineage, serial = EXCLUDED.serial",
+            (name, state.lineage, state.serial),
+        )
+        connection.execute("DELETE FROM customs_batch_journal WHERE state = %s", (name,))
+        connection.execute("DELETE FROM customs_batch_resources WHERE state = %s", (name,))
+        with connection.cursor().copy(
+            "COPY customs_batch_resources (state, address, record) FROM STDIN"
+        ) as copy:
+            for address in sorted(state.resources):
+                copy.write_row((name, address, Jsonb(state.resources[address].to_json())))
+
+
+def _holder(connection: Connection, name: str) -> LockInfo | None:
+    row = connection.execute(
+        "SELECT lock_id, holder, host, pid, operation, created FROM customs_batch_locks "
+        "WHERE state = %s",
+        (name,),
+    ).fetchone()
+    if row is None:
+        return None
+    lock_id, holder, host, pid, operation, created = row
+    return LockInfo(lock_id, holder, host, int(pid), operation, created)
+
+
+def _lock_session(connection: Connection, key: int) -> int | None:
+    """The server process (pid) whose session holds the advisory lock ``key``, if any."""
+    unsigned = key & 0xFFFF_FFFF_FFFF_FFFF
+    row = connection.execute(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+        "AND classid::text::bigint = %s AND objid::text::bigint = %s AND objsubid = 1 "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        (unsigned >> 32, unsigned & 0xFFFF_FFFF),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"

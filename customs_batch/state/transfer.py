@@ -1,0 +1,40 @@
+"""``state push``: when a state brought from elsewhere may replace the one a backend holds.
+
+Terraform's rules: a state of another lineage is another state, and a lower serial is an
+older copy of this one; either would undo what was recorded since, so both are refused
+unless forced. The serial never goes down in the backend, so a plan saved before the push
+is no longer current after it.
+"""
+
+from __future__ import annotations
+
+from customs_batch.errors import StateError
+from customs_batch.state.model import State
+
+_FORCE = "pass --force to replace it anyway; what only the current state records is then lost"
+
+
+def pushed_state(current: State, incoming: State, *, force: bool = False) -> State:
+    """The state to write when ``incoming`` replaces ``current``; StateError if refused."""
+    empty = not current.lineage and not current.resources
+    if not empty and not force:
+        if incoming.lineage != current.lineage:
+            raise StateError(
+                f"the pushed state is another state (lineage {incoming.lineage or 'none'}, "
+                f"this one's is {current.lineage or 'none'})",
+                hint=f"check the environment (--env) and the file; {_FORCE}",
+            )
+        if incoming.serial < current.serial:
+            raise StateError(
+                f"the pushed state is older than this one (serial {incoming.serial}, this "
+                f"one's is {current.serial})",
+                hint=f"pull the current state and start from it; {_FORCE}",
+            )
+        if incoming.serial == current.serial and incoming.resources != current.resources:
+            raise StateError(
+                f"the pushed state has this one's serial ({current.serial}) and other records: "
+                "both changed since they parted",
+                hint=f"pull the current state and compare; {_FORCE}",
+            )
+    serial = incoming.serial if empty or incoming.serial > current.serial else current.serial + 1
+    return State(lineage=incoming.lineage, serial=serial, resources=dict(incoming.resources))

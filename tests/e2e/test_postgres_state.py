@@ -1,0 +1,265 @@
+"""The real CLI on a state kept in a real PostgreSQL server: two working folders share it,
+a killed lock holder frees it, and a server restart in the middle of an apply loses
+nothing. Every race is held open by a gate (a stopped emulator, a process holding the lock
+until it reads a line), never by one process being slower."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import yaml
+
+from tests.e2e import batches
+from tests.e2e.conftest import KEY_ENV, SECRET, Project, Running, Sandbox
+from tests.postgres import PostgresCluster
+
+pytestmark = pytest.mark.e2e
+
+URL_ENV = "CUSTOMS_E2E_STATE_URL"
+STATE_NAME = "e2e-shared"
+
+
+class PgProject(Project):
+    """A project folder whose ``e2e`` environment keeps its state in PostgreSQL."""
+
+    def __init__(self, root: Path, sandbox: Sandbox, url: str, *, parallelism: int = 2) -> None:
+        self.url = url
+        self.started: list[Running] = []
+        super().__init__(root, sandbox, parallelism=parallelism)
+
+    def start(self, *argv: str) -> Running:
+        running = super().start(*argv)
+        self.started.append(running)
+        return running
+
+    def stop_all(self) -> None:
+        """Kill what a failed test left running, and close its pipes."""
+        for running in self.started:
+            stdout = running.process.stdout
+            if stdout is not None and not stdout.closed:  # finish() was never called
+                if running.process.poll() is None:
+                    running.process.kill()
+                running.process.communicate(timeout=30)
+
+    def write_config(self) -> None:
+        config = {
+            "default_environment": "e2e",
+            "environments": {
+                "e2e": {
+                    "base_url": self.sandbox.url,
+                    "api_key_env": KEY_ENV,
+                    "rate_limit": "off",
+                    "parallelism": self.parallelism,
+                    "state": {"backend": "postgres", "url_env": URL_ENV, "name": STATE_NAME},
+                }
+            },
+        }
+        (self.root / "customs-batch.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), URL_ENV: self.url}
+
+
+@pytest.fixture
+def folders(tmp_path: Path, sandbox: Sandbox) -> Iterator[Callable[[str, str], PgProject]]:
+    """Make project folders on the state at a URL; what they left running is stopped."""
+    made: list[PgProject] = []
+
+    def make(name: str, url: str) -> PgProject:
+        made.append(PgProject(tmp_path / name, sandbox, url))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for project in made:
+            project.stop_all()
+
+
+HOLD = textwrap.dedent(
+    """
+    import sys
+    from customs_batch.state.postgres import PostgresBackend
+    session = PostgresBackend(sys.argv[1], sys.argv[2]).open("gate")
+    print(session.lock_info.id, flush=True)
+    sys.stdin.readline()
+    session.close()
+    """
+)
+
+
+@pytest.fixture
+def gate(postgres_url: str) -> Iterator[subprocess.Popen[str]]:
+    """A process that holds the shared state's lock until a line comes on its stdin."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, postgres_url, STATE_NAME],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip()
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
+
+
+def _wait_until(url: str, query: str, *args: object) -> None:
+    """Return once ``query`` counts at least one row: the gate of the races below (what the
+    processes have done is read from the database, never guessed from time)."""
+    deadline = time.monotonic() + 60
+    with psycopg.connect(url, autocommit=True) as connection:
+        while time.monotonic() < deadline:
+            try:
+                row = connection.execute(query, args).fetchone()
+            except psycopg.errors.UndefinedTable:
+                row = None  # the first command has not created the tables yet
+            if row and row[0]:
+                return
+            time.sleep(0.05)
+    pytest.fail(f"never true: {query}")
+
+
+def _someone_waits_for_the_lock(url: str) -> None:
+    _wait_until(url, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+
+
+def _intents_recorded(url: str) -> None:
+    """An apply holds the lock and has recorded the intents of the requests it sent."""
+    _wait_until(url, "SELECT count(*) FROM customs_batch_journal WHERE state = %s", STATE_NAME)
+
+
+def _assert_all_applied(project: Project, sandbox: Sandbox, count: int) -> None:
+    created = sandbox.movements()
+    assert not batches.duplicates(created), batches.duplicates(created)
+    assert len(created) == count
+    records = project.state()
+    assert len(records) == count
+    assert all(r["status"] == "applied" for r in records.values()), records
+    assert {r["outputs"]["movementId"] for r in records.values()} == {
+        m["movementId"] for m in created
+    }
+    for text in project.outputs:
+        assert SECRET not in text and "postgresql://" not in text
+
+
+def test_two_folders_share_one_state_one_at_a_time(
+    sandbox: Sandbox,
+    postgres_url: str,
+    gate: subprocess.Popen[str],
+    folders: Callable[[str, str], PgProject],
+) -> None:
+    sandbox.start()
+    alice = folders("alice", postgres_url)
+    bob = folders("bob", postgres_url)
+    manifest = batches.movements(per_lane=3, lanes=2)
+    for project in (alice, bob):
+        project.write("manifests/movements.yaml", manifest)
+
+    refused = alice.run("apply", "--auto-approve", "--lock-timeout", "0")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert f"the state {STATE_NAME} is locked" in refused.stderr
+    assert f"(process {gate.pid}) for gate" in refused.stderr
+    assert "Applying" not in refused.stdout
+
+    waiting = bob.start("apply", "--auto-approve", "--lock-timeout", "120")
+    _someone_waits_for_the_lock(postgres_url)
+    assert gate.stdin is not None
+    gate.stdin.write("\n")
+    gate.stdin.flush()
+    code, stdout, stderr = waiting.finish()
+    assert code == 0, stdout + stderr
+    assert "Applying 6 operation(s)." in stdout
+
+    again = alice.run("apply", "--auto-approve", "--lock-timeout", "0")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Nothing to apply." in again.stdout  # alice sees what bob applied
+    _assert_all_applied(alice, sandbox, 6)
+
+
+def _stopped(sandbox: Sandbox) -> Iterator[None]:
+    """The emulator frozen (SIGSTOP): requests in flight wait, none is answered."""
+    assert sandbox.process is not None
+    os.kill(sandbox.process.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(sandbox.process.pid, signal.SIGCONT)
+
+
+def test_a_killed_lock_holder_lets_the_waiting_apply_finish_its_work(
+    sandbox: Sandbox, postgres_url: str, folders: Callable[[str, str], PgProject]
+) -> None:
+    sandbox.start()
+    first = folders("first", postgres_url)
+    second = folders("second", postgres_url)
+    manifest = batches.movements(per_lane=5, lanes=2)
+    for project in (first, second):
+        project.write("manifests/movements.yaml", manifest)
+
+    stopped = _stopped(sandbox)
+    next(stopped)  # the emulator frozen: the holder's first requests wait for their answer
+    try:
+        holder = first.start("apply", "--auto-approve")
+        _intents_recorded(postgres_url)
+        waiting = second.start("apply", "--auto-approve", "--lock-timeout", "120")
+        _someone_waits_for_the_lock(postgres_url)
+        assert holder.process.poll() is None
+        holder.kill()
+    finally:
+        next(stopped, None)
+    code, stdout, stderr = waiting.finish()
+    assert code == 0, stdout + stderr
+    _assert_all_applied(second, sandbox, 10)
+    done = second.run("plan", "--detailed-exitcode")
+    assert done.returncode == 0, done.stdout
+
+
+@pytest.fixture
+def own_server() -> Iterator[PostgresCluster]:
+    """A server of this test only, since the test restarts it."""
+    cluster = PostgresCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+def test_a_server_restart_in_the_middle_of_an_apply_loses_nothing(
+    sandbox: Sandbox, own_server: PostgresCluster, folders: Callable[[str, str], PgProject]
+) -> None:
+    sandbox.start()
+    project = folders("project", own_server.new_database())
+    project.write("manifests/movements.yaml", batches.movements(per_lane=5, lanes=2))
+
+    stopped = _stopped(sandbox)
+    next(stopped)  # the emulator frozen: the first requests wait for their answer
+    try:
+        run = project.start("apply", "--auto-approve")
+        _intents_recorded(project.url)
+        own_server.restart()  # ends every session: the apply's lock and connection go
+    finally:
+        next(stopped, None)  # the answers come; recording them fails
+    code, stdout, stderr = run.finish()
+    assert code == 3, stdout + stderr
+    assert "the state database: cannot record an operation" in stderr
+    assert "run the same command again" in stderr
+
+    records: dict[str, Any] = project.state()
+    assert records and len(records) < 10
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_all_applied(project, sandbox, 10)

@@ -1,0 +1,225 @@
+"""What only the PostgreSQL backend does: its configuration, its errors without secrets,
+its tables and their upgrades, and force-unlock of a holder whose session is alive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from customs_batch.environments import StateKind, load_project
+from customs_batch.errors import ConfigError, StateError
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+from customs_batch.state.pg_schema import SCHEMA_VERSION, UPGRADES, ensure_schema, schema_version
+from customs_batch.state.postgres import PostgresBackend, lock_key
+from customs_batch.state.select import backend_for
+from tests.postgres import PASSWORD, PASSWORD_ROLE, PostgresCluster
+from tests.state.conftest import HOLD_SCRIPT, Backends
+
+CONFIG = """\
+environments:
+  production:
+    base_url: https://api.customs.example
+    api_key_env: CUSTOMS_KEY
+    state:
+      backend: postgres
+      url_env: CUSTOMS_BATCH_STATE_URL
+      name: prod-eu
+  staging:
+    base_url: https://staging.customs.example
+    api_key_env: CUSTOMS_KEY
+    state: {backend: postgres, url_env: STAGING_STATE_URL}
+  sandbox:
+    base_url: https://sandbox.customs.example
+    api_key_env: CUSTOMS_KEY
+"""
+
+
+def _project(text: str, tmp_path: Path) -> Path:
+    (tmp_path / "customs-batch.yaml").write_text(text)
+    return tmp_path
+
+
+def test_the_state_block_chooses_the_backend_and_the_name(tmp_path: Path) -> None:
+    project = load_project(_project(CONFIG, tmp_path))
+    production = project.environment("production")
+    assert production.state.backend is StateKind.POSTGRES
+    assert (production.state.url_env, production.state.name) == (
+        "CUSTOMS_BATCH_STATE_URL",
+        "prod-eu",
+    )
+    assert project.environment("staging").state.name == "staging"  # the environment's name
+    assert project.environment("sandbox").state.backend is StateKind.LOCAL
+
+    backend = backend_for(production, {"CUSTOMS_BATCH_STATE_URL": "postgresql://u@db/x"})
+    assert isinstance(backend, PostgresBackend) and backend.name == "prod-eu"
+    assert isinstance(backend_for(project.environment("sandbox"), {}), LocalBackend)
+
+
+def test_a_missing_url_variable_is_named_and_explained(tmp_path: Path) -> None:
+    project = load_project(_project(CONFIG, tmp_path))
+    with pytest.raises(ConfigError) as missing:
+        backend_for(project.environment("staging"), {})
+    assert "STAGING_STATE_URL" in missing.value.message
+    assert missing.value.hint and "never in customs-batch.yaml" in missing.value.hint
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("{backend: postgres, url: 'postgresql://u:hunter2@db/x'}", "the database URL may not"),
+        ("{backend: postgres, url_env: 'postgresql://u:hunter2@db/x'}", "NAME of an environment"),
+        ("{backend: postgres}", "'url_env' is a required property"),
+        ("{backend: mysql, url_env: X}", "must be one of local, postgres"),
+    ],
+)
+def test_a_wrong_state_block_is_refused_without_quoting_it(
+    tmp_path: Path, block: str, expected: str
+) -> None:
+    text = f"environments:\n  prod:\n    base_url: https://a.example\n    api_key_env: K\n    state: {block}\n"
+    with pytest.raises(ConfigError) as refused:
+        load_project(_project(text, tmp_path))
+    assert expected in str(refused.value)
+    assert "hunter2" not in str(refused.value)
+    assert "customs-batch.yaml:5" in str(refused.value)
+
+
+def _bad_urls(postgres: PostgresCluster, database: str) -> list[str]:
+    wrong = postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD + "-wrong")
+    return [
+        wrong,  # the server refuses the password
+        f"postgresql://{PASSWORD_ROLE}:{PASSWORD}%ZZ@127.0.0.1:{postgres.port}/{database}",
+        f"host=127.0.0.1 port={postgres.port} password={PASSWORD} bogus",
+        f"postgresql://{PASSWORD_ROLE}:{PASSWORD}@127.0.0.1:1/{database}",  # nobody listens
+    ]
+
+
+def test_database_errors_never_show_the_url_or_the_password(
+    postgres: PostgresCluster, postgres_url: str
+) -> None:
+    database = postgres_url.rsplit("/", 1)[1]
+    for url in _bad_urls(postgres, database):
+        with pytest.raises(StateError) as refused:
+            PostgresBackend(url, "prod").read()
+        shown = str(refused.value)
+        assert "the state database: cannot connect" in shown
+        assert PASSWORD not in shown and url not in shown, shown
+        assert refused.value.__cause__ is None and refused.value.__suppress_context__
+    # The password itself works, and nothing of it is kept where it could be printed.
+    good = PostgresBackend(postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD), "prod")
+    assert good.read().serial == 0
+    assert PASSWORD not in repr(good)
+
+
+def test_the_cli_shows_no_password_when_the_database_refuses(
+    postgres: PostgresCluster, postgres_url: str, tmp_path: Path
+) -> None:
+    database = postgres_url.rsplit("/", 1)[1]
+    project = _project(CONFIG.replace("name: prod-eu", "name: prod"), tmp_path)
+    url = postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD + "-wrong")
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "state", "list", "--env", "production"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "CUSTOMS_BATCH_STATE_URL": url},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3
+    assert "password authentication failed" in done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        assert schema_version(connection) == 0
+        for version in range(1, SCHEMA_VERSION + 1):
+            assert ensure_schema(connection, target=version) == version - 1
+            assert schema_version(connection) == version
+            if version == 1:
+                connection.execute("INSERT INTO customs_batch_states VALUES ('s', 'L', 3)")
+            row = connection.execute("SELECT lineage, serial FROM customs_batch_states").fetchone()
+            assert row == ("L", 3)
+        assert ensure_schema(connection) == SCHEMA_VERSION  # nothing left to do
+    assert len(UPGRADES) == SCHEMA_VERSION
+
+
+def test_tables_of_a_newer_version_are_refused(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        ensure_schema(connection)
+        connection.execute("UPDATE customs_batch_schema SET version = version + 1")
+    with pytest.raises(StateError, match="written by a newer customs-batch"):
+        PostgresBackend(postgres_url, "prod").read()
+
+
+def test_states_of_two_names_share_the_database_and_not_the_lock(postgres_url: str) -> None:
+    assert lock_key("prod") != lock_key("staging")
+    record = ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {})
+    with (
+        PostgresBackend(postgres_url, "prod").open("apply") as prod,
+        PostgresBackend(postgres_url, "staging").open("apply") as staging,
+    ):
+        prod.record(record)
+        assert staging.state.resources == {}
+    assert PostgresBackend(postgres_url, "staging").read().resources == {}
+    assert list(PostgresBackend(postgres_url, "prod").read().resources) == ["Movement/a"]
+
+
+@pytest.fixture
+def live_holder(postgres_url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A process holding the state ``contract``'s lock until it reads a line; its lock id."""
+    process = Backends("postgres", postgres_url).start(HOLD_SCRIPT)
+    try:
+        assert process.stdout is not None
+        yield process, process.stdout.readline().strip()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
+
+
+def test_force_unlock_refuses_a_live_holder_unless_forced(
+    postgres_url: str, live_holder: tuple[subprocess.Popen[str], str]
+) -> None:
+    process, lock_id = live_holder
+    backend = PostgresBackend(postgres_url, "contract")
+    with pytest.raises(StateError, match="the lock id is"):
+        backend.force_unlock("not-the-id")
+    with pytest.raises(StateError) as refused:
+        backend.force_unlock(lock_id)
+    assert "is alive" in refused.value.message
+    assert refused.value.hint and "--force" in refused.value.hint
+
+    info = backend.force_unlock(lock_id, force=True)
+    assert (info.id, info.pid) == (lock_id, process.pid)
+    with backend.open("apply", lock_timeout=30) as session:  # the lock went with the session
+        assert list(session.state.resources) == ["Movement/held"]
+        assert session.lock_info.id != lock_id
+
+    assert process.stdin is not None
+    process.stdin.write("\n")
+    process.stdin.flush()
+    _, err = process.communicate(timeout=30)
+    assert process.returncode != 0 and "the state database" in err  # its session was ended
+
+
+def test_force_unlock_cleans_the_row_of_a_holder_whose_session_is_gone(
+    postgres_url: str,
+) -> None:
+    backend = PostgresBackend(postgres_url, "contract")
+    session = backend.open("apply")
+    lock_id = session.lock_info.id
+    session._connection.close()  # the session ends without its row being removed
+    with pytest.raises(StateError, match="the lock id is"):
+        backend.force_unlock("not-the-id")
+    info = backend.force_unlock(lock_id)  # no --force needed: nobody holds the lock
+    assert info.id == lock_id
+    with pytest.raises(StateError, match="not locked"):
+        backend.force_unlock(lock_id)

@@ -1,0 +1,112 @@
+"""``state pull`` and ``state push``: a state moved from files to PostgreSQL and back, and
+the pushes that would lose records refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+from customs_batch.errors import StateError
+from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.transfer import pushed_state
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+IN_POSTGRES = """\
+environments:
+  local:
+    state: {backend: postgres, url_env: CUSTOMS_BATCH_STATE_URL, name: team}
+"""
+
+
+def _state(lineage: str, serial: int, *addresses: str) -> State:
+    records = {a: ResourceRecord(a, RecordStatus.APPLIED, "create", {}) for a in addresses}
+    return State(lineage, serial, records)
+
+
+def test_an_empty_backend_takes_the_pushed_state_as_it_is() -> None:
+    pushed = pushed_state(State(""), _state("L", 7, "Movement/a"))
+    assert (pushed.lineage, pushed.serial, list(pushed.resources)) == ("L", 7, ["Movement/a"])
+
+
+def test_a_newer_copy_keeps_its_serial_and_an_equal_one_moves_it_on() -> None:
+    assert pushed_state(_state("L", 3), _state("L", 5, "Movement/a")).serial == 5
+    assert pushed_state(_state("L", 5, "Movement/a"), _state("L", 5, "Movement/a")).serial == 6
+
+
+@pytest.mark.parametrize(
+    ("incoming", "refusal"),
+    [
+        (_state("M", 9, "Movement/a"), "another state (lineage M, this one's is L)"),
+        (_state("L", 4, "Movement/a"), "older than this one (serial 4, this one's is 5)"),
+        (_state("L", 5, "Movement/b"), "has this one's serial (5) and other records"),
+    ],
+)
+def test_a_push_that_would_lose_records_is_refused_unless_forced(
+    incoming: State, refusal: str
+) -> None:
+    current = _state("L", 5, "Movement/a")
+    with pytest.raises(StateError) as refused:
+        pushed_state(current, incoming)
+    assert refusal in refused.value.message
+    assert refused.value.hint and "--force" in refused.value.hint
+    forced = pushed_state(current, incoming, force=True)
+    # The serial in the backend never goes down.
+    assert (forced.lineage, forced.serial) == (incoming.lineage, max(incoming.serial, 6))
+    assert forced.resources == incoming.resources
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_state_moves_from_files_to_postgres_and_plans_nothing_there(
+    tmp_path: Path,
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    code, pulled, _ = _run(capsys, "state", "pull")
+    assert code == 0
+    document = json.loads(pulled)
+    assert document["serial"] == 1 and document["lineage"] and document["resources"]
+    (tmp_path / "from-files.json").write_text(pulled)
+
+    # The same environment, its state now in PostgreSQL: empty until the push.
+    (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
+    monkeypatch.setenv("CUSTOMS_BATCH_STATE_URL", postgres_url)
+    assert _run(capsys, "plan", "manifests", "--detailed-exitcode")[0] == 2
+    code, out, err = _run(capsys, "state", "push", "from-files.json")
+    assert code == 0, err
+    assert f"lineage {document['lineage']}, serial 1" in out
+    assert _run(capsys, "state", "pull")[1] == pulled  # the same lineage, serial and records
+    code, out, _ = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+    assert code == 0, out
+
+    # An older copy of it is refused; the state is untouched.
+    document["serial"] = 0
+    (tmp_path / "older.json").write_text(json.dumps(document))
+    code, _, err = _run(capsys, "state", "push", "older.json")
+    assert code == 3 and "older than this one (serial 0, this one's is 1)" in err
+    assert _run(capsys, "state", "pull")[1] == pulled
+    code, out, _ = _run(capsys, "state", "push", "older.json", "--force")
+    assert code == 0 and "serial 2" in out
+
+
+def test_a_push_of_a_damaged_file_says_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cut.json").write_text('{"version": 1, "lineage": "L", "ser')
+    code, _, err = _run(capsys, "state", "push", "cut.json")
+    assert code == 3 and "cut.json: the state file is corrupt or truncated" in err
+    code, _, err = _run(capsys, "state", "push", "missing.json")
+    assert code == 64 and "missing.json" in err
