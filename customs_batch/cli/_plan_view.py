@@ -37,6 +37,10 @@ WORDS = {
 }
 
 
+OCCASIONAL = frozenset({Action.RESUBMIT, Action.DROP, Action.REJECTED})
+"""Actions the summary counts only when there are any: most plans have none."""
+
+
 def rate_per_second(limit: RateLimit) -> float | None:
     """Requests per second of a limit, or None when unlimited."""
     return None if limit.requests is None else limit.requests / limit.period
@@ -56,7 +60,11 @@ def duration(seconds: float) -> str:
 def summary_text(plan: Plan, limit: RateLimit) -> str:
     """``Plan: 2 to create, …`` and the requests with the time they take at the limit."""
     counts = plan.counts
-    parts = [f"{counts[action]} {WORDS[action]}" for action in Action]
+    parts = [
+        f"{counts[action]} {WORDS[action]}"
+        for action in Action
+        if counts[action] or action not in OCCASIONAL
+    ]
     rate = rate_per_second(limit)
     timing = f", about {duration(plan.seconds_at(rate))} at {limit}" if rate else " (no rate limit)"
     return f"Plan: {', '.join(parts)}.\nRequests: {plan.requests}{timing}."

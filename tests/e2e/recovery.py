@@ -17,7 +17,7 @@ def pending_departures(records: dict[str, dict[str, Any]]) -> list[str]:
         address
         for address, record in records.items()
         if address.startswith(DEPARTURE)
-        and record["status"] == "pending"
+        and record["status"] in ("pending", "unknown")
         and not record["outputs"].get("declarationId")
     )
 
