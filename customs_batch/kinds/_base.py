@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from customs_batch.client import CustomsClient, Record
+from customs_batch.client import CustomsClient, NotFoundError, Record
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord, Scalar
@@ -145,6 +145,22 @@ def outputs_of(
         if name in record.raw:
             merged[name] = record.raw[name]
     return merged
+
+
+def refresh_each_declaration(
+    records: Sequence[ResourceRecord], read: Callable[[ResourceRecord, int], Refreshed]
+) -> dict[str, Refreshed | None]:
+    """Read each recorded object by its ``declarationId`` (None: no longer found)."""
+    found: dict[str, Refreshed | None] = {}
+    for record in records:
+        declaration_id = record.outputs.get("declarationId")
+        if not isinstance(declaration_id, int):
+            continue
+        try:
+            found[record.address] = read(record, declaration_id)
+        except NotFoundError:
+            found[record.address] = None
+    return found
 
 
 def number(text: str, address: Address) -> int:

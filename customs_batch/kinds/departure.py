@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from customs_batch.client import CustomsClient, NotFoundError
+from customs_batch.client import CustomsClient
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
@@ -23,6 +23,7 @@ from customs_batch.kinds._base import (
     UnknownOutcome,
     number,
     outputs_of,
+    refresh_each_declaration,
     repeat_unknown,
 )
 from customs_batch.kinds.actions import Action, Operation
@@ -72,23 +73,17 @@ def refresh_transit(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
     """The current status and errors of each recorded transit declaration."""
-    found: dict[str, Refreshed | None] = {}
-    for record in records:
-        declaration_id = record.outputs.get("declarationId")
-        if not isinstance(declaration_id, int):
-            continue
-        try:
-            detail = client.get_transit(declaration_id)
-        except NotFoundError:
-            found[record.address] = None
-            continue
+
+    def read(record: ResourceRecord, declaration_id: int) -> Refreshed:
+        detail = client.get_transit(declaration_id)
         status = detail.raw.get("status")
-        found[record.address] = Refreshed(
+        return Refreshed(
             service_state=status,
             errors=tuple(detail.raw.get("errors") or ()),
             outputs={**record.outputs, "status": status},
         )
-    return found
+
+    return refresh_each_declaration(records, read)
 
 
 MODEL = KindModel(

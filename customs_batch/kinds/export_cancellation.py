@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from customs_batch.client import CustomsClient, NotFoundError
+from customs_batch.client import CustomsClient
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
@@ -18,6 +18,7 @@ from customs_batch.kinds._base import (
     Request,
     number,
     outputs_of,
+    refresh_each_declaration,
     repeat_unknown,
 )
 from customs_batch.kinds.actions import Operation
@@ -41,19 +42,12 @@ def _read_back(
 def _refresh(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
-    found: dict[str, Refreshed | None] = {}
-    for record in records:
-        declaration_id = record.outputs.get("declarationId")
-        if not isinstance(declaration_id, int):
-            continue
-        try:
-            status = client.get_declaration(declaration_id).raw.get("status")
-        except NotFoundError:
-            found[record.address] = None
-            continue
+    def read(record: ResourceRecord, declaration_id: int) -> Refreshed:
+        status = client.get_declaration(declaration_id).raw.get("status")
         outputs = {**record.outputs, "canceled": status == "canceled"}
-        found[record.address] = Refreshed(service_state=status, outputs=outputs)
-    return found
+        return Refreshed(service_state=status, outputs=outputs)
+
+    return refresh_each_declaration(records, read)
 
 
 def service_words(record: ResourceRecord) -> str | None:

@@ -166,6 +166,8 @@ def test_status_follows_a_cancellation_and_wait_follows_a_parties_update(
     assert project.run("apply", "--auto-approve", "--wait").returncode == 0
     status = project.run("status").stdout
     assert "ExportCancellation/cancel-export-501  501  canceled" in status
+    assert project.run("refresh").returncode == 0  # read back from the service: the same
+    assert "ExportCancellation/cancel-export-501  501  canceled" in project.run("status").stdout
 
     project.edit("manifests/departures.yaml", "street: Kehrwieder 2", "street: Kehrwieder 4")
     code, changes = _plan(project)
