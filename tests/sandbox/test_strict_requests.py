@@ -58,11 +58,12 @@ def test_an_integer_out_of_the_64_bit_range_is_400(api: httpx.Client, literal: s
     assert api.get(GROUPS, params={"companyId": 1}).json()["result"][-1]["code"] == "DEFAULT"
 
 
-def test_the_64_bit_bounds_themselves_are_accepted(api: httpx.Client) -> None:
-    for n, number in enumerate((2**63 - 1, -(2**63))):
-        response = api.post(GROUPS, json=group(code=f"EDGE{n}", companyId=number))
-        assert response.status_code == 201
-        assert response.json()["companyId"] == number
+def test_the_64_bit_bound_itself_is_accepted(api: httpx.Client) -> None:
+    response = api.post(GROUPS, json=group(code="EDGE0", companyId=2**63 - 1))
+    assert response.status_code == 201
+    assert response.json()["companyId"] == 2**63 - 1
+    # An identifier starts at 1 (the schemas' bound, shared with validate).
+    assert api.post(GROUPS, json=group(code="EDGE1", companyId=-(2**63))).status_code == 400
 
 
 def test_query_integers_are_64_bit_and_ascii(api: httpx.Client) -> None:

@@ -197,8 +197,9 @@ def test_force_unlock_refuses_a_live_holder_unless_forced(
     assert "is alive" in refused.value.message
     assert refused.value.hint and "--force" in refused.value.hint
 
-    info = backend.force_unlock(lock_id, force=True)
-    assert (info.id, info.pid) == (lock_id, process.pid)
+    unlocked = backend.force_unlock(lock_id, force=True)
+    assert (unlocked.info.id, unlocked.info.pid) == (lock_id, process.pid)
+    assert "session was ended" in unlocked.how
     with backend.open("apply", lock_timeout=30) as session:  # the lock went with the session
         assert list(session.state.resources) == ["Movement/held"]
         assert session.lock_info.id != lock_id
@@ -219,7 +220,8 @@ def test_force_unlock_cleans_the_row_of_a_holder_whose_session_is_gone(
     session._connection.close()  # the session ends without its row being removed
     with pytest.raises(StateError, match="the lock id is"):
         backend.force_unlock("not-the-id")
-    info = backend.force_unlock(lock_id)  # no --force needed: nobody holds the lock
-    assert info.id == lock_id
+    unlocked = backend.force_unlock(lock_id)  # no --force needed: nobody holds the lock
+    assert unlocked.info.id == lock_id
+    assert "already ended" in unlocked.how
     with pytest.raises(StateError, match="not locked"):
         backend.force_unlock(lock_id)
