@@ -78,8 +78,9 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
         try:
             value = render_inline(text, context, as_text=as_text or path[0] == "metadata")
         except Exception as error:  # user expressions: whatever they raise is a finding
-            problem = problem_of(error, None)
-            walk.report_at(problem.rule, f"in {text!r}: {problem.message}", _JINJA_HINT, path)
+            problem = problem_of(error, None, text)
+            hint = problem.hint if problem.rule != "template.error" else _JINJA_HINT
+            walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
             continue
         _set(data, path, value)
         # References are read from the rendered text, not from the expression.
@@ -146,7 +147,7 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
 def _report_in_template(walk: Walk, file: str, problem: JinjaProblem) -> None:
     where = walk.locate(("template",))
     message = f"{problem.message} (template used at {where.file}:{where.line})"
-    walk.report_in(file, problem.line, problem.rule, message, problem.hint)
+    walk.report_in(file, problem.line, problem.rule, message, problem.hint, problem.column)
 
 
 def _surviving(output: TemplateOutput, spec: Mapping[str, Any], walk: Walk) -> list[Reference]:

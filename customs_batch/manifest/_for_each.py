@@ -293,7 +293,12 @@ class _Expander:
             if key not in self.reported:
                 self.reported.add(key)
                 self.walk.report_in(
-                    template.file, result.line, result.rule, result.message, result.hint
+                    template.file,
+                    result.line,
+                    result.rule,
+                    result.message,
+                    result.hint,
+                    result.column,
                 )
             return None
         output = parse_output(result, self.envelope.kind)
@@ -336,12 +341,17 @@ class _Expander:
             return slot.render(context)
         except UndefinedError as error:
             # The expression's fault, not the row's: reported once, at the manifest.
-            message = f"in {slot.text!r}: undefined: {error.message}"
+            problem = problem_of(error, None, slot.text)
+            message = f"in {slot.text!r}: {problem.message}"
             key = ("undefined", str(slot.path), message)
             if key not in self.reported:
                 self.reported.add(key)
-                hint = "Use a column of the spreadsheet (row['Header']), row_number or values."
-                self.walk.report_at("template.undefined", message, hint, slot.path)
+                hint = problem.hint + (
+                    " Use a column of the spreadsheet (row['Header']), row_number or values."
+                    if problem.hint == "Fix the template."
+                    else ""
+                )
+                self.walk.report_at("template.undefined", message, hint.strip(), slot.path)
             state.fail(None)
         except (MixedTypes, CellTypeError) as error:
             at = self._column(error.column, state)

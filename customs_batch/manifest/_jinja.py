@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError, nodes
+from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
@@ -24,6 +24,13 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from customs_batch.manifest import _bounds
 from customs_batch.manifest._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
+from customs_batch.manifest._jinja_messages import (
+    FriendlyUndefined,
+    MissingName,
+    explain_missing,
+    explain_python,
+    source_line,
+)
 from customs_batch.manifest.document import JSON
 
 RENDER_SECONDS = 5.0
@@ -102,7 +109,7 @@ class BoundedSandbox(SandboxedEnvironment):
 def make_environment(**options: Any) -> BoundedSandbox:
     """A sandboxed environment with strict undefined and only harmless globals."""
     env = BoundedSandbox(
-        undefined=StrictUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
+        undefined=FriendlyUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
     )
     env.filters = {name: _bounds.bounded_filter(name, f) for name, f in env.filters.items()}
     env.globals.clear()
@@ -120,13 +127,17 @@ class JinjaProblem:
     line: int = 0
     file: str | None = None
     hint: str = "Fix the template."
+    column: int = 0
 
 
 _TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
 
 
-def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
-    """The finding-ready description of an error raised while compiling or rendering."""
+def problem_of(
+    error: BaseException, filename: str | None, expression: str | None = None
+) -> JinjaProblem:
+    """The finding-ready description of an error raised while compiling or rendering a
+    template file (``filename``) or a document string (``expression``)."""
     if isinstance(error, TemplateSyntaxError):
         message = f"syntax error: {error.message}"
         return JinjaProblem("template.error", message, error.lineno, error.filename)
@@ -136,6 +147,11 @@ def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
     if isinstance(error, CellTypeError):
         hint = "Fix the cell, or the column's type in forEach.columns."
         return JinjaProblem("row.cell-type", str(error), line, hint=hint)
+    if isinstance(error, MissingName):
+        text = expression if expression is not None else source_line(filename, line)
+        said = explain_missing(error, text)
+        column = said.column if expression is None else 0
+        return JinjaProblem("template.undefined", said.message, line, hint=said.hint, column=column)
     if isinstance(error, UndefinedError):
         return JinjaProblem("template.undefined", f"undefined: {error.message}", line)
     if isinstance(error, RenderTimeout):
@@ -152,7 +168,8 @@ def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
         return JinjaProblem("template.error", f"not allowed in a template: {error}", line)
     if isinstance(error, TemplateError):
         return JinjaProblem("template.error", error.message or str(error), line)
-    return JinjaProblem("template.error", f"{type(error).__name__}: {error}", line)
+    message = explain_python(error, line if filename else 0)
+    return JinjaProblem("template.error", message, line)
 
 
 def _template_line(error: BaseException, filename: str | None) -> int:
