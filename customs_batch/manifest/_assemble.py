@@ -16,6 +16,7 @@ from customs_batch.manifest._envelope import Envelope
 from customs_batch.manifest._jinja import JinjaProblem, problem_of, render_inline
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
+from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import JSON, Document, Position, Reference
@@ -135,6 +136,9 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
         )
         walk.report_at(found.rule, found.message, hint, ("template",))
         return None
+    shadow = shadow_warning(project_root.resolve(), name)
+    if shadow is not None:
+        walk.report_at("template.shadows-built-in", *shadow, ("template",), Severity.WARNING)
     rendered = _templates.render(found, {"values": envelope.values})
     if not isinstance(rendered, _templates.Rendered):
         _report_in_template(walk, found.file, rendered)

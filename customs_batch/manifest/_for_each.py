@@ -38,6 +38,7 @@ from customs_batch.manifest._row_plan import (
 )
 from customs_batch.manifest._row_positions import RowPositions
 from customs_batch.manifest._schema_view import spec_view
+from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import Document, Position, Reference
@@ -138,6 +139,11 @@ class _Expander:
         name = self.envelope.template or ""
         found = _templates.find_template(self.source.project_root, name)
         if isinstance(found, _templates.TemplateSource):
+            shadow = shadow_warning(self.source.project_root.resolve(), name)
+            if shadow is not None:
+                self.walk.report_at(
+                    "template.shadows-built-in", *shadow, ("template",), Severity.WARNING
+                )
             return found
         if found.file is not None:
             self.walk.report_in(found.file, found.line, found.rule, found.message, found.hint)
