@@ -13,7 +13,7 @@ from typing import Any
 from customs_batch.findings import JsonPath, Severity
 from customs_batch.manifest import _templates
 from customs_batch.manifest._envelope import Envelope
-from customs_batch.manifest._jinja import JinjaProblem, problem_of, render_inline
+from customs_batch.manifest._jinja import FIX_TEMPLATE, JinjaProblem, problem_of, render_inline
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
 from customs_batch.manifest._template_catalog import shadow_warning
@@ -80,7 +80,7 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
             value = render_inline(text, context, as_text=as_text or path[0] == "metadata")
         except Exception as error:  # user expressions: whatever they raise is a finding
             problem = problem_of(error, None, text)
-            hint = problem.hint if problem.rule != "template.error" else _JINJA_HINT
+            hint = problem.hint if problem.hint != FIX_TEMPLATE else _JINJA_HINT
             walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
             continue
         _set(data, path, value)
@@ -130,7 +130,7 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
     if not isinstance(found, _templates.TemplateSource):
         hint = (
             f"Create templates/{name}{_templates.SUFFIX} in the project, or name a built-in "
-            "template (see 'customs-batch render --help')."
+            "template (see 'customs-batch templates list')."
             if found.rule == "template.not-found"
             else "Fix the template."
         )

@@ -117,6 +117,10 @@ def make_environment(**options: Any) -> BoundedSandbox:
     return env
 
 
+FIX_TEMPLATE = "Fix the template."
+"""The hint of a problem that has no better one."""
+
+
 @dataclass(frozen=True)
 class JinjaProblem:
     """Why a render failed: rule id, message, the 1-based line in the template (0: unknown)
@@ -126,7 +130,7 @@ class JinjaProblem:
     message: str
     line: int = 0
     file: str | None = None
-    hint: str = "Fix the template."
+    hint: str = "Fix the template."  # FIX_TEMPLATE
     column: int = 0
 
 
