@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -70,8 +70,26 @@ def _bounded_range(*args: int) -> Iterator[int]:
         yield number
 
 
+def _clocked(items: Iterable[Any]) -> Iterator[Any]:
+    """The items of a ``{% for %}`` loop, checking the deadline as they go (a loop over a
+    long text or list must end at the deadline like one over a range)."""
+    for count, item in enumerate(items):
+        if count % _DEADLINE_STRIDE == 0:
+            check_clock()
+        yield item
+
+
 class _BoundedCodeGenerator(CodeGenerator):
-    """Compiles ``~`` to a join that checks the size of its result first."""
+    """Compiles ``~`` to a join that checks the size of its result first, and every
+    ``{% for %}`` to a loop that checks the deadline."""
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        if not node.recursive and not getattr(node, "clocked", False):
+            node.iter = nodes.Call(
+                nodes.EnvironmentAttribute("clocked"), [node.iter], [], None, None
+            )
+            node.clocked = True  # type: ignore[attr-defined]
+        super().visit_For(node, frame)
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.join_parts((")
@@ -90,6 +108,7 @@ class BoundedSandbox(SandboxedEnvironment):
     code_generator_class = _BoundedCodeGenerator
     concat = staticmethod(_bounds.bounded_concat)
     join_parts = staticmethod(_bounds.bounded_join)
+    clocked = staticmethod(_clocked)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         check_clock()
