@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "status": "customs_batch.cli.refresh:status",
     "force-unlock": "customs_batch.cli.state:force_unlock",
     "sheet": "customs_batch.cli.sheet:sheet",
+    "templates": "customs_batch.cli.templates:templates",
 }
 
 

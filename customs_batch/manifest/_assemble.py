@@ -13,9 +13,10 @@ from typing import Any
 from customs_batch.findings import JsonPath, Severity
 from customs_batch.manifest import _templates
 from customs_batch.manifest._envelope import Envelope
-from customs_batch.manifest._jinja import JinjaProblem, problem_of, render_inline
+from customs_batch.manifest._jinja import FIX_TEMPLATE, JinjaProblem, problem_of, render_inline
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
+from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import JSON, Document, Position, Reference
@@ -78,8 +79,9 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
         try:
             value = render_inline(text, context, as_text=as_text or path[0] == "metadata")
         except Exception as error:  # user expressions: whatever they raise is a finding
-            problem = problem_of(error, None)
-            walk.report_at(problem.rule, f"in {text!r}: {problem.message}", _JINJA_HINT, path)
+            problem = problem_of(error, None, text)
+            hint = problem.hint if problem.hint != FIX_TEMPLATE else _JINJA_HINT
+            walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
             continue
         _set(data, path, value)
         # References are read from the rendered text, not from the expression.
@@ -128,12 +130,15 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
     if not isinstance(found, _templates.TemplateSource):
         hint = (
             f"Create templates/{name}{_templates.SUFFIX} in the project, or name a built-in "
-            "template (see 'customs-batch render --help')."
+            "template (see 'customs-batch templates list')."
             if found.rule == "template.not-found"
             else "Fix the template."
         )
         walk.report_at(found.rule, found.message, hint, ("template",))
         return None
+    shadow = shadow_warning(project_root.resolve(), name)
+    if shadow is not None:
+        walk.report_at("template.shadows-built-in", *shadow, ("template",), Severity.WARNING)
     rendered = _templates.render(found, {"values": envelope.values})
     if not isinstance(rendered, _templates.Rendered):
         _report_in_template(walk, found.file, rendered)
@@ -146,7 +151,7 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
 def _report_in_template(walk: Walk, file: str, problem: JinjaProblem) -> None:
     where = walk.locate(("template",))
     message = f"{problem.message} (template used at {where.file}:{where.line})"
-    walk.report_in(file, problem.line, problem.rule, message, problem.hint)
+    walk.report_in(file, problem.line, problem.rule, message, problem.hint, problem.column)
 
 
 def _surviving(output: TemplateOutput, spec: Mapping[str, Any], walk: Walk) -> list[Reference]:

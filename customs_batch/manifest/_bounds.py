@@ -57,10 +57,18 @@ def refuse_over(what: str, size: int, limit: int = MAX_VALUE) -> None:
         raise TooLarge(what, size, limit)
 
 
+_SIZED = (str, list, tuple, dict)
+_SMALL = 64
+"""Values shorter than this are not counted against the budget (the deadline bounds how
+many a render can make)."""
+
+
 def account(what: str, value: Any) -> Any:
     """Count ``value`` (a text or a container just built) against the render's budget."""
-    if isinstance(value, str | list | tuple | dict):
+    if value.__class__ in _SIZED or isinstance(value, _SIZED):
         size = len(value)
+        if size < _SMALL:
+            return value
         refuse_over(what, size)
         count = getattr(_built, "count", 0) + size
         _built.count = count
@@ -87,10 +95,13 @@ def text_size(value: Any, limit: int = MAX_VALUE) -> int:
     return 8
 
 
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+
+
 def check_args(what: str, args: Iterable[Any]) -> None:
     """Refuse arguments whose text would already be too long to make."""
     for arg in args:
-        if not isinstance(arg, str) and text_size(arg) > MAX_VALUE:
+        if isinstance(arg, _CONTAINERS) and text_size(arg) > MAX_VALUE:
             raise TooLarge(what, text_size(arg), MAX_VALUE)
 
 
@@ -131,22 +142,20 @@ def _is_int(value: Any) -> bool:
 def bounded_join(parts: Iterable[Any]) -> str:
     """``~``: the parts as text, joined, when the result is not too large."""
     texts = []
-    size = 0
     for part in parts:
-        size += text_size(part)
-        refuse_over("'~'", size)
-        texts.append(str(part))
+        if part.__class__ is not str:
+            if isinstance(part, _CONTAINERS):
+                refuse_over("'~'", text_size(part))
+            part = str(part)
+        texts.append(part)
+    refuse_over("'~'", sum(map(len, texts)))
     return str(account("'~'", "".join(texts)))
 
 
 def bounded_concat(parts: Iterable[str]) -> str:
     """A block's output joined (a macro's result, a ``{% set %}`` block, a render)."""
-    texts = []
-    size = 0
-    for part in parts:
-        size += len(part)
-        refuse_over("a block's output", size)
-        texts.append(part)
+    texts = list(parts)
+    refuse_over("a block's output", sum(map(len, texts)))
     return str(account("a block's output", "".join(texts)))
 
 
@@ -235,13 +244,14 @@ def bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any
 
     @functools.wraps(function)
     def bounded(*args: Any, **kwargs: Any) -> Any:
-        given = args[skip:]
-        check_args(what, (*given, *kwargs.values()))
+        check_args(what, args)
+        if kwargs:
+            check_args(what, kwargs.values())
         if check is not None:
             with contextlib.suppress(TypeError):  # wrong arguments: the filter says so
-                check(*given, **kwargs)
+                check(*args[skip:], **kwargs)
         if name == "sum":
-            return _bounded_sum(*given, **kwargs)
+            return _bounded_sum(*args[skip:], **kwargs)
         return account(what, function(*args, **kwargs))
 
     return bounded
@@ -284,7 +294,7 @@ def check_method(function: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 
 def bounded_value(value: Any) -> Any:
     """``value`` when its text is not too long to make (an output, an expression's result)."""
-    if not isinstance(value, str):
+    if isinstance(value, _CONTAINERS):
         refuse_over("the value", text_size(value))
     return value
 

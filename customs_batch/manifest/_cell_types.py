@@ -196,6 +196,7 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+_NEVER_TEXT = frozenset({"+", "-", "/", "//", "**"})
 ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
 
 
@@ -204,6 +205,11 @@ def check_mix(operator: str, left: Any, right: Any) -> None:
     for text, other in ((left, right), (right, left)):
         if text.__class__ is CellText and _is_number(other):
             raise MixedTypes(text.column, str(text), operator, other)
+        if operator in _NEVER_TEXT and isinstance(text, str) and _is_number(other):
+            raise TypeError(
+                f"the text {str(text)!r} and the number {other!r} do not go together with "
+                f"{operator!r}: convert the text with |int or |float, or join texts with '~'"
+            )
 
 
 def _is_number(value: Any) -> bool:

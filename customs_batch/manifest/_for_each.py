@@ -38,6 +38,7 @@ from customs_batch.manifest._row_plan import (
 )
 from customs_batch.manifest._row_positions import RowPositions
 from customs_batch.manifest._schema_view import spec_view
+from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import Document, Position, Reference
@@ -138,11 +139,19 @@ class _Expander:
         name = self.envelope.template or ""
         found = _templates.find_template(self.source.project_root, name)
         if isinstance(found, _templates.TemplateSource):
+            shadow = shadow_warning(self.source.project_root.resolve(), name)
+            if shadow is not None:
+                self.walk.report_at(
+                    "template.shadows-built-in", *shadow, ("template",), Severity.WARNING
+                )
             return found
         if found.file is not None:
             self.walk.report_in(found.file, found.line, found.rule, found.message, found.hint)
         else:
-            hint = f"Create templates/{name}{_templates.SUFFIX} in the project."
+            hint = (
+                f"Create templates/{name}{_templates.SUFFIX} in the project, or name a "
+                "built-in template (see 'customs-batch templates list')."
+            )
             self.walk.report_at(found.rule, found.message, hint, ("template",))
         return None
 
@@ -293,7 +302,12 @@ class _Expander:
             if key not in self.reported:
                 self.reported.add(key)
                 self.walk.report_in(
-                    template.file, result.line, result.rule, result.message, result.hint
+                    template.file,
+                    result.line,
+                    result.rule,
+                    result.message,
+                    result.hint,
+                    result.column,
                 )
             return None
         output = parse_output(result, self.envelope.kind)
@@ -336,12 +350,17 @@ class _Expander:
             return slot.render(context)
         except UndefinedError as error:
             # The expression's fault, not the row's: reported once, at the manifest.
-            message = f"in {slot.text!r}: undefined: {error.message}"
+            problem = problem_of(error, None, slot.text)
+            message = f"in {slot.text!r}: {problem.message}"
             key = ("undefined", str(slot.path), message)
             if key not in self.reported:
                 self.reported.add(key)
-                hint = "Use a column of the spreadsheet (row['Header']), row_number or values."
-                self.walk.report_at("template.undefined", message, hint, slot.path)
+                hint = problem.hint + (
+                    " Use a column of the spreadsheet (row['Header']), row_number or values."
+                    if problem.hint == "Fix the template."
+                    else ""
+                )
+                self.walk.report_at("template.undefined", message, hint.strip(), slot.path)
             state.fail(None)
         except (MixedTypes, CellTypeError) as error:
             at = self._column(error.column, state)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError, nodes
+from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
@@ -24,6 +24,13 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from customs_batch.manifest import _bounds
 from customs_batch.manifest._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
+from customs_batch.manifest._jinja_messages import (
+    FriendlyUndefined,
+    MissingName,
+    explain_missing,
+    explain_python,
+    source_line,
+)
 from customs_batch.manifest.document import JSON
 
 RENDER_SECONDS = 5.0
@@ -63,8 +70,26 @@ def _bounded_range(*args: int) -> Iterator[int]:
         yield number
 
 
+def _clocked(items: Iterable[Any]) -> Iterator[Any]:
+    """The items of a ``{% for %}`` loop, checking the deadline as they go (a loop over a
+    long text or list must end at the deadline like one over a range)."""
+    for count, item in enumerate(items):
+        if count % _DEADLINE_STRIDE == 0:
+            check_clock()
+        yield item
+
+
 class _BoundedCodeGenerator(CodeGenerator):
-    """Compiles ``~`` to a join that checks the size of its result first."""
+    """Compiles ``~`` to a join that checks the size of its result first, and every
+    ``{% for %}`` to a loop that checks the deadline."""
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        if not node.recursive and not getattr(node, "clocked", False):
+            node.iter = nodes.Call(
+                nodes.EnvironmentAttribute("clocked"), [node.iter], [], None, None
+            )
+            node.clocked = True  # type: ignore[attr-defined]
+        super().visit_For(node, frame)
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.join_parts((")
@@ -83,6 +108,7 @@ class BoundedSandbox(SandboxedEnvironment):
     code_generator_class = _BoundedCodeGenerator
     concat = staticmethod(_bounds.bounded_concat)
     join_parts = staticmethod(_bounds.bounded_join)
+    clocked = staticmethod(_clocked)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         check_clock()
@@ -102,12 +128,16 @@ class BoundedSandbox(SandboxedEnvironment):
 def make_environment(**options: Any) -> BoundedSandbox:
     """A sandboxed environment with strict undefined and only harmless globals."""
     env = BoundedSandbox(
-        undefined=StrictUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
+        undefined=FriendlyUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
     )
     env.filters = {name: _bounds.bounded_filter(name, f) for name, f in env.filters.items()}
     env.globals.clear()
     env.globals.update(range=_bounded_range, dict=dict)
     return env
+
+
+FIX_TEMPLATE = "Fix the template."
+"""The hint of a problem that has no better one."""
 
 
 @dataclass(frozen=True)
@@ -119,14 +149,18 @@ class JinjaProblem:
     message: str
     line: int = 0
     file: str | None = None
-    hint: str = "Fix the template."
+    hint: str = "Fix the template."  # FIX_TEMPLATE
+    column: int = 0
 
 
 _TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
 
 
-def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
-    """The finding-ready description of an error raised while compiling or rendering."""
+def problem_of(
+    error: BaseException, filename: str | None, expression: str | None = None
+) -> JinjaProblem:
+    """The finding-ready description of an error raised while compiling or rendering a
+    template file (``filename``) or a document string (``expression``)."""
     if isinstance(error, TemplateSyntaxError):
         message = f"syntax error: {error.message}"
         return JinjaProblem("template.error", message, error.lineno, error.filename)
@@ -136,6 +170,11 @@ def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
     if isinstance(error, CellTypeError):
         hint = "Fix the cell, or the column's type in forEach.columns."
         return JinjaProblem("row.cell-type", str(error), line, hint=hint)
+    if isinstance(error, MissingName):
+        text = expression if expression is not None else source_line(filename, line)
+        said = explain_missing(error, text)
+        column = said.column if expression is None else 0
+        return JinjaProblem("template.undefined", said.message, line, hint=said.hint, column=column)
     if isinstance(error, UndefinedError):
         return JinjaProblem("template.undefined", f"undefined: {error.message}", line)
     if isinstance(error, RenderTimeout):
@@ -152,7 +191,8 @@ def problem_of(error: BaseException, filename: str | None) -> JinjaProblem:
         return JinjaProblem("template.error", f"not allowed in a template: {error}", line)
     if isinstance(error, TemplateError):
         return JinjaProblem("template.error", error.message or str(error), line)
-    return JinjaProblem("template.error", f"{type(error).__name__}: {error}", line)
+    message = explain_python(error, line if filename else 0)
+    return JinjaProblem("template.error", message, line)
 
 
 def _template_line(error: BaseException, filename: str | None) -> int:

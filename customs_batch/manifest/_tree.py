@@ -255,9 +255,12 @@ class Walk:
         """Record a finding at the value at ``path`` (or its nearest written parent)."""
         self.findings.append(Finding(rule, severity, message, self.locate(path), hint))
 
-    def report_in(self, file: str, line: int, rule: str, message: str, hint: str) -> None:
-        """Record an error finding in another file (a template), at a line (0: unknown)."""
-        location = Location(file, line, 1 if line else 0, ("template",))
+    def report_in(
+        self, file: str, line: int, rule: str, message: str, hint: str, column: int = 0
+    ) -> None:
+        """Record an error finding in another file (a template), at a line (0: unknown) and
+        column (0: the line's start)."""
+        location = Location(file, line, (column or 1) if line else 0, ("template",))
         self.findings.append(Finding(rule, Severity.ERROR, message, location, hint))
 
     def report_key(self, rule: str, message: str, hint: str, path: JsonPath) -> None:

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.manifest.helpers import ENVELOPE, write
+from customs_batch.manifest import _jinja
+from customs_batch.manifest._jinja import render_inline
+from tests.manifest.helpers import ENVELOPE, load_text, only, write
 
 ONE_GIB = 1 << 30
 CASES = {
@@ -104,3 +106,21 @@ def test_an_expression_in_a_document_is_bounded_too() -> None:
         "refused: center would build 1,500,000,000 characters or items; the limit is 10,000,000"
         in done.stdout
     )
+
+
+def test_a_loop_over_a_long_text_in_a_document_ends_at_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_jinja, "RENDER_SECONDS", 0.2)
+    loops = "{% set s = 'x' * 5000000 %}{% for c in s %}{% for d in s %}{% endfor %}{% endfor %}"
+    manifest = (
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\n"
+        f'spec:\n  commercialReference: "{loops}"\n'
+    )
+    finding = only(load_text(manifest), "template.timeout")
+    assert finding.location.line == 5
+
+
+def test_loops_keep_their_loop_variables() -> None:
+    text = "{% for c in values.chars %}{{ loop.index }}/{{ loop.length }}{{ c }} {% endfor %}"
+    assert render_inline(text, {"values": {"chars": "ab"}}, as_text=True) == "1/2a 2/2b "

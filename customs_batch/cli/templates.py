@@ -1,0 +1,76 @@
+"""``customs-batch templates``: the templates ``template: NAME`` can name (list, show)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from customs_batch.errors import ExitCode
+
+_PROJECT_HELP = "A folder of the project (default: the current one); its templates/ is searched."
+
+
+@click.group()
+def templates() -> None:
+    """The templates a document can name with `template: NAME`.
+
+    A project's templates/NAME.yaml.j2 comes first, then the built-in templates; a
+    project template with a built-in's name hides the built-in (validate warns).
+
+    \b
+    Examples:
+      customs-batch templates list
+      customs-batch templates show t1-road
+    """
+
+
+@templates.command("list")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    help=_PROJECT_HELP,
+)
+def list_(project: Path) -> int:
+    """List the project's and the built-in templates, with the first line of their comment."""
+    from customs_batch.manifest._discover import find_project_root
+    from customs_batch.manifest._template_catalog import list_templates
+
+    infos = list_templates(find_project_root(project / "_"))
+    if not infos:
+        click.echo("no templates")
+        return int(ExitCode.OK)
+    width = max(len(info.name) for info in infos)
+    for info in infos:
+        origin = info.origin if info.hidden_by is None else f"{info.origin}, hidden"
+        click.echo(f"{info.name:<{width}}  {origin:<16}  {info.summary}".rstrip())
+        if info.hides is not None:
+            click.echo(f"{'':<{width}}  warning: hides the built-in template {info.name}")
+    return int(ExitCode.OK)
+
+
+@templates.command()
+@click.argument("name")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    help=_PROJECT_HELP,
+)
+def show(name: str, project: Path) -> int:
+    """Print the template NAME that `template: NAME` uses, and say where it is.
+
+    The template's text goes to standard output, where it comes from to standard error,
+    so `customs-batch templates show t1-road > templates/my-road.yaml.j2` starts a copy.
+    """
+    from customs_batch.manifest._discover import find_project_root
+    from customs_batch.manifest._template_catalog import show_template
+
+    found = show_template(find_project_root(project / "_"), name)
+    origin = f"{found.info.origin} template {found.info.path}"
+    if found.info.hides is not None:
+        origin += f" (hides the built-in {found.info.hides})"
+    click.echo(f"# {origin}", err=True)
+    click.echo(found.text, nl=not found.text.endswith("\n"))
+    return int(ExitCode.OK)

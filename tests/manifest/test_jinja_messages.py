@@ -1,0 +1,75 @@
+"""Jinja errors name the variable, suggest the closest key and point at line and column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.manifest.helpers import ENVELOPE, load_text, movement_sheet_manifest, only, write
+
+VALUES = "values: {dest_office: DE004073, destination_country: DE}\n"
+
+
+def _with_template(body: str) -> Path:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t.yaml.j2"), body)
+    return Path("templates/t.yaml.j2")
+
+
+def _departure(extra: str, spec: str = "  commercialReference: R-1\n") -> str:
+    return f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\n{extra}spec:\n{spec}"
+
+
+def test_a_misspelt_key_in_a_template_names_it_and_suggests_the_closest() -> None:
+    _with_template("{#- note\n -#}\ntype: DEPARTURE\ndestinationOffice: {{ values.dest_ofice }}\n")
+    finding = only(load_text(_departure("template: t\n" + VALUES)), "template.undefined")
+    assert finding.message.startswith("values has no key 'dest_ofice'")
+    assert finding.hint == (
+        "Did you mean 'dest_office'? The keys of values are: 'dest_office', 'destination_country'."
+    )
+    assert finding.location.file == "templates/t.yaml.j2"
+    assert (finding.location.line, finding.location.column) == (4, 23)
+    assert "dict object" not in finding.message
+
+
+def test_a_subscript_and_a_nested_mapping_are_named_as_written() -> None:
+    _with_template("a: 1\nb: {{ values['addr'].cty }}\n")
+    values = "values: {addr: {city: Köln, street: Hafen 1}}\n"
+    finding = only(load_text(_departure("template: t\n" + values)), "template.undefined")
+    assert finding.message.startswith("values['addr'] has no key 'cty'")
+    assert finding.hint.startswith("Did you mean 'city'?")
+    assert finding.location.column == 7
+
+
+def test_an_unknown_variable_suggests_values() -> None:
+    spec = '  commercialReference: "{{ valuse.ref }}"\n'
+    finding = only(load_text(_departure(VALUES, spec)), "template.undefined")
+    assert finding.message == "in '{{ valuse.ref }}': unknown variable 'valuse'"
+    assert finding.hint.startswith("Did you mean 'values'?")
+
+
+def test_a_division_by_zero_says_so_with_the_template_line() -> None:
+    _with_template("a: 1\n\nb: {{ 1 / 0 }}\n")
+    finding = only(load_text(_departure("template: t\n")), "template.error")
+    assert finding.message.startswith("division by zero in the expression at line 3")
+    assert finding.location.line == 3
+    assert "ZeroDivisionError" not in finding.message
+
+
+def test_text_plus_a_number_says_what_to_do() -> None:
+    spec = "  commercialReference: \"{{ 'R-' + 1 }}\"\n"
+    finding = only(load_text(_departure("", spec)), "template.error")
+    assert "the text 'R-' and the number 1 do not go together with '+'" in finding.message
+    assert "TypeError" not in finding.message
+
+
+def test_a_missing_column_behind_a_filter_lists_the_columns() -> None:
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(
+        "Shipment,HAWB,Action,Packages,Gross weight,Party\nshp_7Hk2Lm,h1,ISL,4,40.5,rpty_p1\n"
+    )
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        '"{{ row.Packages }}"', '"{{ row.Packets | int }}"'
+    )
+    finding = only(load_text(manifest), "template.undefined")
+    assert "the row has no column 'Packets'" in finding.message
+    assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
