@@ -261,6 +261,16 @@ def _bounded_sum(iterable: Iterable[Any], attribute: Any = None, start: Any = 0)
     if attribute is not None:
         raise TooLarge("sum with an attribute", MAX_VALUE + 1, MAX_VALUE)
     total = start
+    if isinstance(start, list):
+        # Lists are extended in place: each item is copied once, and the size is checked
+        # before it is (adding list to list again and again would copy quadratically).
+        total = list(start)
+        for item in iterable:
+            if not isinstance(item, list):
+                total = total + item  # the same TypeError as Jinja's own sum
+            binop_size("+", total, item)
+            total.extend(item)
+        return account("the filter sum", total)
     for item in iterable:
         binop_size("+", total, item)
         total = total + item

@@ -124,3 +124,15 @@ def test_a_loop_over_a_long_text_in_a_document_ends_at_the_deadline(
 def test_loops_keep_their_loop_variables() -> None:
     text = "{% for c in values.chars %}{{ loop.index }}/{{ loop.length }}{{ c }} {% endfor %}"
     assert render_inline(text, {"values": {"chars": "ab"}}, as_text=True) == "1/2a 2/2b "
+
+
+def test_sum_still_adds_numbers_and_joins_lists() -> None:
+    context = {"values": {"lists": [[1], [2, 3]], "numbers": [1, 2.5]}}
+    assert render_inline("{{ values.lists|sum(start=[]) }}", context, as_text=False) == [1, 2, 3]
+    assert render_inline("{{ values.numbers|sum }}", context, as_text=False) == 3.5
+    assert render_inline("{{ values.lists|sum(start=[0]) }}", context, as_text=False) == [
+        0,
+        1,
+        2,
+        3,
+    ]
