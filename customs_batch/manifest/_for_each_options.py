@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import JsonPath
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.spreadsheet.model import SheetLimits
 
-FOR_EACH_KEYS = ("file", "sheet", "header", "rows", "encoding", "delimiter", "decimalComma")
+FOR_EACH_KEYS = (
+    "file",
+    "sheet",
+    "header",
+    "rows",
+    "encoding",
+    "delimiter",
+    "decimalComma",
+    "maxRows",
+    "maxCells",
+    "maxMegabytes",
+)
 _RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
 _DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 
@@ -52,6 +64,8 @@ class ForEach:
     encoding: str | None = None
     delimiter: str | None = None
     decimal_comma: bool = False
+    limits: SheetLimits = field(default_factory=SheetLimits)
+    """``maxRows``, ``maxCells``, ``maxMegabytes``; the defaults where not given."""
 
 
 def read_for_each(data: Any, walk: Walk) -> ForEach | None:
@@ -71,10 +85,23 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
     encoding = reader.encoding(data)
     delimiter = reader.delimiter(data)
     decimal_comma = reader.flag(data, "decimalComma")
+    limits = _limits(reader, data)
     if reader.failed or file is None:
         return None
     path = Path(walk.file).parent / file
-    return ForEach(path, file, sheet, header or 1, rows, encoding, delimiter, decimal_comma)
+    return ForEach(path, file, sheet, header or 1, rows, encoding, delimiter, decimal_comma, limits)
+
+
+def _limits(reader: _Reader, data: dict[str, Any]) -> SheetLimits:
+    given = {
+        field: reader.positive(data, key)
+        for field, key in (
+            ("rows", "maxRows"),
+            ("cells", "maxCells"),
+            ("megabytes", "maxMegabytes"),
+        )
+    }
+    return SheetLimits(**{field: value for field, value in given.items() if value is not None})
 
 
 class _Reader:
@@ -104,7 +131,8 @@ class _Reader:
         value = data.get(key)
         if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
             return value
-        self.error((key,), f"forEach.{key} must be a row number (1 or more)", _HINTS[key])
+        what = "a row number" if key == "header" else "a whole number"
+        self.error((key,), f"forEach.{key} must be {what} (1 or more)", _HINTS[key])
         return None
 
     def rows(self, data: dict[str, Any]) -> RowRange | None:
@@ -156,4 +184,7 @@ _HINTS = {
     "encoding": "Use a Python encoding name, e.g. 'utf-8' or 'cp1252'.",
     "delimiter": "Write ';', ',', 'tab' or '|'.",
     "decimalComma": "Write 'decimalComma: true' when numbers are written 12,5.",
+    "maxRows": "Give the most data rows to read, e.g. 'maxRows: 2000000'.",
+    "maxCells": "Give the most cells of the sheet's used range, e.g. 'maxCells: 20000000'.",
+    "maxMegabytes": "Give the most megabytes to read, e.g. 'maxMegabytes: 1024'.",
 }
