@@ -4,7 +4,10 @@ one, to check that the reader refuses them before anything allocates the sheet."
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
+
+from customs_batch.findings import column_letter
 
 _CONTENT_TYPES = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
@@ -56,16 +59,17 @@ def write_xlsx(path: Path, sheet: str | bytes) -> Path:
     return path
 
 
-def write_bomb(path: Path, megabytes: int) -> Path:
-    """A zip bomb: a header row, then ``megabytes`` MB of empty rows, which deflate about
-    two hundred to one (fast to write: about 450 KB per 100 MB)."""
-    start, end = small_sheet().split("<sheetData>")
+def write_bomb(path: Path, megabytes: int, headers: Sequence[str] = ("hawb",)) -> Path:
+    """A zip bomb: a row of ``headers``, then ``megabytes`` MB of empty rows, which deflate
+    about two hundred to one (fast to write: about 450 KB per 100 MB)."""
+    header = "".join(inline_cell(f"{column_letter(n)}1", h) for n, h in enumerate(headers, 1))
+    start, end = sheet_xml(f'<row r="1">{header}</row>').split("</sheetData>")
     block = b"<row/>" * (1024 * 1024 // 6)
     with _workbook(path, level=1) as book, book.open("xl/worksheets/sheet1.xml", "w") as sheet:
-        sheet.write(f"{start}<sheetData>".encode())
+        sheet.write(start.encode())
         for _ in range(megabytes):
             sheet.write(block)
-        sheet.write(end.encode())
+        sheet.write(f"</sheetData>{end}".encode())
     return path
 
 
