@@ -77,20 +77,26 @@ def account(what: str, value: Any) -> Any:
     return value
 
 
-def text_size(value: Any, limit: int = MAX_VALUE) -> int:
+def text_size(value: Any, limit: int = MAX_VALUE, _seen: dict[int, int] | None = None) -> int:
     """About how long ``str(value)`` is, counted no further than just past ``limit``
-    (a list holding the same big list a million times is not walked a million times)."""
+    (a list holding the same big list a million times is not walked a million times: a
+    container met again is counted from what its first walk found)."""
     if isinstance(value, str):
         return len(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return value.bit_length() // 3 + 1
     if isinstance(value, list | tuple | set | frozenset | dict):
+        seen = {} if _seen is None else _seen
+        known = seen.get(id(value))
+        if known is not None:
+            return known
         size = 2
         items: Iterable[Any] = value.items() if isinstance(value, dict) else value
         for item in items:
-            size += 2 + text_size(item, limit - size)
+            size += 2 + text_size(item, limit - size, seen)
             if size > limit:
-                return size
+                break
+        seen[id(value)] = size
         return size
     return 8
 
@@ -101,8 +107,10 @@ _CONTAINERS = (list, tuple, set, frozenset, dict)
 def check_args(what: str, args: Iterable[Any]) -> None:
     """Refuse arguments whose text would already be too long to make."""
     for arg in args:
-        if isinstance(arg, _CONTAINERS) and text_size(arg) > MAX_VALUE:
-            raise TooLarge(what, text_size(arg), MAX_VALUE)
+        if isinstance(arg, _CONTAINERS):
+            size = text_size(arg)
+            if size > MAX_VALUE:
+                raise TooLarge(what, size, MAX_VALUE)
 
 
 def check_format(what: str, template: str, args: Any) -> None:

@@ -166,6 +166,7 @@ class _Expander:
             self.for_each.delimiter,
             rows.first if rows else None,
             rows.last if rows else None,
+            self.for_each.limits,
         )
         count = 0
         iterator = read_rows_safely(read)
@@ -385,12 +386,10 @@ class _Expander:
         if error.row:
             sheet = self.for_each.sheet or self.stem
             location = Location(error.file, error.row, 0, (), sheet, error.row)
-            yield Finding(
-                "sheet.unreadable", Severity.ERROR, error.message, location, error.hint or ""
-            )
+            yield Finding(error.rule, Severity.ERROR, error.message, location, error.hint or "")
         else:
             self.walk.report_at(
-                "sheet.unreadable",
+                error.rule,
                 error.message,
                 error.hint or "Check forEach.file.",
                 ("forEach", "file"),

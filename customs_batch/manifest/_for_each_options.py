@@ -12,6 +12,7 @@ from typing import Any
 from customs_batch.findings import JsonPath
 from customs_batch.manifest._cell_types import COLUMN_TYPE_WORDS, ColumnType
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.spreadsheet.model import SheetLimits
 
 FOR_EACH_KEYS = (
     "file",
@@ -22,6 +23,9 @@ FOR_EACH_KEYS = (
     "delimiter",
     "decimalComma",
     "columns",
+    "maxRows",
+    "maxCells",
+    "maxMegabytes",
 )
 _RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
 _DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
@@ -65,6 +69,8 @@ class ForEach:
     decimal_comma: bool = False
     columns: Mapping[str, ColumnType] = field(default_factory=dict)
     """Column types the manifest declares (header -> type)."""
+    limits: SheetLimits = field(default_factory=SheetLimits)
+    """``maxRows``, ``maxCells``, ``maxMegabytes``; the defaults where not given."""
 
 
 def read_for_each(data: Any, walk: Walk) -> ForEach | None:
@@ -85,12 +91,34 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
     delimiter = reader.delimiter(data)
     decimal_comma = reader.flag(data, "decimalComma")
     columns = reader.columns(data)
+    limits = _limits(reader, data)
     if reader.failed or file is None:
         return None
     path = Path(walk.file).parent / file
     return ForEach(
-        path, file, sheet, header or 1, rows, encoding, delimiter, decimal_comma, columns
+        path,
+        file,
+        sheet,
+        header or 1,
+        rows,
+        encoding,
+        delimiter,
+        decimal_comma,
+        columns=columns,
+        limits=limits,
     )
+
+
+def _limits(reader: _Reader, data: dict[str, Any]) -> SheetLimits:
+    given = {
+        field: reader.positive(data, key)
+        for field, key in (
+            ("rows", "maxRows"),
+            ("cells", "maxCells"),
+            ("megabytes", "maxMegabytes"),
+        )
+    }
+    return SheetLimits(**{field: value for field, value in given.items() if value is not None})
 
 
 class _Reader:
@@ -120,7 +148,8 @@ class _Reader:
         value = data.get(key)
         if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
             return value
-        self.error((key,), f"forEach.{key} must be a row number (1 or more)", _HINTS[key])
+        what = "a row number" if key == "header" else "a whole number"
+        self.error((key,), f"forEach.{key} must be {what} (1 or more)", _HINTS[key])
         return None
 
     def rows(self, data: dict[str, Any]) -> RowRange | None:
@@ -190,4 +219,7 @@ _HINTS = {
     "delimiter": "Write ';', ',', 'tab' or '|'.",
     "decimalComma": "Write 'decimalComma: true' when numbers are written 12,5.",
     "columns": "Give a type per column: 'columns: {Packages: number, Office: text}'.",
+    "maxRows": "Give the most data rows to read, e.g. 'maxRows: 2000000'.",
+    "maxCells": "Give the most cells of the sheet's used range, e.g. 'maxCells: 20000000'.",
+    "maxMegabytes": "Give the most megabytes to read, e.g. 'maxMegabytes: 1024'.",
 }

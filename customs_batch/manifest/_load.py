@@ -87,6 +87,11 @@ def iter_file(
     gc.disable()
     try:
         yield from _load_text(text, file, root, rows)
+    except MemoryError:
+        # Millions of values on a few lines can need gigabytes as nodes: a finding, and
+        # the other files are still checked.
+        del text
+        yield _out_of_memory(file)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -197,6 +202,16 @@ def _not_text(file: str, why: str) -> Finding:
         f"not a YAML text: {why}",
         Location(file, 1, 1),
         "Manifests are UTF-8 text files; save the file as UTF-8 or leave it out.",
+    )
+
+
+def _out_of_memory(file: str) -> Finding:
+    return Finding(
+        "file.too-large",
+        Severity.ERROR,
+        "the file holds more values than fit in memory",
+        Location(file),
+        "Split the file into smaller manifests.",
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +72,25 @@ def test_a_template_that_is_a_named_pipe_is_an_error_naming_it() -> None:
     result = within_seconds(lambda: load_file(path))
     finding = only(result, "template.error")
     assert "t.yaml.j2" in finding.message and "named pipe" in finding.message
+
+
+def test_a_file_that_runs_out_of_memory_is_a_finding_and_the_others_still_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from customs_batch.manifest import _load
+
+    write(Path("m/a-good.yaml"), GOOD)
+    write(Path("m/b-huge.yaml"), GOOD.replace("mov-1", "mov-2"))
+    real = _load._document
+
+    def document(node: Any, walk: Any, *args: Any) -> Any:
+        if walk.file.endswith("b-huge.yaml"):
+            raise MemoryError  # as millions of values on one line do under a memory limit
+        return real(node, walk, *args)
+
+    monkeypatch.setattr(_load, "_document", document)
+    result = load_paths([Path("m")])
+    finding = only(result, "file.too-large")
+    assert finding.location.file == os.path.join("m", "b-huge.yaml")
+    assert "more values than fit in memory" in finding.message
+    assert [str(doc.address) for doc in result.documents] == ["Movement/mov-1"]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 from collections.abc import Iterator
 from typing import IO
 
 from customs_batch.manifest.spreadsheet.header import build_header
+from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
 from customs_batch.manifest.spreadsheet.model import Row, RowSource, SheetError
 
 SAMPLE_BYTES = 64 * 1024
@@ -20,20 +22,22 @@ DELIMITERS = (";", ",", "\t", "|")
 def read_csv(source: RowSource) -> Iterator[Row]:
     """The data rows, numbered as a spreadsheet program numbers them (the header is row 1)."""
     file = str(source.path)
+    with open_sheet_file(source) as raw:
+        sample = raw.read(SAMPLE_BYTES)
+        if b"\x00" in sample:
+            raise SheetError(
+                f"{file} is not a text file",
+                file=file,
+                hint="a CSV export is text; for an Excel workbook use a .xlsx file",
+            )
+        raw.seek(0)
+        encoding = source.encoding or detect_encoding(sample)
+        yield from _decoded_rows(raw, source, file, encoding)
+
+
+def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -> Iterator[Row]:
     try:
-        with open(source.path, "rb") as raw:
-            sample = raw.read(SAMPLE_BYTES)
-    except OSError as exc:
-        raise SheetError(f"cannot read {file} ({exc.strerror})", file=file) from exc
-    if b"\x00" in sample:
-        raise SheetError(
-            f"{file} is not a text file",
-            file=file,
-            hint="a CSV export is text; for an Excel workbook use a .xlsx file",
-        )
-    encoding = source.encoding or detect_encoding(sample)
-    try:
-        with open(source.path, encoding=encoding, newline="") as text:
+        with io.TextIOWrapper(raw, encoding=encoding, newline="") as text:
             yield from _rows(text, source, file, encoding)
     except UnicodeDecodeError as exc:
         raise SheetError(
@@ -77,7 +81,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
         text.seek(0)
     reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=False)
     header = None
-    number = 0
+    number = rows_read = 0
     try:
         for record in reader:
             number += 1
@@ -89,6 +93,9 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 continue
             if not source.wants(number) or all(v is None for v in values):
                 continue
+            rows_read += 1
+            if rows_read > source.limits.rows:
+                raise too_many_rows(file, source.limits, number)
             yield Row(
                 number,
                 {

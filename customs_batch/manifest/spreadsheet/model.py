@@ -10,6 +10,8 @@ from typing import Any
 from customs_batch.errors import ManifestError
 from customs_batch.findings import column_letter
 
+MEGABYTE = 1024 * 1024
+
 Cell = Any
 """A cell value: str, int, float, bool, an ISO 8601 date string, or None when empty."""
 
@@ -17,10 +19,20 @@ Cell = Any
 class SheetError(ManifestError):
     """A spreadsheet that cannot be read as asked (missing sheet, bad header, bad bytes)."""
 
-    def __init__(self, message: str, *, file: str, row: int = 0, hint: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str,
+        row: int = 0,
+        hint: str | None = None,
+        rule: str = "sheet.unreadable",
+    ):
         super().__init__(message, hint=hint)
         self.file = file
         self.row = row
+        self.rule = rule
+        """The finding's rule: ``sheet.unreadable``, or ``sheet.too-large`` for a limit."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,23 @@ class Row:
 
 
 @dataclass(frozen=True)
+class SheetLimits:
+    """The most one ``forEach`` reads; the defaults fit a machine with a few GB of memory."""
+
+    rows: int = 1_000_000
+    """Data rows (each expanded row keeps about 2 KB for the project-wide checks)."""
+    cells: int = 10_000_000
+    """Cells of an XLSX sheet's used range, rows times columns (about 320 MB)."""
+    megabytes: int = 512
+    """A CSV file's size; an XLSX workbook's size once uncompressed."""
+
+    @property
+    def bytes(self) -> int:
+        """``megabytes`` in bytes."""
+        return self.megabytes * MEGABYTE
+
+
+@dataclass(frozen=True)
 class RowSource:
     """What ``forEach`` asks for: a file, and how to read it."""
 
@@ -70,6 +99,7 @@ class RowSource:
     delimiter: str | None = None
     first_row: int | None = None
     last_row: int | None = None
+    limits: SheetLimits = SheetLimits()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def wants(self, number: int) -> bool:

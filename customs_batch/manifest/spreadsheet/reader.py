@@ -13,14 +13,9 @@ CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt"})
 
 
 def read_rows(source: RowSource) -> Iterator[Row]:
-    """Stream the data rows of ``source``, skipping blank rows, within its row range."""
+    """Stream the data rows of ``source``, skipping blank rows, within its row range and its
+    limits (a file over them is a SheetError before a row is read)."""
     suffix = source.path.suffix.lower()
-    if not source.path.is_file():
-        raise SheetError(
-            f"spreadsheet {source.path} does not exist",
-            file=str(source.path),
-            hint="forEach.file is relative to the manifest that names it",
-        )
     if suffix in XLSX_SUFFIXES:
         return read_xlsx(source)
     if suffix in CSV_SUFFIXES:

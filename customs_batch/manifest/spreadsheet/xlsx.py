@@ -14,12 +14,16 @@ from typing import Any
 import python_calamine
 
 from customs_batch.manifest.spreadsheet.header import build_header
+from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
 from customs_batch.manifest.spreadsheet.model import Cell, Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
     """The data rows of one sheet (the first, unless ``sheet`` names one; hidden ones too)."""
     file = str(source.path)
+    with open_sheet_file(source) as handle:
+        check_workbook(handle, file, source.sheet, source.limits)
     try:
         workbook = python_calamine.CalamineWorkbook.from_path(str(source.path))
     except Exception as exc:  # calamine raises several of its own types for a bad file
@@ -49,6 +53,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
     merged = _merged_ranges(sheet)
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
+    rows_read = 0
     for index, raw in enumerate(sheet.iter_rows()):
         number = first_row + index + 1
         values = [None] * first_column + [_cell(value) for value in raw]
@@ -71,6 +76,9 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
         }
         if all(value is None for value in row.values()):
             continue
+        rows_read += 1
+        if rows_read > source.limits.rows:
+            raise too_many_rows(file, source.limits, number)
         yield Row(number, row, header, sheet_name)
     if header is None:
         raise SheetError(

@@ -1,0 +1,322 @@
+"""What a workbook would cost to read, found from the zip before the XLSX reader sees it.
+
+The reader holds the whole used range of a sheet (rows times columns, empty cells too) and
+every shared string in memory. So before it runs:
+
+- the members' sizes, as the zip's directory states them, must add up to at most
+  ``maxMegabytes`` uncompressed (a zip bomb stops here, having read only the directory);
+- the sheet's XML and the shared strings are inflated as a stream, never more than that
+  many bytes in all whatever the directory claims, and the sheet's cell references
+  (``<c r="XFD1048576">``) give the used range, which must hold at most ``maxCells``.
+
+Only cells that hold something count (the reader skips empty ``<c .../>`` elements, and so
+does the check); a cell or row without a reference is counted after the furthest one, which
+is never less than where the reader puts it. ``<dimension ref=...>`` is not trusted: the
+reader ignores it too.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from customs_batch.findings import column_letter
+from customs_batch.manifest.spreadsheet.limits import too_large
+from customs_batch.manifest.spreadsheet.model import MEGABYTE, SheetError, SheetLimits
+
+_CHUNK = 1024 * 1024
+_LONGEST_TAG = 1024 * 1024
+_PREFIX = rb"<(?:[\w.-]+:)?"
+_CLOSE = rb"[^>]*(?<!/)>"  # the rest of a start tag that is not self-closing (not empty)
+_REF = rb"""\sr\s*=\s*["']"""
+_CELL = re.compile(_PREFIX + rb"c(?=[\s>])" + _CLOSE)
+_CELL_REF = re.compile(_PREFIX + rb"c(?=\s)[^>]*?" + _REF + rb"([A-Za-z]+)([0-9]+)[\"']" + _CLOSE)
+_ROW = re.compile(_PREFIX + rb"row(?=[\s>])" + _CLOSE)
+_ROW_REF = re.compile(_PREFIX + rb"row(?=\s)[^>]*?" + _REF + rb"([0-9]+)[\"']" + _CLOSE)
+_DIMENSION = re.compile(
+    rb"<(?:[\w.-]+:)?dimension\s+ref\s*=\s*[\"']([A-Za-z]*)([0-9]*)(?::([A-Za-z]*)([0-9]*))?[\"']"
+)
+# Cells or rows whose first attribute is not ``r="..."`` after one space (placed after the
+# previous one, or spelled in a way the quick search does not read): these, and prefixed
+# tags, send a sheet the slow way.
+_UNREFERENCED = re.compile(rb'<(?:c|row)(?! r=")[\s>]')
+_UNUSUAL = (b":c ", b":c>", b":row")  # prefixed tags
+_SHEET_TAG = re.compile(rb"<(?:[\w.-]+:)?sheet\s[^>]*>")
+_RELATION_TAG = re.compile(rb"<(?:[\w.-]+:)?Relationship\s[^>]*>")
+_ATTRIBUTE = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+@dataclass
+class _Extent:
+    """The furthest row and column holding a value, and the cells and rows without a
+    reference (placed after the previous one by the reader)."""
+
+    last_row: int = 0
+    last_column: int = 0
+    cells_without_ref: int = 0
+    rows_without_ref: int = 0
+
+    def scan(self, xml: bytes) -> None:
+        cells = _CELL_REF.findall(xml)
+        rows = _ROW_REF.findall(xml)
+        self.cells_without_ref += len(_CELL.findall(xml)) - len(cells)
+        self.rows_without_ref += len(_ROW.findall(xml)) - len(rows)
+        if cells:
+            letters, numbers = zip(*cells, strict=True)
+            self.last_column = max(self.last_column, _largest_column(set(letters)))
+            self.last_row = max(self.last_row, _largest_number(set(numbers)))
+        if rows:
+            self.last_row = max(self.last_row, _largest_number(set(rows)))
+
+    @property
+    def rows(self) -> int:
+        return self.last_row + self.rows_without_ref
+
+    @property
+    def columns(self) -> int:
+        return self.last_column + self.cells_without_ref
+
+
+def check_workbook(handle: IO[bytes], file: str, sheet: str | None, limits: SheetLimits) -> None:
+    """Raise SheetError when reading ``sheet`` (None: the first) of the workbook open in
+    ``handle`` would take more than ``limits`` allow. Not a zip (an old .xls): nothing to
+    check beyond the file's size, which the caller bounds."""
+    try:
+        archive = zipfile.ZipFile(handle)
+    except (zipfile.BadZipFile, ValueError):
+        return
+    with archive:
+        try:
+            _check(archive, file, sheet, limits)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+            raise SheetError(
+                f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
+                file=file,
+                hint="save the export again as .xlsx",
+            ) from exc
+
+
+def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: SheetLimits) -> None:
+    stated = sum(info.file_size for info in archive.infolist())
+    if stated > limits.bytes:
+        what = f"the workbook expands to {_megabytes(stated)} when uncompressed"
+        raise too_large(file, what, "maxMegabytes", limits.megabytes)
+    budget = _Budget(file, limits)
+    names = set(archive.namelist())
+    for member in ("xl/sharedStrings.xml", "content.xml"):  # all strings; an ODS's sheets
+        if member in names:
+            for _ in budget.stream(archive, member):
+                pass
+    for member, shown in _sheet_members(archive, names, sheet, budget):
+        rows, columns = _used_range(archive, member, budget, limits)
+        if rows * columns > limits.cells:
+            what = (
+                f"sheet {shown!r} spans {rows:,} rows by {columns:,} columns "
+                f"(A1:{column_letter(columns)}{rows}), {rows * columns:,} cells"
+            )
+            raise too_large(file, what, "maxCells", limits.cells)
+
+
+def _used_range(
+    archive: zipfile.ZipFile, member: str, budget: _Budget, limits: SheetLimits
+) -> tuple[int, int]:
+    """Rows and columns of the sheet's used range, at least (from A1).
+
+    The quick way, taken by every file a spreadsheet program writes: the sheet's
+    ``<dimension>`` is trusted once a search finds no reference beyond it and no cell or
+    row placed without a reference. Otherwise every reference is read (several times
+    slower, and only for such files).
+    """
+    quick = _Claimed()
+    for xml in _tags(budget.stream(archive, member), budget.file):
+        quick.scan(xml)
+    if quick.rows and not quick.beyond and quick.rows * quick.columns <= limits.cells:
+        return quick.rows, quick.columns
+    extent = _Extent()
+    for xml in _tags(_Budget(budget.file, limits).stream(archive, member), budget.file):
+        extent.scan(xml)
+    return extent.rows, extent.columns
+
+
+class _Claimed:
+    """The used range a sheet claims in ``<dimension ref=...>``, and whether anything in the
+    sheet lies beyond it (then the claim is not used)."""
+
+    def __init__(self) -> None:
+        self.rows = self.columns = 0
+        self.beyond = False
+        self.outside: re.Pattern[bytes] | None = None
+
+    def scan(self, xml: bytes) -> None:
+        if self.beyond:
+            return
+        if self.outside is None:
+            self._claim(xml)
+            if self.outside is None:
+                self.beyond = True  # no dimension at the start: read every reference
+                return
+        self.beyond = (
+            any(odd in xml for odd in _UNUSUAL)
+            or _UNREFERENCED.search(xml) is not None
+            or self.outside.search(xml) is not None
+        )
+
+    def _claim(self, xml: bytes) -> None:
+        found = _DIMENSION.search(xml)
+        if found is None:
+            return
+        letters, digits = found.group(3) or found.group(1), found.group(4) or found.group(2)
+        if not letters or not digits or len(letters) > 3 or len(digits) > 7:
+            return
+        self.columns = _column_number(letters.upper())
+        self.rows = int(digits)
+        # A reference past the claimed corner, or one with lowercase letters or leading
+        # zeros (which the pattern below would not compare).
+        self.outside = re.compile(
+            rb' r="(?:(?:'
+            + _greater(letters.upper(), b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            + rb")[0-9]|[A-Za-z]*(?:"
+            + _greater(digits.lstrip(b"0") or b"0", b"0123456789")
+            + rb')"|[A-Z]*[a-z0])'
+        )
+
+
+class _Budget:
+    """The uncompressed bytes left to read, across every member streamed."""
+
+    def __init__(self, file: str, limits: SheetLimits) -> None:
+        self.file, self.limits, self.left = file, limits, limits.bytes
+
+    def stream(self, archive: zipfile.ZipFile, member: str) -> Iterator[bytes]:
+        info = copy.copy(archive.getinfo(member))
+        # Inflate by what the stream holds, not by what the directory claims it holds.
+        info.file_size = self.limits.bytes + 1
+        with archive.open(info) as data:
+            while chunk := data.read(_CHUNK):
+                self.left -= len(chunk)
+                if self.left < 0:
+                    what = "the workbook expands to more than its stated size when uncompressed"
+                    raise too_large(self.file, what, "maxMegabytes", self.limits.megabytes)
+                yield chunk
+
+
+def _tags(chunks: Iterator[bytes], file: str) -> Iterator[bytes]:
+    """The XML in pieces that never cut a tag in two."""
+    rest = b""
+    for chunk in chunks:
+        text = rest + chunk
+        cut = text.rfind(b"<")
+        if cut < 0 or text.find(b">", cut) >= 0:
+            rest = b""
+            yield text
+            continue
+        rest = text[cut:]
+        if len(rest) > _LONGEST_TAG:
+            raise SheetError(
+                f"cannot read {file}: it holds an XML tag longer than 1 MB",
+                file=file,
+                hint="save the export again from the spreadsheet program",
+            )
+        yield text[:cut]
+    if rest:
+        yield rest
+
+
+def _sheet_members(
+    archive: zipfile.ZipFile, names: set[str], sheet: str | None, budget: _Budget
+) -> list[tuple[str, str]]:
+    """The member holding ``sheet`` and the sheet's name; every worksheet when the workbook
+    does not say which member is which (the reader may then take any of them)."""
+    wanted = _named_sheets(archive, names, budget)
+    if wanted:
+        name = sheet if sheet is not None else wanted[0][0]
+        found = [(member, shown) for shown, member in wanted if shown == name]
+        if found and found[0][0] in names:
+            return found[:1]
+        if not found:
+            return []  # no such sheet: the reader says so, with the names there are
+    return [
+        (member, member.rsplit("/", 1)[-1].removesuffix(".xml"))
+        for member in sorted(names)
+        if member.startswith("xl/worksheets/") and member.endswith(".xml")
+    ]
+
+
+def _named_sheets(
+    archive: zipfile.ZipFile, names: set[str], budget: _Budget
+) -> list[tuple[str, str]]:
+    """(sheet name, member) in workbook order, from workbook.xml and its relationships."""
+    if not {"xl/workbook.xml", "xl/_rels/workbook.xml.rels"} <= names:
+        return []
+    workbook = b"".join(budget.stream(archive, "xl/workbook.xml"))
+    relations = b"".join(budget.stream(archive, "xl/_rels/workbook.xml.rels"))
+    targets: dict[str, str] = {}
+    for tag in _RELATION_TAG.findall(relations):
+        attributes = _attributes(tag)
+        target = attributes.get("Target", "")
+        target = target.lstrip("/") if target.startswith("/") else "xl/" + target
+        targets[attributes.get("Id", "")] = target
+    sheets: list[tuple[str, str]] = []
+    for tag in _SHEET_TAG.findall(workbook):
+        attributes = _attributes(tag)
+        relation = next((v for k, v in attributes.items() if k.endswith(":id")), "")
+        if "name" in attributes and relation in targets:
+            sheets.append((attributes["name"], targets[relation]))
+    return sheets
+
+
+def _attributes(tag: bytes) -> dict[str, str]:
+    return {
+        key.decode(errors="replace"): html.unescape(
+            (double or single).decode("utf-8", errors="replace")
+        )
+        for key, double, single in _ATTRIBUTE.findall(tag)
+    }
+
+
+_HUGE = 10**12  # stands for any reference past every limit (and past int()'s digit limit)
+
+
+def _largest_column(letters: set[bytes]) -> int:
+    upper = {text.upper() for text in letters}
+    longest = max(map(len, upper))
+    if longest > 8:
+        return _HUGE
+    return _column_number(max(text for text in upper if len(text) == longest))
+
+
+def _column_number(letters: bytes) -> int:
+    number = 0
+    for char in letters:
+        number = number * 26 + (char - 64)
+    return number
+
+
+def _greater(text: bytes, alphabet: bytes) -> bytes:
+    """A pattern matching the words over ``alphabet`` (in its order) that are greater than
+    ``text``: longer ones, or as long and greater at the first difference."""
+    any_char = b"[" + alphabet[:1] + b"-" + alphabet[-1:] + b"]"
+    first = alphabet[1:2] if alphabet[:1] == b"0" else alphabet[:1]  # no leading zeros
+    options = [b"[" + first + b"-" + alphabet[-1:] + b"]" + any_char + b"{%d,}" % len(text)]
+    for index, char in enumerate(text):
+        position = alphabet.index(char)
+        if position + 1 < len(alphabet):
+            above = alphabet[position + 1 : position + 2] + b"-" + alphabet[-1:]
+            rest = len(text) - index - 1
+            options.append(
+                re.escape(text[:index]) + b"[" + above + b"]" + any_char + b"{%d}" % rest
+            )
+    return b"|".join(options)
+
+
+def _largest_number(numbers: set[bytes]) -> int:
+    return max(int(text) if len(text.lstrip(b"0")) <= 12 else _HUGE for text in numbers)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / MEGABYTE:,.1f} MB" if size < 10 * MEGABYTE else f"{size // MEGABYTE:,} MB"

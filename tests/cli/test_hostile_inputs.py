@@ -1,0 +1,93 @@
+"""Hostile inputs through the real command line, in a process limited to 1 GiB of address
+space and a generous timeout: each ends in a finding (exit 1) and a short report, never a
+hang, an abort (134), a traceback or a clean exit over an unread file."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from customs_batch.errors import ExitCode
+from tests.manifest.helpers import SHEET_HEADERS, movement, movement_sheet_manifest, write
+from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
+
+GIB = 1 << 30
+TIMEOUT = 120  # seconds; each case takes one or two on the project machine
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
+
+
+def validate(folder: Path, *paths: str) -> subprocess.CompletedProcess[str]:
+    """``customs-batch validate PATHS`` in ``folder``, within 1 GiB and the timeout."""
+    return subprocess.run(
+        [sys.executable, "-m", "customs_batch", "validate", *paths],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        preexec_fn=_limit_memory,
+        check=False,
+    )
+
+
+def assert_finding(done: subprocess.CompletedProcess[str], rule: str) -> None:
+    assert done.returncode == ExitCode.FINDINGS, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"error[{rule}]" in done.stdout
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "no data rows" not in done.stdout
+
+
+def test_a_zip_bomb_over_max_megabytes_is_refused_unread(tmp_path: Path) -> None:
+    # 520 MB of sheet XML in about 2.4 MB: the header, then empty rows
+    write_bomb(tmp_path / "bomb.xlsx", 520, SHEET_HEADERS)
+    write(tmp_path / "m.yaml", movement_sheet_manifest("bomb.xlsx"))
+    done = validate(tmp_path, "m.yaml")
+    assert_finding(done, "sheet.too-large")
+    assert "over the limit of 512 MB (forEach maxMegabytes)" in done.stdout
+
+
+def test_a_sheet_whose_used_range_ends_at_xfd1048576_is_refused_not_allocated(
+    tmp_path: Path,
+) -> None:
+    path = write_xlsx(tmp_path / "far.xlsx", far_corner_sheet())
+    assert path.stat().st_size < 5_000
+    write(tmp_path / "m.yaml", movement_sheet_manifest("far.xlsx"))
+    done = validate(tmp_path, "m.yaml")
+    assert_finding(done, "sheet.too-large")
+    assert "(A1:XFD1048576), 17,179,869,184 cells" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-urandom", "link-loop"])
+def test_special_files_among_the_manifests_are_findings(tmp_path: Path, kind: str) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    if kind == "fifo":
+        os.mkfifo(folder / "pipe.yaml")
+        rule = "file.not-regular"
+    elif kind == "link-loop":
+        (folder / "a.yaml").symlink_to("b.yaml")
+        (folder / "b.yaml").symlink_to("a.yaml")
+        rule = "file.symlink-loop"
+    else:
+        (folder / "m.yaml").symlink_to("/dev/" + kind.removeprefix("dev-"))
+        rule = "file.not-regular"
+    done = validate(tmp_path, "manifests")
+    assert_finding(done, rule)
+
+
+def test_a_20_mb_line_gives_a_short_report(tmp_path: Path) -> None:
+    spec = "  hawbId: " + "h" * 20_000_000 + "\n  bogus: 1\n"
+    write(tmp_path / "m.yaml", movement(spec))
+    line = "{a: " + "x" * 20_000_000 + ", b: [}\n"  # a syntax error 20 MB into the line
+    write(tmp_path / "one-line.yaml", line)
+    done = validate(tmp_path, ".")
+    assert_finding(done, "schema.pattern")
+    assert "error[yaml.syntax]" in done.stdout
+    assert len(done.stdout) < 100_000

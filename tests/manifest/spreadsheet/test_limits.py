@@ -1,0 +1,158 @@
+"""A spreadsheet that would cost more than its limits is refused before the XLSX reader
+allocates its used range: the error says which limit and how to raise it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
+from customs_batch.manifest.spreadsheet.model import SheetLimits
+from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
+from tests.manifest.spreadsheet.hostile_xlsx import (
+    far_corner_sheet,
+    inline_cell,
+    sheet_xml,
+    small_sheet,
+    understate_sheet_size,
+    write_bomb,
+    write_xlsx,
+)
+from tests.test_userfiles import within_seconds
+
+
+def _refusal(path: Path, limits: SheetLimits | None = None) -> SheetError:
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path, limits=limits or SheetLimits())))
+    return caught.value
+
+
+def _corner_sheet(corner: str, *, dimension: str | None = None) -> str:
+    """A header in A1, and a row with a value in column A and one at ``corner``."""
+    row = "".join(ch for ch in corner if ch.isdigit())
+    return sheet_xml(
+        '<row r="1">' + inline_cell("A1", "hawb") + "</row>"
+        f'<row r="{row}">' + inline_cell(f"A{row}", "h") + inline_cell(corner, "x") + "</row>",
+        dimension=dimension or f"A1:{corner}",
+    )
+
+
+def test_a_cell_at_xfd1048576_is_refused_from_the_zip_alone(tmp_path: Path) -> None:
+    path = write_xlsx(tmp_path / "far.xlsx", far_corner_sheet())
+    with pytest.raises(SheetError) as caught, path.open("rb") as handle:
+        check_workbook(handle, str(path), None, SheetLimits())
+    error = caught.value
+    assert error.rule == "sheet.too-large"
+    assert "1,048,576 rows by 16,384 columns (A1:XFD1048576)" in error.message
+    assert "forEach maxCells" in error.message and "maxCells:" in (error.hint or "")
+
+
+def test_a_used_range_over_max_cells_is_refused_and_raising_the_limit_reads_it(
+    tmp_path: Path,
+) -> None:
+    path = write_xlsx(tmp_path / "wide.xlsx", _corner_sheet("J1000"))  # 10,000 cells
+    error = _refusal(path, SheetLimits(cells=5_000))
+    assert "1,000 rows by 10 columns" in error.message and "maxCells" in error.message
+    rows = list(read_rows(RowSource(path, limits=SheetLimits(cells=10_000))))
+    assert [row.number for row in rows] == [1000]
+
+
+@pytest.mark.parametrize(
+    "sheet",
+    [
+        # no <dimension>: every reference is read
+        _corner_sheet("J1000").replace('<dimension ref="A1:J1000"/>', ""),
+        # a <dimension> that understates the range
+        _corner_sheet("J1000", dimension="A1:B2"),
+        # references the quick search does not read: a tab, single quotes, lowercase
+        _corner_sheet("J1000", dimension="A1:B2").replace('<c r="J1000"', "<c\tr='j1000'"),
+        # cells without a reference, placed one after another by the reader
+        sheet_xml(
+            '<row r="1"><c t="inlineStr"><is><t>hawb</t></is></c></row><row r="1000">'
+            + "<c><v>1</v></c>" * 10
+            + "</row>",
+            dimension="A1:B2",
+        ),
+    ],
+    ids=["no-dimension", "understated", "odd-spelling", "implicit-positions"],
+)
+def test_the_used_range_is_found_however_the_sheet_is_written(tmp_path: Path, sheet: str) -> None:
+    path = write_xlsx(tmp_path / "odd.xlsx", sheet)
+    error = _refusal(path, SheetLimits(cells=5_000))
+    # Cells without a reference are counted after the furthest one: never fewer than the
+    # reader places, here one more (the header cell).
+    assert error.rule == "sheet.too-large" and "spans 1,000 rows by 1" in error.message
+
+
+def test_an_overstated_dimension_or_an_empty_styled_cell_far_away_is_no_reason_to_refuse(
+    tmp_path: Path,
+) -> None:
+    overstated = sheet_xml(
+        small_sheet().split("<sheetData>")[1].split("</sheetData>")[0], dimension="A1:XFD1048576"
+    )
+    styled = sheet_xml(
+        small_sheet().split("<sheetData>")[1].split("</sheetData>")[0]
+        + '<row r="1048576"><c r="XFD1048576" s="1"/></row>'
+    )
+    for name, sheet in (("overstated", overstated), ("styled", styled)):
+        path = write_xlsx(tmp_path / f"{name}.xlsx", sheet)
+        rows = list(read_rows(RowSource(path)))
+        assert [row.values for row in rows] == [{"hawb": "h1", "packages": 4}]
+
+
+def test_a_zip_bomb_is_refused_by_the_sizes_the_zip_states(tmp_path: Path) -> None:
+    path = write_bomb(tmp_path / "bomb.xlsx", 3)
+    assert path.stat().st_size < 100_000
+    error = _refusal(path, SheetLimits(megabytes=2))
+    assert error.rule == "sheet.too-large"
+    assert "expands to 3.0 MB when uncompressed, over the limit of 2 MB" in error.message
+    assert "maxMegabytes: 4" in (error.hint or "")
+
+
+def test_a_zip_that_understates_its_sizes_is_stopped_by_what_it_inflates_to(
+    tmp_path: Path,
+) -> None:
+    path = write_bomb(tmp_path / "forged.xlsx", 3)
+    understate_sheet_size(path, 1_000)
+    error = _refusal(path, SheetLimits(megabytes=2))
+    assert "expands to more than its stated size" in error.message
+    assert "maxMegabytes" in error.message
+
+
+def test_rows_past_max_rows_are_an_error_naming_the_limit(tmp_path: Path) -> None:
+    rows = "".join(f'<row r="{n}">' + inline_cell(f"A{n}", f"h{n}") + "</row>" for n in range(2, 6))
+    sheet = sheet_xml('<row r="1">' + inline_cell("A1", "hawb") + "</row>" + rows, "A1:A5")
+    path = write_xlsx(tmp_path / "rows.xlsx", sheet)
+    csv = tmp_path / "rows.csv"
+    csv.write_text("hawb\n" + "".join(f"h{n}\n" for n in range(2, 6)), encoding="utf-8")
+    for file in (path, csv):
+        read: list[int] = []
+        with pytest.raises(SheetError) as caught:
+            for row in read_rows(RowSource(file, limits=SheetLimits(rows=3))):
+                read.append(row.number)
+        assert read == [2, 3, 4]
+        assert "more than 3 data rows (row 5 is one too many)" in caught.value.message
+        assert "maxRows: 6" in (caught.value.hint or "")
+
+
+def test_a_csv_over_max_megabytes_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"hawb\n" + b"h1\n" * 400_000)
+    error = _refusal(path, SheetLimits(megabytes=1))
+    assert error.rule == "sheet.too-large"
+    assert "forEach maxMegabytes" in error.message and "maxMegabytes: 2" in (error.hint or "")
+
+
+@pytest.mark.parametrize("name", ["rows.csv", "rows.xlsx"])
+def test_a_pipe_or_a_device_is_refused_at_once(tmp_path: Path, name: str) -> None:
+    pipe = tmp_path / name
+    os.mkfifo(pipe)
+    with pytest.raises(SheetError) as caught:
+        within_seconds(lambda: list(read_rows(RowSource(pipe))))
+    assert "named pipe" in caught.value.message and str(pipe) in caught.value.message
+    zero = tmp_path / f"zero-{name}"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(SheetError, match="character device"):
+        within_seconds(lambda: list(read_rows(RowSource(zero))))
