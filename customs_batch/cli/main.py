@@ -34,6 +34,29 @@ COMMANDS: dict[str, str] = {
     "templates": "customs_batch.cli.templates:templates",
 }
 
+# The first sentence of each command's help, for the list in `customs-batch --help`, which
+# would otherwise import every command module (plan and apply bring httpx and the emulator:
+# 0.8 s of CPU for a help text). tests/cli/test_main.py holds them to the commands' own help.
+SUMMARIES: dict[str, str] = {
+    "apply": "Apply the manifests (or a saved plan) to an environment.",
+    "env": "List, show and check the environments of customs-batch.yaml.",
+    "force-unlock": "Break the state lock LOCK_ID held by a run that hangs.",
+    "get": "Read shipments, declarations, items, template groups, HAWBs and allocations.",
+    "import": "Take over an object that exists at the service as the document ADDRESS.",
+    "init": "Create a customs-batch project in DIRECTORY (default: the current folder).",
+    "plan": "Compare the manifests with the recorded state and show what apply would do.",
+    "refresh": "Poll what the state knows and record what changed at the service.",
+    "render": (
+        "Print the fully expanded documents: envelope and spec with the template merged in."
+    ),
+    "sandbox": "The sandbox emulator of the Customs Declaration Service.",
+    "schema": "Work with the JSON Schemas manifests are checked against.",
+    "sheet": "Spreadsheets that manifests expand over with forEach.",
+    "state": "Look at and mend the recorded state of an environment.",
+    "status": "Show the declarations of the state with their last known status (no network).",
+    "validate": "Validate manifests offline: YAML, envelope, templates, schemas, customs rules.",
+}
+
 
 class LazyGroup(click.Group):
     """A group whose subcommands live in their own modules and load on first use."""
@@ -50,6 +73,23 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help``, from ``SUMMARIES`` where they have one."""
+        commands = [(name, self._listed(ctx, name)) for name in self.list_commands(ctx)]
+        shown = [(name, command) for name, command in commands if command and not command.hidden]
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
+
+    def _listed(self, ctx: click.Context, name: str) -> click.Command | None:
+        """A stand-in that click shortens as it would the real command, or the command."""
+        summary = SUMMARIES.get(name)
+        if summary is None:
+            return self.get_command(ctx, name)
+        return click.Command(name, help=summary)
 
 
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

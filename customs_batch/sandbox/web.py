@@ -55,8 +55,8 @@ async def json_body(request: Request) -> JsonObject:
     """The request body as a JSON object, or the 4xx that says why it is not one.
 
     415 unless ``Content-Type`` is ``application/json`` (in UTF-8); 413 past
-    ``MAX_BODY_BYTES``, read no further than one byte past it; 400 for a body that is not
-    UTF-8, not JSON, not an object or holds a number the service would refuse.
+    ``MAX_BODY_BYTES``, without reading past the chunk that crosses it; 400 for a body that
+    is not UTF-8, not JSON, not an object or holds a number the service would refuse.
     """
     _require_json(request.headers.get("content-type"))
     raw = await _bounded_body(request, contract.MAX_BODY_BYTES)
@@ -101,7 +101,7 @@ async def _bounded_body(request: Request, limit: int) -> bytes:
         contract.PAYLOAD_TOO_LARGE, f"the body is larger than the limit of {limit:,} bytes"
     )
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise too_large  # without reading a byte of it
     chunks: list[bytes] = []
     size = 0

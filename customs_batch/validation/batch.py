@@ -15,16 +15,13 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.findings import Finding, JsonPath, Severity
@@ -34,6 +31,9 @@ from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 # Below this many files one process is faster: measured in docs/benchmarks.md.
 POOL_MIN_FILES = 500
@@ -281,6 +281,10 @@ def _outcomes(
         for file in files:
             yield _check_file(file, mrn_check_digit, rows)
         return
+    # Imported here: a run of one file needs no pool, and `validate one.yaml` starts faster.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     chunks = [files[start : start + _CHUNK_FILES] for start in range(0, len(files), _CHUNK_FILES)]
     try:
         with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
@@ -299,6 +303,8 @@ def _outcomes(
 def _pool_context() -> multiprocessing.context.BaseContext:
     # fork shares the already imported modules (schemas compiled, yaml loaded): a worker is
     # ready in milliseconds where spawn re-imports everything (see docs/benchmarks.md).
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
+
+import click
 
 from customs_batch import __version__
-from customs_batch.cli.main import invoke
+from customs_batch.cli import main
+from customs_batch.cli.main import COMMANDS, SUMMARIES, invoke
 
 
 def test_version_is_printed(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -26,3 +31,56 @@ def test_python_dash_m_runs_the_cli() -> None:
     )
     assert done.returncode == 0
     assert __version__ in done.stdout
+
+
+# Prints the top-level packages a run of the CLI with the given arguments imported.
+_IMPORTED = """
+import json, sys
+from customs_batch.cli.main import invoke
+code = invoke(sys.argv[1:])
+print(json.dumps([code, sorted({name.split(".")[0] for name in sys.modules})]))
+"""
+
+
+def _imported_by(*argv: str) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, *argv], capture_output=True, text=True, check=False
+    )
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    return code, set(modules)
+
+
+def test_help_imports_no_command_module() -> None:
+    code, modules = _imported_by("--help")
+    assert code == 0
+    assert not {"httpx", "starlette", "uvicorn", "jinja2", "yaml"} & modules
+
+
+def test_validating_one_file_imports_neither_the_network_nor_a_process_pool(
+    tmp_path: Path,
+) -> None:
+    manifest = tmp_path / "groups.yaml"
+    manifest.write_text(
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\nmetadata:\n  name: basic\n"
+        "spec:\n  name: Basic\n  code: BASIC\n  companyId: 1\n",
+        encoding="utf-8",
+    )
+    code, modules = _imported_by("validate", str(manifest))
+    assert code == 0
+    assert not {"httpx", "starlette", "uvicorn", "concurrent"} & modules
+
+
+def test_the_command_list_shows_each_command_s_own_summary(capsys) -> None:  # type: ignore[no-untyped-def]
+    """The list is written from SUMMARIES without importing the commands: hold it to them."""
+    assert set(SUMMARIES) == set(COMMANDS)
+    group = main.LazyGroup()
+    context = click.Context(main.main)
+    for name in COMMANDS:
+        command = group.get_command(context, name)
+        assert command is not None
+        for limit in (30, 45, 80, 200):
+            stand_in = click.Command(name, help=SUMMARIES[name])
+            assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), name
+    assert invoke(["--help"]) == 0
+    listed = capsys.readouterr().out.split("Commands:")[1]
+    assert [line.split()[0] for line in listed.strip().splitlines()] == sorted(COMMANDS)

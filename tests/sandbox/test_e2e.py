@@ -199,10 +199,12 @@ def _server_side_of(pid: int, client: socket.socket) -> socket.socket:
     """A duplicate of the socket process ``pid`` accepted for ``client`` (Linux pidfd_getfd)."""
     libc = ctypes.CDLL(None, use_errno=True)
     pidfd = os.pidfd_open(pid)
+    refusals: set[str] = set()
     try:
         for name in os.listdir(f"/proc/{pid}/fd"):
             fd = libc.syscall(_PIDFD_GETFD, pidfd, int(name), 0)
             if fd < 0:
+                refusals.add(os.strerror(ctypes.get_errno()))
                 continue
             try:
                 duplicate = socket.socket(fileno=fd)
@@ -217,7 +219,8 @@ def _server_side_of(pid: int, client: socket.socket) -> socket.socket:
             duplicate.close()
     finally:
         os.close(pidfd)
-    raise AssertionError("the server holds no socket connected to the client")
+    refused = f" (pidfd_getfd refused: {', '.join(sorted(refusals))})" if refusals else ""
+    raise AssertionError(f"the server holds no socket connected to the client{refused}")
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="reads the server's socket via pidfd")
