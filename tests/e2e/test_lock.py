@@ -40,8 +40,8 @@ def test_a_second_apply_names_the_holder_and_a_third_one_runs(
         message = second.stderr
         assert "the state is locked" in message
         assert f"(process {first.process.pid}) for apply" in message
-        holder = re.search(r"force-unlock ([0-9a-f-]{36})", message)
-        assert holder, message
+        assert re.search(r"lock [0-9a-f-]{36} held by ", message), message
+        assert f"if it hangs, stop it (`kill {first.process.pid}`)" in message
         assert "Applying" not in second.stdout
         code, stdout, stderr = first.finish()
     project.write_config()
