@@ -1,4 +1,6 @@
-"""Two applies at once: the second is refused at once, naming the run that holds the lock."""
+"""The state lock with real processes: a second apply is refused, naming the holder;
+force-unlock never frees a live run's lock on this machine; an apply whose lock is broken
+from another machine stops before its next request."""
 
 from __future__ import annotations
 
