@@ -61,12 +61,17 @@ def write_atomic(path: Path, data: bytes, *, safe: str = UNCHANGED) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        fsync_dir(path.parent)
     except OSError as exc:
         raise write_error(path, exc, safe=safe) from None
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+    try:
+        fsync_dir(path.parent)
+    except OSError as exc:
+        raise write_error(
+            path, exc, safe="the new file is in place, but a power cut now could undo it"
+        ) from None
 
 
 def write_error(path: Path, exc: OSError, *, safe: str, doing: str = "cannot write") -> StateError:
@@ -76,7 +81,7 @@ def write_error(path: Path, exc: OSError, *, safe: str, doing: str = "cannot wri
 
 
 def describe(exc: OSError) -> str:
-    """The system's words for ``exc`` and its code name, e.g. ``No space left on device, ENOSPC``."""
+    """The system's words for ``exc`` and its code, e.g. ``No space left on device, ENOSPC``."""
     text = exc.strerror or str(exc)
     name = errno.errorcode.get(exc.errno or 0)
     return f"{text}, {name}" if name else text

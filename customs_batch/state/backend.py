@@ -97,7 +97,11 @@ class LocalBackend:
         backup = self.state_path.with_name(self.state_path.name + ".backup")
         if backup.exists():
             trace = f"its backup {backup.name} is there"
-            restore = f"restore it: `cp -p {shlex.quote(str(backup))} {shlex.quote(str(self.state_path))}` (the state before the last run that wrote it: check the next plan), or a newer copy from version control or CI"
+            copy = f"cp -p {shlex.quote(str(backup))} {shlex.quote(str(self.state_path))}"
+            restore = (
+                f"restore it: `{copy}` (the state before the last run that wrote it: check "
+                "the next plan), or a newer copy from version control or CI"
+            )
         elif self.journal_path.exists() and self.journal_path.stat().st_size == 0:
             trace = f"{self.journal_path.name} is left from an earlier run"
             restore = f"restore {self.state_path.name} from version control or CI"

@@ -76,11 +76,7 @@ class StateLock:
         except filelock.Timeout:
             holder = read_lock_info(self.info_path)
             who = holder.describe() if holder else "another process"
-            raise StateError(
-                f"the state is locked: {who}",
-                hint="wait for that run to finish, raise --lock-timeout, or if it is hung, "
-                f"`customs-batch force-unlock {holder.id if holder else 'ID'}`",
-            ) from None
+            raise StateError(f"the state is locked: {who}", hint=_waiting_hint(holder)) from None
         except OSError as exc:
             raise write_error(
                 self.lock_path, exc, safe=UNTOUCHED, doing="cannot take the state lock"
@@ -148,6 +144,17 @@ class StateLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def _waiting_hint(holder: LockInfo | None) -> str:
+    wait = "wait for that run to finish, or raise --lock-timeout"
+    if holder is None or holder.host == socket.gethostname():
+        pid = f"`kill {holder.pid}`" if holder else "Ctrl-C or kill"
+        return f"{wait}; if it hangs, stop it ({pid}): its lock is released when it ends"
+    return (
+        f"{wait}; if it hangs, stop it on {holder.host}; if that machine is gone, "
+        f"`customs-batch force-unlock {holder.id} --force` (see docs/state.md first)"
+    )
 
 
 def info_path_of(lock_path: Path) -> Path:

@@ -270,7 +270,7 @@ def test_a_held_lock_names_its_holder_and_force_unlock_waits_for_its_end(
         lock_id = holder.stdout.readline().strip()
         code, _, err = run(capsys, "apply", "--auto-approve")
         assert code == 3
-        assert f"process {holder.pid}" in err and lock_id in err and "force-unlock" in err
+        assert f"process {holder.pid}" in err and lock_id in err and f"kill {holder.pid}" in err
         code, _, err = run(capsys, "force-unlock", lock_id)
         assert code == 3 and "held by a running process" in err  # alive: never broken
         holder.kill()

@@ -200,22 +200,16 @@ def test_a_folder_without_write_permission_is_named(
 def test_every_file_with_customs_data_is_private(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    folder = state_dir(project)
+    names = ("state.json", "state.json.backup", "journal.jsonl", "state.lock")
     old_umask = os.umask(0o022)
     try:
-        folder = state_dir(project)
-        folder.mkdir(parents=True)
-        for name in ("state.json.backup", "journal.jsonl"):  # as an older version left them
-            (folder / name).write_bytes(b"")
-            (folder / name).chmod(0o644)
-        (folder / "state.json.backup").unlink()
-        (folder / "journal.jsonl").unlink()
         applied(project, capsys)
-        (folder / "state.json").chmod(0o644)
-        (folder / "journal.jsonl").chmod(0o644)
-        assert run(capsys, "state", "rm", "TemplateGroup/eu-road")[0] == 0  # rewrites both
+        for name in names:  # as an older version left them
+            (folder / name).chmod(0o644)
+        assert run(capsys, "state", "rm", "TemplateGroup/eu-road")[0] == 0  # rewrites them
         assert run(capsys, "plan", "-out", "release.plan")[0] == 0
     finally:
         os.umask(old_umask)
-    files = [folder / n for n in ("state.json", "state.json.backup", "journal.jsonl", "state.lock")]
-    for path in [*files, project / "release.plan"]:
+    for path in [*(folder / name for name in names), project / "release.plan"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path

@@ -1,7 +1,7 @@
-"""Two applies at once: the second is refused at once, naming the run that holds the lock.
-
-The race is held open by the emulator's gate, not by a slow response: the first apply's
-first request waits at the closed gate (so it holds the lock) for as long as the test needs.
+"""The state lock with real processes: a second apply is refused, naming the holder;
+force-unlock never frees a live run's lock on this machine; an apply whose lock is broken
+from another machine stops before its next request. Races are held open by gates (the
+emulator's, or a proxy that holds one chosen request), never by one process being slower.
 """
 
 from __future__ import annotations

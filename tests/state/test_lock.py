@@ -156,3 +156,16 @@ def test_the_lock_files_are_private(tmp_path: Path, holder: Holder) -> None:
 def test_a_second_writer_on_an_unlocked_state_is_not_a_lock_to_break(tmp_path: Path) -> None:
     with pytest.raises(StateError, match="the state is not locked"):
         LocalBackend(tmp_path).force_unlock("some-id")
+
+
+def test_a_waiting_writer_is_told_how_to_end_the_wait(
+    tmp_path: Path, holder: Holder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(StateError) as caught:
+        LocalBackend(tmp_path).open("apply")
+    assert f"if it hangs, stop it (`kill {holder.process.pid}`)" in str(caught.value)
+    assert "force-unlock" not in str(caught.value)  # not for a run alive on this machine
+    monkeypatch.setattr(socket, "gethostname", lambda: "another-machine")
+    with pytest.raises(StateError) as caught:
+        LocalBackend(tmp_path).open("apply")
+    assert f"`customs-batch force-unlock {holder.lock_id} --force`" in str(caught.value)
