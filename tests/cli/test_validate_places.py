@@ -132,3 +132,14 @@ def test_an_unknown_hs_subheading_warns_and_hs_codes_off_turns_it_off() -> None:
     with CliRunner().isolation() as (out, _, _):
         code = invoke(["validate", "--strict", "--hs-codes", "off", str(bad)])
     assert (code, out.getvalue().decode()) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def test_a_file_broken_everywhere_stops_after_a_hundred_syntax_errors() -> None:
+    broken = _cancel("c").replace("declarationId: 501", "declarationId: [501") + "---\n"
+    Path("a.yaml").write_text(broken * 1000, encoding="utf-8")
+    found = _findings("a.yaml")
+    assert [rule for rule, _, _ in found].count("yaml.syntax") == 101
+    assert found[-1] == ("yaml.syntax", "a.yaml", 7 * 100)  # the "---" of document 101
+    with CliRunner().isolation() as (out, _, _):
+        invoke(["validate", "a.yaml"])
+    assert "reading stopped after 100 syntax errors" in out.getvalue().decode()
