@@ -23,6 +23,8 @@ MRN_CHECK_LEVELS: dict[str, Severity | None] = {
     "warning": Severity.WARNING,
     "off": None,
 }
+# A commodity code whose HS subheading is unknown may be newer than the shipped edition.
+HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off": None}
 
 
 @click.command()
@@ -44,6 +46,13 @@ MRN_CHECK_LEVELS: dict[str, Severity | None] = {
     help="How a wrong MRN check character is reported.",
 )
 @click.option(
+    "--hs-codes",
+    type=click.Choice(list(HS_CODE_LEVELS)),
+    default="warning",
+    show_default=True,
+    help="How a commodity code whose HS subheading does not exist (HS 2022) is reported.",
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
@@ -63,6 +72,7 @@ def validate(
     format_name: str,
     strict: bool,
     mrn_check_digit: str,
+    hs_codes: str,
     jobs: int | None,
     output: Path | None,
     rows: RowRange | None,
@@ -86,6 +96,7 @@ def validate(
         jobs=jobs,
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
         rows=rows,
+        hs_codes=HS_CODE_LEVELS[hs_codes],
     )
     reporter = make_reporter(format_name, ReportOptions(strict=strict))
     report = reporter.render(result)

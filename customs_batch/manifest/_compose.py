@@ -31,6 +31,8 @@ MAP = "tag:yaml.org,2002:map"
 # libyaml's composer recurses in C without a depth check and crashes the process somewhere
 # past 20,000 levels. Texts that could nest deeper than this are measured first (see below).
 SAFE_NESTING = 5000
+# After a syntax error composing resumes at the next document, this many times in a file.
+MAX_RESUMES = 99
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def compose_each(text: str) -> Iterator[Node | YamlProblem]:
         )
         return
     start = 0
-    while True:
+    for _ in range(MAX_RESUMES + 1):
         # After a syntax error, composing resumes at the next document marker, the text
         # before it blanked out so that lines keep their numbers: one broken document does
         # not hide the others of its file.
@@ -126,6 +128,15 @@ def compose_each(text: str) -> Iterator[Node | YamlProblem]:
         start = _next_document(text, problem, start)
         if start < 0:
             return
+    # Each resumption copies the rest of the text: a file broken everywhere stops here.
+    line = text.count("\n", 0, start) + 1
+    yield YamlProblem(
+        "yaml.syntax",
+        f"reading stopped after {MAX_RESUMES + 1} syntax errors: the rest of the file is not read",
+        "Fix the errors above and validate again.",
+        line,
+        1,
+    )
 
 
 def _compose_from(text: str) -> Generator[Node | YamlProblem, None, YamlProblem | None]:

@@ -101,17 +101,20 @@ def validate_paths(
     jobs: int | None = None,
     mrn_check_digit: Severity | None = Severity.ERROR,
     rows: RowRange | None = None,
+    hs_codes: Severity | None = Severity.WARNING,
 ) -> ValidationResult:
     """Load and validate every manifest under ``paths``.
 
     ``jobs`` is the number of loading processes; None picks one per CPU for inputs of at
     least ``POOL_MIN_FILES`` files, else 1. ``mrn_check_digit`` is the severity of a wrong
-    MRN or GRN check character (None: not checked). ``rows`` limits every ``forEach``.
+    MRN or GRN check character (None: not checked), ``hs_codes`` that of a commodity code
+    whose HS subheading does not exist. ``rows`` limits every ``forEach``.
     """
     files = [str(path) for path in discover([Path(path) for path in paths])]
     findings: list[Finding] = []
     slims: list[Document] = []
-    for outcome in _outcomes(files, worker_count(jobs, len(files)), mrn_check_digit, rows):
+    settings = _Settings(mrn_check_digit, hs_codes, rows)
+    for outcome in _outcomes(files, worker_count(jobs, len(files)), settings):
         findings.extend(outcome.findings)
         slims.extend(outcome.documents)
     broken = broken_addresses(findings)
@@ -128,6 +131,7 @@ def render_paths(
     *,
     mrn_check_digit: Severity | None = Severity.ERROR,
     rows: RowRange | None = None,
+    hs_codes: Severity | None = Severity.WARNING,
 ) -> RenderResult:
     """Load, validate and expand every document under ``paths``, all held in memory."""
     loaded = load_paths([Path(path) for path in paths], rows=rows)
@@ -136,6 +140,7 @@ def render_paths(
         validate_documents(
             loaded.documents,
             mrn_check_digit=mrn_check_digit,
+            hs_codes=hs_codes,
             broken=broken_addresses(loaded.findings),
         )
     )
@@ -233,9 +238,16 @@ def _digest(spec: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def _check_file(
-    file: str, mrn_check_digit: Severity | None, rows: RowRange | None = None
-) -> _FileOutcome:
+@dataclass(frozen=True)
+class _Settings:
+    """The options of the checks, sent to each worker."""
+
+    mrn_check_digit: Severity | None
+    hs_codes: Severity | None
+    rows: RowRange | None
+
+
+def _check_file(file: str, settings: _Settings) -> _FileOutcome:
     """Load one file and check each of its documents; runs in a worker or in-process.
 
     Documents are streamed and only their slim copies kept: a forEach over a spreadsheet
@@ -243,12 +255,14 @@ def _check_file(
     findings: list[Finding] = []
     slims: list[Document] = []
     with _collector_paused():
-        for item in iter_file(Path(file), rows=rows):
+        for item in iter_file(Path(file), rows=settings.rows):
             if not isinstance(item, Document):
                 findings.append(item)
                 continue
             findings.extend(check_spec_schema(item))
-            findings.extend(check_rules(item, check_digits=mrn_check_digit))
+            findings.extend(
+                check_rules(item, check_digits=settings.mrn_check_digit, hs_codes=settings.hs_codes)
+            )
             slims.append(slim_document(item))
     return _FileOutcome(file, findings, slims)
 
@@ -267,19 +281,15 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _check_chunk(
-    files: list[str], mrn_check_digit: Severity | None, rows: RowRange | None = None
-) -> list[_FileOutcome]:
-    return [_check_file(file, mrn_check_digit, rows) for file in files]
+def _check_chunk(files: list[str], settings: _Settings) -> list[_FileOutcome]:
+    return [_check_file(file, settings) for file in files]
 
 
-def _outcomes(
-    files: list[str], workers: int, mrn_check_digit: Severity | None, rows: RowRange | None
-) -> Iterator[_FileOutcome]:
+def _outcomes(files: list[str], workers: int, settings: _Settings) -> Iterator[_FileOutcome]:
     """Outcomes in the order of ``files``, computed here or by ``workers`` processes."""
     if workers <= 1:
         for file in files:
-            yield _check_file(file, mrn_check_digit, rows)
+            yield _check_file(file, settings)
         return
     # Imported here: a run of one file needs no pool, and `validate one.yaml` starts faster.
     from concurrent.futures import ProcessPoolExecutor
@@ -288,10 +298,7 @@ def _outcomes(
     chunks = [files[start : start + _CHUNK_FILES] for start in range(0, len(files), _CHUNK_FILES)]
     try:
         with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
-            every = len(chunks)
-            for outcomes in pool.map(
-                _check_chunk, chunks, [mrn_check_digit] * every, [rows] * every
-            ):
+            for outcomes in pool.map(_check_chunk, chunks, [settings] * len(chunks)):
                 yield from outcomes
     except BrokenProcessPool as exc:
         raise CustomsBatchError(

@@ -120,3 +120,26 @@ def test_hints_say_what_a_valid_value_looks_like_and_bounds_are_named() -> None:
     assert "hawbId: 'HAWB-1' is not a HAWB ID (hawb_ followed by letters and digits)" in report
     assert "hint: write it like hawb_a1" in report
     assert "^hawb_" not in report
+
+
+def test_an_unknown_hs_subheading_warns_and_hs_codes_off_turns_it_off() -> None:
+    bad = Path(__file__).resolve().parents[2] / "examples" / "bad" / "code-hs-unknown.yaml.bad"
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "--strict", str(bad)])
+    report = out.getvalue().decode()
+    assert code == 1
+    assert "warning[code.hs-unknown]: '731899': subheading 7318.99 does not exist" in report
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "--strict", "--hs-codes", "off", str(bad)])
+    assert (code, out.getvalue().decode()) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def test_a_file_broken_everywhere_stops_after_a_hundred_syntax_errors() -> None:
+    broken = _cancel("c").replace("declarationId: 501", "declarationId: [501") + "---\n"
+    Path("a.yaml").write_text(broken * 1000, encoding="utf-8")
+    found = _findings("a.yaml")
+    assert [rule for rule, _, _ in found].count("yaml.syntax") == 101
+    assert found[-1] == ("yaml.syntax", "a.yaml", 7 * 100)  # the "---" of document 101
+    with CliRunner().isolation() as (out, _, _):
+        invoke(["validate", "a.yaml"])
+    assert "reading stopped after 100 syntax errors" in out.getvalue().decode()
