@@ -83,3 +83,8 @@ bench-sheet: install
 ## bench-apply: re-plan of 10,000, apply ops/s with fsync, rate-limited apply, cost of a record (docs/benchmarks.md)
 bench-apply: install
 	$(BIN)/python benchmarks/plan_apply_bench.py all
+
+.PHONY: bench-state-pg
+## bench-state-pg: cost of one recorded operation on a PostgreSQL state of 100 and 100,000 (docs/benchmarks.md)
+bench-state-pg: install postgres-server
+	$(BIN)/python benchmarks/state_pg_bench.py

@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import getpass
 import hashlib
+import json
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from types import TracebackType
 from typing import TypeVar
 
@@ -240,18 +241,17 @@ class PostgresSession:
                 raise
             self._synced = target
 
-    def _insert(self, rows: Iterable[tuple[str, str, Jsonb | None]]) -> None:
+    def _insert(self, rows: list[tuple[str, str, Jsonb | None]]) -> None:
+        """One multi-row INSERT: in autocommit it is its own transaction, one round trip."""
         name = self.backend.name
-
-        def insert() -> None:
-            with self._connection.transaction(), self._connection.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO customs_batch_journal (state, lineage, address, record) "
-                    "VALUES (%s, %s, %s, %s)",
-                    [(name, lineage, address, body) for lineage, address, body in rows],
-                )
-
-        self.backend._guard("record an operation", insert)
+        values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+        params = [
+            value for lineage, address, body in rows for value in (name, lineage, address, body)
+        ]
+        query = (
+            "INSERT INTO customs_batch_journal (state, lineage, address, record) VALUES " + values
+        )
+        self.backend._guard("record an operation", lambda: self._connection.execute(query, params))
 
     def replace(self, state: State) -> None:
         """Replace the whole state by ``state`` (lineage, serial and every record)."""
@@ -313,10 +313,13 @@ def _load(connection: Connection, name: str) -> State:
             "SELECT lineage, serial FROM customs_batch_states WHERE name = %s", (name,)
         ).fetchone()
         state = State(lineage=row[0], serial=int(row[1])) if row else State(lineage="", serial=0)
-        cursor = connection.execute(
-            "SELECT address, record FROM customs_batch_resources WHERE state = %s", (name,)
-        )
-        for address, record in cursor:
+        # The records as text, parsed as one JSON array: twice as fast as a jsonb value
+        # per row (measured at 100,000 rows; see docs/benchmarks.md).
+        rows = connection.execute(
+            "SELECT address, record::text FROM customs_batch_resources WHERE state = %s", (name,)
+        ).fetchall()
+        records = json.loads("[" + ",".join(text for _, text in rows) + "]")
+        for (address, _), record in zip(rows, records, strict=True):
             state.resources[address] = ResourceRecord.from_json(address, record)
         journal = connection.execute(
             "SELECT lineage, address, record FROM customs_batch_journal WHERE state = %s "
