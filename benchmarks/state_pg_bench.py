@@ -17,6 +17,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,9 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the tests' throwaway cluster
 
+import psycopg  # noqa: E402
 from plan_apply_bench import movement_record, state_of  # noqa: E402
+from psycopg.types.json import Jsonb  # noqa: E402
 
-from customs_batch.state import RecordStatus  # noqa: E402
+from customs_batch.state import LocalBackend, RecordStatus  # noqa: E402
 from customs_batch.state.postgres import PostgresBackend  # noqa: E402
 from tests.postgres import PostgresCluster  # noqa: E402
 
@@ -106,6 +109,31 @@ def bench(url: str, size: int, samples: int) -> str:
     )
 
 
+def baselines(url: str, samples: int) -> str:
+    """At the same moment: a bare one-row INSERT committed (the floor of any durable
+    record in this database), and one record of the local backend (an fsynced line)."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE TABLE IF NOT EXISTS bench_bare (n integer, body jsonb)")
+        bare, _ = median_ms(
+            samples,
+            lambda i: connection.execute(
+                "INSERT INTO bench_bare VALUES (%s, %s)",
+                (i, Jsonb(movement_record(i, RecordStatus.PENDING).to_json())),
+            ),
+        )
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        LocalBackend(Path(folder)).open("bench") as session,
+    ):
+        local, _ = median_ms(
+            samples, lambda i: session.record(movement_record(i, RecordStatus.PENDING))
+        )
+    return (
+        f"Baselines (median): a bare INSERT + COMMIT of one row {bare:.2f} ms; "
+        f"one local record (fsynced journal line) {local:.2f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default=os.environ.get("CUSTOMS_BATCH_STATE_URL"))
@@ -121,6 +149,7 @@ def main() -> None:
     with database(args.url) as url:
         for size in args.sizes:
             print(bench(url, size, args.samples), flush=True)
+        print(baselines(url, args.samples))
 
 
 if __name__ == "__main__":
