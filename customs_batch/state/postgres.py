@@ -111,7 +111,7 @@ class PostgresBackend:
             finally:
                 connection.execute("SET lock_timeout = 0")
         if not taken:
-            holder = _holder(connection, self.name)
+            holder = _live_holder(connection, self.name, self.key)
             who = holder.describe() if holder else "another session that has not named itself yet"
             raise StateError(
                 f"the state {self.name} is locked: {who}",
@@ -146,8 +146,11 @@ class PostgresBackend:
             return self._guard("unlock the state", lambda: self._unlock(connection, lock_id, force))
 
     def _unlock(self, connection: Connection, lock_id: str, force: bool) -> LockInfo:
-        holder = _holder(connection, self.name)
+        found = _holder(connection, self.name)
+        holder = found[0] if found else None
         session = _lock_session(connection, self.key)
+        if found is not None and session is not None and found[1] != session:
+            holder = None  # the row is a dead holder's; the live one has not written its own
         if holder is None:
             if session is None:
                 raise StateError(f"the state {self.name} is not locked", hint="nothing to unlock")
@@ -413,16 +416,25 @@ def _replace(connection: Connection, name: str, state: State) -> None:
                 copy.write_row((name, address, Jsonb(state.resources[address].to_json())))
 
 
-def _holder(connection: Connection, name: str) -> LockInfo | None:
+def _holder(connection: Connection, name: str) -> tuple[LockInfo, int] | None:
+    """The holder row of ``name`` and the database session (server pid) that wrote it."""
     row = connection.execute(
-        "SELECT lock_id, holder, host, pid, operation, created FROM customs_batch_locks "
-        "WHERE state = %s",
+        "SELECT lock_id, holder, host, pid, operation, created, backend_pid "
+        "FROM customs_batch_locks WHERE state = %s",
         (name,),
     ).fetchone()
     if row is None:
         return None
-    lock_id, holder, host, pid, operation, created = row
-    return LockInfo(lock_id, holder, host, int(pid), operation, created)
+    lock_id, holder, host, pid, operation, created, backend_pid = row
+    return LockInfo(lock_id, holder, host, int(pid), operation, created), int(backend_pid)
+
+
+def _live_holder(connection: Connection, name: str, key: int) -> LockInfo | None:
+    """The holder row, if the session that wrote it still holds the lock."""
+    found = _holder(connection, name)
+    if found is None or _lock_session(connection, key) != found[1]:
+        return None
+    return found[0]
 
 
 def _lock_session(connection: Connection, key: int) -> int | None:
