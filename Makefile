@@ -88,3 +88,8 @@ bench-apply: install
 ## bench-emulator: requests/s on one kept-alive connection, sandbox serve vs a bare Starlette app (docs/benchmarks.md)
 bench-emulator: install
 	$(BIN)/python benchmarks/emulator_bench.py
+
+.PHONY: bench-state-pg
+## bench-state-pg: cost of one recorded operation on a PostgreSQL state of 100 and 100,000 (docs/benchmarks.md)
+bench-state-pg: install postgres-server
+	$(BIN)/python benchmarks/state_pg_bench.py

@@ -62,7 +62,14 @@ class PostgresCluster:
         command = [str(self.bin / argv[0]), *argv[1:]]
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            cwd=self.folder,  # a folder the server's user may enter
+        )
         if done.returncode != 0:
             log = self.log.read_text() if self.log.exists() else ""
             raise RuntimeError(f"{' '.join(argv[:2])} failed: {done.stdout}{done.stderr}{log}")

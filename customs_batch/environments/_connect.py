@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import httpx
 
 from customs_batch.client import CustomsClient, RateLimiter, RetryPolicy, Sender
-from customs_batch.environments._environment import Environment
+from customs_batch.environments._environment import Environment, StateKind
 
 LOCAL_BASE_URL = "http://local.sandbox"
 
@@ -43,9 +43,21 @@ def connect(
     sender = Sender(
         environment.base_url or LOCAL_BASE_URL,
         key,
-        rate_limiter=RateLimiter(environment.rate_limit),
+        rate_limiter=_rate_limiter(environment, key, environ),
         retry_policy=retry_policy,
         timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
         transport=transport,
     )
     return CustomsClient(sender, environment.endpoints)
+
+
+def _rate_limiter(
+    environment: Environment, key: str, environ: Mapping[str, str] | None
+) -> RateLimiter:
+    if environment.state.backend is StateKind.LOCAL:
+        return RateLimiter(environment.rate_limit)
+    # With the state in PostgreSQL the key's budget is shared there (docs/state.md);
+    # imported here, since the state package builds on this one.
+    from customs_batch.state.select import rate_limiter_for
+
+    return rate_limiter_for(environment, key, environ)

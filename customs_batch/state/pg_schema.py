@@ -8,6 +8,7 @@ the previous version whole.
 
 Version 1: the states, their resources (one row per address) and the journal.
 Version 2: the lock holder's row (who holds a state's advisory lock, since when).
+Version 3: the rate budgets, one row per API key (by a fingerprint, never the key).
 """
 
 from __future__ import annotations
@@ -65,7 +66,18 @@ def _version_2(cursor: psycopg.Cursor[TupleRow]) -> None:
     )
 
 
-UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [_version_1, _version_2]
+def _version_3(cursor: psycopg.Cursor[TupleRow]) -> None:
+    cursor.execute(
+        """
+        CREATE TABLE customs_batch_rate_budgets (
+            fingerprint text PRIMARY KEY,
+            next_slot double precision NOT NULL
+        );
+        """
+    )
+
+
+UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [_version_1, _version_2, _version_3]
 SCHEMA_VERSION = len(UPGRADES)
 
 

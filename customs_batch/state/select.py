@@ -1,10 +1,12 @@
-"""Which backend holds an environment's state: the ``state:`` block of its settings."""
+"""Which backend holds an environment's state (the ``state:`` block of its settings), and
+the rate budget that goes with it."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 
+from customs_batch.client import RateLimiter
 from customs_batch.environments import Environment, StateKind
 from customs_batch.errors import ConfigError
 from customs_batch.state.backend import LocalBackend, StateBackend
@@ -25,8 +27,16 @@ def backend_for(
     settings = environment.state
     if settings.backend is StateKind.LOCAL:
         return LocalBackend(environment.state_dir, allow_empty_state=allow_empty_state)
+    # Imported here so that the local backend never loads the database driver.
+    from customs_batch.state.postgres import PostgresBackend
+
+    return PostgresBackend(state_url(environment, environ), settings.name or environment.name)
+
+
+def state_url(environment: Environment, environ: Mapping[str, str] | None = None) -> str:
+    """The database URL, from the variable ``state.url_env`` names."""
     environ = os.environ if environ is None else environ
-    variable = settings.url_env or ""
+    variable = environment.state.url_env or ""
     url = environ.get(variable, "").strip()
     if not url:
         raise ConfigError(
@@ -35,7 +45,29 @@ def backend_for(
             hint=f"export {variable}=postgresql://USER@HOST:PORT/DATABASE (the password may "
             "be in the URL, in PGPASSWORD or in ~/.pgpass; never in customs-batch.yaml)",
         )
-    # Imported here so that the local backend never loads the database driver.
-    from customs_batch.state.postgres import PostgresBackend
+    return url
 
-    return PostgresBackend(url, settings.name or environment.name)
+
+def rate_limiter_for(
+    environment: Environment, api_key: str, environ: Mapping[str, str] | None = None
+) -> RateLimiter:
+    """The run's rate limiter: with the state in PostgreSQL, one budget per key shared by
+    every process that uses the key; otherwise this process's own."""
+    if environment.state.backend is StateKind.LOCAL or environment.rate_limit.requests is None:
+        return RateLimiter(environment.rate_limit)
+    from customs_batch.state.pg_budget import SharedRateLimiter, key_fingerprint
+
+    url = state_url(environment, environ)
+    return SharedRateLimiter(environment.rate_limit, url, key_fingerprint(api_key))
+
+
+def rate_budget_note(environment: Environment) -> str | None:
+    """What plan may say about the rate limit: None when it is off or shared through the
+    state database; otherwise that it holds per process."""
+    if environment.rate_limit.requests is None or environment.state.backend is StateKind.POSTGRES:
+        return None
+    return (
+        f"the rate limit ({environment.rate_limit}) holds per process: runs that use the same "
+        "key at the same time share the service's limit, not this budget (keep the state in "
+        "PostgreSQL to share one budget, docs/state.md)"
+    )

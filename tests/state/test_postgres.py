@@ -225,3 +225,20 @@ def test_force_unlock_cleans_the_row_of_a_holder_whose_session_is_gone(
     assert "already ended" in unlocked.how
     with pytest.raises(StateError, match="not locked"):
         backend.force_unlock(lock_id)
+
+
+def test_a_dead_holders_row_is_never_taken_for_the_live_holder(postgres_url: str) -> None:
+    backend = PostgresBackend(postgres_url, "contract")
+    dead = backend.open("apply")
+    dead_id = dead.lock_info.id
+    dead._connection.close()  # its row stays; its lock went with the session
+    # A live session holds the lock and has not written its row yet.
+    with psycopg.connect(postgres_url, autocommit=True) as live:
+        live.execute("SELECT pg_advisory_lock(%s)", (lock_key("contract"),))
+        with pytest.raises(StateError) as refused:
+            backend.open("apply")
+        assert "another session that has not named itself yet" in refused.value.message
+        assert dead_id not in str(refused.value)
+        with pytest.raises(StateError, match="has not named itself yet"):
+            backend.force_unlock(dead_id, force=True)  # never ends the live session
+        assert live.execute("SELECT 1").fetchone() == (1,)

@@ -1,0 +1,128 @@
+"""One rate budget per API key, shared through the state database by every process using it."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from customs_batch.client import RateLimit, RateLimiter
+from customs_batch.environments import connect, load_project
+from customs_batch.state.pg_budget import SharedRateLimiter, key_fingerprint
+from customs_batch.state.select import rate_budget_note
+
+KEY = "budget-Key-4d7a-NeverStored"
+LIMIT = RateLimit.parse("50/second")
+
+
+def _limiter(url: str, key: str = KEY) -> SharedRateLimiter:
+    """A limiter as one process builds it; it does not sleep, so slots are read, not waited."""
+    return SharedRateLimiter(LIMIT, url, key_fingerprint(key), sleep=lambda seconds: None)
+
+
+def test_two_processes_sharing_a_key_take_slots_an_interval_apart(postgres_url: str) -> None:
+    slots: list[float] = []
+    guard = threading.Lock()
+
+    def one_process() -> None:
+        limiter = _limiter(postgres_url)  # its own connection, as another process has
+        try:
+            for _ in range(20):
+                slot, _now = limiter.take_slot()
+                with guard:
+                    slots.append(slot)
+        finally:
+            limiter.close()
+
+    workers = [threading.Thread(target=one_process) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    slots.sort()
+    gaps = [later - earlier for earlier, later in itertools.pairwise(slots)]
+    assert len(slots) == 40
+    # Together, not each: 40 requests of one key span 39 intervals of 50/second.
+    assert min(gaps) >= LIMIT.interval * 0.999, min(gaps)
+
+
+def test_another_key_has_its_own_budget_and_no_key_is_stored(postgres_url: str) -> None:
+    first, other = _limiter(postgres_url), _limiter(postgres_url, key="another-key")
+    try:
+        for _ in range(10):
+            first.take_slot()
+        slot, now = other.take_slot()
+        assert slot - now <= 0.01  # not behind the first key's ten slots
+    finally:
+        first.close()
+        other.close()
+    with psycopg.connect(postgres_url) as connection:
+        rows = connection.execute("SELECT * FROM customs_batch_rate_budgets").fetchall()
+    assert {row[0] for row in rows} == {key_fingerprint(KEY), key_fingerprint("another-key")}
+    assert KEY not in repr(rows) and "another-key" not in repr(rows)
+
+
+def test_a_429_in_one_process_holds_back_the_others(postgres_url: str) -> None:
+    told, other = _limiter(postgres_url), _limiter(postgres_url)
+    try:
+        told.pause(5.0)
+        assert other.acquire() >= 4.9  # the other process waits too
+    finally:
+        told.close()
+        other.close()
+
+
+def test_without_the_database_a_process_keeps_the_limit_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    waits: list[float] = []
+    limiter = SharedRateLimiter(
+        LIMIT,
+        "postgresql://nobody:pw-Hidden@127.0.0.1:1/none",
+        key_fingerprint(KEY),
+        clock=lambda: 100.0,  # no time passes: the second request must wait its interval
+        sleep=waits.append,
+    )
+    with caplog.at_level(logging.WARNING, logger="customs_batch.state"):
+        limiter.acquire()
+        limiter.acquire()
+    assert waits == [pytest.approx(LIMIT.interval)]  # the local spacing, between the two
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1 and "the shared rate budget is out of reach" in warnings[0]
+    assert "pw-Hidden" not in warnings[0]
+
+
+def test_connect_shares_the_budget_only_for_a_postgres_state(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    (tmp_path / "customs-batch.yaml").write_text(
+        "environments:\n"
+        "  shared:\n"
+        "    base_url: https://api.customs.example\n"
+        "    api_key_env: KEY\n"
+        "    rate_limit: 100/minute\n"
+        "    state: {backend: postgres, url_env: STATE_URL}\n"
+        "  alone:\n"
+        "    base_url: https://api.customs.example\n"
+        "    api_key_env: KEY\n"
+        "    rate_limit: 100/minute\n"
+    )
+    project = load_project(tmp_path)
+    environ = {"KEY": KEY, "STATE_URL": postgres_url}
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json={}))
+    shared, alone = project.environment("shared"), project.environment("alone")
+    with connect(shared, environ=environ, transport=transport) as client:
+        limiter = client.sender.rate_limiter
+        assert isinstance(limiter, SharedRateLimiter)
+        assert limiter.fingerprint == key_fingerprint(KEY)
+        limiter.close()
+    with connect(alone, environ=environ, transport=transport) as client:
+        assert type(client.sender.rate_limiter) is RateLimiter
+    assert rate_budget_note(shared) is None
+    note = rate_budget_note(alone)
+    assert note and "holds per process" in note and "100/minute" in note
