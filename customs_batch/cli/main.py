@@ -40,7 +40,7 @@ COMMANDS: dict[str, str] = {
 SUMMARIES: dict[str, str] = {
     "apply": "Apply the manifests (or a saved plan) to an environment.",
     "env": "List, show and check the environments of customs-batch.yaml.",
-    "force-unlock": "Break the state lock LOCK_ID held by a run that hangs.",
+    "force-unlock": "Remove the state lock LOCK_ID of a run that has ended.",
     "get": "Read shipments, declarations, items, template groups, HAWBs and allocations.",
     "import": "Take over an object that exists at the service as the document ADDRESS.",
     "init": "Create a customs-batch project in DIRECTORY (default: the current folder).",
@@ -53,6 +53,7 @@ SUMMARIES: dict[str, str] = {
     "schema": "Work with the JSON Schemas manifests are checked against.",
     "sheet": "Spreadsheets that manifests expand over with forEach.",
     "state": "Look at and mend the recorded state of an environment.",
+    "templates": "The templates a document can name with `template: NAME`.",
     "status": "Show the declarations of the state with their last known status (no network).",
     "validate": "Validate manifests offline: YAML, envelope, templates, schemas, customs rules.",
 }

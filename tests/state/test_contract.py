@@ -180,7 +180,9 @@ def test_a_second_open_times_out_naming_the_holder(
         message = str(refused.value)
         assert "locked" in message
         assert f"(process {holder.pid}) for apply" in message
-        assert f"force-unlock {lock_id}" in message
+        # Every backend names the lock; how to end it differs (a local live holder is
+        # stopped, never force-unlocked; a database session may be ended with --force).
+        assert lock_id in message
 
     holder.stdin.write("\n")
     holder.stdin.flush()
