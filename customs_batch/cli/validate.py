@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._plan_view import append_step_summary
 from customs_batch.cli._rows import rows_option
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.findings import Severity
@@ -87,13 +88,14 @@ def validate(
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
         rows=rows,
     )
-    reporter = make_reporter(format_name, ReportOptions(strict=strict))
-    report = reporter.render(result)
+    options = ReportOptions(strict=strict)
+    report = make_reporter(format_name, options).render(result)
     if output is None:
         click.echo(report, nl=False)
     else:
         _write(output, report)
         click.echo(summary_line(result), err=True)
+    append_step_summary(lambda: make_reporter("markdown", options).render(result))
     return int(ExitCode.FINDINGS if result.failed(strict=strict) else ExitCode.OK)
 
 

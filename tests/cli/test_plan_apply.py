@@ -328,8 +328,8 @@ def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
 
 def test_on_a_terminal_apply_shows_the_plan_and_asks(project: Path) -> None:
     code, screen = _on_a_terminal(project, "n")
-    assert code == 0
-    assert "+ create" in screen and "Nothing was applied." in screen
+    assert code == 1, "a declined apply is not a success a script could take for done"
+    assert "+ create" in screen and "Apply cancelled." in screen
     assert not (project / ".customs-batch" / "local" / "state.json").exists()
 
     code, screen = _on_a_terminal(project, "y")

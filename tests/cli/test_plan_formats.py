@@ -76,3 +76,32 @@ def test_a_summary_file_that_cannot_be_written_is_only_a_warning(
     code, out, err = run(capsys, "plan", "--detailed-exitcode")
     assert code == 2 and "Plan: 9 to create" in out
     assert "warning: cannot append the job summary" in err
+
+
+def test_validate_and_apply_append_their_summaries_too(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(capsys, "validate", "manifests")[0] == 0
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    text = summary.read_text()
+    assert "### customs-batch validate: passed\n\n**0 errors, 0 warnings in 9 documents" in text
+    assert "### customs-batch apply to `local`: succeeded" in text
+    assert "| succeeded | 9 |" in text and "| failed | 0 |" in text
+    assert text.index("validate: passed") < text.index("apply to `local`")
+
+
+def test_a_failed_apply_lists_each_failure_in_the_summary(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    movements = project / "manifests" / "movements.yaml"
+    movements.write_text(movements.read_text().replace("quantity: 4", "quantity: 5", 1))
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(capsys, "apply", "--auto-approve")[0] == 1
+    text = summary.read_text()
+    assert "apply to `local`: failed" in text
+    assert "- skipped **`Movement/mov-a1-storage-in`**: a movement is immutable" in text
+    assert "| skipped | 1 |" in text
