@@ -101,7 +101,8 @@ def _head(view: PlanView, budget: int, max_nodes: int) -> str:
     lines += [f"Against {state}.", ""]
     drawing = picture(view, max_nodes)
     chart = mermaid(drawing)
-    if drawing.nodes and len(chart) <= min(MERMAID_MAX, budget // 4):
+    changing = any(change.action is not Action.NO_CHANGE for change in plan.changes)
+    if changing and len(chart) <= min(MERMAID_MAX, budget // 4):
         grouped = f", grouped by {drawing.grouped_by}" if drawing.grouped_by else ""
         lines += [
             f"<details><summary>Dependency graph ({drawing.documents} documents{grouped})"

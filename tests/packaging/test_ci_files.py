@@ -23,7 +23,7 @@ WORKFLOW = ROOT / "examples" / "ci" / ".github" / "workflows" / "customs-batch.y
 
 @cache
 def _help(command: str) -> str:
-    result = CliRunner().invoke(main, [command, "--help"])
+    result = CliRunner().invoke(main, [*command.split(), "--help"])
     assert result.exit_code == 0, f"customs-batch {command} is not a command: {result.output}"
     return result.output
 
@@ -119,3 +119,14 @@ def test_the_plan_marker_the_workflow_looks_for_is_the_one_plan_writes() -> None
     from customs_batch.reports._markdown import MARKER
 
     assert MARKER in WORKFLOW.read_text()
+
+
+def test_the_tutorial_commands_exist() -> None:
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    calls = list(_calls("\n".join(line[2:] for line in text.splitlines() if line.startswith("$ "))))
+    assert {command for command, _ in calls} >= {"init", "validate", "plan", "apply", "sandbox"}
+    for command, rest in calls:
+        if command in ("sandbox", "env", "state", "get"):
+            sub, _, rest = rest.strip().partition(" ")
+            command = f"{command} {sub}"
+        _check_call(command, rest)

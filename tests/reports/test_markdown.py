@@ -153,3 +153,9 @@ def test_the_budget_is_kept_at_any_size() -> None:
         text = markdown(plan, budget=budget)
         assert len(text) <= budget, budget
         assert "Refused (6)" in text
+
+
+def test_a_plan_without_changes_says_so_and_draws_no_graph() -> None:
+    text = render_plan("markdown", view(change(Kind.MOVEMENT, "m", Action.NO_CHANGE)))
+    assert "No changes: the service matches the manifests" in text
+    assert "```mermaid" not in text and "#### " not in text
