@@ -15,7 +15,7 @@ from customs_batch.cli._inputs import (
     lock_timeout_option,
     selection_options,
 )
-from customs_batch.cli._plan_view import rate_per_second, show_plan
+from customs_batch.cli._plan_view import append_step_summary, rate_per_second, show_plan
 from customs_batch.cli._progress import JsonEvents, LineEvents, RichEvents, show_summary
 from customs_batch.cli._service import (
     env_option,
@@ -35,6 +35,7 @@ from customs_batch.planning.planfile import (
     is_plan_file,
     read_plan,
 )
+from customs_batch.reports import apply_markdown
 
 
 @click.command()
@@ -141,8 +142,8 @@ def apply(
                 click.echo("Nothing to apply.")
             return int(ExitCode.OK)
         if saved is None and not auto_approve and not click.confirm("\nApply these changes?"):
-            click.echo("Nothing was applied.")
-            return int(ExitCode.OK)
+            click.echo("Apply cancelled.", err=True)
+            return int(ExitCode.FINDINGS)
         rate = rate_per_second(environment.rate_limit)
         events = json_events or (
             RichEvents(1 / rate if rate else None) if interactive else LineEvents()
@@ -165,6 +166,7 @@ def apply(
         json_events.summary(report)
     else:
         show_summary(report, terminal=interactive)
+    append_step_summary(lambda: apply_markdown(report, environment=environment.name))
     return _exit_code(report)
 
 

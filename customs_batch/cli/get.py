@@ -259,7 +259,9 @@ def declaration(declaration_id: int, fmt: str, env_name: str | None, verbose: bo
 @click.option(
     "--status",
     type=click.Choice(TRANSIT_STATUSES, case_sensitive=False),
-    help="Status filter value (NEW is 'processing', READY_TO_DECLARE is 'ready').",
+    # Click lists case-insensitive choices in lower case: show the words the API documents.
+    metavar=f"[{'|'.join(TRANSIT_STATUSES)}]",
+    help="Status filter value, in any case (NEW is 'processing', READY_TO_DECLARE is 'ready').",
 )
 @click.option("--start-date", type=DATE, metavar="YYYY-MM-DD", help="From this date.")
 @click.option("--end-date", type=DATE, metavar="YYYY-MM-DD", help="Up to this date.")

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._plan_view import append_step_summary
 from customs_batch.cli._rows import rows_option
 from customs_batch.errors import CustomsBatchError, ExitCode
-from customs_batch.findings import Severity
+from customs_batch.findings import Finding, Severity
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import (
     ReportOptions,
@@ -66,6 +67,15 @@ HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off"
     default=None,
     help="Write the report to FILE; the summary still goes to stderr.",
 )
+@click.option(
+    "--annotate",
+    "annotate_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Write to DIR an XLSX copy of every spreadsheet input with findings, each such "
+    "cell highlighted and commented, and a first sheet listing them. The inputs are not changed.",
+)
 @rows_option
 def validate(
     paths: tuple[Path, ...],
@@ -75,6 +85,7 @@ def validate(
     hs_codes: str,
     jobs: int | None,
     output: Path | None,
+    annotate_dir: Path | None,
     rows: RowRange | None,
 ) -> int:
     """Validate manifests offline: YAML, envelope, templates, schemas, customs rules.
@@ -88,6 +99,7 @@ def validate(
       customs-batch validate manifests/ --strict
       customs-batch validate manifests/ --format github
       customs-batch validate manifests/ --format sarif -o validate.sarif
+      customs-batch validate manifests/ --annotate annotated/
     """
     from customs_batch.validation.batch import validate_paths
 
@@ -98,14 +110,28 @@ def validate(
         rows=rows,
         hs_codes=HS_CODE_LEVELS[hs_codes],
     )
-    reporter = make_reporter(format_name, ReportOptions(strict=strict))
-    report = reporter.render(result)
+    options = ReportOptions(strict=strict)
+    report = make_reporter(format_name, options).render(result)
     if output is None:
         click.echo(report, nl=False)
     else:
         _write(output, report)
         click.echo(summary_line(result), err=True)
+    append_step_summary(lambda: make_reporter("markdown", options).render(result))
+    if annotate_dir is not None:
+        _annotate(result.findings, annotate_dir)
     return int(ExitCode.FINDINGS if result.failed(strict=strict) else ExitCode.OK)
+
+
+def _annotate(findings: tuple[Finding, ...], folder: Path) -> None:
+    from customs_batch.validation.annotate import annotate_spreadsheets
+
+    written = annotate_spreadsheets(findings, folder)
+    for copy in written:
+        noun = "finding" if copy.findings == 1 else "findings"
+        click.echo(f"Annotated {copy.source} ({copy.findings} {noun}): {copy.written}", err=True)
+    if not written:
+        click.echo("No spreadsheet input has findings: nothing to annotate.", err=True)
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,7 +1,7 @@
 """The endpoint map: one named place for every method and path the client calls.
 
-DESIGN section 7 fixes what the API document leaves open (the departure submission's
-method and path above all); an environment may override any entry with
+docs/api-choices.md says what the API document leaves open and what is chosen (the
+departure submission's method and path above all); an environment may override any entry with
 ``endpoints: {submit_departure: "POST /v1/declarations/transit"}``.
 """
 
@@ -82,7 +82,7 @@ DEFAULT_ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(_defaults())
 
 @dataclass(frozen=True)
 class EndpointMap:
-    """Every operation's endpoint: DESIGN section 7's choices plus an environment's overrides."""
+    """Every operation's endpoint: the choices of docs/api-choices.md plus an environment's overrides."""
 
     endpoints: Mapping[str, Endpoint] = field(default_factory=lambda: DEFAULT_ENDPOINTS)
 

@@ -1,6 +1,6 @@
 """Typed filters of the list endpoints, and the query parameters they become.
 
-The parameter names are DESIGN section 7's choices; the API document gives only meanings.
+The parameter names are the choices of docs/api-choices.md; the API document gives only meanings.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class PageFamily(Enum):
 
     @property
     def page_size_param(self) -> str:
-        """The query parameter that sets the page size (DESIGN section 7)."""
+        """The query parameter that sets the page size (docs/api-choices.md)."""
         return "limit" if self is PageFamily.DATA else "itemsPerPage"
 
 

@@ -68,7 +68,7 @@ class Environment:
 
     @property
     def endpoints(self) -> EndpointMap:
-        """DESIGN section 7's endpoint map with this environment's overrides."""
+        """The endpoint map of docs/api-choices.md, with this environment's overrides."""
         return EndpointMap().with_overrides(self.endpoint_overrides)
 
     @property

@@ -4,11 +4,29 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Document
+
+
+class EdgeReason(StrEnum):
+    """Why one document waits for another."""
+
+    REFERENCE = "reference"
+    DEPENDS_ON = "dependsOn"
+    SAME_LANE = "same shipment/HAWB"
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One arrow of the graph: the document waited for, and every reason to wait for it."""
+
+    target: Address
+    reasons: tuple[EdgeReason, ...]
 
 
 def dependencies(documents: Sequence[Document]) -> dict[Address, tuple[Address, ...]]:
@@ -17,6 +35,30 @@ def dependencies(documents: Sequence[Document]) -> dict[Address, tuple[Address, 
     Edges to addresses outside the batch are left out: those are already applied or are
     reported by validation.
     """
+    return {
+        address: tuple(targets)
+        for address, targets in _walk(documents, lambda address, target, reason: None).items()
+    }
+
+
+def dependency_edges(documents: Sequence[Document]) -> dict[Address, tuple[Edge, ...]]:
+    """The same graph as :func:`dependencies`, each edge with the reasons it exists (a
+    reference and a ``dependsOn`` to the same document make one edge with both)."""
+    reasons: dict[tuple[Address, Address], list[EdgeReason]] = defaultdict(list)
+
+    def note(address: Address, target: Address, reason: EdgeReason) -> None:
+        if reason not in reasons[address, target]:
+            reasons[address, target].append(reason)
+
+    return {
+        address: tuple(Edge(target, tuple(reasons[address, target])) for target in targets)
+        for address, targets in _walk(documents, note).items()
+    }
+
+
+def _walk(
+    documents: Sequence[Document], note: Callable[[Address, Address, EdgeReason], None]
+) -> dict[Address, list[Address]]:
     # Document.address builds a new Address on every access: take each one once (measured:
     # a third of this function's time on 10,000 documents).
     addresses = [doc.address for doc in documents]
@@ -24,16 +66,25 @@ def dependencies(documents: Sequence[Document]) -> dict[Address, tuple[Address, 
     last_movement: dict[tuple[str, str], Address] = {}
     for address, doc in sorted(zip(addresses, documents, strict=True), key=lambda p: p[1].index):
         own = deps[address]
-        for target in [*(ref.target for ref in doc.references), *doc.depends_on]:
-            if target in deps and target != address and target not in own:
-                own.append(target)
+        for target in (ref.target for ref in doc.references):
+            if target in deps and target != address:
+                note(address, target, EdgeReason.REFERENCE)
+                if target not in own:
+                    own.append(target)
+        for target in doc.depends_on:
+            if target in deps and target != address:
+                note(address, target, EdgeReason.DEPENDS_ON)
+                if target not in own:
+                    own.append(target)
         if doc.kind is Kind.MOVEMENT:
             lane = (str(doc.spec.get("shipmentId", "")), str(doc.spec.get("hawbId", "")))
             previous = last_movement.get(lane)
-            if previous is not None and previous not in own:
-                own.append(previous)
+            if previous is not None:
+                note(address, previous, EdgeReason.SAME_LANE)
+                if previous not in own:
+                    own.append(previous)
             last_movement[lane] = address
-    return {address: tuple(targets) for address, targets in deps.items()}
+    return deps
 
 
 def dependency_order(

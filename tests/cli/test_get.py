@@ -65,6 +65,10 @@ def test_an_unknown_id_is_one_clear_line_and_exit_3(capsys: pytest.CaptureFixtur
 def test_transit_lists_and_shows(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = _run(capsys, "get", "transit", "--status", "ready_to_declare", "-o", "json")
     assert [t["declarationId"] for t in json.loads(out)] == [7001]
+    _, out, _ = _run(capsys, "get", "transit", "--status", "READY_TO_DECLARE", "-o", "json")
+    assert [t["declarationId"] for t in json.loads(out)] == [7001]
+    _, out, _ = _run(capsys, "get", "transit", "--help")
+    assert "--status [NEW|READY_TO_DECLARE|" in out
     _, out, _ = _run(capsys, "get", "transit", "7002", "-o", "json")
     assert json.loads(out)["status"] == "processing"
 

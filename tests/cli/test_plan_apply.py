@@ -328,11 +328,29 @@ def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
 
 def test_on_a_terminal_apply_shows_the_plan_and_asks(project: Path) -> None:
     code, screen = _on_a_terminal(project, "n")
-    assert code == 0
-    assert "+ create" in screen and "Nothing was applied." in screen
+    assert code == 1, "a declined apply is not a success a script could take for done"
+    assert "+ create" in screen and "Apply cancelled." in screen
     assert not (project / ".customs-batch" / "local" / "state.json").exists()
 
     code, screen = _on_a_terminal(project, "y")
     assert code == 0, screen
     assert "Apply summary" in screen and "succeeded" in screen
     assert "done 9" in screen
+
+
+def test_plan_says_a_local_rate_budget_holds_per_process(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "plan")
+    assert code == 0
+    assert "holds per process" not in err  # no rate limit, nothing to share
+    (project / "customs-batch.yaml").write_text(
+        "default_environment: staging\n"
+        "environments:\n  staging:\n    base_url: https://staging.customs.example\n"
+        "    api_key_env: STAGING_KEY\n    rate_limit: 100/minute\n",
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "plan")
+    assert code == 0, err
+    assert "the rate limit (100/minute) holds per process" in err
+    assert "holds per process" not in out

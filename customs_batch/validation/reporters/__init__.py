@@ -1,4 +1,4 @@
-"""Report formats for validation results: text, json, github, junit and sarif.
+"""Report formats for validation results: text, json, github, junit, sarif and markdown.
 
 Each format is a :class:`Reporter` registered by name; the CLI's ``--format`` choices come
 from :func:`reporter_names`, and :func:`make_reporter` builds one.
@@ -7,7 +7,7 @@ from :func:`reporter_names`, and :func:`make_reporter` builds one.
 from __future__ import annotations
 
 # Importing the format modules registers them.
-from customs_batch.validation.reporters import _github, _json, _junit, _sarif, _text
+from customs_batch.validation.reporters import _github, _json, _junit, _markdown, _sarif, _text
 from customs_batch.validation.reporters._base import (
     Reporter,
     ReportOptions,
@@ -18,4 +18,4 @@ from customs_batch.validation.reporters._base import (
 
 __all__ = ["ReportOptions", "Reporter", "make_reporter", "reporter_names", "summary_line"]
 
-del _github, _json, _junit, _sarif, _text
+del _github, _json, _junit, _markdown, _sarif, _text

@@ -1,0 +1,48 @@
+"""What an apply did, as markdown for a GitHub job summary."""
+
+from __future__ import annotations
+
+import html
+
+from customs_batch.execution.apply import ApplyReport
+from customs_batch.execution.scheduler import NodeStatus
+from customs_batch.reports._words import duration
+
+# The failures listed one by one; the rest are counted (a job summary holds 1 MiB).
+LISTED = 200
+
+
+def apply_markdown(report: ApplyReport, *, environment: str) -> str:
+    """The outcome counts, the time taken, and each failed or skipped change with why."""
+    if report.fatal is not None:
+        outcome = "stopped by an error"
+    elif report.stopped:
+        outcome = "interrupted"
+    else:
+        outcome = "succeeded" if report.ok else "failed"
+    lines = [
+        f"### customs-batch apply to `{environment}`: {outcome}",
+        "",
+        "| outcome | changes |",
+        "|---|--:|",
+        *(f"| {status.value} | {report.count(status)} |" for status in NodeStatus),
+        f"| **time** | {duration(report.seconds)} |",
+        "",
+    ]
+    if report.fatal is not None:
+        lines += [f"> **error:** {_text(str(report.fatal))}", ""]
+    problems = [
+        outcome
+        for outcome in report.outcomes
+        if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED)
+    ]
+    for problem in problems[:LISTED]:
+        detail = f": {_text(problem.detail)}" if problem.detail else ""
+        lines.append(f"- {problem.status.value} **`{problem.address}`**{detail}")
+    if len(problems) > LISTED:
+        lines.append(f"- ... and {len(problems) - LISTED} more (the state holds every outcome)")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _text(text: str) -> str:
+    return "<br>".join(html.escape(text, quote=False).splitlines())

@@ -1,0 +1,80 @@
+"""What every plan format is given, and the registry of formats by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from customs_batch.client import RateLimit
+from customs_batch.errors import UsageError
+from customs_batch.kinds import Address
+from customs_batch.planning.graph import Edge
+from customs_batch.planning.model import Plan
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A plan and what a format needs to show it.
+
+    ``edges`` are the dependency edges with their reasons, when the documents are at hand
+    (``plan``); without them (a saved plan) the graph comes from each change's
+    ``depends_on``, its edges unlabelled. ``colour`` adds terminal colours to the text.
+    """
+
+    plan: Plan
+    environment: str
+    limit: RateLimit
+    show_unchanged: bool = False
+    colour: bool = False
+    edges: Mapping[Address, tuple[Edge, ...]] | None = None
+
+    def graph_edges(self) -> dict[Address, tuple[Edge, ...]]:
+        """Every change's edges to other changes of the plan."""
+        present = {change.address for change in self.plan.changes}
+        if self.edges is not None:
+            return {
+                address: tuple(
+                    edge for edge in self.edges.get(address, ()) if edge.target in present
+                )
+                for address in present
+            }
+        return {
+            change.address: tuple(
+                Edge(target, ()) for target in change.depends_on if target in present
+            )
+            for change in self.plan.changes
+        }
+
+
+PlanFormat = Callable[[PlanView], str]
+
+_REGISTRY: dict[str, PlanFormat] = {}
+
+
+def register(name: str) -> Callable[[PlanFormat], PlanFormat]:
+    """Function decorator: make a renderer available as ``plan --format name``."""
+
+    def add(render: PlanFormat) -> PlanFormat:
+        _REGISTRY[name] = render
+        return render
+
+    return add
+
+
+_ORDER = ("text", "json", "markdown", "mermaid", "dot")
+
+
+def plan_format_names() -> list[str]:
+    """The format names: ``text`` and ``json`` first, the graph formats last."""
+    return sorted(_REGISTRY, key=lambda name: (*_ORDER, name).index(name))
+
+
+def render_plan(name: str, view: PlanView) -> str:
+    """The plan in format ``name``, ending with a newline."""
+    render = _REGISTRY.get(name)
+    if render is None:
+        raise UsageError(
+            f"unknown plan format {name!r}",
+            hint=f"use one of: {', '.join(plan_format_names())}",
+        )
+    return render(view)

@@ -1,0 +1,50 @@
+"""The plan for machines: one stable, versioned JSON object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from customs_batch.reports._base import PlanView, register
+from customs_batch.reports._words import path_text, rate_per_second
+
+PLAN_JSON_VERSION = 1
+
+
+@register("json")
+def render_json(view: PlanView) -> str:
+    """The plan as one stable JSON object (``formatVersion`` 1)."""
+    plan, limit = view.plan, view.limit
+    rate = rate_per_second(limit)
+    body: dict[str, Any] = {
+        "formatVersion": PLAN_JSON_VERSION,
+        "environment": view.environment,
+        "lineage": plan.lineage,
+        "serial": plan.serial,
+        "changes": [
+            {
+                "address": str(change.address),
+                "action": change.action.value,
+                "operation": change.operation.value,
+                "reason": change.reason,
+                "changed": list(change.changed),
+                "values": [
+                    {"path": value.path, "old": value.old, "new": value.new}
+                    for value in change.values
+                ],
+                "knownAfterApply": [path_text(p) for p in change.unknown],
+                "dependsOn": [str(a) for a in change.depends_on],
+                "requests": change.requests,
+                "spec": change.spec,
+            }
+            for change in plan.changes
+        ],
+        "summary": {
+            **{action.value: count for action, count in plan.counts.items()},
+            "requests": plan.requests,
+            "rateLimit": str(limit),
+            "seconds": round(plan.seconds_at(rate), 3),
+            "blocked": len(plan.blocked),
+        },
+    }
+    return json.dumps(body, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,202 @@
+"""The plan as GitHub-flavoured markdown, for a pull-request comment or a job summary.
+
+What blocks the plan comes first and open; long sections fold into ``<details>``. GitHub
+refuses a comment over 65,536 characters, so past ``budget`` the changes are shown by
+address only, then counted, and a note says what was left out.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
+from customs_batch.reports._base import PlanView, register
+from customs_batch.reports._graph import MAX_NODES, picture
+from customs_batch.reports._mermaid import mermaid
+from customs_batch.reports._words import REVIEW_ORDER, WORDS, path_text, shown, timing
+
+GITHUB_COMMENT_LIMIT = 65_536
+# Room left under GitHub's limit for whatever a workflow puts around the plan.
+BUDGET = 60_000
+# Sections with more changes than this are folded.
+FOLD_AFTER = 10
+# A picture longer than this stays out of the markdown (GitHub draws up to 50,000).
+MERMAID_MAX = 15_000
+MARKER = "<!-- customs-batch plan -->"
+
+_HEADINGS = {
+    Action.REFUSED: "Refused",
+    Action.REJECTED: "Rejected at the service",
+    Action.NEEDS_DECISION: "Needs a decision",
+    Action.CREATE: "To create",
+    Action.UPDATE: "To update",
+    Action.RESUBMIT: "To resubmit",
+    Action.DROP: "To drop",
+    Action.ORPHANED: "Orphaned",
+    Action.NO_CHANGE: "Unchanged",
+}
+
+
+@register("markdown")
+def render_markdown(view: PlanView) -> str:
+    """The plan as markdown that fits in one GitHub comment."""
+    return markdown(view)
+
+
+def markdown(view: PlanView, *, budget: int = BUDGET, max_nodes: int = MAX_NODES) -> str:
+    """The plan as markdown of at most ``budget`` characters."""
+    head = _head(view, budget, max_nodes)
+    sections = [
+        _Section(action, [c for c in view.plan.changes if c.action is action])
+        for action in REVIEW_ORDER
+        if view.plan.counts[action] and (action is not Action.NO_CHANGE or view.show_unchanged)
+    ]
+    return _assemble(head, sections, budget)
+
+
+@dataclass
+class _Section:
+    action: Action
+    changes: list[PlannedChange]
+
+    @property
+    def opening(self) -> str:
+        heading = f"#### {_HEADINGS[self.action]} ({len(self.changes)})\n\n"
+        if self.folded:
+            return (
+                f"{heading}<details><summary>{len(self.changes)} {WORDS[self.action]}</summary>\n\n"
+            )
+        return heading
+
+    @property
+    def closing(self) -> str:
+        return "\n</details>\n\n" if self.folded else "\n"
+
+    @property
+    def folded(self) -> bool:
+        return not self.action.blocks and len(self.changes) > FOLD_AFTER
+
+
+def _head(view: PlanView, budget: int, max_nodes: int) -> str:
+    plan = view.plan
+    lines = [MARKER, f"### customs-batch plan for `{view.environment}`", ""]
+    if plan.blocked:
+        lines += [
+            f"> **{len(plan.blocked)} blocking:** refused, rejected at the service or needing "
+            "a decision. `plan` fails until they are resolved; the reasons are below.",
+            "",
+        ]
+    elif not plan.has_changes:
+        lines += ["No changes: the service matches the manifests as far as the state knows.", ""]
+    lines += ["| action | documents |", "|---|--:|"]
+    lines += [f"| {WORDS[a]} | {plan.counts[a]} |" for a in REVIEW_ORDER if plan.counts[a]]
+    lines += [
+        f"| **requests** | **{plan.requests}** |",
+        f"| **time** | {timing(plan, view.limit)} |",
+        "",
+    ]
+    state = f"state serial {plan.serial}" if plan.lineage else "no state yet"
+    lines += [f"Against {state}.", ""]
+    drawing = picture(view, max_nodes)
+    chart = mermaid(drawing)
+    changing = any(change.action is not Action.NO_CHANGE for change in plan.changes)
+    if changing and len(chart) <= min(MERMAID_MAX, budget // 4):
+        grouped = f", grouped by {drawing.grouped_by}" if drawing.grouped_by else ""
+        lines += [
+            f"<details><summary>Dependency graph ({drawing.documents} documents{grouped})"
+            "</summary>",
+            "",
+            "```mermaid",
+            chart.rstrip("\n"),
+            "```",
+            "",
+            "</details>",
+            "",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+_MORE = "- ... and {} more\n"
+_NOTE = "> This plan is too long for one comment: {}. The whole plan: `customs-batch plan --format json`.\n"
+
+
+def _assemble(head: str, sections: list[_Section], budget: int) -> str:
+    out = [head]
+    used = len(head)
+    # What must still fit after the current section: the rest of the headings, a "more"
+    # line per section and the closing note.
+    fixed = [len(s.opening) + len(s.closing) + len(_MORE) + 12 for s in sections]
+    reserve = sum(fixed) + len(_NOTE) + 80
+    shortened = omitted = 0
+    for number, (section, size) in enumerate(zip(sections, fixed, strict=True)):
+        reserve -= size
+        out.append(section.opening)
+        used += len(section.opening)
+        room = budget - reserve - len(section.closing) - len(_MORE) - 12
+        if not section.action.blocks:
+            # Share what is left between this section and the ones after it, so a long
+            # list of new documents does not crowd out the updates; what a section leaves
+            # unused goes to the next.
+            room = used + (room - used) // (len(sections) - number)
+        for index, change in enumerate(section.changes):
+            text = _full(change)
+            if used + len(text) > room:
+                text = _short(change)
+                shortened += 1
+            if used + len(text) > room:
+                shortened -= 1
+                omitted += len(section.changes) - index
+                more = _MORE.format(len(section.changes) - index)
+                out.append(more)
+                used += len(more)
+                break
+            out.append(text)
+            used += len(text)
+        out.append(section.closing)
+        used += len(section.closing)
+    if shortened or omitted:
+        parts = [f"{_changes(shortened)} shown by address only"] if shortened else []
+        parts += [f"{_changes(omitted)} not listed"] if omitted else []
+        out.append(_NOTE.format(", ".join(parts)))
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def _changes(count: int) -> str:
+    return "1 change" if count == 1 else f"{count} changes"
+
+
+def _full(change: PlannedChange) -> str:
+    lines = [_short(change).rstrip("\n")]
+    for value in change.values:
+        old, new = _code(shown(value.old, 200)), _code(shown(value.new, 200))
+        lines.append(f"  - {_code(value.path)}: {old} → {new}")
+    for path in change.unknown:
+        lines.append(f"  - {_code(path_text(path))}: {UNKNOWN}")
+    return "\n".join(lines) + "\n"
+
+
+def _short(change: PlannedChange) -> str:
+    reason = f": {_prose(change.reason)}" if change.reason else ""
+    return f"- **{_code(str(change.address))}**{reason}\n"
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span, whatever backticks it holds."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest or text.startswith(" ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _prose(text: str) -> str:
+    """A reason inside a list item: HTML escaped outside its `code spans`, lines kept."""
+    parts = re.split(r"(`[^`\n]*`)", text)
+    escaped = "".join(
+        part
+        if part.startswith("`") and part.endswith("`") and len(part) > 1
+        else html.escape(part, quote=False)
+        for part in parts
+    )
+    return "<br>".join(line.strip() for line in escaped.splitlines())

@@ -1,0 +1,50 @@
+"""The plan for people: one line per change, its reason and values, then the summary."""
+
+from __future__ import annotations
+
+from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
+from customs_batch.reports._base import PlanView, register
+from customs_batch.reports._words import SYMBOLS, path_text, shown, summary_text
+
+_ANSI = {"green": 32, "yellow": 33, "red": 31, "magenta": 35}
+
+
+@register("text")
+def render_text(view: PlanView) -> str:
+    """The plan in the order it applies (unchanged documents only counted unless
+    ``show_unchanged``), the reasons, the values known only after apply, the summary."""
+    plan = view.plan
+    state = f"state serial {plan.serial}" if plan.lineage else "no state yet"
+    lines = [f"Plan for environment {view.environment} ({state}), in the order it applies:", ""]
+    shown_any = False
+    for change in plan.changes:
+        if change.action is Action.NO_CHANGE and not view.show_unchanged:
+            continue
+        shown_any = True
+        lines.extend(_change(change, view.colour))
+    if not shown_any:
+        lines.append("  No changes: the service matches the manifests as far as the state knows.")
+    lines += ["", summary_text(plan, view.limit)]
+    if plan.blocked:
+        lines.append(
+            f"{len(plan.blocked)} item(s) refused, rejected at the service or needing a "
+            "decision: see the reasons above."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _change(change: PlannedChange, colour: bool) -> list[str]:
+    symbol, fg = SYMBOLS[change.action]
+    word = change.action.value.replace("-", " ")
+    head = f"  {symbol} {word:<15}"
+    if colour:
+        code = f"\x1b[{_ANSI[fg]}m" if fg else ""
+        head = f"{code}\x1b[1m{head}\x1b[0m"
+    lines = [f"{head}{change.address}"]
+    if change.reason:
+        lines.append(f"      {change.reason}")
+    for value in change.values:
+        lines.append(f"      {value.path}: {shown(value.old)} -> {shown(value.new)}")
+    for path in change.unknown:
+        lines.append(f"      {path_text(path)} = {UNKNOWN}")
+    return lines

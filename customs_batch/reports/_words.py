@@ -1,0 +1,99 @@
+"""The words, symbols and figures every plan format shares."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from customs_batch.client import RateLimit
+from customs_batch.findings import JsonPath
+from customs_batch.planning.model import Action, Plan
+
+SYMBOLS = {
+    Action.CREATE: ("+", "green"),
+    Action.UPDATE: ("~", "yellow"),
+    Action.RESUBMIT: ("+/-", "yellow"),
+    Action.NO_CHANGE: ("=", None),
+    Action.DROP: ("x", None),
+    Action.REFUSED: ("!", "red"),
+    Action.REJECTED: ("!", "red"),
+    Action.ORPHANED: ("-", "magenta"),
+    Action.NEEDS_DECISION: ("?", "red"),
+}
+WORDS = {
+    Action.CREATE: "to create",
+    Action.UPDATE: "to update",
+    Action.RESUBMIT: "to resubmit",
+    Action.NO_CHANGE: "unchanged",
+    Action.DROP: "to drop",
+    Action.REFUSED: "refused",
+    Action.REJECTED: "rejected",
+    Action.ORPHANED: "orphaned",
+    Action.NEEDS_DECISION: "need a decision",
+}
+# What a reviewer must see first: what stops the pipeline, then changes to what exists (with
+# their old and new values), then what is new, then the rest.
+REVIEW_ORDER = (
+    Action.REFUSED,
+    Action.REJECTED,
+    Action.NEEDS_DECISION,
+    Action.UPDATE,
+    Action.RESUBMIT,
+    Action.DROP,
+    Action.ORPHANED,
+    Action.CREATE,
+    Action.NO_CHANGE,
+)
+
+
+def rate_per_second(limit: RateLimit) -> float | None:
+    """Requests per second of a limit, or None when unlimited."""
+    return None if limit.requests is None else limit.requests / limit.period
+
+
+def duration(seconds: float) -> str:
+    """``2 h 5 min``, ``3 min 20 s``, ``4.2 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def timing(plan: Plan, limit: RateLimit) -> str:
+    """``about 5.4 s at 100/minute``, or ``no rate limit``."""
+    rate = rate_per_second(limit)
+    return f"about {duration(plan.seconds_at(rate))} at {limit}" if rate else "no rate limit"
+
+
+OCCASIONAL = frozenset({Action.RESUBMIT, Action.DROP, Action.REJECTED})
+"""Actions the summary counts only when there are any: most plans have none."""
+
+
+def summary_text(plan: Plan, limit: RateLimit) -> str:
+    """``Plan: 2 to create, …`` and the requests with the time they take at the limit."""
+    counts = plan.counts
+    parts = [
+        f"{counts[action]} {WORDS[action]}"
+        for action in Action
+        if counts[action] or action not in OCCASIONAL
+    ]
+    rate = rate_per_second(limit)
+    figures = f", {timing(plan, limit)}" if rate else " (no rate limit)"
+    return f"Plan: {', '.join(parts)}.\nRequests: {plan.requests}{figures}."
+
+
+def shown(value: Any, width: int = 80) -> str:
+    """A value as JSON, cut short when long (the JSON plan carries it whole)."""
+    text = "(none)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def path_text(path: JsonPath) -> str:
+    """``Consignee.name``, ``DeclarationItems[0].grossMass``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

@@ -1,0 +1,62 @@
+"""Markdown for a pull-request comment or a GitHub job summary: the counts, then a table of
+findings, errors first, cut short (and said so) before GitHub's comment limit."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from customs_batch.findings import Finding, Severity
+from customs_batch.validation.reporters._base import Reporter, register, summary_line
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+# Under GitHub's 65,536-character comment limit, with room for what a workflow adds.
+BUDGET = 60_000
+_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+@register("markdown")
+class MarkdownReporter(Reporter):
+    """A heading with the outcome, then one table row per finding: severity, rule, where
+    (file:line, and the sheet, row and column of a spreadsheet cell), message and hint."""
+
+    budget = BUDGET
+
+    def render(self, result: ValidationResult) -> str:
+        failed = result.failed(strict=self.options.strict)
+        outcome = "failed" if failed else "passed"
+        lines = [f"### customs-batch validate: {outcome}", "", f"**{summary_line(result)}**", ""]
+        findings = sorted(result.findings, key=lambda f: _ORDER[f.severity])
+        if not findings:
+            return "\n".join(lines) + "\n"
+        lines += ["| | rule | where | message |", "|---|---|---|---|"]
+        used = sum(len(line) + 1 for line in lines)
+        for index, finding in enumerate(findings):
+            row = _row(finding)
+            if used + len(row) + 200 > self.budget:
+                rest = len(findings) - index
+                lines += ["", f"... and {rest} more: run `customs-batch validate` for all."]
+                break
+            lines.append(row)
+            used += len(row) + 1
+        return "\n".join(lines) + "\n"
+
+
+def _row(finding: Finding) -> str:
+    loc = finding.location
+    place = f"{loc.file}:{loc.line}" if loc.line >= 1 else loc.file
+    where = "`" + place.replace("|", "\\|") + "`"
+    if loc.sheet is not None:
+        where += f" {_cell(loc.cell() or '')}"
+    message = _cell(finding.message)
+    if finding.hint:
+        message += f"<br>*hint:* {_cell(finding.hint)}"
+    return f"| {finding.severity.value} | `{finding.rule}` | {where} | {message} |"
+
+
+def _cell(text: str) -> str:
+    """Text inside a table cell: one line, pipes and HTML escaped."""
+    text = html.escape(text, quote=False)
+    return "<br>".join(text.replace("|", "\\|").splitlines())

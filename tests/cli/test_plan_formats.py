@@ -1,0 +1,107 @@
+"""plan --format, -o/--output and the GitHub job summary, through the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    sheets = shutil.ignore_patterns("*-sheet.yaml")
+    shutil.copytree(EXAMPLES / "manifests", tmp_path / "manifests", ignore=sheets)
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_every_format_is_offered_and_renders(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "plan", "--help")
+    assert "[text|json|markdown|mermaid|dot]" in out
+    code, out, _ = run(capsys, "plan", "--format", "markdown")
+    assert code == 0
+    assert "### customs-batch plan for `local`" in out and "| to create | 9 |" in out
+    code, out, _ = run(capsys, "plan", "--format", "mermaid")
+    assert code == 0 and out.startswith("flowchart LR\n")
+    assert '-->|"reference"|' in out and '-->|"same shipment/HAWB"|' in out
+    code, out, _ = run(capsys, "plan", "--format", "dot")
+    assert code == 0 and out.startswith("digraph plan {") and "same shipment/HAWB" in out
+
+
+def test_output_writes_the_rendered_plan_to_a_file_and_the_summary_to_stderr(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "plan", "--format", "json", "-o", "plan.json", "-out", "r.plan")
+    assert code == 0
+    assert out == ""
+    assert "Plan: 9 to create" in err
+    assert json.loads((project / "plan.json").read_text())["summary"]["create"] == 9
+    assert (project / "r.plan").is_file()
+    code, _, err = run(capsys, "plan", "--output", "missing/plan.md", "--format", "markdown")
+    assert code == 3
+    assert "cannot write the plan to missing/plan.md" in err and "folder exists" in err
+
+
+def test_plan_appends_its_markdown_to_the_github_job_summary(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = project / "summary.md"
+    summary.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = run(capsys, "plan")
+    assert code == 0 and "Plan: 9 to create" in out
+    text = summary.read_text()
+    assert text.startswith("# earlier step\n")
+    assert "### customs-batch plan for `local`" in text and "| to create | 9 |" in text
+
+
+def test_a_summary_file_that_cannot_be_written_is_only_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project / "no" / "such" / "file"))
+    code, out, err = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 2 and "Plan: 9 to create" in out
+    assert "warning: cannot append the job summary" in err
+
+
+def test_validate_and_apply_append_their_summaries_too(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(capsys, "validate", "manifests")[0] == 0
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    text = summary.read_text()
+    assert "### customs-batch validate: passed\n\n**0 errors, 0 warnings in 9 documents" in text
+    assert "### customs-batch apply to `local`: succeeded" in text
+    assert "| succeeded | 9 |" in text and "| failed | 0 |" in text
+    assert text.index("validate: passed") < text.index("apply to `local`")
+
+
+def test_a_failed_apply_lists_each_failure_in_the_summary(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    movements = project / "manifests" / "movements.yaml"
+    movements.write_text(movements.read_text().replace("quantity: 4", "quantity: 5", 1))
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(capsys, "apply", "--auto-approve")[0] == 1
+    text = summary.read_text()
+    assert "apply to `local`: failed" in text
+    assert "- skipped **`Movement/mov-a1-storage-in`**: a movement is immutable" in text
+    assert "| skipped | 1 |" in text

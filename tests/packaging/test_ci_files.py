@@ -1,0 +1,132 @@
+"""The pre-commit hook, the composite GitHub Action and the example workflow call commands
+and options that exist, with formats the commands offer."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tomllib
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke, main
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "examples" / "ci" / ".github" / "workflows" / "customs-batch.yml"
+
+
+@cache
+def _help(command: str) -> str:
+    result = CliRunner().invoke(main, [*command.split(), "--help"])
+    assert result.exit_code == 0, f"customs-batch {command} is not a command: {result.output}"
+    return result.output
+
+
+def _calls(script: str) -> Iterator[tuple[str, str]]:
+    """(subcommand, the rest of the line) for every ``customs-batch`` call of a script."""
+    for line in script.replace("\\\n", " ").splitlines():
+        for match in re.finditer(r"(?:^|[\s;&|(])customs-batch ([a-z-]+)(.*)", line):
+            yield match[1], match[2]
+
+
+def _check_call(command: str, rest: str) -> None:
+    text = _help(command)
+    for option in re.findall(r"(?:^|[\s+])(-{1,2}[a-z][a-z-]*)", rest):
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text), (
+            f"customs-batch {command} has no option {option}"
+        )
+    for value in re.findall(r'--format "?(?:\$\{FORMAT:-)?([a-z]+)', rest):
+        choices = re.search(r"--format \[([a-z|]+)\]", text)
+        assert choices and value in choices[1].split("|"), f"{command} --format {value}"
+
+
+def _scripts(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "run" and isinstance(value, str):
+                yield value
+            else:
+                yield from _scripts(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _scripts(item)
+
+
+def test_the_pre_commit_hook_runs_validate_on_manifest_changes() -> None:
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "customs-batch-validate"
+    assert hook["language"] == "python"
+    program, command = hook["entry"].split()
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert program in scripts and command == "validate"
+    _help(command)
+    # A reference names documents of other files: the whole project is validated.
+    assert hook["pass_filenames"] is False
+    files = re.compile(hook["files"])
+    manifests = [p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.yaml")]
+    for path in [*manifests, "data/movements.xlsx", "data/departures.csv", "customs-batch.yml"]:
+        assert files.search(path), path
+    for path in ["README.md", "customs_batch/cli/main.py", "examples/bad/yaml-syntax.yaml.bad"]:
+        assert not files.search(path), path
+
+
+def test_the_hook_entry_passes_on_the_example_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for folder in ("manifests", "templates", "data"):
+        shutil.copytree(ROOT / "examples" / folder, tmp_path / folder)
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert invoke(hook["entry"].split()[1:]) == 0, capsys.readouterr().out
+
+
+def test_the_action_installs_the_tool_and_calls_existing_options() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]["command"]["description"].replace(",", "").split()) >= {
+        "validate",
+        "plan",
+        "apply",
+    }
+    scripts = list(_scripts(action["runs"]["steps"]))
+    assert any('pip install --quiet "$PACKAGE"' in script for script in scripts)
+    calls = [call for script in scripts for call in _calls(script)]
+    assert {command for command, _ in calls} == {"validate", "plan", "apply"}
+    for command, rest in calls:
+        _check_call(command, rest)
+    plan = next(rest for command, rest in calls if command == "plan")
+    assert '--format "${FORMAT:-markdown}"' in plan and "--detailed-exitcode" in plan
+    for step in action["runs"]["steps"]:
+        assert step.get("uses") or step.get("shell") == "bash", step
+
+
+def test_the_example_workflow_calls_existing_options() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    calls = [call for script in _scripts(workflow["jobs"]) for call in _calls(script)]
+    assert {command for command, _ in calls} == {"validate", "plan", "apply"}
+    for command, rest in calls:
+        _check_call(command, rest)
+    plan = next(rest for command, rest in calls if command == "plan")
+    assert "--format markdown -o plan.md" in plan
+
+
+def test_the_plan_marker_the_workflow_looks_for_is_the_one_plan_writes() -> None:
+    from customs_batch.reports._markdown import MARKER
+
+    assert MARKER in WORKFLOW.read_text()
+
+
+def test_the_tutorial_commands_exist() -> None:
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    calls = list(_calls("\n".join(line[2:] for line in text.splitlines() if line.startswith("$ "))))
+    assert {command for command, _ in calls} >= {"init", "validate", "plan", "apply", "sandbox"}
+    for command, rest in calls:
+        if command in ("sandbox", "env", "state", "get"):
+            sub, _, rest = rest.strip().partition(" ")
+            command = f"{command} {sub}"
+        _check_call(command, rest)

@@ -1,0 +1,127 @@
+"""validate --annotate DIR: annotated XLSX copies of the spreadsheet inputs with findings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+
+from customs_batch.cli.main import invoke
+from customs_batch.findings import column_letter
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for folder in ("manifests", "templates", "data"):
+        shutil.copytree(EXAMPLES / folder, tmp_path / folder)
+    return tmp_path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _report(*argv: str) -> tuple[int, dict[str, Any], str]:
+    with CliRunner().isolation() as (out, err, _):
+        code = invoke(["validate", "--format", "json", *argv])
+    return code, json.loads(out.getvalue().decode()), err.getvalue().decode()
+
+
+def _cells_with_findings(report: dict[str, Any], file: str) -> set[str]:
+    """The cells the findings point at: the cell, or the row's first cell for a row."""
+    return {
+        f"{column_letter(max(f['column'], 1))}{f['cell']['row']}"
+        for f in report["findings"]
+        if f["file"] == file and f["cell"] is not None
+    }
+
+
+def _commented(sheet: Any) -> set[str]:
+    return {cell.coordinate for row in sheet.iter_rows() for cell in row if cell.comment}
+
+
+def test_a_csv_input_gets_an_annotated_xlsx_copy(project: Path) -> None:
+    csv_path = project / "data" / "departures.csv"
+    data = csv_path.read_bytes()
+    data = data.replace(b";20;2;46,0;", b";zwanzig;2;46,0;", 1)
+    data = data.replace(b"DE004073;DE;120", b"DE004073;XX;120", 1)
+    csv_path.write_bytes(data)
+    before = _digest(csv_path)
+
+    code, report, err = _report("--annotate", "annotated")
+    assert code == 1
+    assert "Annotated data/departures.csv (5 findings): annotated/data/departures.csv.xlsx" in err
+    assert _digest(csv_path) == before, "the original is never changed"
+
+    book = openpyxl.load_workbook(project / "annotated" / "data" / "departures.csv.xlsx")
+    assert book.sheetnames == ["Findings", "departures"]
+    sheet = book["departures"]
+    expected = _cells_with_findings(report, "data/departures.csv")
+    assert expected == {"N2", "A3", "C3", "F3"}  # F3: the UN/LOCODE disagrees with XX
+    assert _commented(sheet) == expected
+    assert "error [row.cell-type]: 'zwanzig' is not a number" in sheet["N2"].comment.text
+    assert "hint: This document reads numbers with a decimal comma" in sheet["N2"].comment.text
+    # Two findings on one cell share one comment; a finding of the row sits on its first cell.
+    assert sheet["C3"].comment.text.count("[code.country]") == 2
+    assert "(this row)" in sheet["A3"].comment.text
+    assert sheet["N2"].fill.fgColor.rgb.endswith("FFC7CE")
+    assert sheet["B2"].fill.fill_type is None
+    # The header is kept and frozen; text keeps its leading zeros.
+    assert sheet["A1"].value == "Reference" and sheet.freeze_panes == "A2"
+    assert sheet["L2"].value == "090421"
+    assert sheet["N2"].value == "zwanzig"
+
+    findings = book["Findings"]
+    assert book.active.title == "Findings"
+    assert [c.value for c in findings[1]][:5] == ["Severity", "Rule", "Sheet", "Cell", "Column"]
+    rows = list(findings.iter_rows(min_row=2))
+    assert len(rows) == len(report["findings"]) == 5
+    links = {row[3].value: row[3].hyperlink.location for row in rows}
+    assert links["N2"] == "'departures'!N2"
+    assert {row[4].value for row in rows} >= {"N Quantity", "(row)"}
+
+
+def test_an_xlsx_input_keeps_its_sheets_and_frozen_header_row(project: Path) -> None:
+    xlsx = project / "data" / "movements.xlsx"
+    book = openpyxl.load_workbook(xlsx)
+    book["Movements"]["D4"] = "vier"
+    book.save(xlsx)
+    before = _digest(xlsx)
+
+    code, report, _ = _report("manifests/movements-sheet.yaml", "--annotate", "out")
+    assert code == 1
+    assert _digest(xlsx) == before
+    copy = openpyxl.load_workbook(project / "out" / "data" / "movements.xlsx")
+    assert copy.sheetnames == ["Findings", "Movements", "Notes"]
+    sheet = copy["Movements"]
+    assert _commented(sheet) == _cells_with_findings(report, "data/movements.xlsx") == {"D4"}
+    assert sheet.freeze_panes == "A3", "the header is row 2, under a title row"
+    assert sheet["A2"].value == "Shipment"
+    assert _commented(copy["Notes"]) == set()
+
+
+def test_a_copy_that_would_replace_its_original_is_refused(project: Path) -> None:
+    xlsx = project / "data" / "movements.xlsx"
+    book = openpyxl.load_workbook(xlsx)
+    book["Movements"]["D4"] = "vier"
+    book.save(xlsx)
+    before = _digest(xlsx)
+    code, _, err = _report("manifests/movements-sheet.yaml", "--annotate", ".")
+    assert code == 3
+    assert "would replace the file itself" in err and "--annotate a folder of its own" in err
+    assert _digest(xlsx) == before
+
+
+def test_nothing_to_annotate_says_so(project: Path) -> None:
+    code, _, err = _report("--annotate", "out")
+    assert code == 0
+    assert "nothing to annotate" in err
+    assert not (project / "out").exists()
