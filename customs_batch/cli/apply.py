@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._inputs import (
     allow_empty_state_option,
     backend_for,
@@ -15,7 +16,7 @@ from customs_batch.cli._inputs import (
     lock_timeout_option,
     selection_options,
 )
-from customs_batch.cli._plan_view import append_step_summary, rate_per_second, show_plan
+from customs_batch.cli._plan_view import rate_per_second, show_plan
 from customs_batch.cli._progress import JsonEvents, LineEvents, RichEvents, show_summary
 from customs_batch.cli._service import (
     env_option,

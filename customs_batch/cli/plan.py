@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._files import append_step_summary, write_output
 from customs_batch.cli._inputs import (
     allow_empty_state_option,
     backend_for,
     load_documents,
     selection_options,
 )
-from customs_batch.cli._plan_view import append_step_summary, write_output
 from customs_batch.cli._service import env_option, select_environment
 from customs_batch.errors import ExitCode
 from customs_batch.planning import plan_changes

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._plan_view import append_step_summary
+from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._rows import rows_option
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.findings import Finding, Severity

@@ -30,7 +30,7 @@ from customs_batch.client import (
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, wait_for_departure
-from customs_batch.kinds import Address, Kind
+from customs_batch.kinds import Address
 from customs_batch.kinds._base import Request
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
@@ -145,7 +145,7 @@ class _Run:
             raise _NotSent("a value it refers to is not known: its source was not applied")
         previous = self.session.state.resources.get(str(change.address))
         key = change.idempotency_key
-        if key is None and change.address.kind is Kind.MOVEMENT:
+        if key is None and model_of(change.address.kind).idempotency_keys:
             key = str(uuid.uuid4())
         intent = _intent(change, previous, spec, key)
         self.session.record(intent)
@@ -369,8 +369,11 @@ def _body(exc: ServiceError) -> dict[str, JSON]:
 
 
 def _still_in_flight(change: PlannedChange, exc: ServiceError) -> bool:
-    """A 409 to a movement: a request with its Idempotency-Key is still being handled
-    (DESIGN section 7), so the movement may yet be created. Recorded as a refusal, the next
-    run would send it again under a new key, and the service would hold it twice; left
-    pending, the next run re-sends it with the same key and gets the first answer."""
-    return change.address.kind is Kind.MOVEMENT and getattr(exc, "status", None) == CONFLICT
+    """A 409 to a request with an Idempotency-Key (a movement): the keyed request is still
+    being handled (docs/api-choices.md), so the object may yet be created. Recorded as a
+    refusal, the next run would send it again under a new key, and the service would hold it
+    twice; recorded unknown, the next run re-sends it with the same key and gets the first
+    answer."""
+    return (
+        model_of(change.address.kind).idempotency_keys and getattr(exc, "status", None) == CONFLICT
+    )

@@ -67,9 +67,9 @@ def import_object(
         )
     outputs = remote_outputs(client, address, remote_id, spec)
     recorded = dict(spec)
-    if address.kind is Kind.TEMPLATE_GROUP:
-        # What the service holds, so the next plan shows what the manifests would change.
-        recorded.update({k: outputs[k] for k in ("name", "code") if k in outputs})
+    # What the service holds, so the next plan shows what the manifests would change.
+    fields = model_of(address.kind).imported_fields
+    recorded.update({k: outputs[k] for k in fields if k in outputs})
     record = ResourceRecord(
         str(address),
         RecordStatus.APPLIED,

@@ -127,6 +127,16 @@ class KindModel:
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
     has_status: bool = False
     """Whether ``status`` lists the kind (it has a state at the service worth following)."""
+    idempotency_keys: bool = False
+    """Whether it is created with an Idempotency-Key: a new key per creation, recorded with
+    the intent and sent again with a re-send; a 409 then means the keyed request is still
+    being handled, so its outcome is unknown, not refused."""
+    imported_fields: frozenset[str] = frozenset()
+    """Fields ``import`` records as the service holds them (not as the manifest says), so
+    the next plan shows what the manifests would change."""
+    lane: Callable[[Mapping[str, JSON]], tuple[str, ...]] | None = None
+    """Documents of the kind in one lane are applied one after another, in manifest order
+    (movements on one shipment and HAWB)."""
 
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object (the first output that is an ID)."""

@@ -76,6 +76,11 @@ def _read_back(
     return {"movementId": remote_id, "shipmentId": spec.get("shipmentId")}
 
 
+def _lane(spec: Mapping[str, JSON]) -> tuple[str, ...]:
+    """Movements on one shipment and HAWB happen in order: the service keeps their order."""
+    return (str(spec.get("shipmentId", "")), str(spec.get("hawbId", "")))
+
+
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     outputs=OUTPUTS,
@@ -83,6 +88,8 @@ MODEL = KindModel(
     send={Operation.CREATE_MOVEMENT: _create, Operation.RESEND_MOVEMENT: _create},
     after_unknown=_after_unknown,
     read_back=_read_back,
+    idempotency_keys=True,
+    lane=_lane,
     immutable="a movement is immutable once created (changed: {fields}), and the API cannot "
     "delete it. Revert the change. Only if the movement itself was wrong: record the "
     "correcting movement as a new document, and `customs-batch state rm {address}` to stop "

@@ -154,6 +154,7 @@ MODEL = KindModel(
     read_back=_read_back,
     refresh=_refresh,
     on_conflict=_on_conflict,
+    imported_fields=frozenset({"name", "code"}),
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "
     "Revert the change, or create the group you want under a new name and code",
 )

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from customs_batch.errors import CustomsBatchError
-from customs_batch.kinds import Address, Kind
+from customs_batch.kinds import Address
+from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 
 
@@ -63,7 +64,7 @@ def _walk(
     # a third of this function's time on 10,000 documents).
     addresses = [doc.address for doc in documents]
     deps: dict[Address, list[Address]] = {address: [] for address in addresses}
-    last_movement: dict[tuple[str, str], Address] = {}
+    last_in_lane: dict[tuple[str, ...], Address] = {}
     for address, doc in sorted(zip(addresses, documents, strict=True), key=lambda p: p[1].index):
         own = deps[address]
         for target in (ref.target for ref in doc.references):
@@ -76,14 +77,15 @@ def _walk(
                 note(address, target, EdgeReason.DEPENDS_ON)
                 if target not in own:
                     own.append(target)
-        if doc.kind is Kind.MOVEMENT:
-            lane = (str(doc.spec.get("shipmentId", "")), str(doc.spec.get("hawbId", "")))
-            previous = last_movement.get(lane)
+        lane_of = model_of(doc.kind).lane
+        if lane_of is not None:
+            lane = (doc.kind.value, *lane_of(doc.spec))
+            previous = last_in_lane.get(lane)
             if previous is not None:
                 note(address, previous, EdgeReason.SAME_LANE)
                 if previous not in own:
                     own.append(previous)
-            last_movement[lane] = address
+            last_in_lane[lane] = address
     return deps
 
 
