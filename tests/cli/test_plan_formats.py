@@ -51,6 +51,9 @@ def test_output_writes_the_rendered_plan_to_a_file_and_the_summary_to_stderr(
     assert "Plan: 9 to create" in err
     assert json.loads((project / "plan.json").read_text())["summary"]["create"] == 9
     assert (project / "r.plan").is_file()
+    assert run(capsys, "plan", "-o", "plan.txt")[0] == 0
+    text = (project / "plan.txt").read_text()
+    assert "+ create         TemplateGroup/eu-road" in text and "\x1b[" not in text
     code, _, err = run(capsys, "plan", "--output", "missing/plan.md", "--format", "markdown")
     assert code == 3
     assert "cannot write the plan to missing/plan.md" in err and "folder exists" in err
