@@ -109,6 +109,8 @@ def _open_checked(path: Path, limit: int, raise_hint: str | None) -> int:
 
 
 def _check(path: Path, info: os.stat_result, limit: int, raise_hint: str | None) -> None:
+    if stat.S_ISDIR(info.st_mode):  # as open() says it, for callers that report OSErrors
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if not stat.S_ISREG(info.st_mode):
         raise FileRefused(
             path,
@@ -141,7 +143,6 @@ def megabytes(size: int) -> str:
 
 def _kind_of(mode: int) -> str:
     kinds = (
-        (stat.S_ISDIR, "a folder"),
         (stat.S_ISFIFO, "a named pipe"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
