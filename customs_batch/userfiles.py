@@ -21,6 +21,7 @@ from customs_batch.errors import ConfigError, CustomsBatchError
 MAX_FILE_MB_VARIABLE = "CUSTOMS_BATCH_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 256
 MEGABYTE = 1024 * 1024
+_CHUNK = 1024 * 1024
 
 
 class FileRefused(CustomsBatchError):
@@ -59,12 +60,34 @@ def open_user_file(
     most ``limit`` bytes (default: :func:`max_file_bytes`). ``raise_hint`` says how to raise
     a ``limit`` given here (default: the environment variable).
 
-    The file is opened without blocking (a named pipe opens at once instead of waiting for
-    a writer) and checked on the open descriptor, so what is checked is what is read.
     Raises FileRefused; other OSErrors (no such file, permission denied) pass through.
     """
     if limit is None:
         limit, raise_hint = max_file_bytes(), None
+    with os.fdopen(_open_checked(path, limit, raise_hint), "rb") as handle:
+        yield handle
+
+
+def read_user_file(path: Path, *, limit: int | None = None, raise_hint: str | None = None) -> bytes:
+    """The bytes of ``path``, checked as :func:`open_user_file` checks them; a file that
+    grows past the limit while it is read is refused too."""
+    if limit is None:
+        limit, raise_hint = max_file_bytes(), None
+    fd = _open_checked(path, limit, raise_hint)
+    with os.fdopen(fd, "rb", buffering=0) as raw:
+        # Asking for the file's size, not the limit: a read allocates what it asks for.
+        data = raw.read(os.fstat(fd).st_size + 1) or b""
+        while len(data) <= limit and (more := raw.read(min(limit + 1 - len(data), _CHUNK))):
+            data += more  # the file grew while it was read
+    if len(data) > limit:
+        raise _too_large(path, len(data), limit, raise_hint)
+    return data
+
+
+def _open_checked(path: Path, limit: int, raise_hint: str | None) -> int:
+    """A descriptor of ``path`` opened for reading, once it is known to be a regular file
+    within ``limit``. Opened without blocking: a named pipe opens at once instead of
+    waiting for a writer; what is checked (fstat of the descriptor) is what is read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
@@ -76,25 +99,18 @@ def open_user_file(
                 hint="point the link at a real file, or remove it",
             ) from None
         raise
-    with os.fdopen(fd, "rb") as handle:
+    try:
         _check(path, os.fstat(fd), limit, raise_hint)
-        os.set_blocking(fd, True)
-        yield handle
-
-
-def read_user_file(path: Path, *, limit: int | None = None, raise_hint: str | None = None) -> bytes:
-    """The bytes of ``path``, checked as :func:`open_user_file` checks them; a file that
-    grows past the limit while it is read is refused too."""
-    if limit is None:
-        limit, raise_hint = max_file_bytes(), None
-    with open_user_file(path, limit=limit, raise_hint=raise_hint) as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise _too_large(path, len(data), limit, raise_hint)
-    return data
+    except BaseException:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _check(path: Path, info: os.stat_result, limit: int, raise_hint: str | None) -> None:
+    if stat.S_ISDIR(info.st_mode):  # as open() says it, for callers that report OSErrors
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if not stat.S_ISREG(info.st_mode):
         raise FileRefused(
             path,
@@ -127,7 +143,6 @@ def megabytes(size: int) -> str:
 
 def _kind_of(mode: int) -> str:
     kinds = (
-        (stat.S_ISDIR, "a folder"),
         (stat.S_ISFIFO, "a named pipe"),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),

@@ -24,10 +24,10 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
 
 
-def validate(folder: Path, *paths: str) -> subprocess.CompletedProcess[str]:
-    """``customs-batch validate PATHS`` in ``folder``, within 1 GiB and the timeout."""
+def run(folder: Path, command: str, *paths: str) -> subprocess.CompletedProcess[str]:
+    """``customs-batch COMMAND PATHS`` in ``folder``, within 1 GiB and the timeout."""
     return subprocess.run(
-        [sys.executable, "-m", "customs_batch", "validate", *paths],
+        [sys.executable, "-m", "customs_batch", command, *paths],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -39,7 +39,7 @@ def validate(folder: Path, *paths: str) -> subprocess.CompletedProcess[str]:
 
 def assert_finding(done: subprocess.CompletedProcess[str], rule: str) -> None:
     assert done.returncode == ExitCode.FINDINGS, done.stdout[-2000:] + done.stderr[-2000:]
-    assert f"error[{rule}]" in done.stdout
+    assert f"error[{rule}]" in done.stdout + done.stderr  # plan reports on stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert "no data rows" not in done.stdout
 
@@ -48,7 +48,7 @@ def test_a_zip_bomb_over_max_megabytes_is_refused_unread(tmp_path: Path) -> None
     # 520 MB of sheet XML in about 2.4 MB: the header, then empty rows
     write_bomb(tmp_path / "bomb.xlsx", 520, SHEET_HEADERS)
     write(tmp_path / "m.yaml", movement_sheet_manifest("bomb.xlsx"))
-    done = validate(tmp_path, "m.yaml")
+    done = run(tmp_path, "validate", "m.yaml")
     assert_finding(done, "sheet.too-large")
     assert "over the limit of 512 MB (forEach maxMegabytes)" in done.stdout
 
@@ -59,7 +59,7 @@ def test_a_sheet_whose_used_range_ends_at_xfd1048576_is_refused_not_allocated(
     path = write_xlsx(tmp_path / "far.xlsx", far_corner_sheet())
     assert path.stat().st_size < 5_000
     write(tmp_path / "m.yaml", movement_sheet_manifest("far.xlsx"))
-    done = validate(tmp_path, "m.yaml")
+    done = run(tmp_path, "validate", "m.yaml")
     assert_finding(done, "sheet.too-large")
     assert "(A1:XFD1048576), 17,179,869,184 cells" in done.stdout
 
@@ -78,7 +78,7 @@ def test_special_files_among_the_manifests_are_findings(tmp_path: Path, kind: st
     else:
         (folder / "m.yaml").symlink_to("/dev/" + kind.removeprefix("dev-"))
         rule = "file.not-regular"
-    done = validate(tmp_path, "manifests")
+    done = run(tmp_path, "validate", "manifests")
     assert_finding(done, rule)
 
 
@@ -87,7 +87,18 @@ def test_a_20_mb_line_gives_a_short_report(tmp_path: Path) -> None:
     write(tmp_path / "m.yaml", movement(spec))
     line = "{a: " + "x" * 20_000_000 + ", b: [}\n"  # a syntax error 20 MB into the line
     write(tmp_path / "one-line.yaml", line)
-    done = validate(tmp_path, ".")
+    done = run(tmp_path, "validate", ".")
     assert_finding(done, "schema.pattern")
     assert "error[yaml.syntax]" in done.stdout
     assert len(done.stdout) < 100_000
+
+
+def test_plan_stops_at_a_named_pipe_among_the_manifests_instead_of_waiting(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.yaml")
+    done = run(tmp_path, "plan", "manifests")
+    assert_finding(done, "file.not-regular")
+    assert "fix them before planning" in done.stderr

@@ -108,6 +108,14 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
         raise too_large(file, what, "maxMegabytes", limits.megabytes)
     budget = _Budget(file, limits)
     names = set(archive.namelist())
+    if len(names) != len(archive.infolist()):
+        # Which of two same-named parts a reader takes is its own choice: the check could
+        # look at one and the reader read the other.
+        raise SheetError(
+            f"cannot read {file} as an XLSX workbook: the zip holds two parts of one name",
+            file=file,
+            hint="save the export again from the spreadsheet program",
+        )
     for member in ("xl/sharedStrings.xml", "content.xml"):  # all strings; an ODS's sheets
         if member in names:
             for _ in budget.stream(archive, member):

@@ -4,6 +4,7 @@ allocates its used range: the error says which limit and how to raise it."""
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,14 @@ def test_a_pipe_or_a_device_is_refused_at_once(tmp_path: Path, name: str) -> Non
     zero.symlink_to("/dev/zero")
     with pytest.raises(SheetError, match="character device"):
         within_seconds(lambda: list(read_rows(RowSource(zero))))
+
+
+def test_a_zip_with_two_sheets_of_one_name_is_refused(tmp_path: Path) -> None:
+    path = write_xlsx(tmp_path / "twice.xlsx", far_corner_sheet())
+    with (
+        pytest.warns(UserWarning, match="Duplicate name"),
+        zipfile.ZipFile(path, "a") as book,
+    ):
+        book.writestr("xl/worksheets/sheet1.xml", small_sheet())
+    error = _refusal(path)
+    assert "two parts of one name" in error.message
