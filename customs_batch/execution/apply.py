@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -132,6 +132,8 @@ class _Run:
                 self.fatal = self.fatal or exc
             self.stop.set()
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, exc.message)
+        if outcome.status is NodeStatus.FAILED and change.origin:
+            outcome = replace(outcome, detail=f"{outcome.detail} (from {change.origin})")
         with self._lock:
             self.outcomes[address] = outcome
         return outcome.status is NodeStatus.SUCCEEDED

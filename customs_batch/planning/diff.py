@@ -60,6 +60,7 @@ def plan_changes(
                 depends_on=deps[doc.address],
                 idempotency_key=decided.idempotency_key,
                 values=values if decided.action is not Action.CREATE else (),
+                origin=row_origin(doc),
             )
         )
     named = {str(doc.address) for doc in documents}
@@ -68,6 +69,13 @@ def plan_changes(
         if parsed is not None:
             changes.append(_gone(parsed, state.resources[address]))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest)
+
+
+def row_origin(doc: Document) -> str:
+    """``file, sheet 'S', row N`` for a document made from a spreadsheet row, else empty."""
+    where = doc.source.location(())
+    cell = where.cell()
+    return f"{where.file}, {cell}" if cell else ""
 
 
 def _gone(address: Address, record: ResourceRecord) -> PlannedChange:

@@ -53,6 +53,9 @@ class PlannedChange:
     depends_on: tuple[Address, ...] = ()
     idempotency_key: str | None = None
     values: tuple[FieldChange, ...] = ()
+    origin: str = ""
+    """Where the document came from when it is a spreadsheet row (``movements.xlsx, sheet
+    'Movements', row 12``), so a failure at apply points at the row to fix."""
 
     @property
     def requests(self) -> int:

@@ -108,6 +108,7 @@ def _change_to_json(change: PlannedChange) -> dict[str, Any]:
         "spec": change.spec,
         "unknown": [list(path) for path in change.unknown],
         "changed": list(change.changed),
+        "origin": change.origin,
         "dependsOn": [str(a) for a in change.depends_on],
         "idempotencyKey": change.idempotency_key,
     }
@@ -122,6 +123,7 @@ def _change_from_json(item: Mapping[str, Any]) -> PlannedChange:
         spec=dict(item.get("spec") or {}),
         unknown=tuple(tuple(path) for path in item.get("unknown", [])),
         changed=tuple(item.get("changed", [])),
+        origin=str(item.get("origin", "")),
         depends_on=tuple(_address(a) for a in item.get("dependsOn", [])),
         idempotency_key=item.get("idempotencyKey"),
     )

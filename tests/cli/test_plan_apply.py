@@ -354,3 +354,28 @@ def test_plan_says_a_local_rate_budget_holds_per_process(
     assert code == 0, err
     assert "the rate limit (100/minute) holds per process" in err
     assert "holds per process" not in out
+
+
+def test_a_row_refused_at_apply_names_its_spreadsheet_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "moves.csv").write_text(
+        "Party,Packages\r\nrpty_p1,3\r\nrpty_nobody,4\r\n", encoding="utf-8"
+    )
+    (tmp_path / "manifests" / "moves.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\n"
+        "forEach: {file: ../data/moves.csv}\n"
+        'metadata: {name: "move-{{ row_number }}"}\n'
+        "spec:\n  shipmentId: shp_7Hk2Lm\n  hawbId: hawb_a1\n  action: ISL\n"
+        '  quantity: "{{ row.Packages }}"\n  grossWeightKg: 5.0\n  customsSupervision: Y\n'
+        '  goodsHandlingCode: N\n  partyId: "{{ row.Party }}"\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 1, out + err
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1, out
+    assert "FAILED   Movement/move-3" in failed[0]
+    assert failed[0].endswith("data/moves.csv, sheet 'moves', row 3)"), failed[0]
