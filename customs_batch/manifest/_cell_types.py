@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_INTEGER = re.compile(r"[-+]?(?:0|[1-9]\d*)")
-_DECIMAL = re.compile(r"[-+]?(?:0|[1-9]\d*)\.\d+(?:[eE][-+]?\d+)?|[-+]?[1-9](?:\.\d+)?[eE][-+]?\d+")
-_COMMA_DECIMAL = re.compile(r"[-+]?(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?:,\d+)?")
+_INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
+_DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)\.\d+")
+"""No exponents and no plus sign: ``12E45`` and ``+4930123`` are codes, not numbers."""
+_COMMA_DECIMAL = re.compile(r"-?(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?:,\d+)?")
 _LOOSE_INTEGER = re.compile(r"[-+]?\d+")
 _BOOLEANS = {"true": True, "false": False}
 _WORDS = {"true": True, "yes": True, "y": True, "1": True, "false": False, "no": False}

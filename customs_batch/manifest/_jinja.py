@@ -3,7 +3,10 @@
 Templates and document strings are user input, so they run in Jinja's sandbox with strict
 undefined variables, and only ``values`` (later ``row``) plus a few harmless helpers in reach.
 A template that loops forever or multiplies strings into gigabytes must end with a finding,
-not hang or exhaust memory: ranges and the streamed output check a deadline and a size limit.
+not hang or exhaust memory: every loop checks a deadline, and every operation that can build
+a long text or list is refused before it builds past a limit (see ``_bounds``). Arithmetic
+refuses a spreadsheet cell's text mixed with a number (see ``_cell_types``), and errors are
+explained in the user's words (see ``_jinja_messages``).
 """
 
 from __future__ import annotations

@@ -184,6 +184,8 @@ def test_a_decimal_comma_without_decimal_comma_says_so() -> None:
         ("12.5", None, True, "12.5"),
         ("TRUE", None, False, True),
         ("nan", None, False, "nan"),
+        ("12E45", None, False, "12E45"),
+        ("+4930123", None, False, "+4930123"),
         ("0150", ColumnType.NUMBER, False, 150),
         (150, ColumnType.TEXT, False, "150"),
         (2.5, ColumnType.TEXT, False, "2.5"),
