@@ -154,6 +154,8 @@ class JinjaProblem:
     file: str | None = None
     hint: str = "Fix the template."  # FIX_TEMPLATE
     column: int = 0
+    cell_column: str | None = None
+    """For a problem of one spreadsheet cell: its column's header."""
 
 
 _TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
@@ -169,10 +171,12 @@ def problem_of(
         return JinjaProblem("template.error", message, error.lineno, error.filename)
     line = _template_line(error, filename)
     if isinstance(error, MixedTypes):
-        return JinjaProblem("row.mixed-types", str(error), line, hint=error.hint)
+        return JinjaProblem(
+            "row.mixed-types", str(error), line, hint=error.hint, cell_column=error.column
+        )
     if isinstance(error, CellTypeError):
         hint = "Fix the cell, or the column's type in forEach.columns."
-        return JinjaProblem("row.cell-type", str(error), line, hint=hint)
+        return JinjaProblem("row.cell-type", str(error), line, hint=hint, cell_column=error.column)
     if isinstance(error, MissingName):
         text = expression if expression is not None else source_line(filename, line)
         said = explain_missing(error, text)

@@ -198,3 +198,29 @@ def test_cells_are_typed_alike(
 ) -> None:
     assert typed(cell, "C", declared, decimal_comma) == expected
     assert type(typed(cell, "C", declared, decimal_comma)) is type(expected)
+
+
+def test_a_template_mixing_a_cells_text_with_a_number_is_reported_at_each_cell() -> None:
+    _write_csv(Path("data/rows.csv"))
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/codes.yaml.j2"), "# codes\ngoodsHandlingCode: N\nx: {{ row.Code * 2 }}\n")
+    manifest = _manifest("data/rows.csv").replace("spec:\n", "template: codes\nspec:\n")
+    result = load_file(write(Path("m.yaml"), manifest))
+    findings = [f for f in result.findings if f.rule == "row.mixed-types"]
+    assert [(f.location.line, f.location.column) for f in findings] == [(2, 2), (3, 2)]
+    assert findings[0].message.startswith(
+        "in the template templates/codes.yaml.j2, line 3: column 'Code' holds the text '0150'"
+    )
+    assert [d.spec["x"] for d in result.documents] == [14636]  # row 4: the number 7318
+
+
+def test_a_foreach_document_gets_the_warning_for_a_template_hiding_a_built_in() -> None:
+    _write_csv(Path("data/rows.csv"))
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t1-road.yaml.j2"), "goodsHandlingCode: N\n")
+    manifest = _manifest("data/rows.csv").replace("spec:\n", "template: t1-road\nspec:\n")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "template.shadows-built-in")
+    line = manifest.splitlines().index("template: t1-road") + 1
+    assert (finding.location.file, finding.location.line) == ("m.yaml", line)
+    assert len(result.documents) == 3
