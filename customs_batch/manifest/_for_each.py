@@ -25,7 +25,7 @@ from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
 from customs_batch.manifest._cells import CellProblem, convert
 from customs_batch.manifest._envelope import Envelope
 from customs_batch.manifest._for_each_options import ForEach, RowRange
-from customs_batch.manifest._jinja import problem_of
+from customs_batch.manifest._jinja import FIX_TEMPLATE, problem_of
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._row_plan import (
     DROP,
@@ -101,9 +101,8 @@ class _Expander:
                 slot = make_slot(path, text, as_text or path[0] == "metadata", target)
             except TemplateSyntaxError as error:
                 problem = problem_of(error, None)
-                self.walk.report_at(
-                    problem.rule, f"in {text!r}: {problem.message}", _ROW_HINT, path
-                )
+                hint = problem.hint if problem.hint != FIX_TEMPLATE else _ROW_HINT
+                self.walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
                 ok = False
                 continue
             if path[0] == "values":

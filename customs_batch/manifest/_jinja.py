@@ -33,6 +33,7 @@ from customs_batch.manifest._jinja_messages import (
     explain_missing,
     explain_python,
     source_line,
+    suggest_name,
 )
 from customs_batch.manifest.document import JSON
 
@@ -168,7 +169,9 @@ def problem_of(
     template file (``filename``) or a document string (``expression``)."""
     if isinstance(error, TemplateSyntaxError):
         message = f"syntax error: {error.message}"
-        return JinjaProblem("template.error", message, error.lineno, error.filename)
+        known = [*_INLINE.filters, *_INLINE.tests]
+        hint = suggest_name(error.message or "", known) or FIX_TEMPLATE
+        return JinjaProblem("template.error", message, error.lineno, error.filename, hint)
     line = _template_line(error, filename)
     if isinstance(error, MixedTypes):
         return JinjaProblem(
