@@ -59,7 +59,12 @@ def sandbox() -> None:
     help="Time until submissions are processed.",
 )
 @click.option(
-    "--faults", default="", help="Fault spec, e.g. '5xx=0.1,drop=0.05,slow=0.2:1.5s,429=0.05'."
+    "--faults",
+    default="",
+    help="Fault spec: NAME=PROBABILITY,... with 5xx and drop (refused or cut before the "
+    "request has any effect), 5xx-after and drop-after (the same after it took effect: the "
+    "client never learns the outcome), 429, and slow=P:Ss. E.g. "
+    "'5xx=0.1,drop=0.05,drop-after=0.05,slow=0.2:1.5s,429=0.05'. See docs/sandbox.md.",
 )
 @click.option("--fault-seed", type=int, help="Seed of the fault draws, for reproducible runs.")
 def serve_command(

@@ -58,6 +58,7 @@ def refuse_over(what: str, size: int, limit: int = MAX_VALUE) -> None:
 
 
 _SIZED = (str, list, tuple, dict)
+_CONTAINERS = (list, tuple, set, frozenset, dict)
 _SMALL = 64
 """Values shorter than this are not counted against the budget (the deadline bounds how
 many a render can make)."""
@@ -77,40 +78,42 @@ def account(what: str, value: Any) -> Any:
     return value
 
 
-def text_size(value: Any, limit: int = MAX_VALUE, _seen: dict[int, int] | None = None) -> int:
-    """About how long ``str(value)`` is, counted no further than just past ``limit``
-    (a list holding the same big list a million times is not walked a million times: a
-    container met again is counted from what its first walk found)."""
+def text_size(value: Any, limit: int = MAX_VALUE) -> int:
+    """About how long ``str(value)`` is, counted no further than just past ``limit``.
+
+    A container met again (a list holding the same big list a million times) is counted
+    from memory, not walked again.
+    """
+    return _text_size(value, limit, {})
+
+
+def _text_size(value: Any, limit: int, seen: dict[int, int]) -> int:
     if isinstance(value, str):
         return len(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return value.bit_length() // 3 + 1
-    if isinstance(value, list | tuple | set | frozenset | dict):
-        seen = {} if _seen is None else _seen
-        known = seen.get(id(value))
-        if known is not None:
-            return known
+    if not isinstance(value, _CONTAINERS):
+        return 8
+    known = seen.get(id(value))
+    if known is not None:
+        return known
+    size = 2 + 3 * len(value)  # at least a character and a separator per item
+    if size <= limit:
         size = 2
         items: Iterable[Any] = value.items() if isinstance(value, dict) else value
         for item in items:
-            size += 2 + text_size(item, limit - size, seen)
+            size += 2 + _text_size(item, limit - size, seen)
             if size > limit:
                 break
-        seen[id(value)] = size
-        return size
-    return 8
-
-
-_CONTAINERS = (list, tuple, set, frozenset, dict)
+    seen[id(value)] = size
+    return size
 
 
 def check_args(what: str, args: Iterable[Any]) -> None:
     """Refuse arguments whose text would already be too long to make."""
     for arg in args:
         if isinstance(arg, _CONTAINERS):
-            size = text_size(arg)
-            if size > MAX_VALUE:
-                raise TooLarge(what, size, MAX_VALUE)
+            refuse_over(what, text_size(arg))
 
 
 def check_format(what: str, template: str, args: Any) -> None:

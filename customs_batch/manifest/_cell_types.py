@@ -16,12 +16,12 @@ from __future__ import annotations
 import enum
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
-_INTEGER = re.compile(r"[-+]?(?:0|[1-9]\d*)")
-_DECIMAL = re.compile(r"[-+]?(?:0|[1-9]\d*)\.\d+(?:[eE][-+]?\d+)?|[-+]?[1-9](?:\.\d+)?[eE][-+]?\d+")
-_COMMA_DECIMAL = re.compile(r"[-+]?(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?:,\d+)?")
+_INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
+_DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)\.\d+")
+"""No exponents and no plus sign: ``12E45`` and ``+4930123`` are codes, not numbers."""
+_COMMA_DECIMAL = re.compile(r"-?(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?:,\d+)?")
 _LOOSE_INTEGER = re.compile(r"[-+]?\d+")
 _BOOLEANS = {"true": True, "false": False}
 _WORDS = {"true": True, "yes": True, "y": True, "1": True, "false": False, "no": False}
@@ -72,13 +72,12 @@ class CellText(str):
         return str.__ge__(self, other)
 
 
-@dataclass(frozen=True)
 class CellTypeError(Exception):
     """A cell that is not of the type its column declares."""
 
-    column: str
-    value: Any
-    wanted: ColumnType
+    def __init__(self, column: str, value: Any, wanted: ColumnType) -> None:
+        super().__init__(column, value, wanted)
+        self.column, self.value, self.wanted = column, value, wanted
 
     def __str__(self) -> str:
         kind = {"text": "text", "number": "a number", "integer": "a whole number"}
@@ -89,14 +88,12 @@ class CellTypeError(Exception):
         )
 
 
-@dataclass(frozen=True)
 class MixedTypes(Exception):
     """An expression that mixes text read from a cell with a number."""
 
-    column: str
-    text: str
-    operator: str
-    other: Any
+    def __init__(self, column: str, text: str, operator: str, other: Any) -> None:
+        super().__init__(column, text, operator, other)
+        self.column, self.text, self.operator, self.other = column, text, operator, other
 
     def __str__(self) -> str:
         why = _why_text(self.text)

@@ -25,7 +25,7 @@ from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
 from customs_batch.manifest._cells import CellProblem, convert
 from customs_batch.manifest._envelope import Envelope
 from customs_batch.manifest._for_each_options import ForEach, RowRange
-from customs_batch.manifest._jinja import problem_of
+from customs_batch.manifest._jinja import FIX_TEMPLATE, problem_of
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._row_plan import (
     DROP,
@@ -101,9 +101,8 @@ class _Expander:
                 slot = make_slot(path, text, as_text or path[0] == "metadata", target)
             except TemplateSyntaxError as error:
                 problem = problem_of(error, None)
-                self.walk.report_at(
-                    problem.rule, f"in {text!r}: {problem.message}", _ROW_HINT, path
-                )
+                hint = problem.hint if problem.hint != FIX_TEMPLATE else _ROW_HINT
+                self.walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
                 ok = False
                 continue
             if path[0] == "values":
@@ -270,8 +269,10 @@ class _Expander:
                 yield _with_document(problem, address)
             return
         if self.template is not None:
-            output = self._template_output(self.template, values, context)
+            output = self._template_output(self.template, values, context, state)
             if output is None:
+                for problem in state.problems:  # a cell the template could not use
+                    yield _with_document(problem, address)
                 return
             spec = merge(output.spec, spec)
             references += _surviving(output, spec)
@@ -292,12 +293,22 @@ class _Expander:
         self.produced += 1
 
     def _template_output(
-        self, template: _templates.TemplateSource, values: Any, context: dict[str, Any]
+        self,
+        template: _templates.TemplateSource,
+        values: Any,
+        context: dict[str, Any],
+        state: _RowState,
     ) -> TemplateOutput | None:
         if _templates.uses_row(template):
             result = _templates.render(template, context, remember=False)
         else:
             result = _templates.render(template, {"values": values})
+        if not isinstance(result, _templates.Rendered) and result.cell_column is not None:
+            # This row's cell is at fault (text where the template computes): at the cell.
+            at = self._column(result.cell_column, state)
+            message = f"in the template {template.file}, line {result.line}: {result.message}"
+            state.fail(self._finding(result.rule, message, at, ("template",), result.hint))
+            return None
         if not isinstance(result, _templates.Rendered):
             key = ("template", result.rule, result.message, str(result.line))
             if key not in self.reported:

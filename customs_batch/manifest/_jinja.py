@@ -3,7 +3,10 @@
 Templates and document strings are user input, so they run in Jinja's sandbox with strict
 undefined variables, and only ``values`` (later ``row``) plus a few harmless helpers in reach.
 A template that loops forever or multiplies strings into gigabytes must end with a finding,
-not hang or exhaust memory: ranges and the streamed output check a deadline and a size limit.
+not hang or exhaust memory: every loop checks a deadline, and every operation that can build
+a long text or list is refused before it builds past a limit (see ``_bounds``). Arithmetic
+refuses a spreadsheet cell's text mixed with a number (see ``_cell_types``), and errors are
+explained in the user's words (see ``_jinja_messages``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from customs_batch.manifest._jinja_messages import (
     explain_missing,
     explain_python,
     source_line,
+    suggest_name,
 )
 from customs_batch.manifest.document import JSON
 
@@ -151,6 +155,8 @@ class JinjaProblem:
     file: str | None = None
     hint: str = "Fix the template."  # FIX_TEMPLATE
     column: int = 0
+    cell_column: str | None = None
+    """For a problem of one spreadsheet cell: its column's header."""
 
 
 _TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
@@ -163,13 +169,17 @@ def problem_of(
     template file (``filename``) or a document string (``expression``)."""
     if isinstance(error, TemplateSyntaxError):
         message = f"syntax error: {error.message}"
-        return JinjaProblem("template.error", message, error.lineno, error.filename)
+        known = [*_INLINE.filters, *_INLINE.tests]
+        hint = suggest_name(error.message or "", known) or FIX_TEMPLATE
+        return JinjaProblem("template.error", message, error.lineno, error.filename, hint)
     line = _template_line(error, filename)
     if isinstance(error, MixedTypes):
-        return JinjaProblem("row.mixed-types", str(error), line, hint=error.hint)
+        return JinjaProblem(
+            "row.mixed-types", str(error), line, hint=error.hint, cell_column=error.column
+        )
     if isinstance(error, CellTypeError):
         hint = "Fix the cell, or the column's type in forEach.columns."
-        return JinjaProblem("row.cell-type", str(error), line, hint=hint)
+        return JinjaProblem("row.cell-type", str(error), line, hint=hint, cell_column=error.column)
     if isinstance(error, MissingName):
         text = expression if expression is not None else source_line(filename, line)
         said = explain_missing(error, text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import linecache
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,10 +71,17 @@ def explain_missing(error: MissingName, source_line: str) -> Explained:
         hint = f"Did you mean {close[0]!r}? " if close else ""
         hint += "A template sees 'values' (and under forEach 'row' and 'row_number')."
         return Explained(f"unknown variable {name!r}", hint, column)
-    access = rf"(?:\.\s*{re.escape(name)}\b|\[\s*['\"]{re.escape(name)}['\"]\s*\])"
+    access = rf"(?:\.\s*{re.escape(name)}\b|\[\s*['\"]?{re.escape(name)}['\"]?\s*\])"
     match = re.search(rf"([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*|\[[^\]]*\])*?)\s*{access}", source_line)
     written = match.group(1) if match else None
     column = match.start() + 1 if match else 0
+    if isinstance(owner, list | tuple) and name.lstrip("-").isdigit():
+        where = written or "the list"
+        return Explained(
+            f"{where} has no item {name} (it has {len(owner)})",
+            "Items are numbered from 0; check the list's length with '| length'.",
+            column,
+        )
     keys = _keys(owner)
     if keys is None:
         where = written or "the value"
@@ -129,6 +136,19 @@ def explain_python(error: BaseException, line: int) -> str:
     if isinstance(error, ValueError):
         return f"a wrong value {where}: {error}"
     return f"{type(error).__name__} {where}: {error}"
+
+
+_NO_FILTER = re.compile(r"No (filter|test) named '([^']+)'")
+
+
+def suggest_name(message: str, known: Iterable[str]) -> str | None:
+    """For Jinja's "No filter named 'x'" (or test): the hint naming the closest one."""
+    match = _NO_FILTER.search(message)
+    if match is None:
+        return None
+    close = difflib.get_close_matches(match.group(2), list(known), n=1)
+    said = f"Did you mean {close[0]!r}? " if close else ""
+    return said + f"Only Jinja's built-in {match.group(1)}s are available."
 
 
 def source_line(filename: str | None, line: int) -> str:

@@ -184,6 +184,8 @@ def test_a_decimal_comma_without_decimal_comma_says_so() -> None:
         ("12.5", None, True, "12.5"),
         ("TRUE", None, False, True),
         ("nan", None, False, "nan"),
+        ("12E45", None, False, "12E45"),
+        ("+4930123", None, False, "+4930123"),
         ("0150", ColumnType.NUMBER, False, 150),
         (150, ColumnType.TEXT, False, "150"),
         (2.5, ColumnType.TEXT, False, "2.5"),
@@ -196,3 +198,29 @@ def test_cells_are_typed_alike(
 ) -> None:
     assert typed(cell, "C", declared, decimal_comma) == expected
     assert type(typed(cell, "C", declared, decimal_comma)) is type(expected)
+
+
+def test_a_template_mixing_a_cells_text_with_a_number_is_reported_at_each_cell() -> None:
+    _write_csv(Path("data/rows.csv"))
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/codes.yaml.j2"), "# codes\ngoodsHandlingCode: N\nx: {{ row.Code * 2 }}\n")
+    manifest = _manifest("data/rows.csv").replace("spec:\n", "template: codes\nspec:\n")
+    result = load_file(write(Path("m.yaml"), manifest))
+    findings = [f for f in result.findings if f.rule == "row.mixed-types"]
+    assert [(f.location.line, f.location.column) for f in findings] == [(2, 2), (3, 2)]
+    assert findings[0].message.startswith(
+        "in the template templates/codes.yaml.j2, line 3: column 'Code' holds the text '0150'"
+    )
+    assert [d.spec["x"] for d in result.documents] == [14636]  # row 4: the number 7318
+
+
+def test_a_foreach_document_gets_the_warning_for_a_template_hiding_a_built_in() -> None:
+    _write_csv(Path("data/rows.csv"))
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t1-road.yaml.j2"), "goodsHandlingCode: N\n")
+    manifest = _manifest("data/rows.csv").replace("spec:\n", "template: t1-road\nspec:\n")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "template.shadows-built-in")
+    line = manifest.splitlines().index("template: t1-road") + 1
+    assert (finding.location.file, finding.location.line) == ("m.yaml", line)
+    assert len(result.documents) == 3

@@ -73,3 +73,17 @@ def test_a_missing_column_behind_a_filter_lists_the_columns() -> None:
     finding = only(load_text(manifest), "template.undefined")
     assert "the row has no column 'Packets'" in finding.message
     assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
+
+
+def test_an_unknown_filter_suggests_the_closest() -> None:
+    spec = '  commercialReference: "{{ values.dest_office | uper }}"\n'
+    finding = only(load_text(_departure(VALUES, spec)), "template.error")
+    assert "No filter named 'uper'" in finding.message
+    assert finding.hint == "Did you mean 'upper'? Only Jinja's built-in filters are available."
+
+
+def test_an_item_past_the_end_of_a_list_says_how_many_there_are() -> None:
+    _with_template("a: 1\nb: {{ values.offices[2] }}\n")
+    values = "values: {offices: [DE004073, NL000396]}\n"
+    finding = only(load_text(_departure("template: t\n" + values)), "template.undefined")
+    assert finding.message.startswith("values.offices has no item 2 (it has 2)")
