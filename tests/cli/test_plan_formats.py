@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from customs_batch.cli.main import invoke
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    sheets = shutil.ignore_patterns("*-sheet.yaml")
-    shutil.copytree(EXAMPLES / "manifests", tmp_path / "manifests", ignore=sheets)
-    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
-    return tmp_path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = invoke(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.cli.conftest import run
 
 
 def test_every_format_is_offered_and_renders(
