@@ -15,7 +15,7 @@ from pathlib import Path
 from customs_batch.errors import ConfigError
 from customs_batch.userfiles import FileRefused, read_user_file
 
-SANDBOX_KEY = "sandbox-key"  # the built-in sandbox seed's key (DESIGN section 8)
+SANDBOX_KEY = "sandbox-key"  # the built-in sandbox seed's key (docs/sandbox.md)
 
 
 class CredentialKind(Enum):

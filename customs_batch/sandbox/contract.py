@@ -1,8 +1,8 @@
-"""Every choice of DESIGN section 7 that the emulator makes, in one place.
+"""Every API choice the emulator makes (docs/api-choices.md), in one place.
 
 The API document leaves open the departure submission path, the query parameter names,
 the refusal codes, the idempotency semantics and the transit status words. The emulator
-follows DESIGN section 7 for each; the names below are the only place they are spelled.
+follows docs/api-choices.md for each; the names below are the only place they are spelled.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed files: the data the emulator starts with (DESIGN section 8), validated on load."""
+"""Seed files: the data the emulator starts with (docs/sandbox.md), validated on load."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The JSON Schema of a sandbox seed file (DESIGN section 8); every top-level key optional."""
+"""The JSON Schema of a sandbox seed file (docs/sandbox.md); every top-level key optional."""
 
 from __future__ import annotations
 
