@@ -114,7 +114,14 @@ def _csv(records: Sequence[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
+PIPED_WIDTH = 10_000
+"""The width of a table written to a pipe or a file: wide enough that no row folds, so
+``| grep`` and ``| cut`` see one record a line (rich would assume 80 columns)."""
+
+
 def _console(out: TextIO) -> Console:
-    # Cells fold (see the columns above): a long ID wraps inside its cell, whole, instead
-    # of being cut with an ellipsis or widening the table past the terminal.
-    return Console(file=out, highlight=False, soft_wrap=False)
+    # On a terminal, cells fold (see the columns above): a long ID wraps inside its cell,
+    # whole, instead of being cut with an ellipsis or widening the table past the terminal.
+    # Piped, a row stays on one line whatever its width.
+    width = None if out.isatty() else PIPED_WIDTH
+    return Console(file=out, highlight=False, soft_wrap=False, width=width)
