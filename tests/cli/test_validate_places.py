@@ -76,7 +76,12 @@ def test_a_syntax_error_does_not_hide_the_documents_after_it() -> None:
         encoding="utf-8",
     )
     Path("b.yaml").write_text(
-        _cancel("c3", depends_on="ExportCancellation/c1, ExportCancellation/c2"), encoding="utf-8"
+        _cancel(
+            "c3",
+            number="${ref:ExportCancellation/c1.declarationId}",
+            depends_on="ExportCancellation/c2",
+        ),
+        encoding="utf-8",
     )
     assert _findings("a.yaml", "b.yaml") == [
         ("yaml.unclosed", "a.yaml", 6),
