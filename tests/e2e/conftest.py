@@ -183,19 +183,18 @@ class Project:
         root.mkdir(parents=True, exist_ok=True)
         self.write_config()
 
-    def write_config(self) -> None:
-        """Point the ``e2e`` environment at the emulator's current address."""
-        config = {
-            "default_environment": "e2e",
-            "environments": {
-                "e2e": {
-                    "base_url": self.sandbox.url,
-                    "api_key_env": KEY_ENV,
-                    "rate_limit": "off",
-                    "parallelism": self.parallelism,
-                }
-            },
+    def environment(self) -> dict[str, Any]:
+        """The settings of the ``e2e`` environment: the emulator's current address."""
+        return {
+            "base_url": self.sandbox.url,
+            "api_key_env": KEY_ENV,
+            "rate_limit": "off",
+            "parallelism": self.parallelism,
         }
+
+    def write_config(self) -> None:
+        """Write ``customs-batch.yaml`` with the ``e2e`` environment of ``environment()``."""
+        config = {"default_environment": "e2e", "environments": {"e2e": self.environment()}}
         (self.root / "customs-batch.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
     def copy_examples(self) -> None:

@@ -17,10 +17,9 @@ from typing import Any
 
 import psycopg
 import pytest
-import yaml
 
 from tests.e2e import batches
-from tests.e2e.conftest import KEY_ENV, SECRET, Project, Running, Sandbox
+from tests.e2e.conftest import SECRET, Project, Sandbox
 from tests.postgres import PostgresCluster
 
 pytestmark = pytest.mark.e2e
@@ -34,37 +33,11 @@ class PgProject(Project):
 
     def __init__(self, root: Path, sandbox: Sandbox, url: str, *, parallelism: int = 2) -> None:
         self.url = url
-        self.started: list[Running] = []
         super().__init__(root, sandbox, parallelism=parallelism)
 
-    def start(self, *argv: str) -> Running:
-        running = super().start(*argv)
-        self.started.append(running)
-        return running
-
-    def stop_all(self) -> None:
-        """Kill what a failed test left running, and close its pipes."""
-        for running in self.started:
-            stdout = running.process.stdout
-            if stdout is not None and not stdout.closed:  # finish() was never called
-                if running.process.poll() is None:
-                    running.process.kill()
-                running.process.communicate(timeout=30)
-
-    def write_config(self) -> None:
-        config = {
-            "default_environment": "e2e",
-            "environments": {
-                "e2e": {
-                    "base_url": self.sandbox.url,
-                    "api_key_env": KEY_ENV,
-                    "rate_limit": "off",
-                    "parallelism": self.parallelism,
-                    "state": {"backend": "postgres", "url_env": URL_ENV, "name": STATE_NAME},
-                }
-            },
-        }
-        (self.root / "customs-batch.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    def environment(self) -> dict[str, Any]:
+        state = {"backend": "postgres", "url_env": URL_ENV, "name": STATE_NAME}
+        return {**super().environment(), "state": state}
 
     def env(self) -> dict[str, str]:
         return {**super().env(), URL_ENV: self.url}
@@ -72,18 +45,12 @@ class PgProject(Project):
 
 @pytest.fixture
 def folders(tmp_path: Path, sandbox: Sandbox) -> Iterator[Callable[[str, str], PgProject]]:
-    """Make project folders on the state at a URL; what they left running is stopped."""
-    made: list[PgProject] = []
+    """Make project folders on the state at a URL (what they start is reaped by conftest)."""
 
     def make(name: str, url: str) -> PgProject:
-        made.append(PgProject(tmp_path / name, sandbox, url))
-        return made[-1]
+        return PgProject(tmp_path / name, sandbox, url)
 
-    try:
-        yield make
-    finally:
-        for project in made:
-            project.stop_all()
+    yield make
 
 
 HOLD = textwrap.dedent(
