@@ -44,6 +44,10 @@ class CustomsBatchError(Exception):
         self.message = message
         self.hint = hint
 
+    def details(self) -> str | None:
+        """A longer report printed before the message (e.g. the findings), if any."""
+        return None
+
     def __str__(self) -> str:
         if self.hint:
             return f"{self.message}\n  hint: {self.hint}"

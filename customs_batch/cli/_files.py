@@ -6,21 +6,63 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.formats import Formats
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def write_output(path: Path, text: str, *, what: str) -> None:
-    """Write ``text`` (a report, a rendered plan) to ``path``, or say why it cannot be."""
+    """Write ``text`` (a report, a rendered plan, records) to ``path``, readable by its owner
+    only (it holds customs data), or say why it cannot be."""
     try:
-        path.write_text(text, encoding="utf-8")
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(descriptor, "w", encoding="utf-8") as file:
+            os.fchmod(file.fileno(), 0o600)
+            file.write(text)
     except OSError as exc:
         raise CustomsBatchError(
             f"cannot write the {what} to {path}: {exc.strerror}",
             hint="check that the folder exists and is writable",
         ) from exc
+
+
+def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:
+    """``--format NAME``: the command's formats, from its table in the one registry."""
+    return click.option(
+        "--format",
+        "format_name",
+        type=click.Choice(formats.names()),
+        default=formats.default,
+        show_default=True,
+        help=help,
+    )
+
+
+def output_option(formats: Formats[Any], what: str, help: str | None = None) -> Callable[[F], F]:
+    """``-o/--output FILE``: always a file (0600), never a format; ``-o json`` is refused
+    with the spelling that chooses the format."""
+
+    def check(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+        if value is not None and str(value) in formats.names() and not value.exists():
+            raise click.BadParameter(
+                f"-o names the file to write the {what} to; to choose the format, write "
+                f"--format {value}"
+            )
+        return value
+
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        callback=check,
+        help=help or f"Write the {what} to FILE (readable by you only) instead of stdout.",
+    )
 
 
 def append_step_summary(markdown: Callable[[], str]) -> None:

@@ -1,9 +1,10 @@
-"""Printing records as a table, JSON, JSON Lines, CSV or YAML.
+"""Printing records as a table, JSON, JSON Lines, CSV or YAML: the ``records`` formats.
 
-Records are the service's objects exactly as sent (``Record.raw``): JSON, JSON Lines and
-YAML print them unchanged, in the service's field order, so scripts see what the service
-said. CSV columns are every field in order of first appearance; nested values are JSON.
-Tables (rich) show the chosen columns and fold cells to fit the terminal.
+Records are the service's objects exactly as sent (``Record.raw``) or a command's own
+settings (``env``): JSON, JSON Lines and YAML print them unchanged, in their field order, so
+scripts see what the service said. CSV columns are every field in order of first
+appearance; nested values are JSON. Tables (rich) show the chosen columns and fold cells to
+fit the terminal; written to a pipe or a file, a row stays on one line.
 """
 
 from __future__ import annotations
@@ -11,26 +12,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
 from rich.console import Console
 from rich.table import Table
 
+from customs_batch.cli._files import write_output
+from customs_batch.formats import Formats
+
 JsonObject = Mapping[str, Any]
-
-
-class OutputFormat(StrEnum):
-    """The ``-o`` choices."""
-
-    TABLE = "table"
-    JSON = "json"
-    JSONL = "jsonl"
-    CSV = "csv"
-    YAML = "yaml"
 
 
 @dataclass(frozen=True)
@@ -39,6 +34,31 @@ class Column:
 
     header: str
     field: str
+
+
+@dataclass(frozen=True)
+class Records:
+    """What a records format is given.
+
+    ``rows`` are the records; ``single`` says the command shows one record (a table of
+    fields and values, a JSON object rather than an array); ``columns`` are a list's table
+    columns; ``footer`` (e.g. "page 1 of 3: 20 of 57 records") goes under a table only, so
+    the formats for scripts stay pure data.
+    """
+
+    rows: Sequence[JsonObject]
+    columns: Sequence[Column] = ()
+    single: bool = False
+    footer: str | None = None
+
+
+RecordWriter = Callable[[Records, TextIO], None]
+
+RECORD_FORMATS: Formats[RecordWriter] = Formats(
+    "records", ("table", "json", "jsonl", "csv", "yaml")
+)
+"""``get`` and ``env`` ``--format``: a table for people; json, jsonl, csv and yaml for
+scripts."""
 
 
 def cell(value: Any) -> str:
@@ -52,66 +72,73 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def write_records(
-    records: Sequence[JsonObject],
-    fmt: OutputFormat,
-    columns: Sequence[Column],
-    out: TextIO,
-    *,
-    footer: str | None = None,
-) -> None:
-    """Print a list of records; ``footer`` (e.g. "page 1 of 3") only under a table."""
-    plain = [dict(r) for r in records]
-    if fmt is OutputFormat.JSON:
-        out.write(json.dumps(plain, indent=2, ensure_ascii=False) + "\n")
-    elif fmt is OutputFormat.JSONL:
-        out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in plain)
-    elif fmt is OutputFormat.YAML:
-        out.write(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True))
-    elif fmt is OutputFormat.CSV:
-        out.write(_csv(plain))
-    else:
-        table = Table()
-        for column in columns:
-            table.add_column(column.header, overflow="fold")
-        for record in plain:
-            table.add_row(*(cell(record.get(c.field)) for c in columns))
-        console = _console(out)
-        console.print(table)
-        if footer:
-            console.print(footer, style="dim")
+def write_records(records: Records, format_name: str, out: TextIO) -> None:
+    """Write ``records`` to ``out`` in format ``format_name``."""
+    RECORD_FORMATS.get(format_name)(records, out)
 
 
-def write_record(record: JsonObject, fmt: OutputFormat, out: TextIO) -> None:
-    """Print one record; as a table it is a two-column list of fields and values."""
-    plain = dict(record)
-    if fmt is OutputFormat.JSON:
-        out.write(json.dumps(plain, indent=2, ensure_ascii=False) + "\n")
-    elif fmt is OutputFormat.JSONL:
-        out.write(json.dumps(plain, ensure_ascii=False) + "\n")
-    elif fmt is OutputFormat.YAML:
-        out.write(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True))
-    elif fmt is OutputFormat.CSV:
-        out.write(_csv([plain]))
-    else:
+def show_records(records: Records, format_name: str, output: Path | None = None) -> None:
+    """Print ``records`` in format ``format_name``, to ``output`` (a private file) when given,
+    else to standard output."""
+    if output is None:
+        write_records(records, format_name, sys.stdout)
+        return
+    buffer = io.StringIO()
+    write_records(records, format_name, buffer)
+    write_output(output, buffer.getvalue(), what="records")
+
+
+def _plain(records: Records) -> Any:
+    rows = [dict(r) for r in records.rows]
+    return rows[0] if records.single and rows else rows
+
+
+@RECORD_FORMATS.register("json")
+def _json(records: Records, out: TextIO) -> None:
+    out.write(json.dumps(_plain(records), indent=2, ensure_ascii=False) + "\n")
+
+
+@RECORD_FORMATS.register("jsonl")
+def _jsonl(records: Records, out: TextIO) -> None:
+    out.writelines(json.dumps(dict(r), ensure_ascii=False) + "\n" for r in records.rows)
+
+
+@RECORD_FORMATS.register("yaml")
+def _yaml(records: Records, out: TextIO) -> None:
+    out.write(yaml.safe_dump(_plain(records), sort_keys=False, allow_unicode=True))
+
+
+@RECORD_FORMATS.register("csv")
+def _csv(records: Records, out: TextIO) -> None:
+    rows = [dict(r) for r in records.rows]
+    fields: dict[str, None] = {}
+    for record in rows:
+        fields.update(dict.fromkeys(record))
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(fields)
+    for record in rows:
+        writer.writerow([cell(record.get(name)) for name in fields])
+
+
+@RECORD_FORMATS.register("table")
+def _table(records: Records, out: TextIO) -> None:
+    if records.single:
         table = Table(show_header=False)
         table.add_column("field", overflow="fold")
         table.add_column("value", overflow="fold")
-        for name, value in plain.items():
-            table.add_row(name, cell(value))
-        _console(out).print(table)
-
-
-def _csv(records: Sequence[dict[str, Any]]) -> str:
-    fields: dict[str, None] = {}
-    for record in records:
-        fields.update(dict.fromkeys(record))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(fields)
-    for record in records:
-        writer.writerow([cell(record.get(name)) for name in fields])
-    return buffer.getvalue()
+        for record in records.rows:
+            for name, value in record.items():
+                table.add_row(name, cell(value))
+    else:
+        table = Table()
+        for column in records.columns:
+            table.add_column(column.header, overflow="fold")
+        for record in records.rows:
+            table.add_row(*(cell(record.get(c.field)) for c in records.columns))
+    console = _console(out)
+    console.print(table)
+    if records.footer:
+        console.print(records.footer, style="dim")
 
 
 PIPED_WIDTH = 10_000

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -13,13 +14,19 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from customs_batch.cli._plan_view import duration
+from customs_batch.cli._files import append_step_summary
+from customs_batch.cli._plan_view import duration, rate_per_second, show_plan
+from customs_batch.commands.apply import ApplyProgress, ApplyResult, ApplyStatus
+from customs_batch.environments import Environment
 from customs_batch.execution.apply import ApplyReport, Outcome
 from customs_batch.execution.scheduler import NodeStatus
+from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.planning import Plan
+from customs_batch.reports import apply_markdown
 
-EVENTS_VERSION = 1
+EVENTS_VERSION = 2
+"""2: the version is under ``formatVersion`` (1 had ``v``), as in every JSON output."""
 
 VERBS = {
     NodeStatus.SUCCEEDED: "done",
@@ -133,14 +140,16 @@ class RichEvents(LineEvents):
 
 
 class JsonEvents:
-    """``--format json``: one JSON object per line, each with ``v`` and ``type``."""
+    """``--format json``: one JSON object per line, each with ``formatVersion`` and ``type``."""
 
     def __init__(self) -> None:
         self.tally = _Tally()
         self.lock = threading.Lock()
 
     def emit(self, kind: str, **body: Any) -> None:
-        line = json.dumps({"v": EVENTS_VERSION, "type": kind, **body}, sort_keys=True, default=str)
+        line = json.dumps(
+            {VERSION_KEY: EVENTS_VERSION, "type": kind, **body}, sort_keys=True, default=str
+        )
         with self.lock:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
@@ -215,3 +224,85 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
     for outcome in report.outcomes:
         if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED):
             click.echo(f"  {outcome.status.value} {outcome.address}: {outcome.detail}", err=True)
+
+
+class TextPresenter:
+    """Apply for people: the plan as text, a question on a terminal (``interactive``), a
+    live bar there or one line per operation elsewhere, and the closing summary."""
+
+    def __init__(self, interactive: bool) -> None:
+        self.interactive = interactive
+
+    @property
+    def can_ask(self) -> bool:
+        return self.interactive
+
+    def planned(self, plan: Plan, environment: Environment) -> None:
+        show_plan(plan, environment=environment.name, limit=environment.rate_limit)
+
+    def approve(self) -> bool:
+        return click.confirm("\nApply these changes?")
+
+    def progress(self, environment: Environment) -> ApplyProgress:
+        rate = rate_per_second(environment.rate_limit)
+        if self.interactive:
+            return RichEvents(1 / rate if rate else None)
+        return LineEvents()
+
+    def notice(self, text: str) -> None:
+        click.echo(text, err=True)
+
+    def finished(self, result: ApplyResult) -> None:
+        """The end: "Nothing to apply.", or the summary, the step summary and what to do."""
+        if result.status is ApplyStatus.NOTHING_TO_DO:
+            click.echo("Nothing to apply.")
+        if result.report is not None:
+            show_summary(result.report, terminal=self.interactive)
+            _step_summary(result)
+        if result.message:
+            click.echo(result.message, err=True)
+
+
+class JsonPresenter:
+    """``apply --format json``: never asks; the plan, progress and summary as JSON lines."""
+
+    def __init__(self) -> None:
+        self.events = JsonEvents()
+
+    @property
+    def can_ask(self) -> bool:
+        return False
+
+    def planned(self, plan: Plan, environment: Environment) -> None:
+        self.events.plan(plan, environment.name)
+
+    def approve(self) -> bool:
+        return False
+
+    def progress(self, environment: Environment) -> ApplyProgress:
+        return self.events
+
+    def notice(self, text: str) -> None:
+        click.echo(text, err=True)
+
+    def finished(self, result: ApplyResult) -> None:
+        """The summary event, then the step summary and what to do on stderr."""
+        if result.report is not None:
+            self.events.summary(result.report)
+            _step_summary(result)
+        if result.message:
+            click.echo(result.message, err=True)
+
+
+def _step_summary(result: ApplyResult) -> None:
+    report = result.report
+    if report is not None:
+        append_step_summary(lambda: apply_markdown(report, environment=result.environment.name))
+
+
+APPLY_FORMATS: Formats[Callable[[bool], TextPresenter | JsonPresenter]] = Formats(
+    "apply", ("text", "json")
+)
+"""``apply --format``: each a presenter, made knowing whether the run is on a terminal."""
+APPLY_FORMATS.register("text")(TextPresenter)
+APPLY_FORMATS.register("json")(lambda _interactive: JsonPresenter())

@@ -3,40 +3,20 @@
 from __future__ import annotations
 
 import sys
-import threading
 from pathlib import Path
 
 import click
 
-from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._inputs import (
+    allow_empty_state,
     allow_empty_state_option,
-    backend_for,
-    load_documents,
     lock_timeout_option,
     selection_options,
 )
-from customs_batch.cli._plan_view import rate_per_second, show_plan
-from customs_batch.cli._progress import JsonEvents, LineEvents, RichEvents, show_summary
-from customs_batch.cli._service import (
-    env_option,
-    select_environment,
-    set_http_log,
-    verbose_option,
-)
-from customs_batch.environments import connect
-from customs_batch.errors import ExitCode, UsageError
-from customs_batch.execution.apply import ApplyReport, apply_plan
-from customs_batch.execution.interrupt import graceful_stop
+from customs_batch.cli._progress import APPLY_FORMATS
+from customs_batch.cli._service import env_option, set_http_log, verbose_option
+from customs_batch.commands import ApplyOptions, Inputs, apply_changes
 from customs_batch.execution.waiting import WaitOptions
-from customs_batch.planning import Plan, plan_changes
-from customs_batch.planning.planfile import (
-    check_current,
-    digest_documents,
-    is_plan_file,
-    read_plan,
-)
-from customs_batch.reports import apply_markdown
 
 
 @click.command()
@@ -67,10 +47,11 @@ from customs_batch.reports import apply_markdown
 @click.option(
     "--format",
     "format_name",
-    type=click.Choice(["text", "json"]),
-    default="text",
+    type=click.Choice(APPLY_FORMATS.names()),
+    default=APPLY_FORMATS.default,
     show_default=True,
-    help="json: a versioned JSON-lines event stream (plan, start, progress, outcome, summary).",
+    help="json: a versioned JSON-lines event stream (plan, start, progress, outcome, summary), "
+    "each line with formatVersion and type.",
 )
 @selection_options
 @allow_empty_state_option
@@ -103,85 +84,18 @@ def apply(
       customs-batch plan manifests/ -out release.plan && customs-batch apply release.plan
       customs-batch apply --auto-approve --format json > apply-events.jsonl
     """
-    plan_path = (
-        targets_or_paths[0]
-        if len(targets_or_paths) == 1 and is_plan_file(targets_or_paths[0])
-        else None
-    )
-    interactive = sys.stdin.isatty() and sys.stdout.isatty() and format_name == "text"
-    if plan_path is None and not auto_approve and not interactive:
-        raise UsageError(
-            "apply needs confirmation, and this is not an interactive terminal",
-            hint="pass --auto-approve, or apply a reviewed plan: `customs-batch plan -out FILE` "
-            "then `customs-batch apply FILE`",
-        )
-    environment = select_environment(env_name)
-    saved = read_plan(plan_path, environment=environment.name) if plan_path else None
-    documents, selection = (
-        load_documents(targets_or_paths, labels, targets) if saved is None else ([], None)
-    )
     set_http_log(enabled=verbose)
-    client = connect(environment)
-    json_events = JsonEvents() if format_name == "json" else None
-    with client, backend_for(environment).open("apply", lock_timeout=lock_timeout) as session:
-        if saved is not None and plan_path is not None:
-            check_current(saved, session.state.lineage, session.state.serial, source=plan_path)
-            plan = saved
-        else:
-            plan = plan_changes(
-                documents,
-                session.state,
-                inputs_digest=digest_documents(documents),
-                orphans=selection is None or selection.everything,
-            )
-        if json_events is not None:
-            json_events.plan(plan, environment.name)
-        else:
-            show_plan(plan, environment=environment.name, limit=environment.rate_limit)
-        if not plan.has_changes and not _blocked(plan):
-            if json_events is None:
-                click.echo("Nothing to apply.")
-            return int(ExitCode.OK)
-        if saved is None and not auto_approve and not click.confirm("\nApply these changes?"):
-            click.echo("Apply cancelled.", err=True)
-            return int(ExitCode.FINDINGS)
-        rate = rate_per_second(environment.rate_limit)
-        events = json_events or (
-            RichEvents(1 / rate if rate else None) if interactive else LineEvents()
-        )
-        stop = threading.Event()
-        with graceful_stop(stop, lambda text: click.echo(text, err=True)):
-            try:
-                report = apply_plan(
-                    plan,
-                    session,
-                    client,
-                    parallelism=parallelism or environment.parallelism,
-                    stop=stop,
-                    events=events,
-                    wait=WaitOptions(timeout=wait_timeout) if wait else None,
-                )
-            finally:
-                events.close()
-    if json_events is not None:
-        json_events.summary(report)
-    else:
-        show_summary(report, terminal=interactive)
-    append_step_summary(lambda: apply_markdown(report, environment=environment.name))
-    return _exit_code(report)
-
-
-def _blocked(plan: Plan) -> bool:
-    return any(c.action.value in ("refused", "needs-decision") for c in plan.changes)
-
-
-def _exit_code(report: ApplyReport) -> int:
-    if report.fatal is not None:
-        click.echo(f"error: {report.fatal}", err=True)
-        return int(ExitCode.ERROR)
-    if report.stopped:
-        click.echo(
-            "Interrupted: what was in flight is recorded; run apply again to go on.", err=True
-        )
-        return int(ExitCode.INTERRUPTED)
-    return int(ExitCode.OK if report.ok else ExitCode.FINDINGS)
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and format_name == "text"
+    presenter = APPLY_FORMATS.get(format_name)(interactive)
+    result = apply_changes(
+        ApplyOptions(
+            Inputs(targets_or_paths, labels, targets, env_name, allow_empty_state()),
+            auto_approve=auto_approve,
+            parallelism=parallelism,
+            wait=WaitOptions(timeout=wait_timeout) if wait else None,
+            lock_timeout=lock_timeout,
+        ),
+        presenter,
+    )
+    presenter.finished(result)
+    return int(result.exit_code)

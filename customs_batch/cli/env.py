@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import click
 
-from customs_batch.cli._output import Column, OutputFormat, write_record, write_records
+from customs_batch.cli._files import format_option, output_option
+from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
 from customs_batch.cli._service import env_option, select_environment, verbose_option
 from customs_batch.cli._service import open_client as _open_client
 from customs_batch.client import NO_RETRIES, AuthenticationError, PermissionDeniedError
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import ExitCode, ServiceError
 
-FORMATS = click.Choice([OutputFormat.TABLE.value, OutputFormat.JSON.value, OutputFormat.YAML.value])
 LIST_COLUMNS = tuple(
     Column(h, h) for h in ("name", "base_url", "api_key", "rate_limit", "parallelism", "default")
 )
@@ -53,37 +53,39 @@ def env() -> None:
 
 
 @env.command("list")
-@click.option("-o", "--output", "fmt", type=FORMATS, default="table", show_default=True)
-def list_environments(fmt: str) -> int:
+@format_option(RECORD_FORMATS, "table for people; json, jsonl, csv and yaml for scripts.")
+@output_option(RECORD_FORMATS, "environments")
+def list_environments(format_name: str, output: Path | None) -> int:
     """List the environments (the built-in local one included), without secrets.
 
     \b
     Example:
-      customs-batch env list -o json
+      customs-batch env list --format json
     """
     project = load_project()
     chosen = project.select(None).name
     rows: list[Mapping[str, Any]] = [
         describe(e, default=e.name == chosen) for _, e in sorted(project.environments.items())
     ]
-    write_records(rows, OutputFormat(fmt), LIST_COLUMNS, sys.stdout)
+    show_records(Records(rows, LIST_COLUMNS), format_name, output)
     return int(ExitCode.OK)
 
 
 @env.command()
 @click.argument("name", required=False)
-@click.option("-o", "--output", "fmt", type=FORMATS, default="table", show_default=True)
-def show(name: str | None, fmt: str) -> int:
+@format_option(RECORD_FORMATS, "table for people; json, jsonl, csv and yaml for scripts.")
+@output_option(RECORD_FORMATS, "settings")
+def show(name: str | None, format_name: str, output: Path | None) -> int:
     """Show one environment's settings (the chosen one without NAME), without secrets.
 
     \b
     Example:
-      customs-batch env show production -o yaml
+      customs-batch env show production --format yaml
     """
     environment = select_environment(name)
     chosen = load_project().select(None).name
     record = describe(environment, default=environment.name == chosen)
-    write_record(record, OutputFormat(fmt), sys.stdout)
+    show_records(Records([record], single=True), format_name, output)
     return int(ExitCode.OK)
 
 

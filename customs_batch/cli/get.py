@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from customs_batch.cli._output import Column, OutputFormat, write_record, write_records
+from customs_batch.cli._files import format_option, output_option
+from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
 from customs_batch.cli._service import env_option, open_client, verbose_option
 from customs_batch.client import (
     ARCHIVED_FILTERS,
@@ -68,15 +69,10 @@ class Paging:
 
 
 def _common(function: F) -> F:
-    function = click.option(
-        "-o",
-        "--output",
-        "fmt",
-        type=click.Choice([f.value for f in OutputFormat]),
-        default=OutputFormat.TABLE.value,
-        show_default=True,
-        help="Output format; json, jsonl, csv and yaml are stable for scripts.",
+    function = format_option(
+        RECORD_FORMATS, "table for people; json, jsonl, csv and yaml are stable for scripts."
     )(function)
+    function = output_option(RECORD_FORMATS, "records")(function)
     return verbose_option(env_option(function))
 
 
@@ -105,39 +101,64 @@ def _day(value: datetime | None) -> date | None:
     return value.date() if value is not None else None
 
 
+@dataclass(frozen=True)
+class Shown:
+    """How the records are shown: the ``--format`` and the ``-o`` file, if any."""
+
+    format_name: str
+    output: Path | None
+
+
 def _show_list(
     env_name: str | None,
     verbose: bool,
-    fmt: str,
+    shown: Shown,
     paging: Paging,
     columns: Sequence[Column],
     one_page: Callable[[CustomsClient, int, int], Page[Any]],
     every: Callable[[CustomsClient], Iterator[Any]],
 ) -> int:
     with open_client(env_name, verbose=verbose) as client:
-        footer = None
         if paging.every:
             records: Sequence[Record] = list(every(client))
+            footer = every_page_footer(len(records))
         else:
             page = one_page(client, paging.page, paging.limit)
             records = page.records
-            footer = _footer(page)
-        raws = [record.raw for record in records]
-        write_records(raws, OutputFormat(fmt), columns, sys.stdout, footer=footer)
+            footer = page_footer(page)
+        rows = [record.raw for record in records]
+        show_records(Records(rows, columns, footer=footer), shown.format_name, shown.output)
     return int(ExitCode.OK)
 
 
-def _footer(page: Page[Any]) -> str:
-    pages = f" of {page.total_pages}" if page.total_pages is not None else ""
-    more = "" if page.is_last() else f"; more with --page {page.page + 1} or --all"
-    return f"page {page.page}{pages}, {len(page.records)} records{more}"
+def page_footer(page: Page[Any]) -> str:
+    """Under one page's table: which page of how many, how many records of how many, and
+    how to see more — ``page 2 of 3: records 21-40 of 57; more with --page 3 or --all``.
+    A total the service does not give is left out rather than guessed."""
+    count = len(page.records)
+    first = (page.page - 1) * page.page_size + 1
+    span = f"records {first}-{first + count - 1}" if count else "no records"
+    pages = f"page {page.page} of {page.total_pages}" if page.total_pages else f"page {page.page}"
+    total = page.total_items
+    if total is None and page.total_pages is not None and page.is_last() and count:
+        total = first + count - 1
+    text = f"{pages}: {span}" + (f" of {total}" if total is not None else "")
+    if not page.is_last():
+        text += f"; more with --page {page.page + 1} or --all"
+    return text
+
+
+def every_page_footer(count: int) -> str:
+    """Under ``--all``'s table: the total."""
+    return f"all pages: {count} record{'s' if count != 1 else ''}"
 
 
 def _show_one(
-    env_name: str | None, verbose: bool, fmt: str, fetch: Callable[[CustomsClient], Record]
+    env_name: str | None, verbose: bool, shown: Shown, fetch: Callable[[CustomsClient], Record]
 ) -> int:
     with open_client(env_name, verbose=verbose) as client:
-        write_record(fetch(client).raw, OutputFormat(fmt), sys.stdout)
+        record = fetch(client).raw
+    show_records(Records([record], single=True), shown.format_name, shown.output)
     return int(ExitCode.OK)
 
 
@@ -148,8 +169,8 @@ def get() -> None:
     \b
     Examples:
       customs-batch get shipments --status new
-      customs-batch get declarations --type EXPORT --all -o csv
-      customs-batch get declaration 501 -o json
+      customs-batch get declarations --type EXPORT --all --format csv
+      customs-batch get declaration 501 --format json
       customs-batch get hawbs shp_7Hk2Lm --include-inactive
     """
 
@@ -170,7 +191,8 @@ def shipments(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -178,7 +200,7 @@ def shipments(
 
     \b
     Example:
-      customs-batch get shipments --status new --created-from 2026-01-01 -o json
+      customs-batch get shipments --status new --created-from 2026-01-01 --format json
     """
     filters = ShipmentFilter(
         status, reference, _day(created_from), _day(created_to), Order(order) if order else None
@@ -186,7 +208,7 @@ def shipments(
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         SHIPMENT_COLUMNS,
         lambda c, p, n: c.list_shipments(filters, page=p, page_size=n),
@@ -212,7 +234,8 @@ def declarations(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -220,7 +243,7 @@ def declarations(
 
     \b
     Example:
-      customs-batch get declarations --type EXPORT --status ready --all -o csv
+      customs-batch get declarations --type EXPORT --status ready --all --format csv
     """
     filters = DeclarationFilter(
         status,
@@ -233,7 +256,7 @@ def declarations(
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         DECLARATION_COLUMNS,
         lambda c, p, n: c.list_declarations(filters, page=p, page_size=n),
@@ -244,14 +267,18 @@ def declarations(
 @get.command()
 @click.argument("declaration_id", type=click.IntRange(min=1), metavar="ID")
 @_common
-def declaration(declaration_id: int, fmt: str, env_name: str | None, verbose: bool) -> int:
+def declaration(
+    declaration_id: int, format_name: str, output: Path | None, env_name: str | None, verbose: bool
+) -> int:
     """Show one export declaration, with its items and errors.
 
     \b
     Example:
-      customs-batch get declaration 501 -o yaml
+      customs-batch get declaration 501 --format yaml
     """
-    return _show_one(env_name, verbose, fmt, lambda c: c.get_declaration(declaration_id))
+    return _show_one(
+        env_name, verbose, Shown(format_name, output), lambda c: c.get_declaration(declaration_id)
+    )
 
 
 @get.command()
@@ -276,7 +303,8 @@ def transit(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -285,10 +313,12 @@ def transit(
     \b
     Examples:
       customs-batch get transit --status READY_TO_DECLARE
-      customs-batch get transit 7001 -o json
+      customs-batch get transit 7001 --format json
     """
     if declaration_id is not None:
-        return _show_one(env_name, verbose, fmt, lambda c: c.get_transit(declaration_id))
+        return _show_one(
+            env_name, verbose, Shown(format_name, output), lambda c: c.get_transit(declaration_id)
+        )
     filters = TransitFilter(
         status.upper() if status else None,
         Order(order) if order else None,
@@ -298,7 +328,7 @@ def transit(
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         TRANSIT_COLUMNS,
         lambda c, p, n: c.list_transit(filters, page=p, page_size=n),
@@ -324,7 +354,8 @@ def items(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -332,7 +363,7 @@ def items(
 
     \b
     Example:
-      customs-batch get items --search bolts --deleted all -o jsonl
+      customs-batch get items --search bolts --deleted all --format jsonl
     """
     filters = ItemFilter(
         search, deleted, archived, sort_by, Order(sort_order) if sort_order else None
@@ -340,7 +371,7 @@ def items(
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         ITEM_COLUMNS,
         lambda c, p, n: c.list_items(filters, page=p, page_size=n),
@@ -351,14 +382,16 @@ def items(
 @get.command()
 @click.argument("item_id", type=click.IntRange(min=1), metavar="ID")
 @_common
-def item(item_id: int, fmt: str, env_name: str | None, verbose: bool) -> int:
+def item(
+    item_id: int, format_name: str, output: Path | None, env_name: str | None, verbose: bool
+) -> int:
     """Show one declaration item.
 
     \b
     Example:
       customs-batch get item 9001
     """
-    return _show_one(env_name, verbose, fmt, lambda c: c.get_item(item_id))
+    return _show_one(env_name, verbose, Shown(format_name, output), lambda c: c.get_item(item_id))
 
 
 @get.command("template-groups")
@@ -369,7 +402,8 @@ def template_groups(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -377,13 +411,13 @@ def template_groups(
 
     \b
     Example:
-      customs-batch get template-groups --company 1 -o yaml
+      customs-batch get template-groups --company 1 --format yaml
     """
     filters = TemplateGroupFilter(company)
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         GROUP_COLUMNS,
         lambda c, p, n: c.list_template_groups(filters, page=p, page_size=n),
@@ -401,7 +435,8 @@ def hawbs(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -414,7 +449,7 @@ def hawbs(
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         HAWB_COLUMNS,
         lambda c, p, n: c.list_hawbs(
@@ -432,7 +467,8 @@ def allocations(
     page: int | None,
     limit: int,
     every: bool,
-    fmt: str,
+    format_name: str,
+    output: Path | None,
     env_name: str | None,
     verbose: bool,
 ) -> int:
@@ -440,12 +476,12 @@ def allocations(
 
     \b
     Example:
-      customs-batch get allocations shp_7Hk2Lm -o json
+      customs-batch get allocations shp_7Hk2Lm --format json
     """
     return _show_list(
         env_name,
         verbose,
-        fmt,
+        Shown(format_name, output),
         _paging(page, limit, every),
         ALLOCATION_COLUMNS,
         lambda c, p, n: c.list_allocations(shipment_id, page=p, page_size=n),

@@ -133,6 +133,9 @@ def invoke(argv: list[str] | None = None) -> int:
         exc.show()
         return int(ExitCode.ERROR)
     except CustomsBatchError as exc:
+        details = exc.details()
+        if details:
+            click.echo(details, err=True, nl=not details.endswith("\n"))
         click.echo(f"error: {exc}", err=True)
         return int(exc.exit_code)
     except KeyboardInterrupt:

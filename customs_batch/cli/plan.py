@@ -7,20 +7,16 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._files import append_step_summary, write_output
-from customs_batch.cli._inputs import (
-    allow_empty_state_option,
-    backend_for,
-    load_documents,
-    selection_options,
+from customs_batch.cli._files import (
+    append_step_summary,
+    format_option,
+    output_option,
+    write_output,
 )
-from customs_batch.cli._service import env_option, select_environment
-from customs_batch.errors import ExitCode
-from customs_batch.planning import plan_changes
-from customs_batch.planning.graph import dependency_edges
-from customs_batch.planning.planfile import digest_documents, write_plan
-from customs_batch.reports import PlanView, plan_format_names, render_plan, summary_text
-from customs_batch.state.select import rate_budget_note
+from customs_batch.cli._inputs import allow_empty_state, allow_empty_state_option, selection_options
+from customs_batch.cli._service import env_option
+from customs_batch.commands import Inputs, PlanOptions, make_plan
+from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_text
 
 
 @click.command()
@@ -40,21 +36,16 @@ from customs_batch.state.select import rate_budget_note
     "this flag) when anything is refused, rejected at the service or needs a decision; "
     "3 when an error stops the plan.",
 )
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(plan_format_names()),
-    default="text",
-    show_default=True,
-    help="text for people, json for tools, markdown for a pull-request comment, "
+@format_option(
+    PLAN_FORMATS,
+    "text for people, json for tools, markdown for a pull-request comment, "
     "mermaid or dot for the dependency graph.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the rendered plan to FILE instead of stdout; the summary goes to stderr.",
+@output_option(
+    PLAN_FORMATS,
+    "plan",
+    "Write the rendered plan to FILE (readable by you only) instead of stdout; the summary "
+    "goes to stderr.",
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
 @selection_options
@@ -89,40 +80,26 @@ def plan(
       customs-batch plan manifests/ --format dot -o plan.dot
       customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
     """
-    documents, selection = load_documents(paths, labels, targets)
-    environment = select_environment(env_name)
-    state = backend_for(environment).read()
-    result = plan_changes(
-        documents,
-        state,
-        inputs_digest=digest_documents(documents),
-        orphans=selection.everything,
+    result = make_plan(
+        PlanOptions(Inputs(paths, labels, targets, env_name, allow_empty_state()), save_to=out)
     )
+    environment = result.environment
     view = PlanView(
-        result,
+        result.plan,
         environment.name,
         environment.rate_limit,
         show_unchanged=show_unchanged,
-        edges=dependency_edges(documents),
+        edges=result.edges,
     )
     if output is None:
         # click.echo drops the text format's colours when stdout is not a terminal.
         click.echo(render_plan(format_name, replace(view, colour=True)), nl=False)
     else:
         write_output(output, render_plan(format_name, view), what="plan")
-        click.echo(summary_text(result, environment.rate_limit), err=True)
+        click.echo(summary_text(result.plan, environment.rate_limit), err=True)
     append_step_summary(lambda: render_plan("markdown", view))
-    note = rate_budget_note(environment)
-    if note and format_name == "text":
-        click.echo(f"Note: {note}.", err=True)
-    if out is not None:
-        write_plan(out, result, environment=environment.name)
-        if format_name == "text" and output is None:
-            click.echo(
-                f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`."
-            )
-    if result.blocked:
-        return int(ExitCode.FINDINGS)
-    if detailed_exitcode and result.has_changes:
-        return int(ExitCode.CHANGES)
-    return int(ExitCode.OK)
+    if result.budget_note and format_name == "text":
+        click.echo(f"Note: {result.budget_note}.", err=True)
+    if out is not None and format_name == "text" and output is None:
+        click.echo(f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`.")
+    return int(result.exit_code(detailed=detailed_exitcode))

@@ -3,28 +3,51 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
+from customs_batch.cli._files import format_option
 from customs_batch.cli._rows import rows_option
 from customs_batch.errors import ExitCode
+from customs_batch.formats import Formats
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import make_reporter
+
+DOCUMENT_FORMATS: Formats[Callable[[list[dict[str, Any]]], str]] = Formats(
+    "documents", ("yaml", "json")
+)
+"""``render --format``: the expanded documents as YAML (as written) or a JSON array."""
+
+
+@DOCUMENT_FORMATS.register("json")
+def _json(documents: list[dict[str, Any]]) -> str:
+    return json.dumps(documents, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+@DOCUMENT_FORMATS.register("yaml")
+def _yaml(documents: list[dict[str, Any]]) -> str:
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text: str = yaml.dump_all(
+        documents,
+        Dumper=dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        explicit_start=True,
+    )
+    return text
 
 
 @click.command()
 @click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, readable=True, path_type=Path)
 )
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
-    help="yaml: one document per --- section; json: one array.",
-)
+@format_option(DOCUMENT_FORMATS, "yaml: one document per --- section; json: one array.")
 @rows_option
 def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> int:
     """Print the fully expanded documents: envelope and spec with the template merged in.
@@ -46,19 +69,5 @@ def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> 
         click.echo(make_reporter("text").render(rendered.result), nl=False, err=True)
     if rendered.result.failed():
         return int(ExitCode.FINDINGS)
-    if format_name == "json":
-        click.echo(json.dumps(rendered.documents, indent=2, ensure_ascii=False, default=str))
-    else:
-        import yaml
-
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        text = yaml.dump_all(
-            rendered.documents,
-            Dumper=dumper,
-            sort_keys=False,
-            allow_unicode=True,
-            default_flow_style=False,
-            explicit_start=True,
-        )
-        click.echo(text, nl=False)
+    click.echo(DOCUMENT_FORMATS.get(format_name)(rendered.documents), nl=False)
     return int(ExitCode.OK)

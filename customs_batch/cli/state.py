@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
     allow_empty_state_option,
     backend_for,
-    load_documents,
     lock_timeout_option,
 )
 from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
+from customs_batch.commands import Inputs
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode, StateError, UsageError
 from customs_batch.execution.reconcile import adopt, import_object
+from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from customs_batch.state.file import dumps, loads
 from customs_batch.state.transfer import pushed_state
+
+STATE_LIST_JSON_VERSION = 2
+"""2: the records under ``resources``, beside ``formatVersion`` (1 was the bare mapping)."""
 
 
 def _address(text: str) -> Address:
@@ -59,14 +65,33 @@ def state() -> None:
     """
 
 
+STATE_LIST_FORMATS: Formats[Callable[[State], None]] = Formats("state list", ("text", "json"))
+"""``state list --format``."""
+
+
+@STATE_LIST_FORMATS.register("json")
+def _list_json(current: State) -> None:
+    resources = {a: current.resources[a].to_json() for a in sorted(current.resources)}
+    body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": resources}
+    click.echo(json.dumps(body, indent=2, sort_keys=True))
+
+
+@STATE_LIST_FORMATS.register("text")
+def _list_text(current: State) -> None:
+    for address in sorted(current.resources):
+        record = current.resources[address]
+        outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+        status = "needs-decision" if record.status.outcome_unknown else record.status.value
+        click.echo(f"{address}  {status}  {outputs}".rstrip())
+    if not current.resources:
+        click.echo("The state is empty.", err=True)
+
+
 @state.command("list")
 @env_option
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
+@format_option(
+    STATE_LIST_FORMATS,
+    'text: a line per address; json: {"formatVersion": 2, "resources": {ADDRESS: record}}.',
 )
 @allow_empty_state_option
 def list_(env_name: str | None, format_name: str) -> int:
@@ -77,17 +102,7 @@ def list_(env_name: str | None, format_name: str) -> int:
       customs-batch state list --env sandbox
     """
     current = backend_for(select_environment(env_name)).read()
-    if format_name == "json":
-        body = {addr: current.resources[addr].to_json() for addr in sorted(current.resources)}
-        click.echo(json.dumps(body, indent=2, sort_keys=True))
-        return int(ExitCode.OK)
-    for address in sorted(current.resources):
-        record = current.resources[address]
-        outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
-        status = "needs-decision" if record.status.outcome_unknown else record.status.value
-        click.echo(f"{address}  {status}  {outputs}".rstrip())
-    if not current.resources:
-        click.echo("The state is empty.", err=True)
+    STATE_LIST_FORMATS.get(format_name)(current)
     return int(ExitCode.OK)
 
 
@@ -96,7 +111,8 @@ def list_(env_name: str | None, format_name: str) -> int:
 @env_option
 @allow_empty_state_option
 def show(address: str, env_name: str | None) -> int:
-    """Show everything recorded for ADDRESS, as JSON.
+    """Show everything recorded for ADDRESS, as JSON: the shape of ``state list --format
+    json``, with that one address.
 
     \b
     Example:
@@ -104,7 +120,8 @@ def show(address: str, env_name: str | None) -> int:
     """
     current = backend_for(select_environment(env_name)).read()
     record = _record(current, _address(address))
-    click.echo(json.dumps({str(address): record.to_json()}, indent=2, sort_keys=True))
+    body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": {str(address): record.to_json()}}
+    click.echo(json.dumps(body, indent=2, sort_keys=True))
     return int(ExitCode.OK)
 
 
@@ -277,7 +294,7 @@ def import_(
       customs-batch import TemplateGroup/eu-road 12 manifests/
     """
     parsed = _address(address)
-    documents, _ = load_documents(paths, (), ())
+    documents = Inputs(paths).documents()
     document = next((d for d in documents if d.address == parsed), None)
     if document is None:
         raise UsageError(

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._files import append_step_summary
+from customs_batch.cli._files import append_step_summary, format_option, output_option
 from customs_batch.cli._rows import rows_option
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.findings import Finding, Severity
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import (
+    FINDINGS_FORMATS,
     ReportOptions,
     make_reporter,
-    reporter_names,
     summary_line,
 )
 
@@ -30,14 +30,7 @@ HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off"
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, readable=True, path_type=Path))
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(reporter_names()),
-    default="text",
-    show_default=True,
-    help="Report format: text for people, the others for CI and tools.",
-)
+@format_option(FINDINGS_FORMATS, "Report format: text for people, the others for CI and tools.")
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
 @click.option(
     "--mrn-check-digit",
@@ -60,12 +53,10 @@ HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off"
     default=None,
     help="Processes that load files (default: one per CPU for big inputs, else 1).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="Write the report to FILE; the summary still goes to stderr.",
+@output_option(
+    FINDINGS_FORMATS,
+    "report",
+    "Write the report to FILE (readable by you only); the summary still goes to stderr.",
 )
 @click.option(
     "--annotate",

@@ -1,6 +1,6 @@
 """The service's records as frozen dataclasses, parsed leniently.
 
-Every record keeps the exact object the service sent in ``raw``, so ``get -o json`` prints
+Every record keeps the exact object the service sent in ``raw``, so ``get --format json`` prints
 what the service said, including fields this client does not know. A field the service
 omits, or sends with another type, becomes None rather than an error: reading must not fail
 because the service added or loosened something.

@@ -10,10 +10,11 @@ from __future__ import annotations
 # Importing the format modules registers them.
 from customs_batch.reports import _dot, _json, _markdown, _mermaid, _text
 from customs_batch.reports._apply import apply_markdown
-from customs_batch.reports._base import PlanView, plan_format_names, render_plan
+from customs_batch.reports._base import PLAN_FORMATS, PlanView, plan_format_names, render_plan
 from customs_batch.reports._words import duration, rate_per_second, summary_text
 
 __all__ = [
+    "PLAN_FORMATS",
     "PlanView",
     "apply_markdown",
     "duration",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from customs_batch.client import RateLimit
-from customs_batch.errors import UsageError
+from customs_batch.formats import Formats
 from customs_batch.kinds import Address
 from customs_batch.planning.graph import Edge
 from customs_batch.planning.model import Plan
@@ -48,33 +48,13 @@ class PlanView:
 
 PlanFormat = Callable[[PlanView], str]
 
-_REGISTRY: dict[str, PlanFormat] = {}
+PLAN_FORMATS: Formats[PlanFormat] = Formats("plan", ("text", "json", "markdown", "mermaid", "dot"))
+"""``plan --format``: text and json first, the graph formats last."""
 
-
-def register(name: str) -> Callable[[PlanFormat], PlanFormat]:
-    """Function decorator: make a renderer available as ``plan --format name``."""
-
-    def add(render: PlanFormat) -> PlanFormat:
-        _REGISTRY[name] = render
-        return render
-
-    return add
-
-
-_ORDER = ("text", "json", "markdown", "mermaid", "dot")
-
-
-def plan_format_names() -> list[str]:
-    """The format names: ``text`` and ``json`` first, the graph formats last."""
-    return sorted(_REGISTRY, key=lambda name: (*_ORDER, name).index(name))
+register = PLAN_FORMATS.register
+plan_format_names = PLAN_FORMATS.names
 
 
 def render_plan(name: str, view: PlanView) -> str:
     """The plan in format ``name``, ending with a newline."""
-    render = _REGISTRY.get(name)
-    if render is None:
-        raise UsageError(
-            f"unknown plan format {name!r}",
-            hint=f"use one of: {', '.join(plan_format_names())}",
-        )
-    return render(view)
+    return PLAN_FORMATS.get(name)(view)

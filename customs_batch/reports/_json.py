@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from customs_batch.formats import VERSION_KEY
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import path_text, rate_per_second
 
@@ -17,7 +18,7 @@ def render_json(view: PlanView) -> str:
     plan, limit = view.plan, view.limit
     rate = rate_per_second(limit)
     body: dict[str, Any] = {
-        "formatVersion": PLAN_JSON_VERSION,
+        VERSION_KEY: PLAN_JSON_VERSION,
         "environment": view.environment,
         "lineage": plan.lineage,
         "serial": plan.serial,

@@ -37,7 +37,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_list_without_a_config_shows_local(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "env", "list", "-o", "json")
+    code, out, _ = _run(capsys, "env", "list", "--format", "json")
     assert code == 0
     [local] = json.loads(out)
     assert local["name"] == "local"
@@ -49,7 +49,7 @@ def test_list_says_where_keys_come_from_never_what_they_are(
     capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
-    code, out, _ = _run(capsys, "env", "list", "-o", "json")
+    code, out, _ = _run(capsys, "env", "list", "--format", "json")
     assert code == 0
     shown = {e["name"]: e for e in json.loads(out)}
     assert shown["sandbox"]["api_key"] == "$CB_TEST_SANDBOX_KEY (set)"
@@ -59,7 +59,7 @@ def test_list_says_where_keys_come_from_never_what_they_are(
     _, out, _ = _run(capsys, "env", "list")
     assert "$CB_TEST_SANDBOX_KEY (set)" in out
     assert SECRET not in out
-    _, out, _ = _run(capsys, "env", "show", "sandbox", "-o", "yaml")
+    _, out, _ = _run(capsys, "env", "show", "sandbox", "--format", "yaml")
     assert "$CB_TEST_SANDBOX_KEY (set)" in out
     assert "100/minute" in out
     assert SECRET not in out
@@ -68,7 +68,7 @@ def test_list_says_where_keys_come_from_never_what_they_are(
 def test_show_without_name_shows_the_chosen_one(
     capsys: pytest.CaptureFixture[str], project: Path
 ) -> None:
-    _, out, _ = _run(capsys, "env", "show", "-o", "json")
+    _, out, _ = _run(capsys, "env", "show", "--format", "json")
     shown = json.loads(out)
     assert shown["name"] == "sandbox"
     assert shown["api_key"] == "$CB_TEST_SANDBOX_KEY (not set)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,7 +21,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def test_json_prints_exactly_what_the_service_sent(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "get", "shipments", "-o", "json")
+    code, out, _ = _run(capsys, "get", "shipments", "--format", "json")
     assert code == 0
     shipments = json.loads(out)
     assert [s["shipmentId"] for s in shipments] == [1003, 1002, 1001]
@@ -34,19 +35,21 @@ def test_json_prints_exactly_what_the_service_sent(capsys: pytest.CaptureFixture
 
 
 def test_filters_reach_the_service(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "get", "shipments", "--status", "completed", "-o", "json")
+    _, out, _ = _run(capsys, "get", "shipments", "--status", "completed", "--format", "json")
     assert [s["referenceNumber"] for s in json.loads(out)] == ["REF-1003"]
     _, out, _ = _run(
-        capsys, "get", "declarations", "--type", "export", "--order", "asc", "-o", "csv"
+        capsys, "get", "declarations", "--type", "export", "--order", "asc", "--format", "csv"
     )
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["declarationId"] for r in rows] == ["501", "502"]
-    _, out, _ = _run(capsys, "get", "shipments", "--created-from", "2026-01-06", "-o", "jsonl")
+    _, out, _ = _run(
+        capsys, "get", "shipments", "--created-from", "2026-01-06", "--format", "jsonl"
+    )
     assert len(out.splitlines()) == 2
 
 
 def test_one_declaration_as_yaml(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "get", "declaration", "501", "-o", "yaml")
+    code, out, _ = _run(capsys, "get", "declaration", "501", "--format", "yaml")
     assert code == 0
     record = yaml.safe_load(out)
     assert record["exporter"]["name"] == "Acme Export BV"
@@ -63,23 +66,25 @@ def test_an_unknown_id_is_one_clear_line_and_exit_3(capsys: pytest.CaptureFixtur
 
 
 def test_transit_lists_and_shows(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "get", "transit", "--status", "ready_to_declare", "-o", "json")
+    _, out, _ = _run(capsys, "get", "transit", "--status", "ready_to_declare", "--format", "json")
     assert [t["declarationId"] for t in json.loads(out)] == [7001]
-    _, out, _ = _run(capsys, "get", "transit", "--status", "READY_TO_DECLARE", "-o", "json")
+    _, out, _ = _run(capsys, "get", "transit", "--status", "READY_TO_DECLARE", "--format", "json")
     assert [t["declarationId"] for t in json.loads(out)] == [7001]
     _, out, _ = _run(capsys, "get", "transit", "--help")
     assert "--status [NEW|READY_TO_DECLARE|" in out
-    _, out, _ = _run(capsys, "get", "transit", "7002", "-o", "json")
+    _, out, _ = _run(capsys, "get", "transit", "7002", "--format", "json")
     assert json.loads(out)["status"] == "processing"
 
 
 def test_items_with_filters_and_one_item(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "get", "items", "--deleted", "all", "--archived", "all", "-o", "jsonl")
+    _, out, _ = _run(
+        capsys, "get", "items", "--deleted", "all", "--archived", "all", "--format", "jsonl"
+    )
     ids = {json.loads(line)["id"] for line in out.splitlines()}
     assert {9011, 9012} <= ids
-    _, out, _ = _run(capsys, "get", "items", "--search", "Nuts", "-o", "json")
+    _, out, _ = _run(capsys, "get", "items", "--search", "Nuts", "--format", "json")
     assert [i["description"] for i in json.loads(out)] == ["Nuts"]
-    _, out, _ = _run(capsys, "get", "item", "9001", "-o", "json")
+    _, out, _ = _run(capsys, "get", "item", "9001", "--format", "json")
     assert json.loads(out)["commodityCode"] == "731815"
 
 
@@ -91,23 +96,23 @@ def test_template_groups_as_a_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_hawbs_and_allocations_of_a_shipment(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--all", "-o", "json")
+    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--all", "--format", "json")
     assert [h["hawbId"] for h in json.loads(out)] == ["hawb_a1", "hawb_a2", "hawb_a3"]
-    _, out, _ = _run(capsys, "get", "allocations", "shp_7Hk2Lm", "-o", "csv")
+    _, out, _ = _run(capsys, "get", "allocations", "shp_7Hk2Lm", "--format", "csv")
     assert "alc_1" in out
 
 
 def test_local_data_persists_between_commands(capsys: pytest.CaptureFixture[str]) -> None:
     with connect(load_project().select(None)) as client:
         client.deactivate_hawb("shp_7Hk2Lm", "hawb_a3")
-    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "-o", "json")
+    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--format", "json")
     assert len(json.loads(out)) == 2
-    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--include-inactive", "-o", "json")
+    _, out, _ = _run(capsys, "get", "hawbs", "shp_7Hk2Lm", "--include-inactive", "--format", "json")
     assert json.loads(out)[2]["isActive"] is False
 
 
 def test_paging_options(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2", "--page", "2", "-o", "json")
+    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2", "--page", "2", "--format", "json")
     assert [s["shipmentId"] for s in json.loads(out)] == [1001]
     code, _, err = _run(capsys, "get", "shipments", "--all", "--page", "2")
     assert code == 64
@@ -155,3 +160,28 @@ def test_every_get_command_has_an_example_in_its_help(capsys: pytest.CaptureFixt
         code, out, _ = _run(capsys, "get", command, "--help")
         assert code == 0
         assert "customs-batch get" in out, command
+
+
+def test_footers_give_the_totals_under_a_table_only(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(capsys, "get", "shipments", "--format", "json", "--all")
+    total = len(json.loads(out))
+    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2")
+    assert out.rstrip().splitlines()[-1].startswith("page 1")
+    assert f"records 1-2 of {total}; more with --page 2 or --all" in out
+    _, out, _ = _run(capsys, "get", "shipments", "--all")
+    assert out.rstrip().splitlines()[-1] == f"all pages: {total} records"
+    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2", "--format", "csv")
+    assert "page 1" not in out and "records" not in out
+
+
+def test_o_is_always_a_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = _run(capsys, "get", "shipments", "-o", "json")
+    assert code == 64
+    assert "--format json" in err
+    target = tmp_path / "shipments.json"
+    code, out, _ = _run(capsys, "get", "shipments", "--all", "--format", "json", "-o", str(target))
+    assert code == 0 and out == ""
+    assert json.loads(target.read_text(encoding="utf-8"))
+    assert target.stat().st_mode & 0o777 == 0o600

@@ -150,15 +150,15 @@ def _assert_secret_nowhere(project: Project, tmp_path: Path) -> None:
 
 
 def test_reads_over_http_and_the_key_never_leaks(project: Project, tmp_path: Path) -> None:
-    done = project.run("get", "shipments", "--all", "-o", "json", "--env", "e2e", "--verbose")
+    done = project.run("get", "shipments", "--all", "--format", "json", "--env", "e2e", "--verbose")
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)) == MANY + 1
     assert "Bearer ***" in done.stderr
-    done = project.run("get", "hawbs", "shp_big", "--all", "-o", "csv", "--env", "e2e", "-v")
+    done = project.run("get", "hawbs", "shp_big", "--all", "--format", "csv", "--env", "e2e", "-v")
     assert len(done.stdout.splitlines()) == MANY + 1
-    done = project.run("get", "items", "--all", "-o", "jsonl", "--env", "e2e", "-v")
+    done = project.run("get", "items", "--all", "--format", "jsonl", "--env", "e2e", "-v")
     assert len(done.stdout.splitlines()) == MANY
-    done = project.run("get", "transit", "7001", "--env", "e2e", "-v", "-o", "yaml")
+    done = project.run("get", "transit", "7001", "--env", "e2e", "-v", "--format", "yaml")
     assert yaml.safe_load(done.stdout)["declarationId"] == 7001
     done = project.run("get", "template-groups", "--env", "e2e", "-v")
     assert done.returncode == 0
@@ -187,7 +187,7 @@ def test_404_401_403_are_one_plain_line(project: Project, tmp_path: Path) -> Non
 
 def test_a_rate_limited_faulty_service_still_answers(slow_server: str, tmp_path: Path) -> None:
     project = Project(tmp_path / "project", slow_server)
-    done = project.run("get", "shipments", "--all", "-o", "json", "--env", "e2e", "-v")
+    done = project.run("get", "shipments", "--all", "--format", "json", "--env", "e2e", "-v")
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)) == MANY + 1
     assert _stats(slow_server)["rateLimited"] >= 1

@@ -1,10 +1,14 @@
-"""Tables written to a pipe keep one record a line."""
+"""Tables written to a pipe keep one record a line; every records format is registered."""
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 
-from customs_batch.cli._output import Column, OutputFormat, write_records
+import yaml
+
+from customs_batch.cli._output import RECORD_FORMATS, Column, Records, write_records
 
 
 def test_a_piped_table_does_not_fold_at_80_columns() -> None:
@@ -12,9 +16,31 @@ def test_a_piped_table_does_not_fold_at_80_columns() -> None:
     long_name = "Export group for the Rotterdam to Hamburg lane " * 4
     records = [{"id": 1, "name": long_name, "code": "R-H"}, {"id": 2, "name": "x", "code": "Y"}]
     columns = [Column("id", "id"), Column("name", "name"), Column("code", "code")]
-    write_records(records, OutputFormat.TABLE, columns, out)
+    write_records(Records(records, columns, footer="2 records"), "table", out)
     lines = out.getvalue().splitlines()
     rows = [line for line in lines if "R-H" in line or "│ 2 " in line]
     assert len(rows) == 2, out.getvalue()
     assert long_name.strip() in rows[0]
     assert max(len(line) for line in lines) > 80
+    assert lines[-1] == "2 records"
+
+
+def _written(format_name: str, records: Records) -> str:
+    out = io.StringIO()
+    write_records(records, format_name, out)
+    return out.getvalue()
+
+
+def test_the_formats_for_scripts_carry_the_records_and_no_footer() -> None:
+    rows = [{"id": 1, "nested": {"a": [1, 2]}, "flag": True}, {"id": 2, "extra": None}]
+    listed = Records(rows, (Column("id", "id"),), footer="page 1 of 9")
+    assert RECORD_FORMATS.names() == ["table", "json", "jsonl", "csv", "yaml"]
+    assert json.loads(_written("json", listed)) == rows
+    assert [json.loads(line) for line in _written("jsonl", listed).splitlines()] == rows
+    assert yaml.safe_load(_written("yaml", listed)) == rows
+    table = list(csv.reader(io.StringIO(_written("csv", listed))))
+    assert table[0] == ["id", "nested", "flag", "extra"]
+    assert table[1] == ["1", '{"a":[1,2]}', "true", ""]
+    one = Records([rows[0]], single=True)
+    assert json.loads(_written("json", one)) == rows[0]
+    assert "page 1 of 9" not in _written("json", listed) + _written("csv", listed)

@@ -109,7 +109,7 @@ def test_json_events_are_a_versioned_stream(
     )
     assert code == 0
     events = [json.loads(line) for line in out.splitlines()]
-    assert {e["v"] for e in events} == {1}
+    assert {e["formatVersion"] for e in events} == {2}
     assert [e["type"] for e in events] == ["plan", "start", "outcome", "progress", "summary"]
     assert events[2]["address"] == "Movement/mov-a1-arrival"
     assert events[2]["outputs"]["movementId"].startswith("mov_")
@@ -162,7 +162,9 @@ def test_an_unknown_departure_outcome_needs_a_decision_then_adopt(
     assert code == 0, out
 
     code, out, _ = run(capsys, "state", "show", address)
-    assert json.loads(out)[address]["status"] == "applied"
+    shown = json.loads(out)
+    assert shown["formatVersion"] == 2
+    assert shown["resources"][address]["status"] == "applied"
     code, _, err = run(capsys, "state", "adopt", address, "99999")
     assert code == 3 and "already applied" in err
 

@@ -261,7 +261,9 @@ class Project:
         """Every record, through ``state list --format json`` (which must load the state)."""
         done = self.run("state", "list", "--format", "json")
         assert done.returncode == 0, done.stderr
-        records = json.loads(done.stdout)
+        listed = json.loads(done.stdout)
+        assert listed["formatVersion"] == 2
+        records = listed["resources"]
         assert isinstance(records, dict)
         return records
 

@@ -67,7 +67,7 @@ def test_registry_lists_every_format_text_first() -> None:
 
 
 def test_unknown_format_is_a_usage_error_naming_the_choices() -> None:
-    with pytest.raises(UsageError, match="unknown report format") as info:
+    with pytest.raises(UsageError, match="unknown findings format") as info:
         make_reporter("yaml")
     assert "sarif" in str(info.value)
 
@@ -130,7 +130,7 @@ def test_text_summary_of_a_clean_run_uses_singulars(tmp_path: Path) -> None:
 def test_json_is_stable_and_complete(tmp_path: Path) -> None:
     result = _result(tmp_path)
     report = json.loads(make_reporter("json").render(result))
-    assert report["version"] == 1
+    assert report["formatVersion"] == 2
     assert report["summary"] == {
         "ok": False,
         "errors": 2,

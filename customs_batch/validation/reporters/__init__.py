@@ -9,6 +9,7 @@ from __future__ import annotations
 # Importing the format modules registers them.
 from customs_batch.validation.reporters import _github, _json, _junit, _markdown, _sarif, _text
 from customs_batch.validation.reporters._base import (
+    FINDINGS_FORMATS,
     Reporter,
     ReportOptions,
     make_reporter,
@@ -16,6 +17,13 @@ from customs_batch.validation.reporters._base import (
     summary_line,
 )
 
-__all__ = ["ReportOptions", "Reporter", "make_reporter", "reporter_names", "summary_line"]
+__all__ = [
+    "FINDINGS_FORMATS",
+    "ReportOptions",
+    "Reporter",
+    "make_reporter",
+    "reporter_names",
+    "summary_line",
+]
 
 del _github, _json, _junit, _markdown, _sarif, _text

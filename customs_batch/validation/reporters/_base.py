@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
+from customs_batch.formats import Formats
 
 if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
@@ -40,7 +40,8 @@ class Reporter(ABC):
         return self.options.strict and finding.severity is Severity.WARNING
 
 
-_REGISTRY: dict[str, type[Reporter]] = {}
+FINDINGS_FORMATS: Formats[type[Reporter]] = Formats("findings", ("text",))
+"""``validate --format``: text first, then alphabetical."""
 R = TypeVar("R", bound=type[Reporter])
 
 
@@ -49,26 +50,18 @@ def register(name: str) -> Callable[[R], R]:
 
     def add(cls: R) -> R:
         cls.name = name
-        _REGISTRY[name] = cls
+        FINDINGS_FORMATS.register(name)(cls)
         return cls
 
     return add
 
 
-def reporter_names() -> list[str]:
-    """The format names, ``text`` first, then alphabetical."""
-    return sorted(_REGISTRY, key=lambda name: (name != "text", name))
+reporter_names = FINDINGS_FORMATS.names
 
 
 def make_reporter(name: str, options: ReportOptions | None = None) -> Reporter:
     """The reporter for format ``name``; a UsageError names the formats that exist."""
-    cls = _REGISTRY.get(name)
-    if cls is None:
-        raise UsageError(
-            f"unknown report format {name!r}",
-            hint=f"use one of: {', '.join(reporter_names())}",
-        )
-    return cls(options)
+    return FINDINGS_FORMATS.get(name)(options)
 
 
 def summary_line(result: ValidationResult) -> str:

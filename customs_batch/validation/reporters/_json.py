@@ -6,23 +6,25 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import Finding, Severity
+from customs_batch.formats import VERSION_KEY
 from customs_batch.validation.reporters._base import Reporter, register
 
 if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the version is under ``formatVersion`` (1 had ``version``), as in every JSON output."""
 
 
 @register("json")
 class JsonReporter(Reporter):
-    """``{version: 1, summary: {...}, findings: [...]}``, keys in a fixed order."""
+    """``{formatVersion: 2, summary: {...}, findings: [...]}``, keys in a fixed order."""
 
     def render(self, result: ValidationResult) -> str:
         counts = result.counts()
         failed = any(self.fails(finding) for finding in result.findings)
         report = {
-            "version": FORMAT_VERSION,
+            VERSION_KEY: FORMAT_VERSION,
             "summary": {
                 "ok": not failed,
                 "errors": counts[Severity.ERROR],

@@ -1,0 +1,72 @@
+"""What plan and apply start from: the environment, its state backend and the documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from customs_batch.environments import Environment, load_project
+from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.manifest import Document
+from customs_batch.planning.inputs import Selection, load_inputs
+from customs_batch.state import StateBackend
+from customs_batch.state.select import backend_for
+from customs_batch.validation.batch import ValidationResult
+
+
+class InvalidManifests(CustomsBatchError):
+    """The manifests have errors, so nothing can be planned; ``validation`` holds the
+    findings, which the CLI prints before the message (exit 1)."""
+
+    exit_code = ExitCode.FINDINGS
+
+    def __init__(self, validation: ValidationResult) -> None:
+        super().__init__(
+            "the manifests have errors: fix them before planning",
+            hint="`customs-batch validate` lists the same findings",
+        )
+        self.validation = validation
+
+    def details(self) -> str:
+        """The findings, as ``customs-batch validate`` prints them."""
+        from customs_batch.validation.reporters import make_reporter
+
+        return make_reporter("text").render(self.validation)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Where a command looks: the manifests, the selection, the environment and its state.
+
+    ``paths`` default to the current folder; ``labels`` (``LABEL=VALUE``) and ``targets``
+    (``Kind/name``) select a part of the batch with what it depends on; ``environment`` is a
+    name from customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then the configured
+    default). ``allow_empty_state`` lets a local state start empty although an earlier one
+    left its traces.
+    """
+
+    paths: tuple[Path, ...] = ()
+    labels: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    environment: str | None = None
+    allow_empty_state: bool = False
+
+    def selection(self) -> Selection:
+        """The parsed ``labels`` and ``targets`` (a usage error when malformed)."""
+        return Selection.parse(self.labels, self.targets)
+
+    def documents(self) -> list[Document]:
+        """The selected documents, valid; :class:`InvalidManifests` when any has an error."""
+        selection = self.selection()
+        inputs = load_inputs(list(self.paths) or [Path(".")])
+        if inputs.failed:
+            raise InvalidManifests(inputs.validation)
+        return selection.apply(inputs.documents)
+
+    def chosen_environment(self) -> Environment:
+        """The environment these inputs name, from the project around the working folder."""
+        return load_project().select(self.environment)
+
+    def backend(self, environment: Environment) -> StateBackend:
+        """Where ``environment``'s state lives (its ``state:`` settings)."""
+        return backend_for(environment, allow_empty_state=self.allow_empty_state)

@@ -1,0 +1,179 @@
+"""``apply`` as a function: take the lock, plan (or check a saved plan), send, record."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+from customs_batch.commands._inputs import Inputs
+from customs_batch.environments import Environment, connect
+from customs_batch.errors import ExitCode, UsageError
+from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
+from customs_batch.execution.interrupt import graceful_stop
+from customs_batch.execution.waiting import WaitOptions
+from customs_batch.planning import Plan, plan_changes
+from customs_batch.planning.planfile import check_current, digest_documents, is_plan_file, read_plan
+
+
+class ApplyProgress(ApplyEvents, Protocol):
+    """Apply's events, and the end of them (a live display stops drawing)."""
+
+    def close(self) -> None: ...
+
+
+class ApplyPresenter(Protocol):
+    """How an apply is shown and approved: a terminal, a JSON event stream, or a script."""
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether :meth:`approve` can ask someone (a terminal); without it, apply needs
+        ``auto_approve`` or a saved plan."""
+        ...
+
+    def planned(self, plan: Plan, environment: Environment) -> None:
+        """Show the plan before anything is sent."""
+        ...
+
+    def approve(self) -> bool:
+        """Ask whether to apply the plan just shown; False cancels."""
+        ...
+
+    def progress(self, environment: Environment) -> ApplyProgress:
+        """Where the run's events go."""
+        ...
+
+    def notice(self, text: str) -> None:
+        """Tell the user something while the run goes on (e.g. that Ctrl-C was seen)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    """What ``apply`` is asked.
+
+    ``inputs.paths`` are manifests, or one saved plan (``plan -out``), which is applied
+    exactly, without asking. ``parallelism`` defaults to the environment's; ``wait`` follows
+    submitted departures until they leave processing; ``lock_timeout`` is how long to wait
+    for another run's lock, in seconds.
+    """
+
+    inputs: Inputs = field(default_factory=Inputs)
+    auto_approve: bool = False
+    parallelism: int | None = None
+    wait: WaitOptions | None = None
+    lock_timeout: float = 0.0
+
+    @property
+    def plan_file(self) -> Path | None:
+        """The saved plan to apply, when the only path is one."""
+        paths = self.inputs.paths
+        return paths[0] if len(paths) == 1 and is_plan_file(paths[0]) else None
+
+
+class ApplyStatus(StrEnum):
+    """How an apply ended, before its operations are counted."""
+
+    NOTHING_TO_DO = "nothing-to-do"
+    CANCELLED = "cancelled"
+    APPLIED = "applied"
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """An apply's end: the plan it ran and, when it sent anything, the report."""
+
+    status: ApplyStatus
+    environment: Environment
+    plan: Plan
+    report: ApplyReport | None = None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """0 when everything planned is done; 1 when cancelled or anything failed or was
+        skipped; 3 when an error stopped the run; 130 when interrupted."""
+        if self.status is ApplyStatus.CANCELLED:
+            return ExitCode.FINDINGS
+        if self.report is None:
+            return ExitCode.OK
+        if self.report.fatal is not None:
+            return ExitCode.ERROR
+        if self.report.stopped:
+            return ExitCode.INTERRUPTED
+        return ExitCode.OK if self.report.ok else ExitCode.FINDINGS
+
+    @property
+    def message(self) -> str | None:
+        """What the user must be told at the end, beyond the counts (an error, a stop)."""
+        if self.status is ApplyStatus.CANCELLED:
+            return "Apply cancelled."
+        if self.report is None:
+            return None
+        if self.report.fatal is not None:
+            return f"error: {self.report.fatal}"
+        if self.report.stopped:
+            return "Interrupted: what was in flight is recorded; run apply again to go on."
+        return None
+
+
+def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
+    """Make the chosen environment match the manifests (or apply a saved plan).
+
+    Takes the state lock, plans against the locked state (or checks that a saved plan was
+    made against it), shows the plan, asks unless approved beforehand, then sends in
+    dependency order under the rate limit, recording every intent before it is sent and
+    every outcome after. The first SIGINT/SIGTERM stops starting new work.
+    """
+    plan_path = options.plan_file
+    if plan_path is None and not options.auto_approve and not presenter.can_ask:
+        raise UsageError(
+            "apply needs confirmation, and this is not an interactive terminal",
+            hint="pass --auto-approve, or apply a reviewed plan: `customs-batch plan -out FILE` "
+            "then `customs-batch apply FILE`",
+        )
+    inputs = options.inputs
+    environment = inputs.chosen_environment()
+    saved = read_plan(plan_path, environment=environment.name) if plan_path else None
+    documents = inputs.documents() if saved is None else []
+    client = connect(environment)
+    backend = inputs.backend(environment)
+    with client, backend.open("apply", lock_timeout=options.lock_timeout) as session:
+        if saved is not None and plan_path is not None:
+            check_current(saved, session.state.lineage, session.state.serial, source=plan_path)
+            plan = saved
+        else:
+            plan = plan_changes(
+                documents,
+                session.state,
+                inputs_digest=digest_documents(documents),
+                orphans=inputs.selection().everything,
+            )
+        presenter.planned(plan, environment)
+        if not plan.has_changes and not _must_report(plan):
+            return ApplyResult(ApplyStatus.NOTHING_TO_DO, environment, plan)
+        if saved is None and not options.auto_approve and not presenter.approve():
+            return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
+        events = presenter.progress(environment)
+        stop = threading.Event()
+        with graceful_stop(stop, presenter.notice):
+            try:
+                report = apply_plan(
+                    plan,
+                    session,
+                    client,
+                    parallelism=options.parallelism or environment.parallelism,
+                    stop=stop,
+                    events=events,
+                    wait=options.wait,
+                )
+            finally:
+                events.close()
+    return ApplyResult(ApplyStatus.APPLIED, environment, plan, report)
+
+
+def _must_report(plan: Plan) -> bool:
+    """Whether the plan holds changes that apply reports on although it sends nothing for
+    them (refused, needs-decision): apply runs so that they are counted and exit 1."""
+    return any(c.action.value in ("refused", "needs-decision") for c in plan.changes)

@@ -1,0 +1,78 @@
+"""``plan`` as a function: compare the manifests with the recorded state, send nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from customs_batch.commands._inputs import Inputs
+from customs_batch.environments import Environment
+from customs_batch.errors import ExitCode
+from customs_batch.kinds import Address
+from customs_batch.planning import Plan, plan_changes
+from customs_batch.planning.graph import Edge, dependency_edges
+from customs_batch.planning.planfile import digest_documents, write_plan
+from customs_batch.state.select import rate_budget_note
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What ``plan`` is asked: the inputs, and where to save the plan for ``apply`` (if at
+    all)."""
+
+    inputs: Inputs = field(default_factory=Inputs)
+    save_to: Path | None = None
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A plan, the environment it was made for and what a report of it needs.
+
+    ``edges`` are the documents' dependency edges with their reasons (for the graph
+    formats); ``budget_note`` says, when true, that the rate budget is this process's own;
+    ``saved_to`` is where the plan was saved, if asked.
+    """
+
+    plan: Plan
+    environment: Environment
+    edges: Mapping[Address, tuple[Edge, ...]]
+    budget_note: str | None = None
+    saved_to: Path | None = None
+
+    def exit_code(self, *, detailed: bool = False) -> ExitCode:
+        """1 while anything is refused, rejected at the service or needs a decision; with
+        ``detailed``, 2 when there are changes; else 0."""
+        if self.plan.blocked:
+            return ExitCode.FINDINGS
+        if detailed and self.plan.has_changes:
+            return ExitCode.CHANGES
+        return ExitCode.OK
+
+
+def make_plan(options: PlanOptions) -> PlanResult:
+    """Plan the selected documents against the chosen environment's state.
+
+    Reads the manifests (:class:`~customs_batch.commands.InvalidManifests` when any has an
+    error) and the state, takes no lock and needs no network. A partial selection leaves
+    the state's other records out of the plan instead of calling them orphaned.
+    """
+    inputs = options.inputs
+    documents = inputs.documents()
+    environment = inputs.chosen_environment()
+    state = inputs.backend(environment).read()
+    plan = plan_changes(
+        documents,
+        state,
+        inputs_digest=digest_documents(documents),
+        orphans=inputs.selection().everything,
+    )
+    if options.save_to is not None:
+        write_plan(options.save_to, plan, environment=environment.name)
+    return PlanResult(
+        plan,
+        environment,
+        dependency_edges(documents),
+        budget_note=rate_budget_note(environment),
+        saved_to=options.save_to,
+    )
