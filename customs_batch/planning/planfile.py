@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.formats import VERSION_KEY
 from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
@@ -21,6 +22,8 @@ from customs_batch.state._atomic import write_atomic
 
 PLAN_FORMAT = "customs-batch-plan"
 PLAN_VERSION = 1
+"""Under ``formatVersion``, as in every JSON output; plan files of version 1 written before
+that named the key ``version`` and are read as well."""
 
 
 class PlanFileError(CustomsBatchError):
@@ -41,7 +44,7 @@ def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
     """Save ``plan`` for ``environment`` as deterministic JSON."""
     body = {
         "format": PLAN_FORMAT,
-        "version": PLAN_VERSION,
+        VERSION_KEY: PLAN_VERSION,
         "environment": environment,
         "lineage": plan.lineage,
         "serial": plan.serial,
@@ -65,9 +68,10 @@ def read_plan(path: Path, *, environment: str) -> Plan:
         ) from exc
     if not isinstance(body, dict) or body.get("format") != PLAN_FORMAT:
         raise PlanFileError(f"{path}: not a customs-batch plan file")
-    if body.get("version") != PLAN_VERSION:
+    version = body.get(VERSION_KEY, body.get("version"))
+    if version != PLAN_VERSION:
         raise PlanFileError(
-            f"{path}: plan format version {body.get('version')} is not {PLAN_VERSION}",
+            f"{path}: plan format version {version} is not {PLAN_VERSION}",
             hint="make the plan again with this version of customs-batch",
         )
     if body.get("environment") != environment:

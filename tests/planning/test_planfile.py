@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,18 @@ def test_a_saved_plan_reads_back_equal(tmp_path: Path) -> None:
     docs = [movement("a", 0), movement("b", 1)]
     plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
     write_plan(tmp_path / "p.json", plan, environment="local")
+    assert read_plan(tmp_path / "p.json", environment="local") == plan
+    body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert list(body)[:2] == ["format", "formatVersion"] and "version" not in body
+
+
+def test_a_plan_file_of_the_earlier_spelling_still_reads(tmp_path: Path) -> None:
+    docs = [movement("a", 0)]
+    plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
+    write_plan(tmp_path / "p.json", plan, environment="local")
+    body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    body = {"format": body.pop("format"), "version": body.pop("formatVersion"), **body}
+    (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
     assert read_plan(tmp_path / "p.json", environment="local") == plan
 
 
