@@ -65,8 +65,12 @@ bench-client: install
 	$(BIN)/python benchmarks/client_bench.py
 
 .PHONY: bench-validate
-## bench: every benchmark; bench-validate: validate vs check-jsonschema (docs/benchmarks.md)
-bench: bench-validate bench-client bench-sheet bench-apply bench-emulator
+## bench: run every benchmark and rewrite the measured blocks of docs/benchmarks.md
+## (benchmarks/report.py; `make bench BENCH="apply sheet"` for some of them)
+bench: install postgres-server
+	$(BIN)/python benchmarks/report.py $(BENCH)
+
+## bench-validate: validate vs check-jsonschema, printed only (docs/benchmarks.md)
 bench-validate: install
 	$(BIN)/python benchmarks/validate_bench.py
 
