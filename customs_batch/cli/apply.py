@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._command_line import command_line
 from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._inputs import (
     allow_empty_state_option,
@@ -27,6 +28,7 @@ from customs_batch.cli._service import (
 from customs_batch.environments import connect
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyReport, apply_plan
+from customs_batch.execution.budget import parse_time_budget
 from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
@@ -65,6 +67,12 @@ from customs_batch.reports import apply_markdown
 )
 @lock_timeout_option
 @click.option(
+    "--time-budget",
+    metavar="DURATION",
+    help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
+    "left is for the next run of the same command (exit 4).",
+)
+@click.option(
     "--format",
     "format_name",
     type=click.Choice(["text", "json"]),
@@ -83,6 +91,7 @@ def apply(
     wait: bool,
     wait_timeout: float,
     lock_timeout: float,
+    time_budget: str | None,
     format_name: str,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
@@ -94,7 +103,9 @@ def apply(
     interrupted run resumes where it stopped and nothing is sent twice that the service
     would duplicate. On a terminal it shows the plan and asks first; elsewhere it needs
     --auto-approve or a plan file. Ctrl-C stops starting new work and records what is in
-    flight (exit 130); a second Ctrl-C stops at once.
+    flight (exit 130); a second Ctrl-C stops at once. With --time-budget it starts no
+    operation that would not end in time, records what is in flight, prints what is left and
+    the command that goes on, and exits 4.
 
     \b
     Examples:
@@ -102,7 +113,9 @@ def apply(
       customs-batch apply manifests/ --env sandbox --auto-approve --wait
       customs-batch plan manifests/ -out release.plan && customs-batch apply release.plan
       customs-batch apply --auto-approve --format json > apply-events.jsonl
+      customs-batch apply manifests/ --auto-approve --time-budget 5h30m
     """
+    budget = parse_time_budget(time_budget) if time_budget is not None else None
     plan_path = (
         targets_or_paths[0]
         if len(targets_or_paths) == 1 and is_plan_file(targets_or_paths[0])
@@ -160,6 +173,7 @@ def apply(
                     stop=stop,
                     events=events,
                     wait=WaitOptions(timeout=wait_timeout) if wait else None,
+                    budget=budget,
                 )
             finally:
                 events.close()
@@ -168,14 +182,14 @@ def apply(
     else:
         show_summary(report, terminal=interactive)
     append_step_summary(lambda: apply_markdown(report, environment=environment.name))
-    return _exit_code(report)
+    return _exit_code(report, saved=plan_path)
 
 
 def _blocked(plan: Plan) -> bool:
     return any(c.action.value in ("refused", "needs-decision") for c in plan.changes)
 
 
-def _exit_code(report: ApplyReport) -> int:
+def _exit_code(report: ApplyReport, *, saved: Path | None) -> int:
     if report.fatal is not None:
         click.echo(f"error: {report.fatal}", err=True)
         return int(ExitCode.ERROR)
@@ -184,4 +198,9 @@ def _exit_code(report: ApplyReport) -> int:
             "Interrupted: what was in flight is recorded; run apply again to go on.", err=True
         )
         return int(ExitCode.INTERRUPTED)
+    if report.out_of_time is not None:
+        # A saved plan is spent once part of it is applied: the state has moved on.
+        resume = f"customs-batch plan [PATHS] -out {saved}, then " if saved else ""
+        click.echo(report.out_of_time.describe(resume + command_line()), err=True)
+        return int(ExitCode.OUT_OF_TIME)
     return int(ExitCode.OK if report.ok else ExitCode.FINDINGS)
