@@ -14,6 +14,7 @@ from customs_batch.execution.apply import apply_plan
 from customs_batch.execution.budget import BudgetWatch, TimeBudget, parse_time_budget
 from customs_batch.execution.scheduler import NodeStatus, walk
 from customs_batch.planning import plan_changes
+from customs_batch.reports import apply_markdown
 from customs_batch.state import LocalBackend, RecordStatus
 
 from ..planning.helpers import movement
@@ -123,6 +124,8 @@ def test_a_run_stops_when_the_next_operation_would_end_late_and_the_next_run_goe
         assert report.out_of_time is not None and report.out_of_time.not_started == 5
         assert report.count(NodeStatus.SUCCEEDED) == 5 and not report.ok and not report.stopped
         assert len(emulator.movements()) == 5
+        summary = apply_markdown(report, environment="e2e")
+        assert "`e2e`: out of time, 5 operation(s) left for the next run" in summary
         state = backend.read()
         assert [r.status for r in state.resources.values()] == [RecordStatus.APPLIED] * 5
 
