@@ -22,7 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from customs_batch.errors import UsageError
 
@@ -34,10 +34,13 @@ _DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
 @dataclass(frozen=True)
 class TimeBudget:
-    """How long a run may start operations for: ``seconds``, as the user wrote it."""
+    """How long a run may take: ``seconds`` from ``started`` (on the monotonic clock; by
+    default when the budget was made, at the start of the command, so that waiting for the
+    lock and planning count too), as the user wrote it."""
 
     seconds: float
     text: str
+    started: float = field(default_factory=time.monotonic)
 
     def __str__(self) -> str:
         return self.text
@@ -97,7 +100,7 @@ class BudgetWatch:
         self.budget = budget
         self._spacing = spacing
         self._clock = clock
-        self._deadline = clock() + budget.seconds
+        self._deadline = budget.started + budget.seconds
         self._recent: deque[float] = deque(maxlen=RECENT)
         self._lock = threading.Lock()
         self.exhausted = False

@@ -62,7 +62,7 @@ class FakeTime:
 
 def test_the_estimate_queues_behind_the_requests_in_flight_and_follows_what_it_sees() -> None:
     time = FakeTime()
-    watch = BudgetWatch(TimeBudget(10, "10s"), spacing=lambda: 1.0, clock=time.clock)
+    watch = BudgetWatch(TimeBudget(10, "10s", started=0.0), spacing=lambda: 1.0, clock=time.clock)
     assert watch.estimate(in_flight=0) == 1.0
     assert watch.admits(in_flight=9)  # ends at exactly 10 s: inside
     watch.observe(4.0)
@@ -117,7 +117,7 @@ def test_a_run_stops_when_the_next_operation_would_end_late_and_the_next_run_goe
                 client,
                 parallelism=1,
                 stop=threading.Event(),
-                budget=TimeBudget(5, "5s"),
+                budget=TimeBudget(5, "5s", started=0.0),
                 clock=time.clock,
             )
         # Requests leave at 0, 1.02, 2.04, 3.06 and 4.08 s; a sixth would end at 5.10 s.
@@ -153,3 +153,25 @@ def test_a_budget_that_fits_everything_changes_nothing(tmp_path: Path, emulator:
             budget=TimeBudget(3600, "1h"),
         )
     assert report.ok and report.out_of_time is None
+
+
+def test_the_budget_counts_from_the_start_of_the_command(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    """Time spent before apply sends anything (waiting for the lock, planning) is spent."""
+    time = FakeTime()
+    time.now = 100.0
+    documents = [movement(f"m{i}", i, quantity=i + 1) for i in range(2)]
+    with LocalBackend(tmp_path).open("apply") as session:
+        plan = plan_changes(documents, session.state)
+        report = apply_plan(
+            plan,
+            session,
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            budget=TimeBudget(60, "1m", started=30.0),  # the command started 70 s ago
+            clock=time.clock,
+        )
+    assert report.out_of_time is not None and report.out_of_time.not_started == 2
+    assert emulator.movements() == []
