@@ -12,7 +12,8 @@ Exception tree::
 
 Exit codes (documented in the README): 0 success or no changes; 1 findings or failed
 operations; 2 changes present (plan --detailed-exitcode only); 3 an error that stopped the
-command; 64 a usage error; 130 interrupted.
+command; 4 apply's time budget ran out with operations left; 64 a usage error; 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     CHANGES = 2
     ERROR = 3
+    OUT_OF_TIME = 4
     USAGE = 64
     INTERRUPTED = 130
 

@@ -203,6 +203,7 @@ def summary_counts(report: ApplyReport) -> dict[str, Any]:
     return {
         **{status.value: report.count(status) for status in NodeStatus},
         "interrupted": report.stopped,
+        "outOfTime": report.out_of_time is not None,
         "seconds": round(report.seconds, 3),
         "ok": report.ok,
     }

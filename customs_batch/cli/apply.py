@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._command_line import command_line
 from customs_batch.cli._inputs import (
     allow_empty_state,
     allow_empty_state_option,
@@ -16,6 +17,7 @@ from customs_batch.cli._inputs import (
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands import ApplyOptions, Inputs, apply_changes
+from customs_batch.execution.budget import parse_time_budget
 from customs_batch.execution.waiting import WaitOptions
 
 
@@ -45,6 +47,12 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @lock_timeout_option
 @click.option(
+    "--time-budget",
+    metavar="DURATION",
+    help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
+    "left is for the next run of the same command (exit 4).",
+)
+@click.option(
     "--format",
     "format_name",
     type=click.Choice(APPLY_FORMATS.names()),
@@ -64,6 +72,7 @@ def apply(
     wait: bool,
     wait_timeout: float,
     lock_timeout: float,
+    time_budget: str | None,
     format_name: str,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
@@ -75,7 +84,9 @@ def apply(
     interrupted run resumes where it stopped and nothing is sent twice that the service
     would duplicate. On a terminal it shows the plan and asks first; elsewhere it needs
     --auto-approve or a plan file. Ctrl-C stops starting new work and records what is in
-    flight (exit 130); a second Ctrl-C stops at once.
+    flight (exit 130); a second Ctrl-C stops at once. With --time-budget it starts no
+    operation that would not end in time, records what is in flight, prints what is left and
+    the command that goes on, and exits 4.
 
     \b
     Examples:
@@ -83,7 +94,9 @@ def apply(
       customs-batch apply manifests/ --env sandbox --auto-approve --wait
       customs-batch plan manifests/ -out release.plan && customs-batch apply release.plan
       customs-batch apply --auto-approve --format json > apply-events.jsonl
+      customs-batch apply manifests/ --auto-approve --time-budget 5h30m
     """
+    budget = parse_time_budget(time_budget) if time_budget is not None else None
     set_http_log(enabled=verbose)
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and format_name == "text"
     presenter = APPLY_FORMATS.get(format_name)(interactive)
@@ -94,6 +107,8 @@ def apply(
             parallelism=parallelism,
             wait=WaitOptions(timeout=wait_timeout) if wait else None,
             lock_timeout=lock_timeout,
+            time_budget=budget,
+            command=command_line(),
         ),
         presenter,
     )

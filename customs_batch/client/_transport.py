@@ -2,6 +2,11 @@
 
 This is the only place that talks to httpx. ``Sender.send`` returns the parsed JSON body of
 a 2xx response or raises one of the errors of ``customs_batch.client._errors``.
+
+Keys are rotated, and a long run can outlive its key: given a ``key_source``, a 401 makes
+the sender read the key again, once; a key that changed replaces the old one for this
+request (sent again: a 401 means the service did nothing) and every later one. An
+unchanged key, or one that cannot be read, leaves the 401 to stop the run as before.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -17,6 +23,7 @@ import httpx
 
 from customs_batch import __version__
 from customs_batch.client._errors import (
+    AuthenticationError,
     ConnectionFailedError,
     NotSentError,
     RateLimitedError,
@@ -26,7 +33,7 @@ from customs_batch.client._errors import (
 )
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
 from customs_batch.client._retry import RetryPolicy, is_repeatable, is_transient
-from customs_batch.errors import ServiceError
+from customs_batch.errors import CustomsBatchError, ServiceError
 
 USER_AGENT = f"customs-batch/{__version__}"
 logger = logging.getLogger("customs_batch.client")
@@ -47,8 +54,11 @@ class Sender:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        key_source: Callable[[], str] | None = None,
     ) -> None:
         self._key = api_key
+        self._key_source = key_source
+        self._key_lock = threading.Lock()
         self.rate_limiter = rate_limiter or RateLimiter(RateLimit(None))
         self.retry_policy = retry_policy or RetryPolicy()
         self._sleep = sleep
@@ -59,7 +69,6 @@ class Sender:
             transport=transport,
             timeout=timeout,
             headers={
-                "Authorization": f"Bearer {api_key}",
                 "User-Agent": USER_AGENT,
                 "Accept": "application/json",
             },
@@ -84,10 +93,22 @@ class Sender:
         repeatable = is_repeatable(method, has_idempotency_key=idempotency_key is not None)
         started = self._clock()
         failures = rate_limited = 0
+        rotated = False
         while True:
             self.rate_limiter.acquire()
+            key = self._key
             try:
-                return self._attempt(method, path, params, body, headers, operation)
+                return self._attempt(method, path, params, body, headers, operation, key)
+            except AuthenticationError:
+                # One new key per request: a rotated key that is refused too is final.
+                if rotated or not self._rotate(key):
+                    raise
+                rotated = True
+                logger.warning(
+                    "%s: the service refused the API key, and its source holds a new one: "
+                    "sending again with the new key",
+                    operation,
+                )
             except RateLimitedError as error:
                 # The service turned the request away unprocessed: resending is always safe.
                 self.rate_limiter.pause(error.retry_after)
@@ -109,6 +130,23 @@ class Sender:
                 logger.info("%s: %s; retry %d in %.2f s", operation, error.message, failures, delay)
                 self._sleep(delay)
 
+    def _rotate(self, refused: str) -> bool:
+        """After a 401 to ``refused``: whether a key other than it is in use now, read again
+        from the key source if no other request has switched already."""
+        if self._key_source is None:
+            return False
+        with self._key_lock:
+            if self._key != refused:
+                return True  # another worker met the 401 first and switched
+            try:
+                fresh = self._key_source()
+            except CustomsBatchError:
+                return False  # unreadable mid-rotation: the 401 stands
+            if fresh == refused:
+                return False
+            self._key = fresh
+            return True
+
     def _attempt(
         self,
         method: str,
@@ -117,10 +155,15 @@ class Sender:
         body: Mapping[str, Any] | None,
         headers: Mapping[str, str],
         operation: str,
+        key: str,
     ) -> Any:
         try:
             request = self._http.build_request(
-                method, path, params=params, json=body, headers=headers
+                method,
+                path,
+                params=params,
+                json=body,
+                headers={**headers, "Authorization": f"Bearer {key}"},
             )
         except (TypeError, ValueError) as exc:
             raise NotSentError(
@@ -131,7 +174,7 @@ class Sender:
             response = self._http.send(request)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise NotSentError(
-                f"cannot reach the service ({operation}): {redact(str(exc), self._key)}; "
+                f"cannot reach the service ({operation}): {redact(str(exc), key)}; "
                 "nothing was sent",
                 operation=operation,
                 hint="check the environment's base_url and the network; nothing was sent",
@@ -144,12 +187,12 @@ class Sender:
             ) from None
         except httpx.TransportError as exc:
             raise ConnectionFailedError(
-                f"cannot reach the service ({operation}): {redact(str(exc), self._key)}",
+                f"cannot reach the service ({operation}): {redact(str(exc), key)}",
                 operation=operation,
                 hint="check the environment's base_url and the network",
             ) from None
-        self._log(request, response, time.perf_counter() - started)
-        payload = self._json(response, operation)
+        self._log(request, response, time.perf_counter() - started, key)
+        payload = self._json(response, operation, key)
         if response.is_success:
             self.rate_limiter.succeeded()
             return payload
@@ -158,10 +201,10 @@ class Sender:
             payload,
             operation=operation,
             retry_after=response.headers.get("Retry-After"),
-            secret=self._key,
+            secret=key,
         )
 
-    def _json(self, response: httpx.Response, operation: str) -> Any:
+    def _json(self, response: httpx.Response, operation: str, key: str) -> Any:
         if not response.content:
             return None
         try:
@@ -172,9 +215,11 @@ class Sender:
                     f"the service's answer to {operation} is not JSON",
                     hint="check the environment's base_url: it may point at another server",
                 ) from None
-            return redact(response.text, self._key)
+            return redact(response.text, key)
 
-    def _log(self, request: httpx.Request, response: httpx.Response, seconds: float) -> None:
+    def _log(
+        self, request: httpx.Request, response: httpx.Response, seconds: float, key: str
+    ) -> None:
         if not logger.isEnabledFor(logging.DEBUG):
             return
         sent = {
@@ -185,4 +230,4 @@ class Sender:
             f"{request.method} {request.url} -> {response.status_code} "
             f"({seconds * 1000:.0f} ms) request headers {sent}"
         )
-        logger.debug(redact(line, self._key))
+        logger.debug(redact(line, key))

@@ -12,6 +12,7 @@ from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment, connect
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
+from customs_batch.execution.budget import TimeBudget
 from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
@@ -57,7 +58,10 @@ class ApplyOptions:
     ``inputs.paths`` are manifests, or one saved plan (``plan -out``), which is applied
     exactly, without asking. ``parallelism`` defaults to the environment's; ``wait`` follows
     submitted departures until they leave processing; ``lock_timeout`` is how long to wait
-    for another run's lock, in seconds.
+    for another run's lock, in seconds; ``time_budget`` stops starting operations that would
+    not end inside it (counted from when it was made: waiting for the lock and planning are
+    part of it). ``command`` is the command line that runs this apply again, which the
+    result gives as the way to go on.
     """
 
     inputs: Inputs = field(default_factory=Inputs)
@@ -65,6 +69,8 @@ class ApplyOptions:
     parallelism: int | None = None
     wait: WaitOptions | None = None
     lock_timeout: float = 0.0
+    time_budget: TimeBudget | None = None
+    command: str = "customs-batch apply"
 
     @property
     def plan_file(self) -> Path | None:
@@ -89,11 +95,14 @@ class ApplyResult:
     environment: Environment
     plan: Plan
     report: ApplyReport | None = None
+    resume: str = ""
+    """The command that goes on after the time budget ran out."""
 
     @property
     def exit_code(self) -> ExitCode:
         """0 when everything planned is done; 1 when cancelled or anything failed or was
-        skipped; 3 when an error stopped the run; 130 when interrupted."""
+        skipped; 3 when an error stopped the run; 4 when the time budget ran out; 130 when
+        interrupted."""
         if self.status is ApplyStatus.CANCELLED:
             return ExitCode.FINDINGS
         if self.report is None:
@@ -102,6 +111,8 @@ class ApplyResult:
             return ExitCode.ERROR
         if self.report.stopped:
             return ExitCode.INTERRUPTED
+        if self.report.out_of_time is not None:
+            return ExitCode.OUT_OF_TIME
         return ExitCode.OK if self.report.ok else ExitCode.FINDINGS
 
     @property
@@ -115,6 +126,8 @@ class ApplyResult:
             return f"error: {self.report.fatal}"
         if self.report.stopped:
             return "Interrupted: what was in flight is recorded; run apply again to go on."
+        if self.report.out_of_time is not None:
+            return self.report.out_of_time.describe(self.resume)
         return None
 
 
@@ -167,10 +180,15 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                     stop=stop,
                     events=events,
                     wait=options.wait,
+                    budget=options.time_budget,
                 )
             finally:
                 events.close()
-    return ApplyResult(ApplyStatus.APPLIED, environment, plan, report)
+    # A saved plan is spent once part of it is applied: the state has moved on.
+    resume = options.command
+    if plan_path is not None:
+        resume = f"customs-batch plan [PATHS] -out {plan_path}, then {resume}"
+    return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume)
 
 
 def _must_report(plan: Plan) -> bool:

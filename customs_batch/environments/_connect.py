@@ -35,8 +35,11 @@ def connect(
 
     ``transport`` replaces the network (tests); the built-in ``local`` environment gets the
     emulator in-process. Raises ConfigError when the key is not where the environment says.
+    After a 401 the client reads the key again from the same place, and goes on with it if
+    it changed (a key rotated during a long run).
     """
-    key = environment.credential.resolve(os.environ if environ is None else environ)
+    source = os.environ if environ is None else environ
+    key = environment.credential.resolve(source)
     if transport is None and environment.builtin:
         transport = local_transport(environment)
     timeouts = environment.timeouts
@@ -47,6 +50,7 @@ def connect(
         retry_policy=retry_policy,
         timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
         transport=transport,
+        key_source=None if environment.builtin else lambda: environment.credential.resolve(source),
     )
     return CustomsClient(sender, environment.endpoints)
 

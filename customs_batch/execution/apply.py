@@ -28,6 +28,7 @@ from customs_batch.client import (
     RequestRefusedError,
 )
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
+from customs_batch.execution.budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, wait_for_departure
 from customs_batch.kinds import Address
@@ -70,12 +71,14 @@ class ApplyEvents(Protocol):
 
 @dataclass
 class ApplyReport:
-    """The outcomes of a run, in plan order, and whether it stopped early."""
+    """The outcomes of a run, in plan order, and whether it stopped early: ``stopped`` by
+    Ctrl-C or SIGTERM, ``out_of_time`` when the time budget kept operations from starting."""
 
     outcomes: list[Outcome]
     stopped: bool
     fatal: CustomsBatchError | None
     seconds: float
+    out_of_time: OutOfTime | None = None
 
     def count(self, status: NodeStatus) -> int:
         return sum(1 for outcome in self.outcomes if outcome.status is status)
@@ -85,6 +88,7 @@ class ApplyReport:
         return (
             not self.stopped
             and self.fatal is None
+            and self.out_of_time is None
             and all(outcome.status is NodeStatus.SUCCEEDED for outcome in self.outcomes)
         )
 
@@ -285,11 +289,22 @@ def apply_plan(
     stop: threading.Event,
     events: ApplyEvents | None = None,
     wait: WaitOptions | None = None,
+    budget: TimeBudget | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> ApplyReport:
-    """Apply every change of ``plan`` that sends something, in dependency order."""
+    """Apply every change of ``plan`` that sends something, in dependency order.
+
+    With a ``budget``, an operation that would not end inside it is not started (see
+    ``customs_batch.execution.budget``); the report's ``out_of_time`` then says how many.
+    """
     started = clock()
     run = _Run(plan, session, client, stop, wait, events)
+    limiter = client.sender.rate_limiter
+    watch = (
+        BudgetWatch(budget, spacing=lambda: limiter.interval, clock=clock)
+        if budget is not None
+        else None
+    )
     # A refused change sends nothing, but its object exists as recorded: what depends on it
     # goes on. An unknown outcome blocks its dependents: their values may not exist.
     refused = [c for c in plan.changes if c.action in (Action.REFUSED, Action.REJECTED)]
@@ -317,8 +332,23 @@ def apply_plan(
         if events is not None:
             events.finished_one(outcome)
 
+    def timed(address: Address) -> bool:
+        assert watch is not None
+        began = clock()
+        try:
+            return run.run(address)
+        finally:
+            watch.observe(clock() - began)
+
     results = walk(
-        order, deps, run.run, parallelism=parallelism, stop=stop, blocked=blocked, on_result=report
+        order,
+        deps,
+        run.run if watch is None else timed,
+        parallelism=parallelism,
+        stop=stop,
+        blocked=blocked,
+        on_result=report,
+        admit=None if watch is None else watch.admits,
     )
     # What a stop kept from starting has no result reported along the way; it still counts.
     outcomes = [run.outcomes[c.address] for c in refused] + [
@@ -327,7 +357,12 @@ def apply_plan(
         for a in order
         if a in run.outcomes or a in results
     ]
-    return ApplyReport(outcomes, stop.is_set() and run.fatal is None, run.fatal, clock() - started)
+    out_of_time = None
+    if watch is not None and watch.exhausted and run.fatal is None:
+        left = sum(1 for o in outcomes if o.status is NodeStatus.NOT_STARTED)
+        out_of_time = OutOfTime(watch.budget, left) if left else None
+    stopped = stop.is_set() and run.fatal is None
+    return ApplyReport(outcomes, stopped, run.fatal, clock() - started, out_of_time)
 
 
 def _intent(

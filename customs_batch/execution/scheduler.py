@@ -3,7 +3,8 @@
 Nodes run on a bounded number of worker threads as soon as everything they depend on has
 succeeded; a node whose dependency failed or was skipped is skipped too; independent work
 goes on.
-When ``stop`` is set (Ctrl-C, SIGTERM) no new node starts, and what is in flight finishes.
+When ``stop`` is set (Ctrl-C, SIGTERM) no new node starts, and what is in flight finishes;
+the same when ``admit`` (a time budget) refuses the next node.
 """
 
 from __future__ import annotations
@@ -42,18 +43,21 @@ def walk(
     stop: threading.Event,
     blocked: Mapping[Key, str] | None = None,
     on_result: Callable[[NodeResult[Key]], None] | None = None,
+    admit: Callable[[int], bool] | None = None,
 ) -> dict[Key, NodeResult[Key]]:
     """Run every key of ``order`` (a valid dependency order) with ``run``.
 
     ``run`` returns True on success and False on a recorded failure; an exception from it is
     a failure too. ``blocked`` names keys that must not run (needs decision): their
     dependents are skipped with that reason. ``on_result`` is called once per key as soon as
-    its result is known, one call at a time.
+    its result is known, one call at a time. ``admit(in_flight)`` is asked before each key
+    starts, with the number of keys running; once it says no, nothing more starts (what is
+    running finishes) and the keys left are NOT_STARTED, as after a stop.
 
     The workers take ready keys themselves (earliest in ``order`` first) and release what
     waited for them, so no thread sits between a finished key and the next one.
     """
-    graph = _Graph(order, dependencies, blocked or {}, on_result)
+    graph = _Graph(order, dependencies, blocked or {}, on_result, admit)
     workers = [
         threading.Thread(target=graph.work, args=(run, stop), name=f"apply-{i}", daemon=True)
         for i in range(max(1, parallelism))
@@ -74,8 +78,11 @@ class _Graph(Generic[Key]):
         dependencies: Mapping[Key, Sequence[Key]],
         blocked: Mapping[Key, str],
         on_result: Callable[[NodeResult[Key]], None] | None,
+        admit: Callable[[int], bool] | None = None,
     ) -> None:
         self.order = order
+        self.admit = admit
+        self.closed = False  # the budget refused a key: nothing more starts
         self.position = {key: i for i, key in enumerate(order)}
         self.blocked = blocked
         self.on_result = on_result
@@ -115,16 +122,21 @@ class _Graph(Generic[Key]):
     def _take(self, stop: threading.Event) -> Key | None:
         with self.changed:
             while True:
-                if stop.is_set():
+                if stop.is_set() or self.closed:
                     return None
                 while self.ready:
-                    _, key = heapq.heappop(self.ready)
+                    position, key = heapq.heappop(self.ready)
                     if key in self.results:
                         continue
                     if key in self.blocked:
                         self._settle(NodeResult(key, NodeStatus.SKIPPED, self.blocked[key]))
                         self._skip_dependents(key, f"{key} was not applied: {self.blocked[key]}")
                         continue
+                    if self.admit is not None and not self.admit(self.running):
+                        heapq.heappush(self.ready, (position, key))
+                        self.closed = True
+                        self.changed.notify_all()
+                        return None
                     self.running += 1
                     return key
                 if self.running == 0:

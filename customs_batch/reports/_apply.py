@@ -18,6 +18,9 @@ def apply_markdown(report: ApplyReport, *, environment: str) -> str:
         outcome = "stopped by an error"
     elif report.stopped:
         outcome = "interrupted"
+    elif report.out_of_time is not None:
+        left = report.out_of_time.not_started
+        outcome = f"out of time, {left} operation(s) left for the next run"
     else:
         outcome = "succeeded" if report.ok else "failed"
     lines = [

@@ -18,6 +18,7 @@ from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
 from customs_batch.sandbox.gate import Gate, GateMiddleware, set_gate, show_gate
 from customs_batch.sandbox.idempotency import Idempotency
+from customs_batch.sandbox.keys import rotate_key
 from customs_batch.sandbox.openapi import openapi_document
 from customs_batch.sandbox.populate import populate
 from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
@@ -124,6 +125,7 @@ def create_app(
             Route(contract.OPENAPI, _openapi, methods=["GET"]),
             Route(contract.TEST_GATE, show_gate, methods=["GET"]),
             Route(contract.TEST_GATE, set_gate, methods=["POST"]),
+            Route(contract.TEST_ROTATE_KEY, rotate_key, methods=["POST"]),
         ],
         middleware=middleware,
         exception_handlers={HTTPException: _http_error, Exception: _http_error},

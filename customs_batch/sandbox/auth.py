@@ -21,7 +21,7 @@ def authenticate(store: Store, authorization: str | None) -> Caller:
     """The caller named by an ``Authorization: Bearer <key>`` header, or a 401/403 error."""
     scheme, _, key = (authorization or "").partition(" ")
     record = store.get(Table.API_KEYS, key.strip()) if scheme.lower() == "bearer" else None
-    if record is None:
+    if record is None or record.get("revoked"):
         raise ApiError(
             contract.INVALID_CREDENTIALS,
             {

@@ -14,11 +14,12 @@ from customs_batch.sandbox.store import Store
 
 
 class Stats:
-    """Request counts by method and path template, and how many were answered 429."""
+    """Request counts by method and path template, and how many were answered 429 or 401."""
 
     def __init__(self) -> None:
         self._requests: Counter[str] = Counter()
         self._rate_limited = 0
+        self._unauthenticated = 0
         self._lock = threading.Lock()
 
     def count(self, label: str) -> None:
@@ -31,12 +32,18 @@ class Stats:
         with self._lock:
             self._rate_limited += 1
 
+    def count_unauthenticated(self) -> None:
+        """Count one 401 answer (a missing, unknown or revoked key)."""
+        with self._lock:
+            self._unauthenticated += 1
+
     def snapshot(self) -> dict[str, object]:
         """The ``/_sandbox/stats`` body."""
         with self._lock:
             return {
                 "requests": dict(sorted(self._requests.items())),
                 "rateLimited": self._rate_limited,
+                "unauthenticated": self._unauthenticated,
             }
 
 

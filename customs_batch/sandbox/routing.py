@@ -36,6 +36,8 @@ def endpoint(method: str, path: str, handler: Handler) -> Route:
             _admit(sandbox, caller)
             return await handler(request, sandbox, caller)
         except ApiError as exc:
+            if exc.status == contract.INVALID_CREDENTIALS:
+                sandbox.stats.count_unauthenticated()
             return json_response(exc.body, exc.status, exc.headers)
 
     return Route(path, gate, methods=[method], name=label)

@@ -60,12 +60,15 @@ class Sandbox:
         self._client: httpx.Client | None = None
         self._starts = 0
 
-    def start(self, faults: str = "", fault_seed: int | None = None) -> None:
-        """Start (or start again, on the same data) with ``faults``."""
+    def start(
+        self, faults: str = "", fault_seed: int | None = None, *, rate_limit: str = "off"
+    ) -> None:
+        """Start (or start again, on the same data) with ``faults`` and a per-key
+        ``rate_limit`` (``5/second``; answered 429 past it)."""
         self.stop()
         self._starts += 1
         command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port", "0"]
-        command += ["--seed", str(self.seed), "--db", str(self.db), "--rate-limit", "off"]
+        command += ["--seed", str(self.seed), "--db", str(self.db), "--rate-limit", rate_limit]
         command += ["--processing-seconds", "0.2", "--faults", faults]
         if fault_seed is not None:
             command += ["--fault-seed", str(fault_seed)]

@@ -16,9 +16,13 @@ import yaml
 from click.testing import CliRunner
 
 from customs_batch.cli.main import invoke, main
+from customs_batch.errors import ExitCode
+from customs_batch.execution.budget import parse_time_budget
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKFLOW = ROOT / "examples" / "ci" / ".github" / "workflows" / "customs-batch.yml"
+WORKFLOWS = ROOT / "examples" / "ci" / ".github" / "workflows"
+WORKFLOW = WORKFLOWS / "customs-batch.yml"
+LONG_APPLY = WORKFLOWS / "customs-batch-long-apply.yml"
 
 
 @cache
@@ -113,6 +117,35 @@ def test_the_example_workflow_calls_existing_options() -> None:
         _check_call(command, rest)
     plan = next(rest for command, rest in calls if command == "plan")
     assert "--format markdown -o plan.md" in plan
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_example_workflow_calls_existing_commands_and_options(path: Path) -> None:
+    calls = [
+        call for script in _scripts(yaml.safe_load(path.read_text())) for call in _calls(script)
+    ]
+    assert calls, f"{path.name} calls no customs-batch command"
+    for command, rest in calls:
+        _check_call(command, rest)
+
+
+def test_the_long_apply_workflow_dispatches_itself_again_on_the_budget_exit_code() -> None:
+    workflow = yaml.safe_load(LONG_APPLY.read_text())
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "workflow_dispatch" in triggers, "the resume job dispatches the workflow"
+    apply_job, resume_job = workflow["jobs"]["apply"], workflow["jobs"]["resume"]
+    (apply_call,) = [rest for s in _scripts(apply_job) for c, rest in _calls(s) if c == "apply"]
+    budget = re.search(r"--time-budget (\S+)", apply_call)
+    assert budget, apply_call
+    seconds = parse_time_budget(budget[1]).seconds
+    assert seconds < apply_job["timeout-minutes"] * 60, "the budget must end before the job"
+    out_of_time = int(ExitCode.OUT_OF_TIME)
+    script = "\n".join(_scripts(apply_job))
+    assert f'"$code" != {out_of_time}' in script, "exit 4 must not fail the apply job"
+    assert resume_job["if"] == f"needs.apply.outputs.exit-code == '{out_of_time}'"
+    assert resume_job["permissions"] == {"actions": "write"}
+    (dispatch,) = _scripts(resume_job)
+    assert dispatch.startswith(f"gh workflow run {LONG_APPLY.name} ")
 
 
 def test_the_plan_marker_the_workflow_looks_for_is_the_one_plan_writes() -> None:

@@ -1,0 +1,76 @@
+"""``apply --time-budget`` through the CLI, on the built-in local environment held to one
+request a second: a budget of one second fits not even the first operation (1.02 s), so the
+run stops before sending anything, whatever the machine's speed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run
+
+
+@pytest.fixture
+def slow_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (project / "customs-batch.yaml").write_text(
+        "environments:\n  local:\n    rate_limit: 1/second\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_a_budget_too_short_for_the_next_operation_stops_with_exit_4_and_the_command_to_resume(
+    slow_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "apply", "manifests", "--auto-approve", "--time-budget", "1s")
+    assert code == 4, err
+    assert "Apply: 0 succeeded, 0 failed, 0 skipped, 9 not-started" in out
+    assert "Time budget of 1s used up: 9 operation(s) not started" in err
+    assert "customs-batch apply manifests --auto-approve --time-budget 1s" in err
+
+    code, out, err = run(capsys, "apply", "manifests", "--auto-approve")
+    assert code == 0, err
+    assert "Apply: 9 succeeded, 0 failed" in out
+
+
+def test_the_json_summary_says_the_budget_ran_out(
+    slow_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys, "apply", "--auto-approve", "--time-budget", "1s", "--format", "json"
+    )
+    assert code == 4
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["type"] == "summary"
+    assert summary["outOfTime"] is True and summary["not-started"] == 9
+    assert "customs-batch apply --auto-approve --time-budget 1s --format json" in err
+
+
+def test_a_saved_plan_resumes_through_a_new_plan(
+    slow_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "plan", "-out", "release.plan")[0] == 0
+    code, _, err = run(capsys, "apply", "release.plan", "--time-budget", "1s")
+    assert code == 4
+    assert (
+        "customs-batch plan [PATHS] -out release.plan, then "
+        "customs-batch apply release.plan --time-budget 1s"
+    ) in err
+
+
+@pytest.mark.parametrize("text", ["5x", "1.5h", "30m5h", "0s"])
+def test_a_bad_budget_is_a_usage_error_before_anything_starts(
+    slow_project: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    code, _, err = run(capsys, "apply", "--auto-approve", "--time-budget", text)
+    assert code == 64
+    assert f"--time-budget {text!r}" in err and "hint:" in err
+    assert not (slow_project / ".customs-batch" / "local" / "state.json").exists()
+
+
+def test_help_shows_the_option_and_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "apply", "--help")
+    assert code == 0
+    assert "--time-budget DURATION" in out and "exit 4" in out

@@ -1,0 +1,54 @@
+"""Key rotation in the emulator: the old key is refused from then on, the new one works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from customs_batch.sandbox import InProcessTransport, create_app
+from tests.sandbox.conftest import AUTH, ClientFactory
+
+ROTATE = "/_sandbox/keys/rotate"
+NEW = {"Authorization": "Bearer rotated-key-2"}
+
+
+def test_after_a_rotation_the_old_key_is_401_and_the_new_one_works(
+    make_api: ClientFactory,
+) -> None:
+    with make_api(headers={}) as client:
+        rotated = client.post(ROTATE, json={"newKey": "rotated-key-2"}, headers=AUTH)
+        assert rotated.status_code == 200
+        assert rotated.json() == {"rotated": True, "companyId": 1}
+        refused = client.get("/v1/shipments", headers=AUTH)
+        assert refused.status_code == 401
+        assert refused.json()["error"] == "INVALID_CREDENTIALS"
+        assert client.get("/v1/shipments", headers=NEW).status_code == 200
+        stats = client.get("/_sandbox/stats", headers=NEW).json()
+        assert stats["unauthenticated"] == 1
+        # The revoked key cannot rotate again or take back its name.
+        assert client.post(ROTATE, json={"newKey": "x-3"}, headers=AUTH).status_code == 401
+        taken = client.post(ROTATE, json={"newKey": "rotated-key-2"}, headers=NEW)
+        assert taken.status_code == 409
+
+
+def test_a_rotation_needs_a_valid_key_and_a_printable_new_key(make_api: ClientFactory) -> None:
+    with make_api(headers={}) as client:
+        assert client.post(ROTATE, json={"newKey": "k"}).status_code == 401
+        for body in ({}, {"newKey": ""}, {"newKey": "with space"}, {"newKey": 7}):
+            refused = client.post(ROTATE, json=body, headers=AUTH)
+            assert refused.status_code == 400, body
+            assert "newKey" in str(refused.json()["message"])
+        assert client.get("/v1/shipments", headers=AUTH).status_code == 200
+
+
+def test_a_rotation_survives_a_restart_on_the_same_database(tmp_path: Path) -> None:
+    database = tmp_path / "sandbox.sqlite3"
+    for rotate in (True, False):
+        transport = InProcessTransport(create_app(db_path=database, rate_limit=None))
+        with httpx.Client(transport=transport, base_url="http://sandbox") as client:
+            if rotate:
+                assert client.post(ROTATE, json={"newKey": "k-2"}, headers=AUTH).is_success
+            assert client.get("/v1/shipments", headers=AUTH).status_code == 401
+            assert client.get("/v1/shipments", headers={"Authorization": "Bearer k-2"}).is_success
+        transport.close()
