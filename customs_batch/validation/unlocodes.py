@@ -100,26 +100,36 @@ def locations(country: str) -> frozenset[str]:
 
 def _country_lines(country: str) -> list[bytes]:
     """Each line of ``country``'s block, from its first field on: ``"NL","RTM",...``."""
-    text = code_list().text
+    block = _country_block(country)
+    lines = (block if block is not None else code_list().text).split(b"\n")
     key = country.encode("ascii")
-    start = text.find(b'\n,"' + key + b'",,".')
-    # The block ends where the next country's header starts: ',"OM",,".OMAN'.
-    following = text.find(b'",,".', start + 10) if start >= 0 else -1
-    end = text.rfind(b"\n", start, following) if following >= 0 else len(text)
-    if start >= 0 and (following < 0 or following == end + 5):
-        lines = text[start:end].split(b"\n")
-    else:  # no header, or an unexpected one: every line of the list
-        lines = text.split(b"\n")
     # A remark may hold a line break: the rest of it is no line of this country.
     rests = (line.partition(b",")[2] for line in lines)
     return [rest for rest in rests if rest[1:3] == key and rest[3:5] == b'",']
 
 
+def _country_block(country: str) -> bytes | None:
+    """The lines of ``country``, from its header to the next country's; None without one."""
+    text = code_list().text
+    start = text.find(b'\n,"' + country.encode("ascii") + b'",,".')
+    if start < 0:
+        return None
+    # The block ends where the next country's header starts: ',"OM",,".OMAN'.
+    following = text.find(b'",,".', start + 10)
+    if following < 0:
+        return text[start:]
+    end = text.rfind(b"\n", start, following)
+    return text[start:end] if following == end + 5 else None
+
+
 @cache
 def _names(country: str) -> dict[str, str]:
     """Location code to place name for ``country``; for hints only, so parsed in full."""
-    block = b"\n".join(b"," + rest for rest in _country_lines(country)).decode(_ENCODING)
-    return {row[2]: row[3] for row in csv.reader(io.StringIO(block)) if len(row) > 3 and row[2]}
+    block = _country_block(country)
+    if block is None:
+        block = b"\n".join(b"," + rest for rest in _country_lines(country))
+    rows = csv.reader(io.StringIO(block.decode(_ENCODING)))
+    return {row[2]: row[3] for row in rows if len(row) > 3 and row[2]}
 
 
 def unlocode_unknown(code: str) -> tuple[str, str] | None:

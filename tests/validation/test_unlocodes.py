@@ -130,6 +130,11 @@ def test_a_remark_over_two_lines_does_not_end_its_country() -> None:
     # Morocco's list has a remark with a line break before Casablanca's airport (MACMN).
     assert b'"Midelt","KHN","--3-----","AA","1607",,"3240N 00444W","\n"\r\n' in code_list().text
     assert {"CMN", "CAS", "PTM"} <= locations("MA")
+    problem = unlocode_unknown("MACNM")
+    assert problem is not None
+    assert problem[1].startswith(
+        "check the code for a typing error; close to it: MACMN (Mohammed V International Airport);"
+    )
 
 
 def test_without_a_country_header_the_whole_list_is_searched(
