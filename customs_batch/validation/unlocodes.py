@@ -10,7 +10,8 @@ error: the code may be newer than the data, and ``--unlocodes off`` turns the ch
 Speed: parsing all 116,000 lines costs about 0.1 s of CPU, more than the rest of validating a
 small file. The release lists a country's locations together, after a header line
 ``,"NL",,".NETHERLANDS"``, so only the block of each country a batch names is parsed, when
-first needed: a few milliseconds. Without that header the whole list is scanned for the
+first needed: 6 ms for the Netherlands, 30 ms for the United States, after 20 ms to read
+the files. Without that header the whole list is scanned for the
 country, slower but still right.
 """
 
@@ -51,10 +52,6 @@ class CodeList:
     text: bytes
 
 
-class ReferenceDataError(CustomsBatchError):
-    """The UN/LOCODE code list of the installed package cannot be read."""
-
-
 @cache
 def code_list() -> CodeList:
     """The release files of the installed ``pyunlocode``, read once per process."""
@@ -65,14 +62,21 @@ def code_list() -> CodeList:
         if match is not None:
             parts.setdefault(match.group(1), []).append(path)
     if not parts:
-        raise ReferenceDataError(
-            f"the UN/LOCODE code list is missing: no release files in {folder or _PACKAGE}",
-            hint=f"reinstall customs-batch (it needs the {_PACKAGE} package), "
-            "or turn the check off with --unlocodes off",
-        )
+        raise _unreadable(f"no release files in {folder or _PACKAGE}")
     edition = max(parts)  # a package that kept an older release too: the newest one
-    text = b"".join(b"\n" + path.read_bytes() for path in parts[edition])
+    try:
+        text = b"".join(b"\n" + path.read_bytes() for path in parts[edition])
+    except OSError as error:
+        raise _unreadable(str(error)) from None
     return CodeList(edition, text)
+
+
+def _unreadable(why: str) -> CustomsBatchError:
+    return CustomsBatchError(
+        f"the UN/LOCODE code list cannot be read: {why}",
+        hint=f"reinstall customs-batch (it needs the {_PACKAGE} package), "
+        "or turn the check off with --unlocodes off",
+    )
 
 
 def _data_folder() -> Path | None:

@@ -192,7 +192,7 @@ def test_a_missing_code_list_is_an_error_that_says_how_to_go_on(
     with pytest.raises(CustomsBatchError) as raised:
         code_list()
     assert raised.value.message == (
-        f"the UN/LOCODE code list is missing: no release files in {tmp_path}"
+        f"the UN/LOCODE code list cannot be read: no release files in {tmp_path}"
     )
     assert raised.value.hint == (
         "reinstall customs-batch (it needs the pyunlocode package), "
