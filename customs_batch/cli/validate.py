@@ -26,6 +26,8 @@ MRN_CHECK_LEVELS: dict[str, Severity | None] = {
 }
 # A commodity code whose HS subheading is unknown may be newer than the shipped edition.
 HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off": None}
+# Likewise a UN/LOCODE missing from the shipped code list.
+UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off": None}
 
 
 @click.command()
@@ -45,6 +47,13 @@ HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off"
     default="warning",
     show_default=True,
     help="How a commodity code whose HS subheading does not exist (HS 2022) is reported.",
+)
+@click.option(
+    "--unlocodes",
+    type=click.Choice(list(UNLOCODE_LEVELS)),
+    default="warning",
+    show_default=True,
+    help="How a UN/LOCODE missing from the UN/LOCODE code list (2023-1) is reported.",
 )
 @click.option(
     "-j",
@@ -74,6 +83,7 @@ def validate(
     strict: bool,
     mrn_check_digit: str,
     hs_codes: str,
+    unlocodes: str,
     jobs: int | None,
     output: Path | None,
     annotate_dir: Path | None,
@@ -100,6 +110,7 @@ def validate(
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
         rows=rows,
         hs_codes=HS_CODE_LEVELS[hs_codes],
+        unlocodes=UNLOCODE_LEVELS[unlocodes],
     )
     options = ReportOptions(strict=strict)
     report = make_reporter(format_name, options).render(result)

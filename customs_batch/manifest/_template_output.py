@@ -4,6 +4,7 @@ the reading is cached by text (the merge copies what it takes from the cached va
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -12,7 +13,8 @@ from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest._compose import PLAIN, ScalarNode, compose_all
 from customs_batch.manifest._schema_view import spec_view
-from customs_batch.manifest._source_map import Marks
+from customs_batch.manifest._source_map import Mark, Marks
+from customs_batch.manifest._template_lines import Places
 from customs_batch.manifest._templates import Rendered
 from customs_batch.manifest._tree import Walk
 
@@ -21,8 +23,8 @@ from customs_batch.manifest._tree import Walk
 class TemplateOutput:
     """The mapping a template gave (to merge under ``spec``), with what reading it found.
 
-    Marks and paths start with ``"spec"``. Lines are the template's own lines (the output's
-    lines mapped back through whitespace control, comments and blocks).
+    Marks and paths start with ``"spec"``. Lines and columns are the template's own (the
+    output's mapped back through whitespace control, comments, blocks and expressions).
     """
 
     file: str
@@ -39,37 +41,54 @@ _CACHED_TEXT_CHARS = 100_000
 def parse_output(rendered: Rendered, kind: Kind) -> TemplateOutput:
     """Read a template's output against ``kind``'s spec schema."""
     if len(rendered.text) > _CACHED_TEXT_CHARS:  # rare, and not worth the memory
-        return _parse(rendered.file, rendered.text, kind, rendered.lines)
-    return _parse_cached(rendered.file, rendered.text, kind, rendered.lines)
+        return _parse(rendered.file, rendered.text, kind, rendered.places)
+    return _parse_cached(rendered.file, rendered.text, kind, rendered.places)
 
 
-def _parse(file: str, text: str, kind: Kind, lines: tuple[int, ...]) -> TemplateOutput:
+def _parse(file: str, text: str, kind: Kind, places: Places) -> TemplateOutput:
     output = _parse_text(file, text, kind)
-    if not lines:
+    if places.same:
         return output
-    marks = {
-        path: _Mark(_line(lines, mark.line + 1) - 1, mark.column)
-        for path, mark in output.marks.items()
-    }
+    marks = _MovedMarks(output.marks, places)
     findings = tuple(
-        replace(f, location=replace(f.location, line=_line(lines, f.location.line)))
-        if f.location.file == file
-        else f
+        replace(f, location=_moved(f.location, places)) if f.location.file == file else f
         for f in output.findings
     )
     return replace(output, marks=marks, findings=findings)
 
 
-def _line(lines: tuple[int, ...], output_line: int) -> int:
-    """The template line of a 1-based output line (0 stays 0: unknown)."""
-    if output_line <= 0:
-        return output_line
-    return lines[min(output_line, len(lines)) - 1]
+def _moved(location: Location, places: Places) -> Location:
+    """A 1-based location in the output moved to the template (line 0 stays 0: unknown)."""
+    if location.line <= 0:
+        return location
+    line, column = places.place(location.line - 1, max(location.column - 1, 0))
+    return replace(location, line=line + 1, column=column + 1)
+
+
+class _MovedMarks(Mapping[JsonPath, Mark]):
+    """The output's marks, each moved to the template only when asked for: most values
+    never are (only those with findings, and the few the project-wide checks read)."""
+
+    __slots__ = ("_marks", "_places")
+
+    def __init__(self, marks: Marks, places: Places) -> None:
+        self._marks = marks
+        self._places = places
+
+    def __getitem__(self, path: JsonPath) -> Mark:
+        mark = self._marks[path]
+        return _Mark(*self._places.place(mark.line, mark.column))
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        return iter(self._marks)
+
+    def __len__(self) -> int:
+        return len(self._marks)
 
 
 @dataclass(frozen=True, slots=True)
 class _Mark:
-    """A mark moved to the template's line (0-based, like YAML's)."""
+    """A mark moved to the template's line and column (0-based, like YAML's)."""
 
     line: int
     column: int

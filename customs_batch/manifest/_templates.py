@@ -36,7 +36,7 @@ from customs_batch.manifest._jinja import (
     problem_of,
     start_clock,
 )
-from customs_batch.manifest._template_lines import LineMarks, strip_marks
+from customs_batch.manifest._template_lines import SAME_PLACES, LineMarks, Places, strip_marks
 from customs_batch.resources import builtin_templates_dir
 from customs_batch.userfiles import FileRefused, read_user_file
 
@@ -58,8 +58,8 @@ class Rendered:
 
     file: str
     text: str
-    lines: tuple[int, ...] = ()
-    """The template line (1-based) of each line of ``text`` (empty: the same lines)."""
+    places: Places = SAME_PLACES
+    """The template line and column of each piece of ``text`` (empty: the same places)."""
 
 
 def search_path(project_root: Path) -> list[Path]:
@@ -183,8 +183,8 @@ def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | Ji
             text = _bounded_output(source.template.generate(**context))
     except Exception as error:  # a template is user code: anything it raises is a finding
         return problem_of(error, source.template.filename)
-    clean, lines = strip_marks(text, source.template.name or "")
-    return Rendered(source.file, clean, lines)
+    clean, places = strip_marks(text, source.template.name or "")
+    return Rendered(source.file, clean, places)
 
 
 def _bounded_output(chunks: Iterator[str]) -> str:

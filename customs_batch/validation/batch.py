@@ -102,18 +102,20 @@ def validate_paths(
     mrn_check_digit: Severity | None = Severity.ERROR,
     rows: RowRange | None = None,
     hs_codes: Severity | None = Severity.WARNING,
+    unlocodes: Severity | None = Severity.WARNING,
 ) -> ValidationResult:
     """Load and validate every manifest under ``paths``.
 
     ``jobs`` is the number of loading processes; None picks one per CPU for inputs of at
     least ``POOL_MIN_FILES`` files, else 1. ``mrn_check_digit`` is the severity of a wrong
     MRN or GRN check character (None: not checked), ``hs_codes`` that of a commodity code
-    whose HS subheading does not exist. ``rows`` limits every ``forEach``.
+    whose HS subheading does not exist, ``unlocodes`` that of a UN/LOCODE missing from the
+    code list. ``rows`` limits every ``forEach``.
     """
     files = [str(path) for path in discover([Path(path) for path in paths])]
     findings: list[Finding] = []
     slims: list[Document] = []
-    settings = _Settings(mrn_check_digit, hs_codes, rows)
+    settings = _Settings(mrn_check_digit, hs_codes, rows, unlocodes)
     for outcome in _outcomes(files, worker_count(jobs, len(files)), settings):
         findings.extend(outcome.findings)
         slims.extend(outcome.documents)
@@ -132,6 +134,7 @@ def render_paths(
     mrn_check_digit: Severity | None = Severity.ERROR,
     rows: RowRange | None = None,
     hs_codes: Severity | None = Severity.WARNING,
+    unlocodes: Severity | None = Severity.WARNING,
 ) -> RenderResult:
     """Load, validate and expand every document under ``paths``, all held in memory."""
     loaded = load_paths([Path(path) for path in paths], rows=rows)
@@ -141,6 +144,7 @@ def render_paths(
             loaded.documents,
             mrn_check_digit=mrn_check_digit,
             hs_codes=hs_codes,
+            unlocodes=unlocodes,
             broken=broken_addresses(loaded.findings),
         )
     )
@@ -245,6 +249,7 @@ class _Settings:
     mrn_check_digit: Severity | None
     hs_codes: Severity | None
     rows: RowRange | None
+    unlocodes: Severity | None = Severity.WARNING
 
 
 def _check_file(file: str, settings: _Settings) -> _FileOutcome:
@@ -261,7 +266,12 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
                 continue
             findings.extend(check_spec_schema(item))
             findings.extend(
-                check_rules(item, check_digits=settings.mrn_check_digit, hs_codes=settings.hs_codes)
+                check_rules(
+                    item,
+                    check_digits=settings.mrn_check_digit,
+                    hs_codes=settings.hs_codes,
+                    unlocodes=settings.unlocodes,
+                )
             )
             slims.append(slim_document(item))
     return _FileOutcome(file, findings, slims)

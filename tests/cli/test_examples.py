@@ -18,7 +18,11 @@ from customs_batch.cli.main import invoke
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GOOD = sorted((EXAMPLES / "manifests").glob("*.yaml"))
-BAD = sorted((EXAMPLES / "bad").glob("*.yaml.bad"))
+# A case that needs a project of its own (its own customs-batch.yaml and templates/) is a
+# folder of examples/bad/ holding its broken manifest.
+BAD = sorted((EXAMPLES / "bad").glob("*.yaml.bad")) + sorted(
+    (EXAMPLES / "bad").glob("*/*.yaml.bad")
+)
 EXPECT = re.compile(r"# expect: (?P<rule>[a-z0-9.-]+) line (?P<line>\d+)")
 
 
@@ -74,7 +78,7 @@ def test_the_example_project_covers_every_kind() -> None:
     }
 
 
-@pytest.mark.parametrize("manifest", BAD, ids=lambda path: path.name)
+@pytest.mark.parametrize("manifest", BAD, ids=lambda path: path.relative_to(EXAMPLES).as_posix())
 def test_each_broken_example_gives_its_documented_findings(manifest: Path) -> None:
     # One '# expect:' line per finding: one problem may be reported at more than one place.
     lines = manifest.read_text(encoding="utf-8").splitlines()
@@ -85,6 +89,8 @@ def test_each_broken_example_gives_its_documented_findings(manifest: Path) -> No
         if (found := EXPECT.match(line)) is not None
     ]
     assert expected, f"{manifest.name} must start with '# expect: <rule> line <n>'"
+    if manifest.parent.name != "bad":  # its own project, not the examples' one
+        assert (manifest.parent / "customs-batch.yaml").is_file()
     code, report = _json_report(str(manifest))
     findings = report["findings"]
     assert isinstance(findings, list)

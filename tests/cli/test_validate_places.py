@@ -10,6 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from customs_batch.cli.main import invoke
+from customs_batch.validation.unlocodes import code_list
 
 HEADER = "apiVersion: customs-batch/v1\n"
 
@@ -137,6 +138,31 @@ def test_an_unknown_hs_subheading_warns_and_hs_codes_off_turns_it_off() -> None:
     with CliRunner().isolation() as (out, _, _):
         code = invoke(["validate", "--strict", "--hs-codes", "off", str(bad)])
     assert (code, out.getvalue().decode()) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def test_an_unknown_unlocode_warns_and_unlocodes_off_turns_it_off() -> None:
+    bad = (
+        Path(__file__).resolve().parents[2] / "examples" / "bad" / "code-unlocode-unknown.yaml.bad"
+    )
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "--strict", str(bad)])
+    report = out.getvalue().decode()
+    assert code == 1
+    assert (
+        "warning[code.unlocode-unknown]: 'BEARN' is not in the UN/LOCODE code list "
+        "(UN/LOCODE 2023-1)"
+    ) in report
+    assert "hint: check the code for a typing error; close to it: BEANR (Antwerpen), " in report
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", "--strict", "--unlocodes", "off", str(bad)])
+    assert (code, out.getvalue().decode()) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def test_the_help_names_the_shipped_unlocode_release() -> None:
+    with CliRunner().isolation() as (out, _, _):
+        invoke(["validate", "--help"])
+    help_text = " ".join(out.getvalue().decode().split())
+    assert f"UN/LOCODE code list ({code_list().edition}) is reported" in help_text
 
 
 def test_a_file_broken_everywhere_stops_after_a_hundred_syntax_errors() -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from customs_batch.cli._scaffold import TEMPLATE
+from customs_batch.cli.main import invoke
 from customs_batch.manifest import load_file
 from customs_batch.validation.batch import validate_paths
 from tests.manifest.helpers import ENVELOPE, write
@@ -75,3 +77,79 @@ def test_a_value_from_a_multi_line_expression_points_at_the_expression() -> None
     (document,) = result.documents
     assert document.positions[("spec", "DeclarationGuarantees", 0, "guaranteeType")].line == 3
     assert document.positions[("spec", "destinationOffice")].line == 4
+
+
+def _validate_text(template: str) -> str:
+    """The text report of ``validate`` of a document whose office comes from ``template``."""
+    path = _document(template)
+    with CliRunner().isolation() as (out, _, _):
+        invoke(["validate", str(path)])
+    return out.getvalue().decode()
+
+
+def _place(template: str, text: str, *, after: str = "") -> str:
+    """``templates/t.yaml.j2:LINE:COL``: 1-based, of the first ``text`` after ``after`` on
+    the first line holding ``after`` (or ``text``)."""
+    lines = template.splitlines()
+    number = next(n for n, line in enumerate(lines, 1) if (after or text) in line)
+    line = lines[number - 1]
+    column = line.index(text, line.index(after) if after else 0) + 1
+    return f"templates/t.yaml.j2:{number}:{column}"
+
+
+OFFICE = "error[code.customs-office]: 'XX12' is not a customs office code"
+COLUMN_FORMS = {
+    "an expression": "destinationOffice: {{ values.destination_office }}\n",
+    "an expression without spaces": "destinationOffice: {{values.destination_office}}\n",
+    "an expression stripping before it": "destinationOffice: {{- '  ' }}{{ values.destination_office }}\n",
+    "a comment before it on the line": "destinationOffice: {# the office #}{{ values.destination_office }}\n",
+    "a comment with braces above": "{# {{ not an expression }} #}\ndestinationOffice: {{ values.destination_office }}\n",
+    "a raw block above": "{% raw %}x: '{{ y }}'{% endraw %}\ndestinationOffice: {{ values.destination_office }}\n",
+    "quoted braces in a tag above": "{% set x = '{{ %}' %}# {{ '}}' }}\ndestinationOffice: {{ values.destination_office }}\n",
+    "whitespace control over lines": (
+        "{#- a comment\n   over two lines -#}\ntype: DEPARTURE\n{%- if true %}\n"
+        "destinationOffice: {{ values.destination_office }}\n{%- endif %}\n"
+    ),
+    "a block tag joining two lines": (
+        "type: DEPARTURE\ndestinationOffice:\n{%- if true %}   {{ values.destination_office }}{% endif %}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("template", COLUMN_FORMS.values(), ids=list(COLUMN_FORMS))
+def test_a_value_an_expression_gave_points_at_the_expression(template: str) -> None:
+    report = _validate_text(template + "countryOfDestination: DE\n")
+    expected = _place(template, "values.destination_office")
+    assert f"{expected}: {OFFICE}" in report, report
+
+
+def test_a_literal_value_keeps_its_column_after_an_expression_and_a_comment() -> None:
+    template = (
+        "{#- header -#}\ndestinationOffice: {{ values.destination_office }}\n"
+        "{% if true -%}\n   countryOfDestination: {# fixed #}QQ\n{%- endif %}\n"
+    )
+    report = _validate_text(template)
+    expected = _place(template, "QQ")
+    assert f"{expected}: error[code.country]: 'QQ' is not an ISO 3166-1" in report, report
+    # The text report's caret stands under the value in the template's own line.
+    line = template.splitlines()[3]
+    caret = " " * line.index("QQ") + "^"
+    assert f"\n  {line}\n  {caret}\n" in report
+
+
+def test_a_value_written_around_an_expression_points_at_its_first_character() -> None:
+    template = "destinationOffice: {{ '' }}XX{{ values.destination_office[2:] }}\n"
+    report = _validate_text(template)
+    assert f"{_place(template, 'XX')}: {OFFICE}" in report, report
+
+
+def test_values_of_a_multi_line_expression_point_at_the_expression() -> None:
+    template = (
+        "{#- two\nlines -#}\nDeclarationGuarantees: "
+        "{{ [{'guaranteeType': '1', 'guaranteeAmount': 'lots'}] | tojson(indent=2) }}\n" + BODY
+    )
+    report = _validate_text(template)
+    # The output's third line, '    "guaranteeAmount": "lots"', is the expression's.
+    where = _place(template, "[{'guaranteeType'")
+    message = "DeclarationGuarantees[0].guaranteeAmount must be of type number"
+    assert f"{where}: error[schema.type]: {message}" in report, report
