@@ -87,7 +87,10 @@ class Sender:
         while True:
             self.rate_limiter.acquire()
             try:
-                return self._attempt(method, path, params, body, headers, operation)
+                try:
+                    return self._attempt(method, path, params, body, headers, operation)
+                finally:
+                    self.rate_limiter.release()  # answered or failed: it ages out of the window
             except RateLimitedError as error:
                 # The service turned the request away unprocessed: resending is always safe.
                 self.rate_limiter.pause(error.retry_after)
@@ -151,7 +154,6 @@ class Sender:
         self._log(request, response, time.perf_counter() - started)
         payload = self._json(response, operation)
         if response.is_success:
-            self.rate_limiter.succeeded()
             return payload
         raise error_for_status(
             response.status_code,
