@@ -66,7 +66,7 @@ bench-client: install
 
 .PHONY: bench-validate
 ## bench: every benchmark; bench-validate: validate vs check-jsonschema (docs/benchmarks.md)
-bench: bench-validate bench-client bench-sheet bench-apply bench-emulator
+bench: bench-validate bench-client bench-sheet bench-apply bench-apply-speed bench-emulator
 bench-validate: install
 	$(BIN)/python benchmarks/validate_bench.py
 
@@ -83,6 +83,11 @@ bench-sheet: install
 ## bench-apply: re-plan of 10,000, apply ops/s with fsync, rate-limited apply, cost of a record (docs/benchmarks.md)
 bench-apply: install
 	$(BIN)/python benchmarks/plan_apply_bench.py all
+
+.PHONY: bench-apply-speed
+## bench-apply-speed: apply ops/s against a bare httpx loop, and paced applies at 20/s and 50/s on busy cores (docs/benchmarks.md)
+bench-apply-speed: install
+	$(BIN)/python benchmarks/apply_bench.py all
 
 .PHONY: bench-emulator
 ## bench-emulator: requests/s on one kept-alive connection, sandbox serve vs a bare Starlette app (docs/benchmarks.md)
