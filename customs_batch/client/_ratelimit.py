@@ -9,9 +9,10 @@ window itself, in the only time it can vouch for: a request is counted by the se
 some instant between the moment it leaves and the moment its answer is back. A request may
 leave only ``period`` after the answer of the request N before it (of every request up to
 that one) came back: then no window of the service, sliding or fixed, can hold N + 1 of
-this limiter's requests, however threads are scheduled. The cost is the round trip, once per
-window (0.1 to 2 % at 50/second here), where a safety margin on the spacing would cost its
-margin always and still not be safe.
+this limiter's requests, however threads are scheduled. A slow answer holds the requests
+of the next window back; the spacing does not move with them, so the ones after catch up
+as soon as the window lets them, and the run keeps the limit's pace, where a safety
+margin on the spacing would cost its margin always and still not be safe.
 
 A 429 (another client on the same key, a service that counts differently) makes the request
 that got it wait its Retry-After, as the service asks; the others go on, one place fewer in
@@ -145,8 +146,11 @@ class RateLimiter:
                 self._horizon = max(self._horizon, oldest.answered)
                 self._sent.popleft()
             now = self._clock()
-            slot = max(now, self._next_slot, self._horizon + self._window)
-            self._next_slot = slot + self.limit.spacing
+            spaced = max(now, self._next_slot)
+            slot = max(spaced, self._horizon + self._window)
+            # The spacing goes on from where it was, not from a slot the window held back:
+            # the requests after a slow answer catch up as soon as the window lets them.
+            self._next_slot = spaced + self.limit.spacing
             self._mine.sent = _Sent()
             self._sent.append(self._mine.sent)
         wait = slot - now
