@@ -151,6 +151,7 @@ class Sender:
                 operation=operation,
                 hint="check the environment's base_url and the network",
             ) from None
+        self.rate_limiter.release()  # the answer is in: the service counted the request
         self._log(request, response, time.perf_counter() - started)
         payload = self._json(response, operation)
         if response.is_success:
