@@ -71,6 +71,33 @@ def test_a_request_leaves_a_period_after_the_answer_n_requests_before_it() -> No
     assert clock() - start == pytest.approx(1.05)
 
 
+def test_after_a_slow_answer_the_requests_held_back_catch_up() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(RateLimit.parse("10/second"), clock=clock, sleep=clock.sleep)
+    start = clock()
+    sent, answer = threading.Event(), threading.Event()
+
+    def slow() -> None:  # the first request, whose answer takes 1.3 s
+        limiter.acquire()
+        sent.set()
+        assert answer.wait(timeout=20)
+        limiter.release()
+
+    first = threading.Thread(target=slow)
+    first.start()
+    assert sent.wait(timeout=20)
+    for _ in range(9):  # the rest of the window, answered at once
+        limiter.acquire()
+    limiter.release()
+    clock.now = start + 1.3
+    answer.set()
+    first.join(timeout=20)
+    limiter.acquire()
+    assert clock() - start == pytest.approx(2.3)  # a period after the slow answer
+    # The twelfth was due at 1.1 s: it does not wait another spacing behind the eleventh.
+    assert limiter.acquire() == 0.0
+
+
 def test_a_429_holds_back_only_the_thread_that_got_it_for_its_retry_after() -> None:
     clock = FakeClock()
     limiter = RateLimiter(RateLimit.parse("10/second"), clock=clock, sleep=clock.sleep)
