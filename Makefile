@@ -88,6 +88,11 @@ bench-sheet: install
 bench-apply: install
 	$(BIN)/python benchmarks/plan_apply_bench.py all
 
+.PHONY: bench-apply-speed
+## bench-apply-speed: apply ops/s against a bare httpx loop, and paced applies at 20/s and 50/s on busy cores (docs/benchmarks.md)
+bench-apply-speed: install
+	$(BIN)/python benchmarks/apply_bench.py all
+
 .PHONY: bench-emulator
 ## bench-emulator: requests/s on one kept-alive connection, sandbox serve vs a bare Starlette app (docs/benchmarks.md)
 bench-emulator: install

@@ -1,20 +1,35 @@
-"""The run's one rate limiter: evenly spaced requests, a shared pause on 429.
+"""The run's one rate limiter: even spacing, and never more than the service's window.
 
-Why a small class rather than pyrate-limiter or aiolimiter: the service counts requests
-in a window, so a bucket that lets 100 requests out at once and then waits a minute trips
-it at every window edge; what keeps the limit full without exceeding it is spacing, one
-request every ``period / requests`` seconds (GCRA with a burst of one). The limiter must
-also be a blocking, thread-safe acquire for a pool of sync workers, pause *every* sender
-when one of them gets a 429 with Retry-After, and slow down after one. aiolimiter is
-asyncio-only and bursts; pyrate-limiter's buckets allow a whole window's burst and have no
-shared pause. The class below is twenty lines of logic and fully tested with a fake clock.
+The service counts requests in a sliding window (the emulator: at most N requests of a key
+in any ``period``, counted when it handles them). Spacing alone (one request every
+``period / N`` seconds) keeps the average right, but a thread that takes its slot and is
+scheduled late sends late, close to the next ones: on a loaded machine, or when the server
+handles a request late, the window sees N + 1 and answers 429. So the limiter also keeps the
+window itself, in the only time it can vouch for: a request is counted by the service at
+some instant between the moment it leaves and the moment its answer is back. A request may
+leave only ``period`` after the answer of the request N before it (of every request up to
+that one) came back: then no window of the service, sliding or fixed, can hold N + 1 of
+this limiter's requests, however threads are scheduled. A slow answer holds the requests
+of the next window back; the spacing does not move with them, so the ones after catch up
+as soon as the window lets them, and the run keeps the limit's pace, where a safety
+margin on the spacing would cost its margin always and still not be safe.
+
+A 429 (another client on the same key, a service that counts differently) makes the request
+that got it wait its Retry-After, as the service asks; the others go on, one place fewer in
+the window for a period, instead of all waiting a whole second.
+
+Why a small class rather than pyrate-limiter or aiolimiter: those are buckets or windows of
+their own clock, with no notion of the answer coming back; aiolimiter is asyncio-only and
+bursts. The class below is fully tested with a fake clock.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,16 +38,10 @@ from customs_batch.errors import ConfigError
 _UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*/\s*(second|minute|hour)s?\s*$")
 
-# Requests leave this much more than period/requests apart: network jitter can bring two
-# requests closer at the service than they were at the client, and a window that sees
-# requests+1 answers 429. Two percent costs two percent of throughput and absorbs ~10 ms
-# of jitter at 100/minute.
+# The shared budget (PostgreSQL) spaces requests this much more than period/requests apart:
+# it keeps no window, and network jitter can bring two requests closer at the service than
+# they were at the client.
 MARGIN = 1.02
-# After a 429 the spacing grows by this factor, and shrinks back by SPEEDUP per success,
-# never below the configured spacing nor above MAX_SLOWDOWN times it.
-SLOWDOWN = 1.25
-SPEEDUP = 0.98
-MAX_SLOWDOWN = 4.0
 
 
 @dataclass(frozen=True)
@@ -43,8 +52,15 @@ class RateLimit:
     period: float = 1.0
 
     @property
+    def spacing(self) -> float:
+        """Seconds between two requests at exactly the limit; 0 when unlimited."""
+        if self.requests is None:
+            return 0.0
+        return self.period / self.requests
+
+    @property
     def interval(self) -> float:
-        """Seconds between two requests (with a small safety margin); 0 when unlimited."""
+        """The spacing with a small safety margin, for a budget that keeps no window."""
         if self.requests is None:
             return 0.0
         return self.period / self.requests * MARGIN
@@ -71,12 +87,22 @@ class RateLimit:
         return cls(float(match.group(1)), _UNITS[match.group(2)])
 
 
-class RateLimiter:
-    """Hands out send slots ``interval`` apart to any number of threads.
+class _Sent:
+    """One request this limiter let go: when its answer came back (None while it is out)."""
 
-    ``acquire()`` blocks until the caller may send. ``pause(seconds)`` (after a 429)
-    holds back every sender until then and widens the spacing; ``succeeded()`` narrows it
-    back toward the configured limit.
+    __slots__ = ("answered",)
+
+    def __init__(self, answered: float | None = None) -> None:
+        self.answered = answered
+
+
+class RateLimiter:
+    """Hands out send slots to any number of threads: evenly spaced, and never more than
+    the limit's requests in a window that ends at the answer of the oldest of them.
+
+    ``acquire()`` blocks until the caller may send; ``release()`` says its answer is back
+    (a thread's next ``acquire`` says so too). ``pause(seconds)`` after a 429 holds back the
+    thread that got it for ``seconds``, and counts one unseen request in the window.
     """
 
     def __init__(
@@ -89,36 +115,77 @@ class RateLimiter:
         self.limit = limit
         self._clock = clock
         self._sleep = sleep
-        self._lock = threading.Lock()
-        self._interval = limit.interval
+        self._changed = threading.Condition()
         self._next_slot = clock()
+        # At most `capacity` requests in any `window` seconds: the limit, with the window
+        # scaled for a fractional limit (1.5/second: one request in any 0.67 s).
+        requests = limit.requests or 0.0
+        self._capacity = max(1, math.floor(requests))
+        self._window = limit.period * self._capacity / requests if requests else 0.0
+        self._sent: deque[_Sent] = deque()  # the last requests, in the order they left
+        self._horizon = -math.inf  # the latest answer of the requests before those
+        self._mine = threading.local()
 
     @property
     def interval(self) -> float:
-        """The current spacing between requests, in seconds."""
-        with self._lock:
-            return self._interval
+        """The spacing between requests, in seconds."""
+        return self.limit.spacing
 
     def acquire(self) -> float:
         """Wait for this caller's slot; return how long it waited."""
-        with self._lock:
+        self.release()  # a thread sends one request at a time: its last one is answered
+        waited = self._wait_out_retry_after()
+        if self.limit.requests is None:
+            return waited
+        with self._changed:
+            while len(self._sent) >= self._capacity:
+                oldest = self._sent[0]
+                if oldest.answered is None:
+                    self._changed.wait()  # a window's worth is out: wait for an answer
+                    continue
+                self._horizon = max(self._horizon, oldest.answered)
+                self._sent.popleft()
             now = self._clock()
-            slot = max(now, self._next_slot)
-            self._next_slot = slot + self._interval
+            spaced = max(now, self._next_slot)
+            slot = max(spaced, self._horizon + self._window)
+            # The spacing goes on from where it was, not from a slot the window held back:
+            # the requests after a slow answer catch up as soon as the window lets them.
+            self._next_slot = spaced + self.limit.spacing
+            self._mine.sent = _Sent()
+            self._sent.append(self._mine.sent)
         wait = slot - now
         if wait > 0:
             self._sleep(wait)
-        return wait
+        return waited + max(wait, 0.0)
+
+    def release(self) -> None:
+        """The calling thread's request is answered (or failed): it counts in the window
+        until ``period`` after now."""
+        sent: _Sent | None = getattr(self._mine, "sent", None)
+        if sent is None:
+            return
+        self._mine.sent = None
+        with self._changed:
+            sent.answered = self._clock()
+            self._changed.notify_all()
 
     def pause(self, seconds: float) -> None:
-        """A 429 said to wait ``seconds``: hold every sender back and slow down."""
-        with self._lock:
-            self._next_slot = max(self._next_slot, self._clock() + seconds)
-            base = self.limit.interval
-            if base > 0:
-                self._interval = min(self._interval * SLOWDOWN, base * MAX_SLOWDOWN)
+        """A 429 said to wait ``seconds``: this thread waits that long before it sends
+        again; the service counted a request this limiter did not see, so the window holds
+        one more for a period."""
+        self.release()
+        now = self._clock()
+        self._mine.not_before = now + seconds
+        if self.limit.requests is not None:
+            with self._changed:
+                self._sent.append(_Sent(answered=now))
+                self._changed.notify_all()
 
-    def succeeded(self) -> None:
-        """A request went through: drift the spacing back toward the configured limit."""
-        with self._lock:
-            self._interval = max(self.limit.interval, self._interval * SPEEDUP)
+    def _wait_out_retry_after(self) -> float:
+        not_before: float = getattr(self._mine, "not_before", 0.0)
+        self._mine.not_before = 0.0
+        wait = not_before - self._clock()
+        if wait <= 0:
+            return 0.0
+        self._sleep(wait)
+        return wait

@@ -98,7 +98,10 @@ class Sender:
             self.rate_limiter.acquire()
             key = self._key
             try:
-                return self._attempt(method, path, params, body, headers, operation, key)
+                try:
+                    return self._attempt(method, path, params, body, headers, operation, key)
+                finally:
+                    self.rate_limiter.release()  # answered or failed: it ages out of the window
             except AuthenticationError:
                 # One new key per request: a rotated key that is refused too is final.
                 if rotated or not self._rotate(key):
@@ -191,10 +194,10 @@ class Sender:
                 operation=operation,
                 hint="check the environment's base_url and the network",
             ) from None
+        self.rate_limiter.release()  # the answer is in: the service counted the request
         self._log(request, response, time.perf_counter() - started, key)
         payload = self._json(response, operation, key)
         if response.is_success:
-            self.rate_limiter.succeeded()
             return payload
         raise error_for_status(
             response.status_code,

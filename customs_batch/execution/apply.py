@@ -6,6 +6,12 @@ as failed with the service's error. An outcome that cannot be known (a timeout, 
 connection, a server error) is recorded as unknown, so the next plan re-sends a movement
 with its recorded key and never re-sends a departure blindly. A request that never left (the
 connection was refused) takes the intent back: the next run sends it like anything new.
+
+The intent is on disk before its request leaves; the outcome is written at once but reported
+only once on disk. A worker does not wait for the disk after a request: the fsync that makes
+its next intent durable makes its last outcome durable too (and other workers' lines with
+them), so an operation costs one wait for the disk, not two. A worker that finds nothing
+ready flushes, so no outcome waits long to be reported.
 """
 
 from __future__ import annotations
@@ -117,6 +123,19 @@ class _Run:
         self.fatal: CustomsBatchError | None = None
         self._lock = threading.Lock()
 
+    def fail(self, exc: CustomsBatchError) -> None:
+        """A fatal error: keep the first, and stop every worker."""
+        with self._lock:
+            self.fatal = self.fatal or exc
+        self.stop.set()
+
+    def flush(self) -> None:
+        """Make every outcome written so far durable (and so reported)."""
+        try:
+            self.session.flush()
+        except StateError as exc:
+            self.fail(exc)
+
     def lookup(self, address: Address, name: str) -> JSON:
         record = self.session.state.resources.get(str(address))
         if record is None or record.status is not RecordStatus.APPLIED:
@@ -132,9 +151,7 @@ class _Run:
         except _NotSent as exc:
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
         except StateError as exc:  # the lock was broken, the disk is full: stop everything
-            with self._lock:
-                self.fatal = self.fatal or exc
-            self.stop.set()
+            self.fail(exc)
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, exc.message)
         if outcome.status is NodeStatus.FAILED and change.origin:
             outcome = replace(outcome, detail=f"{outcome.detail} (from {change.origin})")
@@ -166,9 +183,7 @@ class _Run:
             return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         except (AuthenticationError, PermissionDeniedError) as exc:
             self._restore(change, previous)
-            with self._lock:
-                self.fatal = self.fatal or exc
-            self.stop.set()
+            self.fail(exc)
             return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
         except (RequestRefusedError, NotFoundError, RateLimitedError) as exc:
             if _still_in_flight(change, exc):
@@ -181,14 +196,17 @@ class _Run:
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
-        self.session.record(applied)
         if self.wait is not None and change.operation in model_of(change.address.kind).waits_after:
+            self.session.record(applied)  # on disk before a wait that may last minutes
             return self._wait(change, applied)
+        self.session.record_soon(applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
 
     def _unknown(self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError) -> Outcome:
         """Sent, but what the service did is unknown: recorded so for the next run."""
-        self.session.record(intent.with_changes(status=RecordStatus.UNKNOWN, updated_at=now_iso()))
+        self.session.record_soon(
+            intent.with_changes(status=RecordStatus.UNKNOWN, updated_at=now_iso())
+        )
         detail = f"outcome unknown, recorded for the next run: {exc.message}"
         return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
 
@@ -207,7 +225,7 @@ class _Run:
             adopted = intent.with_changes(
                 status=RecordStatus.APPLIED, outputs=conflict.outputs, updated_at=now_iso()
             )
-            self.session.record(adopted)
+            self.session.record_soon(adopted)
             return Outcome(
                 change.address,
                 NodeStatus.SUCCEEDED,
@@ -216,7 +234,7 @@ class _Run:
                 outputs=conflict.outputs,
             )
         failure = ServiceFailure(CONFLICT, conflict.message, _body(exc))
-        self.session.record(
+        self.session.record_soon(
             intent.with_changes(status=RecordStatus.FAILED, error=failure, updated_at=now_iso())
         )
         return Outcome(change.address, NodeStatus.FAILED, change.operation, conflict.message)
@@ -238,7 +256,7 @@ class _Run:
             record = intent.with_changes(
                 status=RecordStatus.FAILED, error=failure, updated_at=now_iso()
             )
-        self.session.record(record)
+        self.session.record_soon(record)
         return Outcome(change.address, NodeStatus.FAILED, change.operation, message)
 
     def _restore(self, change: PlannedChange, previous: ResourceRecord | None) -> None:
@@ -268,7 +286,7 @@ class _Run:
             remote_errors=result.errors,
             updated_at=now_iso(),
         )
-        self.session.record(record)
+        self.session.record_soon(record)
         status = NodeStatus.SUCCEEDED if result.ok else NodeStatus.FAILED
         return Outcome(
             change.address,
@@ -324,13 +342,20 @@ def apply_plan(
         if events is not None:
             events.finished_one(run.outcomes[change.address])
 
+    durable: set[Address] = set()
+
     def report(result: NodeResult[Address]) -> None:
         outcome = run.outcomes.get(result.key) or Outcome(
             result.key, result.status, run.changes[result.key].operation, result.reason
         )
         run.outcomes[result.key] = outcome
-        if events is not None:
-            events.finished_one(outcome)
+
+        def on_disk() -> None:
+            durable.add(outcome.address)
+            if events is not None:
+                events.finished_one(outcome)
+
+        session.when_durable(on_disk)
 
     def timed(address: Address) -> bool:
         assert watch is not None
@@ -349,7 +374,14 @@ def apply_plan(
         blocked=blocked,
         on_result=report,
         admit=None if watch is None else watch.admits,
+        idle=run.flush,
     )
+    run.flush()
+    for address, outcome in list(run.outcomes.items()):
+        if address not in durable and run.fatal is not None and address in results:
+            # Written, but the journal failed before it reached the disk: not recorded.
+            detail = f"its outcome could not be recorded: {run.fatal.message}"
+            run.outcomes[address] = replace(outcome, status=NodeStatus.FAILED, detail=detail)
     # What a stop kept from starting has no result reported along the way; it still counts.
     outcomes = [run.outcomes[c.address] for c in refused] + [
         run.outcomes.get(a)

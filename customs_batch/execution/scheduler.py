@@ -44,6 +44,7 @@ def walk(
     blocked: Mapping[Key, str] | None = None,
     on_result: Callable[[NodeResult[Key]], None] | None = None,
     admit: Callable[[int], bool] | None = None,
+    idle: Callable[[], None] | None = None,
 ) -> dict[Key, NodeResult[Key]]:
     """Run every key of ``order`` (a valid dependency order) with ``run``.
 
@@ -52,14 +53,16 @@ def walk(
     dependents are skipped with that reason. ``on_result`` is called once per key as soon as
     its result is known, one call at a time. ``admit(in_flight)`` is asked before each key
     starts, with the number of keys running; once it says no, nothing more starts (what is
-    running finishes) and the keys left are NOT_STARTED, as after a stop.
+    running finishes) and the keys left are NOT_STARTED, as after a stop. ``idle`` is
+    called by a worker, outside every lock, when it finds no ready key after finishing one,
+    and when it leaves.
 
     The workers take ready keys themselves (earliest in ``order`` first) and release what
     waited for them, so no thread sits between a finished key and the next one.
     """
     graph = _Graph(order, dependencies, blocked or {}, on_result, admit)
     workers = [
-        threading.Thread(target=graph.work, args=(run, stop), name=f"apply-{i}", daemon=True)
+        threading.Thread(target=graph.work, args=(run, stop, idle), name=f"apply-{i}", daemon=True)
         for i in range(max(1, parallelism))
     ]
     for worker in workers:
@@ -99,11 +102,15 @@ class _Graph(Generic[Key]):
         self.running = 0
         self.changed = threading.Condition()
 
-    def work(self, run: Callable[[Key], bool], stop: threading.Event) -> None:
+    def work(
+        self, run: Callable[[Key], bool], stop: threading.Event, idle: Callable[[], None] | None
+    ) -> None:
         """One worker: take the next ready key, run it, record it; until nothing is left."""
         while True:
             key = self._take(stop)
             if key is None:
+                if idle is not None:
+                    idle()
                 return
             try:
                 ok, reason = run(key), ""
@@ -118,6 +125,9 @@ class _Graph(Generic[Key]):
                     self._settle(NodeResult(key, NodeStatus.FAILED, reason))
                     self._skip_dependents(key, f"{key} failed")
                 self.changed.notify_all()
+                starved = not self.ready
+            if starved and idle is not None:
+                idle()
 
     def _take(self, stop: threading.Event) -> Key | None:
         with self.changed:

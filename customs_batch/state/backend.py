@@ -12,7 +12,7 @@ import os
 import shlex
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
@@ -36,6 +36,9 @@ class StateSession(Protocol):
     lock_info: LockInfo
 
     def record(self, record: ResourceRecord) -> None: ...
+    def record_soon(self, record: ResourceRecord) -> None: ...
+    def when_durable(self, callback: Callable[[], None]) -> None: ...
+    def flush(self) -> None: ...
     def forget(self, address: str) -> None: ...
     def check_lock(self) -> None: ...
     def replace(self, state: State) -> None: ...
@@ -164,13 +167,33 @@ class LocalSession:
         """Durably record ``record`` (journal line fsynced) before returning."""
         self._append(record.address, record)
 
+    def record_soon(self, record: ResourceRecord) -> None:
+        """Write ``record`` to the journal without waiting for the disk: it is durable with
+        the next fsync, whoever makes it (``when_durable`` says when, ``flush`` forces it)."""
+        self._write(record.address, record)
+
+    def when_durable(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once everything recorded so far is on disk (see JournalWriter)."""
+        self._journal.when_durable(callback)
+
+    def flush(self) -> None:
+        """Return once everything recorded so far is on disk."""
+        with self._failing():
+            self._journal.flush()
+
     def forget(self, address: str) -> None:
         """Durably forget ``address``."""
         self._append(address, None)
 
     def _append(self, address: str, record: ResourceRecord | None) -> None:
-        # The line is written and the memory updated in one order under the mutex; the wait
-        # for the disk is outside it, so workers that record at the same time share an fsync.
+        # The wait for the disk is outside the mutex, so workers that record at the same
+        # time share an fsync.
+        sequence = self._write(address, record)
+        with self._failing():
+            self._journal.sync(sequence)
+
+    def _write(self, address: str, record: ResourceRecord | None) -> int:
+        # The line is written and the memory updated in one order under the mutex.
         with self._mutex, self._failing():
             self._lock.check()
             if not self.state.lineage:
@@ -178,8 +201,7 @@ class LocalSession:
             sequence = self._journal.write(JournalEntry(self.state.lineage, address, record))
             self.state.apply(address, record)
             self._changed = True
-        with self._failing():
-            self._journal.sync(sequence)
+            return sequence
 
     def check_lock(self) -> None:
         """Raise LockLostError when this session's lock was broken (two ``stat`` calls)."""

@@ -2,8 +2,9 @@
 uses the key: two applies at once (two CI jobs, a laptop and a runner) stay under the
 environment's ``rate_limit`` together instead of each using all of it.
 
-The budget is the local limiter's rule (one request every ``period / requests`` seconds)
-kept in a row: each slot is taken with one UPDATE that moves the row's next free slot on,
+The budget is an even spacing (one request every ``period / requests`` seconds, with a
+small margin, ``MARGIN``: unlike the local limiter it keeps no window of answers) kept in a
+row: each slot is taken with one UPDATE that moves the row's next free slot on,
 on the server's clock, so every host agrees on the time. The row is keyed by a SHA-256
 fingerprint of the key, never the key. A pause after a 429 moves the shared slot too, so
 every process holds back. If the database cannot be reached for a slot, the process falls
@@ -73,7 +74,7 @@ class SharedRateLimiter(RateLimiter):
 
     def take_slot(self) -> tuple[float, float]:
         """Take the next shared slot: (the slot, the server's time now), in epoch seconds."""
-        params = {"interval": self.interval, "fingerprint": self.fingerprint}
+        params = {"interval": self.limit.interval, "fingerprint": self.fingerprint}
         with self._database_lock:
             connection = self._connect()
             try:
@@ -108,7 +109,7 @@ class SharedRateLimiter(RateLimiter):
         return max(wait, 0.0)
 
     def pause(self, seconds: float) -> None:
-        """A 429: hold back every process that shares the key, and slow down this one."""
+        """A 429: hold back every process that shares the key for ``seconds``."""
         super().pause(seconds)
         with self._database_lock:
             try:

@@ -216,6 +216,18 @@ class PostgresSession:
         """Commit ``record`` to the journal before returning."""
         self._append(record.address, record)
 
+    def record_soon(self, record: ResourceRecord) -> None:
+        """Commit ``record`` before returning: each row is its own commit (group commit
+        already shares them between workers), so there is nothing to defer."""
+        self._append(record.address, record)
+
+    def when_durable(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` now: every record is committed when its call returns."""
+        callback()
+
+    def flush(self) -> None:
+        """Nothing to do: every record is committed when its call returns."""
+
     def forget(self, address: str) -> None:
         """Commit the forgetting of ``address`` before returning."""
         self._append(address, None)

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import json
+import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from customs_batch.client import NO_RETRIES, CustomsClient, Sender
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
@@ -208,3 +212,53 @@ def test_a_refused_change_does_not_hold_back_what_depends_on_it(
     }
     assert not report.ok
     assert "totalWeight" in report.outcomes[0].detail
+
+
+class _DurableWatch(Recorder):
+    """Events that note, for each outcome, whether its journal line was on disk (covered
+    by an fsync) when it was reported; and the fsyncs of the journal."""
+
+    def __init__(self, journal: Path) -> None:
+        super().__init__()
+        self.journal = journal
+        self.durable_bytes = 0
+        self.fsyncs = 0
+        self.on_disk_when_reported: dict[str, bool] = {}
+
+    def fsync(self, real: Any, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        real(fd)
+        if stat.S_ISREG(os.fstat(fd).st_mode) and self.journal.exists():
+            self.fsyncs += 1
+            self.durable_bytes = max(self.durable_bytes, size)
+
+    def finished_one(self, outcome: Outcome) -> None:
+        super().finished_one(outcome)
+        durable = self.journal.read_bytes()[: self.durable_bytes].decode()
+        line = next(
+            (json.loads(x) for x in reversed(durable.splitlines()) if str(outcome.address) in x),
+            None,
+        )
+        recorded = line is not None and line["record"]["status"] == "applied"
+        self.on_disk_when_reported[str(outcome.address)] = recorded
+
+
+def test_an_outcome_is_reported_only_once_on_disk_and_costs_no_fsync_of_its_own(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = LocalBackend(tmp_path)
+    watch = _DurableWatch(backend.journal_path)
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: watch.fsync(real, fd))
+    docs = [movement(f"m{n}", n) for n in range(4)]
+    with backend.open("apply") as session:
+        plan = plan_changes(docs, session.state)
+        report = apply_plan(
+            plan, session, emulator.client, parallelism=1, stop=threading.Event(), events=watch
+        )
+        fsyncs = watch.fsyncs
+    assert report.ok, report.outcomes
+    assert watch.on_disk_when_reported == {f"Movement/m{n}": True for n in range(4)}
+    # Four intents, each waited for; each outcome rides on the next intent's fsync, the
+    # last on the run's final flush: five fsyncs, where waiting for each record took eight.
+    assert fsyncs == 5

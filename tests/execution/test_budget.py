@@ -102,7 +102,7 @@ def test_a_run_stops_when_the_next_operation_would_end_late_and_the_next_run_goe
     tmp_path: Path, emulator: Emulator
 ) -> None:
     time = FakeTime()
-    limiter = RateLimiter(RateLimit(1.0), clock=time.clock, sleep=time.sleep)  # 1.02 s apart
+    limiter = RateLimiter(RateLimit(1.0), clock=time.clock, sleep=time.sleep)  # 1 s apart
     sender = Sender(
         "http://sandbox.test", "sandbox-key", rate_limiter=limiter, transport=emulator.transport
     )
@@ -117,10 +117,10 @@ def test_a_run_stops_when_the_next_operation_would_end_late_and_the_next_run_goe
                 client,
                 parallelism=1,
                 stop=threading.Event(),
-                budget=TimeBudget(5, "5s", started=0.0),
+                budget=TimeBudget(4.5, "4.5s", started=0.0),
                 clock=time.clock,
             )
-        # Requests leave at 0, 1.02, 2.04, 3.06 and 4.08 s; a sixth would end at 5.10 s.
+        # Requests leave at 0, 1, 2, 3 and 4 s; a sixth would leave at 5 s, past 4.5 s.
         assert report.out_of_time is not None and report.out_of_time.not_started == 5
         assert report.count(NodeStatus.SUCCEEDED) == 5 and not report.ok and not report.stopped
         assert len(emulator.movements()) == 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,55 +22,121 @@ def _entry(address: str) -> JournalEntry:
     return JournalEntry("lin", address, record)
 
 
-class SlowDisk:
-    """An fsync of the journal that records how many bytes it made durable. The first one
-    lasts until every worker has written its line, as on a slow disk."""
+class GatedDisk:
+    """An fsync of the journal that records how many bytes of the file each one made
+    durable, and that a test can hold: each fsync waits for its own gate to open."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self) -> None:
         self.durable: list[int] = []
+        self.started: list[threading.Event] = [threading.Event() for _ in range(WORKERS)]
+        self.gates: list[threading.Event] = [threading.Event() for _ in range(WORKERS)]
+        self._lock = threading.Lock()
+        self._count = 0
 
     def fsync(self, fd: int) -> None:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             return  # the folder's fsync when the journal is created
-        if not self.durable:
-            deadline = time.monotonic() + 10
-            while self._lines() < WORKERS and time.monotonic() < deadline:
-                time.sleep(0.001)
-        self.durable.append(status.st_size)
+        with self._lock:
+            number = self._count
+            self._count += 1
+        self.started[number].set()
+        assert self.gates[number].wait(timeout=20)
+        with self._lock:
+            self.durable.append(status.st_size)
 
-    def _lines(self) -> int:
-        return self.path.read_bytes().count(b"\n")
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return self._count
 
 
-def test_concurrent_appends_share_fsyncs_and_each_returns_only_once_durable(
+def _run(target: Callable[[], None]) -> threading.Thread:
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread
+
+
+def test_lines_written_before_an_fsync_share_it_and_none_returns_before_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "journal.jsonl"
     writer = JournalWriter(path)
-    disk = SlowDisk(path)
+    disk = GatedDisk()
     monkeypatch.setattr(os, "fsync", disk.fsync)
-    durable_at_return: dict[str, int] = {}
+    all_written = threading.Barrier(WORKERS)
+    returned: dict[str, int] = {}
 
     def worker(number: int) -> None:
         address = f"Movement/m{number}"
-        writer.append(_entry(address))
-        durable_at_return[address] = max(disk.durable)
+        sequence = writer.write(_entry(address))
+        all_written.wait(timeout=20)  # every line is written before anyone syncs
+        writer.sync(sequence)
+        returned[address] = disk.calls
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(WORKERS)]
-    for thread in threads:
-        thread.start()
+    threads = [_run(lambda n=n: worker(n)) for n in range(WORKERS)]
+    assert disk.started[0].wait(timeout=20)
+    assert returned == {}  # the first fsync is held: nobody has returned
+    disk.gates[0].set()
     for thread in threads:
         thread.join(timeout=20)
     writer.close()
 
-    entries = [e.address for e in read_journal(path)]
-    assert sorted(entries) == [f"Movement/m{n}" for n in range(WORKERS)]
-    # The first fsync covers what was written before it began (at least one line); the
-    # lines written while it ran share the second. One fsync per line would make four.
-    assert len(disk.durable) <= 2
-    assert all(durable_at_return[a] >= _end_of_line(path, a) for a in entries)
+    assert sorted(returned) == [f"Movement/m{n}" for n in range(WORKERS)]
+    # One fsync made every line durable, and every sync returned after it.
+    assert disk.durable == [path.stat().st_size]
+    assert set(returned.values()) == {1}
+
+
+def test_a_line_written_during_an_fsync_gets_its_own_at_once_instead_of_queueing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "journal.jsonl"
+    writer = JournalWriter(path)
+    disk = GatedDisk()
+    monkeypatch.setattr(os, "fsync", disk.fsync)
+    done: list[str] = []
+
+    first = _run(lambda: (writer.append(_entry("Movement/a")), done.append("a")))
+    assert disk.started[0].wait(timeout=20)  # the first fsync is under way, and held
+    second = _run(lambda: (writer.append(_entry("Movement/b")), done.append("b")))
+    # The second line's fsync starts while the first is still held: it does not queue.
+    assert disk.started[1].wait(timeout=20)
+    assert done == []
+    disk.gates[1].set()
+    second.join(timeout=20)
+    # The second fsync began after both lines were written: it made both durable.
+    assert done == ["b"] and disk.durable == [path.stat().st_size]
+    assert first.is_alive()  # the first append still waits for its own fsync
+    disk.gates[0].set()
+    first.join(timeout=20)
+    assert done == ["b", "a"]
+    writer.close()
+    assert [e.address for e in read_journal(path)] == ["Movement/a", "Movement/b"]
+
+
+def test_a_callback_runs_only_once_what_was_written_before_it_is_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "journal.jsonl"
+    writer = JournalWriter(path)
+    disk = GatedDisk()
+    monkeypatch.setattr(os, "fsync", disk.fsync)
+    reported: list[int] = []
+
+    writer.write(_entry("Movement/a"))  # an outcome, not waited for
+    writer.when_durable(lambda: reported.append(os.stat(path).st_size))
+    assert reported == []  # its line is not on disk yet
+    syncing = _run(lambda: writer.append(_entry("Movement/b")))  # the next intent
+    assert disk.started[0].wait(timeout=20)
+    assert reported == []
+    disk.gates[0].set()
+    syncing.join(timeout=20)
+    # The next line's fsync covered the first: the callback ran, after that fsync.
+    assert len(reported) == 1 and disk.durable == [path.stat().st_size]
+    writer.when_durable(lambda: reported.append(-1))  # nothing pending: runs at once
+    assert reported[-1] == -1
+    writer.close()
 
 
 def test_close_makes_what_was_written_durable(
@@ -110,9 +176,3 @@ def test_a_failing_disk_fails_the_append_instead_of_hanging(
         writer.append(_entry("Movement/b"))
     with pytest.raises(StateError):
         writer.close()
-
-
-def _end_of_line(path: Path, address: str) -> int:
-    data = path.read_bytes()
-    start = data.index(f'"address": "{address}"'.encode())
-    return data.index(b"\n", start) + 1

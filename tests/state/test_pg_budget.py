@@ -91,7 +91,7 @@ def test_without_the_database_a_process_keeps_the_limit_alone(
     with caplog.at_level(logging.WARNING, logger="customs_batch.state"):
         limiter.acquire()
         limiter.acquire()
-    assert waits == [pytest.approx(LIMIT.interval)]  # the local spacing, between the two
+    assert waits == [pytest.approx(LIMIT.spacing)]  # the local spacing, between the two
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and "the shared rate budget is out of reach" in warnings[0]
     assert "pw-Hidden" not in warnings[0]
