@@ -317,9 +317,19 @@ def apply_plan(
         if events is not None:
             events.finished_one(outcome)
 
-    results = walk(
-        order, deps, run.run, parallelism=parallelism, stop=stop, blocked=blocked, on_result=report
-    )
+    # The lock is checked before each change is sent, and again right before each request
+    # leaves: a rate-limit wait or a retry's backoff can last seconds, and a lock broken
+    # meanwhile must stop the request, not only the next change.
+    with client.checking_before_each_send(session.check_lock):
+        results = walk(
+            order,
+            deps,
+            run.run,
+            parallelism=parallelism,
+            stop=stop,
+            blocked=blocked,
+            on_result=report,
+        )
     # What a stop kept from starting has no result reported along the way; it still counts.
     outcomes = [run.outcomes[c.address] for c in refused] + [
         run.outcomes.get(a)
