@@ -36,6 +36,14 @@ def results() -> Iterator[dict[str, Any]]:
 
 
 @pytest.fixture(autouse=True)
+def _load(results: dict[str, Any]) -> None:
+    """Sample the machine's load before each test: the figures mean little without it."""
+    loads = results.setdefault("load", [])
+    loads.append(os.getloadavg()[0])
+    results["load"] = [min(loads), max(loads)]
+
+
+@pytest.fixture(autouse=True)
 def _reap_processes() -> Iterator[None]:
     """No process a test started outlives it with open pipes."""
     yield

@@ -18,7 +18,7 @@ from tests.reliability.world import Mix, SeededSandbox, audit, write_batch
 
 pytestmark = pytest.mark.reliability
 
-TRIALS = int(os.environ.get("RELIABILITY_SERVER_TRIALS", "4"))
+TRIALS = int(os.environ.get("RELIABILITY_SERVER_TRIALS", "3"))
 MIX = Mix()
 
 
