@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from tests.reliability.report import write_report
 @pytest.fixture(scope="session")
 def results() -> Iterator[dict[str, Any]]:
     """The figures of the session, by section; written out when the session ends."""
-    record: dict[str, Any] = {"started": time.time()}
+    record: dict[str, Any] = {"started": time.time(), "commit": _commit()}
     yield record
     record["seconds"] = round(time.time() - record["started"], 1)
     target = os.environ.get("RELIABILITY_RESULTS")
@@ -33,6 +34,13 @@ def results() -> Iterator[dict[str, Any]]:
     doc = os.environ.get("RELIABILITY_DOC")
     if doc:
         write_report(record, Path(doc))
+
+
+def _commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()
 
 
 @pytest.fixture(autouse=True)

@@ -41,7 +41,12 @@ def test_kill_9_of_apply_at_random_instants(
         project.write_config()
         runs = apply_until_done(project)
         found = audit(project, sandbox, MIX)
+        created = len(sandbox.created_transit())
         assert_secret_nowhere(project)
+        received = sum(
+            log.read_text().count("POST /v1/declarations/transit ")
+            for log in sandbox.directory.glob("server-*.log")
+        )
     finally:
         Running.reap_all()
         sandbox.stop()
@@ -56,6 +61,8 @@ def test_kill_9_of_apply_at_random_instants(
             "phantoms": found.phantoms,
             "decisions": runs.decisions,
             "decisions_never_sent": runs.forgotten,
+            "departure_posts_received": received,
+            "departures_created": created,
             "converged": found.converged and not found.not_applied,
         }
     )
