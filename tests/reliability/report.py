@@ -107,7 +107,8 @@ def _kills(rows: list[dict[str, Any]]) -> str:
             for k in r["kills"]
         )
         + f" | {r['reruns']} | {r['duplicates']} | {r['lost']} | {r['phantoms']} | "
-        f"{r['decisions']} | {r['decisions_never_sent']} | {'yes' if r['converged'] else 'NO'} |"
+        f"{r['decisions']} | {r.get('decisions_forgotten', '')} | {r['decisions_never_sent']} | "
+        f"{'yes' if r['converged'] else 'NO'} |"
         for r in rows
     )
     return f"""## kill -9 of apply at random instants
@@ -129,43 +130,37 @@ exits 0, resolving each needs-decision departure by what the emulator holds.
 | lost outcomes | **{_total(rows, "lost")}** |
 | phantoms | **{_total(rows, "phantoms")}** |
 | manual decisions | {_total(rows, "decisions")} |
-| manual decisions about requests never sent | **{_total(rows, "decisions_never_sent")}** |
+| of which the emulator does not hold the departure (forgotten) | {_total(rows, "decisions_forgotten")} |
+| of which the request never reached the emulator | **{_total(rows, "decisions_never_sent")}** |
 | trials that ended with `plan` showing no changes | {sum(1 for r in rows if r["converged"])} of {len(rows)} |
 
-| trial | documents | kills (phase, delay, outcomes printed before) | re-runs | dup. | lost | phantoms | decisions | never sent | done |
-|---|---|---|---|---|---|---|---|---|---|
+| trial | documents | kills (phase, delay, outcomes printed before) | re-runs | dup. | lost | phantoms | decisions | forgotten | never sent | done |
+|---|---|---|---|---|---|---|---|---|---|---|
 {table}
 """
 
 
 def _never_sent(rows: list[dict[str, Any]]) -> str:
     never = _total(rows, "decisions_never_sent")
-    trials = sum(1 for row in rows if row["decisions_never_sent"])
+    forgotten = _total(rows, "decisions_forgotten")
     received = _total(rows, "departure_posts_received")
     created = _total(rows, "departures_created")
-    evidence = (
-        f" The emulator's request log counted {received} departure submissions received "
-        f"for {created} departures created in all trials, so none of the forgotten ones "
-        "reached it."
-        if rows and "departure_posts_received" in rows[0]
-        else ""
-    )
-    if not never:
-        return f"""- **A killed apply and a departure.** A kill after a departure's intent was
-  recorded and before its request left would show as needs decision although nothing was
-  sent (`state forget` then sends it). No kill above landed in that window.{evidence}
-"""
-    return f"""- **A killed apply and a departure: the target of 0 is not met.** {never} decision(s),
-  in {trials} of {len(rows)} trials, were about departures the emulator never created: the
-  kill struck after the departure's intent was durably recorded and before the emulator
-  received the request.{evidence} The run could not know the request had not left, so it
-  asked (`state forget` then sent it again: no duplicate, nothing lost, but a decision a
-  person should not have had to make). These kills came early in a run, with four workers
-  submitting departures at once on a machine whose load was far above its two cores; the
-  window is the time from the intent's fsync to the request reaching the service, which
-  grows with CPU starvation. Closing it needs a way to prove "not sent" on the next run,
-  e.g. looking the departure up at the service by a reference it carries before asking,
-  as template groups are looked up by their code; that is not done.
+    head = "- **A killed apply and a departure.**"
+    if never:
+        head = "- **A killed apply and a departure: the target of 0 is not met.**"
+    return f"""{head} {forgotten} decision(s) in the kill trials were about
+  departures the emulator does not hold (`state forget`, then sent again). Its request log
+  shows why: it received {received} departure submissions and created {created}
+  departures, so {received - created} submissions reached it and were dropped (its log
+  shows them ended in `error`): when the client vanishes before the emulator has read the
+  body, uvicorn hands the application a disconnect instead of the buffered body, and the
+  0.2 s delay these trials inject sits before that read. Those requests
+  were sent in full: the client cannot know whether the service acted on them, so asking
+  is right. Decisions about requests that never reached the emulator at all:
+  **{never}**. The window for one remains: a kill after the intent's fsync and before the
+  request is written (microseconds of CPU, longer on a starved machine); it would be closed
+  only by looking the departure up at the service by a reference it carries before asking,
+  as template groups are looked up by their code, which is not done.
 """
 
 
@@ -222,9 +217,11 @@ runs by what the emulator holds.
 | decisions: departures the service never created (forgotten, sent again) | {soak["decisions_forgotten"]} |
 | `plan` shows no changes at the end | {"yes" if soak["converged"] else "NO"} |
 
-The forgotten ones here are departures whose request reached the emulator and was refused
-by an injected 503 or dropped connection *before* any effect: the client cannot tell that
-from a failure after the effect, so it asks. None of them is a request that never left.
+The forgotten ones here are departures whose request was refused by an injected 503 or
+dropped connection *before* any effect: the client cannot tell that from a failure after
+the effect, so it asks. None of them can be a request that never left: no process is
+killed in the soak, and a request that could not be sent (connection refused) is recorded
+as not sent and sent again by the next run, without a decision.
 """
 
 
