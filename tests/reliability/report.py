@@ -77,7 +77,7 @@ comes from that run; the suite (`tests/reliability/`, marked `reliability`, left
 - Run: {started}, `{COMMAND}` at commit {record.get("commit") or _commit()}, {record.get("seconds", 0):.0f} s in all.
 - Machine: {_machine()}.
 - Load: the machine was shared with other jobs; the 1-minute load average, sampled before
-  each test, ranged from {load} (2 would be both cores busy).
+  each test, ranged from {load} (2 would be both cores busy).{_note(record)}
 
 How to read the counts: a *duplicate* is an object the emulator holds twice for one
 document (the same movement, departure or template group declared twice); *lost* is an
@@ -88,6 +88,11 @@ created) or `state forget` (it was not: sent again); departures are the one kind
 offers no idempotency for. A decision about a request the service *never received* would
 be the tool's fault: that count must be 0.
 """
+
+
+def _note(record: dict[str, Any]) -> str:
+    note = record.get("note")
+    return f"\n- Note: {note}" if note else ""
 
 
 def _total(rows: list[dict[str, Any]], key: str) -> int:
@@ -154,9 +159,8 @@ def _never_sent(rows: list[dict[str, Any]]) -> str:
   departures, so {received - created} submissions reached it and were dropped (its log
   shows them ended in `error`): when the client vanishes before the emulator has read the
   body, uvicorn hands the application a disconnect instead of the buffered body, and the
-  0.2 s delay these trials inject sits before that read. Those requests
-  were sent in full: the client cannot know whether the service acted on them, so asking
-  is right. Decisions about requests that never reached the emulator at all:
+  0.2 s delay these trials inject sits before that read. Those requests reached the
+  service: the client cannot know whether it acted on them, so asking is right. Decisions about requests that never reached the emulator at all:
   **{never}**. The window for one remains: a kill after the intent's fsync and before the
   request is written (microseconds of CPU, longer on a starved machine); it would be closed
   only by looking the departure up at the service by a reference it carries before asking,
@@ -279,7 +283,7 @@ def _hostile(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "## Hostile inputs\n\nNot run.\n"
     table = "\n".join(
-        f"| {r['case']} | `{r['command']}` | {r['exit'] if r['exit'] is not None else 'killed'} | "
+        f"| {_cell(r['case'])} | `{r['command']}` | {r['exit'] if r['exit'] is not None else 'killed'} | "
         f"{r['peak_mb']:.0f} MB | {r['seconds']:.1f} s | `{_cell(r['first_line'])}` |"
         for r in rows
     )
@@ -334,5 +338,6 @@ LIMITS = """## Known limits
 - **A value of hundreds of megabytes spread over many lines** (a `|` block) is refused as
   `yaml.value-too-long`, but only after libyaml has read it: measured by hand on this
   machine (not by the suite), a 200 MB block took 32 s and 0.86 GB peak. A single long
-  line is refused before YAML reads it. Neither is in the issue's corpus above.
+  line is refused before YAML reads it (the 200 MB one-line case above); the block case
+  is not in the corpus.
 """
