@@ -98,6 +98,13 @@ bench-apply-speed: install
 bench-emulator: install
 	$(BIN)/python benchmarks/emulator_bench.py
 
+.PHONY: reliability
+## reliability: kill -9 trials, emulator kills, a fault soak, lock races, a full disk, hostile
+## inputs and the secret search, with real processes (10-20 minutes); writes docs/reliability.md
+reliability: install-dev postgres-server
+	RELIABILITY_DOC=docs/reliability.md RELIABILITY_RESULTS=$${RELIABILITY_RESULTS:-/tmp/customs-batch-reliability.json} \
+	  $(BIN)/pytest tests/reliability -m reliability -q -p no:cacheprovider
+
 .PHONY: bench-state-pg
 ## bench-state-pg: cost of one recorded operation on a PostgreSQL state of 100 and 100,000 (docs/benchmarks.md)
 bench-state-pg: install postgres-server

@@ -9,6 +9,7 @@ the schemas before it gets here).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from customs_batch.client._endpoints import EndpointMap
@@ -79,6 +80,17 @@ class CustomsClient:
 
     def __enter__(self) -> CustomsClient:
         return self
+
+    @contextmanager
+    def checking_before_each_send(self, check: Callable[[], None]) -> Iterator[None]:
+        """Call ``check`` right before each request leaves (after any rate-limit wait and
+        any backoff before a retry); an exception it raises keeps that request unsent."""
+        previous = self.sender.before_send
+        self.sender.before_send = check
+        try:
+            yield
+        finally:
+            self.sender.before_send = previous
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -64,6 +64,9 @@ class Sender:
         self._sleep = sleep
         self._clock = clock
         self._rng = rng or random.Random()
+        self.before_send: Callable[[], None] | None = None
+        """Called right before each attempt leaves, after any rate-limit wait or backoff;
+        an exception it raises keeps the attempt unsent and ends the send."""
         self._http = httpx.Client(
             base_url=base_url,
             transport=transport,
@@ -172,6 +175,8 @@ class Sender:
             raise NotSentError(
                 f"the request could not be built ({operation}): {exc}", operation=operation
             ) from None
+        if self.before_send is not None:
+            self.before_send()
         started = time.perf_counter()
         try:
             response = self._http.send(request)

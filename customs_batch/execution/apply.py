@@ -365,17 +365,21 @@ def apply_plan(
         finally:
             watch.observe(clock() - began)
 
-    results = walk(
-        order,
-        deps,
-        run.run if watch is None else timed,
-        parallelism=parallelism,
-        stop=stop,
-        blocked=blocked,
-        on_result=report,
-        admit=None if watch is None else watch.admits,
-        idle=run.flush,
-    )
+    # The lock is checked before each change is sent, and again right before each request
+    # leaves: a rate-limit wait or a retry's backoff can last seconds, and a lock broken
+    # meanwhile must stop the request, not only the next change.
+    with client.checking_before_each_send(session.check_lock):
+        results = walk(
+            order,
+            deps,
+            run.run if watch is None else timed,
+            parallelism=parallelism,
+            stop=stop,
+            blocked=blocked,
+            on_result=report,
+            admit=None if watch is None else watch.admits,
+            idle=run.flush,
+        )
     run.flush()
     for address, outcome in list(run.outcomes.items()):
         if address not in durable and run.fatal is not None and address in results:

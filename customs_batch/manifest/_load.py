@@ -18,10 +18,11 @@ from customs_batch.manifest._discover import discover, find_project_root
 from customs_batch.manifest._envelope import read_envelope
 from customs_batch.manifest._for_each import expand
 from customs_batch.manifest._for_each_options import RowRange
+from customs_batch.manifest._line_bound import first_long_line, hint, max_line_bytes
 from customs_batch.manifest._schema_view import document_view
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import Document, Position
-from customs_batch.userfiles import FileRefused, read_user_file
+from customs_batch.userfiles import FileRefused, megabytes, read_user_file
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def _load_text(
     text: str, file: str, root: Path, rows: RowRange | None
 ) -> Iterator[Document | Finding]:
     track_aliases = "&" in text
+    max_value = max_line_bytes()
     seen_any = problem = False
     index = 0
     for item in compose_each(text):
@@ -111,7 +113,7 @@ def _load_text(
         if item.__class__ is ScalarNode and item.tag == PLAIN and not item.value:
             continue  # an empty document, e.g. only comments between two '---'
         seen_any = True
-        walk = Walk(file, track_aliases=track_aliases)
+        walk = Walk(file, track_aliases=track_aliases, max_value=max_value)
         for found in _document(item, walk, root, index, rows):
             if isinstance(found, Document):
                 index += 1
@@ -138,7 +140,8 @@ def _document(
     node: Node, walk: Walk, root: Path, index: int, rows: RowRange | None
 ) -> Iterator[Document | Finding]:
     data = walk.value(node, document_view(_kind_of(node)))
-    envelope = read_envelope(data, walk)
+    # A walk abandoned at a limit has said why; the missing value is not a second problem.
+    envelope = None if walk.abandoned else read_envelope(data, walk)
     if envelope is not None and isinstance(data, dict):
         mark = node.start_mark
         source = Source(Position(walk.file, mark.line + 1, mark.column + 1), root, index)
@@ -148,7 +151,7 @@ def _document(
             document = assemble(data, envelope, walk, source)
             if document is not None:
                 yield document
-    address = _address_of(data)
+    address = _address_of(data) if not walk.abandoned else _address_of_node(node)
     for finding in walk.findings:
         yield finding if address is None else dataclasses.replace(finding, document=address)
 
@@ -159,6 +162,21 @@ def _address_of(data: object) -> str | None:
         return None
     kind, name = data.get("kind"), data["metadata"].get("name")
     return f"{kind}/{name}" if isinstance(kind, str) and isinstance(name, str) else None
+
+
+def _address_of_node(node: Node) -> str | None:
+    """``Kind/name`` read from the nodes, for a document whose walk was abandoned."""
+    if node.__class__ is not MappingNode:
+        return None
+    top = {key.value: value for key, value in node.value if key.__class__ is ScalarNode}
+    kind, metadata = top.get("kind"), top.get("metadata")
+    if not isinstance(kind, ScalarNode) or not isinstance(metadata, MappingNode):
+        return None
+    name = next(
+        (v.value for k, v in metadata.value if k.value == "name" and v.__class__ is ScalarNode),
+        None,
+    )
+    return f"{kind.value}/{name}" if name else None
 
 
 def _kind_of(node: Node) -> Kind | None:
@@ -188,6 +206,16 @@ def _read(path: Path, file: str) -> str | Finding:
         )
     if b"\x00" in data:
         return _not_text(file, "it holds NUL bytes (a binary file?)")
+    limit = max_line_bytes()
+    long_line = first_long_line(data, limit)
+    if long_line is not None:
+        return Finding(
+            "yaml.line-too-long",
+            Severity.ERROR,
+            f"line {long_line} is longer than {megabytes(limit)}; the file is not read further",
+            Location(file, long_line, 1),
+            hint(limit),
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

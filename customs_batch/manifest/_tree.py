@@ -8,15 +8,18 @@ the way so nothing has to walk the values a second time.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.manifest._compose import PLAIN, STR
+from customs_batch.manifest._line_bound import hint
 from customs_batch.manifest._scalars import resolve_plain, resolve_tagged
 from customs_batch.manifest._schema_view import SchemaView
 from customs_batch.manifest.document import JSON
+from customs_batch.userfiles import megabytes
 
 MAX_DEPTH = 200
 MAX_ALIAS_EXPANSIONS = 10_000
@@ -34,8 +37,10 @@ class Walk:
         "_active",
         "_deep_reported",
         "_expansions",
+        "_max_value",
         "_seen",
         "_track_aliases",
+        "abandoned",
         "file",
         "findings",
         "jinja",
@@ -44,8 +49,12 @@ class Walk:
         "root",
     )
 
-    def __init__(self, file: str, *, track_aliases: bool) -> None:
+    def __init__(self, file: str, *, track_aliases: bool, max_value: int = sys.maxsize) -> None:
         self.file = file
+        self._max_value = max_value
+        self.abandoned = False
+        """Whether a limit stopped the walk (its finding is recorded)."""
+        """The longest scalar read (see ``_line_bound``); a longer one abandons the document."""
         self.marks: dict[JsonPath, Any] = {}
         self.findings: list[Finding] = []
         self.jinja: list[tuple[JsonPath, str, bool]] = []
@@ -66,6 +75,7 @@ class Walk:
         try:
             return self._value(node, view, path, 0)
         except _Stop:
+            self.abandoned = True
             return None
 
     def _value(self, node: Node, view: SchemaView | None, path: JsonPath, depth: int) -> JSON:
@@ -95,6 +105,8 @@ class Walk:
     def _scalar(self, node: Node, view: SchemaView | None, path: JsonPath) -> JSON:
         tag = node.tag
         text: str = node.value
+        if len(text) > self._max_value:
+            self._too_long(node, path)
         value: JSON
         if tag == PLAIN:
             value = text if view is not None and view.string_only else resolve_plain(text)
@@ -179,6 +191,18 @@ class Walk:
         else:
             self._seen.add(ident)
         return False
+
+    def _too_long(self, node: Node, path: JsonPath) -> None:
+        self.report(
+            "yaml.value-too-long",
+            f"a value of {len(node.value):,} characters (over {megabytes(self._max_value)}); "
+            "the document is not read further",
+            hint(self._max_value),
+            node,
+            path,
+        )
+        node.value = ""  # let the text go now, not when the document's tree does
+        raise _Stop
 
     def _too_deep(self, node: Node, path: JsonPath) -> None:
         if not self._deep_reported:

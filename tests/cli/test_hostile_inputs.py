@@ -24,11 +24,14 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
 
 
-def run(folder: Path, command: str, *paths: str) -> subprocess.CompletedProcess[str]:
+def run(
+    folder: Path, command: str, *paths: str, environ: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``customs-batch COMMAND PATHS`` in ``folder``, within 1 GiB and the timeout."""
     return subprocess.run(
         [sys.executable, "-m", "customs_batch", command, *paths],
         cwd=folder,
+        env={**os.environ, **(environ or {})},
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -82,12 +85,24 @@ def test_special_files_among_the_manifests_are_findings(tmp_path: Path, kind: st
     assert_finding(done, rule)
 
 
-def test_a_20_mb_line_gives_a_short_report(tmp_path: Path) -> None:
+def test_a_30_mb_one_line_manifest_is_refused_before_yaml_reads_it(tmp_path: Path) -> None:
+    # libyaml copies a line, and the schema validator copies its value into every error:
+    # refused unparsed, the file costs its bytes and nothing more (1 GiB address space).
+    line = "{apiVersion: customs-batch/v1, kind: Movement, spec: {hawbId: " + "h" * 30_000_000
+    write(tmp_path / "m.yaml", line + "}}\n")
+    done = run(tmp_path, "validate", ".")
+    assert_finding(done, "yaml.line-too-long")
+    assert "m.yaml:1:1: error[yaml.line-too-long]: line 1 is longer than 1.0 MB" in done.stdout
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in done.stdout
+    assert len(done.stdout) < 2_000
+
+
+def test_a_20_mb_line_read_under_a_raised_bound_gives_a_short_report(tmp_path: Path) -> None:
     spec = "  hawbId: " + "h" * 20_000_000 + "\n  bogus: 1\n"
     write(tmp_path / "m.yaml", movement(spec))
     line = "{a: " + "x" * 20_000_000 + ", b: [}\n"  # a syntax error 20 MB into the line
     write(tmp_path / "one-line.yaml", line)
-    done = run(tmp_path, "validate", ".")
+    done = run(tmp_path, "validate", ".", environ={"CUSTOMS_BATCH_MAX_LINE_MB": "32"})
     assert_finding(done, "schema.pattern")
     assert "error[yaml.syntax]" in done.stdout
     assert len(done.stdout) < 100_000

@@ -56,6 +56,8 @@ class Sandbox:
         seed["apiKeys"].append({"key": SECRET, "companyId": 1})
         self.seed.write_text(yaml.safe_dump(seed), encoding="utf-8")
         self.process: subprocess.Popen[str] | None = None
+        self.port = 0
+        """The port to listen on; 0 lets the system choose one."""
         self.url = ""
         self._client: httpx.Client | None = None
         self._starts = 0
@@ -67,8 +69,9 @@ class Sandbox:
         ``rate_limit`` (``5/second``; answered 429 past it)."""
         self.stop()
         self._starts += 1
-        command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port", "0"]
-        command += ["--seed", str(self.seed), "--db", str(self.db), "--rate-limit", rate_limit]
+        command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port"]
+        command += [str(self.port), "--seed", str(self.seed), "--db", str(self.db)]
+        command += ["--rate-limit", rate_limit]
         command += ["--processing-seconds", "0.2", "--faults", faults]
         if fault_seed is not None:
             command += ["--fault-seed", str(fault_seed)]

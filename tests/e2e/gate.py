@@ -5,6 +5,7 @@ its work without any timing."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
@@ -14,14 +15,24 @@ FORWARDED_HEADERS = ("authorization", "content-type", "idempotency-key", "accept
 RETURNED_HEADERS = ("content-type", "retry-after")
 
 
-class GatedProxy:
-    """Forwards to ``upstream``; the ``hold``-th POST waits at the gate until ``open()``."""
+def _is_post(method: str, path: str) -> bool:
+    return method == "POST"
 
-    def __init__(self, upstream: str, *, hold: int) -> None:
+
+class GatedProxy:
+    """Forwards to ``upstream``; the ``hold``-th POST (or the ``hold``-th request that
+    ``select`` takes, by method and path) waits at the gate until ``open()``."""
+
+    def __init__(
+        self, upstream: str, *, hold: int, select: Callable[[str, str], bool] = _is_post
+    ) -> None:
         self.hold = hold
         self.held = threading.Event()  # the chosen request is waiting at the gate
+        self.forwarded = threading.Event()  # the chosen request reached the upstream
         self._open = threading.Event()
         self._count = threading.Lock()
+        self._select = select
+        self._selected = 0
         self.posts = 0
         self.posts_after_open = 0  # requests that arrived after the gate was opened
         self._upstream = httpx.Client(base_url=upstream, timeout=30)
@@ -50,17 +61,21 @@ class GatedProxy:
         """Let the held request through, and every later one."""
         self._open.set()
 
-    def _arrived(self, method: str) -> None:
-        if method != "POST":
-            return
+    def _arrived(self, method: str, path: str) -> bool:
+        """Count the request; hold it if it is the chosen one (then return True)."""
         with self._count:
-            if self._open.is_set():
-                self.posts_after_open += 1
-            self.posts += 1
-            mine = self.posts == self.hold
+            if method == "POST":
+                if self._open.is_set():
+                    self.posts_after_open += 1
+                self.posts += 1
+            mine = False
+            if self._select(method, path):
+                self._selected += 1
+                mine = self._selected == self.hold
         if mine:
             self.held.set()
             self._open.wait(timeout=60)
+        return mine
 
     def _forward(
         self, method: str, path: str, headers: dict[str, str], body: bytes
@@ -74,20 +89,25 @@ class GatedProxy:
             def _any(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                proxy._arrived(self.command)
+                mine = proxy._arrived(self.command, self.path)
                 headers = {
                     name: value
                     for name, value in self.headers.items()
                     if name.lower() in FORWARDED_HEADERS
                 }
                 answer = proxy._forward(self.command, self.path, headers, body)
-                self.send_response(answer.status_code)
-                for name in RETURNED_HEADERS:
-                    if name in answer.headers:
-                        self.send_header(name, answer.headers[name])
-                self.send_header("Content-Length", str(len(answer.content)))
-                self.end_headers()
-                self.wfile.write(answer.content)
+                if mine:
+                    proxy.forwarded.set()
+                try:
+                    self.send_response(answer.status_code)
+                    for name in RETURNED_HEADERS:
+                        if name in answer.headers:
+                            self.send_header(name, answer.headers[name])
+                    self.send_header("Content-Length", str(len(answer.content)))
+                    self.end_headers()
+                    self.wfile.write(answer.content)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client was killed while its request was held
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
 

@@ -85,3 +85,37 @@ def test_a_lock_broken_between_an_intent_and_its_request_sends_nothing(
         report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
     assert isinstance(report.fatal, LockLostError)
     assert posts.posts == 0 and emulator.movements() == []
+
+
+class _FirstPostUnavailable(httpx.BaseTransport):
+    """Answers the first movement POST 503 (before any effect), forwards the rest."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.posts = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            self.posts += 1
+            if self.posts == 1:
+                return httpx.Response(503, json={"statusCode": 503, "message": "busy"})
+        return self.inner.handle_request(request)
+
+
+def test_a_lock_broken_during_a_retrys_backoff_keeps_the_retry_unsent(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    posts = _FirstPostUnavailable(emulator.transport)
+    # The backoff before the retry is where the lock is broken (it can last seconds).
+    sender = Sender(
+        "http://sandbox.test", "sandbox-key", transport=posts, sleep=lambda _: _break(backend)
+    )
+    with CustomsClient(sender) as client, backend.open("apply") as session:
+        plan = plan_changes(MOVEMENTS[:1], session.state)
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    assert isinstance(report.fatal, LockLostError)
+    assert posts.posts == 1, "the retry left after the lock was broken"
+    assert emulator.movements() == []
+    assert backend.read().resources["Movement/m0"].status.value == "pending"
+    assert sender.before_send is None  # the check ends with the apply

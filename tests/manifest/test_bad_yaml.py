@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from customs_batch.findings import Severity
 from customs_batch.manifest import load_file
 from tests.manifest.helpers import ENVELOPE, load_text, movement, only, rules
@@ -105,7 +107,10 @@ def test_extreme_nesting_does_not_crash_the_parser() -> None:
     assert rules(result) == ["yaml.too-deep"]
 
 
-def test_a_very_large_document_still_loads() -> None:
+def test_a_very_large_document_still_loads_under_a_raised_line_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_LINE_MB", "64")
     big = "x" * 50_000_000
     result = load_text(movement(f"  note: {big}\n"))
     assert result.findings == []

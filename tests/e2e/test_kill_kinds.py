@@ -1,0 +1,62 @@
+"""kill -9 of apply while a request of each kind is at the service (held there by a gate,
+so the kill lands in the same place every time): the re-runs create nothing twice, forget
+nothing the service did, and ask no decision about a request that never left."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Project, Running
+from tests.e2e.gate import GatedProxy
+from tests.reliability.runs import apply_until_done
+from tests.reliability.world import Mix, SeededSandbox, audit, write_batch
+
+pytestmark = pytest.mark.e2e
+
+SMALL = Mix(
+    lanes=2, per_lane=3, departures=3, groups=2, party_updates=2, deactivations=2, cancellations=2
+)
+KINDS: dict[str, Callable[[str, str], bool]] = {
+    "Movement": lambda method, path: method == "POST" and path.endswith("/movements"),
+    "DepartureDeclaration": lambda method, path: (
+        method == "POST" and path == "/v1/declarations/transit"
+    ),
+    "TemplateGroup": lambda method, path: method == "POST" and "/groups" in path,
+    "TransitPartyUpdate": lambda method, path: method == "PATCH" and path.endswith("/parties"),
+    "HawbDeactivation": lambda method, path: method == "DELETE" and "/hawbs/" in path,
+    "ExportCancellation": lambda method, path: (
+        method == "DELETE" and path.startswith("/v1/declarations/")
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_kill_9_while_a_request_of_each_kind_is_out(kind: str, tmp_path: Path) -> None:
+    sandbox = SeededSandbox(tmp_path / "server", SMALL.spares)
+    try:
+        sandbox.start()
+        project = Project(tmp_path / "project", sandbox, parallelism=2)
+        write_batch(project, SMALL)
+        with GatedProxy(sandbox.url, hold=2, select=KINDS[kind]) as gate:
+            project.edit("customs-batch.yaml", sandbox.url, gate.url)
+            run = project.start("apply", "--auto-approve")
+            assert gate.held.wait(timeout=60), f"the apply never sent a second {kind}"
+            run.kill()  # its request is at the gate: sent, its answer never read
+            gate.open()
+            assert gate.forwarded.wait(timeout=60)
+        project.write_config()
+        runs = apply_until_done(project)
+        found = audit(project, sandbox, SMALL)
+    finally:
+        Running.reap_all()
+        sandbox.stop()
+    assert found.details == [], found.details
+    assert (found.duplicates, found.lost, found.phantoms) == (0, 0, 0)
+    assert found.converged and not found.not_applied
+    assert runs.forgotten == 0, runs.history
+    if kind == "DepartureDeclaration":
+        # Created, its answer lost: adopted, not sent again (the other worker's may be too).
+        assert runs.adopted >= 1, runs.history
