@@ -38,7 +38,12 @@ def test_kill_9_while_a_request_of_each_kind_is_out(kind: str, tmp_path: Path) -
     sandbox = SeededSandbox(tmp_path / "server", SMALL.spares)
     try:
         sandbox.start()
-        project = Project(tmp_path / "project", sandbox, parallelism=2)
+        # One worker: when the gate holds the request, nothing else is between its recorded
+        # intent and the socket, so the kill lands in the same place every time. (With two,
+        # the other worker's departure can be killed after its intent and before it left:
+        # a decision about a request never sent, which the API gives no way to avoid; see
+        # docs/reliability.md.)
+        project = Project(tmp_path / "project", sandbox, parallelism=1)
         write_batch(project, SMALL)
         with GatedProxy(sandbox.url, hold=2, select=KINDS[kind]) as gate:
             project.edit("customs-batch.yaml", sandbox.url, gate.url)
@@ -58,5 +63,5 @@ def test_kill_9_while_a_request_of_each_kind_is_out(kind: str, tmp_path: Path) -
     assert found.converged and not found.not_applied
     assert runs.forgotten == 0, runs.history
     if kind == "DepartureDeclaration":
-        # Created, its answer lost: adopted, not sent again (the other worker's may be too).
-        assert runs.adopted >= 1, runs.history
+        # Created, its answer lost: adopted, not sent again.
+        assert runs.adopted == 1, runs.history
