@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
+from customs_batch.collector import bulk
 from customs_batch.kinds import Address
 from customs_batch.kinds._base import Decision, KindModel, UnknownOutcome
 from customs_batch.kinds.registry import model_of
@@ -33,7 +34,17 @@ def plan_changes(
     or dropped when nothing of them exists at the service; left out with ``orphans=False``,
     when only a part of the manifests was selected).
     """
-    now = now or datetime.now(UTC)
+    with bulk():
+        return _plan(documents, state, now or datetime.now(UTC), inputs_digest, orphans)
+
+
+def _plan(
+    documents: Sequence[Document],
+    state: State,
+    now: datetime,
+    inputs_digest: str,
+    orphans: bool,
+) -> Plan:
     deps = dependencies(documents)
 
     def lookup(address: Address, field: str) -> JSON:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
 from customs_batch.findings import Severity
 from customs_batch.kinds import Address
@@ -36,15 +37,16 @@ def load_inputs(
     paths: Sequence[Path], *, mrn_check_digit: Severity | None = Severity.ERROR
 ) -> Inputs:
     """Load and validate every document under ``paths`` and keep the documents."""
-    loaded = load_paths(list(paths))
-    findings = [
-        *loaded.findings,
-        *validate_documents(
-            loaded.documents,
-            mrn_check_digit=mrn_check_digit,
-            broken=broken_addresses(loaded.findings),
-        ),
-    ]
+    with bulk():
+        loaded = load_paths(list(paths))
+        findings = [
+            *loaded.findings,
+            *validate_documents(
+                loaded.documents,
+                mrn_check_digit=mrn_check_digit,
+                broken=broken_addresses(loaded.findings),
+            ),
+        ]
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
         for doc in loaded.documents
