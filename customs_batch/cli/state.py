@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -22,6 +23,7 @@ from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from customs_batch.state.file import dumps, loads
+from customs_batch.state.records import each_record
 from customs_batch.state.transfer import pushed_state
 
 
@@ -77,18 +79,39 @@ def list_(env_name: str | None, format_name: str) -> int:
       customs-batch state list --env sandbox
     """
     current = backend_for(select_environment(env_name)).read()
-    if format_name == "json":
-        body = {addr: current.resources[addr].to_json() for addr in sorted(current.resources)}
-        click.echo(json.dumps(body, indent=2, sort_keys=True))
-        return int(ExitCode.OK)
-    for address in sorted(current.resources):
-        record = current.resources[address]
-        outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
-        status = "needs-decision" if record.status.outcome_unknown else record.status.value
-        click.echo(f"{address}  {status}  {outputs}".rstrip())
-    if not current.resources:
+    lines = _listed_json(current) if format_name == "json" else _listed_text(current)
+    # In batches: one echo per record was most of the time of a list of 100,000.
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == 1000:
+            click.echo("".join(batch), nl=False)
+            batch.clear()
+    click.echo("".join(batch), nl=False)
+    if format_name == "text" and not current.resources:
         click.echo("The state is empty.", err=True)
     return int(ExitCode.OK)
+
+
+def _listed_text(current: State) -> Iterator[str]:
+    """One line per record, parsed one at a time and not kept."""
+    for address, record in each_record(current.resources):
+        outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+        status = "needs-decision" if record.status.outcome_unknown else record.status.value
+        yield f"{address}  {status}  {outputs}".rstrip() + "\n"
+
+
+def _listed_json(current: State) -> Iterator[str]:
+    """``json.dumps({address: record}, indent=2, sort_keys=True)``, one record at a time."""
+    if not current.resources:
+        yield "{}\n"
+        return
+    separator = "{"
+    for address, record in each_record(current.resources):
+        text = json.dumps(record.to_json(), indent=2, sort_keys=True).replace("\n", "\n  ")
+        yield f"{separator}\n  {json.dumps(address)}: {text}"
+        separator = ","
+    yield "\n}\n"
 
 
 @state.command()

@@ -26,18 +26,26 @@ class Records(MutableMapping[str, ResourceRecord]):
     workers).
     """
 
-    def __init__(self, source: Path | None = None) -> None:
+    def __init__(self, source: Path | str | None = None) -> None:
         self._source = source
-        self._values: dict[str, ResourceRecord | bytes] = {}
+        self._values: dict[str, ResourceRecord | bytes | str] = {}
         self._entries: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
     @classmethod
     def from_entries(cls, entries: dict[str, bytes], source: Path) -> Records:
-        """Records kept as their ``entries`` in the file (by address) until used."""
+        """Records kept as their ``entries`` in the state file (by address) until used."""
         records = cls(source)
         records._values = dict(entries)
         records._entries = entries
+        return records
+
+    @classmethod
+    def from_texts(cls, texts: dict[str, str], source: str) -> Records:
+        """Records kept as their JSON ``texts`` (by address) until used; they have no
+        entry in a state file (a database's rows)."""
+        records = cls(source)
+        records._values = dict(texts)
         return records
 
     def entry_of(self, address: str) -> bytes | None:
@@ -50,10 +58,16 @@ class Records(MutableMapping[str, ResourceRecord]):
             return value
         with self._lock:
             value = self._values[address]
-            if isinstance(value, bytes):
+            if not isinstance(value, ResourceRecord):
                 value = self._parse(address, value)
                 self._values[address] = value
             return value
+
+    def peek(self, address: str) -> ResourceRecord:
+        """The record of ``address``, parsed if need be but not kept parsed: for a pass over
+        every record (``state list``) that should not hold them all at once."""
+        value = self._values[address]
+        return value if isinstance(value, ResourceRecord) else self._parse(address, value)
 
     def __setitem__(self, address: str, record: ResourceRecord) -> None:
         with self._lock:
@@ -77,10 +91,12 @@ class Records(MutableMapping[str, ResourceRecord]):
     def __repr__(self) -> str:
         return f"Records({len(self)} records)"
 
-    def _parse(self, address: str, entry: bytes) -> ResourceRecord:
-        where = self._source or Path("the state")
+    def _parse(self, address: str, value: bytes | str) -> ResourceRecord:
+        where = self._source or "the state"
         try:
-            data = json.loads(entry[entry.index(b'": {') + 3 :])
+            # An entry of the state file starts with the rest of its address.
+            text = value[value.index(b'": {') + 3 :] if isinstance(value, bytes) else value
+            data = json.loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
             raise StateError(
                 f"{where}: the record of {address} is corrupt ({exc})", hint=_hint(where)
@@ -95,8 +111,17 @@ class Records(MutableMapping[str, ResourceRecord]):
             raise StateError(f"{where}: {exc}", hint=_hint(where)) from None
 
 
-def _hint(source: Path) -> str:
-    return (
-        f"restore the previous state from {source.name}.backup or from version control; "
-        "never delete the state to get past this: it records what was sent"
-    )
+def _hint(source: Path | str) -> str:
+    if isinstance(source, Path):
+        return (
+            f"restore the previous state from {source.name}.backup or from version control; "
+            "never delete the state to get past this: it records what was sent"
+        )
+    return "restore the state from a copy (`customs-batch state push`); never delete it"
+
+
+def each_record(resources: Mapping[str, ResourceRecord]) -> Iterator[tuple[str, ResourceRecord]]:
+    """Every record in address order, without keeping them all parsed."""
+    peek = resources.peek if isinstance(resources, Records) else resources.__getitem__
+    for address in sorted(resources):
+        yield address, peek(address)
