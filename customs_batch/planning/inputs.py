@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
-from customs_batch.findings import Severity
+from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
-from customs_batch.manifest import Document, load_paths
+from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
-from customs_batch.validation import validate_documents
 from customs_batch.validation.batch import (
     DocumentEntry,
     ValidationResult,
+    project_positions,
     sorted_findings,
 )
-from customs_batch.validation.project import broken_addresses
+from customs_batch.validation.project import broken_addresses, check_project
+from customs_batch.validation.rules import check_rules
+from customs_batch.validation.schema_check import check_spec_schema
 
 
 @dataclass(frozen=True)
@@ -36,23 +38,35 @@ class Inputs:
 def load_inputs(
     paths: Sequence[Path], *, mrn_check_digit: Severity | None = Severity.ERROR
 ) -> Inputs:
-    """Load and validate every document under ``paths`` and keep the documents."""
+    """Load and validate every document under ``paths`` and keep the documents.
+
+    Each document is checked (schema and rules) as it is loaded, while it still knows where
+    each of its values was written; then it keeps only the few positions the project-wide
+    checks report at: a plan never reports at a value, and the positions of every value
+    were over half of a loaded document's memory.
+    """
+    documents: list[Document] = []
+    findings: list[Finding] = []
+    loaded: list[Finding] = []
+    files: list[str] = []
     with bulk():
-        loaded = load_paths(list(paths))
-        findings = [
-            *loaded.findings,
-            *validate_documents(
-                loaded.documents,
-                mrn_check_digit=mrn_check_digit,
-                broken=broken_addresses(loaded.findings),
-            ),
-        ]
+        for path in discover(list(paths)):
+            files.append(str(path))
+            offset = len(documents)
+            for item in iter_file(path):
+                if not isinstance(item, Document):
+                    loaded.append(item)
+                    continue
+                findings += check_spec_schema(item)
+                findings += check_rules(item, check_digits=mrn_check_digit)
+                positions = project_positions(item)
+                documents.append(replace(item, index=offset + item.index, positions=positions))
+        findings += check_project(documents, broken_addresses(loaded))
     entries = tuple(
-        DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
-        for doc in loaded.documents
+        DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in documents
     )
-    result = ValidationResult(sorted_findings(findings), entries, tuple(loaded.files))
-    return Inputs(loaded.documents, result)
+    result = ValidationResult(sorted_findings([*loaded, *findings]), entries, tuple(files))
+    return Inputs(documents, result)
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,9 @@ def dumps(state: State) -> bytes:
     text it was read as is copied, not serialised again.
     """
     records = state.resources
-    kept = records.entry_of if isinstance(records, Records) else None
-    entries = []
-    for address in sorted(records):
-        entry = kept(address) if kept is not None else None
-        entries.append(entry if entry is not None else record_entry(address, records[address]))
+    addresses = sorted(records)
+    kept = records.entry_of if isinstance(records, Records) else lambda _: None
+    entries = [kept(address) or record_entry(address, records[address]) for address in addresses]
     body = b'{\n    "' + _NEXT_RECORD.join(entries) + b"\n  }" if entries else b"{}"
     return b"".join(
         (

@@ -198,6 +198,20 @@ def slim_document(document: Document) -> Document:
         key: document.spec[key] for key in _PROJECT_SPEC_KEYS if key in document.spec
     }
     spec[_DIGEST_KEY] = _digest(document.spec)
+    return Document(
+        kind=document.kind,
+        name=document.name,
+        spec=spec,
+        source=document.source,
+        index=document.index,
+        depends_on=document.depends_on,
+        references=document.references,
+        positions=project_positions(document),
+    )
+
+
+def project_positions(document: Document) -> dict[JsonPath, Position]:
+    """The few positions of ``document`` the project-wide checks report at."""
     wanted: list[JsonPath] = [(), ("metadata", "name"), ("spec",), ("spec", "code")]
     wanted.append(("spec", "hawbId"))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
@@ -209,16 +223,7 @@ def slim_document(document: Document) -> Document:
         found = _nearest_position(document, path)
         if found is not None:
             positions[found[0]] = found[1]
-    return Document(
-        kind=document.kind,
-        name=document.name,
-        spec=spec,
-        source=document.source,
-        index=document.index,
-        depends_on=document.depends_on,
-        references=document.references,
-        positions=positions,
-    )
+    return positions
 
 
 def _nearest_position(document: Document, path: JsonPath) -> tuple[JsonPath, Position] | None:
