@@ -10,14 +10,14 @@ from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
-from customs_batch.manifest import Document, discover, iter_file
+from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.planning.graph import dependencies
 from customs_batch.validation.batch import (
     DocumentEntry,
     ValidationResult,
-    project_positions,
     sorted_findings,
 )
+from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
@@ -41,9 +41,11 @@ def load_inputs(
     """Load and validate every document under ``paths`` and keep the documents.
 
     Each document is checked (schema and rules) as it is loaded, while it still knows where
-    each of its values was written; then it keeps only the few positions the project-wide
-    checks report at: a plan never reports at a value, and the positions of every value
-    were over half of a loaded document's memory.
+    each of its values was written, and is kept without those positions: a plan never
+    reports at a value, and they were over half of a loaded document's memory. When the
+    project-wide checks then find an error (they report at values too), the manifests are
+    loaded again whole, so that every finding points where it would in ``validate``; their
+    warnings (which a plan does not show) otherwise point at their document.
     """
     documents: list[Document] = []
     findings: list[Finding] = []
@@ -59,14 +61,37 @@ def load_inputs(
                     continue
                 findings += check_spec_schema(item)
                 findings += check_rules(item, check_digits=mrn_check_digit)
-                positions = project_positions(item)
-                documents.append(replace(item, index=offset + item.index, positions=positions))
-        findings += check_project(documents, broken_addresses(loaded))
+                documents.append(replace(item, index=offset + item.index, positions={}))
+        project = check_project(documents, broken_addresses(loaded))
+        if any(finding.severity is Severity.ERROR for finding in project):
+            del documents
+            return _load_whole(paths, mrn_check_digit)
+        findings += project
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in documents
     )
     result = ValidationResult(sorted_findings([*loaded, *findings]), entries, tuple(files))
     return Inputs(documents, result)
+
+
+def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inputs:
+    """Every document with the position of every value, and all the findings."""
+    with bulk():
+        loaded = load_paths(list(paths))
+        findings = [
+            *loaded.findings,
+            *validate_documents(
+                loaded.documents,
+                mrn_check_digit=mrn_check_digit,
+                broken=broken_addresses(loaded.findings),
+            ),
+        ]
+    entries = tuple(
+        DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
+        for doc in loaded.documents
+    )
+    result = ValidationResult(sorted_findings(findings), entries, tuple(loaded.files))
+    return Inputs(loaded.documents, result)
 
 
 @dataclass(frozen=True)

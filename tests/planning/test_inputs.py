@@ -75,3 +75,16 @@ def test_a_project_wide_error_points_at_the_second_document(tmp_path: Path) -> N
     assert inputs.failed
     [finding] = [f for f in inputs.validation.findings if "mov-1" in f.message]
     assert finding.location.line >= 20
+
+
+def test_a_project_wide_warning_leaves_the_batch_planable(tmp_path: Path) -> None:
+    manifests = _write(
+        tmp_path,
+        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT.format(name="mov-2", hawb="hawb_1", quantity=1),
+    )
+    inputs = load_inputs([manifests])
+    assert not inputs.failed
+    [warning] = [f for f in inputs.validation.findings if "same request" in f.message]
+    assert warning.location.file.endswith("movements.yaml")
+    assert [doc.name for doc in inputs.documents] == ["mov-1", "mov-2"]
