@@ -66,7 +66,7 @@ bench-client: install
 
 .PHONY: bench-validate
 ## bench: every benchmark; bench-validate: validate vs check-jsonschema (docs/benchmarks.md)
-bench: bench-validate bench-client bench-sheet bench-apply bench-emulator
+bench: bench-validate bench-client bench-sheet bench-apply bench-emulator bench-scale
 bench-validate: install
 	$(BIN)/python benchmarks/validate_bench.py
 
@@ -88,6 +88,11 @@ bench-apply: install
 ## bench-emulator: requests/s on one kept-alive connection, sandbox serve vs a bare Starlette app (docs/benchmarks.md)
 bench-emulator: install
 	$(BIN)/python benchmarks/emulator_bench.py
+
+.PHONY: bench-scale
+## bench-scale: re-plan of 1,000 / 10,000 / 50,000, a run of ten changes on a state of 100,000, spreadsheet loads' memory (docs/benchmarks.md)
+bench-scale: install
+	$(BIN)/python benchmarks/scale_bench.py all
 
 .PHONY: bench-state-pg
 ## bench-state-pg: cost of one recorded operation on a PostgreSQL state of 100 and 100,000 (docs/benchmarks.md)
