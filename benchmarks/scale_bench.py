@@ -195,15 +195,17 @@ def bench_state(size: int, repeats: int, changes: int = 10) -> None:
     print(f"## state: {size:,} records ({megabytes:.0f} MB state.json), a run of {changes} changes")
     opens, applies, closes, peaks, cpus = [], [], [], [], []
     for _ in range(repeats):
+        # Every run starts from the same state: none of its changes applied yet.
+        write_state(state_file, inputs.state_of(size))
         run = Run([sys.executable, __file__, _STATE_CHILD, str(folder), str(changes)], ROOT)
         figures = json.loads(run.last_line)
+        if figures["succeeded"] != changes:
+            raise SystemExit(f"the run applied {figures['succeeded']} of {changes} changes")
         opens.append(figures["open"])
         applies.append(figures["apply"])
         closes.append(figures["close"])
         peaks.append(run.peak)
         cpus.append(run.cpu)
-        # The next run starts from the same size: forget what this one added.
-        write_state(state_file, inputs.state_of(size))
     print("| what | figure | load |")
     print("|---|---:|---|")
     print(f"| start to first request (lock, load, fold) | {spread(opens, 's')} | {load()} |")

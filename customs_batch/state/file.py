@@ -47,24 +47,32 @@ def dumps(state: State) -> bytes:
     ensure_ascii=False)`` gives, built one record at a time so that a record kept as the
     text it was read as is copied, not serialised again.
     """
+    return b"".join(dump_pieces(state))
+
+
+def dump_pieces(state: State) -> list[bytes]:
+    """:func:`dumps` in pieces of about a thousand records, to write one after the other
+    instead of holding a second copy of a big state in memory."""
     records = state.resources
     addresses = sorted(records)
     kept = records.entry_of if isinstance(records, Records) else lambda _: None
     entries = [kept(address) or record_entry(address, records[address]) for address in addresses]
-    body = b'{\n    "' + _NEXT_RECORD.join(entries) + b"\n  }" if entries else b"{}"
-    return b"".join(
-        (
-            b'{\n  "lineage": ',
-            _json(state.lineage),
-            b',\n  "resources": ',
-            body,
-            b',\n  "serial": ',
-            _json(state.serial),
-            b',\n  "version": ',
-            _json(STATE_VERSION),
-            b"\n}\n",
-        )
-    )
+    pieces = [b'{\n  "lineage": ' + _json(state.lineage) + b',\n  "resources": ']
+    if entries:
+        pieces.append(b'{\n    "')
+        for first in range(0, len(entries), _PIECE):
+            if first:
+                pieces.append(_NEXT_RECORD)
+            pieces.append(_NEXT_RECORD.join(entries[first : first + _PIECE]))
+        pieces.append(b"\n  }")
+    else:
+        pieces.append(b"{}")
+    serial, version = _json(state.serial), _json(STATE_VERSION)
+    pieces.append(b',\n  "serial": ' + serial + b',\n  "version": ' + version + b"\n}\n")
+    return pieces
+
+
+_PIECE = 1000
 
 
 def _json(value: object) -> bytes:
@@ -94,13 +102,17 @@ def split_records(data: bytes) -> tuple[str, int, dict[str, bytes]] | None:
     start = head.end() + len(_RECORD_INDENT) + 1
     if data[head.end() : start] != _RECORD_INDENT + b'"':
         return None
-    body = data[start : tail.start()]
-    if not body.endswith(_RECORD_END):
+    end = tail.start()
+    if not data.endswith(_RECORD_END, start, end):
         return None
-    chunks = body.split(_NEXT_RECORD)
+    # Split the whole file, not a copy of its records: the lineage and the serial sit on
+    # lines indented by two, so the first and the last piece only need trimming.
+    chunks = data.split(_NEXT_RECORD)
+    chunks[-1] = chunks[-1][: len(chunks[-1]) - (len(data) - end)]
+    chunks[0] = chunks[0][start:]
     # Two record-level lines per record (its key and its closing brace) and no other line
     # indented by less than six: data.count is fast, a loop over lines would not be.
-    shallow = body.count(b"\n") - body.count(b"\n      ")
+    shallow = data.count(b"\n", start, end) - data.count(b"\n      ", start, end)
     if shallow != 2 * len(chunks) - 1:
         return None
     entries: dict[str, bytes] = {}
@@ -194,7 +206,7 @@ def read_state(path: Path) -> State | None:
 
 def write_state(path: Path, state: State) -> None:
     """Write ``state`` atomically (mode 0600), keeping the previous file as ``<name>.backup``."""
-    data = dumps(state)
+    data = dump_pieces(state)
     safe = (
         f"nothing recorded was lost: {path.name} is as it was, and the journal beside it "
         "keeps every outcome not yet in it, to be folded in by the next command that writes "

@@ -254,3 +254,16 @@ def test_the_backup_is_copied_where_hard_links_are_refused(
     backup = tmp_path / "state.json.backup"
     assert backup.read_bytes() == previous
     assert backup.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_state_of_thousands_of_records_is_written_and_read_back_exactly(tmp_path: Path) -> None:
+    state = State(lineage="l", serial=9)
+    for number in range(2_345):
+        state.apply(f"Movement/m-{number:05d}", _record(f"Movement/m-{number:05d}"))
+    path = tmp_path / "state.json"
+    write_state(path, state)
+    assert path.read_bytes() == _canonical(state)
+    again = read_state(path)
+    assert again is not None and again == state
+    write_state(path, again)
+    assert path.read_bytes() == _canonical(state)
