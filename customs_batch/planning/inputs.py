@@ -41,8 +41,9 @@ def load_inputs(
     """Load and validate every document under ``paths`` and keep the documents.
 
     Each document is checked (schema and rules) as it is loaded, while it still knows where
-    each of its values was written, and is kept without those positions: a plan never
-    reports at a value, and they were over half of a loaded document's memory. When the
+    each of its values was written, and is kept without those positions (nor the
+    spreadsheet row it came from): a plan never reports at a value, and they were over half
+    of a loaded document's memory. When the
     project-wide checks then find an error (they report at values too), the manifests are
     loaded again whole, so that every finding points where it would in ``validate``; their
     warnings (which a plan does not show) otherwise point at their document.
@@ -61,7 +62,7 @@ def load_inputs(
                     continue
                 findings += check_spec_schema(item)
                 findings += check_rules(item, check_digits=mrn_check_digit)
-                documents.append(replace(item, index=offset + item.index, positions={}))
+                documents.append(replace(item, index=offset + item.index, positions={}, row=None))
         project = check_project(documents, broken_addresses(loaded))
         if any(finding.severity is Severity.ERROR for finding in project):
             del documents
