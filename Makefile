@@ -105,6 +105,11 @@ reliability: install-dev postgres-server
 	RELIABILITY_DOC=docs/reliability.md RELIABILITY_RESULTS=$${RELIABILITY_RESULTS:-/tmp/customs-batch-reliability.json} \
 	  $(BIN)/pytest tests/reliability -m reliability -q -p no:cacheprovider
 
+.PHONY: bench-scale
+## bench-scale: re-plan of 1,000 / 10,000 / 50,000, a run of ten changes on a state of 100,000, spreadsheet loads' memory (docs/benchmarks.md)
+bench-scale: install
+	$(BIN)/python benchmarks/scale_bench.py all
+
 .PHONY: bench-state-pg
 ## bench-state-pg: cost of one recorded operation on a PostgreSQL state of 100 and 100,000 (docs/benchmarks.md)
 bench-state-pg: install postgres-server

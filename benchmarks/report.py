@@ -64,6 +64,16 @@ BENCHMARKS = (
         ("benchmarks/plan_apply_bench.py", "all"),
     ),
     Benchmark(
+        "apply-speed",
+        "Apply against a bare httpx loop, and paced applies on busy cores",
+        ("benchmarks/apply_bench.py", "all"),
+    ),
+    Benchmark(
+        "scale",
+        "Re-plan by size, a big state's fixed cost, bulk loads' memory",
+        ("benchmarks/scale_bench.py", "all"),
+    ),
+    Benchmark(
         "sheet",
         "Spreadsheet bulk loads",
         ("benchmarks/sheet_bench.py", "--rows", "10000", "50000", "100000"),

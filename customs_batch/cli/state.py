@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -25,6 +25,7 @@ from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from customs_batch.state.file import dumps, loads
+from customs_batch.state.records import each_record
 from customs_batch.state.transfer import pushed_state
 
 STATE_LIST_JSON_VERSION = 2
@@ -65,26 +66,46 @@ def state() -> None:
     """
 
 
-STATE_LIST_FORMATS: Formats[Callable[[State], None]] = Formats("state list", ("text", "json"))
-"""``state list --format``."""
+STATE_LIST_FORMATS: Formats[Callable[[State], Iterator[str]]] = Formats(
+    "state list", ("text", "json")
+)
+"""``state list --format``: each yields the output's lines, records parsed one at a time."""
 
 
 @STATE_LIST_FORMATS.register("json")
-def _list_json(current: State) -> None:
-    resources = {a: current.resources[a].to_json() for a in sorted(current.resources)}
-    body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": resources}
-    click.echo(json.dumps(body, indent=2, sort_keys=True))
+def _listed_json(current: State) -> Iterator[str]:
+    """``{"formatVersion": 2, "resources": {address: record}}`` as ``json.dumps(...,
+    indent=2, sort_keys=True)`` writes it, one record at a time."""
+    yield f'{{\n  "{VERSION_KEY}": {STATE_LIST_JSON_VERSION},\n  "resources": '
+    if not current.resources:
+        yield "{}\n}\n"
+        return
+    separator = "{"
+    for address, record in each_record(current.resources):
+        text = json.dumps(record.to_json(), indent=2, sort_keys=True).replace("\n", "\n    ")
+        yield f"{separator}\n    {json.dumps(address)}: {text}"
+        separator = ","
+    yield "\n  }\n}\n"
 
 
 @STATE_LIST_FORMATS.register("text")
-def _list_text(current: State) -> None:
-    for address in sorted(current.resources):
-        record = current.resources[address]
+def _listed_text(current: State) -> Iterator[str]:
+    """One line per record, parsed one at a time and not kept."""
+    for address, record in each_record(current.resources):
         outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
         status = "needs-decision" if record.status.outcome_unknown else record.status.value
-        click.echo(f"{address}  {status}  {outputs}".rstrip())
-    if not current.resources:
-        click.echo("The state is empty.", err=True)
+        yield f"{address}  {status}  {outputs}".rstrip() + "\n"
+
+
+def _echo_in_batches(lines: Iterator[str]) -> None:
+    # In batches: one echo per record was most of the time of a list of 100,000.
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == 1000:
+            click.echo("".join(batch), nl=False)
+            batch.clear()
+    click.echo("".join(batch), nl=False)
 
 
 @state.command("list")
@@ -102,7 +123,9 @@ def list_(env_name: str | None, format_name: str) -> int:
       customs-batch state list --env sandbox
     """
     current = backend_for(select_environment(env_name)).read()
-    STATE_LIST_FORMATS.get(format_name)(current)
+    _echo_in_batches(STATE_LIST_FORMATS.get(format_name)(current))
+    if format_name == "text" and not current.resources:
+        click.echo("The state is empty.", err=True)
     return int(ExitCode.OK)
 
 

@@ -145,7 +145,9 @@ class Walk:
             ):
                 self._bad_key(key_node, path)
                 continue
-            key: str = key_node.value
+            # One string per field name, shared by every document: 10,000 documents
+            # that repeat the same dozen keys kept 10,000 copies of each (measured).
+            key: str = sys.intern(key_node.value)
             if key in out:
                 self._duplicate(node, key_node, key, path)
                 continue

@@ -7,9 +7,10 @@ states mean that customs never accepted it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
+from customs_batch.collector import bulk
 from customs_batch.kinds import Address
 from customs_batch.kinds._base import Decision, KindModel, UnknownOutcome
 from customs_batch.kinds.registry import model_of
@@ -18,6 +19,7 @@ from customs_batch.planning.graph import dependencies, dependency_order
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
+from customs_batch.state.records import Records
 
 
 def plan_changes(
@@ -33,19 +35,30 @@ def plan_changes(
     or dropped when nothing of them exists at the service; left out with ``orphans=False``,
     when only a part of the manifests was selected).
     """
-    now = now or datetime.now(UTC)
+    with bulk():
+        return _plan(documents, state, now or datetime.now(UTC), inputs_digest, orphans)
+
+
+def _plan(
+    documents: Sequence[Document],
+    state: State,
+    now: datetime,
+    inputs_digest: str,
+    orphans: bool,
+) -> Plan:
     deps = dependencies(documents)
+    recorded = _reader(state.resources)
 
     def lookup(address: Address, field: str) -> JSON:
-        record = state.resources.get(str(address))
+        record = recorded(str(address))
         if record is None or record.status is not RecordStatus.APPLIED:
             raise KeyError(field)
         return record.outputs[field]
 
     changes: list[PlannedChange] = []
     for doc in dependency_order(documents, deps):
-        spec, unknown = resolve(dict(doc.spec), lookup)
-        record = state.resources.get(str(doc.address))
+        spec, unknown = resolve(doc.spec, lookup)
+        record = recorded(str(doc.address))
         values = field_changes(record.spec, spec) if record is not None else ()
         decided = _decide(doc.address, spec, record, values, now)
         changes.append(
@@ -67,8 +80,23 @@ def plan_changes(
     for address in sorted(set(state.resources) - named) if orphans else ():
         parsed = Address.parse(address)
         if parsed is not None:
-            changes.append(_gone(parsed, state.resources[address]))
+            changes.append(_gone(parsed, recorded(address) or state.resources[address]))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest)
+
+
+def _reader(
+    records: Mapping[str, ResourceRecord],
+) -> Callable[[str], ResourceRecord | None]:
+    """A look-up of records that leaves them unparsed in the state: a plan reads each
+    record once, and 100,000 parsed records would stay in memory for nothing."""
+    if not isinstance(records, Records):
+        return records.get
+    peek = records.peek
+
+    def recorded(address: str) -> ResourceRecord | None:
+        return peek(address) if address in records else None
+
+    return recorded
 
 
 def row_origin(doc: Document) -> str:

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
-from customs_batch.findings import Severity
+from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
-from customs_batch.manifest import Document, load_paths
+from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.planning.graph import dependencies
-from customs_batch.validation import validate_documents
 from customs_batch.validation.batch import (
     DocumentEntry,
     ValidationResult,
     sorted_findings,
 )
-from customs_batch.validation.project import broken_addresses
+from customs_batch.validation.checks import validate_documents
+from customs_batch.validation.project import broken_addresses, check_project
+from customs_batch.validation.rules import check_rules
+from customs_batch.validation.schema_check import check_spec_schema
 
 
 @dataclass(frozen=True)
@@ -35,16 +38,55 @@ class Inputs:
 def load_inputs(
     paths: Sequence[Path], *, mrn_check_digit: Severity | None = Severity.ERROR
 ) -> Inputs:
-    """Load and validate every document under ``paths`` and keep the documents."""
-    loaded = load_paths(list(paths))
-    findings = [
-        *loaded.findings,
-        *validate_documents(
-            loaded.documents,
-            mrn_check_digit=mrn_check_digit,
-            broken=broken_addresses(loaded.findings),
-        ),
-    ]
+    """Load and validate every document under ``paths`` and keep the documents.
+
+    Each document is checked (schema and rules) as it is loaded, while it still knows where
+    each of its values was written, and is kept without those positions (nor the
+    spreadsheet row it came from): a plan never reports at a value, and they were over half
+    of a loaded document's memory. When the
+    project-wide checks then find an error (they report at values too), the manifests are
+    loaded again whole, so that every finding points where it would in ``validate``; their
+    warnings (which a plan does not show) otherwise point at their document.
+    """
+    documents: list[Document] = []
+    findings: list[Finding] = []
+    loaded: list[Finding] = []
+    files: list[str] = []
+    with bulk():
+        for path in discover(list(paths)):
+            files.append(str(path))
+            offset = len(documents)
+            for item in iter_file(path):
+                if not isinstance(item, Document):
+                    loaded.append(item)
+                    continue
+                findings += check_spec_schema(item)
+                findings += check_rules(item, check_digits=mrn_check_digit)
+                documents.append(replace(item, index=offset + item.index, positions={}, row=None))
+        project = check_project(documents, broken_addresses(loaded))
+        if any(finding.severity is Severity.ERROR for finding in project):
+            del documents
+            return _load_whole(paths, mrn_check_digit)
+        findings += project
+    entries = tuple(
+        DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in documents
+    )
+    result = ValidationResult(sorted_findings([*loaded, *findings]), entries, tuple(files))
+    return Inputs(documents, result)
+
+
+def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inputs:
+    """Every document with the position of every value, and all the findings."""
+    with bulk():
+        loaded = load_paths(list(paths))
+        findings = [
+            *loaded.findings,
+            *validate_documents(
+                loaded.documents,
+                mrn_check_digit=mrn_check_digit,
+                broken=broken_addresses(loaded.findings),
+            ),
+        ]
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
         for doc in loaded.documents

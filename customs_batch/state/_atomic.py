@@ -47,16 +47,18 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_atomic(path: Path, data: bytes, *, safe: str = UNCHANGED) -> None:
+def write_atomic(path: Path, data: bytes | list[bytes], *, safe: str = UNCHANGED) -> None:
     """Replace ``path`` by ``data`` (mode 0600) so that a crash leaves the old or the new file.
 
-    ``safe`` says what the user still has when the write fails; it ends the error's hint.
+    ``data`` may come in pieces, written one after the other. ``safe`` says what the user
+    still has when the write fails; it ends the error's hint.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         try:
-            write_all(fd, data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                write_all(fd, piece)
             os.fsync(fd)
         finally:
             os.close(fd)

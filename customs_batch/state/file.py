@@ -1,15 +1,28 @@
-"""The state file: deterministic, versioned JSON that reads well in a git diff."""
+"""The state file: deterministic, versioned JSON that reads well in a git diff.
+
+Its layout is fixed (``json.dumps`` with sorted keys and an indent of two), and that makes
+a big state cheap to use: a file in this layout is cut into one text per record without
+parsing it (:func:`split_records`), each record is parsed when first used, and a record the
+run did not change is written back as the very text it was read as. A file in any other
+layout (edited by hand, written by another tool) is parsed whole, as before, and written in
+the canonical layout the next time.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from customs_batch.errors import StateError
-from customs_batch.state._atomic import describe, write_atomic
+from customs_batch.state._atomic import PRIVATE, describe, write_atomic, write_error
 from customs_batch.state.model import ResourceRecord, State
+from customs_batch.state.records import Records
 from customs_batch.userfiles import FileRefused, read_user_file
 
 STATE_VERSION = 1
@@ -18,19 +31,119 @@ STATE_VERSION = 1
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
+# What json.dumps(indent=2, sort_keys=True) writes around the records: the keys in order
+# lineage, resources, serial, version.
+_HEAD = re.compile(rb'\{\n  "lineage": ("(?:[^"\\\n]|\\.)*"),\n  "resources": \{')
+_TAIL = re.compile(rb'\n  \},\n  "serial": (-?[0-9]+),\n  "version": ([0-9]+)\n\}\n?\Z')
+_RECORD_INDENT = b"\n    "
+_NEXT_RECORD = b',\n    "'
+_RECORD_END = b"\n    }"
+
+
 def dumps(state: State) -> bytes:
-    """The state as canonical JSON: sorted keys, two-space indent, a final newline."""
-    document = {
-        "version": STATE_VERSION,
-        "lineage": state.lineage,
-        "serial": state.serial,
-        "resources": {addr: state.resources[addr].to_json() for addr in sorted(state.resources)},
-    }
-    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    """The state as canonical JSON: sorted keys, two-space indent, a final newline.
+
+    Byte for byte what ``json.dumps(document, indent=2, sort_keys=True,
+    ensure_ascii=False)`` gives, built one record at a time so that a record kept as the
+    text it was read as is copied, not serialised again.
+    """
+    return b"".join(dump_pieces(state))
+
+
+def dump_pieces(state: State) -> list[bytes]:
+    """:func:`dumps` in pieces of about a thousand records, to write one after the other
+    instead of holding a second copy of a big state in memory."""
+    records = state.resources
+    addresses = sorted(records)
+    kept = records.entry_of if isinstance(records, Records) else lambda _: None
+    entries = [kept(address) or record_entry(address, records[address]) for address in addresses]
+    pieces = [b'{\n  "lineage": ' + _json(state.lineage) + b',\n  "resources": ']
+    if entries:
+        pieces.append(b'{\n    "')
+        for first in range(0, len(entries), _PIECE):
+            if first:
+                pieces.append(_NEXT_RECORD)
+            pieces.append(_NEXT_RECORD.join(entries[first : first + _PIECE]))
+        pieces.append(b"\n  }")
+    else:
+        pieces.append(b"{}")
+    serial, version = _json(state.serial), _json(STATE_VERSION)
+    pieces.append(b',\n  "serial": ' + serial + b',\n  "version": ' + version + b"\n}\n")
+    return pieces
+
+
+_PIECE = 1000
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode()
+
+
+def record_entry(address: str, record: ResourceRecord) -> bytes:
+    """One record as the file holds it, from just after the opening quote of its address
+    to its closing brace, indented two levels deep."""
+    text = json.dumps(record.to_json(), indent=2, sort_keys=True, ensure_ascii=False)
+    return _json(address)[1:] + b": " + text.replace("\n", "\n    ").encode()
+
+
+def split_records(data: bytes) -> tuple[str, int, dict[str, bytes]] | None:
+    """Lineage, serial and each record's entry (see :func:`record_entry`) of a state file in the canonical layout of
+    the current version, found without parsing the records; None for any other file.
+
+    In the canonical layout each record opens and closes on a line of its own indented by
+    four spaces, every line inside it is indented by six or more, and nothing else is
+    there. The lines are counted, so a record written another way (on one line, say)
+    sends the file to the full parse instead of hiding inside its neighbour.
+    """
+    head = _HEAD.match(data)
+    tail = _TAIL.search(data, max(0, len(data) - 200))
+    if head is None or tail is None or int(tail.group(2)) != STATE_VERSION:
+        return None
+    start = head.end() + len(_RECORD_INDENT) + 1
+    if data[head.end() : start] != _RECORD_INDENT + b'"':
+        return None
+    end = tail.start()
+    if not data.endswith(_RECORD_END, start, end):
+        return None
+    # Split the whole file, not a copy of its records: the lineage and the serial sit on
+    # lines indented by two, so the first and the last piece only need trimming.
+    chunks = data.split(_NEXT_RECORD)
+    chunks[-1] = chunks[-1][: len(chunks[-1]) - (len(data) - end)]
+    chunks[0] = chunks[0][start:]
+    # Two record-level lines per record (its key and its closing brace) and no other line
+    # indented by less than six: data.count is fast, a loop over lines would not be.
+    shallow = data.count(b"\n", start, end) - data.count(b"\n      ", start, end)
+    if shallow != 2 * len(chunks) - 1:
+        return None
+    entries: dict[str, bytes] = {}
+    for chunk in chunks:
+        opened = chunk.find(b'": {\n')
+        if opened < 0 or chunk.find(b"\n") != opened + 4 or not chunk.endswith(_RECORD_END):
+            return None
+        key = chunk[:opened]
+        if b'"' in key or b"\\" in key:
+            return None  # an address that needs unescaping: rare, parsed the long way
+        try:
+            entries[key.decode()] = chunk
+        except UnicodeDecodeError:
+            return None
+    try:
+        lineage = json.loads(head.group(1))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return lineage, int(tail.group(1)), entries
 
 
 def loads(data: bytes, *, source: Path) -> State:
-    """Parse a state file; anything malformed is a StateError, never a silent reset."""
+    """Parse a state file; anything malformed is a StateError, never a silent reset.
+
+    A file in the canonical layout is cut into records that are parsed when first used (a
+    malformed one is then a StateError naming it); any other file is parsed whole here.
+    """
+    split = split_records(data)
+    if split is not None:
+        lineage, serial, entries = split
+        return State(lineage, serial, Records.from_entries(entries, source))
     hint = (
         f"restore the previous state from {source.name}.backup or from version control; "
         "never delete the state to get past this: it records what was sent"
@@ -93,18 +206,46 @@ def read_state(path: Path) -> State | None:
 
 def write_state(path: Path, state: State) -> None:
     """Write ``state`` atomically (mode 0600), keeping the previous file as ``<name>.backup``."""
-    data = dumps(state)
+    data = dump_pieces(state)
     safe = (
         f"nothing recorded was lost: {path.name} is as it was, and the journal beside it "
         "keeps every outcome not yet in it, to be folded in by the next command that writes "
         "the state (apply, refresh)"
     )
+    _keep_backup(path, path.with_name(path.name + ".backup"), safe)
+    write_atomic(path, data, safe=safe)
+
+
+def _keep_backup(path: Path, backup: Path, safe: str) -> None:
+    """Make the current file ``backup``: a second name for it (a hard link, renamed into
+    place), so an 81 MB state is not read and written again; a copy where the file system
+    has no hard links. The rename of the new state that follows makes both durable."""
+    tmp = backup.with_name(f".{backup.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    try:
+        os.link(path, tmp, follow_symlinks=True)
+    except FileNotFoundError:
+        return  # no state file yet
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
+            raise write_error(backup, exc, safe=safe) from None
+        _copy_backup(path, backup, safe)
+        return
+    try:
+        os.chmod(tmp, PRIVATE)  # a state file left 0644 by an older version
+        os.replace(tmp, backup)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise write_error(backup, exc, safe=safe) from None
+
+
+def _copy_backup(path: Path, backup: Path, safe: str) -> None:
     try:
         previous = path.read_bytes()
     except FileNotFoundError:
-        previous = None
+        return
     except OSError as exc:
         raise StateError(f"{path}: cannot read the state file ({describe(exc)})") from exc
-    if previous is not None:
-        write_atomic(path.with_name(path.name + ".backup"), previous, safe=safe)
-    write_atomic(path, data, safe=safe)
+    write_atomic(backup, previous, safe=safe)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -139,12 +139,14 @@ class State:
     """The whole state of one environment.
 
     ``lineage`` is fixed when the state is created; ``serial`` grows by one every time the
-    file is written, so a saved plan can tell whether the state moved since.
+    file is written, so a saved plan can tell whether the state moved since. A state read
+    from its file holds its ``resources`` as :class:`~customs_batch.state.records.Records`,
+    each parsed when first used.
     """
 
     lineage: str
     serial: int = 0
-    resources: dict[str, ResourceRecord] = field(default_factory=dict)
+    resources: MutableMapping[str, ResourceRecord] = field(default_factory=dict)
 
     @classmethod
     def new(cls) -> State:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import getpass
 import hashlib
-import json
 import os
 import socket
 import threading
@@ -36,6 +35,7 @@ from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
 from customs_batch.state.pg_schema import ensure_schema
+from customs_batch.state.records import Records
 
 Connection = psycopg.Connection[TupleRow]
 T = TypeVar("T")
@@ -347,14 +347,12 @@ def _load(connection: Connection, name: str) -> State:
             "SELECT lineage, serial FROM customs_batch_states WHERE name = %s", (name,)
         ).fetchone()
         state = State(lineage=row[0], serial=int(row[1])) if row else State(lineage="", serial=0)
-        # The records as text, parsed as one JSON array: twice as fast as a jsonb value
-        # per row (measured at 100,000 rows; see docs/benchmarks.md).
+        # The records as text, each parsed when first used: a run that changes ten
+        # records of 100,000 parses ten (see docs/benchmarks.md).
         rows = connection.execute(
             "SELECT address, record::text FROM customs_batch_resources WHERE state = %s", (name,)
         ).fetchall()
-        records = json.loads("[" + ",".join(text for _, text in rows) + "]")
-        for (address, _), record in zip(rows, records, strict=True):
-            state.resources[address] = ResourceRecord.from_json(address, record)
+        state.resources = Records.from_texts(dict(rows), f"the state {name} in the database")
         journal = connection.execute(
             "SELECT lineage, address, record FROM customs_batch_journal WHERE state = %s "
             "ORDER BY seq",

@@ -120,3 +120,150 @@ def test_a_state_file_linked_to_dev_zero_is_a_state_error_naming_it(tmp_path: Pa
     message = str(caught.value)
     assert str(path) in message and "not a regular file" in message
     assert "state.json.backup" in (caught.value.hint or "")
+
+
+def _canonical(state: State) -> bytes:
+    """What the state file held before it was written record by record."""
+    document = {
+        "version": STATE_VERSION,
+        "lineage": state.lineage,
+        "serial": state.serial,
+        "resources": {a: state.resources[a].to_json() for a in sorted(state.resources)},
+    }
+    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def _varied_state() -> State:
+    state = State(lineage="lin-ü", serial=7)
+    state.apply("Movement/b", _record("Movement/b", spec={"a": {}, "b": [], "w": 10.5}))
+    state.apply(
+        "DepartureDeclaration/ä-1",
+        _record(
+            "DepartureDeclaration/ä-1",
+            status=RecordStatus.FAILED,
+            spec={"Consignee": {"name": 'Müller "&" Søn\n', "items": [1, 2.25, None, True]}},
+            error=ServiceFailure(400, "totalWeight is wrong", {"errors": [{"f": "x"}]}),
+            remote_errors=({"code": "E1"},),
+            superseded=({"declarationId": "d-1"},),
+        ),
+    )
+    state.apply("Movement/a", _record("Movement/a", outputs={}))
+    return state
+
+
+def test_the_file_is_the_canonical_json_byte_for_byte() -> None:
+    state = _varied_state()
+    assert dumps(state) == _canonical(state)
+    assert dumps(State(lineage="l", serial=1)) == _canonical(State(lineage="l", serial=1))
+
+
+def test_records_not_changed_are_written_back_as_they_were_read(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    write_state(path, _varied_state())
+    state = read_state(path)
+    assert state is not None
+    state.apply("Movement/b", _record("Movement/b", operation="update"))
+    state.apply("Movement/c", _record("Movement/c"))
+    del state.resources["Movement/a"]
+    state.serial += 1
+    expected = _varied_state()
+    expected.apply("Movement/b", _record("Movement/b", operation="update"))
+    expected.apply("Movement/c", _record("Movement/c"))
+    expected.apply("Movement/a", None)
+    expected.serial += 1
+    write_state(path, state)
+    assert path.read_bytes() == _canonical(expected)
+    assert read_state(path) == expected
+
+
+def test_a_record_is_parsed_when_used_and_a_broken_one_names_itself(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    state = State(lineage="l", serial=2)
+    state.apply("Movement/a", _record("Movement/a"))
+    state.apply("Movement/b", _record("Movement/b"))
+    write_state(path, state)
+    path.write_bytes(path.read_bytes().replace(b'"status": "applied"', b'"status": "odd"', 1))
+    again = read_state(path)
+    assert again is not None and sorted(again.resources) == ["Movement/a", "Movement/b"]
+    assert again.resources["Movement/b"].status is RecordStatus.APPLIED
+    with pytest.raises(StateError, match="Movement/a is malformed") as caught:
+        again.resources["Movement/a"]
+    assert str(path) in str(caught.value)
+    assert "state.json.backup" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # A record written on one line between two canonical ones.
+        lambda text: text.replace(
+            '    "Movement/b": {',
+            '    "Movement/ab": {"status": "applied", "operation": "x"},\n    "Movement/b": {',
+        ),
+        # Indented by hand with tabs.
+        lambda text: text.replace('      "status"', '\t"status"', 1),
+        # An address that needs unescaping.
+        lambda text: text.replace('"Movement/b"', '"Movement/\\u0062"'),
+    ],
+)
+def test_a_file_in_another_layout_is_parsed_whole_and_loses_no_record(
+    tmp_path: Path, edit: object
+) -> None:
+    path = tmp_path / "state.json"
+    state = State(lineage="l", serial=2)
+    state.apply("Movement/a", _record("Movement/a"))
+    state.apply("Movement/b", _record("Movement/b"))
+    write_state(path, state)
+    assert callable(edit)
+    path.write_text(edit(path.read_text()))
+    again = read_state(path)
+    assert again is not None
+    assert {"Movement/a", "Movement/b"} <= set(again.resources)
+    assert again.resources["Movement/b"] == state.resources["Movement/b"]
+
+
+def test_the_backup_is_the_previous_file_itself_and_private(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    write_state(path, State(lineage="l", serial=1))
+    path.chmod(0o644)  # as an older version left it
+    previous = path.read_bytes()
+    inode = path.stat().st_ino
+    write_state(path, State(lineage="l", serial=2))
+    backup = tmp_path / "state.json.backup"
+    assert backup.read_bytes() == previous
+    assert backup.stat().st_ino == inode  # renamed into place, not read and written again
+    assert backup.stat().st_mode & 0o777 == 0o600
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_backup_is_copied_where_hard_links_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    path = tmp_path / "state.json"
+    write_state(path, State(lineage="l", serial=1))
+    previous = path.read_bytes()
+    monkeypatch.setattr(os, "link", no_links)
+    write_state(path, State(lineage="l", serial=2))
+    backup = tmp_path / "state.json.backup"
+    assert backup.read_bytes() == previous
+    assert backup.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_state_of_thousands_of_records_is_written_and_read_back_exactly(tmp_path: Path) -> None:
+    state = State(lineage="l", serial=9)
+    for number in range(2_345):
+        state.apply(f"Movement/m-{number:05d}", _record(f"Movement/m-{number:05d}"))
+    path = tmp_path / "state.json"
+    write_state(path, state)
+    assert path.read_bytes() == _canonical(state)
+    again = read_state(path)
+    assert again is not None and again == state
+    write_state(path, again)
+    assert path.read_bytes() == _canonical(state)

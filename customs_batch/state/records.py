@@ -1,0 +1,127 @@
+"""The records of a state by address, each parsed only when it is first used.
+
+A run that changes ten resources in a state of 100,000 should not pay for the 99,990 others:
+parsing a record into Python objects is what loading a big state costs (about 15 µs each).
+So a state read from its file keeps each record as its JSON text until something asks for
+it, and keeps the text of every record it never changed, to write it back as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping, MutableMapping
+from pathlib import Path
+
+from customs_batch.errors import StateError
+from customs_batch.state.model import ResourceRecord
+
+
+class Records(MutableMapping[str, ResourceRecord]):
+    """A mapping of address to record whose values may still be text from the state file.
+
+    ``entry_of(address)`` is the record's entry as read (``Kind/name": {...}``, see
+    ``file.record_entry``), for a record this state never replaced: writing it back costs a
+    copy, not a serialisation. Safe to read from several threads while one writes (apply's
+    workers).
+    """
+
+    def __init__(self, source: Path | str | None = None) -> None:
+        self._source = source
+        self._values: dict[str, ResourceRecord | bytes | str] = {}
+        self._entries: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_entries(cls, entries: dict[str, bytes], source: Path) -> Records:
+        """Records kept as their ``entries`` in the state file (by address) until used."""
+        records = cls(source)
+        records._values = dict(entries)
+        records._entries = entries
+        return records
+
+    @classmethod
+    def from_texts(cls, texts: dict[str, str], source: str) -> Records:
+        """Records kept as their JSON ``texts`` (by address) until used; they have no
+        entry in a state file (a database's rows)."""
+        records = cls(source)
+        records._values = dict(texts)
+        return records
+
+    def entry_of(self, address: str) -> bytes | None:
+        """The record's entry as it was read, or None once it was replaced."""
+        return self._entries.get(address)
+
+    def __getitem__(self, address: str) -> ResourceRecord:
+        value = self._values[address]
+        if isinstance(value, ResourceRecord):
+            return value
+        with self._lock:
+            value = self._values[address]
+            if not isinstance(value, ResourceRecord):
+                value = self._parse(address, value)
+                self._values[address] = value
+            return value
+
+    def peek(self, address: str) -> ResourceRecord:
+        """The record of ``address``, parsed if need be but not kept parsed: for a pass over
+        every record (``state list``) that should not hold them all at once."""
+        value = self._values[address]
+        return value if isinstance(value, ResourceRecord) else self._parse(address, value)
+
+    def __setitem__(self, address: str, record: ResourceRecord) -> None:
+        with self._lock:
+            self._values[address] = record
+            self._entries.pop(address, None)
+
+    def __delitem__(self, address: str) -> None:
+        with self._lock:
+            del self._values[address]
+            self._entries.pop(address, None)
+
+    def __contains__(self, address: object) -> bool:
+        return address in self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._values))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Records({len(self)} records)"
+
+    def _parse(self, address: str, value: bytes | str) -> ResourceRecord:
+        where = self._source or "the state"
+        try:
+            # An entry of the state file starts with the rest of its address.
+            text = value[value.index(b'": {') + 3 :] if isinstance(value, bytes) else value
+            data = json.loads(text)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise StateError(
+                f"{where}: the record of {address} is corrupt ({exc})", hint=_hint(where)
+            ) from None
+        if not isinstance(data, Mapping):
+            raise StateError(
+                f"{where}: the record of {address} is not an object", hint=_hint(where)
+            )
+        try:
+            return ResourceRecord.from_json(address, data)
+        except StateError as exc:
+            raise StateError(f"{where}: {exc}", hint=_hint(where)) from None
+
+
+def _hint(source: Path | str) -> str:
+    if isinstance(source, Path):
+        return (
+            f"restore the previous state from {source.name}.backup or from version control; "
+            "never delete the state to get past this: it records what was sent"
+        )
+    return "restore the state from a copy (`customs-batch state push`); never delete it"
+
+
+def each_record(resources: Mapping[str, ResourceRecord]) -> Iterator[tuple[str, ResourceRecord]]:
+    """Every record in address order, without keeping them all parsed."""
+    peek = resources.peek if isinstance(resources, Records) else resources.__getitem__
+    for address in sorted(resources):
+        yield address, peek(address)

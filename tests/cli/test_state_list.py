@@ -1,0 +1,74 @@
+"""``state list`` prints every record, one batch of lines at a time, as it always printed them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.file import write_state
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> State:
+    """A state of 2,500 records (more than one batch) in the default environment's folder."""
+    state = State(lineage="lin-1", serial=3)
+    for number in range(2_500):
+        address = f"Movement/mov-{number:05d}"
+        status = RecordStatus.PENDING if number % 7 == 0 else RecordStatus.APPLIED
+        state.apply(
+            address,
+            ResourceRecord(
+                address,
+                status,
+                "create-movement",
+                {"hawbId": f"hawb-{number}", "consignee": "Müller & Søn", "weight": 10.5},
+                outputs={"movementId": f"mov_{number}", "b": 1} if number % 3 else {},
+                updated_at="2026-11-21T06:00:00.000Z",
+            ),
+        )
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    return state
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_json_list_is_the_whole_state_as_one_json_object(
+    state: State, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "state", "list", "--format", "json")
+    assert code == 0, err
+    resources = {a: state.resources[a].to_json() for a in sorted(state.resources)}
+    body = {"formatVersion": 2, "resources": resources}
+    assert out == json.dumps(body, indent=2, sort_keys=True) + "\n"
+
+
+def test_the_text_list_has_one_line_per_record_in_address_order(
+    state: State, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "state", "list")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2_500
+    assert lines[0] == "Movement/mov-00000  needs-decision"
+    assert lines[1] == "Movement/mov-00001  applied  b=1 movementId=mov_1"
+    assert lines == sorted(lines)
+
+
+def test_an_empty_state_lists_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "state", "list") == (0, "", "The state is empty.\n")
+    empty = json.dumps({"formatVersion": 2, "resources": {}}, indent=2, sort_keys=True) + "\n"
+    assert run(capsys, "state", "list", "--format", "json") == (0, empty, "")

@@ -1,0 +1,90 @@
+"""What a plan starts from: documents checked as they load, findings at the exact value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from customs_batch.planning.inputs import load_inputs
+
+MOVEMENT = """\
+apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: {name}
+spec:
+  shipmentId: shp_1
+  hawbId: {hawb}
+  action: VAH
+  quantity: {quantity}
+  grossWeightKg: 10.5
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: rpty_1
+  customsDeclaration:
+    source: EXTERNAL
+    documentType: X
+    declarationType: IM
+    declarationNumber: 24NLR1234567890120
+"""
+
+
+def _write(folder: Path, *documents: str) -> Path:
+    (folder / "customs-batch.yaml").write_text("default_environment: local\n")
+    manifests = folder / "manifests"
+    manifests.mkdir()
+    (manifests / "movements.yaml").write_text("---\n".join(documents))
+    return manifests
+
+
+def test_documents_from_several_files_keep_batch_order_and_specs(tmp_path: Path) -> None:
+    manifests = _write(
+        tmp_path,
+        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT.format(name="mov-2", hawb="hawb_2", quantity=2),
+    )
+    (manifests / "more.yaml").write_text(MOVEMENT.format(name="mov-3", hawb="hawb_3", quantity=3))
+    inputs = load_inputs([manifests])
+    assert not inputs.failed
+    names = [(doc.name, doc.index) for doc in inputs.documents]
+    assert sorted(names, key=lambda pair: pair[1]) == names
+    assert {doc.name for doc in inputs.documents} == {"mov-1", "mov-2", "mov-3"}
+    assert [doc.index for doc in inputs.documents] == [0, 1, 2]
+    assert inputs.documents[0].spec["customsDeclaration"]["declarationType"] == "IM"
+
+
+def test_a_schema_error_points_at_the_value_itself(tmp_path: Path) -> None:
+    manifests = _write(
+        tmp_path,
+        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT.format(name="mov-2", hawb="hawb_2", quantity="many"),
+    )
+    inputs = load_inputs([manifests])
+    assert inputs.failed
+    [finding] = [f for f in inputs.validation.findings if f.location.path[-1:] == ("quantity",)]
+    # The second document starts on line 20, after "---"; its quantity is its ninth line.
+    assert (finding.location.line, finding.location.column) == (28, 13)
+
+
+def test_a_project_wide_error_points_at_the_second_document(tmp_path: Path) -> None:
+    manifests = _write(
+        tmp_path,
+        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT.format(name="mov-1", hawb="hawb_2", quantity=2),
+    )
+    inputs = load_inputs([manifests])
+    assert inputs.failed
+    [finding] = [f for f in inputs.validation.findings if "mov-1" in f.message]
+    assert finding.location.line >= 20
+
+
+def test_a_project_wide_warning_leaves_the_batch_planable(tmp_path: Path) -> None:
+    manifests = _write(
+        tmp_path,
+        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT.format(name="mov-2", hawb="hawb_1", quantity=1),
+    )
+    inputs = load_inputs([manifests])
+    assert not inputs.failed
+    [warning] = [f for f in inputs.validation.findings if "same request" in f.message]
+    assert warning.location.file.endswith("movements.yaml")
+    assert [doc.name for doc in inputs.documents] == ["mov-1", "mov-2"]
