@@ -9,6 +9,8 @@ the previous version whole.
 Version 1: the states, their resources (one row per address) and the journal.
 Version 2: the lock holder's row (who holds a state's advisory lock, since when).
 Version 3: the rate budgets, one row per API key (by a fingerprint, never the key).
+Version 4: the last requests of each budget (when each left, when its answer came back),
+so the budget keeps the service's window across processes.
 """
 
 from __future__ import annotations
@@ -77,7 +79,30 @@ def _version_3(cursor: psycopg.Cursor[TupleRow]) -> None:
     )
 
 
-UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [_version_1, _version_2, _version_3]
+def _version_4(cursor: psycopg.Cursor[TupleRow]) -> None:
+    cursor.execute(
+        """
+        ALTER TABLE customs_batch_rate_budgets
+            ADD COLUMN last_request bigint NOT NULL DEFAULT 0,
+            ADD COLUMN horizon double precision NOT NULL DEFAULT 0;
+        CREATE TABLE customs_batch_rate_requests (
+            fingerprint text NOT NULL
+                REFERENCES customs_batch_rate_budgets (fingerprint) ON DELETE CASCADE,
+            request bigint NOT NULL,
+            sent double precision NOT NULL,
+            answered double precision,
+            PRIMARY KEY (fingerprint, request)
+        );
+        """
+    )
+
+
+UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [
+    _version_1,
+    _version_2,
+    _version_3,
+    _version_4,
+]
 SCHEMA_VERSION = len(UPGRADES)
 
 

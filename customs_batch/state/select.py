@@ -58,7 +58,15 @@ def rate_limiter_for(
     from customs_batch.state.pg_budget import SharedRateLimiter, key_fingerprint
 
     url = state_url(environment, environ)
-    return SharedRateLimiter(environment.rate_limit, url, key_fingerprint(api_key))
+    timeouts, limit = environment.timeouts, environment.rate_limit
+    return SharedRateLimiter(
+        limit,
+        url,
+        key_fingerprint(api_key),
+        # A request out longer than the client waits for it was lost (a crash): it counts
+        # as answered then, so it does not hold the key's window forever.
+        stale_after=timeouts.connect + timeouts.read + limit.period,
+    )
 
 
 def rate_budget_note(environment: Environment) -> str | None:

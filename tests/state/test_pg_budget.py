@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 
 from customs_batch.client import RateLimit, RateLimiter
 from customs_batch.environments import connect, load_project
-from customs_batch.state.pg_budget import SharedRateLimiter, key_fingerprint
+from customs_batch.state.pg_budget import POLL_SECONDS, SharedRateLimiter, key_fingerprint
 from customs_batch.state.select import rate_budget_note
 
 KEY = "budget-Key-4d7a-NeverStored"
@@ -49,6 +50,83 @@ def test_two_processes_sharing_a_key_take_slots_an_interval_apart(postgres_url: 
     assert len(slots) == 40
     # Together, not each: 40 requests of one key span 39 intervals of 50/second.
     assert min(gaps) >= LIMIT.interval * 0.999, min(gaps)
+
+
+def test_a_process_that_sends_late_does_not_crowd_the_window_of_the_others(
+    postgres_url: str,
+) -> None:
+    # 5 requests in any 2 seconds. Process A takes the first slot and is held (scheduled
+    # late) while process B sends four; A's request arrives with B's fourth, and B goes on.
+    limit = RateLimit(5, period=2.0)
+    a, b = (SharedRateLimiter(limit, postgres_url, key_fingerprint(KEY)) for _ in range(2))
+    arrivals: list[float] = []  # when the service counts each request
+    a_took, a_sends = threading.Event(), threading.Event()
+
+    def process_a() -> None:
+        a.acquire()
+        a_took.set()
+        a_sends.wait()  # the gate: A is scheduled late
+        a.release()  # its answer is back (B counted its arrival before opening the gate)
+
+    held = threading.Thread(target=process_a)
+    held.start()
+    try:
+        assert a_took.wait(timeout=30)
+        for sent in range(7):
+            b.acquire()
+            arrivals.append(time.monotonic())
+            b.release()
+            if sent == 3:
+                arrivals.append(time.monotonic())  # A's late request arrives now
+                a_sends.set()
+    finally:
+        a_sends.set()
+        held.join()
+        a.close()
+        b.close()
+    arrivals.sort()
+    crowded = [
+        (round(first, 3), round(last, 3))
+        for first, last in zip(arrivals, arrivals[5:], strict=False)
+        if last - first < limit.period - 0.001
+    ]
+    assert len(arrivals) == 8
+    assert not crowded, "6 requests in a window of 2 seconds"
+
+
+class _Waiting(Exception):
+    """The limiter began to wait for the answer of a request of another process."""
+
+
+def test_a_request_lost_in_a_crash_blocks_the_key_only_until_it_is_stale(
+    postgres_url: str,
+) -> None:
+    limit = RateLimit(2, period=1.0)
+
+    def sleep(seconds: float) -> None:
+        if seconds == POLL_SECONDS:
+            raise _Waiting
+
+    crashed = SharedRateLimiter(
+        limit, postgres_url, key_fingerprint(KEY), stale_after=30.0, sleep=sleep
+    )
+    crashed.acquire()  # request 1 leaves, and its process dies before the answer
+    crashed.close()
+    other = SharedRateLimiter(
+        limit, postgres_url, key_fingerprint(KEY), stale_after=30.0, sleep=sleep
+    )
+    try:
+        other.acquire()  # request 2: nothing 2 before it
+        with pytest.raises(_Waiting):
+            other.acquire()  # request 3 waits for the answer of request 1
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            # 31 seconds pass: request 1 has been out longer than stale_after.
+            connection.execute(
+                "UPDATE customs_batch_rate_requests SET sent = sent - 31 WHERE request = 1"
+            )
+        other.acquire()  # request 4 goes: request 1 counts as answered when it went stale
+    finally:
+        other.close()
 
 
 def test_another_key_has_its_own_budget_and_no_key_is_stored(postgres_url: str) -> None:

@@ -147,6 +147,22 @@ def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) ->
                 connection.execute("INSERT INTO customs_batch_states VALUES ('s', 'L', 3)")
             row = connection.execute("SELECT lineage, serial FROM customs_batch_states").fetchone()
             assert row == ("L", 3)
+            if version == 3:
+                connection.execute("INSERT INTO customs_batch_rate_budgets VALUES ('f', 12.5)")
+            if version >= 3:
+                budget = connection.execute(
+                    "SELECT fingerprint, next_slot FROM customs_batch_rate_budgets"
+                ).fetchall()
+                assert budget == [("f", 12.5)]
+            if version == 4:  # the budget keeps its slot and starts a window of requests
+                row = connection.execute(
+                    "SELECT last_request, horizon FROM customs_batch_rate_budgets"
+                ).fetchone()
+                assert row == (0, 0.0)
+                connection.execute(
+                    "INSERT INTO customs_batch_rate_requests (fingerprint, request, sent) "
+                    "VALUES ('f', 1, 13.0)"
+                )
         assert ensure_schema(connection) == SCHEMA_VERSION  # nothing left to do
     assert len(UPGRADES) == SCHEMA_VERSION
 
