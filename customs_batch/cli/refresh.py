@@ -10,6 +10,7 @@ from customs_batch.environments import connect
 from customs_batch.errors import ExitCode
 from customs_batch.execution.reconcile import refresh as refresh_state
 from customs_batch.execution.reconcile import status_lines
+from customs_batch.execution.settle import settle_lost_creations
 
 
 @click.command()
@@ -23,7 +24,10 @@ def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
     Departure declarations and party updates get their current status and errors; export
     declarations their status; template groups that were changed elsewhere are recorded as
     the service holds them, so the next plan shows what the manifests would change back.
-    Movements cannot be read back one by one: the API has no endpoint for it.
+    Movements cannot be read back one by one: the API has no endpoint for it. A departure
+    whose submission's outcome is unknown is looked for among the transit declarations
+    created since: when none could be it, its record is dropped and the next plan submits
+    it again; otherwise the ones that could be it are listed for `state adopt`.
 
     \b
     Example:
@@ -35,10 +39,21 @@ def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
         connect(environment) as client,
         backend_for(environment).open("refresh", lock_timeout=lock_timeout) as session,
     ):
+        settled = settle_lost_creations(
+            session,
+            client,
+            answered_within=environment.timeouts.answered_within,
+            notice=lambda text: click.echo(text, err=True),
+        )
         drifts = refresh_state(session, client)
+    for lost in settled:
+        click.echo(lost.describe())
     for drift in drifts:
         click.echo(f"{drift.address}: {drift.message}")
-    click.echo(f"Refreshed: {len(drifts)} change(s) found.", err=True)
+    click.echo(
+        f"Refreshed: {len(drifts)} change(s) found, {len(settled)} lost submission(s) looked for.",
+        err=True,
+    )
     return int(ExitCode.OK)
 
 

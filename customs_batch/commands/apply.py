@@ -14,6 +14,7 @@ from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.budget import TimeBudget
 from customs_batch.execution.interrupt import graceful_stop
+from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
 from customs_batch.planning.planfile import check_current, digest_documents, is_plan_file, read_plan
@@ -134,8 +135,9 @@ class ApplyResult:
 def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
     """Make the chosen environment match the manifests (or apply a saved plan).
 
-    Takes the state lock, plans against the locked state (or checks that a saved plan was
-    made against it), shows the plan, asks unless approved beforehand, then sends in
+    Takes the state lock, settles departures whose submission was lost (see
+    :mod:`customs_batch.execution.settle`), plans against the locked state (or checks that a
+    saved plan was made against it), shows the plan, asks unless approved beforehand, then sends in
     dependency order under the rate limit, recording every intent before it is sent and
     every outcome after. The first SIGINT/SIGTERM stops starting new work.
     """
@@ -157,6 +159,15 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
             check_current(saved, session.state.lineage, session.state.serial, source=plan_path)
             plan = saved
         else:
+            # A departure whose submission was lost is searched for at the service first:
+            # one that never arrived is planned again as a creation.
+            for settled in settle_lost_creations(
+                session,
+                client,
+                answered_within=environment.timeouts.answered_within,
+                notice=presenter.notice,
+            ):
+                presenter.notice(settled.describe())
             plan = plan_changes(
                 documents,
                 session.state,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
@@ -21,6 +22,11 @@ class Timeouts:
 
     connect: float = 10.0
     read: float = 30.0
+
+    @property
+    def answered_within(self) -> timedelta:
+        """How long after a request left any answer to it would have come."""
+        return timedelta(seconds=self.connect + self.read)
 
 
 class StateKind(StrEnum):

@@ -421,6 +421,10 @@ def _intent(
                 "outputs": known,
                 "remoteStatus": previous.remote_status,
                 "remoteErrors": list(previous.remote_errors),
+                # What the record was, so a resubmission that never left can be taken back.
+                "spec": dict(previous.spec),
+                "operation": previous.operation,
+                "updatedAt": previous.updated_at,
             },
         )
         known = {}

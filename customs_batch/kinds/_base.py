@@ -64,7 +64,7 @@ class UnknownOutcome:
     @property
     def key_valid(self) -> bool:
         """Whether the recorded Idempotency-Key is still honoured by the service."""
-        started = _parse_time(self.record.updated_at)
+        started = parse_time(self.record.updated_at)
         return bool(
             self.record.idempotency_key
             and started is not None
@@ -88,6 +88,23 @@ RefreshFunction = Callable[[CustomsClient, Sequence[ResourceRecord]], dict[str, 
 """Reads every recorded object of a kind at once: what the service says of each, by address
 (None: no longer found)."""
 ConflictFunction = Callable[[CustomsClient, Address, Request], "Conflict"]
+
+
+@dataclass(frozen=True)
+class LostCreation:
+    """A creation whose outcome is unknown, as the service is searched for it: the record
+    (its intent), and the earliest time at which the service could have made the object."""
+
+    record: ResourceRecord
+    since: datetime
+
+
+LookFor = Callable[
+    [CustomsClient, Sequence[LostCreation], Sequence[ResourceRecord]], dict[str, tuple[str, ...]]
+]
+"""Searches the service for the objects lost creations may have made, given every recorded
+object of the kind (theirs are not candidates): by address, the IDs of the objects created
+since that could be it. None found means the request never reached the service."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +151,10 @@ class KindModel:
     imported_fields: frozenset[str] = frozenset()
     """Fields ``import`` records as the service holds them (not as the manifest says), so
     the next plan shows what the manifests would change."""
+    look_for: LookFor | None = None
+    """How the service is searched for what a creation with an unknown outcome made, for a
+    kind whose creation cannot simply be repeated (a departure). With it, apply and refresh
+    tell a request that never reached the service (sent again) from one that may have."""
     lane: Callable[[Mapping[str, JSON]], tuple[str, ...]] | None = None
     """Documents of the kind in one lane are applied one after another, in manifest order
     (movements on one shipment and HAWB)."""
@@ -209,7 +230,7 @@ def _recorded(record: ResourceRecord, default: Operation) -> Operation:
         return default
 
 
-def _parse_time(text: str) -> datetime | None:
+def parse_time(text: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from customs_batch.client import CustomsClient
+from customs_batch.client import CustomsClient, TransitFilter
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
     Decision,
     KindModel,
+    LostCreation,
     Outputs,
     Refreshed,
     Request,
     UnknownOutcome,
     number,
     outputs_of,
+    parse_time,
     refresh_each_declaration,
     repeat_unknown,
 )
@@ -32,6 +34,14 @@ from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES
 
 OUTPUTS = OUTPUT_FIELDS[Kind.DEPARTURE_DECLARATION]
 PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})
+COMPARED = (
+    "declarationType",
+    "procedureType",
+    "totalWeight",
+    "departureOffice",
+    "destinationOffice",
+)
+"""Fields of a submission that the service's detail of a transit declaration gives back."""
 
 
 def _submit(client: CustomsClient, request: Request) -> Outputs:
@@ -53,10 +63,63 @@ def _after_unknown(unknown: UnknownOutcome) -> Decision:
         Action.NEEDS_DECISION,
         Operation.NONE,
         "the submission's outcome is unknown and the API offers no idempotency for departure "
-        "declarations, so it is never re-sent blindly: look for it with `customs-batch get "
-        f"transit`, then `customs-batch state adopt {unknown.address} ID` if it was created, "
-        f"or `customs-batch state forget {unknown.address}` if it was not (it is then "
-        "submitted again)",
+        "declarations, so it is never re-sent blindly. `customs-batch apply` (or `refresh`) "
+        "first looks at the service: when no transit declaration created since the attempt "
+        "could be it, the request never arrived and it is submitted again. Otherwise decide: "
+        f"`customs-batch state adopt {unknown.address} ID` if one of them is it, or "
+        f"`customs-batch state forget {unknown.address}` if none is (it is then submitted "
+        "again)",
+    )
+
+
+def _look_for(
+    client: CustomsClient, lost: Sequence[LostCreation], recorded: Sequence[ResourceRecord]
+) -> dict[str, tuple[str, ...]]:
+    """The transit declarations created since each lost submission that could be it.
+
+    Declarations another document's record holds are not candidates; the others must
+    agree with the submission on every field the service's detail gives back.
+    """
+    known = _recorded_ids(recorded)
+    since = min(creation.since for creation in lost)
+    created: list[tuple[int, str]] = []
+    for entry in client.iter_transit(TransitFilter(start_date=since.date())):
+        ident = entry.declaration_id
+        if ident is None or ident in known:
+            continue
+        created.append((ident, str(entry.raw.get("createdAt") or "")))
+    details: dict[int, Mapping[str, JSON]] = {}
+    found: dict[str, tuple[str, ...]] = {}
+    for creation in lost:
+        candidates: list[str] = []
+        for ident, created_at in created:
+            when = parse_time(created_at)
+            if when is not None and when < creation.since:
+                continue
+            if ident not in details:
+                details[ident] = client.get_transit(ident).raw
+            if _could_be(creation.record.spec, details[ident]):
+                candidates.append(str(ident))
+        found[creation.record.address] = tuple(candidates)
+    return found
+
+
+def _recorded_ids(records: Sequence[ResourceRecord]) -> set[int]:
+    known: set[int] = set()
+    for record in records:
+        for outputs in (record.outputs, *(s.get("outputs") or {} for s in record.superseded)):
+            ident = outputs.get("declarationId")
+            if isinstance(ident, int):
+                known.add(ident)
+    return known
+
+
+def _could_be(spec: Mapping[str, JSON], detail: Mapping[str, JSON]) -> bool:
+    """Whether the detail agrees with the submission wherever both give a field."""
+    return all(
+        spec[name] == detail[name]
+        for name in COMPARED
+        if name in spec and detail.get(name) is not None
     )
 
 
@@ -99,6 +162,7 @@ MODEL = KindModel(
     mutable=PARTY_FIELDS,
     resubmit=Operation.RESUBMIT_DEPARTURE,
     after_unknown=_after_unknown,
+    look_for=_look_for,
     read_back=read_transit,
     refresh=refresh_transit,
     rejected_states=FAILED_TRANSIT_STATUSES,

@@ -9,12 +9,13 @@ it, and keeps the text of every record it never changed, to write it back as it 
 from __future__ import annotations
 
 import json
+import re
 import threading
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Collection, Iterator, Mapping, MutableMapping
 from pathlib import Path
 
 from customs_batch.errors import StateError
-from customs_batch.state.model import ResourceRecord
+from customs_batch.state.model import RecordStatus, ResourceRecord
 
 
 class Records(MutableMapping[str, ResourceRecord]):
@@ -69,6 +70,11 @@ class Records(MutableMapping[str, ResourceRecord]):
         value = self._values[address]
         return value if isinstance(value, ResourceRecord) else self._parse(address, value)
 
+    def text_of(self, address: str) -> bytes | str | None:
+        """The record's text as read when it was never parsed, else None."""
+        value = self._values.get(address)
+        return None if value is None or isinstance(value, ResourceRecord) else value
+
     def __setitem__(self, address: str, record: ResourceRecord) -> None:
         with self._lock:
             self._values[address] = record
@@ -118,6 +124,29 @@ def _hint(source: Path | str) -> str:
             "never delete the state to get past this: it records what was sent"
         )
     return "restore the state from a copy (`customs-batch state push`); never delete it"
+
+
+def records_in(
+    resources: Mapping[str, ResourceRecord], prefix: str, statuses: Collection[RecordStatus]
+) -> Iterator[ResourceRecord]:
+    """The records of addresses starting with ``prefix`` whose status is one of
+    ``statuses``. A record still held as text is parsed only when its text names one of
+    them, so a pass over a big state costs a substring search per record."""
+    names = "|".join(re.escape(status.value) for status in statuses)
+    named = re.compile(rf'"status"\s*:\s*"(?:{names})"')
+    texts = resources.text_of if isinstance(resources, Records) else None
+    for address in resources:
+        if not address.startswith(prefix):
+            continue
+        text = texts(address) if texts is not None else None
+        if text is not None:
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", "replace")
+            if named.search(text) is None:
+                continue
+        record = resources[address]
+        if record.status in statuses:
+            yield record
 
 
 def each_record(resources: Mapping[str, ResourceRecord]) -> Iterator[tuple[str, ResourceRecord]]:

@@ -196,6 +196,8 @@ class Project:
             "api_key_env": KEY_ENV,
             "rate_limit": "off",
             "parallelism": self.parallelism,
+            # Short, so that a lost departure is looked for soon after (connect + read).
+            "timeouts": {"connect": 5, "read": 10},
         }
 
     def write_config(self) -> None:

@@ -30,6 +30,7 @@ class GatedProxy:
         self.held = threading.Event()  # the chosen request is waiting at the gate
         self.forwarded = threading.Event()  # the chosen request reached the upstream
         self._open = threading.Event()
+        self._dropped = threading.Event()
         self._count = threading.Lock()
         self._select = select
         self._selected = 0
@@ -61,6 +62,13 @@ class GatedProxy:
         """Let the held request through, and every later one."""
         self._open.set()
 
+    def drop(self) -> None:
+        """Close the held request's connection without forwarding it (the service never
+        hears of it, as if the run had been killed before it left), and let later ones
+        through."""
+        self._dropped.set()
+        self._open.set()
+
     def _arrived(self, method: str, path: str) -> bool:
         """Count the request; hold it if it is the chosen one (then return True)."""
         with self._count:
@@ -90,6 +98,9 @@ class GatedProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 mine = proxy._arrived(self.command, self.path)
+                if mine and proxy._dropped.is_set():
+                    self.close_connection = True
+                    return
                 headers = {
                     name: value
                     for name, value in self.headers.items()

@@ -36,7 +36,8 @@ KILL_POINTS = (
 )
 
 
-def _kill_at(run: Running, outcomes: int | None, delay: float) -> None:
+def _kill_at(run: Running, outcomes: int | None, delay: float) -> bool:
+    """Kill the run at that point; whether it was still running then."""
     if outcomes is not None:
         seen = 0
 
@@ -49,9 +50,12 @@ def _kill_at(run: Running, outcomes: int | None, delay: float) -> None:
             return seen >= outcomes
 
         if run.wait_for_line(counts) is None:
-            return  # it finished before this point: nothing left to kill
+            run.finish()
+            return False  # it finished before this point: nothing left to kill
     time.sleep(delay)
+    alive = run.process.poll() is None
     run.kill()
+    return alive
 
 
 def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
@@ -62,10 +66,10 @@ def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
     project.write("manifests/movements.yaml", batches.movements(PER_LANE, LANES))
     project.write("manifests/departures.yaml", batches.departures(DEPARTURES))
 
+    hits = 0
     for outcomes, delay in KILL_POINTS:
-        _kill_at(project.start("apply", "--auto-approve"), outcomes, delay)
+        hits += _kill_at(project.start("apply", "--auto-approve"), outcomes, delay)
         LocalBackend(project.state_dir).read()  # the state loads after every kill
-    killed_progress = len(sandbox.movements())
 
     sandbox.start()  # the same data, no faults from here on
     project.write_config()
@@ -97,7 +101,7 @@ def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
     assert recorded_departures == set(transit)
     done = project.run("plan", "--detailed-exitcode")
     assert done.returncode == 0, done.stdout
-    assert killed_progress < LANES * PER_LANE, "no kill hit the run: the test proved nothing"
+    assert hits >= len(KILL_POINTS) // 2, f"only {hits} kills hit a running apply"
     assert_secret_nowhere(project)
 
 

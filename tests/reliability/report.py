@@ -83,10 +83,12 @@ How to read the counts: a *duplicate* is an object the emulator holds twice for 
 document (the same movement, departure or template group declared twice); *lost* is an
 object the emulator created that no state record names; a *phantom* is a state record
 naming an object the emulator does not hold. A *decision* is a departure whose submission
-had an unknown outcome, shown as *needs decision* and resolved with `state adopt` (it was
-created) or `state forget` (it was not: sent again); departures are the one kind the API
-offers no idempotency for. A decision about a request the service *never received* would
-be the tool's fault: that count must be 0.
+had an unknown outcome and which the emulator may have received, shown as *needs decision*
+and resolved with `state adopt` (it was created) or `state forget` (it was not: sent
+again); departures are the one kind the API offers no idempotency for. `apply` first looks
+for such a departure among the transit declarations created since the attempt and submits
+it again itself when none could be it, so a decision about a request the service *never
+received* would be the tool's fault: that count must be 0.
 """
 
 
@@ -153,18 +155,14 @@ def _never_sent(rows: list[dict[str, Any]]) -> str:
     head = "- **A killed apply and a departure.**"
     if never:
         head = "- **A killed apply and a departure: the target of 0 is not met.**"
-    return f"""{head} {forgotten} decision(s) in the kill trials were about
-  departures the emulator does not hold (`state forget`, then sent again). Its request log
-  shows why: it received {received} departure submissions and created {created}
-  departures, so {received - created} submissions reached it and were dropped (its log
-  shows them ended in `error`): when the client vanishes before the emulator has read the
-  body, uvicorn hands the application a disconnect instead of the buffered body, and the
-  0.2 s delay these trials inject sits before that read. Those requests reached the
-  service: the client cannot know whether it acted on them, so asking is right. Decisions about requests that never reached the emulator at all:
-  **{never}**. The window for one remains: a kill after the intent's fsync and before the
-  request is written (microseconds of CPU, longer on a starved machine); it would be closed
-  only by looking the departure up at the service by a reference it carries before asking,
-  as template groups are looked up by their code, which is not done.
+    return f"""{head} Before it asks, `apply` looks for a departure whose submission
+  was lost among the transit declarations created since the attempt, and submits it again
+  itself when none could be it: the request never arrived, or arrived and was dropped
+  unread (the emulator received {received} departure submissions in these trials and
+  created {created}: when the client vanishes before the emulator has read the body,
+  uvicorn hands the application a disconnect instead of it). Decisions left about
+  departures the emulator does not hold (`state forget`, then sent again): {forgotten}, of
+  which about requests that never reached the emulator at all: **{never}**.
 """
 
 

@@ -1,0 +1,162 @@
+"""Creations whose outcome is unknown, settled by what the service holds.
+
+A run killed between recording its intent and the request leaving, or a request that got
+no answer, leaves a record whose outcome is unknown. Most kinds repeat such a request
+safely (a key, a lookup by a unique code). A departure cannot be repeated: the API has no
+idempotency for it, so sending it again could declare the same goods twice. What can be
+done is to look: once any answer to the lost request would have come (the connect and
+read timeouts after its intent, and a margin), the service is searched for the objects
+created since then. When none could be it, the request never arrived: its intent is taken
+back and the next plan submits it like anything new. When some could be it, a person
+decides (``state adopt`` or ``state forget``), told which ones.
+
+``apply`` does this before it plans (with the lock held), and so does ``refresh``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from customs_batch.client import CustomsClient
+from customs_batch.kinds import Address
+from customs_batch.kinds._base import LostCreation, parse_time
+from customs_batch.kinds.registry import KINDS
+from customs_batch.state.backend import StateSession
+from customs_batch.state.model import RecordStatus, ResourceRecord
+from customs_batch.state.records import records_in
+
+CLOCK_SKEW = timedelta(minutes=10)
+"""How far the service's clock may be behind ours: objects created up to this long before
+an intent are still searched."""
+MARGIN = timedelta(seconds=5)
+"""Added to the timeouts before a lost request is taken to have had its chance to arrive."""
+
+UNKNOWN_STATUSES = (RecordStatus.PENDING, RecordStatus.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What the search found for one lost creation.
+
+    ``never_arrived``: nothing at the service could be it, so its intent was taken back
+    (the next plan creates it). Otherwise ``candidates`` are the IDs that could be it; with
+    none, the intent could not be taken back (see :meth:`describe`).
+    """
+
+    address: str
+    never_arrived: bool
+    candidates: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for the user."""
+        if self.never_arrived:
+            return (
+                f"{self.address}: the last submission never reached the service (nothing "
+                "created since could be it): it is submitted again"
+            )
+        if not self.candidates:
+            return (
+                f"{self.address}: the last submission never reached the service, but the "
+                "record of the declaration it replaces is from an older version and cannot "
+                f"be restored: `customs-batch state forget {self.address}` submits it again"
+            )
+        ids = ", ".join(self.candidates)
+        return (
+            f"{self.address}: the last submission may have been received: created since, "
+            f"with the same values: {ids}. If one is it, `customs-batch state adopt "
+            f"{self.address} ID`; if none is, `customs-batch state forget {self.address}`"
+        )
+
+
+def settle_lost_creations(
+    session: StateSession,
+    client: CustomsClient,
+    *,
+    answered_within: timedelta,
+    notice: Callable[[str], None],
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[Settled]:
+    """Search the service for what each lost creation made, and take back the intent of
+    each that never arrived.
+
+    ``answered_within`` is how long after its intent any answer to a request would have
+    come (the client's timeouts); a lost creation more recent than that is waited for,
+    saying so through ``notice``, since the service may still be handling it.
+    """
+    settled: list[Settled] = []
+    for model in KINDS.values():
+        if model.look_for is None:
+            continue
+        lost = _lost(session, f"{model.kind.value}/", answered_within)
+        if not lost:
+            continue
+        ready = max(parse_time(c.record.updated_at) or now() for c in lost)
+        wait = (ready + answered_within + MARGIN - now()).total_seconds()
+        if wait > 0:
+            notice(
+                f"waiting {wait:.0f} s before looking for {len(lost)} submission(s) whose "
+                "outcome is unknown: the service may still be handling them"
+            )
+            sleep(wait)
+        # Every record of the kind: the objects they hold (and replaced) are not candidates.
+        recorded = list(
+            records_in(session.state.resources, f"{model.kind.value}/", tuple(RecordStatus))
+        )
+        found = model.look_for(client, lost, recorded)
+        for creation in lost:
+            candidates = found.get(creation.record.address)
+            if candidates is None:
+                continue
+            if candidates:
+                settled.append(Settled(creation.record.address, False, candidates))
+            else:
+                taken_back = _take_back(session, creation.record)
+                settled.append(Settled(creation.record.address, taken_back))
+    return settled
+
+
+def _lost(session: StateSession, prefix: str, answered_within: timedelta) -> list[LostCreation]:
+    """The creations of one kind whose outcome is unknown (an update's object exists)."""
+    lost = []
+    for record in records_in(session.state.resources, prefix, UNKNOWN_STATUSES):
+        if record.outputs or Address.parse(record.address) is None:
+            continue
+        stamped = parse_time(record.updated_at)
+        if stamped is None:
+            continue
+        # An unknown outcome is recorded after the wait for the answer: the request left
+        # up to the timeouts before.
+        since = stamped - CLOCK_SKEW
+        if record.status is RecordStatus.UNKNOWN:
+            since -= answered_within
+        lost.append(LostCreation(record, since))
+    return lost
+
+
+def _take_back(session: StateSession, record: ResourceRecord) -> bool:
+    """Undo the intent of a request that never arrived; False when it cannot be undone
+    exactly (a resubmission recorded before its earlier record was kept whole)."""
+    if not record.superseded:
+        session.forget(record.address)
+        return True
+    earlier = record.superseded[-1]
+    if not isinstance(earlier, dict) or "spec" not in earlier:
+        return False
+    session.record(
+        record.with_changes(
+            status=RecordStatus.APPLIED,
+            operation=str(earlier.get("operation") or record.operation),
+            spec=dict(earlier["spec"]),
+            outputs=dict(earlier.get("outputs") or {}),
+            remote_status=earlier.get("remoteStatus"),
+            remote_errors=tuple(earlier.get("remoteErrors") or ()),
+            updated_at=str(earlier.get("updatedAt") or record.updated_at),
+            superseded=record.superseded[:-1],
+            error=None,
+        )
+    )
+    return True

@@ -1,0 +1,81 @@
+"""A departure whose submission's outcome is unknown, against the built-in emulator: apply
+looks for it at the service first, submits it again when it never arrived, and otherwise
+names the declarations that could be it."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+from tests.cli.conftest import run
+
+ADDRESS = "DepartureDeclaration/dep-rtm-ant-0002"
+# Older than the default timeouts (10 s + 30 s) and the margin: no wait.
+LONG_AGO = (datetime.now(UTC) - timedelta(minutes=1)).isoformat(timespec="milliseconds")
+
+
+def backend(project: Path) -> LocalBackend:
+    return LocalBackend(project / ".customs-batch" / "local")
+
+
+def transit_ids(capsys: pytest.CaptureFixture[str]) -> list[int]:
+    code, out, err = run(capsys, "get", "transit", "--all", "--format", "json")
+    assert code == 0, err
+    return sorted(entry["declarationId"] for entry in json.loads(out))
+
+
+def test_a_submission_that_never_arrived_is_sent_again_without_a_decision(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = transit_ids(capsys)
+    with backend(project).open("test") as session:  # killed after the intent, before it left
+        session.record(
+            ResourceRecord(
+                ADDRESS,
+                RecordStatus.PENDING,
+                "submit-departure",
+                {"type": "DEPARTURE"},
+                updated_at=LONG_AGO,
+            )
+        )
+    code, out, _ = run(capsys, "plan")
+    assert code == 1 and "? needs decision " + ADDRESS in out
+    assert "apply` (or `refresh`) first looks at the service" in out
+
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, out + err
+    assert f"{ADDRESS}: the last submission never reached the service" in err
+    assert "Apply: 9 succeeded, 0 failed" in out
+    created = [i for i in transit_ids(capsys) if i not in before]
+    assert len(created) == 2  # the two departures of the examples, each once
+    assert backend(project).read().resources[ADDRESS].outputs["declarationId"] in created
+
+
+def test_a_submission_the_service_may_have_received_is_left_to_decide(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    before = transit_ids(capsys)
+    with backend(project).open("test") as session:  # sent, its answer lost
+        record = session.state.resources[ADDRESS]
+        declaration_id = record.outputs["declarationId"]
+        session.record(
+            record.with_changes(status=RecordStatus.UNKNOWN, outputs={}, updated_at=LONG_AGO)
+        )
+
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 1, out + err
+    assert "may have been received" in err
+    assert f"with the same values: {declaration_id}." in err  # not the other departure's
+    assert transit_ids(capsys) == before, "sent twice"
+
+    code, out, err = run(capsys, "refresh")
+    assert code == 0 and f"with the same values: {declaration_id}." in out
+    code, _, err = run(capsys, "state", "adopt", ADDRESS, str(declaration_id))
+    assert code == 0, err
+    code, out, _ = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 0, out

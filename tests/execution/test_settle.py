@@ -1,0 +1,175 @@
+"""Lost departure submissions settled by what the service holds (a fake service here; the
+end-to-end cases are in tests/cli/test_lost_submissions.py and tests/e2e/test_kill_kinds.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, cast
+
+from customs_batch.client import (
+    CustomsClient,
+    TransitDeclaration,
+    TransitDeclarationDetail,
+    TransitFilter,
+)
+from customs_batch.execution.settle import Settled, settle_lost_creations
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+ADDRESS = "DepartureDeclaration/dep-1"
+SPEC = {
+    "type": "DEPARTURE",
+    "procedureType": "D1",
+    "declarationType": "externalTransit",
+    "totalWeight": 125.5,
+    "departureOffice": "NL000510",
+    "destinationOffice": "DE004058",
+    "commercialReference": "REF-1",
+}
+
+
+def stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Service:
+    """The transit list and detail of a fake service, and what was asked of it."""
+
+    def __init__(self, declarations: dict[int, dict[str, Any]]) -> None:
+        self.declarations = declarations
+        self.listed: list[TransitFilter | None] = []
+        self.read: list[int] = []
+
+    def iter_transit(self, filters: TransitFilter | None = None) -> Iterator[TransitDeclaration]:
+        self.listed.append(filters)
+        for ident, detail in self.declarations.items():
+            entry = {"declarationId": ident, "createdAt": detail["createdAt"]}
+            yield TransitDeclaration.from_json(entry)
+
+    def get_transit(self, declaration_id: int) -> TransitDeclarationDetail:
+        self.read.append(declaration_id)
+        return TransitDeclarationDetail.from_json(self.declarations[declaration_id])
+
+
+def declaration(created: datetime, **changes: Any) -> dict[str, Any]:
+    detail = {k: SPEC[k] for k in SPEC if k not in ("type", "commercialReference")}
+    return {**detail, "status": "processing", "createdAt": stamp(created), **changes}
+
+
+def settle(
+    tmp_path: Path, service: Service, *records: ResourceRecord
+) -> tuple[list[Settled], list[str], list[float], dict[str, ResourceRecord]]:
+    backend = LocalBackend(tmp_path / "state")
+    with backend.open("test") as session:
+        for record in records:
+            session.record(record)
+    notices: list[str] = []
+    slept: list[float] = []
+    with backend.open("apply") as session:
+        settled = settle_lost_creations(
+            session,
+            cast(CustomsClient, service),
+            answered_within=timedelta(seconds=40),
+            notice=notices.append,
+            now=lambda: NOW,
+            sleep=slept.append,
+        )
+    state = backend.read()
+    return settled, notices, slept, {a: state.resources[a] for a in state.resources}
+
+
+def lost(
+    when: datetime, status: RecordStatus = RecordStatus.PENDING, **changes: Any
+) -> ResourceRecord:
+    record = ResourceRecord(ADDRESS, status, "submit-departure", SPEC, updated_at=stamp(when))
+    return record.with_changes(**changes)
+
+
+def test_nothing_created_since_means_it_never_arrived_and_its_intent_is_taken_back(
+    tmp_path: Path,
+) -> None:
+    earlier = declaration(NOW - timedelta(hours=3))  # the same values, but from before
+    other = declaration(NOW - timedelta(minutes=1), totalWeight=99.0)
+    service = Service({7001: earlier, 7002: other})
+    settled, notices, slept, records = settle(tmp_path, service, lost(NOW - timedelta(minutes=2)))
+    assert settled == [Settled(ADDRESS, True)]
+    assert "never reached the service" in settled[0].describe()
+    assert ADDRESS not in records  # the next plan creates it
+    assert (notices, slept) == ([], [])
+    assert service.read == [7002]  # only what was created since the intent is read
+
+
+def test_a_declaration_created_since_with_the_same_values_is_left_to_a_person(
+    tmp_path: Path,
+) -> None:
+    mine = declaration(NOW - timedelta(minutes=1))
+    theirs = declaration(NOW - timedelta(minutes=1))  # another document's record holds it
+    recorded = ResourceRecord(
+        "DepartureDeclaration/dep-2",
+        RecordStatus.APPLIED,
+        "submit-departure",
+        SPEC,
+        outputs={"declarationId": 7002},
+        updated_at=stamp(NOW),
+    )
+    service = Service({7001: mine, 7002: theirs})
+    settled, _, _, records = settle(tmp_path, service, lost(NOW - timedelta(minutes=2)), recorded)
+    assert settled == [Settled(ADDRESS, False, ("7001",))]
+    assert f"state adopt {ADDRESS} ID" in settled[0].describe() and "7001" in settled[0].describe()
+    assert records[ADDRESS].status is RecordStatus.PENDING  # untouched
+
+
+def test_a_recent_intent_is_waited_for_before_the_service_is_searched(tmp_path: Path) -> None:
+    service = Service({})
+    settled, notices, slept, _ = settle(tmp_path, service, lost(NOW - timedelta(seconds=10)))
+    assert slept == [35.0]  # 40 s of timeouts and 5 s of margin, from the intent
+    assert len(notices) == 1 and "waiting 35 s" in notices[0]
+    assert settled == [Settled(ADDRESS, True)]
+
+
+def test_an_unknown_outcome_searches_back_to_before_the_request_left(tmp_path: Path) -> None:
+    # Recorded unknown after waiting for its answer: the request left up to 40 s before.
+    sent = declaration(NOW - timedelta(minutes=10, seconds=30))
+    service = Service({7001: sent})
+    settled, _, _, _ = settle(
+        tmp_path, service, lost(NOW - timedelta(minutes=1), RecordStatus.UNKNOWN)
+    )
+    assert settled == [Settled(ADDRESS, False, ("7001",))]
+
+
+def test_a_lost_resubmission_goes_back_to_the_rejected_declaration_it_replaces(
+    tmp_path: Path,
+) -> None:
+    old_spec = {**SPEC, "commercialReference": "INVALID-1"}
+    rejected = {
+        "outputs": {"declarationId": 7000, "status": "invalid"},
+        "remoteStatus": "invalid",
+        "remoteErrors": [{"code": "X"}],
+        "spec": old_spec,
+        "operation": "submit-departure",
+        "updatedAt": "2026-11-23T09:00:00.000Z",
+    }
+    record = lost(
+        NOW - timedelta(minutes=2), operation="resubmit-departure", superseded=(rejected,)
+    )
+    settled, _, _, records = settle(
+        tmp_path, Service({7000: declaration(NOW - timedelta(minutes=1))}), record
+    )
+    assert settled == [Settled(ADDRESS, True)]  # 7000 is the rejected one, recorded
+    back = records[ADDRESS]
+    assert back.status is RecordStatus.APPLIED and back.remote_status == "invalid"
+    assert back.spec == old_spec and back.outputs == rejected["outputs"]
+    assert back.superseded == () and back.operation == "submit-departure"
+
+
+def test_a_resubmission_recorded_without_its_earlier_record_is_not_guessed(
+    tmp_path: Path,
+) -> None:
+    older = {"outputs": {"declarationId": 7000}, "remoteStatus": "invalid", "remoteErrors": []}
+    record = lost(NOW - timedelta(minutes=2), operation="resubmit-departure", superseded=(older,))
+    settled, _, _, records = settle(tmp_path, Service({}), record)
+    assert settled == [Settled(ADDRESS, False)]
+    assert "state forget" in settled[0].describe()
+    assert records[ADDRESS].status is RecordStatus.PENDING
