@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from customs_batch.client import CustomsClient
+from customs_batch.client import AuthenticationError, CustomsClient, PermissionDeniedError
+from customs_batch.errors import ServiceError
 from customs_batch.kinds import Address
 from customs_batch.kinds._base import LostCreation, parse_time
 from customs_batch.kinds.registry import KINDS
@@ -106,7 +107,16 @@ def settle_lost_creations(
         recorded = list(
             records_in(session.state.resources, f"{model.kind.value}/", tuple(RecordStatus))
         )
-        found = model.look_for(client, lost, recorded)
+        try:
+            found = model.look_for(client, lost, recorded)
+        except (AuthenticationError, PermissionDeniedError):
+            raise  # the run cannot go on either
+        except ServiceError as exc:
+            notice(
+                f"could not look for {len(lost)} submission(s) whose outcome is unknown "
+                f"({exc.message}): they still need a decision; the next apply looks again"
+            )
+            continue
         for creation in lost:
             candidates = found.get(creation.record.address)
             if candidates is None:

@@ -14,6 +14,7 @@ from customs_batch.client import (
     TransitDeclarationDetail,
     TransitFilter,
 )
+from customs_batch.errors import ServiceError
 from customs_batch.execution.settle import Settled, settle_lost_creations
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
 
@@ -172,4 +173,17 @@ def test_a_resubmission_recorded_without_its_earlier_record_is_not_guessed(
     settled, _, _, records = settle(tmp_path, Service({}), record)
     assert settled == [Settled(ADDRESS, False)]
     assert "state forget" in settled[0].describe()
+    assert records[ADDRESS].status is RecordStatus.PENDING
+
+
+def test_a_search_the_service_fails_leaves_the_decision_and_says_why(tmp_path: Path) -> None:
+    class Down(Service):
+        def iter_transit(
+            self, filters: TransitFilter | None = None
+        ) -> Iterator[TransitDeclaration]:
+            raise ServiceError("the service answered 503 three times")
+
+    settled, notices, _, records = settle(tmp_path, Down({}), lost(NOW - timedelta(minutes=2)))
+    assert settled == []
+    assert len(notices) == 1 and "answered 503" in notices[0] and "need a decision" in notices[0]
     assert records[ADDRESS].status is RecordStatus.PENDING
