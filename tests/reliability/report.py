@@ -252,28 +252,35 @@ naming the holder) and is run again afterwards; with a long timeout it waits its
 
 def _disk(found: dict[str, Any] | None) -> str:
     if not found:
-        return (
-            "## Disk full, read-only state folder\n\nNot run (mounting a tmpfs needs root); "
-            "the injected write errors of `tests/cli/test_state_safety.py` cover it in "
-            "`make test`.\n"
-        )
+        return "## Disk full, read-only state folder\n\nNot run.\n"
+    if found.get("mode") == "injected":
+        how = f"""The state folder (`.customs-batch/`) is a disk of {found["tmpfs"]}B with the write
+errors injected into each `customs-batch` process the suite runs (`RELIABILITY_DISK=injected`,
+or no root to mount a tmpfs): a small `sitecustomize` of the tests makes the process's own
+writes under that folder fail as a tmpfs of that size would (ENOSPC past it, a short write
+first; EROFS for every change once "read-only"). `apply` of {found["resources"]} documents fills it:"""
+        grow, ro, rw = "given 64 MB", "made read-only", "Made writable again"
+    else:
+        how = f"""The state folder (`.customs-batch/`) is a tmpfs of {found["tmpfs"]}B, mounted by the suite
+(it runs as root; `RELIABILITY_DISK=injected` runs the same scenario with injected write
+errors instead). `apply` of {found["resources"]} documents fills it:"""
+        grow, ro, rw = "made 64 MB", "remounted read-only", "Remounted read-write"
     return f"""## Disk full, read-only state folder
 
-The state folder (`.customs-batch/`) is a tmpfs of {found["tmpfs"]}B, mounted by the suite
-(it runs as root). `apply` of {found["resources"]} documents fills it:
+{how}
 
     {found["disk_full_error"]}
 
 Exit 3, no traceback, after {found["outcomes_before_full"]} outcomes; `state list` still
-loads the state. The tmpfs is then made 64 MB and `apply` re-run: done in
+loads the state. The folder is then {grow} and `apply` re-run: done in
 {found["reruns_after_full"]} run(s), with {found["decisions_after_full"]} decision(s)
 (about requests never sent: {found["decisions_never_sent_after_full"]}). Then, with more
-documents to apply, the folder is remounted read-only:
+documents to apply, the folder is {ro}:
 
     {found["read_only_error"]}
 
 Exit 3, nothing sent (the emulator's movement count unchanged), `plan` still works (exit 2,
-changes). Remounted read-write, `apply` finishes in {found["reruns_after_read_only"]} run(s).
+changes). {rw}, `apply` finishes in {found["reruns_after_read_only"]} run(s).
 At the end: duplicates **{found["duplicates"]}**, lost **{found["lost"]}**, phantoms
 **{found["phantoms"]}**, `plan` shows no changes: {"yes" if found["converged"] else "NO"}.
 """
