@@ -317,16 +317,30 @@ def _secrets(found: dict[str, Any] | None) -> str:
     if not found:
         return "## Secrets\n\nNot run.\n"
     where = ", ".join(found["found"]) if found["found"] else "nowhere"
+    tables = found.get("table_rows_searched", {})
+    rows = ", ".join(f"`{name}` {count}" for name, count in sorted(tables.items()))
+    database = (
+        f""" and every row of every table of
+the state database, read as text twice (while an apply held the lock with requests under
+way, the emulator's gate holding them, and at the end); rows per table, the larger of the two
+readings: {rows}"""
+        if tables
+        else ""
+    )
     return f"""## Secrets
 
 {found["commands"]} commands (validate with a report file, an apply killed mid-run, plan to a
 file, apply of it and `--auto-approve` with `--verbose` and `--format json`, refresh,
 `state list`, `status`, `state pull`, `get`), once on a local state and once on a PostgreSQL
-state whose URL carries a password, plus `plan` with a wrong password and with nobody
-listening. The API key and the PostgreSQL password were then searched for in
-{found["outputs_searched"]} outputs (stdout and stderr) and {found["files_searched"]} files
+state whose URL carries a password (and with a rate limit, whose budget the database keeps),
+plus an apply killed while the emulator held its requests, and `plan` with a wrong password
+and with nobody listening. The API key and the PostgreSQL password were then searched for in
+{found["outputs_searched"]} outputs (stdout and stderr), {found["files_searched"]} files
 ({found["bytes_searched"]:,} bytes: states, backups, journals and lock notes left by the
-killed run, plan files, reports, pulled states). Found: **{where}**.
+killed run, plan files, reports, pulled states){database}. Found: **{where}**.
+
+Guarantee access codes are not searched for: they are customs data the state holds by
+design, in files created 0600 and in the state database.
 """
 
 
