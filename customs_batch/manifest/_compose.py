@@ -238,11 +238,32 @@ def _could_nest_deeper(text: str, limit: int) -> bool:
     """
     if len(text) <= limit:
         return False
-    # A search, not a split: splitting would copy the whole text once more.
-    if re.search(f"[^\n]{{{limit // 4 + 1}}}", text):
+    if _has_long_line(text, limit // 4):
         return True
-    chunks = _DOCUMENT_MARKER.split(text)
-    return max(chunk.count("[") + chunk.count("{") for chunk in chunks) > limit // 2
+    if text.count("[") + text.count("{") <= limit // 2:
+        return False  # not even the whole text nests that deep
+    # Counted between the markers, not on split chunks: splitting would copy the text.
+    start = 0
+    for marker in _DOCUMENT_MARKER.finditer(text):
+        if text.count("[", start, marker.start()) + text.count("{", start, marker.start()) > (
+            limit // 2
+        ):
+            return True
+        start = marker.end()
+    return text.count("[", start) + text.count("{", start) > limit // 2
+
+
+def _has_long_line(text: str, limit: int) -> bool:
+    """Whether a line of ``text`` is longer than ``limit`` characters: a few C-speed
+    searches for the last line break in windows of ``limit + 1`` (a regular expression for
+    a run of non-breaks took seconds on a file of a few tens of megabytes, measured)."""
+    start, end = 0, len(text)
+    while end - start > limit:
+        last_break = text.rfind("\n", start, start + limit + 1)
+        if last_break < 0:
+            return True
+        start = last_break + 1
+    return False
 
 
 def _nesting_depth(text: str) -> int:

@@ -53,9 +53,9 @@ def first_long_line(data: bytes, limit: int) -> int | None:
     return None
 
 
-def hint(limit: int) -> str:
-    """What to do about a line or a value over ``limit`` bytes."""
-    raised = max(2 * limit // MEGABYTE, 2)
+def hint(limit: int, size: int = 0) -> str:
+    """What to do about a line or a value over ``limit`` bytes (of ``size`` bytes, if known)."""
+    raised = max(2 * limit // MEGABYTE, 2, -(-size // MEGABYTE))
     return (
         "No customs field is this long: check that this is the manifest you meant (not a "
         "generated or binary file), or split the value. To read it anyway, raise the bound "

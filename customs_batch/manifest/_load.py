@@ -19,8 +19,9 @@ from customs_batch.manifest._envelope import read_envelope
 from customs_batch.manifest._for_each import expand
 from customs_batch.manifest._for_each_options import RowRange
 from customs_batch.manifest._line_bound import first_long_line, hint, max_line_bytes
+from customs_batch.manifest._long_blocks import LongBlock, blank, long_blocks
 from customs_batch.manifest._schema_view import document_view
-from customs_batch.manifest._tree import Walk
+from customs_batch.manifest._tree import Walk, long_block_message
 from customs_batch.manifest.document import Document, Position
 from customs_batch.userfiles import FileRefused, megabytes, read_user_file
 
@@ -77,17 +78,18 @@ def iter_file(
     """Like :func:`load_file`, one document or finding at a time, so a ``forEach`` over a
     big spreadsheet never holds all its documents at once. Documents come in batch order."""
     file = str(path)
-    text = _read(path, file)
-    if isinstance(text, Finding):
-        yield text
+    read = _read(path, file)
+    if isinstance(read, Finding):
+        yield read
         return
+    text, long_values = read
     root = project_root if project_root is not None else find_project_root(path)
     gc_was_enabled = gc.isenabled()
     # Loading allocates many objects that all live on: cyclic GC passes over them would
     # cost more than the parse (measured), and nodes and values hold no reference cycles.
     gc.disable()
     try:
-        yield from _load_text(text, file, root, rows)
+        yield from _load_text(text, file, root, rows, long_values)
     except MemoryError:
         # Millions of values on a few lines can need gigabytes as nodes: a finding, and
         # the other files are still checked.
@@ -99,8 +101,10 @@ def iter_file(
 
 
 def _load_text(
-    text: str, file: str, root: Path, rows: RowRange | None
+    text: str, file: str, root: Path, rows: RowRange | None, long_values: dict[int, LongBlock]
 ) -> Iterator[Document | Finding]:
+    """``long_values``: the blocks over the bound, emptied in ``text``, by line; each is
+    reported by the walk that meets it, and those no walk met at the end."""
     track_aliases = "&" in text
     max_value = max_line_bytes()
     seen_any = problem = False
@@ -113,12 +117,20 @@ def _load_text(
         if item.__class__ is ScalarNode and item.tag == PLAIN and not item.value:
             continue  # an empty document, e.g. only comments between two '---'
         seen_any = True
-        walk = Walk(file, track_aliases=track_aliases, max_value=max_value)
+        walk = Walk(file, track_aliases=track_aliases, max_value=max_value, long=long_values)
         for found in _document(item, walk, root, index, rows):
             if isinstance(found, Document):
                 index += 1
             yield found
-    if not seen_any and not problem:
+    for block in list(long_values.values()):  # in a broken document, or not a value at all
+        yield Finding(
+            "yaml.value-too-long",
+            Severity.ERROR,
+            long_block_message(block, max_value),
+            Location(file, block.line + 1, block.column + 1),
+            hint(max_value, block.end - block.start),
+        )
+    if not seen_any and not problem and not long_values:
         yield _empty_file(file)
 
 
@@ -189,7 +201,7 @@ def _kind_of(node: Node) -> Kind | None:
     return None
 
 
-def _read(path: Path, file: str) -> str | Finding:
+def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
     try:
         data = read_user_file(path)
     except FileRefused as refused:
@@ -216,8 +228,13 @@ def _read(path: Path, file: str) -> str | Finding:
             Location(file, long_line, 1),
             hint(limit),
         )
+    # A value of hundreds of megabytes over many lines is measured in the bytes, and
+    # emptied, before libyaml builds it (see _long_blocks).
+    blocks = long_blocks(data, limit)
+    if blocks:
+        data = blank(data, blocks)
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig"), {block.line: block for block in blocks}
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         return _not_text(file, f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})")

@@ -16,6 +16,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.manifest._compose import PLAIN, STR
 from customs_batch.manifest._line_bound import hint
+from customs_batch.manifest._long_blocks import LongBlock
 from customs_batch.manifest._scalars import resolve_plain, resolve_tagged
 from customs_batch.manifest._schema_view import SchemaView
 from customs_batch.manifest.document import JSON
@@ -37,6 +38,7 @@ class Walk:
         "_active",
         "_deep_reported",
         "_expansions",
+        "_long",
         "_max_value",
         "_seen",
         "_track_aliases",
@@ -49,9 +51,18 @@ class Walk:
         "root",
     )
 
-    def __init__(self, file: str, *, track_aliases: bool, max_value: int = sys.maxsize) -> None:
+    def __init__(
+        self,
+        file: str,
+        *,
+        track_aliases: bool,
+        max_value: int = sys.maxsize,
+        long: dict[int, LongBlock] | None = None,
+    ) -> None:
         self.file = file
         self._max_value = max_value
+        self._long = long
+        """Blocks over ``max_value`` emptied before composing, by line; taken when met."""
         self.abandoned = False
         """Whether a limit stopped the walk (its finding is recorded)."""
         """The longest scalar read (see ``_line_bound``); a longer one abandons the document."""
@@ -107,6 +118,8 @@ class Walk:
         text: str = node.value
         if len(text) > self._max_value:
             self._too_long(node, path)
+        if not text and self._long and node.start_mark.line in self._long:
+            self._emptied(self._long.pop(node.start_mark.line), node, path)
         value: JSON
         if tag == PLAIN:
             value = text if view is not None and view.string_only else resolve_plain(text)
@@ -204,6 +217,12 @@ class Walk:
             path,
         )
         node.value = ""  # let the text go now, not when the document's tree does
+        raise _Stop
+
+    def _emptied(self, block: LongBlock, node: Node, path: JsonPath) -> None:
+        message = long_block_message(block, self._max_value)
+        advice = hint(self._max_value, block.end - block.start)
+        self.report("yaml.value-too-long", message, advice, node, path)
         raise _Stop
 
     def _too_deep(self, node: Node, path: JsonPath) -> None:
@@ -305,3 +324,12 @@ class Walk:
             self.report_at(rule, message, hint, path)
         else:
             self.report(rule, message, hint, key_node, path)
+
+
+def long_block_message(block: LongBlock, limit: int) -> str:
+    """What a block over the bound, emptied before composing, is."""
+    first, last = block.line + 2, block.line + 1 + block.lines
+    return (
+        f"a value of {block.size:,} bytes or more on lines {first:,} to {last:,} (over "
+        f"{megabytes(limit)}); the document is not read further"
+    )

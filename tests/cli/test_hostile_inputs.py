@@ -97,6 +97,20 @@ def test_a_30_mb_one_line_manifest_is_refused_before_yaml_reads_it(tmp_path: Pat
     assert len(done.stdout) < 2_000
 
 
+def test_a_value_over_the_bound_on_many_short_lines_is_refused_before_yaml_builds_it(
+    tmp_path: Path,
+) -> None:
+    block = "  hawbId: |\n" + ("    " + "h" * 76 + "\n") * 40_000  # 3.2 MB, 81 bytes a line
+    write(tmp_path / "m.yaml", movement(block))
+    done = run(tmp_path, "validate", "m.yaml")
+    assert_finding(done, "yaml.value-too-long")
+    assert (
+        "m.yaml:6:11: error[yaml.value-too-long]: a value of 3,040,000 bytes or more on lines "
+        "7 to 40,006 (over 1.0 MB)" in done.stdout
+    )
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=4" in done.stdout
+
+
 def test_a_20_mb_line_read_under_a_raised_bound_gives_a_short_report(tmp_path: Path) -> None:
     spec = "  hawbId: " + "h" * 20_000_000 + "\n  bogus: 1\n"
     write(tmp_path / "m.yaml", movement(spec))

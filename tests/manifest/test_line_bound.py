@@ -6,6 +6,7 @@ import pytest
 
 from customs_batch.errors import ConfigError
 from customs_batch.manifest._line_bound import first_long_line, max_line_bytes
+from customs_batch.manifest._long_blocks import long_blocks
 from tests.manifest.helpers import load_text, movement, only, rules
 
 MB = 1024 * 1024
@@ -59,6 +60,61 @@ def test_a_value_over_the_bound_written_on_many_lines_abandons_its_document_only
     assert "a value of 1,049,500 characters (over 1.0 MB)" in finding.message
     assert finding.document == "Movement/huge"
     assert [d.name for d in result.documents] == ["good"]
+
+
+def test_a_block_over_the_bound_is_emptied_before_yaml_builds_it() -> None:
+    # 3 MB over 37,000 short lines: each line passes the line bound, the value does not.
+    block = "  hawbId: |\n" + ("    " + "h" * 76 + "\n") * 37_000
+    after = movement("  hawbId: a\n  hawbId: b\n", name="after")  # 37,000 lines below
+    result = load_text(GOOD + "---\n" + movement(block, name="huge") + "---\n" + after)
+    finding = only(result, "yaml.value-too-long")
+    assert (finding.location.line, finding.location.column) == (13, 11)
+    assert finding.location.path == ("spec", "hawbId")
+    assert finding.message == (
+        "a value of 2,812,000 bytes or more on lines 14 to 37,013 (over 1.0 MB); "
+        "the document is not read further"
+    )
+    assert finding.document == "Movement/huge"
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=3 (megabytes)" in finding.hint  # enough for it
+    assert [d.name for d in result.documents] == ["good"]
+    twice = only(result, "yaml.duplicate-key")
+    assert twice.location.line == 37_021  # the lines after the block keep their numbers
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("a: 1\nkey: |\n  " + "x" * 30 + "\n  yy\nnext: 2\n", [(1, 5)]),
+        ("a: 1\nkey: |\n  " + "x" * 10 + "\n  yy\nnext: 2\n", []),  # under the bound
+        (
+            "- k: >-\n    " + "x" * 30 + "\n\n    z\n  b: 1\n- |\n  " + "y" * 40 + "\n",
+            [(0, 5), (5, 2)],
+        ),
+        ("a:\n  b: !!str &x |+\n    " + "x" * 30 + "\n  c: 1\n", [(1, 14)]),
+        ("key: |2\n    " + "x" * 40 + "\nb: 1\n", [(0, 5)]),
+        ("key: |\r\n  " + "x" * 40 + "\r\n\r\n  y\r\nb: 1\r\n", [(0, 5)]),
+        ("a: 1\n--- |\n" + ("x" * 10 + "\n") * 5 + "---\na: 1\n", [(1, 4)]),
+        ("key: |\nnext: " + "x" * 40 + "\n", []),  # an empty block, then a long line
+        ("  # c: |\n    " + "x" * 40 + "\n", []),  # a comment
+        ("key:|\n  " + "x" * 40 + "\n", []),  # a plain scalar "key:|"
+        ("a: 'q |\n  " + "x" * 10 + "\n  x'\n" * 3, []),  # a quoted scalar's line ends in |
+    ],
+)
+def test_blocks_over_the_bound_are_found_by_their_header(
+    text: str, found: list[tuple[int, int]]
+) -> None:
+    blocks = long_blocks(text.encode(), 20)
+    assert [(block.line, block.column) for block in blocks] == found
+
+
+def test_a_big_file_of_small_blocks_loads_whole() -> None:
+    note = "  hawbId: |\n" + ("    " + "n" * 60 + "\n") * 8 + "  shipmentId: shp_7Hk2Lm\n"
+    text = "---\n".join(movement(note, name=f"m-{n}") for n in range(3_000))
+    assert len(text) > 1.5 * MB
+    result = load_text(text)
+    assert "yaml.value-too-long" not in rules(result)
+    assert len(result.documents) == 3_000
+    assert result.documents[-1].spec["hawbId"] == ("n" * 60 + "\n") * 8
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "one", "1.5"])

@@ -1,14 +1,21 @@
 """The secret search: runs with a recognisable API key and a PostgreSQL password, on a local
 and on a PostgreSQL state, including an interrupted run and failed connections; then every
-file the runs wrote and everything they printed is searched for both."""
+file the runs wrote, everything they printed and every row of every table of the state
+database (resources, journal, lock holders, rate budgets) is searched for both.
+
+Guarantee access codes are customs data the state holds by design (its files are private,
+0600, and so is the database): they are not searched for."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from tests.e2e.conftest import SECRET, Project, Running
 from tests.postgres import PASSWORD, PASSWORD_ROLE, PostgresCluster
@@ -31,7 +38,8 @@ class PgProject(Project):
 
     def environment(self) -> dict[str, Any]:
         state = {"backend": "postgres", "url_env": URL_ENV, "name": "reliability"}
-        return {**super().environment(), "state": state}
+        # A rate limit: the key's budget is kept in the database too.
+        return {**super().environment(), "state": state, "rate_limit": "40/second"}
 
     def env(self) -> dict[str, str]:
         return {**super().env(), URL_ENV: self.url}
@@ -60,6 +68,54 @@ def _commands(project: Project, rng: random.Random) -> int:
     pulled = project.run("state", "pull")
     (project.root / "pulled-state.json").write_text(pulled.stdout, encoding="utf-8")
     return (len(project.outputs) - before) // 2
+
+
+def _table_rows(url: str) -> dict[str, list[str]]:
+    """Every row of every table of the database at ``url``, each row as text."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        tables = connection.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name"
+        ).fetchall()
+        return {
+            name: [
+                row[0]
+                for row in connection.execute(
+                    sql.SQL("SELECT t::text FROM {} AS t").format(sql.Identifier(name))
+                )
+            ]
+            for (name,) in tables
+        }
+
+
+def _held_run_rows(project: PgProject, admin_url: str) -> dict[str, list[str]]:
+    """The tables while an apply holds the lock with requests under way (the emulator's gate
+    holds them): its lock row and its journal rows are there. The run is then killed, so
+    they stay for the next run to find."""
+    project.sandbox.close_gate()
+    try:
+        run = project.start("apply", "--auto-approve")
+        project.sandbox.wait_until_held(timeout=120)
+        rows = _table_rows(admin_url)
+        run.kill()
+    finally:
+        project.sandbox.open_gate()
+    return rows
+
+
+def _search_rows(snapshots: list[dict[str, list[str]]]) -> tuple[dict[str, int], list[str]]:
+    """Rows searched per table (the most of any snapshot), and where a secret was found."""
+    searched: dict[str, int] = {}
+    found = []
+    for number, tables in enumerate(snapshots):
+        for name, rows in tables.items():
+            searched[name] = max(searched.get(name, 0), len(rows))
+            found += [
+                f"table {name} (snapshot {number})"
+                for row in rows
+                if any(secret.decode() in row for secret in SECRETS)
+            ]
+    return searched, found
 
 
 def _search(root: Path, skip: Path, outputs: list[str]) -> tuple[int, int, list[str]]:
@@ -93,6 +149,10 @@ def test_no_key_and_no_password_in_any_output_or_file(
         shared = PgProject(tmp_path / "shared", sandbox, url)
         write_batch(shared, MIX)
         commands += _commands(shared, rng)
+        write_batch(shared, replace(MIX, per_lane=MIX.per_lane + 4))
+        held = _held_run_rows(shared, postgres.url(database))
+        commands += 1
+        snapshots = [held, _table_rows(postgres.url(database))]
         for wrong in (
             postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD + "-wrong"),
             postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD).replace(
@@ -108,13 +168,25 @@ def test_no_key_and_no_password_in_any_output_or_file(
         sandbox.stop()
     outputs = local.outputs + shared.outputs
     files, size, found = _search(tmp_path, sandbox.directory, outputs)
+    rows, found_in_rows = _search_rows(snapshots)
+    found += found_in_rows
     results["secrets"] = {
         "commands": commands,
         "outputs_searched": len(outputs),
         "files_searched": files,
         "bytes_searched": size,
+        "table_rows_searched": rows,
         "found": found,
     }
     assert files > 10
+    # Every kind of row was there to search: records, a held run's journal and lock, budgets.
+    for table in (
+        "customs_batch_resources",
+        "customs_batch_journal",
+        "customs_batch_locks",
+        "customs_batch_rate_budgets",
+        "customs_batch_rate_requests",
+    ):
+        assert rows.get(table), (table, rows)
     assert any("'authorization': 'Bearer ***'" in text for text in outputs), "nothing logged"
     assert found == []
