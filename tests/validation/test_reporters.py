@@ -12,6 +12,7 @@ from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.validation.batch import DocumentEntry, ValidationResult, sorted_findings
 from customs_batch.validation.reporters import ReportOptions, make_reporter, reporter_names
+from customs_batch.validation.reporters._source import SourceLines
 
 SOURCE = """\
 apiVersion: customs-batch/v1
@@ -294,3 +295,20 @@ def test_every_format_renders_a_clean_run(name: str) -> None:
     out = make_reporter(name).render(_clean("a.yaml"))
     assert out.endswith("\n")
     assert "error" not in out.replace("errors", "").replace('"errors": 0', "")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"a", b"a\n", b"a\nb", b"a\r\nb\rc\n\nd", b"\n\n", b"x\r", b"\r\n", b"a\n\r\nb"],
+)
+def test_source_lines_are_cut_as_splitlines_cuts_them_in_any_order(
+    tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_bytes(data)
+    expected = [line.decode() for line in data.splitlines()]
+    numbers = list(range(1, len(expected) + 3))
+    for order in (numbers, numbers[::-1]):
+        lines = SourceLines()
+        found = {n: lines.line(str(path), n) for n in order}
+        assert [found[n] for n in numbers] == [*expected, None, None]

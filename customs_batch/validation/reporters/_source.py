@@ -6,6 +6,9 @@ a finding points at, so a one-line file of hundreds of megabytes prints a short 
 
 from __future__ import annotations
 
+import re
+from array import array
+from collections.abc import Iterator
 from pathlib import Path
 
 from customs_batch.userfiles import FileRefused, read_user_file
@@ -18,7 +21,7 @@ class SourceLines:
     """A lazy cache of the lines of the files findings point into."""
 
     def __init__(self) -> None:
-        self._files: dict[str, list[bytes] | None] = {}
+        self._files: dict[str, _Lines | None] = {}
 
     def line(self, file: str, number: int) -> str | None:
         """Line ``number`` (1-based) of ``file``; None when the file is not readable text."""
@@ -27,9 +30,8 @@ class SourceLines:
         if file not in self._files:
             self._files[file] = _read_lines(file)
         lines = self._files[file]
-        if lines is None or number > len(lines):
-            return None
-        return lines[number - 1].decode("utf-8", errors="replace")
+        found = None if lines is None else lines.line(number)
+        return None if found is None else found.decode("utf-8", errors="replace")
 
     def excerpt(self, file: str, number: int, column: int) -> tuple[str, int] | None:
         """The part of line ``number`` to show around ``column`` (1-based), and the column
@@ -53,7 +55,37 @@ def excerpt(line: str, column: int, width: int = EXCERPT_CHARS) -> tuple[str, in
     return text, (column - start + (1 if start else 0)) if column >= 1 else column
 
 
-def _read_lines(file: str) -> list[bytes] | None:
+_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+class _Lines:
+    """The lines of a file's bytes, as ``bytes.splitlines`` cuts them, found only as far as
+    asked: the file's bytes and two offsets per line found, not an object per line (a file
+    of millions of lines is quoted at the cost of its own size)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._starts = array("Q", [0])
+        self._ends = array("Q")
+        self._breaks: Iterator[re.Match[bytes]] | None = _BREAK.finditer(data)
+
+    def line(self, number: int) -> bytes | None:
+        """Line ``number`` (1-based), without its break; None past the last line."""
+        while len(self._ends) < number and self._breaks is not None:
+            found = next(self._breaks, None)
+            if found is None:
+                self._breaks = None
+                if self._starts[-1] < len(self._data):  # a last line without a break
+                    self._ends.append(len(self._data))
+                break
+            self._ends.append(found.start())
+            self._starts.append(found.end())
+        if number > len(self._ends):
+            return None
+        return self._data[self._starts[number - 1] : self._ends[number - 1]]
+
+
+def _read_lines(file: str) -> _Lines | None:
     try:
         data = read_user_file(Path(file))
     except (OSError, FileRefused):
@@ -61,4 +93,4 @@ def _read_lines(file: str) -> list[bytes] | None:
     if b"\0" in data:  # a binary file: its "lines" would only garble the terminal
         return None
     # Kept as bytes and decoded a line at a time: one copy of the file, not three.
-    return data.splitlines()
+    return _Lines(data)
