@@ -126,6 +126,11 @@ def test_reading_country_blocks_finds_exactly_what_a_full_csv_parse_finds() -> N
     assert {country: set(locations(country)) for country in expected} == expected
 
 
+def test_the_list_is_every_release_file_each_after_a_line_break(fresh_caches: None) -> None:
+    joined = b"".join(b"\n" + path.read_bytes() for path in _release_files())
+    assert code_list().text == joined
+
+
 def test_a_remark_over_two_lines_does_not_end_its_country() -> None:
     # Morocco's list has a remark with a line break before Casablanca's airport (MACMN).
     assert b'"Midelt","KHN","--3-----","AA","1607",,"3240N 00444W","\n"\r\n' in code_list().text
