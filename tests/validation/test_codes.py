@@ -12,6 +12,21 @@ from stdnum import iso6346
 from customs_batch.validation import codes
 
 
+def test_the_code_tables_are_pycountry_s_read_from_its_files() -> None:
+    import pycountry
+
+    assert frozenset(c.alpha_2 for c in pycountry.countries) | {"XI"} == codes.COUNTRIES
+    assert frozenset(c.alpha_3 for c in pycountry.currencies) == codes.CURRENCIES
+
+
+def test_without_pycountry_s_files_the_tables_come_from_its_api(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(codes, "find_spec", lambda name: None)
+    assert codes._iso_codes("3166-1", "alpha_2") | {"XI"} == codes.COUNTRIES
+    assert codes._iso_codes("4217", "alpha_3") == codes.CURRENCIES
+
+
 def test_check_character_follows_iso_6346_weights_mod_11_mod_10() -> None:
     # By hand: A=10 at position 2 (x4), B=12 at position 3 (x8), 1 at position 16 (x65536):
     # 40 + 96 + 65536 = 65672; 65672 mod 11 = 2; 2 mod 10 = 2.

