@@ -11,6 +11,7 @@ from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
 from customs_batch.manifest import Document, discover, iter_file, load_paths
+from customs_batch.manifest.document import nothing
 from customs_batch.planning.graph import dependencies
 from customs_batch.validation.batch import (
     DocumentEntry,
@@ -62,7 +63,9 @@ def load_inputs(
                     continue
                 findings += check_spec_schema(item)
                 findings += check_rules(item, check_digits=mrn_check_digit)
-                documents.append(replace(item, index=offset + item.index, positions={}, row=None))
+                documents.append(
+                    replace(item, index=offset + item.index, positions=nothing(), row=None)
+                )
         project = check_project(documents, broken_addresses(loaded))
         if any(finding.severity is Severity.ERROR for finding in project):
             del documents
