@@ -76,7 +76,8 @@ def _plan(
                 origin=row_origin(doc),
             )
         )
-    named = {str(doc.address) for doc in documents}
+    # An empty state (a first plan of a bulk load) has no orphans: no set of every name.
+    named = {str(doc.address) for doc in documents} if orphans and state.resources else set()
     for address in sorted(set(state.resources) - named) if orphans else ():
         parsed = Address.parse(address)
         if parsed is not None:

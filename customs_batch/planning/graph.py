@@ -52,9 +52,11 @@ def dependency_edges(documents: Sequence[Document]) -> dict[Address, tuple[Edge,
         if reason not in reasons[address, target]:
             reasons[address, target].append(reason)
 
+    # A document that waits for nothing has no entry (readers default to no edges).
     return {
         address: tuple(Edge(target, tuple(reasons[address, target])) for target in targets)
         for address, targets in _walk(documents, note).items()
+        if targets
     }
 
 
@@ -105,6 +107,12 @@ def dependency_order(
     documents that are ready at the same time, manifest order wins, so the order is stable.
     """
     deps = dependencies(documents) if deps is None else deps
+    if len(deps) == len(documents) and not any(deps.values()):
+        # Nothing waits (every row of an export, say): manifest order, without the tables
+        # below (a few hundred bytes a document at 100,000 documents).
+        if all(earlier.index < later.index for earlier, later in pairwise(documents)):
+            return list(documents)
+        return sorted(documents, key=lambda doc: (doc.index, doc.address))
     by_address = {doc.address: doc for doc in documents}
     waiting = {address: len(targets) for address, targets in deps.items()}
     dependents: dict[Address, list[Address]] = defaultdict(list)
