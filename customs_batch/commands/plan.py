@@ -69,6 +69,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
         state,
         inputs_digest=digest_documents(documents),
         orphans=inputs.selection().everything,
+        consume=True,  # nothing below needs the documents again
     )
     if options.save_to is not None:
         write_plan(options.save_to, plan, environment=environment.name)
