@@ -12,6 +12,7 @@ from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
 from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
+from customs_batch.manifest.text_pool import TextPool
 from customs_batch.planning.graph import dependencies
 from customs_batch.validation.batch import (
     DocumentEntry,
@@ -53,6 +54,7 @@ def load_inputs(
     findings: list[Finding] = []
     loaded: list[Finding] = []
     files: list[str] = []
+    texts = TextPool()  # what the documents repeat (shipment, party, action): one string each
     with bulk():
         for path in discover(list(paths)):
             files.append(str(path))
@@ -63,6 +65,8 @@ def load_inputs(
                     continue
                 findings += check_spec_schema(item)
                 findings += check_rules(item, check_digits=mrn_check_digit)
+                if type(item.spec) is dict:
+                    texts.share(item.spec)
                 documents.append(
                     replace(item, index=offset + item.index, positions=nothing(), row=None)
                 )

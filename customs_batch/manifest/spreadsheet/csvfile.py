@@ -13,7 +13,8 @@ from typing import IO
 
 from customs_batch.manifest.spreadsheet.header import build_header
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
-from customs_batch.manifest.spreadsheet.model import CellPool, Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.model import Row, RowSource, SheetError
+from customs_batch.manifest.text_pool import TextPool
 
 SAMPLE_BYTES = 64 * 1024
 DELIMITERS = (";", ",", "\t", "|")
@@ -82,7 +83,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=False)
     header = None
     number = rows_read = 0
-    pool = CellPool()
+    pool = TextPool()
     try:
         for record in reader:
             number += 1

@@ -107,36 +107,3 @@ class RowSource:
         if self.first_row is not None and number < self.first_row:
             return False
         return self.last_row is None or number <= self.last_row
-
-
-class CellPool:
-    """One string object for each text a column repeats, shared by every row that holds it.
-
-    A plan keeps every row's document: in an export of 100,000 rows the same shipment,
-    party or action text would otherwise be 100,000 strings. A column found to hold more
-    than ``LIMIT`` different texts (an id per row) stops being pooled and its pool is freed.
-    """
-
-    __slots__ = ("_columns",)
-    LIMIT = 1024
-
-    def __init__(self) -> None:
-        self._columns: dict[str, dict[str, str] | None] = {}
-
-    def share(self, row: dict[str, Cell]) -> dict[str, Cell]:
-        """``row`` with each of its texts replaced by the pooled copy (changed in place)."""
-        columns = self._columns
-        for name, value in row.items():
-            if type(value) is not str:
-                continue
-            pool = columns.get(name)
-            if pool is None:
-                if name in columns:
-                    continue  # too many different texts: not pooled
-                pool = columns[name] = {}
-            shared = pool.setdefault(value, value)
-            if shared is not value:
-                row[name] = shared
-            elif len(pool) > self.LIMIT:
-                columns[name] = None
-        return row

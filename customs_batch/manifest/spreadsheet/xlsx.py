@@ -15,8 +15,9 @@ import python_calamine
 
 from customs_batch.manifest.spreadsheet.header import build_header
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
-from customs_batch.manifest.spreadsheet.model import Cell, CellPool, Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.model import Cell, Row, RowSource, SheetError
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
+from customs_batch.manifest.text_pool import TextPool
 
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
@@ -54,7 +55,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
     rows_read = 0
-    pool = CellPool()
+    pool = TextPool()
     for index, raw in enumerate(sheet.iter_rows()):
         number = first_row + index + 1
         values = [None] * first_column + [_cell(value) for value in raw]
