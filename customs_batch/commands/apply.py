@@ -173,6 +173,7 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                 session.state,
                 inputs_digest=digest_documents(documents),
                 orphans=inputs.selection().everything,
+                consume=True,  # nothing below needs the documents again
             )
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

@@ -42,7 +42,7 @@ _SCHEMA_NAMES = {
 }
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Address:
     """Where a document lives in the batch and in the state: ``Kind/name``."""
 

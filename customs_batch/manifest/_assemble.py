@@ -19,7 +19,7 @@ from customs_batch.manifest._source_map import SourceMap
 from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
-from customs_batch.manifest.document import JSON, Document, Position, Reference
+from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}
@@ -60,7 +60,7 @@ def assemble(
         depends_on=envelope.depends_on,
         labels=envelope.labels,
         template=envelope.template,
-        values=data.get("values") or {},
+        values=data.get("values") or nothing(),
         references=tuple(references),
         positions=positions,
     )

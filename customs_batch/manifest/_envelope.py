@@ -12,6 +12,7 @@ from customs_batch.findings import JsonPath
 from customs_batch.kinds import API_VERSION, Address, Kind
 from customs_batch.manifest._for_each_options import ForEach, read_for_each
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.document import nothing
 
 TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "template", "values", "forEach", "spec")
 METADATA_KEYS = ("name", "dependsOn", "labels")
@@ -25,7 +26,7 @@ class Envelope:
     kind: Kind
     name: str
     depends_on: tuple[Address, ...]
-    labels: dict[str, str]
+    labels: Mapping[str, str]
     template: str | None
     values: dict[str, Any]
     spec: dict[str, Any]
@@ -145,7 +146,7 @@ class _Checker:
                 addresses.append(address)
         return tuple(addresses)
 
-    def labels(self, metadata: Mapping[str, Any] | None) -> dict[str, str]:
+    def labels(self, metadata: Mapping[str, Any] | None) -> Mapping[str, str]:
         value = metadata.get("labels", {}) if metadata is not None else {}
         path: JsonPath = ("metadata", "labels")
         if not isinstance(value, dict):
@@ -159,7 +160,7 @@ class _Checker:
             else:
                 hint = "Quote the label's value."
                 self.error("envelope.labels", f"label {key!r} must be a text", (*path, key), hint)
-        return labels
+        return labels or nothing()  # no empty dict per document of a bulk load
 
     def template(self, data: Mapping[str, Any]) -> str | None:
         value = data.get("template")

@@ -29,14 +29,19 @@ def plan_changes(
     now: datetime | None = None,
     inputs_digest: str = "",
     orphans: bool = True,
+    consume: bool = False,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
     the addresses the state holds but the manifests no longer name at the end (orphaned,
     or dropped when nothing of them exists at the service; left out with ``orphans=False``,
     when only a part of the manifests was selected).
+
+    With ``consume`` the caller gives ``documents`` (a list) up: it is emptied, and each
+    document is dropped as soon as its change is planned, so that 100,000 documents and
+    their plan are not all in memory at once (a change keeps its spec, not its document).
     """
     with bulk():
-        return _plan(documents, state, now or datetime.now(UTC), inputs_digest, orphans)
+        return _plan(documents, state, now or datetime.now(UTC), inputs_digest, orphans, consume)
 
 
 def _plan(
@@ -45,6 +50,7 @@ def _plan(
     now: datetime,
     inputs_digest: str,
     orphans: bool,
+    consume: bool,
 ) -> Plan:
     deps = dependencies(documents)
     recorded = _reader(state.resources)
@@ -56,7 +62,14 @@ def _plan(
         return record.outputs[field]
 
     changes: list[PlannedChange] = []
-    for doc in dependency_order(documents, deps):
+    # An empty state (a first plan of a bulk load) has no orphans: no set of every name.
+    named = {str(doc.address) for doc in documents} if orphans and state.resources else set()
+    pending = dependency_order(documents, deps)
+    if consume and isinstance(documents, list):
+        documents.clear()
+    pending.reverse()
+    while pending:
+        doc = pending.pop()  # the last reference when consumed: freed at the next one
         spec, unknown = resolve(doc.spec, lookup)
         record = recorded(str(doc.address))
         values = field_changes(record.spec, spec) if record is not None else ()
@@ -76,7 +89,6 @@ def _plan(
                 origin=row_origin(doc),
             )
         )
-    named = {str(doc.address) for doc in documents}
     for address in sorted(set(state.resources) - named) if orphans else ():
         parsed = Address.parse(address)
         if parsed is not None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import pairwise
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Address
@@ -51,22 +52,30 @@ def dependency_edges(documents: Sequence[Document]) -> dict[Address, tuple[Edge,
         if reason not in reasons[address, target]:
             reasons[address, target].append(reason)
 
+    # A document that waits for nothing has no entry (readers default to no edges).
     return {
         address: tuple(Edge(target, tuple(reasons[address, target])) for target in targets)
         for address, targets in _walk(documents, note).items()
+        if targets
     }
 
 
 def _walk(
     documents: Sequence[Document], note: Callable[[Address, Address, EdgeReason], None]
-) -> dict[Address, list[Address]]:
+) -> dict[Address, Sequence[Address]]:
     # Document.address builds a new Address on every access: take each one once (measured:
     # a third of this function's time on 10,000 documents).
     addresses = [doc.address for doc in documents]
-    deps: dict[Address, list[Address]] = {address: [] for address in addresses}
+    # A list only for a document that waits for another: most rows of a big export wait
+    # for nothing, and share the empty tuple.
+    deps: dict[Address, Sequence[Address]] = dict.fromkeys(addresses, ())
     last_in_lane: dict[tuple[str, ...], Address] = {}
-    for address, doc in sorted(zip(addresses, documents, strict=True), key=lambda p: p[1].index):
-        own = deps[address]
+    pairs: Iterable[tuple[Address, Document]] = zip(addresses, documents, strict=True)
+    if any(earlier.index > later.index for earlier, later in pairwise(documents)):
+        pairs = sorted(pairs, key=lambda p: p[1].index)
+    for address, doc in pairs:
+        found = deps[address]
+        own: list[Address] = found if isinstance(found, list) else []
         for target in (ref.target for ref in doc.references):
             if target in deps and target != address:
                 note(address, target, EdgeReason.REFERENCE)
@@ -86,6 +95,8 @@ def _walk(
                 if previous not in own:
                     own.append(previous)
             last_in_lane[lane] = address
+        if own:
+            deps[address] = own
     return deps
 
 
@@ -96,6 +107,12 @@ def dependency_order(
     documents that are ready at the same time, manifest order wins, so the order is stable.
     """
     deps = dependencies(documents) if deps is None else deps
+    if len(deps) == len(documents) and not any(deps.values()):
+        # Nothing waits (every row of an export, say): manifest order, without the tables
+        # below (a few hundred bytes a document at 100,000 documents).
+        if all(earlier.index < later.index for earlier, later in pairwise(documents)):
+            return list(documents)
+        return sorted(documents, key=lambda doc: (doc.index, doc.address))
     by_address = {doc.address: doc for doc in documents}
     waiting = {address: len(targets) for address, targets in deps.items()}
     dependents: dict[Address, list[Address]] = defaultdict(list)

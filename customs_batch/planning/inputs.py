@@ -11,6 +11,8 @@ from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
 from customs_batch.manifest import Document, discover, iter_file, load_paths
+from customs_batch.manifest.document import nothing
+from customs_batch.manifest.text_pool import TextPool
 from customs_batch.planning.graph import dependencies
 from customs_batch.validation.batch import (
     DocumentEntry,
@@ -52,6 +54,7 @@ def load_inputs(
     findings: list[Finding] = []
     loaded: list[Finding] = []
     files: list[str] = []
+    texts = TextPool()  # what the documents repeat (shipment, party, action): one string each
     with bulk():
         for path in discover(list(paths)):
             files.append(str(path))
@@ -62,7 +65,11 @@ def load_inputs(
                     continue
                 findings += check_spec_schema(item)
                 findings += check_rules(item, check_digits=mrn_check_digit)
-                documents.append(replace(item, index=offset + item.index, positions={}, row=None))
+                if type(item.spec) is dict:
+                    texts.share(item.spec)
+                documents.append(
+                    replace(item, index=offset + item.index, positions=nothing(), row=None)
+                )
         project = check_project(documents, broken_addresses(loaded))
         if any(finding.severity is Severity.ERROR for finding in project):
             del documents

@@ -33,7 +33,7 @@ class FieldChange:
     new: JSON
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedChange:
     """The plan for one address.
 

@@ -32,12 +32,16 @@ class PlanFileError(CustomsBatchError):
 
 def digest_documents(documents: Sequence[Document]) -> str:
     """A digest of everything in the documents that decides what is sent."""
-    canonical = [
-        [str(doc.address), doc.spec, [str(a) for a in doc.depends_on]]
-        for doc in sorted(documents, key=lambda d: str(d.address))
-    ]
-    data = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
-    return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
+    # The bytes of one JSON array of [address, spec, dependsOn] entries, hashed entry by
+    # entry: the same digest as dumping the whole array at once, without 100,000 documents'
+    # worth of JSON text in memory at the same time.
+    digest = hashlib.sha256(b"[")
+    for number, doc in enumerate(sorted(documents, key=lambda d: str(d.address))):
+        entry = [str(doc.address), doc.spec, [str(a) for a in doc.depends_on]]
+        text = json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
+        digest.update(b"," + text.encode() if number else text.encode())
+    digest.update(b"]")
+    return "sha256:" + digest.hexdigest()
 
 
 def write_plan(path: Path, plan: Plan, *, environment: str) -> None:

@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import os
+import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -45,7 +46,7 @@ _PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId")
 _DIGEST_KEY = "\0digest"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DocumentEntry:
     """What a report needs to know of one document: its address and where it starts."""
 
@@ -200,7 +201,7 @@ def slim_document(document: Document) -> Document:
     those checks report at, so their findings point where they would on the full document.
     """
     spec: dict[str, Any] = {
-        key: document.spec[key] for key in _PROJECT_SPEC_KEYS if key in document.spec
+        key: _shared(key, document.spec[key]) for key in _PROJECT_SPEC_KEYS if key in document.spec
     }
     spec[_DIGEST_KEY] = _digest(document.spec)
     return Document(
@@ -219,6 +220,14 @@ def slim_document(document: Document) -> Document:
             else project_positions(document)
         ),
     )
+
+
+def _shared(key: str, value: Any) -> Any:
+    # The same shipment or company on many rows: one string for all of them, not one per
+    # row's cell (HAWBs, unique per row, are left alone).
+    if key == "hawbId" or type(value) is not str or len(value) > 64:
+        return value
+    return sys.intern(value)
 
 
 def project_positions(document: Document) -> dict[JsonPath, Position]:

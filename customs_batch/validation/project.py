@@ -110,10 +110,13 @@ def _reference(
 def _cycles(known: dict[Address, Document]) -> list[Finding]:
     """One finding per edge of each cycle, at the dependsOn entry or reference making it:
     any one of them, removed, breaks the cycle."""
-    edges = {
-        address: [t for t in (*(r.target for r in doc.references), *doc.depends_on) if t in known]
-        for address, doc in known.items()
-    }
+    # Only a document that names another can be on a cycle: the rest (every row of a
+    # spreadsheet, say) are left out of the search and its tables.
+    edges: dict[Address, list[Address]] = {}
+    for address, doc in known.items():
+        if doc.references or doc.depends_on:
+            targets = (*(r.target for r in doc.references), *doc.depends_on)
+            edges[address] = [t for t in targets if t in known]
     findings = []
     hint = "break the cycle: remove a reference or a dependsOn entry from one of these documents"
     for cycle in find_cycles(edges):
@@ -176,32 +179,39 @@ def _canonical(spec: Any) -> str:
 _SCALARS = (str, int, float, bool)  # a tuple: isinstance with a union is slower
 
 
-def _fingerprint(document: Document) -> tuple[Kind, int]:
-    """A cheap key that equal specs share: the kind and a hash of the top-level scalar
-    fields. Only a hash is kept: the sets themselves, one per document, were most of the
-    memory of this check over 100,000 spreadsheet rows; specs whose hashes collide are
-    told apart by their canonical JSON anyway."""
+def _fingerprint(document: Document) -> int:
+    """A cheap key that equal specs of one kind share: a hash of the kind and the top-level
+    scalar fields. Only a hash is kept: the sets themselves, one per document, were most of
+    the memory of this check over 100,000 spreadsheet rows; documents whose hashes collide
+    are told apart by their kind and canonical JSON anyway."""
     scalars = frozenset(
         (key, value)
         for key, value in document.spec.items()
         if value is None or isinstance(value, _SCALARS)
     )
-    return document.kind, hash(scalars)
+    return hash((document.kind, scalars))
 
 
 def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
     # Canonical JSON is the exact test but costs tens of microseconds a document: only
-    # documents whose cheap fingerprints collide pay for it.
-    groups: dict[tuple[Kind, int], list[Document]] = {}
+    # documents whose cheap fingerprints collide pay for it. A fingerprint seen once keeps
+    # its document alone, not in a list: most of 100,000 rows are seen once.
+    groups: dict[int, Document | list[Document]] = {}
     for document in documents:
         # Two equal template groups share their code: the code check reports them already.
-        if document.kind is not Kind.TEMPLATE_GROUP:
-            groups.setdefault(_fingerprint(document), []).append(document)
+        if document.kind is Kind.TEMPLATE_GROUP:
+            continue
+        key = _fingerprint(document)
+        group = groups.setdefault(key, document)
+        if isinstance(group, list):
+            group.append(document)
+        elif group is not document:
+            groups[key] = [group, document]
     findings = []
     for group in groups.values():
-        seen: dict[str, Document] = {}
-        for document in group if len(group) > 1 else ():
-            earlier = seen.setdefault(_canonical(document.spec), document)
+        seen: dict[tuple[Kind, str], Document] = {}
+        for document in group if isinstance(group, list) else ():
+            earlier = seen.setdefault((document.kind, _canonical(document.spec)), document)
             if earlier is not document and earlier.address != document.address:
                 findings.append(_duplicate_request(document, earlier))
     return findings
@@ -233,10 +243,18 @@ def _hawb_key(document: Document) -> tuple[str, str] | None:
 
 
 def _deactivated_hawbs(documents: Sequence[Document]) -> list[Finding]:
+    # Only the HAWBs some document deactivates are looked for among the movements: a table
+    # of every movement's HAWB would hold a list per row of a 100,000-row export.
+    deactivated = {
+        _hawb_key(document)
+        for document in documents
+        if document.kind is Kind.HAWB_DEACTIVATION and _hawb_key(document) is not None
+    }
     movements: dict[tuple[str, str], list[Document]] = {}
-    for document in documents:
+    for document in documents if deactivated else ():
         key = _hawb_key(document) if document.kind is Kind.MOVEMENT else None
-        if key is not None:
+        if key in deactivated:
+            assert key is not None
             movements.setdefault(key, []).append(document)
     findings = []
     for document in documents:

@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from customs_batch.kinds import Kind
+from customs_batch.manifest.document import Document
 from customs_batch.planning import Action, Operation, plan_changes
 from customs_batch.planning.model import Plan
 from customs_batch.state import RecordStatus, ResourceRecord, ServiceFailure, State
@@ -198,3 +199,37 @@ def test_references_resolve_from_the_state_or_are_known_after_apply() -> None:
         "TransitPartyUpdate/u",
     )
     assert known.spec["declarationId"] == 77 and known.unknown == ()
+
+
+class _Watched(Document):
+    """A document a weak reference can watch (Document itself is slotted, without one)."""
+
+
+def test_a_consumed_batch_plans_the_same_and_lets_its_documents_go() -> None:
+    import dataclasses
+    import weakref
+
+    def batch() -> list[Document]:
+        group = doc(Kind.TEMPLATE_GROUP, "g", {"code": "G1", "companyId": "c1"}, 3)
+        documents = [
+            movement("m2", 2, hawb="hawb_b"),
+            movement("m1", 1),
+            group,
+            doc(Kind.MOVEMENT, "m0", {"templateGroupId": "${ref:TemplateGroup/g.id}"}, 0),
+        ]
+        fields = [field.name for field in dataclasses.fields(Document) if field.init]
+        return [_Watched(**{name: getattr(d, name) for name in fields}) for d in documents]
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    state = _state(
+        _applied("TemplateGroup/g", {"code": "G1", "companyId": "c1"}, id="tg_1"),
+        _applied("Movement/gone", {"shipmentId": "s"}),
+    )
+    kept = plan_changes(batch(), state, now=now)
+    given = batch()
+    watched = [weakref.ref(document) for document in given]
+    consumed = plan_changes(given, state, now=now, consume=True)
+    assert consumed == kept
+    assert given == []
+    # No document outlives the plan: a plan of 100,000 rows keeps their specs, not them.
+    assert all(ref() is None for ref in watched)

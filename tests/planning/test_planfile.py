@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -40,6 +41,21 @@ def test_a_plan_file_of_the_earlier_spelling_still_reads(tmp_path: Path) -> None
 def test_the_digest_follows_the_specs() -> None:
     assert digest_documents([movement("a", 0)]) == digest_documents([movement("a", 5)])
     assert digest_documents([movement("a", 0)]) != digest_documents([movement("a", 0, quantity=2)])
+
+
+def test_the_digest_is_the_one_plans_saved_earlier_carry() -> None:
+    # A saved plan is applied only while the manifests give the same digest: it must not
+    # change with how it is computed (hashed entry by entry since plans keep less memory).
+    docs = [movement("b", 1, quantity=7), movement("a", 0)]
+    whole = json.dumps(
+        [[str(d.address), d.spec, [str(a) for a in d.depends_on]] for d in reversed(docs)],
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    assert digest_documents(docs) == "sha256:" + hashlib.sha256(whole.encode()).hexdigest()
+    empty = hashlib.sha256(b"[]").hexdigest()
+    assert digest_documents([]) == f"sha256:{empty}"
 
 
 def test_a_plan_for_another_environment_or_a_moved_state_is_refused(tmp_path: Path) -> None:

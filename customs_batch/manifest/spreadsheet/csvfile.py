@@ -14,6 +14,7 @@ from typing import IO
 from customs_batch.manifest.spreadsheet.header import build_header
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
 from customs_batch.manifest.spreadsheet.model import Row, RowSource, SheetError
+from customs_batch.manifest.text_pool import TextPool
 
 SAMPLE_BYTES = 64 * 1024
 DELIMITERS = (";", ",", "\t", "|")
@@ -82,6 +83,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=False)
     header = None
     number = rows_read = 0
+    pool = TextPool()
     try:
         for record in reader:
             number += 1
@@ -98,10 +100,12 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 raise too_many_rows(file, source.limits, number)
             yield Row(
                 number,
-                {
-                    name: values[column - 1] if column <= len(values) else None
-                    for name, column in zip(header.names, header.columns, strict=True)
-                },
+                pool.share(
+                    {
+                        name: values[column - 1] if column <= len(values) else None
+                        for name, column in zip(header.names, header.columns, strict=True)
+                    }
+                ),
                 header,
             )
     except csv.Error as exc:

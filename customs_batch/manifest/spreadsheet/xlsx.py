@@ -17,6 +17,7 @@ from customs_batch.manifest.spreadsheet.header import build_header
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
 from customs_batch.manifest.spreadsheet.model import Cell, Row, RowSource, SheetError
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
+from customs_batch.manifest.text_pool import TextPool
 
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
@@ -54,6 +55,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
     rows_read = 0
+    pool = TextPool()
     for index, raw in enumerate(sheet.iter_rows()):
         number = first_row + index + 1
         values = [None] * first_column + [_cell(value) for value in raw]
@@ -79,7 +81,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
         rows_read += 1
         if rows_read > source.limits.rows:
             raise too_many_rows(file, source.limits, number)
-        yield Row(number, row, header, sheet_name)
+        yield Row(number, pool.share(row), header, sheet_name)
     if header is None:
         raise SheetError(
             f"sheet {sheet_name!r} of {file} has no row {source.header_row} to take the "
