@@ -155,12 +155,17 @@ class JournalWriter:
                 raise self._failed
             try:
                 if self._fd is None:
-                    self._fd, self._size = self._open()
-                write_all(self._fd, line)
+                    self._fd, self._size, written = self._open(line)
+                else:
+                    written = False
+                if not written:
+                    write_all(self._fd, line)
             except OSError as exc:
                 self._fail(exc)
             self._size += len(line)
             self._written += 1
+            if written:  # created with a synced rename: already durable
+                self._synced = self._written
             return self._written
 
     def sync(self, sequence: int) -> None:
@@ -219,17 +224,27 @@ class JournalWriter:
                     _, callback = self._callbacks.popleft()
                 callback()
 
-    def _open(self) -> tuple[int, int]:
-        existed = self.path.exists()
-        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            size = _drop_unterminated_tail(self.path, fd) if existed else 0
-            if not existed:
-                fsync_dir(self.path.parent)
-        except BaseException:
+    def _open(self, first: bytes) -> tuple[int, int, bool]:
+        """Open the journal for appending: its descriptor, its size before ``first``, and
+        whether ``first`` is already in it.
+
+        A journal with no whole line (none yet, or only a line a crash cut) is created anew
+        with ``first`` in it, by a rename: so a crash never leaves an empty journal, and an
+        empty one always means a journal emptied once the state file held it, the sign
+        that this environment had a state (``LocalBackend._refuse_a_lost_state``).
+        """
+        if self.path.exists():
+            fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                size = _drop_unterminated_tail(self.path, fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            if size:
+                return fd, size, False
             os.close(fd)
-            raise
-        return fd, size
+        _create_with(self.path, first)
+        return open_private(self.path, os.O_WRONLY | os.O_APPEND), 0, True
 
     def close(self) -> None:
         """Make what was written durable and close the file; a later write opens it again."""
@@ -238,6 +253,8 @@ class JournalWriter:
                 self._synced_changed.wait()
             fd, self._fd = self._fd, None
             if fd is None:
+                if self._failed is not None:
+                    raise self._failed
                 return
             try:
                 if self._synced < self._written:
@@ -265,7 +282,8 @@ class JournalWriter:
 
 def _drop_unterminated_tail(path: Path, fd: int) -> int:
     """Cut a line a crash left half-written, so the next entry starts on a line of its own;
-    return the size of the file."""
+    return the size of what is left (0 when no whole line is: the file is then left as it
+    is)."""
     if os.fstat(fd).st_size == 0:
         return 0
     data = path.read_bytes()
@@ -273,5 +291,24 @@ def _drop_unterminated_tail(path: Path, fd: int) -> int:
     if data.endswith(b"\n"):
         return size
     keep = data.rfind(b"\n") + 1
-    os.ftruncate(fd, keep)
+    if keep:  # with no whole line left, the caller replaces the file instead of emptying it
+        os.ftruncate(fd, keep)
     return keep
+
+
+def _create_with(path: Path, first: bytes) -> None:
+    """Put a journal holding ``first`` at ``path`` (mode 0600): written and synced under a
+    temporary name, then renamed into place."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            write_all(fd, first)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    fsync_dir(path.parent)

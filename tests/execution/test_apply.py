@@ -228,7 +228,9 @@ class _DurableWatch(Recorder):
     def fsync(self, real: Any, fd: int) -> None:
         size = os.fstat(fd).st_size
         real(fd)
-        if stat.S_ISREG(os.fstat(fd).st_mode) and self.journal.exists():
+        # The journal's, or its first line's under the name it is created with.
+        creating = any(self.journal.parent.glob(f".{self.journal.name}.*.tmp"))
+        if stat.S_ISREG(os.fstat(fd).st_mode) and (self.journal.exists() or creating):
             self.fsyncs += 1
             self.durable_bytes = max(self.durable_bytes, size)
 

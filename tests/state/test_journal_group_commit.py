@@ -51,6 +51,15 @@ class GatedDisk:
             return self._count
 
 
+def _started_journal(tmp_path: Path) -> Path:
+    """A journal that already holds a line, so the fsyncs a test counts are its own lines'
+    (a journal's first line is written when it is created, with a synced rename)."""
+    path = tmp_path / "journal.jsonl"
+    with JournalWriter(path) as writer:
+        writer.append(_entry("Movement/earlier"))
+    return path
+
+
 def _run(target: Callable[[], None]) -> threading.Thread:
     thread = threading.Thread(target=target)
     thread.start()
@@ -60,7 +69,7 @@ def _run(target: Callable[[], None]) -> threading.Thread:
 def test_lines_written_before_an_fsync_share_it_and_none_returns_before_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "journal.jsonl"
+    path = _started_journal(tmp_path)
     writer = JournalWriter(path)
     disk = GatedDisk()
     monkeypatch.setattr(os, "fsync", disk.fsync)
@@ -91,7 +100,7 @@ def test_lines_written_before_an_fsync_share_it_and_none_returns_before_it(
 def test_a_line_written_during_an_fsync_gets_its_own_at_once_instead_of_queueing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "journal.jsonl"
+    path = _started_journal(tmp_path)
     writer = JournalWriter(path)
     disk = GatedDisk()
     monkeypatch.setattr(os, "fsync", disk.fsync)
@@ -112,13 +121,17 @@ def test_a_line_written_during_an_fsync_gets_its_own_at_once_instead_of_queueing
     first.join(timeout=20)
     assert done == ["b", "a"]
     writer.close()
-    assert [e.address for e in read_journal(path)] == ["Movement/a", "Movement/b"]
+    assert [e.address for e in read_journal(path)] == [
+        "Movement/earlier",
+        "Movement/a",
+        "Movement/b",
+    ]
 
 
 def test_a_callback_runs_only_once_what_was_written_before_it_is_durable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "journal.jsonl"
+    path = _started_journal(tmp_path)
     writer = JournalWriter(path)
     disk = GatedDisk()
     monkeypatch.setattr(os, "fsync", disk.fsync)
@@ -170,9 +183,37 @@ def test_a_failing_disk_fails_the_append_instead_of_hanging(
 
     monkeypatch.setattr(os, "fsync", broken)
     writer = JournalWriter(tmp_path / "journal.jsonl")
-    with pytest.raises(StateError, match=r"cannot write the journal \(Input/output error, EIO\)"):
+    with pytest.raises(
+        StateError, match=r"journal.jsonl: cannot write( the journal)? \(Input/output error, EIO\)"
+    ):
         writer.append(_entry("Movement/a"))
     with pytest.raises(StateError):
         writer.append(_entry("Movement/b"))
     with pytest.raises(StateError):
         writer.close()
+
+
+@pytest.mark.parametrize("left", [None, b"", b'{"torn'])
+def test_a_crash_before_the_first_line_is_whole_never_leaves_an_empty_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, left: bytes | None
+) -> None:
+    """An empty journal is the sign that a state existed (its file was deleted since): a
+    journal created, or cut back to no line, by a run killed before its first line was
+    whole must not look like one."""
+    path = tmp_path / "journal.jsonl"
+    if left is not None:
+        path.write_bytes(left)
+
+    def killed(fd: int, data: bytes) -> int:
+        raise SystemExit("killed")  # the first byte never reaches the journal
+
+    monkeypatch.setattr("customs_batch.state.journal.write_all", killed)
+    with pytest.raises(SystemExit):
+        JournalWriter(path).append(_entry("Movement/a"))
+    assert path.exists() == (left is not None)
+    if left is not None:
+        assert path.read_bytes() == left  # as it was: neither emptied nor half-new
+    monkeypatch.undo()
+    with JournalWriter(path) as writer:
+        writer.append(_entry("Movement/b"))
+    assert [e.address for e in read_journal(path)] == ["Movement/b"]
