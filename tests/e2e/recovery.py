@@ -3,6 +3,7 @@ resolving each departure whose outcome is unknown by what the service really hol
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from tests.e2e.batches import departure_weight
@@ -22,10 +23,11 @@ def pending_departures(records: dict[str, dict[str, Any]]) -> list[str]:
     )
 
 
-def resolve_departures(project: Project) -> list[str]:
+def resolve_departures(project: Project, only: Collection[str] | None = None) -> list[str]:
     """Adopt every needs-decision departure the emulator did create, forget the others.
 
-    Departures are matched by their distinct total weight (see ``batches.departures``);
+    ``only``: just these addresses. Departures are matched by their distinct total weight
+    (see ``batches.departures``);
     an ID already recorded for another address is never adopted twice. Returns the
     commands run, for the failure messages.
     """
@@ -38,6 +40,8 @@ def resolve_departures(project: Project) -> list[str]:
     created = project.sandbox.created_transit()
     done = []
     for address in pending_departures(records):
+        if only is not None and address not in only:
+            continue
         weight = records[address]["spec"]["totalWeight"]
         matches = [
             declaration_id
