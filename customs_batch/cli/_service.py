@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from customs_batch.client import CustomsClient, RetryPolicy
-from customs_batch.environments import Environment, connect, load_project
+from customs_batch.client import RetryPolicy
+from customs_batch.environments import Environment, load_project
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +48,8 @@ def open_client(
 ) -> CustomsClient:
     """The run's client for the chosen environment, with HTTP logging when ``verbose``."""
     set_http_log(enabled=verbose)
+    from customs_batch.environments import connect  # httpx: only for a command that sends
+
     return connect(select_environment(env_name), retry_policy=retry_policy)
 
 

@@ -4,7 +4,8 @@ Build one ``Sender`` (base URL, key, rate limiter, retry policy) and one ``Custo
 per run; share them between worker threads. See ``_errors`` for the exception tree.
 """
 
-from customs_batch.client._client import CustomsClient
+from typing import TYPE_CHECKING, Any
+
 from customs_batch.client._endpoints import DEFAULT_ENDPOINTS, Endpoint, EndpointMap
 from customs_batch.client._errors import (
     AuthenticationError,
@@ -44,7 +45,6 @@ from customs_batch.client._models import (
 from customs_batch.client._pagination import MAX_PAGE_SIZE, Page, PageFamily
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
 from customs_batch.client._retry import NO_RETRIES, RetryPolicy, is_repeatable
-from customs_batch.client._transport import USER_AGENT, Sender
 from customs_batch.vocabulary import (
     ARCHIVED_FILTERS,
     DECLARATION_STATUSES,
@@ -53,6 +53,30 @@ from customs_batch.vocabulary import (
     SHIPMENT_STATUSES,
     TRANSIT_STATUSES,
 )
+
+if TYPE_CHECKING:
+    from customs_batch.client._client import CustomsClient
+    from customs_batch.client._transport import USER_AGENT, Sender
+
+# The names that need httpx (a tenth of a second to import) are imported when first asked
+# for: `validate` and `plan` read the environments and their rate limits but send nothing.
+_NEEDS_HTTPX = {
+    "CustomsClient": "customs_batch.client._client",
+    "Sender": "customs_batch.client._transport",
+    "USER_AGENT": "customs_batch.client._transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _NEEDS_HTTPX.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ARCHIVED_FILTERS",

@@ -9,15 +9,34 @@ so a script or a test can run a plan or an apply without click.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from customs_batch.commands._inputs import Inputs, InvalidManifests
-from customs_batch.commands.apply import (
-    ApplyOptions,
-    ApplyPresenter,
-    ApplyResult,
-    ApplyStatus,
-    apply_changes,
-)
 from customs_batch.commands.plan import PlanOptions, PlanResult, make_plan
+
+if TYPE_CHECKING:
+    from customs_batch.commands.apply import (
+        ApplyOptions,
+        ApplyPresenter,
+        ApplyResult,
+        ApplyStatus,
+        apply_changes,
+    )
+
+_APPLY = ("ApplyOptions", "ApplyPresenter", "ApplyResult", "ApplyStatus", "apply_changes")
+
+
+def __getattr__(name: str) -> Any:
+    # apply brings the client and httpx: imported when asked for, so that `plan` (which
+    # sends nothing) starts without them.
+    if name not in _APPLY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from customs_batch.commands import apply
+
+    value = getattr(apply, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ApplyOptions",

@@ -6,6 +6,8 @@ environment (``--env``, ``$CUSTOMS_BATCH_ENV``, ``default_environment``, ``local
 ``CredentialSource.resolve``, which only ``connect`` calls.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from customs_batch.environments._config import (
     CONFIG_NAME,
     ENV_VARIABLE,
@@ -14,7 +16,6 @@ from customs_batch.environments._config import (
     load_config,
     load_project,
 )
-from customs_batch.environments._connect import connect
 from customs_batch.environments._credentials import (
     SANDBOX_KEY,
     CredentialKind,
@@ -27,6 +28,21 @@ from customs_batch.environments._environment import (
     StateSettings,
     Timeouts,
 )
+
+if TYPE_CHECKING:
+    from customs_batch.environments._connect import connect
+
+
+def __getattr__(name: str) -> Any:
+    # connect() builds the httpx client: imported when a command first needs it (see
+    # customs_batch.client).
+    if name != "connect":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from customs_batch.environments._connect import connect
+
+    globals()["connect"] = connect
+    return connect
+
 
 __all__ = [
     "CONFIG_NAME",

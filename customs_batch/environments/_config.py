@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 
 from customs_batch.client import RateLimit
@@ -35,6 +34,9 @@ from customs_batch.environments._environment import (
 from customs_batch.environments._schema import CONFIG, ENV_VAR_NAME
 from customs_batch.errors import ConfigError
 from customs_batch.userfiles import FileRefused, read_user_file
+
+if TYPE_CHECKING:
+    import jsonschema
 
 CONFIG_NAME = "customs-batch.yaml"
 ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
@@ -196,6 +198,12 @@ def _refuse_secret_fields(
 
 
 def _check_schema(data: Any, path: Path, node: yaml.Node | None) -> None:
+    if _valid(data):
+        return
+    # The messages, for a configuration with errors: jsonschema says which rule failed and
+    # where, which the explanations below are written for.
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(CONFIG)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if not errors:
@@ -205,6 +213,18 @@ def _check_schema(data: Any, path: Path, node: yaml.Node | None) -> None:
         f"{path} is not a valid configuration:\n  " + "\n  ".join(lines),
         hint="see docs/environments.md for every setting",
     )
+
+
+def _valid(data: Any) -> bool:
+    """Whether ``data`` is a valid configuration, checked by jsonschema-rs, which the
+    manifests' checks have loaded already (jsonschema itself takes a tenth of a second to
+    import, on every command)."""
+    import jsonschema_rs
+
+    try:
+        return bool(jsonschema_rs.Draft202012Validator(CONFIG).is_valid(data))
+    except (ValueError, TypeError):  # a value JSON has no type for: said by the full check
+        return False
 
 
 def _explain(error: jsonschema.ValidationError) -> str:

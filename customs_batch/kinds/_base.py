@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from customs_batch.client import CustomsClient, NotFoundError, Record
+from customs_batch.client import NotFoundError, Record
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord, Scalar
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 JSON = Any
 Outputs = dict[str, Scalar]
@@ -82,12 +85,12 @@ class Refreshed:
     remote_spec: Mapping[str, JSON] = field(default_factory=dict)
 
 
-SendFunction = Callable[[CustomsClient, Request], Outputs]
-ReadBack = Callable[[CustomsClient, Address, str, Mapping[str, JSON]], Outputs]
-RefreshFunction = Callable[[CustomsClient, Sequence[ResourceRecord]], dict[str, Refreshed | None]]
+SendFunction = Callable[["CustomsClient", Request], Outputs]
+ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Outputs]
+RefreshFunction = Callable[["CustomsClient", Sequence[ResourceRecord]], dict[str, Refreshed | None]]
 """Reads every recorded object of a kind at once: what the service says of each, by address
 (None: no longer found)."""
-ConflictFunction = Callable[[CustomsClient, Address, Request], "Conflict"]
+ConflictFunction = Callable[["CustomsClient", Address, Request], "Conflict"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ class LostCreation:
 
 
 LookFor = Callable[
-    [CustomsClient, Sequence[LostCreation], Sequence[ResourceRecord]], dict[str, tuple[str, ...]]
+    ["CustomsClient", Sequence[LostCreation], Sequence[ResourceRecord]], dict[str, tuple[str, ...]]
 ]
 """Searches the service for the objects lost creations may have made, given every recorded
 object of the kind (theirs are not candidates): by address, the IDs of the objects created

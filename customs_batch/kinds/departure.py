@@ -10,8 +10,9 @@ again as a new declaration that replaces it (both IDs recorded).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from customs_batch.client import CustomsClient, TransitFilter
+from customs_batch.client import TransitFilter
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
@@ -31,6 +32,9 @@ from customs_batch.kinds._base import (
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord
 from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.DEPARTURE_DECLARATION]
 PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})

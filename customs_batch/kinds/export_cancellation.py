@@ -7,8 +7,8 @@ submitted, the service records the request (``canceled: false``, ``cancellation_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from customs_batch.client import CustomsClient
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
@@ -23,6 +23,9 @@ from customs_batch.kinds._base import (
 )
 from customs_batch.kinds.actions import Operation
 from customs_batch.state.model import ResourceRecord
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.EXPORT_CANCELLATION]
 

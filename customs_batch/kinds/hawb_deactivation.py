@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from customs_batch.client import CustomsClient
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import JSON, KindModel, Outputs, Request, outputs_of, repeat_unknown
 from customs_batch.kinds.actions import Operation
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.HAWB_DEACTIVATION]
 

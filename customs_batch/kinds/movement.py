@@ -8,8 +8,8 @@ service replays the first answer instead of creating a second movement.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from customs_batch.client import CustomsClient
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
@@ -22,6 +22,9 @@ from customs_batch.kinds._base import (
     outputs_of,
 )
 from customs_batch.kinds.actions import Action, Operation
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.MOVEMENT]
 

@@ -9,8 +9,9 @@ group exactly, or explained (how to import it) when they do not.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from customs_batch.client import CustomsClient, Record, TemplateGroupFilter
+from customs_batch.client import Record, TemplateGroupFilter
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
@@ -27,6 +28,9 @@ from customs_batch.kinds._base import (
 )
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_GROUP]
 MUTABLE = frozenset({"name", "code", "isDefault", "DeclarationTemplates"})

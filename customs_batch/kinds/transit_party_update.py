@@ -7,11 +7,15 @@ processing, which ``apply --wait`` follows.
 
 from __future__ import annotations
 
-from customs_batch.client import CustomsClient
+from typing import TYPE_CHECKING
+
 from customs_batch.kinds import OUTPUT_FIELDS, Kind
 from customs_batch.kinds._base import KindModel, Outputs, Request, outputs_of, repeat_unknown
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit
+
+if TYPE_CHECKING:
+    from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.TRANSIT_PARTY_UPDATE]
 

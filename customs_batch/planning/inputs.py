@@ -23,6 +23,7 @@ from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.workers import each_file, worker_count
 
 
 @dataclass(frozen=True)
@@ -38,38 +39,39 @@ class Inputs:
 
 
 def load_inputs(
-    paths: Sequence[Path], *, mrn_check_digit: Severity | None = Severity.ERROR
+    paths: Sequence[Path],
+    *,
+    mrn_check_digit: Severity | None = Severity.ERROR,
+    jobs: int | None = None,
 ) -> Inputs:
     """Load and validate every document under ``paths`` and keep the documents.
 
     Each document is checked (schema and rules) as it is loaded, while it still knows where
     each of its values was written, and is kept without those positions (nor the
     spreadsheet row it came from): a plan never reports at a value, and they were over half
-    of a loaded document's memory. When the
-    project-wide checks then find an error (they report at values too), the manifests are
-    loaded again whole, so that every finding points where it would in ``validate``; their
-    warnings (which a plan does not show) otherwise point at their document.
+    of a loaded document's memory. Big inputs are loaded by a pool of processes, file by
+    file (``jobs`` of them; None: see :func:`customs_batch.workers.worker_count`). When the project-wide checks then find an error
+    (they report at values too), the manifests are loaded again whole, so that every finding
+    points where it would in ``validate``; their warnings (which a plan does not show)
+    otherwise point at their document.
     """
     documents: list[Document] = []
     findings: list[Finding] = []
     loaded: list[Finding] = []
-    files: list[str] = []
+    files = [str(path) for path in discover(list(paths))]
     texts = TextPool()  # what the documents repeat (shipment, party, action): one string each
+    settings = _Settings(mrn_check_digit)
+    hint = "split the manifests into smaller files, or plan a part with -l or --target"
+    numbered = list(enumerate(files))
+    workers = worker_count(jobs, files)
     with bulk():
-        for path in discover(list(paths)):
-            files.append(str(path))
-            offset = len(documents)
-            for item in iter_file(path):
-                if not isinstance(item, Document):
-                    loaded.append(item)
-                    continue
-                findings += check_spec_schema(item)
-                findings += check_rules(item, check_digits=mrn_check_digit)
-                if type(item.spec) is dict:
-                    texts.share(item.spec)
-                documents.append(
-                    replace(item, index=offset + item.index, positions=nothing(), row=None)
-                )
+        for outcome in each_file(numbered, _load_file, settings, workers, hint=hint):
+            loaded += outcome.problems
+            findings += outcome.findings
+            for document in outcome.documents:
+                if type(document.spec) is dict:
+                    texts.share(document.spec)
+            documents += outcome.documents
         project = check_project(documents, broken_addresses(loaded))
         if any(finding.severity is Severity.ERROR for finding in project):
             del documents
@@ -80,6 +82,46 @@ def load_inputs(
     )
     result = ValidationResult(sorted_findings([*loaded, *findings]), entries, tuple(files))
     return Inputs(documents, result)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The options of the checks, sent to each loading process."""
+
+    mrn_check_digit: Severity | None
+
+
+@dataclass(frozen=True)
+class _LoadedFile:
+    """One file's documents, checked and without their positions, and its findings."""
+
+    problems: list[Finding]  # what kept a document from loading
+    findings: list[Finding]  # the schema's and the rules'
+    documents: list[Document]
+
+
+# A document's index only orders the batch (files in the order given, documents in file
+# order). A loading process does not know how many documents the files before its own hold,
+# so a file's documents are numbered from its place in the batch times this.
+_FILE_STRIDE = 1 << 40
+
+
+def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
+    """Load and check one file; runs in a loading process or in this one."""
+    number, file = numbered
+    first = number * _FILE_STRIDE
+    problems: list[Finding] = []
+    findings: list[Finding] = []
+    documents: list[Document] = []
+    with bulk():
+        for item in iter_file(Path(file)):
+            if not isinstance(item, Document):
+                problems.append(item)
+                continue
+            findings += check_spec_schema(item)
+            findings += check_rules(item, check_digits=settings.mrn_check_digit)
+            documents.append(replace(item, index=first + item.index, positions=nothing(), row=None))
+    return _LoadedFile(problems, findings, documents)
 
 
 def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inputs:

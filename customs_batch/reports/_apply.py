@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
-from customs_batch.execution.apply import ApplyReport
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.reports._words import duration
+
+if TYPE_CHECKING:
+    from customs_batch.execution.apply import ApplyReport
 
 # The failures listed one by one; the rest are counted (a job summary holds 1 MiB).
 LISTED = 200

@@ -6,8 +6,7 @@ document travels on to the project-wide checks: its address, references, depends
 spec fields those checks read, a digest of the whole spec, and the handful of positions they
 report at (see :func:`slim_document`). One big file is still held whole while it is checked.
 
-Loading is bounded by YAML parsing, so big inputs are spread over a pool of processes by
-file; small ones stay in this process, where a pool would cost more to start than it saves.
+Big inputs are loaded by a pool of processes, file by file (:mod:`customs_batch.workers`).
 """
 
 from __future__ import annotations
@@ -15,16 +14,14 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from customs_batch.errors import CustomsBatchError
 from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest._row_positions import RowPositions
@@ -33,14 +30,8 @@ from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.workers import each_file, worker_count
 
-if TYPE_CHECKING:
-    import multiprocessing.context
-
-# Below this many files one process is faster: measured in docs/benchmarks.md.
-POOL_MIN_FILES = 500
-# Files per task sent to a worker: enough to amortise the round trip, few enough to balance.
-_CHUNK_FILES = 64
 # The spec fields the project-wide checks read (template codes, HAWB of movements).
 _PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId")
 _DIGEST_KEY = "\0digest"
@@ -108,8 +99,8 @@ def validate_paths(
 ) -> ValidationResult:
     """Load and validate every manifest under ``paths``.
 
-    ``jobs`` is the number of loading processes; None picks one per CPU for inputs of at
-    least ``POOL_MIN_FILES`` files, else 1. ``mrn_check_digit`` is the severity of a wrong
+    ``jobs`` is the number of loading processes; None picks one per CPU for big inputs
+    (see :func:`customs_batch.workers.worker_count`), else 1. ``mrn_check_digit`` is the severity of a wrong
     MRN or GRN check character (None: not checked), ``hs_codes`` that of a commodity code
     whose HS subheading does not exist, ``unlocodes`` that of a UN/LOCODE missing from the
     code list. ``rows`` limits every ``forEach``.
@@ -118,7 +109,9 @@ def validate_paths(
     findings: list[Finding] = []
     slims: list[Document] = []
     settings = _Settings(mrn_check_digit, hs_codes, rows, unlocodes)
-    for outcome in _outcomes(files, worker_count(jobs, len(files)), settings):
+    workers = worker_count(jobs, files)
+    hint = "run again with --jobs 1 to validate in one process"
+    for outcome in each_file(files, _check_file, settings, workers, hint=hint):
         findings.extend(outcome.findings)
         slims.extend(outcome.documents)
     broken = broken_addresses(findings)
@@ -171,15 +164,6 @@ def expanded(document: Document) -> dict[str, Any]:
         "metadata": metadata,
         "spec": _plain(document.spec),
     }
-
-
-def worker_count(jobs: int | None, files: int) -> int:
-    """How many processes load ``files`` files: ``jobs`` if given, else by input size."""
-    if jobs is not None:
-        return max(1, min(jobs, files))
-    if files < POOL_MIN_FILES:
-        return 1
-    return max(1, min(_cpus(), files // _CHUNK_FILES))
 
 
 def sort_key(finding: Finding) -> tuple[str, int, int, str, str]:
@@ -311,48 +295,6 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _check_chunk(files: list[str], settings: _Settings) -> list[_FileOutcome]:
-    return [_check_file(file, settings) for file in files]
-
-
-def _outcomes(files: list[str], workers: int, settings: _Settings) -> Iterator[_FileOutcome]:
-    """Outcomes in the order of ``files``, computed here or by ``workers`` processes."""
-    if workers <= 1:
-        for file in files:
-            yield _check_file(file, settings)
-        return
-    # Imported here: a run of one file needs no pool, and `validate one.yaml` starts faster.
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    chunks = [files[start : start + _CHUNK_FILES] for start in range(0, len(files), _CHUNK_FILES)]
-    try:
-        with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
-            for outcomes in pool.map(_check_chunk, chunks, [settings] * len(chunks)):
-                yield from outcomes
-    except BrokenProcessPool as exc:
-        raise CustomsBatchError(
-            "a validation worker process died (out of memory, or killed)",
-            hint="run again with --jobs 1 to validate in one process",
-        ) from exc
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    # fork shares the already imported modules (schemas compiled, yaml loaded): a worker is
-    # ready in milliseconds where spawn re-imports everything (see docs/benchmarks.md).
-    import multiprocessing
-
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _plain(value: Any) -> Any:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,9 +43,13 @@ print(json.dumps([code, sorted({name.split(".")[0] for name in sys.modules})]))
 """
 
 
-def _imported_by(*argv: str) -> tuple[int, set[str]]:
+def _imported_by(*argv: str, cwd: Path | None = None) -> tuple[int, set[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", _IMPORTED, *argv], capture_output=True, text=True, check=False
+        [sys.executable, "-c", _IMPORTED, *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
     )
     code, modules = json.loads(done.stdout.splitlines()[-1])
     return code, set(modules)
@@ -85,6 +90,16 @@ def test_validating_a_departure_imports_no_heavy_module_it_does_not_use() -> Non
     assert code == 0
     assert not _HEAVY & modules
     assert {"jinja2", "yaml", "jsonschema_rs"} <= modules  # what it does use
+
+
+def test_planning_imports_neither_the_network_nor_the_schema_library(tmp_path: Path) -> None:
+    # plan sends nothing: httpx comes with apply and refresh; a valid customs-batch.yaml is
+    # checked by jsonschema-rs, jsonschema only explains an invalid one.
+    shutil.copytree(Path(__file__).parents[2] / "examples", tmp_path / "project")
+    code, modules = _imported_by("plan", "manifests", cwd=tmp_path / "project")
+    assert code == 0
+    assert not {"httpx", "starlette", "uvicorn", "jsonschema"} & modules
+    assert {"yaml", "jsonschema_rs"} <= modules
 
 
 def test_help_imports_no_heavy_module() -> None:

@@ -48,7 +48,9 @@ def test_documents_from_several_files_keep_batch_order_and_specs(tmp_path: Path)
     names = [(doc.name, doc.index) for doc in inputs.documents]
     assert sorted(names, key=lambda pair: pair[1]) == names
     assert {doc.name for doc in inputs.documents} == {"mov-1", "mov-2", "mov-3"}
-    assert [doc.index for doc in inputs.documents] == [0, 1, 2]
+    assert [doc.index for doc in inputs.documents] == sorted(
+        {doc.index for doc in inputs.documents}
+    )
     assert inputs.documents[0].spec["customsDeclaration"]["declarationType"] == "IM"
 
 
@@ -170,3 +172,27 @@ def test_a_planned_manifest_keeps_one_string_per_repeated_text(tmp_path: Path) -
     big = _bytes_kept_by_yaml_inputs(tmp_path, 1_500)
     per_document = (big - small) / 1_000
     assert per_document < 1_100, f"{per_document:.0f} bytes kept per document"
+
+
+def test_a_pool_of_processes_loads_the_same_documents_in_the_same_order(tmp_path: Path) -> None:
+    manifests = _write(tmp_path, MOVEMENT.format(name="mov-0", hawb="hawb_0", quantity=1))
+    for number in range(1, 12):
+        (manifests / f"more-{number:02d}.yaml").write_text(
+            "---\n".join(
+                MOVEMENT.format(name=f"mov-{number}-{n}", hawb=f"hawb_{number}_{n}", quantity=n)
+                for n in range(1, 4)
+            )
+        )
+    (manifests / "more-05.yaml").write_text(
+        MOVEMENT.format(name="mov-bad", hawb="hawb_bad", quantity="-1")
+    )
+    alone = load_inputs([manifests], jobs=1)
+    pooled = load_inputs([manifests], jobs=2)
+    assert pooled.validation == alone.validation
+    assert [f.rule for f in pooled.validation.findings]  # the bad quantity, found by a worker
+    assert [(doc.address, doc.spec, doc.index) for doc in pooled.documents] == [
+        (doc.address, doc.spec, doc.index) for doc in alone.documents
+    ]
+    order = [doc.index for doc in pooled.documents]
+    assert order == sorted(order)
+    assert [doc.name for doc in pooled.documents][:2] == ["mov-1-1", "mov-1-2"]  # file order

@@ -12,12 +12,10 @@ from customs_batch.findings import Finding, Location, Severity
 from customs_batch.manifest import load_paths
 from customs_batch.validation import batch, validate_documents
 from customs_batch.validation.batch import (
-    POOL_MIN_FILES,
     ValidationResult,
     slim_document,
     sorted_findings,
     validate_paths,
-    worker_count,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -140,8 +138,8 @@ def test_a_dead_worker_is_an_error_with_a_way_out(
 ) -> None:
     for number in range(2):
         (tmp_path / f"m{number}.yaml").write_text(MOVEMENT.format(name=f"m{number}"))
-    monkeypatch.setattr(batch, "_check_chunk", _die)
-    with pytest.raises(CustomsBatchError, match="worker process died") as info:
+    monkeypatch.setattr(batch, "_check_file", _die)
+    with pytest.raises(CustomsBatchError, match="loading the manifests died") as info:
         validate_paths([tmp_path], jobs=2)
     assert info.value.hint == "run again with --jobs 1 to validate in one process"
 
@@ -176,20 +174,6 @@ def test_slim_documents_keep_only_small_specs(tmp_path: Path) -> None:
     assert len(slim.positions) < len(document.positions)
     assert slim.locate(("spec", "hawbId")) == document.locate(("spec", "hawbId"))
     assert slim.locate(("metadata", "name")) == document.locate(("metadata", "name"))
-
-
-@pytest.mark.parametrize(
-    ("jobs", "files", "expected"),
-    [(None, 3, 1), (None, POOL_MIN_FILES - 1, 1), (4, 2, 2), (1, 10_000, 1), (3, 0, 1)],
-)
-def test_worker_count(jobs: int | None, files: int, expected: int) -> None:
-    assert worker_count(jobs, files) == expected
-
-
-def test_big_inputs_use_more_than_one_process_where_there_are_cores() -> None:
-    workers = worker_count(None, 10_000)
-    assert workers >= 1
-    assert workers == 1 or workers <= 10_000 // 64
 
 
 def test_findings_are_sorted_and_exact_duplicates_dropped() -> None:
