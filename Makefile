@@ -110,6 +110,11 @@ reliability: install-dev postgres-server
 bench-scale: install
 	$(BIN)/python benchmarks/scale_bench.py all
 
+.PHONY: bench-startup
+## bench-startup: --help and a one-file validate as whole processes, bytecode cached (docs/benchmarks.md)
+bench-startup: install
+	$(BIN)/python benchmarks/startup_bench.py
+
 .PHONY: bench-state-pg
 ## bench-state-pg: cost of one recorded operation on a PostgreSQL state of 100 and 100,000 (docs/benchmarks.md)
 bench-state-pg: install postgres-server
