@@ -224,6 +224,8 @@ def field_changes(
     A value known only after apply keeps its ``${ref:…}`` text, so it differs from any
     recorded value and counts as changed.
     """
+    if recorded == desired:  # the unchanged re-plan: one comparison in C, no walk
+        return ()
     found: list[FieldChange] = []
     _walk(recorded, desired, "", found)
     return tuple(found)
