@@ -106,7 +106,7 @@ reliability: install-dev postgres-server
 	  $(BIN)/pytest tests/reliability -m reliability -q -p no:cacheprovider
 
 .PHONY: bench-scale
-## bench-scale: re-plan of 1,000 / 10,000 / 50,000, a run of ten changes on a state of 100,000, spreadsheet loads' memory (docs/benchmarks.md)
+## bench-scale: re-plan of 1,000 / 10,000 / 50,000 / 100,000, a run of ten changes on a state of 100,000, spreadsheet loads' memory (docs/benchmarks.md)
 bench-scale: install
 	$(BIN)/python benchmarks/scale_bench.py all
 
