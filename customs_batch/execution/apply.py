@@ -173,7 +173,6 @@ class _Run:
         intent = _intent(change, previous, spec, key)
         self.session.record(intent)
         request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
-        self.session.check_lock()  # a run whose lock was broken sends nothing more
         try:
             outputs = SEND[change.operation](self.client, request)
         except NotSentError as exc:
@@ -365,9 +364,10 @@ def apply_plan(
         finally:
             watch.observe(clock() - began)
 
-    # The lock is checked before each change is sent, and again right before each request
-    # leaves: a rate-limit wait or a retry's backoff can last seconds, and a lock broken
-    # meanwhile must stop the request, not only the next change.
+    # The lock is checked right before each request leaves (after any rate-limit wait or a
+    # retry's backoff, which can last seconds), and before each journal line (in the
+    # session): a second check between the intent and its request would only repeat the
+    # one the request makes a moment later.
     with client.checking_before_each_send(session.check_lock):
         results = walk(
             order,

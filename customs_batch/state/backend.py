@@ -12,7 +12,7 @@ import os
 import shlex
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
@@ -162,6 +162,7 @@ class LocalSession:
         self._mutex = threading.Lock()
         self._changed = False
         self._failed = False
+        self._failing = _Failing(self)
 
     def record(self, record: ResourceRecord) -> None:
         """Durably record ``record`` (journal line fsynced) before returning."""
@@ -178,7 +179,7 @@ class LocalSession:
 
     def flush(self) -> None:
         """Return once everything recorded so far is on disk."""
-        with self._failing():
+        with self._failing:
             self._journal.flush()
 
     def forget(self, address: str) -> None:
@@ -189,12 +190,12 @@ class LocalSession:
         # The wait for the disk is outside the mutex, so workers that record at the same
         # time share an fsync.
         sequence = self._write(address, record)
-        with self._failing():
+        with self._failing:
             self._journal.sync(sequence)
 
     def _write(self, address: str, record: ResourceRecord | None) -> int:
         # The line is written and the memory updated in one order under the mutex.
-        with self._mutex, self._failing():
+        with self._mutex, self._failing:
             self._lock.check()
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
@@ -205,16 +206,8 @@ class LocalSession:
 
     def check_lock(self) -> None:
         """Raise LockLostError when this session's lock was broken (two ``stat`` calls)."""
-        with self._failing():
+        with self._failing:
             self._lock.check()
-
-    @contextlib.contextmanager
-    def _failing(self) -> Iterator[None]:
-        try:
-            yield
-        except StateError:
-            self._failed = True
-            raise
 
     def replace(self, state: State) -> None:
         """Replace the whole state file by ``state`` (lineage, serial and every record)."""
@@ -252,6 +245,31 @@ class LocalSession:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _Failing:
+    """A block after which a StateError marks the session failed (it writes nothing more).
+
+    A plain class rather than a generator-based context manager: it wraps every journal
+    line and lock check, and the generator's setup cost several microseconds each time.
+    """
+
+    __slots__ = ("session",)
+
+    def __init__(self, session: LocalSession) -> None:
+        self.session = session
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None and issubclass(exc_type, StateError):
+            self.session._failed = True
 
 
 def _apply_journal(state: State, journal_path: Path) -> bool:

@@ -9,22 +9,62 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
+import orjson
+
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
 from customs_batch.state.model import ResourceRecord
 
-# One encoder for every line: json.dumps with options builds a new one per call, which
-# doubled the cost of a line (64 -> 39 microseconds for a movement's record).
+# Lines are encoded by orjson: keys sorted, UTF-8 as is, no spaces. ``read_journal`` reads
+# them to the same values as the standard library's lines (with ", " and ": ") before
+# them, and reads those as before. The standard library's encoder took 8 % of a worker's
+# time in an apply of 2,000 movements at parallelism 8; orjson takes a fifth of that.
+# What orjson refuses (an integer beyond 64 bits, a key that is not a string) or would
+# change (it writes NaN and infinity as null) goes through the standard library's encoder,
+# as the state file does, so a value reads back from the journal as it was recorded.
+_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 _ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    """What orjson cannot encode itself: a read-only mapping (a spec), a tuple subclass."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | list):
+        return list(value)
+    raise TypeError(f"cannot record a {type(value).__name__} in the journal")
+
+
+def encode_line(body: Mapping[str, Any]) -> bytes:
+    """One journal line: ``body`` as JSON with sorted keys, then a newline."""
+    try:
+        line = orjson.dumps(body, default=_plain, option=_OPTIONS)
+    except orjson.JSONEncodeError:
+        line = None
+    if line is None or (b"null" in line and _not_finite(body)):
+        return (_ENCODER.encode(body) + "\n").encode()
+    return line
+
+
+def _not_finite(value: Any) -> bool:
+    """Whether ``value`` holds a float that is NaN or infinite."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_not_finite(item) for item in value.values())
+    if isinstance(value, tuple | list):
+        return any(_not_finite(item) for item in value)
+    return False
 
 
 @dataclass(frozen=True)
@@ -41,7 +81,7 @@ class JournalEntry:
             "address": self.address,
             "record": None if self.record is None else self.record.to_json(),
         }
-        return (_ENCODER.encode(body) + "\n").encode()
+        return encode_line(body)
 
 
 def read_journal(path: Path) -> Iterator[JournalEntry]:

@@ -264,3 +264,53 @@ def test_an_outcome_is_reported_only_once_on_disk_and_costs_no_fsync_of_its_own(
     # Four intents, each waited for; each outcome rides on the next intent's fsync, the
     # last on the run's final flush: five fsyncs, where waiting for each record took eight.
     assert fsyncs == 5
+
+
+class _IntentOnDiskCheck(httpx.BaseTransport):
+    """Forwards every request; for each movement POST, notes whether a pending line with
+    the request's Idempotency-Key was already covered by a finished fsync of the journal."""
+
+    def __init__(self, inner: httpx.BaseTransport, journal: Path) -> None:
+        self.inner = inner
+        self.journal = journal
+        self.durable_bytes = 0
+        self.on_disk_when_sent: dict[str, bool] = {}
+        self._guard = threading.Lock()
+
+    def fsync(self, real: Any, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        real(fd)
+        # The journal's, or its first line's under the name it is created with.
+        creating = any(self.journal.parent.glob(f".{self.journal.name}.*.tmp"))
+        if stat.S_ISREG(os.fstat(fd).st_mode) and (self.journal.exists() or creating):
+            with self._guard:
+                self.durable_bytes = max(self.durable_bytes, size)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        key = request.headers.get("Idempotency-Key")
+        if request.method == "POST" and key is not None:
+            with self._guard:
+                durable = self.journal.read_bytes()[: self.durable_bytes]
+            lines = [json.loads(line) for line in durable.splitlines()]
+            self.on_disk_when_sent[key] = any(
+                line["record"]["idempotencyKey"] == key and line["record"]["status"] == "pending"
+                for line in lines
+            )
+        return self.inner.handle_request(request)
+
+
+def test_every_intent_is_on_disk_before_its_request_leaves(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = LocalBackend(tmp_path)
+    check = _IntentOnDiskCheck(emulator.transport, backend.journal_path)
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: check.fsync(real, fd))
+    sender = Sender("http://sandbox.test", "sandbox-key", transport=check, retry_policy=NO_RETRIES)
+    docs = [movement(f"m{n}", n) for n in range(12)]
+    with CustomsClient(sender) as client, backend.open("apply") as session:
+        plan = plan_changes(docs, session.state)
+        report = apply_plan(plan, session, client, parallelism=4, stop=threading.Event())
+    assert report.ok, report.outcomes
+    assert len(check.on_disk_when_sent) == 12
+    assert all(check.on_disk_when_sent.values()), check.on_disk_when_sent

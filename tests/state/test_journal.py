@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -56,3 +58,68 @@ def test_garbage_after_the_last_good_line_is_a_torn_tail_and_dropped(tmp_path: P
     path = tmp_path / "journal.jsonl"
     path.write_bytes(_entry("Movement/a").to_line() + b'\x00\x00\x00\n{"lineage": \n')
     assert [e.address for e in read_journal(path)] == ["Movement/a"]
+
+
+def _record_with(spec: dict[str, object], **changes: object) -> ResourceRecord:
+    record = ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", spec)
+    return record.with_changes(**changes)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(
+            _record_with(
+                {"goods": "Café crème ✓", "weight": 10.5, "lines": [{"n": 1}, {"n": None}]},
+                outputs={"declarationId": 7, "mrn": "24NL"},
+                remote_errors=({"code": "E1"},),
+                superseded=({"outputs": {"declarationId": 6}},),
+                idempotency_key="k",
+            ),
+            id="text beyond ASCII, floats, nulls, nested lists, tuples",
+        ),
+        pytest.param(_record_with({"quantity": 10**30}), id="an integer beyond 64 bits"),
+        pytest.param(_record_with({"quantity": float("inf")}), id="infinity"),
+    ],
+)
+def test_a_record_reads_back_from_its_line_as_it_was_recorded(
+    tmp_path: Path, record: ResourceRecord
+) -> None:
+    path = tmp_path / "journal.jsonl"
+    with JournalWriter(path) as journal:
+        journal.append(JournalEntry("lin", record.address, record))
+    [entry] = read_journal(path)
+    assert entry.record == record
+
+
+def test_a_nan_in_a_spec_reads_back_as_nan_not_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with JournalWriter(path) as journal:
+        journal.append(JournalEntry("lin", "Movement/a", _record_with({"weight": float("nan")})))
+    [entry] = read_journal(path)
+    assert entry.record is not None
+    weight = entry.record.spec["weight"]
+    assert isinstance(weight, float) and math.isnan(weight)
+
+
+def test_a_read_only_spec_is_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    spec = MappingProxyType({"shipmentId": "shp_1", "nested": MappingProxyType({"a": 1})})
+    with JournalWriter(path) as journal:
+        journal.append(JournalEntry("lin", "Movement/a", _record_with(spec)))
+    [entry] = read_journal(path)
+    assert entry.record is not None
+    assert entry.record.spec == {"shipmentId": "shp_1", "nested": {"a": 1}}
+
+
+def test_lines_written_by_earlier_versions_with_spaces_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(
+        b'{"address": "Movement/a", "lineage": "lin", "record": {"idempotencyKey": "k", '
+        b'"operation": "create", "outputs": {}, "spec": {"a": 1}, "status": "pending", '
+        b'"updatedAt": ""}}\n' + _entry("Movement/b").to_line()
+    )
+    assert [(e.address, e.record) for e in read_journal(path)] == [
+        ("Movement/a", _entry("Movement/a").record),
+        ("Movement/b", _entry("Movement/b").record),
+    ]
