@@ -95,13 +95,16 @@ def _held_run_rows(project: PgProject, admin_url: str) -> dict[str, list[str]]:
     project.sandbox.close_gate()
     try:
         run = project.start("apply", "--auto-approve")
-        for _ in range(50):
+        # Until the run's first write is held: before it, the held requests are reads (the
+        # run looks at the service for departures whose submission was lost, as many reads
+        # as the earlier faulty runs left to look for; 50 were once not enough). Each is let
+        # through and the next held; the run cannot end without writing its new documents.
+        while True:
             project.sandbox.wait_until_held(timeout=120)
             rows = _table_rows(admin_url)
             if rows.get("customs_batch_journal"):
                 break
-            # The held request is a read: the run is looking at the service for a departure
-            # whose submission was lost, before it plans. Let it through, hold the next.
+            assert run.process.poll() is None, "the apply ended before writing anything"
             project.sandbox.open_gate()
             project.sandbox.close_gate()
         run.kill()
