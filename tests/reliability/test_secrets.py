@@ -96,9 +96,10 @@ def _held_run_rows(project: PgProject, admin_url: str) -> dict[str, list[str]]:
     try:
         run = project.start("apply", "--auto-approve")
         # Until the run's first write is held: before it, the held requests are reads (the
-        # run looks at the service for departures whose submission was lost, as many reads
-        # as the earlier faulty runs left to look for; 50 were once not enough). Each is let
-        # through and the next held; the run cannot end without writing its new documents.
+        # run looks at the service for departures whose submission was lost: as many reads,
+        # and retries of them, as the earlier faulty runs left to look for, so no fixed
+        # count). Each is let through and the next held; the run cannot end without writing
+        # its new documents, and a run that did is said so.
         while True:
             project.sandbox.wait_until_held(timeout=120)
             rows = _table_rows(admin_url)
