@@ -3,13 +3,24 @@ resolving each departure whose outcome is unknown by what the service really hol
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Collection
 from typing import Any
 
+from customs_batch.errors import ExitCode
 from tests.e2e.batches import departure_weight
 from tests.e2e.conftest import Project
 
 DEPARTURE = "DepartureDeclaration/"
+TRANSIENT = (
+    "error: cannot reach the service",
+    "error: no answer in time",
+    "error: the service failed",
+)
+"""How a failure that may go away by itself starts (``client/_errors.py``)."""
+DECISION_TRIES = 10
+"""``state adopt`` reads the object first; against an emulator failing two requests in five
+its five attempts all fail about once in a hundred, and a person then runs it again."""
 
 
 def pending_departures(records: dict[str, dict[str, Any]]) -> list[str]:
@@ -53,10 +64,21 @@ def resolve_departures(project: Project, only: Collection[str] | None = None) ->
         if matches:
             argv = ["state", "adopt", address, str(matches[0])]
             recorded.add(matches[0])
-        result = project.run(*argv)
+        result = decide(project, argv)
         assert result.returncode == 0, result.stderr
         done.append(" ".join(argv))
     return done
+
+
+def decide(project: Project, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a decision command, again while it fails only because the service did not
+    answer (nothing is recorded then: the command records after the service's answer)."""
+    result = project.run(*argv)
+    for _ in range(DECISION_TRIES - 1):
+        if result.returncode != ExitCode.ERROR or not result.stderr.startswith(TRANSIENT):
+            break
+        result = project.run(*argv)
+    return result
 
 
 def apply_until_done(project: Project, *paths: str, runs: int = 4) -> int:
