@@ -17,7 +17,7 @@ from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
-from customs_batch.planning.planfile import check_current, digest_documents, is_plan_file, read_plan
+from customs_batch.planning.planfile import check_current, is_plan_file, read_plan
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -168,10 +168,10 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                 notice=presenter.notice,
             ):
                 presenter.notice(settled.describe())
+            # No inputs digest: it is written only into a saved plan (`plan -out`).
             plan = plan_changes(
                 documents,
                 session.state,
-                inputs_digest=digest_documents(documents),
                 orphans=inputs.selection().everything,
                 consume=True,  # nothing below needs the documents again
             )

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from customs_batch.planning.inputs import load_inputs
+from customs_batch.planning.planfile import digest_documents
 from customs_batch.state import LocalBackend, RecordStatus
 from tests.cli.conftest import run
 
@@ -58,7 +60,11 @@ def test_a_saved_plan_applies_once_and_then_is_stale(
 ) -> None:
     code, out, _ = run(capsys, "plan", "-out", "release.plan")
     assert code == 0 and "Saved the plan to release.plan" in out
-    assert "sandbox-key" not in (project / "release.plan").read_text()
+    saved = (project / "release.plan").read_text()
+    assert "sandbox-key" not in saved
+    # The saved plan names the manifests it was made from (a plan not saved skips the work).
+    documents = load_inputs([project / "manifests"]).documents
+    assert json.loads(saved)["inputsDigest"] == digest_documents(documents)
     code, _, err = run(capsys, "apply", "release.plan")
     assert code == 0, err
     code, _, err = run(capsys, "apply", "release.plan")

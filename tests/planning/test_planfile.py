@@ -44,8 +44,9 @@ def test_the_digest_follows_the_specs() -> None:
 
 
 def test_the_digest_is_the_one_plans_saved_earlier_carry() -> None:
-    # A saved plan is applied only while the manifests give the same digest: it must not
-    # change with how it is computed (hashed entry by entry since plans keep less memory).
+    # A saved plan carries the digest of the manifests it was made from, to compare with
+    # theirs later: it must not change with how it is computed (hashed entry by entry since
+    # plans keep less memory).
     docs = [movement("b", 1, quantity=7), movement("a", 0)]
     whole = json.dumps(
         [[str(d.address), d.spec, [str(a) for a in d.depends_on]] for d in reversed(docs)],
