@@ -1,22 +1,51 @@
 # The two commands a newcomer runs: `make demo` and `make test`.
+#
+# Every install comes from uv.lock (uv's lock: every direct and transitive dependency, at one
+# version, with the hash of each file): a fresh clone installs today what it installed the
+# day the lock was written. `make lock` refreshes the lock; `make test-latest` runs the suite
+# against the newest releases in a virtual environment of its own (.venv-latest).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CB := $(BIN)/customs-batch
+# uv itself, at one version, in a virtual environment of its own (.tools/).
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+# uv never downloads a Python of its own here: the project runs on the machine's $(PYTHON).
+UV_ENV := UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(VENV)
 
-.PHONY: demo test lint typecheck pytest install install-dev fuzz-sandbox bench clean
+.PHONY: demo test lint typecheck pytest install install-dev fuzz-sandbox bench clean lock test-latest
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet 'uv==$(UV_VERSION)'
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e .
+# --locked: refuse to install when uv.lock does not match pyproject.toml (run `make lock`).
+# --inexact: `make demo` after `make test` leaves the development tools in place.
+$(VENV)/.installed: $(UV) pyproject.toml uv.lock
+	$(UV_ENV) $(UV) sync --quiet --locked --inexact --python $(PYTHON)
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml uv.lock
+	$(UV_ENV) $(UV) sync --quiet --locked --inexact --extra dev --python $(PYTHON)
 	touch $@
+
+## lock: refresh uv.lock to the newest releases pyproject.toml's ranges allow (then run make test)
+lock: $(UV)
+	$(UV_ENV) $(UV) lock --upgrade --python $(PYTHON)
+
+## test-latest: the whole suite against the newest release of every dependency, in .venv-latest
+## (uv.lock is not read or changed): run it before `make lock`, and weekly, to meet upstream
+## changes before our users do
+LATEST := .venv-latest
+test-latest: $(UV) postgres-server
+	rm -rf $(LATEST)
+	UV_PYTHON_DOWNLOADS=never $(UV) venv --quiet --python $(PYTHON) $(LATEST)
+	UV_PYTHON_DOWNLOADS=never $(UV) pip install --quiet --upgrade --python $(LATEST)/bin/python -e '.[dev]'
+	$(LATEST)/bin/ruff check customs_batch tests benchmarks
+	$(LATEST)/bin/mypy
+	$(LATEST)/bin/pytest
 
 install: $(VENV)/.installed
 
@@ -57,7 +86,7 @@ postgres-server:
 	  fi; }
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(LATEST) $(TOOLS) build dist .mypy_cache .ruff_cache .pytest_cache
 
 .PHONY: bench-client
 ## bench-client: requests/s of sync threads vs AsyncClient vs CustomsClient (docs/benchmarks.md)

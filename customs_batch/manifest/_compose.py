@@ -294,6 +294,16 @@ def _problem(error: yaml.YAMLError, text: str) -> YamlProblem:
         if mark is not None:
             line, column = mark.line + 1, mark.column + 1
         message = " ".join(part for part in (error.context, error.problem) if part)
+        if "maximum nesting depth" in (error.problem or ""):
+            # libyaml (0.2.6 on) refuses nesting past its own limit, at the level that
+            # passes it: the same finding as the project's own depth check, at that line.
+            return YamlProblem(
+                "yaml.too-deep",
+                "the YAML nests deeper than the YAML reader allows (about 1,000 levels)",
+                "Flatten the structure; documents never need more than a few levels.",
+                line,
+                column,
+            )
         if error.context and "duplicate anchor" in error.context and error.context_mark:
             message = f"an anchor is defined twice (first at line {error.context_mark.line + 1})"
             hint = "Give every anchor (&name) a different name."

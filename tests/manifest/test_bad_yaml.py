@@ -107,6 +107,27 @@ def test_extreme_nesting_does_not_crash_the_parser() -> None:
     assert rules(result) == ["yaml.too-deep"]
 
 
+@pytest.mark.parametrize("levels", [999, 1_000, 1_001, 1_500, 4_999])
+def test_nesting_past_libyamls_own_limit_is_too_deep_at_its_line(levels: int) -> None:
+    # libyaml 0.2.6 (PyYAML 6.0.3 on) refuses flow and block nesting past 1,000 levels with
+    # a syntax error of its own; whichever check stops first, it is the same finding at the
+    # line where the nesting goes too deep, and the document before it still loads.
+    flow = movement("  deep: " + "[" * levels + "]" * levels + "\n", name="flow")
+    block = "deep:\n" + "".join("  " * i + "- \n" for i in range(levels))
+    both = GOOD + "---\n" + flow
+    for text, line in (
+        (both, both[: both.index("deep:")].count("\n") + 1),
+        ("a: 1\n" + block, None),
+    ):
+        result = load_text(text)
+        finding = only(result, "yaml.too-deep")
+        if line is not None:
+            assert finding.location.line == line
+            assert [d.name for d in result.documents] == ["good"]
+        else:
+            assert finding.location.line >= 2
+
+
 def test_a_very_large_document_still_loads_under_a_raised_line_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
