@@ -23,7 +23,7 @@ from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.planning.references import resolve
-from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state import RecordStatus, ResourceRecord, State, edits
 from customs_batch.state.file import dumps, loads
 from customs_batch.state.records import each_record
 from customs_batch.state.transfer import pushed_state
@@ -61,6 +61,7 @@ def state() -> None:
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
       customs-batch state forget DepartureDeclaration/dep-ham-0001
       customs-batch state rm TemplateGroup/old-group
+      customs-batch state mv Movement/mov-a1 Movement/mov-a1-arrival
       customs-batch state pull > state.json
       customs-batch state push state.json
     """
@@ -150,27 +151,93 @@ def show(address: str, env_name: str | None) -> int:
 
 @state.command()
 @click.argument("addresses", nargs=-1, required=True)
+@click.option(
+    "--gone",
+    is_flag=True,
+    help="The objects no longer exist at the service (cancelled, or never accepted): "
+    "remove their records and tombstones for good, so the same declarations may be "
+    "submitted again.",
+)
 @env_option
 @lock_timeout_option
 @allow_empty_state_option
-def rm(addresses: tuple[str, ...], env_name: str | None, lock_timeout: float) -> int:
+def rm(addresses: tuple[str, ...], gone: bool, env_name: str | None, lock_timeout: float) -> int:
     """Forget ADDRESSES: the objects stay at the service, customs-batch stops tracking them.
 
-    For orphaned addresses (removed from the manifests; the API cannot delete them).
+    For orphaned addresses (removed from the manifests; the API cannot delete them). A
+    tombstone keeps what each declared, so that no document, under this name or another,
+    submits the same thing again: plan refuses it. `state restore` takes a forget back;
+    `--gone` removes the tombstone once the object no longer exists at the service.
 
     \b
-    Example:
+    Examples:
       customs-batch state rm TemplateGroup/old-group
+      customs-batch state rm --gone DepartureDeclaration/dep-cancelled
     """
     parsed = [_address(a) for a in addresses]
     with backend_for(select_environment(env_name)).open(
         "state rm", lock_timeout=lock_timeout
     ) as session:
         for address in parsed:
-            _record(session.state, address)
+            edits.check_forgettable(session, str(address), gone=gone)
         for address in parsed:
-            session.forget(str(address))
-            click.echo(f"Forgot {address}.")
+            done = edits.forget(session, str(address), gone=gone)
+            if done.tombstone:
+                click.echo(
+                    f"Forgot {address}; a tombstone keeps its identity, so no document submits "
+                    f"it again (`customs-batch state rm --gone {address}` once it no longer "
+                    "exists at the service)."
+                )
+            else:
+                click.echo(f"Removed {address} from the state.")
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("address")
+@env_option
+@lock_timeout_option
+@allow_empty_state_option
+def restore(address: str, env_name: str | None, lock_timeout: float) -> int:
+    """Track ADDRESS again after `state rm` forgot it (its tombstone becomes its record).
+
+    \b
+    Example:
+      customs-batch state restore DepartureDeclaration/dep-ham-0001
+    """
+    parsed = _address(address)
+    with backend_for(select_environment(env_name)).open(
+        "state restore", lock_timeout=lock_timeout
+    ) as session:
+        record = edits.restore(session, str(parsed))
+    click.echo(f"Restored {parsed} ({record.status.value}).")
+    return int(ExitCode.OK)
+
+
+@state.command()
+@click.argument("source")
+@click.argument("destination")
+@env_option
+@lock_timeout_option
+@allow_empty_state_option
+def mv(source: str, destination: str, env_name: str | None, lock_timeout: float) -> int:
+    """Move the record of SOURCE to DESTINATION: the document was renamed.
+
+    Nothing is sent. The next plan compares the renamed document with what SOURCE
+    recorded, as Terraform's `moved` block does: unchanged, or an update, or a refusal for
+    a change the API cannot make. Plan moves a renamed document by itself when its request
+    is the same; `state mv` is for a rename together with a change.
+
+    \b
+    Example:
+      customs-batch state mv DepartureDeclaration/dep-old DepartureDeclaration/dep-new
+    """
+    old, new = _address(source), _address(destination)
+    with backend_for(select_environment(env_name)).open(
+        "state mv", lock_timeout=lock_timeout
+    ) as session:
+        edits.move(session, str(old), str(new))
+    click.echo(f"Moved {old} to {new}.")
     return int(ExitCode.OK)
 
 

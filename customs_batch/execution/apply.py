@@ -163,6 +163,13 @@ class _Run:
         if change.operation is Operation.FORGET:
             self.session.forget(str(change.address))
             return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, "dropped")
+        if change.operation is Operation.MOVE:
+            return self._move(change)
+        if (
+            change.moved_from is not None
+            and str(change.address) not in self.session.state.resources
+        ):
+            self._move(change)  # a declared rename with a change: moved, then sent
         spec, unknown = resolve(dict(change.spec), self.lookup)
         if unknown:
             raise _NotSent("a value it refers to is not known: its source was not applied")
@@ -200,6 +207,32 @@ class _Run:
             return self._wait(change, applied)
         self.session.record_soon(applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+
+    def _move(self, change: PlannedChange) -> Outcome:
+        """A renamed document takes over its record: recorded under the new name first, so
+        that a run killed between the two writes leaves the record twice, never not at all."""
+        old = str(change.moved_from)
+        record = self.session.state.resources.get(old)
+        if record is None or change.moved_from is None:
+            raise _NotSent(f"{old} is no longer in the state: plan again")
+        status = record.status
+        if status is RecordStatus.FORGOTTEN:
+            status = RecordStatus(record.forgotten_from or RecordStatus.APPLIED.value)
+        moved = record.with_changes(
+            address=str(change.address),
+            status=status,
+            forgotten_from=None,
+            identity=change.identity or record.identity,
+        )
+        self.session.record(moved)
+        self.session.forget(old)
+        return Outcome(
+            change.address,
+            NodeStatus.SUCCEEDED,
+            change.operation,
+            f"moved from {old}",
+            outputs=dict(moved.outputs),
+        )
 
     def _unknown(self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError) -> Outcome:
         """Sent, but what the service did is unknown: recorded so for the next run."""
@@ -437,7 +470,18 @@ def _intent(
         idempotency_key=key,
         updated_at=now_iso(),
         superseded=superseded,
+        identity=_identity(change, spec),
     )
+
+
+def _identity(change: PlannedChange, spec: Mapping[str, JSON]) -> tuple[str, ...]:
+    """The identity to record: as planned, or, where the plan could not resolve a reference
+    yet, of the request as sent (with the planned place in its lane)."""
+    identify = model_of(change.address.kind).identity
+    if identify is None or not any("${ref:" in word for word in change.identity):
+        return change.identity
+    places = tuple(word for word in change.identity if word.startswith("place="))
+    return (*identify(spec), *places)
 
 
 def _body(exc: ServiceError) -> dict[str, JSON]:

@@ -44,6 +44,11 @@ def adopt(
             f"{address} is already applied (outputs {dict(record.outputs)})",
             hint="adopt is for an attempt whose outcome is unknown",
         )
+    if record.status is RecordStatus.FORGOTTEN:
+        raise StateError(
+            f"{address} was forgotten by `customs-batch state rm`",
+            hint=f"`customs-batch state restore {address}` tracks it again",
+        )
     outputs = remote_outputs(client, address, remote_id, record.spec)
     adopted = record.with_changes(
         status=RecordStatus.APPLIED, outputs=outputs, error=None, updated_at=now_iso()
@@ -154,6 +159,11 @@ def status_lines(state: State) -> list[str]:
         if parsed is None or not model_of(parsed.kind).has_status:
             continue
         model = model_of(parsed.kind)
+        if record.status is RecordStatus.FORGOTTEN:
+            lines.append(
+                f"{address}  {model.identifier(record) or ''}  forgotten".replace("    ", "  ")
+            )
+            continue
         if record.status.outcome_unknown:
             lines.append(f"{address}  needs-decision  (outcome of the last request unknown)")
             continue

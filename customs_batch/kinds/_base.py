@@ -8,6 +8,7 @@ asks the model and never which kind it holds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -84,6 +85,11 @@ class Refreshed:
     outputs: Mapping[str, Scalar] = field(default_factory=dict)
     remote_spec: Mapping[str, JSON] = field(default_factory=dict)
 
+
+Identity = tuple[str, ...]
+"""What makes two requests the same thing at the service, as ``field=value`` words
+(``commercialReference=CR-1``): two documents of one identity declare the same thing."""
+IdentityFunction = Callable[[Mapping[str, JSON]], Identity]
 
 SendFunction = Callable[["CustomsClient", Request], Outputs]
 ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Outputs]
@@ -162,6 +168,13 @@ class KindModel:
     """Documents of the kind in one lane are applied one after another, in manifest order
     (movements on one shipment and HAWB)."""
 
+    identity: IdentityFunction | None = None
+    """The fields of a request that make it the same thing at the service (a departure's
+    declarant, commercial reference, offices and goods). Plan compares every creation with
+    the batch and the state by it, so that a renamed or forgotten document is never sent
+    twice. For a kind with a ``lane``, the planner adds the document's place among the
+    documents of one identity in its lane (the first arrival of a HAWB, the second…)."""
+
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object (the first output that is an ID)."""
         for name in ("declarationId", "movementId", "id", "hawbId"):
@@ -195,6 +208,21 @@ def refresh_each_declaration(
         except NotFoundError:
             found[record.address] = None
     return found
+
+
+def identity_of(*names: str) -> IdentityFunction:
+    """An identity made of the spec's fields ``names`` (each as compact JSON)."""
+
+    def identity(spec: Mapping[str, JSON]) -> Identity:
+        return tuple(f"{name}={_word(spec.get(name))}" for name in names)
+
+    return identity
+
+
+def _word(value: JSON) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def number(text: str, address: Address) -> int:

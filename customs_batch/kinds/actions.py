@@ -16,6 +16,7 @@ class Action(StrEnum):
     UPDATE = "update"
     RESUBMIT = "resubmit"
     NO_CHANGE = "no-change"
+    MOVED = "moved"
     DROP = "drop"
     REFUSED = "refused"
     REJECTED = "rejected"
@@ -33,6 +34,7 @@ class Operation(StrEnum):
 
     NONE = "none"
     FORGET = "forget"
+    MOVE = "move"
     CREATE_TEMPLATE_GROUP = "create-template-group"
     FIND_OR_CREATE_TEMPLATE_GROUP = "find-or-create-template-group"
     UPDATE_TEMPLATE_GROUP = "update-template-group"
@@ -48,7 +50,7 @@ class Operation(StrEnum):
     @property
     def requests(self) -> int:
         """How many requests the operation sends (a lookup by code is one more)."""
-        if self in (Operation.NONE, Operation.FORGET):
+        if self in (Operation.NONE, Operation.FORGET, Operation.MOVE):
             return 0
         if self is Operation.FIND_OR_CREATE_TEMPLATE_GROUP:
             return 2

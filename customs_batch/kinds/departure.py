@@ -23,6 +23,7 @@ from customs_batch.kinds._base import (
     Refreshed,
     Request,
     UnknownOutcome,
+    identity_of,
     number,
     outputs_of,
     parse_time,
@@ -46,6 +47,23 @@ COMPARED = (
     "destinationOffice",
 )
 """Fields of a submission that the service's detail of a transit declaration gives back."""
+
+
+def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
+    """The declarant, the commercial reference, the offices and the goods (each item's
+    commodity code and origin): the same again is the same goods declared twice."""
+    items = spec.get("DeclarationItems")
+    goods = sorted(
+        f"{item.get('commodityCode')}/{item.get('originCountry')}"
+        for item in (items if isinstance(items, list) else ())
+        if isinstance(item, Mapping)
+    )
+    return (
+        *identity_of("companyId", "commercialReference", "departureOffice", "destinationOffice")(
+            spec
+        ),
+        f"goods={','.join(goods)}",
+    )
 
 
 def _submit(client: CustomsClient, request: Request) -> Outputs:
@@ -178,6 +196,7 @@ MODEL = KindModel(
         }
     ),
     has_status=True,
+    identity=_identity,
     immutable="{fields} of a submitted departure declaration cannot change: customs holds "
     "the declaration as sent, and only its parties can be updated. Do not give the document "
     "a new name: that would submit a second declaration and declare the same goods twice. "

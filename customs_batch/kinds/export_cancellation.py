@@ -16,6 +16,7 @@ from customs_batch.kinds._base import (
     Outputs,
     Refreshed,
     Request,
+    identity_of,
     number,
     outputs_of,
     refresh_each_declaration,
@@ -75,6 +76,7 @@ MODEL = KindModel(
     refresh=_refresh,
     service_words=service_words,
     has_status=True,
+    identity=identity_of("declarationId"),
     immutable="a cancellation cannot be changed once sent (changed: {fields}). Revert the "
     "change; to cancel another declaration, write a new document",
 )

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import JSON, KindModel, Outputs, Request, outputs_of, repeat_unknown
+from customs_batch.kinds._base import (
+    JSON,
+    KindModel,
+    Outputs,
+    Request,
+    identity_of,
+    outputs_of,
+    repeat_unknown,
+)
 from customs_batch.kinds.actions import Operation
 
 if TYPE_CHECKING:
@@ -33,6 +41,7 @@ MODEL = KindModel(
     send={Operation.DEACTIVATE_HAWB: _deactivate},
     after_unknown=repeat_unknown(Operation.DEACTIVATE_HAWB, None),
     read_back=_read_back,
+    identity=identity_of("shipmentId", "hawbId"),
     immutable="a HAWB deactivation cannot be changed once done (changed: {fields}): the API "
     "cannot reactivate a HAWB. Revert the change",
 )

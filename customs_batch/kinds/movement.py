@@ -19,6 +19,7 @@ from customs_batch.kinds._base import (
     Outputs,
     Request,
     UnknownOutcome,
+    identity_of,
     outputs_of,
 )
 from customs_batch.kinds.actions import Action, Operation
@@ -93,8 +94,10 @@ MODEL = KindModel(
     read_back=_read_back,
     idempotency_keys=True,
     lane=_lane,
+    # With the lane: the first arrival of a HAWB, the second, and so on.
+    identity=identity_of("shipmentId", "hawbId", "action"),
     immutable="a movement is immutable once created (changed: {fields}), and the API cannot "
     "delete it. Revert the change. Only if the movement itself was wrong: record the "
-    "correcting movement as a new document, and `customs-batch state rm {address}` to stop "
-    "tracking this one (it stays at the service)",
+    "correcting movement as a new document, remove this one from the manifests and "
+    "`customs-batch state rm {address}` to stop tracking it (it stays at the service)",
 )

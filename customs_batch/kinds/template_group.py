@@ -23,6 +23,7 @@ from customs_batch.kinds._base import (
     Refreshed,
     Request,
     UnknownOutcome,
+    identity_of,
     number,
     outputs_of,
 )
@@ -159,6 +160,7 @@ MODEL = KindModel(
     refresh=_refresh,
     on_conflict=_on_conflict,
     imported_fields=frozenset({"name", "code"}),
+    identity=identity_of("companyId", "code"),
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "
     "Revert the change, or create the group you want under a new name and code",
 )

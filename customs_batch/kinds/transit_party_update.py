@@ -7,10 +7,19 @@ processing, which ``apply --wait`` follows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from customs_batch.kinds import OUTPUT_FIELDS, Kind
-from customs_batch.kinds._base import KindModel, Outputs, Request, outputs_of, repeat_unknown
+from customs_batch.kinds._base import (
+    JSON,
+    KindModel,
+    Outputs,
+    Request,
+    identity_of,
+    outputs_of,
+    repeat_unknown,
+)
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit
 
@@ -30,6 +39,12 @@ def _update_parties(client: CustomsClient, request: Request) -> Outputs:
     return outputs_of(OUTPUTS, answer, {"declarationId": declaration_id})
 
 
+def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
+    """The declaration, and the party roles it writes."""
+    roles = ",".join(sorted(name for name in PARTY_FIELDS if name in spec))
+    return (*identity_of("declarationId", "variant")(spec), f"parties={roles}")
+
+
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     outputs=OUTPUTS,
@@ -43,6 +58,7 @@ MODEL = KindModel(
     read_back=read_transit,
     refresh=refresh_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
+    identity=_identity,
     immutable="{fields} of a party update cannot change: it names the declaration it updates. "
     "Write a new TransitPartyUpdate document for another declaration, and `customs-batch "
     "state rm {address}` to forget this one",

@@ -58,6 +58,7 @@ def assemble(
         source=source.position,
         index=source.index,
         depends_on=envelope.depends_on,
+        previous_names=envelope.previous_names,
         labels=envelope.labels,
         template=envelope.template,
         values=data.get("values") or nothing(),

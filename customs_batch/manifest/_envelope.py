@@ -15,7 +15,7 @@ from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import nothing
 
 TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "template", "values", "forEach", "spec")
-METADATA_KEYS = ("name", "dependsOn", "labels")
+METADATA_KEYS = ("name", "dependsOn", "labels", "previousNames")
 _KIND_NAMES = ", ".join(kind.value for kind in Kind)
 
 
@@ -31,6 +31,7 @@ class Envelope:
     values: dict[str, Any]
     spec: dict[str, Any]
     for_each: ForEach | None = None
+    previous_names: tuple[str, ...] = ()
 
 
 def read_envelope(data: Any, walk: Walk) -> Envelope | None:
@@ -47,6 +48,7 @@ def read_envelope(data: Any, walk: Walk) -> Envelope | None:
     if metadata is not None:
         check.unknown_keys(metadata, METADATA_KEYS, ("metadata",))
     depends_on = check.depends_on(metadata)
+    previous_names = check.previous_names(metadata, name, for_each="forEach" in data)
     labels = check.labels(metadata)
     template = check.template(data)
     values = check.mapping(data, "values", ("values",), required=False)
@@ -58,7 +60,17 @@ def read_envelope(data: Any, walk: Walk) -> Envelope | None:
         check.failed = check.failed or for_each is None
     if check.failed or kind is None or name is None:
         return None
-    return Envelope(kind, name, depends_on, labels, template, values or {}, spec or {}, for_each)
+    return Envelope(
+        kind,
+        name,
+        depends_on,
+        labels,
+        template,
+        values or {},
+        spec or {},
+        for_each,
+        previous_names,
+    )
 
 
 _NOT_MAPPING = "Start the document with 'apiVersion: customs-batch/v1', 'kind:' and 'metadata:'."
@@ -127,6 +139,39 @@ class _Checker:
         hint = "Give the document a name unique within its kind: 'metadata: {name: dep-0001}'."
         self.error("envelope.name", f"metadata.name {said}", ("metadata", "name"), hint)
         return None
+
+    def previous_names(
+        self, metadata: Mapping[str, Any] | None, name: str | None, *, for_each: bool
+    ) -> tuple[str, ...]:
+        """``metadata.previousNames``: the names the document had before (a declared
+        rename, like Terraform's ``moved`` block)."""
+        if metadata is None or "previousNames" not in metadata:
+            return ()
+        value = metadata["previousNames"]
+        path: JsonPath = ("metadata", "previousNames")
+        if for_each:
+            hint = "Rename each row's record with `customs-batch state mv OLD NEW` instead."
+            self.error(
+                "envelope.previous-names", "previousNames cannot be used with forEach", path, hint
+            )
+            return ()
+        if not isinstance(value, list):
+            hint = "Write a list of the document's earlier names: 'previousNames: [dep-old]'."
+            self.error("envelope.previous-names", "previousNames must be a list", path, hint)
+            return ()
+        names: list[str] = []
+        for index, entry in enumerate(value):
+            if not isinstance(entry, str) or not entry.strip() or "/" in entry:
+                message = f"{entry!r} is not a document name"
+                hint = "Write the earlier name alone, without the kind: 'previousNames: [dep-old]'."
+                self.error("envelope.previous-names", message, (*path, index), hint)
+            elif entry == name:
+                message = f"{entry!r} is the document's own name"
+                hint = "List only the names it had before."
+                self.error("envelope.previous-names", message, (*path, index), hint)
+            else:
+                names.append(entry)
+        return tuple(names)
 
     def depends_on(self, metadata: Mapping[str, Any] | None) -> tuple[Address, ...]:
         value = metadata.get("dependsOn", []) if metadata is not None else []

@@ -78,6 +78,8 @@ class Document:
     positions: Mapping[JsonPath, Position] = field(default_factory=nothing)
     row: Mapping[str, JSON] | None = None
     """The spreadsheet row a ``forEach`` document came from, if any."""
+    previous_names: tuple[str, ...] = ()
+    """``metadata.previousNames``: names the document had before (a declared rename)."""
     address: Address = field(init=False, repr=False, compare=False)
     """``Kind/name``; made once (the planner asks for it many times a document)."""
 

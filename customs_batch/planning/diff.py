@@ -16,6 +16,7 @@ from customs_batch.kinds._base import Decision, KindModel, UnknownOutcome
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import dependencies, dependency_order
+from customs_batch.planning.identity import Identities
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
@@ -54,16 +55,24 @@ def _plan(
 ) -> Plan:
     deps = dependencies(documents)
     recorded = _reader(state.resources)
+    replaced: set[str] = set()
+    """Addresses resubmitted by this plan: what refers to them waits for the new object."""
+    moved: dict[str, ResourceRecord] = {}
+    """By new address, the record a renamed document takes over."""
 
     def lookup(address: Address, field: str) -> JSON:
-        record = recorded(str(address))
+        key = str(address)
+        if key in replaced:
+            raise KeyError(field)
+        record = moved.get(key) or recorded(key)
         if record is None or record.status is not RecordStatus.APPLIED:
             raise KeyError(field)
         return record.outputs[field]
 
     changes: list[PlannedChange] = []
     # An empty state (a first plan of a bulk load) has no orphans: no set of every name.
-    named = {str(doc.address) for doc in documents} if orphans and state.resources else set()
+    named = {str(doc.address) for doc in documents} if state.resources else set()
+    identities = Identities(documents, state, recorded, named, whole=orphans)
     pending = dependency_order(documents, deps)
     if consume and isinstance(documents, list):
         documents.clear()
@@ -73,7 +82,41 @@ def _plan(
         spec, unknown = resolve(doc.spec, lookup)
         record = recorded(str(doc.address))
         values = field_changes(record.spec, spec) if record is not None else ()
-        decided = _decide(doc.address, spec, record, values, now)
+        identity = identities.of(doc, spec)
+        moved_from: Address | None = None
+        renamed = (
+            _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
+        )
+        if isinstance(renamed, Decision):
+            decided = renamed
+        elif renamed is not None:
+            # A declared rename (metadata.previousNames): the earlier record, compared as if
+            # it had always had this name; apply moves it before anything is sent.
+            moved_from = Address.parse(renamed.address)
+            identities.take(renamed.address)
+            moved[str(doc.address)] = earlier = _restored(renamed)
+            values = field_changes(earlier.spec, spec)
+            followed = _following_replacements(doc, earlier, unknown, replaced, recorded)
+            decided = _decide(doc.address, spec, earlier, values, now, followed)
+            if decided.action is Action.NO_CHANGE:
+                decided = Decision(
+                    Action.MOVED,
+                    Operation.MOVE,
+                    f"renamed from {renamed.address} (metadata.previousNames): its record "
+                    "moves to this name; nothing is sent",
+                )
+        elif record is None or record.never_created:
+            decided, found = identities.decide_creation(doc.address, spec, identity, record)
+            if found is not None:
+                moved_from = Address.parse(found.address)
+                moved[str(doc.address)] = _restored(found)
+        elif record.status is RecordStatus.FORGOTTEN:
+            decided = _forgotten(doc.address, record)
+        else:
+            followed = _following_replacements(doc, record, unknown, replaced, recorded)
+            decided = _decide(doc.address, spec, record, values, now, followed)
+        if decided.action is Action.RESUBMIT:
+            replaced.add(str(doc.address))
         changes.append(
             PlannedChange(
                 address=doc.address,
@@ -87,13 +130,124 @@ def _plan(
                 idempotency_key=decided.idempotency_key,
                 values=values if decided.action is not Action.CREATE else (),
                 origin=row_origin(doc),
+                identity=identity,
+                moved_from=moved_from,
             )
         )
-    for address in sorted(set(state.resources) - named) if orphans else ():
+    taken_over = {str(change.moved_from) for change in changes if change.moved_from}
+    for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)
-        if parsed is not None:
-            changes.append(_gone(parsed, recorded(address) or state.resources[address]))
+        record = recorded(address) or state.resources[address]
+        if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
+            changes.append(_gone(parsed, record))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest)
+
+
+def _declared_rename(
+    doc: Document,
+    record: ResourceRecord | None,
+    named: set[str],
+    recorded: Callable[[str], ResourceRecord | None],
+    moved: Mapping[str, ResourceRecord],
+) -> ResourceRecord | Decision | None:
+    """The record of one of ``doc``'s previous names to take over, a refusal when that
+    cannot be, or None when there is nothing to move (already moved by an earlier apply)."""
+    if record is not None and not record.never_created:
+        return None  # the record is under the new name already
+    found: list[ResourceRecord] = []
+    for name in doc.previous_names:
+        old = f"{doc.kind.value}/{name}"
+        earlier = recorded(old)
+        if earlier is None or earlier.never_created:
+            continue
+        if old in named:
+            return Decision(
+                Action.REFUSED,
+                Operation.NONE,
+                f"metadata.previousNames names {old}, which is still in the manifests: a "
+                "document cannot take over the record of another. Remove the other document, "
+                "or the name from previousNames",
+            )
+        if any(str(r.address) == old for r in moved.values()):
+            return Decision(
+                Action.REFUSED,
+                Operation.NONE,
+                f"{old} is taken over by another document in this plan: list it in the "
+                "previousNames of one document only",
+            )
+        found.append(earlier)
+    if len(found) > 1:
+        listed = ", ".join(r.address for r in found)
+        return Decision(
+            Action.REFUSED,
+            Operation.NONE,
+            f"metadata.previousNames names several recorded documents ({listed}): one "
+            "document can be only one of them. Keep the one it was",
+        )
+    return found[0] if found else None
+
+
+def _restored(record: ResourceRecord) -> ResourceRecord:
+    """The record a moved document takes over, as it will be once moved (a tombstone is
+    tracked again with the status it had)."""
+    if record.status is RecordStatus.FORGOTTEN:
+        return record.with_changes(
+            status=RecordStatus(record.forgotten_from or RecordStatus.APPLIED.value),
+            forgotten_from=None,
+        )
+    return record
+
+
+def _forgotten(address: Address, record: ResourceRecord) -> Decision:
+    """A document still in the manifests whose record ``state rm`` left as a tombstone."""
+    ident = model_of(address.kind).identifier(record)
+    held = f" (the service holds {ident})" if ident is not None else ""
+    return Decision(
+        Action.REFUSED,
+        Operation.NONE,
+        f"forgotten by `customs-batch state rm`, but it still exists at the service{held}: "
+        "it is not sent again, which would declare it twice. Remove the document from the "
+        f"manifests; or `customs-batch state restore {address}` to track it again; or, only "
+        f"if it no longer exists at the service, `customs-batch state rm --gone {address}` "
+        "(the next apply then sends it again)",
+    )
+
+
+def _following_replacements(
+    doc: Document,
+    record: ResourceRecord,
+    unknown: Sequence[tuple[str | int, ...]],
+    replaced: set[str],
+    recorded: Callable[[str], ResourceRecord | None],
+) -> frozenset[str]:
+    """The top-level fields of ``doc`` whose references point at an object that was
+    replaced (a rejected departure resubmitted, now or in an earlier run): they follow the
+    new object, so a change of them is no edit of the user's."""
+    followed: set[str] = set()
+    waiting = {tuple(path) for path in unknown}
+    for reference in doc.references:
+        # A reference's path runs from the document (``spec``, then the field).
+        path = tuple(reference.path[1:]) if reference.path[:1] == ("spec",) else ()
+        if not path:
+            continue
+        target = str(reference.target)
+        if target in replaced and path in waiting:
+            followed.add(str(path[0]))
+            continue
+        target_record = recorded(target)
+        if target_record is None or not target_record.superseded:
+            continue
+        earlier = {
+            (entry.get("outputs") or {}).get(reference.field)
+            for entry in target_record.superseded
+            if isinstance(entry, Mapping)
+        }
+        old: JSON = record.spec
+        for step in path:
+            old = old.get(step) if isinstance(old, Mapping) else None
+        if old is not None and old in earlier:
+            followed.add(str(path[0]))
+    return frozenset(followed)
 
 
 def _reader(
@@ -140,16 +294,22 @@ def _gone(address: Address, record: ResourceRecord) -> PlannedChange:
 def _decide(
     address: Address,
     spec: Mapping[str, JSON],
-    record: ResourceRecord | None,
+    record: ResourceRecord,
     values: tuple[FieldChange, ...],
     now: datetime,
+    followed: frozenset[str] = frozenset(),
 ) -> Decision:
     model = model_of(address.kind)
-    if record is None:
-        return Decision(Action.CREATE, model.create)
-    if record.never_created:
-        message = record.error.message if record.error else "unknown error"
-        return Decision(Action.CREATE, model.create, f"the last attempt was refused: {message}")
+    if followed and not record.status.outcome_unknown:
+        fixed = [name for name in _top_level(values) if name not in model.mutable]
+        if fixed and set(fixed) <= followed:
+            # What it names was replaced: sent in full to the new object.
+            return Decision(
+                Action.UPDATE if model.update is not None else Action.CREATE,
+                model.create,
+                f"it refers to an object that was resubmitted and replaced ({', '.join(fixed)} "
+                "follows the new one): sent to the new object",
+            )
     if record.status.outcome_unknown:
         return model.after_unknown(UnknownOutcome(address, record, _top_level(values), now))
     if record.status is RecordStatus.FAILED:

@@ -56,6 +56,10 @@ class PlannedChange:
     origin: str = ""
     """Where the document came from when it is a spreadsheet row (``movements.xlsx, sheet
     'Movements', row 12``), so a failure at apply points at the row to fix."""
+    identity: tuple[str, ...] = ()
+    """What makes it the same thing at the service (its kind's identity), recorded with it."""
+    moved_from: Address | None = None
+    """For ``moved``: the address whose record this document takes over (a rename)."""
 
     @property
     def requests(self) -> int:

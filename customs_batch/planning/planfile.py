@@ -119,6 +119,8 @@ def _change_to_json(change: PlannedChange) -> dict[str, Any]:
         "origin": change.origin,
         "dependsOn": [str(a) for a in change.depends_on],
         "idempotencyKey": change.idempotency_key,
+        "identity": list(change.identity),
+        "movedFrom": str(change.moved_from) if change.moved_from else None,
     }
 
 
@@ -134,6 +136,8 @@ def _change_from_json(item: Mapping[str, Any]) -> PlannedChange:
         origin=str(item.get("origin", "")),
         depends_on=tuple(_address(a) for a in item.get("dependsOn", [])),
         idempotency_key=item.get("idempotencyKey"),
+        identity=tuple(str(word) for word in item.get("identity") or ()),
+        moved_from=_address(item["movedFrom"]) if item.get("movedFrom") else None,
     )
 
 

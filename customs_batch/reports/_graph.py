@@ -28,6 +28,7 @@ COLOURS = {
     Action.UPDATE: ("#fff3bf", "#e67700"),
     Action.RESUBMIT: ("#ffe8cc", "#d9480f"),
     Action.NO_CHANGE: ("#f1f3f5", "#868e96"),
+    Action.MOVED: ("#e3fafc", "#0b7285"),
     Action.DROP: ("#e9ecef", "#495057"),
     Action.REFUSED: ("#ffe3e3", "#c92a2a"),
     Action.REJECTED: ("#ffe3e3", "#c92a2a"),

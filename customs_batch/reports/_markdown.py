@@ -33,6 +33,7 @@ _HEADINGS = {
     Action.CREATE: "To create",
     Action.UPDATE: "To update",
     Action.RESUBMIT: "To resubmit",
+    Action.MOVED: "Moved (renamed; nothing is sent)",
     Action.DROP: "To drop",
     Action.ORPHANED: "Orphaned",
     Action.NO_CHANGE: "Unchanged",

@@ -14,6 +14,7 @@ SYMBOLS = {
     Action.UPDATE: ("~", "yellow"),
     Action.RESUBMIT: ("+/-", "yellow"),
     Action.NO_CHANGE: ("=", None),
+    Action.MOVED: (">", "cyan"),
     Action.DROP: ("x", None),
     Action.REFUSED: ("!", "red"),
     Action.REJECTED: ("!", "red"),
@@ -25,6 +26,7 @@ WORDS = {
     Action.UPDATE: "to update",
     Action.RESUBMIT: "to resubmit",
     Action.NO_CHANGE: "unchanged",
+    Action.MOVED: "moved",
     Action.DROP: "to drop",
     Action.REFUSED: "refused",
     Action.REJECTED: "rejected",
@@ -39,6 +41,7 @@ REVIEW_ORDER = (
     Action.NEEDS_DECISION,
     Action.UPDATE,
     Action.RESUBMIT,
+    Action.MOVED,
     Action.DROP,
     Action.ORPHANED,
     Action.CREATE,
@@ -68,7 +71,7 @@ def timing(plan: Plan, limit: RateLimit) -> str:
     return f"about {duration(plan.seconds_at(rate))} at {limit}" if rate else "no rate limit"
 
 
-OCCASIONAL = frozenset({Action.RESUBMIT, Action.DROP, Action.REJECTED})
+OCCASIONAL = frozenset({Action.RESUBMIT, Action.MOVED, Action.DROP, Action.REJECTED})
 """Actions the summary counts only when there are any: most plans have none."""
 
 

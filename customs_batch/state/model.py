@@ -26,12 +26,16 @@ class RecordStatus(StrEnum):
     ready, invalid…) is ``remote_status``. ``failed``: the service refused it; the error is
     kept, and when nothing was ever created (no outputs) nothing exists at the service.
     A request that never left (connection refused) is not recorded at all.
+    ``forgotten``: a tombstone left by ``state rm``: customs-batch no longer tracks the
+    object, but it still exists at the service, so its identity stays known and the same
+    declaration is never submitted again under any name (``state rm --gone`` removes it).
     """
 
     PENDING = "pending"
     UNKNOWN = "unknown"
     APPLIED = "applied"
     FAILED = "failed"
+    FORGOTTEN = "forgotten"
 
     @property
     def outcome_unknown(self) -> bool:
@@ -82,6 +86,11 @@ class ResourceRecord:
     superseded: tuple[JSON, ...] = ()
     """Earlier submissions this one replaced (a departure the service rejected, then
     corrected and submitted again): their outputs, service state and errors."""
+    identity: tuple[str, ...] = ()
+    """What makes it the same thing at the service (the kind's identity, as the plan that
+    created it computed it); empty in records written before identities were kept."""
+    forgotten_from: str | None = None
+    """For a tombstone: the status the record had when ``state rm`` forgot it."""
 
     @property
     def never_created(self) -> bool:
@@ -110,6 +119,10 @@ class ResourceRecord:
             data["remoteErrors"] = list(self.remote_errors)
         if self.superseded:
             data["superseded"] = list(self.superseded)
+        if self.identity:
+            data["identity"] = list(self.identity)
+        if self.forgotten_from is not None:
+            data["forgottenFrom"] = self.forgotten_from
         return data
 
     @classmethod
@@ -129,6 +142,8 @@ class ResourceRecord:
                 remote_errors=tuple(data.get("remoteErrors") or ()),
                 updated_at=str(data.get("updatedAt", "")),
                 superseded=tuple(data.get("superseded") or ()),
+                identity=tuple(str(word) for word in data.get("identity") or ()),
+                forgotten_from=data.get("forgottenFrom"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise StateError(f"the state record of {address} is malformed ({exc})") from exc

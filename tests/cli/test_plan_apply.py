@@ -104,6 +104,11 @@ def test_changes_update_or_are_refused_and_removed_documents_are_orphaned(
 
     code, out, _ = run(capsys, "state", "rm", "HawbDeactivation/hawb-a3-duplicate")
     assert code == 0
+    # A tombstone keeps what it declared; it is no longer orphaned, and plan is silent on it.
+    assert "HawbDeactivation/hawb-a3-duplicate  forgotten" in run(capsys, "state", "list")[1]
+    assert "hawb-a3-duplicate" not in run(capsys, "plan")[1]
+    code, out, _ = run(capsys, "state", "rm", "--gone", "HawbDeactivation/hawb-a3-duplicate")
+    assert code == 0
     assert "HawbDeactivation" not in run(capsys, "state", "list")[1]
 
 

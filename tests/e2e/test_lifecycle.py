@@ -138,8 +138,9 @@ def test_a_template_group_whose_record_was_removed_is_found_by_its_code(
     plain_id = project.state()["TemplateGroup/plain"]["outputs"]["id"]
     road_id = project.state()["TemplateGroup/eu-road"]["outputs"]["id"]
 
-    # Described exactly by the manifests: adopted, not created twice, not a 409.
-    assert project.run("state", "rm", "TemplateGroup/plain").returncode == 0
+    # Records lost (said gone), the groups still at the service: described exactly by the
+    # manifests, adopted, not created twice, not a 409.
+    assert project.run("state", "rm", "--gone", "TemplateGroup/plain").returncode == 0
     again = project.run("apply", "--auto-approve")
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"adopted existing group {plain_id}" in again.stdout
@@ -147,7 +148,10 @@ def test_a_template_group_whose_record_was_removed_is_found_by_its_code(
 
     # With templates the service does not list back, or other fields: how to import it.
     assert (
-        project.run("state", "rm", "TemplateGroup/eu-road", "TemplateGroup/plain").returncode == 0
+        project.run(
+            "state", "rm", "--gone", "TemplateGroup/eu-road", "TemplateGroup/plain"
+        ).returncode
+        == 0
     )
     project.edit("manifests/plain-group.yaml", "name: Plain group", "name: Plainer group")
     refused = project.run("apply", "--auto-approve")

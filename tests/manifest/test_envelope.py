@@ -81,3 +81,21 @@ def test_a_missing_spec_without_template_is_a_finding() -> None:
     assert rules(load_text(f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\n")) == [
         "envelope.spec"
     ]
+
+
+def test_previous_names_are_read_and_bad_ones_are_findings() -> None:
+    text = GOOD.replace("  name: good\n", "  name: good\n  previousNames: [old, older]\n")
+    result = load_text(text)
+    assert result.findings == []
+    assert result.documents[0].previous_names == ("old", "older")
+
+    bad = GOOD.replace("  name: good\n", "  name: good\n  previousNames: [Movement/old, good]\n")
+    result = load_text(bad)
+    assert rules(result) == ["envelope.previous-names", "envelope.previous-names"]
+    assert result.findings[0].location.path == ("metadata", "previousNames", 0)
+    assert result.documents == []
+
+    rows = movement("  a: 1\n", extra="forEach: {file: rows.csv}\n").replace(
+        "  name: mov-1\n", "  name: mov-1\n  previousNames: [old]\n"
+    )
+    assert "envelope.previous-names" in rules(load_text(rows))

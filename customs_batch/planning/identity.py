@@ -1,0 +1,259 @@
+"""Identity: which documents and records declare the same thing at the service.
+
+An address (``Kind/name``) is only what the manifests call a document. What the service holds
+is known by what was declared: each kind's model names the fields that make two requests the
+same thing (``KindModel.identity``). Before a document is created, plan compares its identity
+with the other documents of the batch and with every record of the state, tombstones of
+``state rm`` included, so that a renamed, duplicated or forgotten document is never sent a
+second time:
+
+- the same identity as a record the manifests no longer name, and the same request: the
+  document was renamed; the record moves to the new name (``moved``) and nothing is sent;
+- the same identity and another request, or the same identity as another document of the
+  batch: refused, naming both, with the ways out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds._base import Decision, Identity, KindModel
+from customs_batch.kinds.actions import Action
+from customs_batch.kinds.registry import KINDS, model_of
+from customs_batch.manifest.document import Document
+from customs_batch.planning.model import Operation
+from customs_batch.state.model import RecordStatus, ResourceRecord, State
+from customs_batch.state.records import Records
+
+JSON = Any
+UNKNOWN_PLACE = "place=?"
+"""The place in its lane of a record written before identities were kept: such a record
+matches a document of the same lane only when the requests are the same."""
+
+
+def _key(kind: Kind, words: Identity) -> bytes:
+    # A digest per document, not its words: a bulk load of 100,000 documents keeps these.
+    return hashlib.blake2b("\x1f".join((kind.value, *words)).encode(), digest_size=16).digest()
+
+
+class Identities:
+    """The identities of one plan's batch, and, when a creation first needs them, of the
+    state's records."""
+
+    def __init__(
+        self,
+        documents: Sequence[Document],
+        state: State,
+        recorded: Callable[[str], ResourceRecord | None],
+        named: set[str],
+        *,
+        whole: bool,
+    ) -> None:
+        self._state = state
+        self._recorded = recorded
+        self._named = named
+        self._whole = whole
+        self._places: dict[str, int] = {}
+        self._duplicates: dict[str, list[str]] = {}
+        self._index: dict[bytes, list[str]] | None = None
+        self._taken: set[str] = set()
+        self._read_batch(documents)
+
+    def _read_batch(self, documents: Sequence[Document]) -> None:
+        if not any(model.identity for model in KINDS.values()):
+            return
+        lanes: dict[bytes, int] = {}
+        first: dict[bytes, str] = {}
+        for doc in sorted(documents, key=lambda d: d.index):
+            model = model_of(doc.kind)
+            if model.identity is None:
+                continue
+            words = model.identity(doc.spec)
+            if model.lane is not None:
+                lane = _key(doc.kind, (*model.lane(doc.spec), *words))
+                place = lanes.get(lane, 0)
+                lanes[lane] = place + 1
+                self._places[str(doc.address)] = place
+                words = (*words, f"place={place}")
+            key = _key(doc.kind, words)
+            other = first.setdefault(key, str(doc.address))
+            if other != str(doc.address):
+                self._duplicates.setdefault(other, []).append(str(doc.address))
+                self._duplicates.setdefault(str(doc.address), []).append(other)
+
+    def take(self, address: str) -> None:
+        """``address``'s record is taken over by a document (a declared rename)."""
+        self._taken.add(address)
+
+    def of(self, doc: Document, spec: Mapping[str, JSON]) -> Identity:
+        """The identity of ``doc`` with its references resolved as far as known."""
+        model = model_of(doc.kind)
+        if model.identity is None:
+            return ()
+        words = model.identity(spec)
+        place = self._places.get(str(doc.address))
+        return words if place is None else (*words, f"place={place}")
+
+    def decide_creation(
+        self,
+        address: Address,
+        spec: Mapping[str, JSON],
+        identity: Identity,
+        record: ResourceRecord | None,
+    ) -> tuple[Decision, ResourceRecord | None]:
+        """What to do about a document nothing of which exists at the service under its own
+        name: create it, move a record to it (returned), or refuse."""
+        model = model_of(address.kind)
+        create = Decision(Action.CREATE, model.create)
+        if record is not None:  # refused by the service: nothing was created
+            message = record.error.message if record.error else "unknown error"
+            create = Decision(
+                Action.CREATE, model.create, f"the last attempt was refused: {message}"
+            )
+        if not identity:
+            return create, None
+        what = ", ".join(word for word in identity if not word.startswith("place="))
+        twins = self._duplicates.get(str(address))
+        if twins:
+            return (
+                Decision(
+                    Action.REFUSED,
+                    Operation.NONE,
+                    f"it declares the same as {', '.join(sorted(twins))} in the manifests "
+                    f"({what}): sending both would declare it twice. Remove one of them; if "
+                    "they are really different, make them differ in these fields",
+                ),
+                None,
+            )
+        candidates = [c for c in self._records_like(address, identity) if c not in self._taken]
+        if not candidates:
+            return create, None
+        return self._against(model, address, spec, what, candidates)
+
+    def _against(
+        self,
+        model: KindModel,
+        address: Address,
+        spec: Mapping[str, JSON],
+        what: str,
+        candidates: list[str],
+    ) -> tuple[Decision, ResourceRecord | None]:
+        records = [(c, self._read(c)) for c in sorted(candidates)]
+        for other, found in records:
+            if other in self._named:
+                ident = model.identifier(found)
+                held = f", recorded as {ident}" if ident is not None else ""
+                return _refused(
+                    f"it declares the same as {other}, which is in the manifests{held} "
+                    f"({what}): creating it would declare it twice. Remove one of the two "
+                    "documents; if they are really different, make them differ in these fields"
+                ), None
+        if not self._whole:
+            listed = ", ".join(other for other, _ in records)
+            return _refused(
+                f"the state records {listed} with the same identity ({what}), which the "
+                "selected documents do not include: plan without a selection (-l, --target) "
+                "to see whether this document is that one renamed"
+            ), None
+        for other, found in records:
+            if found.status is RecordStatus.FORGOTTEN:
+                movable = found.forgotten_from == RecordStatus.APPLIED.value
+            else:
+                movable = found.status is RecordStatus.APPLIED
+            if movable and dict(found.spec) == dict(spec):
+                self._taken.add(other)
+                return _moved(model, address, other, found), found
+        other, found = records[0]
+        ident = model.identifier(found)
+        held = f" ({ident} at the service)" if ident is not None else ""
+        if found.status is RecordStatus.FORGOTTEN:
+            where = "forgotten by `customs-batch state rm`"
+            gone = (
+                f"; or, only if it no longer exists at the service, `customs-batch state rm "
+                f"--gone {other}`"
+            )
+        else:
+            where = "recorded in the state and no longer in the manifests"
+            gone = ""
+        if found.status.outcome_unknown or (
+            found.status is RecordStatus.FORGOTTEN and found.forgotten_from != "applied"
+        ):
+            return _refused(
+                f"it declares the same as {other}{held} ({what}), {where}, whose last "
+                "request has an unknown outcome: decide that first (`customs-batch state "
+                f"adopt {other} ID` or `customs-batch state forget {other}`), or `customs-batch "
+                f"state mv {other} {address}` if this document is that one renamed"
+            ), None
+        changed = sorted(
+            name for name in set(found.spec) | set(spec) if found.spec.get(name) != spec.get(name)
+        )
+        return _refused(
+            f"it declares the same as {other}{held} ({what}), {where}, with other values "
+            f"({', '.join(changed)}): creating it would declare it twice. If it is {other} "
+            f"renamed, revert those changes (plan then moves the record to the new name), or "
+            f"`customs-batch state mv {other} {address}` to plan them as changes of it; if it "
+            "is really another declaration, make it differ in one of the identifying fields "
+            f"above{gone}"
+        ), None
+
+    def _read(self, address: str) -> ResourceRecord:
+        record = self._recorded(address)
+        return record if record is not None else self._state.resources[address]
+
+    def _records_like(self, address: Address, identity: Identity) -> list[str]:
+        index = self._index if self._index is not None else self._build_index()
+        found = [a for a in index.get(_key(address.kind, identity), ()) if a != str(address)]
+        if identity and identity[-1].startswith("place="):
+            # Records written before identities were kept know no place in their lane.
+            legacy = (*identity[:-1], UNKNOWN_PLACE)
+            found += [a for a in index.get(_key(address.kind, legacy), ()) if a != str(address)]
+        return found
+
+    def _build_index(self) -> dict[bytes, list[str]]:
+        """Every record's identity (parsed once, on the first creation that needs them)."""
+        index: dict[bytes, list[str]] = {}
+        resources = self._state.resources
+        peek = resources.peek if isinstance(resources, Records) else resources.__getitem__
+        for address in resources:
+            parsed = Address.parse(address)
+            if parsed is None:
+                continue
+            model = model_of(parsed.kind)
+            if model.identity is None:
+                continue
+            record = peek(address)
+            if record.never_created:
+                continue
+            words = record.identity
+            if not words:
+                words = model.identity(record.spec)
+                if model.lane is not None:
+                    words = (*words, UNKNOWN_PLACE)
+            index.setdefault(_key(parsed.kind, words), []).append(address)
+        self._index = index
+        return index
+
+
+def _refused(reason: str) -> Decision:
+    return Decision(Action.REFUSED, Operation.NONE, reason)
+
+
+def _moved(model: KindModel, address: Address, other: str, record: ResourceRecord) -> Decision:
+    ident = model.identifier(record)
+    held = f" ({ident} at the service)" if ident is not None else ""
+    if record.status is RecordStatus.FORGOTTEN:
+        return Decision(
+            Action.MOVED,
+            Operation.MOVE,
+            f"the same request as {other}{held}, forgotten by `customs-batch state rm`: "
+            "it is tracked again under this name; nothing is sent",
+        )
+    return Decision(
+        Action.MOVED,
+        Operation.MOVE,
+        f"renamed from {other}{held}: the same request, so its record moves to this name; "
+        "nothing is sent",
+    )

@@ -1,0 +1,100 @@
+"""The state edits a person makes: forget (leaving a tombstone), remove for good, move a
+record to a new name, track a forgotten one again. Each checks what it is given and says
+the way out when it cannot be done; the caller holds the session (and so the lock)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from customs_batch.errors import StateError
+from customs_batch.state.backend import StateSession
+from customs_batch.state.model import RecordStatus, ResourceRecord
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What ``state rm`` did to one address: left a tombstone, or removed it outright
+    (nothing of it ever existed at the service, or the user said it is gone)."""
+
+    address: str
+    tombstone: bool
+
+
+def _record(session: StateSession, address: str) -> ResourceRecord:
+    record = session.state.resources.get(address)
+    if record is None:
+        raise StateError(
+            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
+        )
+    return record
+
+
+def check_forgettable(session: StateSession, address: str, *, gone: bool) -> None:
+    """Refuse what ``state rm`` cannot do, before anything is written."""
+    record = _record(session, address)
+    if record.status is RecordStatus.FORGOTTEN and not gone:
+        raise StateError(
+            f"{address} is already forgotten (a tombstone keeps its identity)",
+            hint=f"`customs-batch state rm --gone {address}` once it no longer exists at the "
+            "service, so that the same declaration may be submitted again",
+        )
+
+
+def forget(session: StateSession, address: str, *, gone: bool) -> Forgotten:
+    """Stop tracking ``address``. What exists at the service leaves a tombstone: plan then
+    never submits the same thing again under any name. With ``gone`` (the user says it no
+    longer exists at the service: cancelled, or never accepted) the record goes for good."""
+    record = _record(session, address)
+    if gone or record.never_created:
+        session.forget(address)
+        return Forgotten(address, tombstone=False)
+    session.record(
+        record.with_changes(status=RecordStatus.FORGOTTEN, forgotten_from=record.status.value)
+    )
+    return Forgotten(address, tombstone=True)
+
+
+def restore(session: StateSession, address: str) -> ResourceRecord:
+    """Track a forgotten address again, with the status it had."""
+    record = _record(session, address)
+    if record.status is not RecordStatus.FORGOTTEN:
+        raise StateError(
+            f"{address} is not forgotten (its status is {record.status.value})",
+            hint="`customs-batch state restore` takes back a `customs-batch state rm`",
+        )
+    restored = record.with_changes(
+        status=RecordStatus(record.forgotten_from or RecordStatus.APPLIED.value),
+        forgotten_from=None,
+    )
+    session.record(restored)
+    return restored
+
+
+def move(session: StateSession, old: str, new: str) -> ResourceRecord:
+    """Record that the document ``old`` is now called ``new`` (Terraform's ``moved``): the
+    record moves, nothing is sent. Written under the new name first, so that a run killed
+    between the two writes leaves it twice, never lost."""
+    record = _record(session, old)
+    if old.partition("/")[0] != new.partition("/")[0]:
+        raise StateError(
+            f"{old} and {new} are of different kinds",
+            hint="a record moves only to a new name of the same kind",
+        )
+    existing = session.state.resources.get(new)
+    if existing is not None:
+        why = (
+            "a tombstone of a forgotten object"
+            if existing.status is RecordStatus.FORGOTTEN
+            else "recorded"
+        )
+        raise StateError(
+            f"{new} is already in the state ({why})",
+            hint=f"`customs-batch state show {new}`; move to a name the state does not hold",
+        )
+    status = record.status
+    if status is RecordStatus.FORGOTTEN:
+        status = RecordStatus(record.forgotten_from or RecordStatus.APPLIED.value)
+    moved = record.with_changes(address=new, status=status, forgotten_from=None)
+    session.record(moved)
+    session.forget(old)
+    return moved

@@ -1,0 +1,217 @@
+"""One declaration, one object at the service, whatever happens to names and the state.
+
+Each test plays a change a team makes between runs against a real ``sandbox serve`` and
+counts what the emulator holds through its read endpoints.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e import batches
+from tests.e2e.conftest import Project, Sandbox
+
+pytestmark = pytest.mark.e2e
+
+DEPARTURES = "manifests/departures.yaml"
+
+
+def _plan(project: Project, *extra: str) -> tuple[int, dict[str, dict[str, Any]]]:
+    done = project.run("plan", "--format", "json", *extra)
+    assert done.stdout, done.stderr
+    return done.returncode, {c["address"]: c for c in json.loads(done.stdout)["changes"]}
+
+
+def _apply(project: Project, *extra: str) -> None:
+    done = project.run("apply", "--auto-approve", *extra)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_renamed_departure_is_moved_not_declared_again(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(2))
+    _apply(project)
+    assert len(sandbox.created_transit()) == 2
+    declared = project.state()["DepartureDeclaration/dep-e2e-01"]["outputs"]["declarationId"]
+
+    project.edit(DEPARTURES, "name: dep-e2e-01", "name: dep-renamed")
+    code, changes = _plan(project)
+    assert code == 0
+    moved = changes["DepartureDeclaration/dep-renamed"]
+    assert moved["action"] == "moved"
+    assert "DepartureDeclaration/dep-e2e-01" in moved["reason"]
+    assert "DepartureDeclaration/dep-e2e-01" not in changes  # not orphaned on top
+    assert "1 moved" in project.run("plan").stdout
+
+    _apply(project)
+    assert len(sandbox.created_transit()) == 2
+    state = project.state()
+    assert "DepartureDeclaration/dep-e2e-01" not in state
+    assert state["DepartureDeclaration/dep-renamed"]["outputs"]["declarationId"] == declared
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_a_renamed_movement_is_moved_not_sent_again(project: Project, sandbox: Sandbox) -> None:
+    project.write("manifests/movements.yaml", batches.movements(3, lanes=1))
+    _apply(project)
+    assert len(sandbox.movements()) == 3
+    project.edit("manifests/movements.yaml", "name: mov-l0-02", "name: mov-second")
+    code, changes = _plan(project)
+    assert code == 0
+    assert changes["Movement/mov-second"]["action"] == "moved"
+    _apply(project)
+    assert len(sandbox.movements()) == 3
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_a_renamed_and_changed_departure_is_refused_until_the_rename_is_declared(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1))
+    _apply(project)
+    project.edit(DEPARTURES, "name: dep-e2e-01", "name: dep-renamed")
+    project.edit(DEPARTURES, "name: Initech NV", "name: Initech Belgium NV")
+    code, changes = _plan(project)
+    assert code == 1, "a possible second declaration of the same goods must stop the pipeline"
+    refused = changes["DepartureDeclaration/dep-renamed"]
+    assert refused["action"] == "refused"
+    assert "state mv DepartureDeclaration/dep-e2e-01 DepartureDeclaration/dep-renamed" in str(
+        refused["reason"]
+    )
+    assert project.run("apply", "--auto-approve").returncode != 0
+    assert len(sandbox.created_transit()) == 1
+
+    moved = project.run(
+        "state", "mv", "DepartureDeclaration/dep-e2e-01", "DepartureDeclaration/dep-renamed"
+    )
+    assert moved.returncode == 0, moved.stderr
+    code, changes = _plan(project)
+    assert changes["DepartureDeclaration/dep-renamed"]["action"] == "update"
+    patched = sandbox.requests("PATCH", "parties")
+    _apply(project)
+    assert len(sandbox.created_transit()) == 1
+    assert sandbox.requests("PATCH", "parties") == patched + 1
+    record = project.state()["DepartureDeclaration/dep-renamed"]
+    assert record["spec"]["Consignee"]["name"] == "Initech Belgium NV"
+
+
+def test_state_rm_of_a_document_still_in_the_manifests_never_sends_it_again(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1))
+    _apply(project)
+    address = "DepartureDeclaration/dep-e2e-01"
+    forgot = project.run("state", "rm", address)
+    assert forgot.returncode == 0, forgot.stderr
+    assert "tombstone" in forgot.stdout
+
+    code, changes = _plan(project)
+    assert code == 1
+    assert changes[address]["action"] == "refused"
+    assert "state restore" in changes[address]["reason"]
+    assert project.run("apply", "--auto-approve").returncode != 0
+    assert len(sandbox.created_transit()) == 1
+    listed = project.run("state", "list").stdout
+    assert f"{address}  forgotten" in listed
+
+    assert project.run("state", "restore", address).returncode == 0
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+    # Removed from the manifests and forgotten, then written again under a new name: the
+    # tombstone still knows it, so it is tracked again, not declared again.
+    assert project.run("state", "rm", address).returncode == 0
+    project.edit(DEPARTURES, "name: dep-e2e-01", "name: dep-again")
+    _apply(project)
+    assert len(sandbox.created_transit()) == 1
+    assert project.state()["DepartureDeclaration/dep-again"]["status"] == "applied"
+
+    # Said to be gone for good: the tombstone goes, and the same goods may be declared again.
+    assert project.run("state", "rm", "DepartureDeclaration/dep-again").returncode == 0
+    gone = project.run("state", "rm", "--gone", "DepartureDeclaration/dep-again")
+    assert gone.returncode == 0, gone.stderr
+    code, changes = _plan(project)
+    assert changes["DepartureDeclaration/dep-again"]["action"] == "create"
+
+
+def test_a_copy_of_a_declaration_under_a_second_name_is_refused(
+    project: Project, sandbox: Sandbox
+) -> None:
+    documents = list(yaml.safe_load_all(batches.departures(1)))
+    copy = json.loads(json.dumps(documents[0]))
+    copy["metadata"]["name"] = "dep-copy"
+    copy["spec"]["loadingLocation"] = "Rotterdam Maasvlakte"  # not an identical request
+    project.write(DEPARTURES, yaml.safe_dump_all([documents[0], copy], sort_keys=False))
+    code, changes = _plan(project)
+    assert code == 1
+    assert changes["DepartureDeclaration/dep-copy"]["action"] == "refused"
+    assert project.run("apply", "--auto-approve").returncode != 0
+    assert sandbox.created_transit() == {}
+
+
+PARTY_UPDATE = """\
+---
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata:
+  name: dep-consignee-eori
+spec:
+  declarationId: ${ref:DepartureDeclaration/dep-e2e-01.declarationId}
+  Consignee:
+    name: Initech NV
+    countryCode: BE
+    eoriNo: BE0123456789
+"""
+
+
+def test_a_party_update_follows_its_departure_when_it_is_resubmitted(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1).replace("E2E-0001", "INVALID-0001"))
+    project.write("manifests/updates.yaml", PARTY_UPDATE)
+    first = project.run("apply", "--auto-approve", "--wait")
+    assert first.returncode == 1, first.stdout + first.stderr
+    state = project.state()
+    rejected = state["DepartureDeclaration/dep-e2e-01"]["outputs"]["declarationId"]
+
+    project.edit(DEPARTURES, "INVALID-0001", "E2E-0101")
+    code, changes = _plan(project)
+    assert code == 0, changes
+    assert changes["DepartureDeclaration/dep-e2e-01"]["action"] == "resubmit"
+    follows = changes["TransitPartyUpdate/dep-consignee-eori"]
+    assert follows["action"] in ("update", "create"), follows
+    _apply(project, "--wait")
+
+    state = project.state()
+    replacement = state["DepartureDeclaration/dep-e2e-01"]["outputs"]["declarationId"]
+    assert replacement != rejected
+    update = state["TransitPartyUpdate/dep-consignee-eori"]
+    # Sent to the replacement, which answered it (the answer's ID is recorded).
+    assert update["spec"]["declarationId"] == replacement
+    assert update["outputs"]["declarationId"] == replacement
+    assert update["status"] == "applied"
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_a_rename_declared_in_the_manifest_moves_and_sends_only_the_change(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1))
+    _apply(project)
+    project.edit(DEPARTURES, "name: dep-e2e-01", "name: dep-renamed\n  previousNames: [dep-e2e-01]")
+    project.edit(DEPARTURES, "name: Initech NV", "name: Initech Belgium NV")
+    code, changes = _plan(project)
+    assert code == 0, changes
+    change = changes["DepartureDeclaration/dep-renamed"]
+    assert change["action"] == "update"
+    assert "DepartureDeclaration/dep-e2e-01" not in changes
+    patched = sandbox.requests("PATCH", "parties")
+    _apply(project)
+    assert len(sandbox.created_transit()) == 1
+    assert sandbox.requests("PATCH", "parties") == patched + 1
+    assert set(project.state()) == {"DepartureDeclaration/dep-renamed"}
+    assert project.run("plan", "--detailed-exitcode").returncode == 0

@@ -1,0 +1,269 @@
+"""Identity: what a document declares, not what it is called, decides whether it is new."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from customs_batch.kinds import Kind
+from customs_batch.planning import Action, Operation, plan_changes
+from customs_batch.planning.model import Plan, PlannedChange
+from customs_batch.state import RecordStatus, ResourceRecord, State
+
+from .helpers import doc, movement
+
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+DEPARTURE: dict[str, Any] = {
+    "type": "DEPARTURE",
+    "companyId": 1,
+    "commercialReference": "C-1",
+    "departureOffice": "NL000396",
+    "destinationOffice": "DE004058",
+    "totalWeight": 10.0,
+    "Principal": {"name": "A", "eoriNo": "NL123456789", "countryCode": "NL"},
+    "DeclarationItems": [{"commodityCode": "090121", "originCountry": "BR", "netPrice": 5}],
+}
+
+
+def _state(*records: ResourceRecord) -> State:
+    state = State(lineage="lin", serial=3)
+    for record in records:
+        state.apply(record.address, record)
+    return state
+
+
+def _applied(address: str, spec: dict[str, Any], **outputs: Any) -> ResourceRecord:
+    return ResourceRecord(address, RecordStatus.APPLIED, "create", spec, outputs=outputs)
+
+
+def _only(plan: Plan, address: str) -> PlannedChange:
+    (change,) = [c for c in plan.changes if str(c.address) == address]
+    return change
+
+
+def _departure(name: str, index: int = 0, **changes: Any) -> Any:
+    return doc(Kind.DEPARTURE_DECLARATION, name, {**DEPARTURE, **changes}, index)
+
+
+def test_a_renamed_departure_moves_its_record_and_sends_nothing() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    plan = plan_changes([_departure("dep-2")], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert (change.action, change.operation) == (Action.MOVED, Operation.MOVE)
+    assert str(change.moved_from) == "DepartureDeclaration/dep"
+    assert "7003" in change.reason
+    assert [str(c.address) for c in plan.changes] == ["DepartureDeclaration/dep-2"]
+    assert plan.requests == 0
+    assert not plan.blocked
+
+
+def test_a_renamed_and_changed_departure_is_refused_naming_both_and_the_ways_out() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    plan = plan_changes([_departure("dep-2", totalWeight=11.0)], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "DepartureDeclaration/dep " in change.reason + " "
+    assert "totalWeight" in change.reason
+    assert "state mv DepartureDeclaration/dep DepartureDeclaration/dep-2" in change.reason
+    assert plan.requests == 0
+    # The old name is not reported as orphaned on top: it is the refused one's twin.
+    assert _only(plan, "DepartureDeclaration/dep").action is Action.ORPHANED
+
+
+def test_another_declaration_with_other_goods_is_created() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    other = _departure("dep-2", commercialReference="C-2")
+    assert _only(plan_changes([other], state, now=NOW), str(other.address)).action is Action.CREATE
+
+
+def test_two_new_documents_of_one_declaration_are_both_refused() -> None:
+    plan = plan_changes([_departure("a", 0), _departure("b", 1)], State.new(), now=NOW)
+    for name in ("a", "b"):
+        change = _only(plan, f"DepartureDeclaration/{name}")
+        assert change.action is Action.REFUSED
+        assert "declare it twice" in change.reason
+
+
+def test_a_copy_of_a_recorded_document_under_another_name_is_refused() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    plan = plan_changes([_departure("dep", 0), _departure("copy", 1)], state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep").action is Action.NO_CHANGE
+    copy = _only(plan, "DepartureDeclaration/copy")
+    assert copy.action is Action.REFUSED
+    assert "DepartureDeclaration/dep" in copy.reason
+
+
+def test_a_forgotten_document_still_in_the_manifests_is_not_sent_again() -> None:
+    tombstone = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003).with_changes(
+        status=RecordStatus.FORGOTTEN, forgotten_from="applied"
+    )
+    plan = plan_changes([_departure("dep")], _state(tombstone), now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep")
+    assert change.action is Action.REFUSED
+    assert "state restore" in change.reason and "--gone" in change.reason
+    assert plan.requests == 0
+
+
+def test_a_forgotten_document_renamed_is_tracked_again_and_its_tombstone_is_not_orphaned() -> None:
+    tombstone = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003).with_changes(
+        status=RecordStatus.FORGOTTEN, forgotten_from="applied"
+    )
+    plan = plan_changes([_departure("dep-2")], _state(tombstone), now=NOW)
+    assert [(str(c.address), c.action) for c in plan.changes] == [
+        ("DepartureDeclaration/dep-2", Action.MOVED)
+    ]
+
+
+def test_a_tombstone_no_longer_in_the_manifests_is_silent() -> None:
+    tombstone = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003).with_changes(
+        status=RecordStatus.FORGOTTEN, forgotten_from="applied"
+    )
+    assert plan_changes([], _state(tombstone), now=NOW).changes == ()
+
+
+def test_a_renamed_movement_moves_and_a_second_one_of_the_same_action_is_created() -> None:
+    first = plan_changes([movement("mov-1", 0)], State.new(), now=NOW)
+    recorded = _applied("Movement/mov-1", dict(first.changes[0].spec), movementId="mov_1")
+    recorded = recorded.with_changes(identity=first.changes[0].identity)
+    assert recorded.identity[-1] == "place=0"
+    plan = plan_changes(
+        [movement("mov-renamed", 0), movement("mov-2", 1)], _state(recorded), now=NOW
+    )
+    assert _only(plan, "Movement/mov-renamed").action is Action.MOVED
+    second = _only(plan, "Movement/mov-2")
+    assert second.action is Action.CREATE
+    assert second.identity[-1] == "place=1"
+
+
+def test_a_movement_recorded_before_identities_moves_only_when_the_request_is_the_same() -> None:
+    spec = dict(movement("x", 0).spec)
+    legacy = _applied("Movement/mov-1", spec, movementId="mov_1")
+    moved = plan_changes([movement("mov-renamed", 0)], _state(legacy), now=NOW)
+    assert _only(moved, "Movement/mov-renamed").action is Action.MOVED
+
+
+def test_with_a_selection_a_match_outside_it_is_refused_not_moved() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    plan = plan_changes([_departure("dep-2")], state, now=NOW, orphans=False)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "without a selection" in change.reason
+
+
+def test_a_reference_to_a_moved_departure_resolves_through_the_move() -> None:
+    state = _state(
+        _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003),
+        _applied(
+            "TransitPartyUpdate/upd",
+            {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+            declarationId=7003,
+        ),
+    )
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "upd",
+        {
+            "declarationId": "${ref:DepartureDeclaration/dep-2.declarationId}",
+            "Consignee": {"eoriNo": "DE1"},
+        },
+        1,
+    )
+    plan = plan_changes([_departure("dep-2"), update], state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep-2").action is Action.MOVED
+    assert _only(plan, "TransitPartyUpdate/upd").action is Action.NO_CHANGE
+
+
+def _rejected(spec: dict[str, Any]) -> ResourceRecord:
+    return _applied("DepartureDeclaration/dep", spec, declarationId=7003).with_changes(
+        remote_status="invalid", remote_errors=({"code": "X"},)
+    )
+
+
+def _party_update(declaration_id: Any) -> Any:
+    return doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "upd",
+        {
+            "declarationId": declaration_id,
+            "Consignee": {"eoriNo": "DE1"},
+        },
+        1,
+    )
+
+
+def test_a_party_update_follows_its_departure_when_that_is_resubmitted() -> None:
+    recorded_update = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    state = _state(_rejected(DEPARTURE), recorded_update)
+    update = _party_update("${ref:DepartureDeclaration/dep.declarationId}")
+    plan = plan_changes([_departure("dep", commercialReference="C-9"), update], state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep").action is Action.RESUBMIT
+    follows = _only(plan, "TransitPartyUpdate/upd")
+    assert follows.action is Action.UPDATE, follows.reason
+    assert follows.operation is Operation.UPDATE_TRANSIT_PARTIES
+    assert follows.unknown == (("declarationId",),)  # known after apply: the new ID
+    assert "resubmitted" in follows.reason
+
+
+def test_a_party_update_left_on_a_replaced_declaration_is_sent_to_the_new_one() -> None:
+    # The departure was resubmitted by an earlier run (7003 -> 7004) while its party update
+    # stayed on 7003: the next plan sends it to 7004 instead of refusing a changed ID.
+    departure = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7004).with_changes(
+        superseded=({"outputs": {"declarationId": 7003}, "remoteStatus": "invalid"},)
+    )
+    recorded_update = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    plan = plan_changes(
+        [_departure("dep"), _party_update("${ref:DepartureDeclaration/dep.declarationId}")],
+        _state(departure, recorded_update),
+        now=NOW,
+    )
+    follows = _only(plan, "TransitPartyUpdate/upd")
+    assert follows.action is Action.UPDATE, follows.reason
+    assert follows.spec["declarationId"] == 7004
+
+
+def test_a_literal_declaration_id_that_changes_is_still_refused() -> None:
+    recorded_update = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    plan = plan_changes([_party_update(7005)], _state(recorded_update), now=NOW)
+    assert _only(plan, "TransitPartyUpdate/upd").action is Action.REFUSED
+
+
+def _renamed(name: str, *previous: str, **changes: Any) -> Any:
+    document = _departure(name, **changes)
+    return replace(document, previous_names=previous)
+
+
+def test_a_declared_rename_moves_the_record_even_with_a_change_and_plans_the_change() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    same = plan_changes([_renamed("dep-2", "dep")], state, now=NOW)
+    assert _only(same, "DepartureDeclaration/dep-2").action is Action.MOVED
+    changed_party = {**DEPARTURE["Principal"], "name": "B"}
+    plan = plan_changes([_renamed("dep-2", "dep", Principal=changed_party)], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert (change.action, change.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
+    assert str(change.moved_from) == "DepartureDeclaration/dep"
+    assert [str(c.address) for c in plan.changes] == ["DepartureDeclaration/dep-2"]
+    fixed = plan_changes([_renamed("dep-2", "dep", totalWeight=99.0)], state, now=NOW)
+    assert _only(fixed, "DepartureDeclaration/dep-2").action is Action.REFUSED
+
+
+def test_a_declared_rename_of_a_name_still_in_the_manifests_is_refused() -> None:
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    plan = plan_changes(
+        [_departure("dep", 0), _renamed("dep-2", "dep", commercialReference="C-2")], state, now=NOW
+    )
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "still in the manifests" in change.reason
