@@ -17,8 +17,8 @@ from customs_batch.errors import CustomsBatchError
 from customs_batch.formats import VERSION_KEY
 from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
+from customs_batch.output_file import write_named_file
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
-from customs_batch.state._atomic import write_atomic
 
 PLAN_FORMAT = "customs-batch-plan"
 PLAN_VERSION = 1
@@ -56,7 +56,7 @@ def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
         "changes": [_change_to_json(change) for change in plan.changes],
     }
     # Not sorted: "format" stays first, so a plan file is recognised from its first bytes.
-    write_atomic(path, (json.dumps(body, indent=2) + "\n").encode())
+    write_named_file(path, (json.dumps(body, indent=2) + "\n").encode(), what="plan")
 
 
 def read_plan(path: Path, *, environment: str) -> Plan:
