@@ -88,6 +88,10 @@ def apply(
     operation that would not end in time, records what is in flight, prints what is left and
     the command that goes on, and exits 4.
 
+    PLANFILE is a plan saved with `plan -out FILE`, known by its content; a plan written with
+    `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is
+    refused (exit 64).
+
     \b
     Examples:
       customs-batch apply manifests/

@@ -44,8 +44,8 @@ from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_t
 @output_option(
     PLAN_FORMATS,
     "plan",
-    "Write the rendered plan to FILE (readable by you only) instead of stdout; the summary "
-    "goes to stderr.",
+    "Write the rendered plan to FILE (readable by you only) instead of stdout, for people to "
+    "read (apply refuses it: -out saves a plan); the summary goes to stderr.",
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
 @selection_options
@@ -80,6 +80,12 @@ def plan(
       customs-batch plan manifests/ --format dot -o plan.dot
       customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
     """
+    if output is not None and output.suffix.lower() == ".plan":
+        click.echo(
+            f"warning: -o writes the plan for people to read, and `customs-batch apply` "
+            f"refuses it; to save a plan that apply applies, write -out {output}",
+            err=True,
+        )
     result = make_plan(
         PlanOptions(Inputs(paths, labels, targets, env_name, allow_empty_state()), save_to=out)
     )

@@ -17,7 +17,7 @@ from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
-from customs_batch.planning.planfile import check_current, is_plan_file, read_plan
+from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -75,9 +75,9 @@ class ApplyOptions:
 
     @property
     def plan_file(self) -> Path | None:
-        """The saved plan to apply, when the only path is one."""
-        paths = self.inputs.paths
-        return paths[0] if len(paths) == 1 and is_plan_file(paths[0]) else None
+        """The saved plan to apply, when the only path is one (known by its content); a
+        file that is neither a saved plan nor a manifest is a usage error."""
+        return saved_plan_among(self.inputs.paths)
 
 
 class ApplyStatus(StrEnum):
