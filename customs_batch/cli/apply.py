@@ -76,6 +76,7 @@ def apply(
     format_name: str,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
+    excluded: tuple[str, ...],
 ) -> int:
     """Apply the manifests (or a saved plan) to an environment.
 
@@ -106,7 +107,7 @@ def apply(
     presenter = APPLY_FORMATS.get(format_name)(interactive)
     result = apply_changes(
         ApplyOptions(
-            Inputs(targets_or_paths, labels, targets, env_name, allow_empty_state()),
+            Inputs(targets_or_paths, labels, targets, env_name, allow_empty_state(), excluded),
             auto_approve=auto_approve,
             parallelism=parallelism,
             wait=WaitOptions(timeout=wait_timeout) if wait else None,

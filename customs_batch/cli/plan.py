@@ -60,6 +60,7 @@ def plan(
     show_unchanged: bool,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
+    excluded: tuple[str, ...],
 ) -> int:
     """Compare the manifests with the recorded state and show what apply would do.
 
@@ -79,6 +80,7 @@ def plan(
       customs-batch plan manifests/ --format markdown -o plan.md
       customs-batch plan manifests/ --format dot -o plan.dot
       customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
+      customs-batch plan -l 'lane in (ham-rtm,rtm-ham),team!=road' --exclude Movement/mov-7
     """
     if output is not None and output.suffix.lower() == ".plan":
         click.echo(
@@ -87,7 +89,9 @@ def plan(
             err=True,
         )
     result = make_plan(
-        PlanOptions(Inputs(paths, labels, targets, env_name, allow_empty_state()), save_to=out)
+        PlanOptions(
+            Inputs(paths, labels, targets, env_name, allow_empty_state(), excluded), save_to=out
+        )
     )
     environment = result.environment
     view = PlanView(

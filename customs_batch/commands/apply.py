@@ -149,6 +149,12 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
             "then `customs-batch apply FILE`",
         )
     inputs = options.inputs
+    if plan_path is not None and not inputs.selection().everything:
+        raise UsageError(
+            f"{plan_path} is a saved plan, applied whole: -l, --target and --exclude choose "
+            "among manifests",
+            hint=f"make the plan with them: `customs-batch plan ... -out {plan_path}`",
+        )
     environment = inputs.chosen_environment()
     saved = read_plan(plan_path, environment=environment.name) if plan_path else None
     documents = inputs.documents() if saved is None else []
