@@ -148,8 +148,11 @@ def _address(text: str) -> Address:
 
 def is_plan_file(path: Path) -> bool:
     """Whether ``path`` is a saved plan (rather than a manifest or a folder of them)."""
-    head = _head(path) or b""
-    return head.lstrip().startswith(b"{") and PLAN_FORMAT.encode() in head
+    return _is_saved_plan(_head(path))
+
+
+def _is_saved_plan(head: bytes | None) -> bool:
+    return head is not None and head.lstrip().startswith(b"{") and PLAN_FORMAT.encode() in head
 
 
 def saved_plan_among(paths: Sequence[Path]) -> Path | None:
@@ -161,7 +164,8 @@ def saved_plan_among(paths: Sequence[Path]) -> Path | None:
     any ``.yaml``/``.yml`` file that is not a rendered plan, so that a broken manifest gets
     its findings).
     """
-    plans = [path for path in paths if is_plan_file(path)]
+    heads = [(path, _head(path)) for path in paths]
+    plans = [path for path, head in heads if _is_saved_plan(head)]
     if plans and len(paths) > 1:
         raise UsageError(
             f"{plans[0]} is a saved plan, and a saved plan is applied alone",
@@ -170,8 +174,7 @@ def saved_plan_among(paths: Sequence[Path]) -> Path | None:
         )
     if plans:
         return plans[0]
-    for path in paths:
-        head = _head(path)
+    for path, head in heads:
         if head is None:
             continue  # a folder, or a file the manifest loader refuses with its reason
         rendered = _rendered_as(head)
