@@ -34,7 +34,6 @@ def selection_options(function: F) -> F:
     return click.option(
         "-l",
         "--selector",
-        "--label",
         "labels",
         multiple=True,
         metavar="SELECTOR",
