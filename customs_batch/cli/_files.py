@@ -10,25 +10,18 @@ from typing import Any, TypeVar
 
 import click
 
-from customs_batch.errors import CustomsBatchError
 from customs_batch.formats import Formats
+from customs_batch.output_file import write_named_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def write_output(path: Path, text: str, *, what: str) -> None:
-    """Write ``text`` (a report, a rendered plan, records) to ``path``, readable by its owner
-    only (it holds customs data), or say why it cannot be."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(descriptor, "w", encoding="utf-8") as file:
-            os.fchmod(file.fileno(), 0o600)
-            file.write(text)
-    except OSError as exc:
-        raise CustomsBatchError(
-            f"cannot write the {what} to {path}: {exc.strerror}",
-            hint="check that the folder exists and is writable",
-        ) from exc
+    """Write ``text`` (a report, a rendered plan, records) to ``path``: a new or replaced
+    file readable by its owner only (it holds customs data); a device or a named pipe is
+    written to as it is; another user's file is refused (see
+    :mod:`customs_batch.output_file`)."""
+    write_named_file(path, text.encode("utf-8"), what=what)
 
 
 def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:
@@ -73,7 +66,10 @@ def append_step_summary(markdown: Callable[[], str]) -> None:
     if not target:
         return
     try:
-        with open(target, "a", encoding="utf-8") as summary:
+        # Created private when it does not exist yet (it holds customs data); the mode of
+        # the runner's own file is left as it is.
+        descriptor = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        with open(descriptor, "a", encoding="utf-8") as summary:
             summary.write(markdown().rstrip("\n") + "\n\n")
     except OSError as exc:
         click.echo(

@@ -15,21 +15,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def selection_options(function: F) -> F:
-    """``-l LABEL=VALUE`` and ``--target ADDR``."""
+    """``-l SELECTOR``, ``--target ADDR`` and ``--exclude ADDR``."""
     function = click.option(
-        "-l",
-        "--label",
-        "labels",
+        "--exclude",
+        "excluded",
         multiple=True,
-        metavar="LABEL=VALUE",
-        help="Only documents with this label (and what they depend on). Repeatable.",
+        metavar="ADDR",
+        help="Leave out this document (Kind/name) and every document that depends on it. "
+        "Repeatable.",
     )(function)
-    return click.option(
+    function = click.option(
         "--target",
         "targets",
         multiple=True,
         metavar="ADDR",
         help="Only this document (Kind/name) and what it depends on. Repeatable.",
+    )(function)
+    return click.option(
+        "-l",
+        "--selector",
+        "labels",
+        multiple=True,
+        metavar="SELECTOR",
+        help="Only documents whose labels match (and what they depend on): key=value, "
+        "key!=value, 'key in (a,b)', 'key notin (a,b)', key, !key, comma-separated, all "
+        "must hold. Repeatable (each must hold). Matching no document is an error.",
     )(function)
 
 

@@ -76,6 +76,7 @@ def apply(
     format_name: str,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
+    excluded: tuple[str, ...],
 ) -> int:
     """Apply the manifests (or a saved plan) to an environment.
 
@@ -87,6 +88,10 @@ def apply(
     flight (exit 130); a second Ctrl-C stops at once. With --time-budget it starts no
     operation that would not end in time, records what is in flight, prints what is left and
     the command that goes on, and exits 4.
+
+    PLANFILE is a plan saved with `plan -out FILE`, known by its content; a plan written with
+    `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is
+    refused (exit 64).
 
     \b
     Examples:
@@ -102,7 +107,7 @@ def apply(
     presenter = APPLY_FORMATS.get(format_name)(interactive)
     result = apply_changes(
         ApplyOptions(
-            Inputs(targets_or_paths, labels, targets, env_name, allow_empty_state()),
+            Inputs(targets_or_paths, labels, targets, env_name, allow_empty_state(), excluded),
             auto_approve=auto_approve,
             parallelism=parallelism,
             wait=WaitOptions(timeout=wait_timeout) if wait else None,

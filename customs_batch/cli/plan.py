@@ -44,8 +44,8 @@ from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_t
 @output_option(
     PLAN_FORMATS,
     "plan",
-    "Write the rendered plan to FILE (readable by you only) instead of stdout; the summary "
-    "goes to stderr.",
+    "Write the rendered plan to FILE (readable by you only) instead of stdout, for people to "
+    "read (apply refuses it: -out saves a plan); the summary goes to stderr.",
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
 @selection_options
@@ -60,6 +60,7 @@ def plan(
     show_unchanged: bool,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
+    excluded: tuple[str, ...],
 ) -> int:
     """Compare the manifests with the recorded state and show what apply would do.
 
@@ -79,9 +80,18 @@ def plan(
       customs-batch plan manifests/ --format markdown -o plan.md
       customs-batch plan manifests/ --format dot -o plan.dot
       customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
+      customs-batch plan -l 'lane in (ham-rtm,rtm-ham),team!=road' --exclude Movement/mov-7
     """
+    if output is not None and output.suffix.lower() == ".plan":
+        click.echo(
+            f"warning: -o writes the plan for people to read, and `customs-batch apply` "
+            f"refuses it; to save a plan that apply applies, write -out {output}",
+            err=True,
+        )
     result = make_plan(
-        PlanOptions(Inputs(paths, labels, targets, env_name, allow_empty_state()), save_to=out)
+        PlanOptions(
+            Inputs(paths, labels, targets, env_name, allow_empty_state(), excluded), save_to=out
+        )
     )
     environment = result.environment
     view = PlanView(

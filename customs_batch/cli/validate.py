@@ -6,9 +6,14 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._files import append_step_summary, format_option, output_option
+from customs_batch.cli._files import (
+    append_step_summary,
+    format_option,
+    output_option,
+    write_output,
+)
 from customs_batch.cli._rows import rows_option
-from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.errors import ExitCode
 from customs_batch.findings import Finding, Severity
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import (
@@ -117,7 +122,7 @@ def validate(
     if output is None:
         click.echo(report, nl=False)
     else:
-        _write(output, report)
+        write_output(output, report, what="report")
         click.echo(summary_line(result), err=True)
     append_step_summary(lambda: make_reporter("markdown", options).render(result))
     if annotate_dir is not None:
@@ -134,13 +139,3 @@ def _annotate(findings: tuple[Finding, ...], folder: Path) -> None:
         click.echo(f"Annotated {copy.source} ({copy.findings} {noun}): {copy.written}", err=True)
     if not written:
         click.echo("No spreadsheet input has findings: nothing to annotate.", err=True)
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CustomsBatchError(
-            f"cannot write the report to {path}: {exc.strerror}",
-            hint="check that the folder exists and is writable",
-        ) from exc

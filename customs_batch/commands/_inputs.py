@@ -38,11 +38,13 @@ class InvalidManifests(CustomsBatchError):
 class Inputs:
     """Where a command looks: the manifests, the selection, the environment and its state.
 
-    ``paths`` default to the current folder; ``labels`` (``LABEL=VALUE``) and ``targets``
-    (``Kind/name``) select a part of the batch with what it depends on; ``environment`` is a
-    name from customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then the configured
-    default). ``allow_empty_state`` lets a local state start empty although an earlier one
-    left its traces.
+    ``paths`` default to the current folder; ``labels`` (label selectors, kubectl's
+    grammar: see :mod:`customs_batch.planning.selector`) and ``targets`` (``Kind/name``)
+    select a part of the batch with what it depends on, and ``excluded`` (``Kind/name``)
+    leaves documents out with what depends on them; ``environment`` is a name from
+    customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then the configured default).
+    ``allow_empty_state`` lets a local state start empty although an earlier one left its
+    traces.
     """
 
     paths: tuple[Path, ...] = ()
@@ -50,10 +52,12 @@ class Inputs:
     targets: tuple[str, ...] = ()
     environment: str | None = None
     allow_empty_state: bool = False
+    excluded: tuple[str, ...] = ()
 
     def selection(self) -> Selection:
-        """The parsed ``labels`` and ``targets`` (a usage error when malformed)."""
-        return Selection.parse(self.labels, self.targets)
+        """The parsed ``labels``, ``targets`` and ``excluded`` (a usage error when
+        malformed)."""
+        return Selection.parse(self.labels, self.targets, self.excluded)
 
     def documents(self) -> list[Document]:
         """The selected documents, valid; :class:`InvalidManifests` when any has an error."""

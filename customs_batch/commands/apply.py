@@ -17,7 +17,7 @@ from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
-from customs_batch.planning.planfile import check_current, is_plan_file, read_plan
+from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -75,9 +75,9 @@ class ApplyOptions:
 
     @property
     def plan_file(self) -> Path | None:
-        """The saved plan to apply, when the only path is one."""
-        paths = self.inputs.paths
-        return paths[0] if len(paths) == 1 and is_plan_file(paths[0]) else None
+        """The saved plan to apply, when the only path is one (known by its content); a
+        file that is neither a saved plan nor a manifest is a usage error."""
+        return saved_plan_among(self.inputs.paths)
 
 
 class ApplyStatus(StrEnum):
@@ -149,6 +149,12 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
             "then `customs-batch apply FILE`",
         )
     inputs = options.inputs
+    if plan_path is not None and not inputs.selection().everything:
+        raise UsageError(
+            f"{plan_path} is a saved plan, applied whole: -l, --target and --exclude choose "
+            "among manifests",
+            hint=f"make the plan with them: `customs-batch plan ... -out {plan_path}`",
+        )
     environment = inputs.chosen_environment()
     saved = read_plan(plan_path, environment=environment.name) if plan_path else None
     documents = inputs.documents() if saved is None else []

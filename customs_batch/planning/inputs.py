@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
 from customs_batch.manifest.text_pool import TextPool
 from customs_batch.planning.graph import dependencies
+from customs_batch.planning.selector import LabelSelector
 from customs_batch.validation.batch import (
     DocumentEntry,
     ValidationResult,
@@ -146,56 +147,112 @@ def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inpu
 
 @dataclass(frozen=True)
 class Selection:
-    """``-l LABEL=VALUE`` and ``--target ADDR``: a part of the batch, with what it needs."""
+    """``-l SELECTOR``, ``--target ADDR`` and ``--exclude ADDR``: a part of the batch, with
+    what it needs.
 
-    labels: tuple[tuple[str, str], ...] = ()
+    A document is chosen when it is a target or meets the label selector (every document
+    when neither is given), then everything a chosen document depends on is added. An
+    excluded document is left out, and so is every document that depends on it, since it
+    could not be sent without it.
+    """
+
+    labels: LabelSelector | None = None
     targets: tuple[Address, ...] = ()
+    excluded: tuple[Address, ...] = ()
 
     @property
     def everything(self) -> bool:
-        return not self.labels and not self.targets
+        return self.labels is None and not self.targets and not self.excluded
 
     @classmethod
-    def parse(cls, labels: Sequence[str], targets: Sequence[str]) -> Selection:
+    def parse(
+        cls, labels: Sequence[str], targets: Sequence[str], excluded: Sequence[str] = ()
+    ) -> Selection:
         """Parse the option values; a malformed one is a usage error."""
-        pairs = []
-        for text in labels:
-            key, sep, value = text.partition("=")
-            if not sep or not key:
-                raise UsageError(f"-l {text!r} is not LABEL=VALUE", hint="e.g. -l lane=ham-rtm")
-            pairs.append((key, value))
-        addresses = []
-        for text in targets:
-            address = Address.parse(text)
-            if address is None:
-                raise UsageError(
-                    f"--target {text!r} is not an address", hint="e.g. --target Movement/mov-1"
-                )
-            addresses.append(address)
-        return cls(tuple(pairs), tuple(addresses))
+        return cls(
+            LabelSelector.parse_all(labels),
+            _addresses("--target", targets),
+            _addresses("--exclude", excluded),
+        )
 
     def apply(self, documents: Sequence[Document]) -> list[Document]:
-        """The selected documents and, transitively, every document they depend on."""
+        """The selected documents and, transitively, every document they depend on, less
+        the excluded ones and what depends on them."""
         if self.everything:
             return list(documents)
         present = {doc.address for doc in documents}
-        missing = [str(t) for t in self.targets if t not in present]
-        if missing:
-            raise UsageError(
-                f"--target {', '.join(missing)}: no such document in the manifests",
-                hint="`customs-batch render` lists the documents and their names",
-            )
-        chosen = {
-            doc.address
-            for doc in documents
-            if doc.address in self.targets
-            or (self.labels and all(doc.labels.get(k) == v for k, v in self.labels))
-        }
+        for option, addresses in (("--target", self.targets), ("--exclude", self.excluded)):
+            missing = [str(a) for a in addresses if a not in present]
+            if missing:
+                raise UsageError(
+                    f"{option} {', '.join(missing)}: no such document in the manifests",
+                    hint="`customs-batch render` lists the documents and their names",
+                )
+        labelled = set()
+        if self.labels is not None:
+            labelled = {doc.address for doc in documents if self.labels.matches(doc.labels)}
+            if not labelled:
+                raise _matches_nothing(self.labels, documents)
         deps = dependencies(documents)
-        pending = list(chosen)
-        while pending:
-            for dep in deps.get(pending.pop(), ()):
-                if dep not in chosen:
-                    chosen.add(dep)
-                    pending.append(dep)
+        left_out = _closure(set(self.excluded), _dependents(deps))
+        if self.labels is None and not self.targets:
+            chosen = present - left_out
+        else:
+            chosen = (labelled | set(self.targets)) - left_out
+        chosen = _closure(chosen, deps)
         return [doc for doc in documents if doc.address in chosen]
+
+
+def _addresses(option: str, texts: Sequence[str]) -> tuple[Address, ...]:
+    addresses = []
+    for text in texts:
+        address = Address.parse(text)
+        if address is None:
+            raise UsageError(
+                f"{option} {text!r} is not an address", hint=f"e.g. {option} Movement/mov-1"
+            )
+        addresses.append(address)
+    return tuple(addresses)
+
+
+def _closure(start: set[Address], edges: Mapping[Address, Iterable[Address]]) -> set[Address]:
+    """``start`` and every address reached from it along ``edges``."""
+    reached = set(start)
+    pending = list(start)
+    while pending:
+        for other in edges.get(pending.pop(), ()):
+            if other not in reached:
+                reached.add(other)
+                pending.append(other)
+    return reached
+
+
+def _dependents(deps: Mapping[Address, Iterable[Address]]) -> dict[Address, list[Address]]:
+    """For each address, the documents that depend on it directly."""
+    dependents: dict[Address, list[Address]] = {}
+    for address, needed in deps.items():
+        for dep in needed:
+            dependents.setdefault(dep, []).append(address)
+    return dependents
+
+
+_VALUES_SHOWN = 5
+
+
+def _matches_nothing(selector: LabelSelector, documents: Sequence[Document]) -> UsageError:
+    """The error for a selector no document meets, naming the labels there are."""
+    values: dict[str, set[str]] = {}
+    for doc in documents:
+        for key, value in doc.labels.items():
+            values.setdefault(key, set()).add(value)
+    if not values:
+        present = "no document in the manifests has labels (metadata.labels)"
+    else:
+        described = []
+        for key in sorted(values):
+            shown = sorted(values[key])
+            more = len(shown) - _VALUES_SHOWN
+            listed = ", ".join(shown[:_VALUES_SHOWN]) + (f", {more} more" if more > 0 else "")
+            described.append(f"{key} ({listed})")
+        present = "labels in the manifests: " + "; ".join(described)
+    return UsageError(f"-l {selector.text!r} matches no document", hint=present)

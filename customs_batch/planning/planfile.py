@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from customs_batch.errors import CustomsBatchError
+from customs_batch.errors import CustomsBatchError, UsageError
 from customs_batch.formats import VERSION_KEY
 from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
+from customs_batch.output_file import write_named_file
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
-from customs_batch.state._atomic import write_atomic
+from customs_batch.userfiles import open_user_file
 
 PLAN_FORMAT = "customs-batch-plan"
 PLAN_VERSION = 1
@@ -56,7 +58,7 @@ def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
         "changes": [_change_to_json(change) for change in plan.changes],
     }
     # Not sorted: "format" stays first, so a plan file is recognised from its first bytes.
-    write_atomic(path, (json.dumps(body, indent=2) + "\n").encode())
+    write_named_file(path, (json.dumps(body, indent=2) + "\n").encode(), what="plan")
 
 
 def read_plan(path: Path, *, environment: str) -> Plan:
@@ -150,11 +152,80 @@ def _address(text: str) -> Address:
 
 def is_plan_file(path: Path) -> bool:
     """Whether ``path`` is a saved plan (rather than a manifest or a folder of them)."""
-    if not path.is_file():
-        return False
+    return _is_saved_plan(_head(path))
+
+
+def _is_saved_plan(head: bytes | None) -> bool:
+    return head is not None and head.lstrip().startswith(b"{") and PLAN_FORMAT.encode() in head
+
+
+def saved_plan_among(paths: Sequence[Path]) -> Path | None:
+    """The saved plan ``apply`` is given (None: ``paths`` are manifests), known by content.
+
+    A file that is neither a saved plan nor a manifest is refused, a plan rendered for
+    reading (``plan -o``) included, rather than read as manifests; so is a saved plan named
+    with other paths. A manifest is a file with a top-level ``apiVersion`` or ``kind`` (or
+    any ``.yaml``/``.yml`` file that is not a rendered plan, so that a broken manifest gets
+    its findings).
+    """
+    heads = [(path, _head(path)) for path in paths]
+    plans = [path for path, head in heads if _is_saved_plan(head)]
+    if plans and len(paths) > 1:
+        raise UsageError(
+            f"{plans[0]} is a saved plan, and a saved plan is applied alone",
+            hint=f"`customs-batch apply {plans[0]}` applies it; to apply manifests, name "
+            "only manifests",
+        )
+    if plans:
+        return plans[0]
+    for path, head in heads:
+        if head is None:
+            continue  # a folder, or a file the manifest loader refuses with its reason
+        rendered = _rendered_as(head)
+        if rendered is None and (
+            _MANIFEST_KEY.search(head) or path.suffix.lower() in (".yaml", ".yml")
+        ):
+            continue
+        what = f" (it is a plan rendered as {rendered}, for reading)" if rendered else ""
+        raise UsageError(
+            f"{path}: not a saved plan{what}; write one with `customs-batch plan -out FILE`",
+            hint="`plan -o FILE` writes a plan for people to read; `plan -out FILE` saves one "
+            "that `customs-batch apply FILE` applies. To apply manifests, name the manifest "
+            "files or their folder",
+        )
+    return None
+
+
+_MANIFEST_KEY = re.compile(rb'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"[ \t]*:', re.M)
+"""A manifest's top-level key: block YAML starts it at the line's start; JSON quotes it."""
+
+_RENDERED = (
+    (b"Plan for environment ", "text"),
+    (b"<!-- customs-batch plan -->", "markdown"),
+    (b"flowchart ", "mermaid"),
+    (b"digraph plan {", "dot"),
+)
+
+
+def _rendered_as(head: bytes) -> str | None:
+    """The format of a plan ``plan --format NAME`` rendered, when ``head`` starts one."""
+    start = head.lstrip()
+    for signature, name in _RENDERED:
+        if start.startswith(signature):
+            return name
+    if start.startswith(b"{") and re.match(rb'\{\s*"changes"\s*:', start):
+        return "json"
+    return None
+
+
+def _head(path: Path) -> bytes | None:
+    """The first bytes of ``path`` when it is a regular file that can be read, else None."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return head.lstrip().startswith(b"{") and PLAN_FORMAT.encode() in head
+        with open_user_file(path, limit=_HEAD_LIMIT, raise_hint="") as handle:
+            return handle.read(_HEAD)
+    except (OSError, CustomsBatchError):
+        return None
+
+
+_HEAD = 64 * 1024
+_HEAD_LIMIT = 1 << 62  # only the head is read: a file of any size is looked at

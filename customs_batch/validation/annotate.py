@@ -11,6 +11,7 @@ leading zeros and decimal commas look as they did.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -33,6 +34,7 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     detect_delimiter,
     detect_encoding,
 )
+from customs_batch.output_file import write_named_file
 
 FINDINGS_SHEET = "Findings"
 _FILLS = {
@@ -230,14 +232,17 @@ def _workbook(sheets: dict[str, list[list[Any]]]) -> Workbook:
 
 
 def _save(workbook: Workbook, target: Path) -> None:
+    """Write the copy readable by its owner only: it holds the spreadsheet's customs data."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        workbook.save(target)
     except OSError as exc:
         raise CustomsBatchError(
             f"cannot write the annotated copy {target}: {exc.strerror}",
             hint="check that the folder is writable",
         ) from exc
+    content = io.BytesIO()
+    workbook.save(content)
+    write_named_file(target, content.getvalue(), what="annotated copy")
 
 
 def _title(name: str | None) -> str:

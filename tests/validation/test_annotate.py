@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,21 @@ def test_an_xlsx_input_keeps_its_sheets_and_frozen_header_row(project: Path) -> 
     assert sheet.freeze_panes == "A3", "the header is row 2, under a title row"
     assert sheet["A2"].value == "Shipment"
     assert _commented(copy["Notes"]) == set()
+
+
+def test_an_annotated_copy_is_readable_by_its_owner_only(project: Path) -> None:
+    xlsx = project / "data" / "movements.xlsx"
+    book = openpyxl.load_workbook(xlsx)
+    book["Movements"]["D4"] = "vier"
+    book.save(xlsx)
+    earlier = project / "out" / "data" / "movements.xlsx"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_bytes(b"an older copy")
+    earlier.chmod(0o644)
+    code, _, _ = _report("manifests/movements-sheet.yaml", "--annotate", "out")
+    assert code == 1
+    assert stat.S_IMODE(earlier.stat().st_mode) == 0o600  # it holds the sheet's data
+    assert openpyxl.load_workbook(earlier).sheetnames == ["Findings", "Movements", "Notes"]
 
 
 def test_a_copy_that_would_replace_its_original_is_refused(project: Path) -> None:

@@ -1,0 +1,117 @@
+"""Writing the file a user names (``-o FILE``, ``plan -out FILE``): only what was asked.
+
+A new file, or a regular file of the user's own, is replaced whole by a private file (mode
+0600: it holds customs data), so a crash leaves the old content or the new. Anything else the
+path may name is never replaced and never has its mode changed: a device (``/dev/null``, a
+terminal) or a named pipe is written to as it is, and a regular file of another owner is
+refused, since the customs data would be readable by whoever its mode lets read it.
+
+Light on purpose (validate imports it): it does what ``state/_atomic.py`` does for the state
+without loading the state package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+
+from customs_batch.errors import CustomsBatchError
+
+PRIVATE = 0o600
+"""Read and write for the owner only."""
+
+
+def write_named_file(path: Path, data: bytes, *, what: str) -> None:
+    """Write ``data`` (``what`` it is: "report", "plan") to ``path`` as described above, or
+    say why it cannot be."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _cannot(path, what, exc) from None
+    if info is None or _own_regular(info):
+        try:
+            _replace(Path(os.path.realpath(path)), data)
+        except OSError as exc:
+            raise _cannot(path, what, exc) from None
+        return
+    if stat.S_ISREG(info.st_mode):
+        raise _not_yours(path, what, info.st_uid)
+    _write_in_place(path, data, what)
+
+
+def _own_regular(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Replace ``path`` by a new private file holding ``data``, through a temporary file
+    beside it (a link named on the command line stays a link to the new file)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # left by a crash; O_EXCL then never follows a link planted there
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE)
+        try:
+            os.fchmod(fd, PRIVATE)  # whatever the umask
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)  # the rename survives a power cut
+    finally:
+        os.close(folder)
+
+
+def _write_in_place(path: Path, data: bytes, what: str) -> None:
+    """Write to a device or a named pipe as it is (a pipe waits for its reader)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _cannot(path, what, exc) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):  # it became a regular file since it was looked at
+            raise _not_yours(path, what, info.st_uid)
+        _write_all(fd, data)
+    except OSError as exc:
+        raise _cannot(path, what, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _not_yours(path: Path, what: str, owner: int) -> CustomsBatchError:
+    return CustomsBatchError(
+        f"cannot write the {what} to {path}: the file belongs to another user (uid {owner}), "
+        "and customs data is written only to a file of your own",
+        hint="name a new file, or remove that one first",
+    )
+
+
+def _cannot(path: Path, what: str, exc: OSError) -> CustomsBatchError:
+    hint = "check that the folder exists and is writable"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "the disk (or your quota) is full: free space, then run again"
+    elif exc.errno == errno.ENXIO:
+        hint = "nothing can be written to that path (a socket, or a device not there): name a file"
+    reason = exc.strerror or str(exc)
+    name = errno.errorcode.get(exc.errno or 0)
+    return CustomsBatchError(
+        f"cannot write the {what} to {path}: {reason}{f', {name}' if name else ''}", hint=hint
+    )

@@ -1,0 +1,83 @@
+"""apply FILE knows a saved plan by its content: a plan rendered for reading (plan -o), or any
+file that is neither a saved plan nor a manifest, is refused instead of read as manifests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run
+
+NOT_SAVED = "not a saved plan"
+WRITE_ONE = "write one with `customs-batch plan -out FILE`"
+
+
+@pytest.mark.parametrize("format_name", ["text", "json", "markdown", "mermaid", "dot"])
+def test_a_plan_written_with_o_is_refused_by_apply_and_plan_warns(
+    format_name: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "plan", "--format", format_name, "-o", "release.plan")
+    assert code == 0, err
+    assert "warning: -o writes the plan for people to read" in err
+    assert "write -out release.plan" in err
+    code, out, err = run(capsys, "apply", "release.plan", "--auto-approve")
+    assert code == 64
+    assert out == ""
+    assert err.startswith(
+        f"error: release.plan: {NOT_SAVED} (it is a plan rendered as {format_name}, for "
+        f"reading); {WRITE_ONE}\n"
+    )
+    assert "apiVersion" not in err and "yaml" not in err
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("release.plan", b"Plan: 3 to create\n"),
+        ("release.plan", b""),
+        ("notes.txt", b"deploy on friday\n"),
+        ("other.json", b'{"format": "something-else", "changes": 3}\n'),
+        ("picture.png", b"\x89PNG\r\n\x1a\n\x00\x00"),
+    ],
+)
+def test_a_file_that_is_neither_a_saved_plan_nor_a_manifest_is_refused(
+    name: str, content: bytes, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / name).write_bytes(content)
+    code, _, err = run(capsys, "apply", name, "--auto-approve")
+    assert code == 64
+    assert err.startswith(f"error: {name}: {NOT_SAVED}; {WRITE_ONE}\n")
+    assert "hint: `plan -o FILE` writes a plan for people to read" in err
+
+
+def test_a_plan_without_o_does_not_warn(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "plan", "-o", "plan.txt", "-out", "release.plan")
+    assert code == 0 and "warning" not in err
+
+
+def test_a_saved_plan_is_applied_alone(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "plan", "-out", "release.plan")[0] == 0
+    code, _, err = run(capsys, "apply", "release.plan", "manifests", "--auto-approve")
+    assert code == 64
+    assert "release.plan is a saved plan, and a saved plan is applied alone" in err
+
+
+@pytest.mark.parametrize("name", ["movements.txt", "broken.yaml"])
+def test_manifests_are_still_read_as_manifests_whatever_their_name(
+    name: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A manifest with an error: apply stops at its findings before it connects to anything.
+    source = project / "manifests" / "movements.yaml"
+    manifest = project / name
+    shutil.copy(source, manifest)
+    manifest.write_text(manifest.read_text().replace("action: ISL", "action: XYZ", 1))
+    code, _, err = run(capsys, "apply", name, "--auto-approve")
+    assert code == 1
+    assert f"{name}:" in err and "schema.enum" in err
+    # A YAML file so broken that it names no kind is still a manifest, with its finding.
+    (project / "broken.yaml").write_text("spec: [unclosed\n")
+    code, _, err = run(capsys, "apply", "broken.yaml", "--auto-approve")
+    assert code == 1 and "broken.yaml:" in err and NOT_SAVED not in err

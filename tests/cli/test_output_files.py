@@ -1,0 +1,188 @@
+"""-o FILE and plan -out FILE write only what was asked: a device or a named pipe is written
+to as it is (never chmod-ed, never replaced), another user's file is refused, and a file the
+tool creates or replaces is private (0600). The job summary is created private too."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run
+
+# Each command that writes a file a user names, as arguments before the path.
+WRITERS = {
+    "validate -o": ("validate", "manifests", "-o"),
+    "plan -o": ("plan", "-o"),
+    "plan -out": ("plan", "-out"),
+    "env list -o": ("env", "list", "-o"),
+}
+
+
+def _is_special(target: int | str | os.PathLike[str]) -> bool:
+    try:
+        info = os.fstat(target) if isinstance(target, int) else os.stat(target)
+    except OSError:
+        return False
+    return not stat.S_ISREG(info.st_mode)
+
+
+@pytest.fixture
+def special_files_untouched(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Refuses, and records, any chmod of a device or a pipe and any rename over one: the
+    real /dev/null is never changed, even by code that would."""
+    seen: list[str] = []
+
+    def guard(name: str, original: object, *positions: int) -> object:
+        def checked(*args: object, **kwargs: object) -> object:
+            for position in positions:
+                target = args[position]
+                if isinstance(target, int | str | os.PathLike) and _is_special(target):
+                    seen.append(f"{name}{args}")
+                    return None
+            assert callable(original)
+            return original(*args, **kwargs)
+
+        return checked
+
+    monkeypatch.setattr(os, "fchmod", guard("fchmod", os.fchmod, 0))
+    monkeypatch.setattr(os, "chmod", guard("chmod", os.chmod, 0))
+    monkeypatch.setattr(os, "replace", guard("replace", os.replace, 1))
+    monkeypatch.setattr(os, "rename", guard("rename", os.rename, 1))
+    yield seen
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_dev_null_is_written_to_and_keeps_its_mode(
+    writer: str,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    special_files_untouched: list[str],
+) -> None:
+    before = os.stat("/dev/null")
+    code, _, err = run(capsys, *WRITERS[writer], "/dev/null")
+    assert code == 0, err
+    after = os.stat("/dev/null")
+    assert special_files_untouched == []
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_mode, after.st_uid, after.st_ino) == (
+        before.st_mode,
+        before.st_uid,
+        before.st_ino,
+    )
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_character_device_of_our_own_is_written_to_and_keeps_its_mode(
+    writer: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A /dev/null of this test's own (same device numbers), so that code that would chmod
+    # or replace it does so here, where it harms nothing.
+    device = project / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        os.close(os.open(device, os.O_WRONLY))
+    except OSError as exc:
+        pytest.skip(f"cannot make or open a device node here: {exc}")
+    os.chmod(device, 0o666)  # whatever the umask
+    code, _, err = run(capsys, *WRITERS[writer], str(device))
+    assert code == 0, err
+    info = os.stat(device)
+    assert stat.S_ISCHR(info.st_mode)
+    assert stat.S_IMODE(info.st_mode) == 0o666
+
+
+def test_a_named_pipe_gets_the_plan_and_keeps_its_mode(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipe = project / "plan.pipe"
+    os.mkfifo(pipe, 0o644)
+    os.chmod(pipe, 0o644)
+    # The reading end is open before the command runs, and a writing end of ours keeps the
+    # pipe from reading as ended: the command's write lands in the pipe's buffer, nothing
+    # waits on anything, and what is read after is exactly what was written to the pipe.
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    keeper = os.open(pipe, os.O_WRONLY)
+    try:
+        code, _, err = run(capsys, "plan", "--format", "json", "-o", str(pipe))
+        os.close(keeper)
+        chunks = []
+        while chunk := os.read(reader, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+    assert code == 0, err
+    assert json.loads(b"".join(chunks))["summary"]["create"] == 9
+    info = os.stat(pipe)
+    assert stat.S_ISFIFO(info.st_mode)
+    assert stat.S_IMODE(info.st_mode) == 0o644
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_file_the_tool_creates_is_readable_by_its_owner_only(
+    writer: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, *WRITERS[writer], "written.txt")
+    assert code == 0, err
+    assert stat.S_IMODE(os.stat(project / "written.txt").st_mode) == 0o600
+
+
+def test_an_own_file_is_replaced_private_and_a_link_to_it_stays_a_link(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = project / "report.txt"
+    report.write_text("an older report, much longer than the new one " * 100)
+    report.chmod(0o644)
+    link = project / "latest.txt"
+    link.symlink_to(report.name)
+    code, _, err = run(capsys, "validate", "manifests", "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink()
+    assert stat.S_IMODE(report.stat().st_mode) == 0o600
+    assert "an older report" not in report.read_text()
+    assert report.read_text() == "0 errors, 0 warnings in 9 documents (6 files)\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_file_of_another_user_is_refused_and_left_as_it_was(
+    writer: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    theirs = project / "theirs.txt"
+    theirs.write_text("their notes\n")
+    theirs.chmod(0o644)
+    os.chown(theirs, 65534, 65534)
+    before = theirs.stat()
+    code, _, err = run(capsys, *WRITERS[writer], str(theirs))
+    assert code == 3
+    assert f"{theirs}: the file belongs to another user (uid 65534)" in err
+    assert "hint: name a new file, or remove that one first" in err
+    after = theirs.stat()
+    assert (after.st_mode, after.st_uid, after.st_ino) == (
+        before.st_mode,
+        before.st_uid,
+        before.st_ino,
+    )
+    assert theirs.read_text() == "their notes\n"
+
+
+def test_a_new_job_summary_is_private_and_an_existing_one_keeps_its_mode(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created = project / "created-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(created))
+    assert run(capsys, "plan")[0] == 0
+    assert stat.S_IMODE(created.stat().st_mode) == 0o600
+    assert "| to create | 9 |" in created.read_text()
+
+    runners = project / "runners-summary.md"
+    runners.write_text("# earlier step\n")
+    runners.chmod(0o644)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(runners))
+    assert run(capsys, "validate", "manifests")[0] == 0
+    assert stat.S_IMODE(runners.stat().st_mode) == 0o644
+    assert runners.read_text().startswith("# earlier step\n")
