@@ -113,6 +113,15 @@ class _UserFileLoader(FileSystemLoader):
                 break
         else:
             return super().get_source(environment, template)  # raises TemplateNotFound
+        real = os.path.realpath(path)
+        if not any(_within(real, root) for root in self.searchpath):
+            # A link out of the template folders could read any file of the machine (its
+            # environment, the API key in it, /etc/passwd) into a finding or a request.
+            raise TemplateError(
+                f"{path}: the template resolves to {real}, outside the template folders; "
+                "templates are read only from them. Copy the template into templates/ "
+                "instead of linking to it"
+            )
         try:
             text = read_user_file(path).decode(self.encoding)
         except FileRefused as refused:
@@ -120,6 +129,11 @@ class _UserFileLoader(FileSystemLoader):
         except (OSError, UnicodeDecodeError) as error:
             raise TemplateError(f"{path}: cannot read the template ({error})") from None
         return text, os.path.normpath(path), lambda: True
+
+
+def _within(real: str, folder: str) -> bool:
+    root = os.path.realpath(folder)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @lru_cache(maxsize=64)

@@ -172,3 +172,27 @@ def test_an_endless_loop_ends_off_the_main_thread_too(monkeypatch: pytest.Monkey
     with ThreadPoolExecutor(1) as pool:
         result = pool.submit(load_file, path).result(timeout=60)
     assert rules(result) == ["template.timeout"]
+
+
+def test_a_template_linked_out_of_the_template_folders_is_refused() -> None:
+    # `ln -s /proc/self/environ templates/leak.j2` would put the API key into a finding.
+    secret = Path("outside.txt")
+    secret.write_text("CUSTOMS_API_KEY=very-secret\n")
+    user_template("t", 'a: 1\nloadingLocation: "{% include "leak.j2" %}"\n')
+    Path("templates/leak.j2").symlink_to(secret.resolve())
+    Path("templates/env.yaml.j2").symlink_to("/proc/self/environ")
+    for name in ("t", "env"):
+        result = load_text(departure(f"template: {name}\n"))
+        assert result.documents == []
+        finding = only(result, "template.error")
+        assert "outside the template folders" in finding.message
+        assert "very-secret" not in finding.message
+        assert "PATH=" not in finding.message
+
+
+def test_a_template_linked_within_the_template_folders_is_read() -> None:
+    user_template("real", "loadingLocation: Rotterdam\n")
+    Path("templates/alias.yaml.j2").symlink_to("real.yaml.j2")
+    result = load_text(departure("template: alias\n"))
+    assert result.findings == []
+    assert result.documents[0].spec["loadingLocation"] == "Rotterdam"
