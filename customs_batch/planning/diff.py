@@ -7,6 +7,7 @@ states mean that customs never accepted it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
@@ -395,6 +396,16 @@ def _walk(old: JSON, new: JSON, path: str, found: list[FieldChange]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for name in sorted(set(old) | set(new)):
             _walk(old.get(name), new.get(name), f"{path}.{name}" if path else str(name), found)
+    elif isinstance(old, list) and isinstance(new, list) and old != new:
+        # Item by item (``DeclarationItems[1].netPrice``): a change inside a list shows
+        # where it is, not the whole list twice.
+        for index in range(max(len(old), len(new))):
+            _walk(
+                old[index] if index < len(old) else None,
+                new[index] if index < len(new) else None,
+                f"{path}[{index}]",
+                found,
+            )
     elif old != new:
         found.append(FieldChange(path, old, new))
 
@@ -402,7 +413,7 @@ def _walk(old: JSON, new: JSON, path: str, found: list[FieldChange]) -> None:
 def _top_level(values: tuple[FieldChange, ...]) -> tuple[str, ...]:
     names: list[str] = []
     for value in values:
-        name = value.path.split(".", 1)[0]
+        name = re.split(r"[.\[]", value.path, maxsplit=1)[0]
         if name not in names:
             names.append(name)
     return tuple(names)

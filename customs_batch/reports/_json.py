@@ -37,6 +37,7 @@ def render_json(view: PlanView) -> str:
                 "dependsOn": [str(a) for a in change.depends_on],
                 "requests": change.requests,
                 "spec": change.spec,
+                **({"movedFrom": str(change.moved_from)} if change.moved_from else {}),
             }
             for change in plan.changes
         ],

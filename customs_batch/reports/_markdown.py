@@ -15,7 +15,7 @@ from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._graph import MAX_NODES, picture
 from customs_batch.reports._mermaid import mermaid
-from customs_batch.reports._words import REVIEW_ORDER, WORDS, path_text, shown, timing
+from customs_batch.reports._words import REVIEW_ORDER, WORDS, declared, path_text, shown_at, timing
 
 GITHUB_COMMENT_LIMIT = 65_536
 # Room left under GitHub's limit for whatever a workflow puts around the plan.
@@ -171,8 +171,14 @@ def _changes(count: int) -> str:
 def _full(change: PlannedChange) -> str:
     lines = [_short(change).rstrip("\n")]
     for value in change.values:
-        old, new = _code(shown(value.old, 200)), _code(shown(value.new, 200))
+        old = _code(shown_at(value.path, value.old, 200))
+        new = _code(shown_at(value.path, value.new, 200))
         lines.append(f"  - {_code(value.path)}: {old} → {new}")
+    waiting = {path_text(path) for path in change.unknown}
+    if change.action is Action.CREATE:
+        for where, value in declared(change.spec):
+            if where not in waiting:
+                lines.append(f"  - {_code(where)}: {_code(shown_at(where, value, 200))}")
     for path in change.unknown:
         lines.append(f"  - {_code(path_text(path))}: {UNKNOWN}")
     return "\n".join(lines) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
-from customs_batch.reports._words import SYMBOLS, path_text, shown, summary_text
+from customs_batch.reports._words import SYMBOLS, declared, path_text, shown_at, summary_text
 
 _ANSI = {"green": 32, "yellow": 33, "red": 31, "magenta": 35, "cyan": 36}
 
@@ -44,7 +44,14 @@ def _change(change: PlannedChange, colour: bool) -> list[str]:
     if change.reason:
         lines.append(f"      {change.reason}")
     for value in change.values:
-        lines.append(f"      {value.path}: {shown(value.old)} -> {shown(value.new)}")
+        old, new = shown_at(value.path, value.old), shown_at(value.path, value.new)
+        lines.append(f"      {value.path}: {old} -> {new}")
+    waiting = {path_text(path) for path in change.unknown}
+    if change.action is Action.CREATE:
+        # What will be declared, value by value: a reviewer of a bulk load reads this.
+        for where, value in declared(change.spec):
+            if where not in waiting:
+                lines.append(f"      {where} = {shown_at(where, value)}")
     for path in change.unknown:
         lines.append(f"      {path_text(path)} = {UNKNOWN}")
     return lines

@@ -94,6 +94,37 @@ def shown(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+SENSITIVE_FIELDS = frozenset({"accessCode"})
+"""Fields a plan never prints (a guarantee's access code): a plan goes into pull-request
+comments and job summaries."""
+SENSITIVE = "(sensitive)"
+
+
+def sensitive(path: str) -> bool:
+    """Whether the value at ``path`` (``DeclarationGuarantees[0].accessCode``) is secret."""
+    return path.rsplit(".", 1)[-1] in SENSITIVE_FIELDS
+
+
+def shown_at(path: str, value: Any, width: int = 80) -> str:
+    """:func:`shown`, but ``(sensitive)`` for a secret field."""
+    return SENSITIVE if value is not None and sensitive(path) else shown(value, width)
+
+
+def declared(spec: Any, path: str = "") -> list[tuple[str, Any]]:
+    """Every value a request declares, by its path (``DeclarationItems[0].netPrice``): what a
+    reviewer reads of a creation."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(spec, dict) and spec:
+        for name, value in spec.items():
+            found += declared(value, f"{path}.{name}" if path else str(name))
+    elif isinstance(spec, list) and spec:
+        for index, value in enumerate(spec):
+            found += declared(value, f"{path}[{index}]")
+    elif path:
+        found.append((path, spec))
+    return found
+
+
 def path_text(path: JsonPath) -> str:
     """``Consignee.name``, ``DeclarationItems[0].grossMass``."""
     out = ""
