@@ -49,10 +49,15 @@ def test_an_exception_is_a_failure_with_its_message() -> None:
 
 def test_blocked_nodes_do_not_run_and_block_their_dependents() -> None:
     ran: list[str] = []
+
+    def run(key: str) -> bool:
+        ran.append(key)
+        return True
+
     results = walk(
         ["a", "b", "x"],
         CHAIN,
-        lambda key: ran.append(key) is None,
+        run,
         parallelism=1,
         stop=threading.Event(),
         blocked={"a": "needs a decision"},
