@@ -169,3 +169,21 @@ def test_a_missing_column_through_tojson_lists_the_columns() -> None:
     finding = only(load_text(manifest), "template.undefined")
     assert "the row has no column 'Packets'" in finding.message
     assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
+
+
+def test_a_missing_column_in_a_template_of_a_for_each_names_the_manifest() -> None:
+    _with_template("partyId: rpty_1\nquantity: {{ row.Packets | tojson }}\n")
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(
+        "Shipment,HAWB,Action,Packages,Gross weight,Party\nshp_7Hk2Lm,h1,ISL,4,40.5,rpty_p1\n"
+    )
+    manifest = (
+        movement_sheet_manifest("data/m.csv")
+        .replace('  partyId: "{{ row.Party }}"\n', "")
+        .replace('  quantity: "{{ row.Packages }}"\n', "")
+        .replace("metadata:", "template: t\nmetadata:")
+    )
+    finding = only(load_text(manifest), "template.undefined")
+    assert finding.message == "the row has no column 'Packets' (template used at m.yaml:4)"
+    assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
+    assert (finding.location.file, finding.location.line) == ("templates/t.yaml.j2", 2)
