@@ -159,14 +159,6 @@ class Sandbox:
                 pytest.fail(f"fewer than {count} request(s) reached the gate in {timeout} s")
             time.sleep(0.02)
 
-    def wait_until_released(self, timeout: float = 30) -> None:
-        """Return once no request waits at the gate (after ``open_gate``)."""
-        deadline = time.monotonic() + timeout
-        while self.client.get("/_sandbox/gate").json()["waiting"] > 0:
-            if time.monotonic() > deadline:
-                pytest.fail(f"requests still wait at the open gate after {timeout} s")
-            time.sleep(0.02)
-
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL if it hangs)."""
         if self._client is not None:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e import batches
 from tests.e2e.conftest import Project, Running, Sandbox, assert_secret_nowhere
+from tests.e2e.gate import GatedProxy
 from tests.e2e.recovery import apply_until_done
 
 pytestmark = pytest.mark.e2e
@@ -20,8 +21,8 @@ PARALLELISM = 4
 
 @pytest.fixture
 def held_project(tmp_path: Path, sandbox: Sandbox) -> Project:
-    """A project whose apply sends one request per lane at a time, to an emulator whose
-    gate the tests close, so that requests are in flight for as long as a test needs."""
+    """A project whose apply has one request per lane in flight at a time (four), against
+    an emulator without faults: the tests hold requests in flight at a gate instead."""
     sandbox.start()
     project = Project(tmp_path / "project", sandbox, parallelism=PARALLELISM)
     project.write("manifests/movements.yaml", batches.movements(PER_LANE, LANES))
@@ -75,11 +76,19 @@ def test_a_second_ctrl_c_stops_at_once_and_the_journal_keeps_every_intent(
     held_project: Project,
 ) -> None:
     project, sandbox = held_project, held_project.sandbox
-    run = _held_at_the_gate(project)
-    _stopping(run)
-    run.process.send_signal(signal.SIGINT)  # the requests are still held: in flight
-    code, stdout, stderr = run.finish()
-    sandbox.open_gate()  # the held requests reach the service after the tool is gone
+    # The first movement is held between the tool and the service: the run cannot finish
+    # while it is, so the second Ctrl-C always finds it in flight.
+    with GatedProxy(sandbox.url, hold=1) as gate:
+        project.edit("customs-batch.yaml", sandbox.url, gate.url)
+        run = project.start("apply", "--auto-approve")
+        assert gate.held.wait(timeout=60), "the apply never sent a movement"
+        _stopping(run)
+        run.process.send_signal(signal.SIGINT)
+        code, stdout, stderr = run.finish()
+        # The held request reaches the service after the tool is gone, and is answered.
+        gate.open()
+        assert gate.forwarded.wait(timeout=60)
+    project.write_config()
 
     assert code == 130, stdout + stderr
     assert "Apply:" not in stdout, "the second Ctrl-C let the run finish"
@@ -91,11 +100,12 @@ def test_a_second_ctrl_c_stops_at_once_and_the_journal_keeps_every_intent(
     records = project.state()
     pending = [r for r in records.values() if r["status"] == "pending"]
     assert all(r["idempotencyKey"] for r in pending)
-    # Every movement the service holds, even those answered after the tool was gone, is
-    # an intent or an outcome in the journal.
+    # Every movement the service holds, the held one answered after the tool was gone
+    # among them, is an intent or an outcome in the journal.
+    applied = [r for r in records.values() if r["status"] == "applied"]
     recorded = {batches.movement_identity(r["spec"]) for r in records.values()}
-    sandbox.wait_until_released()
     created = sandbox.movements()
+    assert len(created) > len(applied)
     assert {batches.movement_identity(m) for m in created} <= recorded
 
     assert apply_until_done(project) == 1
