@@ -68,6 +68,7 @@ lint:
 	$(BIN)/ruff check customs_batch tests benchmarks
 	$(BIN)/ruff format --check customs_batch tests benchmarks
 
+# mypy --strict on the package, the tests and the benchmarks ([tool.mypy] files in pyproject.toml).
 typecheck:
 	$(BIN)/mypy
 

@@ -32,7 +32,7 @@ from plan_apply_bench import movement_record, state_of  # noqa: E402
 from psycopg.types.json import Jsonb  # noqa: E402
 
 from customs_batch.state import LocalBackend, RecordStatus  # noqa: E402
-from customs_batch.state.postgres import PostgresBackend  # noqa: E402
+from customs_batch.state.postgres import PostgresBackend, PostgresSession  # noqa: E402
 from tests.postgres import PostgresCluster  # noqa: E402
 
 THREADS = 8
@@ -92,15 +92,15 @@ def bench(url: str, size: int, samples: int) -> str:
     state = state_of(size)
     with backend.open("bench push") as session:
         push = timed(lambda: session.replace(state))
-    opened: list[object] = []
+    opened: list[PostgresSession] = []
     open_s = timed(lambda: opened.append(backend.open("bench")))
     session = opened[0]
     one, p95 = median_ms(
         samples,
-        lambda i: session.record(movement_record(i % size, RecordStatus.PENDING)),  # type: ignore[attr-defined]
+        lambda i: session.record(movement_record(i % size, RecordStatus.PENDING)),
     )
     rate = threaded_rate(session, size, samples)
-    fold = timed(session.close)  # type: ignore[attr-defined]
+    fold = timed(session.close)
     read = timed(backend.read)
     return (
         f"| {size:,} | {push:.2f} s | {open_s:.2f} s | {one:.2f} ms (p95 {p95:.2f}) | "

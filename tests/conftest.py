@@ -1,7 +1,9 @@
-"""Fixtures shared by every test: each test runs inside its own tmp_path."""
+"""Fixtures shared by every test: each test runs inside its own tmp_path, with none of the
+environment variables the tool reads set by whoever runs the tests."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,15 +11,67 @@ import pytest
 
 from tests.postgres import PostgresCluster
 
+TOOL_VARIABLE_PREFIX = "CUSTOMS_BATCH_"
+"""Every variable of ours (the environment, the bounds, CUSTOMS_BATCH_DEBUG, a state's URL)."""
+
+TOOL_VARIABLES = (
+    # A GitHub Actions job: the summary file commands append to, and the job's markers.
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ACTIONS",
+    "CI",
+    # What rich reads to choose colour, width and interactivity.
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "COLUMNS",
+    "LINES",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+    "TERM",
+    "COLORTERM",
+    # What httpx reads to route a request through a proxy.
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    # What libpq reads to fill in a database URL (host, port, user, password, TLS).
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGDATABASE",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGSSLMODE",
+    "PGOPTIONS",
+    "PGAPPNAME",
+    "PGCONNECT_TIMEOUT",
+)
+"""The variables, not ours, that change what the tool does or where it writes."""
+
+
+def clear_tool_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset every variable the tool reads, for the length of one test."""
+    for name in list(os.environ):
+        if name.startswith(TOOL_VARIABLE_PREFIX) or name in TOOL_VARIABLES:
+            monkeypatch.delenv(name)
+
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Keep every test away from the user's home, config and working directory."""
+    """Keep every test away from the user's home, config, working directory and job summary."""
     home = tmp_path / "home"
     home.mkdir()
+    clear_tool_variables(monkeypatch)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.delenv("CUSTOMS_BATCH_ENV", raising=False)
     monkeypatch.chdir(tmp_path)
     yield
 

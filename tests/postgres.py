@@ -1,5 +1,6 @@
 """A throwaway PostgreSQL cluster for the tests: initdb into a temporary folder, a free port
-on 127.0.0.1, stopped and removed at the end.
+on 127.0.0.1 (another one when that was taken before the server bound it), stopped and
+removed at the end.
 
 PostgreSQL refuses to run as root; as root (CI), the server runs as the ``postgres`` system
 user that Debian's ``postgresql`` package creates (``make test`` installs the package when
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -38,6 +40,10 @@ def _bin_dir() -> Path:
     )
 
 
+_START_ATTEMPTS = 5
+_BIND_FAILED = re.compile(r"could not bind|could not create any TCP/IP sockets")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -54,6 +60,7 @@ class PostgresCluster:
         self.log = self.folder / "server.log"
         self.port = _free_port()
         self._as_postgres = os.geteuid() == 0
+        self._started_once = False
         if self._as_postgres:
             os.chmod(self.folder, 0o755)
             shutil.chown(self.folder, "postgres", "postgres")
@@ -86,8 +93,26 @@ class PostgresCluster:
                 "local all all trust\nhost all all 127.0.0.1/32 trust\n"
             )
             hba.write_text(rules)
+        # PostgreSQL cannot listen on port 0 and say which port it got: the port is chosen
+        # free here, and someone else may take it before the server binds it. Then the
+        # server fails to start, and starts again on another free port. A restart keeps
+        # its port (the tests' URLs name it).
+        for attempt in range(_START_ATTEMPTS):
+            logged = self.log.stat().st_size if self.log.exists() else 0
+            try:
+                self._start_server()
+                return
+            except RuntimeError:
+                if self._started_once or attempt + 1 == _START_ATTEMPTS:
+                    raise
+                if not _BIND_FAILED.search(self.log.read_text()[logged:]):
+                    raise
+                self.port = _free_port()
+
+    def _start_server(self) -> None:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=on"
         self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", str(self.log), "-o", options)
+        self._started_once = True
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():

@@ -313,13 +313,11 @@ class _Expander:
             key = ("template", result.rule, result.message, str(result.line))
             if key not in self.reported:
                 self.reported.add(key)
+                # Named like a template of one document: with the manifest that uses it.
+                used = self.walk.locate(("template",))
+                message = f"{result.message} (template used at {used.file}:{used.line})"
                 self.walk.report_in(
-                    template.file,
-                    result.line,
-                    result.rule,
-                    result.message,
-                    result.hint,
-                    result.column,
+                    template.file, result.line, result.rule, message, result.hint, result.column
                 )
             return None
         output = parse_output(result, self.envelope.kind)

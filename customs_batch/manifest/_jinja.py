@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -74,6 +74,21 @@ def _bounded_range(*args: int) -> Iterator[int]:
         yield number
 
 
+def _defined(value: Any) -> Any:
+    """``value``, or the undefined error when it is undefined: a comparison or an ``in``
+    test must not be quietly false (``x in []``) or another error (``x in 'text'``)."""
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    """``tojson``'s hook for what JSON cannot hold: an undefined value is its own error."""
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def _clocked(items: Iterable[Any]) -> Iterator[Any]:
     """The items of a ``{% for %}`` loop, checking the deadline as they go (a loop over a
     long text or list must end at the deadline like one over a range)."""
@@ -84,8 +99,27 @@ def _clocked(items: Iterable[Any]) -> Iterator[Any]:
 
 
 class _BoundedCodeGenerator(CodeGenerator):
-    """Compiles ``~`` to a join that checks the size of its result first, and every
-    ``{% for %}`` to a loop that checks the deadline."""
+    """Compiles ``~`` to a join that checks the size of its result first, every
+    ``{% for %}`` to a loop that checks the deadline, and every comparison to one whose
+    operands are checked for being undefined first."""
+
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        self.write("(")
+        self._defined_operand(node.expr, frame)
+        for operand in node.ops:
+            self.write(f" {operators[operand.op]} ")
+            self._defined_operand(operand.expr, frame)
+        self.write(")")
+
+    def _defined_operand(self, expr: nodes.Expr, frame: Frame) -> None:
+        # Written as a plain call: through the sandbox's call checks it would cost as
+        # much as the comparison. A literal is never undefined.
+        if isinstance(expr, nodes.Literal):
+            self.visit(expr, frame)
+            return
+        self.write("environment.defined(")
+        self.visit(expr, frame)
+        self.write(")")
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         if not node.recursive and not getattr(node, "clocked", False):
@@ -113,6 +147,7 @@ class BoundedSandbox(SandboxedEnvironment):
     concat = staticmethod(_bounds.bounded_concat)
     join_parts = staticmethod(_bounds.bounded_join)
     clocked = staticmethod(_clocked)
+    defined = staticmethod(_defined)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         check_clock()
@@ -135,6 +170,7 @@ def make_environment(**options: Any) -> BoundedSandbox:
         undefined=FriendlyUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
     )
     env.filters = {name: _bounds.bounded_filter(name, f) for name, f in env.filters.items()}
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
     env.globals.clear()
     env.globals.update(range=_bounded_range, dict=dict)
     return env

@@ -36,6 +36,12 @@ class FriendlyUndefined(StrictUndefined):
     """Strict undefined whose error knows the name and the object it was looked up in."""
 
     __slots__ = ()
+    # Every use of the value is an error naming it, these too (StrictUndefined leaves them
+    # to Python, whose TypeError does not say which name was missing): the abs and round
+    # filters, int-like uses, and a format specification.
+    __abs__ = __round__ = __index__ = __trunc__ = __floor__ = __ceil__ = __format__ = (
+        StrictUndefined._fail_with_undefined_error
+    )
 
     def __init__(
         self,

@@ -32,7 +32,10 @@ def _written(format_name: str, records: Records) -> str:
 
 
 def test_the_formats_for_scripts_carry_the_records_and_no_footer() -> None:
-    rows = [{"id": 1, "nested": {"a": [1, 2]}, "flag": True}, {"id": 2, "extra": None}]
+    rows: list[dict[str, object]] = [
+        {"id": 1, "nested": {"a": [1, 2]}, "flag": True},
+        {"id": 2, "extra": None},
+    ]
     listed = Records(rows, (Column("id", "id"),), footer="page 1 of 9")
     assert RECORD_FORMATS.names() == ["table", "json", "jsonl", "csv", "yaml"]
     assert json.loads(_written("json", listed)) == rows

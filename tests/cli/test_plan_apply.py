@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from customs_batch import sandbox
 from customs_batch.planning.inputs import load_inputs
 from customs_batch.planning.planfile import digest_documents
 from customs_batch.state import LocalBackend, RecordStatus
 from tests.cli.conftest import run
+from tests.sandbox.conftest import FakeClock
 
 
 def backend(project: Path) -> LocalBackend:
@@ -216,8 +221,11 @@ def test_import_takes_over_an_existing_template_group(
 
 
 def test_refresh_records_the_status_the_service_reports(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The local emulator runs on a clock of the test's, which the test moves on.
+    clock = FakeClock(time.time())
+    monkeypatch.setattr(sandbox, "create_app", functools.partial(sandbox.create_app, clock=clock))
     assert (
         run(capsys, "apply", "--auto-approve", "--target", "DepartureDeclaration/dep-rtm-ant-0002")[
             0
@@ -225,10 +233,9 @@ def test_refresh_records_the_status_the_service_reports(
         == 0
     )
     assert "processing" in run(capsys, "status")[1]
-    # The local emulator turns a departure ready after two seconds.
-    import time
-
-    time.sleep(2.1)
+    code, out, _ = run(capsys, "refresh")
+    assert code == 0 and "status processing -> processing" in out
+    clock.advance(2.0)  # the emulator turns a departure ready after two seconds
     code, out, _ = run(capsys, "refresh")
     assert code == 0 and "status processing -> ready" in out
     assert "ready" in run(capsys, "status")[1]
@@ -289,35 +296,47 @@ def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
     import time
 
     primary, secondary = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "customs_batch", "apply"],
-        cwd=project,
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
-    )
-    os.close(secondary)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "customs_batch", "apply"],
+            cwd=project,
+            stdin=secondary,
+            stdout=secondary,
+            stderr=secondary,
+            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
+        )
+    except BaseException:
+        os.close(primary)
+        raise
+    finally:
+        os.close(secondary)
     screen = b""
     answered = False
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([primary], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([primary], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(primary, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                screen += chunk
+            if not answered and b"Apply these changes?" in screen:
+                os.write(primary, answer.encode() + b"\r")
+                answered = True
+            if process.poll() is not None and not ready:
                 break
-            if not chunk:
-                break
-            screen += chunk
-        if not answered and b"Apply these changes?" in screen:
-            os.write(primary, answer.encode() + b"\r")
-            answered = True
-        if process.poll() is not None and not ready:
-            break
-    code = process.wait(timeout=30)
-    os.close(primary)
+        code = process.wait(timeout=30)
+    finally:
+        # Whatever happened above (a wait that timed out, a failed read), the child and
+        # the terminal end with the test.
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+        os.close(primary)
     return code, screen.decode(errors="replace")
 
 
@@ -374,3 +393,38 @@ def test_a_row_refused_at_apply_names_its_spreadsheet_row(
     assert len(failed) == 1, out
     assert "FAILED   Movement/move-3" in failed[0]
     assert failed[0].endswith("data/moves.csv, sheet 'moves', row 3)"), failed[0]
+
+
+def test_a_terminal_run_that_fails_midway_leaves_no_process_or_terminal_open(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import select
+    import subprocess
+
+    started: list[subprocess.Popen[bytes]] = []
+    terminals: list[int] = []
+    real_popen, real_openpty = subprocess.Popen, os.openpty
+
+    def popen(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        started.append(real_popen(*args, **kwargs))
+        return started[-1]
+
+    def openpty() -> tuple[int, int]:
+        primary, secondary = real_openpty()
+        terminals.append(primary)
+        return primary, secondary
+
+    def broken_select(*args: Any) -> Any:
+        raise RuntimeError("the terminal broke")
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr(os, "openpty", openpty)
+    monkeypatch.setattr(select, "select", broken_select)
+    with pytest.raises(RuntimeError, match="the terminal broke"):
+        _on_a_terminal(project, "n")
+    [process] = started
+    assert process.returncode is not None, "the child is still running"
+    [primary] = terminals
+    with pytest.raises(OSError):
+        os.fstat(primary)

@@ -74,7 +74,7 @@ def test_an_xlsx_template_filled_in_validates_clean() -> None:
     assert notes[headers.index("partyId")] == "optional"
     assert "customsDeclaration.source" in headers
     cells = _cells(Kind.MOVEMENT, MOVEMENT)
-    sheet.append([cells[header] for header in headers])
+    sheet.append([cells[str(header)] for header in headers])
     book.save("data/movements.xlsx")
     code, out, _ = _cli("validate", "data")
     assert (code, out) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")

@@ -88,6 +88,7 @@ def test_a_rotated_key_is_read_again_and_the_request_goes_through_once(
         source.key = NEW  # the operator writes the new key to the key file
         second = client.submit_departure(departure("CR-2"))
         third = client.submit_departure(departure("CR-3"))
+    assert first.declaration_id is not None and second.declaration_id is not None
     assert second.declaration_id == first.declaration_id + 1
     assert third.declaration_id == second.declaration_id + 1
     assert source.reads == 1, "read again on the 401 only; later requests use the new key"

@@ -6,6 +6,7 @@ import uuid
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
 from customs_batch.client import CustomsClient, RetryPolicy, Sender, ServerError
 from customs_batch.sandbox import InProcessTransport, create_app, parse_faults, parse_rate_limit
@@ -15,13 +16,13 @@ from tests.client.seeds import MANY, big_seed
 
 
 @pytest.fixture(scope="module")
-def big_app():  # type: ignore[no-untyped-def]
+def big_app() -> Starlette:
     return create_app(seed=big_seed(), rate_limit=None)
 
 
 def test_every_pagination_family_is_followed_past_100(
     make_client: MakeClient,
-    big_app,  # type: ignore[no-untyped-def]
+    big_app: Starlette,
 ) -> None:
     client = make_client(big_app)
     assert len(list(client.iter_hawbs("shp_big"))) == MANY  # data/pagination

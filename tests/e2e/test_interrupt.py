@@ -4,13 +4,13 @@ a second stops at once, and the journal still holds every intent."""
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import batches
 from tests.e2e.conftest import Project, Running, Sandbox, assert_secret_nowhere
+from tests.e2e.gate import GatedProxy
 from tests.e2e.recovery import apply_until_done
 
 pytestmark = pytest.mark.e2e
@@ -20,53 +20,35 @@ PARALLELISM = 4
 
 
 @pytest.fixture
-def slow_project(tmp_path: Path, sandbox: Sandbox) -> Project:
-    """Every response takes 0.3 s, so several requests are always in flight."""
-    sandbox.start(faults="slow=1:0.3s", fault_seed=2)
+def held_project(tmp_path: Path, sandbox: Sandbox) -> Project:
+    """A project whose apply has one request per lane in flight at a time (four), against
+    an emulator without faults: the tests hold requests in flight at a gate instead."""
+    sandbox.start()
     project = Project(tmp_path / "project", sandbox, parallelism=PARALLELISM)
     project.write("manifests/movements.yaml", batches.movements(PER_LANE, LANES))
     return project
 
 
-def _outcomes(run: Running, count: int) -> None:
-    """Read until ``count`` outcome lines have been printed."""
-    seen = 0
-
-    def outcome(line: str) -> bool:
-        nonlocal seen
-        seen += line.startswith(("done ", "FAILED "))
-        return seen == count
-
-    assert run.wait_for_line(outcome), run.lines
-
-
-def _stop_twice(run: Running) -> None:
-    """Ctrl-C twice while requests are in flight. Every response takes as long, so the
-    workers go in rounds; right after the last outcome of the first round the next round
-    has started (a stop any earlier could find nothing in flight)."""
-    _outcomes(run, PARALLELISM)
-    run.process.send_signal(signal.SIGINT)
-    # Two signals before Python runs its handler count as one: wait for the first to land.
-    assert run.wait_for_line(lambda line: line.startswith("Stopping:"), stderr=True)
-    run.process.send_signal(signal.SIGINT)
-
-
-def _settled_movements(sandbox: Sandbox) -> list[dict[str, object]]:
-    """The emulator's movements once the requests a dead client left behind are handled."""
-    found = sandbox.movements()
-    while True:
-        time.sleep(0.4)  # longer than the slow responses of this test
-        again = sandbox.movements()
-        if len(again) == len(found):
-            return again
-        found = again
-
-
-def test_ctrl_c_finishes_and_records_what_is_in_flight(slow_project: Project) -> None:
-    project, sandbox = slow_project, slow_project.sandbox
+def _held_at_the_gate(project: Project) -> Running:
+    """Start an apply whose first request on every lane waits at the closed gate (the
+    sandbox fixture stops the run, whatever the test asserted)."""
+    project.sandbox.close_gate()
     run = project.start("apply", "--auto-approve")
-    _outcomes(run, 1)
+    project.sandbox.wait_until_held(PARALLELISM)
+    return run
+
+
+def _stopping(run: Running) -> None:
+    """Ctrl-C, and wait until the run says it is stopping (its handler ran)."""
     run.process.send_signal(signal.SIGINT)
+    assert run.wait_for_line(lambda line: line.startswith("Stopping:"), stderr=True)
+
+
+def test_ctrl_c_finishes_and_records_what_is_in_flight(held_project: Project) -> None:
+    project, sandbox = held_project, held_project.sandbox
+    run = _held_at_the_gate(project)
+    _stopping(run)
+    sandbox.open_gate()  # what was in flight at the Ctrl-C is answered now
     code, stdout, stderr = run.finish()
 
     assert code == 130, stdout + stderr
@@ -75,7 +57,7 @@ def test_ctrl_c_finishes_and_records_what_is_in_flight(slow_project: Project) ->
     records = project.state()
     assert all(r["status"] == "applied" for r in records.values()), records
     created = sandbox.movements()
-    assert 0 < len(created) < LANES * PER_LANE
+    assert len(created) == PARALLELISM, "the requests in flight were answered and recorded"
     left = LANES * PER_LANE - len(created)
     summary = f"Apply: {len(created)} succeeded, 0 failed, 0 skipped, {left} not-started in "
     assert summary in stdout
@@ -91,12 +73,22 @@ def test_ctrl_c_finishes_and_records_what_is_in_flight(slow_project: Project) ->
 
 
 def test_a_second_ctrl_c_stops_at_once_and_the_journal_keeps_every_intent(
-    slow_project: Project,
+    held_project: Project,
 ) -> None:
-    project, sandbox = slow_project, slow_project.sandbox
-    run = project.start("apply", "--auto-approve")
-    _stop_twice(run)
-    code, stdout, stderr = run.finish()
+    project, sandbox = held_project, held_project.sandbox
+    # The first movement is held between the tool and the service: the run cannot finish
+    # while it is, so the second Ctrl-C always finds it in flight.
+    with GatedProxy(sandbox.url, hold=1) as gate:
+        project.edit("customs-batch.yaml", sandbox.url, gate.url)
+        run = project.start("apply", "--auto-approve")
+        assert gate.held.wait(timeout=60), "the apply never sent a movement"
+        _stopping(run)
+        run.process.send_signal(signal.SIGINT)
+        code, stdout, stderr = run.finish()
+        # The held request reaches the service after the tool is gone, and is answered.
+        gate.open()
+        assert gate.forwarded.wait(timeout=60)
+    project.write_config()
 
     assert code == 130, stdout + stderr
     assert "Apply:" not in stdout, "the second Ctrl-C let the run finish"
@@ -108,10 +100,12 @@ def test_a_second_ctrl_c_stops_at_once_and_the_journal_keeps_every_intent(
     records = project.state()
     pending = [r for r in records.values() if r["status"] == "pending"]
     assert all(r["idempotencyKey"] for r in pending)
-    # Every movement the service holds, even those answered after the tool was gone, is
-    # an intent or an outcome in the journal.
+    # Every movement the service holds, the held one answered after the tool was gone
+    # among them, is an intent or an outcome in the journal.
+    applied = [r for r in records.values() if r["status"] == "applied"]
     recorded = {batches.movement_identity(r["spec"]) for r in records.values()}
-    created = _settled_movements(sandbox)
+    created = sandbox.movements()
+    assert len(created) > len(applied)
     assert {batches.movement_identity(m) for m in created} <= recorded
 
     assert apply_until_done(project) == 1

@@ -39,7 +39,7 @@ def test_a_bad_duration_is_a_usage_error_that_shows_the_spelling(text: str) -> N
 
 
 def test_the_budget_exit_code_is_its_own() -> None:
-    assert ExitCode.OUT_OF_TIME == 4
+    assert int(ExitCode.OUT_OF_TIME) == 4
     others = {ExitCode.OK, ExitCode.FINDINGS, ExitCode.CHANGES, ExitCode.ERROR}
     assert ExitCode.OUT_OF_TIME not in others | {ExitCode.USAGE, ExitCode.INTERRUPTED}
 

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Mapping
 
-from customs_batch.execution.scheduler import NodeStatus, walk
+from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 
 CHAIN = {"b": ["a"], "c": ["b"], "x": []}
 
 
-def _statuses(results) -> dict[str, NodeStatus]:  # type: ignore[no-untyped-def]
+def _statuses(results: Mapping[str, NodeResult[str]]) -> dict[str, NodeStatus]:
     return {key: result.status for key, result in results.items()}
 
 
@@ -49,10 +49,15 @@ def test_an_exception_is_a_failure_with_its_message() -> None:
 
 def test_blocked_nodes_do_not_run_and_block_their_dependents() -> None:
     ran: list[str] = []
+
+    def run(key: str) -> bool:
+        ran.append(key)
+        return True
+
     results = walk(
         ["a", "b", "x"],
         CHAIN,
-        lambda key: ran.append(key) is None,
+        run,
         parallelism=1,
         stop=threading.Event(),
         blocked={"a": "needs a decision"},
@@ -66,34 +71,41 @@ def test_parallelism_bounds_the_work_in_flight() -> None:
     most = 0
     lock = threading.Lock()
 
+    full = threading.Event()  # three keys have been in flight at once
+
     def run(key: str) -> bool:
         nonlocal in_flight, most
         with lock:
             in_flight += 1
             most = max(most, in_flight)
-        time.sleep(0.01)
+            if in_flight == 3:
+                full.set()
+        # No key finishes before three run together: the walk must start three at once.
+        assert full.wait(timeout=30), "fewer than three keys ran at once"
         with lock:
             in_flight -= 1
         return True
 
-    walk([str(i) for i in range(12)], {}, run, parallelism=3, stop=threading.Event())
+    results = walk([str(i) for i in range(12)], {}, run, parallelism=3, stop=threading.Event())
+    assert set(_statuses(results).values()) == {NodeStatus.SUCCEEDED}
     assert most == 3
 
 
 def test_stop_lets_in_flight_work_finish_and_starts_nothing_new() -> None:
     stop = threading.Event()
     started: list[str] = []
+    both = threading.Barrier(2, timeout=30)  # "a" and "b" are in flight together
 
     def run(key: str) -> bool:
         started.append(key)
-        stop.set()
-        time.sleep(0.02)
+        both.wait()
+        stop.set()  # Ctrl-C while both are in flight
         return True
 
-    results = walk(["a", "b", "c"], {}, run, parallelism=1, stop=stop)
-    assert started == ["a"]
+    results = walk(["a", "b", "c"], {}, run, parallelism=2, stop=stop)
+    assert sorted(started) == ["a", "b"]
     assert _statuses(results) == {
         "a": NodeStatus.SUCCEEDED,
-        "b": NodeStatus.NOT_STARTED,
+        "b": NodeStatus.SUCCEEDED,
         "c": NodeStatus.NOT_STARTED,
     }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.manifest.helpers import ENVELOPE, load_text, movement_sheet_manifest, only, write
 
 VALUES = "values: {dest_office: DE004073, destination_country: DE}\n"
@@ -87,3 +89,101 @@ def test_an_item_past_the_end_of_a_list_says_how_many_there_are() -> None:
     values = "values: {offices: [DE004073, NL000396]}\n"
     finding = only(load_text(_departure("template: t\n" + values)), "template.undefined")
     assert finding.message.startswith("values.offices has no item 2 (it has 2)")
+
+
+UNDEFINED_USES = {
+    "tojson": "{{ values.offfice | tojson }}",
+    "tojson inside a mapping": "{{ {'office': values.offfice} | tojson }}",
+    "tojson inside a list": "{{ [values.offfice] | tojson }}",
+    "upper": "{{ values.offfice | upper }}",
+    "length": "{{ values.offfice | length }}",
+    "int": "{{ values.offfice | int }}",
+    "abs": "{{ values.offfice | abs }}",
+    "round": "{{ values.offfice | round }}",
+    "join": "{{ values.offfice | join(',') }}",
+    "sort": "{{ [values.offfice, 1] | sort }}",
+    "arithmetic": "{{ values.offfice + 1 }}",
+    "arithmetic on the right": "{{ 1 * values.offfice }}",
+    "concatenation": "{{ 'DE' ~ values.offfice }}",
+    "percent format": "{{ '%d' % values.offfice }}",
+    "negation": "{{ -values.offfice }}",
+    "equality": "{{ values.offfice == 'DE004073' }}",
+    "ordering": "{{ values.offfice < 3 }}",
+    "in an empty list": "{{ values.offfice in [] }}",
+    "in a text": "{{ values.offfice in 'DE004073' }}",
+    "not in": "{{ values.offfice not in ['x'] }}",
+    "containing": "{{ 'DE' in values.offfice }}",
+    "iteration": "{% for c in values.offfice %}{{ c }}{% endfor %}",
+    "attribute": "{{ values.offfice.code }}",
+    "item": "{{ values.offfice[0] }}",
+    "condition": "{% if values.offfice %}DE004073{% endif %}",
+}
+
+
+@pytest.mark.parametrize("expression", UNDEFINED_USES.values(), ids=UNDEFINED_USES.keys())
+def test_every_use_of_a_misspelt_key_is_the_same_finding_with_did_you_mean(
+    expression: str,
+) -> None:
+    _with_template(f"type: DEPARTURE\n\ndestinationOffice: {expression}\n")
+    result = load_text(_departure("template: t\n" + VALUES))
+    finding = only(result, "template.undefined")
+    # The plain case's finding: the key, where the values came from, the closest key.
+    assert finding.message == "values has no key 'offfice' (template used at m.yaml:4)"
+    assert finding.hint.startswith("Did you mean 'dest_office'? The keys of values are: ")
+    assert finding.location.file == "templates/t.yaml.j2"
+    assert finding.location.line == 3
+    assert finding.location.column == expression.index("values.offfice") + 20
+    assert [f.rule for f in result.findings if f.rule.startswith("template")] == [
+        "template.undefined"
+    ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["{{ values.offfice | default('DE004073') | tojson }}", "{{ values.offfice is defined }}"],
+)
+def test_asking_whether_a_value_is_defined_is_not_an_error(expression: str) -> None:
+    _with_template(f"type: DEPARTURE\ndestinationOffice: {expression}\n")
+    result = load_text(_departure("template: t\n" + VALUES))
+    assert not [f for f in result.findings if f.rule.startswith("template")]
+
+
+@pytest.mark.parametrize(
+    "expression", ["{{ values.offfice | tojson }}", "{{ values.offfice in [] }}"]
+)
+def test_a_misspelt_key_used_in_a_document_string_is_named(expression: str) -> None:
+    spec = f'  commercialReference: "{expression}"\n'
+    finding = only(load_text(_departure(VALUES, spec)), "template.undefined")
+    assert finding.message == f"in '{expression}': values has no key 'offfice'"
+    assert finding.hint.startswith("Did you mean 'dest_office'?")
+
+
+def test_a_missing_column_through_tojson_lists_the_columns() -> None:
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(
+        "Shipment,HAWB,Action,Packages,Gross weight,Party\nshp_7Hk2Lm,h1,ISL,4,40.5,rpty_p1\n"
+    )
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        '"{{ row.Packages }}"', '"{{ row.Packets | tojson }}"'
+    )
+    finding = only(load_text(manifest), "template.undefined")
+    assert "the row has no column 'Packets'" in finding.message
+    assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
+
+
+def test_a_missing_column_in_a_template_of_a_for_each_names_the_manifest() -> None:
+    _with_template("partyId: rpty_1\nquantity: {{ row.Packets | tojson }}\n")
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(
+        "Shipment,HAWB,Action,Packages,Gross weight,Party\nshp_7Hk2Lm,h1,ISL,4,40.5,rpty_p1\n"
+    )
+    manifest = (
+        movement_sheet_manifest("data/m.csv")
+        .replace('  partyId: "{{ row.Party }}"\n', "")
+        .replace('  quantity: "{{ row.Packages }}"\n', "")
+        .replace("metadata:", "template: t\nmetadata:")
+    )
+    finding = only(load_text(manifest), "template.undefined")
+    assert finding.message == "the row has no column 'Packets' (template used at m.yaml:4)"
+    assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
+    assert (finding.location.file, finding.location.line) == ("templates/t.yaml.j2", 2)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,7 +31,7 @@ def _state(*records: ResourceRecord) -> State:
     return state
 
 
-def _applied(address: str, spec: dict[str, Any], **outputs: Any) -> ResourceRecord:
+def _applied(address: str, spec: Mapping[str, Any], **outputs: Any) -> ResourceRecord:
     return ResourceRecord(address, RecordStatus.APPLIED, "create", spec, outputs=outputs)
 
 

@@ -11,7 +11,7 @@ import pytest
 from customs_batch.kinds import Kind
 from customs_batch.planning.graph import dependency_edges
 from customs_batch.planning.model import Action
-from customs_batch.reports import render_plan
+from customs_batch.reports import PlanView, render_plan
 from customs_batch.reports._graph import COLOURS
 from tests.planning.helpers import doc, movement
 
@@ -60,7 +60,14 @@ def _by_label(chart: Flowchart) -> dict[str, str]:
     return {lines[0]: node for node, lines in chart.labels.items()}
 
 
-def _documents_view():  # type: ignore[no-untyped-def]
+def _dot(text: str) -> pydot.Dot:
+    """The one graph of a DOT text."""
+    graphs = pydot.graph_from_dot_data(text)
+    assert graphs is not None and len(graphs) == 1
+    return graphs[0]
+
+
+def _documents_view() -> PlanView:
     documents = [
         doc(Kind.DEPARTURE_DECLARATION, "dep", {"type": "DEPARTURE"}, 0),
         doc(
@@ -97,13 +104,17 @@ def test_mermaid_draws_every_document_coloured_and_every_edge_with_its_reasons()
 
 
 def test_dot_parses_and_carries_the_same_graph() -> None:
-    (graph,) = pydot.graph_from_dot_data(render_plan("dot", _documents_view()))
+    graph = _dot(render_plan("dot", _documents_view()))
     nodes = {n.get_name(): n for n in graph.get_nodes() if n.get_name() not in ("node", "edge")}
-    label = {name: node.get_label().strip('"').split("\\n")[0] for name, node in nodes.items()}
+    label = {name: node.get("label").strip('"').split("\\n")[0] for name, node in nodes.items()}
     refused = next(n for name, n in nodes.items() if label[name] == "TransitPartyUpdate/upd")
     assert refused.get("fillcolor").strip('"') == COLOURS[Action.REFUSED][0]
     edges = {
-        (label[e.get_source()], label[e.get_destination()], (e.get_label() or "").strip('"'))
+        (
+            label[str(e.get_source())],
+            label[str(e.get_destination())],
+            (e.get("label") or "").strip('"'),
+        )
         for e in graph.get_edges()
     }
     assert ("Movement/m1", "Movement/m2", "same shipment/HAWB") in edges
@@ -122,8 +133,8 @@ def test_labels_with_quotes_and_brackets_stay_one_node() -> None:
     odd = change(Kind.MOVEMENT, 'a"b<c>', Action.CREATE)
     chart = parse_mermaid(render_plan("mermaid", view(odd)))
     assert chart.labels["n0"][0] == "Movement/a#quot;b#lt;c#gt;"
-    (graph,) = pydot.graph_from_dot_data(render_plan("dot", view(odd)))
-    assert [n.get_label() for n in graph.get_nodes() if n.get_name() == "n0"] == [
+    graph = _dot(render_plan("dot", view(odd)))
+    assert [n.get("label") for n in graph.get_nodes() if n.get_name() == "n0"] == [
         '"Movement/a\\"b<c>\\ncreate"'
     ]
 
@@ -138,8 +149,8 @@ def test_a_large_graph_is_grouped_by_kind_and_shipment() -> None:
     assert chart.classes["g7"] == "refused"
     # Same-lane edges inside a group are not drawn; none cross groups in this plan.
     assert chart.edges == []
-    (graph,) = pydot.graph_from_dot_data(render_plan("dot", big))
-    assert "grouped by kind and shipment" in graph.get_label()
+    graph = _dot(render_plan("dot", big))
+    assert "grouped by kind and shipment" in graph.get("label")
 
 
 def test_too_many_shipments_are_grouped_by_kind() -> None:

@@ -50,7 +50,11 @@ class Server:
         self.url = first.split()[-1]
         self.keys_line = self.process.stdout.readline()
         self.client = httpx.Client(base_url=self.url, headers=AUTH, timeout=10)
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + 15
@@ -69,8 +73,10 @@ class Server:
         return self.process.wait(timeout=15)
 
     def stop(self) -> None:
-        """Kill the process if it still runs."""
-        self.client.close()
+        """Kill the process if it still runs (also when it failed to start)."""
+        client: httpx.Client | None = getattr(self, "client", None)
+        if client is not None:
+            client.close()
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=15)
@@ -88,9 +94,11 @@ def start(tmp_path: Path) -> Iterator[Any]:
         servers.append(server)
         return server
 
-    yield starter
-    for server in servers:
-        server.stop()
+    try:
+        yield starter
+    finally:
+        for server in servers:
+            server.stop()
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -91,20 +92,27 @@ HOLDER = textwrap.dedent(
 )
 
 
+HeldLock = tuple[subprocess.Popen[str], str]
+"""A process that holds the lock, and the lock's id."""
+
+
 @pytest.fixture
-def held_lock(tmp_path: Path):  # type: ignore[no-untyped-def]
+def held_lock(tmp_path: Path) -> Iterator[HeldLock]:
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True
     )
-    assert holder.stdout is not None
-    lock_id = holder.stdout.readline().strip()
-    yield holder, lock_id
-    holder.kill()
-    holder.wait()
-    holder.stdout.close()
+    try:
+        assert holder.stdout is not None
+        lock_id = holder.stdout.readline().strip()
+        yield holder, lock_id
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
 
 
-def test_a_second_writer_waits_then_names_the_holder(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_writer_waits_then_names_the_holder(tmp_path: Path, held_lock: HeldLock) -> None:
     holder, lock_id = held_lock
     started = time.monotonic()
     with pytest.raises(StateError) as caught:
@@ -114,7 +122,9 @@ def test_a_second_writer_waits_then_names_the_holder(tmp_path: Path, held_lock) 
     assert lock_id in message and f"process {holder.pid}" in message and "for apply" in message
 
 
-def test_the_lock_is_released_when_its_holder_is_killed(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
+def test_the_lock_is_released_when_its_holder_is_killed(
+    tmp_path: Path, held_lock: HeldLock
+) -> None:
     holder, _ = held_lock
     holder.kill()
     holder.wait()
@@ -122,7 +132,7 @@ def test_the_lock_is_released_when_its_holder_is_killed(tmp_path: Path, held_loc
         assert session.lock_info.pid != holder.pid
 
 
-def test_force_unlock_needs_the_right_id(tmp_path: Path, held_lock) -> None:  # type: ignore[no-untyped-def]
+def test_force_unlock_needs_the_right_id(tmp_path: Path, held_lock: HeldLock) -> None:
     holder, lock_id = held_lock
     backend = LocalBackend(tmp_path)
     with pytest.raises(StateError, match="not wrong-id"):

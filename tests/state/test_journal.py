@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -60,7 +61,7 @@ def test_garbage_after_the_last_good_line_is_a_torn_tail_and_dropped(tmp_path: P
     assert [e.address for e in read_journal(path)] == ["Movement/a"]
 
 
-def _record_with(spec: dict[str, object], **changes: object) -> ResourceRecord:
+def _record_with(spec: Mapping[str, object], **changes: object) -> ResourceRecord:
     record = ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", spec)
     return record.with_changes(**changes)
 

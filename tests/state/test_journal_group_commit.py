@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import threading
@@ -83,7 +84,7 @@ def test_lines_written_before_an_fsync_share_it_and_none_returns_before_it(
         writer.sync(sequence)
         returned[address] = disk.calls
 
-    threads = [_run(lambda n=n: worker(n)) for n in range(WORKERS)]
+    threads = [_run(functools.partial(worker, n)) for n in range(WORKERS)]
     assert disk.started[0].wait(timeout=20)
     assert returned == {}  # the first fsync is held: nobody has returned
     disk.gates[0].set()
@@ -106,9 +107,13 @@ def test_a_line_written_during_an_fsync_gets_its_own_at_once_instead_of_queueing
     monkeypatch.setattr(os, "fsync", disk.fsync)
     done: list[str] = []
 
-    first = _run(lambda: (writer.append(_entry("Movement/a")), done.append("a")))
+    def append(name: str) -> None:
+        writer.append(_entry(f"Movement/{name}"))
+        done.append(name)
+
+    first = _run(lambda: append("a"))
     assert disk.started[0].wait(timeout=20)  # the first fsync is under way, and held
-    second = _run(lambda: (writer.append(_entry("Movement/b")), done.append("b")))
+    second = _run(lambda: append("b"))
     # The second line's fsync starts while the first is still held: it does not queue.
     assert disk.started[1].wait(timeout=20)
     assert done == []

@@ -52,7 +52,11 @@ class Holder:
             stdout=subprocess.PIPE,
             text=True,
         )
-        self.lock_id = self._line()
+        try:
+            self.lock_id = self._line()
+        except BaseException:
+            self.end()
+            raise
 
     def _line(self) -> str:
         assert self.process.stdout is not None

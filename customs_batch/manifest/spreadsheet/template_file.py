@@ -67,7 +67,7 @@ def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateF
 
 
 def _write_xlsx(path: Path, kind: Kind, columns: list[Column]) -> None:
-    import xlsxwriter  # type: ignore[import-untyped]  # only this command writes workbooks
+    import xlsxwriter  # only this command writes workbooks
 
     book = xlsxwriter.Workbook(str(path))
     try:
