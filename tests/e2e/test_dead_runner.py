@@ -105,8 +105,13 @@ def _state_files(project: Checkout) -> list[str]:
     return sorted(path.name for path in project.state_dir.iterdir())
 
 
+@pytest.mark.parametrize(
+    "applied_before",
+    [0, 4],
+    ids=["a first run killed", "a later run killed"],
+)
 def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
-    tmp_path: Path, sandbox: Sandbox
+    tmp_path: Path, sandbox: Sandbox, applied_before: int
 ) -> None:
     home = tmp_path / "git-home"
     home.mkdir()
@@ -118,19 +123,28 @@ def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
     # answered and recorded, and nothing else is on its way.
     runner = Checkout(tmp_path / "runner", sandbox, parallelism=1)
     runner.write(".gitignore", ".customs-batch/\n")
-    runner.write("manifests/departures.yaml", batches.departures(DEPARTURES))
     _git(home, runner.root, "symbolic-ref", "HEAD", "refs/heads/main")
-    _git(home, runner.root, "add", "-A")
     who = ("-c", "user.name=dev", "-c", "user.email=dev@example.com")
+    if applied_before:
+        # An earlier merge applied the first departures, and its run committed the state.
+        runner.write("manifests/departures.yaml", batches.departures(applied_before))
+        _git(home, runner.root, "add", "-A")
+        _git(home, runner.root, *who, "commit", "--quiet", "-m", "the first departures")
+        applied = runner.run("apply", "--auto-approve")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        _run_commit_step(home, runner.root)
+    runner.write("manifests/departures.yaml", batches.departures(DEPARTURES))
+    _git(home, runner.root, "add", "-A")
     _git(home, runner.root, *who, "commit", "--quiet", "-m", "eight departures")
     _git(home, runner.root, "push", "--quiet", "-u", "origin", "main")
 
-    # The apply step of the workflow, killed while its eighth submission is at the service.
+    # The apply step of the workflow, killed while the eighth submission is at the service.
+    held = DEPARTURES - applied_before
     try:
-        with GatedProxy(sandbox.url, hold=DEPARTURES, select=_submits_a_departure) as gate:
+        with GatedProxy(sandbox.url, hold=held, select=_submits_a_departure) as gate:
             runner.edit("customs-batch.yaml", sandbox.url, gate.url)
             run = runner.start("apply", "--auto-approve")
-            assert gate.held.wait(timeout=60), "the apply never sent its eighth departure"
+            assert gate.held.wait(timeout=60), "the apply never sent its last departure"
             run.kill()
             gate.open()  # the service creates it; nobody reads the answer
             assert gate.forwarded.wait(timeout=60)
@@ -138,13 +152,15 @@ def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
         Running.reap_all()
     runner.write_config()
     assert len(sandbox.created_transit()) == DEPARTURES
-    # A first run that never ended: its records are in the journal alone.
-    assert _state_files(runner) == ["journal.jsonl", "state.lock", "state.lock.info"]
+    # The records of the run that never ended are in the journal alone; a first run left
+    # no state.json at all.
+    kept = ["journal.jsonl", "state.json"] if applied_before else ["journal.jsonl"]
+    assert _state_files(runner) == sorted([*kept, "state.lock", "state.lock.info"])
 
     _run_commit_step(home, runner.root)
 
     fresh = _clone(home, origin, sandbox, "fresh")
-    assert _state_files(fresh) == ["journal.jsonl"]
+    assert _state_files(fresh) == kept
     plan = fresh.run("plan", "--detailed-exitcode")
     assert plan.returncode == 1, plan.stdout + plan.stderr
     assert "+ create" not in plan.stdout
