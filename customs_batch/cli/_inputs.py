@@ -65,8 +65,8 @@ allow_empty_state_option = click.option(
     is_flag=True,
     expose_value=False,
     callback=_remember_allow_empty_state,
-    help="Start from an empty state although an earlier one left its backup or journal "
-    "(see docs/state.md).",
+    help="Start without the missing state.json although an earlier state left its backup "
+    "or journal (a journal's own records are kept; see docs/state.md).",
 )
 """One decorator line per command: :func:`allow_empty_state` reads the flag from the click
 context."""

@@ -81,18 +81,26 @@ class LocalBackend:
         The serial is the one the state will have once that journal is folded in, so a plan
         made now is still current after the fold.
         """
-        state = self._load()
-        if _apply_journal(state, self.journal_path):
+        state, folded = self._load()
+        if folded:
             state.serial += 1
         return state
 
-    def _load(self) -> State:
+    def _load(self) -> tuple[State, bool]:
+        """The state file with the journal applied, and whether the journal held anything.
+
+        A journal without its state file is the state when its lines were written on a
+        state not yet written (serial 0: a first run that did not end); a journal written
+        on a state file that is not here, or on a newer one, is refused.
+        """
         state = read_state(self.state_path)
-        if state is not None:
-            return state
-        if not self.allow_empty_state:
-            self._refuse_a_lost_state()
-        return State(lineage="", serial=0)
+        absent = state is None
+        if state is None:
+            if not self.allow_empty_state:
+                self._refuse_a_lost_state()
+            state = State(lineage="", serial=0)
+        check = None if absent and self.allow_empty_state else self._refuse_a_partial_state
+        return state, _apply_journal(state, self.journal_path, check, absent=absent)
 
     def _refuse_a_lost_state(self) -> None:
         """An absent state file beside traces of an earlier state is a lost state: planning
@@ -118,6 +126,31 @@ class LocalBackend:
             "with --allow-empty-state",
         )
 
+    def _refuse_a_partial_state(self, continued: int, found: int, absent: bool) -> None:
+        """The journal holds what a run recorded on the state of serial ``continued``, and
+        the state file here is older (serial ``found``) or not here at all: the records of
+        that state are missing, and planning from what is here would send them again."""
+        restore = (
+            f"put the {self.state_path.name} of serial {continued} (or newer) back beside the "
+            "journal, from version control or wherever CI kept it; the next command that "
+            "writes the state folds the journal into it"
+        )
+        if absent:
+            raise StateError(
+                f"{self.state_path} is missing, and {self.journal_path.name} holds only what "
+                f"the last run recorded after the state of serial {continued}: the rest of "
+                "the state is not here. Starting from the journal alone would send every "
+                "other document again (goods declared twice, movements created twice)",
+                hint=f"{restore}; if a state holding only the journal's records is really "
+                "what you want, run the command with --allow-empty-state",
+            )
+        raise StateError(
+            f"{self.state_path} has serial {found}, but {self.journal_path.name} holds what "
+            f"the last run recorded after the state of serial {continued}: the state file is "
+            "older than the journal, and what was recorded between them is not here",
+            hint=restore,
+        )
+
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> LocalSession:
         """Lock the state for ``operation`` and fold any journal a crash left behind."""
         try:
@@ -129,8 +162,8 @@ class LocalBackend:
         lock = StateLock(self.lock_path, operation)
         info = lock.acquire(lock_timeout)
         try:
-            state = self._load()
-            if _apply_journal(state, self.journal_path):
+            state, folded = self._load()
+            if folded:
                 state.serial += 1
                 write_state(self.state_path, state)
                 _clear(self.journal_path)
@@ -199,7 +232,8 @@ class LocalSession:
             self._lock.check()
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
-            sequence = self._journal.write(JournalEntry(self.state.lineage, address, record))
+            entry = JournalEntry(self.state.lineage, address, record, self.state.serial)
+            sequence = self._journal.write(entry)
             self.state.apply(address, record)
             self._changed = True
             return sequence
@@ -272,9 +306,20 @@ class _Failing:
             self.session._failed = True
 
 
-def _apply_journal(state: State, journal_path: Path) -> bool:
+def _apply_journal(
+    state: State,
+    journal_path: Path,
+    refuse_newer: Callable[[int, int, bool], None] | None,
+    *,
+    absent: bool,
+) -> bool:
+    """Apply the journal's lines to ``state``; whether there were any. ``refuse_newer`` is
+    called (and raises) for a line written on a state newer than ``state``."""
     applied = False
+    found = state.serial
     for entry in read_journal(journal_path):
+        if refuse_newer is not None and entry.serial is not None and entry.serial > found:
+            refuse_newer(entry.serial, found, absent)
         if not state.lineage:
             state.lineage = entry.lineage
         elif entry.lineage != state.lineage:

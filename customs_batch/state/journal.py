@@ -2,7 +2,9 @@
 
 Each line carries the whole new record of one address (or null when the address is
 forgotten), so folding the journal into the state needs no history, and appending costs the
-same whatever the size of the state.
+same whatever the size of the state. It also carries the serial of the state it was written
+on: a journal written on serial 0 (a first run that never ended) is a whole state by itself,
+any other needs the state file of that serial beside it.
 """
 
 from __future__ import annotations
@@ -69,18 +71,26 @@ def _not_finite(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class JournalEntry:
-    """One recorded change: the new record of ``address``, or None to forget it."""
+    """One recorded change: the new record of ``address``, or None to forget it.
+
+    ``serial`` is the serial of the state the change was made on (0: a state not yet
+    written, whose records are all in the journal); None in a line an older version
+    wrote. It tells a journal that is the whole state from one that needs its state file.
+    """
 
     lineage: str
     address: str
     record: ResourceRecord | None
+    serial: int | None = None
 
     def to_line(self) -> bytes:
-        body = {
+        body: dict[str, Any] = {
             "lineage": self.lineage,
             "address": self.address,
             "record": None if self.record is None else self.record.to_json(),
         }
+        if self.serial is not None:
+            body["serial"] = self.serial
         return encode_line(body)
 
 
@@ -119,10 +129,14 @@ def _parse_line(path: Path, number: int, line: bytes) -> JournalEntry:
         body: Any = json.loads(line)
         address = body["address"]
         record = body["record"]
+        serial = body.get("serial")
+        if serial is not None and (not isinstance(serial, int) or isinstance(serial, bool)):
+            raise ValueError(f"the serial is {serial!r}, not a whole number")
         return JournalEntry(
             lineage=str(body["lineage"]),
             address=str(address),
             record=None if record is None else ResourceRecord.from_json(str(address), record),
+            serial=serial,
         )
     except (ValueError, KeyError, TypeError, StateError) as exc:
         raise StateError(

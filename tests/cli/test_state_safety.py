@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from customs_batch.cli.main import invoke
+from customs_batch.state import LocalBackend
+from customs_batch.state.journal import JournalEntry, JournalWriter
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -85,6 +87,66 @@ def test_the_restore_command_brings_the_plan_back(
     assert code == 2 and "+ create         TemplateGroup/eu-road" in out  # what the flag risks
     shutil.copy(project / "latest.json", folder / "state.json")
     assert run(capsys, "plan", "--detailed-exitcode")[0] == 0
+
+
+def _journal_alone(folder: Path, written_on: int) -> None:
+    """Replace the state file by a journal holding its records, written on the state of
+    serial ``written_on``: 0 is what a first run killed before its end leaves (and a CI
+    that keeps the journal brings back); another serial is a journal whose state file was
+    not kept."""
+    state = LocalBackend(folder).read()
+    for name in ("state.json", "state.json.backup", "journal.jsonl"):
+        (folder / name).unlink(missing_ok=True)
+    with JournalWriter(folder / "journal.jsonl") as journal:
+        for address in sorted(state.resources):
+            record = state.resources[address]
+            journal.append(JournalEntry(state.lineage, address, record, written_on))
+
+
+READING = {"plan", "status", "state list", "state show"}
+
+
+@pytest.mark.parametrize("argv", READERS, ids=lambda argv: " ".join(argv[:2]))
+def test_a_journal_without_a_state_file_is_the_state_for_every_command(
+    project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, out + err
+    folder = state_dir(project)
+    whole = (folder / "state.json").read_bytes()
+    _journal_alone(folder, written_on=0)
+
+    code, out, err = run(capsys, *argv)
+    assert "is missing" not in err and "+ create" not in out, out + err
+
+    # The same command on the state file the journal stands for answers the same.
+    (folder / "state.json.backup").unlink(missing_ok=True)
+    (folder / "state.json").write_bytes(whole)
+    (folder / "journal.jsonl").write_bytes(b"")
+    expected_code, expected_out, expected_err = run(capsys, *argv)
+    assert code == expected_code, (out + err, expected_out + expected_err)
+    if " ".join(argv[:2]) in READING or argv[0] in READING:
+        assert out == expected_out
+
+
+@pytest.mark.parametrize("argv", READERS, ids=lambda argv: " ".join(argv[:2]))
+def test_a_journal_whose_state_file_was_not_kept_is_refused_by_every_command(
+    project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, out + err
+    folder = state_dir(project)
+    _journal_alone(folder, written_on=1)
+    code, out, err = run(capsys, *argv)
+    assert code == 3, out + err
+    assert (
+        f"{folder / 'state.json'} is missing, and journal.jsonl holds only what the last run "
+        "recorded after the state of serial 1: the rest of the state is not here" in err
+    )
+    assert "put the state.json of serial 1 (or newer) back beside the journal" in err
+    assert "+ create" not in out
+    code, out, err = run(capsys, *argv, "--allow-empty-state")
+    assert code != 64 and "is missing" not in err, out + err
 
 
 def _failing_writes(

@@ -195,3 +195,84 @@ def test_a_new_folder_and_a_crashed_first_run_are_not_a_lost_state(tmp_path: Pat
     session._journal.close()
     session._lock.release()  # as a kill would: the journal stays, no state file yet
     assert sorted(backend.read().resources) == ["Movement/a"]
+
+
+def _crashed_run(backend: LocalBackend, address: str) -> None:
+    """A run that recorded ``address`` and was killed: its journal stays, unfolded."""
+    session = backend.open("apply")
+    session.record(_record(address))
+    session._journal.close()
+    session._lock.release()
+
+
+def test_a_journal_left_alone_is_refused_when_its_state_file_is_missing(tmp_path: Path) -> None:
+    """What a CI that kept only the journal of a killed run brings back: the journal holds
+    the records of that run, not the state it was written on."""
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/a"))
+    _crashed_run(backend, "Movement/b")
+    backend.state_path.unlink()
+    backend.state_path.with_name("state.json.backup").unlink(missing_ok=True)
+    for load in (backend.read, lambda: backend.open("apply")):
+        with pytest.raises(StateError) as caught:
+            load()
+        message = str(caught.value)
+        assert (
+            f"{backend.state_path} is missing, and journal.jsonl holds only what the last run "
+            "recorded after the state of serial 1" in message
+        )
+        assert "put the state.json of serial 1 (or newer) back beside the journal" in message
+        assert "--allow-empty-state" in message
+    assert sorted(LocalBackend(tmp_path, allow_empty_state=True).read().resources) == ["Movement/b"]
+
+
+def test_a_state_file_older_than_its_journal_is_refused(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    for name in ("Movement/a", "Movement/b"):
+        with backend.open("apply") as session:
+            session.record(_record(name))
+    _crashed_run(backend, "Movement/c")
+    backup = backend.state_path.with_name("state.json.backup")
+    backup.replace(backend.state_path)  # serial 1: the journal was written on serial 2
+    with pytest.raises(
+        StateError,
+        match=r"has serial 1, but journal\.jsonl holds what the last "
+        r"run recorded after the state of serial 2",
+    ):
+        backend.read()
+    with pytest.raises(StateError, match="older than the journal"):
+        LocalBackend(tmp_path, allow_empty_state=True).open("apply")
+
+
+def test_a_first_run_killed_leaves_a_journal_that_is_the_whole_state(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    _crashed_run(backend, "Movement/a")
+    assert not backend.state_path.exists()
+    assert sorted(backend.read().resources) == ["Movement/a"]
+    with backend.open("apply") as session:  # folds it: the state file is written
+        assert sorted(session.state.resources) == ["Movement/a"]
+    assert backend.state_path.exists() and backend.read().serial == 1
+
+
+def test_a_journal_folded_but_not_emptied_is_folded_again(tmp_path: Path) -> None:
+    """Killed between the rewrite of the state file and the emptying of the journal: the
+    journal was written on the serial before the file's, and folds in to the same state."""
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/a"))
+    session = backend.open("apply")
+    session.record(_record("Movement/b"))
+    kept = backend.journal_path.read_bytes()
+    session.close()
+    backend.journal_path.write_bytes(kept)
+    assert sorted(backend.read().resources) == ["Movement/a", "Movement/b"]
+
+
+def test_a_journal_of_an_older_version_without_serials_is_read_alone(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    _crashed_run(backend, "Movement/a")
+    lines = backend.journal_path.read_bytes().replace(b',"serial":0', b"")
+    assert b"serial" not in lines
+    backend.journal_path.write_bytes(lines)
+    assert sorted(backend.read().resources) == ["Movement/a"]

@@ -124,3 +124,26 @@ def test_lines_written_by_earlier_versions_with_spaces_still_read(tmp_path: Path
         ("Movement/a", _entry("Movement/a").record),
         ("Movement/b", _entry("Movement/b").record),
     ]
+
+
+def test_each_line_carries_the_serial_of_the_state_it_was_written_on(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    record = _entry("Movement/a").record
+    with JournalWriter(path) as journal:
+        journal.append(JournalEntry("lin", "Movement/a", record, 0))
+        journal.append(JournalEntry("lin", "Movement/b", None, 7))
+    assert [e.serial for e in read_journal(path)] == [0, 7]
+    assert b'"serial":7' in path.read_bytes()
+
+
+@pytest.mark.parametrize("serial", [b'"7"', b"true", b"1.5"])
+def test_a_serial_that_is_no_whole_number_is_damage(tmp_path: Path, serial: bytes) -> None:
+    path = tmp_path / "journal.jsonl"
+    line = (
+        _entry("Movement/a")
+        .to_line()
+        .replace(b'{"address"', b'{"serial":' + serial + b',"address"')
+    )
+    path.write_bytes(line + _entry("Movement/b").to_line())
+    with pytest.raises(StateError, match=r"journal.jsonl:1: the journal is damaged"):
+        list(read_journal(path))
