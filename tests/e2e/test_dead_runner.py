@@ -40,7 +40,7 @@ class Checkout(Project):
 
     @property
     def state_dir(self) -> Path:
-        return self.root / ".customs-batch" / ENVIRONMENT
+        return Path(self.root, ".customs-batch", ENVIRONMENT)
 
 
 def _submits_a_departure(method: str, path: str) -> bool:
