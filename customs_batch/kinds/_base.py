@@ -175,6 +175,11 @@ class KindModel:
     twice. For a kind with a ``lane``, the planner adds the document's place among the
     documents of one identity in its lane (the first arrival of a HAWB, the second…)."""
 
+    corrected_by_a_new_one: bool = False
+    """Whether a document of the same identity as a record forgotten by ``state rm``, with
+    another request, is a correction sent as a new object rather than a second declaration
+    (a movement: immutable, so the correcting movement is new and the wrong one stays)."""
+
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object (the first output that is an ID)."""
         for name in ("declarationId", "movementId", "id", "hawbId"):

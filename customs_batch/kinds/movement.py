@@ -96,6 +96,7 @@ MODEL = KindModel(
     lane=_lane,
     # With the lane: the first arrival of a HAWB, the second, and so on.
     identity=identity_of("shipmentId", "hawbId", "action"),
+    corrected_by_a_new_one=True,
     immutable="a movement is immutable once created (changed: {fields}), and the API cannot "
     "delete it. Revert the change. Only if the movement itself was wrong: record the "
     "correcting movement as a new document, remove this one from the manifests and "

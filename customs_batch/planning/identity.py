@@ -128,10 +128,26 @@ class Identities:
                 ),
                 None,
             )
-        candidates = [c for c in self._records_like(address, identity) if c not in self._taken]
+        candidates = [
+            c
+            for c in self._records_like(address, identity)
+            if c not in self._taken and self._comparable(model, c, spec)
+        ]
         if not candidates:
             return create, None
         return self._against(model, address, spec, what, candidates)
+
+    def _comparable(self, model: KindModel, address: str, spec: Mapping[str, JSON]) -> bool:
+        """Whether the record at ``address`` can tell anything about a new document of its
+        identity. A record written before identities were kept, of a kind with lanes, knows
+        no place in its lane: only the same request counts. A forgotten record of a kind
+        that is corrected by a new object is no obstacle to another request."""
+        record = self._read(address)
+        if dict(record.spec) == dict(spec):
+            return True
+        if not record.identity and model.lane is not None:
+            return False
+        return not (record.status is RecordStatus.FORGOTTEN and model.corrected_by_a_new_one)
 
     def _against(
         self,

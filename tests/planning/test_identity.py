@@ -267,3 +267,23 @@ def test_a_declared_rename_of_a_name_still_in_the_manifests_is_refused() -> None
     change = _only(plan, "DepartureDeclaration/dep-2")
     assert change.action is Action.REFUSED
     assert "still in the manifests" in change.reason
+
+
+def test_a_correcting_movement_after_state_rm_of_the_wrong_one_is_created() -> None:
+    # The movement's own advice: record the correcting movement as a new document, remove
+    # the wrong one from the manifests and `state rm` it.
+    first = plan_changes([movement("mov-wrong", 0, quantity=1)], State.new(), now=NOW)
+    wrong = _applied("Movement/mov-wrong", dict(first.changes[0].spec), movementId="mov_1")
+    wrong = wrong.with_changes(identity=first.changes[0].identity)
+    correcting = movement("mov-right", 0, quantity=2)
+    refused = plan_changes([correcting], _state(wrong), now=NOW)
+    assert _only(refused, "Movement/mov-right").action is Action.REFUSED  # still tracked
+    forgotten = wrong.with_changes(status=RecordStatus.FORGOTTEN, forgotten_from="applied")
+    plan = plan_changes([correcting], _state(forgotten), now=NOW)
+    assert _only(plan, "Movement/mov-right").action is Action.CREATE
+
+
+def test_a_movement_recorded_before_identities_with_another_request_is_no_obstacle() -> None:
+    legacy = _applied("Movement/mov-1", dict(movement("x", 0, quantity=1).spec))
+    plan = plan_changes([movement("mov-new", 0, quantity=5)], _state(legacy), now=NOW)
+    assert _only(plan, "Movement/mov-new").action is Action.CREATE
