@@ -447,7 +447,8 @@ def _intent(
     """
     known = dict(previous.outputs) if previous else {}
     superseded = previous.superseded if previous else ()
-    if previous is not None and change.operation is Operation.RESUBMIT_DEPARTURE:
+    resubmit = model_of(change.address.kind).resubmit
+    if previous is not None and resubmit is not None and change.operation is resubmit:
         superseded = (
             *superseded,
             {

@@ -180,12 +180,12 @@ class KindModel:
     another request, is a correction sent as a new object rather than a second declaration
     (a movement: immutable, so the correcting movement is new and the wrong one stays)."""
 
+    id_field: str | None = None
+    """The output that is the service's ID of the object (``declarationId``, ``movementId``)."""
+
     def identifier(self, record: ResourceRecord) -> Scalar:
-        """The service's ID of the recorded object (the first output that is an ID)."""
-        for name in ("declarationId", "movementId", "id", "hawbId"):
-            if name in self.outputs and record.outputs.get(name) is not None:
-                return record.outputs[name]
-        return None
+        """The service's ID of the recorded object, if known."""
+        return record.outputs.get(self.id_field) if self.id_field else None
 
 
 def outputs_of(

@@ -174,6 +174,7 @@ def refresh_transit(
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     outputs=OUTPUTS,
+    id_field="declarationId",
     create=Operation.SUBMIT_DEPARTURE,
     send={
         Operation.SUBMIT_DEPARTURE: _submit,

@@ -69,6 +69,7 @@ def service_words(record: ResourceRecord) -> str | None:
 MODEL = KindModel(
     kind=Kind.EXPORT_CANCELLATION,
     outputs=OUTPUTS,
+    id_field="declarationId",
     create=Operation.CANCEL_EXPORT,
     send={Operation.CANCEL_EXPORT: _cancel},
     after_unknown=repeat_unknown(Operation.CANCEL_EXPORT, None),

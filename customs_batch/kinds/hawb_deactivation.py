@@ -37,6 +37,7 @@ def _read_back(
 MODEL = KindModel(
     kind=Kind.HAWB_DEACTIVATION,
     outputs=OUTPUTS,
+    id_field="hawbId",
     create=Operation.DEACTIVATE_HAWB,
     send={Operation.DEACTIVATE_HAWB: _deactivate},
     after_unknown=repeat_unknown(Operation.DEACTIVATE_HAWB, None),

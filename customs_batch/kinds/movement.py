@@ -88,6 +88,7 @@ def _lane(spec: Mapping[str, JSON]) -> tuple[str, ...]:
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     outputs=OUTPUTS,
+    id_field="movementId",
     create=Operation.CREATE_MOVEMENT,
     send={Operation.CREATE_MOVEMENT: _create, Operation.RESEND_MOVEMENT: _create},
     after_unknown=_after_unknown,

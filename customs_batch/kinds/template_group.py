@@ -147,6 +147,7 @@ def _refresh(
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
     outputs=OUTPUTS,
+    id_field="id",
     create=Operation.CREATE_TEMPLATE_GROUP,
     send={
         Operation.CREATE_TEMPLATE_GROUP: _create,

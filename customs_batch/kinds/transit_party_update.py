@@ -48,6 +48,7 @@ def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     outputs=OUTPUTS,
+    id_field="declarationId",
     create=Operation.UPDATE_TRANSIT_PARTIES,
     send={Operation.UPDATE_TRANSIT_PARTIES: _update_parties},
     update=Operation.UPDATE_TRANSIT_PARTIES,

@@ -201,5 +201,7 @@ def test_every_kind_has_a_complete_model() -> None:
         assert model.update is None or model.update in model.send
         assert model.resubmit is None or model.resubmit in model.send
         assert model.immutable.format(address="K/x", fields="f")
+        assert model.id_field in model.outputs, f"{kind}: its ID is one of its outputs"
+        assert model.identity is not None, f"{kind}: plan needs its identity"
     sending = {op for op in Operation if op.requests}
     assert sending == set(SEND)
