@@ -22,6 +22,7 @@ from customs_batch.kinds._base import (
     outputs_of,
 )
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.lanes import movement_lane
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -79,11 +80,6 @@ def _read_back(
     return {"movementId": remote_id, "shipmentId": spec.get("shipmentId")}
 
 
-def _lane(spec: Mapping[str, JSON]) -> tuple[str, ...]:
-    """Movements on one shipment and HAWB happen in order: the service keeps their order."""
-    return (str(spec.get("shipmentId", "")), str(spec.get("hawbId", "")))
-
-
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     outputs=OUTPUTS,
@@ -92,7 +88,7 @@ MODEL = KindModel(
     after_unknown=_after_unknown,
     read_back=_read_back,
     idempotency_keys=True,
-    lane=_lane,
+    lane=movement_lane,
     immutable="a movement is immutable once created (changed: {fields}), and the API cannot "
     "delete it. Revert the change. Only if the movement itself was wrong: record the "
     "correcting movement as a new document, and `customs-batch state rm {address}` to stop "
