@@ -15,6 +15,7 @@ from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
     Decision,
+    Found,
     KindModel,
     Outputs,
     Request,
@@ -73,11 +74,14 @@ def _after_unknown(unknown: UnknownOutcome) -> Decision:
 
 def _read_back(
     client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
+) -> Found:
     # The API cannot read a movement back by ID: its ID is taken as given.
     if not remote_id.startswith("mov_"):
         raise CustomsBatchError(f"{remote_id!r} is not a movement ID (mov_…)")
-    return {"movementId": remote_id, "shipmentId": spec.get("shipmentId")}
+    return Found(
+        outputs={"movementId": remote_id, "shipmentId": spec.get("shipmentId")},
+        unread="the API cannot read a movement back by ID",
+    )
 
 
 MODEL = KindModel(
