@@ -89,9 +89,10 @@ def _walk(
                     own.append(target)
         lane_of = model_of(doc.kind).lane
         if lane_of is not None:
-            # Manifest order is document order within a file; across files the order is
-            # what dependsOn says (validation refuses a lane spread over files without it).
-            lane = (doc.kind.value, doc.source.file, *lane_of(doc.spec))
+            # Manifest order is document order within a file (row order within a sheet of
+            # a forEach); across them the order is what dependsOn says (validation refuses
+            # a lane spread over several without it).
+            lane = (doc.kind.value, doc.source.file, doc.source.sheet or "", *lane_of(doc.spec))
             previous = last_in_lane.get(lane)
             if previous is not None:
                 note(address, previous, EdgeReason.SAME_LANE)

@@ -1,7 +1,8 @@
 """Written order: the movements of one HAWB are ordered by what the manifests say.
 
-Manifest order is document order within a file; between files there is none (file names
-are not an order anyone wrote down). Movements of one shipment and HAWB spread over several
+Manifest order is document order within a file (row order within the sheet a ``forEach``
+expands over); between files there is none (file names are not an order anyone wrote
+down). Movements of one shipment and HAWB spread over several
 files must therefore be ordered by ``dependsOn`` (or references) between them: every two of
 them, one must come after the other through the dependency graph.
 """
@@ -29,6 +30,12 @@ def _lane(document: Document) -> tuple[str, ...] | None:
     return movement_lane(document.spec)
 
 
+def _written_in(document: Document) -> tuple[str, str]:
+    """Where document order holds: a file, or a sheet of the spreadsheet a ``forEach``
+    expands over (its rows are in row order; they carry no place in their manifest)."""
+    return (document.source.file, document.source.sheet or "")
+
+
 def check_order(documents: Sequence[Document]) -> list[Finding]:
     """A finding for each two movements of one HAWB, in different files, with no order
     between them (reported at the one that comes later in manifest order)."""
@@ -40,7 +47,7 @@ def check_order(documents: Sequence[Document]) -> list[Finding]:
     spread = [
         (lane, members)
         for lane, members in lanes.items()
-        if len({member.source.file for member in members}) > 1
+        if len({_written_in(member) for member in members}) > 1
     ]
     if not spread:
         return []
@@ -70,12 +77,12 @@ def _edges(
         if own:
             edges[document.address] = own
     for members in lanes:
-        last_in_file: dict[str, Address] = {}
+        last_in_file: dict[tuple[str, str], Address] = {}
         for member in members:  # in batch order
-            previous = last_in_file.get(member.source.file)
+            previous = last_in_file.get(_written_in(member))
             if previous is not None:
                 edges.setdefault(member.address, []).append(previous)
-            last_in_file[member.source.file] = member.address
+            last_in_file[_written_in(member)] = member.address
     return edges
 
 
@@ -134,7 +141,7 @@ def _unordered(later: Document, earlier: Document, lane: tuple[str, ...]) -> Fin
         "goes first: the service gives movements their meaning by their order"
     )
     hint = (
-        "manifest order holds only within a file: state the order with "
+        "manifest order holds only within a file (or a forEach's sheet): state the order with "
         f"`dependsOn: [{earlier.address}]` in {later.address} (or the other way round), or "
         "keep the HAWB's movements in one file"
     )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from customs_batch.findings import Finding
 from customs_batch.kinds import Kind
-from customs_batch.manifest.document import Document
+from customs_batch.manifest.document import Document, Position
 from customs_batch.validation.project import check_project
 from tests.validation._documents import line_of, make_document
 from tests.validation.samples import sample
@@ -87,3 +88,15 @@ def test_an_order_through_another_document_counts() -> None:
     )
     b1 = _movement("b1", 2, "manifests/b.yaml", "ExportCancellation/c1")
     assert _unordered([a1, between, b1]) == []
+
+
+def _row(name: str, index: int, sheet: str) -> Document:
+    """A movement from row ``index + 3`` of a sheet of data/movements.xlsx (a forEach)."""
+    row = _movement(name, index, "manifests/sheet.yaml")
+    return dataclasses.replace(row, source=Position("data/movements.xlsx", index + 3, 0, sheet))
+
+
+def test_rows_of_one_sheet_are_in_row_order_and_two_sheets_are_not() -> None:
+    assert _unordered([_row("r1", 0, "Movements"), _row("r2", 1, "Movements")]) == []
+    (finding,) = _unordered([_row("r1", 0, "Monday"), _row("r2", 1, "Tuesday")])
+    assert finding.document == "Movement/r2"
