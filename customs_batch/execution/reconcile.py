@@ -39,9 +39,10 @@ def read_and_compare(
         model.read_back(client, address, remote_id, spec), spec, model.mutable, sent=sent
     )
     if comparison.found.not_done:
-        raise DiffersAtService(
-            f"{address}: {comparison.found.not_done}", comparison, hint="nothing was recorded"
-        )
+        hint = "nothing was recorded"
+        if sent:
+            hint += f"; `customs-batch state forget {address}` lets the next apply send it"
+        raise DiffersAtService(f"{address}: {comparison.found.not_done}", comparison, hint=hint)
     if comparison.fixed:
         fields = ", ".join(d.field for d in comparison.fixed)
         if sent:

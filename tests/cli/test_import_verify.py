@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from customs_batch.state import LocalBackend, RecordStatus
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
 from tests.cli.conftest import run
 
 DEPARTURE = "DepartureDeclaration/dep-rtm-ant-0002"
@@ -122,3 +122,16 @@ def test_adopt_refuses_a_declaration_the_attempt_did_not_send(
     assert "destinationOffice: the manifest says 'BE212000', the service holds 'DE004073'" in err
     assert "state forget DepartureDeclaration/dep-rtm-ant-0002" in err
     assert _state(project).read().resources[DEPARTURE].status is RecordStatus.PENDING
+
+
+def test_adopt_refuses_a_deactivation_that_never_happened(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = "HawbDeactivation/hawb-a3-duplicate"
+    spec = {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a3"}
+    with _state(project).open("test") as session:
+        session.record(ResourceRecord(address, RecordStatus.UNKNOWN, "create", spec))
+    code, _, err = run(capsys, "state", "adopt", address, "hawb_a3")
+    assert code == 1
+    assert "still active" in err and f"state forget {address}" in err
+    assert _state(project).read().resources[address].status is RecordStatus.UNKNOWN
