@@ -121,21 +121,40 @@ def seed_yaml() -> str:
 
 
 def project(count: int) -> Path:
-    """A project folder with ``count`` movements in files of 100, and the seed beside it."""
-    folder = WORK / f"project-{count}"
+    """A project folder with ``count`` movements in files of about 100, and the seed beside it."""
+    # "-by-hawb": earlier folders spread a HAWB's movements over files (now a finding).
+    folder = WORK / f"project-{count}-by-hawb"
     if folder.is_dir():
         return folder
-    tmp = WORK / f"project-{count}.tmp"
+    tmp = WORK / f"project-{count}-by-hawb.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "manifests").mkdir(parents=True)
     (tmp / "customs-batch.yaml").write_text("default_environment: local\n")
     (tmp / "seed.yaml").write_text(seed_yaml())
-    for first in range(0, count, DOCUMENTS_PER_FILE):
-        numbers = range(first, min(first + DOCUMENTS_PER_FILE, count))
+    for index, numbers in enumerate(files_of(count)):
         text = "---\n".join(movement_yaml(n) for n in numbers)
-        (tmp / "manifests" / f"movements-{first // DOCUMENTS_PER_FILE:03d}.yaml").write_text(text)
+        (tmp / "manifests" / f"movements-{index:03d}.yaml").write_text(text)
     tmp.rename(folder)
     return folder
+
+
+def files_of(count: int) -> list[list[int]]:
+    """The movements of each file: whole HAWBs, about DOCUMENTS_PER_FILE to a file. A
+    HAWB's movements stay in one file, in number order: across files the order of a HAWB's
+    movements would be only what dependsOn says (validation refuses them without it)."""
+    by_hawb: dict[str, list[int]] = {}
+    for number in range(count):
+        by_hawb.setdefault(lane(number)[1], []).append(number)
+    files: list[list[int]] = []
+    current: list[int] = []
+    for numbers in by_hawb.values():
+        current += numbers
+        if len(current) >= DOCUMENTS_PER_FILE:
+            files.append(current)
+            current = []
+    if current:
+        files.append(current)
+    return files
 
 
 def load_documents(folder: Path) -> list[Document]:

@@ -88,10 +88,11 @@ PARTY_UPDATE = """\
 apiVersion: customs-batch/v1
 kind: TransitPartyUpdate
 metadata:
-  name: my-departure-principal
+  name: my-departure-consignee
 spec:
   declarationId: ${ref:DepartureDeclaration/my-departure.declarationId}
-  Principal: {name: Acme Export BV, eoriNo: NL123456789, countryCode: NL}
+  # The departure owns the party fields it writes: this adds one it leaves out.
+  Consignee: {eoriNo: DE123456789012345}
 """
 
 MOVEMENT = """\

@@ -22,6 +22,7 @@ from customs_batch.errors import ExitCode, StateError, UsageError
 from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
+from customs_batch.kinds._readback import Comparison
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, edits
 from customs_batch.state.file import dumps, loads
@@ -283,6 +284,11 @@ def adopt_(
 ) -> int:
     """Record that an attempt whose outcome was unknown did create REMOTE_ID.
 
+    The object is read and compared with what the attempt sent first: one that differs
+    where it cannot change (a departure's weight or offices) is refused with exit 1 and
+    nothing is recorded; a changeable field that differs is recorded as the service holds
+    it, so the next plan changes it back.
+
     \b
     Example:
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
@@ -294,10 +300,16 @@ def adopt_(
         connect(environment) as client,
         backend_for(environment).open("state adopt", lock_timeout=lock_timeout) as session,
     ):
-        record = adopt(session, client, parsed, remote_id)
+        record, comparison = adopt(session, client, parsed, remote_id)
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Adopted {parsed}: {outputs}")
+    _echo_comparison(comparison)
     return int(ExitCode.OK)
+
+
+def _echo_comparison(comparison: Comparison) -> None:
+    for line in comparison.lines():
+        click.echo(f"  {line}")
 
 
 @state.command()
@@ -376,8 +388,12 @@ def import_(
 ) -> int:
     """Take over an object that exists at the service as the document ADDRESS.
 
-    The document must be in the manifests (PATHS, default: the current folder). The next
-    plan then shows what the manifests would change in it.
+    The document must be in the manifests (PATHS, default: the current folder). The object
+    is read and compared with the document first, and the differences are shown: where a
+    field that cannot change differs (a departure's weight or offices), nothing is recorded
+    and the exit code is 1. Otherwise it is recorded as the service holds it, so the next
+    plan shows what the manifests would change; what the service does not give back (a
+    group's templates, a declaration's parties) is sent by the next apply.
 
     \b
     Example:
@@ -398,9 +414,10 @@ def import_(
         backend_for(environment).open("import", lock_timeout=lock_timeout) as session,
     ):
         spec, _unknown = resolve(dict(document.spec), _lookup(session.state))
-        record = import_object(session, client, parsed, remote_id, spec)
+        record, comparison = import_object(session, client, parsed, remote_id, spec)
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Imported {parsed}: {outputs}")
+    _echo_comparison(comparison)
     return int(ExitCode.OK)
 
 

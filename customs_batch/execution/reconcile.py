@@ -10,7 +10,8 @@ from customs_batch.client import CustomsClient
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import now_iso
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds._base import KindModel, Outputs, Refreshed
+from customs_batch.kinds._base import KindModel, Refreshed
+from customs_batch.kinds._readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
@@ -18,21 +19,63 @@ from customs_batch.state.model import RecordStatus, ResourceRecord, State
 JSON = Any
 
 
-def remote_outputs(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
-    """What the service says of the object ``remote_id`` of ``address``'s kind.
+def read_and_compare(
+    client: CustomsClient,
+    address: Address,
+    remote_id: str,
+    spec: Mapping[str, JSON],
+    *,
+    sent: bool,
+) -> Comparison:
+    """Read the object ``remote_id`` of ``address``'s kind and compare it with ``spec``.
 
-    Raises a CustomsBatchError when it does not exist. Each kind reads its own back (a
-    movement cannot be: the API has no such endpoint, so its ID is taken as given).
+    Raises a CustomsBatchError when it does not exist, and :class:`DiffersAtService` when it
+    is not what the document declares where nothing can change it (or shows that what the
+    document asks for never happened): then nothing may be recorded. Each kind reads its own
+    back and says which of the document's fields the service gives back.
     """
-    return model_of(address.kind).read_back(client, address, remote_id, spec)
+    model = model_of(address.kind)
+    comparison = compare(
+        model.read_back(client, address, remote_id, spec), spec, model.mutable, sent=sent
+    )
+    if comparison.found.not_done:
+        hint = "nothing was recorded"
+        if sent:
+            hint += f"; `customs-batch state forget {address}` lets the next apply send it"
+        raise DiffersAtService(f"{address}: {comparison.found.not_done}", comparison, hint=hint)
+    if comparison.fixed:
+        fields = ", ".join(d.field for d in comparison.fixed)
+        if sent:
+            message = (
+                f"{remote_id} is not what the last request of {address} sent: it differs in "
+                f"{fields}, which cannot change. Nothing was recorded"
+            )
+            hint = (
+                f"adopt the object that request created, or `customs-batch state forget "
+                f"{address}` if it created none (the next apply sends it again)"
+            )
+        else:
+            message = (
+                f"{remote_id} is not what {address} declares: it differs in {fields}, "
+                "which cannot change. Nothing was recorded"
+            )
+            hint = (
+                f"if {remote_id} is the object, correct the document to what the service "
+                "holds and import again; otherwise import the ID of the object it declares"
+            )
+        raise DiffersAtService(message, comparison, hint=hint)
+    return comparison
 
 
 def adopt(
     session: StateSession, client: CustomsClient, address: Address, remote_id: str
-) -> ResourceRecord:
-    """Resolve a needs-decision address: the attempt did create ``remote_id``."""
+) -> tuple[ResourceRecord, Comparison]:
+    """Resolve a needs-decision address: the attempt did create ``remote_id``.
+
+    The object is compared with what the attempt sent first: one that differs where it
+    cannot change is refused; where it differs in a changeable field, the service's value is
+    recorded, so the next plan changes it back.
+    """
     record = session.state.resources.get(str(address))
     if record is None:
         raise StateError(
@@ -49,12 +92,18 @@ def adopt(
             f"{address} was forgotten by `customs-batch state rm`",
             hint=f"`customs-batch state restore {address}` tracks it again",
         )
-    outputs = remote_outputs(client, address, remote_id, record.spec)
+    comparison = read_and_compare(client, address, remote_id, record.spec, sent=True)
+    found = comparison.found
     adopted = record.with_changes(
-        status=RecordStatus.APPLIED, outputs=outputs, error=None, updated_at=now_iso()
+        status=RecordStatus.APPLIED,
+        spec=comparison.spec,
+        outputs=dict(found.outputs),
+        error=None,
+        updated_at=now_iso(),
+        **_service_state(found),
     )
     session.record(adopted)
-    return adopted
+    return adopted, comparison
 
 
 def import_object(
@@ -63,28 +112,39 @@ def import_object(
     address: Address,
     remote_id: str,
     spec: Mapping[str, JSON],
-) -> ResourceRecord:
-    """Record an object that exists at the service as the document ``address``."""
+) -> tuple[ResourceRecord, Comparison]:
+    """Record an object that exists at the service as the document ``address``.
+
+    Recorded as the service holds it: where a changeable field differs, or is not given
+    back by the service (a group's templates, a declaration's parties), the next plan
+    updates it; an object that differs where nothing can change it is refused.
+    """
     if str(address) in session.state.resources:
         raise StateError(
             f"{address} is already in the state",
-            hint=f"`customs-batch state rm {address}` first to import another object",
+            hint=f"`customs-batch state rm --gone {address}` first to import another object "
+            "(only if the one it records no longer exists at the service), or import under "
+            "another name",
         )
-    outputs = remote_outputs(client, address, remote_id, spec)
-    recorded = dict(spec)
-    # What the service holds, so the next plan shows what the manifests would change.
-    fields = model_of(address.kind).imported_fields
-    recorded.update({k: outputs[k] for k in fields if k in outputs})
+    comparison = read_and_compare(client, address, remote_id, spec, sent=False)
+    found = comparison.found
     record = ResourceRecord(
         str(address),
         RecordStatus.APPLIED,
         "import",
-        recorded,
-        outputs=outputs,
+        comparison.spec,
+        outputs=dict(found.outputs),
         updated_at=now_iso(),
+        **_service_state(found),
     )
     session.record(record)
-    return record
+    return record, comparison
+
+
+def _service_state(found: Found) -> dict[str, JSON]:
+    if found.service_state is None:
+        return {}
+    return {"remote_status": found.service_state, "remote_errors": found.errors}
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from customs_batch.client import NotFoundError, Record
 from customs_batch.kinds import Address, Kind
+from customs_batch.kinds._readback import Found as Found
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord, Scalar
 
@@ -92,7 +93,9 @@ Identity = tuple[str, ...]
 IdentityFunction = Callable[[Mapping[str, JSON]], Identity]
 
 SendFunction = Callable[["CustomsClient", Request], Outputs]
-ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Outputs]
+ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Found]
+"""Reads the object given by ID (``import``, ``state adopt``): its outputs and what the
+service holds of the document's fields (see ``kinds/_readback.py``)."""
 RefreshFunction = Callable[["CustomsClient", Sequence[ResourceRecord]], dict[str, Refreshed | None]]
 """Reads every recorded object of a kind at once: what the service says of each, by address
 (None: no longer found)."""
@@ -157,9 +160,6 @@ class KindModel:
     """Whether it is created with an Idempotency-Key: a new key per creation, recorded with
     the intent and sent again with a re-send; a 409 then means the keyed request is still
     being handled, so its outcome is unknown, not refused."""
-    imported_fields: frozenset[str] = frozenset()
-    """Fields ``import`` records as the service holds them (not as the manifest says), so
-    the next plan shows what the manifests would change."""
     look_for: LookFor | None = None
     """How the service is searched for what a creation with an unknown outcome made, for a
     kind whose creation cannot simply be repeated (a departure). With it, apply and refresh

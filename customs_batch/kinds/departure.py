@@ -17,6 +17,7 @@ from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
     Decision,
+    Found,
     KindModel,
     LostCreation,
     Outputs,
@@ -147,11 +148,18 @@ def _could_be(spec: Mapping[str, JSON], detail: Mapping[str, JSON]) -> bool:
 
 def read_transit(
     client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
-    """What the service says of the transit declaration ``remote_id``."""
+) -> Found:
+    """What the service holds of the transit declaration ``remote_id``: its state, and of
+    the submission's fields those its detail gives back (:data:`COMPARED`)."""
     declaration_id = number(remote_id, address)
     detail = client.get_transit(declaration_id)
-    return outputs_of(OUTPUTS, detail, {"declarationId": declaration_id})
+    return Found(
+        outputs=outputs_of(OUTPUTS, detail, {"declarationId": declaration_id}),
+        remote_spec={k: detail.raw[k] for k in COMPARED if detail.raw.get(k) is not None},
+        unread="the detail of a transit declaration gives back only " + ", ".join(COMPARED),
+        service_state=detail.raw.get("status"),
+        errors=tuple(detail.raw.get("errors") or ()),
+    )
 
 
 def refresh_transit(

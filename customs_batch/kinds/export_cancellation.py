@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
+    Found,
     KindModel,
     Outputs,
     Refreshed,
@@ -37,10 +38,14 @@ def _cancel(client: CustomsClient, request: Request) -> Outputs:
 
 def _read_back(
     client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
+) -> Found:
     declaration = client.get_declaration(number(remote_id, address))
     status = declaration.raw.get("status")
-    return {"declarationId": declaration.raw.get("declarationId"), "canceled": status == "canceled"}
+    ident = declaration.raw.get("declarationId")
+    return Found(
+        outputs={"declarationId": ident, "canceled": status == "canceled"},
+        remote_spec={"declarationId": ident},
+    )
 
 
 def _refresh(

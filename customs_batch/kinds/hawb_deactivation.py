@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
+    Found,
     KindModel,
     Outputs,
     Request,
@@ -30,8 +32,24 @@ def _deactivate(client: CustomsClient, request: Request) -> Outputs:
 
 def _read_back(
     client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
-    return {"hawbId": remote_id, "shipmentId": spec.get("shipmentId"), "isActive": False}
+) -> Found:
+    """The HAWB ``remote_id`` on the document's shipment, inactive ones included."""
+    shipment = str(spec.get("shipmentId"))
+    for hawb in client.iter_hawbs(shipment, include_inactive=True):
+        if hawb.raw.get("hawbId") == remote_id:
+            active = hawb.raw.get("isActive")
+            return Found(
+                outputs=outputs_of(OUTPUTS, hawb),
+                remote_spec={"shipmentId": hawb.raw.get("shipmentId"), "hawbId": remote_id},
+                not_done=f"HAWB {remote_id} is still active: it was never deactivated, and "
+                "`customs-batch apply` deactivates it"
+                if active
+                else "",
+            )
+    raise CustomsBatchError(
+        f"shipment {shipment} has no HAWB {remote_id}",
+        hint=f"`customs-batch get hawbs {shipment} --include-inactive` lists them",
+    )
 
 
 MODEL = KindModel(

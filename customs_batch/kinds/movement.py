@@ -15,6 +15,7 @@ from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
     Decision,
+    Found,
     KindModel,
     Outputs,
     Request,
@@ -23,6 +24,7 @@ from customs_batch.kinds._base import (
     outputs_of,
 )
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.lanes import movement_lane
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -73,16 +75,14 @@ def _after_unknown(unknown: UnknownOutcome) -> Decision:
 
 def _read_back(
     client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
+) -> Found:
     # The API cannot read a movement back by ID: its ID is taken as given.
     if not remote_id.startswith("mov_"):
         raise CustomsBatchError(f"{remote_id!r} is not a movement ID (mov_…)")
-    return {"movementId": remote_id, "shipmentId": spec.get("shipmentId")}
-
-
-def _lane(spec: Mapping[str, JSON]) -> tuple[str, ...]:
-    """Movements on one shipment and HAWB happen in order: the service keeps their order."""
-    return (str(spec.get("shipmentId", "")), str(spec.get("hawbId", "")))
+    return Found(
+        outputs={"movementId": remote_id, "shipmentId": spec.get("shipmentId")},
+        unread="the API cannot read a movement back by ID",
+    )
 
 
 MODEL = KindModel(
@@ -94,7 +94,7 @@ MODEL = KindModel(
     after_unknown=_after_unknown,
     read_back=_read_back,
     idempotency_keys=True,
-    lane=_lane,
+    lane=movement_lane,
     # With the lane: the first arrival of a HAWB, the second, and so on.
     identity=identity_of("shipmentId", "hawbId", "action"),
     corrected_by_a_new_one=True,

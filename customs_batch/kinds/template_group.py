@@ -18,6 +18,7 @@ from customs_batch.kinds._base import (
     JSON,
     Conflict,
     Decision,
+    Found,
     KindModel,
     Outputs,
     Refreshed,
@@ -115,11 +116,15 @@ def _on_conflict(client: CustomsClient, address: Address, request: Request) -> C
 
 def _read_back(
     client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Outputs:
+) -> Found:
     wanted = number(remote_id, address)
     for group in client.iter_template_groups():
         if group.raw.get("id") == wanted:
-            return outputs_of(OUTPUTS, group)
+            return Found(
+                outputs=outputs_of(OUTPUTS, group),
+                remote_spec={k: group.raw[k] for k in COMPARED if k in group.raw},
+                unread="the API does not list a group's templates",
+            )
     raise CustomsBatchError(
         f"the service has no template group {wanted}",
         hint="`customs-batch get template-groups` lists them",
@@ -160,7 +165,6 @@ MODEL = KindModel(
     read_back=_read_back,
     refresh=_refresh,
     on_conflict=_on_conflict,
-    imported_fields=frozenset({"name", "code"}),
     identity=identity_of("companyId", "code"),
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "
     "Revert the change, or create the group you want under a new name and code",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from customs_batch.kinds import OUTPUT_FIELDS, Kind
+from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds._base import (
     JSON,
+    Found,
     KindModel,
     Outputs,
     Request,
@@ -45,6 +46,20 @@ def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
     return (*identity_of("declarationId", "variant")(spec), f"parties={roles}")
 
 
+def _read_back(
+    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
+) -> Found:
+    """The declaration it updates; the service does not give its parties back."""
+    found = read_transit(client, address, remote_id, spec)
+    return Found(
+        outputs=found.outputs,
+        remote_spec={"declarationId": found.outputs["declarationId"]},
+        unread="the service does not give a declaration's parties back",
+        service_state=found.service_state,
+        errors=found.errors,
+    )
+
+
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     outputs=OUTPUTS,
@@ -56,7 +71,7 @@ MODEL = KindModel(
     after_unknown=repeat_unknown(
         Operation.UPDATE_TRANSIT_PARTIES, Operation.UPDATE_TRANSIT_PARTIES
     ),
-    read_back=read_transit,
+    read_back=_read_back,
     refresh=refresh_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     identity=_identity,

@@ -33,7 +33,8 @@ class Edge:
 
 def dependencies(documents: Sequence[Document]) -> dict[Address, tuple[Address, ...]]:
     """What each document waits for: its references, its ``dependsOn``, and the movement
-    before it on the same shipment and HAWB (the service gives movements meaning by order).
+    before it on the same shipment and HAWB in the same file (the service gives movements
+    meaning by order; across files, their order is what ``dependsOn`` says).
     Edges to addresses outside the batch are left out: those are already applied or are
     reported by validation.
     """
@@ -88,7 +89,10 @@ def _walk(
                     own.append(target)
         lane_of = model_of(doc.kind).lane
         if lane_of is not None:
-            lane = (doc.kind.value, *lane_of(doc.spec))
+            # Manifest order is document order within a file (row order within a sheet of
+            # a forEach); across them the order is what dependsOn says (validation refuses
+            # a lane spread over several without it).
+            lane = (doc.kind.value, doc.source.file, doc.source.sheet or "", *lane_of(doc.spec))
             previous = last_in_lane.get(lane)
             if previous is not None:
                 note(address, previous, EdgeReason.SAME_LANE)

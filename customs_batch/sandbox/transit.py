@@ -103,6 +103,19 @@ async def get_transit(request: Request, sandbox: Sandbox, caller: Caller) -> Res
     return json_response({f: record.get(f) for f in _DETAIL_FIELDS})
 
 
+def with_parties(held: JsonObject, patch: JsonObject) -> JsonObject:
+    """The declaration's body after a party PATCH: each party named changes in the fields
+    the PATCH names and keeps its others (docs/api-choices.md)."""
+    merged = dict(held)
+    for role, fields in patch.items():
+        party = merged.get(role)
+        if isinstance(party, dict) and isinstance(fields, dict):
+            merged[role] = {**party, **fields}
+        else:
+            merged[role] = fields
+    return merged
+
+
 async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """PATCH the parties (departure or arrival path): processed again from now."""
     # The departure path names its parameter declarationId, the arrival path id.
@@ -121,7 +134,7 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
             "_created": now,
             "_submitted": True,
             "_invalid": record.get("_invalid", False),
-            "_body": {**record.get("_body", {}), **body},
+            "_body": with_parties(record.get("_body", {}), body),
         }
         sandbox.store.put(Table.TRANSIT, declaration_id, updated)
     return json_response({"declarationId": declaration_id, "status": contract.DEPARTURE_PROCESSING})

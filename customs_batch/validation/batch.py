@@ -23,18 +23,24 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import Finding, JsonPath, Severity
+from customs_batch.kinds import Kind
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest._row_positions import RowPositions
 from customs_batch.manifest.document import Document, Position
 from customs_batch.validation.checks import validate_documents
+from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
 from customs_batch.workers import each_file, worker_count
 
-# The spec fields the project-wide checks read (template codes, HAWB of movements).
-_PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId")
+# The spec fields the project-wide checks read (template codes, HAWB of movements, the
+# declaration a party update is aimed at).
+_PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId", "declarationId", "variant")
 _DIGEST_KEY = "\0digest"
+_PARTY_KINDS = (Kind.DEPARTURE_DECLARATION, Kind.TRANSIT_PARTY_UPDATE)
+_shapes: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+"""The party fields documents write, one tuple for each shape: rows of one sheet share it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +194,9 @@ def slim_document(document: Document) -> Document:
         key: _shared(key, document.spec[key]) for key in _PROJECT_SPEC_KEYS if key in document.spec
     }
     spec[_DIGEST_KEY] = _digest(document.spec)
+    if document.kind in _PARTY_KINDS:
+        written = tuple(party_fields(document.spec))
+        spec[PARTY_FIELDS_KEY] = _shapes.setdefault(written, written)
     return Document(
         kind=document.kind,
         name=document.name,
@@ -218,6 +227,8 @@ def project_positions(document: Document) -> dict[JsonPath, Position]:
     """The few positions of ``document`` the project-wide checks report at."""
     wanted: list[JsonPath] = [(), ("metadata", "name"), ("spec",), ("spec", "code")]
     wanted.append(("spec", "hawbId"))
+    if document.kind is Kind.TRANSIT_PARTY_UPDATE:
+        wanted.extend(("spec", *written) for written in party_fields(document.spec))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
     for reference in document.references:
         path = reference.path

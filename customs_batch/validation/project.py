@@ -11,10 +11,13 @@ from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import is_reference
 from customs_batch.validation.graph import find_cycles
+from customs_batch.validation.order import check_order
+from customs_batch.validation.ownership import check_owners
 
 
 def check_project(documents: Sequence[Document], broken: Collection[Address] = ()) -> list[Finding]:
-    """Findings about the batch: addresses, references, cycles and duplicated work.
+    """Findings about the batch: addresses, references, cycles, duplicated work, party
+    fields written by two documents, movements of one HAWB in several files without order.
 
     ``broken`` are the addresses of documents left out for an error already reported: they
     are in the batch, so a reference to one is not reported again as naming nothing.
@@ -30,6 +33,8 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
     findings.extend(_duplicate_template_codes(documents))
     findings.extend(_duplicate_requests(documents))
     findings.extend(_deactivated_hawbs(documents))
+    findings.extend(check_owners(documents))
+    findings.extend(check_order(documents))
     return findings
 
 

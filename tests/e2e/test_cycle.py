@@ -45,7 +45,7 @@ def test_create_then_no_change_then_update_every_kind(project: Project) -> None:
     # Changes the API can make: a rename, a party of a departure, a party update again.
     project.edit(TEMPLATE_GROUPS, "name: EU road imports", "name: EU road imports 2027")
     project.edit(DEPARTURES, "name: Initech NV", "name: Initech Belgium NV")
-    project.edit(PARTY_UPDATES, "name: Globex Logistik GmbH", "name: Globex Logistik AG")
+    project.edit(PARTY_UPDATES, "eoriNo: DE123456789012345", "eoriNo: DE123456789012346")
     code, shown = _plan(project)
     assert code == 2
     assert "update" in _line(shown, "TemplateGroup/eu-road")

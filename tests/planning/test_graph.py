@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from customs_batch.errors import CustomsBatchError
-from customs_batch.kinds import Kind
+from customs_batch.kinds import Address, Kind
+from customs_batch.manifest.document import Position
 from customs_batch.planning import dependency_order
 from customs_batch.planning.graph import dependencies
 
 from .helpers import doc, movement
+
+VAH = Address(Kind.MOVEMENT, "vah")
 
 
 def _names(docs) -> list[str]:  # type: ignore[no-untyped-def]
@@ -37,6 +42,17 @@ def test_movements_on_one_shipment_and_hawb_are_chained_in_manifest_order() -> N
     deps = dependencies(docs)
     assert [str(a) for a in deps[docs[2].address]] == ["Movement/m1"]
     assert deps[docs[1].address] == ()
+
+
+def test_movements_of_one_hawb_in_two_files_are_ordered_by_depends_on_not_file_names() -> None:
+    """ISL written in a file named before VAH's, and told to wait for it: VAH goes first
+    (file-name order chained them the other way, into a cycle)."""
+    storage_in = dataclasses.replace(
+        movement("isl", 0), source=Position("a-storage.yaml", 1, 1), depends_on=(VAH,)
+    )
+    arrival = dataclasses.replace(movement("vah", 1), source=Position("b-arrival.yaml", 1, 1))
+    assert _names(dependency_order([storage_in, arrival])) == ["vah", "isl"]
+    assert dependencies([storage_in, arrival])[arrival.address] == ()
 
 
 def test_a_cycle_is_an_error_naming_its_members() -> None:

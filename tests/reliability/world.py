@@ -166,13 +166,8 @@ def _party_update(number: int) -> dict[str, Any]:
     spec = {
         "declarationId": f"${{ref:DepartureDeclaration/dep-e2e-{number:02d}.declarationId}}",
         "variant": "departure",
-        "Consignee": {
-            "name": f"Globex Logistik {number}",
-            "countryCode": "DE",
-            "city": "Hamburg",
-            "street": "Am Sandtorkai 50",
-            "postcode": "20457",
-        },
+        # What the departure leaves out: it owns the party fields it writes.
+        "Consignee": {"eoriNo": f"BE{number:010d}"},
     }
     return _document("TransitPartyUpdate", f"update-{number:02d}", spec)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from customs_batch.sandbox.transit import with_parties
 from tests.sandbox.conftest import FakeClock, departure
 
 SUBMIT = "/v1/declarations/transit"
@@ -90,3 +91,15 @@ def test_party_patch_refuses_unknown_parties_and_unknown_ids(api: httpx.Client) 
         api.patch("/declarations/transit/1/parties", json={"Principal": {"name": "x"}}).status_code
         == 404
     )
+
+
+def test_a_party_patch_keeps_the_fields_of_a_party_it_leaves_out() -> None:
+    held = {"Consignee": {"name": "Globex GmbH", "city": "Hamburg"}, "Principal": {"name": "A"}}
+    patched = with_parties(held, {"Consignee": {"eoriNo": "DE123456789012345"}})
+    assert patched["Consignee"] == {
+        "name": "Globex GmbH",
+        "city": "Hamburg",
+        "eoriNo": "DE123456789012345",
+    }
+    assert patched["Principal"] == {"name": "A"}
+    assert held["Consignee"] == {"name": "Globex GmbH", "city": "Hamburg"}

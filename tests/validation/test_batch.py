@@ -78,6 +78,22 @@ spec:
   declarationId: ${ref:ExportCancellation/c1.nothing}
   Principal: {name: Acme}
 """,
+    "d.yaml": MOVEMENT.format(name="mov-3")
+    + """---
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata: {name: p2}
+spec:
+  declarationId: 7002
+  Consignee: {name: Initech, street: Kade 9}
+---
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata: {name: p3}
+spec:
+  declarationId: 7002
+  Consignee: {street: Kade 10}
+""",
 }
 
 
@@ -108,6 +124,8 @@ def test_the_slim_project_checks_find_what_the_full_documents_give(tmp_path: Pat
         "project.unknown-dependency",
         "project.duplicate-address",
         "project.cycle",
+        "project.two-owners",
+        "project.movement-order",
     } <= rules
     # Locations and documents survive the slimming too.
     assert [(f.location, f.document) for f in result.findings] == [

@@ -14,12 +14,22 @@ from tests.validation.samples import sample
 DEP_REF = "${ref:DepartureDeclaration/dep-1.declarationId}"
 
 
+CONSIGNEE_EORI = {"eoriNo": "NL123456789"}
+"""A party field the sample departure leaves out (its consignee has no EORI)."""
+
+
 def _doc(
-    kind: Kind, address_name: str, index: int, depends_on: tuple[str, ...] = (), **changes: Any
+    kind: Kind,
+    address_name: str,
+    index: int,
+    depends_on: tuple[str, ...] = (),
+    file: str | None = None,
+    **changes: Any,
 ) -> Document:
+    """A document of its own file (``manifests/INDEX.yaml``) unless ``file`` is given."""
     return make_document(
         kind, sample(kind, **changes), name=address_name, index=index, line=1 + 100 * index,
-        file=f"manifests/{index}.yaml", depends_on=depends_on,
+        file=file or f"manifests/{index}.yaml", depends_on=depends_on,
     )  # fmt: skip
 
 
@@ -36,6 +46,8 @@ def test_distinct_documents_have_no_findings() -> None:
             1,
             ("DepartureDeclaration/dep-1",),
             declarationId=DEP_REF,
+            Principal=None,
+            Consignee=CONSIGNEE_EORI,
         ),
         _doc(Kind.EXPORT_CANCELLATION, "cancel-1", 2),
         _doc(Kind.MOVEMENT, "mov-1", 3),
@@ -48,7 +60,7 @@ def test_distinct_documents_have_no_findings() -> None:
 
 def test_duplicate_address_points_at_the_second_and_names_the_first() -> None:
     first = _doc(Kind.MOVEMENT, "mov-1", 0)
-    second = _doc(Kind.MOVEMENT, "mov-1", 1, quantity=3)
+    second = _doc(Kind.MOVEMENT, "mov-1", 1, quantity=3, hawbId="hawb_a2")
     (finding,) = check_project([first, second])
     assert finding.rule == "project.duplicate-address"
     assert finding.location.file == "manifests/1.yaml"
@@ -85,7 +97,14 @@ def test_depends_on_a_missing_document() -> None:
 
 def test_a_cycle_is_reported_at_each_entry_that_closes_it() -> None:
     departure = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, ("TransitPartyUpdate/upd-1",))
-    update = _doc(Kind.TRANSIT_PARTY_UPDATE, "upd-1", 1, declarationId=DEP_REF)
+    update = _doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "upd-1",
+        1,
+        declarationId=DEP_REF,
+        Principal=None,
+        Consignee=CONSIGNEE_EORI,
+    )
     findings = check_project([departure, update])
     assert [(f.rule, f.location.file, f.location.line, f.message) for f in findings] == [
         ("project.cycle", "manifests/0.yaml", line_of(departure, "metadata", "dependsOn", 0),
@@ -124,8 +143,8 @@ def test_two_documents_that_would_send_the_same_request() -> None:
     assert _rules([cancel_1, cancel_2]) == [
         ("project.duplicate-request", Severity.ERROR, "ExportCancellation/c-2", line_of(cancel_2, "spec"))
     ]  # fmt: skip
-    movement_1 = _doc(Kind.MOVEMENT, "m-1", 0)
-    movement_2 = _doc(Kind.MOVEMENT, "m-2", 1)
+    movement_1 = _doc(Kind.MOVEMENT, "m-1", 0, file="manifests/m.yaml")
+    movement_2 = _doc(Kind.MOVEMENT, "m-2", 1, file="manifests/m.yaml")
     assert [(f.rule, f.severity) for f in check_project([movement_1, movement_2])] == [
         ("project.duplicate-request", Severity.WARNING)
     ]
@@ -133,8 +152,8 @@ def test_two_documents_that_would_send_the_same_request() -> None:
 
 def test_hawb_deactivated_in_the_batch_that_moves_it() -> None:
     documents = [
-        _doc(Kind.MOVEMENT, "m-1", 0),
-        _doc(Kind.MOVEMENT, "m-2", 1, action="VAB"),
+        _doc(Kind.MOVEMENT, "m-1", 0, file="manifests/m.yaml"),
+        _doc(Kind.MOVEMENT, "m-2", 1, file="manifests/m.yaml", action="VAB"),
         _doc(Kind.MOVEMENT, "m-3", 2, hawbId="hawb_other"),
         _doc(Kind.HAWB_DEACTIVATION, "d-1", 3),
     ]

@@ -1,0 +1,137 @@
+"""`import` and `state adopt` compare the object with the document before recording it,
+against the built-in emulator (its seed: transit declaration 7001 of 1200 kg to DE004073,
+7002 of 800 kg to BE212000, template group 1 "Default" without templates)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+from tests.cli.conftest import run
+
+DEPARTURE = "DepartureDeclaration/dep-rtm-ant-0002"
+"""60 kg from NL000396 to BE212000 (examples/manifests/departures.yaml)."""
+TEMPLATES = [{"procedureType": "H1", "declarationOffice": "NL000396", "incoterm": "DAP"}]
+
+
+def _state(project: Path) -> LocalBackend:
+    return LocalBackend(project / ".customs-batch" / "local")
+
+
+def _group_at_the_emulator(project: Path, group_id: int) -> dict[str, object]:
+    """What the emulator holds, templates included (the API does not list them)."""
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        (body,) = connection.execute(
+            "SELECT body FROM records WHERE tbl = 'templateGroups' AND id = ?", (str(group_id),)
+        ).fetchone()
+    found: dict[str, object] = json.loads(body)
+    return found
+
+
+def _changes(capsys: pytest.CaptureFixture[str], address: str) -> list[tuple[str, list[str]]]:
+    code, out, _ = run(capsys, "plan", "--format", "json", "--target", address)
+    assert code in (0, 2), out
+    return [(c["action"], c["changed"]) for c in json.loads(out)["changes"]]
+
+
+def test_import_refuses_a_declaration_that_is_not_what_the_document_declares(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "import", DEPARTURE, "7002")
+    assert code == 1, out + err
+    assert "7002 is not what DepartureDeclaration/dep-rtm-ant-0002 declares" in err
+    assert "totalWeight: the manifest says 60.0, the service holds 800.0" in err
+    assert "Nothing was recorded" in err
+    assert DEPARTURE not in _state(project).read().resources
+    # Plan still creates it: nothing was taken as imported.
+    assert _changes(capsys, DEPARTURE) == [("create", [])]
+
+
+def test_import_of_a_matching_declaration_sends_the_parties_it_cannot_read(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = project / "manifests" / "departures.yaml"
+    manifest.write_text(manifest.read_text().replace("totalWeight: 60.0", "totalWeight: 800.0"))
+    code, out, err = run(capsys, "import", DEPARTURE, "7002")
+    assert code == 0, err
+    assert "compared with the service: " in out and "totalWeight" in out
+    assert "sent by the next apply: Principal, Consignor, Consignee" in out
+    # The parties the service does not give back are sent once, then nothing is left to do.
+    assert _changes(capsys, DEPARTURE) == [("update", ["Consignee", "Consignor", "Principal"])]
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)
+    assert code == 0, out
+    assert _changes(capsys, DEPARTURE) == [("no-change", [])]
+
+
+def test_an_imported_template_group_gets_its_templates(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = {
+        "apiVersion": "customs-batch/v1",
+        "kind": "TemplateGroup",
+        "metadata": {"name": "default"},
+        "spec": {
+            "name": "Default group",
+            "code": "DEFAULT",
+            "companyId": 1,
+            "isDefault": True,
+            "DeclarationTemplates": TEMPLATES,
+        },
+    }
+    (project / "manifests" / "default-group.yaml").write_text(json.dumps(group))
+    code, out, err = run(capsys, "import", "TemplateGroup/default", "1")
+    assert code == 0, err
+    assert "name: the manifest says 'Default group', the service holds 'Default'" in out
+    assert "(the API does not list a group's templates):" in out
+    assert "sent by the next apply: DeclarationTemplates" in out
+    assert _changes(capsys, "TemplateGroup/default") == [
+        ("update", ["DeclarationTemplates", "name"])
+    ]
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--target", "TemplateGroup/default")
+    assert code == 0, out
+    held = _group_at_the_emulator(project, 1)
+    assert (held["name"], held["DeclarationTemplates"]) == ("Default group", TEMPLATES)
+    assert _changes(capsys, "TemplateGroup/default") == [("no-change", [])]
+
+
+def test_import_refuses_a_deactivation_that_never_happened(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "import", "HawbDeactivation/hawb-a3-duplicate", "hawb_a3")
+    assert code == 1
+    assert "HAWB hawb_a3 is still active: it was never deactivated" in err
+    assert "HawbDeactivation/hawb-a3-duplicate" not in _state(project).read().resources
+
+
+def test_adopt_refuses_a_declaration_the_attempt_did_not_send(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    with _state(project).open("test") as session:
+        record = session.state.resources[DEPARTURE]
+        session.record(record.with_changes(status=RecordStatus.PENDING, outputs={}))
+
+    code, _, err = run(capsys, "state", "adopt", DEPARTURE, "7001")
+    assert code == 1
+    assert "7001 is not what the last request of DepartureDeclaration/dep-rtm-ant-0002 sent" in err
+    assert "destinationOffice: the manifest says 'BE212000', the service holds 'DE004073'" in err
+    assert "state forget DepartureDeclaration/dep-rtm-ant-0002" in err
+    assert _state(project).read().resources[DEPARTURE].status is RecordStatus.PENDING
+
+
+def test_adopt_refuses_a_deactivation_that_never_happened(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = "HawbDeactivation/hawb-a3-duplicate"
+    spec = {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a3"}
+    with _state(project).open("test") as session:
+        session.record(ResourceRecord(address, RecordStatus.UNKNOWN, "create", spec))
+    code, _, err = run(capsys, "state", "adopt", address, "hawb_a3")
+    assert code == 1
+    assert "still active" in err and f"state forget {address}" in err
+    assert _state(project).read().resources[address].status is RecordStatus.UNKNOWN
