@@ -37,7 +37,12 @@ from customs_batch.execution.waiting import WaitOptions
     default=None,
     help="Requests in flight at once [default: the environment's parallelism].",
 )
-@click.option("--wait", is_flag=True, help="Poll submitted departures until they leave processing.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Poll submitted departures until they leave processing, and requested export "
+    "cancellations until customs decides.",
+)
 @click.option(
     "--wait-timeout",
     type=click.FloatRange(min=0),

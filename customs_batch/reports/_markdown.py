@@ -36,6 +36,7 @@ _HEADINGS = {
     Action.DROP: "To drop",
     Action.ORPHANED: "Orphaned",
     Action.NO_CHANGE: "Unchanged",
+    Action.WAITING: "Waiting at the service",
 }
 
 

@@ -6,7 +6,7 @@ from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import SYMBOLS, path_text, shown, summary_text
 
-_ANSI = {"green": 32, "yellow": 33, "red": 31, "magenta": 35}
+_ANSI = {"green": 32, "yellow": 33, "red": 31, "magenta": 35, "cyan": 36}
 
 
 @register("text")

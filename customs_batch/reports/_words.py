@@ -19,6 +19,7 @@ SYMBOLS = {
     Action.REJECTED: ("!", "red"),
     Action.ORPHANED: ("-", "magenta"),
     Action.NEEDS_DECISION: ("?", "red"),
+    Action.WAITING: ("*", "cyan"),
 }
 WORDS = {
     Action.CREATE: "to create",
@@ -30,6 +31,7 @@ WORDS = {
     Action.REJECTED: "rejected",
     Action.ORPHANED: "orphaned",
     Action.NEEDS_DECISION: "need a decision",
+    Action.WAITING: "waiting at the service",
 }
 # What a reviewer must see first: what stops the pipeline, then changes to what exists (with
 # their old and new values), then what is new, then the rest.
@@ -40,6 +42,7 @@ REVIEW_ORDER = (
     Action.UPDATE,
     Action.RESUBMIT,
     Action.DROP,
+    Action.WAITING,
     Action.ORPHANED,
     Action.CREATE,
     Action.NO_CHANGE,
@@ -68,7 +71,7 @@ def timing(plan: Plan, limit: RateLimit) -> str:
     return f"about {duration(plan.seconds_at(rate))} at {limit}" if rate else "no rate limit"
 
 
-OCCASIONAL = frozenset({Action.RESUBMIT, Action.DROP, Action.REJECTED})
+OCCASIONAL = frozenset({Action.RESUBMIT, Action.DROP, Action.REJECTED, Action.WAITING})
 """Actions the summary counts only when there are any: most plans have none."""
 
 
