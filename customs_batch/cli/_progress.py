@@ -164,6 +164,7 @@ class JsonEvents:
             serial=plan.serial,
             counts={a.value: n for a, n in plan.counts.items()},
             requests=plan.requests,
+            largeChange=None if plan.large_change is None else plan.large_change.describe(),
             changes=[
                 {"address": str(c.address), "action": c.action.value, "reason": c.reason}
                 for c in plan.changes

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from customs_batch.commands._inputs import Inputs
+from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment, connect
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
@@ -62,7 +63,8 @@ class ApplyOptions:
     for another run's lock, in seconds; ``time_budget`` stops starting operations that would
     not end inside it (counted from when it was made: waiting for the lock and planning are
     part of it). ``command`` is the command line that runs this apply again, which the
-    result gives as the way to go on.
+    result gives as the way to go on. ``allow_large_change`` lets through a plan the
+    environment's guard on the size of a change would stop.
     """
 
     inputs: Inputs = field(default_factory=Inputs)
@@ -72,6 +74,7 @@ class ApplyOptions:
     lock_timeout: float = 0.0
     time_budget: TimeBudget | None = None
     command: str = "customs-batch apply"
+    allow_large_change: bool = False
 
     @property
     def plan_file(self) -> Path | None:
@@ -85,6 +88,8 @@ class ApplyStatus(StrEnum):
 
     NOTHING_TO_DO = "nothing-to-do"
     CANCELLED = "cancelled"
+    TOO_LARGE = "too-large"
+    """Stopped by the guard on the size of a change, before anything was sent."""
     APPLIED = "applied"
 
 
@@ -101,10 +106,10 @@ class ApplyResult:
 
     @property
     def exit_code(self) -> ExitCode:
-        """0 when everything planned is done; 1 when cancelled or anything failed or was
-        skipped; 3 when an error stopped the run; 4 when the time budget ran out; 130 when
-        interrupted."""
-        if self.status is ApplyStatus.CANCELLED:
+        """0 when everything planned is done; 1 when cancelled, stopped by the guard on
+        the size of a change, or anything failed or was skipped; 3 when an error stopped
+        the run; 4 when the time budget ran out; 130 when interrupted."""
+        if self.status in (ApplyStatus.CANCELLED, ApplyStatus.TOO_LARGE):
             return ExitCode.FINDINGS
         if self.report is None:
             return ExitCode.OK
@@ -121,6 +126,13 @@ class ApplyResult:
         """What the user must be told at the end, beyond the counts (an error, a stop)."""
         if self.status is ApplyStatus.CANCELLED:
             return "Apply cancelled."
+        if self.status is ApplyStatus.TOO_LARGE and self.plan.large_change is not None:
+            return (
+                "Apply stopped by the large-change guard; nothing was sent: "
+                f"{self.plan.large_change.describe()}. If the change is meant, run again "
+                "with --allow-large-change; the limits are "
+                f"environments.{self.environment.name}.large_change_guard in customs-batch.yaml"
+            )
         if self.report is None:
             return None
         if self.report.fatal is not None:
@@ -175,9 +187,12 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                 orphans=inputs.selection().everything,
                 consume=True,  # nothing below needs the documents again
             )
+        plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):
             return ApplyResult(ApplyStatus.NOTHING_TO_DO, environment, plan)
+        if plan.large_change is not None and not options.allow_large_change:
+            return ApplyResult(ApplyStatus.TOO_LARGE, environment, plan)
         if saved is None and not options.auto_approve and not presenter.approve():
             return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
         events = presenter.progress(environment)

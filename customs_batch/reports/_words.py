@@ -7,7 +7,7 @@ from typing import Any
 
 from customs_batch.client import RateLimit
 from customs_batch.findings import JsonPath
-from customs_batch.planning.model import Action, Plan
+from customs_batch.planning.model import Action, LargeChange, Plan
 
 SYMBOLS = {
     Action.CREATE: ("+", "green"),
@@ -100,3 +100,11 @@ def path_text(path: JsonPath) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def guard_text(large: LargeChange) -> str:
+    """What the guard on the size of a change says of a plan it would stop."""
+    return (
+        f"apply stops before sending anything: {large.describe()}. "
+        "`customs-batch apply --allow-large-change` applies it if it is meant"
+    )
