@@ -15,10 +15,14 @@ from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.budget import TimeBudget
 from customs_batch.execution.interrupt import graceful_stop
+from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
-from customs_batch.planning import Plan, plan_changes
+from customs_batch.planning import Action, Plan, plan_changes
+from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import check_current, is_plan_file, read_plan
+
+ALLOW_LARGE_CHANGE = "--allow-large-change"
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -129,8 +133,9 @@ class ApplyResult:
         if self.status is ApplyStatus.TOO_LARGE and self.plan.large_change is not None:
             return (
                 "Apply stopped by the large-change guard; nothing was sent: "
-                f"{self.plan.large_change.describe()}. If the change is meant, run again "
-                "with --allow-large-change; the limits are "
+                f"{self.plan.large_change.describe()}. If the change is meant (the rest of "
+                "a bulk load an earlier apply did not finish counts as new creates too), run "
+                f"again with {ALLOW_LARGE_CHANGE}; the limits are "
                 f"environments.{self.environment.name}.large_change_guard in customs-batch.yaml"
             )
         if self.report is None:
@@ -211,11 +216,35 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                 )
             finally:
                 events.close()
+        recorded = len(session.state.resources)
     # A saved plan is spent once part of it is applied: the state has moved on.
     resume = options.command
+    if report.out_of_time is not None:
+        resume = _allowing_the_rest(resume, plan, report, recorded, environment)
     if plan_path is not None:
         resume = f"customs-batch plan [PATHS] -out {plan_path}, then {resume}"
     return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume)
+
+
+def _allowing_the_rest(
+    command: str, plan: Plan, report: ApplyReport, recorded: int, environment: Environment
+) -> str:
+    """The command that goes on after the time budget ran out, with --allow-large-change
+    when the guard would stop what is left: the rest of a change this run was let through
+    with (a first bulk load into a small state, say) is not a new large change."""
+    if ALLOW_LARGE_CHANGE in command.split():
+        return command
+    creating = {c.address for c in plan.changes if c.action is Action.CREATE}
+    left = sum(
+        1
+        for outcome in report.outcomes
+        if outcome.status is NodeStatus.NOT_STARTED and outcome.address in creating
+    )
+    guard = environment.large_change_guard
+    stops = large_change(
+        left, recorded, min_records=guard.min_records, max_create_share=guard.max_create_share
+    )
+    return command if stops is None else f"{command} {ALLOW_LARGE_CHANGE}"
 
 
 def _must_report(plan: Plan) -> bool:

@@ -10,7 +10,7 @@ from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
 from customs_batch.kinds import Address
-from customs_batch.planning import Plan, plan_changes
+from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import digest_documents, write_plan
@@ -92,7 +92,7 @@ def guarded(plan: Plan, recorded: int, environment: Environment) -> Plan:
     apply of it to a state of ``recorded`` records."""
     guard = environment.large_change_guard
     verdict = large_change(
-        plan,
+        plan.counts[Action.CREATE],
         recorded,
         min_records=guard.min_records,
         max_create_share=guard.max_create_share,
