@@ -62,7 +62,7 @@ from customs_batch.execution.waiting import WaitOptions
     "--time-budget",
     metavar="DURATION",
     help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
-    "left is for the next run of the same command (exit 4).",
+    "left is for the next run, by the command it prints (exit 4).",
 )
 @click.option(
     "--format",
@@ -99,9 +99,9 @@ def apply(
     --auto-approve or a plan file. Ctrl-C stops starting new work and records what is in
     flight (exit 130); a second Ctrl-C stops at once. With --time-budget it starts no
     operation that would not end in time, records what is in flight, prints what is left and
-    the command that goes on, and exits 4. Once the state holds 50 records, a plan that
-    creates more than half as many as it holds is stopped before anything is sent (exit 1)
-    unless --allow-large-change is given; both numbers are the environment's
+    the command that goes on, and exits 4. Once the state holds 50 records (by default), a
+    plan that creates more than half as many as it holds is stopped before anything is sent
+    (exit 1) unless --allow-large-change is given; both numbers are the environment's
     large_change_guard in customs-batch.yaml.
 
     \b
