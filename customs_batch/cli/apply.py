@@ -62,7 +62,7 @@ from customs_batch.execution.waiting import WaitOptions
     "--time-budget",
     metavar="DURATION",
     help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
-    "left is for the next run, by the command it prints (exit 4).",
+    "left is for the command it prints (exit 4).",
 )
 @click.option(
     "--format",
