@@ -10,8 +10,8 @@ Exception tree::
     └── ServiceError             the service answered with an error, or could not be reached
                                  (subclasses live in customs_batch.client)
 
-Exit codes (documented in the README): 0 success or no changes; 1 findings or failed
-operations; 2 changes present (plan --detailed-exitcode only); 3 an error that stopped the
+Exit codes (documented in the README): 0 success or no changes; 1 findings, failed
+operations, or an apply declined (at its prompt, or by the large-change guard); 2 changes present (plan --detailed-exitcode only); 3 an error that stopped the
 command; 4 apply's time budget ran out with operations left; 64 a usage error; 130
 interrupted.
 """

@@ -33,7 +33,9 @@ VERBS = {
     NodeStatus.FAILED: "FAILED",
     NodeStatus.SKIPPED: "skipped",
     NodeStatus.NOT_STARTED: "not started",
+    NodeStatus.WAITING: "waiting",
 }
+_SETTLED = (NodeStatus.SUCCEEDED, NodeStatus.FAILED, NodeStatus.WAITING)
 
 
 class _Tally:
@@ -46,9 +48,9 @@ class _Tally:
 
     def finished(self, outcome: Outcome) -> None:
         with self.lock:
-            if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.FAILED):
+            if outcome.status in _SETTLED:
                 self.in_flight = max(0, self.in_flight - 1)
-            if outcome.status is NodeStatus.SUCCEEDED:
+            if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.WAITING):
                 self.done += 1
             else:
                 self.failed += 1
@@ -80,7 +82,7 @@ class LineEvents:
         self.tally.finished(outcome)
         line = f"{VERBS[outcome.status]:<8} {outcome.address}"
         extra = outcome.detail
-        if outcome.status is NodeStatus.SUCCEEDED:
+        if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.WAITING):
             extra = f"{_outputs(outcome)}  {outcome.detail}".strip()
         click.echo(f"{line}  {extra}".rstrip())
 
@@ -162,6 +164,7 @@ class JsonEvents:
             serial=plan.serial,
             counts={a.value: n for a, n in plan.counts.items()},
             requests=plan.requests,
+            largeChange=None if plan.large_change is None else plan.large_change.describe(),
             changes=[
                 {"address": str(c.address), "action": c.action.value, "reason": c.reason}
                 for c in plan.changes
@@ -212,18 +215,20 @@ def summary_counts(report: ApplyReport) -> dict[str, Any]:
 def show_summary(report: ApplyReport, *, terminal: bool) -> None:
     """The closing table: counts by outcome, the time taken, and every failure."""
     counts = summary_counts(report)
+    # Waiting (decided later at the service) is shown only when there is any.
+    shown = [s for s in NodeStatus if s is not NodeStatus.WAITING or counts[s.value]]
     if terminal:
         table = Table(title="Apply summary", show_header=True)
-        for status in NodeStatus:
+        for status in shown:
             table.add_column(status.value, justify="right")
         table.add_column("time", justify="right")
-        table.add_row(*(str(counts[s.value]) for s in NodeStatus), duration(report.seconds))
+        table.add_row(*(str(counts[s.value]) for s in shown), duration(report.seconds))
         Console().print(table)
     else:
-        parts = ", ".join(f"{counts[s.value]} {s.value}" for s in NodeStatus)
+        parts = ", ".join(f"{counts[s.value]} {s.value}" for s in shown)
         click.echo(f"Apply: {parts} in {duration(report.seconds)}.")
     for outcome in report.outcomes:
-        if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED):
+        if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.WAITING):
             click.echo(f"  {outcome.status.value} {outcome.address}: {outcome.detail}", err=True)
 
 

@@ -37,7 +37,12 @@ from customs_batch.execution.waiting import WaitOptions
     default=None,
     help="Requests in flight at once [default: the environment's parallelism].",
 )
-@click.option("--wait", is_flag=True, help="Poll submitted departures until they leave processing.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Poll submitted departures until they leave processing, and requested export "
+    "cancellations until customs decides.",
+)
 @click.option(
     "--wait-timeout",
     type=click.FloatRange(min=0),
@@ -47,10 +52,17 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @lock_timeout_option
 @click.option(
+    "--allow-large-change",
+    is_flag=True,
+    help="Apply a plan the environment's large-change guard would stop (by default: creates "
+    "more than half the records of a state of at least 50); without it such an apply sends "
+    "nothing and exits 1.",
+)
+@click.option(
     "--time-budget",
     metavar="DURATION",
     help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
-    "left is for the next run of the same command (exit 4).",
+    "left is for the command it prints (exit 4).",
 )
 @click.option(
     "--format",
@@ -72,6 +84,7 @@ def apply(
     wait: bool,
     wait_timeout: float,
     lock_timeout: float,
+    allow_large_change: bool,
     time_budget: str | None,
     format_name: str,
     labels: tuple[str, ...],
@@ -87,7 +100,10 @@ def apply(
     --auto-approve or a plan file. Ctrl-C stops starting new work and records what is in
     flight (exit 130); a second Ctrl-C stops at once. With --time-budget it starts no
     operation that would not end in time, records what is in flight, prints what is left and
-    the command that goes on, and exits 4.
+    the command that goes on, and exits 4. Once the state holds 50 records (by default), a
+    plan that creates more than half as many as it holds is stopped before anything is sent
+    (exit 1) unless --allow-large-change is given; both numbers are the environment's
+    large_change_guard in customs-batch.yaml.
 
     PLANFILE is a plan saved with `plan -out FILE`, known by its content; a plan written with
     `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is
@@ -114,6 +130,7 @@ def apply(
             lock_timeout=lock_timeout,
             time_budget=budget,
             command=command_line(),
+            allow_large_change=allow_large_change,
         ),
         presenter,
     )

@@ -32,7 +32,8 @@ from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_t
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 0 when there is nothing to do, 2 when there are changes; 1 (as without "
+    help="Exit 0 when there is nothing to do, 2 when there are changes (a waiting "
+    "cancellation too); 1 (as without "
     "this flag) when anything is refused, rejected at the service or needs a decision; "
     "3 when an error stops the plan.",
 )
@@ -68,9 +69,12 @@ def plan(
     document is to create, to update in place (old -> new values shown), to resubmit (a
     departure the service rejected, now corrected), unchanged, to drop (refused by the
     service, never created, gone from the manifests), refused (a change the API cannot make,
-    with the way out), rejected (invalid or in error at the service), orphaned (recorded,
-    gone from the manifests) or needs a decision (an earlier outcome is unknown). Exits 1
-    while anything is refused, rejected or needs a decision.
+    with the way out), rejected (invalid or in error at the service; a cancellation customs
+    refused), waiting (a cancellation customs has not decided yet: apply reads where it
+    stands), orphaned (recorded, gone from the manifests) or needs a decision (an earlier
+    outcome is unknown). Exits 1 while anything is refused, rejected or needs a decision.
+    When the environment's large-change guard would stop apply (creates more than half the
+    records of a state of at least 50, by default), a "Large change:" line says so.
 
     \b
     Examples:

@@ -22,7 +22,8 @@ def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
     """Poll what the state knows and record what changed at the service.
 
     Departure declarations and party updates get their current status and errors; export
-    declarations their status; template groups that were changed elsewhere are recorded as
+    declarations their status (a requested cancellation: customs' decision, once made);
+    template groups that were changed elsewhere are recorded as
     the service holds them, so the next plan shows what the manifests would change back.
     Movements cannot be read back one by one: the API has no endpoint for it. A departure
     whose submission's outcome is unknown is looked for among the transit declarations
@@ -61,9 +62,10 @@ def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
 @env_option
 @allow_empty_state_option
 def status(env_name: str | None) -> int:
-    """Show the declarations of the state with their last known status (no network).
+    """Show the declarations and cancellations of the state, last known status (no network).
 
-    Run `customs-batch refresh` first for the current status.
+    One marked rejected was refused at the service; a cancellation marked pending has not
+    been decided by customs yet. Run `customs-batch refresh` first for the current status.
 
     \b
     Example:

@@ -9,15 +9,20 @@ from pathlib import Path
 from typing import Protocol
 
 from customs_batch.commands._inputs import Inputs
+from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment, connect
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.budget import TimeBudget
 from customs_batch.execution.interrupt import graceful_stop
+from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
-from customs_batch.planning import Plan, plan_changes
+from customs_batch.planning import Action, Plan, plan_changes
+from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
+
+ALLOW_LARGE_CHANGE = "--allow-large-change"
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -62,7 +67,8 @@ class ApplyOptions:
     for another run's lock, in seconds; ``time_budget`` stops starting operations that would
     not end inside it (counted from when it was made: waiting for the lock and planning are
     part of it). ``command`` is the command line that runs this apply again, which the
-    result gives as the way to go on.
+    result gives as the way to go on. ``allow_large_change`` lets through a plan the
+    environment's guard on the size of a change would stop.
     """
 
     inputs: Inputs = field(default_factory=Inputs)
@@ -72,6 +78,7 @@ class ApplyOptions:
     lock_timeout: float = 0.0
     time_budget: TimeBudget | None = None
     command: str = "customs-batch apply"
+    allow_large_change: bool = False
 
     @property
     def plan_file(self) -> Path | None:
@@ -85,6 +92,8 @@ class ApplyStatus(StrEnum):
 
     NOTHING_TO_DO = "nothing-to-do"
     CANCELLED = "cancelled"
+    TOO_LARGE = "too-large"
+    """Stopped by the guard on the size of a change, before anything was sent."""
     APPLIED = "applied"
 
 
@@ -101,10 +110,10 @@ class ApplyResult:
 
     @property
     def exit_code(self) -> ExitCode:
-        """0 when everything planned is done; 1 when cancelled or anything failed or was
-        skipped; 3 when an error stopped the run; 4 when the time budget ran out; 130 when
-        interrupted."""
-        if self.status is ApplyStatus.CANCELLED:
+        """0 when everything planned is done; 1 when cancelled, stopped by the guard on
+        the size of a change, or anything failed or was skipped; 3 when an error stopped
+        the run; 4 when the time budget ran out; 130 when interrupted."""
+        if self.status in (ApplyStatus.CANCELLED, ApplyStatus.TOO_LARGE):
             return ExitCode.FINDINGS
         if self.report is None:
             return ExitCode.OK
@@ -121,6 +130,14 @@ class ApplyResult:
         """What the user must be told at the end, beyond the counts (an error, a stop)."""
         if self.status is ApplyStatus.CANCELLED:
             return "Apply cancelled."
+        if self.status is ApplyStatus.TOO_LARGE and self.plan.large_change is not None:
+            return (
+                "Apply stopped by the large-change guard; nothing was sent: "
+                f"{self.plan.large_change.describe()}. If the change is meant (the rest of "
+                "a bulk load an earlier apply did not finish counts as new creates too), run "
+                f"again with {ALLOW_LARGE_CHANGE}; the limits are "
+                f"environments.{self.environment.name}.large_change_guard in customs-batch.yaml"
+            )
         if self.report is None:
             return None
         if self.report.fatal is not None:
@@ -181,9 +198,12 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                 orphans=inputs.selection().everything,
                 consume=True,  # nothing below needs the documents again
             )
+        plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):
             return ApplyResult(ApplyStatus.NOTHING_TO_DO, environment, plan)
+        if plan.large_change is not None and not options.allow_large_change:
+            return ApplyResult(ApplyStatus.TOO_LARGE, environment, plan)
         if saved is None and not options.auto_approve and not presenter.approve():
             return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
         events = presenter.progress(environment)
@@ -202,11 +222,35 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                 )
             finally:
                 events.close()
+        recorded = len(session.state.resources)
     # A saved plan is spent once part of it is applied: the state has moved on.
     resume = options.command
+    if report.out_of_time is not None:
+        resume = _allowing_the_rest(resume, plan, report, recorded, environment)
     if plan_path is not None:
         resume = f"customs-batch plan [PATHS] -out {plan_path}, then {resume}"
     return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume)
+
+
+def _allowing_the_rest(
+    command: str, plan: Plan, report: ApplyReport, recorded: int, environment: Environment
+) -> str:
+    """The command that goes on after the time budget ran out, with --allow-large-change
+    when the guard would stop what is left: the rest of a change this run was let through
+    with (a first bulk load into a small state, say) is not a new large change."""
+    if ALLOW_LARGE_CHANGE in command.split():
+        return command
+    creating = {c.address for c in plan.changes if c.action is Action.CREATE}
+    left = sum(
+        1
+        for outcome in report.outcomes
+        if outcome.status is NodeStatus.NOT_STARTED and outcome.address in creating
+    )
+    guard = environment.large_change_guard
+    stops = large_change(
+        left, recorded, min_records=guard.min_records, max_create_share=guard.max_create_share
+    )
+    return command if stops is None else f"{command} {ALLOW_LARGE_CHANGE}"
 
 
 def _must_report(plan: Plan) -> bool:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
 from customs_batch.kinds import Address
-from customs_batch.planning import Plan, plan_changes
+from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
+from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import digest_documents, write_plan
 from customs_batch.state.select import rate_budget_note
 
@@ -74,6 +75,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
         orphans=inputs.selection().everything,
         consume=True,  # nothing below needs the documents again
     )
+    plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
         write_plan(options.save_to, plan, environment=environment.name)
     return PlanResult(
@@ -83,3 +85,16 @@ def make_plan(options: PlanOptions) -> PlanResult:
         budget_note=rate_budget_note(environment),
         saved_to=options.save_to,
     )
+
+
+def guarded(plan: Plan, recorded: int, environment: Environment) -> Plan:
+    """The plan, saying whether the environment's guard on the size of a change stops an
+    apply of it to a state of ``recorded`` records."""
+    guard = environment.large_change_guard
+    verdict = large_change(
+        plan.counts[Action.CREATE],
+        recorded,
+        min_records=guard.min_records,
+        max_create_share=guard.max_create_share,
+    )
+    return replace(plan, large_change=verdict)

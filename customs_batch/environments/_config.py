@@ -26,6 +26,7 @@ from customs_batch.environments._environment import (
     LOCAL,
     STATE_DIR,
     Environment,
+    LargeChangeGuard,
     StateKind,
     StateSettings,
     Timeouts,
@@ -43,7 +44,9 @@ ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
 # Keys that would hold a secret in the file itself.
 _SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
 _ALLOWED_KEY_FIELDS = frozenset({"api_key_env", "api_key_file"})
-_LOCAL_FIELDS = frozenset({"rate_limit", "parallelism", "timeouts", "state_dir", "state"})
+_LOCAL_FIELDS = frozenset(
+    {"rate_limit", "parallelism", "timeouts", "state_dir", "state", "large_change_guard"}
+)
 _KEY_HINT = (
     "keys live outside version control (API document, Authentication 5): put the key in an "
     "environment variable and name it with api_key_env, or in a file outside the repository "
@@ -280,7 +283,17 @@ def _common(settings: Mapping[str, Any], name: str, root: Path, state_root: str)
         "timeouts": Timeouts(**raw_timeouts),
         "state_dir": root / settings.get("state_dir", f"{state_root}/{name}"),
         "state": _state_settings(settings.get("state") or {}, name),
+        "large_change_guard": _guard(settings.get("large_change_guard") or {}),
     }
+
+
+def _guard(block: Mapping[str, Any]) -> LargeChangeGuard:
+    """The schema checked the block; what it leaves out keeps the default."""
+    default = LargeChangeGuard()
+    return LargeChangeGuard(
+        min_records=int(block.get("min_records", default.min_records)),
+        max_create_share=float(block.get("max_create_share", default.max_create_share)),
+    )
 
 
 def _state_settings(block: Mapping[str, Any], name: str) -> StateSettings:

@@ -50,6 +50,16 @@ class StateSettings:
 
 
 @dataclass(frozen=True)
+class LargeChangeGuard:
+    """The ``large_change_guard:`` block: once the state holds ``min_records`` records, an
+    apply whose creates exceed ``max_create_share`` of them stops, sending nothing, unless
+    ``--allow-large-change`` is given."""
+
+    min_records: int = 50
+    max_create_share: float = 0.5
+
+
+@dataclass(frozen=True)
 class Environment:
     """One named target of the tool.
 
@@ -66,6 +76,7 @@ class Environment:
     state_dir: Path
     endpoint_overrides: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     state: StateSettings = field(default_factory=StateSettings)
+    large_change_guard: LargeChangeGuard = field(default_factory=LargeChangeGuard)
 
     @property
     def builtin(self) -> bool:

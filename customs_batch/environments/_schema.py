@@ -30,6 +30,15 @@ _STATE: dict[str, Any] = {
     "then": {"required": ["url_env"]},
 }
 
+_LARGE_CHANGE_GUARD: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "min_records": {"type": "integer", "minimum": 1},
+        "max_create_share": {"type": "number", "exclusiveMinimum": 0},
+    },
+}
+
 ENVIRONMENT: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -47,6 +56,7 @@ ENVIRONMENT: dict[str, Any] = {
         },
         "state_dir": {"type": "string", "minLength": 1},
         "state": _STATE,
+        "large_change_guard": _LARGE_CHANGE_GUARD,
     },
 }
 

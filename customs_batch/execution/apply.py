@@ -36,7 +36,7 @@ from customs_batch.client import (
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
-from customs_batch.execution.waiting import WaitOptions, wait_for_departure
+from customs_batch.execution.waiting import WaitOptions, follow_pending, wait_for_departure
 from customs_batch.kinds import Address
 from customs_batch.kinds._base import Request
 from customs_batch.kinds.registry import SEND, model_of
@@ -95,8 +95,13 @@ class ApplyReport:
             not self.stopped
             and self.fatal is None
             and self.out_of_time is None
-            and all(outcome.status is NodeStatus.SUCCEEDED for outcome in self.outcomes)
+            and all(outcome.status in _DONE for outcome in self.outcomes)
         )
+
+
+_DONE = (NodeStatus.SUCCEEDED, NodeStatus.WAITING)
+"""Outcomes that let dependents go on and the run end well: a cancellation customs has not
+decided yet is as far as a run can take it without --wait, as a departure in processing is."""
 
 
 class _NotSent(Exception):
@@ -157,7 +162,7 @@ class _Run:
             outcome = replace(outcome, detail=f"{outcome.detail} (from {change.origin})")
         with self._lock:
             self.outcomes[address] = outcome
-        return outcome.status is NodeStatus.SUCCEEDED
+        return outcome.status in _DONE
 
     def _send(self, change: PlannedChange) -> Outcome:
         if change.operation is Operation.FORGET:
@@ -170,6 +175,11 @@ class _Run:
             and str(change.address) not in self.session.state.resources
         ):
             self._move(change)  # a declared rename with a change: moved, then sent
+        if change.operation is Operation.FOLLOW:
+            recorded = self.session.state.resources.get(str(change.address))
+            if recorded is None:
+                raise _NotSent("its record is no longer in the state")
+            return self._follow(change, recorded, read=True)
         spec, unknown = resolve(dict(change.spec), self.lookup)
         if unknown:
             raise _NotSent("a value it refers to is not known: its source was not applied")
@@ -202,7 +212,20 @@ class _Run:
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
-        if self.wait is not None and change.operation in model_of(change.address.kind).waits_after:
+        model = model_of(change.address.kind)
+        if model.service_words(applied) in model.pending_states:
+            # Answered, not decided: pending, never counted as done.
+            following = self.wait is not None and change.operation in model.waits_after
+            if following:
+                self.session.record(applied)  # on disk before a wait that may last minutes
+            else:
+                self.session.record_soon(applied)
+            return self._follow(change, applied, read=following)
+        if (
+            self.wait is not None
+            and not model.pending_states
+            and change.operation in model.waits_after
+        ):
             self.session.record(applied)  # on disk before a wait that may last minutes
             return self._wait(change, applied)
         self.session.record_soon(applied)
@@ -297,6 +320,69 @@ class _Run:
             self.session.forget(str(change.address))
         else:
             self.session.record(previous)
+
+    def _follow(self, change: PlannedChange, record: ResourceRecord, *, read: bool) -> Outcome:
+        """Where an object the service had not decided stands: read once (``read``), and
+        with --wait again until it is decided; recorded, and told as waiting, done or
+        refused."""
+        model = model_of(change.address.kind)
+        refresh = model.refresh
+        state = model.service_words(record)
+        ident = model.identifier(record)
+        if read and refresh is not None:
+            followed = follow_pending(
+                lambda: refresh(self.client, [record]).get(record.address),
+                model.pending_states,
+                self.wait,
+                self.stop,
+            )
+            if followed.failure:
+                return Outcome(
+                    change.address, NodeStatus.FAILED, change.operation, followed.failure
+                )
+            if followed.answer is None:
+                detail = f"{ident} is no longer found at the service"
+                return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+            answer = followed.answer
+            record = record.with_changes(
+                status=RecordStatus.APPLIED,
+                outputs=dict(answer.outputs or record.outputs),
+                remote_status=answer.service_state,
+                remote_errors=answer.errors,
+                updated_at=now_iso(),
+            )
+            self.session.record_soon(record)
+            state = model.service_words(record)
+            if followed.timed_out:
+                assert self.wait is not None
+                detail = (
+                    f"{ident} still {state} after {self.wait.timeout:g} s: not decided yet; "
+                    "the next plan shows it waiting"
+                )
+                return self._told(change, record, NodeStatus.FAILED, detail)
+        if state in model.pending_states:
+            detail = (
+                f"{ident} is {state}: not decided yet at the service; `customs-batch apply "
+                "--wait` or `customs-batch refresh` follows it"
+            )
+            return self._told(change, record, NodeStatus.WAITING, detail)
+        if state in model.rejected_states:
+            way_out = model.rejected_way_out.format(address=change.address)
+            return self._told(change, record, NodeStatus.FAILED, f"{ident} is {state}: {way_out}")
+        return self._told(change, record, NodeStatus.SUCCEEDED, f"{ident} is {state}")
+
+    @staticmethod
+    def _told(
+        change: PlannedChange, record: ResourceRecord, status: NodeStatus, detail: str
+    ) -> Outcome:
+        return Outcome(
+            change.address,
+            status,
+            change.operation,
+            detail,
+            outputs=record.outputs,
+            remote_status=record.remote_status,
+        )
 
     def _wait(self, change: PlannedChange, applied: ResourceRecord) -> Outcome:
         assert self.wait is not None

@@ -192,7 +192,9 @@ def _record_refresh(
         answer.service_state != record.remote_status or answer.errors != record.remote_errors
     ):
         before = model.service_words(record) or record.outputs.get("status") or "unknown"
-        found.append(Drift(record.address, f"status {before} -> {answer.service_state}"))
+        if before != answer.service_state or answer.errors != record.remote_errors:
+            # (A state known from the answer, read for the first time, is no change.)
+            found.append(Drift(record.address, f"status {before} -> {answer.service_state}"))
         changes.update(remote_status=answer.service_state, remote_errors=answer.errors)
     remote = {k: v for k, v in answer.remote_spec.items() if v != record.spec.get(k, v)}
     if remote:
@@ -234,6 +236,8 @@ def status_lines(state: State) -> list[str]:
         ident = model.identifier(record) or ""
         last = model.service_words(record) or record.outputs.get("status") or "unknown"
         rejected = "  rejected" if last in model.rejected_states else ""
+        if last in model.pending_states:
+            rejected = "  pending (not decided yet: `customs-batch refresh` reads it)"
         errors = f"  {len(record.remote_errors)} error(s)" if record.remote_errors else ""
         lines.append(f"{address}  {ident}  {last}{rejected}{errors}")
         lines += [f"    {error}" for error in record.remote_errors]

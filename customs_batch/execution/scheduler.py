@@ -25,6 +25,9 @@ class NodeStatus(StrEnum):
     FAILED = "failed"
     SKIPPED = "skipped"
     NOT_STARTED = "not-started"
+    WAITING = "waiting"
+    """Done on our side, not decided at the service (a requested cancellation): what
+    depends on it goes on, as after a success. Set by the run, never by the walk."""
 
 
 @dataclass(frozen=True)

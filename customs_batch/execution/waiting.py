@@ -1,4 +1,5 @@
-"""``--wait``: poll a submitted departure declaration until it leaves ``processing``."""
+"""``--wait``: poll a submitted departure declaration until it leaves ``processing``, and
+follow an object the service has not decided yet (a requested cancellation) until it is."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from customs_batch.client import CustomsClient
 from customs_batch.errors import ServiceError
+from customs_batch.kinds._base import Refreshed
 from customs_batch.planning.diff import describe_error
 from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
 
@@ -67,3 +69,40 @@ def wait_for_departure(
             )
         if stop.wait(options.interval):
             return WaitResult(status, errors, False, "stopped while waiting")
+
+
+@dataclass(frozen=True)
+class Followed:
+    """Where a pending object stood at the last read: ``answer`` None when it was no longer
+    found; ``failure`` when it could not be read; ``timed_out``/``stopped`` when the wait
+    ended before a decision."""
+
+    answer: Refreshed | None
+    read: bool
+    failure: str = ""
+    timed_out: bool = False
+    stopped: bool = False
+
+
+def follow_pending(
+    read: Callable[[], Refreshed | None],
+    pending: frozenset[str],
+    options: WaitOptions | None,
+    stop: threading.Event,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> Followed:
+    """Read once; with ``options``, read again every ``interval`` while the state is one of
+    ``pending``, until ``timeout`` or a stop."""
+    deadline = clock() + (options.timeout if options else 0.0)
+    while True:
+        try:
+            answer = read()
+        except ServiceError as exc:
+            return Followed(None, False, f"could not read where it stands: {exc.message}")
+        if answer is None or answer.service_state not in pending or options is None:
+            return Followed(answer, True)
+        if clock() >= deadline:
+            return Followed(answer, True, timed_out=True)
+        if stop.wait(options.interval):
+            return Followed(answer, True, stopped=True)

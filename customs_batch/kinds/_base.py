@@ -149,8 +149,19 @@ class KindModel:
     rejected_states: frozenset[str] = frozenset()
     """Service states in which the service never accepted the object (a departure
     ``invalid`` or ``error``): plan shows them as rejected until the document is corrected."""
+    rejected_way_out: str = (
+        "Correct the document (it is then submitted again, replacing it), or "
+        "`customs-batch state rm {address}` to stop tracking it"
+    )
+    """What to do about an object in a rejected state (``{address}`` is filled in)."""
+    pending_states: frozenset[str] = frozenset()
+    """Service states in which the service has not decided yet (an export cancellation
+    ``cancellation_requested``): plan shows the object as waiting, apply reads where it
+    stands with the kind's ``refresh`` (``--wait`` follows it until decided), ``status``
+    calls it pending."""
     waits_after: frozenset[Operation] = frozenset()
-    """Operations after which ``apply --wait`` polls until the object leaves processing."""
+    """Operations after which ``apply --wait`` polls until the object leaves processing (a
+    departure) or its pending states (a cancellation)."""
     on_conflict: ConflictFunction | None = None
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""

@@ -22,6 +22,9 @@ class Action(StrEnum):
     REJECTED = "rejected"
     ORPHANED = "orphaned"
     NEEDS_DECISION = "needs-decision"
+    WAITING = "waiting"
+    """Sent and answered, but the service has not decided yet (an export cancellation
+    ``cancellation_requested``): apply reads where it stands; it blocks nothing."""
 
     @property
     def blocks(self) -> bool:
@@ -46,6 +49,9 @@ class Operation(StrEnum):
     RESEND_MOVEMENT = "resend-movement"
     DEACTIVATE_HAWB = "deactivate-hawb"
     CANCEL_EXPORT = "cancel-export"
+    FOLLOW = "follow"
+    """Read where an object the service has not decided yet stands, and record it (with
+    ``apply --wait``, until it is decided): the kind's ``refresh``, nothing is sent."""
 
     @property
     def requests(self) -> int:

@@ -1,7 +1,10 @@
 """ExportCancellation: an export declaration cancelled by DELETE (safe to repeat).
 
 Not yet submitted to customs, it is cancelled at once (``canceled: true``); already
-submitted, the service records the request (``canceled: false``, ``cancellation_requested``).
+submitted, the service records the request (``canceled: false``, ``cancellation_requested``)
+and customs decides later: the declaration becomes ``canceled``, or the cancellation is
+refused and the declaration keeps another status. Until the decision is read the
+cancellation is pending, never done: plan shows it waiting, apply reads where it stands.
 """
 
 from __future__ import annotations
@@ -25,11 +28,16 @@ from customs_batch.kinds._base import (
 )
 from customs_batch.kinds.actions import Operation
 from customs_batch.state.model import ResourceRecord
+from customs_batch.vocabulary import DECLARATION_STATUSES
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
 
 OUTPUTS = OUTPUT_FIELDS[Kind.EXPORT_CANCELLATION]
+CANCELED = "canceled"
+REQUESTED = "cancellation_requested"
+REFUSED_STATES = frozenset(DECLARATION_STATUSES) - {CANCELED, REQUESTED}
+"""After a request: any status but these two means customs refused the cancellation."""
 
 
 def _cancel(client: CustomsClient, request: Request) -> Outputs:
@@ -43,7 +51,7 @@ def _read_back(
     status = declaration.raw.get("status")
     ident = declaration.raw.get("declarationId")
     return Found(
-        outputs={"declarationId": ident, "canceled": status == "canceled"},
+        outputs={"declarationId": ident, "canceled": status == CANCELED},
         remote_spec={"declarationId": ident},
     )
 
@@ -53,7 +61,7 @@ def _refresh(
 ) -> dict[str, Refreshed | None]:
     def read(record: ResourceRecord, declaration_id: int) -> Refreshed:
         status = client.get_declaration(declaration_id).raw.get("status")
-        outputs = {**record.outputs, "canceled": status == "canceled"}
+        outputs = {**record.outputs, "canceled": status == CANCELED}
         return Refreshed(service_state=status, outputs=outputs)
 
     return refresh_each_declaration(records, read)
@@ -65,9 +73,9 @@ def service_words(record: ResourceRecord) -> str | None:
         return record.remote_status
     canceled = record.outputs.get("canceled")
     if canceled is True:
-        return "canceled"
+        return CANCELED
     if canceled is False:
-        return "cancellation_requested"
+        return REQUESTED
     return None
 
 
@@ -83,6 +91,11 @@ MODEL = KindModel(
     service_words=service_words,
     has_status=True,
     identity=identity_of("declarationId"),
+    pending_states=frozenset({REQUESTED}),
+    rejected_states=REFUSED_STATES,
+    rejected_way_out="customs refused the cancellation, so the declaration stands. Remove the "
+    "document, then `customs-batch state rm {address}` to stop tracking it",
+    waits_after=frozenset({Operation.CANCEL_EXPORT}),
     immutable="a cancellation cannot be changed once sent (changed: {fields}). Revert the "
     "change; to cancel another declaration, write a new document",
 )

@@ -325,6 +325,14 @@ def _decide(
     service_state = model.service_words(record)
     if service_state in model.rejected_states:
         return _rejected(model, address, record, service_state or "", values)
+    if service_state in model.pending_states and not values:
+        return Decision(
+            Action.WAITING,
+            Operation.FOLLOW,
+            f"{model.identifier(record)} is {service_state} at the service: not decided yet. "
+            "apply reads where it stands (`apply --wait` follows it until decided), as does "
+            "`customs-batch refresh`",
+        )
     if not values:
         return Decision(Action.NO_CHANGE, Operation.NONE)
     return _decide_change(model, address, values)
@@ -363,9 +371,8 @@ def _rejected(
     return Decision(
         Action.REJECTED,
         Operation.NONE,
-        f"{ident} is {service_state} at the service: {errors}. Correct the document (it is "
-        f"then submitted again, replacing it), or `customs-batch state rm {address}` to stop "
-        "tracking it",
+        f"{ident} is {service_state} at the service: {errors}. "
+        + model.rejected_way_out.format(address=address),
     )
 
 

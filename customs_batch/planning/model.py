@@ -67,13 +67,37 @@ class PlannedChange:
 
 
 @dataclass(frozen=True)
+class LargeChange:
+    """Why the guard on the size of a change stops an apply of the plan: ``creates``
+    against the ``recorded`` records of the state, past the environment's limits."""
+
+    creates: int
+    recorded: int
+    min_records: int
+    max_create_share: float
+
+    def describe(self) -> str:
+        """``120 creates against 100 records in the state: more than 50% of them ...``"""
+        share = f"{self.max_create_share:.0%}"
+        return (
+            f"{self.creates} creates against {self.recorded} records in the state: more than "
+            f"{share} of them (the guard applies from {self.min_records} records)"
+        )
+
+
+@dataclass(frozen=True)
 class Plan:
-    """Every planned change in dependency order, and the state it was made against."""
+    """Every planned change in dependency order, and the state it was made against.
+
+    ``large_change`` says, when set, that the guard on the size of a change stops an apply
+    of this plan (``customs_batch.planning.guard``); it is decided where the environment is
+    known, and never saved with the plan (apply decides again)."""
 
     changes: tuple[PlannedChange, ...]
     lineage: str
     serial: int
     inputs_digest: str = ""
+    large_change: LargeChange | None = None
 
     @property
     def counts(self) -> Mapping[Action, int]:

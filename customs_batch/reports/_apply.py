@@ -16,7 +16,8 @@ LISTED = 200
 
 
 def apply_markdown(report: ApplyReport, *, environment: str) -> str:
-    """The outcome counts, the time taken, and each failed or skipped change with why."""
+    """The outcome counts, the time taken, and each failed, skipped or waiting change with
+    why."""
     if report.fatal is not None:
         outcome = "stopped by an error"
     elif report.stopped:
@@ -31,7 +32,11 @@ def apply_markdown(report: ApplyReport, *, environment: str) -> str:
         "",
         "| outcome | changes |",
         "|---|--:|",
-        *(f"| {status.value} | {report.count(status)} |" for status in NodeStatus),
+        *(
+            f"| {status.value} | {report.count(status)} |"
+            for status in NodeStatus
+            if status is not NodeStatus.WAITING or report.count(status)
+        ),
         f"| **time** | {duration(report.seconds)} |",
         "",
     ]
@@ -40,7 +45,7 @@ def apply_markdown(report: ApplyReport, *, environment: str) -> str:
     problems = [
         outcome
         for outcome in report.outcomes
-        if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED)
+        if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.WAITING)
     ]
     for problem in problems[:LISTED]:
         detail = f": {_text(problem.detail)}" if problem.detail else ""

@@ -34,6 +34,7 @@ COLOURS = {
     Action.REJECTED: ("#ffe3e3", "#c92a2a"),
     Action.ORPHANED: ("#f3d9fa", "#862e9c"),
     Action.NEEDS_DECISION: ("#ffc9c9", "#a61e4d"),
+    Action.WAITING: ("#e3fafc", "#0c8599"),
 }
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from customs_batch.formats import VERSION_KEY
 from customs_batch.reports._base import PlanView, register
-from customs_batch.reports._words import path_text, rate_per_second
+from customs_batch.reports._words import guard_text, path_text, rate_per_second
 
 PLAN_JSON_VERSION = 1
 
@@ -41,6 +41,16 @@ def render_json(view: PlanView) -> str:
             }
             for change in plan.changes
         ],
+        "largeChange": None
+        if plan.large_change is None
+        else {
+            "stopsApply": True,
+            "creates": plan.large_change.creates,
+            "records": plan.large_change.recorded,
+            "minRecords": plan.large_change.min_records,
+            "maxCreateShare": plan.large_change.max_create_share,
+            "message": guard_text(plan.large_change),
+        },
         "summary": {
             **{action.value: count for action, count in plan.counts.items()},
             "requests": plan.requests,

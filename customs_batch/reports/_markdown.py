@@ -15,7 +15,15 @@ from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._graph import MAX_NODES, picture
 from customs_batch.reports._mermaid import mermaid
-from customs_batch.reports._words import REVIEW_ORDER, WORDS, declared, path_text, shown_at, timing
+from customs_batch.reports._words import (
+    REVIEW_ORDER,
+    WORDS,
+    declared,
+    guard_text,
+    path_text,
+    shown_at,
+    timing,
+)
 
 GITHUB_COMMENT_LIMIT = 65_536
 # Room left under GitHub's limit for whatever a workflow puts around the plan.
@@ -37,6 +45,7 @@ _HEADINGS = {
     Action.DROP: "To drop",
     Action.ORPHANED: "Orphaned",
     Action.NO_CHANGE: "Unchanged",
+    Action.WAITING: "Waiting at the service",
 }
 
 
@@ -83,6 +92,8 @@ class _Section:
 def _head(view: PlanView, budget: int, max_nodes: int) -> str:
     plan = view.plan
     lines = [MARKER, f"### customs-batch plan for `{view.environment}`", ""]
+    if plan.large_change is not None:
+        lines += [f"> **Large change:** {_prose(guard_text(plan.large_change))}.", ""]
     if plan.blocked:
         lines += [
             f"> **{len(plan.blocked)} blocking:** refused, rejected at the service or needing "

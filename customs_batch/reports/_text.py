@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
-from customs_batch.reports._words import SYMBOLS, declared, path_text, shown_at, summary_text
+from customs_batch.reports._words import (
+    SYMBOLS,
+    declared,
+    guard_text,
+    path_text,
+    shown_at,
+    summary_text,
+)
 
 _ANSI = {"green": 32, "yellow": 33, "red": 31, "magenta": 35, "cyan": 36}
 
@@ -25,6 +32,8 @@ def render_text(view: PlanView) -> str:
     if not shown_any:
         lines.append("  No changes: the service matches the manifests as far as the state knows.")
     lines += ["", summary_text(plan, view.limit)]
+    if plan.large_change is not None:
+        lines.append(f"Large change: {guard_text(plan.large_change)}.")
     if plan.blocked:
         lines.append(
             f"{len(plan.blocked)} item(s) refused, rejected at the service or needing a "

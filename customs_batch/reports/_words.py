@@ -7,7 +7,7 @@ from typing import Any
 
 from customs_batch.client import RateLimit
 from customs_batch.findings import JsonPath
-from customs_batch.planning.model import Action, Plan
+from customs_batch.planning.model import Action, LargeChange, Plan
 
 SYMBOLS = {
     Action.CREATE: ("+", "green"),
@@ -20,6 +20,7 @@ SYMBOLS = {
     Action.REJECTED: ("!", "red"),
     Action.ORPHANED: ("-", "magenta"),
     Action.NEEDS_DECISION: ("?", "red"),
+    Action.WAITING: ("*", "cyan"),
 }
 WORDS = {
     Action.CREATE: "to create",
@@ -32,6 +33,7 @@ WORDS = {
     Action.REJECTED: "rejected",
     Action.ORPHANED: "orphaned",
     Action.NEEDS_DECISION: "need a decision",
+    Action.WAITING: "waiting at the service",
 }
 # What a reviewer must see first: what stops the pipeline, then changes to what exists (with
 # their old and new values), then what is new, then the rest.
@@ -43,6 +45,7 @@ REVIEW_ORDER = (
     Action.RESUBMIT,
     Action.MOVED,
     Action.DROP,
+    Action.WAITING,
     Action.ORPHANED,
     Action.CREATE,
     Action.NO_CHANGE,
@@ -71,7 +74,9 @@ def timing(plan: Plan, limit: RateLimit) -> str:
     return f"about {duration(plan.seconds_at(rate))} at {limit}" if rate else "no rate limit"
 
 
-OCCASIONAL = frozenset({Action.RESUBMIT, Action.MOVED, Action.DROP, Action.REJECTED})
+OCCASIONAL = frozenset(
+    {Action.RESUBMIT, Action.MOVED, Action.DROP, Action.REJECTED, Action.WAITING}
+)
 """Actions the summary counts only when there are any: most plans have none."""
 
 
@@ -131,3 +136,11 @@ def path_text(path: JsonPath) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def guard_text(large: LargeChange) -> str:
+    """What the guard on the size of a change says of a plan it would stop."""
+    return (
+        f"apply stops before sending anything: {large.describe()}. "
+        "`customs-batch apply --allow-large-change` applies it if it is meant"
+    )

@@ -124,6 +124,11 @@ def transit_body_status(filter_value: str) -> str:
 
 # Export declarations in these statuses have not reached customs: DELETE cancels at once.
 NOT_YET_SUBMITTED: Final = frozenset({"processing", "ready", "invalid", "error"})
+CANCELED: Final = "canceled"
+# A submitted one becomes this until customs decides (after --processing-seconds).
+CANCELLATION_REQUESTED: Final = "cancellation_requested"
+# The seed's `cancellationAnswer` that makes customs refuse (the default grants it).
+CANCELLATION_REFUSED: Final = "refused"
 
 # -- movements -------------------------------------------------------------------------------
 MOVEMENT_QUEUED: Final = "QUEUED"

@@ -1,4 +1,10 @@
-"""Shipment list, import/export declarations and declaration items (integer IDs)."""
+"""Shipment list, import/export declarations and declaration items (integer IDs).
+
+An export declaration already submitted to customs is ``cancellation_requested`` after a
+DELETE until ``processing_seconds`` have passed; then customs has decided: ``canceled``, or,
+when its seed says ``cancellationAnswer: refused``, back to the status it had before. The
+status is computed on read, as a transit declaration's is.
+"""
 
 from __future__ import annotations
 
@@ -51,7 +57,7 @@ async def list_declarations(request: Request, sandbox: Sandbox, caller: Caller) 
     query = Query(request.query_params)
     kind = query.choice(contract.TYPE, contract.DECLARATION_TYPES)
     status = query.choice(contract.STATUS, contract.DECLARATION_STATUSES)
-    records = sandbox.store.values(Table.DECLARATIONS)
+    records = [current(sandbox, r) for r in sandbox.store.values(Table.DECLARATIONS)]
     records = [
         r
         for r in records
@@ -64,12 +70,25 @@ async def list_declarations(request: Request, sandbox: Sandbox, caller: Caller) 
     return result_page(query, [_entry(r) for r in ordered(records, order_choice(query))])
 
 
+def current(sandbox: Sandbox, record: JsonObject) -> JsonObject:
+    """The declaration with the status it has now: a cancellation request is decided once
+    ``processing_seconds`` have passed since it was made."""
+    requested = record.get("_cancellationRequested")
+    if record["status"] != contract.CANCELLATION_REQUESTED or requested is None:
+        return record
+    if not sandbox.processed(requested):
+        return record
+    if record.get("cancellationAnswer") == contract.CANCELLATION_REFUSED:
+        return {**record, "status": record["_statusBeforeCancellation"]}
+    return {**record, "status": contract.CANCELED}
+
+
 def _declaration(sandbox: Sandbox, request: Request) -> JsonObject:
     declaration_id = request.path_params["id"]
     record = sandbox.store.get(Table.DECLARATIONS, declaration_id)
     if record is None:
         fail(contract.NOT_FOUND, f"declaration {declaration_id} not found")
-    return record
+    return current(sandbox, record)
 
 
 async def get_declaration(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
@@ -90,16 +109,21 @@ async def cancel_declaration(request: Request, sandbox: Sandbox, caller: Caller)
                 contract.BAD_REQUEST,
                 f"declaration {record['declarationId']} is an import declaration; only export declarations can be cancelled",
             )
-        status = record["status"]
-        if status in contract.NOT_YET_SUBMITTED:
-            status = "canceled"
-        elif status != "canceled":
-            status = "cancellation_requested"
-        if status != record["status"]:
-            updated = {**record, "status": status, "updatedAt": timestamp(sandbox.clock())}
+        before = record["status"]
+        if before in contract.NOT_YET_SUBMITTED:
+            status = contract.CANCELED
+        elif before in (contract.CANCELED, contract.CANCELLATION_REQUESTED):
+            status = before  # decided, or still before customs: asking again changes nothing
+        else:
+            status = contract.CANCELLATION_REQUESTED
+        if status != before:
+            now = sandbox.clock()
+            updated = {**record, "status": status, "updatedAt": timestamp(now)}
+            if status == contract.CANCELLATION_REQUESTED:
+                updated.update(_cancellationRequested=now, _statusBeforeCancellation=before)
             sandbox.store.put(Table.DECLARATIONS, record["declarationId"], updated)
     return json_response(
-        {"declarationId": record["declarationId"], "canceled": status == "canceled"}
+        {"declarationId": record["declarationId"], "canceled": status == contract.CANCELED}
     )
 
 
@@ -149,7 +173,8 @@ async def get_item(request: Request, sandbox: Sandbox, caller: Caller) -> Respon
     if item is None:
         fail(contract.NOT_FOUND, f"declaration item {item_id} not found")
     detail = public(item)
-    declaration = sandbox.store.get(Table.DECLARATIONS, item["declarationId"]) or {}
+    stored = sandbox.store.get(Table.DECLARATIONS, item["declarationId"])
+    declaration = current(sandbox, stored) if stored is not None else {}
     detail["Declaration"] = {
         "referenceNumber": declaration.get("referenceNumber", ""),
         "status": declaration.get("status", ""),

@@ -95,6 +95,7 @@ _DECLARATION = _record(
         "consignee": _PARTY,
         "items": {"type": "array", "items": _DECLARATION_ITEM},
         "errors": {"type": "array"},
+        "cancellationAnswer": {"enum": ["granted", "refused"]},
     },
     ["declarationId", "shipmentId", "type", "status", "referenceNumber"],
 )

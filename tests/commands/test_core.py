@@ -20,7 +20,8 @@ from customs_batch.commands import (
 from customs_batch.commands.apply import ApplyProgress
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode, UsageError
-from customs_batch.execution.apply import Outcome
+from customs_batch.execution.apply import ApplyReport, Outcome
+from customs_batch.execution.budget import OutOfTime, TimeBudget
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
 from customs_batch.planning import Plan
@@ -149,3 +150,44 @@ def test_a_target_selects_what_it_needs_and_leaves_the_rest_out(project: Path) -
     part = make_plan(PlanOptions(Inputs((Path("manifests"),), targets=(str(movement),)))).plan
     addresses = {c.address for c in part.changes}
     assert movement in addresses and len(addresses) < len(everything.changes)
+
+
+def _out_of_time(created: int, left: int) -> tuple[Plan, ApplyReport]:
+    from customs_batch.execution.scheduler import NodeStatus
+    from customs_batch.kinds import Kind
+    from customs_batch.planning import Operation, PlannedChange
+
+    addresses = [Address(Kind.TEMPLATE_GROUP, f"g-{n}") for n in range(created + left)]
+    plan = Plan(
+        tuple(PlannedChange(a, Action.CREATE, Operation.CREATE_TEMPLATE_GROUP) for a in addresses),
+        "lineage",
+        0,
+    )
+    outcomes = [
+        Outcome(a, NodeStatus.SUCCEEDED if n < created else NodeStatus.NOT_STARTED, Operation.NONE)
+        for n, a in enumerate(addresses)
+    ]
+    return plan, ApplyReport(outcomes, False, None, 1.0, OutOfTime(TimeBudget(60.0, "60s"), left))
+
+
+@pytest.mark.parametrize(
+    ("created", "left", "allowed"),
+    [(60, 40, True), (60, 30, False), (40, 60, False)],
+)
+def test_the_command_that_goes_on_lets_the_rest_of_a_bulk_load_through_the_guard(
+    tmp_path: Path, created: int, left: int, allowed: bool
+) -> None:
+    from customs_batch.commands.apply import _allowing_the_rest
+    from customs_batch.environments._environment import local_environment
+
+    # A first bulk load into an empty state passes the guard (defaults: 50 records, half);
+    # once 60 are recorded, 40 more would not, although they are the rest of the same load.
+    # (40 recorded: too few for the guard to apply.)
+    plan, report = _out_of_time(created, left)
+    environment = local_environment(tmp_path)
+    command = "customs-batch apply --auto-approve --time-budget 1h"
+    resume = _allowing_the_rest(command, plan, report, created, environment)
+    assert resume == (f"{command} --allow-large-change" if allowed else command)
+    assert _allowing_the_rest(f"{command} --allow-large-change", plan, report, 60, environment) == (
+        f"{command} --allow-large-change"
+    )

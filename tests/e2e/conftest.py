@@ -198,6 +198,9 @@ class Project:
             "parallelism": self.parallelism,
             # Short, so that a lost departure is looked for soon after (connect + read).
             "timeouts": {"connect": 5, "read": 10},
+            # These runs resume bulk loads that were killed or interrupted, whose rest the
+            # large-change guard would stop (tests/cli/test_large_change_guard.py tests it).
+            "large_change_guard": {"min_records": 1_000_000},
         }
 
     def write_config(self) -> None:

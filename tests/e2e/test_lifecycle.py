@@ -203,5 +203,9 @@ def test_every_kind_has_a_complete_model() -> None:
         assert model.immutable.format(address="K/x", fields="f")
         assert model.id_field in model.outputs, f"{kind}: its ID is one of its outputs"
         assert model.identity is not None, f"{kind}: plan needs its identity"
-    sending = {op for op in Operation if op.requests}
+        # What waits at the service is read back by the kind's refresh.
+        assert not model.pending_states or model.refresh is not None
+        assert not model.pending_states & model.rejected_states
+    # FOLLOW sends nothing: it is the kind's refresh of an object not decided yet.
+    sending = {op for op in Operation if op.requests and op is not Operation.FOLLOW}
     assert sending == set(SEND)

@@ -144,6 +144,19 @@ def test_a_key_written_in_the_file_is_refused_without_quoting_it(text: str, word
             "unknown endpoint name",
         ),
         ("environments: [\n", "fix the YAML syntax"),
+        (
+            "environments:\n  local:\n    large_change_guard: {max_create_share: 0}\n",
+            "customs-batch.yaml:3: environments.local.large_change_guard.max_create_share: "
+            "violates exclusiveMinimum 0",
+        ),
+        (
+            "environments:\n  local:\n    large_change_guard: {min_records: 0}\n",
+            "large_change_guard.min_records: violates minimum 1",
+        ),
+        (
+            "environments:\n  local:\n    large_change_guard: {max_share: 1}\n",
+            "'max_share' was unexpected",
+        ),
     ],
 )
 def test_invalid_configurations_say_where_and_what(text: str, words: str) -> None:
@@ -193,3 +206,24 @@ def test_a_config_file_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path: P
     with pytest.raises(ConfigError, match="named pipe") as caught:
         within_seconds(lambda: load_project(tmp_path))
     assert "customs-batch.yaml" in str(caught.value)
+
+
+def test_the_large_change_guard_is_on_by_default_and_set_per_environment() -> None:
+    _write(
+        "environments:\n  local:\n    large_change_guard: {min_records: 10}\n"
+        "  prod:\n    base_url: https://x\n    api_key_env: K\n"
+        "    large_change_guard: {min_records: 200, max_create_share: 0.1}\n"
+        "  sandbox:\n    base_url: https://y\n    api_key_env: K\n"
+    )
+    project = load_project()
+    local, prod = project.environment(LOCAL), project.environment("prod")
+    assert (local.large_change_guard.min_records, local.large_change_guard.max_create_share) == (
+        10,
+        0.5,
+    )
+    assert (prod.large_change_guard.min_records, prod.large_change_guard.max_create_share) == (
+        200,
+        0.1,
+    )
+    default = project.environment("sandbox").large_change_guard
+    assert (default.min_records, default.max_create_share) == (50, 0.5)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from customs_batch.sandbox.seed import builtin_seed_text, parse_seed
+from tests.sandbox.conftest import ClientFactory, FakeClock
+
 
 def ids(body: dict[str, object], field: str = "declarationId") -> list[object]:
     return [entry[field] for entry in body["result"]]  # type: ignore[attr-defined]
@@ -33,6 +36,39 @@ def test_cancellation_before_submission(api: httpx.Client) -> None:
 
 def test_cancellation_after_submission_is_requested(api: httpx.Client) -> None:
     assert api.delete("/v1/declarations/502").json() == {"declarationId": 502, "canceled": False}
+    assert api.get("/v1/declarations/502").json()["status"] == "cancellation_requested"
+
+
+def test_a_requested_cancellation_is_granted_after_the_processing_time(
+    api: httpx.Client, clock: FakeClock
+) -> None:
+    assert api.delete("/v1/declarations/502").json()["canceled"] is False
+    clock.advance(1.5)
+    # Asked again while customs decides: still requested, and the time is not reset.
+    assert api.delete("/v1/declarations/502").json()["canceled"] is False
+    assert api.get("/v1/declarations/502").json()["status"] == "cancellation_requested"
+    clock.advance(0.5)
+    assert api.get("/v1/declarations/502").json()["status"] == "canceled"
+    listed = api.get("/v1/declarations", params={"status": "canceled"}).json()
+    assert ids(listed) == [502]
+    assert api.delete("/v1/declarations/502").json() == {"declarationId": 502, "canceled": True}
+
+
+def test_a_seed_can_make_customs_refuse_a_cancellation(
+    make_api: ClientFactory, clock: FakeClock
+) -> None:
+    text = builtin_seed_text().replace(
+        "type: EXPORT, status: submitted,",
+        "type: EXPORT, status: submitted, cancellationAnswer: refused,",
+    )
+    api = make_api(seed=parse_seed(text, "seed.yaml"))
+    assert api.delete("/v1/declarations/502").json()["canceled"] is False
+    clock.advance(2)
+    # Refused: the declaration is as it was before the request.
+    assert api.get("/v1/declarations/502").json()["status"] == "submitted"
+    assert "cancellationAnswer" not in api.get("/v1/declarations/502").json()
+    # A new request starts again.
+    assert api.delete("/v1/declarations/502").json()["canceled"] is False
     assert api.get("/v1/declarations/502").json()["status"] == "cancellation_requested"
 
 
