@@ -32,8 +32,9 @@ from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
 from customs_batch.workers import each_file, worker_count
 
-# The spec fields the project-wide checks read (template codes, HAWB of movements).
-_PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId")
+# The spec fields the project-wide checks read (template codes, HAWB of movements, the
+# variant of a party update).
+_PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId", "variant")
 _DIGEST_KEY = "\0digest"
 
 
@@ -217,7 +218,7 @@ def _shared(key: str, value: Any) -> Any:
 def project_positions(document: Document) -> dict[JsonPath, Position]:
     """The few positions of ``document`` the project-wide checks report at."""
     wanted: list[JsonPath] = [(), ("metadata", "name"), ("spec",), ("spec", "code")]
-    wanted.append(("spec", "hawbId"))
+    wanted.extend((("spec", "hawbId"), ("spec", "variant")))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
     for reference in document.references:
         path = reference.path

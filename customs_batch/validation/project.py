@@ -10,6 +10,7 @@ from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import is_reference
+from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.graph import find_cycles
 
 
@@ -30,6 +31,7 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
     findings.extend(_duplicate_template_codes(documents))
     findings.extend(_duplicate_requests(documents))
     findings.extend(_deactivated_hawbs(documents))
+    findings.extend(check_cross_documents(documents, first))
     return findings
 
 
