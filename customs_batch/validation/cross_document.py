@@ -19,7 +19,7 @@ of both, and ``variant``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from customs_batch.findings import Finding, Location, Severity
@@ -113,11 +113,11 @@ def _reference_type(document: Document, reference: Reference) -> Finding | None:
     )
 
 
-@cache
+@lru_cache(maxsize=1024)
 def field_types(kind: Kind, path: tuple[str | int, ...]) -> frozenset[str]:
     """The JSON types the field at ``path`` of a ``kind``'s spec takes, a reference aside;
     empty when the schema does not say."""
-    schema = kind_schema(kind)
+    schema = _schema(kind)
     node: Any = schema
     for part in path:
         node = _resolved(schema, node)
@@ -129,6 +129,11 @@ def field_types(kind: Kind, path: tuple[str | int, ...]) -> frozenset[str]:
         if node is None:
             return frozenset()
     return frozenset(_types(schema, _resolved(schema, node)))
+
+
+@cache
+def _schema(kind: Kind) -> dict[str, Any]:
+    return kind_schema(kind)
 
 
 def _resolved(schema: Mapping[str, Any], node: Any) -> Any:
