@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from jinja2.filters import make_attrgetter
 from jinja2.utils import _PassArg
 
 MAX_VALUE = 10_000_000
@@ -262,15 +263,23 @@ def bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any
             with contextlib.suppress(TypeError):  # wrong arguments: the filter says so
                 check(*args[skip:], **kwargs)
         if name == "sum":
-            return _bounded_sum(*args[skip:], **kwargs)
+            return _bounded_sum(args[0] if skip else None, *args[skip:], **kwargs)
         return account(what, function(*args, **kwargs))
 
     return bounded
 
 
-def _bounded_sum(iterable: Iterable[Any], attribute: Any = None, start: Any = 0) -> Any:
+def _bounded_sum(
+    environment: Any, iterable: Iterable[Any], attribute: Any = None, start: Any = 0
+) -> Any:
+    """Jinja's ``sum``, each addition checked before it is made, as ``+`` is.
+
+    ``attribute`` picks a field of each item (``items|sum(attribute='gross')``) the way
+    Jinja's own filter does, through the sandbox's attribute lookup; what is added is then
+    bounded like any other item.
+    """
     if attribute is not None:
-        raise TooLarge("sum with an attribute", MAX_VALUE + 1, MAX_VALUE)
+        iterable = map(make_attrgetter(environment, attribute), iterable)
     total = start
     if isinstance(start, list):
         # Lists are extended in place: each item is copied once, and the size is checked

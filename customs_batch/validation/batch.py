@@ -35,7 +35,7 @@ from customs_batch.validation.schema_check import check_spec_schema
 from customs_batch.workers import each_file, worker_count
 
 # The spec fields the project-wide checks read (template codes, HAWB of movements, the
-# declaration a party update is aimed at).
+# declaration a party update is aimed at, and its variant).
 _PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId", "declarationId", "variant")
 _DIGEST_KEY = "\0digest"
 _PARTY_KINDS = (Kind.DEPARTURE_DECLARATION, Kind.TRANSIT_PARTY_UPDATE)
@@ -226,7 +226,7 @@ def _shared(key: str, value: Any) -> Any:
 def project_positions(document: Document) -> dict[JsonPath, Position]:
     """The few positions of ``document`` the project-wide checks report at."""
     wanted: list[JsonPath] = [(), ("metadata", "name"), ("spec",), ("spec", "code")]
-    wanted.append(("spec", "hawbId"))
+    wanted.extend((("spec", "hawbId"), ("spec", "variant")))
     if document.kind is Kind.TRANSIT_PARTY_UPDATE:
         wanted.extend(("spec", *written) for written in party_fields(document.spec))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))

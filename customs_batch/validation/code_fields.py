@@ -1,4 +1,5 @@
-"""Rule checks of code-valued fields: countries, currencies, EORI, offices, UN/LOCODEs, HS codes.
+"""Rule checks of code-valued fields: countries, currencies, EORI, offices, UN/LOCODEs, HS codes,
+kinds of packages, Incoterms and the security indicator.
 
 One table says which field of which kind holds which sort of code; one loop checks them.
 """
@@ -11,17 +12,22 @@ from dataclasses import dataclass
 from customs_batch.findings import Finding
 from customs_batch.kinds import Kind
 from customs_batch.manifest.document import Document
-from customs_batch.validation import codes
+from customs_batch.validation import code_lists, codes
 from customs_batch.validation.common import spec_finding, strings_at
 
 
 @dataclass(frozen=True)
 class CodeRule:
-    """A sort of code: its rule id, its check and what to write instead."""
+    """A sort of code: its rule id, its check and what to write instead.
+
+    ``problem`` gives the message alone (the hint is ``hint``, or ``hint_for`` of the value)
+    or the message and a hint of its own.
+    """
 
     rule: str
-    problem: Callable[[str], str | None]
-    hint: str
+    problem: Callable[[str], str | tuple[str, str] | None]
+    hint: str = ""
+    hint_for: Callable[[str], str] | None = None
 
 
 COUNTRY = CodeRule(
@@ -41,9 +47,10 @@ UNLOCODE = CodeRule(
     codes.unlocode_problem,
     "write the 5-character UN/LOCODE without space, e.g. DEHAM",
 )
-COMMODITY = CodeRule(
-    "code.commodity", codes.commodity_problem, "write the HS/CN code as digits only, e.g. 73181500"
-)
+COMMODITY = CodeRule("code.commodity", codes.commodity_problem, hint_for=codes.commodity_hint)
+PACKAGE_KIND = CodeRule("code.package-kind", code_lists.package_kind_problem)
+INCOTERM = CodeRule("code.incoterm", code_lists.incoterm_problem)
+SECURITY = CodeRule("code.security", code_lists.security_problem)
 
 _PARTY_FIELDS: tuple[tuple[tuple[str, ...], CodeRule], ...] = tuple(
     item
@@ -61,6 +68,7 @@ _TEMPLATE_FIELDS: tuple[tuple[tuple[str, ...], CodeRule], ...] = tuple(
         ("countryOfDispatch", COUNTRY),
         ("countryOfDestination", COUNTRY),
         ("countryOfBorder", COUNTRY),
+        ("incoterm", INCOTERM),
     )
 )
 
@@ -74,6 +82,7 @@ CODE_FIELDS: dict[Kind, tuple[tuple[tuple[str, ...], CodeRule], ...]] = {
         (("unloadingCountry",), COUNTRY),
         (("loadingUNLocode",), UNLOCODE),
         (("unloadingUNLocode",), UNLOCODE),
+        (("security",), SECURITY),
         (("goodsLocationAddress", "Address", "countryCode"), COUNTRY),
         *_PARTY_FIELDS,
         (("TransportMeans", "*", "nationality"), COUNTRY),
@@ -81,6 +90,7 @@ CODE_FIELDS: dict[Kind, tuple[tuple[tuple[str, ...], CodeRule], ...]] = {
         (("DeclarationItems", "*", "commodityCode"), COMMODITY),
         (("DeclarationItems", "*", "originCountry"), COUNTRY),
         (("DeclarationItems", "*", "currency"), CURRENCY),
+        (("DeclarationItems", "*", "packaging", "*", "typeOfPackages"), PACKAGE_KIND),
     ),
     Kind.TRANSIT_PARTY_UPDATE: _PARTY_FIELDS,
     Kind.TEMPLATE_GROUP: _TEMPLATE_FIELDS,
@@ -93,6 +103,12 @@ def check_code_fields(document: Document) -> list[Finding]:
     for pattern, code in CODE_FIELDS.get(document.kind, ()):
         for path, value in strings_at(document.spec, pattern):
             problem = code.problem(value)
-            if problem is not None:
-                findings.append(spec_finding(document, code.rule, path, problem, code.hint))
+            if problem is None:
+                continue
+            if isinstance(problem, tuple):
+                message, hint = problem
+            else:
+                message = problem
+                hint = code.hint_for(value) if code.hint_for is not None else code.hint
+            findings.append(spec_finding(document, code.rule, path, message, hint))
     return findings

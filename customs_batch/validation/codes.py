@@ -53,7 +53,8 @@ _GRN = re.compile(r"\d{2}[A-Z]{2}[A-Z0-9]{13}(?:[A-Z0-9]{7})?")
 _EORI = re.compile(r"[A-Z]{2}[A-Za-z0-9]{1,15}")
 _OFFICE = re.compile(r"[A-Z]{2}[A-Z0-9]{6}")
 _UNLOCODE = re.compile(r"[A-Z]{2}[A-Z2-9]{3}")
-_COMMODITY = re.compile(r"\d{6,10}")
+_COMMODITY = re.compile(r"\d{6}|\d{8}|\d{10}")
+_COMMODITY_LENGTHS = (6, 8, 10)
 
 
 # python-stdnum's iso6346.calc_check_digit gives the same result (a test holds them equal), but
@@ -153,7 +154,28 @@ def currency_problem(text: str) -> str | None:
 
 
 def commodity_problem(text: str) -> str | None:
-    """What is wrong with a commodity code, or None."""
+    """What is wrong with a commodity code, or None.
+
+    A code is an HS subheading (6 digits), a CN code (8) or a TARIC code (10): never 7 or 9.
+    """
     if _COMMODITY.fullmatch(text) is None:
-        return f"{text!r} is not a commodity code: 6 to 10 digits"
+        return f"{text!r} is not a commodity code: 6, 8 or 10 digits (HS, CN or TARIC)"
     return None
+
+
+def commodity_hint(text: str) -> str:
+    """What to write instead of a bad commodity code.
+
+    A code of chapters 01 to 09 starts with a zero, which a number loses: a spreadsheet cell
+    formatted as a number, or an unquoted ``0901...`` in ``values:``. So a code one digit
+    short of a valid length is said to have lost its leading zero, whatever its digits (the
+    cut code may well start with a real subheading: ``901210000`` with 9012.10).
+    """
+    if text.isdigit() and text[0] != "0" and len(text) + 1 in _COMMODITY_LENGTHS:
+        return (
+            f"if the code began with 0 (chapters 01 to 09: {'0' + text!r}), its leading zero "
+            "was lost: a spreadsheet cell holding a number, or an unquoted number in values:, "
+            "drops it. Format the column as text, or quote the value; otherwise a digit is "
+            "missing or one too many"
+        )
+    return "write the HS/CN code as digits only: 6, 8 or 10 of them, e.g. 73181500"

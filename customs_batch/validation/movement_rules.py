@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from customs_batch.findings import Finding, Severity
 from customs_batch.manifest.document import Document
 from customs_batch.validation import codes
-from customs_batch.validation.common import is_reference, spec_finding
+from customs_batch.validation.common import is_reference, number_at, spec_finding
 
 
 class Action(StrEnum):
@@ -77,7 +77,23 @@ def check_movement(document: Document, mrn_check_digit: Severity | None) -> list
     action = _enum_value(Action, document.spec.get("action"))
     if action is None:
         return []
-    return [*_party(document, action), *_declaration(document, action, mrn_check_digit)]
+    return [
+        *_party(document, action),
+        *_declaration(document, action, mrn_check_digit),
+        *_weight_without_packages(document),
+    ]
+
+
+def _weight_without_packages(document: Document) -> list[Finding]:
+    """A movement of no packages that weighs something: one of the two is wrong."""
+    quantity, weight = document.spec.get("quantity"), number_at(document.spec, "grossWeightKg")
+    if quantity != 0 or isinstance(quantity, bool) or weight is None or weight <= 0:
+        return []
+    message = f"the movement moves 0 packages but weighs {weight:g} kg"
+    hint = "write the number of packages moved in quantity, or 0 in grossWeightKg"
+    return [
+        spec_finding(document, "movement.weight-without-packages", ("quantity",), message, hint)
+    ]
 
 
 def _declaration(

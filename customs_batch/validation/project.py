@@ -10,6 +10,7 @@ from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import is_reference
+from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.graph import find_cycles
 from customs_batch.validation.order import check_order
 from customs_batch.validation.ownership import check_owners
@@ -35,6 +36,7 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
     findings.extend(_deactivated_hawbs(documents))
     findings.extend(check_owners(documents))
     findings.extend(check_order(documents))
+    findings.extend(check_cross_documents(documents, first))
     return findings
 
 

@@ -20,6 +20,7 @@ from customs_batch.errors import CustomsBatchError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest.document import Document
+from customs_batch.validation import codes
 from customs_batch.validation.common import spec_finding, strings_at
 
 HS_EDITION = "HS 2022"
@@ -62,8 +63,8 @@ def _data_file() -> bytes:
 def hs_problem(code: str) -> tuple[str, str] | None:
     """Message and hint when a well-formed commodity code's HS subheading does not exist."""
     subheading = code[:6]
-    if not subheading.isdigit() or len(subheading) < 6 or subheading[:2] in _NATIONAL_CHAPTERS:
-        return None  # a layout problem is code.commodity's finding
+    if codes.commodity_problem(code) is not None or subheading[:2] in _NATIONAL_CHAPTERS:
+        return None  # a layout problem (7 or 9 digits too) is code.commodity's finding
     known = hs_subheadings()
     if subheading in known:
         return None

@@ -55,6 +55,9 @@ CASES = {
     ),
     "a nested list printed": "{{ [[1] * 1000000] * 1000000 }}",
     "sum of lists": "{{ ([[1] * 1000000] * 1000000)|sum(start=[])|length }}",
+    "sum of lists by attribute": (
+        "{{ ([dict(l=[1] * 1000000)] * 1000000)|sum(attribute='l', start=[])|length }}"
+    ),
     "integer squaring": (
         "{% set d = dict(x=10) %}{% for i in range(40) %}{{ d.update(x=d.x * d.x) }}{% endfor %}"
     ),
@@ -141,3 +144,28 @@ def test_sum_still_adds_numbers_and_joins_lists() -> None:
         2,
         3,
     ]
+
+
+def test_sum_by_attribute_adds_the_items_fields() -> None:
+    items = [{"gross": 12.5, "marks": ["A"]}, {"gross": 7, "marks": ["B", "C"]}]
+    context = {"values": {"items": items}}
+    text = "{{ values['items'] | sum(attribute='gross') }}"
+    assert render_inline(text, context, as_text=False) == 19.5
+    lists = "{{ values['items'] | sum(attribute='marks', start=[]) }}"
+    assert render_inline(lists, context, as_text=False) == ["A", "B", "C"]
+
+
+def test_a_template_summing_an_attribute_is_not_refused() -> None:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(
+        Path("templates/mass.yaml.j2"),
+        "commercialReference: R-1\ntotalWeight: {{ values['items'] | sum(attribute='gross') }}\n",
+    )
+    write(
+        Path("m.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: mass\n"
+        "values:\n  items: [{gross: 12.5}, {gross: 7}]\nspec: {}\n",
+    )
+    loaded = load_text(Path("m.yaml").read_text(encoding="utf-8"))
+    assert not [f for f in loaded.findings if f.rule.startswith("template.")], loaded.findings
+    assert loaded.documents[0].spec["totalWeight"] == 19.5

@@ -27,6 +27,7 @@ def test_the_wheel_carries_schemas_templates_and_the_seed(tmp_path: Path) -> Non
     for name in templates:
         assert f"customs_batch/_data/templates/{name}" in names
     assert "customs_batch/sandbox/builtin-seed.yaml" in names
+    assert "customs_batch/validation/data/rec21-package-kinds.csv" in names
 
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
@@ -36,7 +37,9 @@ def test_the_wheel_carries_schemas_templates_and_the_seed(tmp_path: Path) -> Non
             "-c",
             "from customs_batch.resources import schemas_dir, builtin_templates_dir, load_schema;"
             "from customs_batch.resources import load_pattern_hints; load_pattern_hints();"
-            "load_schema('movement'); print(schemas_dir()); print(builtin_templates_dir())",
+            "load_schema('movement'); print(schemas_dir()); print(builtin_templates_dir());"
+            "from customs_batch.validation.code_lists import package_kinds;"
+            "assert package_kinds()['BX'] == 'Box'",
         ],
         cwd=tmp_path,
         env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"},

@@ -108,7 +108,7 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
         ("unlocode", ["DEHAM", "NLRTM", "US2AB"], ["DE HAM", "DEHA", "DEHA1", "QQHAM", "deham"]),
         ("country", ["DE", "NL", "XI"], ["de", "DEU", "QQ", ""]),
         ("currency", ["EUR", "USD", "CHF"], ["eur", "EU", "XXY", ""]),
-        ("commodity", ["731815", "7318150000", "73181500"], ["73181", "73181500001", "7318.15", "73 18 15"]),
+        ("commodity", ["731815", "7318150000", "73181500"], ["73181", "7318150", "731815000", "73181500001", "7318.15", "73 18 15"]),
     ],
 )  # fmt: skip
 def test_code_formats(check: str, good: list[str], bad: list[str]) -> None:
