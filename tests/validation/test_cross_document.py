@@ -242,7 +242,10 @@ def test_validate_finds_them_in_files_at_their_lines() -> None:
     def line(text: str, after: int = 0) -> int:
         return lines.index(text, after) + 1
 
-    assert [(f.rule, f.location.line) for f in result.findings] == [
+    # (upd-departure also writes the departure's Principal: project.two-owners, not
+    # the subject here.)
+    found = [f for f in result.findings if f.rule != "project.two-owners"]
+    assert [(f.rule, f.location.line) for f in found] == [
         ("project.wrong-declaration", line(
             "  declarationId: ${ref:TransitPartyUpdate/upd-arrival.declarationId}"
         )),
