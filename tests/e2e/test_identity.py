@@ -162,8 +162,6 @@ metadata:
 spec:
   declarationId: ${ref:DepartureDeclaration/dep-e2e-01.declarationId}
   Consignee:
-    name: Initech NV
-    countryCode: BE
     eoriNo: BE0123456789
 """
 
