@@ -2,15 +2,58 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 import click
 
-from customs_batch.cli._inputs import allow_empty_state_option, backend_for, lock_timeout_option
-from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
-from customs_batch.environments import connect
+from customs_batch.cli._files import format_option
+from customs_batch.cli._inputs import (
+    allow_empty_state,
+    allow_empty_state_option,
+    lock_timeout_option,
+)
+from customs_batch.cli._service import env_option, set_http_log, verbose_option
+from customs_batch.commands.status import (
+    RefreshOptions,
+    StatusOptions,
+    StatusResult,
+    read_status,
+    refresh_environment,
+)
 from customs_batch.errors import ExitCode
-from customs_batch.execution.reconcile import refresh as refresh_state
-from customs_batch.execution.reconcile import status_lines
-from customs_batch.execution.settle import settle_lost_creations
+from customs_batch.execution.reconcile import entry_lines
+from customs_batch.formats import VERSION_KEY, Formats
+
+STATUS_JSON_VERSION = 1
+
+STATUS_FORMATS: Formats[Callable[[StatusResult], str]] = Formats("status", ("text", "json"))
+"""``status --format``: text for people, json for tools."""
+
+
+@STATUS_FORMATS.register("text")
+def _status_text(result: StatusResult) -> str:
+    lines = _lines(result)
+    return "".join(f"{line}\n" for line in lines)
+
+
+@STATUS_FORMATS.register("json")
+def _status_json(result: StatusResult) -> str:
+    body = {
+        VERSION_KEY: STATUS_JSON_VERSION,
+        "environment": result.environment,
+        "declarations": [entry.to_json() for entry in result.entries],
+        "summary": {
+            "declarations": len(result.entries),
+            "blocking": len(result.blocking),
+            "pending": len(result.pending),
+        },
+    }
+    return json.dumps(body, indent=2, sort_keys=True) + "\n"
+
+
+def _lines(result: StatusResult) -> list[str]:
+    return [line for entry in result.entries for line in entry_lines(entry)]
 
 
 @click.command()
@@ -18,7 +61,15 @@ from customs_batch.execution.settle import settle_lost_creations
 @verbose_option
 @lock_timeout_option
 @allow_empty_state_option
-def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 1 while anything is rejected at the service or needs a decision, 2 when "
+    "something changed at the service, 0 when nothing did.",
+)
+def refresh(
+    env_name: str | None, verbose: bool, lock_timeout: float, detailed_exitcode: bool
+) -> int:
     """Poll what the state knows and record what changed at the service.
 
     Departure declarations and party updates get their current status and errors; export
@@ -32,49 +83,46 @@ def refresh(env_name: str | None, verbose: bool, lock_timeout: float) -> int:
 
     \b
     Example:
-      customs-batch refresh --env sandbox
+      customs-batch refresh --env sandbox --detailed-exitcode
     """
-    environment = select_environment(env_name)
     set_http_log(enabled=verbose)
-    with (
-        connect(environment) as client,
-        backend_for(environment).open("refresh", lock_timeout=lock_timeout) as session,
-    ):
-        settled = settle_lost_creations(
-            session,
-            client,
-            answered_within=environment.timeouts.answered_within,
-            notice=lambda text: click.echo(text, err=True),
-        )
-        drifts = refresh_state(session, client)
-    for lost in settled:
-        click.echo(lost.describe())
-    for drift in drifts:
+    options = RefreshOptions(env_name, allow_empty_state(), lock_timeout)
+    result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
+    for lost in result.lost:
+        click.echo(lost)
+    for drift in result.drifts:
         click.echo(f"{drift.address}: {drift.message}")
+    blocking = result.status.blocking
+    for entry in blocking:
+        why = "rejected at the service" if entry.rejected else "needs a decision"
+        click.echo(f"{entry.address}: {why}", err=True)
     click.echo(
-        f"Refreshed: {len(drifts)} change(s) found, {len(settled)} lost submission(s) looked for.",
+        f"Refreshed: {len(result.drifts)} change(s) found, {len(result.lost)} lost "
+        f"submission(s) looked for, {len(blocking)} rejected or needing a decision.",
         err=True,
     )
-    return int(ExitCode.OK)
+    return int(result.exit_code(detailed=detailed_exitcode))
 
 
 @click.command()
 @env_option
+@format_option(STATUS_FORMATS, "text: a line per declaration; json: a stable object for tools.")
 @allow_empty_state_option
-def status(env_name: str | None) -> int:
-    """Show the declarations and cancellations of the state, last known status (no network).
+def status(env_name: str | None, format_name: str) -> int:
+    """Show the declarations of the state with their last known status (no network).
 
-    One marked rejected was refused at the service; a cancellation marked pending has not
-    been decided by customs yet. Run `customs-batch refresh` first for the current status.
+    Run `customs-batch refresh` first for the current status. `--format json` gives
+    `{"formatVersion": 1, "declarations": [...], "summary": {...}}`, each declaration with
+    its lifecycle, ID, state at the service, whether customs rejected it or has not decided
+    yet, and the service's errors.
 
     \b
-    Example:
+    Examples:
       customs-batch status --env sandbox
+      customs-batch status --format json
     """
-    state = backend_for(select_environment(env_name)).read()
-    lines = status_lines(state)
-    for line in lines:
-        click.echo(line)
-    if not lines:
+    result = read_status(StatusOptions(env_name, allow_empty_state()))
+    click.echo(STATUS_FORMATS.get(format_name)(result), nl=False)
+    if format_name == "text" and not result.entries:
         click.echo("No declarations in the state.", err=True)
     return int(ExitCode.OK)

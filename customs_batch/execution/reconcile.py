@@ -14,7 +14,7 @@ from customs_batch.kinds._base import KindModel, Refreshed
 from customs_batch.kinds._readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
-from customs_batch.state.model import RecordStatus, ResourceRecord, State
+from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
 
 JSON = Any
 
@@ -212,33 +212,98 @@ def _record_refresh(
     return found
 
 
-def status_lines(state: State) -> list[str]:
-    """One line per recorded object whose kind has a state at the service worth following
-    (declarations, cancellations): its lifecycle state and the service's errors."""
-    lines: list[str] = []
+@dataclass(frozen=True)
+class StatusEntry:
+    """Where one recorded declaration (or cancellation) stands, as last known.
+
+    ``lifecycle`` is the record's own word: ``applied``, ``forgotten`` (a tombstone of
+    ``state rm``), ``needs-decision`` (the outcome of the last request is unknown) or
+    ``refused`` (the service refused it; nothing was created). ``service_state`` is the
+    object's state at the service (``ready``, ``invalid``, ``cancellation_requested``…);
+    ``rejected``: customs never accepted it; ``pending``: customs has not decided yet.
+    """
+
+    address: str
+    lifecycle: str
+    identifier: Scalar = None
+    service_state: str | None = None
+    rejected: bool = False
+    pending: bool = False
+    errors: tuple[JSON, ...] = ()
+    message: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        """Whether it needs the user: rejected at the service, or a decision to make."""
+        return self.rejected or self.lifecycle == "needs-decision"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "address": self.address,
+            "lifecycle": self.lifecycle,
+            "id": self.identifier,
+            "serviceState": self.service_state,
+            "rejected": self.rejected,
+            "pending": self.pending,
+            "errors": list(self.errors),
+            "message": self.message,
+        }
+
+
+def status_entries(state: State) -> list[StatusEntry]:
+    """Every recorded object whose kind has a state at the service worth following
+    (declarations, cancellations), in address order."""
+    entries: list[StatusEntry] = []
     for address, record in sorted(state.resources.items()):
         parsed = Address.parse(address)
         if parsed is None or not model_of(parsed.kind).has_status:
             continue
         model = model_of(parsed.kind)
+        ident = model.identifier(record)
         if record.status is RecordStatus.FORGOTTEN:
-            lines.append(
-                f"{address}  {model.identifier(record) or ''}  forgotten".replace("    ", "  ")
-            )
-            continue
-        if record.status.outcome_unknown:
-            lines.append(f"{address}  needs-decision  (outcome of the last request unknown)")
-            continue
-        if record.never_created:
+            entries.append(StatusEntry(address, "forgotten", ident))
+        elif record.status.outcome_unknown:
+            message = "outcome of the last request unknown"
+            entries.append(StatusEntry(address, "needs-decision", ident, message=message))
+        elif record.never_created:
             message = record.error.message if record.error else ""
-            lines.append(f"{address}  refused  {message}".rstrip())
-            continue
-        ident = model.identifier(record) or ""
-        last = model.service_words(record) or record.outputs.get("status") or "unknown"
-        rejected = "  rejected" if last in model.rejected_states else ""
-        if last in model.pending_states:
-            rejected = "  pending (not decided yet: `customs-batch refresh` reads it)"
-        errors = f"  {len(record.remote_errors)} error(s)" if record.remote_errors else ""
-        lines.append(f"{address}  {ident}  {last}{rejected}{errors}")
-        lines += [f"    {error}" for error in record.remote_errors]
-    return lines
+            entries.append(StatusEntry(address, "refused", message=message))
+        else:
+            words = model.service_words(record) or record.outputs.get("status")
+            last = str(words) if words is not None else None
+            entries.append(
+                StatusEntry(
+                    address,
+                    "applied",
+                    ident,
+                    last,
+                    rejected=last in model.rejected_states,
+                    pending=last in model.pending_states,
+                    errors=tuple(record.remote_errors),
+                )
+            )
+    return entries
+
+
+def status_lines(state: State) -> list[str]:
+    """One line per entry of :func:`status_entries`, with the service's errors under it."""
+    return [line for entry in status_entries(state) for line in entry_lines(entry)]
+
+
+def entry_lines(entry: StatusEntry) -> list[str]:
+    """How ``status`` shows one entry: a line, and the service's errors under it."""
+    ident = "" if entry.identifier is None else str(entry.identifier)
+    if entry.lifecycle == "forgotten":
+        return [f"{entry.address}  {ident}  forgotten".replace("    ", "  ")]
+    if entry.lifecycle == "needs-decision":
+        return [f"{entry.address}  needs-decision  ({entry.message})"]
+    if entry.lifecycle == "refused":
+        return [f"{entry.address}  refused  {entry.message}".rstrip()]
+    last = entry.service_state or "unknown"
+    mark = "  rejected" if entry.rejected else ""
+    if entry.pending:
+        mark = "  pending (not decided yet: `customs-batch refresh` reads it)"
+    errors = f"  {len(entry.errors)} error(s)" if entry.errors else ""
+    return [f"{entry.address}  {ident}  {last}{mark}{errors}"] + [
+        f"    {error}" for error in entry.errors
+    ]

@@ -174,3 +174,48 @@ def test_a_cancellation_granted_at_once_is_done(
     assert "done     ExportCancellation/cancel-501  canceled=True declarationId=501" in out
     assert "waiting" not in out
     assert run(capsys, "plan", "--detailed-exitcode")[0] == 0
+
+
+def _status_json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code, out, _ = run(capsys, "status", "--format", "json")
+    assert code == 0
+    body: dict[str, Any] = json.loads(out)
+    assert body["formatVersion"] == 1
+    return body
+
+
+def test_status_as_json_and_refresh_exit_codes_follow_customs_decision(
+    granting: Customs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    body = _status_json(capsys)
+    entry = next(d for d in body["declarations"] if d["address"] == ADDRESS)
+    assert entry["lifecycle"] == "applied"
+    assert entry["id"] == 502
+    assert entry["serviceState"] == "cancellation_requested"
+    assert entry["pending"] is True and entry["rejected"] is False
+    assert body["summary"]["pending"] >= 1
+
+    # Nothing decided yet: nothing changed, nothing blocks.
+    code, _, err = run(capsys, "refresh", "--detailed-exitcode")
+    assert code == 0, err
+    granting.decide()
+    code, out, _ = run(capsys, "refresh", "--detailed-exitcode")
+    assert code == 2, "a change at the service exits 2 with --detailed-exitcode"
+    assert f"{ADDRESS}: status cancellation_requested -> canceled" in out
+    assert run(capsys, "refresh", "--detailed-exitcode")[0] == 0
+    entry = next(d for d in _status_json(capsys)["declarations"] if d["address"] == ADDRESS)
+    assert (entry["serviceState"], entry["pending"]) == ("canceled", False)
+
+
+def test_refresh_exits_1_when_customs_refused(
+    refusing: Customs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    refusing.decide()
+    code, _, err = run(capsys, "refresh", "--detailed-exitcode")
+    assert code == 1
+    assert f"{ADDRESS}: rejected at the service" in err
+    assert run(capsys, "refresh")[0] == 0  # without the flag: 0, as before
+    entry = next(d for d in _status_json(capsys)["declarations"] if d["address"] == ADDRESS)
+    assert entry["rejected"] is True

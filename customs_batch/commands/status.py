@@ -1,0 +1,110 @@
+"""``status`` and ``refresh`` as functions: where the recorded declarations stand, as last
+known (no network) or as the service says now."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from customs_batch.environments import Environment, load_project
+from customs_batch.errors import ExitCode
+from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
+from customs_batch.state import StateBackend
+from customs_batch.state.select import backend_for
+
+
+@dataclass(frozen=True)
+class StatusOptions:
+    """``environment``: a name from customs-batch.yaml (None: the default);
+    ``allow_empty_state``: read a local state that starts empty although traces of an
+    earlier one are there."""
+
+    environment: str | None = None
+    allow_empty_state: bool = False
+
+    def chosen(self) -> tuple[Environment, StateBackend]:
+        environment = load_project().select(self.environment)
+        return environment, backend_for(environment, allow_empty_state=self.allow_empty_state)
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    """Every recorded declaration and cancellation with where it stands."""
+
+    environment: str
+    entries: tuple[StatusEntry, ...]
+
+    @property
+    def blocking(self) -> tuple[StatusEntry, ...]:
+        """Rejected at the service, or waiting for a decision of the user's."""
+        return tuple(entry for entry in self.entries if entry.blocks)
+
+    @property
+    def pending(self) -> tuple[StatusEntry, ...]:
+        """Not decided by customs yet."""
+        return tuple(entry for entry in self.entries if entry.pending)
+
+
+def read_status(options: StatusOptions) -> StatusResult:
+    """The last known status of every recorded declaration (no network)."""
+    environment, backend = options.chosen()
+    return StatusResult(environment.name, tuple(status_entries(backend.read())))
+
+
+@dataclass(frozen=True)
+class RefreshOptions(StatusOptions):
+    """``lock_timeout``: how long to wait for the state's lock, in seconds."""
+
+    lock_timeout: float = 0.0
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """What refresh found: the changes at the service, the lost submissions looked for
+    (each described for the user), and where everything stands afterwards."""
+
+    drifts: tuple[Drift, ...]
+    lost: tuple[str, ...]
+    status: StatusResult
+    settled_changes: int = field(default=0)
+
+    def exit_code(self, *, detailed: bool) -> ExitCode:
+        """0, or with ``detailed``: 1 while anything is rejected at the service or needs a
+        decision, else 2 when something changed at the service, else 0."""
+        if not detailed:
+            return ExitCode.OK
+        if self.status.blocking:
+            return ExitCode.FINDINGS
+        if self.drifts or self.settled_changes:
+            return ExitCode.CHANGES
+        return ExitCode.OK
+
+
+def refresh_environment(
+    options: RefreshOptions, notice: Callable[[str], None] = lambda text: None
+) -> RefreshResult:
+    """Poll what the state knows and record what changed at the service (under the lock);
+    lost submissions are looked for first. ``notice`` receives progress for the user."""
+    from customs_batch.environments import connect  # httpx: only for a command that sends
+    from customs_batch.execution.reconcile import refresh
+    from customs_batch.execution.settle import settle_lost_creations
+
+    environment, backend = options.chosen()
+    with (
+        connect(environment) as client,
+        backend.open("refresh", lock_timeout=options.lock_timeout) as session,
+    ):
+        settled = settle_lost_creations(
+            session,
+            client,
+            answered_within=environment.timeouts.answered_within,
+            notice=notice,
+        )
+        drifts = refresh(session, client)
+        entries = tuple(status_entries(session.state))
+    return RefreshResult(
+        tuple(drifts),
+        tuple(lost.describe() for lost in settled),
+        StatusResult(environment.name, entries),
+        settled_changes=len(settled),
+    )
