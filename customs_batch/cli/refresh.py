@@ -109,9 +109,11 @@ def refresh(
 @format_option(STATUS_FORMATS, "text: a line per declaration; json: a stable object for tools.")
 @allow_empty_state_option
 def status(env_name: str | None, format_name: str) -> int:
-    """Show the declarations of the state with their last known status (no network).
+    """Show the declarations and cancellations of the state, last known status (no network).
 
-    Run `customs-batch refresh` first for the current status. `--format json` gives
+    One marked rejected was refused at the service; a cancellation marked pending has not
+    been decided by customs yet. Run `customs-batch refresh` first for the current status.
+    `--format json` gives
     `{"formatVersion": 1, "declarations": [...], "summary": {...}}`, each declaration with
     its lifecycle, ID, state at the service, whether customs rejected it or has not decided
     yet, and the service's errors.
