@@ -7,9 +7,9 @@ from typing import Any, TypeVar
 
 import click
 
+from customs_batch.backends import backend_for as _configured_backend
 from customs_batch.environments import Environment
 from customs_batch.state import StateBackend
-from customs_batch.state.select import backend_for as _configured_backend
 
 F = TypeVar("F", bound=Callable[..., Any])
 

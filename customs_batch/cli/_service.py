@@ -48,7 +48,7 @@ def open_client(
 ) -> CustomsClient:
     """The run's client for the chosen environment, with HTTP logging when ``verbose``."""
     set_http_log(enabled=verbose)
-    from customs_batch.environments import connect  # httpx: only for a command that sends
+    from customs_batch.backends import connect  # httpx: only for a command that sends
 
     return connect(select_environment(env_name), retry_policy=retry_policy)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.backends import connect
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
     allow_empty_state_option,
@@ -17,12 +18,11 @@ from customs_batch.cli._inputs import (
 )
 from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
 from customs_batch.commands import Inputs
-from customs_batch.environments import connect
 from customs_batch.errors import ExitCode, StateError, UsageError
 from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
-from customs_batch.kinds._readback import Comparison
+from customs_batch.kinds.readback import Comparison
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, edits
 from customs_batch.state.file import dumps, loads

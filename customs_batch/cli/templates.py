@@ -34,8 +34,8 @@ def templates() -> None:
 )
 def list_(project: Path) -> int:
     """List the project's and the built-in templates, with the first line of their comment."""
-    from customs_batch.manifest._discover import find_project_root
-    from customs_batch.manifest._template_catalog import list_templates
+    from customs_batch.manifest.discover import find_project_root
+    from customs_batch.manifest.template_catalog import list_templates
 
     infos = list_templates(find_project_root(project / "_"))
     if not infos:
@@ -64,8 +64,8 @@ def show(name: str, project: Path) -> int:
     The template's text goes to standard output, where it comes from to standard error,
     so `customs-batch templates show t1-road > templates/my-road.yaml.j2` starts a copy.
     """
-    from customs_batch.manifest._discover import find_project_root
-    from customs_batch.manifest._template_catalog import show_template
+    from customs_batch.manifest.discover import find_project_root
+    from customs_batch.manifest.template_catalog import show_template
 
     found = show_template(find_project_root(project / "_"), name)
     origin = f"{found.info.origin} template {found.info.path}"

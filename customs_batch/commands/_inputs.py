@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from customs_batch.backends import backend_for
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.manifest import Document
 from customs_batch.planning.inputs import Selection, load_inputs
 from customs_batch.state import StateBackend
-from customs_batch.state.select import backend_for
 from customs_batch.validation.batch import ValidationResult
 
 

@@ -8,9 +8,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from customs_batch.backends import connect
 from customs_batch.commands._inputs import Inputs
 from customs_batch.commands.plan import guarded
-from customs_batch.environments import Environment, connect
+from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.budget import TimeBudget

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from customs_batch.backends import rate_budget_note
 from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
@@ -14,7 +15,6 @@ from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import digest_documents, write_plan
-from customs_batch.state.select import rate_budget_note
 
 
 @dataclass(frozen=True)

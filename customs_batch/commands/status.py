@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from customs_batch.backends import backend_for
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import ExitCode
 from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
 from customs_batch.state import StateBackend
-from customs_batch.state.select import backend_for
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def refresh_environment(
 ) -> RefreshResult:
     """Poll what the state knows and record what changed at the service (under the lock);
     lost submissions are looked for first. ``notice`` receives progress for the user."""
-    from customs_batch.environments import connect  # httpx: only for a command that sends
+    from customs_batch.backends import connect  # httpx: only for a command that sends
     from customs_batch.execution.reconcile import refresh
     from customs_batch.execution.settle import settle_lost_creations
 

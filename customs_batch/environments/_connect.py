@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import httpx
 
 from customs_batch.client import CustomsClient, RateLimiter, RetryPolicy, Sender
-from customs_batch.environments._environment import Environment, StateKind
+from customs_batch.environments._environment import Environment
 
 LOCAL_BASE_URL = "http://local.sandbox"
 
@@ -30,11 +30,14 @@ def connect(
     environ: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
     retry_policy: RetryPolicy | None = None,
+    shared_limiter: Callable[[str], RateLimiter] | None = None,
 ) -> CustomsClient:
     """The client of ``environment``, with one rate limiter for the whole run.
 
     ``transport`` replaces the network (tests); the built-in ``local`` environment gets the
-    emulator in-process. Raises ConfigError when the key is not where the environment says.
+    emulator in-process. ``shared_limiter`` makes the rate limiter of a key shared with
+    other processes (``customs_batch.backends.connect`` passes the one kept in a
+    PostgreSQL state); without it the limiter is this process's own. Raises ConfigError when the key is not where the environment says.
     After a 401 the client reads the key again from the same place, and goes on with it if
     it changed (a key rotated during a long run).
     """
@@ -46,22 +49,14 @@ def connect(
     sender = Sender(
         environment.base_url or LOCAL_BASE_URL,
         key,
-        rate_limiter=_rate_limiter(environment, key, environ),
+        rate_limiter=(
+            shared_limiter(key)
+            if shared_limiter is not None
+            else RateLimiter(environment.rate_limit)
+        ),
         retry_policy=retry_policy,
         timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
         transport=transport,
         key_source=None if environment.builtin else lambda: environment.credential.resolve(source),
     )
     return CustomsClient(sender, environment.endpoints)
-
-
-def _rate_limiter(
-    environment: Environment, key: str, environ: Mapping[str, str] | None
-) -> RateLimiter:
-    if environment.state.backend is StateKind.LOCAL:
-        return RateLimiter(environment.rate_limit)
-    # With the state in PostgreSQL the key's budget is shared there (docs/state.md);
-    # imported here, since the state package builds on this one.
-    from customs_batch.state.select import rate_limiter_for
-
-    return rate_limiter_for(environment, key, environ)

@@ -38,7 +38,7 @@ from customs_batch.execution.budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, follow_pending, wait_for_departure
 from customs_batch.kinds import Address
-from customs_batch.kinds._base import Request
+from customs_batch.kinds.model import Request
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve

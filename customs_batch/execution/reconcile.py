@@ -10,8 +10,8 @@ from customs_batch.client import CustomsClient
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import now_iso
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds._base import KindModel, Refreshed
-from customs_batch.kinds._readback import Comparison, DiffersAtService, Found, compare
+from customs_batch.kinds.model import KindModel, Refreshed
+from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State

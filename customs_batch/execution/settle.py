@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from customs_batch.client import AuthenticationError, CustomsClient, PermissionDeniedError
 from customs_batch.errors import ServiceError
 from customs_batch.kinds import Address
-from customs_batch.kinds._base import LostCreation, parse_time
+from customs_batch.kinds.model import LostCreation, parse_time
 from customs_batch.kinds.registry import KINDS
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord

@@ -11,7 +11,7 @@ from typing import Any
 
 from customs_batch.client import CustomsClient
 from customs_batch.errors import ServiceError
-from customs_batch.kinds._base import Refreshed
+from customs_batch.kinds.model import Refreshed
 from customs_batch.planning.diff import describe_error
 from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from customs_batch.client import TransitFilter
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import (
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.model import (
     JSON,
     Decision,
     Found,
@@ -31,7 +32,6 @@ from customs_batch.kinds._base import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord
 from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES
 

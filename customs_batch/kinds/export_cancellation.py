@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import (
+from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.model import (
     JSON,
     Found,
     KindModel,
@@ -26,7 +27,6 @@ from customs_batch.kinds._base import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.kinds.actions import Operation
 from customs_batch.state.model import ResourceRecord
 from customs_batch.vocabulary import DECLARATION_STATUSES
 

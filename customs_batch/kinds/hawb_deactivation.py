@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import (
+from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.model import (
     JSON,
     Found,
     KindModel,
@@ -17,7 +18,6 @@ from customs_batch.kinds._base import (
     outputs_of,
     repeat_unknown,
 )
-from customs_batch.kinds.actions import Operation
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import (
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.lanes import movement_lane
+from customs_batch.kinds.model import (
     JSON,
     Decision,
     Found,
@@ -23,8 +25,6 @@ from customs_batch.kinds._base import (
     identity_of,
     outputs_of,
 )
-from customs_batch.kinds.actions import Action, Operation
-from customs_batch.kinds.lanes import movement_lane
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient

@@ -14,8 +14,8 @@ from customs_batch.kinds import (
     template_group,
     transit_party_update,
 )
-from customs_batch.kinds._base import KindModel, SendFunction
 from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.model import KindModel, SendFunction
 
 KINDS: Mapping[Kind, KindModel] = MappingProxyType(
     {

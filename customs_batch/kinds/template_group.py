@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from customs_batch.client import Record, TemplateGroupFilter
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import (
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.model import (
     JSON,
     Conflict,
     Decision,
@@ -28,7 +29,6 @@ from customs_batch.kinds._base import (
     number,
     outputs_of,
 )
-from customs_batch.kinds.actions import Action, Operation
 from customs_batch.state.model import ResourceRecord
 
 if TYPE_CHECKING:

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
-from customs_batch.kinds._base import (
+from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit
+from customs_batch.kinds.model import (
     JSON,
     Found,
     KindModel,
@@ -21,8 +23,6 @@ from customs_batch.kinds._base import (
     outputs_of,
     repeat_unknown,
 )
-from customs_batch.kinds.actions import Operation
-from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient

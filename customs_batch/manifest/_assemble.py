@@ -16,10 +16,10 @@ from customs_batch.manifest._envelope import Envelope
 from customs_batch.manifest._jinja import FIX_TEMPLATE, JinjaProblem, problem_of, render_inline
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
-from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
+from customs_batch.manifest.template_catalog import shadow_warning
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}

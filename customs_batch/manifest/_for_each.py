@@ -36,13 +36,13 @@ from customs_batch.manifest._row_plan import (
     slot_tree,
     view_at,
 )
-from customs_batch.manifest._row_positions import RowPositions
 from customs_batch.manifest._schema_view import spec_view
-from customs_batch.manifest._template_catalog import shadow_warning
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import Document, Position, Reference
+from customs_batch.manifest.row_positions import RowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
+from customs_batch.manifest.template_catalog import shadow_warning
 
 _ROW_HINT = "Fix the cell in the spreadsheet, or the expression in the manifest."
 _NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }}".'

@@ -14,7 +14,6 @@ from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest._assemble import Source, assemble
 from customs_batch.manifest._compose import PLAIN, YamlProblem, compose_each
-from customs_batch.manifest._discover import discover, find_project_root
 from customs_batch.manifest._envelope import read_envelope
 from customs_batch.manifest._for_each import expand
 from customs_batch.manifest._for_each_options import RowRange
@@ -22,6 +21,7 @@ from customs_batch.manifest._line_bound import first_long_line, hint, max_line_b
 from customs_batch.manifest._long_blocks import LongBlock, blank, long_blocks
 from customs_batch.manifest._schema_view import document_view
 from customs_batch.manifest._tree import Walk, long_block_message
+from customs_batch.manifest.discover import discover, find_project_root
 from customs_batch.manifest.document import Document, Position
 from customs_batch.userfiles import FileRefused, megabytes, read_user_file
 

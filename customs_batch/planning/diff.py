@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from customs_batch.collector import bulk
 from customs_batch.kinds import Address
-from customs_batch.kinds._base import Decision, KindModel, UnknownOutcome
+from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import dependencies, dependency_order

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds._base import Decision, Identity, KindModel
 from customs_batch.kinds.actions import Action
+from customs_batch.kinds.model import Decision, Identity, KindModel
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import Document
 from customs_batch.planning.model import Operation

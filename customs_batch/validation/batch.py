@@ -25,8 +25,8 @@ from typing import Any
 from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
-from customs_batch.manifest._row_positions import RowPositions
 from customs_batch.manifest.document import Document, Position
+from customs_batch.manifest.row_positions import RowPositions
 from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import broken_addresses, check_project

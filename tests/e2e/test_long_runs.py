@@ -24,7 +24,7 @@ import psycopg
 import pytest
 import yaml
 
-from customs_batch.state.pg_budget import key_fingerprint
+from customs_batch.shared_rate_limit import key_fingerprint
 from tests.e2e import batches
 from tests.e2e.conftest import SECRET, Project, Sandbox
 from tests.e2e.test_postgres_state import PgProject

@@ -12,10 +12,10 @@ import httpx
 import psycopg
 import pytest
 
+from customs_batch.backends import connect, rate_budget_note
 from customs_batch.client import RateLimit, RateLimiter
-from customs_batch.environments import connect, load_project
-from customs_batch.state.pg_budget import POLL_SECONDS, SharedRateLimiter, key_fingerprint
-from customs_batch.state.select import rate_budget_note
+from customs_batch.environments import load_project
+from customs_batch.shared_rate_limit import POLL_SECONDS, SharedRateLimiter, key_fingerprint
 
 KEY = "budget-Key-4d7a-NeverStored"
 LIMIT = RateLimit.parse("50/second")

@@ -12,12 +12,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from customs_batch.backends import backend_for
 from customs_batch.environments import StateKind, load_project
 from customs_batch.errors import ConfigError, StateError
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
 from customs_batch.state.pg_schema import SCHEMA_VERSION, UPGRADES, ensure_schema, schema_version
 from customs_batch.state.postgres import PostgresBackend, lock_key
-from customs_batch.state.select import backend_for
 from tests.postgres import PASSWORD, PASSWORD_ROLE, PostgresCluster
 from tests.state.conftest import HOLD_SCRIPT, Backends
 

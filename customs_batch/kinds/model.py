@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from customs_batch.client import NotFoundError, Record
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds._readback import Found as Found
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.readback import Found as Found
 from customs_batch.state.model import ResourceRecord, Scalar
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ IdentityFunction = Callable[[Mapping[str, JSON]], Identity]
 SendFunction = Callable[["CustomsClient", Request], Outputs]
 ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Found]
 """Reads the object given by ID (``import``, ``state adopt``): its outputs and what the
-service holds of the document's fields (see ``kinds/_readback.py``)."""
+service holds of the document's fields (see ``kinds/readback.py``)."""
 RefreshFunction = Callable[["CustomsClient", Sequence[ResourceRecord]], dict[str, Refreshed | None]]
 """Reads every recorded object of a kind at once: what the service says of each, by address
 (None: no longer found)."""

@@ -1,15 +1,24 @@
-"""Which backend holds an environment's state (the ``state:`` block of its settings), and
-the rate budget that goes with it."""
+"""Which backend holds an environment's state (the ``state:`` block of its settings), the
+rate limit that goes with it, and the client that uses both.
+
+It composes ``environments`` (the settings), ``state`` (the backends) and ``client`` (the
+rate limiter), so it sits above all three: none of them imports another's composition."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from customs_batch.client import RateLimiter
 from customs_batch.environments import Environment, StateKind
 from customs_batch.errors import ConfigError
 from customs_batch.state.backend import LocalBackend, StateBackend
+
+if TYPE_CHECKING:
+    import httpx
+
+    from customs_batch.client import CustomsClient, RetryPolicy
 
 
 def backend_for(
@@ -55,7 +64,7 @@ def rate_limiter_for(
     every process that uses the key; otherwise this process's own."""
     if environment.state.backend is StateKind.LOCAL or environment.rate_limit.requests is None:
         return RateLimiter(environment.rate_limit)
-    from customs_batch.state.pg_budget import SharedRateLimiter, key_fingerprint
+    from customs_batch.shared_rate_limit import SharedRateLimiter, key_fingerprint
 
     url = state_url(environment, environ)
     timeouts, limit = environment.timeouts, environment.rate_limit
@@ -66,6 +75,26 @@ def rate_limiter_for(
         # A request out longer than the client waits for it was lost (a crash): it counts
         # as answered then, so it does not hold the key's window forever.
         stale_after=timeouts.connect + timeouts.read + limit.period,
+    )
+
+
+def connect(
+    environment: Environment,
+    *,
+    environ: Mapping[str, str] | None = None,
+    retry_policy: RetryPolicy | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> CustomsClient:
+    """The run's client for ``environment``, whose rate limit is shared through the state's
+    database when the state is in PostgreSQL (``environments.connect`` otherwise)."""
+    from customs_batch.environments import connect as connect_environment
+
+    return connect_environment(
+        environment,
+        environ=environ,
+        retry_policy=retry_policy,
+        transport=transport,
+        shared_limiter=lambda key: rate_limiter_for(environment, key, environ),
     )
 
 
