@@ -17,7 +17,7 @@ from customs_batch.cli._inputs import (
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands import ApplyOptions, Inputs, apply_changes
-from customs_batch.execution.budget import parse_time_budget
+from customs_batch.execution.time_budget import parse_time_budget
 from customs_batch.execution.waiting import WaitOptions
 
 

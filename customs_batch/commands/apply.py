@@ -14,10 +14,10 @@ from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
-from customs_batch.execution.budget import TimeBudget
 from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
+from customs_batch.execution.time_budget import TimeBudget
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.guard import large_change

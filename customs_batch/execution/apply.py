@@ -34,8 +34,8 @@ from customs_batch.client import (
     RequestRefusedError,
 )
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
-from customs_batch.execution.budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
+from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.waiting import WaitOptions, follow_pending, wait_for_departure
 from customs_batch.kinds import Address
 from customs_batch.kinds.model import Request
@@ -431,7 +431,7 @@ def apply_plan(
     """Apply every change of ``plan`` that sends something, in dependency order.
 
     With a ``budget``, an operation that would not end inside it is not started (see
-    ``customs_batch.execution.budget``); the report's ``out_of_time`` then says how many.
+    ``customs_batch.execution.time_budget``); the report's ``out_of_time`` then says how many.
     """
     started = clock()
     run = _Run(plan, session, client, stop, wait, events)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from customs_batch.reports._base import PlanView, register
-from customs_batch.reports._graph import COLOURS, picture
+from customs_batch.reports._picture import COLOURS, picture
 
 
 @register("dot")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
-from customs_batch.reports._graph import MAX_NODES, picture
 from customs_batch.reports._mermaid import mermaid
+from customs_batch.reports._picture import MAX_NODES, picture
 from customs_batch.reports._words import (
     REVIEW_ORDER,
     WORDS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from customs_batch.reports._base import PlanView, register
-from customs_batch.reports._graph import COLOURS, Picture, picture
+from customs_batch.reports._picture import COLOURS, Picture, picture
 
 
 @register("mermaid")

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
-from customs_batch.sandbox import contract, declarations, rto, templates, transit
+from customs_batch.sandbox import contract, declarations, rto, template_groups, transit
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
 from customs_batch.sandbox.gate import Gate, GateMiddleware, set_gate, show_gate
@@ -47,9 +47,9 @@ ROUTES = [
     endpoint("DELETE", C.DECLARATION, declarations.cancel_declaration),
     endpoint("GET", C.ITEMS, declarations.list_items),
     endpoint("GET", C.ITEM, declarations.get_item),
-    endpoint("POST", C.TEMPLATE_GROUPS, templates.create_group),
-    endpoint("GET", C.TEMPLATE_GROUPS, templates.list_groups),
-    endpoint("PATCH", C.TEMPLATE_GROUP, templates.update_group),
+    endpoint("POST", C.TEMPLATE_GROUPS, template_groups.create_group),
+    endpoint("GET", C.TEMPLATE_GROUPS, template_groups.list_groups),
+    endpoint("PATCH", C.TEMPLATE_GROUP, template_groups.update_group),
     endpoint("GET", C.INSPECT_MOVEMENTS, rto.inspect_movements),
     endpoint("GET", C.INSPECT_STATS, rto.inspect_stats),
 ]

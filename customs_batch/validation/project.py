@@ -11,7 +11,7 @@ from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import is_reference
 from customs_batch.validation.cross_document import check_cross_documents
-from customs_batch.validation.graph import find_cycles
+from customs_batch.validation.cycles import find_cycles
 from customs_batch.validation.order import check_order
 from customs_batch.validation.ownership import check_owners
 

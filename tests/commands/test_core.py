@@ -21,7 +21,7 @@ from customs_batch.commands.apply import ApplyProgress
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyReport, Outcome
-from customs_batch.execution.budget import OutOfTime, TimeBudget
+from customs_batch.execution.time_budget import OutOfTime, TimeBudget
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
 from customs_batch.planning import Plan

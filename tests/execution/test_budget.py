@@ -11,8 +11,8 @@ import pytest
 from customs_batch.client import CustomsClient, RateLimit, RateLimiter, Sender
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import apply_plan
-from customs_batch.execution.budget import BudgetWatch, TimeBudget, parse_time_budget
 from customs_batch.execution.scheduler import NodeStatus, walk
+from customs_batch.execution.time_budget import BudgetWatch, TimeBudget, parse_time_budget
 from customs_batch.planning import plan_changes
 from customs_batch.reports import apply_markdown
 from customs_batch.state import LocalBackend, RecordStatus

@@ -12,7 +12,7 @@ from customs_batch.kinds import Kind
 from customs_batch.planning.graph import dependency_edges
 from customs_batch.planning.model import Action
 from customs_batch.reports import PlanView, render_plan
-from customs_batch.reports._graph import COLOURS
+from customs_batch.reports._picture import COLOURS
 from tests.planning.helpers import doc, movement
 
 from .plans import big_view, change, view

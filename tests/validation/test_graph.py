@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from customs_batch.validation.graph import find_cycles
+from customs_batch.validation.cycles import find_cycles
 
 
 def test_no_cycle_in_a_dag() -> None:
