@@ -81,3 +81,21 @@ def test_the_lower_packages_stay_below() -> None:
     assert graph.get("sandbox", set()) <= set()
     # Only the CLI imports the CLI.
     assert all("cli" not in targets for source, targets in graph.items() if source != "cli")
+
+
+def test_only_the_cli_imports_click() -> None:
+    importing = sorted(
+        str(file.relative_to(ROOT))
+        for file in ROOT.rglob("*.py")
+        if file.relative_to(ROOT).parts[0] != "cli"
+        and any(
+            isinstance(node, ast.Import | ast.ImportFrom)
+            and any(
+                (alias.name if isinstance(node, ast.Import) else node.module or "").split(".")[0]
+                == "click"
+                for alias in node.names
+            )
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+        )
+    )
+    assert importing == [], "commands are functions: only cli/ parses options"

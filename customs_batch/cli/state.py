@@ -9,25 +9,32 @@ from pathlib import Path
 
 import click
 
-from customs_batch.backends import connect
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
+    allow_empty_state,
     allow_empty_state_option,
-    backend_for,
     lock_timeout_option,
 )
-from customs_batch.cli._service import env_option, select_environment, set_http_log, verbose_option
-from customs_batch.commands import Inputs
+from customs_batch.cli._service import env_option, set_http_log, verbose_option
+from customs_batch.commands.state import (
+    StateOptions,
+    adopt_object,
+    forget_attempt,
+    forget_records,
+    import_document,
+    move_record,
+    push_state,
+    read_state,
+    restore_record,
+    unlock,
+)
 from customs_batch.errors import ExitCode, StateError, UsageError
-from customs_batch.execution.reconcile import adopt, import_object
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.kinds.readback import Comparison
-from customs_batch.planning.references import resolve
-from customs_batch.state import RecordStatus, ResourceRecord, State, edits
+from customs_batch.state import ResourceRecord, State
 from customs_batch.state.file import dumps, loads
 from customs_batch.state.records import each_record
-from customs_batch.state.transfer import pushed_state
 
 STATE_LIST_JSON_VERSION = 2
 """2: the records under ``resources``, beside ``formatVersion`` (1 was the bare mapping)."""
@@ -40,6 +47,10 @@ def _address(text: str) -> Address:
             f"{text!r} is not an address", hint="write it as Kind/name, e.g. Movement/mov-1"
         )
     return address
+
+
+def _options(env_name: str | None, lock_timeout: float = 0.0) -> StateOptions:
+    return StateOptions(env_name, allow_empty_state(), lock_timeout)
 
 
 def _record(state: State, address: Address) -> ResourceRecord:
@@ -124,7 +135,7 @@ def list_(env_name: str | None, format_name: str) -> int:
     Example:
       customs-batch state list --env sandbox
     """
-    current = backend_for(select_environment(env_name)).read()
+    current = read_state(_options(env_name))
     _echo_in_batches(STATE_LIST_FORMATS.get(format_name)(current))
     if format_name == "text" and not current.resources:
         click.echo("The state is empty.", err=True)
@@ -143,7 +154,7 @@ def show(address: str, env_name: str | None) -> int:
     Example:
       customs-batch state show Movement/mov-a1-arrival
     """
-    current = backend_for(select_environment(env_name)).read()
+    current = read_state(_options(env_name))
     record = _record(current, _address(address))
     body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": {str(address): record.to_json()}}
     click.echo(json.dumps(body, indent=2, sort_keys=True))
@@ -176,21 +187,15 @@ def rm(addresses: tuple[str, ...], gone: bool, env_name: str | None, lock_timeou
       customs-batch state rm --gone DepartureDeclaration/dep-cancelled
     """
     parsed = [_address(a) for a in addresses]
-    with backend_for(select_environment(env_name)).open(
-        "state rm", lock_timeout=lock_timeout
-    ) as session:
-        for address in parsed:
-            edits.check_forgettable(session, str(address), gone=gone)
-        for address in parsed:
-            done = edits.forget(session, str(address), gone=gone)
-            if done.tombstone:
-                click.echo(
-                    f"Forgot {address}; a tombstone keeps its identity, so no document submits "
-                    f"it again (`customs-batch state rm --gone {address}` once it no longer "
-                    "exists at the service)."
-                )
-            else:
-                click.echo(f"Removed {address} from the state.")
+    for done in forget_records(_options(env_name, lock_timeout), parsed, gone=gone):
+        if done.tombstone:
+            click.echo(
+                f"Forgot {done.address}; a tombstone keeps its identity, so no document "
+                f"submits it again (`customs-batch state rm --gone {done.address}` once it no "
+                "longer exists at the service)."
+            )
+        else:
+            click.echo(f"Removed {done.address} from the state.")
     return int(ExitCode.OK)
 
 
@@ -207,10 +212,7 @@ def restore(address: str, env_name: str | None, lock_timeout: float) -> int:
       customs-batch state restore DepartureDeclaration/dep-ham-0001
     """
     parsed = _address(address)
-    with backend_for(select_environment(env_name)).open(
-        "state restore", lock_timeout=lock_timeout
-    ) as session:
-        record = edits.restore(session, str(parsed))
+    record = restore_record(_options(env_name, lock_timeout), parsed)
     click.echo(f"Restored {parsed} ({record.status.value}).")
     return int(ExitCode.OK)
 
@@ -234,10 +236,7 @@ def mv(source: str, destination: str, env_name: str | None, lock_timeout: float)
       customs-batch state mv DepartureDeclaration/dep-old DepartureDeclaration/dep-new
     """
     old, new = _address(source), _address(destination)
-    with backend_for(select_environment(env_name)).open(
-        "state mv", lock_timeout=lock_timeout
-    ) as session:
-        edits.move(session, str(old), str(new))
+    move_record(_options(env_name, lock_timeout), old, new)
     click.echo(f"Moved {old} to {new}.")
     return int(ExitCode.OK)
 
@@ -258,16 +257,7 @@ def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
       customs-batch state forget DepartureDeclaration/dep-ham-0001
     """
     parsed = _address(address)
-    with backend_for(select_environment(env_name)).open(
-        "state forget", lock_timeout=lock_timeout
-    ) as session:
-        record = _record(session.state, parsed)
-        if record.status is RecordStatus.APPLIED:
-            raise StateError(
-                f"{parsed} was applied: forgetting it would send it again",
-                hint=f"use `customs-batch state rm {parsed}` to stop tracking an applied object",
-            )
-        session.forget(str(parsed))
+    forget_attempt(_options(env_name, lock_timeout), parsed)
     click.echo(f"Forgot the attempt of {parsed}; the next apply sends it again.")
     return int(ExitCode.OK)
 
@@ -294,13 +284,8 @@ def adopt_(
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
     """
     parsed = _address(address)
-    environment = select_environment(env_name)
     set_http_log(enabled=verbose)
-    with (
-        connect(environment) as client,
-        backend_for(environment).open("state adopt", lock_timeout=lock_timeout) as session,
-    ):
-        record, comparison = adopt(session, client, parsed, remote_id)
+    record, comparison = adopt_object(_options(env_name, lock_timeout), parsed, remote_id)
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Adopted {parsed}: {outputs}")
     _echo_comparison(comparison)
@@ -323,7 +308,7 @@ def pull(env_name: str | None) -> int:
     Example:
       customs-batch state pull --env production > production-state.json
     """
-    current = backend_for(select_environment(env_name)).read()
+    current = read_state(_options(env_name))
     click.echo(dumps(current).decode(), nl=False)
     return int(ExitCode.OK)
 
@@ -349,11 +334,7 @@ def push(file: Path, env_name: str | None, lock_timeout: float, force: bool) -> 
     """
     source = Path("<stdin>") if str(file) == "-" else file
     incoming = loads(_read_bytes(file), source=source)
-    with backend_for(select_environment(env_name)).open(
-        "state push", lock_timeout=lock_timeout
-    ) as session:
-        replacement = pushed_state(session.state, incoming, force=force)
-        session.replace(replacement)
+    replacement = push_state(_options(env_name, lock_timeout), incoming, force=force)
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
         f"{len(replacement.resources)} record(s)."
@@ -400,35 +381,12 @@ def import_(
       customs-batch import TemplateGroup/eu-road 12 manifests/
     """
     parsed = _address(address)
-    documents = Inputs(paths).documents()
-    document = next((d for d in documents if d.address == parsed), None)
-    if document is None:
-        raise UsageError(
-            f"{parsed} is not in the manifests",
-            hint="write its document first; import connects a document to an existing object",
-        )
-    environment = select_environment(env_name)
     set_http_log(enabled=verbose)
-    with (
-        connect(environment) as client,
-        backend_for(environment).open("import", lock_timeout=lock_timeout) as session,
-    ):
-        spec, _unknown = resolve(dict(document.spec), _lookup(session.state))
-        record, comparison = import_object(session, client, parsed, remote_id, spec)
+    record, comparison = import_document(_options(env_name, lock_timeout), parsed, remote_id, paths)
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Imported {parsed}: {outputs}")
     _echo_comparison(comparison)
     return int(ExitCode.OK)
-
-
-def _lookup(current: State):  # type: ignore[no-untyped-def]
-    def lookup(address: Address, name: str) -> object:
-        record = current.resources.get(str(address))
-        if record is None or record.status is not RecordStatus.APPLIED:
-            raise KeyError(name)
-        return record.outputs[name]
-
-    return lookup
 
 
 @click.command("force-unlock")
@@ -457,7 +415,7 @@ def force_unlock(lock_id: str, env_name: str | None, force: bool) -> int:
       customs-batch force-unlock 3f2c9a1e-7d1b-4c55-9f0e-2b8d6c1a4e77
       customs-batch force-unlock 3f2c9a1e-7d1b-4c55-9f0e-2b8d6c1a4e77 --force
     """
-    done = backend_for(select_environment(env_name)).force_unlock(lock_id, force=force)
+    done = unlock(_options(env_name), lock_id, force=force)
     click.echo(f"Unlocked: {done.info.describe()}")
     click.echo(done.how)
     return int(ExitCode.OK)

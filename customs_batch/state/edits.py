@@ -54,6 +54,23 @@ def forget(session: StateSession, address: str, *, gone: bool) -> Forgotten:
     return Forgotten(address, tombstone=True)
 
 
+def forget_attempt(session: StateSession, address: str) -> None:
+    """Take back an attempt whose outcome is unknown (found not to have created anything),
+    so that the next apply sends it again. Refused for what was applied or forgotten."""
+    record = _record(session, address)
+    if record.status is RecordStatus.APPLIED:
+        raise StateError(
+            f"{address} was applied: forgetting it would send it again",
+            hint=f"use `customs-batch state rm {address}` to stop tracking an applied object",
+        )
+    if record.status is RecordStatus.FORGOTTEN:
+        raise StateError(
+            f"{address} was forgotten by `customs-batch state rm`: it exists at the service",
+            hint=f"`customs-batch state rm --gone {address}` once it no longer does",
+        )
+    session.forget(address)
+
+
 def restore(session: StateSession, address: str) -> ResourceRecord:
     """Track a forgotten address again, with the status it had."""
     record = _record(session, address)

@@ -1,0 +1,139 @@
+"""The state commands as functions: look at the state, and mend it (``state rm``, ``mv``,
+``restore``, ``forget``, ``adopt``, ``push``, and ``import``). Each chooses the environment and
+its backend, takes the lock where it writes, and returns what it did; the CLI only parses and
+prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from customs_batch.backends import backend_for
+from customs_batch.environments import Environment, load_project
+from customs_batch.errors import UsageError
+from customs_batch.kinds import Address
+from customs_batch.planning.references import JSON, resolve
+from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
+from customs_batch.state.lock import Unlocked
+from customs_batch.state.transfer import pushed_state
+
+if TYPE_CHECKING:
+    from customs_batch.kinds.readback import Comparison
+
+
+@dataclass(frozen=True)
+class StateOptions:
+    """``environment``: a name from customs-batch.yaml (None: the default);
+    ``allow_empty_state``: read a local state that starts empty although traces of an
+    earlier one are there; ``lock_timeout``: how long a writing command waits for the lock."""
+
+    environment: str | None = None
+    allow_empty_state: bool = False
+    lock_timeout: float = 0.0
+
+    def chosen(self) -> Environment:
+        return load_project().select(self.environment)
+
+    def backend(self, environment: Environment | None = None) -> StateBackend:
+        return backend_for(environment or self.chosen(), allow_empty_state=self.allow_empty_state)
+
+
+def unlock(options: StateOptions, lock_id: str, *, force: bool) -> Unlocked:
+    """``force-unlock``: the lock ``lock_id`` of a run that has ended, removed."""
+    return options.backend().force_unlock(lock_id, force=force)
+
+
+def read_state(options: StateOptions) -> State:
+    """The whole state (``state list``, ``show``, ``pull``), read without the lock."""
+    return options.backend().read()
+
+
+def forget_records(
+    options: StateOptions, addresses: list[Address], *, gone: bool
+) -> list[edits.Forgotten]:
+    """``state rm``: every address checked first, then each forgotten (a tombstone, or for
+    good with ``gone``)."""
+    with options.backend().open("state rm", lock_timeout=options.lock_timeout) as session:
+        for address in addresses:
+            edits.check_forgettable(session, str(address), gone=gone)
+        return [edits.forget(session, str(address), gone=gone) for address in addresses]
+
+
+def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
+    """``state restore``: a tombstone tracked again."""
+    with options.backend().open("state restore", lock_timeout=options.lock_timeout) as session:
+        return edits.restore(session, str(address))
+
+
+def move_record(options: StateOptions, old: Address, new: Address) -> ResourceRecord:
+    """``state mv``: a renamed document takes its record."""
+    with options.backend().open("state mv", lock_timeout=options.lock_timeout) as session:
+        return edits.move(session, str(old), str(new))
+
+
+def forget_attempt(options: StateOptions, address: Address) -> None:
+    """``state forget``: an attempt whose outcome is unknown, found not to have created
+    anything, is taken back so the next apply sends it again."""
+    with options.backend().open("state forget", lock_timeout=options.lock_timeout) as session:
+        edits.forget_attempt(session, str(address))
+
+
+def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
+    """``state push``: the state replaced by ``incoming`` (refused for another lineage or an
+    older serial unless ``force``)."""
+    with options.backend().open("state push", lock_timeout=options.lock_timeout) as session:
+        replacement = pushed_state(session.state, incoming, force=force)
+        session.replace(replacement)
+    return replacement
+
+
+def adopt_object(
+    options: StateOptions, address: Address, remote_id: str
+) -> tuple[ResourceRecord, Comparison]:
+    """``state adopt``: an attempt whose outcome was unknown did create ``remote_id``; the
+    object is read and compared with what the attempt sent before it is recorded."""
+    from customs_batch.backends import connect
+    from customs_batch.execution.reconcile import adopt
+
+    environment = options.chosen()
+    with (
+        connect(environment) as client,
+        options.backend(environment).open(
+            "state adopt", lock_timeout=options.lock_timeout
+        ) as session,
+    ):
+        return adopt(session, client, address, remote_id)
+
+
+def import_document(
+    options: StateOptions, address: Address, remote_id: str, paths: tuple[Path, ...]
+) -> tuple[ResourceRecord, Comparison]:
+    """``import``: the document ``address`` of the manifests under ``paths`` takes over the
+    object ``remote_id`` made elsewhere, once read and compared."""
+    from customs_batch.backends import connect
+    from customs_batch.commands._inputs import Inputs
+    from customs_batch.execution.reconcile import import_object
+
+    documents = Inputs(paths).documents()
+    document = next((d for d in documents if d.address == address), None)
+    if document is None:
+        raise UsageError(
+            f"{address} is not in the manifests",
+            hint="write its document first; import connects a document to an existing object",
+        )
+    environment = options.chosen()
+    with (
+        connect(environment) as client,
+        options.backend(environment).open("import", lock_timeout=options.lock_timeout) as session,
+    ):
+        current = session.state
+
+        def lookup(target: Address, name: str) -> JSON:
+            record = current.resources.get(str(target))
+            if record is None or record.status is not RecordStatus.APPLIED:
+                raise KeyError(name)
+            return record.outputs[name]
+
+        spec, _unknown = resolve(dict(document.spec), lookup)
+        return import_object(session, client, address, remote_id, spec)
