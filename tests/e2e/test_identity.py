@@ -213,3 +213,69 @@ def test_a_rename_declared_in_the_manifest_moves_and_sends_only_the_change(
     assert sandbox.requests("PATCH", "parties") == patched + 1
     assert set(project.state()) == {"DepartureDeclaration/dep-renamed"}
     assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_import_of_a_declaration_that_declares_something_else_records_nothing(
+    project: Project, sandbox: Sandbox
+) -> None:
+    # The seed's transit declaration 7002: 800 kg to BE212000; the document: another weight.
+    project.write(DEPARTURES, batches.departures(1).replace("name: dep-e2e-01", "name: dep-legacy"))
+    before = len(sandbox.get("/v1/declarations/transit", itemsPerPage=100)["result"])
+    imported = project.run("import", "DepartureDeclaration/dep-legacy", "7002")
+    assert imported.returncode == 1, imported.stdout + imported.stderr
+    assert "totalWeight" in imported.stderr and "Nothing was recorded" in imported.stderr
+    assert "DepartureDeclaration/dep-legacy" not in project.state()
+    _, changes = _plan(project)
+    assert changes["DepartureDeclaration/dep-legacy"]["action"] == "create"
+    assert len(sandbox.get("/v1/declarations/transit", itemsPerPage=100)["result"]) == before
+
+
+def test_a_doubled_export_is_stopped_by_the_large_change_guard_until_allowed(
+    project: Project, sandbox: Sandbox
+) -> None:
+    settings = project.environment()
+    settings["large_change_guard"] = {"min_records": 50, "max_create_share": 0.5}
+    project.environment = lambda: settings  # type: ignore[method-assign]
+    project.write_config()
+    original = batches.movements(15, lanes=4)
+    project.write("manifests/movements.yaml", original)
+    _apply(project)  # a first bulk load into an empty state is not stopped
+    assert len(sandbox.movements()) == 60
+    # A re-exported sheet with every row twice: 60 more creates on a state of 60 records.
+    again = []
+    for document in yaml.safe_load_all(original):
+        document["metadata"]["name"] = document["metadata"]["name"].replace("mov-", "again-")
+        document["spec"]["quantity"] += 100
+        again.append(document)
+    project.write("manifests/movements.yaml", original + "---\n" + yaml.safe_dump_all(again))
+    code, changes = _plan(project)
+    assert code == 0 and changes["Movement/again-l0-01"]["action"] == "create"
+    shown = project.run("plan").stdout
+    assert "Large change" in shown
+    stopped = project.run("apply", "--auto-approve")
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "--allow-large-change" in stopped.stdout + stopped.stderr
+    assert len(sandbox.movements()) == 60, "the guard stops before anything is sent"
+
+
+def test_two_owners_of_a_party_field_and_unordered_movements_send_nothing(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1))
+    project.write(
+        "manifests/updates.yaml",
+        PARTY_UPDATE.replace("    eoriNo: BE0123456789", "    street: Kai 2"),
+    )
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 1
+    assert "project.two-owners" in refused.stdout + refused.stderr
+    assert sandbox.created_transit() == {}
+
+    (project.root / "manifests" / "updates.yaml").unlink()
+    first, second = batches.movements(2, lanes=1).split("---\n", 1)
+    project.write("manifests/a-movements.yaml", first)
+    project.write("manifests/b-movements.yaml", second)
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 1
+    assert "project.movement-order" in refused.stdout + refused.stderr
+    assert sandbox.created_transit() == {} and sandbox.movements() == []
