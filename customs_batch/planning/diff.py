@@ -83,7 +83,8 @@ def _plan(
         spec, unknown = resolve(doc.spec, lookup)
         record = recorded(str(doc.address))
         values = field_changes(record.spec, spec) if record is not None else ()
-        identity = identities.of(doc, spec)
+        place = identities.place(doc)
+        identity: tuple[str, ...] = ()
         moved_from: Address | None = None
         renamed = (
             _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
@@ -107,6 +108,7 @@ def _plan(
                     "moves to this name; nothing is sent",
                 )
         elif record is None or record.never_created:
+            identity = identities.of(doc, spec, place)
             decided, found = identities.decide_creation(doc.address, spec, identity, record)
             if found is not None:
                 moved_from = Address.parse(found.address)
@@ -118,6 +120,10 @@ def _plan(
             decided = _decide(doc.address, spec, record, values, now, followed)
         if decided.action is Action.RESUBMIT:
             replaced.add(str(doc.address))
+        if not identity and decided.operation.writes_state:
+            # Recorded with what it sends (an unchanged document needs none: nothing is
+            # recorded for it).
+            identity = identities.of(doc, spec, place)
         changes.append(
             PlannedChange(
                 address=doc.address,

@@ -22,7 +22,7 @@ from typing import Any
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import Decision, Identity, KindModel
-from customs_batch.kinds.registry import KINDS, model_of
+from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 from customs_batch.planning.model import Operation
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
@@ -56,45 +56,51 @@ class Identities:
         self._recorded = recorded
         self._named = named
         self._whole = whole
-        self._places: dict[str, int] = {}
+        self._places: dict[int, int] = {}
+        """By a hash of lane and identity, how many documents of it were planned so far."""
         self._duplicates: dict[str, list[str]] = {}
         self._index: dict[bytes, list[str]] | None = None
         self._taken: set[str] = set()
         self._read_batch(documents)
 
     def _read_batch(self, documents: Sequence[Document]) -> None:
-        if not any(model.identity for model in KINDS.values()):
-            return
-        lanes: dict[bytes, int] = {}
-        first: dict[bytes, str] = {}
-        for doc in sorted(documents, key=lambda d: d.index):
+        """Documents of the batch that declare the same thing. Kept only while reading: a
+        digest per document, not its words (a bulk load of 100,000 documents passes here).
+        Documents of a kind with lanes never do: each has its own place in its lane."""
+        first: dict[bytes, int] = {}
+        for position, doc in enumerate(documents):
             model = model_of(doc.kind)
-            if model.identity is None:
+            if model.identity is None or model.lane is not None:
                 continue
-            words = model.identity(doc.spec)
-            if model.lane is not None:
-                lane = _key(doc.kind, (*model.lane(doc.spec), *words))
-                place = lanes.get(lane, 0)
-                lanes[lane] = place + 1
-                self._places[str(doc.address)] = place
-                words = (*words, f"place={place}")
-            key = _key(doc.kind, words)
-            other = first.setdefault(key, str(doc.address))
-            if other != str(doc.address):
-                self._duplicates.setdefault(other, []).append(str(doc.address))
-                self._duplicates.setdefault(str(doc.address), []).append(other)
+            other = first.setdefault(_key(doc.kind, model.identity(doc.spec)), position)
+            if other != position:
+                mine, theirs = str(doc.address), str(documents[other].address)
+                self._duplicates.setdefault(theirs, []).append(mine)
+                self._duplicates.setdefault(mine, []).append(theirs)
 
     def take(self, address: str) -> None:
         """``address``'s record is taken over by a document (a declared rename)."""
         self._taken.add(address)
 
-    def of(self, doc: Document, spec: Mapping[str, JSON]) -> Identity:
-        """The identity of ``doc`` with its references resolved as far as known."""
+    def place(self, doc: Document) -> int | None:
+        """``doc``'s place among the documents of its identity in its lane (the first
+        arrival of a HAWB: 0), for a kind with lanes. Called once per document, in the
+        order the plan goes, which keeps each lane's order."""
         model = model_of(doc.kind)
-        if model.identity is None:
+        if model.identity is None or model.lane is None:
+            return None
+        lane = hash((doc.kind, *model.lane(doc.spec), *model.identity(doc.spec)))
+        place = self._places.get(lane, 0)
+        self._places[lane] = place + 1
+        return place
+
+    @staticmethod
+    def of(doc: Document, spec: Mapping[str, JSON], place: int | None) -> Identity:
+        """The identity of ``doc`` with its references resolved as far as known."""
+        identify = model_of(doc.kind).identity
+        if identify is None:
             return ()
-        words = model.identity(spec)
-        place = self._places.get(str(doc.address))
+        words = identify(spec)
         return words if place is None else (*words, f"place={place}")
 
     def decide_creation(
