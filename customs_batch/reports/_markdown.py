@@ -185,13 +185,20 @@ def _full(change: PlannedChange) -> str:
         old = _code(shown_at(value.path, value.old, 200))
         new = _code(shown_at(value.path, value.new, 200))
         lines.append(f"  - {_code(value.path)}: {old} → {new}")
-    waiting = {path_text(path) for path in change.unknown}
-    if change.action is Action.CREATE:
-        for where, value in declared(change.spec):
-            if where not in waiting:
-                lines.append(f"  - {_code(where)}: {_code(shown_at(where, value, 200))}")
     for path in change.unknown:
         lines.append(f"  - {_code(path_text(path))}: {UNKNOWN}")
+    waiting = {path_text(path) for path in change.unknown}
+    if change.action is Action.CREATE:
+        # What will be declared, folded: a bulk load's review opens the ones it checks.
+        values = [
+            f"    - {_code(where)}: {_code(shown_at(where, value, 200))}"
+            for where, value in declared(change.spec)
+            if where not in waiting
+        ]
+        if values:
+            count = "1 value" if len(values) == 1 else f"{len(values)} values"
+            lines += ["", f"  <details><summary>{count} declared</summary>", "", *values]
+            lines += ["", "  </details>", ""]
     return "\n".join(lines) + "\n"
 
 

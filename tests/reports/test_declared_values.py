@@ -30,7 +30,8 @@ def test_a_creation_shows_every_value_it_declares() -> None:
     assert '      packaging[0].typeOfPackages = "BX"' in text
     assert "      partyId = (known after apply)" in text
     markdown = render_plan("markdown", view(created))
-    assert '- `packaging[0].typeOfPackages`: `"BX"`' in markdown
+    assert "<details><summary>3 values declared</summary>" in markdown
+    assert '    - `packaging[0].typeOfPackages`: `"BX"`' in markdown
 
 
 def test_a_change_inside_a_list_is_shown_at_the_item_that_changed() -> None:
