@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+
+import pytest
 
 from customs_batch.kinds import Kind
 from customs_batch.planning import Action, Operation, plan_changes
 from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.records import Records
 
 from .helpers import doc, movement
 
@@ -287,3 +291,31 @@ def test_a_movement_recorded_before_identities_with_another_request_is_no_obstac
     legacy = _applied("Movement/mov-1", dict(movement("x", 0, quantity=1).spec))
     plan = plan_changes([movement("mov-new", 0, quantity=5)], _state(legacy), now=NOW)
     assert _only(plan, "Movement/mov-new").action is Action.CREATE
+
+
+def test_a_creation_reads_the_recorded_identities_without_parsing_the_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = {}
+    for number in range(50):
+        spec = {**DEPARTURE, "commercialReference": f"C-{number + 100}"}
+        first = plan_changes([_departure(f"d{number}", **spec)], State.new(), now=NOW)
+        record = _applied(f"DepartureDeclaration/d{number}", spec, declarationId=number)
+        record = record.with_changes(identity=first.changes[0].identity)
+        texts[record.address] = json.dumps(record.to_json())
+    legacy = _applied("DepartureDeclaration/old", {**DEPARTURE, "commercialReference": "C-9"})
+    texts[legacy.address] = json.dumps(legacy.to_json())
+    state = State(lineage="l", serial=1, resources=Records.from_texts(texts, "test"))
+    parsed: list[str] = []
+    real = ResourceRecord.from_json
+
+    def counting(address: str, data: Any) -> ResourceRecord:
+        parsed.append(address)
+        return real(address, data)
+
+    monkeypatch.setattr(ResourceRecord, "from_json", staticmethod(counting))
+    copy = _departure("copy-of-d7", commercialReference="C-107")
+    plan = plan_changes([copy], state, now=NOW, orphans=False)
+    assert _only(plan, "DepartureDeclaration/copy-of-d7").action is Action.REFUSED
+    # Only the record written before identities were kept, and the one that matched.
+    assert set(parsed) == {"DepartureDeclaration/d7", "DepartureDeclaration/old"}
