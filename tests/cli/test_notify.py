@@ -23,6 +23,7 @@ import pytest
 from customs_batch.environments import SANDBOX_KEY, _connect
 from customs_batch.environments._environment import Environment
 from customs_batch.sandbox import InProcessTransport, create_app
+from customs_batch.sandbox.faults import parse_faults
 from customs_batch.sandbox.seed import builtin_seed_text, parse_seed
 from customs_batch.state import LocalBackend, RecordStatus
 from tests.cli.conftest import run
@@ -74,6 +75,10 @@ def receiver() -> Iterator[Receiver]:
 @pytest.fixture
 def customs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The local environment's emulator in-process, deciding every departure at once."""
+    emulate(monkeypatch, faults="")
+
+
+def emulate(monkeypatch: pytest.MonkeyPatch, *, faults: str) -> None:
     seed = parse_seed(builtin_seed_text(), "seed.yaml")
 
     def transport(environment: Environment) -> httpx.BaseTransport:
@@ -84,6 +89,8 @@ def customs(monkeypatch: pytest.MonkeyPatch) -> None:
             rate_limit=None,
             processing_seconds=0.0,
             clock=FakeClock(),
+            faults=parse_faults(faults),
+            fault_seed=1,
         )
         return InProcessTransport(app)
 
@@ -293,3 +300,59 @@ def test_a_message_names_the_first_20_and_counts_the_rest(
     assert "DepartureDeclaration/dep-e2e-20 (invalid)" in body
     assert "dep-e2e-21" not in body
     assert "  … and 3 more" in body
+
+
+def test_a_run_stopped_by_its_time_budget_tells_of_the_rejection_and_the_command_to_go_on(
+    tmp_path: Path,
+    customs: None,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure(tmp_path, f"{{urls_env: {URLS_ENV}}}")
+    departures(tmp_path, rejected=True)
+    monkeypatch.setenv(URLS_ENV, receiver.url)
+    assert run(capsys, "apply", "--auto-approve", "--wait")[0] == 1
+    # One request a second: a budget of one second fits not even the next creation.
+    (tmp_path / "customs-batch.yaml").write_text(
+        f"environments:\n  local:\n    rate_limit: 1/second\n    notify: {{urls_env: {URLS_ENV}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "manifests" / "departures.yaml").write_text(
+        batches.departures(3).replace("E2E-0001", "INVALID-0001"), encoding="utf-8"
+    )
+
+    code, _, err = run(capsys, "apply", "--auto-approve", "--time-budget", "1s")
+
+    assert code == 4, err
+    _, second = receiver.received
+    assert second["title"] == "customs-batch apply on local: 1 rejected by customs"
+    body = second["message"]
+    assert f"Rejected by customs (1):\n  {REJECTED}\n" in body  # known from the plan
+    assert "Ended: time budget used up (exit code 4)" in body
+    assert "Time budget of 1s used up: 1 operation(s) not started" in body
+    assert "customs-batch apply --auto-approve --time-budget 1s" in body
+
+
+def test_a_request_left_without_an_answer_is_a_needs_decision(
+    tmp_path: Path,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Every answer is lost after the service acted: the submission's outcome is unknown.
+    emulate(monkeypatch, faults="5xx-after=1")
+    configure(tmp_path, f"{{urls_env: {URLS_ENV}}}")
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "departures.yaml").write_text(batches.departures(1), encoding="utf-8")
+    monkeypatch.setenv(URLS_ENV, receiver.url)
+
+    code, out, err = run(capsys, "apply", "--auto-approve")
+
+    assert code == 1, out + err
+    assert "outcome unknown" in out + err
+    (message,) = receiver.received
+    assert message["title"] == "customs-batch apply on local: 1 needs a decision"
+    body = message["message"]
+    assert "Outcome unknown, needs a decision (1):\n  DepartureDeclaration/dep-e2e-01" in body
+    assert "Operations: 0 succeeded, 1 failed" in body
