@@ -134,7 +134,7 @@ def notify(
 def _deliver(
     urls: Sequence[str], message: Message, settings: NotifySettings, warn: Callable[[str], None]
 ) -> None:
-    # Imported here: Apprise and its plugins take a tenth of a second to load, and only a
+    # Imported here: Apprise and its plugins take about a second to load, and only a
     # run that sends a notification needs them.
     import apprise
 
