@@ -19,6 +19,10 @@ TOOL_VARIABLES = (
     "GITHUB_STEP_SUMMARY",
     "GITHUB_ACTIONS",
     "CI",
+    # A GitHub Actions run's identity, which a notification links to.
+    "GITHUB_SERVER_URL",
+    "GITHUB_REPOSITORY",
+    "GITHUB_RUN_ID",
     # What rich reads to choose colour, width and interactivity.
     "NO_COLOR",
     "FORCE_COLOR",

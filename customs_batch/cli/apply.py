@@ -103,7 +103,9 @@ def apply(
     the command that goes on, and exits 4. Once the state holds 50 records (by default), a
     plan that creates more than half as many as it holds is stopped before anything is sent
     (exit 1) unless --allow-large-change is given; both numbers are the environment's
-    large_change_guard in customs-batch.yaml.
+    large_change_guard in customs-batch.yaml. An environment with a notify: block sends a
+    message at the end of a run in which customs rejected something or an outcome is unknown
+    (or at every end), to the Apprise URLs in the variable it names.
 
     PLANFILE is a plan saved with `plan -out FILE`, known by its content; a plan written with
     `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from customs_batch.backends import connect
 from customs_batch.commands._inputs import Inputs
+from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode, UsageError
@@ -22,6 +23,7 @@ from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
+from customs_batch.state.model import State
 
 ALLOW_LARGE_CHANGE = "--allow-large-change"
 
@@ -108,6 +110,9 @@ class ApplyResult:
     report: ApplyReport | None = None
     resume: str = ""
     """The command that goes on after the time budget ran out."""
+    undecided: tuple[str, ...] = ()
+    """The addresses whose outcome is unknown after the run (needs a decision): those the
+    plan held back, and those this run's requests left unknown."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -157,8 +162,16 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     :mod:`customs_batch.execution.settle`), plans against the locked state (or checks that a
     saved plan was made against it), shows the plan, asks unless approved beforehand, then sends in
     dependency order under the rate limit, recording every intent before it is sent and
-    every outcome after. The first SIGINT/SIGTERM stops starting new work.
+    every outcome after. The first SIGINT/SIGTERM stops starting new work. At the end, the
+    environment's notifications are sent (``notify:``): what cannot be delivered is a
+    warning through ``presenter.notice``, and changes nothing of the result.
     """
+    result = _apply(options, presenter)
+    notify(result, presenter.notice)
+    return result
+
+
+def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
     plan_path = options.plan_file
     if plan_path is None and not options.auto_approve and not presenter.can_ask:
         raise UsageError(
@@ -224,13 +237,25 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
             finally:
                 events.close()
         recorded = len(session.state.resources)
+        undecided = _undecided(plan, report, session.state)
     # A saved plan is spent once part of it is applied: the state has moved on.
     resume = options.command
     if report.out_of_time is not None:
         resume = _allowing_the_rest(resume, plan, report, recorded, environment)
     if plan_path is not None:
         resume = f"customs-batch plan [PATHS] -out {plan_path}, then {resume}"
-    return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume)
+    return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume, undecided)
+
+
+def _undecided(plan: Plan, report: ApplyReport, state: State) -> tuple[str, ...]:
+    """The addresses whose outcome is unknown after the run, in plan order: held back by the
+    plan (needs a decision), or left unknown by this run's request."""
+    addresses = [str(c.address) for c in plan.changes if c.action is Action.NEEDS_DECISION]
+    for outcome in report.outcomes:
+        record = state.resources.get(str(outcome.address))
+        if record is not None and record.status.outcome_unknown:
+            addresses.append(str(outcome.address))
+    return tuple(dict.fromkeys(addresses))
 
 
 def _allowing_the_rest(

@@ -27,6 +27,8 @@ from customs_batch.environments._environment import (
     STATE_DIR,
     Environment,
     LargeChangeGuard,
+    NotifyOn,
+    NotifySettings,
     StateKind,
     StateSettings,
     Timeouts,
@@ -45,12 +47,25 @@ ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
 _SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
 _ALLOWED_KEY_FIELDS = frozenset({"api_key_env", "api_key_file"})
 _LOCAL_FIELDS = frozenset(
-    {"rate_limit", "parallelism", "timeouts", "state_dir", "state", "large_change_guard"}
+    {
+        "rate_limit",
+        "parallelism",
+        "timeouts",
+        "state_dir",
+        "state",
+        "large_change_guard",
+        "notify",
+    }
 )
 _KEY_HINT = (
     "keys live outside version control (API document, Authentication 5): put the key in an "
     "environment variable and name it with api_key_env, or in a file outside the repository "
     "named by api_key_file"
+)
+_NOTIFY_HINT = (
+    "notification URLs carry the services' tokens: put them in an environment variable "
+    "(several separated by spaces or commas) and name the variable with notify.urls_env "
+    "(like CUSTOMS_BATCH_NOTIFY_URLS)"
 )
 _URL_HINT = (
     "a database URL may carry a password: put it in an environment variable and name the "
@@ -123,6 +138,7 @@ def load_config(path: Path) -> ProjectConfig:
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{path}{line}: {problem}", hint="fix the YAML syntax") from None
     data = {} if data is None else data
+    _unquoted_on(data)
     _refuse_secrets(data, path, node)
     _check_schema(data, path, node)
     return _interpret(data, path)
@@ -170,6 +186,41 @@ def _refuse_secrets(data: Any, path: Path, node: yaml.Node | None) -> None:
                 hint=_KEY_HINT,
             )
         _refuse_state_url(settings.get("state"), ("environments", name, "state"), path, node)
+        _refuse_notify_urls(settings.get("notify"), ("environments", name, "notify"), path, node)
+
+
+def _unquoted_on(data: Any) -> None:
+    """``notify: {on: [...]}`` unquoted is the key true to a YAML 1.1 reader: read it as
+    ``on``, as written."""
+    environments = data.get("environments") if isinstance(data, dict) else None
+    if not isinstance(environments, dict):
+        return
+    for settings in environments.values():
+        notify = settings.get("notify") if isinstance(settings, dict) else None
+        if isinstance(notify, dict) and True in notify and "on" not in notify:
+            notify["on"] = notify.pop(True)
+
+
+def _refuse_notify_urls(
+    notify: Any, at: tuple[str, ...], path: Path, node: yaml.Node | None
+) -> None:
+    """Notification URLs are never written in the file, only the name of their variable."""
+    if not isinstance(notify, dict):
+        return
+    for field in notify:
+        if str(field).lower() in ("url", "urls"):
+            where = _where(path, node, (*at, str(field)))
+            raise ConfigError(
+                f"{where}: notification URLs may not be written here", hint=_NOTIFY_HINT
+            )
+    variable = notify.get("urls_env")
+    if isinstance(variable, str) and not re.fullmatch(ENV_VAR_NAME, variable):
+        where = _where(path, node, (*at, "urls_env"))
+        raise ConfigError(
+            f"{where}: this must be the NAME of an environment variable, in capitals "
+            "(like CUSTOMS_BATCH_NOTIFY_URLS); the value looks like something else, maybe a URL",
+            hint=_NOTIFY_HINT,
+        )
 
 
 def _refuse_state_url(state: Any, at: tuple[str, ...], path: Path, node: yaml.Node | None) -> None:
@@ -284,7 +335,18 @@ def _common(settings: Mapping[str, Any], name: str, root: Path, state_root: str)
         "state_dir": root / settings.get("state_dir", f"{state_root}/{name}"),
         "state": _state_settings(settings.get("state") or {}, name),
         "large_change_guard": _guard(settings.get("large_change_guard") or {}),
+        "notify": _notify(settings.get("notify")),
     }
+
+
+def _notify(block: Mapping[str, Any] | None) -> NotifySettings | None:
+    """The schema checked the block; ``on`` left out is rejections and needs-decisions."""
+    if block is None:
+        return None
+    on = block.get("on")
+    if on is None:
+        return NotifySettings(str(block["urls_env"]))
+    return NotifySettings(str(block["urls_env"]), frozenset(NotifyOn(word) for word in on))
 
 
 def _guard(block: Mapping[str, Any]) -> LargeChangeGuard:

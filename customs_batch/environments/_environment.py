@@ -59,6 +59,32 @@ class LargeChangeGuard:
     max_create_share: float = 0.5
 
 
+class NotifyOn(StrEnum):
+    """When an apply sends a notification."""
+
+    REJECTION = "rejection"
+    """Customs rejected something (a departure ``invalid``, a cancellation refused)."""
+    NEEDS_DECISION = "needs-decision"
+    """An outcome is unknown: someone must look before it is sent again."""
+    END = "end"
+    """Every apply that got as far as a plan, however it ended."""
+
+
+DEFAULT_NOTIFY_ON = frozenset({NotifyOn.REJECTION, NotifyOn.NEEDS_DECISION})
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """The ``notify:`` block of an environment.
+
+    ``urls_env`` names the variable holding the notification URLs (never the URLs
+    themselves: they carry the services' tokens); ``on`` is when to send one.
+    """
+
+    urls_env: str
+    on: frozenset[NotifyOn] = DEFAULT_NOTIFY_ON
+
+
 @dataclass(frozen=True)
 class Environment:
     """One named target of the tool.
@@ -77,6 +103,8 @@ class Environment:
     endpoint_overrides: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     state: StateSettings = field(default_factory=StateSettings)
     large_change_guard: LargeChangeGuard = field(default_factory=LargeChangeGuard)
+    notify: NotifySettings | None = None
+    """Where and when apply sends notifications; None: it sends none."""
 
     @property
     def builtin(self) -> bool:

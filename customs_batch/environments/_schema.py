@@ -39,6 +39,21 @@ _LARGE_CHANGE_GUARD: dict[str, Any] = {
     },
 }
 
+_NOTIFY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["urls_env"],
+    "properties": {
+        "urls_env": {"type": "string", "pattern": ENV_VAR_NAME},
+        "on": {
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"enum": ["rejection", "needs-decision", "end"]},
+        },
+    },
+}
+
 ENVIRONMENT: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -57,6 +72,7 @@ ENVIRONMENT: dict[str, Any] = {
         "state_dir": {"type": "string", "minLength": 1},
         "state": _STATE,
         "large_change_guard": _LARGE_CHANGE_GUARD,
+        "notify": _NOTIFY,
     },
 }
 

