@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from customs_batch.environments._environment import NotifyOn, NotifySettings
+from customs_batch.environments import NotifyOn, NotifySettings
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.model import Action

@@ -24,6 +24,8 @@ from customs_batch.environments._credentials import (
 from customs_batch.environments._environment import (
     LOCAL,
     Environment,
+    NotifyOn,
+    NotifySettings,
     StateKind,
     StateSettings,
     Timeouts,
@@ -52,6 +54,8 @@ __all__ = [
     "CredentialKind",
     "CredentialSource",
     "Environment",
+    "NotifyOn",
+    "NotifySettings",
     "ProjectConfig",
     "StateKind",
     "StateSettings",
