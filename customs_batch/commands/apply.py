@@ -13,11 +13,13 @@ from customs_batch.environments import Environment, connect
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.budget import TimeBudget
+from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
 from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
+from customs_batch.state.history import history_for
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -139,7 +141,8 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     :mod:`customs_batch.execution.settle`), plans against the locked state (or checks that a
     saved plan was made against it), shows the plan, asks unless approved beforehand, then sends in
     dependency order under the rate limit, recording every intent before it is sent and
-    every outcome after. The first SIGINT/SIGTERM stops starting new work.
+    every outcome after, and each request in the environment's history (with the operator
+    and the commit of the manifests). The first SIGINT/SIGTERM stops starting new work.
     """
     plan_path = options.plan_file
     if plan_path is None and not options.auto_approve and not presenter.can_ask:
@@ -188,6 +191,8 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
             return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
         events = presenter.progress(environment)
         stop = threading.Event()
+        store = history_for(backend)
+        history = RunHistory(store, operator(), manifests_commit(_manifests_folder(inputs)))
         with graceful_stop(stop, presenter.notice):
             try:
                 report = apply_plan(
@@ -199,14 +204,23 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
                     events=events,
                     wait=options.wait,
                     budget=options.time_budget,
+                    history=history,
                 )
             finally:
                 events.close()
+                store.close()
     # A saved plan is spent once part of it is applied: the state has moved on.
     resume = options.command
     if plan_path is not None:
         resume = f"customs-batch plan [PATHS] -out {plan_path}, then {resume}"
     return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume)
+
+
+def _manifests_folder(inputs: Inputs) -> Path:
+    """The folder whose git commit the history names: that of the first path (a saved
+    plan's folder when applying one), the current folder by default."""
+    first = inputs.paths[0] if inputs.paths else Path(".")
+    return first if first.is_dir() else first.parent
 
 
 def _must_report(plan: Plan) -> bool:

@@ -35,6 +35,7 @@ from customs_batch.client import (
 )
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.budget import BudgetWatch, OutOfTime, TimeBudget
+from customs_batch.execution.history import HistoriedSession, RunHistory
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.waiting import WaitOptions, wait_for_departure
 from customs_batch.kinds import Address
@@ -112,8 +113,10 @@ class _Run:
         stop: threading.Event,
         wait: WaitOptions | None,
         events: ApplyEvents | None,
+        history: RunHistory | None = None,
     ) -> None:
         self.events = events
+        self.history = history
         self.changes = {change.address: change for change in plan.changes}
         self.session = session
         self.client = client
@@ -161,6 +164,8 @@ class _Run:
 
     def _send(self, change: PlannedChange) -> Outcome:
         if change.operation is Operation.FORGET:
+            if self.history is not None:
+                self.history.dropped(change)
             self.session.forget(str(change.address))
             return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, "dropped")
         if change.operation is Operation.MOVE:
@@ -178,27 +183,19 @@ class _Run:
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = str(uuid.uuid4())
         intent = _intent(change, previous, spec, key)
+        # The history's entries come before the records they go with (see HistoriedSession).
+        entry = self.history.requested(change, key) if self.history is not None else 0
         self.session.record(intent)
         request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
+        exchanges = self.client.sender.watch() if self.history is not None else []
         try:
             outputs = SEND[change.operation](self.client, request)
-        except NotSentError as exc:
-            # The request never left: nothing happened at the service.
-            self._restore(change, previous)
-            detail = f"not sent, {exc.message}; the next run sends it"
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            self._restore(change, previous)
-            self.fail(exc)
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
-        except (RequestRefusedError, NotFoundError, RateLimitedError) as exc:
-            if _still_in_flight(change, exc):
-                return self._unknown(change, intent, exc)
-            if getattr(exc, "status", None) == CONFLICT and previous is None:
-                return self._conflict(change, intent, request, exc)
-            return self._refused(change, intent, previous, exc)
         except ServiceError as exc:
-            return self._unknown(change, intent, exc)
+            if self.history is not None:
+                self.history.answered(entry, change, key, exchanges, error=exc)
+            return self._failed(change, intent, previous, request, exc)
+        if self.history is not None:
+            self.history.answered(entry, change, key, exchanges, outputs=outputs)
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
@@ -207,6 +204,32 @@ class _Run:
             return self._wait(change, applied)
         self.session.record_soon(applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+
+    def _failed(
+        self,
+        change: PlannedChange,
+        intent: ResourceRecord,
+        previous: ResourceRecord | None,
+        request: Request,
+        exc: ServiceError,
+    ) -> Outcome:
+        """A request that did not succeed: not sent, refused, or its outcome unknown."""
+        if isinstance(exc, NotSentError):
+            # The request never left: nothing happened at the service.
+            self._restore(change, previous)
+            detail = f"not sent, {exc.message}; the next run sends it"
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+        if isinstance(exc, AuthenticationError | PermissionDeniedError):
+            self._restore(change, previous)
+            self.fail(exc)
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
+        if isinstance(exc, RequestRefusedError | NotFoundError | RateLimitedError):
+            if _still_in_flight(change, exc):
+                return self._unknown(change, intent, exc)
+            if getattr(exc, "status", None) == CONFLICT and previous is None:
+                return self._conflict(change, intent, request, exc)
+            return self._refused(change, intent, previous, exc)
+        return self._unknown(change, intent, exc)
 
     def _move(self, change: PlannedChange) -> Outcome:
         """A renamed document takes over its record: recorded under the new name first, so
@@ -224,6 +247,8 @@ class _Run:
             forgotten_from=None,
             identity=change.identity or record.identity,
         )
+        if self.history is not None:
+            self.history.moved(change, moved.outputs)
         self.session.record(moved)
         self.session.forget(old)
         return Outcome(
@@ -341,14 +366,19 @@ def apply_plan(
     wait: WaitOptions | None = None,
     budget: TimeBudget | None = None,
     clock: Callable[[], float] = time.monotonic,
+    history: RunHistory | None = None,
 ) -> ApplyReport:
     """Apply every change of ``plan`` that sends something, in dependency order.
 
     With a ``budget``, an operation that would not end inside it is not started (see
     ``customs_batch.execution.budget``); the report's ``out_of_time`` then says how many.
+    With a ``history``, every request and record-only operation is written to it (see
+    ``customs_batch.execution.history``).
     """
     started = clock()
-    run = _Run(plan, session, client, stop, wait, events)
+    if history is not None:
+        session = HistoriedSession(session, history.store)
+    run = _Run(plan, session, client, stop, wait, events, history)
     limiter = client.sender.rate_limiter
     watch = (
         BudgetWatch(budget, spacing=lambda: limiter.interval, clock=clock)
