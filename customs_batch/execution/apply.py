@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from customs_batch.client import (
     AuthenticationError,
@@ -46,6 +46,9 @@ from customs_batch.planning.references import resolve
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
 from customs_batch.vocabulary import PROCESSING
+
+if TYPE_CHECKING:
+    from customs_batch.client._transport import Exchange
 
 JSON = Any
 CONFLICT = 409
@@ -191,11 +194,9 @@ class _Run:
         try:
             outputs = SEND[change.operation](self.client, request)
         except ServiceError as exc:
-            if self.history is not None:
-                self.history.answered(entry, change, key, exchanges, error=exc)
+            self._answered(entry, change, key, exchanges, error=exc)
             return self._failed(change, intent, previous, request, exc)
-        if self.history is not None:
-            self.history.answered(entry, change, key, exchanges, outputs=outputs)
+        self._answered(entry, change, key, exchanges, outputs=outputs)
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
@@ -204,6 +205,24 @@ class _Run:
             return self._wait(change, applied)
         self.session.record_soon(applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+
+    def _answered(
+        self,
+        entry: int,
+        change: PlannedChange,
+        key: str | None,
+        exchanges: list[Exchange],
+        outputs: Mapping[str, JSON] | None = None,
+        error: ServiceError | None = None,
+    ) -> None:
+        """Write the answer to the history. A history that cannot be written stops the run,
+        but the outcome is still recorded: the state matters more than its history."""
+        if self.history is None:
+            return
+        try:
+            self.history.answered(entry, change, key, exchanges, outputs, error)
+        except StateError as exc:
+            self.fail(exc)
 
     def _failed(
         self,

@@ -210,8 +210,10 @@ class HistoriedSession:
         self._session.when_durable(callback)
 
     def flush(self) -> None:
-        self._history.sync()
-        self._session.flush()
+        try:
+            self._history.sync()
+        finally:  # outcomes are made durable even when the history cannot be
+            self._session.flush()
 
     def forget(self, address: str) -> None:
         self._history.sync()

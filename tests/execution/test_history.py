@@ -16,6 +16,7 @@ import pytest
 
 from customs_batch.client import NO_RETRIES, CustomsClient, Sender
 from customs_batch.commands.history import history_rows
+from customs_batch.errors import StateError
 from customs_batch.execution.apply import ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.kinds import Kind
@@ -274,3 +275,61 @@ def test_the_api_key_in_an_error_body_is_not_kept(tmp_path: Path) -> None:
         "errors": [],
     }
     assert b"sandbox-key" not in store.path.read_bytes()
+
+
+def test_a_moved_record_is_an_entry_of_its_own_with_the_old_name(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [movement("mov-1", 0)], emulator.transport)[0].ok
+    report, store = _apply(backend, [movement("mov-renamed", 0)], emulator.transport)
+    assert report.ok and len(emulator.movements()) == 1
+    first, moved = history_rows(store)
+    assert (first.address, first.status) == ("Movement/mov-1", 201)
+    assert (moved.address, moved.event, moved.moved_from) == (
+        "Movement/mov-renamed",
+        "moved",
+        "Movement/mov-1",
+    )
+    assert moved.ids == first.ids and moved.requests == ()
+    assert verify(store.entries()).ok
+
+
+class _FullAfter(LocalHistory):
+    """A history whose disk fills once ``entries`` entries are written."""
+
+    def __init__(self, directory: Path, entries: int) -> None:
+        super().__init__(directory)
+        self.room = entries
+
+    def append(self, fields: Any) -> int:
+        if self.room == 0:
+            raise StateError("history.jsonl: cannot write (No space left on device, ENOSPC)")
+        self.room -= 1
+        return super().append(fields)
+
+
+def test_a_history_that_cannot_be_written_stops_the_run_but_the_outcome_is_kept(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    store = _FullAfter(tmp_path, entries=1)  # room for the first request, not its answer
+    docs = [movement("m0", 0), movement("m1", 1)]
+    with backend.open("apply") as session:
+        plan = plan_changes(docs, session.state)
+        report = apply_plan(
+            plan,
+            session,
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            history=RunHistory(store, OPERATOR, ""),
+        )
+    store.close()
+    assert report.fatal is not None and "No space left" in report.fatal.message
+    assert len(emulator.movements()) == 1  # nothing sent after the history failed
+    records = backend.read().resources
+    assert records["Movement/m0"].status is RecordStatus.APPLIED
+    assert "Movement/m1" not in records
+    [row] = history_rows(store)
+    assert (row.address, row.status) == ("Movement/m0", "unknown")
