@@ -12,6 +12,10 @@ only once on disk. A worker does not wait for the disk after a request: the fsyn
 its next intent durable makes its last outcome durable too (and other workers' lines with
 them), so an operation costs one wait for the disk, not two. A worker that finds nothing
 ready flushes, so no outcome waits long to be reported.
+
+With the environment's history (``customs_batch.execution.history``), each request has an
+entry written before its intent and one with its answer before its outcome; every wait for
+the journal's disk first waits for the history's, so an operation then costs two.
 """
 
 from __future__ import annotations
@@ -186,8 +190,12 @@ class _Run:
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = str(uuid.uuid4())
         intent = _intent(change, previous, spec, key)
-        # The history's entries come before the records they go with (see HistoriedSession).
-        entry = self.history.requested(change, key) if self.history is not None else 0
+        # The history's entries come before the records they go with (see HistoriedSession),
+        # and only from the holder of the lock.
+        entry = 0
+        if self.history is not None:
+            self.session.check_lock()
+            entry = self.history.requested(change, key)
         self.session.record(intent)
         request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
         exchanges = self.client.sender.watch() if self.history is not None else []

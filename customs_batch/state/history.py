@@ -193,6 +193,8 @@ class LocalHistory:
             try:
                 if self._fd is None:
                     self._open()
+                elif os.fstat(self._fd).st_size != self._size:
+                    self._open_again()  # another process wrote (a run whose lock was broken)
                 assert self._chain is not None and self._fd is not None
                 seq, line = self._chain.seal(fields)
                 line += b"\n"
@@ -239,6 +241,15 @@ class LocalHistory:
         if created:
             fsync_dir(self.directory)
         self._fd = fd
+
+    def _open_again(self) -> None:
+        """Chain on from what is in the files now, not from what this writer last wrote."""
+        assert self._fd is not None
+        os.fsync(self._fd)
+        os.close(self._fd)
+        self._fd = None
+        self._synced = self._written
+        self._open()
 
     def _rotate(self) -> None:
         """Close the full file under the next free number, and start an empty one."""

@@ -15,11 +15,13 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.rows import TupleRow
 
+from customs_batch.errors import StateError
 from customs_batch.state.history import Chain, StoredEntry, last_body
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
 from customs_batch.state.pg_schema import ensure_schema
 
 T = TypeVar("T")
+_ATTEMPTS = 5
 
 
 class PostgresHistory:
@@ -55,26 +57,42 @@ class PostgresHistory:
     def append(self, fields: Mapping[str, Any]) -> int:
         with self._lock:
             connection = self._connect()
-            if self._chain is None:
-                row = self._guard(
-                    "read the history",
-                    lambda: connection.execute(
-                        "SELECT entry FROM customs_batch_history WHERE state = %s "
-                        "ORDER BY seq DESC LIMIT 1",
-                        (self.name,),
-                    ).fetchone(),
-                )
-                self._chain = Chain(last_body(row[0].encode() if row else None))
-            chain = self._chain
-            seq, line = chain.seal(fields)
-            self._guard(
-                "record a history entry",
-                lambda: connection.execute(
-                    "INSERT INTO customs_batch_history (state, seq, entry) VALUES (%s, %s, %s)",
-                    (self.name, seq, line.decode()),
-                ),
+            for _ in range(_ATTEMPTS):
+                if self._chain is None:
+                    self._chain = Chain(self._last(connection))
+                seq, line = self._chain.seal(fields)
+                try:
+                    connection.execute(
+                        "INSERT INTO customs_batch_history (state, seq, entry) VALUES (%s, %s, %s)",
+                        (self.name, seq, line.decode()),
+                    )
+                except psycopg.errors.UniqueViolation:
+                    # Another process wrote entry ``seq`` (a run whose lock was broken):
+                    # chain on from the entry that is there now.
+                    self._chain = None
+                    continue
+                except psycopg.Error as exc:
+                    self._chain = None
+                    raise database_error(
+                        exc, self.url, "record a history entry", hint=LOST_HINT
+                    ) from None
+                return seq
+            raise StateError(
+                f"the history of the state {self.name} is being written by another process",
+                hint="check who runs apply on this state (`customs-batch force-unlock` may have "
+                "broken a live run's lock); run the command again once it has stopped",
             )
-            return seq
+
+    def _last(self, connection: psycopg.Connection[TupleRow]) -> dict[str, Any] | None:
+        row = self._guard(
+            "read the history",
+            lambda: connection.execute(
+                "SELECT entry FROM customs_batch_history WHERE state = %s "
+                "ORDER BY seq DESC LIMIT 1",
+                (self.name,),
+            ).fetchone(),
+        )
+        return last_body(row[0].encode() if row else None)
 
     def sync(self) -> None:
         """Nothing to do: each entry is committed when appended."""

@@ -137,3 +137,20 @@ def test_a_removed_entry_is_named(backends: Backends) -> None:
         expected = "entry 3"
     result = _verified(backends)
     assert result.broken_at == expected and "does not follow" in result.reason
+
+
+def test_two_writers_at_once_keep_one_chain(backends: Backends) -> None:
+    # A run whose lock was broken (`force-unlock --force`) may write once more while the
+    # next run writes: each chains on from what is there, never from what it last wrote.
+    first, second = _store(backends), _store(backends)
+    try:
+        for n in range(3):
+            first.append({"event": "request", "address": f"Movement/first-{n}"})
+            first.sync()
+            second.append({"event": "request", "address": f"Movement/second-{n}"})
+            second.sync()
+    finally:
+        first.close()
+        second.close()
+    result = _verified(backends)
+    assert result.ok and result.entries == 6
