@@ -137,7 +137,7 @@ def _csv(rows: list[HistoryRow]) -> str:
 
 
 @click.command()
-@click.argument("address", required=False)
+@click.argument("address", required=False, metavar="[ADDR|verify]")
 @env_option
 @click.option(
     "--since",
