@@ -19,10 +19,16 @@ TOOL_VARIABLES = (
     "GITHUB_STEP_SUMMARY",
     "GITHUB_ACTIONS",
     "CI",
-    # A GitHub Actions run's identity, which a notification links to.
+    # The CI run an apply's history names (GitHub Actions, GitLab CI).
+    "GITHUB_RUN_ID",
     "GITHUB_SERVER_URL",
     "GITHUB_REPOSITORY",
-    "GITHUB_RUN_ID",
+    "GITHUB_SHA",
+    "GITHUB_ACTOR",
+    "CI_JOB_ID",
+    "CI_JOB_URL",
+    "CI_COMMIT_SHA",
+    "GITLAB_USER_LOGIN",
     # What rich reads to choose colour, width and interactivity.
     "NO_COLOR",
     "FORCE_COLOR",

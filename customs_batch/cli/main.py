@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "force-unlock": "customs_batch.cli.state:force_unlock",
     "sheet": "customs_batch.cli.sheet:sheet",
     "templates": "customs_batch.cli.templates:templates",
+    "history": "customs_batch.cli.history:history",
 }
 
 # The first sentence of each command's help, for the list in `customs-batch --help`, which
@@ -41,6 +42,7 @@ SUMMARIES: dict[str, str] = {
     "apply": "Apply the manifests (or a saved plan) to an environment.",
     "env": "List, show and check the environments of customs-batch.yaml.",
     "force-unlock": "Remove the state lock LOCK_ID of a run that has ended.",
+    "history": "Show what apply sent to an environment, or prove its history unbroken (`verify`).",
     "get": "Read shipments, declarations, items, template groups, HAWBs and allocations.",
     "import": "Take over an object that exists at the service as the document ADDRESS.",
     "init": "Create a customs-batch project in DIRECTORY (default: the current folder).",

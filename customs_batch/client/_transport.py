@@ -11,12 +11,14 @@ unchanged key, or one that cannot be read, leaves the 401 to stop the run as bef
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -37,6 +39,21 @@ from customs_batch.errors import CustomsBatchError, ServiceError
 
 USER_AGENT = f"customs-batch/{__version__}"
 logger = logging.getLogger("customs_batch.client")
+
+
+@dataclass
+class Exchange:
+    """One attempt as it left and came back: the method and path, the SHA-256 of the exact
+    body sent (None without one), the status of the answer (None: no answer) and the MRN the
+    answer gave, if any; for an error status, the service's error body (with the key, were
+    it echoed, replaced by ``***``). Never the key, never the body sent."""
+
+    method: str
+    path: str
+    body_sha256: str | None
+    status: int | None = None
+    mrn: str | None = None
+    errors: Any = None
 
 
 class Sender:
@@ -64,6 +81,7 @@ class Sender:
         self._sleep = sleep
         self._clock = clock
         self._rng = rng or random.Random()
+        self._watched = threading.local()
         self.before_send: Callable[[], None] | None = None
         """Called right before each attempt leaves, after any rate-limit wait or backoff;
         an exception it raises keeps the attempt unsent and ends the send."""
@@ -80,6 +98,14 @@ class Sender:
     def close(self) -> None:
         """Close the connection pool."""
         self._http.close()
+
+    def watch(self) -> list[Exchange]:
+        """A list that the attempts this thread makes from now on are added to (each
+        attempt once it is built, its answer's status once it comes): what apply's
+        history records of a request. A later call starts a new list."""
+        exchanges: list[Exchange] = []
+        self._watched.exchanges = exchanges
+        return exchanges
 
     def send(
         self,
@@ -177,6 +203,7 @@ class Sender:
             ) from None
         if self.before_send is not None:
             self.before_send()
+        exchange = self._watch(request)
         started = time.perf_counter()
         try:
             response = self._http.send(request)
@@ -202,6 +229,12 @@ class Sender:
         self.rate_limiter.release()  # the answer is in: the service counted the request
         self._log(request, response, time.perf_counter() - started, key)
         payload = self._json(response, operation, key)
+        if exchange is not None:
+            exchange.status = response.status_code
+            mrn = payload.get("mrn") if isinstance(payload, dict) else None
+            exchange.mrn = mrn if isinstance(mrn, str) and mrn else None
+            if not response.is_success:
+                exchange.errors = _redacted(payload, key)
         if response.is_success:
             return payload
         raise error_for_status(
@@ -211,6 +244,16 @@ class Sender:
             retry_after=response.headers.get("Retry-After"),
             secret=key,
         )
+
+    def _watch(self, request: httpx.Request) -> Exchange | None:
+        exchanges: list[Exchange] | None = getattr(self._watched, "exchanges", None)
+        if exchanges is None:
+            return None
+        body = request.content
+        digest = hashlib.sha256(body).hexdigest() if body else None
+        exchange = Exchange(request.method, request.url.path, digest)
+        exchanges.append(exchange)
+        return exchange
 
     def _json(self, response: httpx.Response, operation: str, key: str) -> Any:
         if not response.content:
@@ -239,3 +282,14 @@ class Sender:
             f"({seconds * 1000:.0f} ms) request headers {sent}"
         )
         logger.debug(redact(line, key))
+
+
+def _redacted(value: Any, key: str) -> Any:
+    """``value`` (parsed JSON) with ``key`` replaced by ``***`` in every string."""
+    if isinstance(value, str):
+        return redact(value, key)
+    if isinstance(value, dict):
+        return {redact(str(k), key): _redacted(v, key) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, key) for item in value]
+    return value

@@ -15,6 +15,7 @@ from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
+from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
@@ -23,6 +24,7 @@ from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
+from customs_batch.state.history import history_for
 from customs_batch.state.model import State
 
 ALLOW_LARGE_CHANGE = "--allow-large-change"
@@ -162,9 +164,10 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     :mod:`customs_batch.execution.settle`), plans against the locked state (or checks that a
     saved plan was made against it), shows the plan, asks unless approved beforehand, then sends in
     dependency order under the rate limit, recording every intent before it is sent and
-    every outcome after. The first SIGINT/SIGTERM stops starting new work. At the end, the
-    environment's notifications are sent (``notify:``): what cannot be delivered is a
-    warning through ``presenter.notice``, and changes nothing of the result.
+    every outcome after, and each request in the environment's history (with the operator
+    and the commit of the manifests). The first SIGINT/SIGTERM stops starting new work. At
+    the end, the environment's notifications are sent (``notify:``): what cannot be
+    delivered is a warning through ``presenter.notice``, and changes nothing of the result.
     """
     result = _apply(options, presenter)
     notify(result, presenter.notice)
@@ -222,6 +225,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
             return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
         events = presenter.progress(environment)
         stop = threading.Event()
+        store = history_for(backend)
+        history = RunHistory(store, operator(), manifests_commit(_manifests_folder(inputs)))
         with graceful_stop(stop, presenter.notice):
             try:
                 report = apply_plan(
@@ -233,9 +238,11 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
                     events=events,
                     wait=options.wait,
                     budget=options.time_budget,
+                    history=history,
                 )
             finally:
                 events.close()
+                store.close()
         recorded = len(session.state.resources)
         undecided = _undecided(plan, report, session.state)
     # A saved plan is spent once part of it is applied: the state has moved on.
@@ -277,6 +284,13 @@ def _allowing_the_rest(
         left, recorded, min_records=guard.min_records, max_create_share=guard.max_create_share
     )
     return command if stops is None else f"{command} {ALLOW_LARGE_CHANGE}"
+
+
+def _manifests_folder(inputs: Inputs) -> Path:
+    """The folder whose git commit the history names: that of the first path (a saved
+    plan's folder when applying one), the current folder by default."""
+    first = inputs.paths[0] if inputs.paths else Path(".")
+    return first if first.is_dir() else first.parent
 
 
 def _must_report(plan: Plan) -> bool:

@@ -12,6 +12,10 @@ only once on disk. A worker does not wait for the disk after a request: the fsyn
 its next intent durable makes its last outcome durable too (and other workers' lines with
 them), so an operation costs one wait for the disk, not two. A worker that finds nothing
 ready flushes, so no outcome waits long to be reported.
+
+With the environment's history (``customs_batch.execution.history``), each request has an
+entry written before its intent and one with its answer before its outcome; every wait for
+the journal's disk first waits for the history's, so an operation then costs two.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from customs_batch.client import (
     AuthenticationError,
@@ -34,6 +38,7 @@ from customs_batch.client import (
     RequestRefusedError,
 )
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
+from customs_batch.execution.history import HistoriedSession, RunHistory
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.waiting import WaitOptions, follow_pending, wait_for_departure
@@ -45,6 +50,9 @@ from customs_batch.planning.references import resolve
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
 from customs_batch.vocabulary import PROCESSING
+
+if TYPE_CHECKING:
+    from customs_batch.client._transport import Exchange
 
 JSON = Any
 CONFLICT = 409
@@ -117,8 +125,10 @@ class _Run:
         stop: threading.Event,
         wait: WaitOptions | None,
         events: ApplyEvents | None,
+        history: RunHistory | None = None,
     ) -> None:
         self.events = events
+        self.history = history
         self.changes = {change.address: change for change in plan.changes}
         self.session = session
         self.client = client
@@ -166,6 +176,8 @@ class _Run:
 
     def _send(self, change: PlannedChange) -> Outcome:
         if change.operation is Operation.FORGET:
+            if self.history is not None:
+                self.history.dropped(change)
             self.session.forget(str(change.address))
             return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, "dropped")
         if change.operation is Operation.MOVE:
@@ -188,27 +200,21 @@ class _Run:
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = str(uuid.uuid4())
         intent = _intent(change, previous, spec, key)
+        # The history's entries come before the records they go with (see HistoriedSession),
+        # and only from the holder of the lock.
+        entry = 0
+        if self.history is not None:
+            self.session.check_lock()
+            entry = self.history.requested(change, key)
         self.session.record(intent)
         request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
+        exchanges = self.client.sender.watch() if self.history is not None else []
         try:
             outputs = SEND[change.operation](self.client, request)
-        except NotSentError as exc:
-            # The request never left: nothing happened at the service.
-            self._restore(change, previous)
-            detail = f"not sent, {exc.message}; the next run sends it"
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            self._restore(change, previous)
-            self.fail(exc)
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
-        except (RequestRefusedError, NotFoundError, RateLimitedError) as exc:
-            if _still_in_flight(change, exc):
-                return self._unknown(change, intent, exc)
-            if getattr(exc, "status", None) == CONFLICT and previous is None:
-                return self._conflict(change, intent, request, exc)
-            return self._refused(change, intent, previous, exc)
         except ServiceError as exc:
-            return self._unknown(change, intent, exc)
+            self._answered(entry, change, key, exchanges, error=exc)
+            return self._failed(change, intent, previous, request, exc)
+        self._answered(entry, change, key, exchanges, outputs=outputs)
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
@@ -231,6 +237,50 @@ class _Run:
         self.session.record_soon(applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
 
+    def _answered(
+        self,
+        entry: int,
+        change: PlannedChange,
+        key: str | None,
+        exchanges: list[Exchange],
+        outputs: Mapping[str, JSON] | None = None,
+        error: ServiceError | None = None,
+    ) -> None:
+        """Write the answer to the history. A history that cannot be written stops the run,
+        but the outcome is still recorded: the state matters more than its history."""
+        if self.history is None:
+            return
+        try:
+            self.history.answered(entry, change, key, exchanges, outputs, error)
+        except StateError as exc:
+            self.fail(exc)
+
+    def _failed(
+        self,
+        change: PlannedChange,
+        intent: ResourceRecord,
+        previous: ResourceRecord | None,
+        request: Request,
+        exc: ServiceError,
+    ) -> Outcome:
+        """A request that did not succeed: not sent, refused, or its outcome unknown."""
+        if isinstance(exc, NotSentError):
+            # The request never left: nothing happened at the service.
+            self._restore(change, previous)
+            detail = f"not sent, {exc.message}; the next run sends it"
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+        if isinstance(exc, AuthenticationError | PermissionDeniedError):
+            self._restore(change, previous)
+            self.fail(exc)
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
+        if isinstance(exc, RequestRefusedError | NotFoundError | RateLimitedError):
+            if _still_in_flight(change, exc):
+                return self._unknown(change, intent, exc)
+            if getattr(exc, "status", None) == CONFLICT and previous is None:
+                return self._conflict(change, intent, request, exc)
+            return self._refused(change, intent, previous, exc)
+        return self._unknown(change, intent, exc)
+
     def _move(self, change: PlannedChange) -> Outcome:
         """A renamed document takes over its record: recorded under the new name first, so
         that a run killed between the two writes leaves the record twice, never not at all."""
@@ -247,6 +297,8 @@ class _Run:
             forgotten_from=None,
             identity=change.identity or record.identity,
         )
+        if self.history is not None:
+            self.history.moved(change, moved.outputs)
         self.session.record(moved)
         self.session.forget(old)
         return Outcome(
@@ -427,14 +479,19 @@ def apply_plan(
     wait: WaitOptions | None = None,
     budget: TimeBudget | None = None,
     clock: Callable[[], float] = time.monotonic,
+    history: RunHistory | None = None,
 ) -> ApplyReport:
     """Apply every change of ``plan`` that sends something, in dependency order.
 
     With a ``budget``, an operation that would not end inside it is not started (see
     ``customs_batch.execution.time_budget``); the report's ``out_of_time`` then says how many.
+    With a ``history``, every request and record-only operation is written to it (see
+    ``customs_batch.execution.history``).
     """
     started = clock()
-    run = _Run(plan, session, client, stop, wait, events)
+    if history is not None:
+        session = HistoriedSession(session, history.store)
+    run = _Run(plan, session, client, stop, wait, events, history)
     limiter = client.sender.rate_limiter
     watch = (
         BudgetWatch(budget, spacing=lambda: limiter.interval, clock=clock)

@@ -11,6 +11,8 @@ Version 2: the lock holder's row (who holds a state's advisory lock, since when)
 Version 3: the rate budgets, one row per API key (by a fingerprint, never the key).
 Version 4: the last requests of each budget (when each left, when its answer came back),
 so the budget keeps the service's window across processes.
+Version 5: the history, one row per entry of each state's hash-chained log
+(``customs_batch.state.history``).
 """
 
 from __future__ import annotations
@@ -97,11 +99,26 @@ def _version_4(cursor: psycopg.Cursor[TupleRow]) -> None:
     )
 
 
+def _version_5(cursor: psycopg.Cursor[TupleRow]) -> None:
+    # The entry is kept as the text that was hashed: jsonb would reorder its keys.
+    cursor.execute(
+        """
+        CREATE TABLE customs_batch_history (
+            state text NOT NULL,
+            seq bigint NOT NULL,
+            entry text NOT NULL,
+            PRIMARY KEY (state, seq)
+        );
+        """
+    )
+
+
 UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [
     _version_1,
     _version_2,
     _version_3,
     _version_4,
+    _version_5,
 ]
 SCHEMA_VERSION = len(UPGRADES)
 

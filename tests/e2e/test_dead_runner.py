@@ -5,6 +5,7 @@ declaration per document at the emulator."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -155,12 +156,17 @@ def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
     # The records of the run that never ended are in the journal alone; a first run left
     # no state.json at all.
     kept = ["journal.jsonl", "state.json"] if applied_before else ["journal.jsonl"]
+    kept = sorted([*kept, "history.jsonl"])
     assert _state_files(runner) == sorted([*kept, "state.lock", "state.lock.info"])
 
     _run_commit_step(home, runner.root)
 
     fresh = _clone(home, origin, sandbox, "fresh")
     assert _state_files(fresh) == kept
+    # The history came with the state: the killed request is there, its answer unknown.
+    shown = fresh.run("history", "DepartureDeclaration/dep-e2e-08", "--format", "json")
+    [lost] = json.loads(shown.stdout)["entries"]
+    assert (lost["operation"], lost["status"]) == ("submit-departure", "unknown")
     plan = fresh.run("plan", "--detailed-exitcode")
     assert plan.returncode == 1, plan.stdout + plan.stderr
     assert "+ create" not in plan.stdout
@@ -184,6 +190,13 @@ def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
     # That run's step commits the folded state, which the clone after it plans as done.
     _run_commit_step(home, fresh.root)
     after = _clone(home, origin, sandbox, "after")
-    assert _state_files(after) == ["journal.jsonl", "state.json", "state.json.backup"]
+    assert _state_files(after) == [
+        "history.jsonl",
+        "journal.jsonl",
+        "state.json",
+        "state.json.backup",
+    ]
     done = after.run("plan", "--detailed-exitcode")
     assert done.returncode == 0, done.stdout + done.stderr
+    verified = after.run("history", "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr

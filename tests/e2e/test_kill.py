@@ -3,6 +3,7 @@ twice and forget nothing the service created (DESIGN section 9, "Nothing lost").
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,19 @@ def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
     done = project.run("plan", "--detailed-exitcode")
     assert done.returncode == 0, done.stdout
     assert hits >= len(KILL_POINTS) // 2, f"only {hits} kills hit a running apply"
-    assert_secret_nowhere(project)
+    assert_secret_nowhere(project)  # the history's files included
+    _assert_history_complete(project, {m["movementId"] for m in created})
+
+
+def _assert_history_complete(project: Project, movements: set[str]) -> None:
+    """After every kill, the history's chain is unbroken, and every movement at the service
+    has the answer that gave its ID in the history (a lost answer came back to the request
+    re-sent with the same key)."""
+    verified = project.run("history", "verify")
+    assert verified.returncode == 0, verified.stderr
+    shown = project.run("history", "--format", "json")
+    entries = json.loads(shown.stdout)["entries"]
+    assert movements <= {entry["ids"].get("movementId") for entry in entries}
 
 
 def _documents(project: Project, relative: str) -> list[dict[str, Any]]:

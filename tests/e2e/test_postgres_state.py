@@ -5,6 +5,7 @@ until it reads a line), never by one process being slower."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -154,6 +155,13 @@ def test_two_folders_share_one_state_one_at_a_time(
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Nothing to apply." in again.stdout  # alice sees what bob applied
     _assert_all_applied(alice, sandbox, 6)
+    # bob's requests are in the state's history, which alice reads from the database.
+    shown = alice.run("history", "--format", "json")
+    entries = json.loads(shown.stdout)["entries"]
+    assert shown.returncode == 0 and len(entries) == 6
+    assert {e["status"] for e in entries} == {201}
+    verified = alice.run("history", "verify")
+    assert verified.returncode == 0 and "unbroken: 12 entries" in verified.stdout
 
 
 def _stopped(sandbox: Sandbox) -> Iterator[None]:

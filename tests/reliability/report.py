@@ -88,7 +88,10 @@ and resolved with `state adopt` (it was created) or `state forget` (it was not: 
 again); departures are the one kind the API offers no idempotency for. `apply` first looks
 for such a departure among the transit declarations created since the attempt and submits
 it again itself when none could be it, so a decision about a request the service *never
-received* would be the tool's fault: that count must be 0.
+received* would be the tool's fault: that count must be 0. Each audit also checks the
+history (docs/state.md, "History"): `history verify` passes, and every movement the
+emulator holds has in the history the answer that gave its ID; a trial that fails either
+fails the suite.
 """
 
 

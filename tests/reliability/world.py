@@ -9,6 +9,7 @@ not guessed).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -246,8 +247,22 @@ def audit(project: Project, sandbox: SeededSandbox, mix: Mix) -> Audit:
             f"created {len(movements)} movements, {len(departures)} departures, "
             f"{len(groups)} groups; wanted {wanted} in all"
         )
+    result.details += history_gaps(project, {m["movementId"] for m in movements})
     done = project.run("plan", "--detailed-exitcode")
     result.converged = done.returncode == 0
     if not result.converged:
         result.details.append("plan after the runs:\n" + done.stdout[-3000:] + done.stderr[-2000:])
     return result
+
+
+def history_gaps(project: Project, movements: set[str]) -> list[str]:
+    """What is wrong with the history once the runs are done: a broken chain, or a movement
+    the emulator holds whose answer (the one that gave its ID) the history does not keep."""
+    verified = project.run("history", "verify")
+    if verified.returncode != 0:
+        return [f"history verify: {verified.stderr[-2000:]}"]
+    shown = project.run("history", "--format", "json")
+    entries = json.loads(shown.stdout)["entries"]
+    answered = {entry["ids"].get("movementId") for entry in entries}
+    missing = movements - answered
+    return [f"movements whose answer the history lacks: {sorted(missing)}"] if missing else []

@@ -1,0 +1,242 @@
+"""What an apply writes to the environment's history (``customs_batch.state.history``).
+
+For each request: a ``request`` entry before it leaves (durable with its intent, so a run
+killed while the request is out leaves an entry that shows it unanswered), then an
+``answer`` entry with what came back, written before the outcome is recorded and durable
+no later than it. A record-only operation is one entry: ``moved`` or ``dropped``.
+
+Every entry names the run, the operator (user, host, and the CI run when there is one)
+and the commit of the manifests. The body of a request is kept only as its SHA-256: the
+history holds no guarantee access code and never the API key.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from customs_batch.errors import ServiceError
+from customs_batch.state.backend import StateSession
+from customs_batch.state.history import HistoryStore
+from customs_batch.state.lock import LockInfo
+from customs_batch.state.model import ResourceRecord, State
+
+if TYPE_CHECKING:
+    from customs_batch.client._transport import Exchange
+    from customs_batch.planning.model import PlannedChange
+
+GIT_TIMEOUT = 10.0
+
+
+def operator(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Who runs this: the user, the host, and the CI run from the variables GitHub Actions
+    and GitLab CI set (None outside CI)."""
+    environ = os.environ if environ is None else environ
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        user = str(os.getuid())
+    return {"user": user, "host": socket.gethostname(), "ci": _ci(environ)}
+
+
+def _ci(environ: Mapping[str, str]) -> dict[str, str] | None:
+    if environ.get("GITHUB_RUN_ID"):
+        server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        repository = environ.get("GITHUB_REPOSITORY", "")
+        run_id = environ["GITHUB_RUN_ID"]
+        return {
+            "system": "github-actions",
+            "runId": run_id,
+            "url": f"{server}/{repository}/actions/runs/{run_id}" if repository else "",
+            "commit": environ.get("GITHUB_SHA", ""),
+            "actor": environ.get("GITHUB_ACTOR", ""),
+        }
+    if environ.get("CI_JOB_ID"):
+        return {
+            "system": "gitlab-ci",
+            "runId": environ["CI_JOB_ID"],
+            "url": environ.get("CI_JOB_URL", ""),
+            "commit": environ.get("CI_COMMIT_SHA", ""),
+            "actor": environ.get("GITLAB_USER_LOGIN", ""),
+        }
+    return None
+
+
+def manifests_commit(folder: Path) -> str:
+    """``git rev-parse HEAD`` in ``folder``; empty when it is not in a git work tree, or git
+    is missing or fails (the history never stops a run for want of git)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) in (40, 64) else ""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class RunHistory:
+    """The entries of one run, in ``store``."""
+
+    store: HistoryStore
+    operator: dict[str, Any]
+    commit: str
+    run: str = field(default_factory=lambda: uuid.uuid4().hex)
+    clock: Callable[[], str] = _now
+
+    def _append(self, event: str, change: PlannedChange, **fields: Any) -> int:
+        return self.store.append(
+            {
+                "time": self.clock(),
+                "run": self.run,
+                "operator": self.operator,
+                "commit": self.commit,
+                "event": event,
+                "address": str(change.address),
+                "operation": change.operation.value,
+                **fields,
+            }
+        )
+
+    def requested(self, change: PlannedChange, key: str | None) -> int:
+        """The entry written before a request leaves; its ``seq``."""
+        return self._append("request", change, idempotencyKey=key)
+
+    def answered(
+        self,
+        request: int,
+        change: PlannedChange,
+        key: str | None,
+        exchanges: list[Exchange],
+        outputs: Mapping[str, Any] | None = None,
+        error: ServiceError | None = None,
+    ) -> None:
+        """The entry of what came back for the request entry ``request``."""
+        last = exchanges[-1] if exchanges else None
+        status: int | str = "unknown" if last is None or last.status is None else last.status
+        if error is not None and _never_left(error):
+            status = "not-sent"
+        fields: dict[str, Any] = {
+            "request": request,
+            "idempotencyKey": key,
+            "status": status,
+            "requests": [
+                {
+                    "method": e.method,
+                    "path": e.path,
+                    "bodySha256": e.body_sha256,
+                    "status": e.status,
+                }
+                for e in exchanges
+            ],
+            "ids": _ids(outputs or {}),
+            "mrn": next((e.mrn for e in reversed(exchanges) if e.mrn), None),
+        }
+        if error is not None:
+            fields["errors"] = last.errors if last is not None else None
+            fields["failure"] = error.message
+        self._append("answer", change, **fields)
+
+    def moved(self, change: PlannedChange, outputs: Mapping[str, Any]) -> None:
+        """A renamed document took over its record; nothing was sent."""
+        self._append("moved", change, movedFrom=str(change.moved_from), ids=_ids(outputs))
+
+    def dropped(self, change: PlannedChange) -> None:
+        """A record was dropped (its document is gone); nothing was sent."""
+        self._append("dropped", change)
+
+
+def _never_left(error: ServiceError) -> bool:
+    from customs_batch.client import NotSentError
+
+    return isinstance(error, NotSentError)
+
+
+def _ids(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in sorted(outputs.items()) if k == "id" or k.endswith("Id")}
+
+
+class HistoriedSession:
+    """A state session whose every wait for the disk (or commit) first makes the history
+    durable: an outcome is never on disk before its history entry."""
+
+    def __init__(self, session: StateSession, history: HistoryStore) -> None:
+        self._session = session
+        self._history = history
+
+    @property
+    def state(self) -> State:
+        return self._session.state
+
+    @state.setter
+    def state(self, value: State) -> None:
+        self._session.state = value
+
+    @property
+    def lock_info(self) -> LockInfo:
+        return self._session.lock_info
+
+    @lock_info.setter
+    def lock_info(self, value: LockInfo) -> None:
+        self._session.lock_info = value
+
+    def record(self, record: ResourceRecord) -> None:
+        self._history.sync()
+        self._session.record(record)
+
+    def record_soon(self, record: ResourceRecord) -> None:
+        self._session.record_soon(record)
+
+    def when_durable(self, callback: Callable[[], None]) -> None:
+        self._session.when_durable(callback)
+
+    def flush(self) -> None:
+        try:
+            self._history.sync()
+        finally:  # outcomes are made durable even when the history cannot be
+            self._session.flush()
+
+    def forget(self, address: str) -> None:
+        self._history.sync()
+        self._session.forget(address)
+
+    def check_lock(self) -> None:
+        self._session.check_lock()
+
+    def replace(self, state: State) -> None:
+        self._history.sync()
+        self._session.replace(state)
+
+    def close(self) -> None:
+        self._history.sync()
+        self._session.close()
+
+    def __enter__(self) -> HistoriedSession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

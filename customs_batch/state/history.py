@@ -1,0 +1,338 @@
+"""The history of an environment: an append-only, hash-chained log of what apply sent.
+
+Unlike the journal (emptied when folded) and the records (the latest status only), the
+history keeps every entry for good. Each entry holds ``seq`` (1, 2, …), ``prev`` (the hash
+of the entry before it; :data:`GENESIS` for the first) and ``hash``: the SHA-256 of the
+entry's canonical JSON without ``hash``. A changed entry no longer matches its hash; a
+removed, reordered or re-hashed one no longer matches the ``prev`` of the entry after it:
+:func:`verify` names the first entry where the chain breaks.
+
+Two stores keep the same lines: :class:`LocalHistory` (JSON-lines files beside a local
+state, rotated by size, mode 0600) and ``pg_history.PostgresHistory`` (a table beside a
+PostgreSQL state). :func:`history_for` gives the one of a state backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from customs_batch.errors import StateError
+from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
+from customs_batch.state.backend import LocalBackend, StateBackend
+
+GENESIS = "0" * 64
+"""The ``prev`` of the first entry of a chain."""
+
+ROTATE_BYTES = 64 * 1024 * 1024
+"""A local history file is closed and a new one started once it would grow past this."""
+
+CURRENT_FILE = "history.jsonl"
+_ROTATED = re.compile(r"^history\.(\d{6,})\.jsonl$")
+
+
+def canonical(body: Mapping[str, Any]) -> bytes:
+    """The bytes an entry is hashed and stored as: sorted keys, no spaces, UTF-8."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def entry_hash(body: Mapping[str, Any]) -> str:
+    """The hash of an entry: SHA-256 of its canonical JSON without ``hash``."""
+    return hashlib.sha256(canonical({k: v for k, v in body.items() if k != "hash"})).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """One entry as stored: where it is (a file and line, or a row) and its text."""
+
+    where: str
+    text: bytes
+
+    def body(self) -> dict[str, Any] | None:
+        """The entry's fields, or None when the text is not a JSON object."""
+        try:
+            value = json.loads(self.text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+class HistoryStore(Protocol):
+    """Where one environment's history is kept."""
+
+    def append(self, fields: Mapping[str, Any]) -> int:
+        """Chain ``fields`` to the last entry and write it; its ``seq``. Durable with the
+        next :meth:`sync` (at once where the store commits each entry)."""
+        ...
+
+    def sync(self) -> None:
+        """Return once every entry appended so far is durable."""
+        ...
+
+    def close(self) -> None: ...
+
+    def entries(self) -> Iterator[StoredEntry]:
+        """Every entry, oldest first."""
+        ...
+
+
+class Chain:
+    """The next ``seq`` and ``prev``: each :meth:`seal` makes the entry after the last."""
+
+    def __init__(self, last: Mapping[str, Any] | None = None) -> None:
+        self.seq = int(last["seq"]) if last else 0
+        self.prev = str(last["hash"]) if last else GENESIS
+
+    def seal(self, fields: Mapping[str, Any]) -> tuple[int, bytes]:
+        """The entry after the last, as its stored bytes (no newline)."""
+        body = {**fields, "seq": self.seq + 1, "prev": self.prev}
+        body["hash"] = entry_hash(body)
+        self.seq, self.prev = body["seq"], body["hash"]
+        return self.seq, canonical(body)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What :func:`verify` found: how many entries, the last one's seq and hash, and the
+    first broken entry (where and why), if any."""
+
+    entries: int
+    last_seq: int
+    last_hash: str
+    broken_at: str | None = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.broken_at is None
+
+
+def verify(entries: Iterable[StoredEntry]) -> Verification:
+    """Walk the chain from the first entry; stop at the first that breaks it."""
+    count, seq, prev = 0, 0, GENESIS
+    for stored in entries:
+        body = stored.body()
+        reason = _broken(body, seq, prev)
+        if reason:
+            return Verification(count, seq, prev, stored.where, reason)
+        assert body is not None
+        count, seq, prev = count + 1, int(body["seq"]), str(body["hash"])
+    return Verification(count, seq, prev)
+
+
+def _broken(body: Mapping[str, Any] | None, seq: int, prev: str) -> str:
+    if body is None or not isinstance(body.get("hash"), str):
+        return "it is not a history entry (not a JSON object with a hash)"
+    if entry_hash(body) != body["hash"]:
+        return "its content does not match its hash: it was changed after it was written"
+    if body.get("prev") != prev:
+        if prev == GENESIS:
+            return (
+                "the chain does not start here: the entries before it were removed (or an "
+                "earlier history file)"
+            )
+        return (
+            "it does not follow the entry before it: an entry between them was removed, "
+            "the entries were reordered, or the one before it was changed and re-hashed"
+        )
+    if body.get("seq") != seq + 1:
+        return f"it is numbered {body.get('seq')!r} where {seq + 1} was expected"
+    return ""
+
+
+class LocalHistory:
+    """JSON-lines files in the state folder: ``history.jsonl``, and the full ones renamed
+    ``history.000001.jsonl``, ``history.000002.jsonl``… (the chain runs on across them).
+
+    Files are mode 0600. An entry is written at once and fsynced by :meth:`sync`; a line a
+    crash left half-written was never acknowledged and is cut when writing starts again.
+    """
+
+    def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES) -> None:
+        self.directory = directory
+        self.path = directory / CURRENT_FILE
+        self.rotate_bytes = rotate_bytes
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._size = 0
+        self._chain: Chain | None = None
+        self._written = 0
+        self._synced = 0
+
+    def files(self) -> list[Path]:
+        """The history files, oldest first."""
+        rotated = []
+        if self.directory.is_dir():
+            for path in self.directory.iterdir():
+                match = _ROTATED.match(path.name)
+                if match:
+                    rotated.append((int(match.group(1)), path))
+        files = [path for _, path in sorted(rotated)]
+        return [*files, self.path] if self.path.exists() else files
+
+    def entries(self) -> Iterator[StoredEntry]:
+        """Every whole line of every file, oldest first (a last line cut short by a crash,
+        never acknowledged, is left out)."""
+        for path in self.files():
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise StateError(f"{path}: cannot read the history ({exc.strerror})") from None
+            for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+                yield StoredEntry(f"{path.name} line {number}", line)
+
+    def append(self, fields: Mapping[str, Any]) -> int:
+        with self._lock:
+            try:
+                if self._fd is None:
+                    self._open()
+                elif os.fstat(self._fd).st_size != self._size:
+                    self._open_again()  # another process wrote (a run whose lock was broken)
+                assert self._chain is not None and self._fd is not None
+                seq, line = self._chain.seal(fields)
+                line += b"\n"
+                if self._size and self._size + len(line) > self.rotate_bytes:
+                    self._rotate()
+                write_all(self._fd, line)
+            except OSError as exc:
+                raise write_error(self.path, exc, safe=_SAFE, doing="cannot write") from None
+            self._size += len(line)
+            self._written += 1
+            return seq
+
+    def sync(self) -> None:
+        with self._lock:
+            if self._fd is None or self._synced == self._written:
+                return
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise write_error(self.path, exc, safe=_SAFE, doing="cannot write") from None
+            self._synced = self._written
+
+    def close(self) -> None:
+        self.sync()
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def _open(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        fd = open_private(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        try:
+            self._size = _cut_unfinished_line(fd)
+            last = _last_line(self.path) if self._size else None
+            if last is None:
+                previous = self.files()[:-1]
+                last = _last_line(previous[-1]) if previous else None
+            self._chain = Chain(last_body(last))
+        except BaseException:
+            os.close(fd)
+            raise
+        if created:
+            fsync_dir(self.directory)
+        self._fd = fd
+
+    def _open_again(self) -> None:
+        """Chain on from what is in the files now, not from what this writer last wrote."""
+        assert self._fd is not None
+        os.fsync(self._fd)
+        os.close(self._fd)
+        self._fd = None
+        self._synced = self._written
+        self._open()
+
+    def _rotate(self) -> None:
+        """Close the full file under the next free number, and start an empty one."""
+        assert self._fd is not None
+        os.fsync(self._fd)
+        os.close(self._fd)
+        self._fd = None
+        numbers = [int(m.group(1)) for p in self.files() if (m := _ROTATED.match(p.name))]
+        os.rename(self.path, self.directory / f"history.{max(numbers, default=0) + 1:06d}.jsonl")
+        self._fd = open_private(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        fsync_dir(self.directory)
+        self._size = 0
+        self._synced = self._written
+
+
+_SAFE = "the entries already written are kept; nothing was sent after the failed write"
+
+
+def _cut_unfinished_line(fd: int) -> int:
+    """Cut a line a crash left half-written; the size of what is left."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0
+    os.lseek(fd, size - 1, os.SEEK_SET)
+    if os.read(fd, 1) == b"\n":
+        return size
+    keep = 0
+    step = 65536
+    end = size
+    while end > 0 and not keep:
+        start = max(0, end - step)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunk = os.read(fd, end - start)
+        found = chunk.rfind(b"\n")
+        if found >= 0:
+            keep = start + found + 1
+        end = start
+    os.ftruncate(fd, keep)
+    os.fsync(fd)
+    return keep
+
+
+def _last_line(path: Path) -> bytes | None:
+    """The last whole line of ``path`` (None when it has none)."""
+    with path.open("rb") as file:
+        end = file.seek(0, os.SEEK_END)
+        tail = b""
+        while end > 0:
+            start = max(0, end - 65536)
+            file.seek(start)
+            tail = file.read(end - start) + tail
+            end = start
+            lines = tail.split(b"\n")
+            if len(lines) >= 3 or (end == 0 and len(lines) >= 2):
+                return lines[-2]
+    return None
+
+
+def last_body(line: bytes | None) -> dict[str, Any] | None:
+    """The fields of the last entry, to chain the next one to (None: no entry yet)."""
+    if line is None:
+        return None
+    body = StoredEntry("", line).body()
+    if (
+        body is None
+        or not isinstance(body.get("seq"), int)
+        or not isinstance(body.get("hash"), str)
+    ):
+        raise StateError(
+            "the last entry of the history is damaged, so no new entry can be chained to it",
+            hint="run `customs-batch history verify` to see where; keep the damaged file as "
+            "evidence and move it out of the state folder to start a new chain",
+        )
+    return body
+
+
+def history_for(backend: StateBackend) -> HistoryStore:
+    """The history kept beside ``backend``'s state."""
+    if isinstance(backend, LocalBackend):
+        return LocalHistory(backend.directory)
+    from customs_batch.state.pg_history import PostgresHistory
+    from customs_batch.state.postgres import PostgresBackend
+
+    if isinstance(backend, PostgresBackend):
+        return PostgresHistory(backend.url, backend.name)
+    raise TypeError(f"no history for {type(backend).__name__}")

@@ -1,0 +1,113 @@
+"""``history`` and ``history verify`` through the CLI, after an apply on the built-in local
+environment (the emulator in-process)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run
+
+CI = {
+    "GITHUB_RUN_ID": "4242",
+    "GITHUB_SERVER_URL": "https://github.example",
+    "GITHUB_REPOSITORY": "acme/declarations",
+    "GITHUB_SHA": "0123abcd",
+    "GITHUB_ACTOR": "octo-alice",
+}
+
+
+def _commit(project: Path) -> str:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    for argv in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "manifests"],
+    ):
+        subprocess.run([git, *argv], cwd=project, check=True, capture_output=True)
+    done = subprocess.run([git, "rev-parse", "HEAD"], cwd=project, check=True, capture_output=True)
+    return done.stdout.decode().strip()
+
+
+@pytest.fixture
+def applied(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """The examples applied from a git work tree in a GitHub Actions run; the commit."""
+    commit = _commit(project)
+    monkeypatch.chdir(project)
+    for name, value in CI.items():
+        monkeypatch.setenv(name, value)
+    code, _, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, err
+    return commit
+
+
+def test_history_shows_each_request_with_its_operator_and_commit(
+    applied: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "history")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 9  # one per request of the nine documents
+    for line in lines:
+        assert f"commit {applied}" in line
+        assert "https://github.example/acme/declarations/actions/runs/4242" in line
+        assert "octo-alice" in line
+    assert any("TemplateGroup/eu-road  create-template-group  201  id=" in line for line in lines)
+
+    code, out, _ = run(capsys, "history", "--format", "json")
+    body = json.loads(out)
+    assert code == 0 and body["formatVersion"] == 1 and len(body["entries"]) == 9
+    movement = next(e for e in body["entries"] if e["operation"] == "create-movement")
+    assert movement["idempotencyKey"] and movement["status"] == 201
+    assert len(movement["requests"][-1]["bodySha256"]) == 64
+    assert movement["operator"]["ci"]["runId"] == "4242"
+
+    code, out, _ = run(capsys, "history", "TemplateGroup/eu-road", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["address"] for r in rows] == ["TemplateGroup/eu-road"]
+    assert rows[0]["commit"] == applied and rows[0]["ci_run"] == "4242"
+
+    code, out, err = run(capsys, "history", "--since", "2999-01-01")
+    assert code == 0 and out == "" and "holds nothing" in err
+
+    history = project / ".customs-batch" / "local" / "history.jsonl"
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+    assert b"sandbox" not in history.read_bytes().replace(b"sandbox.test", b"")
+
+
+def test_history_verify_passes_then_names_a_tampered_line(
+    applied: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "history", "verify")
+    assert code == 0 and "unbroken: 18 entries" in out
+    code, out, _ = run(capsys, "history", "verify", "--format", "json")
+    assert code == 0 and json.loads(out)["ok"] is True
+
+    history = project / ".customs-batch" / "local" / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    entry = json.loads(lines[6])
+    entry["address"] = "TemplateGroup/someone-else"
+    lines[6] = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    history.write_bytes(b"".join(lines))
+    code, _, err = run(capsys, "history", "verify")
+    assert code == 1
+    assert "broken at history.jsonl line 7" in err and "6 entries before it" in err
+
+
+def test_history_refuses_a_date_it_cannot_read(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = run(capsys, "history", "--since", "yesterday")
+    assert code == 64 and "--since 'yesterday' is not a date" in err

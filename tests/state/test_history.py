@@ -1,0 +1,153 @@
+"""The history's hash chain, and its local files: a changed, removed or reordered entry is
+found and named; files rotate by size with the chain running on; a half-written last line
+is cut; files are 0600."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from customs_batch.errors import StateError
+from customs_batch.state.history import (
+    GENESIS,
+    LocalHistory,
+    StoredEntry,
+    entry_hash,
+    verify,
+)
+
+
+def _write(history: LocalHistory, count: int, start: int = 0) -> None:
+    for number in range(start, start + count):
+        history.append({"event": "request", "address": f"Movement/m{number}"})
+    history.sync()
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines()
+
+
+def _entries(lines: list[bytes]) -> list[StoredEntry]:
+    return [StoredEntry(f"line {n}", line) for n, line in enumerate(lines, start=1)]
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> LocalHistory:
+    return LocalHistory(tmp_path)
+
+
+def test_an_unbroken_chain_verifies_and_each_entry_holds_the_hash_of_the_one_before(
+    history: LocalHistory,
+) -> None:
+    _write(history, 4)
+    history.close()
+    bodies = [json.loads(line) for line in _lines(history.path)]
+    assert [b["seq"] for b in bodies] == [1, 2, 3, 4]
+    assert bodies[0]["prev"] == GENESIS
+    assert [b["prev"] for b in bodies[1:]] == [b["hash"] for b in bodies[:-1]]
+    assert all(entry_hash(b) == b["hash"] for b in bodies)
+    result = verify(history.entries())
+    assert result.ok and result.entries == 4 and result.last_hash == bodies[-1]["hash"]
+
+
+def test_a_changed_entry_is_named(history: LocalHistory) -> None:
+    _write(history, 4)
+    lines = _lines(history.path)
+    lines[2] = lines[2].replace(b"Movement/m2", b"Movement/mX")
+    result = verify(_entries(lines))
+    assert not result.ok and result.broken_at == "line 3" and "changed" in result.reason
+    assert result.entries == 2
+
+
+def test_a_changed_and_rehashed_entry_breaks_the_link_to_the_next(history: LocalHistory) -> None:
+    _write(history, 4)
+    lines = _lines(history.path)
+    body = json.loads(lines[1])
+    body["address"] = "Movement/forged"
+    body["hash"] = entry_hash(body)
+    lines[1] = json.dumps(body).encode()
+    result = verify(_entries(lines))
+    assert result.broken_at == "line 3" and "does not follow" in result.reason
+
+
+def test_a_removed_entry_is_found_where_the_chain_breaks(history: LocalHistory) -> None:
+    _write(history, 4)
+    lines = _lines(history.path)
+    assert verify(_entries(lines[:1] + lines[2:])).broken_at == "line 2"
+    first_gone = verify(_entries(lines[1:]))
+    assert first_gone.broken_at == "line 1" and "does not start here" in first_gone.reason
+
+
+def test_reordered_entries_are_found(history: LocalHistory) -> None:
+    _write(history, 4)
+    lines = _lines(history.path)
+    lines[1], lines[2] = lines[2], lines[1]
+    result = verify(_entries(lines))
+    assert result.broken_at == "line 2" and "does not follow" in result.reason
+
+
+def test_a_line_that_is_not_an_entry_is_named(history: LocalHistory) -> None:
+    _write(history, 2)
+    result = verify(_entries([*_lines(history.path), b"not json"]))
+    assert result.broken_at == "line 3" and "not a history entry" in result.reason
+
+
+def test_files_rotate_by_size_and_the_chain_runs_on_across_them(tmp_path: Path) -> None:
+    history = LocalHistory(tmp_path, rotate_bytes=1000)
+    _write(history, 20)
+    history.close()
+    files = history.files()
+    assert len(files) > 2
+    assert [f.name for f in files[:2]] == ["history.000001.jsonl", "history.000002.jsonl"]
+    assert files[-1].name == "history.jsonl"
+    assert all(f.stat().st_size <= 1000 for f in files)
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    result = verify(history.entries())
+    assert result.ok and result.entries == 20
+    # A new writer (the next run) chains on from the last entry of the newest file.
+    again = LocalHistory(tmp_path, rotate_bytes=1000)
+    _write(again, 3, start=20)
+    again.close()
+    assert verify(again.entries()).entries == 23
+    broken = verify(e for e in again.entries() if not e.where.startswith("history.000002"))
+    assert broken.broken_at is not None and broken.broken_at.startswith("history.000003")
+
+
+def test_after_rotation_leaves_an_empty_current_file_the_next_run_chains_on(
+    tmp_path: Path,
+) -> None:
+    history = LocalHistory(tmp_path, rotate_bytes=1000)
+    _write(history, 6)
+    history.close()
+    (tmp_path / "history.jsonl").rename(tmp_path / "history.000099.jsonl")
+    (tmp_path / "history.jsonl").touch()
+    again = LocalHistory(tmp_path, rotate_bytes=1000)
+    _write(again, 1, start=6)
+    again.close()
+    assert verify(again.entries()).ok
+
+
+def test_a_half_written_last_line_is_cut_and_the_chain_goes_on(history: LocalHistory) -> None:
+    _write(history, 3)
+    history.close()
+    with history.path.open("ab") as file:
+        file.write(b'{"address":"Movement/cut')  # a crash in the middle of an append
+    assert verify(history.entries()).entries == 3  # never acknowledged: not an entry
+    again = LocalHistory(history.directory)
+    _write(again, 1, start=3)
+    again.close()
+    result = verify(again.entries())
+    assert result.ok and result.entries == 4
+    assert b"Movement/cut" not in history.path.read_bytes()
+
+
+def test_a_damaged_last_entry_is_refused_rather_than_chained_to(history: LocalHistory) -> None:
+    _write(history, 2)
+    history.close()
+    with history.path.open("ab") as file:
+        file.write(b"garbage\n")
+    with pytest.raises(StateError, match="last entry of the history is damaged"):
+        LocalHistory(history.directory).append({"event": "request"})

@@ -1,0 +1,156 @@
+"""The history's promises, checked the same way on each state backend (local files and a
+real PostgreSQL server): entries read back in order and verify, the next run chains on,
+a SIGKILL loses nothing synced, and a tampered entry is named."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from pathlib import Path
+
+import psycopg
+
+from customs_batch.state.history import (
+    HistoryStore,
+    LocalHistory,
+    Verification,
+    history_for,
+    verify,
+)
+from tests.state.conftest import STATE_NAME, Backends
+
+APPEND_AND_HOLD = """
+from customs_batch.state.history import history_for
+store = history_for(backend)
+for n in range(5):
+    store.append({"event": "request", "address": f"Movement/m{n}"})
+store.sync()
+print("synced", flush=True)
+sys.stdin.readline()
+"""
+
+
+def _store(backends: Backends) -> HistoryStore:
+    return history_for(backends.make())
+
+
+def _addresses(store: HistoryStore) -> list[str]:
+    return [json.loads(e.text)["address"] for e in store.entries()]
+
+
+def _verified(backends: Backends) -> Verification:
+    store = _store(backends)
+    try:
+        return verify(store.entries())
+    finally:
+        store.close()
+
+
+def test_entries_read_back_in_order_verify_and_the_next_run_chains_on(
+    backends: Backends,
+) -> None:
+    first = _store(backends)
+    assert list(first.entries()) == []
+    assert _verified(backends).ok
+    for n in range(3):
+        assert first.append({"event": "request", "address": f"Movement/m{n}"}) == n + 1
+    first.sync()
+    first.close()
+
+    second = _store(backends)  # another run
+    assert second.append({"event": "dropped", "address": "Movement/m3"}) == 4
+    second.sync()
+    assert _addresses(second) == [f"Movement/m{n}" for n in range(4)]
+    result = verify(second.entries())
+    assert result.ok and result.entries == 4 and result.last_seq == 4
+    second.close()
+
+
+def test_the_local_history_is_private_to_its_owner(backends: Backends) -> None:
+    store = _store(backends)
+    store.append({"event": "request", "address": "Movement/m"})
+    store.close()
+    if backends.kind == "local":
+        assert isinstance(store, LocalHistory)
+        assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+
+
+def test_what_was_synced_survives_a_sigkill_and_the_chain_goes_on(backends: Backends) -> None:
+    child = backends.start(APPEND_AND_HOLD)
+    assert child.stdout is not None
+    try:
+        assert child.stdout.readline().strip() == "synced"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate(timeout=30)  # and close its pipes
+    store = _store(backends)
+    assert _addresses(store) == [f"Movement/m{n}" for n in range(5)]
+    store.append({"event": "request", "address": "Movement/after"})
+    store.sync()
+    result = verify(store.entries())
+    assert result.ok and result.entries == 6
+    store.close()
+
+
+def test_a_tampered_entry_is_named(backends: Backends) -> None:
+    store = _store(backends)
+    for n in range(4):
+        store.append({"event": "answer", "address": f"Movement/m{n}", "status": 201})
+    store.close()
+    if backends.kind == "local":
+        path = Path(backends.where) / "history.jsonl"
+        lines = path.read_bytes().splitlines(keepends=True)
+        body = json.loads(lines[2])
+        body["status"] = 400
+        lines[2] = json.dumps(body).encode() + b"\n"
+        path.write_bytes(b"".join(lines))
+        expected = "history.jsonl line 3"
+    else:
+        with psycopg.connect(backends.where, autocommit=True) as connection:
+            connection.execute(
+                "UPDATE customs_batch_history SET entry = replace(entry, '201', '400') "
+                "WHERE state = %s AND seq = 3",
+                (STATE_NAME,),
+            )
+        expected = "entry 3"
+    result = _verified(backends)
+    assert not result.ok and result.broken_at == expected and result.entries == 2
+
+
+def test_a_removed_entry_is_named(backends: Backends) -> None:
+    store = _store(backends)
+    for n in range(4):
+        store.append({"event": "request", "address": f"Movement/m{n}"})
+    store.close()
+    if backends.kind == "local":
+        path = Path(backends.where) / "history.jsonl"
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:1] + lines[2:]))
+        expected = "history.jsonl line 2"
+    else:
+        with psycopg.connect(backends.where, autocommit=True) as connection:
+            connection.execute(
+                "DELETE FROM customs_batch_history WHERE state = %s AND seq = 2", (STATE_NAME,)
+            )
+        expected = "entry 3"
+    result = _verified(backends)
+    assert result.broken_at == expected and "does not follow" in result.reason
+
+
+def test_two_writers_at_once_keep_one_chain(backends: Backends) -> None:
+    # A run whose lock was broken (`force-unlock --force`) may write once more while the
+    # next run writes: each chains on from what is there, never from what it last wrote.
+    first, second = _store(backends), _store(backends)
+    try:
+        for n in range(3):
+            first.append({"event": "request", "address": f"Movement/first-{n}"})
+            first.sync()
+            second.append({"event": "request", "address": f"Movement/second-{n}"})
+            second.sync()
+    finally:
+        first.close()
+        second.close()
+    result = _verified(backends)
+    assert result.ok and result.entries == 6
