@@ -281,3 +281,18 @@ class CancellationResult(Record):
     @classmethod
     def _fields(cls, raw: JsonObject) -> dict[str, Any]:
         return {"declaration_id": _int(raw, "declarationId"), "canceled": _bool(raw, "canceled")}
+
+
+@dataclass
+class Exchange:
+    """One attempt as it left and came back: the method and path, the SHA-256 of the exact
+    body sent (None without one), the status of the answer (None: no answer) and the MRN the
+    answer gave, if any; for an error status, the service's error body (with the key, were
+    it echoed, replaced by ``***``). Never the key, never the body sent."""
+
+    method: str
+    path: str
+    body_sha256: str | None
+    status: int | None = None
+    mrn: str | None = None
+    errors: Any = None

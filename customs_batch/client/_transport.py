@@ -18,7 +18,6 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -33,27 +32,13 @@ from customs_batch.client._errors import (
     error_for_status,
     redact,
 )
+from customs_batch.client._models import Exchange
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
 from customs_batch.client._retry import RetryPolicy, is_repeatable, is_transient
 from customs_batch.errors import CustomsBatchError, ServiceError
 
 USER_AGENT = f"customs-batch/{__version__}"
 logger = logging.getLogger("customs_batch.client")
-
-
-@dataclass
-class Exchange:
-    """One attempt as it left and came back: the method and path, the SHA-256 of the exact
-    body sent (None without one), the status of the answer (None: no answer) and the MRN the
-    answer gave, if any; for an error status, the service's error body (with the key, were
-    it echoed, replaced by ``***``). Never the key, never the body sent."""
-
-    method: str
-    path: str
-    body_sha256: str | None
-    status: int | None = None
-    mrn: str | None = None
-    errors: Any = None
 
 
 class Sender:

@@ -52,7 +52,7 @@ from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailu
 from customs_batch.vocabulary import PROCESSING
 
 if TYPE_CHECKING:
-    from customs_batch.client._transport import Exchange
+    from customs_batch.client import Exchange
 
 JSON = Any
 CONFLICT = 409

@@ -31,7 +31,7 @@ from customs_batch.state.lock import LockInfo
 from customs_batch.state.model import ResourceRecord, State
 
 if TYPE_CHECKING:
-    from customs_batch.client._transport import Exchange
+    from customs_batch.client import Exchange
     from customs_batch.planning.model import PlannedChange
 
 GIT_TIMEOUT = 10.0
