@@ -26,6 +26,7 @@ def test_the_public_api_is_this_list() -> None:
             "DeclarationItem",
             "DeclarationListEntry",
             "DepartureSubmission",
+            "Exchange",
             "Endpoint",
             "EndpointMap",
             "ExportDeclaration",
