@@ -9,6 +9,9 @@ from __future__ import annotations
 CONFIG = """\
 # customs-batch project settings. Without this file the embedded `local` environment is used.
 default_environment: local
+# Where the manifests are: what validate, plan and apply read when given no paths, so that
+# other YAML files of the repository (workflows, docker-compose.yml) are never read as manifests.
+manifests: [manifests]
 
 # A remote environment: uncomment it, export the key, then pass `--env sandbox`.
 # The API key is read from the environment variable, never from this file.

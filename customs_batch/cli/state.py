@@ -369,10 +369,10 @@ def import_(
 ) -> int:
     """Take over an object that exists at the service as the document ADDRESS.
 
-    The document must be in the manifests (PATHS, default: the current folder). The object
-    is read and compared with the document first, and the differences are shown: where a
-    field that cannot change differs (a departure's weight or offices), nothing is recorded
-    and the exit code is 1. Otherwise it is recorded as the service holds it, so the next
+    The document must be in the manifests (PATHS, default: the manifests list of
+    customs-batch.yaml, else the current folder). The object is read and compared with the
+    document first, and the differences are shown: where a field that cannot change differs
+    (a departure's weight or offices), nothing is recorded and the exit code is 1. Otherwise it is recorded as the service holds it, so the next
     plan shows what the manifests would change; what the service does not give back (a
     group's templates, a declaration's parties) is sent by the next apply.
 

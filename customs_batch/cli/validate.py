@@ -96,8 +96,9 @@ def validate(
 ) -> int:
     """Validate manifests offline: YAML, envelope, templates, schemas, customs rules.
 
-    PATHS are manifest files or folders (default: the current folder). Exits 0 when clean,
-    1 when there are errors (or warnings, with --strict).
+    PATHS are manifest files or folders (default: the manifests list of customs-batch.yaml,
+    else the current folder). Exits 0 when clean, 1 when there are errors (or warnings, with
+    --strict).
 
     \b
     Examples:
@@ -107,10 +108,11 @@ def validate(
       customs-batch validate manifests/ --format sarif -o validate.sarif
       customs-batch validate manifests/ --annotate annotated/
     """
+    from customs_batch.environments import load_project
     from customs_batch.validation.batch import validate_paths
 
     result = validate_paths(
-        list(paths) or [Path(".")],
+        list(paths) or load_project().manifest_paths(),
         jobs=jobs,
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
         rows=rows,

@@ -38,7 +38,8 @@ class InvalidManifests(CustomsBatchError):
 class Inputs:
     """Where a command looks: the manifests, the selection, the environment and its state.
 
-    ``paths`` default to the current folder; ``labels`` (label selectors, kubectl's
+    ``paths`` default to the ``manifests:`` list of customs-batch.yaml, else the current
+    folder; ``labels`` (label selectors, kubectl's
     grammar: see :mod:`customs_batch.planning.selector`) and ``targets`` (``Kind/name``)
     select a part of the batch with what it depends on, and ``excluded`` (``Kind/name``)
     leaves documents out with what depends on them; ``environment`` is a name from
@@ -62,7 +63,7 @@ class Inputs:
     def documents(self) -> list[Document]:
         """The selected documents, valid; :class:`InvalidManifests` when any has an error."""
         selection = self.selection()
-        inputs = load_inputs(list(self.paths) or [Path(".")])
+        inputs = load_inputs(list(self.paths) or load_project().manifest_paths())
         if inputs.failed:
             raise InvalidManifests(inputs.validation)
         return selection.apply(inputs.documents)

@@ -75,12 +75,32 @@ _URL_HINT = (
 
 @dataclass(frozen=True)
 class ProjectConfig:
-    """A project's environments; ``path`` None when there is no ``customs-batch.yaml``."""
+    """A project's environments; ``path`` None when there is no ``customs-batch.yaml``.
+    ``manifests`` are the files and folders of its ``manifests:`` list (absolute; empty
+    when the file has none)."""
 
     path: Path | None
     root: Path
     default_environment: str | None
     environments: Mapping[str, Environment]
+    manifests: tuple[Path, ...] = ()
+
+    def manifest_paths(self, cwd: Path | None = None) -> list[Path]:
+        """What PATHS default to: the ``manifests:`` list (relative to ``cwd`` when inside
+        it), else the current folder. ConfigError for an entry that does not exist."""
+        if not self.manifests:
+            return [Path(".")]
+        cwd = (cwd or Path.cwd()).resolve()
+        paths = []
+        for path in self.manifests:
+            if not path.exists():
+                entry = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+                raise ConfigError(
+                    f"{self.path}: manifests names {entry}, which does not exist",
+                    hint="create it, or correct the list under manifests: in customs-batch.yaml",
+                )
+            paths.append(path.relative_to(cwd) if path.is_relative_to(cwd) else path)
+        return paths
 
     def environment(self, name: str) -> Environment:
         """The environment ``name``; ConfigError listing the known ones otherwise."""
@@ -289,7 +309,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
             return f"must be of type {schema.get('type')}"
         case "pattern":
             return f"does not have the expected form ({schema.get('pattern')})"
-        case "minimum" | "maximum" | "exclusiveMinimum" | "minLength":
+        case "minimum" | "maximum" | "exclusiveMinimum" | "minLength" | "minItems":
             return f"violates {error.validator} {error.validator_value}"
         case "additionalProperties" | "required":
             return str(error.message)
@@ -318,7 +338,8 @@ def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:
             f"{path}: default_environment names {default!r}, which is not defined",
             hint=f"known environments: {known}",
         )
-    return ProjectConfig(path, root, default, MappingProxyType(environments))
+    manifests = tuple(root / entry for entry in data.get("manifests") or ())
+    return ProjectConfig(path, root, default, MappingProxyType(environments), manifests)
 
 
 def _rate_text(value: Any) -> str:

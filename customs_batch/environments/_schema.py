@@ -83,6 +83,13 @@ CONFIG: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "default_environment": {"type": "string", "minLength": 1},
+        # The files and folders holding the project's manifests, relative to the file: what
+        # PATHS default to, so that other YAML of the repository is never read as a manifest.
+        "manifests": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "minLength": 1},
+        },
         "state_dir": {"type": "string", "minLength": 1},
         "environments": {
             "type": "object",

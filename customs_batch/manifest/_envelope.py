@@ -104,6 +104,12 @@ class _Checker:
         if value != API_VERSION:
             said = "is missing" if value is None else f"is {value!r}"
             hint = f"Write 'apiVersion: {API_VERSION}'."
+            if value is None:  # perhaps no manifest at all, found by a folder search
+                hint += (
+                    " If the file is not a manifest (a workflow, a docker-compose.yml), list"
+                    " the folders that hold the manifests under 'manifests:' in"
+                    " customs-batch.yaml, or name them on the command line."
+                )
             self.error("envelope.api-version", f"apiVersion {said}", ("apiVersion",), hint)
 
     def kind(self, data: Mapping[str, Any]) -> Kind | None:

@@ -41,7 +41,7 @@ def test_the_new_project_validates_clean_with_one_document_per_kind() -> None:
 def test_the_config_names_only_the_local_environment() -> None:
     _cli("init", "project")
     config = Path("project/customs-batch.yaml").read_text(encoding="utf-8")
-    assert yaml.safe_load(config) == {"default_environment": "local"}
+    assert yaml.safe_load(config) == {"default_environment": "local", "manifests": ["manifests"]}
     assert "#   sandbox:" in config
     assert "api_key_env" in config
 

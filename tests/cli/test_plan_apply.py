@@ -41,6 +41,21 @@ def test_plan_apply_then_nothing_to_do(project: Path, capsys: pytest.CaptureFixt
     assert code == 0 and "Nothing to apply." in out
 
 
+def test_plan_and_apply_without_paths_read_the_configured_manifests_only(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "docker-compose.yml").write_text("services:\n  web: {image: nginx}\n")
+    code, _, err = run(capsys, "plan")
+    assert code == 1 and "docker-compose.yml:1:1: error[envelope.api-version]" in err
+    (project / "customs-batch.yaml").write_text("manifests: [manifests]\n")
+    code, out, err = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 2, err
+    assert "Plan: 9 to create" in out
+    code, out, err = run(capsys, "apply", "--auto-approve", "--wait")
+    assert code == 0, err
+    assert "Apply: 9 succeeded, 0 failed" in out
+
+
 def test_apply_off_a_terminal_needs_approval_or_a_plan(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

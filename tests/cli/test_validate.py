@@ -48,6 +48,20 @@ def test_clean_input_exits_0_with_a_summary() -> None:
     assert _cli("validate") == (0, "0 errors, 0 warnings in 1 document (1 file)\n", "")
 
 
+def test_without_paths_only_the_configured_manifests_are_read() -> None:
+    # A repository holds other YAML: a compose file is no manifest.
+    _write("docker-compose.yml", "services:\n  web: {image: nginx}\n")
+    assert _cli("validate")[0] == 1
+    Path("manifests").mkdir()
+    _write("manifests/good.yaml", GOOD)
+    _write("customs-batch.yaml", "manifests: [manifests]\n")
+    assert _cli("validate") == (0, "0 errors, 0 warnings in 1 document (1 file)\n", "")
+    _write("manifests/broken.yaml", BROKEN)
+    code, out, _ = _cli("validate")
+    assert code == 1
+    assert out.startswith("manifests/broken.yaml:6:18: error[schema.type]: ")
+
+
 def test_errors_exit_1_in_compiler_style() -> None:
     _write("broken.yaml", BROKEN)
     code, out, _ = _cli("validate", "broken.yaml")

@@ -158,6 +158,8 @@ def test_a_key_written_in_the_file_is_refused_without_quoting_it(text: str, word
             "environments:\n  local:\n    large_change_guard: {max_share: 1}\n",
             "'max_share' was unexpected",
         ),
+        ("manifests: []\n", "customs-batch.yaml:1: manifests: violates minItems 1"),
+        ("manifests: manifests/\n", "manifests: must be of type array"),
     ],
 )
 def test_invalid_configurations_say_where_and_what(text: str, words: str) -> None:
@@ -280,3 +282,26 @@ def test_an_invalid_notify_block_says_where_and_what(block: str, words: str) -> 
         load_project()
     assert words in str(caught.value)
     assert "environments.local.notify" in str(caught.value)
+
+
+def test_the_manifests_list_is_what_paths_default_to(tmp_path: Path) -> None:
+    assert load_project().manifest_paths() == [Path(".")]
+    _write("manifests: [manifests, more/one.yaml]\n")
+    Path("manifests").mkdir()
+    Path("more").mkdir()
+    Path("more/one.yaml").write_text("", encoding="utf-8")
+    assert load_project().manifest_paths() == [Path("manifests"), Path("more/one.yaml")]
+    # From inside the project the list is relative to the current folder.
+    assert load_project(Path("more")).manifest_paths(Path("more").resolve()) == [
+        Path("manifests").resolve(),
+        Path("one.yaml"),
+    ]
+
+
+def test_a_manifests_entry_that_does_not_exist_is_a_config_error() -> None:
+    _write("manifests: [manifests]\n")
+    with pytest.raises(ConfigError) as caught:
+        load_project().manifest_paths()
+    assert "customs-batch.yaml: manifests names manifests, which does not exist" in str(
+        caught.value
+    )

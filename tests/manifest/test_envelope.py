@@ -28,6 +28,13 @@ def test_a_wrong_api_version_is_a_finding() -> None:
     finding = only(load_text(GOOD.replace("customs-batch/v1", "v2")), "envelope.api-version")
     assert finding.location.line == 1
     assert "customs-batch/v1" in finding.hint
+    assert "manifests:" not in finding.hint
+
+
+def test_a_yaml_file_without_an_api_version_may_be_no_manifest_at_all() -> None:
+    finding = only(load_text("services:\n  web: {image: nginx}\n"), "envelope.api-version")
+    assert "customs-batch/v1" in finding.hint
+    assert "under 'manifests:' in customs-batch.yaml" in finding.hint
 
 
 def test_an_unknown_kind_suggests_the_closest() -> None:

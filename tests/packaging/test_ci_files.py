@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import tomllib
 from collections.abc import Iterator
 from functools import cache
@@ -74,7 +75,8 @@ def test_the_pre_commit_hook_runs_validate_on_manifest_changes() -> None:
     assert hook["pass_filenames"] is False
     files = re.compile(hook["files"])
     manifests = [p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.yaml")]
-    for path in [*manifests, "data/movements.xlsx", "data/departures.csv", "customs-batch.yml"]:
+    changed = ["data/movements.xlsx", "data/departures.csv", "templates/rotterdam.yaml.j2"]
+    for path in [*manifests, *changed, "customs-batch.yaml"]:
         assert files.search(path), path
     for path in ["README.md", "customs_batch/cli/main.py", "examples/bad/yaml-syntax.yaml.bad"]:
         assert not files.search(path), path
@@ -85,6 +87,9 @@ def test_the_hook_entry_passes_on_the_example_project(
 ) -> None:
     for folder in ("manifests", "templates", "data"):
         shutil.copytree(ROOT / "examples" / folder, tmp_path / folder)
+    shutil.copy(ROOT / "examples" / "customs-batch.yaml", tmp_path)
+    # Other YAML of the repository is no manifest: the hook reads the configured folders.
+    (tmp_path / "docker-compose.yml").write_text("services:\n  web: {image: nginx}\n")
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert invoke(hook["entry"].split()[1:]) == 0, capsys.readouterr().out
 
@@ -98,7 +103,7 @@ def test_the_action_installs_the_tool_and_calls_existing_options() -> None:
         "apply",
     }
     scripts = list(_scripts(action["runs"]["steps"]))
-    assert any('pip install --quiet "$PACKAGE"' in script for script in scripts)
+    assert any("pip install" in script for script in scripts)
     calls = [call for script in scripts for call in _calls(script)]
     assert {command for command, _ in calls} == {"validate", "plan", "apply"}
     for command, rest in calls:
@@ -107,6 +112,77 @@ def test_the_action_installs_the_tool_and_calls_existing_options() -> None:
     assert '--format "${FORMAT:-markdown}"' in plan and "--detailed-exitcode" in plan
     for step in action["runs"]["steps"]:
         assert step.get("uses") or step.get("shell") == "bash", step
+
+
+def _install_step(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    (step,) = [step for step in steps if "pip install" in step.get("run", "")]
+    return step
+
+
+@pytest.mark.parametrize(
+    ("package", "installed"),
+    [
+        ("", "/runner/_actions/owner/customs-batch/v1"),  # the action's own checkout
+        ("customs-batch==1.2.0", "customs-batch==1.2.0"),
+        ("dist/customs_batch-1.2.0-py3-none-any.whl", "dist/customs_batch-1.2.0-py3-none-any.whl"),
+    ],
+)
+def test_the_action_installs_from_its_own_checkout_unless_told_otherwise(
+    tmp_path: Path, package: str, installed: str
+) -> None:
+    """customs-batch is not on PyPI: by default the action installs the copy of this
+    repository that GitHub checked out for `uses:` (github.action_path)."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["inputs"]["package"]["default"] == ""
+    step = _install_step(action["runs"]["steps"])
+    assert step["env"] == {"PACKAGE": "${{ inputs.package }}"}
+    # A `python` that records what it was asked to install, in place of the runner's.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD"\n')
+    (bin_dir / "python").chmod(0o755)
+    record = tmp_path / "record"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "RECORD": str(record),
+        "PACKAGE": package,
+        "GITHUB_ACTION_PATH": "/runner/_actions/owner/customs-batch/v1",
+    }
+    subprocess.run(["bash", "-e", "-c", step["run"]], env=env, check=True)
+    assert record.read_text().split() == ["-m", "pip", "install", "--quiet", installed]
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_workflow_job_installs_the_tool_from_its_repository(path: Path) -> None:
+    """customs-batch is not on PyPI: a job that runs it checks out its repository and
+    installs that checkout, never a package by name."""
+    workflow = yaml.safe_load(path.read_text())
+    env = workflow["env"]
+    assert env["CUSTOMS_BATCH_REPOSITORY"].endswith("/customs-batch") and env["CUSTOMS_BATCH_REF"]
+    jobs = [job for job in workflow["jobs"].values() if any(_calls("\n".join(_scripts(job))))]
+    assert jobs
+    for job in jobs:
+        steps = job["steps"]
+        (checkout,) = [s for s in steps if "repository" in s.get("with", {})]
+        assert checkout["uses"].startswith("actions/checkout@")
+        assert checkout["with"]["repository"] == "${{ env.CUSTOMS_BATCH_REPOSITORY }}"
+        assert checkout["with"]["ref"] == "${{ env.CUSTOMS_BATCH_REF }}"
+        folder = checkout["with"]["path"]
+        assert folder.startswith("."), "a hidden folder, which no folder search reads"
+        install = _install_step(steps)
+        assert install["run"].split() == ["pip", "install", f"./{folder}"]
+        # The project's own checkout comes first: a later one would empty the workspace.
+        project = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+        assert "with" not in project
+        assert steps.index(project) < steps.index(checkout) < steps.index(install)
+        first_call = next(s for s in steps if any(_calls(s.get("run", ""))))
+        assert steps.index(install) < steps.index(first_call)
+
+
+def test_no_ci_file_installs_the_tool_by_name_from_an_index() -> None:
+    files = [ROOT / "action.yml", *WORKFLOWS.glob("*.yml"), ROOT / "examples/ci/README.md"]
+    for file in files:
+        assert not re.search(r"pip install (--quiet )?customs-batch\b", file.read_text()), file
 
 
 def test_the_example_workflow_calls_existing_options() -> None:
