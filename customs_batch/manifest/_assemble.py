@@ -59,7 +59,7 @@ def assemble(
         index=source.index,
         depends_on=envelope.depends_on,
         previous_names=envelope.previous_names,
-        labels=envelope.labels,
+        labels=_rendered_labels(data, envelope),
         template=envelope.template,
         values=data.get("values") or nothing(),
         references=tuple(references),
@@ -75,7 +75,7 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
     pending = [p for p in walk.jinja if p[0][0] in _RENDER_ORDER]
     pending.sort(key=lambda p: _RENDER_ORDER[str(p[0][0])])
     for path, text, as_text in pending:
-        if path[0] == "metadata" and path != ("metadata", "name"):
+        if path[0] == "metadata" and not is_rendered_metadata(path):
             continue
         try:
             value = render_inline(text, context, as_text=as_text or path[0] == "metadata")
@@ -90,6 +90,20 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
         if path[0] == "spec" and isinstance(value, str) and "${ref:" in value:
             walk.refs.append((path, value))
     return _checked_name(data["metadata"].get("name"), envelope, walk)
+
+
+def is_rendered_metadata(path: JsonPath) -> bool:
+    """Whether a Jinja string at ``path`` under ``metadata`` is rendered: the name and
+    the labels' values (other metadata is read as written)."""
+    return path == ("metadata", "name") or (len(path) == 3 and path[1] == "labels")
+
+
+def _rendered_labels(data: dict[str, Any], envelope: Envelope) -> Mapping[str, str]:
+    """The labels with their Jinja rendered (in place in ``data``), when any had some."""
+    if not envelope.labels:
+        return envelope.labels
+    written = data["metadata"]["labels"]
+    return {key: written[key] for key in envelope.labels}
 
 
 def _checked_name(name: Any, envelope: Envelope, walk: Walk) -> str | None:

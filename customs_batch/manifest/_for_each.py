@@ -20,7 +20,7 @@ from jinja2 import TemplateSyntaxError, UndefinedError
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.manifest import _templates
-from customs_batch.manifest._assemble import _NAME, Source, merge
+from customs_batch.manifest._assemble import _NAME, Source, is_rendered_metadata, merge
 from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
 from customs_batch.manifest._cells import CellProblem, convert
 from customs_batch.manifest._envelope import Envelope
@@ -72,6 +72,7 @@ class _Expander:
         self.spec: dict[str, Any] = data.get("spec") or {}
         self.value_slots: list[Slot] = []
         self.name_slot: Slot | None = None
+        self.label_slots: list[Slot] = []
         self.spec_slots: list[Slot] = []
         self.ready = self._compile() and self._check_name()
         self.tree = slot_tree([slot.path for slot in self.spec_slots])
@@ -93,7 +94,7 @@ class _Expander:
         ok = True
         for path, text, as_text in self.walk.jinja:
             if path[0] not in ("values", "metadata", "spec") or (
-                path[0] == "metadata" and path != ("metadata", "name")
+                path[0] == "metadata" and not is_rendered_metadata(path)
             ):
                 continue
             target = view_at(view, path[1:]) if path[0] == "spec" else None
@@ -107,8 +108,10 @@ class _Expander:
                 continue
             if path[0] == "values":
                 self.value_slots.append(slot)
-            elif path[0] == "metadata":
+            elif path == ("metadata", "name"):
                 self.name_slot = slot
+            elif path[0] == "metadata":
+                self.label_slots.append(slot)
             else:
                 self.spec_slots.append(slot)
         return ok
@@ -203,6 +206,7 @@ class _Expander:
         for slot in (
             *self.value_slots,
             *([self.name_slot] if self.name_slot else []),
+            *self.label_slots,
             *self.spec_slots,
         ):
             for name in slot.headers():
@@ -237,6 +241,11 @@ class _Expander:
             _set(values, slot.path[1:], self._render(slot, context, state))
         assert self.name_slot is not None
         name = self._render(self.name_slot, context, state)
+        labels = self.envelope.labels
+        if self.label_slots:
+            labels = dict(labels)
+            for slot in self.label_slots:
+                self._label(labels, slot, self._render(slot, context, state))
         rendered = [self._spec_value(slot, context, state) for slot in self.spec_slots]
         address = f"{self.kind_name}/{name}"
         if state.failed:
@@ -283,7 +292,7 @@ class _Expander:
             source=state.row,
             index=self.source.index + self.produced,
             depends_on=self.envelope.depends_on,
-            labels=self.envelope.labels,
+            labels=labels,
             template=self.envelope.template,
             values=values,
             references=tuple(references),
@@ -291,6 +300,15 @@ class _Expander:
             row=row.values,
         )
         self.produced += 1
+
+    def _label(self, labels: dict[str, str], slot: Slot, value: Any) -> None:
+        """A label's value for this row as text; an empty cell leaves the label out."""
+        key = str(slot.path[2])
+        if value is None:
+            labels.pop(key, None)
+        else:
+            text = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
+            labels[key] = text if isinstance(text, str) else str(value)
 
     def _template_output(
         self,
