@@ -49,19 +49,39 @@ _NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }
 
 
 def expand(
-    data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source, rows: RowRange | None
+    data: dict[str, Any],
+    envelope: Envelope,
+    walk: Walk,
+    source: Source,
+    rows: RowRange | None,
+    *,
+    partial: bool = False,
 ) -> Iterator[Document | Finding]:
     """The documents of every row (and the findings of rows); manifest findings go to
-    ``walk.findings``. ``rows`` (from ``--rows``) overrides ``forEach.rows``."""
+    ``walk.findings``. ``rows`` (from ``--rows``) overrides ``forEach.rows``.
+
+    A spec value that cannot be had for a row (a bad cell, a column the sheet lacks, an
+    expression that fails) is reported and left out; with ``partial`` the row still gives
+    its document, marked with what was left out (:attr:`Document.left_out`), so that its
+    other findings come in the same run."""
     assert envelope.for_each is not None
-    expander = _Expander(data, envelope, walk, source)
+    expander = _Expander(data, envelope, walk, source, partial=partial)
     if expander.ready:
         yield from expander.run(rows or envelope.for_each.rows)
 
 
 class _Expander:
-    def __init__(self, data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source):
+    def __init__(
+        self,
+        data: dict[str, Any],
+        envelope: Envelope,
+        walk: Walk,
+        source: Source,
+        *,
+        partial: bool = False,
+    ):
         assert envelope.for_each is not None
+        self.partial = partial
         self.for_each: ForEach = envelope.for_each
         self.envelope, self.walk, self.source = envelope, walk, source
         self.file = os.path.normpath(self.for_each.file)
@@ -86,6 +106,11 @@ class _Expander:
         self.reported: set[tuple[str, ...]] = set()
         self.cells: dict[JsonPath, tuple[int, str]] = {}
         self.header: Header | None = None
+        self.missing: set[JsonPath] = set()
+        """Spec and label slots that read a column the sheet does not have."""
+        self.withheld = False
+        """Whether the manifest has an error that leaves the rows whole (a type declared
+        for a column the sheet lacks): rows then give documents only when ``partial``."""
 
     # -- once per document ---------------------------------------------------------------
 
@@ -194,8 +219,8 @@ class _Expander:
         self.header = header
         ok = True
         for name in self.for_each.columns:
-            if header.locate(name) is None:
-                ok = False
+            if header.locate(name) is None:  # a type for no column: the rows do not need it
+                self.withheld = True
                 close = difflib.get_close_matches(name, header.names, n=1)
                 hint = f"Did you mean {close[0]!r}? " if close else ""
                 hint += "The columns are: " + ", ".join(map(repr, header.names)) + "."
@@ -212,7 +237,10 @@ class _Expander:
             for name in slot.headers():
                 where = header.locate(name)
                 if where is None:
-                    ok = False
+                    if slot.path[0] in ("spec", "metadata") and slot is not self.name_slot:
+                        self.missing.add(slot.path)  # left out of every row
+                    else:  # the name or a value: every row needs it
+                        ok = False
                     self._no_column(slot, name, header, row)
                 elif slot.header is not None:
                     self.cells[slot.path] = (where[0], slot.header)
@@ -245,7 +273,11 @@ class _Expander:
         if self.label_slots:
             labels = dict(labels)
             for slot in self.label_slots:
-                self._label(labels, slot, self._render(slot, context, state))
+                if slot.path in self.missing:
+                    state.leave_out(slot.path, None)
+                    labels.pop(str(slot.path[2]), None)
+                else:
+                    self._label(labels, slot, self._render(slot, context, state, soft=True))
         rendered = [self._spec_value(slot, context, state) for slot in self.spec_slots]
         address = f"{self.kind_name}/{name}"
         if state.failed:
@@ -273,7 +305,8 @@ class _Expander:
                     state.fail(
                         self._finding("reference.syntax", message, at, slot.path, SYNTAX_HINT)
                     )
-        if state.failed:  # like any document with an error, the row gives none
+        if state.failed or ((state.left_out or self.withheld) and not self.partial):
+            # like any document with an error, the row gives none
             for problem in state.problems:
                 yield _with_document(problem, address)
             return
@@ -285,6 +318,8 @@ class _Expander:
                 return
             spec = merge(output.spec, spec)
             references += _surviving(output, spec)
+        for problem in state.problems:  # values left out: the document is only checked
+            yield _with_document(problem, address)
         yield Document(
             kind=self.envelope.kind,
             name=name,
@@ -298,8 +333,10 @@ class _Expander:
             references=tuple(references),
             positions=RowPositions(state.row, sheet, self.cells),
             row=row.values,
+            left_out=tuple(state.left_out),
         )
-        self.produced += 1
+        if not state.left_out:
+            self.produced += 1
 
     def _label(self, labels: dict[str, str], slot: Slot, value: Any) -> None:
         """A label's value for this row as text; an empty cell leaves the label out."""
@@ -347,17 +384,24 @@ class _Expander:
         return None if output.failed else output
 
     def _spec_value(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
-        value = self._render(slot, context, state)
+        if slot.path in self.missing:
+            state.leave_out(slot.path, None)
+            return DROP
+        left_out = len(state.left_out)
+        value = self._render(slot, context, state, soft=True)
         if value.__class__ is str and slot.string_only:
             return value  # the common case, without the conversion's calls
+        if len(state.left_out) > left_out:
+            return DROP
         if value is None and slot.header is not None:
             return DROP  # an empty cell: the field is not given
         converted = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
         if not isinstance(converted, CellProblem):
             return converted
         at = self._cell(slot, state)
-        state.fail(self._finding("row.cell-type", converted.message, at, slot.path, converted.hint))
-        return None
+        finding = self._finding("row.cell-type", converted.message, at, slot.path, converted.hint)
+        state.leave_out(slot.path, finding)
+        return DROP
 
     def _cell(self, slot: Slot, state: _RowState) -> Position:
         """The cell a slot's value came from, else the row."""
@@ -373,7 +417,12 @@ class _Expander:
             return state.row
         return Position(state.row.file, state.row.line, where[0], state.sheet, name)
 
-    def _render(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
+    def _render(
+        self, slot: Slot, context: dict[str, Any], state: _RowState, *, soft: bool = False
+    ) -> Any:
+        """The slot's value for this row; on a problem None, and the row fails (``soft``:
+        the value is left out of the row's document instead)."""
+        fail = (lambda f: state.leave_out(slot.path, f)) if soft else state.fail
         try:
             return slot.render(context)
         except UndefinedError as error:
@@ -389,19 +438,19 @@ class _Expander:
                     else ""
                 )
                 self.walk.report_at("template.undefined", message, hint.strip(), slot.path)
-            state.fail(None)
+            fail(None)
         except (MixedTypes, CellTypeError) as error:
             at = self._column(error.column, state)
             if isinstance(error, MixedTypes):
                 message = f"in {slot.text!r}: {error}"
-                state.fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
+                fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
             else:
                 hint = "Fix the cell, or the column's type in forEach.columns."
-                state.fail(self._finding("row.cell-type", str(error), at, slot.path, hint))
+                fail(self._finding("row.cell-type", str(error), at, slot.path, hint))
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
             message = f"in {slot.text!r}: {problem.message}"
-            state.fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
+            fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
         return None
 
     def _finding(
@@ -434,17 +483,25 @@ def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:
 class _RowState:
     """What rendering one row found."""
 
-    __slots__ = ("failed", "problems", "row", "sheet")
+    __slots__ = ("failed", "left_out", "problems", "row", "sheet")
 
     def __init__(self, row: Position, sheet: str) -> None:
         self.row = row
         self.sheet = sheet
         self.failed = False
         self.problems: list[Finding] = []
+        self.left_out: list[JsonPath] = []
 
     def fail(self, finding: Finding | None) -> None:
         """The row gives no document; ``finding`` says why (None: reported elsewhere)."""
         self.failed = True
+        if finding is not None:
+            self.problems.append(finding)
+
+    def leave_out(self, path: JsonPath, finding: Finding | None) -> None:
+        """The value at ``path`` is left out of the row's document; ``finding`` says why
+        (None: reported elsewhere, once for every row)."""
+        self.left_out.append(path)
         if finding is not None:
             self.problems.append(finding)
 

@@ -80,6 +80,10 @@ class Document:
     """The spreadsheet row a ``forEach`` document came from, if any."""
     previous_names: tuple[str, ...] = ()
     """``metadata.previousNames``: names the document had before (a declared rename)."""
+    left_out: tuple[JsonPath, ...] = ()
+    """The values left out of a spreadsheet row's document for a problem already reported
+    (a bad cell, a missing column): such a document is incomplete, given only to be checked
+    for its other findings (``iter_file(..., partial=True)``), and never planned."""
     address: Address = field(init=False, repr=False, compare=False)
     """``Kind/name``; made once (the planner asks for it many times a document)."""
 
