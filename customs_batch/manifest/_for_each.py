@@ -384,7 +384,7 @@ class _Expander:
         return None if output.failed else output
 
     def _spec_value(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
-        if slot.path in self.missing:
+        if self.missing and slot.path in self.missing:
             state.leave_out(slot.path, None)
             return DROP
         left_out = len(state.left_out)
