@@ -18,6 +18,7 @@ from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest._values_trace import ValuesTrace, template_text
 from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
 from customs_batch.manifest.template_catalog import shadow_warning
 
@@ -44,11 +45,17 @@ def assemble(
     references = _references(walk, walk.refs)
     positions = SourceMap((walk.file, walk.marks))
     if envelope.template is not None:
-        output = _template_output(envelope, walk, source.project_root)
-        if output is not None:
+        found = _template_output(envelope, walk, source.project_root)
+        if found is not None:
+            output, text = found
             spec = merge(output.spec, spec)
             references += _surviving(output, spec, walk)
-            positions = SourceMap((walk.file, walk.marks), (output.file, output.marks))
+            trace = (
+                ValuesTrace(walk.file, walk.marks, envelope.values, spec, output, text)
+                if text is not None and envelope.values
+                else None
+            )
+            positions = SourceMap((walk.file, walk.marks), (output.file, output.marks), trace=trace)
     if name is None or any(f.severity is Severity.ERROR for f in walk.findings):
         return None
     return Document(
@@ -136,7 +143,10 @@ def _references(walk: Walk, found: list[tuple[JsonPath, str]]) -> list[Reference
     return references
 
 
-def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> TemplateOutput | None:
+def _template_output(
+    envelope: Envelope, walk: Walk, project_root: Path
+) -> tuple[TemplateOutput, str | None] | None:
+    """The template's output and the template's text (None: not readable again)."""
     name = envelope.template or ""
     found = _templates.find_template(project_root, name)
     if not isinstance(found, _templates.TemplateSource) and found.file is not None:
@@ -160,7 +170,7 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
         return None
     output = parse_output(rendered, envelope.kind)
     walk.findings.extend(output.findings)
-    return None if output.failed else output
+    return None if output.failed else (output, template_text(found))
 
 
 def _report_in_template(walk: Walk, file: str, problem: JinjaProblem) -> None:

@@ -25,10 +25,16 @@ class Position:
     ``column`` the 1-based column number (0 for a whole row)."""
     column_name: str | None = None
     """For a spreadsheet cell: the column's header."""
+    used_at: Position | None = None
+    """For a value a template copied from the document's ``values``: where the template
+    used it (this position is the value in the manifest)."""
 
     def location(self, path: JsonPath) -> Location:
         """The finding location of a value at ``path`` written here."""
         if self.sheet is None:
+            if self.used_at is not None:
+                used = self.used_at.location(())
+                return Location(self.file, self.line, self.column, path, used_at=used)
             return Location(self.file, self.line, self.column, path)
         return Location(
             self.file, self.line, self.column, path, self.sheet, self.line, self.column_name
