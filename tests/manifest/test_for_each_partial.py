@@ -69,3 +69,16 @@ def test_a_type_declared_for_a_column_the_sheet_lacks_leaves_the_rows_checked() 
     assert ("schema.pattern", 2, "Party") in found
     assert ("schema.enum", 3, "Action") in found
     assert load_file(path).documents == []
+
+
+def test_a_missing_column_inside_an_expression_leaves_the_rows_checked() -> None:
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        "\"{{ row['Gross weight'] }}\"", "\"{{ row['Gross wieght'] | float }}\""
+    )
+    path = _project(manifest, rows=ROWS.replace(",four,", ",4,"))
+    undefined = only(load_file(path), "template.undefined")  # once, at the manifest
+    assert "Gross weight" in undefined.hint
+    found = _found(path)
+    assert ("schema.pattern", 2, "Party") in found
+    assert ("schema.enum", 3, "Action") in found
+    assert not any(rule == "schema.required" for rule, _, _ in found)
