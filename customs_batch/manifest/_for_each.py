@@ -39,8 +39,9 @@ from customs_batch.manifest._row_plan import (
 from customs_batch.manifest._schema_view import spec_view
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest._values_trace import CellTrace, template_text
 from customs_batch.manifest.document import Document, Position, Reference
-from customs_batch.manifest.row_positions import RowPositions
+from customs_batch.manifest.row_positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
 from customs_batch.manifest.template_catalog import shadow_warning
 
@@ -106,6 +107,8 @@ class _Expander:
         self.reported: set[tuple[str, ...]] = set()
         self.cells: dict[JsonPath, tuple[int, str]] = {}
         self.header: Header | None = None
+        self.value_cells = False
+        """Whether a value of ``values`` is taken from one cell (a template may copy it)."""
         self.missing: set[JsonPath] = set()
         """Spec and label slots that read a column the sheet does not have."""
         self.withheld = False
@@ -244,6 +247,7 @@ class _Expander:
                     self._no_column(slot, name, header, row)
                 elif slot.header is not None:
                     self.cells[slot.path] = (where[0], slot.header)
+                    self.value_cells = self.value_cells or slot.path[0] == "values"
         return ok
 
     def _no_column(self, slot: Slot, name: str, header: Header, row: Row) -> None:
@@ -310,6 +314,7 @@ class _Expander:
             for problem in state.problems:
                 yield _with_document(problem, address)
             return
+        positions = RowPositions(state.row, sheet, self.cells)
         if self.template is not None:
             output = self._template_output(self.template, values, context, state)
             if output is None:
@@ -318,6 +323,10 @@ class _Expander:
                 return
             spec = merge(output.spec, spec)
             references += _surviving(output, spec)
+            text = template_text(self.template) if self.value_cells else None
+            if text is not None:
+                trace = CellTrace(output, text, values, spec, self.cells, state.row, sheet)
+                positions = TracedRowPositions(state.row, sheet, self.cells, trace)
         for problem in state.problems:  # values left out: the document is only checked
             yield _with_document(problem, address)
         yield Document(
@@ -331,7 +340,7 @@ class _Expander:
             template=self.envelope.template,
             values=values,
             references=tuple(references),
-            positions=RowPositions(state.row, sheet, self.cells),
+            positions=positions,
             row=row.values,
             left_out=tuple(state.left_out),
         )

@@ -14,7 +14,7 @@ project-wide checks report at), and the parse of each expression is remembered.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -55,21 +55,72 @@ class ValuesTrace:
     def __call__(self, path: JsonPath, at: Position) -> Position:
         """The manifest's place of the value at ``path`` (found at ``at`` in the template)
         when the template copied it from ``values``, else ``at``."""
-        place = self._output.expression(path)
-        if place is None:
+        source = copied_from(self._output, self._text, self._values, self._spec, path, self._marks)
+        mark = None if source is None else self._marks.get(source)
+        if mark is None:
             return at
-        read = values_path(self._text, *place)
-        if read is None:
-            return at
-        given = _at(self._spec, path[1:])
-        # Where in the path the expression's output starts is not in the marks (a mapping
-        # is marked at its key): the value is the one at the same place under values.
-        for root in range(len(path), 1, -1):
-            source: JsonPath = ("values", *read, *path[root:])
-            mark = self._marks.get(source)
-            if mark is not None and _same(_at(self._values, source[1:]), given):
-                return Position(self._file, mark.line + 1, mark.column + 1, used_at=at)
-        return at
+        return Position(self._file, mark.line + 1, mark.column + 1, used_at=at)
+
+
+class CellTrace:
+    """Under ``forEach``: for a path of a row's template output, the cell the template
+    copied through ``values`` (``values: {office: "{{ row.Office }}"}``), or None."""
+
+    __slots__ = ("_cells", "_output", "_row", "_sheet", "_spec", "_text", "_values")
+
+    def __init__(
+        self,
+        output: TemplateOutput,
+        text: str,
+        values: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        cells: Mapping[JsonPath, tuple[int, str]],
+        row: Position,
+        sheet: str,
+    ) -> None:
+        self._output = output
+        self._text = text
+        self._values = values
+        self._spec = spec
+        self._cells = cells
+        self._row = row
+        self._sheet = sheet
+
+    def __call__(self, path: JsonPath) -> Position | None:
+        source = copied_from(self._output, self._text, self._values, self._spec, path, self._cells)
+        mark = None if source is None else self._output.marks.get(path)
+        if source is None or mark is None:
+            return None
+        column, header = self._cells[source]
+        used = Position(self._output.file, mark.line + 1, mark.column + 1)
+        row = self._row
+        return Position(row.file, row.line, column, self._sheet, header, used_at=used)
+
+
+def copied_from(
+    output: TemplateOutput,
+    text: str,
+    values: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    path: JsonPath,
+    known: Container[JsonPath],
+) -> JsonPath | None:
+    """The path (``("values", …)``) of the value the template's output at ``path`` was
+    copied from, when it is one of ``known``; else None."""
+    place = output.expression(path)
+    if place is None:
+        return None
+    read = values_path(text, *place)
+    if read is None:
+        return None
+    given = _at(spec, path[1:])
+    # Where in the path the expression's output starts is not in the marks (a mapping
+    # is marked at its key): the value is the one at the same place under values.
+    for root in range(len(path), 1, -1):
+        source: JsonPath = ("values", *read, *path[root:])
+        if source in known and _same(_at(values, source[1:]), given):
+            return source
+    return None
 
 
 def template_text(source: TemplateSource) -> str | None:

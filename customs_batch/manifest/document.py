@@ -31,13 +31,18 @@ class Position:
 
     def location(self, path: JsonPath) -> Location:
         """The finding location of a value at ``path`` written here."""
+        used = None if self.used_at is None else self.used_at.location(())
         if self.sheet is None:
-            if self.used_at is not None:
-                used = self.used_at.location(())
-                return Location(self.file, self.line, self.column, path, used_at=used)
-            return Location(self.file, self.line, self.column, path)
+            return Location(self.file, self.line, self.column, path, used_at=used)
         return Location(
-            self.file, self.line, self.column, path, self.sheet, self.line, self.column_name
+            self.file,
+            self.line,
+            self.column,
+            path,
+            self.sheet,
+            self.line,
+            self.column_name,
+            used_at=used,
         )
 
 

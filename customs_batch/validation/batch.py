@@ -210,7 +210,7 @@ def slim_document(document: Document) -> Document:
         # A spreadsheet row's positions are computed when asked for, from a table every
         # row shares: kept as they are, they cost a few bytes instead of a dict (100,000 rows).
         positions=(
-            document.positions
+            document.positions.untraced()
             if isinstance(document.positions, RowPositions)
             else project_positions(document)
         ),

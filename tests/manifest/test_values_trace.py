@@ -101,3 +101,24 @@ def test_every_format_names_the_template_place() -> None:
     related = result["relatedLocations"][0]["physicalLocation"]
     assert related["artifactLocation"]["uri"] == "templates/t.yaml.j2"
     assert related["region"] == {"startLine": 2, "startColumn": 21}
+
+
+def test_under_for_each_a_cell_passed_through_values_is_reported_at_the_cell() -> None:
+    write(Path("data/d.csv"), "Ref,Office\nR-1,DE004073\nR-2,DE04073\n")
+    manifest = (
+        f"{ENVELOPE}kind: DepartureDeclaration\nforEach: {{file: data/d.csv}}\n"
+        'metadata: {name: "d-{{ row.Ref | lower }}"}\ntemplate: t\n'
+        'values: {office: "{{ row.Office }}", destination: NL000396,'
+        " principal: {name: A, eoriNo: NL123456789}}\n"
+        "spec:\n  totalWeight: 1\n"
+    )
+    _project()
+    path = write(Path("m.yaml"), manifest)
+    (finding,) = _at(path, "departureOffice")
+    where = finding.location
+    assert (where.file, where.row, where.column_name) == ("data/d.csv", 3, "Office")
+    assert where.used_at is not None
+    assert (where.used_at.file, where.used_at.line) == ("templates/t.yaml.j2", 2)
+    # What the template computes from the cell stays at the row.
+    (dispatch,) = [f for f in _at(path, "countryOfDispatch") if f.location.row == 2]
+    assert (dispatch.location.column_name, dispatch.location.used_at) == (None, None)
