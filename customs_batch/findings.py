@@ -43,6 +43,10 @@ class Location:
     sheet: str | None = None
     row: int | None = None
     column_name: str | None = None
+    used_at: Location | None = None
+    """For a value a template copied from the document's ``values`` (``{{ values.office }}``):
+    the place in the template that used it; the location itself is then the value in the
+    manifest, where it is fixed."""
 
     def cell(self) -> str | None:
         """``sheet 'Movements', row 12, column E 'Gross weight'`` for a spreadsheet cell or
@@ -57,6 +61,18 @@ class Location:
         elif self.column_name:
             text += f", column {self.column_name!r}"
         return text
+
+    def used_at_text(self) -> str | None:
+        """``used by the template at templates/t1-road.yaml.j2:21:21``, or None."""
+        used = self.used_at
+        if used is None:
+            return None
+        where = used.file
+        if used.line >= 1:
+            where += f":{used.line}"
+            if used.column >= 1:
+                where += f":{used.column}"
+        return f"used by the template at {where}"
 
     def json_path(self) -> str:
         """The path in JSONPath form: ``$.spec.DeclarationItems[0].grossMass``."""

@@ -23,7 +23,10 @@ class InvalidManifests(CustomsBatchError):
     def __init__(self, validation: ValidationResult) -> None:
         super().__init__(
             "the manifests have errors: fix them before planning",
-            hint="`customs-batch validate` lists the same findings",
+            hint=(
+                "`customs-batch validate` lists these findings, and for a spreadsheet row "
+                "with a bad cell or a missing column its other findings too"
+            ),
         )
         self.validation = validation
 

@@ -18,6 +18,7 @@ from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest._values_trace import ValuesTrace, template_text
 from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
 from customs_batch.manifest.template_catalog import shadow_warning
 
@@ -44,11 +45,17 @@ def assemble(
     references = _references(walk, walk.refs)
     positions = SourceMap((walk.file, walk.marks))
     if envelope.template is not None:
-        output = _template_output(envelope, walk, source.project_root)
-        if output is not None:
+        found = _template_output(envelope, walk, source.project_root)
+        if found is not None:
+            output, text = found
             spec = merge(output.spec, spec)
             references += _surviving(output, spec, walk)
-            positions = SourceMap((walk.file, walk.marks), (output.file, output.marks))
+            trace = (
+                ValuesTrace(walk.file, walk.marks, envelope.values, spec, output, text)
+                if text is not None and envelope.values
+                else None
+            )
+            positions = SourceMap((walk.file, walk.marks), (output.file, output.marks), trace=trace)
     if name is None or any(f.severity is Severity.ERROR for f in walk.findings):
         return None
     return Document(
@@ -59,7 +66,7 @@ def assemble(
         index=source.index,
         depends_on=envelope.depends_on,
         previous_names=envelope.previous_names,
-        labels=envelope.labels,
+        labels=_rendered_labels(data, envelope),
         template=envelope.template,
         values=data.get("values") or nothing(),
         references=tuple(references),
@@ -75,7 +82,7 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
     pending = [p for p in walk.jinja if p[0][0] in _RENDER_ORDER]
     pending.sort(key=lambda p: _RENDER_ORDER[str(p[0][0])])
     for path, text, as_text in pending:
-        if path[0] == "metadata" and path != ("metadata", "name"):
+        if path[0] == "metadata" and not is_rendered_metadata(path):
             continue
         try:
             value = render_inline(text, context, as_text=as_text or path[0] == "metadata")
@@ -90,6 +97,20 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
         if path[0] == "spec" and isinstance(value, str) and "${ref:" in value:
             walk.refs.append((path, value))
     return _checked_name(data["metadata"].get("name"), envelope, walk)
+
+
+def is_rendered_metadata(path: JsonPath) -> bool:
+    """Whether a Jinja string at ``path`` under ``metadata`` is rendered: the name and
+    the labels' values (other metadata is read as written)."""
+    return path == ("metadata", "name") or (len(path) == 3 and path[1] == "labels")
+
+
+def _rendered_labels(data: dict[str, Any], envelope: Envelope) -> Mapping[str, str]:
+    """The labels with their Jinja rendered (in place in ``data``), when any had some."""
+    if not envelope.labels:
+        return envelope.labels
+    written = data["metadata"]["labels"]
+    return {key: written[key] for key in envelope.labels}
 
 
 def _checked_name(name: Any, envelope: Envelope, walk: Walk) -> str | None:
@@ -122,7 +143,10 @@ def _references(walk: Walk, found: list[tuple[JsonPath, str]]) -> list[Reference
     return references
 
 
-def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> TemplateOutput | None:
+def _template_output(
+    envelope: Envelope, walk: Walk, project_root: Path
+) -> tuple[TemplateOutput, str | None] | None:
+    """The template's output and the template's text (None: not readable again)."""
     name = envelope.template or ""
     found = _templates.find_template(project_root, name)
     if not isinstance(found, _templates.TemplateSource) and found.file is not None:
@@ -146,7 +170,7 @@ def _template_output(envelope: Envelope, walk: Walk, project_root: Path) -> Temp
         return None
     output = parse_output(rendered, envelope.kind)
     walk.findings.extend(output.findings)
-    return None if output.failed else output
+    return None if output.failed else (output, template_text(found))
 
 
 def _report_in_template(walk: Walk, file: str, problem: JinjaProblem) -> None:

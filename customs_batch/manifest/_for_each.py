@@ -20,7 +20,7 @@ from jinja2 import TemplateSyntaxError, UndefinedError
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.manifest import _templates
-from customs_batch.manifest._assemble import _NAME, Source, merge
+from customs_batch.manifest._assemble import _NAME, Source, is_rendered_metadata, merge
 from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
 from customs_batch.manifest._cells import CellProblem, convert
 from customs_batch.manifest._envelope import Envelope
@@ -39,8 +39,9 @@ from customs_batch.manifest._row_plan import (
 from customs_batch.manifest._schema_view import spec_view
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
+from customs_batch.manifest._values_trace import CellTrace, template_text
 from customs_batch.manifest.document import Document, Position, Reference
-from customs_batch.manifest.row_positions import RowPositions
+from customs_batch.manifest.row_positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
 from customs_batch.manifest.template_catalog import shadow_warning
 
@@ -49,19 +50,39 @@ _NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }
 
 
 def expand(
-    data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source, rows: RowRange | None
+    data: dict[str, Any],
+    envelope: Envelope,
+    walk: Walk,
+    source: Source,
+    rows: RowRange | None,
+    *,
+    partial: bool = False,
 ) -> Iterator[Document | Finding]:
     """The documents of every row (and the findings of rows); manifest findings go to
-    ``walk.findings``. ``rows`` (from ``--rows``) overrides ``forEach.rows``."""
+    ``walk.findings``. ``rows`` (from ``--rows``) overrides ``forEach.rows``.
+
+    A spec value that cannot be had for a row (a bad cell, a column the sheet lacks, an
+    expression that fails) is reported and left out; with ``partial`` the row still gives
+    its document, marked with what was left out (:attr:`Document.left_out`), so that its
+    other findings come in the same run."""
     assert envelope.for_each is not None
-    expander = _Expander(data, envelope, walk, source)
+    expander = _Expander(data, envelope, walk, source, partial=partial)
     if expander.ready:
         yield from expander.run(rows or envelope.for_each.rows)
 
 
 class _Expander:
-    def __init__(self, data: dict[str, Any], envelope: Envelope, walk: Walk, source: Source):
+    def __init__(
+        self,
+        data: dict[str, Any],
+        envelope: Envelope,
+        walk: Walk,
+        source: Source,
+        *,
+        partial: bool = False,
+    ):
         assert envelope.for_each is not None
+        self.partial = partial
         self.for_each: ForEach = envelope.for_each
         self.envelope, self.walk, self.source = envelope, walk, source
         self.file = os.path.normpath(self.for_each.file)
@@ -72,6 +93,7 @@ class _Expander:
         self.spec: dict[str, Any] = data.get("spec") or {}
         self.value_slots: list[Slot] = []
         self.name_slot: Slot | None = None
+        self.label_slots: list[Slot] = []
         self.spec_slots: list[Slot] = []
         self.ready = self._compile() and self._check_name()
         self.tree = slot_tree([slot.path for slot in self.spec_slots])
@@ -85,6 +107,13 @@ class _Expander:
         self.reported: set[tuple[str, ...]] = set()
         self.cells: dict[JsonPath, tuple[int, str]] = {}
         self.header: Header | None = None
+        self.value_cells = False
+        """Whether a value of ``values`` is taken from one cell (a template may copy it)."""
+        self.missing: set[JsonPath] = set()
+        """Spec and label slots that read a column the sheet does not have."""
+        self.withheld = False
+        """Whether the manifest has an error that leaves the rows whole (a type declared
+        for a column the sheet lacks): rows then give documents only when ``partial``."""
 
     # -- once per document ---------------------------------------------------------------
 
@@ -93,7 +122,7 @@ class _Expander:
         ok = True
         for path, text, as_text in self.walk.jinja:
             if path[0] not in ("values", "metadata", "spec") or (
-                path[0] == "metadata" and path != ("metadata", "name")
+                path[0] == "metadata" and not is_rendered_metadata(path)
             ):
                 continue
             target = view_at(view, path[1:]) if path[0] == "spec" else None
@@ -107,8 +136,10 @@ class _Expander:
                 continue
             if path[0] == "values":
                 self.value_slots.append(slot)
-            elif path[0] == "metadata":
+            elif path == ("metadata", "name"):
                 self.name_slot = slot
+            elif path[0] == "metadata":
+                self.label_slots.append(slot)
             else:
                 self.spec_slots.append(slot)
         return ok
@@ -191,8 +222,8 @@ class _Expander:
         self.header = header
         ok = True
         for name in self.for_each.columns:
-            if header.locate(name) is None:
-                ok = False
+            if header.locate(name) is None:  # a type for no column: the rows do not need it
+                self.withheld = True
                 close = difflib.get_close_matches(name, header.names, n=1)
                 hint = f"Did you mean {close[0]!r}? " if close else ""
                 hint += "The columns are: " + ", ".join(map(repr, header.names)) + "."
@@ -203,15 +234,20 @@ class _Expander:
         for slot in (
             *self.value_slots,
             *([self.name_slot] if self.name_slot else []),
+            *self.label_slots,
             *self.spec_slots,
         ):
             for name in slot.headers():
                 where = header.locate(name)
                 if where is None:
-                    ok = False
+                    if slot.path[0] in ("spec", "metadata") and slot is not self.name_slot:
+                        self.missing.add(slot.path)  # left out of every row
+                    else:  # the name or a value: every row needs it
+                        ok = False
                     self._no_column(slot, name, header, row)
                 elif slot.header is not None:
                     self.cells[slot.path] = (where[0], slot.header)
+                    self.value_cells = self.value_cells or slot.path[0] == "values"
         return ok
 
     def _no_column(self, slot: Slot, name: str, header: Header, row: Row) -> None:
@@ -237,6 +273,15 @@ class _Expander:
             _set(values, slot.path[1:], self._render(slot, context, state))
         assert self.name_slot is not None
         name = self._render(self.name_slot, context, state)
+        labels = self.envelope.labels
+        if self.label_slots:
+            labels = dict(labels)
+            for slot in self.label_slots:
+                if slot.path in self.missing:
+                    state.leave_out(slot.path, None)
+                    labels.pop(str(slot.path[2]), None)
+                else:
+                    self._label(labels, slot, self._render(slot, context, state, soft=True))
         rendered = [self._spec_value(slot, context, state) for slot in self.spec_slots]
         address = f"{self.kind_name}/{name}"
         if state.failed:
@@ -264,10 +309,12 @@ class _Expander:
                     state.fail(
                         self._finding("reference.syntax", message, at, slot.path, SYNTAX_HINT)
                     )
-        if state.failed:  # like any document with an error, the row gives none
+        if state.failed or ((state.left_out or self.withheld) and not self.partial):
+            # like any document with an error, the row gives none
             for problem in state.problems:
                 yield _with_document(problem, address)
             return
+        positions = RowPositions(state.row, sheet, self.cells)
         if self.template is not None:
             output = self._template_output(self.template, values, context, state)
             if output is None:
@@ -276,6 +323,12 @@ class _Expander:
                 return
             spec = merge(output.spec, spec)
             references += _surviving(output, spec)
+            text = template_text(self.template) if self.value_cells else None
+            if text is not None:
+                trace = CellTrace(output, text, values, spec, self.cells, state.row, sheet)
+                positions = TracedRowPositions(state.row, sheet, self.cells, trace)
+        for problem in state.problems:  # values left out: the document is only checked
+            yield _with_document(problem, address)
         yield Document(
             kind=self.envelope.kind,
             name=name,
@@ -283,14 +336,25 @@ class _Expander:
             source=state.row,
             index=self.source.index + self.produced,
             depends_on=self.envelope.depends_on,
-            labels=self.envelope.labels,
+            labels=labels,
             template=self.envelope.template,
             values=values,
             references=tuple(references),
-            positions=RowPositions(state.row, sheet, self.cells),
+            positions=positions,
             row=row.values,
+            left_out=tuple(state.left_out),
         )
-        self.produced += 1
+        if not state.left_out:
+            self.produced += 1
+
+    def _label(self, labels: dict[str, str], slot: Slot, value: Any) -> None:
+        """A label's value for this row as text; an empty cell leaves the label out."""
+        key = str(slot.path[2])
+        if value is None:
+            labels.pop(key, None)
+        else:
+            text = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
+            labels[key] = text if isinstance(text, str) else str(value)
 
     def _template_output(
         self,
@@ -329,17 +393,24 @@ class _Expander:
         return None if output.failed else output
 
     def _spec_value(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
-        value = self._render(slot, context, state)
+        if self.missing and slot.path in self.missing:
+            state.leave_out(slot.path, None)
+            return DROP
+        left_out = len(state.left_out)
+        value = self._render(slot, context, state, soft=True)
         if value.__class__ is str and slot.string_only:
             return value  # the common case, without the conversion's calls
+        if len(state.left_out) > left_out:
+            return DROP
         if value is None and slot.header is not None:
             return DROP  # an empty cell: the field is not given
         converted = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
         if not isinstance(converted, CellProblem):
             return converted
         at = self._cell(slot, state)
-        state.fail(self._finding("row.cell-type", converted.message, at, slot.path, converted.hint))
-        return None
+        finding = self._finding("row.cell-type", converted.message, at, slot.path, converted.hint)
+        state.leave_out(slot.path, finding)
+        return DROP
 
     def _cell(self, slot: Slot, state: _RowState) -> Position:
         """The cell a slot's value came from, else the row."""
@@ -355,7 +426,12 @@ class _Expander:
             return state.row
         return Position(state.row.file, state.row.line, where[0], state.sheet, name)
 
-    def _render(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
+    def _render(
+        self, slot: Slot, context: dict[str, Any], state: _RowState, *, soft: bool = False
+    ) -> Any:
+        """The slot's value for this row; on a problem None, and the row fails (``soft``:
+        the value is left out of the row's document instead)."""
+        fail = (lambda f: state.leave_out(slot.path, f)) if soft else state.fail
         try:
             return slot.render(context)
         except UndefinedError as error:
@@ -371,19 +447,19 @@ class _Expander:
                     else ""
                 )
                 self.walk.report_at("template.undefined", message, hint.strip(), slot.path)
-            state.fail(None)
+            fail(None)
         except (MixedTypes, CellTypeError) as error:
             at = self._column(error.column, state)
             if isinstance(error, MixedTypes):
                 message = f"in {slot.text!r}: {error}"
-                state.fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
+                fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
             else:
                 hint = "Fix the cell, or the column's type in forEach.columns."
-                state.fail(self._finding("row.cell-type", str(error), at, slot.path, hint))
+                fail(self._finding("row.cell-type", str(error), at, slot.path, hint))
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
             message = f"in {slot.text!r}: {problem.message}"
-            state.fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
+            fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
         return None
 
     def _finding(
@@ -416,17 +492,25 @@ def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:
 class _RowState:
     """What rendering one row found."""
 
-    __slots__ = ("failed", "problems", "row", "sheet")
+    __slots__ = ("failed", "left_out", "problems", "row", "sheet")
 
     def __init__(self, row: Position, sheet: str) -> None:
         self.row = row
         self.sheet = sheet
         self.failed = False
         self.problems: list[Finding] = []
+        self.left_out: list[JsonPath] = []
 
     def fail(self, finding: Finding | None) -> None:
         """The row gives no document; ``finding`` says why (None: reported elsewhere)."""
         self.failed = True
+        if finding is not None:
+            self.problems.append(finding)
+
+    def leave_out(self, path: JsonPath, finding: Finding | None) -> None:
+        """The value at ``path`` is left out of the row's document; ``finding`` says why
+        (None: reported elsewhere, once for every row)."""
+        self.left_out.append(path)
         if finding is not None:
             self.problems.append(finding)
 

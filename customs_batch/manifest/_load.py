@@ -35,15 +35,18 @@ class LoadResult:
     files: list[str]
 
 
-def load_paths(paths: Sequence[Path], *, rows: RowRange | None = None) -> LoadResult:
+def load_paths(
+    paths: Sequence[Path], *, rows: RowRange | None = None, partial: bool = False
+) -> LoadResult:
     """Discover the manifest files under ``paths`` and load them all, indexing the documents
     in batch order. A broken file gives findings and never stops the others. ``rows``
-    limits every ``forEach`` to those spreadsheet rows (``--rows``)."""
+    limits every ``forEach`` to those spreadsheet rows (``--rows``); ``partial``: see
+    :func:`iter_file`."""
     documents: list[Document] = []
     findings: list[Finding] = []
     files: list[str] = []
     for path in discover(paths):
-        result = load_file(path, rows=rows)
+        result = load_file(path, rows=rows, partial=partial)
         offset = len(documents)
         documents += [
             dataclasses.replace(doc, index=offset + doc.index) if offset else doc
@@ -55,7 +58,11 @@ def load_paths(paths: Sequence[Path], *, rows: RowRange | None = None) -> LoadRe
 
 
 def load_file(
-    path: Path, *, project_root: Path | None = None, rows: RowRange | None = None
+    path: Path,
+    *,
+    project_root: Path | None = None,
+    rows: RowRange | None = None,
+    partial: bool = False,
 ) -> LoadResult:
     """Load one manifest file: its documents (indexed from 0 in file order) and findings.
 
@@ -64,7 +71,7 @@ def load_file(
     """
     documents: list[Document] = []
     findings: list[Finding] = []
-    for item in iter_file(path, project_root=project_root, rows=rows):
+    for item in iter_file(path, project_root=project_root, rows=rows, partial=partial):
         if isinstance(item, Document):
             documents.append(item)
         else:
@@ -73,10 +80,19 @@ def load_file(
 
 
 def iter_file(
-    path: Path, *, project_root: Path | None = None, rows: RowRange | None = None
+    path: Path,
+    *,
+    project_root: Path | None = None,
+    rows: RowRange | None = None,
+    partial: bool = False,
 ) -> Iterator[Document | Finding]:
     """Like :func:`load_file`, one document or finding at a time, so a ``forEach`` over a
-    big spreadsheet never holds all its documents at once. Documents come in batch order."""
+    big spreadsheet never holds all its documents at once. Documents come in batch order.
+
+    ``partial``: a spreadsheet row whose spec values could not all be had (a bad cell, a
+    missing column) also gives its document without them, marked by ``left_out``, so
+    validation reports the row's other findings in the same run; such a document is never
+    to be planned. Without it such a row gives only its findings."""
     file = str(path)
     read = _read(path, file)
     if isinstance(read, Finding):
@@ -89,7 +105,7 @@ def iter_file(
     # cost more than the parse (measured), and nodes and values hold no reference cycles.
     gc.disable()
     try:
-        yield from _load_text(text, file, root, rows, long_values)
+        yield from _load_text(text, file, root, rows, long_values, partial)
     except MemoryError:
         # Millions of values on a few lines can need gigabytes as nodes: a finding, and
         # the other files are still checked.
@@ -101,7 +117,12 @@ def iter_file(
 
 
 def _load_text(
-    text: str, file: str, root: Path, rows: RowRange | None, long_values: dict[int, LongBlock]
+    text: str,
+    file: str,
+    root: Path,
+    rows: RowRange | None,
+    long_values: dict[int, LongBlock],
+    partial: bool = False,
 ) -> Iterator[Document | Finding]:
     """``long_values``: the blocks over the bound, emptied in ``text``, by line; each is
     reported by the walk that meets it, and those no walk met at the end."""
@@ -118,8 +139,8 @@ def _load_text(
             continue  # an empty document, e.g. only comments between two '---'
         seen_any = True
         walk = Walk(file, track_aliases=track_aliases, max_value=max_value, long=long_values)
-        for found in _document(item, walk, root, index, rows):
-            if isinstance(found, Document):
+        for found in _document(item, walk, root, index, rows, partial):
+            if isinstance(found, Document) and not found.left_out:
                 index += 1
             yield found
     for block in list(long_values.values()):  # in a broken document, or not a value at all
@@ -149,7 +170,7 @@ def _yaml_findings(problem: YamlProblem, file: str) -> Iterator[Finding]:
 
 
 def _document(
-    node: Node, walk: Walk, root: Path, index: int, rows: RowRange | None
+    node: Node, walk: Walk, root: Path, index: int, rows: RowRange | None, partial: bool
 ) -> Iterator[Document | Finding]:
     data = walk.value(node, document_view(_kind_of(node)))
     # A walk abandoned at a limit has said why; the missing value is not a second problem.
@@ -158,7 +179,7 @@ def _document(
         mark = node.start_mark
         source = Source(Position(walk.file, mark.line + 1, mark.column + 1), root, index)
         if envelope.for_each is not None:
-            yield from expand(data, envelope, walk, source, rows)
+            yield from expand(data, envelope, walk, source, rows, partial=partial)
         else:
             document = assemble(data, envelope, walk, source)
             if document is not None:

@@ -7,7 +7,7 @@ document's own values win over the values a template gave.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from customs_batch.findings import JsonPath
@@ -25,21 +25,29 @@ class Mark(Protocol):
 
 
 Marks = Mapping[JsonPath, Mark]
+Trace = Callable[[JsonPath, Position], Position]
+"""Where a value found in a later layer (a template) really comes from (the manifest's
+``values``), given its path and its place in that layer."""
 
 
 class SourceMap(Mapping[JsonPath, Position]):
-    """A read-only map JSON path -> Position over layers of (file, marks); first layer wins."""
+    """A read-only map JSON path -> Position over layers of (file, marks); first layer wins.
+    Positions of the later layers (a template's) go through ``trace`` when there is one."""
 
-    __slots__ = ("_layers",)
+    __slots__ = ("_layers", "_trace")
 
-    def __init__(self, *layers: tuple[str, Marks]) -> None:
+    def __init__(self, *layers: tuple[str, Marks], trace: Trace | None = None) -> None:
         self._layers = layers
+        self._trace = trace
 
     def __getitem__(self, path: JsonPath) -> Position:
-        for file, marks in self._layers:
+        for index, (file, marks) in enumerate(self._layers):
             mark = marks.get(path)
             if mark is not None:
-                return Position(file, mark.line + 1, mark.column + 1)
+                position = Position(file, mark.line + 1, mark.column + 1)
+                if index and self._trace is not None:
+                    return self._trace(path, position)
+                return position
         raise KeyError(path)
 
     def __iter__(self) -> Iterator[JsonPath]:

@@ -100,6 +100,20 @@ class Places:
             return template_line - 1, template_column
         return template_line - 1, template_column + column - out_column
 
+    def expression_at(self, line: int, column: int) -> tuple[int, int] | None:
+        """The template's 0-based (line, column) of the expression whose output holds the
+        output's 0-based (line, column); None for literal text, or when not known."""
+        pieces = self.pieces
+        if not pieces or line < 0:
+            return None
+        row = min(line, len(pieces) - 1)
+        found = _last_at_or_before(pieces[row], column if row == line else 1 << 30)
+        if found is None:  # the output line continues an earlier line's expression
+            found = next((p[-1] for p in reversed(pieces[:row]) if p), None)
+        if found is None or not found[3] or found[2] < 0:
+            return None
+        return found[1] - 1, found[2]
+
     def _carried(self, row: int, column: int) -> tuple[int, int]:
         pieces = self.pieces
         for earlier in range(row - 1, -1, -1):
@@ -229,18 +243,18 @@ def _scan(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
             while expression < len(source) and source[expression] in " \t\n":
                 expression += 1
             expressions.append((start, expression))
-            position = _tag_end(source, opener.end(), "}}")
+            position = tag_end(source, opener.end(), "}}")
         elif (raw := _RAW.match(source, start)) is not None:
             end_raw = _ENDRAW.search(source, raw.end())
             stop = len(source) if end_raw is None else end_raw.start()
             texts.append((raw.end(), source[raw.end() : stop]))
             position = len(source) if end_raw is None else end_raw.end()
         else:
-            position = _tag_end(source, opener.end(), "%}")
+            position = tag_end(source, opener.end(), "%}")
     return texts, expressions
 
 
-def _tag_end(source: str, position: int, closer: str) -> int:
+def tag_end(source: str, position: int, closer: str) -> int:
     """The offset after a tag's ``closer``, skipping quoted text (``{{ "}}" }}``)."""
     quote = ""
     index = position

@@ -34,6 +34,12 @@ class TemplateOutput:
     findings: tuple[Finding, ...]
     failed: bool
 
+    def expression(self, path: JsonPath) -> tuple[int, int] | None:
+        """The template's 0-based (line, column) of the ``{{ … }}`` that wrote the value at
+        ``path`` (None: written as text in the template, or not there)."""
+        marks = self.marks
+        return marks.expression(path) if isinstance(marks, _MovedMarks) else None
+
 
 _CACHED_TEXT_CHARS = 100_000
 
@@ -78,6 +84,12 @@ class _MovedMarks(Mapping[JsonPath, Mark]):
     def __getitem__(self, path: JsonPath) -> Mark:
         mark = self._marks[path]
         return _Mark(*self._places.place(mark.line, mark.column))
+
+    def expression(self, path: JsonPath) -> tuple[int, int] | None:
+        """The template's 0-based (line, column) of the expression that wrote the value at
+        ``path``; None for a value written as text, or not there."""
+        mark = self._marks.get(path)
+        return None if mark is None else self._places.expression_at(mark.line, mark.column)
 
     def __iter__(self) -> Iterator[JsonPath]:
         return iter(self._marks)

@@ -25,13 +25,24 @@ class Position:
     ``column`` the 1-based column number (0 for a whole row)."""
     column_name: str | None = None
     """For a spreadsheet cell: the column's header."""
+    used_at: Position | None = None
+    """For a value a template copied from the document's ``values``: where the template
+    used it (this position is the value in the manifest)."""
 
     def location(self, path: JsonPath) -> Location:
         """The finding location of a value at ``path`` written here."""
+        used = None if self.used_at is None else self.used_at.location(())
         if self.sheet is None:
-            return Location(self.file, self.line, self.column, path)
+            return Location(self.file, self.line, self.column, path, used_at=used)
         return Location(
-            self.file, self.line, self.column, path, self.sheet, self.line, self.column_name
+            self.file,
+            self.line,
+            self.column,
+            path,
+            self.sheet,
+            self.line,
+            self.column_name,
+            used_at=used,
         )
 
 
@@ -80,6 +91,10 @@ class Document:
     """The spreadsheet row a ``forEach`` document came from, if any."""
     previous_names: tuple[str, ...] = ()
     """``metadata.previousNames``: names the document had before (a declared rename)."""
+    left_out: tuple[JsonPath, ...] = ()
+    """The values left out of a spreadsheet row's document for a problem already reported
+    (a bad cell, a missing column): such a document is incomplete, given only to be checked
+    for its other findings (``iter_file(..., partial=True)``), and never planned."""
     address: Address = field(init=False, repr=False, compare=False)
     """``Kind/name``; made once (the planner asks for it many times a document)."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from customs_batch.findings import JsonPath
@@ -45,3 +45,43 @@ class RowPositions(Mapping[JsonPath, Position]):
 
     def __repr__(self) -> str:
         return f"RowPositions({self._row.file}, row {self._row.line})"
+
+    def untraced(self) -> RowPositions:
+        """The positions without what only a template's output tells (see
+        :class:`TracedRowPositions`): the cells and the row, which every row shares."""
+        return self
+
+
+class TracedRowPositions(RowPositions):
+    """A row's positions where a template copied a cell from ``values`` (``values:
+    {office: "{{ row.Office }}"}`` and ``{{ values.office }}`` in the template): such a
+    value is at its cell, with the template place that used it. ``trace`` is asked only for
+    paths that are neither a cell nor the row."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(
+        self,
+        row: Position,
+        sheet: str,
+        cells: Mapping[JsonPath, tuple[int, str]],
+        trace: Callable[[JsonPath], Position | None],
+    ):
+        super().__init__(row, sheet, cells)
+        self._trace = trace
+
+    def __getitem__(self, path: JsonPath) -> Position:
+        found: Position | None = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def get(self, path: JsonPath, default: Any = None) -> Any:
+        found = super().get(path)
+        if found is not None:
+            return found
+        traced = self._trace(path)
+        return default if traced is None else traced
+
+    def untraced(self) -> RowPositions:
+        return RowPositions(self._row, self._sheet, self._cells)

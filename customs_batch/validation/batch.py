@@ -27,11 +27,9 @@ from customs_batch.kinds import Kind
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.row_positions import RowPositions
-from customs_batch.validation.checks import validate_documents
+from customs_batch.validation.checks import document_findings, validate_documents
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import broken_addresses, check_project
-from customs_batch.validation.rules import check_rules
-from customs_batch.validation.schema_check import check_spec_schema
 from customs_batch.workers import each_file, worker_count
 
 # The spec fields the project-wide checks read (template codes, HAWB of movements, the
@@ -120,9 +118,11 @@ def validate_paths(
     for outcome in each_file(files, _check_file, settings, workers, hint=hint):
         findings.extend(outcome.findings)
         slims.extend(outcome.documents)
-    broken = broken_addresses(findings)
+    # A row with values left out was checked on its own, never across documents.
+    complete = [doc for doc in slims if not doc.left_out]
+    broken = broken_addresses(findings) | {doc.address for doc in slims if doc.left_out}
     with _collector_paused():  # 100,000 slim documents from one spreadsheet: see there
-        findings.extend(check_project(slims, broken))
+        findings.extend(check_project(complete, broken))
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in slims
     )
@@ -138,7 +138,7 @@ def render_paths(
     unlocodes: Severity | None = Severity.WARNING,
 ) -> RenderResult:
     """Load, validate and expand every document under ``paths``, all held in memory."""
-    loaded = load_paths([Path(path) for path in paths], rows=rows)
+    loaded = load_paths([Path(path) for path in paths], rows=rows, partial=True)
     findings = [*loaded.findings]
     findings.extend(
         validate_documents(
@@ -154,7 +154,8 @@ def render_paths(
         for doc in loaded.documents
     )
     result = ValidationResult(sorted_findings(findings), entries, tuple(loaded.files))
-    return RenderResult([expanded(doc) for doc in loaded.documents], result)
+    complete = [doc for doc in loaded.documents if not doc.left_out]
+    return RenderResult([expanded(doc) for doc in complete], result)
 
 
 def expanded(document: Document) -> dict[str, Any]:
@@ -205,10 +206,11 @@ def slim_document(document: Document) -> Document:
         index=document.index,
         depends_on=document.depends_on,
         references=document.references,
+        left_out=document.left_out,
         # A spreadsheet row's positions are computed when asked for, from a table every
         # row shares: kept as they are, they cost a few bytes instead of a dict (100,000 rows).
         positions=(
-            document.positions
+            document.positions.untraced()
             if isinstance(document.positions, RowPositions)
             else project_positions(document)
         ),
@@ -277,15 +279,14 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
     findings: list[Finding] = []
     slims: list[Document] = []
     with _collector_paused():
-        for item in iter_file(Path(file), rows=settings.rows):
+        for item in iter_file(Path(file), rows=settings.rows, partial=True):
             if not isinstance(item, Document):
                 findings.append(item)
                 continue
-            findings.extend(check_spec_schema(item))
             findings.extend(
-                check_rules(
+                document_findings(
                     item,
-                    check_digits=settings.mrn_check_digit,
+                    mrn_check_digit=settings.mrn_check_digit,
                     hs_codes=settings.hs_codes,
                     unlocodes=settings.unlocodes,
                 )

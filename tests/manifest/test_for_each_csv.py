@@ -128,3 +128,18 @@ def test_every_for_each_option_is_honoured() -> None:
         (4, 125),
         (5, 40.5),
     ]
+
+
+def test_labels_are_rendered_per_row() -> None:
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        '  name: "mov-{{ row.HAWB }}-{{ row_number }}"\n',
+        '  name: "mov-{{ row.HAWB }}-{{ row_number }}"\n'
+        '  labels: {lane: "{{ row.Shipment }}", packages: "{{ row.Packages }}", team: rtm}\n',
+    )
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert [dict(d.labels) for d in result.documents] == [
+        {"lane": "shp_7Hk2Lm", "packages": "4", "team": "rtm"},
+        {"lane": "shp_7Hk2Lm", "packages": "10", "team": "rtm"},
+    ]

@@ -69,3 +69,23 @@ def test_a_reference_beside_an_expression_is_found_once() -> None:
     doc = load_text(text).documents[0]
     assert doc.spec["commercialReference"] == "${ref:Movement/m1.movementId}-7"
     assert [r.text for r in doc.references] == ["${ref:Movement/m1.movementId}"]
+
+
+def test_jinja_in_a_label_is_rendered_like_the_name() -> None:
+    text = DOC.replace(
+        'metadata:\n  name: "dep-{{ values.n }}"\n',
+        'metadata:\n  name: "dep-{{ values.n }}"\n'
+        '  labels: {lane: "ham-{{ values.n }}", kept: as-is}\n',
+    )
+    doc = load_text(text).documents[0]
+    assert doc.labels == {"lane": "ham-7", "kept": "as-is"}
+
+
+def test_a_label_that_does_not_render_is_a_finding_at_the_label() -> None:
+    text = DOC.replace(
+        'metadata:\n  name: "dep-{{ values.n }}"\n',
+        'metadata:\n  name: "dep-{{ values.n }}"\n  labels: {lane: "{{ values.nope }}"}\n',
+    )
+    finding = only(load_text(text), "template.undefined")
+    assert finding.location.path == ("metadata", "labels", "lane")
+    assert finding.location.line == 5

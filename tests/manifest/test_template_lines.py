@@ -1,5 +1,7 @@
 """Findings on values a template gave point at the template line that wrote them,
-whatever whitespace control, comments and empty blocks the template uses."""
+whatever whitespace control, comments and empty blocks the template uses; a value the
+template copied from the document's ``values`` is reported at the manifest's value, with
+that template line."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from customs_batch.validation.batch import validate_paths
 from tests.manifest.helpers import ENVELOPE, write
 
 BAD_OFFICE = "values: {destination_office: XX12, destination_country: DE}\n"
+OFFICE_IN_MANIFEST = f"m.yaml:5:{BAD_OFFICE.index('XX12') + 1}"
 
 
 def _document(template: str) -> Path:
@@ -32,13 +35,17 @@ def _line_of(template: str, text: str) -> int:
 
 
 def _office_finding_line(template: str) -> int:
+    """The template line of the office finding (reported at the office in ``values``)."""
     path = _document(template)
     findings = [
         f for f in validate_paths([path]).findings if f.location.path[-1:] == ("destinationOffice",)
     ]
     assert findings, validate_paths([path]).findings
-    assert {f.location.file for f in findings} == {"templates/t.yaml.j2"}
-    return findings[0].location.line
+    assert {(f.location.file, f.location.line) for f in findings} == {("m.yaml", 5)}
+    used = [f.location.used_at for f in findings]
+    assert all(u is not None and u.file == "templates/t.yaml.j2" for u in used)
+    assert used[0] is not None
+    return used[0].line
 
 
 def test_the_template_init_writes_reports_at_its_own_lines() -> None:
@@ -76,7 +83,9 @@ def test_a_value_from_a_multi_line_expression_points_at_the_expression() -> None
     result = load_file(path)
     (document,) = result.documents
     assert document.positions[("spec", "DeclarationGuarantees", 0, "guaranteeType")].line == 3
-    assert document.positions[("spec", "destinationOffice")].line == 4
+    office = document.positions[("spec", "destinationOffice")]
+    assert (office.file, office.line) == ("m.yaml", 5)
+    assert office.used_at is not None and office.used_at.line == 4
 
 
 def _validate_text(template: str) -> str:
@@ -120,7 +129,8 @@ COLUMN_FORMS = {
 def test_a_value_an_expression_gave_points_at_the_expression(template: str) -> None:
     report = _validate_text(template + "countryOfDestination: DE\n")
     expected = _place(template, "values.destination_office")
-    assert f"{expected}: {OFFICE}" in report, report
+    assert f"{OFFICE_IN_MANIFEST}: {OFFICE}" in report, report
+    assert f"\n  used by the template at {expected}\n" in report, report
 
 
 def test_a_literal_value_keeps_its_column_after_an_expression_and_a_comment() -> None:

@@ -152,7 +152,9 @@ def test_json_is_stable_and_complete(tmp_path: Path) -> None:
         "path",
         "document",
         "cell",
+        "usedAt",
     ]
+    assert first["usedAt"] is None
     rules = [finding["rule"] for finding in report["findings"]]
     assert rules == ["yaml.syntax", "row.cell", "movement.action-source", "schema.type"]
     cell = report["findings"][1]["cell"]

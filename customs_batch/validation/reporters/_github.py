@@ -34,6 +34,9 @@ def _command(finding: Finding) -> str:
     message = finding.message
     if loc.sheet is not None:
         message += f" ({loc.cell()})"
+    used = loc.used_at_text()
+    if used is not None:
+        message += f" ({used})"
     if finding.hint:
         message += f"\nhint: {finding.hint}"
     return f"::{_COMMANDS[finding.severity]} {','.join(props)}::{escape_data(message)}"

@@ -55,4 +55,13 @@ def finding_object(finding: Finding) -> dict[str, Any]:
         "path": loc.json_path(),
         "document": finding.document,
         "cell": cell,
+        "usedAt": _used_at(finding),
     }
+
+
+def _used_at(finding: Finding) -> dict[str, Any] | None:
+    """Where a template used the value, for a value it copied from ``values``."""
+    used = finding.location.used_at
+    if used is None:
+        return None
+    return {"file": used.file, "line": used.line, "column": used.column}

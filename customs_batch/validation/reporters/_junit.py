@@ -72,6 +72,9 @@ def _describe(finding: Finding) -> str:
     text += finding.message
     if loc.sheet is not None:
         text += f" ({loc.cell()})"
+    used = loc.used_at_text()
+    if used is not None:
+        text += f" ({used})"
     if finding.hint:
         text += f"\n  hint: {finding.hint}"
     return text

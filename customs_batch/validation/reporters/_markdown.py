@@ -51,6 +51,9 @@ def _row(finding: Finding) -> str:
     if loc.sheet is not None:
         where += f" {_cell(loc.cell() or '')}"
     message = _cell(finding.message)
+    used = loc.used_at_text()
+    if used is not None:
+        message += f" ({_cell(used)})"
     if finding.hint:
         message += f"<br>*hint:* {_cell(finding.hint)}"
     return f"| {finding.severity.value} | `{finding.rule}` | {where} | {message} |"

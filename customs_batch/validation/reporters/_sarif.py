@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from customs_batch import __version__
-from customs_batch.findings import Finding, Severity
+from customs_batch.findings import Finding, Location, Severity
 from customs_batch.validation.reporters._base import Reporter, register
 
 if TYPE_CHECKING:
@@ -67,6 +67,9 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
     text = finding.message
     if loc.sheet is not None:
         text += f" ({loc.cell()})"
+    used = loc.used_at_text()
+    if used is not None:
+        text += f" ({used})"
     if finding.hint:
         text += f" Hint: {finding.hint}"
     out: dict[str, Any] = {
@@ -79,7 +82,20 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
     if loc.path:
         logical = {"fullyQualifiedName": loc.json_path(), "kind": "member"}
         out["locations"][0]["logicalLocations"] = [logical]
+    if loc.used_at is not None:
+        out["relatedLocations"] = [_related(loc.used_at)]
     return out
+
+
+def _related(used: Location) -> dict[str, Any]:
+    """The template place that used a value copied from ``values``."""
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(used.file)}}
+    if used.line >= 1:
+        region = {"startLine": used.line}
+        if used.column >= 1:
+            region["startColumn"] = used.column
+        physical["region"] = region
+    return {"id": 0, "physicalLocation": physical, "message": {"text": "used by the template"}}
 
 
 def artifact_uri(file: str) -> str:

@@ -45,6 +45,12 @@ def _finding_lines(finding: Finding, sources: SourceLines) -> list[str]:
             lines.append(f"  {source}")
             if column >= 1:
                 lines.append(f"  {_caret_padding(source, column)}^")
+    used = loc.used_at_text()
+    if used is not None and loc.used_at is not None:
+        lines.append(f"  {used}")
+        template_line = sources.excerpt(loc.used_at.file, loc.used_at.line, loc.used_at.column)
+        if template_line is not None:
+            lines.append(f"    {template_line[0].strip()}")
     if loc.path:
         lines.append(f"  path: {loc.json_path()}")
     if finding.hint:
