@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from customs_batch.errors import ExitCode
-from tests.manifest.helpers import SHEET_HEADERS, movement, movement_sheet_manifest, write
+from tests.manifest.helpers import (
+    SHEET_HEADERS,
+    cycle_manifest,
+    movement,
+    movement_sheet_manifest,
+    write,
+)
 from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
 
 GIB = 1 << 30
@@ -131,3 +137,18 @@ def test_plan_stops_at_a_named_pipe_among_the_manifests_instead_of_waiting(
     done = run(tmp_path, "plan", "manifests")
     assert_finding(done, "file.not-regular")
     assert "fix them before planning" in done.stderr
+
+
+@pytest.mark.parametrize("through", ["dependsOn", "reference"])
+def test_a_cycle_over_10000_documents_is_reported_once_in_a_short_report(
+    tmp_path: Path, through: str
+) -> None:
+    # Once a finding per member, each printing the whole path: 110 MB of report at 2,000
+    # documents, a MemoryError at 10,000.
+    write(tmp_path / "m.yaml", cycle_manifest(10_000, through))
+    done = run(tmp_path, "validate", "m.yaml")
+    assert_finding(done, "project.cycle")
+    assert done.stdout.count("error[project.cycle]") == 1
+    assert "dependency cycle of 10,000 documents: ExportCancellation/c0 ->" in done.stdout
+    assert "(9,995 more) -> ExportCancellation/c0" in done.stdout
+    assert len(done.stdout) < 2_000

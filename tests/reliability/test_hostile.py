@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.manifest.helpers import SHEET_HEADERS, movement_sheet_manifest, write
+from tests.manifest.helpers import SHEET_HEADERS, cycle_manifest, movement_sheet_manifest, write
 from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
 from tests.reliability.limits import run_bounded
 
@@ -133,6 +133,14 @@ def _huge_numbers(folder: Path) -> list[str]:
     return ["validate", "m.yaml"]
 
 
+def _cycle(through: str) -> Callable[[Path], list[str]]:
+    def make(folder: Path) -> list[str]:
+        write(folder / "m.yaml", cycle_manifest(10_000, through))
+        return ["validate", "m.yaml"]
+
+    return make
+
+
 CASES: dict[str, Case] = {
     "XLSX of 5 KB whose used range ends at XFD1048576": Case(
         _far_corner, (1,), "error[sheet.too-large]"
@@ -174,6 +182,12 @@ CASES: dict[str, Case] = {
     "nesting 200,000 levels deep": Case(_deep, (1,), "error[yaml.too-deep]"),
     "huge numbers (a 500,000-digit integer, 1e999999)": Case(
         _huge_numbers, (1,), "error[schema.type]"
+    ),
+    "a dependsOn cycle over 10,000 documents": Case(
+        _cycle("dependsOn"), (1,), "error[project.cycle]: dependency cycle of 10,000 documents"
+    ),
+    "a ${ref:} cycle over 10,000 documents": Case(
+        _cycle("reference"), (1,), "error[project.cycle]: dependency cycle of 10,000 documents"
     ),
     "template escape: ''.__class__.__mro__": Case(
         _jinja("{{ ''.__class__.__mro__[1].__subclasses__() }}"), (1,), "error[template."
