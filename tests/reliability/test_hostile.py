@@ -141,6 +141,16 @@ def _cycle(through: str) -> Callable[[Path], list[str]]:
     return make
 
 
+def _long_hex(folder: Path) -> list[str]:
+    spec = (
+        "  shipmentId: shp_7Hk2Lm\n  action: ISL\n  partyId: rpty_p1\n"
+        f"  quantity: 0x{'f' * 3_600}\n  grossWeightKg: 1\n"
+        "  customsSupervision: Y\n  goodsHandlingCode: N\n"
+    )
+    write(folder / "m.yaml", f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec:\n{spec}")
+    return ["validate", "m.yaml"]
+
+
 CASES: dict[str, Case] = {
     "XLSX of 5 KB whose used range ends at XFD1048576": Case(
         _far_corner, (1,), "error[sheet.too-large]"
@@ -189,6 +199,7 @@ CASES: dict[str, Case] = {
     "a ${ref:} cycle over 10,000 documents": Case(
         _cycle("reference"), (1,), "error[project.cycle]: dependency cycle of 10,000 documents"
     ),
+    "quantity: 0x and 3,600 f (4,335 decimal digits)": Case(_long_hex, (1,), "error[schema.type]"),
     "template escape: ''.__class__.__mro__": Case(
         _jinja("{{ ''.__class__.__mro__[1].__subclasses__() }}"), (1,), "error[template."
     ),
