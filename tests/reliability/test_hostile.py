@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from tests.manifest.helpers import SHEET_HEADERS, cycle_manifest, movement_sheet_manifest, write
-from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
+from tests.manifest.spreadsheet.hostile_xlsx import (
+    far_corner_sheet,
+    missing_shared_string_sheet,
+    write_bomb,
+    write_with_shared_strings,
+    write_xlsx,
+)
 from tests.reliability.limits import run_bounded
 
 pytestmark = pytest.mark.reliability
@@ -151,12 +157,21 @@ def _long_hex(folder: Path) -> list[str]:
     return ["validate", "m.yaml"]
 
 
+def _missing_shared_string(folder: Path) -> list[str]:
+    write_with_shared_strings(folder / "s.xlsx", missing_shared_string_sheet(), ["x"])
+    write(folder / "m.yaml", movement_sheet_manifest("s.xlsx"))
+    return ["validate", "m.yaml"]
+
+
 CASES: dict[str, Case] = {
     "XLSX of 5 KB whose used range ends at XFD1048576": Case(
         _far_corner, (1,), "error[sheet.too-large]"
     ),
     "zip bomb XLSX (520 MB of sheet XML in 2.4 MB)": Case(
         _zip_bomb, (1,), "error[sheet.too-large]"
+    ),
+    "XLSX cell naming a shared string the workbook lacks": Case(
+        _missing_shared_string, (1,), "error[sheet.unreadable]"
     ),
     "named pipe (FIFO) among the manifests (plan)": Case(_fifo, (1,), "error[file.not-regular]"),
     "manifest linked to /dev/zero": Case(_link_to("/dev/zero"), (1,), "error[file.not-regular]"),
