@@ -163,6 +163,12 @@ def _missing_shared_string(folder: Path) -> list[str]:
     return ["validate", "m.yaml"]
 
 
+def _not_utf8_name(folder: Path) -> list[str]:
+    cancellation = "kind: ExportCancellation\nmetadata: {name: c}\nspec: {declarationId: -5}\n"
+    Path(os.fsdecode(bytes(folder) + b"/bad\xff.yaml")).write_text(ENVELOPE + cancellation)
+    return ["validate", "--format", "sarif", "."]
+
+
 CASES: dict[str, Case] = {
     "XLSX of 5 KB whose used range ends at XFD1048576": Case(
         _far_corner, (1,), "error[sheet.too-large]"
@@ -215,6 +221,9 @@ CASES: dict[str, Case] = {
         _cycle("reference"), (1,), "error[project.cycle]: dependency cycle of 10,000 documents"
     ),
     "quantity: 0x and 3,600 f (4,335 decimal digits)": Case(_long_hex, (1,), "error[schema.type]"),
+    "--format sarif on a file name with a byte that is not UTF-8": Case(
+        _not_utf8_name, (1,), '"uri": "bad%FF.yaml"'
+    ),
     "template escape: ''.__class__.__mro__": Case(
         _jinja("{{ ''.__class__.__mro__[1].__subclasses__() }}"), (1,), "error[template."
     ),
