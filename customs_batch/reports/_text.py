@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from customs_batch.escaping import printable, printable_lines
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import SYMBOLS, path_text, shown, summary_text
@@ -41,10 +42,12 @@ def _change(change: PlannedChange, colour: bool) -> list[str]:
         code = f"\x1b[{_ANSI[fg]}m" if fg else ""
         head = f"{code}\x1b[1m{head}\x1b[0m"
     lines = [f"{head}{change.address}"]
+    # A reason may quote the service or a file name: its later lines stay indented.
     if change.reason:
-        lines.append(f"      {change.reason}")
+        lines.append(f"      {printable_lines(change.reason).replace(chr(10), chr(10) + '    ')}")
     for value in change.values:
-        lines.append(f"      {value.path}: {shown(value.old)} -> {shown(value.new)}")
+        old, new = printable(shown(value.old)), printable(shown(value.new))
+        lines.append(f"      {printable(value.path)}: {old} -> {new}")
     for path in change.unknown:
         lines.append(f"      {path_text(path)} = {UNKNOWN}")
     return lines
