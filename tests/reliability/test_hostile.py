@@ -18,6 +18,7 @@ from tests.manifest.spreadsheet.hostile_xlsx import (
     far_corner_sheet,
     missing_shared_string_sheet,
     write_bomb,
+    write_shared_strings_bomb,
     write_with_shared_strings,
     write_xlsx,
 )
@@ -169,6 +170,32 @@ def _not_utf8_name(folder: Path) -> list[str]:
     return ["validate", "--format", "sarif", "."]
 
 
+def _wide_csv(folder: Path) -> list[str]:
+    with (folder / "wide.csv").open("w") as out:
+        out.write(",".join(SHEET_HEADERS))
+        for start in range(0, 10_000_000, 100_000):
+            out.write("".join(f",c{n}" for n in range(start, start + 100_000)))
+        out.write("\nshp_7Hk2Lm,hawb_a2,ISL,4,40.5,rpty_p1\n")
+    write(folder / "m.yaml", movement_sheet_manifest("wide.csv"))
+    return ["validate", "m.yaml"]
+
+
+def _csv_field(folder: Path) -> list[str]:
+    with (folder / "field.csv").open("w") as out:
+        out.write(",".join(SHEET_HEADERS) + "\nshp_7Hk2Lm,hawb_a2,ISL,4,40.5,")
+        for _ in range(500):
+            out.write("p" * 1_000_000)
+        out.write("\n")
+    write(folder / "m.yaml", movement_sheet_manifest("field.csv"))
+    return ["validate", "m.yaml"]
+
+
+def _shared_strings(folder: Path) -> list[str]:
+    write_shared_strings_bomb(folder / "s.xlsx", 25_000_000, SHEET_HEADERS)
+    write(folder / "m.yaml", movement_sheet_manifest("s.xlsx"))
+    return ["validate", "m.yaml"]
+
+
 CASES: dict[str, Case] = {
     "XLSX of 5 KB whose used range ends at XFD1048576": Case(
         _far_corner, (1,), "error[sheet.too-large]"
@@ -178,6 +205,11 @@ CASES: dict[str, Case] = {
     ),
     "XLSX cell naming a shared string the workbook lacks": Case(
         _missing_shared_string, (1,), "error[sheet.unreadable]"
+    ),
+    "CSV header of 10 million columns (79 MB)": Case(_wide_csv, (1,), "error[sheet.too-large]"),
+    "one 500 MB CSV field": Case(_csv_field, (1,), "error[sheet.too-large]"),
+    "XLSX shared-strings part of 25 million entries": Case(
+        _shared_strings, (1,), "error[sheet.too-large]"
     ),
     "named pipe (FIFO) among the manifests (plan)": Case(_fifo, (1,), "error[file.not-regular]"),
     "manifest linked to /dev/zero": Case(_link_to("/dev/zero"), (1,), "error[file.not-regular]"),
