@@ -224,6 +224,9 @@ CASES: dict[str, Case] = {
     "'%01500000000d'|format(1)": Case(
         _jinja("{{ '%01500000000d'|format(1) }}"), (1,), "error[template.too-large]"
     ),
+    "([1]*999999)|map('string')|join(','*999)": Case(
+        _jinja("{{ ([1]*999999)|map('string')|join(','*999) }}"), (1,), "error[template.too-large]"
+    ),
     "string doubling macro": Case(
         _jinja(
             "{% macro d(s, n) %}{% if n %}{{ d(s ~ s, n - 1) }}{% else %}{{ s|length }}"
