@@ -115,6 +115,20 @@ def _block(folder: Path) -> list[str]:
     return ["validate", "m.yaml"]
 
 
+def _flow(opening: str, closing: str) -> Callable[[Path], list[str]]:
+    def make(folder: Path) -> list[str]:
+        with (folder / "m.yaml").open("w") as out:
+            out.write(f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\nspec:\n")
+            out.write(f"  commercialReference: {opening}\n")
+            lines = ("    " + "x" * 76 + "\n") * 10_000
+            for _ in range(250):  # 200 MB over 2.5 million lines of 80 bytes
+                out.write(lines)
+            out.write(closing)
+        return ["validate", "m.yaml"]
+
+    return make
+
+
 def _billion_laughs(folder: Path) -> list[str]:
     lines = ['a0: &a0 "lol"']
     for level in range(1, 10):
@@ -243,6 +257,12 @@ CASES: dict[str, Case] = {
     "200 MB one-line manifest": Case(_one_line, (1,), "error[yaml.line-too-long]"),
     "200 MB value in a | block of 2.5 million short lines": Case(
         _block, (1,), "error[yaml.value-too-long]"
+    ),
+    "200 MB double-quoted value over 2.5 million short lines": Case(
+        _flow('"start', '    end"\n'), (1,), "error[yaml.value-too-long]"
+    ),
+    "200 MB plain value over 2.5 million short lines": Case(
+        _flow("start", ""), (1,), "error[yaml.value-too-long]"
     ),
     "billion laughs (YAML aliases, 10^9 values)": Case(_billion_laughs, (1,), "error[yaml.alias]"),
     "nesting 200,000 levels deep": Case(_deep, (1,), "error[yaml.too-deep]"),
