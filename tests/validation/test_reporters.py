@@ -367,3 +367,20 @@ def test_github_keeps_each_annotation_on_one_line_and_the_name_for_the_runner() 
     lines = make_reporter("github").render(_hostile_names()).splitlines()
     commands = [_parse_github(line) for line in lines if line.startswith("::")]
     assert [props["file"] for _, props, _ in commands] == [FORGED, "bad\\xff.yaml", "p|ipe.yaml"]
+
+
+def test_the_line_counting_elided_spreadsheet_findings_escapes_the_file_name() -> None:
+    name = "x\nerror[fake]: injected.csv"
+    findings = tuple(
+        Finding(
+            "row.cell-type",
+            Severity.ERROR,
+            "bad",
+            Location(name, row, 4, sheet="S", row=row, column_name="D"),
+        )
+        for row in range(2, 1002)
+    )
+    report = make_reporter("text").render(ValidationResult(findings, (), (name,)))
+    elided = next(line for line in report.splitlines() if line.startswith("… and"))
+    assert "in x\\nerror[fake]: injected.csv at rows" in elided
+    assert not any(line.startswith("error[fake]") for line in report.splitlines())

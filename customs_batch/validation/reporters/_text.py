@@ -25,7 +25,7 @@ class TextReporter(Reporter):
         for item in grouped(result.findings):
             if isinstance(item, Elided):
                 elided = True
-                out.append(item.line())
+                out.append(printable(item.line()))
             else:
                 out.extend(_finding_lines(item, sources))
         if elided:
