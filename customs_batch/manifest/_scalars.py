@@ -36,8 +36,11 @@ def integer(text: str, base: int = 10) -> int | None:
     except ValueError:
         return None
     limit = sys.get_int_max_str_digits()
-    if limit and value.bit_length() * math.log10(2) >= limit:
-        return None
+    if limit and value.bit_length() * math.log10(2) >= limit - 1:
+        try:  # near the limit: as Python decides (it refuses before converting)
+            str(value)
+        except ValueError:
+            return None
     return value
 
 

@@ -105,3 +105,11 @@ def test_an_integer_too_long_to_print_stays_text_for_the_schema_to_report(writte
     assert load_text(manifest.replace(written, "0x" + "f" * 20)).documents[0].spec[
         "quantity"
     ] == int("f" * 20, 16)
+
+
+def test_a_hex_integer_of_exactly_4300_decimal_digits_is_still_a_number() -> None:
+    largest = 10**4300 - 1  # the most digits Python prints by default
+    manifest = (
+        f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec:\n  quantity: {hex(largest)}\n"
+    )
+    assert load_text(manifest).documents[0].spec["quantity"] == largest
