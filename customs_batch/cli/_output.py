@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from customs_batch.cli._files import write_output
+from customs_batch.escaping import json_document
 from customs_batch.formats import Formats
 
 JsonObject = Mapping[str, Any]
@@ -95,12 +96,15 @@ def _plain(records: Records) -> Any:
 
 @RECORD_FORMATS.register("json")
 def _json(records: Records, out: TextIO) -> None:
-    out.write(json.dumps(_plain(records), indent=2, ensure_ascii=False) + "\n")
+    # The service's JSON may escape a lone surrogate (\udcff): kept escaped, valid UTF-8.
+    out.write(json_document(json.dumps(_plain(records), indent=2, ensure_ascii=False)) + "\n")
 
 
 @RECORD_FORMATS.register("jsonl")
 def _jsonl(records: Records, out: TextIO) -> None:
-    out.writelines(json.dumps(dict(r), ensure_ascii=False) + "\n" for r in records.rows)
+    out.writelines(
+        json_document(json.dumps(dict(r), ensure_ascii=False)) + "\n" for r in records.rows
+    )
 
 
 @RECORD_FORMATS.register("yaml")

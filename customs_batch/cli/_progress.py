@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -18,6 +19,7 @@ from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._plan_view import duration, rate_per_second, show_plan
 from customs_batch.commands.apply import ApplyProgress, ApplyResult, ApplyStatus
 from customs_batch.environments import Environment
+from customs_batch.escaping import printable
 from customs_batch.execution.apply import ApplyReport, Outcome
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.formats import VERSION_KEY, Formats
@@ -61,7 +63,7 @@ class _Tally:
 
 
 def _outputs(outcome: Outcome) -> str:
-    return " ".join(f"{k}={v}" for k, v in sorted(outcome.outputs.items()))
+    return " ".join(f"{k}={printable(str(v))}" for k, v in sorted(outcome.outputs.items()))
 
 
 class LineEvents:
@@ -81,9 +83,10 @@ class LineEvents:
     def finished_one(self, outcome: Outcome) -> None:
         self.tally.finished(outcome)
         line = f"{VERBS[outcome.status]:<8} {outcome.address}"
-        extra = outcome.detail
+        # The service's words and values: printable, so none can start a line of its own.
+        extra = printable(outcome.detail)
         if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.WAITING):
-            extra = f"{_outputs(outcome)}  {outcome.detail}".strip()
+            extra = f"{_outputs(outcome)}  {extra}".strip()
         click.echo(f"{line}  {extra}".rstrip())
 
     def close(self) -> None:
@@ -120,7 +123,8 @@ class RichEvents(LineEvents):
         self.tally.finished(outcome)
         if outcome.status is not NodeStatus.SUCCEEDED:
             self.progress.console.print(
-                f"[red]{VERBS[outcome.status]}[/red] {outcome.address}: {outcome.detail}",
+                f"[red]{VERBS[outcome.status]}[/red] {outcome.address}: "
+                f"{escape(printable(outcome.detail))}",
                 markup=True,
                 highlight=False,
             )
@@ -229,7 +233,8 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
         click.echo(f"Apply: {parts} in {duration(report.seconds)}.")
     for outcome in report.outcomes:
         if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.WAITING):
-            click.echo(f"  {outcome.status.value} {outcome.address}: {outcome.detail}", err=True)
+            detail = printable(outcome.detail)
+            click.echo(f"  {outcome.status.value} {outcome.address}: {detail}", err=True)
 
 
 class TextPresenter:

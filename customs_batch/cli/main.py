@@ -12,6 +12,7 @@ import click
 
 from customs_batch import __version__
 from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.escaping import printable_lines
 
 # Subcommands are imported only when used, so `validate` never pays for the emulator's imports.
 # name -> "module:attribute"
@@ -138,7 +139,7 @@ def invoke(argv: list[str] | None = None) -> int:
         details = exc.details()
         if details:
             click.echo(details, err=True, nl=not details.endswith("\n"))
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {printable_lines(str(exc))}", err=True)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
@@ -151,7 +152,7 @@ def invoke(argv: list[str] | None = None) -> int:
         if os.environ.get("CUSTOMS_BATCH_DEBUG"):
             traceback.print_exc()
         click.echo(
-            f"internal error: {type(exc).__name__}: {exc}\n"
+            f"internal error: {type(exc).__name__}: {printable_lines(str(exc))}\n"
             "  hint: this is a bug in customs-batch; run again with CUSTOMS_BATCH_DEBUG=1 "
             "for the traceback and report it.",
             err=True,

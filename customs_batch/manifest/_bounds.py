@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -206,6 +207,21 @@ def _check_replace(s: Any, old: Any = "", new: Any = "", count: Any = None, **_:
     refuse_over("replace", len(text) + found * max(len(new) - len(old), 0))
 
 
+def listed(what: str, value: Any) -> Any:
+    """``value`` as a list when it is an iterator (``map``, ``select``, a generator), so that
+    its size is known before it is joined: unsized, it was joined unchecked (a million
+    items joined by 999 commas built a gigabyte). Refused past :data:`MAX_VALUE` items."""
+    if isinstance(value, str | list | tuple | dict | set | frozenset):
+        return value
+    try:
+        items = iter(value)
+    except TypeError:
+        return value  # not iterable: the caller's own error says so
+    listed = list(itertools.islice(items, MAX_VALUE + 1))
+    refuse_over(what, len(listed))
+    return listed
+
+
 def _check_join(value: Any, d: Any = "", *_: Any, **__: Any) -> None:
     if isinstance(value, list | tuple):
         refuse_over("join", text_size(value) + len(str(d)) * len(value))
@@ -256,6 +272,8 @@ def bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any
 
     @functools.wraps(function)
     def bounded(*args: Any, **kwargs: Any) -> Any:
+        if name == "join" and len(args) > skip:
+            args = (*args[:skip], listed(what, args[skip]), *args[skip + 1 :])
         check_args(what, args)
         if kwargs:
             check_args(what, kwargs.values())
@@ -300,14 +318,19 @@ def _bounded_sum(
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
 
 
-def check_method(function: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    """Refuse a call of a text method that would build too long a text."""
+def check_method(
+    function: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """Refuse a call of a text method that would build too long a text; the arguments to
+    call it with (an iterator given to ``join`` as a list, its size known)."""
     function = getattr(function, "__wrapped__", function)  # the sandbox wraps str.format
     owner = getattr(function, "__self__", None)
     name = getattr(function, "__name__", "")
+    if isinstance(owner, str) and name == "join" and args:
+        args = (listed("the method join", args[0]), *args[1:])
     check_args(f"the call {name}()", (*args, *kwargs.values()))
     if not isinstance(owner, str):
-        return
+        return args
     what = f"the method {name}"
     if name in _WIDTH_METHODS and args:
         _width(what, args[0])
@@ -320,6 +343,7 @@ def check_method(function: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
         _check_join(list(args[0]) if isinstance(args[0], list | tuple) else [], owner)
     elif name in ("format", "format_map"):
         check_format(what, owner, args[0] if name == "format_map" and args else (args or kwargs))
+    return args
 
 
 def bounded_value(value: Any) -> Any:

@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any
 
+from customs_batch.manifest._scalars import integer
+
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
 _DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)\.\d+")
 """No exponents and no plus sign: ``12E45`` and ``+4930123`` are codes, not numbers."""
@@ -138,7 +140,9 @@ def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: b
 def _inferred(text: str, decimal_comma: bool) -> Any:
     stripped = text.strip()
     if _INTEGER.fullmatch(stripped):
-        return int(stripped)
+        # Too many digits to print: the text, which the schema reports.
+        whole = integer(stripped)
+        return text if whole is None else whole
     number = _decimal(stripped, decimal_comma)
     if number is not None:
         return number
@@ -151,7 +155,7 @@ def _decimal(text: str, decimal_comma: bool) -> float | int | None:
             return None
         text = text.replace(".", "").replace(",", ".")
         if "." not in text:
-            return int(text)
+            return integer(text)
     elif not _DECIMAL.fullmatch(text):
         return None
     number = float(text)
@@ -175,7 +179,7 @@ def _declared(value: Any, column: str, declared: ColumnType, decimal_comma: bool
         stripped = value.strip()
         number = _decimal(stripped, decimal_comma)
         if number is None and _LOOSE_INTEGER.fullmatch(stripped):
-            number = int(stripped)  # a declared number: leading zeros go
+            number = integer(stripped)  # a declared number: leading zeros go
     if isinstance(number, bool) or not isinstance(number, int | float):
         raise CellTypeError(column, value, declared)
     if declared is ColumnType.INTEGER:

@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from customs_batch.manifest._scalars import integer
 from customs_batch.manifest.document import JSON
 
 _TRUE = frozenset({"true", "yes", "y", "1", "x"})
@@ -45,7 +46,10 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | 
         return text
     stripped = text.strip()
     if "integer" in types and _INTEGER.fullmatch(stripped):
-        return int(stripped)
+        whole = integer(stripped)
+        if whole is None:
+            return CellProblem(f"{_head(text)} has too many digits", "Check the cell.")
+        return whole
     if "number" in types:
         return _number(stripped, decimal_comma)
     if "integer" in types:
@@ -74,8 +78,16 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
 
 def _plain_number(text: str) -> JSON | CellProblem:
     if _INTEGER.fullmatch(text):
-        return int(text)
+        whole = integer(text)
+        if whole is None:
+            return CellProblem(f"{_head(text)} has too many digits", "Check the cell.")
+        return whole
     number = float(text)
     if math.isfinite(number):
         return number
     return CellProblem(f"{text!r} is too large a number", "Check the cell.")
+
+
+def _head(text: str) -> str:
+    """A long cell's first characters and its length, for a message."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"

@@ -159,7 +159,7 @@ class BoundedSandbox(SandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         check_clock()
-        _bounds.check_method(__obj, args, kwargs)
+        args = _bounds.check_method(__obj, args, kwargs)
         result = super().call(__context, __obj, *args, **kwargs)
         return _bounds.account("a call", result)
 

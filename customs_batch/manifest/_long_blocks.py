@@ -11,14 +11,19 @@ only, as it does for any other value over the bound.
 
 Only well-formed headers after a key (``key: |``), a dash (``- >-``) or a document marker
 (``--- |``) are measured; anything else is left to the loader's own check of the value.
+Quoted values and plain ones over several lines are found the same way (``_long_quoted``)
+and emptied to ``""``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+
+from customs_batch.manifest._long_quoted import long_plain, long_quoted
 
 _HEADER = re.compile(rb"[|>](?:[1-9][-+]?|[-+][1-9]?)?[ \t]*(?:#[^\n]*)?\r?\n")
 # Between a key, a dash or a document marker and the indicator: blanks, maybe a tag or anchor.
@@ -50,32 +55,73 @@ class LongBlock:
     """Offset just past the body's last line break."""
     lines: int
     """Lines in the body."""
+    replacement: bytes = b""
+    """What stands where the body was, before its line breaks: nothing for a block (its
+    header stays), ``""`` for a quoted scalar, whose quotes go with its text."""
 
 
 def long_blocks(data: bytes, limit: int) -> list[LongBlock]:
     """The block scalars of ``data`` whose value is over ``limit`` bytes, in file order."""
     if len(data) <= limit:
         return []
-    spans = sorted([*_wide_spans(data, limit), *_root_headers(data)])
+    wide = list(_wide_spans(data, limit))
+    spans = sorted([*wide, *_root_headers(data)])
     found: list[LongBlock] = []
     counted = line = 0  # line is the number of the line holding offset ``counted``
+    bodies: list[tuple[int, int]] = []
     for start, end in spans:
-        match = _HEADER.search(data, start, end)
-        while match is not None:
-            indicator, body = match.start(), match.end()
-            block = _measure(data, indicator, body)
-            if block is None:
-                match = _HEADER.search(data, body, end)
-                continue
-            line_start, indent, block_end = block
+        for indicator, body, line_start, indent, block_end in _blocks(data, start, end):
+            bodies.append((body, block_end))
             lines = data.count(b"\n", body, block_end)
             size = block_end - body - lines * (indent + 1)
             if size > limit and (not found or found[-1].end <= indicator):
                 line += data.count(b"\n", counted, indicator)
                 counted = indicator
                 found.append(LongBlock(line, indicator - line_start, size, body, block_end, lines))
-            match = _HEADER.search(data, block_end, end)  # a body holds no headers
-    return found
+    bodies.sort()
+    quoted = [
+        LongBlock(0, column, size, first, last, lines, replacement=b'""')
+        for start, end in wide
+        for column, size, first, last, lines in long_quoted(data, start, end, limit, bodies)
+    ]
+    skips = sorted([*bodies, *((block.start, block.end) for block in quoted)])
+    quoted += [
+        LongBlock(0, column, size, first, last, lines, replacement=b'""')
+        for start, end in wide
+        for column, size, first, last, lines in long_plain(data, start, end, limit, skips)
+    ]
+    if not quoted:
+        return found
+    return _numbered(data, sorted([*found, *quoted], key=lambda block: block.start))
+
+
+def _blocks(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """Each block scalar whose header is between ``start`` and ``end``: the offsets of its
+    indicator and body, the start of its header's line, its indentation, its body's end."""
+    match = _HEADER.search(data, start, end)
+    while match is not None:
+        indicator, body = match.start(), match.end()
+        block = _measure(data, indicator, body)
+        if block is None:
+            match = _HEADER.search(data, body, end)
+            continue
+        line_start, indent, block_end = block
+        yield indicator, body, line_start, indent, block_end
+        match = _HEADER.search(data, block_end, end)  # a body holds no headers
+
+
+def _numbered(data: bytes, blocks: list[LongBlock]) -> list[LongBlock]:
+    """``blocks`` without overlaps, their lines counted again in file order."""
+    out: list[LongBlock] = []
+    counted = line = 0
+    for block in blocks:
+        head = block.start if block.replacement else data.rfind(b"\n", 0, block.start - 1) + 1
+        if out and out[-1].end > head:
+            continue
+        line += data.count(b"\n", counted, head)
+        counted = head
+        out.append(dataclasses.replace(block, line=line))
+    return out
 
 
 def _wide_spans(data: bytes, limit: int) -> Iterator[tuple[int, int]]:
@@ -156,7 +202,7 @@ def blank(data: bytes, blocks: list[LongBlock]) -> bytes:
     pieces: list[bytes] = []
     at = 0
     for block in blocks:
-        pieces += [data[at : block.start], b"\n" * block.lines]
+        pieces += [data[at : block.start], block.replacement + b"\n" * block.lines]
         at = block.end
     pieces.append(data[at:])
     return b"".join(pieces)

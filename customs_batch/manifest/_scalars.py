@@ -8,7 +8,9 @@ floats including ``.inf`` and ``.nan``; everything else stays the text it is.
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 
 ScalarValue = str | int | float | bool | None
 
@@ -24,6 +26,24 @@ _NAN = re.compile(r"\.(?:nan|NaN|NAN)")
 _MAYBE_NOT_STRING = frozenset("0123456789+-.tTfFnN~")
 
 
+def integer(text: str, base: int = 10) -> int | None:
+    """``int(text, base)``, or None for a number with more decimal digits than Python turns
+    into text (``sys.get_int_max_str_digits``, 4,300 by default): such a number cannot be
+    printed in a message or a request, and no field holds one. Hex and octal convert without
+    that limit, so their size is checked before anything prints them."""
+    try:
+        value = int(text, base)
+    except ValueError:
+        return None
+    limit = sys.get_int_max_str_digits()
+    if limit and value.bit_length() * math.log10(2) >= limit - 1:
+        try:  # near the limit: as Python decides (it refuses before converting)
+            str(value)
+        except ValueError:
+            return None
+    return value
+
+
 def resolve_plain(text: str) -> ScalarValue:
     """The value of a plain (unquoted) scalar under the YAML 1.2 core schema."""
     if not text:
@@ -34,22 +54,24 @@ def resolve_plain(text: str) -> ScalarValue:
         return _BOOLS[text]
     if text in _NULLS:
         return None
+    # A number too long to print stays the text it is, and the schema reports its type.
     if _INT.fullmatch(text):
-        try:
-            return int(text)
-        except ValueError:  # more digits than Python converts; no field holds such a number
-            return text
+        return _or_text(integer(text), text)
     if _FLOAT.fullmatch(text):
         return float(text)
     if _OCT.fullmatch(text):
-        return int(text[2:], 8)
+        return _or_text(integer(text[2:], 8), text)
     if _HEX.fullmatch(text):
-        return int(text[2:], 16)
+        return _or_text(integer(text[2:], 16), text)
     if _INF.fullmatch(text):
         return float("-inf") if text[0] == "-" else float("inf")
     if _NAN.fullmatch(text):
         return float("nan")
     return text
+
+
+def _or_text(value: int | None, text: str) -> int | str:
+    return text if value is None else value
 
 
 def resolve_tagged(tag: str, text: str) -> ScalarValue | ValueError:

@@ -328,7 +328,9 @@ class Walk:
 
 def long_block_message(block: LongBlock, limit: int) -> str:
     """What a block over the bound, emptied before composing, is."""
-    first, last = block.line + 2, block.line + 1 + block.lines
+    # A block's value starts on the line after its header; a quoted one on its own line.
+    first = block.line + (1 if block.replacement else 2)
+    last = block.line + 1 + block.lines
     return (
         f"a value of {block.size:,} bytes or more on lines {first:,} to {last:,} (over "
         f"{megabytes(limit)}); the document is not read further"

@@ -14,6 +14,8 @@ from customs_batch.kinds import Address
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 
+STUCK_SHOWN = 5  # documents a cycle error names before it counts the rest
+
 
 class EdgeReason(StrEnum):
     """Why one document waits for another."""
@@ -135,8 +137,11 @@ def dependency_order(
                 heapq.heappush(ready, (by_address[dependent].index, dependent))
     if len(ordered) != len(documents):
         stuck = sorted(str(a) for a, count in waiting.items() if count > 0)
+        # The first few and a count: thousands of names would make one unreadable line.
+        named = ", ".join(stuck[:STUCK_SHOWN])
+        more = f" and {len(stuck) - STUCK_SHOWN:,} more" if len(stuck) > STUCK_SHOWN else ""
         raise CustomsBatchError(
-            f"the documents depend on each other in a cycle: {', '.join(stuck)}",
+            f"the documents depend on each other in a cycle: {named}{more}",
             hint="run `customs-batch validate` to see the cycle and break it",
         )
     return ordered

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from customs_batch.escaping import printable
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.reports._words import duration
 
@@ -56,4 +57,5 @@ def apply_markdown(report: ApplyReport, *, environment: str) -> str:
 
 
 def _text(text: str) -> str:
-    return "<br>".join(html.escape(text, quote=False).splitlines())
+    # The service's words, one line each: control characters escaped, lines kept as <br>.
+    return "<br>".join(html.escape(printable(text, lines=True), quote=False).splitlines())

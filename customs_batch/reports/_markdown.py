@@ -11,6 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
+from customs_batch.escaping import printable
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._mermaid import mermaid
@@ -208,7 +209,9 @@ def _short(change: PlannedChange) -> str:
 
 
 def _code(text: str) -> str:
-    """``text`` as an inline code span, whatever backticks it holds."""
+    """``text`` as an inline code span, whatever backticks it holds (and on one line, its
+    control characters escaped)."""
+    text = printable(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if longest or text.startswith(" ") else ""
@@ -217,7 +220,7 @@ def _code(text: str) -> str:
 
 def _prose(text: str) -> str:
     """A reason inside a list item: HTML escaped outside its `code spans`, lines kept."""
-    parts = re.split(r"(`[^`\n]*`)", text)
+    parts = re.split(r"(`[^`\n]*`)", printable(text, lines=True))
     escaped = "".join(
         part
         if part.startswith("`") and part.endswith("`") and len(part) > 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from customs_batch.escaping import printable, printable_lines
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import (
@@ -50,17 +51,19 @@ def _change(change: PlannedChange, colour: bool) -> list[str]:
         code = f"\x1b[{_ANSI[fg]}m" if fg else ""
         head = f"{code}\x1b[1m{head}\x1b[0m"
     lines = [f"{head}{change.address}"]
+    # A reason may quote the service or a file name: its later lines stay indented.
     if change.reason:
-        lines.append(f"      {change.reason}")
+        lines.append(f"      {printable_lines(change.reason).replace(chr(10), chr(10) + '    ')}")
     for value in change.values:
-        old, new = shown_at(value.path, value.old), shown_at(value.path, value.new)
-        lines.append(f"      {value.path}: {old} -> {new}")
+        old = printable(shown_at(value.path, value.old))
+        new = printable(shown_at(value.path, value.new))
+        lines.append(f"      {printable(value.path)}: {old} -> {new}")
     waiting = {path_text(path) for path in change.unknown}
     if change.action is Action.CREATE:
         # What will be declared, value by value: a reviewer of a bulk load reads this.
         for where, value in declared(change.spec):
             if where not in waiting:
-                lines.append(f"      {where} = {shown_at(where, value)}")
+                lines.append(f"      {printable(where)} = {printable(shown_at(where, value))}")
     for path in change.unknown:
         lines.append(f"      {path_text(path)} = {UNKNOWN}")
     return lines

@@ -115,8 +115,10 @@ def _reference(
 
 
 def _cycles(known: dict[Address, Document]) -> list[Finding]:
-    """One finding per edge of each cycle, at the dependsOn entry or reference making it:
-    any one of them, removed, breaks the cycle."""
+    """One finding per cycle, at the ``dependsOn`` entry or reference of its first document
+    that closes it (removing any one edge of the cycle breaks it). A cycle of thousands of
+    documents is still one finding naming its first few members and their count: a finding
+    per member, each printing the whole path, grew as the square of its length."""
     # Only a document that names another can be on a cycle: the rest (every row of a
     # spreadsheet, say) are left out of the search and its tables.
     edges: dict[Address, list[Address]] = {}
@@ -127,14 +129,26 @@ def _cycles(known: dict[Address, Document]) -> list[Finding]:
     findings = []
     hint = "break the cycle: remove a reference or a dependsOn entry from one of these documents"
     for cycle in find_cycles(edges):
-        for step, address in enumerate(cycle):
-            document = known[address]
-            target = cycle[(step + 1) % len(cycle)]
-            turned = (*cycle[step:], *cycle[:step], address)
-            message = "dependency cycle: " + " -> ".join(str(a) for a in turned)
-            location = _edge_location(document, target)
-            findings.append(_finding(document, "project.cycle", location, message, hint))
+        document = known[cycle[0]]
+        location = _edge_location(document, cycle[1 % len(cycle)])
+        message = describe_cycle([str(address) for address in cycle])
+        findings.append(_finding(document, "project.cycle", location, message, hint))
     return findings
+
+
+CYCLE_SHOWN = 5  # members of a cycle a message names before it counts the rest
+
+
+def describe_cycle(members: Sequence[str]) -> str:
+    """``dependency cycle: a -> b -> a``; a longer cycle names its first members and a count."""
+    if len(members) <= CYCLE_SHOWN:
+        return "dependency cycle: " + " -> ".join((*members, members[0]))
+    shown = " -> ".join(members[:CYCLE_SHOWN])
+    rest = len(members) - CYCLE_SHOWN
+    return (
+        f"dependency cycle of {len(members):,} documents: {shown} -> ... "
+        f"({rest:,} more) -> {members[0]}"
+    )
 
 
 def _edge_location(document: Document, target: Address) -> Location:

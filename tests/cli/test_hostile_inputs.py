@@ -4,6 +4,7 @@ hang, an abort (134), a traceback or a clean exit over an unread file."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -13,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from customs_batch.errors import ExitCode
-from tests.manifest.helpers import SHEET_HEADERS, movement, movement_sheet_manifest, write
+from tests.manifest.helpers import (
+    SHEET_HEADERS,
+    cycle_manifest,
+    movement,
+    movement_sheet_manifest,
+    write,
+)
 from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
 
 GIB = 1 << 30
@@ -131,3 +138,51 @@ def test_plan_stops_at_a_named_pipe_among_the_manifests_instead_of_waiting(
     done = run(tmp_path, "plan", "manifests")
     assert_finding(done, "file.not-regular")
     assert "fix them before planning" in done.stderr
+
+
+@pytest.mark.parametrize("through", ["dependsOn", "reference"])
+def test_a_cycle_over_10000_documents_is_reported_once_in_a_short_report(
+    tmp_path: Path, through: str
+) -> None:
+    # Once a finding per member, each printing the whole path: 110 MB of report at 2,000
+    # documents, a MemoryError at 10,000.
+    write(tmp_path / "m.yaml", cycle_manifest(10_000, through))
+    done = run(tmp_path, "validate", "m.yaml")
+    assert_finding(done, "project.cycle")
+    assert done.stdout.count("error[project.cycle]") == 1
+    assert "dependency cycle of 10,000 documents: ExportCancellation/c0 ->" in done.stdout
+    assert "(9,995 more) -> ExportCancellation/c0" in done.stdout
+    assert len(done.stdout) < 2_000
+
+
+def _cancellation(name: str) -> str:
+    return (
+        "apiVersion: customs-batch/v1\nkind: ExportCancellation\n"
+        f"metadata: {{name: {name}}}\nspec: {{declarationId: -5}}\n"
+    )
+
+
+@pytest.mark.parametrize("format_name", ["text", "json", "sarif", "markdown", "junit", "github"])
+def test_file_names_with_a_newline_or_a_byte_not_utf_8_cannot_forge_or_break_a_report(
+    tmp_path: Path, format_name: str
+) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "x\nerror[fake]: injected\n.yaml").write_text(_cancellation("c1"))
+    (Path(os.fsdecode(bytes(folder) + b"/bad\xff.yaml"))).write_text(_cancellation("c2"))
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "validate", "--format", format_name, "manifests"],
+        cwd=tmp_path,
+        env={**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"},
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == ExitCode.FINDINGS, done.stderr
+    report = done.stdout.decode("utf-8")  # valid UTF-8, whatever the names hold
+    assert not any(line.lstrip().startswith("error[fake]") for line in report.splitlines())
+    if format_name in ("json", "sarif"):
+        json.loads(report)
+    if format_name == "json":
+        files = {finding["file"] for finding in json.loads(report)["findings"]}
+        assert os.fsencode("manifests/bad\udcff.yaml") in {os.fsencode(f) for f in files}

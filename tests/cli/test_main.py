@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 
 from customs_batch import __version__
 from customs_batch.cli import main
@@ -126,3 +127,15 @@ def test_the_command_list_shows_each_command_s_own_summary(capsys) -> None:  # t
     assert invoke(["--help"]) == 0
     listed = capsys.readouterr().out.split("Commands:")[1]
     assert [line.split()[0] for line in listed.strip().splitlines()] == sorted(COMMANDS)
+
+
+def test_an_error_naming_a_path_with_a_newline_cannot_print_a_line_of_its_own(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "m.yaml").write_text("apiVersion: customs-batch/v1\n", encoding="utf-8")
+    target = tmp_path / "missing\nerror[fake]: injected" / "report.txt"
+    assert invoke(["validate", "-o", str(target), str(tmp_path / "m.yaml")]) == 3
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("error: cannot write the report to ")
+    assert "  error[fake]: injected/report.txt: No such file or directory, ENOENT" in lines
+    assert all(line.startswith(("error: ", "  ")) for line in lines)

@@ -47,3 +47,15 @@ def test_the_formats_for_scripts_carry_the_records_and_no_footer() -> None:
     one = Records([rows[0]], single=True)
     assert json.loads(_written("json", one)) == rows[0]
     assert "page 1 of 9" not in _written("json", listed) + _written("csv", listed)
+
+
+def test_json_and_jsonl_stay_valid_utf_8_when_the_service_sends_a_lone_surrogate() -> None:
+    # json.loads accepts "\udcff" from the service; written as is, it is no UTF-8 at all.
+    records = Records([{"id": 1, "name": "bad\udcff"}])
+    for format_name in ("json", "jsonl"):
+        out = io.StringIO()
+        write_records(records, format_name, out)
+        text = out.getvalue().encode("utf-8").decode("utf-8")
+        assert "bad\\udcff" in text
+        first = json.loads(text.splitlines()[0] if format_name == "jsonl" else text)
+        assert (first[0] if isinstance(first, list) else first)["name"] == "bad\udcff"

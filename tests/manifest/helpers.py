@@ -39,6 +39,23 @@ def movement(spec: str, name: str = "mov-1", extra: str = "") -> str:
     return f"{ENVELOPE}kind: Movement\nmetadata:\n  name: {name}\n{extra}spec:\n{spec}"
 
 
+def cycle_manifest(size: int, through: str) -> str:
+    """``size`` export cancellations, each waiting for the next and the last for the first,
+    ``through`` a ``dependsOn`` entry or a ``${ref:}`` (``"dependsOn"`` or ``"reference"``)."""
+    documents = []
+    for i in range(size):
+        following = f"ExportCancellation/c{(i + 1) % size}"
+        if through == "dependsOn":
+            metadata, number = f"  name: c{i}\n  dependsOn: [{following}]\n", str(501 + i)
+        else:
+            metadata, number = f"  name: c{i}\n", "${ref:" + following + ".declarationId}"
+        documents.append(
+            f"{ENVELOPE}kind: ExportCancellation\nmetadata:\n{metadata}"
+            f"spec:\n  declarationId: {number}\n"
+        )
+    return "---\n".join(documents)
+
+
 SHEET_HEADERS = ["Shipment", "HAWB", "Action", "Packages", "Gross weight", "Party"]
 """Columns A to F of the movement exports the forEach tests build."""
 GOOD_ROW: list[object] = ["shp_7Hk2Lm", "hawb_a2", "ISL", 4, 40.5, "rpty_p1"]

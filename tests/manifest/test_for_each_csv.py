@@ -143,3 +143,21 @@ def test_labels_are_rendered_per_row() -> None:
         {"lane": "shp_7Hk2Lm", "packages": "4", "team": "rtm"},
         {"lane": "shp_7Hk2Lm", "packages": "10", "team": "rtm"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        (
+            "",
+            "'9999999999999999999999999999999999999999'... (5,000 characters) has too many digits",
+        ),
+        (", columns: {Packages: integer}", "column 'Packages' is declared integer"),
+    ],
+)
+def test_a_cell_of_more_digits_than_python_prints_is_a_finding(columns: str, message: str) -> None:
+    rows = [[*ROWS[0][:3], "9" * 5_000, *ROWS[0][4:]]]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(_csv(",", rows), encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", columns)))
+    assert only(result, "row.cell-type").message.startswith(message)

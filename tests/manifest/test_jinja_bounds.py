@@ -47,6 +47,8 @@ CASES = {
     "* on text": "{{ 'a' * 1500000000 }}",
     "* on a list": "{{ ([1] * 1500000000)|length }}",
     "join": "{{ (['a' * 1000000] * 1000000)|join }}",
+    "join of a map": "{{ ([1] * 999999)|map('string')|join(',' * 999) }}",
+    "str.join of a map": "{{ (',' * 999).join(([1] * 999999)|map('string')) }}",
     "range": "{{ range(1500000000)|list|length }}",
     "indent": "{{ ('\\n' * 1000000)|indent(1000) }}",
     "wordwrap": "{{ ('a ' * 1000000)|wordwrap(1, wrapstring='x' * 1000) }}",
@@ -169,3 +171,17 @@ def test_a_template_summing_an_attribute_is_not_refused() -> None:
     loaded = load_text(Path("m.yaml").read_text(encoding="utf-8"))
     assert not [f for f in loaded.findings if f.rule.startswith("template.")], loaded.findings
     assert loaded.documents[0].spec["totalWeight"] == 19.5
+
+
+def test_join_still_joins_what_map_and_select_give() -> None:
+    context = {"values": {"numbers": [1, 2, 3]}}
+    assert (
+        render_inline("{{ values.numbers|map('string')|join(', ') }}", context, as_text=True)
+        == "1, 2, 3"
+    )
+    assert (
+        render_inline(
+            "{{ '-'.join(values.numbers|select('odd')|map('string')) }}", context, as_text=True
+        )
+        == "1-3"
+    )

@@ -122,3 +122,50 @@ def test_a_bound_that_is_not_a_number_of_megabytes_is_a_config_error(text: str) 
     with pytest.raises(ConfigError, match="CUSTOMS_BATCH_MAX_LINE_MB"):
         max_line_bytes({"CUSTOMS_BATCH_MAX_LINE_MB": text})
     assert max_line_bytes({}) == MB
+
+
+@pytest.mark.parametrize(
+    ("opening", "closing", "last"),
+    [
+        ('"start', '  end"', "37,014"),  # double-quoted
+        ("'it''s", "  end'", "37,014"),  # single-quoted, with a quote inside
+        ("start", "", "37,013"),  # plain, going on over the lines indented further
+    ],
+    ids=["double", "single", "plain"],
+)
+def test_a_quoted_or_plain_value_over_the_bound_is_emptied_before_yaml_builds_it(
+    opening: str, closing: str, last: str
+) -> None:
+    # 200 MB of such a value took 900 MB: libyaml builds it whole, with copies.
+    lines = ("    " + "h" * 76 + "\n") * 37_000
+    value = (
+        f"  hawbId: {opening}\n{lines}{closing}\n" if closing else f"  hawbId: {opening}\n{lines}"
+    )
+    after = movement("  hawbId: a\n", name="after")
+    result = load_text(GOOD + "---\n" + movement(value, name="huge") + "---\n" + after)
+    finding = only(result, "yaml.value-too-long")
+    assert (finding.location.line, finding.location.column) == (13, 11)
+    assert finding.location.path == ("spec", "hawbId")
+    assert finding.message.startswith("a value of 2,8")
+    assert f"bytes or more on lines 13 to {last} (over 1.0 MB)" in finding.message
+    assert finding.document == "Movement/huge"
+    assert [d.name for d in result.documents] == ["good", "after"]
+
+
+def test_a_wide_document_of_short_quoted_and_plain_values_loads_whole() -> None:
+    # Over 1 MB between two lines at column 0: searched, and nothing in it is a long value.
+    item = (
+        "    - description: 'O''Brien''s \"spices\"'\n"
+        "      note: it's a plain text going\n        on over a second line\n"
+        '      code: "a \\" quote: # not a comment"\n'
+        "      text: |\n        said: 'unclosed\n"
+    )
+    spec = "  DeclarationItems:\n" + item * 8_000 + "  note: 'done'\n"
+    assert len(spec) > 1.2 * MB
+    result = load_text(f"{movement(spec, name='wide')}")
+    assert "yaml.value-too-long" not in rules(result)
+    (document,) = result.documents
+    items = document.spec["DeclarationItems"]
+    assert len(items) == 8_000
+    assert items[0]["note"] == "it's a plain text going on over a second line"
+    assert document.spec["note"] == "done"

@@ -93,3 +93,23 @@ def test_an_unsupported_tag_is_a_finding() -> None:
     result = load_text(text)
     assert [f.rule for f in result.findings] == ["yaml.tag"]
     assert result.findings[0].location.line == 4
+
+
+@pytest.mark.parametrize("written", ["0x" + "f" * 3_600, "0o" + "7" * 4_800, "9" * 5_000])
+def test_an_integer_too_long_to_print_stays_text_for_the_schema_to_report(written: str) -> None:
+    # 0x and 3,600 f is 4,335 decimal digits: Python converts it, then refuses to print it
+    # (an "internal error" wherever the value was printed or hashed).
+    manifest = f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec:\n  quantity: {written}\n"
+    result = load_text(manifest)
+    assert result.documents[0].spec["quantity"] == written
+    assert load_text(manifest.replace(written, "0x" + "f" * 20)).documents[0].spec[
+        "quantity"
+    ] == int("f" * 20, 16)
+
+
+def test_a_hex_integer_of_exactly_4300_decimal_digits_is_still_a_number() -> None:
+    largest = 10**4300 - 1  # the most digits Python prints by default
+    manifest = (
+        f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec:\n  quantity: {hex(largest)}\n"
+    )
+    assert load_text(manifest).documents[0].spec["quantity"] == largest

@@ -60,3 +60,22 @@ def test_a_cycle_is_an_error_naming_its_members() -> None:
     b = doc(Kind.EXPORT_CANCELLATION, "b", {"declarationId": 2}, 1, "ExportCancellation/a")
     with pytest.raises(CustomsBatchError, match="ExportCancellation/a, ExportCancellation/b"):
         dependency_order([a, b])
+
+
+def test_a_long_cycle_names_its_first_members_and_counts_the_rest() -> None:
+    size = 10_000
+    docs = [
+        doc(
+            Kind.EXPORT_CANCELLATION,
+            f"c{i:05}",
+            {"declarationId": i + 1},
+            i,
+            f"ExportCancellation/c{(i + 1) % size:05}",
+        )
+        for i in range(size)
+    ]
+    with pytest.raises(CustomsBatchError) as raised:
+        dependency_order(docs)
+    message = str(raised.value)
+    assert "ExportCancellation/c00004 and 9,995 more\n" in message
+    assert len(message) < 300

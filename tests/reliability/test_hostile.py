@@ -13,8 +13,15 @@ from typing import Any
 
 import pytest
 
-from tests.manifest.helpers import SHEET_HEADERS, movement_sheet_manifest, write
-from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
+from tests.manifest.helpers import SHEET_HEADERS, cycle_manifest, movement_sheet_manifest, write
+from tests.manifest.spreadsheet.hostile_xlsx import (
+    far_corner_sheet,
+    missing_shared_string_sheet,
+    write_bomb,
+    write_shared_strings_bomb,
+    write_with_shared_strings,
+    write_xlsx,
+)
 from tests.reliability.limits import run_bounded
 
 pytestmark = pytest.mark.reliability
@@ -108,6 +115,20 @@ def _block(folder: Path) -> list[str]:
     return ["validate", "m.yaml"]
 
 
+def _flow(opening: str, closing: str) -> Callable[[Path], list[str]]:
+    def make(folder: Path) -> list[str]:
+        with (folder / "m.yaml").open("w") as out:
+            out.write(f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\nspec:\n")
+            out.write(f"  commercialReference: {opening}\n")
+            lines = ("    " + "x" * 76 + "\n") * 10_000
+            for _ in range(250):  # 200 MB over 2.5 million lines of 80 bytes
+                out.write(lines)
+            out.write(closing)
+        return ["validate", "m.yaml"]
+
+    return make
+
+
 def _billion_laughs(folder: Path) -> list[str]:
     lines = ['a0: &a0 "lol"']
     for level in range(1, 10):
@@ -133,12 +154,76 @@ def _huge_numbers(folder: Path) -> list[str]:
     return ["validate", "m.yaml"]
 
 
+def _cycle(through: str) -> Callable[[Path], list[str]]:
+    def make(folder: Path) -> list[str]:
+        write(folder / "m.yaml", cycle_manifest(10_000, through))
+        return ["validate", "m.yaml"]
+
+    return make
+
+
+def _long_hex(folder: Path) -> list[str]:
+    spec = (
+        "  shipmentId: shp_7Hk2Lm\n  action: ISL\n  partyId: rpty_p1\n"
+        f"  quantity: 0x{'f' * 3_600}\n  grossWeightKg: 1\n"
+        "  customsSupervision: Y\n  goodsHandlingCode: N\n"
+    )
+    write(folder / "m.yaml", f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec:\n{spec}")
+    return ["validate", "m.yaml"]
+
+
+def _missing_shared_string(folder: Path) -> list[str]:
+    write_with_shared_strings(folder / "s.xlsx", missing_shared_string_sheet(), ["x"])
+    write(folder / "m.yaml", movement_sheet_manifest("s.xlsx"))
+    return ["validate", "m.yaml"]
+
+
+def _not_utf8_name(folder: Path) -> list[str]:
+    cancellation = "kind: ExportCancellation\nmetadata: {name: c}\nspec: {declarationId: -5}\n"
+    Path(os.fsdecode(bytes(folder) + b"/bad\xff.yaml")).write_text(ENVELOPE + cancellation)
+    return ["validate", "--format", "sarif", "."]
+
+
+def _wide_csv(folder: Path) -> list[str]:
+    with (folder / "wide.csv").open("w") as out:
+        out.write(",".join(SHEET_HEADERS))
+        for start in range(0, 10_000_000, 100_000):
+            out.write("".join(f",c{n}" for n in range(start, start + 100_000)))
+        out.write("\nshp_7Hk2Lm,hawb_a2,ISL,4,40.5,rpty_p1\n")
+    write(folder / "m.yaml", movement_sheet_manifest("wide.csv"))
+    return ["validate", "m.yaml"]
+
+
+def _csv_field(folder: Path) -> list[str]:
+    with (folder / "field.csv").open("w") as out:
+        out.write(",".join(SHEET_HEADERS) + "\nshp_7Hk2Lm,hawb_a2,ISL,4,40.5,")
+        for _ in range(500):
+            out.write("p" * 1_000_000)
+        out.write("\n")
+    write(folder / "m.yaml", movement_sheet_manifest("field.csv"))
+    return ["validate", "m.yaml"]
+
+
+def _shared_strings(folder: Path) -> list[str]:
+    write_shared_strings_bomb(folder / "s.xlsx", 25_000_000, SHEET_HEADERS)
+    write(folder / "m.yaml", movement_sheet_manifest("s.xlsx"))
+    return ["validate", "m.yaml"]
+
+
 CASES: dict[str, Case] = {
     "XLSX of 5 KB whose used range ends at XFD1048576": Case(
         _far_corner, (1,), "error[sheet.too-large]"
     ),
     "zip bomb XLSX (520 MB of sheet XML in 2.4 MB)": Case(
         _zip_bomb, (1,), "error[sheet.too-large]"
+    ),
+    "XLSX cell naming a shared string the workbook lacks": Case(
+        _missing_shared_string, (1,), "error[sheet.unreadable]"
+    ),
+    "CSV header of 10 million columns (79 MB)": Case(_wide_csv, (1,), "error[sheet.too-large]"),
+    "one 500 MB CSV field": Case(_csv_field, (1,), "error[sheet.too-large]"),
+    "XLSX shared-strings part of 25 million entries": Case(
+        _shared_strings, (1,), "error[sheet.too-large]"
     ),
     "named pipe (FIFO) among the manifests (plan)": Case(_fifo, (1,), "error[file.not-regular]"),
     "manifest linked to /dev/zero": Case(_link_to("/dev/zero"), (1,), "error[file.not-regular]"),
@@ -152,6 +237,9 @@ CASES: dict[str, Case] = {
     ),
     "'%01500000000d'|format(1)": Case(
         _jinja("{{ '%01500000000d'|format(1) }}"), (1,), "error[template.too-large]"
+    ),
+    "([1]*999999)|map('string')|join(','*999)": Case(
+        _jinja("{{ ([1]*999999)|map('string')|join(','*999) }}"), (1,), "error[template.too-large]"
     ),
     "string doubling macro": Case(
         _jinja(
@@ -170,10 +258,26 @@ CASES: dict[str, Case] = {
     "200 MB value in a | block of 2.5 million short lines": Case(
         _block, (1,), "error[yaml.value-too-long]"
     ),
+    "200 MB double-quoted value over 2.5 million short lines": Case(
+        _flow('"start', '    end"\n'), (1,), "error[yaml.value-too-long]"
+    ),
+    "200 MB plain value over 2.5 million short lines": Case(
+        _flow("start", ""), (1,), "error[yaml.value-too-long]"
+    ),
     "billion laughs (YAML aliases, 10^9 values)": Case(_billion_laughs, (1,), "error[yaml.alias]"),
     "nesting 200,000 levels deep": Case(_deep, (1,), "error[yaml.too-deep]"),
     "huge numbers (a 500,000-digit integer, 1e999999)": Case(
         _huge_numbers, (1,), "error[schema.type]"
+    ),
+    "a dependsOn cycle over 10,000 documents": Case(
+        _cycle("dependsOn"), (1,), "error[project.cycle]: dependency cycle of 10,000 documents"
+    ),
+    "a ${ref:} cycle over 10,000 documents": Case(
+        _cycle("reference"), (1,), "error[project.cycle]: dependency cycle of 10,000 documents"
+    ),
+    "quantity: 0x and 3,600 f (4,335 decimal digits)": Case(_long_hex, (1,), "error[schema.type]"),
+    "--format sarif on a file name with a byte that is not UTF-8": Case(
+        _not_utf8_name, (1,), '"uri": "bad%FF.yaml"'
     ),
     "template escape: ''.__class__.__mro__": Case(
         _jinja("{{ ''.__class__.__mro__[1].__subclasses__() }}"), (1,), "error[template."

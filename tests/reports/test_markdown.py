@@ -159,3 +159,17 @@ def test_a_plan_without_changes_says_so_and_draws_no_graph() -> None:
     text = render_plan("markdown", view(change(Kind.MOVEMENT, "m", Action.NO_CHANGE)))
     assert "No changes: the service matches the manifests" in text
     assert "```mermaid" not in text and "#### " not in text
+
+
+def test_control_characters_in_a_value_or_a_reason_are_escaped() -> None:
+    updated = change(
+        Kind.TEMPLATE_GROUP,
+        "g1",
+        Action.UPDATE,
+        reason="refused\x1b[2J by the service",
+        values=(("name", "old", "new\u202eevil"),),
+    )
+    text = render_plan("markdown", view(updated))
+    assert "refused\\x1b[2J by the service" in text
+    assert '`"new\\u202eevil"`' in text
+    assert "\x1b" not in text and "\u202e" not in text

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from customs_batch.findings import Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest.document import Document
@@ -95,7 +97,7 @@ def test_depends_on_a_missing_document() -> None:
     ]  # fmt: skip
 
 
-def test_a_cycle_is_reported_at_each_entry_that_closes_it() -> None:
+def test_a_cycle_is_reported_once_at_the_entry_of_its_first_document_that_closes_it() -> None:
     departure = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, ("TransitPartyUpdate/upd-1",))
     update = _doc(
         Kind.TRANSIT_PARTY_UPDATE,
@@ -109,9 +111,28 @@ def test_a_cycle_is_reported_at_each_entry_that_closes_it() -> None:
     assert [(f.rule, f.location.file, f.location.line, f.message) for f in findings] == [
         ("project.cycle", "manifests/0.yaml", line_of(departure, "metadata", "dependsOn", 0),
          "dependency cycle: DepartureDeclaration/dep-1 -> TransitPartyUpdate/upd-1 -> DepartureDeclaration/dep-1"),
-        ("project.cycle", "manifests/1.yaml", line_of(update, "spec", "declarationId"),
-         "dependency cycle: TransitPartyUpdate/upd-1 -> DepartureDeclaration/dep-1 -> TransitPartyUpdate/upd-1"),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("through", ["dependsOn", "reference"])
+def test_a_cycle_of_10000_documents_is_one_short_finding(through: str) -> None:
+    size = 10_000
+
+    def link(i: int) -> Document:
+        following = f"ExportCancellation/c{(i + 1) % size}"
+        if through == "dependsOn":
+            return _doc(Kind.EXPORT_CANCELLATION, f"c{i}", i, (following,), declarationId=i + 1)
+        reference = "${ref:" + following + ".declarationId}"
+        return _doc(Kind.EXPORT_CANCELLATION, f"c{i}", i, declarationId=reference)
+
+    (finding,) = check_project([link(i) for i in range(size)])
+    assert finding.rule == "project.cycle"
+    assert finding.document == "ExportCancellation/c0"
+    assert finding.message == (
+        "dependency cycle of 10,000 documents: ExportCancellation/c0 -> ExportCancellation/c1 "
+        "-> ExportCancellation/c2 -> ExportCancellation/c3 -> ExportCancellation/c4 -> ... "
+        "(9,995 more) -> ExportCancellation/c0"
+    )
 
 
 def test_self_dependency_is_a_cycle() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -238,7 +240,7 @@ def test_junit_has_a_case_per_document_and_per_failed_file(tmp_path: Path) -> No
     assert cases["load data/rows.xlsx"].find("failure") is None  # a note does not fail
     load_failure = cases["load broken.yaml"].find("failure")
     assert load_failure is not None
-    assert "\ufffd" in (load_failure.get("message") or "")  # NUL replaced, the XML parses
+    assert load_failure.get("message") == "bad \\x00 byte"  # NUL escaped, the XML parses
     assert suite.get("tests") == "4"
     assert suite.get("failures") == "2"
 
@@ -314,3 +316,73 @@ def test_source_lines_are_cut_as_splitlines_cuts_them_in_any_order(
         lines = SourceLines()
         found = {n: lines.line(str(path), n) for n in order}
         assert [found[n] for n in numbers] == [*expected, None, None]
+
+
+FORGED = "x\nerror[fake]: injected\n.yaml"
+NOT_UTF8 = os.fsdecode(b"bad\xff.yaml")
+
+
+def _hostile_names() -> ValidationResult:
+    findings = [
+        Finding("schema.type", Severity.ERROR, f"see {name}", Location(name, 3, 1), hint="h|x")
+        for name in (FORGED, NOT_UTF8, "p|ipe.yaml")
+    ]
+    return ValidationResult(tuple(findings), (), (FORGED, NOT_UTF8, "p|ipe.yaml"))
+
+
+@pytest.mark.parametrize("name", reporter_names())
+def test_no_format_prints_a_forged_line_or_bytes_that_are_not_utf_8(name: str) -> None:
+    report = make_reporter(name).render(_hostile_names())
+    report.encode("utf-8")  # no lone surrogate left: any output encodes it
+    assert not any(line.lstrip().startswith("error[fake]") for line in report.splitlines())
+
+
+def test_text_escapes_a_newline_and_a_byte_that_is_not_utf_8_in_a_file_name() -> None:
+    report = make_reporter("text").render(_hostile_names())
+    assert "x\\nerror[fake]: injected\\n.yaml:3:1: error[schema.type]: see x\\nerror" in report
+    assert "bad\\xff.yaml:3:1: error[schema.type]: see bad\\xff.yaml" in report
+
+
+def test_json_and_sarif_keep_the_exact_names_in_valid_utf_8() -> None:
+    result = _hostile_names()
+    report = json.loads(make_reporter("json").render(result).encode("utf-8"))
+    assert [f["file"] for f in report["findings"]] == [FORGED, NOT_UTF8, "p|ipe.yaml"]
+    sarif = json.loads(make_reporter("sarif").render(result).encode("utf-8"))
+    uris = [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif["runs"][0]["results"]
+    ]
+    assert uris == ["x%0Aerror%5Bfake%5D%3A%20injected%0A.yaml", "bad%FF.yaml", "p%7Cipe.yaml"]
+
+
+def test_markdown_keeps_one_table_row_per_finding() -> None:
+    report = make_reporter("markdown").render(_hostile_names())
+    rows = [line for line in report.splitlines() if line.startswith("| error |")]
+    assert len(rows) == 3
+    assert all(line.endswith(" |") for line in rows)
+    # Each row has its 4 cells: every pipe of a name or hint is escaped.
+    assert all(len(re.split(r"(?<!\\)\|", line)) == 6 for line in rows)
+    assert "`x\\nerror[fake]: injected\\n.yaml:3`" in report
+
+
+def test_github_keeps_each_annotation_on_one_line_and_the_name_for_the_runner() -> None:
+    lines = make_reporter("github").render(_hostile_names()).splitlines()
+    commands = [_parse_github(line) for line in lines if line.startswith("::")]
+    assert [props["file"] for _, props, _ in commands] == [FORGED, "bad\\xff.yaml", "p|ipe.yaml"]
+
+
+def test_the_line_counting_elided_spreadsheet_findings_escapes_the_file_name() -> None:
+    name = "x\nerror[fake]: injected.csv"
+    findings = tuple(
+        Finding(
+            "row.cell-type",
+            Severity.ERROR,
+            "bad",
+            Location(name, row, 4, sheet="S", row=row, column_name="D"),
+        )
+        for row in range(2, 1002)
+    )
+    report = make_reporter("text").render(ValidationResult(findings, (), (name,)))
+    elided = next(line for line in report.splitlines() if line.startswith("… and"))
+    assert "in x\\nerror[fake]: injected.csv at rows" in elided
+    assert not any(line.startswith("error[fake]") for line in report.splitlines())

@@ -11,9 +11,16 @@ import io
 from collections.abc import Iterator
 from typing import IO
 
+from customs_batch.manifest._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 from customs_batch.manifest.spreadsheet.header import build_header
-from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
-from customs_batch.manifest.spreadsheet.model import Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.limits import (
+    MAX_COLUMNS,
+    TOO_LARGE,
+    open_sheet_file,
+    too_many_columns,
+    too_many_rows,
+)
+from customs_batch.manifest.spreadsheet.model import MEGABYTE, Row, RowSource, SheetError
 from customs_batch.manifest.text_pool import TextPool
 
 SAMPLE_BYTES = 64 * 1024
@@ -74,19 +81,43 @@ def detect_delimiter(header_line: str) -> str:
     return best if counts[best] else ","
 
 
+def _bounded_lines(text: IO[str], file: str, limit: int) -> Iterator[str]:
+    """The lines of ``text``, none read whole when longer than ``limit`` characters: a 500 MB
+    line (a field, or a header of millions of columns) would cost gigabytes before the CSV
+    reader's own field limit (128 KB) saw it."""
+    number = 0
+    while line := text.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(("\n", "\r")):
+            raised = max(2 * limit // MEGABYTE, 2)
+            raise SheetError(
+                f"{file}: line {number:,} is longer than {limit / MEGABYTE:.1f} MB; the file "
+                "is not read further",
+                file=file,
+                rule=TOO_LARGE,
+                hint="check that this is the right file; to read it anyway, raise the bound "
+                f"with {MAX_LINE_MB_VARIABLE}={raised} (megabytes)",
+            )
+        yield line
+
+
 def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterator[Row]:
+    limit = max_line_bytes()
     delimiter = source.delimiter
     if delimiter is None:
-        first = text.readline()
+        first = text.readline(limit + 1)
         delimiter = detect_delimiter(first)
         text.seek(0)
-    reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=False)
+    lines = _bounded_lines(text, file, limit)
+    reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
     header = None
     number = rows_read = 0
     pool = TextPool()
     try:
         for record in reader:
             number += 1
+            if len(record) > MAX_COLUMNS:
+                raise too_many_columns(file, number, len(record))
             values = [value if value.strip() else None for value in record]
             if header is None:
                 if number < source.header_row:

@@ -17,6 +17,8 @@ from customs_batch.manifest.spreadsheet.model import RowSource, SheetError, Shee
 from customs_batch.userfiles import FileRefused, open_user_file
 
 TOO_LARGE = "sheet.too-large"
+MAX_COLUMNS = 16_384
+"""The most columns a row may have: as many as a spreadsheet program has (A to XFD)."""
 
 
 def too_large(file: str, what: str, key: str, limit: int) -> SheetError:
@@ -38,6 +40,18 @@ def too_many_rows(file: str, limits: SheetLimits, row: int) -> SheetError:
     """The error for the data row past ``maxRows`` (``row`` as the sheet numbers it)."""
     what = f"more than {limits.rows:,} data rows (row {row} is one too many)"
     return too_large(file, what, "maxRows", limits.rows)
+
+
+def too_many_columns(file: str, row: int, columns: int) -> SheetError:
+    """The error for a row of more than :data:`MAX_COLUMNS` columns."""
+    return SheetError(
+        f"{file}: row {row} has {columns:,} columns, more than a spreadsheet can have "
+        f"({MAX_COLUMNS:,}, A to XFD)",
+        file=file,
+        row=row,
+        rule=TOO_LARGE,
+        hint="check that this is the right file and its delimiter (forEach delimiter)",
+    )
 
 
 @contextmanager

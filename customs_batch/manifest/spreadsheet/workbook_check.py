@@ -7,7 +7,8 @@ every shared string in memory. So before it runs:
   ``maxMegabytes`` uncompressed (a zip bomb stops here, having read only the directory);
 - the sheet's XML and the shared strings are inflated as a stream, never more than that
   many bytes in all whatever the directory claims, and the sheet's cell references
-  (``<c r="XFD1048576">``) give the used range, which must hold at most ``maxCells``.
+  (``<c r="XFD1048576">``) give the used range, which must hold at most ``maxCells``;
+- the shared strings, which the reader keeps all of, are at most ``maxCells`` too.
 
 Only cells that hold something count (the reader skips empty ``<c .../>`` elements, and so
 does the check); a cell or row without a reference is counted after the furthest one, which
@@ -46,6 +47,7 @@ _DIMENSION = re.compile(
 # tags, send a sheet the slow way.
 _UNREFERENCED = re.compile(rb'<(?:c|row)(?! r=")[\s>]')
 _UNUSUAL = (b":c ", b":c>", b":row")  # prefixed tags
+_SHARED_STRING = re.compile(_PREFIX + rb"si(?=[\s>/])")
 _SHEET_TAG = re.compile(rb"<(?:[\w.-]+:)?sheet\s[^>]*>")
 _RELATION_TAG = re.compile(rb"<(?:[\w.-]+:)?Relationship\s[^>]*>")
 _ATTRIBUTE = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -116,10 +118,11 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
             file=file,
             hint="save the export again from the spreadsheet program",
         )
-    for member in ("xl/sharedStrings.xml", "content.xml"):  # all strings; an ODS's sheets
-        if member in names:
-            for _ in budget.stream(archive, member):
-                pass
+    if "xl/sharedStrings.xml" in names:
+        _check_shared_strings(archive, file, budget, limits)
+    if "content.xml" in names:  # an ODS's sheets and strings
+        for _ in budget.stream(archive, "content.xml"):
+            pass
     for member, shown in _sheet_members(archive, names, sheet, budget):
         rows, columns = _used_range(archive, member, budget, limits)
         if rows * columns > limits.cells:
@@ -127,6 +130,19 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
                 f"sheet {shown!r} spans {rows:,} rows by {columns:,} columns "
                 f"(A1:{column_letter(columns)}{rows}), {rows * columns:,} cells"
             )
+            raise too_large(file, what, "maxCells", limits.cells)
+
+
+def _check_shared_strings(
+    archive: zipfile.ZipFile, file: str, budget: _Budget, limits: SheetLimits
+) -> None:
+    """The reader keeps every shared string (a few dozen bytes each, empty ones too): no
+    more of them than the sheet may have cells (``maxCells``)."""
+    count = 0
+    for piece in _tags(budget.stream(archive, "xl/sharedStrings.xml"), file):
+        count += len(_SHARED_STRING.findall(piece))
+        if count > limits.cells:
+            what = "its shared-strings part holds more strings than the sheet may have cells"
             raise too_large(file, what, "maxCells", limits.cells)
 
 

@@ -35,6 +35,14 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
         ) from exc
     try:
         yield from _rows(workbook, source, file)
+    except python_calamine.CalamineError as exc:
+        # A damaged part found while reading the sheet: a cell naming a shared string the
+        # workbook does not have, XML that does not parse.
+        raise SheetError(
+            f"cannot read {file}: the workbook is damaged ({exc})",
+            file=file,
+            hint="open it in Excel and save it again, or export it as CSV",
+        ) from exc
     finally:
         workbook.close()
 

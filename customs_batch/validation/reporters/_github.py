@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from customs_batch.escaping import printable
 from customs_batch.findings import Finding, Severity
 from customs_batch.validation.reporters._base import Reporter, register, summary_line
 
@@ -25,20 +26,21 @@ class GithubReporter(Reporter):
 
 def _command(finding: Finding) -> str:
     loc = finding.location
-    props = [f"file={escape_property(loc.file)}"]
+    # The runner unescapes %0A and %0D: only what it cannot carry is escaped here.
+    props = [f"file={escape_property(printable(loc.file, lines=True))}"]
     if loc.line >= 1:
         props.append(f"line={loc.line}")
         if loc.column >= 1:
             props.append(f"col={loc.column}")
     props.append(f"title={escape_property(finding.rule)}")
-    message = finding.message
+    message = printable(finding.message, lines=True)
     if loc.sheet is not None:
-        message += f" ({loc.cell()})"
+        message += f" ({printable(loc.cell() or '', lines=True)})"
     used = loc.used_at_text()
     if used is not None:
-        message += f" ({used})"
+        message += f" ({printable(used, lines=True)})"
     if finding.hint:
-        message += f"\nhint: {finding.hint}"
+        message += f"\nhint: {printable(finding.hint, lines=True)}"
     return f"::{_COMMANDS[finding.severity]} {','.join(props)}::{escape_data(message)}"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from customs_batch.escaping import json_document
 from customs_batch.findings import Finding, Severity
 from customs_batch.formats import VERSION_KEY
 from customs_batch.validation.reporters._base import Reporter, register
@@ -35,7 +36,7 @@ class JsonReporter(Reporter):
             },
             "findings": [finding_object(finding) for finding in result.findings],
         }
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+        return json_document(json.dumps(report, indent=2, ensure_ascii=False)) + "\n"
 
 
 def finding_object(finding: Finding) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from customs_batch.escaping import printable
 from customs_batch.findings import Finding
 from customs_batch.validation.reporters._base import Reporter, register, summary_line
 
@@ -56,27 +57,28 @@ class JunitReporter(Reporter):
         return f'<?xml version="1.0" encoding="UTF-8"?>\n{xml}\n'
 
     def _case(self, suite: ET.Element, file: str, name: str, findings: list[Finding]) -> None:
-        case = ET.SubElement(suite, "testcase", classname=_clean(file), name=_clean(name))
+        case = ET.SubElement(suite, "testcase", classname=printable(file), name=printable(name))
         failing = [finding for finding in findings if self.fails(finding)]
         if not failing:
             return
         first = failing[0]
         message = first.message if len(failing) == 1 else f"{len(failing)} findings"
-        failure = ET.SubElement(case, "failure", message=_clean(message), type=first.rule)
+        failure = ET.SubElement(case, "failure", message=printable(message), type=first.rule)
         failure.text = _clean("\n".join(_describe(finding) for finding in failing))
 
 
 def _describe(finding: Finding) -> str:
     loc = finding.location
-    text = f"{loc.file}:{loc.line}:{loc.column}: {finding.severity.value}[{finding.rule}]: "
-    text += finding.message
+    where = printable(loc.file)
+    text = f"{where}:{loc.line}:{loc.column}: {finding.severity.value}[{finding.rule}]: "
+    text += printable(finding.message)
     if loc.sheet is not None:
-        text += f" ({loc.cell()})"
+        text += f" ({printable(loc.cell() or '')})"
     used = loc.used_at_text()
     if used is not None:
-        text += f" ({used})"
+        text += f" ({printable(used)})"
     if finding.hint:
-        text += f"\n  hint: {finding.hint}"
+        text += f"\n  hint: {printable(finding.hint)}"
     return text
 
 

@@ -4,8 +4,10 @@ findings, errors first, cut short (and said so) before GitHub's comment limit.""
 from __future__ import annotations
 
 import html
+import re
 from typing import TYPE_CHECKING
 
+from customs_batch.escaping import printable
 from customs_batch.findings import Finding, Severity
 from customs_batch.validation.reporters._base import Reporter, register, summary_line
 
@@ -46,8 +48,8 @@ class MarkdownReporter(Reporter):
 
 def _row(finding: Finding) -> str:
     loc = finding.location
-    place = f"{loc.file}:{loc.line}" if loc.line >= 1 else loc.file
-    where = "`" + place.replace("|", "\\|") + "`"
+    place = printable(f"{loc.file}:{loc.line}" if loc.line >= 1 else loc.file)
+    where = _code(place.replace("|", "\\|"))
     if loc.sheet is not None:
         where += f" {_cell(loc.cell() or '')}"
     message = _cell(finding.message)
@@ -60,6 +62,15 @@ def _row(finding: Finding) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text inside a table cell: one line, pipes and HTML escaped."""
-    text = html.escape(text, quote=False)
-    return "<br>".join(text.replace("|", "\\|").splitlines())
+    """Text inside a table cell: one line (control characters escaped), pipes and HTML
+    escaped."""
+    return html.escape(printable(text), quote=False).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """A code span around ``text``, whatever backticks it holds: a fence longer than its
+    longest run of them (CommonMark), padded when it starts or ends with one."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

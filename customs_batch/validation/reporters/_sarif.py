@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from customs_batch import __version__
+from customs_batch.escaping import json_document
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.validation.reporters._base import Reporter, register
 
@@ -41,7 +43,7 @@ class SarifReporter(Reporter):
                 }
             ],
         }
-        return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+        return json_document(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _rule(rule: str, findings: tuple[Finding, ...]) -> dict[str, Any]:
@@ -99,5 +101,6 @@ def _related(used: Location) -> dict[str, Any]:
 
 
 def artifact_uri(file: str) -> str:
-    """A file name as a SARIF URI reference: forward slashes, percent-encoded."""
-    return quote(PurePath(file).as_posix())
+    """A file name as a SARIF URI reference: forward slashes, percent-encoded (a byte that
+    is not UTF-8 as itself, ``%FF``)."""
+    return quote(os.fsencode(PurePath(file).as_posix()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from customs_batch.escaping import printable
 from customs_batch.findings import Finding
 from customs_batch.validation.reporters._base import Reporter, register, summary_line
 from customs_batch.validation.reporters._grouping import Elided, grouped, rule_counts
@@ -24,7 +25,7 @@ class TextReporter(Reporter):
         for item in grouped(result.findings):
             if isinstance(item, Elided):
                 elided = True
-                out.append(item.line())
+                out.append(printable(item.line()))
             else:
                 out.extend(_finding_lines(item, sources))
         if elided:
@@ -34,15 +35,17 @@ class TextReporter(Reporter):
 
 
 def _finding_lines(finding: Finding, sources: SourceLines) -> list[str]:
-    lines = [f"{_where(finding)}: {finding.severity.value}[{finding.rule}]: {finding.message}"]
+    # Every text from outside is printable(): a file name or value cannot start a line.
+    message = printable(finding.message)
+    lines = [f"{printable(_where(finding))}: {finding.severity.value}[{finding.rule}]: {message}"]
     loc = finding.location
     if loc.sheet is not None:
-        lines.append(f"  cell: {loc.cell()}")
+        lines.append(f"  cell: {printable(loc.cell() or '')}")
     else:
         shown = sources.excerpt(loc.file, loc.line, loc.column)
         if shown is not None:
             source, column = shown
-            lines.append(f"  {source}")
+            lines.append(f"  {printable(source)}")
             if column >= 1:
                 lines.append(f"  {_caret_padding(source, column)}^")
     used = loc.used_at_text()
@@ -52,9 +55,9 @@ def _finding_lines(finding: Finding, sources: SourceLines) -> list[str]:
         if template_line is not None:
             lines.append(f"    {template_line[0].strip()}")
     if loc.path:
-        lines.append(f"  path: {loc.json_path()}")
+        lines.append(f"  path: {printable(loc.json_path())}")
     if finding.hint:
-        lines.append(f"  hint: {finding.hint}")
+        lines.append(f"  hint: {printable(finding.hint)}")
     return lines
 
 
@@ -70,5 +73,5 @@ def _where(finding: Finding) -> str:
 
 def _caret_padding(source: str, column: int) -> str:
     # Keep tabs as tabs so the caret lands under the right character in any tab width.
-    prefix = source[: column - 1]
+    prefix = printable(source[: column - 1])
     return "".join("\t" if char == "\t" else " " for char in prefix)

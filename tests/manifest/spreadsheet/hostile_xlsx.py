@@ -59,6 +59,44 @@ def write_xlsx(path: Path, sheet: str | bytes) -> Path:
     return path
 
 
+def write_with_shared_strings(path: Path, sheet: str, strings: Sequence[str]) -> Path:
+    """A workbook whose sheet is ``sheet`` and whose shared-strings part holds ``strings``."""
+    items = "".join(f"<si><t>{text}</t></si>" for text in strings)
+    with _workbook(path) as book:
+        book.writestr("xl/worksheets/sheet1.xml", sheet)
+        book.writestr(
+            "xl/sharedStrings.xml",
+            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+            '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+            f'count="{len(strings)}" uniqueCount="{len(strings)}">{items}</sst>',
+        )
+    return path
+
+
+def write_shared_strings_bomb(path: Path, strings: int, headers: Sequence[str]) -> Path:
+    """A row of ``headers``, and a shared-strings part of ``strings`` empty strings (five
+    bytes each uncompressed; a reader keeps every one)."""
+    header = "".join(inline_cell(f"{column_letter(n)}1", h) for n, h in enumerate(headers, 1))
+    start = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    with _workbook(path, level=1) as book:
+        book.writestr("xl/worksheets/sheet1.xml", sheet_xml(f'<row r="1">{header}</row>'))
+        with book.open("xl/sharedStrings.xml", "w") as part:
+            part.write(start.encode())
+            block = b"<si/>" * 1_000_000
+            for _ in range(strings // 1_000_000):
+                part.write(block)
+            part.write(b"<si/>" * (strings % 1_000_000) + b"</sst>")
+    return path
+
+
+def missing_shared_string_sheet() -> str:
+    """A header row, and a data row whose cell names shared string 7 (of one)."""
+    return sheet_xml(
+        '<row r="1">' + inline_cell("A1", "hawb") + "</row>"
+        '<row r="2"><c r="A2" t="s"><v>7</v></c></row>'
+    )
+
+
 def write_bomb(path: Path, megabytes: int, headers: Sequence[str] = ("hawb",)) -> Path:
     """A zip bomb: a row of ``headers``, then ``megabytes`` MB of empty rows, which deflate
     about two hundred to one (fast to write: about 450 KB per 100 MB)."""

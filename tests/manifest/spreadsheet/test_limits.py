@@ -19,6 +19,7 @@ from tests.manifest.spreadsheet.hostile_xlsx import (
     small_sheet,
     understate_sheet_size,
     write_bomb,
+    write_with_shared_strings,
     write_xlsx,
 )
 from tests.test_userfiles import within_seconds
@@ -168,3 +169,39 @@ def test_a_zip_with_two_sheets_of_one_name_is_refused(tmp_path: Path) -> None:
         book.writestr("xl/worksheets/sheet1.xml", small_sheet())
     error = _refusal(path)
     assert "two parts of one name" in error.message
+
+
+def test_a_csv_line_over_the_line_bound_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 500 MB field or header was read whole (1 GB and more) before the CSV reader's own
+    # 128 KB field limit saw it.
+    path = tmp_path / "long.csv"
+    path.write_text("hawb,note\nh1," + "n" * 1_500_000 + "\nh2,short\n", encoding="utf-8")
+    error = _refusal(path)
+    assert error.rule == "sheet.too-large"
+    assert error.message == f"{path}: line 2 is longer than 1.0 MB; the file is not read further"
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in (error.hint or "")
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_LINE_MB", "2")
+    assert "field larger than field limit" in _refusal(path).message
+
+
+def test_a_csv_row_of_more_columns_than_a_spreadsheet_has_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{n}" for n in range(20_000)) + "\n1\n", encoding="utf-8")
+    error = _refusal(path)
+    assert error.rule == "sheet.too-large"
+    assert "row 1 has 20,000 columns, more than a spreadsheet can have (16,384" in error.message
+
+
+def test_shared_strings_over_max_cells_are_refused_before_the_reader_keeps_them(
+    tmp_path: Path,
+) -> None:
+    path = write_with_shared_strings(tmp_path / "s.xlsx", small_sheet(), ["s"] * 11)
+    error = _refusal(path, SheetLimits(cells=10))
+    assert error.rule == "sheet.too-large"
+    assert error.message == (
+        f"{path}: its shared-strings part holds more strings than the sheet may have cells, "
+        "over the limit of 10 (forEach maxCells)"
+    )
+    assert [row.number for row in read_rows(RowSource(path, limits=SheetLimits(cells=11)))]

@@ -8,6 +8,10 @@ import pytest
 import xlsxwriter
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
+from tests.manifest.spreadsheet.hostile_xlsx import (
+    missing_shared_string_sheet,
+    write_with_shared_strings,
+)
 
 
 def _book(path: Path) -> openpyxl.Workbook:
@@ -111,6 +115,17 @@ def test_a_file_that_is_not_a_workbook_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(SheetError, match=r"cannot read .* as an XLSX workbook"):
         list(read_rows(RowSource(path)))
+
+
+def test_a_cell_naming_a_shared_string_the_workbook_lacks_is_a_clear_error(
+    tmp_path: Path,
+) -> None:
+    path = write_with_shared_strings(tmp_path / "d.xlsx", missing_shared_string_sheet(), ["x"])
+    with pytest.raises(
+        SheetError, match=r"cannot read .*d\.xlsx: the workbook is damaged"
+    ) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.hint == "open it in Excel and save it again, or export it as CSV"
 
 
 def test_duplicate_headers_name_both_columns(tmp_path: Path) -> None:

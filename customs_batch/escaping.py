@@ -1,0 +1,63 @@
+"""Text from outside (file names, values, sheet names, messages quoting them) made safe to
+print: it can neither start a line of its own nor carry bytes the output cannot encode.
+
+A manifest named ``x\\nerror[fake]: injected.yaml`` would otherwise print a second line that
+reads like a finding, a terminal escape in a value would drive the terminal, and a file name
+with a byte that is not UTF-8 (Python keeps it as a lone surrogate) would make ``--format
+json`` invalid UTF-8 or end in an encoding error.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Control characters but the tab, lone surrogates (a byte that was not UTF-8), the line and
+# paragraph separators, and the marks that reorder text on screen (bidirectional controls).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+# The same, keeping newlines and carriage returns, for a format that escapes those itself.
+_UNSAFE_BUT_LINES = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # the byte a non-UTF-8 file name had (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` on one line with its unsafe characters written as escapes: a newline as
+    ``\\n``, a byte of a non-UTF-8 file name as ``\\xff``, others as ``\\x1b`` or ``\\u202e``.
+    With ``lines``, newlines and carriage returns are left for the format to escape."""
+    return (_UNSAFE_BUT_LINES if lines else _UNSAFE).sub(_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_document(text: str) -> str:
+    """A document ``json.dumps(..., ensure_ascii=False)`` wrote, valid UTF-8: a lone surrogate
+    (a byte of a non-UTF-8 file name) becomes its JSON escape, ``\\udcff``, which a reader
+    decodes back to the same string (surrogates only occur inside JSON strings)."""
+    return _SURROGATE.sub(_json_escape, text)
+
+
+def printable_lines(text: str) -> str:
+    """``text`` that may run over several lines of its own (an error listing problems), each
+    line :func:`printable`, and each line after the first indented: a newline a file name
+    brings in cannot put a line at the start of the screen."""
+    first, *rest = [printable(line) for line in text.split("\n")]
+    return "\n".join([first, *(line if line[:1].isspace() else "  " + line for line in rest)])

@@ -1,0 +1,46 @@
+"""Apply's progress and summary lines: what the service said cannot start a line or carry
+rich markup."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from customs_batch.cli import _progress
+from customs_batch.cli._progress import LineEvents, show_summary
+from customs_batch.execution.apply import ApplyReport, Outcome
+from customs_batch.execution.scheduler import NodeStatus
+from customs_batch.kinds import Address, Kind
+from customs_batch.planning.model import Operation
+
+DETAIL = "refused\nfailed   Movement/fake  [bold red]forged[/bold red]\x1b[2J"
+
+
+def _failed() -> Outcome:
+    return Outcome(
+        Address(Kind.MOVEMENT, "m1"), NodeStatus.FAILED, Operation.CREATE_MOVEMENT, DETAIL
+    )
+
+
+def test_a_line_per_operation_and_the_summary_keep_the_detail_on_its_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    LineEvents().finished_one(_failed())
+    show_summary(ApplyReport([_failed()], False, None, 1.0), terminal=False)
+    captured = capsys.readouterr()
+    escaped = "refused\\nfailed   Movement/fake  [bold red]forged[/bold red]\\x1b[2J"
+    assert captured.out.splitlines()[0] == f"FAILED   Movement/m1  {escaped}"
+    assert captured.err.splitlines() == [f"  failed Movement/m1: {escaped}"]
+
+
+def test_the_live_display_prints_the_detail_as_text_not_markup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=300, color_system=None)
+    monkeypatch.setattr(_progress, "Console", lambda **_: console)
+    _progress.RichEvents(None).finished_one(_failed())
+    assert "[bold red]forged[/bold red]" in out.getvalue()
+    assert "\x1b" not in out.getvalue()
