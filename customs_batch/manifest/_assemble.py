@@ -60,6 +60,7 @@ def assemble(
         depends_on=envelope.depends_on,
         previous_names=envelope.previous_names,
         labels=envelope.labels,
+        annotations=envelope.annotations,
         template=envelope.template,
         values=data.get("values") or nothing(),
         references=tuple(references),

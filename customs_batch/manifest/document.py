@@ -80,6 +80,8 @@ class Document:
     """The spreadsheet row a ``forEach`` document came from, if any."""
     previous_names: tuple[str, ...] = ()
     """``metadata.previousNames``: names the document had before (a declared rename)."""
+    annotations: Mapping[str, str] = field(default_factory=nothing)
+    """``metadata.annotations``: notes for tools (``customs-batch/suppress``), never sent."""
     address: Address = field(init=False, repr=False, compare=False)
     """``Kind/name``; made once (the planner asks for it many times a document)."""
 

@@ -10,6 +10,7 @@ from customs_batch.manifest.document import Document
 from customs_batch.validation.project import check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.validation.team_rules import check_team_rules
 
 
 def validate_documents(
@@ -36,6 +37,7 @@ def validate_documents(
                 document, check_digits=mrn_check_digit, hs_codes=hs_codes, unlocodes=unlocodes
             )
         )
+        findings.extend(check_team_rules(document))
     findings.extend(check_project(documents, broken))
     # A stable sort keeps the checks' order among findings at the same place.
     findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column))

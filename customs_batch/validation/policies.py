@@ -1,0 +1,162 @@
+"""Evaluate the team's own rules (see :mod:`customs_batch.validation.policy_files`) on
+rendered documents, and run each policy's own good and bad examples."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
+
+from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError
+
+from customs_batch.findings import Finding, Location
+from customs_batch.kinds import Kind
+from customs_batch.manifest.document import Document
+from customs_batch.validation.policy_files import Policy
+
+EVALUATION_RULE = "policy.evaluation-error"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a policy made of one document: ``held``, or why it could not tell (``error``)."""
+
+    held: bool
+    error: str | None = None
+
+
+def applies(policy: Policy, kind: str, labels: Mapping[str, str], path: str | None) -> bool:
+    """Whether ``policy`` selects a document of ``kind`` with ``labels`` from file ``path``
+    (relative to the project root, with /; None: not from a file, paths are not asked)."""
+    if policy.kinds and kind not in {k.value for k in policy.kinds}:
+        return False
+    if policy.labels is not None and not policy.labels.matches(labels):
+        return False
+    if policy.paths and path is not None:
+        return any(fnmatch.fnmatchcase(path, glob) for glob in policy.paths)
+    return True
+
+
+def evaluate(policy: Policy, kind: str, metadata: Mapping[str, Any], spec: Any) -> Outcome:
+    """Evaluate ``policy`` on one document given as plain data."""
+    activation = {
+        "kind": celtypes.StringType(kind),
+        "metadata": json_to_cel(_plain(metadata)),
+        "spec": json_to_cel(_plain(spec)),
+    }
+    try:
+        result = policy.program.evaluate(activation)
+    except CELEvalError as exc:
+        return Outcome(False, _reason(exc))
+    except (RecursionError, TypeError, ValueError, ArithmeticError) as exc:
+        return Outcome(False, f"{type(exc).__name__}: {exc}")
+    if isinstance(result, CELEvalError):
+        return Outcome(False, _reason(result))
+    if not isinstance(result, celtypes.BoolType):
+        return Outcome(False, f"the expression gave {type(result).__name__}, not true or false")
+    return Outcome(bool(result))
+
+
+def check_document(policies: Sequence[Policy], document: Document, root: Path) -> list[Finding]:
+    """The findings of ``policies`` on ``document``, at the field each names, else the document."""
+    path = _relative(document.source.file, root)
+    metadata = document_metadata(document)
+    findings: list[Finding] = []
+    for policy in policies:
+        if not applies(policy, document.kind.value, document.labels, path):
+            continue
+        outcome = evaluate(policy, document.kind.value, metadata, document.spec)
+        if outcome.held:
+            continue
+        location = document.locate(policy.target) if policy.target else document.locate(())
+        findings.append(_finding(policy, document, location, outcome))
+    return findings
+
+
+def document_metadata(document: Document) -> dict[str, Any]:
+    """``metadata`` as a policy sees it: name, labels, annotations and dependsOn."""
+    return {
+        "name": document.name,
+        "labels": dict(document.labels),
+        "annotations": dict(document.annotations),
+        "dependsOn": [str(address) for address in document.depends_on],
+    }
+
+
+def _finding(policy: Policy, document: Document, location: Location, outcome: Outcome) -> Finding:
+    where = f"policy {policy.id} at {policy.where}"
+    if outcome.error is None:
+        hint = f"{policy.description} ({where})" if policy.description else where
+        rule, message = policy.id, policy.message
+    else:
+        rule = EVALUATION_RULE
+        message = f"policy {policy.id} could not be evaluated on this document: {outcome.error}"
+        hint = f"guard optional fields with has(spec.field) ({where})"
+    return Finding(rule, policy.severity, message, location, hint, document=str(document.address))
+
+
+@dataclass(frozen=True)
+class ExampleFailure:
+    """A good example the policy refuses, or a bad one it lets through."""
+
+    policy: Policy
+    which: str  # "good" or "bad"
+    number: int  # 1-based
+    reason: str
+
+
+def run_examples(policy: Policy) -> list[ExampleFailure]:
+    """Run ``policy`` on its own examples: each good one must hold, each bad one must not."""
+    failures: list[ExampleFailure] = []
+    for which, examples in (("good", policy.good), ("bad", policy.bad)):
+        for number, example in enumerate(examples, 1):
+            reason = _example_failure(policy, which, example)
+            if reason is not None:
+                failures.append(ExampleFailure(policy, which, number, reason))
+    return failures
+
+
+def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> str | None:
+    kind = str(example.get("kind", ""))
+    metadata = example.get("metadata") or {}
+    labels = metadata.get("labels") or {} if isinstance(metadata, dict) else {}
+    if kind not in {k.value for k in Kind}:
+        return f"its kind {kind!r} is not a kind of document"
+    selected = applies(policy, kind, labels, None)
+    outcome = evaluate(policy, kind, metadata, example.get("spec") or {}) if selected else None
+    if which == "good":
+        if outcome is not None and outcome.error is not None:
+            return f"the expression could not be evaluated: {outcome.error}"
+        if outcome is not None and not outcome.held:
+            return "the policy refuses it"
+        return None
+    if outcome is None:
+        return "the policy does not apply to it (kinds or labels)"
+    if outcome.held:
+        return "the policy lets it through"
+    return None
+
+
+def _reason(error: Any) -> str:
+    args = getattr(error, "args", ())
+    return str(args[0]) if args else str(error)
+
+
+def _relative(file: str, root: Path) -> str:
+    path = Path(file)
+    try:
+        return PurePath(path.resolve().relative_to(root)).as_posix()
+    except (ValueError, OSError):
+        return PurePath(path).as_posix()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
