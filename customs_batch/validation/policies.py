@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-from celpy import celtypes
-from celpy.adapter import json_to_cel
-from celpy.evaluation import CELEvalError
+import cel
 
 from customs_batch.findings import Finding, Location
 from customs_batch.kinds import Kind
@@ -41,35 +39,36 @@ def applies(policy: Policy, kind: str, labels: Mapping[str, str], path: str | No
     return True
 
 
-def evaluate(policy: Policy, kind: str, metadata: Mapping[str, Any], spec: Any) -> Outcome:
-    """Evaluate ``policy`` on one document given as plain data."""
-    activation = {
-        "kind": celtypes.StringType(kind),
-        "metadata": json_to_cel(_plain(metadata)),
-        "spec": json_to_cel(_plain(spec)),
-    }
+def activation(kind: str, metadata: Mapping[str, Any], spec: Any) -> Any:
+    """What an expression sees of one document: ``kind``, ``metadata`` and ``spec``, made
+    once a document for all the policies that apply to it."""
+    return cel.Context({"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)})
+
+
+def evaluate(policy: Policy, context: Any) -> Outcome:
+    """Evaluate ``policy`` on one document's :func:`activation`."""
     try:
-        result = policy.program.evaluate(activation)
-    except CELEvalError as exc:
-        return Outcome(False, _reason(exc))
-    except (RecursionError, TypeError, ValueError, ArithmeticError) as exc:
-        return Outcome(False, f"{type(exc).__name__}: {exc}")
-    if isinstance(result, CELEvalError):
-        return Outcome(False, _reason(result))
-    if not isinstance(result, celtypes.BoolType):
+        result = policy.program.execute(context)
+    except KeyError as exc:  # a field the document lacks
+        return Outcome(False, f"no field {exc.args[0]!r}" if exc.args else "a field is missing")
+    except Exception as exc:  # the library's own errors, of several types: each a finding
+        return Outcome(False, f"{type(exc).__name__}: {_reason(exc)}")
+    if not isinstance(result, bool):
         return Outcome(False, f"the expression gave {type(result).__name__}, not true or false")
-    return Outcome(bool(result))
+    return Outcome(result)
 
 
 def check_document(policies: Sequence[Policy], document: Document, root: Path) -> list[Finding]:
     """The findings of ``policies`` on ``document``, at the field each names, else the document."""
     path = _relative(document.source.file, root)
-    metadata = document_metadata(document)
     findings: list[Finding] = []
+    context = None
     for policy in policies:
         if not applies(policy, document.kind.value, document.labels, path):
             continue
-        outcome = evaluate(policy, document.kind.value, metadata, document.spec)
+        if context is None:
+            context = activation(document.kind.value, document_metadata(document), document.spec)
+        outcome = evaluate(policy, context)
         if outcome.held:
             continue
         location = document.locate(policy.target) if policy.target else document.locate(())
@@ -127,7 +126,9 @@ def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> 
     if kind not in {k.value for k in Kind}:
         return f"its kind {kind!r} is not a kind of document"
     selected = applies(policy, kind, labels, None)
-    outcome = evaluate(policy, kind, metadata, example.get("spec") or {}) if selected else None
+    outcome = None
+    if selected:
+        outcome = evaluate(policy, activation(kind, metadata, example.get("spec") or {}))
     if which == "good":
         if outcome is not None and outcome.error is not None:
             return f"the expression could not be evaluated: {outcome.error}"
@@ -141,9 +142,9 @@ def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> 
     return None
 
 
-def _reason(error: Any) -> str:
-    args = getattr(error, "args", ())
-    return str(args[0]) if args else str(error)
+def _reason(error: Exception) -> str:
+    text = str(error.args[0]) if error.args else str(error)
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _relative(file: str, root: Path) -> str:
@@ -154,9 +155,19 @@ def _relative(file: str, root: Path) -> str:
         return PurePath(path).as_posix()
 
 
+_JSON_SCALARS = (str, bool, int, float, type(None))
+
+
 def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    """Plain JSON for the CEL library: mappings and sequences of any type as dicts and
+    lists, and any other value (a YAML date, say) as its text, as the service receives it."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # most values: checked by type first, an ABC check costs far more
+    if kind is dict or isinstance(value, Mapping):
         return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
+    if kind is list or isinstance(value, list | tuple):
         return [_plain(item) for item in value]
-    return value
+    if isinstance(value, _JSON_SCALARS):
+        return value
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)

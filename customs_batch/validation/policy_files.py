@@ -45,7 +45,6 @@ MAX_EXPRESSION = 2000
 the comprehensions (``all``, ``exists``, ``map``...), bounded apart."""
 MAX_NESTED_COMPREHENSIONS = 2
 """``items.all(a, items.all(b, ...))`` is n² evaluations: a third level would be n³."""
-_MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 # The first spec or metadata field an expression names: where its finding points.
 _FIELD = re.compile(r"\b(spec|metadata)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\s*\()?")
 
@@ -288,41 +287,58 @@ def expression_problem(expression: str) -> str | None:
 
 def compile_expression(expression: str) -> tuple[Any, str | None]:
     """The compiled program of ``expression``, or None and why it does not compile."""
-    # Only a project with policies pays for the CEL library.
-    import celpy
-    from celpy.celparser import CELParseError
+    problem = _nesting_problem(expression)
+    if problem is not None:
+        return None, problem
+    import cel  # only a project with policies pays for the CEL library
 
-    environment = celpy.Environment()
     try:
-        ast = environment.compile(expression)
-    except CELParseError as exc:
-        where = f" at column {exc.column}" if getattr(exc, "column", None) else ""
-        return None, f"the expression does not compile{where}: {exc.args[0].splitlines()[0]!r}"
-    except RecursionError:
-        return None, "the expression is nested too deeply"
-    depth = _comprehension_depth(ast)
+        return cel.compile(expression), None
+    except (ValueError, RuntimeError) as exc:
+        return None, f"the expression does not compile: {_first_error(str(exc))}"
+
+
+def _first_error(text: str) -> str:
+    # "Failed to parse expression '...': ERROR: <input>:1:6: Syntax error: ..." then a picture
+    for line in text.splitlines():
+        if "ERROR: <input>:" in line:
+            where, _, reason = line.partition("ERROR: <input>:")[2].partition(": ")
+            return f"column {where.split(':')[-1]}: {reason}"
+    return text.splitlines()[0] if text else "unknown error"
+
+
+def _nesting_problem(expression: str) -> str | None:
+    depth = comprehension_depth(expression)
     if depth > MAX_NESTED_COMPREHENSIONS:
-        return None, (
+        return (
             f"the expression nests {depth} comprehensions (all, exists, map, filter), "
             f"more than {MAX_NESTED_COMPREHENSIONS}"
         )
-    return environment.program(ast), None
+    return None
 
 
-def _comprehension_depth(tree: Any) -> int:
-    """The deepest nesting of macro calls in a parsed expression (walked without recursion)."""
+# String literals (skipped), a comprehension macro's opening, and parentheses.
+_TOKEN = re.compile(
+    r"""(?P<string>[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))"""
+    r"|(?P<macro>\.\s*(?:all|exists_one|exists|map|filter)\s*\()"
+    r"|(?P<open>\()|(?P<close>\))",
+    re.DOTALL,
+)
+
+
+def comprehension_depth(expression: str) -> int:
+    """The deepest nesting of comprehension macros (``.all(``, ``.exists(``, ``.map(``...)
+    in ``expression``; the text of string literals is not looked at."""
+    stack: list[bool] = []  # one entry per open parenthesis: whether it opened a macro
     deepest = 0
-    stack: list[tuple[Any, int]] = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        children = getattr(node, "children", None)
-        if children is None:
-            continue
-        macro = getattr(node, "data", None) == "member_dot_arg" and len(children) > 1
-        if macro and str(children[1]) in _MACROS:
-            depth += 1
-            deepest = max(deepest, depth)
-        stack.extend((child, depth) for child in children)
+    for match in _TOKEN.finditer(expression):
+        if match.lastgroup == "macro":
+            stack.append(True)
+            deepest = max(deepest, stack.count(True))
+        elif match.lastgroup == "open":
+            stack.append(False)
+        elif match.lastgroup == "close" and stack:
+            stack.pop()
     return deepest
 
 
