@@ -61,19 +61,30 @@ def evaluate(policy: Policy, context: Any) -> Outcome:
 def check_document(policies: Sequence[Policy], document: Document, root: Path) -> list[Finding]:
     """The findings of ``policies`` on ``document``, at the field each names, else the document."""
     path = _relative(document.source.file, root)
+    kind = document.kind.value
+    chosen = [policy for policy in policies if applies(policy, kind, document.labels, path)]
+    if not chosen:
+        return []
+    context = activation(kind, document_metadata(document), _read_part(chosen, document.spec))
     findings: list[Finding] = []
-    context = None
-    for policy in policies:
-        if not applies(policy, document.kind.value, document.labels, path):
-            continue
-        if context is None:
-            context = activation(document.kind.value, document_metadata(document), document.spec)
+    for policy in chosen:
         outcome = evaluate(policy, context)
         if outcome.held:
             continue
         location = document.locate(policy.target) if policy.target else document.locate(())
         findings.append(_finding(policy, document, location, outcome))
     return findings
+
+
+def _read_part(policies: Sequence[Policy], spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The part of ``spec`` the policies read: handing a departure's 100 values to the CEL
+    library costs 0.2 ms, most of the time a policy takes."""
+    fields: set[str] = set()
+    for policy in policies:
+        if policy.spec_fields is None:
+            return spec
+        fields |= policy.spec_fields
+    return {name: spec[name] for name in fields if name in spec}
 
 
 def document_metadata(document: Document) -> dict[str, Any]:

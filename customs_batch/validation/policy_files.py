@@ -46,6 +46,11 @@ the comprehensions (``all``, ``exists``, ``map``...), bounded apart."""
 MAX_NESTED_COMPREHENSIONS = 2
 """``items.all(a, items.all(b, ...))`` is n² evaluations: a third level would be n³."""
 # The first spec or metadata field an expression names: where its finding points.
+# A CEL string literal: raw, bytes, triple-quoted, with escapes.
+_STRING = re.compile(
+    r"""[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""",
+    re.DOTALL,
+)
 _FIELD = re.compile(r"\b(spec|metadata)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\s*\()?")
 
 
@@ -66,6 +71,9 @@ class Policy:
     description: str = ""
     target: JsonPath = ()
     """The path the expression names first (``("spec", "loadingLocation")``), or ()."""
+    spec_fields: frozenset[str] | None = None
+    """The top-level spec fields the expression reads, or None when it reads the spec whole
+    (``size(spec)``, ``spec.all(...)``): only these are handed to the CEL library."""
     good: tuple[Any, ...] = ()
     bad: tuple[Any, ...] = ()
 
@@ -209,6 +217,7 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
         paths=paths,
         description=description,
         target=expression_target(data["expression"]),
+        spec_fields=spec_fields(data["expression"]),
         good=good,
         bad=bad,
     )
@@ -317,12 +326,9 @@ def _nesting_problem(expression: str) -> str | None:
     return None
 
 
-# String literals (skipped), a comprehension macro's opening, and parentheses.
+# A comprehension macro's opening, and parentheses (string literals are taken out first).
 _TOKEN = re.compile(
-    r"""(?P<string>[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))"""
-    r"|(?P<macro>\.\s*(?:all|exists_one|exists|map|filter)\s*\()"
-    r"|(?P<open>\()|(?P<close>\))",
-    re.DOTALL,
+    r"(?P<macro>\.\s*(?:all|exists_one|exists|map|filter)\s*\()|(?P<open>\()|(?P<close>\))"
 )
 
 
@@ -331,7 +337,7 @@ def comprehension_depth(expression: str) -> int:
     in ``expression``; the text of string literals is not looked at."""
     stack: list[bool] = []  # one entry per open parenthesis: whether it opened a macro
     deepest = 0
-    for match in _TOKEN.finditer(expression):
+    for match in _TOKEN.finditer(_STRING.sub('""', expression)):
         if match.lastgroup == "macro":
             stack.append(True)
             deepest = max(deepest, stack.count(True))
@@ -340,6 +346,24 @@ def comprehension_depth(expression: str) -> int:
         elif match.lastgroup == "close" and stack:
             stack.pop()
     return deepest
+
+
+_SPEC = re.compile(r"(?<![\w.])spec\b(?:\s*\.\s*([A-Za-z_]\w*)(\s*\()?)?")
+_WHOLE = frozenset({"all", "exists", "exists_one", "map", "filter"})
+
+
+def spec_fields(expression: str) -> frozenset[str] | None:
+    """The top-level fields ``spec.NAME`` the expression reads; None when it uses ``spec``
+    any other way (whole, indexed, a macro or a method on it), so nothing it reads is left
+    out of what it is given."""
+    code = _STRING.sub('""', expression)
+    fields: set[str] = set()
+    for match in _SPEC.finditer(code):
+        name, call = match.group(1), match.group(2)
+        if name is None or call or name in _WHOLE:
+            return None
+        fields.add(name)
+    return frozenset(fields)
 
 
 def expression_target(expression: str) -> JsonPath:

@@ -314,3 +314,21 @@ def test_a_date_in_an_example_is_compared_as_its_text(capsys: pytest.CaptureFixt
     )
     code, out, err = _run(capsys, "policy", "test")
     assert (code, out) == (0, "ok   team.declaration-range: 1 good, 1 bad\n"), err
+
+
+def test_an_expression_reading_the_spec_whole_sees_every_field(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Only the fields a policy names are handed to the CEL library, unless it reads more.
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(
+        POLICY.replace("spec.declarationId < 1000", "size(spec) == 1 && 'declarationId' in spec")
+        + "---\n"
+        + POLICY.replace("team.declaration-range", "team.named").replace(
+            "spec.declarationId < 1000", "spec.declarationId == 8 && !has(spec.other)"
+        )
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    findings = json.loads(out)["findings"]
+    assert [f["rule"] for f in findings] == ["team.named"]
