@@ -14,7 +14,7 @@ import cel
 from customs_batch.findings import Finding, Location
 from customs_batch.kinds import Kind
 from customs_batch.manifest.document import Document
-from customs_batch.validation.policy_files import Policy
+from customs_batch.validation.policy_files import MAX_COMPREHENSION_STEPS, Policy
 
 EVALUATION_RULE = "policy.evaluation-error"
 
@@ -65,15 +65,43 @@ def check_document(policies: Sequence[Policy], document: Document, root: Path) -
     chosen = [policy for policy in policies if applies(policy, kind, document.labels, path)]
     if not chosen:
         return []
-    context = activation(kind, document_metadata(document), _read_part(chosen, document.spec))
+    part = _read_part(chosen, document.spec)
+    context = activation(kind, document_metadata(document), part)
+    longest = _longest_list(part) if any(p.comprehensions for p in chosen) else 0
     findings: list[Finding] = []
     for policy in chosen:
-        outcome = evaluate(policy, context)
+        outcome = _bounded(policy, longest) or evaluate(policy, context)
         if outcome.held:
             continue
         location = document.locate(policy.target) if policy.target else document.locate(())
         findings.append(_finding(policy, document, location, outcome))
     return findings
+
+
+def _bounded(policy: Policy, longest: int) -> Outcome | None:
+    """Why ``policy`` is not evaluated on a document whose longest list has ``longest``
+    items (too much work), or None."""
+    if policy.comprehensions and longest**policy.comprehensions > MAX_COMPREHENSION_STEPS:
+        return Outcome(
+            False,
+            f"a list of {longest:,} items is too long for its "
+            f"{policy.comprehensions} nested comprehensions",
+        )
+    return None
+
+
+def _longest_list(value: Any) -> int:
+    """The length of the longest list anywhere in ``value`` (walked without recursion)."""
+    longest = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            longest = max(longest, len(node))
+            stack.extend(node)
+    return longest
 
 
 def _read_part(policies: Sequence[Policy], spec: Mapping[str, Any]) -> Mapping[str, Any]:

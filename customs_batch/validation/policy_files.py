@@ -45,6 +45,10 @@ MAX_EXPRESSION = 2000
 the comprehensions (``all``, ``exists``, ``map``...), bounded apart."""
 MAX_NESTED_COMPREHENSIONS = 2
 """``items.all(a, items.all(b, ...))`` is n² evaluations: a third level would be n³."""
+MAX_COMPREHENSION_STEPS = 1_000_000
+"""A policy with comprehensions is evaluated on a document only when its longest list,
+raised to their depth, stays under this: a list of 1,000 items under two nested ones,
+of 1,000,000 under one. Any other document is a policy.evaluation-error finding."""
 # The first spec or metadata field an expression names: where its finding points.
 # A CEL string literal: raw, bytes, triple-quoted, with escapes.
 _STRING = re.compile(
@@ -71,6 +75,8 @@ class Policy:
     description: str = ""
     target: JsonPath = ()
     """The path the expression names first (``("spec", "loadingLocation")``), or ()."""
+    comprehensions: int = 0
+    """How deep the expression nests comprehensions (0, 1 or 2): see MAX_COMPREHENSION_STEPS."""
     spec_fields: frozenset[str] | None = None
     """The top-level spec fields the expression reads, or None when it reads the spec whole
     (``size(spec)``, ``spec.all(...)``): only these are handed to the CEL library."""
@@ -217,6 +223,7 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
         paths=paths,
         description=description,
         target=expression_target(data["expression"]),
+        comprehensions=comprehension_depth(data["expression"]),
         spec_fields=spec_fields(data["expression"]),
         good=good,
         bad=bad,

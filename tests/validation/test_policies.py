@@ -332,3 +332,29 @@ def test_an_expression_reading_the_spec_whole_sees_every_field(
     assert code == 1
     findings = json.loads(out)["findings"]
     assert [f["rule"] for f in findings] == ["team.named"]
+
+
+def test_nested_comprehensions_over_a_long_list_are_refused_not_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 5,000 x 5,000 steps would be 25 million: past the bound, an evaluation error instead.
+    Path("manifests").mkdir()
+    Path("manifests/a.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: ExportCancellation\nmetadata:\n  name: a\n"
+        f"spec:\n  declarationId: 7\n  notes: {list(range(5000))}\n",
+        encoding="utf-8",
+    )
+    _policy(
+        POLICY.replace(
+            "spec.declarationId < 1000",
+            "spec.notes.all(a, spec.notes.exists(b, a == b))",
+        ).replace("kinds: [ExportCancellation]\n", "")
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    found = json.loads(out)["findings"]
+    messages = [f["message"] for f in found if f["rule"].startswith("policy")]
+    assert messages == [
+        "policy team.declaration-range could not be evaluated on this document: "
+        "a list of 5,000 items is too long for its 2 nested comprehensions"
+    ]
