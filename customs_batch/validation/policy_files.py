@@ -20,6 +20,7 @@ left out. The CEL library is imported only when a project has policy files.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -181,7 +182,9 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
 
     for key in data:
         if key not in _ALL_KEYS:
-            fail(str(key), f"unknown key {key!r} in a policy", _KEYS_HINT)
+            close = difflib.get_close_matches(str(key), _ALL_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            fail(str(key), f"unknown key {key!r} in a policy", hint + _KEYS_HINT)
     for key in _REQUIRED:
         if key not in data:
             fail(key, f"the policy has no {key!r}", _KEYS_HINT)

@@ -18,14 +18,14 @@ POLICY_DIR = "policies"
 
 def project_root(file: str) -> Path:
     """The project root of a manifest (the folder of its ``customs-batch.yaml``)."""
-    # Asked for every document: cached by the absolute name (a relative one means another
-    # file once the current folder changes).
-    return _root(os.path.abspath(file))
+    # Asked for every document: cached with the current folder, since a relative name
+    # means another file once the folder changes (getcwd costs a fifth of abspath).
+    return _root(file, os.getcwd())
 
 
 @lru_cache(maxsize=4096)
-def _root(file: str) -> Path:
-    return find_project_root(Path(file))
+def _root(file: str, cwd: str) -> Path:
+    return find_project_root(Path(cwd, file))
 
 
 @lru_cache(maxsize=64)

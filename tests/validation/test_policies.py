@@ -107,6 +107,8 @@ def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
         for f in json.loads(out)["findings"]
         if f["rule"] == "policy.invalid"
     ]
+    hints = [f["hint"] for f in json.loads(out)["findings"] if "expresion" in f["message"]]
+    assert hints[0].startswith("did you mean 'expression'? ")
     file = str(Path("policies", "team.yaml"))
     assert found == [
         (file, 1, "the policy has no 'expression'"),
