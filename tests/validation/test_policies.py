@@ -360,3 +360,14 @@ def test_nested_comprehensions_over_a_long_list_are_refused_not_run(
         "policy team.declaration-range could not be evaluated on this document: "
         "a list of 5,000 items is too long for its 2 nested comprehensions"
     ]
+
+
+def test_the_environment_commands_accept_suppress_in_the_configuration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("customs-batch.yaml").write_text(
+        "suppress:\n  - rule: code.hs-unknown\n    paths: ['manifests/*.yaml']\n    reason: r\n",
+        encoding="utf-8",
+    )
+    code, _, err = _run(capsys, "env", "list")
+    assert code == 0, err
