@@ -168,6 +168,7 @@ def _lines(node: yaml.Node) -> dict[str, int]:
 
 
 def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding]) -> Policy | None:
+    """One policy, or None after a finding for each of its problems (all of them at once)."""
     start = node.start_mark.line + 1
     if data is None:
         return None
@@ -180,23 +181,13 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
     def fail(key: str, message: str, hint: str) -> None:
         findings.append(_finding(file, lines.get(key, start), message, hint))
 
-    for key in data:
-        if key not in _ALL_KEYS:
-            close = difflib.get_close_matches(str(key), _ALL_KEYS, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            fail(str(key), f"unknown key {key!r} in a policy", hint + _KEYS_HINT)
-    for key in _REQUIRED:
-        if key not in data:
-            fail(key, f"the policy has no {key!r}", _KEYS_HINT)
-        elif not isinstance(data[key], str) or not data[key].strip():
-            fail(key, f"{key!r} must be a text", _KEYS_HINT)
-    if len(findings) > problems:
-        return None
-    if not _ID.match(data["id"]):
-        fail("id", f"policy id {data['id']!r} is not a word", "use letters, digits, '.', '-', '_'")
-    severity = _SEVERITIES.get(data["severity"])
+    _unknown_keys(data, fail)
+    text = _required_texts(data, fail)
+    if text.get("id") is not None and not _ID.match(text["id"]):
+        fail("id", f"policy id {text['id']!r} is not a word", "use letters, digits, '.', '-', '_'")
+    severity = _SEVERITIES.get(text.get("severity") or "error")
     if severity is None:
-        fail("severity", f"severity {data['severity']!r} is not error or warning", _KEYS_HINT)
+        fail("severity", f"severity {text['severity']!r} is not error or warning", _KEYS_HINT)
     kinds = _kinds(data.get("kinds"), lambda m, h: fail("kinds", m, h))
     labels = _labels(data.get("labels"), lambda m, h: fail("labels", m, h))
     paths = _texts(data.get("paths"), "paths", lambda m, h: fail("paths", m, h))
@@ -204,20 +195,21 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
     if not isinstance(description, str):
         fail("description", "'description' must be a text", _KEYS_HINT)
     good, bad = _examples(data.get("examples"), lambda m, h: fail("examples", m, h))
-    program = None
-    problem = expression_problem(data["expression"])
-    if problem is None:
-        program, problem = compile_expression(data["expression"])
-    if problem is not None:
-        fail("expression", f"policy {data['id']}: {problem}", _EXPRESSION_HINT)
+    expression, program = text.get("expression"), None
+    if expression is not None:
+        problem = expression_problem(expression)
+        if problem is None:
+            program, problem = compile_expression(expression)
+        if problem is not None:
+            fail("expression", f"policy {text.get('id')}: {problem}", _EXPRESSION_HINT)
     if len(findings) > problems:
         return None
-    assert severity is not None
+    assert severity is not None and expression is not None
     return Policy(
-        id=data["id"],
+        id=text["id"],
         severity=severity,
-        expression=data["expression"],
-        message=data["message"].strip(),
+        expression=expression,
+        message=text["message"].strip(),
         file=file,
         line=lines.get("id", start),
         program=program,
@@ -225,12 +217,33 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
         labels=labels,
         paths=paths,
         description=description,
-        target=expression_target(data["expression"]),
-        comprehensions=comprehension_depth(data["expression"]),
-        spec_fields=spec_fields(data["expression"]),
+        target=expression_target(expression),
+        comprehensions=comprehension_depth(expression),
+        spec_fields=spec_fields(expression),
         good=good,
         bad=bad,
     )
+
+
+def _unknown_keys(data: dict[Any, Any], fail: Any) -> None:
+    for key in data:
+        if key not in _ALL_KEYS:
+            close = difflib.get_close_matches(str(key), _ALL_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            fail(str(key), f"unknown key {key!r} in a policy", hint + _KEYS_HINT)
+
+
+def _required_texts(data: dict[Any, Any], fail: Any) -> dict[str, str]:
+    """The required keys that are texts; a finding for each that is missing or is not."""
+    found: dict[str, str] = {}
+    for key in _REQUIRED:
+        if key not in data:
+            fail(key, f"the policy has no {key!r}", _KEYS_HINT)
+        elif not isinstance(data[key], str) or not data[key].strip():
+            fail(key, f"{key!r} must be a text", _KEYS_HINT)
+        else:
+            found[key] = data[key]
+    return found
 
 
 _KEYS_HINT = (

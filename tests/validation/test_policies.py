@@ -95,7 +95,7 @@ def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
     _policy(
         "id: team.one\nseverity: error\nexpresion: spec.x\nmessage: m\n"  # misspelt key
         "---\nid: team.two\nseverity: error\nexpression: spec.(\nmessage: m\n"
-        "---\nid: team.three\nseverity: fatal\nexpression: 'true'\nmessage: m\n"
+        "---\nid: team.three\nseverity: fatal\nexpression: 'true'\nmessages: m\n"
         "---\nid: team.four\nseverity: error\n"
         "expression: spec.a.all(x, spec.a.all(y, spec.a.all(z, x == y && y == z)))\n"
         "message: m\n"
@@ -119,7 +119,9 @@ def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
             "policy team.two: the expression does not compile: column 6: Syntax error: "
             "no viable alternative at input '.('",
         ),
+        (file, 11, "the policy has no 'message'"),
         (file, 12, "severity 'fatal' is not error or warning"),
+        (file, 14, "unknown key 'messages' in a policy"),
         (
             file,
             18,
