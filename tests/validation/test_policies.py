@@ -373,3 +373,12 @@ def test_the_environment_commands_accept_suppress_in_the_configuration(
     )
     code, _, err = _run(capsys, "env", "list")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("name", ["text", "json", "github", "junit", "sarif", "markdown"])
+def test_a_policy_finding_is_in_every_format(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    _policy(POLICY)
+    code, out, _ = _run(capsys, "validate", "--format", name)
+    assert code == 1
+    assert "team.declaration-range" in out and "numbered below 1000" in out
