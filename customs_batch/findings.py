@@ -83,6 +83,18 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Suppression:
+    """Why a finding is not counted: the reason given, and where it was given (``file:line``).
+
+    ``in_source`` is true for a document's own ``customs-batch/suppress`` annotation, false
+    for an entry of ``suppress:`` in ``customs-batch.yaml``."""
+
+    reason: str
+    where: str
+    in_source: bool
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem found in the input: rule id, severity, message, location and hint."""
 
@@ -93,3 +105,5 @@ class Finding:
     hint: str = ""
     document: str | None = field(default=None, compare=False)
     """The address (``Kind/name``) of the document the finding belongs to, when known."""
+    suppression: Suppression | None = field(default=None, compare=False)
+    """Set on a finding a suppression with a reason silenced (reported apart, never failing)."""

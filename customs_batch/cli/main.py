@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "sheet": "customs_batch.cli.sheet:sheet",
     "templates": "customs_batch.cli.templates:templates",
     "history": "customs_batch.cli.history:history",
+    "policy": "customs_batch.cli.policy:policy",
 }
 
 # The first sentence of each command's help, for the list in `customs-batch --help`, which
@@ -47,6 +48,7 @@ SUMMARIES: dict[str, str] = {
     "get": "Read shipments, declarations, items, template groups, HAWBs and allocations.",
     "import": "Take over an object that exists at the service as the document ADDRESS.",
     "init": "Create a customs-batch project in DIRECTORY (default: the current folder).",
+    "policy": "The team's own rules: CEL policies in the project's policies/ folder.",
     "plan": "Compare the manifests with the recorded state and show what apply would do.",
     "refresh": "Poll what the state knows and record what changed at the service.",
     "render": (

@@ -43,7 +43,7 @@ class Inputs:
 
     ``paths`` default to the ``manifests:`` list of customs-batch.yaml, else the current
     folder; ``labels`` (label selectors, kubectl's
-    grammar: see :mod:`customs_batch.planning.selector`) and ``targets`` (``Kind/name``)
+    grammar: see :mod:`customs_batch.selector`) and ``targets`` (``Kind/name``)
     select a part of the batch with what it depends on, and ``excluded`` (``Kind/name``)
     leaves documents out with what depends on them; ``environment`` is a name from
     customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then the configured default).

@@ -67,6 +67,7 @@ def assemble(
         depends_on=envelope.depends_on,
         previous_names=envelope.previous_names,
         labels=_rendered_labels(data, envelope),
+        annotations=envelope.annotations,
         template=envelope.template,
         values=data.get("values") or nothing(),
         references=tuple(references),

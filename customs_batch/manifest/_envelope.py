@@ -3,6 +3,7 @@ checked and read into a typed :class:`Envelope`, every problem a finding at its 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import nothing
 
 TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "template", "values", "forEach", "spec")
-METADATA_KEYS = ("name", "dependsOn", "labels", "previousNames")
+METADATA_KEYS = ("name", "dependsOn", "labels", "annotations", "previousNames")
 _KIND_NAMES = ", ".join(kind.value for kind in Kind)
 
 
@@ -32,6 +33,7 @@ class Envelope:
     spec: dict[str, Any]
     for_each: ForEach | None = None
     previous_names: tuple[str, ...] = ()
+    annotations: Mapping[str, str] = dataclasses.field(default_factory=nothing)
 
 
 def read_envelope(data: Any, walk: Walk) -> Envelope | None:
@@ -50,6 +52,7 @@ def read_envelope(data: Any, walk: Walk) -> Envelope | None:
     depends_on = check.depends_on(metadata)
     previous_names = check.previous_names(metadata, name, for_each="forEach" in data)
     labels = check.labels(metadata)
+    annotations = check.annotations(metadata)
     template = check.template(data)
     values = check.mapping(data, "values", ("values",), required=False)
     # A misspelt key is the likelier story than a missing spec: report it alone.
@@ -70,6 +73,7 @@ def read_envelope(data: Any, walk: Walk) -> Envelope | None:
         spec or {},
         for_each,
         previous_names,
+        annotations,
     )
 
 
@@ -212,6 +216,23 @@ class _Checker:
                 hint = "Quote the label's value."
                 self.error("envelope.labels", f"label {key!r} must be a text", (*path, key), hint)
         return labels or nothing()  # no empty dict per document of a bulk load
+
+    def annotations(self, metadata: Mapping[str, Any] | None) -> Mapping[str, str]:
+        value = metadata.get("annotations", {}) if metadata is not None else {}
+        path: JsonPath = ("metadata", "annotations")
+        if not isinstance(value, dict):
+            hint = "Write 'annotations: {customs-batch/suppress: \"rule-id: reason\"}'."
+            self.error("envelope.annotations", "annotations must be a mapping", path, hint)
+            return {}
+        annotations: dict[str, str] = {}
+        for key, text in value.items():
+            if isinstance(text, str):
+                annotations[str(key)] = text
+            else:
+                hint = "Quote the annotation's value."
+                message = f"annotation {key!r} must be a text"
+                self.error("envelope.annotations", message, (*path, key), hint)
+        return annotations or nothing()
 
     def template(self, data: Mapping[str, Any]) -> str | None:
         value = data.get("template")

@@ -337,6 +337,7 @@ class _Expander:
             index=self.source.index + self.produced,
             depends_on=self.envelope.depends_on,
             labels=labels,
+            annotations=self.envelope.annotations,
             template=self.envelope.template,
             values=values,
             references=tuple(references),

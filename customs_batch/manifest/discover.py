@@ -11,15 +11,15 @@ from customs_batch.errors import ManifestError
 
 CONFIG_FILE = "customs-batch.yaml"
 MANIFEST_SUFFIXES = (".yaml", ".yml")
-# Folders of a project that hold no manifests: templates render to partial YAML, and the
-# state folder holds the tool's own files.
-_SKIPPED_DIRS = frozenset({"templates", ".customs-batch"})
+# Folders of a project that hold no manifests: templates render to partial YAML, policies
+# are the team's own rules, and the state folder holds the tool's own files.
+_SKIPPED_DIRS = frozenset({"templates", "policies", ".customs-batch"})
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:
     """The manifest files ``paths`` name: files as given, folders searched recursively for
     ``*.yaml`` and ``*.yml`` (sorted; hidden files and folders, ``templates/``,
-    ``.customs-batch/`` and ``customs-batch.yaml`` skipped). Each file appears once.
+    ``policies/``, ``.customs-batch/`` and ``customs-batch.yaml`` skipped). Each file appears once.
 
     Raises ManifestError for a path that does not exist.
     """

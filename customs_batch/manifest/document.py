@@ -95,6 +95,8 @@ class Document:
     """The values left out of a spreadsheet row's document for a problem already reported
     (a bad cell, a missing column): such a document is incomplete, given only to be checked
     for its other findings (``iter_file(..., partial=True)``), and never planned."""
+    annotations: Mapping[str, str] = field(default_factory=nothing)
+    """``metadata.annotations``: notes for tools (``customs-batch/suppress``), never sent."""
     address: Address = field(init=False, repr=False, compare=False)
     """``Kind/name``; made once (the planner asks for it many times a document)."""
 

@@ -14,7 +14,7 @@ from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
 from customs_batch.manifest.text_pool import TextPool
 from customs_batch.planning.graph import dependencies
-from customs_batch.planning.selector import LabelSelector
+from customs_batch.selector import LabelSelector
 from customs_batch.validation.batch import (
     DocumentEntry,
     ValidationResult,
@@ -24,6 +24,7 @@ from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.validation.team_rules import check_team_rules, finish
 from customs_batch.workers import each_file, worker_count
 
 
@@ -81,7 +82,10 @@ def load_inputs(
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in documents
     )
-    result = ValidationResult(sorted_findings([*loaded, *findings]), entries, tuple(files))
+    kept, suppressed = finish([*loaded, *findings], documents, files)
+    result = ValidationResult(
+        sorted_findings(kept), entries, tuple(files), sorted_findings(suppressed)
+    )
     return Inputs(documents, result)
 
 
@@ -121,6 +125,7 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
                 continue
             findings += check_spec_schema(item)
             findings += check_rules(item, check_digits=settings.mrn_check_digit)
+            findings += check_team_rules(item)
             documents.append(replace(item, index=first + item.index, positions=nothing(), row=None))
     return _LoadedFile(problems, findings, documents)
 
@@ -141,7 +146,10 @@ def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inpu
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
         for doc in loaded.documents
     )
-    result = ValidationResult(sorted_findings(findings), entries, tuple(loaded.files))
+    kept, suppressed = finish(findings, loaded.documents, loaded.files)
+    result = ValidationResult(
+        sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)
+    )
     return Inputs(loaded.documents, result)
 
 

@@ -30,6 +30,8 @@ from customs_batch.manifest.row_positions import RowPositions
 from customs_batch.validation.checks import document_findings, validate_documents
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import broken_addresses, check_project
+from customs_batch.validation.suppressions import ANNOTATION
+from customs_batch.validation.team_rules import check_team_rules, finish
 from customs_batch.workers import each_file, worker_count
 
 # The spec fields the project-wide checks read (template codes, HAWB of movements, the
@@ -57,6 +59,8 @@ class ValidationResult:
     findings: tuple[Finding, ...]
     documents: tuple[DocumentEntry, ...]
     files: tuple[str, ...]
+    suppressed: tuple[Finding, ...] = ()
+    """Findings a suppression with a reason silenced: reported apart, never failing."""
 
     @property
     def document_count(self) -> int:
@@ -123,10 +127,13 @@ def validate_paths(
     broken = broken_addresses(findings) | {doc.address for doc in slims if doc.left_out}
     with _collector_paused():  # 100,000 slim documents from one spreadsheet: see there
         findings.extend(check_project(complete, broken))
+    kept, suppressed = finish(findings, slims, files)
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in slims
     )
-    return ValidationResult(sorted_findings(findings), entries, tuple(files))
+    return ValidationResult(
+        sorted_findings(kept), entries, tuple(files), sorted_findings(suppressed)
+    )
 
 
 def render_paths(
@@ -149,11 +156,14 @@ def render_paths(
             broken=broken_addresses(loaded.findings),
         )
     )
+    kept, suppressed = finish(findings, loaded.documents, loaded.files)
     entries = tuple(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
         for doc in loaded.documents
     )
-    result = ValidationResult(sorted_findings(findings), entries, tuple(loaded.files))
+    result = ValidationResult(
+        sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)
+    )
     complete = [doc for doc in loaded.documents if not doc.left_out]
     return RenderResult([expanded(doc) for doc in complete], result)
 
@@ -165,6 +175,8 @@ def expanded(document: Document) -> dict[str, Any]:
         metadata["dependsOn"] = [str(address) for address in document.depends_on]
     if document.labels:
         metadata["labels"] = dict(document.labels)
+    if document.annotations:
+        metadata["annotations"] = dict(document.annotations)
     return {
         "apiVersion": "customs-batch/v1",
         "kind": document.kind.value,
@@ -205,6 +217,7 @@ def slim_document(document: Document) -> Document:
         source=document.source,
         index=document.index,
         depends_on=document.depends_on,
+        annotations=document.annotations,
         references=document.references,
         left_out=document.left_out,
         # A spreadsheet row's positions are computed when asked for, from a table every
@@ -229,6 +242,8 @@ def project_positions(document: Document) -> dict[JsonPath, Position]:
     """The few positions of ``document`` the project-wide checks report at."""
     wanted: list[JsonPath] = [(), ("metadata", "name"), ("spec",), ("spec", "code")]
     wanted.extend((("spec", "hawbId"), ("spec", "variant")))
+    if ANNOTATION in document.annotations:
+        wanted.append(("metadata", "annotations", ANNOTATION))
     if document.kind is Kind.TRANSIT_PARTY_UPDATE:
         wanted.extend(("spec", *written) for written in party_fields(document.spec))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
@@ -291,6 +306,7 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
                     unlocodes=settings.unlocodes,
                 )
             )
+            findings.extend(check_team_rules(item))
             slims.append(slim_document(item))
     return _FileOutcome(file, findings, slims)
 

@@ -11,6 +11,7 @@ from customs_batch.manifest.document import Document
 from customs_batch.validation.project import check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.validation.team_rules import check_team_rules
 
 
 def validate_documents(
@@ -39,6 +40,7 @@ def validate_documents(
                 document, mrn_check_digit=mrn_check_digit, hs_codes=hs_codes, unlocodes=unlocodes
             )
         )
+        findings.extend(check_team_rules(document))
         if document.left_out:
             incomplete.add(document.address)
         else:

@@ -49,7 +49,18 @@ def test_the_example_project_validates_clean() -> None:
         "infos": 0,
         "documents": 15,
         "files": 8,
+        "suppressed": 0,
     }
+
+
+def test_the_example_policies_pass_their_own_examples() -> None:
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["policy", "test", str(EXAMPLES)])
+    assert code == 0
+    assert out.getvalue().decode().splitlines() == [
+        "ok   team.loading-location-rotterdam: 1 good, 1 bad",
+        "ok   team.guarantee-ceiling: 1 good, 1 bad",
+    ]
 
 
 @pytest.mark.parametrize("manifest", GOOD, ids=lambda path: path.name)

@@ -85,13 +85,28 @@ _HEAVY = {
 }  # fmt: skip
 
 
-def test_validating_a_departure_imports_no_heavy_module_it_does_not_use() -> None:
-    # The example uses a template and every code check (countries, HS, UN/LOCODE).
+def test_validating_a_departure_imports_no_heavy_module_it_does_not_use(
+    tmp_path: Path,
+) -> None:
+    # The example uses a template and every code check (countries, HS, UN/LOCODE); without
+    # the example's policies/, the CEL library is not needed either.
+    shutil.copytree(
+        Path(__file__).parents[2] / "examples",
+        tmp_path / "project",
+        ignore=shutil.ignore_patterns("policies"),
+    )
+    example = tmp_path / "project" / "manifests" / "departures.yaml"
+    code, modules = _imported_by("validate", str(example))
+    assert code == 0
+    assert not (_HEAVY | {"cel", "typer", "pydantic"}) & modules
+    assert {"jinja2", "yaml", "jsonschema_rs"} <= modules  # what it does use
+
+
+def test_a_project_with_policies_loads_the_cel_library() -> None:
     example = Path(__file__).parents[2] / "examples" / "manifests" / "departures.yaml"
     code, modules = _imported_by("validate", str(example))
     assert code == 0
-    assert not _HEAVY & modules
-    assert {"jinja2", "yaml", "jsonschema_rs"} <= modules  # what it does use
+    assert "cel" in modules
 
 
 def test_planning_imports_neither_the_network_nor_the_schema_library(tmp_path: Path) -> None:

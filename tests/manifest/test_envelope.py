@@ -106,3 +106,18 @@ def test_previous_names_are_read_and_bad_ones_are_findings() -> None:
         "  name: mov-1\n", "  name: mov-1\n  previousNames: [old]\n"
     )
     assert "envelope.previous-names" in rules(load_text(rows))
+
+
+def test_annotations_are_read_and_a_list_is_a_finding() -> None:
+    text = GOOD.replace(
+        "  name: good\n", "  name: good\n  annotations: {customs-batch/suppress: 'x: y'}\n"
+    )
+    result = load_text(text)
+    assert result.findings == []
+    assert result.documents[0].annotations == {"customs-batch/suppress": "x: y"}
+
+    bad = GOOD.replace("  name: good\n", "  name: good\n  annotations: [a]\n")
+    result = load_text(bad)
+    finding = only(result, "envelope.annotations")
+    assert finding.location.path == ("metadata", "annotations")
+    assert result.documents == []

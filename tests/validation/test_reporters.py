@@ -141,7 +141,9 @@ def test_json_is_stable_and_complete(tmp_path: Path) -> None:
         "infos": 1,
         "documents": 2,
         "files": 2,
+        "suppressed": 0,
     }
+    assert report["suppressed"] == []
     first = report["findings"][0]
     assert list(first) == [
         "rule",

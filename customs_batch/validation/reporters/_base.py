@@ -65,7 +65,7 @@ def make_reporter(name: str, options: ReportOptions | None = None) -> Reporter:
 
 
 def summary_line(result: ValidationResult) -> str:
-    """``3 errors, 1 warning in 12 documents (4 files)``."""
+    """``3 errors, 1 warning, 2 suppressed in 12 documents (4 files)``."""
     counts = result.counts()
     parts = [
         _plural(counts[Severity.ERROR], "error"),
@@ -73,6 +73,8 @@ def summary_line(result: ValidationResult) -> str:
     ]
     if counts[Severity.INFO]:
         parts.append(_plural(counts[Severity.INFO], "note"))
+    if result.suppressed:
+        parts.append(f"{len(result.suppressed)} suppressed")
     return (
         f"{', '.join(parts)} in {_plural(result.document_count, 'document')} "
         f"({_plural(len(result.files), 'file')})"

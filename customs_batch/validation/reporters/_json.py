@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
 
 FORMAT_VERSION = 2
-"""2: the version is under ``formatVersion`` (1 had ``version``), as in every JSON output."""
+"""2: the version is under ``formatVersion`` (1 had ``version``), as in every JSON output.
+Added since, without a new version: ``summary.suppressed`` and the ``suppressed`` list."""
 
 
 @register("json")
@@ -33,10 +34,22 @@ class JsonReporter(Reporter):
                 "infos": counts[Severity.INFO],
                 "documents": result.document_count,
                 "files": len(result.files),
+                "suppressed": len(result.suppressed),
             },
             "findings": [finding_object(finding) for finding in result.findings],
+            "suppressed": [_suppressed_object(finding) for finding in result.suppressed],
         }
         return json_document(json.dumps(report, indent=2, ensure_ascii=False)) + "\n"
+
+
+def _suppressed_object(finding: Finding) -> dict[str, Any]:
+    assert finding.suppression is not None
+    out = finding_object(finding)
+    out["suppression"] = {
+        "reason": finding.suppression.reason,
+        "where": finding.suppression.where,
+    }
+    return out
 
 
 def finding_object(finding: Finding) -> dict[str, Any]:

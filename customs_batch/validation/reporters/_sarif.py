@@ -25,12 +25,13 @@ class SarifReporter(Reporter):
     """One run, the rules seen in it, and one result per finding."""
 
     def render(self, result: ValidationResult) -> str:
-        rule_ids = sorted({finding.rule for finding in result.findings})
+        every = (*result.findings, *result.suppressed)
+        rule_ids = sorted({finding.rule for finding in every})
         index = {rule: number for number, rule in enumerate(rule_ids)}
         driver = {
             "name": "customs-batch",
             "version": __version__,
-            "rules": [_rule(rule, result.findings) for rule in rule_ids],
+            "rules": [_rule(rule, every) for rule in rule_ids],
         }
         log = {
             "$schema": SARIF_SCHEMA,
@@ -39,7 +40,7 @@ class SarifReporter(Reporter):
                 {
                     "tool": {"driver": driver},
                     "columnKind": "unicodeCodePoints",
-                    "results": [_result(finding, index) for finding in result.findings],
+                    "results": [_result(finding, index) for finding in every],
                 }
             ],
         }
@@ -81,6 +82,11 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
         "message": {"text": text},
         "locations": [{"physicalLocation": physical}],
     }
+    if finding.suppression is not None:
+        # SARIF's own way: the result stays, marked suppressed, with the reason given.
+        kind = "inSource" if finding.suppression.in_source else "external"
+        justification = f"{finding.suppression.reason} ({finding.suppression.where})"
+        out["suppressions"] = [{"kind": kind, "justification": justification}]
     if loc.path:
         logical = {"fullyQualifiedName": loc.json_path(), "kind": "member"}
         out["locations"][0]["logicalLocations"] = [logical]

@@ -30,6 +30,7 @@ class TextReporter(Reporter):
                 out.extend(_finding_lines(item, sources))
         if elided:
             out.append(rule_counts(result.findings))
+        out.extend(_suppressed_line(finding) for finding in result.suppressed)
         out.append(summary_line(result))
         return "\n".join(out) + "\n"
 
@@ -59,6 +60,15 @@ def _finding_lines(finding: Finding, sources: SourceLines) -> list[str]:
     if finding.hint:
         lines.append(f"  hint: {printable(finding.hint)}")
     return lines
+
+
+def _suppressed_line(finding: Finding) -> str:
+    assert finding.suppression is not None
+    suppression = finding.suppression
+    return (
+        f"{_where(finding)}: suppressed[{finding.rule}]: {finding.message} "
+        f"(reason: {suppression.reason}; at {suppression.where})"
+    )
 
 
 def _where(finding: Finding) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from customs_batch.errors import UsageError
-from customs_batch.planning.selector import LabelSelector, Operator, Requirement
+from customs_batch.selector import LabelSelector, Operator, Requirement
 
 
 def test_each_form_parses_into_its_requirement() -> None:

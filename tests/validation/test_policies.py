@@ -1,0 +1,384 @@
+"""The team's own rules (policies/*.yaml) and suppressions, through `validate`, `plan` and
+`policy test`, as a user meets them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+
+DEPARTURE = """\
+apiVersion: customs-batch/v1
+kind: ExportCancellation
+metadata:
+  name: {name}
+  labels: {{lane: {lane}}}
+spec:
+  declarationId: {declaration}
+"""
+
+POLICY = """\
+id: team.declaration-range
+severity: error
+kinds: [ExportCancellation]
+expression: spec.declarationId < 1000
+message: our declarations are numbered below 1000
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = invoke(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _manifest(path: str, name: str, declaration: int, lane: str = "rtm-ham") -> None:
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    text = DEPARTURE.format(name=name, declaration=declaration, lane=lane)
+    file.write_text(text, encoding="utf-8")
+
+
+def _policy(text: str, name: str = "team.yaml") -> None:
+    Path("policies").mkdir(exist_ok=True)
+    Path("policies", name).write_text(text, encoding="utf-8")
+
+
+def test_a_policy_finding_in_text_at_the_field_it_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    _policy(POLICY)
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == (
+        "manifests/b.yaml:7:18: error[team.declaration-range]: "
+        "our declarations are numbered below 1000"
+    )
+    assert "  hint: policy team.declaration-range at policies/team.yaml:1" in lines
+    assert lines[-1] == "1 error, 0 warnings in 2 documents (2 files)"
+
+
+def test_a_policy_finding_in_sarif_with_its_line(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    _policy("# the team's rules\n" + POLICY.replace("error", "warning"))
+    code, out, _ = _run(capsys, "validate", "--format", "sarif")
+    assert code == 0  # a warning
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert result["ruleId"] == "team.declaration-range"
+    assert result["level"] == "warning"
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 7,
+        "startColumn": 18,
+    }
+    assert "policies/team.yaml:2" in result["message"]["text"]
+
+
+def test_policies_apply_to_plan_too(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    _policy(POLICY)
+    code, out, err = _run(capsys, "plan")
+    assert code == 1
+    assert "error[team.declaration-range]" in out + err
+    assert "fix them before planning" in err
+
+
+def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(
+        "id: team.one\nseverity: error\nexpresion: spec.x\nmessage: m\n"  # misspelt key
+        "---\nid: team.two\nseverity: error\nexpression: spec.(\nmessage: m\n"
+        "---\nid: team.three\nseverity: fatal\nexpression: 'true'\nmessages: m\n"
+        "---\nid: team.four\nseverity: error\n"
+        "expression: spec.a.all(x, spec.a.all(y, spec.a.all(z, x == y && y == z)))\n"
+        "message: m\n"
+    )
+    code, out, err = _run(capsys, "validate", "--format", "json")
+    assert code == 1 and "Traceback" not in err
+    found = [
+        (f["file"], f["line"], f["message"])
+        for f in json.loads(out)["findings"]
+        if f["rule"] == "policy.invalid"
+    ]
+    hints = [f["hint"] for f in json.loads(out)["findings"] if "expresion" in f["message"]]
+    assert hints[0].startswith("did you mean 'expression'? ")
+    file = str(Path("policies", "team.yaml"))
+    assert found == [
+        (file, 1, "the policy has no 'expression'"),
+        (file, 3, "unknown key 'expresion' in a policy"),
+        (
+            file,
+            8,
+            "policy team.two: the expression does not compile: column 6: Syntax error: "
+            "no viable alternative at input '.('",
+        ),
+        (file, 11, "the policy has no 'message'"),
+        (file, 12, "severity 'fatal' is not error or warning"),
+        (file, 14, "unknown key 'messages' in a policy"),
+        (
+            file,
+            18,
+            "policy team.four: the expression nests 3 comprehensions (all, exists, map, "
+            "filter), more than 2",
+        ),
+    ]
+
+
+def test_a_huge_expression_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(POLICY.replace("< 1000", "< 1000" + " && true" * 300))
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    assert "the expression is 2425 characters, more than 2000" in out
+
+
+def test_an_evaluation_error_names_the_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(POLICY.replace("spec.declarationId < 1000", "spec.office == 'NL000396'"))
+    code, out, err = _run(capsys, "validate")
+    assert code == 1 and "Traceback" not in err
+    assert "error[policy.evaluation-error]: policy team.declaration-range could not be " in out
+    assert "no field 'office'" in out
+
+
+def test_kinds_labels_and_paths_choose_the_documents(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/ham/a.yaml", "ham", 4711, lane="rtm-ham")
+    _manifest("manifests/ant/b.yaml", "ant", 4712, lane="rtm-ant")
+    _manifest("manifests/ham/c.yaml", "ham-two", 4713, lane="rtm-ant")
+    _policy(
+        POLICY
+        + "labels: lane in (rtm-ant)\npaths: ['manifests/ham/*.yaml']\n"
+        + "---\n"
+        + POLICY.replace("team.declaration-range", "team.other-kind").replace(
+            "[ExportCancellation]", "[Movement]"
+        )
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    found = [(f["rule"], f["document"]) for f in json.loads(out)["findings"]]
+    assert found == [("team.declaration-range", "ExportCancellation/ham-two")]
+
+
+def test_policy_test_runs_the_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    examples = (
+        "examples:\n"
+        "  good: [{kind: ExportCancellation, metadata: {name: a}, spec: {declarationId: 5}}]\n"
+        "  bad: [{kind: ExportCancellation, metadata: {name: a}, spec: {declarationId: 5000}}]\n"
+    )
+    _policy(POLICY + examples)
+    code, out, _ = _run(capsys, "policy", "test")
+    assert (code, out) == (0, "ok   team.declaration-range: 1 good, 1 bad\n")
+
+
+def test_policy_test_fails_naming_the_policy_whose_examples_misbehave(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    wrong = (
+        "examples:\n"
+        "  good: [{kind: ExportCancellation, metadata: {name: a}, spec: {declarationId: 5000}}]\n"
+        "  bad: [{kind: ExportCancellation, metadata: {name: a}, spec: {declarationId: 5}}]\n"
+    )
+    _policy(POLICY + wrong)
+    code, out, _ = _run(capsys, "policy", "test")
+    assert code == 1
+    where = "team.declaration-range (policies/team.yaml:1)"
+    assert out.splitlines() == [
+        f"FAIL {where}: good example 1: the policy refuses it",
+        f"FAIL {where}: bad example 1: the policy lets it through",
+    ]
+
+
+def test_a_document_suppresses_a_finding_with_a_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    text = Path("manifests/b.yaml").read_text(encoding="utf-8")
+    annotation = (
+        "  annotations:\n"
+        "    customs-batch/suppress: 'team.declaration-range: the 2019 series, agreed'\n"
+    )
+    Path("manifests/b.yaml").write_text(
+        text.replace("spec:", annotation + "spec:"), encoding="utf-8"
+    )
+    _policy(POLICY)
+    code, out, _ = _run(capsys, "validate")
+    assert code == 0
+    assert out.splitlines()[-1] == "0 errors, 0 warnings, 1 suppressed in 1 document (1 file)"
+    assert "suppressed[team.declaration-range]" in out and "the 2019 series, agreed" in out
+    code, out, _ = _run(capsys, "validate", "--format", "sarif")
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert result["suppressions"] == [
+        {"kind": "inSource", "justification": "the 2019 series, agreed (manifests/b.yaml:7)"}
+    ]
+
+
+def test_a_suppression_without_a_reason_is_an_error_and_silences_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    text = Path("manifests/b.yaml").read_text(encoding="utf-8")
+    annotation = "  annotations:\n    customs-batch/suppress: 'team.declaration-range:'\n"
+    Path("manifests/b.yaml").write_text(
+        text.replace("spec:", annotation + "spec:"), encoding="utf-8"
+    )
+    _policy(POLICY)
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    report = json.loads(out)
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [
+        ("suppress.without-reason", 7),
+        ("team.declaration-range", 9),
+    ]
+    assert report["summary"]["suppressed"] == 0
+
+
+def test_the_configuration_suppresses_a_rule_for_paths(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/legacy/a.yaml", "old", 4711)
+    _manifest("manifests/b.yaml", "new", 4712)
+    Path("customs-batch.yaml").write_text(
+        "suppress:\n"
+        "  - rule: team.declaration-range\n"
+        "    paths: ['manifests/legacy/*.yaml']\n"
+        "    reason: the old series, closed in March\n"
+        "  - rule: schema.type\n"
+        "    paths: ['manifests/*.yaml']\n",
+        encoding="utf-8",
+    )
+    _policy(POLICY)
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    report = json.loads(out)
+    assert [(f["rule"], f["file"], f["line"]) for f in report["findings"]] == [
+        ("suppress.without-reason", "customs-batch.yaml", 5),
+        ("team.declaration-range", str(Path("manifests/b.yaml")), 7),
+    ]
+    (suppressed,) = report["suppressed"]
+    assert suppressed["file"] == str(Path("manifests/legacy/a.yaml"))
+    assert suppressed["suppression"] == {
+        "reason": "the old series, closed in March",
+        "where": "customs-batch.yaml:2",
+    }
+    code, out, _ = _run(capsys, "validate", "--format", "sarif")
+    assert code == 1  # manifests/b.yaml, and the suppression without a reason
+    kinds = [r.get("suppressions") for r in json.loads(out)["runs"][0]["results"]]
+    assert [
+        {
+            "kind": "external",
+            "justification": "the old series, closed in March (customs-batch.yaml:2)",
+        }
+    ] in kinds
+
+
+def test_a_built_in_rule_is_suppressed_by_its_id(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/b.yaml", "dup", 4711)
+    _manifest("manifests/c.yaml", "dup", 4711)
+    text = Path("manifests/c.yaml").read_text(encoding="utf-8")
+    annotation = (
+        "  annotations:\n    customs-batch/suppress: 'project.duplicate-address: on purpose'\n"
+    )
+    Path("manifests/c.yaml").write_text(
+        text.replace("spec:", annotation + "spec:"), encoding="utf-8"
+    )
+    code, out, _ = _run(capsys, "validate")
+    assert code == 0
+    assert "suppressed[project.duplicate-address]" in out
+    assert "1 suppressed" in out.splitlines()[-1]
+
+
+def test_render_keeps_the_annotations(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/b.yaml", "ok", 7)
+    text = Path("manifests/b.yaml").read_text(encoding="utf-8")
+    annotation = "  annotations:\n    customs-batch/suppress: 'schema.type: a test'\n"
+    Path("manifests/b.yaml").write_text(
+        text.replace("spec:", annotation + "spec:"), encoding="utf-8"
+    )
+    code, out, _ = _run(capsys, "render", "manifests", "--format", "json")
+    assert code == 0
+    (document,) = json.loads(out)
+    assert document["metadata"]["annotations"] == {"customs-batch/suppress": "schema.type: a test"}
+
+
+def test_a_date_in_an_example_is_compared_as_its_text(capsys: pytest.CaptureFixture[str]) -> None:
+    # YAML reads 2026-03-01 as a date; the service receives its text.
+    _policy(
+        POLICY.replace("spec.declarationId < 1000", "spec.when.startsWith('2026-')")
+        + "examples:\n"
+        + "  good: [{kind: ExportCancellation, metadata: {name: a}, spec: {when: 2026-03-01}}]\n"
+        + "  bad: [{kind: ExportCancellation, metadata: {name: a}, spec: {when: 2025-03-01}}]\n"
+    )
+    code, out, err = _run(capsys, "policy", "test")
+    assert (code, out) == (0, "ok   team.declaration-range: 1 good, 1 bad\n"), err
+
+
+def test_an_expression_reading_the_spec_whole_sees_every_field(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Only the fields a policy names are handed to the CEL library, unless it reads more.
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(
+        POLICY.replace("spec.declarationId < 1000", "size(spec) == 1 && 'declarationId' in spec")
+        + "---\n"
+        + POLICY.replace("team.declaration-range", "team.named").replace(
+            "spec.declarationId < 1000", "spec.declarationId == 8 && !has(spec.other)"
+        )
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    findings = json.loads(out)["findings"]
+    assert [f["rule"] for f in findings] == ["team.named"]
+
+
+def test_nested_comprehensions_over_a_long_list_are_refused_not_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 5,000 x 5,000 steps would be 25 million: past the bound, an evaluation error instead.
+    Path("manifests").mkdir()
+    Path("manifests/a.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: ExportCancellation\nmetadata:\n  name: a\n"
+        f"spec:\n  declarationId: 7\n  notes: {list(range(5000))}\n",
+        encoding="utf-8",
+    )
+    _policy(
+        POLICY.replace(
+            "spec.declarationId < 1000",
+            "spec.notes.all(a, spec.notes.exists(b, a == b))",
+        ).replace("kinds: [ExportCancellation]\n", "")
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    found = json.loads(out)["findings"]
+    messages = [f["message"] for f in found if f["rule"].startswith("policy")]
+    assert messages == [
+        "policy team.declaration-range could not be evaluated on this document: "
+        "a list of 5,000 items is too long for its 2 nested comprehensions"
+    ]
+
+
+def test_the_environment_commands_accept_suppress_in_the_configuration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("customs-batch.yaml").write_text(
+        "suppress:\n  - rule: code.hs-unknown\n    paths: ['manifests/*.yaml']\n    reason: r\n",
+        encoding="utf-8",
+    )
+    code, _, err = _run(capsys, "env", "list")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("name", ["text", "json", "github", "junit", "sarif", "markdown"])
+def test_a_policy_finding_is_in_every_format(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    _policy(POLICY)
+    code, out, _ = _run(capsys, "validate", "--format", name)
+    assert code == 1
+    assert "team.declaration-range" in out and "numbered below 1000" in out
