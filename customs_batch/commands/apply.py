@@ -17,7 +17,14 @@ from customs_batch.execution.interrupt import graceful_stop
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Plan, plan_changes
-from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
+from customs_batch.planning.planfile import (
+    check_current,
+    needs_manifests,
+    read_plan,
+    restore_sensitive,
+    saved_plan_among,
+)
+from customs_batch.state.select import sealer_for
 
 
 class ApplyProgress(ApplyEvents, Protocol):
@@ -158,6 +165,12 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     environment = inputs.chosen_environment()
     saved = read_plan(plan_path, environment=environment.name) if plan_path else None
     documents = inputs.documents() if saved is None else []
+    if saved is not None and plan_path is not None and needs_manifests(saved):
+        # The plan file holds the sensitive values it sends (a guarantee's access code)
+        # only as digests: the values come from the manifests it was made from.
+        manifests = Inputs(paths=tuple(Path(path) for path in saved.manifests))
+        specs = {str(doc.address): doc.spec for doc in manifests.documents()}
+        saved = restore_sensitive(saved, specs, sealer_for(environment), source=plan_path)
     client = connect(environment)
     backend = inputs.backend(environment)
     with client, backend.open("apply", lock_timeout=options.lock_timeout) as session:

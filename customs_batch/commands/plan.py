@@ -13,7 +13,7 @@ from customs_batch.kinds import Address
 from customs_batch.planning import Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.planfile import digest_documents, write_plan
-from customs_batch.state.select import rate_budget_note
+from customs_batch.state.select import rate_budget_note, sealer_for
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,13 @@ def make_plan(options: PlanOptions) -> PlanResult:
         consume=True,  # nothing below needs the documents again
     )
     if options.save_to is not None:
-        write_plan(options.save_to, plan, environment=environment.name)
+        write_plan(
+            options.save_to,
+            plan,
+            environment=environment.name,
+            sealer=sealer_for(environment),
+            manifests=[str(path) for path in inputs.paths] or ["."],
+        )
     return PlanResult(
         plan,
         environment,
