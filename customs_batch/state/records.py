@@ -35,6 +35,9 @@ class Records(MutableMapping[str, ResourceRecord]):
         self._lock = threading.Lock()
         self.sealing: Callable[[ResourceRecord], ResourceRecord] | None = None
         """Digests a record's sensitive values as it is parsed (set by its State)."""
+        self.clear_read = False
+        """Whether an entry as read was found to hold a sensitive value in clear (looked
+        for when the entry is written back or replaced, not when it is read)."""
 
     @classmethod
     def from_entries(cls, entries: dict[str, bytes], source: Path) -> Records:
@@ -57,14 +60,18 @@ class Records(MutableMapping[str, ResourceRecord]):
         a sensitive value in clear (written before digests were kept: it is written again,
         digested)."""
         entry = self._entries.get(address)
-        if (
-            entry is not None
-            and self.sealing is not None
-            and kind_of_address(address)
-            and clear_value_pattern().search(entry) is not None
-        ):
+        if entry is not None and self._clear(address, entry):
             return None
         return entry
+
+    def _clear(self, address: str, entry: bytes) -> bool:
+        """Whether ``entry`` holds a sensitive value in clear (noted in ``clear_read``)."""
+        if self.sealing is None or not kind_of_address(address):
+            return False
+        if clear_value_pattern().search(entry) is None:
+            return False
+        self.clear_read = True
+        return True
 
     def __getitem__(self, address: str) -> ResourceRecord:
         value = self._values[address]
@@ -91,12 +98,17 @@ class Records(MutableMapping[str, ResourceRecord]):
     def __setitem__(self, address: str, record: ResourceRecord) -> None:
         with self._lock:
             self._values[address] = record
-            self._entries.pop(address, None)
+            self._replaced(address)
 
     def __delitem__(self, address: str) -> None:
         with self._lock:
             del self._values[address]
-            self._entries.pop(address, None)
+            self._replaced(address)
+
+    def _replaced(self, address: str) -> None:
+        entry = self._entries.pop(address, None)
+        if entry is not None:
+            self._clear(address, entry)
 
     def __contains__(self, address: object) -> bool:
         return address in self._values
