@@ -164,8 +164,47 @@ class Sealer:
     def __init__(self, api_key: Callable[[], str]) -> None:
         self._api_key = api_key
         self._secret: bytes | None = None
+        self._missing: Exception | None = None
         self._keys: dict[str, tuple[bytes, str]] = {}
         self._lock = threading.Lock()
+        self.uncompared = 0
+        """How many sensitive values :meth:`compared` could not compare (no key)."""
+
+    def has_key(self) -> bool:
+        """Whether the API key can be read (asked for once)."""
+        if self._secret is not None:
+            return True
+        if self._missing is not None:
+            return False
+        try:
+            with self._lock:
+                if self._secret is None:
+                    self._secret = self._api_key().encode()
+        except Exception as exc:  # the caller's error (a ConfigError): kept, not raised
+            self._missing = exc
+            return False
+        return True
+
+    def compared(
+        self, kind: Kind, spec: Mapping[str, Any], recorded: Mapping[str, Any], lineage: str
+    ) -> Mapping[str, Any]:
+        """``spec`` as a record keeps it, to compare with ``recorded``: sensitive values
+        digested. Without the API key (a plan where the key is not set) a value cannot be
+        digested: where ``recorded`` holds one it is taken as unchanged, elsewhere it shows
+        as ``(sensitive)``, and :attr:`uncompared` counts them."""
+        if not sensitive_paths(kind):
+            return spec
+        if self.has_key():
+            return self.seal(kind, spec, lineage, stored=False, like=recorded)
+        changes: dict[tuple[str | int, ...], Any] = {}
+        for path in sensitive_paths(kind):
+            for where, value in values_at(spec, path):
+                if value is None:
+                    continue
+                old = _value_at(recorded, where)
+                changes[where] = SENSITIVE if old is None else old
+                self.uncompared += old is not None
+        return replaced(spec, changes) if changes else spec
 
     def _key(self, lineage: str) -> tuple[bytes, str]:
         found = self._keys.get(lineage)

@@ -76,7 +76,7 @@ def _plan(
         """``spec`` as the record keeps it: its sensitive values as digests."""
         if sealer is None:
             return spec
-        return sealer.seal(kind, spec, state.lineage, stored=False, like=recorded)
+        return sealer.compared(kind, spec, recorded, state.lineage)
 
     changes: list[PlannedChange] = []
     # An empty state (a first plan of a bulk load) has no orphans: no set of every name.

@@ -8,12 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from tests.e2e.conftest import SECRET, Project, Sandbox
+from tests.e2e.conftest import KEY_ENV, SECRET, Project, Sandbox
 from tests.e2e.test_postgres_state import PgProject
 
 pytestmark = pytest.mark.e2e
@@ -73,6 +74,23 @@ def _run_everything(project: Project) -> None:
     shown = json.loads(project.run("state", "show", "DepartureDeclaration/dep-rtm-ant-0002").stdout)
     record = shown["resources"]["DepartureDeclaration/dep-rtm-ant-0002"]
     assert record["spec"]["DeclarationGuarantees"][0]["accessCode"].startswith("hmac-sha256:")
+
+    # Where the key is not set (a pull request's plan), a recorded code cannot be compared:
+    # taken as unchanged, and said so.
+    env = {k: v for k, v in project.env().items() if k != KEY_ENV}
+    done = subprocess.run(
+        project.command("plan", "--detailed-exitcode"),
+        capture_output=True,
+        text=True,
+        cwd=project.root,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    project.outputs += [done.stdout, done.stderr]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 recorded access code(s) were taken as unchanged" in done.stderr
+    assert f"${KEY_ENV} (not set) cannot be read here" in done.stderr
 
     # A changed code is seen (a submitted departure cannot change it: refused), never shown.
     project.edit("manifests/departures.yaml", f'accessCode: "{CODE}"', f'accessCode: "{CHANGED}"')

@@ -107,3 +107,26 @@ def test_a_saved_plan_holds_a_digest_and_apply_restores_the_code(tmp_path: Path)
         )
     with pytest.raises(PlanFileError, match="no longer hold DepartureDeclaration/dep-1"):
         restore_sensitive(saved, {}, SEALER, source=path)
+
+
+def test_without_the_api_key_a_recorded_code_is_taken_as_unchanged_and_counted() -> None:
+    def no_key() -> str:
+        raise RuntimeError("the key is not set")
+
+    state = _state(CODE)
+    state.sealer = Sealer(no_key)
+    plan = plan_changes([_departure("Zx-acc-0000")], state)
+    assert [c.action for c in plan.changes] == [Action.NO_CHANGE]
+    assert state.sealer.uncompared == 1
+    # A code where the record has none is a change, shown only as (sensitive).
+    bare = _spec(CODE)
+    del bare["DeclarationGuarantees"][0]["accessCode"]
+    state = State(lineage="lin", serial=3, sealer=Sealer(no_key))
+    state.apply(
+        "DepartureDeclaration/dep-1",
+        ResourceRecord("DepartureDeclaration/dep-1", RecordStatus.APPLIED, "create", bare, {}),
+    )
+    (change,) = plan_changes([_departure(CODE)], state).changes
+    assert [(v.path, v.old, v.new) for v in change.values] == [
+        ("DeclarationGuarantees[0].accessCode", None, "(sensitive)")
+    ]
