@@ -130,10 +130,10 @@ def _values_at(
         return
     step, rest = path[0], path[1:]
     if step == ITEMS:
-        if isinstance(value, list):
+        if type(value) is list:
             for index, item in enumerate(value):
                 yield from _values_at(item, rest, (*where, index))
-    elif isinstance(value, Mapping) and step in value:
+    elif (type(value) is dict or isinstance(value, Mapping)) and step in value:
         yield from _values_at(value[step], rest, (*where, step))
 
 
@@ -154,6 +154,10 @@ def replaced(
     return out
 
 
+_DIGESTS_KEPT = 65536
+"""How many values' digests a sealer keeps (a few MB at most)."""
+
+
 class Sealer:
     """Digests the sensitive values of specs under a key derived from the API key that
     ``api_key`` returns (asked for only when a value has to be digested, once).
@@ -166,6 +170,7 @@ class Sealer:
         self._secret: bytes | None = None
         self._missing: Exception | None = None
         self._keys: dict[str, tuple[bytes, str]] = {}
+        self._digests: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
         self.uncompared = 0
         """How many sensitive values :meth:`compared` could not compare (no key)."""
@@ -222,11 +227,23 @@ class Sealer:
             return key, key_id
 
     def digest(self, value: Any, lineage: str) -> str:
-        """The digest of one value (its canonical JSON, so ``"1234"`` and ``1234`` differ)."""
+        """The digest of one value (its canonical JSON, so ``"1234"`` and ``1234`` differ).
+
+        Kept for the values met before (a batch's declarations share a few guarantees), so
+        an unchanged re-plan of many departures pays a dict look-up for each."""
+        cache_key = (lineage, value) if type(value) is str else None
+        if cache_key is not None:
+            found = self._digests.get(cache_key)
+            if found is not None:
+                return found
         key, key_id = self._key(lineage)
         text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        mac = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-        return f"{DIGEST_PREFIX}{key_id}:{mac}"
+        digest = f"{DIGEST_PREFIX}{key_id}:{hmac.digest(key, text.encode(), 'sha256').hex()}"
+        if cache_key is not None:
+            if len(self._digests) >= _DIGESTS_KEPT:
+                self._digests.clear()
+            self._digests[cache_key] = digest
+        return digest
 
     def key_id(self, lineage: str) -> str:
         """The eight hex digits that name the key of ``lineage`` in its digests."""
@@ -261,10 +278,10 @@ class Sealer:
 
 def _value_at(spec: Any, where: tuple[str | int, ...]) -> Any:
     for step in where:
-        if isinstance(step, int):
-            spec = spec[step] if isinstance(spec, list) and step < len(spec) else None
+        if type(step) is int:
+            spec = spec[step] if type(spec) is list and step < len(spec) else None
         else:
-            spec = spec.get(step) if isinstance(spec, Mapping) else None
+            spec = spec.get(step) if type(spec) is dict or isinstance(spec, Mapping) else None
     return spec
 
 
