@@ -206,7 +206,7 @@ class Sealer:
             for where, value in values_at(spec, path):
                 if value is None:
                     continue
-                old = _value_at(recorded, where)
+                old = value_at(recorded, where)
                 changes[where] = SENSITIVE if old is None else old
                 self.uncompared += old is not None
         return replaced(spec, changes) if changes else spec
@@ -268,7 +268,7 @@ class Sealer:
             for where, value in values_at(spec, path):
                 if value is None or (stored and is_digest(value)):
                     continue
-                old = _value_at(like, where) if like is not None else None
+                old = value_at(like, where) if like is not None else None
                 if isinstance(old, str) and is_digest(old) and old[12:20] != self.key_id(lineage):
                     changes[where] = old
                 else:
@@ -276,7 +276,8 @@ class Sealer:
         return replaced(spec, changes) if changes else spec
 
 
-def _value_at(spec: Any, where: tuple[str | int, ...]) -> Any:
+def value_at(spec: Any, where: tuple[str | int, ...]) -> Any:
+    """The value at the concrete path ``where`` in ``spec``, or None."""
     for step in where:
         if type(step) is int:
             spec = spec[step] if type(spec) is list and step < len(spec) else None

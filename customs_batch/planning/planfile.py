@@ -23,7 +23,14 @@ from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.output_file import write_named_file
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
-from customs_batch.sensitive import Sealer, is_digest, replaced, sensitive_paths, values_at
+from customs_batch.sensitive import (
+    Sealer,
+    is_digest,
+    replaced,
+    sensitive_paths,
+    value_at,
+    values_at,
+)
 from customs_batch.userfiles import open_user_file
 
 PLAN_FORMAT = "customs-batch-plan"
@@ -171,7 +178,7 @@ def restore_sensitive(
             )
         restored: dict[tuple[str | int, ...], Any] = {}
         for where, digest in digested:
-            value = _value_at(spec, where)
+            value = value_at(spec, where)
             if value is None or sealer.digest(value, plan.lineage) != digest:
                 raise PlanFileError(
                     f"{source}: {change.address} {_where_text(where)} in the manifests "
@@ -182,15 +189,6 @@ def restore_sensitive(
             restored[where] = value
         changes.append(replace(change, spec=replaced(change.spec, restored)))
     return replace(plan, changes=tuple(changes))
-
-
-def _value_at(spec: Any, where: tuple[str | int, ...]) -> Any:
-    for step in where:
-        if isinstance(step, int):
-            spec = spec[step] if isinstance(spec, list) and step < len(spec) else None
-        else:
-            spec = spec.get(step) if isinstance(spec, Mapping) else None
-    return spec
 
 
 def _where_text(where: tuple[str | int, ...]) -> str:
