@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from customs_batch.client import RateLimiter
 from customs_batch.environments import Environment, StateKind
 from customs_batch.errors import ConfigError
+from customs_batch.sensitive import Sealer
 from customs_batch.state.backend import LocalBackend, StateBackend
 
 if TYPE_CHECKING:
@@ -34,12 +35,35 @@ def backend_for(
     (a backup, a journal) are there; a database keeps no such traces apart from its rows.
     """
     settings = environment.state
+    sealer = sealer_for(environment, environ)
     if settings.backend is StateKind.LOCAL:
-        return LocalBackend(environment.state_dir, allow_empty_state=allow_empty_state)
+        return LocalBackend(
+            environment.state_dir, allow_empty_state=allow_empty_state, sealer=sealer
+        )
     # Imported here so that the local backend never loads the database driver.
     from customs_batch.state.postgres import PostgresBackend
 
-    return PostgresBackend(state_url(environment, environ), settings.name or environment.name)
+    return PostgresBackend(
+        state_url(environment, environ), settings.name or environment.name, sealer=sealer
+    )
+
+
+def sealer_for(environment: Environment, environ: Mapping[str, str] | None = None) -> Sealer:
+    """What digests the sensitive values of ``environment``'s state: keyed by its API key,
+    read only when a value has to be digested (docs/state.md, "Sensitive fields")."""
+
+    def api_key() -> str:
+        try:
+            return environment.credential.resolve(environ)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"the state of environment {environment.name!r} keeps sensitive values "
+                "(guarantee access codes) as digests keyed by the API key, and the key "
+                f"cannot be read: {exc.message}",
+                hint=exc.hint,
+            ) from None
+
+    return Sealer(api_key)
 
 
 def state_url(environment: Environment, environ: Mapping[str, str] | None = None) -> str:

@@ -109,7 +109,9 @@ def apply(
 
     PLANFILE is a plan saved with `plan -out FILE`, known by its content; a plan written with
     `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is
-    refused (exit 64).
+    refused (exit 64). A saved plan holds guarantee access codes only as digests: apply
+    reads them again from the manifests the plan was made from (run it from the same
+    folder) and refuses the plan when one changed.
 
     \b
     Examples:

@@ -65,7 +65,9 @@ def plan(
 ) -> int:
     """Compare the manifests with the recorded state and show what apply would do.
 
-    Needs no network and no key: it reads the manifests and the environment's state. Each
+    Needs no network: it reads the manifests and the environment's state. Guarantee access
+    codes are compared by digests keyed by the environment's API key: without the key a
+    recorded code is taken as unchanged (a note says so), and -out needs it. Each
     document is to create, to update in place (old -> new values shown), to resubmit (a
     departure the service rejected, now corrected), unchanged, to drop (refused by the
     service, never created, gone from the manifests), refused (a change the API cannot make,
@@ -114,6 +116,8 @@ def plan(
     append_step_summary(lambda: render_plan("markdown", view))
     if result.budget_note and format_name == "text":
         click.echo(f"Note: {result.budget_note}.", err=True)
+    if result.sensitive_note:
+        click.echo(f"Note: {result.sensitive_note}.", err=True)
     if out is not None and format_name == "text" and output is None:
         click.echo(f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`.")
     return int(result.exit_code(detailed=detailed_exitcode))

@@ -8,7 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from customs_batch.backends import connect
+from customs_batch.backends import connect, sealer_for
 from customs_batch.commands._inputs import Inputs
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
@@ -23,7 +23,13 @@ from customs_batch.execution.time_budget import TimeBudget
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.guard import large_change
-from customs_batch.planning.planfile import check_current, read_plan, saved_plan_among
+from customs_batch.planning.planfile import (
+    check_current,
+    needs_manifests,
+    read_plan,
+    restore_sensitive,
+    saved_plan_among,
+)
 from customs_batch.state.history import history_for
 from customs_batch.state.model import State
 
@@ -192,6 +198,12 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
     environment = inputs.chosen_environment()
     saved = read_plan(plan_path, environment=environment.name) if plan_path else None
     documents = inputs.documents() if saved is None else []
+    if saved is not None and plan_path is not None and needs_manifests(saved):
+        # The plan file holds the sensitive values it sends (a guarantee's access code)
+        # only as digests: the values come from the manifests it was made from.
+        manifests = Inputs(paths=tuple(Path(path) for path in saved.manifests))
+        specs = {str(doc.address): doc.spec for doc in manifests.documents()}
+        saved = restore_sensitive(saved, specs, sealer_for(environment), source=plan_path)
     client = connect(environment)
     backend = inputs.backend(environment)
     with client, backend.open("apply", lock_timeout=options.lock_timeout) as session:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from customs_batch.backends import rate_budget_note
+from customs_batch.backends import rate_budget_note, sealer_for
 from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
@@ -40,6 +40,8 @@ class PlanResult:
     edges: Mapping[Address, tuple[Edge, ...]]
     budget_note: str | None = None
     saved_to: Path | None = None
+    sensitive_note: str | None = None
+    """Set when sensitive values (access codes) could not be compared: no API key here."""
 
     def exit_code(self, *, detailed: bool = False) -> ExitCode:
         """1 while anything is refused, rejected at the service or needs a decision; with
@@ -77,13 +79,28 @@ def make_plan(options: PlanOptions) -> PlanResult:
     )
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
-        write_plan(options.save_to, plan, environment=environment.name)
+        write_plan(
+            options.save_to,
+            plan,
+            environment=environment.name,
+            sealer=sealer_for(environment),
+            manifests=[str(path) for path in inputs.paths] or ["."],
+        )
+    uncompared = state.sealer.uncompared if state.sealer is not None else 0
     return PlanResult(
         plan,
         environment,
         edges,
         budget_note=rate_budget_note(environment),
         saved_to=options.save_to,
+        sensitive_note=(
+            f"{uncompared} recorded access code(s) were taken as unchanged without being "
+            f"compared: the state keeps them as digests keyed by the API key, and "
+            f"{environment.credential.describe()} cannot be read here. A plan where the key "
+            "is set (apply's) compares them"
+            if uncompared
+            else None
+        ),
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from customs_batch.collector import bulk
-from customs_batch.kinds import Address
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import JSON, Document
@@ -70,6 +70,14 @@ def _plan(
             raise KeyError(field)
         return record.outputs[field]
 
+    sealer = state.sealer
+
+    def compared(kind: Kind, spec: Mapping[str, JSON], recorded: Mapping[str, JSON]) -> JSON:
+        """``spec`` as the record keeps it: its sensitive values as digests."""
+        if sealer is None:
+            return spec
+        return sealer.compared(kind, spec, recorded, state.lineage)
+
     changes: list[PlannedChange] = []
     # An empty state (a first plan of a bulk load) has no orphans: no set of every name.
     named = {str(doc.address) for doc in documents} if state.resources else set()
@@ -82,7 +90,11 @@ def _plan(
         doc = pending.pop()  # the last reference when consumed: freed at the next one
         spec, unknown = resolve(doc.spec, lookup)
         record = recorded(str(doc.address))
-        values = field_changes(record.spec, spec) if record is not None else ()
+        values = (
+            field_changes(record.spec, compared(doc.kind, spec, record.spec))
+            if record is not None
+            else ()
+        )
         place = identities.place(doc)
         identity: tuple[str, ...] = ()
         moved_from: Address | None = None
@@ -97,7 +109,7 @@ def _plan(
             moved_from = Address.parse(renamed.address)
             identities.take(renamed.address)
             moved[str(doc.address)] = earlier = _restored(renamed)
-            values = field_changes(earlier.spec, spec)
+            values = field_changes(earlier.spec, compared(doc.kind, spec, earlier.spec))
             followed = _following_replacements(doc, earlier, unknown, replaced, recorded)
             decided = _decide(doc.address, spec, earlier, values, now, followed)
             if decided.action is Action.NO_CHANGE:

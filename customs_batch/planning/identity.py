@@ -139,13 +139,22 @@ class Identities:
         candidates = [
             c
             for c in self._records_like(address, identity)
-            if c not in self._taken and self._comparable(model, c, spec)
+            if c not in self._taken and self._comparable(model, c, address.kind, spec)
         ]
         if not candidates:
             return create, None
         return self._against(model, address, spec, what, candidates)
 
-    def _comparable(self, model: KindModel, address: str, spec: Mapping[str, JSON]) -> bool:
+    def _like(self, kind: Kind, spec: Mapping[str, JSON], record: ResourceRecord) -> JSON:
+        """``spec`` as ``record`` would keep it (sensitive values as digests), to compare."""
+        sealer = self._state.sealer
+        if sealer is None:
+            return spec
+        return sealer.compared(kind, spec, record.spec, self._state.lineage)
+
+    def _comparable(
+        self, model: KindModel, address: str, kind: Kind, spec: Mapping[str, JSON]
+    ) -> bool:
         """Whether the record at ``address`` can tell anything about a new document of its
         identity. A record written before identities were kept, of a kind with lanes, knows
         no place in its lane: only the same request counts. A forgotten record of a kind
@@ -153,7 +162,7 @@ class Identities:
         record = self._read(address)
         if record.never_created:
             return False  # nothing of it exists at the service
-        if dict(record.spec) == dict(spec):
+        if dict(record.spec) == dict(self._like(kind, spec, record)):
             return True
         if not record.identity and model.lane is not None:
             return False
@@ -189,7 +198,7 @@ class Identities:
                 movable = found.forgotten_from == RecordStatus.APPLIED.value
             else:
                 movable = found.status is RecordStatus.APPLIED
-            if movable and dict(found.spec) == dict(spec):
+            if movable and dict(found.spec) == dict(self._like(address.kind, spec, found)):
                 self._taken.add(other)
                 return _moved(model, address, other, found), found
         other, found = records[0]
@@ -213,8 +222,9 @@ class Identities:
                 f"adopt {other} ID` or `customs-batch state forget {other}`), or `customs-batch "
                 f"state mv {other} {address}` if this document is that one renamed"
             ), None
+        like = self._like(address.kind, spec, found)
         changed = sorted(
-            name for name in set(found.spec) | set(spec) if found.spec.get(name) != spec.get(name)
+            name for name in set(found.spec) | set(like) if found.spec.get(name) != like.get(name)
         )
         return _refused(
             f"it declares the same as {other}{held} ({what}), {where}, with other values "

@@ -98,6 +98,9 @@ class Plan:
     serial: int
     inputs_digest: str = ""
     large_change: LargeChange | None = None
+    manifests: tuple[str, ...] = ()
+    """For a saved plan: the manifest paths it was made from (as given to ``plan``), read
+    again by ``apply`` for the sensitive values the plan file holds only as digests."""
 
     @property
     def counts(self) -> Mapping[Action, int]:

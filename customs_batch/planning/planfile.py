@@ -2,7 +2,9 @@
 
 A plan file records the state's lineage and serial and a digest of the inputs, so an apply
 can refuse a plan made against a state that has moved since. It holds request bodies, never
-an API key.
+an API key, and their sensitive values (a guarantee's access code) only as keyed digests:
+``apply`` reads those values again from the manifests the plan names, and refuses the plan
+when one of them is not the value the plan was made with (:func:`restore_sensitive`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,14 @@ from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.output_file import write_named_file
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
+from customs_batch.sensitive import (
+    Sealer,
+    is_digest,
+    replaced,
+    sensitive_paths,
+    value_at,
+    values_at,
+)
 from customs_batch.userfiles import open_user_file
 
 PLAN_FORMAT = "customs-batch-plan"
@@ -46,8 +57,17 @@ def digest_documents(documents: Sequence[Document]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
-    """Save ``plan`` for ``environment`` as deterministic JSON."""
+def write_plan(
+    path: Path,
+    plan: Plan,
+    *,
+    environment: str,
+    sealer: Sealer,
+    manifests: Sequence[str] = (),
+) -> None:
+    """Save ``plan`` for ``environment`` as deterministic JSON, its sensitive values as
+    digests (``sealer``, keyed for the plan's lineage); ``manifests`` are the paths the plan
+    was made from, to read those values again at apply."""
     body = {
         "format": PLAN_FORMAT,
         VERSION_KEY: PLAN_VERSION,
@@ -55,7 +75,8 @@ def write_plan(path: Path, plan: Plan, *, environment: str) -> None:
         "lineage": plan.lineage,
         "serial": plan.serial,
         "inputsDigest": plan.inputs_digest,
-        "changes": [_change_to_json(change) for change in plan.changes],
+        "manifests": list(manifests),
+        "changes": [_change_to_json(change, sealer, plan.lineage) for change in plan.changes],
     }
     # Not sorted: "format" stays first, so a plan file is recognised from its first bytes.
     write_named_file(path, (json.dumps(body, indent=2) + "\n").encode(), what="plan")
@@ -88,7 +109,14 @@ def read_plan(path: Path, *, environment: str) -> Plan:
         )
     try:
         changes = tuple(_change_from_json(item) for item in body["changes"])
-        return Plan(changes, str(body["lineage"]), int(body["serial"]), str(body["inputsDigest"]))
+        manifests = tuple(str(item) for item in body.get("manifests") or ())
+        return Plan(
+            changes,
+            str(body["lineage"]),
+            int(body["serial"]),
+            str(body["inputsDigest"]),
+            manifests=manifests,
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanFileError(f"{path}: the plan file is damaged ({exc})") from exc
 
@@ -109,13 +137,74 @@ def check_current(plan: Plan, lineage: str, serial: int, *, source: Path) -> Non
         )
 
 
-def _change_to_json(change: PlannedChange) -> dict[str, Any]:
+def needs_manifests(plan: Plan) -> bool:
+    """Whether applying ``plan`` sends a value the plan file holds only as a digest."""
+    return any(_digested(change) for change in plan.changes)
+
+
+def _digested(change: PlannedChange) -> list[tuple[tuple[str | int, ...], str]]:
+    """The sensitive values of a change that sends, where the plan holds a digest."""
+    if not change.requests:
+        return []
+    return [
+        (where, value)
+        for path in sensitive_paths(change.address.kind)
+        for where, value in values_at(change.spec, path)
+        if isinstance(value, str) and is_digest(value)
+    ]
+
+
+def restore_sensitive(
+    plan: Plan, specs: Mapping[str, Mapping[str, Any]], sealer: Sealer, *, source: Path
+) -> Plan:
+    """``plan`` with each digest of a sensitive value it sends replaced by the value in
+    ``specs`` (the manifests' documents by address), once that value's digest is the one
+    the plan holds; a value that is gone or differs refuses the plan."""
+    changes: list[PlannedChange] = []
+    where_from = ", ".join(plan.manifests) or "."
+    for change in plan.changes:
+        digested = _digested(change)
+        if not digested:
+            changes.append(change)
+            continue
+        spec = specs.get(str(change.address))
+        if spec is None:
+            raise PlanFileError(
+                f"{source}: the plan sends {change.address}, whose sensitive values it holds "
+                f"only as digests, and the manifests ({where_from}) no longer hold "
+                f"{change.address}",
+                hint="run apply from the folder the plan was made in, with the same manifests; "
+                "or make a new plan with `customs-batch plan -out FILE`",
+            )
+        restored: dict[tuple[str | int, ...], Any] = {}
+        for where, digest in digested:
+            value = value_at(spec, where)
+            if value is None or sealer.digest(value, plan.lineage) != digest:
+                raise PlanFileError(
+                    f"{source}: {change.address} {_where_text(where)} in the manifests "
+                    f"({where_from}) is not the value the plan was made with: the manifests "
+                    "changed since",
+                    hint="make a new plan with `customs-batch plan -out FILE` and review it",
+                )
+            restored[where] = value
+        changes.append(replace(change, spec=replaced(change.spec, restored)))
+    return replace(plan, changes=tuple(changes))
+
+
+def _where_text(where: tuple[str | int, ...]) -> str:
+    out = ""
+    for step in where:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return out
+
+
+def _change_to_json(change: PlannedChange, sealer: Sealer, lineage: str) -> dict[str, Any]:
     return {
         "address": str(change.address),
         "action": change.action.value,
         "operation": change.operation.value,
         "reason": change.reason,
-        "spec": change.spec,
+        "spec": sealer.seal(change.address.kind, change.spec, lineage, stored=False),
         "unknown": [list(path) for path in change.unknown],
         "changed": list(change.changed),
         "origin": change.origin,

@@ -8,6 +8,7 @@ from typing import Any
 from customs_batch.formats import VERSION_KEY
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import guard_text, path_text, rate_per_second
+from customs_batch.sensitive import masked
 
 PLAN_JSON_VERSION = 1
 
@@ -36,7 +37,8 @@ def render_json(view: PlanView) -> str:
                 "knownAfterApply": [path_text(p) for p in change.unknown],
                 "dependsOn": [str(a) for a in change.depends_on],
                 "requests": change.requests,
-                "spec": change.spec,
+                # Sensitive values (a guarantee's access code) never: "(sensitive)".
+                "spec": masked(change.address.kind, change.spec),
                 **({"movedFrom": str(change.moved_from)} if change.moved_from else {}),
             }
             for change in plan.changes

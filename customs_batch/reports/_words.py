@@ -8,6 +8,7 @@ from typing import Any
 from customs_batch.client import RateLimit
 from customs_batch.findings import JsonPath
 from customs_batch.planning.model import Action, LargeChange, Plan
+from customs_batch.sensitive import SENSITIVE, is_sensitive
 
 SYMBOLS = {
     Action.CREATE: ("+", "green"),
@@ -99,15 +100,11 @@ def shown(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-SENSITIVE_FIELDS = frozenset({"accessCode"})
-"""Fields a plan never prints (a guarantee's access code): a plan goes into pull-request
-comments and job summaries."""
-SENSITIVE = "(sensitive)"
-
-
 def sensitive(path: str) -> bool:
-    """Whether the value at ``path`` (``DeclarationGuarantees[0].accessCode``) is secret."""
-    return path.rsplit(".", 1)[-1] in SENSITIVE_FIELDS
+    """Whether the value at ``path`` (``DeclarationGuarantees[0].accessCode``) is secret: a
+    field the schemas mark ``x-sensitive``. A plan never prints one: it goes into
+    pull-request comments and job summaries."""
+    return is_sensitive(path)
 
 
 def shown_at(path: str, value: Any, width: int = 80) -> str:

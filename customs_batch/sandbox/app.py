@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 
 from customs_batch.sandbox import contract, declarations, rto, template_groups, transit
+from customs_batch.sandbox.auth import forget_raw_keys
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
 from customs_batch.sandbox.gate import Gate, GateMiddleware, set_gate, show_gate
@@ -107,6 +108,8 @@ def create_app(
     store = Store(db_path)
     if store.is_empty:
         populate(store, seed or builtin_seed(), now())
+    else:
+        forget_raw_keys(store)  # a database an older emulator wrote
     sandbox = Sandbox(
         store=store,
         clock=now,

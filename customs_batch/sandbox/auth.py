@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from customs_batch.sandbox import contract
@@ -11,16 +12,30 @@ from customs_batch.sandbox.web import ApiError
 
 @dataclass(frozen=True)
 class Caller:
-    """Who sent a request: the API key and its company."""
+    """Who sent a request: the digest of its API key (see :func:`key_digest`) and its
+    company."""
 
     key: str
     company_id: int
 
 
+def key_digest(key: str) -> str:
+    """What the emulator keeps of an API key (its table of keys, the scope of idempotency
+    rows, the rate limit's buckets): a SHA-256 digest, never the key, so that its database
+    (``sandbox serve --db``) holds no key that could be used."""
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def is_key_digest(text: str) -> bool:
+    """Whether ``text`` is a :func:`key_digest` (an older database kept the keys)."""
+    return text.startswith("sha256:") and len(text) == 71
+
+
 def authenticate(store: Store, authorization: str | None) -> Caller:
     """The caller named by an ``Authorization: Bearer <key>`` header, or a 401/403 error."""
     scheme, _, key = (authorization or "").partition(" ")
-    record = store.get(Table.API_KEYS, key.strip()) if scheme.lower() == "bearer" else None
+    found = scheme.lower() == "bearer" and key.strip()
+    record = store.get(Table.API_KEYS, key_digest(key.strip())) if found else None
     if record is None or record.get("revoked"):
         raise ApiError(
             contract.INVALID_CREDENTIALS,
@@ -35,3 +50,18 @@ def authenticate(store: Store, authorization: str | None) -> Caller:
             {"error": "UNAUTHORIZED", "message": "the account of this API key is not active"},
         )
     return Caller(record["key"], record["companyId"])
+
+
+def forget_raw_keys(store: Store) -> None:
+    """Replace the API keys an older emulator database kept (in its table of keys and in the
+    scope of its idempotency rows) by their digests."""
+    with store.lock():
+        for record in store.values(Table.API_KEYS):
+            key = str(record.get("key", ""))
+            if key and not is_key_digest(key):
+                store.rekey(Table.API_KEYS, key, key_digest(key))
+                store.put(Table.API_KEYS, key_digest(key), {**record, "key": key_digest(key)})
+        for slot in [slot for slot in store.ids(Table.IDEMPOTENCY) if isinstance(slot, str)]:
+            scope, newline, rest = slot.partition("\n")
+            if newline and not is_key_digest(scope):
+                store.rekey(Table.IDEMPOTENCY, slot, f"{key_digest(scope)}\n{rest}")

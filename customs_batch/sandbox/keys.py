@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from customs_batch.sandbox import contract
-from customs_batch.sandbox.auth import authenticate
+from customs_batch.sandbox.auth import authenticate, key_digest
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import ApiError, error, json_body, json_response
@@ -31,10 +31,11 @@ async def rotate_key(request: Request) -> Response:
                 'the body must be {"newKey": "<key>"}: ASCII letters, digits and punctuation',
             )
         with sandbox.store.batch():
-            if sandbox.store.get(Table.API_KEYS, new_key) is not None:
+            new = key_digest(new_key)
+            if sandbox.store.get(Table.API_KEYS, new) is not None:
                 raise error(contract.DUPLICATE_CODE, "that key exists already")
             old = sandbox.store.get(Table.API_KEYS, caller.key) or {}
-            sandbox.store.put(Table.API_KEYS, new_key, {**old, "key": new_key})
+            sandbox.store.put(Table.API_KEYS, new, {**old, "key": new})
             sandbox.store.put(Table.API_KEYS, caller.key, {**old, "revoked": True})
     except ApiError as exc:
         return json_response(exc.body, exc.status, exc.headers)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -41,6 +43,10 @@ class Persistence(Protocol):
         """Save many records at once."""
         ...
 
+    def delete(self, table: str, record_id: int | str) -> None:
+        """Remove one record."""
+        ...
+
     def begin(self) -> None:
         """Start grouping saves into one transaction."""
         ...
@@ -67,6 +73,9 @@ class NoPersistence:
     def save_many(self, table: str, records: dict[int | str, JsonObject]) -> None:
         """Keep nothing."""
 
+    def delete(self, table: str, record_id: int | str) -> None:
+        """Nothing was kept."""
+
     def begin(self) -> None:
         """Nothing to group."""
 
@@ -77,11 +86,27 @@ class NoPersistence:
         """Nothing to release."""
 
 
+def _private(path: Path) -> None:
+    """Make the database readable by its owner only (it holds customs data): created so, or
+    made so when an earlier version left it open to others. SQLite gives its ``-wal`` and
+    ``-shm`` files the mode of the database; any left from an earlier run are made private
+    too. A file that cannot be changed (a read-only file system) is left to SQLite."""
+    if not path.exists():
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    for name in (path.name, *(path.name + suffix for suffix in ("-wal", "-shm", "-journal"))):
+        with contextlib.suppress(OSError):
+            found = path.with_name(name)
+            if found.stat().st_mode & 0o077:
+                os.chmod(found, 0o600)
+
+
 class SqlitePersistence:
     """Records as JSON rows of one SQLite table; IDs are stored as JSON to keep their type."""
 
     def __init__(self, path: Path) -> None:
         try:
+            _private(path)
             # The store's lock serialises use; the connection may move between threads.
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -110,6 +135,13 @@ class SqlitePersistence:
         rows = [(table, json.dumps(key), json.dumps(value)) for key, value in records.items()]
         with self._lock:
             self._db.executemany(_UPSERT, rows)
+
+    def delete(self, table: str, record_id: int | str) -> None:
+        """Remove one record (autocommit)."""
+        with self._lock:
+            self._db.execute(
+                "DELETE FROM records WHERE tbl = ? AND id = ?", (table, json.dumps(record_id))
+            )
 
     def begin(self) -> None:
         """Start a transaction: one commit for several saves is much cheaper than one each."""

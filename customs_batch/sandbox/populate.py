@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from customs_batch.sandbox import contract
+from customs_batch.sandbox.auth import key_digest
 from customs_batch.sandbox.records import JsonObject, parse_timestamp, timestamp
 from customs_batch.sandbox.seed import Seed
 from customs_batch.sandbox.store import RecordId, Store, Table
@@ -17,8 +18,10 @@ def populate(store: Store, seed: Seed, now: float) -> None:
     stamp = timestamp(now)
     tables: dict[Table, dict[RecordId, JsonObject]] = {table: {} for table in Table}
     for key in seed.api_keys:
-        tables[Table.API_KEYS][key.key] = {
-            "key": key.key,
+        # Only a digest of each key: the emulator's database never holds a key.
+        digest = key_digest(key.key)
+        tables[Table.API_KEYS][digest] = {
+            "key": digest,
             "companyId": key.company_id,
             "active": key.active,
         }

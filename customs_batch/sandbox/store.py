@@ -79,6 +79,11 @@ class Store:
         """The record ``record_id`` of ``table``, or None."""
         return self._tables[table].get(record_id)
 
+    def ids(self, table: Table) -> list[RecordId]:
+        """Every record ID of ``table`` in insertion order."""
+        with self._lock:
+            return list(self._tables[table])
+
     def values(self, table: Table) -> list[JsonObject]:
         """Every record of ``table`` in insertion order."""
         with self._lock:
@@ -96,6 +101,14 @@ class Store:
             for record_id, record in records.items():
                 self._remember(table, record_id, record)
             self._persistence.save_many(table.value, records)
+
+    def rekey(self, table: Table, old_id: RecordId, new_id: RecordId) -> None:
+        """Move a record to another ID (the old row is deleted from the database)."""
+        with self.batch():
+            record = self._tables[table].pop(old_id)
+            self._remember(table, new_id, record)
+            self._persistence.save(table.value, new_id, record)
+            self._persistence.delete(table.value, old_id)
 
     def next_id(self, table: Table) -> int:
         """One more than the largest integer ID of ``table`` (1 for an empty table)."""

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import UNCHANGED, fsync_dir, open_private, write_error
@@ -23,6 +23,9 @@ from customs_batch.state.file import read_state, write_state
 from customs_batch.state.journal import JournalEntry, JournalWriter, read_journal
 from customs_batch.state.lock import LockInfo, StateLock, Unlocked, force_unlock
 from customs_batch.state.model import ResourceRecord, State
+
+if TYPE_CHECKING:
+    from customs_batch.sensitive import Sealer
 
 STATE_FILE = "state.json"
 JOURNAL_FILE = "journal.jsonl"
@@ -68,8 +71,11 @@ class LocalBackend:
     ``allow_empty_state`` says that an empty start is deliberate.
     """
 
-    def __init__(self, directory: Path, *, allow_empty_state: bool = False) -> None:
+    def __init__(
+        self, directory: Path, *, allow_empty_state: bool = False, sealer: Sealer | None = None
+    ) -> None:
         self.directory = directory
+        self.sealer = sealer
         self.state_path = directory / STATE_FILE
         self.journal_path = directory / JOURNAL_FILE
         self.lock_path = directory / LOCK_FILE
@@ -93,12 +99,12 @@ class LocalBackend:
         state not yet written (serial 0: a first run that did not end); a journal written
         on a state file that is not here, or on a newer one, is refused.
         """
-        state = read_state(self.state_path)
+        state = read_state(self.state_path, self.sealer)
         absent = state is None
         if state is None:
             if not self.allow_empty_state:
                 self._refuse_a_lost_state()
-            state = State(lineage="", serial=0)
+            state = State(lineage="", serial=0, sealer=self.sealer)
         check = None if absent and self.allow_empty_state else self._refuse_a_partial_state
         return state, _apply_journal(state, self.journal_path, check, absent=absent)
 
@@ -232,6 +238,8 @@ class LocalSession:
             self._lock.check()
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
+            if record is not None:
+                record = self.state.seal(record)
             entry = JournalEntry(self.state.lineage, address, record, self.state.serial)
             sequence = self._journal.write(entry)
             self.state.apply(address, record)
@@ -247,6 +255,7 @@ class LocalSession:
         """Replace the whole state file by ``state`` (lineage, serial and every record)."""
         with self._mutex:
             self._journal.close()
+            state = state.sealed_by(self.backend.sealer)
             write_state(self.backend.state_path, state)
             _clear(self.backend.journal_path)
             self.state = state

@@ -17,13 +17,16 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import PRIVATE, describe, write_atomic, write_error
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.records import Records
 from customs_batch.userfiles import FileRefused, read_user_file
+
+if TYPE_CHECKING:
+    from customs_batch.sensitive import Sealer
 
 STATE_VERSION = 1
 
@@ -134,7 +137,7 @@ def split_records(data: bytes) -> tuple[str, int, dict[str, bytes]] | None:
     return lineage, int(tail.group(1)), entries
 
 
-def loads(data: bytes, *, source: Path) -> State:
+def loads(data: bytes, *, source: Path, sealer: Sealer | None = None) -> State:
     """Parse a state file; anything malformed is a StateError, never a silent reset.
 
     A file in the canonical layout is cut into records that are parsed when first used (a
@@ -143,7 +146,8 @@ def loads(data: bytes, *, source: Path) -> State:
     split = split_records(data)
     if split is not None:
         lineage, serial, entries = split
-        return State(lineage, serial, Records.from_entries(entries, source))
+        # Whether any record is in clear is found as the records are written back.
+        return State(lineage, serial, Records.from_entries(entries, source), sealer)
     hint = (
         f"restore the previous state from {source.name}.backup or from version control; "
         "never delete the state to get past this: it records what was sent"
@@ -162,12 +166,21 @@ def loads(data: bytes, *, source: Path) -> State:
         raise StateError(f"{source}: the state file has no valid lineage and serial", hint=hint)
     if not isinstance(resources, dict):
         raise StateError(f"{source}: the state file has no resources object", hint=hint)
-    state = State(lineage=document["lineage"], serial=document["serial"])
+    state = State(lineage=document["lineage"], serial=document["serial"], sealer=sealer)
     for address, record in resources.items():
         if not isinstance(record, dict):
             raise StateError(f"{source}: the record of {address} is not an object", hint=hint)
-        state.resources[address] = ResourceRecord.from_json(address, record)
+        state.apply(address, ResourceRecord.from_json(address, record))
+    state.clear_at_rest = _holds_clear(data, sealer)
     return state
+
+
+def _holds_clear(data: bytes, sealer: Sealer | None) -> bool:
+    """Whether a state file's ``data`` holds a sensitive value in clear (one search of the
+    whole file, about 1.3 ms a megabyte: for a file in another layout, parsed whole)."""
+    from customs_batch.sensitive import clear_value_pattern
+
+    return sealer is not None and clear_value_pattern().search(data) is not None
 
 
 def _upgrade(document: dict[str, Any], source: Path) -> dict[str, Any]:
@@ -187,8 +200,9 @@ def _upgrade(document: dict[str, Any], source: Path) -> dict[str, Any]:
     return document
 
 
-def read_state(path: Path) -> State | None:
-    """The state at ``path``, or None when there is no state file yet."""
+def read_state(path: Path, sealer: Sealer | None = None) -> State | None:
+    """The state at ``path``, or None when there is no state file yet; with ``sealer``, its
+    records' sensitive values are digests (see :mod:`customs_batch.sensitive`)."""
     try:
         data = read_user_file(path)
     except FileNotFoundError:
@@ -201,19 +215,33 @@ def read_state(path: Path) -> State | None:
         ) from None
     except OSError as exc:
         raise StateError(f"{path}: cannot read the state file ({exc.strerror})") from exc
-    return loads(data, source=path)
+    return loads(data, source=path, sealer=sealer)
 
 
 def write_state(path: Path, state: State) -> None:
     """Write ``state`` atomically (mode 0600), keeping the previous file as ``<name>.backup``."""
-    data = dump_pieces(state)
+    data = dump_pieces(state)  # finds the records as read that hold a value in clear
+    records = state.resources
+    if isinstance(records, Records) and records.clear_read:
+        state.clear_at_rest = True
     safe = (
         f"nothing recorded was lost: {path.name} is as it was, and the journal beside it "
         "keeps every outcome not yet in it, to be folded in by the next command that writes "
         "the state (apply, refresh)"
     )
-    _keep_backup(path, path.with_name(path.name + ".backup"), safe)
+    backup = path.with_name(path.name + ".backup")
+    if state.clear_at_rest:
+        # The file being replaced was written before sensitive values were digested: its
+        # backup is kept digested, not as a second copy of the values in clear.
+        previous = read_state(path, state.sealer)
+        if previous is not None:
+            write_atomic(backup, b"".join(dump_pieces(previous)), safe=safe)
+    else:
+        _keep_backup(path, backup, safe)
     write_atomic(path, data, safe=safe)
+    state.clear_at_rest = False
+    if isinstance(records, Records):
+        records.clear_read = False
 
 
 def _keep_backup(path: Path, backup: Path, safe: str) -> None:

@@ -6,9 +6,12 @@ import uuid
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customs_batch.errors import StateError
+
+if TYPE_CHECKING:
+    from customs_batch.sensitive import Sealer
 
 JSON = Any
 """A JSON-like value."""
@@ -162,14 +165,44 @@ class State:
     lineage: str
     serial: int = 0
     resources: MutableMapping[str, ResourceRecord] = field(default_factory=dict)
+    sealer: Sealer | None = field(default=None, compare=False, repr=False)
+    """Digests the sensitive values of every record this state holds (see
+    :mod:`customs_batch.sensitive`); None keeps them as they are (a state in memory)."""
+    clear_at_rest: bool = field(default=False, compare=False, repr=False)
+    """Whether the file this state was read from holds a sensitive value in clear (written
+    before digests were kept): its backup is then written digested too."""
+
+    def __post_init__(self) -> None:
+        from customs_batch.state.records import Records
+
+        if isinstance(self.resources, Records):
+            self.resources.sealing = self.seal
 
     @classmethod
     def new(cls) -> State:
         return cls(lineage=str(uuid.uuid4()))
 
+    def seal(self, record: ResourceRecord) -> ResourceRecord:
+        """``record`` with its sensitive values as digests under this state's key."""
+        if self.sealer is None:
+            return record
+        from customs_batch.sensitive import sealed_record
+
+        return sealed_record(record, self.sealer, self.lineage)
+
+    def sealed_by(self, sealer: Sealer | None) -> State:
+        """This state with every record digested by ``sealer`` (a state brought in whole:
+        ``state push``)."""
+        self.sealer = sealer
+        if sealer is not None:
+            for address in list(self.resources):
+                self.resources[address] = self.seal(self.resources[address])
+        return self
+
     def apply(self, address: str, record: ResourceRecord | None) -> None:
-        """Set (or with None, forget) the record of ``address``."""
+        """Set (or with None, forget) the record of ``address``, its sensitive values
+        digested."""
         if record is None:
             self.resources.pop(address, None)
         else:
-            self.resources[address] = record
+            self.resources[address] = self.seal(record)

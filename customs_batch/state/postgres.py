@@ -31,6 +31,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from customs_batch.errors import StateError
+from customs_batch.sensitive import Sealer, clear_value_pattern, kind_of_address
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
@@ -51,10 +52,11 @@ def lock_key(name: str) -> int:
 class PostgresBackend:
     """One named state in a PostgreSQL database, reached with ``url``."""
 
-    def __init__(self, url: str, name: str) -> None:
+    def __init__(self, url: str, name: str, *, sealer: Sealer | None = None) -> None:
         self.url = url
         self.name = name
         self.key = lock_key(name)
+        self.sealer = sealer
 
     def __repr__(self) -> str:  # never the URL: it may carry a password
         return f"PostgresBackend(name={self.name!r})"
@@ -80,7 +82,7 @@ class PostgresBackend:
     def read(self) -> State:
         """The state with any pending journal applied, without writing anything."""
         with self._connect() as connection:
-            return self._guard("read the state", lambda: _load(connection, self.name))
+            return self._guard("read the state", lambda: _load(connection, self.name, self.sealer))
 
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> PostgresSession:
         """Lock the state for ``operation`` and fold any journal a crashed run left behind."""
@@ -90,11 +92,13 @@ class PostgresBackend:
                 "take the state lock", lambda: self._acquire(connection, operation, lock_timeout)
             )
             self._guard("fold the journal", lambda: _fold(connection, self.name))
-            state = self._guard("read the state", lambda: _load(connection, self.name))
+            state = self._guard("read the state", lambda: _load(connection, self.name, self.sealer))
+            session = PostgresSession(self, connection, state, info)
+            session.upgrade()
         except BaseException:
             connection.close()  # the lock, if taken, goes with the session
             raise
-        return PostgresSession(self, connection, state, info)
+        return session
 
     def _acquire(self, connection: Connection, operation: str, timeout: float) -> LockInfo:
         if timeout <= 0:
@@ -236,6 +240,8 @@ class PostgresSession:
         with self._mutex:
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
+            if record is not None:
+                record = self.state.seal(record)
             body = None if record is None else Jsonb(record.to_json())
             self._pending.append((self.state.lineage, address, body))
             self._written += 1
@@ -273,6 +279,20 @@ class PostgresSession:
         )
         self.backend._guard("record an operation", lambda: self._connection.execute(query, params))
 
+    def upgrade(self) -> None:
+        """Record again, digested, every record whose row holds a sensitive value in clear
+        (written before digests were kept): folded into the rows when the session ends."""
+        resources = self.state.resources
+        if self.state.sealer is None or not isinstance(resources, Records):
+            return
+        pattern = clear_value_pattern()
+        for address in resources:
+            text = resources.text_of(address)
+            if text is None or not kind_of_address(address):
+                continue
+            if pattern.search(text.encode() if isinstance(text, str) else text) is not None:
+                self._append(address, resources[address])
+
     def check_lock(self) -> None:
         """Raise when this session lost its lock. The advisory lock lives as long as the
         database session, so the lock is held while the connection is; a session ended by
@@ -290,6 +310,7 @@ class PostgresSession:
     def replace(self, state: State) -> None:
         """Replace the whole state by ``state`` (lineage, serial and every record)."""
         with self._sync_lock, self._mutex:
+            state = state.sealed_by(self.backend.sealer)
             self.backend._guard(
                 "replace the state", lambda: _replace(self._connection, self.backend.name, state)
             )
@@ -339,20 +360,21 @@ class PostgresSession:
             self.close()
 
 
-def _load(connection: Connection, name: str) -> State:
+def _load(connection: Connection, name: str, sealer: Sealer | None = None) -> State:
     """The state ``name`` as one snapshot, with its pending journal applied in memory."""
     with connection.transaction():
         connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         row = connection.execute(
             "SELECT lineage, serial FROM customs_batch_states WHERE name = %s", (name,)
         ).fetchone()
-        state = State(lineage=row[0], serial=int(row[1])) if row else State(lineage="", serial=0)
         # The records as text, each parsed when first used: a run that changes ten
         # records of 100,000 parses ten (see docs/benchmarks.md).
         rows = connection.execute(
             "SELECT address, record::text FROM customs_batch_resources WHERE state = %s", (name,)
         ).fetchall()
-        state.resources = Records.from_texts(dict(rows), f"the state {name} in the database")
+        records = Records.from_texts(dict(rows), f"the state {name} in the database")
+        lineage, serial = (row[0], int(row[1])) if row else ("", 0)
+        state = State(lineage=lineage, serial=serial, resources=records, sealer=sealer)
         journal = connection.execute(
             "SELECT lineage, address, record FROM customs_batch_journal WHERE state = %s "
             "ORDER BY seq",

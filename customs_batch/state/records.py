@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Collection, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping
 from pathlib import Path
 
 from customs_batch.errors import StateError
+from customs_batch.sensitive import clear_value_pattern, kind_of_address
 from customs_batch.state.model import RecordStatus, ResourceRecord
 
 
@@ -32,6 +33,11 @@ class Records(MutableMapping[str, ResourceRecord]):
         self._values: dict[str, ResourceRecord | bytes | str] = {}
         self._entries: dict[str, bytes] = {}
         self._lock = threading.Lock()
+        self.sealing: Callable[[ResourceRecord], ResourceRecord] | None = None
+        """Digests a record's sensitive values as it is parsed (set by its State)."""
+        self.clear_read = False
+        """Whether an entry as read was found to hold a sensitive value in clear (looked
+        for when the entry is written back or replaced, not when it is read)."""
 
     @classmethod
     def from_entries(cls, entries: dict[str, bytes], source: Path) -> Records:
@@ -50,8 +56,22 @@ class Records(MutableMapping[str, ResourceRecord]):
         return records
 
     def entry_of(self, address: str) -> bytes | None:
-        """The record's entry as it was read, or None once it was replaced."""
-        return self._entries.get(address)
+        """The record's entry as it was read, or None once it was replaced or when it holds
+        a sensitive value in clear (written before digests were kept: it is written again,
+        digested)."""
+        entry = self._entries.get(address)
+        if entry is not None and self._clear(address, entry):
+            return None
+        return entry
+
+    def _clear(self, address: str, entry: bytes) -> bool:
+        """Whether ``entry`` holds a sensitive value in clear (noted in ``clear_read``)."""
+        if self.sealing is None or not kind_of_address(address):
+            return False
+        if clear_value_pattern().search(entry) is None:
+            return False
+        self.clear_read = True
+        return True
 
     def __getitem__(self, address: str) -> ResourceRecord:
         value = self._values[address]
@@ -78,12 +98,17 @@ class Records(MutableMapping[str, ResourceRecord]):
     def __setitem__(self, address: str, record: ResourceRecord) -> None:
         with self._lock:
             self._values[address] = record
-            self._entries.pop(address, None)
+            self._replaced(address)
 
     def __delitem__(self, address: str) -> None:
         with self._lock:
             del self._values[address]
-            self._entries.pop(address, None)
+            self._replaced(address)
+
+    def _replaced(self, address: str) -> None:
+        entry = self._entries.pop(address, None)
+        if entry is not None:
+            self._clear(address, entry)
 
     def __contains__(self, address: object) -> bool:
         return address in self._values
@@ -112,9 +137,10 @@ class Records(MutableMapping[str, ResourceRecord]):
                 f"{where}: the record of {address} is not an object", hint=_hint(where)
             )
         try:
-            return ResourceRecord.from_json(address, data)
+            record = ResourceRecord.from_json(address, data)
         except StateError as exc:
             raise StateError(f"{where}: {exc}", hint=_hint(where)) from None
+        return record if self.sealing is None else self.sealing(record)
 
 
 def _hint(source: Path | str) -> str:

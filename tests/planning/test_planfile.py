@@ -14,15 +14,18 @@ from customs_batch.planning.planfile import (
     read_plan,
     write_plan,
 )
+from customs_batch.sensitive import Sealer
 from customs_batch.state import State
 
 from .helpers import movement
+
+SEALER = Sealer(lambda: "test-api-key")
 
 
 def test_a_saved_plan_reads_back_equal(tmp_path: Path) -> None:
     docs = [movement("a", 0), movement("b", 1)]
     plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
-    write_plan(tmp_path / "p.json", plan, environment="local")
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
     assert read_plan(tmp_path / "p.json", environment="local") == plan
     body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
     assert list(body)[:2] == ["format", "formatVersion"] and "version" not in body
@@ -31,7 +34,7 @@ def test_a_saved_plan_reads_back_equal(tmp_path: Path) -> None:
 def test_a_plan_file_of_the_earlier_spelling_still_reads(tmp_path: Path) -> None:
     docs = [movement("a", 0)]
     plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
-    write_plan(tmp_path / "p.json", plan, environment="local")
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
     body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
     body = {"format": body.pop("format"), "version": body.pop("formatVersion"), **body}
     (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
@@ -61,7 +64,7 @@ def test_the_digest_is_the_one_plans_saved_earlier_carry() -> None:
 
 def test_a_plan_for_another_environment_or_a_moved_state_is_refused(tmp_path: Path) -> None:
     plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
-    write_plan(tmp_path / "p.json", plan, environment="local")
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
     with pytest.raises(PlanFileError, match="made for environment 'local'"):
         read_plan(tmp_path / "p.json", environment="sandbox")
     check_current(plan, "lin", 2, source=tmp_path / "p.json")

@@ -3,8 +3,8 @@ and on a PostgreSQL state, including an interrupted run and failed connections; 
 file the runs wrote, everything they printed and every row of every table of the state
 database (resources, journal, lock holders, rate budgets) is searched for both.
 
-Guarantee access codes are customs data the state holds by design (its files are private,
-0600, and so is the database): they are not searched for."""
+Guarantee access codes are not searched for here: tests/e2e/test_sensitive_at_rest.py
+searches for one (the state keeps them only as digests)."""
 
 from __future__ import annotations
 
