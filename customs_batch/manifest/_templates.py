@@ -26,6 +26,7 @@ from jinja2.loaders import split_template_path
 from jinja2.meta import find_referenced_templates, find_undeclared_variables
 
 from customs_batch.manifest import _jinja
+from customs_batch.manifest._dependencies import TEMPLATES, note
 from customs_batch.manifest._jinja import (
     MAX_OUTPUT_CHARS,
     JinjaProblem,
@@ -72,6 +73,8 @@ def find_template(project_root: Path, name: str) -> TemplateSource | JinjaProble
     if not _NAME.fullmatch(name):
         message = f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
         return JinjaProblem("template.not-found", message)
+    # Before the per-process cache: each file that uses a template depends on the folder.
+    note(TEMPLATES, project_root / "templates")
     return _find_cached(project_root.resolve(), name)
 
 
