@@ -164,21 +164,24 @@ class LoadCache:
 
     def put(
         self, file: str, content: bytes, dependencies: tuple[Dependency, ...], outcome: Any
-    ) -> None:
-        """Store ``outcome`` for ``file``; a cache that cannot be written is left alone."""
+    ) -> bytes | None:
+        """Store ``outcome`` for ``file`` and return the entry as written (None when it
+        could not be: a cache that cannot be written is left alone)."""
         root = str(find_project_root(Path(file)))
         entry = _Entry(self.fingerprint, file, content, root, dependencies, outcome)
         temporary = None
         try:
+            data = _MAGIC + pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
             _prepare(self.folder)
             descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".new-")
             with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600
-                handle.write(_MAGIC)
-                pickle.dump(entry, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(data)
             os.replace(temporary, self.entry_path(file))
         except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
             if temporary is not None:
                 _remove(temporary)
+            return None
+        return data
 
     def trim(self) -> None:
         """Remove the entries used longest ago while the folder is over its bound."""
@@ -224,32 +227,52 @@ def each_file_cached(
     found = [cache.get(file_of(item), known) for item in items]
     missing = [item for item, entry in zip(items, found, strict=True) if entry is None]
     workers = worker_count(jobs, [file_of(item) for item in missing])
-    computed = each_file(missing, _Stored(work, cache, file_of), settings, workers, hint=hint)
+    stored = _Stored(work, cache, file_of, send_entry=workers > 1)
+    computed = each_file(missing, stored, settings, workers, hint=hint)
     for entry in found:
-        yield next(computed) if entry is None else entry.outcome
+        if entry is not None:
+            yield entry.outcome
+            continue
+        result = next(computed)
+        yield result.outcome() if isinstance(result, _Written) else result
     if missing:
         cache.trim()
 
 
 @dataclass(frozen=True)
+class _Written:
+    """An entry as written, sent back by a loading process instead of the outcome: the
+    outcome is pickled once, for the cache, and not a second time to be sent."""
+
+    data: bytes
+
+    def outcome(self) -> Any:
+        entry = pickle.loads(self.data[len(_MAGIC) :])
+        return entry.outcome
+
+
+@dataclass(frozen=True)
 class _Stored(Generic[Item, Settings, Outcome]):
-    """``work``, storing each result whose inputs held still while it was computed."""
+    """``work``, storing each result whose inputs held still while it was computed; with
+    ``send_entry`` (in a loading process) the entry written is what is returned."""
 
     work: Callable[[Item, Settings], Outcome]
     cache: LoadCache
     file_of: Callable[[Item], str]
+    send_entry: bool = False
 
-    def __call__(self, item: Item, settings: Settings) -> Outcome:
+    def __call__(self, item: Item, settings: Settings) -> Outcome | _Written:
         file = self.file_of(item)
         before = file_digest(file)
         with recording() as noted:
             outcome = self.work(item, settings)
-        if before == file_digest(file) and all(
-            digest(what, path) == taken for (what, path), taken in noted.items()
+        if before != file_digest(file) or any(
+            digest(what, path) != taken for (what, path), taken in noted.items()
         ):
-            dependencies = tuple((what, path, taken) for (what, path), taken in noted.items())
-            self.cache.put(file, before, dependencies, outcome)
-        return outcome
+            return outcome
+        dependencies = tuple((what, path, taken) for (what, path), taken in noted.items())
+        written = self.cache.put(file, before, dependencies, outcome)
+        return _Written(written) if written is not None and self.send_entry else outcome
 
 
 def cache_folder() -> Path:

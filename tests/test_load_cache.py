@@ -314,3 +314,17 @@ def test_a_file_changed_while_it_loads_is_not_stored(project: Path) -> None:
     assert stored("manifests/movements.yaml", None) == "result of the old content"
     assert not (project / "cache").exists()
     assert cache.get("manifests/movements.yaml", {}) is None
+
+
+def test_files_loaded_by_a_pool_of_processes_are_cached_the_same(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_bad(project)
+    cold = validate_paths([Path("manifests")], jobs=1)
+    assert validate_paths([Path("manifests")], jobs=2, cache=True) == cold
+    cold_plan = load_inputs([Path("manifests")], jobs=1)
+    pooled_plan = load_inputs([Path("manifests")], jobs=2, cache=True)
+    assert pooled_plan.documents == cold_plan.documents
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    assert _validate() == cold
+    assert loaded == []
