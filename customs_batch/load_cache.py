@@ -36,7 +36,6 @@ import importlib.util
 import os
 import pickle
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -126,7 +125,11 @@ class LoadCache:
             )
         )
         fingerprint = hashlib.blake2b(key.encode("utf-8", "surrogateescape")).digest()
-        return cls(str(cache_folder()), fingerprint, max_cache_bytes())
+        try:
+            folder = cache_folder()
+        except (OSError, RuntimeError, KeyError):  # no home folder to put it in: no cache
+            return None
+        return cls(str(folder), fingerprint, max_cache_bytes())
 
     def entry_path(self, file: str) -> str:
         """Where ``file``'s entry is: one per file, fingerprint and path as given."""
@@ -172,6 +175,8 @@ class LoadCache:
         temporary = None
         try:
             data = _MAGIC + pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+            import tempfile  # here: a run that writes nothing does without its imports
+
             _prepare(self.folder)
             descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".new-")
             with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600

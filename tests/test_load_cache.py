@@ -328,3 +328,20 @@ def test_files_loaded_by_a_pool_of_processes_are_cached_the_same(
     loaded = _loaded_files(monkeypatch, batch, "_check_file")
     assert _validate() == cold
     assert loaded == []
+
+
+def test_a_cache_that_cannot_be_written_is_no_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "not-a-folder").write_text("a file where the cache folder would be\n")
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(project / "not-a-folder"))
+    assert _validate() == validate_paths([Path("manifests")], jobs=1)
+    assert (project / "not-a-folder").read_text() == "a file where the cache folder would be\n"
+
+
+def test_without_a_home_folder_there_is_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert LoadCache.for_run("validate", "settings") is None
