@@ -23,8 +23,8 @@ what a loading process already sends back (the same classes), behind a header na
 format. A missing, corrupt or foreign entry is a miss and is written again, never an error.
 Each entry is written to a temporary file and renamed over the old one, so two runs sharing a
 cache never read half an entry; an entry is stored only when the file and what it read were
-the same before and after loading, so a file edited during a run is never cached with the
-result of its other content. Files are 0600 in a 0700 folder (they hold customs data); the
+the bytes loading read and what it read besides were the same as their digests in the key,
+so a file edited during a run is never cached with the result of its other content. Files are 0600 in a 0700 folder (they hold customs data); the
 folder is kept under ``CUSTOMS_BATCH_CACHE_MAX_MB`` by removing the entries used longest ago.
 """
 
@@ -44,7 +44,13 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from customs_batch import __version__
-from customs_batch.manifest._dependencies import Dependency, digest, file_digest, recording
+from customs_batch.manifest._dependencies import (
+    MANIFEST,
+    Dependency,
+    digest,
+    file_digest,
+    recording,
+)
 from customs_batch.manifest._discover import CONFIG_FILE, find_project_root
 from customs_batch.manifest._line_bound import MAX_LINE_MB_VARIABLE
 from customs_batch.resources import builtin_templates_dir, schemas_dir
@@ -271,7 +277,9 @@ class _Stored(Generic[Item, Settings, Outcome]):
         before = file_digest(file)
         with recording() as noted:
             outcome = self.work(item, settings)
-        if before != file_digest(file) or any(
+        # The bytes loading read, else (not read: refused, unreadable) the file now.
+        read = noted.pop((MANIFEST, file), None) or file_digest(file)
+        if read != before or any(
             digest(what, path) != taken for (what, path), taken in noted.items()
         ):
             return outcome

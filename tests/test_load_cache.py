@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from customs_batch.load_cache import (
     _Stored,
     cache_folder,
 )
-from customs_batch.manifest import _discover, _template_catalog, _templates
+from customs_batch.manifest import _discover, _template_catalog, _templates, load_file
 from customs_batch.planning import inputs
 from customs_batch.planning.inputs import load_inputs
 from customs_batch.validation import batch
@@ -345,3 +347,41 @@ def test_without_a_home_folder_there_is_no_cache(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
     assert LoadCache.for_run("validate", "settings") is None
+
+
+def test_two_runs_sharing_a_cache_while_a_file_changes_leave_it_true(project: Path) -> None:
+    # Two real runs at once on one cache, the manifest edited while they run. However their
+    # steps interleave, what they leave must give a later run the findings of a cold one.
+    movements = project / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    command = [sys.executable, "-m", "customs_batch", "validate", "--jobs", "2", "manifests"]
+    environment = {**os.environ, CACHE_DIR_VARIABLE: str(project / "cache")}
+    runs = [
+        subprocess.Popen(command, cwd=project, env=environment, stdout=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    quantity = 5
+    while any(run.poll() is None for run in runs):  # edits for as long as they run
+        quantity += 1
+        movements.write_text(text.replace("quantity: 4", f"quantity: {quantity}"), "utf-8")
+    assert [run.wait(timeout=120) for run in runs] in ([0, 0], [0, 1], [1, 0], [1, 1])
+    warm = _validate()
+    assert warm == validate_paths([Path("manifests")], jobs=1)
+    assert f"quantity: {quantity}" in movements.read_text(encoding="utf-8")
+
+
+def test_a_file_changed_and_changed_back_while_it_loads_is_not_stored(project: Path) -> None:
+    cache = LoadCache.for_run("test", "settings")
+    assert cache is not None
+    manifest = project / "manifests" / "movements.yaml"
+    text = manifest.read_text(encoding="utf-8")
+
+    def loads_other_content(file: str, settings: object) -> int:
+        manifest.write_text(text.replace("quantity: 4", "quantity: [4"), "utf-8")  # broken
+        loaded = load_file(Path(file))  # what the loader read is the other content
+        manifest.write_text(text, "utf-8")  # and the file is as it was before the load
+        return len(loaded.findings)
+
+    stored = _Stored(loads_other_content, cache, str)
+    assert stored("manifests/movements.yaml", None) == 2  # where the bracket opened, and closed
+    assert cache.get("manifests/movements.yaml", {}) is None

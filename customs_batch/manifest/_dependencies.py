@@ -18,6 +18,7 @@ from pathlib import Path
 
 SPREADSHEET = "spreadsheet"
 TEMPLATES = "templates"
+MANIFEST = "manifest"
 
 # One digest when a file is missing or unreadable: its coming back is a change too.
 _ABSENT = b"absent"
@@ -49,6 +50,13 @@ def note(what: str, path: Path) -> None:
     noted = _recordings[-1]
     if key not in noted:
         noted[key] = digest(what, key[1])
+
+
+def note_manifest(file: str, data: bytes) -> None:
+    """Loading read ``data`` from the manifest ``file``: the digest of exactly those bytes
+    (:func:`file_digest` of the same bytes), under the key (MANIFEST, file)."""
+    if _recordings:
+        _recordings[-1][(MANIFEST, file)] = hashlib.blake2b(data, digest_size=20).digest()
 
 
 def digest(what: str, path: str) -> bytes:

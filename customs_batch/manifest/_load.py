@@ -14,6 +14,7 @@ from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest._assemble import Source, assemble
 from customs_batch.manifest._compose import PLAIN, YamlProblem, compose_each
+from customs_batch.manifest._dependencies import note_manifest
 from customs_batch.manifest._discover import discover, find_project_root
 from customs_batch.manifest._envelope import read_envelope
 from customs_batch.manifest._for_each import expand
@@ -216,6 +217,7 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
             Location(file),
             "Check that the path is a readable file.",
         )
+    note_manifest(file, data)
     if b"\x00" in data:
         return _not_text(file, "it holds NUL bytes (a binary file?)")
     limit = max_line_bytes()
