@@ -196,13 +196,17 @@ class LoadCache:
 
     def trim(self) -> None:
         """Remove the entries used longest ago while the folder is over its bound."""
+        entries: list[tuple[float, int, str]] = []
         try:
             with os.scandir(self.folder) as found:
-                entries = [
-                    (item.stat().st_mtime, item.stat().st_size, item.path)
-                    for item in found
-                    if item.is_file() and item.name not in _MARKS and not item.name.startswith(".")
-                ]
+                for item in found:
+                    if item.name in _MARKS or item.name.startswith("."):
+                        continue
+                    try:
+                        info = item.stat()
+                    except OSError:  # removed by another run meanwhile
+                        continue
+                    entries.append((info.st_mtime, info.st_size, item.path))
         except OSError:
             return
         total = sum(size for _, size, _ in entries)
