@@ -385,3 +385,22 @@ def test_a_file_changed_and_changed_back_while_it_loads_is_not_stored(project: P
     stored = _Stored(loads_other_content, cache, str)
     assert stored("manifests/movements.yaml", None) == 2  # where the bracket opened, and closed
     assert cache.get("manifests/movements.yaml", {}) is None
+
+
+def test_an_edited_schema_or_rule_of_the_tool_reloads_every_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from customs_batch import load_cache
+
+    schemas = project / "tool-schemas"
+    shutil.copytree(PACKAGE.parent / "schemas", schemas)
+    monkeypatch.setattr(load_cache, "schemas_dir", lambda: schemas)
+    load_cache.package_digest.cache_clear()
+    _validate()
+    movement = schemas / "movement.schema.json"
+    movement.write_text(movement.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    load_cache.package_digest.cache_clear()
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    reloaded = _validate()
+    load_cache.package_digest.cache_clear()
+    assert len(loaded) == len(reloaded.files)
