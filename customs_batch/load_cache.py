@@ -25,7 +25,9 @@ Each entry is written to a temporary file and renamed over the old one, so two r
 cache never read half an entry; an entry is stored only when the file and what it read were
 the bytes loading read and what it read besides were the same as their digests in the key,
 so a file edited during a run is never cached with the result of its other content. Files are 0600 in a 0700 folder (they hold customs data); the
-folder is kept under ``CUSTOMS_BATCH_CACHE_MAX_MB`` by removing the entries used longest ago.
+folder is kept under ``CUSTOMS_BATCH_CACHE_MAX_MB`` by removing the entries used longest ago,
+and nothing is written on a disk with less than 64 MB free (by default the cache is beside the
+state, whose writes must find room).
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ _LIBRARIES = (
 )
 # An entry used again is marked as used (its time set) at most this often.
 _TOUCH_AFTER_SECONDS = 3600.0
+# Entries are written only while the disk keeps this much free after them.
+_KEEP_FREE = 64 * 1024 * 1024
 # The folder is trimmed to this share of its bound, so it is not trimmed on every run.
 _TRIM_TO = 0.8
 _MARKS = {
@@ -181,6 +185,8 @@ class LoadCache:
         temporary = None
         try:
             data = _MAGIC + pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+            if not _room_for(self.folder, len(data)):
+                return None
             import tempfile  # here: a run that writes nothing does without its imports
 
             _prepare(self.folder)
@@ -360,6 +366,22 @@ def _prepare(folder: str) -> None:
                 handle.write(text)
         except OSError:
             pass
+
+
+def _room_for(folder: str, size: int) -> bool:
+    """Whether writing ``size`` bytes leaves the disk at least _KEEP_FREE: by default the
+    cache shares the state folder's disk, and must never take the room the state needs."""
+    probe = folder
+    while not os.path.isdir(probe):  # the folder may not exist yet: ask its first parent
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return True
+        probe = parent
+    try:
+        disk = os.statvfs(probe)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return True
+    return disk.f_bavail * disk.f_frsize >= size + _KEEP_FREE
 
 
 def _touch(path: str) -> None:

@@ -404,3 +404,18 @@ def test_an_edited_schema_or_rule_of_the_tool_reloads_every_file(
     reloaded = _validate()
     load_cache.package_digest.cache_clear()
     assert len(loaded) == len(reloaded.files)
+
+
+def test_nothing_is_written_on_a_disk_nearly_full(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.statvfs
+
+    def nearly_full(path: str) -> Any:
+        found = real(path)
+        free = 60 * 1024 * 1024 // found.f_frsize  # 60 MB left: under the 64 MB kept free
+        return os.statvfs_result((*found[:4], free, *found[5:]))
+
+    monkeypatch.setattr(os, "statvfs", nearly_full)
+    assert _validate() == validate_paths([Path("manifests")], jobs=1)
+    assert not (project / "cache").exists()
