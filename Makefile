@@ -113,6 +113,11 @@ fuzz-sandbox: install-dev
 bench-sheet: install
 	$(BIN)/python benchmarks/sheet_bench.py --rows 10000 100000
 
+.PHONY: bench-cache
+## bench-cache: validate and plan of 10,000 documents without the load cache, cold, warm, and with 10 files changed (docs/benchmarks.md)
+bench-cache: install
+	$(BIN)/python benchmarks/cache_bench.py
+
 .PHONY: bench-apply
 ## bench-apply: re-plan of 10,000, apply ops/s with fsync, rate-limited apply, cost of a record (docs/benchmarks.md)
 bench-apply: install

@@ -87,6 +87,11 @@ BENCHMARKS = (
         ("benchmarks/startup_bench.py",),
     ),
     Benchmark(
+        "cache",
+        "The load cache: validate and plan of 10,000, cold, warm and 10 changed",
+        ("benchmarks/cache_bench.py",),
+    ),
+    Benchmark(
         "state-pg",
         "One recorded operation on a PostgreSQL state",
         ("benchmarks/state_pg_bench.py",),

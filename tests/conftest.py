@@ -63,6 +63,8 @@ TOOL_VARIABLES = (
     "PGOPTIONS",
     "PGAPPNAME",
     "PGCONNECT_TIMEOUT",
+    # Where the load cache goes without a project (the isolated HOME's .cache instead).
+    "XDG_CACHE_HOME",
 )
 """The variables, not ours, that change what the tool does or where it writes."""
 

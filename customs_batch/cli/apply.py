@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._command_line import command_line
 from customs_batch.cli._inputs import (
     allow_empty_state,
@@ -75,6 +76,7 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @selection_options
 @allow_empty_state_option
+@no_cache_option
 def apply(
     targets_or_paths: tuple[Path, ...],
     env_name: str | None,
@@ -90,6 +92,7 @@ def apply(
     labels: tuple[str, ...],
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
+    no_cache: bool,
 ) -> int:
     """Apply the manifests (or a saved plan) to an environment.
 
@@ -127,7 +130,15 @@ def apply(
     presenter = APPLY_FORMATS.get(format_name)(interactive)
     result = apply_changes(
         ApplyOptions(
-            Inputs(targets_or_paths, labels, targets, env_name, allow_empty_state(), excluded),
+            Inputs(
+                targets_or_paths,
+                labels,
+                targets,
+                env_name,
+                allow_empty_state(),
+                excluded,
+                cache=not no_cache,
+            ),
             auto_approve=auto_approve,
             parallelism=parallelism,
             wait=WaitOptions(timeout=wait_timeout) if wait else None,

@@ -7,13 +7,18 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._files import (
     append_step_summary,
     format_option,
     output_option,
     write_output,
 )
-from customs_batch.cli._inputs import allow_empty_state, allow_empty_state_option, selection_options
+from customs_batch.cli._inputs import (
+    allow_empty_state,
+    allow_empty_state_option,
+    selection_options,
+)
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
 from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_text
@@ -51,6 +56,7 @@ from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_t
 @click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
 @selection_options
 @allow_empty_state_option
+@no_cache_option
 def plan(
     paths: tuple[Path, ...],
     env_name: str | None,
@@ -62,6 +68,7 @@ def plan(
     labels: tuple[str, ...],
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
+    no_cache: bool,
 ) -> int:
     """Compare the manifests with the recorded state and show what apply would do.
 
@@ -96,7 +103,16 @@ def plan(
         )
     result = make_plan(
         PlanOptions(
-            Inputs(paths, labels, targets, env_name, allow_empty_state(), excluded), save_to=out
+            Inputs(
+                paths,
+                labels,
+                targets,
+                env_name,
+                allow_empty_state(),
+                excluded,
+                cache=not no_cache,
+            ),
+            save_to=out,
         )
     )
     environment = result.environment

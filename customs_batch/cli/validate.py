@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._files import (
     append_step_summary,
     format_option,
@@ -82,6 +83,7 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
     "cell highlighted and commented, and a first sheet listing them. The inputs are not changed.",
 )
 @rows_option
+@no_cache_option
 def validate(
     paths: tuple[Path, ...],
     format_name: str,
@@ -93,6 +95,7 @@ def validate(
     output: Path | None,
     annotate_dir: Path | None,
     rows: RowRange | None,
+    no_cache: bool,
 ) -> int:
     """Validate manifests offline: YAML, envelope, templates, schemas, customs rules.
 
@@ -118,6 +121,7 @@ def validate(
         rows=rows,
         hs_codes=HS_CODE_LEVELS[hs_codes],
         unlocodes=UNLOCODE_LEVELS[unlocodes],
+        cache=not no_cache,
     )
     options = ReportOptions(strict=strict)
     report = make_reporter(format_name, options).render(result)

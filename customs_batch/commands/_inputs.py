@@ -48,7 +48,8 @@ class Inputs:
     leaves documents out with what depends on them; ``environment`` is a name from
     customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then the configured default).
     ``allow_empty_state`` lets a local state start empty although an earlier one left its
-    traces.
+    traces. ``cache``: take unchanged files' checked documents from the load cache (see
+    :mod:`customs_batch.load_cache`).
     """
 
     paths: tuple[Path, ...] = ()
@@ -57,6 +58,7 @@ class Inputs:
     environment: str | None = None
     allow_empty_state: bool = False
     excluded: tuple[str, ...] = ()
+    cache: bool = False
 
     def selection(self) -> Selection:
         """The parsed ``labels``, ``targets`` and ``excluded`` (a usage error when
@@ -66,7 +68,7 @@ class Inputs:
     def documents(self) -> list[Document]:
         """The selected documents, valid; :class:`InvalidManifests` when any has an error."""
         selection = self.selection()
-        inputs = load_inputs(list(self.paths) or load_project().manifest_paths())
+        inputs = load_inputs(list(self.paths) or load_project().manifest_paths(), cache=self.cache)
         if inputs.failed:
             raise InvalidManifests(inputs.validation)
         return selection.apply(inputs.documents)

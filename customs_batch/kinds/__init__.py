@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from customs_batch.picklable import quick_pickle
+
 API_VERSION = "customs-batch/v1"
 
 
@@ -42,6 +44,7 @@ _SCHEMA_NAMES = {
 }
 
 
+@quick_pickle
 @dataclass(frozen=True, order=True, slots=True)
 class Address:
     """Where a document lives in the batch and in the state: ``Kind/name``."""

@@ -21,6 +21,7 @@ from customs_batch.manifest._line_bound import first_long_line, hint, max_line_b
 from customs_batch.manifest._long_blocks import LongBlock, blank, long_blocks
 from customs_batch.manifest._schema_view import document_view
 from customs_batch.manifest._tree import Walk, long_block_message
+from customs_batch.manifest.dependencies import note_manifest
 from customs_batch.manifest.discover import discover, find_project_root
 from customs_batch.manifest.document import Document, Position
 from customs_batch.userfiles import FileRefused, megabytes, read_user_file
@@ -237,6 +238,7 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
             Location(file),
             "Check that the path is a readable file.",
         )
+    note_manifest(file, data)
     if b"\x00" in data:
         return _not_text(file, "it holds NUL bytes (a binary file?)")
     limit = max_line_bytes()

