@@ -179,7 +179,11 @@ class LoadCache:
         self, file: str, content: bytes, dependencies: tuple[Dependency, ...], outcome: Any
     ) -> bytes | None:
         """Store ``outcome`` for ``file`` and return the entry as written (None when it
-        could not be: a cache that cannot be written is left alone)."""
+        could not be: a cache that cannot be written is left alone). A file whose documents
+        hold a sensitive value (a guarantee's access code) is never stored: the cache would
+        keep it in clear, and nothing customs-batch writes does."""
+        if _holds_sensitive_values(outcome):
+            return None
         root = str(find_project_root(Path(file)))
         entry = _Entry(self.fingerprint, file, content, root, dependencies, outcome)
         temporary = None
@@ -392,3 +396,13 @@ def _touch(path: str) -> None:
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def _holds_sensitive_values(outcome: Any) -> bool:
+    """Whether the documents of a load's ``outcome`` hold a sensitive value in clear."""
+    from customs_batch.sensitive import has_clear_values, has_sensitive
+
+    return any(
+        has_sensitive(document.kind) and has_clear_values(document.kind, document.spec)
+        for document in getattr(outcome, "documents", ()) or ()
+    )

@@ -110,7 +110,15 @@ def test_a_warm_plan_loads_exactly_what_a_cold_one_does(
     loaded = _loaded_files(monkeypatch, inputs, "_load_file")
     _forget_loaded_templates()
     warm = load_inputs([Path("manifests")], jobs=1, cache=True)
-    assert loaded == []
+    # Only the files whose documents hold an access code (the departures) are loaded again:
+    # they are never cached, since the cache would keep the code in clear.
+    departures = {
+        str(path)
+        for path in Path("manifests").glob("*.yaml")
+        if "kind: DepartureDeclaration" in path.read_text(encoding="utf-8")
+    }
+    assert loaded and set(loaded) <= departures
+    assert "manifests/movements.yaml" not in loaded
     assert warm.documents == cold.documents
     assert warm.validation == cold.validation
     assert len(warm.documents) > 10
@@ -197,7 +205,9 @@ def test_a_changed_limit_reloads_every_file(
 ) -> None:
     long = project / "manifests" / "long-comment.yaml"
     text = (project / "manifests" / "movements.yaml").read_text(encoding="utf-8")
-    long.write_text("# " + "x" * 1_100_000 + "\n" + text.replace("mov-", "long-mov-"), "utf-8")
+    # Other names and other HAWBs: a HAWB's movements in two files would need dependsOn.
+    copied = text.replace("mov-", "long-mov-").replace("hawb_", "hawb_L").replace("shp_", "shp_L")
+    long.write_text("# " + "x" * 1_100_000 + "\n" + copied, "utf-8")
     for name in LOADING_VARIABLES:
         monkeypatch.setenv(name, "4")
     assert not _validate().failed()
@@ -421,3 +431,24 @@ def test_nothing_is_written_on_a_disk_nearly_full(
     monkeypatch.setattr(os, "statvfs", nearly_full)
     assert _validate() == validate_paths([Path("manifests")], jobs=1)
     assert not (project / "cache").exists()
+
+
+def test_a_file_holding_an_access_code_is_never_cached(project: Path, tmp_path: Path) -> None:
+    for path in (
+        project / "manifests" / "departures.yaml",
+        project / "templates" / "rotterdam-export.yaml.j2",
+    ):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace('accessCode: "1234"', 'accessCode: "Cache-7Q41"'), "utf-8")
+    load_inputs([Path("manifests")], jobs=1, cache=True)
+    entries = [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
+    assert entries
+    cached = b"".join(path.read_bytes() for path in entries)
+    codes = {
+        str(value)
+        for doc in load_inputs([Path("manifests")], jobs=1).documents
+        for guarantee in doc.spec.get("DeclarationGuarantees") or ()
+        if (value := guarantee.get("accessCode"))
+    }
+    assert codes
+    assert not any(code.encode() in cached for code in codes)
