@@ -1,0 +1,27 @@
+"""TransitPartyUpdate: known by its declaration and the party roles it writes."""
+
+from __future__ import annotations
+
+from customs_batch.kinds import Kind
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.registry import model_of
+from tests.kinds.helpers import after_unknown, identity
+
+KIND = Kind.TRANSIT_PARTY_UPDATE
+SPEC = {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}}
+
+
+def test_its_identity_is_its_declaration_variant_and_roles_not_their_values() -> None:
+    base = identity(KIND, SPEC)
+    assert identity(KIND, {**SPEC, "declarationId": 7004}) != base
+    assert identity(KIND, {**SPEC, "variant": "arrival"}) != base
+    assert identity(KIND, {**SPEC, "Principal": {"name": "P"}}) != base
+    assert identity(KIND, {**SPEC, "Consignee": {"eoriNo": "DE2"}}) == base
+
+
+def test_it_is_a_patch_safe_to_repeat_and_its_declaration_cannot_change() -> None:
+    model = model_of(KIND)
+    assert model.create is Operation.UPDATE_TRANSIT_PARTIES
+    assert "declarationId" not in model.mutable
+    assert after_unknown(KIND).action is Action.CREATE
+    assert after_unknown(KIND, outputs={"declarationId": 7003}).action is Action.UPDATE
