@@ -13,42 +13,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+from servers import serving, uvicorn_app
 
 from customs_batch.client import CustomsClient, Sender
 
 KEY = "sandbox-key"
 HEADERS = {"Authorization": f"Bearer {KEY}"}
-SERVER = (
-    "import sys, uvicorn\n"
-    "from customs_batch.sandbox import create_app\n"
-    "uvicorn.run(create_app(rate_limit=None), host='127.0.0.1', port=int(sys.argv[1]),"
-    " log_level='warning', access_log=False)\n"
-)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_until_up(base: str) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"{base}/openapi.json", timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise SystemExit("the emulator did not start")
+EMULATOR_APP = "from customs_batch.sandbox import create_app\napp = create_app(rate_limit=None)\n"
 
 
 def sync_threads(base: str, total: int, threads: int) -> float:
@@ -98,11 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     total = parser.parse_args().requests
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(port)])
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(base)
+    with serving(uvicorn_app(EMULATOR_APP)) as base:
         sync_threads(base, 200, 1)  # warm up the server
         cases: list[tuple[str, Callable[[], float]]] = [
             ("httpx.Client, 1 thread", lambda: sync_threads(base, total, 1)),
@@ -116,9 +88,6 @@ def main() -> None:
         print("|---|---:|")
         for name, case in cases:
             print(f"| {name} | {total / case():,.0f} |", flush=True)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -17,19 +17,16 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import socket
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import httpx
+from servers import sandbox_serve, serving, uvicorn_app
 
 HEADERS = {"Authorization": "Bearer sandbox-key"}
 BARE_APP = """
-import json, sys, uvicorn
+import json
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -44,44 +41,7 @@ async def create(request: Request) -> Response:
     return Response(content, 201, media_type="application/json")
 
 app = Starlette(routes=[Route("/stats", stats), Route("/groups", create, methods=["POST"])])
-print(f"listening on http://127.0.0.1:{sys.argv[1]}", flush=True)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
-
-
-@contextmanager
-def _process(command: list[str]) -> Iterator[str]:
-    """Run a server; yield its base URL, the last word of its first line of output.
-
-    Its log (one line per request for the emulator) goes to /dev/null, as if redirected.
-    """
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
-    assert process.stdout is not None
-    try:
-        yield process.stdout.readline().split()[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        process.stdout.close()
-
-
-def _bare_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_until_up(client: httpx.Client, path: str) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            client.get(path)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise SystemExit(f"{client.base_url} did not start")
 
 
 def _rate(send: Callable[[int], httpx.Response], total: int) -> float:
@@ -97,7 +57,6 @@ def _measure(
     """Requests/s of each round of GETs and POSTs on one connection."""
     serial = itertools.count()
     with httpx.Client(base_url=base, headers=HEADERS, timeout=30) as client:
-        _wait_until_up(client, get_path)
 
         def get(_: int) -> httpx.Response:
             return client.get(get_path)
@@ -120,17 +79,14 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=500, help="requests per round")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    emulator = [sys.executable, "-m", "customs_batch", "sandbox", "serve"]
-    emulator += ["--port", "0", "--rate-limit", "off"]
-    port = _bare_port()
     results: list[tuple[str, str, list[float]]] = []
-    with _process(emulator) as base:
+    with serving(sandbox_serve("--rate-limit", "off")) as base:
         rates = _measure(
             base, "/_sandbox/stats", "/v1/declaration-templates/groups", args.requests, args.rounds
         )
         results.append(("sandbox serve", "GET /_sandbox/stats", rates["GET"]))
         results.append(("sandbox serve", "POST /v1/declaration-templates/groups", rates["POST"]))
-    with _process([sys.executable, "-c", BARE_APP, str(port)]) as base:
+    with serving(uvicorn_app(BARE_APP)) as base:
         rates = _measure(base, "/stats", "/groups", args.requests, args.rounds)
         results.append(("bare Starlette", "GET /stats", rates["GET"]))
         results.append(("bare Starlette", "POST /groups (JSON echo)", rates["POST"]))

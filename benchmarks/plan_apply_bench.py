@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,12 +35,13 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+from servers import sandbox_serve, serving
 from starlette.applications import Starlette
 
 from customs_batch.client import CustomsClient, RateLimit, RateLimiter, Sender
@@ -422,36 +422,9 @@ def bench_apply(count: int, parallelisms: Sequence[int]) -> None:
 # -- 3. apply against a rate-limited sandbox serve -----------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def served(folder: Path, rate: str) -> Iterator[str]:
+def served(folder: Path, rate: str) -> AbstractContextManager[str]:
     """``customs-batch sandbox serve`` with the benchmark's seed, stopped at the end."""
-    port = free_port()
-    command = [sys.executable, "-m", "customs_batch", "sandbox", "serve"]
-    options = ["--port", str(port), "--rate-limit", rate, "--seed", str(folder / "seed.yaml")]
-    server = subprocess.Popen(
-        [*command, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit("sandbox serve did not start")
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    return serving(sandbox_serve("--rate-limit", rate, "--seed", str(folder / "seed.yaml")))
 
 
 def bench_ratelimited(count: int, parallelism: int) -> None:
