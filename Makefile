@@ -146,7 +146,7 @@ bench-scale: install
 	$(BIN)/python benchmarks/scale_bench.py all
 
 .PHONY: bench-startup
-## bench-startup: --help and a one-file validate as whole processes, bytecode cached (docs/benchmarks.md)
+## bench-startup: --help and a one-file validate as whole processes, bytecode cached, against python -c pass and a bare parse-and-check of the same file (docs/benchmarks.md)
 bench-startup: install
 	$(BIN)/python benchmarks/startup_bench.py
 

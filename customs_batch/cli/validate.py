@@ -111,11 +111,14 @@ def validate(
       customs-batch validate manifests/ --format sarif -o validate.sarif
       customs-batch validate manifests/ --annotate annotated/
     """
-    from customs_batch.environments import load_project
     from customs_batch.validation.batch import validate_paths
 
+    if not paths:  # the project's settings (and what they import) only when they say where
+        from customs_batch.environments import load_project
+
+        paths = tuple(load_project().manifest_paths())
     result = validate_paths(
-        list(paths) or load_project().manifest_paths(),
+        list(paths),
         jobs=jobs,
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
         rows=rows,

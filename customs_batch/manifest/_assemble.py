@@ -1,6 +1,10 @@
 """One walked document to a :class:`Document`: inline Jinja, the template merged under
 ``spec``, references and positions. Every problem is a finding; a document with an error
-finding is not built, so later stages never see half a document."""
+finding is not built, so later stages never see half a document.
+
+Jinja and the template machinery are imported by the first document that has a Jinja string
+or a template: a run over plain manifests never pays for them (see docs/benchmarks.md, "CLI
+start-up")."""
 
 from __future__ import annotations
 
@@ -8,19 +12,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import JsonPath, Severity
-from customs_batch.manifest import _templates
 from customs_batch.manifest._envelope import Envelope
-from customs_batch.manifest._jinja import FIX_TEMPLATE, JinjaProblem, problem_of, render_inline
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._source_map import SourceMap
-from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk
-from customs_batch.manifest._values_trace import ValuesTrace, template_text
 from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
-from customs_batch.manifest.template_catalog import shadow_warning
+
+if TYPE_CHECKING:
+    from customs_batch.manifest._jinja import JinjaProblem
+    from customs_batch.manifest._template_output import TemplateOutput
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}
@@ -45,6 +48,8 @@ def assemble(
     references = _references(walk, walk.refs)
     positions = SourceMap((walk.file, walk.marks))
     if envelope.template is not None:
+        from customs_batch.manifest._values_trace import ValuesTrace
+
         found = _template_output(envelope, walk, source.project_root)
         if found is not None:
             output, text = found
@@ -81,6 +86,19 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
     values: dict[str, Any] = data.get("values") or {}
     context = {"values": values}
     pending = [p for p in walk.jinja if p[0][0] in _RENDER_ORDER]
+    if pending:
+        _render_each(pending, data, context, walk)
+    return _checked_name(data["metadata"].get("name"), envelope, walk)
+
+
+def _render_each(
+    pending: list[tuple[JsonPath, str, bool]],
+    data: dict[str, Any],
+    context: dict[str, Any],
+    walk: Walk,
+) -> None:
+    from customs_batch.manifest._jinja import FIX_TEMPLATE, problem_of, render_inline
+
     pending.sort(key=lambda p: _RENDER_ORDER[str(p[0][0])])
     for path, text, as_text in pending:
         if path[0] == "metadata" and not is_rendered_metadata(path):
@@ -97,7 +115,6 @@ def _render_jinja(data: dict[str, Any], envelope: Envelope, walk: Walk) -> str |
         walk.refs[:] = [ref for ref in walk.refs if ref[0] != path]
         if path[0] == "spec" and isinstance(value, str) and "${ref:" in value:
             walk.refs.append((path, value))
-    return _checked_name(data["metadata"].get("name"), envelope, walk)
 
 
 def is_rendered_metadata(path: JsonPath) -> bool:
@@ -148,6 +165,11 @@ def _template_output(
     envelope: Envelope, walk: Walk, project_root: Path
 ) -> tuple[TemplateOutput, str | None] | None:
     """The template's output and the template's text (None: not readable again)."""
+    from customs_batch.manifest import _templates
+    from customs_batch.manifest._template_output import parse_output
+    from customs_batch.manifest._values_trace import template_text
+    from customs_batch.manifest.template_catalog import shadow_warning
+
     name = envelope.template or ""
     found = _templates.find_template(project_root, name)
     if not isinstance(found, _templates.TemplateSource) and found.file is not None:

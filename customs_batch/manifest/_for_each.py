@@ -24,7 +24,7 @@ from customs_batch.manifest._assemble import _NAME, Source, is_rendered_metadata
 from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
 from customs_batch.manifest._cells import CellProblem, convert
 from customs_batch.manifest._envelope import Envelope
-from customs_batch.manifest._for_each_options import ForEach, RowRange
+from customs_batch.manifest._for_each_options import ForEach
 from customs_batch.manifest._jinja import FIX_TEMPLATE, problem_of
 from customs_batch.manifest._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest._row_plan import (
@@ -36,6 +36,7 @@ from customs_batch.manifest._row_plan import (
     slot_tree,
     view_at,
 )
+from customs_batch.manifest._row_range import RowRange
 from customs_batch.manifest._schema_view import spec_view
 from customs_batch.manifest._template_output import TemplateOutput, parse_output
 from customs_batch.manifest._tree import Walk

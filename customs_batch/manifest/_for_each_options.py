@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from customs_batch.findings import JsonPath
 from customs_batch.manifest._cell_types import COLUMN_TYPE_WORDS, ColumnType
+from customs_batch.manifest._row_range import RowRange
 from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.spreadsheet.model import SheetLimits
 
@@ -27,30 +27,7 @@ FOR_EACH_KEYS = (
     "maxCells",
     "maxMegabytes",
 )
-_RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
 _DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
-
-
-@dataclass(frozen=True)
-class RowRange:
-    """Rows ``first``..``last`` as the spreadsheet numbers them (both ends included)."""
-
-    first: int | None = None
-    last: int | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> RowRange | None:
-        """``10-20``, ``10-``, ``-20`` or ``15``; None when ``text`` is none of these."""
-        match = _RANGE.fullmatch(text)
-        if match is None or not (match.group(1) or match.group(3)):
-            return None
-        first = int(match.group(1)) if match.group(1) else None
-        last = int(match.group(3)) if match.group(3) else None
-        if match.group(2) is None:
-            last = first
-        if first is not None and last is not None and last < first:
-            return None
-        return cls(first, last)
 
 
 @dataclass(frozen=True)

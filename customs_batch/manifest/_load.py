@@ -15,10 +15,9 @@ from customs_batch.kinds import Kind
 from customs_batch.manifest._assemble import Source, assemble
 from customs_batch.manifest._compose import PLAIN, YamlProblem, compose_each
 from customs_batch.manifest._envelope import read_envelope
-from customs_batch.manifest._for_each import expand
-from customs_batch.manifest._for_each_options import RowRange
 from customs_batch.manifest._line_bound import first_long_line, hint, max_line_bytes
 from customs_batch.manifest._long_blocks import LongBlock, blank, long_blocks
+from customs_batch.manifest._row_range import RowRange
 from customs_batch.manifest._schema_view import document_view
 from customs_batch.manifest._tree import Walk, long_block_message
 from customs_batch.manifest.dependencies import note_manifest
@@ -180,6 +179,9 @@ def _document(
         mark = node.start_mark
         source = Source(Position(walk.file, mark.line + 1, mark.column + 1), root, index)
         if envelope.for_each is not None:
+            # Jinja and the spreadsheet readers come with the first forEach.
+            from customs_batch.manifest._for_each import expand
+
             yield from expand(data, envelope, walk, source, rows, partial=partial)
         else:
             document = assemble(data, envelope, walk, source)

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-import cel
-
 from customs_batch.findings import Finding, Location
 from customs_batch.kinds import Kind
 from customs_batch.manifest.document import Document
+from customs_batch.validation._cel import cel_core
 from customs_batch.validation.policy_files import MAX_COMPREHENSION_STEPS, Policy
 
 EVALUATION_RULE = "policy.evaluation-error"
@@ -42,7 +41,7 @@ def applies(policy: Policy, kind: str, labels: Mapping[str, str], path: str | No
 def activation(kind: str, metadata: Mapping[str, Any], spec: Any) -> Any:
     """What an expression sees of one document: ``kind``, ``metadata`` and ``spec``, made
     once a document for all the policies that apply to it."""
-    return cel.Context({"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)})
+    return cel_core().Context({"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)})
 
 
 def evaluate(policy: Policy, context: Any) -> Outcome:

@@ -322,10 +322,10 @@ def compile_expression(expression: str) -> tuple[Any, str | None]:
     problem = _nesting_problem(expression)
     if problem is not None:
         return None, problem
-    import cel  # only a project with policies pays for the CEL library
+    from customs_batch.validation._cel import cel_core  # only a project with policies
 
     try:
-        return cel.compile(expression), None
+        return cel_core().compile(expression), None
     except (ValueError, RuntimeError) as exc:
         return None, f"the expression does not compile: {_first_error(str(exc))}"
 

@@ -35,16 +35,17 @@ def test_python_dash_m_runs_the_cli() -> None:
     assert __version__ in done.stdout
 
 
-# Prints the top-level packages a run of the CLI with the given arguments imported.
+# Prints the modules a run of the CLI with the given arguments imported.
 _IMPORTED = """
 import json, sys
 from customs_batch.cli.main import invoke
 code = invoke(sys.argv[1:])
-print(json.dumps([code, sorted({name.split(".")[0] for name in sys.modules})]))
+print(json.dumps([code, sorted(sys.modules)]))
 """
 
 
-def _imported_by(*argv: str, cwd: Path | None = None) -> tuple[int, set[str]]:
+def _modules_imported_by(*argv: str, cwd: Path | None = None) -> tuple[int, set[str]]:
+    """The exit code of a run of the CLI in a process of its own, and every module it imported."""
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTED, *argv],
         capture_output=True,
@@ -54,6 +55,12 @@ def _imported_by(*argv: str, cwd: Path | None = None) -> tuple[int, set[str]]:
     )
     code, modules = json.loads(done.stdout.splitlines()[-1])
     return code, set(modules)
+
+
+def _imported_by(*argv: str, cwd: Path | None = None) -> tuple[int, set[str]]:
+    """The exit code and the top-level packages the run imported."""
+    code, modules = _modules_imported_by(*argv, cwd=cwd)
+    return code, {name.split(".")[0] for name in modules}
 
 
 def test_help_imports_no_command_module() -> None:
@@ -107,6 +114,67 @@ def test_a_project_with_policies_loads_the_cel_library() -> None:
     code, modules = _imported_by("validate", str(example))
     assert code == 0
     assert "cel" in modules
+    # Only its compiled core: the package's own command-line tool is not imported with it.
+    assert not {"typer", "prompt_toolkit", "pygments", "rich"} & modules
+
+
+# What a manifest without a template, an inline Jinja string or a forEach never needs, in a
+# project without policies: Jinja, the spreadsheet readers, the network, the planner, the CEL
+# library, notifications.
+_NOT_FOR_A_PLAIN_FILE = {
+    "jinja2", "openpyxl", "python_calamine", "httpx", "cel", "apprise", "typer",
+    "prompt_toolkit", "customs_batch.planning", "customs_batch.manifest._for_each",
+    "customs_batch.manifest._for_each_options", "customs_batch.manifest.spreadsheet",
+    "customs_batch.environments",
+}  # fmt: skip
+_PLAIN_MOVEMENT = """\
+apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: mov-a1-arrival
+spec:
+  shipmentId: shp_7Hk2Lm
+  hawbId: hawb_a1
+  action: VAH
+  quantity: 10
+  grossWeightKg: 125.5
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: rpty_p1
+  customsDeclaration:
+    source: EXTERNAL
+    documentType: X
+    declarationType: IM
+    declarationNumber: 24NLR1234567890120
+"""
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm", "off"])
+def test_validating_a_plain_file_imports_only_what_it_uses(tmp_path: Path, cache: str) -> None:
+    manifest = tmp_path / "one.yaml"
+    manifest.write_text(_PLAIN_MOVEMENT, encoding="utf-8")
+    argv = (
+        ("validate", "--no-cache", str(manifest)) if cache == "off" else ("validate", str(manifest))
+    )
+    if cache == "warm":
+        assert _modules_imported_by(*argv)[0] == 0  # fills the load cache
+    code, modules = _modules_imported_by(*argv)
+    assert code == 0
+    imported = {name for name in modules for heavy in _NOT_FOR_A_PLAIN_FILE
+                if name == heavy or name.startswith(heavy + ".")}  # fmt: skip
+    assert imported == set()
+    assert {"yaml", "jsonschema_rs", "customs_batch.manifest"} <= modules  # what it does use
+
+
+def test_an_inline_jinja_string_still_brings_jinja(tmp_path: Path) -> None:
+    manifest = tmp_path / "one.yaml"
+    manifest.write_text(
+        _PLAIN_MOVEMENT.replace("quantity: 10", 'quantity: "{{ 5 * 2 }}"'), encoding="utf-8"
+    )
+    code, modules = _modules_imported_by("validate", "--no-cache", str(manifest))
+    assert code == 0
+    assert "jinja2" in modules
+    assert not {"openpyxl", "python_calamine", "customs_batch.manifest._for_each"} & modules
 
 
 def test_planning_imports_neither_the_network_nor_the_schema_library(tmp_path: Path) -> None:

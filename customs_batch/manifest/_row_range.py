@@ -1,0 +1,31 @@
+"""``--rows`` and ``forEach.rows``: a range of spreadsheet rows (light to import: a run
+without a spreadsheet reads no ``forEach`` option)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
+
+
+@dataclass(frozen=True)
+class RowRange:
+    """Rows ``first``..``last`` as the spreadsheet numbers them (both ends included)."""
+
+    first: int | None = None
+    last: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> RowRange | None:
+        """``10-20``, ``10-``, ``-20`` or ``15``; None when ``text`` is none of these."""
+        match = _RANGE.fullmatch(text)
+        if match is None or not (match.group(1) or match.group(3)):
+            return None
+        first = int(match.group(1)) if match.group(1) else None
+        last = int(match.group(3)) if match.group(3) else None
+        if match.group(2) is None:
+            last = first
+        if first is not None and last is not None and last < first:
+            return None
+        return cls(first, last)
