@@ -9,9 +9,9 @@ modes and guarantee types.
   code marked deleted there (``SX``, set).
 - Incoterms are the 11 rules of Incoterms 2020 (ICC), plus ``XXX``, which the EU customs
   code list for delivery terms adds for terms other than those rules.
-- The security indicator of a transit declaration (NCTS phase 5 code list CL217) is one of ``0`` (no safety and
-  security data), ``1`` (entry summary declaration), ``2`` (exit summary declaration) and
-  ``3`` (both), written as text.
+- The security indicator of a transit declaration (NCTS phase 5 code list CL217) is one of
+  ``0`` (no safety and security data), ``1`` (entry summary declaration), ``2`` (exit
+  summary declaration) and ``3`` (both), written as text.
 - Transport modes are the EU customs code list CL018 (TransportMode, the one-digit codes of
   UN/ECE Recommendation 19 that customs use: no ``0``, not specified, and no ``6``,
   multimodal), kept as data (``data/ncts-cl018-transport-modes.csv``). The transport type of
