@@ -331,3 +331,32 @@ def test_codes_a_template_takes_from_values_are_found_at_the_manifest_line() -> 
         "templates/t.yaml.j2",
         5,
     )
+
+
+def test_docs_give_every_code_list_its_source_and_date() -> None:
+    import re
+
+    from customs_batch.validation import code_fields
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
+    text = docs.read_text(encoding="utf-8")
+    section = text.split("### Every code list, its source and its date", 1)[1]
+    section = section.split("\n### ", 1)[0]
+    rows = {
+        rule: line
+        for line in section.splitlines()
+        for rule in re.findall(r"`(code\.[a-z-]+)`", line)
+    }
+    lists = [
+        code_fields.COUNTRY,
+        code_fields.CURRENCY,
+        code_fields.COMMODITY,
+        code_fields.PACKAGE_KIND,
+        code_fields.INCOTERM,
+        code_fields.SECURITY,
+        code_fields.TRANSPORT_MODE,
+        code_fields.GUARANTEE_TYPE,
+    ]
+    for rule in [*(code.rule for code in lists), "code.hs-unknown", "code.unlocode-unknown"]:
+        assert rule in rows, f"{rule} is not in the table of code lists"
+        assert re.search(r"\b(19|20)\d\d\b", rows[rule]), f"{rule} has no date"
