@@ -107,3 +107,6 @@ class Finding:
     """The address (``Kind/name``) of the document the finding belongs to, when known."""
     suppression: Suppression | None = field(default=None, compare=False)
     """Set on a finding a suppression with a reason silenced (reported apart, never failing)."""
+    rule_at: Location | None = field(default=None, compare=False)
+    """For a finding of one of the team's policies (its own id, or ``policy.evaluation-error``):
+    where that policy is written, its file and the line of its ``id``."""

@@ -424,15 +424,44 @@ def _walk(old: JSON, new: JSON, path: str, found: list[FieldChange]) -> None:
     elif isinstance(old, list) and isinstance(new, list) and old != new:
         # Item by item (``DeclarationItems[1].netPrice``): a change inside a list shows
         # where it is, not the whole list twice.
-        for index in range(max(len(old), len(new))):
-            _walk(
-                old[index] if index < len(old) else None,
-                new[index] if index < len(new) else None,
-                f"{path}[{index}]",
-                found,
-            )
+        for old_item, new_item, index in _paired(old, new):
+            _walk(old_item, new_item, f"{path}[{index}]", found)
     elif old != new:
         found.append(FieldChange(path, old, new))
+
+
+def _paired(old: list[JSON], new: list[JSON]) -> list[tuple[JSON, JSON, int]]:
+    """The items of two versions of a list, paired, each with the index it is shown at.
+
+    Entries that carry a ``sequenceNumber`` (``TransportMeans``, ``packaging``) are paired
+    by it, so an entry added or removed in the middle is that one change, not a shift of
+    every entry after it: each at its index in the new list, a removed one at its index in
+    the old. Other lists are paired by position."""
+    old_keys, new_keys = _sequence_numbers(old), _sequence_numbers(new)
+    if old_keys is None or new_keys is None:
+        return [
+            (old[i] if i < len(old) else None, new[i] if i < len(new) else None, i)
+            for i in range(max(len(old), len(new)))
+        ]
+    where = {key: index for index, key in enumerate(old_keys)}
+    pairs = [
+        (old[where[key]] if key in where else None, new[index], index)
+        for index, key in enumerate(new_keys)
+    ]
+    kept = set(new_keys)
+    pairs += [(old[index], None, index) for index, key in enumerate(old_keys) if key not in kept]
+    return pairs
+
+
+def _sequence_numbers(items: list[JSON]) -> list[int] | None:
+    """The ``sequenceNumber`` of each item, or None unless every item has a distinct one."""
+    keys: list[int] = []
+    for item in items:
+        key = item.get("sequenceNumber") if isinstance(item, dict) else None
+        if not isinstance(key, int) or isinstance(key, bool):
+            return None
+        keys.append(key)
+    return keys if len(set(keys)) == len(keys) else None
 
 
 def _top_level(values: tuple[FieldChange, ...]) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """Rule checks of code-valued fields: countries, currencies, EORI, offices, UN/LOCODEs, HS codes,
-kinds of packages, Incoterms and the security indicator.
+kinds of packages, Incoterms, the security indicator, transport modes and guarantee types.
 
 One table says which field of which kind holds which sort of code; one loop checks them.
 """
@@ -51,6 +51,9 @@ COMMODITY = CodeRule("code.commodity", codes.commodity_problem, hint_for=codes.c
 PACKAGE_KIND = CodeRule("code.package-kind", code_lists.package_kind_problem)
 INCOTERM = CodeRule("code.incoterm", code_lists.incoterm_problem)
 SECURITY = CodeRule("code.security", code_lists.security_problem)
+TRANSPORT_MODE = CodeRule("code.transport-mode", code_lists.transport_mode_problem)
+TRANSPORT_MEANS_MODE = CodeRule("code.transport-mode", code_lists.transport_means_mode_problem)
+GUARANTEE_TYPE = CodeRule("code.guarantee-type", code_lists.guarantee_type_problem)
 
 _PARTY_FIELDS: tuple[tuple[tuple[str, ...], CodeRule], ...] = tuple(
     item
@@ -69,6 +72,8 @@ _TEMPLATE_FIELDS: tuple[tuple[tuple[str, ...], CodeRule], ...] = tuple(
         ("countryOfDestination", COUNTRY),
         ("countryOfBorder", COUNTRY),
         ("incoterm", INCOTERM),
+        ("arrivalTransportType", TRANSPORT_MODE),
+        ("borderTransportType", TRANSPORT_MODE),
     )
 )
 
@@ -86,6 +91,8 @@ CODE_FIELDS: dict[Kind, tuple[tuple[tuple[str, ...], CodeRule], ...]] = {
         (("goodsLocationAddress", "Address", "countryCode"), COUNTRY),
         *_PARTY_FIELDS,
         (("TransportMeans", "*", "nationality"), COUNTRY),
+        (("TransportMeans", "*", "transportType"), TRANSPORT_MEANS_MODE),
+        (("DeclarationGuarantees", "*", "guaranteeType"), GUARANTEE_TYPE),
         (("DeclarationGuarantees", "*", "currencyCode"), CURRENCY),
         (("DeclarationItems", "*", "commodityCode"), COMMODITY),
         (("DeclarationItems", "*", "originCountry"), COUNTRY),

@@ -133,7 +133,15 @@ def _finding(policy: Policy, document: Document, location: Location, outcome: Ou
         rule = EVALUATION_RULE
         message = f"policy {policy.id} could not be evaluated on this document: {outcome.error}"
         hint = f"guard optional fields with has(spec.field) ({where})"
-    return Finding(rule, policy.severity, message, location, hint, document=str(document.address))
+    return Finding(
+        rule,
+        policy.severity,
+        message,
+        location,
+        hint,
+        document=str(document.address),
+        rule_at=Location(policy.file, policy.line),
+    )
 
 
 @dataclass(frozen=True)

@@ -132,8 +132,8 @@ def _shown(file: Path, root: Path) -> str:
         return str(file)
 
 
-def _finding(file: str, line: int, message: str, hint: str) -> Finding:
-    return Finding(RULE, Severity.ERROR, message, Location(file, line, 0), hint)
+def _finding(file: str, line: int, message: str, hint: str, column: int = 0) -> Finding:
+    return Finding(RULE, Severity.ERROR, message, Location(file, line, column), hint)
 
 
 def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Finding]) -> None:
@@ -160,11 +160,20 @@ def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Fi
         findings.append(_finding(shown, line, f"the policy file is not YAML: {problem}", "fix it"))
 
 
-def _lines(node: yaml.Node) -> dict[str, int]:
-    """The line of each top-level key of a mapping node."""
+def _places(node: yaml.Node) -> dict[str, tuple[int, int, int, int]]:
+    """The line and column (1-based) of each top-level key of a mapping node, and of its
+    value."""
     if not isinstance(node, yaml.MappingNode):
         return {}
-    return {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
+    return {
+        str(key.value): (
+            key.start_mark.line + 1,
+            key.start_mark.column + 1,
+            value.start_mark.line + 1,
+            value.start_mark.column + 1,
+        )
+        for key, value in node.value
+    }
 
 
 def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding]) -> Policy | None:
@@ -175,13 +184,19 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
     if not isinstance(data, dict):
         findings.append(_finding(file, start, "a policy must be a mapping", _KEYS_HINT))
         return None
-    lines = _lines(node)
+    places = _places(node)
     problems = len(findings)
 
     def fail(key: str, message: str, hint: str) -> None:
-        findings.append(_finding(file, lines.get(key, start), message, hint))
+        # At the value that is wrong; a key that is missing at the policy's first line.
+        _, _, line, column = places.get(key, (0, 0, start, node.start_mark.column + 1))
+        findings.append(_finding(file, line, message, hint, column))
 
-    _unknown_keys(data, fail)
+    def fail_key(key: str, message: str, hint: str) -> None:
+        line, column, _, _ = places[key]
+        findings.append(_finding(file, line, message, hint, column))
+
+    _unknown_keys(data, fail_key)
     text = _required_texts(data, fail)
     if text.get("id") is not None and not _ID.match(text["id"]):
         fail("id", f"policy id {text['id']!r} is not a word", "use letters, digits, '.', '-', '_'")
@@ -211,7 +226,7 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
         expression=expression,
         message=text["message"].strip(),
         file=file,
-        line=lines.get("id", start),
+        line=places["id"][0] if "id" in places else start,
         program=program,
         kinds=kinds,
         labels=labels,

@@ -73,3 +73,17 @@ def test_an_empty_existing_folder_and_the_default_folder_are_fine(
 def test_a_file_in_the_way_is_a_usage_error() -> None:
     Path("taken").write_text("x", encoding="utf-8")
     assert _cli("init", "taken")[0] == 64
+
+
+def test_the_readme_markdown_plan_example_is_what_plan_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("````markdown\n#### To create") + len("````markdown\n")
+    example = readme[start : readme.index("````", start)]
+    assert "values declared</summary>" in example  # a creation shows what it declares
+    _cli("init", "project")
+    monkeypatch.chdir("project")
+    code, out, _ = _cli("plan", "--format", "markdown", "--target", "TemplateGroup/my-group")
+    assert code == 0
+    assert example in out

@@ -27,7 +27,13 @@ def test_the_wheel_carries_schemas_templates_and_the_seed(tmp_path: Path) -> Non
     for name in templates:
         assert f"customs_batch/_data/templates/{name}" in names
     assert "customs_batch/sandbox/builtin-seed.yaml" in names
-    assert "customs_batch/validation/data/rec21-package-kinds.csv" in names
+    for data in (
+        "rec21-package-kinds.csv",
+        "ncts-cl018-transport-modes.csv",
+        "ncts-transport-modes-two-digit.csv",
+        "ncts-cl251-guarantee-types.csv",
+    ):
+        assert f"customs_batch/validation/data/{data}" in names
 
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
@@ -39,7 +45,9 @@ def test_the_wheel_carries_schemas_templates_and_the_seed(tmp_path: Path) -> Non
             "from customs_batch.resources import load_pattern_hints; load_pattern_hints();"
             "load_schema('movement'); print(schemas_dir()); print(builtin_templates_dir());"
             "from customs_batch.validation.code_lists import package_kinds;"
-            "assert package_kinds()['BX'] == 'Box'",
+            "assert package_kinds()['BX'] == 'Box';"
+            "from customs_batch.validation.code_lists import guarantee_types, transport_modes;"
+            "assert guarantee_types()['B'] and transport_modes()['3'] == 'Road transport'",
         ],
         cwd=tmp_path,
         env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin"},

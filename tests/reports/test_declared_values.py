@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from customs_batch.kinds import Kind
 from customs_batch.planning import Action, plan_changes
+from customs_batch.planning.diff import field_changes
 from customs_batch.reports import render_plan
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from tests.planning.helpers import doc
@@ -67,3 +68,29 @@ def test_an_access_code_is_never_printed() -> None:
         assert "4711" not in shown and "4712" not in shown
         assert "DeclarationGuarantees[0].accessCode" in shown
         assert "(sensitive)" in shown
+
+
+def test_entries_with_a_sequence_number_are_paired_by_it() -> None:
+    def packaging(*numbers: int) -> dict[str, object]:
+        entries = [{"sequenceNumber": n, "typeOfPackages": "BX", "quantity": n} for n in numbers]
+        return {"DeclarationItems": [{"description": "Bolts", "packaging": entries}]}
+
+    # The second of three entries removed: that one change, not the third shifted onto it.
+    changes = field_changes(packaging(1, 2, 3), packaging(1, 3))
+    assert [(c.path, c.old, c.new) for c in changes] == [
+        (
+            "DeclarationItems[0].packaging[1]",
+            {"sequenceNumber": 2, "typeOfPackages": "BX", "quantity": 2},
+            None,
+        )
+    ]
+    # One added at the front: only it, at its place in the new list.
+    (added,) = field_changes(packaging(2, 3), packaging(1, 2, 3))
+    assert (added.path, added.old) == ("DeclarationItems[0].packaging[0]", None)
+    # Without sequence numbers (the items themselves), by position.
+    items = [{"description": "a"}, {"description": "b"}]
+    changes = field_changes({"DeclarationItems": items}, {"DeclarationItems": items[1:]})
+    assert [c.path for c in changes] == [
+        "DeclarationItems[0].description",
+        "DeclarationItems[1]",
+    ]

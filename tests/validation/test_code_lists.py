@@ -1,5 +1,6 @@
-"""Closed code lists: kinds of packages, Incoterms 2020, the security indicator, and commodity
-codes that lost their leading zero on the way from a spreadsheet or from ``values:``."""
+"""Closed code lists: kinds of packages, Incoterms 2020, the security indicator, transport modes,
+guarantee types, and commodity codes that lost their leading zero on the way from a spreadsheet
+or from ``values:``."""
 
 from __future__ import annotations
 
@@ -186,3 +187,176 @@ def test_a_number_cell_that_lost_its_zero_is_found_at_the_cell() -> None:
     assert finding.rule == "code.commodity"
     assert "leading zero" in finding.hint
     assert (finding.location.sheet, finding.location.row) == ("Items", 2)
+
+
+def _transport_findings(transport_type: str) -> list[Finding]:
+    spec = sample(Kind.DEPARTURE_DECLARATION)
+    spec["TransportMeans"][0]["transportType"] = transport_type
+    return check_code_fields(make_document(Kind.DEPARTURE_DECLARATION, spec))
+
+
+def _template_transport_findings(field: str, mode: str) -> list[Finding]:
+    spec = sample(Kind.TEMPLATE_GROUP)
+    spec["DeclarationTemplates"][0][field] = mode
+    return check_code_fields(make_document(Kind.TEMPLATE_GROUP, spec))
+
+
+def test_the_transport_modes_are_cl018() -> None:
+    assert list(code_lists.transport_modes()) == ["1", "2", "3", "4", "5", "7", "8", "9"]
+    assert code_lists.transport_modes()["3"] == "Road transport"
+    assert code_lists.two_digit_transport_modes()["30"] == "Road transport"
+
+
+@pytest.mark.parametrize("field", ["arrivalTransportType", "borderTransportType"])
+def test_every_cl018_mode_passes_in_a_template(field: str) -> None:
+    assert [
+        mode for mode in code_lists.transport_modes() if _template_transport_findings(field, mode)
+    ] == []
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("Road", "write the code, not the name: 3 (Road transport)"),
+        ("truck", "write the code, not the name: 3 (Road transport)"),
+        ("sea", "write the code, not the name: 1 (Maritime transport)"),
+        (
+            "30",
+            "write 3 (Road transport): 30 is the same mode in the two-digit NCTS list, which "
+            "this field does not take",
+        ),
+        ("Z", "write one of the codes, quoted: 1 (maritime transport), 2 (rail transport)"),
+    ],
+)
+def test_a_border_transport_mode_not_in_cl018_is_an_error_saying_what_to_write(
+    written: str, hint: str
+) -> None:
+    (finding,) = _template_transport_findings("borderTransportType", written)
+    assert finding.rule == "code.transport-mode"
+    assert finding.location.path == ("spec", "DeclarationTemplates", 0, "borderTransportType")
+    assert finding.message == (
+        f"{written!r} is not a transport mode code of the EU customs code list CL018 (one digit)"
+    )
+    assert finding.hint.startswith(hint)
+
+
+@pytest.mark.parametrize(("code", "name"), [("0", "not specified"), ("6", "multimodal")])
+def test_the_recommendation_19_codes_customs_leave_out_are_named(code: str, name: str) -> None:
+    (finding,) = _template_transport_findings("arrivalTransportType", code)
+    assert (
+        f"{code} (transport mode {name}" in finding.message or f"{code} ({name}" in finding.message
+    )
+    assert "not a customs code" in finding.message
+    assert finding.hint.startswith("write the mode of the active means of transport, or 9")
+
+
+def test_a_transport_means_takes_cl018_and_the_two_digit_ncts_codes() -> None:
+    every = [*code_lists.transport_modes(), *code_lists.two_digit_transport_modes()]
+    assert [code for code in every if _transport_findings(code)] == []
+    (finding,) = _transport_findings("31")
+    assert finding.rule == "code.transport-mode"
+    assert finding.location.path == ("spec", "TransportMeans", 0, "transportType")
+    assert finding.message == (
+        "'31' is not a transport mode code of the EU customs code list CL018 (one digit, or "
+        "one of the two-digit NCTS codes)"
+    )
+    assert finding.hint == "write 3 (Road transport) or 30"
+    (named,) = _transport_findings("ROAD")
+    assert named.hint == "write the code, not the name: 3 (Road transport)"
+
+
+def _guarantee_findings(guarantee_type: str) -> list[Finding]:
+    spec = sample(Kind.DEPARTURE_DECLARATION)
+    spec["DeclarationGuarantees"][0]["guaranteeType"] = guarantee_type
+    return check_code_fields(make_document(Kind.DEPARTURE_DECLARATION, spec))
+
+
+def test_the_guarantee_types_are_cl251() -> None:
+    types = code_lists.guarantee_types()
+    assert list(types) == ["0", "1", "2", "3", "4", "5", "8", "9", "A", "B", "J", "R"]
+    assert types["1"] == "Comprehensive guarantee"
+    assert [code for code in types if _guarantee_findings(code)] == []
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("b", "write it in capitals: B (Guarantee for goods dispatched under the TIR procedure)"),
+        ("Comprehensive", "write the code, not the name: 1 (comprehensive guarantee)"),
+        ("TIR", "write the code, not the name: B (TIR)"),
+        (
+            "waiver",
+            "write the code, not the name: 0 (guarantee waiver), 5 (waiver, amount below the "
+            "statistical threshold), A (waiver by agreement)",
+        ),
+        ("vouchers", "write the code, not the name: 4 (individual guarantee in vouchers)"),
+        ("7", "write one of the codes, quoted: 0 (guarantee waiver), 1 (comprehensive"),
+    ],
+)
+def test_a_guarantee_type_not_in_cl251_is_an_error_saying_what_to_write(
+    written: str, hint: str
+) -> None:
+    (finding,) = _guarantee_findings(written)
+    assert finding.rule == "code.guarantee-type"
+    assert finding.location.path == ("spec", "DeclarationGuarantees", 0, "guaranteeType")
+    assert finding.message == f"{written!r} is not a guarantee type of the NCTS code list CL251"
+    assert finding.hint.startswith(hint)
+
+
+def test_codes_a_template_takes_from_values_are_found_at_the_manifest_line() -> None:
+    Path("customs-batch.yaml").write_text("default_environment: local\n", encoding="utf-8")
+    Path("templates").mkdir()
+    Path("templates/t.yaml.j2").write_text(
+        "type: DEPARTURE\n"
+        "TransportMeans:\n"
+        "  - {sequenceNumber: 1, mode: DEPARTURE, transportType: {{ values.mode | tojson }}}\n"
+        "DeclarationGuarantees:\n"
+        "  - guaranteeType: {{ values.guarantee | tojson }}\n",
+        encoding="utf-8",
+    )
+    manifest = (
+        f"{DEPARTURE_HEAD}metadata: {{name: dep-1}}\ntemplate: t\nvalues:\n"
+        "  mode: road\n  guarantee: comprehensive\nspec:\n  totalWeight: 1\n"
+    )
+    Path("m.yaml").write_text(manifest, encoding="utf-8")
+    findings = validate_paths(["m.yaml"]).findings
+    by_rule = {f.rule: f for f in findings if f.rule.startswith("code.")}
+    assert sorted(by_rule) == ["code.guarantee-type", "code.transport-mode"]
+    mode, guarantee = by_rule["code.transport-mode"], by_rule["code.guarantee-type"]
+    assert (mode.location.file, mode.location.line) == ("m.yaml", 6)
+    assert mode.hint == "write the code, not the name: 3 (Road transport)"
+    assert (guarantee.location.file, guarantee.location.line) == ("m.yaml", 7)
+    assert guarantee.location.used_at is not None
+    assert (guarantee.location.used_at.file, guarantee.location.used_at.line) == (
+        "templates/t.yaml.j2",
+        5,
+    )
+
+
+def test_docs_give_every_code_list_its_source_and_date() -> None:
+    import re
+
+    from customs_batch.validation import code_fields
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
+    text = docs.read_text(encoding="utf-8")
+    section = text.split("### Every code list, its source and its date", 1)[1]
+    section = section.split("\n### ", 1)[0]
+    rows = {
+        rule: line
+        for line in section.splitlines()
+        for rule in re.findall(r"`(code\.[a-z-]+)`", line)
+    }
+    lists = [
+        code_fields.COUNTRY,
+        code_fields.CURRENCY,
+        code_fields.COMMODITY,
+        code_fields.PACKAGE_KIND,
+        code_fields.INCOTERM,
+        code_fields.SECURITY,
+        code_fields.TRANSPORT_MODE,
+        code_fields.GUARANTEE_TYPE,
+    ]
+    for rule in [*(code.rule for code in lists), "code.hs-unknown", "code.unlocode-unknown"]:
+        assert rule in rows, f"{rule} is not in the table of code lists"
+        assert re.search(r"\b(19|20)\d\d\b", rows[rule]), f"{rule} has no date"

@@ -77,6 +77,33 @@ def test_a_policy_finding_in_sarif_with_its_line(capsys: pytest.CaptureFixture[s
         "startColumn": 18,
     }
     assert "policies/team.yaml:2" in result["message"]["text"]
+    # The policy's file and line, as a place of its own code scanning links to.
+    assert result["relatedLocations"] == [
+        {
+            "id": 0,
+            "physicalLocation": {
+                "artifactLocation": {"uri": "policies/team.yaml"},
+                "region": {"startLine": 2},
+            },
+            "message": {"text": "the policy that made this finding"},
+        }
+    ]
+
+
+def test_an_evaluation_error_in_sarif_names_the_policy_file_and_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy("\n\n" + POLICY.replace("spec.declarationId < 1000", "spec.office == 'NL000396'"))
+    code, out, _ = _run(capsys, "validate", "--format", "sarif")
+    assert code == 1
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert result["ruleId"] == "policy.evaluation-error"
+    (related,) = result["relatedLocations"]
+    assert related["physicalLocation"] == {
+        "artifactLocation": {"uri": "policies/team.yaml"},
+        "region": {"startLine": 3},
+    }
 
 
 def test_policies_apply_to_plan_too(capsys: pytest.CaptureFixture[str]) -> None:
@@ -382,3 +409,49 @@ def test_a_policy_finding_is_in_every_format(capsys: pytest.CaptureFixture[str],
     code, out, _ = _run(capsys, "validate", "--format", name)
     assert code == 1
     assert "team.declaration-range" in out and "numbered below 1000" in out
+
+
+BAD_SEVERITY = POLICY.replace("severity: error", "severity: fatal")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("text", "policies/team.yaml:2:11: error[policy.invalid]: severity 'fatal' is not"),
+        ("github", "::error file=policies/team.yaml,line=2,col=11,title=policy.invalid::"),
+        ("junit", "policies/team.yaml:2:11: error[policy.invalid]: severity 'fatal'"),
+        ("markdown", "`policies/team.yaml:2`"),
+    ],
+)
+def test_a_bad_policy_file_is_a_finding_at_its_line_in_every_format(
+    capsys: pytest.CaptureFixture[str], name: str, expected: str
+) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(BAD_SEVERITY)
+    code, out, err = _run(capsys, "validate", "--format", name)
+    assert code == 1 and "Traceback" not in err
+    assert expected in out
+
+
+def test_a_bad_policy_file_is_a_finding_at_its_line_in_json_and_sarif(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(BAD_SEVERITY)
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    (finding,) = json.loads(out)["findings"]
+    assert (finding["rule"], finding["file"], finding["line"], finding["column"]) == (
+        "policy.invalid",
+        str(Path("policies", "team.yaml")),
+        2,
+        11,
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "sarif")
+    assert code == 1
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert result["ruleId"] == "policy.invalid" and result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "policies/team.yaml"},
+        "region": {"startLine": 2, "startColumn": 11},
+    }

@@ -70,7 +70,9 @@ class JunitReporter(Reporter):
 def _describe(finding: Finding) -> str:
     loc = finding.location
     where = printable(loc.file)
-    text = f"{where}:{loc.line}:{loc.column}: {finding.severity.value}[{finding.rule}]: "
+    if loc.line >= 1:
+        where += f":{loc.line}:{loc.column}" if loc.column >= 1 else f":{loc.line}"
+    text = f"{where}: {finding.severity.value}[{finding.rule}]: "
     text += printable(finding.message)
     if loc.sheet is not None:
         text += f" ({printable(loc.cell() or '')})"

@@ -90,20 +90,28 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
     if loc.path:
         logical = {"fullyQualifiedName": loc.json_path(), "kind": "member"}
         out["locations"][0]["logicalLocations"] = [logical]
+    related = []
     if loc.used_at is not None:
-        out["relatedLocations"] = [_related(loc.used_at)]
+        related.append((loc.used_at, "used by the template"))
+    if finding.rule_at is not None:
+        related.append((finding.rule_at, "the policy that made this finding"))
+    if related:
+        out["relatedLocations"] = [
+            _related(number, place, text) for number, (place, text) in enumerate(related)
+        ]
     return out
 
 
-def _related(used: Location) -> dict[str, Any]:
-    """The template place that used a value copied from ``values``."""
-    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(used.file)}}
-    if used.line >= 1:
-        region = {"startLine": used.line}
-        if used.column >= 1:
-            region["startColumn"] = used.column
+def _related(number: int, place: Location, text: str) -> dict[str, Any]:
+    """A place related to a finding: the template place that used a value copied from
+    ``values``, or where the policy behind a team finding is written."""
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(place.file)}}
+    if place.line >= 1:
+        region = {"startLine": place.line}
+        if place.column >= 1:
+            region["startColumn"] = place.column
         physical["region"] = region
-    return {"id": 0, "physicalLocation": physical, "message": {"text": "used by the template"}}
+    return {"id": number, "physicalLocation": physical, "message": {"text": text}}
 
 
 def artifact_uri(file: str) -> str:
