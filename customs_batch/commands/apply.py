@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.backends import connect, sealer_for
 from customs_batch.commands._inputs import Inputs
@@ -32,6 +32,9 @@ from customs_batch.planning.planfile import (
 )
 from customs_batch.state.history import history_for
 from customs_batch.state.model import State
+
+if TYPE_CHECKING:
+    from customs_batch.reports.results_workbook import ResultsFile
 
 ALLOW_LARGE_CHANGE = "--allow-large-change"
 
@@ -90,6 +93,9 @@ class ApplyOptions:
     time_budget: TimeBudget | None = None
     command: str = "customs-batch apply"
     allow_large_change: bool = False
+    annotate_results: Path | None = None
+    """The folder to write the results copies of the spreadsheets in once the run ends
+    (see :mod:`customs_batch.commands.results`); None: none are written."""
 
     @property
     def plan_file(self) -> Path | None:
@@ -121,6 +127,8 @@ class ApplyResult:
     undecided: tuple[str, ...] = ()
     """The addresses whose outcome is unknown after the run (needs a decision): those the
     plan held back, and those this run's requests left unknown."""
+    annotated: tuple[ResultsFile, ...] = ()
+    """The results copies of the spreadsheets written after the run (``annotate_results``)."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -177,7 +185,25 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     """
     result = _apply(options, presenter)
     notify(result, presenter.notice)
+    if options.annotate_results is not None:
+        result = replace(result, annotated=_annotate_results(options, result))
     return result
+
+
+def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[ResultsFile, ...]:
+    """The results copies, written from the state as the run left it: the manifests of
+    the run (a saved plan's own), its selection and its environment."""
+    # openpyxl: only for a run that writes the copies.
+    from customs_batch.commands.results import ResultsOptions, collect_results
+
+    inputs = options.inputs
+    if options.plan_file is not None:
+        manifests = tuple(Path(path) for path in result.plan.manifests)
+        inputs = replace(inputs, paths=manifests)
+    annotate = ResultsOptions(
+        replace(inputs, environment=result.environment.name), options.annotate_results
+    )
+    return collect_results(annotate).written
 
 
 def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
