@@ -16,13 +16,14 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.kinds import Address
 from customs_batch.kinds.model import ServiceId
 from customs_batch.kinds.registry import model_of
-from customs_batch.manifest import Document
+from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
 from customs_batch.sensitive import is_digest, sensitive_paths, values_at
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
@@ -323,3 +324,29 @@ def service_error_text(error: JSON) -> str:
     if message:
         return f"{head}: {message}" if head else str(message)
     return head or str(dict(error))
+
+
+@dataclass(frozen=True, order=True)
+class RowPlace:
+    """The spreadsheet row a document came from: file, sheet and row, as validate names
+    them."""
+
+    file: str
+    sheet: str
+    row: int
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"file": self.file, "sheet": self.sheet, "row": self.row}
+
+
+def spreadsheet_rows(paths: Sequence[Path]) -> dict[str, RowPlace]:
+    """The row of every document the manifests under ``paths`` make from a spreadsheet, by
+    address. Read leniently: a file or row with errors gives what it can, and nothing is
+    checked beyond what loading does (``status`` groups by it and needs no more)."""
+    places: dict[str, RowPlace] = {}
+    for file in discover(paths):
+        for item in iter_file(file):
+            if isinstance(item, Document) and item.source.sheet is not None:
+                source = item.source
+                places[str(item.address)] = RowPlace(source.file, str(source.sheet), source.line)
+    return places

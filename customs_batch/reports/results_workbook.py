@@ -86,15 +86,16 @@ class ResultsFile:
 
 
 def write_results_workbooks(rows: Sequence[RowResult], folder: Path) -> list[ResultsFile]:
-    """Write the results copy of every spreadsheet ``rows`` name, under ``folder``."""
+    """Write the results copy of every spreadsheet ``rows`` name, under ``folder``; a copy
+    that would replace its original is refused before anything is written."""
     by_file: dict[str, list[RowResult]] = defaultdict(list)
     for row in rows:
         by_file[row.file].append(row)
+    targets = {file: copy_path(Path(file), folder, option="--annotate") for file in by_file}
     written = []
     for file in sorted(by_file):
-        source = Path(file)
-        target = copy_path(source, folder, option="--annotate")
-        workbook = open_copy(source, csv_sheet=by_file[file][0].sheet)
+        target = targets[file]
+        workbook = open_copy(Path(file), csv_sheet=by_file[file][0].sheet)
         listed = annotate_results(workbook, by_file[file])
         save_copy(workbook, target)
         counts = Counter(row.status for row in listed)
