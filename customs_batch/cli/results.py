@@ -129,7 +129,7 @@ def results(
     data/departures.csv becomes DIR/data/departures.csv.xlsx) with result columns after each
     row, filled red for a failed row, yellow for one waiting and green for one done, the
     header row frozen, and a first sheet Summary counting the rows per status with a link
-    to each row. The copies are readable by you only; a cell holding a guarantee access
+    to each row. The copies are readable by you only; a column that gave a guarantee access
     code is left empty.
 
     \b

@@ -124,7 +124,7 @@ class RowResult:
     problems: tuple[str, ...] = ()
     withheld: frozenset[bytes] = field(default=frozenset(), repr=False, compare=False)
     """Keyed digests (:func:`cell_mark`) of the sensitive values the row's documents hold (a
-    guarantee's access code): a copy of the row leaves a cell holding one of them empty."""
+    guarantee's access code): a copy of the sheet empties the columns that hold them."""
 
     def withholds(self, value: object) -> bool:
         """Whether a cell holding ``value`` gave (or holds) a sensitive value of the row."""

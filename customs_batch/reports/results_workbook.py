@@ -6,8 +6,8 @@ rows per status with a link to each row.
 The copies are written as ``validate --annotate`` writes its own (see
 :mod:`customs_batch.manifest.spreadsheet.copy`): XLSX even for a CSV input, under a folder
 of the user's choice, readable by the owner only; the originals are never opened for
-writing. A cell that holds a sensitive value of its row's document (a guarantee's access
-code) is left empty in the copy.
+writing. A column that gave a sensitive value of its row's document (a guarantee's access
+code) in some row is left empty in every data row of the copy.
 """
 
 from __future__ import annotations
@@ -132,8 +132,11 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
         if number not in known and _holds_values(sheet, number, first)
     ]
     every = sorted([*rows, *unread], key=lambda row: row.row)
+    withheld = _sensitive_columns(sheet, rows, first)
+    for number in range(first_data, sheet.max_row + 1):
+        for column in withheld:
+            sheet.cell(number, column).value = None
     for row in every:
-        _withhold(sheet, row, first)
         _write_row(sheet, row, first)
     sheet.freeze_panes = f"A{header + 1}"
     return every
@@ -152,11 +155,16 @@ def _holds_values(sheet: Worksheet, number: int, end: int) -> bool:
     return any(sheet.cell(number, column).value not in (None, "") for column in range(1, end))
 
 
-def _withhold(sheet: Worksheet, row: RowResult, end: int) -> None:
-    for column in range(1, end):
-        cell = sheet.cell(row.row, column)
-        if row.withholds(cell.value):
-            cell.value = None
+def _sensitive_columns(sheet: Worksheet, rows: Sequence[RowResult], end: int) -> set[int]:
+    """The columns that gave a sensitive value (a guarantee's access code) in some row:
+    emptied in every data row, those that gave no document included."""
+    return {
+        column
+        for row in rows
+        if row.withheld
+        for column in range(1, end)
+        if row.withholds(sheet.cell(row.row, column).value)
+    }
 
 
 def _write_row(sheet: Worksheet, row: RowResult, first: int) -> None:
