@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from openpyxl.cell.cell import Cell, MergedCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, Cell, MergedCell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.hyperlink import Hyperlink
@@ -177,10 +177,18 @@ def _write_row(sheet: Worksheet, row: RowResult, first: int) -> None:
         row.at,
     ]
     for offset, value in enumerate(values):
+        if isinstance(value, str):
+            value = _cell_text(value)
         cell = sheet.cell(row.row, first + offset, value if value != "" else None)
         if isinstance(value, str):
             cell.data_type = "s"  # an error's text is never a formula
         _fill(cell, row.status)
+
+
+def _cell_text(text: str) -> str:
+    """Text a cell can hold: the control characters XLSX refuses (a service's error may
+    carry any) shown as ``\\xNN``."""
+    return ILLEGAL_CHARACTERS_RE.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def _ids_cell(ids: tuple[Scalar, ...]) -> str | int:
@@ -210,7 +218,8 @@ def _summary(workbook: Workbook, rows: Sequence[RowResult]) -> None:
     first_of: dict[ResultStatus, int] = {}
     for row in sorted(rows, key=lambda r: (rank[r.status], r.sheet, r.row)):
         documents = ", ".join(doc.address for doc in row.documents)
-        sheet.append((row.status.value, row.sheet, row.row, documents, "\n".join(row.errors)))
+        errors = _cell_text("\n".join(row.errors))
+        sheet.append((row.status.value, _cell_text(row.sheet), row.row, documents, errors))
         first_of.setdefault(row.status, sheet.max_row)
         _fill(sheet.cell(sheet.max_row, 1), row.status)
         _link(sheet.cell(sheet.max_row, 3), row.sheet, f"A{row.row}")

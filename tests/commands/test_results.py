@@ -286,3 +286,22 @@ def test_a_copy_that_would_replace_its_original_is_refused(project: Path) -> Non
         collect_results(ResultsOptions(annotate=Path(".")))
     assert "--annotate annotated/" in (caught.value.hint or "")
     assert _digest(project / MOVEMENTS) == before
+
+
+def test_a_service_error_stays_text_in_the_copy(project: Path) -> None:
+    hostile = '=HYPERLINK("http://x.invalid","click")\x00\x1b[31m'
+    _write_state(
+        _record(
+            "Movement/sheet-hawb_a2-vah-3", RecordStatus.FAILED, error=ServiceFailure(400, hostile)
+        )
+    )
+    collect_results(ResultsOptions(annotate=Path("out")))
+    book = openpyxl.load_workbook("out/data/movements.xlsx")
+    cell = book["Movements"].cell(3, 13 + 7)
+    assert cell.data_type == "s"
+    assert cell.value == '=HYPERLINK("http://x.invalid","click")\\x00\\x1b[31m'
+    summary = book["Summary"]
+    address = "Movement/sheet-hawb_a2-vah-3"
+    (row,) = [n for n in range(1, summary.max_row + 1) if summary.cell(n, 4).value == address]
+    listed = summary.cell(row, 5)
+    assert listed.data_type == "s" and str(listed.value).startswith("=HYPERLINK")
