@@ -1,7 +1,8 @@
 """The analyst's loop, end to end: the examples' spreadsheets bulk loaded into a real
-``sandbox serve``, which refuses a movement (a party the shipment does not have) and whose
-customs reject a departure (a reference starting INVALID); the results come back into
-copies of the spreadsheets, and every row of them is checked."""
+``sandbox serve``, which refuses a movement (a party the shipment does not have), whose
+customs reject a departure (a reference starting INVALID), and which, restarted with an
+injected fault, drops the connection of a later row's submission; the results come back
+into copies of the spreadsheets, and every row of them is checked."""
 
 from __future__ import annotations
 
@@ -64,14 +65,16 @@ def _spreadsheet_project(project: Project) -> None:
     book.save(root / MOVEMENTS)
 
 
-def _add_departure_rows(project: Project) -> None:
-    """After the apply: a new valid row (5), and a row whose quantity is no number (6)."""
+def _add_departure_row(
+    project: Project, reference: bytes, old: bytes = b"", new: bytes = b""
+) -> None:
+    """A row after the others, like the INVALID one but for its reference (and ``old``
+    replaced by ``new``)."""
     csv_path = project.root / DEPARTURES
     data = csv_path.read_bytes()
-    last = data.rstrip(b"\r\n").split(b"\r\n")[-1]
-    new = last.replace(b"INVALID-2026-0103", b"ACME-2026-0105")
-    bad = last.replace(b"INVALID-2026-0103", b"ACME-2026-0106").replace(b";100;4;", b";hundert;4;")
-    csv_path.write_bytes(data + new + b"\r\n" + bad + b"\r\n")
+    last = data.rstrip(b"\r\n").split(b"\r\n")[3]  # row 4, the INVALID one
+    row = last.replace(b"INVALID-2026-0103", reference).replace(old, new)
+    csv_path.write_bytes(data + row + b"\r\n")
 
 
 def _refresh_until_decided(project: Project) -> dict[str, dict[str, Any]]:
@@ -160,8 +163,23 @@ def test_every_row_of_the_results_workbooks(tmp_path: Path, sandbox: Sandbox) ->
         assert first.cell(number, 25).value == "processing"
         assert _fill(first.cell(number, 19)) == YELLOW
 
-    records = _refresh_until_decided(project)
-    _add_departure_rows(project)
+    _refresh_until_decided(project)
+    # Row 5 is submitted while every API request's connection is dropped: its outcome is
+    # unknown (a departure is never sent again blindly).
+    _add_departure_row(project, b"ACME-2026-0105")
+    sandbox.start(faults="drop=1")
+    project.write_config()
+    dropped = project.run(
+        "apply", "--auto-approve", "--target", "DepartureDeclaration/dep-sheet-acme-2026-0105"
+    )
+    assert dropped.returncode != 0, dropped.stdout + dropped.stderr
+    sandbox.start()
+    project.write_config()
+    records = project.state()
+    assert records["DepartureDeclaration/dep-sheet-acme-2026-0105"]["status"] == "unknown"
+    # Then a row not applied yet (6), and a row whose quantity is no number (7).
+    _add_departure_row(project, b"ACME-2026-0106")
+    _add_departure_row(project, b"ACME-2026-0107", b";100;4;", b";hundert;4;")
     originals = {name: _digest(project.root / name) for name in (DEPARTURES, MOVEMENTS)}
 
     done = project.run("results", "--annotate", "results")
@@ -169,7 +187,7 @@ def test_every_row_of_the_results_workbooks(tmp_path: Path, sandbox: Sandbox) ->
     assert {name: _digest(project.root / name) for name in originals} == originals
 
     declarations = {
-        address: record["outputs"]["declarationId"]
+        address: record["outputs"].get("declarationId")
         for address, record in records.items()
         if address.startswith("DepartureDeclaration/")
     }
@@ -199,8 +217,14 @@ def test_every_row_of_the_results_workbooks(tmp_path: Path, sandbox: Sandbox) ->
             RED,
             **{"Service state": "invalid", "Errors contain": "SANDBOX_INVALID_REFERENCE"},
         ),
-        5: departure("acme-2026-0105", "not-applied", YELLOW, **{"Recorded at": None}),
-        6: {
+        5: departure(
+            "acme-2026-0105",
+            "needs-decision",
+            YELLOW,
+            **{"Errors contain": "the outcome of the last request is unknown"},
+        ),
+        6: departure("acme-2026-0106", "not-applied", YELLOW, **{"Recorded at": None}),
+        7: {
             "Result": "no-document",
             "Document": None,
             "fill": RED,
@@ -211,7 +235,7 @@ def test_every_row_of_the_results_workbooks(tmp_path: Path, sandbox: Sandbox) ->
     sheet = book["departures"]
     _check_rows(sheet, 19, expected_departures, header=1)
     access = next(c.column for c in sheet[1] if c.value == "Access code")
-    assert all(sheet.cell(n, access).value is None for n in range(2, 7))
+    assert all(sheet.cell(n, access).value is None for n in range(2, 8))
     assert sheet.cell(4, 1).value == "INVALID-2026-0103" and sheet.cell(2, 4).value == "48,5"
     assert all(sheet.cell(n, 27).value for n in (2, 3, 4))  # when: recorded
     _check_summary(book, "departures", expected_departures)
