@@ -122,18 +122,19 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
     first_data = min(known)
     header = _header_row(sheet, first_data)
     first = sheet.max_column + 1
+    last = sheet.max_row
     for offset, name in enumerate(RESULT_COLUMNS):
         cell = sheet.cell(header, first + offset, name)
         cell.font = _HEADER_FONT
         sheet.column_dimensions[column_letter(first + offset)].width = _WIDTHS[offset]
     unread = [
         RowResult(rows[0].file, rows[0].sheet, number, problems=(UNREAD_ROW,))
-        for number in range(first_data, sheet.max_row + 1)
+        for number in range(first_data, last + 1)
         if number not in known and _holds_values(sheet, number, first)
     ]
     every = sorted([*rows, *unread], key=lambda row: row.row)
     withheld = _sensitive_columns(sheet, rows, first)
-    for number in range(first_data, sheet.max_row + 1):
+    for number in range(first_data, last + 1):
         for column in withheld:
             sheet.cell(number, column).value = None
     for row in every:
@@ -145,8 +146,9 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
 def _header_row(sheet: Worksheet, first_data: int) -> int:
     """The row of the column names: the last row holding values above the first data
     row (``forEach.header``; a title row above it is left alone), else row 1."""
+    end = sheet.max_column + 1
     for number in range(first_data - 1, 0, -1):
-        if _holds_values(sheet, number, sheet.max_column + 1):
+        if _holds_values(sheet, number, end):
             return number
     return 1
 
@@ -205,26 +207,29 @@ def _summary(workbook: Workbook, rows: Sequence[RowResult]) -> None:
     counts = Counter(row.status for row in rows)
     present = [status for status in ResultStatus if counts[status]]
     sheet.append(("Result", "Rows", "", "Meaning"))
-    for status in present:
+    for number, status in enumerate(present, start=2):
         sheet.append((status.value, counts[status], None, MEANINGS[status]))
-        _fill(sheet.cell(sheet.max_row, 1), status)
+        _fill(sheet.cell(number, 1), status)
     sheet.append(("Total", len(rows)))
     sheet.append(())
+    listing = len(present) + 4  # the header of the list of rows
     sheet.append(("Result", "Sheet", "Row", "Document", "Errors"))
-    for header in (1, sheet.max_row):
+    for header in (1, listing):
         for cell in sheet[header]:
             cell.font = _HEADER_FONT
     rank = {status: index for index, status in enumerate(ResultStatus)}
     first_of: dict[ResultStatus, int] = {}
-    for row in sorted(rows, key=lambda r: (rank[r.status], r.sheet, r.row)):
+    ordered = sorted(rows, key=lambda r: (rank[r.status], r.sheet, r.row))
+    # Row numbers are counted here: the sheet's max_row is counted over every cell.
+    for number, row in enumerate(ordered, start=listing + 1):
         documents = ", ".join(doc.address for doc in row.documents)
         errors = _cell_text("\n".join(row.errors))
         sheet.append((row.status.value, _cell_text(row.sheet), row.row, documents, errors))
-        first_of.setdefault(row.status, sheet.max_row)
-        _fill(sheet.cell(sheet.max_row, 1), row.status)
-        _link(sheet.cell(sheet.max_row, 3), row.sheet, f"A{row.row}")
+        first_of.setdefault(row.status, number)
+        _fill(sheet.cell(number, 1), row.status)
+        _link(sheet.cell(number, 3), row.sheet, f"A{row.row}")
         for column in (1, 2, 4, 5):
-            sheet.cell(sheet.max_row, column).data_type = "s"
+            sheet.cell(number, column).data_type = "s"
     for number, status in enumerate(present, start=2):
         _link(sheet.cell(number, 2), sheet.title, f"A{first_of[status]}")
     for letter, width in zip("ABCDE", (16, 20, 8, 44, 70), strict=True):

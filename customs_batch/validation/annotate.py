@@ -116,7 +116,9 @@ def _findings_sheet(workbook: Workbook, findings: Sequence[Finding]) -> None:
     sheet.append(_COLUMNS)
     for cell in sheet[1]:
         cell.font = Font(bold=True)
-    for finding in sorted(findings, key=lambda f: (_RANK[f.severity], f.location.row or 0)):
+    ordered = sorted(findings, key=lambda f: (_RANK[f.severity], f.location.row or 0))
+    # Row numbers counted here: the sheet's max_row is counted over every cell each time.
+    for number, finding in enumerate(ordered, start=2):
         loc = finding.location
         coordinate = f"{column_letter(max(loc.column, 1))}{loc.row}"
         column = column_letter(loc.column) if loc.column >= 1 else "(row)"
@@ -135,7 +137,7 @@ def _findings_sheet(workbook: Workbook, findings: Sequence[Finding]) -> None:
             )
         )
         if sheet_title(loc.sheet) in workbook.sheetnames:
-            link = sheet.cell(sheet.max_row, 4)
+            link = sheet.cell(number, 4)
             quoted = sheet_title(loc.sheet).replace("'", "''")
             link.hyperlink = Hyperlink(ref=link.coordinate, location=f"'{quoted}'!{coordinate}")
             link.style = "Hyperlink"
