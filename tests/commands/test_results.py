@@ -305,3 +305,21 @@ def test_a_service_error_stays_text_in_the_copy(project: Path) -> None:
     (row,) = [n for n in range(1, summary.max_row + 1) if summary.cell(n, 4).value == address]
     listed = summary.cell(row, 5)
     assert listed.data_type == "s" and str(listed.value).startswith("=HYPERLINK")
+
+
+def test_two_spreadsheets_that_would_share_a_copy_are_refused(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = (project / "manifests" / "movements-sheet.yaml").read_text()
+    for folder in ("a", "b"):
+        (project / "data" / folder).mkdir()
+        shutil.copy(project / MOVEMENTS, project / "data" / folder / "movements.xlsx")
+        text = manifest.replace("../data/movements.xlsx", f"../data/{folder}/movements.xlsx")
+        text = text.replace('name: "sheet-', f'name: "{folder}-')
+        (project / "manifests" / f"{folder}.yaml").write_text(text)
+    monkeypatch.chdir(project / "manifests")  # the spreadsheets are outside: copied by name
+
+    options = ResultsOptions(Inputs(paths=(Path("a.yaml"), Path("b.yaml"))), annotate=Path("out"))
+    with pytest.raises(CustomsBatchError, match=r"would both be copied to out/movements\.xlsx"):
+        collect_results(options)
+    assert not Path("out").exists()
