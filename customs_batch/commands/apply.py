@@ -13,7 +13,7 @@ from customs_batch.commands._inputs import Inputs
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment
-from customs_batch.errors import ExitCode, UsageError
+from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.execution.interrupt import graceful_stop
@@ -129,12 +129,22 @@ class ApplyResult:
     plan held back, and those this run's requests left unknown."""
     annotated: tuple[ResultsFile, ...] = ()
     """The results copies of the spreadsheets written after the run (``annotate_results``)."""
+    annotation_error: str = ""
+    """Why the results copies could not be written (the run itself is recorded as it went)."""
 
     @property
     def exit_code(self) -> ExitCode:
         """0 when everything planned is done; 1 when cancelled, stopped by the guard on
         the size of a change, or anything failed or was skipped; 3 when an error stopped
-        the run; 4 when the time budget ran out; 130 when interrupted."""
+        the run, or the results copies asked for could not be written (when nothing else
+        went wrong); 4 when the time budget ran out; 130 when interrupted."""
+        code = self._run_exit_code
+        if self.annotation_error and code is ExitCode.OK:
+            return ExitCode.ERROR
+        return code
+
+    @property
+    def _run_exit_code(self) -> ExitCode:
         if self.status in (ApplyStatus.CANCELLED, ApplyStatus.TOO_LARGE):
             return ExitCode.FINDINGS
         if self.report is None:
@@ -186,7 +196,13 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     result = _apply(options, presenter)
     notify(result, presenter.notice)
     if options.annotate_results is not None:
-        result = replace(result, annotated=_annotate_results(options, result))
+        try:
+            result = replace(result, annotated=_annotate_results(options, result))
+        except CustomsBatchError as exc:
+            # The run is done and recorded: say why the copies are missing, keep its result.
+            why = f"the results copies were not written: {exc.message}"
+            presenter.notice(f"error: {why}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+            result = replace(result, annotation_error=why)
     return result
 
 
@@ -201,7 +217,9 @@ def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[Resul
         manifests = tuple(Path(path) for path in result.plan.manifests)
         inputs = replace(inputs, paths=manifests)
     annotate = ResultsOptions(
-        replace(inputs, environment=result.environment.name), options.annotate_results
+        replace(inputs, environment=result.environment.name),
+        options.annotate_results,
+        option="--annotate-results",
     )
     return collect_results(annotate).written
 

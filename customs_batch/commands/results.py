@@ -25,6 +25,8 @@ class ResultsOptions:
 
     inputs: Inputs = field(default_factory=Inputs)
     annotate: Path | None = None
+    option: str = "--annotate"
+    """The command's option that gave ``annotate``, for the messages about it."""
 
 
 @dataclass(frozen=True)
@@ -79,5 +81,5 @@ def collect_results(options: ResultsOptions) -> ResultsResult:
         # openpyxl: only for a run that writes the copies.
         from customs_batch.reports.results_workbook import write_results_workbooks
 
-        written = tuple(write_results_workbooks(rows, options.annotate))
+        written = tuple(write_results_workbooks(rows, options.annotate, option=options.option))
     return ResultsResult(environment.name, rows, written, outside)

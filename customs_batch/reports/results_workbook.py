@@ -86,13 +86,16 @@ class ResultsFile:
     counts: dict[ResultStatus, int]
 
 
-def write_results_workbooks(rows: Sequence[RowResult], folder: Path) -> list[ResultsFile]:
+def write_results_workbooks(
+    rows: Sequence[RowResult], folder: Path, *, option: str = "--annotate"
+) -> list[ResultsFile]:
     """Write the results copy of every spreadsheet ``rows`` name, under ``folder``; a copy
-    that would replace its original is refused before anything is written."""
+    that would replace its original is refused before anything is written (the error names
+    ``option``, the command's option that gave the folder)."""
     by_file: dict[str, list[RowResult]] = defaultdict(list)
     for row in rows:
         by_file[row.file].append(row)
-    targets = {file: copy_path(Path(file), folder, option="--annotate") for file in by_file}
+    targets = {file: copy_path(Path(file), folder, option=option) for file in by_file}
     _refuse_shared_copies(targets)
     written = []
     for file in sorted(by_file):

@@ -107,3 +107,22 @@ def test_status_groups_spreadsheet_documents_by_file_sheet_and_row(
         3,
     )
     assert places["DepartureDeclaration/dep-rtm-ham-0001"] == (None, None, None)
+
+
+def test_apply_that_cannot_write_its_copies_says_so_and_keeps_its_run(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
+    book["Movements"]["F3"] = "rpty_p2"  # nothing refused this time
+    book.save(sheets / "data" / "movements.xlsx")
+    before = (sheets / "data" / "movements.xlsx").read_bytes()
+
+    code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", ".")
+    assert code == 3, out + err  # everything applied; the copies asked for are missing
+    assert "Apply: 6 succeeded, 0 failed" in out
+    assert "error: the results copies were not written: the annotated copy of " in err
+    assert "hint: pass --annotate-results a folder of its own" in err
+    assert (sheets / "data" / "movements.xlsx").read_bytes() == before
+    assert not (sheets / "data" / "departures.csv.xlsx").exists()
+    code, out, _ = run(capsys, "results", "--format", "json")
+    assert json.loads(out)["summary"] == {"pending": 2, "done": 4}
