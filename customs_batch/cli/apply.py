@@ -74,6 +74,15 @@ from customs_batch.execution.waiting import WaitOptions
     help="json: a versioned JSON-lines event stream (plan, start, progress, outcome, summary), "
     "each line with formatVersion and type.",
 )
+@click.option(
+    "--annotate-results",
+    "annotate_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Once the run ends (also when operations were refused or skipped), write into DIR "
+    "the results copy of every spreadsheet the manifests expand over, as `results --annotate "
+    "DIR` does.",
+)
 @selection_options
 @allow_empty_state_option
 @no_cache_option
@@ -89,6 +98,7 @@ def apply(
     allow_large_change: bool,
     time_budget: str | None,
     format_name: str,
+    annotate_dir: Path | None,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
@@ -123,6 +133,7 @@ def apply(
       customs-batch plan manifests/ -out release.plan && customs-batch apply release.plan
       customs-batch apply --auto-approve --format json > apply-events.jsonl
       customs-batch apply manifests/ --auto-approve --time-budget 5h30m
+      customs-batch apply --auto-approve --wait --annotate-results results/
     """
     budget = parse_time_budget(time_budget) if time_budget is not None else None
     set_http_log(enabled=verbose)
@@ -146,8 +157,13 @@ def apply(
             time_budget=budget,
             command=command_line(),
             allow_large_change=allow_large_change,
+            annotate_results=annotate_dir,
         ),
         presenter,
     )
     presenter.finished(result)
+    if result.annotated:
+        from customs_batch.cli.results import report_written
+
+        report_written(result.annotated)
     return int(result.exit_code)

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "import": "customs_batch.cli.state:import_",
     "refresh": "customs_batch.cli.refresh:refresh",
     "status": "customs_batch.cli.refresh:status",
+    "results": "customs_batch.cli.results:results",
     "force-unlock": "customs_batch.cli.state:force_unlock",
     "sheet": "customs_batch.cli.sheet:sheet",
     "templates": "customs_batch.cli.templates:templates",
@@ -51,6 +52,9 @@ SUMMARIES: dict[str, str] = {
     "policy": "The team's own rules: CEL policies in the project's policies/ folder.",
     "plan": "Compare the manifests with the recorded state and show what apply would do.",
     "refresh": "Poll what the state knows and record what changed at the service.",
+    "results": (
+        "Show where every spreadsheet row stands after apply, or write it into the workbook."
+    ),
     "render": (
         "Print the fully expanded documents: envelope and spec with the template merged in."
     ),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -22,7 +24,8 @@ from customs_batch.commands.status import (
     refresh_environment,
 )
 from customs_batch.errors import ExitCode
-from customs_batch.execution.reconcile import entry_lines
+from customs_batch.escaping import printable
+from customs_batch.execution.reconcile import StatusEntry, entry_lines
 from customs_batch.formats import VERSION_KEY, Formats
 
 STATUS_JSON_VERSION = 1
@@ -42,7 +45,7 @@ def _status_json(result: StatusResult) -> str:
     body = {
         VERSION_KEY: STATUS_JSON_VERSION,
         "environment": result.environment,
-        "declarations": [entry.to_json() for entry in result.entries],
+        "declarations": [_entry_json(result, entry) for entry in result.entries],
         "summary": {
             "declarations": len(result.entries),
             "blocking": len(result.blocking),
@@ -52,8 +55,27 @@ def _status_json(result: StatusResult) -> str:
     return json.dumps(body, indent=2, sort_keys=True) + "\n"
 
 
+def _entry_json(result: StatusResult, entry: StatusEntry) -> dict[str, Any]:
+    """An entry with its spreadsheet row (``file``, ``sheet``, ``row``: null for a
+    document written in a manifest)."""
+    place = result.rows.get(entry.address)
+    where = place.to_json() if place else {"file": None, "sheet": None, "row": None}
+    return {**entry.to_json(), **where}
+
+
 def _lines(result: StatusResult) -> list[str]:
-    return [line for entry in result.entries for line in entry_lines(entry)]
+    """The entries of no spreadsheet as before; then a header per spreadsheet file and
+    sheet, and each entry of it after its row number."""
+    alone, groups = result.by_row()
+    lines = [line for entry in alone for line in entry_lines(entry)]
+    for (file, sheet), entries in groups.items():
+        lines.append(f"{printable(file)}, sheet {printable(sheet)!r}:")
+        for entry in entries:
+            first, *rest = entry_lines(entry)
+            number = f"row {result.rows[entry.address].row}"
+            lines.append(f"  {number:<9} {first}")
+            lines += [f"{' ' * 8}{line}" for line in rest]
+    return lines
 
 
 @click.command()
@@ -86,7 +108,7 @@ def refresh(
       customs-batch refresh --env sandbox --detailed-exitcode
     """
     set_http_log(enabled=verbose)
-    options = RefreshOptions(env_name, allow_empty_state(), lock_timeout)
+    options = RefreshOptions(env_name, allow_empty_state(), lock_timeout=lock_timeout)
     result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
     for lost in result.lost:
         click.echo(lost)
@@ -105,25 +127,30 @@ def refresh(
 
 
 @click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @env_option
 @format_option(STATUS_FORMATS, "text: a line per declaration; json: a stable object for tools.")
 @allow_empty_state_option
-def status(env_name: str | None, format_name: str) -> int:
+def status(paths: tuple[Path, ...], env_name: str | None, format_name: str) -> int:
     """Show the declarations and cancellations of the state, last known status (no network).
 
     One marked rejected was refused at the service; a cancellation marked pending has not
     been decided by customs yet. Run `customs-batch refresh` first for the current status.
-    `--format json` gives
+    Documents made from spreadsheet rows (forEach) are listed after the others, under a
+    header per spreadsheet file and sheet, each after its row number; PATHS are the
+    manifests read for it (default: the manifests of customs-batch.yaml, which may be
+    missing). `--format json` gives
     `{"formatVersion": 1, "declarations": [...], "summary": {...}}`, each declaration with
     its lifecycle, ID, state at the service, whether customs rejected it or has not decided
-    yet, and the service's errors.
+    yet, the service's errors, and its spreadsheet file, sheet and row (null for a
+    document written in a manifest). `customs-batch results` shows every row.
 
     \b
     Examples:
       customs-batch status --env sandbox
       customs-batch status --format json
     """
-    result = read_status(StatusOptions(env_name, allow_empty_state()))
+    result = read_status(StatusOptions(env_name, allow_empty_state(), paths))
     click.echo(STATUS_FORMATS.get(format_name)(result), nl=False)
     if format_name == "text" and not result.entries:
         click.echo("No declarations in the state.", err=True)

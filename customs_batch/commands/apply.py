@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.backends import connect, sealer_for
 from customs_batch.commands._inputs import Inputs
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.environments import Environment
-from customs_batch.errors import ExitCode, UsageError
+from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.execution.interrupt import graceful_stop
@@ -32,6 +32,9 @@ from customs_batch.planning.planfile import (
 )
 from customs_batch.state.history import history_for
 from customs_batch.state.model import State
+
+if TYPE_CHECKING:
+    from customs_batch.reports.results_workbook import ResultsFile
 
 ALLOW_LARGE_CHANGE = "--allow-large-change"
 
@@ -90,6 +93,9 @@ class ApplyOptions:
     time_budget: TimeBudget | None = None
     command: str = "customs-batch apply"
     allow_large_change: bool = False
+    annotate_results: Path | None = None
+    """The folder to write the results copies of the spreadsheets in once the run ends
+    (see :mod:`customs_batch.commands.results`); None: none are written."""
 
     @property
     def plan_file(self) -> Path | None:
@@ -121,12 +127,24 @@ class ApplyResult:
     undecided: tuple[str, ...] = ()
     """The addresses whose outcome is unknown after the run (needs a decision): those the
     plan held back, and those this run's requests left unknown."""
+    annotated: tuple[ResultsFile, ...] = ()
+    """The results copies of the spreadsheets written after the run (``annotate_results``)."""
+    annotation_error: str = ""
+    """Why the results copies could not be written (the run itself is recorded as it went)."""
 
     @property
     def exit_code(self) -> ExitCode:
         """0 when everything planned is done; 1 when cancelled, stopped by the guard on
         the size of a change, or anything failed or was skipped; 3 when an error stopped
-        the run; 4 when the time budget ran out; 130 when interrupted."""
+        the run, or the results copies asked for could not be written (when nothing else
+        went wrong); 4 when the time budget ran out; 130 when interrupted."""
+        code = self._run_exit_code
+        if self.annotation_error and code is ExitCode.OK:
+            return ExitCode.ERROR
+        return code
+
+    @property
+    def _run_exit_code(self) -> ExitCode:
         if self.status in (ApplyStatus.CANCELLED, ApplyStatus.TOO_LARGE):
             return ExitCode.FINDINGS
         if self.report is None:
@@ -177,7 +195,33 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     """
     result = _apply(options, presenter)
     notify(result, presenter.notice)
+    if options.annotate_results is not None:
+        try:
+            result = replace(result, annotated=_annotate_results(options, result))
+        except CustomsBatchError as exc:
+            # The run is done and recorded: say why the copies are missing, keep its result.
+            why = f"the results copies were not written: {exc.message}"
+            presenter.notice(f"error: {why}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+            result = replace(result, annotation_error=why)
     return result
+
+
+def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[ResultsFile, ...]:
+    """The results copies, written from the state as the run left it: the manifests of
+    the run (a saved plan's own), its selection and its environment."""
+    # openpyxl: only for a run that writes the copies.
+    from customs_batch.commands.results import ResultsOptions, collect_results
+
+    inputs = options.inputs
+    if options.plan_file is not None:
+        manifests = tuple(Path(path) for path in result.plan.manifests)
+        inputs = replace(inputs, paths=manifests)
+    annotate = ResultsOptions(
+        replace(inputs, environment=result.environment.name),
+        options.annotate_results,
+        option="--annotate-results",
+    )
+    return collect_results(annotate).written
 
 
 def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:

@@ -3,13 +3,15 @@ known (no network) or as the service says now."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from customs_batch.backends import backend_for
 from customs_batch.environments import Environment, load_project
-from customs_batch.errors import ExitCode
+from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
+from customs_batch.execution.results import RowPlace, spreadsheet_rows
 from customs_batch.state import StateBackend
 
 
@@ -17,10 +19,13 @@ from customs_batch.state import StateBackend
 class StatusOptions:
     """``environment``: a name from customs-batch.yaml (None: the default);
     ``allow_empty_state``: read a local state that starts empty although traces of an
-    earlier one are there."""
+    earlier one are there; ``paths``: the manifests whose spreadsheet rows ``status``
+    groups the documents by (default: the ``manifests:`` of customs-batch.yaml, else the
+    current folder, read leniently: manifests that cannot be read group nothing)."""
 
     environment: str | None = None
     allow_empty_state: bool = False
+    paths: tuple[Path, ...] = ()
 
     def chosen(self) -> tuple[Environment, StateBackend]:
         environment = load_project().select(self.environment)
@@ -33,6 +38,23 @@ class StatusResult:
 
     environment: str
     entries: tuple[StatusEntry, ...]
+    rows: Mapping[str, RowPlace] = field(default_factory=dict)
+    """The spreadsheet row of each address that came from one (``forEach``)."""
+
+    def by_row(self) -> tuple[list[StatusEntry], dict[tuple[str, str], list[StatusEntry]]]:
+        """The entries that came from no spreadsheet row (in address order), and the others
+        by file and sheet, each group in row order."""
+        alone: list[StatusEntry] = []
+        groups: dict[tuple[str, str], list[StatusEntry]] = {}
+        for entry in self.entries:
+            place = self.rows.get(entry.address)
+            if place is None:
+                alone.append(entry)
+            else:
+                groups.setdefault((place.file, place.sheet), []).append(entry)
+        for entries in groups.values():
+            entries.sort(key=lambda entry: (self.rows[entry.address].row, entry.address))
+        return alone, dict(sorted(groups.items()))
 
     @property
     def blocking(self) -> tuple[StatusEntry, ...]:
@@ -48,7 +70,19 @@ class StatusResult:
 def read_status(options: StatusOptions) -> StatusResult:
     """The last known status of every recorded declaration (no network)."""
     environment, backend = options.chosen()
-    return StatusResult(environment.name, tuple(status_entries(backend.read())))
+    entries = tuple(status_entries(backend.read()))
+    return StatusResult(environment.name, entries, _rows(options.paths) if entries else {})
+
+
+def _rows(paths: tuple[Path, ...]) -> dict[str, RowPlace]:
+    """Where each document of a spreadsheet came from; manifests named on the command
+    line must be there, the configured ones may not be (status then groups nothing)."""
+    if paths:
+        return spreadsheet_rows(paths)
+    try:
+        return spreadsheet_rows(load_project().manifest_paths())
+    except CustomsBatchError:
+        return {}
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,10 @@ from customs_batch.kinds.model import (
     Outputs,
     Refreshed,
     Request,
+    ServiceId,
     UnknownOutcome,
     identity_of,
+    ids_from,
     number,
     outputs_of,
     parse_time,
@@ -33,7 +35,7 @@ from customs_batch.kinds.model import (
     repeat_unknown,
 )
 from customs_batch.state.model import ResourceRecord
-from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES
+from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -183,6 +185,8 @@ MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     outputs=OUTPUTS,
     id_field="declarationId",
+    service_ids=ids_from(declarationId=ServiceId.DECLARATION),
+    processing_states=frozenset({PROCESSING}),
     create=Operation.SUBMIT_DEPARTURE,
     send={
         Operation.SUBMIT_DEPARTURE: _submit,

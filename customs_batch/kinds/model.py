@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from customs_batch.client import NotFoundError, Record
@@ -28,6 +29,36 @@ Outputs = dict[str, Scalar]
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 """How long the service honours an Idempotency-Key (API document, Limits)."""
+
+
+class ServiceId(StrEnum):
+    """The IDs an analyst looks a result up by, as ``results`` shows them (a column each)."""
+
+    DECLARATION = "declarationId"
+    """A declaration's ID at the service (a departure, an export declaration)."""
+    MRN = "mrn"
+    """The customs reference number (MRN) the object is declared under, where known."""
+    MOVEMENT = "movementId"
+    """A movement's ID (``mov_…``)."""
+    OTHER = "id"
+    """Any other ID the service gave (a template group's, a HAWB's)."""
+
+
+ServiceIds = Callable[[ResourceRecord], dict[ServiceId, Scalar]]
+"""The IDs of a recorded object, by what they are (none that is not known)."""
+
+
+def ids_from(**fields: ServiceId) -> ServiceIds:
+    """Service IDs read from the record's outputs: ``ids_from(movementId=ServiceId.MOVEMENT)``."""
+
+    def ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
+        return {
+            what: record.outputs[name]
+            for name, what in fields.items()
+            if record.outputs.get(name) not in (None, "")
+        }
+
+    return ids
 
 
 @dataclass(frozen=True)
@@ -194,9 +225,24 @@ class KindModel:
     id_field: str | None = None
     """The output that is the service's ID of the object (``declarationId``, ``movementId``)."""
 
+    service_ids: ServiceIds | None = None
+    """What ``results`` shows of a recorded object's IDs, by what they are (a declaration ID,
+    an MRN, a movement ID); None: the ``id_field`` output, as another ID."""
+
+    processing_states: frozenset[str] = frozenset()
+    """Service states in which the service is still working on the object (a departure
+    ``processing``): ``results`` calls it pending, like the ``pending_states``."""
+
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""
         return record.outputs.get(self.id_field) if self.id_field else None
+
+    def ids(self, record: ResourceRecord) -> dict[ServiceId, Scalar]:
+        """The recorded object's IDs, by what they are (only those known)."""
+        if self.service_ids is not None:
+            return self.service_ids(record)
+        ident = self.identifier(record)
+        return {} if ident in (None, "") else {ServiceId.OTHER: ident}
 
 
 def outputs_of(

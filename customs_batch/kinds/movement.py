@@ -21,10 +21,12 @@ from customs_batch.kinds.model import (
     KindModel,
     Outputs,
     Request,
+    ServiceId,
     UnknownOutcome,
     identity_of,
     outputs_of,
 )
+from customs_batch.state.model import ResourceRecord, Scalar
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -85,10 +87,23 @@ def _read_back(
     )
 
 
+def _service_ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
+    """The movement's ID, and the MRN (or other customs reference) of the external
+    declaration it was sent under, as its request gave it."""
+    ids: dict[ServiceId, Scalar] = {}
+    if record.outputs.get("movementId"):
+        ids[ServiceId.MOVEMENT] = record.outputs["movementId"]
+    declaration = record.spec.get("customsDeclaration")
+    if isinstance(declaration, Mapping) and declaration.get("declarationNumber"):
+        ids[ServiceId.MRN] = str(declaration["declarationNumber"])
+    return ids
+
+
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     outputs=OUTPUTS,
     id_field="movementId",
+    service_ids=_service_ids,
     create=Operation.CREATE_MOVEMENT,
     send={Operation.CREATE_MOVEMENT: _create, Operation.RESEND_MOVEMENT: _create},
     after_unknown=_after_unknown,

@@ -19,10 +19,13 @@ from customs_batch.kinds.model import (
     KindModel,
     Outputs,
     Request,
+    ServiceId,
     identity_of,
+    ids_from,
     outputs_of,
     repeat_unknown,
 )
+from customs_batch.vocabulary import PROCESSING
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -64,6 +67,9 @@ MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     outputs=OUTPUTS,
     id_field="declarationId",
+    service_ids=ids_from(declarationId=ServiceId.DECLARATION),
+    # The update sends the declaration back to processing.
+    processing_states=frozenset({PROCESSING}),
     create=Operation.UPDATE_TRANSIT_PARTIES,
     send={Operation.UPDATE_TRANSIT_PARTIES: _update_parties},
     update=Operation.UPDATE_TRANSIT_PARTIES,

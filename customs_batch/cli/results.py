@@ -1,0 +1,161 @@
+"""``customs-batch results``: where every spreadsheet row stands after apply, in the terminal
+or written back into a copy of each spreadsheet (``--annotate DIR``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from customs_batch.cli._cache import no_cache_option
+from customs_batch.cli._files import format_option
+from customs_batch.cli._inputs import allow_empty_state, allow_empty_state_option, selection_options
+from customs_batch.cli._service import env_option
+from customs_batch.commands import Inputs
+from customs_batch.commands.results import ResultsOptions, ResultsResult, collect_results
+from customs_batch.errors import ExitCode
+from customs_batch.escaping import printable
+from customs_batch.execution.results import RowResult
+from customs_batch.formats import VERSION_KEY, Formats
+
+if TYPE_CHECKING:
+    from customs_batch.reports.results_workbook import ResultsFile
+
+RESULTS_JSON_VERSION = 1
+
+RESULTS_FORMATS: Formats[Callable[[ResultsResult], str]] = Formats("results", ("text", "json"))
+"""``results --format``: text for people, json for tools."""
+
+annotate_option = click.option(
+    "--annotate",
+    "annotate_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write into DIR an XLSX copy of every spreadsheet the manifests expand over, with "
+    "the result columns after each row, coloured, and a first Summary sheet (0600; the "
+    "originals are never changed).",
+)
+
+
+@RESULTS_FORMATS.register("text")
+def _results_text(result: ResultsResult) -> str:
+    lines: list[str] = []
+    group = None
+    for row in result.rows:
+        if (row.file, row.sheet) != group:
+            group = (row.file, row.sheet)
+            lines.append(f"{printable(row.file)}, sheet {printable(row.sheet)!r}")
+        lines += _row_lines(row)
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _row_lines(row: RowResult) -> list[str]:
+    if not row.documents:
+        first = [f"  row {row.row:<5} {row.status.value:<14} (no document)"]
+    else:
+        first = []
+        for index, doc in enumerate(row.documents):
+            number = f"row {row.row:<5}" if index == 0 else " " * 9
+            ids = "  ".join(f"{what.value} {value}" for what, value in doc.ids.items())
+            words = [doc.status.value.ljust(14), doc.address, ids, doc.service_state or ""]
+            if doc.at:
+                words.append(doc.at)
+            text = "  ".join(word for word in words if word)
+            first.append(f"  {number} {printable(text)}")
+    return first + [f"{' ' * 12}{printable(error)}" for error in row.errors]
+
+
+@RESULTS_FORMATS.register("json")
+def _results_json(result: ResultsResult) -> str:
+    body = {
+        VERSION_KEY: RESULTS_JSON_VERSION,
+        "environment": result.environment,
+        "rows": [row.to_json() for row in result.rows],
+        "summary": {status.value: number for status, number in result.counts().items()},
+        "manifestErrors": result.manifest_errors,
+        "written": [_written_json(file) for file in result.written],
+    }
+    return json.dumps(body, indent=2, sort_keys=True) + "\n"
+
+
+def _written_json(file: ResultsFile) -> dict[str, object]:
+    return {
+        "source": file.source,
+        "path": str(file.written),
+        "rows": {status.value: number for status, number in file.counts.items()},
+    }
+
+
+def report_written(written: tuple[ResultsFile, ...]) -> None:
+    """Say on stderr where each results copy went and what it counts."""
+    for file in written:
+        counts = ", ".join(f"{number} {status.value}" for status, number in file.counts.items())
+        click.echo(f"wrote {printable(str(file.written))} ({counts})", err=True)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@env_option
+@format_option(RESULTS_FORMATS, "text: rows by file and sheet; json: a stable object for tools.")
+@annotate_option
+@selection_options
+@allow_empty_state_option
+@no_cache_option
+def results(
+    paths: tuple[Path, ...],
+    env_name: str | None,
+    format_name: str,
+    annotate_dir: Path | None,
+    labels: tuple[str, ...],
+    targets: tuple[str, ...],
+    excluded: tuple[str, ...],
+    no_cache: bool,
+) -> int:
+    """Show where every spreadsheet row stands after apply, or write it into the workbook.
+
+    For each row of the spreadsheets the manifests expand over with forEach (PATHS, default:
+    the manifests of customs-batch.yaml): its document, the IDs the service gave (declaration
+    ID, MRN where known, movement ID), its status from the state, the service's errors and
+    when the last outcome was recorded. A row says whether it was done, is pending at the
+    service, was rejected, gave no document (a row with errors), was skipped because a
+    document it depends on failed, or was not applied yet. The state is read as last known
+    (no network): run `customs-batch refresh` first for the latest status. The exit code is
+    0 whatever the rows say.
+
+    With --annotate DIR, every spreadsheet is copied to DIR as XLSX (a CSV file too:
+    data/departures.csv becomes DIR/data/departures.csv.xlsx) with result columns after each
+    row, filled red for a failed row, yellow for one waiting and green for one done, the
+    header row frozen, and a first sheet Summary counting the rows per status with a link
+    to each row. The copies are readable by you only; a column that gave a guarantee access
+    code is left empty.
+
+    \b
+    Examples:
+      customs-batch results --env sandbox
+      customs-batch results manifests/ --annotate results/
+      customs-batch results --format json -l lane=spreadsheet
+    """
+    inputs = Inputs(
+        paths,
+        labels,
+        targets,
+        env_name,
+        allow_empty_state(),
+        excluded,
+        cache=not no_cache,
+    )
+    result = collect_results(ResultsOptions(inputs, annotate_dir))
+    click.echo(RESULTS_FORMATS.get(format_name)(result), nl=False)
+    report_written(result.written)
+    if format_name == "text" and not result.rows:
+        click.echo("No spreadsheet rows in the manifests.", err=True)
+    if result.manifest_errors:
+        click.echo(
+            f"warning: the manifests have {result.manifest_errors} error(s) outside any "
+            "spreadsheet row; `customs-batch validate` lists them",
+            err=True,
+        )
+    return int(ExitCode.OK)

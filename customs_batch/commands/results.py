@@ -1,0 +1,85 @@
+"""``results`` as a function: where every spreadsheet row stands after apply, and (with
+``annotate``) the results written into a copy of each spreadsheet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from customs_batch.commands._inputs import Inputs
+from customs_batch.environments import load_project
+from customs_batch.execution.results import ResultStatus, RowResult, row_results
+from customs_batch.findings import Severity
+from customs_batch.planning.inputs import load_inputs
+
+if TYPE_CHECKING:
+    from customs_batch.reports.results_workbook import ResultsFile
+
+
+@dataclass(frozen=True)
+class ResultsOptions:
+    """What ``results`` reads: the manifests, the selection and the environment of
+    ``inputs`` (as ``plan`` and ``apply`` take them); ``annotate``: the folder to write
+    the results copies of the spreadsheets in (None: none are written)."""
+
+    inputs: Inputs = field(default_factory=Inputs)
+    annotate: Path | None = None
+    option: str = "--annotate"
+    """The command's option that gave ``annotate``, for the messages about it."""
+
+
+@dataclass(frozen=True)
+class ResultsResult:
+    """Every row of the spreadsheets the manifests expand over, by file, sheet and row;
+    the copies written; and how many errors the manifests have outside any row (those
+    stop the rows of a whole sheet: ``validate`` shows them)."""
+
+    environment: str
+    rows: tuple[RowResult, ...]
+    written: tuple[ResultsFile, ...] = ()
+    manifest_errors: int = 0
+
+    def counts(self) -> dict[ResultStatus, int]:
+        """Rows per status, in the order of :class:`ResultStatus` (worst first); the
+        copies' counts when copies were written (they add rows the manifests made nothing
+        of)."""
+        counted: dict[ResultStatus, int] = {}
+        if self.written:
+            for file in self.written:
+                for status, number in file.counts.items():
+                    counted[status] = counted.get(status, 0) + number
+        else:
+            for row in self.rows:
+                counted[row.status] = counted.get(row.status, 0) + 1
+        return {status: counted[status] for status in ResultStatus if status in counted}
+
+
+def collect_results(options: ResultsOptions) -> ResultsResult:
+    """Read the manifests (errors included: a row with errors says so), the selection and
+    the environment's state (no network; run ``refresh`` first for the latest status), and
+    join them row by row; with ``annotate``, write the copies."""
+    inputs = options.inputs
+    selection = inputs.selection()
+    environment = inputs.chosen_environment()
+    paths = list(inputs.paths) or load_project().manifest_paths()
+    loaded = load_inputs(paths, cache=inputs.cache)
+    selected = None
+    if not selection.everything:
+        selected = [doc.address for doc in selection.apply(loaded.documents)]
+    state = inputs.backend(environment).read()
+    findings = loaded.validation.findings
+    rows = tuple(row_results(loaded.documents, findings, state, selected))
+    outside = sum(
+        1
+        for finding in findings
+        if finding.severity is Severity.ERROR
+        and (finding.location.sheet is None or not finding.location.row)
+    )
+    written: tuple[ResultsFile, ...] = ()
+    if options.annotate is not None:
+        # openpyxl: only for a run that writes the copies.
+        from customs_batch.reports.results_workbook import write_results_workbooks
+
+        written = tuple(write_results_workbooks(rows, options.annotate, option=options.option))
+    return ResultsResult(environment.name, rows, written, outside)

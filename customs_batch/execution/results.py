@@ -1,0 +1,352 @@
+"""Where each spreadsheet row stands after apply: the row's documents, the IDs the service
+gave them, their status from the state, the service's errors and when the last outcome was
+recorded.
+
+A row of a ``forEach`` spreadsheet gives one document (one per manifest that expands over
+the sheet), or none when it has errors. :func:`row_results` joins the documents (with their
+``source``: file, sheet, row), the validation's findings and the state, and asks each kind's
+model what its IDs and service states mean; it never asks which kind it holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from customs_batch.findings import Finding, Severity, column_letter
+from customs_batch.kinds import Address
+from customs_batch.kinds.model import ServiceId
+from customs_batch.kinds.registry import model_of
+from customs_batch.manifest import Document, discover, iter_file
+from customs_batch.planning.graph import dependencies
+from customs_batch.sensitive import is_digest, sensitive_paths, values_at
+from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
+
+JSON = Any
+
+
+class ResultStatus(StrEnum):
+    """Where a row (or one of its documents) stands, in the words ``results`` prints."""
+
+    REJECTED = "rejected"
+    """The service refused the last request, or customs rejected the declaration."""
+    INVALID = "invalid"
+    """The row's document has errors (``validate`` lists them): it cannot be applied."""
+    NO_DOCUMENT = "no-document"
+    """The row gave no document: a cell or an expression failed on it."""
+    SKIPPED = "skipped"
+    """Not sent: a document it depends on was refused (or skipped itself)."""
+    NEEDS_DECISION = "needs-decision"
+    """The outcome of the last request is unknown (see ``state adopt``)."""
+    PENDING = "pending"
+    """Sent; the service or customs has not decided yet (processing, cancellation asked)."""
+    NOT_APPLIED = "not-applied"
+    """Valid, and not sent yet."""
+    FORGOTTEN = "forgotten"
+    """Removed from the state by ``state rm``: no longer followed."""
+    NOT_SELECTED = "not-selected"
+    """Left out by ``-l``, ``--target`` or ``--exclude``."""
+    DONE = "done"
+    """Created or updated, and accepted as far as the state knows."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """The colour of the status: what the analyst has to do about the row."""
+        return _OUTCOMES[self]
+
+
+class Outcome(StrEnum):
+    """What a status means for the row: failed (red), waiting (yellow), done (green), or
+    none of these (not part of the run)."""
+
+    FAILED = "failed"
+    WAITING = "waiting"
+    DONE = "done"
+    NONE = "none"
+
+
+_OUTCOMES = {
+    ResultStatus.REJECTED: Outcome.FAILED,
+    ResultStatus.INVALID: Outcome.FAILED,
+    ResultStatus.NO_DOCUMENT: Outcome.FAILED,
+    ResultStatus.SKIPPED: Outcome.FAILED,
+    ResultStatus.NEEDS_DECISION: Outcome.WAITING,
+    ResultStatus.PENDING: Outcome.WAITING,
+    ResultStatus.NOT_APPLIED: Outcome.WAITING,
+    ResultStatus.FORGOTTEN: Outcome.NONE,
+    ResultStatus.NOT_SELECTED: Outcome.NONE,
+    ResultStatus.DONE: Outcome.DONE,
+}
+
+_RANK = {status: rank for rank, status in enumerate(ResultStatus)}
+"""The first status of the enum is the worst: a row takes its worst document's."""
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    """One document of a row: its address, the IDs the service gave it, where it stands,
+    the service's errors (or why it was not sent) and when its last outcome was recorded."""
+
+    address: str
+    status: ResultStatus
+    ids: Mapping[ServiceId, Scalar] = field(default_factory=dict)
+    service_state: str | None = None
+    errors: tuple[str, ...] = ()
+    at: str = ""
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "address": self.address,
+            "status": self.status.value,
+            "ids": {what.value: value for what, value in self.ids.items()},
+            "serviceState": self.service_state,
+            "errors": list(self.errors),
+            "at": self.at or None,
+        }
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One spreadsheet row: ``file``, ``sheet`` and ``row`` as validate names them, its
+    documents (none when it gave none), and the row's findings that kept it from being
+    applied."""
+
+    file: str
+    sheet: str
+    row: int
+    documents: tuple[DocumentResult, ...] = ()
+    problems: tuple[str, ...] = ()
+    withheld: frozenset[bytes] = field(default=frozenset(), repr=False, compare=False)
+    """Keyed digests (:func:`cell_mark`) of the sensitive values the row's documents hold (a
+    guarantee's access code): a copy of the sheet empties the columns that hold them."""
+
+    def withholds(self, value: object) -> bool:
+        """Whether a cell holding ``value`` gave (or holds) a sensitive value of the row."""
+        return bool(self.withheld) and value is not None and cell_mark(value) in self.withheld
+
+    @property
+    def status(self) -> ResultStatus:
+        """The worst status of its documents; ``no-document`` when it has none."""
+        if not self.documents:
+            return ResultStatus.NO_DOCUMENT
+        return min((doc.status for doc in self.documents), key=_RANK.__getitem__)
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """What went wrong: the row's problems, then each document's errors."""
+        return (*self.problems, *(error for doc in self.documents for error in doc.errors))
+
+    @property
+    def at(self) -> str:
+        """When the last outcome of its documents was recorded ("" when none was)."""
+        return max((doc.at for doc in self.documents), default="")
+
+    def ids(self, what: ServiceId) -> tuple[Scalar, ...]:
+        """The IDs of ``what`` its documents were given, in document order."""
+        return tuple(doc.ids[what] for doc in self.documents if what in doc.ids)
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "file": self.file,
+            "sheet": self.sheet,
+            "row": self.row,
+            "status": self.status.value,
+            "documents": [doc.to_json() for doc in self.documents],
+            "errors": list(self.errors),
+            "at": self.at or None,
+        }
+
+
+RowKey = tuple[str, str, int]
+
+
+def row_results(
+    documents: Sequence[Document],
+    findings: Iterable[Finding],
+    state: State,
+    selected: Iterable[Address] | None = None,
+) -> list[RowResult]:
+    """Every spreadsheet row the documents and findings name, by file, sheet and row.
+
+    ``documents`` are every document of the manifests (those with errors too),
+    ``findings`` the validation's, ``selected`` the addresses a selection chose (None:
+    all of them).
+    """
+    chosen = None if selected is None else set(selected)
+    findings = list(findings)
+    statuses = _Statuses(documents, state, _invalid_documents(findings), chosen)
+    rows: dict[RowKey, list[DocumentResult]] = {}
+    problems: dict[RowKey, list[str]] = {}
+    withheld: dict[RowKey, set[bytes]] = {}
+    for doc in documents:
+        source = doc.source
+        if source.sheet is None:
+            continue
+        key = (source.file, source.sheet, source.line)
+        rows.setdefault(key, []).append(statuses.result(doc.address))
+        marks = _sensitive_marks(doc)
+        if marks:
+            withheld.setdefault(key, set()).update(marks)
+    for finding in findings:
+        location = finding.location
+        if location.sheet is None or not location.row or finding.severity is not Severity.ERROR:
+            continue
+        key = (location.file, location.sheet, location.row)
+        rows.setdefault(key, [])
+        problems.setdefault(key, []).append(finding_text(finding))
+    return [
+        RowResult(
+            *key,
+            tuple(rows[key]),
+            tuple(dict.fromkeys(problems.get(key, ()))),
+            frozenset(withheld.get(key, ())),
+        )
+        for key in sorted(rows)
+    ]
+
+
+_MARK_KEY = secrets.token_bytes(32)
+"""The key of this process's cell marks: a mark is never written, and says nothing of a
+short code (four digits) without it."""
+
+
+def cell_mark(value: object) -> bytes:
+    """The keyed digest of a value as a cell shows it (text, spaces around left out)."""
+    return hmac.new(_MARK_KEY, str(value).strip().encode(), hashlib.sha256).digest()
+
+
+def _sensitive_marks(doc: Document) -> set[bytes]:
+    return {
+        cell_mark(value)
+        for path in sensitive_paths(doc.kind)
+        for _, value in values_at(doc.spec, path)
+        if value not in (None, "") and not is_digest(value)
+    }
+
+
+def finding_text(finding: Finding) -> str:
+    """A finding as a row's error: its rule, its column when it has one, its message."""
+    location = finding.location
+    where = ""
+    if location.column >= 1:
+        where = f" (column {column_letter(location.column)} {location.column_name or ''})"
+    elif location.column_name:
+        where = f" (column {location.column_name})"
+    return f"[{finding.rule}]{where.replace(' )', ')')} {finding.message}"
+
+
+def _invalid_documents(findings: Sequence[Finding]) -> set[str]:
+    return {f.document for f in findings if f.severity is Severity.ERROR and f.document}
+
+
+class _Statuses:
+    """The status of each document, memoized: a document without a record is skipped when
+    one it depends on failed or was skipped, which asks that one's status."""
+
+    def __init__(
+        self,
+        documents: Sequence[Document],
+        state: State,
+        invalid: set[str],
+        chosen: set[Address] | None,
+    ) -> None:
+        self.state = state
+        self.invalid = invalid
+        self.chosen = chosen
+        self.needs = dependencies(documents)
+        self.done: dict[Address, DocumentResult] = {}
+
+    def result(
+        self, address: Address, visiting: frozenset[Address] = frozenset()
+    ) -> DocumentResult:
+        known = self.done.get(address)
+        if known is None:
+            known = self._result(address, visiting | {address})
+            self.done[address] = known
+        return known
+
+    def _result(self, address: Address, visiting: frozenset[Address]) -> DocumentResult:
+        text = str(address)
+        record = self.state.resources.get(text)
+        if record is not None:
+            return recorded_result(address, record)
+        if text in self.invalid:
+            return DocumentResult(text, ResultStatus.INVALID, errors=("the row has errors",))
+        if self.chosen is not None and address not in self.chosen:
+            return DocumentResult(text, ResultStatus.NOT_SELECTED)
+        for needed in self.needs.get(address, ()):
+            if needed in visiting:
+                continue  # a cycle is validate's to report
+            found = self.result(needed, visiting)
+            if found.status.outcome is Outcome.FAILED:
+                why = f"not sent: it depends on {needed}, which is {found.status.value}"
+                return DocumentResult(text, ResultStatus.SKIPPED, errors=(why,))
+        return DocumentResult(text, ResultStatus.NOT_APPLIED)
+
+
+def recorded_result(address: Address, record: ResourceRecord) -> DocumentResult:
+    """Where a recorded document stands, as its kind's model reads the record."""
+    model = model_of(address.kind)
+    ids = model.ids(record)
+    text, at = str(address), record.updated_at
+    if record.status is RecordStatus.FORGOTTEN:
+        return DocumentResult(text, ResultStatus.FORGOTTEN, ids, at=at)
+    if record.status.outcome_unknown:
+        why = "the outcome of the last request is unknown: see `customs-batch state adopt`"
+        return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
+    if record.status is RecordStatus.FAILED:
+        refused = (record.error.message,) if record.error and record.error.message else ()
+        return DocumentResult(text, ResultStatus.REJECTED, ids, errors=refused, at=at)
+    words = model.service_words(record) or record.outputs.get("status")
+    state = None if words is None else str(words)
+    errors = tuple(service_error_text(error) for error in record.remote_errors)
+    if state in model.rejected_states:
+        status = ResultStatus.REJECTED
+    elif state in model.pending_states or state in model.processing_states:
+        status = ResultStatus.PENDING
+    else:
+        status = ResultStatus.DONE
+    return DocumentResult(text, status, ids, state, errors, at)
+
+
+def service_error_text(error: JSON) -> str:
+    """One entry of the service's ``errors``: ``CODE field: message`` where it has them."""
+    if not isinstance(error, Mapping):
+        return str(error)
+    code, where, message = error.get("code"), error.get("field"), error.get("message")
+    head = " ".join(str(part) for part in (code, where) if part)
+    if message:
+        return f"{head}: {message}" if head else str(message)
+    return head or str(dict(error))
+
+
+@dataclass(frozen=True, order=True)
+class RowPlace:
+    """The spreadsheet row a document came from: file, sheet and row, as validate names
+    them."""
+
+    file: str
+    sheet: str
+    row: int
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"file": self.file, "sheet": self.sheet, "row": self.row}
+
+
+def spreadsheet_rows(paths: Sequence[Path]) -> dict[str, RowPlace]:
+    """The row of every document the manifests under ``paths`` make from a spreadsheet, by
+    address. Read leniently: a file or row with errors gives what it can, and nothing is
+    checked beyond what loading does (``status`` groups by it and needs no more)."""
+    places: dict[str, RowPlace] = {}
+    for file in discover(paths):
+        for item in iter_file(file):
+            if isinstance(item, Document) and item.source.sheet is not None:
+                source = item.source
+                places[str(item.address)] = RowPlace(source.file, str(source.sheet), source.line)
+    return places

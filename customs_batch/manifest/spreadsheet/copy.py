@@ -1,0 +1,135 @@
+"""Copies of spreadsheet inputs to write on: an XLSX workbook beside the original, which is
+never opened for writing.
+
+``validate --annotate`` (findings) and ``results --annotate`` (apply's outcomes) both copy
+the spreadsheets ``forEach`` read. An XLSX workbook is copied with its formatting
+(openpyxl); a CSV file is read the way ``forEach`` reads it by default (encoding and
+delimiter detected) and every field is written as the text it holds, so leading zeros and
+decimal commas look as they did; other workbooks (``.xls``, ``.ods``) are copied by value.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import python_calamine
+from openpyxl.workbook.workbook import Workbook
+
+from customs_batch.errors import CustomsBatchError
+from customs_batch.manifest.spreadsheet.csvfile import (
+    SAMPLE_BYTES,
+    detect_delimiter,
+    detect_encoding,
+)
+from customs_batch.output_file import write_named_file
+
+OPENPYXL_SUFFIXES = frozenset({".xlsx", ".xlsm"})
+CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt"})
+
+
+def copy_path(source: Path, folder: Path, *, option: str = "--annotate") -> Path:
+    """Where the copy of ``source`` goes: its path under ``folder`` (relative to the
+    current folder when it lies inside it, else its name), ending in ``.xlsx``:
+    ``data/movements.xlsx`` -> ``FOLDER/data/movements.xlsx``, ``data/d.csv`` ->
+    ``FOLDER/data/d.csv.xlsx``. A copy that would replace its original is an error that
+    names ``option``, the command's option giving the folder."""
+    try:
+        relative = source.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        relative = Path(source.name)
+    name = relative.name if relative.suffix.lower() == ".xlsx" else f"{relative.name}.xlsx"
+    target = folder / relative.parent / name
+    if target.resolve() == source.resolve():
+        raise CustomsBatchError(
+            f"the annotated copy of {source} would replace the file itself",
+            hint=f"pass {option} a folder of its own, e.g. {option} annotated/",
+        )
+    return target
+
+
+def open_copy(path: Path, csv_sheet: str) -> Workbook:
+    """The spreadsheet at ``path`` as a workbook in memory; a CSV file becomes the one
+    sheet ``csv_sheet``. A file that cannot be read is a CustomsBatchError naming it."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in OPENPYXL_SUFFIXES:
+            return openpyxl.load_workbook(path)
+        if suffix in CSV_SUFFIXES:
+            return _workbook({csv_sheet: _csv_rows(path)})
+        return _workbook(_calamine_sheets(path))
+    except (OSError, UnicodeDecodeError, csv.Error, ValueError, KeyError) as exc:
+        raise CustomsBatchError(
+            f"cannot read {path} to annotate it: {exc}",
+            hint="check that the spreadsheet is still there and readable",
+        ) from exc
+
+
+def save_copy(workbook: Workbook, target: Path) -> None:
+    """Write the copy readable by its owner only (0600): it holds the spreadsheet's customs
+    data. An earlier copy of the user's own is replaced."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CustomsBatchError(
+            f"cannot write the annotated copy {target}: {exc.strerror}",
+            hint="check that the folder is writable",
+        ) from exc
+    content = io.BytesIO()
+    workbook.save(content)
+    write_named_file(target, content.getvalue(), what="annotated copy")
+
+
+def sheet_title(name: str | None) -> str:
+    """A sheet name as a workbook can hold it: 31 characters at most, none of ``[]:*?/\\``."""
+    return re.sub(r"[\[\]:*?/\\]", "_", name or "")[:31]
+
+
+def new_sheet_name(workbook: Workbook, wanted: str) -> str:
+    """``wanted``, or a variant of it no sheet of ``workbook`` has yet."""
+    name = wanted
+    while name in workbook.sheetnames:
+        name = f"{name} (customs-batch)" if name == wanted else f"_{name}"
+    return name
+
+
+def _csv_rows(path: Path) -> list[list[Any]]:
+    with open(path, "rb") as raw:
+        encoding = detect_encoding(raw.read(SAMPLE_BYTES))
+    with open(path, encoding=encoding, newline="") as text:
+        delimiter = detect_delimiter(text.readline())
+        text.seek(0)
+        return [list(record) for record in csv.reader(text, delimiter=delimiter, strict=False)]
+
+
+def _calamine_sheets(path: Path) -> dict[str, list[list[Any]]]:
+    workbook = python_calamine.CalamineWorkbook.from_path(str(path))
+    try:
+        sheets: dict[str, list[list[Any]]] = {}
+        for name in workbook.sheet_names:
+            sheet = workbook.get_sheet_by_name(name)
+            top, left = (int(sheet.start[0]), int(sheet.start[1])) if sheet.start else (0, 0)
+            rows = sheet.to_python(skip_empty_area=False)
+            sheets[name] = [[]] * top + [[None] * left + list(row) for row in rows]
+        return sheets
+    finally:
+        workbook.close()
+
+
+def _workbook(sheets: dict[str, list[list[Any]]]) -> Workbook:
+    workbook = Workbook()
+    for blank in list(workbook.worksheets):
+        workbook.remove(blank)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(sheet_title(name))
+        for number, values in enumerate(rows, start=1):
+            for column, value in enumerate(values, start=1):
+                if value not in (None, ""):
+                    cell = sheet.cell(number, column, value)
+                    if isinstance(value, str):
+                        cell.data_type = "s"  # text stays text: no formula, no number
+    return workbook

@@ -1,0 +1,128 @@
+"""results, apply --annotate-results and status by row, through the CLI on the built-in
+local environment (the embedded emulator)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from tests.cli.conftest import EXAMPLES, run
+
+
+@pytest.fixture
+def sheets(tmp_path: Path) -> Path:
+    """The spreadsheet examples, with the first movement's party one the shipment does
+    not have (the service refuses it, so the next movement on its HAWB is skipped)."""
+    (tmp_path / "manifests").mkdir()
+    for name in ("departures-sheet.yaml", "movements-sheet.yaml"):
+        shutil.copy(EXAMPLES / "manifests" / name, tmp_path / "manifests" / name)
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    shutil.copytree(EXAMPLES / "data", tmp_path / "data")
+    shutil.copy(EXAMPLES / "customs-batch.yaml", tmp_path / "customs-batch.yaml")
+    book = openpyxl.load_workbook(tmp_path / "data" / "movements.xlsx")
+    book["Movements"]["F3"] = "rpty_nobody"
+    book.save(tmp_path / "data" / "movements.xlsx")
+    return tmp_path
+
+
+def test_apply_annotate_results_writes_the_copies_although_rows_failed(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", "results")
+    assert code == 1, out + err  # a refused movement, a skipped one
+    assert "wrote results/data/movements.xlsx (1 rejected, 1 skipped, 2 done)" in err
+    assert "wrote results/data/departures.csv.xlsx (2 pending)" in err
+    sheet = openpyxl.load_workbook("results/data/movements.xlsx")["Movements"]
+    assert [sheet.cell(n, 13).value for n in (3, 4, 6, 7)] == [
+        "rejected",
+        "skipped",
+        "done",
+        "done",
+    ]
+    assert "rpty_nobody is not a party" in str(sheet.cell(3, 20).value)
+
+
+def test_results_prints_each_row_by_file_and_sheet(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "results")
+    assert code == 0 and "not-applied" in out, err
+    assert run(capsys, "apply", "--auto-approve", "--wait")[0] == 1
+
+    code, out, err = run(capsys, "results")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "data/departures.csv, sheet 'departures'"
+    assert lines[1].startswith("  row 2     done            DepartureDeclaration/dep-sheet-acme-")
+    assert "declarationId 700" in lines[1] and "  ready  " in lines[1]
+    movements = lines.index("data/movements.xlsx, sheet 'Movements'")
+    assert lines[movements + 1].startswith(
+        "  row 3     rejected        Movement/sheet-hawb_a2-vah-3"
+    )
+    assert "mrn 26NLR0000000042028" in lines[movements + 1]
+    assert "rpty_nobody is not a party of shipment shp_7Hk2Lm" in lines[movements + 2]
+    assert lines[movements + 3].startswith("  row 4     skipped")
+
+    code, out, err = run(capsys, "results", "--format", "json")
+    assert code == 0, err
+    body = json.loads(out)
+    assert body["formatVersion"] == 1 and body["written"] == []
+    assert body["summary"] == {"rejected": 1, "skipped": 1, "done": 4}
+    row = next(r for r in body["rows"] if r["file"] == "data/movements.xlsx" and r["row"] == 6)
+    assert row["sheet"] == "Movements" and row["status"] == "done"
+    assert row["documents"][0]["ids"]["movementId"].startswith("mov_")
+
+
+def test_status_groups_spreadsheet_documents_by_file_sheet_and_row(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (sheets / "manifests" / "departures.yaml").write_text(
+        (EXAMPLES / "manifests" / "departures.yaml").read_text()
+    )
+    code, out, err = run(capsys, "apply", "--auto-approve", "--wait")
+    assert code == 1, out + err  # the refused movement
+
+    code, out, _ = run(capsys, "status")
+    assert code == 0
+    lines = out.splitlines()
+    header = lines.index("data/departures.csv, sheet 'departures':")
+    assert all("dep-sheet" not in line for line in lines[:header])
+    assert lines[header + 1].startswith(
+        "  row 2     DepartureDeclaration/dep-sheet-acme-2026-0101  "
+    )
+    assert lines[header + 2].startswith(
+        "  row 3     DepartureDeclaration/dep-sheet-acme-2026-0102  "
+    )
+
+    code, out, _ = run(capsys, "status", "--format", "json")
+    body = json.loads(out)
+    places = {d["address"]: (d["file"], d["sheet"], d["row"]) for d in body["declarations"]}
+    assert places["DepartureDeclaration/dep-sheet-acme-2026-0102"] == (
+        "data/departures.csv",
+        "departures",
+        3,
+    )
+    assert places["DepartureDeclaration/dep-rtm-ham-0001"] == (None, None, None)
+
+
+def test_apply_that_cannot_write_its_copies_says_so_and_keeps_its_run(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
+    book["Movements"]["F3"] = "rpty_p2"  # nothing refused this time
+    book.save(sheets / "data" / "movements.xlsx")
+    before = (sheets / "data" / "movements.xlsx").read_bytes()
+
+    code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", ".")
+    assert code == 3, out + err  # everything applied; the copies asked for are missing
+    assert "Apply: 6 succeeded, 0 failed" in out
+    assert "error: the results copies were not written: the annotated copy of " in err
+    assert "hint: pass --annotate-results a folder of its own" in err
+    assert (sheets / "data" / "movements.xlsx").read_bytes() == before
+    assert not (sheets / "data" / "departures.csv.xlsx").exists()
+    code, out, _ = run(capsys, "results", "--format", "json")
+    assert json.loads(out)["summary"] == {"pending": 2, "done": 4}
