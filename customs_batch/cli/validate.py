@@ -38,7 +38,11 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, readable=True, path_type=Path))
-@format_option(FINDINGS_FORMATS, "Report format: text for people, the others for CI and tools.")
+@format_option(
+    FINDINGS_FORMATS,
+    "Report format: text for people, html for a page that opens in any browser, the others "
+    "for CI and tools.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
 @click.option(
     "--mrn-check-digit",
@@ -109,6 +113,7 @@ def validate(
       customs-batch validate manifests/ --strict
       customs-batch validate manifests/ --format github
       customs-batch validate manifests/ --format sarif -o validate.sarif
+      customs-batch validate manifests/ --format html -o validate.html
       customs-batch validate manifests/ --annotate annotated/
     """
     from customs_batch.environments import load_project

@@ -61,6 +61,9 @@ class ValidationResult:
     files: tuple[str, ...]
     suppressed: tuple[Finding, ...] = ()
     """Findings a suppression with a reason silenced: reported apart, never failing."""
+    edges: tuple[tuple[str, str, str], ...] = ()
+    """The documents' dependencies within the batch, for a picture: (what comes first, what
+    waits for it, why: ``reference`` or ``dependsOn``)."""
 
     @property
     def document_count(self) -> int:
@@ -138,7 +141,11 @@ def validate_paths(
         DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in slims
     )
     return ValidationResult(
-        sorted_findings(kept), entries, tuple(files), sorted_findings(suppressed)
+        sorted_findings(kept),
+        entries,
+        tuple(files),
+        sorted_findings(suppressed),
+        document_edges(slims),
     )
 
 
@@ -168,10 +175,32 @@ def render_paths(
         for doc in loaded.documents
     )
     result = ValidationResult(
-        sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)
+        sorted_findings(kept),
+        entries,
+        tuple(loaded.files),
+        sorted_findings(suppressed),
+        document_edges(loaded.documents),
     )
     complete = [doc for doc in loaded.documents if not doc.left_out]
     return RenderResult([expanded(doc) for doc in complete], result)
+
+
+def document_edges(documents: Sequence[Document]) -> tuple[tuple[str, str, str], ...]:
+    """Each document's references and ``dependsOn`` to another document of the batch, once
+    per pair (the planner adds the order of movements in a lane; a picture of what a
+    manifest says needs only these)."""
+    present = {str(doc.address) for doc in documents}
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for doc in documents:
+        address = str(doc.address)
+        pointed = [(str(ref.target), "reference") for ref in doc.references]
+        pointed += [(str(target), "dependsOn") for target in doc.depends_on]
+        for target, reason in pointed:
+            if target in present and target != address:
+                why = reasons.setdefault((target, address), [])
+                if reason not in why:
+                    why.append(reason)
+    return tuple((first, then, ", ".join(why)) for (first, then), why in reasons.items())
 
 
 def expanded(document: Document) -> dict[str, Any]:

@@ -1,0 +1,67 @@
+"""A headless Chromium driven by Selenium, for the tests of the HTML reports.
+
+Debian's ``chromium`` and ``chromium-driver`` packages (``make test`` installs them when the
+machine has none, like PostgreSQL). The browser starts with a new empty profile in a
+temporary folder and with everything that would reach the network off (no sync, no
+component updates, no background requests): a report must open offline.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+CHROMIUM = Path("/usr/bin/chromium")
+DRIVER = Path("/usr/bin/chromedriver")
+
+FLAGS = (
+    "--headless",
+    # As root (CI, containers) Chromium refuses to start with its sandbox.
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+
+def missing() -> str | None:
+    """Why no browser can run here, or None."""
+    for path, package in ((CHROMIUM, "chromium"), (DRIVER, "chromium-driver")):
+        if not path.exists() and shutil.which(path.name) is None:
+            return (
+                f"no {path} on this machine: `make test` installs it "
+                f"(apt-get install {package}), or install it yourself"
+            )
+    return None
+
+
+@contextmanager
+def chromium(width: int = 1280, height: int = 900) -> Iterator[webdriver.Chrome]:
+    """A headless Chromium with a new empty profile, quit at the end whatever happens."""
+    problem = missing()
+    if problem is not None:
+        raise RuntimeError(problem)
+    with tempfile.TemporaryDirectory(prefix="customs-batch-chromium-") as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium"))
+        for flag in FLAGS:
+            options.add_argument(flag)
+        options.add_argument(f"--user-data-dir={profile}")
+        options.add_argument(f"--window-size={width},{height}")
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver_path = DRIVER if DRIVER.exists() else Path(shutil.which("chromedriver") or DRIVER)
+        driver = webdriver.Chrome(options=options, service=Service(str(driver_path)))
+        try:
+            yield driver
+        finally:
+            driver.quit()
