@@ -314,6 +314,7 @@ table{border-collapse:collapse;width:100%}
 th,td{border:1px solid #dee2e6;padding:.3em .5em;text-align:left;vertical-align:top}
 td{white-space:pre-wrap;overflow-wrap:break-word}
 summary{cursor:pointer}
+td:first-child{white-space:nowrap}
 th{background:#f1f3f5;position:sticky;top:0}
 th button{all:unset;cursor:pointer;font-weight:600}
 th[aria-sort=ascending] button::after{content:" \\25B2"}

@@ -7,7 +7,14 @@ from customs_batch.html_report import Column, Graph, GraphEdge, GraphNode, Row, 
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._picture import COLOURS, picture
-from customs_batch.reports._words import declared, guard_text, path_text, shown_at, summary_text
+from customs_batch.reports._words import (
+    REVIEW_ORDER,
+    declared,
+    guard_text,
+    path_text,
+    shown_at,
+    summary_text,
+)
 
 COLUMNS = (
     Column("action"),
@@ -34,9 +41,10 @@ def render_html(view: PlanView) -> str:
     """The plan as a page that opens in any browser, offline (unchanged documents listed only
     with ``show_unchanged``, but always in the graph's counts)."""
     plan = view.plan
+    # What a reviewer must see first comes first (the page sorts by any column on a click).
     rows = [
         _row(change)
-        for change in plan.changes
+        for change in sorted(plan.changes, key=lambda c: REVIEW_ORDER.index(c.action))
         if change.action is not Action.NO_CHANGE or view.show_unchanged
     ]
     summary = [summary_text(plan, view.limit)]
@@ -60,10 +68,12 @@ def render_html(view: PlanView) -> str:
 def plan_graph(view: PlanView) -> Graph:
     """The plan's dependency graph (grouped past 50 documents), coloured by action."""
     drawing = picture(view)
+    # In review order: the first column of the drawing shows what changes before the rest.
+    nodes = sorted(drawing.nodes, key=lambda node: REVIEW_ORDER.index(node.action))
     caption = f"Dependency graph ({drawing.documents} documents"
     caption += f", grouped by {drawing.grouped_by})" if drawing.grouped_by else ")"
     return Graph(
-        tuple(GraphNode(node.id, node.lines, *COLOURS[node.action]) for node in drawing.nodes),
+        tuple(GraphNode(node.id, node.lines, *COLOURS[node.action]) for node in nodes),
         tuple(GraphEdge(arrow.source, arrow.target, arrow.label) for arrow in drawing.arrows),
         caption,
     )
