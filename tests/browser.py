@@ -13,9 +13,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.remote.command import Command
 
 CHROMIUM = Path("/usr/bin/chromium")
 DRIVER = Path("/usr/bin/chromedriver")
@@ -65,3 +67,10 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[webdriver.Chrome]
             yield driver
         finally:
             driver.quit()
+
+
+def console(driver: webdriver.Chrome) -> list[dict[str, Any]]:
+    """The browser console's entries since the last call (``level`` ``SEVERE`` for an
+    error): ``get_log("browser")``, which selenium leaves untyped."""
+    entries: list[dict[str, Any]] = driver.execute(Command.GET_LOG, {"type": "browser"})["value"]
+    return entries

@@ -12,7 +12,7 @@ from selenium.webdriver import Chrome as WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from tests.browser import chromium, missing
+from tests.browser import chromium, console, missing
 from tests.reports.html_pages import plan_page, validate_page
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
@@ -26,14 +26,12 @@ def browser() -> Iterator[WebDriver]:
 
 def _open(driver: WebDriver, page: Path) -> None:
     driver.get(page.as_uri())
-    driver.get_log("browser")  # what an earlier page left
+    console(driver)  # what an earlier page left
     driver.refresh()
 
 
 def _console_errors(driver: WebDriver) -> list[str]:
-    return [
-        str(entry["message"]) for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
-    ]
+    return [str(entry["message"]) for entry in console(driver) if entry["level"] == "SEVERE"]
 
 
 def _visible_rows(driver: WebDriver) -> list[list[str]]:
@@ -153,5 +151,18 @@ def test_the_plan_report_shows_old_and_new_values_filters_sorts_and_draws(
 
         _assert_graph_drawn(browser, 15, 5)
         assert _console_errors(browser) == []
+    finally:
+        browser.get("about:blank")
+
+
+def test_a_script_error_on_a_page_is_seen_as_a_console_error(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    # The check the report tests rely on: a broken script would not pass unnoticed.
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><title>x</title><script>undefinedFunction();</script>")
+    _open(browser, page)
+    try:
+        assert any("undefinedFunction" in message for message in _console_errors(browser))
     finally:
         browser.get("about:blank")
