@@ -4,6 +4,7 @@ header sorts, and the dependency graph is drawn (boxes and arrows of a real size
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from tests.browser import chromium, console, missing
+from tests.html_page import read_page
 from tests.reports.html_pages import plan_page, validate_page
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
@@ -76,21 +78,25 @@ def _assert_graph_drawn(driver: WebDriver, nodes: int, edges: int) -> None:
 
 
 def test_the_validate_report_filters_sorts_and_draws(browser: WebDriver, tmp_path: Path) -> None:
-    _open(browser, validate_page(tmp_path))
+    page = validate_page(tmp_path)
+    written = read_page(page.read_text(encoding="utf-8"))
+    total = len(written.rows)  # one finding or more per broken example
+    _open(browser, page)
     try:
         assert _console_errors(browser) == []
-        assert "40 errors, 4 warnings" in browser.find_element(By.ID, "summary").text
+        summary = browser.find_element(By.ID, "summary").text
+        assert re.fullmatch(r"\d+ errors, \d+ warnings in \d+ documents \(\d+ files\)", summary)
         everything = _visible_rows(browser)
-        assert len(everything) == 44
+        assert len(everything) == total > 10
 
         _filter(browser, "code.eori")
         narrowed = _visible_rows(browser)
         assert 0 < len(narrowed) < len(everything)
         rule = _column(browser, "rule")
         assert all(row[rule] == "code.eori" for row in narrowed)
-        assert browser.find_element(By.ID, "shown").text == f"{len(narrowed)} of 44 rows"
+        assert browser.find_element(By.ID, "shown").text == f"{len(narrowed)} of {total} rows"
         _filter(browser, "")
-        assert len(_visible_rows(browser)) == 44
+        assert len(_visible_rows(browser)) == total
 
         severity = _column(browser, "severity")
         first = [row[severity] for row in _visible_rows(browser)]
@@ -110,7 +116,7 @@ def test_the_validate_report_filters_sorts_and_draws(browser: WebDriver, tmp_pat
         assert keys == sorted(keys)
 
         documents = len(browser.find_elements(By.CSS_SELECTOR, "svg.graph g.node"))
-        assert documents == 24
+        assert documents == written.count("g", "node") > 10
         arrows = len(browser.find_elements(By.CSS_SELECTOR, "svg.graph path.edge"))
         assert arrows > 0
         _assert_graph_drawn(browser, documents, arrows)
@@ -122,11 +128,13 @@ def test_the_validate_report_filters_sorts_and_draws(browser: WebDriver, tmp_pat
 def test_the_plan_report_shows_old_and_new_values_filters_sorts_and_draws(
     browser: WebDriver, tmp_path: Path
 ) -> None:
-    _open(browser, plan_page(tmp_path))
+    page = plan_page(tmp_path)
+    written = read_page(page.read_text(encoding="utf-8"))
+    _open(browser, page)
     try:
         assert _console_errors(browser) == []
         rows = _visible_rows(browser)
-        assert len(rows) == 15
+        assert len(rows) == len(written.rows) > 10
         action, address, values = (
             _column(browser, "action"),
             _column(browser, "address"),
@@ -140,7 +148,7 @@ def test_the_plan_report_shows_old_and_new_values_filters_sorts_and_draws(
 
         _filter(browser, "movement/")
         movements = _visible_rows(browser)
-        assert len(movements) == 7
+        assert len(movements) == sum(row[1].startswith("Movement/") for row in written.rows) > 0
         assert all(row[address].startswith("Movement/") for row in movements)
         _filter(browser, "")
 
@@ -149,7 +157,8 @@ def test_the_plan_report_shows_old_and_new_values_filters_sorts_and_draws(
         after = [row[address] for row in _visible_rows(browser)]
         assert after == sorted(before, key=str.lower) and after != before
 
-        _assert_graph_drawn(browser, 15, 5)
+        _assert_graph_drawn(browser, len(rows), written.count("path", "edge"))
+        assert written.count("path", "edge") > 0
         assert _console_errors(browser) == []
     finally:
         browser.get("about:blank")
