@@ -100,8 +100,11 @@ def text(value: str) -> str:
 
 
 def lines_text(value: str) -> str:
-    """Like :func:`text`, keeping line breaks (the page shows them)."""
-    return html.escape(printable(value, lines=True).replace("\r", ""), quote=True)
+    """Like :func:`text`, keeping line breaks as ``<br>``: the page shows them, and the
+    page's source holds no line a value brought in (a file name with a newline cannot put
+    a line of its own at the start of a line of the file)."""
+    unified = printable(value, lines=True).replace("\r\n", "\n").replace("\r", "\n")
+    return html.escape(unified, quote=True).replace("\n", "<br>")
 
 
 def html_report(

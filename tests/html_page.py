@@ -38,6 +38,10 @@ class _Reader(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.page.tags.append((tag, dict(attrs)))
+        if tag == "br":
+            if self._text is not None:
+                self._text.append("\n")
+            return
         if tag == "tr" and "tbody" in self._open:
             self.page.rows.append([])
             self.page.row_classes.append(dict(attrs).get("class"))

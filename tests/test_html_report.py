@@ -51,6 +51,12 @@ def test_every_text_is_escaped_and_the_page_is_valid_utf_8() -> None:
     assert 'manifests/x\\n"><b>y\\xff.yaml' in page.svg_texts[1]
 
 
+def test_a_line_break_in_a_value_shows_but_puts_no_line_in_the_file() -> None:
+    text = _page(Row(("error", "see x\nerror[fake]: injected\r\n.yaml", "1")))
+    assert not any(line.startswith("error[fake]") for line in text.splitlines())
+    assert read_page(text).rows[0][1] == "see x\nerror[fake]: injected\n.yaml"
+
+
 def test_the_location_column_follows_the_first_and_sorts_by_number() -> None:
     text = _page(
         Row(("error", "a", "1"), Location("m.yaml", 9, 3)),
