@@ -127,6 +127,7 @@ def validate(
         hs_codes=HS_CODE_LEVELS[hs_codes],
         unlocodes=UNLOCODE_LEVELS[unlocodes],
         cache=not no_cache,
+        graph=FINDINGS_FORMATS.get(format_name).draws_graph,
     )
     options = ReportOptions(strict=strict)
     report = make_reporter(format_name, options).render(result)

@@ -62,8 +62,9 @@ class ValidationResult:
     suppressed: tuple[Finding, ...] = ()
     """Findings a suppression with a reason silenced: reported apart, never failing."""
     edges: tuple[tuple[str, str, str], ...] = ()
-    """The documents' dependencies within the batch, for a picture: (what comes first, what
-    waits for it, why: ``reference`` or ``dependsOn``)."""
+    """The documents' dependencies within the batch, for a picture, when asked for
+    (``validate_paths(graph=True)``): (what comes first, what waits for it, why:
+    ``reference`` or ``dependsOn``)."""
 
     @property
     def document_count(self) -> int:
@@ -108,6 +109,7 @@ def validate_paths(
     hs_codes: Severity | None = Severity.WARNING,
     unlocodes: Severity | None = Severity.WARNING,
     cache: bool = False,
+    graph: bool = False,
 ) -> ValidationResult:
     """Load and validate every manifest under ``paths``.
 
@@ -117,7 +119,9 @@ def validate_paths(
     whose HS subheading does not exist, ``unlocodes`` that of a UN/LOCODE missing from the
     code list. ``rows`` limits every ``forEach``. With ``cache``, each file's findings and
     documents are taken from the load cache while nothing they depend on has changed
-    (:mod:`customs_batch.load_cache`); the project-wide checks always run.
+    (:mod:`customs_batch.load_cache`); the project-wide checks always run. With ``graph``,
+    the result holds the documents' dependencies too (for a report that draws them: 0.2 s
+    at 100,000 rows, so only when asked).
     """
     files = [str(path) for path in discover([Path(path) for path in paths])]
     findings: list[Finding] = []
@@ -145,7 +149,7 @@ def validate_paths(
         entries,
         tuple(files),
         sorted_findings(suppressed),
-        document_edges(slims),
+        document_edges(slims) if graph else (),
     )
 
 
@@ -175,11 +179,7 @@ def render_paths(
         for doc in loaded.documents
     )
     result = ValidationResult(
-        sorted_findings(kept),
-        entries,
-        tuple(loaded.files),
-        sorted_findings(suppressed),
-        document_edges(loaded.documents),
+        sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)
     )
     complete = [doc for doc in loaded.documents if not doc.left_out]
     return RenderResult([expanded(doc) for doc in complete], result)

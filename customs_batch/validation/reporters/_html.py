@@ -35,6 +35,8 @@ class HtmlReporter(Reporter):
     """A page that opens in any browser, offline: the outcome and counts, every finding
     (suppressed ones marked), and the graph of the documents."""
 
+    draws_graph = True
+
     def render(self, result: ValidationResult) -> str:
         outcome = "failed" if result.failed(strict=self.options.strict) else "passed"
         rows = [_row(finding) for finding in result.findings]
