@@ -3,11 +3,13 @@
 Debian's ``chromium`` and ``chromium-driver`` packages (``make test`` installs them when the
 machine has none, like PostgreSQL). The browser starts with a new empty profile in a
 temporary folder and with everything that would reach the network off (no sync, no
-component updates, no background requests): a report must open offline.
+component updates, no background requests): a report must open offline. Its home folder
+is that temporary folder too, so a test run leaves nothing in the user's.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -62,7 +64,15 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[webdriver.Chrome]
         options.add_argument(f"--window-size={width},{height}")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         driver_path = DRIVER if DRIVER.exists() else Path(shutil.which("chromedriver") or DRIVER)
-        driver = webdriver.Chrome(options=options, service=Service(str(driver_path)))
+        # Chromium keeps a few files under the home folder whatever its profile (dconf's
+        # cache): the home of the driver and the browser is the temporary folder too.
+        home = {
+            "HOME": profile,
+            "XDG_CACHE_HOME": f"{profile}/cache",
+            "XDG_CONFIG_HOME": f"{profile}/config",
+        }
+        service = Service(str(driver_path), env={**os.environ, **home})
+        driver = webdriver.Chrome(options=options, service=service)
         try:
             yield driver
         finally:

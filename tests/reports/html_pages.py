@@ -19,9 +19,10 @@ TIMEOUT = 120
 
 
 def cli(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """Run ``customs-batch argv`` in ``project``."""
+    """Run ``customs-batch argv`` in ``project``, without the load cache (the screenshot
+    script runs outside the tests' private home: it leaves the user's cache alone)."""
     return subprocess.run(
-        [sys.executable, "-m", "customs_batch", *argv],
+        [sys.executable, "-m", "customs_batch", *argv, "--no-cache"],
         cwd=project,
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
         capture_output=True,
