@@ -39,7 +39,7 @@ lock: $(UV)
 ## (uv.lock is not read or changed): run it before `make lock`, and weekly, to meet upstream
 ## changes before our users do
 LATEST := .venv-latest
-test-latest: $(UV) postgres-server
+test-latest: $(UV) postgres-server chromium
 	rm -rf $(LATEST)
 	UV_PYTHON_DOWNLOADS=never $(UV) venv --quiet --python $(PYTHON) $(LATEST)
 	UV_PYTHON_DOWNLOADS=never $(UV) pip install --quiet --upgrade --python $(LATEST)/bin/python -e '.[dev]'
@@ -72,7 +72,7 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-pytest: postgres-server
+pytest: postgres-server chromium
 	$(BIN)/pytest
 
 ## postgres-server: the tests start a throwaway PostgreSQL cluster of their own; this installs
@@ -85,6 +85,23 @@ postgres-server:
 	  else \
 	    echo "The tests need a PostgreSQL server: sudo apt-get install postgresql" >&2; exit 1; \
 	  fi; }
+
+## chromium: the HTML reports' tests open them in headless Chromium driven by Selenium; this
+## installs the browser and its driver from Debian's packages when the machine has none (as root)
+.PHONY: chromium
+chromium:
+	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+	  else \
+	    echo "The tests need Chromium: sudo apt-get install chromium chromium-driver" >&2; exit 1; \
+	  fi; }
+
+.PHONY: docs-screenshot
+## docs-screenshot: the HTML plan report of the examples in headless Chromium, saved as
+## docs/images/html-report.png (tests/reports/screenshot.py)
+docs-screenshot: install-dev chromium
+	$(BIN)/python -m tests.reports.screenshot docs/images/html-report.png
 
 clean:
 	rm -rf $(VENV) $(LATEST) $(TOOLS) build dist .mypy_cache .ruff_cache .pytest_cache

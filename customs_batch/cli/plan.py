@@ -44,7 +44,8 @@ from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_t
 )
 @format_option(
     PLAN_FORMATS,
-    "text for people, json for tools, markdown for a pull-request comment, "
+    "text for people, json for tools, markdown for a pull-request comment, html for a "
+    "page with a sortable, filterable table and the graph that opens in any browser, "
     "mermaid or dot for the dependency graph.",
 )
 @output_option(
@@ -91,6 +92,7 @@ def plan(
       customs-batch plan manifests/ --env sandbox -out release.plan
       customs-batch plan --detailed-exitcode --format json
       customs-batch plan manifests/ --format markdown -o plan.md
+      customs-batch plan manifests/ --format html -o plan.html
       customs-batch plan manifests/ --format dot -o plan.dot
       customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
       customs-batch plan -l 'lane in (ham-rtm,rtm-ham),team!=road' --exclude Movement/mov-7

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from customs_batch.cli._files import format_option
+from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import (
     allow_empty_state,
     allow_empty_state_option,
@@ -26,12 +26,15 @@ from customs_batch.commands.status import (
 from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
 from customs_batch.execution.reconcile import StatusEntry, entry_lines
+from customs_batch.execution.results import RowPlace
+from customs_batch.findings import Location
 from customs_batch.formats import VERSION_KEY, Formats
+from customs_batch.html_report import Column, Row, html_report
 
 STATUS_JSON_VERSION = 1
 
-STATUS_FORMATS: Formats[Callable[[StatusResult], str]] = Formats("status", ("text", "json"))
-"""``status --format``: text for people, json for tools."""
+STATUS_FORMATS: Formats[Callable[[StatusResult], str]] = Formats("status", ("text", "json", "html"))
+"""``status --format``: text for people, json for tools, html for a page to share."""
 
 
 @STATUS_FORMATS.register("text")
@@ -61,6 +64,61 @@ def _entry_json(result: StatusResult, entry: StatusEntry) -> dict[str, Any]:
     place = result.rows.get(entry.address)
     where = place.to_json() if place else {"file": None, "sheet": None, "row": None}
     return {**entry.to_json(), **where}
+
+
+_STATUS_COLUMNS = (
+    Column("address"),
+    Column("status"),
+    Column("ID"),
+    Column("at the service"),
+    Column("customs"),
+    Column("errors", numeric=True),
+    Column("service's errors and notes"),
+)
+
+
+@STATUS_FORMATS.register("html")
+def _status_html(result: StatusResult) -> str:
+    summary = (
+        f"{len(result.entries)} declaration(s) and cancellation(s), "
+        f"{len(result.blocking)} rejected or needing a decision, "
+        f"{len(result.pending)} not decided by customs yet (last known: "
+        "`customs-batch refresh` reads the service)."
+    )
+    return html_report(
+        f"customs-batch status of {result.environment}",
+        _STATUS_COLUMNS,
+        [_status_row(entry, result.rows.get(entry.address)) for entry in result.entries],
+        summary=summary,
+    )
+
+
+def _status_row(entry: StatusEntry, place: RowPlace | None) -> Row:
+    customs = "rejected" if entry.rejected else "pending" if entry.pending else ""
+    notes = [json.dumps(error, ensure_ascii=False, sort_keys=True) for error in entry.errors]
+    if entry.message:
+        notes.insert(0, entry.message)
+    if entry.blocks or entry.lifecycle == "refused":
+        tone = "refused"
+    elif entry.pending:
+        tone = "pending"
+    else:
+        tone = "done" if entry.lifecycle == "applied" else "neutral"
+    return Row(
+        (
+            entry.address,
+            entry.lifecycle,
+            "" if entry.identifier is None else str(entry.identifier),
+            entry.service_state or "",
+            customs,
+            str(len(entry.errors)),
+            "\n".join(notes),
+        ),
+        location=None
+        if place is None
+        else Location(place.file, place.row, 0, (), place.sheet, place.row),
+        tone=tone,
+    )
 
 
 def _lines(result: StatusResult) -> list[str]:
@@ -129,9 +187,20 @@ def refresh(
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @env_option
-@format_option(STATUS_FORMATS, "text: a line per declaration; json: a stable object for tools.")
+@format_option(
+    STATUS_FORMATS,
+    "text: a line per declaration; json: a stable object for tools; html: a page with a "
+    "sortable, filterable table that opens in any browser.",
+)
+@output_option(
+    STATUS_FORMATS,
+    "status",
+    "Write the status to FILE (readable by you only) instead of stdout.",
+)
 @allow_empty_state_option
-def status(paths: tuple[Path, ...], env_name: str | None, format_name: str) -> int:
+def status(
+    paths: tuple[Path, ...], env_name: str | None, format_name: str, output: Path | None
+) -> int:
     """Show the declarations and cancellations of the state, last known status (no network).
 
     One marked rejected was refused at the service; a cancellation marked pending has not
@@ -149,9 +218,14 @@ def status(paths: tuple[Path, ...], env_name: str | None, format_name: str) -> i
     Examples:
       customs-batch status --env sandbox
       customs-batch status --format json
+      customs-batch status --format html -o status.html
     """
     result = read_status(StatusOptions(env_name, allow_empty_state(), paths))
-    click.echo(STATUS_FORMATS.get(format_name)(result), nl=False)
+    rendered = STATUS_FORMATS.get(format_name)(result)
+    if output is None:
+        click.echo(rendered, nl=False)
+    else:
+        write_output(output, rendered, what="status")
     if format_name == "text" and not result.entries:
         click.echo("No declarations in the state.", err=True)
     return int(ExitCode.OK)

@@ -38,7 +38,11 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, readable=True, path_type=Path))
-@format_option(FINDINGS_FORMATS, "Report format: text for people, the others for CI and tools.")
+@format_option(
+    FINDINGS_FORMATS,
+    "Report format: text for people, html for a page that opens in any browser, the others "
+    "for CI and tools.",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
 @click.option(
     "--mrn-check-digit",
@@ -109,6 +113,7 @@ def validate(
       customs-batch validate manifests/ --strict
       customs-batch validate manifests/ --format github
       customs-batch validate manifests/ --format sarif -o validate.sarif
+      customs-batch validate manifests/ --format html -o validate.html
       customs-batch validate manifests/ --annotate annotated/
     """
     from customs_batch.validation.batch import validate_paths
@@ -125,6 +130,7 @@ def validate(
         hs_codes=HS_CODE_LEVELS[hs_codes],
         unlocodes=UNLOCODE_LEVELS[unlocodes],
         cache=not no_cache,
+        graph=FINDINGS_FORMATS.get(format_name).draws_graph,
     )
     options = ReportOptions(strict=strict)
     report = make_reporter(format_name, options).render(result)

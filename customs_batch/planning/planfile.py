@@ -304,6 +304,8 @@ def _rendered_as(head: bytes) -> str | None:
             return name
     if start.startswith(b"{") and re.match(rb'\{\s*"changes"\s*:', start):
         return "json"
+    if start.startswith(b"<!DOCTYPE html>") and b"<title>customs-batch plan for " in start:
+        return "html"
     return None
 
 

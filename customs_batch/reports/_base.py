@@ -48,7 +48,9 @@ class PlanView:
 
 PlanFormat = Callable[[PlanView], str]
 
-PLAN_FORMATS: Formats[PlanFormat] = Formats("plan", ("text", "json", "markdown", "mermaid", "dot"))
+PLAN_FORMATS: Formats[PlanFormat] = Formats(
+    "plan", ("text", "json", "markdown", "html", "mermaid", "dot")
+)
 """``plan --format``: text and json first, the graph formats last."""
 
 register = PLAN_FORMATS.register

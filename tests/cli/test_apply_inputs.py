@@ -14,7 +14,7 @@ NOT_SAVED = "not a saved plan"
 WRITE_ONE = "write one with `customs-batch plan -out FILE`"
 
 
-@pytest.mark.parametrize("format_name", ["text", "json", "markdown", "mermaid", "dot"])
+@pytest.mark.parametrize("format_name", ["text", "json", "markdown", "html", "mermaid", "dot"])
 def test_a_plan_written_with_o_is_refused_by_apply_and_plan_warns(
     format_name: str, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

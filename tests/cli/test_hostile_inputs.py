@@ -162,7 +162,9 @@ def _cancellation(name: str) -> str:
     )
 
 
-@pytest.mark.parametrize("format_name", ["text", "json", "sarif", "markdown", "junit", "github"])
+@pytest.mark.parametrize(
+    "format_name", ["text", "json", "sarif", "markdown", "junit", "github", "html"]
+)
 def test_file_names_with_a_newline_or_a_byte_not_utf_8_cannot_forge_or_break_a_report(
     tmp_path: Path, format_name: str
 ) -> None:

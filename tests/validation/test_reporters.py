@@ -66,7 +66,7 @@ def _clean(file: str) -> ValidationResult:
 
 
 def test_registry_lists_every_format_text_first() -> None:
-    assert reporter_names() == ["text", "github", "json", "junit", "markdown", "sarif"]
+    assert reporter_names() == ["text", "github", "html", "json", "junit", "markdown", "sarif"]
 
 
 def test_unknown_format_is_a_usage_error_naming_the_choices() -> None:

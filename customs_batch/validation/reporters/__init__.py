@@ -1,4 +1,5 @@
-"""Report formats for validation results: text, json, github, junit, sarif and markdown.
+"""Report formats for validation results: text, json, github, junit, sarif, markdown and
+html.
 
 Each format is a :class:`Reporter` registered by name; the CLI's ``--format`` choices come
 from :func:`reporter_names`, and :func:`make_reporter` builds one.
@@ -7,7 +8,15 @@ from :func:`reporter_names`, and :func:`make_reporter` builds one.
 from __future__ import annotations
 
 # Importing the format modules registers them.
-from customs_batch.validation.reporters import _github, _json, _junit, _markdown, _sarif, _text
+from customs_batch.validation.reporters import (
+    _github,
+    _html,
+    _json,
+    _junit,
+    _markdown,
+    _sarif,
+    _text,
+)
 from customs_batch.validation.reporters._base import (
     FINDINGS_FORMATS,
     Reporter,
@@ -26,4 +35,4 @@ __all__ = [
     "summary_line",
 ]
 
-del _github, _json, _junit, _markdown, _sarif, _text
+del _github, _html, _json, _junit, _markdown, _sarif, _text

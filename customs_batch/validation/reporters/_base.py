@@ -25,6 +25,8 @@ class Reporter(ABC):
     """Turns a validation result into the text of one report format."""
 
     name: str = ""
+    draws_graph: bool = False
+    """Whether the report draws the documents' dependencies (``ValidationResult.edges``)."""
 
     def __init__(self, options: ReportOptions | None = None) -> None:
         self.options = options or ReportOptions()
