@@ -11,23 +11,28 @@ from typing import TYPE_CHECKING
 import click
 
 from customs_batch.cli._cache import no_cache_option
-from customs_batch.cli._files import format_option
+from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import allow_empty_state, allow_empty_state_option, selection_options
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
 from customs_batch.commands.results import ResultsOptions, ResultsResult, collect_results
 from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
-from customs_batch.execution.results import RowResult
+from customs_batch.execution.results import Outcome, RowResult
+from customs_batch.findings import Location
 from customs_batch.formats import VERSION_KEY, Formats
+from customs_batch.html_report import Column, Row, html_report
+from customs_batch.kinds.model import ServiceId
 
 if TYPE_CHECKING:
     from customs_batch.reports.results_workbook import ResultsFile
 
 RESULTS_JSON_VERSION = 1
 
-RESULTS_FORMATS: Formats[Callable[[ResultsResult], str]] = Formats("results", ("text", "json"))
-"""``results --format``: text for people, json for tools."""
+RESULTS_FORMATS: Formats[Callable[[ResultsResult], str]] = Formats(
+    "results", ("text", "json", "html")
+)
+"""``results --format``: text for people, json for tools, html for a page to share."""
 
 annotate_option = click.option(
     "--annotate",
@@ -81,6 +86,52 @@ def _results_json(result: ResultsResult) -> str:
     return json.dumps(body, indent=2, sort_keys=True) + "\n"
 
 
+_HTML_COLUMNS = (
+    Column("result"),
+    Column("document"),
+    Column("declaration ID"),
+    Column("MRN"),
+    Column("movement ID"),
+    Column("other ID"),
+    Column("at the service"),
+    Column("service's errors"),
+    Column("recorded at"),
+)
+_ID_COLUMNS = (ServiceId.DECLARATION, ServiceId.MRN, ServiceId.MOVEMENT, ServiceId.OTHER)
+_TONES = {Outcome.FAILED: "refused", Outcome.WAITING: "pending", Outcome.DONE: "done"}
+
+
+@RESULTS_FORMATS.register("html")
+def _results_html(result: ResultsResult) -> str:
+    counts = ", ".join(f"{number} {status.value}" for status, number in result.counts().items())
+    summary = f"{len(result.rows)} spreadsheet row(s): {counts or 'none'}."
+    if result.manifest_errors:
+        summary += (
+            f" The manifests have {result.manifest_errors} error(s) outside any row "
+            "(`customs-batch validate` lists them)."
+        )
+    return html_report(
+        f"customs-batch results of {result.environment}",
+        _HTML_COLUMNS,
+        [_html_row(row) for row in result.rows],
+        summary=summary,
+    )
+
+
+def _html_row(row: RowResult) -> Row:
+    """A row: its status, its documents and their IDs (a line each), where it is."""
+    cells = (
+        row.status.value,
+        "\n".join(doc.address for doc in row.documents) or "(no document)",
+        *("\n".join(str(value) for value in row.ids(what)) for what in _ID_COLUMNS),
+        "\n".join(doc.service_state or "" for doc in row.documents).strip(),
+        "\n".join(row.errors),
+        row.at,
+    )
+    location = Location(row.file, row.row, sheet=row.sheet, row=row.row)
+    return Row(cells, location=location, tone=_TONES.get(row.status.outcome, "neutral"))
+
+
 def _written_json(file: ResultsFile) -> dict[str, object]:
     return {
         "source": file.source,
@@ -99,7 +150,12 @@ def report_written(written: tuple[ResultsFile, ...]) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @env_option
-@format_option(RESULTS_FORMATS, "text: rows by file and sheet; json: a stable object for tools.")
+@format_option(
+    RESULTS_FORMATS,
+    "text: rows by file and sheet; json: a stable object for tools; html: a page with a "
+    "sortable, filterable table that opens in any browser.",
+)
+@output_option(RESULTS_FORMATS, "results")
 @annotate_option
 @selection_options
 @allow_empty_state_option
@@ -108,6 +164,7 @@ def results(
     paths: tuple[Path, ...],
     env_name: str | None,
     format_name: str,
+    output: Path | None,
     annotate_dir: Path | None,
     labels: tuple[str, ...],
     targets: tuple[str, ...],
@@ -137,6 +194,7 @@ def results(
       customs-batch results --env sandbox
       customs-batch results manifests/ --annotate results/
       customs-batch results --format json -l lane=spreadsheet
+      customs-batch results --format html -o results.html
     """
     inputs = Inputs(
         paths,
@@ -148,7 +206,11 @@ def results(
         cache=not no_cache,
     )
     result = collect_results(ResultsOptions(inputs, annotate_dir))
-    click.echo(RESULTS_FORMATS.get(format_name)(result), nl=False)
+    rendered = RESULTS_FORMATS.get(format_name)(result)
+    if output is None:
+        click.echo(rendered, nl=False)
+    else:
+        write_output(output, rendered, what="results")
     report_written(result.written)
     if format_name == "text" and not result.rows:
         click.echo("No spreadsheet rows in the manifests.", err=True)

@@ -65,3 +65,21 @@ def validate_page(folder: Path) -> Path:
     done = cli(project, "validate", *broken, "--format", "html", "-o", str(page))
     assert done.returncode == 1, done.stderr
     return page
+
+
+def results_page(folder: Path) -> Path:
+    """``results --format html`` after the examples were applied with the first movement
+    row naming a party its shipment lacks: the service refuses that row and the next
+    movement on its HAWB is skipped."""
+    import openpyxl
+
+    project = examples_project(folder)
+    book = openpyxl.load_workbook(project / "data" / "movements.xlsx")
+    book["Movements"]["F3"] = "rpty_nobody"
+    book.save(project / "data" / "movements.xlsx")
+    done = cli(project, "apply", "manifests/", "--auto-approve")
+    assert done.returncode == 1, done.stdout + done.stderr
+    page = folder / "results.html"
+    done = cli(project, "results", "manifests/", "--format", "html", "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    return page

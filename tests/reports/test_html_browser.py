@@ -15,7 +15,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.browser import chromium, console, missing
 from tests.html_page import read_page
-from tests.reports.html_pages import plan_page, validate_page
+from tests.reports.html_pages import plan_page, results_page, validate_page
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
@@ -159,6 +159,40 @@ def test_the_plan_report_shows_old_and_new_values_filters_sorts_and_draws(
 
         _assert_graph_drawn(browser, len(rows), written.count("path", "edge"))
         assert written.count("path", "edge") > 0
+        assert _console_errors(browser) == []
+    finally:
+        browser.get("about:blank")
+
+
+def test_the_results_report_shows_each_spreadsheet_row_filters_and_sorts(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    page = results_page(tmp_path)
+    written = read_page(page.read_text(encoding="utf-8"))
+    _open(browser, page)
+    try:
+        assert _console_errors(browser) == []
+        rows = _visible_rows(browser)
+        assert len(rows) == len(written.rows) == 6  # 2 departure rows, 4 movement rows
+        result, where, errors = (
+            _column(browser, "result"),
+            _column(browser, "where"),
+            _column(browser, "service's errors"),
+        )
+        (refused,) = [row for row in rows if row[result] == "rejected"]
+        assert "sheet 'Movements', row 3" in refused[where]
+        assert "rpty_nobody is not a party" in refused[errors]
+        (skipped,) = [row for row in rows if row[result] == "skipped"]
+        assert "row 4" in skipped[where]
+
+        _filter(browser, "Movements")
+        assert len(_visible_rows(browser)) == 4
+        _filter(browser, "")
+
+        before = [row[result] for row in _visible_rows(browser)]
+        _sort_by(browser, "result")
+        after = [row[result] for row in _visible_rows(browser)]
+        assert after == sorted(before, key=str.lower) and after != before
         assert _console_errors(browser) == []
     finally:
         browser.get("about:blank")
