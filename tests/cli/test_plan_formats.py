@@ -14,7 +14,7 @@ def test_every_format_is_offered_and_renders(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(capsys, "plan", "--help")
-    assert "[text|json|markdown|mermaid|dot]" in out
+    assert "[text|json|markdown|html|mermaid|dot]" in out
     code, out, _ = run(capsys, "plan", "--format", "markdown")
     assert code == 0
     assert "### customs-batch plan for `local`" in out and "| to create | 9 |" in out
