@@ -12,9 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from customs_batch.client import TransitFilter
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.checks import (
+    COMMODITY,
+    COUNTRY,
+    CURRENCY,
+    OFFICE,
+    PACKAGE_KIND,
+    PARTY_CODE_FIELDS,
+    SECURITY,
+    UNLOCODE,
+    CodeFields,
+    RuleSet,
+)
 from customs_batch.kinds.model import (
     JSON,
     Decision,
@@ -32,11 +43,11 @@ from customs_batch.kinds.model import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.state.model import ResourceRecord
 from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
+    from customs_batch.state.model import ResourceRecord
 
 OUTPUTS = OUTPUT_FIELDS[Kind.DEPARTURE_DECLARATION]
 PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})
@@ -103,6 +114,8 @@ def _look_for(
     Declarations another document's record holds are not candidates; the others must
     agree with the submission on every field the service's detail gives back.
     """
+    from customs_batch.client import TransitFilter
+
     known = _recorded_ids(recorded)
     since = min(creation.since for creation in lost)
     created: list[tuple[int, str]] = []
@@ -179,6 +192,28 @@ def refresh_transit(
     return refresh_each_declaration(records, read)
 
 
+CODE_FIELDS: CodeFields = (
+    (("departureOffice",), OFFICE),
+    (("destinationOffice",), OFFICE),
+    (("countryOfDispatch",), COUNTRY),
+    (("countryOfDestination",), COUNTRY),
+    (("loadingCountry",), COUNTRY),
+    (("unloadingCountry",), COUNTRY),
+    (("loadingUNLocode",), UNLOCODE),
+    (("unloadingUNLocode",), UNLOCODE),
+    (("security",), SECURITY),
+    (("goodsLocationAddress", "Address", "countryCode"), COUNTRY),
+    *PARTY_CODE_FIELDS,
+    (("TransportMeans", "*", "nationality"), COUNTRY),
+    (("DeclarationGuarantees", "*", "currencyCode"), CURRENCY),
+    (("DeclarationItems", "*", "commodityCode"), COMMODITY),
+    (("DeclarationItems", "*", "originCountry"), COUNTRY),
+    (("DeclarationItems", "*", "currency"), CURRENCY),
+    (("DeclarationItems", "*", "packaging", "*", "typeOfPackages"), PACKAGE_KIND),
+)
+"""Which field of a departure holds which sort of code (``validate`` checks each)."""
+
+
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     outputs=OUTPUTS,
@@ -206,6 +241,8 @@ MODEL = KindModel(
     ),
     has_status=True,
     identity=_identity,
+    code_fields=CODE_FIELDS,
+    rules=(RuleSet.DEPARTURE,),
     immutable="{fields} of a submitted departure declaration cannot change: customs holds "
     "the declaration as sent, and only its parties can be updated. Do not give the document "
     "a new name: that would submit a second declaration and declare the same goods twice. "

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from customs_batch.client import NotFoundError, Record
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.checks import CodeFields, RuleSet
 from customs_batch.kinds.readback import Found as Found
-from customs_batch.state.model import ResourceRecord, Scalar
 
 if TYPE_CHECKING:
-    from customs_batch.client import CustomsClient
+    from customs_batch.client import CustomsClient, Record
+    from customs_batch.state.model import ResourceRecord, Scalar
 
 JSON = Any
-Outputs = dict[str, Scalar]
+Outputs = dict[str, "Scalar"]
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 """How long the service honours an Idempotency-Key (API document, Limits)."""
@@ -96,7 +96,9 @@ SendFunction = Callable[["CustomsClient", Request], Outputs]
 ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Found]
 """Reads the object given by ID (``import``, ``state adopt``): its outputs and what the
 service holds of the document's fields (see ``kinds/readback.py``)."""
-RefreshFunction = Callable[["CustomsClient", Sequence[ResourceRecord]], dict[str, Refreshed | None]]
+RefreshFunction = Callable[
+    ["CustomsClient", Sequence["ResourceRecord"]], dict[str, Refreshed | None]
+]
 """Reads every recorded object of a kind at once: what the service says of each, by address
 (None: no longer found)."""
 ConflictFunction = Callable[["CustomsClient", Address, Request], "Conflict"]
@@ -112,7 +114,8 @@ class LostCreation:
 
 
 LookFor = Callable[
-    ["CustomsClient", Sequence[LostCreation], Sequence[ResourceRecord]], dict[str, tuple[str, ...]]
+    ["CustomsClient", Sequence[LostCreation], Sequence["ResourceRecord"]],
+    dict[str, tuple[str, ...]],
 ]
 """Searches the service for the objects lost creations may have made, given every recorded
 object of the kind (theirs are not candidates): by address, the IDs of the objects created
@@ -194,6 +197,13 @@ class KindModel:
     id_field: str | None = None
     """The output that is the service's ID of the object (``declarationId``, ``movementId``)."""
 
+    code_fields: CodeFields = ()
+    """Which fields of its spec hold which sort of code (``validate`` checks each: a country,
+    an office, a UN/LOCODE...; see ``kinds/checks.py``)."""
+
+    rules: tuple[RuleSet, ...] = ()
+    """The customs rule sets ``validate`` checks its documents with, beyond the schema."""
+
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""
         return record.outputs.get(self.id_field) if self.id_field else None
@@ -214,6 +224,8 @@ def refresh_each_declaration(
     records: Sequence[ResourceRecord], read: Callable[[ResourceRecord, int], Refreshed]
 ) -> dict[str, Refreshed | None]:
     """Read each recorded object by its ``declarationId`` (None: no longer found)."""
+    from customs_batch.client import NotFoundError
+
     found: dict[str, Refreshed | None] = {}
     for record in records:
         declaration_id = record.outputs.get("declarationId")
