@@ -132,6 +132,33 @@ class Conflict:
     message: str
 
 
+Poll = Callable[[Callable[[], bool]], str]
+"""The executor's polling loop, handed to a kind's ``wait``: it calls ``read`` now and again
+every interval of ``--wait`` until ``read`` says the object is settled (True: ``"settled"``),
+the time is up (``"timed-out"``) or the run is stopped (``"stopped"``)."""
+
+SETTLED, TIMED_OUT, STOPPED = "settled", "timed-out", "stopped"
+
+
+@dataclass(frozen=True)
+class Waited:
+    """Where ``apply --wait`` left an object: its state at the service and its errors, whether
+    that ends the change well, what the user reads, and the outputs to record (None: the
+    service was not read again, nothing changes)."""
+
+    status: str | None
+    errors: tuple[JSON, ...]
+    ok: bool
+    detail: str
+    outputs: Mapping[str, Scalar] | None = None
+    timed_out: bool = False
+    """The time of ``--wait`` ran out first (the executor says how long it waited)."""
+
+
+WaitFunction = Callable[["CustomsClient", "ResourceRecord", Poll], Waited]
+"""How ``apply --wait`` follows an object just sent, through the executor's ``Poll``."""
+
+
 @dataclass(frozen=True)
 class KindModel:
     """Everything the generic planner, executor and reconciler know of one kind."""
@@ -164,7 +191,11 @@ class KindModel:
     calls it pending."""
     waits_after: frozenset[Operation] = frozenset()
     """Operations after which ``apply --wait`` polls until the object leaves processing (a
-    departure) or its pending states (a cancellation)."""
+    departure, through ``wait``) or its pending states (a cancellation, through
+    ``refresh``)."""
+    wait: WaitFunction | None = None
+    """How ``apply --wait`` follows the object after one of ``waits_after`` when the answer
+    is not one of its ``pending_states`` (a departure: read until it leaves processing)."""
     on_conflict: ConflictFunction | None = None
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
@@ -236,6 +267,14 @@ def refresh_each_declaration(
         except NotFoundError:
             found[record.address] = None
     return found
+
+
+def describe_error(error: JSON) -> str:
+    """One of the service's validation errors as a short phrase."""
+    if isinstance(error, dict):
+        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
+        return " ".join(parts) or str(error)
+    return str(error)
 
 
 def identity_of(*names: str) -> IdentityFunction:
