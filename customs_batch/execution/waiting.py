@@ -64,16 +64,24 @@ def follow_pending(
     clock: Callable[[], float] = time.monotonic,
 ) -> Followed:
     """Read once; with ``options``, read again every ``interval`` while the state is one of
-    ``pending``, until ``timeout`` or a stop."""
-    deadline = clock() + (options.timeout if options else 0.0)
-    while True:
+    ``pending``, until ``timeout`` or a stop (the loop of :func:`poll`)."""
+    answers: list[Refreshed | None] = []
+    failures: list[str] = []
+
+    def decided() -> bool:
         try:
             answer = read()
         except ServiceError as exc:
-            return Followed(None, False, f"could not read where it stands: {exc.message}")
-        if answer is None or answer.service_state not in pending or options is None:
-            return Followed(answer, True)
-        if clock() >= deadline:
-            return Followed(answer, True, timed_out=True)
-        if stop.wait(options.interval):
-            return Followed(answer, True, stopped=True)
+            failures.append(f"could not read where it stands: {exc.message}")
+            return True
+        answers.append(answer)
+        return answer is None or answer.service_state not in pending or options is None
+
+    if options is None:
+        decided()
+        ended = SETTLED
+    else:
+        ended = poll(decided, options, stop, clock=clock)
+    if failures:
+        return Followed(None, False, failures[-1])
+    return Followed(answers[-1], True, timed_out=ended == TIMED_OUT, stopped=ended == STOPPED)
