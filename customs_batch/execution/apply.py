@@ -41,15 +41,14 @@ from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.history import HistoriedSession, RunHistory
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudget
-from customs_batch.execution.waiting import WaitOptions, follow_pending, wait_for_departure
+from customs_batch.execution.waiting import WaitOptions, follow_pending, poll
 from customs_batch.kinds import Address
-from customs_batch.kinds.model import Request
+from customs_batch.kinds.model import Request, WaitFunction
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
-from customs_batch.vocabulary import PROCESSING
 
 if TYPE_CHECKING:
     from customs_batch.client import Exchange
@@ -229,11 +228,11 @@ class _Run:
             return self._follow(change, applied, read=following)
         if (
             self.wait is not None
-            and not model.pending_states
+            and model.wait is not None
             and change.operation in model.waits_after
         ):
             self.session.record(applied)  # on disk before a wait that may last minutes
-            return self._wait(change, applied)
+            return self._wait(change, applied, model.wait)
         self.session.record_soon(applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
 
@@ -436,35 +435,31 @@ class _Run:
             remote_status=record.remote_status,
         )
 
-    def _wait(self, change: PlannedChange, applied: ResourceRecord) -> Outcome:
-        assert self.wait is not None
-        declaration_id = int(str(applied.outputs["declarationId"]))
-        if applied.outputs.get("status") not in (None, PROCESSING):
-            # The answer already says where it stands (an arrival's parties, say).
-            status = str(applied.outputs["status"])
-            detail = f"declaration {declaration_id} is {status}"
-            return Outcome(
-                change.address, NodeStatus.SUCCEEDED, change.operation, detail, applied.outputs
-            )
-        result = wait_for_departure(self.client, declaration_id, self.wait, self.stop)
-        outputs = dict(applied.outputs)
-        if result.status is not None:
-            outputs["status"] = result.status
+    def _wait(self, change: PlannedChange, applied: ResourceRecord, wait: WaitFunction) -> Outcome:
+        """``--wait`` on an object just sent, as its kind follows it (``KindModel.wait``)."""
+        options = self.wait
+        assert options is not None
+        waited = wait(self.client, applied, lambda read: poll(read, options, self.stop))
+        detail = waited.detail
+        if waited.timed_out:
+            detail = f"{detail} after {options.timeout:g} s"
+        status = NodeStatus.SUCCEEDED if waited.ok else NodeStatus.FAILED
+        if waited.outputs is None:  # the answer already said where it stands
+            return Outcome(change.address, status, change.operation, detail, applied.outputs)
         record = applied.with_changes(
-            outputs=outputs,
-            remote_status=result.status,
-            remote_errors=result.errors,
+            outputs=dict(waited.outputs),
+            remote_status=waited.status,
+            remote_errors=waited.errors,
             updated_at=now_iso(),
         )
         self.session.record_soon(record)
-        status = NodeStatus.SUCCEEDED if result.ok else NodeStatus.FAILED
         return Outcome(
             change.address,
             status,
             change.operation,
-            result.detail,
+            detail,
             outputs=record.outputs,
-            remote_status=result.status,
+            remote_status=waited.status,
         )
 
 

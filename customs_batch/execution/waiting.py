@@ -1,5 +1,6 @@
-"""``--wait``: poll a submitted departure declaration until it leaves ``processing``, and
-follow an object the service has not decided yet (a requested cancellation) until it is."""
+"""``--wait``: the polling loop a kind's ``wait`` follows an object just sent with (a
+departure until it leaves ``processing``, see ``kinds/departure.py``), and following an
+object the service has not decided yet (a requested cancellation) until it is."""
 
 from __future__ import annotations
 
@@ -7,13 +8,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from customs_batch.client import CustomsClient
 from customs_batch.errors import ServiceError
-from customs_batch.kinds.model import Refreshed
-from customs_batch.planning.diff import describe_error
-from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
+from customs_batch.kinds.model import SETTLED, STOPPED, TIMED_OUT, Refreshed
 
 
 @dataclass(frozen=True)
@@ -25,50 +22,24 @@ class WaitOptions:
     interval: float = 1.0
 
 
-@dataclass(frozen=True)
-class WaitResult:
-    status: str | None
-    errors: tuple[Any, ...]
-    ok: bool
-    detail: str
-
-
-def wait_for_departure(
-    client: CustomsClient,
-    declaration_id: int,
+def poll(
+    read: Callable[[], bool],
     options: WaitOptions,
     stop: threading.Event,
     *,
     clock: Callable[[], float] = time.monotonic,
-) -> WaitResult:
-    """Poll until the declaration is no longer ``processing``, the time is up, or a stop."""
+) -> str:
+    """Call ``read`` now and every ``interval`` until it says the object is settled
+    (``"settled"``), ``timeout`` has passed (``"timed-out"``) or a stop (``"stopped"``): the
+    loop a kind's ``wait`` is handed (see ``kinds/model.py``'s ``Poll``)."""
     deadline = clock() + options.timeout
-    status: str | None = PROCESSING
     while True:
-        try:
-            detail = client.get_transit(declaration_id)
-        except ServiceError as exc:
-            return WaitResult(
-                status, (), False, f"could not poll declaration {declaration_id}: {exc.message}"
-            )
-        status = detail.raw.get("status")
-        errors = tuple(detail.raw.get("errors") or ())
-        if status != PROCESSING:
-            if status in FAILED_TRANSIT_STATUSES:
-                shown = "; ".join(describe_error(e) for e in errors) or "no errors given"
-                return WaitResult(
-                    status, errors, False, f"declaration {declaration_id} is {status}: {shown}"
-                )
-            return WaitResult(status, errors, True, f"declaration {declaration_id} is {status}")
+        if read():
+            return SETTLED
         if clock() >= deadline:
-            return WaitResult(
-                status,
-                errors,
-                False,
-                f"declaration {declaration_id} still processing after {options.timeout:g} s",
-            )
+            return TIMED_OUT
         if stop.wait(options.interval):
-            return WaitResult(status, errors, False, "stopped while waiting")
+            return STOPPED
 
 
 @dataclass(frozen=True)
@@ -93,16 +64,24 @@ def follow_pending(
     clock: Callable[[], float] = time.monotonic,
 ) -> Followed:
     """Read once; with ``options``, read again every ``interval`` while the state is one of
-    ``pending``, until ``timeout`` or a stop."""
-    deadline = clock() + (options.timeout if options else 0.0)
-    while True:
+    ``pending``, until ``timeout`` or a stop (the loop of :func:`poll`)."""
+    answers: list[Refreshed | None] = []
+    failures: list[str] = []
+
+    def decided() -> bool:
         try:
             answer = read()
         except ServiceError as exc:
-            return Followed(None, False, f"could not read where it stands: {exc.message}")
-        if answer is None or answer.service_state not in pending or options is None:
-            return Followed(answer, True)
-        if clock() >= deadline:
-            return Followed(answer, True, timed_out=True)
-        if stop.wait(options.interval):
-            return Followed(answer, True, stopped=True)
+            failures.append(f"could not read where it stands: {exc.message}")
+            return True
+        answers.append(answer)
+        return answer is None or answer.service_state not in pending or options is None
+
+    if options is None:
+        decided()
+        ended = SETTLED
+    else:
+        ended = poll(decided, options, stop, clock=clock)
+    if failures:
+        return Followed(None, False, failures[-1])
+    return Followed(answers[-1], True, timed_out=ended == TIMED_OUT, stopped=ended == STOPPED)

@@ -65,6 +65,26 @@ class Address:
         return cls(kind, name)
 
 
+NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._-]*"
+"""A document's name, without the kind (``dep-rtm-ham-0001``)."""
+
+
+def kind_names() -> tuple[str, ...]:
+    """Every kind's name, in the registry's order: the one list of kinds the schemas, the
+    patterns and every message that lists kinds are made from."""
+    return tuple(kind.value for kind in Kind)
+
+
+def address_pattern() -> str:
+    """The pattern of an address ``Kind/name`` of any kind (a ``dependsOn`` entry)."""
+    return f"^({'|'.join(kind_names())})/{NAME_PATTERN}$"
+
+
+def reference_pattern() -> str:
+    """The pattern of a reference ``${ref:Kind/name.field}`` to any kind's outcome."""
+    return f"^\\$\\{{ref:({'|'.join(kind_names())})/{NAME_PATTERN}\\.[A-Za-z]+\\}}$"
+
+
 # What a document's outcome records, by kind: the fields `${ref:Kind/name.field}` may name.
 OUTPUT_FIELDS: dict[Kind, frozenset[str]] = {
     Kind.TEMPLATE_GROUP: frozenset({"id", "code", "name"}),

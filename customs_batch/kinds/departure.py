@@ -10,22 +10,41 @@ again as a new declaration that replaces it (both IDs recorded).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from customs_batch.client import TransitFilter
+from customs_batch.errors import ServiceError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.checks import (
+    COMMODITY,
+    COUNTRY,
+    CURRENCY,
+    GUARANTEE_TYPE,
+    OFFICE,
+    PACKAGE_KIND,
+    PARTY_CODE_FIELDS,
+    SECURITY,
+    TRANSPORT_MEANS_MODE,
+    UNLOCODE,
+    CodeFields,
+    RuleSet,
+)
 from customs_batch.kinds.model import (
     JSON,
+    STOPPED,
+    TIMED_OUT,
     Decision,
     Found,
     KindModel,
     LostCreation,
     Outputs,
+    Poll,
     Refreshed,
     Request,
     ServiceId,
     UnknownOutcome,
+    Waited,
+    describe_error,
     identity_of,
     ids_from,
     number,
@@ -34,11 +53,11 @@ from customs_batch.kinds.model import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.state.model import ResourceRecord
 from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
+    from customs_batch.state.model import ResourceRecord
 
 OUTPUTS = OUTPUT_FIELDS[Kind.DEPARTURE_DECLARATION]
 PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})
@@ -105,6 +124,8 @@ def _look_for(
     Declarations another document's record holds are not candidates; the others must
     agree with the submission on every field the service's detail gives back.
     """
+    from customs_batch.client import TransitFilter
+
     known = _recorded_ids(recorded)
     since = min(creation.since for creation in lost)
     created: list[tuple[int, str]] = []
@@ -181,6 +202,70 @@ def refresh_transit(
     return refresh_each_declaration(records, read)
 
 
+def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> Waited:
+    """``apply --wait`` on a transit declaration just sent: read it until it is no longer
+    ``processing`` (a state in :data:`FAILED_TRANSIT_STATUSES` fails the change), the time
+    is up, or the run stops. An answer that already says where it stands is not read."""
+    declaration_id = int(str(record.outputs["declarationId"]))
+    answered = record.outputs.get("status")
+    if answered not in (None, PROCESSING):  # an arrival's parties, say
+        return Waited(str(answered), (), True, f"declaration {declaration_id} is {answered}")
+    last: dict[str, Any] = {"status": PROCESSING, "errors": ()}
+
+    def read() -> bool:
+        try:
+            detail = client.get_transit(declaration_id)
+        except ServiceError as exc:
+            last["failure"] = f"could not poll declaration {declaration_id}: {exc.message}"
+            return True
+        last["status"] = detail.raw.get("status")
+        last["errors"] = tuple(detail.raw.get("errors") or ())
+        return bool(last["status"] != PROCESSING)
+
+    ended = poll(read)
+    status: str | None = last["status"]
+    errors: tuple[JSON, ...] = last["errors"]
+    if "failure" in last:
+        ok, detail = False, str(last["failure"])
+    elif ended == TIMED_OUT:  # the executor adds how long it waited
+        ok, detail = False, f"declaration {declaration_id} still processing"
+    elif ended == STOPPED:
+        ok, detail = False, "stopped while waiting"
+    elif status in FAILED_TRANSIT_STATUSES:
+        shown = "; ".join(describe_error(e) for e in errors) or "no errors given"
+        ok, detail = False, f"declaration {declaration_id} is {status}: {shown}"
+    else:
+        ok, detail = True, f"declaration {declaration_id} is {status}"
+    outputs = dict(record.outputs)
+    if status is not None:
+        outputs["status"] = status
+    return Waited(status, errors, ok, detail, outputs, timed_out=ended == TIMED_OUT)
+
+
+CODE_FIELDS: CodeFields = (
+    (("departureOffice",), OFFICE),
+    (("destinationOffice",), OFFICE),
+    (("countryOfDispatch",), COUNTRY),
+    (("countryOfDestination",), COUNTRY),
+    (("loadingCountry",), COUNTRY),
+    (("unloadingCountry",), COUNTRY),
+    (("loadingUNLocode",), UNLOCODE),
+    (("unloadingUNLocode",), UNLOCODE),
+    (("security",), SECURITY),
+    (("goodsLocationAddress", "Address", "countryCode"), COUNTRY),
+    *PARTY_CODE_FIELDS,
+    (("TransportMeans", "*", "nationality"), COUNTRY),
+    (("TransportMeans", "*", "transportType"), TRANSPORT_MEANS_MODE),
+    (("DeclarationGuarantees", "*", "guaranteeType"), GUARANTEE_TYPE),
+    (("DeclarationGuarantees", "*", "currencyCode"), CURRENCY),
+    (("DeclarationItems", "*", "commodityCode"), COMMODITY),
+    (("DeclarationItems", "*", "originCountry"), COUNTRY),
+    (("DeclarationItems", "*", "currency"), CURRENCY),
+    (("DeclarationItems", "*", "packaging", "*", "typeOfPackages"), PACKAGE_KIND),
+)
+"""Which field of a departure holds which sort of code (``validate`` checks each)."""
+
+
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     outputs=OUTPUTS,
@@ -201,6 +286,7 @@ MODEL = KindModel(
     read_back=read_transit,
     refresh=refresh_transit,
     rejected_states=FAILED_TRANSIT_STATUSES,
+    wait=wait_transit,
     waits_after=frozenset(
         {
             Operation.SUBMIT_DEPARTURE,
@@ -210,6 +296,8 @@ MODEL = KindModel(
     ),
     has_status=True,
     identity=_identity,
+    code_fields=CODE_FIELDS,
+    rules=(RuleSet.DEPARTURE,),
     immutable="{fields} of a submitted departure declaration cannot change: customs holds "
     "the declaration as sent, and only its parties can be updated. Do not give the document "
     "a new name: that would submit a second declaration and declare the same goods twice. "

@@ -29,11 +29,11 @@ from customs_batch.kinds.model import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.state.model import ResourceRecord
 from customs_batch.vocabulary import DECLARATION_STATUSES
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
+    from customs_batch.state.model import ResourceRecord
 
 OUTPUTS = OUTPUT_FIELDS[Kind.EXPORT_CANCELLATION]
 CANCELED = "canceled"

@@ -15,17 +15,17 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from customs_batch.client import NotFoundError, Record
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.checks import CodeFields, RuleSet
 from customs_batch.kinds.readback import Found as Found
-from customs_batch.state.model import ResourceRecord, Scalar
 
 if TYPE_CHECKING:
-    from customs_batch.client import CustomsClient
+    from customs_batch.client import CustomsClient, Record
+    from customs_batch.state.model import ResourceRecord, Scalar
 
 JSON = Any
-Outputs = dict[str, Scalar]
+Outputs = dict[str, "Scalar"]
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 """How long the service honours an Idempotency-Key (API document, Limits)."""
@@ -127,7 +127,9 @@ SendFunction = Callable[["CustomsClient", Request], Outputs]
 ReadBack = Callable[["CustomsClient", Address, str, Mapping[str, JSON]], Found]
 """Reads the object given by ID (``import``, ``state adopt``): its outputs and what the
 service holds of the document's fields (see ``kinds/readback.py``)."""
-RefreshFunction = Callable[["CustomsClient", Sequence[ResourceRecord]], dict[str, Refreshed | None]]
+RefreshFunction = Callable[
+    ["CustomsClient", Sequence["ResourceRecord"]], dict[str, Refreshed | None]
+]
 """Reads every recorded object of a kind at once: what the service says of each, by address
 (None: no longer found)."""
 ConflictFunction = Callable[["CustomsClient", Address, Request], "Conflict"]
@@ -143,7 +145,8 @@ class LostCreation:
 
 
 LookFor = Callable[
-    ["CustomsClient", Sequence[LostCreation], Sequence[ResourceRecord]], dict[str, tuple[str, ...]]
+    ["CustomsClient", Sequence[LostCreation], Sequence["ResourceRecord"]],
+    dict[str, tuple[str, ...]],
 ]
 """Searches the service for the objects lost creations may have made, given every recorded
 object of the kind (theirs are not candidates): by address, the IDs of the objects created
@@ -158,6 +161,33 @@ class Conflict:
     outputs: Outputs | None
     identical: bool
     message: str
+
+
+Poll = Callable[[Callable[[], bool]], str]
+"""The executor's polling loop, handed to a kind's ``wait``: it calls ``read`` now and again
+every interval of ``--wait`` until ``read`` says the object is settled (True: ``"settled"``),
+the time is up (``"timed-out"``) or the run is stopped (``"stopped"``)."""
+
+SETTLED, TIMED_OUT, STOPPED = "settled", "timed-out", "stopped"
+
+
+@dataclass(frozen=True)
+class Waited:
+    """Where ``apply --wait`` left an object: its state at the service and its errors, whether
+    that ends the change well, what the user reads, and the outputs to record (None: the
+    service was not read again, nothing changes)."""
+
+    status: str | None
+    errors: tuple[JSON, ...]
+    ok: bool
+    detail: str
+    outputs: Mapping[str, Scalar] | None = None
+    timed_out: bool = False
+    """The time of ``--wait`` ran out first (the executor says how long it waited)."""
+
+
+WaitFunction = Callable[["CustomsClient", "ResourceRecord", Poll], Waited]
+"""How ``apply --wait`` follows an object just sent, through the executor's ``Poll``."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +222,11 @@ class KindModel:
     calls it pending."""
     waits_after: frozenset[Operation] = frozenset()
     """Operations after which ``apply --wait`` polls until the object leaves processing (a
-    departure) or its pending states (a cancellation)."""
+    departure, through ``wait``) or its pending states (a cancellation, through
+    ``refresh``)."""
+    wait: WaitFunction | None = None
+    """How ``apply --wait`` follows the object after one of ``waits_after`` when the answer
+    is not one of its ``pending_states`` (a departure: read until it leaves processing)."""
     on_conflict: ConflictFunction | None = None
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
@@ -233,6 +267,13 @@ class KindModel:
     """Service states in which the service is still working on the object (a departure
     ``processing``): ``results`` calls it pending, like the ``pending_states``."""
 
+    code_fields: CodeFields = ()
+    """Which fields of its spec hold which sort of code (``validate`` checks each: a country,
+    an office, a UN/LOCODE...; see ``kinds/checks.py``)."""
+
+    rules: tuple[RuleSet, ...] = ()
+    """The customs rule sets ``validate`` checks its documents with, beyond the schema."""
+
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""
         return record.outputs.get(self.id_field) if self.id_field else None
@@ -260,6 +301,8 @@ def refresh_each_declaration(
     records: Sequence[ResourceRecord], read: Callable[[ResourceRecord, int], Refreshed]
 ) -> dict[str, Refreshed | None]:
     """Read each recorded object by its ``declarationId`` (None: no longer found)."""
+    from customs_batch.client import NotFoundError
+
     found: dict[str, Refreshed | None] = {}
     for record in records:
         declaration_id = record.outputs.get("declarationId")
@@ -270,6 +313,14 @@ def refresh_each_declaration(
         except NotFoundError:
             found[record.address] = None
     return found
+
+
+def describe_error(error: JSON) -> str:
+    """One of the service's validation errors as a short phrase."""
+    if isinstance(error, dict):
+        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
+        return " ".join(parts) or str(error)
+    return str(error)
 
 
 def identity_of(*names: str) -> IdentityFunction:

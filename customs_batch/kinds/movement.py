@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.checks import RuleSet
 from customs_batch.kinds.lanes import movement_lane
 from customs_batch.kinds.model import (
     JSON,
@@ -113,6 +114,7 @@ MODEL = KindModel(
     # With the lane: the first arrival of a HAWB, the second, and so on.
     identity=identity_of("shipmentId", "hawbId", "action"),
     corrected_by_a_new_one=True,
+    rules=(RuleSet.MOVEMENT,),
     immutable="a movement is immutable once created (changed: {fields}), and the API cannot "
     "delete it. Revert the change. Only if the movement itself was wrong: record the "
     "correcting movement as a new document, remove this one from the manifests and "

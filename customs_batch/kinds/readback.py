@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customs_batch.errors import CustomsBatchError, ExitCode
-from customs_batch.state.model import Scalar
+
+if TYPE_CHECKING:
+    from customs_batch.state.model import Scalar
 
 JSON = Any
 

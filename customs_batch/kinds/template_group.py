@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from customs_batch.client import Record, TemplateGroupFilter
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.checks import COUNTRY, INCOTERM, OFFICE, TRANSPORT_MODE, CodeFields
 from customs_batch.kinds.model import (
     JSON,
     Conflict,
@@ -29,10 +29,10 @@ from customs_batch.kinds.model import (
     number,
     outputs_of,
 )
-from customs_batch.state.model import ResourceRecord
 
 if TYPE_CHECKING:
-    from customs_batch.client import CustomsClient
+    from customs_batch.client import CustomsClient, Record
+    from customs_batch.state.model import ResourceRecord
 
 OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_GROUP]
 MUTABLE = frozenset({"name", "code", "isDefault", "DeclarationTemplates"})
@@ -46,6 +46,8 @@ def _create(client: CustomsClient, request: Request) -> Outputs:
 
 def _find(client: CustomsClient, spec: Mapping[str, JSON]) -> Record | None:
     company = spec.get("companyId")
+    from customs_batch.client import TemplateGroupFilter
+
     filters = TemplateGroupFilter(company_id=company if isinstance(company, int) else None)
     for group in client.iter_template_groups(filters):
         if group.raw.get("code") == spec.get("code"):
@@ -149,6 +151,24 @@ def _refresh(
     return found
 
 
+CODE_FIELDS: CodeFields = tuple(
+    (("DeclarationTemplates", "*", field), rule)
+    for field, rule in (
+        ("declarationOffice", OFFICE),
+        ("customsOfficeOfExport", OFFICE),
+        ("customsOfficeOfExit", OFFICE),
+        ("supervisingOffice", OFFICE),
+        ("countryOfDispatch", COUNTRY),
+        ("countryOfDestination", COUNTRY),
+        ("countryOfBorder", COUNTRY),
+        ("incoterm", INCOTERM),
+        ("arrivalTransportType", TRANSPORT_MODE),
+        ("borderTransportType", TRANSPORT_MODE),
+    )
+)
+"""Which field of a template group's templates holds which sort of code."""
+
+
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
     outputs=OUTPUTS,
@@ -166,6 +186,7 @@ MODEL = KindModel(
     refresh=_refresh,
     on_conflict=_on_conflict,
     identity=identity_of("companyId", "code"),
+    code_fields=CODE_FIELDS,
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "
     "Revert the change, or create the group you want under a new name and code",
 )

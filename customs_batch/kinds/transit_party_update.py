@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Operation
-from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit
+from customs_batch.kinds.checks import PARTY_CODE_FIELDS, RuleSet
+from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit, wait_transit
 from customs_batch.kinds.model import (
     JSON,
     Found,
@@ -79,8 +80,11 @@ MODEL = KindModel(
     ),
     read_back=_read_back,
     refresh=refresh_transit,
+    wait=wait_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     identity=_identity,
+    code_fields=PARTY_CODE_FIELDS,
+    rules=(RuleSet.PARTY_UPDATE,),
     immutable="{fields} of a party update cannot change: it names the declaration it updates. "
     "Write a new TransitPartyUpdate document for another declaration, and `customs-batch "
     "state rm {address}` to forget this one",

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from customs_batch.collector import bulk
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome
+from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome, describe_error
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import dependencies, dependency_order
@@ -392,14 +392,6 @@ def _rejected(
         f"{ident} is {service_state} at the service: {errors}. "
         + model.rejected_way_out.format(address=address),
     )
-
-
-def describe_error(error: JSON) -> str:
-    """One of the service's validation errors as a short phrase."""
-    if isinstance(error, dict):
-        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
-        return " ".join(parts) or str(error)
-    return str(error)
 
 
 def field_changes(

@@ -24,7 +24,7 @@ from customs_batch.validation.batch import (
 from customs_batch.validation.checks import validate_documents
 from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.rules import check_rules
-from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.validation.schema_check import check_envelope_schema, check_spec_schema
 from customs_batch.validation.team_rules import check_team_rules, finish
 
 
@@ -140,6 +140,7 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
             if not isinstance(item, Document):
                 problems.append(item)
                 continue
+            findings += check_envelope_schema(item)
             findings += check_spec_schema(item)
             findings += check_rules(item, check_digits=settings.mrn_check_digit)
             findings += check_team_rules(item)

@@ -10,7 +10,7 @@ from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.validation.project import check_project
 from customs_batch.validation.rules import check_rules
-from customs_batch.validation.schema_check import check_spec_schema
+from customs_batch.validation.schema_check import check_envelope_schema, check_spec_schema
 from customs_batch.validation.team_rules import check_team_rules
 
 
@@ -58,11 +58,11 @@ def document_findings(
     hs_codes: Severity | None = Severity.WARNING,
     unlocodes: Severity | None = Severity.WARNING,
 ) -> list[Finding]:
-    """The schema's and the rules' findings on one document (see :func:`validate_documents`
+    """The schemas' (envelope and spec) and the rules' findings on one document (see :func:`validate_documents`
     for the options). For an incomplete document, findings about the values left out (a
     missing required field that was left out, anything at or inside it) are not reported:
     loading already said why they are missing."""
-    findings = check_spec_schema(document)
+    findings = check_envelope_schema(document) + check_spec_schema(document)
     findings += check_rules(
         document, check_digits=mrn_check_digit, hs_codes=hs_codes, unlocodes=unlocodes
     )

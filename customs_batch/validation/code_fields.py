@@ -1,7 +1,9 @@
 """Rule checks of code-valued fields: countries, currencies, EORI, offices, UN/LOCODEs, HS codes,
 kinds of packages, Incoterms, the security indicator, transport modes and guarantee types.
 
-One table says which field of which kind holds which sort of code; one loop checks them.
+Each kind's model says which of its fields holds which sort of code (``code_fields``, in the
+kind's module); one table here says how each sort is checked (``CODE_RULES``); one loop checks
+them, asking the kind's model and never which kind it holds.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from customs_batch.findings import Finding
-from customs_batch.kinds import Kind
+from customs_batch.kinds.checks import CodeSort
+from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 from customs_batch.validation import code_lists, codes
 from customs_batch.validation.common import spec_finding, strings_at
@@ -55,59 +58,29 @@ TRANSPORT_MODE = CodeRule("code.transport-mode", code_lists.transport_mode_probl
 TRANSPORT_MEANS_MODE = CodeRule("code.transport-mode", code_lists.transport_means_mode_problem)
 GUARANTEE_TYPE = CodeRule("code.guarantee-type", code_lists.guarantee_type_problem)
 
-_PARTY_FIELDS: tuple[tuple[tuple[str, ...], CodeRule], ...] = tuple(
-    item
-    for party in ("Principal", "Consignor", "Consignee")
-    for item in (((party, "eoriNo"), EORI), ((party, "countryCode"), COUNTRY))
-)
-
-_TEMPLATE_FIELDS: tuple[tuple[tuple[str, ...], CodeRule], ...] = tuple(
-    (("DeclarationTemplates", "*", field), rule)
-    for field, rule in (
-        ("declarationOffice", OFFICE),
-        ("customsOfficeOfExport", OFFICE),
-        ("customsOfficeOfExit", OFFICE),
-        ("supervisingOffice", OFFICE),
-        ("countryOfDispatch", COUNTRY),
-        ("countryOfDestination", COUNTRY),
-        ("countryOfBorder", COUNTRY),
-        ("incoterm", INCOTERM),
-        ("arrivalTransportType", TRANSPORT_MODE),
-        ("borderTransportType", TRANSPORT_MODE),
-    )
-)
-
-CODE_FIELDS: dict[Kind, tuple[tuple[tuple[str, ...], CodeRule], ...]] = {
-    Kind.DEPARTURE_DECLARATION: (
-        (("departureOffice",), OFFICE),
-        (("destinationOffice",), OFFICE),
-        (("countryOfDispatch",), COUNTRY),
-        (("countryOfDestination",), COUNTRY),
-        (("loadingCountry",), COUNTRY),
-        (("unloadingCountry",), COUNTRY),
-        (("loadingUNLocode",), UNLOCODE),
-        (("unloadingUNLocode",), UNLOCODE),
-        (("security",), SECURITY),
-        (("goodsLocationAddress", "Address", "countryCode"), COUNTRY),
-        *_PARTY_FIELDS,
-        (("TransportMeans", "*", "nationality"), COUNTRY),
-        (("TransportMeans", "*", "transportType"), TRANSPORT_MEANS_MODE),
-        (("DeclarationGuarantees", "*", "guaranteeType"), GUARANTEE_TYPE),
-        (("DeclarationGuarantees", "*", "currencyCode"), CURRENCY),
-        (("DeclarationItems", "*", "commodityCode"), COMMODITY),
-        (("DeclarationItems", "*", "originCountry"), COUNTRY),
-        (("DeclarationItems", "*", "currency"), CURRENCY),
-        (("DeclarationItems", "*", "packaging", "*", "typeOfPackages"), PACKAGE_KIND),
-    ),
-    Kind.TRANSIT_PARTY_UPDATE: _PARTY_FIELDS,
-    Kind.TEMPLATE_GROUP: _TEMPLATE_FIELDS,
+CODE_RULES: dict[CodeSort, CodeRule] = {
+    CodeSort.COUNTRY: COUNTRY,
+    CodeSort.CURRENCY: CURRENCY,
+    CodeSort.EORI: EORI,
+    CodeSort.OFFICE: OFFICE,
+    CodeSort.UNLOCODE: UNLOCODE,
+    CodeSort.COMMODITY: COMMODITY,
+    CodeSort.PACKAGE_KIND: PACKAGE_KIND,
+    CodeSort.INCOTERM: INCOTERM,
+    CodeSort.SECURITY: SECURITY,
+    CodeSort.TRANSPORT_MODE: TRANSPORT_MODE,
+    CodeSort.TRANSPORT_MEANS_MODE: TRANSPORT_MEANS_MODE,
+    CodeSort.GUARANTEE_TYPE: GUARANTEE_TYPE,
 }
+"""The check of each sort of code; which field of a kind holds which sort is the kind's
+``code_fields`` (its module, e.g. ``kinds/departure.py``'s ``CODE_FIELDS``)."""
 
 
 def check_code_fields(document: Document) -> list[Finding]:
     """Findings for every code-valued field of the document that is not a valid code."""
     findings: list[Finding] = []
-    for pattern, code in CODE_FIELDS.get(document.kind, ()):
+    for pattern, sort in model_of(document.kind).code_fields:
+        code = CODE_RULES[sort]
         for path, value in strings_at(document.spec, pattern):
             problem = code.problem(value)
             if problem is None:

@@ -19,6 +19,8 @@ from pathlib import Path
 from customs_batch.errors import CustomsBatchError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Kind
+from customs_batch.kinds.checks import CodeSort
+from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 from customs_batch.validation import codes
 from customs_batch.validation.common import spec_finding, strings_at
@@ -26,7 +28,6 @@ from customs_batch.validation.common import spec_finding, strings_at
 HS_EDITION = "HS 2022"
 # Chapters 98 and 99 are left to national use by the HS convention: any subheading may exist.
 _NATIONAL_CHAPTERS = ("98", "99")
-_COMMODITY_CODES = ("DeclarationItems", "*", "commodityCode")
 _SHOWN = 8  # subheadings of a heading listed in a hint
 _SIX_DIGITS = re.compile(rb'"hscode":\s*"(\d{6})"')
 
@@ -82,15 +83,24 @@ def hs_problem(code: str) -> tuple[str, str] | None:
 
 
 def check_hs_codes(document: Document, severity: Severity | None) -> list[Finding]:
-    """A finding per commodity code of a departure whose HS subheading does not exist."""
-    if severity is None or document.kind is not Kind.DEPARTURE_DECLARATION:
+    """A finding per commodity code (a departure's) whose HS subheading does not exist."""
+    if severity is None:
         return []
     findings = []
-    for path, code in strings_at(document.spec, _COMMODITY_CODES):
-        problem = hs_problem(code)
-        if problem is not None:
-            message, hint = problem
-            findings.append(
-                spec_finding(document, "code.hs-unknown", path, message, hint, severity)
-            )
+    for pattern in _commodity_fields(document.kind):
+        for path, code in strings_at(document.spec, pattern):
+            problem = hs_problem(code)
+            if problem is not None:
+                message, hint = problem
+                findings.append(
+                    spec_finding(document, "code.hs-unknown", path, message, hint, severity)
+                )
     return findings
+
+
+@cache
+def _commodity_fields(kind: Kind) -> tuple[tuple[str, ...], ...]:
+    """The fields of a kind that hold a commodity code (its model's ``code_fields``)."""
+    return tuple(
+        pattern for pattern, sort in model_of(kind).code_fields if sort is CodeSort.COMMODITY
+    )

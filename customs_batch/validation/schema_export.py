@@ -18,7 +18,7 @@ from typing import Any
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Kind
-from customs_batch.resources import load_schema, schemas_dir
+from customs_batch.resources import load_schema
 
 DOCUMENT_SCHEMA = "document.schema.json"
 _DOCUMENT_ID = "https://customs-batch.dev/schemas/document.schema.json"
@@ -39,8 +39,9 @@ def export_schemas(target: Path) -> list[Path]:
     written = []
     names = ["envelope", *(kind.schema_name for kind in Kind)]
     for name in names:
-        source = schemas_dir() / f"{name}.schema.json"
-        written.append(_write(target / source.name, source.read_text(encoding="utf-8")))
+        # As loaded: the lists of kinds filled in from the registry (see resources.py).
+        text = json.dumps(load_schema(name), indent=2, ensure_ascii=False) + "\n"
+        written.append(_write(target / f"{name}.schema.json", text))
     combined = json.dumps(document_schema(), indent=2, ensure_ascii=False) + "\n"
     written.append(_write(target / DOCUMENT_SCHEMA, combined))
     return written

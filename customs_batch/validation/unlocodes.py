@@ -30,8 +30,9 @@ from pathlib import Path
 from customs_batch.errors import CustomsBatchError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Kind
+from customs_batch.kinds.checks import CodeSort
+from customs_batch.kinds.registry import KINDS
 from customs_batch.manifest.document import Document
-from customs_batch.validation.code_fields import CODE_FIELDS, UNLOCODE
 from customs_batch.validation.codes import unlocode_problem
 from customs_batch.validation.common import spec_finding, strings_at
 
@@ -40,8 +41,8 @@ _PART = re.compile(r"(\d{4}-\d) UNLOCODE CodeListPart\d+\.csv")
 _ENCODING = "latin-1"  # the encoding of UNECE's CSV release
 # Every field that holds a UN/LOCODE, as the layout check knows them.
 _FIELDS: dict[Kind, tuple[tuple[str, ...], ...]] = {
-    kind: tuple(pattern for pattern, rule in fields if rule is UNLOCODE)
-    for kind, fields in CODE_FIELDS.items()
+    kind: tuple(pattern for pattern, sort in model.code_fields if sort is CodeSort.UNLOCODE)
+    for kind, model in KINDS.items()
 }
 _SHOWN = 5  # similar codes listed in a hint
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any, cast
 
+from customs_batch.client import CustomsClient
+from customs_batch.errors import ServiceError
 from customs_batch.kinds import Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.model import SETTLED, STOPPED, TIMED_OUT, Poll, Waited
 from customs_batch.kinds.registry import model_of
+from customs_batch.state import RecordStatus, ResourceRecord
 from tests.kinds.helpers import after_unknown, identity
 
 KIND = Kind.DEPARTURE_DECLARATION
@@ -61,3 +67,84 @@ def test_only_its_parties_change_in_place_and_a_rejected_one_is_resubmitted() ->
     assert model.resubmit is Operation.RESUBMIT_DEPARTURE
     assert model.id_field == "declarationId"
     assert {"invalid", "error"} <= model.rejected_states
+
+
+class _Transit:
+    """A client whose declaration answers ``statuses`` one poll after another."""
+
+    def __init__(self, *statuses: str | ServiceError) -> None:
+        self.statuses = list(statuses)
+        self.polled: list[int] = []
+
+    def get_transit(self, declaration_id: int) -> SimpleNamespace:
+        self.polled.append(declaration_id)
+        status = self.statuses.pop(0)
+        if isinstance(status, ServiceError):
+            raise status
+        errors = [{"code": "E1", "field": "x", "message": "bad"}] if status == "invalid" else []
+        return SimpleNamespace(raw={"status": status, "errors": errors})
+
+
+def _submitted(**outputs: Any) -> ResourceRecord:
+    return ResourceRecord(
+        "DepartureDeclaration/dep",
+        RecordStatus.APPLIED,
+        Operation.SUBMIT_DEPARTURE.value,
+        {},
+        outputs={"declarationId": 7, **outputs},
+    )
+
+
+def _polled(times: int, then: str = SETTLED) -> Poll:
+    """A polling loop that reads at most ``times`` times, then ends as ``then``."""
+
+    def poll(read: Callable[[], bool]) -> str:
+        for _ in range(times):
+            if read():
+                return SETTLED
+        return then
+
+    return poll
+
+
+def _wait(client: _Transit, record: ResourceRecord, poll: Poll) -> Waited:
+    wait = model_of(KIND).wait
+    assert wait is not None
+    return wait(cast(CustomsClient, client), record, poll)
+
+
+def test_wait_reads_it_until_it_leaves_processing() -> None:
+    client = _Transit("processing", "processing", "ready")
+    waited = _wait(client, _submitted(status="processing"), _polled(5))
+    assert (waited.ok, waited.status, waited.detail) == (True, "ready", "declaration 7 is ready")
+    assert waited.outputs == {"declarationId": 7, "status": "ready"}
+    assert client.polled == [7, 7, 7]
+
+
+def test_wait_fails_the_change_when_customs_rejects_it() -> None:
+    waited = _wait(_Transit("invalid"), _submitted(), _polled(5))
+    assert not waited.ok
+    assert waited.detail == "declaration 7 is invalid: E1 x bad"
+    assert waited.errors == ({"code": "E1", "field": "x", "message": "bad"},)
+
+
+def test_wait_tells_a_read_that_failed_and_the_time_running_out() -> None:
+    failed = _wait(_Transit(ServiceError("503 unavailable")), _submitted(), _polled(5))
+    assert (failed.ok, failed.status) == (False, "processing")
+    assert failed.detail == "could not poll declaration 7: 503 unavailable"
+    late = _wait(_Transit("processing", "processing"), _submitted(), _polled(2, TIMED_OUT))
+    assert (late.ok, late.timed_out, late.detail) == (False, True, "declaration 7 still processing")
+    stopped = _wait(_Transit("processing"), _submitted(), _polled(1, STOPPED))
+    assert (stopped.ok, stopped.detail) == (False, "stopped while waiting")
+
+
+def test_wait_reads_nothing_when_the_answer_already_says_where_it_stands() -> None:
+    client = _Transit()
+    waited = _wait(client, _submitted(status="ready"), _polled(5))
+    assert (waited.ok, waited.detail, waited.outputs) == (True, "declaration 7 is ready", None)
+    assert client.polled == []
+
+
+def test_a_party_update_is_waited_for_as_its_declaration() -> None:
+    assert model_of(Kind.TRANSIT_PARTY_UPDATE).wait is model_of(KIND).wait
+    assert model_of(Kind.EXPORT_CANCELLATION).wait is None  # followed in its pending states

@@ -221,9 +221,19 @@ def test_integer_or_reference_accepts_both() -> None:
 
 
 def test_schema_files_are_plain_utf8_json() -> None:
+    """Each file is the loaded schema, but for the lists of kinds filled in when loaded."""
+
+    def without_kind_lists(node: Any) -> Any:
+        if isinstance(node, dict):
+            filled = {"enum", "pattern"} if "x-kinds" in node else set()
+            return {k: without_kind_lists(v) for k, v in node.items() if k not in filled}
+        if isinstance(node, list):
+            return [without_kind_lists(v) for v in node]
+        return node
+
     for name in NAMES:
         text = (schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8")
-        assert json.loads(text) == load_schema(name)
+        assert json.loads(text) == without_kind_lists(load_schema(name))
 
 
 def test_values_json_cannot_hold_become_violations_not_tracebacks() -> None:
