@@ -44,7 +44,7 @@ class ServiceId(StrEnum):
     """Any other ID the service gave (a template group's, a HAWB's)."""
 
 
-ServiceIds = Callable[[ResourceRecord], dict[ServiceId, Scalar]]
+ServiceIds = Callable[["ResourceRecord"], dict[ServiceId, "Scalar"]]
 """The IDs of a recorded object, by what they are (none that is not known)."""
 
 
