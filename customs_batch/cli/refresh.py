@@ -8,11 +8,7 @@ from collections.abc import Callable
 import click
 
 from customs_batch.cli._files import format_option
-from customs_batch.cli._inputs import (
-    allow_empty_state,
-    allow_empty_state_option,
-    lock_timeout_option,
-)
+from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.status import (
     RefreshOptions,
@@ -68,7 +64,11 @@ def _lines(result: StatusResult) -> list[str]:
     "something changed at the service, 0 when nothing did.",
 )
 def refresh(
-    env_name: str | None, verbose: bool, lock_timeout: float, detailed_exitcode: bool
+    env_name: str | None,
+    verbose: bool,
+    lock_timeout: float,
+    allow_empty_state: bool,
+    detailed_exitcode: bool,
 ) -> int:
     """Poll what the state knows and record what changed at the service.
 
@@ -86,7 +86,7 @@ def refresh(
       customs-batch refresh --env sandbox --detailed-exitcode
     """
     set_http_log(enabled=verbose)
-    options = RefreshOptions(env_name, allow_empty_state(), lock_timeout)
+    options = RefreshOptions(env_name, allow_empty_state, lock_timeout)
     result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
     for lost in result.lost:
         click.echo(lost)
@@ -108,7 +108,7 @@ def refresh(
 @env_option
 @format_option(STATUS_FORMATS, "text: a line per declaration; json: a stable object for tools.")
 @allow_empty_state_option
-def status(env_name: str | None, format_name: str) -> int:
+def status(env_name: str | None, format_name: str, allow_empty_state: bool) -> int:
     """Show the declarations and cancellations of the state, last known status (no network).
 
     One marked rejected was refused at the service; a cancellation marked pending has not
@@ -123,7 +123,7 @@ def status(env_name: str | None, format_name: str) -> int:
       customs-batch status --env sandbox
       customs-batch status --format json
     """
-    result = read_status(StatusOptions(env_name, allow_empty_state()))
+    result = read_status(StatusOptions(env_name, allow_empty_state))
     click.echo(STATUS_FORMATS.get(format_name)(result), nl=False)
     if format_name == "text" and not result.entries:
         click.echo("No declarations in the state.", err=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from customs_batch.backends import backend_for
+from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import UsageError
 from customs_batch.kinds import Address
@@ -93,15 +94,13 @@ def adopt_object(
 ) -> tuple[ResourceRecord, Comparison]:
     """``state adopt``: an attempt whose outcome was unknown did create ``remote_id``; the
     object is read and compared with what the attempt sent before it is recorded."""
-    from customs_batch.backends import connect
     from customs_batch.execution.reconcile import adopt
 
     environment = options.chosen()
-    with (
-        connect(environment) as client,
-        options.backend(environment).open(
-            "state adopt", lock_timeout=options.lock_timeout
-        ) as session,
+    backend = options.backend(environment)
+    with locked_session(environment, backend, "state adopt", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
     ):
         return adopt(session, client, address, remote_id)
 
@@ -111,7 +110,6 @@ def import_document(
 ) -> tuple[ResourceRecord, Comparison]:
     """``import``: the document ``address`` of the manifests under ``paths`` takes over the
     object ``remote_id`` made elsewhere, once read and compared."""
-    from customs_batch.backends import connect
     from customs_batch.commands._inputs import Inputs
     from customs_batch.execution.reconcile import import_object
 
@@ -123,9 +121,10 @@ def import_document(
             hint="write its document first; import connects a document to an existing object",
         )
     environment = options.chosen()
-    with (
-        connect(environment) as client,
-        options.backend(environment).open("import", lock_timeout=options.lock_timeout) as session,
+    backend = options.backend(environment)
+    with locked_session(environment, backend, "import", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
     ):
         current = session.state
 
