@@ -12,12 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from customs_batch.environments import Environment
-from customs_batch.state import StateBackend
-from customs_batch.state.backend import StateSession
-
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient, RetryPolicy
+    from customs_batch.environments import Environment
+    from customs_batch.state import StateBackend
+    from customs_batch.state.backend import StateSession
 
 
 def open_client(
