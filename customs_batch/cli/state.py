@@ -22,13 +22,14 @@ from customs_batch.commands.state import (
     push_state,
     read_state,
     restore_record,
+    show_record,
     unlock,
 )
-from customs_batch.errors import ExitCode, StateError, UsageError
+from customs_batch.errors import ExitCode, UsageError
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.kinds.readback import Comparison
-from customs_batch.state import ResourceRecord, State
+from customs_batch.state import State
 from customs_batch.state.file import dumps, loads
 from customs_batch.state.records import each_record
 
@@ -49,15 +50,6 @@ def _options(
     env_name: str | None, lock_timeout: float = 0.0, *, allow_empty_state: bool = False
 ) -> StateOptions:
     return StateOptions(env_name, allow_empty_state, lock_timeout)
-
-
-def _record(state: State, address: Address) -> ResourceRecord:
-    record = state.resources.get(str(address))
-    if record is None:
-        raise StateError(
-            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
-        )
-    return record
 
 
 @click.group()
@@ -152,8 +144,7 @@ def show(address: str, env_name: str | None, allow_empty_state: bool) -> int:
     Example:
       customs-batch state show Movement/mov-a1-arrival
     """
-    current = read_state(_options(env_name, allow_empty_state=allow_empty_state))
-    record = _record(current, _address(address))
+    record = show_record(_options(env_name, allow_empty_state=allow_empty_state), _address(address))
     body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": {str(address): record.to_json()}}
     click.echo(json.dumps(body, indent=2, sort_keys=True))
     return int(ExitCode.OK)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from customs_batch.backends import backend_for
 from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
-from customs_batch.errors import UsageError
+from customs_batch.errors import StateError, UsageError
 from customs_batch.kinds import Address
 from customs_batch.planning.references import JSON, resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
@@ -48,6 +48,17 @@ def unlock(options: StateOptions, lock_id: str, *, force: bool) -> Unlocked:
 def read_state(options: StateOptions) -> State:
     """The whole state (``state list``, ``show``, ``pull``), read without the lock."""
     return options.backend().read()
+
+
+def show_record(options: StateOptions, address: Address) -> ResourceRecord:
+    """``state show``: everything recorded for ``address`` (a :class:`StateError` when the
+    state has no record of it), read without the lock."""
+    record = read_state(options).resources.get(str(address))
+    if record is None:
+        raise StateError(
+            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
+        )
+    return record
 
 
 def forget_records(
