@@ -7,10 +7,6 @@ from typing import Any, TypeVar
 
 import click
 
-from customs_batch.backends import backend_for as _configured_backend
-from customs_batch.environments import Environment
-from customs_batch.state import StateBackend
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -52,33 +48,11 @@ lock_timeout_option = click.option(
 )
 
 
-ALLOW_EMPTY_STATE = "customs_batch.allow_empty_state"
-
-
-def _remember_allow_empty_state(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    ctx.meta[ALLOW_EMPTY_STATE] = value
-    return value
-
-
 allow_empty_state_option = click.option(
     "--allow-empty-state",
     is_flag=True,
-    expose_value=False,
-    callback=_remember_allow_empty_state,
     help="Start without the missing state.json although an earlier state left its backup "
     "or journal (a journal's own records are kept; see docs/state.md).",
 )
-"""One decorator line per command: :func:`allow_empty_state` reads the flag from the click
-context."""
-
-
-def allow_empty_state() -> bool:
-    """Whether the running command was given --allow-empty-state."""
-    context = click.get_current_context(silent=True)
-    return bool(context is not None and context.meta.get(ALLOW_EMPTY_STATE))
-
-
-def backend_for(environment: Environment) -> StateBackend:
-    """Where the environment's state lives (its ``state:`` settings), with the command's
-    --allow-empty-state."""
-    return _configured_backend(environment, allow_empty_state=allow_empty_state())
+"""``--allow-empty-state``, passed to the command as ``allow_empty_state`` for its options
+object."""

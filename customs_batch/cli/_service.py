@@ -1,18 +1,13 @@
-"""Options and helpers shared by the commands that talk to a service (``--env``, ``-v``)."""
+"""Options shared by the commands that talk to a service (``--env``, ``-v``), and the
+request log ``-v`` turns on. Connecting is :mod:`customs_batch.commands.session`'s."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
-
-from customs_batch.client import RetryPolicy
-from customs_batch.environments import Environment, load_project
-
-if TYPE_CHECKING:
-    from customs_batch.client import CustomsClient
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,21 +31,6 @@ def verbose_option(function: F) -> F:
         is_flag=True,
         help="Log every HTTP request and response status to stderr (the key is redacted).",
     )(function)
-
-
-def select_environment(env_name: str | None) -> Environment:
-    """The environment chosen by ``--env`` and the defaults, from the project around cwd."""
-    return load_project().select(env_name)
-
-
-def open_client(
-    env_name: str | None, *, verbose: bool, retry_policy: RetryPolicy | None = None
-) -> CustomsClient:
-    """The run's client for the chosen environment, with HTTP logging when ``verbose``."""
-    set_http_log(enabled=verbose)
-    from customs_batch.backends import connect  # httpx: only for a command that sends
-
-    return connect(select_environment(env_name), retry_policy=retry_policy)
 
 
 def set_http_log(*, enabled: bool) -> None:

@@ -10,7 +10,6 @@ import click
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._command_line import command_line
 from customs_batch.cli._inputs import (
-    allow_empty_state,
     allow_empty_state_option,
     lock_timeout_option,
     selection_options,
@@ -103,6 +102,7 @@ def apply(
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
     no_cache: bool,
+    allow_empty_state: bool,
 ) -> int:
     """Apply the manifests (or a saved plan) to an environment.
 
@@ -146,7 +146,7 @@ def apply(
                 labels,
                 targets,
                 env_name,
-                allow_empty_state(),
+                allow_empty_state,
                 excluded,
                 cache=not no_cache,
             ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -12,7 +12,7 @@ import click
 
 from customs_batch.cli._files import format_option, output_option
 from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
-from customs_batch.cli._service import env_option, open_client, verbose_option
+from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.client import (
     ARCHIVED_FILTERS,
     DECLARATION_STATUSES,
@@ -21,17 +21,26 @@ from customs_batch.client import (
     MAX_PAGE_SIZE,
     SHIPMENT_STATUSES,
     TRANSIT_STATUSES,
-    CustomsClient,
     DeclarationFilter,
     ItemFilter,
     Order,
     Page,
-    Record,
     ShipmentFilter,
     TemplateGroupFilter,
     TransitFilter,
 )
-from customs_batch.errors import ExitCode, UsageError
+from customs_batch.commands.get import (
+    DEFAULT_LIMIT,
+    AllocationQuery,
+    HawbQuery,
+    ListOptions,
+    Paging,
+    RecordKind,
+    RecordOptions,
+    list_records,
+    read_record,
+)
+from customs_batch.errors import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 DATE = click.DateTime(formats=["%Y-%m-%d"])
@@ -59,15 +68,6 @@ ALLOCATION_COLUMNS = _cols(
 )
 
 
-@dataclass(frozen=True)
-class Paging:
-    """Which records to show: one page of ``limit``, or every page."""
-
-    page: int
-    limit: int
-    every: bool
-
-
 def _common(function: F) -> F:
     function = format_option(
         RECORD_FORMATS, "table for people; json, jsonl, csv and yaml are stable for scripts."
@@ -81,7 +81,7 @@ def _paged(function: F) -> F:
     function = click.option(
         "--limit",
         type=click.IntRange(1, MAX_PAGE_SIZE),
-        default=20,
+        default=DEFAULT_LIMIT,
         show_default=True,
         help="Records per page.",
     )(function)
@@ -89,12 +89,6 @@ def _paged(function: F) -> F:
         "--page", type=click.IntRange(min=1), default=None, help="Page number [default: 1]."
     )(function)
     return _common(function)
-
-
-def _paging(page: int | None, limit: int, every: bool) -> Paging:
-    if every and page is not None:
-        raise UsageError("--all and --page exclude each other", hint="use one of them")
-    return Paging(page or 1, limit, every)
 
 
 def _day(value: datetime | None) -> date | None:
@@ -109,25 +103,15 @@ class Shown:
     output: Path | None
 
 
-def _show_list(
-    env_name: str | None,
-    verbose: bool,
-    shown: Shown,
-    paging: Paging,
-    columns: Sequence[Column],
-    one_page: Callable[[CustomsClient, int, int], Page[Any]],
-    every: Callable[[CustomsClient], Iterator[Any]],
-) -> int:
-    with open_client(env_name, verbose=verbose) as client:
-        if paging.every:
-            records: Sequence[Record] = list(every(client))
-            footer = every_page_footer(len(records))
-        else:
-            page = one_page(client, paging.page, paging.limit)
-            records = page.records
-            footer = page_footer(page)
-        rows = [record.raw for record in records]
-        show_records(Records(rows, columns, footer=footer), shown.format_name, shown.output)
+def _show_list(options: ListOptions, verbose: bool, shown: Shown, columns: Sequence[Column]) -> int:
+    set_http_log(enabled=verbose)
+    result = list_records(options)
+    if result.page is None:
+        footer = every_page_footer(len(result.records))
+    else:
+        footer = page_footer(result.page)
+    rows = [record.raw for record in result.records]
+    show_records(Records(rows, columns, footer=footer), shown.format_name, shown.output)
     return int(ExitCode.OK)
 
 
@@ -153,11 +137,9 @@ def every_page_footer(count: int) -> str:
     return f"all pages: {count} record{'s' if count != 1 else ''}"
 
 
-def _show_one(
-    env_name: str | None, verbose: bool, shown: Shown, fetch: Callable[[CustomsClient], Record]
-) -> int:
-    with open_client(env_name, verbose=verbose) as client:
-        record = fetch(client).raw
+def _show_one(options: RecordOptions, verbose: bool, shown: Shown) -> int:
+    set_http_log(enabled=verbose)
+    record = read_record(options).raw
     show_records(Records([record], single=True), shown.format_name, shown.output)
     return int(ExitCode.OK)
 
@@ -205,15 +187,8 @@ def shipments(
     filters = ShipmentFilter(
         status, reference, _day(created_from), _day(created_to), Order(order) if order else None
     )
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        SHIPMENT_COLUMNS,
-        lambda c, p, n: c.list_shipments(filters, page=p, page_size=n),
-        lambda c: c.iter_shipments(filters),
-    )
+    options = ListOptions(filters, Paging(page, limit, every), env_name)
+    return _show_list(options, verbose, Shown(format_name, output), SHIPMENT_COLUMNS)
 
 
 @get.command()
@@ -253,15 +228,8 @@ def declarations(
         Order(order) if order else None,
         kind.upper() if kind else None,
     )
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        DECLARATION_COLUMNS,
-        lambda c, p, n: c.list_declarations(filters, page=p, page_size=n),
-        lambda c: c.iter_declarations(filters),
-    )
+    options = ListOptions(filters, Paging(page, limit, every), env_name)
+    return _show_list(options, verbose, Shown(format_name, output), DECLARATION_COLUMNS)
 
 
 @get.command()
@@ -276,9 +244,8 @@ def declaration(
     Example:
       customs-batch get declaration 501 --format yaml
     """
-    return _show_one(
-        env_name, verbose, Shown(format_name, output), lambda c: c.get_declaration(declaration_id)
-    )
+    options = RecordOptions(RecordKind.DECLARATION, declaration_id, env_name)
+    return _show_one(options, verbose, Shown(format_name, output))
 
 
 @get.command()
@@ -316,24 +283,16 @@ def transit(
       customs-batch get transit 7001 --format json
     """
     if declaration_id is not None:
-        return _show_one(
-            env_name, verbose, Shown(format_name, output), lambda c: c.get_transit(declaration_id)
-        )
+        one = RecordOptions(RecordKind.TRANSIT, declaration_id, env_name)
+        return _show_one(one, verbose, Shown(format_name, output))
     filters = TransitFilter(
         status.upper() if status else None,
         Order(order) if order else None,
         _day(start_date),
         _day(end_date),
     )
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        TRANSIT_COLUMNS,
-        lambda c, p, n: c.list_transit(filters, page=p, page_size=n),
-        lambda c: c.iter_transit(filters),
-    )
+    options = ListOptions(filters, Paging(page, limit, every), env_name)
+    return _show_list(options, verbose, Shown(format_name, output), TRANSIT_COLUMNS)
 
 
 @get.command()
@@ -368,15 +327,8 @@ def items(
     filters = ItemFilter(
         search, deleted, archived, sort_by, Order(sort_order) if sort_order else None
     )
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        ITEM_COLUMNS,
-        lambda c, p, n: c.list_items(filters, page=p, page_size=n),
-        lambda c: c.iter_items(filters),
-    )
+    options = ListOptions(filters, Paging(page, limit, every), env_name)
+    return _show_list(options, verbose, Shown(format_name, output), ITEM_COLUMNS)
 
 
 @get.command()
@@ -391,7 +343,8 @@ def item(
     Example:
       customs-batch get item 9001
     """
-    return _show_one(env_name, verbose, Shown(format_name, output), lambda c: c.get_item(item_id))
+    options = RecordOptions(RecordKind.ITEM, item_id, env_name)
+    return _show_one(options, verbose, Shown(format_name, output))
 
 
 @get.command("template-groups")
@@ -414,15 +367,8 @@ def template_groups(
       customs-batch get template-groups --company 1 --format yaml
     """
     filters = TemplateGroupFilter(company)
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        GROUP_COLUMNS,
-        lambda c, p, n: c.list_template_groups(filters, page=p, page_size=n),
-        lambda c: c.iter_template_groups(filters),
-    )
+    options = ListOptions(filters, Paging(page, limit, every), env_name)
+    return _show_list(options, verbose, Shown(format_name, output), GROUP_COLUMNS)
 
 
 @get.command()
@@ -446,17 +392,10 @@ def hawbs(
     Example:
       customs-batch get hawbs shp_7Hk2Lm --include-inactive
     """
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        HAWB_COLUMNS,
-        lambda c, p, n: c.list_hawbs(
-            shipment_id, include_inactive=include_inactive, page=p, page_size=n
-        ),
-        lambda c: c.iter_hawbs(shipment_id, include_inactive=include_inactive),
+    options = ListOptions(
+        HawbQuery(shipment_id, include_inactive), Paging(page, limit, every), env_name
     )
+    return _show_list(options, verbose, Shown(format_name, output), HAWB_COLUMNS)
 
 
 @get.command()
@@ -478,12 +417,5 @@ def allocations(
     Example:
       customs-batch get allocations shp_7Hk2Lm --format json
     """
-    return _show_list(
-        env_name,
-        verbose,
-        Shown(format_name, output),
-        _paging(page, limit, every),
-        ALLOCATION_COLUMNS,
-        lambda c, p, n: c.list_allocations(shipment_id, page=p, page_size=n),
-        lambda c: c.iter_allocations(shipment_id),
-    )
+    options = ListOptions(AllocationQuery(shipment_id), Paging(page, limit, every), env_name)
+    return _show_list(options, verbose, Shown(format_name, output), ALLOCATION_COLUMNS)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
+from customs_batch.commands.init import InitOptions, init_project
+from customs_batch.errors import ExitCode
 
 
 @click.command()
@@ -23,22 +24,8 @@ def init(directory: Path, force: bool) -> int:
     Example:
       customs-batch init my-project && cd my-project && customs-batch validate
     """
-    from customs_batch.cli._scaffold import FILES
-
-    if directory.exists() and any(directory.iterdir()) and not force:
-        raise UsageError(
-            f"{directory} is not empty",
-            hint="choose a new or empty folder, or pass --force to write into it anyway",
-        )
-    for relative, text in FILES.items():
-        target = directory / relative
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise CustomsBatchError(
-                f"cannot write {target}: {exc.strerror}", hint="choose a folder you can write to"
-            ) from exc
-        click.echo(f"created {target}")
+    init_project(
+        InitOptions(directory, force), created=lambda target: click.echo(f"created {target}")
+    )
     click.echo(f"next: cd {directory} && customs-batch validate")
     return int(ExitCode.OK)

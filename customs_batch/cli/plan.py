@@ -15,7 +15,6 @@ from customs_batch.cli._files import (
     write_output,
 )
 from customs_batch.cli._inputs import (
-    allow_empty_state,
     allow_empty_state_option,
     selection_options,
 )
@@ -70,6 +69,7 @@ def plan(
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
     no_cache: bool,
+    allow_empty_state: bool,
 ) -> int:
     """Compare the manifests with the recorded state and show what apply would do.
 
@@ -110,7 +110,7 @@ def plan(
                 labels,
                 targets,
                 env_name,
-                allow_empty_state(),
+                allow_empty_state,
                 excluded,
                 cache=not no_cache,
             ),

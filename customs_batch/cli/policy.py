@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from customs_batch.errors import ExitCode
+from customs_batch.commands.policy import PolicyTestOptions, run_policy_examples
 
 
 @click.group()
@@ -37,32 +37,23 @@ def test_policies(project: Path | None) -> int:
       customs-batch policy test
       customs-batch policy test path/to/project
     """
-    from customs_batch.manifest.discover import find_project_root
-    from customs_batch.validation.team_rules import POLICY_DIR, has_policies
-
-    root = find_project_root((project or Path.cwd()) / "customs-batch.yaml")
-    if not has_policies(root):
-        click.echo(f"No policies in {root / POLICY_DIR}: nothing to test.", err=True)
-        return int(ExitCode.OK)
-    from customs_batch.validation.policies import run_examples
-    from customs_batch.validation.policy_files import project_policies
-
-    loaded = project_policies(root)
-    failed = False
-    for finding in loaded.findings:
-        failed = True
+    result = run_policy_examples(PolicyTestOptions(project))
+    if not result.found:
+        click.echo(f"No policies in {result.folder}: nothing to test.", err=True)
+        return int(result.exit_code)
+    for finding in result.findings:
         click.echo(f"{finding.location.file}:{finding.location.line}: error: {finding.message}")
-    for rule in loaded.policies:
-        failures = run_examples(rule)
-        if failures:
-            failed = True
-            for failure in failures:
-                click.echo(
-                    f"FAIL {rule.id} ({rule.where}): {failure.which} example {failure.number}: "
-                    f"{failure.reason}"
-                )
-        elif not rule.good and not rule.bad:
+    for outcome in result.outcomes:
+        rule = outcome.policy
+        for failure in outcome.failures:
+            click.echo(
+                f"FAIL {rule.id} ({rule.where}): {failure.which} example {failure.number}: "
+                f"{failure.reason}"
+            )
+        if outcome.failures:
+            continue
+        if not rule.good and not rule.bad:
             click.echo(f"ok   {rule.id}: no examples")
         else:
             click.echo(f"ok   {rule.id}: {len(rule.good)} good, {len(rule.bad)} bad")
-    return int(ExitCode.FINDINGS if failed else ExitCode.OK)
+    return int(result.exit_code)

@@ -10,11 +10,7 @@ from typing import Any
 import click
 
 from customs_batch.cli._files import format_option, output_option, write_output
-from customs_batch.cli._inputs import (
-    allow_empty_state,
-    allow_empty_state_option,
-    lock_timeout_option,
-)
+from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.status import (
     RefreshOptions,
@@ -148,7 +144,11 @@ def _lines(result: StatusResult) -> list[str]:
     "something changed at the service, 0 when nothing did.",
 )
 def refresh(
-    env_name: str | None, verbose: bool, lock_timeout: float, detailed_exitcode: bool
+    env_name: str | None,
+    verbose: bool,
+    lock_timeout: float,
+    allow_empty_state: bool,
+    detailed_exitcode: bool,
 ) -> int:
     """Poll what the state knows and record what changed at the service.
 
@@ -166,7 +166,7 @@ def refresh(
       customs-batch refresh --env sandbox --detailed-exitcode
     """
     set_http_log(enabled=verbose)
-    options = RefreshOptions(env_name, allow_empty_state(), lock_timeout=lock_timeout)
+    options = RefreshOptions(env_name, allow_empty_state, lock_timeout=lock_timeout)
     result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
     for lost in result.lost:
         click.echo(lost)
@@ -199,7 +199,11 @@ def refresh(
 )
 @allow_empty_state_option
 def status(
-    paths: tuple[Path, ...], env_name: str | None, format_name: str, output: Path | None
+    paths: tuple[Path, ...],
+    env_name: str | None,
+    format_name: str,
+    output: Path | None,
+    allow_empty_state: bool,
 ) -> int:
     """Show the declarations and cancellations of the state, last known status (no network).
 
@@ -220,7 +224,7 @@ def status(
       customs-batch status --format json
       customs-batch status --format html -o status.html
     """
-    result = read_status(StatusOptions(env_name, allow_empty_state(), paths))
+    result = read_status(StatusOptions(env_name, allow_empty_state, paths))
     rendered = STATUS_FORMATS.get(format_name)(result)
     if output is None:
         click.echo(rendered, nl=False)

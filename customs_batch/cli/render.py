@@ -11,6 +11,7 @@ import click
 
 from customs_batch.cli._files import format_option
 from customs_batch.cli._rows import rows_option
+from customs_batch.commands.render import RenderOptions, render_documents
 from customs_batch.errors import ExitCode
 from customs_batch.formats import Formats
 from customs_batch.manifest import RowRange
@@ -62,12 +63,10 @@ def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> 
       customs-batch render manifests/departures.yaml --format json
       customs-batch render manifests/movements-sheet.yaml --rows 10-20
     """
-    from customs_batch.validation.batch import render_paths
-
-    rendered = render_paths(list(paths), rows=rows)
-    if rendered.result.findings:
-        click.echo(make_reporter("text").render(rendered.result), nl=False, err=True)
-    if rendered.result.failed():
-        return int(ExitCode.FINDINGS)
-    click.echo(DOCUMENT_FORMATS.get(format_name)(rendered.documents), nl=False)
+    rendered = render_documents(RenderOptions(paths, rows))
+    if rendered.validation.findings:
+        click.echo(make_reporter("text").render(rendered.validation), nl=False, err=True)
+    if rendered.exit_code is not ExitCode.OK:
+        return int(rendered.exit_code)
+    click.echo(DOCUMENT_FORMATS.get(format_name)(list(rendered.documents)), nl=False)
     return int(ExitCode.OK)

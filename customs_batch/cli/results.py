@@ -12,7 +12,7 @@ import click
 
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._files import format_option, output_option, write_output
-from customs_batch.cli._inputs import allow_empty_state, allow_empty_state_option, selection_options
+from customs_batch.cli._inputs import allow_empty_state_option, selection_options
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
 from customs_batch.commands.results import ResultsOptions, ResultsResult, collect_results
@@ -170,6 +170,7 @@ def results(
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
     no_cache: bool,
+    allow_empty_state: bool,
 ) -> int:
     """Show where every spreadsheet row stands after apply, or write it into the workbook.
 
@@ -201,7 +202,7 @@ def results(
         labels,
         targets,
         env_name,
-        allow_empty_state(),
+        allow_empty_state,
         excluded,
         cache=not no_cache,
     )

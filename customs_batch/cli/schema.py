@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.commands.schema import SchemaExportOptions, export_schemas
 from customs_batch.errors import ExitCode
 
 
@@ -33,8 +34,6 @@ def export(directory: Path) -> int:
       # then, first line of a manifest:
       # yaml-language-server: $schema=../.schemas/document.schema.json
     """
-    from customs_batch.validation.schema_export import export_schemas
-
-    for path in export_schemas(directory):
+    for path in export_schemas(SchemaExportOptions(directory)):
         click.echo(str(path))
     return int(ExitCode.OK)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.commands.sheet import SheetTemplateOptions, write_sheet_template
 from customs_batch.errors import ExitCode
 from customs_batch.kinds import Kind
 
@@ -43,9 +44,7 @@ def template(kind: str, output: Path, force: bool) -> int:
       customs-batch sheet template Movement -o data/movements.xlsx
       customs-batch sheet template DepartureDeclaration -o data/departures.csv
     """
-    from customs_batch.manifest.spreadsheet.template_file import write_template
-
-    written = write_template(Kind(kind), output, force=force)
+    written = write_sheet_template(SheetTemplateOptions(Kind(kind), output, force))
     click.echo(f"wrote {written.sheet} ({written.columns} columns) and {written.manifest}")
     click.echo(
         f"Fill the rows from row 3, then: customs-batch validate {written.manifest}", err=True

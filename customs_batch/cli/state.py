@@ -10,11 +10,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._files import format_option
-from customs_batch.cli._inputs import (
-    allow_empty_state,
-    allow_empty_state_option,
-    lock_timeout_option,
-)
+from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
     StateOptions,
@@ -26,13 +22,14 @@ from customs_batch.commands.state import (
     push_state,
     read_state,
     restore_record,
+    show_record,
     unlock,
 )
-from customs_batch.errors import ExitCode, StateError, UsageError
+from customs_batch.errors import ExitCode, UsageError
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.kinds.readback import Comparison
-from customs_batch.state import ResourceRecord, State
+from customs_batch.state import State
 from customs_batch.state.file import dumps, loads
 from customs_batch.state.records import each_record
 
@@ -49,17 +46,10 @@ def _address(text: str) -> Address:
     return address
 
 
-def _options(env_name: str | None, lock_timeout: float = 0.0) -> StateOptions:
-    return StateOptions(env_name, allow_empty_state(), lock_timeout)
-
-
-def _record(state: State, address: Address) -> ResourceRecord:
-    record = state.resources.get(str(address))
-    if record is None:
-        raise StateError(
-            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
-        )
-    return record
+def _options(
+    env_name: str | None, lock_timeout: float = 0.0, *, allow_empty_state: bool = False
+) -> StateOptions:
+    return StateOptions(env_name, allow_empty_state, lock_timeout)
 
 
 @click.group()
@@ -128,14 +118,14 @@ def _echo_in_batches(lines: Iterator[str]) -> None:
     'text: a line per address; json: {"formatVersion": 2, "resources": {ADDRESS: record}}.',
 )
 @allow_empty_state_option
-def list_(env_name: str | None, format_name: str) -> int:
+def list_(env_name: str | None, format_name: str, allow_empty_state: bool) -> int:
     """List every recorded address with its status and outputs.
 
     \b
     Example:
       customs-batch state list --env sandbox
     """
-    current = read_state(_options(env_name))
+    current = read_state(_options(env_name, allow_empty_state=allow_empty_state))
     _echo_in_batches(STATE_LIST_FORMATS.get(format_name)(current))
     if format_name == "text" and not current.resources:
         click.echo("The state is empty.", err=True)
@@ -146,7 +136,7 @@ def list_(env_name: str | None, format_name: str) -> int:
 @click.argument("address")
 @env_option
 @allow_empty_state_option
-def show(address: str, env_name: str | None) -> int:
+def show(address: str, env_name: str | None, allow_empty_state: bool) -> int:
     """Show everything recorded for ADDRESS, as JSON: the shape of ``state list --format
     json``, with that one address.
 
@@ -154,8 +144,7 @@ def show(address: str, env_name: str | None) -> int:
     Example:
       customs-batch state show Movement/mov-a1-arrival
     """
-    current = read_state(_options(env_name))
-    record = _record(current, _address(address))
+    record = show_record(_options(env_name, allow_empty_state=allow_empty_state), _address(address))
     body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": {str(address): record.to_json()}}
     click.echo(json.dumps(body, indent=2, sort_keys=True))
     return int(ExitCode.OK)
@@ -173,7 +162,13 @@ def show(address: str, env_name: str | None) -> int:
 @env_option
 @lock_timeout_option
 @allow_empty_state_option
-def rm(addresses: tuple[str, ...], gone: bool, env_name: str | None, lock_timeout: float) -> int:
+def rm(
+    addresses: tuple[str, ...],
+    gone: bool,
+    env_name: str | None,
+    lock_timeout: float,
+    allow_empty_state: bool,
+) -> int:
     """Forget ADDRESSES: the objects stay at the service, customs-batch stops tracking them.
 
     For orphaned addresses (removed from the manifests; the API cannot delete them). A
@@ -187,7 +182,9 @@ def rm(addresses: tuple[str, ...], gone: bool, env_name: str | None, lock_timeou
       customs-batch state rm --gone DepartureDeclaration/dep-cancelled
     """
     parsed = [_address(a) for a in addresses]
-    for done in forget_records(_options(env_name, lock_timeout), parsed, gone=gone):
+    for done in forget_records(
+        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed, gone=gone
+    ):
         if done.tombstone:
             click.echo(
                 f"Forgot {done.address}; a tombstone keeps its identity, so no document "
@@ -204,7 +201,9 @@ def rm(addresses: tuple[str, ...], gone: bool, env_name: str | None, lock_timeou
 @env_option
 @lock_timeout_option
 @allow_empty_state_option
-def restore(address: str, env_name: str | None, lock_timeout: float) -> int:
+def restore(
+    address: str, env_name: str | None, lock_timeout: float, allow_empty_state: bool
+) -> int:
     """Track ADDRESS again after `state rm` forgot it (its tombstone becomes its record).
 
     \b
@@ -212,7 +211,9 @@ def restore(address: str, env_name: str | None, lock_timeout: float) -> int:
       customs-batch state restore DepartureDeclaration/dep-ham-0001
     """
     parsed = _address(address)
-    record = restore_record(_options(env_name, lock_timeout), parsed)
+    record = restore_record(
+        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed
+    )
     click.echo(f"Restored {parsed} ({record.status.value}).")
     return int(ExitCode.OK)
 
@@ -223,7 +224,13 @@ def restore(address: str, env_name: str | None, lock_timeout: float) -> int:
 @env_option
 @lock_timeout_option
 @allow_empty_state_option
-def mv(source: str, destination: str, env_name: str | None, lock_timeout: float) -> int:
+def mv(
+    source: str,
+    destination: str,
+    env_name: str | None,
+    lock_timeout: float,
+    allow_empty_state: bool,
+) -> int:
     """Move the record of SOURCE to DESTINATION: the document was renamed.
 
     Nothing is sent. The next plan compares the renamed document with what SOURCE
@@ -236,7 +243,7 @@ def mv(source: str, destination: str, env_name: str | None, lock_timeout: float)
       customs-batch state mv DepartureDeclaration/dep-old DepartureDeclaration/dep-new
     """
     old, new = _address(source), _address(destination)
-    move_record(_options(env_name, lock_timeout), old, new)
+    move_record(_options(env_name, lock_timeout, allow_empty_state=allow_empty_state), old, new)
     click.echo(f"Moved {old} to {new}.")
     return int(ExitCode.OK)
 
@@ -246,7 +253,7 @@ def mv(source: str, destination: str, env_name: str | None, lock_timeout: float)
 @env_option
 @lock_timeout_option
 @allow_empty_state_option
-def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
+def forget(address: str, env_name: str | None, lock_timeout: float, allow_empty_state: bool) -> int:
     """Forget an attempt whose outcome is unknown, so the next apply sends it again.
 
     Only after checking that the service did not create it: for a departure declaration,
@@ -257,7 +264,7 @@ def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
       customs-batch state forget DepartureDeclaration/dep-ham-0001
     """
     parsed = _address(address)
-    forget_attempt(_options(env_name, lock_timeout), parsed)
+    forget_attempt(_options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed)
     click.echo(f"Forgot the attempt of {parsed}; the next apply sends it again.")
     return int(ExitCode.OK)
 
@@ -270,7 +277,12 @@ def forget(address: str, env_name: str | None, lock_timeout: float) -> int:
 @lock_timeout_option
 @allow_empty_state_option
 def adopt_(
-    address: str, remote_id: str, env_name: str | None, verbose: bool, lock_timeout: float
+    address: str,
+    remote_id: str,
+    env_name: str | None,
+    verbose: bool,
+    lock_timeout: float,
+    allow_empty_state: bool,
 ) -> int:
     """Record that an attempt whose outcome was unknown did create REMOTE_ID.
 
@@ -285,7 +297,9 @@ def adopt_(
     """
     parsed = _address(address)
     set_http_log(enabled=verbose)
-    record, comparison = adopt_object(_options(env_name, lock_timeout), parsed, remote_id)
+    record, comparison = adopt_object(
+        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed, remote_id
+    )
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Adopted {parsed}: {outputs}")
     _echo_comparison(comparison)
@@ -366,6 +380,7 @@ def import_(
     env_name: str | None,
     verbose: bool,
     lock_timeout: float,
+    allow_empty_state: bool,
 ) -> int:
     """Take over an object that exists at the service as the document ADDRESS.
 
@@ -382,7 +397,12 @@ def import_(
     """
     parsed = _address(address)
     set_http_log(enabled=verbose)
-    record, comparison = import_document(_options(env_name, lock_timeout), parsed, remote_id, paths)
+    record, comparison = import_document(
+        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state),
+        parsed,
+        remote_id,
+        paths,
+    )
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Imported {parsed}: {outputs}")
     _echo_comparison(comparison)

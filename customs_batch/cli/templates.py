@@ -6,6 +6,12 @@ from pathlib import Path
 
 import click
 
+from customs_batch.commands.templates import (
+    TemplateOptions,
+    TemplatesOptions,
+    list_templates,
+    show_template,
+)
 from customs_batch.errors import ExitCode
 
 _PROJECT_HELP = "A folder of the project (default: the current one); its templates/ is searched."
@@ -34,10 +40,7 @@ def templates() -> None:
 )
 def list_(project: Path) -> int:
     """List the project's and the built-in templates, with the first line of their comment."""
-    from customs_batch.manifest.discover import find_project_root
-    from customs_batch.manifest.template_catalog import list_templates
-
-    infos = list_templates(find_project_root(project / "_"))
+    infos = list_templates(TemplatesOptions(project))
     if not infos:
         click.echo("no templates")
         return int(ExitCode.OK)
@@ -64,10 +67,7 @@ def show(name: str, project: Path) -> int:
     The template's text goes to standard output, where it comes from to standard error,
     so `customs-batch templates show t1-road > templates/my-road.yaml.j2` starts a copy.
     """
-    from customs_batch.manifest.discover import find_project_root
-    from customs_batch.manifest.template_catalog import show_template
-
-    found = show_template(find_project_root(project / "_"), name)
+    found = show_template(TemplateOptions(project, name))
     origin = f"{found.info.origin} template {found.info.path}"
     if found.info.hides is not None:
         origin += f" (hides the built-in {found.info.hides})"

@@ -1,20 +1,25 @@
-"""The command core: each command that reads manifests and a state as one function, from a
-typed options object to a typed result.
+"""The command core: every command as one function, from a typed options object to a typed
+result (one module per command: ``commands/<name>.py``).
 
 The CLI (``customs_batch.cli``) parses options into these objects, calls one function and
 renders the result; everything between (choosing the environment and its state backend,
-loading and selecting the documents, planning, locking, applying, the exit code) lives here,
-so a script or a test can run a plan or an apply without click.
+loading and selecting the documents, connecting, locking, planning, applying, the exit code)
+lives here, so a script or a test runs a command without click. Errors are raised as
+:class:`customs_batch.errors.CustomsBatchError`, each with its exit code; a result that is
+not an error says its exit code itself (``exit_code``).
+
+The names below are imported when first asked for: ``init`` or ``templates`` do not load
+the planner, and ``plan`` (which sends nothing) does not load the client and httpx that
+apply brings.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from customs_batch.commands._inputs import Inputs, InvalidManifests
-from customs_batch.commands.plan import PlanOptions, PlanResult, make_plan
-
 if TYPE_CHECKING:
+    from customs_batch.commands._inputs import Inputs, InvalidManifests
     from customs_batch.commands.apply import (
         ApplyOptions,
         ApplyPresenter,
@@ -22,18 +27,27 @@ if TYPE_CHECKING:
         ApplyStatus,
         apply_changes,
     )
+    from customs_batch.commands.plan import PlanOptions, PlanResult, make_plan
 
-_APPLY = ("ApplyOptions", "ApplyPresenter", "ApplyResult", "ApplyStatus", "apply_changes")
+_MODULES = {
+    "Inputs": "_inputs",
+    "InvalidManifests": "_inputs",
+    "PlanOptions": "plan",
+    "PlanResult": "plan",
+    "make_plan": "plan",
+    "ApplyOptions": "apply",
+    "ApplyPresenter": "apply",
+    "ApplyResult": "apply",
+    "ApplyStatus": "apply",
+    "apply_changes": "apply",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # apply brings the client and httpx: imported when asked for, so that `plan` (which
-    # sends nothing) starts without them.
-    if name not in _APPLY:
+    module = _MODULES.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from customs_batch.commands import apply
-
-    value = getattr(apply, name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 

@@ -8,10 +8,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from customs_batch.backends import connect, sealer_for
+from customs_batch.backends import sealer_for
 from customs_batch.commands._inputs import Inputs
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
+from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
@@ -248,9 +249,11 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         manifests = Inputs(paths=tuple(Path(path) for path in saved.manifests))
         specs = {str(doc.address): doc.spec for doc in manifests.documents()}
         saved = restore_sensitive(saved, specs, sealer_for(environment), source=plan_path)
-    client = connect(environment)
     backend = inputs.backend(environment)
-    with client, backend.open("apply", lock_timeout=options.lock_timeout) as session:
+    with locked_session(environment, backend, "apply", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
+    ):
         if saved is not None and plan_path is not None:
             check_current(saved, session.state.lineage, session.state.serial, source=plan_path)
             plan = saved

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from customs_batch.backends import backend_for
+from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
-from customs_batch.errors import UsageError
+from customs_batch.errors import StateError, UsageError
 from customs_batch.kinds import Address
 from customs_batch.planning.references import JSON, resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
@@ -47,6 +48,17 @@ def unlock(options: StateOptions, lock_id: str, *, force: bool) -> Unlocked:
 def read_state(options: StateOptions) -> State:
     """The whole state (``state list``, ``show``, ``pull``), read without the lock."""
     return options.backend().read()
+
+
+def show_record(options: StateOptions, address: Address) -> ResourceRecord:
+    """``state show``: everything recorded for ``address`` (a :class:`StateError` when the
+    state has no record of it), read without the lock."""
+    record = read_state(options).resources.get(str(address))
+    if record is None:
+        raise StateError(
+            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
+        )
+    return record
 
 
 def forget_records(
@@ -93,15 +105,13 @@ def adopt_object(
 ) -> tuple[ResourceRecord, Comparison]:
     """``state adopt``: an attempt whose outcome was unknown did create ``remote_id``; the
     object is read and compared with what the attempt sent before it is recorded."""
-    from customs_batch.backends import connect
     from customs_batch.execution.reconcile import adopt
 
     environment = options.chosen()
-    with (
-        connect(environment) as client,
-        options.backend(environment).open(
-            "state adopt", lock_timeout=options.lock_timeout
-        ) as session,
+    backend = options.backend(environment)
+    with locked_session(environment, backend, "state adopt", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
     ):
         return adopt(session, client, address, remote_id)
 
@@ -111,7 +121,6 @@ def import_document(
 ) -> tuple[ResourceRecord, Comparison]:
     """``import``: the document ``address`` of the manifests under ``paths`` takes over the
     object ``remote_id`` made elsewhere, once read and compared."""
-    from customs_batch.backends import connect
     from customs_batch.commands._inputs import Inputs
     from customs_batch.execution.reconcile import import_object
 
@@ -123,9 +132,10 @@ def import_document(
             hint="write its document first; import connects a document to an existing object",
         )
     environment = options.chosen()
-    with (
-        connect(environment) as client,
-        options.backend(environment).open("import", lock_timeout=options.lock_timeout) as session,
+    backend = options.backend(environment)
+    with locked_session(environment, backend, "import", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
     ):
         current = session.state
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from customs_batch.backends import backend_for
+from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
@@ -119,14 +120,13 @@ def refresh_environment(
 ) -> RefreshResult:
     """Poll what the state knows and record what changed at the service (under the lock);
     lost submissions are looked for first. ``notice`` receives progress for the user."""
-    from customs_batch.backends import connect  # httpx: only for a command that sends
     from customs_batch.execution.reconcile import refresh
     from customs_batch.execution.settle import settle_lost_creations
 
     environment, backend = options.chosen()
-    with (
-        connect(environment) as client,
-        backend.open("refresh", lock_timeout=options.lock_timeout) as session,
+    with locked_session(environment, backend, "refresh", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
     ):
         settled = settle_lost_creations(
             session,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from customs_batch.cli._scaffold import TEMPLATE
 from customs_batch.cli.main import invoke
+from customs_batch.commands.scaffold import TEMPLATE
 from customs_batch.manifest import load_file
 from customs_batch.validation.batch import validate_paths
 from tests.manifest.helpers import ENVELOPE, write

@@ -1,0 +1,130 @@
+"""``env`` as functions: the environments of customs-batch.yaml and whether a key works,
+never showing a key."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from customs_batch.client import NO_RETRIES, AuthenticationError, PermissionDeniedError
+from customs_batch.commands.session import open_client
+from customs_batch.environments import Environment, load_project
+from customs_batch.errors import ExitCode, ServiceError
+
+
+@dataclass(frozen=True)
+class EnvOptions:
+    """``name``: an environment of customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then
+    the configured default)."""
+
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentEntry:
+    """An environment, and whether it is the one chosen when none is named."""
+
+    environment: Environment
+    default: bool
+
+    def describe(self) -> dict[str, Any]:
+        """Its settings and where its key is read from, not the key."""
+        environment = self.environment
+        return {
+            "name": environment.name,
+            "base_url": environment.base_url or "built-in emulator (in-process)",
+            "api_key": environment.credential.describe(),
+            "rate_limit": str(environment.rate_limit),
+            "parallelism": environment.parallelism,
+            "timeouts": {
+                "connect": environment.timeouts.connect,
+                "read": environment.timeouts.read,
+            },
+            "state_dir": str(environment.state_dir),
+            "endpoint_overrides": dict(environment.endpoint_overrides),
+            "default": self.default,
+        }
+
+
+def list_environments() -> tuple[EnvironmentEntry, ...]:
+    """Every environment of the project around the working folder (the built-in ``local``
+    included), by name."""
+    project = load_project()
+    chosen = project.select(None).name
+    return tuple(
+        EnvironmentEntry(environment, environment.name == chosen)
+        for _, environment in sorted(project.environments.items())
+    )
+
+
+def show_environment(options: EnvOptions) -> EnvironmentEntry:
+    """The environment ``options`` names."""
+    project = load_project()
+    environment = project.select(options.name)
+    return EnvironmentEntry(environment, environment.name == project.select(None).name)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one authenticated call said of the key: ``problem`` is None when the service
+    accepted it, after ``elapsed_ms``; otherwise why it did not."""
+
+    environment: str
+    where: str
+    source: str
+    elapsed_ms: float | None = None
+    problem: str | None = None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """0 when the key works, else 3."""
+        return ExitCode.OK if self.problem is None else ExitCode.ERROR
+
+    @property
+    def message(self) -> str:
+        """The one line that says how the check went."""
+        if self.problem is not None:
+            return f"{self.environment}: {self.problem}"
+        return (
+            f"{self.environment}: {self.where} accepted the key from {self.source} "
+            f"({self.elapsed_ms:.0f} ms)"
+        )
+
+
+def check_environment(
+    options: EnvOptions, clock: Callable[[], float] = time.perf_counter
+) -> CheckResult:
+    """Make one cheap authenticated call (one page of one template group) and say whether
+    the key works; ``clock`` (seconds) times it. The service's refusal or absence is the
+    result's ``problem``; a configuration that names no usable key is raised."""
+    environment = load_project().select(options.name)
+    checked = CheckResult(
+        environment.name,
+        environment.base_url or "the built-in emulator",
+        environment.credential.describe(),
+    )
+    started = clock()
+    try:
+        # One attempt: a check reports what happens now, it does not wait for a recovery.
+        with open_client(environment, retry_policy=NO_RETRIES) as client:
+            client.list_template_groups(page_size=1)
+    except AuthenticationError as error:
+        problem = (
+            f"{checked.where} rejected the key from {checked.source} as invalid or expired "
+            f"(401): {error.service_message}. Check that it holds the current key."
+        )
+    except PermissionDeniedError as error:
+        problem = (
+            f"{checked.where} knows the key from {checked.source} but refuses it (403): "
+            f"{error.service_message}. Check that the account is activated and the key has "
+            "permission."
+        )
+    except ServiceError as error:
+        problem = error.message
+    else:
+        return CheckResult(
+            checked.environment, checked.where, checked.source, (clock() - started) * 1000
+        )
+    return CheckResult(checked.environment, checked.where, checked.source, problem=problem)

@@ -1,0 +1,44 @@
+"""``render`` as a function: the documents as they will be sent, templates expanded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from customs_batch.errors import ExitCode
+from customs_batch.manifest import RowRange
+
+if TYPE_CHECKING:
+    from customs_batch.validation.batch import ValidationResult
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """``paths``: manifest files or folders; ``rows``: expand ``forEach`` documents over
+    these spreadsheet rows only (None: every row)."""
+
+    paths: tuple[Path, ...]
+    rows: RowRange | None = None
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """The findings of the documents' validation, and the documents expanded: envelope
+    and spec with the template merged in, Jinja rendered, ``${ref:...}`` left as written."""
+
+    validation: ValidationResult
+    documents: tuple[dict[str, Any], ...]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """1 when the input has errors (the documents are then not to be printed), else 0."""
+        return ExitCode.FINDINGS if self.validation.failed() else ExitCode.OK
+
+
+def render_documents(options: RenderOptions) -> RenderResult:
+    """Load, validate and expand every document under ``options.paths``."""
+    from customs_batch.validation.batch import render_paths
+
+    rendered = render_paths(list(options.paths), rows=options.rows)
+    return RenderResult(rendered.result, tuple(rendered.documents))

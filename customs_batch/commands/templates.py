@@ -1,0 +1,45 @@
+"""``templates`` as functions: the templates ``template: NAME`` can name, the project's
+first, then the built-in ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from customs_batch.manifest.template_catalog import TemplateInfo, TemplateText
+
+
+@dataclass(frozen=True)
+class TemplatesOptions:
+    """``project``: a folder of the project (its ``templates/`` is searched); the folder
+    of its customs-batch.yaml is found from there, as validate finds it."""
+
+    project: Path = Path(".")
+
+
+@dataclass(frozen=True)
+class TemplateOptions(TemplatesOptions):
+    """``name``: the template, as ``template: NAME`` names it."""
+
+    name: str = ""
+
+
+def list_templates(options: TemplatesOptions) -> tuple[TemplateInfo, ...]:
+    """The project's and the built-in templates, each with where it is, the first line of
+    its comment, and what it hides or is hidden by."""
+    from customs_batch.manifest import template_catalog
+    from customs_batch.manifest.discover import find_project_root
+
+    return tuple(template_catalog.list_templates(find_project_root(options.project / "_")))
+
+
+def show_template(options: TemplateOptions) -> TemplateText:
+    """The template ``options.name`` names, its text and where it is (a
+    :class:`customs_batch.manifest.template_catalog.TemplateNotFound` when none has it)."""
+    from customs_batch.manifest import template_catalog
+    from customs_batch.manifest.discover import find_project_root
+
+    root = find_project_root(options.project / "_")
+    return template_catalog.show_template(root, options.name)

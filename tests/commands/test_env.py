@@ -1,0 +1,117 @@
+"""``env`` as functions: the environments and a key's check, typed options in, typed results
+out, no click involved."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from customs_batch.commands.env import (
+    CheckResult,
+    EnvOptions,
+    check_environment,
+    list_environments,
+    show_environment,
+)
+from customs_batch.environments import Environment, _connect
+from customs_batch.errors import ConfigError, ExitCode
+
+CONFIG = """\
+default_environment: sandbox
+environments:
+  sandbox:
+    base_url: http://sandbox.invalid
+    api_key_env: CB_TEST_SANDBOX_KEY
+    rate_limit: 100/minute
+"""
+SECRET = "zz-distinctive-secret-0077"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "customs-batch.yaml").write_text(CONFIG, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _ticks(*seconds: float) -> Iterator[float]:
+    yield from seconds
+
+
+def answering(monkeypatch: pytest.MonkeyPatch, status: int, message: str) -> None:
+    """The local environment's service answers every request with ``status``."""
+
+    def transport(environment: Environment) -> httpx.BaseTransport:
+        return httpx.MockTransport(
+            lambda request: httpx.Response(status, json={"message": message})
+        )
+
+    monkeypatch.setattr(_connect, "local_transport", transport)
+
+
+def test_the_list_names_the_default_and_describes_no_key(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
+    entries = {entry.environment.name: entry for entry in list_environments()}
+    assert sorted(entries) == ["local", "sandbox"]
+    assert entries["sandbox"].default and not entries["local"].default
+    described = entries["sandbox"].describe()
+    assert described["api_key"] == "$CB_TEST_SANDBOX_KEY (set)"
+    assert described["rate_limit"] == "100/minute"
+    assert SECRET not in repr(described)
+
+
+def test_show_gives_the_named_or_the_chosen_environment(project: Path) -> None:
+    chosen = show_environment(EnvOptions())
+    assert chosen.environment.name == "sandbox" and chosen.default
+    local = show_environment(EnvOptions("local"))
+    assert not local.default
+    assert local.describe()["base_url"] == "built-in emulator (in-process)"
+    with pytest.raises(ConfigError):
+        show_environment(EnvOptions("nowhere"))
+
+
+def test_a_working_key_is_timed_by_the_given_clock() -> None:
+    ticks = _ticks(10.0, 10.25)
+    result = check_environment(EnvOptions("local"), clock=lambda: next(ticks))
+    assert result == CheckResult(
+        "local", "the built-in emulator", "the built-in sandbox key", elapsed_ms=250.0
+    )
+    assert result.exit_code is ExitCode.OK
+    assert result.message == (
+        "local: the built-in emulator accepted the key from the built-in sandbox key (250 ms)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (401, "rejected the key from the built-in sandbox key as invalid or expired (401): "),
+        (403, "knows the key from the built-in sandbox key but refuses it (403): "),
+    ],
+)
+def test_a_refused_key_is_a_problem_with_exit_3(
+    monkeypatch: pytest.MonkeyPatch, status: int, said: str
+) -> None:
+    answering(monkeypatch, status, "key says no")
+    result = check_environment(EnvOptions("local"))
+    assert result.elapsed_ms is None
+    assert result.exit_code is ExitCode.ERROR
+    assert result.message.startswith(f"local: the built-in emulator {said}key says no.")
+
+
+def test_any_other_service_error_is_its_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    answering(monkeypatch, 404, "no such route")
+    result = check_environment(EnvOptions("local"))
+    assert result.exit_code is ExitCode.ERROR
+    assert result.problem is not None and result.problem.startswith("not found (")
+    assert "no such route" in result.message
+
+
+def test_a_key_that_cannot_be_read_is_raised(project: Path) -> None:
+    with pytest.raises(ConfigError, match="CB_TEST_SANDBOX_KEY"):
+        check_environment(EnvOptions("sandbox"))

@@ -1,0 +1,42 @@
+"""``init`` as a function: the project's files written, each told as it is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.commands.init import InitOptions, InitResult, init_project
+from customs_batch.commands.scaffold import FILES
+from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
+
+
+def test_every_file_is_written_and_told(tmp_path: Path) -> None:
+    told: list[Path] = []
+    result = init_project(InitOptions(tmp_path / "new"), created=told.append)
+    expected = tuple(tmp_path / "new" / relative for relative in FILES)
+    assert result == InitResult(tmp_path / "new", expected)
+    assert tuple(told) == expected
+    for relative, text in FILES.items():
+        assert (tmp_path / "new" / relative).read_text(encoding="utf-8") == text
+
+
+def test_a_folder_that_is_not_empty_needs_force(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="is not empty") as raised:
+        init_project(InitOptions(tmp_path))
+    assert raised.value.exit_code is ExitCode.USAGE
+    assert not (tmp_path / "customs-batch.yaml").exists()
+    init_project(InitOptions(tmp_path, force=True))
+    assert (tmp_path / "customs-batch.yaml").is_file()
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_a_file_that_cannot_be_written_stops_it_after_what_was_told(tmp_path: Path) -> None:
+    # A file where a folder of the project goes: the files before it are written and told.
+    (tmp_path / "templates").write_text("not a folder\n", encoding="utf-8")
+    told: list[Path] = []
+    with pytest.raises(CustomsBatchError, match="cannot write") as raised:
+        init_project(InitOptions(tmp_path, force=True), created=told.append)
+    assert raised.value.exit_code is ExitCode.ERROR
+    assert told == [tmp_path / "customs-batch.yaml"]

@@ -1,0 +1,47 @@
+"""``templates`` as functions: the project's templates before the built-in ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.commands.templates import (
+    TemplateOptions,
+    TemplatesOptions,
+    list_templates,
+    show_template,
+)
+from customs_batch.errors import ManifestError
+from customs_batch.resources import builtin_templates_dir
+
+
+def _project(root: Path) -> None:
+    (root / "templates").mkdir(parents=True)
+    (root / "customs-batch.yaml").write_text("default_environment: local\n", encoding="utf-8")
+    text = "{#- Our own T1 defaults -#}\ntype: DEPARTURE\n"
+    (root / "templates" / "t1-road.yaml.j2").write_text(text, encoding="utf-8")
+
+
+def test_the_list_is_every_built_in_template_without_a_project(tmp_path: Path) -> None:
+    names = [info.name for info in list_templates(TemplatesOptions(tmp_path))]
+    builtins = sorted(p.name.removesuffix(".yaml.j2") for p in builtin_templates_dir().iterdir())
+    assert names == builtins
+
+
+def test_a_project_template_hides_the_built_in_of_its_name(tmp_path: Path) -> None:
+    _project(tmp_path)
+    # Found from a folder inside the project, as validate finds it.
+    (tmp_path / "manifests").mkdir()
+    infos = list_templates(TemplatesOptions(tmp_path / "manifests"))
+    ours, builtin = (info for info in infos if info.name == "t1-road")
+    assert (ours.origin, ours.hides is not None, ours.hidden_by) == ("project", True, None)
+    assert builtin.origin == "built-in" and builtin.hidden_by == ours.path
+    shown = show_template(TemplateOptions(tmp_path, "t1-road"))
+    assert shown.text.startswith("{#- Our own T1 defaults")
+    assert shown.info.hides is not None
+
+
+def test_an_unknown_template_is_a_manifest_error(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="no-such-template"):
+        show_template(TemplateOptions(tmp_path, "no-such-template"))
