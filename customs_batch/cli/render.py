@@ -49,12 +49,21 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
 )
 @format_option(DOCUMENT_FORMATS, "yaml: one document per --- section; json: one array.")
 @rows_option
-def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> int:
+@click.option(
+    "--show-sensitive",
+    is_flag=True,
+    help="Print sensitive values (a guarantee's accessCode) in clear instead of (sensitive).",
+)
+def render(
+    paths: tuple[Path, ...], format_name: str, rows: RowRange | None, show_sensitive: bool
+) -> int:
     """Print the fully expanded documents: envelope and spec with the template merged in.
 
     Rows of forEach documents are expanded and Jinja expressions rendered; ${ref:...}
-    references are left as written (their values exist only after apply). When the input
-    has errors, nothing is printed and the exit code is 1; findings always go to stderr.
+    references are left as written (their values exist only after apply). Sensitive values
+    (a guarantee's accessCode) print as (sensitive) unless --show-sensitive is given. When
+    the input has errors, nothing is printed and the exit code is 1; findings always go to
+    stderr.
 
     \b
     Examples:
@@ -69,5 +78,10 @@ def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> 
         click.echo(make_reporter("text").render(rendered.result), nl=False, err=True)
     if rendered.result.failed():
         return int(ExitCode.FINDINGS)
-    click.echo(DOCUMENT_FORMATS.get(format_name)(rendered.documents), nl=False)
+    documents = rendered.documents
+    if not show_sensitive:
+        from customs_batch.sensitive import masked_document
+
+        documents = [dict(masked_document(document)) for document in documents]
+    click.echo(DOCUMENT_FORMATS.get(format_name)(documents), nl=False)
     return int(ExitCode.OK)
