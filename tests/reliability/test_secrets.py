@@ -431,7 +431,20 @@ def _by_kind(files: dict[str, int]) -> dict[str, int]:
             kind = "saved plans"
         if kind is None and name.startswith(("validate.", "plan.", "declarations.")):
             kind = "reports in every output format"
-        counts[kind or "other (lock notes, server logs)"] = (
-            counts.get(kind or "other (lock notes, server logs)", 0) + 1
-        )
+        kind = kind or "other: " + ", ".join(sorted(_others(files)))
+        counts[kind] = counts.get(kind, 0) + 1
     return counts
+
+
+def _others(files: dict[str, int]) -> set[str]:
+    """The names of the files of no kind above, numbered parts folded (``server-*.log``)."""
+    known = {name for _, members in FILE_KINDS for name in members}
+    names = set()
+    for path in files:
+        name = Path(path).name
+        if name in known or name.endswith(".plan"):
+            continue
+        if name.startswith(("validate.", "plan.", "declarations.")):
+            continue
+        names.add(re.sub(r"\d+", "*", name))
+    return names
