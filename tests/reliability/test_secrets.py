@@ -431,6 +431,8 @@ def _by_kind(files: dict[str, int]) -> dict[str, int]:
             kind = "saved plans"
         if kind is None and name.startswith(("validate.", "plan.", "declarations.")):
             kind = "reports in every output format"
+        if kind is None and "cache" in Path(path).parts:
+            kind = "the load cache (.customs-batch/cache)"
         kind = kind or "other: " + ", ".join(sorted(_others(files)))
         counts[kind] = counts.get(kind, 0) + 1
     return counts
@@ -445,6 +447,8 @@ def _others(files: dict[str, int]) -> set[str]:
         if name in known or name.endswith(".plan"):
             continue
         if name.startswith(("validate.", "plan.", "declarations.")):
+            continue
+        if "cache" in Path(path).parts:
             continue
         names.add(re.sub(r"\d+", "*", name))
     return names
