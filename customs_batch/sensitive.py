@@ -306,6 +306,16 @@ def masked(kind: Kind, spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return replaced(spec, changes) if changes else spec
 
 
+def masked_document(document: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A rendered document (``kind`` and ``spec``) with its sensitive values shown as
+    ``(sensitive)``; unchanged when its kind has none."""
+    kind = _sensitive_kinds().get(str(document.get("kind")))
+    spec = document.get("spec")
+    if kind is None or not isinstance(spec, Mapping):
+        return document
+    return {**document, "spec": masked(kind, spec)}
+
+
 @cache
 def _sensitive_kinds() -> dict[str, Kind]:
     return {kind.value: kind for kind in Kind if sensitive_paths(kind)}

@@ -50,12 +50,21 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
 )
 @format_option(DOCUMENT_FORMATS, "yaml: one document per --- section; json: one array.")
 @rows_option
-def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> int:
+@click.option(
+    "--show-sensitive",
+    is_flag=True,
+    help="Print sensitive values (a guarantee's accessCode) in clear instead of (sensitive).",
+)
+def render(
+    paths: tuple[Path, ...], format_name: str, rows: RowRange | None, show_sensitive: bool
+) -> int:
     """Print the fully expanded documents: envelope and spec with the template merged in.
 
     Rows of forEach documents are expanded and Jinja expressions rendered; ${ref:...}
-    references are left as written (their values exist only after apply). When the input
-    has errors, nothing is printed and the exit code is 1; findings always go to stderr.
+    references are left as written (their values exist only after apply). Sensitive values
+    (a guarantee's accessCode) print as (sensitive) unless --show-sensitive is given. When
+    the input has errors, nothing is printed and the exit code is 1; findings always go to
+    stderr.
 
     \b
     Examples:
@@ -63,7 +72,7 @@ def render(paths: tuple[Path, ...], format_name: str, rows: RowRange | None) -> 
       customs-batch render manifests/departures.yaml --format json
       customs-batch render manifests/movements-sheet.yaml --rows 10-20
     """
-    rendered = render_documents(RenderOptions(paths, rows))
+    rendered = render_documents(RenderOptions(paths, rows, show_sensitive))
     if rendered.validation.findings:
         click.echo(make_reporter("text").render(rendered.validation), nl=False, err=True)
     if rendered.exit_code is not ExitCode.OK:

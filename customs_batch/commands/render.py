@@ -16,16 +16,19 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RenderOptions:
     """``paths``: manifest files or folders; ``rows``: expand ``forEach`` documents over
-    these spreadsheet rows only (None: every row)."""
+    these spreadsheet rows only (None: every row); ``show_sensitive``: keep sensitive values
+    (a guarantee's accessCode) in clear instead of ``(sensitive)``."""
 
     paths: tuple[Path, ...]
     rows: RowRange | None = None
+    show_sensitive: bool = False
 
 
 @dataclass(frozen=True)
 class RenderResult:
     """The findings of the documents' validation, and the documents expanded: envelope
-    and spec with the template merged in, Jinja rendered, ``${ref:...}`` left as written."""
+    and spec with the template merged in, Jinja rendered, ``${ref:...}`` left as written,
+    sensitive values masked unless asked for."""
 
     validation: ValidationResult
     documents: tuple[dict[str, Any], ...]
@@ -41,4 +44,9 @@ def render_documents(options: RenderOptions) -> RenderResult:
     from customs_batch.validation.batch import render_paths
 
     rendered = render_paths(list(options.paths), rows=options.rows)
-    return RenderResult(rendered.result, tuple(rendered.documents))
+    documents = rendered.documents
+    if not options.show_sensitive:
+        from customs_batch.sensitive import masked_document
+
+        documents = [dict(masked_document(document)) for document in documents]
+    return RenderResult(rendered.result, tuple(documents))

@@ -72,3 +72,17 @@ def test_paths_are_required_and_must_exist() -> None:
     code, _, err = _cli("render", "nope.yaml")
     assert code == 64
     assert "does not exist" in err
+
+
+def test_an_access_code_prints_as_sensitive_unless_asked_for() -> None:
+    code, out, err = _cli("render", str(EXAMPLES / "manifests" / "departures.yaml"))
+    assert (code, err) == (0, "")
+    departures = [d for d in yaml.safe_load_all(out) if d["kind"] == "DepartureDeclaration"]
+    guarantees = [g for d in departures for g in d["spec"]["DeclarationGuarantees"]]
+    assert guarantees and {g["accessCode"] for g in guarantees} == {"(sensitive)"}
+    assert "accessCode: '1234'" not in out
+
+    code, out, err = _cli("render", str(EXAMPLES / "manifests"), "--show-sensitive")
+    departures = [d for d in yaml.safe_load_all(out) if d["kind"] == "DepartureDeclaration"]
+    shown = {g["accessCode"] for d in departures for g in d["spec"]["DeclarationGuarantees"]}
+    assert (code, shown) == (0, {"1234"})

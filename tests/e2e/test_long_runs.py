@@ -119,7 +119,9 @@ def test_another_folder_on_the_same_postgres_state_goes_on_where_the_budget_stop
     laptop = SlowPgProject(tmp_path / "laptop", sandbox, postgres_url)
     runner = SlowPgProject(tmp_path / "runner", sandbox, postgres_url)
     for project in (laptop, runner):
-        project.write("manifests/movements.yaml", batches.movements(per_lane=MOVEMENTS // 2, lanes=2))
+        project.write(
+            "manifests/movements.yaml", batches.movements(per_lane=MOVEMENTS // 2, lanes=2)
+        )
 
     left, resume = _stopped_by_the_budget(laptop)
     _resume_until_done(runner, resume, left)

@@ -4,6 +4,7 @@ traceback or an "internal error". Peak memory and time of each are recorded."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -38,6 +39,8 @@ class Case:
     make: Callable[[Path], list[str]]
     codes: tuple[int, ...]
     expect: str
+    json_output: bool = False
+    """Whether stdout must be one JSON document, valid UTF-8."""
 
 
 def _departure(value: str) -> str:
@@ -184,6 +187,19 @@ def _not_utf8_name(folder: Path) -> list[str]:
     return ["validate", "--format", "sarif", "."]
 
 
+FORGED = "x\nerror[fake]: injected\n.yaml"
+"""A manifest name whose newline would print a second line that reads like a finding."""
+
+
+def _forged_name(form: str) -> Callable[[Path], list[str]]:
+    def make(folder: Path) -> list[str]:
+        cancellation = "kind: ExportCancellation\nmetadata: {name: c}\nspec: {declarationId: -5}\n"
+        write(folder / "manifests" / FORGED, ENVELOPE + cancellation)
+        return ["validate", "--format", form, "manifests"]
+
+    return make
+
+
 def _wide_csv(folder: Path) -> list[str]:
     with (folder / "wide.csv").open("w") as out:
         out.write(",".join(SHEET_HEADERS))
@@ -279,6 +295,12 @@ CASES: dict[str, Case] = {
     "--format sarif on a file name with a byte that is not UTF-8": Case(
         _not_utf8_name, (1,), '"uri": "bad%FF.yaml"'
     ),
+    "a manifest path with a newline (a forged finding), text": Case(
+        _forged_name("text"), (1,), "x\\nerror[fake]: injected\\n.yaml:"
+    ),
+    "a manifest path with a newline (a forged finding), --format json": Case(
+        _forged_name("json"), (1,), '"findings"', json_output=True
+    ),
     "template escape: ''.__class__.__mro__": Case(
         _jinja("{{ ''.__class__.__mro__[1].__subclasses__() }}"), (1,), "error[template."
     ),
@@ -314,3 +336,8 @@ def test_a_hostile_input_is_a_finding_within_the_bounds(
     assert case.expect in report, report[-3000:]
     assert "Traceback" not in report and "internal error" not in report
     assert "uid=" not in report  # no escape ran a command
+    # No line of the report is a finding forged by a file name.
+    assert not any(line.lstrip().startswith("error[fake]") for line in report.splitlines())
+    if case.json_output:
+        assert "\ufffd" not in done.stdout, "stdout is not valid UTF-8"
+        json.loads(done.stdout)

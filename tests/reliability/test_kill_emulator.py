@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.conftest import Project, Running
 from tests.reliability.runs import apply_until_done
-from tests.reliability.world import Mix, SeededSandbox, audit, write_batch
+from tests.reliability.world import Mix, SeededSandbox, audit, history_figures, write_batch
 
 pytestmark = pytest.mark.reliability
 
@@ -61,6 +61,7 @@ def test_kill_9_of_the_emulator_mid_apply(
             "decisions": runs.decisions,
             "decisions_never_sent": runs.forgotten,
             "converged": found.converged and not found.not_applied,
+            "history": history_figures(found.history),
         }
     )
     assert found.details == [], found.details
