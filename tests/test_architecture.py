@@ -137,9 +137,6 @@ ORCHESTRATION = (
     "customs_batch.manifest.template_catalog",
     "customs_batch.manifest.spreadsheet",
 )
-# validate's core is still validation/batch.py, called from cli/validate.py (issue 23,
-# item 2, not done for validate yet).
-NOT_MOVED_YET = {"cli/validate.py"}
 
 
 def test_the_cli_leaves_the_work_to_commands() -> None:
@@ -147,7 +144,6 @@ def test_the_cli_leaves_the_work_to_commands() -> None:
         f"{file}: {module}"
         for source, module, file in _imports()
         if source == "cli"
-        and file not in NOT_MOVED_YET
         and any(module == name or module.startswith(f"{name}.") for name in ORCHESTRATION)
     )
     assert reaching == [], "parse, call one function of customs_batch.commands, render"

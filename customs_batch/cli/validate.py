@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,8 +15,8 @@ from customs_batch.cli._files import (
     write_output,
 )
 from customs_batch.cli._rows import rows_option
-from customs_batch.errors import ExitCode
-from customs_batch.findings import Finding, Severity
+from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
+from customs_batch.findings import Severity
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import (
     FINDINGS_FORMATS,
@@ -23,6 +24,9 @@ from customs_batch.validation.reporters import (
     make_reporter,
     summary_line,
 )
+
+if TYPE_CHECKING:
+    from customs_batch.validation.annotate import AnnotatedFile
 
 # `off` keeps the MRN layout check and drops only the check-character one.
 MRN_CHECK_LEVELS: dict[str, Severity | None] = {
@@ -116,22 +120,20 @@ def validate(
       customs-batch validate manifests/ --format html -o validate.html
       customs-batch validate manifests/ --annotate annotated/
     """
-    from customs_batch.validation.batch import validate_paths
-
-    if not paths:  # the project's settings (and what they import) only when they say where
-        from customs_batch.environments import load_project
-
-        paths = tuple(load_project().manifest_paths())
-    result = validate_paths(
-        list(paths),
-        jobs=jobs,
-        mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
-        rows=rows,
-        hs_codes=HS_CODE_LEVELS[hs_codes],
-        unlocodes=UNLOCODE_LEVELS[unlocodes],
-        cache=not no_cache,
-        graph=FINDINGS_FORMATS.get(format_name).draws_graph,
+    done = validate_manifests(
+        ValidateOptions(
+            paths,
+            strict=strict,
+            mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
+            hs_codes=HS_CODE_LEVELS[hs_codes],
+            unlocodes=UNLOCODE_LEVELS[unlocodes],
+            jobs=jobs,
+            rows=rows,
+            cache=not no_cache,
+            graph=FINDINGS_FORMATS.get(format_name).draws_graph,
+        )
     )
+    result = done.validation
     options = ReportOptions(strict=strict)
     report = make_reporter(format_name, options).render(result)
     if output is None:
@@ -141,14 +143,11 @@ def validate(
         click.echo(summary_line(result), err=True)
     append_step_summary(lambda: make_reporter("markdown", options).render(result))
     if annotate_dir is not None:
-        _annotate(result.findings, annotate_dir)
-    return int(ExitCode.FINDINGS if result.failed(strict=strict) else ExitCode.OK)
+        _report_annotated(annotate_inputs(done, annotate_dir))
+    return int(done.exit_code)
 
 
-def _annotate(findings: tuple[Finding, ...], folder: Path) -> None:
-    from customs_batch.validation.annotate import annotate_spreadsheets
-
-    written = annotate_spreadsheets(findings, folder)
+def _report_annotated(written: tuple[AnnotatedFile, ...]) -> None:
     for copy in written:
         noun = "finding" if copy.findings == 1 else "findings"
         click.echo(f"Annotated {copy.source} ({copy.findings} {noun}): {copy.written}", err=True)

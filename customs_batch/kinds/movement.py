@@ -27,10 +27,10 @@ from customs_batch.kinds.model import (
     identity_of,
     outputs_of,
 )
-from customs_batch.state.model import ResourceRecord, Scalar
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
+    from customs_batch.state.model import ResourceRecord, Scalar
 
 OUTPUTS = OUTPUT_FIELDS[Kind.MOVEMENT]
 
