@@ -26,8 +26,9 @@ CI = {
 
 def _commit(project: Path) -> str:
     git = shutil.which("git")
-    if git is None:
-        pytest.skip("git is not installed")
+    # The suite runs from a git clone (`make test`): a missing git is a broken machine, not
+    # a reason to leave the commit recording untested.
+    assert git is not None, "the history tests need git on PATH"
     for argv in (
         ["init", "-q"],
         ["add", "-A"],
