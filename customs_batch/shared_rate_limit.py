@@ -41,7 +41,7 @@ from psycopg.rows import TupleRow
 from customs_batch.client import RateLimit, RateLimiter
 from customs_batch.errors import StateError
 from customs_batch.state.pg_connect import connect
-from customs_batch.state.pg_schema import ensure_schema
+from customs_batch.state.pg_tables import ensure_tables
 
 logger = logging.getLogger("customs_batch.state")
 _T = TypeVar("_T")
@@ -258,7 +258,7 @@ class SharedRateLimiter(RateLimiter):
         if self._connection is None:
             connection = connect(self._url)
             try:
-                ensure_schema(connection)
+                ensure_tables(connection)
                 # A slot lost in a crash costs nothing: no need to wait for the disk.
                 connection.execute("SET synchronous_commit = off")
                 connection.execute(
