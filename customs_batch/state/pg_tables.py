@@ -8,9 +8,9 @@ failed upgrade leaves the previous version whole.
 
 Version 1: the states, their resources (one row per address) and the journal.
 Version 2: the lock holder's row (who holds a state's advisory lock, since when).
-Version 3: the rate budgets, one row per API key (by a fingerprint, never the key).
-Version 4: the last requests of each budget (when each left, when its answer came back),
-so the budget keeps the service's window across processes.
+Version 3: the shared rate limits, one row per API key (by a fingerprint, never the key).
+Version 4: the last requests of each key (when each left, when its answer came back),
+so the shared limit keeps the service's window across processes.
 Version 5: the history, one row per entry of each state's hash-chained log
 (``customs_batch.state.history``).
 """

@@ -150,11 +150,11 @@ def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) ->
             if version == 3:
                 connection.execute("INSERT INTO customs_batch_rate_budgets VALUES ('f', 12.5)")
             if version >= 3:
-                budget = connection.execute(
+                slot = connection.execute(
                     "SELECT fingerprint, next_slot FROM customs_batch_rate_budgets"
                 ).fetchall()
-                assert budget == [("f", 12.5)]
-            if version == 4:  # the budget keeps its slot and starts a window of requests
+                assert slot == [("f", 12.5)]
+            if version == 4:  # the key's row keeps its slot and starts a window of requests
                 row = connection.execute(
                     "SELECT last_request, horizon FROM customs_batch_rate_budgets"
                 ).fetchone()
