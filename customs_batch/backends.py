@@ -84,7 +84,7 @@ def state_url(environment: Environment, environ: Mapping[str, str] | None = None
 def rate_limiter_for(
     environment: Environment, api_key: str, environ: Mapping[str, str] | None = None
 ) -> RateLimiter:
-    """The run's rate limiter: with the state in PostgreSQL, one budget per key shared by
+    """The run's rate limiter: with the state in PostgreSQL, one limit per key shared by
     every process that uses the key; otherwise this process's own."""
     if environment.state.backend is StateKind.LOCAL or environment.rate_limit.requests is None:
         return RateLimiter(environment.rate_limit)
@@ -122,13 +122,13 @@ def connect(
     )
 
 
-def rate_budget_note(environment: Environment) -> str | None:
+def rate_limit_note(environment: Environment) -> str | None:
     """What plan may say about the rate limit: None when it is off or shared through the
     state database; otherwise that it holds per process."""
     if environment.rate_limit.requests is None or environment.state.backend is StateKind.POSTGRES:
         return None
     return (
         f"the rate limit ({environment.rate_limit}) holds per process: runs that use the same "
-        "key at the same time share the service's limit, not this budget (keep the state in "
-        "PostgreSQL to share one budget, docs/state.md)"
+        "key at the same time share the service's limit, not this one (keep the state in "
+        "PostgreSQL to share one limit, docs/state.md)"
     )

@@ -1,15 +1,15 @@
-"""One rate budget per API key, shared through the state database by every process that
+"""One rate limit per API key, shared through the state database by every process that
 uses the key: two applies at once (two CI jobs, a laptop and a runner) stay under the
 environment's ``rate_limit`` together instead of each using all of it.
 
-The budget keeps the local limiter's rule (see customs_batch/client/_ratelimit.py) across
+The shared limit keeps the local limiter's rule (see customs_batch/client/_ratelimit.py) across
 processes: a request may leave only ``period`` after the answers of all requests N or more
 before it have come back, whichever process sent them, and the requests are evenly spaced
 (one every ``period / requests`` seconds, with a small margin, ``MARGIN``). Spacing alone is
 not enough: a process that takes its slot and is scheduled late sends late, close to the
 next process's slot, and the service's window sees N + 1.
 
-The key's row in ``customs_batch_rate_budgets`` (keyed by a SHA-256 fingerprint of the key,
+The key's row in ``customs_batch_rate_budgets`` (the table's first name, kept; keyed by a SHA-256 fingerprint of the key,
 never the key) holds the next free slot and the number of the last request given out;
 ``customs_batch_rate_requests`` holds the last requests, each with when it may leave and when
 its answer came back (NULL while it is out), all on the database server's clock, so every
@@ -41,7 +41,7 @@ from psycopg.rows import TupleRow
 from customs_batch.client import RateLimit, RateLimiter
 from customs_batch.errors import StateError
 from customs_batch.state.pg_connect import connect
-from customs_batch.state.pg_schema import ensure_schema
+from customs_batch.state.pg_tables import ensure_tables
 
 logger = logging.getLogger("customs_batch.state")
 _T = TypeVar("_T")
@@ -106,12 +106,13 @@ UPDATE customs_batch_rate_budgets
 
 
 def key_fingerprint(api_key: str) -> str:
-    """What identifies a key's budget in the database: a SHA-256 hex digest, not the key."""
+    """What identifies a key's row in the database: a SHA-256 hex digest, not the key (the
+    salt keeps its first words: existing rows are keyed by it)."""
     return hashlib.sha256(b"customs-batch rate budget\0" + api_key.encode()).hexdigest()
 
 
 class SharedRateLimiter(RateLimiter):
-    """A RateLimiter whose slots and window come from the key's budget in the database.
+    """A RateLimiter whose slots and window come from the key's row in the database.
 
     ``stale_after``: how long a request may be out before it counts as answered (lost in a
     crash); the client's timeouts and a period.
@@ -188,7 +189,7 @@ class SharedRateLimiter(RateLimiter):
         return self._in_database(look)
 
     def acquire(self) -> float:
-        """Wait for this caller's slot in the shared budget; return how long it waited."""
+        """Wait for this caller's slot in the shared rate limit; return how long it waited."""
         self.release()  # a thread sends one request at a time: its last one is answered
         if self.limit.requests is None:
             return 0.0
@@ -242,14 +243,14 @@ class SharedRateLimiter(RateLimiter):
                 return work(connection)
             except psycopg.Error as exc:
                 self._drop()
-                raise StateError(f"the rate budget: {type(exc).__name__}") from None
+                raise StateError(f"the shared rate limit: {type(exc).__name__}") from None
 
     def _fall_back(self, exc: StateError) -> None:
         self._retry_at = self._clock() + RETRY_SECONDS
         if not self._fallen_back:
             self._fallen_back = True
             logger.warning(
-                "the shared rate budget is out of reach: %s; this process keeps the rate "
+                "the shared rate limit is out of reach: %s; this process keeps the rate "
                 "limit on its own until it is back",
                 exc.message,
             )
@@ -258,7 +259,7 @@ class SharedRateLimiter(RateLimiter):
         if self._connection is None:
             connection = connect(self._url)
             try:
-                ensure_schema(connection)
+                ensure_tables(connection)
                 # A slot lost in a crash costs nothing: no need to wait for the disk.
                 connection.execute("SET synchronous_commit = off")
                 connection.execute(
@@ -268,7 +269,7 @@ class SharedRateLimiter(RateLimiter):
                 )
             except psycopg.Error as exc:
                 connection.close()
-                raise StateError(f"the rate budget: {type(exc).__name__}") from None
+                raise StateError(f"the shared rate limit: {type(exc).__name__}") from None
             self._connection = connection
             weakref.finalize(self, connection.close)
         return self._connection

@@ -134,7 +134,7 @@ ORCHESTRATION = (
     "customs_batch.validation.policy_files",
     "customs_batch.validation.team_rules",
     "customs_batch.manifest.discover",
-    "customs_batch.manifest.template_catalog",
+    "customs_batch.manifest.templates.catalog",
     "customs_batch.manifest.spreadsheet",
 )
 

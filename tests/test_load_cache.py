@@ -26,7 +26,8 @@ from customs_batch.load_cache import (
     _Stored,
     cache_folder,
 )
-from customs_batch.manifest import _templates, load_file, template_catalog
+from customs_batch.manifest import load_file
+from customs_batch.manifest.templates import _render, catalog
 from customs_batch.planning import inputs
 from customs_batch.planning.inputs import load_inputs
 from customs_batch.validation import batch
@@ -56,10 +57,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _forget_loaded_templates() -> None:
-    _templates._find_cached.cache_clear()
-    _templates._environment.cache_clear()
-    _templates._RENDERED.clear()
-    template_catalog.shadowed_builtin.cache_clear()
+    _render._find_cached.cache_clear()
+    _render._environment.cache_clear()
+    _render._RENDERED.clear()
+    catalog.shadowed_builtin.cache_clear()
     # (the module, not the function of the same name the package exports)
     importlib.import_module("customs_batch.manifest.discover")._root_of.cache_clear()
 

@@ -132,8 +132,8 @@ def plan(
         write_output(output, render_plan(format_name, view), what="plan")
         click.echo(summary_text(result.plan, environment.rate_limit), err=True)
     append_step_summary(lambda: render_plan("markdown", view))
-    if result.budget_note and format_name == "text":
-        click.echo(f"Note: {result.budget_note}.", err=True)
+    if result.rate_limit_note and format_name == "text":
+        click.echo(f"Note: {result.rate_limit_note}.", err=True)
     if result.sensitive_note:
         click.echo(f"Note: {result.sensitive_note}.", err=True)
     if out is not None and format_name == "text" and output is None:

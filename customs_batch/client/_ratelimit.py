@@ -38,7 +38,7 @@ from customs_batch.errors import ConfigError
 _UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*/\s*(second|minute|hour)s?\s*$")
 
-# The shared budget (PostgreSQL) spaces requests this much more than period/requests apart:
+# The shared rate limit (PostgreSQL) spaces requests this much more than period/requests apart:
 # it keeps no window, and network jitter can bring two requests closer at the service than
 # they were at the client.
 MARGIN = 1.02
@@ -60,7 +60,7 @@ class RateLimit:
 
     @property
     def interval(self) -> float:
-        """The spacing with a small safety margin, for a budget that keeps no window."""
+        """The spacing with a small safety margin, for a limiter that keeps no window."""
         if self.requests is None:
             return 0.0
         return self.period / self.requests * MARGIN

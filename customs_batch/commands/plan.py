@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from customs_batch.backends import rate_budget_note, sealer_for
+from customs_batch.backends import rate_limit_note, sealer_for
 from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
@@ -31,14 +31,14 @@ class PlanResult:
     """A plan, the environment it was made for and what a report of it needs.
 
     ``edges`` are the documents' dependency edges with their reasons (for the graph
-    formats); ``budget_note`` says, when true, that the rate budget is this process's own;
+    formats); ``rate_limit_note`` says, when true, that the rate limit is this process's own;
     ``saved_to`` is where the plan was saved, if asked.
     """
 
     plan: Plan
     environment: Environment
     edges: Mapping[Address, tuple[Edge, ...]]
-    budget_note: str | None = None
+    rate_limit_note: str | None = None
     saved_to: Path | None = None
     sensitive_note: str | None = None
     """Set when sensitive values (access codes) could not be compared: no API key here."""
@@ -91,7 +91,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
         plan,
         environment,
         edges,
-        budget_note=rate_budget_note(environment),
+        rate_limit_note=rate_limit_note(environment),
         saved_to=options.save_to,
         sensitive_note=(
             f"{uncompared} recorded access code(s) were taken as unchanged without being "

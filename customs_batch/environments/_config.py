@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from customs_batch.client import RateLimit
+from customs_batch.environments._config_schema import CONFIG, ENV_VAR_NAME
 from customs_batch.environments._credentials import (
     CredentialKind,
     CredentialSource,
@@ -34,7 +35,6 @@ from customs_batch.environments._environment import (
     Timeouts,
     local_environment,
 )
-from customs_batch.environments._schema import CONFIG, ENV_VAR_NAME
 from customs_batch.errors import ConfigError
 from customs_batch.userfiles import FileRefused, read_user_file
 

@@ -12,17 +12,17 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import Kind
-from customs_batch.manifest._assemble import Source, assemble
-from customs_batch.manifest._compose import PLAIN, YamlProblem, compose_each
-from customs_batch.manifest._envelope import read_envelope
-from customs_batch.manifest._line_bound import first_long_line, hint, max_line_bytes
-from customs_batch.manifest._long_blocks import LongBlock, blank, long_blocks
-from customs_batch.manifest._row_range import RowRange
-from customs_batch.manifest._schema_view import document_view
-from customs_batch.manifest._tree import Walk, long_block_message
 from customs_batch.manifest.dependencies import note_manifest
 from customs_batch.manifest.discover import discover, find_project_root
 from customs_batch.manifest.document import Document, Position
+from customs_batch.manifest.documents._assemble import Source, assemble
+from customs_batch.manifest.documents._envelope import read_envelope
+from customs_batch.manifest.rows._range import RowRange
+from customs_batch.manifest.yaml._compose import PLAIN, YamlProblem, compose_each
+from customs_batch.manifest.yaml._line_bound import first_long_line, hint, max_line_bytes
+from customs_batch.manifest.yaml._long_blocks import LongBlock, blank, long_blocks
+from customs_batch.manifest.yaml._schema_view import document_view
+from customs_batch.manifest.yaml._tree import Walk, long_block_message
 from customs_batch.userfiles import FileRefused, megabytes, read_user_file
 
 
@@ -180,7 +180,7 @@ def _document(
         source = Source(Position(walk.file, mark.line + 1, mark.column + 1), root, index)
         if envelope.for_each is not None:
             # Jinja and the spreadsheet readers come with the first forEach.
-            from customs_batch.manifest._for_each import expand
+            from customs_batch.manifest.rows._for_each import expand
 
             yield from expand(data, envelope, walk, source, rows, partial=partial)
         else:

@@ -1,7 +1,7 @@
 """The plan as GitHub-flavoured markdown, for a pull-request comment or a job summary.
 
 What blocks the plan comes first and open; long sections fold into ``<details>``. GitHub
-refuses a comment over 65,536 characters, so past ``budget`` the changes are shown by
+refuses a comment over 65,536 characters, so past ``max_characters`` the changes are shown by
 address only, then counted, and a note says what was left out.
 """
 
@@ -28,7 +28,7 @@ from customs_batch.reports._words import (
 
 GITHUB_COMMENT_LIMIT = 65_536
 # Room left under GitHub's limit for whatever a workflow puts around the plan.
-BUDGET = 60_000
+MAX_CHARACTERS = 60_000
 # Sections with more changes than this are folded.
 FOLD_AFTER = 10
 # A picture longer than this stays out of the markdown (GitHub draws up to 50,000).
@@ -56,15 +56,17 @@ def render_markdown(view: PlanView) -> str:
     return markdown(view)
 
 
-def markdown(view: PlanView, *, budget: int = BUDGET, max_nodes: int = MAX_NODES) -> str:
-    """The plan as markdown of at most ``budget`` characters."""
-    head = _head(view, budget, max_nodes)
+def markdown(
+    view: PlanView, *, max_characters: int = MAX_CHARACTERS, max_nodes: int = MAX_NODES
+) -> str:
+    """The plan as markdown of at most ``max_characters`` characters."""
+    head = _head(view, max_characters, max_nodes)
     sections = [
         _Section(action, [c for c in view.plan.changes if c.action is action])
         for action in REVIEW_ORDER
         if view.plan.counts[action] and (action is not Action.NO_CHANGE or view.show_unchanged)
     ]
-    return _assemble(head, sections, budget)
+    return _assemble(head, sections, max_characters)
 
 
 @dataclass
@@ -90,7 +92,7 @@ class _Section:
         return not self.action.blocks and len(self.changes) > FOLD_AFTER
 
 
-def _head(view: PlanView, budget: int, max_nodes: int) -> str:
+def _head(view: PlanView, max_characters: int, max_nodes: int) -> str:
     plan = view.plan
     lines = [MARKER, f"### customs-batch plan for `{view.environment}`", ""]
     if plan.large_change is not None:
@@ -115,7 +117,7 @@ def _head(view: PlanView, budget: int, max_nodes: int) -> str:
     drawing = picture(view, max_nodes)
     chart = mermaid(drawing)
     changing = any(change.action is not Action.NO_CHANGE for change in plan.changes)
-    if changing and len(chart) <= min(MERMAID_MAX, budget // 4):
+    if changing and len(chart) <= min(MERMAID_MAX, max_characters // 4):
         grouped = f", grouped by {drawing.grouped_by}" if drawing.grouped_by else ""
         lines += [
             f"<details><summary>Dependency graph ({drawing.documents} documents{grouped})"
@@ -135,7 +137,7 @@ _MORE = "- ... and {} more\n"
 _NOTE = "> This plan is too long for one comment: {}. The whole plan: `customs-batch plan --format json`.\n"
 
 
-def _assemble(head: str, sections: list[_Section], budget: int) -> str:
+def _assemble(head: str, sections: list[_Section], max_characters: int) -> str:
     out = [head]
     used = len(head)
     # What must still fit after the current section: the rest of the headings, a "more"
@@ -147,7 +149,7 @@ def _assemble(head: str, sections: list[_Section], budget: int) -> str:
         reserve -= size
         out.append(section.opening)
         used += len(section.opening)
-        room = budget - reserve - len(section.closing) - len(_MORE) - 12
+        room = max_characters - reserve - len(section.closing) - len(_MORE) - 12
         if not section.action.blocks:
             # Share what is left between this section and the ones after it, so a long
             # list of new documents does not crowd out the updates; what a section leaves

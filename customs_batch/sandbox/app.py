@@ -23,9 +23,9 @@ from customs_batch.sandbox.keys import rotate_key
 from customs_batch.sandbox.openapi import openapi_document
 from customs_batch.sandbox.populate import populate
 from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
+from customs_batch.sandbox.request_schemas import BodySchemas
 from customs_batch.sandbox.requestlog import RequestLog
 from customs_batch.sandbox.routing import endpoint
-from customs_batch.sandbox.schemas import BodySchemas
 from customs_batch.sandbox.seed import Seed, builtin_seed
 from customs_batch.sandbox.store import Store
 from customs_batch.sandbox.strictjson import clip

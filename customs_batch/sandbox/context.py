@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from customs_batch.sandbox.idempotency import Idempotency
 from customs_batch.sandbox.ratelimit import RateLimiter
-from customs_batch.sandbox.schemas import BodySchemas
+from customs_batch.sandbox.request_schemas import BodySchemas
 from customs_batch.sandbox.store import Store
 
 

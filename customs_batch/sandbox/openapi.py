@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from customs_batch import __version__
-from customs_batch.sandbox import contract, schemas
+from customs_batch.sandbox import contract, request_schemas
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.routing import template
 
@@ -191,11 +191,11 @@ _OPERATION_ERRORS: dict[tuple[str, str], dict[str, str]] = {
 
 def _bodies() -> dict[str, JsonObject]:
     return {
-        "MovementBody": schemas.movement_body_schema(),
-        "DepartureDeclaration": schemas.departure_body_schema(),
-        "TemplateGroup": schemas.template_group_body_schema(),
-        "TemplateGroupPatch": schemas.template_group_patch_schema(),
-        "PartiesBody": schemas.parties_body_schema(),
+        "MovementBody": request_schemas.movement_body_schema(),
+        "DepartureDeclaration": request_schemas.departure_body_schema(),
+        "TemplateGroup": request_schemas.template_group_body_schema(),
+        "TemplateGroupPatch": request_schemas.template_group_patch_schema(),
+        "PartiesBody": request_schemas.parties_body_schema(),
     }
 
 

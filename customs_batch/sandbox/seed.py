@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.records import JsonObject
-from customs_batch.sandbox.seed_schema import SEED_SCHEMA
+from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
 
 BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
 

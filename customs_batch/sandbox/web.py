@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject
-from customs_batch.sandbox.schemas import BodyValidator
+from customs_batch.sandbox.request_schemas import BodyValidator
 
 
 class ApiError(Exception):

@@ -18,7 +18,7 @@ from psycopg.rows import TupleRow
 from customs_batch.errors import StateError
 from customs_batch.state.history import Chain, StoredEntry, last_body
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
-from customs_batch.state.pg_schema import ensure_schema
+from customs_batch.state.pg_tables import ensure_tables
 
 T = TypeVar("T")
 _ATTEMPTS = 5
@@ -41,7 +41,7 @@ class PostgresHistory:
         if self._connection is None:
             connection = connect(self.url)
             try:
-                self._guard("create or upgrade the tables", lambda: ensure_schema(connection))
+                self._guard("create or upgrade the tables", lambda: ensure_tables(connection))
             except BaseException:
                 connection.close()
                 raise

@@ -35,7 +35,7 @@ from customs_batch.sensitive import Sealer, clear_value_pattern, kind_of_address
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
-from customs_batch.state.pg_schema import ensure_schema
+from customs_batch.state.pg_tables import ensure_tables
 from customs_batch.state.records import Records
 
 Connection = psycopg.Connection[TupleRow]
@@ -64,7 +64,7 @@ class PostgresBackend:
     def _connect(self) -> Connection:
         connection = connect(self.url)
         try:
-            self._guard("create or upgrade the tables", lambda: ensure_schema(connection))
+            self._guard("create or upgrade the tables", lambda: ensure_tables(connection))
         except BaseException:
             connection.close()
             raise

@@ -27,7 +27,7 @@ from customs_batch.kinds import Kind
 from customs_batch.load_cache import LoadCache, each_file_cached
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
-from customs_batch.manifest.row_positions import RowPositions
+from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.validation.checks import document_findings, validate_documents
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import broken_addresses, check_project

@@ -123,8 +123,8 @@ def test_a_project_with_policies_loads_the_cel_library() -> None:
 # library, notifications.
 _NOT_FOR_A_PLAIN_FILE = {
     "jinja2", "openpyxl", "python_calamine", "httpx", "cel", "apprise", "typer",
-    "prompt_toolkit", "customs_batch.planning", "customs_batch.manifest._for_each",
-    "customs_batch.manifest._for_each_options", "customs_batch.manifest.spreadsheet",
+    "prompt_toolkit", "customs_batch.planning", "customs_batch.manifest.rows._for_each",
+    "customs_batch.manifest.rows._options", "customs_batch.manifest.spreadsheet",
     "customs_batch.environments",
 }  # fmt: skip
 _PLAIN_MOVEMENT = """\
@@ -174,7 +174,7 @@ def test_an_inline_jinja_string_still_brings_jinja(tmp_path: Path) -> None:
     code, modules = _modules_imported_by("validate", "--no-cache", str(manifest))
     assert code == 0
     assert "jinja2" in modules
-    assert not {"openpyxl", "python_calamine", "customs_batch.manifest._for_each"} & modules
+    assert not {"openpyxl", "python_calamine", "customs_batch.manifest.rows._for_each"} & modules
 
 
 def test_planning_imports_neither_the_network_nor_the_schema_library(tmp_path: Path) -> None:

@@ -368,7 +368,7 @@ def test_on_a_terminal_apply_shows_the_plan_and_asks(project: Path) -> None:
     assert "done 9" in screen
 
 
-def test_plan_says_a_local_rate_budget_holds_per_process(
+def test_plan_says_a_local_rate_limit_holds_per_process(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = run(capsys, "plan")

@@ -7,7 +7,7 @@
   together: no 429.
 
 Nothing waits on time: the budget cannot hold the batch at the rate limit whatever the
-machine's speed, and the two applies are held at their shared rate budget (a locked row)
+machine's speed, and the two applies are held at their shared rate limit (a locked row)
 until both wait there."""
 
 from __future__ import annotations
@@ -146,8 +146,8 @@ class NamedPgProject(PgProject):
 
 
 @contextmanager
-def _budget_row_held(url: str) -> Iterator[psycopg.Connection[Any]]:
-    """The key's rate budget row, locked by an open transaction: every apply that takes a
+def _rate_limit_row_held(url: str) -> Iterator[psycopg.Connection[Any]]:
+    """The key's rate limit row, locked by an open transaction: every apply that takes a
     slot waits there until the test commits (the gate of the race below)."""
     with psycopg.connect(url) as connection:
         connection.execute(
@@ -163,7 +163,7 @@ def _budget_row_held(url: str) -> Iterator[psycopg.Connection[Any]]:
 
 
 def _waiting_for_a_slot(url: str, count: int) -> None:
-    """Return once ``count`` sessions wait for the locked budget row."""
+    """Return once ``count`` sessions wait for the locked rate limit row."""
     query = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
     with psycopg.connect(url, autocommit=True) as connection:
         for _ in range(1200):
@@ -194,7 +194,7 @@ def test_two_states_with_one_key_keep_the_rate_limit_together(
     bob.write("manifests/movements.yaml", _lanes((2, 3)))
     assert alice.run("state", "list").returncode == 0  # the tables exist
 
-    with _budget_row_held(postgres_url) as gate:
+    with _rate_limit_row_held(postgres_url) as gate:
         runs = [project.start("apply", "--auto-approve") for project in (alice, bob)]
         _waiting_for_a_slot(postgres_url, 2)  # both applies are under way, at the gate
         gate.commit()

@@ -8,7 +8,7 @@ import pytest
 import xlsxwriter
 
 from customs_batch.manifest import LoadResult, load_file
-from customs_batch.manifest._cell_types import ColumnType, typed
+from customs_batch.manifest.rows._cell_types import ColumnType, typed
 from tests.manifest.helpers import ENVELOPE, only, write
 
 HEADER = ["HAWB", "Code", "Packages", "Gross weight", "Note"]

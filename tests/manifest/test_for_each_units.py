@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from customs_batch.manifest import RowRange
-from customs_batch.manifest._cells import CellProblem, convert
-from customs_batch.manifest._jinja import render_inline
-from customs_batch.manifest._row_plan import RowView, make_slot
+from customs_batch.manifest.jinja._engine import render_inline
+from customs_batch.manifest.rows._cells import CellProblem, convert
+from customs_batch.manifest.rows._plan import RowView, make_slot
 
 INTEGER = frozenset({"integer"})
 NUMBER = frozenset({"number"})

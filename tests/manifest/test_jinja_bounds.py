@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from customs_batch.manifest import _jinja
-from customs_batch.manifest._jinja import render_inline
+from customs_batch.manifest.jinja import _engine
+from customs_batch.manifest.jinja._engine import render_inline
 from tests.manifest.helpers import ENVELOPE, load_text, only, write
 
 ONE_GIB = 1 << 30
 CLI = (
-    "import sys; from customs_batch.manifest import _jinja; _jinja.RENDER_SECONDS = 25.0; "
+    "import sys; from customs_batch.manifest.jinja import _engine; _engine.RENDER_SECONDS = 25.0; "
     "from customs_batch.cli.main import run; run(sys.argv[1:])"
 )
 CASES = {
@@ -121,7 +121,7 @@ def test_an_expression_in_a_document_is_bounded_too() -> None:
 def test_a_loop_over_a_long_text_in_a_document_ends_at_the_deadline(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_jinja, "RENDER_SECONDS", 0.2)
+    monkeypatch.setattr(_engine, "RENDER_SECONDS", 0.2)
     loops = "{% set s = 'x' * 5000000 %}{% for c in s %}{% for d in s %}{% endfor %}{% endfor %}"
     manifest = (
         f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\n"

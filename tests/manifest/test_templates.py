@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from customs_batch.manifest import _jinja, load_file
+from customs_batch.manifest import load_file
+from customs_batch.manifest.jinja import _engine
 from tests.manifest.helpers import ENVELOPE, load_text, only, rules, write
 
 
@@ -128,7 +129,7 @@ def test_invalid_yaml_from_a_template_names_the_template() -> None:
 
 
 def test_an_endless_loop_ends_with_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_jinja, "RENDER_SECONDS", 0.2)
+    monkeypatch.setattr(_engine, "RENDER_SECONDS", 0.2)
     user_template(
         "loop", "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
     )
@@ -164,7 +165,7 @@ def test_references_written_by_a_template_are_found_unless_overridden() -> None:
 
 
 def test_an_endless_loop_ends_off_the_main_thread_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_jinja, "RENDER_SECONDS", 0.2)
+    monkeypatch.setattr(_engine, "RENDER_SECONDS", 0.2)
     user_template(
         "loop", "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
     )

@@ -399,7 +399,7 @@ def _secrets(found: dict[str, Any] | None) -> str:
     return f"""## Secrets
 
 {found["commands"]} commands, on three projects: a local state, a PostgreSQL state whose URL
-carries a password (with a rate limit, whose budget the database keeps), both against a
+carries a password (with a rate limit, which the database shares), both against a
 `sandbox serve` emulator, and the local environment (the built-in emulator, its data in the
 state folder). On each: validate in every format to a file, an apply killed mid-run, plan
 to a file, apply of it and `--auto-approve` with `--verbose` and `--format json`, refresh,

@@ -136,7 +136,7 @@ class PgProject(Project):
 
     def environment(self) -> dict[str, Any]:
         state = {"backend": "postgres", "url_env": URL_ENV, "name": "reliability"}
-        # A rate limit: the key's budget is kept in the database too.
+        # A rate limit: the key's row is kept in the database too.
         return {**super().environment(), "state": state, "rate_limit": "40/second"}
 
     def env(self) -> dict[str, str]:
@@ -386,7 +386,7 @@ def test_no_key_no_password_and_no_access_code_in_any_output_file_or_row(
     assert any(str(builtin.state_dir / "sandbox.sqlite3-wal") == path for path in searched.files), (
         "the local environment's -wal was not there to search"
     )
-    # Every kind of row was there to search: records, a held run's journal and lock, budgets,
+    # Every kind of row was there to search: records, a held run's journal and lock, rate limits,
     # the history.
     for table in (
         "customs_batch_resources",

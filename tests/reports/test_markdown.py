@@ -147,11 +147,11 @@ def test_a_10000_document_plan_fits_in_one_github_comment() -> None:
     assert fence.content.count(":::") == 40
 
 
-def test_the_budget_is_kept_at_any_size() -> None:
+def test_the_length_limit_is_kept_at_any_size() -> None:
     plan = big_view(600)
-    for budget in (4_000, 8_000, 20_000):
-        text = markdown(plan, budget=budget)
-        assert len(text) <= budget, budget
+    for max_characters in (4_000, 8_000, 20_000):
+        text = markdown(plan, max_characters=max_characters)
+        assert len(text) <= max_characters, max_characters
         assert "Refused (6)" in text
 
 

@@ -6,8 +6,8 @@ import httpx
 from starlette.routing import Route
 
 from customs_batch.sandbox.app import ROUTES
+from customs_batch.sandbox.request_schemas import movement_body_schema
 from customs_batch.sandbox.routing import template
-from customs_batch.sandbox.schemas import movement_body_schema
 
 
 def test_document_lists_every_endpoint(api: httpx.Client) -> None:

@@ -18,7 +18,7 @@ import pytest
 from customs_batch.errors import StateError
 from customs_batch.state import RecordStatus, ResourceRecord, ServiceFailure, State
 from customs_batch.state import file as state_file
-from customs_batch.state.pg_schema import SCHEMA_VERSION, ensure_schema, schema_version
+from customs_batch.state.pg_tables import TABLES_VERSION, ensure_tables, tables_version
 from tests.state.conftest import HOLD_SCRIPT, STATE_NAME, Backends
 
 
@@ -225,7 +225,7 @@ def _write_earlier_version(backends: Backends, monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setitem(state_file.UPGRADES, 1, lambda document: document)
         return
     with psycopg.connect(backends.where, autocommit=True) as connection:
-        ensure_schema(connection, target=SCHEMA_VERSION - 1)
+        ensure_tables(connection, target=TABLES_VERSION - 1)
         connection.execute("INSERT INTO customs_batch_states VALUES (%s, 'L', 4)", (STATE_NAME,))
         connection.execute(
             "INSERT INTO customs_batch_resources VALUES (%s, 'Movement/old', %s)",
@@ -243,7 +243,7 @@ def _version_now(backends: Backends) -> int:
         document = json.loads((Path(backends.where) / "state.json").read_text())
         return int(document["version"])
     with psycopg.connect(backends.where) as connection:
-        return schema_version(connection)
+        return tables_version(connection)
 
 
 def test_a_state_written_by_the_previous_version_is_upgraded_and_kept(
@@ -260,7 +260,7 @@ def test_a_state_written_by_the_previous_version_is_upgraded_and_kept(
     state = backend.read()
     assert (state.lineage, state.serial) == ("L", 6)
     assert sorted(state.resources) == ["Movement/crashed", "Movement/new", "Movement/old"]
-    expected = 2 if backends.kind == "local" else SCHEMA_VERSION
+    expected = 2 if backends.kind == "local" else TABLES_VERSION
     assert _version_now(backends) == expected
 
 

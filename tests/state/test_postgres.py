@@ -16,7 +16,7 @@ from customs_batch.backends import backend_for
 from customs_batch.environments import StateKind, load_project
 from customs_batch.errors import ConfigError, StateError
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
-from customs_batch.state.pg_schema import SCHEMA_VERSION, UPGRADES, ensure_schema, schema_version
+from customs_batch.state.pg_tables import TABLES_VERSION, UPGRADES, ensure_tables, tables_version
 from customs_batch.state.postgres import PostgresBackend, lock_key
 from tests.postgres import PASSWORD, PASSWORD_ROLE, PostgresCluster
 from tests.state.conftest import HOLD_SCRIPT, Backends
@@ -139,10 +139,10 @@ def test_the_cli_shows_no_password_when_the_database_refuses(
 
 def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as connection:
-        assert schema_version(connection) == 0
-        for version in range(1, SCHEMA_VERSION + 1):
-            assert ensure_schema(connection, target=version) == version - 1
-            assert schema_version(connection) == version
+        assert tables_version(connection) == 0
+        for version in range(1, TABLES_VERSION + 1):
+            assert ensure_tables(connection, target=version) == version - 1
+            assert tables_version(connection) == version
             if version == 1:
                 connection.execute("INSERT INTO customs_batch_states VALUES ('s', 'L', 3)")
             row = connection.execute("SELECT lineage, serial FROM customs_batch_states").fetchone()
@@ -150,11 +150,11 @@ def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) ->
             if version == 3:
                 connection.execute("INSERT INTO customs_batch_rate_budgets VALUES ('f', 12.5)")
             if version >= 3:
-                budget = connection.execute(
+                slot = connection.execute(
                     "SELECT fingerprint, next_slot FROM customs_batch_rate_budgets"
                 ).fetchall()
-                assert budget == [("f", 12.5)]
-            if version == 4:  # the budget keeps its slot and starts a window of requests
+                assert slot == [("f", 12.5)]
+            if version == 4:  # the key's row keeps its slot and starts a window of requests
                 row = connection.execute(
                     "SELECT last_request, horizon FROM customs_batch_rate_budgets"
                 ).fetchone()
@@ -163,13 +163,13 @@ def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) ->
                     "INSERT INTO customs_batch_rate_requests (fingerprint, request, sent) "
                     "VALUES ('f', 1, 13.0)"
                 )
-        assert ensure_schema(connection) == SCHEMA_VERSION  # nothing left to do
-    assert len(UPGRADES) == SCHEMA_VERSION
+        assert ensure_tables(connection) == TABLES_VERSION  # nothing left to do
+    assert len(UPGRADES) == TABLES_VERSION
 
 
 def test_tables_of_a_newer_version_are_refused(postgres_url: str) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as connection:
-        ensure_schema(connection)
+        ensure_tables(connection)
         connection.execute("UPDATE customs_batch_schema SET version = version + 1")
     with pytest.raises(StateError, match="written by a newer customs-batch"):
         PostgresBackend(postgres_url, "prod").read()

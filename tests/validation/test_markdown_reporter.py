@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.validation.batch import DocumentEntry, ValidationResult, sorted_findings
 from customs_batch.validation.reporters import ReportOptions, make_reporter
-from customs_batch.validation.reporters._markdown import BUDGET
+from customs_batch.validation.reporters._markdown import MAX_CHARACTERS
 
 PARSER = MarkdownIt("commonmark").enable("table")
 
@@ -68,7 +68,7 @@ def test_thousands_of_findings_stay_under_the_comment_limit() -> None:
         for i in range(1, 5001)
     ]
     text = make_reporter("markdown").render(_result(*findings))
-    assert len(text) <= BUDGET
+    assert len(text) <= MAX_CHARACTERS
     shown = len(_cells(text)) - 1
     assert 100 < shown < 5000
     assert f"... and {5000 - shown} more: run `customs-batch validate` for all." in text

@@ -11,7 +11,6 @@ import io
 from collections.abc import Iterator
 from typing import IO
 
-from customs_batch.manifest._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 from customs_batch.manifest.spreadsheet.header import build_header
 from customs_batch.manifest.spreadsheet.limits import (
     MAX_COLUMNS,
@@ -22,6 +21,7 @@ from customs_batch.manifest.spreadsheet.limits import (
 )
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, Row, RowSource, SheetError
 from customs_batch.manifest.text_pool import TextPool
+from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 
 SAMPLE_BYTES = 64 * 1024
 DELIMITERS = (";", ",", "\t", "|")

@@ -108,7 +108,7 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
     if stated > limits.bytes:
         what = f"the workbook expands to {_megabytes(stated)} when uncompressed"
         raise too_large(file, what, "maxMegabytes", limits.megabytes)
-    budget = _Budget(file, limits)
+    inflater = _Inflater(file, limits)
     names = set(archive.namelist())
     if len(names) != len(archive.infolist()):
         # Which of two same-named parts a reader takes is its own choice: the check could
@@ -119,12 +119,12 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
             hint="save the export again from the spreadsheet program",
         )
     if "xl/sharedStrings.xml" in names:
-        _check_shared_strings(archive, file, budget, limits)
+        _check_shared_strings(archive, file, inflater, limits)
     if "content.xml" in names:  # an ODS's sheets and strings
-        for _ in budget.stream(archive, "content.xml"):
+        for _ in inflater.stream(archive, "content.xml"):
             pass
-    for member, shown in _sheet_members(archive, names, sheet, budget):
-        rows, columns = _used_range(archive, member, budget, limits)
+    for member, shown in _sheet_members(archive, names, sheet, inflater):
+        rows, columns = _used_range(archive, member, inflater, limits)
         if rows * columns > limits.cells:
             what = (
                 f"sheet {shown!r} spans {rows:,} rows by {columns:,} columns "
@@ -134,12 +134,12 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
 
 
 def _check_shared_strings(
-    archive: zipfile.ZipFile, file: str, budget: _Budget, limits: SheetLimits
+    archive: zipfile.ZipFile, file: str, inflater: _Inflater, limits: SheetLimits
 ) -> None:
     """The reader keeps every shared string (a few dozen bytes each, empty ones too): no
     more of them than the sheet may have cells (``maxCells``)."""
     count = 0
-    for piece in _tags(budget.stream(archive, "xl/sharedStrings.xml"), file):
+    for piece in _tags(inflater.stream(archive, "xl/sharedStrings.xml"), file):
         count += len(_SHARED_STRING.findall(piece))
         if count > limits.cells:
             what = "its shared-strings part holds more strings than the sheet may have cells"
@@ -147,7 +147,7 @@ def _check_shared_strings(
 
 
 def _used_range(
-    archive: zipfile.ZipFile, member: str, budget: _Budget, limits: SheetLimits
+    archive: zipfile.ZipFile, member: str, inflater: _Inflater, limits: SheetLimits
 ) -> tuple[int, int]:
     """Rows and columns of the sheet's used range, at least (from A1).
 
@@ -157,12 +157,12 @@ def _used_range(
     slower, and only for such files).
     """
     quick = _Claimed()
-    for xml in _tags(budget.stream(archive, member), budget.file):
+    for xml in _tags(inflater.stream(archive, member), inflater.file):
         quick.scan(xml)
     if quick.rows and not quick.beyond and quick.rows * quick.columns <= limits.cells:
         return quick.rows, quick.columns
     extent = _Extent()
-    for xml in _tags(_Budget(budget.file, limits).stream(archive, member), budget.file):
+    for xml in _tags(_Inflater(inflater.file, limits).stream(archive, member), inflater.file):
         extent.scan(xml)
     return extent.rows, extent.columns
 
@@ -210,7 +210,7 @@ class _Claimed:
         )
 
 
-class _Budget:
+class _Inflater:
     """The uncompressed bytes left to read, across every member streamed."""
 
     def __init__(self, file: str, limits: SheetLimits) -> None:
@@ -252,11 +252,11 @@ def _tags(chunks: Iterator[bytes], file: str) -> Iterator[bytes]:
 
 
 def _sheet_members(
-    archive: zipfile.ZipFile, names: set[str], sheet: str | None, budget: _Budget
+    archive: zipfile.ZipFile, names: set[str], sheet: str | None, inflater: _Inflater
 ) -> list[tuple[str, str]]:
     """The member holding ``sheet`` and the sheet's name; every worksheet when the workbook
     does not say which member is which (the reader may then take any of them)."""
-    wanted = _named_sheets(archive, names, budget)
+    wanted = _named_sheets(archive, names, inflater)
     if wanted:
         name = sheet if sheet is not None else wanted[0][0]
         found = [(member, shown) for shown, member in wanted if shown == name]
@@ -272,13 +272,13 @@ def _sheet_members(
 
 
 def _named_sheets(
-    archive: zipfile.ZipFile, names: set[str], budget: _Budget
+    archive: zipfile.ZipFile, names: set[str], inflater: _Inflater
 ) -> list[tuple[str, str]]:
     """(sheet name, member) in workbook order, from workbook.xml and its relationships."""
     if not {"xl/workbook.xml", "xl/_rels/workbook.xml.rels"} <= names:
         return []
-    workbook = b"".join(budget.stream(archive, "xl/workbook.xml"))
-    relations = b"".join(budget.stream(archive, "xl/_rels/workbook.xml.rels"))
+    workbook = b"".join(inflater.stream(archive, "xl/workbook.xml"))
+    relations = b"".join(inflater.stream(archive, "xl/_rels/workbook.xml.rels"))
     targets: dict[str, str] = {}
     for tag in _RELATION_TAG.findall(relations):
         attributes = _attributes(tag)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
 
 # Under GitHub's 65,536-character comment limit, with room for what a workflow adds.
-BUDGET = 60_000
+MAX_CHARACTERS = 60_000
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
@@ -24,7 +24,7 @@ class MarkdownReporter(Reporter):
     """A heading with the outcome, then one table row per finding: severity, rule, where
     (file:line, and the sheet, row and column of a spreadsheet cell), message and hint."""
 
-    budget = BUDGET
+    max_characters = MAX_CHARACTERS
 
     def render(self, result: ValidationResult) -> str:
         failed = result.failed(strict=self.options.strict)
@@ -37,7 +37,7 @@ class MarkdownReporter(Reporter):
         used = sum(len(line) + 1 for line in lines)
         for index, finding in enumerate(findings):
             row = _row(finding)
-            if used + len(row) + 200 > self.budget:
+            if used + len(row) + 200 > self.max_characters:
                 rest = len(findings) - index
                 lines += ["", f"... and {rest} more: run `customs-batch validate` for all."]
                 break

@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import JsonPath, Severity
-from customs_batch.manifest._envelope import Envelope
-from customs_batch.manifest._references import SYNTAX_HINT, parse_references
-from customs_batch.manifest._source_map import SourceMap
-from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
+from customs_batch.manifest.documents._envelope import Envelope
+from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
+from customs_batch.manifest.yaml._source_map import SourceMap
+from customs_batch.manifest.yaml._tree import Walk
 
 if TYPE_CHECKING:
-    from customs_batch.manifest._jinja import JinjaProblem
-    from customs_batch.manifest._template_output import TemplateOutput
+    from customs_batch.manifest.jinja._engine import JinjaProblem
+    from customs_batch.manifest.templates._output import TemplateOutput
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}
@@ -48,7 +48,7 @@ def assemble(
     references = _references(walk, walk.refs)
     positions = SourceMap((walk.file, walk.marks))
     if envelope.template is not None:
-        from customs_batch.manifest._values_trace import ValuesTrace
+        from customs_batch.manifest.templates._values_trace import ValuesTrace
 
         found = _template_output(envelope, walk, source.project_root)
         if found is not None:
@@ -97,7 +97,7 @@ def _render_each(
     context: dict[str, Any],
     walk: Walk,
 ) -> None:
-    from customs_batch.manifest._jinja import FIX_TEMPLATE, problem_of, render_inline
+    from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of, render_inline
 
     pending.sort(key=lambda p: _RENDER_ORDER[str(p[0][0])])
     for path, text, as_text in pending:
@@ -165,19 +165,19 @@ def _template_output(
     envelope: Envelope, walk: Walk, project_root: Path
 ) -> tuple[TemplateOutput, str | None] | None:
     """The template's output and the template's text (None: not readable again)."""
-    from customs_batch.manifest import _templates
-    from customs_batch.manifest._template_output import parse_output
-    from customs_batch.manifest._values_trace import template_text
-    from customs_batch.manifest.template_catalog import shadow_warning
+    from customs_batch.manifest.templates import _render
+    from customs_batch.manifest.templates._output import parse_output
+    from customs_batch.manifest.templates._values_trace import template_text
+    from customs_batch.manifest.templates.catalog import shadow_warning
 
     name = envelope.template or ""
-    found = _templates.find_template(project_root, name)
-    if not isinstance(found, _templates.TemplateSource) and found.file is not None:
+    found = _render.find_template(project_root, name)
+    if not isinstance(found, _render.TemplateSource) and found.file is not None:
         _report_in_template(walk, found.file, found)
         return None
-    if not isinstance(found, _templates.TemplateSource):
+    if not isinstance(found, _render.TemplateSource):
         hint = (
-            f"Create templates/{name}{_templates.SUFFIX} in the project, or name a built-in "
+            f"Create templates/{name}{_render.SUFFIX} in the project, or name a built-in "
             "template (see 'customs-batch templates list')."
             if found.rule == "template.not-found"
             else "Fix the template."
@@ -187,8 +187,8 @@ def _template_output(
     shadow = shadow_warning(project_root.resolve(), name)
     if shadow is not None:
         walk.report_at("template.shadows-built-in", *shadow, ("template",), Severity.WARNING)
-    rendered = _templates.render(found, {"values": envelope.values})
-    if not isinstance(rendered, _templates.Rendered):
+    rendered = _render.render(found, {"values": envelope.values})
+    if not isinstance(rendered, _render.Rendered):
         _report_in_template(walk, found.file, rendered)
         return None
     output = parse_output(rendered, envelope.kind)

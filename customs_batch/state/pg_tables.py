@@ -1,16 +1,16 @@
 """The tables of the PostgreSQL state backend, created on first use and upgraded in place.
 
-``customs_batch_schema`` holds the version of the tables. ``UPGRADES[n]`` turns version
-``n`` into ``n + 1`` (version 0: no tables yet); each runs in the same transaction as the
-update of the version, under a transaction-level advisory lock, so two runners that start
-together on an empty database do not both create the tables, and a failed upgrade leaves
-the previous version whole.
+``customs_batch_schema`` (a name existing databases hold) keeps the version of the tables.
+``UPGRADES[n]`` turns version ``n`` into ``n + 1`` (version 0: no tables yet); each runs in
+the same transaction as the update of the version, under a transaction-level advisory lock,
+so two runners that start together on an empty database do not both create the tables, and a
+failed upgrade leaves the previous version whole.
 
 Version 1: the states, their resources (one row per address) and the journal.
 Version 2: the lock holder's row (who holds a state's advisory lock, since when).
-Version 3: the rate budgets, one row per API key (by a fingerprint, never the key).
-Version 4: the last requests of each budget (when each left, when its answer came back),
-so the budget keeps the service's window across processes.
+Version 3: the shared rate limits, one row per API key (by a fingerprint, never the key).
+Version 4: the last requests of each key (when each left, when its answer came back),
+so the shared limit keeps the service's window across processes.
 Version 5: the history, one row per entry of each state's hash-chained log
 (``customs_batch.state.history``).
 """
@@ -24,7 +24,7 @@ from psycopg.rows import TupleRow
 
 from customs_batch.errors import StateError
 
-SCHEMA_LOCK_KEY = 0x43_42_53_43_48_45_4D_41  # "CBSCHEMA": serialises creation and upgrades
+TABLES_LOCK_KEY = 0x43_42_53_43_48_45_4D_41  # "CBSCHEMA": serialises creation and upgrades
 
 
 def _version_1(cursor: psycopg.Cursor[TupleRow]) -> None:
@@ -120,10 +120,10 @@ UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [
     _version_4,
     _version_5,
 ]
-SCHEMA_VERSION = len(UPGRADES)
+TABLES_VERSION = len(UPGRADES)
 
 
-def schema_version(connection: psycopg.Connection[TupleRow]) -> int:
+def tables_version(connection: psycopg.Connection[TupleRow]) -> int:
     """The version of the tables in the database (0: none yet)."""
     found = connection.execute("SELECT to_regclass('customs_batch_schema') IS NOT NULL").fetchone()
     if not found or not found[0]:
@@ -132,14 +132,14 @@ def schema_version(connection: psycopg.Connection[TupleRow]) -> int:
     return int(row[0]) if row else 0
 
 
-def ensure_schema(connection: psycopg.Connection[TupleRow], target: int = SCHEMA_VERSION) -> int:
+def ensure_tables(connection: psycopg.Connection[TupleRow], target: int = TABLES_VERSION) -> int:
     """Create or upgrade the tables to ``target`` (the current version by default).
 
     Returns the version found before. A database written by a newer customs-batch is
     refused: an older one must not write tables it does not know.
     """
     with connection.transaction(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (TABLES_LOCK_KEY,))
         cursor.execute(
             "CREATE TABLE IF NOT EXISTS customs_batch_schema "
             "(only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), version integer NOT NULL)"
@@ -147,10 +147,10 @@ def ensure_schema(connection: psycopg.Connection[TupleRow], target: int = SCHEMA
         cursor.execute("SELECT version FROM customs_batch_schema")
         row = cursor.fetchone()
         found = int(row[0]) if row else 0
-        if found > SCHEMA_VERSION:
+        if found > TABLES_VERSION:
             raise StateError(
                 f"the state database was written by a newer customs-batch (tables version "
-                f"{found}, this one knows up to {SCHEMA_VERSION})",
+                f"{found}, this one knows up to {TABLES_VERSION})",
                 hint="upgrade customs-batch; an older one must not write newer tables",
             )
         for version in range(found, target):

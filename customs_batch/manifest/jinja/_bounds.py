@@ -5,7 +5,7 @@ in a macro allocates gigabytes before any output exists. So every operation of t
 that can make a long text or list (``*``, ``+``, ``%``, ``~``, the filters with a size
 argument, string methods, macro results, ``{% set %}`` blocks, ``range``) first works out
 how long its result would be and refuses past :data:`MAX_VALUE`; and everything built is
-counted against a per-render budget (:data:`MAX_BUILT`), so many values just under the limit
+counted against a per-render allowance (:data:`MAX_BUILT`), so many values just under the limit
 cannot add up to gigabytes either. A refusal raises :class:`TooLarge`, which names the
 operation and the limit and becomes a ``template.too-large`` finding at the template line.
 """
@@ -62,12 +62,12 @@ def refuse_over(what: str, size: int, limit: int = MAX_VALUE) -> None:
 _SIZED = (str, list, tuple, dict)
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 _SMALL = 64
-"""Values shorter than this are not counted against the budget (the deadline bounds how
+"""Values shorter than this are not counted against the allowance (the deadline bounds how
 many a render can make)."""
 
 
 def account(what: str, value: Any) -> Any:
-    """Count ``value`` (a text or a container just built) against the render's budget."""
+    """Count ``value`` (a text or a container just built) against the render's allowance."""
     if value.__class__ in _SIZED or isinstance(value, _SIZED):
         size = len(value)
         if size < _SMALL:

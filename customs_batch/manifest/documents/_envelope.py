@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import JsonPath
 from customs_batch.kinds import API_VERSION, Address, Kind
-from customs_batch.manifest._tree import Walk
 from customs_batch.manifest.document import nothing
+from customs_batch.manifest.yaml._tree import Walk
 
 if TYPE_CHECKING:  # read only for a document with forEach (see read_envelope)
-    from customs_batch.manifest._for_each_options import ForEach
+    from customs_batch.manifest.rows._options import ForEach
 
 TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "template", "values", "forEach", "spec")
 METADATA_KEYS = ("name", "dependsOn", "labels", "annotations", "previousNames")
@@ -62,7 +62,7 @@ def read_envelope(data: Any, walk: Walk) -> Envelope | None:
     for_each = None
     if "forEach" in data:
         # The spreadsheet options' checks are imported only by a document that has some.
-        from customs_batch.manifest._for_each_options import read_for_each
+        from customs_batch.manifest.rows._options import read_for_each
 
         for_each = read_for_each(data["forEach"], walk)
         check.failed = check.failed or for_each is None

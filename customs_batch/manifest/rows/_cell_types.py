@@ -18,7 +18,7 @@ import math
 import re
 from typing import Any
 
-from customs_batch.manifest._scalars import integer
+from customs_batch.manifest.yaml._scalars import integer
 
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
 _DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)\.\d+")

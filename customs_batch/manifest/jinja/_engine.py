@@ -5,8 +5,8 @@ undefined variables, and only ``values`` (later ``row``) plus a few harmless hel
 A template that loops forever or multiplies strings into gigabytes must end with a finding,
 not hang or exhaust memory: every loop checks a deadline, and every operation that can build
 a long text or list is refused before it builds past a limit (see ``_bounds``). Arithmetic
-refuses a spreadsheet cell's text mixed with a number (see ``_cell_types``), and errors are
-explained in the user's words (see ``_jinja_messages``).
+refuses a spreadsheet cell's text mixed with a number (see ``rows._cell_types``), and errors are
+explained in the user's words (see ``_messages``).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from customs_batch.manifest import _bounds
-from customs_batch.manifest._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
-from customs_batch.manifest._jinja_messages import (
+from customs_batch.manifest.document import JSON
+from customs_batch.manifest.jinja import _bounds
+from customs_batch.manifest.jinja._messages import (
     FriendlyUndefined,
     MissingName,
     explain_missing,
@@ -35,7 +35,7 @@ from customs_batch.manifest._jinja_messages import (
     source_line,
     suggest_name,
 )
-from customs_batch.manifest.document import JSON
+from customs_batch.manifest.rows._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
 
 RENDER_SECONDS = 5.0
 MAX_OUTPUT_CHARS = 10_000_000

@@ -12,8 +12,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from customs_batch.manifest._scalars import integer
 from customs_batch.manifest.document import JSON
+from customs_batch.manifest.yaml._scalars import integer
 
 _TRUE = frozenset({"true", "yes", "y", "1", "x"})
 _FALSE = frozenset({"false", "no", "n", "0"})

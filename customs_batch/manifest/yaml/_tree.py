@@ -14,12 +14,12 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
-from customs_batch.manifest._compose import PLAIN, STR
-from customs_batch.manifest._line_bound import hint
-from customs_batch.manifest._long_blocks import LongBlock
-from customs_batch.manifest._scalars import resolve_plain, resolve_tagged
-from customs_batch.manifest._schema_view import SchemaView
 from customs_batch.manifest.document import JSON
+from customs_batch.manifest.yaml._compose import PLAIN, STR
+from customs_batch.manifest.yaml._line_bound import hint
+from customs_batch.manifest.yaml._long_blocks import LongBlock
+from customs_batch.manifest.yaml._scalars import resolve_plain, resolve_tagged
+from customs_batch.manifest.yaml._schema_view import SchemaView
 from customs_batch.userfiles import megabytes
 
 MAX_DEPTH = 200

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from customs_batch.errors import ManifestError
-from customs_batch.manifest._templates import SUFFIX, search_path
+from customs_batch.manifest.templates._render import SUFFIX, search_path
 from customs_batch.resources import builtin_templates_dir
 
 PROJECT = "project"

@@ -21,11 +21,11 @@ from typing import Any
 from jinja2 import Environment, nodes
 
 from customs_batch.findings import JsonPath
-from customs_batch.manifest._source_map import Marks
-from customs_batch.manifest._template_lines import tag_end
-from customs_batch.manifest._template_output import TemplateOutput
-from customs_batch.manifest._templates import TemplateSource
 from customs_batch.manifest.document import Position
+from customs_batch.manifest.templates._lines import tag_end
+from customs_batch.manifest.templates._output import TemplateOutput
+from customs_batch.manifest.templates._render import TemplateSource
+from customs_batch.manifest.yaml._source_map import Marks
 
 _PASSING_FILTERS = frozenset({"tojson", "string", "default", "d"})
 _PARSER = Environment()  # parses only: nothing is rendered with it

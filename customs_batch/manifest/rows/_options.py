@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import JsonPath
-from customs_batch.manifest._cell_types import COLUMN_TYPE_WORDS, ColumnType
-from customs_batch.manifest._row_range import RowRange
-from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.rows._cell_types import COLUMN_TYPE_WORDS, ColumnType
+from customs_batch.manifest.rows._range import RowRange
 from customs_batch.manifest.spreadsheet.model import SheetLimits
+from customs_batch.manifest.yaml._tree import Walk
 
 FOR_EACH_KEYS = (
     "file",

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from customs_batch.findings import JsonPath
-from customs_batch.manifest._cell_types import CellText, ColumnType, typed
-from customs_batch.manifest._jinja import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
-from customs_batch.manifest._schema_view import SchemaView
 from customs_batch.manifest.document import JSON
+from customs_batch.manifest.jinja._engine import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
+from customs_batch.manifest.rows._cell_types import CellText, ColumnType, typed
+from customs_batch.manifest.yaml._schema_view import SchemaView
 
 _CELL = re.compile(
     r"\{\{-?\s*row\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(['\"])(.*?)\2\s*\])\s*-?\}\}"
@@ -35,7 +35,7 @@ _STRING = frozenset({"string"})
 
 class RowView:
     """A row for Jinja: ``row.x`` and ``row['Gross weight']`` give the cell, typed the same
-    whichever export it came from (see ``_cell_types``); a missing header is undefined. Not a
+    whichever export it came from (see ``rows._cell_types``); a missing header is undefined. Not a
     Mapping on purpose: a header named ``items`` or ``values`` must give the cell, not a
     dict method."""
 
@@ -103,7 +103,7 @@ class Slot:
         return [p[0] for p in self.pieces or () if not isinstance(p, str) and p[0] is not None]
 
     def render(self, context: Mapping[str, Any]) -> JSON:
-        """The value for one row; raises what Jinja raises (see ``_jinja.problem_of``)."""
+        """The value for one row; raises what Jinja raises (see ``jinja._engine.problem_of``)."""
         if self.header is not None:
             return context["row"].value(self.header, by_schema=bool(self.types))
         if self.pieces is not None:

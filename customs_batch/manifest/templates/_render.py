@@ -25,8 +25,9 @@ from jinja2 import Environment, FileSystemLoader, Template, TemplateError, Templ
 from jinja2.loaders import split_template_path
 from jinja2.meta import find_referenced_templates, find_undeclared_variables
 
-from customs_batch.manifest import _jinja
-from customs_batch.manifest._jinja import (
+from customs_batch.manifest.dependencies import TEMPLATES, note
+from customs_batch.manifest.jinja import _engine
+from customs_batch.manifest.jinja._engine import (
     MAX_OUTPUT_CHARS,
     JinjaProblem,
     OutputTooLarge,
@@ -36,8 +37,7 @@ from customs_batch.manifest._jinja import (
     problem_of,
     start_clock,
 )
-from customs_batch.manifest._template_lines import SAME_PLACES, LineMarks, Places, strip_marks
-from customs_batch.manifest.dependencies import TEMPLATES, note
+from customs_batch.manifest.templates._lines import SAME_PLACES, LineMarks, Places, strip_marks
 from customs_batch.resources import builtin_templates_dir
 from customs_batch.userfiles import FileRefused, read_user_file
 
@@ -229,7 +229,7 @@ def _time_limit() -> Iterator[None]:
         raise RenderTimeout
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, _jinja.RENDER_SECONDS + 1.0)
+    signal.setitimer(signal.ITIMER_REAL, _engine.RENDER_SECONDS + 1.0)
     try:
         yield
     finally:

@@ -11,12 +11,12 @@ from typing import Any
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
-from customs_batch.manifest._compose import PLAIN, ScalarNode, compose_all
-from customs_batch.manifest._schema_view import spec_view
-from customs_batch.manifest._source_map import Mark, Marks
-from customs_batch.manifest._template_lines import Places
-from customs_batch.manifest._templates import Rendered
-from customs_batch.manifest._tree import Walk
+from customs_batch.manifest.templates._lines import Places
+from customs_batch.manifest.templates._render import Rendered
+from customs_batch.manifest.yaml._compose import PLAIN, ScalarNode, compose_all
+from customs_batch.manifest.yaml._schema_view import spec_view
+from customs_batch.manifest.yaml._source_map import Mark, Marks
+from customs_batch.manifest.yaml._tree import Walk
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """``forEach``: one document per data row of a spreadsheet, streamed.
 
-The document's Jinja strings are compiled once (see ``_row_plan``); each row then only fills
+The document's Jinja strings are compiled once (see ``_plan``); each row then only fills
 them in. Findings of the manifest itself (a bad expression, a missing column) go to the walk,
 once; findings of one row name the spreadsheet file, sheet, row and, for a value taken from
 one cell, the column.
@@ -19,15 +19,15 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, UndefinedError
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
-from customs_batch.manifest import _templates
-from customs_batch.manifest._assemble import _NAME, Source, is_rendered_metadata, merge
-from customs_batch.manifest._cell_types import CellTypeError, MixedTypes
-from customs_batch.manifest._cells import CellProblem, convert
-from customs_batch.manifest._envelope import Envelope
-from customs_batch.manifest._for_each_options import ForEach
-from customs_batch.manifest._jinja import FIX_TEMPLATE, problem_of
-from customs_batch.manifest._references import SYNTAX_HINT, parse_references
-from customs_batch.manifest._row_plan import (
+from customs_batch.manifest.document import Document, Position, Reference
+from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendered_metadata, merge
+from customs_batch.manifest.documents._envelope import Envelope
+from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
+from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of
+from customs_batch.manifest.rows._cell_types import CellTypeError, MixedTypes
+from customs_batch.manifest.rows._cells import CellProblem, convert
+from customs_batch.manifest.rows._options import ForEach
+from customs_batch.manifest.rows._plan import (
     DROP,
     RowView,
     Slot,
@@ -36,15 +36,15 @@ from customs_batch.manifest._row_plan import (
     slot_tree,
     view_at,
 )
-from customs_batch.manifest._row_range import RowRange
-from customs_batch.manifest._schema_view import spec_view
-from customs_batch.manifest._template_output import TemplateOutput, parse_output
-from customs_batch.manifest._tree import Walk
-from customs_batch.manifest._values_trace import CellTrace, template_text
-from customs_batch.manifest.document import Document, Position, Reference
-from customs_batch.manifest.row_positions import RowPositions, TracedRowPositions
+from customs_batch.manifest.rows._range import RowRange
+from customs_batch.manifest.rows.positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
-from customs_batch.manifest.template_catalog import shadow_warning
+from customs_batch.manifest.templates import _render
+from customs_batch.manifest.templates._output import TemplateOutput, parse_output
+from customs_batch.manifest.templates._values_trace import CellTrace, template_text
+from customs_batch.manifest.templates.catalog import shadow_warning
+from customs_batch.manifest.yaml._schema_view import spec_view
+from customs_batch.manifest.yaml._tree import Walk
 
 _ROW_HINT = "Fix the cell in the spreadsheet, or the expression in the manifest."
 _NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }}".'
@@ -166,10 +166,10 @@ class _Expander:
                     self.walk.report_at("reference.syntax", message, SYNTAX_HINT, path)
         return references
 
-    def _find_template(self) -> _templates.TemplateSource | None:
+    def _find_template(self) -> _render.TemplateSource | None:
         name = self.envelope.template or ""
-        found = _templates.find_template(self.source.project_root, name)
-        if isinstance(found, _templates.TemplateSource):
+        found = _render.find_template(self.source.project_root, name)
+        if isinstance(found, _render.TemplateSource):
             shadow = shadow_warning(self.source.project_root.resolve(), name)
             if shadow is not None:
                 self.walk.report_at(
@@ -180,7 +180,7 @@ class _Expander:
             self.walk.report_in(found.file, found.line, found.rule, found.message, found.hint)
         else:
             hint = (
-                f"Create templates/{name}{_templates.SUFFIX} in the project, or name a "
+                f"Create templates/{name}{_render.SUFFIX} in the project, or name a "
                 "built-in template (see 'customs-batch templates list')."
             )
             self.walk.report_at(found.rule, found.message, hint, ("template",))
@@ -360,22 +360,22 @@ class _Expander:
 
     def _template_output(
         self,
-        template: _templates.TemplateSource,
+        template: _render.TemplateSource,
         values: Any,
         context: dict[str, Any],
         state: _RowState,
     ) -> TemplateOutput | None:
-        if _templates.uses_row(template):
-            result = _templates.render(template, context, remember=False)
+        if _render.uses_row(template):
+            result = _render.render(template, context, remember=False)
         else:
-            result = _templates.render(template, {"values": values})
-        if not isinstance(result, _templates.Rendered) and result.cell_column is not None:
+            result = _render.render(template, {"values": values})
+        if not isinstance(result, _render.Rendered) and result.cell_column is not None:
             # This row's cell is at fault (text where the template computes): at the cell.
             at = self._column(result.cell_column, state)
             message = f"in the template {template.file}, line {result.line}: {result.message}"
             state.fail(self._finding(result.rule, message, at, ("template",), result.hint))
             return None
-        if not isinstance(result, _templates.Rendered):
+        if not isinstance(result, _render.Rendered):
             key = ("template", result.rule, result.message, str(result.line))
             if key not in self.reported:
                 self.reported.add(key)

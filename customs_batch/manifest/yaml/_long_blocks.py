@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from customs_batch.manifest._long_quoted import long_plain, long_quoted
+from customs_batch.manifest.yaml._long_quoted import long_plain, long_quoted
 
 _HEADER = re.compile(rb"[|>](?:[1-9][-+]?|[-+][1-9]?)?[ \t]*(?:#[^\n]*)?\r?\n")
 # Between a key, a dash or a document marker and the indicator: blanks, maybe a tag or anchor.

@@ -1,4 +1,4 @@
-"""One rate budget per API key, shared through the state database by every process using it."""
+"""One rate limit per API key, shared through the state database by every process using it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import httpx
 import psycopg
 import pytest
 
-from customs_batch.backends import connect, rate_budget_note
+from customs_batch.backends import connect, rate_limit_note
 from customs_batch.client import RateLimit, RateLimiter
 from customs_batch.environments import load_project
 from customs_batch.shared_rate_limit import POLL_SECONDS, SharedRateLimiter, key_fingerprint
@@ -129,7 +129,7 @@ def test_a_request_lost_in_a_crash_blocks_the_key_only_until_it_is_stale(
         other.close()
 
 
-def test_another_key_has_its_own_budget_and_no_key_is_stored(postgres_url: str) -> None:
+def test_another_key_has_its_own_limit_and_no_key_is_stored(postgres_url: str) -> None:
     first, other = _limiter(postgres_url), _limiter(postgres_url, key="another-key")
     try:
         for _ in range(10):
@@ -171,11 +171,11 @@ def test_without_the_database_a_process_keeps_the_limit_alone(
         limiter.acquire()
     assert waits == [pytest.approx(LIMIT.spacing)]  # the local spacing, between the two
     warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == 1 and "the shared rate budget is out of reach" in warnings[0]
+    assert len(warnings) == 1 and "the shared rate limit is out of reach" in warnings[0]
     assert "pw-Hidden" not in warnings[0]
 
 
-def test_connect_shares_the_budget_only_for_a_postgres_state(
+def test_connect_shares_the_limit_only_for_a_postgres_state(
     tmp_path: Path, postgres_url: str
 ) -> None:
     (tmp_path / "customs-batch.yaml").write_text(
@@ -201,6 +201,6 @@ def test_connect_shares_the_budget_only_for_a_postgres_state(
         limiter.close()
     with connect(alone, environ=environ, transport=transport) as client:
         assert type(client.sender.rate_limiter) is RateLimiter
-    assert rate_budget_note(shared) is None
-    note = rate_budget_note(alone)
+    assert rate_limit_note(shared) is None
+    note = rate_limit_note(alone)
     assert note and "holds per process" in note and "100/minute" in note
