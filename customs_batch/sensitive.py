@@ -23,8 +23,9 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from customs_batch.jsontypes import JSON, JSONObject
 from customs_batch.kinds import Kind
 
 DIGEST_PREFIX = "hmac-sha256:"
@@ -52,7 +53,7 @@ def sensitive_paths(kind: Kind) -> tuple[Path, ...]:
 
 
 def _walk_schema(
-    root: Mapping[str, Any], node: Any, path: Path, found: list[Path], seen: set[str]
+    root: JSONObject, node: JSON, path: Path, found: list[Path], seen: set[str]
 ) -> None:
     if not isinstance(node, Mapping):
         return
@@ -60,7 +61,7 @@ def _walk_schema(
         found.append(path)
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
-        target: Any = root
+        target: JSON = root
         for step in ref[2:].split("/"):
             target = target.get(step) if isinstance(target, Mapping) else None
         _walk_schema(root, target, path, found, seen | {ref})
@@ -107,7 +108,7 @@ def clear_value_pattern() -> re.Pattern[bytes]:
     )
 
 
-def is_digest(value: Any) -> bool:
+def is_digest(value: object) -> bool:
     """Whether ``value`` is a digest this module made."""
     return isinstance(value, str) and _DIGEST.match(value) is not None
 
@@ -117,14 +118,14 @@ def has_sensitive(kind: Kind) -> bool:
     return bool(sensitive_paths(kind))
 
 
-def values_at(spec: Any, path: Path) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+def values_at(spec: JSON, path: Path) -> Iterator[tuple[tuple[str | int, ...], JSON]]:
     """Every value at ``path`` in ``spec`` with its concrete path (indices filled in)."""
     yield from _values_at(spec, path, ())
 
 
 def _values_at(
-    value: Any, path: Path, where: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    value: JSON, path: Path, where: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], JSON]]:
     if not path:
         yield where, value
         return
@@ -137,14 +138,12 @@ def _values_at(
         yield from _values_at(value[step], rest, (*where, step))
 
 
-def replaced(
-    spec: Mapping[str, Any], changes: Mapping[tuple[str | int, ...], Any]
-) -> dict[str, Any]:
+def replaced(spec: JSONObject, changes: Mapping[tuple[str | int, ...], JSON]) -> dict[str, JSON]:
     """A copy of ``spec`` with the value at each concrete path of ``changes`` replaced (the
     containers on the way copied, the rest shared)."""
-    out: dict[str, Any] = dict(spec)
+    out: dict[str, JSON] = dict(spec)
     for where, value in changes.items():
-        holder: Any = out
+        holder: JSON = out
         for step in where[:-1]:
             inner = holder[step]
             inner = dict(inner) if isinstance(inner, Mapping) else list(inner)
@@ -191,8 +190,8 @@ class Sealer:
         return True
 
     def compared(
-        self, kind: Kind, spec: Mapping[str, Any], recorded: Mapping[str, Any], lineage: str
-    ) -> Mapping[str, Any]:
+        self, kind: Kind, spec: JSONObject, recorded: JSONObject, lineage: str
+    ) -> JSONObject:
         """``spec`` as a record keeps it, to compare with ``recorded``: sensitive values
         digested. Without the API key (a plan where the key is not set) a value cannot be
         digested: where ``recorded`` holds one it is taken as unchanged, elsewhere it shows
@@ -201,7 +200,7 @@ class Sealer:
             return spec
         if self.has_key():
             return self.seal(kind, spec, lineage, stored=False, like=recorded)
-        changes: dict[tuple[str | int, ...], Any] = {}
+        changes: dict[tuple[str | int, ...], JSON] = {}
         for path in sensitive_paths(kind):
             for where, value in values_at(spec, path):
                 if value is None:
@@ -226,7 +225,7 @@ class Sealer:
             self._keys[lineage] = (key, key_id)
             return key, key_id
 
-    def digest(self, value: Any, lineage: str) -> str:
+    def digest(self, value: JSON, lineage: str) -> str:
         """The digest of one value (its canonical JSON, so ``"1234"`` and ``1234`` differ).
 
         Kept for the values met before (a batch's declarations share a few guarantees), so
@@ -252,18 +251,18 @@ class Sealer:
     def seal(
         self,
         kind: Kind,
-        spec: Mapping[str, Any],
+        spec: JSONObject,
         lineage: str,
         *,
         stored: bool = True,
-        like: Mapping[str, Any] | None = None,
-    ) -> Mapping[str, Any]:
+        like: JSONObject | None = None,
+    ) -> JSONObject:
         """``spec`` with each sensitive value replaced by its digest (``spec`` itself when
         there is none). ``stored``: a value that is a digest already stays (a record);
         otherwise every value is digested (what the manifests ask for). ``like``: a
         recorded spec to compare with; where it holds a digest made under another key,
         that digest is taken as is, since the two cannot be compared."""
-        changes: dict[tuple[str | int, ...], Any] = {}
+        changes: dict[tuple[str | int, ...], JSON] = {}
         for path in sensitive_paths(kind):
             for where, value in values_at(spec, path):
                 if value is None or (stored and is_digest(value)):
@@ -276,7 +275,7 @@ class Sealer:
         return replaced(spec, changes) if changes else spec
 
 
-def value_at(spec: Any, where: tuple[str | int, ...]) -> Any:
+def value_at(spec: JSON, where: tuple[str | int, ...]) -> JSON:
     """The value at the concrete path ``where`` in ``spec``, or None."""
     for step in where:
         if type(step) is int:
@@ -286,7 +285,7 @@ def value_at(spec: Any, where: tuple[str | int, ...]) -> Any:
     return spec
 
 
-def has_clear_values(kind: Kind, spec: Mapping[str, Any]) -> bool:
+def has_clear_values(kind: Kind, spec: JSONObject) -> bool:
     """Whether ``spec`` holds a sensitive value that is not a digest."""
     return any(
         value is not None and not is_digest(value)
@@ -295,7 +294,7 @@ def has_clear_values(kind: Kind, spec: Mapping[str, Any]) -> bool:
     )
 
 
-def masked(kind: Kind, spec: Mapping[str, Any]) -> Mapping[str, Any]:
+def masked(kind: Kind, spec: JSONObject) -> JSONObject:
     """``spec`` with each sensitive value that is not a digest shown as ``(sensitive)``."""
     changes = {
         where: SENSITIVE
@@ -306,7 +305,7 @@ def masked(kind: Kind, spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return replaced(spec, changes) if changes else spec
 
 
-def masked_document(document: Mapping[str, Any]) -> Mapping[str, Any]:
+def masked_document(document: JSONObject) -> JSONObject:
     """A rendered document (``kind`` and ``spec``) with its sensitive values shown as
     ``(sensitive)``; unchanged when its kind has none."""
     kind = _sensitive_kinds().get(str(document.get("kind")))

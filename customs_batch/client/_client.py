@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from customs_batch.client._endpoints import EndpointMap
 from customs_batch.client._errors import UnexpectedResponseError
@@ -45,12 +45,13 @@ from customs_batch.client._pagination import (
 )
 from customs_batch.client._transport import Sender
 from customs_batch.errors import UsageError
+from customs_batch.jsontypes import JSON
 
 R = TypeVar("R", bound=Record)
 DEFAULT_PAGE_SIZE = 20
 
 
-def _record(kind: type[R], body: Any, operation: str) -> R:
+def _record(kind: type[R], body: object, operation: str) -> R:
     if not isinstance(body, dict):
         raise UnexpectedResponseError(f"the answer to {operation} is not a JSON object")
     return kind.from_json(body)
@@ -103,9 +104,9 @@ class CustomsClient:
         *,
         path: Mapping[str, str | int] | None = None,
         params: Mapping[str, str] | None = None,
-        body: Mapping[str, Any] | None = None,
+        body: Mapping[str, object] | None = None,
         idempotency_key: str | None = None,
-    ) -> Any:
+    ) -> JSON:
         """Call the endpoint ``name`` of the endpoint map; return the response's JSON."""
         endpoint = self.endpoints[name]
         url = endpoint.url_path(**(path or {}))
@@ -113,8 +114,17 @@ class CustomsClient:
             endpoint.method, url, params=params, body=body, idempotency_key=idempotency_key
         )
 
-    def _one(self, kind: type[R], name: str, **kwargs: Any) -> R:
-        return _record(kind, self.call(name, **kwargs), str(self.endpoints[name]))
+    def _one(
+        self,
+        kind: type[R],
+        name: str,
+        *,
+        path: Mapping[str, str | int] | None = None,
+        body: Mapping[str, object] | None = None,
+        idempotency_key: str | None = None,
+    ) -> R:
+        answer = self.call(name, path=path, body=body, idempotency_key=idempotency_key)
+        return _record(kind, answer, str(self.endpoints[name]))
 
     def _page(
         self,
@@ -192,7 +202,7 @@ class CustomsClient:
         return self._all(lambda p, n: self.list_allocations(shipment_id, page=p, page_size=n))
 
     def create_movement(
-        self, shipment_id: str, body: Mapping[str, Any], *, idempotency_key: str
+        self, shipment_id: str, body: Mapping[str, object], *, idempotency_key: str
     ) -> Movement:
         """Create an RTO movement; the key makes a resend replay instead of duplicate."""
         return self._one(
@@ -258,19 +268,19 @@ class CustomsClient:
         path = {"declaration_id": declaration_id}
         return self._one(TransitDeclarationDetail, "get_transit", path=path)
 
-    def submit_departure(self, body: Mapping[str, Any]) -> DepartureSubmission:
+    def submit_departure(self, body: Mapping[str, object]) -> DepartureSubmission:
         """Submit a departure declaration. Never retried: the API has no idempotency for it."""
         return self._one(DepartureSubmission, "submit_departure", body=body)
 
     def update_departure_parties(
-        self, declaration_id: int, body: Mapping[str, Any]
+        self, declaration_id: int, body: Mapping[str, object]
     ) -> DepartureSubmission:
         """PATCH the parties of a departure declaration."""
         path = {"declaration_id": declaration_id}
         return self._one(DepartureSubmission, "update_departure_parties", path=path, body=body)
 
     def update_arrival_parties(
-        self, declaration_id: int, body: Mapping[str, Any]
+        self, declaration_id: int, body: Mapping[str, object]
     ) -> DepartureSubmission:
         """PATCH the parties of an arrival declaration."""
         path = {"declaration_id": declaration_id}
@@ -323,11 +333,11 @@ class CustomsClient:
         """Every template group matching ``filters``."""
         return self._all(lambda p, n: self.list_template_groups(filters, page=p, page_size=n))
 
-    def create_template_group(self, body: Mapping[str, Any]) -> TemplateGroup:
+    def create_template_group(self, body: Mapping[str, object]) -> TemplateGroup:
         """Create a template group. Not retried: the API has no idempotency for it."""
         return self._one(TemplateGroup, "create_template_group", body=body)
 
-    def update_template_group(self, group_id: int, body: Mapping[str, Any]) -> TemplateGroup:
+    def update_template_group(self, group_id: int, body: Mapping[str, object]) -> TemplateGroup:
         """PATCH a template group's name, code, isDefault or templates."""
         path = {"group_id": group_id}
         return self._one(TemplateGroup, "update_template_group", path=path, body=body)

@@ -20,9 +20,9 @@ Messages never contain the API key: the client removes it from any text it quote
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from customs_batch.errors import ServiceError
+from customs_batch.jsontypes import JSON
 
 REDACTED = "***"
 
@@ -42,7 +42,7 @@ class ServiceResponseError(ServiceError):
         message: str,
         *,
         status: int,
-        body: Any,
+        body: JSON,
         operation: str,
         hint: str | None = None,
     ) -> None:
@@ -73,7 +73,7 @@ class RateLimitedError(ServiceResponseError):
     """429: over the rate limit; ``retry_after`` is in seconds."""
 
     def __init__(
-        self, message: str, *, status: int, body: Any, operation: str, retry_after: float
+        self, message: str, *, status: int, body: JSON, operation: str, retry_after: float
     ) -> None:
         super().__init__(message, status=status, body=body, operation=operation)
         self.retry_after = retry_after
@@ -105,7 +105,7 @@ class UnexpectedResponseError(ServiceError):
     """A success response whose body does not have the documented shape."""
 
 
-def service_message(body: Any) -> str:
+def service_message(body: object) -> str:
     """The human part of an error body: its ``message`` (joined if a list), else the body."""
     if isinstance(body, dict):
         message = body.get("message")
@@ -129,7 +129,7 @@ def parse_retry_after(value: str | None, default: float = 1.0) -> float:
 
 
 def error_for_status(
-    status: int, body: Any, *, operation: str, retry_after: str | None, secret: str | None
+    status: int, body: JSON, *, operation: str, retry_after: str | None, secret: str | None
 ) -> ServiceResponseError:
     """The typed error for an error ``status``, with a message that says what to check."""
     said = redact(service_message(body), secret)

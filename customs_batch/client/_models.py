@@ -8,37 +8,36 @@ because the service added or loosened something.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Self
 
-JsonObject = Mapping[str, Any]
+from customs_batch.jsontypes import JSON, JSONObject
 
 
-def _str(raw: JsonObject, key: str) -> str | None:
+def _str(raw: JSONObject, key: str) -> str | None:
     value = raw.get(key)
     return value if isinstance(value, str) else None
 
 
-def _int(raw: JsonObject, key: str) -> int | None:
+def _int(raw: JSONObject, key: str) -> int | None:
     value = raw.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _float(raw: JsonObject, key: str) -> float | None:
+def _float(raw: JSONObject, key: str) -> float | None:
     value = raw.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
 
 
-def _bool(raw: JsonObject, key: str) -> bool | None:
+def _bool(raw: JSONObject, key: str) -> bool | None:
     value = raw.get(key)
     return value if isinstance(value, bool) else None
 
 
-def _frozen(raw: JsonObject) -> JsonObject:
+def _frozen(raw: JSONObject) -> JSONObject:
     return MappingProxyType(dict(raw))
 
 
@@ -46,15 +45,15 @@ def _frozen(raw: JsonObject) -> JsonObject:
 class Record:
     """Base of every record: ``raw`` is the object exactly as the service sent it."""
 
-    raw: JsonObject
+    raw: JSONObject
 
     @classmethod
-    def from_json(cls, raw: JsonObject) -> Self:
+    def from_json(cls, raw: JSONObject) -> Self:
         """Build the record from a JSON object; unknown fields stay in ``raw`` only."""
         return cls(_frozen(raw), **cls._fields(raw))
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {}
 
 
@@ -67,7 +66,7 @@ class Shipment(Record):
     status: str | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "shipment_id": _int(raw, "shipmentId"),
             "reference_number": _str(raw, "referenceNumber"),
@@ -87,7 +86,7 @@ class DeclarationListEntry(Record):
     mrn: str | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "declaration_id": _int(raw, "declarationId"),
             "shipment_id": _int(raw, "shipmentId"),
@@ -102,11 +101,11 @@ class DeclarationListEntry(Record):
 class ExportDeclaration(DeclarationListEntry):
     """The detail of an export declaration, with its items and errors."""
 
-    items: tuple[JsonObject, ...] = ()
-    errors: tuple[Any, ...] = ()
+    items: tuple[JSONObject, ...] = ()
+    errors: tuple[JSON, ...] = ()
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         items = raw.get("items")
         errors = raw.get("errors")
         return {
@@ -129,7 +128,7 @@ class DeclarationItem(Record):
     quantity: float | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "item_id": _int(raw, "id"),
             "declaration_id": _int(raw, "declarationId"),
@@ -148,7 +147,7 @@ class TransitDeclaration(Record):
     declaration_type: str | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "declaration_id": _int(raw, "declarationId"),
             "status": _str(raw, "status"),
@@ -162,10 +161,10 @@ class TransitDeclarationDetail(TransitDeclaration):
 
     procedure_type: str | None = None
     total_weight: float | None = None
-    errors: tuple[Any, ...] = ()
+    errors: tuple[JSON, ...] = ()
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         errors = raw.get("errors")
         return {
             **super()._fields(raw),
@@ -186,7 +185,7 @@ class TemplateGroup(Record):
     company_id: int | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "group_id": _int(raw, "id"),
             "name": _str(raw, "name"),
@@ -208,7 +207,7 @@ class Hawb(Record):
     is_active: bool | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "hawb_id": _str(raw, "hawbId"),
             "shipment_id": _str(raw, "shipmentId"),
@@ -230,7 +229,7 @@ class Allocation(Record):
     is_active: bool | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "allocation_id": _str(raw, "allocationId"),
             "hawb_id": _str(raw, "hawbId"),
@@ -250,7 +249,7 @@ class Movement(Record):
     status: str | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {
             "movement_id": _str(raw, "movementId"),
             "shipment_id": _str(raw, "shipmentId"),
@@ -267,7 +266,7 @@ class DepartureSubmission(Record):
     status: str | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {"declaration_id": _int(raw, "declarationId"), "status": _str(raw, "status")}
 
 
@@ -279,7 +278,7 @@ class CancellationResult(Record):
     canceled: bool | None = None
 
     @classmethod
-    def _fields(cls, raw: JsonObject) -> dict[str, Any]:
+    def _fields(cls, raw: JSONObject) -> dict[str, Any]:
         return {"declaration_id": _int(raw, "declarationId"), "canceled": _bool(raw, "canceled")}
 
 
@@ -295,4 +294,4 @@ class Exchange:
     body_sha256: str | None
     status: int | None = None
     mrn: str | None = None
-    errors: Any = None
+    errors: JSON = None

@@ -15,12 +15,13 @@ ITEMS         ``{items, meta: {totalItems, itemCount, itemsPerPage,      ``items
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from customs_batch.client._errors import UnexpectedResponseError
+from customs_batch.jsontypes import JSON, JSONObject
 
 MAX_PAGE_SIZE = 100
 T = TypeVar("T")
@@ -64,15 +65,15 @@ class Page(Generic[T]):
         return False
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _object(value: Any) -> Mapping[str, Any]:
+def _object(value: object) -> JSONObject:
     return value if isinstance(value, dict) else {}
 
 
-def _objects(value: Any, where: str) -> list[Mapping[str, Any]]:
+def _objects(value: object, where: str) -> list[JSONObject]:
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise UnexpectedResponseError(
             f"the list response has no array of objects at {where!r}",
@@ -84,8 +85,8 @@ def _objects(value: Any, where: str) -> list[Mapping[str, Any]]:
 
 def parse_page(
     family: PageFamily,
-    body: Any,
-    parse: Callable[[Mapping[str, Any]], T],
+    body: JSON,
+    parse: Callable[[JSONObject], T],
     *,
     page: int,
     page_size: int,

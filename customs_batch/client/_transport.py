@@ -18,7 +18,6 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import httpx
 
@@ -36,6 +35,7 @@ from customs_batch.client._models import Exchange
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
 from customs_batch.client._retry import RetryPolicy, is_repeatable, is_transient
 from customs_batch.errors import CustomsBatchError, ServiceError
+from customs_batch.jsontypes import JSON
 
 USER_AGENT = f"customs-batch/{__version__}"
 logger = logging.getLogger("customs_batch.client")
@@ -98,9 +98,9 @@ class Sender:
         path: str,
         *,
         params: Mapping[str, str] | None = None,
-        body: Mapping[str, Any] | None = None,
+        body: Mapping[str, object] | None = None,
         idempotency_key: str | None = None,
-    ) -> Any:
+    ) -> JSON:
         """Send until success or a final error; return the response's JSON (None if empty)."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         operation = f"{method} {path}"
@@ -169,11 +169,11 @@ class Sender:
         method: str,
         path: str,
         params: Mapping[str, str] | None,
-        body: Mapping[str, Any] | None,
+        body: Mapping[str, object] | None,
         headers: Mapping[str, str],
         operation: str,
         key: str,
-    ) -> Any:
+    ) -> JSON:
         try:
             request = self._http.build_request(
                 method,
@@ -240,7 +240,7 @@ class Sender:
         exchanges.append(exchange)
         return exchange
 
-    def _json(self, response: httpx.Response, operation: str, key: str) -> Any:
+    def _json(self, response: httpx.Response, operation: str, key: str) -> JSON:
         if not response.content:
             return None
         try:
@@ -269,7 +269,7 @@ class Sender:
         logger.debug(redact(line, key))
 
 
-def _redacted(value: Any, key: str) -> Any:
+def _redacted(value: JSON, key: str) -> JSON:
     """``value`` (parsed JSON) with ``key`` replaced by ``***`` in every string."""
     if isinstance(value, str):
         return redact(value, key)

@@ -13,8 +13,9 @@ from customs_batch.backends import backend_for
 from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import StateError, UsageError
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
-from customs_batch.planning.references import JSON, resolve
+from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
 from customs_batch.state.lock import Unlocked
 from customs_batch.state.transfer import pushed_state

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.client import (
     AuthenticationError,
@@ -42,6 +42,7 @@ from customs_batch.execution.history import HistoriedSession, RunHistory
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.waiting import WaitOptions, follow_pending, poll
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.model import Request, WaitFunction
 from customs_batch.kinds.registry import SEND, model_of
@@ -53,7 +54,6 @@ from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailu
 if TYPE_CHECKING:
     from customs_batch.client import Exchange
 
-JSON = Any
 CONFLICT = 409
 
 

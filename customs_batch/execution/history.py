@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from customs_batch.errors import ServiceError
 from customs_batch.state.backend import StateSession
 from customs_batch.state.history import HistoryStore
 from customs_batch.state.lock import LockInfo
-from customs_batch.state.model import ResourceRecord, State
+from customs_batch.state.model import ResourceRecord, Scalar, State
 
 if TYPE_CHECKING:
     from customs_batch.client import Exchange
@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 
 GIT_TIMEOUT = 10.0
 
+Operator = Mapping[str, str | Mapping[str, str] | None]
+"""Who runs a change: ``user``, ``host`` and ``ci`` (the CI run, None outside CI)."""
 
-def operator(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+
+def operator(environ: Mapping[str, str] | None = None) -> Operator:
     """Who runs this: the user, the host, and the CI run from the variables GitHub Actions
     and GitLab CI set (None outside CI)."""
     environ = os.environ if environ is None else environ
@@ -98,12 +101,12 @@ class RunHistory:
     """The entries of one run, in ``store``."""
 
     store: HistoryStore
-    operator: dict[str, Any]
+    operator: Operator
     commit: str
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     clock: Callable[[], str] = _now
 
-    def _append(self, event: str, change: PlannedChange, **fields: Any) -> int:
+    def _append(self, event: str, change: PlannedChange, **fields: object) -> int:
         return self.store.append(
             {
                 "time": self.clock(),
@@ -127,7 +130,7 @@ class RunHistory:
         change: PlannedChange,
         key: str | None,
         exchanges: list[Exchange],
-        outputs: Mapping[str, Any] | None = None,
+        outputs: Mapping[str, Scalar] | None = None,
         error: ServiceError | None = None,
     ) -> None:
         """The entry of what came back for the request entry ``request``."""
@@ -135,7 +138,7 @@ class RunHistory:
         status: int | str = "unknown" if last is None or last.status is None else last.status
         if error is not None and _never_left(error):
             status = "not-sent"
-        fields: dict[str, Any] = {
+        fields: dict[str, object] = {
             "request": request,
             "idempotencyKey": key,
             "status": status,
@@ -156,7 +159,7 @@ class RunHistory:
             fields["failure"] = error.message
         self._append("answer", change, **fields)
 
-    def moved(self, change: PlannedChange, outputs: Mapping[str, Any]) -> None:
+    def moved(self, change: PlannedChange, outputs: Mapping[str, Scalar]) -> None:
         """A renamed document took over its record; nothing was sent."""
         self._append("moved", change, movedFrom=str(change.moved_from), ids=_ids(outputs))
 
@@ -171,7 +174,7 @@ def _never_left(error: ServiceError) -> bool:
     return isinstance(error, NotSentError)
 
 
-def _ids(outputs: Mapping[str, Any]) -> dict[str, Any]:
+def _ids(outputs: Mapping[str, Scalar]) -> dict[str, Scalar]:
     return {k: v for k, v in sorted(outputs.items()) if k == "id" or k.endswith("Id")}
 
 

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from customs_batch.client import CustomsClient
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import now_iso
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import KindModel, Refreshed
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
-
-JSON = Any
 
 
 def read_and_compare(

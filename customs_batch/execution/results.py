@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from customs_batch.findings import Finding, Severity, column_letter
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.model import ServiceId
 from customs_batch.kinds.registry import model_of
@@ -27,8 +27,6 @@ from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
 from customs_batch.sensitive import is_digest, sensitive_paths, values_at
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
-
-JSON = Any
 
 
 class ResultStatus(StrEnum):

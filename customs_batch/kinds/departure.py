@@ -10,9 +10,11 @@ again as a new declaration that replaces it (both IDs recorded).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import ServiceError
+from customs_batch.jsontypes import JSON, JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import (
@@ -30,7 +32,6 @@ from customs_batch.kinds.checks import (
     RuleSet,
 )
 from customs_batch.kinds.model import (
-    JSON,
     STOPPED,
     TIMED_OUT,
     Decision,
@@ -61,7 +62,10 @@ if TYPE_CHECKING:
 
 OUTPUTS = OUTPUT_FIELDS[Kind.DEPARTURE_DECLARATION]
 PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})
-COMPARED = (
+Compared = Literal[
+    "declarationType", "procedureType", "totalWeight", "departureOffice", "destinationOffice"
+]
+COMPARED: tuple[Compared, ...] = (
     "declarationType",
     "procedureType",
     "totalWeight",
@@ -71,10 +75,135 @@ COMPARED = (
 """Fields of a submission that the service's detail of a transit declaration gives back."""
 
 
-def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
+class Party(TypedDict):
+    """A party of a transit declaration (the schema's ``$defs/party``)."""
+
+    name: NotRequired[str]
+    eoriNo: NotRequired[str]
+    countryCode: NotRequired[str]
+    city: NotRequired[str]
+    street: NotRequired[str]
+    postcode: NotRequired[str]
+
+
+class PostalAddress(TypedDict):
+    """The postal address of the goods location."""
+
+    street: NotRequired[str]
+    city: NotRequired[str]
+    postCode: NotRequired[str]
+    countryCode: NotRequired[str]
+
+
+class GoodsLocation(TypedDict):
+    """Where the goods can be examined."""
+
+    Address: PostalAddress
+
+
+class MeansOfTransport(TypedDict):
+    """A means of transport (``$defs/transportMeans``)."""
+
+    sequenceNumber: NotRequired[int]
+    mode: NotRequired[str]
+    transportType: NotRequired[str]
+    identificationNumber: NotRequired[str]
+    nationality: NotRequired[str]
+
+
+class Guarantee(TypedDict):
+    """A guarantee; its ``accessCode`` is sensitive (a digest in the state and in a plan)."""
+
+    guaranteeType: NotRequired[str]
+    guaranteeReferenceNumber: NotRequired[str]
+    guaranteeAmount: NotRequired[float]
+    currencyCode: NotRequired[str]
+    accessCode: NotRequired[str]
+
+
+class Authorisation(TypedDict):
+    """An authorisation."""
+
+    documentCategory: NotRequired[str]
+    typeCode: NotRequired[str]
+    description: NotRequired[str]
+
+
+class Packaging(TypedDict):
+    """The packaging of a goods item."""
+
+    sequenceNumber: NotRequired[int]
+    typeOfPackages: NotRequired[str]
+    quantity: NotRequired[int]
+    shippingMarks: NotRequired[str]
+
+
+class GoodsItem(TypedDict):
+    """A goods item (``$defs/item``)."""
+
+    description: NotRequired[str]
+    commodityCode: NotRequired[str]
+    originCountry: NotRequired[str]
+    quantity: NotRequired[float]
+    grossMass: NotRequired[float]
+    netWeight: NotRequired[float]
+    netPrice: NotRequired[float]
+    currency: NotRequired[str]
+    packaging: NotRequired[list[Packaging]]
+
+
+class DepartureSpec(TypedDict):
+    """The spec of a DepartureDeclaration, the body of its submission, as
+    ``schemas/departure-declaration.schema.json`` describes it (``tests/kinds/test_specs.py``
+    holds the two together)."""
+
+    type: Literal["DEPARTURE"]
+    companyId: int
+    procedureType: Literal["D1", "D2", "D3", "D4"]
+    declarationType: Literal[
+        "mixedTransit",
+        "tir",
+        "externalTransit",
+        "internalTransit",
+        "internalTransitFiscal",
+        "internalTransitSanMarino",
+    ]
+    additionalDeclarationType: str
+    commercialReference: str
+    departureOffice: str
+    destinationOffice: str
+    countryOfDispatch: str
+    countryOfDestination: str
+    security: str
+    totalWeight: float
+    goodsLocationType: str
+    goodsLocationAddressType: str
+    goodsLocationAddress: GoodsLocation
+    loadingCountry: str
+    loadingLocation: str
+    loadingUNLocode: str
+    unloadingCountry: NotRequired[str]
+    unloadingLocation: NotRequired[str]
+    unloadingUNLocode: NotRequired[str]
+    Principal: Party
+    Consignor: Party
+    Consignee: Party
+    TransportMeans: NotRequired[list[MeansOfTransport]]
+    DeclarationGuarantees: list[Guarantee]
+    Authorisations: NotRequired[list[Authorisation]]
+    DeclarationItems: list[GoodsItem]
+
+
+def spec_of(spec: JSONObject) -> DepartureSpec:
+    """A departure's spec as its type. Only for a spec its schema has validated (a document
+    being planned or applied, the record of one sent): the check is not made again."""
+    return cast(DepartureSpec, spec)
+
+
+def _identity(spec: JSONObject) -> tuple[str, ...]:
     """The declarant, the commercial reference, the offices and the goods (each item's
     commodity code and origin): the same again is the same goods declared twice."""
-    items = spec.get("DeclarationItems")
+    items = spec_of(spec).get("DeclarationItems")
     goods = sorted(
         f"{item.get('commodityCode')}/{item.get('originCountry')}"
         for item in (items if isinstance(items, list) else ())
@@ -89,11 +218,11 @@ def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
 
 
 def _submit(client: CustomsClient, request: Request) -> Outputs:
-    return outputs_of(OUTPUTS, client.submit_departure(request.spec))
+    return outputs_of(OUTPUTS, client.submit_departure(spec_of(request.spec)))
 
 
 def _update_parties(client: CustomsClient, request: Request) -> Outputs:
-    body = {k: v for k, v in request.spec.items() if k in PARTY_FIELDS}
+    body = {k: v for k, v in spec_of(request.spec).items() if k in PARTY_FIELDS}
     answer = client.update_departure_parties(int(request.outputs["declarationId"]), body)
     return outputs_of(OUTPUTS, answer, request.outputs)
 
@@ -134,7 +263,7 @@ def _look_for(
         if ident is None or ident in known:
             continue
         created.append((ident, str(entry.raw.get("createdAt") or "")))
-    details: dict[int, Mapping[str, JSON]] = {}
+    details: dict[int, JSONObject] = {}
     found: dict[str, tuple[str, ...]] = {}
     for creation in lost:
         candidates: list[str] = []
@@ -144,7 +273,7 @@ def _look_for(
                 continue
             if ident not in details:
                 details[ident] = client.get_transit(ident).raw
-            if _could_be(creation.record.spec, details[ident]):
+            if _could_be(spec_of(creation.record.spec), details[ident]):
                 candidates.append(str(ident))
         found[creation.record.address] = tuple(candidates)
     return found
@@ -160,7 +289,7 @@ def _recorded_ids(records: Sequence[ResourceRecord]) -> set[int]:
     return known
 
 
-def _could_be(spec: Mapping[str, JSON], detail: Mapping[str, JSON]) -> bool:
+def _could_be(spec: DepartureSpec, detail: JSONObject) -> bool:
     """Whether the detail agrees with the submission wherever both give a field."""
     return all(
         spec[name] == detail[name]
@@ -170,7 +299,7 @@ def _could_be(spec: Mapping[str, JSON], detail: Mapping[str, JSON]) -> bool:
 
 
 def read_transit(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
+    client: CustomsClient, address: Address, remote_id: str, spec: JSONObject
 ) -> Found:
     """What the service holds of the transit declaration ``remote_id``: its state, and of
     the submission's fields those its detail gives back (:data:`COMPARED`)."""
@@ -202,6 +331,15 @@ def refresh_transit(
     return refresh_each_declaration(records, read)
 
 
+@dataclass
+class _Polled:
+    """What the last read of a transit declaration said (``wait_transit``)."""
+
+    status: str | None = PROCESSING
+    errors: tuple[JSON, ...] = ()
+    failure: str | None = None
+
+
 def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> Waited:
     """``apply --wait`` on a transit declaration just sent: read it until it is no longer
     ``processing`` (a state in :data:`FAILED_TRANSIT_STATUSES` fails the change), the time
@@ -210,23 +348,22 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
     answered = record.outputs.get("status")
     if answered not in (None, PROCESSING):  # an arrival's parties, say
         return Waited(str(answered), (), True, f"declaration {declaration_id} is {answered}")
-    last: dict[str, Any] = {"status": PROCESSING, "errors": ()}
+    last = _Polled()
 
     def read() -> bool:
         try:
             detail = client.get_transit(declaration_id)
         except ServiceError as exc:
-            last["failure"] = f"could not poll declaration {declaration_id}: {exc.message}"
+            last.failure = f"could not poll declaration {declaration_id}: {exc.message}"
             return True
-        last["status"] = detail.raw.get("status")
-        last["errors"] = tuple(detail.raw.get("errors") or ())
-        return bool(last["status"] != PROCESSING)
+        last.status = detail.raw.get("status")
+        last.errors = tuple(detail.raw.get("errors") or ())
+        return bool(last.status != PROCESSING)
 
     ended = poll(read)
-    status: str | None = last["status"]
-    errors: tuple[JSON, ...] = last["errors"]
-    if "failure" in last:
-        ok, detail = False, str(last["failure"])
+    status, errors = last.status, last.errors
+    if last.failure is not None:
+        ok, detail = False, last.failure
     elif ended == TIMED_OUT:  # the executor adds how long it waited
         ok, detail = False, f"declaration {declaration_id} still processing"
     elif ended == STOPPED:
@@ -268,6 +405,7 @@ CODE_FIELDS: CodeFields = (
 
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
+    spec_type=DepartureSpec,
     outputs=OUTPUTS,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),

@@ -9,13 +9,13 @@ cancellation is pending, never done: plan shows it waiting, apply reads where it
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict, cast
 
+from customs_batch.jsontypes import JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.model import (
-    JSON,
     Found,
     KindModel,
     Outputs,
@@ -42,13 +42,28 @@ REFUSED_STATES = frozenset(DECLARATION_STATUSES) - {CANCELED, REQUESTED}
 """After a request: any status but these two means customs refused the cancellation."""
 
 
+class ExportCancellationSpec(TypedDict):
+    """The spec of an ExportCancellation, as ``schemas/export-cancellation.schema.json``
+    describes it (``tests/kinds/test_specs.py`` holds the two together)."""
+
+    declarationId: int | str
+    """The declaration's number, or a ``${ref:…}`` to it until the reference is resolved."""
+
+
+def spec_of(spec: JSONObject) -> ExportCancellationSpec:
+    """A cancellation's spec as its type. Only for a spec its schema has validated (a
+    document being planned or applied, the record of one sent): the check is not made
+    again."""
+    return cast(ExportCancellationSpec, spec)
+
+
 def _cancel(client: CustomsClient, request: Request) -> Outputs:
-    return outputs_of(OUTPUTS, client.cancel_declaration(int(request.spec["declarationId"])))
+    return outputs_of(
+        OUTPUTS, client.cancel_declaration(int(spec_of(request.spec)["declarationId"]))
+    )
 
 
-def _read_back(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Found:
+def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
     declaration = client.get_declaration(number(remote_id, address))
     status = declaration.raw.get("status")
     ident = declaration.raw.get("declarationId")
@@ -83,6 +98,7 @@ def service_words(record: ResourceRecord) -> str | None:
 
 MODEL = KindModel(
     kind=Kind.EXPORT_CANCELLATION,
+    spec_type=ExportCancellationSpec,
     outputs=OUTPUTS,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),

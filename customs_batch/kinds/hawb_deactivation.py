@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.jsontypes import JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.model import (
-    JSON,
     Found,
     KindModel,
     Outputs,
@@ -25,16 +24,30 @@ if TYPE_CHECKING:
 OUTPUTS = OUTPUT_FIELDS[Kind.HAWB_DEACTIVATION]
 
 
+class HawbDeactivationSpec(TypedDict):
+    """The spec of a HawbDeactivation, as ``schemas/hawb-deactivation.schema.json``
+    describes it (``tests/kinds/test_specs.py`` holds the two together)."""
+
+    shipmentId: str
+    hawbId: str
+
+
+def spec_of(spec: JSONObject) -> HawbDeactivationSpec:
+    """A HAWB deactivation's spec as its type. Only for a spec its schema has validated (a
+    document being planned or applied, the record of one sent): the check is not made
+    again."""
+    return cast(HawbDeactivationSpec, spec)
+
+
 def _deactivate(client: CustomsClient, request: Request) -> Outputs:
-    hawb = client.deactivate_hawb(str(request.spec["shipmentId"]), str(request.spec["hawbId"]))
+    spec = spec_of(request.spec)
+    hawb = client.deactivate_hawb(str(spec["shipmentId"]), str(spec["hawbId"]))
     return outputs_of(OUTPUTS, hawb)
 
 
-def _read_back(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Found:
+def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
     """The HAWB ``remote_id`` on the document's shipment, inactive ones included."""
-    shipment = str(spec.get("shipmentId"))
+    shipment = str(spec_of(spec).get("shipmentId"))
     for hawb in client.iter_hawbs(shipment, include_inactive=True):
         if hawb.raw.get("hawbId") == remote_id:
             active = hawb.raw.get("isActive")
@@ -54,6 +67,7 @@ def _read_back(
 
 MODEL = KindModel(
     kind=Kind.HAWB_DEACTIVATION,
+    spec_type=HawbDeactivationSpec,
     outputs=OUTPUTS,
     id_field="hawbId",
     create=Operation.DEACTIVATE_HAWB,

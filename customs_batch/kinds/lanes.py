@@ -6,11 +6,17 @@ written down) does not load the client to know a lane.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, cast
+
+from customs_batch.jsontypes import JSONObject
+
+if TYPE_CHECKING:
+    from customs_batch.kinds.movement import MovementSpec
 
 
-def movement_lane(spec: Mapping[str, Any]) -> tuple[str, ...]:
+def movement_lane(spec: JSONObject) -> tuple[str, ...]:
     """Movements on one shipment and HAWB (or its master AWB: no ``hawbId``) happen in
     order: the service keeps their order."""
-    return (str(spec.get("shipmentId", "")), str(spec.get("hawbId", "")))
+    # As ``movement.spec_of`` (which imports this module) narrows it.
+    movement = cast("MovementSpec", spec)
+    return (str(movement.get("shipmentId", "")), str(movement.get("hawbId", "")))

@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from customs_batch.jsontypes import JSON, JSONObject
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import CodeFields, RuleSet
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from customs_batch.client import CustomsClient, Record
     from customs_batch.state.model import ResourceRecord, Scalar
 
-JSON = Any
 Outputs = dict[str, "Scalar"]
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -195,6 +195,10 @@ class KindModel:
     """Everything the generic planner, executor and reconciler know of one kind."""
 
     kind: Kind
+    spec_type: type[JSONObject]
+    """The type of its spec, a ``TypedDict`` written in the kind's module beside the
+    ``spec_of`` that narrows a validated spec to it (``tests/kinds/test_specs.py`` holds it
+    to the kind's JSON Schema)."""
     outputs: frozenset[str]
     create: Operation
     send: Mapping[Operation, SendFunction]

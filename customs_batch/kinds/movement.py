@@ -8,15 +8,15 @@ service replays the first answer instead of creating a second movement.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.jsontypes import JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import RuleSet
 from customs_batch.kinds.lanes import movement_lane
 from customs_batch.kinds.model import (
-    JSON,
     Decision,
     Found,
     KindModel,
@@ -35,12 +35,46 @@ if TYPE_CHECKING:
 OUTPUTS = OUTPUT_FIELDS[Kind.MOVEMENT]
 
 
+class CustomsDeclaration(TypedDict):
+    """The customs declaration covering a movement."""
+
+    source: Literal["INTERNAL", "EXTERNAL", "RTO_LICENSE", "DECO", "ENTREPOT"]
+    declarationId: NotRequired[str]
+    documentType: NotRequired[str]
+    declarationType: NotRequired[str]
+    declarationNumber: NotRequired[str]
+    """The MRN or other customs reference of an external declaration."""
+
+
+class MovementSpec(TypedDict):
+    """The spec of a Movement, as ``schemas/movement.schema.json`` describes it: the body of
+    its creation and the shipment it is created on (``tests/kinds/test_specs.py`` holds the
+    two together)."""
+
+    shipmentId: str
+    action: Literal["VAH", "VAB", "ISL", "USL", "ISC", "USC"]
+    quantity: int
+    grossWeightKg: float
+    customsSupervision: Literal["Y", "N"]
+    goodsHandlingCode: Literal["N", "A", "H", "B", "G", "C"]
+    hawbId: NotRequired[str]
+    partyId: NotRequired[str]
+    customsDeclaration: NotRequired[CustomsDeclaration]
+
+
+def spec_of(spec: JSONObject) -> MovementSpec:
+    """A movement's spec as its type. Only for a spec its schema has validated (a document
+    being planned or applied, the record of one sent): the check is not made again."""
+    return cast(MovementSpec, spec)
+
+
 def _create(client: CustomsClient, request: Request) -> Outputs:
     if request.idempotency_key is None:
         raise ValueError("a movement is never sent without its recorded Idempotency-Key")
-    body = {k: v for k, v in request.spec.items() if k != "shipmentId"}
+    spec = spec_of(request.spec)
+    body = {k: v for k, v in spec.items() if k != "shipmentId"}
     movement = client.create_movement(
-        str(request.spec["shipmentId"]), body, idempotency_key=request.idempotency_key
+        str(spec["shipmentId"]), body, idempotency_key=request.idempotency_key
     )
     return outputs_of(OUTPUTS, movement)
 
@@ -76,14 +110,12 @@ def _after_unknown(unknown: UnknownOutcome) -> Decision:
     )
 
 
-def _read_back(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Found:
+def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
     # The API cannot read a movement back by ID: its ID is taken as given.
     if not remote_id.startswith("mov_"):
         raise CustomsBatchError(f"{remote_id!r} is not a movement ID (mov_…)")
     return Found(
-        outputs={"movementId": remote_id, "shipmentId": spec.get("shipmentId")},
+        outputs={"movementId": remote_id, "shipmentId": spec_of(spec).get("shipmentId")},
         unread="the API cannot read a movement back by ID",
     )
 
@@ -94,7 +126,7 @@ def _service_ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
     ids: dict[ServiceId, Scalar] = {}
     if record.outputs.get("movementId"):
         ids[ServiceId.MOVEMENT] = record.outputs["movementId"]
-    declaration = record.spec.get("customsDeclaration")
+    declaration = spec_of(record.spec).get("customsDeclaration")
     if isinstance(declaration, Mapping) and declaration.get("declarationNumber"):
         ids[ServiceId.MRN] = str(declaration["declarationNumber"])
     return ids
@@ -102,6 +134,7 @@ def _service_ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
 
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
+    spec_type=MovementSpec,
     outputs=OUTPUTS,
     id_field="movementId",
     service_ids=_service_ids,

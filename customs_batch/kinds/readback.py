@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.jsontypes import JSON
 
 if TYPE_CHECKING:
     from customs_batch.state.model import Scalar
-
-JSON = Any
 
 
 @dataclass(frozen=True)

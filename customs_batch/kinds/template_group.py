@@ -8,15 +8,15 @@ group exactly, or explained (how to import it) when they do not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.jsontypes import JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import COUNTRY, INCOTERM, OFFICE, TRANSPORT_MODE, CodeFields
 from customs_batch.kinds.model import (
-    JSON,
     Conflict,
     Decision,
     Found,
@@ -36,15 +36,84 @@ if TYPE_CHECKING:
 
 OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_GROUP]
 MUTABLE = frozenset({"name", "code", "isDefault", "DeclarationTemplates"})
-COMPARED = ("name", "code", "isDefault", "companyId")
+COMPARED: tuple[Literal["name", "code", "isDefault", "companyId"], ...] = (
+    "name",
+    "code",
+    "isDefault",
+    "companyId",
+)
 """The fields a group at the service is compared on (its templates are not listed back)."""
 
 
+class DocumentReference(TypedDict):
+    """A previous or supporting document of a declaration template."""
+
+    documentCategory: NotRequired[int]
+    typeCode: NotRequired[str]
+    description: NotRequired[str]
+
+
+class DeclarationTemplate(TypedDict):
+    """The customs field defaults of one declaration template."""
+
+    procedureType: NotRequired[str]
+    declarationType: NotRequired[str]
+    additionalDeclarationType: NotRequired[str]
+    representation: NotRequired[str]
+    declarationOffice: NotRequired[str]
+    customsOfficeOfExport: NotRequired[str]
+    customsOfficeOfExit: NotRequired[str]
+    supervisingOffice: NotRequired[str]
+    customsWarehouseType: NotRequired[str]
+    customsWarehouseID: NotRequired[str]
+    goodsLocationType: NotRequired[str]
+    goodsLocationAddressType: NotRequired[str]
+    countryOfDispatch: NotRequired[str]
+    countryOfDestination: NotRequired[str]
+    countryOfBorder: NotRequired[str]
+    arrivalTransportName: NotRequired[str]
+    arrivalTransportNameType: NotRequired[str]
+    arrivalTransportType: NotRequired[str]
+    borderTransportType: NotRequired[str]
+    natureOfTransaction: NotRequired[str]
+    methodOfPayment: NotRequired[str]
+    currentProcedureCode: NotRequired[str]
+    previousProcedureCode: NotRequired[str]
+    additionalProcedureCodes: NotRequired[str]
+    additionalCodeTARIC: NotRequired[str]
+    additionalCodeNational: NotRequired[str]
+    preferenceCode: NotRequired[str]
+    customsValuationMethod: NotRequired[str]
+    incoterm: NotRequired[str]
+    incotermLocation: NotRequired[str]
+    PreviousDocuments: NotRequired[list[DocumentReference]]
+    SupportingDocuments: NotRequired[list[DocumentReference]]
+
+
+class TemplateGroupSpec(TypedDict):
+    """The spec of a TemplateGroup, the body of its creation, as
+    ``schemas/template-group.schema.json`` describes it (``tests/kinds/test_specs.py``
+    holds the two together)."""
+
+    name: str
+    code: str
+    companyId: int
+    isDefault: NotRequired[bool]
+    DeclarationTemplates: NotRequired[list[DeclarationTemplate]]
+
+
+def spec_of(spec: JSONObject) -> TemplateGroupSpec:
+    """A template group's spec as its type. Only for a spec its schema has validated (a
+    document being planned or applied, the record of one sent): the check is not made
+    again."""
+    return cast(TemplateGroupSpec, spec)
+
+
 def _create(client: CustomsClient, request: Request) -> Outputs:
-    return outputs_of(OUTPUTS, client.create_template_group(request.spec))
+    return outputs_of(OUTPUTS, client.create_template_group(spec_of(request.spec)))
 
 
-def _find(client: CustomsClient, spec: Mapping[str, JSON]) -> Record | None:
+def _find(client: CustomsClient, spec: TemplateGroupSpec) -> Record | None:
     company = spec.get("companyId")
     from customs_batch.client import TemplateGroupFilter
 
@@ -56,7 +125,7 @@ def _find(client: CustomsClient, spec: Mapping[str, JSON]) -> Record | None:
 
 
 def _find_or_create(client: CustomsClient, request: Request) -> Outputs:
-    found = _find(client, request.spec)
+    found = _find(client, spec_of(request.spec))
     if found is not None:
         return outputs_of(OUTPUTS, found)
     return _create(client, request)
@@ -85,8 +154,9 @@ def _after_unknown(unknown: UnknownOutcome) -> Decision:
 
 def _on_conflict(client: CustomsClient, address: Address, request: Request) -> Conflict:
     """A 409 on creation: the code is taken. Look the group up and compare."""
-    found = _find(client, request.spec)
-    code = request.spec.get("code")
+    spec = spec_of(request.spec)
+    found = _find(client, spec)
+    code = spec.get("code")
     if found is None:
         return Conflict(
             None,
@@ -95,12 +165,10 @@ def _on_conflict(client: CustomsClient, address: Address, request: Request) -> C
             "this key: it may belong to another company; choose another code",
         )
     differing = [
-        name
-        for name in COMPARED
-        if name in request.spec and found.raw.get(name, request.spec[name]) != request.spec[name]
+        name for name in COMPARED if name in spec and found.raw.get(name, spec[name]) != spec[name]
     ]
     group_id = found.raw.get("id")
-    if not differing and "DeclarationTemplates" not in request.spec:
+    if not differing and "DeclarationTemplates" not in spec:
         return Conflict(outputs_of(OUTPUTS, found), True, f"adopted existing group {group_id}")
     if differing:
         why = f"and differs in {', '.join(differing)}"
@@ -116,9 +184,7 @@ def _on_conflict(client: CustomsClient, address: Address, request: Request) -> C
     )
 
 
-def _read_back(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Found:
+def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
     wanted = number(remote_id, address)
     for group in client.iter_template_groups():
         if group.raw.get("id") == wanted:
@@ -171,6 +237,7 @@ CODE_FIELDS: CodeFields = tuple(
 
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
+    spec_type=TemplateGroupSpec,
     outputs=OUTPUTS,
     id_field="id",
     create=Operation.CREATE_TEMPLATE_GROUP,

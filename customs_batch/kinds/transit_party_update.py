@@ -7,15 +7,20 @@ processing, which ``apply --wait`` follows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
+from customs_batch.jsontypes import JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.checks import PARTY_CODE_FIELDS, RuleSet
-from customs_batch.kinds.departure import PARTY_FIELDS, read_transit, refresh_transit, wait_transit
+from customs_batch.kinds.departure import (
+    PARTY_FIELDS,
+    Party,
+    read_transit,
+    refresh_transit,
+    wait_transit,
+)
 from customs_batch.kinds.model import (
-    JSON,
     Found,
     KindModel,
     Outputs,
@@ -34,25 +39,43 @@ if TYPE_CHECKING:
 OUTPUTS = OUTPUT_FIELDS[Kind.TRANSIT_PARTY_UPDATE]
 
 
+class TransitPartyUpdateSpec(TypedDict):
+    """The spec of a TransitPartyUpdate, as ``schemas/transit-party-update.schema.json``
+    describes it (``tests/kinds/test_specs.py`` holds the two together)."""
+
+    declarationId: int | str
+    """The declaration's number, or a ``${ref:…}`` to it until the reference is resolved."""
+    variant: NotRequired[Literal["departure", "arrival"]]
+    Principal: NotRequired[Party]
+    Consignor: NotRequired[Party]
+    Consignee: NotRequired[Party]
+
+
+def spec_of(spec: JSONObject) -> TransitPartyUpdateSpec:
+    """A party update's spec as its type. Only for a spec its schema has validated (a
+    document being planned or applied, the record of one sent): the check is not made
+    again."""
+    return cast(TransitPartyUpdateSpec, spec)
+
+
 def _update_parties(client: CustomsClient, request: Request) -> Outputs:
-    body = {k: v for k, v in request.spec.items() if k in PARTY_FIELDS}
-    declaration_id = int(request.spec["declarationId"])
-    if request.spec.get("variant") == "arrival":
+    spec = spec_of(request.spec)
+    body = {k: v for k, v in spec.items() if k in PARTY_FIELDS}
+    declaration_id = int(spec["declarationId"])
+    if spec.get("variant") == "arrival":
         answer = client.update_arrival_parties(declaration_id, body)
     else:
         answer = client.update_departure_parties(declaration_id, body)
     return outputs_of(OUTPUTS, answer, {"declarationId": declaration_id})
 
 
-def _identity(spec: Mapping[str, JSON]) -> tuple[str, ...]:
+def _identity(spec: JSONObject) -> tuple[str, ...]:
     """The declaration, and the party roles it writes."""
     roles = ",".join(sorted(name for name in PARTY_FIELDS if name in spec))
     return (*identity_of("declarationId", "variant")(spec), f"parties={roles}")
 
 
-def _read_back(
-    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, JSON]
-) -> Found:
+def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
     """The declaration it updates; the service does not give its parties back."""
     found = read_transit(client, address, remote_id, spec)
     return Found(
@@ -66,6 +89,7 @@ def _read_back(
 
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
+    spec_type=TransitPartyUpdateSpec,
     outputs=OUTPUTS,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),

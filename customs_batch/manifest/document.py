@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from customs_batch.findings import JsonPath, Location
+from customs_batch.jsontypes import JSON as JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.picklable import quick_pickle
-
-JSON = Any
-"""A JSON-like value: dict, list, str, int, float, bool or None."""
 
 
 @quick_pickle

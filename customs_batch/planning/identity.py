@@ -19,8 +19,8 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import Decision, Identity, KindModel
@@ -30,7 +30,6 @@ from customs_batch.planning.model import Operation
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
 
-JSON = Any
 UNKNOWN_PLACE = "place=?"
 """The place in its lane of a record written before identities were kept: such a record
 matches a document of the same lane only when the requests are the same."""

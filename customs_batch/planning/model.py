@@ -9,15 +9,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from customs_batch.findings import JsonPath
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action as Action
 from customs_batch.kinds.actions import Operation as Operation
-
-JSON = Any
-
 
 UNKNOWN = "(known after apply)"
 """How a value that depends on an outcome not known yet is shown."""

@@ -15,10 +15,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from customs_batch.errors import CustomsBatchError, UsageError
 from customs_batch.formats import VERSION_KEY
+from customs_batch.jsontypes import JSON, JSONObject
 from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.output_file import write_named_file
@@ -155,7 +155,7 @@ def _digested(change: PlannedChange) -> list[tuple[tuple[str | int, ...], str]]:
 
 
 def restore_sensitive(
-    plan: Plan, specs: Mapping[str, Mapping[str, Any]], sealer: Sealer, *, source: Path
+    plan: Plan, specs: Mapping[str, JSONObject], sealer: Sealer, *, source: Path
 ) -> Plan:
     """``plan`` with each digest of a sensitive value it sends replaced by the value in
     ``specs`` (the manifests' documents by address), once that value's digest is the one
@@ -176,7 +176,7 @@ def restore_sensitive(
                 hint="run apply from the folder the plan was made in, with the same manifests; "
                 "or make a new plan with `customs-batch plan -out FILE`",
             )
-        restored: dict[tuple[str | int, ...], Any] = {}
+        restored: dict[tuple[str | int, ...], JSON] = {}
         for where, digest in digested:
             value = value_at(spec, where)
             if value is None or sealer.digest(value, plan.lineage) != digest:
@@ -198,7 +198,7 @@ def _where_text(where: tuple[str | int, ...]) -> str:
     return out
 
 
-def _change_to_json(change: PlannedChange, sealer: Sealer, lineage: str) -> dict[str, Any]:
+def _change_to_json(change: PlannedChange, sealer: Sealer, lineage: str) -> dict[str, JSON]:
     return {
         "address": str(change.address),
         "action": change.action.value,
@@ -215,7 +215,7 @@ def _change_to_json(change: PlannedChange, sealer: Sealer, lineage: str) -> dict
     }
 
 
-def _change_from_json(item: Mapping[str, Any]) -> PlannedChange:
+def _change_from_json(item: JSONObject) -> PlannedChange:
     return PlannedChange(
         address=_address(item["address"]),
         action=Action(item["action"]),

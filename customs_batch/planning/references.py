@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from customs_batch.findings import JsonPath
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 
-JSON = Any
 REF = re.compile(r"\$\{ref:([A-Za-z]+/[A-Za-z0-9][A-Za-z0-9._-]*?)\.([A-Za-z]+)\}")
 
 Lookup = Callable[[Address, str], JSON]

@@ -6,15 +6,14 @@ import uuid
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from customs_batch.errors import StateError
+from customs_batch.jsontypes import JSON
 
 if TYPE_CHECKING:
     from customs_batch.sensitive import Sealer
 
-JSON = Any
-"""A JSON-like value."""
 
 Scalar = str | int | float | bool | None
 

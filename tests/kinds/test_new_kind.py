@@ -25,8 +25,9 @@ KIND_MODULE = '''"""TemplateSet: a template group made from a name and a code.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
+from customs_batch.jsontypes import JSONObject
 from customs_batch.kinds import OUTPUT_FIELDS, Kind, template_group
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.checks import OFFICE
@@ -45,12 +46,28 @@ if TYPE_CHECKING:
 OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_SET]
 
 
+class Template(TypedDict):
+    declarationOffice: NotRequired[str]
+
+
+class TemplateSetSpec(TypedDict):
+    companyId: int | str
+    name: str
+    code: str
+    DeclarationTemplates: NotRequired[list[Template]]
+
+
+def spec_of(spec: JSONObject) -> TemplateSetSpec:
+    return cast(TemplateSetSpec, spec)
+
+
 def _create(client: CustomsClient, request: Request) -> Outputs:
-    return outputs_of(OUTPUTS, client.create_template_group(request.spec))
+    return outputs_of(OUTPUTS, client.create_template_group(spec_of(request.spec)))
 
 
 MODEL = KindModel(
     kind=Kind.TEMPLATE_SET,
+    spec_type=TemplateSetSpec,
     outputs=OUTPUTS,
     id_field="id",
     create=Operation.CREATE_TEMPLATE_SET,
@@ -180,10 +197,30 @@ def _copy(root: Path, source: Path) -> None:
         shutil.copytree(root / name, source / name, ignore=ignore)
 
 
+SPEC_CHECK = f"""\
+import copy, sys
+sys.path.append({str(ROOT)!r})  # after the copy: the tests' module, the copy's package
+from customs_batch.kinds import Kind
+from customs_batch.kinds.registry import model_of
+from customs_batch.resources import kind_schema
+from tests.kinds.test_specs import differences
+kind = Kind.parse("TemplateSet")
+schema = copy.deepcopy(kind_schema(kind))
+if sys.argv[1:] == ["--drift"]:  # a field the schema has and the type has not
+    schema["properties"]["note"] = {{"type": "string"}}
+print(differences(model_of(kind).spec_type, schema))
+"""
+"""Prints what differs between the spec type of the copy's TemplateSet and its schema."""
+
+
 def _run(project: Path, source: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return _python(project, source, "-m", "customs_batch", *argv)
+
+
+def _python(project: Path, source: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(source), "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "customs_batch", *argv],
+        [sys.executable, *argv],
         cwd=project,
         env=env,
         capture_output=True,
@@ -202,6 +239,13 @@ def test_a_kind_added_as_the_docs_say_is_validated_planned_applied_and_followed(
     _add_the_kind(source)
     (project / "manifests").mkdir(parents=True)
     (project / "manifests" / "sets.yaml").write_text(MANIFEST, encoding="utf-8")
+
+    # Its spec type is its schema, as tests/kinds/test_specs.py checks every kind's.
+    compared = _python(project, source, "-c", SPEC_CHECK)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert compared.stdout == "[]\n"
+    drifted = _python(project, source, "-c", SPEC_CHECK, "--drift")
+    assert drifted.stdout == "['spec.note: in the schema, not in the type']\n", drifted.stderr
 
     validated = _run(project, source, "validate")
     assert validated.returncode == 0, validated.stdout + validated.stderr
