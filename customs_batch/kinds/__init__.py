@@ -22,8 +22,11 @@ class Kind(StrEnum):
 
     @property
     def schema_name(self) -> str:
-        """File stem of this kind's spec schema under ``schemas/``, e.g. ``movement``."""
-        return _SCHEMA_NAMES[self]
+        """File stem of this kind's spec schema under ``schemas/``, e.g. ``movement``: as
+        the kind's module names it (``KindModel.schema``)."""
+        from customs_batch.kinds.registry import model_of
+
+        return model_of(self).schema
 
     @classmethod
     def parse(cls, text: str) -> Kind | None:
@@ -32,16 +35,6 @@ class Kind(StrEnum):
             return cls(text)
         except ValueError:
             return None
-
-
-_SCHEMA_NAMES = {
-    Kind.TEMPLATE_GROUP: "template-group",
-    Kind.DEPARTURE_DECLARATION: "departure-declaration",
-    Kind.TRANSIT_PARTY_UPDATE: "transit-party-update",
-    Kind.MOVEMENT: "movement",
-    Kind.HAWB_DEACTIVATION: "hawb-deactivation",
-    Kind.EXPORT_CANCELLATION: "export-cancellation",
-}
 
 
 @quick_pickle
@@ -85,12 +78,12 @@ def reference_pattern() -> str:
     return f"^\\$\\{{ref:({'|'.join(kind_names())})/{NAME_PATTERN}\\.[A-Za-z]+\\}}$"
 
 
-# What a document's outcome records, by kind: the fields `${ref:Kind/name.field}` may name.
-OUTPUT_FIELDS: dict[Kind, frozenset[str]] = {
-    Kind.TEMPLATE_GROUP: frozenset({"id", "code", "name"}),
-    Kind.DEPARTURE_DECLARATION: frozenset({"declarationId", "status"}),
-    Kind.TRANSIT_PARTY_UPDATE: frozenset({"declarationId", "status"}),
-    Kind.MOVEMENT: frozenset({"movementId", "shipmentId", "status"}),
-    Kind.HAWB_DEACTIVATION: frozenset({"hawbId", "shipmentId", "isActive"}),
-    Kind.EXPORT_CANCELLATION: frozenset({"declarationId", "canceled"}),
-}
+def __getattr__(name: str) -> dict[Kind, frozenset[str]]:
+    # OUTPUT_FIELDS: what a document's outcome records, by kind (the fields
+    # `${ref:Kind/name.field}` may name), as each kind's module declares it (its model's
+    # `outputs`). Made when first asked for: the registry imports every kind's module.
+    if name == "OUTPUT_FIELDS":
+        from customs_batch.kinds.registry import KINDS
+
+        return {kind: model.outputs for kind, model in KINDS.items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
