@@ -184,6 +184,7 @@ CODE_FIELDS: CodeFields = tuple(
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
     schema="template-group",
+    emulator="template_groups",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="id",
