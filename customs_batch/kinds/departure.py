@@ -275,7 +275,6 @@ CODE_FIELDS: CodeFields = (
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     schema="departure-declaration",
-    emulator="transit",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",

@@ -88,7 +88,6 @@ def service_words(record: ResourceRecord) -> str | None:
 MODEL = KindModel(
     kind=Kind.EXPORT_CANCELLATION,
     schema="export-cancellation",
-    emulator="declarations",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",

@@ -59,7 +59,6 @@ def _read_back(
 MODEL = KindModel(
     kind=Kind.HAWB_DEACTIVATION,
     schema="hawb-deactivation",
-    emulator="rto",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="hawbId",

@@ -285,11 +285,6 @@ class KindModel:
     rules: tuple[RuleSet, ...] = ()
     """The customs rule sets ``validate`` checks its documents with, beyond the schema."""
 
-    emulator: str | None = None
-    """The module of ``customs_batch/sandbox/`` whose ``OPERATIONS`` serve the kind's
-    endpoints in the emulator (``transit`` for a departure); the emulator serves the
-    operations of every module a kind names (``sandbox/endpoints.py``)."""
-
     # What validate's project-wide checks (validation/project.py and the modules it calls)
     # learn of the kind; the words are in kinds/checks.py.
 

@@ -106,7 +106,6 @@ def _service_ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     schema="movement",
-    emulator="rto",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="movementId",

@@ -184,7 +184,6 @@ CODE_FIELDS: CodeFields = tuple(
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
     schema="template-group",
-    emulator="template_groups",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="id",

@@ -82,7 +82,6 @@ def _arrival(spec: Mapping[str, JSON]) -> IdSort | None:
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     schema="transit-party-update",
-    emulator="transit",
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",

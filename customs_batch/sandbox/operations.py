@@ -2,10 +2,9 @@
 ``/openapi.json``.
 
 Each module of the service's resources (``rto.py``, ``transit.py``, ``declarations.py``,
-``template_groups.py``) lists its ``OPERATIONS``; a kind's model names the module that
-serves it (``KindModel.emulator``). The application's routes, the OpenAPI document and the
-request-body validators are all made from those lists (``endpoints.py``): nothing else
-lists the endpoints.
+``template_groups.py``) lists its ``OPERATIONS``. The application's routes, the OpenAPI
+document and the request-body validators are all made from those lists (``endpoints.py``):
+nothing else lists the endpoints.
 """
 
 from __future__ import annotations
