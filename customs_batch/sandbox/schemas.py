@@ -52,6 +52,12 @@ def _strip(schema: Any) -> Any:
     return schema
 
 
+def spec_body_schema(schema_name: str, *without: str) -> JsonObject:
+    """The request body a kind's spec is sent as: its schema (``schemas/<schema_name>``)
+    without the fields ``without`` and without the ``${ref:...}`` alternatives."""
+    return _no_references(_without(load_schema(schema_name), *without))
+
+
 def movement_body_schema() -> JsonObject:
     """POST /v1/shipments/{id}/movements: the movement spec without ``shipmentId``."""
     return _no_references(_without(load_schema("movement"), "shipmentId"))
