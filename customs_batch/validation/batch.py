@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import Finding, JsonPath, Severity
-from customs_batch.kinds.registry import KINDS, model_of
+from customs_batch.kinds.registry import KINDS
 from customs_batch.load_cache import LoadCache, each_file_cached
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
@@ -56,6 +56,12 @@ def _project_spec_keys() -> tuple[str, ...]:
 
 
 _PROJECT_SPEC_KEYS = _project_spec_keys()
+_PARTY_KINDS = frozenset(kind for kind, model in KINDS.items() if model.parties is not None)
+"""The kinds whose documents write party fields (a departure, a party update)."""
+_PARTY_UPDATES = frozenset(
+    kind for kind, model in KINDS.items() if model.parties and model.parties.updates
+)
+"""The kinds that write the party fields of another document's declaration."""
 _DIGEST_KEY = "\0digest"
 _shapes: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 """The party fields documents write, one tuple for each shape: rows of one sheet share it."""
@@ -260,7 +266,7 @@ def slim_document(document: Document) -> Document:
         key: _shared(key, document.spec[key]) for key in _PROJECT_SPEC_KEYS if key in document.spec
     }
     spec[_DIGEST_KEY] = _digest(document.spec)
-    if model_of(document.kind).parties is not None:
+    if document.kind in _PARTY_KINDS:
         written = tuple(party_fields(document.spec))
         spec[PARTY_FIELDS_KEY] = _shapes.setdefault(written, written)
     return Document(
@@ -297,8 +303,7 @@ def project_positions(document: Document) -> dict[JsonPath, Position]:
     wanted.extend((("spec", "hawbId"), ("spec", "variant")))
     if ANNOTATION in document.annotations:
         wanted.append(("metadata", "annotations", ANNOTATION))
-    parties = model_of(document.kind).parties
-    if parties is not None and parties.updates is not None:
+    if document.kind in _PARTY_UPDATES:
         wanted.extend(("spec", *written) for written in party_fields(document.spec))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
     for reference in document.references:

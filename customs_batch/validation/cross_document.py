@@ -38,6 +38,7 @@ OUTPUT_TYPES: dict[Kind, dict[str, str]] = {
 }
 """The JSON type of each output a reference may name, by kind (each model's
 ``output_types``, whose names are its ``outputs``)."""
+_TAKES: dict[Kind, TakesId] = {k: m.takes_id for k, m in KINDS.items() if m.takes_id}
 _A = {"integer": "an integer", "string": "text", "boolean": "a boolean", "number": "a number"}
 
 
@@ -51,7 +52,7 @@ def check_cross_documents(
             finding = _reference_type(document, reference)
             if finding is not None:
                 findings.append(finding)
-        takes = model_of(document.kind).takes_id
+        takes = _TAKES.get(document.kind)
         if takes is not None:
             findings.extend(_declaration(document, takes, known))
     findings.extend(_names_differing_by_case(documents))

@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from customs_batch.findings import Finding, JsonPath
+from customs_batch.kinds import Kind
 from customs_batch.kinds.checks import Parties
-from customs_batch.kinds.registry import model_of
+from customs_batch.kinds.registry import KINDS
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.validation.common import is_reference, spec_finding
 
@@ -48,8 +49,12 @@ def party_fields(spec: Mapping[str, JSON]) -> list[Field]:
     return fields
 
 
+_PARTIES: dict[Kind, Parties] = {k: m.parties for k, m in KINDS.items() if m.parties}
+"""The kinds that write party fields (asked of every document of a batch)."""
+
+
 def _parties(document: Document) -> Parties | None:
-    return model_of(document.kind).parties
+    return _PARTIES.get(document.kind)
 
 
 def _owns(document: Document) -> bool:
@@ -64,7 +69,7 @@ def _target(document: Document, field: str) -> tuple[str, ...] | None:
     told apart)."""
     value = document.spec.get(field)
     for reference in document.references:
-        owner = model_of(reference.target.kind).parties
+        owner = _PARTIES.get(reference.target.kind)
         if (
             owner is not None
             and owner.updates is None
