@@ -24,9 +24,13 @@ class Kind(StrEnum):
     def schema_name(self) -> str:
         """File stem of this kind's spec schema under ``schemas/``, e.g. ``movement``: as
         the kind's module names it (``KindModel.schema``)."""
-        from customs_batch.kinds.registry import model_of
+        name = _SCHEMA_NAMES.get(self)
+        if name is None:  # asked once a document: the registry's answers are kept
+            from customs_batch.kinds.registry import KINDS
 
-        return model_of(self).schema
+            _SCHEMA_NAMES.update({kind: model.schema for kind, model in KINDS.items()})
+            name = _SCHEMA_NAMES[self]
+        return name
 
     @classmethod
     def parse(cls, text: str) -> Kind | None:
@@ -35,6 +39,10 @@ class Kind(StrEnum):
             return cls(text)
         except ValueError:
             return None
+
+
+_SCHEMA_NAMES: dict[Kind, str] = {}
+"""Each kind's schema name as its model gives it (``KindModel.schema``), once asked for."""
 
 
 @quick_pickle
