@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
-from customs_batch.client._endpoints import EndpointMap
+from customs_batch.client._endpoints import Endpoint, EndpointMap
 from customs_batch.client._errors import UnexpectedResponseError
 from customs_batch.client._filters import (
     DeclarationFilter,
@@ -100,15 +100,17 @@ class CustomsClient:
 
     def call(
         self,
-        name: str,
+        name: str | Endpoint,
         *,
         path: Mapping[str, str | int] | None = None,
         params: Mapping[str, str] | None = None,
         body: Mapping[str, object] | None = None,
         idempotency_key: str | None = None,
     ) -> JSON:
-        """Call the endpoint ``name`` of the endpoint map; return the response's JSON."""
-        endpoint = self.endpoints[name]
+        """Call the endpoint ``name`` of the endpoint map, or the ``Endpoint`` given (a kind's
+        module calling an endpoint of its own: ``Endpoint.parse("POST /v1/x")``); return the
+        response's JSON, through the same limits, retries and errors as every other call."""
+        endpoint = name if isinstance(name, Endpoint) else self.endpoints[name]
         url = endpoint.url_path(**(path or {}))
         return self.sender.send(
             endpoint.method, url, params=params, body=body, idempotency_key=idempotency_key

@@ -22,8 +22,15 @@ class Kind(StrEnum):
 
     @property
     def schema_name(self) -> str:
-        """File stem of this kind's spec schema under ``schemas/``, e.g. ``movement``."""
-        return _SCHEMA_NAMES[self]
+        """File stem of this kind's spec schema under ``schemas/``, e.g. ``movement``: as
+        the kind's module names it (``KindModel.schema``)."""
+        name = _SCHEMA_NAMES.get(self)
+        if name is None:  # asked once a document: the registry's answers are kept
+            from customs_batch.kinds.registry import KINDS
+
+            _SCHEMA_NAMES.update({kind: model.schema for kind, model in KINDS.items()})
+            name = _SCHEMA_NAMES[self]
+        return name
 
     @classmethod
     def parse(cls, text: str) -> Kind | None:
@@ -34,14 +41,8 @@ class Kind(StrEnum):
             return None
 
 
-_SCHEMA_NAMES = {
-    Kind.TEMPLATE_GROUP: "template-group",
-    Kind.DEPARTURE_DECLARATION: "departure-declaration",
-    Kind.TRANSIT_PARTY_UPDATE: "transit-party-update",
-    Kind.MOVEMENT: "movement",
-    Kind.HAWB_DEACTIVATION: "hawb-deactivation",
-    Kind.EXPORT_CANCELLATION: "export-cancellation",
-}
+_SCHEMA_NAMES: dict[Kind, str] = {}
+"""Each kind's schema name as its model gives it (``KindModel.schema``), once asked for."""
 
 
 @quick_pickle
@@ -85,12 +86,12 @@ def reference_pattern() -> str:
     return f"^\\$\\{{ref:({'|'.join(kind_names())})/{NAME_PATTERN}\\.[A-Za-z]+\\}}$"
 
 
-# What a document's outcome records, by kind: the fields `${ref:Kind/name.field}` may name.
-OUTPUT_FIELDS: dict[Kind, frozenset[str]] = {
-    Kind.TEMPLATE_GROUP: frozenset({"id", "code", "name"}),
-    Kind.DEPARTURE_DECLARATION: frozenset({"declarationId", "status"}),
-    Kind.TRANSIT_PARTY_UPDATE: frozenset({"declarationId", "status"}),
-    Kind.MOVEMENT: frozenset({"movementId", "shipmentId", "status"}),
-    Kind.HAWB_DEACTIVATION: frozenset({"hawbId", "shipmentId", "isActive"}),
-    Kind.EXPORT_CANCELLATION: frozenset({"declarationId", "canceled"}),
-}
+def __getattr__(name: str) -> dict[Kind, frozenset[str]]:
+    # OUTPUT_FIELDS: what a document's outcome records, by kind (the fields
+    # `${ref:Kind/name.field}` may name), as each kind's module declares it (its model's
+    # `outputs`). Made when first asked for: the registry imports every kind's module.
+    if name == "OUTPUT_FIELDS":
+        from customs_batch.kinds.registry import KINDS
+
+        return {kind: model.outputs for kind, model in KINDS.items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

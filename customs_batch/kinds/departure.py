@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import ServiceError
 from customs_batch.jsontypes import JSON, JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import (
     COMMODITY,
@@ -29,6 +29,9 @@ from customs_batch.kinds.checks import (
     TRANSPORT_MEANS_MODE,
     UNLOCODE,
     CodeFields,
+    IdSort,
+    OutputId,
+    Parties,
     RuleSet,
 )
 from customs_batch.kinds.model import (
@@ -60,7 +63,10 @@ if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
     from customs_batch.state.model import ResourceRecord
 
-OUTPUTS = OUTPUT_FIELDS[Kind.DEPARTURE_DECLARATION]
+OUTPUT_TYPES = {"declarationId": "integer", "status": "string"}
+"""What its outcome records (the fields ``${ref:DepartureDeclaration/name.field}`` may name), and
+their JSON types."""
+OUTPUTS = frozenset(OUTPUT_TYPES)
 PARTY_FIELDS = frozenset({"Principal", "Consignor", "Consignee"})
 Compared = Literal[
     "declarationType", "procedureType", "totalWeight", "departureOffice", "destinationOffice"
@@ -406,7 +412,9 @@ CODE_FIELDS: CodeFields = (
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     spec_type=DepartureSpec,
+    schema="departure-declaration",
     outputs=OUTPUTS,
+    output_types=OUTPUT_TYPES,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
     processing_states=frozenset({PROCESSING}),
@@ -442,4 +450,7 @@ MODEL = KindModel(
     "Revert the change; if the declaration itself is wrong, have it cancelled or amended "
     "with customs first, then `customs-batch state rm {address}` and submit the corrected "
     "document",
+    output_ids={"declarationId": OutputId(IdSort.TRANSIT_DEPARTURE)},
+    # It owns every party field it writes (a party update of it may write the others).
+    parties=Parties(),
 )

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from customs_batch.jsontypes import JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.checks import IdSort, OutputId, TakesId
 from customs_batch.kinds.model import (
     Found,
     KindModel,
@@ -35,7 +36,10 @@ if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
     from customs_batch.state.model import ResourceRecord
 
-OUTPUTS = OUTPUT_FIELDS[Kind.EXPORT_CANCELLATION]
+OUTPUT_TYPES = {"declarationId": "integer", "canceled": "boolean"}
+"""What its outcome records (the fields ``${ref:ExportCancellation/name.field}`` may name), and
+their JSON types."""
+OUTPUTS = frozenset(OUTPUT_TYPES)
 CANCELED = "canceled"
 REQUESTED = "cancellation_requested"
 REFUSED_STATES = frozenset(DECLARATION_STATUSES) - {CANCELED, REQUESTED}
@@ -99,7 +103,9 @@ def service_words(record: ResourceRecord) -> str | None:
 MODEL = KindModel(
     kind=Kind.EXPORT_CANCELLATION,
     spec_type=ExportCancellationSpec,
+    schema="export-cancellation",
     outputs=OUTPUTS,
+    output_types=OUTPUT_TYPES,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
     create=Operation.CANCEL_EXPORT,
@@ -117,4 +123,13 @@ MODEL = KindModel(
     waits_after=frozenset({Operation.CANCEL_EXPORT}),
     immutable="a cancellation cannot be changed once sent (changed: {fields}). Revert the "
     "change; to cancel another declaration, write a new document",
+    output_ids={"declarationId": OutputId(IdSort.EXPORT)},
+    takes_id=TakesId(
+        field="declarationId",
+        accepts=frozenset({IdSort.EXPORT}),
+        purpose="an ExportCancellation cancels an export declaration "
+        "(DELETE /v1/declarations/{id})",
+        hint="write the ID of the export declaration to cancel; a transit declaration is not "
+        "cancelled by an ExportCancellation",
+    ),
 )

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.jsontypes import JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
+from customs_batch.kinds.checks import LaneEnd
 from customs_batch.kinds.model import (
     Found,
     KindModel,
@@ -21,7 +22,10 @@ from customs_batch.kinds.model import (
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
 
-OUTPUTS = OUTPUT_FIELDS[Kind.HAWB_DEACTIVATION]
+OUTPUT_TYPES = {"hawbId": "string", "shipmentId": "string", "isActive": "boolean"}
+"""What its outcome records (the fields ``${ref:HawbDeactivation/name.field}`` may name), and
+their JSON types."""
+OUTPUTS = frozenset(OUTPUT_TYPES)
 
 
 class HawbDeactivationSpec(TypedDict):
@@ -68,7 +72,9 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
 MODEL = KindModel(
     kind=Kind.HAWB_DEACTIVATION,
     spec_type=HawbDeactivationSpec,
+    schema="hawb-deactivation",
     outputs=OUTPUTS,
+    output_types=OUTPUT_TYPES,
     id_field="hawbId",
     create=Operation.DEACTIVATE_HAWB,
     send={Operation.DEACTIVATE_HAWB: _deactivate},
@@ -77,4 +83,15 @@ MODEL = KindModel(
     identity=identity_of("shipmentId", "hawbId"),
     immutable="a HAWB deactivation cannot be changed once done (changed: {fields}): the API "
     "cannot reactivate a HAWB. Revert the change",
+    ends_lanes=LaneEnd(
+        of=Kind.MOVEMENT,
+        fields=("shipmentId", "hawbId"),
+        rule="project.hawb-deactivated-with-movements",
+        message="HAWB {1} of {0} is deactivated in the same batch that moves it with "
+        "{first}{more}: the order matters",
+        more=" (and {count} more movements)",
+        hint="once a movement on the HAWB is sent the service refuses the deactivation, and a "
+        "deactivated HAWB is not moved: apply them in separate batches, or make the order "
+        "explicit with dependsOn",
+    ),
 )

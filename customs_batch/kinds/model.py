@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 from customs_batch.jsontypes import JSON, JSONObject
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
-from customs_batch.kinds.checks import CodeFields, RuleSet
+from customs_batch.kinds.checks import (
+    CodeFields,
+    LaneEnd,
+    OutputId,
+    Parties,
+    RuleSet,
+    TakesId,
+    UniqueField,
+)
 from customs_batch.kinds.readback import Found as Found
 
 if TYPE_CHECKING:
@@ -207,6 +215,9 @@ class KindModel:
     immutable: str
     """Why a change the API cannot make is refused, and the real ways out. ``{address}`` and
     ``{fields}`` are filled in."""
+    schema: str
+    """The name of the JSON Schema of its spec: ``schemas/<schema>.schema.json`` (its
+    ``$id`` ends so too). Nothing else maps kinds to schema files."""
     update: Operation | None = None
     mutable: frozenset[str] = frozenset()
     resubmit: Operation | None = None
@@ -277,6 +288,42 @@ class KindModel:
 
     rules: tuple[RuleSet, ...] = ()
     """The customs rule sets ``validate`` checks its documents with, beyond the schema."""
+
+    # What validate's project-wide checks (validation/project.py and the modules it calls)
+    # learn of the kind; the words are in kinds/checks.py.
+
+    output_types: Mapping[str, str] = field(default_factory=dict)
+    """The JSON type of each of its ``outputs`` (``integer``, ``string``, ``boolean``):
+    ``validate`` checks that a ``${ref:}`` to one fits the field it feeds."""
+
+    output_ids: Mapping[str, OutputId] = field(default_factory=dict)
+    """What its outputs that are IDs are the IDs of (a departure's ``declarationId``: the
+    transit departure declaration), for the kinds that take an ID (``takes_id``)."""
+
+    takes_id: TakesId | None = None
+    """A spec field that must hold the ID of certain sorts of object (an export
+    cancellation's ``declarationId``: an export declaration's)."""
+
+    parties: Parties | None = None
+    """The party fields of a transit declaration it writes, its own (a departure) or
+    another's (a party update): each has one owner."""
+
+    unique: UniqueField | None = None
+    """A field the service keeps unique (a template group's code within its company).
+    Two documents of such a kind with one request share it, so they are reported by that
+    check, not as a duplicated request."""
+
+    duplicate_meant: str | None = None
+    """Two documents of the kind sending the same request may both be meant (two loads of
+    one size): then a warning, whose hint ends with these words; None: an error."""
+
+    lane_fields: tuple[str, ...] = ()
+    """The spec fields its ``lane`` is made of: a document with a reference in one has no
+    lane ``validate`` can know (``project.movement-order``)."""
+
+    ends_lanes: LaneEnd | None = None
+    """The lanes of another kind its documents end (a HAWB deactivation: the movements of
+    that HAWB), so that both in one batch is a warning."""
 
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""

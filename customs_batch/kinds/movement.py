@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.jsontypes import JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import RuleSet
 from customs_batch.kinds.lanes import movement_lane
@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
     from customs_batch.state.model import ResourceRecord, Scalar
 
-OUTPUTS = OUTPUT_FIELDS[Kind.MOVEMENT]
+OUTPUT_TYPES = {"movementId": "string", "shipmentId": "string", "status": "string"}
+"""What its outcome records (the fields ``${ref:Movement/name.field}`` may name), and
+their JSON types."""
+OUTPUTS = frozenset(OUTPUT_TYPES)
 
 
 class CustomsDeclaration(TypedDict):
@@ -135,7 +138,9 @@ def _service_ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     spec_type=MovementSpec,
+    schema="movement",
     outputs=OUTPUTS,
+    output_types=OUTPUT_TYPES,
     id_field="movementId",
     service_ids=_service_ids,
     create=Operation.CREATE_MOVEMENT,
@@ -152,4 +157,6 @@ MODEL = KindModel(
     "delete it. Revert the change. Only if the movement itself was wrong: record the "
     "correcting movement as a new document, remove this one from the manifests and "
     "`customs-batch state rm {address}` to stop tracking it (it stays at the service)",
+    lane_fields=("shipmentId", "hawbId"),
+    duplicate_meant="if both movements are meant, ignore this warning",
 )

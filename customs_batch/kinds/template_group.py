@@ -13,9 +13,18 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.jsontypes import JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
-from customs_batch.kinds.checks import COUNTRY, INCOTERM, OFFICE, TRANSPORT_MODE, CodeFields
+from customs_batch.kinds.checks import (
+    COUNTRY,
+    INCOTERM,
+    OFFICE,
+    TRANSPORT_MODE,
+    CodeFields,
+    IdSort,
+    OutputId,
+    UniqueField,
+)
 from customs_batch.kinds.model import (
     Conflict,
     Decision,
@@ -34,7 +43,10 @@ if TYPE_CHECKING:
     from customs_batch.client import CustomsClient, Record
     from customs_batch.state.model import ResourceRecord
 
-OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_GROUP]
+OUTPUT_TYPES = {"id": "integer", "code": "string", "name": "string"}
+"""What its outcome records (the fields ``${ref:TemplateGroup/name.field}`` may name), and
+their JSON types."""
+OUTPUTS = frozenset(OUTPUT_TYPES)
 MUTABLE = frozenset({"name", "code", "isDefault", "DeclarationTemplates"})
 COMPARED: tuple[Literal["name", "code", "isDefault", "companyId"], ...] = (
     "name",
@@ -238,7 +250,9 @@ CODE_FIELDS: CodeFields = tuple(
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
     spec_type=TemplateGroupSpec,
+    schema="template-group",
     outputs=OUTPUTS,
+    output_types=OUTPUT_TYPES,
     id_field="id",
     create=Operation.CREATE_TEMPLATE_GROUP,
     send={
@@ -256,4 +270,12 @@ MODEL = KindModel(
     code_fields=CODE_FIELDS,
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "
     "Revert the change, or create the group you want under a new name and code",
+    output_ids={"id": OutputId(IdSort.TEMPLATE_GROUP)},
+    unique=UniqueField(
+        field="code",
+        within="companyId",
+        what="template-group code",
+        within_word="company",
+        hint="the service keeps codes unique per company: choose another code",
+    ),
 )

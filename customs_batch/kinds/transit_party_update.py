@@ -10,9 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.jsontypes import JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
-from customs_batch.kinds.checks import PARTY_CODE_FIELDS, RuleSet
+from customs_batch.kinds.checks import (
+    PARTY_CODE_FIELDS,
+    IdSort,
+    OutputId,
+    Parties,
+    RuleSet,
+    TakesId,
+    VariantRule,
+)
 from customs_batch.kinds.departure import (
     PARTY_FIELDS,
     Party,
@@ -36,7 +44,10 @@ from customs_batch.vocabulary import PROCESSING
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
 
-OUTPUTS = OUTPUT_FIELDS[Kind.TRANSIT_PARTY_UPDATE]
+OUTPUT_TYPES = {"declarationId": "integer", "status": "string"}
+"""What its outcome records (the fields ``${ref:TransitPartyUpdate/name.field}`` may name), and
+their JSON types."""
+OUTPUTS = frozenset(OUTPUT_TYPES)
 
 
 class TransitPartyUpdateSpec(TypedDict):
@@ -87,10 +98,16 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+def _arrival(spec: JSONObject) -> IdSort | None:
+    return IdSort.TRANSIT_ARRIVAL if spec.get("variant") == "arrival" else None
+
+
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     spec_type=TransitPartyUpdateSpec,
+    schema="transit-party-update",
     outputs=OUTPUTS,
+    output_types=OUTPUT_TYPES,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
     # The update sends the declaration back to processing.
@@ -112,4 +129,24 @@ MODEL = KindModel(
     immutable="{fields} of a party update cannot change: it names the declaration it updates. "
     "Write a new TransitPartyUpdate document for another declaration, and `customs-batch "
     "state rm {address}` to forget this one",
+    # Its declarationId is the declaration it updates: a departure's of the batch, or an
+    # arrival's when it says so.
+    output_ids={"declarationId": OutputId(repeats="declarationId", otherwise=_arrival)},
+    takes_id=TakesId(
+        field="declarationId",
+        accepts=frozenset({IdSort.TRANSIT_DEPARTURE, IdSort.TRANSIT_ARRIVAL}),
+        purpose="a TransitPartyUpdate updates the parties of a transit declaration",
+        hint="write the ID of the transit declaration whose parties change",
+        variants=(
+            VariantRule(
+                value="arrival",
+                refuses=frozenset({IdSort.TRANSIT_DEPARTURE}),
+                rule="project.party-update-variant",
+                says="updates an arrival declaration (PATCH /transit-declarations/{id}/parties)",
+                hint="write variant: departure (or leave variant out) to update the "
+                "departure's parties; for an arrival, write the arrival declaration's ID",
+            ),
+        ),
+    ),
+    parties=Parties(updates="declarationId"),
 )

@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
-from customs_batch.sandbox import contract, declarations, rto, template_groups, transit
+from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import forget_raw_keys
 from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.endpoints import bodies, operations
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
 from customs_batch.sandbox.gate import Gate, GateMiddleware, set_gate, show_gate
 from customs_batch.sandbox.idempotency import Idempotency
@@ -31,29 +32,10 @@ from customs_batch.sandbox.store import Store
 from customs_batch.sandbox.strictjson import clip
 from customs_batch.sandbox.web import error, json_response
 
-C = contract
 ROUTES = [
-    endpoint("GET", C.SHIPMENTS, declarations.list_shipments),
-    endpoint("POST", C.MOVEMENTS, rto.create_movement),
-    endpoint("GET", C.ALLOCATIONS, rto.list_allocations),
-    endpoint("GET", C.HAWBS, rto.list_hawbs),
-    endpoint("DELETE", C.HAWB, rto.deactivate_hawb),
-    endpoint("POST", C.SUBMIT_DEPARTURE, transit.submit_departure),
-    endpoint("GET", C.TRANSIT_LIST, transit.list_transit),
-    endpoint("GET", C.TRANSIT, transit.get_transit),
-    endpoint("PATCH", C.DEPARTURE_PARTIES, transit.update_parties),
-    endpoint("PATCH", C.ARRIVAL_PARTIES, transit.update_parties),
-    endpoint("GET", C.DECLARATIONS, declarations.list_declarations),
-    endpoint("GET", C.DECLARATION, declarations.get_declaration),
-    endpoint("DELETE", C.DECLARATION, declarations.cancel_declaration),
-    endpoint("GET", C.ITEMS, declarations.list_items),
-    endpoint("GET", C.ITEM, declarations.get_item),
-    endpoint("POST", C.TEMPLATE_GROUPS, template_groups.create_group),
-    endpoint("GET", C.TEMPLATE_GROUPS, template_groups.list_groups),
-    endpoint("PATCH", C.TEMPLATE_GROUP, template_groups.update_group),
-    endpoint("GET", C.INSPECT_MOVEMENTS, rto.inspect_movements),
-    endpoint("GET", C.INSPECT_STATS, rto.inspect_stats),
+    endpoint(operation.method, operation.path, operation.handler) for operation in operations()
 ]
+"""The routes of every operation the emulator's modules register (``endpoints.py``)."""
 
 
 async def _openapi(request: Request) -> Response:
@@ -115,7 +97,7 @@ def create_app(
         clock=now,
         processing_seconds=processing_seconds,
         limiter=RateLimiter(rate_limit) if rate_limit is not None else None,
-        schemas=BodySchemas.load(),
+        schemas=BodySchemas.load(bodies()),
         idempotency=Idempotency(store),
     )
     gate = Gate()

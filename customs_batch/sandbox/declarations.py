@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from customs_batch.sandbox import contract
+from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.listing import (
@@ -180,3 +181,58 @@ async def get_item(request: Request, sandbox: Sandbox, caller: Caller) -> Respon
         "status": declaration.get("status", ""),
     }
     return json_response(detail)
+
+
+C = contract
+OPERATIONS = (
+    op.ApiOperation(
+        "GET",
+        C.SHIPMENTS,
+        list_shipments,
+        "List shipments",
+        (
+            op.PAGE,
+            op.size(C.ITEMS_PER_PAGE),
+            op.query(C.STATUS, op.enum(*C.SHIPMENT_STATUSES)),
+            op.query(C.REFERENCE_NUMBER, op.STR),
+            *op.CREATED,
+            op.ORDER,
+        ),
+    ),
+    op.ApiOperation(
+        "GET",
+        C.DECLARATIONS,
+        list_declarations,
+        "List import and export declarations",
+        (
+            op.PAGE,
+            op.size(C.ITEMS_PER_PAGE),
+            op.query(C.TYPE, op.enum(*C.DECLARATION_TYPES)),
+            op.query(C.STATUS, op.enum(*C.DECLARATION_STATUSES)),
+            op.query(C.REFERENCE_NUMBER, op.STR),
+            *op.CREATED,
+            op.ORDER,
+        ),
+    ),
+    op.ApiOperation("GET", C.DECLARATION, get_declaration, "Poll an export declaration", (op.ID,)),
+    op.ApiOperation(
+        "DELETE", C.DECLARATION, cancel_declaration, "Cancel an export declaration", (op.ID,)
+    ),
+    op.ApiOperation(
+        "GET",
+        C.ITEMS,
+        list_items,
+        "List declaration items",
+        (
+            op.query(C.SEARCH, op.STR),
+            op.PAGE,
+            op.size(C.ITEMS_PER_PAGE),
+            op.query(C.DELETED, op.enum("deleted", "normal", "all")),
+            op.query(C.ARCHIVED, op.enum("unarchived", "archived", "all")),
+            op.query(C.SORT_BY, op.enum(*C.ITEM_SORT_FIELDS)),
+            op.query(C.SORT_ORDER, op.enum("asc", "desc")),
+        ),
+    ),
+    op.ApiOperation("GET", C.ITEM, get_item, "Get a declaration item", (op.ID,)),
+)
+"""The endpoints of this module (see ``operations.py``)."""

@@ -1,169 +1,22 @@
-"""The OpenAPI 3.1 document of the emulator, whose request bodies are the project's schemas."""
+"""The OpenAPI 3.1 document of the emulator, whose request bodies are the project's schemas.
+
+Its operations are those the emulator's modules register (``endpoints.py``).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from customs_batch import __version__
-from customs_batch.sandbox import contract, request_schemas
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.endpoints import bodies, operations
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.routing import template
 
 C = contract
-_INT = {"type": "integer"}
-_STR = {"type": "string"}
-_INT64 = {"type": "integer", "minimum": C.INT_MIN, "maximum": C.INT_MAX}
-_PAGE = {"name": C.PAGE, "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}}
-
-
-def _size(name: str) -> JsonObject:
-    schema = {"type": "integer", "minimum": 1, "maximum": C.PAGE_SIZE_MAX, "default": 20}
-    return {"name": name, "in": "query", "schema": schema}
-
-
-def _query(name: str, schema: JsonObject) -> JsonObject:
-    return {"name": name, "in": "query", "schema": schema}
-
-
-def _enum(*values: str) -> JsonObject:
-    return {"type": "string", "enum": list(values)}
-
-
-def _path(name: str, schema: JsonObject) -> JsonObject:
-    return {"name": name, "in": "path", "required": True, "schema": schema}
-
-
-_DATE = {"type": "string", "format": "date"}
-_ORDER = _query(C.ORDER, _enum("asc", "desc"))
-_SHP = _path("id", {"type": "string", "pattern": "^shp_[A-Za-z0-9]+$"})
-_ID = _path("id", _INT)
-_CREATED = [_query(C.CREATED_FROM, _DATE), _query(C.CREATED_TO, _DATE)]
-
-# (method, path, summary, parameters, request body component, success status)
-_OPERATIONS: list[tuple[str, str, str, list[JsonObject], str | None, int]] = [
-    (
-        "GET",
-        C.SHIPMENTS,
-        "List shipments",
-        [
-            _PAGE,
-            _size(C.ITEMS_PER_PAGE),
-            _query(C.STATUS, _enum(*C.SHIPMENT_STATUSES)),
-            _query(C.REFERENCE_NUMBER, _STR),
-            *_CREATED,
-            _ORDER,
-        ],
-        None,
-        200,
-    ),
-    (
-        "POST",
-        C.MOVEMENTS,
-        "Create an RTO movement",
-        [_SHP, {"name": C.IDEMPOTENCY_KEY, "in": "header", "required": True, "schema": _STR}],
-        "MovementBody",
-        201,
-    ),
-    (
-        "GET",
-        C.ALLOCATIONS,
-        "List allocations of a shipment",
-        [_SHP, _PAGE, _size(C.LIMIT)],
-        None,
-        200,
-    ),
-    (
-        "GET",
-        C.HAWBS,
-        "List HAWBs of a shipment",
-        [_SHP, _PAGE, _size(C.LIMIT), _query(C.INCLUDE_INACTIVE, {"type": "boolean"})],
-        None,
-        200,
-    ),
-    (
-        "DELETE",
-        C.HAWB,
-        "Deactivate a HAWB",
-        [_SHP, _path("hawbId", {"type": "string", "pattern": "^hawb_[A-Za-z0-9]+$"})],
-        None,
-        200,
-    ),
-    ("POST", C.SUBMIT_DEPARTURE, "Submit a departure declaration", [], "DepartureDeclaration", 201),
-    (
-        "GET",
-        C.TRANSIT_LIST,
-        "List transit declarations",
-        [
-            _PAGE,
-            _size(C.ITEMS_PER_PAGE),
-            _query(C.STATUS, _enum(*C.TRANSIT_FILTER_VALUES)),
-            _ORDER,
-            _query(C.START_DATE, _DATE),
-            _query(C.END_DATE, _DATE),
-        ],
-        None,
-        200,
-    ),
-    ("GET", C.TRANSIT, "Poll a transit declaration", [_ID], None, 200),
-    (
-        "PATCH",
-        C.DEPARTURE_PARTIES,
-        "Update the parties (departure)",
-        [_path("declarationId", _INT)],
-        "PartiesBody",
-        200,
-    ),
-    ("PATCH", C.ARRIVAL_PARTIES, "Update the parties (arrival)", [_ID], "PartiesBody", 200),
-    (
-        "GET",
-        C.DECLARATIONS,
-        "List import and export declarations",
-        [
-            _PAGE,
-            _size(C.ITEMS_PER_PAGE),
-            _query(C.TYPE, _enum(*C.DECLARATION_TYPES)),
-            _query(C.STATUS, _enum(*C.DECLARATION_STATUSES)),
-            _query(C.REFERENCE_NUMBER, _STR),
-            *_CREATED,
-            _ORDER,
-        ],
-        None,
-        200,
-    ),
-    ("GET", C.DECLARATION, "Poll an export declaration", [_ID], None, 200),
-    ("DELETE", C.DECLARATION, "Cancel an export declaration", [_ID], None, 200),
-    (
-        "GET",
-        C.ITEMS,
-        "List declaration items",
-        [
-            _query(C.SEARCH, _STR),
-            _PAGE,
-            _size(C.ITEMS_PER_PAGE),
-            _query(C.DELETED, _enum("deleted", "normal", "all")),
-            _query(C.ARCHIVED, _enum("unarchived", "archived", "all")),
-            _query(C.SORT_BY, _enum(*C.ITEM_SORT_FIELDS)),
-            _query(C.SORT_ORDER, _enum("asc", "desc")),
-        ],
-        None,
-        200,
-    ),
-    ("GET", C.ITEM, "Get a declaration item", [_ID], None, 200),
-    ("POST", C.TEMPLATE_GROUPS, "Create a template group", [], "TemplateGroup", 201),
-    (
-        "GET",
-        C.TEMPLATE_GROUPS,
-        "List template groups",
-        [_query(C.COMPANY_ID, _INT64), _PAGE, _size(C.ITEMS_PER_PAGE)],
-        None,
-        200,
-    ),
-    ("PATCH", C.TEMPLATE_GROUP, "Update a template group", [_ID], "TemplateGroupPatch", 200),
-    ("GET", C.INSPECT_MOVEMENTS, "Emulator only: every movement created", [], None, 200),
-    ("GET", C.INSPECT_STATS, "Emulator only: request counts and 429s", [], None, 200),
-]
 
 _ERRORS = {
     "400": "bad request: the message lists the reasons",
@@ -176,27 +29,10 @@ _BODY_ERRORS = {
     str(C.PAYLOAD_TOO_LARGE): f"the body is larger than {C.MAX_BODY_BYTES:,} bytes",
     str(C.UNSUPPORTED_MEDIA_TYPE): "the body is not sent as application/json in UTF-8",
 }
-_DUPLICATE_CODE = {str(C.DUPLICATE_CODE): "the company already has a template group with this code"}
-# Answers of one operation beyond the common ones, by (method, path).
-_OPERATION_ERRORS: dict[tuple[str, str], dict[str, str]] = {
-    ("POST", C.MOVEMENTS): {
-        str(C.IDEMPOTENCY_IN_FLIGHT): "a request with this Idempotency-Key is still being handled",
-        str(C.IDEMPOTENCY_OTHER_BODY): "this Idempotency-Key was used with another body",
-    },
-    ("DELETE", C.HAWB): {str(C.HAWB_REFUSED): "a sent movement references the HAWB"},
-    ("POST", C.TEMPLATE_GROUPS): _DUPLICATE_CODE,
-    ("PATCH", C.TEMPLATE_GROUP): _DUPLICATE_CODE,
-}
 
 
 def _bodies() -> dict[str, JsonObject]:
-    return {
-        "MovementBody": request_schemas.movement_body_schema(),
-        "DepartureDeclaration": request_schemas.departure_body_schema(),
-        "TemplateGroup": request_schemas.template_group_body_schema(),
-        "TemplateGroupPatch": request_schemas.template_group_patch_schema(),
-        "PartiesBody": request_schemas.parties_body_schema(),
-    }
+    return {body.name: body.schema() for body in bodies()}
 
 
 def _components() -> dict[str, JsonObject]:
@@ -232,7 +68,7 @@ def _operation(
     parameters: list[JsonObject],
     body: str | None,
     status: int,
-    errors: dict[str, str],
+    errors: Mapping[str, str],
 ) -> JsonObject:
     if body is not None:
         errors = {**errors, **_BODY_ERRORS}
@@ -256,10 +92,10 @@ def _operation(
 @cache
 def _document() -> str:
     paths: dict[str, JsonObject] = {}
-    for method, path, summary, parameters, body, status in _OPERATIONS:
-        errors = _OPERATION_ERRORS.get((method, path), {})
-        paths.setdefault(template(path), {})[method.lower()] = _operation(
-            summary, parameters, body, status, errors
+    for operation in operations():
+        body = operation.body.name if operation.body is not None else None
+        paths.setdefault(template(operation.path), {})[operation.method.lower()] = _operation(
+            operation.summary, list(operation.parameters), body, operation.status, operation.errors
         )
     document = {
         "openapi": "3.1.0",

@@ -8,8 +8,9 @@ customs-batch uses for addressing (``shipmentId`` of a movement, ``declarationId
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -17,6 +18,9 @@ from jsonschema import Draft202012Validator
 from customs_batch.resources import load_schema
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.strictjson import clip
+
+if TYPE_CHECKING:
+    from customs_batch.sandbox.operations import Body
 
 
 def _without(schema: JsonObject, *fields: str) -> JsonObject:
@@ -46,6 +50,12 @@ def _strip(schema: Any) -> Any:
     if isinstance(schema, list):
         return [_strip(value) for value in schema]
     return schema
+
+
+def spec_body_schema(schema_name: str, *without: str) -> JsonObject:
+    """The request body a kind's spec is sent as: its schema (``schemas/<schema_name>``)
+    without the fields ``without`` and without the ``${ref:...}`` alternatives."""
+    return _no_references(_without(load_schema(schema_name), *without))
 
 
 def movement_body_schema() -> JsonObject:
@@ -119,21 +129,14 @@ def _reason(error: Any) -> str:
 
 @dataclass(frozen=True)
 class BodySchemas:
-    """A validator per request body that has a schema."""
+    """A validator per request body that has a schema, by its name."""
 
-    movement: BodyValidator
-    departure: BodyValidator
-    template_group: BodyValidator
-    template_group_patch: BodyValidator
-    parties: BodyValidator
+    validators: Mapping[str, BodyValidator]
+
+    def __getitem__(self, body: Body) -> BodyValidator:
+        return self.validators[body.name]
 
     @classmethod
-    def load(cls) -> BodySchemas:
-        """Build the validators."""
-        return cls(
-            movement=BodyValidator(movement_body_schema()),
-            departure=BodyValidator(departure_body_schema()),
-            template_group=BodyValidator(template_group_body_schema()),
-            template_group_patch=BodyValidator(template_group_patch_schema()),
-            parties=BodyValidator(parties_body_schema()),
-        )
+    def load(cls, bodies: Iterable[Body]) -> BodySchemas:
+        """Build the validators of ``bodies`` (those of the operations served)."""
+        return cls({body.name: BodyValidator(body.schema()) for body in bodies})

@@ -6,10 +6,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from customs_batch.sandbox import contract, movements
+from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.idempotency import Verdict, fingerprint
 from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.request_schemas import movement_body_schema
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import (
     Query,
@@ -21,6 +23,8 @@ from customs_batch.sandbox.web import (
     public,
     total_pages,
 )
+
+MOVEMENT_BODY = op.Body("MovementBody", movement_body_schema)
 
 
 def _shipment(sandbox: Sandbox, request: Request) -> JsonObject:
@@ -74,7 +78,7 @@ def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float
     reasons = movements.server_side_fields(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
-    check_schema(sandbox.schemas.movement, body)
+    check_schema(sandbox.schemas[MOVEMENT_BODY], body)
     reasons = movements.refusals(body, shipment, sandbox.store)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
@@ -162,3 +166,55 @@ async def inspect_movements(request: Request, sandbox: Sandbox, caller: Caller) 
 async def inspect_stats(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """GET /_sandbox/stats: request counts by method and path template, and 429s."""
     return json_response(sandbox.stats.snapshot())
+
+
+C = contract
+OPERATIONS = (
+    op.ApiOperation(
+        "POST",
+        C.MOVEMENTS,
+        create_movement,
+        "Create an RTO movement",
+        (
+            op.SHIPMENT,
+            {"name": C.IDEMPOTENCY_KEY, "in": "header", "required": True, "schema": op.STR},
+        ),
+        MOVEMENT_BODY,
+        C.CREATED,
+        {
+            str(
+                C.IDEMPOTENCY_IN_FLIGHT
+            ): "a request with this Idempotency-Key is still being handled",
+            str(C.IDEMPOTENCY_OTHER_BODY): "this Idempotency-Key was used with another body",
+        },
+    ),
+    op.ApiOperation(
+        "GET",
+        C.ALLOCATIONS,
+        list_allocations,
+        "List allocations of a shipment",
+        (op.SHIPMENT, op.PAGE, op.size(C.LIMIT)),
+    ),
+    op.ApiOperation(
+        "GET",
+        C.HAWBS,
+        list_hawbs,
+        "List HAWBs of a shipment",
+        (op.SHIPMENT, op.PAGE, op.size(C.LIMIT), op.query(C.INCLUDE_INACTIVE, {"type": "boolean"})),
+    ),
+    op.ApiOperation(
+        "DELETE",
+        C.HAWB,
+        deactivate_hawb,
+        "Deactivate a HAWB",
+        (op.SHIPMENT, op.path("hawbId", {"type": "string", "pattern": "^hawb_[A-Za-z0-9]+$"})),
+        errors={str(C.HAWB_REFUSED): "a sent movement references the HAWB"},
+    ),
+    op.ApiOperation(
+        "GET", C.INSPECT_MOVEMENTS, inspect_movements, "Emulator only: every movement created"
+    ),
+    op.ApiOperation(
+        "GET", C.INSPECT_STATS, inspect_stats, "Emulator only: request counts and 429s"
+    ),
+)
+"""The endpoints of this module (see ``operations.py``)."""

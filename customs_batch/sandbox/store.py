@@ -21,7 +21,8 @@ RecordId = int | str
 
 
 class Table(StrEnum):
-    """The tables of the store."""
+    """The tables of the store. An emulator module may keep its records in a table of its
+    own, by any other name: a table is made when first written."""
 
     API_KEYS = "apiKeys"
     SHIPMENTS = "shipments"  # by integer ID: the shipment list entries
@@ -43,15 +44,15 @@ class Store:
         self._persistence: Persistence = (
             SqlitePersistence(db_path) if db_path is not None else NoPersistence()
         )
-        self._tables: dict[Table, dict[RecordId, JsonObject]] = {table: {} for table in Table}
-        self._largest: dict[Table, int] = dict.fromkeys(Table, 0)  # largest integer ID
+        self._tables: dict[str, dict[RecordId, JsonObject]] = {table: {} for table in Table}
+        self._largest: dict[str, int] = dict.fromkeys(Table, 0)  # largest integer ID
         for table_name, record_id, record in self._persistence.load():
-            self._remember(Table(table_name), record_id, record)
+            self._remember(table_name, record_id, record)
         self._lock = threading.RLock()
 
-    def _remember(self, table: Table, record_id: RecordId, record: JsonObject) -> None:
-        self._tables[table][record_id] = record
-        if isinstance(record_id, int) and record_id > self._largest[table]:
+    def _remember(self, table: str, record_id: RecordId, record: JsonObject) -> None:
+        self._tables.setdefault(table, {})[record_id] = record
+        if isinstance(record_id, int) and record_id > self._largest.get(table, 0):
             self._largest[table] = record_id
 
     @property
@@ -75,48 +76,48 @@ class Store:
             finally:
                 self._persistence.commit()
 
-    def get(self, table: Table, record_id: RecordId) -> JsonObject | None:
+    def get(self, table: str, record_id: RecordId) -> JsonObject | None:
         """The record ``record_id`` of ``table``, or None."""
-        return self._tables[table].get(record_id)
+        return self._tables.get(table, {}).get(record_id)
 
-    def ids(self, table: Table) -> list[RecordId]:
+    def ids(self, table: str) -> list[RecordId]:
         """Every record ID of ``table`` in insertion order."""
         with self._lock:
-            return list(self._tables[table])
+            return list(self._tables.get(table, {}))
 
-    def values(self, table: Table) -> list[JsonObject]:
+    def values(self, table: str) -> list[JsonObject]:
         """Every record of ``table`` in insertion order."""
         with self._lock:
-            return list(self._tables[table].values())
+            return list(self._tables.get(table, {}).values())
 
-    def put(self, table: Table, record_id: RecordId, record: JsonObject) -> None:
+    def put(self, table: str, record_id: RecordId, record: JsonObject) -> None:
         """Insert or replace a record (and write it through to the database)."""
         with self._lock:
             self._remember(table, record_id, record)
-            self._persistence.save(table.value, record_id, record)
+            self._persistence.save(str(table), record_id, record)
 
-    def put_many(self, table: Table, records: dict[RecordId, JsonObject]) -> None:
+    def put_many(self, table: str, records: dict[RecordId, JsonObject]) -> None:
         """Insert or replace many records in one database transaction."""
         with self.batch():
             for record_id, record in records.items():
                 self._remember(table, record_id, record)
-            self._persistence.save_many(table.value, records)
+            self._persistence.save_many(str(table), records)
 
-    def rekey(self, table: Table, old_id: RecordId, new_id: RecordId) -> None:
+    def rekey(self, table: str, old_id: RecordId, new_id: RecordId) -> None:
         """Move a record to another ID (the old row is deleted from the database)."""
         with self.batch():
             record = self._tables[table].pop(old_id)
             self._remember(table, new_id, record)
-            self._persistence.save(table.value, new_id, record)
-            self._persistence.delete(table.value, old_id)
+            self._persistence.save(str(table), new_id, record)
+            self._persistence.delete(str(table), old_id)
 
-    def next_id(self, table: Table) -> int:
+    def next_id(self, table: str) -> int:
         """One more than the largest integer ID of ``table`` (1 for an empty table)."""
-        return self._largest[table] + 1
+        return self._largest.get(table, 0) + 1
 
-    def count(self, table: Table) -> int:
+    def count(self, table: str) -> int:
         """How many records ``table`` holds."""
-        return len(self._tables[table])
+        return len(self._tables.get(table, {}))
 
     def close(self) -> None:
         """Close the database, if any."""

@@ -6,14 +6,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from customs_batch.sandbox import contract
+from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.listing import result_page
 from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.request_schemas import (
+    template_group_body_schema,
+    template_group_patch_schema,
+)
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, check_schema, fail, json_body, json_response
 
 _LIST_FIELDS = ("id", "name", "code", "isDefault", "companyId")
+GROUP_BODY = op.Body("TemplateGroup", template_group_body_schema)
+GROUP_PATCH = op.Body("TemplateGroupPatch", template_group_patch_schema)
 
 
 def _refuse_duplicate_code(sandbox: Sandbox, company_id: int, code: str, group_id: int) -> None:
@@ -28,7 +35,7 @@ def _refuse_duplicate_code(sandbox: Sandbox, company_id: int, code: str, group_i
 async def create_group(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/declaration-templates/groups; the code is unique per company (409)."""
     body = await json_body(request)
-    check_schema(sandbox.schemas.template_group, body)
+    check_schema(sandbox.schemas[GROUP_BODY], body)
     stamp = timestamp(sandbox.clock())
     with sandbox.store.lock():
         _refuse_duplicate_code(sandbox, body["companyId"], body["code"], 0)
@@ -52,7 +59,7 @@ async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
     """PATCH /v1/declaration-templates/groups/{id}: only the fields sent change."""
     group_id = request.path_params["id"]
     body = await json_body(request)
-    check_schema(sandbox.schemas.template_group_patch, body)
+    check_schema(sandbox.schemas[GROUP_PATCH], body)
     with sandbox.store.lock():
         group = sandbox.store.get(Table.TEMPLATE_GROUPS, group_id)
         if group is None:
@@ -75,3 +82,35 @@ async def list_groups(request: Request, sandbox: Sandbox, caller: Caller) -> Res
         if company is None or g["companyId"] == company
     ]
     return result_page(query, records, item_count=False)
+
+
+C = contract
+_DUPLICATE_CODE = {str(C.DUPLICATE_CODE): "the company already has a template group with this code"}
+OPERATIONS = (
+    op.ApiOperation(
+        "POST",
+        C.TEMPLATE_GROUPS,
+        create_group,
+        "Create a template group",
+        body=GROUP_BODY,
+        status=C.CREATED,
+        errors=_DUPLICATE_CODE,
+    ),
+    op.ApiOperation(
+        "GET",
+        C.TEMPLATE_GROUPS,
+        list_groups,
+        "List template groups",
+        (op.query(C.COMPANY_ID, op.INT64), op.PAGE, op.size(C.ITEMS_PER_PAGE)),
+    ),
+    op.ApiOperation(
+        "PATCH",
+        C.TEMPLATE_GROUP,
+        update_group,
+        "Update a template group",
+        (op.ID,),
+        GROUP_PATCH,
+        errors=_DUPLICATE_CODE,
+    ),
+)
+"""The endpoints of this module (see ``operations.py``)."""

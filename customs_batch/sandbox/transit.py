@@ -15,10 +15,12 @@ from starlette.responses import Response
 
 from customs_batch.kinds import Kind
 from customs_batch.sandbox import contract
+from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.listing import created_between, order_choice, ordered, result_page
 from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.request_schemas import departure_body_schema, parties_body_schema
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, check_schema, fail, json_body, json_response
 from customs_batch.sensitive import replaced, sensitive_paths, values_at
@@ -40,6 +42,10 @@ INVALID_ERROR: JsonObject = {
     "field": "commercialReference",
     "message": "the sandbox refuses declarations whose commercialReference starts with INVALID",
 }
+
+
+DEPARTURE_BODY = op.Body("DepartureDeclaration", departure_body_schema)
+PARTIES_BODY = op.Body("PartiesBody", parties_body_schema)
 
 
 def current(sandbox: Sandbox, record: JsonObject) -> JsonObject:
@@ -72,7 +78,7 @@ def _kept(body: JsonObject) -> JsonObject:
 async def submit_departure(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/declarations/transit: 201 ``{declarationId, status: processing}``."""
     body = await json_body(request)
-    check_schema(sandbox.schemas.departure, body)
+    check_schema(sandbox.schemas[DEPARTURE_BODY], body)
     now = sandbox.clock()
     with sandbox.store.lock():
         declaration_id = max(sandbox.store.next_id(Table.TRANSIT), 7001)
@@ -144,7 +150,7 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
     declaration_id: int = params["declarationId"] if "declarationId" in params else params["id"]
     body = await json_body(request)
     _transit(sandbox, declaration_id)
-    check_schema(sandbox.schemas.parties, body)
+    check_schema(sandbox.schemas[PARTIES_BODY], body)
     now = sandbox.clock()
     with sandbox.store.lock():
         record = _transit(sandbox, declaration_id)
@@ -159,3 +165,48 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
         }
         sandbox.store.put(Table.TRANSIT, declaration_id, updated)
     return json_response({"declarationId": declaration_id, "status": contract.DEPARTURE_PROCESSING})
+
+
+C = contract
+OPERATIONS = (
+    op.ApiOperation(
+        "POST",
+        C.SUBMIT_DEPARTURE,
+        submit_departure,
+        "Submit a departure declaration",
+        body=DEPARTURE_BODY,
+        status=C.CREATED,
+    ),
+    op.ApiOperation(
+        "GET",
+        C.TRANSIT_LIST,
+        list_transit,
+        "List transit declarations",
+        (
+            op.PAGE,
+            op.size(C.ITEMS_PER_PAGE),
+            op.query(C.STATUS, op.enum(*C.TRANSIT_FILTER_VALUES)),
+            op.ORDER,
+            op.query(C.START_DATE, op.DATE),
+            op.query(C.END_DATE, op.DATE),
+        ),
+    ),
+    op.ApiOperation("GET", C.TRANSIT, get_transit, "Poll a transit declaration", (op.ID,)),
+    op.ApiOperation(
+        "PATCH",
+        C.DEPARTURE_PARTIES,
+        update_parties,
+        "Update the parties (departure)",
+        (op.path("declarationId", op.INT),),
+        PARTIES_BODY,
+    ),
+    op.ApiOperation(
+        "PATCH",
+        C.ARRIVAL_PARTIES,
+        update_parties,
+        "Update the parties (arrival)",
+        (op.ID,),
+        PARTIES_BODY,
+    ),
+)
+"""The endpoints of this module (see ``operations.py``)."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.findings import Finding, JsonPath, Severity
-from customs_batch.kinds import Kind
+from customs_batch.kinds.registry import KINDS
 from customs_batch.load_cache import LoadCache, each_file_cached
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
@@ -34,11 +34,35 @@ from customs_batch.validation.project import broken_addresses, check_project
 from customs_batch.validation.suppressions import ANNOTATION
 from customs_batch.validation.team_rules import check_team_rules, finish
 
-# The spec fields the project-wide checks read (template codes, HAWB of movements, the
-# declaration a party update is aimed at, and its variant).
-_PROJECT_SPEC_KEYS = ("code", "companyId", "shipmentId", "hawbId", "declarationId", "variant")
+
+def _project_spec_keys() -> tuple[str, ...]:
+    """The spec fields the project-wide checks read, as the kinds' models name them (template
+    codes and their company, the HAWB of movements and deactivations, the declaration a
+    party update or a cancellation is aimed at, and the variant of one)."""
+    keys: dict[str, None] = {}
+    for model in KINDS.values():
+        if model.unique is not None:
+            keys.update(dict.fromkeys((model.unique.field, model.unique.within)))
+        keys.update(dict.fromkeys(model.lane_fields))
+        if model.ends_lanes is not None:
+            keys.update(dict.fromkeys(model.ends_lanes.fields))
+        if model.takes_id is not None:
+            keys[model.takes_id.field] = None
+            if model.takes_id.variants:
+                keys["variant"] = None
+        if model.parties is not None and model.parties.updates is not None:
+            keys.update(dict.fromkeys((model.parties.updates, "variant")))
+    return tuple(keys)
+
+
+_PROJECT_SPEC_KEYS = _project_spec_keys()
+_PARTY_KINDS = frozenset(kind for kind, model in KINDS.items() if model.parties is not None)
+"""The kinds whose documents write party fields (a departure, a party update)."""
+_PARTY_UPDATES = frozenset(
+    kind for kind, model in KINDS.items() if model.parties and model.parties.updates
+)
+"""The kinds that write the party fields of another document's declaration."""
 _DIGEST_KEY = "\0digest"
-_PARTY_KINDS = (Kind.DEPARTURE_DECLARATION, Kind.TRANSIT_PARTY_UPDATE)
 _shapes: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 """The party fields documents write, one tuple for each shape: rows of one sheet share it."""
 
@@ -279,7 +303,7 @@ def project_positions(document: Document) -> dict[JsonPath, Position]:
     wanted.extend((("spec", "hawbId"), ("spec", "variant")))
     if ANNOTATION in document.annotations:
         wanted.append(("metadata", "annotations", ANNOTATION))
-    if document.kind is Kind.TRANSIT_PARTY_UPDATE:
+    if document.kind in _PARTY_UPDATES:
         wanted.extend(("spec", *written) for written in party_fields(document.spec))
     wanted.extend(("metadata", "dependsOn", index) for index in range(len(document.depends_on)))
     for reference in document.references:

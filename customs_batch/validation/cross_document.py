@@ -8,6 +8,10 @@
   export declaration nor a template group.
 - A TransitPartyUpdate with ``variant: arrival`` (``PATCH /transit-declarations/{id}``)
   whose declaration is a departure of the batch: that is the departure variant's endpoint.
+
+What each kind contributes is its model's (``kinds/<kind>.py``): the types of its outputs
+(``output_types``), what its ID outputs are IDs of (``output_ids``), and the field that must
+hold an ID of some sorts (``takes_id``, with its variants); the checks here ask the model.
 - Two names of one kind that differ only by case (``mov-B4-arrival``, ``mov-b4-arrival``):
   the same document written twice, most likely.
 
@@ -24,27 +28,18 @@ from typing import Any
 
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.checks import IdSort, TakesId
+from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.resources import kind_schema
 
-# The JSON type of each output a reference may name (the fields of OUTPUT_FIELDS).
 OUTPUT_TYPES: dict[Kind, dict[str, str]] = {
-    Kind.TEMPLATE_GROUP: {"id": "integer", "code": "string", "name": "string"},
-    Kind.DEPARTURE_DECLARATION: {"declarationId": "integer", "status": "string"},
-    Kind.TRANSIT_PARTY_UPDATE: {"declarationId": "integer", "status": "string"},
-    Kind.MOVEMENT: {"movementId": "string", "shipmentId": "string", "status": "string"},
-    Kind.HAWB_DEACTIVATION: {"hawbId": "string", "shipmentId": "string", "isActive": "boolean"},
-    Kind.EXPORT_CANCELLATION: {"declarationId": "integer", "canceled": "boolean"},
+    kind: dict(model.output_types) for kind, model in KINDS.items()
 }
+"""The JSON type of each output a reference may name, by kind (each model's
+``output_types``, whose names are its ``outputs``)."""
+_TAKES: dict[Kind, TakesId] = {k: m.takes_id for k, m in KINDS.items() if m.takes_id}
 _A = {"integer": "an integer", "string": "text", "boolean": "a boolean", "number": "a number"}
-
-# What a declaration ID taken from an output is the ID of.
-TRANSIT_DEPARTURE = "the transit departure declaration"
-TRANSIT_ARRIVAL = "a transit arrival declaration"
-EXPORT = "an export declaration"
-TEMPLATE_GROUP = "a template group, not a declaration"
-_TRANSIT = frozenset({TRANSIT_DEPARTURE, TRANSIT_ARRIVAL})
-_DECLARATION_FIELD = ("declarationId",)
 
 
 def check_cross_documents(
@@ -57,8 +52,9 @@ def check_cross_documents(
             finding = _reference_type(document, reference)
             if finding is not None:
                 findings.append(finding)
-        if document.kind in (Kind.EXPORT_CANCELLATION, Kind.TRANSIT_PARTY_UPDATE):
-            findings.extend(_declaration(document, known))
+        takes = _TAKES.get(document.kind)
+        if takes is not None:
+            findings.extend(_declaration(document, takes, known))
     findings.extend(_names_differing_by_case(documents))
     return findings
 
@@ -169,36 +165,35 @@ def _types(schema: Mapping[str, Any], node: Any) -> set[str]:
 
 def declaration_of(
     reference: Reference, known: Mapping[Address, Document], seen: frozenset[Address] = frozenset()
-) -> str | None:
+) -> IdSort | None:
     """What the output a reference names is the ID of, when the batch tells; else None."""
     target = reference.target
-    if target.kind is Kind.DEPARTURE_DECLARATION and reference.field == "declarationId":
-        return TRANSIT_DEPARTURE
-    if target.kind is Kind.EXPORT_CANCELLATION and reference.field == "declarationId":
-        return EXPORT
-    if target.kind is Kind.TEMPLATE_GROUP and reference.field == "id":
-        return TEMPLATE_GROUP
-    if target.kind is Kind.TRANSIT_PARTY_UPDATE and reference.field == "declarationId":
-        update = known.get(target)
-        if update is None or target in seen:
-            return None
-        named = _declaration_reference(update)
-        if named is not None:
-            return declaration_of(named, known, seen | {target})
-        return TRANSIT_ARRIVAL if update.spec.get("variant") == "arrival" else None
-    return None
+    named = model_of(target.kind).output_ids.get(reference.field)
+    if named is None or named.sort is not None:
+        return None if named is None else named.sort
+    document = known.get(target)
+    if document is None or target in seen:
+        return None
+    if named.repeats is not None:
+        repeated = _reference_at(document, named.repeats)
+        if repeated is not None:
+            return declaration_of(repeated, known, seen | {target})
+    return named.otherwise(document.spec) if named.otherwise is not None else None
 
 
-def _declaration_reference(document: Document) -> Reference | None:
+def _reference_at(document: Document, field: str) -> Reference | None:
+    """The reference written as the spec's ``field``, if any."""
     for reference in document.references:
         path = reference.path[1:] if reference.path[:1] == ("spec",) else reference.path
-        if tuple(path) == _DECLARATION_FIELD:
+        if tuple(path) == (field,):
             return reference
     return None
 
 
-def _declaration(document: Document, known: Mapping[Address, Document]) -> list[Finding]:
-    reference = _declaration_reference(document)
+def _declaration(
+    document: Document, takes: TakesId, known: Mapping[Address, Document]
+) -> list[Finding]:
+    reference = _reference_at(document, takes.field)
     if reference is None:
         return []
     named = declaration_of(reference, known)
@@ -207,37 +202,21 @@ def _declaration(document: Document, known: Mapping[Address, Document]) -> list[
     location = _reference_location(document, reference)
     target = known.get(reference.target)
     there = f" at {_where(target)}" if target is not None else ""
-    if document.kind is Kind.EXPORT_CANCELLATION:
-        if named == EXPORT:
-            return []
+    if named not in takes.accepts:
         message = (
-            f"{reference.text} is the ID of {named} ({reference.target}{there}), but an "
-            "ExportCancellation cancels an export declaration (DELETE /v1/declarations/{id})"
+            f"{reference.text} is the ID of {named} ({reference.target}{there}), but "
+            f"{takes.purpose}"
         )
-        hint = (
-            "write the ID of the export declaration to cancel; a transit declaration is not "
-            "cancelled by an ExportCancellation"
-        )
-        return [_finding(document, "project.wrong-declaration", location, message, hint)]
-    if named not in _TRANSIT:
-        message = (
-            f"{reference.text} is the ID of {named} ({reference.target}{there}), but a "
-            "TransitPartyUpdate updates the parties of a transit declaration"
-        )
-        hint = "write the ID of the transit declaration whose parties change"
-        return [_finding(document, "project.wrong-declaration", location, message, hint)]
-    if named == TRANSIT_DEPARTURE and document.spec.get("variant") == "arrival":
-        message = (
-            f"variant arrival updates an arrival declaration (PATCH /transit-declarations/"
-            f"{{id}}/parties), but {reference.text} is the ID of {named} "
-            f"{reference.target}{there}"
-        )
-        hint = (
-            "write variant: departure (or leave variant out) to update the departure's "
-            "parties; for an arrival, write the arrival declaration's ID"
-        )
-        variant = document.locate(("spec", "variant"))
-        return [_finding(document, "project.party-update-variant", variant, message, hint)]
+        return [_finding(document, "project.wrong-declaration", location, message, takes.hint)]
+    variant = document.spec.get("variant")
+    for rule in takes.variants:
+        if rule.value == variant and named in rule.refuses:
+            message = (
+                f"variant {rule.value} {rule.says}, but {reference.text} is the ID of {named} "
+                f"{reference.target}{there}"
+            )
+            where = document.locate(("spec", "variant"))
+            return [_finding(document, rule.rule, where, message, rule.hint)]
     return []
 
 

@@ -9,6 +9,10 @@ either changes the service holds one while plan calls the other unchanged. Two p
 of one declaration may not write one field either. A party update of a declaration made
 elsewhere (a literal ID) is checked against the other updates of that ID only: whether a
 literal ID is a departure of the manifests is known only from the state, not offline.
+
+Which kinds write party fields, and whose, is their model's ``parties``
+(``kinds/<kind>.py``): an owner writes its own declaration's (a departure), an update names
+the declaration it writes in a spec field (a party update's ``declarationId``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections.abc import Mapping, Sequence
 
 from customs_batch.findings import Finding, JsonPath
 from customs_batch.kinds import Kind
+from customs_batch.kinds.checks import Parties
+from customs_batch.kinds.registry import KINDS
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.validation.common import is_reference, spec_finding
 
@@ -43,15 +49,32 @@ def party_fields(spec: Mapping[str, JSON]) -> list[Field]:
     return fields
 
 
-def _target(document: Document) -> tuple[str, ...] | None:
-    """The declaration a party update is aimed at: a departure of the batch by its address,
-    or a literal ID (with the variant: departure and arrival IDs are told apart)."""
-    value = document.spec.get("declarationId")
+_PARTIES: dict[Kind, Parties] = {k: m.parties for k, m in KINDS.items() if m.parties}
+"""The kinds that write party fields (asked of every document of a batch)."""
+
+
+def _parties(document: Document) -> Parties | None:
+    return _PARTIES.get(document.kind)
+
+
+def _owns(document: Document) -> bool:
+    """Whether the document writes the party fields of its own declaration (a departure)."""
+    parties = _parties(document)
+    return parties is not None and parties.updates is None
+
+
+def _target(document: Document, field: str) -> tuple[str, ...] | None:
+    """The declaration a party update is aimed at (its spec's ``field``): a departure of the
+    batch by its address, or a literal ID (with the variant: departure and arrival IDs are
+    told apart)."""
+    value = document.spec.get(field)
     for reference in document.references:
+        owner = _PARTIES.get(reference.target.kind)
         if (
-            reference.target.kind is Kind.DEPARTURE_DECLARATION
-            and reference.field == "declarationId"
-            and reference.path in (("declarationId",), ("spec", "declarationId"))
+            owner is not None
+            and owner.updates is None
+            and reference.field == owner.id_output
+            and reference.path in ((field,), ("spec", field))
             and reference.text == value
         ):
             return ("departure", str(reference.target))
@@ -62,14 +85,14 @@ def _target(document: Document) -> tuple[str, ...] | None:
 
 def check_owners(documents: Sequence[Document]) -> list[Finding]:
     """A finding for each party update that writes a party field another document writes."""
-    updates = [d for d in documents if d.kind is Kind.TRANSIT_PARTY_UPDATE]
+    updates = [(d, field) for d in documents if (field := _updated_by(d)) is not None]
     if not updates:
         return []
-    departures = {str(d.address): d for d in documents if d.kind is Kind.DEPARTURE_DECLARATION}
+    departures = {str(d.address): d for d in documents if _owns(d)}
     owners: dict[tuple[str, ...], dict[Field, Document]] = {}
     findings: list[Finding] = []
-    for update in sorted(updates, key=lambda d: d.index):
-        target = _target(update)
+    for update, field in sorted(updates, key=lambda u: u[0].index):
+        target = _target(update, field)
         if target is None:
             continue
         owned = owners.get(target)
@@ -88,13 +111,19 @@ def check_owners(documents: Sequence[Document]) -> list[Finding]:
     return findings
 
 
+def _updated_by(document: Document) -> str | None:
+    """The spec field naming the declaration whose parties the document updates, if any."""
+    parties = _parties(document)
+    return parties.updates if parties is not None else None
+
+
 def _clash(update: Document, owner: Document, fields: list[Field]) -> Finding:
     names = ", ".join(f"{role}.{name}" for role, name in fields)
     are = "is" if len(fields) == 1 else "are"
     where = f"{owner.source.file}:{owner.source.line}"
     path: JsonPath = fields[0]
-    declaration = update.spec.get("declarationId")
-    if owner.kind is Kind.DEPARTURE_DECLARATION:
+    declaration = update.spec.get(_updated_by(update) or "declarationId")
+    if _owns(owner):
         message = (
             f"{names} of the declaration of {owner.address} {are} written by two documents: "
             f"this party update and {owner.address} at {where}"

@@ -1,19 +1,31 @@
-"""Project-wide checks: what no single document shows, only the batch as a whole."""
+"""Project-wide checks: what no single document shows, only the batch as a whole.
+
+What a kind brings to them is its model's (``kinds/<kind>.py``): its outputs, a field the
+service keeps unique (``unique``), whether two equal requests may be meant
+(``duplicate_meant``), the lanes of another kind its documents end (``ends_lanes``).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from customs_batch.findings import Finding, Location, Severity
-from customs_batch.kinds import OUTPUT_FIELDS, Address, Kind
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.checks import LaneEnd, UniqueField
+from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import is_reference
 from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.cycles import find_cycles
 from customs_batch.validation.order import check_order
 from customs_batch.validation.ownership import check_owners
+
+# What the checks below ask of each document's kind, as plain tables (asked of every
+# document of a batch of 100,000).
+_UNIQUE: dict[Kind, UniqueField] = {k: m.unique for k, m in KINDS.items() if m.unique}
+_MEANT: dict[Kind, str] = {k: m.duplicate_meant for k, m in KINDS.items() if m.duplicate_meant}
 
 
 def check_project(documents: Sequence[Document], broken: Collection[Address] = ()) -> list[Finding]:
@@ -31,9 +43,9 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
             findings.append(_duplicate_address(document, earlier))
     findings.extend(_references(documents, first, frozenset(broken)))
     findings.extend(_cycles(first))
-    findings.extend(_duplicate_template_codes(documents))
+    findings.extend(_duplicate_unique_fields(documents))
     findings.extend(_duplicate_requests(documents))
-    findings.extend(_deactivated_hawbs(documents))
+    findings.extend(_ended_lanes(documents))
     findings.extend(check_owners(documents))
     findings.extend(check_order(documents))
     findings.extend(check_cross_documents(documents, first))
@@ -106,7 +118,7 @@ def _reference(
         message = f"{reference.text} refers to {target}, which is not in the batch"
         hint = "check the kind and name, or add the document it refers to"
         return _finding(document, "project.unknown-reference", location, message, hint)
-    fields = OUTPUT_FIELDS[target.kind]
+    fields = model_of(target.kind).outputs
     if reference.field in fields:
         return None
     message = f"{reference.text}: a {target.kind.value} has no outcome field {reference.field!r}"
@@ -162,33 +174,38 @@ def _edge_location(document: Document, target: Address) -> Location:
     return document.locate(())
 
 
-def _duplicate_template_codes(documents: Sequence[Document]) -> list[Finding]:
-    """Each template group sharing its code with another of the same company, at its code."""
-    groups: dict[tuple[str, str], list[Document]] = {}
+def _duplicate_unique_fields(documents: Sequence[Document]) -> list[Finding]:
+    """Each document sharing the value of a field its kind keeps unique (a template group's
+    code within its company) with another of that kind, at that field."""
+    groups: dict[tuple[Kind, str, str], list[Document]] = {}
+    uniques: dict[Kind, UniqueField] = {}
     for document in documents:
-        code, company = document.spec.get("code"), document.spec.get("companyId")
-        if (
-            document.kind is not Kind.TEMPLATE_GROUP
-            or not isinstance(code, str)
-            or is_reference(code)
-        ):
+        unique = _UNIQUE.get(document.kind)
+        if unique is None:
             continue
-        groups.setdefault((repr(company), code), []).append(document)  # repr: hashable
+        value, within = document.spec.get(unique.field), document.spec.get(unique.within)
+        if not isinstance(value, str) or is_reference(value):
+            continue
+        uniques[document.kind] = unique
+        key = (document.kind, repr(within), value)  # repr: hashable
+        groups.setdefault(key, []).append(document)
     findings = []
-    hint = "the service keeps codes unique per company: choose another code"
-    for group in groups.values():
+    for (kind, _, _), group in groups.items():
+        unique = uniques[kind]
         for document in group if len(group) > 1 else ():
             others = [other for other in group if other is not document]
             more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
-            there = others[0].locate(("spec", "code"))
+            there = others[0].locate(("spec", unique.field))
             message = (
-                f"template-group code {document.spec['code']!r} of company "
-                f"{document.spec.get('companyId')} is also used by {others[0].address} at "
+                f"{unique.what} {document.spec[unique.field]!r} of {unique.within_word} "
+                f"{document.spec.get(unique.within)} is also used by {others[0].address} at "
                 f"{there.file}:{there.line}{more}"
             )
-            location = document.locate(("spec", "code"))
+            location = document.locate(("spec", unique.field))
             findings.append(
-                _finding(document, "project.duplicate-template-code", location, message, hint)
+                _finding(
+                    document, "project.duplicate-template-code", location, message, unique.hint
+                )
             )
     return findings
 
@@ -219,8 +236,8 @@ def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
     # its document alone, not in a list: most of 100,000 rows are seen once.
     groups: dict[int, Document | list[Document]] = {}
     for document in documents:
-        # Two equal template groups share their code: the code check reports them already.
-        if document.kind is Kind.TEMPLATE_GROUP:
+        # Two equal documents of a kind with a unique field share it: that check reports them.
+        if document.kind in _UNIQUE:
             continue
         key = _fingerprint(document)
         group = groups.setdefault(key, document)
@@ -242,66 +259,57 @@ def _duplicate_request(document: Document, earlier: Document) -> Finding:
     message = (
         f"{document.address} would send the same request as {earlier.address} at {where(earlier)}"
     )
-    # Two equal movements may be meant (two loads of the same size); anything else twice is a mistake.
-    severity = Severity.WARNING if document.kind is Kind.MOVEMENT else Severity.ERROR
+    # Two equal movements may be meant (two loads of the same size); anything else twice is a
+    # mistake. The kind's model says which (``duplicate_meant``).
+    meant = _MEANT.get(document.kind)
+    severity = Severity.ERROR if meant is None else Severity.WARNING
     hint = "remove one of them, or change what differs"
-    if severity is Severity.WARNING:
-        hint += "; if both movements are meant, ignore this warning"
+    if meant is not None:
+        hint += f"; {meant}"
     location = document.locate(("spec",))
     return _finding(document, "project.duplicate-request", location, message, hint, severity)
 
 
-def _hawb_key(document: Document) -> tuple[str, str] | None:
-    shipment, hawb = document.spec.get("shipmentId"), document.spec.get("hawbId")
-    if (
-        isinstance(shipment, str)
-        and isinstance(hawb, str)
-        and not is_reference(shipment)
-        and not is_reference(hawb)
-    ):
-        return shipment, hawb
-    return None
+def _lane_key(document: Document, fields: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The values of ``fields`` in the document's spec, when all are text and no reference."""
+    spec = document.spec
+    values = tuple([spec.get(name) for name in fields])
+    for value in values:  # a loop, not all(): this runs for each of 100,000 rows
+        if not isinstance(value, str) or is_reference(value):
+            return None
+    return cast(tuple[str, ...], values)
 
 
-def _deactivated_hawbs(documents: Sequence[Document]) -> list[Finding]:
-    # Only the HAWBs some document deactivates are looked for among the movements: a table
-    # of every movement's HAWB would hold a list per row of a 100,000-row export.
-    deactivated = {
-        _hawb_key(document)
+def _ended_lanes(documents: Sequence[Document]) -> list[Finding]:
+    ends = {kind: model.ends_lanes for kind, model in KINDS.items() if model.ends_lanes}
+    findings: list[Finding] = []
+    for end in dict.fromkeys(ends.values()):
+        kinds = {kind for kind, other in ends.items() if other == end}
+        findings.extend(_lane_ended(documents, kinds, end))
+    return findings
+
+
+def _lane_ended(documents: Sequence[Document], kinds: set[Kind], end: LaneEnd) -> list[Finding]:
+    # Only the lanes some document ends are looked for among the other kind's documents: a
+    # table of every movement's HAWB would hold a list per row of a 100,000-row export.
+    ended = {
+        key
         for document in documents
-        if document.kind is Kind.HAWB_DEACTIVATION and _hawb_key(document) is not None
+        if document.kind in kinds and (key := _lane_key(document, end.fields)) is not None
     }
-    movements: dict[tuple[str, str], list[Document]] = {}
-    for document in documents if deactivated else ():
-        key = _hawb_key(document) if document.kind is Kind.MOVEMENT else None
-        if key in deactivated:
-            assert key is not None
-            movements.setdefault(key, []).append(document)
+    lanes: dict[tuple[str, ...], list[Document]] = {}
+    for document in documents if ended else ():
+        key = _lane_key(document, end.fields) if document.kind is end.of else None
+        if key is not None and key in ended:
+            lanes.setdefault(key, []).append(document)
     findings = []
     for document in documents:
-        key = _hawb_key(document) if document.kind is Kind.HAWB_DEACTIVATION else None
-        if key is None or key not in movements:
+        key = _lane_key(document, end.fields) if document.kind in kinds else None
+        if key is None or key not in lanes:
             continue
-        moving = movements[key]
-        others = f" (and {len(moving) - 1} more movements)" if len(moving) > 1 else ""
-        message = (
-            f"HAWB {key[1]} of {key[0]} is deactivated in the same batch that moves it with "
-            f"{moving[0].address}{others}: the order matters"
-        )
-        hint = (
-            "once a movement on the HAWB is sent the service refuses the deactivation, and a "
-            "deactivated HAWB is not moved: apply them in separate batches, or make the order "
-            "explicit with dependsOn"
-        )
-        location = document.locate(("spec", "hawbId"))
-        findings.append(
-            _finding(
-                document,
-                "project.hawb-deactivated-with-movements",
-                location,
-                message,
-                hint,
-                Severity.WARNING,
-            )
-        )
+        moving = lanes[key]
+        more = end.more.format(count=len(moving) - 1) if len(moving) > 1 else ""
+        message = end.message.format(*key, first=moving[0].address, more=more)
+        location = document.locate(("spec", end.fields[-1]))
+        findings.append(_finding(document, end.rule, location, message, end.hint, Severity.WARNING))
     return findings

@@ -53,6 +53,20 @@ def test_every_kind_has_a_model_and_a_schema() -> None:
         assert (schemas_dir() / f"{kind.schema_name}.schema.json").is_file(), kind
 
 
+def test_every_schema_file_belongs_to_a_kind_that_names_it() -> None:
+    # The kind's module names its schema (KindModel.schema); nothing else maps kinds to
+    # files, so a schema no kind names is a leftover, and two kinds never share one.
+    named = [model.schema for model in KINDS.values()]
+    assert len(set(named)) == len(named)
+    on_disk = {
+        path.name.removesuffix(".schema.json") for path in schemas_dir().glob("*.schema.json")
+    }
+    assert on_disk == {"envelope", *named}
+    for kind, model in KINDS.items():
+        assert kind.schema_name == model.schema
+        assert load_schema(model.schema)["$id"].endswith(f"/{model.schema}.schema.json"), kind
+
+
 def test_no_schema_file_lists_the_kinds() -> None:
     for path in _files():
         text = path.read_text(encoding="utf-8")

@@ -1,11 +1,13 @@
 """A throwaway kind added through the steps of docs/architecture.md ("How to add a kind"), in a
 copy of the package: validate, plan, apply and status handle it, and so does the emulator.
 
-The kind, ``TemplateSet``, is a template group made from a name and a code: the service's
-endpoint exists (``POST /v1/declaration-templates/groups``), so steps 4 and 5 (a new client
-call, a new emulator handler) have nothing to add, and the emulator answers it as it is.
-Every other step is applied to the copy exactly as the page lists it; the commands run as
-``python -m customs_batch`` with the copy first on the path.
+The kind, ``CustomsSeal``, is a seal number registered with a customs office at an endpoint
+neither the client nor the emulator has (``POST /v1/seals``, ``GET /v1/seals/{id}``). Each
+step is applied to the copy exactly as the page lists it: its name in ``Kind`` and its
+operation in ``Operation``, its schema, its module (whose ``MODEL`` the registry finds, and
+which makes the client call), its emulator module (whose ``OPERATIONS`` the emulator finds)
+and its own tests, which run in the copy. The commands run as ``python -m customs_batch``
+with the copy first on the path.
 """
 
 from __future__ import annotations
@@ -21,90 +23,209 @@ from customs_batch.kinds import Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
-KIND_MODULE = '''"""TemplateSet: a template group made from a name and a code."""
+KIND_MODULE = '''"""CustomsSeal: a seal number registered with a customs office (POST /v1/seals)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from customs_batch.jsontypes import JSONObject
-from customs_batch.kinds import OUTPUT_FIELDS, Kind, template_group
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.checks import OFFICE
 from customs_batch.kinds.model import (
+    Found,
     KindModel,
     Outputs,
+    Refreshed,
     Request,
     identity_of,
-    outputs_of,
+    number,
     repeat_unknown,
 )
 
 if TYPE_CHECKING:
-    from customs_batch.client import CustomsClient
+    from customs_batch.client import CustomsClient, Endpoint
+    from customs_batch.state.model import ResourceRecord
 
-OUTPUTS = OUTPUT_FIELDS[Kind.TEMPLATE_SET]
+OUTPUT_TYPES = {"sealId": "integer", "sealNumber": "string", "status": "string"}
+OUTPUTS = frozenset(OUTPUT_TYPES)
+REGISTER, READ = "POST /v1/seals", "GET /v1/seals/{seal_id}"
 
 
-class Template(TypedDict):
-    declarationOffice: NotRequired[str]
-
-
-class TemplateSetSpec(TypedDict):
+class CustomsSealSpec(TypedDict):
+    sealNumber: str
+    officeCode: str
     companyId: int | str
-    name: str
-    code: str
-    DeclarationTemplates: NotRequired[list[Template]]
 
 
-def spec_of(spec: JSONObject) -> TemplateSetSpec:
-    return cast(TemplateSetSpec, spec)
+def spec_of(spec: JSONObject) -> CustomsSealSpec:
+    return cast(CustomsSealSpec, spec)
 
 
-def _create(client: CustomsClient, request: Request) -> Outputs:
-    return outputs_of(OUTPUTS, client.create_template_group(spec_of(request.spec)))
+def _endpoint(text: str) -> Endpoint:
+    from customs_batch.client import Endpoint  # validate loads this module, not the client
+
+    return Endpoint.parse(text)
+
+
+def _outputs(answer: Mapping[str, Any]) -> Outputs:
+    return {name: answer[name] for name in OUTPUTS if name in answer}
+
+
+def _register(client: CustomsClient, request: Request) -> Outputs:
+    return _outputs(client.call(_endpoint(REGISTER), body=spec_of(request.spec)))
+
+
+def _read(client: CustomsClient, seal_id: int) -> Mapping[str, Any]:
+    answer: Mapping[str, Any] = client.call(_endpoint(READ), path={"seal_id": seal_id})
+    return answer
+
+
+def _read_back(
+    client: CustomsClient, address: Address, remote_id: str, spec: Mapping[str, Any]
+) -> Found:
+    seal = _read(client, number(remote_id, address))
+    held = {k: seal[k] for k in ("sealNumber", "officeCode", "companyId") if k in seal}
+    return Found(outputs=_outputs(seal), remote_spec=held, service_state=seal.get("status"))
+
+
+def _refresh(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    from customs_batch.client import NotFoundError
+
+    found: dict[str, Refreshed | None] = {}
+    for record in records:
+        seal_id = record.outputs.get("sealId")
+        if not isinstance(seal_id, int):
+            continue
+        try:
+            seal = _read(client, seal_id)
+        except NotFoundError:
+            found[record.address] = None
+            continue
+        found[record.address] = Refreshed(service_state=seal.get("status"), outputs=_outputs(seal))
+    return found
 
 
 MODEL = KindModel(
-    kind=Kind.TEMPLATE_SET,
-    spec_type=TemplateSetSpec,
+    kind=Kind.CUSTOMS_SEAL,
+    spec_type=CustomsSealSpec,
+    schema="customs-seal",
     outputs=OUTPUTS,
-    id_field="id",
-    create=Operation.CREATE_TEMPLATE_SET,
-    send={Operation.CREATE_TEMPLATE_SET: _create},
-    after_unknown=repeat_unknown(Operation.CREATE_TEMPLATE_SET, None),
-    read_back=template_group.MODEL.read_back,
-    refresh=template_group.MODEL.refresh,
+    output_types=OUTPUT_TYPES,
+    id_field="sealId",
+    create=Operation.REGISTER_SEAL,
+    send={Operation.REGISTER_SEAL: _register},
+    after_unknown=repeat_unknown(Operation.REGISTER_SEAL, None),
+    read_back=_read_back,
+    refresh=_refresh,
     has_status=True,
-    identity=identity_of("companyId", "code"),
-    code_fields=((("DeclarationTemplates", "*", "declarationOffice"), OFFICE),),
-    immutable="{fields} of a template set cannot change",
+    identity=identity_of("companyId", "sealNumber"),
+    code_fields=((("officeCode",), OFFICE),),
+    immutable="{fields} of a registered seal cannot change: register another seal",
 )
 '''
 
-KIND_SCHEMA = {
+EMULATOR_MODULE = '''"""Customs seals: a seal number registered with an office, read back by its ID."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from customs_batch.sandbox import contract as C
+from customs_batch.sandbox import operations as op
+from customs_batch.sandbox.auth import Caller
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.request_schemas import spec_body_schema
+from customs_batch.sandbox.web import check_schema, fail, json_body, json_response
+
+TABLE = "seals"
+SEAL_BODY = op.Body("CustomsSeal", lambda: spec_body_schema("customs-seal"))
+
+
+async def register_seal(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """POST /v1/seals."""
+    body = await json_body(request)
+    check_schema(sandbox.schemas[SEAL_BODY], body)
+    with sandbox.store.lock():
+        seal_id = sandbox.store.next_id(TABLE)
+        record: JsonObject = {"sealId": seal_id, **body, "status": "registered"}
+        sandbox.store.put(TABLE, seal_id, record)
+    return json_response(record, C.CREATED)
+
+
+async def get_seal(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """GET /v1/seals/{id}."""
+    seal = sandbox.store.get(TABLE, request.path_params["id"])
+    if seal is None:
+        fail(C.NOT_FOUND, f"seal {request.path_params['id']} not found")
+    return json_response(seal)
+
+
+OPERATIONS = (
+    op.ApiOperation(
+        "POST", "/v1/seals", register_seal, "Register a seal", body=SEAL_BODY, status=C.CREATED
+    ),
+    op.ApiOperation("GET", "/v1/seals/{id:int}", get_seal, "Get a seal", (op.ID,)),
+)
+'''
+
+KIND_TESTS = '''"""CustomsSeal: known by its company and number; registered and read at the emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from customs_batch.client import CustomsClient, RateLimit, RateLimiter, RequestRefusedError, Sender
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.model import Request
+from customs_batch.kinds.registry import model_of
+from customs_batch.sandbox import InProcessTransport, create_app
+from tests.kinds.helpers import identity
+
+KIND = Kind.CUSTOMS_SEAL
+SPEC = {"sealNumber": "NL000123", "officeCode": "NL000396", "companyId": 1}
+
+
+def test_its_identity_is_its_company_and_number() -> None:
+    assert identity(KIND, {**SPEC, "officeCode": "NL000397"}) == identity(KIND, SPEC)
+    assert identity(KIND, {**SPEC, "sealNumber": "NL000124"}) != identity(KIND, SPEC)
+
+
+def test_it_is_registered_and_read_back_at_the_emulator() -> None:
+    transport = InProcessTransport(create_app(rate_limit=None))
+    limiter = RateLimiter(RateLimit.parse("off"))
+    sender = Sender("http://sandbox.test", "sandbox-key", rate_limiter=limiter, transport=transport)
+    model = model_of(KIND)
+    with CustomsClient(sender) as client:
+        outputs = model.send[model.create](client, Request(KIND, SPEC, {}))
+        assert outputs == {"sealId": 1, "sealNumber": "NL000123", "status": "registered"}
+        found = model.read_back(client, Address(KIND, "seal"), "1", SPEC)
+        assert found.remote_spec == SPEC and found.service_state == "registered"
+        with pytest.raises(RequestRefusedError):  # the emulator holds the body to the schema
+            model.send[model.create](client, Request(KIND, {**SPEC, "sealNumber": 7}, {}))
+'''
+
+SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://customs-batch.dev/schemas/template-set.schema.json",
-    "title": "TemplateSet spec",
-    "description": "A template group made from a name and a code.",
+    "$id": "https://customs-batch.dev/schemas/customs-seal.schema.json",
+    "title": "CustomsSeal spec",
+    "description": "A seal number registered with a customs office.",
     "type": "object",
     "properties": {
+        "sealNumber": {"type": "string", "description": "The seal's number."},
+        "officeCode": {"type": "string", "description": "The customs office."},
         "companyId": {
-            "description": "The company the group belongs to.",
+            "description": "The company that registers it.",
             "anyOf": [{"type": "integer", "minimum": 1}, {"$ref": "#/$defs/reference"}],
         },
-        "name": {"type": "string", "description": "The group's name."},
-        "code": {"type": "string", "description": "The group's code."},
-        "DeclarationTemplates": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"declarationOffice": {"type": "string", "description": "Office."}},
-                "additionalProperties": False,
-            },
-        },
     },
-    "required": ["companyId", "name", "code"],
+    "required": ["sealNumber", "officeCode", "companyId"],
     "additionalProperties": False,
     "$defs": {
         "reference": {
@@ -117,23 +238,21 @@ KIND_SCHEMA = {
 
 MANIFEST = """\
 apiVersion: customs-batch/v1
-kind: TemplateSet
+kind: CustomsSeal
 metadata:
-  name: set-1
+  name: seal-1
 spec:
-  name: Set one
-  code: SET-ONE
+  sealNumber: NL000123
+  officeCode: NL000396
   companyId: 1
-  DeclarationTemplates: [{declarationOffice: NL000396}]
 ---
 apiVersion: customs-batch/v1
 kind: TemplateGroup
 metadata:
   name: group-1
-  dependsOn: [TemplateSet/set-1]
 spec:
-  name: ${ref:TemplateSet/set-1.code} copy
-  code: SET-ONE-COPY
+  name: ${ref:CustomsSeal/seal-1.sealNumber} group
+  code: SEAL-GROUP
   companyId: 1
 """
 
@@ -147,82 +266,65 @@ def _edit(path: Path, old: str, new: str) -> None:
 def _add_the_kind(source: Path) -> None:
     """The steps of "How to add a kind", on a copy of the package in ``source``."""
     kinds = source / "customs_batch" / "kinds"
-    # 1. Kind, _SCHEMA_NAMES and OUTPUT_FIELDS.
-    init = kinds / "__init__.py"
+    # 1. Its name in Kind, its operation in Operation.
     _edit(
-        init,
+        kinds / "__init__.py",
         '    EXPORT_CANCELLATION = "ExportCancellation"\n',
-        '    EXPORT_CANCELLATION = "ExportCancellation"\n    TEMPLATE_SET = "TemplateSet"\n',
-    )
-    _edit(
-        init,
-        '    Kind.EXPORT_CANCELLATION: "export-cancellation",\n',
-        '    Kind.EXPORT_CANCELLATION: "export-cancellation",\n    Kind.TEMPLATE_SET: "template-set",\n',
-    )
-    _edit(
-        init,
-        '    Kind.EXPORT_CANCELLATION: frozenset({"declarationId", "canceled"}),\n',
-        '    Kind.EXPORT_CANCELLATION: frozenset({"declarationId", "canceled"}),\n    Kind.TEMPLATE_SET: frozenset({"id", "code"}),\n',
-    )
-    # 2. Its schema; no list of kinds to edit anywhere.
-    schema = source / "schemas" / "template-set.schema.json"
-    schema.write_text(json.dumps(KIND_SCHEMA, indent=2) + "\n", encoding="utf-8")
-    # 3. Its module and model in the registry, its operation.
-    (kinds / "template_set.py").write_text(KIND_MODULE, encoding="utf-8")
-    _edit(
-        kinds / "registry.py", "    template_group,\n", "    template_group,\n    template_set,\n"
-    )
-    _edit(
-        kinds / "registry.py",
-        "            export_cancellation.MODEL,\n",
-        "            export_cancellation.MODEL,\n            template_set.MODEL,\n",
+        '    EXPORT_CANCELLATION = "ExportCancellation"\n    CUSTOMS_SEAL = "CustomsSeal"\n',
     )
     _edit(
         kinds / "actions.py",
         '    CANCEL_EXPORT = "cancel-export"\n',
-        '    CANCEL_EXPORT = "cancel-export"\n    CREATE_TEMPLATE_SET = "create-template-set"\n',
+        '    CANCEL_EXPORT = "cancel-export"\n    REGISTER_SEAL = "register-seal"\n',
     )
-    # Its outputs' JSON types, for references to them.
-    _edit(
-        source / "customs_batch" / "validation" / "cross_document.py",
-        '    Kind.EXPORT_CANCELLATION: {"declarationId": "integer", "canceled": "boolean"},\n',
-        '    Kind.EXPORT_CANCELLATION: {"declarationId": "integer", "canceled": "boolean"},\n'
-        '    Kind.TEMPLATE_SET: {"id": "integer", "code": "string"},\n',
+    # 2. Its schema: no list of kinds to edit anywhere.
+    schema = source / "schemas" / "customs-seal.schema.json"
+    schema.write_text(json.dumps(SCHEMA, indent=2) + "\n", encoding="utf-8")
+    # 3. Its module, with its MODEL and its client call: the registry finds it.
+    (kinds / "customs_seal.py").write_text(KIND_MODULE, encoding="utf-8")
+    # 4. Its endpoint in the emulator: a module of its own, which the emulator finds.
+    (source / "customs_batch" / "sandbox" / "seals.py").write_text(
+        EMULATOR_MODULE, encoding="utf-8"
     )
+    # 5. Its tests.
+    (source / "tests" / "kinds" / "test_customs_seal.py").write_text(KIND_TESTS, encoding="utf-8")
 
 
 def _copy(root: Path, source: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("customs_batch", "schemas", "templates"):
         shutil.copytree(root / name, source / name, ignore=ignore)
+    (source / "tests" / "kinds").mkdir(parents=True)
+    for name in (
+        "tests/__init__.py",
+        "tests/kinds/__init__.py",
+        "tests/kinds/helpers.py",
+        "tests/kinds/test_specs.py",
+    ):
+        shutil.copy(root / name, source / name)
 
 
-SPEC_CHECK = f"""\
-import copy, sys
-sys.path.append({str(ROOT)!r})  # after the copy: the tests' module, the copy's package
-from customs_batch.kinds import Kind
-from customs_batch.kinds.registry import model_of
-from customs_batch.resources import kind_schema
-from tests.kinds.test_specs import differences
-kind = Kind.parse("TemplateSet")
-schema = copy.deepcopy(kind_schema(kind))
-if sys.argv[1:] == ["--drift"]:  # a field the schema has and the type has not
-    schema["properties"]["note"] = {{"type": "string"}}
-print(differences(model_of(kind).spec_type, schema))
-"""
-"""Prints what differs between the spec type of the copy's TemplateSet and its schema."""
+def _env(source: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(source), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _run(project: Path, source: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return _python(project, source, "-m", "customs_batch", *argv)
-
-
-def _python(project: Path, source: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(source), "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(
-        [sys.executable, *argv],
+        [sys.executable, "-m", "customs_batch", *argv],
         cwd=project,
-        env=env,
+        env=_env(source),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _pytest(source: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *argv],
+        cwd=source,
+        env=_env(source),
         capture_output=True,
         text=True,
         timeout=120,
@@ -233,19 +335,23 @@ def _python(project: Path, source: Path, *argv: str) -> subprocess.CompletedProc
 def test_a_kind_added_as_the_docs_say_is_validated_planned_applied_and_followed(
     tmp_path: Path,
 ) -> None:
-    assert Kind.parse("TemplateSet") is None  # the package under test does not know it
+    assert Kind.parse("CustomsSeal") is None  # the package under test does not know it
     source, project = tmp_path / "src", tmp_path / "project"
     _copy(ROOT, source)
     _add_the_kind(source)
     (project / "manifests").mkdir(parents=True)
-    (project / "manifests" / "sets.yaml").write_text(MANIFEST, encoding="utf-8")
+    (project / "manifests" / "seals.yaml").write_text(MANIFEST, encoding="utf-8")
 
-    # Its spec type is its schema, as tests/kinds/test_specs.py checks every kind's.
-    compared = _python(project, source, "-c", SPEC_CHECK)
-    assert compared.returncode == 0, compared.stdout + compared.stderr
-    assert compared.stdout == "[]\n"
-    drifted = _python(project, source, "-c", SPEC_CHECK, "--drift")
-    assert drifted.stdout == "['spec.note: in the schema, not in the type']\n", drifted.stderr
+    # Its own tests pass in the copy (its identity, its client call against the emulator), and
+    # so does the check of every kind's spec type against its schema, which now covers it.
+    tested = _pytest(source, "tests/kinds")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    for test in (
+        "test_customs_seal.py::test_its_identity_is_its_company_and_number PASSED",
+        "test_customs_seal.py::test_it_is_registered_and_read_back_at_the_emulator PASSED",
+        "test_specs.py::test_the_spec_type_of_every_kind_is_its_schema[CustomsSeal] PASSED",
+    ):
+        assert test in tested.stdout, tested.stdout
 
     validated = _run(project, source, "validate")
     assert validated.returncode == 0, validated.stdout + validated.stderr
@@ -253,29 +359,47 @@ def test_a_kind_added_as_the_docs_say_is_validated_planned_applied_and_followed(
 
     planned = _run(project, source, "plan")
     assert planned.returncode == 0, planned.stdout + planned.stderr
-    assert "+ create         TemplateSet/set-1" in planned.stdout
+    assert "+ create         CustomsSeal/seal-1" in planned.stdout
 
     applied = _run(project, source, "apply", "--auto-approve")
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert "done     TemplateSet/set-1  code=SET-ONE id=" in applied.stdout
-    assert "done     TemplateGroup/group-1" in applied.stdout  # its references resolved
+    assert "done     CustomsSeal/seal-1  sealId=1 sealNumber=NL000123 status=registered" in (
+        applied.stdout
+    )
+    assert "done     TemplateGroup/group-1" in applied.stdout  # its reference resolved
 
+    # status reads it back from the emulator's new endpoint (GET /v1/seals/{id}).
     status = _run(project, source, "status")
     assert status.returncode == 0, status.stdout + status.stderr
-    assert status.stdout.startswith("TemplateSet/set-1  ")
-
-    # The emulator holds it, and the next plan has nothing to do.
+    assert status.stdout.startswith("CustomsSeal/seal-1  "), status.stdout
+    assert "registered" in status.stdout.splitlines()[0]
     groups = _run(project, source, "get", "template-groups", "--format", "json")
-    assert groups.returncode == 0, groups.stdout + groups.stderr
-    assert {"SET-ONE", "SET-ONE-COPY"} <= {g["code"] for g in json.loads(groups.stdout)}
+    assert "NL000123 group" in {g["name"] for g in json.loads(groups.stdout)}
     again = _run(project, source, "plan")
     assert "Plan: 0 to create, 0 to update, 2 unchanged" in again.stdout, again.stdout
 
-    # Its code fields, as its module names them, are checked.
-    (project / "manifests" / "sets.yaml").write_text(
-        MANIFEST.replace("NL000396", "nl-396"), encoding="utf-8"
+    # What its module declares is checked: its code fields, the types of its outputs.
+    second_seal = (
+        "---\napiVersion: customs-batch/v1\nkind: CustomsSeal\nmetadata: {name: seal-2}\n"
+        "spec: {sealNumber: NL000124, officeCode: NL000396, "
+        "companyId: '${ref:CustomsSeal/seal-1.sealNumber}'}\n"
+    )
+    (project / "manifests" / "seals.yaml").write_text(
+        MANIFEST.replace("NL000396", "nl-396") + second_seal, encoding="utf-8"
     )
     refused = _run(project, source, "validate", "--format", "json")
     assert refused.returncode == 1, refused.stdout + refused.stderr
-    (finding,) = json.loads(refused.stdout)["findings"]
-    assert (finding["rule"], finding["document"]) == ("code.customs-office", "TemplateSet/set-1")
+    found = {(f["rule"], f["document"]) for f in json.loads(refused.stdout)["findings"]}
+    assert found == {
+        ("code.customs-office", "CustomsSeal/seal-1"),
+        ("project.reference-type", "CustomsSeal/seal-2"),  # its sealNumber is text
+    }
+
+    # The spec type is held to the schema: a field the schema gains and the type lacks fails.
+    schema_file = source / "schemas" / "customs-seal.schema.json"
+    drifted = json.loads(schema_file.read_text(encoding="utf-8"))
+    drifted["properties"]["note"] = {"type": "string"}
+    schema_file.write_text(json.dumps(drifted), encoding="utf-8")
+    failed = _pytest(source, "tests/kinds/test_specs.py", "-k", "CustomsSeal")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "spec.note: in the schema, not in the type" in failed.stdout

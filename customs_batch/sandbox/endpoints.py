@@ -1,0 +1,53 @@
+"""Every operation the emulator serves, from the modules that register them.
+
+A module of this package that serves endpoints (one per resource of the service: ``rto.py``
+movements and HAWBs, ``transit.py`` transit declarations, ``declarations.py`` shipments,
+declarations and items, ``template_groups.py``; a new kind's endpoint adds its own module)
+lists them as ``OPERATIONS`` (see ``operations.py``). The routes (``app.py``),
+``/openapi.json`` (``openapi.py``) and the request-body validators are made from those
+lists; nothing else lists the endpoints. The emulator knows no kind's model: the modules are
+found in this package, by the ``OPERATIONS`` each defines at the start of a line (the
+others, the server's included, are not imported for it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from customs_batch.sandbox.operations import ApiOperation, Body
+
+_PACKAGE = "customs_batch.sandbox"
+_REGISTERS = re.compile(r"^OPERATIONS\b", re.MULTILINE)
+
+
+@cache
+def endpoint_modules() -> tuple[ModuleType, ...]:
+    """The modules of this package that register operations, by name."""
+    folder = Path(__file__).resolve().parent
+    names = sorted(
+        info.name
+        for info in pkgutil.iter_modules([str(folder)])
+        if _REGISTERS.search((folder / f"{info.name}.py").read_text(encoding="utf-8"))
+    )
+    return tuple(importlib.import_module(f"{_PACKAGE}.{name}") for name in names)
+
+
+@cache
+def operations() -> tuple[ApiOperation, ...]:
+    """Every operation served, module by module."""
+    found: list[ApiOperation] = []
+    for module in endpoint_modules():
+        found.extend(module.OPERATIONS)
+    return tuple(found)
+
+
+def bodies() -> tuple[Body, ...]:
+    """The request bodies with a schema, each once, in the order the operations name them."""
+    return tuple(
+        dict.fromkeys(operation.body for operation in operations() if operation.body is not None)
+    )
