@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from customs_batch.commands.scaffold import FILES
+from customs_batch.commands.scaffold import files
 from customs_batch.errors import CustomsBatchError, UsageError
 
 
@@ -41,7 +41,7 @@ def init_project(
             hint="choose a new or empty folder, or pass --force to write into it anyway",
         )
     written: list[Path] = []
-    for relative, text in FILES.items():
+    for relative, text in files().items():
         target = directory / relative
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ from customs_batch.kinds.model import (
     STOPPED,
     TIMED_OUT,
     Decision,
+    Example,
     Found,
     KindModel,
     LostCreation,
@@ -409,10 +410,41 @@ CODE_FIELDS: CodeFields = (
 """Which field of a departure holds which sort of code (``validate`` checks each)."""
 
 
+EXAMPLE = Example(
+    "departure",
+    """\
+apiVersion: customs-batch/v1
+kind: DepartureDeclaration
+metadata:
+  name: my-departure
+template: rotterdam
+values: {destination_office: DE004073, destination_country: DE}
+spec:
+  commercialReference: MY-0001
+  totalWeight: 125.5
+  Consignor: {name: Acme Export BV, eoriNo: NL123456789, countryCode: NL}
+  Consignee: {name: Globex GmbH, countryCode: DE, city: Hamburg, street: Kai 1, postcode: "20457"}
+  DeclarationItems:
+    - description: Steel bolts
+      commodityCode: "731815"
+      originCountry: NL
+      quantity: 100
+      grossMass: 125.5
+      netWeight: 120.0
+      netPrice: 250
+      currency: EUR
+      packaging:
+        - {sequenceNumber: 1, typeOfPackages: PX, quantity: 2, shippingMarks: MY-0001}
+""",
+)
+"""What ``customs-batch init`` writes: ``manifests/departure.yaml``."""
+
+
 MODEL = KindModel(
     kind=Kind.DEPARTURE_DECLARATION,
     spec_type=DepartureSpec,
     schema="departure-declaration",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",

@@ -17,6 +17,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.checks import IdSort, OutputId, TakesId
 from customs_batch.kinds.model import (
+    Example,
     Found,
     KindModel,
     Outputs,
@@ -100,10 +101,25 @@ def service_words(record: ResourceRecord) -> str | None:
     return None
 
 
+EXAMPLE = Example(
+    "export-cancellation",
+    """\
+apiVersion: customs-batch/v1
+kind: ExportCancellation
+metadata:
+  name: my-cancel-501
+spec:
+  declarationId: 501
+""",
+)
+"""What ``customs-batch init`` writes: ``manifests/export-cancellation.yaml``."""
+
+
 MODEL = KindModel(
     kind=Kind.EXPORT_CANCELLATION,
     spec_type=ExportCancellationSpec,
     schema="export-cancellation",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",

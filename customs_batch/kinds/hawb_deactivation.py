@@ -10,6 +10,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.checks import LaneEnd
 from customs_batch.kinds.model import (
+    Example,
     Found,
     KindModel,
     Outputs,
@@ -69,10 +70,26 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+EXAMPLE = Example(
+    "hawb-deactivation",
+    """\
+apiVersion: customs-batch/v1
+kind: HawbDeactivation
+metadata:
+  name: my-hawb-a2
+spec:
+  shipmentId: shp_7Hk2Lm
+  hawbId: hawb_a2
+""",
+)
+"""What ``customs-batch init`` writes: ``manifests/hawb-deactivation.yaml``."""
+
+
 MODEL = KindModel(
     kind=Kind.HAWB_DEACTIVATION,
     spec_type=HawbDeactivationSpec,
     schema="hawb-deactivation",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="hawbId",

@@ -199,6 +199,17 @@ WaitFunction = Callable[["CustomsClient", "ResourceRecord", Poll], Waited]
 
 
 @dataclass(frozen=True)
+class Example:
+    """One document of a kind as ``init`` writes it: ``manifests/<file>.yaml`` holding
+    ``text``. It uses only IDs of the sandbox's built-in seed (and, for a departure, the
+    project's ``rotterdam`` template), so a new project validates, plans and applies clean
+    against the embedded ``local`` environment."""
+
+    file: str
+    text: str
+
+
+@dataclass(frozen=True)
 class KindModel:
     """Everything the generic planner, executor and reconciler know of one kind."""
 
@@ -218,6 +229,8 @@ class KindModel:
     schema: str
     """The name of the JSON Schema of its spec: ``schemas/<schema>.schema.json`` (its
     ``$id`` ends so too). Nothing else maps kinds to schema files."""
+    example: Example
+    """The document of this kind that ``customs-batch init`` writes into a new project."""
     update: Operation | None = None
     mutable: frozenset[str] = frozenset()
     resubmit: Operation | None = None

@@ -18,6 +18,7 @@ from customs_batch.kinds.checks import RuleSet
 from customs_batch.kinds.lanes import movement_lane
 from customs_batch.kinds.model import (
     Decision,
+    Example,
     Found,
     KindModel,
     Outputs,
@@ -135,10 +136,37 @@ def _service_ids(record: ResourceRecord) -> dict[ServiceId, Scalar]:
     return ids
 
 
+EXAMPLE = Example(
+    "movement",
+    """\
+apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: my-arrival
+spec:
+  shipmentId: shp_9Xc4Rt
+  hawbId: hawb_b1
+  action: VAH
+  quantity: 6
+  grossWeightKg: 60.0
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: rpty_p3
+  customsDeclaration:
+    source: EXTERNAL
+    documentType: X
+    declarationType: IM
+    declarationNumber: 24NLR1234567890120
+""",
+)
+"""What ``customs-batch init`` writes: ``manifests/movement.yaml``."""
+
+
 MODEL = KindModel(
     kind=Kind.MOVEMENT,
     spec_type=MovementSpec,
     schema="movement",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="movementId",

@@ -28,6 +28,7 @@ from customs_batch.kinds.checks import (
 from customs_batch.kinds.model import (
     Conflict,
     Decision,
+    Example,
     Found,
     KindModel,
     Outputs,
@@ -247,10 +248,29 @@ CODE_FIELDS: CodeFields = tuple(
 """Which field of a template group's templates holds which sort of code."""
 
 
+EXAMPLE = Example(
+    "template-group",
+    """\
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+metadata:
+  name: my-group
+spec:
+  name: My road imports
+  code: MY-ROAD
+  companyId: 1
+  DeclarationTemplates:
+    - {procedureType: H1, declarationOffice: NL000396, countryOfDestination: NL}
+""",
+)
+"""What ``customs-batch init`` writes: ``manifests/template-group.yaml``."""
+
+
 MODEL = KindModel(
     kind=Kind.TEMPLATE_GROUP,
     spec_type=TemplateGroupSpec,
     schema="template-group",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="id",

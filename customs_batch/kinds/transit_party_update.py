@@ -29,6 +29,7 @@ from customs_batch.kinds.departure import (
     wait_transit,
 )
 from customs_batch.kinds.model import (
+    Example,
     Found,
     KindModel,
     Outputs,
@@ -102,10 +103,27 @@ def _arrival(spec: JSONObject) -> IdSort | None:
     return IdSort.TRANSIT_ARRIVAL if spec.get("variant") == "arrival" else None
 
 
+EXAMPLE = Example(
+    "party-update",
+    """\
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata:
+  name: my-departure-consignee
+spec:
+  declarationId: ${ref:DepartureDeclaration/my-departure.declarationId}
+  # The departure owns the party fields it writes: this adds one it leaves out.
+  Consignee: {eoriNo: DE123456789012345}
+""",
+)
+"""What ``customs-batch init`` writes: ``manifests/party-update.yaml``."""
+
+
 MODEL = KindModel(
     kind=Kind.TRANSIT_PARTY_UPDATE,
     spec_type=TransitPartyUpdateSpec,
     schema="transit-party-update",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",

@@ -26,7 +26,7 @@ def test_the_new_project_validates_clean_with_one_document_per_kind() -> None:
     assert out.splitlines()[-1] == "next: cd project && customs-batch validate"
     result = validate_paths([Path("project")])
     assert result.findings == ()
-    # One example of every kind of the registry (a new kind needs its example in _scaffold.py).
+    # One example of every kind of the registry (each kind module gives its EXAMPLE).
     kinds = sorted(entry.address.split("/")[0] for entry in result.documents)
     assert kinds == sorted(kind_names())
     assert Path("project/templates/rotterdam.yaml.j2").is_file()

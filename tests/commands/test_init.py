@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from customs_batch.commands.init import InitOptions, InitResult, init_project
-from customs_batch.commands.scaffold import FILES
+from customs_batch.commands.scaffold import files
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 
 
 def test_every_file_is_written_and_told(tmp_path: Path) -> None:
     told: list[Path] = []
     result = init_project(InitOptions(tmp_path / "new"), created=told.append)
-    expected = tuple(tmp_path / "new" / relative for relative in FILES)
+    expected = tuple(tmp_path / "new" / relative for relative in files())
     assert result == InitResult(tmp_path / "new", expected)
     assert tuple(told) == expected
-    for relative, text in FILES.items():
+    for relative, text in files().items():
         assert (tmp_path / "new" / relative).read_text(encoding="utf-8") == text
 
 

@@ -35,6 +35,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.checks import OFFICE
 from customs_batch.kinds.model import (
+    Example,
     Found,
     KindModel,
     Outputs,
@@ -110,10 +111,22 @@ def _refresh(
     return found
 
 
+EXAMPLE = Example(
+    "customs-seal",
+    """\\
+apiVersion: customs-batch/v1
+kind: CustomsSeal
+metadata:
+  name: my-seal
+spec: {sealNumber: NL000999, officeCode: NL000396, companyId: 1}
+""",
+)
+
 MODEL = KindModel(
     kind=Kind.CUSTOMS_SEAL,
     spec_type=CustomsSealSpec,
     schema="customs-seal",
+    example=EXAMPLE,
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="sealId",
@@ -403,3 +416,11 @@ def test_a_kind_added_as_the_docs_say_is_validated_planned_applied_and_followed(
     failed = _pytest(source, "tests/kinds/test_specs.py", "-k", "CustomsSeal")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "spec.note: in the schema, not in the type" in failed.stdout
+
+    # init writes its example with the others, and the new project validates clean.
+    started = _run(tmp_path, source, "init", "fresh")
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert (tmp_path / "fresh" / "manifests" / "customs-seal.yaml").is_file()
+    fresh = _run(tmp_path / "fresh", source, "validate")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert "0 errors, 0 warnings in 7 documents" in fresh.stdout
