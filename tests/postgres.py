@@ -1,24 +1,24 @@
-"""A throwaway PostgreSQL cluster for the tests: initdb into a temporary folder, a free port
-on 127.0.0.1 (another one when that was taken before the server bound it), stopped and
-removed at the end.
+"""A throwaway PostgreSQL cluster for the tests: initdb into a temporary folder, a server
+that listens on a Unix socket in that folder only (no TCP port: nothing to choose, nothing
+another process can take first), stopped and removed at the end.
 
 PostgreSQL refuses to run as root; as root (CI), the server runs as the ``postgres`` system
 user that Debian's ``postgresql`` package creates (``make test`` installs the package when
-the machine has no server). The folder is made with ``tempfile`` rather than under pytest's
-own temporary folder, which is private to the user running the tests.
+the machine has no server). The folder is made with ``tempfile`` directly under ``/tmp``
+rather than under pytest's own temporary folder, which is private to the user running the
+tests and whose paths are too long for a socket (at most 107 bytes).
 """
 
 from __future__ import annotations
 
 import glob
 import os
-import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 
@@ -40,14 +40,8 @@ def _bin_dir() -> Path:
     )
 
 
-_START_ATTEMPTS = 5
-_BIND_FAILED = re.compile(r"could not bind|could not create any TCP/IP sockets")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+SOCKET_PORT = 5432
+"""Names the socket file (``.s.PGSQL.5432``); the server opens no TCP port."""
 
 
 class PostgresCluster:
@@ -55,12 +49,12 @@ class PostgresCluster:
 
     def __init__(self) -> None:
         self.bin = _bin_dir()
-        self.folder = Path(tempfile.mkdtemp(prefix="customs-batch-pg-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="cb-pg-", dir="/tmp"))
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
-        self.port = _free_port()
+        self.port = SOCKET_PORT
+        self.socket = self.folder / f".s.PGSQL.{self.port}"
         self._as_postgres = os.geteuid() == 0
-        self._started_once = False
         if self._as_postgres:
             os.chmod(self.folder, 0o755)
             shutil.chown(self.folder, "postgres", "postgres")
@@ -88,31 +82,10 @@ class PostgresCluster:
                 "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8"
             )
             hba = self.data / "pg_hba.conf"
-            rules = (
-                f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n"
-                "local all all trust\nhost all all 127.0.0.1/32 trust\n"
-            )
-            hba.write_text(rules)
-        # PostgreSQL cannot listen on port 0 and say which port it got: the port is chosen
-        # free here, and someone else may take it before the server binds it. Then the
-        # server fails to start, and starts again on another free port. A restart keeps
-        # its port (the tests' URLs name it).
-        for attempt in range(_START_ATTEMPTS):
-            logged = self.log.stat().st_size if self.log.exists() else 0
-            try:
-                self._start_server()
-                return
-            except RuntimeError:
-                if self._started_once or attempt + 1 == _START_ATTEMPTS:
-                    raise
-                if not _BIND_FAILED.search(self.log.read_text()[logged:]):
-                    raise
-                self.port = _free_port()
-
-    def _start_server(self) -> None:
-        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=on"
+            # Local (Unix socket) connections only; the password role must give its password.
+            hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\nlocal all all trust\n")
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses='' -c fsync=on"
         self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", str(self.log), "-o", options)
-        self._started_once = True
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
@@ -128,8 +101,10 @@ class PostgresCluster:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def url(self, database: str = "postgres", *, user: str = "postgres", password: str = "") -> str:
+        """The URL of ``database`` through the socket: its folder as the host, percent-encoded
+        (libpq takes a host starting with ``/`` as a socket folder)."""
         login = f"{user}:{password}" if password else user
-        return f"postgresql://{login}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{login}@{quote(str(self.folder), safe='')}:{self.port}/{database}"
 
     def new_database(self) -> str:
         """A new, empty database; its URL."""

@@ -19,6 +19,7 @@ def sandbox() -> None:
     Examples:
       customs-batch sandbox serve --port 8080
       customs-batch sandbox serve --db sandbox.db --rate-limit off
+      customs-batch sandbox serve --port 0 --clock manual --processing-seconds 2
       customs-batch sandbox serve --faults '5xx=0.1,drop=0.05' --fault-seed 7
       customs-batch sandbox seed-example > seed.yaml
     """
@@ -56,7 +57,17 @@ def sandbox() -> None:
     default=2.0,
     show_default=True,
     type=click.FloatRange(min=0),
-    help="Time until submissions are processed.",
+    help="Time until submissions are processed and cancellations decided (customs' clock).",
+)
+@click.option(
+    "--clock",
+    "clock",
+    default="real",
+    show_default=True,
+    type=click.Choice(["real", "manual"]),
+    help="Customs' clock. manual: it stands still until POST /_sandbox/clock "
+    '{"advanceSeconds": N} moves it, so tests decide when processing ends; the rate limit '
+    "keeps the real clock. See docs/sandbox.md.",
 )
 @click.option(
     "--faults",
@@ -74,6 +85,7 @@ def serve_command(
     db_path: Path | None,
     rate_limit: str,
     processing_seconds: float,
+    clock: str,
     faults: str,
     fault_seed: int | None,
 ) -> int:
@@ -85,6 +97,7 @@ def serve_command(
         db_path=db_path,
         rate_limit=parse_rate_limit(rate_limit),
         processing_seconds=processing_seconds,
+        manual_clock=clock == "manual",
         faults=parse_faults(faults),
         fault_seed=fault_seed,
     )

@@ -15,6 +15,7 @@ from starlette.routing import Match, Route
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import forget_raw_keys
+from customs_batch.sandbox.clock import ManualClock, advance_clock, show_clock
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.endpoints import bodies, operations
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
@@ -80,14 +81,23 @@ def create_app(
     faults: FaultSpec | None = None,
     fault_seed: int | None = None,
     clock: Callable[[], float] | None = None,
+    manual_clock: bool = False,
 ) -> Starlette:
     """The emulator as an ASGI application; ``rate_limit=None`` turns the limit off.
 
     With ``db_path`` the data lives in that SQLite file and survives restarts (the seed
     fills a new database only); without it, in memory.
+
+    ``clock`` (seconds since the epoch; default the real time) is the time as the
+    emulator sees it: the rate limiter's clock, and customs' clock too, so a test that
+    injects one moves both. With ``manual_clock`` customs' clock stands still from
+    ``clock()`` at start and moves only by ``POST /_sandbox/clock``; the rate limiter keeps
+    ``clock`` (see clock.py).
     """
-    now = clock or time.time
+    real = clock or time.time
     store = Store(db_path)
+    manual = ManualClock(store, real()) if manual_clock else None
+    now: Callable[[], float] = manual or real
     if store.is_empty:
         populate(store, seed or builtin_seed(), now())
     else:
@@ -95,6 +105,7 @@ def create_app(
     sandbox = Sandbox(
         store=store,
         clock=now,
+        rate_clock=real,
         processing_seconds=processing_seconds,
         limiter=RateLimiter(rate_limit) if rate_limit is not None else None,
         schemas=BodySchemas.load(bodies()),
@@ -110,6 +121,8 @@ def create_app(
             Route(contract.OPENAPI, _openapi, methods=["GET"]),
             Route(contract.TEST_GATE, show_gate, methods=["GET"]),
             Route(contract.TEST_GATE, set_gate, methods=["POST"]),
+            Route(contract.TEST_CLOCK, show_clock, methods=["GET"]),
+            Route(contract.TEST_CLOCK, advance_clock, methods=["POST"]),
             Route(contract.TEST_ROTATE_KEY, rotate_key, methods=["POST"]),
         ],
         middleware=middleware,
@@ -117,4 +130,5 @@ def create_app(
     )
     app.state.sandbox = sandbox
     app.state.gate = gate
+    app.state.manual_clock = manual
     return app

@@ -1,4 +1,4 @@
-"""What every handler works with: the store, the clock, the limits and the counters."""
+"""What every handler works with: the store, the clocks, the limits and the counters."""
 
 from __future__ import annotations
 
@@ -53,6 +53,9 @@ class Sandbox:
 
     store: Store
     clock: Callable[[], float]
+    """Customs' clock: decisions, timestamps, Idempotency-Key ages (clock.py)."""
+    rate_clock: Callable[[], float]
+    """The rate limiter's clock: the real one, unless a test injected its own."""
     processing_seconds: float
     limiter: RateLimiter | None
     schemas: BodySchemas

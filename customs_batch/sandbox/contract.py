@@ -34,6 +34,7 @@ TEMPLATE_GROUP: Final = "/v1/declaration-templates/groups/{id:int}"
 INSPECT_MOVEMENTS: Final = "/_sandbox/movements"
 INSPECT_STATS: Final = "/_sandbox/stats"
 TEST_GATE: Final = "/_sandbox/gate"
+TEST_CLOCK: Final = "/_sandbox/clock"
 TEST_ROTATE_KEY: Final = "/_sandbox/keys/rotate"
 OPENAPI: Final = "/openapi.json"
 

@@ -46,7 +46,7 @@ def endpoint(method: str, path: str, handler: Handler) -> Route:
 def _admit(sandbox: Sandbox, caller: Caller) -> None:
     if sandbox.limiter is None:
         return
-    wait = sandbox.limiter.admit(caller.key, sandbox.clock())
+    wait = sandbox.limiter.admit(caller.key, sandbox.rate_clock())
     if wait:
         sandbox.stats.count_rate_limited()
         raise error(

@@ -30,6 +30,7 @@ class ServeOptions:
     db_path: Path | None = None
     rate_limit: RateLimit | None = None
     processing_seconds: float = 2.0
+    manual_clock: bool = False
     faults: FaultSpec | None = None
     fault_seed: int | None = None
 
@@ -49,6 +50,7 @@ def serve(options: ServeOptions, announce: Callable[[str], None]) -> None:
         db_path=options.db_path,
         rate_limit=options.rate_limit,
         processing_seconds=options.processing_seconds,
+        manual_clock=options.manual_clock,
         faults=options.faults,
         fault_seed=options.fault_seed,
     )

@@ -35,6 +35,7 @@ class Table(StrEnum):
     TEMPLATE_GROUPS = "templateGroups"
     TRANSIT = "transitDeclarations"
     IDEMPOTENCY = "idempotency"
+    CLOCK = "clock"  # the advances of a manual clock (clock.py)
 
 
 class Store:

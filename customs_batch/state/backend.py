@@ -11,6 +11,7 @@ import contextlib
 import os
 import shlex
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -72,9 +73,17 @@ class LocalBackend:
     """
 
     def __init__(
-        self, directory: Path, *, allow_empty_state: bool = False, sealer: Sealer | None = None
+        self,
+        directory: Path,
+        *,
+        allow_empty_state: bool = False,
+        sealer: Sealer | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """``clock`` and ``sleep`` time the wait for the lock (``open``'s ``lock_timeout``)."""
         self.directory = directory
+        self._clock, self._sleep = clock, sleep
         self.sealer = sealer
         self.state_path = directory / STATE_FILE
         self.journal_path = directory / JOURNAL_FILE
@@ -165,7 +174,7 @@ class LocalBackend:
             raise write_error(
                 self.directory, exc, safe=UNCHANGED, doing="cannot make the state folder"
             ) from None
-        lock = StateLock(self.lock_path, operation)
+        lock = StateLock(self.lock_path, operation, clock=self._clock, sleep=self._sleep)
         info = lock.acquire(lock_timeout)
         try:
             state, folded = self._load()

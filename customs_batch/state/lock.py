@@ -16,6 +16,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +28,8 @@ from customs_batch.errors import StateError
 from customs_batch.state._atomic import PRIVATE, write_atomic, write_error
 
 UNTOUCHED = "nothing was changed"
+POLL_SECONDS = 0.05
+"""How often a writer that waits for the lock tries it again."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,15 @@ class Unlocked:
 class StateLock:
     """An OS-level file lock beside the state, with a JSON note naming its holder."""
 
-    def __init__(self, lock_path: Path, operation: str) -> None:
+    def __init__(
+        self,
+        lock_path: Path,
+        operation: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """``clock`` and ``sleep`` time the wait for a lock another process holds."""
         self.lock_path = lock_path
         self.info_path = info_path_of(lock_path)
         self.operation = operation
@@ -70,11 +81,12 @@ class StateLock:
         self._lock = filelock.FileLock(str(lock_path), mode=PRIVATE)
         self._lock_name, self._note_name = str(lock_path), str(self.info_path)
         self._identity: tuple[int, ...] | None = None
+        self._clock, self._sleep = clock, sleep
 
     def acquire(self, timeout: float) -> LockInfo:
         """Take the lock, waiting up to ``timeout`` seconds; then name the holder."""
         try:
-            self._lock.acquire(timeout=max(timeout, 0.0), poll_interval=0.05)
+            self._wait_for_lock(max(timeout, 0.0))
         except filelock.Timeout:
             holder = read_lock_info(self.info_path)
             who = holder.describe() if holder else "another process"
@@ -101,6 +113,20 @@ class StateLock:
             self._lock.release()
             raise
         return self.info
+
+    def _wait_for_lock(self, timeout: float) -> None:
+        """Try the lock every ``POLL_SECONDS`` until it is taken, or raise filelock.Timeout
+        once ``timeout`` seconds have passed on the clock."""
+        deadline = self._clock() + timeout
+        while True:
+            try:
+                self._lock.acquire(blocking=False)
+                return
+            except filelock.Timeout:
+                left = deadline - self._clock()
+                if left <= 0:
+                    raise
+                self._sleep(min(POLL_SECONDS, left))
 
     def check(self) -> None:
         """Raise LockLostError when the lock was broken since it was taken.

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from tests.client.seeds import MANY, big_seed_data
 pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-Key-9f3c1d-DoNotLeak"
+INSPECTOR = "e2e-inspector-key"
+"""A key of the same company for the test's own questions (the counters)."""
 CONFIG = """\
 environments:
   e2e:
@@ -45,7 +46,9 @@ def _serve(directory: Path, *options: str) -> Iterator[str]:
     """``sandbox serve`` on a port the system chooses (--port 0); its URL, from the line it
     prints once it listens (connections wait in its queue from then on)."""
     seed = directory / "seed.yaml"
-    seed.write_text(yaml.safe_dump(big_seed_data(SECRET)), encoding="utf-8")
+    data = big_seed_data(SECRET)
+    data["apiKeys"].append({"key": INSPECTOR, "companyId": 1})
+    seed.write_text(yaml.safe_dump(data), encoding="utf-8")
     command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--host", "127.0.0.1"]
     command += ["--port", "0", "--seed", str(seed), *options]
     log_path = directory / "server.log"
@@ -91,15 +94,13 @@ def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _stats(url: str) -> dict[str, object]:
-    """The emulator's counters; the inspection call itself may have to wait its turn."""
-    for _ in range(5):
-        answer = httpx.get(f"{url}/_sandbox/stats", headers={"Authorization": f"Bearer {SECRET}"})
-        if answer.status_code == 200:
-            stats = answer.json()
-            assert isinstance(stats, dict)
-            return stats
-        time.sleep(float(answer.headers.get("Retry-After", "1")))
-    pytest.fail("the emulator's stats stayed rate limited")
+    """The emulator's counters, asked with a key of their own: the limit is per key, so the
+    question never waits for the window the run used up."""
+    answer = httpx.get(f"{url}/_sandbox/stats", headers={"Authorization": f"Bearer {INSPECTOR}"})
+    assert answer.status_code == 200, answer.text
+    stats = answer.json()
+    assert isinstance(stats, dict)
+    return stats
 
 
 class Project:

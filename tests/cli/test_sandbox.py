@@ -22,6 +22,7 @@ def test_seed_example_prints_a_valid_seed(capsys: pytest.CaptureFixture[str]) ->
         (["--rate-limit", "fast"], "invalid rate limit 'fast'"),
         (["--faults", "boom=1"], "unknown fault 'boom'"),
         (["--port", "70000"], "70000"),
+        (["--clock", "frozen"], "'frozen' is not one of 'real', 'manual'"),
     ],
 )
 def test_bad_options_are_usage_errors(
@@ -45,11 +46,13 @@ def test_bad_seed_file_is_an_error_naming_the_line(
 def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert invoke(["sandbox", "serve", "--help"]) == 0
     out = capsys.readouterr().out
+    assert "POST /_sandbox/clock" in out
     for option in (
         "--seed",
         "--db",
         "--rate-limit",
         "--processing-seconds",
+        "--clock",
         "--faults",
         "--fault-seed",
     ):

@@ -46,7 +46,13 @@ FIRST_NEW_TRANSIT = 7003
 
 class Sandbox:
     """A running ``customs-batch sandbox serve`` process, its data kept in a SQLite file so
-    that it can be restarted with other faults and the same data."""
+    that it can be restarted with other faults and the same data.
+
+    It runs on a manual clock (``--clock manual``): customs decides only when the test
+    moves the clock (``advance_clock``), never because real time passed. With the default
+    ``processing_seconds`` of 0 every submission and cancellation is decided by its first
+    read; a test that must see one pending sets a processing time and moves the clock past it.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -61,18 +67,28 @@ class Sandbox:
         self.url = ""
         self._client: httpx.Client | None = None
         self._starts = 0
+        self.processing_seconds = 0.0
+        """Customs' processing time, on the manual clock; kept across restarts."""
 
     def start(
-        self, faults: str = "", fault_seed: int | None = None, *, rate_limit: str = "off"
+        self,
+        faults: str = "",
+        fault_seed: int | None = None,
+        *,
+        rate_limit: str = "off",
+        processing_seconds: float | None = None,
     ) -> None:
-        """Start (or start again, on the same data) with ``faults`` and a per-key
-        ``rate_limit`` (``5/second``; answered 429 past it)."""
+        """Start (or start again, on the same data and clock) with ``faults``, a per-key
+        ``rate_limit`` (``5/second``; answered 429 past it) and, when given, another
+        ``processing_seconds``."""
         self.stop()
         self._starts += 1
+        if processing_seconds is not None:
+            self.processing_seconds = processing_seconds
         command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port"]
         command += [str(self.port), "--seed", str(self.seed), "--db", str(self.db)]
-        command += ["--rate-limit", rate_limit]
-        command += ["--processing-seconds", "0.2", "--faults", faults]
+        command += ["--rate-limit", rate_limit, "--clock", "manual"]
+        command += ["--processing-seconds", str(self.processing_seconds), "--faults", faults]
         if fault_seed is not None:
             command += ["--fault-seed", str(fault_seed)]
         log = self.directory / f"server-{self._starts}.log"
@@ -142,6 +158,12 @@ class Sandbox:
         ids = [r["declarationId"] for r in listed["result"]]
         assert listed["itemCount"] <= 100, "more declarations than one page"
         return {i: self.get(f"/v1/declarations/transit/{i}") for i in ids if i >= FIRST_NEW_TRANSIT}
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move customs' clock ``seconds`` forward: what was submitted that long ago is
+        decided from now on."""
+        moved = self.client.post("/_sandbox/clock", json={"advanceSeconds": seconds})
+        moved.raise_for_status()
 
     def close_gate(self) -> None:
         """Hold every API request at the door until ``open_gate`` (a race held open)."""

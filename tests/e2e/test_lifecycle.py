@@ -7,6 +7,8 @@ the service, and exits 1 while anything needs the user.
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pytest
 
@@ -186,6 +188,24 @@ def test_status_follows_a_cancellation_and_wait_follows_a_parties_update(
     assert updated.returncode == 0, updated.stdout + updated.stderr
     record = project.state()["DepartureDeclaration/dep-rtm-ham-0001"]
     assert record["remoteStatus"] == "ready", "--wait returned while it was processing"
+
+
+def test_wait_follows_a_departure_until_customs_decides(tmp_path: Path, sandbox: Sandbox) -> None:
+    sandbox.start(processing_seconds=2)  # on the manual clock: processing until it is moved
+    project = Project(tmp_path / "project", sandbox)
+    project.write("manifests/departures.yaml", batches.departures(1))
+    run = project.start("apply", "--auto-approve", "--wait")
+    deadline = time.monotonic() + 60
+    while sandbox.requests("GET", "/declarations/transit/{id}") < 1:  # --wait read it once
+        assert run.process.poll() is None, "apply --wait ended before it read the departure"
+        assert time.monotonic() < deadline, "apply --wait never read the departure"
+        time.sleep(0.02)
+    assert run.process.poll() is None, "--wait returned while the departure was processing"
+    sandbox.advance_clock(2)  # customs decides; the next poll sees it
+    code, out, err = run.finish()
+    assert code == 0, out + err
+    assert project.state()["DepartureDeclaration/dep-e2e-01"]["remoteStatus"] == "ready"
+    assert sandbox.requests("POST", "/declarations/transit") == 1
 
 
 def test_every_kind_has_a_complete_model() -> None:

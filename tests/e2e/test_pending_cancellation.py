@@ -1,8 +1,9 @@
 """Export cancellations customs decides later, against a real ``sandbox serve`` process:
 pending until read, followed by ``apply --wait`` to canceled or refused, one DELETE each.
 
-The emulator decides a requested cancellation ``--processing-seconds`` (0.2 s here) after
-the request; its seed makes customs refuse the cancellation of 503.
+The emulator runs on a manual clock and decides a requested cancellation 2 s of that clock
+after the request: the cancellations stay pending, whatever real time passes, until the test
+moves the clock. Its seed makes customs refuse the cancellation of 503.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def test_requested_cancellations_stay_pending_until_customs_decides(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
     _refusing_503(sandbox)
-    sandbox.start()
+    sandbox.start(processing_seconds=2)
     project = Project(tmp_path / "project", sandbox)
     project.write("manifests/cancellations.yaml", CANCELLATIONS)
 
@@ -53,7 +54,11 @@ def test_requested_cancellations_stay_pending_until_customs_decides(
     assert planned.returncode == 2, planned.stdout + planned.stderr
     assert planned.stdout.count("* waiting") == 2
     assert "2 waiting at the service" in planned.stdout
+    again = project.run("apply", "--auto-approve")  # still pending: nothing sent again
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "2 waiting" in again.stdout
 
+    sandbox.advance_clock(2)  # customs decides
     followed = project.run("apply", "--auto-approve", "--wait")
     assert followed.returncode == 1, followed.stdout + followed.stderr
     assert "done     ExportCancellation/cancel-502" in followed.stdout

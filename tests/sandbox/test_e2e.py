@@ -169,6 +169,17 @@ def test_rate_limit_then_ctrl_c_exits_cleanly(start: Any) -> None:
     assert server.signal(signal.SIGINT) == 0
 
 
+def test_a_manual_clock_decides_only_when_moved_over_http(start: Any) -> None:
+    server = start("--clock", "manual", "--processing-seconds", "2", "--rate-limit", "off")
+    api = server.client
+    assert api.delete("/v1/declarations/502").json()["canceled"] is False
+    assert api.get("/_sandbox/clock").json()["advancedSeconds"] == 0.0
+    assert api.get("/v1/declarations/502").json()["status"] == "cancellation_requested"
+    assert api.post("/_sandbox/clock", json={"advanceSeconds": 2}).json()["manual"] is True
+    assert api.get("/v1/declarations/502").json()["status"] == "canceled"
+    assert server.signal(signal.SIGTERM) == 0
+
+
 def test_dropped_connections(start: Any) -> None:
     server = start("--faults", "drop-after=1", "--rate-limit", "off")
     with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):

@@ -36,5 +36,6 @@ def test_create_app_options() -> None:
         "faults",
         "fault_seed",
         "clock",
+        "manual_clock",
     ]
     assert parameters["rate_limit"].default == sandbox.RateLimit(100, 60.0)

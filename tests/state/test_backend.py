@@ -3,8 +3,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -112,14 +111,59 @@ def held_lock(tmp_path: Path) -> Iterator[HeldLock]:
             holder.stdout.close()
 
 
+class WaitClock:
+    """The clock of a wait for the lock: it moves only when the waiter sleeps; ``on_sleep``
+    runs at each sleep (the test acts while the waiter waits)."""
+
+    def __init__(self, on_sleep: Callable[[int], None] = lambda n: None) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+        self._on_sleep = on_sleep
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        self._on_sleep(len(self.sleeps))
+
+
 def test_a_second_writer_waits_then_names_the_holder(tmp_path: Path, held_lock: HeldLock) -> None:
     holder, lock_id = held_lock
-    started = time.monotonic()
+    clock = WaitClock()
     with pytest.raises(StateError) as caught:
-        LocalBackend(tmp_path).open("apply", lock_timeout=0.3)
-    assert time.monotonic() - started >= 0.3
+        LocalBackend(tmp_path, clock=clock, sleep=clock.sleep).open("apply", lock_timeout=30)
+    assert clock.now == pytest.approx(30)  # the whole timeout, trying again and again
+    assert len(clock.sleeps) >= 30 / 0.05 and max(clock.sleeps) <= 0.05
     message = str(caught.value)
     assert lock_id in message and f"process {holder.pid}" in message and "for apply" in message
+
+
+def test_a_waiting_writer_takes_the_lock_once_it_is_free(
+    tmp_path: Path, held_lock: HeldLock
+) -> None:
+    holder, _ = held_lock
+
+    def end_the_holder(sleeps: int) -> None:
+        if sleeps == 3:
+            holder.kill()
+            holder.wait()
+
+    clock = WaitClock(end_the_holder)
+    backend = LocalBackend(tmp_path, clock=clock, sleep=clock.sleep)
+    with backend.open("apply", lock_timeout=30) as session:
+        assert session.lock_info.pid != holder.pid
+    assert len(clock.sleeps) == 3, "taken at the first try after the holder ended"
+
+
+def test_without_a_timeout_a_held_lock_is_refused_at_once(
+    tmp_path: Path, held_lock: HeldLock
+) -> None:
+    clock = WaitClock()
+    with pytest.raises(StateError, match="the state is locked"):
+        LocalBackend(tmp_path, clock=clock, sleep=clock.sleep).open("apply")
+    assert clock.sleeps == []
 
 
 def test_the_lock_is_released_when_its_holder_is_killed(

@@ -93,10 +93,33 @@ def _bad_urls(postgres: PostgresCluster, database: str) -> list[str]:
     wrong = postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD + "-wrong")
     return [
         wrong,  # the server refuses the password
-        f"postgresql://{PASSWORD_ROLE}:{PASSWORD}%ZZ@127.0.0.1:{postgres.port}/{database}",
-        f"host=127.0.0.1 port={postgres.port} password={PASSWORD} bogus",
+        wrong.replace("-wrong@", "%ZZ@"),  # not a URL libpq can read
+        f"host={postgres.folder} port={postgres.port} password={PASSWORD} bogus",
         f"postgresql://{PASSWORD_ROLE}:{PASSWORD}@127.0.0.1:1/{database}",  # nobody listens
+        # A socket folder where no server is.
+        f"postgresql://{PASSWORD_ROLE}:{PASSWORD}@/{database}?host={postgres.folder}/none",
     ]
+
+
+def test_a_unix_socket_url_in_either_form_reaches_the_state(
+    postgres: PostgresCluster, postgres_url: str
+) -> None:
+    database = postgres_url.rsplit("/", 1)[1]
+    login = f"{PASSWORD_ROLE}:{PASSWORD}"
+    forms = [
+        f"postgresql://{login}@/{database}?host={postgres.folder}&port={postgres.port}",
+        postgres.url(database, user=PASSWORD_ROLE, password=PASSWORD),  # the folder encoded
+    ]
+    for url in forms:
+        assert "%2F" in url or "?host=/" in url
+        backend = PostgresBackend(url, "prod")
+        with backend.open("apply") as session:
+            session.record(ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {}))
+        assert "Movement/a" in backend.read().resources
+        with pytest.raises(StateError) as refused:
+            PostgresBackend(url.replace(PASSWORD, PASSWORD + "-wrong"), "prod").read()
+        shown = str(refused.value)
+        assert "the state database: cannot connect" in shown and PASSWORD not in shown, shown
 
 
 def test_database_errors_never_show_the_url_or_the_password(

@@ -1,0 +1,114 @@
+"""Customs' clock, and a manual one for tests: ``GET``/``POST /_sandbox/clock``.
+
+Customs' clock decides when a submission is processed and a cancellation decided
+(``--processing-seconds`` after it), stamps ``createdAt``/``updatedAt`` and ages
+Idempotency-Keys. It is the real time unless the emulator runs with ``--clock manual``: then
+it stands still, and only ``POST /_sandbox/clock`` with ``{"advanceSeconds": N}`` moves it,
+so a test sees "processing, then decided" without waiting on a real clock.
+
+The rate limiter keeps the real clock under ``--clock manual``: it paces clients that live
+in real time (they wait out its ``Retry-After`` with real sleeps), and a clock standing
+still would never let its window slide (every request past the limit would be 429 until a
+test moved customs' clock).
+
+A manual clock reads the real time at start plus every advance made on its data: with
+``--db`` the advances are kept, so a restart never moves customs' clock backwards (a
+declaration once decided stays decided).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from datetime import UTC, datetime
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from customs_batch.sandbox import contract
+from customs_batch.sandbox.auth import authenticate
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.records import timestamp
+from customs_batch.sandbox.store import Store, Table
+from customs_batch.sandbox.web import ApiError, error, json_body, json_response
+
+_RECORD = "manual"
+_LATEST = datetime(9999, 1, 1, tzinfo=UTC).timestamp()
+"""No advance goes past this: the service's timestamps have four-digit years."""
+
+
+class ManualClock:
+    """A clock that stands still until ``advance``; thread-safe, its advances kept in the store."""
+
+    def __init__(self, store: Store, start: float) -> None:
+        saved = store.get(Table.CLOCK, _RECORD)
+        self._advanced = float(saved["advancedSeconds"]) if saved else 0.0
+        self._start = start
+        self._store = store
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self._start + self._advanced
+
+    @property
+    def advanced(self) -> float:
+        """Seconds moved forward on this data, in every run of the emulator."""
+        return self._advanced
+
+    def advance(self, seconds: float) -> None:
+        """Move forward by ``seconds`` (>= 0, finite, not past the year 9999)."""
+        with self._lock:
+            if not math.isfinite(seconds) or seconds < 0:
+                raise ValueError("advance by a finite number of seconds >= 0")
+            if self._start + self._advanced + seconds >= _LATEST:
+                raise ValueError("the clock cannot go past the year 9999")
+            self._advanced += seconds
+            self._store.put(Table.CLOCK, _RECORD, {"advancedSeconds": self._advanced})
+
+
+def _snapshot(sandbox: Sandbox, manual: ManualClock | None) -> dict[str, object]:
+    """The ``/_sandbox/clock`` body."""
+    body: dict[str, object] = {"manual": manual is not None, "now": timestamp(sandbox.clock())}
+    if manual is not None:
+        body["advancedSeconds"] = manual.advanced
+    return body
+
+
+def _authorised(request: Request) -> tuple[Sandbox, ManualClock | None]:
+    """The app's state and manual clock (None: the real one), for a caller with a valid key."""
+    sandbox: Sandbox = request.app.state.sandbox
+    authenticate(sandbox.store, request.headers.get("authorization"))
+    manual: ManualClock | None = request.app.state.manual_clock
+    return sandbox, manual
+
+
+async def show_clock(request: Request) -> Response:
+    """GET /_sandbox/clock: customs' time, and whether it is the manual clock."""
+    try:
+        sandbox, manual = _authorised(request)
+    except ApiError as exc:
+        return json_response(exc.body, exc.status, exc.headers)
+    return json_response(_snapshot(sandbox, manual))
+
+
+async def advance_clock(request: Request) -> Response:
+    """POST /_sandbox/clock with ``{"advanceSeconds": N}`` moves the manual clock N seconds."""
+    try:
+        sandbox, manual = _authorised(request)
+        if manual is None:
+            raise error(
+                contract.DUPLICATE_CODE,  # 409: the request conflicts with how it runs
+                "the emulator runs on the real clock, which only time moves: "
+                "start it with --clock manual to move its clock with this request",
+            )
+        body = await json_body(request)
+        seconds = body.get("advanceSeconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise error(contract.BAD_REQUEST, 'the body must be {"advanceSeconds": <seconds>}')
+        try:
+            manual.advance(float(seconds))
+        except (ValueError, OverflowError) as exc:
+            raise error(contract.BAD_REQUEST, f"advanceSeconds {seconds}: {exc}") from None
+    except ApiError as exc:
+        return json_response(exc.body, exc.status, exc.headers)
+    return json_response(_snapshot(sandbox, manual))
