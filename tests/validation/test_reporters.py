@@ -13,8 +13,7 @@ import pytest
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.validation.batch import DocumentEntry, ValidationResult, sorted_findings
-from customs_batch.validation.reporters import ReportOptions, make_reporter, reporter_names
-from customs_batch.validation.reporters import _source
+from customs_batch.validation.reporters import ReportOptions, _source, make_reporter, reporter_names
 from customs_batch.validation.reporters._source import SourceLines
 
 SOURCE = """\
