@@ -251,7 +251,7 @@ def main() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = folder / ".load-cache"
     os.environ["CUSTOMS_BATCH_CACHE_DIR"] = str(cache)
-    print(f"# load cache, {options.size:,} documents in files of 100 ({machine()})")
+    print(f"load cache, {options.size:,} documents in files of 100 ({machine()})")
 
     def empty(_: int) -> None:
         shutil.rmtree(cache, ignore_errors=True)
