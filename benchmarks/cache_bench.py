@@ -27,10 +27,10 @@ The issue's targets, printed after each table: the warm run with 10 files change
 5 % of the cold run's CPU (and its ratio to the floor, measured in the same run).
 
 ``apply``: a movement added to each of 10 files (a create each: a changed movement is refused,
-not sent), ``customs-batch apply manifests --auto-approve`` against ``sandbox serve`` with the
-project's seed (no rate limit), the load cache warm; the time from the start of the process
-to the emulator's first request (stamped by the server, same clock), target <= 2 s, and the
-run's wall and CPU. The state and the manifests are put back after each run.
+not sent), ``customs-batch apply manifests --auto-approve`` against the emulator (the app of
+``sandbox serve`` under uvicorn, the project's seed, no rate limit), the load cache warm; the
+time from the start of the process to the emulator's first request (stamped by a wrapper
+around the app, same clock), target <= 2 s, and the run's wall and CPU. The state and the manifests are put back after each run.
 
 Wall and CPU time of the whole run (every process), peak RSS, and the load average beside
 each figure: the project machine is shared. The package's bytecode is compiled first and
