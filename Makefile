@@ -131,9 +131,9 @@ bench-sheet: install
 	$(BIN)/python benchmarks/sheet_bench.py --rows 10000 100000
 
 .PHONY: bench-cache
-## bench-cache: validate and plan of 10,000 documents without the load cache, cold, warm, and with 10 files changed (docs/benchmarks.md)
+## bench-cache: validate and plan of 100,000 documents without the load cache, cold, warm, with 10 files changed and a bare floor; apply's first request with 10 movements added (docs/benchmarks.md; CACHE_SIZE=10000 for another size)
 bench-cache: install
-	$(BIN)/python benchmarks/cache_bench.py
+	$(BIN)/python benchmarks/cache_bench.py --size $${CACHE_SIZE:-100000}
 
 .PHONY: bench-apply
 ## bench-apply: re-plan of 10,000, apply ops/s with fsync, rate-limited apply, cost of a record (docs/benchmarks.md)

@@ -1,8 +1,9 @@
-"""The load cache (issue 26): validate and plan of 10,000 documents, cold and warm.
+"""The load cache (issue 26): validate, plan and apply of ``--size`` documents, cold and warm.
 
 For ``customs-batch validate manifests`` and ``customs-batch plan manifests`` on the project of
-``--size`` movements (default 10,000, in files of 100) whose state records every one as
-applied, four cases, each the median of ``--repeats`` fresh processes (default 3):
+``--size`` movements (default 10,000; ``make bench`` uses 100,000, in files of 100) whose state
+records every one as applied, four cases and a floor, each the median of ``--repeats`` fresh
+processes (default 3):
 
 ``--no-cache``
     no cache read or written: what every run cost before the cache;
@@ -13,7 +14,23 @@ applied, four cases, each the median of ``--repeats`` fresh processes (default 3
     compared) still run on every document;
 ``warm, 10 changed``
     one document changed in each of 10 files (a new value each run), so those 10 files
-    (1,000 documents) are loaded and the other 90 taken from the cache.
+    (100 documents each) are loaded and the others taken from the cache;
+``floor``
+    what any tool must do for the same edit, bare: read and digest every manifest file (to
+    find the 10 that changed), parse those 10 with ``yaml.CSafeLoader``, check each of their
+    documents against the envelope's and the movement's JSON Schemas (jsonschema-rs), and
+    compare its spec with its record in the state (the state file read, where each record
+    starts found in one regular-expression pass over its bytes, the record parsed with
+    ``json``). No project-wide check, no output.
+
+The issue's targets, printed after each table: the warm run with 10 files changed in at most
+5 % of the cold run's CPU (and its ratio to the floor, measured in the same run).
+
+``apply``: a movement added to each of 10 files (a create each: a changed movement is refused,
+not sent), ``customs-batch apply manifests --auto-approve`` against the emulator (the app of
+``sandbox serve`` under uvicorn, the project's seed, no rate limit), the load cache warm; the
+time from the start of the process to the emulator's first request (stamped by a wrapper
+around the app, same clock), target <= 2 s, and the run's wall and CPU. The state and the manifests are put back after each run.
 
 Wall and CPU time of the whole run (every process), peak RSS, and the load average beside
 each figure: the project machine is shared. The package's bytecode is compiled first and
@@ -28,17 +45,69 @@ import compileall
 import os
 import re
 import shutil
+import statistics
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale_bench
+from plan_apply_bench import KEY
 from scale_bench import Run, cli, load, machine, spread
+from servers import serving, uvicorn_app
 
 WORK = scale_bench.ROOT / "benchmarks" / ".work" / "cache"
 CHANGED_FILES = 10
+TARGET_SHARE = 0.05  # of the cold run's CPU
+TARGET_FIRST_REQUEST = 2.0  # seconds from the start of apply
+
+# The floor: what any tool must do for the edit, bare (see the module's docstring).
+_FLOOR = """
+import hashlib, json, os, re, sys
+import jsonschema_rs, yaml
+folder, schemas, changed = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+def schema(name):
+    with open(os.path.join(schemas, name + ".schema.json"), encoding="utf-8") as file:
+        return jsonschema_rs.validator_for(json.load(file))
+envelope, movement = schema("envelope"), schema("movement")
+manifests = os.path.join(folder, "manifests")
+digests = {}
+for name in sorted(os.listdir(manifests)):
+    with open(os.path.join(manifests, name), "rb") as file:
+        digests[name] = hashlib.blake2b(file.read()).digest()
+with open(os.path.join(folder, ".customs-batch", "local", "state.json"), "rb") as file:
+    state = file.read()
+# Where each record starts: one pass over the state's bytes (its keys at the records' depth).
+starts = {m.group(1): m.end() for m in re.finditer(rb'\\n    "([^"\\n]+)": ', state)}
+differ = bad = 0
+for name in sorted(changed):
+    with open(os.path.join(manifests, name), encoding="utf-8") as file:
+        documents = list(yaml.load_all(file, Loader=yaml.CSafeLoader))
+    for document in documents:
+        bad += not (envelope.is_valid(document) and movement.is_valid(document["spec"]))
+        start = starts[("Movement/" + document["metadata"]["name"]).encode()]
+        record, _ = json.JSONDecoder().raw_decode(state[start:start + 4096].decode())
+        differ += record["spec"] != document["spec"]
+print(len(digests), "files digested,", differ, "documents differ,", bad, "invalid")
+"""
+
+# The emulator for apply, stamping the time of its first request into a file.
+_STAMPED_SANDBOX = """
+import os, time
+from pathlib import Path
+from customs_batch.sandbox import create_app, load_seed
+inner = create_app(seed=load_seed(Path({seed!r})), rate_limit=None, processing_seconds=0)
+stamp = {stamp!r}
+async def app(scope, receive, send):
+    if scope["type"] == "http" and not os.path.exists(stamp):
+        with open(stamp + ".new", "w") as file:
+            file.write(repr(time.time()))
+        os.replace(stamp + ".new", stamp)
+    await inner(scope, receive, send)
+"""
 
 
 def bench_project(size: int) -> Path:
@@ -59,9 +128,26 @@ def change_documents(folder: Path, run: int) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def changed_files(folder: Path) -> list[str]:
+    return [path.name for path in sorted((folder / "manifests").glob("*.yaml"))[:CHANGED_FILES]]
+
+
+def add_movements(folder: Path, run: int) -> None:
+    """Append a new movement (a copy of the file's first, renamed, another weight) to each
+    of the first CHANGED_FILES files."""
+    for path in sorted((folder / "manifests").glob("*.yaml"))[:CHANGED_FILES]:
+        text = path.read_text(encoding="utf-8")
+        first = text.split("\n---\n", 1)[0]
+        name = re.search(r"name: (\S+)", first)
+        assert name is not None
+        added = first.replace(name.group(0), f"name: {name.group(1)}-added-{run}")
+        added = re.sub(r"grossWeightKg: [0-9.]+", f"grossWeightKg: {2000 + run}.5", added)
+        path.write_text(text.rstrip("\n") + "\n---\n" + added.strip("\n") + "\n")
+
+
 def measure(
     name: str, command: list[str], folder: Path, repeats: int, before: Callable[[int], None]
-) -> Run:
+) -> list[Run]:
     runs = []
     for number in range(repeats):
         before(number)
@@ -72,7 +158,86 @@ def measure(
         f"| {runs[-1].code}, {runs[-1].last_line[:50]} |",
         flush=True,
     )
-    return runs[-1]
+    return runs
+
+
+def cpu(runs: list[Run]) -> float:
+    return statistics.median(run.cpu for run in runs)
+
+
+def verdict(met: bool) -> str:
+    return "**met**" if met else "**not met**"
+
+
+def targets(cold: list[Run], changed: list[Run], floor: list[Run]) -> None:
+    """The warm run with 10 files changed against the cold run and the floor."""
+    share = cpu(changed) / cpu(cold)
+    print(
+        f"\nwarm, {CHANGED_FILES} changed: {cpu(changed):.2f} s of CPU = {100 * share:.1f} % "
+        f"of the cold run's {cpu(cold):.2f} s (target <= {100 * TARGET_SHARE:.0f} %: "
+        f"{verdict(share <= TARGET_SHARE)}); {cpu(changed) / cpu(floor):.1f}x the floor's "
+        f"{cpu(floor):.2f} s",
+        flush=True,
+    )
+
+
+def bench_apply(folder: Path, repeats: int) -> None:
+    """Time from the start of ``apply`` to the emulator's first request, 10 movements added."""
+    local = folder / ".customs-batch" / "local"
+    kept = {path: path.read_bytes() for path in local.iterdir() if path.is_file()}
+    manifests = {path: path.read_bytes() for path in (folder / "manifests").glob("*.yaml")}
+    config = folder / "customs-batch.yaml"
+    settings = config.read_bytes()
+    firsts, walls, cpus, lines = [], [], [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        stamp = os.path.join(scratch, "first-request")
+        code = _STAMPED_SANDBOX.format(seed=str(folder / "seed.yaml"), stamp=stamp)
+        with serving(uvicorn_app(code)) as base:
+            config.write_text(
+                "default_environment: local\nenvironments:\n  bench:\n"
+                f"    base_url: {base}\n    api_key_env: CACHE_BENCH_KEY\n"
+                "    rate_limit: off\n    state_dir: .customs-batch/local\n",
+                encoding="utf-8",
+            )
+            os.environ["CACHE_BENCH_KEY"] = KEY
+            try:
+                for number in range(repeats):
+                    add_movements(folder, number + 1)
+                    with_stamp = Path(stamp)
+                    with_stamp.unlink(missing_ok=True)
+                    started = time.time()
+                    command = cli("apply", "manifests", "--env", "bench", "--auto-approve")
+                    run = Run(command, folder)
+                    if not with_stamp.exists():
+                        raise SystemExit(f"apply sent no request: {run.code}, {run.last_line}")
+                    firsts.append(float(with_stamp.read_text()) - started)
+                    walls.append(run.wall)
+                    cpus.append(run.cpu)
+                    lines.append(f"{run.code}, {run.last_line[:60]}")
+                    for path in local.iterdir():
+                        if path.is_file() and path not in kept:
+                            path.unlink()
+                    for path, data in [*kept.items(), *manifests.items()]:
+                        path.write_bytes(data)
+            finally:
+                config.write_bytes(settings)
+    print(
+        f"\n## `customs-batch apply manifests`, a movement added in each of {CHANGED_FILES} files"
+    )
+    print("| what | figure | load |")
+    print("|---|---:|---|")
+    print(
+        f"| start of the process to the emulator's first request | {spread(firsts, 's')} | {load()} |"
+    )
+    print(f"| whole run, wall | {spread(walls, 's')} | |")
+    print(f"| whole run, CPU | {spread(cpus, 's')} | |")
+    print(f"| exit, last line | {lines[-1]} | |")
+    first = statistics.median(firsts)
+    print(
+        f"\nfirst request {first:.2f} s after the start (target <= {TARGET_FIRST_REQUEST:.0f} s: "
+        f"{verdict(first <= TARGET_FIRST_REQUEST)})",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -86,7 +251,7 @@ def main() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = folder / ".load-cache"
     os.environ["CUSTOMS_BATCH_CACHE_DIR"] = str(cache)
-    print(f"# load cache, {options.size:,} documents in files of 100 ({machine()})")
+    print(f"load cache, {options.size:,} documents in files of 100 ({machine()})")
 
     def empty(_: int) -> None:
         shutil.rmtree(cache, ignore_errors=True)
@@ -98,6 +263,8 @@ def main() -> None:
         change_documents(folder, number + 1)
 
     originals = {path: path.read_bytes() for path in (folder / "manifests").glob("*.yaml")}
+    schemas = str(scale_bench.ROOT / "schemas")
+    floor_command = [sys.executable, "-c", _FLOOR, str(folder), schemas, *changed_files(folder)]
     for command in ("validate", "plan"):
         print(f"\n## `customs-batch {command} manifests`")
         print("| case | wall | CPU | peak RSS | load | exit, last line |")
@@ -107,17 +274,20 @@ def main() -> None:
         measure(
             "--no-cache", cli(command, "--no-cache", "manifests"), folder, options.repeats, empty
         )
-        measure("cold", cli(command, "manifests"), folder, options.repeats, empty)
+        cold = measure("cold", cli(command, "manifests"), folder, options.repeats, empty)
         measure("warm, unchanged", cli(command, "manifests"), folder, options.repeats, nothing)
-        measure(
+        changed = measure(
             f"warm, {CHANGED_FILES} changed",
             cli(command, "manifests"),
             folder,
             options.repeats,
             edit,
         )
+        floor = measure("floor (bare, see above)", floor_command, folder, options.repeats, nothing)
+        targets(cold, changed, floor)
     for path, data in originals.items():
         path.write_bytes(data)
+    bench_apply(folder, options.repeats)
     entries = [path for path in cache.iterdir() if len(path.name) == 40]
     size = sum(path.stat().st_size for path in entries)
     print(f"\ncache: {len(entries)} files, {size / 1024 / 1024:.1f} MiB")

@@ -88,8 +88,8 @@ BENCHMARKS = (
     ),
     Benchmark(
         "cache",
-        "The load cache: validate and plan of 10,000, cold, warm and 10 changed",
-        ("benchmarks/cache_bench.py",),
+        "The load cache: validate, plan and apply of 100,000, cold, warm and 10 changed",
+        ("benchmarks/cache_bench.py", "--size", "100000"),
     ),
     Benchmark(
         "state-pg",

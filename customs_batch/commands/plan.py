@@ -76,6 +76,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
         inputs_digest=digest_documents(documents) if saving else "",
         orphans=inputs.selection().everything,
         consume=True,  # nothing below needs the documents again
+        edges=edges,
     )
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:

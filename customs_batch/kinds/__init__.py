@@ -54,7 +54,14 @@ class Address:
     name: str
 
     def __str__(self) -> str:
-        return f"{self.kind.value}/{self.name}"
+        # ``_value_``, not ``value``: the enum's property cost a plan of 100,000 documents
+        # 0.3 s over the half million addresses it prints (measured).
+        return f"{self.kind._value_}/{self.name}"
+
+    def __hash__(self) -> int:
+        # The hash the dataclass would make, without calling the enum's own ``__hash__`` (a
+        # Python function): a plan of 100,000 hashes addresses nearly 3 million times.
+        return hash((self.kind._name_, self.name))
 
     @classmethod
     def parse(cls, text: str) -> Address | None:

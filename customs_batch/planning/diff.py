@@ -16,7 +16,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome, describe_error
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import JSON, Document
-from customs_batch.planning.graph import dependencies, dependency_order
+from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
@@ -32,6 +32,7 @@ def plan_changes(
     inputs_digest: str = "",
     orphans: bool = True,
     consume: bool = False,
+    edges: Mapping[Address, Sequence[Edge]] | None = None,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
     the addresses the state holds but the manifests no longer name at the end (orphaned,
@@ -41,9 +42,13 @@ def plan_changes(
     With ``consume`` the caller gives ``documents`` (a list) up: it is emptied, and each
     document is dropped as soon as its change is planned, so that 100,000 documents and
     their plan are not all in memory at once (a change keeps its spec, not its document).
+    ``edges``: the documents' :func:`~customs_batch.planning.graph.dependency_edges` when
+    the caller has them (the graph is then not walked a second time).
     """
     with bulk():
-        return _plan(documents, state, now or datetime.now(UTC), inputs_digest, orphans, consume)
+        deps = dependencies(documents) if edges is None else dependencies_of(documents, edges)
+        when = now or datetime.now(UTC)
+        return _plan(documents, state, when, inputs_digest, orphans, consume, deps)
 
 
 def _plan(
@@ -53,8 +58,8 @@ def _plan(
     inputs_digest: str,
     orphans: bool,
     consume: bool,
+    deps: Mapping[Address, tuple[Address, ...]],
 ) -> Plan:
-    deps = dependencies(documents)
     recorded = _reader(state.resources)
     replaced: set[str] = set()
     """Addresses resubmitted by this plan: what refers to them waits for the new object."""

@@ -46,14 +46,29 @@ def dependencies(documents: Sequence[Document]) -> dict[Address, tuple[Address, 
     }
 
 
+def dependencies_of(
+    documents: Sequence[Document], edges: Mapping[Address, Sequence[Edge]]
+) -> dict[Address, tuple[Address, ...]]:
+    """:func:`dependencies` from the documents' :func:`dependency_edges`, without walking
+    the graph again: the same targets in the same order, ``()`` for a document that waits
+    for nothing."""
+    deps: dict[Address, tuple[Address, ...]] = {}
+    for doc in documents:
+        address = doc.address
+        found = edges.get(address)
+        deps[address] = tuple(edge.target for edge in found) if found else ()
+    return deps
+
+
 def dependency_edges(documents: Sequence[Document]) -> dict[Address, tuple[Edge, ...]]:
     """The same graph as :func:`dependencies`, each edge with the reasons it exists (a
     reference and a ``dependsOn`` to the same document make one edge with both)."""
     reasons: dict[tuple[Address, Address], list[EdgeReason]] = defaultdict(list)
 
     def note(address: Address, target: Address, reason: EdgeReason) -> None:
-        if reason not in reasons[address, target]:
-            reasons[address, target].append(reason)
+        found = reasons[address, target]  # one lookup: an address's hash is a Python call
+        if reason not in found:
+            found.append(reason)
 
     # A document that waits for nothing has no entry (readers default to no edges).
     return {

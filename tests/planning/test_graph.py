@@ -8,7 +8,7 @@ from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Position
 from customs_batch.planning import dependency_order
-from customs_batch.planning.graph import dependencies
+from customs_batch.planning.graph import dependencies, dependencies_of, dependency_edges
 
 from .helpers import doc, movement
 
@@ -53,6 +53,24 @@ def test_movements_of_one_hawb_in_two_files_are_ordered_by_depends_on_not_file_n
     arrival = dataclasses.replace(movement("vah", 1), source=Position("b-arrival.yaml", 1, 1))
     assert _names(dependency_order([storage_in, arrival])) == ["vah", "isl"]
     assert dependencies([storage_in, arrival])[arrival.address] == ()
+
+
+def test_dependencies_taken_from_the_edges_are_the_walked_ones_in_the_same_order() -> None:
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "upd",
+        {"declarationId": "${ref:DepartureDeclaration/dep.declarationId}"},
+        0,
+        "DepartureDeclaration/dep",
+        "Movement/m1",
+    )
+    departure = doc(Kind.DEPARTURE_DECLARATION, "dep", {"type": "DEPARTURE"}, 1)
+    docs = [update, departure, movement("m1", 2), movement("other", 3, hawb="x"), movement("m2", 4)]
+    walked = dependencies(docs)
+    taken = dependencies_of(docs, dependency_edges(docs))
+    assert list(taken.items()) == list(walked.items())
+    assert walked[update.address] == (departure.address, docs[2].address)
+    assert walked[docs[4].address] == (docs[2].address,) and walked[departure.address] == ()
 
 
 def test_a_cycle_is_an_error_naming_its_members() -> None:

@@ -13,7 +13,7 @@ import pytest
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.validation.batch import DocumentEntry, ValidationResult, sorted_findings
-from customs_batch.validation.reporters import ReportOptions, make_reporter, reporter_names
+from customs_batch.validation.reporters import ReportOptions, _source, make_reporter, reporter_names
 from customs_batch.validation.reporters._source import SourceLines
 
 SOURCE = """\
@@ -307,9 +307,13 @@ def test_every_format_renders_a_clean_run(name: str) -> None:
     "data",
     [b"", b"a", b"a\n", b"a\nb", b"a\r\nb\rc\n\nd", b"\n\n", b"x\r", b"\r\n", b"a\n\r\nb"],
 )
+@pytest.mark.parametrize("split_bytes", [4 * 1024 * 1024, 0])
 def test_source_lines_are_cut_as_splitlines_cuts_them_in_any_order(
-    tmp_path: Path, data: bytes
+    tmp_path: Path, data: bytes, split_bytes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Both ways of cutting: a file split at once, and one (bigger than the bound) whose
+    # breaks are found as far as asked.
+    monkeypatch.setattr(_source, "_SPLIT_BYTES", split_bytes)
     path = tmp_path / "m.yaml"
     path.write_bytes(data)
     expected = [line.decode() for line in data.splitlines()]
