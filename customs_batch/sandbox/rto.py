@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from customs_batch.sandbox import contract, movements
+from customs_batch.sandbox import contract, movement_rules
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
@@ -75,11 +75,11 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
 
 
 def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float) -> JsonObject:
-    reasons = movements.server_side_fields(body)
+    reasons = movement_rules.server_side_fields(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
     check_schema(sandbox.schemas[MOVEMENT_BODY], body)
-    reasons = movements.refusals(body, shipment, sandbox.store)
+    reasons = movement_rules.refusals(body, shipment, sandbox.store)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
     movement_id = f"mov_{sandbox.store.count(Table.MOVEMENTS) + 1:08d}"
