@@ -1,6 +1,6 @@
 """Every operation the emulator serves, from the modules that register them.
 
-A module of this package that serves endpoints (one per resource of the service: ``rto.py``
+A module of this package that serves endpoints (one per resource of the service: ``movements.py``
 movements and HAWBs, ``transit.py`` transit declarations, ``declarations.py`` shipments,
 declarations and items, ``template_groups.py``; a new kind's endpoint adds its own module)
 lists them as ``OPERATIONS`` (see ``operations.py``). The routes (``app.py``),

@@ -1,7 +1,7 @@
 """What an emulator module registers: its operations, each with its handler and its entry in
 ``/openapi.json``.
 
-Each module of the service's resources (``rto.py``, ``transit.py``, ``declarations.py``,
+Each module of the service's resources (``movements.py``, ``transit.py``, ``declarations.py``,
 ``template_groups.py``) lists its ``OPERATIONS``. The application's routes, the OpenAPI
 document and the request-body validators are all made from those lists (``endpoints.py``):
 nothing else lists the endpoints.

@@ -20,7 +20,7 @@ def test_every_module_that_registers_operations_is_served() -> None:
     }
     served = {module.__name__.rsplit(".", 1)[1] for module in endpoint_modules()}
     assert served == registering
-    assert {"declarations", "rto", "template_groups", "transit"} <= served
+    assert {"declarations", "movements", "template_groups", "transit"} <= served
 
 
 def test_the_routes_are_the_registered_operations_each_once() -> None:
