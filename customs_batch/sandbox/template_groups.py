@@ -1,4 +1,5 @@
-"""Declaration template groups: create, PATCH what is sent, list by company."""
+"""The TemplateGroup kind's endpoints: create a declaration template group, PATCH what is
+sent; and the list by company its read-back uses."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from customs_batch.sandbox.request_schemas import (
 )
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, check_schema, fail, json_body, json_response
+
+KIND = "TemplateGroup"
+"""The kind whose requests this module serves (``customs_batch.kinds.Kind``)."""
 
 _LIST_FIELDS = ("id", "name", "code", "isDefault", "companyId")
 GROUP_BODY = op.Body("TemplateGroup", template_group_body_schema)
