@@ -58,7 +58,7 @@ def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float
     reasons = movement_rules.server_side_fields(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
-    check_schema(sandbox.schemas[MOVEMENT_BODY], body)
+    check_schema(sandbox.request_validators[MOVEMENT_BODY], body)
     reasons = movement_rules.refusals(body, shipment, sandbox.store)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)

@@ -165,7 +165,7 @@ SEAL_BODY = op.Body("CustomsSeal", lambda: spec_body_schema("customs-seal"))
 async def register_seal(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/seals."""
     body = await json_body(request)
-    check_schema(sandbox.schemas[SEAL_BODY], body)
+    check_schema(sandbox.request_validators[SEAL_BODY], body)
     with sandbox.store.lock():
         seal_id = sandbox.store.next_id(TABLE)
         record: JsonObject = {"sealId": seal_id, **body, "status": "registered"}
