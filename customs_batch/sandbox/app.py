@@ -108,7 +108,7 @@ def create_app(
         rate_clock=real,
         processing_seconds=processing_seconds,
         limiter=RateLimiter(rate_limit) if rate_limit is not None else None,
-        schemas=BodySchemas.load(bodies()),
+        request_validators=BodySchemas.load(bodies()),
         idempotency=Idempotency(store),
     )
     gate = Gate()

@@ -58,7 +58,8 @@ class Sandbox:
     """The rate limiter's clock: the real one, unless a test injected its own."""
     processing_seconds: float
     limiter: RateLimiter | None
-    schemas: BodySchemas
+    request_validators: BodySchemas
+    """The compiled schema of each request body, by the body (``request_schemas.py``)."""
     idempotency: Idempotency
     stats: Stats = field(default_factory=Stats)
 

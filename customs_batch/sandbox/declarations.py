@@ -1,9 +1,10 @@
-"""Shipment list, import/export declarations and declaration items (integer IDs).
+"""Import/export declarations and declaration items (read-only, integer IDs).
 
 An export declaration already submitted to customs is ``cancellation_requested`` after a
-DELETE until ``processing_seconds`` have passed; then customs has decided: ``canceled``, or,
-when its seed says ``cancellationAnswer: refused``, back to the status it had before. The
-status is computed on read, as a transit declaration's is.
+DELETE (the ExportCancellation kind's endpoint, ``export_cancellations.py``) until
+``processing_seconds`` have passed; then customs has decided: ``canceled``, or, when its
+seed says ``cancellationAnswer: refused``, back to the status it had before. The status is
+computed on read (``current``), as a transit declaration's is.
 """
 
 from __future__ import annotations
@@ -22,27 +23,13 @@ from customs_batch.sandbox.listing import (
     reference_matches,
     result_page,
 )
-from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, fail, json_response, page_of, public, total_pages
 
 _LIST_FIELDS = ("declarationId", "shipmentId", "referenceNumber", "status", "lrn", "mrn", "type")
 _IMPORT_DETAIL_EXTRA = ("declarationOffice", "createdAt", "updatedAt", "errors")
 _EXPORT_DETAIL_EXTRA = ("exporter", "consignee", "items", "errors", "createdAt", "updatedAt")
-
-
-async def list_shipments(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
-    """GET /v1/shipments."""
-    query = Query(request.query_params)
-    status = query.choice(contract.STATUS, contract.SHIPMENT_STATUSES)
-    records = sandbox.store.values(Table.SHIPMENTS)
-    if status:
-        records = [r for r in records if r["status"] == status]
-    records = reference_matches(records, query.text(contract.REFERENCE_NUMBER))
-    records = created_between(
-        records, query.day(contract.CREATED_FROM), query.day(contract.CREATED_TO)
-    )
-    return result_page(query, ordered(records, order_choice(query)))
 
 
 def _entry(record: JsonObject) -> JsonObject:
@@ -84,7 +71,9 @@ def current(sandbox: Sandbox, record: JsonObject) -> JsonObject:
     return {**record, "status": contract.CANCELED}
 
 
-def _declaration(sandbox: Sandbox, request: Request) -> JsonObject:
+def declaration(sandbox: Sandbox, request: Request) -> JsonObject:
+    """The declaration of the request's ``id`` path parameter as it is now; 404 when there is
+    none."""
     declaration_id = request.path_params["id"]
     record = sandbox.store.get(Table.DECLARATIONS, declaration_id)
     if record is None:
@@ -94,38 +83,11 @@ def _declaration(sandbox: Sandbox, request: Request) -> JsonObject:
 
 async def get_declaration(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """GET /v1/declarations/{id}: the export detail (an import shows its list fields)."""
-    record = _declaration(sandbox, request)
+    record = declaration(sandbox, request)
     extra = _EXPORT_DETAIL_EXTRA if record["type"] == "EXPORT" else _IMPORT_DETAIL_EXTRA
     detail = {name: record.get(name, "") for name in _LIST_FIELDS}
     detail.update({name: record[name] for name in extra if name in record})
     return json_response(detail)
-
-
-async def cancel_declaration(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
-    """DELETE /v1/declarations/{id}: cancelled at once before submission, else requested."""
-    with sandbox.store.lock():
-        record = _declaration(sandbox, request)
-        if record["type"] != "EXPORT":
-            fail(
-                contract.BAD_REQUEST,
-                f"declaration {record['declarationId']} is an import declaration; only export declarations can be cancelled",
-            )
-        before = record["status"]
-        if before in contract.NOT_YET_SUBMITTED:
-            status = contract.CANCELED
-        elif before in (contract.CANCELED, contract.CANCELLATION_REQUESTED):
-            status = before  # decided, or still before customs: asking again changes nothing
-        else:
-            status = contract.CANCELLATION_REQUESTED
-        if status != before:
-            now = sandbox.clock()
-            updated = {**record, "status": status, "updatedAt": timestamp(now)}
-            if status == contract.CANCELLATION_REQUESTED:
-                updated.update(_cancellationRequested=now, _statusBeforeCancellation=before)
-            sandbox.store.put(Table.DECLARATIONS, record["declarationId"], updated)
-    return json_response(
-        {"declarationId": record["declarationId"], "canceled": status == contract.CANCELED}
-    )
 
 
 _ITEM_SEARCH_FIELDS = ("description", "commodityCode", "originCountry", "currency")
@@ -187,20 +149,6 @@ C = contract
 OPERATIONS = (
     op.ApiOperation(
         "GET",
-        C.SHIPMENTS,
-        list_shipments,
-        "List shipments",
-        (
-            op.PAGE,
-            op.size(C.ITEMS_PER_PAGE),
-            op.query(C.STATUS, op.enum(*C.SHIPMENT_STATUSES)),
-            op.query(C.REFERENCE_NUMBER, op.STR),
-            *op.CREATED,
-            op.ORDER,
-        ),
-    ),
-    op.ApiOperation(
-        "GET",
         C.DECLARATIONS,
         list_declarations,
         "List import and export declarations",
@@ -215,9 +163,6 @@ OPERATIONS = (
         ),
     ),
     op.ApiOperation("GET", C.DECLARATION, get_declaration, "Poll an export declaration", (op.ID,)),
-    op.ApiOperation(
-        "DELETE", C.DECLARATION, cancel_declaration, "Cancel an export declaration", (op.ID,)
-    ),
     op.ApiOperation(
         "GET",
         C.ITEMS,

@@ -1,9 +1,12 @@
 """Every operation the emulator serves, from the modules that register them.
 
-A module of this package that serves endpoints (one per resource of the service: ``rto.py``
-movements and HAWBs, ``transit.py`` transit declarations, ``declarations.py`` shipments,
-declarations and items, ``template_groups.py``; a new kind's endpoint adds its own module)
-lists them as ``OPERATIONS`` (see ``operations.py``). The routes (``app.py``),
+Each kind has one module here, named for the kind (``movements.py`` for Movement,
+``template_groups.py`` for TemplateGroup, ...), which says which kind it serves (``KIND``,
+the kind's name) and holds that kind's write endpoints; the reads no kind owns
+are in a module named for the resource they read (``shipments.py`` shipments, HAWBs and
+allocations, ``transit.py`` transit declarations, ``declarations.py`` import/export
+declarations and items, ``inspection.py`` the emulator's own ``/_sandbox`` views). Each
+lists its endpoints as ``OPERATIONS`` (see ``operations.py``). The routes (``app.py``),
 ``/openapi.json`` (``openapi.py``) and the request-body validators are made from those
 lists; nothing else lists the endpoints. The emulator knows no kind's model: the modules are
 found in this package, by the ``OPERATIONS`` each defines at the start of a line (the

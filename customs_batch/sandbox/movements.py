@@ -1,106 +1,105 @@
-"""The movement rules of the API document, as the emulator enforces them.
-
-Each refusal is a sentence naming the field, answered 400 (section 7). The body has already
-passed the movement schema, so types and enumerations are right; these are the rules the
-schema cannot say: what each action needs, what each source allows, and what the shipment
-has on file.
-"""
+"""The Movement kind's endpoint: POST a movement of an RTO shipment (``shp_`` public IDs),
+idempotent by its ``Idempotency-Key``; the rules it enforces are ``movement_rules.py``'s."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Final
+from starlette.requests import Request
+from starlette.responses import Response
 
-from customs_batch.sandbox.records import JsonObject
-from customs_batch.sandbox.store import Store, Table
+from customs_batch.sandbox import contract, movement_rules
+from customs_batch.sandbox import operations as op
+from customs_batch.sandbox.auth import Caller
+from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.idempotency import Verdict, fingerprint
+from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.request_schemas import movement_body_schema
+from customs_batch.sandbox.shipments import rto_shipment
+from customs_batch.sandbox.store import Table
+from customs_batch.sandbox.web import check_schema, fail, json_body, json_response, public
 
-NEEDS_PARTY: Final = frozenset({"VAH", "VAB", "ISL", "USL"})
-NO_DECLARATION: Final = frozenset({"ISL", "USL"})  # they reuse the linked movement's
-SOURCES: Final[dict[str, frozenset[str]]] = {
-    "VAH": frozenset({"EXTERNAL", "RTO_LICENSE"}),
-    "VAB": frozenset({"EXTERNAL", "RTO_LICENSE"}),
-    "ISC": frozenset({"INTERNAL", "EXTERNAL", "ENTREPOT"}),
-    "USC": frozenset({"INTERNAL", "EXTERNAL", "ENTREPOT", "DECO"}),
-}
-FIELDS: Final[dict[str, tuple[str, ...]]] = {
-    "INTERNAL": ("declarationId",),
-    "EXTERNAL": ("documentType", "declarationType", "declarationNumber"),
-    "ENTREPOT": ("documentType",),
-    "RTO_LICENSE": (),
-    "DECO": (),
-}
-FROM_SHIPMENT: Final = ("provider", "configuration", "processType")
+KIND = "Movement"
+"""The kind whose requests this module serves (``customs_batch.kinds.Kind``)."""
+
+MOVEMENT_BODY = op.Body("MovementBody", movement_body_schema)
 
 
-def server_side_fields(body: JsonObject) -> list[str]:
-    """Refusals for fields the service derives from the shipment."""
-    return [
-        f"{name} must not be sent: the service takes it from the shipment"
-        for name in FROM_SHIPMENT
-        if name in body
-    ]
-
-
-def refusals(body: JsonObject, shipment: JsonObject, store: Store) -> list[str]:
-    """Every rule ``body`` breaks for the RTO ``shipment``; empty when it may be created."""
-    return list(_refusals(body, shipment, store))
-
-
-def _refusals(body: JsonObject, shipment: JsonObject, store: Store) -> Iterator[str]:
-    action = body["action"]
-    public_id = shipment["publicId"]
-    hawb_id = body.get("hawbId")
-    if hawb_id is not None:
-        hawb = store.get(Table.HAWBS, hawb_id)
-        if hawb is None or hawb["shipmentId"] != public_id:
-            yield f"hawbId: {hawb_id} is not a HAWB of shipment {public_id}"
-        elif not hawb["isActive"]:
-            yield f"hawbId: {hawb_id} is deactivated"
-    party = body.get("partyId")
-    if action in NEEDS_PARTY and party is None:
-        yield f"partyId is required for {action}"
-    elif party is not None and party not in shipment["parties"]:
-        yield f"partyId: {party} is not a party of shipment {public_id}"
-    declaration = body.get("customsDeclaration")
-    if declaration is None:
-        if action not in NO_DECLARATION and not _on_file(store, public_id, hawb_id):
-            yield (
-                f"customsDeclaration is required for {action}: no allocation is on file for "
-                f"{hawb_id or 'the master AWB'} of shipment {public_id}"
-            )
-    elif action in NO_DECLARATION:
-        yield f"customsDeclaration is not allowed for {action}: it reuses the linked movement's declaration"
-    else:
-        yield from _declaration_refusals(action, declaration, shipment)
-
-
-def _declaration_refusals(
-    action: str, declaration: JsonObject, shipment: JsonObject
-) -> Iterator[str]:
-    source = declaration["source"]
-    if source not in SOURCES[action]:
-        allowed = ", ".join(sorted(SOURCES[action]))
-        yield f"customsDeclaration.source: {source} is not accepted for {action} (use {allowed})"
-        return
-    allowed_fields = FIELDS[source]
-    for name in sorted(set(declaration) - {"source", *allowed_fields}):
-        yield f"customsDeclaration.{name} is not allowed for source {source}"
-    for name in allowed_fields:
-        if name not in declaration:
-            yield f"customsDeclaration.{name} is required for source {source}"
-    dec_id = declaration.get("declarationId")
-    if source == "INTERNAL" and dec_id is not None and dec_id not in shipment["declarations"]:
-        yield (
-            f"customsDeclaration.declarationId: {dec_id} is not a declaration with an accepted "
-            f"MRN on shipment {shipment['publicId']}"
+async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
+    """POST /v1/shipments/{id}/movements."""
+    key = request.headers.get(contract.IDEMPOTENCY_KEY)
+    if not key:
+        fail(contract.BAD_REQUEST, [f"the {contract.IDEMPOTENCY_KEY} header is required"])
+    body = await json_body(request)
+    shipment = rto_shipment(sandbox, request)
+    now = sandbox.clock()
+    lookup = sandbox.idempotency.begin(caller.key, key, fingerprint(body), now)
+    if lookup.verdict is Verdict.REPLAY and lookup.body is not None:
+        return json_response(lookup.body, lookup.status)
+    if lookup.verdict is Verdict.OTHER_BODY:
+        fail(
+            contract.IDEMPOTENCY_OTHER_BODY,
+            f"{contract.IDEMPOTENCY_KEY} {key} was used with another body",
         )
+    if lookup.verdict is Verdict.IN_FLIGHT:
+        fail(
+            contract.IDEMPOTENCY_IN_FLIGHT,
+            f"a request with {contract.IDEMPOTENCY_KEY} {key} is in flight",
+        )
+    try:
+        with sandbox.store.batch():  # the movement and its idempotency record, one commit
+            answer = public(_create(sandbox, body, shipment, now))
+            sandbox.idempotency.finish(caller.key, key, contract.CREATED, answer, now)
+    except BaseException:
+        sandbox.idempotency.release(caller.key, key)
+        raise
+    return json_response(answer, contract.CREATED)
 
 
-def _on_file(store: Store, public_id: str, hawb_id: str | None) -> bool:
-    """Whether an active allocation covers the HAWB (or, without one, the shipment)."""
-    return any(
-        allocation["shipmentId"] == public_id
-        and allocation["isActive"]
-        and (hawb_id is None or allocation["hawbId"] == hawb_id)
-        for allocation in store.values(Table.ALLOCATIONS)
-    )
+def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float) -> JsonObject:
+    reasons = movement_rules.server_side_fields(body)
+    if reasons:
+        fail(contract.BAD_REQUEST, reasons)
+    check_schema(sandbox.request_validators[MOVEMENT_BODY], body)
+    reasons = movement_rules.refusals(body, shipment, sandbox.store)
+    if reasons:
+        fail(contract.BAD_REQUEST, reasons)
+    movement_id = f"mov_{sandbox.store.count(Table.MOVEMENTS) + 1:08d}"
+    stamp = timestamp(now)
+    record: JsonObject = {
+        "movementId": movement_id,
+        "shipmentId": shipment["publicId"],
+        "action": body["action"],
+        "status": contract.MOVEMENT_QUEUED,
+        "processType": shipment["processType"],
+        "trigger": contract.MOVEMENT_TRIGGER,
+        "originalMovementId": None,
+        **{k: v for k, v in body.items() if k != "action"},
+        "createdAt": stamp,
+        "updatedAt": stamp,
+        "_created": now,
+    }
+    sandbox.store.put(Table.MOVEMENTS, movement_id, record)
+    return record
+
+
+C = contract
+OPERATIONS = (
+    op.ApiOperation(
+        "POST",
+        C.MOVEMENTS,
+        create_movement,
+        "Create an RTO movement",
+        (
+            op.SHIPMENT,
+            {"name": C.IDEMPOTENCY_KEY, "in": "header", "required": True, "schema": op.STR},
+        ),
+        MOVEMENT_BODY,
+        C.CREATED,
+        {
+            str(
+                C.IDEMPOTENCY_IN_FLIGHT
+            ): "a request with this Idempotency-Key is still being handled",
+            str(C.IDEMPOTENCY_OTHER_BODY): "this Idempotency-Key was used with another body",
+        },
+    ),
+)
+"""The endpoints of this module (see ``operations.py``)."""

@@ -1,10 +1,12 @@
 """What an emulator module registers: its operations, each with its handler and its entry in
 ``/openapi.json``.
 
-Each module of the service's resources (``rto.py``, ``transit.py``, ``declarations.py``,
-``template_groups.py``) lists its ``OPERATIONS``. The application's routes, the OpenAPI
-document and the request-body validators are all made from those lists (``endpoints.py``):
-nothing else lists the endpoints.
+Each kind's module (``movements.py``, ``departure_declarations.py``, ...: its ``KIND`` and
+its write endpoints) and each module of a resource read but written by no kind
+(``shipments.py``, ``transit.py``, ``declarations.py``, ``inspection.py``) lists its
+``OPERATIONS``. The application's routes, the OpenAPI document and the request-body
+validators are all made from those lists (``endpoints.py``): nothing else lists the
+endpoints.
 """
 
 from __future__ import annotations

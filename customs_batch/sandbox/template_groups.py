@@ -1,4 +1,5 @@
-"""Declaration template groups: create, PATCH what is sent, list by company."""
+"""The TemplateGroup kind's endpoints: create a declaration template group, PATCH what is
+sent; and the list by company its read-back uses."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from customs_batch.sandbox.request_schemas import (
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, check_schema, fail, json_body, json_response
 
+KIND = "TemplateGroup"
+"""The kind whose requests this module serves (``customs_batch.kinds.Kind``)."""
+
 _LIST_FIELDS = ("id", "name", "code", "isDefault", "companyId")
 GROUP_BODY = op.Body("TemplateGroup", template_group_body_schema)
 GROUP_PATCH = op.Body("TemplateGroupPatch", template_group_patch_schema)
@@ -35,7 +39,7 @@ def _refuse_duplicate_code(sandbox: Sandbox, company_id: int, code: str, group_i
 async def create_group(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/declaration-templates/groups; the code is unique per company (409)."""
     body = await json_body(request)
-    check_schema(sandbox.schemas[GROUP_BODY], body)
+    check_schema(sandbox.request_validators[GROUP_BODY], body)
     stamp = timestamp(sandbox.clock())
     with sandbox.store.lock():
         _refuse_duplicate_code(sandbox, body["companyId"], body["code"], 0)
@@ -59,7 +63,7 @@ async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
     """PATCH /v1/declaration-templates/groups/{id}: only the fields sent change."""
     group_id = request.path_params["id"]
     body = await json_body(request)
-    check_schema(sandbox.schemas[GROUP_PATCH], body)
+    check_schema(sandbox.request_validators[GROUP_PATCH], body)
     with sandbox.store.lock():
         group = sandbox.store.get(Table.TEMPLATE_GROUPS, group_id)
         if group is None:

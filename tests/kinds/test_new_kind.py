@@ -157,6 +157,7 @@ from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.request_schemas import spec_body_schema
 from customs_batch.sandbox.web import check_schema, fail, json_body, json_response
 
+KIND = "CustomsSeal"
 TABLE = "seals"
 SEAL_BODY = op.Body("CustomsSeal", lambda: spec_body_schema("customs-seal"))
 
@@ -164,7 +165,7 @@ SEAL_BODY = op.Body("CustomsSeal", lambda: spec_body_schema("customs-seal"))
 async def register_seal(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/seals."""
     body = await json_body(request)
-    check_schema(sandbox.schemas[SEAL_BODY], body)
+    check_schema(sandbox.request_validators[SEAL_BODY], body)
     with sandbox.store.lock():
         seal_id = sandbox.store.next_id(TABLE)
         record: JsonObject = {"sealId": seal_id, **body, "status": "registered"}
@@ -308,11 +309,14 @@ def _copy(root: Path, source: Path) -> None:
     for name in ("customs_batch", "schemas", "templates"):
         shutil.copytree(root / name, source / name, ignore=ignore)
     (source / "tests" / "kinds").mkdir(parents=True)
+    (source / "tests" / "sandbox").mkdir()
     for name in (
         "tests/__init__.py",
         "tests/kinds/__init__.py",
         "tests/kinds/helpers.py",
         "tests/kinds/test_specs.py",
+        "tests/sandbox/__init__.py",
+        "tests/sandbox/test_endpoints.py",
     ):
         shutil.copy(root / name, source / name)
 
@@ -356,13 +360,16 @@ def test_a_kind_added_as_the_docs_say_is_validated_planned_applied_and_followed(
     (project / "manifests" / "seals.yaml").write_text(MANIFEST, encoding="utf-8")
 
     # Its own tests pass in the copy (its identity, its client call against the emulator), and
-    # so does the check of every kind's spec type against its schema, which now covers it.
-    tested = _pytest(source, "tests/kinds")
+    # so do the check of every kind's spec type against its schema and the check that every
+    # kind has its emulator module, which now cover it.
+    tested = _pytest(source, "tests/kinds", "tests/sandbox/test_endpoints.py")
     assert tested.returncode == 0, tested.stdout + tested.stderr
     for test in (
         "test_customs_seal.py::test_its_identity_is_its_company_and_number PASSED",
         "test_customs_seal.py::test_it_is_registered_and_read_back_at_the_emulator PASSED",
         "test_specs.py::test_the_spec_type_of_every_kind_is_its_schema[CustomsSeal] PASSED",
+        "test_endpoints.py::test_every_kind_has_exactly_one_emulator_module PASSED",
+        "test_endpoints.py::test_every_write_endpoint_is_a_kinds PASSED",
     ):
         assert test in tested.stdout, tested.stdout
 
