@@ -18,10 +18,15 @@ from tests.e2e.recovery import apply_until_done, departure_weights
 
 pytestmark = pytest.mark.e2e
 
-LANES, PER_LANE, DEPARTURES = 4, 10, 3
+LANES, PER_LANE, DEPARTURES = 4, 15, 3
+PARALLELISM = 4
+"""At most this many requests are in flight."""
 
 # Where each run is killed: after this many outcome lines (None: while it starts up,
-# loading the manifests or folding the previous run's journal), then after this delay.
+# loading the manifests or folding the previous run's journal), then after this delay. The
+# emulator's gate is closed at that point, so the run cannot end before its kill: it waits
+# at the door for its next request while the requests already past it finish, or not, by
+# the instant of the kill.
 KILL_POINTS = (
     (None, 0.6),
     (0, 0.0),
@@ -35,10 +40,17 @@ KILL_POINTS = (
     (0, 0.35),
     (2, 0.2),
 )
+# Every run must still have requests to make when it is killed: a run records at most its
+# kill point's outcomes plus the requests in flight when the gate closed.
+assert (
+    sum(n if n is not None else 0 for n, _ in KILL_POINTS) + PARALLELISM * len(KILL_POINTS)
+    < LANES * PER_LANE + DEPARTURES
+)
 
 
-def _kill_at(run: Running, outcomes: int | None, delay: float) -> bool:
-    """Kill the run at that point; whether it was still running then."""
+def _kill_at(sandbox: Sandbox, run: Running, outcomes: int | None, delay: float) -> None:
+    """Kill the run at that point (the gate closed from then on, or already closed when it
+    is killed while it starts up), then open the gate."""
     if outcomes is not None:
         seen = 0
 
@@ -51,25 +63,26 @@ def _kill_at(run: Running, outcomes: int | None, delay: float) -> bool:
             return seen >= outcomes
 
         if run.wait_for_line(counts) is None:
-            run.finish()
-            return False  # it finished before this point: nothing left to kill
-    time.sleep(delay)
-    alive = run.process.poll() is None
+            pytest.fail(f"the apply ended before {outcomes} outcome(s): {run.finish()}")
+        sandbox.close_gate()
+    time.sleep(delay)  # the instant of the kill varies; no outcome depends on it
+    assert run.process.poll() is None, f"the apply ended before its kill: {run.finish()}"
     run.kill()
-    return alive
+    sandbox.open_gate()  # requests held at the door now reach the service: unknown outcomes
 
 
 def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
     sandbox.start(faults="slow=0.5:0.3s", fault_seed=5)
-    project = Project(tmp_path / "project", sandbox)
+    project = Project(tmp_path / "project", sandbox, parallelism=PARALLELISM)
     project.write("manifests/movements.yaml", batches.movements(PER_LANE, LANES))
     project.write("manifests/departures.yaml", batches.departures(DEPARTURES))
 
-    hits = 0
     for outcomes, delay in KILL_POINTS:
-        hits += _kill_at(project.start("apply", "--auto-approve"), outcomes, delay)
+        if outcomes is None:
+            sandbox.close_gate()  # killed while it starts up, before any request of its own
+        _kill_at(sandbox, project.start("apply", "--auto-approve"), outcomes, delay)
         LocalBackend(project.state_dir).read()  # the state loads after every kill
 
     sandbox.start()  # the same data, no faults from here on
@@ -102,7 +115,6 @@ def test_kill_9_at_many_instants_loses_and_duplicates_nothing(
     assert recorded_departures == set(transit)
     done = project.run("plan", "--detailed-exitcode")
     assert done.returncode == 0, done.stdout
-    assert hits >= len(KILL_POINTS) // 2, f"only {hits} kills hit a running apply"
     assert_secret_nowhere(project)  # the history's files included
     _assert_history_complete(project, {m["movementId"] for m in created})
 
