@@ -134,6 +134,8 @@ ORCHESTRATION = (
     "customs_batch.validation.policy_files",
     "customs_batch.validation.team_rules",
     "customs_batch.manifest.discover",
+    "customs_batch.sandbox.server.serve",
+    "customs_batch.sandbox.builtin_seed_text",
     "customs_batch.manifest.templates.catalog",
     "customs_batch.manifest.spreadsheet",
 )

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from customs_batch.commands.sandbox import builtin_seed, serve_sandbox
 from customs_batch.errors import ExitCode
-from customs_batch.sandbox import builtin_seed_text, parse_faults, parse_rate_limit
-from customs_batch.sandbox.server import ServeOptions, serve
+from customs_batch.sandbox import parse_faults, parse_rate_limit
+from customs_batch.sandbox.server import ServeOptions
 
 
 @click.group()
@@ -101,12 +102,12 @@ def serve_command(
         faults=parse_faults(faults),
         fault_seed=fault_seed,
     )
-    serve(options, announce=lambda line: click.echo(line))
+    serve_sandbox(options, announce=lambda line: click.echo(line))
     return int(ExitCode.OK)
 
 
 @sandbox.command("seed-example")
 def seed_example() -> int:
     """Print the documented built-in seed (a starting point for --seed)."""
-    click.echo(builtin_seed_text(), nl=False)
+    click.echo(builtin_seed(), nl=False)
     return int(ExitCode.OK)
