@@ -466,7 +466,11 @@ def state_of(size: int) -> State:
 
 
 def movement_record(number: int, status: RecordStatus) -> ResourceRecord:
-    shipment, hawb, party = lane(number)
+    """An applied movement of another batch: on shipments of its own (``shp_s…``), so that
+    no document of the generated project declares the same thing (plan refuses a document
+    whose identity a record of another address holds) and a run of new documents against a
+    big state sends every one of them."""
+    shipment, hawb, party = (name.replace("_b", "_s", 1) for name in lane(number))
     spec = {
         "shipmentId": shipment,
         "hawbId": hawb,
