@@ -91,14 +91,3 @@ def address_pattern() -> str:
 def reference_pattern() -> str:
     """The pattern of a reference ``${ref:Kind/name.field}`` to any kind's outcome."""
     return f"^\\$\\{{ref:({'|'.join(kind_names())})/{NAME_PATTERN}\\.[A-Za-z]+\\}}$"
-
-
-def __getattr__(name: str) -> dict[Kind, frozenset[str]]:
-    # OUTPUT_FIELDS: what a document's outcome records, by kind (the fields
-    # `${ref:Kind/name.field}` may name), as each kind's module declares it (its model's
-    # `outputs`). Made when first asked for: the registry imports every kind's module.
-    if name == "OUTPUT_FIELDS":
-        from customs_batch.kinds.registry import KINDS
-
-        return {kind: model.outputs for kind, model in KINDS.items()}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from customs_batch.findings import Finding, Severity
-from customs_batch.kinds import OUTPUT_FIELDS, Kind
+from customs_batch.kinds import Kind
+from customs_batch.kinds.registry import KINDS
 from customs_batch.manifest.document import Document
 from customs_batch.validation.batch import validate_paths
 from customs_batch.validation.cross_document import OUTPUT_TYPES, field_types
@@ -34,7 +35,9 @@ def _findings(documents: list[Document], rule: str) -> list[Finding]:
 
 
 def test_every_output_has_a_type() -> None:
-    assert {kind: frozenset(types) for kind, types in OUTPUT_TYPES.items()} == OUTPUT_FIELDS
+    for kind, model in KINDS.items():
+        assert frozenset(model.output_types) == model.outputs, kind
+    assert {kind: model.output_types for kind, model in KINDS.items()} == OUTPUT_TYPES
 
 
 def test_the_schema_says_which_types_a_field_takes() -> None:
