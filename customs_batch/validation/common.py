@@ -9,6 +9,10 @@ from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.manifest.document import Document
 
 REFERENCE_MARK = "${ref:"
+SPEC_DIGEST_KEY = "\0digest"
+"""The key under which a slim document's spec holds the digest of its whole spec (see
+:func:`customs_batch.validation.batch.slim_document`): two slim specs are equal exactly when
+their digests are."""
 # dict first: isinstance against an ABC alone is slow, and loaders build dicts.
 _MAPPINGS = (dict, Mapping)
 

@@ -16,7 +16,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.checks import LaneEnd, UniqueField
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import Document, Reference
-from customs_batch.validation.common import is_reference
+from customs_batch.validation.common import SPEC_DIGEST_KEY, is_reference
 from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.cycles import find_cycles
 from customs_batch.validation.order import check_order
@@ -210,7 +210,13 @@ def _duplicate_unique_fields(documents: Sequence[Document]) -> list[Finding]:
     return findings
 
 
-def _canonical(spec: Any) -> str:
+def _exact(spec: Any) -> int | str:
+    """What equal specs, and only they, share: a slim spec's digest of its whole spec (a
+    number it already holds), else the spec's canonical JSON. No kind's schema lets a written
+    spec hold that key, so a spec that does is reported as an error whatever this finds."""
+    digest = spec.get(SPEC_DIGEST_KEY)
+    if type(digest) is int:
+        return digest
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -231,8 +237,8 @@ def _fingerprint(document: Document) -> int:
 
 
 def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
-    # Canonical JSON is the exact test but costs tens of microseconds a document: only
-    # documents whose cheap fingerprints collide pay for it. A fingerprint seen once keeps
+    # The exact test (canonical JSON of a full spec) costs tens of microseconds a document:
+    # only documents whose cheap fingerprints collide pay for it. A fingerprint seen once keeps
     # its document alone, not in a list: most of 100,000 rows are seen once.
     groups: dict[int, Document | list[Document]] = {}
     for document in documents:
@@ -247,9 +253,9 @@ def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
             groups[key] = [group, document]
     findings = []
     for group in groups.values():
-        seen: dict[tuple[Kind, str], Document] = {}
+        seen: dict[tuple[Kind, int | str], Document] = {}
         for document in group if isinstance(group, list) else ():
-            earlier = seen.setdefault((document.kind, _canonical(document.spec)), document)
+            earlier = seen.setdefault((document.kind, _exact(document.spec)), document)
             if earlier is not document and earlier.address != document.address:
                 findings.append(_duplicate_request(document, earlier))
     return findings
