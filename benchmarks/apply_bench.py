@@ -6,7 +6,9 @@
     it round by round (A B A B), is a bare ``httpx.Client`` loop that POSTs the same rows
     through the same in-process transport on 1 and 8 threads and records nothing. Each
     figure is the median of ``--rounds`` rounds with its spread (lowest-highest); the
-    ratio is apply at parallelism 8 against the faster bare loop.
+    ratio is apply at parallelism 8 against the faster bare loop. The peer of apply's CPU
+    per operation (at parallelism 1) is the bare loop on one thread that also appends each
+    request's intent and answer to a journal, each line fsynced: what recording must do.
 ``paced``
     Apply of ``--paced-count`` movements against a ``sandbox serve --rate-limit R/second``
     process, R in ``--rates``, with 8 workers and the client's limiter at the same rate,
@@ -22,6 +24,7 @@ which prints the Markdown; ``section()`` returns that text for docs/benchmarks.m
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -147,12 +150,20 @@ class SpeedFigures:
     fsyncs_per_op: dict[int, Series] = field(default_factory=dict)
     bare: dict[int, Series] = field(default_factory=dict)
     bare_cpu_per_op: dict[int, Series] = field(default_factory=dict)
+    journaled: Series = field(default_factory=Series)
+    journaled_cpu_per_op: Series = field(default_factory=Series)
     loads: Loads = field(default_factory=Loads)
 
     @property
     def ratio(self) -> float:
         """Apply at parallelism 8 against the faster bare loop, medians."""
         return self.ops[8].median / max(series.median for series in self.bare.values())
+
+    @property
+    def cpu_ratio(self) -> float:
+        """Apply's CPU per operation at parallelism 1 against the bare loop that also
+        journals, medians (issue 26's target: at most 1.2x)."""
+        return self.cpu_per_op[1].median / self.journaled_cpu_per_op.median
 
 
 def measure_speed(count: int, rounds: int, parallelisms: Sequence[int] = (1, 8)) -> SpeedFigures:
@@ -164,6 +175,7 @@ def measure_speed(count: int, rounds: int, parallelisms: Sequence[int] = (1, 8))
         for parallelism in parallelisms:  # A: apply
             _apply_round(figures, folder, plan, parallelism)
             _bare_round(figures, folder, plan, parallelism)  # B: its peer
+        _journaled_round(figures, folder, plan)  # the peer of apply's CPU per operation
         print(f"  round {round_number + 1}/{rounds} done", file=sys.stderr, flush=True)
     figures.loads.sample()
     return figures
@@ -220,6 +232,43 @@ def _bare_round(figures: SpeedFigures, folder: Path, plan: Plan, threads: int) -
     figures.bare_cpu_per_op.setdefault(threads, Series()).add(1000 * cpu / len(rows))
 
 
+def _journaled_round(figures: SpeedFigures, folder: Path, plan: Plan) -> None:
+    """The bare loop on one thread that also does what recording must: before each request
+    a JSON line of what will be sent (with its key) appended to a journal and fsynced, after
+    it a line of the answer, fsynced. Apply's CPU per operation is measured against this."""
+    app = emulator(folder)
+    rows = [
+        (str(c.spec["shipmentId"]), {k: v for k, v in c.spec.items() if k != "shipmentId"})
+        for c in plan.changes
+    ]
+    headers = {"Authorization": f"Bearer {KEY}"}
+    journal = fresh(WORK / "state-journaled") / "journal.jsonl"
+    transport = InProcessTransport(app)
+    with (
+        httpx.Client(base_url=BASE_URL, transport=transport, headers=headers) as http,
+        open(journal, "ab") as lines,
+    ):
+
+        def write(line: dict[str, object]) -> None:
+            lines.write(json.dumps(line).encode() + b"\n")
+            lines.flush()
+            os.fsync(lines.fileno())
+
+        def run() -> None:
+            for shipment, body in rows:
+                key = str(uuid.uuid4())
+                write({"shipment": shipment, "request": body, "idempotencyKey": key})
+                answer = http.post(
+                    MOVEMENTS_PATH.format(id=shipment), json=body, headers={"Idempotency-Key": key}
+                )
+                answer.raise_for_status()
+                write({"shipment": shipment, "status": answer.status_code, "answer": answer.json()})
+
+        cpu, seconds = cpu_and_wall(run)
+    figures.journaled.add(len(rows) / seconds)
+    figures.journaled_cpu_per_op.add(1000 * cpu / len(rows))
+
+
 def speed_markdown(figures: SpeedFigures) -> str:
     rows = [
         "| run | ops/s | CPU per op | fsyncs per op |",
@@ -236,13 +285,21 @@ def speed_markdown(figures: SpeedFigures) -> str:
             f"| bare httpx loop, {threads} thread(s), nothing recorded | {series.show()} | "
             f"{figures.bare_cpu_per_op[threads].show(' ms', 2)} | - |"
         )
+    rows.append(
+        f"| bare httpx loop, 1 thread, each request's intent and answer fsynced | "
+        f"{figures.journaled.show()} | {figures.journaled_cpu_per_op.show(' ms', 2)} | 2 |"
+    )
+    verdict = "met" if figures.cpu_ratio <= 1.2 else "not met"
     return (
         f"{figures.count:,} movements, {figures.rounds} rounds alternated (apply, bare loop, "
         f"per parallelism); median (lowest-highest); load average {figures.loads.show()} "
         "while measuring.\n\n" + "\n".join(rows) + "\n\n"
         f"**Ratio:** apply at parallelism 8 does **{figures.ratio:.2f}x** the faster bare loop "
         "(medians). CPU per operation is the process's (every thread, user and system) during the "
-        "run alone, so it includes the emulator's work, which runs in the same process.\n"
+        "run alone, so it includes the emulator's work, which runs in the same process.\n\n"
+        f"**CPU per operation:** apply at parallelism 1 takes **{figures.cpu_ratio:.2f}x** the "
+        "CPU per operation of the bare loop that fsyncs each request's intent and answer "
+        f"(medians; target <= 1.2x: {verdict}).\n"
     )
 
 
