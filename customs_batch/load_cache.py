@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from customs_batch import __version__
+from customs_batch.errors import ConfigError
 from customs_batch.manifest import MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.dependencies import (
     MANIFEST,
@@ -318,13 +319,23 @@ def cache_folder() -> Path:
 
 
 def max_cache_bytes() -> int:
-    """The cache's bound: ``$CUSTOMS_BATCH_CACHE_MAX_MB`` megabytes (default 512)."""
+    """The cache's bound: ``$CUSTOMS_BATCH_CACHE_MAX_MB`` megabytes (default 512; 0 keeps
+    no entry past the run that wrote it). Anything but a number of megabytes is refused, as
+    the other limits are: a typo must not leave the bound silently at its default."""
     text = os.environ.get(CACHE_MAX_MB_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MAX_MB * 1024 * 1024
     try:
-        megabytes = float(text) if text else DEFAULT_MAX_MB
+        megabytes = float(text)
     except ValueError:
-        megabytes = DEFAULT_MAX_MB
-    return max(0, int(megabytes * 1024 * 1024))
+        megabytes = -1.0
+    if not 0 <= megabytes < 2**40:  # not NaN, not infinite
+        raise ConfigError(
+            f"{CACHE_MAX_MB_VARIABLE}={text!r} is not a number of megabytes",
+            hint=f"set it to a number, e.g. {CACHE_MAX_MB_VARIABLE}=1024, or unset it "
+            f"(default {DEFAULT_MAX_MB})",
+        )
+    return int(megabytes * 1024 * 1024)
 
 
 @cache

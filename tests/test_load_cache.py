@@ -16,15 +16,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from customs_batch.cli.main import main
+from customs_batch.cli.main import invoke, main
+from customs_batch.errors import ExitCode
 from customs_batch.findings import Severity
 from customs_batch.load_cache import (
     _MAGIC,
     CACHE_DIR_VARIABLE,
+    CACHE_MAX_MB_VARIABLE,
     LOADING_VARIABLES,
     LoadCache,
     _Stored,
     cache_folder,
+    max_cache_bytes,
 )
 from customs_batch.manifest import load_file
 from customs_batch.manifest.templates import _render, catalog
@@ -453,3 +456,24 @@ def test_a_file_holding_an_access_code_is_never_cached(project: Path, tmp_path: 
     }
     assert codes
     assert not any(code.encode() in cached for code in codes)
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "nan", "inf", "1e99", "12 MB"])
+def test_a_bound_that_is_not_a_number_of_megabytes_is_refused_clearly(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    monkeypatch.setenv(CACHE_MAX_MB_VARIABLE, value)
+    assert invoke(["validate", "manifests"]) == ExitCode.ERROR
+    err = capsys.readouterr().err
+    assert f"error: {CACHE_MAX_MB_VARIABLE}={value!r} is not a number of megabytes" in err
+    assert f"hint: set it to a number, e.g. {CACHE_MAX_MB_VARIABLE}=1024" in err
+    assert "Traceback" not in err and "internal error" not in err
+    assert not (project / "cache").exists()
+    # --no-cache reads no bound.
+    assert invoke(["validate", "--no-cache", "manifests"]) == ExitCode.OK
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", 512 << 20), ("0", 0), ("1.5", 3 << 19)])
+def test_the_bound_is_megabytes(monkeypatch: pytest.MonkeyPatch, value: str, expected: int) -> None:
+    monkeypatch.setenv(CACHE_MAX_MB_VARIABLE, value)
+    assert max_cache_bytes() == expected
