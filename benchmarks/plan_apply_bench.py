@@ -47,6 +47,8 @@ from starlette.applications import Starlette
 from customs_batch.client import CustomsClient, RateLimit, RateLimiter, Sender
 from customs_batch.execution.apply import ApplyReport, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
+from customs_batch.kinds import Kind
+from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, load_paths
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.sandbox import InProcessTransport, create_app, load_seed
@@ -166,7 +168,8 @@ def load_documents(folder: Path) -> list[Document]:
 
 
 def applied_state(documents: Sequence[Document]) -> State:
-    """A state that records every document as applied with the very spec it would send."""
+    """A state that records every document as applied with the very spec it would send and
+    the identity it was planned with, as apply records a creation."""
     state = State.new()
     for number, change in enumerate(plan_changes(documents, State(lineage="")).changes):
         state.resources[str(change.address)] = ResourceRecord(
@@ -177,6 +180,7 @@ def applied_state(documents: Sequence[Document]) -> State:
             outputs={"movementId": f"mov_{number + 1:08d}"},
             idempotency_key=str(uuid.uuid4()),
             updated_at="2026-11-21T06:00:00.000Z",
+            identity=change.identity,
         )
     return state
 
@@ -487,6 +491,11 @@ def movement_record(number: int, status: RecordStatus) -> ResourceRecord:
             "declarationNumber": "24NLR1234567890120",
         },
     }
+    identify = model_of(Kind.MOVEMENT).identity
+    assert identify is not None
+    # As apply records it: the kind's identity and the movement's place in its lane (the
+    # lane of movement ``number`` holds every SHIPMENTS * HAWBS_PER_SHIPMENT-th one).
+    place = number // (SHIPMENTS * HAWBS_PER_SHIPMENT)
     return ResourceRecord(
         f"Movement/mov-bench-{number:06d}",
         status,
@@ -495,6 +504,7 @@ def movement_record(number: int, status: RecordStatus) -> ResourceRecord:
         outputs={"movementId": f"mov_{number + 1:08d}"},
         idempotency_key=str(uuid.uuid4()),
         updated_at="2026-11-21T06:00:00.000Z",
+        identity=(*identify(spec), f"place={place}"),
     )
 
 
