@@ -291,6 +291,8 @@ def _reader(
 
 def row_origin(doc: Document) -> str:
     """``file, sheet 'S', row N`` for a document made from a spreadsheet row, else empty."""
+    if doc.source.sheet is None:
+        return ""  # not a row: without making the location (once a document of a plan)
     where = doc.source.location(())
     cell = where.cell()
     return f"{where.file}, {cell}" if cell else ""
