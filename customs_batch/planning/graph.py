@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 
+from customs_batch.collector import bulk
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Address
 from customs_batch.kinds.registry import KINDS
@@ -69,11 +70,14 @@ def dependencies_of(
 def dependency_edges(documents: Sequence[Document]) -> dict[Address, tuple[Edge, ...]]:
     """The same graph as :func:`dependencies`, each edge with the reasons it exists (a
     reference and a ``dependsOn`` to the same document make one edge with both)."""
-    # A document that waits for nothing has no entry (readers default to no edges).
-    return {
-        address: tuple([Edge(target, tuple(reasons)) for target, reasons in targets])
-        for address, targets in _walk(documents)
-    }
+    # A document that waits for nothing has no entry (readers default to no edges). Built
+    # with the collector paused: its collections of the new edges, while 100,000 documents
+    # wait, were twice the time of the walk itself (measured).
+    with bulk():
+        return {
+            address: tuple([Edge(target, tuple(reasons)) for target, reasons in targets])
+            for address, targets in _walk(documents)
+        }
 
 
 Waits = list[tuple[Address, list[EdgeReason]]]
