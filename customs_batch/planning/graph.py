@@ -107,9 +107,11 @@ def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
         own: Waits = [] if named_once else seen.setdefault(address, [])
         waited = len(own)
         for ref in doc.references:
-            _note(own, address, ref.target, EdgeReason.REFERENCE, batch)
+            if ref.target in batch and ref.target != address:
+                _note(own, ref.target, EdgeReason.REFERENCE)
         for target in doc.depends_on:
-            _note(own, address, target, EdgeReason.DEPENDS_ON, batch)
+            if target in batch and target != address:
+                _note(own, target, EdgeReason.DEPENDS_ON)
         lane_of = lanes[doc.kind]
         if lane_of is not None:
             # Manifest order is document order within a file (row order within a sheet of
@@ -119,7 +121,7 @@ def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
             lane = (doc.kind._value_, source.file, source.sheet or "", *lane_of(doc.spec))
             previous = last_in_lane.get(lane)
             if previous is not None:
-                _note(own, address, previous, EdgeReason.SAME_LANE, batch)
+                _note(own, previous, EdgeReason.SAME_LANE)
             last_in_lane[lane] = address
         if own and not waited:
             found.append((address, own))
@@ -132,13 +134,8 @@ def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
     return sorted(found, key=lambda pair: first[pair[0]])
 
 
-def _note(
-    own: Waits, address: Address, target: Address, reason: EdgeReason, batch: set[Address]
-) -> None:
-    """Add to ``own`` the edge to ``target`` for ``reason``, when ``target`` is another
-    document of the batch."""
-    if target not in batch or target == address:
-        return
+def _note(own: Waits, target: Address, reason: EdgeReason) -> None:
+    """Add to ``own`` the edge to ``target`` for ``reason``."""
     for known, reasons in own:
         if known == target:
             if reason not in reasons:
