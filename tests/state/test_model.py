@@ -5,6 +5,7 @@ import json
 import pytest
 
 from customs_batch.errors import StateError
+from customs_batch.jsontypes import JSON
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
 
 
@@ -53,8 +54,8 @@ def test_a_parsed_record_is_the_one_its_class_makes(status: RecordStatus) -> Non
     ],
 )
 def test_a_malformed_record_is_an_error_naming_its_address_and_what_is_wrong(
-    data: dict[str, object], why: str
+    data: dict[str, JSON], why: str
 ) -> None:
     with pytest.raises(StateError) as caught:
-        ResourceRecord.from_json("Movement/m", data)  # type: ignore[arg-type]
+        ResourceRecord.from_json("Movement/m", data)
     assert str(caught.value) == f"the state record of Movement/m is malformed ({why})"
