@@ -390,8 +390,17 @@ def describe_error(error: JSON) -> str:
 def identity_of(*names: str) -> IdentityFunction:
     """An identity made of the spec's fields ``names`` (each as compact JSON)."""
 
+    heads = tuple((name, f"{name}=") for name in names)
+
     def identity(spec: Mapping[str, JSON]) -> Identity:
-        return tuple(f"{name}={_word(spec.get(name))}" for name in names)
+        # A plain text (most fields) joined without _word's call: a plan asks the
+        # identity of every document with a lane (measured: half the time).
+        return tuple(
+            [
+                head + value if type(value := spec.get(name)) is str else f"{head}{_word(value)}"
+                for name, head in heads
+            ]
+        )
 
     return identity
 

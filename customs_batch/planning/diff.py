@@ -247,6 +247,8 @@ def _following_replacements(
     """The top-level fields of ``doc`` whose references point at an object that was
     replaced (a rejected departure resubmitted, now or in an earlier run): they follow the
     new object, so a change of them is no edit of the user's."""
+    if not doc.references:
+        return _NONE_FOLLOWED
     followed: set[str] = set()
     waiting = {tuple(path) for path in unknown}
     for reference in doc.references:
@@ -274,6 +276,9 @@ def _following_replacements(
     return frozenset(followed)
 
 
+_NONE_FOLLOWED: frozenset[str] = frozenset()
+
+
 def _reader(
     records: Mapping[str, ResourceRecord],
 ) -> Callable[[str], ResourceRecord | None]:
@@ -291,6 +296,8 @@ def _reader(
 
 def row_origin(doc: Document) -> str:
     """``file, sheet 'S', row N`` for a document made from a spreadsheet row, else empty."""
+    if doc.source.sheet is None:
+        return ""  # not a row: without making the location (once a document of a plan)
     where = doc.source.location(())
     cell = where.cell()
     return f"{where.file}, {cell}" if cell else ""
@@ -357,8 +364,12 @@ def _decide(
             "`customs-batch refresh`",
         )
     if not values:
-        return Decision(Action.NO_CHANGE, Operation.NONE)
+        return _UNCHANGED
     return _decide_change(model, address, values)
+
+
+_UNCHANGED = Decision(Action.NO_CHANGE, Operation.NONE)
+"""The decision about most documents of a re-plan: one, not one each (frozen)."""
 
 
 def _decide_change(

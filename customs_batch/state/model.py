@@ -45,6 +45,16 @@ class RecordStatus(StrEnum):
         return self in (RecordStatus.PENDING, RecordStatus.UNKNOWN)
 
 
+_STATUSES: dict[str, RecordStatus] = {status.value: status for status in RecordStatus}
+
+
+def _status(value: JSON) -> RecordStatus:
+    """``RecordStatus(value)``, by a look-up for a valid one (the enum's call is a tenth
+    of parsing a record)."""
+    found = _STATUSES.get(value) if type(value) is str else None
+    return found if found is not None else RecordStatus(value)
+
+
 @dataclass(frozen=True)
 class ServiceFailure:
     """The service's refusal of an operation, as recorded."""
@@ -132,23 +142,31 @@ class ResourceRecord:
         """Parse one record; a malformed one is a StateError naming the address."""
         try:
             error = data.get("error")
-            return cls(
-                address=address,
-                status=RecordStatus(data["status"]),
-                operation=str(data["operation"]),
-                spec=dict(data.get("spec") or {}),
-                outputs=dict(data.get("outputs") or {}),
-                idempotency_key=data.get("idempotencyKey"),
-                error=ServiceFailure.from_json(error) if error else None,
-                remote_status=data.get("remoteStatus"),
-                remote_errors=tuple(data.get("remoteErrors") or ()),
-                updated_at=str(data.get("updatedAt", "")),
-                superseded=tuple(data.get("superseded") or ()),
-                identity=tuple(str(word) for word in data.get("identity") or ()),
-                forgotten_from=data.get("forgottenFrom"),
-            )
+            status = data["status"]
+            words = data.get("identity") or ()
+            fields = {
+                "address": address,
+                "status": _status(status),
+                "operation": str(data["operation"]),
+                "spec": dict(data.get("spec") or {}),
+                "outputs": dict(data.get("outputs") or {}),
+                "idempotency_key": data.get("idempotencyKey"),
+                "error": ServiceFailure.from_json(error) if error else None,
+                "remote_status": data.get("remoteStatus"),
+                "remote_errors": tuple(data.get("remoteErrors") or ()),
+                "updated_at": str(data.get("updatedAt", "")),
+                "superseded": tuple(data.get("superseded") or ()),
+                "identity": tuple([str(word) for word in words]) if words else (),
+                "forgotten_from": data.get("forgottenFrom"),
+            }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise StateError(f"the state record of {address} is malformed ({exc})") from exc
+        # What the frozen dataclass's __init__ would set, in its order, without its call
+        # of object.__setattr__ per field: a plan reads every record of the state, and
+        # that was two thirds of parsing one into this class (measured on 100,000).
+        record = object.__new__(cls)
+        record.__dict__.update(fields)
+        return record
 
 
 @dataclass

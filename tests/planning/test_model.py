@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from customs_batch.kinds import Address, Kind
+from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
+
+
+def _plan(pairs: list[tuple[Action, Operation]]) -> Plan:
+    changes = tuple(
+        PlannedChange(Address(Kind.MOVEMENT, f"m{i}"), action, operation)
+        for i, (action, operation) in enumerate(pairs)
+    )
+    return Plan(changes, lineage="l", serial=1)
+
+
+def test_a_plan_counts_the_requests_of_every_change() -> None:
+    pairs = [(Action.CREATE, operation) for operation in Operation for _ in range(3)]
+    assert _plan(pairs).requests == 3 * sum(operation.requests for operation in Operation)
+    assert _plan([]).requests == 0
+
+
+def test_a_plan_is_blocked_by_exactly_the_changes_whose_action_blocks() -> None:
+    plan = _plan([(action, Operation.NONE) for action in Action for _ in range(2)])
+    assert [change.action for change in plan.blocked] == [
+        action for action in Action for _ in range(2) if action.blocks
+    ]
+    assert {change.action for change in plan.blocked} == {
+        Action.REFUSED,
+        Action.REJECTED,
+        Action.NEEDS_DECISION,
+    }
