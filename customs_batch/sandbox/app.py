@@ -27,6 +27,7 @@ from customs_batch.sandbox.populate import populate
 from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
 from customs_batch.sandbox.request_schemas import BodySchemas
 from customs_batch.sandbox.requestlog import RequestLog
+from customs_batch.sandbox.router import Router
 from customs_batch.sandbox.routing import endpoint
 from customs_batch.sandbox.seed import Seed, builtin_seed
 from customs_batch.sandbox.store import Store
@@ -116,7 +117,11 @@ def create_app(
     if faults is not None and faults.active:
         middleware.append(Middleware(FaultMiddleware, dice=FaultDice(faults, fault_seed)))
     app = Starlette(
-        routes=[
+        middleware=middleware,
+        exception_handlers={HTTPException: _http_error, Exception: _http_error},
+    )
+    app.router = Router(
+        [
             *ROUTES,
             Route(contract.OPENAPI, _openapi, methods=["GET"]),
             Route(contract.TEST_GATE, show_gate, methods=["GET"]),
@@ -124,10 +129,8 @@ def create_app(
             Route(contract.TEST_CLOCK, show_clock, methods=["GET"]),
             Route(contract.TEST_CLOCK, advance_clock, methods=["POST"]),
             Route(contract.TEST_ROTATE_KEY, rotate_key, methods=["POST"]),
-        ],
-        middleware=middleware,
-        exception_handlers={HTTPException: _http_error, Exception: _http_error},
-    )
+        ]
+    )  # before the first request, which builds the middleware around app.router
     app.state.sandbox = sandbox
     app.state.gate = gate
     app.state.manual_clock = manual
