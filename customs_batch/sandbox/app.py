@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -83,6 +84,7 @@ def create_app(
     fault_seed: int | None = None,
     clock: Callable[[], float] | None = None,
     manual_clock: bool = False,
+    request_log: TextIO | None = None,
 ) -> Starlette:
     """The emulator as an ASGI application; ``rate_limit=None`` turns the limit off.
 
@@ -94,6 +96,8 @@ def create_app(
     injects one moves both. With ``manual_clock`` customs' clock stands still from
     ``clock()`` at start and moves only by ``POST /_sandbox/clock``; the rate limiter keeps
     ``clock`` (see clock.py).
+
+    With ``request_log`` a line for each request is written to it (``requestlog.py``).
     """
     real = clock or time.time
     store = Store(db_path)
@@ -113,7 +117,9 @@ def create_app(
         idempotency=Idempotency(store),
     )
     gate = Gate()
-    middleware = [Middleware(RequestLog), Middleware(GateMiddleware, gate=gate)]
+    middleware = [Middleware(GateMiddleware, gate=gate)]
+    if request_log is not None:
+        middleware.insert(0, Middleware(RequestLog, lines=request_log))
     if faults is not None and faults.active:
         middleware.append(Middleware(FaultMiddleware, dice=FaultDice(faults, fault_seed)))
     app = Starlette(
