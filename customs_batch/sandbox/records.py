@@ -15,8 +15,8 @@ JsonObject = dict[str, Any]
 
 def timestamp(seconds: float) -> str:
     """ISO 8601 UTC with milliseconds, as the service writes them: 2026-01-05T08:00:00.000Z."""
-    moment = datetime.fromtimestamp(seconds, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # isoformat truncates to milliseconds as the service does; "+00:00" becomes "Z".
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def parse_timestamp(text: str) -> float:

@@ -38,11 +38,15 @@ def fail(status: int, message: str | list[str]) -> NoReturn:
     raise error(status, message)
 
 
+# One encoder for every answer: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def json_response(
     body: Any, status: int = contract.OK, headers: dict[str, str] | None = None
 ) -> Response:
     """A compact JSON response; strict JSON only (a non-finite number is a bug, not output)."""
-    content = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    content = _ENCODER.encode(body).encode()
     return Response(content, status, headers, media_type="application/json")
 
 
@@ -97,20 +101,23 @@ def _require_json(content_type: str | None) -> None:
 
 async def _bounded_body(request: Request, limit: int) -> bytes:
     """The body, or a 413 as soon as it is known to be longer than ``limit`` bytes."""
-    too_large = error(
-        contract.PAYLOAD_TOO_LARGE, f"the body is larger than the limit of {limit:,} bytes"
-    )
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise too_large  # without reading a byte of it
+        raise _too_large(limit)  # without reading a byte of it
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise too_large
+            raise _too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _too_large(limit: int) -> ApiError:
+    return error(
+        contract.PAYLOAD_TOO_LARGE, f"the body is larger than the limit of {limit:,} bytes"
+    )
 
 
 def check_schema(validator: BodyValidator, body: JsonObject) -> None:

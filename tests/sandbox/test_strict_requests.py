@@ -179,6 +179,29 @@ def test_utf16_sent_as_json_is_400(api: httpx.Client) -> None:
     assert "not UTF-8" in _refused(api.post(GROUPS, content=content, headers=JSON), 400)
 
 
+NOT_JSON = "the body is not valid JSON: "
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (
+            b"\xef\xbb\xbf{}",
+            NOT_JSON + "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)",
+        ),
+        (b'{"name": }', NOT_JSON + "Expecting value: line 1 column 10 (char 9)"),
+        (b"[1, 2]", "the body must be a JSON object"),
+        (b'{"n": NaN}', "the body has a number the service refuses: NaN is not a JSON number"),
+    ],
+)
+def test_what_is_not_a_json_object_is_400_saying_why(
+    api: httpx.Client, content: bytes, reason: str
+) -> None:
+    response = api.post(GROUPS, content=content, headers=JSON)
+    _refused(response, 400)
+    assert response.json()["message"] == [reason]
+
+
 @pytest.mark.parametrize(
     "content_type",
     ["application/json", "Application/JSON; charset=UTF-8", "application/json;charset=utf-8"],
