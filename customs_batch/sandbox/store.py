@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
 from pathlib import Path
 
@@ -69,11 +69,9 @@ class Store:
         """True for a new store (no seed applied yet)."""
         return not any(self._tables.values())
 
-    @contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self) -> AbstractContextManager[bool]:
         """Hold the store for a sequence of reads and writes that must not interleave."""
-        with self._lock:
-            yield
+        return self._lock  # itself, not wrapped in a generator: it is taken on every write
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -116,7 +114,7 @@ class Store:
                 index = indexes[names] = {}
                 for record_id, record in self._tables.get(table, {}).items():
                     _index({names: index}, record_id, record)
-            ids = list(index.get(tuple(fields[name] for name in names), ()))
+            ids = list(index.get(_values(names, fields), ()))
             records = self._tables.get(table, {})
             if len(ids) > 1:  # a rewritten record keeps its place in the table, not the bucket
                 order = {record_id: n for n, record_id in enumerate(records)}
@@ -159,7 +157,7 @@ class Store:
 
 
 def _values(names: tuple[str, ...], record: JsonObject) -> Hashable:
-    return tuple(record.get(name) for name in names)
+    return tuple(map(record.get, names))
 
 
 def _index(
