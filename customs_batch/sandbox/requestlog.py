@@ -42,7 +42,7 @@ class RequestLog:
                 status = message["status"]
             await send(message)
 
-        outcome = ""
+        outcome = "error"
         try:
             await self.app(scope, receive, logged_send)
             outcome = str(status)
@@ -50,17 +50,19 @@ class RequestLog:
             outcome = "dropped"
             raise
         finally:
-            elapsed = (time.perf_counter() - started) * 1000
-            self._write(f"{scope['method']} {scope['path']} {outcome or 'error'} {elapsed:.1f}ms")
+            milliseconds = (time.perf_counter() - started) * 1000
+            self._write(scope["method"], scope["path"], outcome, milliseconds)
 
-    def _write(self, message: str) -> None:
+    def _write(self, method: str, path: str, outcome: str, milliseconds: float) -> None:
         now = time.time()
         second = int(now)
         if second != self._second:
             self._second_text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
             self._second = second
+        millisecond = int((now - second) * 1000)
+        line = f"{self._second_text},{millisecond:03d} {method} {path} {outcome} {milliseconds:.1f}ms\n"
         try:
-            self.lines.write(f"{self._second_text},{int((now - second) * 1000):03d} {message}\n")
+            self.lines.write(line)
             self.lines.flush()
         except (OSError, ValueError):
             pass  # a closed or broken stderr must not fail the request (as with logging)

@@ -100,22 +100,24 @@ class Store:
     def find(self, table: str, **fields: Hashable) -> list[JsonObject]:
         """The records of ``table`` whose ``fields`` hold these values, in insertion order.
 
-        The first call for a table and a set of field names indexes the table by them, and
-        every later write keeps the index up to date: a lookup then costs the same however
-        many records the table holds. The fields must hold JSON scalars (hashable), and a
-        record must be replaced by ``put``, never changed in place (as every record of the
-        store).
+        The first call for a table and field names (in this order) indexes the table by
+        them, and every later write keeps the index up to date: a lookup then costs the same
+        however many records the table holds. The fields must hold JSON scalars (hashable),
+        and a record must be replaced by ``put``, never changed in place (as every record of
+        the store).
         """
-        names = tuple(sorted(fields))
+        names = tuple(fields)
         with self._lock:
-            indexes = self._indexes.setdefault(table, {})
-            index = indexes.get(names)
+            index = self._indexes.get(table, {}).get(names)
             if index is None:
-                index = indexes[names] = {}
+                index = self._indexes.setdefault(table, {})[names] = {}
                 for record_id, record in self._tables.get(table, {}).items():
                     _index({names: index}, record_id, record)
-            ids = list(index.get(_values(names, fields), ()))
-            records = self._tables.get(table, {})
+            bucket = index.get(tuple(fields.values()))
+            if not bucket:
+                return []
+            records = self._tables[table]
+            ids = list(bucket)
             if len(ids) > 1:  # a rewritten record keeps its place in the table, not the bucket
                 order = {record_id: n for n, record_id in enumerate(records)}
                 ids.sort(key=order.__getitem__)
