@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.requests import ClientDisconnect
 from starlette.types import Message
 
 from customs_batch.errors import ConfigError
@@ -113,7 +114,7 @@ class Upload:
         return {"type": "http.request", "body": b" " * self.chunk, "more_body": more}
 
 
-def _post_stream(upload: Upload, headers: list[tuple[bytes, bytes]]) -> int:
+def _post_stream(upload: Upload | Messages, headers: list[tuple[bytes, bytes]]) -> int:
     """POST a template group body from ``upload`` straight to the ASGI app; the status."""
     app = create_app(rate_limit=None)
     scope = {
@@ -151,6 +152,35 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading() -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", b"104857600")]
     assert _post_stream(upload, headers) == 413
     assert upload.taken == 0
+
+
+class Messages:
+    """An ASGI receive that hands out the given messages, one per call."""
+
+    def __init__(self, *messages: Message) -> None:
+        self.messages = list(messages)
+
+    async def receive(self) -> Message:
+        return self.messages.pop(0)
+
+
+def test_a_body_in_chunks_is_read_whole() -> None:
+    body = json.dumps(group()).encode()
+    upload = Messages(
+        {"type": "http.request", "body": body[:10], "more_body": True},
+        {"type": "http.request", "more_body": True},  # no body at all
+        {"type": "http.request", "body": body[10:], "more_body": False},
+    )
+    assert _post_stream(upload, [(b"content-type", b"application/json")]) == 201
+
+
+def test_a_client_gone_while_sending_its_body_ends_the_request() -> None:
+    upload = Messages(
+        {"type": "http.request", "body": b'{"name":', "more_body": True},
+        {"type": "http.disconnect"},
+    )
+    with pytest.raises(ClientDisconnect):
+        _post_stream(upload, [(b"content-type", b"application/json")])
 
 
 # -- media type and encoding --------------------------------------------------------------------
