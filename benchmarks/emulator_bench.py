@@ -4,12 +4,12 @@ Starts ``customs-batch sandbox serve --port 0 --rate-limit off`` and, for compar
 Starlette app under uvicorn with one GET and one JSON POST endpoint, both on loopback in
 child processes. Then, for each server, one ``httpx.Client`` (one kept-alive connection)
 sends ``--requests`` GETs of a cheap endpoint, then as many POSTs of a small JSON body,
-``--rounds`` times. Prints the median requests/s and the spread (lowest-highest round) as a
-Markdown table for docs/benchmarks.md, with the server process's CPU time per request
-(median of the rounds; Linux only), and how the emulator's CPU per request and requests/s
-compare with the bare app's (issue 26: the emulator's CPU per request <= 1.2x the bare app's).
-The client's own CPU time is in every requests/s figure, so their ratio understates the
-servers' difference; the CPU per request does not.
+``--rounds`` times, the two servers' rounds in turn. Prints, as a Markdown table for
+docs/benchmarks.md, the median requests/s and the spread (lowest-highest round), the server
+process's CPU time per request (median of the rounds; Linux only), and the emulator's CPU per
+request and requests/s against the bare app's (issue 26: its CPU per request <= 1.2x the bare
+app's). Every requests/s figure holds the client's own CPU time too, so their ratio
+understates the servers' difference; the CPU per request does not.
 
 A server whose responses wait for Nagle's algorithm shows here as about 23 requests/s: every
 request after the first on a connection waits ~40 ms for the client's delayed ACK.
@@ -23,7 +23,6 @@ import argparse
 import itertools
 import statistics
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -61,43 +60,50 @@ class Rounds:
         return statistics.median(self.cpu) * 1e6 if self.cpu else None
 
 
-def _rate(
-    send: Callable[[int], httpx.Response], total: int, server: Server, into: Rounds | None = None
-) -> None:
-    cpu_before = server.cpu_seconds()
-    started = time.perf_counter()
-    for n in range(total):
-        send(n).raise_for_status()
-    elapsed = time.perf_counter() - started
-    cpu_after = server.cpu_seconds()
-    if into is not None:
-        into.rates.append(total / elapsed)
-        if cpu_before is not None and cpu_after is not None:
-            into.cpu.append((cpu_after - cpu_before) / total)
+class Target:
+    """One server under measurement: its kept-alive client, its two requests and what each
+    round of them measured."""
 
+    def __init__(self, server: Server, get_path: str, post_path: str) -> None:
+        self.server = server
+        self.client = httpx.Client(base_url=server.url, headers=HEADERS, timeout=30)
+        self.get_path, self.post_path = get_path, post_path
+        self.serial = itertools.count()
+        self.rounds = {"GET": Rounds(), "POST": Rounds()}
 
-def _measure(
-    server: Server, get_path: str, post_path: str, requests: int, rounds: int
-) -> dict[str, Rounds]:
-    """Requests/s and server CPU per request of each round of GETs and POSTs on one
-    connection."""
-    serial = itertools.count()
-    with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as client:
-
-        def get(_: int) -> httpx.Response:
-            return client.get(get_path)
-
-        def post(_: int) -> httpx.Response:
-            n = next(serial)
+    def send(self, method: str) -> None:
+        """One request: a GET, or a POST of a new template group."""
+        if method == "GET":
+            response = self.client.get(self.get_path)
+        else:
+            n = next(self.serial)
             body = {"name": f"Bench group {n}", "code": f"BENCH{n}", "companyId": 1}
-            return client.post(post_path, json=body)
+            response = self.client.post(self.post_path, json=body)
+        response.raise_for_status()
 
-        _rate(get, 50, server)  # warm up both ends
-        measured = {"GET": Rounds(), "POST": Rounds()}
-        for _ in range(rounds):
-            _rate(get, requests, server, measured["GET"])
-            _rate(post, requests, server, measured["POST"])
-        return measured
+    def round(self, method: str, total: int) -> None:
+        """Send ``total`` requests; keep their rate and the server's CPU per request."""
+        cpu_before = self.server.cpu_seconds()
+        started = time.perf_counter()
+        for _ in range(total):
+            self.send(method)
+        elapsed = time.perf_counter() - started
+        cpu_after = self.server.cpu_seconds()
+        self.rounds[method].rates.append(total / elapsed)
+        if cpu_before is not None and cpu_after is not None:
+            self.rounds[method].cpu.append((cpu_after - cpu_before) / total)
+
+
+def _measure(targets: tuple[Target, ...], requests: int, rounds: int) -> None:
+    """Rounds of GETs, then of POSTs, each server's round after the other's: what the other
+    users of the machine take then weighs on both alike."""
+    for target in targets:
+        for _ in range(50):  # warm up both ends
+            target.send("GET")
+    for _ in range(rounds):
+        for method in ("GET", "POST"):
+            for target in targets:
+                target.round(method, requests)
 
 
 def _cpu(rounds: Rounds) -> str:
@@ -117,16 +123,20 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=500, help="requests per round")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with server_process(sandbox_serve("--rate-limit", "off")) as server:
-        emulator = _measure(
-            server,
-            "/_sandbox/stats",
-            "/v1/declaration-templates/groups",
-            args.requests,
-            args.rounds,
+    with (
+        server_process(sandbox_serve("--rate-limit", "off")) as emulator_server,
+        server_process(uvicorn_app(BARE_APP)) as bare_server,
+    ):
+        targets = (
+            Target(emulator_server, "/_sandbox/stats", "/v1/declaration-templates/groups"),
+            Target(bare_server, "/stats", "/groups"),
         )
-    with server_process(uvicorn_app(BARE_APP)) as server:
-        bare = _measure(server, "/stats", "/groups", args.requests, args.rounds)
+        try:
+            _measure(targets, args.requests, args.rounds)
+        finally:
+            for target in targets:
+                target.client.close()
+    emulator, bare = (target.rounds for target in targets)
     results = [
         ("sandbox serve", "GET /_sandbox/stats", emulator["GET"]),
         ("sandbox serve", "POST /v1/declaration-templates/groups", emulator["POST"]),
