@@ -12,7 +12,7 @@ from starlette.routing import Route
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import Caller, authenticate
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.web import ApiError, error, json_response
+from customs_batch.sandbox.web import ApiError, error, header, json_response
 
 Handler = Callable[[Request, Sandbox, Caller], Awaitable[Response]]
 
@@ -32,7 +32,7 @@ def endpoint(method: str, path: str, handler: Handler) -> Route:
         sandbox: Sandbox = request.app.state.sandbox
         sandbox.stats.count(label)
         try:
-            caller = authenticate(sandbox.store, request.headers.get("authorization"))
+            caller = authenticate(sandbox.store, header(request, b"authorization"))
             _admit(sandbox, caller)
             return await handler(request, sandbox, caller)
         except ApiError as exc:

@@ -183,6 +183,15 @@ def test_a_client_gone_while_sending_its_body_ends_the_request() -> None:
         _post_stream(upload, [(b"content-type", b"application/json")])
 
 
+@pytest.mark.parametrize(("first", "status"), [(b"application/json", 201), (b"text/plain", 415)])
+def test_of_two_content_types_the_first_counts(first: bytes, status: int) -> None:
+    body = json.dumps(group()).encode()
+    upload = Messages({"type": "http.request", "body": body, "more_body": False})
+    other = b"text/plain" if first == b"application/json" else b"application/json"
+    headers = [(b"content-type", first), (b"content-type", other)]
+    assert _post_stream(upload, headers) == status
+
+
 # -- media type and encoding --------------------------------------------------------------------
 
 
