@@ -58,7 +58,9 @@ class Store:
         records = self._tables.setdefault(table, {})
         indexes = self._indexes.get(table)
         if indexes:
-            _unindex(indexes, record_id, records.get(record_id))
+            replaced = records.get(record_id)
+            if replaced is not None:
+                _unindex(indexes, record_id, replaced)
             _index(indexes, record_id, record)
         records[record_id] = record
         if isinstance(record_id, int) and record_id > self._largest.get(table, 0):
@@ -158,26 +160,18 @@ class Store:
         self._persistence.close()
 
 
-def _values(names: tuple[str, ...], record: JsonObject) -> Hashable:
-    return tuple(map(record.get, names))
-
-
 def _index(
     indexes: dict[tuple[str, ...], dict[Hashable, Bucket]], record_id: RecordId, record: JsonObject
 ) -> None:
     for names, index in indexes.items():
-        index.setdefault(_values(names, record), {})[record_id] = None
+        index.setdefault(tuple(map(record.get, names)), {})[record_id] = None
 
 
 def _unindex(
-    indexes: dict[tuple[str, ...], dict[Hashable, Bucket]],
-    record_id: RecordId,
-    record: JsonObject | None,
+    indexes: dict[tuple[str, ...], dict[Hashable, Bucket]], record_id: RecordId, record: JsonObject
 ) -> None:
-    if record is None:
-        return
     for names, index in indexes.items():
-        values = _values(names, record)
+        values = tuple(map(record.get, names))
         bucket = index.get(values)
         if bucket is not None:
             bucket.pop(record_id, None)
