@@ -26,8 +26,9 @@ class RequestLog:
     def __init__(self, app: ASGIApp, lines: TextIO) -> None:
         self.app = app
         self.lines = lines
-        self._second = -1  # the second whose local time self._second_text is
-        self._second_text = ""
+        # The second last written and its local time, one tuple replaced whole: requests of
+        # several threads (the in-process transport) never pair a second with another's text.
+        self._last_second: tuple[int, str] = (-1, "")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -56,11 +57,12 @@ class RequestLog:
     def _write(self, method: str, path: str, outcome: str, milliseconds: float) -> None:
         now = time.time()
         second = int(now)
-        if second != self._second:
-            self._second_text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-            self._second = second
+        last, text = self._last_second
+        if second != last:
+            text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+            self._last_second = (second, text)
         millisecond = int((now - second) * 1000)
-        line = f"{self._second_text},{millisecond:03d} {method} {path} {outcome} {milliseconds:.1f}ms\n"
+        line = f"{text},{millisecond:03d} {method} {path} {outcome} {milliseconds:.1f}ms\n"
         try:
             self.lines.write(line)
             self.lines.flush()
