@@ -53,7 +53,8 @@ def json_response(
 def header(request: Request, name: bytes) -> str | None:
     """The first value of the header ``name`` (in lower case, as ASGI servers send names),
     what ``request.headers.get`` gives, read from the scope in one loop: Starlette's header
-    mapping takes five calls of Python per lookup, and every request looks up three."""
+    mapping takes three calls of Python and three of C per lookup, and every request looks
+    up three."""
     headers: list[tuple[bytes, bytes]] = request.scope["headers"]
     for key, value in headers:
         if key == name:
