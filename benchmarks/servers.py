@@ -12,6 +12,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 UVICORN_MAIN = """
 import socket, sys, uvicorn
@@ -36,10 +38,36 @@ def sandbox_serve(*options: str) -> list[str]:
     return [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port", "0", *options]
 
 
+@dataclass(frozen=True)
+class Server:
+    """A server started by :func:`server_process`: its base URL and its process ID."""
+
+    url: str
+    pid: int
+
+    def cpu_seconds(self) -> float | None:
+        """The CPU time (user and system) the server's threads have used so far, to the
+        nanosecond (Linux ``/proc/PID/task/TID/schedstat``); None where there is none."""
+        try:
+            tasks = list(Path(f"/proc/{self.pid}/task").iterdir())
+            return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks) / 1e9
+        except (OSError, ValueError, IndexError):
+            return None
+
+
 @contextmanager
 def serving(command: list[str]) -> Iterator[str]:
-    """Run the server ``command``; yield its base URL, read from its first line, once it
-    listens (the line is printed after the bind and the listen: connections queue). Stopped, and its pipe closed, at the end."""
+    """Run the server ``command``; yield its base URL once it listens (see
+    :func:`server_process`)."""
+    with server_process(command) as server:
+        yield server.url
+
+
+@contextmanager
+def server_process(command: list[str]) -> Iterator[Server]:
+    """Run the server ``command``; yield it once it listens, with the base URL read from its
+    first line (printed after the bind and the listen: connections queue). Stopped, and its
+    pipe closed, at the end."""
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
@@ -48,7 +76,7 @@ def serving(command: list[str]) -> Iterator[str]:
         first = process.stdout.readline()
         if "listening on http" not in first:
             raise SystemExit(f"the server did not start: {command[-1]!r} printed {first!r}")
-        yield first.split()[-1]
+        yield Server(first.split()[-1], process.pid)
     finally:
         process.terminate()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -27,6 +28,7 @@ from customs_batch.sandbox.populate import populate
 from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
 from customs_batch.sandbox.request_schemas import BodySchemas
 from customs_batch.sandbox.requestlog import RequestLog
+from customs_batch.sandbox.router import Router
 from customs_batch.sandbox.routing import endpoint
 from customs_batch.sandbox.seed import Seed, builtin_seed
 from customs_batch.sandbox.store import Store
@@ -82,6 +84,7 @@ def create_app(
     fault_seed: int | None = None,
     clock: Callable[[], float] | None = None,
     manual_clock: bool = False,
+    request_log: TextIO | None = None,
 ) -> Starlette:
     """The emulator as an ASGI application; ``rate_limit=None`` turns the limit off.
 
@@ -93,6 +96,8 @@ def create_app(
     injects one moves both. With ``manual_clock`` customs' clock stands still from
     ``clock()`` at start and moves only by ``POST /_sandbox/clock``; the rate limiter keeps
     ``clock`` (see clock.py).
+
+    With ``request_log`` a line for each request is written to it (``requestlog.py``).
     """
     real = clock or time.time
     store = Store(db_path)
@@ -112,11 +117,17 @@ def create_app(
         idempotency=Idempotency(store),
     )
     gate = Gate()
-    middleware = [Middleware(RequestLog), Middleware(GateMiddleware, gate=gate)]
+    middleware = [Middleware(GateMiddleware, gate=gate)]
+    if request_log is not None:
+        middleware.insert(0, Middleware(RequestLog, lines=request_log))
     if faults is not None and faults.active:
         middleware.append(Middleware(FaultMiddleware, dice=FaultDice(faults, fault_seed)))
     app = Starlette(
-        routes=[
+        middleware=middleware,
+        exception_handlers={HTTPException: _http_error, Exception: _http_error},
+    )
+    app.router = Router(
+        [
             *ROUTES,
             Route(contract.OPENAPI, _openapi, methods=["GET"]),
             Route(contract.TEST_GATE, show_gate, methods=["GET"]),
@@ -124,10 +135,8 @@ def create_app(
             Route(contract.TEST_CLOCK, show_clock, methods=["GET"]),
             Route(contract.TEST_CLOCK, advance_clock, methods=["POST"]),
             Route(contract.TEST_ROTATE_KEY, rotate_key, methods=["POST"]),
-        ],
-        middleware=middleware,
-        exception_handlers={HTTPException: _http_error, Exception: _http_error},
-    )
+        ]
+    )  # before the first request, which builds the middleware around app.router
     app.state.sandbox = sandbox
     app.state.gate = gate
     app.state.manual_clock = manual

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.store import Store, Table
@@ -19,6 +20,7 @@ class Caller:
     company_id: int
 
 
+@lru_cache(maxsize=256)  # in memory only: every request of a client sends the same key
 def key_digest(key: str) -> str:
     """What the emulator keeps of an API key (its table of keys, the scope of idempotency
     rows, the rate limit's buckets): a SHA-256 digest, never the key, so that its database
@@ -34,8 +36,10 @@ def is_key_digest(text: str) -> bool:
 def authenticate(store: Store, authorization: str | None) -> Caller:
     """The caller named by an ``Authorization: Bearer <key>`` header, or a 401/403 error."""
     scheme, _, key = (authorization or "").partition(" ")
-    found = scheme.lower() == "bearer" and key.strip()
-    record = store.get(Table.API_KEYS, key_digest(key.strip())) if found else None
+    key = key.strip()
+    record = (
+        store.get(Table.API_KEYS, key_digest(key)) if key and scheme.lower() == "bearer" else None
+    )
     if record is None or record.get("revoked"):
         raise ApiError(
             contract.INVALID_CREDENTIALS,

@@ -1,25 +1,37 @@
-"""One log line per request (method, path, status, milliseconds), on the ``customs_batch.sandbox`` logger."""
+"""One line per request (time, method, path, status, milliseconds), written to a stream.
+
+``sandbox serve`` writes them to stderr::
+
+    2026-11-26 04:05:20,123 POST /v1/declaration-templates/groups 201 0.4ms
+
+The line is written here rather than through the ``logging`` module, in the format its
+``%(asctime)s %(message)s`` gave: a log record, its handler and its formatter cost about
+10 us of CPU per request (a fifth of the emulator's own work on a small POST), the line
+written here about 2 us.
+"""
 
 from __future__ import annotations
 
-import logging
 import time
+from typing import TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from customs_batch.sandbox.faults import ConnectionDropped
 
-LOGGER = logging.getLogger("customs_batch.sandbox")
-
 
 class RequestLog:
-    """ASGI middleware that logs each request once its response has started."""
+    """ASGI middleware that writes a line for each request to ``lines`` once it ended."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, lines: TextIO) -> None:
         self.app = app
+        self.lines = lines
+        # The second last written and its local time, one tuple replaced whole: requests of
+        # several threads (the in-process transport) never pair a second with another's text.
+        self._last_second: tuple[int, str] = (-1, "")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not LOGGER.isEnabledFor(logging.INFO):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
@@ -31,7 +43,7 @@ class RequestLog:
                 status = message["status"]
             await send(message)
 
-        outcome = ""
+        outcome = "error"
         try:
             await self.app(scope, receive, logged_send)
             outcome = str(status)
@@ -39,7 +51,20 @@ class RequestLog:
             outcome = "dropped"
             raise
         finally:
-            elapsed = (time.perf_counter() - started) * 1000
-            LOGGER.info(
-                "%s %s %s %.1fms", scope["method"], scope["path"], outcome or "error", elapsed
-            )
+            milliseconds = (time.perf_counter() - started) * 1000
+            self._write(scope["method"], scope["path"], outcome, milliseconds)
+
+    def _write(self, method: str, path: str, outcome: str, milliseconds: float) -> None:
+        now = time.time()
+        second = int(now)
+        last, text = self._last_second
+        if second != last:
+            text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+            self._last_second = (second, text)
+        millisecond = int((now - second) * 1000)
+        line = f"{text},{millisecond:03d} {method} {path} {outcome} {milliseconds:.1f}ms\n"
+        try:
+            self.lines.write(line)
+            self.lines.flush()
+        except (OSError, ValueError):
+            pass  # a closed or broken stderr must not fail the request (as with logging)

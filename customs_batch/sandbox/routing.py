@@ -12,7 +12,8 @@ from starlette.routing import Route
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import Caller, authenticate
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.web import ApiError, error, json_response
+from customs_batch.sandbox.ratelimit import RateLimiter
+from customs_batch.sandbox.web import ApiError, error, header, json_response
 
 Handler = Callable[[Request, Sandbox, Caller], Awaitable[Response]]
 
@@ -32,8 +33,9 @@ def endpoint(method: str, path: str, handler: Handler) -> Route:
         sandbox: Sandbox = request.app.state.sandbox
         sandbox.stats.count(label)
         try:
-            caller = authenticate(sandbox.store, request.headers.get("authorization"))
-            _admit(sandbox, caller)
+            caller = authenticate(sandbox.store, header(request, b"authorization"))
+            if sandbox.limiter is not None:
+                _admit(sandbox, sandbox.limiter, caller)
             return await handler(request, sandbox, caller)
         except ApiError as exc:
             if exc.status == contract.INVALID_CREDENTIALS:
@@ -43,10 +45,8 @@ def endpoint(method: str, path: str, handler: Handler) -> Route:
     return Route(path, gate, methods=[method], name=label)
 
 
-def _admit(sandbox: Sandbox, caller: Caller) -> None:
-    if sandbox.limiter is None:
-        return
-    wait = sandbox.limiter.admit(caller.key, sandbox.rate_clock())
+def _admit(sandbox: Sandbox, limiter: RateLimiter, caller: Caller) -> None:
+    wait = limiter.admit(caller.key, sandbox.rate_clock())
     if wait:
         sandbox.stats.count_rate_limited()
         raise error(

@@ -53,6 +53,7 @@ def serve(options: ServeOptions, announce: Callable[[str], None]) -> None:
         manual_clock=options.manual_clock,
         faults=options.faults,
         fault_seed=options.fault_seed,
+        request_log=sys.stderr,
     )
     listener = _bind(options.host, options.port)
     _configure_logging()
@@ -97,11 +98,6 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def _configure_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    sandbox_logger = logging.getLogger("customs_batch.sandbox")
-    sandbox_logger.addHandler(handler)
-    sandbox_logger.setLevel(logging.INFO)
     logging.getLogger("uvicorn.error").addFilter(_HideDrops())
 
 

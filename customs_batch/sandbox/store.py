@@ -9,8 +9,8 @@ is applied only to a new, empty database.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from customs_batch.sandbox.persistence import NoPersistence, Persistence, Sqlite
 from customs_batch.sandbox.records import JsonObject
 
 RecordId = int | str
+Bucket = dict[RecordId, None]  # the IDs of the records of one value, as an ordered set
 
 
 class Table(StrEnum):
@@ -47,12 +48,21 @@ class Store:
         )
         self._tables: dict[str, dict[RecordId, JsonObject]] = {table: {} for table in Table}
         self._largest: dict[str, int] = dict.fromkeys(Table, 0)  # largest integer ID
+        # The indexes find() built, by table and field names: record IDs by field values.
+        self._indexes: dict[str, dict[tuple[str, ...], dict[Hashable, Bucket]]] = {}
         for table_name, record_id, record in self._persistence.load():
             self._remember(table_name, record_id, record)
         self._lock = threading.RLock()
 
     def _remember(self, table: str, record_id: RecordId, record: JsonObject) -> None:
-        self._tables.setdefault(table, {})[record_id] = record
+        records = self._tables.setdefault(table, {})
+        indexes = self._indexes.get(table)
+        if indexes:
+            replaced = records.get(record_id)
+            if replaced is not None:
+                _unindex(indexes, record_id, replaced)
+            _index(indexes, record_id, record)
+        records[record_id] = record
         if isinstance(record_id, int) and record_id > self._largest.get(table, 0):
             self._largest[table] = record_id
 
@@ -61,11 +71,9 @@ class Store:
         """True for a new store (no seed applied yet)."""
         return not any(self._tables.values())
 
-    @contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self) -> AbstractContextManager[bool]:
         """Hold the store for a sequence of reads and writes that must not interleave."""
-        with self._lock:
-            yield
+        return self._lock  # itself, not wrapped in a generator: it is taken on every write
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -91,6 +99,32 @@ class Store:
         with self._lock:
             return list(self._tables.get(table, {}).values())
 
+    def find(self, table: str, **fields: Hashable) -> list[JsonObject]:
+        """The records of ``table`` whose ``fields`` hold these values, in insertion order.
+
+        The first call for a table and field names (in this order) indexes the table by
+        them, and every later write keeps the index up to date: a lookup then costs the same
+        however many records the table holds. The fields must hold JSON scalars (hashable),
+        and a record must be replaced by ``put``, never changed in place (as every record of
+        the store).
+        """
+        names = tuple(fields)
+        with self._lock:
+            index = self._indexes.get(table, {}).get(names)
+            if index is None:
+                index = self._indexes.setdefault(table, {})[names] = {}
+                for record_id, record in self._tables.get(table, {}).items():
+                    _index({names: index}, record_id, record)
+            bucket = index.get(tuple(fields.values()))
+            if not bucket:
+                return []
+            records = self._tables[table]
+            ids = list(bucket)
+            if len(ids) > 1:  # a rewritten record keeps its place in the table, not the bucket
+                order = {record_id: n for n, record_id in enumerate(records)}
+                ids.sort(key=order.__getitem__)
+            return [records[record_id] for record_id in ids]
+
     def put(self, table: str, record_id: RecordId, record: JsonObject) -> None:
         """Insert or replace a record (and write it through to the database)."""
         with self._lock:
@@ -108,6 +142,7 @@ class Store:
         """Move a record to another ID (the old row is deleted from the database)."""
         with self.batch():
             record = self._tables[table].pop(old_id)
+            _unindex(self._indexes.get(table, {}), old_id, record)
             self._remember(table, new_id, record)
             self._persistence.save(str(table), new_id, record)
             self._persistence.delete(str(table), old_id)
@@ -123,3 +158,22 @@ class Store:
     def close(self) -> None:
         """Close the database, if any."""
         self._persistence.close()
+
+
+def _index(
+    indexes: dict[tuple[str, ...], dict[Hashable, Bucket]], record_id: RecordId, record: JsonObject
+) -> None:
+    for names, index in indexes.items():
+        index.setdefault(tuple(map(record.get, names)), {})[record_id] = None
+
+
+def _unindex(
+    indexes: dict[tuple[str, ...], dict[Hashable, Bucket]], record_id: RecordId, record: JsonObject
+) -> None:
+    for names, index in indexes.items():
+        values = tuple(map(record.get, names))
+        bucket = index.get(values)
+        if bucket is not None:
+            bucket.pop(record_id, None)
+            if not bucket:
+                del index[values]

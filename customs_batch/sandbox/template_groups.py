@@ -28,8 +28,9 @@ GROUP_PATCH = op.Body("TemplateGroupPatch", template_group_patch_schema)
 
 
 def _refuse_duplicate_code(sandbox: Sandbox, company_id: int, code: str, group_id: int) -> None:
-    for group in sandbox.store.values(Table.TEMPLATE_GROUPS):
-        if group["companyId"] == company_id and group["code"] == code and group["id"] != group_id:
+    # An indexed lookup: a scan of every group made each create slower than the one before.
+    for group in sandbox.store.find(Table.TEMPLATE_GROUPS, companyId=company_id, code=code):
+        if group["id"] != group_id:
             fail(
                 contract.DUPLICATE_CODE,
                 f"code {code} is already used by template group {group['id']} of company {company_id}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -157,7 +158,8 @@ def test_the_api_over_http(start: Any, big_seed: Path) -> None:
     assert api.patch("/v1/shipments").status_code == 405
     stats = api.get("/_sandbox/stats").json()
     assert stats["requests"]["POST /v1/shipments/{id}/movements"] == 3
-    assert "GET /v1/shipments 200" in server.log.read_text()
+    line = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} GET /v1/shipments 200 \d+\.\dms$"
+    assert re.search(line, server.log.read_text(), re.MULTILINE)
 
 
 def test_rate_limit_then_ctrl_c_exits_cleanly(start: Any) -> None:

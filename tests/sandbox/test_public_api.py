@@ -37,5 +37,6 @@ def test_create_app_options() -> None:
         "fault_seed",
         "clock",
         "manual_clock",
+        "request_log",
     ]
     assert parameters["rate_limit"].default == sandbox.RateLimit(100, 60.0)

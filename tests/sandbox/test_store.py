@@ -9,6 +9,7 @@ import pytest
 
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox import create_app
+from customs_batch.sandbox.store import Store
 from tests.sandbox.conftest import MOVEMENTS, ClientFactory, departure, movement
 
 
@@ -49,3 +50,25 @@ def _not_a_database(directory: Path) -> Path:
     path = directory / "notes.db"
     path.write_text("these are not the tables you are looking for" * 100, encoding="utf-8")
     return path
+
+
+def test_find_follows_every_write_in_insertion_order(tmp_path: Path) -> None:
+    db = tmp_path / "sandbox.db"
+    store = Store(db)
+    store.put("groups", 1, {"id": 1, "code": "A", "companyId": 1})
+    store.put("groups", 2, {"id": 2, "code": "B", "companyId": 1})
+    assert store.find("groups", code="A", companyId=1) == [{"id": 1, "code": "A", "companyId": 1}]
+    store.put("groups", 3, {"id": 3, "code": "A", "companyId": 1})
+    store.put("groups", 1, {"id": 1, "code": "C", "companyId": 1})  # leaves A, keeps its place
+    store.put("groups", 1, {"id": 1, "code": "B", "companyId": 1})
+    assert [g["id"] for g in store.find("groups", companyId=1, code="B")] == [1, 2]
+    assert [g["id"] for g in store.find("groups", companyId=1, code="A")] == [3]
+    assert store.find("groups", companyId=2, code="B") == []
+    store.rekey("groups", 2, 4)
+    assert [g["id"] for g in store.find("groups", companyId=1, code="B")] == [1, 2]  # now last
+    store.rekey("groups", 1, 5)
+    assert [g["id"] for g in store.find("groups", companyId=1, code="B")] == [2, 1]
+    store.close()
+    reopened = Store(db)
+    assert [g["id"] for g in reopened.find("groups", companyId=1, code="B")] == [2, 1]
+    reopened.close()

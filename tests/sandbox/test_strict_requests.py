@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.requests import ClientDisconnect
 from starlette.types import Message
 
 from customs_batch.errors import ConfigError
@@ -113,7 +114,7 @@ class Upload:
         return {"type": "http.request", "body": b" " * self.chunk, "more_body": more}
 
 
-def _post_stream(upload: Upload, headers: list[tuple[bytes, bytes]]) -> int:
+def _post_stream(upload: Upload | Messages, headers: list[tuple[bytes, bytes]]) -> int:
     """POST a template group body from ``upload`` straight to the ASGI app; the status."""
     app = create_app(rate_limit=None)
     scope = {
@@ -153,6 +154,44 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading() -> None:
     assert upload.taken == 0
 
 
+class Messages:
+    """An ASGI receive that hands out the given messages, one per call."""
+
+    def __init__(self, *messages: Message) -> None:
+        self.messages = list(messages)
+
+    async def receive(self) -> Message:
+        return self.messages.pop(0)
+
+
+def test_a_body_in_chunks_is_read_whole() -> None:
+    body = json.dumps(group()).encode()
+    upload = Messages(
+        {"type": "http.request", "body": body[:10], "more_body": True},
+        {"type": "http.request", "more_body": True},  # no body at all
+        {"type": "http.request", "body": body[10:], "more_body": False},
+    )
+    assert _post_stream(upload, [(b"content-type", b"application/json")]) == 201
+
+
+def test_a_client_gone_while_sending_its_body_ends_the_request() -> None:
+    upload = Messages(
+        {"type": "http.request", "body": b'{"name":', "more_body": True},
+        {"type": "http.disconnect"},
+    )
+    with pytest.raises(ClientDisconnect):
+        _post_stream(upload, [(b"content-type", b"application/json")])
+
+
+@pytest.mark.parametrize(("first", "status"), [(b"application/json", 201), (b"text/plain", 415)])
+def test_of_two_content_types_the_first_counts(first: bytes, status: int) -> None:
+    body = json.dumps(group()).encode()
+    upload = Messages({"type": "http.request", "body": body, "more_body": False})
+    other = b"text/plain" if first == b"application/json" else b"application/json"
+    headers = [(b"content-type", first), (b"content-type", other)]
+    assert _post_stream(upload, headers) == status
+
+
 # -- media type and encoding --------------------------------------------------------------------
 
 
@@ -177,6 +216,29 @@ def test_a_charset_other_than_utf8_is_415(api: httpx.Client, charset: str) -> No
 def test_utf16_sent_as_json_is_400(api: httpx.Client) -> None:
     content = json.dumps(group()).encode("utf-16")
     assert "not UTF-8" in _refused(api.post(GROUPS, content=content, headers=JSON), 400)
+
+
+NOT_JSON = "the body is not valid JSON: "
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (
+            b"\xef\xbb\xbf{}",
+            NOT_JSON + "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)",
+        ),
+        (b'{"name": }', NOT_JSON + "Expecting value: line 1 column 10 (char 9)"),
+        (b"[1, 2]", "the body must be a JSON object"),
+        (b'{"n": NaN}', "the body has a number the service refuses: NaN is not a JSON number"),
+    ],
+)
+def test_what_is_not_a_json_object_is_400_saying_why(
+    api: httpx.Client, content: bytes, reason: str
+) -> None:
+    response = api.post(GROUPS, content=content, headers=JSON)
+    _refused(response, 400)
+    assert response.json()["message"] == [reason]
 
 
 @pytest.mark.parametrize(

@@ -70,3 +70,14 @@ def test_list_with_company_filter(api: httpx.Client) -> None:
         {"id": 2, "name": "Other", "code": "OTHER", "isDefault": False, "companyId": 2}
     ]
     assert len(api.get(GROUPS).json()["result"]) == 2
+
+
+def test_a_code_follows_its_group_through_a_patch(api: httpx.Client) -> None:
+    api.post(GROUPS, json={"name": "EU road", "code": "EUROAD", "companyId": 1})
+    assert api.patch(f"{GROUPS}/2", json={"code": "ROAD"}).status_code == 200
+    assert api.patch(f"{GROUPS}/2", json={"code": "ROAD"}).status_code == 200  # its own code
+    again = {"name": "Again", "code": "EUROAD", "companyId": 1}
+    assert api.post(GROUPS, json=again).status_code == 201  # freed by the PATCH
+    taken = api.post(GROUPS, json={**again, "code": "ROAD"})
+    assert taken.status_code == 409
+    assert taken.json()["message"] == "code ROAD is already used by template group 2 of company 1"
