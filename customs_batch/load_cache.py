@@ -183,7 +183,7 @@ class LoadCache:
         could not be: a cache that cannot be written is left alone). A file whose documents
         hold a sensitive value (a guarantee's access code) is never stored: the cache would
         keep it in clear, and nothing customs-batch writes does."""
-        if _holds_sensitive_values(outcome):
+        if _holds_sensitive_values(outcome) or _too_many_documents(outcome):
             return None
         root = str(find_project_root(Path(file)))
         entry = _Entry(self.fingerprint, file, content, root, dependencies, outcome)
@@ -407,6 +407,19 @@ def _touch(path: str) -> None:
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+MAX_CACHED_DOCUMENTS = 20_000
+"""A file that expands to more documents than this (a ``forEach`` over a big export) is not
+cached. Loading streams its rows and keeps a slim copy of each; an entry holds them all at
+once, pickled beside the objects: validate of 100,000 rows peaked at 215 MiB writing its
+entry and 174 MiB reading it, against 136 MiB without (measured), over the bound bulk loads
+keep. Such a file is loaded every run, as without the cache."""
+
+
+def _too_many_documents(outcome: Any) -> bool:
+    documents = getattr(outcome, "documents", None)
+    return documents is not None and len(documents) > MAX_CACHED_DOCUMENTS
 
 
 def _holds_sensitive_values(outcome: Any) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from customs_batch import load_cache
 from customs_batch.cli.main import invoke, main
 from customs_batch.errors import ExitCode
 from customs_batch.findings import Severity
@@ -477,3 +478,31 @@ def test_a_bound_that_is_not_a_number_of_megabytes_is_refused_clearly(
 def test_the_bound_is_megabytes(monkeypatch: pytest.MonkeyPatch, value: str, expected: int) -> None:
     monkeypatch.setenv(CACHE_MAX_MB_VARIABLE, value)
     assert max_cache_bytes() == expected
+
+
+def test_a_file_of_more_documents_than_the_bound_is_not_cached(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A forEach over a big export: an entry would hold every row at once, which loading
+    # never does. The examples' spreadsheets expand to several rows; the bound is set to one.
+    files = sorted(str(path) for path in Path("manifests").glob("*.yaml"))
+    count = {file: validate_paths([Path(file)], jobs=1).document_count for file in files}
+    cold = validate_paths([Path("manifests")], jobs=1)
+    stored = LoadCache.for_run("validate", batch._Settings(Severity.ERROR, Severity.WARNING, None))
+    assert stored is not None
+
+    def cached() -> set[str]:
+        entries = set(_entries(project / "cache"))
+        return {file for file in files if Path(stored.entry_path(file)) in entries}
+
+    assert _validate() == cold
+    unbounded = cached()
+    shutil.rmtree(project / "cache")
+    monkeypatch.setattr(load_cache, "MAX_CACHED_DOCUMENTS", 1)
+    assert _validate() == cold
+    bounded = cached()
+    assert bounded == {file for file in unbounded if count[file] <= 1}
+    assert bounded and unbounded - bounded  # both sorts of files are in the examples
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    assert _validate() == cold
+    assert set(loaded) == set(files) - bounded
