@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from customs_batch.errors import CustomsBatchError
@@ -24,9 +25,10 @@ PRIVATE = 0o600
 """Read and write for the owner only."""
 
 
-def write_named_file(path: Path, data: bytes, *, what: str) -> None:
+def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) -> None:
     """Write ``data`` (``what`` it is: "report", "plan") to ``path`` as described above, or
-    say why it cannot be."""
+    say why it cannot be. ``data`` may come in pieces, written as they come: a report of
+    100,000 changes is then never held whole."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -48,7 +50,7 @@ def _own_regular(info: os.stat_result) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
 
 
-def _replace(path: Path, data: bytes) -> None:
+def _replace(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Replace ``path`` by a new private file holding ``data``, through a temporary file
     beside it (a link named on the command line stays a link to the new file)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -73,7 +75,7 @@ def _replace(path: Path, data: bytes) -> None:
         os.close(folder)
 
 
-def _write_in_place(path: Path, data: bytes, what: str) -> None:
+def _write_in_place(path: Path, data: bytes | Iterable[bytes], what: str) -> None:
     """Write to a device or a named pipe as it is (a pipe waits for its reader)."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
@@ -90,10 +92,11 @@ def _write_in_place(path: Path, data: bytes, what: str) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
+    for piece in (data,) if isinstance(data, bytes) else data:
+        view = memoryview(piece)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def _not_yours(path: Path, what: str, owner: int) -> CustomsBatchError:

@@ -4,7 +4,7 @@ job summary of a GitHub Actions run. Light on purpose: validate imports it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,12 +16,15 @@ from customs_batch.output_file import write_named_file
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def write_output(path: Path, text: str, *, what: str) -> None:
-    """Write ``text`` (a report, a rendered plan, records) to ``path``: a new or replaced
-    file readable by its owner only (it holds customs data); a device or a named pipe is
-    written to as it is; another user's file is refused (see
-    :mod:`customs_batch.output_file`)."""
-    write_named_file(path, text.encode("utf-8"), what=what)
+def write_output(path: Path, text: str | Iterable[str], *, what: str) -> None:
+    """Write ``text`` (a report, a rendered plan, records; whole or in pieces, written as
+    they come) to ``path``: a new or replaced file readable by its owner only (it holds
+    customs data); a device or a named pipe is written to as it is; another user's file is
+    refused (see :mod:`customs_batch.output_file`)."""
+    if isinstance(text, str):
+        write_named_file(path, text.encode("utf-8"), what=what)
+    else:
+        write_named_file(path, (piece.encode("utf-8") for piece in text), what=what)
 
 
 def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:

@@ -20,7 +20,13 @@ from customs_batch.cli._inputs import (
 )
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
-from customs_batch.reports import PLAN_FORMATS, PlanView, render_plan, summary_text
+from customs_batch.reports import (
+    PLAN_FORMATS,
+    PlanView,
+    render_plan,
+    render_plan_pieces,
+    summary_text,
+)
 
 
 @click.command()
@@ -127,9 +133,10 @@ def plan(
     )
     if output is None:
         # click.echo drops the text format's colours when stdout is not a terminal.
-        click.echo(render_plan(format_name, replace(view, colour=True)), nl=False)
+        for piece in render_plan_pieces(format_name, replace(view, colour=True)):
+            click.echo(piece, nl=False)
     else:
-        write_output(output, render_plan(format_name, view), what="plan")
+        write_output(output, render_plan_pieces(format_name, view), what="plan")
         click.echo(summary_text(result.plan, environment.rate_limit), err=True)
     append_step_summary(lambda: render_plan("markdown", view))
     if result.rate_limit_note and format_name == "text":

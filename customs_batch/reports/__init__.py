@@ -10,7 +10,13 @@ from __future__ import annotations
 # Importing the format modules registers them.
 from customs_batch.reports import _dot, _html, _json, _markdown, _mermaid, _text
 from customs_batch.reports._apply import apply_markdown
-from customs_batch.reports._base import PLAN_FORMATS, PlanView, plan_format_names, render_plan
+from customs_batch.reports._base import (
+    PLAN_FORMATS,
+    PlanView,
+    plan_format_names,
+    render_plan,
+    render_plan_pieces,
+)
 from customs_batch.reports._words import duration, rate_per_second, summary_text
 
 __all__ = [
@@ -21,6 +27,7 @@ __all__ = [
     "plan_format_names",
     "rate_per_second",
     "render_plan",
+    "render_plan_pieces",
     "summary_text",
 ]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from customs_batch.client import RateLimit
@@ -60,3 +60,26 @@ plan_format_names = PLAN_FORMATS.names
 def render_plan(name: str, view: PlanView) -> str:
     """The plan in format ``name``, ending with a newline."""
     return PLAN_FORMATS.get(name)(view)
+
+
+PlanPieces = Callable[[PlanView], Iterator[str]]
+
+_PIECES: dict[str, PlanPieces] = {}
+
+
+def in_pieces(name: str) -> Callable[[PlanPieces], PlanPieces]:
+    """Register the pieces format ``name`` can be written in (its text is their join)."""
+
+    def add(pieces: PlanPieces) -> PlanPieces:
+        _PIECES[name] = pieces
+        return pieces
+
+    return add
+
+
+def render_plan_pieces(name: str, view: PlanView) -> Iterator[str]:
+    """:func:`render_plan` in pieces, for a writer that need not hold it whole: a change at a
+    time where the format has pieces (the text of a plan of 100,000 creations is 25 MB, a
+    million lines), else the whole text as one piece."""
+    pieces = _PIECES.get(name)
+    return pieces(view) if pieces is not None else iter((render_plan(name, view),))

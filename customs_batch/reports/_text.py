@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from customs_batch.escaping import printable, printable_lines
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
-from customs_batch.reports._base import PlanView, register
+from customs_batch.reports._base import PlanView, in_pieces, register
 from customs_batch.reports._words import (
     SYMBOLS,
     declared,
@@ -21,15 +23,22 @@ _ANSI = {"green": 32, "yellow": 33, "red": 31, "magenta": 35, "cyan": 36}
 def render_text(view: PlanView) -> str:
     """The plan in the order it applies (unchanged documents only counted unless
     ``show_unchanged``), the reasons, the values known only after apply, the summary."""
+    return "".join(text_pieces(view))
+
+
+@in_pieces("text")
+def text_pieces(view: PlanView) -> Iterator[str]:
+    """:func:`render_text` a change at a time, each piece whole lines."""
     plan = view.plan
     state = f"state serial {plan.serial}" if plan.lineage else "no state yet"
-    lines = [f"Plan for environment {view.environment} ({state}), in the order it applies:", ""]
+    yield f"Plan for environment {view.environment} ({state}), in the order it applies:\n\n"
     shown_any = False
     for change in plan.changes:
         if change.action is Action.NO_CHANGE and not view.show_unchanged:
             continue
         shown_any = True
-        lines.extend(_change(change, view.colour))
+        yield "\n".join(_change(change, view.colour)) + "\n"
+    lines = []
     if not shown_any:
         lines.append("  No changes: the service matches the manifests as far as the state knows.")
     lines += ["", summary_text(plan, view.limit)]
@@ -40,7 +49,7 @@ def render_text(view: PlanView) -> str:
             f"{len(plan.blocked)} item(s) refused, rejected at the service or needing a "
             "decision: see the reasons above."
         )
-    return "\n".join(lines) + "\n"
+    yield "\n".join(lines) + "\n"
 
 
 def _change(change: PlannedChange, colour: bool) -> list[str]:
