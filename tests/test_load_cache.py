@@ -506,3 +506,28 @@ def test_a_file_of_more_documents_than_the_bound_is_not_cached(
     loaded = _loaded_files(monkeypatch, batch, "_check_file")
     assert _validate() == cold
     assert set(loaded) == set(files) - bounded
+
+
+def test_plan_does_not_cache_a_file_of_more_documents_than_the_bound(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound is the cache's, so plan's entries (whole documents) keep it too.
+    files = sorted(str(path) for path in Path("manifests").glob("*.yaml"))
+    count = {file: len(load_inputs([Path(file)], jobs=1).documents) for file in files}
+    cold = load_inputs([Path("manifests")], jobs=1)
+    stored = LoadCache.for_run("plan", inputs._Settings(Severity.ERROR))
+    assert stored is not None
+
+    def cached() -> set[str]:
+        _forget_loaded_templates()
+        warm = load_inputs([Path("manifests")], jobs=1, cache=True)
+        assert warm.documents == cold.documents
+        entries = set(_entries(project / "cache"))
+        return {file for file in files if Path(stored.entry_path(file)) in entries}
+
+    unbounded = cached()
+    shutil.rmtree(project / "cache")
+    monkeypatch.setattr(load_cache, "MAX_CACHED_DOCUMENTS", 1)
+    bounded = cached()
+    assert bounded == {file for file in unbounded if count[file] <= 1}
+    assert bounded and unbounded - bounded
