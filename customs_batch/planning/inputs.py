@@ -22,7 +22,12 @@ from customs_batch.validation.batch import (
     sorted_findings,
 )
 from customs_batch.validation.checks import validate_documents
-from customs_batch.validation.project import broken_addresses, check_project
+from customs_batch.validation.project import (
+    ProjectPart,
+    broken_addresses,
+    project_findings,
+    project_part,
+)
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_envelope_schema, check_spec_schema
 from customs_batch.validation.team_rules import check_team_rules, finish
@@ -58,7 +63,9 @@ def load_inputs(
     points where it would in ``validate``; their warnings (which a plan does not show)
     otherwise point at their document. With ``cache``, each file's checked documents are
     taken from the load cache while nothing they depend on has changed
-    (:mod:`customs_batch.load_cache`); the project-wide checks always run.
+    (:mod:`customs_batch.load_cache`). The project-wide checks run over each file where it
+    is loaded, and again over the files that share something with another file
+    (:func:`customs_batch.validation.project.project_findings`).
     """
     documents: list[Document] = []
     findings: list[Finding] = []
@@ -69,6 +76,8 @@ def load_inputs(
     hint = "split the manifests into smaller files, or plan a part with -l or --target"
     numbered = list(enumerate(files))
     stored = LoadCache.for_run("plan", settings, enabled=cache)
+    parts: list[ProjectPart] = []
+    by_file: list[list[Document]] = []
     with bulk():
         outcomes = each_file_cached(
             numbered, _load_file, settings, jobs, hint=hint, cache=stored, file_of=_file_of
@@ -81,7 +90,10 @@ def load_inputs(
                 if type(document.spec) is dict:
                     texts.share(document.spec)
             documents += outcome.documents
-        project = check_project(documents, broken_addresses(loaded))
+            parts.append(outcome.project)
+            by_file.append(outcome.documents)
+        project = project_findings(parts, by_file.__getitem__, broken_addresses(loaded))
+        del by_file
         if any(finding.severity is Severity.ERROR for finding in project):
             del documents
             return _load_whole(paths, mrn_check_digit)
@@ -111,6 +123,7 @@ class _LoadedFile:
     findings: list[Finding]  # the schema's and the rules'
     documents: list[Document]
     number: int  # the file's place in the batch its documents were numbered for
+    project: ProjectPart  # the project-wide checks over this file alone
 
     def numbered(self, number: int) -> _LoadedFile:
         """The same, numbered for the file's place ``number`` in this batch (a cached file
@@ -119,7 +132,7 @@ class _LoadedFile:
             return self
         shift = (number - self.number) * _FILE_STRIDE
         documents = [replace(doc, index=doc.index + shift) for doc in self.documents]
-        return _LoadedFile(self.problems, self.findings, documents, number)
+        return _LoadedFile(self.problems, self.findings, documents, number, self.project)
 
 
 # A document's index only orders the batch (files in the order given, documents in file
@@ -145,7 +158,8 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
             findings += check_rules(item, check_digits=settings.mrn_check_digit)
             findings += check_team_rules(item)
             documents.append(replace(item, index=first + item.index, positions=nothing(), row=None))
-    return _LoadedFile(problems, findings, documents, number)
+        project = project_part(documents, broken_addresses(problems))
+    return _LoadedFile(problems, findings, documents, number, project)
 
 
 def _file_of(numbered: tuple[int, str]) -> str:

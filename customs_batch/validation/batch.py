@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import pickle
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -24,6 +25,7 @@ from typing import Any
 
 from customs_batch.collector import bulk
 from customs_batch.findings import Finding, JsonPath, Severity
+from customs_batch.kinds import Address
 from customs_batch.kinds.registry import KINDS
 from customs_batch.load_cache import LoadCache, each_file_cached
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
@@ -32,7 +34,12 @@ from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.validation.checks import document_findings, validate_documents
 from customs_batch.validation.common import SPEC_DIGEST_KEY
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
-from customs_batch.validation.project import broken_addresses, check_project
+from customs_batch.validation.project import (
+    ProjectPart,
+    broken_addresses,
+    project_findings,
+    project_part,
+)
 from customs_batch.validation.suppressions import ANNOTATION
 from customs_batch.validation.team_rules import check_team_rules, finish
 
@@ -116,13 +123,57 @@ class RenderResult:
     result: ValidationResult
 
 
+class _Slims:
+    """A file's slim documents (see :func:`slim_document`), pickled apart: a run that takes
+    the file from the load cache, or from a loading process, reads them only when asked for
+    (when the file shares something with another, see
+    :func:`customs_batch.validation.project.project_findings`, or for a graph)."""
+
+    __slots__ = ("_data", "_documents")
+
+    def __init__(self, documents: list[Document] | None, data: bytes | None = None) -> None:
+        self._documents = documents
+        self._data = data
+
+    def get(self) -> list[Document]:
+        if self._documents is None:
+            assert self._data is not None
+            with bulk():  # see validate_paths
+                self._documents = pickle.loads(self._data)
+            self._data = None
+        return self._documents
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        data = self._data
+        if data is None:
+            data = pickle.dumps(self._documents, protocol=pickle.HIGHEST_PROTOCOL)
+        return _slims_of, (data,)
+
+
+def _slims_of(data: bytes) -> _Slims:
+    return _Slims(None, data)
+
+
 @dataclass(frozen=True)
 class _FileOutcome:
     """What a worker sends back for one file: small, whatever the size of the file."""
 
     file: str
     findings: list[Finding]
-    documents: list[Document]  # slim copies, see slim_document
+    project: ProjectPart
+    """The project-wide checks over this file alone."""
+    broken: frozenset[Address]
+    """The file's documents left out for an error already reported, by address."""
+    entries: tuple[tuple[str, str, int], ...]
+    """Each document's address, file and line (:class:`DocumentEntry`)."""
+    annotated: list[Document]
+    """The slim copies of the documents with a suppress annotation."""
+    slims: _Slims
+
+    @property
+    def documents(self) -> list[Document]:
+        """The slim copies of the file's documents (see :func:`slim_document`)."""
+        return self.slims.get()
 
 
 def validate_paths(
@@ -144,35 +195,42 @@ def validate_paths(
     whose HS subheading does not exist, ``unlocodes`` that of a UN/LOCODE missing from the
     code list. ``rows`` limits every ``forEach``. With ``cache``, each file's findings and
     documents are taken from the load cache while nothing they depend on has changed
-    (:mod:`customs_batch.load_cache`); the project-wide checks always run. With ``graph``,
+    (:mod:`customs_batch.load_cache`). The project-wide checks run over each file where it
+    is loaded, and again over the files that share something with another file
+    (:func:`customs_batch.validation.project.project_findings`). With ``graph``,
     the result holds the documents' dependencies too (for a report that draws them: 0.2 s
     at 100,000 rows, so only when asked).
     """
     files = [str(path) for path in discover([Path(path) for path in paths])]
     findings: list[Finding] = []
-    slims: list[Document] = []
     settings = _Settings(mrn_check_digit, hs_codes, rows, unlocodes)
     hint = "run again with --jobs 1 to validate in one process"
     stored = LoadCache.for_run("validate", settings, enabled=cache)
     outcomes = each_file_cached(
         files, _check_file, settings, jobs, hint=hint, cache=stored, file_of=str
     )
-    # Reading 1,000 cached entries builds 100,000 slim documents at once: with the collector
-    # running, it scanned them again and again, twice the time of the reading (measured).
-    # Frozen after, as a plan's are, so the report's collections skip them too.
+    # Reading 1,000 cached entries builds many objects at once: with the collector running,
+    # it scanned them again and again, twice the time of the reading (measured). Frozen
+    # after, as a plan's are, so the report's collections skip them too.
     with bulk():
-        for outcome in outcomes:
-            findings.extend(outcome.findings)
-            slims.extend(outcome.documents)
-    # A row with values left out was checked on its own, never across documents.
-    complete = [doc for doc in slims if not doc.left_out]
-    broken = broken_addresses(findings) | {doc.address for doc in slims if doc.left_out}
+        done = list(outcomes)
+    broken: set[Address] = set()
+    for outcome in done:
+        findings.extend(outcome.findings)
+        broken |= outcome.broken
+
+    def complete(index: int) -> list[Document]:
+        # A row with values left out was checked on its own, never across documents.
+        return [doc for doc in done[index].documents if not doc.left_out]
+
     with _collector_paused():  # 100,000 slim documents from one spreadsheet: see there
-        findings.extend(check_project(complete, broken))
-    kept, suppressed = finish(findings, slims, files)
+        findings.extend(project_findings([o.project for o in done], complete, broken))
+    annotated = [doc for outcome in done for doc in outcome.annotated]
+    kept, suppressed = finish(findings, annotated, files)
     entries = tuple(
-        DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in slims
+        DocumentEntry(address, file, line) for o in done for address, file, line in o.entries
     )
+    slims = [doc for outcome in done for doc in outcome.documents] if graph else []
     return ValidationResult(
         sorted_findings(kept),
         entries,
@@ -372,7 +430,13 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
             )
             findings.extend(check_team_rules(item))
             slims.append(slim_document(item))
-    return _FileOutcome(file, findings, slims)
+        left_out = {doc.address for doc in slims if doc.left_out}
+        broken = frozenset(broken_addresses(findings) | left_out)
+        complete = [doc for doc in slims if not doc.left_out] if left_out else slims
+        project = project_part(complete, broken)
+    entries = tuple((str(doc.address), doc.source.file, doc.source.line) for doc in slims)
+    annotated = [doc for doc in slims if ANNOTATION in doc.annotations]
+    return _FileOutcome(file, findings, project, broken, entries, annotated, _Slims(slims))
 
 
 @contextmanager

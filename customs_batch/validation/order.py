@@ -38,6 +38,14 @@ def _lane(document: Document) -> tuple[str, ...] | None:
     return lane(spec)
 
 
+def order_keys(document: Document) -> tuple[str, ...]:
+    """What this check can relate ``document`` to another file's documents by (see
+    :func:`customs_batch.validation.project.meeting_keys`): its lane. The edges it walks
+    are references and ``dependsOn``, which the names say."""
+    lane = _lane(document)
+    return () if lane is None else ("m\0" + "\0".join(lane),)
+
+
 def _written_in(document: Document) -> tuple[str, str]:
     """Where document order holds: a file, or a sheet of the spreadsheet a ``forEach``
     expands over (its rows are in row order; they carry no place in their manifest)."""

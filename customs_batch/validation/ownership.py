@@ -111,6 +111,19 @@ def check_owners(documents: Sequence[Document]) -> list[Finding]:
     return findings
 
 
+def owner_keys(document: Document) -> tuple[str, ...]:
+    """What this check can relate ``document`` to another file's documents by (see
+    :func:`customs_batch.validation.project.meeting_keys`): the declaration whose party
+    fields it writes, as its own (a departure) or as an update of another."""
+    parties = _parties(document)
+    if parties is None:
+        return ()
+    if parties.updates is None:
+        return ("o\0departure\0" + str(document.address),)
+    target = _target(document, parties.updates)
+    return () if target is None else ("o\0" + "\0".join(target),)
+
+
 def _updated_by(document: Document) -> str | None:
     """The spec field naming the declaration whose parties the document updates, if any."""
     parties = _parties(document)

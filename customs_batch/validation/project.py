@@ -7,8 +7,10 @@ service keeps unique (``unique``), whether two equal requests may be meant
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from customs_batch.findings import Finding, Location, Severity
@@ -19,13 +21,19 @@ from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import SPEC_DIGEST_KEY, is_reference
 from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.cycles import find_cycles
-from customs_batch.validation.order import check_order
-from customs_batch.validation.ownership import check_owners
+from customs_batch.validation.order import check_order, order_keys
+from customs_batch.validation.ownership import check_owners, owner_keys
 
 # What the checks below ask of each document's kind, as plain tables (asked of every
 # document of a batch of 100,000).
 _UNIQUE: dict[Kind, UniqueField] = {k: m.unique for k, m in KINDS.items() if m.unique}
 _MEANT: dict[Kind, str] = {k: m.duplicate_meant for k, m in KINDS.items() if m.duplicate_meant}
+_ENDS: dict[Kind, LaneEnd] = {k: m.ends_lanes for k, m in KINDS.items() if m.ends_lanes}
+_ENDED: dict[Kind, tuple[tuple[str, ...], ...]] = {
+    of: tuple(dict.fromkeys(end.fields for end in _ENDS.values() if end.of is of))
+    for of in {end.of for end in _ENDS.values()}
+}
+"""The fields of each lane a document of the kind may be in that another kind ends."""
 
 
 def check_project(documents: Sequence[Document], broken: Collection[Address] = ()) -> list[Finding]:
@@ -34,6 +42,9 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
 
     ``broken`` are the addresses of documents left out for an error already reported: they
     are in the batch, so a reference to one is not reported again as naming nothing.
+
+    Validate and plan run it a file at a time (:func:`project_findings`): a check added
+    here must add what it relates documents by to :func:`meeting_keys`.
     """
     first: dict[Address, Document] = {}
     findings: list[Finding] = []
@@ -50,6 +61,123 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
     findings.extend(check_order(documents))
     findings.extend(check_cross_documents(documents, first))
     return findings
+
+
+# -- the checks, a file at a time -----------------------------------------------------------
+#
+# Every finding above is about documents that share something: a name (written, referred
+# to, depended on, or one differing only by case), a request, a code of a company, a lane,
+# a declaration whose party fields they write. Documents that share nothing never meet in
+# a finding, and a document's findings do not depend on documents it shares nothing with,
+# nor on where those stand in the batch (only the order among the documents that meet
+# counts). So each file's findings can be worked out over the file alone, once, where it
+# is loaded (and kept in the load cache with it); only the files that share something with
+# another file are checked again together. A run with 10 files changed out of 1,000 checks
+# those 10 again, not the 100,000 documents, and its findings are those of checking all of
+# them at once (tests/validation/test_project_parts.py compares the two).
+#
+# A check added above must say here what it relates documents by (meeting_keys), or files
+# would be checked apart that it relates.
+
+
+@dataclass(frozen=True)
+class ProjectPart:
+    """What one file brings to the project-wide checks: what its documents could share with
+    another file's (``keys``), and the findings of the checks over the file alone."""
+
+    keys: frozenset[str]
+    findings: tuple[Finding, ...]
+
+
+def project_part(documents: Sequence[Document], broken: Collection[Address]) -> ProjectPart:
+    """The checks over one file's ``documents`` alone (``broken``: the file's documents left
+    out for an error already reported)."""
+    return ProjectPart(meeting_keys(documents, broken), tuple(check_project(documents, broken)))
+
+
+def project_findings(
+    parts: Sequence[ProjectPart],
+    documents_of: Callable[[int], Sequence[Document]],
+    broken: Collection[Address] = (),
+) -> list[Finding]:
+    """The findings of :func:`check_project` over every file of the batch, from each file's
+    ``parts`` (in batch order): a file that shares nothing with another keeps its own
+    findings; the files that share something are checked again together, their documents
+    asked of ``documents_of`` (the file's place in ``parts``). ``broken``: as for
+    :func:`check_project`, of the whole batch."""
+    meets = sharing(parts)
+    findings = [
+        finding
+        for part, meet in zip(parts, meets, strict=True)
+        if not meet
+        for finding in part.findings
+    ]
+    together = [doc for index, meet in enumerate(meets) if meet for doc in documents_of(index)]
+    if together:
+        findings.extend(check_project(together, broken))
+    return findings
+
+
+def sharing(parts: Sequence[ProjectPart]) -> list[bool]:
+    """For each part, whether it shares a key with another part."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for part in parts:  # set operations over each file's keys: no loop over documents here
+        shared.update(seen.intersection(part.keys))
+        seen.update(part.keys)
+    return [not part.keys.isdisjoint(shared) for part in parts]
+
+
+def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) -> frozenset[str]:
+    """What ``documents`` could share with documents of another file, as the checks relate
+    them: two documents a check relates always share a key (two documents sharing a key need
+    not be related: a key may stand for more than the check compares). Plain strings: stable
+    from run to run (they are kept in the load cache), and hashed once each."""
+    keys: set[str] = {_name_key(address) for address in broken}
+    add = keys.add
+    for document in documents:
+        kind = document.kind
+        add(f"n\0{kind._value_}\0{document.name.casefold()}")  # names, in any case
+        for reference in document.references:
+            add(_name_key(reference.target))
+        for target in document.depends_on:
+            add(_name_key(target))
+        unique = _UNIQUE.get(kind)
+        if unique is not None:
+            value = document.spec.get(unique.field)
+            add(f"u\0{kind._value_}\0{document.spec.get(unique.within)!r}\0{value}")
+        else:
+            add(_request_key(document))
+        end = _ENDS.get(kind)
+        for fields in (*_ENDED.get(kind, ()), *((end.fields,) if end is not None else ())):
+            lane = _lane_key(document, fields)
+            if lane is not None:
+                add("e\0" + "\0".join(lane))
+        keys.update(order_keys(document))
+        keys.update(owner_keys(document))
+    return frozenset(keys)
+
+
+def _name_key(address: Address) -> str:
+    return f"n\0{address.kind._value_}\0{address.name.casefold()}"
+
+
+_EXACT_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _request_key(document: Document) -> str:
+    """A digest that two documents sending the same request share: of the kind and the
+    spec's top-level values of the plain types (values of other types, nested ones too,
+    are left out: two equal specs have the same digest, and the digest keeps no value)."""
+    spec = document.spec
+    parts = sorted(
+        f"{key}\0{type(value).__name__}\0{value!r}"
+        for key, value in spec.items()
+        if type(value) in _EXACT_SCALARS
+    )
+    text = "\1".join((document.kind._value_, *parts))
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return "r\0" + digest
 
 
 def where(document: Document) -> str:

@@ -1,0 +1,317 @@
+"""The project-wide checks a file at a time: each file is checked alone where it is loaded
+and only the files that share something with another are checked again together
+(:func:`customs_batch.validation.project.project_findings`). Whatever the files hold, the
+findings must be exactly those of checking every document at once, as validate and plan did
+before (the oracle below: the same run, with the whole batch checked together)."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from customs_batch.findings import Finding
+from customs_batch.kinds import Address, Kind
+from customs_batch.manifest.document import Document
+from customs_batch.planning import inputs
+from customs_batch.planning.inputs import load_inputs
+from customs_batch.validation import batch
+from customs_batch.validation.batch import validate_paths
+from customs_batch.validation.project import (
+    ProjectPart,
+    check_project,
+    meeting_keys,
+    project_findings,
+    project_part,
+    sharing,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# Every project-wide rule has a broken example; the valid manifests bring references,
+# dependsOn, lanes, a template group, party updates, a deactivation and spreadsheets.
+SOURCES = sorted((EXAMPLES / "manifests").glob("*.yaml")) + sorted(
+    (EXAMPLES / "bad").glob("project-*.yaml.bad")
+)
+
+
+def _documents() -> list[str]:
+    """Every document of the sources, as YAML text."""
+    texts = []
+    for source in SOURCES:
+        for text in re.split(r"^---\s*$", source.read_text(encoding="utf-8"), flags=re.M):
+            if "kind:" in text:
+                texts.append(text.strip("\n") + "\n")
+    return texts
+
+
+DOCUMENTS = _documents()
+PARTY_FIELDS = ["eoriNo: DE123456789012345", "street: Noorderlaan 147", "city: Antwerpen"]
+ENVELOPE = "apiVersion: customs-batch/v1\nkind: {kind}\nmetadata:\n  name: {name}\n{more}spec:\n"
+
+
+def _made(chance: random.Random, number: int, count: int) -> str:
+    """A small document (``made-<number>`` of ``count``) that relates to others: movements of a few HAWBs (some waiting for
+    others, some for documents that are not there), deactivations of those HAWBs, party
+    updates and cancellations of the examples' departures (by reference, some naming an
+    output a departure has not) or of a literal ID, template groups with one of two codes."""
+    pick = chance.choice
+    waits = ""
+    if chance.random() < 0.4:
+        waits = f"  dependsOn: [{pick(['Movement', 'HawbDeactivation'])}/made-{chance.randrange(count + 1)}]\n"
+    departure = pick(["dep-rtm-ham-0001", "dep-rtm-ant-0002", "dep-gone"])
+    declaration = pick(
+        [
+            f"${{ref:DepartureDeclaration/{departure}.declarationId}}",
+            f"${{ref:DepartureDeclaration/{departure}.status}}",
+            f"${{ref:TemplateGroup/made-{chance.randrange(count + 1)}.templateGroupId}}",
+            "501",
+            "501",
+        ]
+    )
+    hawb = f"hawb_a{chance.randrange(1, 4)}"
+    kind, spec = pick(
+        [
+            (
+                "Movement",
+                f"  shipmentId: shp_7Hk2Lm\n  hawbId: {hawb}\n  action: VAH\n"
+                f"  quantity: {chance.randrange(1, 3)}\n  grossWeightKg: 10.5\n"
+                "  customsSupervision: N\n  goodsHandlingCode: N\n",
+            ),
+            ("HawbDeactivation", f"  shipmentId: shp_7Hk2Lm\n  hawbId: {hawb}\n"),
+            (
+                "TransitPartyUpdate",
+                f"  declarationId: {declaration}\n  variant: {pick(['departure', 'arrival'])}\n"
+                "  Consignee:\n"
+                + "".join(f"    {field}\n" for field in chance.sample(PARTY_FIELDS, 2)),
+            ),
+            ("ExportCancellation", f"  declarationId: {declaration}\n"),
+            (
+                "TemplateGroup",
+                f"  name: Group {number}\n  code: {pick(['EU-ROAD', 'EU-AIR'])}\n  companyId: 1\n"
+                "  isDefault: false\n  DeclarationTemplates: []\n",
+            ),
+        ]
+    )
+    return ENVELOPE.format(kind=kind, name=f"made-{number}", more=waits) + spec
+
+
+def _recased(text: str, chance: random.Random) -> str:
+    """The document with a capital in its name, sometimes (names differing by case)."""
+    found = re.search(r"^  name: (\S+)$", text, flags=re.M)
+    if found is None or chance.random() < 0.7:
+        return text
+    name = found.group(1)
+    place = chance.randrange(len(name))
+    return text.replace(
+        found.group(0), f"  name: {name[:place]}{name[place].upper()}{name[place + 1 :]}", 1
+    )
+
+
+def random_project(folder: Path, seed: int) -> list[Path]:
+    """A project whose manifests are the sources' documents, some twice, some renamed only
+    by case, spread over a few files in a shuffled order: names, requests, lanes, codes and
+    declarations shared within files and across them."""
+    chance = random.Random(seed)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for name in ("customs-batch.yaml", "templates", "data"):
+        source = EXAMPLES / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name)
+        else:
+            shutil.copy(source, folder / name)
+    picked = chance.sample(DOCUMENTS, chance.randrange(0, 6))
+    picked += chance.choices(DOCUMENTS, k=chance.randrange(0, 3))  # some twice
+    made = chance.randrange(2, 10)
+    picked += [_made(chance, number, made) for number in range(made)]
+    chance.shuffle(picked)
+    count = chance.randrange(2, 8)
+    files: list[list[str]] = [[] for _ in range(count)]
+    for text in picked:
+        files[chance.randrange(count)].append(_recased(text, chance))
+    manifests = folder / "manifests"
+    manifests.mkdir()
+    written = []
+    for index, texts in enumerate(files):
+        if texts:
+            path = manifests / f"part-{index}.yaml"
+            path.write_text("---\n".join(texts), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def _together(
+    parts: Sequence[ProjectPart],
+    documents_of: Callable[[int], Sequence[Document]],
+    broken: Sequence[Address] | frozenset[Address] | set[Address] = (),
+) -> list[Finding]:
+    """The oracle: every file's documents checked at once, as before files were checked apart."""
+    return check_project(
+        [doc for index in range(len(parts)) for doc in documents_of(index)], broken
+    )
+
+
+SEEDS = range(300)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_validate_finds_what_checking_everything_at_once_finds(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = random_project(tmp_path / "project", seed)
+    apart = validate_paths(files, jobs=1)
+    monkeypatch.setattr(batch, "project_findings", _together)
+    whole = validate_paths(files, jobs=1)
+    assert apart == whole
+
+
+def warning_project(folder: Path, seed: int) -> list[Path]:
+    """A project a plan takes (a plan with errors loads the manifests again, whole), with
+    warnings within files and across them: each HAWB's movements in one file, some of them
+    the same request twice, and deactivations of those HAWBs in any file."""
+    chance = random.Random(seed)
+    count = chance.randrange(2, 7)
+    files: list[list[str]] = [[] for _ in range(count)]
+    number = 0
+    for hawb in range(1, 5):
+        into = files[chance.randrange(count)]
+        for _ in range(chance.randrange(0, 4)):
+            quantity = chance.randrange(1, 3)
+            into.append(MOVEMENT.format(name=f"m-{number}", hawb=f"hawb_{hawb}", quantity=quantity))
+            number += 1
+    for deactivated in chance.sample(range(1, 5), chance.randrange(0, 3)):  # each once
+        spec = f"  shipmentId: shp_1\n  hawbId: hawb_{deactivated}\n"
+        text = ENVELOPE.format(kind="HawbDeactivation", name=f"d-{number}", more="") + spec
+        files[chance.randrange(count)].append(text)
+        number += 1
+    (folder / "manifests").mkdir(parents=True)
+    written = []
+    for index, texts in enumerate(files):
+        if texts:
+            path = folder / "manifests" / f"part-{index}.yaml"
+            path.write_text("---\n".join(texts), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+@pytest.mark.parametrize("seed", SEEDS[::5])
+def test_plan_finds_what_checking_everything_at_once_finds(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = warning_project(tmp_path / "project", seed)
+    apart = load_inputs(files, jobs=1)
+    monkeypatch.setattr(inputs, "project_findings", _together)
+    whole = load_inputs(files, jobs=1)
+    assert not whole.failed
+    assert apart.validation == whole.validation
+    assert apart.documents == whole.documents
+
+
+def test_the_random_projects_meet_every_project_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison above means something only if the projects make every project-wide
+    finding (each rule of validation/project.py and the checks it calls), and often make
+    findings across files (a file checked alone finds something else)."""
+    monkeypatch.chdir(tmp_path)
+    rules: set[str] = set()
+    across = 0
+    for seed in SEEDS:
+        files = random_project(tmp_path / "project", seed)
+        result = validate_paths(files, jobs=1)
+        rules |= {f.rule for f in result.findings if f.rule.startswith("project.")}
+        outcomes = [batch.validate_paths([file], jobs=1) for file in files]
+        alone = sum(len([f for f in o.findings if f.rule.startswith("project.")]) for o in outcomes)
+        together = len([f for f in result.findings if f.rule.startswith("project.")])
+        across += together != alone
+    expected = {
+        "project.cycle",
+        "project.duplicate-address",
+        "project.duplicate-request",
+        "project.duplicate-template-code",
+        "project.hawb-deactivated-with-movements",
+        "project.movement-order",
+        "project.name-case",
+        "project.party-update-variant",
+        "project.reference-type",
+        "project.two-owners",
+        "project.unknown-dependency",
+        "project.unknown-output-field",
+        "project.unknown-reference",
+        "project.wrong-declaration",
+    }
+    assert expected <= rules
+    assert across >= len(SEEDS) // 2
+
+
+def _document(text: str, tmp_path: Path) -> list[Document]:
+    path = tmp_path / "one.yaml"
+    path.write_text(text, encoding="utf-8")
+    return list(batch.slim_document(doc) for doc in load_inputs([path], jobs=1).documents)
+
+
+def test_a_file_that_shares_nothing_keeps_its_own_findings() -> None:
+    first = ProjectPart(frozenset({"a", "b"}), ())
+    second = ProjectPart(frozenset({"c"}), ())
+    third = ProjectPart(frozenset({"b", "d"}), ())
+    assert sharing([first, second, third]) == [True, False, True]
+    asked: list[int] = []
+
+    def documents_of(index: int) -> list[Document]:
+        asked.append(index)
+        return []
+
+    project_findings([first, second, third], documents_of)
+    assert asked == [0, 2]
+
+
+MOVEMENT = """apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: {name}
+spec:
+  shipmentId: shp_1
+  hawbId: {hawb}
+  action: VAH
+  quantity: {quantity}
+  grossWeightKg: 10.5
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: rpty_1
+  customsDeclaration:
+    source: EXTERNAL
+    documentType: X
+    declarationType: IM
+    declarationNumber: 24NLR1234567890120
+"""
+
+
+def test_what_two_documents_share_is_in_both_keys(tmp_path: Path) -> None:
+    def keys(**values: object) -> frozenset[str]:
+        text = MOVEMENT.format(**{"name": "m-1", "hawb": "hawb_1", "quantity": 1, **values})
+        return meeting_keys(_document(text, tmp_path))
+
+    one = keys()
+    # Another name, HAWB and quantity: nothing shared (the shipment and party are no key).
+    assert keys(name="m-2", hawb="hawb_2", quantity=2).isdisjoint(one)
+    # The same name in other capitals, the same lane, the same request: a key shared.
+    assert not keys(name="M-1", hawb="hawb_2", quantity=2).isdisjoint(one)
+    assert not keys(name="m-2", quantity=2).isdisjoint(one)
+    assert not keys(name="m-2", hawb="hawb_1", quantity=1).isdisjoint(one)
+    # A broken document's name is a key: a reference to it elsewhere meets it.
+    assert not meeting_keys([], {Address(Kind.MOVEMENT, "m-1")}).isdisjoint(one)
+
+
+def test_the_keys_hold_no_value_of_a_request(tmp_path: Path) -> None:
+    """Keys live in the load cache beside the documents: a request is known by its digest."""
+    text = MOVEMENT.format(name="m-1", hawb="hawb_1", quantity=4242)
+    keys = meeting_keys(_document(text, tmp_path))
+    assert not any("4242" in key for key in keys)
+    assert project_part([], ()).findings == ()
