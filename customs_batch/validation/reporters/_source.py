@@ -66,13 +66,16 @@ class _Lines:
     of millions of lines is quoted at the cost of its own size)."""
 
     def __init__(self, data: bytes) -> None:
-        self._data = data
+        # A file of ordinary size is cut once, in C: finding its breaks one at a time cost
+        # 20 us a finding, most of a report of 90,000 warnings (measured). Its lines are
+        # then all that is kept: the whole file besides them would be a second copy.
+        self._split = data.splitlines() if len(data) <= _SPLIT_BYTES else None
+        self._data = data if self._split is None else b""
         self._starts = array("Q", [0])
         self._ends = array("Q")
-        self._breaks: Iterator[re.Match[bytes]] | None = _BREAK.finditer(data)
-        # A file of ordinary size is cut once, in C: finding its breaks one at a time cost
-        # 20 us a finding, most of a report of 90,000 warnings (measured).
-        self._split = data.splitlines() if len(data) <= _SPLIT_BYTES else None
+        self._breaks: Iterator[re.Match[bytes]] | None = (
+            _BREAK.finditer(data) if self._split is None else None
+        )
 
     def line(self, number: int) -> bytes | None:
         """Line ``number`` (1-based), without its break; None past the last line."""
