@@ -576,3 +576,36 @@ def test_text_report_is_the_same_however_few_escaped_texts_are_remembered(
         )
     ]
     assert report == "\n".join([*expected, "9 errors, 0 warnings in 0 documents (0 files)"]) + "\n"
+
+
+@pytest.mark.parametrize("kept", [64, 2, 1])
+def test_text_report_reads_each_file_once_while_it_is_kept_and_is_the_same_either_way(
+    kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the files asked for last are kept (a report of 1,000 files held them all): a
+    # template quoted between one file and the next stays, a file forgotten is read again.
+    monkeypatch.setattr(_source, "KEPT_FILES", kept)
+    reads: list[str] = []
+    read_lines = _source._read_lines
+
+    def counted(file: str) -> _source._Lines | None:
+        reads.append(file)
+        return read_lines(file)
+
+    monkeypatch.setattr(_source, "_read_lines", counted)
+    Path("t.j2").write_text("a: {{ x }}\nb: {{ y }}\n", encoding="utf-8")
+    findings = []
+    expected = []
+    for n in range(4):
+        Path(f"m{n}.yaml").write_text(f"first: {n}\nsecond: {n}\n", encoding="utf-8")
+        for line, text, used in ((1, "first", "b: {{ y }}"), (2, "second", "a: {{ x }}")):
+            at = Location(f"m{n}.yaml", line, 1, used_at=Location("t.j2", 3 - line, 4))
+            findings.append(Finding("r", Severity.WARNING, "m", at))
+            expected += [f"m{n}.yaml:{line}:1: warning[r]: m", f"  {text}: {n}", "  ^"]
+            expected += [f"  used by the template at t.j2:{3 - line}:4", f"    {used}"]
+    report = make_reporter("text").render(ValidationResult(tuple(findings), (), ()))
+    assert report == "\n".join([*expected, "0 errors, 8 warnings in 0 documents (0 files)"]) + "\n"
+    once = ["m0.yaml", "t.j2", "m1.yaml", "m2.yaml", "m3.yaml"]
+    assert reads == (
+        once if kept > 1 else [f for n in range(4) for f in [f"m{n}.yaml", "t.j2"] * 2]
+    )
