@@ -35,12 +35,14 @@ class TextReporter(Reporter):
         if elided:
             out.append(rule_counts(result.findings))
         out.extend(_suppressed_line(finding) for finding in result.suppressed)
-        out.append(summary_line(result))
-        return "\n".join(out) + "\n"
+        # The last newline joined on, not added: adding would copy the whole report again.
+        out += (summary_line(result), "")
+        return "\n".join(out)
 
 
 class _FindingLines:
-    """The lines of one finding after another, reading each source file once.
+    """The lines of one finding after another, their source lines quoted from one
+    :class:`SourceLines`.
 
     Findings share most of their texts (the file name, the JSON path, the hint; 91,000
     warnings of one rule share all three): each is escaped once and looked up after that,
@@ -56,11 +58,17 @@ class _FindingLines:
         """``file:line:col: severity[rule]: message``, then what shows where and why."""
         # Every text from outside is printable(): a file name or value cannot start a line.
         loc = finding.location
+        known = self._escaped  # looked up here, not in a method: 5% of a big report
+        file = known.get(loc.file) or self._escape(loc.file)
+        # The numbers need no escaping: printable() escapes character by character.
+        if loc.line < 1:
+            where = file
+        elif loc.column < 1:
+            where = f"{file}:{loc.line}"
+        else:
+            where = f"{file}:{loc.line}:{loc.column}"
         # A StrEnum formats as its value (ReprEnum): cheaper than the .value property.
-        lines = [
-            f"{self._where(finding)}: {finding.severity}[{finding.rule}]: "
-            f"{printable(finding.message)}"
-        ]
+        lines = [f"{where}: {finding.severity}[{finding.rule}]: {printable(finding.message)}"]
         if loc.sheet is not None:
             lines.append(f"  cell: {printable(loc.cell() or '')}")
         else:
@@ -82,24 +90,11 @@ class _FindingLines:
                 path = _remember(self._paths, loc.path, printable(loc.json_path()))
             lines.append(f"  path: {path}")
         if finding.hint:
-            lines.append(f"  hint: {self._printable(finding.hint)}")
+            lines.append(f"  hint: {known.get(finding.hint) or self._escape(finding.hint)}")
         return lines
 
-    def _where(self, finding: Finding) -> str:
-        # printable() escapes character by character, and the numbers need none.
-        loc = finding.location
-        file = self._printable(loc.file)
-        if loc.line < 1:
-            return file
-        if loc.column < 1:
-            return f"{file}:{loc.line}"
-        return f"{file}:{loc.line}:{loc.column}"
-
-    def _printable(self, text: str) -> str:
-        shown = self._escaped.get(text)
-        if shown is None:
-            shown = _remember(self._escaped, text, printable(text))
-        return shown
+    def _escape(self, text: str) -> str:
+        return _remember(self._escaped, text, printable(text))
 
 
 def _remember(memory: dict[K, str], key: K, text: str) -> str:
