@@ -553,29 +553,33 @@ def test_text_report_is_the_same_however_few_escaped_texts_are_remembered(
     remembered: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # File names, paths and hints escaped once and looked up after that: forgetting them
-    # (at the bound, here after every one) changes nothing.
+    # (at the bound, here after every one) changes nothing. Paths shared by findings, in
+    # turns, and paths made anew for each, equal to the one before or not.
     monkeypatch.setattr(_text, "_REMEMBERED", remembered)
+    shared = (("a", 0), ("a", 1))
     findings = tuple(
         Finding(
             "r",
             Severity.ERROR,
             "m",
-            Location(f"f{n % 3}\x1b.yaml", 0, 0, ("a", n % 2)),
+            Location(
+                f"f{n % 3}\x1b.yaml", 0, 0, shared[n // 2 % 2] if n < 9 else ("a", n // 2 % 2)
+            ),
             hint=f"h\n{n % 3}",
         )
-        for n in range(9)
+        for n in range(18)
     )
     report = make_reporter("text").render(ValidationResult(findings, (), ()))
     expected = [
         line
-        for n in range(9)
+        for n in range(18)
         for line in (
             f"f{n % 3}\\x1b.yaml: error[r]: m",
-            f"  path: $.a[{n % 2}]",
+            f"  path: $.a[{n // 2 % 2}]",
             f"  hint: h\\n{n % 3}",
         )
     ]
-    assert report == "\n".join([*expected, "9 errors, 0 warnings in 0 documents (0 files)"]) + "\n"
+    assert report == "\n".join([*expected, "18 errors, 0 warnings in 0 documents (0 files)"]) + "\n"
 
 
 @pytest.mark.parametrize("kept", [64, 2, 1])
