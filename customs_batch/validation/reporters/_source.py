@@ -23,7 +23,7 @@ class SourceLines:
     """A lazy cache of the lines of the files findings point into.
 
     The report goes file by file, so only the files asked for last are kept: a report of
-    91,000 findings in 1,000 files kept them all, 150 MB, most of validate's peak memory.
+    91,000 findings in 1,000 files (38 MB) kept them all to its end, 115 MB of lines.
     A file asked for again after :data:`KEPT_FILES` others is read again (a template that
     many findings quote is asked for often, and stays).
     """
