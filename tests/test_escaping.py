@@ -31,3 +31,52 @@ def test_a_json_document_is_valid_utf_8_and_gives_back_the_same_name() -> None:
     text = json_document(json.dumps({"file": NON_UTF8}, ensure_ascii=False))
     assert text == '{"file": "bad\\udcff.yaml"}'
     assert json.loads(text.encode("utf-8").decode("utf-8"))["file"] == NON_UTF8
+
+
+# What printable() escapes, as its docstring and module say: control characters but the tab,
+# the Arabic letter mark, left-to-right and right-to-left marks, line and paragraph
+# separators, bidirectional embeddings, overrides and isolates, and lone surrogates.
+ESCAPED = {
+    *range(0x00, 0x09),
+    *range(0x0A, 0x20),
+    *range(0x7F, 0xA0),
+    0x061C,
+    0x200E,
+    0x200F,
+    *range(0x2028, 0x202F),
+    *range(0x2066, 0x206A),
+    *range(0xD800, 0xE000),
+}
+
+
+def _escape(code: int) -> str:
+    if code in (0x0A, 0x0D):
+        return "\\n" if code == 0x0A else "\\r"
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def test_printable_escapes_exactly_these_code_points_and_keeps_every_other() -> None:
+    # Every code point, alone and amid plain text, in both modes: however printable() finds
+    # what to escape, it escapes exactly these, each the same way.
+    wrong = []
+    for code in range(0x110000):
+        char = chr(code)
+        escaped = code in ESCAPED
+        expected = _escape(code) if escaped else char
+        kept_for_lines = char if code in (0x0A, 0x0D) else expected
+        if (
+            printable(char) != expected
+            or printable(f"ok {char} ok") != f"ok {expected} ok"
+            or printable(f"ok {char}", lines=True) != f"ok {kept_for_lines}"
+        ):
+            wrong.append(hex(code))
+    assert wrong == []
+
+
+def test_printable_escapes_every_unsafe_character_of_a_long_mixed_text() -> None:
+    text = "Zürich\t東京 " * 50 + "\x1b[2J\u2028\r\n" + NON_UTF8 + "\u202e" + "x" * 200
+    expected = "Zürich\t東京 " * 50 + "\\x1b[2J\\u2028\\r\\n" + "bad\\xff.yaml\\u202e" + "x" * 200
+    assert printable(text) == expected
+    assert printable("") == ""

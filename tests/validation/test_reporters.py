@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 
 from customs_batch.errors import UsageError
-from customs_batch.findings import Finding, Location, Severity
+from customs_batch.findings import Finding, Location, Severity, Suppression
 from customs_batch.validation.batch import DocumentEntry, ValidationResult, sorted_findings
-from customs_batch.validation.reporters import ReportOptions, _source, make_reporter, reporter_names
+from customs_batch.validation.reporters import (
+    ReportOptions,
+    _source,
+    _text,
+    make_reporter,
+    reporter_names,
+)
 from customs_batch.validation.reporters._source import SourceLines
 
 SOURCE = """\
@@ -392,3 +398,218 @@ def test_the_line_counting_elided_spreadsheet_findings_escapes_the_file_name() -
     elided = next(line for line in report.splitlines() if line.startswith("… and"))
     assert "in x\\nerror[fake]: injected.csv at rows" in elided
     assert not any(line.startswith("error[fake]") for line in report.splitlines())
+
+
+TRICKY_SOURCE = (
+    b"plain: ascii\n"
+    b"\tkey:\tv\xc3\xa4lue \xe6\x9d\xb1\xe4\xba\xac\r\n"  # tabs, non-ASCII, CRLF
+    b"esc: \x1b[31mred\x7f \xc2\x85 end\r"  # terminal escape, DEL, C1 control, a lone CR
+    b"sep: a\xe2\x80\xa8b\xe2\x80\xaec\xd8\x9c\n"  # line separator, bidirectional controls
+    b"bad: \xff\xfe utf8\x0b\x0c tab\there\n"  # not UTF-8; vertical tab and form feed
+    + b"long: "
+    + b"x\t" * 100
+    + b"target"
+    + b"y" * 300
+    + b"\n"
+    + b"\xe2\x80\xa8first\n"
+)
+HOSTILE_NAME = "odd\u2028name\x1b\tt\xe4b.yaml"
+
+
+def _tricky() -> ValidationResult:
+    (Path("t.yaml")).write_bytes(TRICKY_SOURCE)
+    Path("tpl.yaml.j2").write_bytes(b"a: 1\n  office: {{ values.office }}  \n")
+    Path(HOSTILE_NAME).write_bytes(b"x: 1\n")
+
+    def at(line: int, column: int, path: tuple[str | int, ...] = ()) -> Location:
+        return Location("t.yaml", line, column, path)
+
+    findings = (
+        Finding("r.one", Severity.ERROR, "plain", at(1, 1, ("spec", "plain")), hint="plain hint"),
+        Finding(
+            "r.two",
+            Severity.WARNING,
+            "tab\tand ä 東京 and \u2028 and \r\n",
+            at(2, 6, ("spec", 0, "käy\n")),
+            hint="hint with \x1b and \u202e",
+        ),
+        Finding("r.three", Severity.INFO, "control", at(3, 7)),
+        Finding("r.four", Severity.ERROR, "separators", at(4, 9)),
+        Finding("r.five", Severity.ERROR, "bad bytes", at(5, 8)),
+        Finding("r.six", Severity.ERROR, "long line", at(6, 210)),
+        Finding("r.seven", Severity.ERROR, "no column", at(6, 0)),
+        Finding("r.eight", Severity.ERROR, "no line", at(0, 0)),
+        Finding("r.nine", Severity.ERROR, "past the end", at(99, 1)),
+        Finding("r.ten", Severity.ERROR, "line separator first", at(7, 2)),
+        Finding("r.eleven", Severity.ERROR, "column past the line", at(1, 40)),
+        Finding(
+            "r.twelve", Severity.ERROR, "hostile", Location(HOSTILE_NAME, 1, 2, ("a",)), "x\ny"
+        ),
+        Finding("r.thirteen", Severity.ERROR, "missing file", Location("nope\r.yaml", 3, 1)),
+        Finding(
+            "r.fourteen",
+            Severity.WARNING,
+            "from a template",
+            Location("t.yaml", 1, 8, ("spec", "office"), used_at=Location("tpl.yaml.j2", 2, 11)),
+        ),
+        Finding(
+            "r.fifteen",
+            Severity.WARNING,
+            "from a template, no column",
+            Location("t.yaml", 2, 0, used_at=Location("tpl.yaml.j2", 2, 0)),
+        ),
+        Finding(
+            "row.cell",
+            Severity.ERROR,
+            "cell \x1b",
+            Location("d\n.xlsx", 5, 3, ("x",), sheet="S\u2028", row=5, column_name="N\r"),
+            hint="fix\tit",
+        ),
+    )
+    suppressed = (
+        Finding(
+            "r.sup",
+            Severity.WARNING,
+            "quiet",
+            at(2, 3),
+            suppression=Suppression("because", "t.yaml:1", in_source=True),
+        ),
+    )
+    return ValidationResult(findings, (), ("t.yaml",), suppressed=suppressed)
+
+
+TRICKY_REPORT = [
+    "t.yaml:1:1: error[r.one]: plain",
+    "  plain: ascii",
+    "  ^",
+    "  path: $.spec.plain",
+    "  hint: plain hint",
+    "t.yaml:2:6: warning[r.two]: tab\tand ä 東京 and \\u2028 and \\r\\n",
+    "  \tkey:\tvälue 東京",
+    "  \t    ^",
+    "  path: $.spec[0].käy\\n",
+    "  hint: hint with \\x1b and \\u202e",
+    "t.yaml:3:7: info[r.three]: control",
+    "  esc: \\x1b[31mred\\x7f \\x85 end",
+    "           ^",
+    "t.yaml:4:9: error[r.four]: separators",
+    "  sep: a\\u2028b\\u202ec\\u061c",
+    "               ^",
+    "t.yaml:5:8: error[r.five]: bad bytes",
+    "  bad: \ufffd\ufffd utf8\\x0b\\x0c tab\there",
+    "         ^",
+    "t.yaml:6:210: error[r.six]: long line",
+    "  …" + "\tx" * 28 + "\ttarget" + "y" * 57 + "…",
+    "   " + "\t " * 29 + "  ^",
+    "t.yaml:6: error[r.seven]: no column",
+    "  long: " + "x\t" * 57 + "…",
+    "t.yaml: error[r.eight]: no line",
+    "t.yaml:99:1: error[r.nine]: past the end",
+    "t.yaml:7:2: error[r.ten]: line separator first",
+    "  \\u2028first",
+    "        ^",
+    "t.yaml:1:40: error[r.eleven]: column past the line",
+    "  plain: ascii",
+    "              ^",
+    "odd\\u2028name\\x1b\ttäb.yaml:1:2: error[r.twelve]: hostile",
+    "  x: 1",
+    "   ^",
+    "  path: $.a",
+    "  hint: x\\ny",
+    "nope\\r.yaml:3:1: error[r.thirteen]: missing file",
+    "t.yaml:1:8: warning[r.fourteen]: from a template",
+    "  plain: ascii",
+    "         ^",
+    "  used by the template at tpl.yaml.j2:2:11",
+    "    office: {{ values.office }}",
+    "  path: $.spec.office",
+    "t.yaml:2: warning[r.fifteen]: from a template, no column",
+    "  \tkey:\tvälue 東京",
+    "  used by the template at tpl.yaml.j2:2",
+    "    office: {{ values.office }}",
+    "d\\n.xlsx:5:3: error[row.cell]: cell \\x1b",
+    "  cell: sheet 'S\\u2028', row 5, column C 'N\\r'",
+    "  path: $.x",
+    "  hint: fix\tit",
+    "t.yaml:2:3: suppressed[r.sup]: quiet (reason: because; at t.yaml:1)",
+    "12 errors, 3 warnings, 1 note, 1 suppressed in 0 documents (1 file)",
+]
+
+
+@pytest.mark.parametrize("split_bytes", [4 * 1024 * 1024, 0])
+def test_text_report_of_tricky_text_is_exactly_these_bytes(
+    split_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Control characters, non-ASCII, separators, carriage returns, tabs before the caret, a
+    # long line cut around its column, bytes that are not UTF-8, in names, values and
+    # source lines: every byte pinned, with the file split at once and cut as far as asked.
+    monkeypatch.setattr(_source, "_SPLIT_BYTES", split_bytes)
+    report = make_reporter("text").render(_tricky())
+    assert report == "\n".join(TRICKY_REPORT) + "\n"
+
+
+@pytest.mark.parametrize("remembered", [4096, 1])
+def test_text_report_is_the_same_however_few_escaped_texts_are_remembered(
+    remembered: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # File names, paths and hints escaped once and looked up after that: forgetting them
+    # (at the bound, here after every one) changes nothing. Paths shared by findings, in
+    # turns, and paths made anew for each, equal to the one before or not.
+    monkeypatch.setattr(_text, "_REMEMBERED", remembered)
+    shared = (("a", 0), ("a", 1))
+    findings = tuple(
+        Finding(
+            "r",
+            Severity.ERROR,
+            "m",
+            Location(
+                f"f{n % 3}\x1b.yaml", 0, 0, shared[n // 2 % 2] if n < 9 else ("a", n // 2 % 2)
+            ),
+            hint=f"h\n{n % 3}",
+        )
+        for n in range(18)
+    )
+    report = make_reporter("text").render(ValidationResult(findings, (), ()))
+    expected = [
+        line
+        for n in range(18)
+        for line in (
+            f"f{n % 3}\\x1b.yaml: error[r]: m",
+            f"  path: $.a[{n // 2 % 2}]",
+            f"  hint: h\\n{n % 3}",
+        )
+    ]
+    assert report == "\n".join([*expected, "18 errors, 0 warnings in 0 documents (0 files)"]) + "\n"
+
+
+@pytest.mark.parametrize("kept", [64, 2, 1])
+def test_text_report_reads_each_file_once_while_it_is_kept_and_is_the_same_either_way(
+    kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the files asked for last are kept (a report of 1,000 files held them all): a
+    # template quoted between one file and the next stays, a file forgotten is read again.
+    monkeypatch.setattr(_source, "KEPT_FILES", kept)
+    reads: list[str] = []
+    read_lines = _source._read_lines
+
+    def counted(file: str) -> _source._Lines | None:
+        reads.append(file)
+        return read_lines(file)
+
+    monkeypatch.setattr(_source, "_read_lines", counted)
+    Path("t.j2").write_text("a: {{ x }}\nb: {{ y }}\n", encoding="utf-8")
+    findings = []
+    expected = []
+    for n in range(4):
+        Path(f"m{n}.yaml").write_text(f"first: {n}\nsecond: {n}\n", encoding="utf-8")
+        for line, text, used in ((1, "first", "b: {{ y }}"), (2, "second", "a: {{ x }}")):
+            at = Location(f"m{n}.yaml", line, 1, used_at=Location("t.j2", 3 - line, 4))
+            findings.append(Finding("r", Severity.WARNING, "m", at))
+            expected += [f"m{n}.yaml:{line}:1: warning[r]: m", f"  {text}: {n}", "  ^"]
+            expected += [f"  used by the template at t.j2:{3 - line}:4", f"    {used}"]
+    report = make_reporter("text").render(ValidationResult(tuple(findings), (), ()))
+    assert report == "\n".join([*expected, "0 errors, 8 warnings in 0 documents (0 files)"]) + "\n"
+    once = ["m0.yaml", "t.j2", "m1.yaml", "m2.yaml", "m3.yaml"]
+    assert reads == (
+        once if kept > 1 else [f for n in range(4) for f in [f"m{n}.yaml", "t.j2"] * 2]
+    )

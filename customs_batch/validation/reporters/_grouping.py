@@ -39,6 +39,9 @@ def grouped(findings: Iterable[Finding]) -> Iterator[Finding | Elided]:
     :class:`Elided` lines come after the findings shown)."""
     findings = list(findings)
     sizes = Counter(_group(f) for f in findings if f.location.sheet is not None)
+    if not sizes:  # no spreadsheet findings: nothing to elide
+        yield from findings
+        return
     shown: Counter[tuple[str, str]] = Counter()
     hidden: dict[tuple[str, str], list[int]] = {}
     for finding in findings:
