@@ -127,13 +127,20 @@ class _Slims:
     """A file's slim documents (see :func:`slim_document`), pickled apart: a run that takes
     the file from the load cache, or from a loading process, reads them only when asked for
     (when the file shares something with another, see
-    :func:`customs_batch.validation.project.project_findings`, or for a graph)."""
+    :func:`customs_batch.validation.project.project_findings`, or for a graph), and their
+    :class:`DocumentEntry` from a table sent beside them."""
 
-    __slots__ = ("_data", "_documents")
+    __slots__ = ("_data", "_documents", "_entries")
 
-    def __init__(self, documents: list[Document] | None, data: bytes | None = None) -> None:
+    def __init__(
+        self,
+        documents: list[Document] | None,
+        data: bytes | None = None,
+        entries: tuple[tuple[str, str, int], ...] = (),
+    ) -> None:
         self._documents = documents
         self._data = data
+        self._entries = entries
 
     def get(self) -> list[Document]:
         if self._documents is None:
@@ -143,15 +150,24 @@ class _Slims:
             self._data = None
         return self._documents
 
+    def entries(self) -> Iterator[DocumentEntry]:
+        """What a report needs to know of each document (without reading the documents)."""
+        if self._documents is None:
+            return (DocumentEntry(*entry) for entry in self._entries)
+        return (
+            DocumentEntry(str(d.address), d.source.file, d.source.line) for d in self._documents
+        )
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        data = self._data
-        if data is None:
+        data, entries = self._data, self._entries
+        if self._documents is not None:
             data = pickle.dumps(self._documents, protocol=pickle.HIGHEST_PROTOCOL)
-        return _slims_of, (data,)
+            entries = tuple((str(d.address), d.source.file, d.source.line) for d in self._documents)
+        return _slims_of, (data, entries)
 
 
-def _slims_of(data: bytes) -> _Slims:
-    return _Slims(None, data)
+def _slims_of(data: bytes, entries: tuple[tuple[str, str, int], ...]) -> _Slims:
+    return _Slims(None, data, entries)
 
 
 @dataclass(frozen=True)
@@ -164,8 +180,6 @@ class _FileOutcome:
     """The project-wide checks over this file alone."""
     broken: frozenset[Address]
     """The file's documents left out for an error already reported, by address."""
-    entries: tuple[tuple[str, str, int], ...]
-    """Each document's address, file and line (:class:`DocumentEntry`)."""
     annotated: list[Document]
     """The slim copies of the documents with a suppress annotation."""
     slims: _Slims
@@ -227,9 +241,7 @@ def validate_paths(
         findings.extend(project_findings([o.project for o in done], complete, broken))
     annotated = [doc for outcome in done for doc in outcome.annotated]
     kept, suppressed = finish(findings, annotated, files)
-    entries = tuple(
-        DocumentEntry(address, file, line) for o in done for address, file, line in o.entries
-    )
+    entries = tuple(entry for outcome in done for entry in outcome.slims.entries())
     slims = [doc for outcome in done for doc in outcome.documents] if graph else []
     return ValidationResult(
         sorted_findings(kept),
@@ -434,9 +446,8 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
         broken = frozenset(broken_addresses(findings) | left_out)
         complete = [doc for doc in slims if not doc.left_out] if left_out else slims
         project = project_part(complete, broken)
-    entries = tuple((str(doc.address), doc.source.file, doc.source.line) for doc in slims)
     annotated = [doc for doc in slims if ANNOTATION in doc.annotations]
-    return _FileOutcome(file, findings, project, broken, entries, annotated, _Slims(slims))
+    return _FileOutcome(file, findings, project, broken, annotated, _Slims(slims))
 
 
 @contextmanager

@@ -83,9 +83,10 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
 @dataclass(frozen=True)
 class ProjectPart:
     """What one file brings to the project-wide checks: what its documents could share with
-    another file's (``keys``), and the findings of the checks over the file alone."""
+    another file's (``keys``, see :func:`meeting_keys`), and the findings of the checks over
+    the file alone."""
 
-    keys: frozenset[str]
+    keys: bytes
     findings: tuple[Finding, ...]
 
 
@@ -120,21 +121,43 @@ def project_findings(
 
 def sharing(parts: Sequence[ProjectPart]) -> list[bool]:
     """For each part, whether it shares a key with another part."""
-    seen: set[str] = set()
-    shared: set[str] = set()
-    for part in parts:  # set operations over each file's keys: no loop over documents here
-        shared.update(seen.intersection(part.keys))
-        seen.update(part.keys)
-    return [not part.keys.isdisjoint(shared) for part in parts]
+    if len(parts) < 2:
+        return [False] * len(parts)
+    # Set operations over each file's keys, no loop over documents here; the biggest part's
+    # keys are only looked up, never held in a set (a spreadsheet of 100,000 rows beside a
+    # few small files would hold 300,000 numbers: 25 MB).
+    order = sorted(range(len(parts)), key=lambda index: len(parts[index].keys))
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for index in order[:-1]:
+        keys = key_numbers(parts[index].keys)
+        shared.update(seen.intersection(keys))
+        seen.update(keys)
+    shared.update(seen.intersection(key_numbers(parts[order[-1]].keys)))
+    return [not shared.isdisjoint(key_numbers(part.keys)) for part in parts]
 
 
-def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) -> frozenset[str]:
+def key_numbers(keys: bytes) -> memoryview:
+    """The keys of :func:`meeting_keys` as numbers (8 bytes each, read as this machine reads
+    them: every part of a run is read the same way)."""
+    return memoryview(keys).cast("Q")
+
+
+_KEY_BATCH = 8192  # texts of keys gathered before they are digested: a bound on memory
+
+
+def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) -> bytes:
     """What ``documents`` could share with documents of another file, as the checks relate
     them: two documents a check relates always share a key (two documents sharing a key need
-    not be related: a key may stand for more than the check compares). Plain strings: stable
-    from run to run (they are kept in the load cache), and hashed once each."""
-    keys: set[str] = {_name_key(address) for address in broken}
-    add = keys.add
+    not be related: a key may stand for more than the check compares, and two keys may have
+    the same digest).
+
+    8 bytes of a digest per key, one after another: stable from run to run (they are kept in
+    the load cache), 8 bytes a key (100,000 rows of a spreadsheet keep 1.6 MB), and holding
+    no value of a document."""
+    digests = bytearray()
+    texts: set[str] = {_name_key(address) for address in broken}
+    add = texts.add
     for document in documents:
         kind = document.kind
         add(f"n\0{kind._value_}\0{document.name.casefold()}")  # names, in any case
@@ -153,9 +176,20 @@ def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) 
             lane = _lane_key(document, fields)
             if lane is not None:
                 add("e\0" + "\0".join(lane))
-        keys.update(order_keys(document))
-        keys.update(owner_keys(document))
-    return frozenset(keys)
+        texts.update(order_keys(document))
+        texts.update(owner_keys(document))
+        if len(texts) >= _KEY_BATCH:
+            digests += _digests(texts)
+            texts.clear()
+    digests += _digests(texts)
+    return bytes(digests)
+
+
+def _digests(texts: Iterable[str]) -> bytes:
+    blake2b = hashlib.blake2b
+    return b"".join(
+        blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest() for text in texts
+    )
 
 
 def _name_key(address: Address) -> str:
@@ -166,18 +200,19 @@ _EXACT_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _request_key(document: Document) -> str:
-    """A digest that two documents sending the same request share: of the kind and the
-    spec's top-level values of the plain types (values of other types, nested ones too,
-    are left out: two equal specs have the same digest, and the digest keeps no value)."""
-    spec = document.spec
+    """What two documents sending the same request share: the kind and the spec's
+    top-level values of the plain types (values of other types, nested ones too, are left
+    out: two equal specs give the same text). A slim document holds a digest of its whole
+    spec: that is what it shares with equal ones."""
+    digest = document.spec.get(SPEC_DIGEST_KEY)
+    if type(digest) is int:
+        return f"r\0{document.kind._value_}\0{digest}"
     parts = sorted(
         f"{key}\0{type(value).__name__}\0{value!r}"
-        for key, value in spec.items()
+        for key, value in document.spec.items()
         if type(value) in _EXACT_SCALARS
     )
-    text = "\1".join((document.kind._value_, *parts))
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return "r\0" + digest
+    return "\1".join(("r", document.kind._value_, *parts))
 
 
 def where(document: Document) -> str:

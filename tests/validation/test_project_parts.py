@@ -6,9 +6,13 @@ before (the oracle below: the same run, with the whole batch checked together)."
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
+import subprocess
+import sys
+from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,11 +23,12 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Document
 from customs_batch.planning import inputs
 from customs_batch.planning.inputs import load_inputs
-from customs_batch.validation import batch
+from customs_batch.validation import batch, project
 from customs_batch.validation.batch import validate_paths
 from customs_batch.validation.project import (
     ProjectPart,
     check_project,
+    key_numbers,
     meeting_keys,
     project_findings,
     project_part,
@@ -257,10 +262,14 @@ def _document(text: str, tmp_path: Path) -> list[Document]:
     return list(batch.slim_document(doc) for doc in load_inputs([path], jobs=1).documents)
 
 
+def _keys(*numbers: int) -> bytes:
+    return array("Q", numbers).tobytes()
+
+
 def test_a_file_that_shares_nothing_keeps_its_own_findings() -> None:
-    first = ProjectPart(frozenset({"a", "b"}), ())
-    second = ProjectPart(frozenset({"c"}), ())
-    third = ProjectPart(frozenset({"b", "d"}), ())
+    first = ProjectPart(_keys(1, 2), ())
+    second = ProjectPart(_keys(3), ())
+    third = ProjectPart(_keys(2, 4), ())
     assert sharing([first, second, third]) == [True, False, True]
     asked: list[int] = []
 
@@ -293,12 +302,17 @@ spec:
 """
 
 
-def test_what_two_documents_share_is_in_both_keys(tmp_path: Path) -> None:
-    def keys(**values: object) -> frozenset[str]:
+@pytest.mark.parametrize("slim", [True, False], ids=["validate's slim", "plan's whole"])
+def test_what_two_documents_share_is_in_both_keys(tmp_path: Path, slim: bool) -> None:
+    def keys(**values: object) -> set[int]:
         text = MOVEMENT.format(**{"name": "m-1", "hawb": "hawb_1", "quantity": 1, **values})
-        return meeting_keys(_document(text, tmp_path))
+        documents = _document(text, tmp_path)
+        if not slim:
+            documents = load_inputs([tmp_path / "one.yaml"], jobs=1).documents
+        return set(key_numbers(meeting_keys(documents)))
 
     one = keys()
+    assert len(one) == 4  # its name, its request, its lane (for the order, for a deactivation)
     # Another name, HAWB and quantity: nothing shared (the shipment and party are no key).
     assert keys(name="m-2", hawb="hawb_2", quantity=2).isdisjoint(one)
     # The same name in other capitals, the same lane, the same request: a key shared.
@@ -306,12 +320,76 @@ def test_what_two_documents_share_is_in_both_keys(tmp_path: Path) -> None:
     assert not keys(name="m-2", quantity=2).isdisjoint(one)
     assert not keys(name="m-2", hawb="hawb_1", quantity=1).isdisjoint(one)
     # A broken document's name is a key: a reference to it elsewhere meets it.
-    assert not meeting_keys([], {Address(Kind.MOVEMENT, "m-1")}).isdisjoint(one)
+    broken = meeting_keys([], {Address(Kind.MOVEMENT, "m-1")})
+    assert not set(key_numbers(broken)).isdisjoint(one)
 
 
-def test_the_keys_hold_no_value_of_a_request(tmp_path: Path) -> None:
-    """Keys live in the load cache beside the documents: a request is known by its digest."""
-    text = MOVEMENT.format(name="m-1", hawb="hawb_1", quantity=4242)
-    keys = meeting_keys(_document(text, tmp_path))
-    assert not any("4242" in key for key in keys)
+_KEYS_IN_A_PROCESS = """
+import sys
+from pathlib import Path
+from customs_batch.planning.inputs import load_inputs
+from customs_batch.validation.project import key_numbers, meeting_keys
+keys = meeting_keys(load_inputs([Path(sys.argv[1])], jobs=1).documents)
+print(sorted(key_numbers(keys)))
+"""
+
+
+def test_the_keys_are_the_same_in_every_process(tmp_path: Path) -> None:
+    """Keys are kept in the load cache and compared with another run's: they must not
+    depend on a process's own hashing (``PYTHONHASHSEED``), nor hold a document's values."""
+    path = tmp_path / "one.yaml"
+    path.write_text(MOVEMENT.format(name="m-1", hawb="hawb_1", quantity=4242), encoding="utf-8")
+    seen = set()
+    for seed in ("0", "1", "12345"):
+        environment = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _KEYS_IN_A_PROCESS, str(path)],
+            capture_output=True,
+            text=True,
+            env=environment,
+            check=True,
+            timeout=120,
+        )
+        seen.add(done.stdout)
+    assert len(seen) == 1
+    keys = meeting_keys(load_inputs([path], jobs=1).documents)
+    assert len(keys) == 4 * 8
+    assert b"4242" not in keys and b"hawb_1" not in keys
     assert project_part([], ()).findings == ()
+
+
+def test_keys_gathered_in_batches_are_the_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The texts of keys are digested a batch at a time (a bound on memory): batches of two
+    give the same keys as one batch."""
+    monkeypatch.chdir(tmp_path)
+    files = random_project(tmp_path / "project", 7)
+    documents = load_inputs(files, jobs=1).documents
+    whole = set(key_numbers(meeting_keys(documents)))
+    monkeypatch.setattr(project, "_KEY_BATCH", 2)
+    assert set(key_numbers(meeting_keys(documents))) == whole
+    assert len(whole) > 10
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 5])
+def test_sharing_is_found_whatever_the_sizes_of_the_parts(count: int) -> None:
+    """Each key found in two parts, whichever is the biggest (its keys are only looked up)."""
+    chance = random.Random(count)
+    parts = [
+        ProjectPart(_keys(*chance.sample(range(40), chance.randrange(0, 12))), ())
+        for _ in range(count)
+    ]
+    expected = [
+        any(
+            set(key_numbers(part.keys)) & set(key_numbers(other.keys))
+            for other in parts
+            if other is not part
+        )
+        for part in parts
+    ]
+    assert sharing(parts) == expected
+    for many in range(count):  # each part the biggest in turn
+        bigger = [*parts]
+        bigger[many] = ProjectPart(parts[many].keys + _keys(*range(100, 200)), ())
+        assert sharing(bigger) == expected
