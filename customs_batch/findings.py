@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from customs_batch.picklable import quick_pickle
+
 
 class Severity(StrEnum):
     """How bad a finding is; ``--strict`` makes warnings fail too."""
@@ -26,7 +28,8 @@ def column_letter(index: int) -> str:
     return letters
 
 
-@dataclass(frozen=True)
+@quick_pickle
+@dataclass(frozen=True, slots=True)
 class Location:
     """Where a finding points.
 
@@ -82,7 +85,8 @@ class Location:
         return out
 
 
-@dataclass(frozen=True)
+@quick_pickle
+@dataclass(frozen=True, slots=True)
 class Suppression:
     """Why a finding is not counted: the reason given, and where it was given (``file:line``).
 
@@ -94,7 +98,8 @@ class Suppression:
     in_source: bool
 
 
-@dataclass(frozen=True)
+@quick_pickle
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem found in the input: rule id, severity, message, location and hint."""
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from customs_batch.findings import Finding, Location, Severity
@@ -80,14 +80,41 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
 # would be checked apart that it relates.
 
 
-@dataclass(frozen=True)
 class ProjectPart:
     """What one file brings to the project-wide checks: what its documents could share with
     another file's (``keys``, see :func:`meeting_keys`), and the findings of the checks over
-    the file alone."""
+    the file alone.
 
-    keys: bytes
-    findings: tuple[Finding, ...]
+    Sent from a loading process and kept in the load cache with its findings pickled apart,
+    read when asked for: a run reads every file's findings after its documents, not between
+    them, so that the memory they take is freed in one piece (91,000 warnings read between
+    the documents of 1,000 files left a plan's memory 80 MiB higher, measured)."""
+
+    __slots__ = ("_data", "_findings", "keys")
+
+    def __init__(
+        self, keys: bytes, findings: tuple[Finding, ...] = (), data: bytes | None = None
+    ) -> None:
+        self.keys = keys
+        self._findings = findings
+        self._data = data
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        if self._data is not None:
+            self._findings = pickle.loads(self._data)
+            self._data = None
+        return self._findings
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        data = self._data
+        if data is None and self._findings:
+            data = pickle.dumps(self._findings, protocol=pickle.HIGHEST_PROTOCOL)
+        return _project_part, (self.keys, data)
+
+
+def _project_part(keys: bytes, data: bytes | None) -> ProjectPart:
+    return ProjectPart(keys, (), data)
 
 
 def project_part(documents: Sequence[Document], broken: Collection[Address]) -> ProjectPart:

@@ -7,6 +7,7 @@ before (the oracle below: the same run, with the whole batch checked together)."
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import re
 import shutil
@@ -393,3 +394,18 @@ def test_sharing_is_found_whatever_the_sizes_of_the_parts(count: int) -> None:
         bigger = [*parts]
         bigger[many] = ProjectPart(parts[many].keys + _keys(*range(100, 200)), ())
         assert sharing(bigger) == expected
+
+
+def test_a_part_read_back_holds_its_keys_and_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a loading process sends it and the load cache keeps it."""
+    monkeypatch.chdir(tmp_path)
+    files = random_project(tmp_path / "project", 3)
+    documents = load_inputs(files, jobs=1).documents
+    part = project_part(documents, ())
+    assert part.findings  # the generated projects always find something
+    again = pickle.loads(pickle.dumps(part))
+    assert (again.keys, again.findings) == (part.keys, part.findings)
+    empty = pickle.loads(pickle.dumps(project_part([], ())))
+    assert (empty.keys, empty.findings) == (b"", ())
