@@ -613,3 +613,33 @@ def test_text_report_reads_each_file_once_while_it_is_kept_and_is_the_same_eithe
     assert reads == (
         once if kept > 1 else [f for n in range(4) for f in [f"m{n}.yaml", "t.j2"] * 2]
     )
+
+
+def test_text_escapes_a_template_line_its_name_and_a_suppression(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a template or a suppression says reaches a terminal escaped, as a finding's own
+    lines do: no escape sequence, no forged line."""
+    monkeypatch.chdir(tmp_path)
+    Path("t.yaml").write_text("office: x\n", encoding="utf-8")
+    template = "tpl\x1b[2J.j2"
+    Path(template).write_text("office: \x1b]0;owned\x07{{ values.office }}\n", encoding="utf-8")
+    used = Location(template, 1, 9)
+    finding = Finding("r.one", Severity.WARNING, "m", Location("t.yaml", 1, 9, used_at=used))
+    silenced = Finding(
+        "r.two",
+        Severity.WARNING,
+        "quiet\nerror[fake]: forged",
+        Location("t.yaml", 1, 1),
+        suppression=Suppression("because\x1b[31m", "t.yaml:1\r", in_source=True),
+    )
+    result = ValidationResult((finding,), (), ("t.yaml",), suppressed=(silenced,))
+    report = make_reporter("text").render(result)
+    assert "\x1b" not in report and "\x07" not in report and "\r" not in report
+    assert "  used by the template at tpl\\x1b[2J.j2:1:9" in report
+    assert "    office: \\x1b]0;owned\\x07{{ values.office }}" in report
+    assert (
+        "t.yaml:1:1: suppressed[r.two]: quiet\\nerror[fake]: forged "
+        "(reason: because\\x1b[31m; at t.yaml:1\\r)"
+    ) in report
+    assert not any(line.startswith("error[fake]") for line in report.splitlines())

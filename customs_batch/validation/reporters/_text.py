@@ -80,10 +80,10 @@ class _FindingLines:
                     lines.append(f"  {_caret_padding(source, column)}^")
         used = loc.used_at
         if used is not None:
-            lines.append(f"  {loc.used_at_text()}")
+            lines.append(f"  {printable(loc.used_at_text() or '')}")
             template_line = self.sources.excerpt(used.file, used.line, used.column)
             if template_line is not None:
-                lines.append(f"    {template_line[0].strip()}")
+                lines.append(f"    {printable(template_line[0].strip())}")
         if loc.path:
             if loc.path is not self._path:  # the findings of one check share their path
                 self._path, self._path_text = loc.path, printable(loc.json_path())
@@ -102,7 +102,8 @@ class _FindingLines:
 def _suppressed_line(finding: Finding) -> str:
     assert finding.suppression is not None
     suppression = finding.suppression
-    return (
+    # Every text from outside is printable(), as in a finding's lines.
+    return printable(
         f"{_where(finding)}: suppressed[{finding.rule}]: {finding.message} "
         f"(reason: {suppression.reason}; at {suppression.where})"
     )
