@@ -10,7 +10,7 @@ from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
-from customs_batch.load_cache import LoadCache, each_file_cached
+from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, each_file_cached
 from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
 from customs_batch.manifest.text_pool import TextPool
@@ -158,7 +158,8 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
             findings += check_rules(item, check_digits=settings.mrn_check_digit)
             findings += check_team_rules(item)
             documents.append(replace(item, index=first + item.index, positions=nothing(), row=None))
-        project = project_part(documents, broken_addresses(problems))
+        keys = len(documents) <= MAX_CACHED_DOCUMENTS  # else only if the run has other files
+        project = project_part(documents, broken_addresses(problems), keys=keys)
     return _LoadedFile(problems, findings, documents, number, project)
 
 

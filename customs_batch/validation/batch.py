@@ -27,7 +27,7 @@ from customs_batch.collector import bulk
 from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.kinds import Address
 from customs_batch.kinds.registry import KINDS
-from customs_batch.load_cache import LoadCache, each_file_cached
+from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, each_file_cached
 from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.rows.positions import RowPositions
@@ -445,7 +445,7 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
         left_out = {doc.address for doc in slims if doc.left_out}
         broken = frozenset(broken_addresses(findings) | left_out)
         complete = [doc for doc in slims if not doc.left_out] if left_out else slims
-        project = project_part(complete, broken)
+        project = project_part(complete, broken, keys=len(slims) <= MAX_CACHED_DOCUMENTS)
     annotated = [doc for doc in slims if ANNOTATION in doc.annotations]
     return _FileOutcome(file, findings, project, broken, annotated, _Slims(slims))
 

@@ -43,7 +43,13 @@ def order_keys(document: Document) -> tuple[str, ...]:
     :func:`customs_batch.validation.project.meeting_keys`): its lane. The edges it walks
     are references and ``dependsOn``, which the names say."""
     lane = _lane(document)
-    return () if lane is None else ("m\0" + "\0".join(lane),)
+    return () if lane is None else (lane_key(lane),)
+
+
+def lane_key(values: tuple[str, ...]) -> str:
+    """The key of a lane, or of another kind's documents ending it (the same text for the
+    same values: a movement's lane and its HAWB's deactivation meet by one key)."""
+    return "l\0" + "\0".join(values)
 
 
 def _written_in(document: Document) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import SPEC_DIGEST_KEY, is_reference
 from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.cycles import find_cycles
-from customs_batch.validation.order import check_order, order_keys
+from customs_batch.validation.order import check_order, lane_key, order_keys
 from customs_batch.validation.ownership import check_owners, owner_keys
 
 # What the checks below ask of each document's kind, as plain tables (asked of every
@@ -82,22 +82,28 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
 
 class ProjectPart:
     """What one file brings to the project-wide checks: what its documents could share with
-    another file's (``keys``, see :func:`meeting_keys`), and the findings of the checks over
-    the file alone.
+    another file's (``keys``, see :func:`meeting_keys`; None when they are worked out only if
+    the run has other files, from the documents and ``broken``), and the findings of the
+    checks over the file alone.
 
     Sent from a loading process and kept in the load cache with its findings pickled apart,
     read when asked for: a run reads every file's findings after its documents, not between
     them, so that the memory they take is freed in one piece (91,000 warnings read between
     the documents of 1,000 files left a plan's memory 80 MiB higher, measured)."""
 
-    __slots__ = ("_data", "_findings", "keys")
+    __slots__ = ("_data", "_findings", "broken", "keys")
 
     def __init__(
-        self, keys: bytes, findings: tuple[Finding, ...] = (), data: bytes | None = None
+        self,
+        keys: bytes | None,
+        findings: tuple[Finding, ...] = (),
+        data: bytes | None = None,
+        broken: frozenset[Address] = frozenset(),
     ) -> None:
         self.keys = keys
         self._findings = findings
         self._data = data
+        self.broken = broken
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -110,17 +116,26 @@ class ProjectPart:
         data = self._data
         if data is None and self._findings:
             data = pickle.dumps(self._findings, protocol=pickle.HIGHEST_PROTOCOL)
-        return _project_part, (self.keys, data)
+        return _project_part, (self.keys, data, self.broken)
 
 
-def _project_part(keys: bytes, data: bytes | None) -> ProjectPart:
-    return ProjectPart(keys, (), data)
+def _project_part(
+    keys: bytes | None, data: bytes | None, broken: frozenset[Address]
+) -> ProjectPart:
+    return ProjectPart(keys, (), data, broken)
 
 
-def project_part(documents: Sequence[Document], broken: Collection[Address]) -> ProjectPart:
+def project_part(
+    documents: Sequence[Document], broken: Collection[Address], *, keys: bool = True
+) -> ProjectPart:
     """The checks over one file's ``documents`` alone (``broken``: the file's documents left
-    out for an error already reported)."""
-    return ProjectPart(meeting_keys(documents, broken), tuple(check_project(documents, broken)))
+    out for an error already reported). Without ``keys`` they are worked out later, and only
+    if the run has other files (a big export that is never cached: keys for each of its rows
+    would cost every run, most of which read that one file)."""
+    findings = tuple(check_project(documents, broken))
+    if keys:
+        return ProjectPart(meeting_keys(documents, broken), findings)
+    return ProjectPart(None, findings, broken=frozenset(broken))
 
 
 def project_findings(
@@ -133,7 +148,13 @@ def project_findings(
     findings; the files that share something are checked again together, their documents
     asked of ``documents_of`` (the file's place in ``parts``). ``broken``: as for
     :func:`check_project`, of the whole batch."""
-    meets = sharing(parts)
+    keys = [
+        part.keys
+        if part.keys is not None or len(parts) < 2
+        else meeting_keys(documents_of(index), part.broken)
+        for index, part in enumerate(parts)
+    ]
+    meets = sharing(keys)
     findings = [
         finding
         for part, meet in zip(parts, meets, strict=True)
@@ -146,22 +167,24 @@ def project_findings(
     return findings
 
 
-def sharing(parts: Sequence[ProjectPart]) -> list[bool]:
-    """For each part, whether it shares a key with another part."""
-    if len(parts) < 2:
-        return [False] * len(parts)
+def sharing(keys: Sequence[bytes | None]) -> list[bool]:
+    """For the keys of each part (:func:`meeting_keys`; None: a part alone), whether it
+    shares one with another part."""
+    if len(keys) < 2:
+        return [False] * len(keys)
+    known = [part or b"" for part in keys]
     # Set operations over each file's keys, no loop over documents here; the biggest part's
     # keys are only looked up, never held in a set (a spreadsheet of 100,000 rows beside a
     # few small files would hold 300,000 numbers: 25 MB).
-    order = sorted(range(len(parts)), key=lambda index: len(parts[index].keys))
+    order = sorted(range(len(known)), key=lambda index: len(known[index]))
     seen: set[int] = set()
     shared: set[int] = set()
     for index in order[:-1]:
-        keys = key_numbers(parts[index].keys)
-        shared.update(seen.intersection(keys))
-        seen.update(keys)
-    shared.update(seen.intersection(key_numbers(parts[order[-1]].keys)))
-    return [not shared.isdisjoint(key_numbers(part.keys)) for part in parts]
+        numbers = key_numbers(known[index])
+        shared.update(seen.intersection(numbers))
+        seen.update(numbers)
+    shared.update(seen.intersection(key_numbers(known[order[-1]])))
+    return [not shared.isdisjoint(key_numbers(part)) for part in known]
 
 
 def key_numbers(keys: bytes) -> memoryview:
@@ -192,19 +215,22 @@ def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) 
             add(_name_key(reference.target))
         for target in document.depends_on:
             add(_name_key(target))
+        end = _ENDS.get(kind)
+        for fields in (*_ENDED.get(kind, ()), *((end.fields,) if end is not None else ())):
+            ended = _lane_key(document, fields)
+            if ended is not None:
+                add(lane_key(ended))
+        lanes = order_keys(document)
+        texts.update(lanes)
+        texts.update(owner_keys(document))
         unique = _UNIQUE.get(kind)
         if unique is not None:
             value = document.spec.get(unique.field)
             add(f"u\0{kind._value_}\0{document.spec.get(unique.within)!r}\0{value}")
-        else:
+        elif not lanes:
+            # A lane is made of the spec alone: two documents sending the same request are
+            # in the same lane, and already share its key.
             add(_request_key(document))
-        end = _ENDS.get(kind)
-        for fields in (*_ENDED.get(kind, ()), *((end.fields,) if end is not None else ())):
-            lane = _lane_key(document, fields)
-            if lane is not None:
-                add("e\0" + "\0".join(lane))
-        texts.update(order_keys(document))
-        texts.update(owner_keys(document))
         if len(texts) >= _KEY_BATCH:
             digests += _digests(texts)
             texts.clear()

@@ -83,7 +83,10 @@ def _made(chance: random.Random, number: int, count: int) -> str:
         [
             (
                 "Movement",
-                f"  shipmentId: shp_7Hk2Lm\n  hawbId: {hawb}\n  action: VAH\n"
+                "  shipmentId: shp_7Hk2Lm\n"
+                # Some on the master AWB (no HAWB): a lane no deactivation ends.
+                + (f"  hawbId: {hawb}\n" if chance.random() < 0.75 else "")
+                + "  action: VAH\n"
                 f"  quantity: {chance.randrange(1, 3)}\n  grossWeightKg: 10.5\n"
                 "  customsSupervision: N\n  goodsHandlingCode: N\n",
             ),
@@ -271,7 +274,7 @@ def test_a_file_that_shares_nothing_keeps_its_own_findings() -> None:
     first = ProjectPart(_keys(1, 2), ())
     second = ProjectPart(_keys(3), ())
     third = ProjectPart(_keys(2, 4), ())
-    assert sharing([first, second, third]) == [True, False, True]
+    assert sharing([first.keys, second.keys, third.keys]) == [True, False, True]
     asked: list[int] = []
 
     def documents_of(index: int) -> list[Document]:
@@ -313,7 +316,7 @@ def test_what_two_documents_share_is_in_both_keys(tmp_path: Path, slim: bool) ->
         return set(key_numbers(meeting_keys(documents)))
 
     one = keys()
-    assert len(one) == 4  # its name, its request, its lane (for the order, for a deactivation)
+    assert len(one) == 2  # its name and its lane (the same request is in the same lane)
     # Another name, HAWB and quantity: nothing shared (the shipment and party are no key).
     assert keys(name="m-2", hawb="hawb_2", quantity=2).isdisjoint(one)
     # The same name in other capitals, the same lane, the same request: a key shared.
@@ -354,7 +357,7 @@ def test_the_keys_are_the_same_in_every_process(tmp_path: Path) -> None:
         seen.add(done.stdout)
     assert len(seen) == 1
     keys = meeting_keys(load_inputs([path], jobs=1).documents)
-    assert len(keys) == 4 * 8
+    assert len(keys) == 2 * 8
     assert b"4242" not in keys and b"hawb_1" not in keys
     assert project_part([], ()).findings == ()
 
@@ -377,22 +380,19 @@ def test_keys_gathered_in_batches_are_the_keys(
 def test_sharing_is_found_whatever_the_sizes_of_the_parts(count: int) -> None:
     """Each key found in two parts, whichever is the biggest (its keys are only looked up)."""
     chance = random.Random(count)
-    parts = [
-        ProjectPart(_keys(*chance.sample(range(40), chance.randrange(0, 12))), ())
-        for _ in range(count)
-    ]
+    parts = [_keys(*chance.sample(range(40), chance.randrange(0, 12))) for _ in range(count)]
     expected = [
         any(
-            set(key_numbers(part.keys)) & set(key_numbers(other.keys))
-            for other in parts
-            if other is not part
+            set(key_numbers(part)) & set(key_numbers(other))
+            for place, other in enumerate(parts)
+            if place != index
         )
-        for part in parts
+        for index, part in enumerate(parts)
     ]
     assert sharing(parts) == expected
     for many in range(count):  # each part the biggest in turn
         bigger = [*parts]
-        bigger[many] = ProjectPart(parts[many].keys + _keys(*range(100, 200)), ())
+        bigger[many] += _keys(*range(100, 200))
         assert sharing(bigger) == expected
 
 
@@ -409,3 +409,34 @@ def test_a_part_read_back_holds_its_keys_and_findings(
     assert (again.keys, again.findings) == (part.keys, part.findings)
     empty = pickle.loads(pickle.dumps(project_part([], ())))
     assert (empty.keys, empty.findings) == (b"", ())
+
+
+@pytest.mark.parametrize("seed", SEEDS[::6])
+def test_keys_worked_out_in_the_run_find_the_same(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file too big for the load cache brings no keys: they are worked out from its
+    documents, only when the run has other files; the findings are the same."""
+    monkeypatch.chdir(tmp_path)
+    files = random_project(tmp_path / "project", seed)
+    monkeypatch.setattr(batch, "MAX_CACHED_DOCUMENTS", 1)
+    apart = validate_paths(files, jobs=1)
+    monkeypatch.setattr(batch, "project_findings", _together)
+    assert apart == validate_paths(files, jobs=1)
+    plan_files = warning_project(tmp_path / "plan", seed)
+    monkeypatch.setattr(inputs, "MAX_CACHED_DOCUMENTS", 1)
+    planned = load_inputs(plan_files, jobs=1)
+    monkeypatch.setattr(inputs, "project_findings", _together)
+    assert planned.validation == load_inputs(plan_files, jobs=1).validation
+
+
+def test_a_big_file_alone_brings_no_keys(tmp_path: Path) -> None:
+    text = "---\n".join(
+        MOVEMENT.format(name=f"m-{n}", hawb=f"hawb_{n}", quantity=n) for n in range(1, 4)
+    )
+    documents = _document(text, tmp_path)
+    assert project_part(documents, (), keys=False).keys is None
+    part = pickle.loads(
+        pickle.dumps(project_part(documents, {Address(Kind.MOVEMENT, "x")}, keys=False))
+    )
+    assert part.keys is None and part.broken == {Address(Kind.MOVEMENT, "x")}
