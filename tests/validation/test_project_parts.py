@@ -440,3 +440,22 @@ def test_a_big_file_alone_brings_no_keys(tmp_path: Path) -> None:
         pickle.dumps(project_part(documents, {Address(Kind.MOVEMENT, "x")}, keys=False))
     )
     assert part.keys is None and part.broken == {Address(Kind.MOVEMENT, "x")}
+
+
+def test_a_lone_document_naming_nothing_has_no_project_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What lets a file of one document skip the checks (``project_part``): over every
+    document of the examples and the generated ones, of every kind, alone."""
+    monkeypatch.chdir(tmp_path)
+    chance = random.Random(0)
+    texts = DOCUMENTS + [_made(chance, number, 5) for number in range(200)]
+    kinds = set()
+    for index, text in enumerate(texts):
+        path = tmp_path / f"alone-{index}.yaml"
+        path.write_text(text, encoding="utf-8")
+        for document in load_inputs([path], jobs=1).documents:
+            kinds.add(document.kind)
+            if not document.references and not document.depends_on:
+                assert check_project([document]) == [], text
+    assert kinds == set(Kind)
