@@ -5,27 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from customs_batch.planning.inputs import load_inputs
-
-MOVEMENT = """\
-apiVersion: customs-batch/v1
-kind: Movement
-metadata:
-  name: {name}
-spec:
-  shipmentId: shp_1
-  hawbId: {hawb}
-  action: VAH
-  quantity: {quantity}
-  grossWeightKg: 10.5
-  customsSupervision: Y
-  goodsHandlingCode: N
-  partyId: rpty_1
-  customsDeclaration:
-    source: EXTERNAL
-    documentType: X
-    declarationType: IM
-    declarationNumber: 24NLR1234567890120
-"""
+from tests.validation.samples import MOVEMENT_YAML
 
 
 def _write(folder: Path, *documents: str) -> Path:
@@ -39,10 +19,12 @@ def _write(folder: Path, *documents: str) -> Path:
 def test_documents_from_several_files_keep_batch_order_and_specs(tmp_path: Path) -> None:
     manifests = _write(
         tmp_path,
-        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
-        MOVEMENT.format(name="mov-2", hawb="hawb_2", quantity=2),
+        MOVEMENT_YAML.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT_YAML.format(name="mov-2", hawb="hawb_2", quantity=2),
     )
-    (manifests / "more.yaml").write_text(MOVEMENT.format(name="mov-3", hawb="hawb_3", quantity=3))
+    (manifests / "more.yaml").write_text(
+        MOVEMENT_YAML.format(name="mov-3", hawb="hawb_3", quantity=3)
+    )
     inputs = load_inputs([manifests])
     assert not inputs.failed
     names = [(doc.name, doc.index) for doc in inputs.documents]
@@ -57,8 +39,8 @@ def test_documents_from_several_files_keep_batch_order_and_specs(tmp_path: Path)
 def test_a_schema_error_points_at_the_value_itself(tmp_path: Path) -> None:
     manifests = _write(
         tmp_path,
-        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
-        MOVEMENT.format(name="mov-2", hawb="hawb_2", quantity="many"),
+        MOVEMENT_YAML.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT_YAML.format(name="mov-2", hawb="hawb_2", quantity="many"),
     )
     inputs = load_inputs([manifests])
     assert inputs.failed
@@ -70,8 +52,8 @@ def test_a_schema_error_points_at_the_value_itself(tmp_path: Path) -> None:
 def test_a_project_wide_error_points_at_the_second_document(tmp_path: Path) -> None:
     manifests = _write(
         tmp_path,
-        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
-        MOVEMENT.format(name="mov-1", hawb="hawb_2", quantity=2),
+        MOVEMENT_YAML.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT_YAML.format(name="mov-1", hawb="hawb_2", quantity=2),
     )
     inputs = load_inputs([manifests])
     assert inputs.failed
@@ -82,8 +64,8 @@ def test_a_project_wide_error_points_at_the_second_document(tmp_path: Path) -> N
 def test_a_project_wide_warning_leaves_the_batch_planable(tmp_path: Path) -> None:
     manifests = _write(
         tmp_path,
-        MOVEMENT.format(name="mov-1", hawb="hawb_1", quantity=1),
-        MOVEMENT.format(name="mov-2", hawb="hawb_1", quantity=1),
+        MOVEMENT_YAML.format(name="mov-1", hawb="hawb_1", quantity=1),
+        MOVEMENT_YAML.format(name="mov-2", hawb="hawb_1", quantity=1),
     )
     inputs = load_inputs([manifests])
     assert not inputs.failed
@@ -175,16 +157,18 @@ def test_a_planned_manifest_keeps_one_string_per_repeated_text(tmp_path: Path) -
 
 
 def test_a_pool_of_processes_loads_the_same_documents_in_the_same_order(tmp_path: Path) -> None:
-    manifests = _write(tmp_path, MOVEMENT.format(name="mov-0", hawb="hawb_0", quantity=1))
+    manifests = _write(tmp_path, MOVEMENT_YAML.format(name="mov-0", hawb="hawb_0", quantity=1))
     for number in range(1, 12):
         (manifests / f"more-{number:02d}.yaml").write_text(
             "---\n".join(
-                MOVEMENT.format(name=f"mov-{number}-{n}", hawb=f"hawb_{number}_{n}", quantity=n)
+                MOVEMENT_YAML.format(
+                    name=f"mov-{number}-{n}", hawb=f"hawb_{number}_{n}", quantity=n
+                )
                 for n in range(1, 4)
             )
         )
     (manifests / "more-05.yaml").write_text(
-        MOVEMENT.format(name="mov-bad", hawb="hawb_bad", quantity="-1")
+        MOVEMENT_YAML.format(name="mov-bad", hawb="hawb_bad", quantity="-1")
     )
     alone = load_inputs([manifests], jobs=1)
     pooled = load_inputs([manifests], jobs=2)

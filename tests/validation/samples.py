@@ -152,3 +152,26 @@ def sample(kind: Kind, **changes: Any) -> dict[str, Any]:
         else:
             spec[key] = value
     return spec
+
+
+MOVEMENT_YAML = """\
+apiVersion: customs-batch/v1
+kind: Movement
+metadata:
+  name: {name}
+spec:
+  shipmentId: shp_1
+  hawbId: {hawb}
+  action: VAH
+  quantity: {quantity}
+  grossWeightKg: 10.5
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: rpty_1
+  customsDeclaration:
+    source: EXTERNAL
+    documentType: X
+    declarationType: IM
+    declarationNumber: 24NLR1234567890120
+"""
+"""A valid VAH movement document of shipment ``shp_1``, to ``.format(name=, hawb=, quantity=)``."""

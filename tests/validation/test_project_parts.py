@@ -35,6 +35,7 @@ from customs_batch.validation.project import (
     project_part,
     sharing,
 )
+from tests.validation.samples import MOVEMENT_YAML
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Every project-wide rule has a broken example; the valid manifests bring references,
@@ -192,7 +193,9 @@ def warning_project(folder: Path, seed: int) -> list[Path]:
         into = files[chance.randrange(count)]
         for _ in range(chance.randrange(0, 4)):
             quantity = chance.randrange(1, 3)
-            into.append(MOVEMENT.format(name=f"m-{number}", hawb=f"hawb_{hawb}", quantity=quantity))
+            into.append(
+                MOVEMENT_YAML.format(name=f"m-{number}", hawb=f"hawb_{hawb}", quantity=quantity)
+            )
             number += 1
     for deactivated in chance.sample(range(1, 5), chance.randrange(0, 3)):  # each once
         spec = f"  shipmentId: shp_1\n  hawbId: hawb_{deactivated}\n"
@@ -285,31 +288,10 @@ def test_a_file_that_shares_nothing_keeps_its_own_findings() -> None:
     assert asked == [0, 2]
 
 
-MOVEMENT = """apiVersion: customs-batch/v1
-kind: Movement
-metadata:
-  name: {name}
-spec:
-  shipmentId: shp_1
-  hawbId: {hawb}
-  action: VAH
-  quantity: {quantity}
-  grossWeightKg: 10.5
-  customsSupervision: Y
-  goodsHandlingCode: N
-  partyId: rpty_1
-  customsDeclaration:
-    source: EXTERNAL
-    documentType: X
-    declarationType: IM
-    declarationNumber: 24NLR1234567890120
-"""
-
-
 @pytest.mark.parametrize("slim", [True, False], ids=["validate's slim", "plan's whole"])
 def test_what_two_documents_share_is_in_both_keys(tmp_path: Path, slim: bool) -> None:
     def keys(**values: object) -> set[int]:
-        text = MOVEMENT.format(**{"name": "m-1", "hawb": "hawb_1", "quantity": 1, **values})
+        text = MOVEMENT_YAML.format(**{"name": "m-1", "hawb": "hawb_1", "quantity": 1, **values})
         documents = _document(text, tmp_path)
         if not slim:
             documents = load_inputs([tmp_path / "one.yaml"], jobs=1).documents
@@ -342,7 +324,9 @@ def test_the_keys_are_the_same_in_every_process(tmp_path: Path) -> None:
     """Keys are kept in the load cache and compared with another run's: they must not
     depend on a process's own hashing (``PYTHONHASHSEED``), nor hold a document's values."""
     path = tmp_path / "one.yaml"
-    path.write_text(MOVEMENT.format(name="m-1", hawb="hawb_1", quantity=4242), encoding="utf-8")
+    path.write_text(
+        MOVEMENT_YAML.format(name="m-1", hawb="hawb_1", quantity=4242), encoding="utf-8"
+    )
     seen = set()
     for seed in ("0", "1", "12345"):
         environment = {**os.environ, "PYTHONHASHSEED": seed}
@@ -432,7 +416,7 @@ def test_keys_worked_out_in_the_run_find_the_same(
 
 def test_a_big_file_alone_brings_no_keys(tmp_path: Path) -> None:
     text = "---\n".join(
-        MOVEMENT.format(name=f"m-{n}", hawb=f"hawb_{n}", quantity=n) for n in range(1, 4)
+        MOVEMENT_YAML.format(name=f"m-{n}", hawb=f"hawb_{n}", quantity=n) for n in range(1, 4)
     )
     documents = _document(text, tmp_path)
     assert project_part(documents, (), keys=False).keys is None
