@@ -89,7 +89,7 @@ class ProjectPart:
     Sent from a loading process and kept in the load cache with its findings pickled apart,
     read when asked for: a run reads every file's findings after its documents, not between
     them, so that the memory they take is freed in one piece (91,000 warnings read between
-    the documents of 1,000 files left a plan's memory 80 MiB higher, measured)."""
+    the documents of 1,000 files raised a plan's peak from 375 to 399 MiB, measured)."""
 
     __slots__ = ("_data", "_findings", "broken", "keys")
 
