@@ -319,3 +319,36 @@ def test_a_creation_reads_the_recorded_identities_without_parsing_the_records(
     assert _only(plan, "DepartureDeclaration/copy-of-d7").action is Action.REFUSED
     # Only the record written before identities were kept, and the one that matched.
     assert set(parsed) == {"DepartureDeclaration/d7", "DepartureDeclaration/old"}
+
+
+def test_recorded_identities_are_read_as_json_reads_them() -> None:
+    """The identity read from a record's text without parsing the record: the same words as
+    a JSON parser gives, None (the record is then parsed) for anything but a list of text."""
+    from customs_batch.planning.identity import _recorded_identity
+
+    words = ["type=DEPARTURE", 'ref=C-"1"', "office=Zürich \\u00e9", "é\\\\"]
+    text = json.dumps({"status": "applied", "identity": words}).encode()
+    assert _recorded_identity(text) == tuple(words)
+    assert _recorded_identity(text.decode()) == tuple(words)
+    assert _recorded_identity(json.dumps({"identity": words}, ensure_ascii=False)) == tuple(words)
+    for held in ("[]", "[1, 2]", '["a", null]', '["a", ["b"]]', '["a",]', '["a" "b"]'):
+        assert _recorded_identity(b'{"identity": ' + held.encode() + b"}") is None
+    assert _recorded_identity(b'{"status": "applied"}') is None
+
+
+def test_records_of_no_kind_or_no_name_are_no_identity() -> None:
+    spec = {**DEPARTURE, "commercialReference": "C-5"}
+    first = plan_changes([_departure("d", **spec)], State.new(), now=NOW)
+    record = _applied("DepartureDeclaration/d", spec, declarationId=5)
+    record = record.with_changes(identity=first.changes[0].identity)
+    text = json.dumps(record.to_json())
+    texts = {"Nothing/d": text, "DepartureDeclaration/": text, "DepartureDeclaration": text}
+    texts["DepartureDeclaration/d"] = text
+    state = State(lineage="l", serial=1, resources=Records.from_texts(texts, "test"))
+    copy = _departure("copy", commercialReference="C-5")
+    plan = plan_changes([copy], state, now=NOW, orphans=False)
+    change = _only(plan, "DepartureDeclaration/copy")
+    # The one record of a kind and a name is found and named (outside the selection, so
+    # refused, not moved); the others are no records of a document.
+    assert change.action is Action.REFUSED
+    assert change.reason.startswith("the state records DepartureDeclaration/d with ")
