@@ -98,9 +98,7 @@ def load_inputs(
             del documents
             return _load_whole(paths, mrn_check_digit)
         findings += project
-    entries = tuple(
-        DocumentEntry(str(doc.address), doc.source.file, doc.source.line) for doc in documents
-    )
+    entries = tuple(DocumentEntry.of(doc) for doc in documents)
     kept, suppressed = finish([*loaded, *findings], documents, files)
     result = ValidationResult(
         sorted_findings(kept), entries, tuple(files), sorted_findings(suppressed)
@@ -179,10 +177,7 @@ def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inpu
                 broken=broken_addresses(loaded.findings),
             ),
         ]
-    entries = tuple(
-        DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
-        for doc in loaded.documents
-    )
+    entries = tuple(DocumentEntry.of(doc) for doc in loaded.documents)
     kept, suppressed = finish(findings, loaded.documents, loaded.files)
     result = ValidationResult(
         sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)

@@ -83,6 +83,15 @@ class DocumentEntry:
     file: str
     line: int
 
+    @classmethod
+    def of(cls, document: Document) -> DocumentEntry:
+        """The entry of ``document``."""
+        return cls(str(document.address), document.source.file, document.source.line)
+
+    def fields(self) -> tuple[str, str, int]:
+        """Its values, to send as a plain tuple (pickled 100,000 times at most)."""
+        return (self.address, self.file, self.line)
+
 
 @dataclass(frozen=True)
 class ValidationResult:
@@ -154,15 +163,13 @@ class _Slims:
         """What a report needs to know of each document (without reading the documents)."""
         if self._documents is None:
             return (DocumentEntry(*entry) for entry in self._entries)
-        return (
-            DocumentEntry(str(d.address), d.source.file, d.source.line) for d in self._documents
-        )
+        return map(DocumentEntry.of, self._documents)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         data, entries = self._data, self._entries
         if self._documents is not None:
             data = pickle.dumps(self._documents, protocol=pickle.HIGHEST_PROTOCOL)
-            entries = tuple((str(d.address), d.source.file, d.source.line) for d in self._documents)
+            entries = tuple(DocumentEntry.of(d).fields() for d in self._documents)
         return _slims_of, (data, entries)
 
 
@@ -273,10 +280,7 @@ def render_paths(
         )
     )
     kept, suppressed = finish(findings, loaded.documents, loaded.files)
-    entries = tuple(
-        DocumentEntry(str(doc.address), doc.source.file, doc.source.line)
-        for doc in loaded.documents
-    )
+    entries = tuple(DocumentEntry.of(doc) for doc in loaded.documents)
     result = ValidationResult(
         sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)
     )

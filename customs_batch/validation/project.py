@@ -509,10 +509,9 @@ def _lane_key(document: Document, fields: tuple[str, ...]) -> tuple[str, ...] | 
 
 
 def _ended_lanes(documents: Sequence[Document]) -> list[Finding]:
-    ends = {kind: model.ends_lanes for kind, model in KINDS.items() if model.ends_lanes}
     findings: list[Finding] = []
-    for end in dict.fromkeys(ends.values()):
-        kinds = {kind for kind, other in ends.items() if other == end}
+    for end in dict.fromkeys(_ENDS.values()):
+        kinds = {kind for kind, other in _ENDS.items() if other == end}
         findings.extend(_lane_ended(documents, kinds, end))
     return findings
 
