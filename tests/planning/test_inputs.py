@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from customs_batch.load_cache import CACHE_DIR_VARIABLE
 from customs_batch.planning.inputs import load_inputs
 from tests.validation.samples import MOVEMENT_YAML
 
@@ -180,3 +183,33 @@ def test_a_pool_of_processes_loads_the_same_documents_in_the_same_order(tmp_path
     order = [doc.index for doc in pooled.documents]
     assert order == sorted(order)
     assert [doc.name for doc in pooled.documents][:2] == ["mov-1-1", "mov-1-2"]  # file order
+
+
+def test_a_file_s_repeated_texts_stay_shared_from_a_loading_process_and_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Shared where the file is loaded: pickle keeps one copy of a shared object, so the
+    # documents come back from a loading process, and from the load cache, still sharing.
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(tmp_path / "cache"))
+    manifests = _write(
+        tmp_path,
+        *(
+            MOVEMENT_YAML.format(name=f"mov-{n}", hawb=f"hawb_{n}", quantity=n + 1)
+            for n in range(3)
+        ),
+    )
+    for number in range(4):  # enough files for a pool of loading processes
+        (manifests / f"more-{number}.yaml").write_text(
+            MOVEMENT_YAML.format(name=f"more-{number}", hawb=f"hawb_9{number}", quantity=1)
+        )
+    for run in ("loaded", "cached"):
+        inputs = load_inputs([manifests], jobs=2, cache=True)
+        first, second, third = (doc.spec for doc in inputs.documents if doc.name.startswith("mov-"))
+        assert not inputs.failed
+        assert first["shipmentId"] is second["shipmentId"] is third["shipmentId"], run
+        assert first["partyId"] is third["partyId"], run
+        assert first["hawbId"] != second["hawbId"]
+        # Small files (10,000 manifests of one document each) share across files too.
+        lone = [doc.spec for doc in inputs.documents if doc.name.startswith("more-")]
+        assert len(lone) == 4
+        assert all(spec["shipmentId"] is lone[0]["shipmentId"] for spec in lone), run
