@@ -62,6 +62,7 @@ from customs_batch.workers import each_file, worker_count
 
 FORMAT = 1
 _MAGIC = b"customs-batch load cache %d\n" % FORMAT
+_NOTE_MAGIC = b"customs-batch load cache note %d\n" % FORMAT
 CACHE_DIR_VARIABLE = "CUSTOMS_BATCH_CACHE_DIR"
 CACHE_MAX_MB_VARIABLE = "CUSTOMS_BATCH_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 512
@@ -106,6 +107,26 @@ class _Entry:
     root: str
     dependencies: tuple[Dependency, ...]
     outcome: Any
+
+    def version(self) -> bytes:
+        """What the outcome was computed from, as 16 bytes (see :data:`Versions`)."""
+        return _version(self.fingerprint, self.file, self.content, self.root, self.dependencies)
+
+
+def _version(
+    fingerprint: bytes, file: str, content: bytes, root: str, dependencies: tuple[Dependency, ...]
+) -> bytes:
+    key = repr((fingerprint, file, content, root, dependencies))
+    return hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+
+
+Versions = list[bytes | None]
+"""For each file of a run, in order, the *version* of its outcome: a digest of everything
+the outcome was computed from (the run's fingerprint, the file's bytes, its project, and
+what loading read besides). Loading is a function of these, so two outcomes of one version
+are the same outcome: a later step may keep what it found about an outcome under its
+version. None for a file whose outcome is not in the cache (not cached, or changed while
+it was loaded)."""
 
 
 @dataclass(frozen=True)
@@ -178,32 +199,62 @@ class LoadCache:
 
     def put(
         self, file: str, content: bytes, dependencies: tuple[Dependency, ...], outcome: Any
-    ) -> bytes | None:
-        """Store ``outcome`` for ``file`` and return the entry as written (None when it
-        could not be: a cache that cannot be written is left alone). A file whose documents
-        hold a sensitive value (a guarantee's access code) is never stored: the cache would
-        keep it in clear, and nothing customs-batch writes does."""
+    ) -> tuple[bytes, bytes] | None:
+        """Store ``outcome`` for ``file`` and return the entry as written and its version
+        (None when it could not be: a cache that cannot be written is left alone). A file
+        whose documents hold a sensitive value (a guarantee's access code) is never stored:
+        the cache would keep it in clear, and nothing customs-batch writes does."""
         if _holds_sensitive_values(outcome) or _too_many_documents(outcome):
             return None
         root = str(find_project_root(Path(file)))
         entry = _Entry(self.fingerprint, file, content, root, dependencies, outcome)
-        temporary = None
         try:
             data = _MAGIC + pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-            if not _room_for(self.folder, len(data)):
-                return None
-            import tempfile  # here: a run that writes nothing does without its imports
+        except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            return None
+        if not self._write(self.entry_path(file), data):
+            return None
+        return data, entry.version()
 
+    def _write(self, path: str, data: bytes) -> bool:
+        """Write ``data`` to ``path`` whole or not at all (0600); False when it could not
+        be, or would leave the disk too little room."""
+        if not _room_for(self.folder, len(data)):
+            return False
+        import tempfile  # here: a run that writes nothing does without its imports
+
+        temporary = None
+        try:
             _prepare(self.folder)
             descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".new-")
             with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600
                 handle.write(data)
-            os.replace(temporary, self.entry_path(file))
-        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            os.replace(temporary, path)
+        except OSError:
             if temporary is not None:
                 _remove(temporary)
+            return False
+        return True
+
+    def read_note(self, name: str) -> bytes | None:
+        """The note ``name`` that a run of the same fingerprint wrote (:meth:`write_note`),
+        or None (none, unreadable, or written for another format)."""
+        try:
+            with open(self._note_path(name), "rb") as handle:
+                data = handle.read()
+        except OSError:
             return None
-        return data
+        return data[len(_NOTE_MAGIC) :] if data.startswith(_NOTE_MAGIC) else None
+
+    def write_note(self, name: str, data: bytes) -> None:
+        """Keep ``data`` as the note ``name`` of this fingerprint: what a later step found
+        about the outcomes, by their versions. Replaced whole; never an error."""
+        self._write(self._note_path(name), _NOTE_MAGIC + data)
+
+    def _note_path(self, name: str) -> str:
+        hasher = hashlib.blake2b(self.fingerprint, digest_size=20)
+        hasher.update(b"\0note\0" + name.encode("utf-8", "surrogateescape"))
+        return os.path.join(self.folder, hasher.hexdigest())
 
     def trim(self) -> None:
         """Remove the entries used longest ago while the folder is over its bound."""
@@ -239,16 +290,23 @@ def each_file_cached(
     hint: str,
     cache: LoadCache | None,
     file_of: Callable[[Item], str],
+    versions: Versions | None = None,
 ) -> Iterator[Outcome]:
     """Like :func:`customs_batch.workers.each_file`: ``work(item, settings)`` for each item
     in order, taken from ``cache`` where it holds a true entry for the item's file, computed
     (and stored) for the others, which alone decide how many processes load.
 
-    ``file_of`` gives an item's file; it and ``work`` must be picklable (module-level)."""
+    ``file_of`` gives an item's file; it and ``work`` must be picklable (module-level).
+    ``versions``, when given, gets each item's :data:`Versions` entry as its outcome is
+    given."""
     if cache is None:
         workers = worker_count(jobs, [file_of(item) for item in items])
-        yield from each_file(items, work, settings, workers, hint=hint)
+        for outcome in each_file(items, work, settings, workers, hint=hint):
+            if versions is not None:
+                versions.append(None)
+            yield outcome
         return
+    noted = versions.append if versions is not None else _ignored
     known: dict[tuple[str, str], bytes] = {}
     found = [cache.get(file_of(item), known) for item in items]
     missing = [item for item, entry in zip(items, found, strict=True) if entry is None]
@@ -256,13 +314,25 @@ def each_file_cached(
     stored = _Stored(work, cache, file_of, send_entry=workers > 1)
     computed = each_file(missing, stored, settings, workers, hint=hint)
     for entry in found:
-        if entry is not None:
-            yield entry.outcome
-            continue
-        result = next(computed)
-        yield result.outcome() if isinstance(result, _Written) else result
+        if entry is None:
+            result = next(computed)
+            if isinstance(result, _Kept):
+                noted(result.version)
+                yield result.outcome
+                continue
+            if not isinstance(result, _Written):
+                noted(None)  # not stored
+                yield result
+                continue
+            entry = pickle.loads(result.data[len(_MAGIC) :])
+        noted(entry.version())
+        yield entry.outcome
     if missing:
         cache.trim()
+
+
+def _ignored(_: bytes | None) -> None:
+    pass
 
 
 @dataclass(frozen=True)
@@ -272,9 +342,13 @@ class _Written:
 
     data: bytes
 
-    def outcome(self) -> Any:
-        entry = pickle.loads(self.data[len(_MAGIC) :])
-        return entry.outcome
+
+@dataclass(frozen=True)
+class _Kept:
+    """An outcome computed in this process and stored, with its entry's version."""
+
+    outcome: Any
+    version: bytes
 
 
 @dataclass(frozen=True)
@@ -287,7 +361,7 @@ class _Stored(Generic[Item, Settings, Outcome]):
     file_of: Callable[[Item], str]
     send_entry: bool = False
 
-    def __call__(self, item: Item, settings: Settings) -> Outcome | _Written:
+    def __call__(self, item: Item, settings: Settings) -> Outcome | _Written | _Kept:
         file = self.file_of(item)
         before = file_digest(file)
         with recording() as noted:
@@ -300,7 +374,10 @@ class _Stored(Generic[Item, Settings, Outcome]):
             return outcome
         dependencies = tuple((what, path, taken) for (what, path), taken in noted.items())
         written = self.cache.put(file, before, dependencies, outcome)
-        return _Written(written) if written is not None and self.send_entry else outcome
+        if written is None:
+            return outcome
+        data, version = written
+        return _Written(data) if self.send_entry else _Kept(outcome, version)
 
 
 def cache_folder() -> Path:

@@ -8,8 +8,10 @@ from pathlib import Path
 from customs_batch.backends import backend_for
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.load_cache import LoadCache
 from customs_batch.manifest import Document
-from customs_batch.planning.inputs import Selection, load_inputs
+from customs_batch.planning.inputs import DocumentVersions, Selection, load_inputs
+from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state import StateBackend
 from customs_batch.validation.batch import ValidationResult
 
@@ -35,6 +37,25 @@ class InvalidManifests(CustomsBatchError):
         from customs_batch.validation.reporters import make_reporter
 
         return make_reporter("text").render(self.validation)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The documents a plan starts from, with the load cache they were taken from (None:
+    not used) and what each was loaded from."""
+
+    documents: list[Document]
+    cache: LoadCache | None = None
+    versions: DocumentVersions | None = None
+    whole: bool = True
+    """Every document of the manifests (no -l, --target or --exclude)."""
+
+    def unchanged(self, environment: Environment) -> Unchanged | None:
+        """What earlier plans of ``environment`` found unchanged among the documents (see
+        :mod:`customs_batch.planning.unchanged`); None without the load cache."""
+        if self.cache is None or self.versions is None:
+            return None
+        return Unchanged(self.cache, environment.name, self.versions, whole=self.whole)
 
 
 @dataclass(frozen=True)
@@ -67,11 +88,17 @@ class Inputs:
 
     def documents(self) -> list[Document]:
         """The selected documents, valid; :class:`InvalidManifests` when any has an error."""
+        return self.loaded().documents
+
+    def loaded(self) -> Loaded:
+        """The selected documents, valid (:class:`InvalidManifests` when any has an error),
+        and what the load cache knows of them."""
         selection = self.selection()
         inputs = load_inputs(list(self.paths) or load_project().manifest_paths(), cache=self.cache)
         if inputs.failed:
             raise InvalidManifests(inputs.validation)
-        return selection.apply(inputs.documents)
+        documents = selection.apply(inputs.documents)
+        return Loaded(documents, inputs.cache, inputs.versions, selection.everything)
 
     def chosen_environment(self) -> Environment:
         """The environment these inputs name, from the project around the working folder."""

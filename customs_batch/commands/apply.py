@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.backends import sealer_for
-from customs_batch.commands._inputs import Inputs
+from customs_batch.commands._inputs import Inputs, Loaded
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.commands.session import locked_session
@@ -242,7 +242,9 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         )
     environment = inputs.chosen_environment()
     saved = read_plan(plan_path, environment=environment.name) if plan_path else None
-    documents = inputs.documents() if saved is None else []
+    loaded = inputs.loaded() if saved is None else Loaded([])
+    documents = loaded.documents
+    unchanged = loaded.unchanged(environment)
     if saved is not None and plan_path is not None and needs_manifests(saved):
         # The plan file holds the sensitive values it sends (a guarantee's access code)
         # only as digests: the values come from the manifests it was made from.
@@ -273,7 +275,10 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
                 session.state,
                 orphans=inputs.selection().everything,
                 consume=True,  # nothing below needs the documents again
+                unchanged=unchanged,
             )
+            if unchanged is not None:
+                unchanged.save()
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

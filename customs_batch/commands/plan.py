@@ -61,8 +61,10 @@ def make_plan(options: PlanOptions) -> PlanResult:
     the state's other records out of the plan instead of calling them orphaned.
     """
     inputs = options.inputs
-    documents = inputs.documents()
+    loaded = inputs.loaded()
+    documents = loaded.documents
     environment = inputs.chosen_environment()
+    unchanged = loaded.unchanged(environment)
     state = inputs.backend(environment).read()
     # The edges' tables are built and dropped before the planned changes exist: with
     # 100,000 documents, the two at once were the peak of a plan's memory.
@@ -77,7 +79,10 @@ def make_plan(options: PlanOptions) -> PlanResult:
         orphans=inputs.selection().everything,
         consume=True,  # nothing below needs the documents again
         edges=edges,
+        unchanged=unchanged,
     )
+    if unchanged is not None:
+        unchanged.save()
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
         write_plan(

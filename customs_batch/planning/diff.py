@@ -20,6 +20,7 @@ from customs_batch.planning.graph import Edge, dependencies, dependencies_of, de
 from customs_batch.planning.identity import Identities
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
+from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
 
@@ -33,6 +34,7 @@ def plan_changes(
     orphans: bool = True,
     consume: bool = False,
     edges: Mapping[Address, Sequence[Edge]] | None = None,
+    unchanged: Unchanged | None = None,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
     the addresses the state holds but the manifests no longer name at the end (orphaned,
@@ -43,12 +45,14 @@ def plan_changes(
     document is dropped as soon as its change is planned, so that 100,000 documents and
     their plan are not all in memory at once (a change keeps its spec, not its document).
     ``edges``: the documents' :func:`~customs_batch.planning.graph.dependency_edges` when
-    the caller has them (the graph is then not walked a second time).
+    the caller has them (the graph is then not walked a second time). ``unchanged``: what
+    earlier plans found unchanged (see :mod:`customs_batch.planning.unchanged`), told what
+    this one finds.
     """
     with bulk():
         deps = dependencies(documents) if edges is None else dependencies_of(documents, edges)
         when = now or datetime.now(UTC)
-        return _plan(documents, state, when, inputs_digest, orphans, consume, deps)
+        return _plan(documents, state, when, inputs_digest, orphans, consume, deps, unchanged)
 
 
 def _plan(
@@ -59,8 +63,13 @@ def _plan(
     orphans: bool,
     consume: bool,
     deps: Mapping[Address, tuple[Address, ...]],
+    unchanged: Unchanged | None = None,
 ) -> Plan:
     recorded = _reader(state.resources)
+    resources = state.resources
+    text_of = (
+        resources.text_of if unchanged is not None and isinstance(resources, Records) else None
+    )
     replaced: set[str] = set()
     """Addresses resubmitted by this plan: what refers to them waits for the new object."""
     moved: dict[str, ResourceRecord] = {}
@@ -93,6 +102,18 @@ def _plan(
     pending.reverse()
     while pending:
         doc = pending.pop()  # the last reference when consumed: freed at the next one
+        identity: tuple[str, ...] = ()
+        moved_from: Address | None = None
+        key = (
+            unchanged.key(doc, text_of(str(doc.address)))
+            if unchanged is not None and text_of is not None
+            else None
+        )
+        if key is not None and unchanged is not None and unchanged.known(key):
+            # Found unchanged by an earlier plan, with the same spec and the same record.
+            identities.place(doc)  # counted in its lane all the same
+            changes.append(_unchanged(doc, deps[doc.address]))
+            continue
         spec, unknown = resolve(doc.spec, lookup)
         record = recorded(str(doc.address))
         values = (
@@ -101,8 +122,6 @@ def _plan(
             else ()
         )
         place = identities.place(doc)
-        identity: tuple[str, ...] = ()
-        moved_from: Address | None = None
         renamed = (
             _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
         )
@@ -135,6 +154,11 @@ def _plan(
         else:
             followed = _following_replacements(doc, record, unknown, replaced, recorded)
             decided = _decide(doc.address, spec, record, values, now, followed)
+            # The ordinary comparison, of the document's own spec (no reference) with its
+            # record: the same document and the same record text give the same answer.
+            own_spec = spec is doc.spec and not unknown
+            if decided is _UNCHANGED and own_spec and unchanged is not None and key is not None:
+                unchanged.found(key)
         if decided.action is Action.RESUBMIT:
             replaced.add(str(doc.address))
         if not identity and decided.operation.writes_state:
@@ -165,6 +189,20 @@ def _plan(
         if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
             changes.append(_gone(parsed, record))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest)
+
+
+def _unchanged(doc: Document, depends_on: tuple[Address, ...]) -> PlannedChange:
+    """The change of a document found unchanged: what the comparison below would give."""
+    return PlannedChange(
+        address=doc.address,
+        action=_UNCHANGED.action,
+        operation=_UNCHANGED.operation,
+        reason=_UNCHANGED.reason,
+        spec=doc.spec,
+        depends_on=depends_on,
+        idempotency_key=_UNCHANGED.idempotency_key,
+        origin=row_origin(doc),
+    )
 
 
 def _declared_rename(

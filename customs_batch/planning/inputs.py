@@ -10,7 +10,7 @@ from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address
-from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, each_file_cached
+from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, Versions, each_file_cached
 from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
 from customs_batch.manifest.text_pool import TextPool
@@ -41,7 +41,7 @@ class Inputs:
     of 100,000 documents with 90,000 warnings spent 0.2 s of each warm plan sorting them.
     """
 
-    __slots__ = ("_result", "_validation", "documents", "failed")
+    __slots__ = ("_result", "_validation", "cache", "documents", "failed", "versions")
 
     def __init__(
         self,
@@ -49,9 +49,14 @@ class Inputs:
         kept: list[Finding],
         suppressed: list[Finding],
         files: Sequence[str],
+        cache: LoadCache | None = None,
+        versions: Sequence[bytes | None] = (),
     ) -> None:
         self.documents = documents
         self.failed = any(finding.severity is Severity.ERROR for finding in kept)
+        self.cache = cache
+        """The load cache the documents were taken from and stored in (None: not used)."""
+        self.versions = DocumentVersions(versions)
         self._result = (kept, suppressed, tuple(files))
         self._validation: ValidationResult | None = None
 
@@ -99,9 +104,17 @@ def load_inputs(
     stored = LoadCache.for_run("plan", settings, enabled=cache)
     parts: list[ProjectPart] = []
     by_file: list[list[Document]] = []
+    versions: Versions = []
     with bulk():
         outcomes = each_file_cached(
-            numbered, _load_file, settings, jobs, hint=hint, cache=stored, file_of=_file_of
+            numbered,
+            _load_file,
+            settings,
+            jobs,
+            hint=hint,
+            cache=stored,
+            file_of=_file_of,
+            versions=versions,
         )
         for number, outcome in enumerate(outcomes):
             outcome = outcome.numbered(number)
@@ -121,7 +134,7 @@ def load_inputs(
             return _load_whole(paths, mrn_check_digit)
         findings += project
     kept, suppressed = finish([*loaded, *findings], documents, files)
-    return Inputs(documents, kept, suppressed, files)
+    return Inputs(documents, kept, suppressed, files, stored, versions)
 
 
 _SHARED_ACROSS_FILES = 10
@@ -129,6 +142,26 @@ _SHARED_ACROSS_FILES = 10
 (see ``_load_file``) leaves 10,000 manifests of one document each with a copy per
 document. A bigger file keeps one copy of each text per file, and a warm run of 100,000
 documents in files of 100 skips the 0.3 s of CPU that sharing them again would cost."""
+
+
+class DocumentVersions:
+    """What each document of a batch was loaded from (held apart from the documents)."""
+
+    __slots__ = ("_files",)
+
+    def __init__(self, files: Sequence[bytes | None]) -> None:
+        self._files = tuple(files)
+        """The version of each file's outcome in the load cache, by the file's place in the
+        batch."""
+
+    def __call__(self, document: Document) -> bytes | None:
+        """``document``'s version, 24 bytes: its file's outcome's version and its place in
+        the file. Two documents with the same version are the same document (see
+        :data:`customs_batch.load_cache.Versions`); None when its file's outcome is not in
+        the cache."""
+        number, place = divmod(document.index, _FILE_STRIDE)
+        version = self._files[number] if 0 <= number < len(self._files) else None
+        return None if version is None else version + place.to_bytes(8, "little")
 
 
 @dataclass(frozen=True)
