@@ -104,11 +104,10 @@ def _plan(
         doc = pending.pop()  # the last reference when consumed: freed at the next one
         identity: tuple[str, ...] = ()
         moved_from: Address | None = None
-        key = (
-            unchanged.key(doc, text_of(str(doc.address)))
-            if unchanged is not None and text_of is not None
-            else None
-        )
+        key = None
+        if unchanged is not None and text_of is not None:
+            address = str(doc.address)
+            key = unchanged.key(doc, address, text_of(address))
         if key is not None and unchanged is not None and unchanged.known(key):
             # Found unchanged by an earlier plan, with the same spec and the same record.
             identities.place(doc)  # counted in its lane all the same

@@ -43,7 +43,7 @@ _DIGEST_SIZE = 16
 class Unchanged:
     """The comparisons earlier plans found unchanged, and those this plan finds."""
 
-    __slots__ = ("_cache", "_found", "_known", "_name", "_version_of", "_whole")
+    __slots__ = ("_cache", "_found", "_known", "_name", "_plain", "_version_of", "_whole")
 
     def __init__(
         self,
@@ -61,22 +61,26 @@ class Unchanged:
         self._version_of = version_of
         self._known = _read(cache.read_note(self._name))
         self._found: set[bytes] = set()
+        self._plain: dict[str, bool] = {}
+        """By kind, whether it has no sensitive field."""
 
-    def key(self, document: Document, record: bytes | str | None) -> bytes | None:
-        """The digest of ``document`` and the text of its ``record`` as the state holds it
-        (None: no record, or a record already parsed), or None when the comparison of the
-        two could depend on anything else."""
-        if record is None or sensitive_paths(document.kind):
+    def key(self, document: Document, address: str, record: bytes | str | None) -> bytes | None:
+        """The digest of ``document`` (at ``address``) and the text of its ``record`` as
+        the state holds it (None: no record, or a record already parsed), or None when the
+        comparison of the two could depend on anything else."""
+        if record is None:
             return None
-        version = self._version_of(document)
+        kind = document.kind
+        plain = self._plain.get(kind._value_)  # by its text: a kind's hash is a Python call
+        if plain is None:
+            plain = self._plain[kind._value_] = not sensitive_paths(kind)
+        version = self._version_of(document) if plain else None
         if version is None:
             return None
-        hasher = hashlib.blake2b(version, digest_size=_DIGEST_SIZE)
-        hasher.update(str(document.address).encode("utf-8", "surrogateescape") + b"\0")
-        hasher.update(
-            record if isinstance(record, bytes) else record.encode("utf-8", "surrogatepass")
-        )
-        return hasher.digest()
+        if isinstance(record, str):  # a database's row
+            record = record.encode("utf-8", "surrogatepass")
+        text = b"".join((version, address.encode("utf-8", "surrogateescape"), b"\0", record))
+        return hashlib.blake2b(text, digest_size=_DIGEST_SIZE).digest()
 
     def known(self, key: bytes) -> bool:
         """Whether an earlier plan found this comparison unchanged (kept for the next)."""
