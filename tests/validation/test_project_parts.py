@@ -14,12 +14,13 @@ import shutil
 import subprocess
 import sys
 from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from customs_batch.findings import Finding
+from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Document
 from customs_batch.planning import inputs
@@ -159,8 +160,11 @@ def _together(
     parts: Sequence[ProjectPart],
     documents_of: Callable[[int], Sequence[Document]],
     broken: Sequence[Address] | frozenset[Address] | set[Address] = (),
+    *,
+    errors_only: bool = False,
 ) -> list[Finding]:
-    """The oracle: every file's documents checked at once, as before files were checked apart."""
+    """The oracle: every file's documents checked at once, as before files were checked
+    apart (every finding, also when only the errors are asked for)."""
     return check_project(
         [doc for index in range(len(parts)) for doc in documents_of(index)], broken
     )
@@ -443,3 +447,25 @@ def test_a_lone_document_naming_nothing_has_no_project_finding(
             if not document.references and not document.depends_on:
                 assert check_project([document]) == [], text
     assert kinds == set(Kind)
+
+
+def test_the_errors_alone_are_every_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a plan asks (``errors_only``): every error, without reading the warnings of the
+    files that share nothing, from parts read back as the load cache gives them."""
+    monkeypatch.chdir(tmp_path)
+    skipped = with_errors = 0
+    for seed in SEEDS[::5]:
+        made = random_project if seed % 2 else warning_project
+        files = made(tmp_path / f"project-{seed}", seed)
+        per_file = [load_inputs([file], jobs=1).documents for file in files]
+        parts = [pickle.loads(pickle.dumps(project_part(docs, ()))) for docs in per_file]
+        every = project_findings(parts, per_file.__getitem__)
+        parts = [pickle.loads(pickle.dumps(project_part(docs, ()))) for docs in per_file]
+        errors = project_findings(parts, per_file.__getitem__, errors_only=True)
+        assert Counter(f for f in errors if f.severity is Severity.ERROR) == Counter(
+            f for f in every if f.severity is Severity.ERROR
+        )
+        assert set(errors) <= set(every)
+        skipped += len(errors) < len(every)
+        with_errors += any(f.severity is Severity.ERROR for f in every)
+    assert skipped and with_errors  # warnings left unread, and errors found

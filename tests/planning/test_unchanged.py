@@ -1,0 +1,76 @@
+"""The note of comparisons found unchanged, at the planner: a record held as a database row's
+text counts as one from the state file, and anything of the record in the digest counts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from customs_batch.load_cache import LoadCache
+from customs_batch.manifest.document import Document
+from customs_batch.planning import Action, Plan, plan_changes
+from customs_batch.planning.unchanged import Unchanged
+from customs_batch.state.model import RecordStatus, ResourceRecord, State
+from customs_batch.state.records import Records
+from tests.planning.helpers import movement
+
+WHEN = "2026-01-01T00:00:00+00:00"
+NOW = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def _cache(tmp_path: Path) -> LoadCache:
+    return LoadCache(str(tmp_path / "cache"), b"fingerprint", 1 << 30)
+
+
+def _version(document: Document) -> bytes:
+    return b"v" * 16 + document.index.to_bytes(8, "little")
+
+
+def _rows(documents: list[Document], **changes: object) -> dict[str, str]:
+    """Each document's record as a database row holds it (JSON text, no address)."""
+    rows = {}
+    for document in documents:
+        record = ResourceRecord(
+            str(document.address),
+            RecordStatus.APPLIED,
+            "create",
+            dict(document.spec),
+            outputs={"id": document.index},
+            updated_at=WHEN,
+        ).with_changes(**changes)
+        rows[str(document.address)] = json.dumps(record.to_json(), sort_keys=True)
+    return rows
+
+
+def _plan(tmp_path: Path, documents: list[Document], rows: dict[str, str]) -> Plan:
+    unchanged = Unchanged(_cache(tmp_path), "db", _version)
+    state = State("lineage", 1, Records.from_texts(rows, "the database"))
+    plan = plan_changes(list(documents), state, now=NOW, unchanged=unchanged)
+    unchanged.save()
+    return plan
+
+
+def test_a_row_s_text_is_a_record_s_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    documents = [movement(f"mov-{n}", n, hawb=f"hawb_{n}") for n in range(5)]
+    rows = _rows(documents)
+    cold = _plan(tmp_path, documents, rows)
+    assert not cold.has_changes
+    parsed: list[str] = []
+    parse = Records._parse
+
+    def counting(records: Records, address: str, value: bytes | str) -> ResourceRecord:
+        parsed.append(address)
+        return parse(records, address, value)
+
+    monkeypatch.setattr(Records, "_parse", counting)
+    assert _plan(tmp_path, documents, rows) == cold
+    assert parsed == []
+    # A row that changed is read again, and its document planned as it now stands.
+    rows["Movement/mov-2"] = _rows(documents[2:3], status=RecordStatus.UNKNOWN)["Movement/mov-2"]
+    warm = _plan(tmp_path, documents, rows)
+    assert parsed == ["Movement/mov-2"]
+    assert warm.changes[2].action is not Action.NO_CHANGE
+    assert warm == _plan(tmp_path / "none", documents, rows)
