@@ -28,6 +28,12 @@ so a file edited during a run is never cached with the result of its other conte
 folder is kept under ``CUSTOMS_BATCH_CACHE_MAX_MB`` by removing the entries used longest ago,
 and nothing is written on a disk with less than 64 MB free (by default the cache is beside the
 state, whose writes must find room).
+
+Each file's cached result has a *version* (:data:`Versions`), a digest of everything it was
+computed from; a later step may keep what it found about the results by their versions, in
+a *note* of the same fingerprint (:meth:`LoadCache.write_note`: ``plan`` keeps which
+documents it found unchanged against which record, :mod:`customs_batch.planning.unchanged`).
+A note is written whole like an entry, and a missing or unreadable one is no error.
 """
 
 from __future__ import annotations
