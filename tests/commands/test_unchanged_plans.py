@@ -18,8 +18,8 @@ from customs_batch.load_cache import CACHE_DIR_VARIABLE
 from customs_batch.planning import Plan, PlannedChange
 from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
-from customs_batch.state.records import Records
 from tests.commands.test_core import Recorder
+from tests.planning.helpers import parsed_records
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MANIFESTS = (Path("manifests"),)
@@ -44,19 +44,6 @@ def _plan(*, cache: bool) -> Plan:
     return make_plan(PlanOptions(Inputs(MANIFESTS, cache=cache))).plan
 
 
-def _parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The addresses whose record text is parsed from now on."""
-    parsed: list[str] = []
-    parse = Records._parse
-
-    def counting(records: Records, address: str, value: bytes | str) -> ResourceRecord:
-        parsed.append(address)
-        return parse(records, address, value)
-
-    monkeypatch.setattr(Records, "_parse", counting)
-    return parsed
-
-
 def _note(project: Path) -> list[Path]:
     return [
         path
@@ -71,7 +58,7 @@ def test_a_re_plan_compares_only_what_it_cannot_know_unchanged(
     cold = _plan(cache=False)
     assert not cold.has_changes
     _plan(cache=True)  # finds every document unchanged, and notes it
-    parsed = _parsed(monkeypatch)
+    parsed = parsed_records(monkeypatch)
     warm = _plan(cache=True)
     assert warm == cold
     # Parsed again: a document with a reference (its value is another record's) or of a
@@ -225,7 +212,7 @@ def test_a_plan_of_a_part_uses_the_note_and_leaves_it_as_it_was(
     target = next(
         c.address for c in _plan(cache=False).changes if c.address.kind.value == "Movement"
     )
-    parsed = _parsed(monkeypatch)
+    parsed = parsed_records(monkeypatch)
     part = make_plan(PlanOptions(Inputs(MANIFESTS, targets=(str(target),), cache=True))).plan
     assert str(target) in {str(c.address) for c in part.changes}
     assert str(target) not in parsed  # taken as unchanged from the note

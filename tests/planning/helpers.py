@@ -2,9 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.planning.references import REF
+from customs_batch.state.model import ResourceRecord
+from customs_batch.state.records import Records
 
 
 def doc(kind: Kind, name: str, spec: dict[str, Any], index: int, *deps: str) -> Document:
@@ -39,3 +43,16 @@ def movement(name: str, index: int, hawb: str = "hawb_a1", quantity: int = 1) ->
         "partyId": "rpty_p1",
     }
     return doc(Kind.MOVEMENT, name, spec, index)
+
+
+def parsed_records(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The addresses whose record is parsed from its text from now on."""
+    parsed: list[str] = []
+    parse = Records._parse
+
+    def counting(records: Records, address: str, value: bytes | str) -> ResourceRecord:
+        parsed.append(address)
+        return parse(records, address, value)
+
+    monkeypatch.setattr(Records, "_parse", counting)
+    return parsed

@@ -15,7 +15,7 @@ from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
-from tests.planning.helpers import movement
+from tests.planning.helpers import movement, parsed_records
 
 WHEN = "2026-01-01T00:00:00+00:00"
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
@@ -58,14 +58,7 @@ def test_a_row_s_text_is_a_record_s_text(tmp_path: Path, monkeypatch: pytest.Mon
     rows = _rows(documents)
     cold = _plan(tmp_path, documents, rows)
     assert not cold.has_changes
-    parsed: list[str] = []
-    parse = Records._parse
-
-    def counting(records: Records, address: str, value: bytes | str) -> ResourceRecord:
-        parsed.append(address)
-        return parse(records, address, value)
-
-    monkeypatch.setattr(Records, "_parse", counting)
+    parsed = parsed_records(monkeypatch)
     assert _plan(tmp_path, documents, rows) == cold
     assert parsed == []
     # A row that changed is read again, and its document planned as it now stands.
