@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from customs_batch.commands import ApplyOptions, Inputs, PlanOptions, apply_changes, make_plan
 from customs_batch.kinds import Address
+from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.load_cache import CACHE_DIR_VARIABLE
 from customs_batch.planning import Plan, PlannedChange
@@ -217,3 +220,29 @@ def test_a_plan_of_a_part_uses_the_note_and_leaves_it_as_it_was(
     assert str(target) in {str(c.address) for c in part.changes}
     assert str(target) not in parsed  # taken as unchanged from the note
     assert note.read_bytes() == before
+
+
+def test_two_plans_sharing_the_note_while_a_manifest_changes_leave_it_true(
+    project: Path,
+) -> None:
+    # Two real plans at once on one cache and one note, a manifest edited while they run.
+    # However their steps interleave, what they leave must give a later plan the plan of a
+    # run without the cache.
+    movements = project / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    command = [sys.executable, "-m", "customs_batch", "plan", "manifests"]
+    runs = [
+        subprocess.Popen(command, cwd=project, env=dict(os.environ), stdout=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    weight = 50
+    while any(run.poll() is None for run in runs):  # edits for as long as they run
+        weight += 1
+        movements.write_text(text.replace("grossWeightKg: 50.2", f"grossWeightKg: {weight}.5"))
+    for run in runs:
+        assert run.wait(timeout=120) in (0, 1)
+    assert _note(project)
+    warm = _plan(cache=True)
+    assert warm == _plan(cache=False)
+    assert f"grossWeightKg: {weight}.5" in movements.read_text(encoding="utf-8")
+    assert warm.counts[Action.NO_CHANGE] == len(warm.changes) - 1  # the edited movement
