@@ -246,3 +246,53 @@ def test_two_plans_sharing_the_note_while_a_manifest_changes_leave_it_true(
     assert warm == _plan(cache=False)
     assert f"grossWeightKg: {weight}.5" in movements.read_text(encoding="utf-8")
     assert warm.counts[Action.NO_CHANGE] == len(warm.changes) - 1  # the edited movement
+
+
+def test_a_state_in_postgresql_is_noted_by_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: str
+) -> None:
+    """The records of a database state are its rows' texts: a re-plan takes the unchanged
+    ones from the note, and a row written again is compared again."""
+    shutil.copytree(EXAMPLES / "manifests", tmp_path / "manifests")
+    for other in (tmp_path / "manifests").iterdir():
+        if other.name != "movements.yaml":
+            other.unlink()
+    (tmp_path / "customs-batch.yaml").write_text(
+        "default_environment: db\nenvironments:\n  db:\n    base_url: https://customs.example\n"
+        "    api_key_env: NOTE_TEST_KEY\n"
+        "    state: {backend: postgres, url_env: NOTE_TEST_STATE_URL}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NOTE_TEST_STATE_URL", postgres_url)
+    monkeypatch.setenv("NOTE_TEST_KEY", "k" * 32)
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(tmp_path / "cache"))
+    documents = Inputs(MANIFESTS).documents()
+    inputs = Inputs()
+    backend = inputs.backend(inputs.chosen_environment())
+    with backend.open("test") as session:
+        for number, document in enumerate(documents):
+            session.record(
+                ResourceRecord(
+                    str(document.address),
+                    RecordStatus.APPLIED,
+                    "create",
+                    dict(document.spec),
+                    outputs={"id": number},
+                    updated_at="2026-01-01T00:00:00+00:00",
+                )
+            )
+    cold = _plan(cache=False)
+    assert cold.counts[Action.NO_CHANGE] == len(cold.changes) == len(documents)
+    _plan(cache=True)
+    parsed = parsed_records(monkeypatch)
+    assert _plan(cache=True) == cold
+    assert parsed == []
+    first = str(documents[0].address)
+    with backend.open("test") as session:
+        record = session.state.resources[first]
+        session.record(record.with_changes(status=RecordStatus.UNKNOWN))
+    warm = _plan(cache=True)
+    assert set(parsed) == {first}
+    assert warm == _plan(cache=False)
+    assert warm.counts[Action.NO_CHANGE] == len(documents) - 1
