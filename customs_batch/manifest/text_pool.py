@@ -18,7 +18,7 @@ class TextPool:
     LIMIT = 1024
 
     def __init__(self) -> None:
-        self._columns: dict[str, dict[str, str] | None] = {}
+        self._columns: dict[str | int, dict[str, str] | None] = {}
 
     def share(self, row: dict[str, Any]) -> dict[str, Any]:
         """``row`` with each of its texts replaced by the pooled copy (changed in place)."""
@@ -37,3 +37,17 @@ class TextPool:
             elif len(pool) > self.LIMIT:
                 columns[name] = None
         return row
+
+    def shared(self, column: str | int, value: str) -> str:
+        """``value`` as pooled for ``column`` (a name, or a place in a tuple): the one copy
+        of it, unless the column was found to hold more than ``LIMIT`` different texts."""
+        columns = self._columns
+        pool = columns.get(column)
+        if pool is None:
+            if column in columns:
+                return value  # too many different texts: not pooled
+            pool = columns[column] = {}
+        shared = pool.setdefault(value, value)
+        if shared is value and len(pool) > self.LIMIT:
+            columns[column] = None
+        return shared

@@ -21,3 +21,14 @@ def test_a_column_of_ids_stops_being_pooled() -> None:
     again = pool.share({"HAWB": "".join(["hawb_", "0"])})["HAWB"]
     assert first == again == "hawb_0"
     assert first is not again  # no pool holds the texts of that column any more
+
+
+def test_a_text_of_a_column_is_one_string_and_a_column_of_ids_stops_being_pooled() -> None:
+    pool = TextPool()
+    first = pool.shared(0, "".join(["action=", "ISL"]))
+    assert pool.shared(0, "".join(["action=", "ISL"])) is first
+    for number in range(TextPool.LIMIT + 1):
+        pool.shared(1, f"hawbId=hawb_{number}")
+    again = "".join(["hawbId=hawb_", "0"])
+    assert pool.shared(1, again) is again  # no pool holds the texts of that column any more
+    assert pool.shared(0, "".join(["action=", "ISL"])) is first  # the other column still is

@@ -352,3 +352,16 @@ def test_records_of_no_kind_or_no_name_are_no_identity() -> None:
     # refused, not moved); the others are no records of a document.
     assert change.action is Action.REFUSED
     assert change.reason.startswith("the state records DepartureDeclaration/d with ")
+
+
+def test_the_words_documents_share_are_one_string_for_all() -> None:
+    # A plan of 100,000 creations keeps every identity: a word many share (the action, the
+    # place, the shipment) is one string for all of them.
+    documents = [movement(f"mov-{n}", n, hawb=f"hawb_{n}") for n in range(4)]
+    plan = plan_changes(documents, State("lineage"))
+    identities = [change.identity for change in plan.changes]
+    assert all(change.action is Action.CREATE for change in plan.changes)
+    first = identities[0]
+    assert first[1:2] == ("hawbId=hawb_0",)
+    for other in identities[1:]:  # the same shipment, action and place; another HAWB
+        assert [a is b for a, b in zip(first, other, strict=True)] == [True, False, True, True]
