@@ -104,9 +104,9 @@ def _plan(
         doc = pending.pop()  # the last reference when consumed: freed at the next one
         identity: tuple[str, ...] = ()
         moved_from: Address | None = None
+        address = str(doc.address)
         key = None
         if unchanged is not None and text_of is not None:
-            address = str(doc.address)
             key = unchanged.key(doc, address, text_of(address))
         if key is not None and unchanged is not None and unchanged.known(key):
             # Found unchanged by an earlier plan, with the same spec and the same record.
@@ -114,7 +114,7 @@ def _plan(
             changes.append(_unchanged(doc, deps[doc.address]))
             continue
         spec, unknown = resolve(doc.spec, lookup)
-        record = recorded(str(doc.address))
+        record = recorded(address)
         values = (
             field_changes(record.spec, compared(doc.kind, spec, record.spec))
             if record is not None
@@ -159,7 +159,7 @@ def _plan(
             if decided is _UNCHANGED and own_spec and unchanged is not None and key is not None:
                 unchanged.found(key)
         if decided.action is Action.RESUBMIT:
-            replaced.add(str(doc.address))
+            replaced.add(address)
         if not identity and decided.operation.writes_state:
             # Recorded with what it sends (an unchanged document needs none: nothing is
             # recorded for it).

@@ -14,8 +14,9 @@ Only a comparison that can be nothing but a function of the two is kept:
 
 - the document's spec had no reference (resolving it gave the spec itself, nothing left
   unknown): a reference's value is another record's;
-- its kind has no sensitive field (a guarantee's access code is compared as a digest keyed
-  by the API key, which is not in either text);
+- it holds no sensitive value (a guarantee's access code is compared as a digest keyed by
+  the API key, which is not in either text): a file whose documents hold one is never in
+  the load cache (:meth:`customs_batch.load_cache.LoadCache.put`), so it has no version;
 - its record was the record under its own name, as the state file (or database) holds it,
   and the plan decided "no change" by the ordinary comparison (not a rename, not a record
   forgotten, refused, rejected or waiting: each of those has its own decision, made again).
@@ -35,7 +36,6 @@ from collections.abc import Callable
 
 from customs_batch.load_cache import LoadCache
 from customs_batch.manifest import Document
-from customs_batch.sensitive import sensitive_paths
 
 _DIGEST_SIZE = 16
 
@@ -43,7 +43,7 @@ _DIGEST_SIZE = 16
 class Unchanged:
     """The comparisons earlier plans found unchanged, and those this plan finds."""
 
-    __slots__ = ("_cache", "_found", "_known", "_name", "_plain", "_version_of", "_whole")
+    __slots__ = ("_cache", "_found", "_known", "_name", "_version_of", "_whole")
 
     def __init__(
         self,
@@ -61,8 +61,6 @@ class Unchanged:
         self._version_of = version_of
         self._known = _read(cache.read_note(self._name))
         self._found: set[bytes] = set()
-        self._plain: dict[str, bool] = {}
-        """By kind, whether it has no sensitive field."""
 
     def key(self, document: Document, address: str, record: bytes | str | None) -> bytes | None:
         """The digest of ``document`` (at ``address``) and the text of its ``record`` as
@@ -70,11 +68,7 @@ class Unchanged:
         comparison of the two could depend on anything else."""
         if record is None:
             return None
-        kind = document.kind
-        plain = self._plain.get(kind._value_)  # by its text: a kind's hash is a Python call
-        if plain is None:
-            plain = self._plain[kind._value_] = not sensitive_paths(kind)
-        version = self._version_of(document) if plain else None
+        version = self._version_of(document)
         if version is None:
             return None
         if isinstance(record, str):  # a database's row
