@@ -141,7 +141,7 @@ bench-apply: install
 	$(BIN)/python benchmarks/plan_apply_bench.py all
 
 .PHONY: bench-apply-speed
-## bench-apply-speed: apply ops/s against a bare httpx loop, and paced applies at 20/s and 50/s on busy cores (docs/benchmarks.md)
+## bench-apply-speed: apply ops/s against a bare httpx loop (in-process and against sandbox serve), and paced applies at 20/s and 50/s on busy cores (docs/benchmarks.md)
 bench-apply-speed: install
 	$(BIN)/python benchmarks/apply_bench.py all
 

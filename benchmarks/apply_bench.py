@@ -9,6 +9,14 @@
     ratio is apply at parallelism 8 against the faster bare loop. The peer of apply's CPU
     per operation (at parallelism 1) is the bare loop on one thread that also appends each
     request's intent and answer to a journal, each line fsynced: what recording must do.
+``served``
+    The issue's own setting of the same comparison: apply of ``--count`` movements at
+    parallelism 8 against a ``sandbox serve --rate-limit off`` process, every intent and
+    outcome fsynced (and at parallelism 1), against a bare ``httpx.Client`` loop POSTing the
+    same rows to the same kind of process on 1 and 8 threads, recording nothing; a fresh
+    server for every run, alternated round by round. The server works on its own core here,
+    so the CPU per operation and the context switches per operation are the client's
+    alone. Target: apply at parallelism 8 at least 0.8x the faster bare loop.
 ``paced``
     Apply of ``--paced-count`` movements against a ``sandbox serve --rate-limit R/second``
     process, R in ``--rates``, with 8 workers and the client's limiter at the same rate,
@@ -17,7 +25,7 @@
     and the 429 answers the server counted.
 
 Every section states the machine and the load average while it ran. Run with
-``make bench-apply-speed`` or ``.venv/bin/python benchmarks/apply_bench.py [speed|paced|all]``,
+``make bench-apply-speed`` or ``.venv/bin/python benchmarks/apply_bench.py [speed|served|paced|all]``,
 which prints the Markdown; ``section()`` returns that text for docs/benchmarks.md.
 """
 
@@ -27,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,7 +67,7 @@ from plan_apply_bench import (
 )
 
 from customs_batch.client import CustomsClient, RateLimit, RateLimiter, Sender
-from customs_batch.execution.apply import apply_plan
+from customs_batch.execution.apply import ApplyReport, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.planning import Plan, plan_changes
 from customs_batch.sandbox import InProcessTransport
@@ -303,6 +312,138 @@ def speed_markdown(figures: SpeedFigures) -> str:
     )
 
 
+# -- served --------------------------------------------------------------------------------
+
+
+@dataclass
+class ServedFigures:
+    count: int
+    rounds: int
+    ops: dict[int, Series] = field(default_factory=dict)
+    cpu_per_op: dict[int, Series] = field(default_factory=dict)
+    switches_per_op: dict[int, Series] = field(default_factory=dict)
+    bare: dict[int, Series] = field(default_factory=dict)
+    bare_cpu_per_op: dict[int, Series] = field(default_factory=dict)
+    bare_switches_per_op: dict[int, Series] = field(default_factory=dict)
+    loads: Loads = field(default_factory=Loads)
+
+    @property
+    def ratio(self) -> float:
+        """Apply at parallelism 8 against the faster bare loop, medians (target >= 0.8x)."""
+        return self.ops[8].median / max(series.median for series in self.bare.values())
+
+
+def measure_served(count: int, rounds: int, parallelisms: Sequence[int] = (1, 8)) -> ServedFigures:
+    folder = project(count)
+    plan = plan_changes(load_documents(folder), State(lineage=""))
+    figures = ServedFigures(count, rounds)
+    for round_number in range(rounds):
+        figures.loads.sample()
+        for parallelism in parallelisms:
+            _served_apply_round(figures, folder, plan, parallelism)  # A
+            _served_bare_round(figures, folder, plan, parallelism)  # B
+        print(f"  round {round_number + 1}/{rounds} done", file=sys.stderr, flush=True)
+    figures.loads.sample()
+    return figures
+
+
+@dataclass
+class Usage:
+    """This process's CPU seconds (every thread, user and system) and context switches
+    (voluntary and not) during ``work``, and its wall seconds."""
+
+    cpu: float = 0.0
+    switches: int = 0
+    wall: float = 0.0
+
+    @classmethod
+    def of(cls, work: Callable[[], object]) -> Usage:
+        before, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        work()
+        after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - wall
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        switches = after.ru_nvcsw - before.ru_nvcsw + after.ru_nivcsw - before.ru_nivcsw
+        return cls(cpu, switches, wall)
+
+
+def _served_apply_round(figures: ServedFigures, folder: Path, plan: Plan, parallelism: int) -> None:
+    with served(folder, "off") as base:
+        backend = LocalBackend(fresh(WORK / f"state-served-{parallelism}"))
+        with CustomsClient(Sender(base, KEY)) as client, backend.open("apply") as session:
+            reports: list[ApplyReport] = []
+            usage = Usage.of(
+                lambda: reports.append(
+                    apply_plan(
+                        plan, session, client, parallelism=parallelism, stop=threading.Event()
+                    )
+                )
+            )
+    report = reports[0]
+    succeeded = report.count(NodeStatus.SUCCEEDED)
+    if succeeded != figures.count:
+        raise SystemExit(f"apply against sandbox serve succeeded {succeeded} of {figures.count}")
+    figures.ops.setdefault(parallelism, Series()).add(succeeded / report.seconds)
+    figures.cpu_per_op.setdefault(parallelism, Series()).add(1000 * usage.cpu / succeeded)
+    figures.switches_per_op.setdefault(parallelism, Series()).add(usage.switches / succeeded)
+
+
+def _served_bare_round(figures: ServedFigures, folder: Path, plan: Plan, threads: int) -> None:
+    """The same rows POSTed by a bare httpx.Client to a fresh ``sandbox serve``, nothing
+    recorded; one thread, or a pool of ``threads`` sharing the client."""
+    rows = [
+        (str(c.spec["shipmentId"]), {k: v for k, v in c.spec.items() if k != "shipmentId"})
+        for c in plan.changes
+    ]
+    headers = {"Authorization": f"Bearer {KEY}"}
+    with served(folder, "off") as base, httpx.Client(base_url=base, headers=headers) as http:
+
+        def post(row: tuple[str, dict[str, object]]) -> None:
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+            http.post(MOVEMENTS_PATH.format(id=row[0]), json=row[1], headers=key).raise_for_status()
+
+        def run() -> None:
+            if threads == 1:
+                for row in rows:
+                    post(row)
+                return
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(post, rows))
+
+        usage = Usage.of(run)
+    figures.bare.setdefault(threads, Series()).add(len(rows) / usage.wall)
+    figures.bare_cpu_per_op.setdefault(threads, Series()).add(1000 * usage.cpu / len(rows))
+    figures.bare_switches_per_op.setdefault(threads, Series()).add(usage.switches / len(rows))
+
+
+def served_markdown(figures: ServedFigures) -> str:
+    rows = [
+        "| run | ops/s | client CPU per op | context switches per op |",
+        "|---|---:|---:|---:|",
+    ]
+    for parallelism, series in sorted(figures.ops.items()):
+        rows.append(
+            f"| apply, parallelism {parallelism}, every intent and outcome fsynced | "
+            f"{series.show()} | {figures.cpu_per_op[parallelism].show(' ms', 2)} | "
+            f"{figures.switches_per_op[parallelism].show('', 1)} |"
+        )
+    for threads, series in sorted(figures.bare.items()):
+        rows.append(
+            f"| bare httpx loop, {threads} thread(s), nothing recorded | {series.show()} | "
+            f"{figures.bare_cpu_per_op[threads].show(' ms', 2)} | "
+            f"{figures.bare_switches_per_op[threads].show('', 1)} |"
+        )
+    verdict = "met" if figures.ratio >= 0.8 else "not met"
+    return (
+        f"{figures.count:,} movements against `sandbox serve --rate-limit off` (a fresh "
+        f"server for every run), {figures.rounds} rounds alternated (apply, then the bare "
+        "loop, per parallelism); median (lowest-highest); load average "
+        f"{figures.loads.show()} while measuring.\n\n" + "\n".join(rows) + "\n\n"
+        f"**Ratio:** apply at parallelism 8 does **{figures.ratio:.2f}x** the faster bare loop "
+        f"(medians; target >= 0.8x: {verdict}). The server runs in its own process, so the CPU "
+        "per operation and the context switches are the client's alone.\n"
+    )
+
+
 # -- paced ---------------------------------------------------------------------------------
 
 
@@ -378,7 +519,11 @@ def paced_markdown(figures: PacedFigures) -> str:
 
 
 def section(
-    speed: SpeedFigures | None, paced: PacedFigures | None, *, measured_at: str | None = None
+    speed: SpeedFigures | None,
+    paced: PacedFigures | None,
+    *,
+    measured_at: str | None = None,
+    against_server: ServedFigures | None = None,
 ) -> str:
     """The Markdown of the measured parts, with the machine and the command."""
     when = measured_at or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -389,6 +534,8 @@ def section(
         parts.append(
             "**Speed**, in-process emulator, every outcome fsynced. " + speed_markdown(speed)
         )
+    if against_server is not None:
+        parts.append("**Speed against `sandbox serve`**. " + served_markdown(against_server))
     if paced is not None:
         parts.append("**Pacing** at a rate limit. " + paced_markdown(paced))
     return "\n".join(parts)
@@ -397,7 +544,9 @@ def section(
 def main() -> None:
     """Parse the arguments, measure, print the report (Markdown with ``--markdown``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("name", nargs="?", default="all", choices=["speed", "paced", "all"])
+    parser.add_argument(
+        "name", nargs="?", default="all", choices=["speed", "served", "paced", "all"]
+    )
     parser.add_argument("--count", type=int, default=4000, help="movements for speed")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--paced-count", type=int, default=300)
@@ -406,12 +555,15 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     speed = measure_speed(args.count, args.rounds) if args.name in ("speed", "all") else None
+    against_server = (
+        measure_served(args.count, args.rounds) if args.name in ("served", "all") else None
+    )
     paced = (
         measure_paced(args.paced_count, args.rounds, args.rates, args.busy)
         if args.name in ("paced", "all")
         else None
     )
-    print(section(speed, paced))
+    print(section(speed, paced, against_server=against_server))
 
 
 if __name__ == "__main__":
