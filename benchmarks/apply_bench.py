@@ -43,7 +43,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +61,8 @@ from plan_apply_bench import (
     fresh,
     in_process_client,
     load_documents,
+    plan_rows,
+    post_rows,
     project,
     served,
 )
@@ -216,27 +217,11 @@ def _bare_round(figures: SpeedFigures, folder: Path, plan: Plan, threads: int) -
     """The same rows POSTed with a bare httpx.Client through the same transport, nothing
     recorded; one thread, or a pool of ``threads`` sharing the client."""
     app = emulator(folder)
-    rows = [
-        (str(c.spec["shipmentId"]), {k: v for k, v in c.spec.items() if k != "shipmentId"})
-        for c in plan.changes
-    ]
+    rows = plan_rows(plan)
     headers = {"Authorization": f"Bearer {KEY}"}
     transport = InProcessTransport(app)
     with httpx.Client(base_url=BASE_URL, transport=transport, headers=headers) as http:
-
-        def post(row: tuple[str, dict[str, object]]) -> None:
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            http.post(MOVEMENTS_PATH.format(id=row[0]), json=row[1], headers=key).raise_for_status()
-
-        def run() -> None:
-            if threads == 1:
-                for row in rows:
-                    post(row)
-                return
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(post, rows))
-
-        cpu, seconds = cpu_and_wall(run)
+        cpu, seconds = cpu_and_wall(post_rows(http, rows, threads))
     figures.bare.setdefault(threads, Series()).add(len(rows) / seconds)
     figures.bare_cpu_per_op.setdefault(threads, Series()).add(1000 * cpu / len(rows))
 
@@ -246,10 +231,7 @@ def _journaled_round(figures: SpeedFigures, folder: Path, plan: Plan) -> None:
     a JSON line of what will be sent (with its key) appended to a journal and fsynced, after
     it a line of the answer, fsynced. Apply's CPU per operation is measured against this."""
     app = emulator(folder)
-    rows = [
-        (str(c.spec["shipmentId"]), {k: v for k, v in c.spec.items() if k != "shipmentId"})
-        for c in plan.changes
-    ]
+    rows = plan_rows(plan)
     headers = {"Authorization": f"Bearer {KEY}"}
     journal = fresh(WORK / "state-journaled") / "journal.jsonl"
     transport = InProcessTransport(app)
@@ -390,26 +372,10 @@ def _served_apply_round(figures: ServedFigures, folder: Path, plan: Plan, parall
 def _served_bare_round(figures: ServedFigures, folder: Path, plan: Plan, threads: int) -> None:
     """The same rows POSTed by a bare httpx.Client to a fresh ``sandbox serve``, nothing
     recorded; one thread, or a pool of ``threads`` sharing the client."""
-    rows = [
-        (str(c.spec["shipmentId"]), {k: v for k, v in c.spec.items() if k != "shipmentId"})
-        for c in plan.changes
-    ]
+    rows = plan_rows(plan)
     headers = {"Authorization": f"Bearer {KEY}"}
     with served(folder, "off") as base, httpx.Client(base_url=base, headers=headers) as http:
-
-        def post(row: tuple[str, dict[str, object]]) -> None:
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            http.post(MOVEMENTS_PATH.format(id=row[0]), json=row[1], headers=key).raise_for_status()
-
-        def run() -> None:
-            if threads == 1:
-                for row in rows:
-                    post(row)
-                return
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(post, rows))
-
-        usage = Usage.of(run)
+        usage = Usage.of(post_rows(http, rows, threads))
     figures.bare.setdefault(threads, Series()).add(len(rows) / usage.wall)
     figures.bare_cpu_per_op.setdefault(threads, Series()).add(1000 * usage.cpu / len(rows))
     figures.bare_switches_per_op.setdefault(threads, Series()).add(usage.switches / len(rows))

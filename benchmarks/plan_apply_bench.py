@@ -370,33 +370,46 @@ def apply_once(folder: Path, plan: Plan, parallelism: int) -> ApplyFigures:
     return ApplyFigures(report, close, created_movements(app), counted, seconds)
 
 
+Row = tuple[str, dict[str, Any]]
+"""A movement as a bare loop sends it: its shipment, and the body of its POST."""
+
+
+def plan_rows(plan: Plan) -> list[Row]:
+    """Each change of ``plan`` (movements) as a bare loop sends it."""
+    return [
+        (str(c.spec["shipmentId"]), {k: v for k, v in c.spec.items() if k != "shipmentId"})
+        for c in plan.changes
+    ]
+
+
+def post_rows(http: httpx.Client, rows: Sequence[Row], threads: int) -> Callable[[], None]:
+    """A run that POSTs ``rows`` with ``http``, each with an idempotency key of its own,
+    recording nothing: on one thread, or on a pool of ``threads`` sharing the client."""
+
+    def post(row: Row) -> None:
+        key = {"Idempotency-Key": str(uuid.uuid4())}
+        http.post(MOVEMENTS_PATH.format(id=row[0]), json=row[1], headers=key).raise_for_status()
+
+    def run() -> None:
+        if threads == 1:
+            for row in rows:
+                post(row)
+            return
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(post, rows))
+
+    return run
+
+
 def plain_loop(folder: Path, plan: Plan, threads: int) -> tuple[float, int]:
     """The same rows POSTed with a bare httpx.Client through the same transport, nothing
     recorded; one thread, or a pool of ``threads`` sharing the client."""
     app = emulator(folder)
     headers = {"Authorization": f"Bearer {KEY}"}
-    bodies = [(str(c.spec["shipmentId"]), c.spec) for c in plan.changes]
     with httpx.Client(
         base_url=BASE_URL, transport=InProcessTransport(app), headers=headers
     ) as http:
-
-        def post(row: tuple[str, Any]) -> None:
-            shipment, spec = row
-            body = {k: v for k, v in spec.items() if k != "shipmentId"}
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            http.post(
-                f"/v1/shipments/{shipment}/movements", json=body, headers=key
-            ).raise_for_status()
-
-        def run() -> None:
-            if threads == 1:
-                for row in bodies:
-                    post(row)
-                return
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(post, bodies))
-
-        seconds = timed(run)
+        seconds = timed(post_rows(http, plan_rows(plan), threads))
     return seconds, created_movements(app)
 
 
