@@ -141,11 +141,23 @@ def busy(processes: int) -> Iterator[None]:
             spinner.wait(timeout=10)
 
 
-def cpu_and_wall(work: Callable[[], object]) -> tuple[float, float]:
-    """CPU seconds of this process (every thread) and wall seconds of ``work``."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    work()
-    return time.process_time() - cpu, time.perf_counter() - wall
+@dataclass
+class Usage:
+    """This process's CPU seconds (every thread, user and system) and context switches
+    (voluntary and not) during ``work``, and its wall seconds."""
+
+    cpu: float = 0.0
+    switches: int = 0
+    wall: float = 0.0
+
+    @classmethod
+    def of(cls, work: Callable[[], object]) -> Usage:
+        before, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        work()
+        after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - wall
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        switches = after.ru_nvcsw - before.ru_nvcsw + after.ru_nivcsw - before.ru_nivcsw
+        return cls(cpu, switches, wall)
 
 
 # -- speed ---------------------------------------------------------------------------------
@@ -221,9 +233,9 @@ def _bare_round(figures: SpeedFigures, folder: Path, plan: Plan, threads: int) -
     headers = {"Authorization": f"Bearer {KEY}"}
     transport = InProcessTransport(app)
     with httpx.Client(base_url=BASE_URL, transport=transport, headers=headers) as http:
-        cpu, seconds = cpu_and_wall(post_rows(http, rows, threads))
-    figures.bare.setdefault(threads, Series()).add(len(rows) / seconds)
-    figures.bare_cpu_per_op.setdefault(threads, Series()).add(1000 * cpu / len(rows))
+        usage = Usage.of(post_rows(http, rows, threads))
+    figures.bare.setdefault(threads, Series()).add(len(rows) / usage.wall)
+    figures.bare_cpu_per_op.setdefault(threads, Series()).add(1000 * usage.cpu / len(rows))
 
 
 def _journaled_round(figures: SpeedFigures, folder: Path, plan: Plan) -> None:
@@ -255,9 +267,9 @@ def _journaled_round(figures: SpeedFigures, folder: Path, plan: Plan) -> None:
                 answer.raise_for_status()
                 write({"shipment": shipment, "status": answer.status_code, "answer": answer.json()})
 
-        cpu, seconds = cpu_and_wall(run)
-    figures.journaled.add(len(rows) / seconds)
-    figures.journaled_cpu_per_op.add(1000 * cpu / len(rows))
+        usage = Usage.of(run)
+    figures.journaled.add(len(rows) / usage.wall)
+    figures.journaled_cpu_per_op.add(1000 * usage.cpu / len(rows))
 
 
 def speed_markdown(figures: SpeedFigures) -> str:
@@ -327,25 +339,6 @@ def measure_served(count: int, rounds: int, parallelisms: Sequence[int] = (1, 8)
         print(f"  round {round_number + 1}/{rounds} done", file=sys.stderr, flush=True)
     figures.loads.sample()
     return figures
-
-
-@dataclass
-class Usage:
-    """This process's CPU seconds (every thread, user and system) and context switches
-    (voluntary and not) during ``work``, and its wall seconds."""
-
-    cpu: float = 0.0
-    switches: int = 0
-    wall: float = 0.0
-
-    @classmethod
-    def of(cls, work: Callable[[], object]) -> Usage:
-        before, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-        work()
-        after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - wall
-        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        switches = after.ru_nvcsw - before.ru_nvcsw + after.ru_nivcsw - before.ru_nivcsw
-        return cls(cpu, switches, wall)
 
 
 def _served_apply_round(figures: ServedFigures, folder: Path, plan: Plan, parallelism: int) -> None:
