@@ -1,0 +1,125 @@
+"""Connections to a real server: each thread that sends keeps one of its own.
+
+A server on a local port names the connection (the client's port) of every request and says
+when a connection ends, so the tests see what the network sees.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from customs_batch.client import Sender
+
+WAIT = 30.0  # seconds: only a bound on a gate that opens at once when all is well
+
+
+class _Server:
+    """An HTTP/1.1 server answering every GET with the port of the client's connection."""
+
+    def __init__(self) -> None:
+        self.ended: list[int] = []
+        self.changed = threading.Condition()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep the connection alive between requests
+
+            def do_GET(self) -> None:  # the name http.server calls
+                body = str(self.client_address[1]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def finish(self) -> None:
+                super().finish()
+                with server.changed:
+                    server.ended.append(self.client_address[1])
+                    server.changed.notify_all()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
+        self.thread.start()
+
+    def wait_ended(self, ports: set[int]) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: ports <= set(self.ended), WAIT), self.ended
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    running = _Server()
+    yield running
+    running.close()
+
+
+def _port(sender: Sender) -> int:
+    answer = sender.send("GET", "/v1/port")
+    assert isinstance(answer, int)
+    return answer
+
+
+def _in_thread(
+    sender: Sender, hold: threading.Event | None = None
+) -> tuple[list[int], threading.Thread]:
+    """Send once in a new thread, then (with ``hold``) wait for it and send again."""
+    ports: list[int] = []
+    sent = threading.Event()
+
+    def work() -> None:
+        ports.append(_port(sender))
+        sent.set()
+        if hold is not None:
+            assert hold.wait(WAIT)
+            ports.append(_port(sender))
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    assert sent.wait(WAIT)
+    return ports, thread
+
+
+def test_each_thread_keeps_a_connection_of_its_own(server: _Server) -> None:
+    sender = Sender(server.url, "k")
+    try:
+        hold = threading.Event()
+        first, first_thread = _in_thread(sender, hold)
+        # The first thread's connection is idle now: a shared pool would lend it out.
+        second, second_thread = _in_thread(sender, hold)
+        hold.set()
+        first_thread.join(WAIT)
+        second_thread.join(WAIT)
+        assert first[0] == first[1], "a thread's requests go over its one kept-alive connection"
+        assert second[0] == second[1]
+        assert first[0] != second[0], "two threads never share a connection"
+        assert _port(sender) not in (first[0], second[0])
+    finally:
+        sender.close()
+
+
+def test_the_connections_of_ended_threads_and_then_all_are_closed(server: _Server) -> None:
+    sender = Sender(server.url, "k")
+    try:
+        ended, thread = _in_thread(sender)
+        thread.join(WAIT)
+        assert server.ended == []  # kept alive until a new pool is made or the sender closes
+        main = _port(sender)  # a new pool: the ended thread's is closed
+        server.wait_ended({ended[0]})
+        assert _port(sender) == main
+    finally:
+        sender.close()
+    server.wait_ended({ended[0], main})
