@@ -52,7 +52,8 @@ class PoolPerThread(httpx.BaseTransport):
     each thread looks at that thread's one connection only: apply at parallelism 8 against
     ``sandbox serve`` did 8 % more operations a second for 10 % less CPU each (see
     docs/benchmarks.md). Each thread keeps its connection alive between its requests, so a
-    run opens as many connections as it has workers, as the shared pool did. The pools of
+    run holds one connection for each thread that sends: apply's workers, as the shared
+    pool did, and the main thread when it reads from the service too. The pools of
     threads that have ended are closed when the next pool is made, and every pool with
     ``close``. All of them share one TLS context, made as httpx makes a client's own.
     """

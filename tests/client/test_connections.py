@@ -58,6 +58,7 @@ class _Server:
     def close(self) -> None:
         self.http.shutdown()
         self.http.server_close()
+        self.thread.join(WAIT)
 
 
 @pytest.fixture
