@@ -145,6 +145,11 @@ bench-apply: install
 bench-apply-speed: install
 	$(BIN)/python benchmarks/apply_bench.py all
 
+.PHONY: bench-one-thread
+## bench-one-thread: a design experiment, printed only: one asyncio thread with 8 requests in flight and apply's journal, against sandbox serve and bare loops (docs/benchmarks.md)
+bench-one-thread: install
+	$(BIN)/python benchmarks/one_thread_bench.py
+
 .PHONY: bench-emulator
 ## bench-emulator: requests/s on one kept-alive connection, sandbox serve vs a bare Starlette app (docs/benchmarks.md)
 bench-emulator: install
