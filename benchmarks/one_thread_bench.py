@@ -13,7 +13,7 @@ one asyncio loop, each operation doing what apply's promises ask of it:
   request, and the request sent only once that line is on disk;
 - a journal line of the answer written after it (on disk by the next fsync or the end).
 
-How the loop waits for the intent's fsync is the variable (``--waits``):
+How the loop waits for the intent's fsync is the first variable (``--waits``):
 
 ``thread``
     a helper thread fsyncs whenever lines wait, covering all of them, and wakes the loop;
@@ -22,6 +22,12 @@ How the loop waits for the intent's fsync is the variable (``--waits``):
 ``none``
     no wait at all: the intent's line is written but the request does not wait for its
     fsync. Not a design that keeps the promise; the ceiling of the others.
+
+The second (``--batches``, default 8 and 16): each task takes that many rows at once,
+writes all their intents, waits for one fsync (``inline``) that covers them, then sends
+them one after the other, each answer's line written as it comes. Every request still
+leaves only once its intent is on disk; a run stopped or killed in the middle of a batch
+leaves more intents without an answer for the next run to settle.
 
 Its peers, alternated with it run by run: apply itself at parallelism 8 (its threads, its
 journal, the same server); the same rows POSTed with no journal at all on one
@@ -156,8 +162,12 @@ def _resolve(batch: list[asyncio.Future[None]]) -> None:
             future.set_result(None)
 
 
-async def _journaled(base: str, rows: Sequence[Row], wait: str, folder: Path) -> None:
-    """POST ``rows``, 8 in flight on this loop, journaled as the module says."""
+async def _journaled(
+    base: str, rows: Sequence[Row], wait: str, folder: Path, batch: int = 1
+) -> None:
+    """POST ``rows``, 8 in flight on this loop, journaled as the module says; each task
+    takes ``batch`` rows at a time and writes their intents in one go before sending them
+    one after the other."""
     lock = StateLock(folder / "state.lock", "apply")
     lock.acquire(timeout=0)
     fd = os.open(folder / "journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -176,24 +186,33 @@ async def _journaled(base: str, rows: Sequence[Row], wait: str, folder: Path) ->
 
             async def worker() -> None:
                 while pending:
-                    shipment, body = pending.pop()
-                    key = str(uuid.uuid4())
-                    intent = {"shipmentId": shipment, "spec": body, "idempotencyKey": key}
+                    taken = [pending.pop() for _ in range(min(batch, len(pending)))]
+                    intents = [
+                        {"shipmentId": shipment, "spec": body, "idempotencyKey": str(uuid.uuid4())}
+                        for shipment, body in taken
+                    ]
                     lock.check()
-                    os.write(fd, encode_line({"address": shipment, "record": intent}))
+                    os.write(
+                        fd,
+                        b"".join(
+                            encode_line({"address": intent["shipmentId"], "record": intent})
+                            for intent in intents
+                        ),
+                    )
                     durable = sync.durable()
                     if durable is not None:
                         await durable
-                    lock.check()
-                    answer = await http.post(
-                        MOVEMENTS_PATH.format(id=shipment),
-                        json=body,
-                        headers={"Idempotency-Key": key},
-                    )
-                    answer.raise_for_status()
-                    outcome = {**intent, "outputs": answer.json()}
-                    lock.check()
-                    os.write(fd, encode_line({"address": shipment, "record": outcome}))
+                    for (shipment, body), intent in zip(taken, intents, strict=True):
+                        lock.check()
+                        answer = await http.post(
+                            MOVEMENTS_PATH.format(id=shipment),
+                            json=body,
+                            headers={"Idempotency-Key": str(intent["idempotencyKey"])},
+                        )
+                        answer.raise_for_status()
+                        outcome = {**intent, "outputs": answer.json()}
+                        lock.check()
+                        os.write(fd, encode_line({"address": shipment, "record": outcome}))
 
             await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
         os.fsync(fd)
@@ -233,7 +252,7 @@ class _Figures:
         self.fsyncs.add(fsyncs / count)
 
 
-def measure(count: int, rounds: int, waits: Sequence[str]) -> str:
+def measure(count: int, rounds: int, waits: Sequence[str], batches: Sequence[int]) -> str:
     folder = project(count)
     plan = plan_changes(load_documents(folder), State(lineage=""))
     rows = plan_rows(plan)
@@ -249,10 +268,10 @@ def measure(count: int, rounds: int, waits: Sequence[str]) -> str:
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}) as http:
             post_rows(http, rows, 1)()
 
-    def journaled(wait: str) -> Callable[[str], None]:
+    def journaled(wait: str, batch: int = 1) -> Callable[[str], None]:
         def work(base: str) -> None:
-            state = fresh(WORK / f"state-one-thread-{wait}")
-            asyncio.run(_journaled(base, rows, wait, state))
+            state = fresh(WORK / f"state-one-thread-{wait}-{batch}")
+            asyncio.run(_journaled(base, rows, wait, state, batch))
 
         return work
 
@@ -296,6 +315,12 @@ def measure(count: int, rounds: int, waits: Sequence[str]) -> str:
         for wait in waits:
             name = f"one thread, 8 in flight, journaled, intent's fsync waited by: {wait}"
             run(name, journaled(wait))
+        for batch in batches:
+            name = (
+                "one thread, 8 in flight, journaled, intents written and fsynced "
+                f"{batch} at a time by each task, then sent"
+            )
+            run(name, journaled("inline", batch))
         run("one thread, 8 in flight, nothing recorded", unjournaled)
         run("bare httpx loop, 1 thread, nothing recorded", bare)
         run("bare httpx loop, 1 thread, each intent and answer fsynced", bare_journaled)
@@ -322,9 +347,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--waits", nargs="+", choices=WAITS, default=list(WAITS))
+    parser.add_argument("--batches", nargs="*", type=int, default=[8, 16])
     options = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    print(measure(options.count, options.rounds, options.waits))
+    print(measure(options.count, options.rounds, options.waits, options.batches))
 
 
 if __name__ == "__main__":
