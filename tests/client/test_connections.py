@@ -6,21 +6,26 @@ when a connection ends, so the tests see what the network sees.
 
 from __future__ import annotations
 
+import shutil
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
-from customs_batch.client import Sender
+from customs_batch.client import NotSentError, RetryPolicy, Sender
 
 WAIT = 30.0  # seconds: only a bound on a gate that opens at once when all is well
 
 
 class _Server:
-    """An HTTP/1.1 server answering every GET with the port of the client's connection."""
+    """An HTTP/1.1 server answering every GET with the port of the client's connection
+    (over TLS with ``tls``: a certificate and its key)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
         self.ended: list[int] = []
         self.changed = threading.Condition()
         server = self
@@ -47,7 +52,13 @@ class _Server:
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        scheme = "http"
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.http.socket = context.wrap_socket(self.http.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.http.server_address[1]}"
         self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
         self.thread.start()
 
@@ -124,3 +135,42 @@ def test_the_connections_of_ended_threads_and_then_all_are_closed(server: _Serve
     finally:
         sender.close()
     server.wait_ended({ended[0], main})
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, and its key."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    command = [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    command += ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+    command += ["-addext", "subjectAltName=IP:127.0.0.1"]
+    subprocess.run(command, check=True, capture_output=True)
+    return cert, key
+
+
+def test_the_pools_verify_the_server_as_httpx_does(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each thread's pool is made by the client, not by httpx: it still refuses a
+    certificate no authority vouches for, and trusts one named by SSL_CERT_FILE."""
+    server = _Server(tls=certificate)
+    try:
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        # One attempt: the client retries a connection that failed (see its retry policy).
+        untrusting = Sender(server.url, "k", retry_policy=RetryPolicy(max_attempts=1))
+        with pytest.raises(NotSentError, match="certificate verify failed"):
+            untrusting.send("GET", "/v1/port")
+        untrusting.close()
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        trusting = Sender(server.url, "k")
+        try:
+            assert isinstance(_port(trusting), int)
+        finally:
+            trusting.close()
+    finally:
+        server.close()
