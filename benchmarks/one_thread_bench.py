@@ -86,10 +86,11 @@ WAITS = ("thread", "inline", "none")
 
 
 class _Durability:
-    """How an operation waits until the journal lines written so far are on disk."""
+    """How an operation waits until the journal lines written so far are on disk: here, it
+    does not wait (the ``none`` variant); the classes below wait."""
 
     def durable(self) -> asyncio.Future[None] | None:
-        raise NotImplementedError
+        return None
 
     def close(self) -> None:
         pass
@@ -151,11 +152,6 @@ class _InlineSync(_Durability):
         _resolve(batch)
 
 
-class _NoWait(_Durability):
-    def durable(self) -> None:
-        return None
-
-
 def _resolve(batch: list[asyncio.Future[None]]) -> None:
     for future in batch:
         if not future.done():
@@ -177,7 +173,7 @@ async def _journaled(
         if wait == "thread"
         else _InlineSync(fd, loop)
         if wait == "inline"
-        else _NoWait()
+        else _Durability()
     )
     pending = list(reversed(rows))
     headers = {"Authorization": f"Bearer {KEY}"}
