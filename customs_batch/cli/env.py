@@ -78,4 +78,6 @@ def check(env_name: str | None, verbose: bool) -> int:
     set_http_log(enabled=verbose)
     result = check_environment(EnvOptions(env_name))
     click.echo(result.message, err=result.problem is not None)
+    if result.problem is not None and result.hint is not None:
+        click.echo(f"  hint: {result.hint}", err=True)
     return int(result.exit_code)

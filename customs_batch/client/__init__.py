@@ -17,6 +17,7 @@ from customs_batch.client._errors import (
     RequestRefusedError,
     ServerError,
     ServiceResponseError,
+    TlsFailedError,
     UnexpectedResponseError,
 )
 from customs_batch.client._filters import (
@@ -125,6 +126,7 @@ __all__ = [
     "ShipmentFilter",
     "TemplateGroup",
     "TemplateGroupFilter",
+    "TlsFailedError",
     "TransitDeclaration",
     "TransitDeclarationDetail",
     "TransitFilter",

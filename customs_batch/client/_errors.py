@@ -12,6 +12,7 @@ Exception tree (all under ``customs_batch.errors.ServiceError``)::
     │   └── ServerError          5xx: the service failed
     ├── ConnectionFailedError    the service could not be reached, or timed out
     │   └── NotSentError         the request never left (connection refused, DNS failure)
+    │       └── TlsFailedError   no secure connection: certificate not trusted, or no TLS
     └── UnexpectedResponseError  a 2xx whose body is not what the API document describes
 
 Messages never contain the API key: the client removes it from any text it quotes.
@@ -99,6 +100,12 @@ class NotSentError(ConnectionFailedError):
     """The request never left: the connection was refused or timed out while connecting,
     the host name did not resolve, or the request could not be built. Nothing happened at
     the service, so sending it again is always safe."""
+
+
+class TlsFailedError(NotSentError):
+    """No secure connection to the service could be made: its certificate is not trusted
+    here, or it does not speak TLS at all. Nothing was sent, and sending again cannot help
+    until the environment's settings change, so it is never retried."""
 
 
 class UnexpectedResponseError(ServiceError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from customs_batch.client._errors import ConnectionFailedError, ServerError
+from customs_batch.client._errors import ConnectionFailedError, ServerError, TlsFailedError
 from customs_batch.errors import ServiceError
 
 # Methods whose repetition cannot create anything twice. PATCH is sent with the same body
@@ -31,8 +31,11 @@ def is_repeatable(method: str, *, has_idempotency_key: bool) -> bool:
 def is_transient(error: ServiceError) -> bool:
     """Whether ``error`` may go away by itself: a 5xx or a network failure or timeout.
 
-    401, 403, 404 and other refusals never do; a 429 is waited out by the rate limiter.
+    401, 403, 404 and other refusals never do, nor does a secure connection that could not
+    be made (an untrusted certificate); a 429 is waited out by the rate limiter.
     """
+    if isinstance(error, TlsFailedError):
+        return False
     return isinstance(error, ServerError | ConnectionFailedError)
 
 

@@ -29,6 +29,7 @@ from customs_batch.client._errors import (
     ConnectionFailedError,
     NotSentError,
     RateLimitedError,
+    TlsFailedError,
     UnexpectedResponseError,
     error_for_status,
     redact,
@@ -241,6 +242,9 @@ class Sender:
         try:
             response = self._http.send(request)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            refused = _tls_failure(exc, operation, key)
+            if refused is not None:
+                raise refused from None
             raise NotSentError(
                 f"cannot reach the service ({operation}): {redact(str(exc), key)}; "
                 "nothing was sent",
@@ -315,6 +319,36 @@ class Sender:
             f"({seconds * 1000:.0f} ms) request headers {sent}"
         )
         logger.debug(redact(line, key))
+
+
+def _tls_failure(exc: Exception, operation: str, key: str) -> TlsFailedError | None:
+    """The error to raise when ``exc`` (a failed connection) failed because no secure
+    connection could be made, a failure that sending again cannot mend; else None."""
+    cause: BaseException | None = exc
+    for _ in range(8):  # httpx's error, httpcore's, then the ssl module's
+        if cause is None:
+            return None
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            reason = cause.verify_message or redact(str(cause), key)
+            return TlsFailedError(
+                f"the service's certificate is not trusted here ({operation}): {reason}; "
+                "nothing was sent",
+                operation=operation,
+                hint="if your organisation signs the service's certificate (a private "
+                "certificate authority, a proxy that inspects TLS), name that authority's "
+                "certificate file in SSL_CERT_FILE (or a folder of them in SSL_CERT_DIR); "
+                "otherwise check the environment's base_url: it may point at another server",
+            )
+        if isinstance(cause, ssl.SSLError) and cause.reason == "WRONG_VERSION_NUMBER":
+            return TlsFailedError(
+                f"the service does not answer in TLS ({operation}): its answer to the "
+                "secure handshake is not TLS; nothing was sent",
+                operation=operation,
+                hint="check the environment's base_url: a server that speaks plain HTTP is "
+                "reached with http://, not https://",
+            )
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _redacted(value: JSON, key: str) -> JSON:

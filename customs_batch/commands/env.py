@@ -76,6 +76,8 @@ class CheckResult:
     source: str
     elapsed_ms: float | None = None
     problem: str | None = None
+    hint: str | None = None
+    """With a problem, what to do about it, when the error says."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -106,6 +108,7 @@ def check_environment(
         environment.credential.describe(),
     )
     started = clock()
+    hint: str | None = None
     try:
         # One attempt: a check reports what happens now, it does not wait for a recovery.
         with open_client(environment, retry_policy=NO_RETRIES) as client:
@@ -122,9 +125,11 @@ def check_environment(
             "permission."
         )
     except ServiceError as error:
-        problem = error.message
+        problem, hint = error.message, error.hint
     else:
         return CheckResult(
             checked.environment, checked.where, checked.source, (clock() - started) * 1000
         )
-    return CheckResult(checked.environment, checked.where, checked.source, problem=problem)
+    return CheckResult(
+        checked.environment, checked.where, checked.source, problem=problem, hint=hint
+    )

@@ -36,6 +36,7 @@ from customs_batch.client import (
     PermissionDeniedError,
     RateLimitedError,
     RequestRefusedError,
+    TlsFailedError,
 )
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.history import HistoriedSession, RunHistory
@@ -266,6 +267,12 @@ class _Run:
         if isinstance(exc, NotSentError):
             # The request never left: nothing happened at the service.
             self._restore(change, previous)
+            if isinstance(exc, TlsFailedError):
+                # Every other request would meet the same certificate: stop here.
+                self.fail(exc)
+                return Outcome(
+                    change.address, NodeStatus.FAILED, change.operation, f"not sent, {exc.message}"
+                )
             detail = f"not sent, {exc.message}; the next run sends it"
             return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         if isinstance(exc, AuthenticationError | PermissionDeniedError):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from customs_batch.cli.main import invoke
+from tests.tls import HandshakeCounter, make_certificate
 
 CONFIG = """\
 default_environment: sandbox
@@ -97,6 +98,31 @@ def test_check_an_unreachable_service_says_so(
     assert code == 3
     assert "cannot reach the service" in err or "no answer in time" in err
     assert SECRET not in err
+
+
+def test_check_an_untrusted_certificate_says_what_to_do(
+    capsys: pytest.CaptureFixture[str],
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The check reports the error's hint under its line: here, how to trust the
+    organisation's own certificate authority."""
+    monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    server = HandshakeCounter(make_certificate(tmp_path))
+    try:
+        config = CONFIG.replace("http://127.0.0.1:9", server.url)
+        (project / "customs-batch.yaml").write_text(config, encoding="utf-8")
+        code, _, err = _run(capsys, "env", "check")
+    finally:
+        server.close()
+    assert code == 3
+    problem, hint = err.splitlines()
+    assert problem.startswith("sandbox: the service's certificate is not trusted here")
+    assert hint.startswith("  hint: ") and "SSL_CERT_FILE" in hint
+    assert server.connections == 1
 
 
 def test_a_key_in_the_config_is_refused_by_every_command(

@@ -6,9 +6,8 @@ when a connection ends, so the tests see what the network sees.
 
 from __future__ import annotations
 
-import shutil
+import socket
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from customs_batch.client import NotSentError, RetryPolicy, Sender
+from customs_batch.client import NotSentError, RetryPolicy, Sender, TlsFailedError
+from tests.tls import HandshakeCounter, make_certificate
 
 WAIT = 30.0  # seconds: only a bound on a gate that opens at once when all is well
 
@@ -140,16 +140,7 @@ def test_the_connections_of_ended_threads_and_then_all_are_closed(server: _Serve
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1, and its key."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("needs the openssl command to make a certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    command = [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-    command += ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-    command += ["-addext", "subjectAltName=IP:127.0.0.1"]
-    subprocess.run(command, check=True, capture_output=True)
-    return cert, key
+    return make_certificate(tmp_path_factory.mktemp("tls"))
 
 
 def test_the_pools_verify_the_server_as_httpx_does(
@@ -161,9 +152,8 @@ def test_the_pools_verify_the_server_as_httpx_does(
     try:
         monkeypatch.delenv("SSL_CERT_FILE", raising=False)
         monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-        # One attempt: the client retries a connection that failed (see its retry policy).
-        untrusting = Sender(server.url, "k", retry_policy=RetryPolicy(max_attempts=1))
-        with pytest.raises(NotSentError, match="certificate verify failed"):
+        untrusting = Sender(server.url, "k", sleep=_no_wait)
+        with pytest.raises(TlsFailedError, match=r"not trusted here .*self-signed certificate"):
             untrusting.send("GET", "/v1/port")
         untrusting.close()
         monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
@@ -174,3 +164,60 @@ def test_the_pools_verify_the_server_as_httpx_does(
             trusting.close()
     finally:
         server.close()
+
+
+def _no_wait(seconds: float) -> None:
+    raise AssertionError(f"the sender waited {seconds} s to send again")
+
+
+def test_an_untrusted_certificate_is_one_handshake_and_says_what_to_do(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sending again cannot mend a certificate: one handshake, no backoff, and the hint
+    names SSL_CERT_FILE. Nothing was sent, so it is a NotSentError all the same."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    server = HandshakeCounter(certificate)
+    sender = Sender(server.url, "k", sleep=_no_wait)
+    try:
+        with pytest.raises(TlsFailedError) as refused:
+            sender.send("POST", "/v1/things", body={"a": 1})
+    finally:
+        sender.close()
+        server.close()
+    assert server.connections == 1
+    assert isinstance(refused.value, NotSentError)
+    assert "nothing was sent" in refused.value.message
+    assert refused.value.hint is not None and "SSL_CERT_FILE" in refused.value.hint
+
+
+def test_a_server_without_tls_behind_https_is_one_attempt_and_names_the_scheme() -> None:
+    """``https://`` to a server that answers in plain HTTP: not retried, and the hint
+    points at the base URL's scheme."""
+    server = HandshakeCounter(None)
+    sender = Sender(server.url, "k", sleep=_no_wait)
+    try:
+        with pytest.raises(TlsFailedError, match="does not answer in TLS") as refused:
+            sender.send("GET", "/v1/shipments")
+    finally:
+        sender.close()
+        server.close()
+    assert server.connections == 1
+    assert refused.value.hint is not None and "http://" in refused.value.hint
+
+
+def test_a_refused_connection_is_still_sent_again() -> None:
+    """The other failures to connect may pass by themselves (a service restarting): they
+    are retried as before, with the policy's backoff."""
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now: the connection is refused
+    waits: list[float] = []
+    sender = Sender(f"http://127.0.0.1:{port}", "k", sleep=waits.append)
+    try:
+        with pytest.raises(NotSentError) as failed:
+            sender.send("GET", "/v1/shipments")
+    finally:
+        sender.close()
+    assert not isinstance(failed.value, TlsFailedError)
+    assert len(waits) == RetryPolicy().max_attempts - 1

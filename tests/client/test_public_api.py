@@ -21,6 +21,7 @@ def test_the_public_api_is_this_list() -> None:
             "CancellationResult",
             "ConnectionFailedError",
             "NotSentError",
+            "TlsFailedError",
             "CustomsClient",
             "DeclarationFilter",
             "DeclarationItem",
