@@ -20,6 +20,7 @@ Messages never contain the API key: the client removes it from any text it quote
 
 from __future__ import annotations
 
+import html
 import json
 
 from customs_batch.errors import ServiceError
@@ -113,7 +114,8 @@ class UnexpectedResponseError(ServiceError):
 
 
 def service_message(body: object) -> str:
-    """The human part of an error body: its ``message`` (joined if a list), else the body."""
+    """The human part of an error body: its ``message`` (joined if a list), else the body,
+    on one line; an HTML page (a proxy's or a gateway's, not the service's) as its text."""
     if isinstance(body, dict):
         message = body.get("message")
         if isinstance(message, list):
@@ -121,7 +123,47 @@ def service_message(body: object) -> str:
         if message is not None:
             return str(message)
         return json.dumps(body, sort_keys=True)
-    return str(body).strip()[:500]
+    text = str(body)[:_READ_CHARS]
+    page = text.lstrip().startswith("<")
+    text = " ".join((_page_text(text) if page else text).split())
+    if page and not text:
+        return "(an HTML page without text)"
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+_READ_CHARS = 20_000  # of a body that is not JSON: enough for a gateway's error page
+_SHOWN_CHARS = 300
+_HIDDEN = frozenset({"head", "script", "style", "template"})
+
+
+def _page_text(page: str) -> str:
+    """The text a browser would show of an HTML page (a proxy's or a gateway's error page):
+    no tags, comments, head, scripts or styles. One pass, each search starting where the
+    last ended, so a page of any shape costs its length."""
+    lower = page.lower()
+    shown: list[str] = []
+    at = 0
+    while at < len(page):
+        opened = page.find("<", at)
+        if opened < 0:
+            shown.append(page[at:])
+            break
+        shown.append(page[at:opened])
+        if lower.startswith("<!--", opened):
+            closed = page.find("-->", opened + 4)
+            at = len(page) if closed < 0 else closed + 3
+            continue
+        closed = page.find(">", opened + 1)
+        if closed < 0:
+            break
+        words = lower[opened + 1 : closed].split(None, 1)
+        if words and words[0] in _HIDDEN:
+            ending = lower.find("</" + words[0], closed + 1)
+            closed = -1 if ending < 0 else lower.find(">", ending)
+            if closed < 0:
+                break
+        at = closed + 1
+    return html.unescape(" ".join(shown))
 
 
 def parse_retry_after(value: str | None, default: float = 1.0) -> float:

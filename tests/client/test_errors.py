@@ -58,3 +58,39 @@ def test_service_message_joins_lists_and_falls_back_to_the_body() -> None:
     assert service_message({"message": ["a", "b"]}) == "a; b"
     assert service_message({"error": "X"}) == '{"error": "X"}'
     assert service_message("plain text") == "plain text"
+
+
+GATEWAY_PAGE = """<!DOCTYPE html>
+<html><head><title>502 Bad Gateway</title><style>h1 { color: red }</style></head>
+<body><!-- served by the gateway -->
+<center><h1>502 Bad Gateway</h1></center>
+<script>document.write("<p>hidden</p>")</script>
+<hr><center>nginx &amp; friends</center>
+</body></html>
+"""
+
+
+def test_a_gateway_page_is_its_text_on_one_line() -> None:
+    """A proxy's HTML error page (not the service's JSON) reads as what a browser shows:
+    no markup, head, comment or script, its entities decoded, on one line."""
+    assert service_message(GATEWAY_PAGE) == "502 Bad Gateway nginx & friends"
+    error = error_for_status(
+        502, GATEWAY_PAGE, operation="POST /v1/x", retry_after=None, secret="k"
+    )
+    assert (
+        error.message == "the service failed (POST /v1/x -> 502): 502 Bad Gateway nginx & friends"
+    )
+    assert service_message("<html><head><title>x</title></head></html>") == (
+        "(an HTML page without text)"
+    )
+
+
+def test_a_long_or_broken_body_is_cut_short() -> None:
+    """At most 300 characters of any body, and a page that never closes its tags costs its
+    length, not its length squared."""
+    said = service_message("<p>" + "word " * 1000)
+    assert len(said) == 300 and said.endswith("…")
+    assert service_message("line one\n  line two  ") == "line one line two"
+    assert service_message("<head" * 100_000) == "(an HTML page without text)"
+    assert len(service_message('<p>text <a b="' * 10_000)) <= 300
+    assert service_message("<script>" + "<a " * 100_000) == "(an HTML page without text)"
