@@ -19,6 +19,7 @@ import random
 import ssl
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Mapping
 
 import httpx
@@ -57,6 +58,8 @@ class PoolPerThread(httpx.BaseTransport):
     pool did, and the main thread when it reads from the service too. The pools of
     threads that have ended are closed when the next pool is made, and every pool with
     ``close``. All of them share one TLS context, made as httpx makes a client's own.
+    Used where the environment names no proxy: behind one, the client keeps httpx's own
+    pool, which httpx routes through it.
     """
 
     def __init__(self) -> None:
@@ -119,9 +122,13 @@ class Sender:
         self.before_send: Callable[[], None] | None = None
         """Called right before each attempt leaves, after any rate-limit wait or backoff;
         an exception it raises keeps the attempt unsent and ends the send."""
+        if transport is None and not _proxied_by_environment():
+            # Behind a proxy, httpx's own pool: the client mounts it for the proxy the
+            # environment names (a transport given to the client would turn that off).
+            transport = PoolPerThread()
         self._http = httpx.Client(
             base_url=base_url,
-            transport=transport if transport is not None else PoolPerThread(),
+            transport=transport,
             timeout=timeout,
             headers={
                 "User-Agent": USER_AGENT,
@@ -319,6 +326,13 @@ class Sender:
             f"({seconds * 1000:.0f} ms) request headers {sent}"
         )
         logger.debug(redact(line, key))
+
+
+def _proxied_by_environment() -> bool:
+    """Whether the environment names a proxy for the client (``HTTPS_PROXY``,
+    ``HTTP_PROXY``, ``ALL_PROXY``, in either case), read as httpx reads it."""
+    named = urllib.request.getproxies()
+    return any(named.get(scheme) for scheme in ("http", "https", "all"))
 
 
 def _tls_failure(exc: Exception, operation: str, key: str) -> TlsFailedError | None:

@@ -6,6 +6,7 @@ when a connection ends, so the tests see what the network sees.
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import threading
@@ -221,3 +222,74 @@ def test_a_refused_connection_is_still_sent_again() -> None:
         sender.close()
     assert not isinstance(failed.value, TlsFailedError)
     assert len(waits) == RetryPolicy().max_attempts - 1
+
+
+class _Proxy:
+    """A forward HTTP proxy on a local port: answers each request itself, with the target
+    it was asked for (the absolute URL a client sends a proxy), and keeps those targets."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # the name http.server calls
+                proxy.asked.append(self.path)
+                body = json.dumps({"via": "proxy", "target": self.path}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+        self.thread.join(WAIT)
+
+
+@pytest.fixture
+def proxy() -> Iterator[_Proxy]:
+    running = _Proxy()
+    yield running
+    running.close()
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_proxy_the_environment_names_is_used(
+    proxy: _Proxy, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """Behind a proxy (a company network), requests go through the one HTTP_PROXY,
+    HTTPS_PROXY or ALL_PROXY names, as httpx's own client sends them; the host of the
+    base URL is one no resolver knows, so only the proxy can answer."""
+    monkeypatch.setenv(variable, proxy.url)
+    sender = Sender("http://customs.invalid", "k")
+    try:
+        answer = sender.send("GET", "/v1/shipments")
+    finally:
+        sender.close()
+    assert answer == {"via": "proxy", "target": "http://customs.invalid/v1/shipments"}
+    assert proxy.asked == ["http://customs.invalid/v1/shipments"]
+
+
+def test_no_proxy_reaches_its_hosts_directly(
+    proxy: _Proxy, server: _Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host NO_PROXY names is reached directly, past the proxy."""
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    sender = Sender(server.url, "k")
+    try:
+        assert isinstance(_port(sender), int)
+    finally:
+        sender.close()
+    assert proxy.asked == []
