@@ -72,7 +72,7 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-pytest: postgres-server chromium
+pytest: postgres-server chromium openssl
 	$(BIN)/pytest
 
 ## postgres-server: the tests start a throwaway PostgreSQL cluster of their own; this installs
@@ -95,6 +95,17 @@ chromium:
 	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
 	  else \
 	    echo "The tests need Chromium: sudo apt-get install chromium chromium-driver" >&2; exit 1; \
+	  fi; }
+
+## openssl: the TLS tests make a self-signed certificate with the openssl command; this
+## installs it from Debian's packages when the machine has none (as root)
+.PHONY: openssl
+openssl:
+	@command -v openssl >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openssl; \
+	  else \
+	    echo "The tests need the openssl command: sudo apt-get install openssl" >&2; exit 1; \
 	  fi; }
 
 .PHONY: docs-screenshot

@@ -20,11 +20,11 @@ WAIT = 30.0  # seconds: only a bound on a join that ends at once when all is wel
 
 
 def make_certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key, written in ``folder`` (the
-    test is skipped where there is no ``openssl`` command to make them)."""
+    """A self-signed certificate for 127.0.0.1 and its key, written in ``folder`` by the
+    ``openssl`` command (``make test`` installs it where the machine has none)."""
     openssl = shutil.which("openssl")
     if openssl is None:
-        pytest.skip("needs the openssl command to make a certificate")
+        pytest.fail("the TLS tests need the openssl command: make test installs it as root")
     cert, key = folder / "cert.pem", folder / "key.pem"
     command = [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
     command += ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
