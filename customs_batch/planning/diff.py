@@ -95,7 +95,22 @@ def _plan(
     changes: list[PlannedChange] = []
     # An empty state (a first plan of a bulk load) has no orphans: no set of every name.
     named = {str(doc.address) for doc in documents} if state.resources else set()
-    identities = Identities(documents, state, recorded, named, whole=orphans)
+    planned: dict[str, Mapping[str, JSON]] = {}
+    waiting: dict[str, Document] = {}
+
+    def spec_of(address: str) -> Mapping[str, JSON] | None:
+        """What the document at ``address`` asks: from its change once planned, else from
+        the documents still to plan (rarely asked: both tables are made when first needed)."""
+        for change in changes[len(planned) :]:
+            planned[str(change.address)] = change.spec
+        if address in planned:
+            return planned[address]
+        if not waiting:
+            waiting.update((str(doc.address), doc) for doc in pending)
+        found = waiting.get(address)
+        return None if found is None else found.spec
+
+    identities = Identities(documents, state, recorded, named, whole=orphans, spec_of=spec_of)
     pending = dependency_order(documents, deps)
     if consume and isinstance(documents, list):
         documents.clear()

@@ -55,16 +55,25 @@ class Identities:
         named: set[str],
         *,
         whole: bool,
+        spec_of: Callable[[str], Mapping[str, JSON] | None] = lambda _: None,
     ) -> None:
+        """``spec_of``: what the document of the batch at an address asks (its spec, None
+        when not known), asked only when a new movement asks what a record of its HAWB
+        named by another document recorded."""
         self._state = state
         self._recorded = recorded
         self._named = named
         self._whole = whole
+        self._spec_of = spec_of
         self._words = TextPool()
         self._places: dict[int, int] = {}
         """By a hash of lane and identity, how many documents of it were planned so far."""
         self._duplicates: dict[str, list[str]] = {}
         self._index: dict[bytes, list[str]] | None = None
+        self._lanes: dict[int, list[str]] = {}
+        """By a hash of kind and identity without the place, the records of a kind with
+        lanes (built with ``_index``; two lanes that share a hash only cost a comparison:
+        a record's request names its lane)."""
         self._taken: set[str] = set()
         self._read_batch(documents)
 
@@ -150,9 +159,63 @@ class Identities:
             for c in self._records_like(address, identity)
             if c not in self._taken and self._comparable(model, c, address.kind, spec)
         ]
-        if not candidates:
-            return create, None
-        return self._against(model, address, spec, what, candidates)
+        if candidates:
+            return self._against(model, address, spec, what, candidates)
+        if model.lane is not None:
+            elsewhere = self._same_request_in_lane(model, address, spec, what, identity)
+            if elsewhere is not None:
+                return elsewhere
+        return create, None
+
+    def _same_request_in_lane(
+        self,
+        model: KindModel,
+        address: Address,
+        spec: Mapping[str, JSON],
+        what: str,
+        identity: Identity,
+    ) -> tuple[Decision, ResourceRecord | None] | None:
+        """For a kind with lanes, whose place nothing recorded holds: a record of the same
+        lane and identity, at another place, that recorded this very request.
+
+        The place of a document moves when a document before it in its lane is added or
+        removed, and so does its name when names count rows (``row_number``): the sheet's
+        rows then hand each recorded request to the next name, and the last name is new.
+        Created, that request would be declared a second time. So: a record whose own
+        document still asks for it is another movement of the same request (created, as
+        before); one no document names is this one renamed (moved, as at its own place);
+        one whose document now asks for something else was handed on (refused)."""
+        self._records_like(address, identity)  # the indexes, built on the first creation
+        lane = self._lanes.get(hash((address.kind._value_, *identity[:-1])), ())
+        for other in sorted(lane):
+            if other == str(address) or other in self._taken:
+                continue
+            found = self._read(other)
+            if found.never_created:
+                continue
+            like = self._like(address.kind, spec, found)
+            if dict(found.spec) != dict(like):
+                continue
+            if other not in self._named:
+                return self._against(model, address, spec, what, [other])
+            theirs = self._spec_of(other)
+            if theirs is not None and dict(found.spec) == dict(
+                self._like(address.kind, theirs, found)
+            ):
+                continue  # its own document asks for it still: this is a second one
+            ident = model.identifier(found)
+            held = f" ({ident} at the service)" if ident is not None else ""
+            return _refused(
+                f"it asks for exactly what {other} recorded{held} ({what}), and the document "
+                f"{other} now asks for something else: the requests of this lane have moved "
+                "from one document to the next (a row inserted or removed above them, in a "
+                "sheet whose documents are named by their row number?), and creating this "
+                f"one would declare that movement twice. If this document is {other}'s "
+                f"request under a new name, `customs-batch state mv {other} {address}` (and "
+                "the same for each document before it whose request moved); or put the rows "
+                "back, and name documents by something a row keeps when rows move"
+            ), None
+        return None
 
     def _like(self, kind: Kind, spec: Mapping[str, JSON], record: ResourceRecord) -> JSON:
         """``spec`` as ``record`` would keep it (sensitive values as digests), to compare."""
@@ -187,6 +250,17 @@ class Identities:
     ) -> tuple[Decision, ResourceRecord | None]:
         records = [(c, self._read(c)) for c in sorted(candidates)]
         for other, found in records:
+            if other in self._named and model.lane is not None and found.identity:
+                ident = model.identifier(found)
+                held = f" ({ident})" if ident is not None else ""
+                return _refused(
+                    f"it comes where {other}{held} was sent among the same movements of its "
+                    f"lane ({what}, {found.identity[-1]}), and {other} is still in the "
+                    "manifests: the movements of a lane are sent in manifest order, and a "
+                    "sent one keeps its place. If this is a new movement, put its document "
+                    f"after {other} and the lane's other movements already sent; if it is "
+                    f"{other} renamed, remove one of the two documents"
+                ), None
             if other in self._named:
                 ident = model.identifier(found)
                 held = f", recorded as {ident}" if ident is not None else ""
@@ -262,6 +336,7 @@ class Identities:
         held as its text gives its recorded identity without being parsed (a run of ten
         creations on a state of 100,000 would otherwise parse every record)."""
         index: dict[bytes, list[str]] = {}
+        lanes: dict[int, list[str]] = {}
         resources = self._state.resources
         peek = resources.peek if isinstance(resources, Records) else resources.__getitem__
         texts = resources.text_of if isinstance(resources, Records) else None
@@ -284,6 +359,8 @@ class Identities:
             if words is not None:
                 # (A record refused with nothing created is passed over when compared.)
                 index.setdefault(_key(kind, words), []).append(address)
+                if model.lane is not None and words[-1].startswith("place="):
+                    lanes.setdefault(hash((kind._value_, *words[:-1])), []).append(address)
                 continue
             record = peek(address)
             if record.never_created:
@@ -294,7 +371,10 @@ class Identities:
                 if model.lane is not None:
                     words = (*words, UNKNOWN_PLACE)
             index.setdefault(_key(kind, words), []).append(address)
+            if model.lane is not None and words[-1].startswith("place="):
+                lanes.setdefault(hash((kind._value_, *words[:-1])), []).append(address)
         self._index = index
+        self._lanes = lanes
         return index
 
 

@@ -279,3 +279,67 @@ def test_two_owners_of_a_party_field_and_unordered_movements_send_nothing(
     assert refused.returncode == 1
     assert "project.movement-order" in refused.stdout + refused.stderr
     assert sandbox.created_transit() == {} and sandbox.movements() == []
+
+
+_ROWS_MANIFEST = """\
+apiVersion: customs-batch/v1
+kind: Movement
+forEach: {file: ../data/movements.csv}
+metadata:
+  name: "mv-{{ row.Action | lower }}-{{ row_number }}"
+spec:
+  shipmentId: %s
+  hawbId: %s
+  action: "{{ row.Action }}"
+  quantity: "{{ row.Packages }}"
+  grossWeightKg: "{{ row.Weight }}"
+  customsSupervision: Y
+  goodsHandlingCode: N
+  partyId: %s
+"""
+
+
+def _rows(*rows: tuple[str, int]) -> str:
+    lines = ["Action,Packages,Weight"]
+    lines += [f"{action},{packages},{packages}.5" for action, packages in rows]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_row_inserted_above_movements_named_by_row_number_declares_nothing_twice(
+    project: Project, sandbox: Sandbox
+) -> None:
+    shipment, hawb, party = batches.LANES[0]
+    assert hawb is not None
+    project.write("manifests/rows.yaml", _ROWS_MANIFEST % (shipment, hawb, party))
+    project.write("data/movements.csv", _rows(("ISL", 2), ("ISL", 3)))
+    _apply(project)
+    assert sorted(m["quantity"] for m in sandbox.movements()) == [2, 3]
+
+    # A row of 1 package inserted above them: every later row's name moves on by one, and
+    # the last name, new, asks for what the one before it recorded.
+    project.write("data/movements.csv", _rows(("ISL", 1), ("ISL", 2), ("ISL", 3)))
+    code, changes = _plan(project)
+    assert code == 1
+    last = changes["Movement/mv-isl-4"]
+    assert last["action"] == "refused"
+    assert "state mv Movement/mv-isl-3 Movement/mv-isl-4" in last["reason"]
+    project.run("apply", "--auto-approve")
+    assert sorted(m["quantity"] for m in sandbox.movements()) == [2, 3]
+
+    # The way out the plan names: each record to the name that now holds its request, and
+    # the new movement after those already sent.
+    for old, new in (("mv-isl-3", "mv-isl-4"), ("mv-isl-2", "mv-isl-3")):
+        moved = project.run("state", "mv", f"Movement/{old}", f"Movement/{new}")
+        assert moved.returncode == 0, moved.stderr
+    code, changes = _plan(project)
+    assert code == 1
+    assert "put its document after" in changes["Movement/mv-isl-2"]["reason"]
+    # (numbered from one further on, the rows sent keep the names their records now have)
+    project.write("data/movements.csv", _rows(("ISL", 2), ("ISL", 3), ("ISL", 1)))
+    project.edit("manifests/rows.yaml", "{{ row_number }}", "{{ row_number + 1 }}")
+    code, changes = _plan(project)
+    assert code == 0, changes
+    assert changes["Movement/mv-isl-5"]["action"] == "create"
+    _apply(project)
+    assert sorted(m["quantity"] for m in sandbox.movements()) == [1, 2, 3]
+    assert project.run("plan", "--detailed-exitcode").returncode == 0

@@ -365,3 +365,87 @@ def test_the_words_documents_share_are_one_string_for_all() -> None:
     assert first[1:2] == ("hawbId=hawb_0",)
     for other in identities[1:]:  # the same shipment, action and place; another HAWB
         assert [a is b for a, b in zip(first, other, strict=True)] == [True, False, True, True]
+
+
+def _sent(name: str, index: int, quantity: int, place: int) -> ResourceRecord:
+    """The record of a movement sent as the ``place``-th ISL of its HAWB."""
+    spec = dict(movement(name, index, quantity=quantity).spec)
+    record = _applied(f"Movement/{name}", spec, movementId=f"mov_{name}")
+    identity = ("shipmentId=shp_7Hk2Lm", "hawbId=hawb_a1", "action=ISL", f"place={place}")
+    return record.with_changes(identity=identity)
+
+
+def test_a_row_inserted_above_movements_named_by_row_number_sends_nothing_twice() -> None:
+    # Sent as rows 3 and 4 (2 and 3 packages); a row of 1 package is then inserted above
+    # them, so every later row's name shifts by one and the last name is new.
+    state = _state(_sent("isl-3", 0, 2, 0), _sent("isl-4", 1, 3, 1))
+    documents = [
+        movement("isl-3", 0, quantity=1),
+        movement("isl-4", 1, quantity=2),
+        movement("isl-5", 2, quantity=3),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    shifted = _only(plan, "Movement/isl-5")
+    assert shifted.action is Action.REFUSED, shifted.reason
+    assert "Movement/isl-4" in shifted.reason
+    assert "state mv Movement/isl-4 Movement/isl-5" in shifted.reason
+    assert plan.requests == 0
+
+
+def test_a_second_movement_asking_what_a_recorded_one_asks_is_still_created() -> None:
+    state = _state(_sent("isl-a", 0, 3, 0))
+    plan = plan_changes(
+        [movement("isl-a", 0, quantity=3), movement("isl-b", 1, quantity=3)], state, now=NOW
+    )
+    assert _only(plan, "Movement/isl-a").action is Action.NO_CHANGE
+    assert _only(plan, "Movement/isl-b").action is Action.CREATE
+
+
+def test_a_second_movement_is_created_when_the_recorded_one_comes_later() -> None:
+    # isl-a was sent as the second ISL of its HAWB; the first is gone for good (`state rm
+    # --gone`). A new movement of the same request comes before isl-a: its place is free,
+    # and isl-a's own document, still to be planned, still asks what isl-a recorded.
+    state = _state(_sent("isl-a", 0, 3, 1))
+    plan = plan_changes(
+        [movement("isl-b", 0, quantity=3), movement("isl-a", 1, quantity=3)], state, now=NOW
+    )
+    assert _only(plan, "Movement/isl-b").action is Action.CREATE
+    assert _only(plan, "Movement/isl-a").action is Action.NO_CHANGE
+
+
+def test_a_renamed_movement_whose_place_moved_takes_its_record() -> None:
+    # Sent: a (2 packages, the first ISL) and b (3, the second). b's document is renamed d
+    # and a new movement c comes between them: d asks what b recorded, at another place.
+    state = _state(_sent("a", 0, 2, 0), _sent("b", 1, 3, 1))
+    plan = plan_changes(
+        [
+            movement("a", 0, quantity=2),
+            movement("c", 1, quantity=5),
+            movement("d", 2, quantity=3),
+        ],
+        state,
+        now=NOW,
+    )
+    assert _only(plan, "Movement/a").action is Action.NO_CHANGE
+    moved = _only(plan, "Movement/d")
+    assert (moved.action, str(moved.moved_from)) == (Action.MOVED, "Movement/b")
+    assert _only(plan, "Movement/c").action is Action.REFUSED  # b's place, another request
+    assert plan.requests == 0
+
+
+def test_a_movement_put_before_those_sent_is_refused_with_a_way_out() -> None:
+    state = _state(_sent("isl-1", 0, 4, 0), _sent("isl-2", 1, 3, 1))
+    plan = plan_changes(
+        [
+            movement("isl-0", 0, quantity=1),
+            movement("isl-1", 1, quantity=4),
+            movement("isl-2", 2, quantity=3),
+        ],
+        state,
+        now=NOW,
+    )
+    early = _only(plan, "Movement/isl-0")
+    assert early.action is Action.REFUSED
+    assert "after" in early.reason and "Movement/isl-1" in early.reason
+    assert "make them differ" not in early.reason  # the fields are the HAWB's own
+    assert _only(plan, "Movement/isl-1").action is Action.NO_CHANGE
