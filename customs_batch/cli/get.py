@@ -122,7 +122,10 @@ def page_footer(page: Page[Any]) -> str:
     count = len(page.records)
     first = (page.page - 1) * page.page_size + 1
     span = f"records {first}-{first + count - 1}" if count else "no records"
-    pages = f"page {page.page} of {page.total_pages}" if page.total_pages else f"page {page.page}"
+    of = page.total_pages
+    if of is None and page.total_items is not None and page.page_size > 0:
+        of = max(1, -(-page.total_items // page.page_size))  # the pages the total fills
+    pages = f"page {page.page} of {of}" if of else f"page {page.page}"
     total = page.total_items
     if total is None and page.total_pages is not None and page.is_last() and count:
         total = first + count - 1

@@ -168,6 +168,10 @@ def test_footers_give_the_totals_under_a_table_only(capsys: pytest.CaptureFixtur
     _, out, _ = _run(capsys, "get", "shipments", "--limit", "2")
     assert out.rstrip().splitlines()[-1].startswith("page 1")
     assert f"records 1-2 of {total}; more with --page 2 or --all" in out
+    # The shipments' list gives the total of records, not of pages: the pages it fills.
+    pages = -(-total // 2)
+    _, out, _ = _run(capsys, "get", "shipments", "--limit", "2", "--page", "2")
+    assert out.rstrip().splitlines()[-1].startswith(f"page 2 of {pages}: records 3-")
     _, out, _ = _run(capsys, "get", "shipments", "--all")
     assert out.rstrip().splitlines()[-1] == f"all pages: {total} records"
     _, out, _ = _run(capsys, "get", "shipments", "--limit", "2", "--format", "csv")
