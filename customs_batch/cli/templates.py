@@ -39,7 +39,11 @@ def templates() -> None:
     help=_PROJECT_HELP,
 )
 def list_(project: Path) -> int:
-    """List the project's and the built-in templates, with the first line of their comment."""
+    """List the project's and the built-in templates, with the first line of their comment.
+
+    A template that `template: NAME` cannot read (a link out of the template folders, not
+    UTF-8 text, too large) is marked refused, with why.
+    """
     infos = list_templates(TemplatesOptions(project))
     if not infos:
         click.echo("no templates")
@@ -47,9 +51,13 @@ def list_(project: Path) -> int:
     width = max(len(info.name) for info in infos)
     for info in infos:
         origin = info.origin if info.hidden_by is None else f"{info.origin}, hidden"
+        if info.refused is not None:
+            origin += ", refused"
         click.echo(f"{info.name:<{width}}  {origin:<16}  {info.summary}".rstrip())
         if info.hides is not None:
             click.echo(f"{'':<{width}}  warning: hides the built-in template {info.name}")
+        if info.refused is not None:
+            click.echo(f"{'':<{width}}  refused: {info.refused}")
     return int(ExitCode.OK)
 
 

@@ -86,3 +86,42 @@ def test_no_warning_for_a_template_of_its_own_name() -> None:
         "spec:\n  commercialReference: R-1\n"
     )
     assert [f.rule for f in load_text(manifest).findings if f.rule.startswith("template")] == []
+
+
+def test_show_of_a_template_linked_out_of_the_project_is_refused_as_validate_refuses_it() -> None:
+    # `ln -s /proc/self/environ templates/leak.yaml.j2` must not print the API key.
+    _project_template("rotterdam", "type: DEPARTURE\n")
+    Path("templates/leak.yaml.j2").symlink_to("/proc/self/environ")
+    code, out, err = _cli("templates", "show", "leak")
+    assert (code, out) == (3, "")
+    assert "templates/leak.yaml.j2: the template resolves to /proc/" in err
+    assert "outside the template folders" in err
+    assert "hint: copy the template into templates/" in err
+    assert "PATH=" not in err and "internal error" not in err
+    code, out, _ = _cli("templates", "list")
+    assert code == 0 and "PATH=" not in out
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("leak"))
+    assert lines[at].split() == ["leak", "project,", "refused"]
+    assert lines[at + 1].split()[:2] == [
+        "refused:",
+        f"{Path.cwd() / 'templates' / 'leak.yaml.j2'}:",
+    ]
+    assert "outside the template folders" in lines[at + 1]
+    assert "rotterdam          project" in out
+
+
+def test_show_of_a_template_that_is_not_utf8_says_so() -> None:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    Path("templates").mkdir()
+    Path("templates/bad.yaml.j2").write_bytes(b"{# \xff #}\nx: 1\n")
+    code, out, err = _cli("templates", "show", "bad")
+    assert (code, out) == (3, "")
+    assert "templates/bad.yaml.j2: cannot read the template ('utf-8' codec" in err
+    assert "hint: save the template as UTF-8 text" in err
+    assert "internal error" not in err
+    code, out, _ = _cli("templates", "list")
+    assert code == 0
+    assert [line.split() for line in out.splitlines() if line.startswith("bad")] == [
+        ["bad", "project,", "refused"]
+    ]

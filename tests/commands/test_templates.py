@@ -45,3 +45,20 @@ def test_a_project_template_hides_the_built_in_of_its_name(tmp_path: Path) -> No
 def test_an_unknown_template_is_a_manifest_error(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="no-such-template"):
         show_template(TemplateOptions(tmp_path, "no-such-template"))
+
+
+def test_a_template_the_loader_refuses_is_listed_with_why_and_not_shown(tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / "templates" / "leak.yaml.j2").symlink_to("/proc/self/environ")
+    (tmp_path / "templates" / "latin1.yaml.j2").write_bytes(b"# caf\xe9\nx: 1\n")
+    (tmp_path / "templates" / "alias.yaml.j2").symlink_to("t1-road.yaml.j2")
+    infos = {info.name: info for info in list_templates(TemplatesOptions(tmp_path))}
+    assert "outside the template folders" in (infos["leak"].refused or "")
+    assert "cannot read the template" in (infos["latin1"].refused or "")
+    assert (infos["alias"].refused, infos["alias"].summary) == (None, "Our own T1 defaults")
+    for name in ("leak", "latin1"):
+        assert infos[name].summary == ""
+        with pytest.raises(ManifestError) as raised:
+            show_template(TemplateOptions(tmp_path, name))
+        assert (infos[name].refused or "-").startswith(raised.value.message)
+    assert show_template(TemplateOptions(tmp_path, "alias")).text.startswith("{#- Our own")

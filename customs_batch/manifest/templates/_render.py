@@ -13,7 +13,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -102,9 +102,48 @@ def _display(filename: str) -> str:
         return filename
 
 
+class TemplateRefused(TemplateError):
+    """A template file that is not read: linked out of the template folders, not a regular
+    file, too large, or not UTF-8 text. ``reason`` says what, ``hint`` what to do."""
+
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(f"{reason}; {hint}" if hint else reason)
+        self.reason = reason
+        self.hint = hint
+
+
+def read_template_file(path: Path, folders: Sequence[str | Path]) -> str:
+    """The text of the template file ``path``, read as every render reads it: only when it
+    resolves inside one of ``folders`` (the search path), only a regular file within the
+    size limit (:func:`read_user_file`), only UTF-8 text. Raises :class:`TemplateRefused`.
+
+    ``templates list`` and ``templates show`` read through here too, so what they show is
+    exactly what ``template: NAME`` may read, and nothing else.
+    """
+    real = os.path.realpath(path)
+    if not any(_within(real, str(root)) for root in folders):
+        # A link out of the template folders could read any file of the machine (its
+        # environment, the API key in it, /etc/passwd) into a finding or a request.
+        raise TemplateRefused(
+            f"{path}: the template resolves to {real}, outside the template folders; "
+            "templates are read only from them",
+            "copy the template into templates/ instead of linking to it",
+        )
+    try:
+        return read_user_file(path).decode("utf-8")
+    except FileRefused as refused:
+        raise TemplateRefused(refused.message, refused.hint) from None
+    except UnicodeDecodeError as error:
+        reason = f"{path}: cannot read the template ({error})"
+        raise TemplateRefused(reason, "save the template as UTF-8 text") from None
+    except OSError as error:
+        raise TemplateRefused(f"{path}: cannot read the template ({error})") from None
+
+
 class _UserFileLoader(FileSystemLoader):
-    """A FileSystemLoader that reads through :func:`read_user_file`: a named pipe, a device
-    or a link loop under ``templates/`` is an error naming it, never a hang or a huge read."""
+    """A FileSystemLoader that reads through :func:`read_template_file`: a link out of the
+    template folders, a named pipe, a device or a link loop under ``templates/`` is an
+    error naming it, never a leak, a hang or a huge read."""
 
     def get_source(
         self, environment: Environment, template: str
@@ -116,21 +155,7 @@ class _UserFileLoader(FileSystemLoader):
                 break
         else:
             return super().get_source(environment, template)  # raises TemplateNotFound
-        real = os.path.realpath(path)
-        if not any(_within(real, root) for root in self.searchpath):
-            # A link out of the template folders could read any file of the machine (its
-            # environment, the API key in it, /etc/passwd) into a finding or a request.
-            raise TemplateError(
-                f"{path}: the template resolves to {real}, outside the template folders; "
-                "templates are read only from them. Copy the template into templates/ "
-                "instead of linking to it"
-            )
-        try:
-            text = read_user_file(path).decode(self.encoding)
-        except FileRefused as refused:
-            raise TemplateError(f"{refused.message}; {refused.hint}") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise TemplateError(f"{path}: cannot read the template ({error})") from None
+        text = read_template_file(path, self.searchpath)
         return text, os.path.normpath(path), lambda: True
 
 

@@ -2,18 +2,27 @@
 
 A project template with a built-in's name hides the built-in (the project's ``templates/``
 is searched first); the catalog says so, and documents using that name get a warning.
+Templates are read as a render reads them (:func:`read_template_file`): one the loader
+refuses (a link out of the template folders, not UTF-8, too large) is listed with why, and
+its text is never shown.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 from customs_batch.errors import ManifestError
-from customs_batch.manifest.templates._render import SUFFIX, search_path
+from customs_batch.manifest.templates._render import (
+    SUFFIX,
+    TemplateRefused,
+    read_template_file,
+    search_path,
+)
 from customs_batch.resources import builtin_templates_dir
 
 PROJECT = "project"
@@ -34,6 +43,8 @@ class TemplateInfo:
     """For a built-in: the project template of the same name that is used instead."""
     hides: Path | None = None
     """For a project template: the built-in of the same name it is used instead of."""
+    refused: str | None = None
+    """Why ``template: NAME`` cannot read it (the loader's message), if it cannot."""
 
 
 @dataclass(frozen=True)
@@ -48,33 +59,56 @@ class TemplateNotFound(ManifestError):
     """No template of that name in the project or among the built-in ones."""
 
 
+class TemplateNotReadable(ManifestError):
+    """The template of that name is one the loader refuses to read."""
+
+
 def list_templates(project_root: Path) -> list[TemplateInfo]:
     """Every template of the project and every built-in one, by name; the one that
     ``template: NAME`` uses comes first."""
-    project_dir, builtin_dir = search_path(project_root)
-    project = _files(project_dir)
-    builtin = _files(builtin_dir)
-    infos: list[TemplateInfo] = []
-    for name in sorted(project.keys() | builtin.keys()):
-        own, shipped = project.get(name), builtin.get(name)
-        if own is not None:
-            infos.append(TemplateInfo(name, PROJECT, own, _summary(own), hides=shipped))
-        if shipped is not None:
-            infos.append(TemplateInfo(name, BUILT_IN, shipped, _summary(shipped), hidden_by=own))
-    return infos
+    return [info for info, _ in _read_all(project_root)]
 
 
 def show_template(project_root: Path, name: str) -> TemplateText:
-    """The template ``template: NAME`` uses in the project, with its text."""
-    infos = list_templates(project_root)
-    for info in infos:
+    """The template ``template: NAME`` uses in the project, with its text (a
+    :class:`TemplateNotReadable` with the loader's message when it would be refused)."""
+    found = _read_all(project_root)
+    for info, text in found:
         if info.name == name:
-            return TemplateText(info, info.path.read_text(encoding="utf-8"))
-    names = sorted({info.name for info in infos})
+            if isinstance(text, TemplateRefused):
+                raise TemplateNotReadable(text.reason, hint=text.hint)
+            return TemplateText(info, text)
+    names = sorted({info.name for info, _ in found})
     close = difflib.get_close_matches(name, names, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     hint += "'customs-batch templates list' lists them: " + ", ".join(names)
     raise TemplateNotFound(f"no template named {name!r}", hint=hint)
+
+
+def _read_all(project_root: Path) -> list[tuple[TemplateInfo, str | TemplateRefused]]:
+    """Each template's info and its text, or why the loader refuses it, in the order of
+    :func:`list_templates`."""
+    folders = search_path(project_root)
+    project_dir, builtin_dir = folders
+    project = _files(project_dir)
+    builtin = _files(builtin_dir)
+    found: list[tuple[TemplateInfo, str | TemplateRefused]] = []
+    for name in sorted(project.keys() | builtin.keys()):
+        own, shipped = project.get(name), builtin.get(name)
+        if own is not None:
+            found.append(_read(TemplateInfo(name, PROJECT, own, "", hides=shipped), folders))
+        if shipped is not None:
+            info = TemplateInfo(name, BUILT_IN, shipped, "", hidden_by=own)
+            found.append(_read(info, folders))
+    return found
+
+
+def _read(info: TemplateInfo, folders: list[Path]) -> tuple[TemplateInfo, str | TemplateRefused]:
+    try:
+        text = read_template_file(info.path, folders)
+    except TemplateRefused as refused:
+        return replace(info, refused=str(refused)), refused
+    return replace(info, summary=_summary(text)), text
 
 
 @lru_cache(maxsize=256)
@@ -82,27 +116,25 @@ def shadowed_builtin(project_root: Path, name: str) -> Path | None:
     """The built-in template a project template named ``name`` hides, if it does."""
     own = search_path(project_root)[0] / f"{name}{SUFFIX}"
     shipped = builtin_templates_dir() / f"{name}{SUFFIX}"
-    return shipped if own.is_file() and shipped.is_file() else None
+    # The loader takes the project's file whenever the path exists (a link too).
+    return shipped if os.path.lexists(own) and shipped.is_file() else None
 
 
 def _files(folder: Path) -> dict[str, Path]:
+    """The template files of ``folder`` by name: every path the loader would try to read
+    (links included, whatever they point at), not the folders named like one."""
     if not folder.is_dir():
         return {}
     return {
         path.relative_to(folder).as_posix().removesuffix(SUFFIX): path
         for path in sorted(folder.rglob(f"*{SUFFIX}"))
-        if path.is_file()
+        if path.is_symlink() or not path.is_dir()
     }
 
 
-def _summary(path: Path) -> str:
+def _summary(text: str) -> str:
     """The first line of the template's leading comment (empty when it has none)."""
-    try:
-        with path.open(encoding="utf-8") as file:
-            first = file.readline()
-    except (OSError, UnicodeDecodeError):
-        return ""
-    match = _COMMENT.match(first)
+    match = _COMMENT.match(text.split("\n", 1)[0])
     return match.group(1).rstrip(".,;:") if match else ""
 
 
