@@ -7,13 +7,16 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import Finding, Location
-from customs_batch.kinds import Kind
+from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
 from customs_batch.validation._cel import cel_core
 from customs_batch.validation.policy_files import MAX_COMPREHENSION_STEPS, Policy
+
+if TYPE_CHECKING:
+    from customs_batch.manifest.documents.standalone import Envelope
 
 EVALUATION_RULE = "policy.evaluation-error"
 
@@ -116,11 +119,20 @@ def _read_part(policies: Sequence[Policy], spec: Mapping[str, Any]) -> Mapping[s
 
 def document_metadata(document: Document) -> dict[str, Any]:
     """``metadata`` as a policy sees it: name, labels, annotations and dependsOn."""
+    return _metadata(document.name, document.labels, document.annotations, document.depends_on)
+
+
+def _metadata(
+    name: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    depends_on: Sequence[Address],
+) -> dict[str, Any]:
     return {
-        "name": document.name,
-        "labels": dict(document.labels),
-        "annotations": dict(document.annotations),
-        "dependsOn": [str(address) for address in document.depends_on],
+        "name": name,
+        "labels": dict(labels),
+        "annotations": dict(annotations),
+        "dependsOn": [str(address) for address in depends_on],
     }
 
 
@@ -166,15 +178,17 @@ def run_examples(policy: Policy) -> list[ExampleFailure]:
 
 
 def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> str | None:
-    kind = str(example.get("kind", ""))
-    metadata = example.get("metadata") or {}
-    labels = metadata.get("labels") or {} if isinstance(metadata, dict) else {}
-    if kind not in {k.value for k in Kind}:
-        return f"its kind {kind!r} is not a kind of document"
-    selected = applies(policy, kind, labels, None)
+    envelope = _example_envelope(example)
+    if isinstance(envelope, str):
+        return envelope
+    kind = envelope.kind.value
+    selected = applies(policy, kind, envelope.labels, None)
     outcome = None
     if selected:
-        outcome = evaluate(policy, activation(kind, metadata, example.get("spec") or {}))
+        metadata = _metadata(
+            envelope.name, envelope.labels, envelope.annotations, envelope.depends_on
+        )
+        outcome = evaluate(policy, activation(kind, metadata, envelope.spec))
     if which == "good":
         if outcome is not None and outcome.error is not None:
             return f"the expression could not be evaluated: {outcome.error}"
@@ -186,6 +200,23 @@ def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> 
     if outcome.held:
         return "the policy lets it through"
     return None
+
+
+def _example_envelope(example: Mapping[str, Any]) -> Envelope | str:
+    """The example read as a manifest's document is (its kind, metadata and spec), or what
+    is wrong with it and where: a policy is tried only on documents a manifest could hold."""
+    from customs_batch.manifest.documents.standalone import read_standalone
+
+    rendered_only = [key for key in ("template", "values", "forEach") if key in example]
+    if rendered_only:
+        return (
+            f"an example is a rendered document, it cannot have {rendered_only[0]!r}. "
+            "Write the spec the document renders to."
+        )
+    read = read_standalone(_plain(example), "example")
+    if isinstance(read, Finding):
+        return f"{read.message} (at {read.location.json_path()}). {read.hint}"
+    return read
 
 
 def _reason(error: Exception) -> str:

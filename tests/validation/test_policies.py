@@ -224,6 +224,34 @@ def test_policy_test_fails_naming_the_policy_whose_examples_misbehave(
     ]
 
 
+def test_policy_test_checks_an_examples_metadata_as_a_manifests(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Labels that are not a mapping of texts once crashed the selector (unhashable list).
+    _policy(
+        POLICY.replace("kinds:", 'labels: "a=b"\nkinds:')
+        + "examples:\n"
+        + "  good: [{kind: ExportCancellation, metadata: {name: a, labels: {a: [1]}},"
+        + " spec: {declarationId: 5}}]\n"
+        + "  bad:\n"
+        + "    - {kind: ExportCancellation, metadata: {name: a, labels: [1]}, spec: {declarationId: 5000}}\n"
+        + "    - {kind: ExportCancellation, metadata: [1], spec: {declarationId: 5000}}\n"
+        + "    - {kind: ExportCancellation, metadata: {name: a, labels: {a: b}}, spec: {declarationId: 5000}}\n"
+    )
+    code, out, err = _run(capsys, "policy", "test")
+    assert code == 1
+    assert "internal error" not in err
+    where = "team.declaration-range (policies/team.yaml:1)"
+    assert out.splitlines() == [
+        f"FAIL {where}: good example 1: label 'a' must be a text (at $.metadata.labels.a)."
+        " Quote the label's value.",
+        f"FAIL {where}: bad example 1: labels must be a mapping (at $.metadata.labels)."
+        " Write 'labels: {lane: ham-rtm}'.",
+        f"FAIL {where}: bad example 2: metadata must be a mapping (key: value lines)"
+        " (at $.metadata). Give the document a 'metadata:' mapping.",
+    ]
+
+
 def test_a_document_suppresses_a_finding_with_a_reason(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
