@@ -34,12 +34,12 @@ def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) ->
     except FileNotFoundError:
         info = None
     except OSError as exc:
-        raise _cannot(path, what, exc) from None
+        raise cannot_write(path, what, exc) from None
     if info is None or _own_regular(info):
         try:
             _replace(Path(os.path.realpath(path)), data)
         except OSError as exc:
-            raise _cannot(path, what, exc) from None
+            raise cannot_write(path, what, exc) from None
         return
     if stat.S_ISREG(info.st_mode):
         raise _not_yours(path, what, info.st_uid)
@@ -80,14 +80,14 @@ def _write_in_place(path: Path, data: bytes | Iterable[bytes], what: str) -> Non
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
-        raise _cannot(path, what, exc) from None
+        raise cannot_write(path, what, exc) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):  # it became a regular file since it was looked at
             raise _not_yours(path, what, info.st_uid)
         _write_all(fd, data)
     except OSError as exc:
-        raise _cannot(path, what, exc) from None
+        raise cannot_write(path, what, exc) from None
     finally:
         os.close(fd)
 
@@ -107,10 +107,14 @@ def _not_yours(path: Path, what: str, owner: int) -> CustomsBatchError:
     )
 
 
-def _cannot(path: Path, what: str, exc: OSError) -> CustomsBatchError:
+def cannot_write(path: Path, what: str, exc: OSError) -> CustomsBatchError:
+    """The error for ``what`` ("report", "spreadsheet") that cannot be written to ``path``:
+    the system's reason and its code, and what to do about it."""
     hint = "check that the folder exists and is writable"
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         hint = "the disk (or your quota) is full: free space, then run again"
+    elif exc.errno == errno.ENAMETOOLONG:
+        hint = "the name is too long for the file system: choose a shorter one"
     elif exc.errno == errno.ENXIO:
         hint = "nothing can be written to that path (a socket, or a device not there): name a file"
     reason = exc.strerror or str(exc)

@@ -28,7 +28,7 @@ def sheet() -> None:
     "--output",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The spreadsheet to write: FILE.xlsx or FILE.csv.",
+    help="The spreadsheet to write: FILE.xlsx or FILE.csv, in a folder that exists.",
 )
 @click.option("--force", is_flag=True, help="Overwrite the files if they exist.")
 def template(kind: str, output: Path, force: bool) -> int:

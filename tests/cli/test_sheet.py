@@ -62,6 +62,7 @@ def _departure_spec() -> dict[str, Any]:
 
 
 def test_an_xlsx_template_filled_in_validates_clean() -> None:
+    Path("data").mkdir()
     code, out, err = _cli("sheet", "template", "Movement", "-o", "data/movements.xlsx")
     assert code == 0, err
     assert out == "wrote data/movements.xlsx (13 columns) and data/movements.manifest.yaml\n"
@@ -120,3 +121,30 @@ def test_existing_files_are_kept_unless_forced() -> None:
 @pytest.mark.parametrize("args", [["Movement", "-o", "m.ods"], ["Nope", "-o", "m.csv"]])
 def test_bad_arguments_are_usage_errors(args: list[str]) -> None:
     assert _cli("sheet", "template", *args)[0] == 64
+
+
+def test_a_missing_folder_is_refused_as_validate_refuses_it() -> None:
+    code, out, err = _cli("sheet", "template", "Movement", "-o", "nodir/m.xlsx")
+    assert (code, out) == (3, "")
+    assert err.startswith(
+        "error: cannot write the spreadsheet to nodir/m.xlsx: No such file or directory, ENOENT\n"
+    )
+    assert "hint: check that the folder exists and is writable" in err
+    assert not Path("nodir").exists()
+    _, _, validate_err = _cli("validate", "-o", "nodir/x")
+    assert "cannot write the report to nodir/x: No such file or directory, ENOENT" in validate_err
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".csv"])
+def test_a_name_too_long_for_the_file_system_is_an_error_naming_the_file(suffix: str) -> None:
+    # The sheet's name fits (250 characters), the manifest's beside it does not.
+    sheet = "a" * 250 + suffix
+    code, out, err = _cli("sheet", "template", "Movement", "-o", sheet)
+    assert (code, out) == (3, "")
+    assert err.startswith(
+        f"error: cannot write the manifest to {'a' * 250}.manifest.yaml: File name too long, "
+        "ENAMETOOLONG\n"
+    )
+    assert "hint: the name is too long for the file system: choose a shorter one" in err
+    assert "internal error" not in err
+    assert not Path(sheet).exists()

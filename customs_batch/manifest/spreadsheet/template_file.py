@@ -9,14 +9,17 @@ manifest's ``row.quantity`` / ``row['Consignor.name']`` match them exactly.
 from __future__ import annotations
 
 import csv
+import errno
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.errors import UsageError
 from customs_batch.kinds import Kind
 from customs_batch.manifest.spreadsheet.columns import Column, kind_columns
+from customs_batch.output_file import cannot_write
 
 HEADER_ROW = 2
 _PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -37,7 +40,9 @@ def manifest_path(sheet: Path) -> Path:
 
 
 def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateFiles:
-    """Write the empty spreadsheet ``sheet`` (.xlsx or .csv) and its manifest beside it."""
+    """Write the empty spreadsheet ``sheet`` (.xlsx or .csv) and its manifest beside it, in
+    a folder that exists; any file-system error is a :class:`CustomsBatchError` naming the
+    file."""
     suffix = sheet.suffix.lower()
     if suffix not in (".xlsx", ".csv"):
         raise UsageError(
@@ -45,24 +50,33 @@ def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateF
             hint="use -o FILE.xlsx or -o FILE.csv",
         )
     manifest = manifest_path(sheet)
+    what = {sheet: "spreadsheet", manifest: "manifest"}
     for path in (sheet, manifest):
-        if path.exists() and not force:
+        try:
+            # Asked of both before either is written: a manifest name too long for the
+            # file system (the sheet's plus ".manifest") leaves no sheet behind.
+            exists = path.exists()
+        except OSError as exc:
+            raise cannot_write(path, what[path], exc) from None
+        if exists and not force:
             raise UsageError(
                 f"{path} exists already", hint="choose another name, or add --force to overwrite it"
             )
+    if not sheet.parent.is_dir():
+        # As validate -o and plan -out: the folder is the user's to make, a typo makes none.
+        code = errno.ENOTDIR if sheet.parent.exists() else errno.ENOENT
+        raise cannot_write(sheet, what[sheet], OSError(code, os.strerror(code), str(sheet)))
     columns = kind_columns(kind)
+    path = sheet
     try:
-        sheet.parent.mkdir(parents=True, exist_ok=True)
         if suffix == ".xlsx":
             _write_xlsx(sheet, kind, columns)
         else:
             _write_csv(sheet, columns)
+        path = manifest
         manifest.write_text(manifest_text(kind, sheet.name, columns), encoding="utf-8")
     except OSError as exc:
-        raise CustomsBatchError(
-            f"cannot write {exc.filename or sheet}: {exc.strerror}",
-            hint="check that the folder exists and is writable",
-        ) from exc
+        raise cannot_write(path, what[path], exc) from exc
     return TemplateFiles(sheet, manifest, len(columns))
 
 
