@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from customs_batch.findings import Finding, Location
 from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
+from customs_batch.validation import policy_cost
 from customs_batch.validation._cel import cel_core
 from customs_batch.validation.policy_files import MAX_COMPREHENSION_STEPS, Policy
 
@@ -19,14 +20,21 @@ if TYPE_CHECKING:
     from customs_batch.manifest.documents.standalone import Envelope
 
 EVALUATION_RULE = "policy.evaluation-error"
+_STOPPED = "stopped after"
+_COSTLY_HINT = (
+    "a comprehension (all, exists, map, filter) looks at every item of its list, nested ones "
+    "at every pair: make the lists shorter or the expression simpler"
+)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a policy made of one document: ``held``, or why it could not tell (``error``)."""
+    """What a policy made of one document: ``held``, or why it could not tell (``error``);
+    ``costly``: it was not evaluated, or stopped, as too much work."""
 
     held: bool
     error: str | None = None
+    costly: bool = False
 
 
 def applies(policy: Policy, kind: str, labels: Mapping[str, str], path: str | None) -> bool:
@@ -44,17 +52,32 @@ def applies(policy: Policy, kind: str, labels: Mapping[str, str], path: str | No
 def activation(kind: str, metadata: Mapping[str, Any], spec: Any) -> Any:
     """What an expression sees of one document: ``kind``, ``metadata`` and ``spec``, made
     once a document for all the policies that apply to it."""
-    return cel_core().Context({"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)})
+    variables = {"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)}
+    return cel_core().Context(variables, {policy_cost.STEP_FUNCTION: policy_cost.step})
 
 
 def evaluate(policy: Policy, context: Any) -> Outcome:
-    """Evaluate ``policy`` on one document's :func:`activation`."""
+    """Evaluate ``policy`` on one document's :func:`activation`, stopped after
+    :data:`~customs_batch.validation.policy_cost.MAX_STEPS` comprehension steps."""
+    policy_cost.start_counting()
     try:
         result = policy.program.execute(context)
     except KeyError as exc:  # a field the document lacks
-        return Outcome(False, f"no field {exc.args[0]!r}" if exc.args else "a field is missing")
+        result = exc
     except Exception as exc:  # the library's own errors, of several types: each a finding
-        return Outcome(False, f"{type(exc).__name__}: {_reason(exc)}")
+        result = exc
+    # Also when the expression absorbed the stop (`... || true`) and gave a value.
+    if policy_cost.steps_taken() > policy_cost.MAX_STEPS:
+        return Outcome(False, f"{_STOPPED} {policy_cost.MAX_STEPS:,} steps", costly=True)
+    return _outcome(result)
+
+
+def _outcome(result: Any) -> Outcome:
+    if isinstance(result, KeyError):  # a field the document lacks
+        exc = result
+        return Outcome(False, f"no field {exc.args[0]!r}" if exc.args else "a field is missing")
+    if isinstance(result, Exception):
+        return Outcome(False, f"{type(result).__name__}: {_reason(result)}")
     if not isinstance(result, bool):
         return Outcome(False, f"the expression gave {type(result).__name__}, not true or false")
     return Outcome(result)
@@ -68,11 +91,15 @@ def check_document(policies: Sequence[Policy], document: Document, root: Path) -
     if not chosen:
         return []
     part = _read_part(chosen, document.spec)
-    context = activation(kind, document_metadata(document), part)
-    longest = _longest_list(part) if any(p.comprehensions for p in chosen) else 0
+    metadata = document_metadata(document)
+    context = activation(kind, metadata, part)
+    counted = [p for p in chosen if p.comprehensions]
+    in_spec = policy_cost.longest(part) if counted else 0
+    in_metadata = policy_cost.longest(metadata) if any(p.reads_metadata for p in counted) else 0
     findings: list[Finding] = []
     for policy in chosen:
-        outcome = _bounded(policy, longest) or evaluate(policy, context)
+        seen = max(in_spec, in_metadata) if policy.reads_metadata else in_spec
+        outcome = _bounded(policy, seen) or evaluate(policy, context)
         if outcome.held:
             continue
         location = document.locate(policy.target) if policy.target else document.locate(())
@@ -80,30 +107,27 @@ def check_document(policies: Sequence[Policy], document: Document, root: Path) -
     return findings
 
 
-def _bounded(policy: Policy, longest: int) -> Outcome | None:
-    """Why ``policy`` is not evaluated on a document whose longest list has ``longest``
-    items (too much work), or None."""
-    if policy.comprehensions and longest**policy.comprehensions > MAX_COMPREHENSION_STEPS:
-        return Outcome(
-            False,
-            f"a list of {longest:,} items is too long for its "
-            f"{policy.comprehensions} nested comprehensions",
+def _bounded(policy: Policy, seen: int) -> Outcome | None:
+    """Why ``policy`` is not evaluated on a document whose longest list or map (of what the
+    policy sees) has ``seen`` items (too much work), or None. A list the expression builds
+    is counted too: one joined by ``+`` is as long as its operands together, a literal as
+    its items."""
+    if not policy.comprehensions:
+        return None
+    longest = max(seen * policy.operands, policy.literal_items)
+    if longest**policy.comprehensions <= MAX_COMPREHENSION_STEPS:
+        return None
+    what = f"a list of {seen:,} items"
+    if longest > seen:
+        what = (
+            f"a list of up to {longest:,} items (the document's longest has {seen:,}; the "
+            f"expression may join {policy.operands} with + or write {policy.literal_items})"
         )
-    return None
-
-
-def _longest_list(value: Any) -> int:
-    """The length of the longest list anywhere in ``value`` (walked without recursion)."""
-    longest = 0
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            stack.extend(node.values())
-        elif isinstance(node, list | tuple):
-            longest = max(longest, len(node))
-            stack.extend(node)
-    return longest
+    return Outcome(
+        False,
+        f"{what} is too long for its {policy.comprehensions} nested comprehensions",
+        costly=True,
+    )
 
 
 def _read_part(policies: Sequence[Policy], spec: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -145,6 +169,10 @@ def _finding(policy: Policy, document: Document, location: Location, outcome: Ou
         rule = EVALUATION_RULE
         message = f"policy {policy.id} could not be evaluated on this document: {outcome.error}"
         hint = f"guard optional fields with has(spec.field) ({where})"
+        if outcome.costly:
+            hint = f"{_COSTLY_HINT} ({where})"
+        if outcome.error.startswith(_STOPPED):
+            message = f"policy {policy.id} {outcome.error} on {document.address}: too costly"
     return Finding(
         rule,
         policy.severity,

@@ -33,6 +33,7 @@ from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.selector import LabelSelector
+from customs_batch.validation import policy_cost
 from customs_batch.validation.team_rules import POLICY_DIR
 
 RULE = "policy.invalid"
@@ -46,10 +47,11 @@ MAX_EXPRESSION = 2000
 the comprehensions (``all``, ``exists``, ``map``...), bounded apart."""
 MAX_NESTED_COMPREHENSIONS = 2
 """``items.all(a, items.all(b, ...))`` is n² evaluations: a third level would be n³."""
-MAX_COMPREHENSION_STEPS = 1_000_000
-"""A policy with comprehensions is evaluated on a document only when its longest list,
-raised to their depth, stays under this: a list of 1,000 items under two nested ones,
-of 1,000,000 under one. Any other document is a policy.evaluation-error finding."""
+MAX_COMPREHENSION_STEPS = policy_cost.MAX_STEPS
+"""A policy with comprehensions is evaluated on a document only when the longest list it
+can see or build, raised to their depth, stays under this: a list of 1,000 items under two
+nested ones, of 1,000,000 under one; and its evaluation stops after this many steps. Any
+other document is a policy.evaluation-error finding (see :mod:`.policy_cost`)."""
 # The first spec or metadata field an expression names: where its finding points.
 # A CEL string literal: raw, bytes, triple-quoted, with escapes.
 _STRING = re.compile(
@@ -81,6 +83,13 @@ class Policy:
     spec_fields: frozenset[str] | None = None
     """The top-level spec fields the expression reads, or None when it reads the spec whole
     (``size(spec)``, ``spec.all(...)``): only these are handed to the CEL library."""
+    operands: int = 1
+    """How many lists a ``+`` chain of the expression may join: its longest list is at most
+    this many times the document's."""
+    literal_items: int = 1
+    """The most items a list literal of the expression may have."""
+    reads_metadata: bool = False
+    """Whether the expression names ``metadata``: then its lists count too."""
     good: tuple[Any, ...] = ()
     bad: tuple[Any, ...] = ()
 
@@ -235,6 +244,9 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
         target=expression_target(expression),
         comprehensions=comprehension_depth(expression),
         spec_fields=spec_fields(expression),
+        operands=policy_cost.joined_operands(expression),
+        literal_items=policy_cost.literal_items(expression),
+        reads_metadata=policy_cost.reads_metadata(expression),
         good=good,
         bad=bad,
     )
@@ -333,16 +345,21 @@ def expression_problem(expression: str) -> str | None:
 
 
 def compile_expression(expression: str) -> tuple[Any, str | None]:
-    """The compiled program of ``expression``, or None and why it does not compile."""
+    """The compiled program of ``expression`` with its comprehension steps counted (see
+    :mod:`customs_batch.validation.policy_cost`), or None and why it does not compile."""
     problem = _nesting_problem(expression)
     if problem is not None:
         return None, problem
     from customs_batch.validation._cel import cel_core  # only a project with policies
 
     try:
-        return cel_core().compile(expression), None
+        cel_core().compile(expression)  # the user's text first: errors at its columns
     except (ValueError, RuntimeError) as exc:
         return None, f"the expression does not compile: {_first_error(str(exc))}"
+    try:
+        return cel_core().compile(policy_cost.instrumented(expression)), None
+    except (ValueError, RuntimeError):
+        return None, "the expression's comprehensions cannot be counted: write them plainer"
 
 
 def _first_error(text: str) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from customs_batch.cli.main import invoke
+from customs_batch.validation import policy_cost
 
 DEPARTURE = """\
 apiVersion: customs-batch/v1
@@ -417,6 +418,111 @@ def test_nested_comprehensions_over_a_long_list_are_refused_not_run(
         "policy team.declaration-range could not be evaluated on this document: "
         "a list of 5,000 items is too long for its 2 nested comprehensions"
     ]
+
+
+def _notes_manifest(items: int, metadata: str = "") -> None:
+    Path("manifests").mkdir(exist_ok=True)
+    Path("manifests/a.yaml").write_text(
+        f"apiVersion: customs-batch/v1\nkind: ExportCancellation\nmetadata:\n  name: a\n{metadata}"
+        f"spec:\n  declarationId: 7\n  notes: {list(range(items))}\n",
+        encoding="utf-8",
+    )
+
+
+def _policy_messages(capsys: pytest.CaptureFixture[str], expression: str) -> list[str]:
+    _policy(
+        POLICY.replace("spec.declarationId < 1000", expression).replace(
+            "kinds: [ExportCancellation]\n", ""
+        )
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    assert code == 1
+    found = json.loads(out)["findings"]
+    return [f["message"] for f in found if f["rule"].startswith(("policy", "team"))]
+
+
+def test_a_list_the_expression_joins_with_plus_counts_as_long_as_its_operands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 300 items, joined 12 times on either side: 3,600 x 3,600 steps, refused before it runs
+    # (every + of the expression is counted: up to 23 lists joined, 6,900 items).
+    _notes_manifest(300)
+    joined = "(" + "+".join(["spec.notes"] * 12) + ")"
+    messages = _policy_messages(capsys, f"{joined}.all(a, {joined}.all(b, a == b || true))")
+    assert messages == [
+        "policy team.declaration-range could not be evaluated on this document: a list of up "
+        "to 6,900 items (the document's longest has 300; the expression may join 23 with + "
+        "or write 3) is too long for its 2 nested comprehensions"
+    ]
+
+
+def test_the_lists_of_metadata_count_when_the_expression_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    depends = "".join(f"    - Movement/m{n}\n" for n in range(1500))
+    _notes_manifest(1, metadata=f"  dependsOn:\n{depends}")
+    messages = _policy_messages(
+        capsys, "metadata.dependsOn.all(a, metadata.dependsOn.all(b, a == b || true))"
+    )
+    assert messages == [
+        "policy team.declaration-range could not be evaluated on this document: "
+        "a list of 1,500 items is too long for its 2 nested comprehensions"
+    ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "spec.notes.all(a, spec.notes.all(b, a == b || true))",
+        # The stop absorbed by the expression: still reported, never the value it gave.
+        "spec.notes.all(a, spec.notes.exists(b, b == 99)) || true",
+        "spec.notes.map(a, spec.notes.filter(b, b > a)).size() >= 0",
+    ],
+)
+def test_an_evaluation_stops_after_its_step_budget(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, expression: str
+) -> None:
+    # What the bound before evaluating lets through is still counted as it runs.
+    monkeypatch.setattr(policy_cost, "MAX_STEPS", 1000)
+    _notes_manifest(100)
+    assert _policy_messages(capsys, expression) == [
+        "policy team.declaration-range stopped after 1,000 steps on ExportCancellation/a: "
+        "too costly"
+    ]
+    _, err = capsys.readouterr()
+    assert "customs_batch_step" not in err
+
+
+def test_a_policy_examples_evaluation_is_bounded_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(policy_cost, "MAX_STEPS", 1000)
+    notes = list(range(100))
+    _policy(
+        POLICY.replace("spec.declarationId < 1000", "spec.notes.all(a, spec.notes.all(b, true))")
+        + "examples:\n"
+        + f"  good: [{{kind: ExportCancellation, metadata: {{name: a}}, spec: {{notes: {notes}}}}}]\n"
+    )
+    code, out, _ = _run(capsys, "policy", "test")
+    assert code == 1
+    assert out == (
+        "FAIL team.declaration-range (policies/team.yaml:1): good example 1: the expression "
+        "could not be evaluated: stopped after 1,000 steps\n"
+    )
+
+
+def test_counting_steps_leaves_what_an_expression_gives_as_it_was(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _notes_manifest(5)
+    messages = _policy_messages(
+        capsys,
+        "spec.notes.map(a, a * 2) == [0, 2, 4, 6, 8] && spec.notes.filter(a, a > 2) == [3, 4]"
+        " && spec.notes.map(a, a > 2, 'x,(' + string(a)) == ['x,(3', 'x,(4']"
+        " && spec.notes.exists_one(a, a == 1) && !spec.notes.exists(a, a > 4) && false",
+    )
+    # Every part was true: the policy's own message, not an evaluation error.
+    assert messages == ["our declarations are numbered below 1000"]
 
 
 def test_the_environment_commands_accept_suppress_in_the_configuration(
