@@ -45,7 +45,7 @@ import os
 import pickle
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -56,6 +56,8 @@ from customs_batch.errors import ConfigError
 from customs_batch.manifest import MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.dependencies import (
     MANIFEST,
+    SPREADSHEET,
+    TEMPLATES,
     Dependency,
     digest,
     file_digest,
@@ -63,7 +65,7 @@ from customs_batch.manifest.dependencies import (
 )
 from customs_batch.manifest.discover import CONFIG_FILE, find_project_root
 from customs_batch.resources import builtin_templates_dir, schemas_dir
-from customs_batch.userfiles import MAX_FILE_MB_VARIABLE
+from customs_batch.userfiles import MAX_FILE_MB_VARIABLE, InputKind, note_read
 from customs_batch.workers import each_file, worker_count
 
 FORMAT = 1
@@ -315,6 +317,7 @@ def each_file_cached(
     noted = versions.append if versions is not None else _ignored
     known: dict[tuple[str, str], bytes] = {}
     found = [cache.get(file_of(item), known) for item in items]
+    _note_inputs(entry for entry in found if entry is not None)
     missing = [item for item, entry in zip(items, found, strict=True) if entry is None]
     workers = worker_count(jobs, [file_of(item) for item in missing])
     stored = _Stored(work, cache, file_of, send_entry=workers > 1)
@@ -339,6 +342,22 @@ def each_file_cached(
 
 def _ignored(_: bytes | None) -> None:
     pass
+
+
+def _note_inputs(entries: Iterable[_Entry]) -> None:
+    """Note the files the cached results were loaded from as read by this run, as loading
+    would have: they are its inputs all the same, and no output may replace them."""
+    folders: set[str] = set()
+    for entry in entries:
+        note_read(entry.file, InputKind.MANIFEST)
+        for what, path, _ in entry.dependencies:
+            if what == SPREADSHEET:
+                note_read(path, InputKind.SPREADSHEET)
+            elif what == TEMPLATES and path not in folders:
+                folders.add(path)
+                for root, _dirs, names in os.walk(path):
+                    for name in names:
+                        note_read(os.path.join(root, name), InputKind.TEMPLATE)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,14 @@
 """Writing the file a user names (``-o FILE``, ``plan -out FILE``): only what was asked.
 
-A new file, or a regular file of the user's own, is replaced whole by a private file (mode
-0600: it holds customs data), so a crash leaves the old content or the new. Anything else the
-path may name is never replaced and never has its mode changed: a device (``/dev/null``, a
-terminal) or a named pipe is written to as it is, and a regular file of another owner is
-refused, since the customs data would be readable by whoever its mode lets read it.
+A file the run read (a manifest, a template, a spreadsheet, a policy file, the settings) or
+one of customs-batch's own records (the state, its backup, the journal, the history, the
+lock, the load cache) is never replaced, however it is named: the command is refused and
+nothing is written (:mod:`customs_batch.protected_files`). Otherwise a new file, or a
+regular file of the user's own, is replaced whole by a private file (mode 0600: it holds
+customs data), so a crash leaves the old content or the new. Anything else the path may name
+is never replaced and never has its mode changed: a device (``/dev/null``, a terminal) or a
+named pipe is written to as it is, and a regular file of another owner is refused, since the
+customs data would be readable by whoever its mode lets read it.
 
 Light on purpose (validate imports it): it does what ``state/_atomic.py`` does for the state
 without loading the state package.
@@ -19,7 +23,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from customs_batch.errors import CustomsBatchError
+from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.protected_files import protection
 
 PRIVATE = 0o600
 """Read and write for the owner only."""
@@ -29,6 +34,7 @@ def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) ->
     """Write ``data`` (``what`` it is: "report", "plan") to ``path`` as described above, or
     say why it cannot be. ``data`` may come in pieces, written as they come: a report of
     100,000 changes is then never held whole."""
+    _refuse_protected(path, what)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -44,6 +50,12 @@ def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) ->
     if stat.S_ISREG(info.st_mode):
         raise _not_yours(path, what, info.st_uid)
     _write_in_place(path, data, what)
+
+
+def _refuse_protected(path: Path, what: str) -> None:
+    found = protection(path)
+    if found is not None:
+        raise UsageError(f"cannot write the {what} to {path}: {found.what}", hint=found.hint)
 
 
 def _own_regular(info: os.stat_result) -> bool:

@@ -4,6 +4,13 @@ Every manifest, template, spreadsheet, config, key and state file goes through h
 named pipe never hangs a run, a link to ``/dev/zero`` or ``/dev/urandom`` never reads
 forever, a symbolic-link loop is a clear refusal, and a huge file is refused before it is
 read. The size limit is ``CUSTOMS_BATCH_MAX_FILE_MB`` megabytes (default 256).
+
+It also notes what the run read, by identity (device and inode), with what each file is
+(:class:`InputKind`): a file the user names for output (``-o``, ``plan -out``) is refused
+when it is one of them (:mod:`customs_batch.output_file`), however it is named (a link, a
+second hard link, ``./x/../x``). Loading processes send back what they noted
+(:func:`collecting_reads`, :mod:`customs_batch.workers`); a file the load cache answers for
+is noted by the cache (:func:`note_read`).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,6 +30,80 @@ MAX_FILE_MB_VARIABLE = "CUSTOMS_BATCH_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 256
 MEGABYTE = 1024 * 1024
 _CHUNK = 1024 * 1024
+
+
+class InputKind(StrEnum):
+    """What a file the run read is, as an error about it says it ("... is a manifest")."""
+
+    FILE = "a file"
+    MANIFEST = "a manifest"
+    TEMPLATE = "a template"
+    SPREADSHEET = "a spreadsheet"
+    POLICY = "a policy file"
+    SETTINGS = "the project's settings"
+    STATE = "the state"
+    KEY = "an API key file"
+    PLAN = "a saved plan"
+
+
+FileIdentity = tuple[int, int]
+"""(st_dev, st_ino): the file itself, whatever path names it."""
+
+ReadFiles = dict[FileIdentity, tuple[InputKind, str]]
+"""What was read: each file's identity -> (what it is, the path it was read by)."""
+
+_read: ReadFiles = {}
+_collecting: list[ReadFiles] = []
+_noted_paths: set[str] = set()
+
+
+def note_read(path: Path | str, kind: InputKind, info: os.stat_result | None = None) -> None:
+    """The run read (or stands on, as with a cached result) the regular file ``path`` as
+    ``kind``; ``info`` is its stat when the caller has it. A file that is not there, or not
+    regular, is no input and is not noted. The first kind noted for a file stays; a path
+    noted already is not looked at again (a template is found once per document)."""
+    if info is None:
+        if str(path) in _noted_paths:
+            return
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+    if not stat.S_ISREG(info.st_mode):
+        return
+    _noted_paths.add(str(path))
+    identity = (info.st_dev, info.st_ino)
+    for noted in (_read, *_collecting):
+        noted.setdefault(identity, (kind, str(path)))
+
+
+def files_read() -> Mapping[FileIdentity, tuple[InputKind, str]]:
+    """Every file this run read so far (:func:`note_read`)."""
+    return _read
+
+
+def add_files_read(reads: Mapping[FileIdentity, tuple[InputKind, str]]) -> None:
+    """Take in what another process of this run read (a loading process's)."""
+    for noted in (_read, *_collecting):
+        for identity, read in reads.items():
+            noted.setdefault(identity, read)
+
+
+def forget_files_read() -> None:
+    """Start a run: nothing read yet (a process that runs several commands, as tests do)."""
+    _read.clear()
+    _noted_paths.clear()
+
+
+@contextmanager
+def collecting_reads() -> Iterator[ReadFiles]:
+    """What is read until the block ends, besides its being noted for the whole run."""
+    collected: ReadFiles = {}
+    _collecting.append(collected)
+    try:
+        yield collected
+    finally:
+        _collecting.remove(collected)
 
 
 class FileRefused(CustomsBatchError):
@@ -54,26 +136,37 @@ def max_file_bytes(environ: Mapping[str, str] | None = None) -> int:
 
 @contextmanager
 def open_user_file(
-    path: Path, *, limit: int | None = None, raise_hint: str | None = None
+    path: Path,
+    *,
+    limit: int | None = None,
+    raise_hint: str | None = None,
+    kind: InputKind = InputKind.FILE,
 ) -> Iterator[BinaryIO]:
     """``path`` opened for binary reading after checking that it is a regular file of at
     most ``limit`` bytes (default: :func:`max_file_bytes`). ``raise_hint`` says how to raise
-    a ``limit`` given here (default: the environment variable).
+    a ``limit`` given here (default: the environment variable). The file is noted as read,
+    as ``kind`` (:func:`note_read`).
 
     Raises FileRefused; other OSErrors (no such file, permission denied) pass through.
     """
     if limit is None:
         limit, raise_hint = max_file_bytes(), None
-    with os.fdopen(_open_checked(path, limit, raise_hint), "rb") as handle:
+    with os.fdopen(_open_checked(path, limit, raise_hint, kind), "rb") as handle:
         yield handle
 
 
-def read_user_file(path: Path, *, limit: int | None = None, raise_hint: str | None = None) -> bytes:
-    """The bytes of ``path``, checked as :func:`open_user_file` checks them; a file that
+def read_user_file(
+    path: Path,
+    *,
+    limit: int | None = None,
+    raise_hint: str | None = None,
+    kind: InputKind = InputKind.FILE,
+) -> bytes:
+    """The bytes of ``path``, checked and noted as :func:`open_user_file` does; a file that
     grows past the limit while it is read is refused too."""
     if limit is None:
         limit, raise_hint = max_file_bytes(), None
-    fd = _open_checked(path, limit, raise_hint)
+    fd = _open_checked(path, limit, raise_hint, kind)
     with os.fdopen(fd, "rb", buffering=0) as raw:
         # Asking for the file's size, not the limit: a read allocates what it asks for.
         data = raw.read(os.fstat(fd).st_size + 1) or b""
@@ -84,10 +177,11 @@ def read_user_file(path: Path, *, limit: int | None = None, raise_hint: str | No
     return data
 
 
-def _open_checked(path: Path, limit: int, raise_hint: str | None) -> int:
+def _open_checked(path: Path, limit: int, raise_hint: str | None, kind: InputKind) -> int:
     """A descriptor of ``path`` opened for reading, once it is known to be a regular file
-    within ``limit``. Opened without blocking: a named pipe opens at once instead of
-    waiting for a writer; what is checked (fstat of the descriptor) is what is read."""
+    within ``limit`` (noted as read, as ``kind``). Opened without blocking: a named pipe
+    opens at once instead of waiting for a writer; what is checked (fstat of the
+    descriptor) is what is read, and what is noted."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
@@ -100,10 +194,12 @@ def _open_checked(path: Path, limit: int, raise_hint: str | None) -> int:
             ) from None
         raise
     try:
-        _check(path, os.fstat(fd), limit, raise_hint)
+        info = os.fstat(fd)
+        _check(path, info, limit, raise_hint)
     except BaseException:
         os.close(fd)
         raise
+    note_read(path, kind, info)
     os.set_blocking(fd, True)
     return fd
 

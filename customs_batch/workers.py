@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.userfiles import ReadFiles, add_files_read, collecting_reads
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -59,7 +60,8 @@ def each_file(
 
     ``work`` and ``settings`` must be picklable (a module-level function, a dataclass) when
     ``workers`` is above 1; what ``work`` returns is sent back, so it should be small.
-    ``hint`` says how to run again in one process, should a worker die.
+    ``hint`` says how to run again in one process, should a worker die. What the workers
+    read is noted as read by this process (:func:`customs_batch.userfiles.files_read`).
     """
     if workers <= 1:
         for file in files:
@@ -73,7 +75,10 @@ def each_file(
     chunks = [list(files[start : start + size]) for start in range(0, len(files), size)]
     try:
         with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
-            for outcomes in pool.map(_each, [work] * len(chunks), chunks, [settings] * len(chunks)):
+            for outcomes, read in pool.map(
+                _each, [work] * len(chunks), chunks, [settings] * len(chunks)
+            ):
+                add_files_read(read)
                 yield from outcomes
     except BrokenProcessPool as exc:
         raise WorkerDied(
@@ -83,8 +88,10 @@ def each_file(
 
 def _each(
     work: Callable[[Item, Settings], Outcome], files: list[Item], settings: Settings
-) -> list[Outcome]:
-    return [work(file, settings) for file in files]
+) -> tuple[list[Outcome], ReadFiles]:
+    """In a loading process: the outcomes, and the files read for them."""
+    with collecting_reads() as read:
+        return [work(file, settings) for file in files], read
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from customs_batch.userfiles import forget_files_read
 from tests.postgres import PostgresCluster
 
 TOOL_VARIABLE_PREFIX = "CUSTOMS_BATCH_"
@@ -85,6 +86,8 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.chdir(tmp_path)
+    # What an earlier test read is no input of this one (an output may replace it).
+    forget_files_read()
     yield
 
 

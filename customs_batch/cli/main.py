@@ -13,6 +13,7 @@ import click
 from customs_batch import __version__
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.escaping import printable_lines
+from customs_batch.userfiles import forget_files_read
 
 # Subcommands are imported only when used, so `validate` never pays for the emulator's imports.
 # name -> "module:attribute"
@@ -128,6 +129,7 @@ def run(argv: list[str] | None = None) -> None:
 
 def invoke(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` and return the exit code instead of exiting."""
+    forget_files_read()  # what an output may not replace is what this command reads
     try:
         result = main.main(args=argv, prog_name="customs-batch", standalone_mode=False)
     except click.exceptions.Exit as exc:

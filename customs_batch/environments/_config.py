@@ -36,7 +36,7 @@ from customs_batch.environments._environment import (
     local_environment,
 )
 from customs_batch.errors import ConfigError
-from customs_batch.userfiles import FileRefused, read_user_file
+from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 
 if TYPE_CHECKING:
     import jsonschema
@@ -144,7 +144,7 @@ def load_project(start: Path | None = None) -> ProjectConfig:
 def load_config(path: Path) -> ProjectConfig:
     """Read, check and interpret one ``customs-batch.yaml``."""
     try:
-        text = read_user_file(path).decode("utf-8")
+        text = read_user_file(path, kind=InputKind.SETTINGS).decode("utf-8")
     except FileRefused as exc:
         raise ConfigError(exc.message, hint=exc.hint) from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 
 from customs_batch.errors import ConfigError
-from customs_batch.userfiles import FileRefused, read_user_file
+from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 
 SANDBOX_KEY = "sandbox-key"  # the built-in sandbox seed's key (docs/sandbox.md)
 
@@ -83,7 +83,11 @@ _ONE_LINE = "write only the key into the file"
 def _read_key_file(path: Path) -> str:
     try:
         # A key is a line of text: 64 KB is plenty, and /dev/zero is not a key file.
-        key = read_user_file(path, limit=64 * 1024, raise_hint=_ONE_LINE).decode("utf-8").strip()
+        key = (
+            read_user_file(path, limit=64 * 1024, raise_hint=_ONE_LINE, kind=InputKind.KEY)
+            .decode("utf-8")
+            .strip()
+        )
     except FileRefused as exc:
         raise ConfigError(exc.message, hint=exc.hint) from None
     except UnicodeDecodeError:

@@ -23,7 +23,7 @@ from customs_batch.manifest.yaml._line_bound import first_long_line, hint, max_l
 from customs_batch.manifest.yaml._long_blocks import LongBlock, blank, long_blocks
 from customs_batch.manifest.yaml._schema_view import document_view
 from customs_batch.manifest.yaml._tree import Walk, long_block_message
-from customs_batch.userfiles import FileRefused, megabytes, read_user_file
+from customs_batch.userfiles import FileRefused, InputKind, megabytes, read_user_file
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def _kind_of(node: Node) -> Kind | None:
 
 def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
     try:
-        data = read_user_file(path)
+        data = read_user_file(path, kind=InputKind.MANIFEST)
     except FileRefused as refused:
         return Finding(
             refused.rule, Severity.ERROR, refused.reason, Location(file), refused.hint or ""

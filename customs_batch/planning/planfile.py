@@ -31,7 +31,7 @@ from customs_batch.sensitive import (
     value_at,
     values_at,
 )
-from customs_batch.userfiles import open_user_file
+from customs_batch.userfiles import InputKind, open_user_file
 
 PLAN_FORMAT = "customs-batch-plan"
 PLAN_VERSION = 1
@@ -312,7 +312,7 @@ def _rendered_as(head: bytes) -> str | None:
 def _head(path: Path) -> bytes | None:
     """The first bytes of ``path`` when it is a regular file that can be read, else None."""
     try:
-        with open_user_file(path, limit=_HEAD_LIMIT, raise_hint="") as handle:
+        with open_user_file(path, limit=_HEAD_LIMIT, raise_hint="", kind=InputKind.PLAN) as handle:
             return handle.read(_HEAD)
     except (OSError, CustomsBatchError):
         return None

@@ -23,7 +23,7 @@ from customs_batch.errors import StateError
 from customs_batch.state._atomic import PRIVATE, describe, write_atomic, write_error
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.records import Records
-from customs_batch.userfiles import FileRefused, read_user_file
+from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 
 if TYPE_CHECKING:
     from customs_batch.sensitive import Sealer
@@ -204,7 +204,7 @@ def read_state(path: Path, sealer: Sealer | None = None) -> State | None:
     """The state at ``path``, or None when there is no state file yet; with ``sealer``, its
     records' sensitive values are digests (see :mod:`customs_batch.sensitive`)."""
     try:
-        data = read_user_file(path)
+        data = read_user_file(path, kind=InputKind.STATE)
     except FileNotFoundError:
         return None
     except FileRefused as exc:

@@ -33,6 +33,7 @@ from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.selector import LabelSelector
+from customs_batch.userfiles import InputKind, note_read
 from customs_batch.validation import policy_cost
 from customs_batch.validation.team_rules import POLICY_DIR
 
@@ -106,6 +107,8 @@ class PolicySet:
     policies: tuple[Policy, ...]
     findings: tuple[Finding, ...]
     root: Path
+    files: tuple[Path, ...] = ()
+    """The policy files read."""
 
 
 def policy_files(root: Path) -> list[Path]:
@@ -116,12 +119,21 @@ def policy_files(root: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-@lru_cache(maxsize=16)
 def project_policies(root: Path) -> PolicySet:
-    """The policies under ``root/policies`` (read once per process)."""
+    """The policies under ``root/policies`` (read once per process, and noted as read by
+    each run that uses them: no output may replace them)."""
+    loaded = _project_policies(root)
+    for file in loaded.files:
+        note_read(file, InputKind.POLICY)
+    return loaded
+
+
+@lru_cache(maxsize=16)
+def _project_policies(root: Path) -> PolicySet:
     policies: list[Policy] = []
     findings: list[Finding] = []
-    for file in policy_files(root):
+    files = policy_files(root)
+    for file in files:
         _read_file(file, root, policies, findings)
     seen: dict[str, Policy] = {}
     for policy in policies:
@@ -131,7 +143,7 @@ def project_policies(root: Path) -> PolicySet:
             findings.append(
                 _finding(policy.file, policy.line, message, "give each policy its own id")
             )
-    return PolicySet(tuple(seen.values()), tuple(findings), root)
+    return PolicySet(tuple(seen.values()), tuple(findings), root, tuple(files))
 
 
 def _shown(file: Path, root: Path) -> str:

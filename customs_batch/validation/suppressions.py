@@ -31,6 +31,7 @@ import yaml
 from customs_batch.findings import Finding, Location, Severity, Suppression
 from customs_batch.manifest.discover import CONFIG_FILE
 from customs_batch.manifest.document import Document
+from customs_batch.userfiles import InputKind, note_read
 
 ANNOTATION = "customs-batch/suppress"
 RULE = "suppress.without-reason"
@@ -100,6 +101,7 @@ def path_suppressions(root: Path) -> tuple[tuple[PathSuppression, ...], tuple[Fi
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return (), ()  # the commands that read the configuration report it
+    note_read(config, InputKind.SETTINGS)
     entries = _suppress_node(node)
     shown = _shown(config)
     suppressions: list[PathSuppression] = []

@@ -27,6 +27,7 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     detect_encoding,
 )
 from customs_batch.output_file import write_named_file
+from customs_batch.userfiles import InputKind, note_read
 
 OPENPYXL_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt"})
@@ -56,6 +57,7 @@ def open_copy(path: Path, csv_sheet: str) -> Workbook:
     """The spreadsheet at ``path`` as a workbook in memory; a CSV file becomes the one
     sheet ``csv_sheet``. A file that cannot be read is a CustomsBatchError naming it."""
     suffix = path.suffix.lower()
+    note_read(path, InputKind.SPREADSHEET)
     try:
         if suffix in OPENPYXL_SUFFIXES:
             return openpyxl.load_workbook(path)

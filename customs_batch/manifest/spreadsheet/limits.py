@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import BinaryIO
 
 from customs_batch.manifest.spreadsheet.model import RowSource, SheetError, SheetLimits
-from customs_batch.userfiles import FileRefused, open_user_file
+from customs_batch.userfiles import FileRefused, InputKind, open_user_file
 
 TOO_LARGE = "sheet.too-large"
 MAX_COLUMNS = 16_384
@@ -68,7 +68,12 @@ def open_sheet_file(source: RowSource) -> Iterator[BinaryIO]:
     megabytes = source.limits.megabytes
     raise_hint = f"raise the limit in forEach, e.g. `maxMegabytes: {megabytes * 2}`"
     try:
-        with open_user_file(source.path, limit=source.limits.bytes, raise_hint=raise_hint) as f:
+        with open_user_file(
+            source.path,
+            limit=source.limits.bytes,
+            raise_hint=raise_hint,
+            kind=InputKind.SPREADSHEET,
+        ) as f:
             yield f
     except FileRefused as refused:
         rule = TOO_LARGE if refused.rule == "file.too-large" else "sheet.unreadable"

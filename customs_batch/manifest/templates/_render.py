@@ -39,7 +39,7 @@ from customs_batch.manifest.jinja._engine import (
 )
 from customs_batch.manifest.templates._lines import SAME_PLACES, LineMarks, Places, strip_marks
 from customs_batch.resources import builtin_templates_dir
-from customs_batch.userfiles import FileRefused, read_user_file
+from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
 
 SUFFIX = ".yaml.j2"
 _NAME = re.compile(r"[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*")
@@ -75,7 +75,11 @@ def find_template(project_root: Path, name: str) -> TemplateSource | JinjaProble
         return JinjaProblem("template.not-found", message)
     # Before the per-process cache: each file that uses a template depends on the folder.
     note(TEMPLATES, project_root / "templates")
-    return _find_cached(project_root.resolve(), name)
+    found = _find_cached(project_root.resolve(), name)
+    if isinstance(found, TemplateSource) and found.template.filename:
+        # Read once per process, used by each document: an input of every run all the same.
+        note_read(found.template.filename, InputKind.TEMPLATE)
+    return found
 
 
 @lru_cache(maxsize=256)
@@ -130,7 +134,7 @@ def read_template_file(path: Path, folders: Sequence[str | Path]) -> str:
             "copy the template into templates/ instead of linking to it",
         )
     try:
-        return read_user_file(path).decode("utf-8")
+        return read_user_file(path, kind=InputKind.TEMPLATE).decode("utf-8")
     except FileRefused as refused:
         raise TemplateRefused(refused.message, refused.hint) from None
     except UnicodeDecodeError as error:

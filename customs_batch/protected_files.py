@@ -1,0 +1,146 @@
+"""The files an output a user names (``-o FILE``, ``plan -out FILE``, an annotated copy)
+must never replace: customs-batch's own records, and the files this run read.
+
+- The records: anything inside a ``.customs-batch`` folder (the state, its backup, the
+  journal, the history, the lock, the emulator's data, the load cache, whatever the folder
+  holds), the files of those names in the state folder of each environment of the project
+  (an environment's ``state_dir`` may lie anywhere), and the load cache's entries where
+  ``CUSTOMS_BATCH_CACHE_DIR`` puts them. Whether or not this run read them: a report written
+  over the state of another environment loses what was sent as surely.
+- A project's settings, ``customs-batch.yaml``: the next command would read the output as
+  them.
+- The inputs: every file this run read (:func:`customs_batch.userfiles.files_read`),
+  compared by identity, so that a link, a second hard link or ``./x/../x`` names it too.
+
+The path is compared after following its links, as the file is then written there.
+
+Light at import (validate imports it through :mod:`customs_batch.output_file`): the
+project's settings are read only when the name is one a state folder holds, and the load
+cache's folder looked up only for the name of a cache file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from customs_batch.errors import CustomsBatchError
+from customs_batch.userfiles import InputKind, files_read
+
+RECORDS_FOLDER = ".customs-batch"
+"""The folder customs-batch keeps its records in, beside ``customs-batch.yaml``."""
+
+SETTINGS_FILE = "customs-batch.yaml"
+
+# The files of an environment's state folder, by name: those of customs_batch.state (the
+# backend, the state file's backup, the lock's note, the history) and the emulator's data.
+# tests/test_protected_files.py holds this list to the files those modules write.
+STATE_FOLDER_FILES = {
+    "state.json": "the state",
+    "state.json.backup": "the state's backup",
+    "journal.jsonl": "the journal",
+    "state.lock": "the lock",
+    "state.lock.info": "the lock",
+    "history.jsonl": "the history",
+    "sandbox.sqlite3": "the emulator's data",
+    "sandbox.sqlite3-wal": "the emulator's data",
+    "sandbox.sqlite3-shm": "the emulator's data",
+    "sandbox.sqlite3-journal": "the emulator's data",
+}
+_ROTATED_HISTORY = re.compile(r"history\.\d{6,}\.jsonl")
+# The load cache's entries (a digest), its temporary files and its marks.
+_CACHE_FILE = re.compile(r"[0-9a-f]{40}|\.new-.*|\.gitignore|CACHEDIR\.TAG")
+
+
+_RECORD = (
+    "name another file: customs-batch keeps its records itself, and what a file written "
+    "over them held would be lost"
+)
+_INPUT = "name another file: an output never replaces a file the run reads"
+_SETTINGS = "name another file: the next command would read it as the project's settings"
+
+
+@dataclass(frozen=True)
+class Protected:
+    """Why a file is never replaced by an output: ``what`` it is ("it is the state of
+    environment local", "it is a manifest this run reads"), and what to do (``hint``)."""
+
+    what: str
+    hint: str
+
+
+def protection(path: Path) -> Protected | None:
+    """Why ``path`` must not be replaced by an output, or None when it may be."""
+    real = Path(os.path.realpath(path))
+    found = _record(real)
+    if found is not None:
+        return Protected(found, _RECORD)
+    try:
+        info = os.stat(real)
+    except OSError:
+        info = None  # a new file: nothing read it
+    read = None if info is None else files_read().get((info.st_dev, info.st_ino))
+    if real.name == SETTINGS_FILE or (read is not None and read[0] is InputKind.SETTINGS):
+        if info is None:
+            return Protected(f"customs-batch reads a file named {SETTINGS_FILE}", _SETTINGS)
+        return Protected(f"it is the project's settings ({SETTINGS_FILE})", _SETTINGS)
+    if read is None:
+        return None
+    return Protected(
+        f"it is {read[0]} this run reads", _RECORD if read[0] is InputKind.STATE else _INPUT
+    )
+
+
+def _record(real: Path) -> str | None:
+    name = real.name
+    record = STATE_FOLDER_FILES.get(name) or (
+        "the history" if _ROTATED_HISTORY.fullmatch(name) else None
+    )
+    if record is not None:
+        environment = _environment_of(real.parent)
+        if environment is not None:
+            return f"it is {record} of environment {environment}"
+    if RECORDS_FOLDER in real.parent.parts:
+        return (
+            f"it is in {RECORDS_FOLDER}, customs-batch's own folder (the state, its backup, "
+            "the journal, the history, the lock, the load cache)"
+        )
+    if _CACHE_FILE.fullmatch(name) and _in_cache_folder(real):
+        return "it is in the load cache's folder"
+    return None
+
+
+def _environment_of(folder: Path) -> str | None:
+    """The environment whose state folder ``folder`` is, in the project around the current
+    folder or the one around ``folder`` (without settings, the built-in environment's);
+    None when it is no environment's (or the settings cannot be read: the command that
+    uses them says why)."""
+    from customs_batch.environments import StateKind, find_config, load_config, load_project
+
+    seen: set[Path | None] = set()
+    for start in (Path(os.path.realpath(Path.cwd())), folder):
+        config = find_config(start)
+        if config in seen:
+            continue
+        seen.add(config)
+        try:
+            project = load_project(start) if config is None else load_config(config)
+        except CustomsBatchError:
+            continue
+        for name, environment in project.environments.items():
+            local = environment.state.backend is StateKind.LOCAL
+            if local and os.path.realpath(environment.state_dir) == str(folder):
+                return name
+    return None
+
+
+def _in_cache_folder(real: Path) -> bool:
+    from customs_batch.load_cache import cache_folder
+
+    try:
+        folder = cache_folder()
+    except (OSError, RuntimeError, KeyError):  # no home folder: no cache either
+        return False
+    return real.parent == Path(os.path.realpath(folder))
