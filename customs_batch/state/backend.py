@@ -68,7 +68,8 @@ class LocalBackend:
     """The state as files in a folder: ``state.json``, ``journal.jsonl`` and the lock.
 
     A missing ``state.json`` is a new, empty state only when nothing of an earlier one is
-    left (a backup, an emptied journal); otherwise it is an error, unless
+    left (a backup, an emptied journal, a history of what apply sent); otherwise it is an
+    error, unless
     ``allow_empty_state`` says that an empty start is deliberate.
     """
 
@@ -131,6 +132,13 @@ class LocalBackend:
         elif self.journal_path.exists() and self.journal_path.stat().st_size == 0:
             trace = f"{self.journal_path.name} is left from an earlier run"
             restore = f"restore {self.state_path.name} from version control or CI"
+        elif not self.journal_path.exists() and (sent := self._history_kept()) is not None:
+            # (A journal beside the history is what a first run killed leaves: the state.)
+            trace = f"its history ({sent.name}) records what apply sent from here"
+            restore = (
+                f"restore {self.state_path.name} from version control or CI "
+                "(`customs-batch history` lists what was sent)"
+            )
         else:
             return
         raise StateError(
@@ -140,6 +148,12 @@ class LocalBackend:
             hint=f"{restore}; if a new, empty state is really what you want, run the command "
             "with --allow-empty-state",
         )
+
+    def _history_kept(self) -> Path | None:
+        # Imported here: the history module builds on this one.
+        from customs_batch.state.history import first_file_with_a_send
+
+        return first_file_with_a_send(self.directory)
 
     def _refuse_a_partial_state(self, continued: int, found: int, absent: bool) -> None:
         """The journal holds what a run recorded on the state of serial ``continued``, and

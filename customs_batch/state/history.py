@@ -268,6 +268,29 @@ class LocalHistory:
 _SAFE = "the entries already written are kept; nothing was sent after the failed write"
 
 
+def first_file_with_a_send(directory: Path) -> Path | None:
+    """The oldest history file in ``directory`` that shows apply sent or recorded something
+    from this state folder: an ``answer``, ``moved`` or ``dropped`` entry (None: none does).
+
+    Each of those is written once the run had recorded in its journal, so the environment
+    had a state. ``request`` entries alone are what a first run killed before its first
+    intent leaves: a request leaves only once its intent is recorded, so none of them was
+    sent. A line a crash left unfinished was never acknowledged and does not count.
+    """
+    for path in LocalHistory(directory).files():
+        try:
+            with path.open("rb") as file:
+                for line in file:
+                    if not line.endswith(b"\n") or not line.strip():
+                        continue
+                    body = StoredEntry(path.name, line).body()
+                    if body is None or body.get("event") != "request":
+                        return path  # a damaged entry is a trace too
+        except OSError as exc:
+            raise StateError(f"{path}: cannot read the history ({exc.strerror})") from None
+    return None
+
+
 def _cut_unfinished_line(fd: int) -> int:
     """Cut a line a crash left half-written; the size of what is left."""
     size = os.fstat(fd).st_size

@@ -77,6 +77,27 @@ def test_a_lost_state_file_is_refused_by_every_command_that_reads_the_state(
     assert code != 64 and "is missing" not in err, out + err
 
 
+@pytest.mark.parametrize("argv", READERS, ids=lambda argv: " ".join(argv[:2]))
+def test_a_lost_state_whose_history_is_kept_is_refused_by_every_command(
+    project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    folder = applied(project, capsys)
+    for name in ("state.json", "state.json.backup", "journal.jsonl"):
+        (folder / name).unlink()
+    code, out, err = run(capsys, *argv)
+    assert code == 3, out + err
+    assert (
+        f"{folder / 'state.json'} is missing, but its history (history.jsonl) records what "
+        "apply sent from here" in err
+    )
+    assert "+ create" not in out
+    # What was sent is still there to read, and the way out exists on this command too.
+    code, out, _ = run(capsys, "history")
+    assert code == 0 and "TemplateGroup/eu-road" in out
+    code, out, err = run(capsys, *argv, "--allow-empty-state")
+    assert code != 64 and "is missing" not in err, out + err
+
+
 def test_the_restore_command_brings_the_plan_back(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -343,3 +343,20 @@ def test_a_row_inserted_above_movements_named_by_row_number_declares_nothing_twi
     _apply(project)
     assert sorted(m["quantity"] for m in sandbox.movements()) == [1, 2, 3]
     assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_a_state_lost_with_its_backup_and_journal_is_known_by_its_history(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(2))
+    _apply(project)
+    for name in ("state.json", "state.json.backup", "journal.jsonl"):
+        (project.state_dir / name).unlink(missing_ok=True)
+    assert "DepartureDeclaration/dep-e2e-01" in project.run("history").stdout
+
+    for argv in (("plan",), ("apply", "--auto-approve")):
+        refused = project.run(*argv)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "its history (history.jsonl) records what apply sent" in refused.stderr
+        assert "--allow-empty-state" in refused.stderr
+    assert len(sandbox.created_transit()) == 2, "nothing was declared again"

@@ -10,6 +10,7 @@ import pytest
 
 from customs_batch.errors import StateError
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+from customs_batch.state.history import LocalHistory
 
 
 def _record(address: str, status: RecordStatus = RecordStatus.APPLIED) -> ResourceRecord:
@@ -238,6 +239,68 @@ def test_a_new_folder_and_a_crashed_first_run_are_not_a_lost_state(tmp_path: Pat
     session.record(_record("Movement/a"))
     session._journal.close()
     session._lock.release()  # as a kill would: the journal stays, no state file yet
+    assert sorted(backend.read().resources) == ["Movement/a"]
+
+
+def _sent(backend: LocalBackend, *events: str) -> None:
+    """History entries of ``events`` (a request and its answer by default), as apply
+    writes them."""
+    history = LocalHistory(backend.directory)
+    for event in events or ("request", "answer"):
+        history.append({"event": event, "address": "Movement/a", "operation": "create-movement"})
+    history.close()
+
+
+def test_a_missing_state_whose_history_is_kept_is_refused(tmp_path: Path) -> None:
+    """State file, backup and journal gone: the history of what was sent shows that this
+    environment had a state, and an empty one would send it all again."""
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        session.record(_record("Movement/a"))
+    _sent(backend)
+    for name in ("state.json", "state.json.backup", "journal.jsonl"):
+        (tmp_path / name).unlink(missing_ok=True)
+    for load in (backend.read, lambda: backend.open("apply")):
+        with pytest.raises(StateError) as caught:
+            load()
+        message = str(caught.value)
+        assert (
+            f"{backend.state_path} is missing, but its history (history.jsonl) records what "
+            "apply sent from here: this environment had a state" in message
+        )
+        assert "would send every document again" in message
+        assert "`customs-batch history` lists what was sent" in message
+        assert "--allow-empty-state" in message
+    assert LocalBackend(tmp_path, allow_empty_state=True).read().resources == {}
+
+
+@pytest.mark.parametrize("event", ["moved", "dropped"])
+def test_a_history_of_record_only_operations_also_shows_a_state(tmp_path: Path, event: str) -> None:
+    backend = LocalBackend(tmp_path)
+    _sent(backend, event)
+    (tmp_path / "history.jsonl").rename(tmp_path / "history.000001.jsonl")
+    with pytest.raises(StateError, match=r"its history \(history.000001.jsonl\)"):
+        backend.read()
+
+
+def test_requests_a_first_run_killed_before_its_first_intent_left_are_no_state(
+    tmp_path: Path,
+) -> None:
+    """Such a run wrote request entries and no journal: a request leaves only once its
+    intent is in the journal, so none of them was sent; nor was a line never finished."""
+    backend = LocalBackend(tmp_path)
+    _sent(backend, "request", "request")
+    with (tmp_path / "history.jsonl").open("ab") as history:
+        history.write(b'{"event": "answer", "seq"')
+    assert backend.read().resources == {}
+    with backend.open("apply"):
+        pass
+
+
+def test_a_crashed_first_run_with_its_history_is_the_state(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path)
+    _crashed_run(backend, "Movement/a")
+    _sent(backend)
     assert sorted(backend.read().resources) == ["Movement/a"]
 
 
