@@ -289,7 +289,7 @@ def adopt_(
     The object is read and compared with what the attempt sent first: one that differs
     where it cannot change (a departure's weight or offices) is refused with exit 1 and
     nothing is recorded; a changeable field that differs is recorded as the service holds
-    it, so the next plan changes it back.
+    it, so the next plan changes it back. An ID another record holds is refused (exit 3).
 
     \b
     Example:
@@ -389,7 +389,8 @@ def import_(
     document first, and the differences are shown: where a field that cannot change differs
     (a departure's weight or offices), nothing is recorded and the exit code is 1. Otherwise it is recorded as the service holds it, so the next
     plan shows what the manifests would change; what the service does not give back (a
-    group's templates, a declaration's parties) is sent by the next apply.
+    group's templates, a declaration's parties) is sent by the next apply. An ID another
+    record holds (a tombstone too) is refused (exit 3): one object, one record.
 
     \b
     Example:

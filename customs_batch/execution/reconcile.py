@@ -72,7 +72,8 @@ def adopt(
 
     The object is compared with what the attempt sent first: one that differs where it
     cannot change is refused; where it differs in a changeable field, the service's value is
-    recorded, so the next plan changes it back.
+    recorded, so the next plan changes it back. An object another record already stands
+    for is refused: that attempt did not create it.
     """
     record = session.state.resources.get(str(address))
     if record is None:
@@ -100,6 +101,15 @@ def adopt(
         updated_at=now_iso(),
         **_service_state(found),
     )
+    holder = _holder(session.state, address, adopted)
+    if holder is not None:
+        raise StateError(
+            f"{remote_id} is already recorded as {holder}: the attempt of {address} did not "
+            "create it, and adopting it would make two records of one object (the next apply "
+            f"would send {address}'s values to it). Nothing was recorded",
+            hint=f"adopt the object that attempt created, or `customs-batch state forget "
+            f"{address}` if it created none (the next apply sends it again)",
+        )
     session.record(adopted)
     return adopted, comparison
 
@@ -115,7 +125,9 @@ def import_object(
 
     Recorded as the service holds it: where a changeable field differs, or is not given
     back by the service (a group's templates, a declaration's parties), the next plan
-    updates it; an object that differs where nothing can change it is refused.
+    updates it; an object that differs where nothing can change it is refused. So is an
+    object another record already stands for, a tombstone's included: one object, one
+    record.
     """
     if str(address) in session.state.resources:
         raise StateError(
@@ -135,8 +147,50 @@ def import_object(
         updated_at=now_iso(),
         **_service_state(found),
     )
+    holder = _holder(session.state, address, record)
+    if holder is not None:
+        raise StateError(
+            f"{remote_id} is already recorded as {holder}: importing it as {address} too "
+            f"would send {address}'s values to that object. Nothing was recorded",
+            hint=f"if {address} is {holder.address} renamed, `customs-batch state mv "
+            f"{holder.address} {address}` moves the record (nothing is sent); only if the "
+            f"record of {holder.address} is wrong, `customs-batch state rm --gone "
+            f"{holder.address}`, then import again; otherwise import the ID of the object "
+            f"{address} declares",
+        )
     session.record(record)
     return record, comparison
+
+
+@dataclass(frozen=True)
+class _Holder:
+    """Another record that stands for an object: its address, and whether a tombstone."""
+
+    address: str
+    forgotten: bool
+
+    def __str__(self) -> str:
+        if self.forgotten:
+            return f"the tombstone of {self.address} (forgotten by `customs-batch state rm`)"
+        return self.address
+
+
+def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder | None:
+    """The other record of ``address``'s kind, tombstones included, that already stands for
+    an object ``record`` would stand for (each kind says which IDs its records hold)."""
+    model = model_of(address.kind)
+    wanted = model.held(record)
+    if not wanted:
+        return None
+    prefix = f"{address.kind.value}/"
+    for other_address in sorted(state.resources):
+        # Only the records of the kind are parsed (a big state parses each when first used).
+        if not other_address.startswith(prefix) or other_address == str(address):
+            continue
+        other = state.resources[other_address]
+        if wanted & model.held(other):
+            return _Holder(other_address, other.status is RecordStatus.FORGOTTEN)
+    return None
 
 
 def _service_state(found: Found) -> dict[str, JSON]:

@@ -296,6 +296,11 @@ def _recorded_ids(records: Sequence[ResourceRecord]) -> set[int]:
     return known
 
 
+def _held(record: ResourceRecord) -> frozenset[str]:
+    """Its declaration, and the rejected ones it replaced: those are its submissions too."""
+    return frozenset(str(ident) for ident in _recorded_ids([record]))
+
+
 def _could_be(spec: DepartureSpec, detail: JSONObject) -> bool:
     """Whether the detail agrees with the submission wherever both give a field."""
     return all(
@@ -449,6 +454,7 @@ MODEL = KindModel(
     output_types=OUTPUT_TYPES,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
+    held_ids=_held,
     processing_states=frozenset({PROCESSING}),
     create=Operation.SUBMIT_DEPARTURE,
     send={

@@ -55,6 +55,9 @@ class ServiceId(StrEnum):
 ServiceIds = Callable[["ResourceRecord"], dict[ServiceId, "Scalar"]]
 """The IDs of a recorded object, by what they are (none that is not known)."""
 
+HeldIds = Callable[["ResourceRecord"], frozenset[str]]
+"""The IDs of the objects at the service a record stands for, as text."""
+
 
 def ids_from(**fields: ServiceId) -> ServiceIds:
     """Service IDs read from the record's outputs: ``ids_from(movementId=ServiceId.MOVEMENT)``."""
@@ -291,6 +294,12 @@ class KindModel:
     """What ``results`` shows of a recorded object's IDs, by what they are (a declaration ID,
     an MRN, a movement ID); None: the ``id_field`` output, as another ID."""
 
+    held_ids: HeldIds | None = None
+    """The objects at the service a record of the kind stands for, which no other record of
+    the kind may stand for too: ``import`` and ``state adopt`` refuse an ID another record
+    holds (the next apply would send one document's values to another's object). None: its
+    ``identifier``."""
+
     processing_states: frozenset[str] = frozenset()
     """Service states in which the service is still working on the object (a departure
     ``processing``): ``results`` calls it pending, like the ``pending_states``."""
@@ -341,6 +350,13 @@ class KindModel:
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""
         return record.outputs.get(self.id_field) if self.id_field else None
+
+    def held(self, record: ResourceRecord) -> frozenset[str]:
+        """The IDs of the objects the record stands for (see ``held_ids``), as text."""
+        if self.held_ids is not None:
+            return self.held_ids(record)
+        ident = self.identifier(record)
+        return frozenset() if ident in (None, "") else frozenset({str(ident)})
 
     def ids(self, record: ResourceRecord) -> dict[ServiceId, Scalar]:
         """The recorded object's IDs, by what they are (only those known)."""

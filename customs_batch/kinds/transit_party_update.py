@@ -128,6 +128,10 @@ MODEL = KindModel(
     output_types=OUTPUT_TYPES,
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
+    # The declaration is another's (a departure's, or made elsewhere), and several updates
+    # may write its parties: the document names it, and import compares that. Two of them
+    # writing one party are refused by validate (project.two-owners).
+    held_ids=lambda record: frozenset(),
     # The update sends the declaration back to processing.
     processing_states=frozenset({PROCESSING}),
     create=Operation.UPDATE_TRANSIT_PARTIES,

@@ -135,3 +135,82 @@ def test_adopt_refuses_a_deactivation_that_never_happened(
     assert code == 1
     assert "still active" in err and f"state forget {address}" in err
     assert _state(project).read().resources[address].status is RecordStatus.UNKNOWN
+
+
+OTHER = "DepartureDeclaration/dep-other"
+
+
+def _other_departure(project: Path) -> None:
+    """A second departure, ``dep-other``: another reference, other goods and another
+    consignee than dep-rtm-ant-0002, with the same weight and offices (so nothing the
+    service gives back tells the two apart)."""
+    manifest = project / "manifests" / "departures.yaml"
+    text = manifest.read_text()
+    second = text[text.index("apiVersion", text.index("name: dep-rtm-ant-0002") - 200) :]
+    other = (
+        second.replace("name: dep-rtm-ant-0002", "name: dep-other")
+        .replace("ACME-2026-0002", "OTHER-2026-0099")
+        .replace("Initech NV", "Umbrella NV")
+    )
+    assert other != second
+    (project / "manifests" / "other.yaml").write_text(other)
+
+
+def test_import_refuses_an_id_another_record_holds(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    _other_departure(project)
+
+    code, out, err = run(capsys, "import", OTHER, str(declared))
+    assert code == 3, out + err
+    assert f"{declared} is already recorded as {DEPARTURE}" in err
+    assert f"state mv {DEPARTURE} {OTHER}" in err
+    assert f"state rm --gone {DEPARTURE}" in err
+    assert OTHER not in _state(project).read().resources
+    # Plan still creates it as a declaration of its own: nothing goes to the other one.
+    assert _changes(capsys, OTHER) == [("create", [])]
+
+    # A tombstone still holds its object.
+    assert run(capsys, "state", "rm", DEPARTURE)[0] == 0
+    code, _, err = run(capsys, "import", OTHER, str(declared))
+    assert code == 3
+    assert f"the tombstone of {DEPARTURE} (forgotten by `customs-batch state rm`)" in err
+    assert OTHER not in _state(project).read().resources
+
+
+def test_import_refuses_a_template_group_another_record_holds(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve", "--target", "TemplateGroup/eu-road")[0] == 0
+    group_id = _state(project).read().resources["TemplateGroup/eu-road"].outputs["id"]
+    manifest = project / "manifests" / "template-groups.yaml"
+    other = manifest.read_text().replace("name: eu-road", "name: other-group")
+    (project / "manifests" / "other-group.yaml").write_text(other.replace("EU-ROAD", "OTHER"))
+
+    code, _, err = run(capsys, "import", "TemplateGroup/other-group", str(group_id))
+    assert code == 3, err
+    assert f"{group_id} is already recorded as TemplateGroup/eu-road" in err
+    assert "TemplateGroup/other-group" not in _state(project).read().resources
+    assert _changes(capsys, "TemplateGroup/other-group") == [("create", [])]
+
+
+def test_adopt_refuses_an_id_another_record_holds(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    _other_departure(project)
+    # dep-other's submission had an unknown outcome; the object it is told it created is
+    # dep-rtm-ant-0002's (the same weight and offices: the comparison alone cannot tell).
+    spec = dict(_state(project).read().resources[DEPARTURE].spec)
+    spec["commercialReference"] = "OTHER-2026-0099"
+    with _state(project).open("test") as session:
+        session.record(ResourceRecord(OTHER, RecordStatus.UNKNOWN, "submit-departure", spec))
+
+    code, _, err = run(capsys, "state", "adopt", OTHER, str(declared))
+    assert code == 3, err
+    assert f"{declared} is already recorded as {DEPARTURE}" in err
+    assert f"state forget {OTHER}" in err
+    assert _state(project).read().resources[OTHER].status is RecordStatus.UNKNOWN

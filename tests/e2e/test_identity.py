@@ -342,6 +342,38 @@ def test_a_row_inserted_above_movements_named_by_row_number_declares_nothing_twi
     assert changes["Movement/mv-isl-5"]["action"] == "create"
     _apply(project)
     assert sorted(m["quantity"] for m in sandbox.movements()) == [1, 2, 3]
+
+
+def test_import_of_an_object_another_document_holds_sends_nothing_to_it(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1))
+    _apply(project)
+    (declared,) = sandbox.created_transit()
+    # Another declaration: another reference, other goods and consignee; the same weight
+    # and offices, so the service's detail cannot tell the two apart.
+    other = (
+        batches.departures(1)
+        .replace("name: dep-e2e-01", "name: dep-other")
+        .replace("E2E-0001", "OTHER-0001")
+        .replace("'731821'", "'732690'")
+        .replace("Initech NV", "Umbrella NV")
+    )
+    assert other.count("Umbrella NV") == 1 and "732690" in other
+    project.write("manifests/other.yaml", other)
+
+    imported = project.run("import", "DepartureDeclaration/dep-other", str(declared))
+    assert imported.returncode == 3, imported.stdout + imported.stderr
+    assert "already recorded as DepartureDeclaration/dep-e2e-01" in imported.stderr
+    assert "DepartureDeclaration/dep-other" not in project.state()
+
+    patched = sandbox.requests("PATCH", "parties")
+    _apply(project)
+    created = sandbox.created_transit()
+    assert len(created) == 2, "dep-other is a declaration of its own"
+    assert sandbox.requests("PATCH", "parties") == patched, "nothing was sent to the first"
+    state = project.state()
+    assert state["DepartureDeclaration/dep-other"]["outputs"]["declarationId"] != declared
     assert project.run("plan", "--detailed-exitcode").returncode == 0
 
 

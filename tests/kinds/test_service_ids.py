@@ -47,3 +47,28 @@ def test_a_departure_or_a_party_update_processing_is_not_decided_yet() -> None:
     for kind in (Kind.DEPARTURE_DECLARATION, Kind.TRANSIT_PARTY_UPDATE):
         assert model_of(kind).processing_states == {"processing"}
     assert model_of(Kind.MOVEMENT).processing_states == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("kind", "outputs", "superseded", "held"),
+    [
+        # A departure holds its declaration and the rejected ones it replaced.
+        (Kind.DEPARTURE_DECLARATION, {"declarationId": 7005}, [7003], {"7005", "7003"}),
+        (Kind.DEPARTURE_DECLARATION, {}, [7003], {"7003"}),
+        # A party update writes another's declaration: it holds none of its own.
+        (Kind.TRANSIT_PARTY_UPDATE, {"declarationId": 7001}, [], set()),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 501}, [], {"501"}),
+        (Kind.MOVEMENT, {"movementId": "mov_1"}, [], {"mov_1"}),
+        (Kind.TEMPLATE_GROUP, {"id": 2, "code": "EU"}, [], {"2"}),
+        (Kind.HAWB_DEACTIVATION, {"hawbId": "hawb_a3"}, [], {"hawb_a3"}),
+        (Kind.TEMPLATE_GROUP, {}, [], set()),
+    ],
+)
+def test_each_kind_names_the_objects_its_records_hold(
+    kind: Kind, outputs: dict[str, Scalar], superseded: list[int], held: set[str]
+) -> None:
+    """What ``import`` and ``state adopt`` refuse to record a second time."""
+    record = _record(outputs).with_changes(
+        superseded=tuple({"outputs": {"declarationId": ident}} for ident in superseded)
+    )
+    assert model_of(kind).held(record) == held
