@@ -127,9 +127,11 @@ def import_object(
     back by the service (a group's templates, a declaration's parties), the next plan
     updates it; an object that differs where nothing can change it is refused. So is an
     object another record already stands for, a tombstone's included: one object, one
-    record.
+    record. The record of a creation the service refused (nothing of it exists there, as
+    after a template group's 409) is replaced; any other record of ``address`` is kept.
     """
-    if str(address) in session.state.resources:
+    existing = session.state.resources.get(str(address))
+    if existing is not None and not existing.never_created:
         raise StateError(
             f"{address} is already in the state",
             hint=f"`customs-batch state rm --gone {address}` first to import another object "
@@ -145,6 +147,9 @@ def import_object(
         comparison.spec,
         outputs=dict(found.outputs),
         updated_at=now_iso(),
+        # A refused creation replaced here keeps what it had replaced before (a departure's
+        # rejected declarations).
+        superseded=existing.superseded if existing is not None else (),
         **_service_state(found),
     )
     holder = _holder(session.state, address, record)

@@ -214,3 +214,35 @@ def test_adopt_refuses_an_id_another_record_holds(
     assert f"{declared} is already recorded as {DEPARTURE}" in err
     assert f"state forget {OTHER}" in err
     assert _state(project).read().resources[OTHER].status is RecordStatus.UNKNOWN
+
+
+def test_the_hint_of_a_template_group_conflict_can_be_followed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    group_id = _state(project).read().resources[group].outputs["id"]
+    assert run(capsys, "state", "rm", "--gone", group)[0] == 0
+    code, out, err = run(capsys, "apply", "--auto-approve", "--target", group)
+    assert code == 1, out + err
+    hint = f"`customs-batch import {group} {group_id}` records it"
+    assert hint in out + err
+    assert _state(project).read().resources[group].never_created
+
+    code, out, err = run(capsys, "import", group, str(group_id))
+    assert code == 0, out + err
+    record = _state(project).read().resources[group]
+    assert (record.status, record.outputs["id"], record.error) == (
+        RecordStatus.APPLIED,
+        group_id,
+        None,
+    )
+    # The templates the service does not list are sent once; then nothing is left to do.
+    assert _changes(capsys, group) == [("update", ["DeclarationTemplates"])]
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    assert _changes(capsys, group) == [("no-change", [])]
+
+    # A record of an object that exists is still never replaced by an import.
+    code, _, err = run(capsys, "import", group, str(group_id))
+    assert code == 3
+    assert f"{group} is already in the state" in err
