@@ -161,3 +161,58 @@ def test_a_cell_of_more_digits_than_python_prints_is_a_finding(columns: str, mes
     Path("data/m.csv").write_text(_csv(",", rows), encoding="utf-8")
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", columns)))
     assert only(result, "row.cell-type").message.startswith(message)
+
+
+WIDE_HEADER = "Shipment,HAWB,Action,Packages,Gross weight,Supervision,Party,Comment"
+
+
+def _wide_rows(count: int) -> list[str]:
+    return [f"shp_7Hk2Lm,hawb_a{n},ISL,4,40.5,Y,rpty_p1,ok" for n in range(1, count + 1)]
+
+
+def test_a_quote_left_open_is_an_error_not_rows_swallowed_into_a_cell() -> None:
+    lines = _wide_rows(10)
+    lines[2] = lines[2].replace(",ok", ',"fragile')  # row 4; rows 5 to 11 follow it
+    write(Path("data/m.csv"), "\n".join([WIDE_HEADER, *lines]) + "\n")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "sheet.unreadable")
+    assert finding.message == (
+        "data/m.csv, line 4: the quote that opens column H of row 4 is never closed: "
+        "the 7 more lines after it would be read into that cell"
+    )
+    assert (finding.location.file, finding.location.row) == ("data/m.csv", 4)
+    assert '"""fragile"' in finding.hint
+    assert [d.source.line for d in result.documents] == [2, 3]  # none from the cell's rows
+
+
+def test_a_row_with_more_values_than_the_header_is_an_error_at_that_row() -> None:
+    lines = _wide_rows(3)
+    lines[1] = lines[1].replace(",40.5,", ",60,5,")  # row 3: 60,5 not quoted
+    lines.append("shp_7Hk2Lm,hawb_a9,ISL,4,40.5,Y,rpty_p1,ok,,")  # empty trailing fields
+    write(Path("data/m.csv"), "\n".join([WIDE_HEADER, *lines]) + "\n")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.beyond-header")
+    assert finding.message == (
+        "row 3 has 9 values where the header (row 1) names 8 columns: 'ok' in column I "
+        "has no column name"
+    )
+    assert finding.location.cell() == "sheet 'm', row 3, column I"
+    assert [d.source.line for d in result.documents] == [2, 4, 5]
+    assert len(result.findings) == 1
+
+
+def test_excel_unicode_text_is_read_with_or_without_a_declared_encoding() -> None:
+    text = "\r\n".join(["\t".join(HEADER), *("\t".join(row) for row in ROWS)]) + "\r\n"
+    write(Path("data/u.txt"), "")
+    Path("data/u.txt").write_bytes(text.encode("utf-16"))  # with a BOM, as Excel writes it
+    Path("data/le.txt").write_bytes(text.encode("utf-16-le"))  # no BOM
+    for file, extra in (
+        ("u.txt", ""),
+        ("u.txt", ", encoding: utf-16"),
+        ("le.txt", ", encoding: utf-16-le"),
+    ):
+        result = load_file(write(Path("m.yaml"), movement_sheet_manifest(f"data/{file}", extra)))
+        assert result.findings == [], (file, extra)
+        assert [d.spec["hawbId"] for d in result.documents] == ["hawb_a1", "hawb_a2"]
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/le.txt")))
+    assert "encoding: utf-16-le" in only(result, "sheet.unreadable").hint

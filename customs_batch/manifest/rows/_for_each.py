@@ -263,6 +263,16 @@ class _Expander:
 
     def _row(self, row: Row) -> Iterator[Document | Finding]:
         sheet = row.sheet or self.stem
+        if row.problem is not None:  # its values cannot be trusted: the row gives nothing
+            at = Position(self.file, row.number, row.problem.column, sheet)
+            yield Finding(
+                row.problem.rule,
+                Severity.ERROR,
+                row.problem.message,
+                at.location(()),
+                row.problem.hint,
+            )
+            return
         state = _RowState(Position(self.file, row.number, 0, sheet), sheet)
         values = copy.deepcopy(self.values) if self.value_slots else self.values
         context: dict[str, Any] = {

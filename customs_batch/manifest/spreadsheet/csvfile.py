@@ -1,6 +1,10 @@
-"""CSV rows as real exports come: UTF-8 with or without a BOM, Windows-1252, `;` `,` or tab
-delimiters, CRLF line ends and quoted fields holding newlines. Every value is text (or None
-for an empty field); documents convert it by their schema.
+"""CSV rows as real exports come: UTF-8 with or without a BOM, Windows-1252, UTF-16 (Excel's
+"Unicode Text"), `;` `,` or tab delimiters, CRLF line ends and quoted fields holding newlines.
+Every value is text (or None for an empty field); documents convert it by their schema.
+
+Nothing is dropped without a word: a quote still open at the end of the file (which would
+read every line after it into one cell) stops the read at the line it opened on, and a value
+right of the header's last column is an error at its row.
 """
 
 from __future__ import annotations
@@ -8,10 +12,12 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import re
 from collections.abc import Iterator
 from typing import IO
 
-from customs_batch.manifest.spreadsheet.header import build_header
+from customs_batch.findings import column_letter
+from customs_batch.manifest.spreadsheet.header import beyond_header, build_header
 from customs_batch.manifest.spreadsheet.limits import (
     MAX_COLUMNS,
     TOO_LARGE,
@@ -25,6 +31,18 @@ from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE, max_li
 
 SAMPLE_BYTES = 64 * 1024
 DELIMITERS = (";", ",", "\t", "|")
+_WIDE = frozenset({"utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"})
+"""Encodings whose text holds NUL bytes (every ASCII character is one in UTF-16)."""
+_BOMS = (
+    # UTF-32 first: its little-endian BOM starts with UTF-16's.
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def read_csv(source: RowSource) -> Iterator[Row]:
@@ -32,15 +50,36 @@ def read_csv(source: RowSource) -> Iterator[Row]:
     file = str(source.path)
     with open_sheet_file(source) as raw:
         sample = raw.read(SAMPLE_BYTES)
-        if b"\x00" in sample:
+        encoding = source.encoding or detect_encoding(sample)
+        if _is_binary(sample, encoding):
             raise SheetError(
                 f"{file} is not a text file",
                 file=file,
-                hint="a CSV export is text; for an Excel workbook use a .xlsx file",
+                hint="a CSV export is text; for an Excel workbook use a .xlsx file; for a "
+                "UTF-16 text export without a BOM say so in forEach: `encoding: utf-16-le`",
             )
         raw.seek(0)
-        encoding = source.encoding or detect_encoding(sample)
         yield from _decoded_rows(raw, source, file, encoding)
+
+
+def _is_binary(sample: bytes, encoding: str) -> bool:
+    """Whether the file holds NUL characters: a workbook or other binary file, never text.
+
+    In UTF-16 and UTF-32 every ASCII character has NUL bytes: there the decoded text is
+    looked at (a sample cut inside a character is decoded as far as it goes), and control
+    characters other than tab and line ends are binary too (a zip read as UTF-16 is
+    mostly valid characters)."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        name = encoding  # reported as an unknown encoding when the rows are read
+    if name not in _WIDE:
+        return b"\x00" in sample
+    try:
+        text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return True  # a lone surrogate: no text export writes one
+    return _CONTROL.search(text) is not None
 
 
 def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -> Iterator[Row]:
@@ -58,9 +97,13 @@ def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -
 
 
 def detect_encoding(sample: bytes) -> str:
-    """UTF-8 (BOM or not) when the sample decodes as UTF-8, else Windows-1252."""
+    """UTF-16 or UTF-32 by their BOM (Excel's "Unicode Text" export is UTF-16 with one),
+    UTF-8 (BOM or not) when the sample decodes as UTF-8, else Windows-1252."""
     if sample.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
+    for bom, encoding in _BOMS:
+        if sample.startswith(bom):
+            return encoding
     try:
         codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
     except UnicodeDecodeError:
@@ -81,10 +124,18 @@ def detect_delimiter(header_line: str) -> str:
     return best if counts[best] else ","
 
 
-def _bounded_lines(text: IO[str], file: str, limit: int) -> Iterator[str]:
+class _End:
+    """Whether the CSV reader asked for a line after the last one while reading a record:
+    it then ends that record at the end of the file, inside a quoted cell."""
+
+    reached = False
+
+
+def _bounded_lines(text: IO[str], file: str, limit: int, end: _End) -> Iterator[str]:
     """The lines of ``text``, none read whole when longer than ``limit`` characters: a 500 MB
     line (a field, or a header of millions of columns) would cost gigabytes before the CSV
-    reader's own field limit (128 KB) saw it."""
+    reader's own field limit (128 KB) saw it. A BOM the encoding leaves (``utf-16-le``) is
+    not part of the first column's name."""
     number = 0
     while line := text.readline(limit + 1):
         number += 1
@@ -98,7 +149,8 @@ def _bounded_lines(text: IO[str], file: str, limit: int) -> Iterator[str]:
                 hint="check that this is the right file; to read it anyway, raise the bound "
                 f"with {MAX_LINE_MB_VARIABLE}={raised} (megabytes)",
             )
-        yield line
+        yield line.removeprefix("\ufeff") if number == 1 else line
+    end.reached = True
 
 
 def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterator[Row]:
@@ -106,16 +158,21 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     delimiter = source.delimiter
     if delimiter is None:
         first = text.readline(limit + 1)
-        delimiter = detect_delimiter(first)
+        delimiter = detect_delimiter(first.removeprefix("\ufeff"))
         text.seek(0)
-    lines = _bounded_lines(text, file, limit)
+    end = _End()
+    lines = _bounded_lines(text, file, limit, end)
     reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
     header = None
     number = rows_read = 0
+    line = 1  # the line the next record starts on
     pool = TextPool()
     try:
         for record in reader:
             number += 1
+            if end.reached:
+                raise _unclosed_quote(file, number, line, record, reader.line_num)
+            line = reader.line_num + 1
             if len(record) > MAX_COLUMNS:
                 raise too_many_columns(file, number, len(record))
             values = [value if value.strip() else None for value in record]
@@ -138,12 +195,45 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                     }
                 ),
                 header,
+                problem=beyond_header(values, header, number, delimiter=delimiter),
             )
     except csv.Error as exc:
-        raise SheetError(f"{file}, row {number + 1}: {exc}", file=file, row=number + 1) from exc
+        raise SheetError(
+            f"{file}, row {number + 1} (from line {line:,}): {exc}",
+            file=file,
+            row=number + 1,
+            hint=f"a cell this long is most often a quote that is never closed: check the "
+            f"quotes from line {line:,} on",
+        ) from exc
     if header is None:
         raise SheetError(
             f"{file} has no row {source.header_row} to take the header from",
             file=file,
             hint="check `header:` in forEach, or that the file is not empty",
         )
+
+
+def _unclosed_quote(file: str, row: int, line: int, record: list[str], last: int) -> SheetError:
+    """The error for a record the file ended in: its last cell opened a quote that never
+    closed, and every line after it was read into that cell (``line``: the record's first
+    line; ``last``: the file's last line)."""
+    opened = line + sum(_line_breaks(value) for value in record[:-1])
+    after = last - opened
+    rest = (
+        f": the {after:,} more line{'s' if after != 1 else ''} after it would be read into that cell"
+        if after
+        else ""
+    )
+    start = (record[-1].splitlines() or [""])[0][:40]
+    return SheetError(
+        f"{file}, line {opened:,}: the quote that opens column {column_letter(len(record))} "
+        f"of row {row} is never closed{rest}",
+        file=file,
+        row=row,
+        hint=f'end the cell with a closing quote ("{start}"); if the quote is part of the '
+        f'text, double it inside a quoted cell ("""{start}")',
+    )
+
+
+def _line_breaks(value: str) -> int:
+    return value.count("\n") + value.count("\r") - value.count("\r\n")

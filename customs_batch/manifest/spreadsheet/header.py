@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.model import Cell, Header, SheetError
+from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, SheetError
+
+BEYOND_HEADER = "row.beyond-header"
 
 
 def build_header(
@@ -45,7 +47,48 @@ def build_header(
             row=row,
             hint="point `header:` in forEach at the row that names the columns",
         )
-    return Header(tuple(names), tuple(columns))
+    return Header(tuple(names), tuple(columns), row)
+
+
+def beyond_header(
+    values: Sequence[Cell], header: Header, row: int, *, delimiter: str | None = None
+) -> BadCell | None:
+    """The problem of a row holding a value right of the header's last column, or None.
+
+    Such a value would be dropped without a word; in a CSV file it is most often a value
+    holding the delimiter that was not quoted (``60,5``), which shifts the row's other
+    values too, so none of them can be trusted. ``delimiter``: the CSV file's (None for a
+    workbook).
+    """
+    last = header.columns[-1]
+    if len(values) <= last:
+        return None
+    extra = [
+        column for column in range(last + 1, len(values) + 1) if values[column - 1] is not None
+    ]
+    if not extra:
+        return None  # empty trailing fields: `a;b;c;;`
+    column, letter = extra[0], column_letter(extra[0])
+    value = values[column - 1]
+    if delimiter is None:
+        held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
+        return BadCell(
+            column,
+            f"cell {letter}{row} holds {held}, but column {letter} has no name in the "
+            f"header (row {header.row}, columns A to {column_letter(last)})",
+            "name the column in the header row, or clear the cell",
+            BEYOND_HEADER,
+        )
+    shown = "tab" if delimiter == "\t" else delimiter
+    example = "" if delimiter == "\t" else f', e.g. "60{delimiter}5"'
+    return BadCell(
+        column,
+        f"row {row} has {extra[-1]} values where the header (row {header.row}) names "
+        f"{last} columns: {value!r} in column {letter} has no column name",
+        f"quote a value that holds the delimiter ({shown}) so that it stays one cell"
+        f"{example}; or name the column in the header row",
+        BEYOND_HEADER,
+    )
 
 
 def _text(value: Cell) -> str:

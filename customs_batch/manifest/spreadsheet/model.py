@@ -42,6 +42,8 @@ class Header:
     names: tuple[str, ...]
     columns: tuple[int, ...]
     """The 1-based column number of each name."""
+    row: int = field(default=0, compare=False)
+    """The row the names were taken from (0: not from a sheet)."""
 
     def locate(self, name: str) -> tuple[int, str] | None:
         """The column number and letter of ``name``, or None."""
@@ -57,6 +59,25 @@ class Header:
         return f"{name!r} (column {where[1]})" if where else repr(name)
 
 
+@dataclass(frozen=True, slots=True)
+class BadCell:
+    """A cell the reader could take no value from, and the finding to give for it.
+
+    As a cell value (an XLSX cell holding an Excel error such as ``#N/A``, or a formula with
+    no saved result) it is an error wherever the manifest uses the cell, as a cell that does
+    not convert is; a column nothing reads may hold one. As :attr:`Row.problem` (a value
+    beyond the header's last column) it stops the row: its values cannot be trusted.
+    """
+
+    column: int
+    """The cell's 1-based column number."""
+    message: str
+    hint: str
+    rule: str = "row.cell-error"
+    shown: str = ""
+    """What the cell shows in the spreadsheet program (``#N/A``); empty when nothing."""
+
+
 @dataclass(frozen=True)
 class Row:
     """One data row: its number as the spreadsheet shows it, and its values by header.
@@ -69,6 +90,8 @@ class Row:
     values: Mapping[str, Cell]
     header: Header | None = field(default=None, compare=False)
     sheet: str | None = field(default=None, compare=False)
+    problem: BadCell | None = field(default=None, compare=False)
+    """Why the row gives no document, found while reading it (a value beyond the header)."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
@@ -66,3 +67,76 @@ def test_the_delimiter_is_the_one_splitting_the_header_outside_quotes() -> None:
     assert detect_delimiter('"a;b",c,d\r\n') == ","
     assert detect_delimiter("a;b;c") == ";"
     assert detect_delimiter("single") == ","
+
+
+def test_a_quote_never_closed_is_an_error_at_the_line_it_opened_on(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text('ref,comment\nR-1,ok\nR-2,"fragile\nR-3,x\nR-4,y\n')
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    error = caught.value
+    assert error.row == 3
+    assert str(error).startswith(
+        f"{path}, line 3: the quote that opens column B of row 3 is never closed"
+    )
+    assert "2 more lines" in str(error)
+    assert error.hint is not None and '"""fragile"' in error.hint
+
+
+def test_an_open_quote_after_quoted_newlines_names_the_line_it_opened_on(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text('ref;note;comment\nR-1;"two\nlines";"open\nR-2;a;b\n')
+    with pytest.raises(SheetError, match=r"line 3: the quote that opens column C of row 2"):
+        list(read_rows(RowSource(path)))
+
+
+def test_a_quote_never_closed_on_the_last_line_is_an_error_too(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text('ref,comment\nR-1,"open')
+    with pytest.raises(SheetError, match=r"line 2: the quote .* row 2 is never closed"):
+        list(read_rows(RowSource(path)))
+
+
+def test_values_beyond_the_header_stop_their_row_only(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    # Row 3's weight 60,5 was not quoted: the row has one value more than the header.
+    path.write_text("ref,weight,party\nR-1,40,p1\nR-2,60,5,p2\nR-3,7,p3,,\n")
+    rows = list(read_rows(RowSource(path)))
+    assert [(row.number, row.problem is None) for row in rows] == [(2, True), (3, False), (4, True)]
+    problem = rows[1].problem
+    assert problem is not None
+    assert (problem.column, problem.rule) == (4, "row.beyond-header")
+    assert problem.message == (
+        "row 3 has 4 values where the header (row 1) names 3 columns: 'p2' in column D "
+        "has no column name"
+    )
+    assert "quote a value that holds the delimiter" in problem.hint
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_declared_utf16_or_utf32_encoding_is_read(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes("hawb\tnote\r\nhawb_a1\tCafé 5€\r\n".encode(encoding))
+    (row,) = read_rows(RowSource(path, encoding=encoding))
+    assert row.values == {"hawb": "hawb_a1", "note": "Café 5€"}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_excel_unicode_text_is_read_by_its_bom(tmp_path: Path, encoding: str) -> None:
+    # Excel's "Unicode Text" export: UTF-16 LE with a BOM, tab-delimited.
+    bom = {"utf-16": b"", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}[encoding]
+    path = tmp_path / "m.txt"
+    path.write_bytes(bom + "hawb\tnote\r\nhawb_a1\tCafé 5€\r\n".encode(encoding))
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {"hawb": "hawb_a1", "note": "Café 5€"}
+
+
+def test_a_binary_file_is_refused_even_with_an_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "b.csv"
+    book = openpyxl.Workbook()
+    book.save(path)  # a workbook named .csv
+    with pytest.raises(SheetError, match="not a text file"):
+        list(read_rows(RowSource(path)))
+    for encoding in ("utf-8", "utf-16-le"):
+        with pytest.raises(SheetError, match="not a text file"):
+            list(read_rows(RowSource(path, encoding=encoding)))
