@@ -94,3 +94,27 @@ def write_xlsx(path: Path, rows: list[list[object]], sheet: str = "Movements") -
     path.parent.mkdir(parents=True, exist_ok=True)
     book.save(path)
     return path
+
+
+def rewrite_cells(path: Path, cells: dict[str, str]) -> Path:
+    """``path`` (a workbook openpyxl wrote) with each cell of ``cells`` (``"B2"``) replaced
+    by the XML given, e.g. an Excel error ``<c r="B2" t="e"><v>#N/A</v></c>`` or a formula
+    with no saved result ``<c r="B2"><f>A1</f></c>``; a cell openpyxl did not write is
+    added at the end of its row."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    xml = parts["xl/worksheets/sheet1.xml"].decode()
+    for reference, new in cells.items():
+        xml, count = re.subn(rf'<c r="{reference}"(?:[^>]*/>|[^>]*>.*?</c>)', new, xml)
+        if not count:
+            row = re.sub("[A-Z]+", "", reference)
+            xml, count = re.subn(rf'(<row r="{row}"[^>]*>.*?)(</row>)', rf"\g<1>{new}\g<2>", xml)
+        assert count == 1, reference
+    parts["xl/worksheets/sheet1.xml"] = xml.encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path

@@ -15,6 +15,7 @@ from tests.manifest.helpers import (
     SHEET_HEADERS,
     movement_sheet_manifest,
     only,
+    rewrite_cells,
     rules,
     write,
     write_xlsx,
@@ -287,3 +288,87 @@ def test_rows_can_refer_to_other_documents_and_are_indexed_in_batch_order() -> N
     assert [doc.index for doc in result.documents] == [0, 1, 2, 3]
     targets = [str(ref.target) for doc in result.documents[:2] for ref in doc.references]
     assert targets == ["DepartureDeclaration/dep-hawb_a2", "DepartureDeclaration/dep-hawb_b"]
+
+
+def test_an_excel_error_is_an_error_at_its_cell_never_an_empty_cell() -> None:
+    path = write_xlsx(Path("data/m.xlsx"), [GOOD_ROW, GOOD_ROW, GOOD_ROW])
+    rewrite_cells(
+        path,
+        {
+            "B2": '<c r="B2" t="e"><f>VLOOKUP(1,A1:A2,2,0)</f><v>#N/A</v></c>',
+            "D3": '<c r="D3" t="e"><f>1/0</f><v>#DIV/0!</v></c>',
+            "F4": '<c r="F4"><f>A1</f></c>',
+        },
+    )
+    manifest = write(Path("m.yaml"), movement_sheet_manifest("data/m.xlsx"))
+    result = load_file(manifest)
+    assert result.documents == []  # nothing to plan: a HAWB, a quantity and a party are unknown
+    found = [(f.rule, f.message, f.location.cell(), f.hint.split(":")[0]) for f in result.findings]
+    fix, save = (
+        "fix the formula in the workbook (or the cells it reads), then save it",
+        ("open the workbook in Excel or LibreOffice and save it"),
+    )
+    assert found == [
+        (
+            "row.cell-error",
+            "cell B2 holds the Excel error #N/A",
+            "sheet 'Movements', row 2, column B 'HAWB'",
+            fix,
+        ),
+        (
+            "row.cell-error",
+            "cell D3 holds the Excel error #DIV/0!",
+            "sheet 'Movements', row 3, column D 'Packages'",
+            fix,
+        ),
+        (
+            "row.cell-error",
+            "cell F4 holds a formula with no saved result",
+            "sheet 'Movements', row 4, column F 'Party'",
+            save,
+        ),
+    ]
+    # validate checks the rows without the bad values: no "missing required field".
+    checked = validate_paths([manifest], jobs=1)
+    assert sorted({f.rule for f in checked.findings}) == ["row.cell-error"]
+    assert len(checked.findings) == 3
+
+
+def test_an_excel_error_in_a_column_the_manifest_does_not_read_is_no_finding() -> None:
+    path = write_xlsx(Path("data/m.xlsx"), [[*GOOD_ROW, "note"]])
+    rewrite_cells(path, {"G1": '<c r="G1" t="inlineStr"><is><t>Note</t></is></c>'})
+    rewrite_cells(path, {"G2": '<c r="G2" t="e"><v>#N/A</v></c>'})
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.xlsx")))
+    assert result.findings == []
+    assert [d.spec["hawbId"] for d in result.documents] == ["hawb_a2"]
+
+
+def test_an_excel_error_read_by_an_expression_or_a_template_is_an_error_at_its_cell(
+    tmp_path: Path,
+) -> None:
+    path = write_xlsx(Path("data/m.xlsx"), [GOOD_ROW])
+    rewrite_cells(path, {"E2": '<c r="E2" t="e"><v>#VALUE!</v></c>'})
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        "\"{{ row['Gross weight'] }}\"", "\"{{ row['Gross weight'] * 2 }}\""
+    )
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "row.cell-error")
+    assert finding.message == "cell E2 holds the Excel error #VALUE!"
+    assert finding.location.cell() == "sheet 'Movements', row 2, column E 'Gross weight'"
+    write(tmp_path / "customs-batch.yaml", "default_environment: local\n")
+    write(tmp_path / "templates/by-row.yaml.j2", "grossWeightKg: {{ row['Gross weight'] }}\n")
+    templated = (
+        movement_sheet_manifest("data/m.xlsx")
+        .replace("  grossWeightKg: \"{{ row['Gross weight'] }}\"\n", "")
+        .replace("metadata:", "template: by-row\nmetadata:")
+    )
+    finding = only(load_file(write(Path("m.yaml"), templated)), "row.cell-error")
+    assert finding.message.endswith("cell E2 holds the Excel error #VALUE!")
+    assert finding.location.cell() == "sheet 'Movements', row 2, column E 'Gross weight'"
+
+
+def test_a_value_right_of_the_header_is_an_error_at_its_cell() -> None:
+    result = _load([GOOD_ROW, [*GOOD_ROW[:5], "rpty_p2", None, "rpty_p3"]])
+    finding = only(result, "row.beyond-header")
+    assert finding.location.cell() == "sheet 'Movements', row 3, column H"
+    assert "cell H3 holds 'rpty_p3', but column H has no name" in finding.message
+    assert [d.source.line for d in result.documents] == [2]

@@ -35,7 +35,13 @@ from customs_batch.manifest.jinja._messages import (
     source_line,
     suggest_name,
 )
-from customs_batch.manifest.rows._cell_types import ARITHMETIC, CellTypeError, MixedTypes, check_mix
+from customs_batch.manifest.rows._cell_types import (
+    ARITHMETIC,
+    CellTypeError,
+    MixedTypes,
+    UnusableCell,
+    check_mix,
+)
 
 RENDER_SECONDS = 5.0
 MAX_OUTPUT_CHARS = 10_000_000
@@ -213,6 +219,8 @@ def problem_of(
         return JinjaProblem(
             "row.mixed-types", str(error), line, hint=error.hint, cell_column=error.column
         )
+    if isinstance(error, UnusableCell):
+        return JinjaProblem(error.rule, str(error), line, hint=error.hint, cell_column=error.column)
     if isinstance(error, CellTypeError):
         hint = "Fix the cell, or the column's type in forEach.columns."
         return JinjaProblem("row.cell-type", str(error), line, hint=hint, cell_column=error.column)

@@ -18,6 +18,7 @@ import math
 import re
 from typing import Any
 
+from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._scalars import integer
 
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
@@ -90,6 +91,20 @@ class CellTypeError(Exception):
         )
 
 
+class UnusableCell(CellTypeError):
+    """A cell the reader could take no value from (an Excel error such as ``#N/A``, a
+    formula with no saved result), used by the manifest: an error at that cell, never an
+    empty cell that would leave its field out."""
+
+    def __init__(self, column: str, cell: BadCell) -> None:
+        Exception.__init__(self, column, cell)
+        self.column, self.value, self.cell = column, cell, cell
+        self.hint, self.rule = cell.hint, cell.rule
+
+    def __str__(self) -> str:
+        return self.cell.message
+
+
 class MixedTypes(Exception):
     """An expression that mixes text read from a cell with a number."""
 
@@ -130,6 +145,8 @@ def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: b
     that is not of its declared type)."""
     if value is None:
         return None
+    if value.__class__ is BadCell:
+        raise UnusableCell(column, value)
     if declared is not None:
         return _declared(value, column, declared, decimal_comma)
     if value.__class__ is str:

@@ -24,7 +24,7 @@ from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendere
 from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of
-from customs_batch.manifest.rows._cell_types import CellTypeError, MixedTypes
+from customs_batch.manifest.rows._cell_types import CellTypeError, MixedTypes, UnusableCell
 from customs_batch.manifest.rows._cells import CellProblem, convert
 from customs_batch.manifest.rows._options import ForEach
 from customs_batch.manifest.rows._plan import (
@@ -465,6 +465,13 @@ class _Expander:
             if isinstance(error, MixedTypes):
                 message = f"in {slot.text!r}: {error}"
                 fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
+            elif isinstance(error, UnusableCell):
+                # Once per cell, however many of the row's strings read it.
+                message = str(error)
+                said = any(problem.message == message for problem in state.problems)
+                fail(
+                    None if said else self._finding(error.rule, message, at, slot.path, error.hint)
+                )
             else:
                 hint = "Fix the cell, or the column's type in forEach.columns."
                 fail(self._finding("row.cell-type", str(error), at, slot.path, hint))

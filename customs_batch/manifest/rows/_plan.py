@@ -17,6 +17,7 @@ from customs_batch.findings import JsonPath
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.jinja._engine import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
 from customs_batch.manifest.rows._cell_types import CellText, ColumnType, typed
+from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._schema_view import SchemaView
 
 _CELL = re.compile(
@@ -59,7 +60,7 @@ class RowView:
         """The cell as a field takes it: as written when ``by_schema`` (the field's schema
         converts it) and its column declares no type, else typed like ``row[key]``."""
         raw = self._cells[key]
-        if by_schema and key not in self._types:
+        if by_schema and key not in self._types and raw.__class__ is not BadCell:
             return raw
         return typed(raw, key, self._types.get(key), self._decimal_comma)
 

@@ -195,7 +195,9 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                     }
                 ),
                 header,
-                problem=beyond_header(values, header, number, delimiter=delimiter),
+                problem=beyond_header(values, header, number, delimiter=delimiter)
+                if len(values) > header.columns[-1]
+                else None,
             )
     except csv.Error as exc:
         raise SheetError(

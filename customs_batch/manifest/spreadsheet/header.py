@@ -28,6 +28,10 @@ def build_header(
             value = merged(column)
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
+        if isinstance(value, BadCell):
+            raise SheetError(
+                f"{value.message}, in the header row {row}", file=file, row=row, hint=value.hint
+            )
         name = _text(value).strip()
         if name in seen:
             raise SheetError(

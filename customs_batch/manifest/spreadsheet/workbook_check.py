@@ -10,6 +10,9 @@ every shared string in memory. So before it runs:
   (``<c r="XFD1048576">``) give the used range, which must hold at most ``maxCells``;
 - the shared strings, which the reader keeps all of, are at most ``maxCells`` too.
 
+On the way the sheet's cells that hold an Excel error or a formula with no saved result are
+noted (``cell_errors``): the reader gives them as empty cells.
+
 Only cells that hold something count (the reader skips empty ``<c .../>`` elements, and so
 does the check); a cell or row without a reference is counted after the furthest one, which
 is never less than where the reader puts it. ``<dimension ref=...>`` is not trusted: the
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from customs_batch.findings import column_letter
+from customs_batch.manifest.spreadsheet.cell_errors import CellErrors
 from customs_batch.manifest.spreadsheet.limits import too_large
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, SheetError, SheetLimits
 
@@ -84,17 +88,20 @@ class _Extent:
         return self.last_column + self.cells_without_ref
 
 
-def check_workbook(handle: IO[bytes], file: str, sheet: str | None, limits: SheetLimits) -> None:
+def check_workbook(
+    handle: IO[bytes], file: str, sheet: str | None, limits: SheetLimits
+) -> CellErrors | None:
     """Raise SheetError when reading ``sheet`` (None: the first) of the workbook open in
-    ``handle`` would take more than ``limits`` allow. Not a zip (an old .xls): nothing to
-    check beyond the file's size, which the caller bounds."""
+    ``handle`` would take more than ``limits`` allow; else the sheet's bad cells. Not a zip
+    (an old .xls): nothing to check beyond the file's size, which the caller bounds, and
+    no bad cells known (None, as for a sheet that is not found)."""
     try:
         archive = zipfile.ZipFile(handle)
     except (zipfile.BadZipFile, ValueError):
-        return
+        return None
     with archive:
         try:
-            _check(archive, file, sheet, limits)
+            return _check(archive, file, sheet, limits)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
             raise SheetError(
                 f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
@@ -103,7 +110,9 @@ def check_workbook(handle: IO[bytes], file: str, sheet: str | None, limits: Shee
             ) from exc
 
 
-def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: SheetLimits) -> None:
+def _check(
+    archive: zipfile.ZipFile, file: str, sheet: str | None, limits: SheetLimits
+) -> CellErrors | None:
     stated = sum(info.file_size for info in archive.infolist())
     if stated > limits.bytes:
         what = f"the workbook expands to {_megabytes(stated)} when uncompressed"
@@ -123,14 +132,18 @@ def _check(archive: zipfile.ZipFile, file: str, sheet: str | None, limits: Sheet
     if "content.xml" in names:  # an ODS's sheets and strings
         for _ in inflater.stream(archive, "content.xml"):
             pass
-    for member, shown in _sheet_members(archive, names, sheet, inflater):
-        rows, columns = _used_range(archive, member, inflater, limits)
+    members = _sheet_members(archive, names, sheet, inflater)
+    # Several members: the workbook does not say which is the sheet, nor which the reader takes.
+    errors = CellErrors() if len(members) == 1 else None
+    for member, shown in members:
+        rows, columns = _used_range(archive, member, inflater, limits, errors)
         if rows * columns > limits.cells:
             what = (
                 f"sheet {shown!r} spans {rows:,} rows by {columns:,} columns "
                 f"(A1:{column_letter(columns)}{rows}), {rows * columns:,} cells"
             )
             raise too_large(file, what, "maxCells", limits.cells)
+    return errors
 
 
 def _check_shared_strings(
@@ -147,7 +160,11 @@ def _check_shared_strings(
 
 
 def _used_range(
-    archive: zipfile.ZipFile, member: str, inflater: _Inflater, limits: SheetLimits
+    archive: zipfile.ZipFile,
+    member: str,
+    inflater: _Inflater,
+    limits: SheetLimits,
+    errors: CellErrors | None,
 ) -> tuple[int, int]:
     """Rows and columns of the sheet's used range, at least (from A1).
 
@@ -159,6 +176,8 @@ def _used_range(
     quick = _Claimed()
     for xml in _tags(inflater.stream(archive, member), inflater.file):
         quick.scan(xml)
+        if errors is not None:
+            errors.scan(xml)
     if quick.rows and not quick.beyond and quick.rows * quick.columns <= limits.cells:
         return quick.rows, quick.columns
     extent = _Extent()

@@ -3,6 +3,10 @@
 Chosen by measurement (docs/benchmarks.md): on a 100,000-row export calamine reads every
 row in about 1.3 s where openpyxl's read-only mode takes about 16 s. Calamine keeps the
 sheet's cells in native memory while the rows stream through Python.
+
+Calamine gives a cell holding an Excel error (``#N/A``) or a formula with no saved result
+as an empty string; the workbook check finds them in the sheet's XML, and they reach the
+rows as :class:`BadCell` values (an error wherever the manifest uses them).
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from typing import Any
 
 import python_calamine
 
-from customs_batch.manifest.spreadsheet.header import build_header
+from customs_batch.findings import column_letter
+from customs_batch.manifest.spreadsheet.cell_errors import NO_RESULT, CellErrors
+from customs_batch.manifest.spreadsheet.header import beyond_header, build_header
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
-from customs_batch.manifest.spreadsheet.model import Cell, Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Row, RowSource, SheetError
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from customs_batch.manifest.text_pool import TextPool
 
@@ -24,7 +30,7 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
     """The data rows of one sheet (the first, unless ``sheet`` names one; hidden ones too)."""
     file = str(source.path)
     with open_sheet_file(source) as handle:
-        check_workbook(handle, file, source.sheet, source.limits)
+        errors = check_workbook(handle, file, source.sheet, source.limits)
     try:
         workbook = python_calamine.CalamineWorkbook.from_path(str(source.path))
     except Exception as exc:  # calamine raises several of its own types for a bad file
@@ -34,7 +40,7 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
             hint="save the export as .xlsx (Excel 2007+) or as CSV",
         ) from exc
     try:
-        yield from _rows(workbook, source, file)
+        yield from _rows(workbook, source, file, errors)
     except python_calamine.CalamineError as exc:
         # A damaged part found while reading the sheet: a cell naming a shared string the
         # workbook does not have, XML that does not parse.
@@ -47,7 +53,7 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
         workbook.close()
 
 
-def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
+def _rows(workbook: Any, source: RowSource, file: str, errors: CellErrors | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
     sheet_name = source.sheet if source.sheet is not None else (names[0] if names else None)
     if sheet_name not in names:
@@ -56,17 +62,20 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
             file=file,
             hint=f"the sheets are: {', '.join(map(repr, names))}",
         )
+    if errors is not None and errors.unplaced is not None:
+        raise SheetError(
+            f"sheet {sheet_name!r} of {file} has a cell without a cell reference that holds "
+            f"{_held(errors.unplaced)}",
+            file=file,
+            hint="open the workbook in Excel or LibreOffice and save it again",
+        )
     sheet = workbook.get_sheet_by_name(sheet_name)
-    # iter_rows starts at the used range's top-left cell, not always at A1.
-    first_row, first_column = (int(sheet.start[0]), int(sheet.start[1])) if sheet.start else (0, 0)
     merged = _merged_ranges(sheet)
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
-    rows_read = 0
+    rows_read = last = 0
     pool = TextPool()
-    for index, raw in enumerate(sheet.iter_rows()):
-        number = first_row + index + 1
-        values = [None] * first_column + [_cell(value) for value in raw]
+    for number, values in _numbered_rows(sheet, errors.found if errors is not None else {}):
         if header is None:
             above[number] = values
             if number < source.header_row:
@@ -76,6 +85,7 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
                 return _merged_value(merged, above, row, column)
 
             header = build_header(values, file=file, row=number, merged=merged_at)
+            last = header.columns[-1]
             above.clear()
             continue
         if not source.wants(number):
@@ -84,12 +94,13 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
             name: values[column - 1] if column <= len(values) else None
             for name, column in zip(header.names, header.columns, strict=True)
         }
-        if all(value is None for value in row.values()):
+        problem = beyond_header(values, header, number) if len(values) > last else None
+        if problem is None and all(value is None for value in row.values()):
             continue
         rows_read += 1
         if rows_read > source.limits.rows:
             raise too_many_rows(file, source.limits, number)
-        yield Row(number, pool.share(row), header, sheet_name)
+        yield Row(number, pool.share(row), header, sheet_name, problem)
     if header is None:
         raise SheetError(
             f"sheet {sheet_name!r} of {file} has no row {source.header_row} to take the "
@@ -97,6 +108,57 @@ def _rows(workbook: Any, source: RowSource, file: str) -> Iterator[Row]:
             file=file,
             hint="check `header:` in forEach",
         )
+
+
+def _numbered_rows(sheet: Any, bad: dict[int, dict[int, str]]) -> Iterator[tuple[int, list[Cell]]]:
+    """Each row's number and values from column A, the bad cells among them as
+    :class:`BadCell`; rows holding only bad cells, which the reader leaves out of its range,
+    come too."""
+    # iter_rows starts at the used range's top-left cell, not always at A1.
+    first_row, first_column = (int(sheet.start[0]), int(sheet.start[1])) if sheet.start else (0, 0)
+    for number in sorted(n for n in bad if n <= first_row):
+        yield number, _marked([], bad[number], number)
+    number = first_row
+    for index, raw in enumerate(sheet.iter_rows()):
+        number = first_row + index + 1
+        values = [None] * first_column + [_cell(value) for value in raw]
+        cells = bad.get(number)
+        yield number, (values if cells is None else _marked(values, cells, number))
+    for later in sorted(n for n in bad if n > number):
+        yield later, _marked([], bad[later], later)
+
+
+def _marked(values: list[Cell], cells: dict[int, str], row: int) -> list[Cell]:
+    for column, shown in cells.items():
+        if column > len(values):
+            values += [None] * (column - len(values))
+        values[column - 1] = _bad_cell(column, row, shown)
+    return values
+
+
+def _held(shown: str) -> str:
+    """What a bad cell holds, from what :class:`CellErrors` found there."""
+    if shown == NO_RESULT:
+        return "a formula with no saved result"
+    return "an Excel error" if shown == "#" else f"the Excel error {shown}"
+
+
+def _bad_cell(column: int, row: int, shown: str) -> BadCell:
+    where = f"cell {column_letter(column)}{row} holds {_held(shown)}"
+    if shown == NO_RESULT:
+        return BadCell(
+            column,
+            where,
+            "open the workbook in Excel or LibreOffice and save it: that saves each "
+            "formula's result (a program that writes workbooks without calculating leaves "
+            "them out)",
+        )
+    return BadCell(
+        column,
+        where,
+        "fix the formula in the workbook (or the cells it reads), then save it",
+        shown=shown if shown != "#" else "an Excel error",
+    )
 
 
 def _merged_ranges(sheet: Any) -> list[tuple[int, int, int, int]]:

@@ -8,6 +8,9 @@ import pytest
 import xlsxwriter
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
+from customs_batch.manifest.spreadsheet.cell_errors import NO_RESULT, CellErrors
+from customs_batch.manifest.spreadsheet.model import BadCell
+from tests.manifest.helpers import rewrite_cells
 from tests.manifest.spreadsheet.hostile_xlsx import (
     missing_shared_string_sheet,
     write_with_shared_strings,
@@ -137,3 +140,91 @@ def test_duplicate_headers_name_both_columns(tmp_path: Path) -> None:
     book.save(path)
     with pytest.raises(SheetError, match="columns A and C"):
         list(read_rows(RowSource(path)))
+
+
+def _plain_book(path: Path, rows: list[list[object]]) -> Path:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for row in rows:
+        sheet.append(row)
+    book.save(path)
+    return path
+
+
+def test_excel_errors_and_formulas_without_a_saved_result_are_bad_cells(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "e.xlsx", [["a", "b", "c", "d"], ["x", 1, 2, 3], ["y", 4, 5]])
+    rewrite_cells(
+        path,
+        {
+            "B2": '<c r="B2" t="e"><f>VLOOKUP(1,A1:A2,2,0)</f><v>#N/A</v></c>',
+            "C2": '<c r="C2" t="e"><v>#DIV/0!</v></c>',
+            "D2": '<c r="D2"><f>B2+C2</f></c>',
+            "D3": '<c r="D3" t="str"><f t="shared" ref="D3:D3" si="0"/></c>',
+        },
+    )
+    second, third = read_rows(RowSource(path))
+    assert second.values["a"] == "x"
+    cells = {name: second.values[name] for name in "bcd"}
+    assert all(isinstance(cell, BadCell) for cell in cells.values())
+    assert [cell.message for cell in cells.values()] == [
+        "cell B2 holds the Excel error #N/A",
+        "cell C2 holds the Excel error #DIV/0!",
+        "cell D2 holds a formula with no saved result",
+    ]
+    assert cells["c"].hint.startswith("fix the formula in the workbook")
+    assert cells["d"].hint.startswith("open the workbook in Excel or LibreOffice and save it")
+    assert isinstance(third.values["d"], BadCell) and third.values["b"] == 4
+
+
+def test_a_formula_with_an_empty_saved_result_is_an_empty_cell(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "e.xlsx", [["a", "b"], ["x", 1]])
+    rewrite_cells(path, {"B2": '<c r="B2" t="str"><f>IF(A1="","","")</f><v></v></c>'})
+    assert [r.values for r in read_rows(RowSource(path))] == [{"a": "x", "b": None}]
+
+
+def test_a_bad_cell_in_a_row_the_reader_leaves_out_is_found_too(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "e.xlsx", [["a", "b"], ["x", 1], [None, None]])
+    rewrite_cells(path, {"B3": '<c r="B3"><f>A1</f></c>'})  # the sheet's range ends at row 2
+    rows = list(read_rows(RowSource(path)))
+    assert [row.number for row in rows] == [2, 3]
+    assert isinstance(rows[1].values["b"], BadCell)
+
+
+def test_a_bad_cell_in_the_header_is_an_error_at_the_header(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "e.xlsx", [["a", "b"], ["x", 1]])
+    rewrite_cells(path, {"B1": '<c r="B1" t="e"><v>#REF!</v></c>'})
+    with pytest.raises(SheetError, match=r"cell B1 holds the Excel error #REF!, in the header"):
+        list(read_rows(RowSource(path)))
+
+
+def test_a_value_right_of_the_header_is_a_problem_of_its_row(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "e.xlsx", [["a", "b"], ["x", 1, None, "note"], ["y", 2]])
+    first, second = read_rows(RowSource(path))
+    assert first.problem is not None and second.problem is None
+    assert (first.problem.rule, first.problem.column) == ("row.beyond-header", 4)
+    assert first.problem.message == (
+        "cell D2 holds 'note', but column D has no name in the header (row 1, columns A to B)"
+    )
+
+
+@pytest.mark.parametrize("prefix", ["", "x:"])
+def test_bad_cells_are_found_whatever_the_pieces_the_xml_comes_in(prefix: str) -> None:
+    root = f'<{prefix}worksheet xmlns{prefix and ":"}{prefix.rstrip(":")}="urn:main">'
+    xml = (
+        f'{root}<{prefix}sheetData><{prefix}row r="7">'
+        f'<{prefix}c r="A7" t="e"><{prefix}v>#N/A</{prefix}v></{prefix}c>'
+        f'<{prefix}c r="B7" s="1"><{prefix}f>SUM(A1:A6)</{prefix}f></{prefix}c>'
+        f'<{prefix}c r="C7"><{prefix}f>A1</{prefix}f><{prefix}v>3</{prefix}v></{prefix}c>'
+        f'<{prefix}c r="D7" t="str"><{prefix}f t="shared" si="0"/></{prefix}c>'
+        f"</{prefix}row></{prefix}sheetData></{prefix}worksheet>"
+    ).encode()
+    # Anywhere but inside a tag, as the workbook check cuts the XML.
+    for cut in (c for c in range(1, len(xml)) if xml.rfind(b"<", 0, c) < xml.rfind(b">", 0, c) + 1):
+        errors = CellErrors()
+        for piece in (xml[:cut], xml[cut:]):
+            errors.scan(piece)
+        assert errors.found == {7: {1: "#N/A", 2: NO_RESULT, 4: NO_RESULT}}, cut
+    unplaced = CellErrors()
+    unplaced.scan(b'<row><c t="e"><v>#NAME?</v></c></row>')
+    assert (unplaced.found, unplaced.unplaced) == ({}, "#NAME?")
