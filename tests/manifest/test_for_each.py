@@ -372,3 +372,48 @@ def test_a_value_right_of_the_header_is_an_error_at_its_cell() -> None:
     assert finding.location.cell() == "sheet 'Movements', row 3, column H"
     assert "cell H3 holds 'rpty_p3', but column H has no name" in finding.message
     assert [d.source.line for d in result.documents] == [2]
+
+
+@pytest.mark.parametrize("written", ["sheet: null", "sheet: ~", "sheet:"])
+def test_a_null_sheet_is_the_first_sheet(written: str) -> None:
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW])
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        "forEach: {file: data/m.xlsx}", f"forEach:\n  file: data/m.xlsx\n  {written}"
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert [d.source.sheet for d in result.documents] == ["Movements"]
+
+
+@pytest.mark.parametrize("delimiter", ['"\\""', '"\\n"', "x", '"\\r"', "' '"])
+def test_a_delimiter_other_than_those_a_csv_export_uses_is_refused_at_the_key(
+    delimiter: str,
+) -> None:
+    write(Path("data/m.csv"), "Shipment,HAWB\n")
+    manifest = movement_sheet_manifest("data/m.csv", f", delimiter: {delimiter}")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "envelope.for-each")
+    assert finding.location.path == ("forEach", "delimiter")
+    assert finding.message.startswith("forEach.delimiter ")
+    assert finding.message.endswith("is not one of ';', ',', tab or '|'")
+    assert finding.hint == "Write ';', ',', 'tab' or '|'."
+
+
+@pytest.mark.parametrize("delimiter", ["';'", "','", "tab", '"\\t"', "'|'", "semicolon"])
+def test_the_delimiters_a_csv_export_uses_are_taken(delimiter: str) -> None:
+    separator = {"tab": "\t", '"\\t"': "\t", "semicolon": ";"}.get(delimiter, delimiter[1:2])
+    write(
+        Path("data/m.csv"),
+        separator.join(SHEET_HEADERS) + "\n" + separator.join(map(str, GOOD_ROW)) + "\n",
+    )
+    manifest = movement_sheet_manifest("data/m.csv", f", delimiter: {delimiter}")
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert [d.spec["hawbId"] for d in result.documents] == ["hawb_a2"]
+
+
+@pytest.mark.parametrize("written", ["file: null", "file: ~", "file: [a.csv]"])
+def test_a_file_that_is_null_or_not_text_is_a_finding_at_the_key(written: str) -> None:
+    manifest = movement_sheet_manifest("data/m.csv").replace("file: data/m.csv", written)
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "envelope.for-each")
+    assert finding.message == "forEach.file must be a non-empty text"
+    assert finding.location.path == ("forEach", "file")

@@ -28,6 +28,11 @@ FOR_EACH_KEYS = (
     "maxMegabytes",
 )
 _DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+_DELIMITERS = frozenset(";,\t|")
+"""What CSV exports use; a quote or a line end would make rows no reader agrees on."""
+_YAML_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+"""YAML's null, which the loader keeps as text where the schema allows only text: a key
+written so is not given (``sheet: null`` is the first sheet, as without the key)."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,7 @@ class _Reader:
             self.walk.report_at("envelope.for-each", message, hint, path)
 
     def text(self, data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
-        value = data.get(key)
+        value = _given(data, key)
         if isinstance(value, str) and value.strip():
             return value
         if value is None and not required:
@@ -150,16 +155,15 @@ class _Reader:
         return value
 
     def delimiter(self, data: dict[str, Any]) -> str | None:
-        value = data.get("delimiter")
+        value = _given(data, "delimiter")
         if value is None:
             return None
         if isinstance(value, str):
             value = _DELIMITER_NAMES.get(value.lower(), value)
-            if len(value) == 1:
+            if value in _DELIMITERS:
                 return value
-        self.error(
-            ("delimiter",), f"forEach.delimiter {value!r} is not one character", _HINTS["delimiter"]
-        )
+        message = f"forEach.delimiter {value!r} is not one of ';', ',', tab or '|'"
+        self.error(("delimiter",), message, _HINTS["delimiter"])
         return None
 
     def columns(self, data: dict[str, Any]) -> dict[str, ColumnType]:
@@ -185,6 +189,12 @@ class _Reader:
             return value
         self.error((key,), f"forEach.{key} must be true or false", _HINTS[key])
         return False
+
+
+def _given(data: dict[str, Any], key: str) -> Any:
+    """The value of ``key``; None when it is missing or YAML's null."""
+    value = data.get(key)
+    return None if isinstance(value, str) and value in _YAML_NULLS else value
 
 
 _HINTS = {
