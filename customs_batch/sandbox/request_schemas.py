@@ -110,11 +110,15 @@ class BodyValidator:
         then a count of the rest); empty when it does."""
         if self._fast.is_valid(body):
             return []
-        reasons = sorted(_reason(error) for error in self._explaining.iter_errors(body))
-        if len(reasons) > MAX_REASONS:
-            more = len(reasons) - MAX_REASONS
-            reasons = [*reasons[:MAX_REASONS], f"... and {more:,} more problems"]
+        return capped(sorted(_reason(error) for error in self._explaining.iter_errors(body)))
+
+
+def capped(reasons: list[str]) -> list[str]:
+    """``reasons``, or the first ``MAX_REASONS`` of them and how many more there are."""
+    if len(reasons) <= MAX_REASONS:
         return reasons
+    more = len(reasons) - MAX_REASONS
+    return [*reasons[:MAX_REASONS], f"... and {more:,} more problems"]
 
 
 def _reason(error: Any) -> str:

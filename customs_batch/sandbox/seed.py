@@ -13,7 +13,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from customs_batch.errors import ConfigError
-from customs_batch.sandbox import contract
+from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
 
@@ -79,7 +79,7 @@ def parse_seed(text: str, source: str) -> Seed:
     ]
     if isinstance(data, dict):
         problems.extend(_duplicates(data, root))
-    problems.extend(_unanswerable_numbers(data, root, []))
+    problems.extend(_unanswerable_values(data, root, []))
     if problems:
         lines = [f"{source}:{line}: {what}" for line, what in sorted(problems)]
         raise ConfigError(
@@ -124,20 +124,37 @@ def _duplicates(data: JsonObject, root: yaml.Node | None) -> Iterator[tuple[int,
             seen.add(value)
 
 
-def _unanswerable_numbers(
+def _unanswerable_values(
     value: Any, root: yaml.Node | None, path: list[Any]
 ) -> Iterator[tuple[int, str]]:
-    """Numbers the emulator could not send back as JSON, or the service would not hold."""
+    """Numbers the emulator could not send back as JSON, or the service would not hold, and
+    text holding a UTF-16 surrogate (YAML's ``"\\udc00"``), which no UTF-8 answer can carry.
+
+    YAML does not join the escapes of a pair (``"\\ud83d\\ude00"``) into the character
+    they spell, so any surrogate is refused, with the way to write the character instead.
+    """
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _unanswerable_numbers(child, root, [*path, key])
+            if isinstance(key, str) and strictjson.SURROGATE.search(key):
+                yield _line(root, path), f"{_where(path)}a key {_surrogate(key)}"
+                continue
+            yield from _unanswerable_values(child, root, [*path, key])
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _unanswerable_numbers(child, root, [*path, index])
+            yield from _unanswerable_values(child, root, [*path, index])
+    elif isinstance(value, str) and strictjson.SURROGATE.search(value):
+        yield _line(root, path), f"{_where(path)}the text {_surrogate(value)}"
     elif isinstance(value, float) and not math.isfinite(value):
         yield _line(root, path), f"{_where(path)}{value} is not a finite number"
     elif isinstance(value, int) and not contract.INT_MIN <= value <= contract.INT_MAX:
         yield _line(root, path), f"{_where(path)}{value} is out of the 64-bit integer range"
+
+
+def _surrogate(text: str) -> str:
+    return (
+        f"holds {strictjson.shown_surrogate(text)}, a UTF-16 surrogate, which is no character: "
+        "write the character itself (or \\U followed by its 8 hex digits)"
+    )
 
 
 def _build(data: JsonObject) -> Seed:

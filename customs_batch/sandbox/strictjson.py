@@ -1,14 +1,19 @@
-"""JSON as strict as a real service reads it: finite numbers, 64-bit integers, short echoes.
+"""JSON as strict as a real service reads it: finite numbers, 64-bit integers, real text,
+short echoes.
 
-Python's parser takes ``NaN``, ``Infinity`` and ``1e400`` (which becomes infinity) and
-integers of any size; a service would refuse them, and the emulator could not answer them
-back as JSON. ``loads`` refuses them; ``clip`` keeps a value echoed in an error short.
+Python's parser takes ``NaN``, ``Infinity`` and ``1e400`` (which becomes infinity),
+integers of any size, and a string holding half of a UTF-16 surrogate pair (``"\\ud800"``
+with no ``"\\udc00"`` after it), which is no character; a service would refuse them, and
+the emulator could not answer them back as JSON (no UTF-8 text holds a lone surrogate).
+``loads`` refuses them; ``clip`` keeps a value echoed in an error short.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterator
 from typing import Any
 
 from customs_batch.sandbox import contract
@@ -21,14 +26,66 @@ class NotStrictJson(ValueError):
     """A number that JSON allows but the service does not."""
 
 
+class LoneSurrogates(ValueError):
+    """Strings that hold half a surrogate pair; ``reasons`` names each, ``where: what``."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate code point: in a str from JSON, always one without its other half
+(the parser joins a pair into the character it spells)."""
+
+# Where a surrogate escape may be: the only way one gets into text decoded from UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def loads(text: str) -> Any:
-    """Parse ``text``; JSON errors raise ``ValueError``, refused numbers ``NotStrictJson``.
+    """Parse ``text``; JSON errors raise ``ValueError``, refused numbers ``NotStrictJson``,
+    strings holding a lone surrogate ``LoneSurrogates``.
 
     What ``json.loads`` does with these options, without building a decoder per call.
     """
     if text.startswith("\ufeff"):
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _DECODER.decode(text)
+    value = _DECODER.decode(text)
+    if _SURROGATE_ESCAPE.search(text):  # rare: the walk is skipped for every other body
+        reasons = list(_lone_surrogates(value, ""))
+        if reasons:
+            raise LoneSurrogates(reasons)
+    return value
+
+
+def shown_surrogate(text: str) -> str:
+    """The first lone surrogate of ``text`` as its JSON escape (``\\udc00``), in ASCII."""
+    found = SURROGATE.search(text)
+    return f"\\u{ord(found.group()):04x}" if found else ""
+
+
+_HALF_PAIR = (
+    "holds {escape}, half of a UTF-16 surrogate pair without its other half, which is no "
+    "character: send the character itself, or both halves of its pair"
+)
+
+
+def _lone_surrogates(value: Any, where: str) -> Iterator[str]:
+    """``where: what`` for each string of ``value`` (keys too) holding a lone surrogate."""
+    if isinstance(value, str):
+        if SURROGATE.search(value):
+            escape = shown_surrogate(value)
+            yield f"{where or 'body'}: the string {_HALF_PAIR.format(escape=escape)}"
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            if SURROGATE.search(key):
+                escape = shown_surrogate(key)
+                yield f"{where or 'body'}: a key {_HALF_PAIR.format(escape=escape)}"
+                continue  # a path through that key could not be shown
+            yield from _lone_surrogates(child, f"{where}.{clip(key)}" if where else clip(key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _lone_surrogates(child, f"{where}[{index}]")
 
 
 def clip(text: str, limit: int = _CLIP) -> str:

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject
-from customs_batch.sandbox.request_schemas import BodyValidator
+from customs_batch.sandbox.request_schemas import BodyValidator, capped
 
 
 class ApiError(Exception):
@@ -45,8 +45,17 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 def json_response(
     body: Any, status: int = contract.OK, headers: dict[str, str] | None = None
 ) -> Response:
-    """A compact JSON response; strict JSON only (a non-finite number is a bug, not output)."""
-    content = _ENCODER.encode(body).encode()
+    """A compact JSON response; strict JSON only (a non-finite number is a bug, not output).
+
+    The body's text is UTF-8 whatever it holds: a lone surrogate (which no request brings
+    in, ``json_body`` refuses it, but a database an older emulator wrote may hold) is shown
+    as U+FFFD, the replacement character, instead of failing the answer.
+    """
+    text = _ENCODER.encode(body)
+    try:
+        content = text.encode()
+    except UnicodeEncodeError:
+        content = strictjson.SURROGATE.sub("\ufffd", text).encode()
     return Response(content, status, headers, media_type="application/json")
 
 
@@ -72,7 +81,8 @@ async def json_body(request: Request) -> JsonObject:
 
     415 unless ``Content-Type`` is ``application/json`` (in UTF-8); 413 past
     ``MAX_BODY_BYTES``, without reading past the chunk that crosses it; 400 for a body that
-    is not UTF-8, not JSON, not an object or holds a number the service would refuse.
+    is not UTF-8, not JSON, not an object, holds a number the service would refuse, or a
+    string holding a lone surrogate escape (``"\\ud800"``), each named by its path.
     """
     _require_json(header(request, b"content-type"))
     raw = await _bounded_body(request, contract.MAX_BODY_BYTES)
@@ -84,6 +94,8 @@ async def json_body(request: Request) -> JsonObject:
         body = strictjson.loads(text)
     except strictjson.NotStrictJson as exc:
         fail(contract.BAD_REQUEST, [f"the body has a number the service refuses: {exc}"])
+    except strictjson.LoneSurrogates as exc:
+        fail(contract.BAD_REQUEST, capped(exc.reasons))
     except ValueError as exc:  # JSONDecodeError
         fail(contract.BAD_REQUEST, [f"the body is not valid JSON: {exc}"])
     except RecursionError:
