@@ -1,4 +1,8 @@
-"""Idempotency-Key semantics of section 7: replay, 422 on another body, 409 while in flight.
+"""Idempotency-Key semantics of section 7: replay, 422 on another request, 409 while in flight.
+
+A key is bound to the whole request it first came with: method, path and body. The same
+key on another path (another shipment's movements) is another request, refused as one
+with another body is, never answered with the first request's movement.
 
 Only successful answers are remembered: a refused request releases its key, so the client
 can fix the body and send it again under the same key.
@@ -22,7 +26,7 @@ class Verdict(Enum):
 
     NEW = "new"
     REPLAY = "replay"
-    OTHER_BODY = "other-body"
+    OTHER_REQUEST = "other-request"  # another method, path or body than the key's first
     IN_FLIGHT = "in-flight"
 
 
@@ -35,9 +39,10 @@ class Lookup:
     body: JsonObject | None = None
 
 
-def fingerprint(body: JsonObject) -> str:
-    """A digest of the JSON body that ignores key order and whitespace."""
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+def fingerprint(method: str, path: str, body: JsonObject) -> str:
+    """A digest of the request: its method, its path and its JSON body (key order and
+    whitespace ignored)."""
+    canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -58,7 +63,7 @@ class Idempotency:
             done = self._store.get(Table.IDEMPOTENCY, slot)
             if done is not None and now - done["at"] < contract.IDEMPOTENCY_TTL_SECONDS:
                 if done["digest"] != digest:
-                    return Lookup(Verdict.OTHER_BODY)
+                    return Lookup(Verdict.OTHER_REQUEST)
                 return Lookup(Verdict.REPLAY, done["status"], done["body"])
             self._in_flight[slot] = digest
             return Lookup(Verdict.NEW)

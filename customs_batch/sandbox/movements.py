@@ -31,13 +31,16 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
     body = await json_body(request)
     shipment = rto_shipment(sandbox, request)
     now = sandbox.clock()
-    lookup = sandbox.idempotency.begin(caller.key, key, fingerprint(body), now)
+    digest = fingerprint(request.method, request.scope["path"], body)
+    lookup = sandbox.idempotency.begin(caller.key, key, digest, now)
     if lookup.verdict is Verdict.REPLAY and lookup.body is not None:
         return json_response(lookup.body, lookup.status)
-    if lookup.verdict is Verdict.OTHER_BODY:
+    if lookup.verdict is Verdict.OTHER_REQUEST:
         fail(
-            contract.IDEMPOTENCY_OTHER_BODY,
-            f"{contract.IDEMPOTENCY_KEY} {key} was used with another body",
+            contract.IDEMPOTENCY_OTHER_REQUEST,
+            f"{contract.IDEMPOTENCY_KEY} {key} was used with another request: a key is "
+            "bound to the method, path and body it first came with; send a new key for "
+            "a new request",
         )
     if lookup.verdict is Verdict.IN_FLIGHT:
         fail(
@@ -98,7 +101,9 @@ OPERATIONS = (
             str(
                 C.IDEMPOTENCY_IN_FLIGHT
             ): "a request with this Idempotency-Key is still being handled",
-            str(C.IDEMPOTENCY_OTHER_BODY): "this Idempotency-Key was used with another body",
+            str(C.IDEMPOTENCY_OTHER_REQUEST): (
+                "this Idempotency-Key was used with another request (another path or body)"
+            ),
         },
     ),
 )

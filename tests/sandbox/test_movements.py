@@ -62,6 +62,22 @@ def test_same_key_with_another_body_is_422(api: httpx.Client) -> None:
     assert response.json()["error"] == "Unprocessable Entity"
 
 
+def test_same_key_and_body_on_another_shipment_is_422_not_a_replay(api: httpx.Client) -> None:
+    first = post(api, movement())
+    assert first.status_code == 201
+    other = "/v1/shipments/shp_9Xc4Rt/movements"
+    response = api.post(other, json=movement(), headers={"Idempotency-Key": "key-1"})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == "Unprocessable Entity"
+    assert "another request" in response.json()["message"]
+    assert len(api.get("/_sandbox/movements").json()) == 1
+    # The first request is still replayed; another key on the other path is judged as new.
+    assert post(api, movement()).json() == first.json()
+    fresh = api.post(other, json=movement(), headers={"Idempotency-Key": "key-2"})
+    assert fresh.status_code == 400
+    assert "not a HAWB of shipment shp_9Xc4Rt" in " ".join(fresh.json()["message"])
+
+
 def test_key_expires_after_24_hours(api: httpx.Client, clock: FakeClock) -> None:
     post(api, movement())
     clock.advance(24 * 3600 + 1)
