@@ -48,7 +48,7 @@ def _kept(body: JsonObject) -> JsonObject:
 async def submit_departure(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/declarations/transit: 201 ``{declarationId, status: processing}``."""
     body = await json_body(request)
-    check_schema(sandbox.request_validators[DEPARTURE_BODY], body)
+    body = check_schema(sandbox.request_validators[DEPARTURE_BODY], body)
     now = sandbox.clock()
     with sandbox.store.lock():
         declaration_id = max(sandbox.store.next_id(Table.TRANSIT), 7001)

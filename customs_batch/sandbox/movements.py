@@ -28,7 +28,8 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
     key = request.headers.get(contract.IDEMPOTENCY_KEY)
     if not key:
         fail(contract.BAD_REQUEST, [f"the {contract.IDEMPOTENCY_KEY} header is required"])
-    body = await json_body(request)
+    # Integers first: a quantity sent as 2.0 is the same request as one sent as 2.
+    body = sandbox.request_validators[MOVEMENT_BODY].with_integers(await json_body(request))
     shipment = rto_shipment(sandbox, request)
     now = sandbox.clock()
     digest = fingerprint(request.method, request.scope["path"], body)
@@ -61,7 +62,7 @@ def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float
     reasons = movement_rules.server_side_fields(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
-    check_schema(sandbox.request_validators[MOVEMENT_BODY], body)
+    body = check_schema(sandbox.request_validators[MOVEMENT_BODY], body)
     reasons = movement_rules.refusals(body, shipment, sandbox.store)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -104,6 +104,20 @@ class BodyValidator:
     def __init__(self, schema: JsonObject) -> None:
         self._fast = jsonschema_rs.validator_for(schema, validate_formats=False)
         self._explaining = Draft202012Validator(schema)
+        self._integers = _integer_fields(schema, schema, frozenset())
+
+    def with_integers(self, body: JsonObject) -> JsonObject:
+        """``body`` with each number in a field the schema types ``integer`` as a Python int.
+
+        JSON has one number type, and JSON Schema counts ``1.0`` an integer (so does
+        ``customs-batch validate``): a body may send ``"quantity": 1.0``. The service holds
+        the integer 1 and answers ``1``, as a typed service would; a fraction (``1.5``) is
+        refused by the schema. ``body`` itself is not changed.
+        """
+        if self._integers is None:
+            return body
+        held: JsonObject = _as_integers(body, self._integers)
+        return held
 
     def reasons(self, body: JsonObject) -> list[str]:
         """Why ``body`` does not match, one sentence per problem (at most ``MAX_REASONS``,
@@ -111,6 +125,80 @@ class BodyValidator:
         if self._fast.is_valid(body):
             return []
         return capped(sorted(_reason(error) for error in self._explaining.iter_errors(body)))
+
+
+@dataclass(frozen=True)
+class _Integers:
+    """Where a schema types a value ``integer``: here, or below (pruned where none is)."""
+
+    here: bool = False
+    properties: Mapping[str, _Integers] = field(default_factory=dict)
+    others: _Integers | None = None  # additionalProperties
+    items: _Integers | None = None
+
+
+def _integer_fields(schema: Any, root: JsonObject, refs: frozenset[str]) -> _Integers | None:
+    """The integer fields of ``schema`` (``$ref`` into ``root``'s ``$defs``, ``allOf``,
+    ``anyOf`` and ``oneOf`` followed), or None when it has none."""
+    if not isinstance(schema, dict):
+        return None
+    found: list[_Integers] = []
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    here = "integer" in types and "number" not in types
+    properties = {
+        name: node
+        for name, sub in (schema.get("properties") or {}).items()
+        if (node := _integer_fields(sub, root, refs)) is not None
+    }
+    others = _integer_fields(schema.get("additionalProperties"), root, refs)
+    items = _integer_fields(schema.get("items"), root, refs)
+    if here or properties or others or items:
+        found.append(_Integers(here, properties, others, items))
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/$defs/") and reference not in refs:
+        target = root.get("$defs", {}).get(reference.removeprefix("#/$defs/"))
+        node = _integer_fields(target, root, refs | {reference})
+        if node is not None:
+            found.append(node)
+    for combinator in ("allOf", "anyOf", "oneOf"):
+        for branch in schema.get(combinator) or ():
+            node = _integer_fields(branch, root, refs)
+            if node is not None:
+                found.append(node)
+    return _merged(found)
+
+
+def _merged(nodes: list[_Integers]) -> _Integers | None:
+    """One node with every integer field of ``nodes`` (a value matching any branch)."""
+    if len(nodes) <= 1:
+        return nodes[0] if nodes else None
+    names = {name for node in nodes for name in node.properties}
+    return _Integers(
+        here=any(node.here for node in nodes),
+        properties={
+            name: merged
+            for name in names
+            if (merged := _merged([n.properties[name] for n in nodes if name in n.properties]))
+        },
+        others=_merged([node.others for node in nodes if node.others is not None]),
+        items=_merged([node.items for node in nodes if node.items is not None]),
+    )
+
+
+def _as_integers(value: Any, node: _Integers) -> Any:
+    if node.here and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict) and (node.properties or node.others):
+        copy = dict(value)
+        for name, child in value.items():
+            below = node.properties.get(name, node.others)
+            if below is not None:
+                copy[name] = _as_integers(child, below)
+        return copy
+    if isinstance(value, list) and node.items is not None:
+        return [_as_integers(child, node.items) for child in value]
+    return value
 
 
 def capped(reasons: list[str]) -> list[str]:

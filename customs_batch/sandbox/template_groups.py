@@ -40,7 +40,7 @@ def _refuse_duplicate_code(sandbox: Sandbox, company_id: int, code: str, group_i
 async def create_group(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/declaration-templates/groups; the code is unique per company (409)."""
     body = await json_body(request)
-    check_schema(sandbox.request_validators[GROUP_BODY], body)
+    body = check_schema(sandbox.request_validators[GROUP_BODY], body)
     stamp = timestamp(sandbox.clock())
     with sandbox.store.lock():
         _refuse_duplicate_code(sandbox, body["companyId"], body["code"], 0)
@@ -64,7 +64,7 @@ async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
     """PATCH /v1/declaration-templates/groups/{id}: only the fields sent change."""
     group_id = request.path_params["id"]
     body = await json_body(request)
-    check_schema(sandbox.request_validators[GROUP_PATCH], body)
+    body = check_schema(sandbox.request_validators[GROUP_PATCH], body)
     with sandbox.store.lock():
         group = sandbox.store.get(Table.TEMPLATE_GROUPS, group_id)
         if group is None:

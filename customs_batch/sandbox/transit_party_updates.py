@@ -30,7 +30,7 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
     declaration_id: int = params["declarationId"] if "declarationId" in params else params["id"]
     body = await json_body(request)
     transit_record(sandbox, declaration_id)
-    check_schema(sandbox.request_validators[PARTIES_BODY], body)
+    body = check_schema(sandbox.request_validators[PARTIES_BODY], body)
     now = sandbox.clock()
     with sandbox.store.lock():
         record = transit_record(sandbox, declaration_id)

@@ -154,11 +154,13 @@ def _too_large(limit: int) -> ApiError:
     )
 
 
-def check_schema(validator: BodyValidator, body: JsonObject) -> None:
-    """Answer 400 with every reason the schema gives against ``body``."""
+def check_schema(validator: BodyValidator, body: JsonObject) -> JsonObject:
+    """Answer 400 with every reason the schema gives against ``body``; else the body to
+    hold, its integer fields as integers (``1.0`` is held and answered as ``1``)."""
     reasons = validator.reasons(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
+    return validator.with_integers(body)
 
 
 _INTEGER = re.compile(r"-?[0-9]+")

@@ -13,9 +13,14 @@ from starlette.types import Message
 
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox import contract, create_app
+from customs_batch.sandbox.request_schemas import (
+    BodyValidator,
+    departure_body_schema,
+    template_group_body_schema,
+)
 from customs_batch.sandbox.seed import builtin_seed_text, parse_seed
 from customs_batch.sandbox.web import json_response
-from tests.sandbox.conftest import MOVEMENTS, movement
+from tests.sandbox.conftest import MOVEMENTS, departure, movement
 
 GROUPS = "/v1/declaration-templates/groups"
 JSON = {"Content-Type": "application/json"}
@@ -274,3 +279,52 @@ def test_a_long_query_value_is_not_echoed_whole(api: httpx.Client) -> None:
     response = api.get("/v1/declaration-items", params={"sortBy": "z" * 5000})
     assert "(5,000 characters)" in _refused(response, 400)
     assert len(response.content) < 500
+
+
+# -- integers written with a fraction --------------------------------------------------------
+
+
+def test_an_integer_written_1_0_is_held_and_answered_as_the_integer(api: httpx.Client) -> None:
+    # JSON has one number type: 1.0 is the integer 1, as JSON Schema (and `validate`) say.
+    created = api.post(GROUPS, content=b'{"name":"F","code":"F1","companyId":1.0}', headers=JSON)
+    assert created.status_code == 201, created.text
+    assert '"companyId":1,' in created.text
+    listed = api.get(GROUPS, params={"companyId": 1}).text
+    assert '"companyId":1.0' not in listed and '"code":"F1"' in listed
+    text = json.dumps(movement()).replace('"quantity": 2', '"quantity": 2.0')
+    made = api.post(MOVEMENTS, content=text, headers={**JSON, "Idempotency-Key": "whole"})
+    assert made.status_code == 201, made.text
+    assert '"quantity":2,' in made.text
+    assert '"quantity":2,' in api.get("/_sandbox/movements").text
+    # The same request written 2 or 2.0 is the same request: replayed, not 422.
+    again = api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "whole"})
+    assert again.status_code == 201
+    assert again.json() == made.json()
+
+
+def test_an_integer_field_with_a_fraction_is_400(api: httpx.Client) -> None:
+    response = api.post(GROUPS, content=b'{"name":"F","code":"F2","companyId":1.5}', headers=JSON)
+    assert "companyId: 1.5 is not of type 'integer'" in _refused(response, 400)
+
+
+def test_integers_deep_in_a_body_are_held_as_integers() -> None:
+    body = departure(companyId=1.0, totalWeight=120.0)
+    body["DeclarationItems"][0]["packaging"][0].update(sequenceNumber=1.0, quantity=10.0)
+    held = BodyValidator(departure_body_schema()).with_integers(body)
+    assert _typed(held["companyId"]) == (int, 1)
+    packaging = held["DeclarationItems"][0]["packaging"][0]
+    assert (_typed(packaging["sequenceNumber"]), _typed(packaging["quantity"])) == (
+        (int, 1),
+        (int, 10),
+    )
+    assert _typed(held["totalWeight"]) == (float, 120.0)  # a number field keeps its number
+    documents = [{"documentCategory": 3.0, "typeCode": "N380"}]
+    group_body = group(DeclarationTemplates=[{"SupportingDocuments": documents}])
+    held = BodyValidator(template_group_body_schema()).with_integers(group_body)
+    document = held["DeclarationTemplates"][0]["SupportingDocuments"][0]
+    assert _typed(document["documentCategory"]) == (int, 3)
+    assert documents[0]["documentCategory"] == 3.0  # the body given is left as it was
+
+
+def _typed(value: object) -> tuple[type, object]:
+    return type(value), value
