@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -328,3 +329,27 @@ def test_integers_deep_in_a_body_are_held_as_integers() -> None:
 
 def _typed(value: object) -> tuple[type, object]:
     return type(value), value
+
+
+def _documented_statuses() -> dict[int, str]:
+    """The cases of each status in docs/api-choices.md's table of error bodies."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api-choices.md").read_text("utf-8")
+    section = text.split("## Error bodies", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| ")]
+    return {int(status): case for case, status in rows if status.strip().isdigit()}
+
+
+def test_api_choices_gives_the_statuses_body_refusals_get(api: httpx.Client) -> None:
+    documented = _documented_statuses()
+    assert "Content-Type" in documented[415] and "charset" in documented[415]
+    assert "not JSON" not in documented[415]
+    for words in ("not UTF-8", "not JSON", "BOM"):
+        assert words in documented[400], words
+    content = json.dumps(group()).encode()
+    latin = {"Content-Type": "application/json; charset=latin-1"}
+    assert (
+        api.post(GROUPS, content=content, headers={"Content-Type": "text/plain"}).status_code == 415
+    )
+    assert api.post(GROUPS, content=content, headers=latin).status_code == 415
+    for bad in (b'{"name": "\xff"}', b"{", b"\xef\xbb\xbf" + content):
+        assert api.post(GROUPS, content=bad, headers=JSON).status_code == 400, bad
