@@ -14,10 +14,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import authenticate
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import faultable
-from customs_batch.sandbox.web import ApiError, error, json_response
+from customs_batch.sandbox.web import ApiError, error, json_body, json_response
 
 
 class Gate:
@@ -86,13 +87,9 @@ async def set_gate(request: Request) -> Response:
     """POST /_sandbox/gate with ``{"open": false}`` closes it, ``{"open": true}`` opens it."""
     try:
         gate = _authorised_gate(request)
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        wanted = body.get("open") if isinstance(body, dict) else None
+        wanted = (await json_body(request)).get("open")
         if not isinstance(wanted, bool):
-            raise error(400, 'the body must be {"open": true} or {"open": false}')
+            raise error(contract.BAD_REQUEST, 'the body must be {"open": true} or {"open": false}')
     except ApiError as exc:
         return json_response(exc.body, exc.status, exc.headers)
     if wanted:

@@ -28,7 +28,14 @@ class ApiError(Exception):
 
 
 def error(status: int, message: str | list[str], **headers: str) -> ApiError:
-    """The NestJS-style error of section 7: ``{statusCode, message, error}``."""
+    """The NestJS-style error of section 7: ``{statusCode, message, error}``.
+
+    A 400's ``message`` is always a list of reasons (one reason is a list of one), as a
+    validation failure's is, so a client reads every 400 one way; other statuses carry a
+    sentence.
+    """
+    if status == contract.BAD_REQUEST and isinstance(message, str):
+        message = [message]
     body = {"statusCode": status, "message": message, "error": contract.REASONS.get(status, "")}
     return ApiError(status, body, {k.replace("_", "-"): v for k, v in headers.items()})
 

@@ -104,3 +104,34 @@ def test_stats_count_by_method_and_path_template(api: httpx.Client) -> None:
     counts = api.get("/_sandbox/stats").json()
     assert counts["requests"]["GET /v1/declarations/{id}"] == 2
     assert counts["rateLimited"] == 0
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/_sandbox/clock", {"advanceSeconds": -1}),
+        ("POST", "/_sandbox/clock", {"seconds": 1}),
+        ("POST", "/_sandbox/gate", {}),
+        ("POST", "/_sandbox/keys/rotate", {}),
+        ("DELETE", "/v1/declarations/601", None),
+        ("POST", "/v1/declaration-templates/groups", {"name": "x"}),
+        ("GET", "/v1/shipments?page=0", None),
+    ],
+)
+def test_every_400_lists_its_reasons(
+    make_api: ClientFactory, method: str, path: str, body: object
+) -> None:
+    api = make_api(manual_clock=True)
+    response = api.request(method, path, json=body)
+    assert response.status_code == 400, response.text
+    answer = response.json()
+    assert (answer["statusCode"], answer["error"]) == (400, "Bad Request")
+    reasons = answer["message"]
+    assert isinstance(reasons, list) and reasons, reasons
+    assert all(isinstance(reason, str) and reason for reason in reasons)
+
+
+def test_the_gate_reads_its_body_as_strictly_as_the_api(api: httpx.Client) -> None:
+    response = api.post("/_sandbox/gate", content=b'{"open": false}')  # no Content-Type
+    assert response.status_code == 415
+    assert api.get("/_sandbox/gate").json() == {"open": True, "waiting": 0}
