@@ -16,13 +16,12 @@ from starlette.routing import Match, Route
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import forget_raw_keys
-from customs_batch.sandbox.clock import ManualClock, advance_clock, show_clock
+from customs_batch.sandbox.clock import ManualClock
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.endpoints import bodies, operations
+from customs_batch.sandbox.endpoints import bodies, controls, operations
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
-from customs_batch.sandbox.gate import Gate, GateMiddleware, set_gate, show_gate
+from customs_batch.sandbox.gate import Gate, GateMiddleware
 from customs_batch.sandbox.idempotency import Idempotency
-from customs_batch.sandbox.keys import rotate_key
 from customs_batch.sandbox.openapi import openapi_document
 from customs_batch.sandbox.populate import populate
 from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
@@ -39,6 +38,11 @@ ROUTES = [
     endpoint(operation.method, operation.path, operation.handler) for operation in operations()
 ]
 """The routes of every operation the emulator's modules register (``endpoints.py``)."""
+
+CONTROL_ROUTES = [
+    endpoint(control.method, control.path, control.handler, counted=False) for control in controls()
+]
+"""The routes of the emulator's controls: authenticated, neither counted nor limited."""
 
 
 async def _openapi(request: Request) -> Response:
@@ -130,11 +134,7 @@ def create_app(
         [
             *ROUTES,
             Route(contract.OPENAPI, _openapi, methods=["GET"]),
-            Route(contract.TEST_GATE, show_gate, methods=["GET"]),
-            Route(contract.TEST_GATE, set_gate, methods=["POST"]),
-            Route(contract.TEST_CLOCK, show_clock, methods=["GET"]),
-            Route(contract.TEST_CLOCK, advance_clock, methods=["POST"]),
-            Route(contract.TEST_ROTATE_KEY, rotate_key, methods=["POST"]),
+            *CONTROL_ROUTES,
         ]
     )  # before the first request, which builds the middleware around app.router
     app.state.sandbox = sandbox

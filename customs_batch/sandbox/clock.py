@@ -26,11 +26,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from customs_batch.sandbox import contract
-from customs_batch.sandbox.auth import authenticate
+from customs_batch.sandbox import operations as op
+from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.records import timestamp
+from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.store import Store, Table
-from customs_batch.sandbox.web import ApiError, error, json_body, json_response
+from customs_batch.sandbox.web import check_schema, fail, json_body, json_response
 
 _RECORD = "manual"
 _LATEST = datetime(9999, 1, 1, tzinfo=UTC).timestamp()
@@ -74,41 +75,81 @@ def _snapshot(sandbox: Sandbox, manual: ManualClock | None) -> dict[str, object]
     return body
 
 
-def _authorised(request: Request) -> tuple[Sandbox, ManualClock | None]:
-    """The app's state and manual clock (None: the real one), for a caller with a valid key."""
-    sandbox: Sandbox = request.app.state.sandbox
-    authenticate(sandbox.store, request.headers.get("authorization"))
+def _manual(request: Request) -> ManualClock | None:
+    """The app's manual clock, or None on the real one."""
     manual: ManualClock | None = request.app.state.manual_clock
-    return sandbox, manual
+    return manual
 
 
-async def show_clock(request: Request) -> Response:
+async def show_clock(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """GET /_sandbox/clock: customs' time, and whether it is the manual clock."""
-    try:
-        sandbox, manual = _authorised(request)
-    except ApiError as exc:
-        return json_response(exc.body, exc.status, exc.headers)
-    return json_response(_snapshot(sandbox, manual))
+    return json_response(_snapshot(sandbox, _manual(request)))
 
 
-async def advance_clock(request: Request) -> Response:
+async def advance_clock(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /_sandbox/clock with ``{"advanceSeconds": N}`` moves the manual clock N seconds."""
+    manual = _manual(request)
+    if manual is None:
+        fail(
+            contract.DUPLICATE_CODE,  # 409: the request conflicts with how it runs
+            "the emulator runs on the real clock, which only time moves: "
+            "start it with --clock manual to move its clock with this request",
+        )
+    body = check_schema(sandbox.request_validators[ADVANCE], await json_body(request))
+    seconds = body["advanceSeconds"]
     try:
-        sandbox, manual = _authorised(request)
-        if manual is None:
-            raise error(
-                contract.DUPLICATE_CODE,  # 409: the request conflicts with how it runs
-                "the emulator runs on the real clock, which only time moves: "
-                "start it with --clock manual to move its clock with this request",
-            )
-        body = await json_body(request)
-        seconds = body.get("advanceSeconds")
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            raise error(contract.BAD_REQUEST, 'the body must be {"advanceSeconds": <seconds>}')
-        try:
-            manual.advance(float(seconds))
-        except (ValueError, OverflowError) as exc:
-            raise error(contract.BAD_REQUEST, f"advanceSeconds {seconds}: {exc}") from None
-    except ApiError as exc:
-        return json_response(exc.body, exc.status, exc.headers)
+        manual.advance(float(seconds))
+    except (ValueError, OverflowError) as exc:
+        fail(contract.BAD_REQUEST, f"advanceSeconds {seconds}: {exc}")
     return json_response(_snapshot(sandbox, manual))
+
+
+def _advance_schema() -> JsonObject:
+    return {
+        "type": "object",
+        "properties": {
+            "advanceSeconds": {
+                "type": "number",
+                "minimum": 0,
+                "description": "seconds to move the manual clock forward",
+            }
+        },
+        "required": ["advanceSeconds"],
+        "additionalProperties": False,
+    }
+
+
+ADVANCE = op.Body("ClockAdvance", _advance_schema)
+_SNAPSHOT: JsonObject = {
+    "type": "object",
+    "properties": {
+        "manual": {"type": "boolean", "description": "whether the emulator runs --clock manual"},
+        "now": {"type": "string", "description": "customs' time, ISO 8601 UTC with milliseconds"},
+        "advancedSeconds": {
+            "type": "number",
+            "description": "seconds the manual clock was moved, in every run on this data",
+        },
+    },
+    "required": ["manual", "now"],
+    "additionalProperties": False,
+}
+_REAL_CLOCK = {str(contract.DUPLICATE_CODE): "the emulator runs on the real clock"}
+CONTROLS = (
+    op.ApiOperation(
+        "GET",
+        contract.TEST_CLOCK,
+        show_clock,
+        "Emulator only: customs' clock",
+        response=_SNAPSHOT,
+    ),
+    op.ApiOperation(
+        "POST",
+        contract.TEST_CLOCK,
+        advance_clock,
+        "Emulator only: move the manual clock forward",
+        body=ADVANCE,
+        errors=_REAL_CLOCK,
+        response=_SNAPSHOT,
+    ),
+)
+"""The emulator's controls of this module (see ``operations.py``)."""

@@ -8,9 +8,10 @@ allocations, ``transit.py`` transit declarations, ``declarations.py`` import/exp
 declarations and items, ``inspection.py`` the emulator's own ``/_sandbox`` views). Each
 lists its endpoints as ``OPERATIONS`` (see ``operations.py``). The routes (``app.py``),
 ``/openapi.json`` (``openapi.py``) and the request-body validators are made from those
-lists; nothing else lists the endpoints. The emulator knows no kind's model: the modules are
-found in this package, by the ``OPERATIONS`` each defines at the start of a line (the
-others, the server's included, are not imported for it).
+lists, and from the emulator's controls (``controls()``: ``clock.py``, ``gate.py`` and
+``keys.py`` list theirs as ``CONTROLS``); nothing else lists the endpoints. The emulator
+knows no kind's model: the modules are found in this package, by the ``OPERATIONS`` each
+defines at the start of a line (the others, the server's included, are not imported for it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from customs_batch.sandbox import clock, gate, keys
 from customs_batch.sandbox.operations import ApiOperation, Body
 
 _PACKAGE = "customs_batch.sandbox"
@@ -49,8 +51,21 @@ def operations() -> tuple[ApiOperation, ...]:
     return tuple(found)
 
 
+@cache
+def controls() -> tuple[ApiOperation, ...]:
+    """The emulator's own controls (``/_sandbox/clock``, ``gate``, ``keys/rotate``): no
+    endpoints of the service, so neither counted nor rate limited, but served and documented
+    in ``/openapi.json`` as the operations are."""
+    return (*clock.CONTROLS, *gate.CONTROLS, *keys.CONTROLS)
+
+
 def bodies() -> tuple[Body, ...]:
-    """The request bodies with a schema, each once, in the order the operations name them."""
+    """The request bodies with a schema, each once, in the order the operations and then
+    the controls name them."""
     return tuple(
-        dict.fromkeys(operation.body for operation in operations() if operation.body is not None)
+        dict.fromkeys(
+            operation.body
+            for operation in (*operations(), *controls())
+            if operation.body is not None
+        )
     )

@@ -15,10 +15,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from customs_batch.sandbox import contract
-from customs_batch.sandbox.auth import authenticate
+from customs_batch.sandbox import operations as op
+from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import faultable
-from customs_batch.sandbox.web import ApiError, error, json_body, json_response
+from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.web import check_schema, json_body, json_response
 
 
 class Gate:
@@ -74,34 +76,59 @@ class GateMiddleware:
         await self.app(scope, receive, send)
 
 
-async def show_gate(request: Request) -> Response:
+def _gate(request: Request) -> Gate:
+    gate: Gate = request.app.state.gate
+    return gate
+
+
+async def show_gate(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """GET /_sandbox/gate: whether it is open and how many requests wait."""
-    try:
-        gate = _authorised_gate(request)
-    except ApiError as exc:
-        return json_response(exc.body, exc.status, exc.headers)
-    return json_response(gate.snapshot())
+    return json_response(_gate(request).snapshot())
 
 
-async def set_gate(request: Request) -> Response:
+async def set_gate(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /_sandbox/gate with ``{"open": false}`` closes it, ``{"open": true}`` opens it."""
-    try:
-        gate = _authorised_gate(request)
-        wanted = (await json_body(request)).get("open")
-        if not isinstance(wanted, bool):
-            raise error(contract.BAD_REQUEST, 'the body must be {"open": true} or {"open": false}')
-    except ApiError as exc:
-        return json_response(exc.body, exc.status, exc.headers)
-    if wanted:
+    body = check_schema(sandbox.request_validators[SET_GATE], await json_body(request))
+    gate = _gate(request)
+    if body["open"]:
         gate.open()
     else:
         gate.close()
     return json_response(gate.snapshot())
 
 
-def _authorised_gate(request: Request) -> Gate:
-    """The app's gate, for a caller with a valid API key (as the inspection endpoints)."""
-    sandbox: Sandbox = request.app.state.sandbox
-    authenticate(sandbox.store, request.headers.get("authorization"))
-    gate: Gate = request.app.state.gate
-    return gate
+def _set_gate_schema() -> JsonObject:
+    return {
+        "type": "object",
+        "properties": {
+            "open": {"type": "boolean", "description": "false closes the gate, true opens it"}
+        },
+        "required": ["open"],
+        "additionalProperties": False,
+    }
+
+
+SET_GATE = op.Body("GateSetting", _set_gate_schema)
+_SNAPSHOT: JsonObject = {
+    "type": "object",
+    "properties": {
+        "open": {"type": "boolean", "description": "whether API requests pass"},
+        "waiting": {"type": "integer", "description": "how many requests wait at the gate"},
+    },
+    "required": ["open", "waiting"],
+    "additionalProperties": False,
+}
+CONTROLS = (
+    op.ApiOperation(
+        "GET", contract.TEST_GATE, show_gate, "Emulator only: the test gate", response=_SNAPSHOT
+    ),
+    op.ApiOperation(
+        "POST",
+        contract.TEST_GATE,
+        set_gate,
+        "Emulator only: close or open the test gate",
+        body=SET_GATE,
+        response=_SNAPSHOT,
+    ),
+)
+"""The emulator's controls of this module (see ``operations.py``)."""

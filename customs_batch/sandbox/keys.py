@@ -12,35 +12,68 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from customs_batch.sandbox import contract
-from customs_batch.sandbox.auth import authenticate, key_digest
+from customs_batch.sandbox import operations as op
+from customs_batch.sandbox.auth import Caller, key_digest
 from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.store import Table
-from customs_batch.sandbox.web import ApiError, error, json_body, json_response
+from customs_batch.sandbox.web import check_schema, fail, json_body, json_response
 
 
-async def rotate_key(request: Request) -> Response:
+async def rotate_key(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """Replace the caller's key by ``newKey``; the old key is revoked."""
-    sandbox: Sandbox = request.app.state.sandbox
-    try:
-        caller = authenticate(sandbox.store, request.headers.get("authorization"))
-        body = await json_body(request)
-        new_key = body.get("newKey")
-        if not isinstance(new_key, str) or not _printable(new_key):
-            raise error(
-                contract.BAD_REQUEST,
-                'the body must be {"newKey": "<key>"}: ASCII letters, digits and punctuation',
-            )
-        with sandbox.store.batch():
-            new = key_digest(new_key)
-            if sandbox.store.get(Table.API_KEYS, new) is not None:
-                raise error(contract.DUPLICATE_CODE, "that key exists already")
-            old = sandbox.store.get(Table.API_KEYS, caller.key) or {}
-            sandbox.store.put(Table.API_KEYS, new, {**old, "key": new})
-            sandbox.store.put(Table.API_KEYS, caller.key, {**old, "revoked": True})
-    except ApiError as exc:
-        return json_response(exc.body, exc.status, exc.headers)
+    body = check_schema(sandbox.request_validators[ROTATION], await json_body(request))
+    new_key: str = body["newKey"]
+    if not _printable(new_key):  # the schema's pattern, also for "key\n" ($ matches before it)
+        fail(contract.BAD_REQUEST, "newKey must be ASCII letters, digits and punctuation")
+    with sandbox.store.batch():
+        new = key_digest(new_key)
+        if sandbox.store.get(Table.API_KEYS, new) is not None:
+            fail(contract.DUPLICATE_CODE, "that key exists already")
+        old = sandbox.store.get(Table.API_KEYS, caller.key) or {}
+        sandbox.store.put(Table.API_KEYS, new, {**old, "key": new})
+        sandbox.store.put(Table.API_KEYS, caller.key, {**old, "revoked": True})
     return json_response({"rotated": True, "companyId": caller.company_id})
+
+
+def _rotation_schema() -> JsonObject:
+    return {
+        "type": "object",
+        "properties": {
+            "newKey": {
+                "type": "string",
+                "pattern": "^[!-~]+$",
+                "description": "the key that replaces the one the request is sent with: "
+                "ASCII letters, digits and punctuation",
+            }
+        },
+        "required": ["newKey"],
+        "additionalProperties": False,
+    }
 
 
 def _printable(key: str) -> bool:
     return bool(key) and all(" " < character < "\x7f" for character in key)
+
+
+ROTATION = op.Body("KeyRotation", _rotation_schema)
+CONTROLS = (
+    op.ApiOperation(
+        "POST",
+        contract.TEST_ROTATE_KEY,
+        rotate_key,
+        "Emulator only: replace the caller's API key (the old one is revoked)",
+        body=ROTATION,
+        errors={str(contract.DUPLICATE_CODE): "the new key exists already"},
+        response={
+            "type": "object",
+            "properties": {
+                "rotated": {"type": "boolean", "const": True},
+                "companyId": {"type": "integer", "description": "the company of both keys"},
+            },
+            "required": ["rotated", "companyId"],
+            "additionalProperties": False,
+        },
+    ),
+)
+"""The emulator's controls of this module (see ``operations.py``)."""

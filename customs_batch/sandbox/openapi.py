@@ -1,6 +1,7 @@
 """The OpenAPI 3.1 document of the emulator, whose request bodies are the project's schemas.
 
-Its operations are those the emulator's modules register (``endpoints.py``).
+Its operations are those the emulator's modules register, its controls and the document
+itself (``endpoints.py``): every route the emulator serves, with the same methods.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from customs_batch import __version__
 from customs_batch.sandbox import contract
-from customs_batch.sandbox.endpoints import bodies, operations
+from customs_batch.sandbox.endpoints import bodies, controls, operations
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.routing import template
 
@@ -28,6 +29,17 @@ _ERRORS = {
 _BODY_ERRORS = {
     str(C.PAYLOAD_TOO_LARGE): f"the body is larger than {C.MAX_BODY_BYTES:,} bytes",
     str(C.UNSUPPORTED_MEDIA_TYPE): "the body is not sent as application/json in UTF-8",
+}
+
+
+_THIS_DOCUMENT: JsonObject = {
+    "summary": "Emulator only: this OpenAPI document",
+    "security": [],  # served without a key
+    "parameters": [],
+    "responses": {
+        "200": {"description": "success", "content": {"application/json": {}}},
+        "404": {"description": "not found"},
+    },
 }
 
 
@@ -69,14 +81,16 @@ def _operation(
     body: str | None,
     status: int,
     errors: Mapping[str, str],
+    response: JsonObject | None = None,
 ) -> JsonObject:
     if body is not None:
         errors = {**errors, **_BODY_ERRORS}
+    content = {"application/json": {} if response is None else {"schema": response}}
     operation: JsonObject = {
         "summary": summary,
         "parameters": parameters,
         "responses": {
-            str(status): {"description": "success", "content": {"application/json": {}}},
+            str(status): {"description": "success", "content": content},
             **{code: {"description": text} for code, text in sorted({**_ERRORS, **errors}.items())},
         },
     }
@@ -92,11 +106,17 @@ def _operation(
 @cache
 def _document() -> str:
     paths: dict[str, JsonObject] = {}
-    for operation in operations():
+    for operation in (*operations(), *controls()):
         body = operation.body.name if operation.body is not None else None
         paths.setdefault(template(operation.path), {})[operation.method.lower()] = _operation(
-            operation.summary, list(operation.parameters), body, operation.status, operation.errors
+            operation.summary,
+            list(operation.parameters),
+            body,
+            operation.status,
+            operation.errors,
+            operation.response,
         )
+    paths[C.OPENAPI] = {"get": _THIS_DOCUMENT}
     document = {
         "openapi": "3.1.0",
         "info": {

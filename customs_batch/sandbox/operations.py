@@ -4,9 +4,10 @@
 Each kind's module (``movements.py``, ``departure_declarations.py``, ...: its ``KIND`` and
 its write endpoints) and each module of a resource read but written by no kind
 (``shipments.py``, ``transit.py``, ``declarations.py``, ``inspection.py``) lists its
-``OPERATIONS``. The application's routes, the OpenAPI document and the request-body
-validators are all made from those lists (``endpoints.py``): nothing else lists the
-endpoints.
+``OPERATIONS``. The emulator's own controls, which are no endpoints of the service
+(``clock.py``, ``gate.py``, ``keys.py``), list theirs as ``CONTROLS``. The application's
+routes, the OpenAPI document and the request-body validators are all made from those lists
+(``endpoints.py``): nothing else lists the endpoints.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class ApiOperation:
     status: int = C.OK
     errors: Mapping[str, str] = field(default_factory=dict)
     """Answers beyond the common ones, by status code."""
+    response: JsonObject | None = None
+    """The schema of the success answer, where ``/openapi.json`` gives it."""
 
 
 # -- parameters, as OpenAPI writes them --------------------------------------------------------

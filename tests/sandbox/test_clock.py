@@ -87,7 +87,7 @@ def test_the_advances_survive_a_restart_on_the_same_database(
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"advanceSeconds": -1}, ">= 0"),
+        ({"advanceSeconds": -1}, "minimum of 0"),
         ({"advanceSeconds": "2"}, "advanceSeconds"),
         ({"advanceSeconds": True}, "advanceSeconds"),
         ({"seconds": 2}, "advanceSeconds"),

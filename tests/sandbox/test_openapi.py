@@ -3,25 +3,55 @@
 from __future__ import annotations
 
 import httpx
+import pytest
+from jsonschema import Draft202012Validator
 from starlette.routing import Route
 
-from customs_batch.sandbox.app import ROUTES
+from customs_batch.sandbox import create_app
+from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.request_schemas import movement_body_schema
 from customs_batch.sandbox.routing import template
+from tests.sandbox.conftest import ClientFactory
 
 
-def test_document_lists_every_endpoint(api: httpx.Client) -> None:
+def test_every_route_the_app_serves_is_documented_with_its_methods(api: httpx.Client) -> None:
     document = api.get("/openapi.json", headers={}).json()
     assert document["openapi"].startswith("3.1")
-    listed = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
-    served = {
-        (method, template(route.path))
-        for route in ROUTES
-        if isinstance(route, Route)
-        for method in route.methods or ()
-        if method != "HEAD"
-    }
+    listed = {path: {method.upper() for method in ops} for path, ops in document["paths"].items()}
+    served: dict[str, set[str]] = {}
+    for route in create_app(rate_limit=None).routes:
+        assert isinstance(route, Route), route
+        served.setdefault(template(route.path), set()).update((route.methods or set()) - {"HEAD"})
     assert listed == served
+    for path in ("/_sandbox/clock", "/_sandbox/gate", "/_sandbox/keys/rotate"):
+        assert path in listed
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "answer"),
+    [
+        ("/_sandbox/clock", {"advanceSeconds": 2}, {"manual", "now", "advancedSeconds"}),
+        ("/_sandbox/gate", {"open": True}, {"open", "waiting"}),
+        ("/_sandbox/keys/rotate", {"newKey": "k-2"}, {"rotated", "companyId"}),
+    ],
+)
+def test_the_emulator_controls_are_documented_with_their_shapes(
+    make_api: ClientFactory, path: str, body: JsonObject, answer: set[str]
+) -> None:
+    api = make_api(manual_clock=True)
+    document = api.get("/openapi.json").json()
+    operation = document["paths"][path]["post"]
+    reference = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    request_schema = document["components"]["schemas"][reference.rsplit("/", 1)[1]]
+    Draft202012Validator(request_schema).validate(body)
+    assert not Draft202012Validator(request_schema).is_valid({**body, "other": 1})
+    response_schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    sent = api.post(path, json=body)
+    assert sent.status_code == 200, sent.text
+    assert set(sent.json()) == answer
+    Draft202012Validator(response_schema).validate(sent.json())
+    assert set(response_schema["properties"]) == answer
+    assert {"400", "401", "415"} <= set(operation["responses"])
 
 
 def test_request_bodies_reuse_the_project_schemas(api: httpx.Client) -> None:
