@@ -189,16 +189,29 @@ class Query:
         return self._params.get(name)
 
     def integer(self, name: str, default: int, low: int = 1, high: int | None = None) -> int:
-        """An integer within [low, high]."""
+        """An integer within [low, high]; ``high`` is at most, and by default, 2^63 - 1.
+
+        A value beyond the 64-bit range is refused naming the whole range it must be in
+        (``page must be from 1 to 9223372036854775807``), whichever the parameter: "at least
+        1" would not be the reason. A value in that range but below ``low`` of a parameter
+        without ``high`` is "at least ``low``".
+        """
         raw = self._raw(name)
         if raw is None:
             return default
         if not _INTEGER.fullmatch(raw):
             fail(contract.BAD_REQUEST, [f"{name} must be an integer, not {_shown(raw)}"])
         # Compared as text first: int() of a huge literal is slow, and refused past 4,300 digits.
-        value = int(raw) if len(raw) <= _MAX_INTEGER_TEXT else contract.INT_MAX + 1
-        if value < low or value > (contract.INT_MAX if high is None else high):
-            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        if len(raw) <= _MAX_INTEGER_TEXT:
+            value = int(raw)
+        else:
+            value = contract.INT_MIN - 1 if raw.startswith("-") else contract.INT_MAX + 1
+        top = contract.INT_MAX if high is None else high
+        if value < low or value > top:
+            beyond_64_bits = not contract.INT_MIN <= value <= contract.INT_MAX
+            bounds = (
+                f"from {low} to {top}" if high is not None or beyond_64_bits else f"at least {low}"
+            )
             fail(contract.BAD_REQUEST, [f"{name} must be {bounds}, not {_shown(raw)}"])
         return value
 

@@ -353,3 +353,24 @@ def test_api_choices_gives_the_statuses_body_refusals_get(api: httpx.Client) -> 
     assert api.post(GROUPS, content=content, headers=latin).status_code == 415
     for bad in (b'{"name": "\xff"}', b"{", b"\xef\xbb\xbf" + content):
         assert api.post(GROUPS, content=bad, headers=JSON).status_code == 400, bad
+
+
+@pytest.mark.parametrize("raw", [str(2**63), "9" * 20, "9" * 5000, "-" + "9" * 20])
+@pytest.mark.parametrize(
+    ("path", "name", "low", "high"),
+    [
+        ("/v1/shipments", "page", 1, contract.INT_MAX),
+        ("/v1/shipments", "itemsPerPage", 1, 100),
+        ("/v1/shipments/shp_7Hk2Lm/hawbs", "limit", 1, 100),
+        (GROUPS, "companyId", contract.INT_MIN, contract.INT_MAX),
+    ],
+)
+def test_a_query_integer_out_of_64_bits_is_refused_naming_its_range(
+    api: httpx.Client, raw: str, path: str, name: str, low: int, high: int
+) -> None:
+    message = _refused(api.get(path, params={name: raw}), 400)
+    assert f"{name} must be from {low} to {high}, not '" in message
+
+
+def test_a_page_below_one_is_refused_saying_so(api: httpx.Client) -> None:
+    assert "page must be at least 1, not '0'" in _refused(api.get(GROUPS, params={"page": 0}), 400)
