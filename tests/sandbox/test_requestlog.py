@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import httpx
 import pytest
 
 from customs_batch.sandbox import parse_faults
+from customs_batch.sandbox.context import Stats
 from tests.sandbox.conftest import MOVEMENTS, ClientFactory, movement
 
 LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<request>[A-Z]+ \S+ \S+) \d+\.\dms")
@@ -48,3 +50,27 @@ def test_a_closed_log_does_not_fail_the_request(make_api: ClientFactory) -> None
     api = make_api(request_log=lines)
     lines.close()
     assert api.get("/_sandbox/stats").status_code == 200
+
+
+def test_a_request_the_emulator_fails_on_is_logged_as_error(
+    make_api: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Stats) -> dict[str, object]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Stats, "snapshot", broken)
+    lines = io.StringIO()
+    api = make_api(request_log=lines)
+    with pytest.raises(RuntimeError):  # in-process the error reaches the caller
+        api.get("/_sandbox/stats")
+    assert _requests(lines) == ["GET /_sandbox/stats error"]
+
+
+def test_the_docs_show_the_line_as_it_is_written() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sandbox.md").read_text("utf-8")
+    paragraph = docs.split("logs one line per request", 1)[1].split("\n\n", 2)
+    shown = [line for line in paragraph[1].splitlines() if not line.startswith("```")]
+    assert len(shown) == 1 and LINE.fullmatch(shown[0]), shown
+    described = " ".join(paragraph[2].split())
+    for words in ("`error`", "500", "`dropped`", "milliseconds", "without the query"):
+        assert words in described, words
