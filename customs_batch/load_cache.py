@@ -53,7 +53,7 @@ from typing import Any, Generic, TypeVar
 
 from customs_batch import __version__
 from customs_batch.errors import ConfigError
-from customs_batch.manifest import MAX_LINE_MB_VARIABLE
+from customs_batch.manifest import MAX_DOCUMENT_VALUES_VARIABLE, MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.dependencies import (
     MANIFEST,
     SPREADSHEET,
@@ -75,7 +75,7 @@ CACHE_DIR_VARIABLE = "CUSTOMS_BATCH_CACHE_DIR"
 CACHE_MAX_MB_VARIABLE = "CUSTOMS_BATCH_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 512
 # Environment variables that change what loading finds: every one the loaders read.
-LOADING_VARIABLES = (MAX_FILE_MB_VARIABLE, MAX_LINE_MB_VARIABLE)
+LOADING_VARIABLES = (MAX_FILE_MB_VARIABLE, MAX_LINE_MB_VARIABLE, MAX_DOCUMENT_VALUES_VARIABLE)
 # Libraries whose behaviour or shipped data the loading and the checks depend on (by module).
 _LIBRARIES = (
     "yaml",

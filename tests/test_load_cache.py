@@ -213,10 +213,14 @@ def test_a_changed_limit_reloads_every_file(
     # Other names and other HAWBs: a HAWB's movements in two files would need dependsOn.
     copied = text.replace("mov-", "long-mov-").replace("hawb_", "hawb_L").replace("shp_", "shp_L")
     long.write_text("# " + "x" * 1_100_000 + "\n" + copied, "utf-8")
+    # Roomy, then tight: the file and its first line are over 1 MB; a document of the
+    # example holds more than 50 values.
+    roomy = {"CUSTOMS_BATCH_MAX_DOCUMENT_VALUES": "100000"}
+    tight = {"CUSTOMS_BATCH_MAX_DOCUMENT_VALUES": "50"}
     for name in LOADING_VARIABLES:
-        monkeypatch.setenv(name, "4")
+        monkeypatch.setenv(name, roomy.get(name, "4"))
     assert not _validate().failed()
-    monkeypatch.setenv(variable, "1")  # the file and its first line are over 1 MB
+    monkeypatch.setenv(variable, tight.get(variable, "1"))
     loaded = _loaded_files(monkeypatch, batch, "_check_file")
     limited = _validate()
     assert len(loaded) == len(limited.files)

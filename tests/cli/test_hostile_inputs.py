@@ -22,6 +22,7 @@ from tests.manifest.helpers import (
     write,
 )
 from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet, write_bomb, write_xlsx
+from tests.reliability.limits import run_bounded
 
 GIB = 1 << 30
 TIMEOUT = 120  # seconds; each case takes one or two on the project machine
@@ -116,6 +117,33 @@ def test_a_value_over_the_bound_on_many_short_lines_is_refused_before_yaml_build
         "7 to 40,006 (over 1.0 MB)" in done.stdout
     )
     assert "CUSTOMS_BATCH_MAX_LINE_MB=4" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "x:\n" + ("- [" + ",".join(["1"] * 10_000) + "]\n") * 100,  # 2 MB of flow lists
+        movement("".join(f"  k{i:06d}: 1\n" for i in range(300_000))),  # 300,000 keys
+    ],
+    ids=["flow-lists", "unknown-keys"],
+)
+def test_a_document_of_a_million_values_is_refused_in_bounded_memory(
+    tmp_path: Path, shape: str
+) -> None:
+    # Before the bound on values: 0.47 GB and 0.57 GB peak (300,000 findings for the keys),
+    # and with less memory the system would kill the run.
+    write(tmp_path / "m.yaml", shape)
+    done = run_bounded(
+        [sys.executable, "-m", "customs_batch", "validate", "--no-cache", "m.yaml"],
+        tmp_path,
+        seconds=TIMEOUT,
+    )
+    assert done.code == ExitCode.FINDINGS, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "m.yaml:1:1: error[yaml.too-large]: the document at line 1 holds more than" in (
+        done.stdout
+    )
+    assert len(done.stdout) < 2_000
+    assert done.peak_mb < 250, done.peak_mb
 
 
 def test_a_20_mb_line_read_under_a_raised_bound_gives_a_short_report(tmp_path: Path) -> None:

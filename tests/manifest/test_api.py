@@ -12,6 +12,7 @@ def test_the_public_names() -> None:
     assert sorted(manifest.__all__) == [
         "Document",
         "LoadResult",
+        "MAX_DOCUMENT_VALUES_VARIABLE",
         "MAX_LINE_MB_VARIABLE",
         "Position",
         "Reference",

@@ -197,3 +197,15 @@ def test_a_template_linked_within_the_template_folders_is_read() -> None:
     result = load_text(departure("template: alias\n"))
     assert result.findings == []
     assert result.documents[0].spec["loadingLocation"] == "Rotterdam"
+
+
+def test_a_template_output_over_the_value_bound_is_told_as_such(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_DOCUMENT_VALUES", "100")
+    user_template("many", "{% for i in range(200) %}k{{ i }}: {{ i }}\n{% endfor %}")
+    finding = only(load_text(departure("template: many\n")), "yaml.too-large")
+    assert finding.message.startswith(
+        "the template's output: the document at line 1 holds more than 100 YAML values"
+    )
+    assert finding.location.file.endswith("many.yaml.j2")

@@ -110,7 +110,8 @@ def _parse_text(file: str, text: str, kind: Kind) -> TemplateOutput:
     nodes, problem = compose_all(text)
     if problem is not None:
         where = Location(file, problem.line, problem.column, ("template",))
-        message = f"the template's output is not valid YAML: {problem.message}"
+        wrong = "" if problem.rule == "yaml.too-large" else " is not valid YAML"
+        message = f"the template's output{wrong}: {problem.message}"
         finding = Finding(problem.rule, Severity.ERROR, message, where, "Fix the template.")
         return TemplateOutput(file, {}, {}, (), (finding,), True)
     nodes = [n for n in nodes if not (n.__class__ is ScalarNode and n.tag == PLAIN and not n.value)]

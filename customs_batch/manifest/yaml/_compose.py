@@ -12,15 +12,18 @@ import dataclasses
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.composer import Composer
+from yaml.events import AliasEvent, DocumentEndEvent, Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
+
+from customs_batch.manifest.yaml._value_bound import max_document_values, too_many_values
 
 PLAIN = "?plain"
 """The tag of a plain scalar without an explicit tag: its type is decided by the loader."""
@@ -66,7 +69,69 @@ class _Resolving:
         return None
 
 
-class _PureComposer(_Resolving, Reader, Scanner, Parser, Composer, BaseResolver):
+class _TooManyValues(Exception):
+    """A document holds more values than the bound; composing it stopped there."""
+
+    def __init__(self, line: int, column: int, head: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(line)
+        self.line = line
+        self.column = column
+        self.head = head
+
+
+class _Counting(Composer):
+    """PyYAML's composer, counting the values of each document as it composes them: past
+    ``max_values`` it raises :class:`_TooManyValues` before composing another one, and
+    :meth:`skip_document` then reads on to the document's end without building anything.
+    An alias is no new value (its node is already counted). The document's ``kind`` and
+    ``metadata.name`` are noted as they are composed, to name a document given up."""
+
+    max_values: int | None = None
+    if TYPE_CHECKING:  # given by the parser it is mixed with
+
+        def get_event(self) -> Event: ...
+        def peek_event(self) -> Event: ...
+        def check_event(self, *choices: type[Event]) -> bool: ...
+
+    def compose_document(self) -> Node | None:
+        self.get_event()  # the document start
+        mark = self.peek_event().start_mark
+        self._line, self._column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        self._values = self._depth = 0
+        self._head: list[tuple[str, str]] = []
+        node = self.compose_node(None, None)
+        self.get_event()  # the document end
+        self.anchors = {}
+        return node
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if self.max_values is not None and not self.check_event(AliasEvent):
+            self._values += 1
+            if self._values > self.max_values:
+                raise _TooManyValues(self._line, self._column, tuple(self._head))
+        self._depth += 1
+        node = super().compose_node(parent, index)
+        self._depth -= 1
+        if self._depth == 1 and index.__class__ is ScalarNode and node is not None:
+            self._note_head(index.value, node)  # a value of the top mapping
+        return node
+
+    def _note_head(self, key: str, node: Node) -> None:
+        if key == "kind" and node.__class__ is ScalarNode:
+            self._head.append(("kind", node.value))
+        elif key == "metadata" and node.__class__ is MappingNode:
+            for name, value in node.value:
+                if name.value == "name" and value.__class__ is ScalarNode:
+                    self._head.append(("metadata.name", value.value))
+
+    def skip_document(self) -> None:
+        """Read on to the end of the document given up, building nothing."""
+        while not isinstance(self.get_event(), DocumentEndEvent):
+            pass
+        self.anchors = {}
+
+
+class _PureComposer(_Resolving, Reader, Scanner, Parser, _Counting, BaseResolver):
     def __init__(self, stream: str) -> None:
         Reader.__init__(self, stream)
         Scanner.__init__(self)
@@ -76,37 +141,49 @@ class _PureComposer(_Resolving, Reader, Scanner, Parser, Composer, BaseResolver)
 
 
 _composer_class: type[Any]
+_counting_class: type[Any]
 try:
     from yaml._yaml import CParser
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    _composer_class = _PureComposer
+    _composer_class = _counting_class = _PureComposer
 else:
 
     class _FastComposer(_Resolving, CParser):
         pass
 
-    _composer_class = _FastComposer
+    class _CountingComposer(_Resolving, _Counting, CParser):
+        """libyaml's parser under PyYAML's composer, which can count: 2.5 times the time
+        of libyaml's own composer (measured), so only for a text that may need it."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+
+    _composer_class, _counting_class = _FastComposer, _CountingComposer
 
 HAS_LIBYAML = _composer_class is not _PureComposer
 
 
-def compose_all(text: str) -> tuple[list[Node], YamlProblem | None]:
+def compose_all(text: str, max_values: int | None = None) -> tuple[list[Node], YamlProblem | None]:
     """Every document of ``text`` as a node tree, and the problem that stopped composing, if
     any. Documents before a syntax error are kept. An empty document is an empty scalar."""
     nodes: list[Node] = []
-    for item in compose_each(text):
+    for item in compose_each(text, max_values):
         if isinstance(item, YamlProblem):
             return nodes, item
         nodes.append(item)
     return nodes, None
 
 
-def compose_each(text: str) -> Iterator[Node | YamlProblem]:
+def compose_each(text: str, max_values: int | None = None) -> Iterator[Node | YamlProblem]:
     """Like :func:`compose_all`, one document at a time (the problem, if any, comes last).
 
     Loading walks each tree as soon as it is composed and lets it go: holding the trees of a
-    whole large file at once makes composing measurably slower.
+    whole large file at once makes composing measurably slower. A document of more than
+    ``max_values`` values (default: :func:`max_document_values`) is a ``yaml.too-large``
+    problem, and composing goes on with the next one.
     """
+    limit = max_document_values() if max_values is None else max_values
     if _could_nest_deeper(text, SAFE_NESTING) and _nesting_depth(text) > SAFE_NESTING:
         yield YamlProblem(
             "yaml.too-deep",
@@ -116,13 +193,14 @@ def compose_each(text: str) -> Iterator[Node | YamlProblem]:
             1,
         )
         return
+    counting = not HAS_LIBYAML or _could_hold_more_values(text, limit)
     start = 0
     for _ in range(MAX_RESUMES + 1):
         # After a syntax error, composing resumes at the next document marker, the text
         # before it blanked out so that lines keep their numbers: one broken document does
         # not hide the others of its file.
         chunk = text if not start else "\n" * text.count("\n", 0, start) + text[start:]
-        problem = yield from _compose_from(chunk)
+        problem = yield from _compose_from(chunk, limit if counting else None)
         if problem is None or problem.rule != "yaml.syntax":
             return
         start = _next_document(text, problem, start)
@@ -139,14 +217,29 @@ def compose_each(text: str) -> Iterator[Node | YamlProblem]:
     )
 
 
-def _compose_from(text: str) -> Generator[Node | YamlProblem, None, YamlProblem | None]:
-    """Compose ``text``'s documents; the problem that stopped composing is also returned."""
-    composer = _composer_class(text)
+def _compose_from(
+    text: str, max_values: int | None
+) -> Generator[Node | YamlProblem, None, YamlProblem | None]:
+    """Compose ``text``'s documents, counting their values when ``max_values`` is given; the
+    problem that stopped composing is also returned."""
+    if max_values is None:
+        composer = _composer_class(text)
+    else:
+        composer = _counting_class(text)
+        composer.max_values = max_values
     problem: YamlProblem | None = None
     composed = 0
     try:
         while composer.check_node():
-            yield composer.get_node()
+            try:
+                node = composer.get_node()
+            except _TooManyValues as too_many:
+                message, hint = too_many_values(too_many.line, max_values or 0)
+                where = (too_many.line, too_many.column)
+                yield YamlProblem("yaml.too-large", message, hint, *where, head=too_many.head)
+                composer.skip_document()
+            else:
+                yield node
             composed += 1
     except yaml.YAMLError as error:
         problem = _problem(error, text)
@@ -227,6 +320,43 @@ _OPENED = {
     "while parsing a flow sequence": ("flow sequence '['", "']'"),
     "while scanning a quoted scalar": ("quoted text", "the same quote character"),
 }
+
+
+def _could_hold_more_values(text: str, limit: int) -> bool:
+    """Whether a document of ``text`` could hold more than ``limit`` values, and so must be
+    composed counting them (see :class:`_Counting`).
+
+    No value takes less than a character (``? `` is two values in two; ``[1,1,1]`` one in
+    two), so a text of fewer than ``limit / 2`` characters cannot. A longer one is measured
+    document by document (a marker at the start of a line always ends a document) by
+    libyaml's parser, which counts its events without building any (every value is at
+    least one event): about 15 ms a megabyte, a fifth of composing it.
+    """
+    if 2 * len(text) < limit:
+        return False
+    starts = [match.start() for match in _DOCUMENT_START.finditer(text)]
+    for start, end in zip([0, *starts], [*starts, len(text)], strict=True):
+        if 2 * (end - start) >= limit and _events(text[start:end], limit) > limit:
+            return True
+    return False
+
+
+def _events(text: str, limit: int) -> int:
+    """How many parsing events ``text`` makes (up to its first syntax error, then at most
+    ``limit + 1``), building no value."""
+    try:
+        return int(CParser(text).raw_parse())
+    except yaml.YAMLError:
+        pass
+    # Up to the error, as a composer would go: one event at a time, each let go at once.
+    parser, count = CParser(text), 0
+    try:
+        while count <= limit and parser.check_event():
+            parser.get_event()
+            count += 1
+    except yaml.YAMLError:
+        pass
+    return count
 
 
 def _could_nest_deeper(text: str, limit: int) -> bool:
