@@ -22,6 +22,7 @@ from customs_batch.validation.batch import (
     sorted_findings,
 )
 from customs_batch.validation.checks import validate_documents
+from customs_batch.validation.findings_cap import FindingsCap
 from customs_batch.validation.project import (
     ProjectPart,
     broken_addresses,
@@ -214,6 +215,10 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
     problems: list[Finding] = []
     findings: list[Finding] = []
     documents: list[Document] = []
+    # The findings of the checks, up to the most a file reports. Those of loading are all
+    # kept: they name the documents left out, which the project-wide checks need, and the
+    # documents they come from are held whole here anyway.
+    cap = FindingsCap()
     # What the file's documents repeat (shipment, party, action): one string each, shared
     # here, where the file is loaded, so that it stays shared in the load cache and on the
     # way back from a loading process (pickle keeps one copy of a shared object) and a
@@ -226,11 +231,12 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
                 continue
             if type(item.spec) is dict:
                 texts.share(item.spec)
-            findings += check_envelope_schema(item)
-            findings += check_spec_schema(item)
-            findings += check_rules(item, check_digits=settings.mrn_check_digit)
-            findings += check_team_rules(item)
+            findings += cap.admitted(check_envelope_schema(item))
+            findings += cap.admitted(check_spec_schema(item))
+            findings += cap.admitted(check_rules(item, check_digits=settings.mrn_check_digit))
+            findings += cap.admitted(check_team_rules(item))
             documents.append(replace(item, index=first + item.index, positions=nothing(), row=None))
+        findings += cap.left_out()
         keys = len(documents) <= MAX_CACHED_DOCUMENTS  # else only if the run has other files
         project = project_part(documents, broken_addresses(problems), keys=keys)
     return _LoadedFile(problems, findings, documents, number, project)

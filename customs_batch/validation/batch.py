@@ -33,10 +33,12 @@ from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.validation.checks import document_findings, validate_documents
 from customs_batch.validation.common import SPEC_DIGEST_KEY
+from customs_batch.validation.findings_cap import FindingsCap
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import (
     ProjectPart,
     broken_addresses,
+    named,
     project_findings,
     project_part,
 )
@@ -430,28 +432,30 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
     Documents are streamed and only their slim copies kept: a forEach over a spreadsheet
     of 100,000 rows never holds 100,000 full documents."""
     findings: list[Finding] = []
+    cap = FindingsCap()
     slims: list[Document] = []
     with _collector_paused():
         for item in iter_file(Path(file), rows=settings.rows, partial=True):
             if not isinstance(item, Document):
-                findings.append(item)
+                if cap.admit(item):
+                    findings.append(item)
                 continue
-            findings.extend(
-                document_findings(
-                    item,
-                    mrn_check_digit=settings.mrn_check_digit,
-                    hs_codes=settings.hs_codes,
-                    unlocodes=settings.unlocodes,
-                )
+            checked = document_findings(
+                item,
+                mrn_check_digit=settings.mrn_check_digit,
+                hs_codes=settings.hs_codes,
+                unlocodes=settings.unlocodes,
             )
-            findings.extend(check_team_rules(item))
+            findings += cap.admitted(checked)
+            findings += cap.admitted(check_team_rules(item))
             slims.append(slim_document(item))
+        findings += cap.left_out()
         left_out = {doc.address for doc in slims if doc.left_out}
-        broken = frozenset(broken_addresses(findings) | left_out)
+        broken = broken_addresses(findings) | named(cap.left_out_documents) | left_out
         complete = [doc for doc in slims if not doc.left_out] if left_out else slims
         project = project_part(complete, broken, keys=len(slims) <= MAX_CACHED_DOCUMENTS)
     annotated = [doc for doc in slims if ANNOTATION in doc.annotations]
-    return _FileOutcome(file, findings, project, broken, annotated, _Slims(slims))
+    return _FileOutcome(file, findings, project, frozenset(broken), annotated, _Slims(slims))
 
 
 @contextmanager

@@ -318,8 +318,12 @@ def reference_location(document: Document, reference: Reference) -> Location:
 
 def broken_addresses(findings: Iterable[Finding]) -> frozenset[Address]:
     """The addresses that loading findings name: documents written but not built."""
-    named = {finding.document for finding in findings if finding.document is not None}
-    return frozenset(a for a in map(Address.parse, named) if a is not None)
+    return named(finding.document for finding in findings if finding.document is not None)
+
+
+def named(documents: Iterable[str]) -> frozenset[Address]:
+    """The addresses of ``documents`` (``Kind/name``) that are addresses."""
+    return frozenset(a for a in map(Address.parse, set(documents)) if a is not None)
 
 
 def _references(
