@@ -204,6 +204,18 @@ def _open_checked(path: Path, limit: int, raise_hint: str | None, kind: InputKin
     return fd
 
 
+def is_link_loop(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link that leads round in a loop of links (reading it
+    is refused as ``file.symlink-loop``, where a check that the path exists says no)."""
+    try:
+        path.stat()
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    except RuntimeError:  # a symbolic-link loop, before Python 3.13
+        return True
+    return False
+
+
 def _check(path: Path, info: os.stat_result, limit: int, raise_hint: str | None) -> None:
     if stat.S_ISDIR(info.st_mode):  # as open() says it, for callers that report OSErrors
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))

@@ -14,6 +14,7 @@ from customs_batch.cli._inputs import (
     lock_timeout_option,
     selection_options,
 )
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands import ApplyOptions, Inputs, apply_changes
@@ -26,7 +27,7 @@ from customs_batch.execution.waiting import WaitOptions
     "targets_or_paths",
     nargs=-1,
     metavar="[PLANFILE | PATHS...]",
-    type=click.Path(exists=True, path_type=Path),
+    type=ManifestPath(),
 )
 @env_option
 @verbose_option

@@ -18,6 +18,7 @@ from customs_batch.cli._inputs import (
     allow_empty_state_option,
     selection_options,
 )
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
 from customs_batch.reports import (
@@ -30,7 +31,7 @@ from customs_batch.reports import (
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=ManifestPath())
 @env_option
 @click.option(
     "-out",

@@ -11,6 +11,7 @@ import click
 
 from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.status import (
     RefreshOptions,
@@ -185,7 +186,7 @@ def refresh(
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=ManifestPath())
 @env_option
 @format_option(
     STATUS_FORMATS,

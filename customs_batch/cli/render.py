@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from customs_batch.cli._files import format_option
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.render import RenderOptions, render_documents
 from customs_batch.errors import ExitCode
@@ -45,9 +46,7 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
 
 
 @click.command()
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, readable=True, path_type=Path)
-)
+@click.argument("paths", nargs=-1, required=True, type=ManifestPath(readable=True))
 @format_option(DOCUMENT_FORMATS, "yaml: one document per --- section; json: one array.")
 @rows_option
 @click.option(

@@ -13,6 +13,7 @@ import click
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import allow_empty_state_option, selection_options
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
 from customs_batch.commands.results import ResultsOptions, ResultsResult, collect_results
@@ -148,7 +149,7 @@ def report_written(written: tuple[ResultsFile, ...]) -> None:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=ManifestPath())
 @env_option
 @format_option(
     RESULTS_FORMATS,

@@ -11,6 +11,7 @@ import click
 
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
     StateOptions,
@@ -368,7 +369,7 @@ def _read_bytes(file: Path) -> bytes:
 @click.command("import")
 @click.argument("address")
 @click.argument("remote_id")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=ManifestPath())
 @env_option
 @verbose_option
 @lock_timeout_option

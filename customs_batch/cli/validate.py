@@ -14,6 +14,7 @@ from customs_batch.cli._files import (
     output_option,
     write_output,
 )
+from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
 from customs_batch.findings import Severity
@@ -41,7 +42,7 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, readable=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=ManifestPath(readable=True))
 @format_option(
     FINDINGS_FORMATS,
     "Report format: text for people, html for a page that opens in any browser, the others "

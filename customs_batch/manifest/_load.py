@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,6 +234,16 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
             refused.rule, Severity.ERROR, refused.reason, Location(file), refused.hint or ""
         )
     except OSError as error:
+        unlisted = _unlisted_folder(path)
+        if unlisted is not None:
+            return Finding(
+                "file.unreadable",
+                Severity.ERROR,
+                f"cannot read the folder: {unlisted}; the manifests in it are not checked",
+                Location(file),
+                "Make the folder readable and searchable for you (chmod u+rx), or move it "
+                "out of the folders searched.",
+            )
         return Finding(
             "file.unreadable",
             Severity.ERROR,
@@ -263,6 +274,18 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         return _not_text(file, f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})")
+
+
+def _unlisted_folder(path: Path) -> str | None:
+    """Why the folder ``path`` cannot be listed (a folder search reports it so, see
+    :func:`discover`); None when it is no folder, or can be listed."""
+    if not path.is_dir():
+        return None
+    try:
+        with os.scandir(path):
+            return None
+    except OSError as error:
+        return error.strerror or str(error)
 
 
 def _not_text(file: str, why: str) -> Finding:

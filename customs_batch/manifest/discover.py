@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from customs_batch.errors import ManifestError
+from customs_batch.userfiles import is_link_loop
 
 CONFIG_FILE = "customs-batch.yaml"
 MANIFEST_SUFFIXES = (".yaml", ".yml")
@@ -19,7 +20,9 @@ _SKIPPED_DIRS = frozenset({"templates", "policies", ".customs-batch"})
 def discover(paths: Sequence[Path]) -> list[Path]:
     """The manifest files ``paths`` name: files as given, folders searched recursively for
     ``*.yaml`` and ``*.yml`` (sorted; hidden files and folders, ``templates/``,
-    ``policies/``, ``.customs-batch/`` and ``customs-batch.yaml`` skipped). Each file appears once.
+    ``policies/``, ``.customs-batch/`` and ``customs-batch.yaml`` skipped; links to folders
+    followed). Each file appears once. A folder that could not be listed is in the list
+    too, for loading to report it.
 
     Raises ManifestError for a path that does not exist.
     """
@@ -28,8 +31,8 @@ def discover(paths: Sequence[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             files = _search(path)
-        elif path.exists():
-            files = [path]
+        elif path.exists() or is_link_loop(path):
+            files = [path]  # loading reports a loop of links
         else:
             raise ManifestError(
                 f"{path}: no such file or folder",
@@ -53,13 +56,45 @@ def _identity(file: Path) -> Path:
 
 
 def _search(folder: Path) -> list[Path]:
+    """The manifest files under ``folder``, and the folders under it that could not be
+    listed: loading reports each of those (``file.unreadable``), since the manifests it may
+    hold would be missing from the batch, and a plan would take their records for ones to
+    delete. Links to folders are followed, each folder searched once (a link back up, or
+    two links to one folder, end there)."""
     files: list[Path] = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS]
+    searched: set[tuple[int, int]] = set()
+    _first_visit(folder, searched)
+
+    def unreadable(error: OSError) -> None:
+        files.append(Path(error.filename if error.filename is not None else folder))
+
+    for root, dirs, names in os.walk(folder, onerror=unreadable, followlinks=True):
+        # Sorted, so that of two links to one folder the same one is searched every time.
+        dirs[:] = [
+            d
+            for d in sorted(dirs)
+            if not d.startswith(".")
+            and d not in _SKIPPED_DIRS
+            and _first_visit(Path(root, d), searched)
+        ]
         for name in names:
             if name.endswith(MANIFEST_SUFFIXES) and name != CONFIG_FILE and name[0] != ".":
                 files.append(Path(root, name))
     return sorted(files)
+
+
+def _first_visit(folder: Path, searched: set[tuple[int, int]]) -> bool:
+    """Whether ``folder`` (after links) is not searched yet; it is noted as searched. A
+    folder that cannot even be looked at is searched, so that its error is reported."""
+    try:
+        info = folder.stat()
+    except OSError:
+        return True
+    identity = (info.st_dev, info.st_ino)
+    if identity in searched:
+        return False
+    searched.add(identity)
+    return True
 
 
 def find_project_root(manifest: Path) -> Path:

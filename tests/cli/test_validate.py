@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -212,3 +214,60 @@ def test_help_shows_an_example() -> None:
     code, out, _ = _cli("validate", "--help")
     assert code == 0
     assert "customs-batch validate manifests/ --format github" in out
+
+
+def _without_root_override() -> list[str]:
+    """The command prefix that makes permissions count: as root (as the tests run), setpriv
+    drops the capabilities that let root read any folder; for anyone else, nothing."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) is needed to test permissions as root"
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+
+
+VALIDATE_D = ("validate", "--no-cache", "d")
+
+
+def test_a_folder_that_cannot_be_read_fails_the_run_naming_it() -> None:
+    # Its manifests would be missing from the batch: a plan would call their records orphans.
+    _write("good.yaml", GOOD)
+    Path("d/locked").mkdir(parents=True)
+    _write("d/good.yaml", GOOD)
+    _write("d/locked/inner.yaml", GOOD.replace("cancel-501", "cancel-502"))
+    Path("d/locked").chmod(0)
+    try:
+        done = subprocess.run(
+            [*_without_root_override(), sys.executable, "-m", "customs_batch", *VALIDATE_D],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        Path("d/locked").chmod(0o755)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "d/locked: error[file.unreadable]: cannot read the folder: Permission denied; the "
+        "manifests in it are not checked" in done.stdout
+    )
+    assert done.stdout.endswith("1 error, 0 warnings in 1 document (2 files)\n")
+
+
+def test_a_linked_folder_among_the_manifests_is_checked() -> None:
+    Path("lk/real").mkdir(parents=True)
+    Path("lk/manifests").mkdir()
+    _write("lk/real/x.yaml", BROKEN)
+    Path("lk/manifests/linked").symlink_to("../real")
+    code, out, _ = _cli("validate", "lk/manifests")
+    assert code == 1
+    assert "lk/manifests/linked/x.yaml:6:18: error[schema.type]" in out
+
+
+def test_a_link_loop_named_on_the_command_line_is_a_finding_naming_it() -> None:
+    Path("loop1.yaml").symlink_to("loop2.yaml")
+    Path("loop2.yaml").symlink_to("loop1.yaml")
+    _write("good.yaml", GOOD)
+    code, out, err = _cli("validate", "loop1.yaml", "good.yaml")
+    assert code == 1, err
+    assert "loop1.yaml: error[file.symlink-loop]: the path is a loop of symbolic links" in out
+    assert out.endswith("1 error, 0 warnings in 1 document (2 files)\n")

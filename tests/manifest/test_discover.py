@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from customs_batch.errors import ManifestError
+from customs_batch.findings import Severity
 from customs_batch.manifest import discover, load_paths
 from tests.manifest.helpers import movement, write
 
@@ -52,3 +54,59 @@ def test_load_paths_indexes_documents_across_files_and_a_broken_file_stops_nothi
     assert [(d.name, d.index) for d in result.documents] == [("one", 0), ("two", 1), ("three", 2)]
     assert [f.rule for f in result.findings] == ["yaml.syntax"]
     assert result.files == ["m/1.yaml", "m/2.yaml", "m/3.yaml"]
+
+
+def test_a_folder_that_cannot_be_listed_is_a_finding_and_the_rest_still_loads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As chmod 000 does for anyone but root (the tests run as root): listing it fails.
+    write(Path("m/good.yaml"), movement("  a: 1\n"))
+    write(Path("m/locked/inner.yaml"), movement("  a: 2\n", name="inner"))
+    real = os.scandir
+
+    def scandir(path: str) -> object:
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert discover([Path("m")]) == [Path("m/good.yaml"), Path("m/locked")]
+    result = load_paths([Path("m")])
+    [finding] = result.findings
+    assert (finding.rule, finding.location.file) == ("file.unreadable", "m/locked")
+    assert finding.severity is Severity.ERROR
+    assert finding.message == (
+        "cannot read the folder: Permission denied; the manifests in it are not checked"
+    )
+    assert "readable" in finding.hint
+    assert [d.name for d in result.documents] == ["mov-1"]
+
+
+def test_a_linked_folder_is_searched_and_a_loop_of_links_ends() -> None:
+    write(Path("p/real/x.yaml"), "a: 1\n")
+    write(Path("p/manifests/m.yaml"), "a: 1\n")
+    Path("p/manifests/linked").symlink_to("../real")
+    Path("p/manifests/again").symlink_to("../real")  # the same folder twice: its files once
+    Path("p/manifests/loop").symlink_to("..")  # back above: manifests/ again, real/ again
+    found = discover([Path("p/manifests")])
+    assert sorted(path.resolve() for path in found) == [
+        Path("p/manifests/m.yaml").resolve(),
+        Path("p/real/x.yaml").resolve(),
+    ]
+    assert Path("p/manifests/again/x.yaml") in found
+
+
+def test_a_linked_folder_of_a_skipped_name_is_skipped_too() -> None:
+    write(Path("p/shared/t.yaml"), "a: 1\n")
+    write(Path("p/manifests/m.yaml"), "a: 1\n")
+    Path("p/manifests/templates").symlink_to("../shared")
+    assert discover([Path("p/manifests")]) == [Path("p/manifests/m.yaml")]
+
+
+def test_a_link_loop_named_is_taken_for_loading_to_report_and_a_dangling_link_is_not() -> None:
+    Path("loop1.yaml").symlink_to("loop2.yaml")
+    Path("loop2.yaml").symlink_to("loop1.yaml")
+    assert discover([Path("loop1.yaml")]) == [Path("loop1.yaml")]
+    Path("dangling.yaml").symlink_to("nowhere.yaml")
+    with pytest.raises(ManifestError, match=r"dangling\.yaml: no such file or folder"):
+        discover([Path("dangling.yaml")])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,24 @@ def test_a_file_s_repeated_texts_stay_shared_from_a_loading_process_and_the_cach
         lone = [doc.spec for doc in inputs.documents if doc.name.startswith("more-")]
         assert len(lone) == 4
         assert all(spec["shipmentId"] is lone[0]["shipmentId"] for spec in lone), run
+
+
+def test_a_folder_that_cannot_be_listed_fails_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its documents would be missing: a plan would take their records for ones to delete.
+    manifests = _write(tmp_path, MOVEMENT_YAML.format(name="mov-1", hawb="hawb_1", quantity=1))
+    (manifests / "locked").mkdir()
+    real = os.scandir
+
+    def scandir(path: str) -> object:
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    inputs = load_inputs([manifests])
+    assert inputs.failed
+    [finding] = inputs.validation.findings
+    assert finding.rule == "file.unreadable"
+    assert finding.location.file == str(manifests / "locked")
