@@ -31,8 +31,8 @@ def backend_for(
     """The backend of ``environment``: files in its state folder, or a PostgreSQL database
     whose URL is read from the variable the configuration names (never from the file).
 
-    ``allow_empty_state`` lets a local state start empty although traces of an earlier one
-    (a backup, a journal) are there; a database keeps no such traces apart from its rows.
+    ``allow_empty_state`` lets a state start empty although traces of an earlier one are
+    there (a local state's backup or journal; the history of either).
     """
     settings = environment.state
     sealer = sealer_for(environment, environ)
@@ -44,7 +44,10 @@ def backend_for(
     from customs_batch.state.postgres import PostgresBackend
 
     return PostgresBackend(
-        state_url(environment, environ), settings.name or environment.name, sealer=sealer
+        state_url(environment, environ),
+        settings.name or environment.name,
+        sealer=sealer,
+        allow_empty_state=allow_empty_state,
     )
 
 

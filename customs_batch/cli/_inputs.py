@@ -52,7 +52,8 @@ allow_empty_state_option = click.option(
     "--allow-empty-state",
     is_flag=True,
     help="Start without the missing state.json although an earlier state left its backup, "
-    "journal or history (a journal's own records are kept; see docs/state.md).",
+    "journal or history (a journal's own records are kept), or without a database state "
+    "whose history is kept (see docs/state.md).",
 )
 """``--allow-empty-state``, passed to the command as ``allow_empty_state`` for its options
 object."""

@@ -52,9 +52,19 @@ def lock_key(name: str) -> int:
 class PostgresBackend:
     """One named state in a PostgreSQL database, reached with ``url``."""
 
-    def __init__(self, url: str, name: str, *, sealer: Sealer | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        sealer: Sealer | None = None,
+        allow_empty_state: bool = False,
+    ) -> None:
+        """``allow_empty_state``: start from an empty state although the history of the
+        state ``name`` records what apply sent to it (see :meth:`_refuse_a_lost_state`)."""
         self.url = url
         self.name = name
+        self.allow_empty_state = allow_empty_state
         self.key = lock_key(name)
         self.sealer = sealer
 
@@ -82,7 +92,7 @@ class PostgresBackend:
     def read(self) -> State:
         """The state with any pending journal applied, without writing anything."""
         with self._connect() as connection:
-            return self._guard("read the state", lambda: _load(connection, self.name, self.sealer))
+            return self._guard("read the state", lambda: self._load(connection))
 
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> PostgresSession:
         """Lock the state for ``operation`` and fold any journal a crashed run left behind."""
@@ -92,13 +102,40 @@ class PostgresBackend:
                 "take the state lock", lambda: self._acquire(connection, operation, lock_timeout)
             )
             self._guard("fold the journal", lambda: _fold(connection, self.name))
-            state = self._guard("read the state", lambda: _load(connection, self.name, self.sealer))
+            state = self._guard("read the state", lambda: self._load(connection))
             session = PostgresSession(self, connection, state, info)
             session.upgrade()
         except BaseException:
             connection.close()  # the lock, if taken, goes with the session
             raise
         return session
+
+    def _load(self, connection: Connection) -> State:
+        lost = None if self.allow_empty_state else self._refuse_a_lost_state
+        return _load(connection, self.name, self.sealer, lost)
+
+    def _refuse_a_lost_state(self, connection: Connection) -> None:
+        """A state with neither rows nor a journal, whose history records what apply sent
+        to it, is a lost state: planning from nothing would send every document again.
+        ``request`` entries alone do not count (see
+        :func:`customs_batch.state.history.first_file_with_a_send`): an entry in canonical
+        form says ``"event":"request"`` only when it is one."""
+        sent = connection.execute(
+            "SELECT 1 FROM customs_batch_history WHERE state = %s "
+            'AND position(\'"event":"request"\' in entry) = 0 LIMIT 1',
+            (self.name,),
+        ).fetchone()
+        if sent is None:
+            return
+        raise StateError(
+            f"the state {self.name} in the database is missing, but its history records "
+            "what apply sent to it: this environment had a state. Starting from an empty one "
+            "would send every document again (goods declared twice, movements created twice)",
+            hint=f"restore the rows of the state {self.name} (customs_batch_states and "
+            "customs_batch_resources) from a backup of the database (`customs-batch history` "
+            "lists what was sent); if a new, empty state is really what you want, run the "
+            "command with --allow-empty-state",
+        )
 
     def _acquire(self, connection: Connection, operation: str, timeout: float) -> LockInfo:
         if timeout <= 0:
@@ -360,8 +397,14 @@ class PostgresSession:
             self.close()
 
 
-def _load(connection: Connection, name: str, sealer: Sealer | None = None) -> State:
-    """The state ``name`` as one snapshot, with its pending journal applied in memory."""
+def _load(
+    connection: Connection,
+    name: str,
+    sealer: Sealer | None = None,
+    lost: Callable[[Connection], None] | None = None,
+) -> State:
+    """The state ``name`` as one snapshot, with its pending journal applied in memory;
+    ``lost`` is asked, in the same snapshot, when the state has neither rows nor journal."""
     with connection.transaction():
         connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         row = connection.execute(
@@ -380,6 +423,8 @@ def _load(connection: Connection, name: str, sealer: Sealer | None = None) -> St
             "ORDER BY seq",
             (name,),
         ).fetchall()
+        if row is None and not journal and lost is not None:
+            lost(connection)
     if journal:
         for lineage, address, record in journal:
             _check_lineage(state, lineage, name)

@@ -281,3 +281,30 @@ def test_a_dead_holders_row_is_never_taken_for_the_live_holder(postgres_url: str
         with pytest.raises(StateError, match="has not named itself yet"):
             backend.force_unlock(dead_id, force=True)  # never ends the live session
         assert live.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_state_whose_rows_are_gone_is_known_by_its_history(postgres_url: str) -> None:
+    from customs_batch.state.history import history_for
+
+    record = ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {})
+    backend = PostgresBackend(postgres_url, "prod")
+    with backend.open("apply") as session:
+        session.record(record)
+    history = history_for(backend)
+    try:
+        history.append({"event": "request", "address": "Movement/a", "operation": "create"})
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            connection.execute("DELETE FROM customs_batch_states WHERE name = 'prod'")
+        # Requests alone are what a first run killed before its first intent leaves.
+        assert PostgresBackend(postgres_url, "prod").read().resources == {}
+        history.append({"event": "answer", "address": "Movement/a", "status": 201})
+    finally:
+        history.close()
+    with pytest.raises(StateError, match=r"the state prod .* is missing") as refused:
+        PostgresBackend(postgres_url, "prod").read()
+    assert "--allow-empty-state" in (refused.value.hint or "")
+    with pytest.raises(StateError, match=r"the state prod .* is missing"):
+        PostgresBackend(postgres_url, "prod").open("apply")
+    assert PostgresBackend(postgres_url, "prod", allow_empty_state=True).read().resources == {}
+    # Another state's history is no trace of this one.
+    assert PostgresBackend(postgres_url, "staging").read().resources == {}
