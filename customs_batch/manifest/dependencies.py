@@ -1,7 +1,10 @@
-"""What loading a manifest read besides the manifest itself: spreadsheets and templates.
+"""What loading a manifest read besides the manifest itself: spreadsheets, templates and
+the team's policies.
 
-Loading notes here every spreadsheet a ``forEach`` reads and every project whose
-``templates/`` it looks in, with a digest of that input taken when it is first noted. The
+Loading notes here every spreadsheet a ``forEach`` reads, every project whose
+``templates/`` it looks in and every project whose ``policies/`` its documents are checked
+against (with or without policy files: one added later is a change), with a digest of that
+input taken when it is first read. The
 load cache (:mod:`customs_batch.load_cache`) records these with a file's result and reuses
 the result only while every digest is unchanged. Nothing is noted unless a caller asked,
 with :func:`recording`.
@@ -18,15 +21,16 @@ from pathlib import Path
 
 SPREADSHEET = "spreadsheet"
 TEMPLATES = "templates"
+POLICIES = "policies"
 MANIFEST = "manifest"
 
 # One digest when a file is missing or unreadable: its coming back is a change too.
-_ABSENT = b"absent"
+ABSENT = b"absent"
 # Larger than any file the loaders read (their bound is at most a few gigabytes).
 _READ_AT_MOST = 8 << 30
 
 Dependency = tuple[str, str, bytes]
-"""(what: SPREADSHEET or TEMPLATES, its absolute path, its digest)."""
+"""(what: SPREADSHEET, TEMPLATES or POLICIES, its absolute path, its digest)."""
 
 _recordings: list[dict[tuple[str, str], bytes]] = []
 
@@ -52,6 +56,13 @@ def note(what: str, path: Path) -> None:
         noted[key] = digest(what, key[1])
 
 
+def note_taken(what: str, path: str, taken: bytes) -> None:
+    """Loading used what it read from ``path`` (absolute) when its digest was ``taken``:
+    for an input read once a process and used for every file (the policies)."""
+    if _recordings:
+        _recordings[-1].setdefault((what, path), taken)
+
+
 def note_manifest(file: str, data: bytes) -> None:
     """Loading read ``data`` from the manifest ``file``: the digest of exactly those bytes
     (:func:`file_digest` of the same bytes), under the key (MANIFEST, file)."""
@@ -60,11 +71,24 @@ def note_manifest(file: str, data: bytes) -> None:
 
 
 def digest(what: str, path: str) -> bytes:
-    """The digest of a spreadsheet's bytes, or of a ``templates/`` folder's every file
-    (names and bytes: a template added, removed or changed changes it)."""
+    """The digest of a spreadsheet's bytes, of a ``templates/`` folder's every file
+    (names and bytes: a template added, removed or changed changes it), or of a
+    ``policies/`` folder's policy files (:func:`policy_files`, names and bytes)."""
     if what == TEMPLATES:
         return _folder_digest(path)
+    if what == POLICIES:
+        return _files_digest(Path(path), policy_files(Path(path)))
     return file_digest(path)
+
+
+def policy_files(folder: Path) -> list[Path]:
+    """The policy files of a ``policies/`` folder, sorted: its ``*.yaml`` and ``*.yml``
+    files (not its subfolders, nor any other file)."""
+    try:
+        found = list(folder.iterdir())
+    except OSError:  # no folder (or not one): no policies
+        return []
+    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
 def file_digest(path: str) -> bytes:
@@ -79,16 +103,27 @@ def file_digest(path: str) -> bytes:
             return b"large %d %d" % (info.st_size, info.st_mtime_ns)
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
-        return _ABSENT
+        return ABSENT
     hasher = hashlib.blake2b(digest_size=20)
     with os.fdopen(descriptor, "rb") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # replaced since the stat
-            return _ABSENT
+            return ABSENT
         try:
             while chunk := file.read(1 << 20):
                 hasher.update(chunk)
         except OSError:
-            return _ABSENT
+            return ABSENT
+    return hasher.digest()
+
+
+def _files_digest(folder: Path, files: list[Path]) -> bytes:
+    """The names (within ``folder``) and bytes of ``files``; the absent digest for none."""
+    if not files:
+        return ABSENT
+    hasher = hashlib.blake2b(digest_size=20)
+    for path in files:
+        hasher.update(os.path.relpath(path, folder).encode("utf-8", "surrogateescape"))
+        hasher.update(b"\0" + file_digest(str(path)))
     return hasher.digest()
 
 
@@ -102,4 +137,4 @@ def _folder_digest(folder: str) -> bytes:
             hasher.update(os.path.relpath(path, folder).encode("utf-8", "surrogateescape"))
             hasher.update(b"\0" + file_digest(path))
             found = True
-    return hasher.digest() if found else _ABSENT
+    return hasher.digest() if found else ABSENT

@@ -32,6 +32,7 @@ import yaml
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
+from customs_batch.manifest import dependencies
 from customs_batch.selector import LabelSelector
 from customs_batch.userfiles import InputKind, note_read
 from customs_batch.validation import policy_cost
@@ -112,11 +113,9 @@ class PolicySet:
 
 
 def policy_files(root: Path) -> list[Path]:
-    """The policy files of the project at ``root``, sorted."""
-    folder = root / POLICY_DIR
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    """The policy files of the project at ``root``, sorted (the files whose digest the load
+    cache keeps: :func:`customs_batch.manifest.dependencies.policy_files`)."""
+    return dependencies.policy_files(root / POLICY_DIR)
 
 
 def project_policies(root: Path) -> PolicySet:

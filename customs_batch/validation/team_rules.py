@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from customs_batch.findings import Finding
+from customs_batch.manifest.dependencies import ABSENT, POLICIES, digest, note_taken
 from customs_batch.manifest.discover import find_project_root
 from customs_batch.manifest.document import Document
 from customs_batch.validation.suppressions import annotation_findings, apply_suppressions
@@ -29,19 +30,37 @@ def _root(file: str, cwd: str) -> Path:
 
 
 @lru_cache(maxsize=64)
+def _policies_seen(root: Path) -> tuple[str, bytes]:
+    """The project's ``policies/`` folder (absolute) and a digest of its policy files,
+    taken once a process, before they are read (:mod:`customs_batch.manifest.dependencies`:
+    ABSENT when there are none)."""
+    folder = str((root / POLICY_DIR).absolute())
+    return folder, digest(POLICIES, folder)
+
+
 def has_policies(root: Path) -> bool:
     """Whether the project at ``root`` has policy files."""
-    folder = root / POLICY_DIR
-    return folder.is_dir() and any(
-        p.suffix in (".yaml", ".yml") and p.is_file() for p in folder.iterdir()
-    )
+    return _policies_seen(root)[1] != ABSENT
+
+
+def forget_policies() -> None:
+    """Forget the policies read so far (each run is a process of its own; tests are not)."""
+    _policies_seen.cache_clear()
+    from customs_batch.validation.policy_files import _project_policies
+
+    _project_policies.cache_clear()
 
 
 def check_team_rules(document: Document) -> list[Finding]:
-    """The findings of the project's policies on ``document``, and of its suppress annotation."""
+    """The findings of the project's policies on ``document``, and of its suppress annotation.
+
+    The project's policy files are noted as read, with or without any (the load cache
+    keeps a file's findings only while its project's policies are the ones checked)."""
     findings = annotation_findings(document) if document.annotations else []
     root = project_root(document.source.file)
-    if has_policies(root):
+    folder, seen = _policies_seen(root)
+    note_taken(POLICIES, folder, seen)
+    if seen != ABSENT:
         from customs_batch.validation.policies import check_document
         from customs_batch.validation.policy_files import project_policies
 
