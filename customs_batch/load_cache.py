@@ -59,6 +59,7 @@ from typing import Any, Generic, TypeVar
 
 from customs_batch import __version__
 from customs_batch.errors import ConfigError
+from customs_batch.folders import make_private_folder
 from customs_batch.manifest import MAX_DOCUMENT_VALUES_VARIABLE, MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.dependencies import (
     MANIFEST,
@@ -476,11 +477,12 @@ def _installed(module: str) -> tuple[str, int] | None:
 
 
 def _prepare(folder: str) -> None:
-    """Create the folder (0700), with a .gitignore that keeps it out of version control and
-    a CACHEDIR.TAG that keeps it out of backups."""
+    """Create the folder (0700, as each missing parent: :mod:`customs_batch.folders`), with
+    a .gitignore that keeps it out of version control and a CACHEDIR.TAG that keeps it out
+    of backups."""
     if os.path.isdir(folder):
         return
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    make_private_folder(Path(folder))
     for name, text in _MARKS.items():
         try:
             descriptor = os.open(

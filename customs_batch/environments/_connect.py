@@ -9,6 +9,7 @@ import httpx
 
 from customs_batch.client import CustomsClient, RateLimiter, RetryPolicy, Sender
 from customs_batch.environments._environment import Environment
+from customs_batch.folders import make_private_folder
 
 LOCAL_BASE_URL = "http://local.sandbox"
 
@@ -19,7 +20,7 @@ def local_transport(environment: Environment) -> httpx.BaseTransport:
     from customs_batch.sandbox import create_app
     from customs_batch.sandbox.inprocess import InProcessTransport
 
-    environment.state_dir.mkdir(parents=True, exist_ok=True)
+    make_private_folder(environment.state_dir)  # it holds the emulator's data
     # The emulator itself is unlimited; the client keeps the environment's rate_limit.
     return InProcessTransport(create_app(db_path=environment.sandbox_db, rate_limit=None))
 

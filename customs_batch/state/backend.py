@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.errors import StateError
+from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import UNCHANGED, fsync_dir, open_private, write_error
 from customs_batch.state.file import read_state, write_state
 from customs_batch.state.journal import JournalEntry, JournalWriter, read_journal
@@ -183,7 +184,7 @@ class LocalBackend:
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> LocalSession:
         """Lock the state for ``operation`` and fold any journal a crash left behind."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_private_folder(self.directory)
         except OSError as exc:
             raise write_error(
                 self.directory, exc, safe=UNCHANGED, doing="cannot make the state folder"

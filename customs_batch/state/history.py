@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from customs_batch.errors import StateError
+from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
 from customs_batch.state.backend import LocalBackend, StateBackend
 
@@ -225,7 +226,7 @@ class LocalHistory:
                 self._fd = None
 
     def _open(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_private_folder(self.directory)
         created = not self.path.exists()
         fd = open_private(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:

@@ -280,6 +280,52 @@ def test_a_folder_without_write_permission_is_named(
     assert f"you may not write in {folder}" in err and "internal error" not in err
 
 
+def _folders(below: Path) -> dict[str, int]:
+    """Every folder under ``below`` (itself included), with its mode."""
+    found = {".": stat.S_IMODE(below.stat().st_mode)}
+    for root, dirs, _ in os.walk(below):
+        for name in dirs:
+            path = Path(root) / name
+            found[str(path.relative_to(below))] = stat.S_IMODE(path.stat().st_mode)
+    return found
+
+
+@pytest.mark.parametrize("state_dir_setting", [None, "records/local"])
+def test_every_folder_it_creates_is_private_whatever_the_umask(
+    project: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    state_dir_setting: str | None,
+) -> None:
+    # Another user who may write in the state folder may delete the state, the backup, the
+    # journal and the lock: the next plan would create everything again.
+    settings = "manifests: [manifests]\n"
+    if state_dir_setting is not None:
+        settings += f"environments:\n  local:\n    state_dir: {state_dir_setting}\n"
+    (project / "customs-batch.yaml").write_text(settings, "utf-8")
+    home = Path(os.environ["HOME"])
+    old_umask = os.umask(0o000)
+    try:
+        applied(project, capsys)
+        assert run(capsys, "validate", "manifests")[0] == 0
+        # Outside a project: the user's own cache folder.
+        loose = tmp_path_factory.mktemp("loose")
+        shutil.copy(project / "manifests" / "movements.yaml", loose)
+        os.chdir(loose)
+        assert run(capsys, "validate", "movements.yaml")[0] == 0
+    finally:
+        os.umask(old_umask)
+    records = project / (state_dir_setting or ".customs-batch/local")
+    assert (records / "state.json").is_file() and (records / "history.jsonl").is_file()
+    made = [".customs-batch", ".customs-batch/cache", str(records.relative_to(project))]
+    if state_dir_setting is not None:
+        made.append("records")
+    found = _folders(project)
+    assert {name: found[name] for name in made} == dict.fromkeys(made, 0o700)
+    assert (home / ".cache" / "customs-batch").is_dir()
+    assert set(_folders(home / ".cache").values()) == {0o700}
+
+
 def test_every_file_with_customs_data_is_private(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import stat
 from pathlib import Path
@@ -124,6 +125,25 @@ def test_an_annotated_copy_is_readable_by_its_owner_only(project: Path) -> None:
     assert code == 1
     assert stat.S_IMODE(earlier.stat().st_mode) == 0o600  # it holds the sheet's data
     assert openpyxl.load_workbook(earlier).sheetnames == ["Findings", "Movements", "Notes"]
+
+
+def test_the_folders_of_the_copies_are_private_whatever_the_umask(project: Path) -> None:
+    xlsx = project / "data" / "movements.xlsx"
+    book = openpyxl.load_workbook(xlsx)
+    book["Movements"]["D4"] = "vier"
+    book.save(xlsx)
+    (project / "reviews").mkdir(mode=0o755)  # a folder of the user's: left as it is
+    old_umask = os.umask(0o000)
+    try:
+        code, _, _ = _report("manifests/movements-sheet.yaml", "--annotate", "reviews/copies")
+    finally:
+        os.umask(old_umask)
+    assert code == 1
+    copy = project / "reviews" / "copies" / "data" / "movements.xlsx"
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    for folder in (copy.parent, copy.parent.parent):  # they hold the sheet's data
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE((project / "reviews").stat().st_mode) == 0o755
 
 
 def test_a_copy_that_would_replace_its_original_is_refused(project: Path) -> None:

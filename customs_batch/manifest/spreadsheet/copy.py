@@ -21,6 +21,7 @@ import python_calamine
 from openpyxl.workbook.workbook import Workbook
 
 from customs_batch.errors import CustomsBatchError
+from customs_batch.folders import make_private_folder
 from customs_batch.manifest.spreadsheet.csvfile import (
     SAMPLE_BYTES,
     detect_delimiter,
@@ -75,7 +76,7 @@ def save_copy(workbook: Workbook, target: Path) -> None:
     """Write the copy readable by its owner only (0600): it holds the spreadsheet's customs
     data. An earlier copy of the user's own is replaced."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_private_folder(target.parent)  # it holds the copies: 0700
     except OSError as exc:
         raise CustomsBatchError(
             f"cannot write the annotated copy {target}: {exc.strerror}",
