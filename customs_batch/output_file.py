@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -28,6 +29,21 @@ from customs_batch.protected_files import protection
 
 PRIVATE = 0o600
 """Read and write for the owner only."""
+
+
+def check_named_file(path: Path, *, what: str) -> None:
+    """Refuse now what :func:`write_named_file` would refuse at ``path`` (one of
+    customs-batch's records or a file the run read; another user's file): a command that
+    writes several files asks of each before it writes any."""
+    _refuse_protected(path, what)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise cannot_write(path, what, exc) from None
+    if stat.S_ISREG(info.st_mode) and not _own_regular(info):
+        raise _not_yours(path, what, info.st_uid)
 
 
 def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) -> None:
@@ -65,7 +81,7 @@ def _own_regular(info: os.stat_result) -> bool:
 def _replace(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Replace ``path`` by a new private file holding ``data``, through a temporary file
     beside it (a link named on the command line stays a link to the new file)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(_temporary_name(path.name))
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()  # left by a crash; O_EXCL then never follows a link planted there
     try:
@@ -85,6 +101,20 @@ def _replace(path: Path, data: bytes | Iterable[bytes]) -> None:
         os.fsync(folder)  # the rename survives a power cut
     finally:
         os.close(folder)
+
+
+_NAME_MAX = 255
+"""Bytes of a file's name on most file systems."""
+
+
+def _temporary_name(name: str) -> str:
+    """``.NAME.PID.tmp``; for a name near the file system's bound, whose temporary name
+    would be refused where the name itself is not, a digest of the name in its place."""
+    temporary = f".{name}.{os.getpid()}.tmp"
+    if len(os.fsencode(temporary)) <= _NAME_MAX:
+        return temporary
+    digest = hashlib.blake2b(os.fsencode(name), digest_size=8).hexdigest()
+    return f".{digest}.{os.getpid()}.tmp"
 
 
 def _write_in_place(path: Path, data: bytes | Iterable[bytes], what: str) -> None:

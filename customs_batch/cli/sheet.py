@@ -30,14 +30,19 @@ def sheet() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="The spreadsheet to write: FILE.xlsx or FILE.csv, in a folder that exists.",
 )
-@click.option("--force", is_flag=True, help="Overwrite the files if they exist.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite the files if they exist (your own only; a link stays a link to the new file).",
+)
 def template(kind: str, output: Path, force: bool) -> int:
     """Write an empty spreadsheet for KIND, and a manifest that loads it.
 
     Row 1 marks each column required or optional, row 2 holds the headers (the spec
     fields; nested ones as Consignor.name, one list element per row), data goes from row 3.
     The manifest FILE.manifest.yaml beside it reads every column into its field with
-    forEach; delete the lines of columns you do not use.
+    forEach; delete the lines of columns you do not use. Both files are readable by you
+    only (0600).
 
     \b
     Examples:

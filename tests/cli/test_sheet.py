@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +121,76 @@ def test_existing_files_are_kept_unless_forced() -> None:
     assert _cli("sheet", "template", "Movement", "-o", "m.csv", "--force")[0] == 0
 
 
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.usefixtures("umask_022")
+@pytest.mark.parametrize("suffix", [".xlsx", ".csv"])
+def test_both_files_are_readable_by_their_owner_only(suffix: str) -> None:
+    # An analyst fills the sheet with customs data: it is private from the start.
+    sheet, manifest = f"m{suffix}", "m.manifest.yaml"
+    assert _cli("sheet", "template", "Movement", "-o", sheet)[0] == 0
+    assert (_mode(sheet), _mode(manifest)) == (0o600, 0o600)
+    for path in (sheet, manifest):
+        os.chmod(path, 0o644)  # as an older version left them
+    assert _cli("sheet", "template", "Movement", "-o", sheet, "--force")[0] == 0
+    assert (_mode(sheet), _mode(manifest)) == (0o600, 0o600)
+    assert "forEach: {file: m" in Path(manifest).read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+@pytest.mark.parametrize("theirs", ["m.xlsx", "m.manifest.yaml"])
+def test_a_file_of_another_user_is_refused_even_with_force(theirs: str) -> None:
+    Path(theirs).write_text("their notes\n")
+    os.chown(theirs, 65534, 65534)
+    code, out, err = _cli("sheet", "template", "Movement", "-o", "m.xlsx", "--force")
+    assert (code, out) == (3, "")
+    assert f"{theirs}: the file belongs to another user (uid 65534)" in err
+    assert "hint: name a new file, or remove that one first" in err
+    assert Path(theirs).read_text() == "their notes\n"
+    assert os.stat(theirs).st_uid == 65534
+    # Asked of both before either is written: nothing of the pair is left behind.
+    assert {"m.xlsx", "m.manifest.yaml"} & set(os.listdir()) == {theirs}
+
+
+def test_a_link_is_written_through_as_validate_o_writes_it() -> None:
+    # As -o of validate: a link named stays a link, to the new private file in its
+    # target's place; a link to another user's file or to a record of customs-batch is
+    # refused like the file itself.
+    Path("old.xlsx").write_text("an older sheet\n")
+    os.chmod("old.xlsx", 0o644)
+    Path("latest.xlsx").symlink_to("old.xlsx")
+    code, _, err = _cli("sheet", "template", "Movement", "-o", "latest.xlsx")
+    assert code == 64 and "latest.xlsx exists already" in err
+    assert _cli("sheet", "template", "Movement", "-o", "latest.xlsx", "--force")[0] == 0
+    assert Path("latest.xlsx").is_symlink() and _mode("old.xlsx") == 0o600
+    assert openpyxl.load_workbook("old.xlsx").sheetnames == ["Movement"]
+    Path(".customs-batch/local").mkdir(parents=True)
+    Path(".customs-batch/local/state.json").write_text("{}\n")
+    Path("state.xlsx").symlink_to(".customs-batch/local/state.json")
+    code, _, err = _cli("sheet", "template", "Movement", "-o", "state.xlsx", "--force")
+    assert code == 64 and "cannot write the spreadsheet to state.xlsx" in err
+    assert Path(".customs-batch/local/state.json").read_text() == "{}\n"
+
+
+def test_a_link_to_nothing_counts_as_a_file_that_exists() -> None:
+    # Without --force nothing is written through it, wherever it leads.
+    Path("dangling.csv").symlink_to("elsewhere.csv")
+    code, _, err = _cli("sheet", "template", "Movement", "-o", "dangling.csv")
+    assert code == 64 and "dangling.csv exists already" in err
+    assert not Path("elsewhere.csv").exists()
+
+
 @pytest.mark.parametrize("args", [["Movement", "-o", "m.ods"], ["Nope", "-o", "m.csv"]])
 def test_bad_arguments_are_usage_errors(args: list[str]) -> None:
     assert _cli("sheet", "template", *args)[0] == 64
@@ -133,6 +206,15 @@ def test_a_missing_folder_is_refused_as_validate_refuses_it() -> None:
     assert not Path("nodir").exists()
     _, _, validate_err = _cli("validate", "-o", "nodir/x")
     assert "cannot write the report to nodir/x: No such file or directory, ENOENT" in validate_err
+
+
+def test_a_name_as_long_as_the_file_system_takes_is_written() -> None:
+    # The manifest's name is 255 characters, the most a name may have: its temporary file
+    # (written first, then renamed) must not be refused for a longer name.
+    sheet = "a" * 241 + ".csv"
+    code, _, err = _cli("sheet", "template", "Movement", "-o", sheet)
+    assert code == 0, err
+    assert Path("a" * 241 + ".manifest.yaml").is_file() and Path(sheet).is_file()
 
 
 @pytest.mark.parametrize("suffix", [".xlsx", ".csv"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import io
 import os
 import re
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any
 from customs_batch.errors import UsageError
 from customs_batch.kinds import Kind
 from customs_batch.manifest.spreadsheet.columns import Column, kind_columns
-from customs_batch.output_file import cannot_write
+from customs_batch.output_file import cannot_write, check_named_file, write_named_file
 
 HEADER_ROW = 2
 _PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -41,8 +42,9 @@ def manifest_path(sheet: Path) -> Path:
 
 def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateFiles:
     """Write the empty spreadsheet ``sheet`` (.xlsx or .csv) and its manifest beside it, in
-    a folder that exists; any file-system error is a :class:`CustomsBatchError` naming the
-    file."""
+    a folder that exists, each as ``-o`` writes a file (private, never another user's file
+    nor a record of customs-batch: :mod:`customs_batch.output_file`); any file-system error
+    is a :class:`CustomsBatchError` naming the file."""
     suffix = sheet.suffix.lower()
     if suffix not in (".xlsx", ".csv"):
         raise UsageError(
@@ -51,14 +53,10 @@ def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateF
         )
     manifest = manifest_path(sheet)
     what = {sheet: "spreadsheet", manifest: "manifest"}
+    # Asked of both before either is written: a manifest name too long for the file system
+    # (the sheet's plus ".manifest"), or another user's, leaves no sheet behind.
     for path in (sheet, manifest):
-        try:
-            # Asked of both before either is written: a manifest name too long for the
-            # file system (the sheet's plus ".manifest") leaves no sheet behind.
-            exists = path.exists()
-        except OSError as exc:
-            raise cannot_write(path, what[path], exc) from None
-        if exists and not force:
+        if _exists(path, what[path]) and not force:
             raise UsageError(
                 f"{path} exists already", hint="choose another name, or add --force to overwrite it"
             )
@@ -66,53 +64,56 @@ def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateF
         # As validate -o and plan -out: the folder is the user's to make, a typo makes none.
         code = errno.ENOTDIR if sheet.parent.exists() else errno.ENOENT
         raise cannot_write(sheet, what[sheet], OSError(code, os.strerror(code), str(sheet)))
+    for path in (sheet, manifest):
+        check_named_file(path, what=what[path])
     columns = kind_columns(kind)
-    path = sheet
-    try:
-        if suffix == ".xlsx":
-            _write_xlsx(sheet, kind, columns)
-        else:
-            _write_csv(sheet, columns)
-        path = manifest
-        manifest.write_text(manifest_text(kind, sheet.name, columns), encoding="utf-8")
-    except OSError as exc:
-        raise cannot_write(path, what[path], exc) from exc
+    content = _xlsx(kind, columns) if suffix == ".xlsx" else _csv(columns)
+    write_named_file(sheet, content, what=what[sheet])
+    text = manifest_text(kind, sheet.name, columns)
+    write_named_file(manifest, text.encode("utf-8"), what=what[manifest])
     return TemplateFiles(sheet, manifest, len(columns))
 
 
-def _write_xlsx(path: Path, kind: Kind, columns: list[Column]) -> None:
+def _exists(path: Path, what: str) -> bool:
+    """Whether ``path`` names anything, a link to nothing too (it leads somewhere a write
+    would create a file)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:  # a name too long, a folder that cannot be searched
+        raise cannot_write(path, what, exc) from None
+    return True
+
+
+def _xlsx(kind: Kind, columns: list[Column]) -> bytes:
     import xlsxwriter  # only this command writes workbooks
 
-    book = xlsxwriter.Workbook(str(path))
-    try:
-        sheet = book.add_worksheet(kind.value)
-        note = book.add_format({"italic": True, "font_color": "#666666"})
-        required = book.add_format({"bold": True, "bg_color": "#FCE4D6", "bottom": 1})
-        optional = book.add_format({"bold": True, "bottom": 1})
-        text = book.add_format({"num_format": "@"})  # codes keep their leading zeros
-        for index, column in enumerate(columns):
-            sheet.write_string(0, index, "required" if column.required else "optional", note)
-            sheet.write_string(1, index, column.header, required if column.required else optional)
-            if column.description:
-                sheet.write_comment(1, index, column.description)
-            width = max(12, min(40, len(column.header) + 2))
-            sheet.set_column(index, index, width, text if column.type == "string" else None)
-        sheet.freeze_panes(HEADER_ROW, 0)
-    finally:
-        try:
-            book.close()
-        except xlsxwriter.exceptions.FileCreateError as exc:  # wraps the OSError
-            raise (
-                exc.args[0] if exc.args and isinstance(exc.args[0], OSError) else OSError(str(exc))
-            ) from exc
+    content = io.BytesIO()
+    book = xlsxwriter.Workbook(content, {"in_memory": True})
+    sheet = book.add_worksheet(kind.value)
+    note = book.add_format({"italic": True, "font_color": "#666666"})
+    required = book.add_format({"bold": True, "bg_color": "#FCE4D6", "bottom": 1})
+    optional = book.add_format({"bold": True, "bottom": 1})
+    text = book.add_format({"num_format": "@"})  # codes keep their leading zeros
+    for index, column in enumerate(columns):
+        sheet.write_string(0, index, "required" if column.required else "optional", note)
+        sheet.write_string(1, index, column.header, required if column.required else optional)
+        if column.description:
+            sheet.write_comment(1, index, column.description)
+        width = max(12, min(40, len(column.header) + 2))
+        sheet.set_column(index, index, width, text if column.type == "string" else None)
+    sheet.freeze_panes(HEADER_ROW, 0)
+    book.close()
+    return content.getvalue()
 
 
-def _write_csv(path: Path, columns: list[Column]) -> None:
-    # A BOM, so that Excel opens the file as UTF-8.
-    with open(path, "w", encoding="utf-8-sig", newline="") as out:
-        writer = csv.writer(out, lineterminator="\r\n")
-        writer.writerow(["required" if c.required else "optional" for c in columns])
-        writer.writerow([c.header for c in columns])
+def _csv(columns: list[Column]) -> bytes:
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(["required" if c.required else "optional" for c in columns])
+    writer.writerow([c.header for c in columns])
+    return out.getvalue().encode("utf-8-sig")  # a BOM, so that Excel opens it as UTF-8
 
 
 def manifest_text(kind: Kind, sheet_file: str, columns: list[Column]) -> str:
