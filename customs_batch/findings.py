@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from customs_batch.picklable import quick_pickle
@@ -115,3 +115,66 @@ class Finding:
     rule_at: Location | None = field(default=None, compare=False)
     """For a finding of one of the team's policies (its own id, or ``policy.evaluation-error``):
     where that policy is written, its file and the line of its ``id``."""
+    sensitive: bool = field(default=False, compare=False)
+    """Set on a finding about a sensitive value (a guarantee's access code: a field the
+    schemas mark ``x-sensitive``): its message does not quote the value, and no report shows
+    the source line that holds it. Whoever makes such a finding may write its message without
+    the value and set this; else it is set here (see :meth:`__post_init__`)."""
+
+    def __post_init__(self) -> None:
+        # The one place every finding passes, whoever makes it (a schema check, a cell, a
+        # template, a rule, a policy): a message about a sensitive value could quote it, and
+        # would then be in every report and in the load cache. Cheap: one set look-up for
+        # nearly every path.
+        if self.sensitive or (_NAMES or _sensitive_names()).isdisjoint(self.location.path):
+            return
+        if at_sensitive_value(self.location.path):
+            object.__setattr__(self, "message", _withheld_message(self))
+            object.__setattr__(self, "sensitive", True)
+
+
+_NAMES: frozenset[str] = frozenset()
+"""The names of the sensitive fields (``accessCode``), once read from the schemas."""
+
+
+def _sensitive_names() -> frozenset[str]:
+    global _NAMES
+    from customs_batch.sensitive import sensitive_names  # here: findings.py stays light
+
+    _NAMES = sensitive_names()
+    return _NAMES
+
+
+NOT_SHOWN = "the value is not shown, being sensitive"
+"""What a finding about a sensitive value says in place of the value."""
+
+
+def at_sensitive_value(path: JsonPath) -> bool:
+    """Whether a finding at ``path`` (``("spec", "DeclarationGuarantees", 0, "accessCode")``)
+    is about a sensitive value, or one inside it."""
+    if len(path) < 2:
+        return False
+    from customs_batch.sensitive import covers  # here: findings.py stays light at import
+
+    return covers(path[1:] if path[0] == "spec" else path)
+
+
+def withheld(finding: Finding) -> Finding:
+    """``finding`` marked as about a sensitive value, its message saying only where and
+    which check failed (for a finding that could quote one, found out after it was made)."""
+    return replace(finding, message=_withheld_message(finding), sensitive=True)
+
+
+def _withheld_message(finding: Finding) -> str:
+    """What a finding about a sensitive value says when its maker quoted no message without
+    the value: where, and which check failed."""
+    location = finding.location
+    if location.column_name and not at_sensitive_value(location.path):
+        column = f"column {location.column_name!r}"
+        return f"{column}: the cell fails the check {finding.rule}; {NOT_SHOWN}"
+    path = location.path
+    steps = path[1:] if path[:1] == ("spec",) else path
+    field_text = ""
+    for step in steps:
+        field_text += f"[{step}]" if isinstance(step, int) else (f".{step}" if field_text else step)
+    return f"{field_text}: the value fails the check {finding.rule}; {NOT_SHOWN}"

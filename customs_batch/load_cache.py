@@ -219,7 +219,8 @@ class LoadCache:
         """Store ``outcome`` for ``file`` and return the entry as written and its version
         (None when it could not be: a cache that cannot be written is left alone). A file
         whose documents hold a sensitive value (a guarantee's access code) is never stored:
-        the cache would keep it in clear, and nothing customs-batch writes does."""
+        the cache would keep it in clear, and nothing customs-batch writes does; nor is one
+        whose findings quote such a value."""
         if _holds_sensitive_values(outcome) or _too_many_documents(outcome):
             return None
         root = str(find_project_root(Path(file)))
@@ -534,9 +535,19 @@ def _too_many_documents(outcome: Any) -> bool:
 
 
 def _holds_sensitive_values(outcome: Any) -> bool:
-    """Whether the documents of a load's ``outcome`` hold a sensitive value in clear."""
+    """Whether a load's ``outcome`` holds a sensitive value in clear: in its documents, or in
+    a finding about one that was not told without it (a finding quotes the value it is
+    about: ``accessCode must be of type string, got array ['9931']``). Findings are made so
+    (:class:`customs_batch.findings.Finding`); this is the second guard, and looks only at
+    the findings at a sensitive field."""
+    from customs_batch.findings import at_sensitive_value
     from customs_batch.sensitive import has_clear_values, has_sensitive
 
+    if any(
+        not finding.sensitive and at_sensitive_value(finding.location.path)
+        for finding in getattr(outcome, "findings", ()) or ()
+    ):
+        return True
     return any(
         has_sensitive(document.kind) and has_clear_values(document.kind, document.spec)
         for document in getattr(outcome, "documents", ()) or ()

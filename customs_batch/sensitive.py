@@ -21,7 +21,7 @@ import hmac
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -86,6 +86,27 @@ def _path_text(path: Path) -> str:
     for step in path:
         out += step if step == ITEMS else (f".{step}" if out else step)
     return out
+
+
+@cache
+def _sensitive_steps() -> frozenset[Path]:
+    return frozenset(path for kind in Kind for path in sensitive_paths(kind))
+
+
+@cache
+def sensitive_names() -> frozenset[str]:
+    """The names of the sensitive fields, in any kind: ``accessCode``."""
+    return frozenset(path[-1] for path in _sensitive_steps())
+
+
+def covers(path: Sequence[str | int]) -> bool:
+    """Whether the value at ``path`` in a spec (``("DeclarationGuarantees", 0,
+    "accessCode")``), or one inside it, is sensitive in some kind's schema."""
+    if sensitive_names().isdisjoint(path):  # nearly every path: one set look-up
+        return False
+    steps = tuple(ITEMS if type(step) is int else step for step in path)
+    known = _sensitive_steps()
+    return any(steps[:end] in known for end in range(1, len(steps) + 1))
 
 
 _INDEX = re.compile(r"\[[0-9]+\]")

@@ -31,6 +31,7 @@ from customs_batch.validation.project import (
 )
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_envelope_schema, check_spec_schema
+from customs_batch.validation.sensitive_cells import SensitiveCells
 from customs_batch.validation.team_rules import check_team_rules, finish
 
 
@@ -224,11 +225,13 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
     # way back from a loading process (pickle keeps one copy of a shared object) and a
     # warm run pays nothing for it.
     texts = TextPool()
+    cells = SensitiveCells()
     with bulk():
         for item in iter_file(Path(file)):
             if not isinstance(item, Document):
                 problems.append(item)
                 continue
+            cells.note(item)
             if type(item.spec) is dict:
                 texts.share(item.spec)
             findings += cap.admitted(check_envelope_schema(item))
@@ -239,6 +242,8 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
         findings += cap.left_out()
         keys = len(documents) <= MAX_CACHED_DOCUMENTS  # else only if the run has other files
         project = project_part(documents, broken_addresses(problems), keys=keys)
+    told = cells.withheld([*problems, *findings])
+    problems, findings = told[: len(problems)], told[len(problems) :]
     return _LoadedFile(problems, findings, documents, number, project)
 
 

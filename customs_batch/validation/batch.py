@@ -42,6 +42,7 @@ from customs_batch.validation.project import (
     project_findings,
     project_part,
 )
+from customs_batch.validation.sensitive_cells import SensitiveCells, SheetColumn
 from customs_batch.validation.suppressions import ANNOTATION
 from customs_batch.validation.team_rules import check_team_rules, finish
 
@@ -108,6 +109,9 @@ class ValidationResult:
     """The documents' dependencies within the batch, for a picture, when asked for
     (``validate_paths(graph=True)``): (what comes first, what waits for it, why:
     ``reference`` or ``dependsOn``)."""
+    sensitive_columns: frozenset[SheetColumn] = frozenset()
+    """The spreadsheet columns that gave a sensitive value (a guarantee's access code) in
+    some row: an annotated copy leaves them empty."""
 
     @property
     def document_count(self) -> int:
@@ -192,6 +196,9 @@ class _FileOutcome:
     annotated: list[Document]
     """The slim copies of the documents with a suppress annotation."""
     slims: _Slims
+    sensitive_columns: frozenset[SheetColumn] = frozenset()
+    """The file's spreadsheet columns that gave a sensitive value (see
+    :func:`sensitive_columns`)."""
 
     @property
     def documents(self) -> list[Document]:
@@ -238,9 +245,11 @@ def validate_paths(
     with bulk():
         done = list(outcomes)
     broken: set[Address] = set()
+    columns: set[SheetColumn] = set()
     for outcome in done:
         findings.extend(outcome.findings)
         broken |= outcome.broken
+        columns |= outcome.sensitive_columns
 
     def complete(index: int) -> list[Document]:
         # A row with values left out was checked on its own, never across documents.
@@ -258,6 +267,7 @@ def validate_paths(
         tuple(files),
         sorted_findings(suppressed),
         document_edges(slims) if graph else (),
+        frozenset(columns),
     )
 
 
@@ -434,12 +444,14 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
     findings: list[Finding] = []
     cap = FindingsCap()
     slims: list[Document] = []
+    cells = SensitiveCells()
     with _collector_paused():
         for item in iter_file(Path(file), rows=settings.rows, partial=True):
             if not isinstance(item, Document):
                 if cap.admit(item):
                     findings.append(item)
                 continue
+            cells.note(item)
             checked = document_findings(
                 item,
                 mrn_check_digit=settings.mrn_check_digit,
@@ -455,7 +467,10 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
         complete = [doc for doc in slims if not doc.left_out] if left_out else slims
         project = project_part(complete, broken, keys=len(slims) <= MAX_CACHED_DOCUMENTS)
     annotated = [doc for doc in slims if ANNOTATION in doc.annotations]
-    return _FileOutcome(file, findings, project, frozenset(broken), annotated, _Slims(slims))
+    findings = cells.withheld(findings)
+    return _FileOutcome(
+        file, findings, project, frozenset(broken), annotated, _Slims(slims), cells.columns()
+    )
 
 
 @contextmanager

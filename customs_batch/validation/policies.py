@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from customs_batch.findings import Finding, Location
 from customs_batch.kinds import Address
 from customs_batch.manifest.document import Document
+from customs_batch.sensitive import SENSITIVE, has_sensitive, sensitive_paths, values_at
 from customs_batch.validation import policy_cost
 from customs_batch.validation._cel import cel_core
 from customs_batch.validation.policy_files import MAX_COMPREHENSION_STEPS, Policy
@@ -167,7 +168,8 @@ def _finding(policy: Policy, document: Document, location: Location, outcome: Ou
         rule, message = policy.id, policy.message
     else:
         rule = EVALUATION_RULE
-        message = f"policy {policy.id} could not be evaluated on this document: {outcome.error}"
+        error = _without_sensitive_values(outcome.error, document)
+        message = f"policy {policy.id} could not be evaluated on this document: {error}"
         hint = f"guard optional fields with has(spec.field) ({where})"
         if outcome.costly:
             hint = f"{_COSTLY_HINT} ({where})"
@@ -182,6 +184,22 @@ def _finding(policy: Policy, document: Document, location: Location, outcome: Ou
         document=str(document.address),
         rule_at=Location(policy.file, policy.line),
     )
+
+
+def _without_sensitive_values(text: str, document: Document) -> str:
+    """``text`` (the evaluation library's error) with each sensitive value of ``document``
+    it quotes (a guarantee's access code given to ``int()``) shown as ``(sensitive)``."""
+    if not has_sensitive(document.kind):
+        return text
+    values = {
+        str(value)
+        for path in sensitive_paths(document.kind)
+        for _, value in values_at(document.spec, path)
+        if value not in (None, "")
+    }
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, SENSITIVE)
+    return text
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ def _findings(
             location=document.locate((*at, *violation.path)),
             hint=violation.hint,
             document=str(document.address),
+            sensitive=violation.sensitive,
         )
         for violation in schema.violations(instance)
     ]

@@ -11,6 +11,7 @@ errors.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,9 +20,10 @@ from typing import Any
 
 import jsonschema_rs
 
-from customs_batch.findings import JsonPath
+from customs_batch.findings import NOT_SHOWN, JsonPath
 from customs_batch.kinds import Kind
 from customs_batch.resources import load_pattern_hints, load_schema
+from customs_batch.sensitive import SENSITIVE, covers, sensitive_names
 
 REFERENCE_HINT = "${ref:Kind/name.field}"
 
@@ -38,6 +40,8 @@ class Violation:
     path: JsonPath
     message: str
     hint: str
+    sensitive: bool = False
+    """About a sensitive value (a guarantee's access code): the message does not quote it."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,34 @@ def envelope_schema() -> CompiledSchema:
 
 def _violations_of(schema: Mapping[str, Any], error: Any) -> list[Violation]:
     path: JsonPath = tuple(error.instance_path)
+    found = _violations_at(schema, error, path)
+    if covers(path):
+        return [_without_value(violation, error.instance) for violation in found]
+    return found
+
+
+_SAID = {
+    "schema.enum": "is not an allowed value",
+    "schema.const": "is not the value it must be",
+    "schema.pattern": "does not have the form it needs",
+    "schema.minimum": "is below the least allowed",
+    "schema.maximum": "is above the most allowed",
+}
+
+
+def _without_value(violation: Violation, value: object) -> Violation:
+    """``violation`` of a sensitive value (a guarantee's access code) told without the value:
+    the reports and the load cache must never hold it."""
+    field = _field_name(violation.path)
+    if violation.rule == "schema.type":
+        said = f"is of the wrong type ({_json_type(value)})"
+    else:
+        said = _SAID.get(violation.rule, f"fails the check {violation.rule}")
+    message = f"{field} {said}; {NOT_SHOWN}"
+    return Violation(violation.rule, violation.path, message, violation.hint, sensitive=True)
+
+
+def _violations_at(schema: Mapping[str, Any], error: Any, path: JsonPath) -> list[Violation]:
     schema_path: list[str | int] = list(error.schema_path)
     keyword = str(schema_path[-1]) if schema_path else ""
     owner = _subschema(schema, schema_path[:-1])
@@ -125,7 +157,8 @@ def _violations_of(schema: Mapping[str, Any], error: Any) -> list[Violation]:
             return [found]
     rule = "schema." + re.sub(r"(?<!^)(?=[A-Z])", "-", keyword).lower()
     hint = _hint("correct the value", description)
-    return [Violation(rule, path, f"{field}: {error.message}", hint)]
+    # The library's message quotes the value: a list of guarantees, say, with their codes.
+    return [Violation(rule, path, f"{field}: {_scrubbed(error.message, value)}", hint)]
 
 
 def _pattern(pattern: str, path: JsonPath, value: object, description: str) -> Violation:
@@ -202,10 +235,14 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
         return [v for i, item in enumerate(value) for v in _non_json_values(item, (*path, i))]
     if value is None or isinstance(value, str | int | float | bool):
         return []
+    hint = "quote it to write it as a string"
+    if covers(path):
+        message = f"{_field_name(path)} holds a {type(value).__name__}, which is not a JSON value"
+        return [Violation("schema.type", path, f"{message}; {NOT_SHOWN}", hint, sensitive=True)]
     message = (
         f"{_field_name(path)} holds a {type(value).__name__} ({value}), which is not a JSON value"
     )
-    return [Violation("schema.type", path, message, "quote it to write it as a string")]
+    return [Violation("schema.type", path, message, hint)]
 
 
 def _as_json(value: object) -> object:
@@ -276,5 +313,53 @@ def _json_type(value: object) -> str:
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    text = repr(_redacted(value))
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _redacted(value: object) -> object:
+    """``value`` with what any sensitive field inside it holds shown as ``(sensitive)``: a
+    guarantee written where a list of them belongs is quoted without its access code."""
+    if isinstance(value, dict):
+        names = sensitive_names()
+        return {
+            key: SENSITIVE if key in names and child is not None else _redacted(child)
+            for key, child in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redacted(item) for item in value]
+    return value
+
+
+def _secrets_in(value: object) -> list[str]:
+    """The texts of the values of sensitive fields inside ``value``."""
+    if isinstance(value, dict):
+        names = sensitive_names()
+        found: list[str] = []
+        for key, child in value.items():
+            if key in names and child is not None:
+                found.append(child if isinstance(child, str) else repr(child))
+                found.append(_json_text(child))
+            else:
+                found.extend(_secrets_in(child))
+        return found
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _secrets_in(item)]
+    return []
+
+
+def _json_text(value: object) -> str:
+    """``value`` as JSON text, as the schema library quotes it."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _scrubbed(message: str, value: object) -> str:
+    """``message`` with each sensitive value inside ``value`` it quotes shown as
+    ``(sensitive)`` (longest first, so a code's JSON text goes before its bare digits)."""
+    for secret in sorted(set(_secrets_in(value)), key=len, reverse=True):
+        if secret:
+            message = message.replace(secret, SENSITIVE)
+    return message

@@ -83,12 +83,21 @@ class CellTypeError(Exception):
         self.column, self.value, self.wanted = column, value, wanted
 
     def __str__(self) -> str:
-        kind = {"text": "text", "number": "a number", "integer": "a whole number"}
         return (
             f"column {self.column!r} is declared {self.wanted.value}, "
-            f"but the cell holds {self.value!r}, which is not "
-            f"{kind.get(self.wanted.value, 'true or false')}"
+            f"but the cell holds {self.value!r}, which is not {self._wanted_text()}"
         )
+
+    def unquoted(self) -> str:
+        """The message without the cell's value, for a sensitive field."""
+        return (
+            f"column {self.column!r} is declared {self.wanted.value}, "
+            f"but the cell is not {self._wanted_text()}"
+        )
+
+    def _wanted_text(self) -> str:
+        kind = {"text": "text", "number": "a number", "integer": "a whole number"}
+        return kind.get(self.wanted.value, "true or false")
 
 
 class UnusableCell(CellTypeError):

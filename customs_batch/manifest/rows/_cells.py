@@ -24,10 +24,22 @@ _COMMA_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
 
 @dataclass(frozen=True)
 class CellProblem:
-    """Why a cell's value does not fit its field."""
+    """Why a cell's value does not fit its field: ``quoted`` (the value as a message shows
+    it) ``said`` (what is wrong with it)."""
 
-    message: str
+    quoted: str
+    said: str
     hint: str
+
+    @property
+    def message(self) -> str:
+        """``'12x' is not a number``."""
+        return f"{self.quoted} {self.said}"
+
+    @property
+    def unquoted(self) -> str:
+        """The message without the value, for a sensitive field: ``the cell is not a number``."""
+        return f"the cell {self.said}"
 
 
 def convert(value: JSON, types: frozenset[str], *, decimal_comma: bool) -> JSON | CellProblem:
@@ -48,17 +60,17 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | 
     if "integer" in types and _INTEGER.fullmatch(stripped):
         whole = integer(stripped)
         if whole is None:
-            return CellProblem(f"{_head(text)} has too many digits", "Check the cell.")
+            return CellProblem(_head(text), "has too many digits", "Check the cell.")
         return whole
     if "number" in types:
         return _number(stripped, decimal_comma)
     if "integer" in types:
-        return CellProblem(f"{text!r} is not a whole number", "Write digits only, e.g. 12.")
+        return CellProblem(repr(text), "is not a whole number", "Write digits only, e.g. 12.")
     if "boolean" in types:
         lowered = stripped.lower()
         if lowered in _TRUE or lowered in _FALSE:
             return lowered in _TRUE
-        return CellProblem(f"{text!r} is not yes or no", "Write true or false (or yes or no).")
+        return CellProblem(repr(text), "is not yes or no", "Write true or false (or yes or no).")
     return text
 
 
@@ -67,25 +79,25 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
         if _COMMA_NUMBER.fullmatch(text):
             return _plain_number(text.replace(".", "").replace(",", "."))
         hint = "This document reads numbers with a decimal comma (decimalComma: true): 12,5."
-        return CellProblem(f"{text!r} is not a number", hint)
+        return CellProblem(repr(text), "is not a number", hint)
     if _NUMBER.fullmatch(text):
         return _plain_number(text)
     hint = "Write the number with a decimal point, e.g. 12.5"
     if re.fullmatch(r"[-+]?[\d.]*,\d+", text):
         hint += ", or set 'decimalComma: true' in forEach when the export writes 12,5"
-    return CellProblem(f"{text!r} is not a number", hint + ".")
+    return CellProblem(repr(text), "is not a number", hint + ".")
 
 
 def _plain_number(text: str) -> JSON | CellProblem:
     if _INTEGER.fullmatch(text):
         whole = integer(text)
         if whole is None:
-            return CellProblem(f"{_head(text)} has too many digits", "Check the cell.")
+            return CellProblem(_head(text), "has too many digits", "Check the cell.")
         return whole
     number = float(text)
     if math.isfinite(number):
         return number
-    return CellProblem(f"{text!r} is too large a number", "Check the cell.")
+    return CellProblem(repr(text), "is too large a number", "Check the cell.")
 
 
 def _head(text: str) -> str:

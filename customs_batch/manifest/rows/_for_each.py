@@ -18,7 +18,14 @@ from typing import Any
 
 from jinja2 import TemplateSyntaxError, UndefinedError
 
-from customs_batch.findings import Finding, JsonPath, Location, Severity
+from customs_batch.findings import (
+    NOT_SHOWN,
+    Finding,
+    JsonPath,
+    Location,
+    Severity,
+    at_sensitive_value,
+)
 from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendered_metadata, merge
 from customs_batch.manifest.documents._envelope import Envelope
@@ -420,7 +427,14 @@ class _Expander:
         if not isinstance(converted, CellProblem):
             return converted
         at = self._cell(slot, state)
-        finding = self._finding("row.cell-type", converted.message, at, slot.path, converted.hint)
+        finding = self._finding(
+            "row.cell-type",
+            converted.message,
+            at,
+            slot.path,
+            converted.hint,
+            unquoted=converted.unquoted,
+        )
         state.leave_out(slot.path, finding)
         return DROP
 
@@ -474,7 +488,11 @@ class _Expander:
                 )
             else:
                 hint = "Fix the cell, or the column's type in forEach.columns."
-                fail(self._finding("row.cell-type", str(error), at, slot.path, hint))
+                fail(
+                    self._finding(
+                        "row.cell-type", str(error), at, slot.path, hint, unquoted=error.unquoted()
+                    )
+                )
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
             message = f"in {slot.text!r}: {problem.message}"
@@ -482,8 +500,20 @@ class _Expander:
         return None
 
     def _finding(
-        self, rule: str, message: str, at: Position, path: JsonPath, hint: str = _ROW_HINT
+        self,
+        rule: str,
+        message: str,
+        at: Position,
+        path: JsonPath,
+        hint: str = _ROW_HINT,
+        *,
+        unquoted: str | None = None,
     ) -> Finding:
+        """``unquoted``: the message without the cell's value, for a sensitive field (a
+        guarantee's access code); without it the finding says only which check failed."""
+        if unquoted is not None and at_sensitive_value(path):
+            message = f"{unquoted}; {NOT_SHOWN}"
+            return Finding(rule, Severity.ERROR, message, at.location(path), hint, sensitive=True)
         return Finding(rule, Severity.ERROR, message, at.location(path), hint)
 
     def _sheet_error(self, error: SheetError) -> Iterator[Finding]:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
+from customs_batch.sensitive import SENSITIVE, sensitive_names
 from customs_batch.userfiles import FileRefused, read_user_file
 
 EXCERPT_CHARS = 120
@@ -55,9 +57,48 @@ class SourceLines:
 
     def excerpt(self, file: str, number: int, column: int) -> tuple[str, int] | None:
         """The part of line ``number`` to show around ``column`` (1-based), and the column
-        of the same character in that part; None when there is no such line."""
+        of the same character in that part; None when there is no such line. A sensitive
+        field written on the line (``accessCode: "1234"`` in a guarantee written on one
+        line) shows ``(sensitive)`` for its value."""
         line = self.line(file, number)
-        return None if line is None else excerpt(line, column)
+        if line is None:
+            return None
+        line, column = without_sensitive_values(line, column)
+        return excerpt(line, column)
+
+
+@cache
+def _sensitive_field() -> re.Pattern[str]:
+    """A sensitive field and its value written on a line of YAML or JSON: the name (quoted or
+    not), a colon, then a quoted text or a plain value up to the next ``,`` ``}`` ``]`` or
+    comment."""
+    names = "|".join(re.escape(name) for name in sorted(sensitive_names()))
+    return re.compile(
+        rf"""((?<![\w-])["']?(?:{names})["']?[ \t]*:[ \t]*)"""
+        r"""("(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?|[^\s,}\]#][^,}\]#]*)"""
+    )
+
+
+def without_sensitive_values(line: str, column: int) -> tuple[str, int]:
+    """``line`` with the value of each sensitive field written on it shown as
+    ``(sensitive)``, and where ``column`` (1-based) is then."""
+    pattern = _sensitive_field()
+    if not sensitive_names() or pattern.search(line) is None:
+        return line, column
+    out: list[str] = []
+    end = 0
+    shift = 0
+    for match in pattern.finditer(line):
+        out.append(line[end : match.start(2)])
+        value = match.group(2).rstrip()
+        out.append(SENSITIVE)
+        end = match.start(2) + len(value)
+        if column > end:
+            shift += len(SENSITIVE) - len(value)
+        elif column > match.start(2):  # inside the value: at its start
+            shift -= column - 1 - match.start(2)
+    out.append(line[end:])
+    return "".join(out), column + shift if column >= 1 else column
 
 
 def excerpt(line: str, column: int, width: int = EXCERPT_CHARS) -> tuple[str, int]:

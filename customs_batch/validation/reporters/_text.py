@@ -71,7 +71,7 @@ class _FindingLines:
         lines = [f"{where}: {finding.severity}[{finding.rule}]: {printable(finding.message)}"]
         if loc.sheet is not None:
             lines.append(f"  cell: {printable(loc.cell() or '')}")
-        else:
+        elif not finding.sensitive:  # the line of a sensitive value holds the value
             shown = self.sources.excerpt(loc.file, loc.line, loc.column)
             if shown is not None:
                 source, column = shown
@@ -81,7 +81,9 @@ class _FindingLines:
         used = loc.used_at
         if used is not None:
             lines.append(f"  {printable(loc.used_at_text() or '')}")
-            template_line = self.sources.excerpt(used.file, used.line, used.column)
+            template_line = None
+            if not finding.sensitive:
+                template_line = self.sources.excerpt(used.file, used.line, used.column)
             if template_line is not None:
                 lines.append(f"    {printable(template_line[0].strip())}")
         if loc.path:
