@@ -83,4 +83,5 @@ def annotate_inputs(result: ValidateResult, folder: Path) -> tuple[AnnotatedFile
     spreadsheet input with findings (the inputs are not changed); what was written."""
     from customs_batch.validation.annotate import annotate_spreadsheets
 
-    return tuple(annotate_spreadsheets(result.validation.findings, folder))
+    validation = result.validation
+    return tuple(annotate_spreadsheets(validation.findings, folder, validation.sensitive_columns))

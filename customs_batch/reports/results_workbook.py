@@ -29,6 +29,7 @@ from customs_batch.findings import column_letter
 from customs_batch.kinds.model import ServiceId
 from customs_batch.manifest.spreadsheet.copy import (
     copy_path,
+    empty_columns,
     new_sheet_name,
     open_copy,
     save_copy,
@@ -151,10 +152,7 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
         if number not in known and _holds_values(sheet, number, first)
     ]
     every = sorted([*rows, *unread], key=lambda row: row.row)
-    withheld = _sensitive_columns(sheet, rows, first)
-    for number in range(first_data, last + 1):
-        for column in withheld:
-            sheet.cell(number, column).value = None
+    empty_columns(sheet, _sensitive_columns(sheet, rows, first), first_data)
     for row in every:
         _write_row(sheet, row, first)
     sheet.freeze_panes = f"A{header + 1}"

@@ -9,7 +9,7 @@ user's choice; the original files are never opened for writing (see
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ from openpyxl.worksheet.worksheet import Worksheet
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.manifest.spreadsheet.copy import (
     copy_path,
+    empty_columns,
+    named_columns,
     new_sheet_name,
     open_copy,
     save_copy,
@@ -50,9 +52,15 @@ class AnnotatedFile:
     findings: int
 
 
-def annotate_spreadsheets(findings: Iterable[Finding], folder: Path) -> list[AnnotatedFile]:
+def annotate_spreadsheets(
+    findings: Iterable[Finding],
+    folder: Path,
+    sensitive_columns: Collection[tuple[str, str, str]] = (),
+) -> list[AnnotatedFile]:
     """Write an annotated XLSX copy, under ``folder``, of every spreadsheet that has
-    findings; return what was written, in file order."""
+    findings; return what was written, in file order. ``sensitive_columns`` (file, sheet,
+    column name): the columns that gave a sensitive value (a guarantee's access code),
+    left empty below their header in the copies."""
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.location.sheet is not None and finding.location.row:
@@ -61,10 +69,26 @@ def annotate_spreadsheets(findings: Iterable[Finding], folder: Path) -> list[Ann
     for file in sorted(by_file):
         target = copy_path(Path(file), folder)
         workbook = open_copy(Path(file), str(by_file[file][0].location.sheet))
+        withhold(workbook, {(sheet, name) for at, sheet, name in sensitive_columns if at == file})
         annotate(workbook, by_file[file])
         save_copy(workbook, target)
         written.append(AnnotatedFile(file, target, len(by_file[file])))
     return written
+
+
+def withhold(workbook: Workbook, columns: Collection[tuple[str, str]]) -> None:
+    """Empty the ``columns`` (sheet, column name) of ``workbook`` below their header, as
+    ``results --annotate`` does: the copy never holds a sensitive value."""
+    by_sheet: dict[str, set[str]] = defaultdict(set)
+    for sheet, name in columns:
+        by_sheet[sheet_title(sheet)].add(name)
+    for title, names in by_sheet.items():
+        if title not in workbook.sheetnames:
+            continue
+        found = named_columns(workbook[title], names)
+        if found is not None:
+            header, numbers = found
+            empty_columns(workbook[title], numbers, header + 1)
 
 
 def annotate(workbook: Workbook, findings: Sequence[Finding]) -> None:

@@ -13,12 +13,15 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 import openpyxl
 import python_calamine
+from openpyxl.cell.cell import MergedCell
 from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.worksheet import Worksheet
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.folders import make_private_folder
@@ -85,6 +88,31 @@ def save_copy(workbook: Workbook, target: Path) -> None:
     content = io.BytesIO()
     workbook.save(content)
     write_named_file(target, content.getvalue(), what="annotated copy")
+
+
+def empty_columns(sheet: Worksheet, columns: Iterable[int], first_row: int) -> None:
+    """Leave ``columns`` (1-based) of ``sheet`` empty from ``first_row`` down: the columns
+    that gave a sensitive value (a guarantee's access code), which no copy holds."""
+    columns = sorted(set(columns))
+    for number in range(first_row, sheet.max_row + 1):
+        for column in columns:
+            cell = sheet.cell(number, column)
+            if not isinstance(cell, MergedCell):
+                cell.value = None
+
+
+def named_columns(sheet: Worksheet, names: Collection[str]) -> tuple[int, set[int]] | None:
+    """The first row of ``sheet`` holding one of the column names ``names`` (the header
+    row), and the columns there that hold one of them; None when no row does."""
+    for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
+        found = {
+            column
+            for column, value in enumerate(values, start=1)
+            if value is not None and str(value).strip() in names
+        }
+        if found:
+            return number, found
+    return None
 
 
 def sheet_title(name: str | None) -> str:

@@ -1,0 +1,65 @@
+"""validate --annotate: a copy never holds a guarantee's access code, neither in a cell nor
+in a finding (docs/spreadsheets.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from tests.validation.test_sensitive_findings import (
+    CASES,
+    DEPARTURE,
+    GUARANTEE,
+    NOT_SHOWN,
+    _holding,
+    _project,
+    _validate,
+)
+
+
+@pytest.mark.parametrize("case", ["csv-cell", "through-values"])
+def test_the_annotated_copy_never_holds_the_access_code(tmp_path: Path, case: str) -> None:
+    secret = CASES[case](tmp_path)
+    code, _, err = _validate("--annotate", "annotated")
+    assert code == 1
+    assert "annotated/data/g.csv.xlsx" in err
+    assert _holding(tmp_path / "annotated", secret) == []
+    book = openpyxl.load_workbook(tmp_path / "annotated" / "data" / "g.csv.xlsx")
+    sheet = book["g"]
+    # The column that gave the access codes is empty below its header, the valid code too.
+    assert [sheet.cell(row, 2).value for row in (1, 2, 3)] == ["Access", None, None]
+    assert [sheet.cell(row, 1).value for row in (1, 2, 3)] == ["Ref", "R-1", "R-2"]
+    messages = [row[5] for row in book["Findings"].iter_rows(min_row=2, values_only=True)]
+    assert len(messages) == 1 and NOT_SHOWN in str(messages[0])
+    assert sheet["B3"].comment is not None and secret not in sheet["B3"].comment.text
+
+
+def test_an_annotated_copy_empties_the_access_code_column_of_every_row(tmp_path: Path) -> None:
+    """A finding elsewhere in the sheet is enough for a copy: the codes are left out."""
+    _project(tmp_path)
+    (tmp_path / "data" / "g.csv").write_text(
+        "Ref;Access;Amount\nR-1;7741;100\nR-2;7742;abc\n", encoding="utf-8"
+    )
+    (tmp_path / "manifests" / "departure.yaml").write_text(
+        DEPARTURE.format(
+            for_each="forEach: {file: ../data/g.csv, columns: {Amount: number}}\n",
+            name='"my-departure-{{ row_number }}"',
+            values="",
+            reference='"{{ row.Ref }}"',
+            guarantee=GUARANTEE.format(amount='"{{ row.Amount }}"', code='"{{ row.Access }}"'),
+        ),
+        encoding="utf-8",
+    )
+    code, _, _ = _validate("--annotate", "annotated")
+    assert code == 1
+    book = openpyxl.load_workbook(tmp_path / "annotated" / "data" / "g.csv.xlsx")
+    sheet = book["g"]
+    assert [[cell.value for cell in row] for row in sheet.iter_rows()] == [
+        ["Ref", "Access", "Amount"],
+        ["R-1", None, "100"],
+        ["R-2", None, "abc"],
+    ]
+    assert sheet["C3"].comment is not None
+    assert _holding(tmp_path / "annotated", "774") == []
