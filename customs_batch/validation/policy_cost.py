@@ -80,8 +80,9 @@ class _QuietStop(logging.Filter):
 logging.getLogger("cel").addFilter(_QuietStop())
 
 
-def _code(expression: str) -> str:
-    """``expression`` with each string literal's text blanked (same length, same places)."""
+def without_strings(expression: str) -> str:
+    """``expression`` with each string literal's text blanked (same length, same places):
+    what is code in it, for every look at an expression's text."""
 
     def blank(match: re.Match[str]) -> str:
         text = match.group(0)
@@ -93,7 +94,7 @@ def _code(expression: str) -> str:
 def instrumented(expression: str) -> str:
     """``expression`` with a counted step in front of every per-item argument of every
     comprehension (see the module's docstring)."""
-    code = _code(expression)
+    code = without_strings(expression)
     frames: list[list[int] | None] = []  # per open bracket: a macro's argument starts, or None
     inserts: list[tuple[int, int, str]] = []  # (position, order, text)
     for match in _TOKEN.finditer(code):
@@ -119,18 +120,18 @@ def instrumented(expression: str) -> str:
 def joined_operands(expression: str) -> int:
     """How many lists a ``+`` chain of the expression may join at most: every ``+`` counted
     (outside string literals), plus one."""
-    return _code(expression).count("+") + 1
+    return without_strings(expression).count("+") + 1
 
 
 def literal_items(expression: str) -> int:
     """The most items a list or map literal of the expression may have: its commas, plus
     one."""
-    return _code(expression).count(",") + 1
+    return without_strings(expression).count(",") + 1
 
 
 def reads_metadata(expression: str) -> bool:
     """Whether the expression can see ``metadata`` (named outside string literals)."""
-    return re.search(r"(?<![\w.])metadata\b", _code(expression)) is not None
+    return re.search(r"(?<![\w.])metadata\b", without_strings(expression)) is not None
 
 
 def longest(value: Any) -> int:

@@ -55,11 +55,6 @@ can see or build, raised to their depth, stays under this: a list of 1,000 items
 nested ones, of 1,000,000 under one; and its evaluation stops after this many steps. Any
 other document is a policy.evaluation-error finding (see :mod:`.policy_cost`)."""
 # The first spec or metadata field an expression names: where its finding points.
-# A CEL string literal: raw, bytes, triple-quoted, with escapes.
-_STRING = re.compile(
-    r"""[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""",
-    re.DOTALL,
-)
 _FIELD = re.compile(r"\b(spec|metadata)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\s*\()?")
 
 
@@ -392,7 +387,7 @@ def _nesting_problem(expression: str) -> str | None:
     return None
 
 
-# A comprehension macro's opening, and parentheses (string literals are taken out first).
+# A comprehension macro's opening, and parentheses (string literals are blanked first).
 _TOKEN = re.compile(
     r"(?P<macro>\.\s*(?:all|exists_one|exists|map|filter)\s*\()|(?P<open>\()|(?P<close>\))"
 )
@@ -403,7 +398,7 @@ def comprehension_depth(expression: str) -> int:
     in ``expression``; the text of string literals is not looked at."""
     stack: list[bool] = []  # one entry per open parenthesis: whether it opened a macro
     deepest = 0
-    for match in _TOKEN.finditer(_STRING.sub('""', expression)):
+    for match in _TOKEN.finditer(policy_cost.without_strings(expression)):
         if match.lastgroup == "macro":
             stack.append(True)
             deepest = max(deepest, stack.count(True))
@@ -422,7 +417,7 @@ def spec_fields(expression: str) -> frozenset[str] | None:
     """The top-level fields ``spec.NAME`` the expression reads; None when it uses ``spec``
     any other way (whole, indexed, a macro or a method on it), so nothing it reads is left
     out of what it is given."""
-    code = _STRING.sub('""', expression)
+    code = policy_cost.without_strings(expression)
     fields: set[str] = set()
     for match in _SPEC.finditer(code):
         name, call = match.group(1), match.group(2)

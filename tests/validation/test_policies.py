@@ -589,3 +589,15 @@ def test_a_bad_policy_file_is_a_finding_at_its_line_in_json_and_sarif(
         "artifactLocation": {"uri": "policies/team.yaml"},
         "region": {"startLine": 2, "startColumn": 11},
     }
+
+
+def test_a_raw_string_ending_in_a_backslash_hides_no_comprehension() -> None:
+    # In a raw string a backslash escapes nothing: r'\' is a text of one backslash. Read as
+    # an escape, the string would run on to the next quote and hide the comprehension
+    # between, which the cost bound would then not count.
+    from customs_batch.validation.policy_files import comprehension_depth, spec_fields
+
+    expression = "spec.a != r'\\' && spec.b.all(x, x != 'z')"
+    assert comprehension_depth(expression) == 1
+    assert spec_fields(expression) == frozenset({"a", "b"})
+    assert policy_cost.without_strings(expression) == "spec.a != r  ' && spec.b.all(x, x != ' ')"
