@@ -8,6 +8,7 @@ customs-batch uses for addressing (``shipmentId`` of a movement, ``declarationId
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -215,20 +216,21 @@ def capped(reasons: list[str]) -> list[str]:
 
 
 def _reason(error: Any) -> str:
-    """``where: message``, with the offending value shortened: a 400 never echoes a body."""
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    message: str = error.message
-    shown = repr(error.instance)
-    if len(shown) > _SHOWN_VALUE and shown in message:
-        message = message.replace(shown, clip(shown, _SHOWN_VALUE))
-    return clip(f"{clip(where.lstrip('.'), _SHOWN_VALUE) or 'body'}: {message}", _MAX_REASON)
+    """``where: message`` of an error of jsonschema."""
+    return _said(error.absolute_path, error.message, repr(error.instance))
 
 
 def _fast_reason(error: Any) -> str:
-    """:func:`_reason` of an error of jsonschema-rs, which names its path otherwise."""
-    path = error.instance_path
+    """``where: message`` of an error of jsonschema-rs (which quotes values as JSON)."""
+    return _said(error.instance_path, error.message, json.dumps(error.instance))
+
+
+def _said(path: Any, message: str, shown: str) -> str:
+    """``where: message``, with the offending value (``shown`` as the message quotes it)
+    shortened: a 400 never echoes a body."""
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-    message: str = error.message
+    if len(shown) > _SHOWN_VALUE and shown in message:
+        message = message.replace(shown, clip(shown, _SHOWN_VALUE))
     return clip(f"{clip(where.lstrip('.'), _SHOWN_VALUE) or 'body'}: {message}", _MAX_REASON)
 
 
