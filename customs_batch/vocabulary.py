@@ -61,3 +61,5 @@ PROCESSING: Final = "processing"
 FAILED_TRANSIT_STATUSES: Final = frozenset({"invalid", "error"})
 """Departure statuses in which customs never accepted the declaration: a corrected document
 may be submitted again without declaring the goods twice."""
+CANCELED: Final = "canceled"
+"""A transit declaration customs cancelled (the body's word for the filter's ``CANCELED``)."""

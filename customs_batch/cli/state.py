@@ -158,7 +158,7 @@ def show(address: str, env_name: str | None, allow_empty_state: bool) -> int:
     is_flag=True,
     help="The objects no longer exist at the service (cancelled, or never accepted): "
     "remove their records and tombstones for good, so the same declarations may be "
-    "submitted again.",
+    "submitted again. The service is asked first; one it still holds is refused.",
 )
 @env_option
 @lock_timeout_option
@@ -193,7 +193,8 @@ def rm(
                 "longer exists at the service)."
             )
         else:
-            click.echo(f"Removed {done.address} from the state.")
+            checked = f" ({done.checked})" if done.checked else ""
+            click.echo(f"Removed {done.address} from the state{checked}.")
     return int(ExitCode.OK)
 
 

@@ -5,7 +5,7 @@ prints."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,11 +66,30 @@ def forget_records(
     options: StateOptions, addresses: list[Address], *, gone: bool
 ) -> list[edits.Forgotten]:
     """``state rm``: every address checked first, then each forgotten (a tombstone, or for
-    good with ``gone``)."""
-    with options.backend().open("state rm", lock_timeout=options.lock_timeout) as session:
+    good with ``gone``). With ``gone`` the service is asked first whether each object still
+    exists: one it still holds is refused, and nothing is removed."""
+    if not gone:
+        with options.backend().open("state rm", lock_timeout=options.lock_timeout) as session:
+            for address in addresses:
+                edits.check_forgettable(session, str(address), gone=gone)
+            return [edits.forget(session, str(address), gone=gone) for address in addresses]
+    from customs_batch.execution.reconcile import check_gone
+
+    environment = options.chosen()
+    backend = options.backend(environment)
+    with locked_session(environment, backend, "state rm", lock_timeout=options.lock_timeout) as (
+        client,
+        session,
+    ):
+        checks: list[str] = []
         for address in addresses:
             edits.check_forgettable(session, str(address), gone=gone)
-        return [edits.forget(session, str(address), gone=gone) for address in addresses]
+            record = session.state.resources[str(address)]
+            checks.append("" if record.never_created else check_gone(client, record).words)
+        return [
+            replace(edits.forget(session, str(address), gone=gone), checked=checked)
+            for address, checked in zip(addresses, checks, strict=True)
+        ]
 
 
 def restore_record(options: StateOptions, address: Address) -> ResourceRecord:

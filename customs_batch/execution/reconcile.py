@@ -157,11 +157,10 @@ def import_object(
         raise StateError(
             f"{remote_id} is already recorded as {holder}: importing it as {address} too "
             f"would send {address}'s values to that object. Nothing was recorded",
-            hint=f"if {address} is {holder.address} renamed, `customs-batch state mv "
-            f"{holder.address} {address}` moves the record (nothing is sent); only if the "
-            f"record of {holder.address} is wrong, `customs-batch state rm --gone "
-            f"{holder.address}`, then import again; otherwise import the ID of the object "
-            f"{address} declares",
+            hint=f"if {remote_id} is what {address} declares ({holder.address} renamed, or "
+            f"its record wrong), `customs-batch state mv {holder.address} {address}` moves "
+            f"the record (nothing is sent; {holder.address} may then import its own object); "
+            f"otherwise import the ID of the object {address} declares",
         )
     session.record(record)
     return record, comparison
@@ -364,3 +363,70 @@ def entry_lines(entry: StatusEntry) -> list[str]:
     return [f"{entry.address}  {ident}  {last}{mark}{errors}"] + [
         f"    {error}" for error in entry.errors
     ]
+
+
+@dataclass(frozen=True)
+class GoneCheck:
+    """What the service said when asked whether the object of a record is gone
+    (``state rm --gone``): ``words`` for the user, whether it was ``checked`` at all (the API
+    reads some kinds back by ID only)."""
+
+    words: str
+    checked: bool
+
+
+def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
+    """Ask the service whether the object ``record`` stands for no longer exists, before
+    ``state rm --gone`` removes its record for good (the next apply may then send the same
+    declaration again). Refused with a :class:`StateError` while the service still holds it,
+    and while the record's last request has an unknown outcome (the service may hold what it
+    sent under an ID nobody recorded)."""
+    address = record.address
+    kind = Address.parse(address)
+    was = record.status.value if record.forgotten_from is None else record.forgotten_from
+    if was in {status.value for status in RecordStatus if status.outcome_unknown}:
+        first = (
+            f"`customs-batch state restore {address}` tracks it again; then "
+            if record.status is RecordStatus.FORGOTTEN
+            else ""
+        )
+        raise StateError(
+            f"{address}: the outcome of its last request is unknown, so the service may hold "
+            "what it sent under an ID nobody recorded. Nothing was removed",
+            hint=f"{first}`customs-batch refresh` (or the next apply) looks for it at the "
+            f"service: `customs-batch state adopt {address} ID` if it was created, or "
+            f"`customs-batch state forget {address}` if it was not",
+        )
+    if kind is None:  # not an address: nothing of it can be read
+        return GoneCheck("not checked at the service: not an address", checked=False)
+    model = model_of(kind.kind)
+    ident = model.identifier(record)
+    named = f"{model.id_field} {ident}"
+    if model.refresh is None or ident in (None, ""):
+        reason = (
+            f"the API gives no way to read a {kind.kind.value} back"
+            if model.refresh is None
+            else "no ID of it is recorded"
+        )
+        return GoneCheck(f"not checked at the service: {reason}", checked=False)
+    found = model.refresh(client, [record])
+    if record.address not in found:
+        return GoneCheck("not checked at the service: no ID of it is recorded", checked=False)
+    now = found[record.address]
+    if now is None:
+        return GoneCheck(f"the service no longer holds {named}", checked=True)
+    state = now.service_state
+    if state is not None and state in model.rejected_states | model.ended_states:
+        return GoneCheck(f"the service holds {named} as {state}", checked=True)
+    shown = f" ({state})" if state else ""
+    tombstone = (
+        ""
+        if record.status is RecordStatus.FORGOTTEN
+        else f"`customs-batch state rm {address}` stops tracking it and keeps a tombstone; "
+    )
+    raise StateError(
+        f"{address} still exists at the service, which holds {named}{shown}: removing its "
+        "record for good would let the next apply send it again. Nothing was removed",
+        hint=f"{tombstone}`--gone` is for an object that no longer exists at the service "
+        "(cancelled, deleted, or never accepted), once the service shows it so",
+    )

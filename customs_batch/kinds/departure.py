@@ -58,7 +58,7 @@ from customs_batch.kinds.model import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.vocabulary import FAILED_TRANSIT_STATUSES, PROCESSING
+from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSING
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -470,6 +470,7 @@ MODEL = KindModel(
     read_back=read_transit,
     refresh=refresh_transit,
     rejected_states=FAILED_TRANSIT_STATUSES,
+    ended_states=frozenset({CANCELED}),
     wait=wait_transit,
     waits_after=frozenset(
         {

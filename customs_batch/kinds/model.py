@@ -241,6 +241,10 @@ class KindModel:
     rejected_states: frozenset[str] = frozenset()
     """Service states in which the service never accepted the object (a departure
     ``invalid`` or ``error``): plan shows them as rejected until the document is corrected."""
+    ended_states: frozenset[str] = frozenset()
+    """Service states in which the object no longer stands although the service still shows
+    it (a declaration customs cancelled): with the ``rejected_states``, the states in which
+    ``state rm --gone`` takes the object to be gone."""
     rejected_way_out: str = (
         "Correct the document (it is then submitted again, replacing it), or "
         "`customs-batch state rm {address}` to stop tracking it"

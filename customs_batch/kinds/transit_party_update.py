@@ -40,7 +40,7 @@ from customs_batch.kinds.model import (
     outputs_of,
     repeat_unknown,
 )
-from customs_batch.vocabulary import PROCESSING
+from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSING
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -143,6 +143,8 @@ MODEL = KindModel(
     ),
     read_back=_read_back,
     refresh=refresh_transit,
+    # The update stands as long as its declaration does.
+    ended_states=FAILED_TRANSIT_STATUSES | {CANCELED},
     wait=wait_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     identity=_identity,

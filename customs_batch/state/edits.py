@@ -18,6 +18,9 @@ class Forgotten:
 
     address: str
     tombstone: bool
+    checked: str = ""
+    """For a record removed for good: what the service said of its object (or why it was
+    not asked)."""
 
 
 def _record(session: StateSession, address: str) -> ResourceRecord:

@@ -167,7 +167,7 @@ def test_import_refuses_an_id_another_record_holds(
     assert code == 3, out + err
     assert f"{declared} is already recorded as {DEPARTURE}" in err
     assert f"state mv {DEPARTURE} {OTHER}" in err
-    assert f"state rm --gone {DEPARTURE}" in err
+    assert f"state rm --gone {DEPARTURE}" not in err  # the service holds it: refused
     assert OTHER not in _state(project).read().resources
     # Plan still creates it as a declaration of its own: nothing goes to the other one.
     assert _changes(capsys, OTHER) == [("create", [])]
@@ -178,6 +178,23 @@ def test_import_refuses_an_id_another_record_holds(
     assert code == 3
     assert f"the tombstone of {DEPARTURE} (forgotten by `customs-batch state rm`)" in err
     assert OTHER not in _state(project).read().resources
+
+
+def test_the_hint_of_an_id_another_record_holds_can_be_followed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    _other_departure(project)
+    code, _, err = run(capsys, "import", OTHER, str(declared))
+    assert code == 3
+    moved = f"state mv {DEPARTURE} {OTHER}"
+    assert moved in err
+
+    assert run(capsys, "state", *moved.split()[1:])[0] == 0
+    resources = _state(project).read().resources
+    assert resources[OTHER].outputs["declarationId"] == declared
+    assert DEPARTURE not in resources
 
 
 def test_import_refuses_a_template_group_another_record_holds(
@@ -222,7 +239,8 @@ def test_the_hint_of_a_template_group_conflict_can_be_followed(
     group = "TemplateGroup/eu-road"
     assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
     group_id = _state(project).read().resources[group].outputs["id"]
-    assert run(capsys, "state", "rm", "--gone", group)[0] == 0
+    with _state(project).open("test") as session:  # the record lost, the group still there
+        session.forget(group)
     code, out, err = run(capsys, "apply", "--auto-approve", "--target", group)
     assert code == 1, out + err
     hint = f"`customs-batch import {group} {group_id}` records it"

@@ -336,8 +336,9 @@ def test_every_file_with_customs_data_is_private(
         applied(project, capsys)
         for name in names:  # as an older version left them
             (folder / name).chmod(0o644)
-        # Rewrites them (gone for good: so that the plan below creates it again).
-        assert run(capsys, "state", "rm", "--gone", "TemplateGroup/eu-road")[0] == 0
+        # Rewrite them (a tombstone, then tracked again).
+        assert run(capsys, "state", "rm", "TemplateGroup/eu-road")[0] == 0
+        assert run(capsys, "state", "restore", "TemplateGroup/eu-road")[0] == 0
         assert run(capsys, "plan", "-out", "release.plan")[0] == 0
     finally:
         os.umask(old_umask)

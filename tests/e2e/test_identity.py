@@ -130,12 +130,36 @@ def test_state_rm_of_a_document_still_in_the_manifests_never_sends_it_again(
     assert len(sandbox.created_transit()) == 1
     assert project.state()["DepartureDeclaration/dep-again"]["status"] == "applied"
 
-    # Said to be gone for good: the tombstone goes, and the same goods may be declared again.
+    # Said to be gone for good while the service still holds it: the service is asked,
+    # and nothing is removed, so the same goods are still not declared again.
     assert project.run("state", "rm", "DepartureDeclaration/dep-again").returncode == 0
     gone = project.run("state", "rm", "--gone", "DepartureDeclaration/dep-again")
-    assert gone.returncode == 0, gone.stderr
+    assert gone.returncode == 3, gone.stdout + gone.stderr
+    assert "still exists at the service" in gone.stderr
+    assert project.state()["DepartureDeclaration/dep-again"]["status"] == "forgotten"
     code, changes = _plan(project)
-    assert changes["DepartureDeclaration/dep-again"]["action"] == "create"
+    assert changes["DepartureDeclaration/dep-again"]["action"] == "refused"
+    assert len(sandbox.created_transit()) == 1
+
+
+def test_state_rm_gone_removes_a_declaration_customs_never_accepted(
+    project: Project, sandbox: Sandbox
+) -> None:
+    # The emulator rejects a reference starting with INVALID (no processing time here).
+    project.write(DEPARTURES, batches.departures(1).replace("E2E-0001", "INVALID-0001"))
+    _apply(project)
+    address = "DepartureDeclaration/dep-e2e-01"
+    (declared,) = sandbox.created_transit()
+    assert sandbox.created_transit()[declared]["status"] == "invalid"
+
+    # Told it is gone: the service agrees (never accepted), so the record goes for good and
+    # the same goods may be declared again.
+    gone = project.run("state", "rm", "--gone", address)
+    assert gone.returncode == 0, gone.stderr
+    assert f"the service holds declarationId {declared} as invalid" in gone.stdout
+    assert address not in project.state()
+    _, changes = _plan(project)
+    assert changes[address]["action"] == "create"
 
 
 def test_a_copy_of_a_declaration_under_a_second_name_is_refused(
