@@ -14,12 +14,13 @@ from datetime import UTC, datetime
 from customs_batch.collector import bulk
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome, describe_error
-from customs_batch.kinds.registry import model_of
+from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
+from customs_batch.planning.replaced import ReplacedIds
 from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
@@ -111,6 +112,7 @@ def _plan(
         return None if found is None else found.spec
 
     identities = Identities(documents, state, recorded, named, whole=orphans, spec_of=spec_of)
+    replaced_ids = ReplacedIds(resources, recorded)
     pending = dependency_order(documents, deps)
     if consume and isinstance(documents, list):
         documents.clear()
@@ -121,9 +123,11 @@ def _plan(
         moved_from: Address | None = None
         address = str(doc.address)
         key = None
+        # A document naming by its value an ID the state records as replaced.
+        stale = replaced_ids.refusal(doc, doc.spec) if doc.kind in _TAKING_IDS else None
         if unchanged is not None and text_of is not None:
             key = unchanged.key(doc, address, text_of(address))
-        if key is not None and unchanged is not None and unchanged.known(key):
+        if stale is None and key is not None and unchanged is not None and unchanged.known(key):
             # Found unchanged by an earlier plan, with the same spec and the same record.
             identities.place(doc)  # counted in its lane all the same
             changes.append(_unchanged(doc, deps[doc.address]))
@@ -139,7 +143,9 @@ def _plan(
         renamed = (
             _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
         )
-        if isinstance(renamed, Decision):
+        if stale is not None:
+            decided = stale
+        elif isinstance(renamed, Decision):
             decided = renamed
         elif renamed is not None:
             # A declared rename (metadata.previousNames): the earlier record, compared as if
@@ -329,6 +335,9 @@ def _following_replacements(
 
 
 _NONE_FOLLOWED: frozenset[str] = frozenset()
+
+_TAKING_IDS: frozenset[Kind] = frozenset(k for k, m in KINDS.items() if m.takes_id is not None)
+"""The kinds whose documents name another object by its ID (``KindModel.takes_id``)."""
 
 
 def _reader(

@@ -416,3 +416,40 @@ def test_a_state_lost_with_its_backup_and_journal_is_known_by_its_history(
         assert "its history (history.jsonl) records what apply sent" in refused.stderr
         assert "--allow-empty-state" in refused.stderr
     assert len(sandbox.created_transit()) == 2, "nothing was declared again"
+
+
+def test_a_party_update_naming_a_rejected_declaration_by_its_id_is_refused(
+    project: Project, sandbox: Sandbox
+) -> None:
+    address = "DepartureDeclaration/dep-e2e-01"
+    project.write(DEPARTURES, batches.departures(1).replace("E2E-0001", "INVALID-0001"))
+    _apply(project)
+    (rejected,) = sandbox.created_transit()
+    assert project.run("refresh").returncode in (0, 1)  # learns it is invalid
+    project.edit(DEPARTURES, "INVALID-0001", "E2E-0001")  # corrected: submitted again
+    _apply(project)
+    current = project.state()[address]["outputs"]["declarationId"]
+    assert current != rejected
+
+    update = (
+        "apiVersion: customs-batch/v1\nkind: TransitPartyUpdate\n"
+        "metadata: {name: consignee-eori}\n"
+        "spec: {declarationId: %s, variant: departure, Consignee: {eoriNo: DE123456789012345}}\n"
+    )
+    project.write("manifests/party.yaml", update % rejected)
+    code, changes = _plan(project)
+    assert code == 1
+    refused = changes["TransitPartyUpdate/consignee-eori"]
+    assert refused["action"] == "refused"
+    assert f"submitted again as {current}" in refused["reason"]
+    patched = sandbox.requests("PATCH", "parties")
+    assert project.run("apply", "--auto-approve").returncode != 0
+    assert sandbox.requests("PATCH", "parties") == patched
+
+    # By a reference, it follows the resubmission.
+    project.write("manifests/party.yaml", update % f"'${{ref:{address}.declarationId}}'")
+    _apply(project)
+    assert sandbox.requests("PATCH", "parties") == patched + 1
+    assert project.state()["TransitPartyUpdate/consignee-eori"]["outputs"]["declarationId"] == (
+        current
+    )

@@ -244,6 +244,40 @@ def test_a_literal_declaration_id_that_changes_is_still_refused() -> None:
     assert _only(plan, "TransitPartyUpdate/upd").action is Action.REFUSED
 
 
+def _resubmitted() -> ResourceRecord:
+    """The departure customs rejected as 7003, corrected and submitted again as 7004."""
+    return _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7004).with_changes(
+        superseded=({"outputs": {"declarationId": 7003}, "remoteStatus": "invalid"},)
+    )
+
+
+def test_a_party_update_naming_a_replaced_declaration_by_its_id_is_refused() -> None:
+    plan = plan_changes([_departure("dep"), _party_update(7003)], _state(_resubmitted()), now=NOW)
+    refused = _only(plan, "TransitPartyUpdate/upd")
+    assert (refused.action, refused.operation) == (Action.REFUSED, Operation.NONE)
+    assert "declarationId 7003 names an object DepartureDeclaration/dep replaced" in refused.reason
+    assert "submitted again as 7004" in refused.reason
+    assert "${ref:DepartureDeclaration/dep.declarationId}" in refused.reason
+
+
+def test_a_party_update_sent_before_the_resubmission_is_refused_not_unchanged() -> None:
+    # Sent to 7003 before customs rejected it: the document still names 7003, so the new
+    # declaration would never get its parties, and the plan would say nothing is left to do.
+    recorded_update = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    state = _state(_resubmitted(), recorded_update)
+    plan = plan_changes([_departure("dep"), _party_update(7003)], state, now=NOW)
+    assert _only(plan, "TransitPartyUpdate/upd").action is Action.REFUSED
+
+
+def test_a_party_update_naming_the_declaration_that_took_its_place_is_created() -> None:
+    plan = plan_changes([_departure("dep"), _party_update(7004)], _state(_resubmitted()), now=NOW)
+    assert _only(plan, "TransitPartyUpdate/upd").action is Action.CREATE
+
+
 def _renamed(name: str, *previous: str, **changes: Any) -> Any:
     document = _departure(name, **changes)
     return replace(document, previous_names=previous)
