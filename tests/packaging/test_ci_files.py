@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from customs_batch.cli.main import invoke, main
 from customs_batch.errors import ExitCode
+from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES, XLSX_SUFFIXES
 from customs_batch.execution.time_budget import parse_time_budget
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,6 +81,23 @@ def test_the_pre_commit_hook_runs_validate_on_manifest_changes() -> None:
         assert files.search(path), path
     for path in ["README.md", "customs_batch/cli/main.py", "examples/bad/yaml-syntax.yaml.bad"]:
         assert not files.search(path), path
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        # forEach reads every spreadsheet format the reader knows, whatever the case
+        *(f"data/rows{suffix}" for suffix in sorted(XLSX_SUFFIXES | CSV_SUFFIXES)),
+        "data/ROWS.XLSX",
+        # a template includes or imports any file of templates/: a macro changes its output
+        "templates/offices.j2",
+        "templates/parts/_parties.jinja",
+        "customs/templates/macros.txt.j2",
+    ],
+)
+def test_the_pre_commit_hook_runs_on_every_file_validate_reads(path: str) -> None:
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert re.search(hook["files"], path), f"a commit changing only {path} skips the hook"
 
 
 def test_the_hook_entry_passes_on_the_example_project(
