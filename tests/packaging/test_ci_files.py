@@ -257,3 +257,73 @@ def test_the_tutorial_commands_exist() -> None:
             sub, _, rest = rest.strip().partition(" ")
             command = f"{command} {sub}"
         _check_call(command, rest)
+
+
+def _run_action_step(
+    step: dict[str, Any], tmp_path: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """One step of action.yml run as GitHub runs a `shell: bash` step."""
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+
+
+def _outputs(github_output: Path) -> list[dict[str, str]]:
+    """The outputs each run of a step wrote, one dict per run (a run starts at exit-code)."""
+    runs: list[dict[str, str]] = []
+    for line in github_output.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition("=")
+        if key == "exit-code":
+            runs.append({})
+        runs[-1][key] = value
+    return runs
+
+
+def test_a_failed_plan_after_another_in_the_same_job_posts_no_earlier_plan(
+    tmp_path: Path,
+) -> None:
+    """Two plan steps of one job (two environments, say) share $RUNNER_TEMP: when the second
+    fails before writing its plan, its plan-file must not be the first one's, which the
+    comment step would post as the plan of a pull request whose plan failed."""
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    run = next(step for step in steps if step.get("id") == "run")
+    comment = next(step for step in steps if "gh pr comment" in step.get("run", ""))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # plan: the first call writes its -o file and finds changes, the second cannot plan.
+    (bin_dir / "customs-batch").write_text(
+        "#!/bin/sh\n"
+        'if [ "$3" = sandbox ]; then\n'
+        '  while [ "$1" != -o ]; do shift; done; echo "plan of sandbox" > "$2"; exit 2\n'
+        "fi\n"
+        "exit 1\n"
+    )
+    (bin_dir / "gh").write_text('#!/bin/sh\necho "$@" >> "$GH_RECORD"\n')
+    for program in bin_dir.iterdir():
+        program.chmod(0o755)
+    temp = tmp_path / "runner temp"
+    temp.mkdir()
+    base = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "RUNNER_TEMP": str(temp),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GH_RECORD": str(tmp_path / "gh"),
+        "COMMAND": "plan",
+        "PATHS": "",
+        "FORMAT": "",
+        "ARGS": "",
+    }
+    first = _run_action_step(run, tmp_path, {**base, "ENVIRONMENT": "sandbox"})
+    second = _run_action_step(run, tmp_path, {**base, "ENVIRONMENT": "production"})
+    assert (first.returncode, second.returncode) == (0, 1), first.stderr + second.stderr
+    sandbox, production = _outputs(tmp_path / "output")
+    assert Path(sandbox["plan-file"]).read_text() == "plan of sandbox\n"
+    assert sandbox["plan-file"] != production["plan-file"]
+    assert not Path(production["plan-file"]).exists()
+    # The comment step of the second plan posts nothing; the first's posts its own plan.
+    for outputs in (production, sandbox):
+        env = {**base, "PR": "7", "GH_TOKEN": "t", "PLAN_FILE": outputs["plan-file"]}
+        assert _run_action_step(comment, tmp_path, env).returncode == 0
+    posted = (tmp_path / "gh").read_text().splitlines()
+    assert posted == [f"pr comment 7 --body-file {sandbox['plan-file']} --edit-last"]
