@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from customs_batch.cli.main import invoke, main
 from customs_batch.errors import ExitCode
-from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES, XLSX_SUFFIXES
 from customs_batch.execution.time_budget import parse_time_budget
+from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES, XLSX_SUFFIXES
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / "examples" / "ci" / ".github" / "workflows"
