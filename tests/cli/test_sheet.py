@@ -230,3 +230,26 @@ def test_a_name_too_long_for_the_file_system_is_an_error_naming_the_file(suffix:
     assert "hint: the name is too long for the file system: choose a shorter one" in err
     assert "internal error" not in err
     assert not Path(sheet).exists()
+
+
+def test_in_a_project_that_lists_its_manifests_the_sheets_manifest_is_read_without_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's spreadsheet steps, literally, in a project `init` made (`manifests:
+    [manifests]`): `sheet template Movement -o data/movements.csv`, a row filled, then
+    `validate`, `plan` with no paths. The manifest goes where the project's manifests are,
+    reading ../data/movements.csv, so the row is read: a bad cell fails validate."""
+    assert invoke(["init", str(tmp_path / "project")]) == 0
+    monkeypatch.chdir(tmp_path / "project")
+    code, out, err = _cli("sheet", "template", "Movement", "-o", "data/movements.csv")
+    assert code == 0, err
+    manifest = Path("manifests/movements.manifest.yaml")
+    assert out.strip() == f"wrote data/movements.csv (13 columns) and {manifest}"
+    assert f"customs-batch validate {manifest}" in err
+    assert not Path("data/movements.manifest.yaml").exists()
+    assert "forEach: {file: ../data/movements.csv, header: 2}" in manifest.read_text()
+    cells = _cells(Kind.MOVEMENT, {**MOVEMENT, "quantity": "ten"})
+    with Path("data/movements.csv").open("a", encoding="utf-8", newline="") as file:
+        csv.writer(file, lineterminator="\r\n").writerow(cells.values())
+    code, out, _ = _cli("validate")
+    assert code == 1 and "data/movements.csv" in out and "'quantity'" in out, out

@@ -35,23 +35,27 @@ class TemplateFiles:
     columns: int
 
 
-def manifest_path(sheet: Path) -> Path:
-    """``movements.xlsx`` -> ``movements.manifest.yaml`` beside it."""
-    return sheet.with_name(sheet.stem + ".manifest.yaml")
+def manifest_path(sheet: Path, folder: Path | None = None) -> Path:
+    """``movements.xlsx`` -> ``movements.manifest.yaml`` in ``folder``, else beside it."""
+    name = sheet.stem + ".manifest.yaml"
+    return sheet.with_name(name) if folder is None else folder / name
 
 
-def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateFiles:
-    """Write the empty spreadsheet ``sheet`` (.xlsx or .csv) and its manifest beside it, in
-    a folder that exists, each as ``-o`` writes a file (private, never another user's file
-    nor a record of customs-batch: :mod:`customs_batch.output_file`); any file-system error
-    is a :class:`CustomsBatchError` naming the file."""
+def write_template(
+    kind: Kind, sheet: Path, *, force: bool = False, manifest_folder: Path | None = None
+) -> TemplateFiles:
+    """Write the empty spreadsheet ``sheet`` (.xlsx or .csv) in a folder that exists, and
+    its manifest in ``manifest_folder`` (reading the sheet by its path from there), else
+    beside it; each as ``-o`` writes a file (private, never another user's file nor a
+    record of customs-batch: :mod:`customs_batch.output_file`); any file-system error is a
+    :class:`CustomsBatchError` naming the file."""
     suffix = sheet.suffix.lower()
     if suffix not in (".xlsx", ".csv"):
         raise UsageError(
             f"{sheet}: cannot write a {suffix or 'suffix-less'} file",
             hint="use -o FILE.xlsx or -o FILE.csv",
         )
-    manifest = manifest_path(sheet)
+    manifest = manifest_path(sheet, manifest_folder)
     what = {sheet: "spreadsheet", manifest: "manifest"}
     # Asked of both before either is written: a manifest name too long for the file system
     # (the sheet's plus ".manifest"), or another user's, leaves no sheet behind.
@@ -69,7 +73,9 @@ def write_template(kind: Kind, sheet: Path, *, force: bool = False) -> TemplateF
     columns = kind_columns(kind)
     content = _xlsx(kind, columns) if suffix == ".xlsx" else _csv(columns)
     write_named_file(sheet, content, what=what[sheet])
-    text = manifest_text(kind, sheet.name, columns)
+    # forEach.file is read relative to the manifest's folder.
+    sheet_file = os.path.relpath(sheet.absolute(), manifest.parent.absolute())
+    text = manifest_text(kind, Path(sheet_file).as_posix(), columns)
     write_named_file(manifest, text.encode("utf-8"), what=what[manifest])
     return TemplateFiles(sheet, manifest, len(columns))
 
