@@ -327,3 +327,48 @@ def test_a_failed_plan_after_another_in_the_same_job_posts_no_earlier_plan(
         assert _run_action_step(comment, tmp_path, env).returncode == 0
     posted = (tmp_path / "gh").read_text().splitlines()
     assert posted == [f"pr comment 7 --body-file {sandbox['plan-file']} --edit-last"]
+
+
+def test_the_action_runs_in_the_working_directory_it_is_given(tmp_path: Path) -> None:
+    """A project in a folder of the repository: customs-batch.yaml (its environments, its
+    state folder) is found from the current folder, so the action runs there, spaces in
+    its name included; a folder that does not exist is an annotation naming it."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["inputs"]["working-directory"]["default"] == "."
+    run = next(step for step in action["runs"]["steps"] if step.get("id") == "run")
+    assert run["env"]["WORKING_DIRECTORY"] == "${{ inputs.working-directory }}"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "customs-batch").write_text('#!/bin/sh\npwd > "$RECORD"\necho "$@" >> "$RECORD"\n')
+    (bin_dir / "customs-batch").chmod(0o755)
+    workspace = tmp_path / "workspace"
+    (workspace / "customs project").mkdir(parents=True)
+    record = tmp_path / "record"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "RECORD": str(record),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "COMMAND": "plan",
+        "PATHS": "manifests/",
+        "ENVIRONMENT": "sandbox",
+        "FORMAT": "",
+        "ARGS": "",
+    }
+    script = tmp_path / "step.sh"
+    script.write_text(run["run"], encoding="utf-8")
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+
+    def step(folder: str) -> subprocess.CompletedProcess[str]:
+        environ = {**env, "WORKING_DIRECTORY": folder}
+        return subprocess.run(command, env=environ, cwd=workspace, capture_output=True, text=True)
+
+    assert step("customs project").returncode == 0
+    where, arguments = record.read_text().splitlines()
+    assert where == str(workspace / "customs project")
+    assert arguments.startswith("plan manifests/ --env sandbox --format markdown -o ")
+    assert step(".").returncode == 0
+    assert record.read_text().splitlines()[0] == str(workspace)
+    missing = step("custom")
+    assert missing.returncode == 64
+    assert "::error title=customs-batch action::working-directory 'custom'" in missing.stdout
