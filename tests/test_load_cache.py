@@ -690,3 +690,53 @@ def test_plan_does_not_cache_a_file_of_more_documents_than_the_bound(
     bounded = cached()
     assert bounded == {file for file in unbounded if count[file] <= 1}
     assert bounded and unbounded - bounded
+
+
+def test_the_same_libraries_installed_again_keep_the_cache_and_an_upgrade_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI installs the libraries afresh in every job, at new file times (the README's cache
+    recipe restores .customs-batch/cache there): the same releases installed again keep the
+    fingerprint, so the restored entries are used; another release, or other files of one,
+    change it."""
+    site = tmp_path / "site"
+
+    def install(version: str, code: str, when: int) -> None:
+        shutil.rmtree(site, ignore_errors=True)
+        (site / "fakelib_cb").mkdir(parents=True)
+        init = site / "fakelib_cb" / "__init__.py"
+        init.write_text(code, encoding="utf-8")
+        info = site / f"Fake.Lib-{version}.dist-info"
+        info.mkdir()
+        # A console script's line names the folder it was installed for: not a checked file.
+        record = (
+            f"../../../bin/fake,sha256=script{when},9\nfakelib_cb/__init__.py,sha256={code},9\n"
+        )
+        (info / "RECORD").write_text(record, encoding="utf-8")
+        os.utime(init, ns=(when, when))
+        importlib.invalidate_caches()
+
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(load_cache, "_LIBRARIES", {"fakelib_cb": "fake-lib"})
+
+    def fingerprint() -> bytes:
+        cache = LoadCache.for_run("validate", "settings")
+        assert cache is not None
+        return cache.fingerprint
+
+    install("1.0", "one", when=1_000_000_000_000_000_000)
+    first = fingerprint()
+    install("1.0", "one", when=2_000_000_000_000_000_000)
+    assert fingerprint() == first, "the same release installed again"
+    install("1.1", "one", when=2_000_000_000_000_000_000)
+    assert fingerprint() != first, "another release"
+    install("1.0", "two", when=2_000_000_000_000_000_000)
+    assert fingerprint() != first, "other files of the same release"
+
+
+def test_every_library_of_the_fingerprint_is_known_by_its_release() -> None:
+    """A distribution named wrong in _LIBRARIES would fall back to the files' times, and a CI
+    job, which installs the libraries afresh, would never use its restored cache."""
+    for module, distribution in load_cache._LIBRARIES.items():
+        release = load_cache._installed(module, distribution)
+        assert release is not None and release[0].endswith(".dist-info"), (module, release)
