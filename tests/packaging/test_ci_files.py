@@ -372,3 +372,28 @@ def test_the_action_runs_in_the_working_directory_it_is_given(tmp_path: Path) ->
     missing = step("custom")
     assert missing.returncode == 64
     assert "::error title=customs-batch action::working-directory 'custom'" in missing.stdout
+
+
+def test_the_tutorial_shows_what_plan_says_of_the_rate_limit(tmp_path: Path) -> None:
+    """The tutorial's outputs are copied from a real run: with the sandbox environment it
+    sets up (a rate limit, a local state), plan in text ends with a note on the rate limit,
+    which a newcomer meets and must find in the page too."""
+    from customs_batch.backends import rate_limit_note
+    from customs_batch.environments import load_config
+
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    blocks = re.findall(r"```(\w*)\n(.*?)```", text, re.DOTALL)
+    settings = next(body for lang, body in blocks if lang == "yaml" and "environments:" in body)
+    (tmp_path / "customs-batch.yaml").write_text(settings)
+    note = rate_limit_note(load_config(tmp_path / "customs-batch.yaml").environment("sandbox"))
+    assert note is not None
+    # In text, the format a person reads; a report written with -o is left as it is.
+    plans = [body for lang, body in blocks if not lang and "$ customs-batch plan" in body]
+    shown = [body for body in plans if "\nRequests: " in body]
+    text_plans = [body for body in shown if "--format" not in body]
+    assert len(text_plans) >= 3
+    for body in text_plans:
+        assert f"\nNote: {note}.\n" in body, body
+    for body in shown:
+        if "--format markdown" in body:
+            assert "Note: " not in body, body
