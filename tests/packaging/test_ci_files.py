@@ -3,9 +3,11 @@ and options that exist, with formats the commands offer."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from functools import cache
@@ -299,13 +301,16 @@ def test_a_failed_plan_after_another_in_the_same_job_posts_no_earlier_plan(
         "fi\n"
         "exit 1\n"
     )
-    (bin_dir / "gh").write_text('#!/bin/sh\necho "$@" >> "$GH_RECORD"\n')
+    # gh: no comments on the pull request yet; what it is asked to post is recorded.
+    (bin_dir / "gh").write_text(
+        '#!/bin/sh\nif [ "$1" = api ]; then exit 0; fi\necho "$@" >> "$GH_RECORD"\n'
+    )
     for program in bin_dir.iterdir():
         program.chmod(0o755)
     temp = tmp_path / "runner temp"
     temp.mkdir()
     base = {
-        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
         "RUNNER_TEMP": str(temp),
         "GITHUB_OUTPUT": str(tmp_path / "output"),
         "GH_RECORD": str(tmp_path / "gh"),
@@ -324,9 +329,10 @@ def test_a_failed_plan_after_another_in_the_same_job_posts_no_earlier_plan(
     # The comment step of the second plan posts nothing; the first's posts its own plan.
     for outputs in (production, sandbox):
         env = {**base, "PR": "7", "GH_TOKEN": "t", "PLAN_FILE": outputs["plan-file"]}
+        env["GITHUB_REPOSITORY"] = "owner/repo"
         assert _run_action_step(comment, tmp_path, env).returncode == 0
     posted = (tmp_path / "gh").read_text().splitlines()
-    assert posted == [f"pr comment 7 --body-file {sandbox['plan-file']} --edit-last"]
+    assert posted == [f"pr comment 7 --body-file {sandbox['plan-file']}"]
 
 
 def test_the_action_runs_in_the_working_directory_it_is_given(tmp_path: Path) -> None:
@@ -397,3 +403,59 @@ def test_the_tutorial_shows_what_plan_says_of_the_rate_limit(tmp_path: Path) -> 
     for body in shown:
         if "--format markdown" in body:
             assert "Note: " not in body, body
+
+
+PLAN_OF = "<!-- customs-batch plan -->\n### customs-batch plan for `{}`\n\n{}\n"
+
+
+@pytest.mark.parametrize(
+    ("comments", "expected"),
+    [
+        # Another workflow's comment came last (github.token is every workflow's): the
+        # action's own plan comment is the one edited, the other left alone.
+        ([(11, PLAN_OF.format("sandbox", "old")), (12, "Coverage: 93%")], "PATCH 11"),
+        # The plan of another environment is another comment: this one is created.
+        ([(21, PLAN_OF.format("production", "old"))], "CREATE"),
+        ([(31, "Coverage: 93%")], "CREATE"),
+        ([], "CREATE"),
+        # Edited on github.com, a body may come back with CRLF line ends.
+        ([(41, PLAN_OF.format("sandbox", "old").replace("\n", "\r\n"))], "PATCH 41"),
+    ],
+)
+def test_the_plan_comment_replaces_only_the_actions_own_comment_for_the_environment(
+    tmp_path: Path, comments: list[tuple[int, str]], expected: str
+) -> None:
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    comment = next(step for step in steps if "gh pr comment" in step.get("run", ""))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # gh: `api --paginate .../comments --jq ...` answers what the --jq filter gives, one
+    # [id, body] array a line; an edit or a new comment is recorded with the body posted.
+    (bin_dir / "gh").write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "api --paginate" ]; then cat "$COMMENTS"; exit 0; fi\n'
+        'case "$1 $2" in\n'
+        '  "api --method") echo "PATCH ${4##*/}"; echo "${6#body=@}" ;;\n'
+        '  "pr comment") case "$*" in *--edit-last*) echo EDIT-LAST ;; *) echo CREATE ;; esac\n'
+        '    echo "$5" ;;\n'
+        "  *) exit 9 ;;\n"
+        'esac >> "$RECORD"\n'
+    )
+    (bin_dir / "gh").chmod(0o755)
+    listing = tmp_path / "comments"
+    listing.write_text("".join(json.dumps([id_, body]) + "\n" for id_, body in comments))
+    plan = tmp_path / "plan dir" / "plan.md"
+    plan.parent.mkdir()
+    plan.write_text(PLAN_OF.format("sandbox", "new"))
+    env = {
+        "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
+        "COMMENTS": str(listing),
+        "RECORD": str(tmp_path / "record"),
+        "GITHUB_REPOSITORY": "owner/repo",
+        "GH_TOKEN": "t",
+        "PR": "7",
+        "PLAN_FILE": str(plan),
+    }
+    result = _run_action_step(comment, tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "record").read_text().splitlines() == [expected, str(plan)]
