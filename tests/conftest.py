@@ -18,6 +18,7 @@ TOOL_VARIABLE_PREFIX = "CUSTOMS_BATCH_"
 TOOL_VARIABLES = (
     # A GitHub Actions job: the summary file commands append to, and the job's markers.
     "GITHUB_STEP_SUMMARY",
+    "GITHUB_WORKSPACE",
     "GITHUB_ACTIONS",
     "CI",
     # The CI run an apply's history names (GitHub Actions, GitLab CI).

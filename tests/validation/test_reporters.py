@@ -643,3 +643,31 @@ def test_text_escapes_a_template_line_its_name_and_a_suppression(
         "(reason: because\\x1b[31m; at t.yaml:1\\r)"
     ) in report
     assert not any(line.startswith("error[fake]") for line in report.splitlines())
+
+
+def test_github_names_files_from_the_top_of_the_repository_under_a_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The runner places an annotation's relative file from the top of the repository
+    (GITHUB_WORKSPACE): a step run in the project's folder (working-directory: customs)
+    names its files from there, so they must be said from the top, or no annotation reaches
+    the diff. Outside the workspace, and without one, files stay as the findings name them."""
+    from customs_batch.cli.main import invoke
+
+    workspace = tmp_path / "repo"
+    assert invoke(["init", str(workspace / "customs")]) == 0
+    departure = workspace / "customs" / "manifests" / "departure.yaml"
+    departure.write_text(departure.read_text().replace("totalWeight: 125.5", "totalWeight: x"))
+    monkeypatch.chdir(workspace / "customs")
+    capsys.readouterr()
+
+    def annotated_file() -> str:
+        assert invoke(["validate", "--format", "github", "--no-cache"]) == 1
+        (line,) = [line for line in capsys.readouterr().out.splitlines() if line[:2] == "::"]
+        return _parse_github(line)[1]["file"]
+
+    assert annotated_file() == "manifests/departure.yaml"  # no workspace: as found
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(workspace))
+    assert annotated_file() == "customs/manifests/departure.yaml"
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "elsewhere"))
+    assert annotated_file() == "manifests/departure.yaml"
