@@ -645,13 +645,18 @@ def test_text_escapes_a_template_line_its_name_and_a_suppression(
     assert not any(line.startswith("error[fake]") for line in report.splitlines())
 
 
-def test_github_names_files_from_the_top_of_the_repository_under_a_working_directory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("format_name", ["github", "sarif"])
+def test_ci_formats_name_files_from_the_top_of_the_repository_under_a_working_directory(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    format_name: str,
 ) -> None:
-    """The runner places an annotation's relative file from the top of the repository
-    (GITHUB_WORKSPACE): a step run in the project's folder (working-directory: customs)
-    names its files from there, so they must be said from the top, or no annotation reaches
-    the diff. Outside the workspace, and without one, files stay as the findings name them."""
+    """The runner places an annotation's relative file, and code scanning a SARIF result's
+    relative URI, from the top of the repository (GITHUB_WORKSPACE): a step run in the
+    project's folder (working-directory: customs) names its files from there, so they must
+    be said from the top, or nothing reaches the diff. Outside the workspace, and without
+    one, files stay as the findings name them."""
     from customs_batch.cli.main import invoke
 
     workspace = tmp_path / "repo"
@@ -662,8 +667,12 @@ def test_github_names_files_from_the_top_of_the_repository_under_a_working_direc
     capsys.readouterr()
 
     def annotated_file() -> str:
-        assert invoke(["validate", "--format", "github", "--no-cache"]) == 1
-        (line,) = [line for line in capsys.readouterr().out.splitlines() if line[:2] == "::"]
+        assert invoke(["validate", "--format", format_name, "--no-cache"]) == 1
+        out = capsys.readouterr().out
+        if format_name == "sarif":
+            (result,) = json.loads(out)["runs"][0]["results"]
+            return str(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+        (line,) = [line for line in out.splitlines() if line[:2] == "::"]
         return _parse_github(line)[1]["file"]
 
     assert annotated_file() == "manifests/departure.yaml"  # no workspace: as found

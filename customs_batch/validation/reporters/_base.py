@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,3 +86,20 @@ def summary_line(result: ValidationResult) -> str:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def from_workspace(file: str) -> str:
+    """``file`` from the top of the repository (``GITHUB_WORKSPACE``), where the Actions
+    runner places an annotation's relative file and code scanning a SARIF result's relative
+    URI: findings name files from the working folder, which a step's ``working-directory``
+    puts below it. A file outside the workspace, or without one, is named as the finding
+    names it."""
+    workspace = os.environ.get("GITHUB_WORKSPACE", "").strip()
+    if not workspace:
+        return file
+    top, path = os.path.abspath(workspace), os.path.abspath(file)
+    try:
+        inside = os.path.commonpath([top, path]) == top
+    except ValueError:  # another drive
+        return file
+    return os.path.relpath(path, top).replace(os.sep, "/") if inside else file

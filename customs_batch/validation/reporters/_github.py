@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from customs_batch.escaping import printable
 from customs_batch.findings import Finding, Severity
-from customs_batch.validation.reporters._base import Reporter, register, summary_line
+from customs_batch.validation.reporters._base import (
+    Reporter,
+    from_workspace,
+    register,
+    summary_line,
+)
 
 if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
@@ -28,7 +32,7 @@ class GithubReporter(Reporter):
 def _command(finding: Finding) -> str:
     loc = finding.location
     # The runner unescapes %0A and %0D: only what it cannot carry is escaped here.
-    props = [f"file={escape_property(printable(_from_workspace(loc.file), lines=True))}"]
+    props = [f"file={escape_property(printable(from_workspace(loc.file), lines=True))}"]
     if loc.line >= 1:
         props.append(f"line={loc.line}")
         if loc.column >= 1:
@@ -43,22 +47,6 @@ def _command(finding: Finding) -> str:
     if finding.hint:
         message += f"\nhint: {printable(finding.hint, lines=True)}"
     return f"::{_COMMANDS[finding.severity]} {','.join(props)}::{escape_data(message)}"
-
-
-def _from_workspace(file: str) -> str:
-    """``file`` from the top of the repository (``GITHUB_WORKSPACE``), where the runner
-    places an annotation's relative file: findings name files from the working folder, which
-    a step's ``working-directory`` puts below it. A file outside the workspace, or without
-    one, is named as the finding names it."""
-    workspace = os.environ.get("GITHUB_WORKSPACE", "").strip()
-    if not workspace:
-        return file
-    top, path = os.path.abspath(workspace), os.path.abspath(file)
-    try:
-        inside = os.path.commonpath([top, path]) == top
-    except ValueError:  # another drive
-        return file
-    return os.path.relpath(path, top).replace(os.sep, "/") if inside else file
 
 
 def escape_data(text: str) -> str:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from customs_batch import __version__
 from customs_batch.escaping import json_document
 from customs_batch.findings import Finding, Location, Severity
-from customs_batch.validation.reporters._base import Reporter, register
+from customs_batch.validation.reporters._base import Reporter, from_workspace, register
 
 if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
@@ -115,6 +115,7 @@ def _related(number: int, place: Location, text: str) -> dict[str, Any]:
 
 
 def artifact_uri(file: str) -> str:
-    """A file name as a SARIF URI reference: forward slashes, percent-encoded (a byte that
-    is not UTF-8 as itself, ``%FF``)."""
-    return quote(os.fsencode(PurePath(file).as_posix()))
+    """A file name as a SARIF URI reference, from the top of the repository in a GitHub
+    Actions job (:func:`from_workspace`): forward slashes, percent-encoded (a byte that is
+    not UTF-8 as itself, ``%FF``)."""
+    return quote(os.fsencode(PurePath(from_workspace(file)).as_posix()))
