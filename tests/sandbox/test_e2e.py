@@ -289,3 +289,29 @@ def _read_response(client: socket.socket) -> tuple[bytes, bytes]:
     while len(body) < length:
         body += client.recv(4096) or pytest.fail(f"connection closed after {body!r}")
     return head.split(b"\r\n", 1)[0], body
+
+
+def test_a_client_that_leaves_before_its_answer_is_logged_without_a_traceback(
+    start: Any,
+) -> None:
+    """A client that gives up (its timeout during a ``slow`` fault, say) leaves before the
+    emulator read its body: a line that says so, no traceback and no ``error``, which would
+    claim the emulator failed and answered 500."""
+    server = start("--rate-limit", "off")
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    head = (
+        "POST /v1/declaration-templates/groups HTTP/1.1\r\nHost: sandbox\r\n"
+        "Authorization: Bearer sandbox-key\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100\r\n\r\n{"
+    )
+    with socket.create_connection((url.hostname, url.port), timeout=30) as client:
+        client.sendall(head.encode())
+    deadline = time.monotonic() + 15
+    while "POST /v1/declaration-templates/groups" not in server.log.read_text():
+        assert time.monotonic() < deadline, server.log.read_text()
+        time.sleep(0.02)
+    assert server.client.get("/v1/declaration-templates/groups").json()["result"][1:] == []
+    log = server.log.read_text()
+    assert "Traceback" not in log and "ClientDisconnect" not in log, log
+    assert re.search(r" POST /v1/declaration-templates/groups disconnected \d+\.\dms$", log, re.M)

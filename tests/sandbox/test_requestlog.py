@@ -72,5 +72,12 @@ def test_the_docs_show_the_line_as_it_is_written() -> None:
     shown = [line for line in paragraph[1].splitlines() if not line.startswith("```")]
     assert len(shown) == 1 and LINE.fullmatch(shown[0]), shown
     described = " ".join(paragraph[2].split())
-    for words in ("`error`", "500", "`dropped`", "milliseconds", "without the query"):
+    for words in (
+        "`error`",
+        "500",
+        "`dropped`",
+        "`disconnected`",
+        "milliseconds",
+        "without the query",
+    ):
         assert words in described, words
