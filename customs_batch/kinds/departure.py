@@ -355,7 +355,8 @@ class _Polled:
 def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> Waited:
     """``apply --wait`` on a transit declaration just sent: read it until it is no longer
     ``processing`` (a state in :data:`FAILED_TRANSIT_STATUSES` fails the change), the time
-    is up, or the run stops. An answer that already says where it stands is not read."""
+    is up (which fails it), or the run stops (which leaves it done, still processing). An
+    answer that already says where it stands is not read."""
     declaration_id = int(str(record.outputs["declarationId"]))
     answered = record.outputs.get("status")
     if answered not in (None, PROCESSING):  # an arrival's parties, say
@@ -379,7 +380,13 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
     elif ended == TIMED_OUT:  # the executor adds how long it waited
         ok, detail = False, f"declaration {declaration_id} still processing"
     elif ended == STOPPED:
-        ok, detail = False, "stopped while waiting"
+        # Ctrl-C ends the wait, not the submission: it was answered and stands, undecided,
+        # as after an apply without --wait (the run's exit code says it was interrupted).
+        ok = True
+        detail = (
+            f"declaration {declaration_id} still {status}: stopped waiting before customs "
+            "decided; `customs-batch refresh` reads where it stands"
+        )
     elif status in FAILED_TRANSIT_STATUSES:
         shown = "; ".join(describe_error(e) for e in errors) or "no errors given"
         ok, detail = False, f"declaration {declaration_id} is {status}: {shown}"

@@ -7,6 +7,7 @@ the service, and exits 1 while anything needs the user.
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -210,6 +211,34 @@ def test_wait_follows_a_departure_until_customs_decides(tmp_path: Path, sandbox:
     code, out, err = run.finish()
     assert code == 0, out + err
     assert project.state()["DepartureDeclaration/dep-e2e-01"]["remoteStatus"] == "ready"
+    assert sandbox.requests("POST", "/declarations/transit") == 1
+
+
+def test_ctrl_c_while_waiting_leaves_the_departure_submitted_not_failed(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """The submission was answered 201; stopping the wait for customs' decision does not
+    undo it: apply tells it submitted and still processing, never FAILED."""
+    sandbox.start(processing_seconds=2)  # on the manual clock: processing until it is moved
+    project = Project(tmp_path / "project", sandbox)
+    project.write("manifests/departures.yaml", batches.departures(1))
+    run = project.start("apply", "--auto-approve", "--wait")
+    deadline = time.monotonic() + 60
+    while sandbox.requests("GET", "/declarations/transit/{id}") < 1:  # --wait read it once
+        assert run.process.poll() is None, "apply --wait ended before it read the departure"
+        assert time.monotonic() < deadline, "apply --wait never read the departure"
+        time.sleep(0.02)
+    run.process.send_signal(signal.SIGINT)
+    code, out, err = run.finish()
+
+    assert code == 130, out + err
+    assert "FAILED" not in out and "failed DepartureDeclaration" not in err, out + err
+    assert "done     DepartureDeclaration/dep-e2e-01" in out, out
+    assert "still processing" in out and "customs-batch refresh" in out, out
+    assert "Apply: 1 succeeded, 0 failed" in out, out
+    record = project.state()["DepartureDeclaration/dep-e2e-01"]
+    assert (record["status"], record["remoteStatus"]) == ("applied", "processing")
+    assert "processing" in project.run("status").stdout
     assert sandbox.requests("POST", "/declarations/transit") == 1
 
 

@@ -134,8 +134,13 @@ def test_wait_tells_a_read_that_failed_and_the_time_running_out() -> None:
     assert failed.detail == "could not poll declaration 7: 503 unavailable"
     late = _wait(_Transit("processing", "processing"), _submitted(), _polled(2, TIMED_OUT))
     assert (late.ok, late.timed_out, late.detail) == (False, True, "declaration 7 still processing")
+    # Stopped (Ctrl-C): the submission stands, still processing; nothing failed.
     stopped = _wait(_Transit("processing"), _submitted(), _polled(1, STOPPED))
-    assert (stopped.ok, stopped.detail) == (False, "stopped while waiting")
+    assert (stopped.ok, stopped.status, stopped.timed_out) == (True, "processing", False)
+    assert stopped.detail == (
+        "declaration 7 still processing: stopped waiting before customs decided; "
+        "`customs-batch refresh` reads where it stands"
+    )
 
 
 def test_wait_reads_nothing_when_the_answer_already_says_where_it_stands() -> None:
