@@ -235,7 +235,43 @@ class _Run:
             self.session.record(applied)  # on disk before a wait that may last minutes
             return self._wait(change, applied, model.wait)
         self.session.record_soon(applied)
+        self._restate(change, applied)
         return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+
+    def _restate(self, change: PlannedChange, record: ResourceRecord) -> None:
+        """Record on the object of another kind the state this answer tells of it (a party
+        update's: its departure, sent back to processing), as ``refresh`` would, so that
+        ``status`` and ``results`` tell what the service holds. An object this run still
+        sends is left to its own outcome."""
+        restates = model_of(change.address.kind).restates
+        told = restates(record) if restates is not None else None
+        state = record.remote_status or record.outputs.get("status")
+        if told is None or state is None:
+            return
+        errors = record.remote_errors if record.remote_status else ()
+        for address, other in list(self.session.state.resources.items()):
+            parsed = Address.parse(address)
+            if (
+                parsed is None
+                or parsed.kind is not told.kind
+                or other.status is not RecordStatus.APPLIED
+                or other.outputs.get(told.output) != told.value
+                or (other.remote_status == state and other.remote_errors == errors)
+            ):
+                continue
+            planned = self.changes.get(parsed)
+            with self._lock:
+                running = parsed not in self.outcomes
+            if planned is not None and planned.operation.writes_state and running:
+                continue
+            self.session.record_soon(
+                other.with_changes(
+                    outputs={**other.outputs, "status": str(state)},
+                    remote_status=str(state),
+                    remote_errors=errors,
+                    updated_at=now_iso(),
+                )
+            )
 
     def _answered(
         self,
@@ -452,6 +488,7 @@ class _Run:
             detail = f"{detail} after {options.timeout:g} s"
         status = NodeStatus.SUCCEEDED if waited.ok else NodeStatus.FAILED
         if waited.outputs is None:  # the answer already said where it stands
+            self._restate(change, applied)
             return Outcome(change.address, status, change.operation, detail, applied.outputs)
         record = applied.with_changes(
             outputs=dict(waited.outputs),
@@ -460,6 +497,7 @@ class _Run:
             updated_at=now_iso(),
         )
         self.session.record_soon(record)
+        self._restate(change, record)
         return Outcome(
             change.address,
             status,

@@ -197,6 +197,16 @@ class Waited:
     """The time of ``--wait`` ran out first (the executor says how long it waited)."""
 
 
+@dataclass(frozen=True)
+class Restated:
+    """Which recorded object an answer tells the state of (``KindModel.restates``): those of
+    ``kind`` whose output ``output`` is ``value``."""
+
+    kind: Kind
+    output: str
+    value: Scalar
+
+
 WaitFunction = Callable[["CustomsClient", "ResourceRecord", Poll], Waited]
 """How ``apply --wait`` follows an object just sent, through the executor's ``Poll``."""
 
@@ -262,6 +272,13 @@ class KindModel:
     wait: WaitFunction | None = None
     """How ``apply --wait`` follows the object after one of ``waits_after`` when the answer
     is not one of its ``pending_states`` (a departure: read until it leaves processing)."""
+
+    restates: Callable[[ResourceRecord], Restated | None] | None = None
+    """The object of another kind whose service state this one's answer tells (a party
+    update's: the departure whose parties it changed, sent back to processing). apply
+    records that state on the other's record too, so ``status`` and ``results`` tell what
+    the service holds until the next ``refresh``."""
+
     on_conflict: ConflictFunction | None = None
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""

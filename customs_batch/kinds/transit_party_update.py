@@ -34,6 +34,7 @@ from customs_batch.kinds.model import (
     KindModel,
     Outputs,
     Request,
+    Restated,
     ServiceId,
     identity_of,
     ids_from,
@@ -44,6 +45,7 @@ from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSI
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
+    from customs_batch.state.model import ResourceRecord
 
 OUTPUT_TYPES = {"declarationId": "integer", "status": "string"}
 """What its outcome records (the fields ``${ref:TransitPartyUpdate/name.field}`` may name), and
@@ -99,6 +101,15 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+def _restates(record: ResourceRecord) -> Restated | None:
+    """The departure of the state whose parties the update changed: its answer (and a wait
+    on it) tells that declaration's state. An arrival declaration is no departure."""
+    declaration_id = record.outputs.get("declarationId")
+    if spec_of(record.spec).get("variant") == "arrival" or declaration_id is None:
+        return None
+    return Restated(Kind.DEPARTURE_DECLARATION, "declarationId", declaration_id)
+
+
 def _arrival(spec: JSONObject) -> IdSort | None:
     return IdSort.TRANSIT_ARRIVAL if spec.get("variant") == "arrival" else None
 
@@ -147,6 +158,7 @@ MODEL = KindModel(
     ended_states=FAILED_TRANSIT_STATUSES | {CANCELED},
     wait=wait_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
+    restates=_restates,
     identity=_identity,
     code_fields=PARTY_CODE_FIELDS,
     rules=(RuleSet.PARTY_UPDATE,),

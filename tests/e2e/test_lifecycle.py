@@ -242,6 +242,37 @@ def test_ctrl_c_while_waiting_leaves_the_departure_submitted_not_failed(
     assert sandbox.requests("POST", "/declarations/transit") == 1
 
 
+def test_status_follows_a_departure_a_party_update_sent_back_to_processing(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """A party update sends its declaration back to processing, and its answer says so:
+    the departure's status (and its results) tell that, not the ready it was before."""
+    sandbox.start(processing_seconds=2)  # on the manual clock: processing until it is moved
+    project = Project(tmp_path / "project", sandbox)
+    project.copy_examples()
+    assert project.run("apply", "--auto-approve").returncode == 0
+    sandbox.advance_clock(2)
+    assert project.run("refresh").returncode == 0
+    address = "DepartureDeclaration/dep-rtm-ham-0001"
+    declaration = project.state()[address]["outputs"]["declarationId"]
+    assert f"{address}  {declaration}  ready" in project.run("status").stdout
+
+    project.edit("manifests/party-updates.yaml", "DE123456789012345", "DE123456789012346")
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert sandbox.get(f"/v1/declarations/transit/{declaration}")["status"] == "processing"
+    assert f"{address}  {declaration}  processing" in project.run("status").stdout
+    record = project.state()[address]
+    assert (record["remoteStatus"], record["outputs"]["status"]) == ("processing", "processing")
+    code, changes = _plan(project)
+    assert code == 0 and changes[address]["action"] == "no-change"
+
+    sandbox.advance_clock(2)
+    refreshed = project.run("refresh")
+    assert f"{address}: status processing -> ready" in refreshed.stdout, refreshed.stdout
+    assert f"{address}  {declaration}  ready" in project.run("status").stdout
+
+
 def test_every_kind_has_a_complete_model() -> None:
     from customs_batch.kinds import Kind
     from customs_batch.kinds.registry import KINDS, SEND
