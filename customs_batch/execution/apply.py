@@ -44,8 +44,8 @@ from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudget
 from customs_batch.execution.waiting import WaitOptions, follow_pending, poll
 from customs_batch.jsontypes import JSON
-from customs_batch.kinds import Address
-from customs_batch.kinds.model import Request, WaitFunction
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.model import Request, Restated, WaitFunction
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
@@ -137,6 +137,9 @@ class _Run:
         self.outcomes: dict[Address, Outcome] = {}
         self.fatal: CustomsBatchError | None = None
         self._lock = threading.Lock()
+        self._restated_index: dict[tuple[Kind, str], dict[str, list[str]]] = {}
+        """By kind and output, the records of the state by that output's value: where the
+        objects a kind's answer restates are found (``_restate``), made when first needed."""
 
     def fail(self, exc: CustomsBatchError) -> None:
         """A fatal error: keep the first, and stop every worker."""
@@ -249,11 +252,13 @@ class _Run:
         if told is None or state is None:
             return
         errors = record.remote_errors if record.remote_status else ()
-        for address, other in list(self.session.state.resources.items()):
+        resources = self.session.state.resources
+        for address in self._told_records(change, told):
             parsed = Address.parse(address)
+            other = resources.get(address)
             if (
                 parsed is None
-                or parsed.kind is not told.kind
+                or other is None
                 or other.status is not RecordStatus.APPLIED
                 or other.outputs.get(told.output) != told.value
                 or (other.remote_status == state and other.remote_errors == errors)
@@ -272,6 +277,27 @@ class _Run:
                     updated_at=now_iso(),
                 )
             )
+
+    def _told_records(self, change: PlannedChange, told: Restated) -> list[str]:
+        """The addresses that may hold the object ``told`` names: what the change refers
+        to, else the records of its kind whose output has that value (the state looked
+        through once a run, parsing only the records of that kind)."""
+        referred = [str(a) for a in change.depends_on if a.kind is told.kind]
+        if referred:
+            return referred
+        key = (told.kind, told.output)
+        with self._lock:
+            index = self._restated_index.get(key)
+            if index is None:
+                index = self._restated_index[key] = {}
+                resources = self.session.state.resources
+                prefix = f"{told.kind.value}/"
+                for address in [a for a in resources if a.startswith(prefix)]:
+                    found = resources.get(address)
+                    value = found.outputs.get(told.output) if found is not None else None
+                    if value is not None:
+                        index.setdefault(str(value), []).append(address)
+        return index.get(str(told.value), [])
 
     def _answered(
         self,

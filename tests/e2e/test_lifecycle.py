@@ -242,11 +242,13 @@ def test_ctrl_c_while_waiting_leaves_the_departure_submitted_not_failed(
     assert sandbox.requests("POST", "/declarations/transit") == 1
 
 
+@pytest.mark.parametrize("by_number", [False, True])
 def test_status_follows_a_departure_a_party_update_sent_back_to_processing(
-    tmp_path: Path, sandbox: Sandbox
+    tmp_path: Path, sandbox: Sandbox, by_number: bool
 ) -> None:
     """A party update sends its declaration back to processing, and its answer says so:
-    the departure's status (and its results) tell that, not the ready it was before."""
+    the departure's status (and its results) tell that, not the ready it was before; found
+    through the update's reference, or by the number it names."""
     sandbox.start(processing_seconds=2)  # on the manual clock: processing until it is moved
     project = Project(tmp_path / "project", sandbox)
     project.copy_examples()
@@ -258,6 +260,10 @@ def test_status_follows_a_departure_a_party_update_sent_back_to_processing(
     assert f"{address}  {declaration}  ready" in project.run("status").stdout
 
     project.edit("manifests/party-updates.yaml", "DE123456789012345", "DE123456789012346")
+    if by_number:
+        project.edit(
+            "manifests/party-updates.yaml", f"${{ref:{address}.declarationId}}", str(declaration)
+        )
     applied = project.run("apply", "--auto-approve")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert sandbox.get(f"/v1/declarations/transit/{declaration}")["status"] == "processing"
