@@ -257,7 +257,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         session,
     ):
         if saved is not None and plan_path is not None:
-            check_current(saved, session.state.lineage, session.state.serial, source=plan_path)
+            check_current(saved, session.state, source=plan_path)
             plan = saved
         else:
             # A departure whose submission was lost is searched for at the service first:

@@ -208,7 +208,7 @@ def _plan(
         record = recorded(address) or state.resources[address]
         if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
             changes.append(_gone(parsed, record))
-    return Plan(tuple(changes), state.lineage, state.serial, inputs_digest)
+    return Plan(tuple(changes), state.lineage, state.serial, inputs_digest, journal=state.journal)
 
 
 def _unchanged(doc: Document, depends_on: tuple[Address, ...]) -> PlannedChange:

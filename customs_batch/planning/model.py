@@ -103,6 +103,9 @@ class Plan:
     manifests: tuple[str, ...] = ()
     """For a saved plan: the manifest paths it was made from (as given to ``plan``), read
     again by ``apply`` for the sensitive values the plan file holds only as digests."""
+    journal: str = ""
+    """The fingerprint of the journal of a run not yet folded that the plan saw (the state's
+    ``journal``): the plan is current only after the fold of that very journal."""
 
     @property
     def counts(self) -> Mapping[Action, int]:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from customs_batch.errors import CustomsBatchError, UsageError
 from customs_batch.formats import VERSION_KEY
@@ -32,6 +33,9 @@ from customs_batch.sensitive import (
     values_at,
 )
 from customs_batch.userfiles import InputKind, open_user_file
+
+if TYPE_CHECKING:
+    from customs_batch.state.model import State
 
 PLAN_FORMAT = "customs-batch-plan"
 PLAN_VERSION = 1
@@ -75,6 +79,7 @@ def write_plan(
         "lineage": plan.lineage,
         "serial": plan.serial,
         "inputsDigest": plan.inputs_digest,
+        "journal": plan.journal,
         "manifests": list(manifests),
         "changes": [_change_to_json(change, sealer, plan.lineage) for change in plan.changes],
     }
@@ -116,13 +121,21 @@ def read_plan(path: Path, *, environment: str) -> Plan:
             int(body["serial"]),
             str(body["inputsDigest"]),
             manifests=manifests,
+            journal=str(body.get("journal") or ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanFileError(f"{path}: the plan file is damaged ({exc})") from exc
 
 
-def check_current(plan: Plan, lineage: str, serial: int, *, source: Path) -> None:
-    """Refuse a plan made against another state, or against this state before it changed."""
+def check_current(plan: Plan, state: State, *, source: Path) -> None:
+    """Refuse a plan made against another state, or against this state before it changed.
+
+    A plan made while a journal was not yet folded is current only when the state was
+    opened by folding that very journal (a run that had stopped): when the journal was
+    still being written, the run that wrote it folded more than the plan saw, into a state
+    of the same serial.
+    """
+    lineage, serial = state.lineage, state.serial
     if plan.lineage and lineage and plan.lineage != lineage:
         raise PlanFileError(
             f"{source}: the plan was made against another state (lineage {plan.lineage}, "
@@ -133,6 +146,13 @@ def check_current(plan: Plan, lineage: str, serial: int, *, source: Path) -> Non
         raise PlanFileError(
             f"{source}: the plan is stale: the state changed since it was made "
             f"(serial {plan.serial} then, {serial} now)",
+            hint="make a new plan with `customs-batch plan -out FILE` and review it",
+        )
+    if plan.journal != state.journal:
+        raise PlanFileError(
+            f"{source}: the plan is stale: it was made while the journal of another run "
+            "was not yet folded into the state (that run was still applying, or had "
+            "stopped), and the state was written since",
             hint="make a new plan with `customs-batch plan -out FILE` and review it",
         )
 

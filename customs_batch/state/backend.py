@@ -8,6 +8,7 @@ backend (PostgreSQL) can implement the same protocol.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shlex
 import threading
@@ -96,7 +97,8 @@ class LocalBackend:
         """The state with the journal of an interrupted run applied, without writing anything.
 
         The serial is the one the state will have once that journal is folded in, so a plan
-        made now is still current after the fold.
+        made now is still current after the fold; ``state.journal`` tells that fold from
+        the end of a run that was still recording when the journal was read.
         """
         state, folded = self._load()
         if folded:
@@ -104,7 +106,8 @@ class LocalBackend:
         return state
 
     def _load(self) -> tuple[State, bool]:
-        """The state file with the journal applied, and whether the journal held anything.
+        """The state file with the journal applied (its fingerprint in ``state.journal``),
+        and whether the journal held anything.
 
         A journal without its state file is the state when its lines were written on a
         state not yet written (serial 0: a first run that did not end); a journal written
@@ -117,7 +120,8 @@ class LocalBackend:
                 self._refuse_a_lost_state()
             state = State(lineage="", serial=0, sealer=self.sealer)
         check = None if absent and self.allow_empty_state else self._refuse_a_partial_state
-        return state, _apply_journal(state, self.journal_path, check, absent=absent)
+        state.journal = _apply_journal(state, self.journal_path, check, absent=absent)
+        return state, bool(state.journal)
 
     def _refuse_a_lost_state(self) -> None:
         """An absent state file beside traces of an earlier state is a lost state: planning
@@ -345,12 +349,14 @@ def _apply_journal(
     refuse_newer: Callable[[int, int, bool], None] | None,
     *,
     absent: bool,
-) -> bool:
-    """Apply the journal's lines to ``state``; whether there were any. ``refuse_newer`` is
-    called (and raises) for a line written on a state newer than ``state``."""
+) -> str:
+    """Apply the journal's lines to ``state``; the SHA-256 of the lines applied, or "" when
+    there were none. ``refuse_newer`` is called (and raises) for a line written on a state
+    newer than ``state``."""
     applied = False
     found = state.serial
-    for entry in read_journal(journal_path):
+    digest = hashlib.sha256()
+    for entry in read_journal(journal_path, digest.update):
         if refuse_newer is not None and entry.serial is not None and entry.serial > found:
             refuse_newer(entry.serial, found, absent)
         if not state.lineage:
@@ -364,7 +370,7 @@ def _apply_journal(
             )
         state.apply(entry.address, entry.record)
         applied = True
-    return applied
+    return f"sha256:{digest.hexdigest()}" if applied else ""
 
 
 def _clear(journal_path: Path) -> None:

@@ -94,8 +94,9 @@ class JournalEntry:
         return encode_line(body)
 
 
-def read_journal(path: Path) -> Iterator[JournalEntry]:
-    """The entries of the journal at ``path`` (none when it does not exist).
+def read_journal(path: Path, seen: Callable[[bytes], None] | None = None) -> Iterator[JournalEntry]:
+    """The entries of the journal at ``path`` (none when it does not exist); ``seen`` is
+    given the line of each entry before it is yielded (a digest of what was read).
 
     A last line cut short is what a crash in the middle of an append leaves; it was never
     acknowledged, so it is dropped. After a power cut the lines written since the last fsync
@@ -121,6 +122,8 @@ def read_journal(path: Path) -> Iterator[JournalEntry]:
             continue
         if damaged is not None:
             raise damaged
+        if seen is not None:
+            seen(line + b"\n")
         yield entry
 
 

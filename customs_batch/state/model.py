@@ -188,6 +188,11 @@ class State:
     clear_at_rest: bool = field(default=False, compare=False, repr=False)
     """Whether the file this state was read from holds a sensitive value in clear (written
     before digests were kept): its backup is then written digested too."""
+    journal: str = field(default="", compare=False, repr=False)
+    """What of a run's journal this state holds beyond the stored state: a fingerprint of
+    the journal ``read`` replayed, or the one ``open`` folded in; empty when there was none.
+    A saved plan keeps it, so that a plan made from the journal of a run still recording
+    (the same serial once that run folds the rest) is not taken as current."""
 
     def __post_init__(self) -> None:
         from customs_batch.state.records import Records

@@ -101,8 +101,9 @@ class PostgresBackend:
             info = self._guard(
                 "take the state lock", lambda: self._acquire(connection, operation, lock_timeout)
             )
-            self._guard("fold the journal", lambda: _fold(connection, self.name))
+            folded = self._guard("fold the journal", lambda: _fold(connection, self.name))
             state = self._guard("read the state", lambda: self._load(connection))
+            state.journal = folded
             session = PostgresSession(self, connection, state, info)
             session.upgrade()
         except BaseException:
@@ -419,20 +420,27 @@ def _load(
         lineage, serial = (row[0], int(row[1])) if row else ("", 0)
         state = State(lineage=lineage, serial=serial, resources=records, sealer=sealer)
         journal = connection.execute(
-            "SELECT lineage, address, record FROM customs_batch_journal WHERE state = %s "
+            "SELECT seq, lineage, address, record FROM customs_batch_journal WHERE state = %s "
             "ORDER BY seq",
             (name,),
         ).fetchall()
         if row is None and not journal and lost is not None:
             lost(connection)
     if journal:
-        for lineage, address, record in journal:
+        for _, lineage, address, record in journal:
             _check_lineage(state, lineage, name)
             state.apply(
                 address, None if record is None else ResourceRecord.from_json(address, record)
             )
         state.serial += 1
+        state.journal = _journal_mark(len(journal), journal[0][0], journal[-1][0])
     return state
+
+
+def _journal_mark(rows: int, first: int, last: int) -> str:
+    """The fingerprint of a journal (``State.journal``): its rows are never changed, and a
+    run still recording only adds rows after the last one."""
+    return f"rows:{rows}:{first}-{last}"
 
 
 def _check_lineage(state: State, lineage: str, name: str) -> None:
@@ -447,8 +455,9 @@ def _check_lineage(state: State, lineage: str, name: str) -> None:
         )
 
 
-def _fold(connection: Connection, name: str) -> bool:
-    """Apply the journal of ``name`` to its resources rows in one transaction; serial + 1."""
+def _fold(connection: Connection, name: str) -> str:
+    """Apply the journal of ``name`` to its resources rows in one transaction; serial + 1.
+    The fingerprint of the journal folded (``State.journal``), or "" when it was empty."""
     with connection.transaction():
         lineages = [
             row[0]
@@ -457,7 +466,11 @@ def _fold(connection: Connection, name: str) -> bool:
             )
         ]
         if not lineages:
-            return False
+            return ""
+        rows, first, last = connection.execute(
+            "SELECT count(*), min(seq), max(seq) FROM customs_batch_journal WHERE state = %s",
+            (name,),
+        ).fetchone() or (0, 0, 0)
         row = connection.execute(
             "SELECT lineage FROM customs_batch_states WHERE name = %s FOR UPDATE", (name,)
         ).fetchone()
@@ -492,7 +505,7 @@ def _fold(connection: Connection, name: str) -> bool:
         connection.execute(
             "UPDATE customs_batch_states SET serial = serial + 1 WHERE name = %s", (name,)
         )
-    return True
+    return _journal_mark(int(rows), int(first), int(last))
 
 
 def _replace(connection: Connection, name: str, state: State) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Project
+from tests.e2e import batches
+from tests.e2e.conftest import Project, Sandbox
 
 pytestmark = pytest.mark.e2e
 
@@ -52,3 +54,33 @@ def test_a_saved_plan_applies_and_a_stale_one_is_refused(project: Project) -> No
     ]
     done = project.run("apply", "again.plan")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_plan_made_while_an_apply_runs_is_stale_once_that_apply_ends(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # The running apply's journal holds only what it recorded so far, and the state it
+    # will fold it into has the very serial the plan is made for: the plan's creations of
+    # what that apply sends later would be sent again.
+    sandbox.start()
+    project = Project(tmp_path / "project", sandbox, parallelism=1)
+    project.write("manifests/movements.yaml", batches.movements(per_lane=3, lanes=1))
+    sandbox.close_gate()
+    first = project.start("apply", "--auto-approve")
+    assert first.wait_for_line(lambda line: line.startswith("Applying "))
+    sandbox.wait_until_held(1)  # its first intent is in the journal, the rest is not
+    done = project.run("plan", "-out", "during.plan")
+    assert done.returncode == 0, done.stderr
+    assert first.process.poll() is None, "the apply ended before the plan was made"
+    sandbox.open_gate()
+    code, stdout, stderr = first.finish()
+    assert code == 0, stdout + stderr
+    assert len(sandbox.movements()) == 3
+
+    done = project.run("apply", "during.plan")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "during.plan: the plan is stale" in done.stderr
+    assert "while the journal of another run was not yet folded" in done.stderr
+    assert "customs-batch plan -out FILE" in done.stderr
+    assert len(sandbox.movements()) == 3, "the saved plan sent movements a second time"
+    assert not batches.duplicates(sandbox.movements())

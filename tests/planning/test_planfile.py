@@ -67,11 +67,31 @@ def test_a_plan_for_another_environment_or_a_moved_state_is_refused(tmp_path: Pa
     write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
     with pytest.raises(PlanFileError, match="made for environment 'local'"):
         read_plan(tmp_path / "p.json", environment="sandbox")
-    check_current(plan, "lin", 2, source=tmp_path / "p.json")
+    check_current(plan, State(lineage="lin", serial=2), source=tmp_path / "p.json")
     with pytest.raises(PlanFileError, match="stale"):
-        check_current(plan, "lin", 3, source=tmp_path / "p.json")
+        check_current(plan, State(lineage="lin", serial=3), source=tmp_path / "p.json")
     with pytest.raises(PlanFileError, match="another state"):
-        check_current(plan, "other", 2, source=tmp_path / "p.json")
+        check_current(plan, State(lineage="other", serial=2), source=tmp_path / "p.json")
+
+
+def test_a_plan_made_on_a_journal_is_current_only_once_that_very_journal_is_folded(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "p.json"
+    seen = State(lineage="lin", serial=3, journal="sha256:aa")
+    plan = plan_changes([movement("a", 0)], seen)
+    write_plan(source, plan, environment="local", sealer=SEALER)
+    saved = read_plan(source, environment="local")
+    assert saved.journal == "sha256:aa"
+    # The run had stopped: the next command folds the very journal the plan saw.
+    check_current(saved, State(lineage="lin", serial=3, journal="sha256:aa"), source=source)
+    # The run was still recording: it folded more itself, into a state of the same serial.
+    for later in ("", "sha256:bb"):
+        with pytest.raises(PlanFileError, match="while the journal of another run"):
+            check_current(saved, State(lineage="lin", serial=3, journal=later), source=source)
+    # A plan made on a state without a journal is stale once one is folded (serial + 1).
+    clean = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    check_current(clean, State(lineage="lin", serial=2), source=source)
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,25 @@ def test_what_record_acknowledged_is_readable_before_the_session_ends(
         assert seen.serial == 1  # what the state will be once this journal is folded
 
 
+def test_the_end_of_a_run_is_told_from_a_fold_of_the_journal_a_reader_saw(
+    backends: Backends,
+) -> None:
+    # A plan saved from a reader's view is current only when the state it is applied to
+    # folded that very journal; the run still recording folds more, at the same serial.
+    backend = backends.make()
+    assert backend.read().journal == ""
+    with backend.open("apply") as session:
+        session.record(_record("Movement/a", RecordStatus.PENDING))
+        during = backends.make().read()
+        session.record(_record("Movement/a"))
+        session.record(_record("Movement/b"))
+    assert during.journal and during.serial == 1
+    with backend.open("apply") as session:
+        assert session.state.serial == 1
+        assert session.state.journal == ""  # nothing folded here: that run folded it
+    assert backend.read().journal == ""
+
+
 def test_threads_recording_at_once_lose_nothing(backends: Backends) -> None:
     with backends.make().open("apply") as session:
 
@@ -111,6 +130,7 @@ def test_a_session_killed_before_close_is_folded_by_the_next_open(backends: Back
     with backend.open("apply") as session:  # the dead run's lock is gone; its journal folds
         assert session.state.serial == 2
         assert session.state.resources == seen.resources
+        assert session.state.journal and session.state.journal == seen.journal
     after = backend.read()
     assert (after.lineage, after.serial, after.resources) == (lineage, 2, seen.resources)
 
