@@ -31,8 +31,9 @@ from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import Address
 from customs_batch.kinds.readback import Comparison
 from customs_batch.state import State
-from customs_batch.state.file import dumps, loads
+from customs_batch.state.file import dumps
 from customs_batch.state.records import each_record
+from customs_batch.state.transfer import read_pushed
 
 STATE_LIST_JSON_VERSION = 2
 """2: the records under ``resources``, beside ``formatVersion`` (1 was the bare mapping)."""
@@ -349,7 +350,7 @@ def push(file: Path, env_name: str | None, lock_timeout: float, force: bool) -> 
       customs-batch state push production-state.json --env production
     """
     source = Path("<stdin>") if str(file) == "-" else file
-    incoming = loads(_read_bytes(file), source=source)
+    incoming = read_pushed(_read_bytes(file), source=source)
     replacement = push_state(_options(env_name, lock_timeout), incoming, force=force)
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "

@@ -8,7 +8,10 @@ is no longer current after it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from customs_batch.errors import StateError
+from customs_batch.state.file import loads
 from customs_batch.state.model import State
 
 _FORCE = "pass --force to replace it anyway; what only the current state records is then lost"
@@ -38,3 +41,19 @@ def pushed_state(current: State, incoming: State, *, force: bool = False) -> Sta
             )
     serial = incoming.serial if empty or incoming.serial > current.serial else current.serial + 1
     return State(lineage=incoming.lineage, serial=serial, resources=dict(incoming.resources))
+
+
+def read_pushed(data: bytes, *, source: Path) -> State:
+    """The state in ``data`` (a file ``state push`` was given), every record parsed, so that
+    a damaged one is found before anything is replaced. Its errors say to bring the file
+    again: it is a copy, not the state, so there is no backup of it to restore."""
+    try:
+        state = loads(data, source=source)
+        return State(state.lineage, state.serial, {a: state.resources[a] for a in state.resources})
+    except StateError as exc:
+        raise StateError(
+            exc.message,
+            hint=f"{source.name} is not a whole state as `customs-batch state pull` prints it; "
+            "pull it again from where it is kept, or restore the copy from where you saved it. "
+            "The state was not changed",
+        ) from None

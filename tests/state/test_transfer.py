@@ -108,5 +108,32 @@ def test_a_push_of_a_damaged_file_says_what_is_wrong(
     (tmp_path / "cut.json").write_text('{"version": 1, "lineage": "L", "ser')
     code, _, err = _run(capsys, "state", "push", "cut.json")
     assert code == 3 and "cut.json: the state file is corrupt or truncated" in err
+    # The file pushed is not the state: there is no backup of it to restore.
+    assert "backup" not in err
+    assert "hint: cut.json is not a whole state as `customs-batch state pull` prints it" in err
     code, _, err = _run(capsys, "state", "push", "missing.json")
     assert code == 64 and "missing.json" in err
+
+
+def test_a_pushed_file_with_a_damaged_record_replaces_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    code, pulled, _ = _run(capsys, "state", "pull")
+    # A record cut by hand in a file of the canonical layout (read record by record).
+    damaged = pulled.replace('"status": "applied"', '"status": "aplied"', 1)
+    assert damaged != pulled
+    (tmp_path / "edited.json").write_text(damaged)
+    code, _, err = _run(capsys, "state", "push", "edited.json")
+    assert code == 3, err
+    assert "edited.json: the state record of TemplateGroup/" in err
+    assert "backup" not in err and "edited.json is not a whole state" in err
+    assert _run(capsys, "state", "pull")[1] == pulled
+    # No version at all: said, with what to do.
+    (tmp_path / "bare.json").write_text('{"lineage": "L", "serial": 1, "resources": {}}')
+    code, _, err = _run(capsys, "state", "push", "bare.json")
+    assert code == 3 and "bare.json: the state file has no valid version" in err
+    assert "hint: bare.json is not a whole state" in err
