@@ -470,6 +470,7 @@ MODEL = KindModel(
         Operation.UPDATE_DEPARTURE_PARTIES: _update_parties,
     },
     update=Operation.UPDATE_DEPARTURE_PARTIES,
+    updates_recorded_id=True,
     mutable=PARTY_FIELDS,
     resubmit=Operation.RESUBMIT_DEPARTURE,
     after_unknown=_after_unknown,

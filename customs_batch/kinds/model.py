@@ -245,6 +245,10 @@ class KindModel:
     example: Example
     """The document of this kind that ``customs-batch init`` writes into a new project."""
     update: Operation | None = None
+    updates_recorded_id: bool = False
+    """Whether ``update`` is sent to the recorded object, by its ``id_field`` output (a
+    template group's PATCH): a record without that ID cannot be updated. A party update is
+    sent to the declaration its spec names instead."""
     mutable: frozenset[str] = frozenset()
     resubmit: Operation | None = None
     refresh: RefreshFunction | None = None
@@ -371,6 +375,18 @@ class KindModel:
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""
         return record.outputs.get(self.id_field) if self.id_field else None
+
+    def lacks_id(self, record: ResourceRecord) -> bool:
+        """Whether the record holds no ID of its object fit to send a request to (absent,
+        empty, or not of its ``output_types`` type): a state edited by hand. Asked only of
+        a kind that ``updates_recorded_id``."""
+        if self.id_field is None or not self.updates_recorded_id:
+            return False
+        ident = self.identifier(record)
+        wanted = self.output_types.get(self.id_field)
+        if wanted == "integer":  # digits as text too: sent as int(...) all the same
+            return type(ident) is not int and not (isinstance(ident, str) and ident.isdigit())
+        return not isinstance(ident, str) or not ident
 
     def held(self, record: ResourceRecord) -> frozenset[str]:
         """The IDs of the objects the record stands for (see ``held_ids``), as text."""

@@ -281,6 +281,7 @@ MODEL = KindModel(
         Operation.UPDATE_TEMPLATE_GROUP: _update,
     },
     update=Operation.UPDATE_TEMPLATE_GROUP,
+    updates_recorded_id=True,
     mutable=MUTABLE,
     after_unknown=_after_unknown,
     read_back=_read_back,

@@ -7,6 +7,7 @@ states mean that customs never accepted it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -409,7 +410,7 @@ def _decide(
         message = record.error.message if record.error else "unknown error"
         reason = f"the last update was refused: {message}"
         return (
-            _decide_change(model, address, values, reason)
+            _decide_change(model, address, record, values, reason)
             if values
             else Decision(Action.NO_CHANGE, Operation.NONE, reason)
         )
@@ -426,7 +427,7 @@ def _decide(
         )
     if not values:
         return _UNCHANGED
-    return _decide_change(model, address, values)
+    return _decide_change(model, address, record, values)
 
 
 _UNCHANGED = Decision(Action.NO_CHANGE, Operation.NONE)
@@ -434,7 +435,11 @@ _UNCHANGED = Decision(Action.NO_CHANGE, Operation.NONE)
 
 
 def _decide_change(
-    model: KindModel, address: Address, values: tuple[FieldChange, ...], note: str = ""
+    model: KindModel,
+    address: Address,
+    record: ResourceRecord,
+    values: tuple[FieldChange, ...],
+    note: str = "",
 ) -> Decision:
     changed = _top_level(values)
     fixed = [name for name in changed if name not in model.mutable]
@@ -442,6 +447,22 @@ def _decide_change(
     if fixed or model.update is None:
         why = model.immutable.format(address=address, fields=", ".join(fixed or changed))
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
+    if model.lacks_id(record):
+        # The update goes to the recorded ID: without one there is no object to send it to.
+        ident = model.identifier(record)
+        held = (
+            f"no {model.id_field}"
+            if ident in (None, "")
+            else f"{model.id_field} {json.dumps(ident)}, which is no ID"
+        )
+        return Decision(
+            Action.REFUSED,
+            Operation.NONE,
+            f"{prefix}changes {', '.join(changed)}, but its record in the state holds {held} "
+            "to send the update to: the state was edited or damaged. "
+            "Restore the state from its backup or version control (`customs-batch state show "
+            f"{address}` shows the record)",
+        )
     return Decision(Action.UPDATE, model.update, f"{prefix}changes {', '.join(changed)}")
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -79,6 +80,32 @@ def test_a_template_group_is_updated_in_place_but_not_moved_to_another_company()
     assert "companyId" in _only(moved, "TemplateGroup/g").reason
 
 
+@pytest.mark.parametrize("recorded", [{}, {"id": None}, {"id": ""}, {"id": "5x"}, {"id": True}])
+def test_an_update_of_a_record_without_its_id_is_refused_naming_the_record(
+    recorded: dict[str, Any],
+) -> None:
+    # A state edited by hand (or by a tool) lost the group's ID: the PATCH has no object to
+    # go to; apply failed on it with "KeyError: 'id'" after a plan that showed an update.
+    state = _state(_applied("TemplateGroup/g", GROUP, code="EU-ROAD", **recorded))
+    renamed = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "New"}, 0)], state)
+    change = _only(renamed, "TemplateGroup/g")
+    assert (change.action, change.operation) == (Action.REFUSED, Operation.NONE)
+    held = (
+        "no id"
+        if recorded.get("id") in (None, "")
+        else f"id {json.dumps(recorded['id'])}, which is no ID"
+    )
+    assert (
+        f"changes name, but its record in the state holds {held} to send the update to: "
+        in change.reason
+    )
+    assert "the state was edited or damaged" in change.reason
+    assert "Restore the state" in change.reason and "state show TemplateGroup/g" in change.reason
+    # Unchanged, it sends nothing and is not refused.
+    same = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], state)
+    assert _only(same, "TemplateGroup/g").action is Action.NO_CHANGE
+
+
 def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() -> None:
     state = _state(_applied("DepartureDeclaration/d", DEPARTURE, declarationId=77))
     parties = {
@@ -90,6 +117,14 @@ def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() 
         "DepartureDeclaration/d",
     )
     assert (change.action, change.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
+    for edited in ({}, {"declarationId": "seventy"}):
+        lost = _state(_applied("DepartureDeclaration/d", DEPARTURE, **edited))
+        change = _only(
+            plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", parties, 0)], lost),
+            "DepartureDeclaration/d",
+        )
+        assert change.action is Action.REFUSED
+        assert "holds no declarationId" in change.reason or "which is no ID" in change.reason
     heavier = {**DEPARTURE, "totalWeight": 11.0}
     change = _only(
         plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", heavier, 0)], state),
