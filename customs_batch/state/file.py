@@ -160,7 +160,7 @@ def loads(data: bytes, *, source: Path, sealer: Sealer | None = None) -> State:
         ) from exc
     if not isinstance(document, dict):
         raise StateError(f"{source}: the state file is not a JSON object", hint=hint)
-    document = _upgrade(document, source)
+    document = _upgrade(document, source, hint)
     resources = document.get("resources")
     if not isinstance(document.get("lineage"), str) or not isinstance(document.get("serial"), int):
         raise StateError(f"{source}: the state file has no valid lineage and serial", hint=hint)
@@ -170,7 +170,10 @@ def loads(data: bytes, *, source: Path, sealer: Sealer | None = None) -> State:
     for address, record in resources.items():
         if not isinstance(record, dict):
             raise StateError(f"{source}: the record of {address} is not an object", hint=hint)
-        state.apply(address, ResourceRecord.from_json(address, record))
+        try:
+            state.apply(address, ResourceRecord.from_json(address, record))
+        except StateError as exc:
+            raise StateError(f"{source}: {exc.message}", hint=hint) from None
     state.clear_at_rest = _holds_clear(data, sealer)
     return state
 
@@ -183,10 +186,10 @@ def _holds_clear(data: bytes, sealer: Sealer | None) -> bool:
     return sealer is not None and clear_value_pattern().search(data) is not None
 
 
-def _upgrade(document: dict[str, Any], source: Path) -> dict[str, Any]:
+def _upgrade(document: dict[str, Any], source: Path, hint: str) -> dict[str, Any]:
     version = document.get("version")
-    if not isinstance(version, int) or version < 1:
-        raise StateError(f"{source}: the state file has no valid version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise StateError(f"{source}: the state file has no valid version", hint=hint)
     if version > STATE_VERSION:
         raise StateError(
             f"{source}: the state was written by a newer customs-batch (state version {version}, "

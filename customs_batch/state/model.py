@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
@@ -160,13 +161,45 @@ class ResourceRecord:
                 "forgotten_from": data.get("forgottenFrom"),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise StateError(f"the state record of {address} is malformed ({exc})") from exc
+            why = _what_is_wrong(data) or str(exc)
+            raise StateError(f"the state record of {address} is malformed ({why})") from exc
         # What the frozen dataclass's __init__ would set, in its order, without its call
         # of object.__setattr__ per field: a plan reads every record of the state, and
         # that was two thirds of parsing one into this class (measured on 100,000).
         record = object.__new__(cls)
         record.__dict__.update(fields)
         return record
+
+
+_OBJECTS = {"spec": "its spec is", "outputs": "its outputs are", "error": "its error is"}
+_LISTS = {
+    "identity": "its identity is",
+    "remoteErrors": "its remoteErrors are",
+    "superseded": "its superseded is",
+}
+
+
+def _what_is_wrong(data: Mapping[str, JSON]) -> str:
+    """What makes a record unreadable, in the file's words (a record edited by hand); ""
+    when none of these is it. Only asked once parsing failed: the checks cost nothing then."""
+    if "status" not in data:
+        return "its status is missing"
+    if not isinstance(data["status"], str) or data["status"] not in _STATUSES:
+        return f"its status is {_shown(data['status'])}, not one of {', '.join(_STATUSES)}"
+    if "operation" not in data:
+        return "its operation is missing"
+    for name, says in _OBJECTS.items():
+        if data.get(name) and not isinstance(data[name], Mapping):
+            return f"{says} {_shown(data[name])}, not an object"
+    for name, says in _LISTS.items():
+        if data.get(name) and not isinstance(data[name], list):
+            return f"{says} {_shown(data[name])}, not a list"
+    return ""
+
+
+def _shown(value: JSON) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass

@@ -74,6 +74,8 @@ def test_previous_state_is_kept_as_backup(tmp_path: Path) -> None:
         (b"[]", "not a JSON object"),
         (b'{"version": 99, "lineage": "l", "serial": 1, "resources": {}}', "newer customs-batch"),
         (b'{"version": 1, "serial": 1, "resources": {}}', "lineage and serial"),
+        (b'{"lineage": "l", "serial": 1, "resources": {}}', "no valid version"),
+        (b'{"version": "1", "lineage": "l", "serial": 1, "resources": {}}', "no valid version"),
         (
             b'{"version": 1, "lineage": "l", "serial": 1, "resources": {"Movement/a": {"status": "odd"}}}',
             "Movement/a is malformed",
@@ -85,9 +87,11 @@ def test_a_damaged_state_is_an_error_never_a_reset(
 ) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(content)
-    with pytest.raises(StateError, match=words):
+    with pytest.raises(StateError, match=words) as caught:
         read_state(path)
     assert path.read_bytes() == content
+    hint = caught.value.hint or ""  # each says what to do, too
+    assert "state.json.backup" in hint or "upgrade customs-batch" in hint, hint
 
 
 def test_no_state_file_reads_as_none(tmp_path: Path) -> None:

@@ -43,14 +43,27 @@ def test_a_parsed_record_is_the_one_its_class_makes(status: RecordStatus) -> Non
     )
 
 
+STATUSES = "pending, unknown, applied, failed, forgotten"
+
+
 @pytest.mark.parametrize(
     ("data", "why"),
     [
-        ({"status": "odd", "operation": "c"}, "'odd' is not a valid RecordStatus"),
-        ({"status": ["applied"], "operation": "c"}, "['applied'] is not a valid RecordStatus"),
-        ({"operation": "c"}, "'status'"),
-        ({"status": "applied"}, "'operation'"),
-        ({"status": "applied", "operation": "c", "identity": 3}, "'int' object is not iterable"),
+        ({"status": "odd", "operation": "c"}, f'its status is "odd", not one of {STATUSES}'),
+        (
+            {"status": ["applied"], "operation": "c"},
+            f'its status is ["applied"], not one of {STATUSES}',
+        ),
+        ({"operation": "c"}, "its status is missing"),
+        ({"status": "applied"}, "its operation is missing"),
+        ({"status": "applied", "operation": "c", "identity": 3}, "its identity is 3, not a list"),
+        (
+            {"status": "applied", "operation": "c", "outputs": "x"},
+            'its outputs are "x", not an object',
+        ),
+        ({"status": "applied", "operation": "c", "outputs": 5}, "its outputs are 5, not an object"),
+        ({"status": "applied", "operation": "c", "spec": [1]}, "its spec is [1], not an object"),
+        ({"status": "applied", "operation": "c", "error": 1}, "its error is 1, not an object"),
     ],
 )
 def test_a_malformed_record_is_an_error_naming_its_address_and_what_is_wrong(
