@@ -35,6 +35,7 @@ from customs_batch.environments._environment import (
     Timeouts,
     local_environment,
 )
+from customs_batch.environments._shared_state import refuse_shared_states
 from customs_batch.errors import ConfigError
 from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 
@@ -331,6 +332,7 @@ def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:
             environments[LOCAL] = _local(settings, root, state_root, path)
         else:
             environments[name] = _remote(name, settings, root, state_root, repository, path)
+    refuse_shared_states(environments, path)
     default = data.get("default_environment")
     if default is not None and default not in environments:
         known = ", ".join(sorted(environments))

@@ -305,3 +305,56 @@ def test_a_manifests_entry_that_does_not_exist_is_a_config_error() -> None:
     assert "customs-batch.yaml: manifests names manifests, which does not exist" in str(
         caught.value
     )
+
+
+SHARED = """\
+environments:
+  staging:
+    base_url: https://staging.customs.example
+    api_key_env: STAGING_KEY
+  production:
+    base_url: https://api.customs.example
+    api_key_env: PRODUCTION_KEY
+{extra}
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        # A block copied from another and its state_dir not changed: production's plan would
+        # take staging's objects for its own and send its updates to their IDs.
+        (
+            "    state_dir: .customs-batch/staging",
+            "environments staging and production share one state (the same state_dir)",
+        ),
+        ("    state_dir: ./.customs-batch/./staging/", "environments staging and production"),
+        ("    state_dir: .customs-batch/local", "environments local and production"),
+        (
+            "    state: {backend: postgres, url_env: STATE_URL, name: staging}\n"
+            "  staging2:\n    base_url: https://s2.customs.example\n    api_key_env: K2\n"
+            "    state: {backend: postgres, url_env: STATE_URL, name: staging}",
+            "environments production and staging2 share one state (the same name in the "
+            "database of $STATE_URL)",
+        ),
+    ],
+)
+def test_two_environments_sharing_one_state_are_refused(extra: str, words: str) -> None:
+    _write(SHARED.format(extra=extra))
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    assert words in caught.value.message
+    assert "customs-batch.yaml" in caught.value.message
+    assert caught.value.hint and "its own" in caught.value.hint
+
+
+def test_environments_in_their_own_folders_or_database_states_are_accepted() -> None:
+    _write(
+        SHARED.format(
+            extra="    state_dir: .customs-batch/prod\n"
+            "    state: {backend: postgres, url_env: STATE_URL}\n"
+            "  eu:\n    base_url: https://eu.customs.example\n    api_key_env: K2\n"
+            "    state: {backend: postgres, url_env: STATE_URL}"
+        )
+    )
+    assert set(load_project().environments) == {"local", "staging", "production", "eu"}
