@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ from customs_batch.commands.state import (
 )
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.formats import VERSION_KEY, Formats
-from customs_batch.kinds import Address
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN, Address
 from customs_batch.kinds.readback import Comparison
 from customs_batch.state import State
 from customs_batch.state.file import dumps
@@ -246,6 +247,13 @@ def mv(
       customs-batch state mv DepartureDeclaration/dep-old DepartureDeclaration/dep-new
     """
     old, new = _address(source), _address(destination)
+    if not re.fullmatch(NAME_PATTERN, new.name) or len(new.name) > MAX_NAME:
+        # Moved there, the record would be orphaned: no manifest can name it.
+        raise UsageError(
+            f"{destination!r} cannot be the address of a document: a name is letters, digits, "
+            f"'.', '_' and '-', starting with a letter or a digit, at most {MAX_NAME} long",
+            hint="write the name of the renamed document, as its metadata.name says",
+        )
     move_record(_options(env_name, lock_timeout, allow_empty_state=allow_empty_state), old, new)
     click.echo(f"Moved {old} to {new}.")
     return int(ExitCode.OK)

@@ -75,6 +75,8 @@ class Address:
 
 NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._-]*"
 """A document's name, without the kind (``dep-rtm-ham-0001``)."""
+MAX_NAME = 200
+"""The longest name a document may have (``manifest/documents/_assemble.py``)."""
 
 
 def kind_names() -> tuple[str, ...]:

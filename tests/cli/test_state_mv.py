@@ -1,0 +1,50 @@
+"""``state mv`` moves a record only to a name a document can have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli.main import invoke
+from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.file import read_state, write_state
+
+GROUP = "TemplateGroup/eu-road"
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state of one template group in the default environment's folder."""
+    state = State(lineage="lin-1", serial=3)
+    state.apply(
+        GROUP, ResourceRecord(GROUP, RecordStatus.APPLIED, "create", {"code": "EU"}, {"id": 5})
+    )
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "destination",
+    ["TemplateGroup/EU road", "TemplateGroup/eu-road!", "TemplateGroup/a/b", "TemplateGroup/-x"],
+)
+def test_a_name_no_document_can_have_is_refused_and_nothing_moves(
+    folder: Path, capsys: pytest.CaptureFixture[str], destination: str
+) -> None:
+    # A typo there would leave the record under a name the manifests can never write: the
+    # object orphaned, its document planned anew.
+    before = (folder / "state.json").read_bytes()
+    assert invoke(["state", "mv", GROUP, destination]) == 64
+    err = capsys.readouterr().err
+    assert f"error: {destination!r} cannot be the address of a document: " in err
+    assert "hint: write the name of the renamed document" in err
+    assert (folder / "state.json").read_bytes() == before
+
+
+def test_a_valid_name_takes_the_record(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(["state", "mv", GROUP, "TemplateGroup/eu_road.2"]) == 0
+    state = read_state(folder / "state.json")
+    assert state is not None and list(state.resources) == ["TemplateGroup/eu_road.2"]
