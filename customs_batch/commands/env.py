@@ -3,6 +3,7 @@ never showing a key."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 
 from customs_batch.client import NO_RETRIES, AuthenticationError, PermissionDeniedError
 from customs_batch.commands.session import open_client
-from customs_batch.environments import Environment, load_project
+from customs_batch.environments import Environment, StateKind, load_project
 from customs_batch.errors import ExitCode, ServiceError
 
 
@@ -43,9 +44,20 @@ class EnvironmentEntry:
                 "read": environment.timeouts.read,
             },
             "state_dir": str(environment.state_dir),
+            "state": _state_place(environment),
             "endpoint_overrides": dict(environment.endpoint_overrides),
             "default": self.default,
         }
+
+
+def _state_place(environment: Environment) -> str:
+    """Where the environment's state is: its folder, or its name in the database of the
+    variable ``url_env`` names (whether set; never the URL, which may hold a password)."""
+    state = environment.state
+    if state.backend is StateKind.POSTGRES and state.url_env:
+        found = "set" if os.environ.get(state.url_env) else "not set"
+        return f"postgres: the state {state.name} in the database of ${state.url_env} ({found})"
+    return f"local: files in {environment.state_dir}"
 
 
 def list_environments() -> tuple[EnvironmentEntry, ...]:

@@ -115,3 +115,26 @@ def test_any_other_service_error_is_its_message(monkeypatch: pytest.MonkeyPatch)
 def test_a_key_that_cannot_be_read_is_raised(project: Path) -> None:
     with pytest.raises(ConfigError, match="CB_TEST_SANDBOX_KEY"):
         check_environment(EnvOptions("sandbox"))
+
+
+def test_show_says_where_the_state_is_files_or_a_database(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # state_dir alone told a user of a PostgreSQL state to look for files that are not it.
+    (project / "customs-batch.yaml").write_text(
+        CONFIG
+        + "    state: {backend: postgres, url_env: CB_TEST_STATE_URL, name: team}\n"
+        + "  other:\n    base_url: http://other.invalid\n    api_key_env: K\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("CB_TEST_STATE_URL", f"postgresql://u:{SECRET}@db/x")
+    described = show_environment(EnvOptions("sandbox")).describe()
+    assert (
+        described["state"] == "postgres: the state team in the database of $CB_TEST_STATE_URL (set)"
+    )
+    assert SECRET not in repr(described)
+    monkeypatch.delenv("CB_TEST_STATE_URL")
+    described = show_environment(EnvOptions("sandbox")).describe()
+    assert described["state"].endswith("$CB_TEST_STATE_URL (not set)")
+    other = show_environment(EnvOptions("other")).describe()
+    assert other["state"] == f"local: files in {project.resolve() / '.customs-batch' / 'other'}"
