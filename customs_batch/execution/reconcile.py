@@ -131,6 +131,8 @@ def import_object(
     after a template group's 409) is replaced; any other record of ``address`` is kept.
     """
     existing = session.state.resources.get(str(address))
+    if existing is not None and existing.status is RecordStatus.FORGOTTEN:
+        _refuse_a_tombstone(address, existing, remote_id)
     if existing is not None and not existing.never_created:
         raise StateError(
             f"{address} is already in the state",
@@ -164,6 +166,26 @@ def import_object(
         )
     session.record(record)
     return record, comparison
+
+
+def _refuse_a_tombstone(address: Address, tombstone: ResourceRecord, remote_id: str) -> None:
+    """``address`` was forgotten by ``state rm``, and its object still exists: to take
+    that object back is ``state restore``; another one only once it is gone."""
+    held = sorted(model_of(address.kind).held(tombstone))
+    kept = ", ".join(held) or "its object"
+    if remote_id in held:
+        hint = (
+            f"`customs-batch state restore {address}` tracks {remote_id} again (nothing is "
+            "read or sent)"
+        )
+    else:
+        hint = (
+            f"`customs-batch state rm --gone {address}` first to import another object (only "
+            f"if {kept} no longer exists at the service), or import under another name"
+        )
+    raise StateError(
+        f"{address} is in the state as a tombstone of {kept} (`state rm` forgot it)", hint=hint
+    )
 
 
 @dataclass(frozen=True)

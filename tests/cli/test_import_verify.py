@@ -264,3 +264,25 @@ def test_the_hint_of_a_template_group_conflict_can_be_followed(
     code, _, err = run(capsys, "import", group, str(group_id))
     assert code == 3
     assert f"{group} is already in the state" in err
+
+
+def test_import_of_the_object_a_tombstone_keeps_says_to_restore_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `state rm` left a tombstone of the group; importing its own ID back is `state restore`:
+    # the hint named `state rm --gone`, which says the object no longer exists.
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    group_id = _state(project).read().resources[group].outputs["id"]
+    assert run(capsys, "state", "rm", group)[0] == 0
+    code, out, err = run(capsys, "import", group, str(group_id))
+    assert code == 3, out + err
+    assert f"{group} is in the state as a tombstone of {group_id} (`state rm` forgot it)" in err
+    assert f"hint: `customs-batch state restore {group}` tracks {group_id} again" in err
+    assert "--gone" not in err
+    assert _state(project).read().resources[group].status is RecordStatus.FORGOTTEN
+    # Another ID: that one is refused as before, the tombstone's object named.
+    code, _, err = run(capsys, "import", group, "1")
+    assert code == 3
+    assert f"{group} is in the state as a tombstone of {group_id}" in err
+    assert f"`customs-batch state rm --gone {group}` first" in err
