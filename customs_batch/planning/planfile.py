@@ -124,7 +124,10 @@ def read_plan(path: Path, *, environment: str) -> Plan:
             journal=str(body.get("journal") or ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise PlanFileError(f"{path}: the plan file is damaged ({exc})") from exc
+        raise PlanFileError(
+            f"{path}: the plan file is damaged ({exc})",
+            hint="make a new one with `customs-batch plan -out FILE`",
+        ) from exc
 
 
 def check_current(plan: Plan, state: State, *, source: Path) -> None:
@@ -252,10 +255,11 @@ def _change_from_json(item: JSONObject) -> PlannedChange:
     )
 
 
-def _address(text: str) -> Address:
-    address = Address.parse(text)
+def _address(text: JSON) -> Address:
+    address = Address.parse(text) if isinstance(text, str) else None
     if address is None:
-        raise ValueError(f"{text!r} is not an address")
+        shown = repr(text) if isinstance(text, str) else json.dumps(text)
+        raise ValueError(f"{shown} is not an address")
     return address
 
 

@@ -107,3 +107,28 @@ def test_a_damaged_plan_file_is_a_clear_error(tmp_path: Path, content: bytes) ->
     (tmp_path / "p.json").write_bytes(content)
     with pytest.raises(PlanFileError):
         read_plan(tmp_path / "p.json", environment="local")
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"address": None}, "null is not an address"),
+        ({"address": 5}, "5 is not an address"),
+        ({"dependsOn": [[1]]}, "[1] is not an address"),
+        ({"movedFrom": 5}, "5 is not an address"),
+        ({"action": "explode"}, "'explode' is not a valid Action"),
+    ],
+)
+def test_a_plan_file_edited_into_nonsense_is_refused_naming_what(
+    tmp_path: Path, change: dict[str, object], why: str
+) -> None:
+    # Was an "internal error" (a bug to report) for a value that is not text.
+    plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
+    body = json.loads((tmp_path / "p.json").read_text())
+    body["changes"][0].update(change)
+    (tmp_path / "p.json").write_text(json.dumps(body))
+    with pytest.raises(PlanFileError) as caught:
+        read_plan(tmp_path / "p.json", environment="local")
+    assert caught.value.message == f"{tmp_path / 'p.json'}: the plan file is damaged ({why})"
+    assert caught.value.hint and "customs-batch plan -out FILE" in caught.value.hint
