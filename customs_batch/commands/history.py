@@ -130,33 +130,45 @@ def history_rows(store: HistoryStore) -> Iterator[HistoryRow]:
         if body is None or not isinstance(body.get("seq"), int):
             continue  # `history verify` reports it
         event = body.get("event")
-        if event == "answer" and body.get("request") in rows:
-            rows[body["request"]] = _answered(rows[body["request"]], body)
+        request = body.get("request")
+        if event == "answer" and type(request) is int and request in rows:
+            rows[request] = _answered(rows[request], body)
             continue
         rows[body["seq"]] = HistoryRow(
             seq=body["seq"],
             time=str(body.get("time", "")),
             run=str(body.get("run", "")),
-            operator=body.get("operator") or {},
+            operator=_object(body.get("operator")) or {},
             commit=str(body.get("commit") or ""),
             address=str(body.get("address", "")),
             operation=str(body.get("operation", "")),
             event=str(event),
             idempotency_key=body.get("idempotencyKey"),
             status=NO_ANSWER if event == "request" else "recorded",
-            ids=body.get("ids"),
+            ids=_object(body.get("ids")),
             moved_from=body.get("movedFrom"),
         )
     yield from rows.values()
 
 
+def _object(value: Any) -> Mapping[str, Any] | None:
+    """``value`` when it is a JSON object, else None. An entry edited by hand is still
+    shown (``history verify`` names it): a field of the wrong shape is shown as absent."""
+    return value if isinstance(value, Mapping) else None
+
+
 def _answered(row: HistoryRow, answer: Mapping[str, Any]) -> HistoryRow:
+    attempts = answer.get("requests")
     return replace(
         row,
         status=answer.get("status", NO_ANSWER),
         answered_at=answer.get("time"),
-        requests=tuple(answer.get("requests") or ()),
-        ids=answer.get("ids"),
+        requests=tuple(
+            attempt
+            for attempt in (attempts if isinstance(attempts, list) else ())
+            if isinstance(attempt, Mapping)
+        ),
+        ids=_object(answer.get("ids")),
         mrn=answer.get("mrn"),
         errors=answer.get("errors"),
         failure=answer.get("failure"),

@@ -112,3 +112,39 @@ def test_history_refuses_a_date_it_cannot_read(
     monkeypatch.chdir(project)
     code, _, err = run(capsys, "history", "--since", "yesterday")
     assert code == 64 and "--since 'yesterday' is not a date" in err
+
+
+@pytest.mark.parametrize(
+    ("event", "field", "value"),
+    [
+        ("request", "operator", "ana"),
+        ("request", "operator", 5),
+        ("answer", "ids", [1]),
+        ("answer", "request", [2]),
+        ("answer", "requests", 5),
+        ("answer", "requests", [[1]]),
+    ],
+)
+def test_history_shows_an_entry_edited_by_hand_and_verify_names_it(
+    applied: str,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    event: str,
+    field: str,
+    value: object,
+) -> None:
+    # Each was an "internal error" asking for a bug report: the history is a file anyone
+    # with the folder can edit, and `history` is how they look at it.
+    history = project / ".customs-batch" / "local" / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if json.loads(line)["event"] == event)
+    entry = json.loads(lines[number])
+    entry[field] = value
+    lines[number] = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    history.write_bytes(b"".join(lines))
+    for output in ("text", "json", "csv"):
+        code, out, err = run(capsys, "history", "--format", output)
+        assert code == 0, err
+        assert "internal error" not in err and out
+    code, _, err = run(capsys, "history", "verify")
+    assert code == 1 and f"broken at history.jsonl line {number + 1}" in err
