@@ -182,6 +182,8 @@ _LISTS = {
 def _what_is_wrong(data: Mapping[str, JSON]) -> str:
     """What makes a record unreadable, in the file's words (a record edited by hand); ""
     when none of these is it. Only asked once parsing failed: the checks cost nothing then."""
+    if not isinstance(data, Mapping):
+        return f"it is {_shown(data)}, not an object"
     if "status" not in data:
         return "its status is missing"
     if not isinstance(data["status"], str) or data["status"] not in _STATUSES:

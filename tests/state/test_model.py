@@ -64,6 +64,9 @@ STATUSES = "pending, unknown, applied, failed, forgotten"
         ({"status": "applied", "operation": "c", "outputs": 5}, "its outputs are 5, not an object"),
         ({"status": "applied", "operation": "c", "spec": [1]}, "its spec is [1], not an object"),
         ({"status": "applied", "operation": "c", "error": 1}, "its error is 1, not an object"),
+        (5, "it is 5, not an object"),
+        ("applied", 'it is "applied", not an object'),
+        ([], "it is [], not an object"),
     ],
 )
 def test_a_malformed_record_is_an_error_naming_its_address_and_what_is_wrong(
