@@ -131,6 +131,8 @@ def _parse_line(path: Path, number: int, line: bytes) -> JournalEntry:
     try:
         body: Any = json.loads(line)
         address = body["address"]
+        if not isinstance(address, str) or "/" not in address:
+            raise ValueError(f"the address is {json.dumps(address)}, not Kind/name")
         record = body["record"]
         serial = body.get("serial")
         if serial is not None and (not isinstance(serial, int) or isinstance(serial, bool)):

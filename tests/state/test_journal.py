@@ -147,3 +147,20 @@ def test_a_serial_that_is_no_whole_number_is_damage(tmp_path: Path, serial: byte
     path.write_bytes(line + _entry("Movement/b").to_line())
     with pytest.raises(StateError, match=r"journal.jsonl:1: the journal is damaged"):
         list(read_journal(path))
+
+
+@pytest.mark.parametrize(
+    ("address", "shown"), [(b"5", "5"), (b"null", "null"), (b'["x"]', '["x"]'), (b'""', '""')]
+)
+def test_an_address_that_is_no_text_is_damage(tmp_path: Path, address: bytes, shown: str) -> None:
+    # Read as str(5), it became a record "5" of the state, which no document ever names.
+    path = tmp_path / "journal.jsonl"
+    line = (
+        _entry("Movement/a").to_line().replace(b'"address":"Movement/a"', b'"address":' + address)
+    )
+    path.write_bytes(line + _entry("Movement/b").to_line())
+    with pytest.raises(StateError) as caught:
+        list(read_journal(path))
+    assert caught.value.message.endswith(
+        f"journal.jsonl:1: the journal is damaged (the address is {shown}, not Kind/name)"
+    )
