@@ -35,7 +35,8 @@ send the same request (``<project>-distinct``, with a cache of its own).
 not sent), ``customs-batch apply manifests --auto-approve`` against the emulator (the app of
 ``sandbox serve`` under uvicorn, the project's seed, no rate limit), the load cache warm; the
 time from the start of the process to the emulator's first request (stamped by a wrapper
-around the app, same clock), target <= 2 s, and the run's wall and CPU. The state and the manifests are put back after each run.
+around the app, same clock), target <= 2 s, and the run's wall and CPU. The manifests are put
+back after each run; the run's state is a copy of the project's, removed after it.
 
 Wall and CPU time of the whole run (every process), peak RSS, and the load average beside
 each figure: the project machine is shared. The package's bytecode is compiled first and
@@ -241,8 +242,10 @@ def bench_distinct(folder: Path, repeats: int, schemas: str) -> None:
 
 def bench_apply(folder: Path, repeats: int) -> None:
     """Time from the start of ``apply`` to the emulator's first request, 10 movements added."""
+    # The environment of the emulator served here needs a state of its own (two environments
+    # may not share one): a copy of the project's, made anew for each run and removed after.
     local = folder / ".customs-batch" / "local"
-    kept = {path: path.read_bytes() for path in local.iterdir() if path.is_file()}
+    own = folder / ".customs-batch" / "bench"
     manifests = {path: path.read_bytes() for path in (folder / "manifests").glob("*.yaml")}
     config = folder / "customs-batch.yaml"
     settings = config.read_bytes()
@@ -254,13 +257,15 @@ def bench_apply(folder: Path, repeats: int) -> None:
             config.write_text(
                 "default_environment: local\nenvironments:\n  bench:\n"
                 f"    base_url: {base}\n    api_key_env: CACHE_BENCH_KEY\n"
-                "    rate_limit: off\n    state_dir: .customs-batch/local\n",
+                "    rate_limit: off\n    state_dir: .customs-batch/bench\n",
                 encoding="utf-8",
             )
             os.environ["CACHE_BENCH_KEY"] = KEY
             try:
                 for number in range(repeats):
                     add_movements(folder, number + 1)
+                    shutil.rmtree(own, ignore_errors=True)
+                    shutil.copytree(local, own)
                     with_stamp = Path(stamp)
                     with_stamp.unlink(missing_ok=True)
                     started = time.time()
@@ -272,13 +277,13 @@ def bench_apply(folder: Path, repeats: int) -> None:
                     walls.append(run.wall)
                     cpus.append(run.cpu)
                     lines.append(f"{run.code}, {run.last_line[:60]}")
-                    for path in local.iterdir():
-                        if path.is_file() and path not in kept:
-                            path.unlink()
-                    for path, data in [*kept.items(), *manifests.items()]:
-                        path.write_bytes(data)
+                    for path, data in manifests.items():
+                        path.write_bytes(data)  # also done if a run fails, below
             finally:
                 config.write_bytes(settings)
+                shutil.rmtree(own, ignore_errors=True)
+                for path, data in manifests.items():
+                    path.write_bytes(data)
     print(
         f"\n## `customs-batch apply manifests`, a movement added in each of {CHANGED_FILES} files"
     )
