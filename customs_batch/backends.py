@@ -38,7 +38,10 @@ def backend_for(
     sealer = sealer_for(environment, environ)
     if settings.backend is StateKind.LOCAL:
         return LocalBackend(
-            environment.state_dir, allow_empty_state=allow_empty_state, sealer=sealer
+            environment.state_dir,
+            allow_empty_state=allow_empty_state,
+            sealer=sealer,
+            environment=environment.name,
         )
     # Imported here so that the local backend never loads the database driver.
     from customs_batch.state.postgres import PostgresBackend

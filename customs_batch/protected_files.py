@@ -43,6 +43,7 @@ STATE_FOLDER_FILES = {
     "journal.jsonl": "the journal",
     "state.lock": "the lock",
     "state.lock.info": "the lock",
+    "environment": "the state's environment mark",
     "history.jsonl": "the history",
     "sandbox.sqlite3": "the emulator's data",
     "sandbox.sqlite3-wal": "the emulator's data",

@@ -14,7 +14,7 @@ from customs_batch.errors import ExitCode, UsageError
 from customs_batch.output_file import write_named_file
 from customs_batch.protected_files import STATE_FOLDER_FILES, protection
 from customs_batch.state import history, lock
-from customs_batch.state.backend import JOURNAL_FILE, LOCK_FILE, STATE_FILE
+from customs_batch.state.backend import ENVIRONMENT_FILE, JOURNAL_FILE, LOCK_FILE, STATE_FILE
 from customs_batch.userfiles import (
     FileRefused,
     InputKind,
@@ -98,6 +98,7 @@ def test_the_state_folder_files_are_those_the_state_package_writes(tmp_path: Pat
         JOURNAL_FILE,
         LOCK_FILE,
         lock.info_path_of(Path(LOCK_FILE)).name,
+        ENVIRONMENT_FILE,
         history.CURRENT_FILE,
         environment.sandbox_db.name,
     }
@@ -113,6 +114,7 @@ def test_the_state_folder_files_are_those_the_state_package_writes(tmp_path: Pat
         ("history.jsonl", "it is the history of environment local"),
         ("history.000003.jsonl", "it is the history of environment local"),
         ("state.lock.info", "it is the lock of environment local"),
+        ("environment", "it is the state's environment mark of environment local"),
         ("sandbox.sqlite3-wal", "it is the emulator's data of environment local"),
         ("notes.txt", "it is in .customs-batch, customs-batch's own folder"),
     ],

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
-from customs_batch.state._atomic import UNCHANGED, fsync_dir, open_private, write_error
+from customs_batch.state._atomic import (
+    UNCHANGED,
+    fsync_dir,
+    open_private,
+    write_atomic,
+    write_error,
+)
 from customs_batch.state.file import read_state, write_state
 from customs_batch.state.journal import JournalEntry, JournalWriter, read_journal
 from customs_batch.state.lock import LockInfo, StateLock, Unlocked, force_unlock
@@ -33,6 +39,10 @@ if TYPE_CHECKING:
 STATE_FILE = "state.json"
 JOURNAL_FILE = "journal.jsonl"
 LOCK_FILE = "state.lock"
+ENVIRONMENT_FILE = "environment"
+"""The name of the environment whose state the folder holds, written by its first command
+that writes the state: a folder copied to another environment's state_dir is refused."""
+_ENVIRONMENT_READ = 256  # bytes of that file read at most: a name, never a whole file
 
 
 class StateSession(Protocol):
@@ -83,9 +93,14 @@ class LocalBackend:
         sealer: Sealer | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        environment: str | None = None,
     ) -> None:
-        """``clock`` and ``sleep`` time the wait for the lock (``open``'s ``lock_timeout``)."""
+        """``clock`` and ``sleep`` time the wait for the lock (``open``'s ``lock_timeout``).
+        ``environment``: the name of the environment this state is of; a folder that
+        another environment's commands wrote is then refused (None: not checked)."""
         self.directory = directory
+        self.environment = environment
+        self.environment_path = directory / ENVIRONMENT_FILE
         self._clock, self._sleep = clock, sleep
         self.sealer = sealer
         self.state_path = directory / STATE_FILE
@@ -100,10 +115,48 @@ class LocalBackend:
         made now is still current after the fold; ``state.journal`` tells that fold from
         the end of a run that was still recording when the journal was read.
         """
+        self._check_environment()
         state, folded = self._load()
         if folded:
             state.serial += 1
         return state
+
+    def _check_environment(self) -> bool:
+        """Refuse a folder whose state another environment wrote: its records are objects of
+        that environment's service. Whether the folder names an environment yet."""
+        if self.environment is None:
+            return True
+        try:
+            with self.environment_path.open("rb") as file:
+                data = file.read(_ENVIRONMENT_READ)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise write_error(
+                self.environment_path, exc, safe=UNCHANGED, doing="cannot read"
+            ) from None
+        recorded = data.decode("utf-8", errors="replace").strip()
+        if recorded == self.environment:
+            return True
+        printable = recorded.isprintable() and 0 < len(recorded) <= 100
+        shown = f"environment {recorded!r}" if printable else "another environment"
+        mine = self.environment
+        raise StateError(
+            f"{self.directory} holds the state of {shown} (its file "
+            f"{self.environment_path.name} says so), not of {mine!r}: its records are objects "
+            f"at the service of {shown}, and {mine!r} would take them as its own: plan them "
+            "unchanged, and send their updates and cancellations to IDs of another service",
+            hint=f"give {mine!r} a state folder of its own (state_dir; an empty one for a first "
+            f"run); if {mine!r} is {shown} renamed, the same service and account, remove "
+            f"{self.environment_path} and run again: the next command that writes the state "
+            f"records {mine!r} there",
+        )
+
+    def _own_folder(self) -> None:
+        """Record in the folder which environment's state it holds (under the lock)."""
+        if self.environment is None or self._check_environment():
+            return
+        write_atomic(self.environment_path, (self.environment + "\n").encode("utf-8"))
 
     def _load(self) -> tuple[State, bool]:
         """The state file with the journal applied (its fingerprint in ``state.journal``),
@@ -196,6 +249,7 @@ class LocalBackend:
         lock = StateLock(self.lock_path, operation, clock=self._clock, sleep=self._sleep)
         info = lock.acquire(lock_timeout)
         try:
+            self._own_folder()
             state, folded = self._load()
             if folded:
                 state.serial += 1

@@ -344,3 +344,40 @@ def test_every_file_with_customs_data_is_private(
         os.umask(old_umask)
     for path in [*(folder / name for name in names), project / "release.plan"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+STAGING = """\
+default_environment: local
+environments:
+  staging:
+    base_url: http://127.0.0.1:9
+    api_key_env: STAGING_KEY
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["plan"], ["apply", "--auto-approve"], ["refresh"], ["state", "list"], ["status"]],
+)
+def test_a_state_folder_copied_to_another_environment_is_refused(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    """The records of local's state are objects of local's service: copied into staging's
+    state folder, they would be planned unchanged there, and their updates sent to IDs of
+    another service. Every command refuses, before a request, and leaves the copy as it is."""
+    local = applied(project, capsys)
+    staging = project / ".customs-batch" / "staging"
+    shutil.copytree(local, staging)
+    (project / "customs-batch.yaml").write_text(STAGING)
+    monkeypatch.setenv("STAGING_KEY", "sandbox-key")
+    before = {path.name: path.read_bytes() for path in staging.iterdir() if path.is_file()}
+    code, out, err = run(capsys, *command, "--env", "staging")
+    assert code == 3, out + err
+    assert f"{staging} holds the state of environment 'local'" in err
+    assert "remove" in err and str(staging / "environment") in err
+    assert "Traceback" not in err
+    after = {path.name: path.read_bytes() for path in staging.iterdir() if path.is_file()}
+    assert after == before

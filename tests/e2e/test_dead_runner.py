@@ -156,7 +156,7 @@ def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
     # The records of the run that never ended are in the journal alone; a first run left
     # no state.json at all.
     kept = ["journal.jsonl", "state.json"] if applied_before else ["journal.jsonl"]
-    kept = sorted([*kept, "history.jsonl"])
+    kept = sorted([*kept, "environment", "history.jsonl"])
     assert _state_files(runner) == sorted([*kept, "state.lock", "state.lock.info"])
 
     _run_commit_step(home, runner.root)
@@ -191,6 +191,7 @@ def test_a_runner_killed_mid_apply_leaves_a_state_the_next_clone_reads(
     _run_commit_step(home, fresh.root)
     after = _clone(home, origin, sandbox, "after")
     assert _state_files(after) == [
+        "environment",
         "history.jsonl",
         "journal.jsonl",
         "state.json",

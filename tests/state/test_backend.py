@@ -383,3 +383,68 @@ def test_a_journal_of_an_older_version_without_serials_is_read_alone(tmp_path: P
     assert b"serial" not in lines
     backend.journal_path.write_bytes(lines)
     assert sorted(backend.read().resources) == ["Movement/a"]
+
+
+def test_the_first_writer_names_its_environment_in_the_folder(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path / "env", environment="prod")
+    backend.read()  # a command that only looks writes nothing
+    assert not backend.environment_path.exists()
+    with backend.open("apply") as session:
+        session.record(_record("Movement/b"))
+    assert backend.environment_path.read_text() == "prod\n"
+    assert backend.environment_path.stat().st_mode & 0o777 == 0o600
+    assert list(LocalBackend(tmp_path / "env", environment="prod").read().resources) == [
+        "Movement/b"
+    ]
+
+
+def test_a_state_written_before_environments_were_named_is_taken_by_its_next_writer(
+    tmp_path: Path,
+) -> None:
+    with LocalBackend(tmp_path).open("apply") as session:  # no environment named
+        session.record(_record("Movement/b"))
+    assert not (tmp_path / "environment").exists()
+    backend = LocalBackend(tmp_path, environment="prod")
+    assert list(backend.read().resources) == ["Movement/b"]
+    with backend.open("plan"):
+        pass
+    assert (tmp_path / "environment").read_text() == "prod\n"
+
+
+@pytest.mark.parametrize("reader", ["read", "open"])
+def test_a_folder_another_environment_wrote_is_refused_and_left_as_it_is(
+    tmp_path: Path, reader: str
+) -> None:
+    """A state folder copied to another environment's state_dir: its records are objects of
+    the first environment's service, and must not be planned or updated as the second's."""
+    with LocalBackend(tmp_path, environment="prod").open("apply") as session:
+        session.record(_record("Movement/b"))
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+    staging = LocalBackend(tmp_path, environment="staging")
+    with pytest.raises(StateError) as refused:
+        if reader == "read":
+            staging.read()
+        else:
+            with staging.open("apply"):
+                pass
+    message = refused.value.message
+    assert "holds the state of environment 'prod'" in message
+    assert "not of 'staging'" in message
+    assert refused.value.hint is not None
+    assert str(tmp_path / "environment") in refused.value.hint
+    after = {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+    assert after == before
+    # Removing the file is how the user says it is the same service: then it is taken.
+    (tmp_path / "environment").unlink()
+    with staging.open("apply"):
+        pass
+    assert (tmp_path / "environment").read_text() == "staging\n"
+
+
+def test_an_unreadable_environment_name_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    (tmp_path / "environment").write_bytes(b"\x1b[31mprod\x00" + b"x" * 10_000)
+    with pytest.raises(StateError) as refused:
+        LocalBackend(tmp_path, environment="prod").read()
+    assert "holds the state of another environment" in refused.value.message
+    assert "\x1b" not in refused.value.message
+    assert "xxx" not in refused.value.message
