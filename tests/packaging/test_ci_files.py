@@ -459,3 +459,58 @@ def test_the_plan_comment_replaces_only_the_actions_own_comment_for_the_environm
     result = _run_action_step(comment, tmp_path, env)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "record").read_text().splitlines() == [expected, str(plan)]
+
+
+@pytest.mark.parametrize(
+    ("paths", "passed"),
+    [
+        ("manifests/", ["manifests/"]),
+        ("manifests/a.yaml  manifests/b.yaml", ["manifests/a.yaml", "manifests/b.yaml"]),
+        ("manifests/*.yaml", ["manifests/a.yaml", "manifests/b.yaml"]),
+        (
+            "customs manifests/road freight.yaml\n  manifests/a.yaml  \n\n",
+            ["customs manifests/road freight.yaml", "manifests/a.yaml"],
+        ),
+        ("", []),
+    ],
+)
+def test_the_action_passes_each_path_as_one_argument(
+    tmp_path: Path, paths: str, passed: list[str]
+) -> None:
+    """paths: one a line (a name with spaces whole), or words on one line (patterns
+    expanded), each reaching customs-batch as one argument."""
+    run = next(
+        step
+        for step in yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+        if step.get("id") == "run"
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "customs-batch").write_text(
+        '#!/bin/sh\nfor arg in "$@"; do printf "%s\\n" "$arg"; done > "$RECORD"\n'
+    )
+    (bin_dir / "customs-batch").chmod(0o755)
+    workspace = tmp_path / "workspace"
+    (workspace / "manifests").mkdir(parents=True)
+    for name in ("a.yaml", "b.yaml"):
+        (workspace / "manifests" / name).write_text("")
+    record = tmp_path / "record"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "RECORD": str(record),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "WORKING_DIRECTORY": ".",
+        "COMMAND": "validate",
+        "PATHS": paths,
+        "ENVIRONMENT": "",
+        "FORMAT": "",
+        "ARGS": "",
+    }
+    script = tmp_path / "step.sh"
+    script.write_text(run["run"], encoding="utf-8")
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+    done = subprocess.run(command, env=env, cwd=workspace, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    arguments = record.read_text().splitlines()
+    assert arguments == ["validate", *passed, "--format", "github"]
