@@ -191,9 +191,10 @@ def _on_conflict(client: CustomsClient, address: Address, request: Request) -> C
         None,
         False,
         f"a template group with code {code!r} already exists at the service (id {group_id}) "
-        f"{why}. It is probably the one this document created before its record was "
-        f"removed: `customs-batch import {address} {group_id}` records it, and the next plan "
-        "shows what the manifests would change",
+        f"{why}. If it is this document's group (created before its record was removed, or "
+        f"made outside customs-batch for it), `customs-batch import {address} {group_id}` "
+        "records it, and the next plan shows what the manifests would change; if it is "
+        "another group, give this document a code of its own",
     )
 
 
