@@ -171,6 +171,9 @@ def check_schema(validator: BodyValidator, body: JsonObject) -> JsonObject:
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
+# Python's date.fromisoformat also takes 20260107 and 2026-W02-5; the service's dates are
+# YYYY-MM-DD only.
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MAX_INTEGER_TEXT = len(str(contract.INT_MIN))
 
 
@@ -253,14 +256,16 @@ class Query:
         return self._raw(name)
 
     def day(self, name: str) -> date | None:
-        """A YYYY-MM-DD date."""
+        """A YYYY-MM-DD date (exactly that form, and a day of the calendar)."""
         raw = self._raw(name)
         if raw is None:
             return None
         try:
-            return date.fromisoformat(raw)
+            if _DAY.fullmatch(raw):
+                return date.fromisoformat(raw)
         except ValueError:
-            fail(contract.BAD_REQUEST, [f"{name} must be a date YYYY-MM-DD, not {_shown(raw)}"])
+            pass
+        fail(contract.BAD_REQUEST, [f"{name} must be a date YYYY-MM-DD, not {_shown(raw)}"])
 
 
 def page_of(records: list[JsonObject], page: int, size: int) -> list[JsonObject]:

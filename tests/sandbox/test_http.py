@@ -93,6 +93,27 @@ def test_bad_query_values_are_400(api: httpx.Client) -> None:
     assert api.get("/v1/declaration-items", params={"sortBy": "colour"}).status_code == 400
 
 
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/v1/shipments", "createdFrom"),
+        ("/v1/declarations", "createdTo"),
+        ("/v1/declarations/transit", "startDate"),
+        ("/v1/declarations/transit", "endDate"),
+    ],
+)
+@pytest.mark.parametrize("raw", ["20260107", "2026-W02-5", "2026-1-7", "2026-01-07T00:00"])
+def test_a_date_other_than_yyyy_mm_dd_is_400(
+    api: httpx.Client, path: str, name: str, raw: str
+) -> None:
+    # Python's date.fromisoformat reads 20260107 and 2026-W02-5 as days; the API's dates are
+    # YYYY-MM-DD, so the filter must not quietly apply a day the client did not write so.
+    response = api.get(path, params={name: raw})
+    assert response.status_code == 400
+    assert response.json()["message"] == [f"{name} must be a date YYYY-MM-DD, not '{raw}'"]
+    assert api.get(path, params={name: "2026-01-07"}).status_code == 200
+
+
 def test_timestamps_are_utc_with_milliseconds(api: httpx.Client) -> None:
     stamp = api.get("/v1/shipments").json()["result"][0]["createdAt"]
     assert stamp[-5] == "." and stamp.endswith("Z")
