@@ -228,10 +228,15 @@ def _fast_reason(error: Any) -> str:
 def _said(path: Any, message: str, shown: str) -> str:
     """``where: message``, with the offending value (``shown`` as the message quotes it)
     shortened: a 400 never echoes a body."""
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    # Each name of the path is shortened, not the path: a path of the schema's own names
+    # (DeclarationTemplates[0].PreviousDocuments[0].documentCategory) is shown whole, so the
+    # reason says where the problem is.
+    where = "".join(
+        f"[{p}]" if isinstance(p, int) else f".{clip(str(p), _SHOWN_VALUE)}" for p in path
+    )
     if len(shown) > _SHOWN_VALUE and shown in message:
         message = message.replace(shown, clip(shown, _SHOWN_VALUE))
-    return clip(f"{clip(where.lstrip('.'), _SHOWN_VALUE) or 'body'}: {message}", _MAX_REASON)
+    return clip(f"{where.lstrip('.') or 'body'}: {message}", _MAX_REASON)
 
 
 @dataclass(frozen=True)

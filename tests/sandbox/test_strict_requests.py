@@ -268,6 +268,17 @@ def test_a_long_bad_value_is_not_echoed_whole(api: httpx.Client) -> None:
     assert len(response.content) < 500
 
 
+def test_a_deep_path_of_the_schemas_names_is_shown_whole(api: httpx.Client) -> None:
+    document = {"documentCategory": "1", "typeCode": "N380", "description": "Invoice"}
+    response = api.post(
+        GROUPS, json=group(DeclarationTemplates=[{"PreviousDocuments": [document]}])
+    )
+    assert response.json()["message"] == [
+        "DeclarationTemplates[0].PreviousDocuments[0].documentCategory: '1' is not of type "
+        "'integer'"
+    ]
+
+
 def test_many_problems_are_counted_not_all_listed(api: httpx.Client) -> None:
     templates = [{"procedureType": n} for n in range(500)]
     response = api.post(GROUPS, json=group(DeclarationTemplates=templates))
