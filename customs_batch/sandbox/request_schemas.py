@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -216,8 +217,27 @@ def capped(reasons: list[str]) -> list[str]:
 
 
 def _reason(error: Any) -> str:
-    """``where: message`` of an error of jsonschema."""
-    return _said(error.absolute_path, error.message, repr(error.instance))
+    """``where: message`` of an error of jsonschema, the value it quotes in JSON's words."""
+    shown = repr(error.instance)
+    message = error.message
+    if isinstance(error.instance, (dict, list, bool)) or error.instance is None:
+        # jsonschema quotes the value as Python writes it (None, True, False): a client
+        # sent null, true, false.
+        words = _json_words(shown)
+        if words != shown:
+            message = message.replace(shown, words)
+            shown = words
+    return _said(error.absolute_path, message, shown)
+
+
+_PYTHON_WORDS = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\b(None|True|False)\b""")
+_JSON_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def _json_words(shown: str) -> str:
+    """``shown`` (a value as Python's repr writes it) with None, True and False outside its
+    strings written null, true and false."""
+    return _PYTHON_WORDS.sub(lambda m: _JSON_WORDS[m.group(1)] if m.group(1) else m.group(0), shown)
 
 
 def _fast_reason(error: Any) -> str:

@@ -279,6 +279,24 @@ def test_a_deep_path_of_the_schemas_names_is_shown_whole(api: httpx.Client) -> N
     ]
 
 
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"name": None}, "name: null is not of type 'string'"),
+        ({"isDefault": "true", "companyId": True}, "companyId: true is not of type 'integer'"),
+        ({"name": [None, False, "None"]}, "name: [null, false, 'None'] is not of type 'string'"),
+    ],
+)
+def test_a_refused_value_is_quoted_in_json_words(
+    api: httpx.Client, fields: dict[str, object], reason: str
+) -> None:
+    # The client sent null, true, false: a reason that says None, True, False names a value
+    # that is not in its body.
+    reasons = api.post(GROUPS, json=group(**fields)).json()["message"]
+    assert reason in reasons
+    assert not any(word in r for r in reasons for word in ("None,", "None]", "None is"))
+
+
 def test_many_problems_are_counted_not_all_listed(api: httpx.Client) -> None:
     templates = [{"procedureType": n} for n in range(500)]
     response = api.post(GROUPS, json=group(DeclarationTemplates=templates))
