@@ -153,6 +153,35 @@ def test_movement_rules_refuse_with_400_naming_the_field(
     assert named in " ".join(response.json()["message"])
 
 
+_EXTERNAL = {
+    "source": "EXTERNAL",
+    "documentType": "X",
+    "declarationType": "IM",
+    "declarationNumber": "24NLR1234567890120",
+}
+
+
+@pytest.mark.parametrize(
+    ("declaration", "field"),
+    [
+        ({**_EXTERNAL, "declarationNumber": ""}, "declarationNumber"),
+        ({**_EXTERNAL, "declarationType": ""}, "declarationType"),
+        ({**_EXTERNAL, "documentType": ""}, "documentType"),
+        ({"source": "ENTREPOT", "documentType": ""}, "documentType"),
+    ],
+)
+def test_a_required_declaration_field_sent_empty_is_refused_and_creates_nothing(
+    api: httpx.Client, declaration: dict[str, str], field: str
+) -> None:
+    # "declarationNumber (required; MRN or other customs reference)": "" is no reference.
+    action = "ISC" if declaration["source"] == "ENTREPOT" else "VAH"
+    body = movement(action=action, hawbId="hawb_a2", customsDeclaration=declaration)
+    response = post(api, body)
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == [f"customsDeclaration.{field}: '' should be non-empty"]
+    assert api.get("/_sandbox/movements").json() == []
+
+
 @pytest.mark.parametrize(
     "body",
     [
