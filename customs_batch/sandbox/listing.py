@@ -21,8 +21,15 @@ def created_between(
 
 
 def ordered(records: list[JsonObject], order: str | None) -> list[JsonObject]:
-    """Records by creation time, newest first unless ``order`` is ``asc``."""
-    return sorted(records, key=lambda r: r["createdAt"], reverse=order != "asc")
+    """Records by creation time, newest first unless ``order`` is ``asc``.
+
+    Records created in the same millisecond keep the order they were created in (the
+    store's), and ``desc`` is exactly ``asc`` backwards: the later of two is the newer, so it
+    comes first. (``sorted(..., reverse=True)`` would keep ties in creation order, listing
+    the older first in both orders.)
+    """
+    oldest_first = sorted(records, key=lambda r: r["createdAt"])
+    return oldest_first if order == "asc" else oldest_first[::-1]
 
 
 def reference_matches(records: list[JsonObject], text: str | None) -> list[JsonObject]:

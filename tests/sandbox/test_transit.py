@@ -70,6 +70,24 @@ def test_list_order_dates_and_shape(api: httpx.Client) -> None:
     assert [e["declarationId"] for e in dated["result"]] == [7002]
 
 
+def test_desc_is_asc_backwards_for_declarations_made_in_the_same_millisecond(
+    api: httpx.Client,
+) -> None:
+    # The clock stands still: both are created at the same instant, the second one later.
+    first = api.post(SUBMIT, json=departure(commercialReference="CR-A")).json()["declarationId"]
+    second = api.post(SUBMIT, json=departure(commercialReference="CR-B")).json()["declarationId"]
+    ids = {
+        order: [
+            e["declarationId"] for e in api.get(SUBMIT, params={"order": order}).json()["result"]
+        ]
+        for order in ("asc", "desc")
+    }
+    assert ids["asc"] == [7001, 7002, first, second]
+    assert ids["desc"] == [second, first, 7002, 7001]
+    newest = api.get(SUBMIT, params={"itemsPerPage": 1}).json()["result"]
+    assert [e["declarationId"] for e in newest] == [second]
+
+
 @pytest.mark.parametrize(
     "path", ["/declarations/transit/7001/parties", "/transit-declarations/7001/parties"]
 )
