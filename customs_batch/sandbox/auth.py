@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from customs_batch.sandbox import contract
+from customs_batch.sandbox.idempotency import COMPANY_SCOPE, company_scope
 from customs_batch.sandbox.store import Store, Table
 from customs_batch.sandbox.web import ApiError
 
@@ -22,8 +23,7 @@ class Caller:
 
 @lru_cache(maxsize=256)  # in memory only: every request of a client sends the same key
 def key_digest(key: str) -> str:
-    """What the emulator keeps of an API key (its table of keys, the scope of idempotency
-    rows, the rate limit's buckets): a SHA-256 digest, never the key, so that its database
+    """What the emulator keeps of an API key (its table of keys, the rate limit's buckets): a SHA-256 digest, never the key, so that its database
     (``sandbox serve --db``) holds no key that could be used."""
     return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
@@ -57,8 +57,9 @@ def authenticate(store: Store, authorization: str | None) -> Caller:
 
 
 def forget_raw_keys(store: Store) -> None:
-    """Replace the API keys an older emulator database kept (in its table of keys and in the
-    scope of its idempotency rows) by their digests."""
+    """Replace the API keys an older emulator database kept (in its table of keys) by their
+    digests, and scope its idempotency rows, which older emulators scoped by the API key (the
+    key itself, later its digest), by the key's company (``company_scope``)."""
     with store.lock():
         for record in store.values(Table.API_KEYS):
             key = str(record.get("key", ""))
@@ -67,5 +68,14 @@ def forget_raw_keys(store: Store) -> None:
                 store.put(Table.API_KEYS, key_digest(key), {**record, "key": key_digest(key)})
         for slot in [slot for slot in store.ids(Table.IDEMPOTENCY) if isinstance(slot, str)]:
             scope, newline, rest = slot.partition("\n")
-            if newline and not is_key_digest(scope):
-                store.rekey(Table.IDEMPOTENCY, slot, f"{key_digest(scope)}\n{rest}")
+            if not newline or scope.startswith(COMPANY_SCOPE):
+                continue
+            digest = scope if is_key_digest(scope) else key_digest(scope)
+            owner = store.get(Table.API_KEYS, digest)
+            target = f"{company_scope(owner['companyId'])}\n{rest}" if owner else None
+            held = store.get(Table.IDEMPOTENCY, target) if target else None
+            record = store.get(Table.IDEMPOTENCY, slot) or {}
+            if target and (held is None or held.get("at", 0) < record.get("at", 0)):
+                store.rekey(Table.IDEMPOTENCY, slot, target)
+            elif digest != scope:  # a row no request can match now, kept without the key
+                store.rekey(Table.IDEMPOTENCY, slot, f"{digest}\n{rest}")

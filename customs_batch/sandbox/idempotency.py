@@ -1,6 +1,7 @@
 """Idempotency-Key semantics of section 7: replay, 422 on another request, 409 while in flight.
 
-A key is bound to the whole request it first came with: method, path and body. The same
+A key is bound to the whole request it first came with: method, path and body. Its scope is
+the company, whichever of the company's API keys sends it (``company_scope``). The same
 key on another path (another shipment's movements) is another request, refused as one
 with another body is, never answered with the first request's movement.
 
@@ -46,8 +47,22 @@ def fingerprint(method: str, path: str, body: JsonObject) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+COMPANY_SCOPE = "company:"
+
+
+def company_scope(company_id: int) -> str:
+    """The scope of a company's Idempotency-Keys: the company, not the API key it sent.
+
+    The service's keys are rotated (a new key, the clients switch over, the old key revoked
+    about 24 hours later: as long as an Idempotency-Key lasts), so a retry of a request
+    whose answer was lost may come with the company's new key; scoped by API key, it would
+    create the movement a second time.
+    """
+    return f"{COMPANY_SCOPE}{company_id}"
+
+
 class Idempotency:
-    """Remembers the first successful answer per (API key, Idempotency-Key) for 24 hours."""
+    """Remembers the first successful answer per (company, Idempotency-Key) for 24 hours."""
 
     def __init__(self, store: Store) -> None:
         self._store = store

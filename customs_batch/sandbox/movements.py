@@ -10,7 +10,7 @@ from customs_batch.sandbox import contract, movement_rules
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.idempotency import Verdict, fingerprint
+from customs_batch.sandbox.idempotency import Verdict, company_scope, fingerprint
 from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.request_schemas import movement_body_schema
 from customs_batch.sandbox.shipments import rto_shipment
@@ -33,7 +33,8 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
     shipment = rto_shipment(sandbox, request)
     now = sandbox.clock()
     digest = fingerprint(request.method, request.scope["path"], body)
-    lookup = sandbox.idempotency.begin(caller.key, key, digest, now)
+    scope = company_scope(caller.company_id)
+    lookup = sandbox.idempotency.begin(scope, key, digest, now)
     if lookup.verdict is Verdict.REPLAY and lookup.body is not None:
         return json_response(lookup.body, lookup.status)
     if lookup.verdict is Verdict.OTHER_REQUEST:
@@ -51,9 +52,9 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
     try:
         with sandbox.store.batch():  # the movement and its idempotency record, one commit
             answer = public(_create(sandbox, body, shipment, now))
-            sandbox.idempotency.finish(caller.key, key, contract.CREATED, answer, now)
+            sandbox.idempotency.finish(scope, key, contract.CREATED, answer, now)
     except BaseException:
-        sandbox.idempotency.release(caller.key, key)
+        sandbox.idempotency.release(scope, key)
         raise
     return json_response(answer, contract.CREATED)
 

@@ -84,3 +84,21 @@ def test_a_database_an_older_emulator_wrote_is_made_private_and_forgets_the_keys
         json.loads(line.split(" ")[1]) for line in rows.splitlines() if line.startswith("apiKeys ")
     ]
     assert key_digest(KEY) in keys and all(key.startswith("sha256:") for key in keys)
+
+
+def test_idempotency_rows_a_previous_emulator_scoped_by_key_digest_are_found_by_company(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "sandbox.sqlite3"
+    _use(database)
+    # As the emulator before left them: scoped by the digest of the API key.
+    with sqlite3.connect(database) as db:
+        (slot,) = db.execute("SELECT id FROM records WHERE tbl = 'idempotency'").fetchone()
+        assert json.loads(slot) == "company:1\nkey-1"
+        older = json.dumps(f"{key_digest(KEY)}\nkey-1")
+        db.execute("UPDATE records SET id = ? WHERE tbl = 'idempotency'", (older,))
+    _use(database)  # the replay is found under the company's scope
+    rows = _rows(database)
+    assert len(_movements(rows)) == 1, "the replay created a second movement"
+    slots = [line.split(" ")[1] for line in rows.splitlines() if line.startswith("idempotency ")]
+    assert slots == [json.dumps("company:1\nkey-1")]

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 
 from customs_batch.sandbox import InProcessTransport, create_app
-from tests.sandbox.conftest import AUTH, ClientFactory
+from tests.sandbox.conftest import AUTH, MOVEMENTS, ClientFactory, movement
 
 ROTATE = "/_sandbox/keys/rotate"
 NEW = {"Authorization": "Bearer rotated-key-2"}
@@ -52,3 +52,22 @@ def test_a_rotation_survives_a_restart_on_the_same_database(tmp_path: Path) -> N
             assert client.get("/v1/shipments", headers=AUTH).status_code == 401
             assert client.get("/v1/shipments", headers={"Authorization": "Bearer k-2"}).is_success
         transport.close()
+
+
+def test_a_retry_with_the_companys_new_key_replays_the_movement_made_with_the_old_one(
+    make_api: ClientFactory,
+) -> None:
+    # The answer to the first request is lost; the client switches to the new key (the
+    # rotation the API describes) and retries with the same Idempotency-Key: the movement
+    # exists once, and the retry gets it back.
+    with make_api(headers={}) as client:
+        first = client.post(MOVEMENTS, json=movement(), headers={**AUTH, "Idempotency-Key": "m1"})
+        assert first.status_code == 201
+        assert client.post(ROTATE, json={"newKey": "rotated-key-2"}, headers=AUTH).is_success
+        retry = client.post(MOVEMENTS, json=movement(), headers={**NEW, "Idempotency-Key": "m1"})
+        assert (retry.status_code, retry.json()) == (201, first.json())
+        assert len(client.get("/_sandbox/movements", headers=NEW).json()) == 1
+        other = client.post(
+            MOVEMENTS, json=movement(quantity=3), headers={**NEW, "Idempotency-Key": "m1"}
+        )
+        assert other.status_code == 422
