@@ -26,6 +26,34 @@ def test_body_the_schema_rejects_is_400_with_reasons(api: httpx.Client) -> None:
     assert any("Principal" in r for r in reasons)
 
 
+@pytest.mark.parametrize(
+    "field",
+    [
+        "additionalDeclarationType",
+        "commercialReference",
+        "departureOffice",
+        "destinationOffice",
+        "countryOfDispatch",
+        "countryOfDestination",
+        "security",
+        "goodsLocationType",
+        "goodsLocationAddressType",
+        "loadingCountry",
+        "loadingLocation",
+        "loadingUNLocode",
+    ],
+)
+def test_a_required_text_sent_empty_is_400_and_declares_nothing(
+    api: httpx.Client, field: str
+) -> None:
+    # Required means a value: "" is no commercial reference, office or country.
+    before = api.get(SUBMIT).json()["itemCount"]
+    response = api.post(SUBMIT, json=departure(**{field: ""}))
+    assert response.status_code == 400
+    assert response.json()["message"] == [f"{field}: '' should be non-empty"]
+    assert api.get(SUBMIT).json()["itemCount"] == before
+
+
 def test_submitted_declaration_becomes_ready(api: httpx.Client, clock: FakeClock) -> None:
     declaration_id = api.post(SUBMIT, json=departure()).json()["declarationId"]
     assert api.get(f"{SUBMIT}/{declaration_id}").json()["status"] == "processing"
