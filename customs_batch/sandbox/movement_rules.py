@@ -50,9 +50,11 @@ def _refusals(body: JsonObject, shipment: JsonObject, store: Store) -> Iterator[
     action = body["action"]
     public_id = shipment["publicId"]
     hawb_id = body.get("hawbId")
+    unknown_hawb = False
     if hawb_id is not None:
         hawb = store.get(Table.HAWBS, hawb_id)
         if hawb is None or hawb["shipmentId"] != public_id:
+            unknown_hawb = True
             yield f"hawbId: {hawb_id} is not a HAWB of shipment {public_id}"
         elif not hawb["isActive"]:
             yield f"hawbId: {hawb_id} is deactivated"
@@ -63,7 +65,13 @@ def _refusals(body: JsonObject, shipment: JsonObject, store: Store) -> Iterator[
         yield f"partyId: {party} is not a party of shipment {public_id}"
     declaration = body.get("customsDeclaration")
     if declaration is None:
-        if action not in NO_DECLARATION and not _on_file(store, public_id, hawb_id):
+        # Of a HAWB the shipment does not have, nothing can be on file: that is the reason
+        # above, not a missing customsDeclaration.
+        if (
+            action not in NO_DECLARATION
+            and not unknown_hawb
+            and not _on_file(store, public_id, hawb_id)
+        ):
             yield (
                 f"customsDeclaration is required for {action}: no allocation is on file for "
                 f"{hawb_id or 'the master AWB'} of shipment {public_id}"

@@ -153,6 +153,15 @@ def test_movement_rules_refuse_with_400_naming_the_field(
     assert named in " ".join(response.json()["message"])
 
 
+@pytest.mark.parametrize("hawb", ["hawb_zz", "hawb_b1"])
+def test_a_hawb_the_shipment_does_not_have_is_the_one_reason(api: httpx.Client, hawb: str) -> None:
+    # Not also "customsDeclaration is required: no allocation is on file for hawb_zz": the
+    # client's mistake is the HAWB, and a declaration would not make the request valid.
+    response = post(api, movement(hawbId=hawb))
+    assert response.status_code == 400
+    assert response.json()["message"] == [f"hawbId: {hawb} is not a HAWB of shipment shp_7Hk2Lm"]
+
+
 _EXTERNAL = {
     "source": "EXTERNAL",
     "documentType": "X",
