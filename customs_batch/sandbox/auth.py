@@ -23,8 +23,9 @@ class Caller:
 
 @lru_cache(maxsize=256)  # in memory only: every request of a client sends the same key
 def key_digest(key: str) -> str:
-    """What the emulator keeps of an API key (its table of keys, the rate limit's buckets): a SHA-256 digest, never the key, so that its database
-    (``sandbox serve --db``) holds no key that could be used."""
+    """What the emulator keeps of an API key (its table of keys, the rate limit's buckets):
+    a SHA-256 digest, never the key, so that its database (``sandbox serve --db``) holds no
+    key that could be used."""
     return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
