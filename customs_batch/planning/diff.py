@@ -174,7 +174,12 @@ def _plan(
             decided = _forgotten(doc.address, record)
         else:
             followed = _following_replacements(doc, record, unknown, replaced, recorded)
-            decided = _decide(doc.address, spec, record, values, now, followed)
+            shuffled = (
+                identities.decide_identity_change(doc.address, spec, record)
+                if values and not unknown and not followed and not record.status.outcome_unknown
+                else None
+            )
+            decided = shuffled or _decide(doc.address, spec, record, values, now, followed)
             # The ordinary comparison, of the document's own spec (no reference) with its
             # record: the same document and the same record text give the same answer.
             own_spec = spec is doc.spec and not unknown

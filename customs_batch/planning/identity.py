@@ -69,6 +69,9 @@ class Identities:
         self._places: dict[int, int] = {}
         """By a hash of lane and identity, how many documents of it were planned so far."""
         self._duplicates: dict[str, list[str]] = {}
+        self._declared: dict[bytes, str] = {}
+        """By identity, the first document of the batch declaring it (kinds without lanes),
+        kept only when the state holds records (a first bulk load has none to compare)."""
         self._index: dict[bytes, list[str]] | None = None
         self._lanes: dict[int, list[str]] = {}
         """By a hash of kind and identity without the place, the records of a kind with
@@ -86,7 +89,10 @@ class Identities:
             model = model_of(doc.kind)
             if model.identity is None or model.lane is not None:
                 continue
-            other = first.setdefault(_key(doc.kind, model.identity(doc.spec)), position)
+            key = _key(doc.kind, model.identity(doc.spec))
+            other = first.setdefault(key, position)
+            if other == position and self._named:
+                self._declared[key] = str(doc.address)
             if other != position:
                 mine, theirs = str(doc.address), str(documents[other].address)
                 self._duplicates.setdefault(theirs, []).append(mine)
@@ -122,6 +128,73 @@ class Identities:
             words = (*words, f"place={place}")
         shared = self._words.shared
         return tuple([shared(at, word) for at, word in enumerate(words)])
+
+    def decide_identity_change(
+        self, address: Address, spec: Mapping[str, JSON], record: ResourceRecord
+    ) -> Decision | None:
+        """A refusal when a document with a record of its own now declares what another
+        record holds, or its record holds what another document now declares: the names
+        moved from one declaration to another (renamed into each other, a row inserted,
+        removed or reordered in a sheet whose documents are named by their row), and an
+        update would turn one object at the service into another's declaration. None
+        otherwise (the ordinary comparison decides)."""
+        model = model_of(address.kind)
+        if model.identity is None or model.lane is not None:
+            return None  # a movement's place in its lane is compared on creation
+        mine = record.identity or model.identity(record.spec)
+        new = model.identity(spec)
+        if tuple(mine) == tuple(new):
+            return None
+        own = model.identifier(record)
+        own_held = f" ({own} at the service)" if own is not None else ""
+        new_what, mine_what = ", ".join(new), ", ".join(mine)
+        moved = (
+            "The names of the documents have moved from one declaration to another (renamed "
+            "into each other's names, or a row inserted, removed or reordered in a sheet "
+            "whose documents are named by their row number?)"
+        )
+        others = [
+            other
+            for other in sorted(self._records_like(address, tuple(new)))
+            if other not in self._taken and not self._read(other).never_created
+        ]
+        if others:
+            other = others[0]
+            ident = model.identifier(self._read(other))
+            held = f" ({ident} at the service)" if ident is not None else ""
+            return _refused(
+                f"it declares what {other}{held} recorded ({new_what}), not what its own "
+                f"record{own_held} declares ({mine_what}): sent as an update, that object "
+                f"would become the declaration {other} already is. {moved}. Put the names "
+                "back, or give each record to the name that now declares it: `customs-batch "
+                f"state mv {address} {address}-previous`, then `customs-batch state mv "
+                f"{other} {address}` (state mv moves only to a name the state does not hold)"
+            )
+        if not self._whole:
+            return _refused(
+                f"it changes what it declares ({mine_what} -> {new_what}), and the selection "
+                "(-l, --target) leaves out documents that may now declare what its record"
+                f"{own_held} holds: a name moved from one declaration to another would turn "
+                "that object into this declaration. Plan without a selection to see whether "
+                "another document declares it"
+            )
+        declarer = self._declared.get(_key(address.kind, tuple(mine)))
+        if declarer is None or declarer == str(address):
+            return None
+        if declarer not in self._state.resources:
+            way = f"`customs-batch state mv {address} {declarer}`"
+        else:
+            way = (
+                f"`customs-batch state mv {declarer} {declarer}-previous`, then "
+                f"`customs-batch state mv {address} {declarer}`"
+            )
+        return _refused(
+            f"its record{own_held} declares {mine_what}, which {declarer} now declares, "
+            f"and this document declares {new_what}: sent as an update, that object would "
+            f"stop being the declaration {declarer} asks for. {moved}. Put the names back, "
+            f"or give each record to the name that now declares it: {way}. If this document "
+            f"really changes to {new_what}, apply that change before adding {declarer}"
+        )
 
     def decide_creation(
         self,
@@ -264,6 +337,25 @@ class Identities:
             if other in self._named:
                 ident = model.identifier(found)
                 held = f", recorded as {ident}" if ident is not None else ""
+                theirs = self._spec_of(other)
+                if (
+                    model.lane is None
+                    and model.identity is not None
+                    and theirs is not None
+                    and tuple(model.identity(theirs)) != tuple(found.identity)
+                    and found.identity
+                ):
+                    at = f" ({ident} at the service)" if ident is not None else ""
+                    return _refused(
+                        f"it declares what {other}{at} recorded ({what}), and the document "
+                        f"{other} now declares something else: the names of the documents "
+                        "have moved from one declaration to another (renamed into each "
+                        "other's names, or a row inserted, removed or reordered in a sheet "
+                        "whose documents are named by their row number?), and creating this "
+                        "one would declare it twice. Put the names back, or give the record "
+                        f"to the name that now declares it: `customs-batch state mv {other} "
+                        f"{address}`"
+                    ), None
                 return _refused(
                     f"it declares the same as {other}, which is in the manifests{held} "
                     f"({what}): creating it would declare it twice. Remove one of the two "

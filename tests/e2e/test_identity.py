@@ -453,3 +453,92 @@ def test_a_party_update_naming_a_rejected_declaration_by_its_id_is_refused(
     assert project.state()["TransitPartyUpdate/consignee-eori"]["outputs"]["declarationId"] == (
         current
     )
+
+
+_GROUPS_MANIFEST = """\
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+forEach: {file: ../data/groups.csv}
+metadata:
+  name: "group-{{ row_number }}"
+spec:
+  name: "{{ row.Name }}"
+  code: "{{ row.Code }}"
+  companyId: 1
+  DeclarationTemplates:
+    - {procedureType: H1, declarationOffice: NL000396, countryOfDestination: NL}
+"""
+
+
+def _groups(sandbox: Sandbox) -> dict[int, str]:
+    listed = sandbox.get("/v1/declaration-templates/groups", itemsPerPage=100)
+    return {g["id"]: g["code"] for g in listed["result"] if g["code"] != "DEFAULT"}
+
+
+def test_a_row_inserted_in_a_sheet_of_groups_named_by_row_turns_no_group_into_another(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write("manifests/groups.yaml", _GROUPS_MANIFEST)
+    project.write("data/groups.csv", "Name,Code\nRoad,ROAD\nRail,RAIL\n")
+    _apply(project)
+    before = _groups(sandbox)
+    assert sorted(before.values()) == ["RAIL", "ROAD"]
+    rail = project.state()["TemplateGroup/group-3"]["outputs"]["id"]
+
+    # A row inserted in the middle: group-3 now names the AIR row, group-4 the RAIL one.
+    project.write("data/groups.csv", "Name,Code\nRoad,ROAD\nAir,AIR\nRail,RAIL\n")
+    code, changes = _plan(project)
+    assert code == 1
+    shifted = changes["TemplateGroup/group-3"]
+    assert shifted["action"] == "refused", shifted
+    way_out = "state mv TemplateGroup/group-3 TemplateGroup/group-4"
+    assert way_out in shifted["reason"]
+    assert changes["TemplateGroup/group-4"]["action"] == "refused"
+    assert way_out in changes["TemplateGroup/group-4"]["reason"]
+    patched = sandbox.requests("PATCH", "groups")
+    project.run("apply", "--auto-approve")
+    assert sandbox.requests("PATCH", "groups") == patched
+    assert _groups(sandbox) == before, "the RAIL group must stay the RAIL group"
+
+    moved = project.run("state", "mv", "TemplateGroup/group-3", "TemplateGroup/group-4")
+    assert moved.returncode == 0, moved.stderr
+    code, changes = _plan(project)
+    assert code == 0, changes
+    assert changes["TemplateGroup/group-3"]["action"] == "create"
+    _apply(project)
+    after = _groups(sandbox)
+    assert after[rail] == "RAIL"
+    assert sorted(after.values()) == ["AIR", "RAIL", "ROAD"]
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_two_groups_renamed_into_each_others_names_keep_their_objects(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write("manifests/groups.yaml", _GROUPS_MANIFEST)
+    project.write("data/groups.csv", "Name,Code\nRoad,ROAD\nRail,RAIL\n")
+    _apply(project)
+    before = _groups(sandbox)
+
+    project.write("data/groups.csv", "Name,Code\nRail,RAIL\nRoad,ROAD\n")
+    code, changes = _plan(project)
+    assert code == 1
+    for me, other in (("group-2", "group-3"), ("group-3", "group-2")):
+        reason = changes[f"TemplateGroup/{me}"]["reason"]
+        assert changes[f"TemplateGroup/{me}"]["action"] == "refused"
+        assert f"state mv TemplateGroup/{other} TemplateGroup/{me}`" in reason
+    project.run("apply", "--auto-approve")
+    assert _groups(sandbox) == before
+
+    for source, target in (
+        ("group-2", "group-2-previous"),
+        ("group-3", "group-2"),
+    ):
+        moved = project.run("state", "mv", f"TemplateGroup/{source}", f"TemplateGroup/{target}")
+        assert moved.returncode == 0, moved.stderr
+    code, changes = _plan(project)
+    assert code == 0, changes
+    assert changes["TemplateGroup/group-3"]["action"] == "moved"
+    _apply(project)
+    assert _groups(sandbox) == before
+    assert project.run("plan", "--detailed-exitcode").returncode == 0

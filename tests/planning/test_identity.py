@@ -483,3 +483,104 @@ def test_a_movement_put_before_those_sent_is_refused_with_a_way_out() -> None:
     assert "after" in early.reason and "Movement/isl-1" in early.reason
     assert "make them differ" not in early.reason  # the fields are the HAWB's own
     assert _only(plan, "Movement/isl-1").action is Action.NO_CHANGE
+
+
+def _group(code: str) -> dict[str, Any]:
+    return {
+        "name": f"Group {code}",
+        "code": code,
+        "companyId": 1,
+        "DeclarationTemplates": [
+            {"procedureType": "H1", "declarationOffice": "NL000396", "countryOfDestination": "NL"}
+        ],
+    }
+
+
+def _groups(*codes: str) -> list[Any]:
+    return [doc(Kind.TEMPLATE_GROUP, f"group-{n}", _group(code), n) for n, code in enumerate(codes)]
+
+
+def _group_state(*codes: str) -> State:
+    return _state(
+        *(
+            replace(
+                _applied(f"TemplateGroup/group-{n}", _group(code), id=10 + n, code=code),
+                identity=("companyId=1", f"code={code}"),
+            )
+            for n, code in enumerate(codes)
+        )
+    )
+
+
+def test_two_documents_renamed_into_each_others_names_are_refused_not_updated() -> None:
+    """group-0 and group-1 swap names: each would be "updated" into the other's group, which
+    turns each object at the service into the other declaration (or is refused as a
+    duplicate code half-way through)."""
+    state = _group_state("ROAD", "RAIL")
+    plan = plan_changes(_groups("RAIL", "ROAD"), state, now=NOW)
+    for me, other in (("group-0", "group-1"), ("group-1", "group-0")):
+        change = _only(plan, f"TemplateGroup/{me}")
+        assert change.action is Action.REFUSED, change
+        assert f"TemplateGroup/{other} (1{other[-1]} at the service)" in change.reason
+        assert (
+            f"`customs-batch state mv TemplateGroup/{me} TemplateGroup/{me}-previous`, then "
+            f"`customs-batch state mv TemplateGroup/{other} TemplateGroup/{me}`"
+        ) in change.reason
+    assert plan.requests == 0
+    assert plan.blocked
+
+
+def test_a_row_inserted_above_documents_named_by_row_updates_no_group_into_another() -> None:
+    """Rows named by their number: a row inserted in the middle gives group-1 the new row's
+    code and group-2 the code group-1 recorded. Updating group-1 would turn the RAIL group
+    into the new AIR group, and group-2 would then be a second RAIL group."""
+    state = _group_state("ROAD", "RAIL")
+    plan = plan_changes(_groups("ROAD", "AIR", "RAIL"), state, now=NOW)
+    assert _only(plan, "TemplateGroup/group-0").action is Action.NO_CHANGE
+    shifted = _only(plan, "TemplateGroup/group-1")
+    assert shifted.action is Action.REFUSED, shifted
+    assert "which TemplateGroup/group-2 now declares" in shifted.reason
+    assert "`customs-batch state mv TemplateGroup/group-1 TemplateGroup/group-2`" in (
+        shifted.reason
+    )
+    last = _only(plan, "TemplateGroup/group-2")
+    assert last.action is Action.REFUSED
+    assert "now declares something else" in last.reason
+    assert "`customs-batch state mv TemplateGroup/group-1 TemplateGroup/group-2`" in last.reason
+    assert plan.requests == 0
+
+    # The way out the plan names: the record goes to the name that declares it now.
+    moved = _state(
+        replace(state.resources["TemplateGroup/group-0"]),
+        replace(
+            state.resources["TemplateGroup/group-1"],
+            address="TemplateGroup/group-2",
+        ),
+    )
+    plan = plan_changes(_groups("ROAD", "AIR", "RAIL"), moved, now=NOW)
+    assert _only(plan, "TemplateGroup/group-1").action is Action.CREATE
+    assert _only(plan, "TemplateGroup/group-2").action is Action.NO_CHANGE
+    assert not plan.blocked
+
+
+def test_a_changed_code_nothing_else_declares_is_still_an_update() -> None:
+    state = _group_state("ROAD", "RAIL")
+    plan = plan_changes(_groups("ROAD", "AIR"), state, now=NOW)
+    change = _only(plan, "TemplateGroup/group-1")
+    assert change.action is Action.UPDATE, change
+    assert "code" in change.changed
+
+
+def test_a_selection_that_leaves_out_who_now_declares_a_record_refuses_its_update() -> None:
+    """-l/--target of group-1 alone, after a row inserted above it: the document that now
+    declares RAIL (group-2) is not in the selection, so the update is refused, not sent."""
+    state = _group_state("ROAD", "RAIL")
+    selected = [doc(Kind.TEMPLATE_GROUP, "group-1", _group("AIR"), 1)]
+    plan = plan_changes(selected, state, now=NOW, orphans=False)
+    change = _only(plan, "TemplateGroup/group-1")
+    assert change.action is Action.REFUSED, change
+    assert "Plan without a selection" in change.reason
+    assert plan.requests == 0
+    # The whole batch decides: the same change with nothing else declaring RAIL is an update.
+    plan = plan_changes(_groups("ROAD", "AIR"), state, now=NOW)
+    assert _only(plan, "TemplateGroup/group-1").action is Action.UPDATE
