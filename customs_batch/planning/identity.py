@@ -69,7 +69,7 @@ class Identities:
         self._places: dict[int, int] = {}
         """By a hash of lane and identity, how many documents of it were planned so far."""
         self._duplicates: dict[str, list[str]] = {}
-        self._declared: dict[bytes, str] = {}
+        self._declared: dict[bytes, Address] = {}
         """By identity, the first document of the batch declaring it (kinds without lanes),
         kept only when the state holds records (a first bulk load has none to compare)."""
         self._index: dict[bytes, list[str]] | None = None
@@ -81,22 +81,23 @@ class Identities:
         self._read_batch(documents)
 
     def _read_batch(self, documents: Sequence[Document]) -> None:
-        """Documents of the batch that declare the same thing. Kept only while reading: a
-        digest per document, not its words (a bulk load of 100,000 documents passes here).
+        """Documents of the batch that declare the same thing: a digest per document, not its
+        words (a bulk load of 100,000 documents passes here), kept for the plan only when
+        the state holds records to compare them with (``decide_identity_change``).
         Documents of a kind with lanes never do: each has its own place in its lane."""
-        first: dict[bytes, int] = {}
-        for position, doc in enumerate(documents):
+        first: dict[bytes, Address] = {}
+        for doc in documents:
             model = model_of(doc.kind)
             if model.identity is None or model.lane is not None:
                 continue
-            key = _key(doc.kind, model.identity(doc.spec))
-            other = first.setdefault(key, position)
-            if other == position and self._named:
-                self._declared[key] = str(doc.address)
-            if other != position:
-                mine, theirs = str(doc.address), str(documents[other].address)
+            address = doc.address
+            other = first.setdefault(_key(doc.kind, model.identity(doc.spec)), address)
+            if other is not address:
+                mine, theirs = str(address), str(other)
                 self._duplicates.setdefault(theirs, []).append(mine)
                 self._duplicates.setdefault(mine, []).append(theirs)
+        if self._named:
+            self._declared = first
 
     def take(self, address: str) -> None:
         """``address``'s record is taken over by a document (a declared rename)."""
@@ -178,9 +179,10 @@ class Identities:
                 "that object into this declaration. Plan without a selection to see whether "
                 "another document declares it"
             )
-        declarer = self._declared.get(_key(address.kind, tuple(mine)))
-        if declarer is None or declarer == str(address):
+        declared = self._declared.get(_key(address.kind, tuple(mine)))
+        if declared is None or declared == address:
             return None
+        declarer = str(declared)
         if declarer not in self._state.resources:
             way = f"`customs-batch state mv {address} {declarer}`"
         else:
