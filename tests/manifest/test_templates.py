@@ -144,6 +144,47 @@ def test_endless_recursion_ends_with_a_finding() -> None:
     )
 
 
+def test_21_nested_for_loops_are_a_finding_at_the_21st_loop_of_the_template() -> None:
+    # Python compiles at most 20 nested loops: its SyntaxError named the generated code's
+    # line (91) and was reported at the manifest's `template:` line as "in the expression"
+    loops = "".join(f"{{% for i{n} in [1] %}}\n" for n in range(21))
+    user_template("loops", "type: DEPARTURE\n" + loops + "a: 1\n" + "{% endfor %}\n" * 21)
+    finding = only(load_text(departure("template: loops\n")), "template.error")
+    assert finding.location.file == str(Path("templates") / "loops.yaml.j2")
+    assert finding.location.line == 22
+    assert "20 {% for %} loops" in finding.message
+    assert "SyntaxError" not in finding.message and "Indentation" not in finding.message
+
+
+def test_blocks_nested_past_python_s_indentation_are_a_finding_at_the_template() -> None:
+    ifs = "{% if 1 %}\n" * 120
+    user_template("ifs", ifs + "a: 1\n" + "{% endif %}\n" * 120)
+    finding = only(load_text(departure("template: ifs\n")), "template.error")
+    assert finding.location.file == str(Path("templates") / "ifs.yaml.j2")
+    assert 1 < finding.location.line <= 120
+    assert "nests too deeply" in finding.message and "Indentation" not in finding.message
+
+
+def test_brackets_nested_past_the_parser_are_a_finding_at_the_template_line() -> None:
+    deep = "(" * 3000 + "1" + ")" * 3000
+    user_template("parens", "type: DEPARTURE\n\na: {{ " + deep + " }}\n")
+    finding = only(load_text(departure("template: parens\n")), "template.error")
+    assert finding.location.file == str(Path("templates") / "parens.yaml.j2")
+    assert finding.location.line == 3
+    assert "nests too deeply" in finding.message and "macro calling itself" not in finding.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", "{% if 1 %}" * 120 + "R" + "{% endif %}" * 120],
+)
+def test_an_expression_nested_too_deeply_in_a_manifest_says_so(text: str) -> None:
+    finding = only(load_text(departure("", f"  commercialReference: '{text}'\n")), "template.error")
+    assert finding.location.file == "m.yaml" and finding.location.line == 5
+    assert "the expression nests too deeply" in finding.message
+    assert "recursion" not in finding.message and "Indentation" not in finding.message
+
+
 def test_huge_output_ends_with_a_finding() -> None:
     user_template("huge", "{% for a in range(100000) %}{{ 'x' * 1000 }}{% endfor %}\n")
     assert rules(load_text(departure("template: huge\n"))) == ["template.too-large"]

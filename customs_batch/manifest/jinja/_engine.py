@@ -17,11 +17,13 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import CodeType
 from typing import Any
 
 from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.exceptions import SecurityError
+from jinja2.parser import Parser
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -143,10 +145,79 @@ class _BoundedCodeGenerator(CodeGenerator):
         self.write("))")
 
 
+TOO_DEEP = (
+    "{what} nests too deeply: Python, which runs templates, allows 20 {{% for %}} loops one"
+    " inside another and about 100 levels of blocks in all, and reads only a few dozen"
+    " levels of brackets; move the inner part into a {{% macro %}} and call it, or nest less"
+)
+"""Why a template or expression that nests past what Python compiles is refused."""
+
+_DEBUG_INFO = re.compile(r"^debug_info = '([0-9=&]*)'$", re.MULTILINE)
+
+
+def _template_line_of_code(code: str, code_line: int | None) -> int | None:
+    """The template line that the generated Python ``code_line`` comes from, by the
+    ``debug_info`` table Jinja writes at the end of the code (``template=code&...``)."""
+    found = _DEBUG_INFO.search(code)
+    if code_line is None or found is None or not found.group(1):
+        return None
+    line = None
+    for pair in found.group(1).split("&"):
+        template_line, _, at = pair.partition("=")
+        if int(at) > code_line:
+            break
+        line = int(template_line)
+    return line
+
+
 class BoundedSandbox(SandboxedEnvironment):
     """The sandbox with every operation that can build a long text or list bounded (see
     ``_bounds``), arithmetic that refuses a cell's text mixed with a number, and a bounded
-    ``range`` as the only looping helper."""
+    ``range`` as the only looping helper.
+
+    A template that nests deeper than Python can parse or compile (21 ``{% for %}`` loops one
+    inside another, about 100 levels of blocks, a few dozen levels of brackets) is a syntax
+    error at its line, not Python's ``SyntaxError`` about the generated code, whose line
+    numbers are not the template's."""
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        parser = Parser(self, source, name, filename)
+        try:
+            return parser.parse()
+        except RecursionError:
+            line = parser.stream.current.lineno
+            message = TOO_DEEP.format(what="the template" if filename else "the expression")
+            raise TemplateSyntaxError(message, line, name, filename) from None
+
+    def _generate(
+        self,
+        source: nodes.Template,
+        name: str | None,
+        filename: str | None,
+        defer_init: bool = False,
+    ) -> str:
+        try:
+            return super()._generate(source, name, filename, defer_init)
+        except RecursionError:
+            message = TOO_DEEP.format(what="the template" if filename else "the expression")
+            raise TemplateSyntaxError(message, 1, name, filename) from None
+
+    def _compile(self, source: str, filename: str) -> CodeType:
+        try:
+            return super()._compile(source, filename)
+        except (SyntaxError, RecursionError) as error:
+            code_line = error.lineno if isinstance(error, SyntaxError) else None
+            line = _template_line_of_code(source, code_line) or 1
+            shown = None if filename == "<template>" else filename
+            message = TOO_DEEP.format(what="the template" if shown else "the expression")
+            raise TemplateSyntaxError(message, line, None, shown) from None
+
+    def compile_expression(self, source: str, undefined_to_none: bool = True) -> Any:
+        try:
+            return super().compile_expression(source, undefined_to_none)
+        except RecursionError:
+            message = TOO_DEEP.format(what="the expression")
+            raise TemplateSyntaxError(message, 1) from None
 
     intercepted_binops = ARITHMETIC
     code_generator_class = _BoundedCodeGenerator
