@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from customs_batch.manifest import load_file
-from tests.manifest.helpers import GOOD_ROW, movement_sheet_manifest, only, write, write_xlsx
+from tests.manifest.helpers import (
+    GOOD_ROW,
+    movement,
+    movement_sheet_manifest,
+    only,
+    write,
+    write_xlsx,
+)
 from tests.manifest.spreadsheet.hostile_xlsx import far_corner_sheet
 from tests.manifest.spreadsheet.hostile_xlsx import write_xlsx as write_raw_xlsx
 
@@ -43,3 +50,29 @@ def test_a_limit_must_be_a_whole_number() -> None:
     finding = only(result, "envelope.for-each")
     assert finding.message == "forEach.maxCells must be a whole number (1 or more)"
     assert finding.location.path == ("forEach", "maxCells")
+
+
+def test_a_long_expression_failing_on_every_row_is_not_quoted_whole_per_row() -> None:
+    # Each row's finding quoted the whole expression: a 100 KB expression failing on 5,000
+    # rows made 500 MB of JSON report and took 1.6 GB.
+    padding = "a" * 50_000
+    rows = "".join(f"shp_7Hk2Lm,hawb_a{n},ISL,4,40.5,rpty_p1\n" for n in range(50))
+    write(Path("d.csv"), "Shipment,HAWB,Action,Packages,Gross weight,Party\n" + rows)
+    text = movement_sheet_manifest("d.csv").replace(
+        '"{{ row.HAWB }}"', "\"{{ (row.Packages / 0) ~ '" + padding + "' }}\""
+    )
+    assert padding in text
+    result = load_file(write(Path("m.yaml"), text))
+    failed = [f for f in result.findings if f.rule == "row.jinja"]
+    assert len(failed) == 50
+    for finding in failed:
+        assert len(finding.message) < 300, len(finding.message)
+        assert "division by zero" in finding.message
+        assert "(50," in finding.message and " characters)" in finding.message
+
+
+def test_a_long_expression_in_a_manifest_is_quoted_by_its_start() -> None:
+    text = "{{ (1 / 0) ~ '" + "a" * 50_000 + "' }}"
+    spec = f'  shipmentId: "{text}"\n'
+    finding = only(load_file(write(Path("m.yaml"), movement(spec))), "template.error")
+    assert "division by zero" in finding.message and len(finding.message) < 300

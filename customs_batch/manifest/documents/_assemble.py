@@ -98,6 +98,7 @@ def _render_each(
     walk: Walk,
 ) -> None:
     from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of, render_inline
+    from customs_batch.manifest.jinja._messages import quoted_expression
 
     pending.sort(key=lambda p: _RENDER_ORDER[str(p[0][0])])
     for path, text, as_text in pending:
@@ -108,7 +109,9 @@ def _render_each(
         except Exception as error:  # user expressions: whatever they raise is a finding
             problem = problem_of(error, None, text)
             hint = problem.hint if problem.hint != FIX_TEMPLATE else _JINJA_HINT
-            walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
+            walk.report_at(
+                problem.rule, f"in {quoted_expression(text)}: {problem.message}", hint, path
+            )
             continue
         _set(data, path, value)
         # References are read from the rendered text, not from the expression.

@@ -31,6 +31,7 @@ from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendere
 from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of
+from customs_batch.manifest.jinja._messages import quoted_expression
 from customs_batch.manifest.rows._cell_types import CellTypeError, MixedTypes, UnusableCell
 from customs_batch.manifest.rows._cells import CellProblem, convert
 from customs_batch.manifest.rows._options import ForEach
@@ -139,7 +140,9 @@ class _Expander:
             except TemplateSyntaxError as error:
                 problem = problem_of(error, None)
                 hint = problem.hint if problem.hint != FIX_TEMPLATE else _ROW_HINT
-                self.walk.report_at(problem.rule, f"in {text!r}: {problem.message}", hint, path)
+                self.walk.report_at(
+                    problem.rule, f"in {quoted_expression(text)}: {problem.message}", hint, path
+                )
                 ok = False
                 continue
             if path[0] == "values":
@@ -463,7 +466,7 @@ class _Expander:
         except UndefinedError as error:
             # The expression's fault, not the row's: reported once, at the manifest.
             problem = problem_of(error, None, slot.text)
-            message = f"in {slot.text!r}: {problem.message}"
+            message = f"in {quoted_expression(slot.text)}: {problem.message}"
             key = ("undefined", str(slot.path), message)
             if key not in self.reported:
                 self.reported.add(key)
@@ -477,7 +480,7 @@ class _Expander:
         except (MixedTypes, CellTypeError) as error:
             at = self._column(error.column, state)
             if isinstance(error, MixedTypes):
-                message = f"in {slot.text!r}: {error}"
+                message = f"in {quoted_expression(slot.text)}: {error}"
                 fail(self._finding("row.mixed-types", message, at, slot.path, error.hint))
             elif isinstance(error, UnusableCell):
                 # Once per cell, however many of the row's strings read it.
@@ -495,7 +498,7 @@ class _Expander:
                 )
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
-            message = f"in {slot.text!r}: {problem.message}"
+            message = f"in {quoted_expression(slot.text)}: {problem.message}"
             fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
         return None
 
