@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from customs_batch.manifest import load_file
 from tests.manifest.helpers import (
     GOOD_ROW,
@@ -76,3 +78,28 @@ def test_a_long_expression_in_a_manifest_is_quoted_by_its_start() -> None:
     spec = f'  shipmentId: "{text}"\n'
     finding = only(load_file(write(Path("m.yaml"), movement(spec))), "template.error")
     assert "division by zero" in finding.message and len(finding.message) < 300
+
+
+@pytest.mark.parametrize(
+    ("quantity", "extra", "rule"),
+    [
+        ('"{{ row.Packages }}"', "", "row.cell-type"),
+        ('"{{ row.Packages }}"', ", columns: {Packages: integer}", "row.cell-type"),
+        ('"{{ row.Packages * 2 }}"', "", "row.mixed-types"),
+    ],
+)
+def test_a_long_cell_is_quoted_by_its_start_in_each_row_s_finding(
+    quantity: str, extra: str, rule: str
+) -> None:
+    # Each row's finding quoted the cell whole: 3,000 rows of 100 KB cells made a 600 MB
+    # report and took 2 GB.
+    cell = "x" * 50_000
+    rows = "".join(f"shp_7Hk2Lm,hawb_a{n},ISL,{cell},40.5,rpty_p1\n" for n in range(20))
+    write(Path("d.csv"), "Shipment,HAWB,Action,Packages,Gross weight,Party\n" + rows)
+    text = movement_sheet_manifest("d.csv", extra).replace('"{{ row.Packages }}"', quantity)
+    result = load_file(write(Path("m.yaml"), text))
+    found = [f for f in result.findings if f.rule == rule]
+    assert len(found) == 20
+    for finding in found:
+        assert len(finding.message) < 400, finding.message[:200]
+        assert "(50,000 characters)" in finding.message

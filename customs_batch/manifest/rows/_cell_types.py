@@ -18,6 +18,7 @@ import math
 import re
 from typing import Any
 
+from customs_batch.manifest.rows._cells import quoted_head
 from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._scalars import integer
 
@@ -85,7 +86,7 @@ class CellTypeError(Exception):
     def __str__(self) -> str:
         return (
             f"column {self.column!r} is declared {self.wanted.value}, "
-            f"but the cell holds {self.value!r}, which is not {self._wanted_text()}"
+            f"but the cell holds {_quoted(self.value)}, which is not {self._wanted_text()}"
         )
 
     def unquoted(self) -> str:
@@ -124,7 +125,7 @@ class MixedTypes(Exception):
     def __str__(self) -> str:
         why = _why_text(self.text)
         return (
-            f"column {self.column!r} holds the text {self.text!r}{why}, and the expression "
+            f"column {self.column!r} holds the text {quoted_head(self.text)}{why}, and the expression "
             f"uses it with {self.operator!r} and the number {self.other!r}"
         )
 
@@ -138,6 +139,10 @@ class MixedTypes(Exception):
         if re.fullmatch(r"[-+]?[\d.]*,\d+", self.text.strip()):
             hint += " The cell writes a decimal comma: set 'decimalComma: true' in forEach."
         return hint
+
+
+def _quoted(value: Any) -> str:
+    return quoted_head(value) if isinstance(value, str) else repr(value)
 
 
 def _why_text(text: str) -> str:
@@ -234,7 +239,7 @@ def check_mix(operator: str, left: Any, right: Any) -> None:
             raise MixedTypes(text.column, str(text), operator, other)
         if operator in _NEVER_TEXT and isinstance(text, str) and _is_number(other):
             raise TypeError(
-                f"the text {str(text)!r} and the number {other!r} do not go together with "
+                f"the text {quoted_head(str(text))} and the number {other!r} do not go together with "
                 f"{operator!r}: convert the text with |int or |float, or join texts with '~'"
             )
 

@@ -60,17 +60,21 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | 
     if "integer" in types and _INTEGER.fullmatch(stripped):
         whole = integer(stripped)
         if whole is None:
-            return CellProblem(_head(text), "has too many digits", "Check the cell.")
+            return CellProblem(quoted_head(text), "has too many digits", "Check the cell.")
         return whole
     if "number" in types:
         return _number(stripped, decimal_comma)
     if "integer" in types:
-        return CellProblem(repr(text), "is not a whole number", "Write digits only, e.g. 12.")
+        return CellProblem(
+            quoted_head(text), "is not a whole number", "Write digits only, e.g. 12."
+        )
     if "boolean" in types:
         lowered = stripped.lower()
         if lowered in _TRUE or lowered in _FALSE:
             return lowered in _TRUE
-        return CellProblem(repr(text), "is not yes or no", "Write true or false (or yes or no).")
+        return CellProblem(
+            quoted_head(text), "is not yes or no", "Write true or false (or yes or no)."
+        )
     return text
 
 
@@ -79,27 +83,28 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
         if _COMMA_NUMBER.fullmatch(text):
             return _plain_number(text.replace(".", "").replace(",", "."))
         hint = "This document reads numbers with a decimal comma (decimalComma: true): 12,5."
-        return CellProblem(repr(text), "is not a number", hint)
+        return CellProblem(quoted_head(text), "is not a number", hint)
     if _NUMBER.fullmatch(text):
         return _plain_number(text)
     hint = "Write the number with a decimal point, e.g. 12.5"
     if re.fullmatch(r"[-+]?[\d.]*,\d+", text):
         hint += ", or set 'decimalComma: true' in forEach when the export writes 12,5"
-    return CellProblem(repr(text), "is not a number", hint + ".")
+    return CellProblem(quoted_head(text), "is not a number", hint + ".")
 
 
 def _plain_number(text: str) -> JSON | CellProblem:
     if _INTEGER.fullmatch(text):
         whole = integer(text)
         if whole is None:
-            return CellProblem(_head(text), "has too many digits", "Check the cell.")
+            return CellProblem(quoted_head(text), "has too many digits", "Check the cell.")
         return whole
     number = float(text)
     if math.isfinite(number):
         return number
-    return CellProblem(repr(text), "is too large a number", "Check the cell.")
+    return CellProblem(quoted_head(text), "is too large a number", "Check the cell.")
 
 
-def _head(text: str) -> str:
-    """A long cell's first characters and its length, for a message."""
+def quoted_head(text: str) -> str:
+    """A cell's text quoted for a message; a long one by its first characters and its
+    length (a message per row that quoted a 100 KB cell whole held 100 KB per row)."""
     return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"
