@@ -521,7 +521,7 @@ class _Expander:
 
     def _sheet_error(self, error: SheetError) -> Iterator[Finding]:
         if error.row:
-            sheet = self.for_each.sheet or self.stem
+            sheet = error.sheet or self.for_each.sheet or self.stem
             location = Location(error.file, error.row, 0, (), sheet, error.row)
             yield Finding(error.rule, Severity.ERROR, error.message, location, error.hint or "")
         else:

@@ -33,6 +33,8 @@ class SheetError(ManifestError):
         self.row = row
         self.rule = rule
         """The finding's rule: ``sheet.unreadable``, or ``sheet.too-large`` for a limit."""
+        self.sheet: str | None = None
+        """The workbook sheet it was found in, once known (None: a CSV file's one sheet)."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ rows as :class:`BadCell` values (an error wherever the manifest uses them).
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,7 +57,7 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
 def _rows(workbook: Any, source: RowSource, file: str, errors: CellErrors | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
     sheet_name = source.sheet if source.sheet is not None else (names[0] if names else None)
-    if sheet_name not in names:
+    if sheet_name is None or sheet_name not in names:
         raise SheetError(
             f"{file} has no sheet {sheet_name!r}",
             file=file,
@@ -69,7 +70,18 @@ def _rows(workbook: Any, source: RowSource, file: str, errors: CellErrors | None
             file=file,
             hint="open the workbook in Excel or LibreOffice and save it again",
         )
-    sheet = workbook.get_sheet_by_name(sheet_name)
+    try:
+        yield from _sheet_rows(
+            workbook.get_sheet_by_name(sheet_name), sheet_name, source, file, errors
+        )
+    except SheetError as error:
+        error.sheet = sheet_name  # the first sheet's name when forEach names none
+        raise
+
+
+def _sheet_rows(
+    sheet: Any, sheet_name: str, source: RowSource, file: str, errors: CellErrors | None
+) -> Iterator[Row]:
     merged = _merged_ranges(sheet)
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
@@ -114,13 +126,22 @@ def _numbered_rows(sheet: Any, bad: dict[int, dict[int, str]]) -> Iterator[tuple
     """Each row's number and values from column A, the bad cells among them as
     :class:`BadCell`; rows holding only bad cells, which the reader leaves out of its range,
     come too."""
-    # iter_rows starts at the used range's top-left cell, not always at A1.
+    # iter_rows starts at the used range's first column, not always at A; python-calamine
+    # 0.9 yields the empty rows above the used range too (from row 1), where the range's
+    # first row holds a value: an empty first row says the rows are counted from row 1.
+    # Counting them from the range's first row put every row below an empty top row one
+    # row or more too low (the header taken from an empty row, findings at the wrong row).
     first_row, first_column = (int(sheet.start[0]), int(sheet.start[1])) if sheet.start else (0, 0)
-    for number in sorted(n for n in bad if n <= first_row):
-        yield number, _marked([], bad[number], number)
-    number = first_row
-    for index, raw in enumerate(sheet.iter_rows()):
-        number = first_row + index + 1
+    rows = sheet.iter_rows()
+    first = next(rows, None)
+    from_row_1 = first_row > 0 and first is not None and all(_cell(v) is None for v in first)
+    start = 0 if from_row_1 else first_row
+    if not from_row_1:
+        for number in sorted(n for n in bad if n <= first_row):
+            yield number, _marked([], bad[number], number)
+    number = start
+    for index, raw in enumerate(rows if first is None else itertools.chain([first], rows)):
+        number = start + index + 1
         values = [None] * first_column + [_cell(value) for value in raw]
         cells = bad.get(number)
         yield number, (values if cells is None else _marked(values, cells, number))

@@ -228,3 +228,50 @@ def test_bad_cells_are_found_whatever_the_pieces_the_xml_comes_in(prefix: str) -
     unplaced = CellErrors()
     unplaced.scan(b'<row><c t="e"><v>#NAME?</v></c></row>')
     assert (unplaced.found, unplaced.unplaced) == ({}, "#NAME?")
+
+
+@pytest.mark.parametrize("writer", ["openpyxl", "xlsxwriter"])
+def test_rows_below_empty_top_rows_keep_the_numbers_the_sheet_shows(
+    tmp_path: Path, writer: str
+) -> None:
+    # The reader yields the empty rows above the used range too: counting from the range's
+    # first row put the header of `header: 3` at an empty row ("row 3 has no header names")
+    # and every finding rows too low.
+    path = tmp_path / "top.xlsx"
+    cells: list[tuple[int, list[str | int]]] = [
+        (3, ["hawb", "packages"]),
+        (4, ["hawb_a1", 10]),
+        (6, ["hawb_a2", 4]),
+    ]
+    if writer == "openpyxl":
+        book = openpyxl.Workbook()
+        sheet = book.active
+        assert sheet is not None
+        for row, values in cells:
+            for column, value in enumerate(values, start=1):
+                sheet.cell(row, column, value)
+        book.save(path)
+    else:
+        with xlsxwriter.Workbook(str(path)) as written:
+            page = written.add_worksheet()
+            for row, values in cells:
+                page.write_row(row - 1, 0, values)
+    rows = list(read_rows(RowSource(path, header_row=3)))
+    assert [(r.number, r.values) for r in rows] == [
+        (4, {"hawb": "hawb_a1", "packages": 10}),
+        (6, {"hawb": "hawb_a2", "packages": 4}),
+    ]
+    with pytest.raises(SheetError, match="row 1 has no header names"):
+        list(read_rows(RowSource(path)))
+
+
+def test_a_header_error_names_the_first_sheet_when_forEach_names_none(tmp_path: Path) -> None:
+    # It named the file's stem, as for a CSV file: sheet 'dup' of a workbook whose one
+    # sheet is 'Movements'.
+    path = tmp_path / "dup.xlsx"
+    book = _book(path)
+    book.active.cell(1, 7, "packages")  # type: ignore[union-attr]
+    book.save(path)
+    with pytest.raises(SheetError, match="appears in columns B and G") as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.sheet == "Movements"
