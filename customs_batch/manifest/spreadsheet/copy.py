@@ -142,10 +142,11 @@ def _calamine_sheets(path: Path) -> dict[str, list[list[Any]]]:
     try:
         sheets: dict[str, list[list[Any]]] = {}
         for name in workbook.sheet_names:
-            sheet = workbook.get_sheet_by_name(name)
-            top, left = (int(sheet.start[0]), int(sheet.start[1])) if sheet.start else (0, 0)
-            rows = sheet.to_python(skip_empty_area=False)
-            sheets[name] = [[]] * top + [[None] * left + list(row) for row in rows]
+            # From A1: without skipping the empty area, the rows and columns above and left
+            # of the used range are there already (adding them again put every cell of a
+            # sheet with empty top rows that many rows and columns off its own).
+            rows = workbook.get_sheet_by_name(name).to_python(skip_empty_area=False)
+            sheets[name] = [list(row) for row in rows]
         return sheets
     finally:
         workbook.close()
