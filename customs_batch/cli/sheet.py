@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -54,6 +55,9 @@ def template(kind: str, output: Path, force: bool) -> int:
     written = write_sheet_template(SheetTemplateOptions(Kind(kind), output, force))
     click.echo(f"wrote {written.sheet} ({written.columns} columns) and {written.manifest}")
     click.echo(
-        f"Fill the rows from row 3, then: customs-batch validate {written.manifest}", err=True
+        # Quoted: a name with a space or a quote must still run when pasted into a shell.
+        f"Fill the rows from row 3, then: customs-batch validate "
+        f"{shlex.quote(str(written.manifest))}",
+        err=True,
     )
     return int(ExitCode.OK)

@@ -84,6 +84,17 @@ def test_an_xlsx_template_filled_in_validates_clean() -> None:
     assert (code, out) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
 
 
+def test_the_command_to_run_next_is_quoted_for_a_name_with_spaces() -> None:
+    # It printed `customs-batch validate data/my moves.manifest.yaml`, which a shell runs
+    # over two files that do not exist.
+    Path("data").mkdir()
+    code, _, err = _cli("sheet", "template", "Movement", "-o", "data/my moves.xlsx")
+    assert code == 0, err
+    assert err.splitlines()[-1].endswith("customs-batch validate 'data/my moves.manifest.yaml'")
+    code, out, _ = _cli("validate", "data/my moves.manifest.yaml")
+    assert "no data rows" in out
+
+
 def test_a_csv_template_of_departures_filled_in_validates_clean() -> None:
     code, _, err = _cli("sheet", "template", "DepartureDeclaration", "-o", "departures.csv")
     assert code == 0, err
