@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -27,5 +28,5 @@ def init(directory: Path, force: bool) -> int:
     init_project(
         InitOptions(directory, force), created=lambda target: click.echo(f"created {target}")
     )
-    click.echo(f"next: cd {directory} && customs-batch validate")
+    click.echo(f"next: cd {shlex.quote(str(directory))} && customs-batch validate")
     return int(ExitCode.OK)

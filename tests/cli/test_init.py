@@ -82,3 +82,10 @@ def test_the_readme_markdown_plan_example_is_what_plan_writes(
     code, out, _ = _cli("plan", "--format", "markdown", "--target", "TemplateGroup/my-group")
     assert code == 0
     assert example in out
+
+
+def test_the_next_step_quotes_a_folder_with_a_space() -> None:
+    # `next: cd my project && ...` changed into the folder `my` in a shell.
+    code, out, _ = _cli("init", "my project")
+    assert code == 0
+    assert out.splitlines()[-1] == "next: cd 'my project' && customs-batch validate"
