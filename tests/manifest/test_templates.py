@@ -250,3 +250,18 @@ def test_a_template_output_over_the_value_bound_is_told_as_such(
         "the template's output: the document at line 1 holds more than 100 YAML values"
     )
     assert finding.location.file.endswith("many.yaml.j2")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ['{% include "../customs-batch.yaml" %}', "{% import values.file as c %}"],
+)
+def test_an_include_with_dot_dot_says_why_it_is_not_found(statement: str) -> None:
+    # The finding's message was the name alone: "../customs-batch.yaml".
+    user_template("leak", "type: DEPARTURE\n" + statement + "\n")
+    values = 'values: {file: "../../../etc/passwd"}\n'
+    finding = only(load_text(departure("template: leak\n" + values)), "template.error")
+    assert finding.location.file == str(Path("templates") / "leak.yaml.j2")
+    assert finding.location.line == 2
+    assert "not found: templates are read only from the template folders" in finding.message
+    assert "a name with '..' is never found" in finding.message

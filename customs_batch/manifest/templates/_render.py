@@ -152,7 +152,15 @@ class _UserFileLoader(FileSystemLoader):
     def get_source(
         self, environment: Environment, template: str
     ) -> tuple[str, str, Callable[[], bool]]:
-        pieces = split_template_path(template)
+        try:
+            pieces = split_template_path(template)
+        except TemplateNotFound:  # a name with '..': Jinja's message is the name alone
+            where = ", ".join(repr(folder) for folder in self.searchpath)
+            message = (
+                f"{template!r} not found: templates are read only from the template folders "
+                f"({where}), by a name inside them; a name with '..' is never found"
+            )
+            raise TemplateNotFound(template, message) from None
         for folder in self.searchpath:
             path = Path(folder, *pieces)
             if os.path.lexists(path):
