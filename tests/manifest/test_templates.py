@@ -171,7 +171,7 @@ def test_brackets_nested_past_the_parser_are_a_finding_at_the_template_line() ->
     finding = only(load_text(departure("template: parens\n")), "template.error")
     assert finding.location.file == str(Path("templates") / "parens.yaml.j2")
     assert finding.location.line == 3
-    assert "nests too deeply" in finding.message and "macro calling itself" not in finding.message
+    assert "nests too deeply" in finding.message and "endless recursion" not in finding.message
 
 
 @pytest.mark.parametrize(
@@ -265,3 +265,11 @@ def test_an_include_with_dot_dot_says_why_it_is_not_found(statement: str) -> Non
     assert finding.location.line == 2
     assert "not found: templates are read only from the template folders" in finding.message
     assert "a name with '..' is never found" in finding.message
+
+
+def test_a_template_that_includes_itself_is_named_as_a_cause_of_endless_recursion() -> None:
+    # The message only asked about "a macro calling itself".
+    user_template("again", "type: DEPARTURE\n{% include 'again.yaml.j2' %}\n")
+    finding = only(load_text(departure("template: again\n")), "template.error")
+    assert "endless recursion" in finding.message
+    assert "a template that includes itself" in finding.message

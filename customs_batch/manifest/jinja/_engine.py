@@ -311,7 +311,10 @@ def problem_of(
         message = f"the rendered output is longer than {MAX_OUTPUT_CHARS:,} characters"
         return JinjaProblem("template.too-large", message, line, hint=_TOO_LARGE)
     if isinstance(error, RecursionError):
-        return JinjaProblem("template.error", "endless recursion (a macro calling itself?)", line)
+        message = (
+            "endless recursion (a macro that calls itself, or a template that includes itself?)"
+        )
+        return JinjaProblem("template.error", message, line)
     if isinstance(error, SecurityError):
         return JinjaProblem("template.error", f"not allowed in a template: {error}", line)
     if isinstance(error, TemplateError):
