@@ -252,6 +252,9 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
             "Check that the path is a readable file.",
         )
     note_manifest(file, data)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # Notepad's "Unicode": its NUL bytes made it "a binary file?"
+        return _not_text(file, 'it is UTF-16 text (saved as "Unicode"), not UTF-8')
     if b"\x00" in data:
         return _not_text(file, "it holds NUL bytes (a binary file?)")
     limit = max_line_bytes()

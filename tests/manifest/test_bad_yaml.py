@@ -57,6 +57,19 @@ def test_a_file_that_is_not_utf8_is_one_finding(tmp_path: Path) -> None:
     assert "not UTF-8" in only(load_file(path), "yaml.encoding").message
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf_16_manifest_is_named_utf_16_not_a_binary_file(tmp_path: Path, encoding: str) -> None:
+    # Notepad's "Unicode" was "it holds NUL bytes (a binary file?)".
+    path = tmp_path / "notepad.yaml"
+    text = "apiVersion: customs-batch/v1\nkind: Movement\n"
+    path.write_bytes(
+        ("\ufeff" if encoding == "utf-16-be" else "").encode(encoding) + text.encode(encoding)
+    )
+    finding = only(load_file(path), "yaml.encoding")
+    assert "UTF-16" in finding.message and "binary" not in finding.message
+    assert "save the file as UTF-8" in finding.hint
+
+
 def test_a_folder_given_as_a_file_is_unreadable(tmp_path: Path) -> None:
     assert rules(load_file(tmp_path)) == ["file.unreadable"]
 
