@@ -216,3 +216,33 @@ def test_excel_unicode_text_is_read_with_or_without_a_declared_encoding() -> Non
         assert [d.spec["hawbId"] for d in result.documents] == ["hawb_a1", "hawb_a2"]
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/le.txt")))
     assert "encoding: utf-16-le" in only(result, "sheet.unreadable").hint
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "hex", "base64", "undefined"])
+def test_an_encoding_that_is_not_a_text_encoding_is_an_error_at_the_key(encoding: str) -> None:
+    # rot13 and its kind were "unknown encoding 'rot13' for m.csv"; undefined was an
+    # internal error.
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    manifest = movement_sheet_manifest("data/m.csv", f", encoding: {encoding}")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "envelope.for-each")
+    assert finding.message == f"{encoding!r} is not a text encoding"
+    assert finding.location.path == ("forEach", "encoding")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "said"),
+    [
+        ("punycode", "is not valid punycode (Invalid extended code point"),
+        ("utf-16", "is not valid utf-16 (UTF-16 stream does not start with BOM)"),
+    ],
+)
+def test_a_codec_s_own_error_is_a_finding_not_an_internal_error(encoding: str, said: str) -> None:
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(
+        _csv(",", ROWS).encode("utf-16-le" if encoding == "utf-16" else "utf-8")
+    )
+    manifest = movement_sheet_manifest("data/m.csv", f", encoding: {encoding}")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    assert said in finding.message
+    if encoding == "utf-16":
+        assert "encoding: utf-16-le" in finding.hint

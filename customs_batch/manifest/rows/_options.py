@@ -148,9 +148,14 @@ class _Reader:
         if value is None:
             return None
         try:
-            codecs.lookup(value)
+            info = codecs.lookup(value)
         except LookupError:
             self.error(("encoding",), f"unknown encoding {value!r}", _HINTS["encoding"])
+            return None
+        # rot13, hex, base64, zlib... turn bytes into bytes: not a way text is saved
+        if not getattr(info, "_is_text_encoding", True) or info.name == "undefined":
+            message = f"{value!r} is not a text encoding"
+            self.error(("encoding",), message, _HINTS["encoding"])
             return None
         return value
 

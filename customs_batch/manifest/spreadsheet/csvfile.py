@@ -79,6 +79,8 @@ def _is_binary(sample: bytes, encoding: str) -> bool:
         text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
     except UnicodeDecodeError:
         return True  # a lone surrogate: no text export writes one
+    except UnicodeError:
+        return False  # `utf-16` without its BOM: said when the rows are read
     return _CONTROL.search(text) is not None
 
 
@@ -92,6 +94,11 @@ def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -
             file=file,
             hint="say the file's encoding in forEach, e.g. `encoding: cp1252`",
         ) from exc
+    except UnicodeError as exc:  # a codec's own error (punycode, a BOM missing), no position
+        hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+        if "BOM" in str(exc):
+            hint = "the file has no BOM: say its byte order, e.g. `encoding: utf-16-le`"
+        raise SheetError(f"{file} is not valid {encoding} ({exc})", file=file, hint=hint) from exc
     except LookupError as exc:
         raise SheetError(f"unknown encoding {encoding!r} for {file}", file=file) from exc
 
