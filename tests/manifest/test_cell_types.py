@@ -224,3 +224,19 @@ def test_a_foreach_document_gets_the_warning_for_a_template_hiding_a_built_in() 
     line = manifest.splitlines().index("template: t1-road") + 1
     assert (finding.location.file, finding.location.line) == ("m.yaml", line)
     assert len(result.documents) == 3
+
+
+@pytest.mark.parametrize("suffix", ["csv", "xlsx"])
+def test_a_cell_s_text_can_be_formatted_like_any_text(suffix: str) -> None:
+    # The sandbox made format's result a cell text without its column: every row ended
+    # with "CellText.__new__() missing 1 required positional argument: 'column'".
+    path = Path(f"data/m.{suffix}")
+    (_write_csv if suffix == "csv" else _write_xlsx)(path)
+    values = "  formatted: \"{{ (row.HAWB ~ '-{}').format(row.Code) }}\"\n"
+    values += '  mapped: "{{ row.HAWB.format_map({}) }}"\n'
+    values += '  plain: "{{ row.HAWB.format() }}"\n'
+    result = _load(str(path), values=values)
+    assert [f for f in result.findings if f.rule.startswith(("row.", "template."))] == []
+    firsts = result.documents[0].values
+    assert firsts["formatted"] == "hawb_a1-0150"
+    assert firsts["mapped"] == firsts["plain"] == "hawb_a1"

@@ -39,6 +39,7 @@ from customs_batch.manifest.jinja._messages import (
 )
 from customs_batch.manifest.rows._cell_types import (
     ARITHMETIC,
+    CellText,
     CellTypeError,
     MixedTypes,
     UnusableCell,
@@ -211,6 +212,18 @@ class BoundedSandbox(SandboxedEnvironment):
             shown = None if filename == "<template>" else filename
             message = TOO_DEEP.format(what="the template" if shown else "the expression")
             raise TemplateSyntaxError(message, line, None, shown) from None
+
+    def wrap_str_format(self, value: Any) -> Any:
+        # The sandbox makes format's result of the text's own type: for a cell's text,
+        # CellText(...) without its column ended the render with "CellText.__new__() missing
+        # 1 required positional argument". The result is plain text, as any str method's.
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, CellText) and getattr(value, "__name__", "") in (
+            "format",
+            "format_map",
+        ):
+            value = getattr(str(owner), value.__name__)
+        return super().wrap_str_format(value)
 
     def compile_expression(self, source: str, undefined_to_none: bool = True) -> Any:
         try:
