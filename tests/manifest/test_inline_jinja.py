@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.manifest.helpers import ENVELOPE, load_text, only
 
 DOC = f"""{ENVELOPE}kind: DepartureDeclaration
@@ -89,3 +91,47 @@ def test_a_label_that_does_not_render_is_a_finding_at_the_label() -> None:
     finding = only(load_text(text), "template.undefined")
     assert finding.location.path == ("metadata", "labels", "lane")
     assert finding.location.line == 5
+
+
+def _departure(spec: str) -> str:
+    return (
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\n"
+        f"values: {{refs: [a, b]}}\nspec:\n{spec}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        # Printed as "<generator object sync_do_map at 0x7f...>": accepted by the free-text
+        # field, sent, and different on every run.
+        ("\"{{ values.refs | map('upper') }}\"", "add `| list`, or `| join(', ')`"),
+        ("\"REF-{{ values.refs | map('upper') }}\"", "add `| list`"),
+        ('"{{ [values.refs | reverse] }}"', "add `| list`"),
+        ('"{{ values.refs.pop }}"', "call it with `pop()`"),
+        ('"{{ values.items() }}"', "add `| list`"),
+    ],
+)
+def test_an_expression_that_gives_no_value_is_a_finding_not_python_s_text(
+    value: str, said: str
+) -> None:
+    result = load_text(_departure(f"  commercialReference: {value}\n"))
+    finding = only(result, "template.error")
+    assert said in finding.message and " at 0x" not in finding.message
+    assert finding.location.path == ("spec", "commercialReference")
+    assert not result.documents
+
+
+def test_a_value_holding_a_method_is_a_finding_in_a_typed_field_too() -> None:
+    result = load_text(_departure("  Consignor: \"{{ {'name': values.refs.pop} }}\"\n"))
+    assert "call it with `pop()`" in only(result, "template.error").message
+
+
+def test_data_in_lists_and_mappings_is_still_a_value() -> None:
+    spec = (
+        "  commercialReference: \"{{ values.refs | map('upper') | join('-') }}\"\n"
+        "  countryOfDispatch: \"{{ [values.refs | map('upper') | list] | first | first }}\"\n"
+    )
+    result = load_text(_departure(spec))
+    assert [f for f in result.findings if f.rule.startswith("template.")] == []
+    assert result.documents[0].spec["commercialReference"] == "A-B"

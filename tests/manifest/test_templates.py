@@ -273,3 +273,13 @@ def test_a_template_that_includes_itself_is_named_as_a_cause_of_endless_recursio
     finding = only(load_text(departure("template: again\n")), "template.error")
     assert "endless recursion" in finding.message
     assert "a template that includes itself" in finding.message
+
+
+def test_a_template_printing_a_generator_is_a_finding_at_its_line() -> None:
+    user_template("gen", "type: DEPARTURE\ncommercialReference: {{ values.refs | map('upper') }}\n")
+    values = "values: {refs: [a, b]}\n"
+    result = load_text(departure("template: gen\n" + values, "  security: '0'\n"))
+    finding = only(result, "template.error")
+    assert finding.location.file == str(Path("templates") / "gen.yaml.j2")
+    assert finding.location.line == 2
+    assert "add `| list`" in finding.message

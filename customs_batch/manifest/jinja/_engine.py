@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MappingView
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
@@ -60,6 +60,59 @@ class RenderTimeout(Exception):
 
 class OutputTooLarge(Exception):
     """A render produced more text than any manifest needs."""
+
+
+class NotAValue(TemplateError):
+    """An expression whose result is no value a document can hold: a generator (``map``
+    without ``| list``), a method not called, the whole row. Printed, it was Python's
+    ``<generator object sync_do_map at 0x7f…>``: accepted as text by a free-text field,
+    sent as such, and different on every run."""
+
+
+_VALUES = (str, int, float, bool, type(None), list, tuple, dict, Mapping, Undefined)
+
+
+def checked_value(value: Any) -> Any:
+    """``value`` when it is data (text, a number, a list, a mapping…), else NotAValue."""
+    if isinstance(value, _VALUES):
+        return value
+    if isinstance(value, Iterator | MappingView):
+        raise NotAValue(
+            "the expression gives a sequence made one item at a time (map, select, reject, "
+            "unique, batch, range, items()...), not a value: add `| list`, or `| join(', ')` "
+            "for text"
+        )
+    if callable(value):
+        name = getattr(value, "__name__", None)
+        called = f"`{name}()`" if isinstance(name, str) and name.isidentifier() else "`()`"
+        raise NotAValue(
+            f"the expression gives a function or method that is not called, not a value: "
+            f"call it with {called}"
+        )
+    if hasattr(value, "__getitem__") and hasattr(value, "__iter__"):
+        raise NotAValue(
+            "the expression gives the whole row, not a value: take a cell, row['Header']"
+        )
+    raise NotAValue(f"the expression gives a {type(value).__name__} object, not a value")
+
+
+def _finalize(value: Any) -> Any:
+    """An output's value, checked as data inside lists and mappings too (their text shows
+    what they hold), and bounded."""
+    checked_value(value)
+    if isinstance(value, list | tuple | dict):
+        _bounds.bounded_value(value)  # bounds the walk below too
+        pending: list[Any] = [value]
+        while pending:
+            item = pending.pop()
+            checked_value(item)
+            if isinstance(item, list | tuple):
+                pending.extend(item)
+            elif isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+        return value
+    return _bounds.bounded_value(value)
 
 
 def start_clock() -> None:
@@ -257,7 +310,7 @@ class BoundedSandbox(SandboxedEnvironment):
 def make_environment(**options: Any) -> BoundedSandbox:
     """A sandboxed environment with strict undefined and only harmless globals."""
     env = BoundedSandbox(
-        undefined=FriendlyUndefined, autoescape=False, finalize=_bounds.bounded_value, **options
+        undefined=FriendlyUndefined, autoescape=False, finalize=_finalize, **options
     )
     env.filters = {name: _bounds.bounded_filter(name, f) for name, f in env.filters.items()}
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
@@ -393,6 +446,7 @@ def to_json(value: Any) -> JSON:
 
 
 def _copied(value: Any) -> JSON:
+    checked_value(value)
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
