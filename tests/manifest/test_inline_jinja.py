@@ -135,3 +135,13 @@ def test_data_in_lists_and_mappings_is_still_a_value() -> None:
     result = load_text(_departure(spec))
     assert [f for f in result.findings if f.rule.startswith("template.")] == []
     assert result.documents[0].spec["commercialReference"] == "A-B"
+
+
+@pytest.mark.parametrize("expression", ["1e308 * 10", "(1e308 * 10) - (1e308 * 10)"])
+def test_an_infinite_number_is_a_finding_at_its_expression(expression: str) -> None:
+    # It became null on the way: "totalWeight must be of type number, got null None".
+    result = load_text(_departure(f'  totalWeight: "{{{{ {expression} }}}}"\n'))
+    finding = only(result, "template.error")
+    assert "not a number JSON can hold" in finding.message
+    assert finding.location.path == ("spec", "totalWeight")
+    assert not [f for f in result.findings if f.rule == "schema.type"]

@@ -11,6 +11,7 @@ explained in the user's words (see ``_messages``).
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -447,6 +448,12 @@ def to_json(value: Any) -> JSON:
 
 def _copied(value: Any) -> JSON:
     checked_value(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has none: it became null on the way, "must be of type number, got null"
+        raise NotAValue(
+            f"the expression gives {value}, not a number JSON can hold (a result too large, "
+            "or of an undefined operation such as inf - inf)"
+        )
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
