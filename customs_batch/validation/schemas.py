@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,8 +67,11 @@ class CompiledSchema:
         out = _non_json_values(instance, ())
         if out:
             instance = _as_json(instance)
+        # The validator reads inf and NaN as null ("must be of type number, got null None"):
+        # said once, by _non_json_values, at the value.
+        said = {violation.path for violation in out if violation.rule == "schema.not-finite"}
         for error in self.validator.iter_errors(instance):
-            out.extend(_violations_of(self.schema, error))
+            out.extend(v for v in _violations_of(self.schema, error) if v.path not in said)
         return out
 
 
@@ -233,6 +237,9 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
         return out
     if isinstance(value, list | tuple):
         return [v for i, item in enumerate(value) for v in _non_json_values(item, (*path, i))]
+    if isinstance(value, float) and not math.isfinite(value):
+        message = f"{_field_name(path)} is {value}, which is not a number JSON can hold"
+        return [Violation("schema.not-finite", path, message, "write a finite number")]
     if value is None or isinstance(value, str | int | float | bool):
         return []
     hint = "quote it to write it as a string"

@@ -245,3 +245,14 @@ def test_values_json_cannot_hold_become_violations_not_tracebacks() -> None:
     assert ("schema.type", ("quantity",)) in violations
     assert ("schema.type", ("customsDeclaration",)) in violations
     assert not movement.is_valid(spec)
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_json_cannot_hold_is_named_once_at_its_field(number: float) -> None:
+    # YAML's .inf, .nan and 1e400 reached the validator as null: "grossWeightKg must be of
+    # type number, got null None".
+    spec = {**SAMPLES[Kind.MOVEMENT], "grossWeightKg": number}
+    violations = spec_schema(Kind.MOVEMENT).violations(spec)
+    assert [(v.rule, v.path) for v in violations] == [("schema.not-finite", ("grossWeightKg",))]
+    assert "is not a number JSON can hold" in violations[0].message
+    assert "null" not in violations[0].message
