@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,22 @@ def test_a_cell_s_text_can_be_formatted_like_any_text(suffix: str) -> None:
     firsts = result.documents[0].values
     assert firsts["formatted"] == "hawb_a1-0150"
     assert firsts["mapped"] == firsts["plain"] == "hawb_a1"
+
+
+def test_a_whole_row_gives_json_text_and_is_no_value_itself() -> None:
+    # `row | tojson` was "Object of type RowView is not JSON serializable"; `{{ row }}` was
+    # Python's "RowView({...})" as the value.
+    _write_csv(Path("data/m.csv"))
+    result = _load("data/m.csv", values='  dump: "{{ row | tojson }}"\n')
+    dumped = result.documents[0].values["dump"]
+    assert isinstance(dumped, str)
+    assert json.loads(dumped) == {
+        "HAWB": "hawb_a1",
+        "Code": "0150",
+        "Packages": 2,
+        "Gross weight": 40.5,
+        "Note": None,
+    }
+    whole = _load("data/m.csv", values='  whole: "{{ row }}"\n')
+    found = [f for f in whole.findings if f.rule == "row.jinja"]
+    assert len(found) == 3 and "the whole row, not a value" in found[0].message

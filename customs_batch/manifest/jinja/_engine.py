@@ -149,7 +149,15 @@ def _json_default(value: Any) -> Any:
     """``tojson``'s hook for what JSON cannot hold: an undefined value is its own error."""
     if isinstance(value, Undefined):
         value._fail_with_undefined_error()
+    if _is_row(value):  # `row | tojson`: the row's cells by header, typed as row.x gives them
+        return {key: value[key] for key in value}
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _is_row(value: Any) -> bool:
+    """Whether ``value`` is a spreadsheet row as Jinja sees it (``rows._plan.RowView``, not
+    imported here: the rows package imports this module)."""
+    return type(value).__name__ == "RowView" and hasattr(value, "__getitem__")
 
 
 def _clocked(items: Iterable[Any]) -> Iterator[Any]:
