@@ -262,13 +262,14 @@ def test_the_tutorial_commands_exist() -> None:
 
 
 def _run_action_step(
-    step: dict[str, Any], tmp_path: Path, env: dict[str, str]
+    step: dict[str, Any], tmp_path: Path, env: dict[str, str], cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """One step of action.yml run as GitHub runs a `shell: bash` step."""
+    """One step of action.yml run as GitHub runs a `shell: bash` step (in ``cwd``, the
+    workspace, when given)."""
     script = tmp_path / "step.sh"
     script.write_text(step["run"], encoding="utf-8")
     command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
-    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, check=False)
 
 
 def _outputs(github_output: Path) -> list[dict[str, str]]:
@@ -507,10 +508,7 @@ def test_the_action_passes_each_path_as_one_argument(
         "FORMAT": "",
         "ARGS": "",
     }
-    script = tmp_path / "step.sh"
-    script.write_text(run["run"], encoding="utf-8")
-    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
-    done = subprocess.run(command, env=env, cwd=workspace, capture_output=True, text=True)
+    done = _run_action_step(run, tmp_path, env, cwd=workspace)
     assert done.returncode == 0, done.stdout + done.stderr
     arguments = record.read_text().splitlines()
     assert arguments == ["validate", *passed, "--format", "github"]
