@@ -8,7 +8,6 @@ departure submission's method and path above all); an environment may override a
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -35,7 +34,7 @@ class Endpoint:
     def url_path(self, **values: str | int) -> str:
         """The path with each placeholder replaced by its percent-encoded value."""
         encoded = {name: quote(str(value), safe="") for name, value in values.items()}
-        return string.Formatter().vformat(self.path, (), encoded)
+        return self.path.format_map(encoded)
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"
