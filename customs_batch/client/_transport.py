@@ -1,7 +1,7 @@
 """Sending one request: the rate limiter, retries, typed errors, redacted logging, and a
 connection pool for each thread that sends.
 
-This is the only place that talks to httpx. ``Sender.send`` returns the parsed JSON body of
+This is the only place that talks to httpx and httpcore. ``Sender.send`` returns the parsed JSON body of
 a 2xx response or raises one of the errors of ``customs_batch.client._errors``.
 
 Keys are rotated, and a long run can outlive its key: given a ``key_source``, a 401 makes
@@ -16,12 +16,15 @@ import hashlib
 import json
 import logging
 import random
+import re
 import ssl
 import threading
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
+from urllib.parse import unquote
 
+import httpcore
 import httpx
 
 from customs_batch import __version__
@@ -45,7 +48,7 @@ USER_AGENT = f"customs-batch/{__version__}"
 logger = logging.getLogger("customs_batch.client")
 
 
-class PoolPerThread(httpx.BaseTransport):
+class PoolPerThread:
     """The network, through a connection pool of its own for each thread that sends.
 
     One pool shared by apply's workers cost each request a look at every idle connection
@@ -58,27 +61,60 @@ class PoolPerThread(httpx.BaseTransport):
     pool did, and the main thread when it reads from the service too. The pools of
     threads that have ended are closed when the next pool is made, and every pool with
     ``close``. All of them share one TLS context, made as httpx makes a client's own.
-    Used where the environment names no proxy: behind one, the client keeps httpx's own
-    pool, which httpx routes through it.
+
+    The pools are httpcore's, which httpx's client drives: a request is handed to them
+    as bytes, and their errors come back as httpx's, as from the client. Going through
+    httpx's client and transport instead (its merging of URLs, headers and cookies, its
+    handling of auth and redirects, its request and stream objects, none of which the
+    service needs) cost a quarter of the client's CPU per request (docs/benchmarks.md).
+    Used where the environment names no proxy: behind one, the sender keeps httpx's own
+    client, which httpx routes through it.
     """
 
     def __init__(self) -> None:
         self._local = threading.local()
         self._lock = threading.Lock()  # the list of pools
-        self._pools: list[tuple[threading.Thread, httpx.HTTPTransport]] = []
+        self._pools: list[tuple[threading.Thread, httpcore.ConnectionPool]] = []
         self._context: ssl.SSLContext | None = None
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        pool: httpx.HTTPTransport | None = getattr(self._local, "pool", None)
-        if pool is None:
-            pool = self._local.pool = self._new_pool()
-        return pool.handle_request(request)
+    def exchange(
+        self,
+        method: bytes,
+        url: httpcore.URL,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: Mapping[str, float | None],
+    ) -> httpcore.Response:
+        """Send one request on this thread's pool and return its answer, read whole.
 
-    def _new_pool(self) -> httpx.HTTPTransport:
+        Raises httpx's error for what went wrong (``httpx.ConnectError``,
+        ``httpx.ReadTimeout``…), caused by httpcore's, as httpx's client would.
+        """
+        pool: httpcore.ConnectionPool | None = getattr(self._local, "pool", None)
+        if pool is None:
+            pool = self._local.pool = self._new_pool(url.scheme == b"https")
+        try:
+            return pool.request(
+                method,
+                url,
+                headers=headers,
+                content=body or None,  # httpcore would add "Content-Length: 0" to a GET
+                extensions={"timeout": timeouts},
+            )
+        except _CORE_ERRORS as exc:
+            raise httpx_error(exc) from exc
+
+    def _new_pool(self, secure: bool) -> httpcore.ConnectionPool:
         with self._lock:
-            if self._context is None:
+            if secure and self._context is None:
                 self._context = httpx.create_ssl_context()
-            pool = httpx.HTTPTransport(verify=self._context)
+            # What httpx.HTTPTransport() makes, with the shared context.
+            pool = httpcore.ConnectionPool(
+                ssl_context=self._context,
+                max_connections=100,
+                max_keepalive_connections=20,
+                keepalive_expiry=5.0,
+            )
             ended = [old for thread, old in self._pools if not thread.is_alive()]
             self._pools = [(thread, old) for thread, old in self._pools if thread.is_alive()]
             self._pools.append((threading.current_thread(), pool))
@@ -91,6 +127,38 @@ class PoolPerThread(httpx.BaseTransport):
             pools, self._pools = self._pools, []
         for _, pool in pools:
             pool.close()
+
+
+# httpcore's errors and the httpx error httpx's client raises for each, most specific first.
+_ERROR_TABLE: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = (
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.TimeoutException, httpx.TimeoutException),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.NetworkError, httpx.NetworkError),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+    (httpcore.ProtocolError, httpx.ProtocolError),
+    (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+)
+_CORE_ERRORS = tuple(core for core, _ in _ERROR_TABLE)
+
+
+def httpx_error(exc: Exception) -> httpx.TransportError:
+    """The httpx error httpx's client raises for ``exc``, one of httpcore's."""
+    for core, ours in _ERROR_TABLE:
+        if isinstance(exc, core):
+            return ours(str(exc))
+    raise TypeError(f"{type(exc).__name__} is not an error of httpcore's network")
+
+
+# Path characters sent as they are (httpx would percent-encode any other).
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
 
 
 class Sender:
@@ -122,23 +190,44 @@ class Sender:
         self.before_send: Callable[[], None] | None = None
         """Called right before each attempt leaves, after any rate-limit wait or backoff;
         an exception it raises keeps the attempt unsent and ends the send."""
-        if transport is None and not _proxied_by_environment():
-            # Behind a proxy, httpx's own pool: the client mounts it for the proxy the
-            # environment names (a transport given to the client would turn that off).
-            transport = PoolPerThread()
-        self._http = httpx.Client(
-            base_url=base_url,
-            transport=transport,
-            timeout=timeout,
-            headers={
-                "User-Agent": USER_AGENT,
-                "Accept": "application/json",
-            },
-        )
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        self._wire: PoolPerThread | None = None
+        self._http: httpx.Client | None = None
+        url = httpx.URL(base_url)
+        if (
+            transport is None
+            and url.scheme in ("http", "https")
+            and url.host
+            and not url.userinfo  # httpx's client turns it into a header of its own
+            and not _proxied_by_environment()
+        ):
+            # The headers httpx's client sends, in its order, and the same timeouts.
+            self._wire = PoolPerThread()
+            self._origin = (url.raw_scheme, url.raw_host, url.port)
+            self._prefix = url.raw_path.rstrip(b"/") + b"/"
+            self._headers = [
+                (b"Host", url.netloc),
+                (b"Accept-Encoding", b"gzip, deflate"),  # what httpx.Response decodes
+                (b"Connection", b"keep-alive"),
+                (b"User-Agent", USER_AGENT.encode()),
+                (b"Accept", b"application/json"),
+            ]
+            self._timeouts = httpx.Timeout(timeout).as_dict()
+        else:
+            # httpx's client: with the transport given (the sandbox in this process, a
+            # test's), behind a proxy (the client mounts its pool for the proxy the
+            # environment names), and for a URL the pools are not given (no scheme, a user
+            # name in it), which the client refuses or handles as before.
+            self._http = httpx.Client(
+                base_url=base_url, transport=transport, timeout=timeout, headers=headers
+            )
 
     def close(self) -> None:
         """Close the connection pool."""
-        self._http.close()
+        if self._wire is not None:
+            self._wire.close()
+        if self._http is not None:
+            self._http.close()
 
     def watch(self) -> list[Exchange]:
         """A list that the attempts this thread makes from now on are added to (each
@@ -231,23 +320,17 @@ class Sender:
         key: str,
     ) -> JSON:
         try:
-            request = self._http.build_request(
-                method,
-                path,
-                params=params,
-                json=body,
-                headers={**headers, "Authorization": f"Bearer {key}"},
-            )
+            outgoing = self._outgoing(method, path, params, body, headers, key)
         except (TypeError, ValueError) as exc:
             raise NotSentError(
                 f"the request could not be built ({operation}): {exc}", operation=operation
             ) from None
         if self.before_send is not None:
             self.before_send()
-        exchange = self._watch(request)
+        exchange = self._watch(outgoing)
         started = time.perf_counter()
         try:
-            response = self._http.send(request)
+            response = self._send(outgoing)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             refused = _tls_failure(exc, operation, key)
             if refused is not None:
@@ -271,7 +354,7 @@ class Sender:
                 hint="check the environment's base_url and the network",
             ) from None
         self.rate_limiter.release()  # the answer is in: the service counted the request
-        self._log(request, response, time.perf_counter() - started, key)
+        self._log(outgoing, response, time.perf_counter() - started, key)
         payload = self._json(response, operation, key)
         if exchange is not None:
             exchange.status = response.status_code
@@ -289,13 +372,74 @@ class Sender:
             secret=key,
         )
 
-    def _watch(self, request: httpx.Request) -> Exchange | None:
+    def _outgoing(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Mapping[str, object] | None,
+        headers: Mapping[str, str],
+        key: str,
+    ) -> _Outgoing:
+        """The request as httpx's client builds it: its default headers, then ``headers``
+        and the key, the body as JSON; ValueError or TypeError when it cannot be built."""
+        if self._http is not None:
+            request = self._http.build_request(
+                method,
+                path,
+                params=params,
+                json=body,
+                headers={**headers, "Authorization": f"Bearer {key}"},
+            )
+            return _Outgoing(method, request.url.path, request.content, request)
+        if not _PLAIN_PATH.fullmatch(path):
+            path = httpx.URL(path).raw_path.decode("ascii")  # percent-encoded as httpx does
+        target = self._prefix + path.lstrip("/").encode("ascii")
+        if params:
+            target += b"?" + str(httpx.QueryParams(params)).encode("ascii")
+        sent = [*self._headers, *((k.encode(), v.encode()) for k, v in headers.items())]
+        sent.append((b"Authorization", f"Bearer {key}".encode()))
+        if body is not None:
+            # As httpx encodes json=: compact, UTF-8, no NaN.
+            content = json.dumps(
+                body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode()
+            sent.append((b"Content-Length", str(len(content)).encode()))
+            sent.append((b"Content-Type", b"application/json"))
+        else:
+            content = b""
+            if method in ("POST", "PUT", "PATCH"):
+                sent.insert(1, (b"Content-Length", b"0"))  # after Host, where httpx puts it
+        url = httpcore.URL(
+            scheme=self._origin[0], host=self._origin[1], port=self._origin[2], target=target
+        )
+        return _Outgoing(
+            method, unquote(target.partition(b"?")[0].decode("ascii")), content, url, sent
+        )
+
+    def _send(self, outgoing: _Outgoing) -> httpx.Response:
+        """The answer to ``outgoing``, read whole."""
+        if isinstance(outgoing.request, httpx.Request):
+            assert self._http is not None
+            return self._http.send(outgoing.request)
+        assert self._wire is not None
+        answer = self._wire.exchange(
+            outgoing.method.encode("ascii"),
+            outgoing.request,
+            outgoing.headers,
+            outgoing.body,
+            self._timeouts,
+        )
+        # Made from the bytes, the answer is decoded as httpx decodes it (gzip, deflate).
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.content)
+
+    def _watch(self, outgoing: _Outgoing) -> Exchange | None:
         exchanges: list[Exchange] | None = getattr(self._watched, "exchanges", None)
         if exchanges is None:
             return None
-        body = request.content
+        body = outgoing.body
         digest = hashlib.sha256(body).hexdigest() if body else None
-        exchange = Exchange(request.method, request.url.path, digest)
+        exchange = Exchange(outgoing.method, outgoing.path, digest)
         exchanges.append(exchange)
         return exchange
 
@@ -312,20 +456,47 @@ class Sender:
                 ) from None
             return redact(response.text, key)
 
-    def _log(
-        self, request: httpx.Request, response: httpx.Response, seconds: float, key: str
-    ) -> None:
+    def _log(self, outgoing: _Outgoing, response: httpx.Response, seconds: float, key: str) -> None:
         if not logger.isEnabledFor(logging.DEBUG):
             return
+        request = outgoing.request
+        if isinstance(request, httpx.Request):
+            url, pairs = str(request.url), list(request.headers.items())
+        else:
+            url = f"{request.scheme.decode()}://{dict(outgoing.headers)[b'Host'].decode()}"
+            url += request.target.decode()
+            pairs = [(name.decode().lower(), value.decode()) for name, value in outgoing.headers]
         sent = {
             name: ("Bearer ***" if name.lower() == "authorization" else value)
-            for name, value in request.headers.items()
+            for name, value in pairs
         }
         line = (
-            f"{request.method} {request.url} -> {response.status_code} "
+            f"{outgoing.method} {url} -> {response.status_code} "
             f"({seconds * 1000:.0f} ms) request headers {sent}"
         )
         logger.debug(redact(line, key))
+
+
+class _Outgoing:
+    """A request about to leave: through httpx's client (``request`` an httpx.Request), or
+    through the pools (``request`` its URL, ``headers`` as sent)."""
+
+    __slots__ = ("body", "headers", "method", "path", "request")
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        request: httpx.Request | httpcore.URL,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        self.method = method
+        self.path = path
+        """The URL's path, decoded (what the history records)."""
+        self.body = body
+        self.request = request
+        self.headers = headers or []
 
 
 def _proxied_by_environment() -> bool:
