@@ -66,7 +66,7 @@ class PoolPerThread:
     as bytes, and their errors come back as httpx's, as from the client. Going through
     httpx's client and transport instead (its merging of URLs, headers and cookies, its
     handling of auth and redirects, its request and stream objects, none of which the
-    service needs) cost a quarter of the client's CPU per request (docs/benchmarks.md).
+    service needs) took 29 % of apply's samples per operation (docs/benchmarks.md).
     Used where the environment names no proxy: behind one, the sender keeps httpx's own
     client, which httpx routes through it.
     """
