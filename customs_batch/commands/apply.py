@@ -256,6 +256,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         client,
         session,
     ):
+        backend.refuse_a_state_behind_its_history(session.state)
         if saved is not None and plan_path is not None:
             check_current(saved, session.state, source=plan_path)
             plan = saved
@@ -290,7 +291,12 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         events = presenter.progress(environment)
         stop = threading.Event()
         store = history_for(backend)
-        history = RunHistory(store, operator(), manifests_commit(_manifests_folder(inputs)))
+        history = RunHistory(
+            store,
+            operator(),
+            manifests_commit(_manifests_folder(inputs)),
+            state=lambda: session.state,
+        )
         with graceful_stop(stop, presenter.notice):
             try:
                 report = apply_plan(

@@ -65,7 +65,9 @@ def make_plan(options: PlanOptions) -> PlanResult:
     documents = loaded.documents
     environment = inputs.chosen_environment()
     unchanged = loaded.unchanged(environment)
-    state = inputs.backend(environment).read()
+    backend = inputs.backend(environment)
+    state = backend.read()
+    backend.refuse_a_state_behind_its_history(state)
     # The edges' tables are built and dropped before the planned changes exist: with
     # 100,000 documents, the two at once were the peak of a plan's memory.
     edges = dependency_edges(documents)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from customs_batch.errors import ServiceError
 from customs_batch.state.backend import StateSession
-from customs_batch.state.history import HistoryStore
+from customs_batch.state.history import LINEAGE_SHOWN, HistoryStore
 from customs_batch.state.lock import LockInfo
 from customs_batch.state.model import ResourceRecord, Scalar, State
 
@@ -105,20 +105,27 @@ class RunHistory:
     commit: str
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     clock: Callable[[], str] = _now
+    state: Callable[[], State] | None = None
+    """The state the run records into: each entry names its lineage and serial, so that a
+    state file older than its history is known (``state.history.state_behind_history``)."""
 
     def _append(self, event: str, change: PlannedChange, **fields: object) -> int:
-        return self.store.append(
-            {
-                "time": self.clock(),
-                "run": self.run,
-                "operator": self.operator,
-                "commit": self.commit,
-                "event": event,
-                "address": str(change.address),
-                "operation": change.operation.value,
-                **fields,
-            }
-        )
+        entry: dict[str, object] = {
+            "time": self.clock(),
+            "run": self.run,
+            "operator": self.operator,
+            "commit": self.commit,
+            "event": event,
+            "address": str(change.address),
+            "operation": change.operation.value,
+            **fields,
+        }
+        if self.state is not None:
+            state = self.state()
+            if state.lineage:  # a first run's state gets its lineage with its first record
+                entry["lineage"] = state.lineage[:LINEAGE_SHOWN]
+                entry["serial"] = state.serial
+        return self.store.append(entry)
 
     def requested(self, change: PlannedChange, key: str | None) -> int:
         """The entry written before a request leaves; its ``seq``."""

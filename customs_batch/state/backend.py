@@ -74,6 +74,7 @@ class StateBackend(Protocol):
     def read(self) -> State: ...
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> StateSession: ...
     def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked: ...
+    def refuse_a_state_behind_its_history(self, state: State) -> None: ...
 
 
 class LocalBackend:
@@ -206,6 +207,23 @@ class LocalBackend:
             hint=f"{restore}; if a new, empty state is really what you want, run the command "
             "with --allow-empty-state",
         )
+
+    def refuse_a_state_behind_its_history(self, state: State) -> None:
+        """Refuse ``state`` (read here) when the history records that apply sent requests
+        from a newer state of the same lineage: the state file was put back to an older
+        copy, and what those runs created is not in it. Planning from it would send their
+        documents again. Plan and apply ask; the commands that mend a state do not."""
+        from customs_batch.state.history import LocalHistory, state_behind_history
+
+        problem = state_behind_history(state, LocalHistory(self.directory))
+        if problem is not None:
+            raise StateError(
+                f"{self.state_path} is older than its history: {problem}",
+                hint=f"put back the newest {self.state_path.name} of this environment (from "
+                "version control or wherever CI kept it); if it is lost, record each "
+                "object named above with `customs-batch import ADDR ID` before planning "
+                "(`customs-batch history` lists what was sent)",
+            )
 
     def _history_kept(self) -> Path | None:
         # Imported here: the history module builds on this one.

@@ -28,6 +28,7 @@ from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
 from customs_batch.state.backend import LocalBackend, StateBackend
+from customs_batch.state.model import State
 
 GENESIS = "0" * 64
 """The ``prev`` of the first entry of a chain."""
@@ -189,6 +190,17 @@ class LocalHistory:
             for number, line in enumerate(data.split(b"\n")[:-1], start=1):
                 yield StoredEntry(f"{path.name} line {number}", line)
 
+    def last_entry(self) -> dict[str, Any] | None:
+        """The fields of the newest whole entry (None: none, or not a JSON object)."""
+        for path in reversed(self.files()):
+            try:
+                line = _last_line(path)
+            except OSError as exc:
+                raise StateError(f"{path}: cannot read the history ({exc.strerror})") from None
+            if line is not None:
+                return StoredEntry(path.name, line).body()
+        return None
+
     def append(self, fields: Mapping[str, Any]) -> int:
         with self._lock:
             try:
@@ -348,6 +360,70 @@ def last_body(line: bytes | None) -> dict[str, Any] | None:
             "evidence and move it out of the state folder to start a new chain",
         )
     return body
+
+
+LINEAGE_SHOWN = 8
+"""Characters of the state's lineage an entry names (a random UUID's first eight: two
+lineages of one folder alike in them is one chance in four billion)."""
+
+SHOWN_SENDS = 10
+"""Objects named, at most, when a state is older than its history."""
+
+
+def state_behind_history(state: State, history: LocalHistory) -> str | None:
+    """What the history records beyond ``state``, or None when the state is not behind it.
+
+    Each entry apply writes names the lineage (its first characters) and serial of the state
+    its run recorded into (a run records into serial N and leaves serial N + 1). The newest
+    entry alone decides,
+    so a plan reads one line: an answer or a record-only entry of serial N says that serial
+    N + 1 or later exists; a request entry alone (a run killed before recording its intent)
+    says that serial N does. Entries of another lineage (a state begun anew with
+    ``--allow-empty-state``) or without one (written before entries named it) say nothing.
+    Only then is the whole history read, for the objects to name.
+    """
+    last = history.last_entry()
+    lineage = state.lineage[:LINEAGE_SHOWN]
+    if last is None or not lineage or last.get("lineage") != lineage:
+        return None
+    serial = last.get("serial")
+    if type(serial) is not int:
+        return None
+    newest = serial if last.get("event") == "request" else serial + 1
+    if state.serial >= newest:
+        return None
+    created: dict[str, str] = {}
+    runs: set[str] = set()
+    for stored in history.entries():
+        body = stored.body()
+        if (
+            body is None
+            or body.get("lineage") != lineage
+            or type(body.get("serial")) is not int
+            or body["serial"] < state.serial
+        ):
+            continue
+        runs.add(str(body.get("run")))
+        ids = body.get("ids")
+        status = body.get("status")
+        if (
+            isinstance(ids, dict)
+            and ids
+            and (body.get("event") == "moved" or (type(status) is int and 200 <= status < 300))
+        ):
+            shown = ", ".join(f"{key}={value}" for key, value in ids.items())
+            created[str(body.get("address"))] = shown
+    named = [f"{address} ({ids})" for address, ids in created.items()]
+    listed = "; ".join(named[:SHOWN_SENDS])
+    if len(named) > SHOWN_SENDS:
+        listed += f"; and {len(named) - SHOWN_SENDS} more"
+    what = f"the IDs the service gave them: {listed}" if named else "no ID the service gave them"
+    return (
+        f"it has serial {state.serial}, but its history records apply running on serial "
+        f"{serial} of this state ({len(runs)} run(s) from serial {state.serial} on), and "
+        f"{what}. Planning from this state would send those documents again (goods declared "
+        "twice, movements created twice)"
+    )
 
 
 def history_for(backend: StateBackend) -> HistoryStore:

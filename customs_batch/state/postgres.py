@@ -89,6 +89,10 @@ class PostgresBackend:
             hint = "check the database user's rights on the customs_batch_* tables"
             raise database_error(exc, self.url, doing, hint=hint) from None
 
+    def refuse_a_state_behind_its_history(self, state: State) -> None:
+        """Not checked for a PostgreSQL state (see LocalBackend's): a database put back
+        from a backup older than its history rows is not detected."""
+
     def read(self) -> State:
         """The state with any pending journal applied, without writing anything."""
         with self._connect() as connection:
