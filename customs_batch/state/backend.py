@@ -212,7 +212,10 @@ class LocalBackend:
         """Refuse ``state`` (read here) when the history records that apply sent requests
         from a newer state of the same lineage: the state file was put back to an older
         copy, and what those runs created is not in it. Planning from it would send their
-        documents again. Plan and apply ask; the commands that mend a state do not."""
+        documents again. Plan and apply ask; the commands that mend a state do not, nor a
+        command given ``--allow-empty-state`` (a state begun from less on purpose)."""
+        if self.allow_empty_state:
+            return
         from customs_batch.state.history import LocalHistory, state_behind_history
 
         problem = state_behind_history(state, LocalHistory(self.directory))

@@ -375,10 +375,9 @@ def state_behind_history(state: State, history: LocalHistory) -> str | None:
 
     Each entry apply writes names the lineage (its first characters) and serial of the state
     its run recorded into (a run records into serial N and leaves serial N + 1). The newest
-    entry alone decides,
-    so a plan reads one line: an answer or a record-only entry of serial N says that serial
-    N + 1 or later exists; a request entry alone (a run killed before recording its intent)
-    says that serial N does. Entries of another lineage (a state begun anew with
+    entry alone decides, so a plan reads one line: an answer or a record-only entry of
+    serial N says that serial N + 1 or later exists; a request entry alone (a run killed
+    before recording its intent) says that serial N does. Entries of another lineage (a state begun anew with
     ``--allow-empty-state``) or without one (written before entries named it) say nothing.
     Only then is the whole history read, for the objects to name.
     """

@@ -81,3 +81,7 @@ def test_plan_and_apply_ask_the_backend_which_refuses_with_the_way_out(tmp_path:
     assert "state.json is older than its history" in refused.value.message
     assert refused.value.hint is not None and "customs-batch import ADDR ID" in refused.value.hint
     backend.refuse_a_state_behind_its_history(State(lineage=LINEAGE, serial=5))
+    # --allow-empty-state: a state begun from less on purpose is not refused.
+    LocalBackend(tmp_path, allow_empty_state=True).refuse_a_state_behind_its_history(
+        State(lineage=LINEAGE, serial=4)
+    )
