@@ -397,8 +397,9 @@ class Sender:
         target = self._prefix + path.lstrip("/").encode("ascii")
         if params:
             target += b"?" + str(httpx.QueryParams(params)).encode("ascii")
-        sent = [*self._headers, *((k.encode(), v.encode()) for k, v in headers.items())]
-        sent.append((b"Authorization", f"Bearer {key}".encode()))
+        # ASCII, as httpx encodes header values: another character cannot be sent.
+        sent = [*self._headers, *((k.encode(), v.encode("ascii")) for k, v in headers.items())]
+        sent.append((b"Authorization", f"Bearer {key}".encode("ascii")))
         if body is not None:
             # As httpx encodes json=: compact, UTF-8, no NaN.
             content = json.dumps(

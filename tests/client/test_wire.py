@@ -217,3 +217,17 @@ def test_a_url_the_pools_do_not_take_goes_through_httpx_s_client(base_url: str) 
         assert sender._wire is None and sender._http is not None
     finally:
         sender.close()
+
+
+@pytest.mark.parametrize("transport", [None, httpx.HTTPTransport()])
+def test_a_key_that_is_not_ascii_is_never_sent(
+    recorder: _Recorder, transport: httpx.HTTPTransport | None
+) -> None:
+    """Both ways refuse to build the request: nothing leaves, and it says so."""
+    sender = Sender(recorder.url, "clé", transport=transport)
+    try:
+        with pytest.raises(NotSentError, match="could not be built"):
+            sender.send("POST", "/v1/things", body={"a": 1})
+    finally:
+        sender.close()
+    assert recorder.seen == []
