@@ -231,3 +231,18 @@ def test_a_key_that_is_not_ascii_is_never_sent(
     finally:
         sender.close()
     assert recorder.seen == []
+
+
+def test_the_wire_s_debug_log_names_the_request_and_never_the_key(
+    recorder: _Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    sender = Sender(recorder.url + "/api", "secret-key")
+    try:
+        with caplog.at_level("DEBUG"):
+            sender.send("GET", "/v1/shipments", params={"q": "a b"})
+    finally:
+        sender.close()
+    logged = caplog.text
+    assert f"GET {recorder.url}/api/v1/shipments?q=a+b -> 200" in logged
+    assert "'authorization': 'Bearer ***'" in logged
+    assert "secret-key" not in logged
