@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from customs_batch.collector import bulk
@@ -148,6 +149,10 @@ def _plan(
             decided = stale
         elif isinstance(renamed, Decision):
             decided = renamed
+        elif renamed is not None and (
+            retyped := identities.decide_declared_rename(doc.address, spec, renamed)
+        ):
+            decided = retyped
         elif renamed is not None:
             # A declared rename (metadata.previousNames): the earlier record, compared as if
             # it had always had this name; apply moves it before anything is sent.
@@ -157,12 +162,20 @@ def _plan(
             values = field_changes(earlier.spec, compared(doc.kind, spec, earlier.spec))
             followed = _following_replacements(doc, earlier, unknown, replaced, recorded)
             decided = _decide(doc.address, spec, earlier, values, now, followed)
+            # The plan always says whose record is taken over, with a change too.
+            took = f"renamed from {renamed.address} (metadata.previousNames)"
+            if renamed.status is RecordStatus.FORGOTTEN:
+                took += ", which `customs-batch state rm` had forgotten: it is tracked again"
             if decided.action is Action.NO_CHANGE:
                 decided = Decision(
                     Action.MOVED,
                     Operation.MOVE,
-                    f"renamed from {renamed.address} (metadata.previousNames): its record "
-                    "moves to this name; nothing is sent",
+                    f"{took}; its record moves to this name; nothing is sent",
+                )
+            else:
+                then = decided.reason or "the changes below are sent to its object"
+                decided = replace(
+                    decided, reason=f"{took}; its record moves to this name, then: {then}"
                 )
         elif record is None or record.never_created:
             identity = identities.of(doc, spec, place)

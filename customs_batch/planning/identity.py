@@ -130,6 +130,37 @@ class Identities:
         shared = self._words.shared
         return tuple([shared(at, word) for at, word in enumerate(words)])
 
+    def decide_declared_rename(
+        self, address: Address, spec: Mapping[str, JSON], earlier: ResourceRecord
+    ) -> Decision | None:
+        """A refusal when the record a document names in ``metadata.previousNames``
+        declares something else than the document does: a rename keeps what is declared,
+        so a name given there by mistake (another declaration's, a forgotten one's) would
+        otherwise turn that object into this document. None when both declare the same."""
+        model = model_of(address.kind)
+        if model.identity is None or model.lane is not None:
+            return None  # a movement cannot change: any change of it is refused anyway
+        mine = tuple(earlier.identity or model.identity(earlier.spec))
+        new = tuple(model.identity(spec))
+        if mine == new:
+            return None
+        ident = model.identifier(earlier)
+        held = f" ({ident} at the service)" if ident is not None else ""
+        forgotten = (
+            ", forgotten by `customs-batch state rm`,"
+            if earlier.status is RecordStatus.FORGOTTEN
+            else ""
+        )
+        return _refused(
+            f"metadata.previousNames names {earlier.address}{forgotten} whose record{held} "
+            f"declares {', '.join(mine)}, and this document declares {', '.join(new)}: a "
+            "rename keeps what is declared, and taking that record over would turn its object "
+            "into this declaration. If the name is there by mistake, remove it from "
+            f"previousNames (this document is then created). If this document really is "
+            f"{earlier.address} renamed, rename it first with what it declared, apply, then "
+            "change it"
+        )
+
     def decide_identity_change(
         self, address: Address, spec: Mapping[str, JSON], record: ResourceRecord
     ) -> Decision | None:

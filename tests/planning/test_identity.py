@@ -584,3 +584,38 @@ def test_a_selection_that_leaves_out_who_now_declares_a_record_refuses_its_updat
     # The whole batch decides: the same change with nothing else declaring RAIL is an update.
     plan = plan_changes(_groups("ROAD", "AIR"), state, now=NOW)
     assert _only(plan, "TemplateGroup/group-1").action is Action.UPDATE
+
+
+def _group_renamed(to: str, code: str, *previous: str, **changes: Any) -> Any:
+    document = doc(Kind.TEMPLATE_GROUP, to, {**_group(code), **changes}, 0)
+    return replace(document, previous_names=previous)
+
+
+@pytest.mark.parametrize("forgotten", [False, True], ids=["tracked", "forgotten by state rm"])
+def test_a_declared_rename_to_a_record_of_another_declaration_is_refused(forgotten: bool) -> None:
+    """previousNames naming by mistake a record that declares something else (another
+    code): taking it over would turn that object into this document's group."""
+    state = _group_state("DEFAULT")
+    if forgotten:
+        record = state.resources["TemplateGroup/group-0"]
+        state = _state(record.with_changes(status=RecordStatus.FORGOTTEN, forgotten_from="applied"))
+    plan = plan_changes([_group_renamed("group-x", "GRP-X", "group-0")], state, now=NOW)
+    change = _only(plan, "TemplateGroup/group-x")
+    assert (change.action, change.operation) == (Action.REFUSED, Operation.NONE), change
+    assert change.moved_from is None
+    assert "code=DEFAULT" in change.reason and "code=GRP-X" in change.reason
+    assert ("forgotten by `customs-batch state rm`" in change.reason) is forgotten
+    assert plan.requests == 0
+
+
+def test_a_declared_rename_with_a_change_says_whose_record_it_takes_over() -> None:
+    state = _group_state("ROAD")
+    plan = plan_changes(
+        [_group_renamed("group-x", "ROAD", "group-0", name="Road imports")], state, now=NOW
+    )
+    change = _only(plan, "TemplateGroup/group-x")
+    assert change.action is Action.UPDATE, change
+    assert str(change.moved_from) == "TemplateGroup/group-0"
+    assert change.reason.startswith("renamed from TemplateGroup/group-0 (metadata.previousNames)")
+    same = plan_changes([_group_renamed("group-x", "ROAD", "group-0")], state, now=NOW)
+    assert _only(same, "TemplateGroup/group-x").action is Action.MOVED
