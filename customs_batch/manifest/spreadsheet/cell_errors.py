@@ -17,10 +17,13 @@ _ERROR_TYPE = re.compile(rb"""t=["']e["']""")
 _MAYBE_ERROR = re.compile(rb"""e["']""")
 """Three times quicker to rule a piece out than :data:`_ERROR_TYPE` (``t=`` is in most
 cells, ``e"`` ends few attributes)."""
-_NO_RESULT = re.compile(rb"</f>\s*</c>|<f\s[^>]*/>\s*</c>")
-"""A formula's end right before its cell's: no ``<v>`` between (the order is f, v, is)."""
+_NO_RESULT = re.compile(rb"(?:</f>|<f\s[^>]*/>)\s*(?:<v\s*/>\s*)?</c>")
+"""A formula's end right before its cell's: no ``<v>`` between (the order is f, v, is), or
+an empty one closed in itself (``<v />``, as openpyxl writes a formula it did not
+calculate; ``<v></v>`` is a result, the empty text)."""
 _NO_RESULT_PREFIXED = re.compile(
-    rb"(?:</(?:[\w.-]+:)?f>|<(?:[\w.-]+:)?f\s[^>]*/>)\s*</(?:[\w.-]+:)?c>"
+    rb"(?:</(?:[\w.-]+:)?f>|<(?:[\w.-]+:)?f\s[^>]*/>)\s*(?:<(?:[\w.-]+:)?v\s*/>\s*)?"
+    rb"</(?:[\w.-]+:)?c>"
 )
 """The same where tags have a namespace prefix (``<x:f>``): five times slower, so only
 used for a sheet whose root element has one."""

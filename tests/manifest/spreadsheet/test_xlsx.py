@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import zipfile
 from pathlib import Path
 
 import openpyxl
@@ -175,6 +176,23 @@ def test_excel_errors_and_formulas_without_a_saved_result_are_bad_cells(tmp_path
     assert cells["c"].hint.startswith("fix the formula in the workbook")
     assert cells["d"].hint.startswith("open the workbook in Excel or LibreOffice and save it")
     assert isinstance(third.values["d"], BadCell) and third.values["b"] == 4
+
+
+def test_a_formula_openpyxl_wrote_without_calculating_it_is_a_bad_cell(tmp_path: Path) -> None:
+    """openpyxl saves a formula it cannot calculate with an empty value closed in itself
+    (``<f>...</f><v />``): no result, not the empty text."""
+    path = _plain_book(
+        tmp_path / "f.xlsx",
+        [["shipment", "hawb", "weight"], ["shp_1", '=CONCATENATE("hawb_","a2")', "=1/0"]],
+    )
+    with zipfile.ZipFile(path) as book:
+        assert b"<v />" in book.read("xl/worksheets/sheet1.xml")  # what openpyxl writes
+    (row,) = read_rows(RowSource(path))
+    assert row.values["shipment"] == "shp_1"
+    assert [getattr(row.values[name], "message", None) for name in ("hawb", "weight")] == [
+        "cell B2 holds a formula with no saved result",
+        "cell C2 holds a formula with no saved result",
+    ]
 
 
 def test_a_formula_with_an_empty_saved_result_is_an_empty_cell(tmp_path: Path) -> None:
