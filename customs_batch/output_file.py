@@ -7,7 +7,7 @@ nothing is written (:mod:`customs_batch.protected_files`). Otherwise a new file,
 regular file of the user's own, is replaced whole by a private file (mode 0600: it holds
 customs data), so a crash leaves the old content or the new. Anything else the path may name
 is never replaced and never has its mode changed: a device (``/dev/null``, a terminal) or a
-named pipe is written to as it is, and a regular file of another owner is refused, since the
+named pipe a process reads is written to as it is (one nobody reads is refused), and a regular file of another owner is refused, since the
 customs data would be readable by whoever its mode lets read it.
 
 Light on purpose (validate imports it): it does what ``state/_atomic.py`` does for the state
@@ -65,7 +65,7 @@ def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) ->
         return
     if stat.S_ISREG(info.st_mode):
         raise _not_yours(path, what, info.st_uid)
-    _write_in_place(path, data, what)
+    _write_in_place(path, data, what, pipe=stat.S_ISFIFO(info.st_mode))
 
 
 def _refuse_protected(path: Path, what: str) -> None:
@@ -117,16 +117,26 @@ def _temporary_name(name: str) -> str:
     return f".{digest}.{os.getpid()}.tmp"
 
 
-def _write_in_place(path: Path, data: bytes | Iterable[bytes], what: str) -> None:
-    """Write to a device or a named pipe as it is (a pipe waits for its reader)."""
+def _write_in_place(path: Path, data: bytes | Iterable[bytes], what: str, *, pipe: bool) -> None:
+    """Write to a device or a named pipe as it is. A named pipe is opened only when a
+    process already reads it (``-o >(gzip > plan.gz)``): opening one nobody reads would
+    wait for ever, so that is refused."""
+    flags = os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(path, flags | os.O_NONBLOCK if pipe else flags)
     except OSError as exc:
+        if pipe and exc.errno == errno.ENXIO:
+            raise CustomsBatchError(
+                f"cannot write the {what} to {path}: it is a named pipe that no process reads",
+                hint="start the process that reads the pipe first, or name a file",
+            ) from None
         raise cannot_write(path, what, exc) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):  # it became a regular file since it was looked at
             raise _not_yours(path, what, info.st_uid)
+        if pipe:
+            os.set_blocking(fd, True)  # its reader takes the pieces at its own pace
         _write_all(fd, data)
     except OSError as exc:
         raise cannot_write(path, what, exc) from None

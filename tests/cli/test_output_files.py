@@ -1,12 +1,15 @@
 """-o FILE and plan -out FILE write only what was asked: a device or a named pipe is written
-to as it is (never chmod-ed, never replaced), another user's file is refused, and a file the
-tool creates or replaces is private (0600). The job summary is created private too."""
+to as it is (never chmod-ed, never replaced; a pipe nobody reads is refused, not waited on),
+another user's file is refused, and a file the tool creates or replaces is private (0600).
+The job summary is created private too."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +57,27 @@ def special_files_untouched(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[st
     monkeypatch.setattr(os, "replace", guard("replace", os.replace, 1))
     monkeypatch.setattr(os, "rename", guard("rename", os.rename, 1))
     yield seen
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_named_pipe_nobody_reads_is_refused_not_waited_on(project: Path, writer: str) -> None:
+    pipe = project / "out.pipe"
+    os.mkfifo(pipe, 0o600)
+    # No reader: a blocking open would never return. In a process of its own, so that a
+    # wait fails the test (TimeoutExpired) instead of hanging it.
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", *WRITERS[writer], str(pipe)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode not in (0, 2), done.stderr
+    assert f"{pipe}: it is a named pipe that no process reads" in done.stderr
+    assert "start the process that reads the pipe first" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
 
 
 @pytest.mark.parametrize("writer", WRITERS)
