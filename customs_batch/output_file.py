@@ -46,6 +46,33 @@ def check_named_file(path: Path, *, what: str) -> None:
         raise _not_yours(path, what, info.st_uid)
 
 
+def refuse_a_special_file(path: Path, *, what: str) -> None:
+    """Refuse ``path`` for a file a command writes as a regular one (``init``'s project
+    files, ``schema export``'s schemas) when something else is there: a named pipe would
+    wait for a reader for ever, a folder or a device is no file to fill."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise cannot_write(path, what, exc) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise CustomsBatchError(
+            f"cannot write the {what} {path}: {_kind_of(info.st_mode)} is there, not a file",
+            hint="remove it, or choose another folder",
+        )
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
 def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) -> None:
     """Write ``data`` (``what`` it is: "report", "plan") to ``path`` as described above, or
     say why it cannot be. ``data`` may come in pieces, written as they come: a report of

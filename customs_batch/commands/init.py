@@ -9,6 +9,7 @@ from pathlib import Path
 
 from customs_batch.commands.scaffold import files
 from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.output_file import refuse_a_special_file
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,26 @@ def init_project(
     what was written before a failure is known). A folder that is not empty is refused
     without ``force``; a file that cannot be written stops the command."""
     directory = options.directory
-    if directory.exists() and any(directory.iterdir()) and not options.force:
-        raise UsageError(
-            f"{directory} is not empty",
-            hint="choose a new or empty folder, or pass --force to write into it anyway",
-        )
+    try:
+        if directory.exists() and not directory.is_dir():
+            raise UsageError(
+                f"{directory} is not a folder",
+                hint="name a new folder (it is created) or an empty one",
+            )
+        if directory.exists() and any(directory.iterdir()) and not options.force:
+            raise UsageError(
+                f"{directory} is not empty",
+                hint="choose a new or empty folder, or pass --force to write into it anyway",
+            )
+    except OSError as exc:
+        raise CustomsBatchError(
+            f"cannot use {directory}: {exc.strerror}", hint="choose a folder you can write to"
+        ) from exc
     written: list[Path] = []
     for relative, text in files().items():
         target = directory / relative
         try:
+            refuse_a_special_file(target, what="project file")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         except OSError as exc:

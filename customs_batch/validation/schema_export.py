@@ -18,6 +18,7 @@ from typing import Any
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Kind
+from customs_batch.output_file import refuse_a_special_file
 from customs_batch.resources import load_schema
 
 DOCUMENT_SCHEMA = "document.schema.json"
@@ -114,6 +115,7 @@ def _rebase(node: Any, prefix: str) -> Any:
 
 
 def _write(path: Path, text: str) -> Path:
+    refuse_a_special_file(path, what="schema")
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

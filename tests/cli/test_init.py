@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +92,27 @@ def test_the_next_step_quotes_a_folder_with_a_space() -> None:
     code, out, _ = _cli("init", "my project")
     assert code == 0
     assert out.splitlines()[-1] == "next: cd 'my project' && customs-batch validate"
+
+
+def test_a_named_pipe_or_a_device_named_as_the_folder_is_a_usage_error() -> None:
+    os.mkfifo("pipe")
+    for name in ("pipe", os.devnull):
+        code, out, err = _cli("init", name)
+        assert (code, out) == (64, ""), err
+        assert f"error: {name} is not a folder" in err
+
+
+def test_a_named_pipe_in_place_of_a_project_file_is_refused_not_waited_on() -> None:
+    Path("busy").mkdir()
+    os.mkfifo("busy/customs-batch.yaml")
+    # In a process of its own: writing to the pipe would wait for a reader for ever.
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "init", "--force", "busy"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode not in (0, 2), done.stderr
+    assert "busy/customs-batch.yaml: a named pipe is there, not a file" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr

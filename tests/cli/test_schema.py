@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +104,22 @@ def test_an_unknown_top_level_key_is_flagged(
 def test_export_to_a_file_path_is_a_usage_error() -> None:
     Path("taken").write_text("x", encoding="utf-8")
     assert _cli("schema", "export", "taken")[0] == 64
+
+
+def test_a_named_pipe_in_place_of_a_schema_is_refused_not_waited_on() -> None:
+    Path("schemas").mkdir()
+    os.mkfifo("schemas/document.schema.json")
+    # In a process of its own: writing to the pipe would wait for a reader for ever.
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "schema", "export", "schemas"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode not in (0, 2), done.stderr
+    assert "schemas/document.schema.json: a named pipe is there, not a file" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_help_shows_the_modeline_example() -> None:
