@@ -73,6 +73,46 @@ def test_unknown_path_is_404_json(api: httpx.Client) -> None:
     assert response.json()["error"] == "Not Found"
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/shipments/"),
+        ("GET", "/v1/declarations/transit/"),
+        ("DELETE", "/v1/declarations/501/"),
+        ("POST", "/v1/declarations/transit/"),
+    ],
+)
+def test_a_trailing_slash_is_an_unknown_path_not_a_redirect(
+    api: httpx.Client, method: str, path: str
+) -> None:
+    response = api.request(method, path, headers={"Host": "evil.example"})
+    assert response.status_code == 404, response
+    assert "location" not in response.headers
+    assert response.json()["error"] == "Not Found"
+    assert api.get("/v1/declarations/501").json()["status"] != "canceled"  # nothing cancelled
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("DELETE", "/v1/shipments/shp_9Xc4Rt%2Fhawbs%2Fhawb_b1"),
+        ("GET", "/v1/declarations%2F502"),
+        ("GET", "/v1/declarations/transit%2f7001"),
+        ("GET", "/v1%2Fshipments"),
+    ],
+)
+def test_an_encoded_slash_reaches_no_endpoint(api: httpx.Client, method: str, path: str) -> None:
+    """Starlette routes the decoded path: the DELETE of a shipment that holds no such ID
+    would have deactivated a HAWB."""
+    response = api.request(method, path)
+    assert response.status_code == 404, response.text
+    body = response.json()
+    assert body["error"] == "Not Found"
+    assert "encoded slash" in body["message"]
+    hawbs = api.get("/v1/shipments/shp_9Xc4Rt/hawbs", params={"includeInactive": "true"})
+    assert all(hawb["isActive"] for hawb in hawbs.json()["data"])
+
+
 def test_non_numeric_id_is_404(api: httpx.Client) -> None:
     assert api.get("/v1/declarations/abc").status_code == 404
 
