@@ -83,12 +83,13 @@ def digest(what: str, path: str) -> bytes:
 
 def policy_files(folder: Path) -> list[Path]:
     """The policy files of a ``policies/`` folder, sorted: its ``*.yaml`` and ``*.yml``
-    files (not its subfolders, nor any other file)."""
+    entries but its subfolders (a named pipe, a link to nothing or a loop of links named so
+    is listed too: reading it is an error, not a policy silently left out)."""
     try:
         found = list(folder.iterdir())
     except OSError:  # no folder (or not one): no policies
         return []
-    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
+    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and not p.is_dir())
 
 
 def file_digest(path: str) -> bytes:

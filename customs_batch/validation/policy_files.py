@@ -34,7 +34,7 @@ from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest import dependencies
 from customs_batch.selector import LabelSelector
-from customs_batch.userfiles import InputKind, note_read
+from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
 from customs_batch.validation import policy_cost
 from customs_batch.validation.team_rules import POLICY_DIR
 
@@ -147,14 +147,16 @@ def _shown(file: Path, root: Path) -> str:
         return str(file)
 
 
-def _finding(file: str, line: int, message: str, hint: str, column: int = 0) -> Finding:
-    return Finding(RULE, Severity.ERROR, message, Location(file, line, column), hint)
+def _finding(
+    file: str, line: int, message: str, hint: str, column: int = 0, rule: str = RULE
+) -> Finding:
+    return Finding(rule, Severity.ERROR, message, Location(file, line, column), hint)
 
 
 def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Finding]) -> None:
     shown = _shown(file, root)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_user_file(file, kind=InputKind.POLICY).decode("utf-8")
         loader = yaml.SafeLoader(text)
         try:
             while loader.check_node():
@@ -166,8 +168,24 @@ def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Fi
                     policies.append(policy)
         finally:
             loader.dispose()
-    except (OSError, UnicodeDecodeError) as exc:
-        findings.append(_finding(shown, 0, f"cannot read the policy file: {exc}", "check it"))
+    except FileRefused as exc:
+        findings.append(_finding(shown, 0, exc.reason, exc.hint or "check it", rule=exc.rule))
+    except UnicodeDecodeError as exc:
+        findings.append(
+            _finding(
+                shown,
+                0,
+                f"the policy file is not UTF-8 text (byte {exc.start} cannot be read)",
+                "save it as UTF-8",
+            )
+        )
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, FileNotFoundError) and file.is_symlink():
+            reason = "it is a symbolic link to nothing"
+        findings.append(
+            _finding(shown, 0, f"cannot read the policy file: {reason}", "fix it or remove it")
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,38 @@ def test_policies_apply_to_plan_too(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     assert "error[team.declaration-range]" in out + err
     assert "fix them before planning" in err
+
+
+def test_a_policy_file_that_cannot_be_read_is_an_error_not_left_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A pipe, a device, a link to nothing or a loop of links named like a policy file: an
+    error each (a named pipe is not waited on), never the team's rules silently not made."""
+    _manifest("manifests/a.yaml", "ok", 7)
+    _policy(POLICY)
+    policies = Path("policies")
+    os.mkfifo(policies / "pipe.yaml")
+    (policies / "zero.yaml").symlink_to(os.devnull)
+    (policies / "gone.yml").symlink_to(policies / "nothing.yaml")
+    (policies / "loop-a.yaml").symlink_to("loop-b.yaml")
+    (policies / "loop-b.yaml").symlink_to("loop-a.yaml")
+    (policies / "notes.yaml").mkdir()  # a folder is no policy file, and no error
+    code, out, err = _run(capsys, "validate", "--format", "json")
+    assert code == 1 and "Traceback" not in err
+    found = {
+        Path(f["file"]).name: f["rule"]
+        for f in json.loads(out)["findings"]
+        if f["file"].startswith("policies")
+    }
+    assert found == {
+        "gone.yml": "policy.invalid",
+        "loop-a.yaml": "file.symlink-loop",
+        "loop-b.yaml": "file.symlink-loop",
+        "pipe.yaml": "file.not-regular",
+        "zero.yaml": "file.not-regular",
+    }
+    code, out, err = _run(capsys, "policy", "test")
+    assert code == 1 and "pipe.yaml" in out + err and "Traceback" not in err
 
 
 def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
