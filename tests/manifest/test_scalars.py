@@ -95,6 +95,46 @@ def test_an_unsupported_tag_is_a_finding() -> None:
     assert result.findings[0].location.line == 4
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("!Foo Movement", "the tag !Foo is not supported"),
+        ("!local Movement", "the tag !local is not supported"),
+        ("!<tag:example.com,2000:foo> Movement", "the tag !<tag:example.com,2000:foo> is not"),
+        ("!!timestamp Movement", "the tag !!timestamp is not supported"),
+    ],
+)
+def test_an_unsupported_tag_is_named_as_written_and_is_the_only_finding(
+    value: str, shown: str
+) -> None:
+    """Not ``!!!Foo``; and the value stays as written, so that the envelope does not also
+    report the kind as missing."""
+    text = f"{ENVELOPE}kind: {value}\nmetadata: {{name: m}}\nspec: {{}}\n"
+    findings = load_text(text).findings
+    assert [(f.rule, f.location.line) for f in findings] == [("yaml.tag", 2)], findings
+    assert findings[0].message.startswith(shown)
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        ("!!python/object:os.system {hawbId: hawb_1}", "!!python/object:os.system on a mapping"),
+        ("!Custom {hawbId: hawb_1}", "!Custom on a mapping"),
+        ("{labels: !!set {x, y}}", "!!set on a mapping"),
+        ("{x: !!omap [a: 1]}", "!!omap on a list"),
+        ("{x: !!python/object/apply:os.system [touch]}", "!!python/object/apply:os.system on a"),
+    ],
+)
+def test_a_tag_on_a_mapping_or_a_list_is_a_finding_not_ignored(spec: str, shown: str) -> None:
+    text = f"{ENVELOPE}kind: Movement\nmetadata: {{name: m}}\nspec: {spec}\n"
+    findings = [f for f in load_text(text).findings if f.rule == "yaml.tag"]
+    assert len(findings) == 1 and findings[0].location.line == 4, findings
+    assert f"the tag {shown}" in findings[0].message
+    # An explicit core tag of the right kind is no finding.
+    plain = f"{ENVELOPE}kind: Movement\nmetadata: !!map {{name: m}}\nspec: {{x: !!seq [1]}}\n"
+    assert not load_text(plain).findings
+
+
 @pytest.mark.parametrize("written", ["0x" + "f" * 3_600, "0o" + "7" * 4_800, "9" * 5_000])
 def test_an_integer_too_long_to_print_stays_text_for_the_schema_to_report(written: str) -> None:
     # 0x and 3,600 f is 4,335 decimal digits: Python converts it, then refuses to print it

@@ -15,7 +15,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.manifest.document import JSON
-from customs_batch.manifest.yaml._compose import PLAIN, STR
+from customs_batch.manifest.yaml._compose import MAP, PLAIN, SEQ, STR
 from customs_batch.manifest.yaml._line_bound import hint
 from customs_batch.manifest.yaml._long_blocks import LongBlock
 from customs_batch.manifest.yaml._scalars import resolve_plain, resolve_tagged
@@ -25,6 +25,20 @@ from customs_batch.userfiles import megabytes
 MAX_DEPTH = 200
 MAX_ALIAS_EXPANSIONS = 10_000
 _CORE_TAG_PREFIX = "tag:yaml.org,2002:"
+
+
+_SCALAR_TAGS = frozenset({"str", "int", "float", "bool", "null"})
+_UNDERSTOOD = "only !!str, !!int, !!float, !!bool and !!null are understood"
+
+
+def _shown_tag(tag: str) -> str:
+    """``tag`` as it is written in YAML: ``!!int`` for a core tag, ``!local`` for a local
+    one, ``!<uri>`` for any other."""
+    if tag.startswith(_CORE_TAG_PREFIX):
+        return "!!" + tag[len(_CORE_TAG_PREFIX) :]
+    if tag.startswith("!"):
+        return tag
+    return f"!<{tag}>"
 
 
 class _Stop(Exception):
@@ -99,6 +113,8 @@ class Walk:
         if depth >= MAX_DEPTH:
             self._too_deep(node, path)
             return None
+        if node.tag != (MAP if cls is MappingNode else SEQ):
+            self._container_tag(node, cls is MappingNode, path)
         if self._track_aliases:
             self._active.add(id(node))
         try:
@@ -135,18 +151,39 @@ class Walk:
         return value
 
     def _tagged(self, node: Node, tag: str, text: str, path: JsonPath) -> JSON:
-        short = tag[len(_CORE_TAG_PREFIX) :] if tag.startswith(_CORE_TAG_PREFIX) else tag
-        value = resolve_tagged(short, text)
+        if tag[len(_CORE_TAG_PREFIX) :] not in _SCALAR_TAGS or not tag.startswith(_CORE_TAG_PREFIX):
+            self.report(
+                "yaml.tag",
+                f"the tag {_shown_tag(tag)} is not supported; {_UNDERSTOOD}",
+                "Remove the tag, or quote the value to make it a string.",
+                node,
+                path,
+            )
+            return text  # reported: the value as written, not a second finding of its absence
+        value = resolve_tagged(tag[len(_CORE_TAG_PREFIX) :], text)
         if isinstance(value, ValueError):
             self.report(
                 "yaml.tag",
-                f"{value}; only !!str, !!int, !!float, !!bool and !!null are understood",
+                f"{value}; {_UNDERSTOOD}",
                 "Remove the tag, or quote the value to make it a string.",
                 node,
                 path,
             )
             return None
         return value
+
+    def _container_tag(self, node: Node, mapping: bool, path: JsonPath) -> None:
+        """A mapping or a list with an explicit tag (``!!omap``, ``!!set``, ``!Custom``,
+        ``!!python/object:...``): reported, and its content read as if it had none."""
+        what = "a mapping" if mapping else "a list"
+        self.report(
+            "yaml.tag",
+            f"the tag {_shown_tag(node.tag)} on {what} is not supported: a mapping or a "
+            "list takes no tag",
+            "Remove the tag.",
+            node,
+            path,
+        )
 
     def _mapping(self, node: Node, view: SchemaView | None, path: JsonPath, depth: int) -> JSON:
         out: dict[str, JSON] = {}
