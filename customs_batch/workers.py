@@ -36,10 +36,16 @@ class WorkerDied(CustomsBatchError):
     """A loading process died (out of memory, or killed): nothing it loaded is used."""
 
 
+JOBS_PER_CPU = 4
+"""The most loading processes ``--jobs`` starts per CPU: loading is CPU work, so more only
+add memory (each process holds an interpreter and its part of the files)."""
+
+
 def worker_count(jobs: int | None, files: Sequence[str]) -> int:
-    """How many processes load ``files``: ``jobs`` if given, else by the size of the input."""
+    """How many processes load ``files``: ``jobs`` if given (at most :data:`JOBS_PER_CPU`
+    per CPU, and one a file), else by the size of the input."""
     if jobs is not None:
-        return max(1, min(jobs, len(files)))
+        return max(1, min(jobs, len(files), JOBS_PER_CPU * cpus()))
     if len(files) < 2:
         return 1
     if len(files) < POOL_MIN_FILES and _total_bytes(files, POOL_MIN_BYTES) < POOL_MIN_BYTES:

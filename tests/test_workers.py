@@ -33,6 +33,13 @@ def test_jobs_asked_for_are_used_up_to_one_a_file(
     assert worker_count(jobs, _files(tmp_path, count)) == expected
 
 
+def test_jobs_asked_for_are_at_most_four_per_cpu(tmp_path: Path) -> None:
+    """--jobs 100000 over many files: memory stays bounded, loading is CPU work."""
+    files = _files(tmp_path, 4 * cpus() + 3)
+    assert worker_count(100_000, files) == 4 * cpus()
+    assert worker_count(2, files) == min(2, 4 * cpus())
+
+
 def test_a_small_input_stays_in_this_process(tmp_path: Path) -> None:
     assert worker_count(None, _files(tmp_path, 3)) == 1
     assert worker_count(None, _files(tmp_path, POOL_MIN_FILES - 1)) == 1

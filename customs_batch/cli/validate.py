@@ -75,7 +75,8 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Processes that load files (default: one per CPU for big inputs, else 1).",
+    help="Processes that load files, at most four per CPU (default: one per CPU for big "
+    "inputs, else 1).",
 )
 @output_option(
     FINDINGS_FORMATS,
