@@ -16,6 +16,10 @@ from customs_batch.errors import ConfigError
 from customs_batch.sensitive import Sealer
 from customs_batch.state.backend import LocalBackend, StateBackend
 
+EMBEDDED_SERVICE = "the built-in sandbox"
+"""The service a local state folder records for an environment without base_url (the
+emulator run in-process)."""
+
 if TYPE_CHECKING:
     import httpx
 
@@ -42,6 +46,7 @@ def backend_for(
             allow_empty_state=allow_empty_state,
             sealer=sealer,
             environment=environment.name,
+            service=environment.base_url or EMBEDDED_SERVICE,
         )
     # Imported here so that the local backend never loads the database driver.
     from customs_batch.state.postgres import PostgresBackend

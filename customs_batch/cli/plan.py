@@ -144,6 +144,8 @@ def plan(
         click.echo(f"Note: {result.rate_limit_note}.", err=True)
     if result.sensitive_note:
         click.echo(f"Note: {result.sensitive_note}.", err=True)
+    if result.service_note:
+        click.echo(f"Warning: {result.service_note}.", err=True)
     if out is not None and format_name == "text" and output is None:
         click.echo(f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`.")
     return int(result.exit_code(detailed=detailed_exitcode))

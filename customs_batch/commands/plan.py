@@ -42,6 +42,8 @@ class PlanResult:
     saved_to: Path | None = None
     sensitive_note: str | None = None
     """Set when sensitive values (access codes) could not be compared: no API key here."""
+    service_note: str | None = None
+    """Set when the state was written for another service than the environment now names."""
 
     def exit_code(self, *, detailed: bool = False) -> ExitCode:
         """1 while anything is refused, rejected at the service or needs a decision; with
@@ -95,12 +97,21 @@ def make_plan(options: PlanOptions) -> PlanResult:
             manifests=[str(path) for path in inputs.paths] or ["."],
         )
     uncompared = state.sealer.uncompared if state.sealer is not None else 0
+    moved_from: str | None = getattr(backend, "service_moved_from", None)
     return PlanResult(
         plan,
         environment,
         edges,
         rate_limit_note=rate_limit_note(environment),
         saved_to=options.save_to,
+        service_note=(
+            f"the state was written for the service at {moved_from}, and {environment.name!r} "
+            f"now names {environment.base_url or 'the built-in sandbox'}: this plan compares "
+            f"the manifests with records of {moved_from}. apply first reads some of them back "
+            "here, and sends nothing unless this service holds them as recorded"
+            if moved_from is not None
+            else None
+        ),
         sensitive_note=(
             f"{uncompared} recorded access code(s) were taken as unchanged without being "
             f"compared: the state keeps them as digests keyed by the API key, and "

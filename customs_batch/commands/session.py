@@ -40,4 +40,42 @@ def locked_session(
         open_client(environment) as client,
         backend.open(operation, lock_timeout=lock_timeout) as session,
     ):
+        moved_from: str | None = getattr(backend, "service_moved_from", None)
+        if moved_from is not None:
+            _check_the_new_service(environment, backend, client, session, moved_from)
         yield client, session
+
+
+def _check_the_new_service(
+    environment: Environment,
+    backend: StateBackend,
+    client: CustomsClient,
+    session: StateSession,
+    moved_from: str,
+) -> None:
+    """The environment names another service than the one its local state was written for
+    (its base_url changed): before anything is sent, the new one must hold the recorded
+    objects as recorded (the same service at a new address, an emulator restarted on
+    another port), and the folder then names it; otherwise the records' IDs there would be
+    other objects, and their updates would go to them."""
+    from customs_batch.errors import StateError
+    from customs_batch.execution.reconcile import differs_from_the_recorded_service
+    from customs_batch.state.backend import LocalBackend
+
+    assert isinstance(backend, LocalBackend)  # the only backend that records its service
+    why = differs_from_the_recorded_service(client, session.state)
+    if why is None:
+        backend.confirm_service()
+        return
+    name = environment.name
+    raise StateError(
+        f"{backend.directory} holds the state of environment {name!r} at {moved_from} (its "
+        f"file {backend.environment_path.name} says so), but {name!r} is now at "
+        f"{backend.service}, which does not hold its records: {why}. Its records are objects "
+        f"at {moved_from}: their updates and cancellations would go to other objects here, "
+        "and what they declare would be taken as sent. Nothing was sent",
+        hint=f"point {name!r} back at {moved_from}, or give the new service a state folder of "
+        "its own (state_dir; an empty one for a first run, then `customs-batch import` what "
+        f"exists there); only if it is the same service at a new address, remove "
+        f"{backend.environment_path} and run again",
+    )

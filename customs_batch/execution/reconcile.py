@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from customs_batch.client import CustomsClient
-from customs_batch.errors import StateError
+from customs_batch.client import CustomsClient, NotFoundError
+from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.apply import now_iso
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
@@ -452,3 +452,50 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
         hint=f"{tombstone}`--gone` is for an object that no longer exists at the service "
         "(cancelled, deleted, or never accepted), once the service shows it so",
     )
+
+
+SERVICE_CHECKS = 3
+"""Recorded objects read back, at most, to tell whether a service the environment names
+anew is the one its state was written for."""
+
+
+def differs_from_the_recorded_service(client: CustomsClient, state: State) -> str | None:
+    """Why the service ``client`` reaches is not the one ``state``'s records were written
+    for, or None when it holds the first :data:`SERVICE_CHECKS` of them that its API reads
+    back (an object made by customs-batch or imported), as they were recorded: the same
+    object at the same ID, with every field it gives back as recorded. Records of a kind
+    the API cannot read back by ID (a movement) are no evidence either way."""
+    checked = 0
+    for address in state.resources:
+        record = state.resources[address]
+        parsed = Address.parse(address)
+        if parsed is None or record.status is not RecordStatus.APPLIED or record.never_created:
+            continue
+        model = model_of(parsed.kind)
+        ident = model.identifier(record)
+        if ident is None:
+            continue
+        try:
+            found = model.read_back(client, parsed, str(ident), record.spec)
+        except NotFoundError as exc:
+            return f"{address} is recorded as {ident}, and this service says: {exc.message}"
+        except ServiceError:
+            raise  # no word on the object (no answer, refused, 5xx): the command stops
+        except CustomsBatchError as exc:  # the kind's own: not there (a group not listed)
+            return f"{address} is recorded as {ident}, and this service says: {exc.message}"
+        if not found.remote_spec:
+            continue  # nothing given back to compare
+        differing = sorted(
+            name
+            for name, value in found.remote_spec.items()
+            if name in record.spec and record.spec[name] != value
+        )
+        if differing:
+            return (
+                f"{address} is recorded as {ident}, and this service's {ident} differs in "
+                f"{', '.join(differing)}"
+            )
+        checked += 1
+        if checked >= SERVICE_CHECKS:
+            break
+    return None

@@ -42,7 +42,9 @@ LOCK_FILE = "state.lock"
 ENVIRONMENT_FILE = "environment"
 """The name of the environment whose state the folder holds, written by its first command
 that writes the state: a folder copied to another environment's state_dir is refused."""
-_ENVIRONMENT_READ = 256  # bytes of that file read at most: a name, never a whole file
+_ENVIRONMENT_READ = 4096  # bytes of that file read at most: a name and a URL, never a whole file
+_SERVICE = "service "
+"""How the line of that file naming the environment's service starts."""
 
 
 class StateSession(Protocol):
@@ -95,12 +97,21 @@ class LocalBackend:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         environment: str | None = None,
+        service: str | None = None,
     ) -> None:
         """``clock`` and ``sleep`` time the wait for the lock (``open``'s ``lock_timeout``).
         ``environment``: the name of the environment this state is of; a folder that
-        another environment's commands wrote is then refused (None: not checked)."""
+        another environment's commands wrote is then refused (None: not checked).
+        ``service``: where that environment's service is (its base URL); a folder whose
+        state was written for another service says so in :attr:`service_moved_from`
+        (None: not checked)."""
         self.directory = directory
         self.environment = environment
+        self.service = service
+        self.service_moved_from: str | None = None
+        """The service the folder's state was written for, when the environment now names
+        another (set once the folder is read): a command that talks to the service checks
+        that it holds the recorded objects before anything is sent (``commands.session``)."""
         self.environment_path = directory / ENVIRONMENT_FILE
         self._clock, self._sleep = clock, sleep
         self.sealer = sealer
@@ -125,6 +136,7 @@ class LocalBackend:
     def _check_environment(self) -> bool:
         """Refuse a folder whose state another environment wrote: its records are objects of
         that environment's service. Whether the folder names an environment yet."""
+        self.service_moved_from = None
         if self.environment is None:
             return True
         try:
@@ -136,9 +148,18 @@ class LocalBackend:
             raise write_error(
                 self.environment_path, exc, safe=UNCHANGED, doing="cannot read"
             ) from None
-        recorded = data.decode("utf-8", errors="replace").strip()
+        lines = data.decode("utf-8", errors="replace").strip().splitlines() or [""]
+        recorded = lines[0].strip()
         if recorded == self.environment:
-            return True
+            service = next(
+                (line[len(_SERVICE) :] for line in lines if line.startswith(_SERVICE)), None
+            )
+            if service is None or self.service is None:
+                return service is not None or self.service is None  # a file of before: written anew
+            if service == self.service:
+                return True
+            self.service_moved_from = service
+            return True  # rewritten only once the new service is found to hold the records
         printable = recorded.isprintable() and 0 < len(recorded) <= 100
         shown = f"environment {recorded!r}" if printable else "another environment"
         mine = self.environment
@@ -153,11 +174,26 @@ class LocalBackend:
             f"records {mine!r} there",
         )
 
+    def confirm_service(self) -> None:
+        """The environment's new service holds the recorded objects: the folder names it
+        from now on (under the lock)."""
+        if self.service_moved_from is None or self.environment is None:
+            return
+        write_atomic(self.environment_path, self._environment_text())
+        self.service_moved_from = None
+
+    def _environment_text(self) -> bytes:
+        text = f"{self.environment}\n"
+        if self.service is not None:
+            text += f"{_SERVICE}{self.service}\n"
+        return text.encode("utf-8")
+
     def _own_folder(self) -> None:
-        """Record in the folder which environment's state it holds (under the lock)."""
+        """Record in the folder which environment's state it holds, and where its service
+        is (under the lock)."""
         if self.environment is None or self._check_environment():
             return
-        write_atomic(self.environment_path, (self.environment + "\n").encode("utf-8"))
+        write_atomic(self.environment_path, self._environment_text())
 
     def _load(self) -> tuple[State, bool]:
         """The state file with the journal applied (its fingerprint in ``state.journal``),

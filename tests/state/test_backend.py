@@ -441,6 +441,50 @@ def test_a_folder_another_environment_wrote_is_refused_and_left_as_it_is(
     assert (tmp_path / "environment").read_text() == "staging\n"
 
 
+def test_a_folder_written_for_another_service_says_so_until_the_new_one_is_confirmed(
+    tmp_path: Path,
+) -> None:
+    """The environment's base_url changed: the folder keeps naming the service its records
+    were written for (a command that talks to the service checks the new one first)."""
+    with LocalBackend(tmp_path, environment="prod", service="https://a.example").open(
+        "apply"
+    ) as session:
+        session.record(_record("Movement/b"))
+    assert (tmp_path / "environment").read_text() == "prod\nservice https://a.example\n"
+    same = LocalBackend(tmp_path, environment="prod", service="https://a.example")
+    same.read()
+    assert same.service_moved_from is None
+    moved = LocalBackend(tmp_path, environment="prod", service="https://b.example")
+    assert list(moved.read().resources) == ["Movement/b"]
+    assert moved.service_moved_from == "https://a.example"
+    with moved.open("state rm"):  # a command that sends nothing leaves the file as it is
+        pass
+    assert moved.service_moved_from == "https://a.example"
+    assert (tmp_path / "environment").read_text() == "prod\nservice https://a.example\n"
+    moved.confirm_service()
+    assert (tmp_path / "environment").read_text() == "prod\nservice https://b.example\n"
+    assert moved.service_moved_from is None
+    again = LocalBackend(tmp_path, environment="prod", service="https://b.example")
+    again.read()
+    assert again.service_moved_from is None
+
+
+def test_a_folder_that_names_its_environment_only_gets_its_service_at_the_next_write(
+    tmp_path: Path,
+) -> None:
+    """Written before the service was recorded: taken, and its service recorded then."""
+    with LocalBackend(tmp_path, environment="prod").open("apply") as session:
+        session.record(_record("Movement/b"))
+    assert (tmp_path / "environment").read_text() == "prod\n"
+    backend = LocalBackend(tmp_path, environment="prod", service="https://a.example")
+    assert list(backend.read().resources) == ["Movement/b"]
+    assert backend.service_moved_from is None
+    assert (tmp_path / "environment").read_text() == "prod\n"  # a look writes nothing
+    with backend.open("plan"):
+        pass
+    assert (tmp_path / "environment").read_text() == "prod\nservice https://a.example\n"
+
+
 def test_an_unreadable_environment_name_is_refused_without_echoing_it(tmp_path: Path) -> None:
     (tmp_path / "environment").write_bytes(b"\x1b[31mprod\x00" + b"x" * 10_000)
     with pytest.raises(StateError) as refused:

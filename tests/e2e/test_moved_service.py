@@ -1,0 +1,87 @@
+"""An environment whose base_url now names another service than the one its state was
+written for: the records' IDs there are other objects (or none). apply reads some of them
+back first and sends nothing unless the new service holds them as recorded; the same
+service at a new address (an emulator restarted on another port) is taken, and the state
+folder names it from then on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Project, Sandbox
+
+pytestmark = pytest.mark.e2e
+
+GROUP = """\
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+metadata:
+  name: my-group
+spec:
+  name: {name}
+  code: MY-ROAD
+  companyId: 1
+  DeclarationTemplates:
+    - procedureType: H1
+      declarationOffice: NL000396
+      countryOfDestination: NL
+"""
+
+
+def _groups(server: Sandbox) -> list[dict[str, object]]:
+    listed: list[dict[str, object]] = server.get("/v1/declaration-templates/groups")["result"]
+    return listed
+
+
+def test_an_environment_pointed_at_another_service_sends_nothing_there(
+    tmp_path: Path, project: Project
+) -> None:
+    first = project.sandbox
+    project.write("manifests/group.yaml", GROUP.format(name="My road imports"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (mine,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
+    environment_file = project.state_dir / "environment"
+    assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
+
+    # Another service, where the same ID is another team's group.
+    (tmp_path / "other").mkdir()
+    other = Sandbox(tmp_path / "other")
+    other.start()
+    try:
+        other.client.post(
+            "/v1/declaration-templates/groups",
+            json={"name": "Someone else's group", "code": "OTHER", "companyId": 1},
+        ).raise_for_status()
+        theirs = [g for g in _groups(other) if g["id"] == mine["id"]]
+        assert theirs and theirs[0]["code"] == "OTHER"
+        before = _groups(other)
+        project.sandbox = other
+        project.write_config()
+        project.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
+
+        planned = project.run("plan")
+        assert f"the state was written for the service at {first.url}" in planned.stderr
+        assert "sends nothing unless this service holds them as recorded" in planned.stderr
+        for command in (("apply", "--auto-approve"), ("refresh",)):
+            refused = project.run(*command)
+            assert refused.returncode == 3, refused.stdout + refused.stderr
+            assert f"holds the state of environment 'e2e' at {first.url}" in refused.stderr
+            assert f"now at {other.url}, which does not hold its records" in refused.stderr
+            assert "TemplateGroup/my-group is recorded as" in refused.stderr
+        assert _groups(other) == before, "nothing was sent to the other service"
+        assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
+    finally:
+        other.stop()
+
+    # The first service again, at a new address: it holds the records, so it is taken.
+    first.start()
+    project.sandbox = first
+    project.write_config()
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
+    (updated,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
+    assert (updated["id"], updated["name"]) == (mine["id"], "My road imports (EU)")
