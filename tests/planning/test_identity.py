@@ -109,6 +109,31 @@ def test_a_forgotten_document_still_in_the_manifests_is_not_sent_again() -> None
     assert plan.requests == 0
 
 
+@pytest.mark.parametrize("recorded", [True, False], ids=["sent before", "new"])
+def test_a_reference_to_a_forgotten_document_is_refused_saying_so(recorded: bool) -> None:
+    """Its value is not known any more: not "declarationId cannot change" (it did not), and
+    not a document waiting for a value that never comes."""
+    tombstone = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003).with_changes(
+        status=RecordStatus.FORGOTTEN, forgotten_from="applied"
+    )
+    sent = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    state = _state(tombstone, sent) if recorded else _state(tombstone)
+    update = _party_update("${ref:DepartureDeclaration/dep.declarationId}")
+    plan = plan_changes([_departure("dep"), update], state, now=NOW)
+    change = _only(plan, "TransitPartyUpdate/upd")
+    assert (change.action, change.operation) == (Action.REFUSED, Operation.NONE), change
+    assert change.reason.startswith(
+        "spec.declarationId refers to DepartureDeclaration/dep, which `customs-batch state rm` "
+        "forgot"
+    )
+    assert "state restore DepartureDeclaration/dep" in change.reason
+    assert plan.requests == 0
+
+
 def test_a_forgotten_document_renamed_is_tracked_again_and_its_tombstone_is_not_orphaned() -> None:
     tombstone = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003).with_changes(
         status=RecordStatus.FORGOTTEN, forgotten_from="applied"
