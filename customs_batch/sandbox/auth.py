@@ -34,14 +34,20 @@ def is_key_digest(text: str) -> bool:
     return text.startswith("sha256:") and len(text) == 71
 
 
-def authenticate(store: Store, authorization: str | None) -> Caller:
-    """The caller named by an ``Authorization: Bearer <key>`` header, or a 401/403 error."""
+def authenticate(store: Store, authorization: str | None, now: float | None = None) -> Caller:
+    """The caller named by an ``Authorization: Bearer <key>`` header, or a 401/403 error.
+    ``now``: customs' clock, for a key rotated with an overlap (revoked from ``revokedAt``)."""
     scheme, _, key = (authorization or "").partition(" ")
     key = key.strip()
     record = (
         store.get(Table.API_KEYS, key_digest(key)) if key and scheme.lower() == "bearer" else None
     )
-    if record is None or record.get("revoked"):
+    revoked_at = record.get("revokedAt") if record is not None else None
+    if (
+        record is None
+        or record.get("revoked")
+        or (isinstance(revoked_at, (int, float)) and now is not None and now >= revoked_at)
+    ):
         raise ApiError(
             contract.INVALID_CREDENTIALS,
             {

@@ -4,6 +4,10 @@
 that key is answered 401, as a revoked key is, and the new one works for the same company.
 A test holds an apply's request at the gate, rotates the key, writes the new key where the
 environment reads it, and opens the gate: the held request is refused with the old key.
+
+With ``"overlapSeconds": N`` the old key keeps working for N seconds of customs' clock (the
+manual clock's, under ``--clock manual``), as the service's rotation does: a new key, the
+clients switch over, about 24 hours pass (86400), then the old key is revoked.
 """
 
 from __future__ import annotations
@@ -32,7 +36,12 @@ async def rotate_key(request: Request, sandbox: Sandbox, caller: Caller) -> Resp
             fail(contract.DUPLICATE_CODE, "that key exists already")
         old = sandbox.store.get(Table.API_KEYS, caller.key) or {}
         sandbox.store.put(Table.API_KEYS, new, {**old, "key": new})
-        sandbox.store.put(Table.API_KEYS, caller.key, {**old, "revoked": True})
+        overlap = body.get("overlapSeconds", 0)
+        if overlap:
+            ending = {**old, "revokedAt": sandbox.clock() + overlap}
+        else:
+            ending = {**old, "revoked": True}
+        sandbox.store.put(Table.API_KEYS, caller.key, ending)
     return json_response({"rotated": True, "companyId": caller.company_id})
 
 
@@ -45,7 +54,14 @@ def _rotation_schema() -> JsonObject:
                 "pattern": "^[!-~]+$",
                 "description": "the key that replaces the one the request is sent with: "
                 "ASCII letters, digits and punctuation",
-            }
+            },
+            "overlapSeconds": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 31_536_000,
+                "description": "how long the old key keeps working, in seconds of customs' "
+                "clock (default 0: revoked at once; the service's rotation gives about 86400)",
+            },
         },
         "required": ["newKey"],
         "additionalProperties": False,
@@ -62,7 +78,8 @@ CONTROLS = (
         "POST",
         contract.TEST_ROTATE_KEY,
         rotate_key,
-        "Emulator only: replace the caller's API key (the old one is revoked)",
+        "Emulator only: replace the caller's API key (the old one is revoked, at once or after "
+        "overlapSeconds)",
         body=ROTATION,
         errors={str(contract.DUPLICATE_CODE): "the new key exists already"},
         response={

@@ -39,7 +39,7 @@ def endpoint(method: str, path: str, handler: Handler, *, counted: bool = True) 
         if counted:
             sandbox.stats.count(label)
         try:
-            caller = authenticate(sandbox.store, header(request, b"authorization"))
+            caller = authenticate(sandbox.store, header(request, b"authorization"), sandbox.clock())
             if counted and sandbox.limiter is not None:
                 _admit(sandbox, sandbox.limiter, caller)
             return await handler(request, sandbox, caller)

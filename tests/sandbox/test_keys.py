@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 
 from customs_batch.sandbox import InProcessTransport, create_app
-from tests.sandbox.conftest import AUTH, MOVEMENTS, ClientFactory, movement
+from tests.sandbox.conftest import AUTH, MOVEMENTS, ClientFactory, FakeClock, movement
 
 ROTATE = "/_sandbox/keys/rotate"
 NEW = {"Authorization": "Bearer rotated-key-2"}
@@ -30,6 +30,29 @@ def test_after_a_rotation_the_old_key_is_401_and_the_new_one_works(
         assert client.post(ROTATE, json={"newKey": "x-3"}, headers=AUTH).status_code == 401
         taken = client.post(ROTATE, json={"newKey": "rotated-key-2"}, headers=NEW)
         assert taken.status_code == 409
+
+
+def test_a_rotation_with_an_overlap_keeps_the_old_key_working_until_it_ends(
+    make_api: ClientFactory, clock: FakeClock
+) -> None:
+    """As the service rotates: a new key, the clients switch over, about 24 hours pass,
+    then the old key is revoked."""
+    with make_api(headers={}) as client:
+        rotated = client.post(
+            ROTATE, json={"newKey": "rotated-key-2", "overlapSeconds": 86_400}, headers=AUTH
+        )
+        assert rotated.status_code == 200, rotated.text
+        assert client.get("/v1/shipments", headers=NEW).status_code == 200
+        clock.advance(86_399)
+        assert client.get("/v1/shipments", headers=AUTH).status_code == 200
+        clock.advance(1)
+        refused = client.get("/v1/shipments", headers=AUTH)
+        assert refused.status_code == 401
+        assert refused.json()["error"] == "INVALID_CREDENTIALS"
+        assert client.get("/v1/shipments", headers=NEW).status_code == 200
+        for overlap in (-1, "1", 31_536_001):
+            body = {"newKey": f"k-{overlap}", "overlapSeconds": overlap}
+            assert client.post(ROTATE, json=body, headers=NEW).status_code == 400, overlap
 
 
 def test_a_rotation_needs_a_valid_key_and_a_printable_new_key(make_api: ClientFactory) -> None:
