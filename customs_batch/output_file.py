@@ -36,12 +36,9 @@ def check_named_file(path: Path, *, what: str) -> None:
     customs-batch's records or a file the run read; another user's file): a command that
     writes several files asks of each before it writes any."""
     _refuse_protected(path, what)
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
+    info = _looked_up(path, what)
+    if info is None:
         return
-    except OSError as exc:
-        raise cannot_write(path, what, exc) from None
     if stat.S_ISREG(info.st_mode) and not _own_regular(info):
         raise _not_yours(path, what, info.st_uid)
 
@@ -50,17 +47,24 @@ def refuse_a_special_file(path: Path, *, what: str) -> None:
     """Refuse ``path`` for a file a command writes as a regular one (``init``'s project
     files, ``schema export``'s schemas) when something else is there: a named pipe would
     wait for a reader for ever, a folder or a device is no file to fill."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
+    info = _looked_up(path, what)
+    if info is None:
         return
-    except OSError as exc:
-        raise cannot_write(path, what, exc) from None
     if not stat.S_ISREG(info.st_mode):
         raise CustomsBatchError(
             f"cannot write the {what} {path}: {_kind_of(info.st_mode)} is there, not a file",
             hint="remove it, or choose another folder",
         )
+
+
+def _looked_up(path: Path, what: str) -> os.stat_result | None:
+    """What is at ``path`` (links followed), or None when nothing is."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise cannot_write(path, what, exc) from None
 
 
 def _kind_of(mode: int) -> str:
@@ -78,12 +82,7 @@ def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) ->
     say why it cannot be. ``data`` may come in pieces, written as they come: a report of
     100,000 changes is then never held whole."""
     _refuse_protected(path, what)
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise cannot_write(path, what, exc) from None
+    info = _looked_up(path, what)
     if info is None or _own_regular(info):
         try:
             _replace(Path(os.path.realpath(path)), data)
