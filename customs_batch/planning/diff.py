@@ -224,6 +224,8 @@ def _plan(
                 moved_from=moved_from,
             )
         )
+    if replaced:
+        _refuse_what_names_a_resubmitted_id(changes, replaced, recorded)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)
@@ -231,6 +233,51 @@ def _plan(
         if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
             changes.append(_gone(parsed, record))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest, journal=state.journal)
+
+
+def _refuse_what_names_a_resubmitted_id(
+    changes: list[PlannedChange],
+    replaced: set[str],
+    recorded: Callable[[str], ResourceRecord | None],
+) -> None:
+    """Refuse, in place, each change that names by its value the ID of an object this plan
+    submits again (a departure customs rejected): the request would go to the rejected
+    declaration. The next plan refuses it from the state (``ReplacedIds``); this one says so
+    in the run that decides it, instead of calling it unchanged."""
+    resubmitted: dict[str, tuple[str, str]] = {}
+    for address in replaced:
+        parsed = Address.parse(address)
+        record = recorded(address)
+        id_field = model_of(parsed.kind).id_field if parsed is not None else None
+        if record is None or id_field is None or record.outputs.get(id_field) is None:
+            continue
+        resubmitted[str(record.outputs[id_field])] = (address, id_field)
+    if not resubmitted:
+        return
+    for at, change in enumerate(changes):
+        takes = model_of(change.address.kind).takes_id
+        if takes is None or change.action is Action.REFUSED:
+            continue
+        value = change.spec.get(takes.field)
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            continue
+        found = resubmitted.get(str(value))
+        if found is None:
+            continue
+        holder, id_field = found
+        changes[at] = replace(
+            change,
+            action=Action.REFUSED,
+            operation=Operation.NONE,
+            reason=(
+                f"{takes.field} {value} names the object of {holder}, which this plan submits "
+                f"again (customs never accepted {value}): sent to {value}, this request would "
+                "go to the rejected declaration, not to the one that takes its place. Write "
+                f"`${{ref:{holder}.{id_field}}}` (it follows the resubmission), or the new ID "
+                "once it is known"
+            ),
+            idempotency_key=None,
+        )
 
 
 def _unchanged(doc: Document, depends_on: tuple[Address, ...]) -> PlannedChange:

@@ -298,6 +298,31 @@ def test_a_party_update_sent_before_the_resubmission_is_refused_not_unchanged() 
     assert _only(plan, "TransitPartyUpdate/upd").action is Action.REFUSED
 
 
+@pytest.mark.parametrize("sent_before", [True, False], ids=["sent before", "new"])
+def test_a_party_update_naming_the_declaration_this_plan_resubmits_is_refused_in_that_plan(
+    sent_before: bool,
+) -> None:
+    """Not "unchanged" (or a creation) in the run that resubmits the departure, and refused
+    only by the plan after it: this plan says so already, and sends nothing to 7003."""
+    recorded_update = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    records = (_rejected(DEPARTURE), recorded_update) if sent_before else (_rejected(DEPARTURE),)
+    documents = [_departure("dep", commercialReference="C-9"), _party_update(7003)]
+    plan = plan_changes(documents, _state(*records), now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep").action is Action.RESUBMIT
+    change = _only(plan, "TransitPartyUpdate/upd")
+    assert (change.action, change.operation) == (Action.REFUSED, Operation.NONE), change
+    assert "DepartureDeclaration/dep, which this plan submits again" in change.reason
+    assert "${ref:DepartureDeclaration/dep.declarationId}" in change.reason
+    # Named by its reference, it follows the resubmission instead.
+    follows = _party_update("${ref:DepartureDeclaration/dep.declarationId}")
+    plan = plan_changes([documents[0], follows], _state(*records), now=NOW)
+    assert _only(plan, "TransitPartyUpdate/upd").action is not Action.REFUSED
+
+
 def test_a_party_update_naming_the_declaration_that_took_its_place_is_created() -> None:
     plan = plan_changes([_departure("dep"), _party_update(7004)], _state(_resubmitted()), now=NOW)
     assert _only(plan, "TransitPartyUpdate/upd").action is Action.CREATE
