@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import python_calamine
@@ -28,7 +28,8 @@ from customs_batch.manifest.text_pool import TextPool
 
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
-    """The data rows of one sheet (the first, unless ``sheet`` names one; hidden ones too)."""
+    """The data rows of one sheet (the first visible worksheet, unless ``sheet`` names one;
+    hidden rows too)."""
     file = str(source.path)
     with open_sheet_file(source) as handle:
         errors = check_workbook(handle, file, source.sheet, source.limits)
@@ -56,7 +57,7 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
 
 def _rows(workbook: Any, source: RowSource, file: str, errors: CellErrors | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
-    sheet_name = source.sheet if source.sheet is not None else (names[0] if names else None)
+    sheet_name = source.sheet if source.sheet is not None else _first_shown(workbook, names)
     if sheet_name is None or sheet_name not in names:
         raise SheetError(
             f"{file} has no sheet {sheet_name!r}",
@@ -79,10 +80,26 @@ def _rows(workbook: Any, source: RowSource, file: str, errors: CellErrors | None
         raise
 
 
+def _first_shown(workbook: Any, names: list[str]) -> str | None:
+    """The first worksheet the spreadsheet program shows: not a hidden one (an old copy
+    left behind a visible tab is what its user does not see), nor a chart."""
+    try:
+        shown = [
+            meta.name
+            for meta in workbook.sheets_metadata
+            if meta.visible == python_calamine.SheetVisibleEnum.Visible
+            and meta.typ == python_calamine.SheetTypeEnum.WorkSheet
+        ]
+    except (AttributeError, python_calamine.CalamineError):
+        shown = []
+    return shown[0] if shown else (names[0] if names else None)
+
+
 def _sheet_rows(
     sheet: Any, sheet_name: str, source: RowSource, file: str, errors: CellErrors | None
 ) -> Iterator[Row]:
     merged = _merged_ranges(sheet)
+    covered = _Covered(merged)
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
     rows_read = last = 0
@@ -102,6 +119,8 @@ def _sheet_rows(
             continue
         if not source.wants(number):
             continue
+        if merged:
+            covered.mark(values, number, header.columns)
         row = {
             name: values[column - 1] if column <= len(values) else None
             for name, column in zip(header.names, header.columns, strict=True)
@@ -143,6 +162,8 @@ def _numbered_rows(sheet: Any, bad: dict[int, dict[int, str]]) -> Iterator[tuple
     for index, raw in enumerate(rows if first is None else itertools.chain([first], rows)):
         number = start + index + 1
         values = [None] * first_column + [_cell(value) for value in raw]
+        if _INEXACT in values:
+            _mark_inexact(values, raw, first_column, number)
         cells = bad.get(number)
         yield number, (values if cells is None else _marked(values, cells, number))
     for later in sorted(n for n in bad if n > number):
@@ -182,6 +203,66 @@ def _bad_cell(column: int, row: int, shown: str) -> BadCell:
     )
 
 
+class _Inexact:
+    """What :func:`_cell` gives for a number too large for its digits to be exact."""
+
+
+_INEXACT: Any = _Inexact()
+_EXACT_BELOW = 1e15
+"""Whole numbers of 16 digits or more are not what was typed: Excel keeps 15 significant
+digits (123456789012345678 is kept as 123456789012345000 and shown as 1.23457E+17), and a
+cell holds a double, exact only below 2**53."""
+
+
+def _mark_inexact(values: list[Cell], raw: list[Any], first_column: int, row: int) -> None:
+    for at, value in enumerate(values):
+        if value is _INEXACT:
+            number = raw[at - first_column]
+            column = at + 1
+            values[at] = BadCell(
+                column,
+                f"cell {column_letter(column)}{row} holds the number {number:.15G}, too long "
+                "for a spreadsheet to keep every digit (Excel keeps 15): the digits typed after "
+                "those are lost",
+                "format the column as Text and type the numbers again (or put an apostrophe "
+                "before each), so that every digit is kept",
+                rule="row.cell-type",
+            )
+
+
+class _Covered:
+    """The cells of data rows inside a merged range but its top-left one: a spreadsheet
+    program shows the range's value across it, but the cells hold nothing, so each is a bad
+    cell (not an empty one, which would leave its field out of the row's document)."""
+
+    def __init__(self, merged: list[tuple[int, int, int, int]]) -> None:
+        self._waiting = sorted(merged, reverse=True)  # the next range to start at the end
+        self._active: list[tuple[int, int, int, int]] = []
+
+    def mark(self, values: list[Cell], row: int, columns: Sequence[int]) -> None:
+        """Mark ``row``'s covered cells among ``columns`` in ``values`` (rows in order)."""
+        while self._waiting and self._waiting[-1][0] <= row:
+            self._active.append(self._waiting.pop())
+        if not self._active:
+            return
+        self._active = [merged for merged in self._active if merged[2] >= row]
+        for top, left, bottom, right in self._active:
+            for column in columns:
+                if left <= column <= right and (row, column) != (top, left):
+                    if column > len(values):
+                        values += [None] * (column - len(values))
+                    first = f"{column_letter(left)}{top}"
+                    values[column - 1] = BadCell(
+                        column,
+                        f"cell {column_letter(column)}{row} is inside the merged cells "
+                        f"{first}:{column_letter(right)}{bottom}, whose value is in {first} "
+                        "only",
+                        "unmerge the cells and fill the value into each row's cell (the "
+                        "spreadsheet program shows it across the range, but the other cells "
+                        "hold nothing)",
+                    )
+
+
 def _merged_ranges(sheet: Any) -> list[tuple[int, int, int, int]]:
     """Merged ranges as 1-based (top row, left column, bottom row, right column)."""
     ranges = getattr(sheet, "merged_cell_ranges", None) or []
@@ -207,7 +288,9 @@ def _cell(value: Any) -> Cell:
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
-        return int(value) if value.is_integer() else value
+        if value.is_integer():
+            return int(value) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
+        return value
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):

@@ -293,3 +293,79 @@ def test_a_header_error_names_the_first_sheet_when_forEach_names_none(tmp_path: 
     with pytest.raises(SheetError, match="appears in columns B and G") as caught:
         list(read_rows(RowSource(path)))
     assert caught.value.sheet == "Movements"
+
+
+def test_without_a_sheet_named_the_first_visible_worksheet_is_read(tmp_path: Path) -> None:
+    """A hidden tab before the visible one (an old copy left in the workbook) is what its
+    user does not see: not the default."""
+    path = tmp_path / "h.xlsx"
+    book = openpyxl.Workbook()
+    old = book.active
+    assert old is not None
+    old.title = "Movements (old)"
+    old.append(["hawb", "quantity"])
+    old.append(["hawb_OLD", 99])
+    old.sheet_state = "hidden"
+    shown = book.create_sheet("Movements")
+    shown.append(["hawb", "quantity"])
+    shown.append(["hawb_a1", 10])
+    book.active = 1
+    book.save(path)
+    (row,) = read_rows(RowSource(path))
+    assert (row.sheet, row.values) == ("Movements", {"hawb": "hawb_a1", "quantity": 10})
+    (old_row,) = read_rows(RowSource(path, sheet="Movements (old)"))  # by name it is read
+    assert old_row.values["hawb"] == "hawb_OLD"
+
+
+@pytest.mark.parametrize(
+    ("typed", "exact"),
+    [(123456789012345678, False), (1234567890123456, False), (999999999999999, True)],
+)
+def test_a_number_of_more_digits_than_a_cell_keeps_is_a_bad_cell(
+    tmp_path: Path, typed: int, exact: bool
+) -> None:
+    """Excel keeps 15 significant digits: the digits after those are not what was typed,
+    and int() of the double would invent them (123456789012344992)."""
+    path = tmp_path / "n.xlsx"
+    book = xlsxwriter.Workbook(str(path))
+    sheet = book.add_worksheet()
+    sheet.write_row(0, 0, ["ref", "mrn"])
+    sheet.write_row(1, 0, ["A", float(typed)])
+    book.close()
+    (row,) = read_rows(RowSource(path))
+    if exact:
+        assert row.values["mrn"] == typed
+        return
+    cell = row.values["mrn"]
+    assert isinstance(cell, BadCell), cell
+    assert cell.message.startswith("cell B2 holds the number ")
+    assert "format the column as Text" in cell.hint
+    assert row.values["ref"] == "A"
+
+
+def test_a_data_cell_inside_merged_cells_is_a_bad_cell_not_an_empty_one(tmp_path: Path) -> None:
+    """The HAWB merged over three rows shows on each, but only the first cell holds it: the
+    others read as empty would send two movements at shipment level."""
+    path = tmp_path / "m.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["shipment", "hawb", "quantity", "note"])
+    for number in range(3):
+        sheet.append(["shp_1", "hawb_a1" if number == 0 else None, number + 1, None])
+    sheet.merge_cells("B2:B4")
+    sheet["D2"] = "fragile"
+    sheet.merge_cells("D2:D3")
+    book.save(path)
+    rows = list(read_rows(RowSource(path)))
+    assert rows[0].values["hawb"] == "hawb_a1"
+    for row, number in zip(rows[1:], (3, 4), strict=True):
+        cell = row.values["hawb"]
+        assert isinstance(cell, BadCell), cell
+        assert cell.message == (
+            f"cell B{number} is inside the merged cells B2:B4, whose value is in B2 only"
+        )
+        assert cell.hint.startswith("unmerge the cells")
+    assert isinstance(rows[1].values["note"], BadCell)
+    assert rows[2].values["note"] is None  # below the D2:D3 range: an ordinary empty cell
+    assert [row.values["quantity"] for row in rows] == [1, 2, 3]
