@@ -199,6 +199,29 @@ def test_a_comma_number_hints_at_decimal_comma_and_converts_with_it() -> None:
     assert converted.documents[0].spec["grossWeightKg"] == 12.5
 
 
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [("1.234,5", 1234.5), ("12.345", 12345), ("1.000", 1000), ("0,5", 0.5), ("0.500", None)],
+)
+def test_with_decimal_comma_points_group_thousands_only_after_a_first_group(
+    written: str, read: float | None
+) -> None:
+    """0.500 and 00.123 are decimal points in a sheet that writes decimal commas: never
+    the 500 and 123 a thousands separator would make of them."""
+    row = [*GOOD_ROW[:4], written, GOOD_ROW[5]]
+    result = _load([row], extra=", decimalComma: true")
+    if read is None:
+        finding = only(result, "row.cell-type")
+        assert finding.message == f"{written!r} is not a number"
+        assert "decimal point" in finding.hint
+        assert result.documents == []
+    else:
+        assert result.findings == []
+        assert result.documents[0].spec["grossWeightKg"] == read
+    leading = _load([[*GOOD_ROW[:4], "00.123", GOOD_ROW[5]]], extra=", decimalComma: true")
+    assert only(leading, "row.cell-type").message == "'00.123' is not a number"
+
+
 def test_schema_and_rule_findings_point_at_the_cell_or_the_row() -> None:
     bad = ["shp_7Hk2Lm", "hawb_a2", "XXX", 4, 40.5, "party-1"]
     write_xlsx(Path("data/m.xlsx"), [GOOD_ROW, bad])

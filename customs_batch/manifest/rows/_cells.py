@@ -19,7 +19,9 @@ _TRUE = frozenset({"true", "yes", "y", "1", "x"})
 _FALSE = frozenset({"false", "no", "n", "0"})
 _INTEGER = re.compile(r"[-+]?\d+")
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_COMMA_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
+_COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
+"""Thousands grouped by points only from a first group without a leading zero: ``0.500``
+and ``00.123`` are decimal points, not 500 and 123."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
         if _COMMA_NUMBER.fullmatch(text):
             return _plain_number(text.replace(".", "").replace(",", "."))
         hint = "This document reads numbers with a decimal comma (decimalComma: true): 12,5."
+        if re.fullmatch(r"[-+]?\d+\.\d+", text):
+            hint += " This cell writes a decimal point: write it with a comma, or check the export."
         return CellProblem(quoted_head(text), "is not a number", hint)
     if _NUMBER.fullmatch(text):
         return _plain_number(text)
