@@ -324,7 +324,8 @@ def _echo_comparison(comparison: Comparison) -> None:
 
 @state.command()
 @env_option
-def pull(env_name: str | None) -> int:
+@allow_empty_state_option
+def pull(env_name: str | None, allow_empty_state: bool) -> int:
     """Print the whole state as JSON (the state file's format), wherever it is kept.
 
     With `state push`, moves a state from one backend to another (docs/state.md).
@@ -333,7 +334,7 @@ def pull(env_name: str | None) -> int:
     Example:
       customs-batch state pull --env production > production-state.json
     """
-    current = read_state(_options(env_name))
+    current = read_state(_options(env_name, allow_empty_state=allow_empty_state))
     click.echo(dumps(current).decode(), nl=False)
     return int(ExitCode.OK)
 
@@ -347,7 +348,10 @@ def pull(env_name: str | None) -> int:
     is_flag=True,
     help="Replace even a state of another lineage, or a newer one (what it records is lost).",
 )
-def push(file: Path, env_name: str | None, lock_timeout: float, force: bool) -> int:
+@allow_empty_state_option
+def push(
+    file: Path, env_name: str | None, lock_timeout: float, force: bool, allow_empty_state: bool
+) -> int:
     """Replace the state by FILE (as `state pull` prints it; - for standard input).
 
     A state of another lineage, or an older copy of this one (a lower serial), is refused
@@ -359,7 +363,9 @@ def push(file: Path, env_name: str | None, lock_timeout: float, force: bool) -> 
     """
     source = Path("<stdin>") if str(file) == "-" else file
     incoming = read_pushed(_read_bytes(file), source=source)
-    replacement = push_state(_options(env_name, lock_timeout), incoming, force=force)
+    replacement = push_state(
+        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), incoming, force=force
+    )
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
         f"{len(replacement.resources)} record(s)."

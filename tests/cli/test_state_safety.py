@@ -58,6 +58,7 @@ READERS = [
     ["state", "forget", "DepartureDeclaration/dep-ham-0001"],
     ["state", "adopt", "DepartureDeclaration/dep-ham-0001", "7003"],
     ["import", "TemplateGroup/eu-road", "12"],
+    ["state", "pull"],
 ]
 
 
@@ -75,6 +76,25 @@ def test_a_lost_state_file_is_refused_by_every_command_that_reads_the_state(
     # The way out exists on this command too (a usage error would exit 64).
     code, out, err = run(capsys, *argv, "--allow-empty-state")
     assert code != 64 and "is missing" not in err, out + err
+
+
+def test_a_lost_state_is_put_back_with_state_push_and_allow_empty_state(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The way back the refusal names: a copy kept with `state pull`, pushed into the
+    folder whose state.json, backup and journal are gone (its history is kept)."""
+    folder = applied(project, capsys)
+    code, pulled, err = run(capsys, "state", "pull")
+    assert code == 0, err
+    (project / "kept.json").write_text(pulled)
+    for name in ("state.json", "state.json.backup", "journal.jsonl"):
+        (folder / name).unlink()
+    code, out, err = run(capsys, "state", "push", "kept.json")
+    assert code == 3 and "--allow-empty-state" in err, out + err
+    code, out, err = run(capsys, "state", "push", "kept.json", "--allow-empty-state")
+    assert code == 0, out + err
+    code, out, err = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 0, out + err  # every record back: nothing to create
 
 
 @pytest.mark.parametrize("argv", READERS, ids=lambda argv: " ".join(argv[:2]))
