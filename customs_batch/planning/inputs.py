@@ -22,7 +22,7 @@ from customs_batch.validation.batch import (
     sorted_findings,
 )
 from customs_batch.validation.checks import validate_documents
-from customs_batch.validation.findings_cap import FindingsCap
+from customs_batch.validation.findings_cap import FindingsCap, capped_at_each_file
 from customs_batch.validation.project import (
     ProjectPart,
     broken_addresses,
@@ -144,7 +144,8 @@ def load_inputs(
 
     def report() -> tuple[list[Finding], list[Finding]]:
         every = project_findings(parts, by_file.__getitem__, broken)
-        return finish([*loaded, *findings, *every], documents, files)
+        own = [*loaded, *findings]
+        return finish([*own, *capped_at_each_file(every, own)], documents, files)
 
     return Inputs(documents, failed, report, files, stored, versions)
 
@@ -255,14 +256,12 @@ def _load_whole(paths: Sequence[Path], mrn_check_digit: Severity | None) -> Inpu
     """Every document with the position of every value, and all the findings."""
     with bulk():
         loaded = load_paths(list(paths))
-        findings = [
-            *loaded.findings,
-            *validate_documents(
-                loaded.documents,
-                mrn_check_digit=mrn_check_digit,
-                broken=broken_addresses(loaded.findings),
-            ),
-        ]
+        checked = validate_documents(
+            loaded.documents,
+            mrn_check_digit=mrn_check_digit,
+            broken=broken_addresses(loaded.findings),
+        )
+        findings = [*loaded.findings, *capped_at_each_file(checked, loaded.findings)]
     kept, suppressed = finish(findings, loaded.documents, loaded.files)
     failed = any(finding.severity is Severity.ERROR for finding in kept)
     return Inputs(loaded.documents, failed, lambda: (kept, suppressed), loaded.files)

@@ -33,7 +33,7 @@ from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.validation.checks import document_findings, validate_documents
 from customs_batch.validation.common import SPEC_DIGEST_KEY
-from customs_batch.validation.findings_cap import FindingsCap
+from customs_batch.validation.findings_cap import FindingsCap, capped_at_each_file
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import (
     ProjectPart,
@@ -256,7 +256,8 @@ def validate_paths(
         return [doc for doc in done[index].documents if not doc.left_out]
 
     with _collector_paused():  # 100,000 slim documents from one spreadsheet: see there
-        findings.extend(project_findings([o.project for o in done], complete, broken))
+        project = project_findings([o.project for o in done], complete, broken)
+        findings.extend(capped_at_each_file(project, findings))
     annotated = [doc for outcome in done for doc in outcome.annotated]
     kept, suppressed = finish(findings, annotated, files)
     entries = tuple(entry for outcome in done for entry in outcome.slims.entries())

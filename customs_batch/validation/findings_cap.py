@@ -35,9 +35,11 @@ class FindingsCap:
     """The findings of one file, kept up to ``limit`` in the order they come; the rest only
     counted, by rule (see :meth:`left_out`)."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, *, kept: int = 0) -> None:
+        """``kept``: findings of the file already reported (by its own checks, when these
+        are the project-wide checks' findings at it)."""
         self.limit = MAX_FINDINGS_PER_FILE if limit is None else limit
-        self._kept = 0
+        self._kept = kept
         self._left_out: dict[str, _LeftOut] = {}
         self.left_out_documents: set[str] = set()
         """The documents the findings left out name: documents with a problem, for the
@@ -95,3 +97,35 @@ class FindingsCap:
             document=group.document,
             rule_at=group.first.rule_at,
         )
+
+
+def capped_at_each_file(
+    findings: Iterable[Finding], earlier: Iterable[Finding], limit: int | None = None
+) -> list[Finding]:
+    """``findings`` (the project-wide checks': duplicate requests, references, names) within
+    each file's limit, counted after the ``earlier`` findings of the same files (their own
+    checks'); the rest of each file counted by rule as :class:`FindingsCap` does."""
+    findings = list(findings)
+    limit = MAX_FINDINGS_PER_FILE if limit is None else limit
+    per_file: dict[str, int] = {}
+    for finding in findings:
+        per_file[finding.location.file] = per_file.get(finding.location.file, 0) + 1
+    before: dict[str, int] = dict.fromkeys(per_file, 0)
+    for finding in earlier:
+        if finding.location.file in before:
+            before[finding.location.file] += 1
+    caps = {
+        file: FindingsCap(limit, kept=before[file])
+        for file, count in per_file.items()
+        if count + before[file] > limit
+    }
+    if not caps:
+        return findings
+    kept = [
+        finding
+        for finding in findings
+        if (cap := caps.get(finding.location.file)) is None or cap.admit(finding)
+    ]
+    for cap in caps.values():
+        kept += cap.left_out()
+    return kept

@@ -108,3 +108,48 @@ def test_a_plan_keeps_to_the_limit_too(monkeypatch: pytest.MonkeyPatch) -> None:
     findings = inputs.validation.findings
     assert [f.rule for f in findings] == ["schema.additional-property"] * 6
     assert "7 more schema.additional-property findings" in findings[-1].message
+
+
+def _copies(count: int, hawb: str = "hawb_a1") -> str:
+    """``count`` HAWB deactivations asking the same: an error at each after the first
+    (project.duplicate-request)."""
+    return "---\n".join(
+        f"apiVersion: customs-batch/v1\nkind: HawbDeactivation\nmetadata: {{name: {hawb}-{n}}}\n"
+        f"spec: {{shipmentId: shp_7Hk2Lm, hawbId: {hawb}}}\n"
+        for n in range(count)
+    )
+
+
+@pytest.mark.parametrize("reader", ["validate", "plan"])
+def test_the_project_wide_findings_of_a_file_keep_to_its_limit_too(
+    monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """The checks across documents (here the same request in twelve documents: eleven
+    errors) count at
+    their file after its own findings: 'a file reports at most 10,000 findings'."""
+    monkeypatch.setattr(findings_cap, "MAX_FINDINGS_PER_FILE", 5)
+    write(Path("m/big.yaml"), _copies(12))
+    write(Path("m/small.yaml"), _copies(3, hawb="hawb_a2"))
+    if reader == "validate":
+        findings = list(validate_paths([Path("m")], jobs=1).findings)
+    else:
+        inputs = load_inputs([Path("m")], jobs=1)
+        assert inputs.failed
+        findings = list(inputs.validation.findings)
+    big = [f for f in findings if f.location.file == "m/big.yaml"]
+    assert [f.rule for f in big] == ["project.duplicate-request"] * 6, big
+    (summary,) = [f for f in big if "left out" in f.message]
+    assert summary.message.startswith("6 more project.duplicate-request findings of this file")
+    assert summary.severity is Severity.ERROR
+    small = [f for f in findings if f.location.file == "m/small.yaml"]
+    assert [f.rule for f in small] == ["project.duplicate-request"] * 2
+
+
+def test_a_file_s_own_findings_come_first_in_its_limit() -> None:
+    own = [finding("schema.x", line) for line in range(1, 4)]
+    project = [finding("project.y", line) for line in range(10, 15)]
+    kept = findings_cap.capped_at_each_file(project, own, limit=5)
+    assert [f.location.line for f in kept if "left out" not in f.message] == [10, 11]
+    (summary,) = [f for f in kept if "left out" in f.message]
+    assert summary.message.startswith("3 more project.y findings of this file left out")
+    assert findings_cap.capped_at_each_file(project, [], limit=5) == project
