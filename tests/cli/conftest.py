@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,20 @@ def project(tmp_path: Path) -> Path:
     shutil.copytree(EXAMPLES / "manifests", tmp_path / "manifests", ignore=sheets)
     shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
     return tmp_path
+
+
+def run_alone(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run one command in a process of its own, stopped after two minutes: for a command
+    that could wait for ever (on a named pipe), so that a wait fails the test
+    (``TimeoutExpired``) instead of hanging it."""
+    return subprocess.run(
+        [sys.executable, "-m", "customs_batch", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

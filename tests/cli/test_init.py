@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from click.testing import CliRunner
 from customs_batch.cli.main import invoke
 from customs_batch.kinds import kind_names
 from customs_batch.validation.batch import validate_paths
+from tests.cli.conftest import run_alone
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
@@ -106,13 +105,7 @@ def test_a_named_pipe_in_place_of_a_project_file_is_refused_not_waited_on() -> N
     Path("busy").mkdir()
     os.mkfifo("busy/customs-batch.yaml")
     # In a process of its own: writing to the pipe would wait for a reader for ever.
-    done = subprocess.run(
-        [sys.executable, "-m", "customs_batch", "init", "--force", "busy"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_alone("init", "--force", "busy")
     assert done.returncode not in (0, 2), done.stderr
     assert "busy/customs-batch.yaml: a named pipe is there, not a file" in done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr

@@ -8,14 +8,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import run
+from tests.cli.conftest import run, run_alone
 
 # Each command that writes a file a user names, as arguments before the path.
 WRITERS = {
@@ -65,14 +63,7 @@ def test_a_named_pipe_nobody_reads_is_refused_not_waited_on(project: Path, write
     os.mkfifo(pipe, 0o600)
     # No reader: a blocking open would never return. In a process of its own, so that a
     # wait fails the test (TimeoutExpired) instead of hanging it.
-    done = subprocess.run(
-        [sys.executable, "-m", "customs_batch", *WRITERS[writer], str(pipe)],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_alone(*WRITERS[writer], str(pipe), cwd=project)
     assert done.returncode not in (0, 2), done.stderr
     assert f"{pipe}: it is a named pipe that no process reads" in done.stderr
     assert "start the process that reads the pipe first" in done.stderr

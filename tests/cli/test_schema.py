@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from click.testing import CliRunner
 from customs_batch.cli.main import invoke
 from customs_batch.kinds import Kind
 from customs_batch.resources import load_schema
+from tests.cli.conftest import run_alone
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -110,13 +109,7 @@ def test_a_named_pipe_in_place_of_a_schema_is_refused_not_waited_on() -> None:
     Path("schemas").mkdir()
     os.mkfifo("schemas/document.schema.json")
     # In a process of its own: writing to the pipe would wait for a reader for ever.
-    done = subprocess.run(
-        [sys.executable, "-m", "customs_batch", "schema", "export", "schemas"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_alone("schema", "export", "schemas")
     assert done.returncode not in (0, 2), done.stderr
     assert "schemas/document.schema.json: a named pipe is there, not a file" in done.stderr
     assert "Traceback" not in done.stderr
