@@ -40,8 +40,10 @@ STATE_FILE = "state.json"
 JOURNAL_FILE = "journal.jsonl"
 LOCK_FILE = "state.lock"
 ENVIRONMENT_FILE = "environment"
-"""The name of the environment whose state the folder holds, written by its first command
-that writes the state: a folder copied to another environment's state_dir is refused."""
+"""The name of the environment whose state the folder holds, and a line ``service URL``
+(its base_url), written by its first command that writes the state: a folder copied to
+another environment's state_dir is refused, and one whose environment now names another
+service is checked against it before anything is sent (``commands.session``)."""
 _ENVIRONMENT_READ = 4096  # bytes of that file read at most: a name and a URL, never a whole file
 _SERVICE = "service "
 """How the line of that file naming the environment's service starts."""
