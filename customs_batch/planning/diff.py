@@ -21,7 +21,7 @@ from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
-from customs_batch.planning.references import REF, resolve
+from customs_batch.planning.references import resolve
 from customs_batch.planning.replaced import ReplacedIds
 from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
@@ -145,7 +145,8 @@ def _plan(
         renamed = (
             _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
         )
-        forgotten = _forgotten_reference(doc, unknown, recorded) if unknown else None
+        # (A forgotten record's value is never resolved: only then can a reference name one.)
+        forgotten = _forgotten_reference(doc, recorded) if unknown else None
         if stale is not None:
             decided = stale
         elif forgotten is not None:
@@ -339,39 +340,25 @@ def _declared_rename(
 
 
 def _forgotten_reference(
-    doc: Document,
-    unknown: Sequence[tuple[str | int, ...]],
-    recorded: Callable[[str], ResourceRecord | None],
+    doc: Document, recorded: Callable[[str], ResourceRecord | None]
 ) -> Decision | None:
-    """A refusal when a reference of ``doc`` left unknown names a record ``state rm``
-    forgot: its value is no longer known, and comparing the reference's text with what was
-    sent would read as a change of the value."""
-    for path in unknown:
-        value: JSON = doc.spec
-        for step in path:
-            if isinstance(value, Mapping) and isinstance(step, str):
-                value = value.get(step)
-            elif isinstance(value, list) and isinstance(step, int) and step < len(value):
-                value = value[step]
-            else:
-                value = None
-                break
-        if not isinstance(value, str):
-            continue
-        for match in REF.finditer(value):
-            target = match.group(1)
-            record = recorded(target)
-            if record is not None and record.status is RecordStatus.FORGOTTEN:
-                where = ".".join(str(step) for step in path)
-                return Decision(
-                    Action.REFUSED,
-                    Operation.NONE,
-                    f"spec.{where} refers to {target}, which `customs-batch state rm` forgot: "
-                    f"its value is not known any more, so nothing is sent for this document. "
-                    f"`customs-batch state restore {target}` tracks it again, if its document "
-                    "is still meant; otherwise remove the reference, or this document and "
-                    f"`customs-batch state rm {doc.address}`",
-                )
+    """A refusal when a reference of ``doc`` names a record ``state rm`` forgot: its value
+    is no longer known, and comparing the reference's text with what was sent would read as
+    a change of the value."""
+    for reference in doc.references:
+        target = str(reference.target)
+        record = recorded(target)
+        if record is not None and record.status is RecordStatus.FORGOTTEN:
+            where = ".".join(str(step) for step in reference.path)
+            return Decision(
+                Action.REFUSED,
+                Operation.NONE,
+                f"{where} refers to {target}, which `customs-batch state rm` forgot: "
+                f"its value is not known any more, so nothing is sent for this document. "
+                f"`customs-batch state restore {target}` tracks it again, if its document "
+                "is still meant; otherwise remove the reference, or this document and "
+                f"`customs-batch state rm {doc.address}`",
+            )
     return None
 
 
