@@ -36,7 +36,7 @@ from customs_batch.environments._environment import (
     local_environment,
 )
 from customs_batch.environments._shared_state import refuse_shared_states
-from customs_batch.errors import ConfigError
+from customs_batch.errors import ConfigError, UsageError
 from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 
 if TYPE_CHECKING:
@@ -116,9 +116,16 @@ class ProjectConfig:
             ) from None
 
     def select(self, option: str | None, environ: Mapping[str, str] | None = None) -> Environment:
-        """The environment to use: ``--env``, then $CUSTOMS_BATCH_ENV, the default, ``local``."""
+        """The environment to use: ``--env``, then $CUSTOMS_BATCH_ENV, the default, ``local``.
+        An unknown name given on the command line (``option``) is a UsageError (exit 64, as
+        any wrong option); one from the variable or the file a ConfigError."""
         environ = os.environ if environ is None else environ
-        name = option or environ.get(ENV_VARIABLE) or self.default_environment or LOCAL
+        if option:
+            try:
+                return self.environment(option)
+            except ConfigError as error:
+                raise UsageError(error.message, hint=error.hint) from None
+        name = environ.get(ENV_VARIABLE) or self.default_environment or LOCAL
         return self.environment(name)
 
 

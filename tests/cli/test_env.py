@@ -141,3 +141,33 @@ def test_env_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["env", "--help"], ["env", "list", "--help"], ["env", "check", "--help"]):
         _, out, _ = _run(capsys, *argv)
         assert "customs-batch env" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("plan", "--env", "nope"),
+        ("status", "--env", "nope"),
+        ("state", "list", "--env", "nope"),
+        ("env", "show", "nope"),
+        ("env", "check", "--env", "nope"),
+    ],
+)
+def test_an_environment_named_on_the_command_line_and_not_defined_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], project: Path, argv: tuple[str, ...]
+) -> None:
+    (project / "manifests").mkdir()
+    code, out, err = _run(capsys, *argv)
+    assert code == 64
+    assert out == ""
+    assert "no environment named 'nope'" in err
+    assert "known environments: local, sandbox" in err
+
+
+def test_an_environment_the_variable_names_and_not_defined_is_an_error(
+    capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUSTOMS_BATCH_ENV", "nope")
+    code, _, err = _run(capsys, "env", "show")
+    assert code == 3
+    assert "no environment named 'nope'" in err

@@ -17,7 +17,7 @@ from customs_batch.commands.env import (
     show_environment,
 )
 from customs_batch.environments import Environment, _connect
-from customs_batch.errors import ConfigError, ExitCode
+from customs_batch.errors import ConfigError, ExitCode, UsageError
 
 CONFIG = """\
 default_environment: sandbox
@@ -71,7 +71,7 @@ def test_show_gives_the_named_or_the_chosen_environment(project: Path) -> None:
     local = show_environment(EnvOptions("local"))
     assert not local.default
     assert local.describe()["base_url"] == "built-in emulator (in-process)"
-    with pytest.raises(ConfigError):
+    with pytest.raises(UsageError, match="no environment named 'nowhere'"):
         show_environment(EnvOptions("nowhere"))
 
 

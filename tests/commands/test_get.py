@@ -24,7 +24,7 @@ from customs_batch.commands.get import (
     list_records,
     read_record,
 )
-from customs_batch.errors import ConfigError, ExitCode, UsageError
+from customs_batch.errors import ExitCode, UsageError
 
 
 def _ids(options: ListOptions, field: str) -> list[object]:
@@ -84,6 +84,6 @@ def test_a_record_the_service_does_not_hold_is_a_service_error() -> None:
     assert raised.value.exit_code is ExitCode.ERROR
 
 
-def test_an_unknown_environment_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="nowhere"):
+def test_an_unknown_environment_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="nowhere"):  # named on the command line
         list_records(ListOptions(ShipmentFilter(), environment="nowhere"))

@@ -12,7 +12,7 @@ from customs_batch.environments import (
     load_project,
 )
 from customs_batch.environments._environment import NotifyOn, NotifySettings
-from customs_batch.errors import ConfigError
+from customs_batch.errors import ConfigError, UsageError
 
 GOOD = """\
 default_environment: sandbox
@@ -90,9 +90,12 @@ def test_selection_order_is_option_variable_default_local() -> None:
 
 def test_an_unknown_environment_lists_the_known_ones() -> None:
     _write(GOOD)
-    with pytest.raises(ConfigError, match="no environment named 'prod'") as caught:
-        load_project().select("prod", {})
+    with pytest.raises(UsageError, match="no environment named 'prod'") as caught:
+        load_project().select("prod", {})  # named on the command line: a wrong option
     assert "production" in str(caught.value.hint)
+    with pytest.raises(ConfigError, match="no environment named 'prod'") as caught_too:
+        load_project().select(None, {"CUSTOMS_BATCH_ENV": "prod"})
+    assert "production" in str(caught_too.value.hint)
 
 
 @pytest.mark.parametrize(
