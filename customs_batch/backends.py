@@ -15,6 +15,7 @@ from customs_batch.environments import Environment, StateKind
 from customs_batch.errors import ConfigError
 from customs_batch.sensitive import Sealer
 from customs_batch.state.backend import LocalBackend, StateBackend
+from customs_batch.state.marks import StateMarks
 
 EMBEDDED_SERVICE = "the built-in sandbox"
 """The service a local state folder records for an environment without base_url (the
@@ -47,6 +48,7 @@ def backend_for(
             sealer=sealer,
             environment=environment.name,
             service=environment.base_url or EMBEDDED_SERVICE,
+            marks=_marks(environment),
         )
     # Imported here so that the local backend never loads the database driver.
     from customs_batch.state.postgres import PostgresBackend
@@ -57,6 +59,16 @@ def backend_for(
         sealer=sealer,
         allow_empty_state=allow_empty_state,
     )
+
+
+def _marks(environment: Environment) -> StateMarks | None:
+    """The marks of the newest state seen in ``environment``'s state folder, kept in the
+    load cache's folder; none for the embedded sandbox, whose data is in that folder."""
+    if not environment.base_url:
+        return None
+    from customs_batch.load_cache import read_cache_file, write_cache_file
+
+    return StateMarks(environment.state_dir, read=read_cache_file, write=write_cache_file)
 
 
 def sealer_for(environment: Environment, environ: Mapping[str, str] | None = None) -> Sealer:

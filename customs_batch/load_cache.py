@@ -50,6 +50,7 @@ import hashlib
 import importlib.util
 import os
 import pickle
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -109,6 +110,8 @@ _MARKS = {
     "# This file is a cache directory tag created by customs-batch.\n",
 }
 _PACKAGE_DIR = Path(__file__).resolve().parent
+_SMALL_FILE_MAX = 64 * 1024
+"""The most :func:`read_cache_file` reads: the files it reads are a few hundred bytes."""
 
 Item = TypeVar("Item")
 Settings = TypeVar("Settings")
@@ -429,6 +432,39 @@ def cache_folder() -> Path:
             return folder / ".customs-batch" / "cache"
     user = os.environ.get("XDG_CACHE_HOME", "").strip()
     return (Path(user) if user else Path.home() / ".cache") / "customs-batch"
+
+
+def read_cache_file(name: str) -> bytes | None:
+    """The small file ``name`` another part keeps in the cache folder (a state folder's
+    mark, :mod:`customs_batch.state.marks`), or None: missing or unreadable."""
+    try:
+        descriptor = os.open(cache_folder() / name, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None  # a pipe or a device put there: never waited on
+            data = handle.read(_SMALL_FILE_MAX + 1)
+    except OSError:
+        return None
+    return data if 0 < len(data) <= _SMALL_FILE_MAX else None
+
+
+def write_cache_file(name: str, data: bytes) -> None:
+    """Keep ``data`` as the small file ``name`` of the cache folder (0600; written whole,
+    by a rename; a folder that cannot be written is no error). ``name`` starts with a dot,
+    so trimming the cache to its bound never removes it."""
+    import tempfile
+
+    folder = str(cache_folder())
+    temporary = None
+    try:
+        _prepare(folder)
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".new-")
+        with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600
+            handle.write(data)
+        os.replace(temporary, os.path.join(folder, name))
+    except OSError:
+        if temporary is not None:
+            _remove(temporary)
 
 
 def max_cache_bytes() -> int:

@@ -31,6 +31,7 @@ from customs_batch.state._atomic import (
 from customs_batch.state.file import read_state, write_state
 from customs_batch.state.journal import JournalEntry, JournalWriter, read_journal
 from customs_batch.state.lock import LockInfo, StateLock, Unlocked, force_unlock
+from customs_batch.state.marks import Mark, StateMarks
 from customs_batch.state.model import ResourceRecord, State
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class LocalBackend:
         sleep: Callable[[float], None] = time.sleep,
         environment: str | None = None,
         service: str | None = None,
+        marks: StateMarks | None = None,
     ) -> None:
         """``clock`` and ``sleep`` time the wait for the lock (``open``'s ``lock_timeout``).
         ``environment``: the name of the environment this state is of; a folder that
@@ -110,6 +112,9 @@ class LocalBackend:
         self.directory = directory
         self.environment = environment
         self.service = service
+        self.marks = marks
+        """The newest state seen in this folder, kept outside it (None: not kept, as for
+        the embedded sandbox, whose data goes back with the folder)."""
         self.service_moved_from: str | None = None
         """The service the folder's state was written for, when the environment now names
         another (set once the folder is read): a command that talks to the service checks
@@ -253,6 +258,8 @@ class LocalBackend:
         documents again. Plan and apply ask; the commands that mend a state do not, nor a
         command given ``--allow-empty-state`` (a state begun from less on purpose)."""
         if self.allow_empty_state:
+            if self.marks is not None:
+                self.marks.note(state, exact=True)  # this state is the one meant
             return
         from customs_batch.state.history import LocalHistory, state_behind_history
 
@@ -265,6 +272,35 @@ class LocalBackend:
                 "object named above with `customs-batch import ADDR ID` before planning "
                 "(`customs-batch history` lists what was sent)",
             )
+        if self.marks is None:
+            return
+        mark = self.marks.behind(state)
+        if mark is not None:
+            self._refuse_an_older_folder(state, mark)
+        self.marks.note(state)
+
+    def _refuse_an_older_folder(self, state: State, mark: Mark) -> None:
+        """The folder holds an older state than this project saw in it (its mark): put
+        back whole from an older copy, or emptied."""
+        seen = (
+            f"on {mark.at} this project read serial {mark.serial} of the same state here, "
+            f"with {mark.records} record(s)"
+        )
+        if state.lineage:
+            what = f"{self.state_path} has serial {state.serial}, but {seen}"
+        else:
+            what = f"{self.directory} holds no state, but {seen}"
+        raise StateError(
+            f"{what}: the folder was put back to an older copy (its history with it) or "
+            "emptied, and holds no trace of what the runs since created at the service. "
+            "Planning from it would declare those documents again (goods declared twice, "
+            "movements created twice)",
+            hint=f"put back the newest copy of {self.directory} (from version control or "
+            "wherever CI kept it); if this state is the one you mean, first record what "
+            "exists at the service with `customs-batch import ADDR ID` (compare with "
+            "`customs-batch get transit` and `customs-batch get movements`), then run the "
+            "command once with --allow-empty-state to take this state as it is",
+        )
 
     def _history_kept(self) -> Path | None:
         # Imported here: the history module builds on this one.
@@ -401,6 +437,14 @@ class LocalSession:
             _clear(self.backend.journal_path)
             self.state = state
             self._changed = False
+            self._note_written()
+
+    def _note_written(self) -> None:
+        """The state just written is the newest of the folder (as it is, when the command
+        was told to take the state it found: ``--allow-empty-state``)."""
+        marks = self.backend.marks
+        if marks is not None:
+            marks.note(self.state, exact=self.backend.allow_empty_state)
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""
@@ -416,6 +460,7 @@ class LocalSession:
                 write_state(self.backend.state_path, self.state)
                 _clear(self.backend.journal_path)
                 self._changed = False
+                self._note_written()
         finally:
             self._lock.release()
 

@@ -1,0 +1,101 @@
+"""A state folder put back whole to an older copy (its history with it), or emptied: the
+runs after that copy created objects it holds no trace of. plan and apply refuse it, from
+the mark this project keeps of the newest state it saw in the folder (outside the folder,
+in the load cache's), until --allow-empty-state takes it as it is."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Project, Sandbox
+
+pytestmark = pytest.mark.e2e
+
+GROUP = """\
+apiVersion: customs-batch/v1
+kind: TemplateGroup
+metadata:
+  name: {name}
+spec:
+  name: Group {name}
+  code: {code}
+  companyId: 1
+  DeclarationTemplates:
+    - procedureType: H1
+      declarationOffice: NL000396
+      countryOfDestination: NL
+"""
+
+
+def _codes(server: Sandbox) -> list[str]:
+    listed = server.get("/v1/declaration-templates/groups", **{"items per page": 100})
+    return sorted(str(group["code"]) for group in listed["result"])
+
+
+def test_a_state_folder_put_back_whole_to_an_older_copy_is_refused(
+    tmp_path: Path, project: Project
+) -> None:
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    older = tmp_path / "older-copy"
+    shutil.copytree(project.state_dir, older)  # state, history and environment file
+
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    created = _codes(project.sandbox)
+    assert created.count("SECOND") == 1
+
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(older, project.state_dir)
+    for command in (("plan",), ("apply", "--auto-approve")):
+        refused = project.run(*command)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "has serial 1, but on " in refused.stderr
+        assert "this project read serial 2 of the same state here, with 2 record(s)" in (
+            refused.stderr
+        )
+        assert "put back the newest copy of" in refused.stderr
+        assert "--allow-empty-state" in refused.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+
+    # The newest copy put back: planned as before.
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(older, project.state_dir)
+    done = project.run("plan", "--allow-empty-state")  # taken as it is: the mark follows
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "create" in done.stdout and "TemplateGroup/second" in done.stdout
+    again = project.run("plan")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_state_folder_emptied_is_refused(project: Project) -> None:
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    created = _codes(project.sandbox)
+
+    shutil.rmtree(project.state_dir)
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "holds no state, but on " in refused.stderr
+    assert "serial 1 of the same state here, with 1 record(s)" in refused.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+    assert not (project.state_dir / "state.json").exists()
+
+
+def test_the_newest_state_goes_on_and_a_new_state_starts(project: Project) -> None:
+    # Nothing is refused along the ordinary way: first run, further runs, the cache deleted.
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    for _ in range(2):
+        done = project.run("apply", "--auto-approve")
+        assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(project.root / ".customs-batch" / "cache")
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _codes(project.sandbox).count("SECOND") == 1

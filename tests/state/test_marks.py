@@ -1,0 +1,98 @@
+"""The mark of a state folder: the newest state seen in it, kept outside it."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from customs_batch.load_cache import read_cache_file, write_cache_file
+from customs_batch.state.marks import StateMarks
+from customs_batch.state.model import RecordStatus, ResourceRecord, State
+
+
+def _marks(tmp_path: Path) -> tuple[StateMarks, dict[str, bytes]]:
+    files: dict[str, bytes] = {}
+    marks = StateMarks(
+        tmp_path / "state",
+        read=files.get,
+        write=files.__setitem__,
+        now=lambda: datetime(2026, 11, 27, 7, 40, tzinfo=UTC),
+    )
+    return marks, files
+
+
+def _state(lineage: str, serial: int, records: int) -> State:
+    state = State(lineage=lineage, serial=serial)
+    for number in range(records):
+        address = f"Movement/m{number}"
+        state.resources[address] = ResourceRecord(address, RecordStatus.APPLIED, "create", {})
+    return state
+
+
+def test_a_lower_serial_of_the_same_lineage_is_behind(tmp_path: Path) -> None:
+    marks, _ = _marks(tmp_path)
+    assert marks.behind(_state("L", 1, 1)) is None  # no mark yet
+    marks.note(_state("L", 3, 2))
+    mark = marks.behind(_state("L", 2, 1))
+    assert mark is not None
+    assert (mark.serial, mark.records, mark.at) == (3, 2, "2026-11-27 07:40 UTC")
+    assert marks.behind(_state("L", 3, 2)) is None
+    assert marks.behind(_state("L", 4, 2)) is None
+    assert marks.behind(_state("other", 1, 1)) is None  # another state: not compared
+    assert marks.behind(_state("", 0, 0)) is not None  # emptied where records were
+
+
+def test_the_mark_moves_forward_only_unless_told(tmp_path: Path) -> None:
+    marks, files = _marks(tmp_path)
+    marks.note(_state("L", 3, 2))
+    marks.note(_state("L", 2, 1))
+    assert marks.behind(_state("L", 2, 1)) is not None
+    marks.note(_state("L", 2, 1), exact=True)  # --allow-empty-state: taken as it is
+    assert marks.behind(_state("L", 2, 1)) is None
+    written = dict(files)
+    marks.note(_state("L", 2, 1))
+    assert files == written  # the same state: nothing written
+    marks.note(_state("", 0, 0))
+    assert files == written  # no lineage: no mark
+
+
+def test_a_mark_without_records_does_not_refuse_an_empty_state(tmp_path: Path) -> None:
+    marks, _ = _marks(tmp_path)
+    marks.note(_state("L", 1, 0))
+    assert marks.behind(_state("", 0, 0)) is None
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b'{"lineage": "L"}', b"[]", b'{"lineage": ""}'])
+def test_an_unreadable_mark_is_none(tmp_path: Path, data: bytes) -> None:
+    marks, files = _marks(tmp_path)
+    files[marks.name] = data
+    assert marks.mark() is None
+    assert marks.behind(_state("L", 0, 0)) is None
+
+
+def test_marks_of_two_folders_are_apart(tmp_path: Path) -> None:
+    files: dict[str, bytes] = {}
+    one = StateMarks(tmp_path / "a", read=files.get, write=files.__setitem__)
+    two = StateMarks(tmp_path / "b", read=files.get, write=files.__setitem__)
+    one.note(_state("L", 5, 1))
+    assert two.behind(_state("L", 1, 1)) is None
+    assert one.behind(_state("L", 1, 1)) is not None
+
+
+def test_the_cache_folder_keeps_a_mark_private_and_never_waits_on_a_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("CUSTOMS_BATCH_CACHE_DIR", str(folder))
+    assert read_cache_file(".state-x") is None
+    write_cache_file(".state-x", b"mark")
+    assert read_cache_file(".state-x") == b"mark"
+    assert (folder / ".state-x").stat().st_mode & 0o777 == 0o600
+    assert (folder / ".gitignore").is_file()  # the cache's folder, made as the cache makes it
+    os.mkfifo(folder / ".state-y")
+    assert read_cache_file(".state-y") is None
+    (folder / ".state-z").write_bytes(b"x" * (64 * 1024 + 1))
+    assert read_cache_file(".state-z") is None
