@@ -298,8 +298,8 @@ class LocalBackend:
             hint=f"put back the newest copy of {self.directory} (from version control or "
             "wherever CI kept it); if this state is the one you mean, first record what "
             "exists at the service with `customs-batch import ADDR ID` (compare with "
-            "`customs-batch get transit` and `customs-batch get movements`), then run the "
-            "command once with --allow-empty-state to take this state as it is",
+            "`customs-batch get transit` and `customs-batch get template-groups`), then run "
+            "the command once with --allow-empty-state to take this state as it is",
         )
 
     def _history_kept(self) -> Path | None:

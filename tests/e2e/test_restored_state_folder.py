@@ -60,6 +60,9 @@ def test_a_state_folder_put_back_whole_to_an_older_copy_is_refused(
             refused.stderr
         )
         assert "put back the newest copy of" in refused.stderr
+        assert "`customs-batch get transit` and `customs-batch get template-groups`" in (
+            refused.stderr
+        )
         assert "--allow-empty-state" in refused.stderr
     assert _codes(project.sandbox) == created, "nothing was sent"
 
@@ -86,6 +89,9 @@ def test_a_state_folder_emptied_is_refused(project: Project) -> None:
     assert "serial 1 of the same state here, with 1 record(s)" in refused.stderr
     assert _codes(project.sandbox) == created, "nothing was sent"
     assert not (project.state_dir / "state.json").exists()
+    for named in ("transit", "template-groups"):  # the commands the hint names exist
+        listed = project.run("get", named, "--format", "json")
+        assert listed.returncode == 0, listed.stderr
 
 
 def test_the_newest_state_goes_on_and_a_new_state_starts(project: Project) -> None:
