@@ -10,6 +10,8 @@ service's answer its dataclass (``client/``).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
@@ -18,3 +20,31 @@ JSON: TypeAlias = Any
 
 JSONObject: TypeAlias = Mapping[str, JSON]
 """A JSON object, read-only: a document's spec before its kind narrows it, a request body."""
+
+
+_INTEGRAL_FLOAT = re.compile(r"[0-9]\.0(?![0-9])|[0-9]e[-+]?[0-9]")
+"""Where compact JSON may show a whole number as a float (``1.0``, ``1e+16``); also
+matched inside strings, where the walk of :func:`compact_by_value` then finds nothing."""
+
+
+def by_value(value: JSON) -> JSON:
+    """``value`` with each whole float as its int (``1.0`` -> ``1``), everything else as it
+    is: the service reads JSON numbers by value, so ``companyId: 1`` and ``1.0`` are one."""
+    kind = type(value)
+    if kind is float:
+        return int(value) if value.is_integer() else value
+    if kind is dict:
+        return {key: by_value(item) for key, item in value.items()}
+    if kind is list:
+        return [by_value(item) for item in value]
+    return value
+
+
+def compact_by_value(value: JSON) -> str:
+    """Compact JSON with sorted keys and numbers by value (:func:`by_value`): the same text
+    for two values the service reads as the same. The walk is made only when the first text
+    may hold a whole float, so a value without one costs a single ``json.dumps``."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    if _INTEGRAL_FLOAT.search(text) is None:
+        return text
+    return json.dumps(by_value(value), sort_keys=True, separators=(",", ":"), default=str)

@@ -8,14 +8,13 @@ asks the model and never which kind it holds.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from customs_batch.jsontypes import JSON, JSONObject
+from customs_batch.jsontypes import JSON, JSONObject, compact_by_value
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import (
@@ -461,7 +460,8 @@ def identity_of(*names: str) -> IdentityFunction:
 def _word(value: JSON) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    # Numbers by value: a declarationId written 501.0 is declaration 501 at the service.
+    return compact_by_value(value)
 
 
 def number(text: str, address: Address) -> int:

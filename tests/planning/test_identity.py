@@ -669,3 +669,19 @@ def test_a_declared_rename_with_a_change_says_whose_record_it_takes_over() -> No
     assert change.reason.startswith("renamed from TemplateGroup/group-0 (metadata.previousNames)")
     same = plan_changes([_group_renamed("group-x", "ROAD", "group-0")], state, now=NOW)
     assert _only(same, "TemplateGroup/group-x").action is Action.MOVED
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_numbers_of_an_identity_are_compared_by_value(kept: bool) -> None:
+    # companyId 1 and 1.0 are one company at the service: a departure renamed with its
+    # companyId written 1.0 is the recorded declaration, not a second one.
+    identity = ("companyId=1", "commercialReference=C-1", "departureOffice=NL000396",
+                "destinationOffice=DE004058", "goods=090121/BR") if kept else ()  # fmt: skip
+    record = replace(
+        _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003), identity=identity
+    )
+    plan = plan_changes([_departure("dep-2", companyId=1.0)], _state(record), now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert (change.action, str(change.moved_from)) == (Action.MOVED, "DepartureDeclaration/dep")
+    two = plan_changes([_departure("dep-a"), _departure("dep-b", companyId=1.0)], _state(), now=NOW)
+    assert {c.action for c in two.changes} == {Action.REFUSED}
