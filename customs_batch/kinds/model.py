@@ -477,11 +477,16 @@ def number(text: str, address: Address) -> int:
 
 
 def repeat_unknown(
-    model_create: Operation, update: Operation | None
+    model_create: Operation, update: Operation | None, mutable: frozenset[str] = frozenset()
 ) -> Callable[[UnknownOutcome], Decision]:
-    """The policy of a kind whose requests are safe to repeat after an unknown outcome."""
+    """The policy of a kind whose requests are safe to repeat after an unknown outcome, as
+    long as they go where the first went: a document whose fields outside ``mutable`` (what
+    it names: the declaration, the HAWB) changed since needs a decision."""
 
     def decide(unknown: UnknownOutcome) -> Decision:
+        retargeted = [name for name in unknown.edited if name not in mutable]
+        if retargeted:
+            return unknown_and_retargeted(unknown, retargeted)
         if unknown.exists and update is not None:
             operation = _recorded(unknown.record, update)
             return Decision(Action.UPDATE, operation, _REPEAT)
@@ -491,6 +496,22 @@ def repeat_unknown(
 
 
 _REPEAT = "the outcome of the last attempt is unknown; the request is safe to repeat"
+
+
+def unknown_and_retargeted(unknown: UnknownOutcome, changed: Sequence[str]) -> Decision:
+    """A write whose outcome is unknown, by a document that now names something else: the
+    first request may have taken effect where it went, and the changed one would go to
+    another object, leaving the first untracked."""
+    address = unknown.address
+    return Decision(
+        Action.NEEDS_DECISION,
+        Operation.NONE,
+        f"the outcome of the last attempt is unknown and the document changed since (changed: "
+        f"{', '.join(changed)}): the first request may have taken effect as it was sent "
+        f"(`customs-batch state show {address}` shows it), and the changed one would not go "
+        "where it went. Revert the change to repeat it as it was; or check the service, "
+        f"then `customs-batch state forget {address}` to send the changed document as new",
+    )
 
 
 def _recorded(record: ResourceRecord, default: Operation) -> Operation:

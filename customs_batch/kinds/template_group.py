@@ -38,6 +38,7 @@ from customs_batch.kinds.model import (
     identity_of,
     number,
     outputs_of,
+    unknown_and_retargeted,
 )
 
 if TYPE_CHECKING:
@@ -151,6 +152,11 @@ def _update(client: CustomsClient, request: Request) -> Outputs:
 
 
 def _after_unknown(unknown: UnknownOutcome) -> Decision:
+    retargeted = [name for name in unknown.edited if name in ("code", "companyId")]
+    if retargeted and not unknown.exists:
+        # Looked up by its new code, a group the first request created under the old one
+        # would not be found: a second group.
+        return unknown_and_retargeted(unknown, retargeted)
     if unknown.exists:
         return Decision(
             Action.UPDATE,

@@ -150,7 +150,9 @@ MODEL = KindModel(
     update=Operation.UPDATE_TRANSIT_PARTIES,
     mutable=PARTY_FIELDS | {"variant"},
     after_unknown=repeat_unknown(
-        Operation.UPDATE_TRANSIT_PARTIES, Operation.UPDATE_TRANSIT_PARTIES
+        Operation.UPDATE_TRANSIT_PARTIES,
+        Operation.UPDATE_TRANSIT_PARTIES,
+        mutable=PARTY_FIELDS | {"variant"},
     ),
     read_back=_read_back,
     refresh=refresh_transit,

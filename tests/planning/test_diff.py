@@ -208,11 +208,73 @@ def test_an_unknown_departure_needs_a_decision_and_is_never_resent() -> None:
 
 def test_an_unknown_template_group_is_looked_up_by_code_first() -> None:
     pending = _pending("TemplateGroup/g", timedelta(minutes=1), key=None)
+    pending = pending.with_changes(spec=GROUP)
     change = _only(
         plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], _state(pending), now=NOW),
         "TemplateGroup/g",
     )
     assert change.operation is Operation.FIND_OR_CREATE_TEMPLATE_GROUP and change.requests == 2
+    renamed = {**GROUP, "name": "EU road (2)"}  # still looked up by the code first sent
+    change = _only(
+        plan_changes([doc(Kind.TEMPLATE_GROUP, "g", renamed, 0)], _state(pending), now=NOW),
+        "TemplateGroup/g",
+    )
+    assert change.operation is Operation.FIND_OR_CREATE_TEMPLATE_GROUP
+
+
+def test_an_unknown_template_group_with_another_code_needs_a_decision() -> None:
+    # Looked up by the new code, a group the first request made under the old one would
+    # not be found, and a second group would be created.
+    pending = _pending("TemplateGroup/g", timedelta(minutes=1), key=None).with_changes(spec=GROUP)
+    recoded = {**GROUP, "code": "EU-ROAD-2"}
+    change = _only(
+        plan_changes([doc(Kind.TEMPLATE_GROUP, "g", recoded, 0)], _state(pending), now=NOW),
+        "TemplateGroup/g",
+    )
+    assert change.action is Action.NEEDS_DECISION and change.requests == 0
+    assert "changed: code" in change.reason and "state forget TemplateGroup/g" in change.reason
+
+
+@pytest.mark.parametrize(
+    ("kind", "sent", "now_asked", "repeated"),
+    [
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 501}, {"declarationId": 501}, True),
+        (Kind.EXPORT_CANCELLATION, {"declarationId": 501}, {"declarationId": 502}, False),
+        (
+            Kind.HAWB_DEACTIVATION,
+            {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a2"},
+            {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a3"},
+            False,
+        ),
+        (
+            Kind.TRANSIT_PARTY_UPDATE,
+            {"declarationId": 7003, "Principal": {"name": "A"}},
+            {"declarationId": 7003, "Principal": {"name": "B"}},
+            True,
+        ),
+        (
+            Kind.TRANSIT_PARTY_UPDATE,
+            {"declarationId": 7003, "Principal": {"name": "A"}},
+            {"declarationId": 7004, "Principal": {"name": "A"}},
+            False,
+        ),
+    ],
+)
+def test_an_unknown_outcome_is_repeated_only_where_it_went(
+    kind: Kind, sent: dict[str, Any], now_asked: dict[str, Any], repeated: bool
+) -> None:
+    # Sent to another declaration or HAWB, the request would leave the first one (which
+    # may have taken effect) untracked: a decision, never a silent second target.
+    pending = _pending(f"{kind.value}/x", timedelta(minutes=1), key=None).with_changes(spec=sent)
+    change = _only(
+        plan_changes([doc(kind, "x", now_asked, 0)], _state(pending), now=NOW), f"{kind.value}/x"
+    )
+    if repeated:
+        assert change.action is not Action.NEEDS_DECISION and change.requests == 1
+        assert "safe to repeat" in change.reason
+    else:
+        assert change.action is Action.NEEDS_DECISION and change.requests == 0
+        assert f"state forget {kind.value}/x" in change.reason
 
 
 def test_references_resolve_from_the_state_or_are_known_after_apply() -> None:
