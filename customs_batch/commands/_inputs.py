@@ -90,11 +90,16 @@ class Inputs:
         """The selected documents, valid; :class:`InvalidManifests` when any has an error."""
         return self.loaded().documents
 
+    def manifest_paths(self) -> list[Path]:
+        """The paths read: those given, else the ``manifests:`` list of customs-batch.yaml
+        (else the current folder)."""
+        return list(self.paths) or load_project().manifest_paths()
+
     def loaded(self) -> Loaded:
         """The selected documents, valid (:class:`InvalidManifests` when any has an error),
         and what the load cache knows of them."""
         selection = self.selection()
-        inputs = load_inputs(list(self.paths) or load_project().manifest_paths(), cache=self.cache)
+        inputs = load_inputs(self.manifest_paths(), cache=self.cache)
         if inputs.failed:
             raise InvalidManifests(inputs.validation)
         documents = selection.apply(inputs.documents)

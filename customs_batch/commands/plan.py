@@ -94,7 +94,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
             plan,
             environment=environment.name,
             sealer=sealer_for(environment),
-            manifests=[str(path) for path in inputs.paths] or ["."],
+            manifests=[str(path) for path in inputs.manifest_paths()],
         )
     uncompared = state.sealer.uncompared if state.sealer is not None else 0
     moved_from: str | None = getattr(backend, "service_moved_from", None)

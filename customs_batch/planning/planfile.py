@@ -1,7 +1,8 @@
 """Saved plans: ``plan -out FILE`` writes one, ``apply FILE`` applies exactly it.
 
 A plan file records the state's lineage and serial and a digest of the inputs, so an apply
-can refuse a plan made against a state that has moved since. It holds request bodies, never
+can refuse a plan made against a state that has moved since, and a seal over its whole
+content, so that one edited since it was written is refused. It holds request bodies, never
 an API key, and their sensitive values (a guarantee's access code) only as keyed digests:
 ``apply`` reads those values again from the manifests the plan names, and refuses the plan
 when one of them is not the value the plan was made with (:func:`restore_sensitive`).
@@ -83,8 +84,22 @@ def write_plan(
         "manifests": list(manifests),
         "changes": [_change_to_json(change, sealer, plan.lineage) for change in plan.changes],
     }
+    body[_SEAL] = _seal(body)
     # Not sorted: "format" stays first, so a plan file is recognised from its first bytes.
     write_named_file(path, (json.dumps(body, indent=2) + "\n").encode(), what="plan")
+
+
+_SEAL = "seal"
+"""The key of a plan file's digest of everything else in it (:func:`_seal`)."""
+
+
+def _seal(body: Mapping[str, JSON]) -> str:
+    """A digest of a plan file's content but its seal: a file edited since ``plan -out``
+    wrote it (an action changed by hand, a change added or dropped, a merge) no longer
+    matches, and is refused rather than applied."""
+    content = {key: value for key, value in body.items() if key != _SEAL}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def read_plan(path: Path, *, environment: str) -> Plan:
@@ -105,6 +120,17 @@ def read_plan(path: Path, *, environment: str) -> Plan:
         raise PlanFileError(
             f"{path}: plan format version {version} is not {PLAN_VERSION}",
             hint="make the plan again with this version of customs-batch",
+        )
+    if body.get(_SEAL) != _seal(body):
+        why = (
+            f"its {_SEAL} does not match its content"
+            if _SEAL in body
+            else f"it has no {_SEAL}: edited, or written by a version before plans had one"
+        )
+        raise PlanFileError(
+            f"{path}: the plan file was changed since `customs-batch plan -out` wrote it "
+            f"({why}): a saved plan is applied only as it was made and reviewed",
+            hint="make a new one with `customs-batch plan -out FILE`",
         )
     if body.get("environment") != environment:
         raise PlanFileError(

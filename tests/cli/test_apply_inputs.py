@@ -3,6 +3,7 @@ file that is neither a saved plan nor a manifest, is refused instead of read as 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -81,3 +82,19 @@ def test_manifests_are_still_read_as_manifests_whatever_their_name(
     (project / "broken.yaml").write_text("spec: [unclosed\n")
     code, _, err = run(capsys, "apply", "broken.yaml", "--auto-approve")
     assert code == 1 and "broken.yaml:" in err and NOT_SAVED not in err
+
+
+def test_a_saved_plan_made_without_paths_reads_the_manifests_list_again(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # apply FILE reads the access codes again from the paths the plan names: those of
+    # `manifests:`, never the whole folder with the repository's other YAML files.
+    (project / "customs-batch.yaml").write_text("manifests: [manifests]\n", encoding="utf-8")
+    (project / "docker-compose.yml").write_text("services:\n  db: {image: postgres}\n")
+    code, _, err = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0, err
+    saved = json.loads((project / "release.plan").read_text(encoding="utf-8"))
+    assert saved["manifests"] == ["manifests"]
+    assert any("accessCode" in json.dumps(change) for change in saved["changes"])
+    code, _, err = run(capsys, "apply", "release.plan")
+    assert code == 0, err

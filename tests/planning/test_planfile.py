@@ -2,20 +2,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from customs_batch.planning import plan_changes
+from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.planfile import (
     PlanFileError,
+    _seal,
     check_current,
     digest_documents,
     read_plan,
     write_plan,
 )
 from customs_batch.sensitive import Sealer
-from customs_batch.state import State
+from customs_batch.state import RecordStatus, ResourceRecord, State
 
 from .helpers import movement
 
@@ -37,6 +40,7 @@ def test_a_plan_file_of_the_earlier_spelling_still_reads(tmp_path: Path) -> None
     write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
     body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
     body = {"format": body.pop("format"), "version": body.pop("formatVersion"), **body}
+    body["seal"] = _seal(body)  # (plans of that spelling had none: they are refused now)
     (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
     assert read_plan(tmp_path / "p.json", environment="local") == plan
 
@@ -128,7 +132,49 @@ def test_a_plan_file_edited_into_nonsense_is_refused_naming_what(
     body = json.loads((tmp_path / "p.json").read_text())
     body["changes"][0].update(change)
     (tmp_path / "p.json").write_text(json.dumps(body))
+    with pytest.raises(PlanFileError, match="the plan file was changed since"):
+        read_plan(tmp_path / "p.json", environment="local")
+    # Sealed again (a file crafted whole): still read as damaged, never an internal error.
+    body["seal"] = _seal(body)
+    (tmp_path / "p.json").write_text(json.dumps(body))
     with pytest.raises(PlanFileError) as caught:
         read_plan(tmp_path / "p.json", environment="local")
     assert caught.value.message == f"{tmp_path / 'p.json'}: the plan file is damaged ({why})"
     assert caught.value.hint and "customs-batch plan -out FILE" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda body: body["changes"][0].update(action="create"),  # a recorded one, sent again
+        lambda body: body["changes"].append(dict(body["changes"][0], address="Movement/b")),
+        lambda body: body.update(serial=body["serial"] + 1),
+        lambda body: body.pop("seal"),  # written by an earlier version, or stripped
+    ],
+)
+def test_a_plan_file_edited_since_it_was_written_is_refused(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None]
+) -> None:
+    state = State(lineage="lin", serial=2)
+    state.apply("Movement/a", _recorded_movement())
+    plan = plan_changes([movement("a", 0)], state)
+    assert plan.changes[0].action is Action.NO_CHANGE
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
+    assert read_plan(tmp_path / "p.json", environment="local").changes == plan.changes
+    body = json.loads((tmp_path / "p.json").read_text())
+    edit(body)
+    (tmp_path / "p.json").write_text(json.dumps(body, indent=2))
+    with pytest.raises(PlanFileError) as caught:
+        read_plan(tmp_path / "p.json", environment="local")
+    assert "the plan file was changed since `customs-batch plan -out` wrote it" in str(caught.value)
+    assert caught.value.hint == "make a new one with `customs-batch plan -out FILE`"
+
+
+def _recorded_movement() -> ResourceRecord:
+    return ResourceRecord(
+        "Movement/a",
+        RecordStatus.APPLIED,
+        "create-movement",
+        dict(movement("a", 0).spec),
+        outputs={"movementId": "mov_1"},
+    )
