@@ -15,6 +15,7 @@ from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import digest_documents, write_plan
+from customs_batch.state.backend import PUSHED_SERVICE
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
         edges,
         rate_limit_note=rate_limit_note(environment),
         saved_to=options.save_to,
-        service_note=(
-            f"the state was written for the service at {moved_from}, and {environment.name!r} "
-            f"now names {environment.base_url or 'the built-in sandbox'}: this plan compares "
-            f"the manifests with records of {moved_from}. apply first reads some of them back "
-            "here, and sends nothing unless this service holds them as recorded"
-            if moved_from is not None
-            else None
-        ),
+        service_note=_service_note(moved_from, environment),
         sensitive_note=(
             f"{uncompared} recorded access code(s) were taken as unchanged without being "
             f"compared: the state keeps them as digests keyed by the API key, and "
@@ -120,6 +114,24 @@ def make_plan(options: PlanOptions) -> PlanResult:
             if uncompared
             else None
         ),
+    )
+
+
+def _service_note(moved_from: str | None, environment: Environment) -> str | None:
+    """What plan says of a state written for another service than the environment's."""
+    if moved_from is None:
+        return None
+    here = environment.base_url or "the built-in sandbox"
+    if moved_from == PUSHED_SERVICE:
+        written = (
+            "the state was pushed here (`customs-batch state push`) from a service not checked yet"
+        )
+    else:
+        written = f"the state was written for the service at {moved_from}"
+    return (
+        f"{written}, and {environment.name!r} names {here}: this plan compares the manifests "
+        "with records that may be another service's. apply first reads some of them back "
+        "here, and sends nothing unless this service holds them as recorded"
     )
 
 

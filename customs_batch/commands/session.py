@@ -60,7 +60,7 @@ def _check_the_new_service(
     other objects, and their updates would go to them."""
     from customs_batch.errors import StateError
     from customs_batch.execution.reconcile import differs_from_the_recorded_service
-    from customs_batch.state.backend import LocalBackend
+    from customs_batch.state.backend import PUSHED_SERVICE, LocalBackend
 
     assert isinstance(backend, LocalBackend)  # the only backend that records its service
     why = differs_from_the_recorded_service(client, session.state)
@@ -68,14 +68,33 @@ def _check_the_new_service(
         backend.confirm_service()
         return
     name = environment.name
+    if moved_from == PUSHED_SERVICE:
+        held = (
+            f"{backend.directory} holds a state pushed there with `customs-batch state push`, "
+            f"and {name!r} is at {backend.service}, which does not hold its records: {why}. "
+            "Its records are objects of another service"
+        )
+        hint = (
+            f"push back the state that was {name!r}'s (a copy `customs-batch state pull` "
+            f"printed before), or give {name!r} a state folder of its own (state_dir); only "
+            f"if these records are objects of {backend.service}, remove "
+            f"{backend.environment_path} and run again"
+        )
+    else:
+        held = (
+            f"{backend.directory} holds the state of environment {name!r} at {moved_from} (its "
+            f"file {backend.environment_path.name} says so), but {name!r} is now at "
+            f"{backend.service}, which does not hold its records: {why}. Its records are "
+            f"objects at {moved_from}"
+        )
+        hint = (
+            f"point {name!r} back at {moved_from}, or give the new service a state folder of "
+            "its own (state_dir; an empty one for a first run, then `customs-batch import` what "
+            f"exists there); only if it is the same service at a new address, remove "
+            f"{backend.environment_path} and run again"
+        )
     raise StateError(
-        f"{backend.directory} holds the state of environment {name!r} at {moved_from} (its "
-        f"file {backend.environment_path.name} says so), but {name!r} is now at "
-        f"{backend.service}, which does not hold its records: {why}. Its records are objects "
-        f"at {moved_from}: their updates and cancellations would go to other objects here, "
+        f"{held}: their updates and cancellations would go to other objects here, "
         "and what they declare would be taken as sent. Nothing was sent",
-        hint=f"point {name!r} back at {moved_from}, or give the new service a state folder of "
-        "its own (state_dir; an empty one for a first run, then `customs-batch import` what "
-        f"exists there); only if it is the same service at a new address, remove "
-        f"{backend.environment_path} and run again",
+        hint=hint,
     )

@@ -114,10 +114,33 @@ def forget_attempt(options: StateOptions, address: Address) -> None:
 def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
     """``state push``: the state replaced by ``incoming`` (refused for another lineage or an
     older serial unless ``force``)."""
-    with options.backend().open("state push", lock_timeout=options.lock_timeout) as session:
+    backend = options.backend()
+    with backend.open("state push", lock_timeout=options.lock_timeout) as session:
         replacement = pushed_state(session.state, incoming, force=force)
+        # (Another lineage is pushed only with --force, which says the other state is meant.)
+        same = incoming.lineage == session.state.lineage or not session.state.lineage
+        if same and not options.allow_empty_state:
+            _refuse_a_pushed_state_behind(backend, incoming)
         session.replace(replacement)
+        if replacement.resources:
+            backend.pushed()  # its records are checked at the service before the next send
     return replacement
+
+
+def _refuse_a_pushed_state_behind(backend: StateBackend, incoming: State) -> None:
+    """Refuse a pushed state older than what this environment's history (or the project's
+    mark of its folder) says it reached: with --force it would get a new serial and pass
+    every later check, and the objects the runs since created would be declared again."""
+    try:
+        backend.refuse_a_state_behind_its_history(incoming)
+    except StateError as error:
+        raise StateError(
+            f"the pushed state is older than this environment's: {error.message}",
+            hint="push a copy that holds what those runs created (`customs-batch state pull` "
+            "prints the current state); if it is lost, push this one with --allow-empty-state "
+            "and record each object named above with `customs-batch import ADDR ID` before "
+            "planning",
+        ) from None
 
 
 def adopt_object(

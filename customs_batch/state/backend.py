@@ -47,6 +47,9 @@ another environment's state_dir is refused, and one whose environment now names 
 service is checked against it before anything is sent (``commands.session``)."""
 _ENVIRONMENT_READ = 4096  # bytes of that file read at most: a name and a URL, never a whole file
 _SERVICE = "service "
+PUSHED_SERVICE = "(not checked: the state was pushed here)"
+"""What the environment file names as the service after ``state push``, until a command
+that talks to the service has found the pushed records there."""
 """How the line of that file naming the environment's service starts."""
 
 
@@ -80,6 +83,7 @@ class StateBackend(Protocol):
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> StateSession: ...
     def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked: ...
     def refuse_a_state_behind_its_history(self, state: State) -> None: ...
+    def pushed(self) -> None: ...
 
 
 class LocalBackend:
@@ -180,6 +184,17 @@ class LocalBackend:
             f"{self.environment_path} and run again: the next command that writes the state "
             f"records {mine!r} there",
         )
+
+    def pushed(self) -> None:
+        """A state was pushed here (``state push``, under the lock): its records may be
+        objects of another environment's service, so the folder names no service until a
+        command that talks to this one has read some of them back there
+        (:attr:`service_moved_from` is :data:`PUSHED_SERVICE` until then)."""
+        if self.environment is None:
+            return
+        text = f"{self.environment}\n{_SERVICE}{PUSHED_SERVICE}\n"
+        write_atomic(self.environment_path, text.encode("utf-8"))
+        self.service_moved_from = PUSHED_SERVICE
 
     def confirm_service(self) -> None:
         """The environment's new service holds the recorded objects: the folder names it
@@ -286,15 +301,22 @@ class LocalBackend:
             f"on {mark.at} this project read serial {mark.serial} of the same state here, "
             f"with {mark.records} record(s)"
         )
-        if state.lineage:
+        if state.lineage == mark.lineage:
             what = f"{self.state_path} has serial {state.serial}, but {seen}"
+            how = "the folder was put back to an older copy (its history with it)"
+        elif state.lineage:
+            what = (
+                f"{self.state_path} is another state (lineage {state.lineage[:8]}) than the "
+                f"one this project saw here (lineage {mark.lineage[:8]}): {seen}"
+            )
+            how = "the state file was replaced by another (a copy from another project?)"
         else:
             what = f"{self.directory} holds no state, but {seen}"
+            how = "the folder was emptied"
         raise StateError(
-            f"{what}: the folder was put back to an older copy (its history with it) or "
-            "emptied, and holds no trace of what the runs since created at the service. "
-            "Planning from it would declare those documents again (goods declared twice, "
-            "movements created twice)",
+            f"{what}: {how}, and holds no trace of what the runs since created at the "
+            "service. Planning from it would declare those documents again (goods declared "
+            "twice, movements created twice)",
             hint=f"put back the newest copy of {self.directory} (from version control or "
             "wherever CI kept it); if this state is the one you mean, first record what "
             "exists at the service with `customs-batch import ADDR ID` (compare with "

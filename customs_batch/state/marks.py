@@ -76,16 +76,16 @@ class StateMarks:
         return mark if mark.lineage else None
 
     def behind(self, state: State) -> Mark | None:
-        """The mark ``state`` is older than, or None: a state of the mark's lineage with a
-        lower serial, or no state where the mark saw records."""
+        """The mark ``state`` falls short of, or None: a state of the mark's lineage with a
+        lower serial, or, where the mark saw records, no state or another state (a
+        ``state.json`` copied from another project: the objects of the one seen here would
+        be declared again)."""
         mark = self.mark()
         if mark is None:
             return None
-        if state.lineage == mark.lineage and state.serial < mark.serial:
-            return mark
-        if not state.lineage and not state.resources and mark.records:
-            return mark
-        return None
+        if state.lineage == mark.lineage:
+            return mark if state.serial < mark.serial else None
+        return mark if mark.records else None
 
     def note(self, state: State, *, exact: bool = False) -> None:
         """Keep ``state`` as the folder's newest, unless the mark names a newer serial of

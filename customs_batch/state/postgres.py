@@ -93,6 +93,10 @@ class PostgresBackend:
         """Not checked for a PostgreSQL state (see LocalBackend's): a database put back
         from a backup older than its history rows is not detected."""
 
+    def pushed(self) -> None:
+        """Nothing to note: a PostgreSQL state records no service (its name is the
+        environment's)."""
+
     def read(self) -> State:
         """The state with any pending journal applied, without writing anything."""
         with self._connect() as connection:

@@ -85,3 +85,50 @@ def test_an_environment_pointed_at_another_service_sends_nothing_there(
     assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
     (updated,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
     assert (updated["id"], updated["name"]) == (mine["id"], "My road imports (EU)")
+
+
+def test_a_state_pushed_from_another_service_is_read_back_before_anything_is_sent(
+    tmp_path: Path, project: Project
+) -> None:
+    # `state pull` in one project, `state push` into an environment at another service: the
+    # records' IDs there are other objects. The push names no service in the folder, so
+    # the next apply reads records back first, and sends nothing where they are not.
+    first = project.sandbox
+    project.write("manifests/group.yaml", GROUP.format(name="My road imports"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    pulled = project.run("state", "pull")
+    assert pulled.returncode == 0, pulled.stderr
+    (tmp_path / "pulled.json").write_text(pulled.stdout, encoding="utf-8")
+
+    (tmp_path / "other").mkdir()
+    other = Sandbox(tmp_path / "other")
+    other.start()
+    try:
+        other.client.post(
+            "/v1/declaration-templates/groups",
+            json={"name": "Someone else's group", "code": "OTHER", "companyId": 1},
+        ).raise_for_status()
+        before = _groups(other)
+        second = Project(tmp_path / "second", other)
+        second.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
+        pushed = second.run("state", "push", str(tmp_path / "pulled.json"))
+        assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+        planned = second.run("plan")
+        assert "the state was pushed here" in planned.stderr
+        refused = second.run("apply", "--auto-approve")
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "does not hold its records" in refused.stderr
+        assert _groups(other) == before, "nothing was sent to the other service"
+    finally:
+        other.stop()
+
+    # Pushed back where it came from: the service holds the records, and apply goes on.
+    again = project.run("state", "push", str(tmp_path / "pulled.json"))
+    assert again.returncode == 0, again.stdout + again.stderr
+    project.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (group,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
+    assert group["name"] == "My road imports (EU)"
+    assert (project.state_dir / "environment").read_text() == f"e2e\nservice {first.url}\n"

@@ -105,3 +105,43 @@ def test_the_newest_state_goes_on_and_a_new_state_starts(project: Project) -> No
     done = project.run("apply", "--auto-approve")
     assert done.returncode == 0, done.stdout + done.stderr
     assert _codes(project.sandbox).count("SECOND") == 1
+
+
+def test_a_state_file_of_another_project_is_refused(tmp_path: Path, project: Project) -> None:
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    other = Project(tmp_path / "other", project.sandbox)
+    other.write("manifests/theirs.yaml", GROUP.format(name="theirs", code="THEIRS"))
+    done = other.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    created = _codes(project.sandbox)
+
+    shutil.copy(other.state_dir / "state.json", project.state_dir / "state.json")
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "is another state (lineage" in refused.stderr
+    assert "the state file was replaced by another" in refused.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+
+
+def test_an_older_copy_pushed_with_force_is_refused(tmp_path: Path, project: Project) -> None:
+    # --force gives the pushed copy a new serial, past every later check: the push itself
+    # compares it with the history and the mark.
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    older = project.run("state", "pull")
+    (tmp_path / "older.json").write_text(older.stdout, encoding="utf-8")
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = (project.state_dir / "state.json").read_bytes()
+
+    refused = project.run("state", "push", str(tmp_path / "older.json"), "--force")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "the pushed state is older than this environment's" in refused.stderr
+    assert "TemplateGroup/second" in refused.stderr  # named from the history
+    assert (project.state_dir / "state.json").read_bytes() == state
+    planned = project.run("plan")
+    assert planned.returncode == 0 and "No changes" in planned.stdout

@@ -41,7 +41,7 @@ def test_a_lower_serial_of_the_same_lineage_is_behind(tmp_path: Path) -> None:
     assert (mark.serial, mark.records, mark.at) == (3, 2, "2026-11-27 07:40 UTC")
     assert marks.behind(_state("L", 3, 2)) is None
     assert marks.behind(_state("L", 4, 2)) is None
-    assert marks.behind(_state("other", 1, 1)) is None  # another state: not compared
+    assert marks.behind(_state("other", 9, 1)) is not None  # another state where records were
     assert marks.behind(_state("", 0, 0)) is not None  # emptied where records were
 
 
@@ -59,10 +59,13 @@ def test_the_mark_moves_forward_only_unless_told(tmp_path: Path) -> None:
     assert files == written  # no lineage: no mark
 
 
-def test_a_mark_without_records_does_not_refuse_an_empty_state(tmp_path: Path) -> None:
+def test_a_mark_without_records_does_not_refuse_an_empty_or_another_state(
+    tmp_path: Path,
+) -> None:
     marks, _ = _marks(tmp_path)
     marks.note(_state("L", 1, 0))
     assert marks.behind(_state("", 0, 0)) is None
+    assert marks.behind(_state("other", 1, 3)) is None
 
 
 @pytest.mark.parametrize("data", [b"", b"{", b'{"lineage": "L"}', b"[]", b'{"lineage": ""}'])
