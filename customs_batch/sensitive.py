@@ -22,6 +22,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -326,6 +327,35 @@ def masked(kind: Kind, spec: JSONObject) -> JSONObject:
     return replaced(spec, changes) if changes else spec
 
 
+def clear_values(kind: Kind, spec: JSONObject) -> tuple[str, ...]:
+    """The sensitive values of ``spec`` that are not digests (an access code as sent)."""
+    return tuple(
+        value
+        for path in sensitive_paths(kind)
+        for _, value in values_at(spec, path)
+        if isinstance(value, str) and value and not is_digest(value)
+    )
+
+
+def without_quoted(value: JSON, secrets: Sequence[str]) -> JSON:
+    """``value`` (a service's message, an error body) with each of ``secrets`` it quotes
+    shown as ``(sensitive)``: a service that repeats the access code it was sent must not
+    bring it back into the state, a report or a log."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in sorted(secrets, key=len, reverse=True):
+            value = value.replace(secret, SENSITIVE)
+        return value
+    if isinstance(value, dict):
+        return {
+            without_quoted(str(k), secrets): without_quoted(v, secrets) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [without_quoted(item, secrets) for item in value]
+    return value
+
+
 def masked_document(document: JSONObject) -> JSONObject:
     """A rendered document (``kind`` and ``spec``) with its sensitive values shown as
     ``(sensitive)``; unchanged when its kind has none."""
@@ -356,6 +386,8 @@ def sealed_record(record: ResourceRecord, sealer: Sealer, lineage: str) -> Resou
     kind = kind_of_address(record.address)
     if kind is None:
         return record
+    if record.error is not None or record.remote_errors:
+        record = _without_quoted_values(kind, record, sealer, lineage)
     spec = sealer.seal(kind, record.spec, lineage)
     superseded = tuple(
         {**entry, "spec": sealer.seal(kind, entry["spec"], lineage)}
@@ -368,3 +400,50 @@ def sealed_record(record: ResourceRecord, sealer: Sealer, lineage: str) -> Resou
     ):
         return record
     return record.with_changes(spec=spec, superseded=superseded)
+
+
+def _without_quoted_values(
+    kind: Kind, record: ResourceRecord, sealer: Sealer, lineage: str
+) -> ResourceRecord:
+    """``record`` with the access codes of its spec masked in the service's error and
+    errors it keeps: those the spec holds in clear (recorded in the same write as the
+    answer that quotes them), and, where it holds digests (a later read: refresh, a wait),
+    each word of the errors whose digest is one of them."""
+    secrets = clear_values(kind, record.spec)
+    if not secrets:
+        secrets = _quoted_digested(kind, record, sealer, lineage)
+    if not secrets:
+        return record
+    error = record.error
+    if error is not None:
+        error = replace(
+            error,
+            message=str(without_quoted(error.message, secrets)),
+            body=without_quoted(dict(error.body), secrets),
+        )
+    errors = tuple(without_quoted(list(record.remote_errors), secrets))
+    return record.with_changes(error=error, remote_errors=errors)
+
+
+_WORD = re.compile(r"""[^\s"'`,;:()\[\]{}<>=]{1,256}""")
+"""A word of a service's message that could be a value it quotes (``"1234"``, ``A-12``)."""
+
+
+def _quoted_digested(
+    kind: Kind, record: ResourceRecord, sealer: Sealer, lineage: str
+) -> tuple[str, ...]:
+    """The words of ``record``'s error and errors whose digest is one its spec holds."""
+    digests = {
+        value
+        for path in sensitive_paths(kind)
+        for _, value in values_at(record.spec, path)
+        if isinstance(value, str) and is_digest(value)
+    }
+    if not digests or not sealer.has_key():
+        return ()
+    said = json.dumps(
+        [record.error.to_json() if record.error else None, list(record.remote_errors)],
+        ensure_ascii=False,
+    )
+    words = {found.rstrip(".!?") for found in _WORD.findall(said)} | set(_WORD.findall(said))
+    return tuple(word for word in words if word and sealer.digest(word, lineage) in digests)

@@ -356,6 +356,10 @@ class Sender:
         self.rate_limiter.release()  # the answer is in: the service counted the request
         self._log(outgoing, response, time.perf_counter() - started, key)
         payload = self._json(response, operation, key)
+        if key and key.encode("ascii", "replace") in response.content:
+            # The service quoted the key (an error echoing the Authorization header): what
+            # is recorded, printed or raised holds *** instead.
+            payload = _redacted(payload, key)
         if exchange is not None:
             exchange.status = response.status_code
             mrn = payload.get("mrn") if isinstance(payload, dict) else None

@@ -49,6 +49,7 @@ from customs_batch.kinds.model import Request, Restated, WaitFunction
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
+from customs_batch.sensitive import clear_values, without_quoted
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
 
@@ -423,6 +424,8 @@ class _Run:
     ) -> Outcome:
         status = getattr(exc, "status", None)
         message = getattr(exc, "service_message", None) or exc.message
+        # An access code the service quotes back is never shown (the record masks it too).
+        message = str(without_quoted(message, clear_values(change.address.kind, change.spec)))
         failure = ServiceFailure(status, message, _body(exc))
         if previous is not None and previous.outputs:
             # An update was refused: the object is as it was, with the error noted.

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from customs_batch.errors import ServiceError
+from customs_batch.sensitive import clear_values, without_quoted
 from customs_batch.state.backend import StateSession
 from customs_batch.state.history import LINEAGE_SHOWN, HistoryStore
 from customs_batch.state.lock import LockInfo
@@ -162,8 +163,10 @@ class RunHistory:
             "mrn": next((e.mrn for e in reversed(exchanges) if e.mrn), None),
         }
         if error is not None:
-            fields["errors"] = last.errors if last is not None else None
-            fields["failure"] = error.message
+            # An access code the service quotes back is kept as (sensitive), as in the state.
+            secrets = clear_values(change.address.kind, change.spec)
+            fields["errors"] = without_quoted(last.errors, secrets) if last is not None else None
+            fields["failure"] = without_quoted(error.message, secrets)
         self._append("answer", change, **fields)
 
     def moved(self, change: PlannedChange, outputs: Mapping[str, Scalar]) -> None:

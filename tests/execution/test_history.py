@@ -21,6 +21,7 @@ from customs_batch.execution.apply import ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.kinds import Kind
 from customs_batch.planning import plan_changes
+from customs_batch.sensitive import Sealer
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, ServiceFailure
 from customs_batch.state.history import LocalHistory, verify
 
@@ -333,3 +334,42 @@ def test_a_history_that_cannot_be_written_stops_the_run_but_the_outcome_is_kept(
     assert "Movement/m1" not in records
     [row] = history_rows(store)
     assert (row.address, row.status) == ("Movement/m0", "unknown")
+
+
+class _EchoesWhatItWasSent(httpx.BaseTransport):
+    """Refuses every POST quoting the request's Authorization and its access code, in the
+    message and in the errors."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        code = json.loads(request.read())["DeclarationGuarantees"][0]["accessCode"]
+        said = {
+            "message": f"access code {code} refused for {request.headers['Authorization']}",
+            "errors": [{"field": "accessCode", "value": code}],
+        }
+        return httpx.Response(400, json=said)
+
+
+def test_an_access_code_and_the_key_quoted_by_the_service_are_never_kept(
+    tmp_path: Path,
+) -> None:
+    spec = departure()
+    spec["DeclarationGuarantees"][0]["accessCode"] = "Q7Z9"
+    backend = LocalBackend(tmp_path, sealer=Sealer(lambda: "sandbox-key"))
+    report, store = _apply(
+        backend, [doc(Kind.DEPARTURE_DECLARATION, "d", spec, 0)], _EchoesWhatItWasSent()
+    )
+    assert not report.ok
+    [outcome] = report.outcomes
+    assert outcome.detail == "access code (sensitive) refused for Bearer ***"
+    [row] = history_rows(store)
+    assert row.errors == {
+        "message": "access code (sensitive) refused for Bearer ***",
+        "errors": [{"field": "accessCode", "value": "(sensitive)"}],
+    }
+    record = backend.read().resources["DepartureDeclaration/d"]
+    assert record.error is not None
+    assert record.error.message == "access code (sensitive) refused for Bearer ***"
+    for path in tmp_path.iterdir():
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"Q7Z9" not in data and b"sandbox-key" not in data, path.name

@@ -10,7 +10,13 @@ import psycopg
 
 from customs_batch.kinds import Kind
 from customs_batch.sensitive import Sealer, is_digest, is_sensitive, sensitive_paths
-from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, StateBackend
+from customs_batch.state import (
+    LocalBackend,
+    RecordStatus,
+    ResourceRecord,
+    ServiceFailure,
+    StateBackend,
+)
 from customs_batch.state.postgres import PostgresBackend
 
 from .conftest import STATE_NAME, Backends
@@ -128,3 +134,29 @@ def test_a_state_holding_a_code_in_clear_is_digested_when_first_written(
     record = backend.read().resources[ADDRESS]
     assert is_digest(record.spec["DeclarationGuarantees"][0]["accessCode"])
     assert record.outputs == {"declarationId": 7}
+
+
+def test_an_access_code_the_service_quotes_is_never_recorded(tmp_path: Path) -> None:
+    # In the answer to the request that sent it (the spec still in clear), and in errors
+    # read later (refresh, a wait: the spec already digested), word by word.
+    backend = LocalBackend(tmp_path, sealer=Sealer(lambda: KEY))
+    refused = _record().with_changes(
+        status=RecordStatus.FAILED,
+        error=ServiceFailure(400, f"code {CODE} refused", {"value": CODE}),
+    )
+    with backend.open("apply") as session:
+        session.record(refused)
+    kept = backend.read().resources[ADDRESS]
+    assert kept.error == ServiceFailure(400, "code (sensitive) refused", {"value": "(sensitive)"})
+    read_later = kept.with_changes(
+        status=RecordStatus.APPLIED,
+        error=None,
+        remote_errors=({"message": "guarantee: accessCode Zx-acc-9137 is unknown"},),
+    )
+    with backend.open("refresh") as session:
+        session.record(read_later)
+    again = backend.read().resources[ADDRESS]
+    assert again.remote_errors == ({"message": "guarantee: accessCode (sensitive) is unknown"},)
+    for path in tmp_path.iterdir():
+        if path.is_file():
+            assert CODE.encode() not in path.read_bytes(), path.name
