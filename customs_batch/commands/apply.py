@@ -365,5 +365,6 @@ def _manifests_folder(inputs: Inputs) -> Path:
 
 def _must_report(plan: Plan) -> bool:
     """Whether the plan holds changes that apply reports on although it sends nothing for
-    them (refused, needs-decision): apply runs so that they are counted and exit 1."""
-    return any(c.action.value in ("refused", "needs-decision") for c in plan.changes)
+    them (refused, rejected at the service, needs-decision: what plan exits 1 for): apply
+    runs so that they are counted and exit 1."""
+    return bool(plan.blocked)

@@ -542,3 +542,19 @@ def test_two_groups_renamed_into_each_others_names_keep_their_objects(
     _apply(project)
     assert _groups(sandbox) == before
     assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_apply_exits_1_while_the_plan_holds_a_rejection_as_plan_does(
+    project: Project, sandbox: Sandbox
+) -> None:
+    # A departure customs found invalid blocks the plan (exit 1): apply says so too, with
+    # nothing else to send, rather than "Nothing to apply" and exit 0.
+    project.write(DEPARTURES, batches.departures(1).replace("E2E-0001", "INVALID-0001"))
+    _apply(project)
+    assert project.run("refresh").returncode == 0  # reads that customs found it invalid
+    code, changes = _plan(project)
+    assert code == 1 and changes["DepartureDeclaration/dep-e2e-01"]["action"] == "rejected"
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "Nothing to apply" not in again.stdout
+    assert len(sandbox.created_transit()) == 1, "nothing sent again"
