@@ -23,6 +23,7 @@ from customs_batch.commands.state import (
     move_record,
     push_state,
     read_state,
+    record_word,
     restore_record,
     show_record,
     unlock,
@@ -99,7 +100,7 @@ def _listed_text(current: State) -> Iterator[str]:
     """One line per record, parsed one at a time and not kept."""
     for address, record in each_record(current.resources):
         outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
-        status = "needs-decision" if record.status.outcome_unknown else record.status.value
+        status = record_word(address, record)
         yield f"{address}  {status}  {outputs}".rstrip() + "\n"
 
 

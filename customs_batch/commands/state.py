@@ -6,6 +6,7 @@ prints."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,8 @@ from customs_batch.environments import Environment, load_project
 from customs_batch.errors import StateError, UsageError
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
+from customs_batch.kinds.actions import Action
+from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
 from customs_batch.state.lock import Unlocked
@@ -109,6 +112,20 @@ def forget_attempt(options: StateOptions, address: Address) -> None:
     anything, is taken back so the next apply sends it again."""
     with options.backend().open("state forget", lock_timeout=options.lock_timeout) as session:
         edits.forget_attempt(session, str(address))
+
+
+def record_word(address: str, record: ResourceRecord) -> str:
+    """How ``state list`` names a record's status: its own word, but ``needs-decision`` for
+    an outcome left unknown that the next plan holds for a decision (a departure); one the
+    next apply repeats safely (a movement with its recorded key) stays ``pending`` or
+    ``unknown``: nothing to decide, and forgetting it would send it as new."""
+    parsed = Address.parse(address)
+    if not record.status.outcome_unknown or parsed is None:
+        return record.status.value
+    decision = model_of(parsed.kind).unknown_outcome(parsed, record, datetime.now(UTC))
+    if decision.action is Action.NEEDS_DECISION:
+        return "needs-decision"
+    return record.status.value
 
 
 def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:

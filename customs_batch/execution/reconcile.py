@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from customs_batch.client import CustomsClient, NotFoundError
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.apply import now_iso
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import KindModel, Refreshed
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
@@ -296,8 +298,10 @@ class StatusEntry:
     """Where one recorded declaration (or cancellation) stands, as last known.
 
     ``lifecycle`` is the record's own word: ``applied``, ``forgotten`` (a tombstone of
-    ``state rm``), ``needs-decision`` (the outcome of the last request is unknown) or
-    ``refused`` (the service refused it; nothing was created). ``service_state`` is the
+    ``state rm``), ``needs-decision`` (the outcome of the last request is unknown, and the
+    next plan holds it for a decision), ``unknown`` (the outcome is unknown, and the next
+    apply repeats the request safely) or ``refused`` (the service refused it; nothing was
+    created). ``service_state`` is the
     object's state at the service (``ready``, ``invalid``, ``cancellation_requested``…);
     ``rejected``: customs never accepted it; ``pending``: customs has not decided yet.
     """
@@ -329,6 +333,20 @@ class StatusEntry:
         }
 
 
+def _unknown_entry(
+    model: KindModel, address: Address, record: ResourceRecord, ident: Scalar
+) -> StatusEntry:
+    """An object whose last request got no answer: ``needs-decision`` when the next plan
+    holds it for one (a departure), ``unknown`` when it repeats it safely (a cancellation,
+    a movement with its recorded Idempotency-Key)."""
+    decision = model.unknown_outcome(address, record, datetime.now(UTC))
+    if decision.action is Action.NEEDS_DECISION:
+        message = "outcome of the last request unknown"
+        return StatusEntry(str(address), "needs-decision", ident, message=message)
+    message = f"outcome of the last request unknown: the next apply repeats it ({decision.reason})"
+    return StatusEntry(str(address), "unknown", ident, message=message)
+
+
 def status_entries(state: State) -> list[StatusEntry]:
     """Every recorded object whose kind has a state at the service worth following
     (declarations, cancellations), in address order."""
@@ -342,8 +360,7 @@ def status_entries(state: State) -> list[StatusEntry]:
         if record.status is RecordStatus.FORGOTTEN:
             entries.append(StatusEntry(address, "forgotten", ident))
         elif record.status.outcome_unknown:
-            message = "outcome of the last request unknown"
-            entries.append(StatusEntry(address, "needs-decision", ident, message=message))
+            entries.append(_unknown_entry(model, parsed, record, ident))
         elif record.never_created:
             message = record.error.message if record.error else ""
             entries.append(StatusEntry(address, "refused", message=message))

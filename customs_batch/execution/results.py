@@ -15,12 +15,14 @@ import hmac
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
+from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import ServiceId
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, discover, iter_file
@@ -296,6 +298,12 @@ def recorded_result(address: Address, record: ResourceRecord) -> DocumentResult:
     if record.status is RecordStatus.FORGOTTEN:
         return DocumentResult(text, ResultStatus.FORGOTTEN, ids, at=at)
     if record.status.outcome_unknown:
+        decision = model.unknown_outcome(address, record, datetime.now(UTC))
+        if decision.action is not Action.NEEDS_DECISION:
+            # Repeated safely by the next apply (a movement with its recorded key): nothing
+            # to decide, and forgetting it would send it as new.
+            why = f"the outcome of the last request is unknown: the next apply repeats it ({decision.reason})"
+            return DocumentResult(text, ResultStatus.NOT_APPLIED, ids, errors=(why,), at=at)
         why = "the outcome of the last request is unknown: see `customs-batch state adopt`"
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
     if record.status is RecordStatus.FAILED:

@@ -394,6 +394,13 @@ class KindModel:
         ident = self.identifier(record)
         return frozenset() if ident in (None, "") else frozenset({str(ident)})
 
+    def unknown_outcome(self, address: Address, record: ResourceRecord, now: datetime) -> Decision:
+        """What the next plan does with ``record``, whose last outcome is unknown, while its
+        document is as it was sent: re-send it (a movement with its recorded key, a
+        cancellation again), or hold it for a decision (a departure): how ``status``,
+        ``state list`` and the results name it."""
+        return self.after_unknown(UnknownOutcome(address, record, (), now))
+
     def ids(self, record: ResourceRecord) -> dict[ServiceId, Scalar]:
         """The recorded object's IDs, by what they are (only those known)."""
         if self.service_ids is not None:

@@ -65,7 +65,8 @@ MEANINGS = {
     ResultStatus.SKIPPED: "not sent: a document it depends on failed",
     ResultStatus.NEEDS_DECISION: "the outcome of the last request is unknown (state adopt)",
     ResultStatus.PENDING: "sent; the service or customs has not decided yet (refresh)",
-    ResultStatus.NOT_APPLIED: "not sent yet (apply)",
+    ResultStatus.NOT_APPLIED: "not sent yet, or its outcome is unknown and the next apply "
+    "repeats it safely (apply)",
     ResultStatus.FORGOTTEN: "no longer followed (state rm)",
     ResultStatus.NOT_SELECTED: "left out by the selection (-l, --target, --exclude)",
     ResultStatus.DONE: "created or updated, and accepted as far as the state knows",

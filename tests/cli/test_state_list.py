@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,45 @@ def test_an_empty_state_lists_nothing_and_says_so(
     assert run(capsys, "state", "list") == (0, "", "The state is empty.\n")
     empty = json.dumps({"formatVersion": 2, "resources": {}}, indent=2, sort_keys=True) + "\n"
     assert run(capsys, "state", "list", "--format", "json") == (0, empty, "")
+
+
+def test_an_unknown_outcome_the_next_apply_repeats_is_no_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A movement sent with a key still honoured is re-sent with it (the service replays
+    # it): nothing to decide, and `state forget` would send it as new, a second movement.
+    # A departure whose answer was lost needs one.
+    just_now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    state = State(lineage="lin-1", serial=3)
+    for address, operation, key in (
+        ("Movement/m", "create-movement", "key-1"),
+        ("DepartureDeclaration/d", "submit-departure", None),
+        ("ExportCancellation/c", "cancel-export", None),
+    ):
+        state.apply(
+            address,
+            ResourceRecord(
+                address, RecordStatus.PENDING, operation, {}, idempotency_key=key,
+                updated_at=just_now,
+            ),
+        )  # fmt: skip
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "state", "list")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "DepartureDeclaration/d  needs-decision",
+        "ExportCancellation/c  pending",
+        "Movement/m  pending",
+    ]
+    code, out, err = run(capsys, "status", "--format", "json")
+    assert code == 0, err
+    shown = json.loads(out)  # (a movement has no state at the service worth following)
+    assert [(e["address"], e["lifecycle"]) for e in shown["declarations"]] == [
+        ("DepartureDeclaration/d", "needs-decision"),
+        ("ExportCancellation/c", "unknown"),
+    ]
+    assert "the next apply repeats it" in shown["declarations"][1]["message"]
+    assert shown["summary"]["blocking"] == 1
