@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from customs_batch.cli._inputs import (
 from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
+from customs_batch.errors import UsageError
 from customs_batch.reports import (
     PLAN_FORMATS,
     PlanView,
@@ -104,6 +106,13 @@ def plan(
       customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
       customs-batch plan -l 'lane in (ham-rtm,rtm-ham),team!=road' --exclude Movement/mov-7
     """
+    if output is not None and out is not None and _same_file(output, out):
+        raise UsageError(
+            f"-o {output} and -out {out} name the same file: the report written for reading "
+            "would replace the saved plan",
+            hint="give each its own file (`-out release.plan -o plan.txt`), or leave out -o "
+            "to print the report",
+        )
     if output is not None and output.suffix.lower() == ".plan":
         click.echo(
             f"warning: -o writes the plan for people to read, and `customs-batch apply` "
@@ -149,3 +158,13 @@ def plan(
     if out is not None and format_name == "text" and output is None:
         click.echo(f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`.")
     return int(result.exit_code(detailed=detailed_exitcode))
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file: the same path, or links to one file."""
+    if one.resolve() == other.resolve():
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # either does not exist yet: only the resolved paths tell
+        return False

@@ -98,3 +98,23 @@ def test_a_saved_plan_made_without_paths_reads_the_manifests_list_again(
     assert any("accessCode" in json.dumps(change) for change in saved["changes"])
     code, _, err = run(capsys, "apply", "release.plan")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_o_and_out_naming_one_file_is_a_usage_error(
+    linked: bool, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The report for reading would replace the saved plan, and apply then refuse it.
+    if linked:
+        (project / "release.plan").write_text("kept\n", encoding="utf-8")
+        (project / "report.txt").symlink_to("release.plan")
+    report = "report.txt" if linked else "release.plan"
+    code, out, err = run(capsys, "plan", "-out", "release.plan", "-o", report)
+    assert code == 64
+    assert out == ""
+    assert "name the same file" in err
+    assert (
+        (project / "release.plan").read_text(encoding="utf-8") == "kept\n"
+        if linked
+        else (not (project / "release.plan").exists())
+    )
