@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from customs_batch.errors import UsageError
+from customs_batch.kinds import Address
 from customs_batch.userfiles import is_link_loop
 
 
@@ -23,3 +25,13 @@ class ManifestPath(click.Path):
         if isinstance(value, str | Path) and is_link_loop(Path(value)):
             return Path(value)
         return super().convert(value, param, ctx)
+
+
+def parse_address(text: str) -> Address:
+    """``Kind/name`` given on the command line; a UsageError (exit 64) otherwise."""
+    address = Address.parse(text)
+    if address is None:
+        raise UsageError(
+            f"{text!r} is not an address", hint="write it as Kind/name, e.g. Movement/mov-1"
+        )
+    return address

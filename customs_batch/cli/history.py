@@ -10,6 +10,7 @@ from collections.abc import Callable
 import click
 
 from customs_batch.cli._files import format_option
+from customs_batch.cli._paths import parse_address
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
 from customs_batch.commands.history import (
@@ -174,11 +175,16 @@ def history(address: str | None, env_name: str | None, since: str | None, format
         if since is not None:
             raise UsageError("history verify checks every entry: --since does not apply")
         return _verify(inputs, format_name)
+    if address is not None:
+        parse_address(address)  # a typo is a usage error, not an empty history
     options = HistoryOptions(inputs, address, parse_since(since) if since else None)
     rows = read_history(options)
     click.echo(HISTORY_FORMATS.get(format_name)(rows), nl=False)
     if format_name == "text" and not rows:
-        click.echo("The history holds nothing" + (f" for {address}." if address else "."), err=True)
+        what = f" for {address}" if address else ""
+        when = f" since {since}" if since else ""
+        said = "holds nothing" if not when else "holds no entry"
+        click.echo(f"The history {said}{what}{when}.", err=True)
     return int(ExitCode.OK)
 
 

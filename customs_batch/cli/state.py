@@ -12,7 +12,7 @@ import click
 
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
-from customs_batch.cli._paths import ManifestPath
+from customs_batch.cli._paths import ManifestPath, parse_address
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
     StateOptions,
@@ -30,7 +30,7 @@ from customs_batch.commands.state import (
 )
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.formats import VERSION_KEY, Formats
-from customs_batch.kinds import MAX_NAME, NAME_PATTERN, Address
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN
 from customs_batch.kinds.readback import Comparison
 from customs_batch.state import State
 from customs_batch.state.file import dumps
@@ -39,15 +39,6 @@ from customs_batch.state.transfer import read_pushed
 
 STATE_LIST_JSON_VERSION = 2
 """2: the records under ``resources``, beside ``formatVersion`` (1 was the bare mapping)."""
-
-
-def _address(text: str) -> Address:
-    address = Address.parse(text)
-    if address is None:
-        raise UsageError(
-            f"{text!r} is not an address", hint="write it as Kind/name, e.g. Movement/mov-1"
-        )
-    return address
 
 
 def _options(
@@ -148,7 +139,9 @@ def show(address: str, env_name: str | None, allow_empty_state: bool) -> int:
     Example:
       customs-batch state show Movement/mov-a1-arrival
     """
-    record = show_record(_options(env_name, allow_empty_state=allow_empty_state), _address(address))
+    record = show_record(
+        _options(env_name, allow_empty_state=allow_empty_state), parse_address(address)
+    )
     body = {VERSION_KEY: STATE_LIST_JSON_VERSION, "resources": {str(address): record.to_json()}}
     click.echo(json.dumps(body, indent=2, sort_keys=True))
     return int(ExitCode.OK)
@@ -185,7 +178,7 @@ def rm(
       customs-batch state rm TemplateGroup/old-group
       customs-batch state rm --gone DepartureDeclaration/dep-cancelled
     """
-    parsed = [_address(a) for a in addresses]
+    parsed = [parse_address(a) for a in addresses]
     for done in forget_records(
         _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed, gone=gone
     ):
@@ -215,7 +208,7 @@ def restore(
     Example:
       customs-batch state restore DepartureDeclaration/dep-ham-0001
     """
-    parsed = _address(address)
+    parsed = parse_address(address)
     record = restore_record(
         _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed
     )
@@ -247,7 +240,7 @@ def mv(
     Example:
       customs-batch state mv DepartureDeclaration/dep-old DepartureDeclaration/dep-new
     """
-    old, new = _address(source), _address(destination)
+    old, new = parse_address(source), parse_address(destination)
     if not re.fullmatch(NAME_PATTERN, new.name) or len(new.name) > MAX_NAME:
         # Moved there, the record would be orphaned: no manifest can name it.
         raise UsageError(
@@ -275,7 +268,7 @@ def forget(address: str, env_name: str | None, lock_timeout: float, allow_empty_
     Example:
       customs-batch state forget DepartureDeclaration/dep-ham-0001
     """
-    parsed = _address(address)
+    parsed = parse_address(address)
     forget_attempt(_options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed)
     click.echo(f"Forgot the attempt of {parsed}; the next apply sends it again.")
     return int(ExitCode.OK)
@@ -307,7 +300,7 @@ def adopt_(
     Example:
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003
     """
-    parsed = _address(address)
+    parsed = parse_address(address)
     set_http_log(enabled=verbose)
     record, comparison = adopt_object(
         _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed, remote_id
@@ -415,7 +408,7 @@ def import_(
     Example:
       customs-batch import TemplateGroup/eu-road 12 manifests/
     """
-    parsed = _address(address)
+    parsed = parse_address(address)
     set_http_log(enabled=verbose)
     record, comparison = import_document(
         _options(env_name, lock_timeout, allow_empty_state=allow_empty_state),

@@ -80,7 +80,13 @@ def test_history_shows_each_request_with_its_operator_and_commit(
     assert rows[0]["commit"] == applied and rows[0]["ci_run"] == "4242"
 
     code, out, err = run(capsys, "history", "--since", "2999-01-01")
-    assert code == 0 and out == "" and "holds nothing" in err
+    assert code == 0 and out == ""
+    assert "The history holds no entry since 2999-01-01." in err  # it holds earlier ones
+
+    for typo in ("Movment/x", "foo"):  # as state show: a usage error, not an empty history
+        code, out, err = run(capsys, "history", typo)
+        assert code == 64 and out == ""
+        assert f"{typo!r} is not an address" in err
 
     history = project / ".customs-batch" / "local" / "history.jsonl"
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
