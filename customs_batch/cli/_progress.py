@@ -252,7 +252,14 @@ class TextPresenter:
         show_plan(plan, environment=environment.name, limit=environment.rate_limit)
 
     def approve(self) -> bool:
-        return click.confirm("\nApply these changes?")
+        """Yes (``y``, ``yes``) applies; anything else, and the end of input (Ctrl-D),
+        declines (Ctrl-C interrupts, exit 130)."""
+        click.echo("\nApply these changes? [y/N]: ", nl=False)
+        answer = sys.stdin.readline()
+        if not answer:
+            click.echo()  # the end of input: the terminal's line was not ended
+            return False
+        return answer.strip().lower() in ("y", "yes")
 
     def progress(self, environment: Environment) -> ApplyProgress:
         rate = rate_per_second(environment.rate_limit)

@@ -341,7 +341,7 @@ def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
                     break
                 screen += chunk
             if not answered and b"Apply these changes?" in screen:
-                os.write(primary, answer.encode() + b"\r")
+                os.write(primary, answer.encode())
                 answered = True
             if process.poll() is not None and not ready:
                 break
@@ -357,12 +357,12 @@ def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
 
 
 def test_on_a_terminal_apply_shows_the_plan_and_asks(project: Path) -> None:
-    code, screen = _on_a_terminal(project, "n")
+    code, screen = _on_a_terminal(project, "n\r")
     assert code == 1, "a declined apply is not a success a script could take for done"
     assert "+ create" in screen and "Apply cancelled." in screen
     assert not (project / ".customs-batch" / "local" / "state.json").exists()
 
-    code, screen = _on_a_terminal(project, "y")
+    code, screen = _on_a_terminal(project, "y\r")
     assert code == 0, screen
     assert "Apply summary" in screen and "succeeded" in screen
     assert "done 9" in screen
@@ -438,9 +438,17 @@ def test_a_terminal_run_that_fails_midway_leaves_no_process_or_terminal_open(
     monkeypatch.setattr(os, "openpty", openpty)
     monkeypatch.setattr(select, "select", broken_select)
     with pytest.raises(RuntimeError, match="the terminal broke"):
-        _on_a_terminal(project, "n")
+        _on_a_terminal(project, "n\r")
     [process] = started
     assert process.returncode is not None, "the child is still running"
     [primary] = terminals
     with pytest.raises(OSError):
         os.fstat(primary)
+
+
+def test_on_a_terminal_the_end_of_input_declines(project: Path) -> None:
+    # Ctrl-D at the question is an answer, not an interruption: "Apply cancelled.", exit 1.
+    code, screen = _on_a_terminal(project, "\x04")
+    assert code == 1, screen
+    assert "Apply cancelled." in screen and "Aborted" not in screen
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
