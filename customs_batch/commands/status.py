@@ -138,7 +138,7 @@ def refresh_environment(
         entries = tuple(status_entries(session.state))
     return RefreshResult(
         tuple(drifts),
-        tuple(lost.describe() for lost in settled),
+        tuple(lost.describe(applying=False) for lost in settled),
         StatusResult(environment.name, entries),
         settled_changes=len(settled),
     )

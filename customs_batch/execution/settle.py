@@ -51,12 +51,14 @@ class Settled:
     never_arrived: bool
     candidates: tuple[str, ...] = ()
 
-    def describe(self) -> str:
-        """One line for the user."""
+    def describe(self, *, applying: bool = True) -> str:
+        """One line for the user; ``applying``: said by the apply that submits it next
+        (refresh only takes the intent back: the next apply submits it)."""
         if self.never_arrived:
+            then = "it is submitted again" if applying else "the next apply submits it again"
             return (
                 f"{self.address}: the last submission never reached the service (nothing "
-                "created since could be it): it is submitted again"
+                f"created since could be it): {then}"
             )
         if not self.candidates:
             return (

@@ -79,3 +79,24 @@ def test_a_submission_the_service_may_have_received_is_left_to_decide(
     assert code == 0, err
     code, out, _ = run(capsys, "plan", "--detailed-exitcode")
     assert code == 0, out
+
+
+def test_refresh_takes_back_a_submission_that_never_arrived_and_says_apply_sends_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = transit_ids(capsys)
+    with backend(project).open("test") as session:  # killed after the intent, before it left
+        session.record(
+            ResourceRecord(
+                ADDRESS, RecordStatus.PENDING, "submit-departure", {"type": "DEPARTURE"},
+                updated_at=LONG_AGO,
+            )
+        )  # fmt: skip
+    code, out, err = run(capsys, "refresh")
+    assert code == 0, out + err
+    assert (
+        f"{ADDRESS}: the last submission never reached the service (nothing created since "
+        "could be it): the next apply submits it again"
+    ) in out
+    assert transit_ids(capsys) == before, "refresh sends nothing"
+    assert ADDRESS not in backend(project).read().resources
