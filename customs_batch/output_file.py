@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from customs_batch.errors import CustomsBatchError, UsageError
-from customs_batch.protected_files import protection
+from customs_batch.protected_files import protection, record_protection
 
 PRIVATE = 0o600
 """Read and write for the owner only."""
@@ -55,6 +55,40 @@ def refuse_a_special_file(path: Path, *, what: str) -> None:
             f"cannot write the {what} {path}: {_kind_of(info.st_mode)} is there, not a file",
             hint="remove it, or choose another folder",
         )
+
+
+def check_project_file(path: Path, *, what: str) -> None:
+    """Refuse now what :func:`write_project_file` would refuse at ``path``, so that a
+    command writing several files (and the folders for them) refuses before any."""
+    if path.is_symlink():
+        return  # replaced by the file: what it points at is never written
+    found = record_protection(path)
+    if found is not None:
+        raise UsageError(f"cannot write the {what} to {path}: {found.what}", hint=found.hint)
+    refuse_a_special_file(path, what=what)
+
+
+def write_project_file(path: Path, text: str, *, what: str) -> None:
+    """Write ``text`` as the file ``path`` names (``init``'s project files, ``schema
+    export``'s schemas: no customs data, so with the umask's mode): never over one of
+    customs-batch's records, whatever name reaches it, nor into a special file; a link at
+    ``path`` is replaced by the file, its target left alone (the user named the folder,
+    not where a link in it points). OSError when it cannot be written."""
+    check_project_file(path, what=what)
+    tmp = path.with_name(_temporary_name(path.name))
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        try:
+            _write_all(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def _looked_up(path: Path, what: str) -> os.stat_result | None:

@@ -94,6 +94,13 @@ def protection(path: Path) -> Protected | None:
     )
 
 
+def record_protection(path: Path) -> Protected | None:
+    """Why ``path`` must not be replaced because it is one of customs-batch's records (the
+    settings and the run's inputs aside: ``init`` writes a project's settings), or None."""
+    found = _record(Path(os.path.realpath(path)))
+    return None if found is None else Protected(found, _RECORD)
+
+
 def _record(real: Path) -> str | None:
     name = real.name
     record = STATE_FOLDER_FILES.get(name) or (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from customs_batch.commands.scaffold import files
 from customs_batch.errors import CustomsBatchError, UsageError
-from customs_batch.output_file import refuse_a_special_file
+from customs_batch.output_file import check_project_file, write_project_file
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,14 @@ def init_project(
         raise CustomsBatchError(
             f"cannot use {directory}: {exc.strerror}", hint="choose a folder you can write to"
         ) from exc
+    for relative in files():
+        check_project_file(directory / relative, what="project file")  # before any is written
     written: list[Path] = []
     for relative, text in files().items():
         target = directory / relative
         try:
-            refuse_a_special_file(target, what="project file")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_project_file(target, text, what="project file")
         except OSError as exc:
             raise CustomsBatchError(
                 f"cannot write {target}: {exc.strerror}", hint="choose a folder you can write to"

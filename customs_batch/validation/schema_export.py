@@ -18,7 +18,7 @@ from typing import Any
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Kind
-from customs_batch.output_file import refuse_a_special_file
+from customs_batch.output_file import check_project_file, write_project_file
 from customs_batch.resources import load_schema
 
 DOCUMENT_SCHEMA = "document.schema.json"
@@ -30,6 +30,9 @@ def export_schemas(target: Path) -> list[Path]:
 
     Returns the files written, in order. ``target`` is created when missing.
     """
+    names = ["envelope", *(kind.schema_name for kind in Kind)]
+    for name in [*names, DOCUMENT_SCHEMA.removesuffix(".schema.json")]:
+        check_project_file(target / f"{name}.schema.json", what="schema")  # before any folder
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -38,7 +41,6 @@ def export_schemas(target: Path) -> list[Path]:
             hint="choose a folder you can write to",
         ) from exc
     written = []
-    names = ["envelope", *(kind.schema_name for kind in Kind)]
     for name in names:
         # As loaded: the lists of kinds filled in from the registry (see resources.py).
         text = json.dumps(load_schema(name), indent=2, ensure_ascii=False) + "\n"
@@ -115,9 +117,8 @@ def _rebase(node: Any, prefix: str) -> Any:
 
 
 def _write(path: Path, text: str) -> Path:
-    refuse_a_special_file(path, what="schema")
     try:
-        path.write_text(text, encoding="utf-8")
+        write_project_file(path, text, what="schema")
     except OSError as exc:
         raise CustomsBatchError(
             f"cannot write {path}: {exc.strerror}", hint="choose a folder you can write to"

@@ -109,3 +109,31 @@ def test_a_named_pipe_in_place_of_a_project_file_is_refused_not_waited_on() -> N
     assert done.returncode not in (0, 2), done.stderr
     assert "busy/customs-batch.yaml: a named pipe is there, not a file" in done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_init_force_replaces_links_never_what_they_point_at(tmp_path: Path) -> None:
+    # The user named the folder, not where a link in it points: a file outside the project
+    # and customs-batch's own state keep what they hold.
+    assert _cli("init", "p")[0] == 0
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n", encoding="utf-8")
+    state = Path("p/.customs-batch/local/state.json")
+    state.parent.mkdir(parents=True)
+    state.write_text('{"state": "kept"}\n', encoding="utf-8")
+    Path("p/manifests/movement.yaml").unlink()
+    Path("p/manifests/movement.yaml").symlink_to(outside)
+    Path("p/data/README.md").unlink()
+    Path("p/data/README.md").symlink_to(Path("../.customs-batch/local/state.json"))
+    code, _, err = _cli("init", "--force", "p")
+    assert code == 0, err
+    assert outside.read_text(encoding="utf-8") == "kept\n"
+    assert state.read_text(encoding="utf-8") == '{"state": "kept"}\n'
+    for written in ("p/manifests/movement.yaml", "p/data/README.md"):
+        assert not Path(written).is_symlink() and Path(written).stat().st_size > 0
+
+
+def test_init_into_customs_batch_s_own_folder_is_refused_before_anything_is_written() -> None:
+    code, out, err = _cli("init", ".customs-batch/local")
+    assert (code, out) == (64, ""), err
+    assert "it is in .customs-batch, customs-batch's own folder" in err
+    assert not Path(".customs-batch").exists()

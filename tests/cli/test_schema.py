@@ -119,3 +119,23 @@ def test_help_shows_the_modeline_example() -> None:
     code, out, _ = _cli("schema", "export", "--help")
     assert code == 0
     assert "# yaml-language-server: $schema=" in out
+
+
+def test_schema_export_never_writes_over_customs_batch_s_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / ".customs-batch" / "local" / "state.json"
+    state.parent.mkdir(parents=True)
+    state.write_text('{"state": "kept"}\n', encoding="utf-8")
+    code = invoke(["schema", "export", ".customs-batch/local"])
+    assert code == 64
+    assert sorted(p.name for p in state.parent.iterdir()) == ["state.json"]
+    code = invoke(["schema", "export", ".customs-batch/new"])
+    assert code == 64 and not (tmp_path / ".customs-batch" / "new").exists()
+    # A link in the folder named is replaced by the schema, never written through.
+    (tmp_path / "sch").mkdir()
+    (tmp_path / "sch" / "movement.schema.json").symlink_to(state)
+    assert invoke(["schema", "export", "sch"]) == 0
+    assert state.read_text(encoding="utf-8") == '{"state": "kept"}\n'
+    assert not (tmp_path / "sch" / "movement.schema.json").is_symlink()

@@ -32,11 +32,11 @@ def test_a_folder_that_is_not_empty_needs_force(tmp_path: Path) -> None:
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
 
 
-def test_a_file_that_cannot_be_written_stops_it_after_what_was_told(tmp_path: Path) -> None:
-    # A file where a folder of the project goes: the files before it are written and told.
+def test_a_file_that_cannot_be_written_stops_it_before_any_is_written(tmp_path: Path) -> None:
+    # A file where a folder of the project goes: found before any file is written.
     (tmp_path / "templates").write_text("not a folder\n", encoding="utf-8")
     told: list[Path] = []
     with pytest.raises(CustomsBatchError, match="cannot write") as raised:
         init_project(InitOptions(tmp_path, force=True), created=told.append)
     assert raised.value.exit_code is ExitCode.ERROR
-    assert told == [tmp_path / "customs-batch.yaml"]
+    assert told == [] and not (tmp_path / "customs-batch.yaml").exists()
