@@ -47,6 +47,8 @@ class _Tally:
         self.in_flight = 0
         self.done = 0
         self.failed = 0
+        self.skipped = 0
+        """Not sent: refused by the plan, or depending on what failed (as the summary)."""
 
     def finished(self, outcome: Outcome) -> None:
         with self.lock:
@@ -54,12 +56,14 @@ class _Tally:
                 self.in_flight = max(0, self.in_flight - 1)
             if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.WAITING):
                 self.done += 1
-            else:
+            elif outcome.status is NodeStatus.FAILED:
                 self.failed += 1
+            else:
+                self.skipped += 1
 
     @property
     def remaining(self) -> int:
-        return max(0, self.total - self.done - self.failed - self.in_flight)
+        return max(0, self.total - self.done - self.failed - self.skipped - self.in_flight)
 
 
 def _outputs(outcome: Outcome) -> str:
@@ -128,13 +132,15 @@ class RichEvents(LineEvents):
                 markup=True,
                 highlight=False,
             )
-        settled = self.tally.done + self.tally.failed
+        settled = self.tally.done + self.tally.failed + self.tally.skipped
         self.progress.update(self.task, completed=settled, counts=self._counts())
 
     def _counts(self) -> str:
         t = self.tally
+        skipped = f" · skipped {t.skipped}" if t.skipped else ""
         text = (
-            f"done {t.done} · in flight {t.in_flight} · failed {t.failed} · remaining {t.remaining}"
+            f"done {t.done} · in flight {t.in_flight} · failed {t.failed}{skipped} · "
+            f"remaining {t.remaining}"
         )
         if self.seconds_per_request:
             left = (t.remaining + t.in_flight) * self.seconds_per_request
@@ -196,7 +202,12 @@ class JsonEvents:
         )
         t = self.tally
         self.emit(
-            "progress", done=t.done, failed=t.failed, inFlight=t.in_flight, remaining=t.remaining
+            "progress",
+            done=t.done,
+            failed=t.failed,
+            skipped=t.skipped,
+            inFlight=t.in_flight,
+            remaining=t.remaining,
         )
 
     def summary(self, report: ApplyReport) -> None:

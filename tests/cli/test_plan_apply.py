@@ -452,3 +452,23 @@ def test_on_a_terminal_the_end_of_input_declines(project: Path) -> None:
     assert code == 1, screen
     assert "Apply cancelled." in screen and "Aborted" not in screen
     assert not (project / ".customs-batch" / "local" / "state.json").exists()
+
+
+def test_json_progress_counts_what_was_skipped_as_skipped(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    movements = project / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    assert "quantity: 10" in text
+    movements.write_text(text.replace("quantity: 10", "quantity: 11", 1), encoding="utf-8")
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--format", "json")
+    assert code == 1  # a movement cannot change: refused, not sent
+    events = [json.loads(line) for line in out.splitlines()]
+    outcomes = [e for e in events if e["type"] == "outcome"]
+    assert outcomes and {e["status"] for e in outcomes} == {"skipped"}
+    last = [e for e in events if e["type"] == "progress"][-1]
+    assert (last["failed"], last["skipped"]) == (0, len(outcomes))
+    summary = events[-1]
+    assert summary["type"] == "summary" and summary["failed"] == 0
+    assert summary["skipped"] == len(outcomes)
