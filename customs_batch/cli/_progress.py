@@ -19,6 +19,7 @@ from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._plan_view import duration, rate_per_second, show_plan
 from customs_batch.commands.apply import ApplyProgress, ApplyResult, ApplyStatus
 from customs_batch.environments import Environment
+from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
 from customs_batch.execution.apply import ApplyReport, Outcome
 from customs_batch.execution.scheduler import NodeStatus
@@ -287,7 +288,7 @@ class TextPresenter:
             click.echo("Nothing to apply.")
         if result.report is not None:
             show_summary(result.report, terminal=self.interactive)
-            _step_summary(result)
+        _step_summary(result)
         if result.message:
             click.echo(result.message, err=True)
 
@@ -315,18 +316,38 @@ class JsonPresenter:
         click.echo(text, err=True)
 
     def finished(self, result: ApplyResult) -> None:
-        """The summary event, then the step summary and what to do on stderr."""
+        """The summary event (every run ends with one, also one that sent nothing), then
+        the step summary and what to do on stderr."""
         if result.report is not None:
             self.events.summary(result.report)
-            _step_summary(result)
+        else:
+            self.events.emit(
+                "summary",
+                **{status.value: 0 for status in NodeStatus},
+                interrupted=False,
+                outOfTime=False,
+                seconds=0,
+                ok=result.exit_code is ExitCode.OK,
+                ended=result.status.value,
+            )
+        _step_summary(result)
         if result.message:
             click.echo(result.message, err=True)
 
 
 def _step_summary(result: ApplyResult) -> None:
     report = result.report
+    environment = result.environment.name
     if report is not None:
-        append_step_summary(lambda: apply_markdown(report, environment=result.environment.name))
+        append_step_summary(lambda: apply_markdown(report, environment=environment))
+        return
+    said = {
+        ApplyStatus.NOTHING_TO_DO: "nothing to apply",
+        ApplyStatus.CANCELLED: "cancelled, nothing was sent",
+        ApplyStatus.TOO_LARGE: "stopped by the large-change guard, nothing was sent",
+    }.get(result.status, result.status.value)
+    why = f"\n\n{result.message}" if result.message else ""
+    append_step_summary(lambda: f"### customs-batch apply to `{environment}`: {said}{why}\n")
 
 
 APPLY_FORMATS: Formats[Callable[[bool], TextPresenter | JsonPresenter]] = Formats(

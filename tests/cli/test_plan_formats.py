@@ -91,3 +91,40 @@ def test_a_failed_apply_lists_each_failure_in_the_summary(
     assert "apply to `local`: failed" in text
     assert "- skipped **`Movement/mov-a1-storage-in`**: a movement is immutable" in text
     assert "| skipped | 1 |" in text
+
+
+@pytest.mark.parametrize("format_name", ["text", "json"])
+def test_an_apply_that_sends_nothing_still_ends_with_its_summary(
+    format_name: str,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing to apply, or stopped by the large-change guard: the job summary says so, and
+    # the JSON stream still ends with its summary event.
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--format", format_name)
+    assert code == 0
+    assert "### customs-batch apply to `local`: nothing to apply" in summary.read_text()
+    if format_name == "json":
+        last = json.loads(out.splitlines()[-1])
+        assert (last["type"], last["ended"], last["ok"]) == ("summary", "nothing-to-do", True)
+        assert last["succeeded"] == 0 and last["failed"] == 0
+    (project / "customs-batch.yaml").write_text(
+        "environments:\n  local:\n"
+        "    large_change_guard: {min_records: 1, max_create_share: 0.05}\n",
+        encoding="utf-8",
+    )
+    (project / "manifests" / "new-group.yaml").write_text(  # one create: over 5 % of 9
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\nmetadata: {name: g-new}\n"
+        "spec: {name: New, code: NEW-1, companyId: 1}\n",
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "apply", "--auto-approve", "--format", format_name)
+    assert code == 1, out + err
+    assert "stopped by the large-change guard, nothing was sent" in summary.read_text()
+    if format_name == "json":
+        last = json.loads(out.splitlines()[-1])
+        assert (last["type"], last["ended"], last["ok"]) == ("summary", "too-large", False)
