@@ -374,7 +374,9 @@ def status_entries(state: State) -> list[StatusEntry]:
                     ident,
                     last,
                     rejected=last in model.rejected_states,
-                    pending=last in model.pending_states,
+                    # Not decided yet, as results says: a cancellation requested, a
+                    # departure customs is still processing.
+                    pending=last in model.pending_states or last in model.processing_states,
                     errors=tuple(record.remote_errors),
                 )
             )

@@ -326,7 +326,7 @@ class KindModel:
 
     processing_states: frozenset[str] = frozenset()
     """Service states in which the service is still working on the object (a departure
-    ``processing``): ``results`` calls it pending, like the ``pending_states``."""
+    ``processing``): ``results`` and ``status`` call it pending, like the ``pending_states``."""
 
     code_fields: CodeFields = ()
     """Which fields of its spec hold which sort of code (``validate`` checks each: a country,

@@ -115,3 +115,28 @@ def test_an_unknown_outcome_the_next_apply_repeats_is_no_decision(
     ]
     assert "the next apply repeats it" in shown["declarations"][1]["message"]
     assert shown["summary"]["blocking"] == 1
+
+
+def test_status_calls_a_departure_customs_still_processes_pending_as_results_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = State(lineage="lin-1", serial=3)
+    address = "DepartureDeclaration/d"
+    state.apply(
+        address,
+        ResourceRecord(
+            address, RecordStatus.APPLIED, "submit-departure", {},
+            outputs={"declarationId": 7003, "status": "processing"},
+            remote_status="processing",
+        ),
+    )  # fmt: skip
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "status", "--format", "json")
+    assert code == 0, err
+    shown = json.loads(out)
+    [entry] = shown["declarations"]
+    assert (entry["serviceState"], entry["pending"]) == ("processing", True)
+    assert shown["summary"]["pending"] == 1
