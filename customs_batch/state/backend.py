@@ -230,6 +230,8 @@ class LocalBackend:
         if state is None:
             if not self.allow_empty_state:
                 self._refuse_a_lost_state()
+                if not self.journal_path.exists():
+                    self._refuse_a_renamed_environment()
             state = State(lineage="", serial=0, sealer=self.sealer)
         check = None if absent and self.allow_empty_state else self._refuse_a_partial_state
         state.journal = _apply_journal(state, self.journal_path, check, absent=absent)
@@ -265,6 +267,44 @@ class LocalBackend:
             hint=f"{restore}; if a new, empty state is really what you want, run the command "
             "with --allow-empty-state",
         )
+
+    def _refuse_a_renamed_environment(self) -> None:
+        """No state here, while a folder beside this one holds the state of another
+        environment at the same service: this environment is most likely that one renamed
+        in customs-batch.yaml, its folder left behind, and starting empty would declare
+        every recorded document again."""
+        if (
+            self.environment is None
+            or self.service is None
+            or not self.service.startswith(("http://", "https://"))
+        ):
+            return  # the embedded sandbox keeps its data in the folder: nothing is left behind
+        try:
+            siblings = [p for p in self.directory.parent.iterdir() if p != self.directory]
+        except OSError:
+            return
+        for folder in sorted(siblings):
+            named = _environment_of(folder / ENVIRONMENT_FILE)
+            if named is None or named[1] != self.service or named[0] == self.environment:
+                continue
+            if not (folder / STATE_FILE).exists() and not (folder / JOURNAL_FILE).exists():
+                continue
+            other = named[0]
+            mine = self.environment
+            move = (
+                f"mv {shlex.quote(str(folder))} {shlex.quote(str(self.directory))} && rm "
+                f"{shlex.quote(str(self.directory / ENVIRONMENT_FILE))}"
+            )
+            raise StateError(
+                f"{self.directory} holds no state of environment {mine!r}, but {folder} holds "
+                f"the state of environment {other!r} at the same service ({self.service}): if "
+                f"{mine!r} is {other!r} renamed in customs-batch.yaml, its state was left "
+                "behind, and starting empty would declare every recorded document again",
+                hint=f"if {mine!r} is {other!r} renamed (the same service and account), move "
+                f"its folder and the file that names {other!r}: `{move}`; if {mine!r} is "
+                "another environment of that service on purpose, run the command with "
+                "--allow-empty-state to start its state empty",
+            )
 
     def refuse_a_state_behind_its_history(self, state: State) -> None:
         """Refuse ``state`` (read here) when the history records that apply sent requests
@@ -357,6 +397,8 @@ class LocalBackend:
 
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> LocalSession:
         """Lock the state for ``operation`` and fold any journal a crash left behind."""
+        if not self.allow_empty_state and not self.directory.exists():
+            self._refuse_a_renamed_environment()  # before the folder is made: it is moved here
         try:
             make_private_folder(self.directory)
         except OSError as exc:
@@ -571,3 +613,18 @@ def _clear(journal_path: Path) -> None:
             "in again, to the same result, by the next run",
             doing="cannot empty the journal",
         ) from None
+
+
+def _environment_of(path: Path) -> tuple[str, str] | None:
+    """The environment and service an ``environment`` file names, or None (none there, or
+    unreadable: the environment that owns it says so when it reads it)."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(_ENVIRONMENT_READ)
+    except OSError:
+        return None
+    lines = data.decode("utf-8", errors="replace").strip().splitlines()
+    service = next((line[len(_SERVICE) :] for line in lines if line.startswith(_SERVICE)), None)
+    if not lines or service is None:
+        return None
+    return lines[0].strip(), service

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e.conftest import Project, Sandbox
 
@@ -145,3 +146,27 @@ def test_an_older_copy_pushed_with_force_is_refused(tmp_path: Path, project: Pro
     assert (project.state_dir / "state.json").read_bytes() == state
     planned = project.run("plan")
     assert planned.returncode == 0 and "No changes" in planned.stdout
+
+
+def test_an_environment_renamed_without_its_state_folder_is_refused(project: Project) -> None:
+    # `e2e` renamed `e2e-renamed` in customs-batch.yaml: its state stays in
+    # .customs-batch/e2e, and the new name's empty folder would declare everything again.
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    created = _codes(project.sandbox)
+    config = yaml.safe_load((project.root / "customs-batch.yaml").read_text())
+    config["environments"] = {"e2e-renamed": config["environments"]["e2e"]}
+    config["default_environment"] = "e2e-renamed"
+    (project.root / "customs-batch.yaml").write_text(yaml.safe_dump(config))
+    for command in (("plan",), ("apply", "--auto-approve")):
+        refused = project.run(*command)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "holds the state of environment 'e2e' at the same service" in refused.stderr
+        assert "move its folder and the file that names 'e2e': `mv " in refused.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+    renamed = project.root / ".customs-batch" / "e2e-renamed"
+    (project.root / ".customs-batch" / "e2e").rename(renamed)  # as the hint says
+    (renamed / "environment").unlink()
+    moved = project.run("plan")
+    assert moved.returncode == 0 and "No changes" in moved.stdout, moved.stdout + moved.stderr
