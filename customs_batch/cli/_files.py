@@ -44,6 +44,8 @@ def output_option(formats: Formats[Any], what: str, help: str | None = None) -> 
     with the spelling that chooses the format."""
 
     def check(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+        if value is not None and str(value) == "-":
+            return None  # standard output, as without -o
         if value is not None and str(value) in formats.names() and not value.exists():
             raise click.BadParameter(
                 f"-o names the file to write the {what} to; to choose the format, write "
@@ -57,7 +59,8 @@ def output_option(formats: Formats[Any], what: str, help: str | None = None) -> 
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
         callback=check,
-        help=help or f"Write the {what} to FILE (readable by you only) instead of stdout.",
+        help=help
+        or f"Write the {what} to FILE (readable by you only) instead of stdout (`-`: stdout).",
     )
 
 

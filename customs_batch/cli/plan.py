@@ -40,6 +40,7 @@ from customs_batch.reports import (
     "--out",
     "out",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=lambda _ctx, _param, value: _saved_plan_file(value),
     help="Save the plan to FILE for `customs-batch apply FILE`.",
 )
 @click.option(
@@ -168,3 +169,13 @@ def _same_file(one: Path, other: Path) -> bool:
         return os.path.samefile(one, other)
     except OSError:  # either does not exist yet: only the resolved paths tell
         return False
+
+
+def _saved_plan_file(value: Path | None) -> Path | None:
+    """``-out FILE``: a file apply reads back by name, so never ``-`` (standard output)."""
+    if value is not None and str(value) == "-":
+        raise click.BadParameter(
+            "a saved plan is a file `customs-batch apply FILE` reads: name one "
+            "(`-out release.plan`); to print the plan, leave out -out (or write -o -)"
+        )
+    return value

@@ -201,3 +201,24 @@ def test_a_new_job_summary_is_private_and_an_existing_one_keeps_its_mode(
     assert run(capsys, "validate", "manifests")[0] == 0
     assert stat.S_IMODE(runners.stat().st_mode) == 0o644
     assert runners.read_text().startswith("# earlier step\n")
+
+
+@pytest.mark.parametrize(
+    "command", [("plan",), ("validate", "manifests"), ("get", "template-groups")]
+)
+def test_o_dash_is_standard_output_not_a_file_named_dash(
+    command: tuple[str, ...], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, *command, "-o", "-")
+    assert code == 0, err
+    assert out  # the report, where it goes without -o
+    assert not (project / "-").exists()
+
+
+def test_a_saved_plan_to_dash_is_a_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "plan", "-out", "-")
+    assert code == 64 and out == ""
+    assert "a saved plan is a file `customs-batch apply FILE` reads" in err
+    assert not (project / "-").exists()
