@@ -37,7 +37,8 @@ class CredentialSource:
         """Where the key comes from and whether it is there, e.g. ``$SANDBOX_KEY (set)``."""
         environ = os.environ if environ is None else environ
         if self.kind is CredentialKind.ENV_VAR:
-            state = "set" if environ.get(self.ref, "").strip() else "not set"
+            value = environ.get(self.ref)
+            state = "not set" if value is None else "set" if value.strip() else "empty"
             return f"${self.ref} ({state})"
         if self.kind is CredentialKind.FILE:
             path = Path(self.ref)
@@ -51,11 +52,14 @@ class CredentialSource:
         if self.kind is CredentialKind.BUILTIN:
             return SANDBOX_KEY
         if self.kind is CredentialKind.ENV_VAR:
-            key = environ.get(self.ref, "").strip()
+            value = environ.get(self.ref)
+            key = (value or "").strip()
             if not key:
+                said = "is not set" if value is None else "is set but empty (or blank)"
                 raise ConfigError(
-                    f"the environment variable {self.ref} that holds the API key is not set",
-                    hint=f"export {self.ref}=<your key> (keys are delivered by the operator)",
+                    f"the environment variable {self.ref} that holds the API key {said}",
+                    hint=f"export {self.ref}=<your key> (keys are delivered by the operator); "
+                    "in CI, check that the secret it is set from exists and is not empty",
                 )
             return _checked(key, f"the environment variable {self.ref}")
         return _checked(_read_key_file(Path(self.ref)), f"the API key file {self.ref}")

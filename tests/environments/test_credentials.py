@@ -19,7 +19,19 @@ def test_a_variable_is_described_without_its_value() -> None:
 def test_a_missing_variable_names_the_variable() -> None:
     with pytest.raises(ConfigError, match="MY_KEY") as caught:
         CredentialSource(CredentialKind.ENV_VAR, "MY_KEY").resolve({})
+    assert caught.value.message.endswith("holds the API key is not set")
     assert "export MY_KEY" in str(caught.value.hint)
+
+
+@pytest.mark.parametrize("value", ["", "  ", "\n"])
+def test_an_empty_variable_is_told_apart_from_one_not_set(value: str) -> None:
+    # An exported variable whose CI secret is missing: "not set" would send the user to
+    # export what is exported.
+    source = CredentialSource(CredentialKind.ENV_VAR, "MY_KEY")
+    assert source.describe({"MY_KEY": value}) == "$MY_KEY (empty)"
+    with pytest.raises(ConfigError, match="is set but empty") as caught:
+        source.resolve({"MY_KEY": value})
+    assert "the secret it is set from" in str(caught.value.hint)
 
 
 def test_a_key_file_is_read_and_described(tmp_path: Path) -> None:
