@@ -21,6 +21,7 @@ from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
+from customs_batch.planning.owners import refuse_second_writers
 from customs_batch.planning.references import resolve
 from customs_batch.planning.replaced import ReplacedIds
 from customs_batch.planning.unchanged import Unchanged
@@ -227,6 +228,7 @@ def _plan(
         )
     if replaced:
         _refuse_what_names_a_resubmitted_id(changes, replaced, recorded)
+    refuse_second_writers(changes, recorded)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)

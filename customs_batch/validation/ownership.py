@@ -8,7 +8,8 @@ leaves out; otherwise the two documents would each think they set the field, and
 either changes the service holds one while plan calls the other unchanged. Two party updates
 of one declaration may not write one field either. A party update of a declaration made
 elsewhere (a literal ID) is checked against the other updates of that ID only: whether a
-literal ID is a departure of the manifests is known only from the state, not offline.
+literal ID is a departure of the manifests is known only from the state, not offline (the
+plan refuses those clashes: ``planning/owners.py``).
 
 Which kinds write party fields, and whose, is their model's ``parties``
 (``kinds/<kind>.py``): an owner writes its own declaration's (a departure), an update names

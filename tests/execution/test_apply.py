@@ -24,7 +24,8 @@ from ..planning.helpers import doc, movement
 from .conftest import Emulator
 
 GROUP = {"name": "EU road", "code": "EU-ROAD", "companyId": 1}
-PARTY = {"name": "Hafen GmbH", "eoriNo": "DE123456789012345", "countryCode": "DE"}
+EORI = {"eoriNo": "DE123456789012345"}
+"""What a party update of departure() may write: a field the departure leaves out."""
 
 
 class Recorder:
@@ -56,7 +57,7 @@ def test_create_then_no_change_then_update(tmp_path: Path, emulator: Emulator) -
     update = doc(
         Kind.TRANSIT_PARTY_UPDATE,
         "u",
-        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Principal": PARTY},
+        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI},
         3,
     )
     docs = [
@@ -201,7 +202,7 @@ def test_a_refused_change_does_not_hold_back_what_depends_on_it(
     update = doc(
         Kind.TRANSIT_PARTY_UPDATE,
         "u",
-        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Principal": PARTY},
+        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI},
         1,
     )
     report = _apply(backend, [heavier, update], emulator)

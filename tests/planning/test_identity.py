@@ -685,3 +685,37 @@ def test_numbers_of_an_identity_are_compared_by_value(kept: bool) -> None:
     assert (change.action, str(change.moved_from)) == (Action.MOVED, "DepartureDeclaration/dep")
     two = plan_changes([_departure("dep-a"), _departure("dep-b", companyId=1.0)], _state(), now=NOW)
     assert {c.action for c in two.changes} == {Action.REFUSED}
+
+
+def test_two_writers_of_one_party_field_are_refused_once_the_ids_are_known() -> None:
+    # validate cannot tell that ${ref:} and 7003 name one declaration: the plan can.
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    by_ref = doc(
+        Kind.TRANSIT_PARTY_UPDATE, "a-by-ref",
+        {"declarationId": "${ref:DepartureDeclaration/dep.declarationId}",
+         "Consignee": {"name": "Initech"}},
+        1,
+    )  # fmt: skip
+    by_id = doc(
+        Kind.TRANSIT_PARTY_UPDATE, "b-by-id",
+        {"declarationId": 7003, "Consignee": {"name": "Globex"}}, 2,
+    )  # fmt: skip
+    elsewhere = doc(
+        Kind.TRANSIT_PARTY_UPDATE, "c-other", {"declarationId": 7004, "Consignee": {"name": "X"}}, 3
+    )  # fmt: skip
+    owned = doc(
+        Kind.TRANSIT_PARTY_UPDATE, "d-owned",
+        {"declarationId": 7003.0, "Principal": {"name": "B"}}, 4,
+    )  # fmt: skip
+    plan = plan_changes([_departure("dep"), by_ref, by_id, elsewhere, owned], state, now=NOW)
+    assert _only(plan, "TransitPartyUpdate/a-by-ref").action is Action.CREATE
+    refused = _only(plan, "TransitPartyUpdate/b-by-id")
+    assert refused.action is Action.REFUSED and refused.requests == 0
+    assert "Consignee.name of declaration 7003 is written by TransitPartyUpdate/a-by-ref" in (
+        refused.reason
+    )
+    assert _only(plan, "TransitPartyUpdate/c-other").action is Action.CREATE
+    # What the departure writes is its own.
+    owned_change = _only(plan, "TransitPartyUpdate/d-owned")
+    assert owned_change.action is Action.REFUSED
+    assert "written by DepartureDeclaration/dep" in owned_change.reason
