@@ -78,6 +78,13 @@ def protection(path: Path) -> Protected | None:
     found = _record(real)
     if found is not None:
         return Protected(found, _RECORD)
+    key_of = _key_file_of(real) if real.exists() else None
+    if key_of is not None:
+        return Protected(
+            f"it is the API key file of environment {key_of} (api_key_file)",
+            "name another file: written over, the key would be lost and the report would "
+            "sit where the key was",
+        )
     try:
         info = os.stat(real)
     except OSError:
@@ -141,6 +148,22 @@ def _environment_of(folder: Path) -> str | None:
             local = environment.state.backend is StateKind.LOCAL
             if local and os.path.realpath(environment.state_dir) == str(folder):
                 return name
+    return None
+
+
+def _key_file_of(real: Path) -> str | None:
+    """The environment of the project around the current folder whose API key file is
+    ``real``, or None (the settings unreadable: the command that uses them says why)."""
+    from customs_batch.environments import CredentialKind, load_project
+
+    try:
+        project = load_project(Path.cwd())
+    except CustomsBatchError:
+        return None
+    for name, environment in sorted(project.environments.items()):
+        credential = environment.credential
+        if credential.kind is CredentialKind.FILE and os.path.realpath(credential.ref) == str(real):
+            return name
     return None
 
 

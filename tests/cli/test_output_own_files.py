@@ -264,3 +264,21 @@ def test_an_earlier_report_and_saved_plan_are_replaced(
         assert code == 0, err
     assert saved.read_text().startswith("{")
     assert run(capsys, "apply", "release.plan")[0] == 0
+
+
+@pytest.mark.parametrize("argv", [("validate", "manifests"), ("status",), ("env", "show")])
+def test_the_api_key_file_is_refused(
+    applied: Path, tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...],
+) -> None:  # fmt: skip
+    # Written over by a report, the key would be lost and customs data left in its place.
+    key = tmp_path_factory.mktemp("home") / "sandbox.key"
+    key.write_text("file-s3cret\n", encoding="utf-8")
+    key.chmod(0o600)
+    settings = applied / "customs-batch.yaml"
+    settings.write_text(
+        settings.read_text(encoding="utf-8")
+        + f"environments:\n  keyed:\n    base_url: http://127.0.0.1:9\n    api_key_file: {key}\n",
+        encoding="utf-8",
+    )
+    _refused(capsys, key, *argv, "-o", str(key), says="it is the API key file of environment keyed")
