@@ -163,3 +163,14 @@ def test_nothing_to_annotate_says_so(project: Path) -> None:
     assert code == 0
     assert "nothing to annotate" in err
     assert not (project / "out").exists()
+
+
+def test_a_refused_annotated_copy_makes_no_folder(project: Path) -> None:
+    # Copies into customs-batch's own folder are refused: before any folder is made there.
+    csv_path = project / "data" / "departures.csv"
+    csv_path.write_bytes(csv_path.read_bytes().replace(b";20;2;46,0;", b";zwanzig;2;46,0;", 1))
+    (project / ".customs-batch" / "local").mkdir(parents=True)
+    code, _, err = _report("--annotate", ".customs-batch/local/copies")
+    assert code == 64, err
+    assert "it is in .customs-batch, customs-batch's own folder" in err
+    assert not (project / ".customs-batch" / "local" / "copies").exists()

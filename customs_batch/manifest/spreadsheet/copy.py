@@ -30,7 +30,7 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     detect_delimiter,
     detect_encoding,
 )
-from customs_batch.output_file import write_named_file
+from customs_batch.output_file import check_named_file, write_named_file
 from customs_batch.userfiles import InputKind, note_read
 
 OPENPYXL_SUFFIXES = frozenset({".xlsx", ".xlsm"})
@@ -77,7 +77,9 @@ def open_copy(path: Path, csv_sheet: str) -> Workbook:
 
 def save_copy(workbook: Workbook, target: Path) -> None:
     """Write the copy readable by its owner only (0600): it holds the spreadsheet's customs
-    data. An earlier copy of the user's own is replaced."""
+    data. An earlier copy of the user's own is replaced; one refused (a record of
+    customs-batch's, another user's file) is refused before its folder is made."""
+    check_named_file(target, what="annotated copy")
     try:
         make_private_folder(target.parent)  # it holds the copies: 0700
     except OSError as exc:
