@@ -72,7 +72,11 @@ class NotFoundError(ServiceResponseError):
 
 
 class RateLimitedError(ServiceResponseError):
-    """429: over the rate limit; ``retry_after`` is in seconds."""
+    """429: over the rate limit; ``retry_after`` is in seconds. ``after_failures``: how many
+    attempts of the same request failed otherwise before (0: every answer was a 429, so
+    the service processed none of them)."""
+
+    after_failures: int = 0
 
     def __init__(
         self, message: str, *, status: int, body: JSON, operation: str, retry_after: float

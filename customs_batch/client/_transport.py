@@ -276,6 +276,8 @@ class Sender:
                 self.rate_limiter.pause(error.retry_after)
                 rate_limited += 1
                 if rate_limited > self.retry_policy.max_rate_limited:
+                    # Whether an attempt before may have been processed (a 5xx retried).
+                    error.after_failures = failures
                     raise
                 logger.info("%s: rate limited, waiting %.1f s", operation, error.retry_after)
             except ServiceError as error:

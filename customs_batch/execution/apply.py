@@ -342,6 +342,16 @@ class _Run:
             self._restore(change, previous)
             self.fail(exc)
             return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
+        if isinstance(exc, RateLimitedError) and not exc.after_failures:
+            # Every attempt was answered 429: the service processed none, as if never sent.
+            self._restore(change, previous)
+            detail = (
+                f"not sent, rate limited: the service answered 429 Too Many Requests to "
+                f"{change.operation.value} ({exc.service_message or exc.message}); nothing "
+                "was processed, and the next run sends it (a lower rate_limit for the "
+                "environment avoids it)"
+            )
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         if isinstance(exc, RequestRefusedError | NotFoundError | RateLimitedError):
             if _still_in_flight(change, exc):
                 return self._unknown(change, intent, exc)

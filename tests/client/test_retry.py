@@ -189,3 +189,27 @@ def test_429_waits_are_bounded_too() -> None:
     with pytest.raises(RateLimitedError) as caught:
         _sender(handler, clock, RetryPolicy(max_rate_limited=3)).send("GET", "/v1/x")
     assert caught.value.retry_after == 1.0
+
+
+def test_a_429_after_another_failure_says_an_earlier_attempt_may_have_been_processed() -> None:
+    # Only when every answer was a 429 is the request known to be unprocessed (apply then
+    # takes its intent back); a 503 before it may have been processed.
+    answers = iter([503, 429, 429])
+
+    def handler(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(next(answers), json={}, headers={"Retry-After": "0"})
+
+    policy = RetryPolicy(max_rate_limited=1)
+    with pytest.raises(RateLimitedError) as caught:
+        _sender(handler, FakeClock(), policy).send(
+            "POST", "/v1/x", body={}, idempotency_key="key-1"
+        )
+    assert caught.value.after_failures == 1
+    only_429 = iter([429, 429])
+    with pytest.raises(RateLimitedError) as again:
+        _sender(
+            lambda _r: httpx.Response(next(only_429), json={}, headers={"Retry-After": "0"}),
+            FakeClock(),
+            policy,
+        ).send("POST", "/v1/x", body={}, idempotency_key="key-2")
+    assert again.value.after_failures == 0

@@ -373,3 +373,23 @@ def test_an_access_code_and_the_key_quoted_by_the_service_are_never_kept(
         if path.is_file():
             data = path.read_bytes()
             assert b"Q7Z9" not in data and b"sandbox-key" not in data, path.name
+
+
+class _AlwaysRateLimited(httpx.BaseTransport):
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        said = {"statusCode": 429, "message": "Too Many Requests"}
+        return httpx.Response(429, json=said, headers={"Retry-After": "0"})
+
+
+def test_a_request_rate_limited_at_every_attempt_is_not_sent_not_refused(
+    tmp_path: Path,
+) -> None:
+    # 429 means the service processed nothing: the intent is taken back, the next run sends
+    # it, and nothing calls it refused by the service.
+    backend = LocalBackend(tmp_path)
+    report, _ = _apply(backend, [movement("m", 0)], _AlwaysRateLimited())
+    [outcome] = report.outcomes
+    assert not report.ok
+    assert outcome.detail.startswith("not sent, rate limited: the service answered 429")
+    assert "the next run sends it" in outcome.detail
+    assert "Movement/m" not in backend.read().resources
