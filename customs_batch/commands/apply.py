@@ -258,7 +258,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
     ):
         backend.refuse_a_state_behind_its_history(session.state)
         if saved is not None and plan_path is not None:
-            check_current(saved, session.state, source=plan_path)
+            check_current(saved, session.state, source=plan_path, state_at=backend.location)
             plan = saved
         else:
             # A departure whose submission was lost is searched for at the service first:

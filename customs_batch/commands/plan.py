@@ -90,6 +90,8 @@ def make_plan(options: PlanOptions) -> PlanResult:
         unchanged.save()
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
+        if not plan.lineage:  # nothing else tells this empty state from another project's
+            plan = replace(plan, state_at=backend.location)
         write_plan(
             options.save_to,
             plan,

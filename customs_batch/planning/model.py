@@ -106,6 +106,10 @@ class Plan:
     journal: str = ""
     """The fingerprint of the journal of a run not yet folded that the plan saw (the state's
     ``journal``): the plan is current only after the fold of that very journal."""
+    state_at: str = ""
+    """For a saved plan made against an empty state (no lineage yet to tell it by): where
+    that state is (a local folder, a PostgreSQL state's name), so that the plan is not
+    applied to the empty state of another project."""
 
     @property
     def counts(self) -> Mapping[Action, int]:

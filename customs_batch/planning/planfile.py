@@ -81,6 +81,7 @@ def write_plan(
         "serial": plan.serial,
         "inputsDigest": plan.inputs_digest,
         "journal": plan.journal,
+        "stateAt": plan.state_at,
         "manifests": list(manifests),
         "changes": [_change_to_json(change, sealer, plan.lineage) for change in plan.changes],
     }
@@ -148,6 +149,7 @@ def read_plan(path: Path, *, environment: str) -> Plan:
             str(body["inputsDigest"]),
             manifests=manifests,
             journal=str(body.get("journal") or ""),
+            state_at=str(body.get("stateAt") or ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanFileError(
@@ -156,7 +158,7 @@ def read_plan(path: Path, *, environment: str) -> Plan:
         ) from exc
 
 
-def check_current(plan: Plan, state: State, *, source: Path) -> None:
+def check_current(plan: Plan, state: State, *, source: Path, state_at: str = "") -> None:
     """Refuse a plan made against another state, or against this state before it changed.
 
     A plan made while a journal was not yet folded is current only when the state was
@@ -176,6 +178,13 @@ def check_current(plan: Plan, state: State, *, source: Path) -> None:
             f"{source}: the plan is stale: the state changed since it was made "
             f"(serial {plan.serial} then, {serial} now)",
             hint="make a new plan with `customs-batch plan -out FILE` and review it",
+        )
+    if not plan.lineage and plan.state_at and state_at and plan.state_at != state_at:
+        raise PlanFileError(
+            f"{source}: the plan was made against the empty state at {plan.state_at}, not "
+            f"this one ({state_at}): applied here, what it creates would be declared again "
+            "when the plan is applied where it was made",
+            hint="make a new plan here with `customs-batch plan -out FILE`",
         )
     if plan.journal != state.journal:
         raise PlanFileError(

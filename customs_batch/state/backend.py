@@ -84,6 +84,8 @@ class StateBackend(Protocol):
     def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked: ...
     def refuse_a_state_behind_its_history(self, state: State) -> None: ...
     def pushed(self) -> None: ...
+    @property
+    def location(self) -> str: ...
 
 
 class LocalBackend:
@@ -184,6 +186,12 @@ class LocalBackend:
             f"{self.environment_path} and run again: the next command that writes the state "
             f"records {mine!r} there",
         )
+
+    @property
+    def location(self) -> str:
+        """Where the state is, to tell it from another of the same environment's name (a
+        saved plan made against an empty state): the folder's real path."""
+        return os.path.realpath(self.directory)
 
     def pushed(self) -> None:
         """A state was pushed here (``state push``, under the lock): its records may be

@@ -93,6 +93,11 @@ class PostgresBackend:
         """Not checked for a PostgreSQL state (see LocalBackend's): a database put back
         from a backup older than its history rows is not detected."""
 
+    @property
+    def location(self) -> str:
+        """Where the state is: its name (each runner reaches its database by its own URL)."""
+        return f"the PostgreSQL state {self.name}"
+
     def pushed(self) -> None:
         """Nothing to note: a PostgreSQL state records no service (its name is the
         environment's)."""

@@ -118,3 +118,25 @@ def test_o_and_out_naming_one_file_is_a_usage_error(
         if linked
         else (not (project / "release.plan").exists())
     )
+
+
+def test_a_plan_made_against_an_empty_state_applies_only_to_that_state(
+    project: Path, tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # An empty state has no lineage to tell it by: a plan copied into another project would
+    # declare everything there, and again where it was made.
+    code, _, err = run(capsys, "plan", "-out", "first.plan")
+    assert code == 0, err
+    other = tmp_path_factory.mktemp("other")
+    shutil.copytree(project / "manifests", other / "manifests")
+    shutil.copytree(project / "templates", other / "templates")
+    shutil.copy(project / "first.plan", other / "first.plan")
+    monkeypatch.chdir(other)
+    code, out, err = run(capsys, "apply", "first.plan")
+    assert code != 0 and out == "", out + err
+    assert "the plan was made against the empty state at" in err
+    assert not (other / ".customs-batch" / "local" / "state.json").exists()
+    monkeypatch.chdir(project)
+    code, _, err = run(capsys, "apply", "first.plan")
+    assert code == 0, err
