@@ -191,6 +191,12 @@ class Sender:
         """Called right before each attempt leaves, after any rate-limit wait or backoff;
         an exception it raises keeps the attempt unsent and ends the send."""
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        self._reach_hint = (
+            "check the proxy the environment names (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY: "
+            "requests go through it), then the environment's base_url and the network"
+            if transport is None and _proxied_by_environment()
+            else "check the environment's base_url and the network"
+        )
         self._wire: PoolPerThread | None = None
         self._http: httpx.Client | None = None
         url = httpx.URL(base_url)
@@ -341,7 +347,7 @@ class Sender:
                 f"cannot reach the service ({operation}): {redact(str(exc), key)}; "
                 "nothing was sent",
                 operation=operation,
-                hint="check the environment's base_url and the network; nothing was sent",
+                hint=f"{self._reach_hint}; nothing was sent",
             ) from None
         except httpx.TimeoutException as exc:
             raise ConnectionFailedError(
@@ -353,7 +359,7 @@ class Sender:
             raise ConnectionFailedError(
                 f"cannot reach the service ({operation}): {redact(str(exc), key)}",
                 operation=operation,
-                hint="check the environment's base_url and the network",
+                hint=self._reach_hint,
             ) from None
         self.rate_limiter.release()  # the answer is in: the service counted the request
         self._log(outgoing, response, time.perf_counter() - started, key)

@@ -6,7 +6,12 @@ import httpx
 import pytest
 
 from customs_batch import __version__
-from customs_batch.client import Sender, UnexpectedResponseError
+from customs_batch.client import (
+    NO_RETRIES,
+    ConnectionFailedError,
+    Sender,
+    UnexpectedResponseError,
+)
 
 
 def _echo(request: httpx.Request) -> httpx.Response:
@@ -51,3 +56,20 @@ def test_a_success_that_is_not_json_is_explained() -> None:
 def test_an_empty_success_is_none() -> None:
     transport = httpx.MockTransport(lambda r: httpx.Response(204))
     assert Sender("http://svc.test", "k", transport=transport).send("DELETE", "/v1/x") is None
+
+
+def test_a_service_out_of_reach_behind_a_proxy_names_the_proxy_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Requests go through the proxy the environment names: a dead one is not the base_url.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    with pytest.raises(ConnectionFailedError) as caught:
+        Sender("http://svc.test", "k", retry_policy=NO_RETRIES).send("GET", "/v1/shipments")
+    assert str(caught.value.hint).startswith("check the proxy the environment names")
+    monkeypatch.delenv("HTTP_PROXY")
+    with pytest.raises(ConnectionFailedError) as direct:
+        Sender("http://127.0.0.1:9", "k", retry_policy=NO_RETRIES).send("GET", "/v1/shipments")
+    assert str(direct.value.hint).startswith("check the environment's base_url")
