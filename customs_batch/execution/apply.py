@@ -411,6 +411,11 @@ class _Run:
             adopted = intent.with_changes(
                 status=RecordStatus.APPLIED, outputs=conflict.outputs, updated_at=now_iso()
             )
+            if self.history is not None:
+                try:  # after the 409 of its answer entry: the object the state takes
+                    self.history.adopted(change, conflict.outputs)
+                except StateError as history_failed:
+                    self.fail(history_failed)
             self.session.record_soon(adopted)
             return Outcome(
                 change.address,

@@ -173,6 +173,11 @@ class RunHistory:
         """A renamed document took over its record; nothing was sent."""
         self._append("moved", change, movedFrom=str(change.moved_from), ids=_ids(outputs))
 
+    def adopted(self, change: PlannedChange, outputs: Mapping[str, Scalar]) -> None:
+        """A creation refused as a duplicate (409) found its object at the service, the same
+        as asked, and took it as its own: the IDs the state records from now on."""
+        self._append("adopted", change, ids=_ids(outputs))
+
     def dropped(self, change: PlannedChange) -> None:
         """A record was dropped (its document is gone); nothing was sent."""
         self._append("dropped", change)

@@ -408,7 +408,10 @@ def state_behind_history(state: State, history: LocalHistory) -> str | None:
         if (
             isinstance(ids, dict)
             and ids
-            and (body.get("event") == "moved" or (type(status) is int and 200 <= status < 300))
+            and (
+                body.get("event") in ("moved", "adopted")
+                or (type(status) is int and 200 <= status < 300)
+            )
         ):
             shown = ", ".join(f"{key}={value}" for key, value in ids.items())
             created[str(body.get("address"))] = shown

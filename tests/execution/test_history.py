@@ -393,3 +393,24 @@ def test_a_request_rate_limited_at_every_attempt_is_not_sent_not_refused(
     assert outcome.detail.startswith("not sent, rate limited: the service answered 429")
     assert "the next run sends it" in outcome.detail
     assert "Movement/m" not in backend.read().resources
+
+
+def test_a_group_adopted_after_a_409_is_an_entry_with_its_id(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The history is the evidence of what the state records: the 409 alone said refused.
+    made = emulator.http.post("/v1/declaration-templates/groups", json=GROUP)
+    made.raise_for_status()
+    group_id = made.json()["id"]
+    backend = LocalBackend(tmp_path)
+    report, store = _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator.transport)
+    assert report.ok, report.outcomes
+    answer, adopted = history_rows(store)
+    assert (answer.event, answer.status) == ("request", 409)
+    assert (adopted.event, adopted.address, adopted.ids) == (
+        "adopted",
+        "TemplateGroup/g",
+        {"id": group_id},
+    )
+    assert backend.read().resources["TemplateGroup/g"].outputs["id"] == group_id
+    assert verify(store.entries()).ok
