@@ -33,6 +33,7 @@ from customs_batch.state.journal import JournalEntry, JournalWriter, read_journa
 from customs_batch.state.lock import LockInfo, StateLock, Unlocked, force_unlock
 from customs_batch.state.marks import Mark, StateMarks
 from customs_batch.state.model import ResourceRecord, State
+from customs_batch.state.records import Records
 
 if TYPE_CHECKING:
     from customs_batch.sensitive import Sealer
@@ -485,6 +486,8 @@ class LocalSession:
         # The line is written and the memory updated in one order under the mutex.
         with self._mutex, self._failing:
             self._lock.check()
+            if not self._changed:
+                self._refuse_what_could_not_be_written()
             if not self.state.lineage:
                 self.state.lineage = str(uuid.uuid4())
             if record is not None:
@@ -494,6 +497,27 @@ class LocalSession:
             self.state.apply(address, record)
             self._changed = True
             return sequence
+
+    def _refuse_what_could_not_be_written(self) -> None:
+        """Before the first change: a state file holding access codes in clear (written by
+        a version before digests) is written again digested, with the API key; without the
+        key that write would fail after the change was already in the journal, and the
+        command would say it failed while the next one applied it."""
+        sealer = self.backend.sealer
+        if sealer is None or sealer.has_key():
+            return  # (the key at hand, as for every run that sends: no search)
+        records = self.state.resources
+        if not self.state.clear_at_rest and not (
+            isinstance(records, Records) and records.any_clear()
+        ):
+            return
+        raise StateError(
+            f"{self.backend.state_path} holds guarantee access codes in clear (written by an "
+            "earlier version of customs-batch); writing the state digests them with the API "
+            "key, and the key cannot be read here. Nothing was changed",
+            hint="set the environment's API key (see `customs-batch env show`) and run the "
+            "command again",
+        )
 
     def check_lock(self) -> None:
         """Raise LockLostError when this session's lock was broken (two ``stat`` calls)."""

@@ -58,6 +58,15 @@ class Records(MutableMapping[str, ResourceRecord]):
         records._values = dict(texts)
         return records
 
+    def any_clear(self) -> bool:
+        """Whether an entry as read holds a sensitive value in clear (one search of each;
+        the next write of the state digests them)."""
+        pattern = clear_value_pattern()
+        return any(
+            pattern.search(entry) is not None and kind_of_address(address)
+            for address, entry in self._entries.items()
+        )
+
     def entry_of(self, address: str) -> bytes | None:
         """The record's entry as it was read, or None once it was replaced or when it holds
         a sensitive value in clear (written before digests were kept: it is written again,

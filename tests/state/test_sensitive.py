@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from customs_batch.errors import ConfigError, StateError
 from customs_batch.kinds import Kind
 from customs_batch.sensitive import Sealer, is_digest, is_sensitive, sensitive_paths
 from customs_batch.state import (
@@ -160,3 +162,26 @@ def test_an_access_code_the_service_quotes_is_never_recorded(tmp_path: Path) -> 
     for path in tmp_path.iterdir():
         if path.is_file():
             assert CODE.encode() not in path.read_bytes(), path.name
+
+
+def test_a_state_holding_a_code_in_clear_without_the_key_is_not_changed(tmp_path: Path) -> None:
+    # Its next write digests the codes with the key: without it, a change made first would
+    # be in the journal while the command failed, and the next command would apply it.
+    with LocalBackend(tmp_path).open("apply") as session:  # as an older version wrote it
+        session.record(_record())
+        session.record(ResourceRecord("Movement/m", RecordStatus.APPLIED, "create", {}, {}))
+
+    def no_key() -> str:
+        raise ConfigError("the key cannot be read")
+
+    backend = LocalBackend(tmp_path, sealer=Sealer(no_key))
+    before = (tmp_path / "state.json").read_bytes()
+    with (
+        pytest.raises(StateError, match="Nothing was changed"),
+        backend.open("state rm") as session,
+    ):
+        session.forget("Movement/m")
+    assert (tmp_path / "state.json").read_bytes() == before
+    journal = tmp_path / "journal.jsonl"
+    assert not journal.exists() or journal.read_bytes() == b""
+    assert "Movement/m" in LocalBackend(tmp_path, sealer=Sealer(lambda: KEY)).read().resources
