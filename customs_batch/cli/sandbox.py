@@ -45,6 +45,7 @@ def sandbox() -> None:
     "--db",
     "db_path",
     type=click.Path(path_type=Path, dir_okay=False),
+    callback=lambda _ctx, _param, value: _data_file(value),
     help="SQLite file that keeps the data across restarts.",
 )
 @click.option(
@@ -111,3 +112,15 @@ def seed_example() -> int:
     """Print the documented built-in seed (a starting point for --seed)."""
     click.echo(builtin_seed(), nl=False)
     return int(ExitCode.OK)
+
+
+def _data_file(path: Path | None) -> Path | None:
+    """``--db``: never one of customs-batch's records (the state, its journal, the
+    history...), which SQLite would turn into a database; the emulator's own data file
+    (``sandbox.sqlite3``, which ``local`` keeps in its state folder) is its to use."""
+    from customs_batch.protected_files import record_protection
+
+    found = None if path is None else record_protection(path)
+    if path is not None and found is not None and not path.name.startswith("sandbox.sqlite3"):
+        raise click.BadParameter(f"{path}: {found.what}; name a file of its own for the data")
+    return path

@@ -57,3 +57,17 @@ def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
         "--fault-seed",
     ):
         assert option in out
+
+
+@pytest.mark.parametrize("name", ["journal.jsonl", "state.json", "history.jsonl"])
+def test_db_naming_one_of_customs_batch_s_records_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # SQLite would turn the file into a database, and the next command would read it.
+    monkeypatch.chdir(tmp_path)
+    record = tmp_path / ".customs-batch" / "local" / name
+    record.parent.mkdir(parents=True)
+    record.write_bytes(b"")
+    assert invoke(["sandbox", "serve", "--db", str(record)]) == 64
+    assert "name a file of its own for the data" in capsys.readouterr().err
+    assert record.read_bytes() == b""
