@@ -216,6 +216,30 @@ def test_the_source_line_of_another_finding_shows_no_access_code(tmp_path: Path)
     assert line[caret.index("^") :].startswith("lots")
 
 
+def test_a_code_on_the_line_after_its_name_shows_as_sensitive(tmp_path: Path) -> None:
+    """A flow mapping wrapped after ``accessCode:``: a finding on the next line quotes it
+    with the code shown as (sensitive), the caret still under what it is about."""
+    _project(tmp_path)
+    guarantee = (
+        "  DeclarationGuarantees:\n"
+        '    - {guaranteeType: "1", accessCode:\n'
+        '       "5813", guaranteeReferenceNumber: 24NL0000000000017, guaranteeAmount: lots,\n'
+        "       currencyCode: EUR}\n"
+    )
+    (tmp_path / "manifests" / "departure.yaml").write_text(
+        DEPARTURE.format(
+            for_each="", name="my-departure", values="", reference="REF-Y", guarantee=guarantee
+        ),
+        encoding="utf-8",
+    )
+    _, out, _ = _validate()
+    assert "5813" not in out
+    line = next(line for line in out.splitlines() if "guaranteeAmount: lots" in line)
+    assert line.lstrip().startswith("(sensitive), guaranteeReferenceNumber")
+    caret = out.splitlines()[out.splitlines().index(line) + 1]
+    assert line[caret.index("^") :].startswith("lots")
+
+
 def test_a_guarantee_quoted_whole_shows_no_access_code(tmp_path: Path) -> None:
     """A schema message that quotes a value holding a guarantee (written where the list of
     them belongs) shows its code as (sensitive)."""

@@ -63,6 +63,11 @@ class SourceLines:
         line = self.line(file, number)
         if line is None:
             return None
+        before = self.line(file, number - 1) if number > 1 else None
+        if before is not None and _sensitive_key_at_end().search(before) is not None:
+            # ``{accessCode:`` ending the line before (a flow mapping wrapped): the value
+            # starts this one.
+            line, column = _without_leading_value(line, column)
         line, column = without_sensitive_values(line, column)
         return excerpt(line, column)
 
@@ -77,6 +82,33 @@ def _sensitive_field() -> re.Pattern[str]:
         rf"""((?<![\w-])["']?(?:{names})["']?[ \t]*:[ \t]*)"""
         r"""("(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?|[^\s,}\]#][^,}\]#]*)"""
     )
+
+
+@cache
+def _sensitive_key_at_end() -> re.Pattern[str]:
+    """A sensitive field's name and its colon ending a line, its value on the next."""
+    names = "|".join(re.escape(name) for name in sorted(sensitive_names()))
+    return re.compile(rf"""(?<![\w-])["']?(?:{names})["']?[ \t]*:[ \t]*(?:#.*)?$""")
+
+
+_LEADING_VALUE = re.compile(
+    r"""^([ \t]*)("(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?|[^\s,}\]#][^,}\]#]*)"""
+)
+
+
+def _without_leading_value(line: str, column: int) -> tuple[str, int]:
+    """``line`` with the value it starts with shown as ``(sensitive)`` (the value of a
+    sensitive field named at the end of the line before), and where ``column`` is then."""
+    match = _LEADING_VALUE.match(line)
+    if match is None or not match.group(2).strip():
+        return line, column
+    value = match.group(2).rstrip()
+    start, end = match.start(2), match.start(2) + len(value)
+    if column > end:
+        column += len(SENSITIVE) - len(value)
+    elif column > start:
+        column = start + 1
+    return line[:start] + SENSITIVE + line[end:], column
 
 
 def without_sensitive_values(line: str, column: int) -> tuple[str, int]:
