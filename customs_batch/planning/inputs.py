@@ -31,7 +31,7 @@ from customs_batch.validation.project import (
 )
 from customs_batch.validation.rules import check_rules
 from customs_batch.validation.schema_check import check_envelope_schema, check_spec_schema
-from customs_batch.validation.sensitive_cells import SensitiveCells
+from customs_batch.validation.sensitive_cells import SensitiveCells, value_lines, without_lines
 from customs_batch.validation.team_rules import check_team_rules, finish
 
 
@@ -227,12 +227,14 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
     # warm run pays nothing for it.
     texts = TextPool()
     cells = SensitiveCells()
+    quoted: set[tuple[str, int]] = set()
     with bulk():
         for item in iter_file(Path(file)):
             if not isinstance(item, Document):
                 problems.append(item)
                 continue
             cells.note(item)
+            quoted |= value_lines(item)
             if type(item.spec) is dict:
                 texts.share(item.spec)
             findings += cap.admitted(check_envelope_schema(item))
@@ -243,7 +245,7 @@ def _load_file(numbered: tuple[int, str], settings: _Settings) -> _LoadedFile:
         findings += cap.left_out()
         keys = len(documents) <= MAX_CACHED_DOCUMENTS  # else only if the run has other files
         project = project_part(documents, broken_addresses(problems), keys=keys)
-    told = cells.withheld([*problems, *findings])
+    told = without_lines(cells.withheld([*problems, *findings]), quoted)
     problems, findings = told[: len(problems)], told[len(problems) :]
     return _LoadedFile(problems, findings, documents, number, project)
 

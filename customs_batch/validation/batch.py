@@ -42,7 +42,12 @@ from customs_batch.validation.project import (
     project_findings,
     project_part,
 )
-from customs_batch.validation.sensitive_cells import SensitiveCells, SheetColumn
+from customs_batch.validation.sensitive_cells import (
+    SensitiveCells,
+    SheetColumn,
+    value_lines,
+    without_lines,
+)
 from customs_batch.validation.suppressions import ANNOTATION
 from customs_batch.validation.team_rules import check_team_rules, finish
 
@@ -447,6 +452,7 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
     cap = FindingsCap()
     slims: list[Document] = []
     cells = SensitiveCells()
+    quoted: set[tuple[str, int]] = set()
     with _collector_paused():
         for item in iter_file(Path(file), rows=settings.rows, partial=True):
             if not isinstance(item, Document):
@@ -454,6 +460,7 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
                     findings.append(item)
                 continue
             cells.note(item)
+            quoted |= value_lines(item)
             checked = document_findings(
                 item,
                 mrn_check_digit=settings.mrn_check_digit,
@@ -469,7 +476,7 @@ def _check_file(file: str, settings: _Settings) -> _FileOutcome:
         complete = [doc for doc in slims if not doc.left_out] if left_out else slims
         project = project_part(complete, broken, keys=len(slims) <= MAX_CACHED_DOCUMENTS)
     annotated = [doc for doc in slims if ANNOTATION in doc.annotations]
-    findings = cells.withheld(findings)
+    findings = without_lines(cells.withheld(findings), quoted)
     return _FileOutcome(
         file, findings, project, frozenset(broken), annotated, _Slims(slims), cells.columns()
     )

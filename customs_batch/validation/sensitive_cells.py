@@ -16,6 +16,7 @@ a value: they travel back from a loading process and live in the load cache.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from customs_batch.findings import Finding, Location, withheld
 from customs_batch.manifest.document import Document
@@ -81,3 +82,53 @@ class SensitiveCells:
 
 def _column(location: Location) -> SheetColumn:
     return (location.file, location.sheet or "", location.column_name or "")
+
+
+def value_lines(document: Document) -> set[tuple[str, int]]:
+    """The lines of a manifest whose ``values`` hold a sensitive value of ``document`` (
+    ``values: {code: "1234"}`` feeding ``accessCode: "{{ values.code }}"``, by a template or
+    an expression): the report's masking of a line knows a sensitive field by its name, not
+    there, so a finding at such a line is told without quoting it (:func:`without_lines`)."""
+    if not has_sensitive(document.kind) or not document.values:
+        return set()
+    secrets = {
+        str(value)
+        for path in sensitive_paths(document.kind)
+        for _, value in values_at(document.spec, path)
+        if value is not None and not isinstance(value, dict | list)
+    }
+    if not secrets:
+        return set()
+    lines: set[tuple[str, int]] = set()
+    for where, value in _leaves(document.values, ("values",)):
+        if str(value) in secrets:
+            position = document.positions.get(where)
+            if position is not None and position.sheet is None:
+                lines.add((position.file, position.line))
+    return lines
+
+
+def _leaves(
+    value: object, path: tuple[str | int, ...]
+) -> Iterable[tuple[tuple[str | int, ...], object]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from _leaves(item, (*path, number))
+    else:
+        yield path, value
+
+
+def without_lines(findings: list[Finding], lines: set[tuple[str, int]]) -> list[Finding]:
+    """``findings`` with each one at one of ``lines`` marked sensitive: no report quotes
+    its source line (its message and place stay)."""
+    if not lines:
+        return findings
+    return [
+        replace(finding, sensitive=True)
+        if not finding.sensitive and (finding.location.file, finding.location.line) in lines
+        else finding
+        for finding in findings
+    ]

@@ -240,6 +240,28 @@ def test_a_code_on_the_line_after_its_name_shows_as_sensitive(tmp_path: Path) ->
     assert line[caret.index("^") :].startswith("lots")
 
 
+def test_a_line_of_values_holding_the_code_is_not_quoted(tmp_path: Path) -> None:
+    """``values: {code: "5813", ...}`` feeding ``accessCode: "{{ values.code }}"``: a finding
+    at that line (a value beside the code) is told without quoting the line."""
+    _project(tmp_path)
+    guarantee = (
+        "  DeclarationGuarantees:\n"
+        '    - {guaranteeType: "1", guaranteeReferenceNumber: 24NL0000000000017, '
+        'guaranteeAmount: 5000, currencyCode: EUR, accessCode: "{{ values.code }}"}\n'
+    )
+    document = DEPARTURE.format(
+        for_each="", name="my-departure", values=', code: "5813"', reference="REF-Y",
+        guarantee=guarantee,
+    ).replace("destination_country: DE", "destination_country: XX")  # fmt: skip
+    (tmp_path / "manifests" / "departure.yaml").write_text(document, encoding="utf-8")
+    code, out, _ = _validate()
+    assert code == 1 and "manifests/departure.yaml:6:" in out  # the finding, at the line
+    assert "5813" not in out
+    with CliRunner().isolation() as (stdout, stderr, _):
+        invoke(["plan"])
+    assert b"5813" not in stdout.getvalue() + stderr.getvalue()
+
+
 def test_a_guarantee_quoted_whole_shows_no_access_code(tmp_path: Path) -> None:
     """A schema message that quotes a value holding a guarantee (written where the list of
     them belongs) shows its code as (sensitive)."""
