@@ -8,12 +8,12 @@ service keeps unique (``unique``), whether two equal requests may be meant
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, cast
 
 from customs_batch.findings import Finding, Location, Severity
-from customs_batch.jsontypes import compact_by_value
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.checks import LaneEnd, UniqueField
 from customs_batch.kinds.registry import KINDS, model_of
@@ -280,18 +280,10 @@ def _request_key(document: Document) -> str:
         return f"r\0{document.kind._value_}\0{digest}"
     parts = sorted(
         f"{key}\0{type(value).__name__}\0{value!r}"
-        for key, value in map(_by_value, document.spec.items())
+        for key, value in document.spec.items()
         if type(value) in _EXACT_SCALARS
     )
     return "\1".join(("r", document.kind._value_, *parts))
-
-
-def _by_value(item: tuple[str, Any]) -> tuple[str, Any]:
-    """A spec's field with a whole float as its int: 501 and 501.0 are one ID to the service."""
-    key, value = item
-    if type(value) is float and value.is_integer():
-        return key, int(value)
-    return item
 
 
 def where(document: Document) -> str:
@@ -463,7 +455,7 @@ def _exact(spec: Any) -> int | str:
     digest = spec.get(SPEC_DIGEST_KEY)
     if type(digest) is int:
         return digest
-    return compact_by_value(spec)
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
 
 
 _SCALARS = (str, int, float, bool)  # a tuple: isinstance with a union is slower

@@ -685,6 +685,15 @@ def test_numbers_of_an_identity_are_compared_by_value(kept: bool) -> None:
     assert (change.action, str(change.moved_from)) == (Action.MOVED, "DepartureDeclaration/dep")
     two = plan_changes([_departure("dep-a"), _departure("dep-b", companyId=1.0)], _state(), now=NOW)
     assert {c.action for c in two.changes} == {Action.REFUSED}
+    cancellations = plan_changes(
+        [
+            doc(Kind.EXPORT_CANCELLATION, "c-1", {"declarationId": 501}, 0),
+            doc(Kind.EXPORT_CANCELLATION, "c-2", {"declarationId": 501.0}, 1),
+        ],
+        _state(),
+        now=NOW,
+    )
+    assert {c.action for c in cancellations.changes} == {Action.REFUSED}
 
 
 def test_two_writers_of_one_party_field_are_refused_once_the_ids_are_known() -> None:

@@ -260,17 +260,3 @@ def test_a_spreadsheet_row_costs_the_project_checks_little_memory(tmp_path: Path
     big = _bytes_kept_by_slim_rows(tmp_path, 3_000)
     per_row = (big - small) / 2_000
     assert per_row < 800, f"{per_row:.0f} bytes kept per row"
-
-
-def test_the_slim_checks_compare_numbers_by_value(tmp_path: Path) -> None:
-    # 501 and 501.0 are one declaration: the second cancellation repeats the first.
-    (tmp_path / "customs-batch.yaml").write_text("default_environment: local\n", encoding="utf-8")
-    for name, number in (("a.yaml", "501"), ("b.yaml", "501.0")):
-        (tmp_path / name).write_text(
-            "apiVersion: customs-batch/v1\nkind: ExportCancellation\n"
-            f"metadata: {{name: c-{name[0]}}}\nspec: {{declarationId: {number}}}\n",
-            encoding="utf-8",
-        )
-    result = validate_paths([tmp_path], jobs=1)
-    assert [f.rule for f in result.findings] == ["project.duplicate-request"]
-    assert result.findings == _reference([tmp_path])

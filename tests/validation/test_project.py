@@ -186,15 +186,3 @@ def test_hawb_deactivated_in_the_batch_that_moves_it() -> None:
     assert finding.location.line == line_of(documents[3], "spec", "hawbId")
     assert "Movement/m-1 (and 1 more movements)" in finding.message
     assert "order matters" in finding.message
-
-
-def test_numbers_are_compared_by_value_not_by_spelling() -> None:
-    # 501 and 501.0 name one declaration at the service: the same request twice.
-    cancel_1 = _doc(Kind.EXPORT_CANCELLATION, "c-1", 0, declarationId=501)
-    cancel_2 = _doc(Kind.EXPORT_CANCELLATION, "c-2", 1, declarationId=501.0)
-    assert [f.rule for f in check_project([cancel_1, cancel_2])] == ["project.duplicate-request"]
-    departure = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, companyId=1)
-    spelled = _doc(Kind.DEPARTURE_DECLARATION, "dep-2", 1, companyId=1.0)
-    assert "project.duplicate-request" in {f.rule for f in check_project([departure, spelled])}
-    other = _doc(Kind.EXPORT_CANCELLATION, "c-3", 2, declarationId=501.5)
-    assert _rules([cancel_1, other]) == []
