@@ -68,7 +68,12 @@ def _marks(environment: Environment) -> StateMarks | None:
         return None
     from customs_batch.load_cache import read_cache_file, write_cache_file
 
-    return StateMarks(environment.state_dir, read=read_cache_file, write=write_cache_file)
+    return StateMarks(
+        environment.state_dir,
+        read=read_cache_file,
+        write=write_cache_file,
+        service=environment.base_url,
+    )
 
 
 def sealer_for(environment: Environment, environ: Mapping[str, str] | None = None) -> Sealer:

@@ -76,9 +76,11 @@ def _check_the_new_service(
         )
         hint = (
             f"push back the state that was {name!r}'s (a copy `customs-batch state pull` "
-            f"printed before), or give {name!r} a state folder of its own (state_dir); only "
-            f"if these records are objects of {backend.service}, remove "
-            f"{backend.environment_path} and run again"
+            f"printed before), or give {name!r} a state folder of its own (state_dir); if "
+            f"these records are objects of {backend.service} (this environment's own state, "
+            "pushed back, and the objects were changed at the service since), remove "
+            f"{backend.environment_path} and run again: the next refresh or plan shows what "
+            "changed"
         )
     else:
         held = (

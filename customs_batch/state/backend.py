@@ -239,8 +239,6 @@ class LocalBackend:
         if state is None:
             if not self.allow_empty_state:
                 self._refuse_a_lost_state()
-                if not self.journal_path.exists():
-                    self._refuse_a_renamed_environment()
             state = State(lineage="", serial=0, sealer=self.sealer)
         check = None if absent and self.allow_empty_state else self._refuse_a_partial_state
         state.journal = _apply_journal(state, self.journal_path, check, absent=absent)
@@ -336,6 +334,8 @@ class LocalBackend:
                 "object named above with `customs-batch import ADDR ID` before planning "
                 "(`customs-batch history` lists what was sent)",
             )
+        if not state.lineage and not state.resources and not self.journal_path.exists():
+            self._refuse_a_renamed_environment()  # (plan and apply: a read alone goes on)
         if self.marks is None:
             return
         mark = self.marks.behind(state)
@@ -350,7 +350,14 @@ class LocalBackend:
             f"on {mark.at} this project read serial {mark.serial} of the same state here, "
             f"with {mark.records} record(s)"
         )
-        if state.lineage == mark.lineage:
+        if mark.diverged:
+            what = (
+                f"{self.state_path} was written by a command (refresh, state rm, import...) "
+                "while it was older than the newest state this project saw here (serial "
+                f"{mark.serial}, {mark.records} record(s), on {mark.at})"
+            )
+            how = "its serial may have caught up since, but it is still that older copy"
+        elif state.lineage == mark.lineage:
             what = f"{self.state_path} has serial {state.serial}, but {seen}"
             how = "the folder was put back to an older copy (its history with it)"
         elif state.lineage:
@@ -452,6 +459,12 @@ class LocalSession:
         self._changed = False
         self._failed = False
         self._failing = _Failing(self)
+        marks = backend.marks
+        self._began_behind = (
+            marks is not None and not backend.allow_empty_state and marks.behind(state) is not None
+        )
+        """Whether the state was behind the folder's mark when the session began: what it
+        writes stays behind it (:meth:`StateMarks.note`)."""
 
     def record(self, record: ResourceRecord) -> None:
         """Durably record ``record`` (journal line fsynced) before returning."""
@@ -537,10 +550,11 @@ class LocalSession:
 
     def _note_written(self) -> None:
         """The state just written is the newest of the folder (as it is, when the command
-        was told to take the state it found: ``--allow-empty-state``)."""
+        was told to take the state it found: ``--allow-empty-state``), unless it was behind
+        the folder's mark when the session began (a mending command on an older copy)."""
         marks = self.backend.marks
         if marks is not None:
-            marks.note(self.state, exact=self.backend.allow_empty_state)
+            marks.note(self.state, exact=self.backend.allow_empty_state, behind=self._began_behind)
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""

@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +38,10 @@ class Mark:
     serial: int
     records: int
     at: str
+    diverged: bool = False
+    """Set when a command wrote the folder's state while it was behind this mark (a
+    ``refresh`` or ``state rm`` of an older copy): its serial may have caught up, but it
+    still lacks what the newer state had, until ``--allow-empty-state`` takes it."""
 
 
 class StateMarks:
@@ -51,8 +55,11 @@ class StateMarks:
         read: Callable[[str], bytes | None],
         write: Callable[[str, bytes], None],
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        service: str = "",
     ) -> None:
-        where = os.path.abspath(folder).encode("utf-8", "surrogateescape")
+        # By folder and service: a folder reused by an environment of another service (an
+        # old name given to a new environment) starts without the other's mark.
+        where = f"{os.path.abspath(folder)}\0{service}".encode("utf-8", "surrogateescape")
         self.name = ".state-" + hashlib.blake2b(where, digest_size=16).hexdigest()
         self._read = read
         self._write = write
@@ -70,6 +77,7 @@ class StateMarks:
                 int(fields["serial"]),
                 int(fields["records"]),
                 str(fields["at"]),
+                bool(fields.get("diverged", False)),
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -83,26 +91,45 @@ class StateMarks:
         mark = self.mark()
         if mark is None:
             return None
+        if mark.diverged:
+            return mark
         if state.lineage == mark.lineage:
             return mark if state.serial < mark.serial else None
         return mark if mark.records else None
 
-    def note(self, state: State, *, exact: bool = False) -> None:
-        """Keep ``state`` as the folder's newest, unless the mark names a newer serial of
-        its lineage; with ``exact``, whatever the mark named (a state taken as it is)."""
+    def note(self, state: State, *, exact: bool = False, behind: bool = False) -> None:
+        """Keep ``state`` as the folder's newest. Without ``exact`` (a state taken as it
+        is, ``--allow-empty-state``), a mark of a newer serial of its lineage, or of another
+        lineage with records, stays; ``behind``: the state was written while behind the
+        mark (a mending command on an older copy), which the mark then keeps saying."""
         if not state.lineage:
             return
         mark = self.mark()
         records = len(state.resources)
-        if mark is not None and mark.lineage == state.lineage and not exact:
-            if mark.serial > state.serial:
+        if mark is not None and not exact:
+            if behind or mark.diverged:
+                if not mark.diverged:
+                    self._write(self.name, _text(replace(mark, diverged=True)))
                 return
-            if mark.serial == state.serial and mark.records == records:
+            if mark.lineage != state.lineage and mark.records:
+                return  # another state where one with records was: only taken as it is
+            if mark.lineage == state.lineage and mark.serial > state.serial:
+                return
+            if mark.lineage == state.lineage and (mark.serial, mark.records) == (
+                state.serial,
+                records,
+            ):
                 return  # nothing to write
-        fields = {
-            "lineage": state.lineage,
-            "serial": state.serial,
-            "records": records,
-            "at": self._now().strftime("%Y-%m-%d %H:%M UTC"),
-        }
-        self._write(self.name, json.dumps(fields).encode("utf-8"))
+        stamp = self._now().strftime("%Y-%m-%d %H:%M UTC")
+        self._write(self.name, _text(Mark(state.lineage, state.serial, records, stamp)))
+
+
+def _text(mark: Mark) -> bytes:
+    fields = {
+        "lineage": mark.lineage,
+        "serial": mark.serial,
+        "records": mark.records,
+        "at": mark.at,
+        "diverged": mark.diverged,
+    }
+    return json.dumps(fields).encode("utf-8")

@@ -170,3 +170,52 @@ def test_an_environment_renamed_without_its_state_folder_is_refused(project: Pro
     (renamed / "environment").unlink()
     moved = project.run("plan")
     assert moved.returncode == 0 and "No changes" in moved.stdout, moved.stdout + moved.stderr
+
+
+def test_a_refresh_of_an_older_copy_does_not_lift_the_refusal(
+    tmp_path: Path, project: Project
+) -> None:
+    # refresh (or state rm) writes the older copy, and its serial catches up with the
+    # newest: it still lacks what that one had.
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    older = tmp_path / "older-copy"
+    shutil.copytree(project.state_dir, older)
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    created = _codes(project.sandbox)
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(older, project.state_dir)
+    project.run("refresh")
+    removed = project.run("state", "rm", "TemplateGroup/first")  # a write: serial 1 -> 2
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "was written by a command (refresh, state rm, import...) while it was older" in (
+        refused.stderr
+    )
+    assert _codes(project.sandbox) == created, "nothing was sent"
+
+
+def test_one_import_into_an_emptied_folder_does_not_lift_the_refusal(
+    project: Project,
+) -> None:
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    groups = {
+        g["code"]: g["id"]
+        for g in project.sandbox.get("/v1/declaration-templates/groups")["result"]
+    }
+    created = _codes(project.sandbox)
+    shutil.rmtree(project.state_dir)
+    imported = project.run("import", "TemplateGroup/first", str(groups["FIRST"]))
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+    # Everything imported, then taken as it is: nothing to send.
+    project.run("import", "TemplateGroup/second", str(groups["SECOND"]))
+    done = project.run("plan", "--allow-empty-state")
+    assert done.returncode == 0 and "Plan: 0 to create" in done.stdout, done.stdout + done.stderr
+    assert project.run("plan").returncode == 0

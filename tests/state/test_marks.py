@@ -99,3 +99,33 @@ def test_the_cache_folder_keeps_a_mark_private_and_never_waits_on_a_pipe(
     assert read_cache_file(".state-y") is None
     (folder / ".state-z").write_bytes(b"x" * (64 * 1024 + 1))
     assert read_cache_file(".state-z") is None
+
+
+def test_a_state_written_while_behind_stays_behind_until_taken_as_it_is(tmp_path: Path) -> None:
+    # A refresh or state rm of an older copy writes it: its serial catches up, its content
+    # does not.
+    marks, _ = _marks(tmp_path)
+    marks.note(_state("L", 3, 2))
+    marks.note(_state("L", 3, 1), behind=True)
+    assert marks.behind(_state("L", 3, 1)) is not None
+    assert marks.behind(_state("L", 4, 1)) is not None
+    marks.note(_state("L", 4, 1), exact=True)  # --allow-empty-state
+    assert marks.behind(_state("L", 4, 1)) is None
+
+
+def test_another_state_where_records_were_is_taken_only_as_it_is(tmp_path: Path) -> None:
+    # An emptied folder, then one import: a new lineage, which the mark does not follow.
+    marks, _ = _marks(tmp_path)
+    marks.note(_state("L", 3, 2))
+    marks.note(_state("M", 1, 1))
+    assert marks.behind(_state("M", 1, 1)) is not None
+    marks.note(_state("M", 1, 1), exact=True)
+    assert marks.behind(_state("M", 1, 1)) is None
+
+
+def test_a_folder_of_another_service_has_a_mark_of_its_own(tmp_path: Path) -> None:
+    files: dict[str, bytes] = {}
+    one = StateMarks(tmp_path, read=files.get, write=files.__setitem__, service="http://a")
+    other = StateMarks(tmp_path, read=files.get, write=files.__setitem__, service="http://b")
+    one.note(_state("L", 5, 1))
+    assert other.behind(_state("", 0, 0)) is None
