@@ -140,7 +140,7 @@ def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
             _refuse_a_pushed_state_behind(backend, incoming)
         session.replace(replacement)
         if replacement.resources:
-            backend.pushed()  # its records are checked at the service before the next send
+            backend.pushed(replacement)  # read back at the service before the next send
     return replacement
 
 

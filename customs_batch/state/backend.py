@@ -84,7 +84,7 @@ class StateBackend(Protocol):
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> StateSession: ...
     def force_unlock(self, lock_id: str, *, force: bool = False) -> Unlocked: ...
     def refuse_a_state_behind_its_history(self, state: State) -> None: ...
-    def pushed(self) -> None: ...
+    def pushed(self, state: State) -> None: ...
     @property
     def location(self) -> str: ...
 
@@ -194,11 +194,14 @@ class LocalBackend:
         saved plan made against an empty state): the folder's real path."""
         return os.path.realpath(self.directory)
 
-    def pushed(self) -> None:
-        """A state was pushed here (``state push``, under the lock): its records may be
-        objects of another environment's service, so the folder names no service until a
-        command that talks to this one has read some of them back there
-        (:attr:`service_moved_from` is :data:`PUSHED_SERVICE` until then)."""
+    def pushed(self, state: State) -> None:
+        """``state`` was pushed here (``state push``, under the lock): the state the user
+        chose, which the folder's mark takes as it is; its records may be objects of another
+        environment's service, so the folder names no service until a command that talks to
+        this one has read some of them back there (:attr:`service_moved_from` is
+        :data:`PUSHED_SERVICE` until then)."""
+        if self.marks is not None:
+            self.marks.note(state, exact=True)
         if self.environment is None:
             return
         text = f"{self.environment}\n{_SERVICE}{PUSHED_SERVICE}\n"

@@ -98,9 +98,9 @@ class PostgresBackend:
         """Where the state is: its name (each runner reaches its database by its own URL)."""
         return f"the PostgreSQL state {self.name}"
 
-    def pushed(self) -> None:
+    def pushed(self, state: State) -> None:
         """Nothing to note: a PostgreSQL state records no service (its name is the
-        environment's)."""
+        environment's) and has no mark."""
 
     def read(self) -> State:
         """The state with any pending journal applied, without writing anything."""

@@ -219,3 +219,23 @@ def test_one_import_into_an_emptied_folder_does_not_lift_the_refusal(
     done = project.run("plan", "--allow-empty-state")
     assert done.returncode == 0 and "Plan: 0 to create" in done.stdout, done.stdout + done.stderr
     assert project.run("plan").returncode == 0
+
+
+def test_a_state_pushed_with_force_is_the_one_the_mark_takes(
+    tmp_path: Path, project: Project
+) -> None:
+    # state push --force of another state replaces this one on purpose: plan takes it, as
+    # the mark does (a state.json copied in by hand is refused: see above).
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    other = Project(tmp_path / "other", project.sandbox)
+    other.write("manifests/mine.yaml", GROUP.format(name="mine", code="MINE"))
+    assert other.run("apply", "--auto-approve").returncode == 0
+    pulled = other.run("state", "pull")  # another lineage
+    assert pulled.returncode == 0, pulled.stderr
+    (tmp_path / "other.json").write_text(pulled.stdout, encoding="utf-8")
+    pushed = project.run("state", "push", str(tmp_path / "other.json"), "--force")
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    planned = project.run("plan")
+    assert "is another state" not in planned.stderr, planned.stderr
+    assert "the state was pushed here" in planned.stderr  # read back before any send
