@@ -48,6 +48,9 @@ another environment's state_dir is refused, and one whose environment now names 
 service is checked against it before anything is sent (``commands.session``)."""
 _ENVIRONMENT_READ = 4096  # bytes of that file read at most: a name and a URL, never a whole file
 _SERVICE = "service "
+_RECORDING_WHAT_EXISTS = frozenset({"import", "state adopt"})
+"""The operations that record objects as they exist at the service: a state behind its
+folder's mark catches up through them (:class:`LocalSession`)."""
 PUSHED_SERVICE = "(not checked: the state was pushed here)"
 """What the environment file names as the service after ``state push``, until a command
 that talks to the service has found the pushed records there."""
@@ -464,10 +467,15 @@ class LocalSession:
         self._failing = _Failing(self)
         marks = backend.marks
         self._began_behind = (
-            marks is not None and not backend.allow_empty_state and marks.behind(state) is not None
+            marks is not None
+            and not backend.allow_empty_state
+            and info.operation not in _RECORDING_WHAT_EXISTS
+            and marks.behind(state) is not None
         )
         """Whether the state was behind the folder's mark when the session began: what it
-        writes stays behind it (:meth:`StateMarks.note`)."""
+        writes stays behind it (:meth:`StateMarks.note`). Not for the commands that record
+        what exists at the service (``import``, ``state adopt``): the way a state put back
+        catches up (docs/state.md, "A state file older than its history")."""
 
     def record(self, record: ResourceRecord) -> None:
         """Durably record ``record`` (journal line fsynced) before returning."""
