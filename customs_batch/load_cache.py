@@ -243,20 +243,7 @@ class LoadCache:
         be, or would leave the disk too little room."""
         if not _room_for(self.folder, len(data)):
             return False
-        import tempfile  # here: a run that writes nothing does without its imports
-
-        temporary = None
-        try:
-            _prepare(self.folder)
-            descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".new-")
-            with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600
-                handle.write(data)
-            os.replace(temporary, path)
-        except OSError:
-            if temporary is not None:
-                _remove(temporary)
-            return False
-        return True
+        return _write_whole(self.folder, path, data)
 
     def read_note(self, name: str) -> bytes | None:
         """The note ``name`` that a run of the same fingerprint wrote (:meth:`write_note`),
@@ -452,19 +439,27 @@ def write_cache_file(name: str, data: bytes) -> None:
     """Keep ``data`` as the small file ``name`` of the cache folder (0600; written whole,
     by a rename; a folder that cannot be written is no error). ``name`` starts with a dot,
     so trimming the cache to its bound never removes it."""
-    import tempfile
-
     folder = str(cache_folder())
+    _write_whole(folder, os.path.join(folder, name), data)
+
+
+def _write_whole(folder: str, path: str, data: bytes) -> bool:
+    """Write ``data`` to ``path`` in ``folder`` (made as the cache's) whole or not at all,
+    0600, by a rename; False when it could not be."""
+    import tempfile  # here: a run that writes nothing does without its imports
+
     temporary = None
     try:
         _prepare(folder)
         descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".new-")
         with os.fdopen(descriptor, "wb") as handle:  # mkstemp: 0600
             handle.write(data)
-        os.replace(temporary, os.path.join(folder, name))
+        os.replace(temporary, path)
     except OSError:
         if temporary is not None:
             _remove(temporary)
+        return False
+    return True
 
 
 def max_cache_bytes() -> int:

@@ -165,12 +165,8 @@ class LocalBackend:
             raise write_error(
                 self.environment_path, exc, safe=UNCHANGED, doing="cannot read"
             ) from None
-        lines = data.decode("utf-8", errors="replace").strip().splitlines() or [""]
-        recorded = lines[0].strip()
+        recorded, service = _parse_environment(data)
         if recorded == self.environment:
-            service = next(
-                (line[len(_SERVICE) :] for line in lines if line.startswith(_SERVICE)), None
-            )
             if service is None or self.service is None:
                 return service is not None or self.service is None  # a file of before: written anew
             if service == self.service:
@@ -680,8 +676,13 @@ def _environment_of(path: Path) -> tuple[str, str] | None:
             data = file.read(_ENVIRONMENT_READ)
     except OSError:
         return None
-    lines = data.decode("utf-8", errors="replace").strip().splitlines()
+    name, service = _parse_environment(data)
+    return None if not name or service is None else (name, service)
+
+
+def _parse_environment(data: bytes) -> tuple[str, str | None]:
+    """The environment an ``environment`` file names (its first line) and its service
+    (the ``service URL`` line; None for a file written before it was kept)."""
+    lines = data.decode("utf-8", errors="replace").strip().splitlines() or [""]
     service = next((line[len(_SERVICE) :] for line in lines if line.startswith(_SERVICE)), None)
-    if not lines or service is None:
-        return None
     return lines[0].strip(), service

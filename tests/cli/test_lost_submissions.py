@@ -28,11 +28,10 @@ def transit_ids(capsys: pytest.CaptureFixture[str]) -> list[int]:
     return sorted(entry["declarationId"] for entry in json.loads(out))
 
 
-def test_a_submission_that_never_arrived_is_sent_again_without_a_decision(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    before = transit_ids(capsys)
-    with backend(project).open("test") as session:  # killed after the intent, before it left
+def _submission_killed_before_it_left(project: Path) -> None:
+    """The intent of a departure's submission, recorded long ago, as a run killed after
+    recording it and before the request left leaves it."""
+    with backend(project).open("test") as session:
         session.record(
             ResourceRecord(
                 ADDRESS,
@@ -42,6 +41,13 @@ def test_a_submission_that_never_arrived_is_sent_again_without_a_decision(
                 updated_at=LONG_AGO,
             )
         )
+
+
+def test_a_submission_that_never_arrived_is_sent_again_without_a_decision(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = transit_ids(capsys)
+    _submission_killed_before_it_left(project)
     code, out, _ = run(capsys, "plan")
     assert code == 1 and "? needs decision " + ADDRESS in out
     assert "apply` (or `refresh`) first looks at the service" in out
@@ -85,13 +91,7 @@ def test_refresh_takes_back_a_submission_that_never_arrived_and_says_apply_sends
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = transit_ids(capsys)
-    with backend(project).open("test") as session:  # killed after the intent, before it left
-        session.record(
-            ResourceRecord(
-                ADDRESS, RecordStatus.PENDING, "submit-departure", {"type": "DEPARTURE"},
-                updated_at=LONG_AGO,
-            )
-        )  # fmt: skip
+    _submission_killed_before_it_left(project)
     code, out, err = run(capsys, "refresh")
     assert code == 0, out + err
     assert (

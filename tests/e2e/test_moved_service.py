@@ -35,6 +35,23 @@ def _groups(server: Sandbox) -> list[dict[str, object]]:
     return listed
 
 
+def _another_service(tmp_path: Path) -> Sandbox:
+    """A second emulator, started, where group 2 (the ID the project's group gets at the
+    first) is another team's group: stop it when done."""
+    (tmp_path / "other").mkdir()
+    other = Sandbox(tmp_path / "other")
+    other.start()
+    try:
+        other.client.post(
+            "/v1/declaration-templates/groups",
+            json={"name": "Someone else's group", "code": "OTHER", "companyId": 1},
+        ).raise_for_status()
+    except BaseException:
+        other.stop()
+        raise
+    return other
+
+
 def test_an_environment_pointed_at_another_service_sends_nothing_there(
     tmp_path: Path, project: Project
 ) -> None:
@@ -47,14 +64,8 @@ def test_an_environment_pointed_at_another_service_sends_nothing_there(
     assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
 
     # Another service, where the same ID is another team's group.
-    (tmp_path / "other").mkdir()
-    other = Sandbox(tmp_path / "other")
-    other.start()
+    other = _another_service(tmp_path)
     try:
-        other.client.post(
-            "/v1/declaration-templates/groups",
-            json={"name": "Someone else's group", "code": "OTHER", "companyId": 1},
-        ).raise_for_status()
         theirs = [g for g in _groups(other) if g["id"] == mine["id"]]
         assert theirs and theirs[0]["code"] == "OTHER"
         before = _groups(other)
@@ -101,14 +112,8 @@ def test_a_state_pushed_from_another_service_is_read_back_before_anything_is_sen
     assert pulled.returncode == 0, pulled.stderr
     (tmp_path / "pulled.json").write_text(pulled.stdout, encoding="utf-8")
 
-    (tmp_path / "other").mkdir()
-    other = Sandbox(tmp_path / "other")
-    other.start()
+    other = _another_service(tmp_path)
     try:
-        other.client.post(
-            "/v1/declaration-templates/groups",
-            json={"name": "Someone else's group", "code": "OTHER", "companyId": 1},
-        ).raise_for_status()
         before = _groups(other)
         second = Project(tmp_path / "second", other)
         second.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
