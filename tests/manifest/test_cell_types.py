@@ -109,6 +109,33 @@ def test_a_csv_and_an_xlsx_export_of_the_same_rows_give_identical_documents() ->
     assert from_csv.documents[2].spec["grossWeightKg"] == 2500.5
 
 
+def test_codes_typed_as_numbers_under_a_format_of_zeros_read_as_the_sheet_shows_them() -> None:
+    # A column of codes typed as numbers and formatted 0000 shows 0150, and Excel's CSV
+    # export writes 0150; the workbook holds 150, which the XLSX reader gave alone.
+    _write_csv(Path("data/rows.csv"))
+    path = Path("data/typed.xlsx")
+    book = xlsxwriter.Workbook(str(path))
+    sheet = book.add_worksheet("Movements")
+    formats = {4: book.add_format({"num_format": "0000"})}
+    formats[8] = book.add_format({"num_format": "00000000"})
+    sheet.write_row(0, 0, HEADER)
+    for number, row in enumerate(ROWS, start=1):
+        hawb, code, packages, weight, note = row
+        sheet.write_string(number, 0, str(hawb))
+        code_format = formats[len(str(code))] if str(code).startswith("0") else None
+        sheet.write_number(number, 1, int(str(code)), code_format)
+        sheet.write_number(number, 2, float(packages))  # type: ignore[arg-type]
+        sheet.write_number(number, 3, float(weight))  # type: ignore[arg-type]
+        if note is not None:
+            sheet.write_string(number, 4, str(note))
+    book.close()
+    from_csv = _load("data/rows.csv")
+    from_xlsx = _load("data/typed.xlsx")
+    assert from_xlsx.findings == []
+    assert _documents(from_csv) == _documents(from_xlsx)
+    assert [d.values["code"] for d in from_xlsx.documents] == ["0150", "03054100", 7318]
+
+
 @pytest.mark.parametrize("suffix", ["csv", "xlsx"])
 def test_text_mixed_with_a_number_names_the_column_the_row_and_the_remedy(suffix: str) -> None:
     _write_csv(Path("data/rows.csv"))

@@ -11,7 +11,8 @@ every shared string in memory. So before it runs:
 - the shared strings, which the reader keeps all of, are at most ``maxCells`` too.
 
 On the way the sheet's cells that hold an Excel error or a formula with no saved result are
-noted (``cell_errors``): the reader gives them as empty cells.
+noted (``cell_scan``): the reader gives them as empty cells; so are whole numbers that a
+format of zeros shows with leading zeros (the reader gives the number alone).
 
 Only cells that hold something count (the reader skips empty ``<c .../>`` elements, and so
 does the check); a cell or row without a reference is counted after the furthest one, which
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_errors import CellErrors
+from customs_batch.manifest.spreadsheet.cell_scan import CellScan
 from customs_batch.manifest.spreadsheet.limits import too_large
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, SheetError, SheetLimits
 
@@ -54,6 +55,10 @@ _UNUSUAL = (b":c ", b":c>", b":row")  # prefixed tags
 _SHARED_STRING = re.compile(_PREFIX + rb"si(?=[\s>/])")
 _SHEET_TAG = re.compile(rb"<(?:[\w.-]+:)?sheet\s[^>]*>")
 _RELATION_TAG = re.compile(rb"<(?:[\w.-]+:)?Relationship\s[^>]*>")
+_NUMBER_FORMAT_TAG = re.compile(rb"<(?:[\w.-]+:)?numFmt\s[^>]*>")
+_CELL_FORMATS = re.compile(rb"<(?:[\w.-]+:)?cellXfs[\s>].*?</(?:[\w.-]+:)?cellXfs\s*>", re.DOTALL)
+_CELL_FORMAT_TAG = re.compile(rb"<(?:[\w.-]+:)?xf[\s/>][^>]*>")
+_ZEROS = re.compile(r"0{2,15}")
 _ATTRIBUTE = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 
@@ -90,7 +95,7 @@ class _Extent:
 
 def check_workbook(
     handle: IO[bytes], file: str, sheet: str | None, limits: SheetLimits
-) -> CellErrors | None:
+) -> CellScan | None:
     """Raise SheetError when reading ``sheet`` (None: the first) of the workbook open in
     ``handle`` would take more than ``limits`` allow; else the sheet's bad cells. Not a zip
     (an old .xls): nothing to check beyond the file's size, which the caller bounds, and
@@ -112,7 +117,7 @@ def check_workbook(
 
 def _check(
     archive: zipfile.ZipFile, file: str, sheet: str | None, limits: SheetLimits
-) -> CellErrors | None:
+) -> CellScan | None:
     stated = sum(info.file_size for info in archive.infolist())
     if stated > limits.bytes:
         what = f"the workbook expands to {_megabytes(stated)} when uncompressed"
@@ -134,16 +139,19 @@ def _check(
             pass
     members = _sheet_members(archive, names, sheet, inflater)
     # Several members: the workbook does not say which is the sheet, nor which the reader takes.
-    errors = CellErrors() if len(members) == 1 else None
+    styles = (
+        b"".join(inflater.stream(archive, "xl/styles.xml")) if "xl/styles.xml" in names else b""
+    )
+    cells = CellScan(_padded_styles(styles)) if len(members) == 1 else None
     for member, shown in members:
-        rows, columns = _used_range(archive, member, inflater, limits, errors)
+        rows, columns = _used_range(archive, member, inflater, limits, cells)
         if rows * columns > limits.cells:
             what = (
                 f"sheet {shown!r} spans {rows:,} rows by {columns:,} columns "
                 f"(A1:{column_letter(columns)}{rows}), {rows * columns:,} cells"
             )
             raise too_large(file, what, "maxCells", limits.cells)
-    return errors
+    return cells
 
 
 def _check_shared_strings(
@@ -164,7 +172,7 @@ def _used_range(
     member: str,
     inflater: _Inflater,
     limits: SheetLimits,
-    errors: CellErrors | None,
+    cells: CellScan | None,
 ) -> tuple[int, int]:
     """Rows and columns of the sheet's used range, at least (from A1).
 
@@ -176,8 +184,8 @@ def _used_range(
     quick = _Claimed()
     for xml in _tags(inflater.stream(archive, member), inflater.file):
         quick.scan(xml)
-        if errors is not None:
-            errors.scan(xml)
+        if cells is not None:
+            cells.scan(xml)
     if quick.rows and not quick.beyond and quick.rows * quick.columns <= limits.cells:
         return quick.rows, quick.columns
     extent = _Extent()
@@ -311,6 +319,25 @@ def _named_sheets(
         if "name" in attributes and relation in targets:
             sheets.append((attributes["name"], targets[relation]))
     return sheets
+
+
+def _padded_styles(styles: bytes) -> dict[int, int]:
+    """The cell styles of a workbook's ``xl/styles.xml`` whose number format is only zeros
+    (``00000``), by their number (``<c s="3">``), with the number of digits each shows."""
+    widths: dict[str, int] = {}
+    for tag in _NUMBER_FORMAT_TAG.findall(styles):
+        attributes = _attributes(tag)
+        code = attributes.get("formatCode", "")
+        if _ZEROS.fullmatch(code) and "numFmtId" in attributes:
+            widths[attributes["numFmtId"]] = len(code)
+    section = _CELL_FORMATS.search(styles) if widths else None
+    if section is None:
+        return {}
+    return {
+        number: widths[format_id]
+        for number, tag in enumerate(_CELL_FORMAT_TAG.findall(section.group(0)))
+        if (format_id := _attributes(tag).get("numFmtId", "0")) in widths
+    }
 
 
 def _attributes(tag: bytes) -> dict[str, str]:

@@ -6,7 +6,9 @@ sheet's cells in native memory while the rows stream through Python.
 
 Calamine gives a cell holding an Excel error (``#N/A``) or a formula with no saved result
 as an empty string; the workbook check finds them in the sheet's XML, and they reach the
-rows as :class:`BadCell` values (an error wherever the manifest uses them).
+rows as :class:`BadCell` values (an error wherever the manifest uses them). It gives numbers
+without their formats: a whole number a format of zeros shows with leading zeros (``00000``)
+is found there too, and reaches the rows as the text shown.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import python_calamine
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_errors import NO_RESULT, CellErrors
+from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
 from customs_batch.manifest.spreadsheet.header import beyond_header, build_header
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
 from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Row, RowSource, SheetError
@@ -55,7 +57,7 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
         workbook.close()
 
 
-def _rows(workbook: Any, source: RowSource, file: str, errors: CellErrors | None) -> Iterator[Row]:
+def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
     sheet_name = source.sheet if source.sheet is not None else _first_shown(workbook, names)
     if sheet_name is None or sheet_name not in names:
@@ -96,7 +98,7 @@ def _first_shown(workbook: Any, names: list[str]) -> str | None:
 
 
 def _sheet_rows(
-    sheet: Any, sheet_name: str, source: RowSource, file: str, errors: CellErrors | None
+    sheet: Any, sheet_name: str, source: RowSource, file: str, errors: CellScan | None
 ) -> Iterator[Row]:
     merged = _merged_ranges(sheet)
     covered = _Covered(merged)
@@ -104,7 +106,8 @@ def _sheet_rows(
     header = None
     rows_read = last = 0
     pool = TextPool()
-    for number, values in _numbered_rows(sheet, errors.found if errors is not None else {}):
+    bad, padded = (errors.found, errors.padded) if errors is not None else ({}, {})
+    for number, values in _numbered_rows(sheet, bad, padded):
         if header is None:
             above[number] = values
             if number < source.header_row:
@@ -141,10 +144,13 @@ def _sheet_rows(
         )
 
 
-def _numbered_rows(sheet: Any, bad: dict[int, dict[int, str]]) -> Iterator[tuple[int, list[Cell]]]:
+def _numbered_rows(
+    sheet: Any, bad: dict[int, dict[int, str]], padded: dict[int, dict[int, str]]
+) -> Iterator[tuple[int, list[Cell]]]:
     """Each row's number and values from column A, the bad cells among them as
-    :class:`BadCell`; rows holding only bad cells, which the reader leaves out of its range,
-    come too."""
+    :class:`BadCell`, and the whole numbers a format of zeros shows with leading zeros as
+    the text shown (``01234``, as a CSV export writes them); rows holding only bad cells,
+    which the reader leaves out of its range, come too."""
     # iter_rows starts at the used range's first column, not always at A; python-calamine
     # 0.9 yields the empty rows above the used range too (from row 1), where the range's
     # first row holds a value: an empty first row says the rows are counted from row 1.
@@ -164,10 +170,19 @@ def _numbered_rows(sheet: Any, bad: dict[int, dict[int, str]]) -> Iterator[tuple
         values = [None] * first_column + [_cell(value) for value in raw]
         if _INEXACT in values:
             _mark_inexact(values, raw, first_column, number)
+        if padded and number in padded:
+            _shown_padded(values, padded[number])
         cells = bad.get(number)
         yield number, (values if cells is None else _marked(values, cells, number))
     for later in sorted(n for n in bad if n > number):
         yield later, _marked([], bad[later], later)
+
+
+def _shown_padded(values: list[Cell], cells: dict[int, str]) -> None:
+    for column, shown in cells.items():
+        held = values[column - 1] if column <= len(values) else None
+        if type(held) is int and held == int(shown):
+            values[column - 1] = shown
 
 
 def _marked(values: list[Cell], cells: dict[int, str], row: int) -> list[Cell]:
@@ -179,7 +194,7 @@ def _marked(values: list[Cell], cells: dict[int, str], row: int) -> list[Cell]:
 
 
 def _held(shown: str) -> str:
-    """What a bad cell holds, from what :class:`CellErrors` found there."""
+    """What a bad cell holds, from what :class:`CellScan` found there."""
     if shown == NO_RESULT:
         return "a formula with no saved result"
     return "an Excel error" if shown == "#" else f"the Excel error {shown}"

@@ -9,7 +9,7 @@ import pytest
 import xlsxwriter
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
-from customs_batch.manifest.spreadsheet.cell_errors import NO_RESULT, CellErrors
+from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
 from customs_batch.manifest.spreadsheet.model import BadCell
 from tests.manifest.helpers import rewrite_cells
 from tests.manifest.spreadsheet.hostile_xlsx import (
@@ -239,13 +239,58 @@ def test_bad_cells_are_found_whatever_the_pieces_the_xml_comes_in(prefix: str) -
     ).encode()
     # Anywhere but inside a tag, as the workbook check cuts the XML.
     for cut in (c for c in range(1, len(xml)) if xml.rfind(b"<", 0, c) < xml.rfind(b">", 0, c) + 1):
-        errors = CellErrors()
+        errors = CellScan()
         for piece in (xml[:cut], xml[cut:]):
             errors.scan(piece)
         assert errors.found == {7: {1: "#N/A", 2: NO_RESULT, 4: NO_RESULT}}, cut
-    unplaced = CellErrors()
+    unplaced = CellScan()
     unplaced.scan(b'<row><c t="e"><v>#NAME?</v></c></row>')
     assert (unplaced.found, unplaced.unplaced) == ({}, "#NAME?")
+
+
+def test_whole_numbers_a_format_of_zeros_pads_read_as_the_text_shown(tmp_path: Path) -> None:
+    path = tmp_path / "padded.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["hawb", "postcode", "commodity", "plain", "fraction", "text", "two"])
+    sheet.append(["h1", 1234, 101210000, 1234, 12.5, "01234", 5])
+    sheet.append(["h2", 98765, 0, 7, -3, "x", 123])
+    for row in (2, 3):
+        sheet.cell(row, 2).number_format = "00000"
+        sheet.cell(row, 3).number_format = "0000000000"
+        sheet.cell(row, 5).number_format = "00000"  # not whole, or negative: left as numbers
+        sheet.cell(row, 7).number_format = "00"  # wider than its format: shown whole
+    sheet.cell(3, 4).number_format = "0.00"  # another format: a number
+    book.save(path)
+    first, second = (row.values for row in read_rows(RowSource(path)))
+    assert first == {
+        "hawb": "h1",
+        "postcode": "01234",
+        "commodity": "0101210000",
+        "plain": 1234,
+        "fraction": 12.5,
+        "text": "01234",
+        "two": "05",
+    }
+    assert (second["postcode"], second["commodity"], second["plain"]) == ("98765", "0000000000", 7)
+    assert (second["fraction"], second["two"]) == (-3, "123")
+
+
+def test_padded_numbers_are_found_whatever_the_pieces_the_xml_comes_in() -> None:
+    xml = (
+        b'<worksheet xmlns="urn:main"><sheetData><row r="2">'
+        b'<c r="A2" s="1"><v>42</v></c><c r="B2" s="2"><v>42</v></c>'
+        b'<c r="C2" s="1" t="s"><v>0</v></c><c r="D2" s="1" t="n"><v>7</v></c>'
+        b'<c r="E2" s="1"><f>A2*2</f><v>84</v></c><c r="F2" s="1"><v>4.5</v></c>'
+        b"</row></sheetData></worksheet>"
+    )
+    for cut in (c for c in range(1, len(xml)) if xml.rfind(b"<", 0, c) < xml.rfind(b">", 0, c) + 1):
+        cells = CellScan({1: 4})
+        for piece in (xml[:cut], xml[cut:]):
+            cells.scan(piece)
+        assert cells.padded == {2: {1: "0042", 4: "0007", 5: "0084"}}, cut
+        assert cells.found == {}, cut
 
 
 @pytest.mark.parametrize("writer", ["openpyxl", "xlsxwriter"])

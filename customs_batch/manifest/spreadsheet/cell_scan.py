@@ -1,12 +1,21 @@
-"""Cells of a sheet that hold no value the XLSX reader can give: an Excel error (``#N/A``,
-``#DIV/0!``: ``<c t="e">``) or a formula with no saved result (``<f>`` without ``<v>``, as a
-workbook written by a program that does not calculate has it).
+"""Cells of a sheet that the XLSX reader gives otherwise than the spreadsheet shows them.
 
-python-calamine gives such a cell as an empty string, which would leave its field out
-without a word (a movement without its HAWB is sent at shipment level). So the sheet's XML,
-streamed anyway to check what reading it would cost (``workbook_check``), is searched for
-them on the way: two regular-expression searches per megabyte, with a little more work
-for each such cell found.
+- A cell that holds no value the reader can give: an Excel error (``#N/A``, ``#DIV/0!``:
+  ``<c t="e">``) or a formula with no saved result (``<f>`` without ``<v>``, as a workbook
+  written by a program that does not calculate has it). python-calamine gives such a cell as
+  an empty string, which would leave its field out without a word (a movement without its
+  HAWB is sent at shipment level).
+- A whole number shown with leading zeros by a custom number format of zeros (``00000``:
+  the postcode 01234 typed as a number and held as 1234, a commodity code 0101210000 held
+  as 101210000). python-calamine gives the number, without its format: a text field would be
+  sent ``1234``, where the sheet shows, and its CSV export writes, ``01234``. The reader
+  gives such a cell as the text shown instead, as a CSV export's text (which
+  ``forEach.columns`` converts back to a number where it declares one).
+
+So the sheet's XML, streamed anyway to check what reading it would cost
+(``workbook_check``), is searched for them on the way: two regular-expression searches per
+megabyte (three where the workbook has a format of zeros), with a little more work for each
+such cell found.
 """
 
 from __future__ import annotations
@@ -30,16 +39,19 @@ used for a sheet whose root element has one."""
 _CELL_START = re.compile(rb"<(?:[\w.-]+:)?c(?=[\s>])[^>]*>")
 _REFERENCE = re.compile(rb"""\sr\s*=\s*["']([A-Za-z]{1,3})([0-9]{1,7})["']""")
 _VALUE = re.compile(rb"<(?:[\w.-]+:)?v>([^<]{0,64})</(?:[\w.-]+:)?v>")
+_TYPE = re.compile(rb"""\st\s*=\s*["']([^"']*)["']""")
+_WHOLE = re.compile(rb"\s*([0-9]{1,15})\s*")
+"""A non-negative whole number as a sheet's XML holds it (Excel keeps 15 digits)."""
 _LONGEST_CELL = 4 * 1024 * 1024
 """More than any cell a spreadsheet program writes (32,767 characters of text, a formula
 of 8,192): the part of the XML carried over to the next piece while a cell is open."""
 
 NO_RESULT = ""
-"""What :attr:`CellErrors.found` holds for a formula with no saved result (an error cell
+"""What :attr:`CellScan.found` holds for a formula with no saved result (an error cell
 without its value holds ``"#"``)."""
 
 
-class CellErrors:
+class CellScan:
     """The bad cells of one sheet's XML, fed in pieces in order that never cut a tag in two.
 
     Each piece is searched up to the end of its last complete cell, in place (a copy of
@@ -47,14 +59,27 @@ class CellErrors:
     next piece, up to the end of its first cell.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, padded_styles: dict[int, int] | None = None) -> None:
+        """``padded_styles``: the widths of the cell styles whose number format is zeros
+        (``workbook_check``), by the style's number (``<c s="3">``)."""
         self.found: dict[int, dict[int, str]] = {}
         """Row -> column (both 1-based) -> the Excel error shown (``#N/A``), or
         :data:`NO_RESULT`."""
         self.unplaced: str | None = None
         """What the first bad cell found without a cell reference shows (None: none)."""
+        self.padded: dict[int, dict[int, str]] = {}
+        """Row -> column -> the text a format of zeros shows for the whole number there
+        (``01234``)."""
         self._rest = b""
         self._codes: dict[bytes, str] = {}
+        self._widths = {
+            str(style).encode(): width for style, width in (padded_styles or {}).items()
+        }
+        self._padded = (
+            re.compile(rb"""\ss\s*=\s*["'](""" + b"|".join(sorted(self._widths)) + rb""")["']""")
+            if self._widths
+            else None
+        )
         self._no_result: re.Pattern[bytes] | None = None
 
     def scan(self, xml: bytes) -> None:
@@ -79,6 +104,8 @@ class CellErrors:
         self._rest = xml[cut:]
 
     def _search(self, text: bytes, start: int, end: int) -> None:
+        if self._padded is not None:
+            self._search_padded(text, start, end)
         maybe = _MAYBE_ERROR.search(text, start, end)
         if maybe is not None:
             for match in _ERROR_TYPE.finditer(text, max(start, maybe.start() - 3), end):
@@ -87,6 +114,29 @@ class CellErrors:
             return
         for match in (self._no_result or _NO_RESULT_PREFIXED).finditer(text, start, end):
             self._add(text, match.start(), NO_RESULT)
+
+    def _search_padded(self, text: bytes, start: int, end: int) -> None:
+        assert self._padded is not None
+        for match in self._padded.finditer(text, start, end):
+            at = text.rfind(b"<", 0, match.start())
+            tag = _CELL_START.match(text, at)
+            if tag is None or tag.end() < match.end():
+                continue  # s="3" on another element
+            kind = _TYPE.search(tag.group(0))
+            if kind is not None and kind.group(1) != b"n":
+                continue  # text, a boolean, an error, a date: shown as it is held
+            close = text.find(b"c>", tag.end(), end)
+            found = _VALUE.search(text, tag.end(), close if close >= 0 else end)
+            whole = _WHOLE.fullmatch(found.group(1)) if found is not None else None
+            if whole is None:
+                continue  # a fraction or a negative number: left as the number it is
+            reference = _REFERENCE.search(tag.group(0))
+            if reference is None:
+                continue  # (no cell without a reference gets this far: see workbook_check)
+            width = self._widths[match.group(1)]
+            shown = whole.group(1).decode().lstrip("0").zfill(width)
+            column = _column_number(reference.group(1).upper())
+            self.padded.setdefault(int(reference.group(2)), {})[column] = shown
 
     def _error(self, text: bytes, at: int, end: int) -> None:
         start = text.rfind(b"<", 0, at)
