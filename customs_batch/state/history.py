@@ -84,6 +84,10 @@ class HistoryStore(Protocol):
         """Every entry, oldest first."""
         ...
 
+    def last_entry(self) -> dict[str, Any] | None:
+        """The fields of the newest entry (None: none, or not a JSON object)."""
+        ...
+
 
 class Chain:
     """The next ``seq`` and ``prev``: each :meth:`seal` makes the entry after the last."""
@@ -370,7 +374,7 @@ SHOWN_SENDS = 10
 """Objects named, at most, when a state is older than its history."""
 
 
-def state_behind_history(state: State, history: LocalHistory) -> str | None:
+def state_behind_history(state: State, history: HistoryStore) -> str | None:
     """What the history records beyond ``state``, or None when the state is not behind it.
 
     Each entry apply writes names the lineage (its first characters) and serial of the state

@@ -94,6 +94,11 @@ class PostgresHistory:
         )
         return last_body(row[0].encode() if row else None)
 
+    def last_entry(self) -> dict[str, Any] | None:
+        """The fields of the newest entry (None: none, or not a JSON object)."""
+        with self._lock:
+            return self._last(self._connect())
+
     def sync(self) -> None:
         """Nothing to do: each entry is committed when appended."""
 

@@ -90,8 +90,29 @@ class PostgresBackend:
             raise database_error(exc, self.url, doing, hint=hint) from None
 
     def refuse_a_state_behind_its_history(self, state: State) -> None:
-        """Not checked for a PostgreSQL state (see LocalBackend's): a database put back
-        from a backup older than its history rows is not detected."""
+        """Refuse ``state`` (read here) when the history rows of the state ``name`` record
+        apply running on a newer serial of it: the state's rows were put back from an older
+        backup (the history's rows, beside them, were not), and planning from them would
+        send again what the later runs created (see LocalBackend's). A database put back
+        whole, history too, is not detected. Not checked with ``allow_empty_state``."""
+        if self.allow_empty_state:
+            return
+        from customs_batch.state.history import state_behind_history
+        from customs_batch.state.pg_history import PostgresHistory
+
+        history = PostgresHistory(self.url, self.name)
+        try:
+            problem = state_behind_history(state, history)
+        finally:
+            history.close()
+        if problem is not None:
+            raise StateError(
+                f"the state {self.name} in the database is older than its history: {problem}",
+                hint="restore the state's rows (customs_batch_states and "
+                "customs_batch_resources) from the newest backup of the database; if none "
+                "holds them, record each object named above with `customs-batch import ADDR "
+                "ID` before planning (`customs-batch history` lists what was sent)",
+            )
 
     @property
     def location(self) -> str:

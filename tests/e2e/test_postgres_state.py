@@ -123,6 +123,58 @@ def _assert_all_applied(project: Project, sandbox: Sandbox, count: int) -> None:
         assert SECRET not in text and "postgresql://" not in text
 
 
+_STATE_TABLES = ("customs_batch_states", "customs_batch_resources")
+
+
+def _back_up_state_rows(url: str) -> None:
+    """A copy of the state's rows in the same database, as a backup of those tables holds."""
+    with psycopg.connect(url) as connection:
+        for table in _STATE_TABLES:
+            connection.execute(f"CREATE TABLE backup_{table} AS SELECT * FROM {table}")
+
+
+def _put_back_state_rows(url: str) -> None:
+    """The state's rows replaced by the backup's, as a restore of it does."""
+    with psycopg.connect(url) as connection:
+        for table in reversed(_STATE_TABLES):
+            connection.execute(f"DELETE FROM {table}")
+        for table in _STATE_TABLES:
+            connection.execute(f"INSERT INTO {table} SELECT * FROM backup_{table}")
+
+
+def test_state_rows_put_back_from_an_older_backup_are_refused_not_declared_again(
+    sandbox: Sandbox, postgres_url: str, folders: Callable[[str, str], PgProject]
+) -> None:
+    sandbox.start()
+    project = folders("alice", postgres_url)
+    project.write("manifests/movements.yaml", batches.movements(per_lane=2, lanes=1))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    _back_up_state_rows(postgres_url)
+    project.write("manifests/movements.yaml", batches.movements(per_lane=3, lanes=1))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    assert len(sandbox.movements()) == 3
+
+    _put_back_state_rows(postgres_url)  # the state's rows, not the history's beside them
+    for command in (("plan",), ("apply", "--auto-approve")):
+        refused = project.run(*command)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert f"the state {STATE_NAME} in the database is older than its history" in (
+            refused.stderr
+        )
+        assert "Movement/mov-l0-03 (movementId=" in refused.stderr
+        assert "customs-batch import ADDR ID" in refused.stderr
+    assert len(sandbox.movements()) == 3  # nothing declared again
+
+    # The way out the message names: the object recorded again, then nothing to send.
+    created = {m["quantity"]: m["movementId"] for m in sandbox.movements()}
+    imported = project.run("import", "Movement/mov-l0-03", str(created[3]))
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Nothing to apply." in again.stdout
+    _assert_all_applied(project, sandbox, 3)
+
+
 def test_two_folders_share_one_state_one_at_a_time(
     sandbox: Sandbox,
     postgres_url: str,

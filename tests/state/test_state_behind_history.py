@@ -1,5 +1,6 @@
 """Which history says that a state file is older than it: the newest entry's lineage and
-serial against the state's, and what the message names."""
+serial against the state's, and what the message names (the local backend's, and
+PostgreSQL's history rows)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from customs_batch.errors import StateError
 from customs_batch.state import LocalBackend, State
 from customs_batch.state.history import SHOWN_SENDS, LocalHistory, state_behind_history
+from customs_batch.state.pg_history import PostgresHistory
+from customs_batch.state.postgres import PostgresBackend
 
 LINEAGE = "0123456789abcdef"
 SHOWN = LINEAGE[:8]  # what an entry names of it
@@ -84,4 +87,26 @@ def test_plan_and_apply_ask_the_backend_which_refuses_with_the_way_out(tmp_path:
     # --allow-empty-state: a state begun from less on purpose is not refused.
     LocalBackend(tmp_path, allow_empty_state=True).refuse_a_state_behind_its_history(
         State(lineage=LINEAGE, serial=4)
+    )
+
+
+def test_a_postgresql_state_behind_its_history_rows_is_refused_the_same_way(
+    postgres_url: str,
+) -> None:
+    history = PostgresHistory(postgres_url, "prod")
+    history.append({"time": "t", "run": "run-1", **_answer(4, "Movement/m-7")})
+    history.close()
+    backend = PostgresBackend(postgres_url, "prod")
+    with pytest.raises(StateError) as refused:
+        backend.refuse_a_state_behind_its_history(State(lineage=LINEAGE, serial=4))
+    assert "the state prod in the database is older than its history" in refused.value.message
+    assert "Movement/m-7 (movementId=mov_7)" in refused.value.message
+    assert refused.value.hint is not None and "customs-batch import ADDR ID" in refused.value.hint
+    backend.refuse_a_state_behind_its_history(State(lineage=LINEAGE, serial=5))
+    # Another state's history rows say nothing of this one; --allow-empty-state is not checked.
+    PostgresBackend(postgres_url, "staging").refuse_a_state_behind_its_history(
+        State(lineage=LINEAGE, serial=1)
+    )
+    PostgresBackend(postgres_url, "prod", allow_empty_state=True).refuse_a_state_behind_its_history(
+        State(lineage=LINEAGE, serial=1)
     )
