@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 
 CONFLICT = 409
 
+_HOLDING = (Action.NEEDS_DECISION, Action.REJECTED)
+"""What a plan holds that apply does not run, nor what depends on it."""
+
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with milliseconds, as the service writes it."""
@@ -583,14 +586,12 @@ def apply_plan(
         else None
     )
     # A refused change sends nothing, but its object exists as recorded: what depends on it
-    # goes on. An unknown outcome blocks its dependents: their values may not exist.
-    refused = [c for c in plan.changes if c.action in (Action.REFUSED, Action.REJECTED)]
-    order = [
-        c.address
-        for c in plan.changes
-        if c.operation.writes_state or c.action is Action.NEEDS_DECISION
-    ]
-    blocked = {c.address: c.reason for c in plan.changes if c.action is Action.NEEDS_DECISION}
+    # goes on. An unknown outcome blocks its dependents: their values may not exist; so does
+    # an object customs rejected: what would amend it waits until it is corrected (then
+    # replaced by a new one, which they follow), as within the run that found it rejected.
+    refused = [c for c in plan.changes if c.action is Action.REFUSED]
+    order = [c.address for c in plan.changes if c.operation.writes_state or c.action in _HOLDING]
+    blocked = {c.address: c.reason for c in plan.changes if c.action in _HOLDING}
     deps = {c.address: c.depends_on for c in plan.changes}
     if events is not None:
         events.started(plan, len(order) - len(blocked))

@@ -215,6 +215,35 @@ def test_a_refused_change_does_not_hold_back_what_depends_on_it(
     assert "totalWeight" in report.outcomes[0].detail
 
 
+def test_what_depends_on_an_object_customs_rejected_waits_until_it_is_corrected(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # In the run that finds the departure invalid, its party update is skipped; in the next
+    # one, with nothing changed, it must not go to the declaration customs rejected either.
+    backend = LocalBackend(tmp_path)
+    invalid = doc(
+        Kind.DEPARTURE_DECLARATION, "d", {**departure(), "commercialReference": "INVALID-1"}, 0
+    )
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "u",
+        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI},
+        1,
+    )
+    for _ in range(2):
+        report = _apply(
+            backend, [invalid, update], emulator, wait=WaitOptions(timeout=5, interval=0.01)
+        )
+        statuses = {str(o.address): o.status for o in report.outcomes}
+        assert statuses["TransitPartyUpdate/u"] is NodeStatus.SKIPPED, report.outcomes
+        assert not report.ok
+    counts = emulator.http.get("/_sandbox/stats").json()["requests"]
+    assert not [name for name in counts if name.startswith("PATCH")], counts
+    skipped = next(o for o in report.outcomes if str(o.address) == "TransitPartyUpdate/u")
+    assert "DepartureDeclaration/d was not applied" in skipped.detail
+    assert "invalid at the service" in skipped.detail
+
+
 class _DurableWatch(Recorder):
     """Events that note, for each outcome, whether its journal line was on disk (covered
     by an fsync) when it was reported; and the fsyncs of the journal."""
