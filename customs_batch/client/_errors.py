@@ -73,8 +73,9 @@ class NotFoundError(ServiceResponseError):
 
 class RateLimitedError(ServiceResponseError):
     """429: over the rate limit; ``retry_after`` is in seconds. ``after_failures``: how many
-    attempts of the same request failed otherwise before (0: every answer was a 429, so
-    the service processed none of them)."""
+    attempts of the same request that left failed otherwise before (a lost answer, a 5xx),
+    each of which the service may have processed (0: every answer was a 429, or the other
+    attempts never left, so the service processed none of them)."""
 
     after_failures: int = 0
 

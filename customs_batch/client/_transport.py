@@ -257,7 +257,7 @@ class Sender:
         operation = f"{method} {path}"
         repeatable = is_repeatable(method, has_idempotency_key=idempotency_key is not None)
         started = self._clock()
-        failures = rate_limited = 0
+        failures = rate_limited = maybe_processed = 0
         rotated = False
         while True:
             self.rate_limiter.acquire()
@@ -283,11 +283,13 @@ class Sender:
                 rate_limited += 1
                 if rate_limited > self.retry_policy.max_rate_limited:
                     # Whether an attempt before may have been processed (a 5xx retried).
-                    error.after_failures = failures
+                    error.after_failures = maybe_processed
                     raise
                 logger.info("%s: rate limited, waiting %.1f s", operation, error.retry_after)
             except ServiceError as error:
                 failures += 1
+                if not isinstance(error, NotSentError):  # it left: it may have been processed
+                    maybe_processed += 1
                 # A request that never left may always be sent again, even a plain POST.
                 if not ((repeatable or isinstance(error, NotSentError)) and is_transient(error)):
                     raise

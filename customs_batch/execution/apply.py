@@ -345,7 +345,11 @@ class _Run:
             self._restore(change, previous)
             self.fail(exc)
             return Outcome(change.address, NodeStatus.FAILED, change.operation, exc.message)
-        if isinstance(exc, RateLimitedError) and not exc.after_failures:
+        if isinstance(exc, RateLimitedError):
+            if exc.after_failures:
+                # An attempt before the 429s failed otherwise (its answer lost, a 5xx): it
+                # may have been processed. Repeating it under a new key could declare twice.
+                return self._unknown(change, intent, exc)
             # Every attempt was answered 429: the service processed none, as if never sent.
             self._restore(change, previous)
             detail = (
@@ -355,7 +359,7 @@ class _Run:
                 "environment avoids it)"
             )
             return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
-        if isinstance(exc, RequestRefusedError | NotFoundError | RateLimitedError):
+        if isinstance(exc, RequestRefusedError | NotFoundError):
             if _still_in_flight(change, exc):
                 return self._unknown(change, intent, exc)
             if getattr(exc, "status", None) == CONFLICT and previous is None:

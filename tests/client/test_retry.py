@@ -213,3 +213,22 @@ def test_a_429_after_another_failure_says_an_earlier_attempt_may_have_been_proce
             policy,
         ).send("POST", "/v1/x", body={}, idempotency_key="key-2")
     assert again.value.after_failures == 0
+
+
+def test_attempts_that_never_left_do_not_make_a_429_an_unknown_outcome() -> None:
+    # A connection refused never reached the service: the 429s after it leave the request
+    # known to be unprocessed, and apply takes its intent back.
+    answers = iter([0, 429, 429])  # 0: the connection is refused
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = next(answers)
+        if not answer:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(answer, json={}, headers={"Retry-After": "0"})
+
+    policy = RetryPolicy(max_rate_limited=1, base_delay=0.0)
+    with pytest.raises(RateLimitedError) as caught:
+        _sender(handler, FakeClock(), policy).send(
+            "POST", "/v1/x", body={}, idempotency_key="key-1"
+        )
+    assert caught.value.after_failures == 0

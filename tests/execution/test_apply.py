@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from customs_batch.client import NO_RETRIES, CustomsClient, Sender
+from customs_batch.client import NO_RETRIES, CustomsClient, RetryPolicy, Sender
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
@@ -242,6 +242,49 @@ def test_what_depends_on_an_object_customs_rejected_waits_until_it_is_corrected(
     skipped = next(o for o in report.outcomes if str(o.address) == "TransitPartyUpdate/u")
     assert "DepartureDeclaration/d was not applied" in skipped.detail
     assert "invalid at the service" in skipped.detail
+
+
+class _AnswerLostThenRateLimited(httpx.BaseTransport):
+    """The first request reaches the service, which processes it, and its answer is lost
+    (the connection drops); every later attempt is answered 429."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+        self.requests = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        if self.requests == 1:
+            self.service.handle_request(request).read()
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        said = {"statusCode": 429, "message": "Too Many Requests"}
+        return httpx.Response(429, json=said, headers={"Retry-After": "0"})
+
+
+def test_a_429_after_a_lost_answer_leaves_the_outcome_unknown_not_refused(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The lost answer's request was processed: recorded as refused, the next run sent the
+    # movement again under a new key, and the service held two.
+    backend = LocalBackend(tmp_path)
+    policy = RetryPolicy(max_attempts=3, base_delay=0.0, max_rate_limited=2)
+    faulty = Sender(
+        "http://sandbox.test",
+        "sandbox-key",
+        transport=_AnswerLostThenRateLimited(emulator.transport),
+        retry_policy=policy,
+    )
+    with CustomsClient(faulty) as client, backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], session.state)
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    [outcome] = report.outcomes
+    assert outcome.detail.startswith("outcome unknown"), outcome.detail
+    record = backend.read().resources["Movement/m"]
+    assert record.status is RecordStatus.UNKNOWN and record.idempotency_key
+    assert len(emulator.movements()) == 1
+
+    assert _apply(backend, [movement("m", 0)], emulator).ok  # sent again with its key
+    assert len(emulator.movements()) == 1
 
 
 class _DurableWatch(Recorder):
