@@ -136,8 +136,15 @@ def ensure_tables(connection: psycopg.Connection[TupleRow], target: int = TABLES
     """Create or upgrade the tables to ``target`` (the current version by default).
 
     Returns the version found before. A database written by a newer customs-batch is
-    refused: an older one must not write tables it does not know.
+    refused: an older one must not write tables it does not know. Tables already at
+    ``target`` are only read (a database user that may read and write them but not create
+    tables, as a CI role made for them often is, uses them as they are).
     """
+    found = tables_version(connection)
+    if found > TABLES_VERSION:
+        raise _newer(found)
+    if found >= target:
+        return found
     with connection.transaction(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", (TABLES_LOCK_KEY,))
         cursor.execute(
@@ -148,11 +155,7 @@ def ensure_tables(connection: psycopg.Connection[TupleRow], target: int = TABLES
         row = cursor.fetchone()
         found = int(row[0]) if row else 0
         if found > TABLES_VERSION:
-            raise StateError(
-                f"the state database was written by a newer customs-batch (tables version "
-                f"{found}, this one knows up to {TABLES_VERSION})",
-                hint="upgrade customs-batch; an older one must not write newer tables",
-            )
+            raise _newer(found)
         for version in range(found, target):
             UPGRADES[version](cursor)
         if target > found:
@@ -162,3 +165,11 @@ def ensure_tables(connection: psycopg.Connection[TupleRow], target: int = TABLES
                 (target,),
             )
     return found
+
+
+def _newer(found: int) -> StateError:
+    return StateError(
+        f"the state database was written by a newer customs-batch (tables version "
+        f"{found}, this one knows up to {TABLES_VERSION})",
+        hint="upgrade customs-batch; an older one must not write newer tables",
+    )

@@ -190,6 +190,30 @@ def test_each_upgrade_keeps_what_the_previous_version_held(postgres_url: str) ->
     assert len(UPGRADES) == TABLES_VERSION
 
 
+def test_a_role_that_may_only_use_the_tables_works_once_they_are_made(
+    postgres: PostgresCluster, postgres_url: str
+) -> None:
+    # Tables made once by an owner, then used by a CI role that may read and write them but
+    # not create anything: every command asked to create the tables anyway, and failed.
+    database = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        ensure_tables(connection)
+        connection.execute("CREATE ROLE ci_user LOGIN")
+        connection.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        connection.execute(
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ci_user"
+        )
+        connection.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ci_user")
+    url = postgres.url(database, user="ci_user")
+    backend = PostgresBackend(url, "prod")
+    with backend.open("apply") as session:
+        session.record(ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {}))
+    assert list(backend.read().resources) == ["Movement/a"]
+    backend.refuse_a_state_behind_its_history(backend.read())  # the history's rows too
+    with psycopg.connect(url, autocommit=True) as connection, pytest.raises(psycopg.Error):
+        connection.execute("CREATE TABLE not_allowed (x int)")  # the role really may not
+
+
 def test_tables_of_a_newer_version_are_refused(postgres_url: str) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         ensure_tables(connection)
