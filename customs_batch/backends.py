@@ -58,6 +58,7 @@ def backend_for(
         settings.name or environment.name,
         sealer=sealer,
         allow_empty_state=allow_empty_state,
+        service=environment.base_url or EMBEDDED_SERVICE,
     )
 
 

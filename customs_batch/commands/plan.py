@@ -100,7 +100,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
             manifests=[str(path) for path in inputs.manifest_paths()],
         )
     uncompared = state.sealer.uncompared if state.sealer is not None else 0
-    moved_from: str | None = getattr(backend, "service_moved_from", None)
+    moved_from = backend.service_moved_from
     return PlanResult(
         plan,
         environment,

@@ -40,7 +40,7 @@ def locked_session(
         open_client(environment) as client,
         backend.open(operation, lock_timeout=lock_timeout) as session,
     ):
-        moved_from: str | None = getattr(backend, "service_moved_from", None)
+        moved_from = backend.service_moved_from
         if moved_from is not None:
             _check_the_new_service(environment, backend, client, session, moved_from)
         yield client, session
@@ -53,47 +53,43 @@ def _check_the_new_service(
     session: StateSession,
     moved_from: str,
 ) -> None:
-    """The environment names another service than the one its local state was written for
-    (its base_url changed): before anything is sent, the new one must hold the recorded
-    objects as recorded (the same service at a new address, an emulator restarted on
-    another port), and the folder then names it; otherwise the records' IDs there would be
-    other objects, and their updates would go to them."""
+    """The environment names another service than the one its state was written for (its
+    base_url changed, or the state was pushed): before anything is sent, the new one must
+    hold the recorded objects as recorded (the same service at a new address, an emulator
+    restarted on another port), and the state then names it; otherwise the records' IDs
+    there would be other objects, and their updates would go to them."""
     from customs_batch.errors import StateError
     from customs_batch.execution.reconcile import differs_from_the_recorded_service
-    from customs_batch.state.backend import PUSHED_SERVICE, LocalBackend
+    from customs_batch.state.backend import PUSHED_SERVICE
 
-    assert isinstance(backend, LocalBackend)  # the only backend that records its service
     why = differs_from_the_recorded_service(client, session.state)
     if why is None:
         backend.confirm_service()
         return
     name = environment.name
+    words = backend.service_words()
     if moved_from == PUSHED_SERVICE:
         held = (
-            f"{backend.directory} holds a state pushed there with `customs-batch state push`, "
+            f"{words.where} holds a state pushed there with `customs-batch state push`, "
             f"and {name!r} is at {backend.service}, which does not hold its records: {why}. "
             "Its records are objects of another service"
         )
         hint = (
             f"push back the state that was {name!r}'s (a copy `customs-batch state pull` "
-            f"printed before), or give {name!r} a state folder of its own (state_dir); if "
-            f"these records are objects of {backend.service} (this environment's own state, "
-            "pushed back, and the objects were changed at the service since), remove "
-            f"{backend.environment_path} and run again: the next refresh or plan shows what "
-            "changed"
+            f"printed before), or give {name!r} {words.own}; if these records are objects of "
+            f"{backend.service} (this environment's own state, pushed back, and the objects "
+            f"were changed at the service since), {words.forget} and run again: the next "
+            "refresh or plan shows what changed"
         )
     else:
         held = (
-            f"{backend.directory} holds the state of environment {name!r} at {moved_from} (its "
-            f"file {backend.environment_path.name} says so), but {name!r} is now at "
-            f"{backend.service}, which does not hold its records: {why}. Its records are "
-            f"objects at {moved_from}"
+            f"{words.where} holds the state of environment {name!r} at {moved_from} "
+            f"({words.kept} says so), but {name!r} is now at {backend.service}, which does "
+            f"not hold its records: {why}. Its records are objects at {moved_from}"
         )
         hint = (
-            f"point {name!r} back at {moved_from}, or give the new service a state folder of "
-            "its own (state_dir; an empty one for a first run, then `customs-batch import` what "
-            f"exists there); only if it is the same service at a new address, remove "
-            f"{backend.environment_path} and run again"
+            f"point {name!r} back at {moved_from}, or give the new service {words.own}; only "
+            f"if it is the same service at a new address, {words.forget} and run again"
         )
     raise StateError(
         f"{held}: their updates and cancellations would go to other objects here, "

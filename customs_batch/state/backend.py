@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
@@ -90,6 +91,30 @@ class StateBackend(Protocol):
     def pushed(self, state: State) -> None: ...
     @property
     def location(self) -> str: ...
+
+    service: str | None
+    """Where the environment's service is now (its base URL; None: not checked)."""
+    service_moved_from: str | None
+    """The service the state's records were written for, when the environment now names
+    another (:data:`PUSHED_SERVICE` for a pushed state); None when it is the same."""
+
+    def confirm_service(self) -> None: ...
+    def service_words(self) -> ServiceWords: ...
+
+
+@dataclass(frozen=True)
+class ServiceWords:
+    """How a backend says where it keeps the service of its records, for the messages of
+    an environment pointed at another service."""
+
+    where: str
+    """The state (a folder, a database state's name)."""
+    kept: str
+    """What names its service (``its file environment``)."""
+    forget: str
+    """What makes it name none, so that the next command takes the environment's."""
+    own: str
+    """How to give another service a state of its own."""
 
 
 class LocalBackend:
@@ -214,6 +239,15 @@ class LocalBackend:
             return
         write_atomic(self.environment_path, self._environment_text())
         self.service_moved_from = None
+
+    def service_words(self) -> ServiceWords:
+        return ServiceWords(
+            where=str(self.directory),
+            kept=f"its file {self.environment_path.name}",
+            forget=f"remove {self.environment_path}",
+            own="a state folder of its own (state_dir; an empty one for a first run, then "
+            "`customs-batch import` what exists there)",
+        )
 
     def _environment_text(self) -> bytes:
         text = f"{self.environment}\n"

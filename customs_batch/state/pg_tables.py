@@ -13,6 +13,8 @@ Version 4: the last requests of each key (when each left, when its answer came b
 so the shared limit keeps the service's window across processes.
 Version 5: the history, one row per entry of each state's hash-chained log
 (``customs_batch.state.history``).
+Version 6: the service each state's records are objects of (its environment's base URL),
+so that an environment pointed at another service reads records back before it sends.
 """
 
 from __future__ import annotations
@@ -113,12 +115,24 @@ def _version_5(cursor: psycopg.Cursor[TupleRow]) -> None:
     )
 
 
+def _version_6(cursor: psycopg.Cursor[TupleRow]) -> None:
+    cursor.execute(
+        """
+        CREATE TABLE customs_batch_services (
+            state text PRIMARY KEY,
+            service text NOT NULL
+        );
+        """
+    )
+
+
 UPGRADES: list[Callable[[psycopg.Cursor[TupleRow]], None]] = [
     _version_1,
     _version_2,
     _version_3,
     _version_4,
     _version_5,
+    _version_6,
 ]
 TABLES_VERSION = len(UPGRADES)
 

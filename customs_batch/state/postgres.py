@@ -32,6 +32,7 @@ from psycopg.types.json import Jsonb
 
 from customs_batch.errors import StateError
 from customs_batch.sensitive import Sealer, clear_value_pattern, kind_of_address
+from customs_batch.state.backend import PUSHED_SERVICE, ServiceWords
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
@@ -59,14 +60,20 @@ class PostgresBackend:
         *,
         sealer: Sealer | None = None,
         allow_empty_state: bool = False,
+        service: str | None = None,
     ) -> None:
         """``allow_empty_state``: start from an empty state although the history of the
-        state ``name`` records what apply sent to it (see :meth:`_refuse_a_lost_state`)."""
+        state ``name`` records what apply sent to it (see :meth:`_refuse_a_lost_state`).
+        ``service``: where the environment's service is (its base URL); a state whose
+        records were written for another service says so in :attr:`service_moved_from`
+        (None: not checked)."""
         self.url = url
         self.name = name
         self.allow_empty_state = allow_empty_state
         self.key = lock_key(name)
         self.sealer = sealer
+        self.service = service
+        self.service_moved_from: str | None = None
 
     def __repr__(self) -> str:  # never the URL: it may carry a password
         return f"PostgresBackend(name={self.name!r})"
@@ -120,13 +127,71 @@ class PostgresBackend:
         return f"the PostgreSQL state {self.name}"
 
     def pushed(self, state: State) -> None:
-        """Nothing to note: a PostgreSQL state records no service (its name is the
-        environment's) and has no mark."""
+        """``state`` was pushed here (``state push``, under the lock): its records may be
+        objects of another environment's service, so the state names no service until a
+        command that talks to this one has read some of them back there (see
+        LocalBackend's). A PostgreSQL state has no mark."""
+        if self.service is None:
+            return
+        self._name_service(PUSHED_SERVICE)
+        self.service_moved_from = PUSHED_SERVICE
+
+    def confirm_service(self) -> None:
+        """The environment's service holds the recorded objects: the state names it from
+        now on (under the lock)."""
+        if self.service_moved_from is None or self.service is None:
+            return
+        self._name_service(self.service)
+        self.service_moved_from = None
+
+    def service_words(self) -> ServiceWords:
+        return ServiceWords(
+            where=self.location,
+            kept="its row in customs_batch_services",
+            forget=f"delete that row (DELETE FROM customs_batch_services WHERE state = "
+            f"'{self.name}')",
+            own="a state of its own (another `name:` under `state:`; a new one for a first "
+            "run, then `customs-batch import` what exists there)",
+        )
+
+    def _name_service(self, service: str) -> None:
+        with self._connect() as connection:
+            self._guard(
+                "record the state's service",
+                lambda: connection.execute(
+                    "INSERT INTO customs_batch_services (state, service) VALUES (%s, %s) "
+                    "ON CONFLICT (state) DO UPDATE SET service = EXCLUDED.service",
+                    (self.name, service),
+                ),
+            )
+
+    def _check_service(self, connection: Connection, *, own: bool = False) -> None:
+        """Note in :attr:`service_moved_from` a state whose records were written for
+        another service than the environment's; with ``own`` (under the lock), name the
+        environment's where the state names none yet."""
+        self.service_moved_from = None
+        if self.service is None:
+            return
+        row = connection.execute(
+            "SELECT service FROM customs_batch_services WHERE state = %s", (self.name,)
+        ).fetchone()
+        if row is None:
+            if own:
+                connection.execute(
+                    "INSERT INTO customs_batch_services (state, service) VALUES (%s, %s) "
+                    "ON CONFLICT (state) DO NOTHING",
+                    (self.name, self.service),
+                )
+            return
+        if str(row[0]) != self.service:
+            self.service_moved_from = str(row[0])  # named anew once the records are found there
 
     def read(self) -> State:
         """The state with any pending journal applied, without writing anything."""
         with self._connect() as connection:
-            return self._guard("read the state", lambda: self._load(connection))
+            state = self._guard("read the state", lambda: self._load(connection))
+            self._guard("read the state's service", lambda: self._check_service(connection))
+            return state
 
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> PostgresSession:
         """Lock the state for ``operation`` and fold any journal a crashed run left behind."""
@@ -137,6 +202,9 @@ class PostgresBackend:
             )
             folded = self._guard("fold the journal", lambda: _fold(connection, self.name))
             state = self._guard("read the state", lambda: self._load(connection))
+            self._guard(
+                "read the state's service", lambda: self._check_service(connection, own=True)
+            )
             state.journal = folded
             session = PostgresSession(self, connection, state, info)
             session.upgrade()

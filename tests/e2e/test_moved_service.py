@@ -30,12 +30,12 @@ spec:
 """
 
 
-def _groups(server: Sandbox) -> list[dict[str, object]]:
+def groups(server: Sandbox) -> list[dict[str, object]]:
     listed: list[dict[str, object]] = server.get("/v1/declaration-templates/groups")["result"]
     return listed
 
 
-def _another_service(tmp_path: Path) -> Sandbox:
+def another_service(tmp_path: Path) -> Sandbox:
     """A second emulator, started, where group 2 (the ID the project's group gets at the
     first) is another team's group: stop it when done."""
     (tmp_path / "other").mkdir()
@@ -59,16 +59,16 @@ def test_an_environment_pointed_at_another_service_sends_nothing_there(
     project.write("manifests/group.yaml", GROUP.format(name="My road imports"))
     done = project.run("apply", "--auto-approve")
     assert done.returncode == 0, done.stdout + done.stderr
-    (mine,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
+    (mine,) = [g for g in groups(first) if g["code"] == "MY-ROAD"]
     environment_file = project.state_dir / "environment"
     assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
 
     # Another service, where the same ID is another team's group.
-    other = _another_service(tmp_path)
+    other = another_service(tmp_path)
     try:
-        theirs = [g for g in _groups(other) if g["id"] == mine["id"]]
+        theirs = [g for g in groups(other) if g["id"] == mine["id"]]
         assert theirs and theirs[0]["code"] == "OTHER"
-        before = _groups(other)
+        before = groups(other)
         project.sandbox = other
         project.write_config()
         project.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
@@ -82,7 +82,7 @@ def test_an_environment_pointed_at_another_service_sends_nothing_there(
             assert f"holds the state of environment 'e2e' at {first.url}" in refused.stderr
             assert f"now at {other.url}, which does not hold its records" in refused.stderr
             assert "TemplateGroup/my-group is recorded as" in refused.stderr
-        assert _groups(other) == before, "nothing was sent to the other service"
+        assert groups(other) == before, "nothing was sent to the other service"
         assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
     finally:
         other.stop()
@@ -94,7 +94,7 @@ def test_an_environment_pointed_at_another_service_sends_nothing_there(
     done = project.run("apply", "--auto-approve")
     assert done.returncode == 0, done.stdout + done.stderr
     assert environment_file.read_text() == f"e2e\nservice {first.url}\n"
-    (updated,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
+    (updated,) = [g for g in groups(first) if g["code"] == "MY-ROAD"]
     assert (updated["id"], updated["name"]) == (mine["id"], "My road imports (EU)")
 
 
@@ -112,9 +112,9 @@ def test_a_state_pushed_from_another_service_is_read_back_before_anything_is_sen
     assert pulled.returncode == 0, pulled.stderr
     (tmp_path / "pulled.json").write_text(pulled.stdout, encoding="utf-8")
 
-    other = _another_service(tmp_path)
+    other = another_service(tmp_path)
     try:
-        before = _groups(other)
+        before = groups(other)
         second = Project(tmp_path / "second", other)
         second.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
         pushed = second.run("state", "push", str(tmp_path / "pulled.json"))
@@ -124,7 +124,7 @@ def test_a_state_pushed_from_another_service_is_read_back_before_anything_is_sen
         refused = second.run("apply", "--auto-approve")
         assert refused.returncode == 3, refused.stdout + refused.stderr
         assert "does not hold its records" in refused.stderr
-        assert _groups(other) == before, "nothing was sent to the other service"
+        assert groups(other) == before, "nothing was sent to the other service"
     finally:
         other.stop()
 
@@ -134,6 +134,6 @@ def test_a_state_pushed_from_another_service_is_read_back_before_anything_is_sen
     project.write("manifests/group.yaml", GROUP.format(name="My road imports (EU)"))
     done = project.run("apply", "--auto-approve")
     assert done.returncode == 0, done.stdout + done.stderr
-    (group,) = [g for g in _groups(first) if g["code"] == "MY-ROAD"]
+    (group,) = [g for g in groups(first) if g["code"] == "MY-ROAD"]
     assert group["name"] == "My road imports (EU)"
     assert (project.state_dir / "environment").read_text() == f"e2e\nservice {first.url}\n"

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 
 from tests.e2e import batches
+from tests.e2e import test_moved_service as moved
 from tests.e2e.conftest import SECRET, Project, Sandbox
 from tests.postgres import PostgresCluster
 
@@ -173,6 +174,59 @@ def test_state_rows_put_back_from_an_older_backup_are_refused_not_declared_again
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Nothing to apply." in again.stdout
     _assert_all_applied(project, sandbox, 3)
+
+
+def _service_of_the_state(url: str) -> str | None:
+    with psycopg.connect(url) as connection:
+        row = connection.execute(
+            "SELECT service FROM customs_batch_services WHERE state = %s", (STATE_NAME,)
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def test_a_state_in_the_database_pointed_at_another_service_sends_nothing_there(
+    tmp_path: Path, sandbox: Sandbox, postgres_url: str, folders: Callable[[str, str], PgProject]
+) -> None:
+    # As for a local state (test_moved_service.py): the records' IDs at another service are
+    # other objects, here another team's template group, which the PATCH renamed.
+    sandbox.start()
+    project = folders("alice", postgres_url)
+    project.write("manifests/group.yaml", moved.GROUP.format(name="My road imports"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (mine,) = [g for g in moved.groups(sandbox) if g["code"] == "MY-ROAD"]
+    assert _service_of_the_state(postgres_url) == sandbox.url
+
+    other = moved.another_service(tmp_path)
+    try:
+        before = moved.groups(other)
+        assert [g["code"] for g in before if g["id"] == mine["id"]] == ["OTHER"]
+        project.sandbox = other
+        project.write_config()
+        project.write("manifests/group.yaml", moved.GROUP.format(name="My road imports (EU)"))
+        planned = project.run("plan")
+        assert f"the state was written for the service at {sandbox.url}" in planned.stderr
+        refused = project.run("apply", "--auto-approve")
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert f"the PostgreSQL state {STATE_NAME} holds the state of environment" in (
+            refused.stderr
+        )
+        assert "its row in customs_batch_services says so" in refused.stderr
+        assert f"now at {other.url}, which does not hold its records" in refused.stderr
+        assert moved.groups(other) == before, "nothing was sent to the other service"
+        assert _service_of_the_state(postgres_url) == sandbox.url
+    finally:
+        other.stop()
+
+    # The first service again, at a new address: it holds the records, so it is taken.
+    sandbox.start()
+    project.sandbox = sandbox
+    project.write_config()
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _service_of_the_state(postgres_url) == sandbox.url
+    (updated,) = [g for g in moved.groups(sandbox) if g["code"] == "MY-ROAD"]
+    assert (updated["id"], updated["name"]) == (mine["id"], "My road imports (EU)")
 
 
 def test_two_folders_share_one_state_one_at_a_time(
