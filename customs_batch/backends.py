@@ -59,6 +59,7 @@ def backend_for(
         sealer=sealer,
         allow_empty_state=allow_empty_state,
         service=environment.base_url or EMBEDDED_SERVICE,
+        local_folder=environment.state_dir,
     )
 
 

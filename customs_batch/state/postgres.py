@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
@@ -61,12 +62,15 @@ class PostgresBackend:
         sealer: Sealer | None = None,
         allow_empty_state: bool = False,
         service: str | None = None,
+        local_folder: Path | None = None,
     ) -> None:
         """``allow_empty_state``: start from an empty state although the history of the
         state ``name`` records what apply sent to it (see :meth:`_refuse_a_lost_state`).
         ``service``: where the environment's service is (its base URL); a state whose
         records were written for another service says so in :attr:`service_moved_from`
-        (None: not checked)."""
+        (None: not checked). ``local_folder``: where the environment's state was kept
+        before it moved to PostgreSQL (its local state folder): a new, empty state here
+        while that folder holds records is the move's push forgotten (None: not checked)."""
         self.url = url
         self.name = name
         self.allow_empty_state = allow_empty_state
@@ -74,6 +78,7 @@ class PostgresBackend:
         self.sealer = sealer
         self.service = service
         self.service_moved_from: str | None = None
+        self.local_folder = local_folder
 
     def __repr__(self) -> str:  # never the URL: it may carry a password
         return f"PostgresBackend(name={self.name!r})"
@@ -104,6 +109,7 @@ class PostgresBackend:
         whole, history too, is not detected. Not checked with ``allow_empty_state``."""
         if self.allow_empty_state:
             return
+        self._refuse_a_state_left_in_its_folder(state)
         from customs_batch.state.history import state_behind_history
         from customs_batch.state.pg_history import PostgresHistory
 
@@ -120,6 +126,28 @@ class PostgresBackend:
                 "holds them, record each object named above with `customs-batch import ADDR "
                 "ID` before planning (`customs-batch history` lists what was sent)",
             )
+
+    def _refuse_a_state_left_in_its_folder(self, state: State) -> None:
+        """A new, empty state, while the environment's local state folder holds records: the
+        environment was moved to PostgreSQL and its state was not pushed (docs/state.md,
+        "Moving a state between backends"); planning from nothing would send them again."""
+        if self.local_folder is None or state.lineage or state.resources:
+            return
+        from customs_batch.state.file import read_state
+
+        path = self.local_folder / "state.json"
+        left = read_state(path)
+        if left is None or not left.resources:
+            return
+        raise StateError(
+            f"the state {self.name} in the database is new and empty, but {path}, where this "
+            f"environment kept its state before it was moved to PostgreSQL, holds "
+            f"{len(left.resources)} record(s): starting from an empty state would send every "
+            "document again (goods declared twice, movements created twice)",
+            hint=f"move that state into the database first: `customs-batch state push {path}` "
+            '(docs/state.md, "Moving a state between backends"); if a new, empty state is '
+            "really what you want, run the command with --allow-empty-state",
+        )
 
     @property
     def location(self) -> str:

@@ -229,6 +229,35 @@ def test_a_state_in_the_database_pointed_at_another_service_sends_nothing_there(
     assert (updated["id"], updated["name"]) == (mine["id"], "My road imports (EU)")
 
 
+def test_an_environment_moved_to_the_database_without_its_state_is_refused(
+    tmp_path: Path, sandbox: Sandbox, postgres_url: str, folders: Callable[[str, str], PgProject]
+) -> None:
+    # The migration's push forgotten: the new state in the database is empty while the
+    # environment's state folder holds what its runs created.
+    sandbox.start()
+    local = Project(tmp_path / "p", sandbox)
+    local.write("manifests/movements.yaml", batches.movements(per_lane=2, lanes=1))
+    assert local.run("apply", "--auto-approve").returncode == 0
+    left = local.state_dir / "state.json"
+    project = folders("p", postgres_url)  # the same folder, its state now in the database
+    for command in (("plan",), ("apply", "--auto-approve")):
+        refused = project.run(*command)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert f"the state {STATE_NAME} in the database is new and empty, but {left}" in (
+            refused.stderr
+        )
+        assert "holds 2 record(s)" in refused.stderr
+        assert f"customs-batch state push {left}" in refused.stderr
+    assert len(sandbox.movements()) == 2  # nothing declared again
+
+    pushed = project.run("state", "push", str(left))
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Nothing to apply." in again.stdout
+    _assert_all_applied(project, sandbox, 2)
+
+
 def test_two_folders_share_one_state_one_at_a_time(
     sandbox: Sandbox,
     postgres_url: str,
