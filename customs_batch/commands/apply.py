@@ -263,12 +263,18 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         else:
             # A departure whose submission was lost is searched for at the service first:
             # one that never arrived is planned again as a creation.
-            for settled in settle_lost_creations(
-                session,
-                client,
-                answered_within=environment.timeouts.answered_within,
-                notice=presenter.notice,
-            ):
+            lookup = history_for(backend)
+            try:
+                found = settle_lost_creations(
+                    session,
+                    client,
+                    answered_within=environment.timeouts.answered_within,
+                    notice=presenter.notice,
+                    history=lookup,
+                )
+            finally:
+                lookup.close()
+            for settled in found:
                 presenter.notice(settled.describe())
             # No inputs digest: it is written only into a saved plan (`plan -out`).
             plan = plan_changes(

@@ -122,18 +122,24 @@ def refresh_environment(
     lost submissions are looked for first. ``notice`` receives progress for the user."""
     from customs_batch.execution.reconcile import refresh
     from customs_batch.execution.settle import settle_lost_creations
+    from customs_batch.state.history import history_for
 
     environment, backend = options.chosen()
     with locked_session(environment, backend, "refresh", lock_timeout=options.lock_timeout) as (
         client,
         session,
     ):
-        settled = settle_lost_creations(
-            session,
-            client,
-            answered_within=environment.timeouts.answered_within,
-            notice=notice,
-        )
+        lookup = history_for(backend)
+        try:
+            settled = settle_lost_creations(
+                session,
+                client,
+                answered_within=environment.timeouts.answered_within,
+                notice=notice,
+                history=lookup,
+            )
+        finally:
+            lookup.close()
         drifts = refresh(session, client)
         entries = tuple(status_entries(session.state))
     return RefreshResult(

@@ -26,6 +26,7 @@ from customs_batch.kinds import Address
 from customs_batch.kinds.model import LostCreation, parse_time
 from customs_batch.kinds.registry import KINDS
 from customs_batch.state.backend import StateSession
+from customs_batch.state.history import HistoryStore
 from customs_batch.state.model import RecordStatus, ResourceRecord
 from customs_batch.state.records import records_in
 
@@ -50,6 +51,10 @@ class Settled:
     address: str
     never_arrived: bool
     candidates: tuple[str, ...] = ()
+    answered: str | None = None
+    """The candidate the history records the service's answer to the lost submission
+    named (its state record was lost, the history's entry was not: a run whose lock was
+    broken, a database lost between the two writes), or None."""
 
     def describe(self, *, applying: bool = True) -> str:
         """One line for the user; ``applying``: said by the apply that submits it next
@@ -67,6 +72,13 @@ class Settled:
                 f"be restored: `customs-batch state forget {self.address}` submits it again"
             )
         ids = ", ".join(self.candidates)
+        if self.answered is not None:
+            return (
+                f"{self.address}: the last submission was received: the history records the "
+                f"service's answer to it, {self.answered} (`customs-batch history "
+                f"{self.address}`), among those created since with the same values ({ids}). "
+                f"`customs-batch state adopt {self.address} {self.answered}` records it"
+            )
         return (
             f"{self.address}: the last submission may have been received: created since, "
             f"with the same values: {ids}. If one is it, `customs-batch state adopt "
@@ -82,15 +94,18 @@ def settle_lost_creations(
     notice: Callable[[str], None],
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     sleep: Callable[[float], None] = time.sleep,
+    history: HistoryStore | None = None,
 ) -> list[Settled]:
     """Search the service for what each lost creation made, and take back the intent of
-    each that never arrived.
+    each that never arrived. With ``history``, a lost creation that some objects could be
+    names the one whose answer the history recorded after its intent, if any.
 
     ``answered_within`` is how long after its intent any answer to a request would have
     come (the client's timeouts); a lost creation more recent than that is waited for,
     saying so through ``notice``, since the service may still be handling it.
     """
     settled: list[Settled] = []
+    answers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
     for model in KINDS.values():
         if model.look_for is None:
             continue
@@ -124,11 +139,49 @@ def settle_lost_creations(
             if candidates is None:
                 continue
             if candidates:
-                settled.append(Settled(creation.record.address, False, candidates))
+                if answers is None and history is not None:
+                    answers = _answers(history)
+                answered = _answered(answers or {}, creation.record, candidates)
+                settled.append(Settled(creation.record.address, False, candidates, answered))
             else:
                 taken_back = _take_back(session, creation.record)
                 settled.append(Settled(creation.record.address, taken_back))
     return settled
+
+
+def _answers(history: HistoryStore) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """By address, the time and the IDs of each answer of success the history holds."""
+    found: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for stored in history.entries():
+        body = stored.body()
+        if body is None or body.get("event") != "answer":
+            continue
+        status, ids, when = body.get("status"), body.get("ids"), body.get("time")
+        if type(status) is not int or not 200 <= status < 300:
+            continue
+        if not isinstance(ids, dict) or not ids or not isinstance(when, str):
+            continue
+        values = tuple(str(value) for value in ids.values())
+        found.setdefault(str(body.get("address")), []).append((when, values))
+    return found
+
+
+def _answered(
+    answers: dict[str, list[tuple[str, tuple[str, ...]]]],
+    record: ResourceRecord,
+    candidates: tuple[str, ...],
+) -> str | None:
+    """The candidate the newest answer recorded for ``record``'s address since its intent
+    names (the intent's time and the entries' are both UTC, in one ISO 8601 form)."""
+    since = parse_time(record.updated_at)
+    for when, values in reversed(answers.get(record.address, [])):
+        at = parse_time(when)
+        if since is None or at is None or at < since:
+            continue
+        named = [value for value in values if value in candidates]
+        if named:
+            return named[0]
+    return None
 
 
 def _lost(session: StateSession, prefix: str, answered_within: timedelta) -> list[LostCreation]:

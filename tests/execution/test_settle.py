@@ -17,6 +17,7 @@ from customs_batch.client import (
 from customs_batch.errors import ServiceError
 from customs_batch.execution.settle import Settled, settle_lost_creations
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+from customs_batch.state.history import LocalHistory
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 ADDRESS = "DepartureDeclaration/dep-1"
@@ -60,7 +61,7 @@ def declaration(created: datetime, **changes: Any) -> dict[str, Any]:
 
 
 def settle(
-    tmp_path: Path, service: Service, *records: ResourceRecord
+    tmp_path: Path, service: Service, *records: ResourceRecord, history: LocalHistory | None = None
 ) -> tuple[list[Settled], list[str], list[float], dict[str, ResourceRecord]]:
     backend = LocalBackend(tmp_path / "state")
     with backend.open("test") as session:
@@ -76,6 +77,7 @@ def settle(
             notice=notices.append,
             now=lambda: NOW,
             sleep=slept.append,
+            history=history,
         )
     state = backend.read()
     return settled, notices, slept, {a: state.resources[a] for a in state.resources}
@@ -120,6 +122,30 @@ def test_a_declaration_created_since_with_the_same_values_is_left_to_a_person(
     assert settled == [Settled(ADDRESS, False, ("7001",))]
     assert f"state adopt {ADDRESS} ID" in settled[0].describe() and "7001" in settled[0].describe()
     assert records[ADDRESS].status is RecordStatus.PENDING  # untouched
+
+
+def test_the_candidate_whose_answer_the_history_holds_is_named(tmp_path: Path) -> None:
+    # The answer reached the history but not the state (a run whose lock was broken, a
+    # database lost between the two writes): of the identical declarations created since,
+    # the history says which one the submission made.
+    service = Service({n: declaration(NOW - timedelta(minutes=1)) for n in (7001, 7002, 7003)})
+    history = LocalHistory(tmp_path / "history")
+    answer = {"time": stamp(NOW - timedelta(seconds=50)), "run": "r", "address": ADDRESS}
+    history.append({**answer, "event": "answer", "status": 201, "ids": {"declarationId": 7002}})
+    other = {**answer, "address": "DepartureDeclaration/dep-2"}
+    history.append({**other, "event": "answer", "status": 201, "ids": {"declarationId": 7003}})
+    earlier = {**answer, "time": stamp(NOW - timedelta(hours=1))}  # before the intent
+    history.append({**earlier, "event": "answer", "status": 201, "ids": {"declarationId": 7001}})
+    history.sync()
+    settled, _, _, records = settle(
+        tmp_path, service, lost(NOW - timedelta(minutes=2)), history=history
+    )
+    assert settled == [Settled(ADDRESS, False, ("7001", "7002", "7003"), "7002")]
+    said = settled[0].describe()
+    assert "the history records the service's answer to it, 7002" in said
+    assert f"state adopt {ADDRESS} 7002" in said
+    assert records[ADDRESS].status is RecordStatus.PENDING  # still for a person to adopt
+    history.close()
 
 
 def test_a_recent_intent_is_waited_for_before_the_service_is_searched(tmp_path: Path) -> None:
