@@ -393,6 +393,14 @@ class LocalBackend:
                 f"{mark.serial}, {mark.records} record(s), on {mark.at})"
             )
             how = "its serial may have caught up since, but it is still that older copy"
+        elif state.lineage == mark.lineage and state.serial >= mark.serial:
+            what = (
+                f"{self.state_path} was caught up from an older copy with `customs-batch "
+                f"import` or `state adopt`, but holds {len(state.resources)} of the "
+                f"{mark.records} record(s) this project saw here at serial {mark.serial} (on "
+                f"{mark.at})"
+            )
+            how = "what the runs since created is still missing from it"
         elif state.lineage == mark.lineage:
             what = f"{self.state_path} has serial {state.serial}, but {seen}"
             how = "the folder was put back to an older copy (its history with it)"
@@ -496,16 +504,17 @@ class LocalSession:
         self._failed = False
         self._failing = _Failing(self)
         marks = backend.marks
-        self._began_behind = (
-            marks is not None
-            and not backend.allow_empty_state
-            and info.operation not in _RECORDING_WHAT_EXISTS
-            and marks.behind(state) is not None
+        behind = (
+            marks is not None and not backend.allow_empty_state and marks.behind(state) is not None
         )
+        recording = info.operation in _RECORDING_WHAT_EXISTS
+        self._began_behind = behind and not recording
         """Whether the state was behind the folder's mark when the session began: what it
         writes stays behind it (:meth:`StateMarks.note`). Not for the commands that record
         what exists at the service (``import``, ``state adopt``): the way a state put back
-        catches up (docs/state.md, "A state file older than its history")."""
+        catches up (docs/state.md, "A state file older than its history"), once it holds
+        as many records as the mark saw (:attr:`_catching_up`)."""
+        self._catching_up = behind and recording
 
     def record(self, record: ResourceRecord) -> None:
         """Durably record ``record`` (journal line fsynced) before returning."""
@@ -595,7 +604,12 @@ class LocalSession:
         the folder's mark when the session began (a mending command on an older copy)."""
         marks = self.backend.marks
         if marks is not None:
-            marks.note(self.state, exact=self.backend.allow_empty_state, behind=self._began_behind)
+            marks.note(
+                self.state,
+                exact=self.backend.allow_empty_state,
+                behind=self._began_behind,
+                catching_up=self._catching_up,
+            )
 
     def close(self) -> None:
         """Fold the journal into the state file (serial + 1) and release the lock."""

@@ -42,6 +42,10 @@ class Mark:
     """Set when a command wrote the folder's state while it was behind this mark (a
     ``refresh`` or ``state rm`` of an older copy): its serial may have caught up, but it
     still lacks what the newer state had, until ``--allow-empty-state`` takes it."""
+    short: bool = False
+    """Set when ``import`` or ``state adopt`` wrote the folder's state while it was behind
+    this mark (catching an older copy up): its serial may have reached the mark's, but it
+    is caught up only once it holds as many records as the mark saw."""
 
 
 class StateMarks:
@@ -78,6 +82,7 @@ class StateMarks:
                 int(fields["records"]),
                 str(fields["at"]),
                 bool(fields.get("diverged", False)),
+                bool(fields.get("short", False)),
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -94,14 +99,21 @@ class StateMarks:
         if mark.diverged:
             return mark
         if state.lineage == mark.lineage:
-            return mark if state.serial < mark.serial else None
+            if state.serial < mark.serial:
+                return mark
+            return mark if mark.short and len(state.resources) < mark.records else None
         return mark if mark.records else None
 
-    def note(self, state: State, *, exact: bool = False, behind: bool = False) -> None:
+    def note(
+        self, state: State, *, exact: bool = False, behind: bool = False, catching_up: bool = False
+    ) -> None:
         """Keep ``state`` as the folder's newest. Without ``exact`` (a state taken as it
         is, ``--allow-empty-state``), a mark of a newer serial of its lineage, or of another
         lineage with records, stays; ``behind``: the state was written while behind the
-        mark (a mending command on an older copy), which the mark then keeps saying."""
+        mark (a mending command on an older copy), which the mark then keeps saying;
+        ``catching_up``: written while behind it by a command that records what exists at
+        the service (``import``, ``state adopt``), which the mark takes once the state
+        holds as many records as it saw."""
         if not state.lineage:
             return
         mark = self.mark()
@@ -110,6 +122,11 @@ class StateMarks:
             if behind or mark.diverged:
                 if not mark.diverged:
                     self._write(self.name, _text(replace(mark, diverged=True)))
+                return
+            short = state.serial < mark.serial or records < mark.records
+            if (catching_up or mark.short) and mark.lineage == state.lineage and short:
+                if not mark.short:
+                    self._write(self.name, _text(replace(mark, short=True)))
                 return
             if mark.lineage != state.lineage and mark.records:
                 return  # another state where one with records was: only taken as it is
@@ -131,5 +148,6 @@ def _text(mark: Mark) -> bytes:
         "records": mark.records,
         "at": mark.at,
         "diverged": mark.diverged,
+        "short": mark.short,
     }
     return json.dumps(fields).encode("utf-8")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from customs_batch.state import LocalBackend, RecordStatus
 from tests.e2e.conftest import Project, Sandbox
 
 pytestmark = pytest.mark.e2e
@@ -220,6 +221,51 @@ def test_one_import_into_an_emptied_folder_does_not_lift_the_refusal(
     done = project.run("plan", "--allow-empty-state")
     assert done.returncode == 0 and "Plan: 0 to create" in done.stdout, done.stdout + done.stderr
     assert project.run("plan").returncode == 0
+
+
+def test_an_older_copy_caught_up_by_one_adopt_is_still_refused(
+    tmp_path: Path, project: Project
+) -> None:
+    # The older copy holds an attempt whose outcome is unknown; adopting it raises the
+    # copy's serial to the mark's, but the record of what the later run created is still
+    # missing, and the next apply would have declared it again.
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    (first_id,) = [
+        g["id"]
+        for g in project.sandbox.get("/v1/declaration-templates/groups")["result"]
+        if g["code"] == "FIRST"
+    ]
+    with LocalBackend(project.state_dir).open("test") as session:  # its answer lost
+        record = session.state.resources["TemplateGroup/first"]
+        session.record(record.with_changes(status=RecordStatus.UNKNOWN, outputs={}))
+    older = tmp_path / "older-copy"
+    shutil.copytree(project.state_dir, older)
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    assert project.run("apply", "--auto-approve").returncode == 0  # serial 3, 2 records
+
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(older, project.state_dir)
+    adopted = project.run("state", "adopt", "TemplateGroup/first", str(first_id))
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    for command in (("plan",), ("apply", "--auto-approve")):
+        refused = project.run(*command)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "was caught up from an older copy with `customs-batch import` or `state " in (
+            refused.stderr
+        )
+        assert "holds 1 of the 2 record(s) this project saw here at serial 3" in refused.stderr
+    # The missing record imported: caught up.
+    (second_id,) = [
+        g["id"]
+        for g in project.sandbox.get("/v1/declaration-templates/groups")["result"]
+        if g["code"] == "SECOND"
+    ]
+    imported = project.run("import", "TemplateGroup/second", str(second_id))
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    done = project.run("plan")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Plan: 0 to create" in done.stdout
 
 
 def test_a_state_pushed_with_force_is_the_one_the_mark_takes(

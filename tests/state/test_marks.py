@@ -113,6 +113,23 @@ def test_a_state_written_while_behind_stays_behind_until_taken_as_it_is(tmp_path
     assert marks.behind(_state("L", 4, 1)) is None
 
 
+def test_a_state_caught_up_by_import_or_adopt_must_hold_the_records_the_mark_saw(
+    tmp_path: Path,
+) -> None:
+    # An older copy (serial 2, one record) behind the mark (serial 3, two records): one
+    # `state adopt` raises its serial to 3 without the record it lacks; the next run would
+    # have declared that record's document again.
+    marks, _ = _marks(tmp_path)
+    marks.note(_state("L", 3, 2))
+    marks.note(_state("L", 3, 1), catching_up=True)
+    assert marks.behind(_state("L", 3, 1)) is not None
+    assert marks.behind(_state("L", 5, 1)) is not None  # another adopt: still short
+    marks.note(_state("L", 4, 2), catching_up=True)  # the missing record imported
+    assert marks.behind(_state("L", 4, 2)) is None
+    mark = marks.mark()
+    assert mark is not None and (mark.serial, mark.records, mark.short) == (4, 2, False)
+
+
 def test_another_state_where_records_were_is_taken_only_as_it_is(tmp_path: Path) -> None:
     # An emptied folder, then one import: a new lineage, which the mark does not follow.
     marks, _ = _marks(tmp_path)
