@@ -94,6 +94,16 @@ def adopt(
             f"{address} was forgotten by `customs-batch state rm`",
             hint=f"`customs-batch state restore {address}` tracks it again",
         )
+    if remote_id in model_of(address.kind).held(record):
+        # (The intent of a resubmission keeps the rejected object it replaces.)
+        raise StateError(
+            f"{remote_id} is the object {address}'s last attempt was replacing (customs "
+            "rejected it, and the corrected document was submitted again as a new one): "
+            f"that attempt did not create it. Nothing was recorded",
+            hint=f"adopt the object the resubmission created (`customs-batch refresh` lists "
+            f"those created since that could be it), or `customs-batch state forget "
+            f"{address}` if it created none (the next apply submits it again)",
+        )
     comparison = read_and_compare(client, address, remote_id, record.spec, sent=True)
     found = comparison.found
     adopted = record.with_changes(

@@ -233,6 +233,32 @@ def test_adopt_refuses_an_id_another_record_holds(
     assert _state(project).read().resources[OTHER].status is RecordStatus.UNKNOWN
 
 
+def test_adopt_refuses_the_rejected_declaration_a_lost_resubmission_replaces(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A rejected departure, corrected and submitted again; that answer lost. The rejected
+    # one agrees with the attempt where the comparison looks, but it is what the attempt
+    # replaced: adopted, the new declaration was tracked by nothing.
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    record = _state(project).read().resources[DEPARTURE]
+    rejected = record.outputs["declarationId"]
+    earlier = {"outputs": dict(record.outputs), "remoteStatus": "invalid", "spec": record.spec}
+    with _state(project).open("test") as session:
+        session.record(
+            record.with_changes(
+                status=RecordStatus.UNKNOWN,
+                operation="resubmit-departure",
+                outputs={},
+                superseded=(earlier,),
+            )
+        )
+    code, _, err = run(capsys, "state", "adopt", DEPARTURE, str(rejected))
+    assert code == 3, err
+    assert f"{rejected} is the object {DEPARTURE}'s last attempt was replacing" in err
+    assert "Nothing was recorded" in err
+    assert _state(project).read().resources[DEPARTURE].status is RecordStatus.UNKNOWN
+
+
 def test_the_hint_of_a_template_group_conflict_can_be_followed(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
