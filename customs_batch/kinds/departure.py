@@ -472,6 +472,7 @@ MODEL = KindModel(
     update=Operation.UPDATE_DEPARTURE_PARTIES,
     updates_recorded_id=True,
     mutable=PARTY_FIELDS,
+    kept_when_left_out=PARTY_FIELDS,
     resubmit=Operation.RESUBMIT_DEPARTURE,
     after_unknown=_after_unknown,
     look_for=_look_for,

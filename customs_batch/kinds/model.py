@@ -249,6 +249,10 @@ class KindModel:
     template group's PATCH): a record without that ID cannot be updated. A party update is
     sent to the declaration its spec names instead."""
     mutable: frozenset[str] = frozenset()
+    kept_when_left_out: frozenset[str] = frozenset()
+    """Fields the update call changes value by value, keeping at the service what it is not
+    sent (a party's fields: the parties PATCH removes none): a value the document no longer
+    writes would stay there, so plan refuses to say it is removed."""
     resubmit: Operation | None = None
     refresh: RefreshFunction | None = None
     rejected_states: frozenset[str] = frozenset()

@@ -149,6 +149,7 @@ MODEL = KindModel(
     send={Operation.UPDATE_TRANSIT_PARTIES: _update_parties},
     update=Operation.UPDATE_TRANSIT_PARTIES,
     mutable=PARTY_FIELDS | {"variant"},
+    kept_when_left_out=PARTY_FIELDS,
     after_unknown=repeat_unknown(
         Operation.UPDATE_TRANSIT_PARTIES,
         Operation.UPDATE_TRANSIT_PARTIES,

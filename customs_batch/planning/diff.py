@@ -541,6 +541,22 @@ def _decide_change(
     if fixed or model.update is None:
         why = model.immutable.format(address=address, fields=", ".join(fixed or changed))
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
+    kept = [
+        value.path
+        for value in values
+        if value.new is None
+        and value.old is not None
+        and value.path.split(".", 1)[0].split("[", 1)[0] in model.kept_when_left_out
+    ]
+    if kept:
+        return Decision(
+            Action.REFUSED,
+            Operation.NONE,
+            f"{prefix}no longer writes {', '.join(kept)}, but the service's update changes the "
+            "values it is sent and removes none: the service would keep what was sent before, "
+            "and the state would say it is gone. Write the values back (the update then sends "
+            "the rest), or write the values the service should hold instead",
+        )
     if model.lacks_id(record):
         # The update goes to the recorded ID: without one there is no object to send it to.
         ident = model.identifier(record)

@@ -106,6 +106,35 @@ def test_an_update_of_a_record_without_its_id_is_refused_naming_the_record(
     assert _only(same, "TemplateGroup/g").action is Action.NO_CHANGE
 
 
+def test_a_party_value_left_out_is_refused_not_planned_as_removed() -> None:
+    # The parties PATCH changes the values it is sent and removes none: "street: 'Kai 1' ->
+    # (none)" was planned, applied "done" and recorded, while the service kept the street.
+    consignee = {"name": "G", "countryCode": "DE", "street": "Kai 1", "postcode": "20457"}
+    with_street = {**DEPARTURE, "Consignee": consignee}
+    state = _state(_applied("DepartureDeclaration/d", with_street, declarationId=77))
+    without = {**with_street, "Consignee": {"name": "G", "countryCode": "DE", "city": "HH"}}
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", without, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert (change.action, change.operation) == (Action.REFUSED, Operation.NONE)
+    assert "no longer writes Consignee.postcode, Consignee.street" in change.reason
+    assert "removes none" in change.reason
+    gone = {key: value for key, value in with_street.items() if key != "Consignee"}
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", gone, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert change.action is Action.REFUSED and "no longer writes Consignee," in change.reason
+    # A value changed, or one added, is an update as before.
+    moved = {**with_street, "Consignee": {**consignee, "city": "HH"}}
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", moved, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert (change.action, change.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
+
+
 def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() -> None:
     state = _state(_applied("DepartureDeclaration/d", DEPARTURE, declarationId=77))
     parties = {
