@@ -100,11 +100,13 @@ def state_url(environment: Environment, environ: Mapping[str, str] | None = None
     """The database URL, from the variable ``state.url_env`` names."""
     environ = os.environ if environ is None else environ
     variable = environment.state.url_env or ""
-    url = environ.get(variable, "").strip()
+    value = environ.get(variable)
+    url = (value or "").strip()
     if not url:
+        said = "is not set" if value is None else "is set but empty (or blank)"
         raise ConfigError(
             f"the state of environment {environment.name!r} is in PostgreSQL, and the "
-            f"variable {variable} that holds the database URL is not set",
+            f"variable {variable} that holds the database URL {said}",
             hint=f"export {variable}=postgresql://USER@HOST:PORT/DATABASE (the password may "
             "be in the URL, in PGPASSWORD or in ~/.pgpass; never in customs-batch.yaml)",
         )

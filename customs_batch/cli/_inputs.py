@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -39,9 +40,21 @@ def selection_options(function: F) -> F:
     )(function)
 
 
+_MAX_LOCK_TIMEOUT = 2_000_000.0
+"""About 23 days: the most PostgreSQL's lock_timeout holds (2**31 - 1 ms); nan and inf are
+outside every range."""
+
+
+def _a_number(_context: click.Context, parameter: click.Parameter, value: float) -> float:
+    if math.isnan(value):  # (every comparison with nan is false: no range refuses it)
+        raise click.BadParameter("nan is not a number of seconds", param=parameter)
+    return value
+
+
 lock_timeout_option = click.option(
     "--lock-timeout",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=_MAX_LOCK_TIMEOUT),
+    callback=_a_number,
     default=0.0,
     show_default=True,
     help="Seconds to wait for another run's state lock.",

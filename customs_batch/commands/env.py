@@ -55,7 +55,8 @@ def _state_place(environment: Environment) -> str:
     variable ``url_env`` names (whether set; never the URL, which may hold a password)."""
     state = environment.state
     if state.backend is StateKind.POSTGRES and state.url_env:
-        found = "set" if os.environ.get(state.url_env) else "not set"
+        value = os.environ.get(state.url_env)
+        found = "not set" if value is None else "set" if value.strip() else "empty"
         return f"postgres: the state {state.name} in the database of ${state.url_env} ({found})"
     return f"local: files in {environment.state_dir}"
 

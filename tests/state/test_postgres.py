@@ -65,8 +65,30 @@ def test_a_missing_url_variable_is_named_and_explained(tmp_path: Path) -> None:
     project = load_project(_project(CONFIG, tmp_path))
     with pytest.raises(ConfigError) as missing:
         backend_for(project.environment("staging"), {})
-    assert "STAGING_STATE_URL" in missing.value.message
+    assert "STAGING_STATE_URL that holds the database URL is not set" in missing.value.message
     assert missing.value.hint and "never in customs-batch.yaml" in missing.value.hint
+    # A CI secret that is missing leaves the variable set, to nothing: said so.
+    with pytest.raises(ConfigError) as empty:
+        backend_for(project.environment("staging"), {"STAGING_STATE_URL": " "})
+    assert "STAGING_STATE_URL that holds the database URL is set but empty" in (empty.value.message)
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "-1"])
+def test_a_lock_timeout_that_is_no_number_of_seconds_is_a_usage_error(
+    tmp_path: Path,
+    timeout: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On PostgreSQL, nan and inf ended in "internal error: ValueError".
+    from customs_batch.cli.main import invoke
+
+    _project(CONFIG, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = ["state", "rm", "Movement/m", "--env", "staging", "--lock-timeout", timeout]
+    assert invoke(argv) == 64
+    err = capsys.readouterr().err
+    assert "Invalid value for '--lock-timeout'" in err, err
 
 
 @pytest.mark.parametrize(
