@@ -81,10 +81,12 @@ def test_a_state_moves_from_files_to_postgres_and_plans_nothing_there(
     assert document["serial"] == 1 and document["lineage"] and document["resources"]
     (tmp_path / "from-files.json").write_text(pulled)
 
-    # The same environment, its state now in PostgreSQL: empty until the push.
+    # The same environment, its state now in PostgreSQL: empty until the push, which a
+    # plan names (its state folder still holds the records).
     (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
     monkeypatch.setenv("CUSTOMS_BATCH_STATE_URL", postgres_url)
-    assert _run(capsys, "plan", "manifests", "--detailed-exitcode")[0] == 2
+    code, _, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+    assert code == 3 and "is new and empty, but" in err and "customs-batch state push" in err
     code, out, err = _run(capsys, "state", "push", "from-files.json")
     assert code == 0, err
     assert f"lineage {document['lineage']}, serial 1" in out
