@@ -172,6 +172,9 @@ class _Run:
             outcome = self._send(change)
         except _NotSent as exc:
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
+        except _Unrecorded as lost:  # an answer of success, and the state went away
+            self.fail(lost.error)
+            outcome = Outcome(address, NodeStatus.FAILED, change.operation, lost.detail)
         except StateError as exc:  # the lock was broken, the disk is full: stop everything
             self.fail(exc)
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, exc.message)
@@ -225,6 +228,14 @@ class _Run:
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
         )
+        try:
+            return self._record_answer(change, applied, outputs)
+        except StateError as exc:
+            raise _Unrecorded(exc, _unrecorded(change, applied, exc)) from None
+
+    def _record_answer(
+        self, change: PlannedChange, applied: ResourceRecord, outputs: Mapping[str, JSON]
+    ) -> Outcome:
         model = model_of(change.address.kind)
         if model.service_words(applied) in model.pending_states:
             # Answered, not decided: pending, never counted as done.
@@ -720,6 +731,35 @@ def _identity(change: PlannedChange, spec: Mapping[str, JSON]) -> tuple[str, ...
 def _body(exc: ServiceError) -> dict[str, JSON]:
     body = getattr(exc, "body", None)
     return body if isinstance(body, dict) else {}
+
+
+class _Unrecorded(Exception):
+    """An answer of success the state could not record: the error (which stops the run)
+    and the outcome's words, which say what the service answered."""
+
+    def __init__(self, error: StateError, detail: str) -> None:
+        super().__init__(detail)
+        self.error = error
+        self.detail = detail
+
+
+def _unrecorded(change: PlannedChange, applied: ResourceRecord, exc: StateError) -> str:
+    """What the outcome of an answer of success the state could not record says (the lock
+    was broken, the database or the disk went away): what the service answered, so that
+    the IDs it gave are not lost with the record (the next run finds its outcome unknown)."""
+    model = model_of(change.address.kind)
+    ids = model.ids(applied)
+    gave = ", ".join(f"{name}={value}" for name, value in ids.items()) or "no ID"
+    ident = model.identifier(applied)
+    adopt = (
+        f"; if the next run asks, `customs-batch state adopt {change.address} {ident}` records it"
+        if ident not in (None, "") and model.look_for is not None
+        else ""
+    )
+    return (
+        f"the service answered {change.operation.value} of {change.address} ({gave}), and "
+        f"the state could not record it: {exc.message}{adopt}"
+    )
 
 
 def _still_in_flight(change: PlannedChange, exc: ServiceError) -> bool:

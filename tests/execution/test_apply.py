@@ -11,13 +11,14 @@ import httpx
 import pytest
 
 from customs_batch.client import NO_RETRIES, CustomsClient, RetryPolicy, Sender
+from customs_batch.errors import StateError
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.kinds import Kind
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.model import Plan
-from customs_batch.state import LocalBackend, RecordStatus, State
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 
 from ..client.bodies import departure
 from ..planning.helpers import doc, movement
@@ -285,6 +286,48 @@ def test_a_429_after_a_lost_answer_leaves_the_outcome_unknown_not_refused(
 
     assert _apply(backend, [movement("m", 0)], emulator).ok  # sent again with its key
     assert len(emulator.movements()) == 1
+
+
+class _LosesTheAnswers:
+    """A session whose database goes away once the service has answered: recording an
+    answer fails (the intents before it were recorded)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self.state = session.state
+        self.lock_info = session.lock_info
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    def record(self, record: ResourceRecord) -> None:
+        if record.status is RecordStatus.APPLIED:
+            raise StateError("the state database: cannot record an operation (connection lost)")
+        self._session.record(record)
+
+    record_soon = record
+
+
+def test_an_answer_the_state_could_not_record_keeps_its_ids_in_the_outcome(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The service created the declaration; its record was lost with the database. The ID
+    # was shown nowhere, and the next run could only offer every look-alike to adopt.
+    backend = LocalBackend(tmp_path)
+    with backend.open("apply") as session:
+        plan = plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)], session.state)
+        report = apply_plan(
+            plan, _LosesTheAnswers(session), emulator.client, parallelism=1, stop=threading.Event()
+        )
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    created = emulator.http.get("/v1/declarations/transit").json()["result"][0]["declarationId"]
+    assert (
+        f"the service answered submit-departure of DepartureDeclaration/d (declarationId={created}"
+        in (outcome.detail)
+    )
+    assert "the state could not record it: the state database" in outcome.detail
+    assert f"state adopt DepartureDeclaration/d {created}` records it" in outcome.detail
 
 
 class _DurableWatch(Recorder):
