@@ -177,6 +177,15 @@ def _plan(
                     Operation.MOVE,
                     f"{took}; its record moves to this name; nothing is sent",
                 )
+            elif decided.action in (Action.REJECTED, Action.NEEDS_DECISION):
+                # Held for what its object is (rejected, an outcome unknown), not for the
+                # rename: the record moves, and the next plan holds it under this name.
+                decided = Decision(
+                    Action.MOVED,
+                    Operation.MOVE,
+                    f"{took}; its record moves to this name; nothing is sent. Then, under "
+                    f"this name: {decided.reason}",
+                )
             else:
                 then = decided.reason or "the changes below are sent to its object"
                 decided = replace(

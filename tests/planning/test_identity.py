@@ -347,6 +347,27 @@ def test_a_declared_rename_moves_the_record_even_with_a_change_and_plans_the_cha
     assert _only(fixed, "DepartureDeclaration/dep-2").action is Action.REFUSED
 
 
+def test_a_declared_rename_of_a_rejected_departure_moves_its_record() -> None:
+    # "Rename it first with what it declared, apply, then change it": the rename alone was
+    # planned rejected ("its record moves to this name, then: ...") and apply, which skips
+    # what is rejected, never moved the record; the next plan refused the rename again.
+    rejected = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003)
+    rejected = rejected.with_changes(remote_status="invalid", remote_errors=({"code": "X"},))
+    plan = plan_changes([_renamed("dep-2", "dep")], _state(rejected), now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert (change.action, change.operation) == (Action.MOVED, Operation.MOVE)
+    assert str(change.moved_from) == "DepartureDeclaration/dep"
+    assert "its record moves to this name; nothing is sent. Then, under this name: " in (
+        change.reason
+    )
+    assert "7003 is invalid at the service" in change.reason
+    # Corrected as well as renamed: refused, with the way the rename above takes first.
+    corrected = plan_changes(
+        [_renamed("dep-2", "dep", commercialReference="C-9")], _state(rejected), now=NOW
+    )
+    assert _only(corrected, "DepartureDeclaration/dep-2").action is Action.REFUSED
+
+
 def test_a_declared_rename_of_a_name_still_in_the_manifests_is_refused() -> None:
     state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
     plan = plan_changes(
