@@ -75,7 +75,11 @@ def _plan(
         resources.text_of if unchanged is not None and isinstance(resources, Records) else None
     )
     replaced: set[str] = set()
-    """Addresses resubmitted by this plan: what refers to them waits for the new object."""
+    """Addresses whose object this plan replaces or moves to a replacement (a departure
+    resubmitted; a party update that follows it to the new declaration): what refers to
+    them waits for what apply records."""
+    resubmitted: set[str] = set()
+    """Of those, the addresses this plan submits again."""
     moved: dict[str, ResourceRecord] = {}
     """By new address, the record a renamed document takes over."""
 
@@ -124,6 +128,7 @@ def _plan(
         doc = pending.pop()  # the last reference when consumed: freed at the next one
         identity: tuple[str, ...] = ()
         moved_from: Address | None = None
+        followed = _NONE_FOLLOWED
         address = str(doc.address)
         key = None
         # A document naming by its value an ID the state records as replaced.
@@ -214,6 +219,9 @@ def _plan(
                 unchanged.found(key)
         if decided.action is Action.RESUBMIT:
             replaced.add(address)
+            resubmitted.add(address)
+        elif followed and decided.operation.writes_state:
+            replaced.add(address)  # sent to the new object: its outputs follow it
         if not identity and decided.operation.writes_state:
             # Recorded with what it sends (an unchanged document needs none: nothing is
             # recorded for it).
@@ -235,8 +243,8 @@ def _plan(
                 moved_from=moved_from,
             )
         )
-    if replaced:
-        _refuse_what_names_a_resubmitted_id(changes, replaced, recorded)
+    if resubmitted:
+        _refuse_what_names_a_resubmitted_id(changes, resubmitted, recorded)
     refuse_second_writers(changes, recorded)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():

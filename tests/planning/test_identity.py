@@ -328,6 +328,37 @@ def test_a_party_update_naming_the_declaration_that_took_its_place_is_created() 
     assert _only(plan, "TransitPartyUpdate/upd").action is Action.CREATE
 
 
+def test_a_party_update_chained_to_another_by_reference_follows_the_resubmission() -> None:
+    # B names its declaration through A (${ref:TransitPartyUpdate/a.declarationId}); A follows
+    # the departure this plan submits again. B took A's recorded 7003 and was refused for
+    # naming the rejected declaration "by its number", though it names it by a reference.
+    a_spec = {
+        "declarationId": "${ref:DepartureDeclaration/dep.declarationId}",
+        "Consignee": {"eoriNo": "DE1"},
+    }
+    b_spec = {
+        "declarationId": "${ref:TransitPartyUpdate/a.declarationId}",
+        "Consignor": {"eoriNo": "DE2"},
+    }
+    recorded = [
+        _rejected(DEPARTURE),
+        _applied("TransitPartyUpdate/a", {**a_spec, "declarationId": 7003}, declarationId=7003),
+        _applied("TransitPartyUpdate/b", {**b_spec, "declarationId": 7003}, declarationId=7003),
+    ]
+    documents = [
+        _departure("dep", commercialReference="C-9"),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "a", a_spec, 1, "DepartureDeclaration/dep"),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "b", b_spec, 2, "TransitPartyUpdate/a"),
+    ]
+    plan = plan_changes(documents, _state(*recorded), now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep").action is Action.RESUBMIT
+    for name in ("a", "b"):
+        change = _only(plan, f"TransitPartyUpdate/{name}")
+        assert change.action is not Action.REFUSED, change.reason
+        assert change.operation.writes_state, change
+        assert ("declarationId",) in change.unknown  # known after apply: the new one
+
+
 def _renamed(name: str, *previous: str, **changes: Any) -> Any:
     document = _departure(name, **changes)
     return replace(document, previous_names=previous)
