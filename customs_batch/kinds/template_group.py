@@ -139,10 +139,48 @@ def _find(client: CustomsClient, spec: TemplateGroupSpec) -> Record | None:
 
 
 def _find_or_create(client: CustomsClient, request: Request) -> Outputs:
-    found = _find(client, spec_of(request.spec))
-    if found is not None:
+    """After an attempt whose outcome is unknown: the group with the code, when it is what
+    the document describes, else a new one. A group that differs (the document was edited
+    since, or the code is another's) is not taken unseen: refused as a 409 would be."""
+    spec = spec_of(request.spec)
+    found = _find(client, spec)
+    if found is None:
+        return _create(client, request)
+    why = _not_adoptable(found, spec)
+    if why is None:
         return outputs_of(OUTPUTS, found)
-    return _create(client, request)
+    from customs_batch.client import RequestRefusedError
+
+    group_id = found.raw.get("id")
+    said = (
+        f"a template group with code {spec.get('code')!r} is at the service (id {group_id}) "
+        f"{why}. If it is this document's group (the one the attempt whose outcome was unknown "
+        f"created), `customs-batch import` of this document with ID {group_id} records it, and "
+        "the next plan shows what the manifests would change; if it is another group, give "
+        "this document a code of its own"
+    )
+    raise RequestRefusedError(
+        said,
+        status=409,
+        body={"statusCode": 409, "message": said},  # what the run records and shows
+        operation=Operation.FIND_OR_CREATE_TEMPLATE_GROUP.value,
+    )
+
+
+def _not_adoptable(found: Record, spec: TemplateGroupSpec) -> str | None:
+    """Why the group ``found`` with the code is not taken as the document's (None: it is
+    what the document describes, field by field, and the document names no templates)."""
+    differing = [
+        name for name in COMPARED if name in spec and found.raw.get(name, spec[name]) != spec[name]
+    ]
+    if differing:
+        return f"and differs in {', '.join(differing)}"
+    if "DeclarationTemplates" in spec:
+        return (
+            "; its templates cannot be compared (the service does not list them back), so "
+            "it is not adopted unseen"
+        )
+    return None
 
 
 def _update(client: CustomsClient, request: Request) -> Outputs:
@@ -183,16 +221,10 @@ def _on_conflict(client: CustomsClient, address: Address, request: Request) -> C
             f"the service refused code {code!r} as taken, but lists no group with it for "
             "this key: it may belong to another company; choose another code",
         )
-    differing = [
-        name for name in COMPARED if name in spec and found.raw.get(name, spec[name]) != spec[name]
-    ]
     group_id = found.raw.get("id")
-    if not differing and "DeclarationTemplates" not in spec:
+    why = _not_adoptable(found, spec)
+    if why is None:
         return Conflict(outputs_of(OUTPUTS, found), True, f"adopted existing group {group_id}")
-    if differing:
-        why = f"and differs in {', '.join(differing)}"
-    else:
-        why = "; its templates cannot be compared (the service does not list them back), so it is not adopted unseen"
     return Conflict(
         None,
         False,

@@ -330,6 +330,37 @@ def test_an_answer_the_state_could_not_record_keeps_its_ids_in_the_outcome(
     assert f"state adopt DepartureDeclaration/d {created}` records it" in outcome.detail
 
 
+@pytest.mark.parametrize("edited", [False, True], ids=["as sent", "edited since"])
+def test_a_group_whose_creation_was_lost_is_taken_only_as_the_document_describes_it(
+    tmp_path: Path, emulator: Emulator, edited: bool
+) -> None:
+    # The lost POST created the group; the document's name was edited since. Looked up by
+    # its code, the group was taken as it is and recorded with the new name: the plan then
+    # said "no changes" while the service kept the old one.
+    made = emulator.http.post("/v1/declaration-templates/groups", json=GROUP)
+    made.raise_for_status()
+    backend = LocalBackend(tmp_path)
+    with backend.open("test") as session:
+        session.record(ResourceRecord("TemplateGroup/g", RecordStatus.UNKNOWN, "create", GROUP))
+    wanted = {**GROUP, "name": "EU road imports"} if edited else GROUP
+    report = _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", wanted, 0)], emulator)
+    [outcome] = report.outcomes
+    record = backend.read().resources["TemplateGroup/g"]
+    listed = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert [g["code"] for g in listed].count("EU-ROAD") == 1  # never created twice
+    if not edited:
+        assert outcome.status is NodeStatus.SUCCEEDED
+        assert record.outputs["id"] == made.json()["id"]
+        return
+    assert outcome.status is NodeStatus.FAILED
+    assert "differs in name" in outcome.detail
+    assert f"`customs-batch import` of this document with ID {made.json()['id']}" in (
+        outcome.detail
+    )
+    assert record.status is not RecordStatus.APPLIED
+    assert [g["name"] for g in listed if g["code"] == "EU-ROAD"] == ["EU road"]
+
+
 class _DurableWatch(Recorder):
     """Events that note, for each outcome, whether its journal line was on disk (covered
     by an fsync) when it was reported; and the fsyncs of the journal."""
