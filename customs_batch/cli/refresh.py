@@ -142,7 +142,8 @@ def _lines(result: StatusResult) -> list[str]:
     "--detailed-exitcode",
     is_flag=True,
     help="Exit 1 while anything is rejected at the service or needs a decision, 2 when "
-    "something changed at the service, 0 when nothing did.",
+    "something changed at the service or a lost submission was taken back (the next apply "
+    "submits it), 0 when nothing did.",
 )
 def refresh(
     env_name: str | None,

@@ -105,7 +105,8 @@ class RefreshResult:
 
     def exit_code(self, *, detailed: bool) -> ExitCode:
         """0, or with ``detailed``: 1 while anything is rejected at the service or needs a
-        decision, else 2 when something changed at the service, else 0."""
+        decision, else 2 when something changed at the service or a lost submission was
+        taken back (the state changed: the next apply submits it), else 0."""
         if not detailed:
             return ExitCode.OK
         if self.status.blocking:
