@@ -284,11 +284,21 @@ class PostgresBackend:
                 connection.execute("SET lock_timeout = 0")
         if not taken:
             holder = _live_holder(connection, self.name, self.key)
-            who = holder.describe() if holder else "another session that has not named itself yet"
+            if holder is not None:
+                raise StateError(
+                    f"the state {self.name} is locked: {holder.describe()}",
+                    hint="wait for that run to finish, or raise --lock-timeout; if it hangs, "
+                    f"`customs-batch force-unlock {holder.id}`",
+                )
+            # The lock is per state name in the whole database: a state of the same name in
+            # another schema takes the same one, and its holder is in that schema's table.
             raise StateError(
-                f"the state {self.name} is locked: {who}",
-                hint="wait for that run to finish, or raise --lock-timeout; if it hangs, "
-                f"`customs-batch force-unlock {holder.id if holder else 'ID'}`",
+                f"the state {self.name} is locked by a database session not named in this "
+                "schema's customs_batch_locks: a run that has only just begun, or a run on a "
+                f"state also called {self.name} in another schema of this database (states of "
+                "one name share one lock across the database's schemas)",
+                hint="wait for that run to finish, or raise --lock-timeout; if the states of "
+                "two schemas share the name, give each its own (`name:` under `state:`)",
             )
         info = LockInfo(
             id=str(uuid.uuid4()),
