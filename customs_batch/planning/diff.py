@@ -245,6 +245,7 @@ def _plan(
         )
     if resubmitted:
         _refuse_what_names_a_resubmitted_id(changes, resubmitted, recorded)
+    _hold_what_waits_for_a_held_object(changes)
     refuse_second_writers(changes, recorded)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
@@ -253,6 +254,42 @@ def _plan(
         if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
             changes.append(_gone(parsed, record))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest, journal=state.journal)
+
+
+_HOLDING = {
+    Action.REJECTED: "which customs rejected (correct it first)",
+    Action.NEEDS_DECISION: "whose last outcome is unknown and needs a decision first",
+}
+
+
+def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
+    """Refuse, in place, each change that would send something and depends, directly or
+    through others held so, on an object apply does not touch in this run (rejected by
+    customs, an outcome that needs a decision): apply skips it (what it would amend is not
+    there to amend, or what it refers to may not exist), so the plan does not count it as
+    a creation or an update it sends."""
+    held: dict[Address, str] = {
+        change.address: _HOLDING[change.action] for change in changes if change.action in _HOLDING
+    }
+    if not held:
+        return
+    for at, change in enumerate(changes):  # in dependency order: what it waits for comes first
+        if not change.operation.writes_state or change.address in held:
+            continue
+        waits = next((address for address in change.depends_on if address in held), None)
+        if waits is None:
+            continue
+        held[change.address] = "which waits for it too"
+        changes[at] = replace(
+            change,
+            action=Action.REFUSED,
+            operation=Operation.NONE,
+            reason=(
+                f"it depends on {waits}, {held[waits]}: apply sends nothing of it until then "
+                "(what it would send goes to, or names, that object)"
+            ),
+            idempotency_key=None,
+        )
 
 
 def _refuse_what_names_a_resubmitted_id(

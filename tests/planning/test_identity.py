@@ -359,6 +359,18 @@ def test_a_party_update_chained_to_another_by_reference_follows_the_resubmission
         assert ("declarationId",) in change.unknown  # known after apply: the new one
 
 
+def test_what_depends_on_a_rejected_departure_is_held_in_the_plan_as_apply_holds_it() -> None:
+    # apply skips it: the plan counted it "1 to create" with its request all the same.
+    update = _party_update("${ref:DepartureDeclaration/dep.declarationId}")
+    update = replace(update, depends_on=(update.references[0].target,))
+    plan = plan_changes([_departure("dep"), update], _state(_rejected(DEPARTURE)), now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep").action is Action.REJECTED
+    held = _only(plan, "TransitPartyUpdate/upd")
+    assert (held.action, held.operation) == (Action.REFUSED, Operation.NONE)
+    assert "it depends on DepartureDeclaration/dep, which customs rejected" in held.reason
+    assert plan.counts[Action.CREATE] == 0 and plan.requests == 0
+
+
 def _renamed(name: str, *previous: str, **changes: Any) -> Any:
     document = _departure(name, **changes)
     return replace(document, previous_names=previous)
