@@ -39,6 +39,7 @@ def plan_changes(
     consume: bool = False,
     edges: Mapping[Address, Sequence[Edge]] | None = None,
     unchanged: Unchanged | None = None,
+    in_flight: Callable[[ResourceRecord], str | None] | None = None,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
     the addresses the state holds but the manifests no longer name at the end (orphaned,
@@ -51,12 +52,16 @@ def plan_changes(
     ``edges``: the documents' :func:`~customs_batch.planning.graph.dependency_edges` when
     the caller has them (the graph is then not walked a second time). ``unchanged``: what
     earlier plans found unchanged (see :mod:`customs_batch.planning.unchanged`), told what
-    this one finds.
+    this one finds. ``in_flight``: for a record whose outcome is unknown, why it is a
+    request a run still holding the state's lock has not recorded the answer to (None when
+    it is not): planned as waiting for that run, not as needing a decision.
     """
     with bulk():
         deps = dependencies(documents) if edges is None else dependencies_of(documents, edges)
         when = now or datetime.now(UTC)
-        return _plan(documents, state, when, inputs_digest, orphans, consume, deps, unchanged)
+        return _plan(
+            documents, state, when, inputs_digest, orphans, consume, deps, unchanged, in_flight
+        )
 
 
 def _plan(
@@ -68,6 +73,7 @@ def _plan(
     consume: bool,
     deps: Mapping[Address, tuple[Address, ...]],
     unchanged: Unchanged | None = None,
+    in_flight: Callable[[ResourceRecord], str | None] | None = None,
 ) -> Plan:
     recorded = _reader(state.resources)
     resources = state.resources
@@ -211,7 +217,16 @@ def _plan(
                 if values and not unknown and not followed and not record.status.outcome_unknown
                 else None
             )
-            decided = shuffled or _decide(doc.address, spec, record, values, now, followed)
+            running = (
+                in_flight(record)
+                if in_flight is not None and record.status.outcome_unknown
+                else None
+            )
+            decided = (
+                Decision(Action.WAITING, Operation.NONE, running)
+                if running is not None
+                else shuffled or _decide(doc.address, spec, record, values, now, followed)
+            )
             # The ordinary comparison, of the document's own spec (no reference) with its
             # record: the same document and the same record text give the same answer.
             own_spec = spec is doc.spec and not unknown

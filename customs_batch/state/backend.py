@@ -31,7 +31,13 @@ from customs_batch.state._atomic import (
 )
 from customs_batch.state.file import read_state, write_state
 from customs_batch.state.journal import JournalEntry, JournalWriter, read_journal
-from customs_batch.state.lock import LockInfo, StateLock, Unlocked, force_unlock
+from customs_batch.state.lock import (
+    LockInfo,
+    StateLock,
+    Unlocked,
+    force_unlock,
+    holder_alive_here,
+)
 from customs_batch.state.marks import Mark, StateMarks
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.records import Records
@@ -100,6 +106,10 @@ class StateBackend(Protocol):
 
     def confirm_service(self) -> None: ...
     def service_words(self) -> ServiceWords: ...
+    def running_holder(self) -> LockInfo | None:
+        """The holder of the state's lock while a run that is known to be alive holds it
+        (a read does not wait for it), else None."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -239,6 +249,11 @@ class LocalBackend:
             return
         write_atomic(self.environment_path, self._environment_text())
         self.service_moved_from = None
+
+    def running_holder(self) -> LockInfo | None:
+        """The note of the lock's holder when it is a live process of this machine (one
+        of another machine, or a note a killed run left, cannot be told live: None)."""
+        return holder_alive_here(self.lock_path)
 
     def service_words(self) -> ServiceWords:
         return ServiceWords(

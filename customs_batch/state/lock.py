@@ -204,6 +204,15 @@ def read_lock_info(info_path: Path) -> LockInfo | None:
         return None
 
 
+def holder_alive_here(lock_path: Path) -> LockInfo | None:
+    """The note of ``lock_path``'s holder when it names a process of this machine that is
+    running (None: no note, another machine's, or a process that ended)."""
+    holder = read_lock_info(info_path_of(lock_path))
+    if holder is None or holder.host != socket.gethostname() or not _alive(holder.pid):
+        return None
+    return holder
+
+
 def force_unlock(lock_path: Path, lock_id: str, *, force: bool = False) -> Unlocked:
     """Break the lock whose id is ``lock_id``, when that is safe (or ``force`` says so).
 

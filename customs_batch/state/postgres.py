@@ -172,6 +172,13 @@ class PostgresBackend:
         self._name_service(self.service)
         self.service_moved_from = None
 
+    def running_holder(self) -> LockInfo | None:
+        """The holder row while the session that wrote it holds the lock."""
+        with self._connect() as connection:
+            return self._guard(
+                "read who holds the lock", lambda: _live_holder(connection, self.name, self.key)
+            )
+
     def service_words(self) -> ServiceWords:
         return ServiceWords(
             where=self.location,

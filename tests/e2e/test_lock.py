@@ -79,6 +79,32 @@ run(sys.argv[1:])
 """
 
 
+def test_a_plan_during_an_apply_says_its_requests_are_in_flight_not_undecided(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # A pull request's plan while CI applies: the running apply's submission, whose answer
+    # it has not recorded yet, was "needs decision" (state adopt or forget), and plan
+    # failed with exit 1.
+    sandbox.start()
+    project = Project(tmp_path / "project", sandbox, parallelism=1)
+    project.write("manifests/departures.yaml", batches.departures(1))
+    sandbox.close_gate()
+    running = project.start("apply", "--auto-approve")
+    assert running.wait_for_line(lambda line: line.startswith("Applying "))
+    sandbox.wait_until_held(1)
+    planned = project.run("plan")
+    assert running.process.poll() is None, "the apply ended before the plan"
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "needs decision" not in planned.stdout
+    assert "in flight: sent by the run that holds the state's lock" in planned.stdout
+    assert f"(process {running.process.pid}) for apply" in planned.stdout
+    sandbox.open_gate()
+    code, stdout, stderr = running.finish()
+    assert code == 0, stdout + stderr
+    after = project.run("plan", "--detailed-exitcode")
+    assert after.returncode == 0, after.stdout + after.stderr
+
+
 def test_force_unlock_refuses_a_live_holder_and_frees_a_dead_ones_lock(project: Project) -> None:
     project.state_dir.mkdir(parents=True)
     holder = subprocess.Popen(
