@@ -265,6 +265,17 @@ class Identities:
             for c in self._records_like(address, identity)
             if c not in self._taken and self._comparable(model, c, address.kind, spec)
         ]
+        if (
+            candidates
+            and model.lane is not None
+            and not any(self._asks_for(address.kind, spec, c) for c in candidates)
+        ):
+            # The record at its place asks for something else: when a record of the lane no
+            # document names asked for this very request, this is that record's document,
+            # moved up by a row removed above it (a name that counts rows).
+            elsewhere = self._same_request_in_lane(model, address, spec, what, identity)
+            if elsewhere is not None and elsewhere[0].action is Action.MOVED:
+                return elsewhere
         if candidates:
             return self._against(model, address, spec, what, candidates)
         if model.lane is not None:
@@ -322,6 +333,11 @@ class Identities:
                 "back, and name documents by something a row keeps when rows move"
             ), None
         return None
+
+    def _asks_for(self, kind: Kind, spec: Mapping[str, JSON], address: str) -> bool:
+        """Whether the record at ``address`` recorded this very request (``spec``)."""
+        found = self._read(address)
+        return dict(found.spec) == dict(self._like(kind, spec, found))
 
     def _like(self, kind: Kind, spec: Mapping[str, JSON], record: ResourceRecord) -> JSON:
         """``spec`` as ``record`` would keep it (sensitive values as digests), to compare."""

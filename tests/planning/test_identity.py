@@ -540,6 +540,19 @@ def test_a_row_inserted_above_movements_named_by_row_number_sends_nothing_twice(
     assert plan.requests == 0
 
 
+def test_a_row_removed_above_a_sent_movement_moves_its_record_to_the_next_name() -> None:
+    # Sent as rows 2 (3 packages, first of its lane) and 4 (1 package, second); row 2 is
+    # removed, so row 4's request is now the first of the lane, named by its new row (3).
+    # It was compared with row 2's record at that place ("declares the same, with other
+    # values") and refused with a hint that led to a loop: it is row 4's record, renamed.
+    state = _state(_sent("isl-2", 0, 3, 0), _sent("isl-4", 1, 1, 1))
+    plan = plan_changes([movement("isl-3", 0, quantity=1)], state, now=NOW)
+    moved = _only(plan, "Movement/isl-3")
+    assert (moved.action, str(moved.moved_from)) == (Action.MOVED, "Movement/isl-4")
+    assert _only(plan, "Movement/isl-2").action is Action.ORPHANED  # sent; cannot be deleted
+    assert plan.requests == 0
+
+
 def test_a_second_movement_asking_what_a_recorded_one_asks_is_still_created() -> None:
     state = _state(_sent("isl-a", 0, 3, 0))
     plan = plan_changes(
