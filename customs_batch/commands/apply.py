@@ -31,7 +31,7 @@ from customs_batch.planning.planfile import (
     restore_sensitive,
     saved_plan_among,
 )
-from customs_batch.state.history import history_for
+from customs_batch.state.history import history_for, reading_history
 from customs_batch.state.model import State
 
 if TYPE_CHECKING:
@@ -263,8 +263,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         else:
             # A departure whose submission was lost is searched for at the service first:
             # one that never arrived is planned again as a creation.
-            lookup = history_for(backend)
-            try:
+            with reading_history(backend) as lookup:
                 found = settle_lost_creations(
                     session,
                     client,
@@ -272,8 +271,6 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
                     notice=presenter.notice,
                     history=lookup,
                 )
-            finally:
-                lookup.close()
             for settled in found:
                 presenter.notice(settled.describe())
             # No inputs digest: it is written only into a saved plan (`plan -out`).

@@ -123,15 +123,14 @@ def refresh_environment(
     lost submissions are looked for first. ``notice`` receives progress for the user."""
     from customs_batch.execution.reconcile import refresh
     from customs_batch.execution.settle import settle_lost_creations
-    from customs_batch.state.history import history_for
+    from customs_batch.state.history import reading_history
 
     environment, backend = options.chosen()
     with locked_session(environment, backend, "refresh", lock_timeout=options.lock_timeout) as (
         client,
         session,
     ):
-        lookup = history_for(backend)
-        try:
+        with reading_history(backend) as lookup:
             settled = settle_lost_creations(
                 session,
                 client,
@@ -139,8 +138,6 @@ def refresh_environment(
                 notice=notice,
                 history=lookup,
             )
-        finally:
-            lookup.close()
         drifts = refresh(session, client)
         entries = tuple(status_entries(session.state))
     return RefreshResult(

@@ -295,16 +295,22 @@ def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
         if waits is None:
             continue
         held[change.address] = "which waits for it too"
-        changes[at] = replace(
+        changes[at] = _refused_change(
             change,
-            action=Action.REFUSED,
-            operation=Operation.NONE,
-            reason=(
-                f"it depends on {waits}, {held[waits]}: apply sends nothing of it until then "
-                "(what it would send goes to, or names, that object)"
-            ),
-            idempotency_key=None,
+            f"it depends on {waits}, {held[waits]}: apply sends nothing of it until then "
+            "(what it would send goes to, or names, that object)",
         )
+
+
+def _refused_change(change: PlannedChange, reason: str) -> PlannedChange:
+    """``change`` refused after it was planned: nothing sent, no key kept."""
+    return replace(
+        change,
+        action=Action.REFUSED,
+        operation=Operation.NONE,
+        reason=reason,
+        idempotency_key=None,
+    )
 
 
 def _refuse_what_names_a_resubmitted_id(
@@ -337,18 +343,13 @@ def _refuse_what_names_a_resubmitted_id(
         if found is None:
             continue
         holder, id_field = found
-        changes[at] = replace(
+        changes[at] = _refused_change(
             change,
-            action=Action.REFUSED,
-            operation=Operation.NONE,
-            reason=(
-                f"{takes.field} {value} names the object of {holder}, which this plan submits "
-                f"again (customs never accepted {value}): sent to {value}, this request would "
-                "go to the rejected declaration, not to the one that takes its place. Write "
-                f"`${{ref:{holder}.{id_field}}}` (it follows the resubmission), or the new ID "
-                "once it is known"
-            ),
-            idempotency_key=None,
+            f"{takes.field} {value} names the object of {holder}, which this plan submits "
+            f"again (customs never accepted {value}): sent to {value}, this request would go "
+            "to the rejected declaration, not to the one that takes its place. Write "
+            f"`${{ref:{holder}.{id_field}}}` (it follows the resubmission), or the new ID once "
+            "it is known",
         )
 
 

@@ -20,6 +20,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -430,6 +431,16 @@ def state_behind_history(state: State, history: HistoryStore) -> str | None:
         f"{what}. Planning from this state would send those documents again (goods declared "
         "twice, movements created twice)"
     )
+
+
+@contextmanager
+def reading_history(backend: StateBackend) -> Iterator[HistoryStore]:
+    """The history kept beside ``backend``'s state, closed once read."""
+    store = history_for(backend)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def history_for(backend: StateBackend) -> HistoryStore:
