@@ -124,7 +124,21 @@ def _plan(
         found = waiting.get(address)
         return None if found is None else found.spec
 
-    identities = Identities(documents, state, recorded, named, whole=orphans, spec_of=spec_of)
+    asked: dict[tuple[Kind, str], str] = {}
+
+    def asked_by(kind: Kind, spec: Mapping[str, JSON]) -> str | None:
+        """A document still to plan, of a kind with lanes, that asks exactly for ``spec``
+        (asked only when a new movement is refused: the table is made when first needed)."""
+        if not asked:
+            for doc in pending:
+                if model_of(doc.kind).lane is not None:
+                    request = json.dumps(doc.spec, sort_keys=True)
+                    asked.setdefault((doc.kind, request), str(doc.address))
+        return asked.get((kind, json.dumps(spec, sort_keys=True)))
+
+    identities = Identities(
+        documents, state, recorded, named, whole=orphans, spec_of=spec_of, asked_by=asked_by
+    )
     replaced_ids = ReplacedIds(resources, recorded)
     pending = dependency_order(documents, deps)
     if consume and isinstance(documents, list):

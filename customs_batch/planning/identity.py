@@ -56,11 +56,14 @@ class Identities:
         *,
         whole: bool,
         spec_of: Callable[[str], Mapping[str, JSON] | None] = lambda _: None,
+        asked_by: Callable[[Kind, Mapping[str, JSON]], str | None] = lambda _kind, _spec: None,
     ) -> None:
         """``spec_of``: what the document of the batch at an address asks (its spec, None
         when not known), asked only when a new movement asks what a record of its HAWB
-        named by another document recorded."""
+        named by another document recorded. ``asked_by``: a document still to plan that
+        asks exactly for a request (a kind with lanes), for the words of a refusal."""
         self._state = state
+        self._asked_by = asked_by
         self._recorded = recorded
         self._named = named
         self._whole = whole
@@ -445,6 +448,18 @@ class Identities:
                 "request has an unknown outcome: decide that first (`customs-batch state "
                 f"adopt {other} ID` or `customs-batch state forget {other}`), or `customs-batch "
                 f"state mv {other} {address}` if this document is that one renamed"
+            ), None
+        later = self._asked_by(address.kind, found.spec) if model.lane is not None else None
+        if later is not None and later != str(address) and found.identity:
+            # Its record goes to a later document of the batch, asking for its very request:
+            # this new movement was put before a sent one of its lane.
+            return _refused(
+                f"it comes where {other}{held} was sent among the same movements of its lane "
+                f"({what}, {found.identity[-1]}), and that request is now asked for by "
+                f"{later} (a row inserted above it, in a sheet whose documents are named by "
+                "their row number?): the movements of a lane are sent in manifest order, and "
+                "a sent one keeps its place. If this is a new movement, put its document after "
+                f"{later} and the lane's other movements already sent"
             ), None
         like = self._like(address.kind, spec, found)
         changed = sorted(

@@ -553,6 +553,22 @@ def test_a_row_removed_above_a_sent_movement_moves_its_record_to_the_next_name()
     assert plan.requests == 0
 
 
+def test_a_movement_inserted_above_a_sent_one_says_which_document_asks_its_place_now() -> None:
+    # Names count rows of a sheet that holds other lanes too: the sent row 3 is row 4 now,
+    # and the new row 2 comes where row 3 was sent. The refusal called row 3's record
+    # "no longer in the manifests", and its hint (state mv) led to the opposite refusal.
+    state = _state(_sent("isl-3", 0, 3, 0))
+    documents = [movement("isl-2", 0, quantity=1), movement("isl-4", 1, quantity=3)]
+    plan = plan_changes(documents, state, now=NOW)
+    refused = _only(plan, "Movement/isl-2")
+    assert refused.action is Action.REFUSED
+    assert "it comes where Movement/isl-3 (mov_isl-3 at the service) was sent" in refused.reason
+    assert "that request is now asked for by Movement/isl-4" in refused.reason
+    assert "no longer in the manifests" not in refused.reason
+    assert _only(plan, "Movement/isl-4").action is Action.MOVED
+    assert plan.requests == 0
+
+
 def test_a_second_movement_asking_what_a_recorded_one_asks_is_still_created() -> None:
     state = _state(_sent("isl-a", 0, 3, 0))
     plan = plan_changes(
