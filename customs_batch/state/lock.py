@@ -9,6 +9,7 @@ was broken notices it (``StateLock.check``) before its next write and stops.
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import getpass
 import json
@@ -210,7 +211,30 @@ def holder_alive_here(lock_path: Path) -> LockInfo | None:
     holder = read_lock_info(info_path_of(lock_path))
     if holder is None or holder.host != socket.gethostname() or not _alive(holder.pid):
         return None
+    started = _started(holder.pid)
+    taken = _epoch(holder.created)
+    if started is not None and taken is not None and started > taken + 1:
+        return None  # a process that began after the note: the pid of an ended holder, reused
     return holder
+
+
+def _started(pid: int) -> float | None:
+    """When process ``pid`` began (seconds since the epoch), where /proc says (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            fields = file.read().rsplit(b")", 1)[1].split()
+        with open("/proc/stat", "rb") as file:
+            boot = next(int(line.split()[1]) for line in file if line.startswith(b"btime "))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _epoch(stamp: str) -> float | None:
+    try:
+        return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return None
 
 
 def force_unlock(lock_path: Path, lock_id: str, *, force: bool = False) -> Unlocked:

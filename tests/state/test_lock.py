@@ -3,6 +3,7 @@ broken (from another machine, with --force) stops before it writes anything more
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -173,3 +174,30 @@ def test_a_waiting_writer_is_told_how_to_end_the_wait(
     with pytest.raises(StateError) as caught:
         LocalBackend(tmp_path).open("apply")
     assert f"`customs-batch force-unlock {holder.lock_id} --force`" in str(caught.value)
+
+
+def test_a_plan_takes_only_a_live_holder_of_this_machine_for_a_running_apply(
+    tmp_path: Path,
+) -> None:
+    # The note of a run killed long ago names a pid the system may give to another process:
+    # a process that began after the note was written is not its holder (a plan would take
+    # that killed run's undecided requests for requests in flight).
+    backend = LocalBackend(tmp_path)
+    assert backend.running_holder() is None  # no note
+    info = {
+        "id": "lock-1",
+        "holder": "ci",
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "operation": "apply",
+        "created": "2000-01-01T00:00:00Z",
+    }
+    note = tmp_path / "state.lock.info"
+    note.write_text(json.dumps(info))
+    assert backend.running_holder() is None  # this process began after 2000
+    info["created"] = "2999-01-01T00:00:00Z"
+    note.write_text(json.dumps(info))
+    holder = backend.running_holder()
+    assert holder is not None and holder.id == "lock-1"
+    note.write_text(json.dumps({**info, "host": "another-machine"}))
+    assert backend.running_holder() is None  # cannot be told live from here
