@@ -141,12 +141,14 @@ def _find(client: CustomsClient, spec: TemplateGroupSpec) -> Record | None:
 def _find_or_create(client: CustomsClient, request: Request) -> Outputs:
     """After an attempt whose outcome is unknown: the group with the code, when it is what
     the document describes, else a new one. A group that differs (the document was edited
-    since, or the code is another's) is not taken unseen: refused as a 409 would be."""
+    since, or the code is another's) is not taken unseen: refused as a 409 would be. Its
+    templates, which the service does not list, are taken as the attempt sent them when
+    the document's are still those (``request.changed`` holds what changed since)."""
     spec = spec_of(request.spec)
     found = _find(client, spec)
     if found is None:
         return _create(client, request)
-    why = _not_adoptable(found, spec)
+    why = _not_adoptable(found, spec, templates_sent="DeclarationTemplates" not in request.changed)
     if why is None:
         return outputs_of(OUTPUTS, found)
     from customs_batch.client import RequestRefusedError
@@ -167,15 +169,19 @@ def _find_or_create(client: CustomsClient, request: Request) -> Outputs:
     )
 
 
-def _not_adoptable(found: Record, spec: TemplateGroupSpec) -> str | None:
+def _not_adoptable(
+    found: Record, spec: TemplateGroupSpec, *, templates_sent: bool = False
+) -> str | None:
     """Why the group ``found`` with the code is not taken as the document's (None: it is
-    what the document describes, field by field, and the document names no templates)."""
+    what the document describes, field by field, and the document names no templates, or
+    ``templates_sent``: they are those a request of this document sent, which may have
+    made the group)."""
     differing = [
         name for name in COMPARED if name in spec and found.raw.get(name, spec[name]) != spec[name]
     ]
     if differing:
         return f"and differs in {', '.join(differing)}"
-    if "DeclarationTemplates" in spec:
+    if "DeclarationTemplates" in spec and not templates_sent:
         return (
             "; its templates cannot be compared (the service does not list them back), so "
             "it is not adopted unseen"
