@@ -8,8 +8,12 @@ from dataclasses import dataclass, field
 from tests.e2e.conftest import Project
 from tests.e2e.recovery import resolve_departures
 
-ASKED = re.compile(r"^(DepartureDeclaration/\S+): the last submission may have been received", re.M)
-"""What apply says of a departure it leaves to a person (``execution/settle.py``)."""
+ASKED = re.compile(
+    r"^(DepartureDeclaration/\S+): the last submission (?:may have been|was) received", re.M
+)
+"""What apply says of a departure it leaves to a person (``execution/settle.py``): one that
+may have been received (created since, with the same values), or one whose answer the
+history holds."""
 
 
 @dataclass
