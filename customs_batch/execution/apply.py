@@ -58,9 +58,6 @@ if TYPE_CHECKING:
 
 CONFLICT = 409
 
-_HOLDING = (Action.NEEDS_DECISION, Action.REJECTED)
-"""What a plan holds that apply does not run, nor what depends on it."""
-
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with milliseconds, as the service writes it."""
@@ -605,8 +602,10 @@ def apply_plan(
     # an object customs rejected: what would amend it waits until it is corrected (then
     # replaced by a new one, which they follow), as within the run that found it rejected.
     refused = [c for c in plan.changes if c.action is Action.REFUSED]
-    order = [c.address for c in plan.changes if c.operation.writes_state or c.action in _HOLDING]
-    blocked = {c.address: c.reason for c in plan.changes if c.action in _HOLDING}
+    order = [
+        c.address for c in plan.changes if c.operation.writes_state or c.action.holds_dependents
+    ]
+    blocked = {c.address: c.reason for c in plan.changes if c.action.holds_dependents}
     deps = {c.address: c.depends_on for c in plan.changes}
     if events is not None:
         events.started(plan, len(order) - len(blocked))

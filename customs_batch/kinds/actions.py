@@ -31,6 +31,12 @@ class Action(StrEnum):
         """Whether a plan holding this action must not pass a pipeline (plan exits 1)."""
         return self in (Action.REFUSED, Action.REJECTED, Action.NEEDS_DECISION)
 
+    @property
+    def holds_dependents(self) -> bool:
+        """Whether apply leaves this change, and what depends on it, unsent in this run:
+        its object was rejected by customs, or its last outcome needs a decision."""
+        return self in (Action.REJECTED, Action.NEEDS_DECISION)
+
 
 class Operation(StrEnum):
     """Which request an apply sends for a change (none for actions that send nothing)."""

@@ -285,10 +285,11 @@ def _plan(
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest, journal=state.journal)
 
 
-_HOLDING = {
+_WHY_HELD = {
     Action.REJECTED: "which customs rejected (correct it first)",
     Action.NEEDS_DECISION: "whose last outcome is unknown and needs a decision first",
 }
+"""Of each action that holds what depends on it (``Action.holds_dependents``), why."""
 
 
 def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
@@ -298,7 +299,9 @@ def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
     there to amend, or what it refers to may not exist), so the plan does not count it as
     a creation or an update it sends."""
     held: dict[Address, str] = {
-        change.address: _HOLDING[change.action] for change in changes if change.action in _HOLDING
+        change.address: _WHY_HELD[change.action]
+        for change in changes
+        if change.action.holds_dependents
     }
     if not held:
         return

@@ -271,7 +271,7 @@ class Identities:
         if (
             candidates
             and model.lane is not None
-            and not any(self._asks_for(address.kind, spec, c) for c in candidates)
+            and not any(self._asks(self._read(c), address.kind, spec) for c in candidates)
         ):
             # The record at its place asks for something else: when a record of the lane no
             # document names asked for this very request, this is that record's document,
@@ -313,15 +313,12 @@ class Identities:
             found = self._read(other)
             if found.never_created:
                 continue
-            like = self._like(address.kind, spec, found)
-            if dict(found.spec) != dict(like):
+            if not self._asks(found, address.kind, spec):
                 continue
             if other not in self._named:
                 return self._against(model, address, spec, what, [other])
             theirs = self._spec_of(other)
-            if theirs is not None and dict(found.spec) == dict(
-                self._like(address.kind, theirs, found)
-            ):
+            if theirs is not None and self._asks(found, address.kind, theirs):
                 continue  # its own document asks for it still: this is a second one
             ident = model.identifier(found)
             held = f" ({ident} at the service)" if ident is not None else ""
@@ -337,10 +334,9 @@ class Identities:
             ), None
         return None
 
-    def _asks_for(self, kind: Kind, spec: Mapping[str, JSON], address: str) -> bool:
-        """Whether the record at ``address`` recorded this very request (``spec``)."""
-        found = self._read(address)
-        return dict(found.spec) == dict(self._like(kind, spec, found))
+    def _asks(self, record: ResourceRecord, kind: Kind, spec: Mapping[str, JSON]) -> bool:
+        """Whether ``record`` recorded this very request (``spec``)."""
+        return dict(record.spec) == dict(self._like(kind, spec, record))
 
     def _like(self, kind: Kind, spec: Mapping[str, JSON], record: ResourceRecord) -> JSON:
         """``spec`` as ``record`` would keep it (sensitive values as digests), to compare."""
@@ -359,7 +355,7 @@ class Identities:
         record = self._read(address)
         if record.never_created:
             return False  # nothing of it exists at the service
-        if dict(record.spec) == dict(self._like(kind, spec, record)):
+        if self._asks(record, kind, spec):
             return True
         if not record.identity and model.lane is not None:
             return False
@@ -425,7 +421,7 @@ class Identities:
                 movable = found.forgotten_from == RecordStatus.APPLIED.value
             else:
                 movable = found.status is RecordStatus.APPLIED
-            if movable and dict(found.spec) == dict(self._like(address.kind, spec, found)):
+            if movable and self._asks(found, address.kind, spec):
                 self._taken.add(other)
                 return _moved(model, address, other, found), found
         other, found = records[0]
