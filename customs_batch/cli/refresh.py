@@ -210,7 +210,8 @@ def status(
     """Show the declarations and cancellations of the state, last known status (no network).
 
     One marked rejected was refused at the service; a cancellation marked pending has not
-    been decided by customs yet. Run `customs-batch refresh` first for the current status.
+    been decided by customs yet; one marked in-flight was sent by an apply that still
+    runs (it holds the state's lock) and has not recorded the answer yet. Run `customs-batch refresh` first for the current status.
     Documents made from spreadsheet rows (forEach) are listed after the others, under a
     header per spreadsheet file and sheet, each after its row number; PATHS are the
     manifests read for it (default: the manifests of customs-batch.yaml, which may be

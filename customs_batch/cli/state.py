@@ -15,15 +15,16 @@ from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_opt
 from customs_batch.cli._paths import ManifestPath, parse_address
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
+    Listing,
     StateOptions,
     adopt_object,
     forget_attempt,
     forget_records,
     import_document,
+    list_state,
     move_record,
     push_state,
     read_state,
-    record_word,
     restore_record,
     show_record,
     unlock,
@@ -32,7 +33,6 @@ from customs_batch.errors import ExitCode, UsageError
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import MAX_NAME, NAME_PATTERN
 from customs_batch.kinds.readback import Comparison
-from customs_batch.state import State
 from customs_batch.state.file import dumps
 from customs_batch.state.records import each_record
 from customs_batch.state.transfer import read_pushed
@@ -64,16 +64,17 @@ def state() -> None:
     """
 
 
-STATE_LIST_FORMATS: Formats[Callable[[State], Iterator[str]]] = Formats(
+STATE_LIST_FORMATS: Formats[Callable[[Listing], Iterator[str]]] = Formats(
     "state list", ("text", "json")
 )
 """``state list --format``: each yields the output's lines, records parsed one at a time."""
 
 
 @STATE_LIST_FORMATS.register("json")
-def _listed_json(current: State) -> Iterator[str]:
+def _listed_json(listing: Listing) -> Iterator[str]:
     """``{"formatVersion": 2, "resources": {address: record}}`` as ``json.dumps(...,
     indent=2, sort_keys=True)`` writes it, one record at a time."""
+    current = listing.state
     yield f'{{\n  "{VERSION_KEY}": {STATE_LIST_JSON_VERSION},\n  "resources": '
     if not current.resources:
         yield "{}\n}\n"
@@ -87,11 +88,11 @@ def _listed_json(current: State) -> Iterator[str]:
 
 
 @STATE_LIST_FORMATS.register("text")
-def _listed_text(current: State) -> Iterator[str]:
+def _listed_text(listing: Listing) -> Iterator[str]:
     """One line per record, parsed one at a time and not kept."""
-    for address, record in each_record(current.resources):
+    for address, record in each_record(listing.state.resources):
         outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
-        status = record_word(address, record)
+        status = listing.word(address, record)
         yield f"{address}  {status}  {outputs}".rstrip() + "\n"
 
 
@@ -120,9 +121,9 @@ def list_(env_name: str | None, format_name: str, allow_empty_state: bool) -> in
     Example:
       customs-batch state list --env sandbox
     """
-    current = read_state(_options(env_name, allow_empty_state=allow_empty_state))
-    _echo_in_batches(STATE_LIST_FORMATS.get(format_name)(current))
-    if format_name == "text" and not current.resources:
+    listing = list_state(_options(env_name, allow_empty_state=allow_empty_state))
+    _echo_in_batches(STATE_LIST_FORMATS.get(format_name)(listing))
+    if format_name == "text" and not listing.state.resources:
         click.echo("The state is empty.", err=True)
     return int(ExitCode.OK)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -11,14 +11,12 @@ from customs_batch.commands._inputs import Inputs
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
 from customs_batch.kinds import Address
-from customs_batch.kinds.model import parse_time
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import digest_documents, write_plan
 from customs_batch.state.backend import PUSHED_SERVICE
-from customs_batch.state.lock import LockInfo
-from customs_batch.state.model import ResourceRecord
+from customs_batch.state.lock import in_flight_of
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ def make_plan(options: PlanOptions) -> PlanResult:
         consume=True,  # nothing below needs the documents again
         edges=edges,
         unchanged=unchanged,
-        in_flight=_in_flight(holder) if holder is not None else None,
+        in_flight=in_flight_of(holder),
     )
     if unchanged is not None:
         unchanged.save()
@@ -122,24 +120,6 @@ def make_plan(options: PlanOptions) -> PlanResult:
             else None
         ),
     )
-
-
-def _in_flight(holder: LockInfo) -> Callable[[ResourceRecord], str | None]:
-    """For a record whose outcome is unknown: why it is a request of the run that holds the
-    lock now (written since that run took it), or None. A plan reads the state without
-    the lock, so it sees that run's intents before their answers."""
-    since = parse_time(holder.created)
-
-    def running(record: ResourceRecord) -> str | None:
-        written = parse_time(record.updated_at)
-        if since is None or written is None or written < since:
-            return None
-        return (
-            f"in flight: sent by the run that holds the state's lock ({holder.describe()}), "
-            "which has not recorded the answer yet; plan again once that run has ended"
-        )
-
-    return running
 
 
 def _service_note(moved_from: str | None, environment: Environment) -> str | None:

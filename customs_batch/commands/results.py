@@ -12,6 +12,7 @@ from customs_batch.environments import load_project
 from customs_batch.execution.results import ResultStatus, RowResult, row_results
 from customs_batch.findings import Severity
 from customs_batch.planning.inputs import load_inputs
+from customs_batch.state.lock import in_flight_of
 
 if TYPE_CHECKING:
     from customs_batch.reports.results_workbook import ResultsFile
@@ -67,9 +68,11 @@ def collect_results(options: ResultsOptions) -> ResultsResult:
     selected = None
     if not selection.everything:
         selected = [doc.address for doc in selection.apply(loaded.documents)]
-    state = inputs.backend(environment).read()
+    backend = inputs.backend(environment)
+    state = backend.read()
     findings = loaded.validation.findings
-    rows = tuple(row_results(loaded.documents, findings, state, selected))
+    in_flight = in_flight_of(backend.running_holder())
+    rows = tuple(row_results(loaded.documents, findings, state, selected, in_flight))
     outside = sum(
         1
         for finding in findings

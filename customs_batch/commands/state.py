@@ -5,6 +5,7 @@ prints."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
-from customs_batch.state.lock import Unlocked
+from customs_batch.state.lock import Unlocked, in_flight_of
 from customs_batch.state.transfer import pushed_state
 
 if TYPE_CHECKING:
@@ -52,6 +53,26 @@ def unlock(options: StateOptions, lock_id: str, *, force: bool) -> Unlocked:
 def read_state(options: StateOptions) -> State:
     """The whole state (``state list``, ``show``, ``pull``), read without the lock."""
     return options.backend().read()
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The whole state as ``state list`` shows it, and what says which of its records are
+    requests of a run still holding the lock (read without it)."""
+
+    state: State
+    in_flight: Callable[[str], str | None] | None = None
+
+    def word(self, address: str, record: ResourceRecord) -> str:
+        """How ``state list`` names the status of ``record`` (:func:`record_word`)."""
+        return record_word(address, record, self.in_flight)
+
+
+def list_state(options: StateOptions) -> Listing:
+    """``state list``: the whole state, read without the lock, with the run that holds it."""
+    backend = options.backend()
+    state = backend.read()
+    return Listing(state, in_flight_of(backend.running_holder()))
 
 
 def show_record(options: StateOptions, address: Address) -> ResourceRecord:
@@ -114,14 +135,20 @@ def forget_attempt(options: StateOptions, address: Address) -> None:
         edits.forget_attempt(session, str(address))
 
 
-def record_word(address: str, record: ResourceRecord) -> str:
+def record_word(
+    address: str, record: ResourceRecord, in_flight: Callable[[str], str | None] | None = None
+) -> str:
     """How ``state list`` names a record's status: its own word, but ``needs-decision`` for
     an outcome left unknown that the next plan holds for a decision (a departure); one the
     next apply repeats safely (a movement with its recorded key) stays ``pending`` or
-    ``unknown``: nothing to decide, and forgetting it would send it as new."""
+    ``unknown``: nothing to decide, and forgetting it would send it as new. A request of a
+    run that still holds the lock (``in_flight`` says why) is ``in-flight``: that run
+    records its answer."""
     parsed = Address.parse(address)
     if not record.status.outcome_unknown or parsed is None:
         return record.status.value
+    if in_flight is not None and in_flight(record.updated_at):
+        return "in-flight"
     decision = model_of(parsed.kind).unknown_outcome(parsed, record, datetime.now(UTC))
     if decision.action is Action.NEEDS_DECISION:
         return "needs-decision"

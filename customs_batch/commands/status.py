@@ -14,6 +14,7 @@ from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
 from customs_batch.execution.results import RowPlace, spreadsheet_rows
 from customs_batch.state import StateBackend
+from customs_batch.state.lock import in_flight_of
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,12 @@ class StatusResult:
 
 
 def read_status(options: StatusOptions) -> StatusResult:
-    """The last known status of every recorded declaration (no network)."""
+    """The last known status of every recorded declaration (no network). The state is
+    read without its lock: a request of a run that holds it, whose answer that run has
+    not recorded yet, is ``in-flight``."""
     environment, backend = options.chosen()
-    entries = tuple(status_entries(backend.read()))
+    state = backend.read()
+    entries = tuple(status_entries(state, in_flight_of(backend.running_holder())))
     return StatusResult(environment.name, entries, _rows(options.paths) if entries else {})
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -310,8 +310,9 @@ class StatusEntry:
     ``lifecycle`` is the record's own word: ``applied``, ``forgotten`` (a tombstone of
     ``state rm``), ``needs-decision`` (the outcome of the last request is unknown, and the
     next plan holds it for a decision), ``unknown`` (the outcome is unknown, and the next
-    apply repeats the request safely) or ``refused`` (the service refused it; nothing was
-    created). ``service_state`` is the
+    apply repeats the request safely), ``in-flight`` (sent by a run that still holds the
+    state's lock and has not recorded the answer yet) or ``refused`` (the service refused
+    it; nothing was created). ``service_state`` is the
     object's state at the service (``ready``, ``invalid``, ``cancellation_requested``…);
     ``rejected``: customs never accepted it; ``pending``: customs has not decided yet.
     """
@@ -357,9 +358,14 @@ def _unknown_entry(
     return StatusEntry(str(address), "unknown", ident, message=message)
 
 
-def status_entries(state: State) -> list[StatusEntry]:
+def status_entries(
+    state: State, in_flight: Callable[[str], str | None] | None = None
+) -> list[StatusEntry]:
     """Every recorded object whose kind has a state at the service worth following
-    (declarations, cancellations), in address order."""
+    (declarations, cancellations), in address order. ``in_flight``: for the time a record
+    whose outcome is unknown was written, why it is a request of a run still holding the
+    state's lock (:func:`customs_batch.state.lock.in_flight_of`): ``in-flight``, not a
+    decision to make."""
     entries: list[StatusEntry] = []
     for address, record in sorted(state.resources.items()):
         parsed = Address.parse(address)
@@ -369,6 +375,10 @@ def status_entries(state: State) -> list[StatusEntry]:
         ident = model.identifier(record)
         if record.status is RecordStatus.FORGOTTEN:
             entries.append(StatusEntry(address, "forgotten", ident))
+        elif record.status.outcome_unknown and (
+            running := in_flight(record.updated_at) if in_flight is not None else None
+        ):
+            entries.append(StatusEntry(address, "in-flight", ident, pending=True, message=running))
         elif record.status.outcome_unknown:
             entries.append(_unknown_entry(model, parsed, record, ident))
         elif record.never_created:
@@ -403,8 +413,8 @@ def entry_lines(entry: StatusEntry) -> list[str]:
     ident = "" if entry.identifier is None else str(entry.identifier)
     if entry.lifecycle == "forgotten":
         return [f"{entry.address}  {ident}  forgotten".replace("    ", "  ")]
-    if entry.lifecycle == "needs-decision":
-        return [f"{entry.address}  needs-decision  ({entry.message})"]
+    if entry.lifecycle in ("needs-decision", "in-flight"):
+        return [f"{entry.address}  {entry.lifecycle}  ({entry.message})"]
     if entry.lifecycle == "refused":
         return [f"{entry.address}  refused  {entry.message}".rstrip()]
     last = entry.service_state or "unknown"

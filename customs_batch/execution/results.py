@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -171,16 +171,19 @@ def row_results(
     findings: Iterable[Finding],
     state: State,
     selected: Iterable[Address] | None = None,
+    in_flight: Callable[[str], str | None] | None = None,
 ) -> list[RowResult]:
     """Every spreadsheet row the documents and findings name, by file, sheet and row.
 
     ``documents`` are every document of the manifests (those with errors too),
     ``findings`` the validation's, ``selected`` the addresses a selection chose (None:
-    all of them).
+    all of them); ``in_flight``: for the time a record whose outcome is unknown was
+    written, why it is a request of a run still holding the state's lock (pending, not a
+    decision to make).
     """
     chosen = None if selected is None else set(selected)
     findings = list(findings)
-    statuses = _Statuses(documents, state, _invalid_documents(findings), chosen)
+    statuses = _Statuses(documents, state, _invalid_documents(findings), chosen, in_flight)
     rows: dict[RowKey, list[DocumentResult]] = {}
     problems: dict[RowKey, list[str]] = {}
     withheld: dict[RowKey, set[bytes]] = {}
@@ -255,8 +258,10 @@ class _Statuses:
         state: State,
         invalid: set[str],
         chosen: set[Address] | None,
+        in_flight: Callable[[str], str | None] | None = None,
     ) -> None:
         self.state = state
+        self.in_flight = in_flight
         self.invalid = invalid
         self.chosen = chosen
         self.needs = dependencies(documents)
@@ -275,7 +280,7 @@ class _Statuses:
         text = str(address)
         record = self.state.resources.get(text)
         if record is not None:
-            return recorded_result(address, record)
+            return recorded_result(address, record, self.in_flight)
         if text in self.invalid:
             return DocumentResult(text, ResultStatus.INVALID, errors=("the row has errors",))
         if self.chosen is not None and address not in self.chosen:
@@ -290,13 +295,25 @@ class _Statuses:
         return DocumentResult(text, ResultStatus.NOT_APPLIED)
 
 
-def recorded_result(address: Address, record: ResourceRecord) -> DocumentResult:
-    """Where a recorded document stands, as its kind's model reads the record."""
+def recorded_result(
+    address: Address,
+    record: ResourceRecord,
+    in_flight: Callable[[str], str | None] | None = None,
+) -> DocumentResult:
+    """Where a recorded document stands, as its kind's model reads the record; a request
+    of a run still holding the state's lock (``in_flight`` says why) is pending."""
     model = model_of(address.kind)
     ids = model.ids(record)
     text, at = str(address), record.updated_at
     if record.status is RecordStatus.FORGOTTEN:
         return DocumentResult(text, ResultStatus.FORGOTTEN, ids, at=at)
+    running = (
+        in_flight(record.updated_at)
+        if in_flight is not None and record.status.outcome_unknown
+        else None
+    )
+    if running:
+        return DocumentResult(text, ResultStatus.PENDING, ids, errors=(running,), at=at)
     if record.status.outcome_unknown:
         decision = model.unknown_outcome(address, record, datetime.now(UTC))
         if decision.action is not Action.NEEDS_DECISION:

@@ -39,7 +39,7 @@ def plan_changes(
     consume: bool = False,
     edges: Mapping[Address, Sequence[Edge]] | None = None,
     unchanged: Unchanged | None = None,
-    in_flight: Callable[[ResourceRecord], str | None] | None = None,
+    in_flight: Callable[[str], str | None] | None = None,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
     the addresses the state holds but the manifests no longer name at the end (orphaned,
@@ -52,8 +52,8 @@ def plan_changes(
     ``edges``: the documents' :func:`~customs_batch.planning.graph.dependency_edges` when
     the caller has them (the graph is then not walked a second time). ``unchanged``: what
     earlier plans found unchanged (see :mod:`customs_batch.planning.unchanged`), told what
-    this one finds. ``in_flight``: for a record whose outcome is unknown, why it is a
-    request a run still holding the state's lock has not recorded the answer to (None when
+    this one finds. ``in_flight``: for the time a record whose outcome is unknown was
+    written, why it is a request a run still holding the state's lock has not recorded the answer to (None when
     it is not): planned as waiting for that run, not as needing a decision.
     """
     with bulk():
@@ -73,7 +73,7 @@ def _plan(
     consume: bool,
     deps: Mapping[Address, tuple[Address, ...]],
     unchanged: Unchanged | None = None,
-    in_flight: Callable[[ResourceRecord], str | None] | None = None,
+    in_flight: Callable[[str], str | None] | None = None,
 ) -> Plan:
     recorded = _reader(state.resources)
     resources = state.resources
@@ -232,7 +232,7 @@ def _plan(
                 else None
             )
             running = (
-                in_flight(record)
+                in_flight(record.updated_at)
                 if in_flight is not None and record.status.outcome_unknown
                 else None
             )

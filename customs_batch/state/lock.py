@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import NoReturn
@@ -49,6 +50,27 @@ class LockInfo:
             f"lock {self.id} held by {self.holder}@{self.host} (process {self.pid}) "
             f"for {self.operation} since {self.created}"
         )
+
+    def in_flight(self, written_at: str) -> str | None:
+        """For a record whose outcome is unknown, written at ``written_at``: why it is a
+        request of the run that holds this lock, written since it took the lock and not
+        answered yet (a command that reads the state without the lock sees that run's
+        intents before their answers), or None when the record is older than the lock."""
+        since = _epoch(self.created)
+        written = _instant(written_at)
+        if since is None or written is None or written < since:
+            return None
+        return (
+            f"in flight: sent by the run that holds the state's lock ({self.describe()}), "
+            "which has not recorded the answer yet; look again once that run has ended"
+        )
+
+
+def in_flight_of(holder: LockInfo | None) -> Callable[[str], str | None] | None:
+    """For the time a record whose outcome is unknown was written: why it is a request of
+    the run that holds the lock now (:meth:`LockInfo.in_flight`); None when no run that is
+    known to be alive holds it."""
+    return None if holder is None else holder.in_flight
 
 
 class LockLostError(StateError):
@@ -228,6 +250,16 @@ def _started(pid: int) -> float | None:
         return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, StopIteration):
         return None
+
+
+def _instant(stamp: str) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time as records keep it (UTC when it names
+    no zone), or None."""
+    try:
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 def _epoch(stamp: str) -> float | None:

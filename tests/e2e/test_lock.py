@@ -79,7 +79,7 @@ run(sys.argv[1:])
 """
 
 
-def test_a_plan_during_an_apply_says_its_requests_are_in_flight_not_undecided(
+def test_plan_and_status_during_an_apply_say_its_requests_are_in_flight_not_undecided(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
     # A pull request's plan while CI applies: the running apply's submission, whose answer
@@ -98,6 +98,16 @@ def test_a_plan_during_an_apply_says_its_requests_are_in_flight_not_undecided(
     assert "needs decision" not in planned.stdout
     assert "in flight: sent by the run that holds the state's lock" in planned.stdout
     assert f"(process {running.process.pid}) for apply" in planned.stdout
+    # status and state list say the same, and status counts it as not decided yet.
+    status = project.run("status", "--format", "json")
+    assert status.returncode == 0, status.stdout + status.stderr
+    [entry] = json.loads(status.stdout)["declarations"]
+    assert entry["lifecycle"] == "in-flight" and entry["pending"], entry
+    assert f"(process {running.process.pid}) for apply" in entry["message"]
+    text = project.run("status")
+    assert "in-flight" in text.stdout and "needs-decision" not in text.stdout, text.stdout
+    listed = project.run("state", "list")
+    assert "  in-flight" in listed.stdout and "needs-decision" not in listed.stdout
     sandbox.open_gate()
     code, stdout, stderr = running.finish()
     assert code == 0, stdout + stderr
