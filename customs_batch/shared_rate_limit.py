@@ -189,9 +189,12 @@ class SharedRateLimiter(RateLimiter):
         return self._in_database(look)
 
     def acquire(self) -> float:
-        """Wait for this caller's slot in the shared rate limit; return how long it waited."""
+        """Wait for this caller's slot in the shared rate limit; return how long it waited
+        (0 when the caller reserved it: :meth:`reserve`)."""
+        if self._reserved():
+            return 0.0
         self.release()  # a thread sends one request at a time: its last one is answered
-        if self.limit.requests is None:
+        if self.limit.requests is None or self._called_off():
             return 0.0
         if self._clock() < self._retry_at:
             return super().acquire()
@@ -200,7 +203,9 @@ class SharedRateLimiter(RateLimiter):
             request, spaced, _now = self._take()
             self._out.request = request
             while (found := self._window_slot(request, spaced)) is None:
-                self._sleep(POLL_SECONDS)  # another process's answer is not back yet
+                # Another process's answer is not back yet.
+                if self._nap(POLL_SECONDS):
+                    return waited  # called off (reserve): its release answers the request
                 waited += POLL_SECONDS
         except StateError as exc:
             self._fall_back(exc)
@@ -208,7 +213,7 @@ class SharedRateLimiter(RateLimiter):
         slot, now = found
         wait = slot - now
         if wait > 0:
-            self._sleep(wait)
+            self._nap(wait)
         return waited + max(wait, 0.0)
 
     def release(self) -> None:

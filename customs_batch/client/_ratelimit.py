@@ -115,6 +115,9 @@ class RateLimiter:
         self.limit = limit
         self._clock = clock
         self._sleep = sleep
+        # A wait a stop may end (reserve): on the real clock the stop's own wait; a sleep
+        # of the caller's (a fake clock's) is slept whole, and the stop looked at after it.
+        self._stoppable = sleep is time.sleep
         self._changed = threading.Condition()
         self._next_slot = clock()
         # At most `capacity` requests in any `window` seconds: the limit, with the window
@@ -132,16 +135,23 @@ class RateLimiter:
         return self.limit.spacing
 
     def acquire(self) -> float:
-        """Wait for this caller's slot; return how long it waited."""
+        """Wait for this caller's slot; return how long it waited (0 when the caller
+        reserved it: :meth:`reserve`)."""
+        if self._reserved():
+            return 0.0
         self.release()  # a thread sends one request at a time: its last one is answered
         waited = self._wait_out_retry_after()
-        if self.limit.requests is None:
+        if self.limit.requests is None or self._called_off():
             return waited
         with self._changed:
             while len(self._sent) >= self._capacity:
                 oldest = self._sent[0]
                 if oldest.answered is None:
-                    self._changed.wait()  # a window's worth is out: wait for an answer
+                    if self._called_off():
+                        return waited  # no slot taken: the caller sends nothing
+                    # A window's worth is out: wait for an answer (or, while a stop is
+                    # watched, look at it every tenth of a second).
+                    self._changed.wait(None if self._watched() is None else 0.1)
                     continue
                 self._horizon = max(self._horizon, oldest.answered)
                 self._sent.popleft()
@@ -155,8 +165,54 @@ class RateLimiter:
             self._sent.append(self._mine.sent)
         wait = slot - now
         if wait > 0:
-            self._sleep(wait)
+            self._nap(wait)
         return waited + max(wait, 0.0)
+
+    def reserve(self, stop: threading.Event) -> bool:
+        """Wait for the slot of this thread's next request before anything of it is
+        recorded, and hold it for that request's :meth:`acquire`; False, with no slot held,
+        when ``stop`` is set first (the wait ends then: a run that is stopped sends nothing
+        more, and has recorded nothing of what it did not send)."""
+        self._mine.stop = stop
+        try:
+            self.acquire()
+        finally:
+            self._mine.stop = None
+        if stop.is_set():
+            self.release()
+            return False
+        self._mine.reserved = True
+        return True
+
+    def unreserve(self) -> None:
+        """Give back a slot :meth:`reserve` held, if no request took it."""
+        if self._reserved():
+            self.release()
+
+    def _reserved(self) -> bool:
+        """Whether this thread holds a reserved slot (it is taken by this call)."""
+        if getattr(self._mine, "reserved", False):
+            self._mine.reserved = False
+            return True
+        return False
+
+    def _watched(self) -> threading.Event | None:
+        watched: threading.Event | None = getattr(self._mine, "stop", None)
+        return watched
+
+    def _called_off(self) -> bool:
+        """Whether the stop this thread's :meth:`reserve` watches is set."""
+        watched = self._watched()
+        return watched is not None and watched.is_set()
+
+    def _nap(self, seconds: float) -> bool:
+        """Sleep ``seconds``, or until the stop this thread's :meth:`reserve` watches is
+        set (True then)."""
+        watched = self._watched()
+        if watched is None or not self._stoppable:
+            self._sleep(seconds)
+            return watched is not None and watched.is_set()
+        return watched.wait(seconds)
 
     def release(self) -> None:
         """The calling thread's request is answered (or failed): it counts in the window
@@ -187,5 +243,5 @@ class RateLimiter:
         wait = not_before - self._clock()
         if wait <= 0:
             return 0.0
-        self._sleep(wait)
+        self._nap(wait)
         return wait

@@ -117,6 +117,11 @@ class _NotSent(Exception):
     """The request was not sent; nothing to record."""
 
 
+class _Stopped(Exception):
+    """The run was stopped while the request waited for its turn under the rate limit:
+    nothing of it was recorded or sent."""
+
+
 class _Run:
     def __init__(
         self,
@@ -169,6 +174,9 @@ class _Run:
             outcome = self._send(change)
         except _NotSent as exc:
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
+        except _Stopped:
+            why = "stopped before its turn under the rate limit: nothing was sent"
+            outcome = Outcome(address, NodeStatus.NOT_STARTED, change.operation, why)
         except _Unrecorded as lost:  # an answer of success, and the state went away
             self.fail(lost.error)
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, lost.detail)
@@ -207,20 +215,28 @@ class _Run:
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = str(uuid.uuid4())
         intent = _intent(change, previous, spec, key)
-        # The history's entries come before the records they go with (see HistoriedSession),
-        # and only from the holder of the lock.
-        entry = 0
-        if self.history is not None:
-            self.session.check_lock()
-            entry = self.history.requested(change, key)
-        self.session.record(intent)
-        request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
-        exchanges = self.client.sender.watch() if self.history is not None else []
+        # The request's turn under the rate limit comes before its intent: a run stopped
+        # (Ctrl-C, SIGTERM, a fatal error) while it waits has neither recorded nor sent it,
+        # even when a second Ctrl-C ends the process at once.
+        limiter = self.client.sender.rate_limiter
+        if not limiter.reserve(self.stop):
+            raise _Stopped
         try:
+            # The history's entries come before the records they go with (see
+            # HistoriedSession), and only from the holder of the lock.
+            entry = 0
+            if self.history is not None:
+                self.session.check_lock()
+                entry = self.history.requested(change, key)
+            self.session.record(intent)
+            request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
+            exchanges = self.client.sender.watch() if self.history is not None else []
             outputs = SEND[change.operation](self.client, request)
         except ServiceError as exc:
             self._answered(entry, change, key, exchanges, error=exc)
             return self._failed(change, intent, previous, request, exc)
+        finally:
+            limiter.unreserve()  # when no request took the slot (the record failed)
         self._answered(entry, change, key, exchanges, outputs=outputs)
         applied = intent.with_changes(
             status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()

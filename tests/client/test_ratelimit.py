@@ -194,3 +194,22 @@ def test_threads_share_the_slots_without_exceeding_the_limit() -> None:
     stamps.sort()
     # 20 slots 5 ms apart: the last cannot come before 19 intervals have passed.
     assert stamps[-1] - stamps[0] >= 19 * 0.005 * 0.9
+
+
+def test_a_reserved_slot_is_the_next_requests_and_a_stop_ends_the_wait_for_one() -> None:
+    limiter = RateLimiter(RateLimit.parse("1/hour"))  # the real clock: a stop ends a wait
+    running = threading.Event()
+    assert limiter.reserve(running)  # the first slot is now
+    assert limiter.acquire() == 0.0, "the request takes the reserved slot"
+    limiter.release()
+    limiter.unreserve()  # nothing reserved: nothing given back twice
+
+    # The next slot is an hour away: a stop ends the wait, and no slot is held.
+    stopped = threading.Event()
+    result: list[bool] = []
+    waiting = threading.Thread(target=lambda: result.append(limiter.reserve(stopped)))
+    waiting.start()
+    stopped.set()
+    waiting.join(timeout=30)
+    assert not waiting.is_alive(), "the wait for the slot did not end at the stop"
+    assert result == [False]

@@ -7,6 +7,7 @@ import signal
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e import batches
 from tests.e2e.conftest import Project, Running, Sandbox, assert_secret_nowhere
@@ -119,3 +120,62 @@ def test_a_second_ctrl_c_stops_at_once_and_the_journal_keeps_every_intent(
         m["movementId"] for m in created
     }
     assert_secret_nowhere(project)
+
+
+def _rate_limited(tmp_path: Path, sandbox: Sandbox) -> Project:
+    """Three departures, three workers and one request an hour: the first leaves at once,
+    the other two wait for their turn under the rate limit for as long as the test lasts."""
+    sandbox.start()
+    project = Project(tmp_path / "project", sandbox, parallelism=3)
+    settings = project.environment() | {"rate_limit": "1/hour"}
+    config = {"default_environment": "e2e", "environments": {"e2e": settings}}
+    project.write("customs-batch.yaml", yaml.safe_dump(config))
+    project.write("manifests/departures.yaml", batches.departures(3))
+    return project
+
+
+def test_ctrl_c_sends_nothing_that_waits_for_the_rate_limit(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # Reported: "Stopping: no new requests" was printed, and the requests waiting for their
+    # turn under the rate limit still went out, one spacing after another, before the run
+    # ended; plan and status meanwhile called them in flight.
+    project = _rate_limited(tmp_path, sandbox)
+    sandbox.close_gate()
+    run = project.start("apply", "--auto-approve")
+    sandbox.wait_until_held(1)  # the first departure left; the others wait an hour
+    _stopping(run)
+    sandbox.open_gate()
+    code, stdout, stderr = run.finish()  # within the minute, not the hour
+
+    assert code == 130, stdout + stderr
+    assert len(sandbox.created_transit()) == 1
+    records = project.state()
+    assert [r["status"] for r in records.values()] == ["applied"], records
+    assert "Apply: 1 succeeded, 0 failed, 0 skipped, 2 not-started in " in stdout
+    planned = project.run("plan", "--detailed-exitcode")
+    assert planned.returncode == 2, planned.stdout + planned.stderr
+    assert "2 to create" in planned.stdout and "needs decision" not in planned.stdout
+
+
+def test_a_second_ctrl_c_leaves_no_intent_of_what_waited_for_the_rate_limit(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # Reported: a second Ctrl-C left the intents of departures that never left, which the
+    # next plan held for a decision and the next apply looked for at the service.
+    project = _rate_limited(tmp_path, sandbox)
+    sandbox.close_gate()
+    run = project.start("apply", "--auto-approve")
+    sandbox.wait_until_held(1)
+    _stopping(run)
+    run.process.send_signal(signal.SIGINT)
+    code, stdout, stderr = run.finish()
+    sandbox.open_gate()
+
+    assert code == 130, stdout + stderr
+    records = project.state()
+    # Only the departure that left is recorded (its outcome unknown to the tool).
+    assert [r["status"] for r in records.values()] == ["pending"], records
+    planned = project.run("plan")
+    assert planned.stdout.count("needs decision") <= 1, planned.stdout
+    assert "2 to create" in planned.stdout, planned.stdout
