@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -45,7 +44,13 @@ from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudg
 from customs_batch.execution.waiting import WaitOptions, follow_pending, poll
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds.model import Request, Restated, WaitFunction
+from customs_batch.kinds.model import (
+    Request,
+    Restated,
+    WaitFunction,
+    key_honoured,
+    new_idempotency_key,
+)
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.planning.references import resolve
@@ -115,6 +120,13 @@ decided yet is as far as a run can take it without --wait, as a departure in pro
 
 class _NotSent(Exception):
     """The request was not sent; nothing to record."""
+
+
+_KEY_EXPIRED = (
+    "not sent: it was planned to be re-sent with its recorded Idempotency-Key, which is no "
+    "longer honoured (24 hours from its first request): sent now, the service could create "
+    "a second one. Plan again: the outcome of its first request needs a decision"
+)
 
 
 class _Stopped(Exception):
@@ -213,7 +225,7 @@ class _Run:
         previous = self.session.state.resources.get(str(change.address))
         key = change.idempotency_key
         if key is None and model_of(change.address.kind).idempotency_keys:
-            key = str(uuid.uuid4())
+            key = new_idempotency_key()
         intent = _intent(change, previous, spec, key)
         # The request's turn under the rate limit comes before its intent: a run stopped
         # (Ctrl-C, SIGTERM, a fatal error) while it waits has neither recorded nor sent it,
@@ -222,6 +234,12 @@ class _Run:
         if not limiter.reserve(self.stop):
             raise _Stopped
         try:
+            if change.idempotency_key is not None and not key_honoured(
+                key, previous.updated_at if previous is not None else "", datetime.now(UTC)
+            ):
+                # A re-send planned while the key was honoured, sent after (a saved plan
+                # applied later, a long run): under an expired key it would be new.
+                raise _NotSent(_KEY_EXPIRED)
             # The history's entries come before the records they go with (see
             # HistoriedSession), and only from the holder of the lock.
             entry = 0

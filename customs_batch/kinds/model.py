@@ -8,6 +8,8 @@ asks the model and never which kind it holds.
 
 from __future__ import annotations
 
+import secrets
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,6 +38,50 @@ Outputs = dict[str, "Scalar"]
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 """How long the service honours an Idempotency-Key (API document, Limits)."""
+
+KEY_MARGIN = timedelta(minutes=30)
+"""How much sooner than the service this tool takes a key to have expired: the service
+counts its 24 hours by its own clock, which may run ahead of the runner's, and a request
+takes time to get there. A key re-sent one minute too late creates a second object."""
+
+
+def new_idempotency_key(now: datetime | None = None) -> str:
+    """A new Idempotency-Key: a UUID (version 7, as the API recommends a UUID) whose first
+    48 bits are the time it was made, in milliseconds since the epoch. The key itself so
+    says when its 24 hours began, however often it is re-sent later (a record's time is
+    that of its last attempt)."""
+    millis = int((now or datetime.now(UTC)).timestamp() * 1000) & ((1 << 48) - 1)
+    value = (
+        millis << 80
+        | 0x7 << 76  # version 7
+        | secrets.randbits(12) << 64
+        | 0b10 << 62  # the RFC 4122 variant
+        | secrets.randbits(62)
+    )
+    return str(uuid.UUID(int=value))
+
+
+def key_made_at(key: str) -> datetime | None:
+    """When a key of :func:`new_idempotency_key` was made (None: a key that holds no time,
+    such as the version 4 UUIDs of earlier versions of this tool)."""
+    try:
+        parsed = uuid.UUID(key)
+    except ValueError:
+        return None
+    if parsed.version != 7:
+        return None
+    return datetime.fromtimestamp((parsed.int >> 80) / 1000, UTC)
+
+
+def key_honoured(key: str | None, last_sent: str, now: datetime) -> bool:
+    """Whether the service still honours ``key``, so that a request re-sent under it is
+    replayed instead of processed again: made less than 24 hours (less
+    :data:`KEY_MARGIN`) before ``now``. A key that holds no time counts from
+    ``last_sent``, the time of the record that holds it (its last attempt)."""
+    if not key:
+        return False
+    made = key_made_at(key) or parse_time(last_sent)
+    return made is not None and now - made < IDEMPOTENCY_WINDOW - KEY_MARGIN
 
 
 class ServiceId(StrEnum):
@@ -109,13 +155,9 @@ class UnknownOutcome:
 
     @property
     def key_valid(self) -> bool:
-        """Whether the recorded Idempotency-Key is still honoured by the service."""
-        started = parse_time(self.record.updated_at)
-        return bool(
-            self.record.idempotency_key
-            and started is not None
-            and self.now - started < IDEMPOTENCY_WINDOW
-        )
+        """Whether the recorded Idempotency-Key is still honoured by the service
+        (:func:`key_honoured`)."""
+        return key_honoured(self.record.idempotency_key, self.record.updated_at, self.now)
 
 
 @dataclass(frozen=True)

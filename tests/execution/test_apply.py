@@ -4,6 +4,7 @@ import json
 import os
 import stat
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.kinds import Kind
+from customs_batch.kinds.model import new_idempotency_key
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.model import Plan
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
@@ -125,6 +127,35 @@ def test_a_pending_movement_is_resent_with_its_key_and_not_duplicated(
     assert _apply(backend, [movement("m", 0)], emulator).ok
     assert len(emulator.movements()) == 1
     assert backend.read().resources["Movement/m"].outputs == first.outputs
+
+
+def test_a_planned_re_send_is_not_sent_once_its_key_has_expired(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Reported: a saved plan (or a long run) re-sent a lost movement under its recorded
+    # key after the key's 24 hours had passed, and the service made a second movement.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [movement("m", 0)], emulator).ok
+    first = backend.read().resources["Movement/m"]
+    now = datetime.now(UTC)
+    aged = new_idempotency_key(now - timedelta(hours=23, minutes=40))
+    with backend.open("test") as session:  # the answer lost, the key made 23 h 40 min ago
+        session.record(
+            first.with_changes(status=RecordStatus.PENDING, outputs={}, idempotency_key=aged)
+        )
+    with backend.open("apply") as session:
+        # Planned an hour ago (a saved plan): the key was honoured then.
+        plan = plan_changes([movement("m", 0)], session.state, now=now - timedelta(hours=1))
+        assert plan.changes[0].idempotency_key == aged
+        report = apply_plan(plan, session, emulator.client, parallelism=1, stop=threading.Event())
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED and "no longer honoured" in outcome.detail
+    assert len(emulator.movements()) == 1, "a second movement under an expired key"
+    kept = backend.read().resources["Movement/m"]
+    assert kept.status is RecordStatus.PENDING and kept.idempotency_key == aged
+    assert plan_changes([movement("m", 0)], backend.read()).changes[0].action is (
+        Action.NEEDS_DECISION
+    )
 
 
 def test_wait_records_ready_and_invalid_declarations(tmp_path: Path, emulator: Emulator) -> None:

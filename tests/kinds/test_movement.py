@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 from customs_batch.kinds import Kind
 from customs_batch.kinds.actions import Action, Operation
+from customs_batch.kinds.model import key_made_at, new_idempotency_key
 from customs_batch.kinds.registry import model_of
-from tests.kinds.helpers import after_unknown, identity
+from tests.kinds.helpers import NOW, after_unknown, identity
 
 KIND = Kind.MOVEMENT
 SPEC = {"shipmentId": "shp_1", "hawbId": "hawb_a1", "action": "ISL", "quantity": 1}
@@ -27,6 +29,25 @@ def test_its_lane_is_its_shipment_and_hawb_and_a_correction_is_a_new_movement() 
     assert model.lane({"shipmentId": "shp_1"}) == ("shp_1", "")  # the master AWB
     assert model.corrected_by_a_new_one and model.idempotency_keys
     assert model.update is None and model.id_field == "movementId"
+
+
+def test_a_keys_24_hours_count_from_when_it_was_made_not_from_its_last_attempt() -> None:
+    # Reported: a re-send that got no answer either restamped the record, and a key 25 h
+    # old was re-sent as honoured: the service made a second movement.
+    made = NOW - timedelta(hours=25)
+    key = new_idempotency_key(made)
+    assert key_made_at(key) == made.replace(microsecond=made.microsecond // 1000 * 1000)
+    assert uuid.UUID(key).version == 7
+    last_attempt = after_unknown(KIND, key=key, started=timedelta(hours=1))
+    assert last_attempt.action is Action.NEEDS_DECISION
+    fresh = new_idempotency_key(NOW - timedelta(hours=23))
+    resent = after_unknown(KIND, key=fresh, started=timedelta(minutes=5))
+    assert resent.operation is Operation.RESEND_MOVEMENT
+    # Within the last half hour of the service's 24 hours (its clock may be ahead): not.
+    late = new_idempotency_key(NOW - timedelta(hours=23, minutes=45))
+    assert after_unknown(KIND, key=late).action is Action.NEEDS_DECISION
+    # A key of an earlier version (no time in it) counts from its record's time.
+    assert key_made_at("k-1") is None and key_made_at(str(uuid.uuid4())) is None
 
 
 def test_a_lost_movement_is_re_sent_with_its_key_only_while_the_key_holds() -> None:
