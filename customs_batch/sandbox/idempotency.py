@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -41,10 +42,56 @@ class Lookup:
 
 
 def fingerprint(method: str, path: str, body: JsonObject) -> str:
-    """A digest of the request: its method, its path and its JSON body (key order and
-    whitespace ignored)."""
-    canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    """A digest of the request: its method, its path and its JSON body, as JSON means it.
+
+    Key order and whitespace are ignored, and a number counts by its value wherever it is
+    in the body: JSON has one number type, so ``10``, ``10.0`` and ``1e1`` are one request
+    (a retry that spells a number another way is replayed, not refused with 422).
+    """
+    digest = hashlib.sha256()
+    for part in _canonical([method, path, body]):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+class _Raw(str):
+    """Text of the canonical form itself (a bracket, a comma), not a value to encode."""
+
+
+def _canonical(value: object) -> Iterator[str]:
+    """The canonical JSON text of a parsed value, in parts: object keys sorted, numbers by
+    value (an integral float as the integer it is), no whitespace.
+
+    A loop over a stack, not a recursion: a body nested as deeply as the JSON reader takes
+    is a 400 of the schema, never a RecursionError here (``json.dumps`` runs out of stack a
+    few levels shallower than ``json.loads`` does).
+    """
+    pending: list[object] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, _Raw):
+            yield item
+        elif isinstance(item, dict):
+            entries = sorted(item.items())
+            pending.append(_Raw("}"))
+            for index in range(len(entries) - 1, -1, -1):
+                key, child = entries[index]
+                pending.append(child)
+                pending.append(_Raw(json.dumps(key) + ":"))
+                if index:
+                    pending.append(_Raw(","))
+            yield "{"
+        elif isinstance(item, list):
+            pending.append(_Raw("]"))
+            for index in range(len(item) - 1, -1, -1):
+                pending.append(item[index])
+                if index:
+                    pending.append(_Raw(","))
+            yield "["
+        elif isinstance(item, float) and item.is_integer():
+            yield str(int(item))
+        else:  # a string, an integer, a fraction, true, false or null
+            yield json.dumps(item)
 
 
 COMPANY_SCOPE = "company:"

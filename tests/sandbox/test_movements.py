@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -53,6 +54,27 @@ def test_same_key_and_body_replays_the_first_response(api: httpx.Client) -> None
     assert again.status_code == 201
     assert again.json() == first.json()
     assert len(api.get("/_sandbox/movements").json()) == 1
+
+
+@pytest.mark.parametrize("spelling", ["25", "25.0", "2.5e1", "25.000", "250e-1", "25E0"])
+def test_same_key_and_a_number_spelled_another_way_replays(
+    api: httpx.Client, spelling: str
+) -> None:
+    # JSON has one number type: 25, 25.0 and 2.5e1 are one value wherever they are.
+    first = post(api, movement(grossWeightKg=25))
+    assert first.status_code == 201
+    text = json.dumps(movement(grossWeightKg=25)).replace('Kg": 25,', f'Kg": {spelling},')
+    assert spelling in text
+    headers = {"Idempotency-Key": "key-1", "Content-Type": "application/json"}
+    again = api.post(MOVEMENTS, content=text, headers=headers)
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()
+    assert len(api.get("/_sandbox/movements").json()) == 1
+
+
+def test_same_key_and_another_number_is_still_another_request(api: httpx.Client) -> None:
+    post(api, movement())
+    assert post(api, movement(grossWeightKg=25.5)).status_code == 422
 
 
 def test_same_key_with_another_body_is_422(api: httpx.Client) -> None:
