@@ -76,6 +76,11 @@ ITEM_SORT_FIELDS: Final = (
 # -- request bodies --------------------------------------------------------------------------
 # The document states no size limit; 1 MiB holds a departure declaration of thousands of items.
 MAX_BODY_BYTES: Final = 1024 * 1024
+# Nor a nesting limit ("limits on the count of nested arrays: not shown"). The deepest body of
+# the API nests a handful of levels; a body nested deeper than this is refused with a 400
+# before anything walks it (the fingerprint, the schema's reasons), as a parser with a
+# nesting limit would.
+MAX_BODY_DEPTH: Final = 64
 # Integers in bodies and queries are 64-bit signed, as a database column would hold them.
 INT_MIN: Final = -(2**63)
 INT_MAX: Final = 2**63 - 1

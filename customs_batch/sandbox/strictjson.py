@@ -58,6 +58,20 @@ def loads(text: str) -> Any:
     return value
 
 
+def deeper_than(value: Any, levels: int) -> bool:
+    """Whether ``value`` nests more than ``levels`` objects and arrays inside one another
+    (a scalar is level 0, ``{}`` and ``[]`` level 1). A loop, not a recursion."""
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            if depth == levels:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return False
+
+
 def shown_surrogate(text: str) -> str:
     """The first lone surrogate of ``text`` as its JSON escape (``\\udc00``), in ASCII."""
     found = SURROGATE.search(text)

@@ -106,10 +106,20 @@ async def json_body(request: Request) -> JsonObject:
     except ValueError as exc:  # JSONDecodeError
         fail(contract.BAD_REQUEST, [f"the body is not valid JSON: {exc}"])
     except RecursionError:
-        fail(contract.BAD_REQUEST, ["the body is nested too deeply"])
+        fail(contract.BAD_REQUEST, [_TOO_DEEP])
     if not isinstance(body, dict):
         fail(contract.BAD_REQUEST, ["the body must be a JSON object"])
+    # Counting brackets first: a body with few of them cannot nest deeply (most never walk).
+    limit = contract.MAX_BODY_DEPTH
+    if text.count("[") + text.count("{") > limit and strictjson.deeper_than(body, limit):
+        fail(contract.BAD_REQUEST, [_TOO_DEEP])
     return body
+
+
+_TOO_DEEP = (
+    f"the body is nested too deeply: at most {contract.MAX_BODY_DEPTH} levels of objects "
+    "and arrays inside one another"
+)
 
 
 def _require_json(content_type: str | None) -> None:

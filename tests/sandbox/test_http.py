@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from customs_batch.sandbox.contract import MAX_BODY_DEPTH
 from tests.sandbox.conftest import MOVEMENTS, ClientFactory
 
 
@@ -65,6 +66,18 @@ def test_malformed_bodies_are_400(api: httpx.Client, content: bytes) -> None:
         response = api.post(path, content=content, headers=headers)
         assert response.status_code == 400, path
         assert response.json()["error"] == "Bad Request"
+
+
+def test_a_body_nested_past_the_limit_is_400_saying_so(api: httpx.Client) -> None:
+    headers = {"Idempotency-Key": "k", "Content-Type": "application/json"}
+    for path in (MOVEMENTS, "/v1/declarations/transit", "/v1/declaration-templates/groups"):
+        for depth in (MAX_BODY_DEPTH - 1, MAX_BODY_DEPTH):
+            # The body is one level, "x" holds the rest.
+            content = '{"x":' + "[" * depth + "]" * depth + "}"
+            response = api.post(path, content=content, headers=headers)
+            assert response.status_code == 400, (path, depth)
+            too_deep = "nested too deeply" in " ".join(response.json()["message"])
+            assert too_deep is (depth == MAX_BODY_DEPTH), (path, depth, response.text)
 
 
 def test_unknown_path_is_404_json(api: httpx.Client) -> None:

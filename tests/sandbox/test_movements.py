@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import httpx
@@ -75,6 +76,19 @@ def test_same_key_and_a_number_spelled_another_way_replays(
 def test_same_key_and_another_number_is_still_another_request(api: httpx.Client) -> None:
     post(api, movement())
     assert post(api, movement(grossWeightKg=25.5)).status_code == 422
+
+
+def test_a_body_nested_as_deep_as_json_allows_is_400_never_500(api: httpx.Client) -> None:
+    # The fingerprint of the Idempotency-Key is taken before the schema check, and the
+    # schema's reasons quote the body: neither may run out of stack on a body the JSON
+    # reader took (it failed on one depth just short of the reader's own limit).
+    limit = sys.getrecursionlimit()
+    for depth in range(limit - 150, limit + 20):
+        text = json.dumps(movement()).replace("{", '{"x":' + "[" * depth + "]" * depth + ",", 1)
+        headers = {"Idempotency-Key": f"deep-{depth}", "Content-Type": "application/json"}
+        response = api.post(MOVEMENTS, content=text, headers=headers)
+        assert response.status_code == 400, (depth, response.text)
+    assert api.get("/_sandbox/movements").json() == []
 
 
 def test_same_key_with_another_body_is_422(api: httpx.Client) -> None:
