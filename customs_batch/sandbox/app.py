@@ -35,12 +35,16 @@ from customs_batch.sandbox.strictjson import clip
 from customs_batch.sandbox.web import error, json_response
 
 ROUTES = [
-    endpoint(operation.method, operation.path, operation.handler) for operation in operations()
+    endpoint(operation.method, operation.path, operation.handler, query=operation.query_names)
+    for operation in operations()
 ]
 """The routes of every operation the emulator's modules register (``endpoints.py``)."""
 
 CONTROL_ROUTES = [
-    endpoint(control.method, control.path, control.handler, counted=False) for control in controls()
+    endpoint(
+        control.method, control.path, control.handler, query=control.query_names, counted=False
+    )
+    for control in controls()
 ]
 """The routes of the emulator's controls: authenticated, neither counted nor limited."""
 

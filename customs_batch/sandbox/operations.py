@@ -46,6 +46,12 @@ class ApiOperation:
     response: JsonObject | None = None
     """The schema of the success answer, where ``/openapi.json`` gives it."""
 
+    @property
+    def query_names(self) -> tuple[str, ...]:
+        """The query parameters it takes, in the order ``/openapi.json`` lists them: any
+        other is refused (``routing.endpoint``)."""
+        return tuple(p["name"] for p in self.parameters if p.get("in") == "query")
+
 
 # -- parameters, as OpenAPI writes them --------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -13,7 +13,9 @@ from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import Caller, authenticate
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.ratelimit import RateLimiter
-from customs_batch.sandbox.web import ApiError, error, header, json_response
+from customs_batch.sandbox.request_schemas import capped
+from customs_batch.sandbox.strictjson import clip
+from customs_batch.sandbox.web import ApiError, error, fail, header, json_response
 
 Handler = Callable[[Request, Sandbox, Caller], Awaitable[Response]]
 
@@ -25,14 +27,22 @@ def template(path: str) -> str:
     return _CONVERTOR.sub("}", path)
 
 
-def endpoint(method: str, path: str, handler: Handler, *, counted: bool = True) -> Route:
+def endpoint(
+    method: str, path: str, handler: Handler, *, query: Sequence[str] = (), counted: bool = True
+) -> Route:
     """A route for ``method path`` whose requests are counted, authenticated and limited.
+
+    ``query`` names the query parameters it takes: a request with any other is 400 naming
+    it (a misspelled filter, or the other list family's page size, is never ignored: the
+    client would take an unfiltered list for a filtered one).
 
     With ``counted=False`` (the emulator's controls: its clock, gate and key rotation) the
     requests are authenticated only: a test moving the clock or opening the gate must not
     change the counts it checks, nor wait behind the rate limit it is testing.
     """
     label = f"{method} {template(path)}"
+    taken = frozenset(query)
+    takes = f"{label} takes {', '.join(query)}" if query else f"{label} takes no query parameters"
 
     async def gate(request: Request) -> Response:
         sandbox: Sandbox = request.app.state.sandbox
@@ -42,6 +52,7 @@ def endpoint(method: str, path: str, handler: Handler, *, counted: bool = True) 
             caller = authenticate(sandbox.store, header(request, b"authorization"), sandbox.clock())
             if counted and sandbox.limiter is not None:
                 _admit(sandbox, sandbox.limiter, caller)
+            _known_parameters_only(request, taken, takes)
             return await handler(request, sandbox, caller)
         except ApiError as exc:
             if counted and exc.status == contract.INVALID_CREDENTIALS:
@@ -60,3 +71,13 @@ def _admit(sandbox: Sandbox, limiter: RateLimiter, caller: Caller) -> None:
             f"rate limit exceeded for this API key; retry in {wait} s",
             retry_after=str(wait),
         )
+
+
+def _known_parameters_only(request: Request, taken: frozenset[str], takes: str) -> None:
+    """400 naming each query parameter of ``request`` not in ``taken``."""
+    if not request.scope.get("query_string"):
+        return
+    unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in taken]
+    if unknown:
+        reasons = [f"unknown query parameter '{clip(name)}': {takes}" for name in unknown]
+        fail(contract.BAD_REQUEST, capped(reasons))

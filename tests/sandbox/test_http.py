@@ -149,6 +149,43 @@ def test_bad_query_values_are_400(api: httpx.Client) -> None:
 @pytest.mark.parametrize(
     ("path", "name"),
     [
+        ("/v1/shipments", "limit"),  # the page size of the other list family
+        ("/v1/shipments", "stauts"),
+        ("/v1/declarations", "tpye"),
+        ("/v1/declarations/transit", "createdFrom"),  # its dates are startDate, endDate
+        ("/v1/declaration-items", "sort"),
+        ("/v1/declaration-templates/groups", "company"),
+        ("/v1/shipments/shp_7Hk2Lm/hawbs", "itemsPerPage"),
+        ("/v1/shipments/shp_7Hk2Lm/allocations", "itemsPerPage"),
+        ("/v1/declarations/transit/1", "status"),  # no list: it takes none
+    ],
+)
+def test_an_unknown_query_parameter_is_400_naming_it(
+    api: httpx.Client, path: str, name: str
+) -> None:
+    # Ignored, a misspelled filter would answer the whole list as if it were the filtered one.
+    response = api.get(path, params={name: "1"})
+    assert response.status_code == 400, response.text
+    (reason,) = response.json()["message"]
+    assert reason.startswith(f"unknown query parameter '{name}': GET "), reason
+
+
+def test_every_query_parameter_of_the_openapi_document_is_taken(api: httpx.Client) -> None:
+    document = api.get("/openapi.json").json()
+    for route, methods in document["paths"].items():
+        for method, operation in methods.items():
+            names = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
+            if method != "get" or not names or "{" in route:
+                continue
+            response = api.get(route, params=dict.fromkeys(names, "x"))
+            assert not any(
+                "unknown query parameter" in reason for reason in response.json()["message"]
+            ), (route, response.text)
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
         ("/v1/shipments", "createdFrom"),
         ("/v1/declarations", "createdTo"),
         ("/v1/declarations/transit", "startDate"),
