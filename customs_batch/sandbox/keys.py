@@ -35,14 +35,24 @@ async def rotate_key(request: Request, sandbox: Sandbox, caller: Caller) -> Resp
         if sandbox.store.get(Table.API_KEYS, new) is not None:
             fail(contract.DUPLICATE_CODE, "that key exists already")
         old = sandbox.store.get(Table.API_KEYS, caller.key) or {}
-        sandbox.store.put(Table.API_KEYS, new, {**old, "key": new})
+        # The new key is the old one's company and account, never its revocation: a key
+        # rotated again within its overlap does not hand its end to the key that replaces it.
+        issued = {k: v for k, v in old.items() if k not in _REVOCATION}
+        sandbox.store.put(Table.API_KEYS, new, {**issued, "key": new})
         overlap = body.get("overlapSeconds", 0)
         if overlap:
-            ending = {**old, "revokedAt": sandbox.clock() + overlap}
+            ends = sandbox.clock() + overlap
+            earlier = old.get("revokedAt")
+            if isinstance(earlier, (int, float)):  # a revocation already set is never put off
+                ends = min(ends, earlier)
+            ending = {**old, "revokedAt": ends}
         else:
             ending = {**old, "revoked": True}
         sandbox.store.put(Table.API_KEYS, caller.key, ending)
     return json_response({"rotated": True, "companyId": caller.company_id})
+
+
+_REVOCATION = ("revoked", "revokedAt")
 
 
 def _rotation_schema() -> JsonObject:

@@ -55,6 +55,29 @@ def test_a_rotation_with_an_overlap_keeps_the_old_key_working_until_it_ends(
             assert client.post(ROTATE, json=body, headers=NEW).status_code == 400, overlap
 
 
+def test_a_key_rotated_again_within_its_overlap_gives_no_end_to_the_new_key(
+    make_api: ClientFactory, clock: FakeClock
+) -> None:
+    with make_api(headers={}) as client:
+        first = {"newKey": "key-b", "overlapSeconds": 100}
+        assert client.post(ROTATE, json=first, headers=AUTH).status_code == 200
+        # A second client rotates the old key (still working) too, without an overlap...
+        assert client.post(ROTATE, json={"newKey": "key-c"}, headers=AUTH).status_code == 200
+        # ...and one rotating key-b with a longer overlap does not put off key-b's end.
+        third = {"newKey": "key-d", "overlapSeconds": 50}
+        assert client.post(ROTATE, json=third, headers={"Authorization": "Bearer key-b"}).is_success
+        longer = {"newKey": "key-e", "overlapSeconds": 500}
+        assert client.post(
+            ROTATE, json=longer, headers={"Authorization": "Bearer key-b"}
+        ).is_success
+        clock.advance(101)
+        works = {
+            k: client.get("/v1/shipments", headers={"Authorization": f"Bearer {k}"}).status_code
+            for k in ("sandbox-key", "key-b", "key-c", "key-d", "key-e")
+        }
+        assert works == {"sandbox-key": 401, "key-b": 401, "key-c": 200, "key-d": 200, "key-e": 200}
+
+
 def test_a_rotation_needs_a_valid_key_and_a_printable_new_key(make_api: ClientFactory) -> None:
     with make_api(headers={}) as client:
         assert client.post(ROTATE, json={"newKey": "k"}).status_code == 401
