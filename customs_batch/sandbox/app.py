@@ -16,7 +16,7 @@ from starlette.routing import Match, Route
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import forget_raw_keys
-from customs_batch.sandbox.clock import ManualClock
+from customs_batch.sandbox.clock import ManualClock, ahead
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.endpoints import bodies, controls, operations
 from customs_batch.sandbox.faults import FaultDice, FaultMiddleware, FaultSpec
@@ -103,14 +103,16 @@ def create_app(
     emulator sees it: the rate limiter's clock, and customs' clock too, so a test that
     injects one moves both. With ``manual_clock`` customs' clock stands still from
     ``clock()`` at start and moves only by ``POST /_sandbox/clock``; the rate limiter keeps
-    ``clock`` (see clock.py).
+    ``clock`` (see clock.py). On data a manual clock moved (a ``db_path`` of a run with
+    ``manual_clock``), customs' real clock is ``clock()`` plus those advances: it never goes
+    back.
 
     With ``request_log`` a line for each request is written to it (``requestlog.py``).
     """
     real = clock or time.time
     store = Store(db_path)
     manual = ManualClock(store, real()) if manual_clock else None
-    now: Callable[[], float] = manual or real
+    now: Callable[[], float] = manual or ahead(real, store)
     if store.is_empty:
         populate(store, seed or builtin_seed(), now())
     else:

@@ -13,13 +13,16 @@ test moved customs' clock).
 
 A manual clock reads the real time at start plus every advance made on its data: with
 ``--db`` the advances are kept, so a restart never moves customs' clock backwards (a
-declaration once decided stays decided).
+declaration once decided stays decided). The real clock opened on data a manual clock moved
+keeps those advances too, as an offset (``ahead``): customs' clock is the time of day plus
+every advance, so it never goes back whichever clock the emulator restarts with.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from starlette.requests import Request
@@ -38,12 +41,27 @@ _LATEST = datetime(9999, 1, 1, tzinfo=UTC).timestamp()
 """No advance goes past this: the service's timestamps have four-digit years."""
 
 
+def saved_advance(store: Store) -> float:
+    """Seconds a manual clock moved customs' clock forward on this data, in every run."""
+    saved = store.get(Table.CLOCK, _RECORD)
+    return float(saved["advancedSeconds"]) if saved else 0.0
+
+
+def ahead(real: Callable[[], float], store: Store) -> Callable[[], float]:
+    """Customs' real clock on ``store``'s data: the time of day plus every advance a manual
+    clock made on it, so reopening moved data on the real clock never takes customs' time
+    back (what was decided stays decided, no record was created in the future)."""
+    advanced = saved_advance(store)
+    if not advanced:
+        return real
+    return lambda: real() + advanced
+
+
 class ManualClock:
     """A clock that stands still until ``advance``; thread-safe, its advances kept in the store."""
 
     def __init__(self, store: Store, start: float) -> None:
-        saved = store.get(Table.CLOCK, _RECORD)
-        self._advanced = float(saved["advancedSeconds"]) if saved else 0.0
+        self._advanced = saved_advance(store)
         self._start = start
         self._store = store
         self._lock = threading.Lock()
@@ -72,6 +90,8 @@ def _snapshot(sandbox: Sandbox, manual: ManualClock | None) -> dict[str, object]
     body: dict[str, object] = {"manual": manual is not None, "now": timestamp(sandbox.clock())}
     if manual is not None:
         body["advancedSeconds"] = manual.advanced
+    elif advanced := saved_advance(sandbox.store):  # the real clock, ahead by them
+        body["advancedSeconds"] = advanced
     return body
 
 
@@ -127,7 +147,8 @@ _SNAPSHOT: JsonObject = {
         "now": {"type": "string", "description": "customs' time, ISO 8601 UTC with milliseconds"},
         "advancedSeconds": {
             "type": "number",
-            "description": "seconds the manual clock was moved, in every run on this data",
+            "description": "seconds a manual clock moved customs' clock, in every run on "
+            "this data (on the real clock: how far ahead of the time of day it is)",
         },
     },
     "required": ["manual", "now"],

@@ -84,6 +84,30 @@ def test_the_advances_survive_a_restart_on_the_same_database(
     assert again.get(f"/v1/declarations/transit/{created}").json()["status"] == "ready"
 
 
+def test_data_a_manual_clock_moved_keeps_its_advances_on_the_real_clock(
+    make_api: ClientFactory, clock: FakeClock, tmp_path: Path
+) -> None:
+    db = tmp_path / "sandbox.db"
+    api = make_api(manual_clock=True, db_path=db, processing_seconds=2)
+    api.post("/_sandbox/clock", json={"advanceSeconds": 3600}).raise_for_status()
+    created = api.post("/v1/declarations/transit", json=departure()).json()["declarationId"]
+    assert api.delete("/v1/declarations/502").status_code == 200
+    moved = api.post("/_sandbox/clock", json={"advanceSeconds": 2}).json()["now"]
+    assert api.get(f"/v1/declarations/transit/{created}").json()["status"] == "ready"
+    api.close()
+    clock.advance(1)  # reopened on the real clock a second later
+    real = make_api(db_path=db, processing_seconds=2)
+    shown = real.get("/_sandbox/clock").json()
+    assert shown["manual"] is False and shown["advancedSeconds"] == 3602.0
+    assert shown["now"] > moved  # customs' clock never goes back
+    assert real.get(f"/v1/declarations/transit/{created}").json()["status"] == "ready"
+    assert real.get("/v1/declarations/502").json()["status"] == "canceled"
+    # What is created now is created after what was created then.
+    later = real.post("/v1/declarations/transit", json=departure(commercialReference="REF-2"))
+    listed = real.get("/v1/declarations/transit", params={"order": "desc"}).json()["result"]
+    assert listed[0]["declarationId"] == later.json()["declarationId"]
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
