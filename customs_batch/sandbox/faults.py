@@ -75,7 +75,7 @@ def parse_faults(text: str) -> FaultSpec:
             match = _SLOW.match(value.strip())
             if match is None:
                 raise _bad(f"slow wants PROBABILITY:SECONDS, e.g. slow=0.2:1.5s, not '{value}'")
-            slow_p, slow_s = _probability(name, match["p"]), float(match["s"])
+            slow_p, slow_s = _probability(name, match["p"]), _seconds(value, match["s"])
         elif name in _NAMES:
             probabilities[_NAMES[name]] = _probability(name, value)
         else:
@@ -93,6 +93,14 @@ def _probability(name: str, value: str) -> float:
     if not 0.0 <= probability <= 1.0:
         raise _bad(f"{name}={value}: the probability must be from 0 to 1")
     return probability
+
+
+def _seconds(value: str, seconds: str) -> float:
+    """The delay of ``slow=P:Ss``: a number of seconds (``1.5``), never ``1.2.3`` or ``.``."""
+    try:
+        return float(seconds)
+    except ValueError:
+        raise _bad(f"slow={value}: the delay must be a number of seconds, e.g. 1.5s") from None
 
 
 def _bad(what: str) -> UsageError:

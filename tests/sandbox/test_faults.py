@@ -25,7 +25,11 @@ def test_parse_the_documented_example() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["5xx", "boom=0.1", "5xx=2", "5xx=x", "slow=0.5", "5xx=0.6,drop=0.6"]
+    "text",
+    [
+        *("5xx", "boom=0.1", "5xx=2", "5xx=x", "slow=0.5", "5xx=0.6,drop=0.6"),
+        *("slow=0.5:1.2.3s", "slow=0.5:.s", "slow=nan:1s", "5xx=nan"),
+    ],
 )
 def test_bad_specs_are_usage_errors(text: str) -> None:
     with pytest.raises(UsageError, match="invalid --faults spec"):
