@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -59,6 +60,7 @@ def sandbox() -> None:
     default=2.0,
     show_default=True,
     type=click.FloatRange(min=0),
+    callback=lambda _ctx, _param, value: _finite_seconds(value),
     help="Time until submissions are processed and cancellations decided (customs' clock).",
 )
 @click.option(
@@ -112,6 +114,14 @@ def seed_example() -> int:
     """Print the documented built-in seed (a starting point for --seed)."""
     click.echo(builtin_seed(), nl=False)
     return int(ExitCode.OK)
+
+
+def _finite_seconds(seconds: float) -> float:
+    """``--processing-seconds``: a number of seconds. ``nan`` passes ``x>=0`` (no comparison
+    with it is true) and would never let anything be processed; ``inf`` neither would."""
+    if not math.isfinite(seconds):
+        raise click.BadParameter(f"{seconds} is not a number of seconds; give one, e.g. 2")
+    return seconds
 
 
 def _data_file(path: Path | None) -> Path | None:

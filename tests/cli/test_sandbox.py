@@ -23,6 +23,9 @@ def test_seed_example_prints_a_valid_seed(capsys: pytest.CaptureFixture[str]) ->
         (["--faults", "boom=1"], "unknown fault 'boom'"),
         (["--port", "70000"], "70000"),
         (["--clock", "frozen"], "'frozen' is not one of 'real', 'manual'"),
+        (["--processing-seconds", "nan"], "nan is not a number of seconds"),
+        (["--processing-seconds", "inf"], "inf is not a number of seconds"),
+        (["--faults", "slow=0.5:1.2.3s"], "the delay must be a number of seconds"),
     ],
 )
 def test_bad_options_are_usage_errors(
