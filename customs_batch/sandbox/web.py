@@ -214,9 +214,12 @@ class Query:
             return default
         if not _INTEGER.fullmatch(raw):
             fail(contract.BAD_REQUEST, [f"{name} must be an integer, not {_shown(raw)}"])
-        # Compared as text first: int() of a huge literal is slow, and refused past 4,300 digits.
-        if len(raw) <= _MAX_INTEGER_TEXT:
-            value = int(raw)
+        # Compared as text first: int() of a huge literal is slow, and refused past 4,300
+        # digits. Leading zeros are no digits of the value (page=0001 is page 1, however many).
+        sign = "-" if raw.startswith("-") else ""
+        digits = raw.removeprefix("-").lstrip("0") or "0"
+        if len(digits) < _MAX_INTEGER_TEXT:
+            value = int(sign + digits)
         else:
             value = contract.INT_MIN - 1 if raw.startswith("-") else contract.INT_MAX + 1
         top = contract.INT_MAX if high is None else high

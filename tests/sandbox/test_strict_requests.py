@@ -401,6 +401,26 @@ def test_a_query_integer_out_of_64_bits_is_refused_naming_its_range(
     assert f"{name} must be from {low} to {high}, not '" in message
 
 
+@pytest.mark.parametrize(
+    ("name", "raw", "value"),
+    [
+        ("page", "01", 1),
+        ("page", "0" * 20 + "1", 1),
+        ("page", "0" * 5_000 + "1", 1),
+        ("itemsPerPage", "0" * 22 + "20", 20),
+        ("companyId", "-" + "0" * 30 + "1", -1),
+        ("companyId", "0" * 30 + "9223372036854775807", 2**63 - 1),
+    ],
+)
+def test_leading_zeros_are_no_digits_of_a_query_integer(
+    api: httpx.Client, name: str, raw: str, value: int
+) -> None:
+    response = api.get(GROUPS, params={name: raw})
+    assert response.status_code == 200, response.text
+    if name != "companyId":
+        assert response.json()[name] == value
+
+
 def test_a_page_below_one_is_refused_saying_so(api: httpx.Client) -> None:
     assert "page must be at least 1, not '0'" in _refused(api.get(GROUPS, params={"page": 0}), 400)
 
