@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,9 @@ def parse_seed(text: str, source: str) -> Seed:
     problems = [
         (_line(root, list(error.absolute_path)), f"{_where(error.absolute_path)}{error.message}")
         for error in Draft202012Validator(SEED_SCHEMA).iter_errors(data)
+        if not isinstance(error.instance, date)  # said below, with what to write
     ]
+    problems.extend(_duplicate_keys(root))
     if isinstance(data, dict):
         problems.extend(_duplicates(data, root))
     problems.extend(_unanswerable_values(data, root, []))
@@ -96,12 +99,42 @@ def _where(path: Any) -> str:
 
 def _line(node: yaml.Node | None, path: list[Any]) -> int:
     """The 1-based line of the value at ``path`` (or its nearest existing parent)."""
+    found = _node(node, path)
+    return found.start_mark.line + 1 if found is not None else 1
+
+
+def _node(node: yaml.Node | None, path: list[Any]) -> yaml.Node | None:
+    """The node of the value at ``path`` (or of its nearest existing parent)."""
     for step in path:
         child = _child(node, step)
         if child is None:
             break
         node = child
-    return node.start_mark.line + 1 if node is not None else 1
+    return node
+
+
+def _duplicate_keys(root: yaml.Node | None) -> Iterator[tuple[int, str]]:
+    """A key given twice in one mapping: YAML keeps the last silently, the seed refuses it
+    (as manifests do). A loop over the nodes, not a recursion."""
+    pending = [root] if root is not None else []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, yaml.Node] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in first:
+                        earlier = first[key.value].start_mark.line + 1
+                        yield (
+                            key.start_mark.line + 1,
+                            f"duplicate key {key.value!r} (first at line {earlier}): "
+                            "give each key once",
+                        )
+                    else:
+                        first[key.value] = key
+                pending.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            pending.extend(node.value)
 
 
 def _child(node: yaml.Node | None, step: Any) -> yaml.Node | None:
@@ -142,6 +175,13 @@ def _unanswerable_values(
     elif isinstance(value, list):
         for index, child in enumerate(value):
             yield from _unanswerable_values(child, root, [*path, index])
+    elif isinstance(value, date):  # a datetime too
+        node = _node(root, path)
+        text = node.value if isinstance(node, yaml.ScalarNode) else str(value)
+        yield (
+            _line(root, path),
+            f"{_where(path)}{text} is read by YAML as a date, not text: quote it, '{text}'",
+        )
     elif isinstance(value, str) and strictjson.SURROGATE.search(value):
         yield _line(root, path), f"{_where(path)}the text {_surrogate(value)}"
     elif isinstance(value, float) and not math.isfinite(value):

@@ -60,6 +60,19 @@ def test_seed_file_replaces_the_builtin_data(tmp_path: Path, make_api: ClientFac
             ["seed.yaml:3: at apiKeys[1].key: duplicate 'a'"],
         ),
         ("colour: red\n", ["Additional properties are not allowed ('colour'"]),
+        (
+            "apiKeys:\n  - key: k1\n    companyId: 1\n    companyId: 2\n",
+            ["seed.yaml:4: duplicate key 'companyId' (first at line 3)"],
+        ),
+        ("apiKeys: []\napiKeys: []\n", ["seed.yaml:2: duplicate key 'apiKeys' (first at line 1)"]),
+        (
+            "apiKeys:\n  - {key: k1, companyId: 1}\nshipments:\n  - {id: 1, publicId: shp_A, "
+            "referenceNumber: R1, status: new, createdAt: 2026-01-05T08:00:00Z}\n",
+            [
+                "seed.yaml:4: at shipments[0].createdAt: 2026-01-05T08:00:00Z is read by YAML "
+                "as a date, not text: quote it, '2026-01-05T08:00:00Z'"
+            ],
+        ),
         ("- just a list\n", ["seed.yaml:1: ['just a list'] is not of type 'object'"]),
         ("apiKeys: [\n", ["seed.yaml:2: not valid YAML"]),
     ],
