@@ -26,6 +26,7 @@ _ERRORS = {
     "404": "not found",
     "429": "rate limit exceeded; see Retry-After",
 }
+_RATE_LIMITED = str(C.TOO_MANY_REQUESTS)
 _BODY_ERRORS = {
     str(C.PAYLOAD_TOO_LARGE): f"the body is larger than {C.MAX_BODY_BYTES:,} bytes",
     str(C.UNSUPPORTED_MEDIA_TYPE): "the body is not sent as application/json in UTF-8",
@@ -82,16 +83,19 @@ def _operation(
     status: int,
     errors: Mapping[str, str],
     response: JsonObject | None = None,
+    *,
+    limited: bool = True,
 ) -> JsonObject:
     if body is not None:
         errors = {**errors, **_BODY_ERRORS}
+    common = _ERRORS if limited else {k: v for k, v in _ERRORS.items() if k != _RATE_LIMITED}
     content = {"application/json": {} if response is None else {"schema": response}}
     operation: JsonObject = {
         "summary": summary,
         "parameters": parameters,
         "responses": {
             str(status): {"description": "success", "content": content},
-            **{code: {"description": text} for code, text in sorted({**_ERRORS, **errors}.items())},
+            **{code: {"description": text} for code, text in sorted({**common, **errors}.items())},
         },
     }
     if body is not None:
@@ -103,10 +107,23 @@ def _operation(
     return operation
 
 
+def _head(get: JsonObject) -> JsonObject:
+    """The HEAD of a GET, which every GET path answers (HTTP's own): the GET's answers
+    without their bodies."""
+    responses = {
+        code: {"description": answer["description"]} for code, answer in get["responses"].items()
+    }
+    head = {**get, "summary": f"{get['summary']} (headers only)", "responses": responses}
+    head.pop("requestBody", None)
+    return head
+
+
 @cache
 def _document() -> str:
     paths: dict[str, JsonObject] = {}
-    for operation in (*operations(), *controls()):
+    served = [(operation, True) for operation in operations()]
+    served += [(control, False) for control in controls()]  # never rate limited (routing.py)
+    for operation, limited in served:
         body = operation.body.name if operation.body is not None else None
         paths.setdefault(template(operation.path), {})[operation.method.lower()] = _operation(
             operation.summary,
@@ -115,8 +132,12 @@ def _document() -> str:
             operation.status,
             operation.errors,
             operation.response,
+            limited=limited,
         )
     paths[C.OPENAPI] = {"get": _THIS_DOCUMENT}
+    for methods in paths.values():
+        if "get" in methods:
+            methods["head"] = _head(methods["get"])
     document = {
         "openapi": "3.1.0",
         "info": {

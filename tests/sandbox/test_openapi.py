@@ -7,7 +7,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from starlette.routing import Route
 
-from customs_batch.sandbox import create_app
+from customs_batch.sandbox import create_app, parse_rate_limit
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.request_schemas import movement_body_schema
 from customs_batch.sandbox.routing import template
@@ -21,7 +21,7 @@ def test_every_route_the_app_serves_is_documented_with_its_methods(api: httpx.Cl
     served: dict[str, set[str]] = {}
     for route in create_app(rate_limit=None).routes:
         assert isinstance(route, Route), route
-        served.setdefault(template(route.path), set()).update((route.methods or set()) - {"HEAD"})
+        served.setdefault(template(route.path), set()).update(route.methods or set())
     assert listed == served
     for path in ("/_sandbox/clock", "/_sandbox/gate", "/_sandbox/keys/rotate"):
         assert path in listed
@@ -82,11 +82,32 @@ def _concrete(path: str) -> str:
     )
 
 
+def test_head_is_documented_where_it_is_served_and_429_where_it_can_be_given(
+    make_api: ClientFactory,
+) -> None:
+    api = make_api(rate_limit=parse_rate_limit("1/minute"))
+    document = api.get("/openapi.json").json()
+    assert api.head("/v1/shipments").status_code == 200
+    assert "head" in document["paths"]["/v1/shipments"]
+    assert api.get("/v1/shipments").status_code == 429
+    assert "429" in document["paths"]["/v1/shipments"]["get"]["responses"]
+    for path, method in (
+        ("/_sandbox/clock", "get"),
+        ("/_sandbox/clock", "post"),
+        ("/_sandbox/gate", "get"),
+        ("/_sandbox/gate", "post"),
+        ("/_sandbox/keys/rotate", "post"),
+    ):
+        # The controls are never rate limited: they list no 429.
+        assert "429" not in document["paths"][path][method]["responses"], (path, method)
+    assert api.get("/_sandbox/clock").status_code == 200
+
+
 def test_a_405_allows_exactly_the_documented_methods(api: httpx.Client) -> None:
     document = api.get("/openapi.json").json()
     for path, operations in document["paths"].items():
         documented = {method.upper() for method in operations}
-        expected = documented | ({"HEAD"} if "GET" in documented else set())
+        expected = documented
         for method in sorted(set(_HTTP_METHODS) - documented):
             response = api.request(method, _concrete(path))
             assert response.status_code == 405, (method, path)
