@@ -12,7 +12,7 @@ from __future__ import annotations
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
@@ -46,16 +46,51 @@ class Gate:
             self._opened.set()
             self._opened = None
 
-    async def wait(self) -> None:
-        """Return once the gate is open."""
+    async def hold(self, scope: Scope, receive: Receive) -> Receive:
+        """Hold a request until the gate opens; the ``receive`` to serve it with after.
+
+        While it is held its body is read, so a client that gives up is seen leaving: it no
+        longer counts as waiting. What the emulator then has of the request is served when
+        the gate opens, as a service that has a whole request carries it out without knowing
+        the client left (a DELETE, which has no body, or a POST whose body had come); a
+        request whose body had not all come is ``disconnected`` then, with nothing done. A
+        body announced larger than the limit is not read here (its 413 reads none of it).
+        """
         opened = self._opened
         if opened is None:
-            return
+            return receive
+        came: list[Message] = []
+        counted = True
         self.waiting += 1
+
+        async def watch() -> None:
+            nonlocal counted
+            size = 0
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    counted = False
+                    self.waiting -= 1
+                    return
+                came.append(message)
+                size += len(message.get("body", b""))
+                if size > contract.MAX_BODY_BYTES:
+                    return  # refused with 413 once served: not kept whole here
+
         try:
-            await opened.wait()
+            async with anyio.create_task_group() as group:
+                if not _announced_too_large(scope):
+                    group.start_soon(watch)
+                await opened.wait()
+                group.cancel_scope.cancel()
         finally:
-            self.waiting -= 1
+            if counted:
+                self.waiting -= 1
+
+        async def replay() -> Message:
+            return came.pop(0) if came else await receive()
+
+        return replay
 
     def snapshot(self) -> dict[str, object]:
         """The ``/_sandbox/gate`` body."""
@@ -72,8 +107,20 @@ class GateMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The open gate is asked first: it is open for every request outside a racing test.
         if not self.gate.is_open and scope["type"] == "http" and faultable(scope["path"]):
-            await self.gate.wait()
+            receive = await self.gate.hold(scope, receive)
         await self.app(scope, receive, send)
+
+
+_LIMIT = contract.MAX_BODY_BYTES
+
+
+def _announced_too_large(scope: Scope) -> bool:
+    """Whether ``Content-Length`` says the body is over the limit (or is no length)."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            digits = value.lstrip(b"0")
+            return not value.isdigit() or len(digits) > 9 or int(digits or b"0") > _LIMIT
+    return False
 
 
 def _gate(request: Request) -> Gate:

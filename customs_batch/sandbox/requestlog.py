@@ -5,7 +5,9 @@
     2026-11-26 04:05:20,123 POST /v1/declaration-templates/groups 201 0.4ms
 
 In place of the status, ``error`` marks a request the emulator failed on, ``dropped`` one a
-fault dropped and ``disconnected`` one whose client left before the emulator read its body.
+fault dropped and ``disconnected`` one whose client left before the emulator read its whole
+body (nothing done). A request the emulator had whole when its client left (a DELETE, one
+held at the test gate) is carried out and logged with the status nobody received.
 
 The line is written here rather than through the ``logging`` module, in the format its
 ``%(asctime)s %(message)s`` gave: a log record, its handler and its formatter cost about
