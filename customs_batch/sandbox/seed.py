@@ -147,14 +147,50 @@ def _child(node: yaml.Node | None, step: Any) -> yaml.Node | None:
 
 
 def _duplicates(data: JsonObject, root: yaml.Node | None) -> Iterator[tuple[int, str]]:
+    """A value given twice where the emulator keeps one record per value: the later record
+    would replace the earlier silently (a HAWB taken from its first shipment, say)."""
+    first: dict[tuple[str, Any], list[Any]] = {}
+    for space, path, value in _identities(data):
+        if value is None:
+            continue
+        try:
+            earlier = first.setdefault((space, value), path)
+        except TypeError:  # a list or a mapping where a value belongs: the schema says so
+            continue
+        if earlier is not path:
+            shown = value[-1] if isinstance(value, tuple) else value
+            yield (
+                _line(root, path),
+                f"{_where(path)}duplicate {shown!r} (first at {_where(earlier)[3:-2]})",
+            )
+
+
+def _identities(data: JsonObject) -> Iterator[tuple[str, list[Any], Any]]:
+    """(what it identifies, where, the value) of every value that must be unique."""
     for collection, field in _UNIQUE.items():
-        seen: set[Any] = set()
-        for index, record in enumerate(data.get(collection) or []):
-            value = record.get(field) if isinstance(record, dict) else None
-            if value is not None and value in seen:
-                line = _line(root, [collection, index, field])
-                yield line, f"at {collection}[{index}].{field}: duplicate {value!r}"
-            seen.add(value)
+        for index, record in _records(data, [collection]):
+            yield collection, [*index, field], record.get(field)
+    for index, shipment in _records(data, ["shipments"]):
+        yield "publicId", [*index, "publicId"], shipment.get("publicId")
+        for path, hawb in _records(shipment, [*index, "hawbs"]):
+            yield "hawbId", [*path, "hawbId"], hawb.get("hawbId")
+        for path, allocation in _records(shipment, [*index, "allocations"]):
+            yield "allocationId", [*path, "allocationId"], allocation.get("allocationId")
+    for index, declaration in _records(data, ["declarations"]):
+        for path, item in _records(declaration, [*index, "items"]):
+            yield "declarationItems", [*path, "id"], item.get("id")
+    for index, group in _records(data, ["templateGroups"]):
+        code = (group.get("companyId"), group.get("code"))  # unique per company (409)
+        yield "code", [*index, "code"], code if code[1] is not None else None
+
+
+def _records(owner: Any, path: list[Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """The mappings of the list at the last step of ``path`` in ``owner``, with their paths."""
+    records = owner.get(path[-1]) if isinstance(owner, dict) else None
+    if isinstance(records, list):
+        for index, record in enumerate(records):
+            if isinstance(record, dict):
+                yield [*path, index], record
 
 
 def _unanswerable_values(

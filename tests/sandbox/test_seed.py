@@ -61,6 +61,27 @@ def test_seed_file_replaces_the_builtin_data(tmp_path: Path, make_api: ClientFac
         ),
         ("colour: red\n", ["Additional properties are not allowed ('colour'"]),
         (
+            "shipments:\n"
+            "  - {id: 1, publicId: shp_A, referenceNumber: R1, status: new,\n"
+            "     hawbs: [{hawbId: hawb_1, houseAirWaybillNumber: '1', packageCount: 1, "
+            "grossWeightKg: 1}]}\n"
+            "  - {id: 2, publicId: shp_A, referenceNumber: R2, status: new,\n"
+            "     hawbs: [{hawbId: hawb_1, houseAirWaybillNumber: '2', packageCount: 1, "
+            "grossWeightKg: 1}]}\n"
+            "templateGroups:\n"
+            "  - {id: 1, name: A, code: SAME, companyId: 1}\n"
+            "  - {id: 2, name: B, code: SAME, companyId: 2}\n"
+            "  - {id: 3, name: C, code: SAME, companyId: 1}\n",
+            [
+                "seed.yaml:4: at shipments[1].publicId: duplicate 'shp_A' (first at "
+                "shipments[0].publicId)",
+                "seed.yaml:5: at shipments[1].hawbs[0].hawbId: duplicate 'hawb_1' (first at "
+                "shipments[0].hawbs[0].hawbId)",
+                "seed.yaml:9: at templateGroups[2].code: duplicate 'SAME' (first at "
+                "templateGroups[0].code)",
+            ],
+        ),
+        (
             "apiKeys:\n  - key: k1\n    companyId: 1\n    companyId: 2\n",
             ["seed.yaml:4: duplicate key 'companyId' (first at line 3)"],
         ),
