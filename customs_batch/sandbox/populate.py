@@ -26,13 +26,13 @@ def populate(store: Store, seed: Seed, now: float) -> None:
             "active": key.active,
         }
     for shipment in seed.shipments:
-        _add_shipment(tables, shipment, shipment.get("createdAt", stamp))
+        _add_shipment(tables, shipment, _created(shipment, stamp))
     for declaration in seed.declarations:
-        _add_declaration(tables, declaration, declaration.get("createdAt", stamp))
+        _add_declaration(tables, declaration, _created(declaration, stamp))
     for item in seed.declaration_items:
         tables[Table.ITEMS][item["id"]] = _item(item, item["declarationId"])
     for group in seed.template_groups:
-        created = group.get("createdAt", stamp)
+        created = _created(group, stamp)
         tables[Table.TEMPLATE_GROUPS][group["id"]] = {
             "isDefault": False,
             "DeclarationTemplates": [],
@@ -41,7 +41,7 @@ def populate(store: Store, seed: Seed, now: float) -> None:
             "updatedAt": created,
         }
     for transit in seed.transit_declarations:
-        created = transit.get("createdAt", stamp)
+        created = _created(transit, stamp)
         tables[Table.TRANSIT][transit["declarationId"]] = {
             "errors": [],
             **transit,
@@ -51,6 +51,14 @@ def populate(store: Store, seed: Seed, now: float) -> None:
     for table, records in tables.items():
         if records:
             store.put_many(table, records)
+
+
+def _created(seed: Any, stamp: str) -> str:
+    """The seed's createdAt as the service writes a time, with milliseconds
+    (``...T08:00:00Z`` is ``...T08:00:00.000Z``), so answers and the order of lists agree
+    with the records the emulator creates; ``stamp`` without one."""
+    written = seed.get("createdAt")
+    return stamp if written is None else timestamp(parse_timestamp(written))
 
 
 def _add_shipment(tables: dict[Table, dict[RecordId, JsonObject]], seed: Any, created: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -15,7 +16,7 @@ from jsonschema import Draft202012Validator
 
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox import contract, strictjson
-from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.records import JsonObject, parse_timestamp
 from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
 
 BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
@@ -81,6 +82,7 @@ def parse_seed(text: str, source: str) -> Seed:
     ]
     problems.extend(_duplicate_keys(root))
     if isinstance(data, dict):
+        problems.extend(_impossible_times(data, root))
         problems.extend(_duplicates(data, root))
     problems.extend(_unanswerable_values(data, root, []))
     if problems:
@@ -182,6 +184,25 @@ def _identities(data: JsonObject) -> Iterator[tuple[str, list[Any], Any]]:
     for index, group in _records(data, ["templateGroups"]):
         code = (group.get("companyId"), group.get("code"))  # unique per company (409)
         yield "code", [*index, "code"], code if code[1] is not None else None
+
+
+_DATED = ("shipments", "declarations", "templateGroups", "transitDeclarations")
+
+
+def _impossible_times(data: JsonObject, root: yaml.Node | None) -> Iterator[tuple[int, str]]:
+    """A ``createdAt`` of the timestamp's form that is no time (``2026-02-30T25:61:99Z``)."""
+    for collection in _DATED:
+        for path, record in _records(data, [collection]):
+            text = record.get("createdAt")
+            if isinstance(text, str) and _TIMESTAMP.fullmatch(text):
+                try:
+                    parse_timestamp(text)
+                except ValueError:
+                    where = [*path, "createdAt"]
+                    yield _line(root, where), f"{_where(where)}{text} is no date and time"
+
+
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
 
 
 def _records(owner: Any, path: list[Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:

@@ -45,6 +45,27 @@ def test_seed_file_replaces_the_builtin_data(tmp_path: Path, make_api: ClientFac
     )
 
 
+def test_seed_times_are_answered_with_milliseconds_and_ordered_as_times(
+    tmp_path: Path, make_api: ClientFactory
+) -> None:
+    path = tmp_path / "seed.yaml"
+    path.write_text(
+        "apiKeys: [{key: my-key, companyId: 9}]\n"
+        "shipments:\n"
+        '  - {id: 1, publicId: shp_a, referenceNumber: R1, status: new, createdAt: "2026-01-05T08:00:00Z"}\n'
+        '  - {id: 2, publicId: shp_b, referenceNumber: R2, status: new, createdAt: "2026-01-05T08:00:00.500Z"}\n'
+        '  - {id: 3, publicId: shp_c, referenceNumber: R3, status: new, createdAt: "2026-01-05T08:00:00.1234567Z"}\n',
+        encoding="utf-8",
+    )
+    api = make_api(seed=load_seed(path), headers={"Authorization": "Bearer my-key"})
+    listed = api.get("/v1/shipments", params={"order": "asc"}).json()["result"]
+    assert [(s["shipmentId"], s["createdAt"]) for s in listed] == [
+        (1, "2026-01-05T08:00:00.000Z"),
+        (3, "2026-01-05T08:00:00.123Z"),
+        (2, "2026-01-05T08:00:00.500Z"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -60,6 +81,11 @@ def test_seed_file_replaces_the_builtin_data(tmp_path: Path, make_api: ClientFac
             ["seed.yaml:3: at apiKeys[1].key: duplicate 'a'"],
         ),
         ("colour: red\n", ["Additional properties are not allowed ('colour'"]),
+        (
+            "transitDeclarations:\n"
+            '  - {declarationId: 1, status: ready, createdAt: "2026-02-30T25:61:99Z"}\n',
+            ["seed.yaml:2: at transitDeclarations[0].createdAt: 2026-02-30T25:61:99Z is no date"],
+        ),
         (
             "shipments:\n"
             "  - {id: 1, publicId: shp_A, referenceNumber: R1, status: new,\n"
