@@ -24,7 +24,7 @@ from customs_batch.sandbox.web import check_schema, json_body, json_response
 
 
 class Gate:
-    """Open unless a test closed it; counts the requests waiting behind it."""
+    """Open unless a test closed it; counts the held requests whose clients still wait."""
 
     def __init__(self) -> None:
         self._opened: anyio.Event | None = None
@@ -129,7 +129,7 @@ def _gate(request: Request) -> Gate:
 
 
 async def show_gate(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
-    """GET /_sandbox/gate: whether it is open and how many requests wait."""
+    """GET /_sandbox/gate: whether it is open and how many held requests' clients wait."""
     return json_response(_gate(request).snapshot())
 
 
@@ -160,7 +160,10 @@ _SNAPSHOT: JsonObject = {
     "type": "object",
     "properties": {
         "open": {"type": "boolean", "description": "whether API requests pass"},
-        "waiting": {"type": "integer", "description": "how many requests wait at the gate"},
+        "waiting": {
+            "type": "integer",
+            "description": "how many held requests have a client still waiting for them",
+        },
     },
     "required": ["open", "waiting"],
     "additionalProperties": False,
