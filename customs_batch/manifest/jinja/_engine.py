@@ -21,11 +21,11 @@ from functools import lru_cache
 from types import CodeType
 from typing import Any
 
-from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes
+from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes, pass_context
 from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.exceptions import SecurityError
 from jinja2.parser import Parser
-from jinja2.runtime import Undefined
+from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from customs_batch.manifest.document import JSON
@@ -40,11 +40,13 @@ from customs_batch.manifest.jinja._messages import (
 )
 from customs_batch.manifest.rows._cell_types import (
     ARITHMETIC,
+    EMPTY_CELL_HINT,
     CellText,
     CellTypeError,
     MixedTypes,
     UnusableCell,
     check_mix,
+    emptied_column,
 )
 
 RENDER_SECONDS = 5.0
@@ -97,9 +99,20 @@ def checked_value(value: Any) -> Any:
     raise NotAValue(f"the expression gives a {type(value).__name__} object, not a value")
 
 
-def _finalize(value: Any) -> Any:
+_NONE_IN_TEXT = (
+    "the expression gives no value (an empty cell, or null), which the text "
+    "would show as the word 'None': give a default, e.g. `| default('', true)`, or test "
+    "it with `is none`"
+)
+
+
+@pass_context
+def _finalize(context: Context, value: Any) -> Any:
     """An output's value, checked as data inside lists and mappings too (their text shows
-    what they hold), and bounded."""
+    what they hold), and bounded. Under ``forEach`` no value (None: an empty cell) is
+    refused: the text would hold the word ``None``, which no cell held."""
+    if value is None and "row_number" in context:
+        raise NotAValue(_NONE_IN_TEXT)
     checked_value(value)
     if isinstance(value, list | tuple | dict):
         _bounds.bounded_value(value)  # bounds the walk below too
@@ -371,6 +384,12 @@ def problem_of(
         hint = "Fix the cell, or the column's type in forEach.columns."
         return JinjaProblem("row.cell-type", str(error), line, hint=hint, cell_column=error.column)
     if isinstance(error, MissingName):
+        emptied = emptied_column(error.owner, error.name)
+        if emptied is not None:
+            message = f"the cell is empty, and values.{error.name} (taken from it) is needed"
+            return JinjaProblem(
+                "row.empty-cell", message, line, hint=EMPTY_CELL_HINT, cell_column=emptied
+            )
         text = expression if expression is not None else source_line(filename, line)
         said = explain_missing(error, text)
         column = said.column if expression is None else 0

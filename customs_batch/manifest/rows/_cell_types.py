@@ -115,6 +115,46 @@ class UnusableCell(CellTypeError):
         return self.cell.message
 
 
+class EmptyCell(Exception):
+    """An empty cell inside a text made of several parts (``N-{{ row.Loc }}``): the text
+    would hold ``None`` where the cell's value goes, so it is an error at the cell."""
+
+    def __init__(self, column: str) -> None:
+        super().__init__(column)
+        self.column = column
+
+
+EMPTY_CELL_HINT = (
+    "Fill the cell, or give a default where the value is used: values.x | default(...) "
+    "(an empty cell leaves a value taken from it out)."
+)
+EMPTY_IN_TEXT_HINT = (
+    "Fill the cell, or give the text a default for it: "
+    "{{ row.x | default('', true) }} (an empty cell is no value)."
+)
+
+
+class ValuesOfRow(dict[str, Any]):
+    """A mapping of a row's ``values`` that left out entries whose one cell was empty:
+    ``emptied`` names each such key's column, so that a template or an expression that
+    needs the entry gets an error at that cell, not a manifest-wide ``undefined``."""
+
+    __slots__ = ("emptied",)
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        super().__init__(items)
+        self.emptied: dict[str, str] = {}
+
+
+def emptied_column(owner: Any, name: str) -> str | None:
+    """The column of the empty cell that left ``name`` out of ``owner`` (a mapping of a
+    row's ``values``), or None when it was not left out for an empty cell."""
+    if owner.__class__ is ValuesOfRow:
+        column: str | None = owner.emptied.get(name)
+        return column
+    return None
+
+
 class MixedTypes(Exception):
     """An expression that mixes text read from a cell with a number."""
 

@@ -32,7 +32,16 @@ from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of
 from customs_batch.manifest.jinja._messages import quoted_expression
-from customs_batch.manifest.rows._cell_types import CellTypeError, MixedTypes, UnusableCell
+from customs_batch.manifest.rows._cell_types import (
+    EMPTY_CELL_HINT,
+    EMPTY_IN_TEXT_HINT,
+    CellTypeError,
+    EmptyCell,
+    MixedTypes,
+    UnusableCell,
+    ValuesOfRow,
+    emptied_column,
+)
 from customs_batch.manifest.rows._cells import CellProblem, convert
 from customs_batch.manifest.rows._options import ForEach
 from customs_batch.manifest.rows._plan import (
@@ -290,8 +299,16 @@ class _Expander:
             "row": RowView(row.values, self.for_each.columns, self.for_each.decimal_comma),
             "row_number": row.number,
         }
+        emptied = False
         for slot in self.value_slots:
-            _set(values, slot.path[1:], self._render(slot, context, state))
+            value = self._render(slot, context, state)
+            if value is None and slot.header is not None and not state.failed:
+                # An empty cell leaves its value out: what needs it meets it undefined.
+                values = _leave_out(values, slot.path[1:], slot.header)
+                context["values"] = values
+                emptied = True
+            else:
+                _set(values, slot.path[1:], value)
         assert self.name_slot is not None
         name = self._render(self.name_slot, context, state)
         labels = self.envelope.labels
@@ -360,7 +377,7 @@ class _Expander:
             labels=labels,
             annotations=self.envelope.annotations,
             template=self.envelope.template,
-            values=values,
+            values=_plain(values) if emptied else values,
             references=tuple(references),
             positions=positions,
             row=row.values,
@@ -464,6 +481,15 @@ class _Expander:
         try:
             return slot.render(context)
         except UndefinedError as error:
+            column = emptied_column(getattr(error, "owner", None), getattr(error, "name", ""))
+            if column is not None:  # a value this row's empty cell left out
+                at = self._column(column, state)
+                message = (
+                    f"the cell is empty, and {quoted_expression(slot.text)} needs the "
+                    f"value taken from it"
+                )
+                fail(self._finding("row.empty-cell", message, at, slot.path, EMPTY_CELL_HINT))
+                return None
             # The expression's fault, not the row's: reported once, at the manifest.
             problem = problem_of(error, None, slot.text)
             message = f"in {quoted_expression(slot.text)}: {problem.message}"
@@ -477,6 +503,10 @@ class _Expander:
                 )
                 self.walk.report_at("template.undefined", message, hint.strip(), slot.path)
             fail(None)
+        except EmptyCell as error:
+            at = self._column(error.column, state)
+            message = f"the cell is empty, and {quoted_expression(slot.text)} needs it"
+            fail(self._finding("row.empty-cell", message, at, slot.path, EMPTY_IN_TEXT_HINT))
         except (MixedTypes, CellTypeError) as error:
             at = self._column(error.column, state)
             if isinstance(error, MixedTypes):
@@ -571,6 +601,37 @@ def _set(data: Any, path: JsonPath, value: Any) -> None:
     for part in path[:-1]:
         data = data[part]
     data[path[-1]] = value
+
+
+def _leave_out(values: dict[str, Any], path: JsonPath, column: str) -> dict[str, Any]:
+    """``values`` without the entry at ``path`` (an empty cell's), the mapping that held it
+    remembering the cell's column; a list entry stays None (its place is its meaning)."""
+    *parents, key = path
+    chain: list[Any] = [values]
+    for part in parents:
+        chain.append(chain[-1][part])
+    holder = chain[-1]
+    if not isinstance(holder, dict) or not isinstance(key, str):
+        holder[key] = None
+        return values
+    if holder.__class__ is not ValuesOfRow:
+        holder = ValuesOfRow(holder)
+        if parents:
+            chain[-2][parents[-1]] = holder
+        else:
+            values = holder
+    holder.pop(key, None)
+    holder.emptied[key] = column
+    return values
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping a plain dict (a document's values are kept and pickled)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _with_document(finding: Finding, address: str) -> Finding:

@@ -16,7 +16,7 @@ from typing import Any
 from customs_batch.findings import JsonPath
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.jinja._engine import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
-from customs_batch.manifest.rows._cell_types import CellText, ColumnType, typed
+from customs_batch.manifest.rows._cell_types import CellText, ColumnType, EmptyCell, typed
 from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._schema_view import SchemaView
 
@@ -109,12 +109,18 @@ class Slot:
             return context["row"].value(self.header, by_schema=bool(self.types))
         if self.pieces is not None:
             row = context["row"]
-            return "".join(
-                piece
-                if isinstance(piece, str)
-                else str(context["row_number"] if piece[0] is None else row.value(piece[0]))
-                for piece in self.pieces
-            )
+            parts: list[str] = []
+            for piece in self.pieces:
+                if isinstance(piece, str):
+                    parts.append(piece)
+                elif piece[0] is None:
+                    parts.append(str(context["row_number"]))
+                else:
+                    value = row.value(piece[0])
+                    if value is None:  # never the word None in the text
+                        raise EmptyCell(piece[0])
+                    parts.append(str(value))
+            return "".join(parts)
         start_clock()
         if self.lone:
             value = self.compiled(**context)

@@ -1,0 +1,83 @@
+"""forEach: an empty cell is no value; it is never written as the text ``None``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from customs_batch.findings import Finding
+from customs_batch.manifest import LoadResult, load_file
+from tests.manifest.helpers import ENVELOPE, write
+
+TEMPLATE = (
+    "DeclarationTemplates:\n"
+    "  - procedureType: H1\n"
+    "    incoterm: DAP\n"
+    "    incotermLocation: {{ values.loc }}\n"
+    "    customsWarehouseID: \"{{ values.wh | default('W0') }}\"\n"
+)
+
+
+def _group(
+    csv: str, *, name: str = "g-{{ row.Code }}", spec_name: str = "N-{{ row.Code }}"
+) -> LoadResult:
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/loc.yaml.j2"), TEMPLATE)
+    write(Path("data/g.csv"), csv)
+    manifest = (
+        f"{ENVELOPE}kind: TemplateGroup\n"
+        "forEach: {file: data/g.csv}\n"
+        f'metadata: {{name: "{name}"}}\n'
+        "template: loc\n"
+        'values: {loc: "{{ row.Loc }}", wh: "{{ row.Wh }}"}\n'
+        f'spec: {{name: "{spec_name}", code: "{{{{ row.Code }}}}", companyId: 1}}\n'
+    )
+    return load_file(write(Path("m.yaml"), manifest))
+
+
+def _at(finding: Finding) -> tuple[str, int, str | None]:
+    return (finding.rule, finding.location.line, finding.location.column_name)
+
+
+def test_an_empty_cell_leaves_its_value_out_of_values() -> None:
+    result = _group("Code,Loc,Wh\nA,Rotterdam,\n")
+    assert result.findings == []
+    (document,) = result.documents
+    assert document.values == {"loc": "Rotterdam"}  # the empty Wh cell: no value
+    (template,) = document.spec["DeclarationTemplates"]
+    assert template["customsWarehouseID"] == "W0"  # the template's own default
+
+
+def test_a_template_that_needs_a_value_of_an_empty_cell_is_an_error_at_that_cell() -> None:
+    result = _group("Code,Loc,Wh\nA,Rotterdam,W1\nB,,W2\n")
+    assert [d.name for d in result.documents] == ["g-A"]
+    (finding,) = result.findings
+    assert _at(finding) == ("row.empty-cell", 3, "Loc")
+    assert "values.loc" in finding.message and "line 4" in finding.message
+    assert finding.document == "TemplateGroup/g-B"
+
+
+def test_an_empty_cell_inside_a_text_is_an_error_never_the_word_none() -> None:
+    result = _group("Code,Loc,Wh\nA,Rotterdam,W1\nB,,W2\n", spec_name="N-{{ row.Loc }}")
+    assert [d.spec["name"] for d in result.documents] == ["N-Rotterdam"]
+    found = sorted(_at(f) for f in result.findings)
+    assert ("row.empty-cell", 3, "Loc") in found
+    text = next(f for f in result.findings if f.location.path == ("spec", "name"))
+    assert text.message == "the cell is empty, and 'N-{{ row.Loc }}' needs it"
+
+
+def test_an_empty_cell_in_the_name_is_an_error_at_that_cell() -> None:
+    result = _group("Code,Loc,Wh\n,Rotterdam,W1\n", name="g-{{ row.Code }}-{{ row.Loc }}")
+    assert result.documents == []
+    assert [(*_at(f), f.location.path) for f in result.findings] == [
+        ("row.empty-cell", 2, "Code", ("metadata", "name")),
+        ("row.empty-cell", 2, "Code", ("spec", "name")),
+    ]
+
+
+def test_an_expression_printing_an_empty_cell_in_a_text_is_an_error() -> None:
+    result = _group("Code,Loc,Wh\nA,,W1\n", spec_name="N-{{ row.Loc | string }}{{ row.Loc }}")
+    assert result.documents == []
+    assert any("'None'" in f.message for f in result.findings), result.findings
+    kept = _group("Code,Loc,Wh\nA,,W1\n", spec_name="N-{{ row.Loc | default('x', true) }}")
+    assert kept.findings[0].location.path == ("template",)  # values.loc still needed
+    assert all(f.location.path != ("spec", "name") for f in kept.findings)
