@@ -82,3 +82,26 @@ def test_a_missing_column_inside_an_expression_leaves_the_rows_checked() -> None
     assert ("schema.pattern", 2, "Party") in found
     assert ("schema.enum", 3, "Action") in found
     assert not any(rule == "schema.required" for rule, _, _ in found)
+
+
+CANCELLATION = (
+    "apiVersion: customs-batch/v1\nkind: ExportCancellation\n"
+    "forEach: {file: data/c.csv}\n"
+    'metadata: {name: "cancel-{{ row_number }}"}\n'
+    "spec:\n  declarationId: {ID}\n"
+)
+
+
+def _cancellations(rows: str, declaration: str = '"{{ row.Id }}"') -> Path:
+    write(Path("data/c.csv"), "Id,Note\n" + rows)
+    return write(Path("m.yaml"), CANCELLATION.replace("{ID}", declaration))
+
+
+def test_a_row_whose_only_spec_field_is_left_out_has_its_findings() -> None:
+    # An ExportCancellation has one field: the row's spec is left with none.
+    empty = _found(_cancellations("501,ok\n,forgot the id\n"))
+    assert [found for found in empty if found[1] == 3] == [("schema.required", 3, None)]
+    mixed = _found(_cancellations("501,ok\nabc,text\n", '"{{ row.Id + 1 }}"'))
+    assert [found for found in mixed if found[1] == 3] == [("row.mixed-types", 3, "Id")]
+    rendered = render_paths([_cancellations("501,ok\nabc,text\n", '"{{ row.Id + 1 }}"')])
+    assert "row.mixed-types" in [f.rule for f in rendered.result.findings]

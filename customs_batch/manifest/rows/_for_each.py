@@ -337,6 +337,8 @@ class _Expander:
             yield _with_document(finding, address)
             return
         spec = fill(self.spec, self.tree, rendered)
+        if spec is DROP:  # every field of the spec was left out: the row gives an empty spec
+            spec = {}
         references = list(self.references)
         for slot, value in zip(self.spec_slots, rendered, strict=True):
             if isinstance(value, str) and "${ref:" in value:
