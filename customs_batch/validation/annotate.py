@@ -96,15 +96,23 @@ def annotate(workbook: Workbook, findings: Sequence[Finding]) -> None:
     of a whole row at the row's first cell), freeze each annotated sheet's header, and put a
     ``Findings`` sheet first with a link to each cell."""
     cells: dict[tuple[str, int, int], list[Finding]] = defaultdict(list)
+    merged: dict[str, list[Any]] = {}
     for finding in findings:
         loc = finding.location
-        if sheet_title(loc.sheet) in workbook.sheetnames and loc.row:
-            cells[sheet_title(loc.sheet), loc.row, max(loc.column, 1)].append(finding)
+        title = sheet_title(loc.sheet)
+        if title in workbook.sheetnames and loc.row:
+            if title not in merged:
+                merged[title] = list(workbook[title].merged_cells.ranges)
+            ranges = merged[title]
+            if loc.column >= 1:
+                cells[(title, *_top_left(ranges, loc.row, loc.column))].append(finding)
+            else:
+                cells[title, loc.row, _first_free(ranges, loc.row)].append(finding)
     for (sheet, row, column), here in cells.items():
         cell = workbook[sheet].cell(row, column)
         here.sort(key=lambda f: _RANK[f.severity])
         cell.fill = _FILLS[here[0].severity]
-        text = "\n\n".join(_comment(finding) for finding in here)
+        text = "\n\n".join(_comment(finding, (row, column)) for finding in here)
         comment = Comment(text, "customs-batch")
         comment.width, comment.height = 360, min(60 + 70 * len(here), 600)
         cell.comment = comment
@@ -129,8 +137,31 @@ def header_row(sheet: Worksheet, findings: Sequence[Finding]) -> int:
     return 1
 
 
-def _comment(finding: Finding) -> str:
-    where = "" if finding.location.column >= 1 else " (this row)"
+def _top_left(ranges: Sequence[Any], row: int, column: int) -> tuple[int, int]:
+    """The cell that carries a note for (``row``, ``column``): itself, or, inside merged
+    cells (``ranges``), their top-left one, which a spreadsheet program shows and the only
+    one that can carry a comment."""
+    for merged in ranges:
+        if merged.min_row <= row <= merged.max_row and merged.min_col <= column <= merged.max_col:
+            return merged.min_row, merged.min_col
+    return row, column
+
+
+def _first_free(ranges: Sequence[Any], row: int) -> int:
+    """The first column of ``row`` whose cell can carry the note of a whole row: not
+    inside merged cells, unless it is their top-left one in this row."""
+    column = 1
+    while (found := _top_left(ranges, row, column)) != (row, column):
+        merged = next(r for r in ranges if (r.min_row, r.min_col) == found and r.max_col >= column)
+        column = merged.max_col + 1
+    return column
+
+
+def _comment(finding: Finding, at: tuple[int, int]) -> str:
+    loc = finding.location
+    where = "" if loc.column >= 1 else " (this row)"
+    if loc.column >= 1 and (loc.row, loc.column) != at:  # noted at the merged cells' first
+        where += f" (cell {column_letter(max(loc.column, 1))}{loc.row}, inside these merged cells)"
     text = f"{finding.severity.value} [{finding.rule}]{where}: {finding.message}"
     return f"{text}\nhint: {finding.hint}" if finding.hint else text
 

@@ -174,3 +174,65 @@ def test_a_refused_annotated_copy_makes_no_folder(project: Path) -> None:
     assert code == 64, err
     assert "it is in .customs-batch, customs-batch's own folder" in err
     assert not (project / ".customs-batch" / "local" / "copies").exists()
+
+
+MERGED_MANIFEST = """apiVersion: customs-batch/v1
+kind: Movement
+forEach: {file: ../data/m.xlsx}
+metadata:
+  name: "mov-{{ row.Ref }}"
+spec:
+  shipmentId: shp_9Xc4Rt
+  hawbId: hawb_b1
+  action: ISC
+  quantity: "{{ row.Qty }}"
+  grossWeightKg: "{{ row.Kg }}"
+  customsSupervision: Y
+  goodsHandlingCode: N
+  customsDeclaration: {source: ENTREPOT, documentType: X}
+"""
+
+
+def _merged_project(rows: list[list[object]], merge: str) -> None:
+    Path("customs-batch.yaml").write_text("manifests: [manifests]\n")
+    Path("manifests").mkdir()
+    Path("manifests/m.yaml").write_text(MERGED_MANIFEST)
+    Path("data").mkdir()
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Moves"
+    for row in rows:
+        sheet.append(row)
+    sheet.merge_cells(merge)
+    book.save("data/m.xlsx")
+
+
+def test_a_finding_inside_merged_cells_is_noted_at_their_top_left_cell(tmp_path: Path) -> None:
+    os.chdir(tmp_path)
+    _merged_project([["Ref", "Qty", "Kg"], ["r1", 1, 1.5], ["r2", None, 1.5]], "B2:B3")
+    plain, _, _ = _report()
+    code, report, err = _report("--annotate", "annotated")
+    assert code == plain == 1, err
+    assert [f["rule"] for f in report["findings"]] == ["row.cell-error"]
+    sheet = openpyxl.load_workbook("annotated/data/m.xlsx")["Moves"]
+    assert _commented(sheet) == {"B2"}
+    assert "(cell B3, inside these merged cells)" in sheet["B2"].comment.text
+    assert "B2:B3" in {str(merged) for merged in sheet.merged_cells.ranges}
+
+
+def test_a_row_finding_whose_first_cell_is_merged_goes_to_its_first_free_cell(
+    tmp_path: Path,
+) -> None:
+    os.chdir(tmp_path)
+    rows: list[list[object]] = [["Group", "Ref", "Qty", "Kg"], ["Truck 1", "r1", 1, 1.5]]
+    rows += [[None, "r2", 1, 1.5], ["Truck 2", "r3", 2, 1.5]]
+    _merged_project(rows, "A2:A3")
+    code, report, err = _report("--annotate", "annotated")
+    assert code == 0, err
+    assert [(f["rule"], f["cell"]["row"]) for f in report["findings"]] == [
+        ("project.duplicate-request", 3)
+    ]
+    sheet = openpyxl.load_workbook("annotated/data/m.xlsx")["Moves"]
+    assert _commented(sheet) == {"B3"}
+    assert "(this row)" in sheet["B3"].comment.text
