@@ -72,6 +72,10 @@ class NotAValue(TemplateError):
     sent as such, and different on every run."""
 
 
+class NoValueInText(NotAValue):
+    """No value (an empty cell) printed inside a text under ``forEach``."""
+
+
 _VALUES = (str, int, float, bool, type(None), list, tuple, dict, Mapping, Undefined)
 
 
@@ -112,7 +116,7 @@ def _finalize(context: Context, value: Any) -> Any:
     what they hold), and bounded. Under ``forEach`` no value (None: an empty cell) is
     refused: the text would hold the word ``None``, which no cell held."""
     if value is None and "row_number" in context:
-        raise NotAValue(_NONE_IN_TEXT)
+        raise NoValueInText(_NONE_IN_TEXT)
     checked_value(value)
     if isinstance(value, list | tuple | dict):
         _bounds.bounded_value(value)  # bounds the walk below too

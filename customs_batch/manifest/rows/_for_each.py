@@ -30,7 +30,7 @@ from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendered_metadata, merge
 from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
-from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, problem_of
+from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, NoValueInText, problem_of
 from customs_batch.manifest.jinja._messages import quoted_expression
 from customs_batch.manifest.rows._cell_types import (
     EMPTY_CELL_HINT,
@@ -528,6 +528,12 @@ class _Expander:
                         "row.cell-type", str(error), at, slot.path, hint, unquoted=error.unquoted()
                     )
                 )
+        except NoValueInText as error:
+            if state.failed:  # a value this row could not give, reported already
+                fail(None)
+            else:
+                message = f"in {quoted_expression(slot.text)}: {error}"
+                fail(self._finding("row.jinja", message, state.row, slot.path, EMPTY_IN_TEXT_HINT))
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
             message = f"in {quoted_expression(slot.text)}: {problem.message}"
