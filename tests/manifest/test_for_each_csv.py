@@ -246,3 +246,28 @@ def test_a_codec_s_own_error_is_a_finding_not_an_internal_error(encoding: str, s
     assert said in finding.message
     if encoding == "utf-16":
         assert "encoding: utf-16-le" in finding.hint
+
+
+@pytest.mark.parametrize("kind", ["ExportCancellation", "TransitPartyUpdate"])
+def test_a_declaration_number_from_a_csv_cell_is_converted_like_an_xlsx_number(
+    kind: str,
+) -> None:
+    # declarationId takes a number or a ${ref:...}: '501' from a CSV cell is the number.
+    extra = (
+        "  partyRole: departure\n  name: Acme Export BV\n" if kind != "ExportCancellation" else ""
+    )
+    write(Path("data/c.csv"), "Id\n501\n${ref:DepartureDeclaration/d-1.declarationId}\nabc\n")
+    manifest = (
+        f"apiVersion: customs-batch/v1\nkind: {kind}\nforEach: {{file: data/c.csv}}\n"
+        'metadata: {name: "c-{{ row_number }}"}\n'
+        f'spec:\n  declarationId: "{{{{ row.Id }}}}"\n{extra}'
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert [d.spec["declarationId"] for d in result.documents] == [
+        501,
+        "${ref:DepartureDeclaration/d-1.declarationId}",
+    ]
+    assert [str(r.target) for r in result.documents[1].references] == ["DepartureDeclaration/d-1"]
+    wrong = only(result, "row.cell-type")
+    assert (wrong.location.line, wrong.message) == (4, "'abc' is not a whole number")
+    assert "${ref:" in wrong.hint

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.yaml._scalars import integer
+from customs_batch.manifest.yaml._schema_view import REFERENCE, TEXT_TYPES
 
 _TRUE = frozenset({"true", "yes", "y", "1", "x"})
 _FALSE = frozenset({"false", "no", "n", "0"})
@@ -50,13 +51,13 @@ def convert(value: JSON, types: frozenset[str], *, decimal_comma: bool) -> JSON 
         return value
     if isinstance(value, str):
         return _from_text(value, types, decimal_comma)
-    if types == {"string"} and isinstance(value, int | float) and not isinstance(value, bool):
+    if types <= TEXT_TYPES and isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value
 
 
 def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | CellProblem:
-    if "string" in types:
+    if "string" in types or (REFERENCE in types and "${ref:" in text):
         return text
     stripped = text.strip()
     if "integer" in types and _INTEGER.fullmatch(stripped):
@@ -67,9 +68,10 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | 
     if "number" in types:
         return _number(stripped, decimal_comma)
     if "integer" in types:
-        return CellProblem(
-            quoted_head(text), "is not a whole number", "Write digits only, e.g. 12."
-        )
+        hint = "Write digits only, e.g. 12"
+        if REFERENCE in types:
+            hint += ", or a reference to another document's outcome: ${ref:Kind/name.field}"
+        return CellProblem(quoted_head(text), "is not a whole number", hint + ".")
     if "boolean" in types:
         lowered = stripped.lower()
         if lowered in _TRUE or lowered in _FALSE:

@@ -17,6 +17,8 @@ from customs_batch.resources import kind_schema, load_schema
 
 _SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+REFERENCE = "reference"
+"""The scalar type of a string that is a ``${ref:...}`` and nothing else."""
 
 
 class SchemaView:
@@ -73,7 +75,7 @@ class _Builder:
         for part in parts:
             scalar_types |= _scalar_types(part)
             self._add_children(view, part)
-        view.string_only = scalar_types == {"string"}
+        view.string_only = bool(scalar_types) and scalar_types <= TEXT_TYPES
         view.scalar_types = frozenset(scalar_types)
         return view
 
@@ -119,9 +121,16 @@ class _Builder:
             view.items = self.view(items)
 
 
+TEXT_TYPES = frozenset({"string", REFERENCE})
+
+
 def _scalar_types(schema: Mapping[str, Any]) -> set[str]:
-    """The scalar JSON types one schema object allows by itself (without its branches)."""
+    """The scalar JSON types one schema object allows by itself (without its branches); a
+    string that can only be a ``${ref:...}`` is ``reference``, so that a field taking a
+    number or a reference (``declarationId``) converts a cell's ``501`` to the number."""
     declared = schema.get("type")
+    if declared == "string" and schema.get("x-kinds") == REFERENCE:
+        return {REFERENCE}
     if isinstance(declared, str):
         return {declared} & _SCALAR_TYPES
     if isinstance(declared, list):
