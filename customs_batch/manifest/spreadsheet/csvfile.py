@@ -17,7 +17,12 @@ from collections.abc import Iterator
 from typing import IO
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.header import beyond_header, build_header
+from customs_batch.manifest.spreadsheet.header import (
+    beyond_header,
+    build_header,
+    under_no_name,
+    unnamed_columns,
+)
 from customs_batch.manifest.spreadsheet.limits import (
     MAX_COLUMNS,
     TOO_LARGE,
@@ -171,6 +176,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     lines = _bounded_lines(text, file, limit, end)
     reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
     header = None
+    unnamed: tuple[int, ...] = ()
     number = rows_read = 0
     line = 1  # the line the next record starts on
     pool = TextPool()
@@ -187,6 +193,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 if number < source.header_row:
                     continue
                 header = build_header(values, file=file, row=number)
+                unnamed = unnamed_columns(header)
                 continue
             if not source.wants(number) or all(v is None for v in values):
                 continue
@@ -204,6 +211,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 header,
                 problem=beyond_header(values, header, number, delimiter=delimiter)
                 if len(values) > header.columns[-1]
+                else under_no_name(values, header, number, unnamed)
+                if unnamed
                 else None,
             )
     except csv.Error as exc:

@@ -8,6 +8,7 @@ from customs_batch.findings import column_letter
 from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, SheetError
 
 BEYOND_HEADER = "row.beyond-header"
+UNNAMED_COLUMN = "row.unnamed-column"
 
 
 def build_header(
@@ -93,6 +94,35 @@ def beyond_header(
         f"{example}; or name the column in the header row",
         BEYOND_HEADER,
     )
+
+
+def unnamed_columns(header: Header) -> tuple[int, ...]:
+    """The columns left of the header's last one whose header cell is empty."""
+    named = set(header.columns)
+    return tuple(column for column in range(1, header.columns[-1]) if column not in named)
+
+
+def under_no_name(
+    values: Sequence[Cell], header: Header, row: int, unnamed: Sequence[int]
+) -> BadCell | None:
+    """The problem of a row holding a value in a column whose header cell is empty (one of
+    ``unnamed``), or None: no column name reads it, and it would be dropped without a word."""
+    for column in unnamed:
+        if column > len(values):
+            return None
+        value = values[column - 1]
+        if value is None:
+            continue
+        letter = column_letter(column)
+        held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
+        return BadCell(
+            column,
+            f"cell {letter}{row} holds {held}, but column {letter} has no name in the header "
+            f"(row {header.row}): no column name reads it",
+            "name the column in the header row, or clear the cell",
+            UNNAMED_COLUMN,
+        )
+    return None
 
 
 def _text(value: Cell) -> str:

@@ -22,7 +22,12 @@ import python_calamine
 
 from customs_batch.findings import column_letter
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
-from customs_batch.manifest.spreadsheet.header import beyond_header, build_header
+from customs_batch.manifest.spreadsheet.header import (
+    beyond_header,
+    build_header,
+    under_no_name,
+    unnamed_columns,
+)
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
 from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Row, RowSource, SheetError
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
@@ -105,6 +110,7 @@ def _sheet_rows(
     above: dict[int, list[Cell]] = {}  # the rows up to the header, for merged header cells
     header = None
     rows_read = last = 0
+    unnamed: tuple[int, ...] = ()
     pool = TextPool()
     bad, padded = (errors.found, errors.padded) if errors is not None else ({}, {})
     for number, values in _numbered_rows(sheet, bad, padded):
@@ -118,6 +124,7 @@ def _sheet_rows(
 
             header = build_header(values, file=file, row=number, merged=merged_at)
             last = header.columns[-1]
+            unnamed = unnamed_columns(header)
             above.clear()
             continue
         if not source.wants(number):
@@ -129,6 +136,8 @@ def _sheet_rows(
             for name, column in zip(header.names, header.columns, strict=True)
         }
         problem = beyond_header(values, header, number) if len(values) > last else None
+        if problem is None and unnamed:
+            problem = under_no_name(values, header, number, unnamed)
         if problem is None and all(value is None for value in row.values()):
             continue
         rows_read += 1

@@ -113,6 +113,19 @@ def test_values_beyond_the_header_stop_their_row_only(tmp_path: Path) -> None:
     assert "quote a value that holds the delimiter" in problem.hint
 
 
+def test_a_value_under_a_blank_header_cell_stops_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text("Ref,,Qty\nr1,6 pallets - fragile,1\nr2,,2\n")
+    first, second = read_rows(RowSource(path))
+    assert first.values == {"Ref": "r1", "Qty": "1"} and second.problem is None
+    assert first.problem is not None
+    assert (first.problem.column, first.problem.rule) == (2, "row.unnamed-column")
+    assert first.problem.message == (
+        "cell B2 holds '6 pallets - fragile', but column B has no name in the header "
+        "(row 1): no column name reads it"
+    )
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
 def test_a_declared_utf16_or_utf32_encoding_is_read(tmp_path: Path, encoding: str) -> None:
     path = tmp_path / "m.csv"

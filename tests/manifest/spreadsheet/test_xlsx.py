@@ -226,6 +226,14 @@ def test_a_value_right_of_the_header_is_a_problem_of_its_row(tmp_path: Path) -> 
     )
 
 
+def test_a_value_under_a_blank_header_cell_is_a_problem_of_its_row(tmp_path: Path) -> None:
+    rows: list[list[object]] = [["a", None, "b"], ["x", "note", 1], ["y", None, 2]]
+    first, second = read_rows(RowSource(_plain_book(tmp_path / "e.xlsx", rows)))
+    assert first.problem is not None and second.problem is None
+    assert (first.problem.rule, first.problem.column) == ("row.unnamed-column", 2)
+    assert first.problem.message.startswith("cell B2 holds 'note', but column B has no name")
+
+
 @pytest.mark.parametrize("prefix", ["", "x:"])
 def test_bad_cells_are_found_whatever_the_pieces_the_xml_comes_in(prefix: str) -> None:
     root = f'<{prefix}worksheet xmlns{prefix and ":"}{prefix.rstrip(":")}="urn:main">'
