@@ -236,3 +236,24 @@ def test_a_row_finding_whose_first_cell_is_merged_goes_to_its_first_free_cell(
     sheet = openpyxl.load_workbook("annotated/data/m.xlsx")["Moves"]
     assert _commented(sheet) == {"B3"}
     assert "(this row)" in sheet["B3"].comment.text
+
+
+def test_a_csv_with_a_title_line_is_copied_with_the_delimiter_of_its_rows(
+    tmp_path: Path,
+) -> None:
+    os.chdir(tmp_path)
+    Path("customs-batch.yaml").write_text("manifests: [manifests]\n")
+    Path("manifests").mkdir()
+    Path("manifests/m.yaml").write_text(
+        MERGED_MANIFEST.replace("../data/m.xlsx", "../data/m.csv, header: 2")
+    )
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("Export, week 12, 2026\nRef;Qty;Kg\nr1;four;1,5\n")
+    code, report, err = _report("--annotate", "annotated")
+    assert code == 1, err
+    assert {(f["rule"], f["cell"]["column"]) for f in report["findings"]} >= {
+        ("row.cell-type", "Qty")
+    }
+    sheet = openpyxl.load_workbook("annotated/data/m.csv.xlsx")["m"]
+    assert [sheet.cell(3, column).value for column in (1, 2, 3)] == ["r1", "four", "1,5"]
+    assert "B3" in _commented(sheet)

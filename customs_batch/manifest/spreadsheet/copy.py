@@ -27,8 +27,8 @@ from customs_batch.errors import CustomsBatchError
 from customs_batch.folders import make_private_folder
 from customs_batch.manifest.spreadsheet.csvfile import (
     SAMPLE_BYTES,
-    detect_delimiter,
     detect_encoding,
+    guess_delimiter,
 )
 from customs_batch.output_file import check_named_file, write_named_file
 from customs_batch.userfiles import InputKind, note_read
@@ -134,7 +134,7 @@ def _csv_rows(path: Path) -> list[list[Any]]:
     with open(path, "rb") as raw:
         encoding = detect_encoding(raw.read(SAMPLE_BYTES))
     with open(path, encoding=encoding, newline="") as text:
-        delimiter = detect_delimiter(text.readline())
+        delimiter = guess_delimiter([line for _, line in zip(range(50), text, strict=False)])
         text.seek(0)
         return [list(record) for record in csv.reader(text, delimiter=delimiter, strict=False)]
 

@@ -136,6 +136,48 @@ def detect_delimiter(header_line: str) -> str:
     return best if counts[best] else ","
 
 
+def _header_text(text: IO[str], header_row: int, limit: int) -> str:
+    """The text of record ``header_row`` (``forEach.header``), read line by line (each
+    within ``limit``), a line break inside quotes continuing the record: a title line above
+    the column names must not choose the delimiter."""
+    record, quoted = 1, False
+    parts: list[str] = []
+    while line := text.readline(limit + 1):
+        if record == header_row:
+            parts.append(line)
+        quoted ^= line.count('"') % 2 == 1
+        if len(line) > limit and not line.endswith(("\n", "\r")):
+            break  # the reading proper says the line is too long
+        if not quoted:
+            if record == header_row:
+                break
+            record += 1
+    return "".join(parts).removeprefix("\ufeff")
+
+
+def guess_delimiter(lines: list[str]) -> str:
+    """The delimiter of a CSV file by its first ``lines``, where the header row is not
+    known: the one that splits the most lines into the same number of values (a title line
+    above the header, ``Export, week 12``, does not choose it); else as
+    :func:`detect_delimiter` guesses from the first line."""
+    first = detect_delimiter(lines[0] if lines else "")
+    scores: dict[str, int] = {}
+    for delimiter in DELIMITERS:
+        counts: dict[int, int] = {}
+        for line in lines:
+            count = _count_outside_quotes(line, delimiter)
+            if count:
+                counts[count] = counts.get(count, 0) + 1
+        scores[delimiter] = max(counts.values(), default=0)
+    return max(DELIMITERS, key=lambda d: (scores[d], d == first))
+
+
+def _count_outside_quotes(line: str, delimiter: str) -> int:
+    if '"' not in line:
+        return line.count(delimiter)
+    return sum(part.count(delimiter) for part in line.split('"')[::2])
+
+
 class _End:
     """Whether the CSV reader asked for a line after the last one while reading a record:
     it then ends that record at the end of the file, inside a quoted cell."""
@@ -169,8 +211,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     limit = max_line_bytes()
     delimiter = source.delimiter
     if delimiter is None:
-        first = text.readline(limit + 1)
-        delimiter = detect_delimiter(first.removeprefix("\ufeff"))
+        delimiter = detect_delimiter(_header_text(text, source.header_row, limit))
         text.seek(0)
     end = _End()
     lines = _bounded_lines(text, file, limit, end)

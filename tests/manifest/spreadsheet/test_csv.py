@@ -69,6 +69,19 @@ def test_the_delimiter_is_the_one_splitting_the_header_outside_quotes() -> None:
     assert detect_delimiter("single") == ","
 
 
+@pytest.mark.parametrize(
+    "title",
+    ["Export, week 12, 2026\n", '"Export, week 12,\n2026, all lines"\n', "\ufeffExport, a, b\n"],
+)
+def test_the_delimiter_is_guessed_from_the_header_row_not_a_title_above(
+    tmp_path: Path, title: str
+) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text(title + "Code;Name\nA;Acme, Inc\n", encoding="utf-8")
+    (row,) = read_rows(RowSource(path, header_row=2))
+    assert row.values == {"Code": "A", "Name": "Acme, Inc"}
+
+
 def test_a_quote_never_closed_is_an_error_at_the_line_it_opened_on(tmp_path: Path) -> None:
     path = tmp_path / "m.csv"
     path.write_text('ref,comment\nR-1,ok\nR-2,"fragile\nR-3,x\nR-4,y\n')
