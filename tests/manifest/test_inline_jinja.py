@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.manifest.helpers import ENVELOPE, load_text, only
+from tests.manifest.helpers import ENVELOPE, load_text, only, write
 
 DOC = f"""{ENVELOPE}kind: DepartureDeclaration
 metadata:
@@ -145,3 +147,37 @@ def test_an_infinite_number_is_a_finding_at_its_expression(expression: str) -> N
     assert "not a number JSON can hold" in finding.message
     assert finding.location.path == ("spec", "totalWeight")
     assert not [f for f in result.findings if f.rule == "schema.type"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{% include 'inc.yaml.j2' %}",
+        "{% import 'inc.yaml.j2' as m %}x",
+        "{% extends 'inc.yaml.j2' %}",
+    ],
+)
+def test_include_import_or_extends_in_a_manifest_string_says_to_use_a_template(
+    text: str,
+) -> None:
+    write(Path("templates/inc.yaml.j2"), "name: From include\n")
+    result = load_text(
+        f"{ENVELOPE}kind: TemplateGroup\nmetadata: {{name: g1}}\n"
+        f'spec: {{name: "{text}", code: C1, companyId: 1}}\n'
+    )
+    finding = only(result, "template.error")
+    assert "cannot include, import or extend a template ('inc.yaml.j2')" in finding.message
+    assert "`template: NAME`" in finding.hint
+    assert "loader" not in finding.message
+
+
+def test_include_in_a_row_string_is_one_finding_at_the_manifest() -> None:
+    write(Path("data/g.csv"), "Code\nA\nB\n")
+    result = load_text(
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\n'
+        'spec: {name: "{% include \'inc.yaml.j2\' %}", code: "{{ row.Code }}", companyId: 1}\n'
+    )
+    finding = only(result, "template.error")
+    assert (finding.location.file, finding.location.path) == ("m.yaml", ("spec", "name"))
+    assert "`template: NAME`" in finding.hint

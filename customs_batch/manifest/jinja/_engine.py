@@ -21,7 +21,15 @@ from functools import lru_cache
 from types import CodeType
 from typing import Any
 
-from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, nodes, pass_context
+from jinja2 import (
+    BaseLoader,
+    Environment,
+    TemplateError,
+    TemplateSyntaxError,
+    UndefinedError,
+    nodes,
+    pass_context,
+)
 from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.exceptions import SecurityError
 from jinja2.parser import Parser
@@ -413,6 +421,8 @@ def problem_of(
             "endless recursion (a macro that calls itself, or a template that includes itself?)"
         )
         return JinjaProblem("template.error", message, line)
+    if isinstance(error, TemplateInString):
+        return JinjaProblem("template.error", str(error), line, hint=_TEMPLATE_IN_STRING_HINT)
     if isinstance(error, SecurityError):
         return JinjaProblem("template.error", f"not allowed in a template: {error}", line)
     if isinstance(error, TemplateError):
@@ -437,7 +447,29 @@ def _template_line(error: BaseException, filename: str | None) -> int:
     return line
 
 
-_INLINE = make_environment()
+class TemplateInString(TemplateError):
+    """``{% include %}``, ``{% import %}`` or ``{% extends %}`` in a manifest's own string:
+    only a template file reads other templates."""
+
+
+_TEMPLATE_IN_STRING_HINT = (
+    "Put the text in templates/NAME.yaml.j2 and name it in the document with "
+    "`template: NAME`: its output is merged under spec (docs/templates.md)."
+)
+
+
+class _NoTemplates(BaseLoader):
+    """The loader of a manifest's strings: they read no template (Jinja's own words were
+    'no loader for this environment specified')."""
+
+    def get_source(self, environment: Environment, template: str) -> Any:
+        raise TemplateInString(
+            f"a manifest's string cannot include, import or extend a template ({template!r}): "
+            "only a template file can"
+        )
+
+
+_INLINE = make_environment(loader=_NoTemplates())
 _SINGLE_EXPRESSION = re.compile(r"\{\{((?:(?!\}\}|\{\{|\{%|%\}).)*)\}\}", re.DOTALL)
 
 

@@ -30,7 +30,12 @@ from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendered_metadata, merge
 from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
-from customs_batch.manifest.jinja._engine import FIX_TEMPLATE, NoValueInText, problem_of
+from customs_batch.manifest.jinja._engine import (
+    FIX_TEMPLATE,
+    NoValueInText,
+    TemplateInString,
+    problem_of,
+)
 from customs_batch.manifest.jinja._messages import quoted_expression
 from customs_batch.manifest.rows._cell_types import (
     EMPTY_CELL_HINT,
@@ -528,6 +533,14 @@ class _Expander:
                         "row.cell-type", str(error), at, slot.path, hint, unquoted=error.unquoted()
                     )
                 )
+        except TemplateInString as error:  # the manifest's fault: once, at the manifest
+            problem = problem_of(error, None)
+            message = f"in {quoted_expression(slot.text)}: {problem.message}"
+            key = ("include", str(slot.path), message)
+            if key not in self.reported:
+                self.reported.add(key)
+                self.walk.report_at(problem.rule, message, problem.hint, slot.path)
+            fail(None)
         except NoValueInText as error:
             if state.failed:  # a value this row could not give, reported already
                 fail(None)
