@@ -125,3 +125,20 @@ def test_show_of_a_template_that_is_not_utf8_says_so() -> None:
     assert [line.split() for line in out.splitlines() if line.startswith("bad")] == [
         ["bad", "project,", "refused"]
     ]
+
+
+def test_a_template_file_no_document_can_name_is_listed_as_refused() -> None:
+    _project_template("road eu", "{# EU road group defaults #}\nisDefault: true\n")
+    _project_template("zoll-ü", "{# Zoll #}\nisDefault: true\n")
+    code, out, _ = _cli("templates", "list")
+    assert code == 0
+    lines = out.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("road eu"))
+    assert lines[at].split() == ["road", "eu", "project,", "refused"]
+    assert "'road eu' is not a template name" in lines[at + 1]
+    assert "rename the file, e.g. to road-eu.yaml.j2" in lines[at + 1]
+    assert any(line.startswith("zoll-ü") and "refused" in line for line in lines)
+    code, out, err = _cli("templates", "show", "road eu")
+    assert (code, out) == (3, "")
+    assert "so no document's template: can name it" in err
+    assert "isDefault" not in err

@@ -68,11 +68,18 @@ def search_path(project_root: Path) -> list[Path]:
     return [project_root / "templates", builtin_templates_dir()]
 
 
+def name_problem(name: str) -> str | None:
+    """Why ``template: NAME`` cannot name ``name``, or None when it can."""
+    if _NAME.fullmatch(name):
+        return None
+    return f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
+
+
 def find_template(project_root: Path, name: str) -> TemplateSource | JinjaProblem:
     """The compiled template ``name`` for a project, or why there is none."""
-    if not _NAME.fullmatch(name):
-        message = f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
-        return JinjaProblem("template.not-found", message)
+    problem = name_problem(name)
+    if problem is not None:
+        return JinjaProblem("template.not-found", problem)
     # Before the per-process cache: each file that uses a template depends on the folder.
     note(TEMPLATES, project_root / "templates")
     found = _find_cached(project_root.resolve(), name)

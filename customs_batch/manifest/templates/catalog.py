@@ -20,6 +20,7 @@ from customs_batch.errors import ManifestError
 from customs_batch.manifest.templates._render import (
     SUFFIX,
     TemplateRefused,
+    name_problem,
     read_template_file,
     search_path,
 )
@@ -104,6 +105,14 @@ def _read_all(project_root: Path) -> list[tuple[TemplateInfo, str | TemplateRefu
 
 
 def _read(info: TemplateInfo, folders: list[Path]) -> tuple[TemplateInfo, str | TemplateRefused]:
+    unusable = name_problem(info.name)
+    if unusable is not None:  # listed, but no document could use it
+        fit = re.sub(r"[^A-Za-z0-9_./-]+", "-", info.name).strip("-") or "my-template"
+        refused = TemplateRefused(
+            f"{info.path.name}: {unusable}, so no document's template: can name it",
+            f"rename the file, e.g. to {fit}{SUFFIX}",
+        )
+        return replace(info, refused=str(refused)), refused
     try:
         text = read_template_file(info.path, folders)
     except TemplateRefused as refused:
