@@ -67,6 +67,13 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | 
         return whole
     if "number" in types:
         return _number(stripped, decimal_comma)
+    if "integer" in types and decimal_comma and _COMMA_NUMBER.fullmatch(stripped):
+        # 1.000 (and 1.000,00) as a decimal-comma export writes a thousand
+        grouped = _plain_number(stripped.replace(".", "").replace(",", "."))
+        if isinstance(grouped, float) and grouped.is_integer():
+            return int(grouped)
+        if not isinstance(grouped, float):
+            return grouped
     if "integer" in types:
         hint = "Write digits only, e.g. 12"
         if REFERENCE in types:
