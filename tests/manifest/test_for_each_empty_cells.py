@@ -81,3 +81,21 @@ def test_an_expression_printing_an_empty_cell_in_a_text_is_an_error() -> None:
     kept = _group("Code,Loc,Wh\nA,,W1\n", spec_name="N-{{ row.Loc | default('x', true) }}")
     assert kept.findings[0].location.path == ("template",)  # values.loc still needed
     assert all(f.location.path != ("spec", "name") for f in kept.findings)
+
+
+def test_a_value_left_out_by_an_empty_cell_is_not_taken_for_one_never_given() -> None:
+    # Renders are remembered by the values' text: {wh: W1} without loc is the same text
+    # whether an empty cell left loc out or the document never gave it.
+    in_row = _group("Code,Loc,Wh\nB,,W1\n")
+    assert [_at(f) for f in in_row.findings] == [("row.empty-cell", 2, "Loc")]
+    write(
+        Path("one.yaml"),
+        (
+            f"{ENVELOPE}kind: TemplateGroup\nmetadata: {{name: one}}\ntemplate: loc\n"
+            "values: {wh: W1}\nspec: {name: One, code: ONE, companyId: 1}\n"
+        ),
+    )
+    (finding,) = load_file(Path("one.yaml")).findings
+    assert finding.rule == "template.undefined" and "no key 'loc'" in finding.message
+    again = _group("Code,Loc,Wh\nB,,W1\n")
+    assert [_at(f) for f in again.findings] == [("row.empty-cell", 2, "Loc")]

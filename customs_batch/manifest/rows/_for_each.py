@@ -361,7 +361,9 @@ class _Expander:
             return
         positions = RowPositions(state.row, sheet, self.cells)
         if self.template is not None:
-            output = self._template_output(self.template, values, context, state)
+            output = self._template_output(
+                self.template, values, context, state, remember=not emptied
+            )
             if output is None:
                 for problem in state.problems:  # a cell the template could not use
                     yield _with_document(problem, address)
@@ -408,11 +410,15 @@ class _Expander:
         values: Any,
         context: dict[str, Any],
         state: _RowState,
+        *,
+        remember: bool = True,
     ) -> TemplateOutput | None:
+        """``remember``: whether the render may be remembered by the values' text (not
+        when an empty cell left a value out: the same text without it is another case)."""
         if _render.uses_row(template):
             result = _render.render(template, context, remember=False)
         else:
-            result = _render.render(template, {"values": values})
+            result = _render.render(template, {"values": values}, remember=remember)
         if not isinstance(result, _render.Rendered) and result.cell_column is not None:
             # This row's cell is at fault (text where the template computes): at the cell.
             at = self._column(result.cell_column, state)
