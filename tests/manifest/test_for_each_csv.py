@@ -271,3 +271,52 @@ def test_a_declaration_number_from_a_csv_cell_is_converted_like_an_xlsx_number(
     wrong = only(result, "row.cell-type")
     assert (wrong.location.line, wrong.message) == (4, "'abc' is not a whole number")
     assert "${ref:" in wrong.hint
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "extra", "read"),
+    [
+        (";", "", None),  # a decimal-comma export, and the manifest does not say: an error
+        (";", ", decimalComma: true", (1250, 2000)),
+        (";", ", decimalComma: false", (1.25, 2)),
+        (",", "", (1.25, 2)),  # a point is the decimal mark where commas separate cells
+    ],
+)
+def test_a_number_with_points_every_three_digits_reads_as_the_sheet_says(
+    delimiter: str, extra: str, read: tuple[float, float] | None
+) -> None:
+    # Reported: a German Excel export (';') of a weight column grouped in thousands wrote
+    # 1250 kg as 1.250, which was read as 1.25 kg without a word; the XLSX gives 1250.
+    rows = [
+        [*row[:4], weight, row[5]] for row, weight in zip(ROWS, ("1.250", "2.000"), strict=True)
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(delimiter, rows).encode("utf-8-sig"))
+    manifest = movement_sheet_manifest("data/m.csv", extra).replace(
+        "metadata:", "values:\n  note: \"{{ row['Gross weight'] }} kg\"\nmetadata:"
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    if read is None:
+        assert result.documents == []
+        findings = [f for f in result.findings if f.rule == "row.cell-type"]
+        assert {f.location.row for f in findings} == {2, 3}
+        assert all("reads two ways" in f.message and "decimalComma" in f.hint for f in findings)
+        assert {f.location.column_name for f in findings} == {"Gross weight"}
+    else:
+        assert result.findings == []
+        assert tuple(d.spec["grossWeightKg"] for d in result.documents) == read
+        assert [d.values["note"] for d in result.documents] == [f"{w} kg" for w in read]
+
+
+def test_a_column_declared_text_keeps_points_every_three_digits_as_written() -> None:
+    manifest = (
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
+        "forEach: {file: data/g.csv, columns: {Code: text}}\n"
+        'metadata: {name: "g-{{ row_number }}"}\n'
+        'spec: {name: "Version {{ row.Code }}", code: "{{ row.Code }}", companyId: 1}\n'
+    )
+    Path("data").mkdir()
+    Path("data/g.csv").write_text("Code;Other\r\n1.250;x\r\n", encoding="utf-8")
+    result = load_file(write(Path("g.yaml"), manifest))
+    assert [f for f in result.findings if f.severity.value == "error"] == []
+    assert result.documents[0].spec["name"] == "Version 1.250"

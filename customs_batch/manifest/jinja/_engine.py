@@ -393,8 +393,9 @@ def problem_of(
     if isinstance(error, UnusableCell):
         return JinjaProblem(error.rule, str(error), line, hint=error.hint, cell_column=error.column)
     if isinstance(error, CellTypeError):
-        hint = "Fix the cell, or the column's type in forEach.columns."
-        return JinjaProblem("row.cell-type", str(error), line, hint=hint, cell_column=error.column)
+        return JinjaProblem(
+            "row.cell-type", str(error), line, hint=error.hint, cell_column=error.column
+        )
     if isinstance(error, MissingName):
         emptied = emptied_column(error.owner, error.name)
         if emptied is not None:

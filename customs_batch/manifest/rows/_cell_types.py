@@ -18,7 +18,12 @@ import math
 import re
 from typing import Any
 
-from customs_batch.manifest.rows._cells import quoted_head
+from customs_batch.manifest.rows._cells import (
+    AMBIGUOUS_HINT,
+    AMBIGUOUS_SAID,
+    GROUPED,
+    quoted_head,
+)
 from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._scalars import integer
 
@@ -78,6 +83,8 @@ class CellText(str):
 
 class CellTypeError(Exception):
     """A cell that is not of the type its column declares."""
+
+    hint: str = "Fix the cell, or the column's type in forEach.columns."
 
     def __init__(self, column: str, value: Any, wanted: ColumnType) -> None:
         super().__init__(column, value, wanted)
@@ -155,6 +162,22 @@ def emptied_column(owner: Any, name: str) -> str | None:
     return None
 
 
+class AmbiguousNumber(CellTypeError):
+    """A cell such as ``1.250`` in a sheet that does not say whether a point groups
+    thousands or is the decimal point (:data:`~customs_batch.manifest.rows._cells.GROUPED`)."""
+
+    def __init__(self, column: str, value: str) -> None:
+        Exception.__init__(self, column, value)
+        self.column, self.value = column, value
+        self.hint = AMBIGUOUS_HINT
+
+    def __str__(self) -> str:
+        return f"column {self.column!r} holds {quoted_head(self.value)}, which {AMBIGUOUS_SAID}"
+
+    def unquoted(self) -> str:
+        return f"column {self.column!r} holds a number that {AMBIGUOUS_SAID}"
+
+
 class MixedTypes(Exception):
     """An expression that mixes text read from a cell with a number."""
 
@@ -194,13 +217,23 @@ def _why_text(text: str) -> str:
     return ""
 
 
-def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: bool) -> Any:
+def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: bool | None) -> Any:
     """``value`` of ``column`` as an expression sees it (raises CellTypeError for a cell
-    that is not of its declared type)."""
+    that is not of its declared type). ``decimal_comma``: None when the sheet does not say
+    and a ``1.250`` reads two ways (a ';'-separated CSV without ``decimalComma``): such a
+    cell is then an error unless its column is declared text."""
     if value is None:
         return None
     if value.__class__ is BadCell:
         raise UnusableCell(column, value)
+    if decimal_comma is None:
+        if (
+            value.__class__ is str
+            and declared is not ColumnType.TEXT
+            and GROUPED.fullmatch(value.strip())
+        ):
+            raise AmbiguousNumber(column, value)
+        decimal_comma = False
     if declared is not None:
         return _declared(value, column, declared, decimal_comma)
     if value.__class__ is str:

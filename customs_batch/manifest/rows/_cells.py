@@ -23,6 +23,17 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
 """Thousands grouped by points only from a first group without a leading zero: ``0.500``
 and ``00.123`` are decimal points, not 500 and 123."""
+GROUPED = re.compile(r"-?[1-9]\d{0,2}(?:\.\d{3})+")
+"""A number that reads two ways: ``1.250`` is 1250 where a point groups thousands (a
+decimal-comma export) and 1.25 where it is the decimal point."""
+AMBIGUOUS_SAID = (
+    "reads two ways: with its points grouping thousands (as the ';'-separated export of a "
+    "decimal-comma locale writes 1.250 for 1250) or as a decimal point (1.25)"
+)
+AMBIGUOUS_HINT = (
+    "Say which in forEach: 'decimalComma: true' (points group thousands, a comma is the "
+    "decimal mark) or 'decimalComma: false' (a point is the decimal mark)."
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +56,12 @@ class CellProblem:
         return f"the cell {self.said}"
 
 
-def convert(value: JSON, types: frozenset[str], *, decimal_comma: bool) -> JSON | CellProblem:
-    """``value`` as the field's scalar ``types`` want it (unchanged when they do not say)."""
+def convert(
+    value: JSON, types: frozenset[str], *, decimal_comma: bool | None
+) -> JSON | CellProblem:
+    """``value`` as the field's scalar ``types`` want it (unchanged when they do not say).
+    ``decimal_comma``: None when the sheet does not say and a ``1.250`` reads two ways (a
+    ';'-separated CSV without ``decimalComma``): such a cell is then a problem."""
     if value is None or not types:
         return value
     if isinstance(value, str):
@@ -56,10 +71,14 @@ def convert(value: JSON, types: frozenset[str], *, decimal_comma: bool) -> JSON 
     return value
 
 
-def _from_text(text: str, types: frozenset[str], decimal_comma: bool) -> JSON | CellProblem:
+def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> JSON | CellProblem:
     if "string" in types or (REFERENCE in types and "${ref:" in text):
         return text
     stripped = text.strip()
+    if decimal_comma is None:
+        if ("number" in types or "integer" in types) and GROUPED.fullmatch(stripped):
+            return CellProblem(quoted_head(text), AMBIGUOUS_SAID, AMBIGUOUS_HINT)
+        decimal_comma = False
     if "integer" in types and _INTEGER.fullmatch(stripped):
         whole = integer(stripped)
         if whole is None:

@@ -137,6 +137,8 @@ class _Expander:
         self.withheld = False
         """Whether the manifest has an error that leaves the rows whole (a type declared
         for a column the sheet lacks): rows then give documents only when ``partial``."""
+        self.decimal_comma: bool | None = bool(self.for_each.decimal_comma)
+        """How the row's text reads numbers (:meth:`_decimal_comma`)."""
 
     # -- once per document ---------------------------------------------------------------
 
@@ -282,6 +284,19 @@ class _Expander:
         message = f"no column {name!r} in {self.file} ({self._sheet(row)})"
         self.walk.report_at("envelope.for-each", message, hint, slot.path)
 
+    def _decimal_comma(self, row: Row) -> bool | None:
+        """How this sheet's text reads numbers: as ``decimalComma`` says; where it says
+        nothing, a point is the decimal point, except in a ';'-separated CSV (the export
+        of a locale that writes a decimal comma and groups thousands with points), where a
+        ``1.250`` reads two ways and is an error at its cell (None)."""
+        stated = self.for_each.decimal_comma
+        if stated is None:
+            semicolons = row.header is not None and row.header.delimiter == ";"
+            self.decimal_comma = None if semicolons else False
+        else:
+            self.decimal_comma = stated
+        return self.decimal_comma
+
     def _sheet(self, row: Row) -> str:
         return f"sheet {row.sheet!r}" if row.sheet else "CSV"
 
@@ -301,7 +316,7 @@ class _Expander:
         values = copy.deepcopy(self.values) if self.value_slots else self.values
         context: dict[str, Any] = {
             "values": values,
-            "row": RowView(row.values, self.for_each.columns, self.for_each.decimal_comma),
+            "row": RowView(row.values, self.for_each.columns, self._decimal_comma(row)),
             "row_number": row.number,
         }
         emptied = False
@@ -401,7 +416,7 @@ class _Expander:
         if value is None:
             labels.pop(key, None)
         else:
-            text = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
+            text = convert(value, slot.types, decimal_comma=self.decimal_comma)
             labels[key] = text if isinstance(text, str) else str(value)
 
     def _template_output(
@@ -456,7 +471,7 @@ class _Expander:
             return DROP
         if value is None and slot.header is not None:
             return DROP  # an empty cell: the field is not given
-        converted = convert(value, slot.types, decimal_comma=self.for_each.decimal_comma)
+        converted = convert(value, slot.types, decimal_comma=self.decimal_comma)
         if not isinstance(converted, CellProblem):
             return converted
         at = self._cell(slot, state)
@@ -533,10 +548,14 @@ class _Expander:
                     None if said else self._finding(error.rule, message, at, slot.path, error.hint)
                 )
             else:
-                hint = "Fix the cell, or the column's type in forEach.columns."
                 fail(
                     self._finding(
-                        "row.cell-type", str(error), at, slot.path, hint, unquoted=error.unquoted()
+                        "row.cell-type",
+                        str(error),
+                        at,
+                        slot.path,
+                        error.hint,
+                        unquoted=error.unquoted(),
                     )
                 )
         except TemplateInString as error:  # the manifest's fault: once, at the manifest

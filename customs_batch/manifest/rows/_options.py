@@ -48,7 +48,8 @@ class ForEach:
     rows: RowRange | None = None
     encoding: str | None = None
     delimiter: str | None = None
-    decimal_comma: bool = False
+    decimal_comma: bool | None = None
+    """``decimalComma`` (None: not given)."""
     columns: Mapping[str, ColumnType] = field(default_factory=dict)
     """Column types the manifest declares (header -> type)."""
     limits: SheetLimits = field(default_factory=SheetLimits)
@@ -71,7 +72,7 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
     rows = reader.rows(data)
     encoding = reader.encoding(data)
     delimiter = reader.delimiter(data)
-    decimal_comma = reader.flag(data, "decimalComma")
+    decimal_comma = reader.flag(data, "decimalComma") if "decimalComma" in data else None
     columns = reader.columns(data)
     limits = _limits(reader, data)
     if reader.failed or file is None:

@@ -46,7 +46,7 @@ class RowView:
         self,
         cells: Mapping[str, Any],
         types: Mapping[str, ColumnType] | None = None,
-        decimal_comma: bool = False,
+        decimal_comma: bool | None = False,
     ) -> None:
         self._cells = cells
         self._types = types or {}

@@ -14,6 +14,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import IO
 
 from customs_batch.findings import column_letter
@@ -233,7 +234,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             if header is None:
                 if number < source.header_row:
                     continue
-                header = build_header(values, file=file, row=number)
+                header = replace(build_header(values, file=file, row=number), delimiter=delimiter)
                 unnamed = unnamed_columns(header)
                 continue
             if not source.wants(number) or all(v is None for v in values):

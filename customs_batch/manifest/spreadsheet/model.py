@@ -46,6 +46,8 @@ class Header:
     """The 1-based column number of each name."""
     row: int = field(default=0, compare=False)
     """The row the names were taken from (0: not from a sheet)."""
+    delimiter: str | None = field(default=None, compare=False)
+    """The delimiter of a CSV file's cells (None: a workbook's sheet)."""
 
     def locate(self, name: str) -> tuple[int, str] | None:
         """The column number and letter of ``name``, or None."""
