@@ -32,12 +32,13 @@ from customs_batch.manifest import RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.validation.checks import document_findings, validate_documents
-from customs_batch.validation.common import SPEC_DIGEST_KEY
+from customs_batch.validation.common import IDENTITY_KEY, SPEC_DIGEST_KEY
 from customs_batch.validation.findings_cap import FindingsCap, capped_at_each_file
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import (
     ProjectPart,
     broken_addresses,
+    declared_identity,
     named,
     project_findings,
     project_part,
@@ -363,6 +364,9 @@ def slim_document(document: Document) -> Document:
         key: _shared(key, document.spec[key]) for key in _PROJECT_SPEC_KEYS if key in document.spec
     }
     spec[SPEC_DIGEST_KEY] = _digest(document.spec)
+    declared = declared_identity(document)
+    if declared is not None:
+        spec[IDENTITY_KEY] = declared
     if document.kind in _PARTY_KINDS:
         written = tuple(party_fields(document.spec))
         spec[PARTY_FIELDS_KEY] = _shapes.setdefault(written, written)

@@ -13,6 +13,10 @@ SPEC_DIGEST_KEY = "\0digest"
 """The key under which a slim document's spec holds the digest of its whole spec (see
 :func:`customs_batch.validation.batch.slim_document`): two slim specs are equal exactly when
 their digests are."""
+IDENTITY_KEY = "\0identity"
+"""The key under which a slim document's spec holds its identity as a declaration, when its
+kind's plan refuses two documents of one identity (see
+:func:`customs_batch.validation.project.declared_identity`)."""
 # dict first: isinstance against an ABC alone is slow, and loaders build dicts.
 _MAPPINGS = (dict, Mapping)
 

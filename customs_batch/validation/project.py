@@ -18,7 +18,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.checks import LaneEnd, UniqueField
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import Document, Reference
-from customs_batch.validation.common import SPEC_DIGEST_KEY, is_reference
+from customs_batch.validation.common import IDENTITY_KEY, SPEC_DIGEST_KEY, is_reference
 from customs_batch.validation.cross_document import check_cross_documents
 from customs_batch.validation.cycles import find_cycles
 from customs_batch.validation.order import check_order, lane_key, order_keys
@@ -28,6 +28,16 @@ from customs_batch.validation.ownership import check_owners, owner_keys
 # document of a batch of 100,000).
 _UNIQUE: dict[Kind, UniqueField] = {k: m.unique for k, m in KINDS.items() if m.unique}
 _MEANT: dict[Kind, str] = {k: m.duplicate_meant for k, m in KINDS.items() if m.duplicate_meant}
+_DECLARING: dict[Kind, Callable[[Any], tuple[str, ...]]] = {
+    kind: model.identity
+    for kind, model in KINDS.items()
+    if model.identity is not None
+    and model.lane is None  # each movement has its place in its lane: never twins
+    and kind not in _UNIQUE  # a unique field repeated is reported as such
+    and not (model.parties is not None and model.parties.updates)  # one owner per field
+}
+"""The kinds whose plan refuses two documents of one identity (``Identities``: sending
+both would declare the same thing twice), with the identity of a spec."""
 _ENDS: dict[Kind, LaneEnd] = {k: m.ends_lanes for k, m in KINDS.items() if m.ends_lanes}
 _ENDED: dict[Kind, tuple[tuple[str, ...], ...]] = {
     of: tuple(dict.fromkeys(end.fields for end in _ENDS.values() if end.of is of))
@@ -56,6 +66,7 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
     findings.extend(_cycles(first))
     findings.extend(_duplicate_unique_fields(documents))
     findings.extend(_duplicate_requests(documents))
+    findings.extend(_same_declarations(documents))
     findings.extend(_ended_lanes(documents))
     findings.extend(check_owners(documents))
     findings.extend(check_order(documents))
@@ -249,6 +260,9 @@ def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) 
             # A lane is made of the spec alone: two documents sending the same request are
             # in the same lane, and already share its key.
             add(_request_key(document))
+        declared = declared_identity(document)
+        if declared is not None:
+            add("\1".join(("d", kind._value_, *declared)))
         if len(texts) >= _KEY_BATCH:
             digests += _digests(texts)
             texts.clear()
@@ -496,6 +510,44 @@ def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
             earlier = seen.setdefault((document.kind, _exact(document.spec)), document)
             if earlier is not document and earlier.address != document.address:
                 findings.append(_duplicate_request(document, earlier))
+    return findings
+
+
+def declared_identity(document: Document) -> tuple[str, ...] | None:
+    """What ``document`` declares, as its kind's plan tells two declarations apart (None
+    for a kind whose plan takes two equal ones as two: movements, each in its place)."""
+    identify = _DECLARING.get(document.kind)
+    if identify is None:
+        return None
+    kept = document.spec.get(IDENTITY_KEY)
+    if kept is not None:  # a slim document's
+        return cast(tuple[str, ...], kept)
+    return identify(document.spec)
+
+
+def _same_declarations(documents: Sequence[Document]) -> list[Finding]:
+    """Two documents that declare the same thing (the same declarant, reference, offices
+    and goods), which plan refuses: sending both would declare it twice. Equal requests
+    are ``project.duplicate-request`` already."""
+    first: dict[tuple[Kind, tuple[str, ...]], Document] = {}
+    findings = []
+    for document in documents:
+        declared = declared_identity(document)
+        if declared is None:
+            continue
+        earlier = first.setdefault((document.kind, declared), document)
+        if earlier is document or earlier.address == document.address:
+            continue
+        if _exact(earlier.spec) == _exact(document.spec):
+            continue
+        what = ", ".join(word for word in declared if not word.startswith("place="))
+        message = (
+            f"{document.address} declares the same as {earlier.address} at {where(earlier)} "
+            f"({what}): sending both would declare it twice, and plan refuses it"
+        )
+        hint = "remove one of them; if they are really different, make them differ in these fields"
+        location = document.locate(("spec",))
+        findings.append(_finding(document, "project.same-declaration", location, message, hint))
     return findings
 
 

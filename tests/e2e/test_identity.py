@@ -170,9 +170,13 @@ def test_a_copy_of_a_declaration_under_a_second_name_is_refused(
     copy["metadata"]["name"] = "dep-copy"
     copy["spec"]["loadingLocation"] = "Rotterdam Maasvlakte"  # not an identical request
     project.write(DEPARTURES, yaml.safe_dump_all([documents[0], copy], sort_keys=False))
-    code, changes = _plan(project)
-    assert code == 1
-    assert changes["DepartureDeclaration/dep-copy"]["action"] == "refused"
+    # validate says so before any plan: the offline check a pull request runs first.
+    validated = project.run("validate")
+    assert validated.returncode == 1, validated.stdout + validated.stderr
+    said = validated.stdout + validated.stderr
+    assert "error[project.same-declaration]" in said and "would declare it twice" in said
+    planned = project.run("plan")
+    assert planned.returncode == 1 and "project.same-declaration" in planned.stderr
     assert project.run("apply", "--auto-approve").returncode != 0
     assert sandbox.created_transit() == {}
 

@@ -186,3 +186,22 @@ def test_hawb_deactivated_in_the_batch_that_moves_it() -> None:
     assert finding.location.line == line_of(documents[3], "spec", "hawbId")
     assert "Movement/m-1 (and 1 more movements)" in finding.message
     assert "order matters" in finding.message
+
+
+def test_two_departures_declaring_the_same_goods_are_an_error_validate_gives() -> None:
+    # Reported: a departure copied for another consignee, its commercial reference left as
+    # it was: validate said 0 errors, and only plan refused both ("would declare it twice").
+    first = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0)
+    consignee = {**sample(Kind.DEPARTURE_DECLARATION)["Consignee"], "name": "Initech GmbH"}
+    twin = _doc(Kind.DEPARTURE_DECLARATION, "dep-2", 1, Consignee=consignee)
+    findings = check_project([first, twin])
+    assert [(f.rule, f.severity, f.document) for f in findings] == [
+        ("project.same-declaration", Severity.ERROR, "DepartureDeclaration/dep-2")
+    ]
+    assert "dep-1 at manifests/0.yaml:1" in findings[0].message
+    assert "commercialReference=REF-1001" in findings[0].message
+    # Another reference is another declaration; the same request twice is said once.
+    other = _doc(Kind.DEPARTURE_DECLARATION, "dep-3", 2, commercialReference="REF-1002")
+    assert check_project([first, other]) == []
+    copy = _doc(Kind.DEPARTURE_DECLARATION, "dep-4", 3)
+    assert [f.rule for f in check_project([first, copy])] == ["project.duplicate-request"]

@@ -110,6 +110,16 @@ def _made(chance: random.Random, number: int, count: int) -> str:
     return ENVELOPE.format(kind=kind, name=f"made-{number}", more=waits) + spec
 
 
+DEPARTURES = [text for text in DOCUMENTS if "kind: DepartureDeclaration" in text]
+
+
+def _twin(text: str) -> str:
+    """The departure under another name with another item description: another request,
+    the same declaration (its declarant, reference, offices and goods)."""
+    renamed = re.sub(r"^  name: (\S+)$", r"  name: \1-twin", text, count=1, flags=re.M)
+    return re.sub(r"description: (.+)$", r"description: \1 (again)", renamed, count=1, flags=re.M)
+
+
 def _recased(text: str, chance: random.Random) -> str:
     """The document with a capital in its name, sometimes (names differing by case)."""
     found = re.search(r"^  name: (\S+)$", text, flags=re.M)
@@ -140,6 +150,8 @@ def random_project(folder: Path, seed: int) -> list[Path]:
     picked += chance.choices(DOCUMENTS, k=chance.randrange(0, 3))  # some twice
     made = chance.randrange(2, 10)
     picked += [_made(chance, number, made) for number in range(made)]
+    if chance.random() < 0.5:  # the same declaration again under another name
+        picked.append(_twin(chance.choice(DEPARTURES)))
     chance.shuffle(picked)
     count = chance.randrange(2, 8)
     files: list[list[str]] = [[] for _ in range(count)]
@@ -257,6 +269,7 @@ def test_the_random_projects_meet_every_project_rule(
         "project.name-case",
         "project.party-update-variant",
         "project.reference-type",
+        "project.same-declaration",
         "project.two-owners",
         "project.unknown-dependency",
         "project.unknown-output-field",
