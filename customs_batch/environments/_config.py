@@ -125,7 +125,18 @@ class ProjectConfig:
                 return self.environment(option)
             except ConfigError as error:
                 raise UsageError(error.message, hint=error.hint) from None
-        name = environ.get(ENV_VARIABLE) or self.default_environment or LOCAL
+        variable = environ.get(ENV_VARIABLE)
+        if variable and variable not in self.environments:
+            # Not typed on this command line: name where it came from (a variable left set
+            # from another project or shell), as a wrong default_environment is named.
+            known = ", ".join(sorted(self.environments))
+            where = f"in {self.path}" if self.path else "here (no customs-batch.yaml)"
+            raise ConfigError(
+                f"${ENV_VARIABLE} names environment {variable!r}, which is not defined {where}",
+                hint=f"known environments: {known}; set ${ENV_VARIABLE} to one of them, "
+                f"or unset it (`unset {ENV_VARIABLE}`), or name one with --env",
+            )
+        name = variable or self.default_environment or LOCAL
         return self.environment(name)
 
 

@@ -170,4 +170,4 @@ def test_an_environment_the_variable_names_and_not_defined_is_an_error(
     monkeypatch.setenv("CUSTOMS_BATCH_ENV", "nope")
     code, _, err = _run(capsys, "env", "show")
     assert code == 3
-    assert "no environment named 'nope'" in err
+    assert "$CUSTOMS_BATCH_ENV names environment 'nope', which is not defined" in err

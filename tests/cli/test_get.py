@@ -142,7 +142,7 @@ def test_an_unknown_environment_is_an_error(
     monkeypatch.setenv("CUSTOMS_BATCH_ENV", "staging")
     code, _, err = _run(capsys, "get", "shipments")
     assert code == 3
-    assert "no environment named 'staging'" in err
+    assert "$CUSTOMS_BATCH_ENV names environment 'staging'" in err
 
 
 def test_every_get_command_has_an_example_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:

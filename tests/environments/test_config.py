@@ -93,9 +93,13 @@ def test_an_unknown_environment_lists_the_known_ones() -> None:
     with pytest.raises(UsageError, match="no environment named 'prod'") as caught:
         load_project().select("prod", {})  # named on the command line: a wrong option
     assert "production" in str(caught.value.hint)
-    with pytest.raises(ConfigError, match="no environment named 'prod'") as caught_too:
+    # From the variable: the error names it, so a user who typed no --env knows the source.
+    with pytest.raises(
+        ConfigError, match=r"\$CUSTOMS_BATCH_ENV names environment 'prod', which is not defined"
+    ) as caught_too:
         load_project().select(None, {"CUSTOMS_BATCH_ENV": "prod"})
     assert "production" in str(caught_too.value.hint)
+    assert "unset CUSTOMS_BATCH_ENV" in str(caught_too.value.hint)
 
 
 @pytest.mark.parametrize(
