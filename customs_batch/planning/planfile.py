@@ -372,9 +372,15 @@ def _head(path: Path) -> bytes | None:
     """The first bytes of ``path`` when it is a regular file that can be read, else None."""
     try:
         with open_user_file(path, limit=_HEAD_LIMIT, raise_hint="", kind=InputKind.PLAN) as handle:
-            return handle.read(_HEAD)
+            head = handle.read(_HEAD)
     except (OSError, CustomsBatchError):
         return None
+    # An editor that re-saves a file may put a UTF-8 byte order mark first: the content is
+    # the same (reading the plan decodes it away; its seal still covers every value).
+    return head.removeprefix(_BOM)
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 _HEAD = 64 * 1024

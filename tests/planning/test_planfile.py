@@ -14,7 +14,9 @@ from customs_batch.planning.planfile import (
     _seal,
     check_current,
     digest_documents,
+    is_plan_file,
     read_plan,
+    saved_plan_among,
     write_plan,
 )
 from customs_batch.sensitive import Sealer
@@ -178,3 +180,22 @@ def _recorded_movement() -> ResourceRecord:
         dict(movement("a", 0).spec),
         outputs={"movementId": "mov_1"},
     )
+
+
+def test_a_saved_plan_re_saved_with_a_byte_order_mark_is_still_one(tmp_path: Path) -> None:
+    # An editor may re-save a file with a UTF-8 BOM first: it is the same plan, and its seal
+    # still refuses one edited on the way.
+    docs = [movement("a", 0)]
+    plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
+    write_plan(tmp_path / "p.plan", plan, environment="local", sealer=SEALER)
+    text = (tmp_path / "p.plan").read_bytes()
+    (tmp_path / "bom.plan").write_bytes(b"\xef\xbb\xbf" + text)
+    assert is_plan_file(tmp_path / "bom.plan")
+    assert saved_plan_among([tmp_path / "bom.plan"]) == tmp_path / "bom.plan"
+    assert read_plan(tmp_path / "bom.plan", environment="local") == plan
+    edited = text.replace(b'"serial": 2', b'"serial": 3')
+    assert edited != text
+    (tmp_path / "edited.plan").write_bytes(b"\xef\xbb\xbf" + edited)
+    assert saved_plan_among([tmp_path / "edited.plan"]) == tmp_path / "edited.plan"
+    with pytest.raises(PlanFileError, match="the plan file was changed since"):
+        read_plan(tmp_path / "edited.plan", environment="local")
