@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from customs_batch.cli._inputs import (
 from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
+from customs_batch.environments import env_words
 from customs_batch.errors import UsageError
 from customs_batch.reports import (
     PLAN_FORMATS,
@@ -157,7 +159,8 @@ def plan(
     if result.service_note:
         click.echo(f"Warning: {result.service_note}.", err=True)
     if out is not None and format_name == "text" and output is None:
-        click.echo(f"\nSaved the plan to {out}; apply exactly it with `customs-batch apply {out}`.")
+        apply = shlex.join(["customs-batch", "apply", str(out), *env_words(environment.name)])
+        click.echo(f"\nSaved the plan to {out}; apply exactly it with `{apply}`.")
     return int(result.exit_code(detailed=detailed_exitcode))
 
 

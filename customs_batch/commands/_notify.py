@@ -203,14 +203,15 @@ def _what_to_do(
             f"- `customs-batch status {env}` shows each rejected object with the service's "
             f"errors, and `customs-batch plan {env}` the way out: correct a rejected "
             "departure and apply again (it is submitted again, replacing it); "
-            "`customs-batch state rm ADDRESS` stops tracking one"
+            f"`customs-batch state rm ADDRESS {env}` stops tracking one"
         )
     if undecided:
         steps.append(
             f"- `customs-batch plan {env}` says what is known of each unknown outcome. "
-            "`customs-batch apply` looks at the service first and sends again what is safe "
-            "to send again; for the rest decide: `customs-batch state adopt ADDRESS ID` if "
-            "the service made it, `customs-batch state forget ADDRESS` if it did not"
+            f"`customs-batch apply {env}` looks at the service first and sends again what is "
+            f"safe to send again; for the rest decide: `customs-batch state adopt ADDRESS ID "
+            f"{env}` if the service made it, `customs-batch state forget ADDRESS {env}` if it "
+            "did not"
         )
     if result.message:
         steps.append(f"- {result.message}")

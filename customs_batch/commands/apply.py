@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import threading
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -13,7 +14,7 @@ from customs_batch.commands._inputs import Inputs, Loaded
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.commands.session import locked_session
-from customs_batch.environments import Environment
+from customs_batch.environments import Environment, env_words
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
@@ -323,8 +324,22 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
     if report.out_of_time is not None:
         resume = _allowing_the_rest(resume, plan, report, recorded, environment)
     if plan_path is not None:
-        resume = f"customs-batch plan [PATHS] -out {plan_path}, then {resume}"
+        # The plan made again is for this environment: its command names it, as apply does.
+        env = env_words(environment.name)
+        if env and "--env" not in shlex.split(resume):
+            resume = shlex.join([*shlex.split(resume), *env])
+        again = shlex.join(
+            ["customs-batch", "plan", *_paths_named(plan), "-out", str(plan_path), *env]
+        )
+        resume = f"{again}, then {resume}"
     return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume, undecided)
+
+
+def _paths_named(plan: Plan) -> list[str]:
+    """The manifests a saved plan was made from, as ``plan`` is to be given them again:
+    none when they are what it reads without PATHS."""
+    manifests = list(plan.manifests)
+    return [] if manifests == [str(p) for p in Inputs().manifest_paths()] else manifests
 
 
 def _undecided(plan: Plan, report: ApplyReport, state: State) -> tuple[str, ...]:

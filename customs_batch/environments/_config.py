@@ -140,6 +140,17 @@ class ProjectConfig:
         return self.environment(name)
 
 
+def env_words(name: str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """``["--env", name]`` for a command printed to go on in environment ``name``, unless
+    the same command without it picks that environment anyway (``name`` is the project's
+    default and ``$CUSTOMS_BATCH_ENV`` is not set), so that it runs as printed."""
+    environ = os.environ if environ is None else environ
+    project = load_project()
+    if name == (project.default_environment or LOCAL) and not environ.get(ENV_VARIABLE):
+        return []
+    return ["--env", name]
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest ``customs-batch.yaml`` in ``start`` or a parent directory."""
     for directory in (start, *start.parents):

@@ -276,7 +276,7 @@ def test_a_needs_decision_sends_a_notification_with_what_to_do(
     assert message["type"] == "failure"
     body = message["message"]
     assert f"Outcome unknown, needs a decision (1):\n  {address}" in body
-    assert "`customs-batch state adopt ADDRESS ID`" in body
+    assert "`customs-batch state adopt ADDRESS ID --env local`" in body
     assert "`customs-batch plan --env local`" in body
 
 

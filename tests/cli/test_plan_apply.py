@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,41 @@ def test_a_saved_plan_applies_once_and_then_is_stale(
     code, _, err = run(capsys, "apply", "release.plan")
     assert code == 3
     assert "stale" in err and "plan -out" in err
+
+
+def _printed_apply(out: str) -> list[str]:
+    """The arguments of the apply command ``plan -out`` prints to go on."""
+    (line,) = [line for line in out.splitlines() if line.startswith("Saved the plan to")]
+    command = shlex.split(line.split("`")[1])
+    assert command[:2] == ["customs-batch", "apply"]
+    return command[1:]
+
+
+def test_the_apply_a_saved_plan_prints_names_its_environment_and_runs_as_printed(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "customs-batch.yaml").write_text(
+        "environments:\n  remote:\n    base_url: http://127.0.0.1:9\n    api_key_env: RKEY\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("RKEY", "sandbox-key")
+    code, out, err = run(capsys, "plan", "--env", "remote", "-out", "my plan")
+    assert code == 0, err
+    assert _printed_apply(out) == ["apply", "my plan", "--env", "remote"]
+    # The default environment needs no --env; one a variable chose does, as a shell that
+    # runs the command may not have the variable.
+    code, out, err = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0, err
+    assert _printed_apply(out) == ["apply", "release.plan"]
+    monkeypatch.setenv("CUSTOMS_BATCH_ENV", "local")
+    code, out, err = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0, err
+    printed = _printed_apply(out)
+    assert printed == ["apply", "release.plan", "--env", "local"]
+    monkeypatch.delenv("CUSTOMS_BATCH_ENV")
+    code, _, err = run(capsys, *printed)
+    assert code == 0, err
 
 
 def test_changes_update_or_are_refused_and_removed_documents_are_orphaned(

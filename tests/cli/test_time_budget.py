@@ -49,14 +49,24 @@ def test_the_json_summary_says_the_budget_ran_out(
 
 
 def test_a_saved_plan_resumes_through_a_new_plan(
-    slow_project: Path, capsys: pytest.CaptureFixture[str]
+    slow_project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run(capsys, "plan", "-out", "release.plan")[0] == 0
     code, _, err = run(capsys, "apply", "release.plan", "--time-budget", "1s")
     assert code == 4
+    # Commands that run as printed: the paths the plan read (none: the default) and the
+    # environment when a command without --env would pick another.
     assert (
-        "customs-batch plan [PATHS] -out release.plan, then "
-        "customs-batch apply release.plan --time-budget 1s"
+        "customs-batch plan -out release.plan, then "
+        "customs-batch apply release.plan --time-budget 1s\n"
+    ) in err
+    assert run(capsys, "plan", "manifests", "-out", "release.plan")[0] == 0
+    monkeypatch.setenv("CUSTOMS_BATCH_ENV", "local")
+    code, _, err = run(capsys, "apply", "release.plan", "--time-budget", "1s")
+    assert code == 4
+    assert (
+        "customs-batch plan manifests -out release.plan --env local, then "
+        "customs-batch apply release.plan --time-budget 1s --env local\n"
     ) in err
 
 
