@@ -46,7 +46,7 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=ManifestPath(readable=True))
+@click.argument("paths", nargs=-1, type=ManifestPath(readable=True))
 @format_option(DOCUMENT_FORMATS, "yaml: one document per --- section; json: one array.")
 @rows_option
 @click.option(
@@ -59,6 +59,8 @@ def render(
 ) -> int:
     """Print the fully expanded documents: envelope and spec with the template merged in.
 
+    PATHS are manifest files or folders (default: the manifests list of customs-batch.yaml,
+    else the current folder), as for validate, plan and apply.
     Rows of forEach documents are expanded and Jinja expressions rendered; ${ref:...}
     references are left as written (their values exist only after apply). Sensitive values
     (a guarantee's accessCode) print as (sensitive) unless --show-sensitive is given. When
@@ -67,6 +69,7 @@ def render(
 
     \b
     Examples:
+      customs-batch render
       customs-batch render manifests/
       customs-batch render manifests/departures.yaml --format json
       customs-batch render manifests/movements-sheet.yaml --rows 10-20

@@ -15,11 +15,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RenderOptions:
-    """``paths``: manifest files or folders; ``rows``: expand ``forEach`` documents over
+    """``paths``: manifest files or folders (empty: the ``manifests`` of customs-batch.yaml,
+    else the current folder, as ``validate`` reads); ``rows``: expand ``forEach`` documents over
     these spreadsheet rows only (None: every row); ``show_sensitive``: keep sensitive values
     (a guarantee's accessCode) in clear instead of ``(sensitive)``."""
 
-    paths: tuple[Path, ...]
+    paths: tuple[Path, ...] = ()
     rows: RowRange | None = None
     show_sensitive: bool = False
 
@@ -40,10 +41,15 @@ class RenderResult:
 
 
 def render_documents(options: RenderOptions) -> RenderResult:
-    """Load, validate and expand every document under ``options.paths``."""
+    """Load, validate and expand every document under ``options.paths`` (or the project's)."""
     from customs_batch.validation.batch import render_paths
 
-    rendered = render_paths(list(options.paths), rows=options.rows)
+    paths = options.paths
+    if not paths:  # the project's settings only when they say where, as validate does
+        from customs_batch.environments import load_project
+
+        paths = tuple(load_project().manifest_paths())
+    rendered = render_paths(list(paths), rows=options.rows)
     documents = rendered.documents
     if not options.show_sensitive:
         from customs_batch.sensitive import masked_document

@@ -11,7 +11,7 @@ from customs_batch.kinds.registry import KINDS
 CONFIG = """\
 # customs-batch project settings. Without this file the embedded `local` environment is used.
 default_environment: local
-# Where the manifests are: what validate, plan and apply read when given no paths, so that
+# Where the manifests are: what validate, render, plan and apply read when given no paths, so that
 # other YAML files of the repository (workflows, docker-compose.yml) are never read as manifests.
 manifests: [manifests]
 

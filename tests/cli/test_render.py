@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -67,8 +68,30 @@ def test_warnings_go_to_stderr_and_the_documents_still_print() -> None:
     assert "hawb-a3-duplicate" in out
 
 
-def test_paths_are_required_and_must_exist() -> None:
-    assert _cli("render")[0] == 64
+def test_without_paths_the_project_manifests_are_rendered_as_validate_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hint a mistyped --target gives (`customs-batch render` lists the documents) runs.
+    monkeypatch.chdir(tmp_path)
+    assert _cli("init", "p")[0] == 0
+    monkeypatch.chdir(tmp_path / "p")
+    code, out, err = _cli("plan", "--target", "TemplateGroup/my-grup")
+    assert code == 64 and "`customs-batch render` lists the documents" in err
+    code, out, err = _cli("render")
+    assert code == 0, err
+    names = {(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(out)}
+    assert ("TemplateGroup", "my-group") in names
+    assert _cli("render", "manifests")[1] == out
+    # Named in customs-batch.yaml: what validate reads without paths, not the folder.
+    (tmp_path / "p" / "customs-batch.yaml").write_text(
+        "manifests: [manifests/template-group.yaml]\n", encoding="utf-8"
+    )
+    code, out, err = _cli("render")
+    assert code == 0, err
+    assert {d["kind"] for d in yaml.safe_load_all(out)} == {"TemplateGroup"}
+
+
+def test_paths_must_exist() -> None:
     code, _, err = _cli("render", "nope.yaml")
     assert code == 64
     assert "does not exist" in err
