@@ -135,6 +135,12 @@ def is_digest(value: object) -> bool:
     return isinstance(value, str) and _DIGEST.match(value) is not None
 
 
+def digest_key_id(digest: str) -> str | None:
+    """The eight hex digits naming the key a digest was made under (None: not a digest)."""
+    found = _DIGEST.match(digest)
+    return found.group(1) if found else None
+
+
 def has_sensitive(kind: Kind) -> bool:
     """Whether ``kind``'s schema marks any field sensitive."""
     return bool(sensitive_paths(kind))

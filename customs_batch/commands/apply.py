@@ -251,7 +251,13 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         # only as digests: the values come from the manifests it was made from.
         manifests = Inputs(paths=tuple(Path(path) for path in saved.manifests))
         specs = {str(doc.address): doc.spec for doc in manifests.documents()}
-        saved = restore_sensitive(saved, specs, sealer_for(environment), source=plan_path)
+        saved = restore_sensitive(
+            saved,
+            specs,
+            sealer_for(environment),
+            source=plan_path,
+            environment=environment.name,
+        )
     backend = inputs.backend(environment)
     with locked_session(environment, backend, "apply", lock_timeout=options.lock_timeout) as (
         client,

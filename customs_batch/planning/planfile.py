@@ -27,6 +27,7 @@ from customs_batch.output_file import write_named_file
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.sensitive import (
     Sealer,
+    digest_key_id,
     is_digest,
     replaced,
     sensitive_paths,
@@ -213,11 +214,18 @@ def _digested(change: PlannedChange) -> list[tuple[tuple[str | int, ...], str]]:
 
 
 def restore_sensitive(
-    plan: Plan, specs: Mapping[str, JSONObject], sealer: Sealer, *, source: Path
+    plan: Plan,
+    specs: Mapping[str, JSONObject],
+    sealer: Sealer,
+    *,
+    source: Path,
+    environment: str = "local",
 ) -> Plan:
     """``plan`` with each digest of a sensitive value it sends replaced by the value in
     ``specs`` (the manifests' documents by address), once that value's digest is the one
-    the plan holds; a value that is gone or differs refuses the plan."""
+    the plan holds; a value that is gone or differs refuses the plan, and so does a digest
+    made under another API key than ``sealer``'s (``environment``'s key now: rotated or
+    wrong), which no value can be checked against."""
     changes: list[PlannedChange] = []
     where_from = ", ".join(plan.manifests) or "."
     for change in plan.changes:
@@ -236,6 +244,17 @@ def restore_sensitive(
             )
         restored: dict[tuple[str | int, ...], JSON] = {}
         for where, digest in digested:
+            if digest_key_id(digest) != sealer.key_id(plan.lineage):
+                raise PlanFileError(
+                    f"{source}: the API key environment {environment!r} uses now is not the "
+                    f"one the plan was made with, so the value it holds only as a digest "
+                    f"({change.address} {_where_text(where)}) cannot be checked against the "
+                    "manifests",
+                    hint="if the key was rotated, make a new plan with the current key "
+                    f"(`customs-batch plan -out FILE --env {environment}`) and review it; "
+                    "otherwise the key is wrong: `customs-batch env check --env "
+                    f"{environment}` checks it with the service",
+                )
             value = value_at(spec, where)
             if value is None or sealer.digest(value, plan.lineage) != digest:
                 raise PlanFileError(

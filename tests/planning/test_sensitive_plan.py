@@ -109,6 +109,33 @@ def test_a_saved_plan_holds_a_digest_and_apply_restores_the_code(tmp_path: Path)
         restore_sensitive(saved, {}, SEALER, source=path)
 
 
+@pytest.mark.parametrize("code", [CODE, "other"])
+def test_a_saved_plan_applied_under_another_api_key_says_the_key_differs(
+    tmp_path: Path, code: str
+) -> None:
+    # A key rotated (or mistyped) since plan -out: the digest's key tells it from a changed
+    # code, which the manifests may or may not hold.
+    plan = plan_changes([_departure(CODE)], State(lineage="lin", serial=0, sealer=SEALER))
+    path = tmp_path / "p.plan"
+    write_plan(path, plan, environment="remote", sealer=SEALER, manifests=["manifests"])
+    saved = read_plan(path, environment="remote")
+    with pytest.raises(PlanFileError) as caught:
+        restore_sensitive(
+            saved,
+            {"DepartureDeclaration/dep-1": _spec(code)},
+            Sealer(lambda: "the key after its rotation"),
+            source=path,
+            environment="remote",
+        )
+    message = str(caught.value)
+    assert "the API key environment 'remote' uses now is not the one the plan was made" in message
+    assert "DepartureDeclaration/dep-1 DeclarationGuarantees[0].accessCode" in message
+    assert "manifests changed" not in message
+    assert caught.value.hint is not None
+    assert "`customs-batch env check --env remote`" in caught.value.hint
+    assert "`customs-batch plan -out FILE --env remote`" in caught.value.hint
+
+
 def test_without_the_api_key_a_recorded_code_is_taken_as_unchanged_and_counted() -> None:
     def no_key() -> str:
         raise RuntimeError("the key is not set")
