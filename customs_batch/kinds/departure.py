@@ -495,9 +495,11 @@ MODEL = KindModel(
     immutable="{fields} of a submitted departure declaration cannot change: customs holds "
     "the declaration as sent, and only its parties can be updated. Do not give the document "
     "a new name: that would submit a second declaration and declare the same goods twice. "
-    "Revert the change; if the declaration itself is wrong, have it cancelled or amended "
-    "with customs first, then `customs-batch state rm {address}` and submit the corrected "
-    "document",
+    "Revert the change. If the declaration itself is wrong, have customs cancel it: once "
+    "the service holds it as canceled, `customs-batch state rm --gone {address}` removes its "
+    "record and the next apply submits the corrected document as a new declaration (a plain "
+    "`state rm` keeps a tombstone that refuses it). A declaration customs amended stays this "
+    "one: keep the document as it was submitted",
     output_ids={"declarationId": OutputId(IdSort.TRANSIT_DEPARTURE)},
     # It owns every party field it writes (a party update of it may write the others).
     parties=Parties(),

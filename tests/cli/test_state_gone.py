@@ -4,6 +4,10 @@ may then send the same declaration again, so an object the service still holds i
 
 from __future__ import annotations
 
+import contextlib
+import json
+import shlex
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -92,3 +96,45 @@ def test_an_outcome_that_is_unknown_is_refused(
     assert f"`customs-batch state forget {DEPARTURE}`" in err
     assert (f"`customs-batch state restore {DEPARTURE}`" in err) is tombstone
     assert DEPARTURE in _state(project).read().resources
+
+
+def test_the_recipe_the_refusal_of_an_edited_departure_gives_submits_the_corrected_one(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The user edits a submitted departure; plan refuses it and says what to do when the
+    # declaration itself is wrong. Followed as written once customs cancelled it, the
+    # corrected document is submitted as a new declaration.
+    _applied(project, capsys, DEPARTURE)
+    first = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    departures = project / "manifests" / "departures.yaml"
+    text = departures.read_text(encoding="utf-8")
+    assert text.count("totalWeight: 137.5") == 1
+    departures.write_text(text.replace("totalWeight: 137.5", "totalWeight: 140"), "utf-8")
+
+    code, out, err = run(capsys, "plan", "--target", DEPARTURE)
+    recipe = f"`customs-batch state rm --gone {DEPARTURE}`"
+    assert recipe in " ".join((out + err).split()), out + err
+    # While customs holds it, the recipe refuses, and nothing is sent again.
+    code, out, err = run(capsys, "state", "rm", "--gone", DEPARTURE)
+    assert code == 3 and "still exists at the service" in err
+
+    # Customs cancels the declaration (outside the API): the emulator's record says so.
+    database = sqlite3.connect(project / ".customs-batch" / "local" / "sandbox.sqlite3")
+    with contextlib.closing(database):
+        (body,) = database.execute(
+            "SELECT body FROM records WHERE tbl = 'transitDeclarations' AND id = ?",
+            (str(first),),
+        ).fetchone()
+        database.execute(
+            "UPDATE records SET body = ? WHERE tbl = 'transitDeclarations' AND id = ?",
+            (json.dumps({**json.loads(body), "status": "canceled"}), str(first)),
+        )
+        database.commit()
+
+    code, out, err = run(capsys, *shlex.split(recipe.strip("`"))[1:])
+    assert code == 0, out + err
+    _applied(project, capsys, DEPARTURE)
+    record = _state(project).read().resources[DEPARTURE]
+    assert record.status is RecordStatus.APPLIED
+    assert record.outputs["declarationId"] != first
+    assert record.spec["totalWeight"] == 140
