@@ -4,10 +4,12 @@ and options that exist, with formats the commands offer."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import tomllib
 from collections.abc import Iterator
 from functools import cache
@@ -512,3 +514,66 @@ def test_the_action_passes_each_path_as_one_argument(
     assert done.returncode == 0, done.stdout + done.stderr
     arguments = record.read_text().splitlines()
     assert arguments == ["validate", *passed, "--format", "github"]
+
+
+def test_the_tutorial_says_its_apply_output_is_what_a_pipe_gets_and_a_terminal_does_not(
+    tmp_path: Path,
+) -> None:
+    """The tutorial's apply output (one `done` line per operation, with the IDs, and an
+    `Apply:` line) is what apply prints when its output is not a terminal; on a terminal it
+    shows a progress bar and a table instead. The page must say which, and how to get it."""
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    section = text.split("## 6. Apply", 1)[1].split("```", 1)[0]
+    assert "Where its output is not a terminal" in " ".join(section.split())
+    assert "`customs-batch apply first.plan --env sandbox --wait | cat`" in section
+    assert "\ndone     DepartureDeclaration/my-departure  declarationId=7003" in text
+
+    project = tmp_path / "p"
+    command = [sys.executable, "-m", "customs_batch"]
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, "COLUMNS": "120"}
+    subprocess.run([*command, "init", str(project)], env=env, check=True, capture_output=True)
+
+    def apply(*, terminal: bool) -> str:
+        shutil.rmtree(project / ".customs-batch", ignore_errors=True)  # a first apply
+        plan = [*command, "plan", "-out", "first.plan"]
+        subprocess.run(plan, cwd=project, env=env, check=True, capture_output=True)
+        master, slave = os.openpty()  # stdin a terminal in both; stdout as asked
+        chunks: list[bytes] = []
+
+        def read() -> None:
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the terminal's other end closed
+                    return
+                if not chunk:
+                    return
+                chunks.append(chunk)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            done = subprocess.run(
+                [*command, "apply", "first.plan"],
+                cwd=project,
+                stdin=slave,
+                stdout=slave if terminal else subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                timeout=120,
+                check=False,
+            )
+        finally:
+            os.close(slave)
+            reader.join()
+            os.close(master)
+        assert done.returncode == 0
+        return b"".join(chunks).decode() if terminal else done.stdout.decode()
+
+    piped = apply(terminal=False)
+    assert re.search(r"^done     DepartureDeclaration/my-departure  declarationId=\d+", piped, re.M)
+    assert re.search(r"^Apply: 6 succeeded, 0 failed", piped, re.M)
+    shown = apply(terminal=True)
+    assert "succeeded" in shown
+    assert "done     DepartureDeclaration" not in shown and "Apply: 6 succeeded" not in shown
