@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import shlex
+from contextvars import ContextVar
 from pathlib import Path
 
 import click
@@ -48,3 +50,51 @@ def _text(value: object) -> str:
     if isinstance(value, Path):
         return value.as_posix()
     return str(value)
+
+
+_TYPED_ENV: ContextVar[str | None] = ContextVar("customs_batch_typed_env", default=None)
+"""The environment ``--env`` named on the current command line (None: not given)."""
+
+_COMMAND = re.compile(r"`(customs-batch [^`\n]*)`")
+
+
+def remember_env(
+    _context: click.Context, _parameter: click.Parameter, value: str | None
+) -> str | None:
+    """``--env``'s callback: keeps the name, for the commands the run prints to go on."""
+    _TYPED_ENV.set(value)
+    return value
+
+
+def forget_env() -> None:
+    """Start a command line with no ``--env`` remembered (tests run many in one process)."""
+    _TYPED_ENV.set(None)
+
+
+def with_env(text: str) -> str:
+    """``text`` with ``--env NAME`` added to every command it quotes (`` `customs-batch …` ``)
+    that takes the option and does not give it, when this command line gave ``--env NAME``:
+    printed to go on, such a command must act on the same environment, not the default."""
+    name = _TYPED_ENV.get()
+    if not name or "`customs-batch " not in text:
+        return text
+    return _COMMAND.sub(lambda found: f"`{_with_env(found.group(1), name)}`", text)
+
+
+def _with_env(command: str, name: str) -> str:
+    from customs_batch.cli.main import main  # (main imports the commands, which import this)
+
+    words = command.split()
+    if any(word == "--env" or word.startswith("--env=") for word in words):
+        return command
+    chosen: click.Command = main
+    for word in words[1:]:
+        if not isinstance(chosen, click.Group):
+            break
+        found = chosen.get_command(click.Context(chosen), word)
+        if found is None:
+            break
+        chosen = found
+    if isinstance(chosen, click.Group) or not any(p.name == "env_name" for p in chosen.params):
+        return command
+    return f"{command} --env {shlex.quote(name)}"

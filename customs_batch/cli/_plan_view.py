@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from customs_batch.cli._command_line import with_env
 from customs_batch.client import RateLimit
 from customs_batch.planning import Plan
 from customs_batch.reports import PlanView, duration, rate_per_second, render_plan
@@ -16,4 +17,4 @@ def show_plan(plan: Plan, *, environment: str, limit: RateLimit, verbose: bool =
     ``verbose``), the reasons, the values known only after apply, then the summary."""
     view = PlanView(plan, environment, limit, show_unchanged=verbose, colour=True)
     # click.echo drops the colours when stdout is not a terminal.
-    click.echo(render_plan("text", view), nl=False)
+    click.echo(with_env(render_plan("text", view)), nl=False)

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import append_step_summary
 from customs_batch.cli._plan_view import duration, rate_per_second, show_plan
 from customs_batch.commands.apply import ApplyProgress, ApplyResult, ApplyStatus
@@ -92,7 +93,7 @@ class LineEvents:
         extra = printable(outcome.detail)
         if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.WAITING):
             extra = f"{_outputs(outcome)}  {extra}".strip()
-        click.echo(f"{line}  {extra}".rstrip())
+        click.echo(with_env(f"{line}  {extra}".rstrip()))
 
     def close(self) -> None:
         pass
@@ -246,7 +247,7 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
     for outcome in report.outcomes:
         if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.WAITING):
             detail = printable(outcome.detail)
-            click.echo(f"  {outcome.status.value} {outcome.address}: {detail}", err=True)
+            click.echo(with_env(f"  {outcome.status.value} {outcome.address}: {detail}"), err=True)
 
 
 class TextPresenter:
@@ -280,7 +281,7 @@ class TextPresenter:
         return LineEvents()
 
     def notice(self, text: str) -> None:
-        click.echo(text, err=True)
+        click.echo(with_env(text), err=True)
 
     def finished(self, result: ApplyResult) -> None:
         """The end: "Nothing to apply.", or the summary, the step summary and what to do."""
@@ -290,7 +291,7 @@ class TextPresenter:
             show_summary(result.report, terminal=self.interactive)
         _step_summary(result)
         if result.message:
-            click.echo(result.message, err=True)
+            click.echo(with_env(result.message), err=True)
 
 
 class JsonPresenter:
@@ -313,7 +314,7 @@ class JsonPresenter:
         return self.events
 
     def notice(self, text: str) -> None:
-        click.echo(text, err=True)
+        click.echo(with_env(text), err=True)
 
     def finished(self, result: ApplyResult) -> None:
         """The summary event (every run ends with one, also one that sent nothing), then
@@ -332,7 +333,7 @@ class JsonPresenter:
             )
         _step_summary(result)
         if result.message:
-            click.echo(result.message, err=True)
+            click.echo(with_env(result.message), err=True)
 
 
 def _step_summary(result: ApplyResult) -> None:

@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
+from customs_batch.cli._command_line import remember_env
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -18,6 +20,7 @@ def env_option(function: F) -> F:
         "--env",
         "env_name",
         metavar="NAME",
+        callback=remember_env,
         help="Environment from customs-batch.yaml [default: $CUSTOMS_BATCH_ENV, then "
         "default_environment, then local].",
     )(function)

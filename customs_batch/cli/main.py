@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from customs_batch import __version__
+from customs_batch.cli._command_line import forget_env, with_env
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.escaping import printable_lines
 from customs_batch.userfiles import forget_files_read
@@ -130,6 +131,7 @@ def run(argv: list[str] | None = None) -> None:
 def invoke(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` and return the exit code instead of exiting."""
     forget_files_read()  # what an output may not replace is what this command reads
+    forget_env()
     try:
         result = main.main(args=argv, prog_name="customs-batch", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -147,7 +149,7 @@ def invoke(argv: list[str] | None = None) -> int:
         details = exc.details()
         if details:
             click.echo(details, err=True, nl=not details.endswith("\n"))
-        click.echo(f"error: {printable_lines(str(exc))}", err=True)
+        click.echo(f"error: {printable_lines(with_env(str(exc)))}", err=True)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._cache import no_cache_option
+from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import (
     append_step_summary,
     format_option,
@@ -147,7 +148,7 @@ def plan(
     if output is None:
         # click.echo drops the text format's colours when stdout is not a terminal.
         for piece in render_plan_pieces(format_name, replace(view, colour=True)):
-            click.echo(piece, nl=False)
+            click.echo(with_env(piece) if format_name == "text" else piece, nl=False)
     else:
         write_output(output, render_plan_pieces(format_name, view), what="plan")
         click.echo(summary_text(result.plan, environment.rate_limit), err=True)

@@ -1,0 +1,82 @@
+"""The commands the tool prints to go on (in errors, hints, plan reasons, notices) name the
+environment ``--env`` gave, so that they act where the run did, not on the default."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from customs_batch.cli._command_line import forget_env, remember_env, with_env
+from tests.cli.conftest import run
+
+# The default is a service nobody reaches: only --env local works without one.
+SETTINGS = (
+    "default_environment: remote\n"
+    "environments:\n  remote:\n    base_url: http://127.0.0.1:9\n    api_key_env: RKEY\n"
+)
+
+
+@pytest.fixture
+def elsewhere(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (project / "customs-batch.yaml").write_text(SETTINGS, encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("RKEY", "sandbox-key")
+    return project
+
+
+def _commands(text: str) -> list[list[str]]:
+    return [
+        shlex.split(part) for part in text.split("`")[1::2] if part.startswith("customs-batch ")
+    ]
+
+
+def test_a_hint_names_the_environment_and_runs_as_printed(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "state", "rm", "--env", "local", "Movement/nope")
+    assert code == 3
+    (printed,) = _commands(err)
+    assert printed == ["customs-batch", "state", "list", "--env", "local"]
+    code, _, err = run(capsys, *printed[1:])
+    assert code == 0, err
+
+
+def test_a_refusal_in_the_plan_names_the_environment(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = "Movement/mov-a1-arrival"
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "--target", address)
+    assert code == 0, out + err
+    movements = elsewhere / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    movements.write_text(text.replace("quantity: 10", "quantity: 7", 1), encoding="utf-8")
+    assert movements.read_text(encoding="utf-8") != text
+    code, out, err = run(capsys, "plan", "--env", "local", "--target", address)
+    assert code == 1, out + err
+    printed = _commands(" ".join(out.split()))
+    assert printed, out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
+    # Run as printed, it acts on the environment of the run (the default's state has none).
+    forget = next(command for command in printed if command[1:3] == ["state", "rm"])
+    code, out, err = run(capsys, *forget[1:])
+    assert code == 0, out + err
+
+
+def test_only_commands_that_take_the_option_get_it() -> None:
+    remember_env(None, None, "staging")  # type: ignore[arg-type]
+    try:
+        text = (
+            "`customs-batch state rm X`, `customs-batch validate`, `customs-batch plan --env "
+            "prod`, `customs-batch sandbox serve`, `customs-batch nothing`"
+        )
+        assert with_env(text) == (
+            "`customs-batch state rm X --env staging`, `customs-batch validate`, "
+            "`customs-batch plan --env prod`, `customs-batch sandbox serve`, "
+            "`customs-batch nothing`"
+        )
+    finally:
+        forget_env()
+    assert with_env("`customs-batch state rm X`") == "`customs-batch state rm X`"
