@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from contextvars import ContextVar
@@ -82,19 +83,28 @@ def with_env(text: str) -> str:
 
 
 def _with_env(command: str, name: str) -> str:
-    from customs_batch.cli.main import main  # (main imports the commands, which import this)
-
     words = command.split()
     if any(word == "--env" or word.startswith("--env=") for word in words):
         return command
+    # Subcommands are at most two deep (`state rm`): a plan of many refusals asks once.
+    if not _takes_env(tuple(words[1:3])):
+        return command
+    return f"{command} --env {shlex.quote(name)}"
+
+
+@functools.cache
+def _takes_env(words: tuple[str, ...]) -> bool:
+    """Whether the command that ``words`` start (``("state", "rm")``) takes ``--env``."""
+    from customs_batch.cli.main import main  # (main imports the commands, which import this)
+
     chosen: click.Command = main
-    for word in words[1:]:
+    for word in words:
         if not isinstance(chosen, click.Group):
             break
         found = chosen.get_command(click.Context(chosen), word)
         if found is None:
             break
         chosen = found
-    if isinstance(chosen, click.Group) or not any(p.name == "env_name" for p in chosen.params):
-        return command
-    return f"{command} --env {shlex.quote(name)}"
+    if isinstance(chosen, click.Group):
+        return False
+    return any(parameter.name == "env_name" for parameter in chosen.params)
