@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -138,7 +139,7 @@ def read_plan(path: Path, *, environment: str) -> Plan:
         raise PlanFileError(
             f"{path}: the plan was made for environment {body.get('environment')!r}, "
             f"not {environment!r}",
-            hint="apply it with the --env it was made for",
+            hint=_made_for_hint(path, body.get("environment")),
         )
     try:
         changes = tuple(_change_from_json(item) for item in body["changes"])
@@ -266,6 +267,15 @@ def restore_sensitive(
             restored[where] = value
         changes.append(replace(change, spec=replaced(change.spec, restored)))
     return replace(plan, changes=tuple(changes))
+
+
+def _made_for_hint(path: Path, made_for: object) -> str:
+    """How to apply a plan made for another environment: with its --env, spelled out when
+    the plan names one a shell can be given."""
+    if not isinstance(made_for, str) or not made_for:
+        return "apply it with the --env it was made for"
+    command = shlex.join(["customs-batch", "apply", str(path), "--env", made_for])
+    return f"apply it with the --env it was made for: `{command}`"
 
 
 def _where_text(where: tuple[str | int, ...]) -> str:

@@ -71,8 +71,11 @@ def test_the_digest_is_the_one_plans_saved_earlier_carry() -> None:
 def test_a_plan_for_another_environment_or_a_moved_state_is_refused(tmp_path: Path) -> None:
     plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
     write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
-    with pytest.raises(PlanFileError, match="made for environment 'local'"):
+    with pytest.raises(PlanFileError, match="made for environment 'local'") as caught:
         read_plan(tmp_path / "p.json", environment="sandbox")
+    # The way on, spelled out to run as printed.
+    assert caught.value.hint is not None
+    assert f"`customs-batch apply {tmp_path / 'p.json'} --env local`" in caught.value.hint
     check_current(plan, State(lineage="lin", serial=2), source=tmp_path / "p.json")
     with pytest.raises(PlanFileError, match="stale"):
         check_current(plan, State(lineage="lin", serial=3), source=tmp_path / "p.json")
