@@ -320,3 +320,27 @@ def test_a_column_declared_text_keeps_points_every_three_digits_as_written() -> 
     result = load_file(write(Path("g.yaml"), manifest))
     assert [f for f in result.findings if f.severity.value == "error"] == []
     assert result.documents[0].spec["name"] == "Version 1.250"
+
+
+@pytest.mark.parametrize("count", [2, 4000], ids=["in the first bytes", "far into the file"])
+def test_a_utf8_file_with_a_line_in_another_encoding_is_refused_at_that_line(count: int) -> None:
+    # Reported: UTF-8 rows and one Windows-1252 byte made the whole file Windows-1252, and
+    # every other row's "Müller" became "MÃ¼ller" without a word.
+    text = "Shipment,HAWB,Action,Packages,Gross weight,Party\n"
+    rows = "".join(f"shp_7Hk2Lm,hawb_ü{n},ISL,{n},1.5,rpty_p1\n" for n in range(count))
+    data = (text + rows).encode("utf-8") + b"shp_7Hk2Lm,hawb_caf\xe9,ISL,1,1.5,rpty_p1\n"
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(data)
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "sheet.unreadable")
+    at = len(data) - len(b"\xe9,ISL,1,1.5,rpty_p1\n")
+    assert finding.message == (
+        f"data/m.csv, line {count + 2:,}: the byte e9 is not valid utf-8 (byte {at:,} of the file)"
+    )
+    assert "UTF-8 elsewhere" in finding.hint and "encoding: cp1252" in finding.hint
+    assert result.documents == []
+    # Said to be Windows-1252, the file is read as such: the user's word is taken.
+    stated = load_file(
+        write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", ", encoding: cp1252"))
+    )
+    assert not [f for f in stated.findings if f.rule == "sheet.unreadable"]

@@ -15,6 +15,7 @@ import io
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import IO
 
 from customs_batch.findings import column_letter
@@ -95,11 +96,28 @@ def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -
         with io.TextIOWrapper(raw, encoding=encoding, newline="") as text:
             yield from _rows(text, source, file, encoding)
     except UnicodeDecodeError as exc:
-        raise SheetError(
-            f"{file} is not valid {encoding} ({exc.reason} at byte {exc.start})",
-            file=file,
-            hint="say the file's encoding in forEach, e.g. `encoding: cp1252`",
-        ) from exc
+        where = _first_undecodable(source.path, encoding)
+        if where is None:
+            message = f"{file} is not valid {encoding} ({exc.reason})"
+        else:
+            at, line, found = where
+            what = (
+                f"the byte {found.hex()} is"
+                if len(found) == 1
+                else f"the bytes {found.hex(' ')} are"
+            )
+            message = (
+                f"{file}, line {line:,}: {what} not valid {encoding} (byte {at:,} of the file)"
+            )
+        hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+        if encoding.startswith("utf-8") and source.encoding is None:
+            hint = (
+                "the file is UTF-8 elsewhere: that line was written in another encoding (a "
+                "row pasted from an older export?). Save the file again as UTF-8 with that "
+                "line corrected, or, if the whole file is in another encoding, say it in "
+                "forEach, e.g. `encoding: cp1252`"
+            )
+        raise SheetError(message, file=file, hint=hint) from exc
     except UnicodeError as exc:  # a codec's own error (punycode, a BOM missing), no position
         hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
         if "BOM" in str(exc):
@@ -120,8 +138,41 @@ def detect_encoding(sample: bytes) -> str:
     try:
         codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
     except UnicodeDecodeError:
-        return "cp1252"
+        # UTF-8 text with a line of another encoding pasted in: read as Windows-1252, every
+        # other line's accents would become two characters each (Müller -> MÃ¼ller), with
+        # no word said. Read as UTF-8, the file is refused at that line instead.
+        return "utf-8" if _UTF8_SEQUENCE.search(sample) else "cp1252"
     return "utf-8"
+
+
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+)
+"""A character of more than one byte in UTF-8 (Windows-1252 text rarely holds one: an
+accented capital followed by one or two symbols)."""
+
+
+def _first_undecodable(path: Path, encoding: str) -> tuple[int, int, bytes] | None:
+    """Where the file first stops being ``encoding``: the byte offset, the line (1-based)
+    and the bytes there; None when it decodes, or cannot be read again."""
+    try:
+        with path.open("rb") as raw:
+            decoder = codecs.getincrementaldecoder(encoding)()
+            done = lines = 0
+            while chunk := raw.read(SAMPLE_BYTES):
+                try:
+                    decoder.decode(chunk, final=False)
+                except UnicodeDecodeError as exc:
+                    # The decoder held back the start of a character cut by the last chunk.
+                    held = len(exc.object) - len(chunk)
+                    at = done - held + exc.start
+                    before = exc.object[: exc.start]
+                    return at, lines + before.count(b"\n") + 1, exc.object[exc.start : exc.end]
+                lines += chunk.count(b"\n")
+                done += len(chunk)
+    except (OSError, LookupError):
+        return None
+    return None
 
 
 def detect_delimiter(header_line: str) -> str:
