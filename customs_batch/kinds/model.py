@@ -413,6 +413,12 @@ class KindModel:
     """The spec fields its ``lane`` is made of: a document with a reference in one has no
     lane ``validate`` can know (``project.movement-order``)."""
 
+    lane_left_out: str | None = None
+    """What a document of the kind is when a spreadsheet row leaves out a field of its lane
+    that other rows of the sheet give (a movement without its HAWB is the shipment's, of
+    its master AWB): a warning of validate (``project.lane-left-out``) says so, since an
+    empty cell leaves its field out."""
+
     ends_lanes: LaneEnd | None = None
     """The lanes of another kind its documents end (a HAWB deactivation: the movements of
     that HAWB), so that both in one batch is a warning."""

@@ -186,5 +186,7 @@ MODEL = KindModel(
     "correcting movement as a new document, remove this one from the manifests and "
     "`customs-batch state rm {address}` to stop tracking it (it stays at the service)",
     lane_fields=("shipmentId", "hawbId"),
+    lane_left_out="without a hawbId a movement is about the whole shipment (its master AWB), "
+    "not about a HAWB",
     duplicate_meant="if both movements are meant, ignore this warning",
 )

@@ -38,6 +38,10 @@ _DECLARING: dict[Kind, Callable[[Any], tuple[str, ...]]] = {
 }
 """The kinds whose plan refuses two documents of one identity (``Identities``: sending
 both would declare the same thing twice), with the identity of a spec."""
+_LEFT_OUT: dict[Kind, tuple[tuple[str, ...], str]] = {
+    k: (m.lane_fields, m.lane_left_out) for k, m in KINDS.items() if m.lane_left_out
+}
+"""The lane fields of a kind, and what a document is without one of them."""
 _ENDS: dict[Kind, LaneEnd] = {k: m.ends_lanes for k, m in KINDS.items() if m.ends_lanes}
 _ENDED: dict[Kind, tuple[tuple[str, ...], ...]] = {
     of: tuple(dict.fromkeys(end.fields for end in _ENDS.values() if end.of is of))
@@ -67,6 +71,7 @@ def check_project(documents: Sequence[Document], broken: Collection[Address] = (
     findings.extend(_duplicate_unique_fields(documents))
     findings.extend(_duplicate_requests(documents))
     findings.extend(_same_declarations(documents))
+    findings.extend(_lanes_left_out(documents))
     findings.extend(_ended_lanes(documents))
     findings.extend(check_owners(documents))
     findings.extend(check_order(documents))
@@ -260,6 +265,8 @@ def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) 
             # A lane is made of the spec alone: two documents sending the same request are
             # in the same lane, and already share its key.
             add(_request_key(document))
+        if kind in _LEFT_OUT and document.source.sheet is not None:
+            add(_sheet_key(document))
         declared = declared_identity(document)
         if declared is not None:
             add("\1".join(("d", kind._value_, *declared)))
@@ -510,6 +517,48 @@ def _duplicate_requests(documents: Sequence[Document]) -> list[Finding]:
             earlier = seen.setdefault((document.kind, _exact(document.spec)), document)
             if earlier is not document and earlier.address != document.address:
                 findings.append(_duplicate_request(document, earlier))
+    return findings
+
+
+def _sheet_key(document: Document) -> str:
+    """What the rows of one sheet of one kind share (two manifests may read one sheet)."""
+    source = document.source
+    return f"s\0{document.kind._value_}\0{source.file}\0{source.sheet}"
+
+
+def _lanes_left_out(documents: Sequence[Document]) -> list[Finding]:
+    """Rows of a sheet that leave out a lane field the sheet's other rows give (an empty
+    cell leaves its field out): each is a warning saying what such a document is."""
+    given: dict[tuple[str, str], int] = {}
+    missing: list[tuple[Document, str]] = []
+    for document in documents:
+        left_out = _LEFT_OUT.get(document.kind)
+        if left_out is None or document.source.sheet is None:
+            continue
+        key = _sheet_key(document)
+        for field in left_out[0]:
+            if field in document.spec:
+                given[(key, field)] = given.get((key, field), 0) + 1
+            else:
+                missing.append((document, field))
+    findings = []
+    for document, field in missing:
+        others = given.get((_sheet_key(document), field), 0)
+        if not others:
+            continue
+        source = document.source
+        message = (
+            f"{document.address} (row {source.line}) gives no {field}, where {others} other "
+            f"row(s) of {source.file} give one: {_LEFT_OUT[document.kind][1]}"
+        )
+        hint = (
+            f"fill the row's {field} cell; if the row is meant so, say why in a suppression "
+            "(docs/validation.md, Suppressions)"
+        )
+        location = document.locate(("spec",))
+        findings.append(
+            _finding(document, "project.lane-left-out", location, message, hint, Severity.WARNING)
+        )
     return findings
 
 

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from customs_batch.findings import Severity
 from customs_batch.manifest import load_file
+from customs_batch.validation.batch import validate_paths
 from tests.manifest.helpers import movement_sheet_manifest, only, write
 
 HEADER = ["Shipment", "HAWB", "Action", "Packages", "Gross weight", "Party"]
@@ -344,3 +346,22 @@ def test_a_utf8_file_with_a_line_in_another_encoding_is_refused_at_that_line(cou
         write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", ", encoding: cp1252"))
     )
     assert not [f for f in stated.findings if f.rule == "sheet.unreadable"]
+
+
+def test_a_row_whose_hawb_cell_is_empty_where_other_rows_give_one_is_a_warning() -> None:
+    # Reported: a row whose HAWB cell was forgotten became a movement of the shipment's
+    # master AWB, and validate --strict said nothing.
+    rows = [ROWS[0], [ROWS[1][0], "", *ROWS[1][2:]], [*ROWS[1][:3], "5", *ROWS[1][4:]]]
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(",", rows).encode("utf-8"))
+    manifest = movement_sheet_manifest("data/m.csv").replace("{{ row.HAWB }}-", "")
+    write(Path("m.yaml"), manifest)
+    result = validate_paths(["m.yaml"])
+    [finding] = [f for f in result.findings if f.rule == "project.lane-left-out"]
+    assert finding.severity is Severity.WARNING and finding.location.row == 3
+    assert "gives no hawbId, where 2 other row(s) of data/m.csv give one" in finding.message
+    assert "master AWB" in finding.message
+    # A sheet whose rows are all of the master AWB says nothing.
+    bare = [[row[0], "", *row[2:]] for row in ROWS]
+    Path("data/m.csv").write_bytes(_csv(",", bare).encode("utf-8"))
+    assert not [f for f in validate_paths(["m.yaml"]).findings if f.rule == "project.lane-left-out"]
