@@ -440,3 +440,28 @@ def test_a_file_that_is_null_or_not_text_is_a_finding_at_the_key(written: str) -
     finding = only(load_file(write(Path("m.yaml"), manifest)), "envelope.for-each")
     assert finding.message == "forEach.file must be a non-empty text"
     assert finding.location.path == ("forEach", "file")
+
+
+def test_a_true_cell_in_a_text_field_is_the_text_the_sheet_shows_as_from_csv() -> None:
+    # Reported: TRUE typed in a free-text column is a boolean in the XLSX, refused there
+    # ("got boolean True"), while the same row from the CSV export gave the text TRUE.
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["Code", "Place"])
+    sheet.append(["A", True])
+    sheet.append(["B", False])
+    Path("data").mkdir()
+    book.save("data/g.xlsx")
+    manifest = (
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\nforEach: {file: data/g.xlsx}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\n'
+        'spec:\n  name: N\n  code: "{{ row.Code }}"\n  companyId: 1\n'
+        '  DeclarationTemplates: [{incotermLocation: "{{ row.Place }}"}]\n'
+    )
+    result = load_file(write(Path("g.yaml"), manifest))
+    assert result.findings == []
+    places = [d.spec["DeclarationTemplates"][0]["incotermLocation"] for d in result.documents]
+    assert places == ["TRUE", "FALSE"]

@@ -66,7 +66,9 @@ def convert(
         return value
     if isinstance(value, str):
         return _from_text(value, types, decimal_comma)
-    if types <= TEXT_TYPES and isinstance(value, int | float) and not isinstance(value, bool):
+    if types <= TEXT_TYPES and isinstance(value, bool):
+        return "TRUE" if value else "FALSE"  # as the sheet shows it, and its CSV export
+    if types <= TEXT_TYPES and isinstance(value, int | float):
         return str(value)
     return value
 
