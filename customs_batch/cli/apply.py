@@ -41,8 +41,8 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--wait",
     is_flag=True,
-    help="Poll submitted departures until they leave processing, and requested export "
-    "cancellations until customs decides.",
+    help="Poll submitted departures (and those an earlier run left processing) until they "
+    "leave processing, and requested export cancellations until customs decides.",
 )
 @click.option(
     "--wait-timeout",

@@ -24,6 +24,7 @@ from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
+from customs_batch.planning.diff import following_processing
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import (
     check_current,
@@ -79,7 +80,8 @@ class ApplyOptions:
 
     ``inputs.paths`` are manifests, or one saved plan (``plan -out``), which is applied
     exactly, without asking. ``parallelism`` defaults to the environment's; ``wait`` follows
-    submitted departures until they leave processing; ``lock_timeout`` is how long to wait
+    submitted departures until they leave processing, and those recorded processing by an
+    earlier run; ``lock_timeout`` is how long to wait
     for another run's lock, in seconds; ``time_budget`` stops starting operations that would
     not end inside it (counted from when it was made: waiting for the lock and planning are
     part of it). ``command`` is the command line that runs this apply again, which the
@@ -290,6 +292,9 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
             )
             if unchanged is not None:
                 unchanged.save()
+        if options.wait is not None:
+            # What earlier runs left processing is followed too, as after a submission.
+            plan = following_processing(plan, session.state)
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

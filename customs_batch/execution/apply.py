@@ -516,6 +516,15 @@ class _Run:
         refresh = model.refresh
         state = model.service_words(record)
         ident = model.identifier(record)
+        if (
+            read
+            and self.wait is not None
+            and model.wait is not None
+            and state in model.processing_states
+        ):
+            # Still being worked on (a departure a wait of an earlier run left processing):
+            # followed as after a submission, by the kind's wait.
+            return self._wait(change, record, model.wait)
         if read and refresh is not None:
             followed = follow_pending(
                 lambda: refresh(self.client, [record]).get(record.address),

@@ -615,6 +615,48 @@ _UNCHANGED = Decision(Action.NO_CHANGE, Operation.NONE)
 """The decision about most documents of a re-plan: one, not one each (frozen)."""
 
 
+_FOLLOWED_WHILE_PROCESSING: frozenset[Kind] = frozenset(
+    kind for kind, model in KINDS.items() if model.wait is not None and model.processing_states
+)
+"""The kinds whose objects ``apply --wait`` follows while the service still works on them
+(``KindModel.processing_states``, through the kind's ``wait``)."""
+
+
+def following_processing(plan: Plan, state: State) -> Plan:
+    """``plan`` as ``apply --wait`` runs it: each unchanged document whose object the
+    service is still working on, as recorded (a departure left ``processing`` by an apply
+    without --wait, by a --wait that timed out or was stopped), is followed until decided,
+    as its kind's ``wait`` follows it after a submission (``waiting``, one read at a time);
+    the rest as planned. Nothing is sent for it."""
+    if not any(
+        change.action is Action.NO_CHANGE and change.address.kind in _FOLLOWED_WHILE_PROCESSING
+        for change in plan.changes
+    ):
+        return plan
+    recorded = _reader(state.resources)
+    changes: list[PlannedChange] = []
+    for change in plan.changes:
+        record = (
+            recorded(str(change.address))
+            if change.action is Action.NO_CHANGE
+            and change.address.kind in _FOLLOWED_WHILE_PROCESSING
+            else None
+        )
+        if record is not None and record.status is RecordStatus.APPLIED:
+            model = model_of(change.address.kind)
+            service_state = model.service_words(record)
+            if service_state in model.processing_states:
+                change = replace(
+                    change,
+                    action=Action.WAITING,
+                    operation=Operation.FOLLOW,
+                    reason=f"{model.identifier(record)} is {service_state} at the service: "
+                    "customs has not decided yet; --wait follows it until it is decided, sending nothing",
+                )
+        changes.append(change)
+    return replace(plan, changes=tuple(changes))
+
+
 def _decide_change(
     model: KindModel,
     address: Address,

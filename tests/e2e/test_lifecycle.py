@@ -242,6 +242,43 @@ def test_ctrl_c_while_waiting_leaves_the_departure_submitted_not_failed(
     assert sandbox.requests("POST", "/declarations/transit") == 1
 
 
+def test_a_later_apply_wait_follows_the_departures_left_processing(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """README: a departure a wait left processing is recorded so, and a later `apply
+    --wait` follows it: it reads each until customs decides, records it, and fails the run
+    for one customs found invalid, showing the errors; nothing is sent again."""
+    sandbox.start(processing_seconds=2)  # on the manual clock: processing until it is moved
+    project = Project(tmp_path / "project", sandbox)
+    project.write("manifests/departures.yaml", batches.departures(2))
+    project.edit("manifests/departures.yaml", "E2E-0002", "INVALID-0002")
+    first = project.run("apply", "--auto-approve", "--wait", "--wait-timeout", "0")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert first.stdout.count("still processing after 0 s") == 2, first.stdout
+    ready, invalid = "DepartureDeclaration/dep-e2e-01", "DepartureDeclaration/dep-e2e-02"
+    assert {project.state()[a]["remoteStatus"] for a in (ready, invalid)} == {"processing"}
+    assert project.run("plan", "--detailed-exitcode").returncode == 0  # nothing to send
+
+    sandbox.advance_clock(2)  # customs decides: one ready, one invalid
+    later = project.run("apply", "--auto-approve", "--wait")
+    assert later.returncode == 1, later.stdout + later.stderr
+    assert "Nothing to apply" not in later.stdout, later.stdout
+    assert f"* waiting        {ready}" in later.stdout, later.stdout
+    assert "2 waiting at the service" in later.stdout, later.stdout
+    assert f"done     {ready}" in later.stdout and "is ready" in later.stdout, later.stdout
+    assert f"FAILED   {invalid}" in later.stdout, later.stdout
+    assert "is invalid: " in later.stdout and "SANDBOX_INVALID_REFERENCE" in later.stdout
+    assert project.state()[ready]["remoteStatus"] == "ready"
+    assert project.state()[invalid]["remoteStatus"] == "invalid"
+    assert f"{invalid}" in project.run("status").stdout
+    assert sandbox.requests("POST", "/declarations/transit") == 2  # nothing sent again
+
+    again = project.run("apply", "--auto-approve", "--wait")  # decided: nothing to follow
+    assert again.returncode == 1, again.stdout + again.stderr  # the invalid one is rejected
+    assert "waiting" not in again.stdout, again.stdout
+    assert "rejected" in again.stdout, again.stdout
+
+
 @pytest.mark.parametrize("by_number", [False, True])
 def test_status_follows_a_departure_a_party_update_sent_back_to_processing(
     tmp_path: Path, sandbox: Sandbox, by_number: bool
