@@ -24,7 +24,7 @@ from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
-from customs_batch.planning.diff import following_processing
+from customs_batch.planning.diff import following_processing, in_flight_ended
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import (
     check_current,
@@ -268,7 +268,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
         backend.refuse_a_state_behind_its_history(session.state)
         if saved is not None and plan_path is not None:
             check_current(saved, session.state, source=plan_path, state_at=backend.location)
-            plan = saved
+            # Holding the lock, this run knows that what the plan saw in flight is not.
+            plan = in_flight_ended(saved, session.state)
         else:
             # A departure whose submission was lost is searched for at the service first:
             # one that never arrived is planned again as a creation.

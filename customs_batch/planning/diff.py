@@ -292,6 +292,51 @@ _WHY_HELD = {
 """Of each action that holds what depends on it (``Action.holds_dependents``), why."""
 
 
+def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Plan:
+    """A saved ``plan`` as the run holding the state's lock applies it: a request it
+    planned as *in flight* (sent by the run that held the lock then, its answer not yet
+    recorded) is one whose run has ended without recording it, or this run could not hold
+    the lock. Its outcome is unknown: each is held for a decision (the plan was not made
+    to send it again), with what its kind does about it in a new plan, and what depends on
+    it is refused, as a plan made now would hold it."""
+    if not any(_planned_in_flight(change) for change in plan.changes):
+        return plan
+    when = now or datetime.now(UTC)
+    changes = list(plan.changes)
+    for at, change in enumerate(changes):
+        record = state.resources.get(str(change.address)) if _planned_in_flight(change) else None
+        if record is None or not record.status.outcome_unknown:
+            continue
+        model = model_of(change.address.kind)
+        decided = model.after_unknown(UnknownOutcome(change.address, record, change.changed, when))
+        ended = (
+            "the run that sent its last request ended without recording the answer, so "
+            "the outcome is unknown (the plan was made while that request was in flight)"
+        )
+        if decided.action is Action.NEEDS_DECISION:
+            reason = f"{ended}: {decided.reason}"
+        else:
+            reason = (
+                f"{ended}; this plan does not send it again: make a new plan "
+                f"(`customs-batch plan -out FILE`), in which {decided.reason}"
+            )
+        changes[at] = replace(
+            change,
+            action=Action.NEEDS_DECISION,
+            operation=Operation.NONE,
+            reason=reason,
+            idempotency_key=None,
+        )
+    _hold_what_waits_for_a_held_object(changes)
+    return replace(plan, changes=tuple(changes))
+
+
+def _planned_in_flight(change: PlannedChange) -> bool:
+    """Planned as waiting for the run that held the lock (``plan_changes``'s
+    ``in_flight``): waiting, with nothing to read."""
+    return change.action is Action.WAITING and change.operation is Operation.NONE
+
+
 def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
     """Refuse, in place, each change that would send something and depends, directly or
     through others held so, on an object apply does not touch in this run (rejected by

@@ -84,3 +84,46 @@ def test_a_plan_made_while_an_apply_runs_is_stale_once_that_apply_ends(
     assert "customs-batch plan -out FILE" in done.stderr
     assert len(sandbox.movements()) == 3, "the saved plan sent movements a second time"
     assert not batches.duplicates(sandbox.movements())
+
+
+PARTY_UPDATE = (
+    "apiVersion: customs-batch/v1\nkind: TransitPartyUpdate\n"
+    "metadata: {name: consignee-eori}\n"
+    "spec: {declarationId: '${ref:DepartureDeclaration/dep-e2e-01.declarationId}', "
+    "variant: departure, Consignee: {eoriNo: DE123456789012345}}\n"
+)
+
+
+def test_a_plan_saved_while_a_request_was_in_flight_applied_after_its_run_died(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """The plan saw a departure in flight for the run holding the lock; that run was then
+    killed. Applied, the plan says what is true now: the outcome is unknown and needs a
+    decision (not "in flight", not "waiting"), and the party update naming the departure is
+    skipped for that reason, not failed for an unknown value."""
+    sandbox.start()
+    project = Project(tmp_path / "project", sandbox, parallelism=1)
+    project.write("manifests/departures.yaml", batches.departures(1))
+    project.write("manifests/party.yaml", PARTY_UPDATE)
+    sandbox.close_gate()
+    holder = project.start("apply", "--auto-approve")
+    assert holder.wait_for_line(lambda line: line.startswith("Applying "))
+    sandbox.wait_until_held(1)  # the submission is in flight
+    saved = project.run("plan", "-out", "during.plan")
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    assert "in flight: sent by the run that holds the state's lock" in saved.stdout
+    holder.kill()
+    sandbox.open_gate()
+
+    done = project.run("apply", "during.plan")
+    assert done.returncode == 1, done.stdout + done.stderr
+    departure, update = "DepartureDeclaration/dep-e2e-01", "TransitPartyUpdate/consignee-eori"
+    assert f"? needs decision {departure}" in done.stdout, done.stdout
+    assert "the outcome is unknown" in done.stdout, done.stdout
+    assert "which has not recorded the answer yet" not in done.stdout, done.stdout
+    assert "waiting at the service" not in done.stdout, done.stdout
+    assert "FAILED" not in done.stdout, done.stdout
+    assert f"skipped  {update}  it depends on {departure}" in done.stdout, done.stdout
+    assert "needs a decision first" in done.stdout, done.stdout
+    assert sandbox.requests("PATCH", "parties") == 0
+    assert project.state()[departure]["status"] in ("pending", "unknown")
