@@ -95,7 +95,7 @@ def plan(
     with the way out), rejected (invalid or in error at the service; a cancellation customs
     refused), waiting (a cancellation customs has not decided yet: apply reads where it
     stands), orphaned (recorded, gone from the manifests) or needs a decision (an earlier
-    outcome is unknown). Exits 1 while anything is refused, rejected or needs a decision.
+    outcome is unknown, or refresh found the object no longer at the service). Exits 1 while anything is refused, rejected or needs a decision.
     When the environment's large-change guard would stop apply (creates more than half the
     records of a state of at least 50, by default), a "Large change:" line says so.
 

@@ -141,9 +141,9 @@ def _lines(result: StatusResult) -> list[str]:
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 1 while anything is rejected at the service or needs a decision, 2 when "
-    "something changed at the service or a lost submission was taken back (the next apply "
-    "submits it), 0 when nothing did.",
+    help="Exit 1 while anything is rejected at the service, no longer found there or needs "
+    "a decision, 2 when something changed at the service or a lost submission was taken "
+    "back (the next apply submits it), 0 when nothing did.",
 )
 def refresh(
     env_name: str | None,
@@ -161,7 +161,10 @@ def refresh(
     Movements cannot be read back one by one: the API has no endpoint for it. A departure
     whose submission's outcome is unknown is looked for among the transit declarations
     created since: when none could be it, its record is dropped and the next plan submits
-    it again; otherwise the ones that could be it are listed for `state adopt`.
+    it again; otherwise the ones that could be it are listed for `state adopt`. An object
+    the service no longer holds is not changed in the state: the record notes when it was
+    not found (status and plan say so) until you confirm it gone with `customs-batch
+    state rm --gone ADDRESS` (the next apply then sends it again) or a refresh finds it.
 
     \b
     Example:
@@ -172,15 +175,19 @@ def refresh(
     result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
     for lost in result.lost:
         click.echo(lost)
-    for drift in result.drifts:
+    for drift in result.changes:
         click.echo(f"{drift.address}: {drift.message}")
-    blocking = result.status.blocking
+    for drift in result.missing:
+        click.echo(f"{drift.address}: {drift.message}")
+    missing = {drift.address for drift in result.missing}
+    blocking = [entry for entry in result.status.blocking if entry.address not in missing]
     for entry in blocking:
         why = "rejected at the service" if entry.rejected else "needs a decision"
         click.echo(f"{entry.address}: {why}", err=True)
     click.echo(
-        f"Refreshed: {len(result.drifts)} change(s) found, {len(result.lost)} lost "
-        f"submission(s) looked for, {len(blocking)} rejected or needing a decision.",
+        f"Refreshed: {len(result.changes)} change(s) found, {len(missing)} no longer found "
+        f"at the service, {len(result.lost)} lost submission(s) looked for, "
+        f"{len(blocking)} rejected or needing a decision.",
         err=True,
     )
     return int(result.exit_code(detailed=detailed_exitcode))
@@ -209,7 +216,9 @@ def status(
 ) -> int:
     """Show the declarations and cancellations of the state, last known status (no network).
 
-    One marked rejected was refused at the service; a cancellation marked pending has not
+    One marked rejected was refused at the service; one marked not-found was no longer found
+    there by refresh (`customs-batch state rm --gone ADDRESS` once you confirm it gone); a
+    cancellation marked pending has not
     been decided by customs yet; one marked in-flight was sent by an apply that still
     runs (it holds the state's lock) and has not recorded the answer yet. Run `customs-batch refresh` first for the current status.
     Documents made from spreadsheet rows (forEach) are listed after the others, under a

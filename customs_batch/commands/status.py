@@ -107,15 +107,26 @@ class RefreshResult:
     status: StatusResult
     settled_changes: int = field(default=0)
 
+    @property
+    def changes(self) -> tuple[Drift, ...]:
+        """What changed at the service and was recorded."""
+        return tuple(drift for drift in self.drifts if not drift.missing)
+
+    @property
+    def missing(self) -> tuple[Drift, ...]:
+        """The recorded objects the service no longer holds: for the user to confirm gone."""
+        return tuple(drift for drift in self.drifts if drift.missing)
+
     def exit_code(self, *, detailed: bool) -> ExitCode:
-        """0, or with ``detailed``: 1 while anything is rejected at the service or needs a
-        decision, else 2 when something changed at the service or a lost submission was
-        taken back (the state changed: the next apply submits it), else 0."""
+        """0, or with ``detailed``: 1 while anything is rejected at the service, no longer
+        found there or needs a decision, else 2 when something changed at the service or a
+        lost submission was taken back (the state changed: the next apply submits it),
+        else 0."""
         if not detailed:
             return ExitCode.OK
-        if self.status.blocking:
+        if self.status.blocking or self.missing:
             return ExitCode.FINDINGS
-        if self.drifts or self.settled_changes:
+        if self.changes or self.settled_changes:
             return ExitCode.CHANGES
         return ExitCode.OK
 

@@ -545,6 +545,7 @@ class _Run:
                 outputs=dict(answer.outputs or record.outputs),
                 remote_status=answer.service_state,
                 remote_errors=answer.errors,
+                not_found_at=None,  # read: the service holds it
                 updated_at=now_iso(),
             )
             self.session.record_soon(record)
@@ -596,6 +597,7 @@ class _Run:
             outputs=dict(waited.outputs),
             remote_status=waited.status,
             remote_errors=waited.errors,
+            not_found_at=None,  # read: the service holds it
             updated_at=now_iso(),
         )
         self.session.record_soon(record)

@@ -12,7 +12,7 @@ from customs_batch.execution.apply import now_iso
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import KindModel, Refreshed
+from customs_batch.kinds.model import KindModel, Refreshed, not_found_words
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
@@ -240,10 +240,13 @@ def _service_state(found: Found) -> dict[str, JSON]:
 
 @dataclass(frozen=True)
 class Drift:
-    """One difference refresh found between the state and the service."""
+    """One difference refresh found between the state and the service. ``missing``: the
+    service no longer holds the object (not a change refresh can record: the record says
+    when it was not found, and the user confirms it gone with ``state rm --gone``)."""
 
     address: str
     message: str
+    missing: bool = False
 
 
 def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
@@ -268,10 +271,21 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
                 continue
             answer = answers[record.address]
             if answer is None:
-                drifts.append(Drift(record.address, "no longer found at the service"))
+                drifts.append(_not_found(session, model_of(kind), record))
             else:
                 drifts.extend(_record_refresh(session, model_of(kind), record, answer))
     return drifts
+
+
+def _not_found(session: StateSession, model: KindModel, record: ResourceRecord) -> Drift:
+    """The service no longer holds the object: noted on the record (when first seen), its
+    status and outputs kept as last known."""
+    since = record.not_found_at
+    if since is None:
+        since = now_iso()
+        session.record(record.with_changes(not_found_at=since))
+    words = not_found_words(record.address, model.identifier(record), since)
+    return Drift(record.address, words, missing=True)
 
 
 def _record_refresh(
@@ -279,6 +293,9 @@ def _record_refresh(
 ) -> list[Drift]:
     found: list[Drift] = []
     changes: dict[str, JSON] = {}
+    if record.not_found_at is not None:
+        found.append(Drift(record.address, "found at the service again"))
+        changes["not_found_at"] = None
     if answer.service_state is not None and (
         answer.service_state != record.remote_status or answer.errors != record.remote_errors
     ):
@@ -307,8 +324,9 @@ def _record_refresh(
 class StatusEntry:
     """Where one recorded declaration (or cancellation) stands, as last known.
 
-    ``lifecycle`` is the record's own word: ``applied``, ``forgotten`` (a tombstone of
-    ``state rm``), ``needs-decision`` (the outcome of the last request is unknown, and the
+    ``lifecycle`` is the record's own word: ``applied``, ``not-found`` (applied, and
+    ``refresh`` found it no longer at the service: ``state rm --gone`` once confirmed),
+    ``forgotten`` (a tombstone of ``state rm``), ``needs-decision`` (the outcome of the last request is unknown, and the
     next plan holds it for a decision), ``unknown`` (the outcome is unknown, and the next
     apply repeats the request safely), ``in-flight`` (sent by a run that still holds the
     state's lock and has not recorded the answer yet) or ``refused`` (the service refused
@@ -328,8 +346,9 @@ class StatusEntry:
 
     @property
     def blocks(self) -> bool:
-        """Whether it needs the user: rejected at the service, or a decision to make."""
-        return self.rejected or self.lifecycle == "needs-decision"
+        """Whether it needs the user: rejected at the service, not found there, or a
+        decision to make."""
+        return self.rejected or self.lifecycle in ("needs-decision", "not-found")
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -384,6 +403,17 @@ def status_entries(
         elif record.never_created:
             message = record.error.message if record.error else ""
             entries.append(StatusEntry(address, "refused", message=message))
+        elif record.not_found_at is not None:
+            words = model.service_words(record) or record.outputs.get("status")
+            entries.append(
+                StatusEntry(
+                    address,
+                    "not-found",
+                    ident,
+                    None if words is None else str(words),
+                    message=not_found_words(address, ident, record.not_found_at),
+                )
+            )
         else:
             words = model.service_words(record) or record.outputs.get("status")
             last = str(words) if words is not None else None
@@ -415,6 +445,8 @@ def entry_lines(entry: StatusEntry) -> list[str]:
         return [f"{entry.address}  {ident}  forgotten".replace("    ", "  ")]
     if entry.lifecycle in ("needs-decision", "in-flight"):
         return [f"{entry.address}  {entry.lifecycle}  ({entry.message})"]
+    if entry.lifecycle == "not-found":
+        return [f"{entry.address}  {ident}  not-found  ({entry.message})"]
     if entry.lifecycle == "refused":
         return [f"{entry.address}  refused  {entry.message}".rstrip()]
     last = entry.service_state or "unknown"

@@ -490,6 +490,18 @@ def refresh_each_declaration(
     return found
 
 
+def not_found_words(address: str, ident: Scalar, since: str) -> str:
+    """What refresh, status and plan say of an object the service no longer holds."""
+    named = "its object" if ident in (None, "") else str(ident)
+    return (
+        f"{named} was not found at the service by `customs-batch refresh` (since {since}): "
+        f"if it is gone for good (a sandbox reset, an object deleted), `customs-batch state "
+        f"rm --gone {address}` removes its record, and the next apply sends it again; if "
+        "the service should still hold it, check the environment, then `customs-batch "
+        "refresh` reads it again"
+    )
+
+
 def describe_error(error: JSON) -> str:
     """One of the service's validation errors as a short phrase."""
     if isinstance(error, dict):

@@ -15,7 +15,13 @@ from datetime import UTC, datetime
 
 from customs_batch.collector import bulk
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds.model import Decision, KindModel, UnknownOutcome, describe_error
+from customs_batch.kinds.model import (
+    Decision,
+    KindModel,
+    UnknownOutcome,
+    describe_error,
+    not_found_words,
+)
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
@@ -287,7 +293,7 @@ def _plan(
 
 _WHY_HELD = {
     Action.REJECTED: "which customs rejected (correct it first)",
-    Action.NEEDS_DECISION: "whose last outcome is unknown and needs a decision first",
+    Action.NEEDS_DECISION: "which needs a decision first",
 }
 """Of each action that holds what depends on it (``Action.holds_dependents``), why."""
 
@@ -631,6 +637,11 @@ def _decide(
             )
     if record.status.outcome_unknown:
         return model.after_unknown(UnknownOutcome(address, record, _top_level(values), now))
+    if record.not_found_at is not None and record.status is RecordStatus.APPLIED:
+        # The service no longer holds it, as refresh found: nothing to send it to, and
+        # whether it is gone for good is the user's to say.
+        words = not_found_words(str(address), model.identifier(record), record.not_found_at)
+        return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
     if record.status is RecordStatus.FAILED:
         # An update the service refused: the object is as it was recorded before.
         message = record.error.message if record.error else "unknown error"

@@ -104,6 +104,10 @@ class ResourceRecord:
     created it computed it); empty in records written before identities were kept."""
     forgotten_from: str | None = None
     """For a tombstone: the status the record had when ``state rm`` forgot it."""
+    not_found_at: str | None = None
+    """When ``refresh`` last found the object no longer at the service (the service
+    answered that it does not hold its ID), until a read finds it again: whether it is gone
+    for good is the user's to confirm (``state rm --gone``)."""
 
     @property
     def never_created(self) -> bool:
@@ -136,6 +140,8 @@ class ResourceRecord:
             data["identity"] = list(self.identity)
         if self.forgotten_from is not None:
             data["forgottenFrom"] = self.forgotten_from
+        if self.not_found_at is not None:
+            data["notFoundAt"] = self.not_found_at
         return data
 
     @classmethod
@@ -159,6 +165,7 @@ class ResourceRecord:
                 "superseded": tuple(data.get("superseded") or ()),
                 "identity": tuple([str(word) for word in words]) if words else (),
                 "forgotten_from": data.get("forgottenFrom"),
+                "not_found_at": data.get("notFoundAt"),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)

@@ -106,6 +106,50 @@ def test_a_movement_refused_by_the_service_and_renamed_is_dropped_not_orphaned(
     assert len(sandbox.movements()) == 1
 
 
+def test_an_object_the_service_lost_is_said_not_found_until_confirmed_gone(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """The service lost what the state records (its data reset): refresh says each object
+    is not found with the way out, counts no change and exits 1 (the user must confirm),
+    the same on every run; status and plan say so too, not ready and "No changes"; once
+    `state rm --gone` confirms it, the next apply submits it again."""
+    project.write("manifests/departures.yaml", batches.departures(1))
+    assert project.run("apply", "--auto-approve", "--wait").returncode == 0
+    address = "DepartureDeclaration/dep-e2e-01"
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])  # the same service
+    sandbox.stop()
+    for lost in sandbox.directory.glob("sandbox.sqlite3*"):
+        lost.unlink()  # its data reset to the seed
+    sandbox.start()
+    assert sandbox.created_transit() == {}
+
+    for _ in range(2):
+        refreshed = project.run("refresh", "--detailed-exitcode")
+        assert refreshed.returncode == 1, refreshed.stdout + refreshed.stderr
+        assert f"{address}: " in refreshed.stdout and "not found at the service" in refreshed.stdout
+        assert f"`customs-batch state rm --gone {address}`" in refreshed.stdout
+        assert "0 change(s) found, 1 no longer found at the service" in refreshed.stderr
+    record = project.state()[address]
+    assert (record["status"], record["remoteStatus"]) == ("applied", "ready")  # as last read
+    assert record["notFoundAt"]
+    status = project.run("status")
+    assert f"{address}  " in status.stdout and "not-found" in status.stdout, status.stdout
+    assert "ready" not in status.stdout.split("(")[0], status.stdout
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 1
+    assert changes[address]["action"] == "needs-decision"
+    assert "state rm --gone" in str(changes[address]["reason"])
+    assert project.run("apply", "--auto-approve").returncode == 1  # nothing sent for it
+    assert sandbox.created_transit() == {}
+
+    gone = project.run("state", "rm", "--gone", address)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert len(sandbox.created_transit()) == 1
+    assert "notFoundAt" not in project.state()[address]
+
+
 def test_a_service_that_refuses_connections_leaves_nothing_to_decide(
     project: Project, sandbox: Sandbox
 ) -> None:
