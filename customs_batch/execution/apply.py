@@ -520,7 +520,7 @@ class _Run:
             read
             and self.wait is not None
             and model.wait is not None
-            and state in model.processing_states
+            and model.last_known_state(record) in model.processing_states
         ):
             # Still being worked on (a departure a wait of an earlier run left processing):
             # followed as after a submission, by the kind's wait.

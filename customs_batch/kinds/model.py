@@ -423,6 +423,12 @@ class KindModel:
     """The lanes of another kind its documents end (a HAWB deactivation: the movements of
     that HAWB), so that both in one batch is a warning."""
 
+    def last_known_state(self, record: ResourceRecord) -> str | None:
+        """The object's state at the service as last recorded: its ``service_words``, else
+        the ``status`` its answer gave (a departure just submitted: ``processing``)."""
+        words = self.service_words(record) or record.outputs.get("status")
+        return None if words is None else str(words)
+
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""
         return record.outputs.get(self.id_field) if self.id_field else None

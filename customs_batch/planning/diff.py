@@ -700,7 +700,7 @@ def following_processing(plan: Plan, state: State) -> Plan:
         )
         if record is not None and record.status is RecordStatus.APPLIED:
             model = model_of(change.address.kind)
-            service_state = model.service_words(record)
+            service_state = model.last_known_state(record)
             if service_state in model.processing_states:
                 change = replace(
                     change,

@@ -323,6 +323,27 @@ def test_a_later_apply_wait_follows_the_departures_left_processing(
     assert "rejected" in again.stdout, again.stdout
 
 
+def test_apply_wait_follows_what_an_apply_without_wait_left_processing(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    """An apply without --wait records its departures as answered, processing; a later
+    `apply --wait` follows them (and the party update that sent one back to processing)."""
+    sandbox.start(processing_seconds=2)  # on the manual clock: processing until it is moved
+    project = Project(tmp_path / "project", sandbox)
+    project.copy_examples()
+    assert project.run("apply", "--auto-approve").returncode == 0
+    address = "DepartureDeclaration/dep-rtm-ham-0001"
+    assert project.state()[address]["outputs"]["status"] == "processing"
+    sandbox.advance_clock(2)
+    followed = project.run("apply", "--auto-approve", "--wait")
+    assert followed.returncode == 0, followed.stdout + followed.stderr
+    assert f"* waiting        {address}" in followed.stdout, followed.stdout
+    assert f"done     {address}" in followed.stdout, followed.stdout
+    assert project.state()[address]["remoteStatus"] == "ready"
+    assert "processing" not in project.run("status").stdout
+    assert "waiting" not in project.run("apply", "--auto-approve", "--wait").stdout
+
+
 @pytest.mark.parametrize("by_number", [False, True])
 def test_status_follows_a_departure_a_party_update_sent_back_to_processing(
     tmp_path: Path, sandbox: Sandbox, by_number: bool
