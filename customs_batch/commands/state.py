@@ -143,8 +143,11 @@ def record_word(
     next apply repeats safely (a movement with its recorded key) stays ``pending`` or
     ``unknown``: nothing to decide, and forgetting it would send it as new. A request of a
     run that still holds the lock (``in_flight`` says why) is ``in-flight``: that run
-    records its answer."""
+    records its answer. An applied record whose object ``refresh`` found no longer at the
+    service is ``not-found``."""
     parsed = Address.parse(address)
+    if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
+        return "not-found"
     if not record.status.outcome_unknown or parsed is None:
         return record.status.value
     if in_flight is not None and in_flight(record.updated_at):

@@ -23,7 +23,7 @@ from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import ServiceId
+from customs_batch.kinds.model import ServiceId, not_found_words
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
@@ -43,7 +43,8 @@ class ResultStatus(StrEnum):
     SKIPPED = "skipped"
     """Not sent: a document it depends on was refused (or skipped itself)."""
     NEEDS_DECISION = "needs-decision"
-    """The outcome of the last request is unknown (see ``state adopt``)."""
+    """The outcome of the last request is unknown (see ``state adopt``), or ``refresh``
+    found the object no longer at the service (see ``state rm --gone``)."""
     PENDING = "pending"
     """Sent; the service or customs has not decided yet (processing, cancellation asked)."""
     NOT_APPLIED = "not-applied"
@@ -326,6 +327,9 @@ def recorded_result(
     if record.status is RecordStatus.FAILED:
         refused = (record.error.message,) if record.error and record.error.message else ()
         return DocumentResult(text, ResultStatus.REJECTED, ids, errors=refused, at=at)
+    if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
+        why = not_found_words(text, model.identifier(record), record.not_found_at)
+        return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
     words = model.service_words(record) or record.outputs.get("status")
     state = None if words is None else str(words)
     errors = tuple(service_error_text(error) for error in record.remote_errors)

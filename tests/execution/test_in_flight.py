@@ -53,3 +53,26 @@ def test_status_state_list_and_results_say_in_flight_not_needs_decision() -> Non
         assert (entry.lifecycle, entry.blocks) == ("needs-decision", True)
         assert record_word(str(ADDRESS), record, none_running) == "needs-decision"
         assert recorded_result(ADDRESS, record, none_running).status is ResultStatus.NEEDS_DECISION
+
+
+def test_an_object_refresh_found_gone_is_not_found_everywhere_the_state_is_read() -> None:
+    """refresh notes when it found the object no longer at the service: status, state list
+    and results name it not-found with the way out, never done or ready."""
+    record = ResourceRecord(
+        str(ADDRESS),
+        RecordStatus.APPLIED,
+        "create",
+        {},
+        outputs={"declarationId": 7003, "status": "ready"},
+        remote_status="ready",
+        not_found_at="2026-11-27T12:00:00Z",
+    )
+    state = State("lineage-1", resources={str(ADDRESS): record})
+    [entry] = status_entries(state)
+    assert (entry.lifecycle, entry.blocks, entry.identifier) == ("not-found", True, 7003)
+    assert f"`customs-batch state rm --gone {ADDRESS}`" in entry.message
+    assert record_word(str(ADDRESS), record) == "not-found"
+    result = recorded_result(ADDRESS, record)
+    assert result.status is ResultStatus.NEEDS_DECISION
+    assert "not found at the service" in result.errors[0]
+    assert ResourceRecord.from_json(str(ADDRESS), record.to_json()) == record
