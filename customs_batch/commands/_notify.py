@@ -70,7 +70,7 @@ def events_of(result: ApplyResult) -> set[NotifyOn]:
     happened = {NotifyOn.END}
     if rejected_addresses(result):
         happened.add(NotifyOn.REJECTION)
-    if result.undecided:
+    if result.undecided or result.not_found:
         happened.add(NotifyOn.NEEDS_DECISION)
     return happened
 
@@ -80,12 +80,15 @@ def compose(result: ApplyResult, environ: Mapping[str, str]) -> Message:
     name = result.environment.name
     rejected = rejected_addresses(result)
     undecided = list(result.undecided)
+    not_found = list(result.not_found)
     problems = []
     if rejected:
         problems.append(f"{len(rejected)} rejected by customs")
     if undecided:
         verb = "needs" if len(undecided) == 1 else "need"
         problems.append(f"{len(undecided)} {verb} a decision")
+    if not_found:
+        problems.append(f"{len(not_found)} no longer found at the service")
     ending = _ending(result)
     title = f"customs-batch apply on {name}: " + (", ".join(problems) or ending)
     lines = [f"Environment: {name}", f"Ended: {ending} (exit code {int(result.exit_code)})"]
@@ -94,6 +97,7 @@ def compose(result: ApplyResult, environ: Mapping[str, str]) -> Message:
         lines.append(f"Operations: {counts}")
     lines += _listed("Rejected by customs", rejected)
     lines += _listed("Outcome unknown, needs a decision", undecided)
+    lines += _listed("No longer found at the service, needs a decision", not_found)
     lines += ["", "What to do:", *_what_to_do(result, rejected, undecided)]
     ci_run = _ci_run(environ)
     if ci_run:
@@ -212,6 +216,13 @@ def _what_to_do(
             f"safe to send again; for the rest decide: `customs-batch state adopt ADDRESS ID "
             f"{env}` if the service made it, `customs-batch state forget ADDRESS {env}` if it "
             "did not"
+        )
+    if result.not_found:
+        steps.append(
+            "- `customs-batch refresh` found those no longer at the service: once you have "
+            "confirmed one gone, `customs-batch state rm --gone ADDRESS` removes its record "
+            "(the next apply sends it again); if the service should still hold it, check "
+            f"the environment, then `customs-batch refresh {env}` reads it again"
         )
     if result.message:
         steps.append(f"- {result.message}")

@@ -131,6 +131,9 @@ class ApplyResult:
     undecided: tuple[str, ...] = ()
     """The addresses whose outcome is unknown after the run (needs a decision): those the
     plan held back, and those this run's requests left unknown."""
+    not_found: tuple[str, ...] = ()
+    """The addresses the plan held back because ``refresh`` found their objects no longer
+    at the service (a decision too: ``state rm --gone`` once confirmed gone)."""
     annotated: tuple[ResultsFile, ...] = ()
     """The results copies of the spreadsheets written after the run (``annotate_results``)."""
     annotation_error: str = ""
@@ -331,6 +334,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
                 store.close()
         recorded = len(session.state.resources)
         undecided = _undecided(plan, report, session.state)
+        not_found = _not_found(plan, session.state)
     # A saved plan is spent once part of it is applied: the state has moved on.
     resume = options.command
     if report.out_of_time is not None:
@@ -344,7 +348,15 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
             ["customs-batch", "plan", *_paths_named(plan), "-out", str(plan_path), *env]
         )
         resume = f"{again}, then {resume}"
-    return ApplyResult(ApplyStatus.APPLIED, environment, plan, report, resume, undecided)
+    return ApplyResult(
+        ApplyStatus.APPLIED,
+        environment,
+        plan,
+        report,
+        resume,
+        tuple(address for address in undecided if address not in not_found),
+        not_found=not_found,
+    )
 
 
 def _paths_named(plan: Plan) -> list[str]:
@@ -363,6 +375,19 @@ def _undecided(plan: Plan, report: ApplyReport, state: State) -> tuple[str, ...]
         if record is not None and record.status.outcome_unknown:
             addresses.append(str(outcome.address))
     return tuple(dict.fromkeys(addresses))
+
+
+def _not_found(plan: Plan, state: State) -> tuple[str, ...]:
+    """The addresses the plan held for a decision because ``refresh`` found their objects
+    no longer at the service, in plan order."""
+    found: list[str] = []
+    for change in plan.changes:
+        if change.action is not Action.NEEDS_DECISION:
+            continue
+        record = state.resources.get(str(change.address))
+        if record is not None and record.not_found_at is not None:
+            found.append(str(change.address))
+    return tuple(found)
 
 
 def _allowing_the_rest(

@@ -280,6 +280,31 @@ def test_a_needs_decision_sends_a_notification_with_what_to_do(
     assert "`customs-batch plan --env local`" in body
 
 
+def test_an_object_refresh_found_gone_sends_a_needs_decision_naming_the_way_out(
+    project: Path,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    address = "DepartureDeclaration/dep-rtm-ant-0002"
+    configure(project, f"{{urls_env: {URLS_ENV}, on: [needs-decision]}}")
+    monkeypatch.setenv(URLS_ENV, receiver.url)
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    with LocalBackend(project / ".customs-batch" / "local").open("test") as session:
+        record = session.state.resources[address]  # as refresh notes it
+        session.record(record.with_changes(not_found_at="2026-11-27T12:00:00.000Z"))
+
+    code, out, err = run(capsys, "apply", "--auto-approve")
+
+    assert code == 1, out + err
+    (message,) = receiver.received
+    assert message["title"] == "customs-batch apply on local: 1 no longer found at the service"
+    body = message["message"]
+    assert f"No longer found at the service, needs a decision (1):\n  {address}" in body
+    assert "Outcome unknown" not in body and "state adopt" not in body
+    assert "`customs-batch state rm --gone ADDRESS`" in body
+
+
 def test_a_message_names_the_first_20_and_counts_the_rest(
     tmp_path: Path,
     customs: None,
