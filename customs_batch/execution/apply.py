@@ -49,6 +49,7 @@ from customs_batch.kinds.model import (
     Restated,
     WaitFunction,
     key_honoured,
+    key_made_at,
     new_idempotency_key,
 )
 from customs_batch.kinds.registry import SEND, model_of
@@ -440,7 +441,10 @@ class _Run:
     def _unknown(self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError) -> Outcome:
         """Sent, but what the service did is unknown: recorded so for the next run."""
         self.session.record_soon(
-            intent.with_changes(status=RecordStatus.UNKNOWN, updated_at=now_iso())
+            intent.with_changes(
+                status=RecordStatus.UNKNOWN,
+                updated_at=_kept_time(change, intent) or now_iso(),
+            )
         )
         detail = f"outcome unknown, recorded for the next run: {exc.message}"
         return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
@@ -756,10 +760,22 @@ def _intent(
         spec,
         outputs=known,
         idempotency_key=key,
-        updated_at=now_iso(),
+        updated_at=_kept_time(change, previous) or now_iso(),
         superseded=superseded,
         identity=_identity(change, spec),
     )
+
+
+def _kept_time(change: PlannedChange, record: ResourceRecord | None) -> str | None:
+    """The time a re-send under a recorded key that holds no time of its own (a version 4
+    UUID of an earlier version of this tool) keeps: its record's, which its 24 hours are
+    counted from (:func:`~customs_batch.kinds.model.key_honoured`). Stamped anew at each
+    re-send, the window would start again at each, and a key the service no longer
+    honours be re-sent. None for any other write."""
+    key = change.idempotency_key
+    if key is None or record is None or record.idempotency_key != key:
+        return None
+    return record.updated_at if key_made_at(key) is None and record.updated_at else None
 
 
 def _identity(change: PlannedChange, spec: Mapping[str, JSON]) -> tuple[str, ...]:

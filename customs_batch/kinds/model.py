@@ -76,12 +76,15 @@ def key_made_at(key: str) -> datetime | None:
 def key_honoured(key: str | None, last_sent: str, now: datetime) -> bool:
     """Whether the service still honours ``key``, so that a request re-sent under it is
     replayed instead of processed again: made less than 24 hours (less
-    :data:`KEY_MARGIN`) before ``now``. A key that holds no time counts from
-    ``last_sent``, the time of the record that holds it (its last attempt)."""
+    :data:`KEY_MARGIN`) before ``now``, by the time it holds and by ``last_sent``, the time
+    of the record that holds it, whichever is earlier (a key that holds no time counts from
+    its record's, which its re-sends keep)."""
     if not key:
         return False
-    made = key_made_at(key) or parse_time(last_sent)
-    return made is not None and now - made < IDEMPOTENCY_WINDOW - KEY_MARGIN
+    # The earlier of the two: a key made on a machine whose clock ran ahead looks younger
+    # than it is, and its record's time (of its first request, or kept) is no later.
+    times = [t for t in (key_made_at(key), parse_time(last_sent)) if t is not None]
+    return bool(times) and now - min(times) < IDEMPOTENCY_WINDOW - KEY_MARGIN
 
 
 class ServiceId(StrEnum):

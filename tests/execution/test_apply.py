@@ -4,6 +4,7 @@ import json
 import os
 import stat
 import threading
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from customs_batch.kinds import Kind
 from customs_batch.kinds.model import new_idempotency_key
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.model import Plan
+from customs_batch.sandbox.faults import parse_faults
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 
 from ..client.bodies import departure
@@ -156,6 +158,38 @@ def test_a_planned_re_send_is_not_sent_once_its_key_has_expired(
     assert plan_changes([movement("m", 0)], backend.read()).changes[0].action is (
         Action.NEEDS_DECISION
     )
+
+
+def test_a_re_send_under_a_key_without_time_keeps_the_time_its_24_hours_count_from(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found in review: a version 4 key (written by an earlier version) counts from its
+    # record's time, which each re-send stamped anew: a re-send that got no answer made
+    # the key look fresh, and a plan 30 h after the first request re-sent it.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [movement("m", 0)], emulator).ok
+    first = backend.read().resources["Movement/m"]
+    legacy = str(uuid.uuid4())
+    sent = (datetime.now(UTC) - timedelta(hours=20)).isoformat(timespec="milliseconds")
+    with backend.open("test") as session:  # its answer lost, 20 hours ago
+        session.record(
+            first.with_changes(
+                status=RecordStatus.PENDING, outputs={}, idempotency_key=legacy, updated_at=sent
+            )
+        )
+    # Re-sent now, and this answer is lost too (every answer dropped after the work).
+    dropping = Emulator(processing_seconds=0.0, faults=parse_faults("drop-after=1"))
+    try:
+        report = _apply(backend, [movement("m", 0)], dropping)
+    finally:
+        dropping.close()
+    assert not report.ok
+    kept = backend.read().resources["Movement/m"]
+    assert kept.status is RecordStatus.UNKNOWN and kept.idempotency_key == legacy
+    assert kept.updated_at == sent, "the re-send moved the time its key counts from"
+    later = datetime.now(UTC) + timedelta(hours=10)  # 30 h after the first request
+    [change] = plan_changes([movement("m", 0)], backend.read(), now=later).changes
+    assert change.action is Action.NEEDS_DECISION
 
 
 def test_wait_records_ready_and_invalid_declarations(tmp_path: Path, emulator: Emulator) -> None:

@@ -46,6 +46,11 @@ def test_a_keys_24_hours_count_from_when_it_was_made_not_from_its_last_attempt()
     # Within the last half hour of the service's 24 hours (its clock may be ahead): not.
     late = new_idempotency_key(NOW - timedelta(hours=23, minutes=45))
     assert after_unknown(KIND, key=late).action is Action.NEEDS_DECISION
+    # Made on a machine whose clock ran ahead: its record's earlier time counts.
+    ahead = new_idempotency_key(NOW + timedelta(hours=2))
+    assert after_unknown(KIND, key=ahead, started=timedelta(hours=25)).action is (
+        Action.NEEDS_DECISION
+    )
     # A key of an earlier version (no time in it) counts from its record's time.
     assert key_made_at("k-1") is None and key_made_at(str(uuid.uuid4())) is None
 
