@@ -365,3 +365,11 @@ def test_a_row_whose_hawb_cell_is_empty_where_other_rows_give_one_is_a_warning()
     bare = [[row[0], "", *row[2:]] for row in ROWS]
     Path("data/m.csv").write_bytes(_csv(",", bare).encode("utf-8"))
     assert not [f for f in validate_paths(["m.yaml"]).findings if f.rule == "project.lane-left-out"]
+
+
+def test_a_signed_number_with_points_every_three_digits_reads_two_ways_too() -> None:
+    rows = [[*ROWS[0][:4], "+1.250", ROWS[0][5]]]
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(";", rows).encode("utf-8"))
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert "reads two ways" in only(result, "row.cell-type").message

@@ -199,9 +199,19 @@ def test_two_departures_declaring_the_same_goods_are_an_error_validate_gives() -
         ("project.same-declaration", Severity.ERROR, "DepartureDeclaration/dep-2")
     ]
     assert "dep-1 at manifests/0.yaml:1" in findings[0].message
-    assert "commercialReference=REF-1001" in findings[0].message
+    assert "the same companyId, commercialReference, departureOffice" in findings[0].message
     # Another reference is another declaration; the same request twice is said once.
     other = _doc(Kind.DEPARTURE_DECLARATION, "dep-3", 2, commercialReference="REF-1002")
     assert check_project([first, other]) == []
     copy = _doc(Kind.DEPARTURE_DECLARATION, "dep-4", 3)
     assert [f.rule for f in check_project([first, copy])] == ["project.duplicate-request"]
+
+
+def test_a_spec_holding_the_slim_identity_key_is_no_internal_error() -> None:
+    # Found in review: YAML can write the key "\0identity" a slim document keeps its
+    # identity under; a 5 or a list there crashed the checks (the schema refuses the key).
+    for value in (5, ["x"], "x"):
+        changes: dict[str, Any] = {"\0identity": value}
+        odd = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, **changes)
+        other = _doc(Kind.DEPARTURE_DECLARATION, "dep-2", 1, commercialReference="REF-9")
+        assert check_project([odd, other]) == []

@@ -23,7 +23,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
 """Thousands grouped by points only from a first group without a leading zero: ``0.500``
 and ``00.123`` are decimal points, not 500 and 123."""
-GROUPED = re.compile(r"-?[1-9]\d{0,2}(?:\.\d{3})+")
+GROUPED = re.compile(r"[-+]?[1-9]\d{0,2}(?:\.\d{3})+")
 """A number that reads two ways: ``1.250`` is 1250 where a point groups thousands (a
 decimal-comma export) and 1.25 where it is the decimal point."""
 AMBIGUOUS_SAID = (
