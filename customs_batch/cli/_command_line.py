@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from contextvars import ContextVar
 from pathlib import Path
 
 import click
@@ -53,8 +52,15 @@ def _text(value: object) -> str:
     return str(value)
 
 
-_TYPED_ENV: ContextVar[str | None] = ContextVar("customs_batch_typed_env", default=None)
-"""The environment ``--env`` named on the current command line (None: not given)."""
+class _TypedEnv:
+    """The environment ``--env`` named on the current command line (None: not given): one
+    for the process, read by every thread (apply's workers print outcome lines; a context
+    variable would be empty in them)."""
+
+    name: str | None = None
+
+
+_TYPED_ENV = _TypedEnv()
 
 _COMMAND = re.compile(r"`(customs-batch [^`\n]*)`")
 
@@ -63,20 +69,20 @@ def remember_env(
     _context: click.Context, _parameter: click.Parameter, value: str | None
 ) -> str | None:
     """``--env``'s callback: keeps the name, for the commands the run prints to go on."""
-    _TYPED_ENV.set(value)
+    _TYPED_ENV.name = value
     return value
 
 
 def forget_env() -> None:
     """Start a command line with no ``--env`` remembered (tests run many in one process)."""
-    _TYPED_ENV.set(None)
+    _TYPED_ENV.name = None
 
 
 def with_env(text: str) -> str:
     """``text`` with ``--env NAME`` added to every command it quotes (`` `customs-batch …` ``)
     that takes the option and does not give it, when this command line gave ``--env NAME``:
     printed to go on, such a command must act on the same environment, not the default."""
-    name = _TYPED_ENV.get()
+    name = _TYPED_ENV.name
     if not name or "`customs-batch " not in text:
         return text
     return _COMMAND.sub(lambda found: f"`{_with_env(found.group(1), name)}`", text)

@@ -4,6 +4,7 @@ environment ``--env`` gave, so that they act where the run did, not on the defau
 from __future__ import annotations
 
 import shlex
+import threading
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,19 @@ def test_only_commands_that_take_the_option_get_it() -> None:
     finally:
         forget_env()
     assert with_env("`customs-batch state rm X`") == "`customs-batch state rm X`"
+
+
+def test_a_line_printed_by_an_apply_worker_names_the_environment_too() -> None:
+    # Found in review: apply's outcome lines are printed by its worker threads, where the
+    # environment kept for the command line was not seen: their commands had no --env.
+    remember_env(None, None, "staging")  # type: ignore[arg-type]
+    try:
+        printed: list[str] = []
+        worker = threading.Thread(
+            target=lambda: printed.append(with_env("`customs-batch refresh`"))
+        )
+        worker.start()
+        worker.join()
+        assert printed == ["`customs-batch refresh --env staging`"]
+    finally:
+        forget_env()
