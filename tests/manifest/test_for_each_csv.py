@@ -373,3 +373,37 @@ def test_a_signed_number_with_points_every_three_digits_reads_two_ways_too() -> 
     Path("data/m.csv").write_bytes(_csv(";", rows).encode("utf-8"))
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
     assert "reads two ways" in only(result, "row.cell-type").message
+
+
+def test_a_windows_1252_export_holding_a_utf8_lookalike_is_still_windows_1252() -> None:
+    # Found in review: “PERÚ” in Windows-1252 holds the bytes DA 94, a valid UTF-8
+    # character: the file was taken for UTF-8 with a bad line, and refused.
+    text = (
+        "Shipment;HAWB;Action;Packages;Gross weight;Party;Remark\r\n"
+        "shp_7Hk2Lm;hawb_a1;ISL;4;40,5;rpty_p1;“PERÚ” über Köln\r\n"
+    )
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(text.encode("cp1252"))
+    manifest = movement_sheet_manifest("data/m.csv", ", decimalComma: true").replace(
+        "metadata:", 'values:\n  note: "{{ row.Remark }}"\nmetadata:'
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert result.documents[0].values["note"] == "“PERÚ” über Köln"
+    # The annotated copy reads it alike (it cannot know the manifest's encoding).
+    from customs_batch.manifest.spreadsheet.copy import open_copy
+
+    sheet = open_copy(Path("data/m.csv"), "m")["m"]
+    assert sheet["G2"].value == "“PERÚ” über Köln"
+
+
+def test_the_annotated_copy_of_a_csv_not_all_utf8_is_still_made() -> None:
+    # Found in review: with `encoding: cp1252` in forEach the file was read, but its
+    # annotated copy guessed UTF-8 again and could not be made.
+    from customs_batch.manifest.spreadsheet.copy import open_copy
+
+    Path("data").mkdir()
+    data = "A;B\r\nMüller;Düsseldorf\r\n".encode() + b"Caf\xe9;x\r\n"
+    Path("data/m.csv").write_bytes(data)
+    sheet = open_copy(Path("data/m.csv"), "m")["m"]
+    assert sheet["A3"].value == "Café"

@@ -133,6 +133,15 @@ def new_sheet_name(workbook: Workbook, wanted: str) -> str:
 def _csv_rows(path: Path) -> list[list[Any]]:
     with open(path, "rb") as raw:
         encoding = detect_encoding(raw.read(SAMPLE_BYTES))
+    try:
+        return _csv_records(path, encoding)
+    except UnicodeDecodeError:
+        # Not the encoding the start of the file suggests: the manifest named its own
+        # (``forEach.encoding``), which a finding does not carry; Windows-1252 reads any byte.
+        return _csv_records(path, "cp1252")
+
+
+def _csv_records(path: Path, encoding: str) -> list[list[Any]]:
     with open(path, encoding=encoding, newline="") as text:
         delimiter = guess_delimiter([line for _, line in zip(range(50), text, strict=False)])
         text.seek(0)

@@ -141,15 +141,30 @@ def detect_encoding(sample: bytes) -> str:
         # UTF-8 text with a line of another encoding pasted in: read as Windows-1252, every
         # other line's accents would become two characters each (Müller -> MÃ¼ller), with
         # no word said. Read as UTF-8, the file is refused at that line instead.
-        return "utf-8" if _UTF8_SEQUENCE.search(sample) else "cp1252"
+        return "utf-8" if _mostly_utf8(sample) else "cp1252"
     return "utf-8"
+
+
+def _mostly_utf8(sample: bytes) -> bool:
+    """Whether more of the sample's characters beyond ASCII are UTF-8 than not: UTF-8 text
+    with a line of Windows-1252 pasted in. Windows-1252 text holds a valid UTF-8 sequence
+    only by chance (an accented capital followed by a curly quote: `PERÚ”`), beside many
+    bytes that are not (every accented small letter before a plain one)."""
+    sequences = _UTF8_SEQUENCE.findall(sample)
+    if not sequences:
+        return False
+    high = len(sample) - len(sample.translate(None, _HIGH_BYTES))
+    in_sequences = sum(len(found) for found in sequences)
+    return len(sequences) > high - in_sequences
+
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
 
 
 _UTF8_SEQUENCE = re.compile(
     rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
 )
-"""A character of more than one byte in UTF-8 (Windows-1252 text rarely holds one: an
-accented capital followed by one or two symbols)."""
+"""A character of more than one byte in UTF-8."""
 
 
 def _first_undecodable(path: Path, encoding: str) -> tuple[int, int, bytes] | None:
