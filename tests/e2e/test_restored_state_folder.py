@@ -33,7 +33,7 @@ spec:
 
 
 def _codes(server: Sandbox) -> list[str]:
-    listed = server.get("/v1/declaration-templates/groups", **{"items per page": 100})
+    listed = server.get("/v1/declaration-templates/groups", itemsPerPage=100)
     return sorted(str(group["code"]) for group in listed["result"])
 
 
