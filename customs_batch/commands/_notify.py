@@ -12,8 +12,10 @@ Apprise is imported only when a message is sent.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +31,14 @@ if TYPE_CHECKING:
 
 LISTED = 20
 """How many addresses of each list a message names; the rest are counted."""
+
+DEADLINE_SECONDS = 8.0
+"""How long one URL's delivery may take in all: Apprise's 4 s to connect and 4 s to answer.
+
+Apprise's timeouts are per socket operation: a service that trickles its answer a byte at a
+time would hold the run for ever. A delivery still going at its deadline is given up (its
+thread, a daemon, is left behind and ends with the process) and is the undelivered warning.
+"""
 
 # A comma separates two URLs only where the next one starts: Apprise URLs may hold commas
 # of their own (several recipients of one e-mail).
@@ -106,11 +116,16 @@ def compose(result: ApplyResult, environ: Mapping[str, str]) -> Message:
 
 
 def notify(
-    result: ApplyResult, warn: Callable[[str], None], environ: Mapping[str, str] | None = None
+    result: ApplyResult,
+    warn: Callable[[str], None],
+    environ: Mapping[str, str] | None = None,
+    *,
+    deadline: float | None = None,
 ) -> None:
     """Send the run's notification when the environment asks for one on what happened.
 
-    Never raises and never changes the result: what cannot be sent is a warning.
+    Never raises and never changes the result: what cannot be sent is a warning. Each URL's
+    delivery ends within ``deadline`` seconds (by default DEADLINE_SECONDS), delivered or not.
     """
     settings = result.environment.notify
     if settings is None or not (settings.on & events_of(result)):
@@ -129,14 +144,18 @@ def notify(
         # says are deprecated (imghdr): not the user's concern.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            _deliver(urls, message, settings, warn)
+            _deliver(urls, message, settings, warn, deadline or DEADLINE_SECONDS)
     except Exception as exc:  # Apprise failed outside a service (cannot be loaded, say)
         # Its type only: the text of an error from deep in a plugin may quote a URL.
         warn(f"warning: no notification sent: {type(exc).__name__} in Apprise")
 
 
 def _deliver(
-    urls: Sequence[str], message: Message, settings: NotifySettings, warn: Callable[[str], None]
+    urls: Sequence[str],
+    message: Message,
+    settings: NotifySettings,
+    warn: Callable[[str], None],
+    deadline: float,
 ) -> None:
     # Imported here: Apprise and its plugins take about a second to load, and only a
     # run that sends a notification needs them.
@@ -158,16 +177,38 @@ def _deliver(
             warn(f"warning: {where} is not a notification URL Apprise knows{known}: not sent")
             continue
         name = service.service_name or "the service"
-        # Whatever goes wrong in a plugin, a notification never costs the run anything.
-        try:
-            sent = bool(service.notify(body=message.body, title=message.title, notify_type=kind))
-        except Exception:
-            sent = False
+        # Bound now: the thread may outlive this turn of the loop.
+        send = functools.partial(
+            service.notify, body=message.body, title=message.title, notify_type=kind
+        )
+        sent = _within(deadline, send)
         if not sent:
+            late = "" if sent is not None else f" (no answer within {deadline:g} s)"
             warn(
-                f"warning: the notification to {name} ({where}) could not be delivered; "
+                f"warning: the notification to {name} ({where}) could not be delivered{late}; "
                 "the run is recorded and its exit code is unchanged"
             )
+
+
+def _within(seconds: float, send: Callable[[], object]) -> bool | None:
+    """What ``send`` returned (False when it raised), or None when it was not over in time.
+
+    It runs in a daemon thread the run does not wait for beyond ``seconds``: a service that
+    answers too slowly never holds the process.
+    """
+    outcome: list[bool] = []
+
+    def attempt() -> None:
+        # Whatever goes wrong in a plugin, a notification never costs the run anything.
+        try:
+            outcome.append(bool(send()))
+        except Exception:
+            outcome.append(False)
+
+    thread = threading.Thread(target=attempt, name="customs-batch-notify", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return outcome[0] if outcome else None
 
 
 def _ending(result: ApplyResult) -> str:

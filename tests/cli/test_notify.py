@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from customs_batch.commands import _notify
 from customs_batch.environments import SANDBOX_KEY, _connect
 from customs_batch.environments._environment import Environment
 from customs_batch.sandbox import InProcessTransport, create_app
@@ -381,3 +382,63 @@ def test_a_request_left_without_an_answer_is_a_needs_decision(
     body = message["message"]
     assert "Outcome unknown, needs a decision (1):\n  DepartureDeclaration/dep-e2e-01" in body
     assert "Operations: 0 succeeded, 1 failed" in body
+
+
+class Trickler:
+    """A webhook that takes the request, then answers a byte every 50 ms until released: each
+    read of the client gets a byte, so no socket timeout fires. It gives up after 600 bytes
+    (30 s) and closes, the answer cut short, so that a client with no deadline of its own
+    fails instead of hanging the tests."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.release = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"json://127.0.0.1:{self.listener.getsockname()[1]}/hook"
+
+    def _serve(self) -> None:
+        connection, _ = self.listener.accept()
+        with connection:
+            connection.recv(65536)
+            self.asked.set()
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            for _ in range(600):
+                if self.release.wait(0.05):
+                    break
+                connection.sendall(b"x")
+
+    def close(self) -> None:
+        self.release.set()
+        self.listener.close()
+        self.thread.join()
+
+
+def test_a_service_that_answers_too_slowly_is_given_up_at_the_deadline(
+    tmp_path: Path,
+    customs: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure(tmp_path, f"{{urls_env: {URLS_ENV}, on: [end]}}")
+    departures(tmp_path, rejected=True)
+    trickler = Trickler()
+    monkeypatch.setattr(_notify, "DEADLINE_SECONDS", 0.5)
+    monkeypatch.setenv(URLS_ENV, trickler.url)
+    try:
+        # The answer does not end while the test holds it: only the deadline ends the run.
+        code, out, err = run(capsys, "apply", "--auto-approve", "--wait")
+    finally:
+        trickler.close()
+
+    assert code == 1, "the exit code of the rejection, as without notifications"
+    assert (
+        f"warning: the notification to JSON (URL 1 of ${URLS_ENV}) could not be delivered "
+        "(no answer within 0.5 s); the run is recorded and its exit code is unchanged"
+    ) in err
+    code, out, _ = run(capsys, "plan")
+    assert code == 1 and f"rejected       {REJECTED}" in out
