@@ -1,6 +1,7 @@
 """Writing the file a user names (``-o FILE``, ``plan -out FILE``): only what was asked.
 
-A file the run read (a manifest, a template, a spreadsheet, a policy file, the settings) or
+A file the run read (a manifest, a template, a spreadsheet, a policy file, the settings), an
+input of the project (a policy file, a template, a manifest), read by this run or not, or
 one of customs-batch's own records (the state, its backup, the journal, the history, the
 lock, the load cache) is never replaced, however it is named: the command is refused and
 nothing is written (:mod:`customs_batch.protected_files`). Otherwise a new file, or a
@@ -31,11 +32,12 @@ PRIVATE = 0o600
 """Read and write for the owner only."""
 
 
-def check_named_file(path: Path, *, what: str) -> None:
+def check_named_file(path: Path, *, what: str, project_inputs: bool = True) -> None:
     """Refuse now what :func:`write_named_file` would refuse at ``path`` (one of
     customs-batch's records or a file the run read; another user's file): a command that
-    writes several files asks of each before it writes any."""
-    _refuse_protected(path, what)
+    writes several files asks of each before it writes any. ``project_inputs``: as for
+    :func:`customs_batch.protected_files.protection`."""
+    _refuse_protected(path, what, project_inputs=project_inputs)
     info = _looked_up(path, what)
     if info is None:
         return
@@ -111,11 +113,13 @@ def _kind_of(mode: int) -> str:
     return "a device"
 
 
-def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) -> None:
+def write_named_file(
+    path: Path, data: bytes | Iterable[bytes], *, what: str, project_inputs: bool = True
+) -> None:
     """Write ``data`` (``what`` it is: "report", "plan") to ``path`` as described above, or
     say why it cannot be. ``data`` may come in pieces, written as they come: a report of
     100,000 changes is then never held whole."""
-    _refuse_protected(path, what)
+    _refuse_protected(path, what, project_inputs=project_inputs)
     info = _looked_up(path, what)
     if info is None or _own_regular(info):
         try:
@@ -128,8 +132,8 @@ def write_named_file(path: Path, data: bytes | Iterable[bytes], *, what: str) ->
     _write_in_place(path, data, what, pipe=stat.S_ISFIFO(info.st_mode))
 
 
-def _refuse_protected(path: Path, what: str) -> None:
-    found = protection(path)
+def _refuse_protected(path: Path, what: str, *, project_inputs: bool = True) -> None:
+    found = protection(path, project_inputs=project_inputs)
     if found is not None:
         raise UsageError(f"cannot write the {what} to {path}: {found.what}", hint=found.hint)
 

@@ -11,6 +11,11 @@ must never replace: customs-batch's own records, and the files this run read.
   them.
 - The inputs: every file this run read (:func:`customs_batch.userfiles.files_read`),
   compared by identity, so that a link, a second hard link or ``./x/../x`` names it too.
+- The project's inputs, read by this run or not (``status``, ``get`` and ``env list`` read no
+  policy; ``get`` no manifest): in the project around the current folder or around the
+  file, a policy file (``policies/*.yaml``), a file of ``templates/``, and a manifest of the
+  project (a ``*.yaml`` of its ``manifests:`` list, or of the project's folder without one,
+  as ``validate`` with no PATHS finds them): the next command would read the output as one.
 
 The path is compared after following its links, as the file is then written there.
 
@@ -60,6 +65,7 @@ _RECORD = (
     "over them held would be lost"
 )
 _INPUT = "name another file: an output never replaces a file the run reads"
+_PROJECT_INPUT = "name another file: an output never replaces a file the project's commands read"
 _SETTINGS = "name another file: the next command would read it as the project's settings"
 
 
@@ -72,8 +78,10 @@ class Protected:
     hint: str
 
 
-def protection(path: Path) -> Protected | None:
-    """Why ``path`` must not be replaced by an output, or None when it may be."""
+def protection(path: Path, *, project_inputs: bool = True) -> Protected | None:
+    """Why ``path`` must not be replaced by an output, or None when it may be.
+    ``project_inputs`` False leaves the project's inputs this run did not read to the
+    caller (``sheet template --force`` replaces the manifest it wrote)."""
     real = Path(os.path.realpath(path))
     found = _record(real)
     if found is not None:
@@ -95,7 +103,8 @@ def protection(path: Path) -> Protected | None:
             return Protected(f"customs-batch reads a file named {SETTINGS_FILE}", _SETTINGS)
         return Protected(f"it is the project's settings ({SETTINGS_FILE})", _SETTINGS)
     if read is None:
-        return None
+        found = _project_input(real) if project_inputs and info is not None else None
+        return None if found is None else Protected(f"it is {found}", _PROJECT_INPUT)
     return Protected(
         f"it is {read[0]} this run reads", _RECORD if read[0] is InputKind.STATE else _INPUT
     )
@@ -149,6 +158,56 @@ def _environment_of(folder: Path) -> str | None:
             if local and os.path.realpath(environment.state_dir) == str(folder):
                 return name
     return None
+
+
+def _project_input(real: Path) -> str | None:
+    """What the existing file ``real`` is to the project around the current folder or
+    around it ("a policy file of the project"), when a command reads it unnamed; None when
+    it is none (or the settings cannot be read: the command that uses them says why)."""
+    from customs_batch.environments import find_config, load_config
+
+    seen: set[Path] = set()
+    for start in (Path(os.path.realpath(Path.cwd())), real.parent):
+        config = find_config(start)
+        if config is None or config in seen:
+            continue
+        seen.add(config)
+        try:
+            project = load_config(config)
+        except CustomsBatchError:
+            continue
+        root = Path(os.path.realpath(project.root))
+        if not real.is_relative_to(root):
+            continue
+        parts = real.relative_to(root).parts
+        if parts[0] == _POLICIES and len(parts) == 2 and real.suffix in _YAML:
+            return f"a policy file of the project ({_POLICIES}/)"
+        if parts[0] == _TEMPLATES and len(parts) > 1:
+            return f"a template of the project ({_TEMPLATES}/)"
+        if real.suffix in _YAML and _is_manifest(real, project.manifests or (root,)):
+            return "a manifest of the project"
+    return None
+
+
+_POLICIES = "policies"
+_TEMPLATES = "templates"
+_YAML = (".yaml", ".yml")
+# As customs_batch.manifest.discover searches a folder: what it passes over holds no manifest.
+_NOT_SEARCHED = frozenset({_TEMPLATES, _POLICIES, RECORDS_FOLDER})
+
+
+def _is_manifest(real: Path, entries: tuple[Path, ...]) -> bool:
+    """Whether a folder search of ``entries`` (a ``manifests:`` list) finds ``real``."""
+    for entry in entries:
+        folder = Path(os.path.realpath(entry))
+        if real == folder:
+            return True
+        if real.is_relative_to(folder) and folder.is_dir():
+            parts = real.relative_to(folder).parts
+            hidden = any(part.startswith(".") for part in parts)
+            if not hidden and not _NOT_SEARCHED & set(parts[:-1]) and parts[-1] != SETTINGS_FILE:
+                return True
+    return False
 
 
 def _key_file_of(real: Path) -> str | None:

@@ -194,3 +194,34 @@ def test_write_named_file_replaces_an_earlier_report(tmp_path: Path) -> None:
     report.write_text("earlier\n")
     write_named_file(report, b"now\n", what="report")
     assert report.read_text() == "now\n"
+
+
+def test_the_project_s_inputs_are_protected_though_this_run_read_none(tmp_path: Path) -> None:
+    (tmp_path / "customs-batch.yaml").write_text("manifests: [manifests]\n")
+    files = {
+        "policies/lanes.yaml": "it is a policy file of the project (policies/)",
+        "templates/parts/line.yaml.j2": "it is a template of the project (templates/)",
+        "manifests/movement.yaml": "it is a manifest of the project",
+        "manifests/eu/export.yml": "it is a manifest of the project",
+    }
+    others = ["notes.yaml", "manifests/.hidden.yaml", "manifests/data.csv", "policies/a/b.yaml"]
+    for name in [*files, *others]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("kind: Movement\n")
+    assert files_read() == {}
+    for name, what in files.items():
+        found = protection(tmp_path / name)
+        assert found is not None and found.what == what, name
+        assert found.hint == (
+            "name another file: an output never replaces a file the project's commands read"
+        )
+        assert protection(tmp_path / name, project_inputs=False) is None
+    for name in others:  # not read by the project's commands
+        assert protection(tmp_path / name) is None, name
+    assert protection(tmp_path / "manifests" / "new.yaml") is None  # nothing there yet
+
+    # Without a manifests: list, the project's folder is searched, as validate does.
+    (tmp_path / "customs-batch.yaml").write_text("default_environment: local\n")
+    found = protection(tmp_path / "notes.yaml")
+    assert found is not None and found.what == "it is a manifest of the project"
+    assert protection(tmp_path / "manifests" / "data.csv") is None

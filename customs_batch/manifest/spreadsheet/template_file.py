@@ -69,14 +69,15 @@ def write_template(
         code = errno.ENOTDIR if sheet.parent.exists() else errno.ENOENT
         raise cannot_write(sheet, what[sheet], OSError(code, os.strerror(code), str(sheet)))
     for path in (sheet, manifest):
-        check_named_file(path, what=what[path])
+        # An existing manifest is replaced only with --force, asked above.
+        check_named_file(path, what=what[path], project_inputs=False)
     columns = kind_columns(kind)
     content = _xlsx(kind, columns) if suffix == ".xlsx" else _csv(columns)
-    write_named_file(sheet, content, what=what[sheet])
+    write_named_file(sheet, content, what=what[sheet], project_inputs=False)
     # forEach.file is read relative to the manifest's folder.
     sheet_file = os.path.relpath(sheet.absolute(), manifest.parent.absolute())
     text = manifest_text(kind, Path(sheet_file).as_posix(), columns)
-    write_named_file(manifest, text.encode("utf-8"), what=what[manifest])
+    write_named_file(manifest, text.encode("utf-8"), what=what[manifest], project_inputs=False)
     return TemplateFiles(sheet, manifest, len(columns))
 
 
