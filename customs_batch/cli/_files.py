@@ -12,6 +12,7 @@ import click
 
 from customs_batch.formats import Formats
 from customs_batch.output_file import write_named_file
+from customs_batch.protected_files import protection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,9 +68,20 @@ def output_option(formats: Formats[Any], what: str, help: str | None = None) -> 
 def append_step_summary(markdown: Callable[[], str]) -> None:
     """Append what ``markdown`` returns to the file ``GITHUB_STEP_SUMMARY`` names, when it is set (in a
     GitHub Actions job), so the job's summary page shows it. A summary that cannot be
-    written is a warning: the command's own work and exit code stand."""
+    written is a warning: the command's own work and exit code stand. A file an output may
+    not replace (the state, ``customs-batch.yaml``, a file the run read: see
+    :mod:`customs_batch.protected_files`) is not appended to either: a warning, nothing
+    written."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
+        return
+    found = protection(Path(target))
+    if found is not None:
+        click.echo(
+            f"warning: the job summary is not appended to {target} (GITHUB_STEP_SUMMARY): "
+            f"{found.what}; nothing was written to it",
+            err=True,
+        )
         return
     try:
         # Created private when it does not exist yet (it holds customs data); the mode of

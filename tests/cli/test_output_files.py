@@ -222,3 +222,34 @@ def test_a_saved_plan_to_dash_is_a_usage_error(
     assert code == 64 and out == ""
     assert "a saved plan is a file `customs-batch apply FILE` reads" in err
     assert not (project / "-").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "what"),
+    [
+        (("plan",), ".customs-batch/local/state.json", "it is the state of environment local"),
+        (("validate",), "customs-batch.yaml", "it is the project's settings (customs-batch.yaml)"),
+        (("plan",), "manifests/movements.yaml", "it is a manifest this run reads"),
+    ],
+)
+def test_the_job_summary_is_never_appended_to_a_protected_file(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: tuple[str, ...],
+    target: str,
+    what: str,
+) -> None:
+    (project / "customs-batch.yaml").write_text("manifests: [manifests]\n")
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    before = (project / target).read_bytes()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", target)
+
+    code, _, err = run(capsys, *command)
+
+    assert code == 0, err
+    assert (
+        f"warning: the job summary is not appended to {target} (GITHUB_STEP_SUMMARY): {what}; "
+        "nothing was written to it"
+    ) in err
+    assert (project / target).read_bytes() == before
