@@ -179,18 +179,22 @@ def _findings_sheet(workbook: Workbook, findings: Sequence[Finding]) -> None:
         column = column_letter(loc.column) if loc.column >= 1 else "(row)"
         if loc.column_name:
             column += f" {loc.column_name}"
-        sheet.append(
-            (
-                finding.severity.value,
-                finding.rule,
-                loc.sheet,
-                coordinate,
-                column,
-                finding.message,
-                finding.hint,
-                finding.document or "",
-            )
+        values = (
+            finding.severity.value,
+            finding.rule,
+            loc.sheet,
+            coordinate,
+            column,
+            finding.message,
+            finding.hint,
+            finding.document or "",
         )
+        for index, value in enumerate(values, start=1):
+            if value:
+                # Text stays text: a sheet name or a message beginning with "=" (a CSV file
+                # named "=1+2.csv", a policy's message) is never a formula, as in the data
+                # sheets.
+                sheet.cell(number, index, value).data_type = "s"
         if sheet_title(loc.sheet) in workbook.sheetnames:
             link = sheet.cell(number, 4)
             quoted = sheet_title(loc.sheet).replace("'", "''")

