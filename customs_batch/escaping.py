@@ -50,6 +50,19 @@ def printable(text: str, *, lines: bool = False) -> str:
     return (_UNSAFE_BUT_LINES if lines else _UNSAFE).sub(_escape, text)
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet program take a CSV field for a formula (OWASP's list)."""
+
+
+def csv_text(text: str) -> str:
+    """``text`` as a CSV field a spreadsheet program opens as text: :func:`printable` with
+    its newlines left for the CSV quoting, and a field beginning with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return after a ``'`` (shown by the program, never run as a
+    formula: ``=HYPERLINK(...)`` becomes ``'=HYPERLINK(...)``)."""
+    text = printable(text, lines=True)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 

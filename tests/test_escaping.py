@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from customs_batch.escaping import json_document, printable, printable_lines
+import pytest
+
+from customs_batch.escaping import csv_text, json_document, printable, printable_lines
 
 NON_UTF8 = os.fsdecode(b"bad\xff.yaml")  # how Python holds a file name that is not UTF-8
 
@@ -80,3 +82,21 @@ def test_printable_escapes_every_unsafe_character_of_a_long_mixed_text() -> None
     expected = "Zürich\t東京 " * 50 + "\\x1b[2J\\u2028\\r\\n" + "bad\\xff.yaml\\u202e" + "x" * 200
     assert printable(text) == expected
     assert printable("") == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("DepartureDeclaration/dep-1", "DepartureDeclaration/dep-1"),
+        ("=1+2", "'=1+2"),
+        ("+49 30", "'+49 30"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("a\nb", "a\nb"),  # the CSV quoting keeps a newline inside its field
+        ("a\x1b[31m", "a\\x1b[31m"),
+        ("\r=1", "'\r=1"),
+    ],
+)
+def test_csv_text_is_never_a_formula_nor_a_terminal_escape(text: str, field: str) -> None:
+    assert csv_text(text) == field

@@ -21,6 +21,7 @@ from customs_batch.commands.history import (
     verify_history,
 )
 from customs_batch.errors import ExitCode, UsageError
+from customs_batch.escaping import csv_text, printable
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.state.history import Verification
 
@@ -62,7 +63,9 @@ def _text(rows: list[HistoryRow]) -> str:
         parts += [f"by {_who(row)}", f"commit {row.commit or '-'}", f"run {row.run}"]
         if row.failure:
             parts.append(row.failure)
-        lines.append("  ".join(part for part in parts if part))
+        # Fields of a file anyone with the folder may edit: one line each, no escape
+        # sequence reaches the terminal.
+        lines.append(printable("  ".join(part for part in parts if part)))
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -99,6 +102,14 @@ CSV_COLUMNS = [
 ]
 
 
+def _csv_field(value: object) -> object:
+    """A number as it is; any other value (hand-edited, it may be anything) as text a
+    spreadsheet program never runs as a formula."""
+    if value is None:
+        return ""
+    return value if isinstance(value, int | float) else csv_text(str(value))
+
+
 @HISTORY_FORMATS.register("csv")
 def _csv(rows: list[HistoryRow]) -> str:
     out = io.StringIO()
@@ -107,33 +118,33 @@ def _csv(rows: list[HistoryRow]) -> str:
     for row in rows:
         ci = row.operator.get("ci") or {}
         last = row.requests[-1] if row.requests else {}
-        writer.writerow(
-            [
-                row.seq,
-                row.time,
-                row.run,
-                row.operator.get("user", ""),
-                row.operator.get("host", ""),
-                ci.get("system", ""),
-                ci.get("runId", ""),
-                ci.get("url", ""),
-                row.commit,
-                row.address,
-                row.operation,
-                row.event,
-                row.idempotency_key or "",
-                row.status,
-                row.answered_at or "",
-                last.get("method") or "",
-                last.get("path") or "",
-                last.get("bodySha256") or "",
-                " ".join(f"{k}={v}" for k, v in (row.ids or {}).items()),
-                row.mrn or "",
-                "" if row.errors is None else json.dumps(row.errors, sort_keys=True),
-                row.failure or "",
-                row.moved_from or "",
-            ]
-        )
+        fields: list[object] = [
+            row.seq,
+            row.time,
+            row.run,
+            row.operator.get("user", ""),
+            row.operator.get("host", ""),
+            ci.get("system", ""),
+            ci.get("runId", ""),
+            ci.get("url", ""),
+            row.commit,
+            row.address,
+            row.operation,
+            row.event,
+            row.idempotency_key or "",
+            row.status,
+            row.answered_at or "",
+            last.get("method") or "",
+            last.get("path") or "",
+            last.get("bodySha256") or "",
+            " ".join(f"{k}={v}" for k, v in (row.ids or {}).items()),
+            row.mrn or "",
+            "" if row.errors is None else json.dumps(row.errors, sort_keys=True),
+            row.failure or "",
+            row.moved_from or "",
+        ]
+        # Text is never a formula when the file is opened in a spreadsheet program.
+        writer.writerow([_csv_field(field) for field in fields])
     return out.getvalue()
 
 

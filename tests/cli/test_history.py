@@ -154,3 +154,30 @@ def test_history_shows_an_entry_edited_by_hand_and_verify_names_it(
         assert "internal error" not in err and out
     code, _, err = run(capsys, "history", "verify")
     assert code == 1 and f"broken at history.jsonl line {number + 1}" in err
+
+
+def test_history_escapes_hand_edited_fields_in_text_and_csv(
+    applied: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = project / ".customs-batch" / "local" / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    entry = json.loads(lines[0])
+    forged = "2099-01-01T00:00:00.000Z  DepartureDeclaration/forged  submit-departure  201"
+    entry["address"] = f'=HYPERLINK("http://evil.example","x")\x1b]0;pwned\x07\n{forged}'
+    lines[0] = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    history.write_bytes(b"".join(lines))
+
+    code, out, err = run(capsys, "history")
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    assert not any(line.startswith("2099-") for line in out.splitlines())
+    assert '=HYPERLINK("http://evil.example","x")\\x1b]0;pwned\\x07\\n2099-01-01' in out
+
+    code, out, err = run(capsys, "history", "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows[0]["address"] == (
+        f'\'=HYPERLINK("http://evil.example","x")\\x1b]0;pwned\\x07\n{forged}'
+    )
+    assert all(not value.startswith(("=", "+", "-", "@")) for row in rows for value in row.values())
+    assert rows[0]["seq"].isdigit()
