@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from customs_batch.cli._files import write_output
-from customs_batch.escaping import json_document
+from customs_batch.escaping import csv_text, json_document
 from customs_batch.formats import Formats
 
 JsonObject = Mapping[str, Any]
@@ -121,7 +121,13 @@ def _csv(records: Records, out: TextIO) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(fields)
     for record in rows:
-        writer.writerow([cell(record.get(name)) for name in fields])
+        writer.writerow([_csv_cell(record.get(name)) for name in fields])
+
+
+def _csv_cell(value: Any) -> str:
+    """A value as CSV text; the service's text (a reference a manifest set to ``=...``) is
+    never a formula when the file is opened in a spreadsheet program (a number stays one)."""
+    return csv_text(value) if isinstance(value, str) else cell(value)
 
 
 @RECORD_FORMATS.register("table")

@@ -59,3 +59,11 @@ def test_json_and_jsonl_stay_valid_utf_8_when_the_service_sends_a_lone_surrogate
         assert "bad\\udcff" in text
         first = json.loads(text.splitlines()[0] if format_name == "jsonl" else text)
         assert (first[0] if isinstance(first, list) else first)["name"] == "bad\udcff"
+
+
+def test_csv_text_from_the_service_is_never_a_formula_and_numbers_stay_numbers() -> None:
+    records = Records(
+        [{"id": -5, "reference": '=HYPERLINK("http://evil.example","x")', "note": "@x\x1b[2J"}]
+    )
+    table = list(csv.reader(io.StringIO(_written("csv", records))))
+    assert table[1] == ["-5", '\'=HYPERLINK("http://evil.example","x")', "'@x\\x1b[2J"]
