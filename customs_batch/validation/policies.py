@@ -24,7 +24,8 @@ EVALUATION_RULE = "policy.evaluation-error"
 _STOPPED = "stopped after"
 _COSTLY_HINT = (
     "a comprehension (all, exists, map, filter) looks at every item of its list, nested ones "
-    "at every pair: make the lists shorter or the expression simpler"
+    "at every pair, and copies what it selects at each: make the lists shorter or the "
+    "expression simpler"
 )
 
 
@@ -57,10 +58,11 @@ def activation(kind: str, metadata: Mapping[str, Any], spec: Any) -> Any:
     return cel_core().Context(variables, {policy_cost.STEP_FUNCTION: policy_cost.step})
 
 
-def evaluate(policy: Policy, context: Any) -> Outcome:
-    """Evaluate ``policy`` on one document's :func:`activation`, stopped after
-    :data:`~customs_batch.validation.policy_cost.MAX_STEPS` comprehension steps."""
-    policy_cost.start_counting()
+def evaluate(policy: Policy, context: Any, seen: Mapping[str, Any]) -> Outcome:
+    """Evaluate ``policy`` on one document's :func:`activation` of the values ``seen``
+    (``spec`` and ``metadata``), stopped past
+    :data:`~customs_batch.validation.policy_cost.MAX_STEPS` steps."""
+    policy_cost.start_counting(policy.steps, seen, max(policy.operands, policy.widest_literal))
     try:
         result = policy.program.execute(context)
     except KeyError as exc:  # a field the document lacks
@@ -100,7 +102,8 @@ def check_document(policies: Sequence[Policy], document: Document, root: Path) -
     findings: list[Finding] = []
     for policy in chosen:
         seen = max(in_spec, in_metadata) if policy.reads_metadata else in_spec
-        outcome = _bounded(policy, seen) or evaluate(policy, context)
+        visible = {"spec": part, "metadata": metadata} if policy.reads_metadata else part
+        outcome = _bounded(policy, seen) or evaluate(policy, context, visible)
         if outcome.held:
             continue
         location = document.locate(policy.target) if policy.target else document.locate(())
@@ -234,7 +237,9 @@ def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> 
         metadata = _metadata(
             envelope.name, envelope.labels, envelope.annotations, envelope.depends_on
         )
-        outcome = evaluate(policy, activation(kind, metadata, envelope.spec))
+        context = activation(kind, metadata, envelope.spec)
+        visible = {"spec": envelope.spec, "metadata": metadata}
+        outcome = evaluate(policy, context, visible)
     if which == "good":
         if outcome is not None and outcome.error is not None:
             return f"the expression could not be evaluated: {outcome.error}"

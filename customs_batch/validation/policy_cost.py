@@ -7,12 +7,18 @@ comprehensions, must stay under :data:`MAX_STEPS`; a list literal is as long as 
 a ``map()`` or ``filter()`` result as its source, so neither raises the bound.
 
 While evaluating: every comprehension step (each item an ``all``, ``exists``,
-``exists_one``, ``map`` or ``filter`` looks at) is counted, and the evaluation stops at
-:data:`MAX_STEPS`. The CEL library has no budget of its own, so the expression is compiled
-with each comprehension's per-item arguments wrapped in ``(STEP() ? (ARG) : null)``:
-``STEP`` is a Python function that counts and, past the budget, raises, which ends the
-evaluation (a ternary passes the error on; only its value of true is ever used). What the
-user wrote is compiled first, so a compile error points at the user's own columns.
+``exists_one``, ``map`` or ``filter`` looks at) is charged what it costs, and the evaluation
+stops past :data:`MAX_STEPS`. The CEL library copies the value a field selection
+(``x.name``) gives, and a ``map`` or ``filter`` copies the list it has built so far at each
+item, so a step costs one, plus the size (values, items and fields counted) of what each
+selection in its per-item arguments may give (the largest value under that name anywhere
+in the document), plus, for ``map`` and ``filter``, the size of the list built so far (its
+items counted at the largest an item can be). The CEL library has no budget of its own, so
+the expression is compiled with each comprehension's per-item arguments wrapped in
+``(STEP(K) ? (ARG) : null)``: ``STEP`` is a Python function that charges the step of
+comprehension ``K`` and, past the budget, raises, which ends the evaluation (a ternary
+passes the error on; only its value of true is ever used). What the user wrote is compiled
+first, so a compile error points at the user's own columns.
 """
 
 from __future__ import annotations
@@ -20,12 +26,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 MAX_STEPS = 1_000_000
-"""Comprehension steps of one policy on one document: a list of 1,000 items under two
-nested comprehensions, of 1,000,000 under one."""
+"""What one policy may cost on one document, in steps (each comprehension step is one, plus
+what it copies: see the module's docstring): a list of 1,000 items under two nested
+comprehensions, of 1,000,000 under one, when the steps copy little."""
 STEP_FUNCTION = "customs_batch_step"
 
 # A CEL string literal: raw or not, bytes, triple-quoted (a raw one has no escapes).
@@ -35,9 +43,24 @@ _STRING = re.compile(
     re.DOTALL,
 )
 _TOKEN = re.compile(
-    r"(?P<macro>\.\s*(?:all|exists_one|exists|map|filter)\s*\()|(?P<open>[(\[{])"
+    r"(?P<macro>\.\s*(?P<name>all|exists_one|exists|map|filter)\s*\()|(?P<open>[(\[{])"
     r"|(?P<close>[)\]}])|(?P<comma>,)|(?P<plus>\+)"
 )
+# A field selection (``.name`` not followed by ``(``: not a method or a macro).
+_SELECT = re.compile(r"\.\s*([A-Za-z_]\w*)(?!\w)(?!\s*\()")
+
+
+@dataclass(frozen=True)
+class Comprehension:
+    """One comprehension of an expression, as its steps are charged."""
+
+    builds: bool
+    """``map`` or ``filter``: it copies the list built so far at each step."""
+    parent: int | None
+    """The comprehension whose per-item arguments hold it (its list is built anew at each
+    step of that one), or None."""
+    selects: tuple[str, ...]
+    """The field names selected in its per-item arguments (outside nested ones')."""
 
 
 class TooCostly(Exception):
@@ -46,22 +69,69 @@ class TooCostly(Exception):
 
 class _Steps(threading.local):
     taken = 0
+    widen = 1
+    charges: tuple[int, ...] = ()  # per comprehension: what its step's selections copy
+    builds: tuple[bool, ...] = ()
+    items: tuple[int, ...] = ()  # per comprehension: what a nested one's list may add
+    children: tuple[tuple[int, ...], ...] = ()
+    built: list[int] = []  # noqa: RUF012  (per thread, set by start_counting)
 
 
 _STEPS = _Steps()
 
 
-def step() -> bool:
-    """Count one comprehension step; past :data:`MAX_STEPS`, stop the evaluation."""
-    _STEPS.taken += 1
-    if _STEPS.taken > MAX_STEPS:
+def step(index: int = -1, item: Any = None) -> bool:
+    """Charge one step of comprehension ``index`` (``item``: the item a ``map`` or
+    ``filter`` looks at); past :data:`MAX_STEPS`, stop the evaluation."""
+    steps = _STEPS
+    cost = 1
+    if 0 <= index < len(steps.charges):
+        cost += steps.charges[index]
+        if steps.builds[index]:
+            # It copies the list built so far; what it adds is at most the item, widened
+            # (a literal, a + join), the values it selected, and a nested one's list.
+            steps.built[index] += (
+                _measure(item).total * steps.widen + steps.charges[index] + steps.items[index]
+            )
+            cost += steps.built[index]
+        for child in steps.children[index]:
+            steps.built[child] = 0  # its list is built anew at this step
+    steps.taken += cost
+    if steps.taken > MAX_STEPS:
         raise TooCostly(f"more than {MAX_STEPS:,} steps")
     return True
 
 
-def start_counting() -> None:
-    """Start the count of one evaluation."""
-    _STEPS.taken = 0
+def start_counting(
+    comprehensions: Sequence[Comprehension] = (), seen: Any = None, widen: int = 1
+) -> None:
+    """Start the count of one evaluation of an expression with ``comprehensions`` on the
+    values ``seen`` (what the expression is handed); ``widen``: how many times longer than
+    the document's a list the expression builds may be (``+`` joins, literals)."""
+    steps = _STEPS
+    steps.taken = 0
+    steps.widen = max(widen, 1)
+    if not comprehensions:
+        steps.charges, steps.builds, steps.items, steps.children, steps.built = (), (), (), (), []
+        return
+    measured = _measure(seen)
+    known = [
+        measured.by_name[n] for c in comprehensions for n in c.selects if n in measured.by_name
+    ]
+    largest_select = max(known, default=1)
+    steps.charges = tuple(
+        sum(measured.by_name.get(name, largest_select) for name in c.selects)
+        for c in comprehensions
+    )
+    steps.builds = tuple(c.builds for c in comprehensions)
+    steps.children = tuple(
+        tuple(j for j, other in enumerate(comprehensions) if other.parent == i)
+        for i in range(len(comprehensions))
+    )
+    # A nested comprehension's list: as long as the longest, of the largest items.
+    nested = max(measured.largest_item, largest_select) * max(measured.longest, 1) * steps.widen
+    steps.items = tuple(nested if steps.children[i] else 0 for i in range(len(comprehensions)))
+    steps.built = [0] * len(comprehensions)
 
 
 def steps_taken() -> int:
@@ -92,29 +162,69 @@ def without_strings(expression: str) -> str:
 
 
 def instrumented(expression: str) -> str:
-    """``expression`` with a counted step in front of every per-item argument of every
+    """``expression`` with a charged step in front of every per-item argument of every
     comprehension (see the module's docstring)."""
+    return _parse(expression)[0]
+
+
+def comprehensions(expression: str) -> tuple[Comprehension, ...]:
+    """The comprehensions of ``expression``, in the order they are written."""
+    return _parse(expression)[1]
+
+
+@dataclass
+class _Frame:
+    macro: int | None  # the comprehension it opens, or None: another bracket
+    commas: list[int]
+    start: int  # just after the bracket
+
+
+def _parse(expression: str) -> tuple[str, tuple[Comprehension, ...]]:
     code = without_strings(expression)
-    frames: list[list[int] | None] = []  # per open bracket: a macro's argument starts, or None
+    frames: list[_Frame] = []
     inserts: list[tuple[int, int, str]] = []  # (position, order, text)
+    builds: list[bool] = []
+    parents: list[int | None] = []
+    spans: list[tuple[int, int]] = []  # per comprehension: its per-item arguments
     for match in _TOKEN.finditer(code):
         kind = match.lastgroup
         if kind == "macro":
-            frames.append([])
+            enclosing = next((f.macro for f in reversed(frames) if f.macro is not None), None)
+            frames.append(_Frame(len(builds), [], match.end()))
+            builds.append(match.group("name") in ("map", "filter"))
+            parents.append(enclosing)
+            spans.append((match.end(), match.end()))
         elif kind == "open":
-            frames.append(None)
-        elif kind == "comma" and frames and frames[-1] is not None:
-            frames[-1].append(match.end())
+            frames.append(_Frame(None, [], match.end()))
+        elif kind == "comma" and frames and frames[-1].macro is not None:
+            frames[-1].commas.append(match.end())
         elif kind == "close" and frames:
-            commas = frames.pop()
-            for index, start in enumerate(commas or ()):
-                end = commas[index + 1] - 1 if commas and index + 1 < len(commas) else match.start()
-                inserts.append((start, 1, f"({STEP_FUNCTION}() ? ("))
+            frame = frames.pop()
+            commas = frame.commas
+            arguments = ""
+            if frame.macro is not None:
+                spans[frame.macro] = (commas[0] if commas else match.start(), match.start())
+                variable = code[frame.start : commas[0] - 1].strip() if commas else ""
+                if builds[frame.macro] and re.fullmatch(r"[A-Za-z_]\w*", variable):
+                    arguments = f"{frame.macro}, {variable}"
+                else:
+                    arguments = str(frame.macro)
+            for index, start in enumerate(commas):
+                end = commas[index + 1] - 1 if index + 1 < len(commas) else match.start()
+                inserts.append((start, 1, f"({STEP_FUNCTION}({arguments}) ? ("))
                 inserts.append((end, 0, ") : null)"))
+    selects: list[list[str]] = [[] for _ in builds]
+    for match in _SELECT.finditer(code):
+        holders = [i for i, (start, end) in enumerate(spans) if start <= match.start() < end]
+        if holders:
+            selects[max(holders, key=lambda i: spans[i][0])].append(match.group(1))
     out = expression
     for position, _, text in sorted(inserts, reverse=True):
         out = out[:position] + text + out[position:]
-    return out
+    found = tuple(
+        Comprehension(builds[i], parents[i], tuple(selects[i])) for i in range(len(builds))
+    )
+    return out, found
 
 
 def joined_operands(expression: str) -> int:
@@ -127,6 +237,26 @@ def literal_items(expression: str) -> int:
     """The most items a list or map literal of the expression may have: its commas, plus
     one."""
     return without_strings(expression).count(",") + 1
+
+
+def widest_literal(expression: str) -> int:
+    """The most items a list or map literal (``[a, b]``, ``{"k": a}``) of the expression
+    has: the commas directly inside its brackets, plus one; 1 without one."""
+    frames: list[list[int]] = []  # per open bracket: [whether a literal, its commas]
+    widest = 1
+    for match in _TOKEN.finditer(without_strings(expression)):
+        kind = match.lastgroup
+        if kind == "open":
+            frames.append([match.group(0) in "[{", 0])
+        elif kind == "macro":
+            frames.append([False, 0])
+        elif kind == "comma" and frames:
+            frames[-1][1] += 1
+        elif kind == "close" and frames:
+            literal, commas = frames.pop()
+            if literal:
+                widest = max(widest, commas + 1)
+    return widest
 
 
 def reads_metadata(expression: str) -> bool:
@@ -148,3 +278,54 @@ def longest(value: Any) -> int:
             most = max(most, len(node))
             stack.extend(node)
     return most
+
+
+@dataclass(frozen=True)
+class _Measured:
+    total: int
+    longest: int
+    largest_item: int
+    """The size of the largest item of any list."""
+    by_name: dict[str, int]
+    """Per field name: the size of the largest value under it anywhere."""
+
+
+def size_of_text(text: str) -> int:
+    """What copying a text costs, in values."""
+    return 1 + len(text) // 64
+
+
+def _measure(value: Any) -> _Measured:
+    """Sizes (values, items and fields counted, walked without recursion) of ``value``."""
+    sizes: dict[int, int] = {}
+    by_name: dict[str, int] = {}
+    longest = largest_item = 0
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    keep: list[Any] = []  # the nodes measured, alive while their ids are keys
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, Mapping):
+            children = list(node.values())
+        elif isinstance(node, list | tuple):
+            children = list(node)
+        else:
+            sizes[id(node)] = size_of_text(node) if isinstance(node, str) else 1
+            keep.append(node)
+            continue
+        if not done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        longest = max(longest, len(children))
+        total = 1 + len(children)
+        for child in children:
+            total += sizes[id(child)]
+        if not isinstance(node, Mapping):  # a comprehension over a map sees its keys
+            largest_item = max([largest_item, *(sizes[id(child)] for child in children)])
+        else:
+            for key, child in node.items():
+                name = str(key)
+                by_name[name] = max(by_name.get(name, 0), sizes[id(child)])
+        sizes[id(node)] = total
+        keep.append(node)
+    return _Measured(sizes[id(value)], longest, largest_item, by_name)

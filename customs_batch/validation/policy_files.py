@@ -87,6 +87,10 @@ class Policy:
     """The most items a list literal of the expression may have."""
     reads_metadata: bool = False
     """Whether the expression names ``metadata``: then its lists count too."""
+    widest_literal: int = 1
+    """The most items a list or map literal of the expression has (``[a, b]``: 2)."""
+    steps: tuple[policy_cost.Comprehension, ...] = ()
+    """The expression's comprehensions, as their steps are charged (see :mod:`.policy_cost`)."""
     good: tuple[Any, ...] = ()
     bad: tuple[Any, ...] = ()
 
@@ -271,6 +275,8 @@ def _read_policy(data: Any, node: yaml.Node, file: str, findings: list[Finding])
         operands=policy_cost.joined_operands(expression),
         literal_items=policy_cost.literal_items(expression),
         reads_metadata=policy_cost.reads_metadata(expression),
+        widest_literal=policy_cost.widest_literal(expression),
+        steps=policy_cost.comprehensions(expression),
         good=good,
         bad=bad,
     )

@@ -526,6 +526,52 @@ def test_an_evaluation_stops_after_its_step_budget(
     assert "customs_batch_step" not in err
 
 
+def _items_manifest(items: int) -> None:
+    Path("manifests").mkdir(exist_ok=True)
+    rows = "".join(
+        f"    - {{description: item {n}, quantity: 1, grossMass: 0.1, netPrice: 1, currency: EUR}}\n"
+        for n in range(items)
+    )
+    Path("manifests/a.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: ExportCancellation\nmetadata:\n  name: a\n"
+        f"spec:\n  declarationId: 7\n  items:\n{rows}",
+        encoding="utf-8",
+    )
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        # 40,000 steps, each copying the 300-item list it selects: 12 million copies.
+        "spec.items.all(a, spec.items.all(b, size(spec.items) > 0))",
+        # 90,000 steps, each copying the list its filter has built so far.
+        "spec.items.map(a, spec.items.filter(b, b.quantity == a.quantity))"
+        ".all(l, l.all(x, size(l) > 0))",
+    ],
+)
+def test_a_step_is_charged_what_it_copies(
+    capsys: pytest.CaptureFixture[str], expression: str
+) -> None:
+    # Under the bound on list lengths (300 items, two nested comprehensions), and far under
+    # 1,000,000 steps counted one an item: the copies are what it costs, and are charged.
+    _items_manifest(300)
+    assert _policy_messages(capsys, expression) == [
+        "policy team.declaration-range stopped after 1,000,000 steps on ExportCancellation/a: "
+        "too costly"
+    ]
+
+
+def test_steps_that_copy_little_are_charged_little(capsys: pytest.CaptureFixture[str]) -> None:
+    # A field of an item is copied at each step, a 150-item list once an outer step.
+    _items_manifest(150)
+    messages = _policy_messages(
+        capsys,
+        "spec.items.all(a, a.quantity == 1 && spec.items.exists(b, b.description == a.description))"
+        " && spec.items.map(a, a.grossMass).size() == 150 && false",
+    )
+    assert messages == ["our declarations are numbered below 1000"]
+
+
 def test_a_policy_examples_evaluation_is_bounded_too(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
