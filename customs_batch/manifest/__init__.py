@@ -11,7 +11,10 @@ from customs_batch.manifest.discover import find_project_root
 from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.manifest.rows._range import RowRange
 from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE
-from customs_batch.manifest.yaml._value_bound import MAX_DOCUMENT_VALUES_VARIABLE
+from customs_batch.manifest.yaml._value_bound import (
+    MAX_DOCUMENT_VALUES_VARIABLE,
+    max_document_values,
+)
 
 __all__ = [
     "MAX_DOCUMENT_VALUES_VARIABLE",
@@ -26,4 +29,5 @@ __all__ = [
     "iter_file",
     "load_file",
     "load_paths",
+    "max_document_values",
 ]

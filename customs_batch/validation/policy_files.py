@@ -32,7 +32,7 @@ import yaml
 from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
-from customs_batch.manifest import dependencies
+from customs_batch.manifest import MAX_DOCUMENT_VALUES_VARIABLE, dependencies, max_document_values
 from customs_batch.selector import LabelSelector
 from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
 from customs_batch.validation import policy_cost
@@ -161,11 +161,15 @@ def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Fi
     shown = _shown(file, root)
     try:
         text = read_user_file(file, kind=InputKind.POLICY).decode("utf-8")
-        loader = yaml.SafeLoader(text)
+        loader = _CountingLoader(text)
         try:
             while loader.check_node():
                 node = loader.get_node()
                 assert node is not None  # check_node said there is one
+                too_large = _too_many_values(node)
+                if too_large is not None:
+                    findings.append(_finding(shown, *too_large))
+                    continue
                 data = loader.construct_document(node)
                 policy = _read_policy(data, node, shown, findings)
                 if policy is not None:
@@ -190,11 +194,75 @@ def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Fi
         findings.append(
             _finding(shown, 0, f"cannot read the policy file: {reason}", "fix it or remove it")
         )
+    except _TooManyValues as exc:
+        findings.append(_finding(shown, *_too_large(exc.mark, max_document_values())))
+    except RecursionError:
+        findings.append(_finding(shown, 0, "the policy file nests too deep to read", "flatten it"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
         problem = getattr(exc, "problem", None) or str(exc)
         findings.append(_finding(shown, line, f"the policy file is not YAML: {problem}", "fix it"))
+
+
+class _TooManyValues(Exception):
+    def __init__(self, mark: yaml.Mark) -> None:
+        super().__init__("too many values")
+        self.mark = mark
+
+
+class _CountingLoader(yaml.SafeLoader):
+    """PyYAML's safe loader counting the values of each document as it composes them: a
+    short file of flow lists (``[1,1,1,...]``) takes hundreds of times its size as nodes."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.limit = max_document_values()
+        self.values = 0
+
+    def compose_document(self) -> yaml.Node | None:
+        self.values = 0
+        return super().compose_document()
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if not self.check_event(yaml.AliasEvent):
+            self.values += 1
+            if self.values > self.limit:
+                raise _TooManyValues(self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+        return super().compose_node(parent, index)
+
+
+def _too_many_values(node: yaml.Node) -> tuple[int, str, str, int] | None:
+    """The line, message, hint and column of a policy holding more values than a manifest's
+    document may (``yaml.too-large``), each alias counted as often as it is used (a few
+    nested aliases in an example stand for billions of values), or None."""
+    limit = max_document_values()
+    count = 0
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > limit:
+            return _too_large(current.start_mark, limit)
+        if isinstance(current, yaml.MappingNode):
+            for key, value in current.value:
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+    return None
+
+
+def _too_large(mark: yaml.Mark, limit: int) -> tuple[int, str, str, int]:
+    message = (
+        f"the policy holds more than {limit:,} YAML values (every key, value, list and "
+        "mapping counts, an alias (*name) each time it is used); it is not read"
+    )
+    hint = (
+        "write the examples out, without aliases standing for many values; to read it "
+        f"anyway, raise the bound with {MAX_DOCUMENT_VALUES_VARIABLE}={2 * limit}"
+    )
+    return mark.line + 1, message, hint, mark.column + 1
 
 
 def _places(node: yaml.Node) -> dict[str, tuple[int, int, int, int]]:

@@ -572,6 +572,39 @@ def test_steps_that_copy_little_are_charged_little(capsys: pytest.CaptureFixture
     assert messages == ["our declarations are numbered below 1000"]
 
 
+def test_a_policy_whose_aliases_stand_for_billions_of_values_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 700 bytes, nine levels of ten aliases: 10^9 values once expanded.
+    _manifest("manifests/a.yaml", "a", 7)
+    levels = ['      x0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for n in range(1, 9):
+        levels.append(f"      x{n}: &a{n} [" + ",".join([f"*a{n - 1}"] * 10) + "]")
+    _policy(
+        POLICY + "examples:\n  good:\n  - kind: ExportCancellation\n    metadata: {name: a}\n"
+        "    spec:\n" + "\n".join(levels) + "\n"
+    )
+    code, out, _ = _run(capsys, "policy", "test")
+    assert code == 1
+    assert out.startswith(
+        "policies/team.yaml:11: error: the policy holds more than 200,000 YAML values "
+        "(every key, value, list and mapping counts, an alias (*name) each time it is used)"
+    )
+    code, out, _ = _run(capsys, "validate", "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert (finding["rule"], finding["line"]) == ("policy.invalid", 11)
+
+
+def test_a_policy_file_of_too_many_values_is_refused_as_it_is_read(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_DOCUMENT_VALUES", "1000")
+    _policy(POLICY + "description: [" + ",".join(["1"] * 2000) + "]\n")
+    code, out, _ = _run(capsys, "policy", "test")
+    assert code == 1
+    assert out.startswith("policies/team.yaml:6: error: the policy holds more than 1,000 ")
+
+
 def test_a_policy_examples_evaluation_is_bounded_too(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
