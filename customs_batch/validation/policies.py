@@ -4,15 +4,16 @@ rendered documents, and run each policy's own good and bad examples."""
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import Finding, Location
-from customs_batch.kinds import Address
+from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Document
-from customs_batch.sensitive import SENSITIVE, has_sensitive, sensitive_paths, values_at
+from customs_batch.sensitive import has_sensitive, sensitive_paths, values_at
 from customs_batch.validation import policy_cost
 from customs_batch.validation._cel import cel_core
 from customs_batch.validation.policy_files import MAX_COMPREHENSION_STEPS, Policy
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 EVALUATION_RULE = "policy.evaluation-error"
 _STOPPED = "stopped after"
+_GAVE = "the expression gave"
 _COSTLY_HINT = (
     "a comprehension (all, exists, map, filter) looks at every item of its list, nested ones "
     "at every pair, and copies what it selects at each: make the lists shorter or the "
@@ -82,7 +84,7 @@ def _outcome(result: Any) -> Outcome:
     if isinstance(result, Exception):
         return Outcome(False, f"{type(result).__name__}: {_reason(result)}")
     if not isinstance(result, bool):
-        return Outcome(False, f"the expression gave {type(result).__name__}, not true or false")
+        return Outcome(False, f"{_GAVE} {type(result).__name__}, not true or false")
     return Outcome(result)
 
 
@@ -171,7 +173,7 @@ def _finding(policy: Policy, document: Document, location: Location, outcome: Ou
         rule, message = policy.id, policy.message
     else:
         rule = EVALUATION_RULE
-        error = _without_sensitive_values(outcome.error, document)
+        error = _without_sensitive_values(outcome.error, document, policy.expression)
         message = f"policy {policy.id} could not be evaluated on this document: {error}"
         hint = f"guard optional fields with has(spec.field) ({where})"
         if outcome.costly:
@@ -189,20 +191,42 @@ def _finding(policy: Policy, document: Document, location: Location, outcome: Ou
     )
 
 
-def _without_sensitive_values(text: str, document: Document) -> str:
-    """``text`` (the evaluation library's error) with each sensitive value of ``document``
-    it quotes (a guarantee's access code given to ``int()``) shown as ``(sensitive)``."""
-    if not has_sensitive(document.kind):
+def _without_sensitive_values(text: str, document: Document, expression: str) -> str:
+    """``text`` (the evaluation library's error) for a finding about ``document``: when the
+    document holds a sensitive value (a guarantee's access code), nothing of the library's
+    words that may come from the document (a value it quotes, escaped as CEL writes it, or
+    one computed from it), only what names the expression's own fields or types."""
+    return safe_reason(text, document.kind, document.spec, expression)
+
+
+def safe_reason(text: str, kind: Kind, spec: Any, expression: str) -> str:
+    """See :func:`_without_sensitive_values`."""
+    if not has_sensitive(kind):
         return text
     values = {
         str(value)
-        for path in sensitive_paths(document.kind)
-        for _, value in values_at(document.spec, path)
+        for path in sensitive_paths(kind)
+        for _, value in values_at(spec, path)
         if value not in (None, "")
     }
-    for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, SENSITIVE)
-    return text
+    if not values:
+        return text
+    if text.startswith((_STOPPED, _GAVE)):  # a count or a type: no value of the document
+        return text
+    field = re.fullmatch(r"no field '([A-Za-z_]\w*)'", text)
+    code = policy_cost.without_strings(expression)
+    if (
+        field is not None
+        and field[1] not in values
+        and re.search(rf"(?<![\w]){field[1]}(?!\w)", code)
+    ):
+        return text  # a field the expression names
+    kind_of_error = text.partition(":")[0]
+    what = kind_of_error + ": " if re.fullmatch(r"[A-Za-z]\w*", kind_of_error) else ""
+    return (
+        f"{what}the expression failed on a value of this document, not shown: the document "
+        "holds a sensitive value"
+    )
 
 
 @dataclass(frozen=True)
@@ -242,7 +266,8 @@ def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> 
         outcome = evaluate(policy, context, visible)
     if which == "good":
         if outcome is not None and outcome.error is not None:
-            return f"the expression could not be evaluated: {outcome.error}"
+            error = safe_reason(outcome.error, envelope.kind, envelope.spec, policy.expression)
+            return f"the expression could not be evaluated: {error}"
         if outcome is not None and not outcome.held:
             return "the policy refuses it"
         return None

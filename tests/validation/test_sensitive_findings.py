@@ -334,13 +334,60 @@ def test_plan_reports_the_findings_without_the_access_code(tmp_path: Path, case:
     assert _holding(tmp_path / ".customs-batch", secret) == []
 
 
-def test_a_policy_error_quoting_an_access_code_shows_it_as_sensitive() -> None:
+def test_a_policy_error_quoting_an_access_code_does_not_show_it() -> None:
     """The expression library's error may quote what it was given (``int('5813x')``)."""
     document = make_document(
         Kind.DEPARTURE_DECLARATION,
         {"DeclarationGuarantees": [{"guaranteeType": "1", "accessCode": "5813x"}]},
     )
-    error = "invalid literal for int() with base 10: '5813x'"
-    assert _without_sensitive_values(error, document) == (
-        "invalid literal for int() with base 10: '(sensitive)'"
+    error = "ValueError: invalid literal for int() with base 10: '5813x'"
+    expression = "int(spec.DeclarationGuarantees[0].accessCode) > 0"
+    assert _without_sensitive_values(error, document, expression) == (
+        "ValueError: the expression failed on a value of this document, not shown: the "
+        "document holds a sensitive value"
     )
+    # A field the expression names is no value of the document: it is said.
+    missing = "no field 'guaranteeAmount'"
+    named = "spec.DeclarationGuarantees[0].guaranteeAmount > 0"
+    assert _without_sensitive_values(missing, document, named) == missing
+
+
+@pytest.mark.parametrize(
+    ("code", "expression", "shown"),
+    [
+        # CEL writes the code escaped: S3C\\RET"X, never the text replaced before.
+        ("'S3C\\RET\"X'", '{"a": 1}[spec.DeclarationGuarantees[0].accessCode] == 1', "RET"),
+        # A value computed from the code: 1234 + 1.
+        (
+            '"1234"',
+            '{"a": 1}[string(int(spec.DeclarationGuarantees[0].accessCode) + 1)] == 1',
+            "1235",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "format_name", ["text", "json", "sarif", "github", "junit", "markdown", "html"]
+)
+def test_a_policy_evaluation_error_never_shows_a_value_of_a_document_with_a_code(
+    tmp_path: Path, code: str, expression: str, shown: str, format_name: str
+) -> None:
+    _project(tmp_path)
+    (tmp_path / "manifests" / "departure.yaml").write_text(
+        DEPARTURE.format(
+            for_each="",
+            name="my-departure",
+            values="",
+            reference="REF-Y",
+            guarantee=GUARANTEE.format(amount=5000, code=code),
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "s.yaml").write_text(
+        f"id: team.s1\nseverity: error\nexpression: '{expression}'\nmessage: m\n",
+        encoding="utf-8",
+    )
+    _, out, err = _validate("--format", format_name)
+    assert "policy team.s1 could not be evaluated on this document" in out
+    assert "not shown: the document holds a sensitive value" in out
+    assert shown not in out + err
