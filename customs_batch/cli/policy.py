@@ -26,7 +26,8 @@ def policy() -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
 )
 def test_policies(project: Path | None) -> int:
-    """Run each policy's own examples: every good one must pass, every bad one must fail.
+    """Run each policy's own examples: every good one must pass, every bad one must fail
+    (both must be selected by the policy's kinds and labels).
 
     PROJECT is the project folder (default: the one around the current folder, found as
     validate finds it). Exits 1 naming each policy whose good example fails or whose bad

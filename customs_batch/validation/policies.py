@@ -264,15 +264,15 @@ def _example_failure(policy: Policy, which: str, example: Mapping[str, Any]) -> 
         context = activation(kind, metadata, envelope.spec)
         visible = {"spec": envelope.spec, "metadata": metadata}
         outcome = evaluate(policy, context, visible)
+    if outcome is None:  # a good example must be selected too, or it shows nothing
+        return "the policy does not apply to it (kinds or labels)"
     if which == "good":
-        if outcome is not None and outcome.error is not None:
+        if outcome.error is not None:
             error = safe_reason(outcome.error, envelope.kind, envelope.spec, policy.expression)
             return f"the expression could not be evaluated: {error}"
-        if outcome is not None and not outcome.held:
+        if not outcome.held:
             return "the policy refuses it"
         return None
-    if outcome is None:
-        return "the policy does not apply to it (kinds or labels)"
     if outcome.held:
         return "the policy lets it through"
     return None

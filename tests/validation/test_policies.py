@@ -258,6 +258,30 @@ def test_policy_test_fails_naming_the_policy_whose_examples_misbehave(
     ]
 
 
+def test_policy_test_fails_a_good_example_the_policy_does_not_select(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Another kind, and labels outside the selector: the expression never ran on them.
+    examples = (
+        'labels: "lane=rtm"\n'
+        "examples:\n"
+        "  good:\n"
+        "  - {kind: DepartureDeclaration, metadata: {name: a, labels: {lane: rtm}}, spec: {}}\n"
+        "  - {kind: ExportCancellation, metadata: {name: b, labels: {lane: other}},"
+        " spec: {declarationId: 5}}\n"
+        "  - {kind: ExportCancellation, metadata: {name: c, labels: {lane: rtm}},"
+        " spec: {declarationId: 5}}\n"
+    )
+    _policy(POLICY + examples)
+    code, out, _ = _run(capsys, "policy", "test")
+    assert code == 1
+    where = "team.declaration-range (policies/team.yaml:1)"
+    assert out.splitlines() == [
+        f"FAIL {where}: good example 1: the policy does not apply to it (kinds or labels)",
+        f"FAIL {where}: good example 2: the policy does not apply to it (kinds or labels)",
+    ]
+
+
 def test_policy_test_checks_an_examples_metadata_as_a_manifests(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
