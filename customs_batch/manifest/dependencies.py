@@ -82,14 +82,30 @@ def digest(what: str, path: str) -> bytes:
 
 
 def policy_files(folder: Path) -> list[Path]:
-    """The policy files of a ``policies/`` folder, sorted: its ``*.yaml`` and ``*.yml``
-    entries but its subfolders (a named pipe, a link to nothing or a loop of links named so
-    is listed too: reading it is an error, not a policy silently left out)."""
-    try:
-        found = list(folder.iterdir())
-    except OSError:  # no folder (or not one): no policies
-        return []
-    return sorted(p for p in found if p.suffix in (".yaml", ".yml") and not p.is_dir())
+    """The policy files of a ``policies/`` folder and its subfolders (hidden ones but, links
+    to folders followed once), sorted: their ``*.yaml`` and ``*.yml`` entries that are not
+    folders (a named pipe, a link to nothing or a loop of links named so is listed too:
+    reading it is an error, not a policy silently left out)."""
+    found: list[Path] = []
+    visited: set[str] = set()
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            real = os.path.realpath(current)
+            if real in visited:  # a link back to a folder already read
+                continue
+            visited.add(real)
+            entries = list(current.iterdir())
+        except OSError:  # no folder (or not one): no policies
+            continue
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.name.startswith("."):
+                    stack.append(entry)
+            elif entry.suffix in (".yaml", ".yml"):
+                found.append(entry)
+    return sorted(found)
 
 
 def file_digest(path: str) -> bytes:

@@ -1,4 +1,4 @@
-"""The team's own rules: ``policies/*.yaml`` of a project, read into typed :class:`Policy`.
+"""The team's own rules: ``policies/**/*.yaml`` of a project, read into typed :class:`Policy`.
 
 Each YAML document of a policy file is one policy::
 

@@ -149,6 +149,19 @@ def test_a_policy_file_that_cannot_be_read_is_an_error_not_left_out(
     assert code == 1 and "pipe.yaml" in out + err and "Traceback" not in err
 
 
+def test_a_policy_in_a_subfolder_of_policies_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    Path("policies/lanes").mkdir(parents=True)
+    _policy(POLICY, "lanes/rtm.yaml")
+    Path("policies/.hidden").mkdir()
+    Path("policies/.hidden/x.yaml").write_text("not: a policy\n", encoding="utf-8")
+    os.symlink("..", "policies/lanes/back")  # a loop of folders is read once
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    assert "  hint: policy team.declaration-range at policies/lanes/rtm.yaml:1" in out
+    assert "1 error, 0 warnings" in out
+
+
 def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
