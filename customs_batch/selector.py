@@ -31,6 +31,16 @@ SYNTAX = (
 """The accepted syntax, as a malformed selector's hint says it."""
 
 
+class SelectorError(UsageError):
+    """A text that is not a label selector: ``reason`` says why, without where it came
+    from (the message names the command line's ``-l``)."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        super().__init__(f"-l {text!r} is not a label selector: {reason}", hint=SYNTAX)
+        self.text = text
+        self.reason = reason
+
+
 class Operator(StrEnum):
     """How a requirement compares a document's label."""
 
@@ -105,7 +115,7 @@ class _Parser:
         self.index = 0
 
     def fail(self, reason: str) -> NoReturn:
-        raise UsageError(f"-l {self.text!r} is not a label selector: {reason}", hint=SYNTAX)
+        raise SelectorError(self.text, reason)
 
     def peek(self) -> str | None:
         return self.tokens[self.index] if self.index < len(self.tokens) else None

@@ -29,11 +29,10 @@ from typing import Any
 
 import yaml
 
-from customs_batch.errors import UsageError
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest import MAX_DOCUMENT_VALUES_VARIABLE, dependencies, max_document_values
-from customs_batch.selector import LabelSelector
+from customs_batch.selector import LabelSelector, SelectorError
 from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
 from customs_batch.validation import policy_cost
 from customs_batch.validation.team_rules import POLICY_DIR
@@ -395,6 +394,13 @@ def _kinds(value: Any, fail: Any) -> frozenset[Kind]:
     return frozenset(known[n] for n in names if n in known)
 
 
+_LABELS_HINT = (
+    "labels is a label selector: requirements joined by commas, all of which must hold: "
+    "key=value, key!=value, 'key in (a,b)', 'key notin (a,b)', key (has the label), !key "
+    "(has not); e.g. labels: 'lane in (rtm-ham,rtm-ant),team!=road'"
+)
+
+
 def _labels(value: Any, fail: Any) -> LabelSelector | None:
     if value is None:
         return None
@@ -403,8 +409,8 @@ def _labels(value: Any, fail: Any) -> LabelSelector | None:
         return None
     try:
         return LabelSelector.parse(value)
-    except UsageError as exc:
-        fail(str(exc), exc.hint or "")
+    except SelectorError as exc:
+        fail(f"the policy's labels {value!r} is not a label selector: {exc.reason}", _LABELS_HINT)
         return None
 
 

@@ -205,6 +205,22 @@ def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
     ]
 
 
+def test_a_bad_labels_selector_is_the_policys_at_its_line_hinted_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _manifest("manifests/a.yaml", "a", 7)
+    _policy(POLICY.replace("kinds:", 'labels: "lane in (a,b"\nkinds:'))
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == (
+        "policies/team.yaml:3:9: error[policy.invalid]: the policy's labels 'lane in (a,b' is "
+        "not a label selector: expected ) to close in (...)"
+    )
+    assert "-l " not in out and "\\n" not in out
+    assert sum(line.startswith("  hint: labels is a label selector") for line in lines) == 1
+
+
 def test_a_huge_expression_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     _manifest("manifests/a.yaml", "ok", 7)
     _policy(POLICY.replace("< 1000", "< 1000" + " && true" * 300))
