@@ -75,6 +75,8 @@ class _Steps(threading.local):
     items: tuple[int, ...] = ()  # per comprehension: what a nested one's list may add
     children: tuple[tuple[int, ...], ...] = ()
     built: list[int] = []  # noqa: RUF012  (per thread, set by start_counting)
+    measured_for: Any = None  # the values measured last (kept alive: compared by identity)
+    measured: _Measured | None = None
 
 
 _STEPS = _Steps()
@@ -114,7 +116,9 @@ def start_counting(
     if not comprehensions:
         steps.charges, steps.builds, steps.items, steps.children, steps.built = (), (), (), (), []
         return
-    measured = _measure(seen)
+    if steps.measured_for is not seen or steps.measured is None:  # once for every policy
+        steps.measured_for, steps.measured = seen, _measure(seen)
+    measured = steps.measured
     known = [
         measured.by_name[n] for c in comprehensions for n in c.selects if n in measured.by_name
     ]
