@@ -12,9 +12,10 @@ stops past :data:`MAX_STEPS`. The CEL library copies the value a field selection
 (``x.name``) gives, and a ``map`` or ``filter`` copies the list it has built so far at each
 item, so a step costs one, plus the size (values, items and fields counted) of what each
 selection in its per-item arguments may give (the largest value under that name anywhere
-in the document), plus, for ``map`` and ``filter``, the size of the list built so far (its
-items counted at the largest an item can be). The CEL library has no budget of its own, so
-the expression is compiled with each comprehension's per-item arguments wrapped in
+in the document), plus, for ``map`` and ``filter``, the size of the list built so far (each
+item counted at the size of what it added: a ``filter``'s item, handed to ``STEP``, a
+``map``'s value, written twice to be handed to it). The CEL library has no budget of its
+own, so the expression is compiled with each comprehension's per-item arguments wrapped in
 ``(STEP(K) ? (ARG) : null)``: ``STEP`` is a Python function that charges the step of
 comprehension ``K`` and, past the budget, raises, which ends the evaluation (a ternary
 passes the error on; only its value of true is ever used). What the user wrote is compiled
@@ -181,12 +182,13 @@ class _Frame:
     macro: int | None  # the comprehension it opens, or None: another bracket
     commas: list[int]
     start: int  # just after the bracket
+    name: str  # the comprehension's (all, map...), or ""
 
 
 def _parse(expression: str) -> tuple[str, tuple[Comprehension, ...]]:
     code = without_strings(expression)
     frames: list[_Frame] = []
-    inserts: list[tuple[int, int, str]] = []  # (position, order, text)
+    wraps: list[tuple[int, int, int, str | None]] = []  # argument start, end, macro, item
     builds: list[bool] = []
     parents: list[int | None] = []
     spans: list[tuple[int, int]] = []  # per comprehension: its per-item arguments
@@ -194,41 +196,63 @@ def _parse(expression: str) -> tuple[str, tuple[Comprehension, ...]]:
         kind = match.lastgroup
         if kind == "macro":
             enclosing = next((f.macro for f in reversed(frames) if f.macro is not None), None)
-            frames.append(_Frame(len(builds), [], match.end()))
+            frames.append(_Frame(len(builds), [], match.end(), match.group("name")))
             builds.append(match.group("name") in ("map", "filter"))
             parents.append(enclosing)
             spans.append((match.end(), match.end()))
         elif kind == "open":
-            frames.append(_Frame(None, [], match.end()))
+            frames.append(_Frame(None, [], match.end(), ""))
         elif kind == "comma" and frames and frames[-1].macro is not None:
             frames[-1].commas.append(match.end())
         elif kind == "close" and frames:
             frame = frames.pop()
             commas = frame.commas
-            arguments = ""
-            if frame.macro is not None:
-                spans[frame.macro] = (commas[0] if commas else match.start(), match.start())
-                variable = code[frame.start : commas[0] - 1].strip() if commas else ""
-                if builds[frame.macro] and re.fullmatch(r"[A-Za-z_]\w*", variable):
-                    arguments = f"{frame.macro}, {variable}"
-                else:
-                    arguments = str(frame.macro)
+            if frame.macro is None:
+                continue
+            spans[frame.macro] = (commas[0] if commas else match.start(), match.start())
+            variable = code[frame.start : commas[0] - 1].strip() if commas else ""
             for index, start in enumerate(commas):
-                end = commas[index + 1] - 1 if index + 1 < len(commas) else match.start()
-                inserts.append((start, 1, f"({STEP_FUNCTION}({arguments}) ? ("))
-                inserts.append((end, 0, ") : null)"))
+                last = index + 1 == len(commas)
+                end = match.start() if last else commas[index + 1] - 1
+                item = None
+                if frame.name == "map" and last:
+                    item = ""  # what it adds to its list: the value of this argument
+                elif frame.name == "filter" and re.fullmatch(r"[A-Za-z_]\w*", variable):
+                    item = variable  # what it adds: the item itself
+                wraps.append((start, end, frame.macro, item))
     selects: list[list[str]] = [[] for _ in builds]
     for match in _SELECT.finditer(code):
         holders = [i for i, (start, end) in enumerate(spans) if start <= match.start() < end]
         if holders:
             selects[max(holders, key=lambda i: spans[i][0])].append(match.group(1))
-    out = expression
-    for position, _, text in sorted(inserts, reverse=True):
-        out = out[:position] + text + out[position:]
+    out = _wrapped(expression, 0, len(expression), sorted(wraps))
     found = tuple(
         Comprehension(builds[i], parents[i], tuple(selects[i])) for i in range(len(builds))
     )
     return out, found
+
+
+def _wrapped(
+    expression: str, low: int, high: int, wraps: list[tuple[int, int, int, str | None]]
+) -> str:
+    """``expression[low:high]`` with each comprehension argument in it wrapped in a step;
+    a ``map``'s value is written twice, once handed to the step to be measured."""
+    out: list[str] = []
+    position = low
+    for start, end, macro, item in wraps:
+        if start < position or end > high or (start, end) == (low, high):
+            continue  # inside an argument already wrapped, outside this part, or this one
+        inner = _wrapped(expression, start, end, wraps)
+        out.append(expression[position:start])
+        arguments = str(macro)
+        if item == "":
+            arguments = f"{macro}, ({inner})"
+        elif item is not None:
+            arguments = f"{macro}, {item}"
+        out.append(f"({STEP_FUNCTION}({arguments}) ? ({inner}) : null)")
+        position = end
+    out.append(expression[position:high])
+    return "".join(out)
 
 
 def joined_operands(expression: str) -> int:

@@ -614,6 +614,18 @@ def test_a_step_is_charged_what_it_copies(
     ]
 
 
+def test_a_map_is_charged_the_values_it_adds_to_its_list(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Each step adds the whole 100-item list (a variable, no selection) to what map builds,
+    # and map copies what it has built at each step.
+    _items_manifest(100)
+    assert _policy_messages(capsys, "true && [spec.items].all(l, l.map(x, l).size() > 0)") == [
+        "policy team.declaration-range stopped after 1,000,000 steps on ExportCancellation/a: "
+        "too costly"
+    ]
+
+
 def test_steps_that_copy_little_are_charged_little(capsys: pytest.CaptureFixture[str]) -> None:
     # A field of an item is copied at each step, a 150-item list once an outer step.
     _items_manifest(150)
