@@ -22,6 +22,7 @@ def test_the_public_names() -> None:
         "iter_file",
         "load_file",
         "load_paths",
+        "max_document_values",
     ]
 
 
