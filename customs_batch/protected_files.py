@@ -13,9 +13,10 @@ must never replace: customs-batch's own records, and the files this run read.
   compared by identity, so that a link, a second hard link or ``./x/../x`` names it too.
 - The project's inputs, read by this run or not (``status``, ``get`` and ``env list`` read no
   policy; ``get`` no manifest): in the project around the current folder or around the
-  file, a policy file (``policies/*.yaml``), a file of ``templates/``, and a manifest of the
-  project (a ``*.yaml`` of its ``manifests:`` list, or of the project's folder without one,
-  as ``validate`` with no PATHS finds them): the next command would read the output as one.
+  file, a policy file (a ``*.yaml`` of ``policies/`` or a folder under it, hidden ones
+  aside), a file of ``templates/``, and a manifest of the project (a ``*.yaml`` of its
+  ``manifests:`` list, or of the project's folder without one, as ``validate`` with no
+  PATHS finds them): the next command would read the output as one.
 
 The path is compared after following its links, as the file is then written there.
 
@@ -180,7 +181,12 @@ def _project_input(real: Path) -> str | None:
         if not real.is_relative_to(root):
             continue
         parts = real.relative_to(root).parts
-        if parts[0] == _POLICIES and len(parts) == 2 and real.suffix in _YAML:
+        if (
+            parts[0] == _POLICIES
+            and len(parts) > 1
+            and real.suffix in _YAML
+            and not any(part.startswith(".") for part in parts[1:-1])
+        ):
             return f"a policy file of the project ({_POLICIES}/)"
         if parts[0] == _TEMPLATES and len(parts) > 1:
             return f"a template of the project ({_TEMPLATES}/)"

@@ -200,11 +200,12 @@ def test_the_project_s_inputs_are_protected_though_this_run_read_none(tmp_path: 
     (tmp_path / "customs-batch.yaml").write_text("manifests: [manifests]\n")
     files = {
         "policies/lanes.yaml": "it is a policy file of the project (policies/)",
+        "policies/a/b.yaml": "it is a policy file of the project (policies/)",  # read too
         "templates/parts/line.yaml.j2": "it is a template of the project (templates/)",
         "manifests/movement.yaml": "it is a manifest of the project",
         "manifests/eu/export.yml": "it is a manifest of the project",
     }
-    others = ["notes.yaml", "manifests/.hidden.yaml", "manifests/data.csv", "policies/a/b.yaml"]
+    others = ["notes.yaml", "manifests/.hidden.yaml", "manifests/data.csv", "policies/.a/b.yaml"]
     for name in [*files, *others]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("kind: Movement\n")
