@@ -5,7 +5,6 @@ prints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +20,7 @@ from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
-from customs_batch.state.lock import Unlocked, in_flight_of
+from customs_batch.state.lock import InFlight, Unlocked, in_flight_of, running_request
 from customs_batch.state.transfer import pushed_state
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ class Listing:
     requests of a run still holding the lock (read without it)."""
 
     state: State
-    in_flight: Callable[[str], str | None] | None = None
+    in_flight: InFlight | None = None
 
     def word(self, address: str, record: ResourceRecord) -> str:
         """How ``state list`` names the status of ``record`` (:func:`record_word`)."""
@@ -135,9 +134,7 @@ def forget_attempt(options: StateOptions, address: Address) -> None:
         edits.forget_attempt(session, str(address))
 
 
-def record_word(
-    address: str, record: ResourceRecord, in_flight: Callable[[str], str | None] | None = None
-) -> str:
+def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None = None) -> str:
     """How ``state list`` names a record's status: its own word, but ``needs-decision`` for
     an outcome left unknown that the next plan holds for a decision (a departure); one the
     next apply repeats safely (a movement with its recorded key) stays ``pending`` or
@@ -150,7 +147,7 @@ def record_word(
         return "not-found"
     if not record.status.outcome_unknown or parsed is None:
         return record.status.value
-    if in_flight is not None and in_flight(record.updated_at):
+    if running_request(in_flight, record):
         return "in-flight"
     decision = model_of(parsed.kind).unknown_outcome(parsed, record, datetime.now(UTC))
     if decision.action is Action.NEEDS_DECISION:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -16,6 +16,7 @@ from customs_batch.kinds.model import KindModel, Refreshed, not_found_words
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
+from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
 from customs_batch.state.records import Records
 
@@ -377,9 +378,7 @@ def _unknown_entry(
     return StatusEntry(str(address), "unknown", ident, message=message)
 
 
-def status_entries(
-    state: State, in_flight: Callable[[str], str | None] | None = None
-) -> list[StatusEntry]:
+def status_entries(state: State, in_flight: InFlight | None = None) -> list[StatusEntry]:
     """Every recorded object whose kind has a state at the service worth following
     (declarations, cancellations), in address order. ``in_flight``: for the time a record
     whose outcome is unknown was written, why it is a request of a run still holding the
@@ -394,9 +393,7 @@ def status_entries(
         ident = model.identifier(record)
         if record.status is RecordStatus.FORGOTTEN:
             entries.append(StatusEntry(address, "forgotten", ident))
-        elif record.status.outcome_unknown and (
-            running := in_flight(record.updated_at) if in_flight is not None else None
-        ):
+        elif running := running_request(in_flight, record):
             entries.append(StatusEntry(address, "in-flight", ident, pending=True, message=running))
         elif record.status.outcome_unknown:
             entries.append(_unknown_entry(model, parsed, record, ident))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -28,6 +28,7 @@ from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
 from customs_batch.sensitive import is_digest, sensitive_paths, values_at
+from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
 
 
@@ -172,7 +173,7 @@ def row_results(
     findings: Iterable[Finding],
     state: State,
     selected: Iterable[Address] | None = None,
-    in_flight: Callable[[str], str | None] | None = None,
+    in_flight: InFlight | None = None,
 ) -> list[RowResult]:
     """Every spreadsheet row the documents and findings name, by file, sheet and row.
 
@@ -259,7 +260,7 @@ class _Statuses:
         state: State,
         invalid: set[str],
         chosen: set[Address] | None,
-        in_flight: Callable[[str], str | None] | None = None,
+        in_flight: InFlight | None = None,
     ) -> None:
         self.state = state
         self.in_flight = in_flight
@@ -299,7 +300,7 @@ class _Statuses:
 def recorded_result(
     address: Address,
     record: ResourceRecord,
-    in_flight: Callable[[str], str | None] | None = None,
+    in_flight: InFlight | None = None,
 ) -> DocumentResult:
     """Where a recorded document stands, as its kind's model reads the record; a request
     of a run still holding the state's lock (``in_flight`` says why) is pending."""
@@ -308,11 +309,7 @@ def recorded_result(
     text, at = str(address), record.updated_at
     if record.status is RecordStatus.FORGOTTEN:
         return DocumentResult(text, ResultStatus.FORGOTTEN, ids, at=at)
-    running = (
-        in_flight(record.updated_at)
-        if in_flight is not None and record.status.outcome_unknown
-        else None
-    )
+    running = running_request(in_flight, record)
     if running:
         return DocumentResult(text, ResultStatus.PENDING, ids, errors=(running,), at=at)
     if record.status.outcome_unknown:

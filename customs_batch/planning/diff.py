@@ -31,6 +31,7 @@ from customs_batch.planning.owners import refuse_second_writers
 from customs_batch.planning.references import resolve
 from customs_batch.planning.replaced import ReplacedIds
 from customs_batch.planning.unchanged import Unchanged
+from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
 
@@ -45,7 +46,7 @@ def plan_changes(
     consume: bool = False,
     edges: Mapping[Address, Sequence[Edge]] | None = None,
     unchanged: Unchanged | None = None,
-    in_flight: Callable[[str], str | None] | None = None,
+    in_flight: InFlight | None = None,
 ) -> Plan:
     """Compare ``documents`` with ``state`` and return the plan, in dependency order, with
     the addresses the state holds but the manifests no longer name at the end (orphaned,
@@ -79,7 +80,7 @@ def _plan(
     consume: bool,
     deps: Mapping[Address, tuple[Address, ...]],
     unchanged: Unchanged | None = None,
-    in_flight: Callable[[str], str | None] | None = None,
+    in_flight: InFlight | None = None,
 ) -> Plan:
     recorded = _reader(state.resources)
     resources = state.resources
@@ -237,11 +238,7 @@ def _plan(
                 if values and not unknown and not followed and not record.status.outcome_unknown
                 else None
             )
-            running = (
-                in_flight(record.updated_at)
-                if in_flight is not None and record.status.outcome_unknown
-                else None
-            )
+            running = running_request(in_flight, record)
             decided = (
                 Decision(Action.WAITING, Operation.NONE, running)
                 if running is not None

@@ -22,12 +22,15 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import filelock
 
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import PRIVATE, write_atomic, write_error
+
+if TYPE_CHECKING:
+    from customs_batch.state.model import ResourceRecord
 
 UNTOUCHED = "nothing was changed"
 POLL_SECONDS = 0.05
@@ -66,7 +69,21 @@ class LockInfo:
         )
 
 
-def in_flight_of(holder: LockInfo | None) -> Callable[[str], str | None] | None:
+InFlight = Callable[[str], str | None]
+"""For the time a record was written: why it is a request of the run holding the state's
+lock (:meth:`LockInfo.in_flight`), or None."""
+
+
+def running_request(in_flight: InFlight | None, record: ResourceRecord) -> str | None:
+    """Why ``record``, whose outcome is unknown, is a request the run holding the lock has
+    not recorded the answer to yet (``in_flight``: :func:`in_flight_of`); None for any other
+    record, or when no run that is known to be alive holds the lock."""
+    if in_flight is None or not record.status.outcome_unknown:
+        return None
+    return in_flight(record.updated_at)
+
+
+def in_flight_of(holder: LockInfo | None) -> InFlight | None:
     """For the time a record whose outcome is unknown was written: why it is a request of
     the run that holds the lock now (:meth:`LockInfo.in_flight`); None when no run that is
     known to be alive holds it."""

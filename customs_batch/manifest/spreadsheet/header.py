@@ -76,14 +76,10 @@ def beyond_header(
     column, letter = extra[0], column_letter(extra[0])
     value = values[column - 1]
     if delimiter is None:
-        held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
-        return BadCell(
-            column,
-            f"cell {letter}{row} holds {held}, but column {letter} has no name in the "
-            f"header (row {header.row}, columns A to {column_letter(last)})",
-            "name the column in the header row, or clear the cell",
+        return _no_name(
+            column, row, value, f"(row {header.row}, columns A to {column_letter(last)})",
             BEYOND_HEADER,
-        )
+        )  # fmt: skip
     shown = "tab" if delimiter == "\t" else delimiter
     example = "" if delimiter == "\t" else f', e.g. "60{delimiter}5"'
     return BadCell(
@@ -113,16 +109,23 @@ def under_no_name(
         value = values[column - 1]
         if value is None:
             continue
-        letter = column_letter(column)
-        held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
-        return BadCell(
-            column,
-            f"cell {letter}{row} holds {held}, but column {letter} has no name in the header "
-            f"(row {header.row}): no column name reads it",
-            "name the column in the header row, or clear the cell",
-            UNNAMED_COLUMN,
+        return _no_name(
+            column, row, value, f"(row {header.row}): no column name reads it", UNNAMED_COLUMN
         )
     return None
+
+
+def _no_name(column: int, row: int, value: Cell, where: str, rule: str) -> BadCell:
+    """The problem of a value in a column without a name in the header row (``where``
+    says which header, and what follows)."""
+    letter = column_letter(column)
+    held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
+    return BadCell(
+        column,
+        f"cell {letter}{row} holds {held}, but column {letter} has no name in the header " + where,
+        "name the column in the header row, or clear the cell",
+        rule,
+    )
 
 
 def _text(value: Cell) -> str:
