@@ -21,7 +21,8 @@ import ssl
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from urllib.parse import unquote
 
 import httpcore
@@ -235,6 +236,35 @@ class Sender:
         if self._http is not None:
             self._http.close()
 
+    @contextmanager
+    def retried_until(self, seconds: float) -> Iterator[None]:
+        """Requests this thread sends in the block are attempted again (after a 429, a
+        retried failure) only while they can leave within ``seconds`` from now: a request
+        under an Idempotency-Key the service honours for that long, which an attempt after
+        it would no longer protect. A wait that would end later gives up with the error met
+        (as when the retries run out)."""
+        previous = getattr(self._watched, "deadline", None)
+        self._watched.deadline = self._clock() + seconds
+        try:
+            yield
+        finally:
+            self._watched.deadline = previous
+
+    def _in_time(self, wait: float, operation: str, key: str | None) -> bool:
+        """Whether an attempt after ``wait`` seconds leaves before this thread's deadline
+        (:meth:`retried_until`)."""
+        deadline: float | None = getattr(self._watched, "deadline", None)
+        if deadline is None or self._clock() + wait <= deadline:
+            return True
+        logger.warning(
+            "%s: not sent again: its Idempotency-Key %s is honoured by the service for less "
+            "than the %.1f s to wait before the next attempt",
+            operation,
+            key,
+            wait,
+        )
+        return False
+
     def watch(self) -> list[Exchange]:
         """A list that the attempts this thread makes from now on are added to (each
         attempt once it is built, its answer's status once it comes): what apply's
@@ -281,7 +311,9 @@ class Sender:
                 # The service turned the request away unprocessed: resending is always safe.
                 self.rate_limiter.pause(error.retry_after)
                 rate_limited += 1
-                if rate_limited > self.retry_policy.max_rate_limited:
+                if rate_limited > self.retry_policy.max_rate_limited or not self._in_time(
+                    error.retry_after, operation, idempotency_key
+                ):
                     # Whether an attempt before may have been processed (a 5xx retried).
                     error.after_failures = maybe_processed
                     raise
@@ -297,7 +329,7 @@ class Sender:
                 elapsed = self._clock() - started
                 if not self.retry_policy.may_retry(
                     attempts=failures, elapsed=elapsed, next_delay=delay
-                ):
+                ) or not self._in_time(delay, operation, idempotency_key):
                     raise
                 logger.info("%s: %s; retry %d in %.2f s", operation, error.message, failures, delay)
                 self._sleep(delay)

@@ -20,6 +20,7 @@ the journal's disk first waits for the history's, so an operation then costs two
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -48,7 +49,7 @@ from customs_batch.kinds.model import (
     Request,
     Restated,
     WaitFunction,
-    key_honoured,
+    key_honoured_until,
     key_made_at,
     new_idempotency_key,
 )
@@ -235,8 +236,12 @@ class _Run:
         if not limiter.reserve(self.stop):
             raise _Stopped
         try:
-            if change.idempotency_key is not None and not key_honoured(
-                key, previous.updated_at if previous is not None else "", datetime.now(UTC)
+            honoured_until = key_honoured_until(
+                key, previous.updated_at if previous is not None else ""
+            )
+            now = datetime.now(UTC)
+            if change.idempotency_key is not None and (
+                honoured_until is None or now >= honoured_until
             ):
                 # A re-send planned while the key was honoured, sent after (a saved plan
                 # applied later, a long run): under an expired key it would be new.
@@ -250,7 +255,12 @@ class _Run:
             self.session.record(intent)
             request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
             exchanges = self.client.sender.watch() if self.history is not None else []
-            outputs = SEND[change.operation](self.client, request)
+            # Nor is it attempted again (after a 429's wait, a retried failure) once the
+            # service may have forgotten the key.
+            with self.client.sender.retried_until(
+                (honoured_until - now).total_seconds() if honoured_until else math.inf
+            ):
+                outputs = SEND[change.operation](self.client, request)
         except ServiceError as exc:
             self._answered(entry, change, key, exchanges, error=exc)
             return self._failed(change, intent, previous, request, exc)
@@ -769,7 +779,7 @@ def _intent(
 def _kept_time(change: PlannedChange, record: ResourceRecord | None) -> str | None:
     """The time a re-send under a recorded key that holds no time of its own (a version 4
     UUID of an earlier version of this tool) keeps: its record's, which its 24 hours are
-    counted from (:func:`~customs_batch.kinds.model.key_honoured`). Stamped anew at each
+    counted from (:func:`~customs_batch.kinds.model.key_honoured_until`). Stamped anew at each
     re-send, the window would start again at each, and a key the service no longer
     honours be re-sent. None for any other write."""
     key = change.idempotency_key

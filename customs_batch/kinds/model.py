@@ -73,18 +73,24 @@ def key_made_at(key: str) -> datetime | None:
     return datetime.fromtimestamp((parsed.int >> 80) / 1000, UTC)
 
 
-def key_honoured(key: str | None, last_sent: str, now: datetime) -> bool:
-    """Whether the service still honours ``key``, so that a request re-sent under it is
-    replayed instead of processed again: made less than 24 hours (less
-    :data:`KEY_MARGIN`) before ``now``, by the time it holds and by ``last_sent``, the time
-    of the record that holds it, whichever is earlier (a key that holds no time counts from
-    its record's, which its re-sends keep)."""
+def key_honoured_until(key: str | None, last_sent: str) -> datetime | None:
+    """Until when the service honours ``key``, so that a request re-sent under it is
+    replayed instead of processed again: 24 hours (less :data:`KEY_MARGIN`) from the time
+    it holds or ``last_sent``, the time of the record that holds it, whichever is earlier
+    (a key that holds no time counts from its record's, which its re-sends keep). None: no
+    key, or no time to count from."""
     if not key:
-        return False
+        return None
     # The earlier of the two: a key made on a machine whose clock ran ahead looks younger
     # than it is, and its record's time (of its first request, or kept) is no later.
     times = [t for t in (key_made_at(key), parse_time(last_sent)) if t is not None]
-    return bool(times) and now - min(times) < IDEMPOTENCY_WINDOW - KEY_MARGIN
+    return min(times) + IDEMPOTENCY_WINDOW - KEY_MARGIN if times else None
+
+
+def key_honoured(key: str | None, last_sent: str, now: datetime) -> bool:
+    """Whether the service still honours ``key`` at ``now`` (:func:`key_honoured_until`)."""
+    until = key_honoured_until(key, last_sent)
+    return until is not None and now < until
 
 
 class ServiceId(StrEnum):

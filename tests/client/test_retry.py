@@ -232,3 +232,35 @@ def test_attempts_that_never_left_do_not_make_a_429_an_unknown_outcome() -> None
             "POST", "/v1/x", body={}, idempotency_key="key-1"
         )
     assert caught.value.after_failures == 0
+
+
+def test_no_attempt_is_made_after_the_time_the_block_allows() -> None:
+    # Found in review: a re-send under a key the service honours for five more minutes,
+    # answered 429 with Retry-After: 600 (or a run of them), went out again after the
+    # wait, when the service could have forgotten the key and made a second object.
+    clock = FakeClock()
+    seen: list[float] = []
+
+    def handler(_request: httpx.Request) -> httpx.Response:
+        seen.append(clock())
+        return httpx.Response(429, headers={"Retry-After": "600"}, json={"statusCode": 429})
+
+    sender = _sender(handler, clock)
+    with sender.retried_until(300.0), pytest.raises(RateLimitedError) as caught:
+        sender.send("POST", "/v1/x", body={}, idempotency_key="key-1")
+    assert seen == [1000.0], "attempted again after the key's time"
+    assert caught.value.after_failures == 0
+    # Outside the block the same answers are waited out as before.
+    with pytest.raises(RateLimitedError):
+        sender.send("POST", "/v1/x", body={}, idempotency_key="key-1")
+    assert len(seen) == 1 + 1 + RetryPolicy().max_rate_limited
+
+
+def test_a_retry_after_a_failure_is_not_made_after_the_time_the_block_allows() -> None:
+    clock = FakeClock()
+    handler, seen = _flaky(failures=3)
+    sender = _sender(handler, clock, RetryPolicy(base_delay=10.0, max_delay=10.0, max_total=1e6))
+    with sender.retried_until(5.0), pytest.raises(ServerError):
+        sender.send("POST", "/v1/x", body={}, idempotency_key="key-1")
+    assert len(seen) < 4, "retried after the block's time"
+    assert clock() <= 1005.0

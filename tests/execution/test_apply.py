@@ -12,7 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from customs_batch.client import NO_RETRIES, CustomsClient, RetryPolicy, Sender
+from customs_batch.client import (
+    NO_RETRIES,
+    CustomsClient,
+    RateLimit,
+    RateLimiter,
+    RetryPolicy,
+    Sender,
+)
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.scheduler import NodeStatus
@@ -25,6 +32,7 @@ from customs_batch.sandbox.faults import parse_faults
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 
 from ..client.bodies import departure
+from ..client.fakes import FakeClock
 from ..planning.helpers import doc, movement
 from .conftest import Emulator
 
@@ -158,6 +166,54 @@ def test_a_planned_re_send_is_not_sent_once_its_key_has_expired(
     assert plan_changes([movement("m", 0)], backend.read()).changes[0].action is (
         Action.NEEDS_DECISION
     )
+
+
+class _RateLimitedFor:
+    """Every request is answered 429, asking to wait ``seconds`` before the next."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+        self.requests = 0
+
+    def __call__(self, _request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        said = {"statusCode": 429, "message": "Too Many Requests"}
+        return httpx.Response(429, json=said, headers={"Retry-After": str(self.seconds)})
+
+
+def test_a_re_send_is_not_attempted_again_after_its_key_has_expired(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found in review: a re-send under a key honoured for five more minutes, answered 429
+    # with Retry-After: 600, was sent again after the wait, when the service no longer
+    # honoured the key and could make a second movement.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [movement("m", 0)], emulator).ok
+    first = backend.read().resources["Movement/m"]
+    aged = new_idempotency_key(datetime.now(UTC) - timedelta(hours=23, minutes=25))
+    with backend.open("test") as session:  # the answer lost, the key made 23 h 25 min ago
+        session.record(
+            first.with_changes(status=RecordStatus.PENDING, outputs={}, idempotency_key=aged)
+        )
+    clock = FakeClock()
+    service = _RateLimitedFor(600)
+    sender = Sender(
+        "http://sandbox.test",
+        "sandbox-key",
+        transport=httpx.MockTransport(service),
+        rate_limiter=RateLimiter(RateLimit.parse("off"), clock=clock, sleep=clock.sleep),
+        sleep=clock.sleep,
+        clock=clock,
+    )
+    with CustomsClient(sender) as client, backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], session.state)
+        assert plan.changes[0].idempotency_key == aged
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    assert service.requests == 1, "attempted again after the key's 24 hours"
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED and "rate limited" in outcome.detail
+    kept = backend.read().resources["Movement/m"]
+    assert kept.status is RecordStatus.PENDING and kept.idempotency_key == aged
 
 
 def test_a_re_send_under_a_key_without_time_keeps_the_time_its_24_hours_count_from(
