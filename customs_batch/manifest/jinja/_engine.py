@@ -32,6 +32,7 @@ from jinja2 import (
 )
 from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.exceptions import SecurityError
+from jinja2.filters import do_default
 from jinja2.parser import Parser
 from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -51,6 +52,8 @@ from customs_batch.manifest.rows._cell_types import (
     EMPTY_CELL_HINT,
     CellText,
     CellTypeError,
+    EmptyCell,
+    EmptyCellValue,
     MixedTypes,
     UnusableCell,
     check_mix,
@@ -125,6 +128,8 @@ def _finalize(context: Context, value: Any) -> Any:
     refused: the text would hold the word ``None``, which no cell held."""
     if value is None and "row_number" in context:
         raise NoValueInText(_NONE_IN_TEXT)
+    if value.__class__ is EmptyCellValue:
+        raise EmptyCell(value.column)
     checked_value(value)
     if isinstance(value, list | tuple | dict):
         _bounds.bounded_value(value)  # bounds the walk below too
@@ -174,6 +179,8 @@ def _json_default(value: Any) -> Any:
     """``tojson``'s hook for what JSON cannot hold: an undefined value is its own error."""
     if isinstance(value, Undefined):
         value._fail_with_undefined_error()
+    if value.__class__ is EmptyCellValue:
+        return None  # JSON's null, as for an empty cell of `row | tojson`
     if _is_row(value):  # `row | tojson`: the row's cells by header, typed as row.x gives them
         return {key: value[key] for key in value}
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
@@ -341,11 +348,26 @@ class BoundedSandbox(SandboxedEnvironment):
         return _bounds.account("a call", result)
 
 
+def _default(value: Any, default_value: Any = "", boolean: bool = False) -> Any:
+    """Jinja's ``default``, which replaces an empty cell as it does an undefined value: an
+    empty cell is no value."""
+    if value.__class__ is EmptyCellValue:
+        return default_value
+    return do_default(value, default_value, boolean)
+
+
+def _is_none(value: Any) -> bool:
+    """Jinja's ``none`` test, which an empty cell passes too."""
+    return value is None or value.__class__ is EmptyCellValue
+
+
 def make_environment(**options: Any) -> BoundedSandbox:
     """A sandboxed environment with strict undefined and only harmless globals."""
     env = BoundedSandbox(
         undefined=FriendlyUndefined, autoescape=False, finalize=_finalize, **options
     )
+    env.filters["default"] = env.filters["d"] = _default
+    env.tests["none"] = _is_none
     env.filters = {name: _bounds.bounded_filter(name, f) for name, f in env.filters.items()}
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
     env.globals.clear()
@@ -511,6 +533,8 @@ def to_json(value: Any) -> JSON:
 
 
 def _copied(value: Any) -> JSON:
+    if value.__class__ is EmptyCellValue:
+        return None  # an empty cell: no value, as a lone {{ row.x }} gives
     checked_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         # JSON has none: it became null on the way, "must be of type number, got null"

@@ -131,6 +131,42 @@ class EmptyCell(Exception):
         self.column = column
 
 
+class EmptyCellValue:
+    """An empty cell as a template expression meets it (``row.x``): no value. Like null it
+    is false, ``is none`` holds for it and ``default(...)`` replaces it, and a lone
+    expression that gives it gives null (its field is left out). Whatever would make it
+    text or a number (a filter such as ``upper`` or ``int``, ``~``, a longer text, an
+    operator) raises :class:`EmptyCell` at its column instead: never the word ``None``
+    (``NONE`` after ``upper``, a 0 after ``int``) where the cell held nothing."""
+
+    __slots__ = ("column",)
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return other is None or other.__class__ is EmptyCellValue
+
+    def __hash__(self) -> int:
+        return hash(None)
+
+    def __repr__(self) -> str:
+        return "none"
+
+    def _needed(self, *_args: object) -> Any:
+        raise EmptyCell(self.column)
+
+    __str__ = __format__ = __int__ = __float__ = __index__ = __len__ = __iter__ = _needed
+    __lt__ = __le__ = __gt__ = __ge__ = _needed
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _needed
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _needed
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _needed
+    __round__ = __getitem__ = _needed
+
+
 EMPTY_CELL_HINT = (
     "Fill the cell, or give a default where the value is used: values.x | default(...) "
     "(an empty cell leaves a value taken from it out)."

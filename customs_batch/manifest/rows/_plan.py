@@ -16,7 +16,13 @@ from typing import Any
 from customs_batch.findings import JsonPath
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.jinja._engine import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
-from customs_batch.manifest.rows._cell_types import CellText, ColumnType, EmptyCell, typed
+from customs_batch.manifest.rows._cell_types import (
+    CellText,
+    ColumnType,
+    EmptyCell,
+    EmptyCellValue,
+    typed,
+)
 from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._schema_view import SchemaView
 
@@ -54,6 +60,8 @@ class RowView:
 
     def __getitem__(self, key: str) -> Any:
         value = typed(self._cells[key], key, self._types.get(key), self._decimal_comma)
+        if value is None:
+            return EmptyCellValue(key)
         return CellText(value, key) if value.__class__ is str else value
 
     def value(self, key: str, *, by_schema: bool = False) -> Any:
