@@ -15,9 +15,13 @@ noted (``cell_scan``): the reader gives them as empty cells; so are whole number
 format of zeros shows with leading zeros (the reader gives the number alone).
 
 Only cells that hold something count (the reader skips empty ``<c .../>`` elements, and so
-does the check); a cell or row without a reference is counted after the furthest one, which
-is never less than where the reader puts it. ``<dimension ref=...>`` is not trusted: the
-reader ignores it too.
+does the check); a cell without a reference is placed after the one before it in its row, and
+a row without one after the furthest row, which is never less than where the reader puts
+them. ``<dimension ref=...>`` is not trusted: the reader ignores it too.
+
+No text between two tags (a cell's value, a shared string) may be longer than the bound of
+a CSV line (1 MB, ``CUSTOMS_BATCH_MAX_LINE_MB``): the reader would hold it whole, in one
+allocation, however small the zip.
 """
 
 from __future__ import annotations
@@ -32,18 +36,15 @@ from typing import IO
 
 from customs_batch.findings import column_letter
 from customs_batch.manifest.spreadsheet.cell_scan import CellScan
-from customs_batch.manifest.spreadsheet.limits import too_large
+from customs_batch.manifest.spreadsheet.limits import TOO_LARGE, too_large
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, SheetError, SheetLimits
+from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 
 _CHUNK = 1024 * 1024
 _LONGEST_TAG = 1024 * 1024
 _PREFIX = rb"<(?:[\w.-]+:)?"
-_CLOSE = rb"[^>]*(?<!/)>"  # the rest of a start tag that is not self-closing (not empty)
-_REF = rb"""\sr\s*=\s*["']"""
-_CELL = re.compile(_PREFIX + rb"c(?=[\s>])" + _CLOSE)
-_CELL_REF = re.compile(_PREFIX + rb"c(?=\s)[^>]*?" + _REF + rb"([A-Za-z]+)([0-9]+)[\"']" + _CLOSE)
-_ROW = re.compile(_PREFIX + rb"row(?=[\s>])" + _CLOSE)
-_ROW_REF = re.compile(_PREFIX + rb"row(?=\s)[^>]*?" + _REF + rb"([0-9]+)[\"']" + _CLOSE)
+_ROW_OR_CELL = re.compile(_PREFIX + rb"(row|c)(?=[\s>/])([^>]*)>")
+_REFERENCE = re.compile(rb"""\sr\s*=\s*["']([A-Za-z]*)([0-9]+)["']""")
 _DIMENSION = re.compile(
     rb"<(?:[\w.-]+:)?dimension\s+ref\s*=\s*[\"']([A-Za-z]*)([0-9]*)(?::([A-Za-z]*)([0-9]*))?[\"']"
 )
@@ -64,25 +65,34 @@ _ATTRIBUTE = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 @dataclass
 class _Extent:
-    """The furthest row and column holding a value, and the cells and rows without a
-    reference (placed after the previous one by the reader)."""
+    """The furthest row and column holding a value. A cell without a reference is placed
+    after the one before it in its row (from column 1 at the row's start), as the reader
+    places it; a row without one after the furthest row (never less than the reader)."""
 
     last_row: int = 0
     last_column: int = 0
-    cells_without_ref: int = 0
     rows_without_ref: int = 0
+    column: int = 0
+    """Where the last cell of the row being read was placed."""
 
     def scan(self, xml: bytes) -> None:
-        cells = _CELL_REF.findall(xml)
-        rows = _ROW_REF.findall(xml)
-        self.cells_without_ref += len(_CELL.findall(xml)) - len(cells)
-        self.rows_without_ref += len(_ROW.findall(xml)) - len(rows)
-        if cells:
-            letters, numbers = zip(*cells, strict=True)
-            self.last_column = max(self.last_column, _largest_column(set(letters)))
-            self.last_row = max(self.last_row, _largest_number(set(numbers)))
-        if rows:
-            self.last_row = max(self.last_row, _largest_number(set(rows)))
+        for tag in _ROW_OR_CELL.finditer(xml):
+            attributes = tag.group(2)
+            reference = _REFERENCE.search(attributes)
+            if tag.group(1) == b"row":
+                self.column = 0
+                if reference is None:
+                    self.rows_without_ref += 1
+                else:
+                    self.last_row = max(self.last_row, int(reference.group(2)))
+                continue
+            if reference is not None and reference.group(1):
+                self.column = _column_number(reference.group(1).upper())
+                self.last_row = max(self.last_row, int(reference.group(2)))
+            else:
+                self.column += 1
+            if not attributes.endswith(b"/"):  # an empty cell holds nothing (see above)
+                self.last_column = max(self.last_column, self.column)
 
     @property
     def rows(self) -> int:
@@ -90,7 +100,7 @@ class _Extent:
 
     @property
     def columns(self) -> int:
-        return self.last_column + self.cells_without_ref
+        return self.last_column
 
 
 def check_workbook(
@@ -247,13 +257,46 @@ class _Inflater:
         info = copy.copy(archive.getinfo(member))
         # Inflate by what the stream holds, not by what the directory claims it holds.
         info.file_size = self.limits.bytes + 1
+        longest = max_line_bytes()
+        text = 0  # bytes since the last tag's bracket
         with archive.open(info) as data:
             while chunk := data.read(_CHUNK):
                 self.left -= len(chunk)
                 if self.left < 0:
                     what = "the workbook expands to more than its stated size when uncompressed"
                     raise too_large(self.file, what, "maxMegabytes", self.limits.megabytes)
+                last = max(chunk.rfind(b"<"), chunk.rfind(b">"))
+                if last < 0:
+                    text += len(chunk)
+                else:
+                    first = min(i for i in (chunk.find(b"<"), chunk.find(b">")) if i >= 0)
+                    text += first
+                if text > longest or (last >= 0 and len(chunk) > longest):
+                    self._check_texts(chunk, text, longest, member)
+                if last >= 0:
+                    text = len(chunk) - last - 1
                 yield chunk
+
+    def _check_texts(self, chunk: bytes, carried: int, longest: int, member: str) -> None:
+        """Raise SheetError when a text of ``member`` runs over ``longest`` bytes: the one
+        ``carried`` into this chunk, or one inside it (a chunk longer than the bound)."""
+        if carried <= longest and _longest_text(chunk) <= longest:
+            return
+        raise SheetError(
+            f"{self.file}: {member} holds a value longer than {longest // MEGABYTE:,} MB, "
+            "which no field of a declaration needs (the reader would hold it whole)",
+            file=self.file,
+            rule=TOO_LARGE,
+            hint=(
+                "check that this is the right file; if it is, raise the bound with "
+                f"{MAX_LINE_MB_VARIABLE}=<megabytes>"
+            ),
+        )
+
+
+def _longest_text(chunk: bytes) -> int:
+    """The longest run of bytes between two tag brackets in ``chunk``."""
+    return max((len(run) for run in re.split(rb"[<>]", chunk)), default=0)
 
 
 def _tags(chunks: Iterator[bytes], file: str) -> Iterator[bytes]:

@@ -205,3 +205,50 @@ def test_shared_strings_over_max_cells_are_refused_before_the_reader_keeps_them(
         "over the limit of 10 (forEach maxCells)"
     )
     assert [row.number for row in read_rows(RowSource(path, limits=SheetLimits(cells=11)))]
+
+
+def test_a_value_over_the_line_bound_is_refused_before_the_reader_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by an outside probe: a 400 KB workbook whose one cell held 400 MB took 3-4 GB
+    # to validate (and the process aborted under a memory limit, with no finding).
+    huge = "x" * (3 * 1024 * 1024)
+    inline = write_xlsx(
+        tmp_path / "inline.xlsx",
+        sheet_xml(
+            '<row r="1">'
+            + inline_cell("A1", "hawb")
+            + '</row><row r="2">'
+            + inline_cell("A2", huge)
+            + "</row>"
+        ),
+    )
+    shared = write_with_shared_strings(
+        tmp_path / "shared.xlsx",
+        sheet_xml(
+            '<row r="1"><c r="A1" t="s"><v>0</v></c></row>'
+            '<row r="2"><c r="A2" t="s"><v>1</v></c></row>'
+        ),
+        ["hawb", huge],
+    )
+    for path in (inline, shared):
+        error = _refusal(path)
+        assert error.rule == "sheet.too-large", error.message
+        assert "longer than 1 MB" in error.message
+        assert "CUSTOMS_BATCH_MAX_LINE_MB" in (error.hint or "")
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_LINE_MB", "4")
+    for path in (inline, shared):
+        [row] = read_rows(RowSource(path))
+        assert len(row.values["hawb"]) == len(huge)
+
+
+def test_cells_without_references_are_placed_within_their_row(tmp_path: Path) -> None:
+    # Found by an outside probe: a sheet of 5,000 rows of 2 cells, none with a reference
+    # (the format allows it), was refused as 5,001 rows by 10,002 columns.
+    rows = "".join(
+        f'<row><c t="inlineStr"><is><t>{a}</t></is></c><c t="inlineStr"><is><t>{b}</t></is></c></row>'
+        for a, b in [("hawb", "shipment"), *((f"h{i}", f"s{i}") for i in range(5_000))]
+    )
+    path = write_xlsx(tmp_path / "plain.xlsx", sheet_xml(rows, dimension="A1"))
+    read = list(read_rows(RowSource(path, limits=SheetLimits(cells=20_000))))
+    assert len(read) == 5_000 and read[-1].values == {"hawb": "h4999", "shipment": "s4999"}
