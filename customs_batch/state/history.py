@@ -333,19 +333,35 @@ def _cut_unfinished_line(fd: int) -> int:
     return keep
 
 
+LONGEST_ENTRY = 64 * 1024 * 1024
+"""The longest line of a history file read back: an entry is a few hundred bytes; a longer
+line is damage (read whole, it would cost its size in memory and, found from the end, time)."""
+
+
 def _last_line(path: Path) -> bytes | None:
-    """The last whole line of ``path`` (None when it has none)."""
+    """The last whole line of ``path`` (None when it has none), read from the end in
+    pieces, each once."""
     with path.open("rb") as file:
         end = file.seek(0, os.SEEK_END)
-        tail = b""
+        pieces: list[bytes] = []
+        newlines = read = 0
         while end > 0:
             start = max(0, end - 65536)
             file.seek(start)
-            tail = file.read(end - start) + tail
+            piece = file.read(end - start)
+            pieces.append(piece)
+            newlines += piece.count(b"\n")
+            read += len(piece)
             end = start
-            lines = tail.split(b"\n")
-            if len(lines) >= 3 or (end == 0 and len(lines) >= 2):
-                return lines[-2]
+            if newlines >= 2 or (end == 0 and newlines >= 1):
+                return b"".join(reversed(pieces)).split(b"\n")[-2]
+            if read > LONGEST_ENTRY:
+                raise StateError(
+                    f"{path}: the last entry of the history is longer than "
+                    f"{LONGEST_ENTRY // (1024 * 1024)} MB: the file is damaged",
+                    hint="run `customs-batch history verify` to see where; keep the damaged "
+                    "file as evidence and move it out of the state folder to start a new chain",
+                )
     return None
 
 

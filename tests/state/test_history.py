@@ -151,3 +151,19 @@ def test_a_damaged_last_entry_is_refused_rather_than_chained_to(history: LocalHi
         file.write(b"garbage\n")
     with pytest.raises(StateError, match="last entry of the history is damaged"):
         LocalHistory(history.directory).append({"event": "request"})
+
+
+def test_a_long_last_line_is_read_once_and_one_past_the_bound_is_damage(
+    history: LocalHistory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by an outside probe: a 50 MB line at the end of history.jsonl made every plan
+    # take 111 s (the end was read again, and split again, for each 64 KB before it).
+    _write(history, 2)
+    history.close()
+    entry = {"event": "request", "address": "Movement/long", "note": "x" * 300_000}
+    with history.path.open("ab") as file:
+        file.write(json.dumps(entry).encode() + b"\n")
+    assert (history.last_entry() or {}).get("address") == "Movement/long"
+    monkeypatch.setattr("customs_batch.state.history.LONGEST_ENTRY", 100_000)
+    with pytest.raises(StateError, match="longer than .* the file is damaged"):
+        history.last_entry()
