@@ -283,3 +283,42 @@ def test_a_template_printing_a_generator_is_a_finding_at_its_line() -> None:
     assert finding.location.file == str(Path("templates") / "gen.yaml.j2")
     assert finding.location.line == 2
     assert "add `| list`" in finding.message
+
+
+LOOP = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
+
+
+def test_a_template_that_runs_out_of_time_is_not_rendered_for_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Found by an outside probe: each row rendered the template again and waited out the
+    # whole time of a render (a sheet of 10,000 rows would have taken 14 hours).
+    monkeypatch.setattr(_engine, "RENDER_SECONDS", 0.2)
+    user_template("loop", f"name: g-{{{{ values.r }}}}{LOOP}\ncode: C\ncompanyId: 1\n")
+    write(Path("rows.csv"), "Ref\n" + "".join(f"r{n}\n" for n in range(5)))
+    result = load_text(
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: rows.csv}}\n"
+        'metadata: {name: "g-{{ row_number }}"}\ntemplate: loop\n'
+        'values: {r: "{{ row.Ref }}"}\nspec: {}\n'
+    )
+    # Said once for the manifest each: the rows after the second are not rendered.
+    messages = [f.message for f in result.findings if f.rule == "template.timeout"]
+    assert len(messages) == 2, result.findings
+    assert messages[0].startswith("rendering took longer than 0.2 seconds")
+    assert messages[1].startswith("not rendered: rendering this template took longer than 0.2")
+
+
+def test_an_expression_that_runs_out_of_time_is_not_rendered_for_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_engine, "RENDER_SECONDS", 0.2)
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("rows.csv"), "Ref\n" + "".join(f"r{n}\n" for n in range(4)))
+    result = load_text(
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: rows.csv}}\n"
+        'metadata: {name: "g-{{ row_number }}"}\n'
+        f'spec: {{name: "g-{{{{ row.Ref }}}}{LOOP}", code: C, companyId: 1}}\n'
+    )
+    messages = [f.message for f in result.findings if f.location.path == ("spec", "name")]
+    assert len(messages) == 4, result.findings
+    assert ["not rendered" in m for m in messages] == [False, False, True, True], messages

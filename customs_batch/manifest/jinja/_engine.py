@@ -61,6 +61,10 @@ from customs_batch.manifest.rows._cell_types import (
 )
 
 RENDER_SECONDS = 5.0
+TIMEOUTS_PER_TEMPLATE = 2
+"""Renders of one template (a template file, or a string of a ``forEach`` document) that
+may run out of time before it is rendered no more: each takes the whole time of a render,
+and a sheet of 10,000 rows would take hours to say the same 10,000 times."""
 MAX_OUTPUT_CHARS = 10_000_000
 _DEADLINE_STRIDE = 1024
 

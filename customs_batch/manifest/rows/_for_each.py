@@ -32,7 +32,10 @@ from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest.jinja._engine import (
     FIX_TEMPLATE,
+    RENDER_SECONDS,
+    TIMEOUTS_PER_TEMPLATE,
     NoValueInText,
+    RenderTimeout,
     TemplateInString,
     problem_of,
 )
@@ -128,6 +131,9 @@ class _Expander:
         self.names: dict[str, int] = {}
         self.produced = 0
         self.reported: set[tuple[str, ...]] = set()
+        self.timeouts: dict[JsonPath, int] = {}
+        """The rows whose value of each slot ran out of time to render (a slot is
+        rendered no more after :data:`TIMEOUTS_PER_TEMPLATE`)."""
         self.cells: dict[JsonPath, tuple[int, str]] = {}
         self.header: Header | None = None
         self.value_cells = False
@@ -506,6 +512,14 @@ class _Expander:
         """The slot's value for this row; on a problem None, and the row fails (``soft``:
         the value is left out of the row's document instead)."""
         fail = (lambda f: state.leave_out(slot.path, f)) if soft else state.fail
+        if self.timeouts.get(slot.path, 0) >= TIMEOUTS_PER_TEMPLATE:
+            message = (
+                f"in {quoted_expression(slot.text)}: not rendered: it took longer than "
+                f"{RENDER_SECONDS:g} seconds for {self.timeouts[slot.path]} rows before this "
+                "one (an endless loop?)"
+            )
+            fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
+            return None
         try:
             return slot.render(context)
         except UndefinedError as error:
@@ -575,6 +589,8 @@ class _Expander:
         except Exception as error:  # user expressions over user data: any error is a finding
             problem = problem_of(error, None)
             message = f"in {quoted_expression(slot.text)}: {problem.message}"
+            if isinstance(error, RenderTimeout):
+                self.timeouts[slot.path] = self.timeouts.get(slot.path, 0) + 1
             fail(self._finding("row.jinja", message, state.row, slot.path, _ROW_HINT))
         return None
 

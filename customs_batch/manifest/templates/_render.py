@@ -238,12 +238,32 @@ def uses_row(source: TemplateSource) -> bool:
     return bool(find_undeclared_variables(parsed) & {"row", "row_number"})
 
 
+_TIMED_OUT: dict[str, list[int]] = {}
+"""The renders of each template file that ran out of time in this process, and the line of
+the last (rendered no more after ``_engine.TIMEOUTS_PER_TEMPLATE``)."""
+
+
 def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | JinjaProblem:
+    name = source.template.filename or source.file
+    timed_out = _TIMED_OUT.get(name)
+    if timed_out is not None and timed_out[0] >= _engine.TIMEOUTS_PER_TEMPLATE:
+        return JinjaProblem(
+            "template.timeout",
+            f"not rendered: rendering this template took longer than "
+            f"{_engine.RENDER_SECONDS:g} seconds for {timed_out[0]} documents before it "
+            "(an endless loop?)",
+            timed_out[1],
+        )
     try:
         with _time_limit():
             text = _bounded_output(source.template.generate(**context))
     except Exception as error:  # a template is user code: anything it raises is a finding
-        return problem_of(error, source.template.filename)
+        problem = problem_of(error, source.template.filename)
+        if problem.rule == "template.timeout":
+            counted = _TIMED_OUT.setdefault(name, [0, 0])
+            counted[0] += 1
+            counted[1] = problem.line
+        return problem
     clean, places = strip_marks(text, source.template.name or "")
     return Rendered(source.file, clean, places)
 
