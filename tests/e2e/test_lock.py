@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,6 +80,15 @@ run(sys.argv[1:])
 """
 
 
+class _Patient(Project):
+    """A project whose apply waits for an answer as long as the gate may hold it: the
+    commands run meanwhile must not depend on finishing within the usual read timeout (on
+    a busy machine they took longer, the apply gave up, and its lock was gone)."""
+
+    def environment(self) -> dict[str, Any]:
+        return {**super().environment(), "timeouts": {"connect": 5, "read": 600}}
+
+
 def test_plan_and_status_during_an_apply_say_its_requests_are_in_flight_not_undecided(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
@@ -86,7 +96,7 @@ def test_plan_and_status_during_an_apply_say_its_requests_are_in_flight_not_unde
     # it has not recorded yet, was "needs decision" (state adopt or forget), and plan
     # failed with exit 1.
     sandbox.start()
-    project = Project(tmp_path / "project", sandbox, parallelism=1)
+    project = _Patient(tmp_path / "project", sandbox, parallelism=1)
     project.write("manifests/departures.yaml", batches.departures(1))
     sandbox.close_gate()
     running = project.start("apply", "--auto-approve")
