@@ -95,6 +95,10 @@ def _plan(
     """Of those, the addresses this plan submits again."""
     moved: dict[str, ResourceRecord] = {}
     """By new address, the record a renamed document takes over."""
+    astray: dict[str, tuple[str, str]] = {}
+    """By address of a document this plan refuses, when what a reference to it gives would
+    not lead where the referring document asks: the address the refusal comes from, and why
+    (see ``_through_astray``)."""
 
     def lookup(address: Address, field: str) -> JSON:
         key = str(address)
@@ -155,6 +159,7 @@ def _plan(
         doc = pending.pop()  # the last reference when consumed: freed at the next one
         identity: tuple[str, ...] = ()
         moved_from: Address | None = None
+        shuffled: Decision | None = None
         followed = _NONE_FOLLOWED
         address = str(doc.address)
         key = None
@@ -180,10 +185,16 @@ def _plan(
         )
         # (A forgotten record's value is never resolved: only then can a reference name one.)
         forgotten = _forgotten_reference(doc, recorded) if unknown else None
+        through = (
+            _through_astray(doc, record, values, astray) if astray and doc.references else None
+        )
         if stale is not None:
             decided = stale
         elif forgotten is not None:
             decided = forgotten
+        elif through is not None:
+            decided, root = through
+            astray[address] = (root, astray[root][1])
         elif isinstance(renamed, Decision):
             decided = renamed
         elif renamed is not None and (
@@ -249,6 +260,14 @@ def _plan(
             own_spec = spec is doc.spec and not unknown
             if decided is _UNCHANGED and own_spec and unchanged is not None and key is not None:
                 unchanged.found(key)
+        if shuffled is not None and decided is shuffled:
+            held = model_of(doc.kind).identifier(record) if record is not None else None
+            at = f" ({held} at the service)" if held is not None else ""
+            astray[address] = (
+                address,
+                "that name now stands for another declaration than the one its record "
+                f"holds{at}, so what is sent through it would go to the wrong declaration",
+            )
         if decided.action is Action.RESUBMIT:
             replaced.add(address)
             resubmitted.add(address)
@@ -474,6 +493,44 @@ def _declared_rename(
             "document can be only one of them. Keep the one it was",
         )
     return found[0] if found else None
+
+
+def _through_astray(
+    doc: Document,
+    record: ResourceRecord | None,
+    values: tuple[FieldChange, ...],
+    astray: Mapping[str, tuple[str, str]],
+) -> tuple[Decision, str] | None:
+    """A refusal, and the address it comes from, when ``doc`` would send something (a
+    creation, a change of its record) and a reference of it names a document this plan
+    refuses for a reason that leaves the reference astray: that document's name stands for
+    another declaration now (names moved from one declaration to another, as a sheet
+    reordered, renamed into each other's names), or a document refused for that reason
+    itself. What the reference gives would send this document to the wrong declaration,
+    so it waits with the document it reaches its declaration through. None otherwise: a
+    document that sends nothing (its record asks what it asks) stays as it is."""
+    if record is not None and not record.never_created and not values:
+        return None
+    for reference in doc.references:
+        target = str(reference.target)
+        found = astray.get(target)
+        if found is None:
+            continue
+        root, why = found
+        where = ".".join(str(step) for step in reference.path)
+        via = "" if root == target else f", which reaches its declaration through {root}"
+        return (
+            Decision(
+                Action.REFUSED,
+                Operation.NONE,
+                f"{where} refers to {target}{via}, refused in this plan: {why}. Nothing is "
+                f"sent for this document either until {root} is sorted out as its refusal "
+                "says; then plan again (if the names of documents like this one moved with "
+                "it, their records move the same way, with `customs-batch state mv`)",
+            ),
+            root,
+        )
+    return None
 
 
 def _forgotten_reference(

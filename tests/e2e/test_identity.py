@@ -562,3 +562,82 @@ def test_apply_exits_1_while_the_plan_holds_a_rejection_as_plan_does(
     assert again.returncode == 1, again.stdout + again.stderr
     assert "Nothing to apply" not in again.stdout
     assert len(sandbox.created_transit()) == 1, "nothing sent again"
+
+
+_ROW_UPDATES = """\
+---
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata:
+  name: eori-01
+spec:
+  declarationId: ${ref:DepartureDeclaration/dep-e2e-01.declarationId}
+  Consignee:
+    eoriNo: %s
+---
+apiVersion: customs-batch/v1
+kind: TransitPartyUpdate
+metadata:
+  name: eori-02
+spec:
+  declarationId: ${ref:DepartureDeclaration/dep-e2e-02.declarationId}
+  Consignee:
+    eoriNo: %s
+"""
+
+
+def test_party_updates_through_departure_names_that_swapped_send_nothing_anywhere(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """Two departures renamed into each other's names (as rows reordered in a sheet named
+    by row number), each party update going with its row: through the swapped names, each
+    EORI would be written on the other row's declaration."""
+    project.write(DEPARTURES, batches.departures(2))
+    project.write("manifests/updates.yaml", _ROW_UPDATES % ("BE0123456789", "BE0987654321"))
+    _apply(project)
+    state = project.state()
+    declared = {
+        name: state[f"DepartureDeclaration/{name}"]["outputs"]["declarationId"]
+        for name in ("dep-e2e-01", "dep-e2e-02")
+    }
+    patched = sandbox.requests("PATCH", "parties")
+
+    swapped = batches.departures(2).replace("dep-e2e-01", "dep-e2e-xx")
+    swapped = swapped.replace("dep-e2e-02", "dep-e2e-01").replace("dep-e2e-xx", "dep-e2e-02")
+    project.write(DEPARTURES, swapped)
+    project.write("manifests/updates.yaml", _ROW_UPDATES % ("BE0987654321", "BE0123456789"))
+    code, changes = _plan(project)
+    assert code == 1
+    for row, name in (("01", "dep-e2e-01"), ("02", "dep-e2e-02")):
+        assert changes[f"DepartureDeclaration/{name}"]["action"] == "refused"
+        update = changes[f"TransitPartyUpdate/eori-{row}"]
+        assert update["action"] == "refused", update
+        assert f"refers to DepartureDeclaration/{name}, refused in this plan" in update["reason"]
+    project.run("apply", "--auto-approve")
+    assert sandbox.requests("PATCH", "parties") == patched
+    assert len(sandbox.created_transit()) == 2
+
+    # The ways out the plans name: the departures' records first, then the updates'.
+    for kind, prefix in (("DepartureDeclaration", "dep-e2e-"), ("TransitPartyUpdate", "eori-")):
+        for source, target in (("01", "01-previous"), ("02", "01")):
+            moved = project.run(
+                "state", "mv", f"{kind}/{prefix}{source}", f"{kind}/{prefix}{target}"
+            )
+            assert moved.returncode == 0, moved.stderr
+        if kind == "DepartureDeclaration":
+            code, changes = _plan(project)
+            assert code == 1
+            assert changes["DepartureDeclaration/dep-e2e-02"]["action"] == "moved"
+            assert (
+                "state mv TransitPartyUpdate/eori-02"
+                in changes["TransitPartyUpdate/eori-01"]["reason"]
+            )
+    _apply(project)
+    assert sandbox.requests("PATCH", "parties") == patched
+    state = project.state()
+    assert (
+        state["DepartureDeclaration/dep-e2e-01"]["outputs"]["declarationId"]
+        == (declared["dep-e2e-02"])
+    )
+    assert state["TransitPartyUpdate/eori-01"]["spec"]["Consignee"]["eoriNo"] == "BE0987654321"
+    assert project.run("plan", "--detailed-exitcode").returncode == 0

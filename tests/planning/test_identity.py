@@ -821,3 +821,131 @@ def test_two_writers_of_one_party_field_are_refused_once_the_ids_are_known() -> 
     owned_change = _only(plan, "TransitPartyUpdate/d-owned")
     assert owned_change.action is Action.REFUSED
     assert "written by DepartureDeclaration/dep" in owned_change.reason
+
+
+def _row_update(name: str, departure: str, eori: str, index: int) -> Any:
+    spec = {
+        "declarationId": f"${{ref:DepartureDeclaration/{departure}.declarationId}}",
+        "Consignee": {"eoriNo": eori},
+    }
+    return doc(Kind.TRANSIT_PARTY_UPDATE, name, spec, index)
+
+
+def _sent_rows(first: str, second: str, *eoris: str) -> State:
+    """Two departures (C-1: 7003, C-2: 7004) sent with a party update each (``eoris``)."""
+    return _state(
+        _applied(f"DepartureDeclaration/{first}", DEPARTURE, declarationId=7003),
+        _applied(
+            f"DepartureDeclaration/{second}",
+            {**DEPARTURE, "commercialReference": "C-2"},
+            declarationId=7004,
+        ),
+        *(
+            _applied(
+                f"TransitPartyUpdate/{name}-eori",
+                {"declarationId": ident, "Consignee": {"eoriNo": eori}},
+                declarationId=ident,
+            )
+            for name, ident, eori in zip((first, second), (7003, 7004), eoris, strict=True)
+        ),
+    )
+
+
+@pytest.mark.parametrize(("first", "second"), [("dep-2", "dep-3"), ("alpha", "bravo")])
+def test_a_party_update_through_a_name_that_moved_to_another_declaration_is_refused(
+    first: str, second: str
+) -> None:
+    """The rows of a sheet reordered (named by row number), or two departures renamed into
+    each other's names: each party update's ${ref:} now reaches the other row's record. The
+    departures are refused; an update sent through their names would write one row's EORI
+    on the other row's declaration."""
+    state = _sent_rows(first, second, "DE1", "DE2")
+    documents = [
+        _departure(first, 0, commercialReference="C-2"),
+        _row_update(f"{first}-eori", first, "DE2", 1),
+        _departure(second, 2),
+        _row_update(f"{second}-eori", second, "DE1", 3),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    for name, held in ((first, 7003), (second, 7004)):
+        assert _only(plan, f"DepartureDeclaration/{name}").action is Action.REFUSED
+        update = _only(plan, f"TransitPartyUpdate/{name}-eori")
+        assert (update.action, update.operation) == (Action.REFUSED, Operation.NONE), update
+        assert update.idempotency_key is None
+        assert (
+            f"spec.declarationId refers to DepartureDeclaration/{name}, refused in this plan: "
+            "that name now stands for another declaration than the one its record holds "
+            f"({held} at the service)"
+        ) in update.reason
+    assert plan.requests == 0
+    assert plan.counts[Action.UPDATE] == 0
+
+
+def test_what_reaches_a_moved_name_through_another_document_waits_with_it() -> None:
+    # A new party update naming its declaration through the first one's output, and a new
+    # one through the moved name itself: neither is sent.
+    state = _sent_rows("dep-2", "dep-3", "DE1", "DE2")
+    chained = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "dep-2-consignor",
+        {"declarationId": "${ref:TransitPartyUpdate/dep-2-eori.declarationId}",
+         "Consignor": {"eoriNo": "NL9"}},
+        4,
+    )  # fmt: skip
+    new = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "dep-3-principal",
+        {"declarationId": "${ref:DepartureDeclaration/dep-3.declarationId}",
+         "Principal": {"eoriNo": "NL8"}},
+        5,
+    )  # fmt: skip
+    documents = [
+        _departure("dep-2", 0, commercialReference="C-2"),
+        _row_update("dep-2-eori", "dep-2", "DE2", 1),
+        _departure("dep-3", 2),
+        _row_update("dep-3-eori", "dep-3", "DE1", 3),
+        chained,
+        new,
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    through = _only(plan, "TransitPartyUpdate/dep-2-consignor")
+    assert through.action is Action.REFUSED, through
+    assert (
+        "spec.declarationId refers to TransitPartyUpdate/dep-2-eori, which reaches its "
+        "declaration through DepartureDeclaration/dep-2, refused in this plan"
+    ) in through.reason
+    created = _only(plan, "TransitPartyUpdate/dep-3-principal")
+    assert created.action is Action.REFUSED, created
+    assert "refers to DepartureDeclaration/dep-3, refused in this plan" in created.reason
+    assert plan.requests == 0
+
+
+def test_a_party_update_asking_what_its_record_holds_stays_unchanged_through_a_moved_name() -> None:
+    # Nothing would be sent for it: it is not refused on top of the departures.
+    state = _sent_rows("dep-2", "dep-3", "DE1", "DE1")
+    documents = [
+        _departure("dep-2", 0, commercialReference="C-2"),
+        _row_update("dep-2-eori", "dep-2", "DE1", 1),
+        _departure("dep-3", 2),
+        _row_update("dep-3-eori", "dep-3", "DE1", 3),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep-2").action is Action.REFUSED
+    for name in ("dep-2-eori", "dep-3-eori"):
+        assert _only(plan, f"TransitPartyUpdate/{name}").action is Action.NO_CHANGE
+
+
+def test_a_party_update_of_a_departure_refused_for_a_change_it_cannot_make_is_sent() -> None:
+    # The departure's name still stands for its own declaration: what reaches it through
+    # the name goes where it always went.
+    state = _sent_rows("dep-2", "dep-3", "DE1", "DE2")
+    documents = [
+        _departure("dep-2", 0, totalWeight=11.0),
+        _row_update("dep-2-eori", "dep-2", "DE9", 1),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    refused = _only(plan, "DepartureDeclaration/dep-2")
+    assert refused.action is Action.REFUSED and "cannot change" in refused.reason
+    update = _only(plan, "TransitPartyUpdate/dep-2-eori")
+    assert update.action is Action.UPDATE, update.reason
+    assert update.spec["declarationId"] == 7003
