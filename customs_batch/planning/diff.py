@@ -265,8 +265,24 @@ def _plan(
             at = f" ({held} at the service)" if held is not None else ""
             astray[address] = (
                 address,
-                "that name now stands for another declaration than the one its record "
-                f"holds{at}, so what is sent through it would go to the wrong declaration",
+                f"the name {address} now stands for another declaration than the one its "
+                f"record holds{at}, so what is sent through it would go to the wrong "
+                f"declaration. Nothing is sent for this document until {address} is sorted "
+                "out as its refusal says; then plan again (if the names of documents like "
+                "this one moved with it, their records move the same way, with "
+                "`customs-batch state mv`)",
+            )
+        elif decided.action is Action.REFUSED and (record is None or record.never_created):
+            # Nothing of it will exist after apply: what refers to it has no value to send.
+            astray.setdefault(
+                address,
+                (
+                    address,
+                    f"this plan does not create {address}, so the value the reference would "
+                    f"give is not known. Nothing is sent for this document until {address} "
+                    "is sorted out as its refusal says; the next plan then compares it with "
+                    "what the reference gives",
+                ),
             )
         if decided.action is Action.RESUBMIT:
             replaced.add(address)
@@ -505,10 +521,13 @@ def _through_astray(
     creation, a change of its record) and a reference of it names a document this plan
     refuses for a reason that leaves the reference astray: that document's name stands for
     another declaration now (names moved from one declaration to another, as a sheet
-    reordered, renamed into each other's names), or a document refused for that reason
-    itself. What the reference gives would send this document to the wrong declaration,
-    so it waits with the document it reaches its declaration through. None otherwise: a
-    document that sends nothing (its record asks what it asks) stays as it is."""
+    reordered, renamed into each other's names), nothing of it will exist after apply (a
+    creation refused: a rename with a change, a copy), or it is refused for one of these
+    reasons itself. What the reference gives would send this document to the wrong
+    declaration, or has no value to send (and the comparison with its record would read a
+    reference's text as a change: a party update's declarationId "cannot change"), so it
+    waits with the document it reaches its declaration through. None otherwise: a document
+    that sends nothing (its record asks what it asks) stays as it is."""
     if record is not None and not record.never_created and not values:
         return None
     for reference in doc.references:
@@ -523,10 +542,7 @@ def _through_astray(
             Decision(
                 Action.REFUSED,
                 Operation.NONE,
-                f"{where} refers to {target}{via}, refused in this plan: {why}. Nothing is "
-                f"sent for this document either until {root} is sorted out as its refusal "
-                "says; then plan again (if the names of documents like this one moved with "
-                "it, their records move the same way, with `customs-batch state mv`)",
+                f"{where} refers to {target}{via}, refused in this plan: {why}",
             ),
             root,
         )

@@ -641,3 +641,38 @@ def test_party_updates_through_departure_names_that_swapped_send_nothing_anywher
     )
     assert state["TransitPartyUpdate/eori-01"]["spec"]["Consignee"]["eoriNo"] == "BE0987654321"
     assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+def test_a_party_update_following_a_renamed_and_changed_departure_waits_for_its_state_mv(
+    project: Project, sandbox: Sandbox
+) -> None:
+    project.write(DEPARTURES, batches.departures(1))
+    project.write("manifests/updates.yaml", PARTY_UPDATE)
+    _apply(project)
+    patched = sandbox.requests("PATCH", "parties")
+
+    project.edit(DEPARTURES, "name: dep-e2e-01", "name: dep-renamed")
+    project.edit(DEPARTURES, "name: Initech NV", "name: Initech Belgium NV")
+    project.edit("manifests/updates.yaml", "dep-e2e-01.", "dep-renamed.")
+    project.edit("manifests/updates.yaml", "BE0123456789", "BE0987654321")
+    code, changes = _plan(project)
+    assert code == 1
+    update = changes["TransitPartyUpdate/dep-consignee-eori"]
+    assert update["action"] == "refused"
+    assert "this plan does not create DepartureDeclaration/dep-renamed" in update["reason"]
+    assert "state rm" not in update["reason"]
+    project.run("apply", "--auto-approve")
+    assert sandbox.requests("PATCH", "parties") == patched
+
+    # The departure's state mv is the whole way out: both are then updates of its object.
+    moved = project.run(
+        "state", "mv", "DepartureDeclaration/dep-e2e-01", "DepartureDeclaration/dep-renamed"
+    )
+    assert moved.returncode == 0, moved.stderr
+    code, changes = _plan(project)
+    assert code == 0, changes
+    assert changes["TransitPartyUpdate/dep-consignee-eori"]["action"] == "update"
+    _apply(project)
+    assert sandbox.requests("PATCH", "parties") == patched + 2
+    assert len(sandbox.created_transit()) == 1
+    assert project.run("plan", "--detailed-exitcode").returncode == 0

@@ -874,8 +874,8 @@ def test_a_party_update_through_a_name_that_moved_to_another_declaration_is_refu
         assert update.idempotency_key is None
         assert (
             f"spec.declarationId refers to DepartureDeclaration/{name}, refused in this plan: "
-            "that name now stands for another declaration than the one its record holds "
-            f"({held} at the service)"
+            f"the name DepartureDeclaration/{name} now stands for another declaration than "
+            f"the one its record holds ({held} at the service)"
         ) in update.reason
     assert plan.requests == 0
     assert plan.counts[Action.UPDATE] == 0
@@ -949,3 +949,72 @@ def test_a_party_update_of_a_departure_refused_for_a_change_it_cannot_make_is_se
     update = _only(plan, "TransitPartyUpdate/dep-2-eori")
     assert update.action is Action.UPDATE, update.reason
     assert update.spec["declarationId"] == 7003
+
+
+def _renamed_with_its_update() -> tuple[State, list[Any]]:
+    """``dep`` (7003) renamed to ``dep-new`` with a party field changed (refused: the same
+    declaration under a new name, with other values), its party update's ${ref:} following
+    the new name with an edited EORI."""
+    state = _state(
+        _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003),
+        _applied(
+            "TransitPartyUpdate/upd",
+            {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+            declarationId=7003,
+        ),
+    )
+    principal = {**DEPARTURE["Principal"], "name": "B"}
+    documents = [
+        _departure("dep-new", 0, Principal=principal),
+        _row_update("upd", "dep-new", "DE9", 1),
+    ]
+    return state, documents
+
+
+def test_a_party_update_through_a_departure_this_plan_does_not_create_waits_for_it() -> None:
+    # It was refused as a "declarationId of a party update cannot change", whose way out
+    # (state rm it, write a new document) led to a tombstone and a further refusal: the
+    # departure's own refusal (its state mv) is all there is to do.
+    state, documents = _renamed_with_its_update()
+    plan = plan_changes(documents, state, now=NOW)
+    departure = _only(plan, "DepartureDeclaration/dep-new")
+    assert departure.action is Action.REFUSED
+    assert "`customs-batch state mv DepartureDeclaration/dep DepartureDeclaration/dep-new`" in (
+        departure.reason
+    )
+    update = _only(plan, "TransitPartyUpdate/upd")
+    assert (update.action, update.operation) == (Action.REFUSED, Operation.NONE)
+    assert update.reason.startswith(
+        "spec.declarationId refers to DepartureDeclaration/dep-new, refused in this plan: "
+        "this plan does not create DepartureDeclaration/dep-new"
+    ), update.reason
+    assert "cannot change" not in update.reason and "state rm" not in update.reason
+
+    # The way out the departure names, and nothing else: both are updates of 7003.
+    record = state.resources["DepartureDeclaration/dep"]
+    moved = _state(
+        replace(record, address="DepartureDeclaration/dep-new"),
+        state.resources["TransitPartyUpdate/upd"],
+    )
+    plan = plan_changes(documents, moved, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep-new").action is Action.UPDATE
+    update = _only(plan, "TransitPartyUpdate/upd")
+    assert update.action is Action.UPDATE, update.reason
+    assert update.spec["declarationId"] == 7003
+
+
+def test_a_new_party_update_of_a_refused_new_departure_is_refused_not_planned_to_create() -> None:
+    # apply could only fail it ("its source was not applied") while the plan counted it a
+    # creation.
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    documents = [
+        _departure("dep", 0),
+        _departure("copy", 1),  # a second name for the same declaration: refused
+        _row_update("copy-eori", "copy", "DE9", 2),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/copy").action is Action.REFUSED
+    update = _only(plan, "TransitPartyUpdate/copy-eori")
+    assert update.action is Action.REFUSED, update
+    assert "this plan does not create DepartureDeclaration/copy" in update.reason
+    assert plan.counts[Action.CREATE] == 0 and plan.requests == 0
