@@ -52,6 +52,7 @@ from customs_batch.kinds.model import (
     describe_error,
     identity_of,
     ids_from,
+    normal_text,
     number,
     outputs_of,
     parse_time,
@@ -212,7 +213,7 @@ def _identity(spec: JSONObject) -> tuple[str, ...]:
     commodity code and origin): the same again is the same goods declared twice."""
     items = spec_of(spec).get("DeclarationItems")
     goods = sorted(
-        f"{item.get('commodityCode')}/{item.get('originCountry')}"
+        f"{_goods_word(item.get('commodityCode'))}/{_goods_word(item.get('originCountry'))}"
         for item in (items if isinstance(items, list) else ())
         if isinstance(item, Mapping)
     )
@@ -222,6 +223,10 @@ def _identity(spec: JSONObject) -> tuple[str, ...]:
         ),
         f"goods={','.join(goods)}",
     )
+
+
+def _goods_word(value: object) -> str:
+    return normal_text(value) if isinstance(value, str) else str(value)
 
 
 def _submit(client: CustomsClient, request: Request) -> Outputs:

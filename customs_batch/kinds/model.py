@@ -9,6 +9,7 @@ asks the model and never which kind it holds.
 from __future__ import annotations
 
 import secrets
+import unicodedata
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -525,17 +526,45 @@ def describe_error(error: JSON) -> str:
     return str(error)
 
 
+def normal_text(text: str) -> str:
+    """``text`` as identities compare it: in Unicode's composed form (NFC) and without the
+    whitespace around it. "MÜLLER-0001" typed on one machine and exported decomposed (U+0055
+    U+0308, as macOS file names and some spreadsheets write it) on another, or a cell
+    re-exported with a trailing space, print the same and name the same declaration; compared
+    byte by byte, plan would send it twice. Case is kept: the API does not say that references
+    or codes are case-insensitive."""
+    if not text.isascii():  # an ASCII text is in every normal form (a quick test)
+        text = unicodedata.normalize("NFC", text)
+    return text.strip()
+
+
+def normal_identity(words: Sequence[str]) -> Identity:
+    """Identity words (``field=value``) with each value as :func:`normal_text` gives it. An
+    identity function gives them so; a record's identity, written before identities were
+    normalised, is compared through this (the state keeps the words it recorded)."""
+    normal = []
+    for word in words:
+        head, equals, value = word.partition("=")
+        text = normal_text(value)
+        normal.append(word if text == value else f"{head}{equals}{text}")
+    return tuple(normal)
+
+
 def identity_of(*names: str) -> IdentityFunction:
-    """An identity made of the spec's fields ``names`` (each as compact JSON)."""
+    """An identity made of the spec's fields ``names`` (each text as :func:`normal_text`
+    gives it, anything else as compact JSON)."""
 
     heads = tuple((name, f"{name}=") for name in names)
 
     def identity(spec: Mapping[str, JSON]) -> Identity:
-        # A plain text (most fields) joined without _word's call: a plan asks the
-        # identity of every document with a lane (measured: half the time).
+        # A plain text (most fields) joined without _word's call, an ASCII one without
+        # normal_text's: a plan asks the identity of every document with a lane
+        # (measured: half the time).
         return tuple(
             [
-                head + value if type(value := spec.get(name)) is str else f"{head}{_word(value)}"
+                head + (value.strip() if value.isascii() else normal_text(value))
+                if type(value := spec.get(name)) is str
+                else f"{head}{_word(value)}"
                 for name, head in heads
             ]
         )
@@ -545,7 +574,7 @@ def identity_of(*names: str) -> IdentityFunction:
 
 def _word(value: JSON) -> str:
     if isinstance(value, str):
-        return value
+        return normal_text(value)
     # Numbers by value: a declarationId written 501.0 is declaration 501 at the service.
     return compact_by_value(value)
 

@@ -24,7 +24,13 @@ import orjson
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import Decision, Identity, KindModel
+from customs_batch.kinds.model import (
+    Decision,
+    Identity,
+    KindModel,
+    normal_identity,
+    normal_text,
+)
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 from customs_batch.manifest.text_pool import TextPool
@@ -143,7 +149,7 @@ class Identities:
         model = model_of(address.kind)
         if model.identity is None or model.lane is not None:
             return None  # a movement cannot change: any change of it is refused anyway
-        mine = tuple(earlier.identity or model.identity(earlier.spec))
+        mine = normal_identity(earlier.identity or model.identity(earlier.spec))
         new = tuple(model.identity(spec))
         if mine == new:
             return None
@@ -176,7 +182,7 @@ class Identities:
         model = model_of(address.kind)
         if model.identity is None or model.lane is not None:
             return None  # a movement's place in its lane is compared on creation
-        mine = record.identity or model.identity(record.spec)
+        mine = normal_identity(record.identity or model.identity(record.spec))
         new = model.identity(spec)
         if tuple(mine) == tuple(new):
             return None
@@ -390,7 +396,7 @@ class Identities:
                     model.lane is None
                     and model.identity is not None
                     and theirs is not None
-                    and tuple(model.identity(theirs)) != tuple(found.identity)
+                    and tuple(model.identity(theirs)) != normal_identity(found.identity)
                     and found.identity
                 ):
                     at = f" ({ident} at the service)" if ident is not None else ""
@@ -461,9 +467,22 @@ class Identities:
         changed = sorted(
             name for name in set(found.spec) | set(like) if found.spec.get(name) != like.get(name)
         )
+        respelled = [
+            name
+            for name in changed
+            if isinstance(was := found.spec.get(name), str)
+            and isinstance(now := like.get(name), str)
+            and normal_text(was) == normal_text(now)
+        ]
+        spelling = (
+            f"; {', '.join(respelled)} only written differently (another Unicode form of the "
+            "same letters, or spaces around it), which plan takes for the same"
+            if respelled
+            else ""
+        )
         return _refused(
             f"it declares the same as {other}{held} ({what}), {where}, with other values "
-            f"({', '.join(changed)}): creating it would declare it twice. If it is {other} "
+            f"({', '.join(changed)}{spelling}): creating it would declare it twice. If it is {other} "
             f"renamed, revert those changes (plan then moves the record to the new name), or "
             f"`customs-batch state mv {other} {address}` to plan them as changes of it; if it "
             "is really another declaration, make it differ in one of the identifying fields "
@@ -509,6 +528,7 @@ class Identities:
             text = texts(address) if texts is not None else None
             words = _recorded_identity(text) if text is not None else None
             if words is not None:
+                words = normal_identity(words)  # recorded before identities were normal
                 # (A record refused with nothing created is passed over when compared.)
                 index.setdefault(_key(kind, words), []).append(address)
                 if model.lane is not None and words[-1].startswith("place="):
@@ -517,7 +537,7 @@ class Identities:
             record = peek(address)
             if record.never_created:
                 continue
-            words = record.identity
+            words = normal_identity(record.identity)
             if not words:
                 words = model.identity(record.spec)
                 if model.lane is not None:

@@ -16,6 +16,7 @@ from typing import Any, cast
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.checks import LaneEnd, UniqueField
+from customs_batch.kinds.model import normal_text
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import Document, Reference
 from customs_batch.validation.common import IDENTITY_KEY, SPEC_DIGEST_KEY, is_reference
@@ -260,6 +261,7 @@ def meeting_keys(documents: Iterable[Document], broken: Iterable[Address] = ()) 
         unique = _UNIQUE.get(kind)
         if unique is not None:
             value = document.spec.get(unique.field)
+            value = normal_text(value) if isinstance(value, str) else value
             add(f"u\0{kind._value_}\0{document.spec.get(unique.within)!r}\0{value}")
         elif not lanes:
             # A lane is made of the spec alone: two documents sending the same request are
@@ -446,7 +448,9 @@ def _duplicate_unique_fields(documents: Sequence[Document]) -> list[Finding]:
         if not isinstance(value, str) or is_reference(value):
             continue
         uniques[document.kind] = unique
-        key = (document.kind, repr(within), value)  # repr: hashable
+        # As plan compares it (its identity): "MÜLLER" composed and decomposed, or with a
+        # space after it, is one code.
+        key = (document.kind, repr(within), normal_text(value))  # repr: hashable
         groups.setdefault(key, []).append(document)
     findings = []
     for (kind, _, _), group in groups.items():
@@ -455,10 +459,17 @@ def _duplicate_unique_fields(documents: Sequence[Document]) -> list[Finding]:
             others = [other for other in group if other is not document]
             more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
             there = others[0].locate(("spec", unique.field))
+            mine, theirs = document.spec[unique.field], others[0].spec[unique.field]
+            spelled = (
+                f" (written {theirs!r} there: the same letters in another Unicode form, or "
+                "with spaces around them)"
+                if mine != theirs
+                else ""
+            )
             message = (
-                f"{unique.what} {document.spec[unique.field]!r} of {unique.within_word} "
+                f"{unique.what} {mine!r} of {unique.within_word} "
                 f"{document.spec.get(unique.within)} is also used by {others[0].address} at "
-                f"{there.file}:{there.line}{more}"
+                f"{there.file}:{there.line}{spelled}{more}"
             )
             location = document.locate(("spec", unique.field))
             findings.append(

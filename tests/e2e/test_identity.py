@@ -7,6 +7,7 @@ counts what the emulator holds through its read endpoints.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 import pytest
@@ -179,6 +180,40 @@ def test_a_copy_of_a_declaration_under_a_second_name_is_refused(
     assert planned.returncode == 1 and "project.same-declaration" in planned.stderr
     assert project.run("apply", "--auto-approve").returncode != 0
     assert sandbox.created_transit() == {}
+
+
+def test_a_reference_written_in_another_unicode_form_is_never_declared_twice(
+    project: Project, sandbox: Sandbox
+) -> None:
+    # "MÜLLER-0001" composed in one file and decomposed (U+0055 U+0308, as macOS file names
+    # and some exports write it) in another, or re-exported with a space after it: the same
+    # declaration, printed alike.
+    composed = unicodedata.normalize("NFC", "MÜLLER-0001")
+    decomposed = unicodedata.normalize("NFD", composed)
+    (document,) = yaml.safe_load_all(batches.departures(1))
+    document["spec"]["commercialReference"] = composed
+    copy = json.loads(json.dumps(document))
+    copy["metadata"]["name"] = "dep-mac"
+    copy["spec"]["commercialReference"] = decomposed
+    project.write(DEPARTURES, yaml.safe_dump_all([document, copy], sort_keys=False))
+    validated = project.run("validate")
+    assert validated.returncode == 1 and "error[project.same-declaration]" in validated.stdout
+    assert project.run("apply", "--auto-approve").returncode != 0
+    assert sandbox.created_transit() == {}
+
+    project.write(DEPARTURES, yaml.safe_dump(document, sort_keys=False))
+    _apply(project)
+    for other in (decomposed, f"{composed} "):
+        copy["spec"]["commercialReference"] = other
+        project.write(DEPARTURES, yaml.safe_dump(copy, sort_keys=False))  # renamed, re-typed
+        code, changes = _plan(project)
+        assert code == 1
+        refused = changes["DepartureDeclaration/dep-mac"]
+        assert refused["action"] == "refused"
+        assert "DepartureDeclaration/dep-e2e-01" in refused["reason"]
+        assert "commercialReference only written differently" in refused["reason"]
+        assert project.run("apply", "--auto-approve").returncode != 0
+        assert len(sandbox.created_transit()) == 1
 
 
 PARTY_UPDATE = """\

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -1018,3 +1019,78 @@ def test_a_new_party_update_of_a_refused_new_departure_is_refused_not_planned_to
     assert update.action is Action.REFUSED, update
     assert "this plan does not create DepartureDeclaration/copy" in update.reason
     assert plan.counts[Action.CREATE] == 0 and plan.requests == 0
+
+
+NFC = unicodedata.normalize("NFC", "MÜLLER-0001")
+NFD = unicodedata.normalize("NFD", "MÜLLER-0001")
+
+
+@pytest.mark.parametrize("other", [NFD, f"{NFC} ", f"\u00a0{NFC}\t"])
+def test_a_reference_written_in_another_unicode_form_or_with_spaces_is_one_declaration(
+    other: str,
+) -> None:
+    # The same letters decomposed (macOS, some exports) or a cell re-exported with a space:
+    # printed alike, the same declaration, never sent twice.
+    assert NFC != NFD
+    two = plan_changes(
+        [
+            _departure("a", 0, commercialReference=NFC),
+            _departure("b", 1, commercialReference=other),
+        ],
+        State.new(),
+        now=NOW,
+    )
+    assert {c.action for c in two.changes} == {Action.REFUSED}
+    spec = {**DEPARTURE, "commercialReference": NFC}
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    renamed = plan_changes([_departure("dep-2", commercialReference=other)], state, now=NOW)
+    change = _only(renamed, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "DepartureDeclaration/dep (7003 at the service)" in change.reason
+    assert "commercialReference only written differently" in change.reason
+    assert renamed.requests == 0
+
+
+def test_a_record_whose_identity_was_kept_unnormalised_still_matches() -> None:
+    # A record written before identities were normalised keeps its words as they were; it
+    # is compared normalised, from its text as from its parsed record.
+    spec = {**DEPARTURE, "commercialReference": f"{NFD} "}
+    words = ["companyId=1", f"commercialReference={NFD} ", "departureOffice=NL000396",
+             "destinationOffice=DE004058", "goods=090121/BR"]  # fmt: skip
+    record = replace(
+        _applied("DepartureDeclaration/dep", spec, declarationId=7003), identity=tuple(words)
+    )
+    for state in (
+        _state(record),
+        State(
+            lineage="l",
+            serial=1,
+            resources=Records.from_texts({record.address: json.dumps(record.to_json())}, "t"),
+        ),
+    ):
+        renamed = plan_changes([_departure("dep-2", commercialReference=NFC)], state, now=NOW)
+        change = _only(renamed, "DepartureDeclaration/dep-2")
+        assert change.action is Action.REFUSED, change
+        assert "DepartureDeclaration/dep (7003" in change.reason
+    # A group recorded with its code "ROAD " whose document now says "ROAD": an update of its
+    # code, not a change of what it declares (which a selection could not plan).
+    group = _group_state("ROAD ")
+    selected = [doc(Kind.TEMPLATE_GROUP, "group-0", _group("ROAD"), 0)]
+    plan = plan_changes(selected, group, now=NOW, orphans=False)
+    assert _only(plan, "TemplateGroup/group-0").action is Action.UPDATE
+
+
+def test_case_still_tells_references_apart() -> None:
+    # The API does not say references are case-insensitive: "c-1" is another one.
+    state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
+    plan = plan_changes([_departure("dep-2", commercialReference="c-1")], state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep-2").action is Action.CREATE
+
+
+def test_template_group_codes_are_compared_normalised() -> None:
+    groups = [
+        doc(Kind.TEMPLATE_GROUP, "g-1", {"companyId": 1, "name": "G", "code": NFC}, 0),
+        doc(Kind.TEMPLATE_GROUP, "g-2", {"companyId": 1, "name": "G", "code": NFD}, 1),
+    ]
+    plan = plan_changes(groups, State.new(), now=NOW)
+    assert {c.action for c in plan.changes} == {Action.REFUSED}

@@ -215,3 +215,29 @@ def test_a_spec_holding_the_slim_identity_key_is_no_internal_error() -> None:
         odd = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, **changes)
         other = _doc(Kind.DEPARTURE_DECLARATION, "dep-2", 1, commercialReference="REF-9")
         assert check_project([odd, other]) == []
+
+
+@pytest.mark.parametrize("written", ["decomposed", "spaced"])
+def test_a_reference_or_code_written_differently_is_the_same(written: str) -> None:
+    # "MÜLLER-0001" composed in one file and decomposed (macOS, some exports) or with a space
+    # after it in another: printed alike, compared as plan compares them (NFC, stripped).
+    import unicodedata
+
+    from customs_batch.validation.project import key_numbers, meeting_keys
+
+    nfc = unicodedata.normalize("NFC", "MÜLLER-0001")
+    other = unicodedata.normalize("NFD", nfc) if written == "decomposed" else f"{nfc} "
+    first = _doc(Kind.DEPARTURE_DECLARATION, "dep-1", 0, commercialReference=nfc)
+    twin = _doc(Kind.DEPARTURE_DECLARATION, "dep-2", 1, commercialReference=other)
+    assert [f.rule for f in check_project([first, twin])] == ["project.same-declaration"]
+    g1 = _doc(Kind.TEMPLATE_GROUP, "g1", 2, code=nfc)
+    g2 = _doc(Kind.TEMPLATE_GROUP, "g2", 3, code=other, name="Other name")
+    found = check_project([g1, g2])
+    assert [f.rule for f in found] == ["project.duplicate-template-code"] * 2
+    assert "in another Unicode form, or with spaces around them" in found[0].message
+    # In two files, they meet: each file's keys say so, so they are checked together.
+    for a, b in ((first, twin), (g1, g2)):
+        assert set(key_numbers(meeting_keys([a]))) & set(key_numbers(meeting_keys([b])))
+    # Case is kept: the API does not say references or codes are case-insensitive.
+    lower = _doc(Kind.TEMPLATE_GROUP, "g3", 4, code=nfc.lower(), name="Third")
+    assert check_project([g1, lower]) == []
