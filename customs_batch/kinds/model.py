@@ -362,6 +362,13 @@ class KindModel:
     twice. For a kind with a ``lane``, the planner adds the document's place among the
     documents of one identity in its lane (the first arrival of a HAWB, the second…)."""
 
+    identity_outdated: Callable[[Identity], bool] | None = None
+    """Whether identity words a record kept were made by an earlier definition of
+    ``identity`` (a party update's named the party roles it writes; it now names their
+    fields). Such a record is compared by the identity of the request it recorded, as
+    ``identity`` gives it now; the record is not rewritten. None: every kept identity is
+    current."""
+
     corrected_by_a_new_one: bool = False
     """Whether a document of the same identity as a record forgotten by ``state rm``, with
     another request, is a correction sent as a new object rather than a second declaration

@@ -7,6 +7,7 @@ processing, which ``apply --wait`` follows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.jsontypes import JSONObject
@@ -84,9 +85,24 @@ def _update_parties(client: CustomsClient, request: Request) -> Outputs:
 
 
 def _identity(spec: JSONObject) -> tuple[str, ...]:
-    """The declaration, and the party roles it writes."""
-    roles = ",".join(sorted(name for name in PARTY_FIELDS if name in spec))
-    return (*identity_of("declarationId", "variant")(spec), f"parties={roles}")
+    """The declaration, the variant, and the party fields it writes (``Consignee.city``).
+    A party PATCH writes only the fields it names (docs/api-choices.md), and each field has
+    one writer (``project.two-owners``): two updates of other fields of one party are two
+    writes, not one update sent twice."""
+    written = ",".join(
+        sorted(
+            f"{role}.{name}"
+            for role in PARTY_FIELDS
+            if isinstance(party := spec.get(role), Mapping)
+            for name in party
+        )
+    )
+    return (*identity_of("declarationId", "variant")(spec), f"fields={written}")
+
+
+def _identity_outdated(words: Sequence[str]) -> bool:
+    """Words kept before the identity named the fields written: ``parties=ROLES``."""
+    return any(word.startswith("parties=") for word in words)
 
 
 def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
@@ -163,6 +179,7 @@ MODEL = KindModel(
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     restates=_restates,
     identity=_identity,
+    identity_outdated=_identity_outdated,
     code_fields=PARTY_CODE_FIELDS,
     rules=(RuleSet.PARTY_UPDATE,),
     immutable="{fields} of a party update cannot change: it names the declaration it updates. "

@@ -149,7 +149,7 @@ class Identities:
         model = model_of(address.kind)
         if model.identity is None or model.lane is not None:
             return None  # a movement cannot change: any change of it is refused anyway
-        mine = normal_identity(earlier.identity or model.identity(earlier.spec))
+        mine = _kept(model, earlier)
         new = tuple(model.identity(spec))
         if mine == new:
             return None
@@ -182,7 +182,7 @@ class Identities:
         model = model_of(address.kind)
         if model.identity is None or model.lane is not None:
             return None  # a movement's place in its lane is compared on creation
-        mine = normal_identity(record.identity or model.identity(record.spec))
+        mine = _kept(model, record)
         new = model.identity(spec)
         if tuple(mine) == tuple(new):
             return None
@@ -396,7 +396,7 @@ class Identities:
                     model.lane is None
                     and model.identity is not None
                     and theirs is not None
-                    and tuple(model.identity(theirs)) != normal_identity(found.identity)
+                    and tuple(model.identity(theirs)) != _kept(model, found)
                     and found.identity
                 ):
                     at = f" ({ident} at the service)" if ident is not None else ""
@@ -527,7 +527,9 @@ class Identities:
                 continue
             text = texts(address) if texts is not None else None
             words = _recorded_identity(text) if text is not None else None
-            if words is not None:
+            if words is not None and not (
+                model.identity_outdated is not None and model.identity_outdated(words)
+            ):
                 words = normal_identity(words)  # recorded before identities were normal
                 # (A record refused with nothing created is passed over when compared.)
                 index.setdefault(_key(kind, words), []).append(address)
@@ -537,7 +539,7 @@ class Identities:
             record = peek(address)
             if record.never_created:
                 continue
-            words = normal_identity(record.identity)
+            words = _kept(model, record) if record.identity else ()
             if not words:
                 words = model.identity(record.spec)
                 if model.lane is not None:
@@ -548,6 +550,17 @@ class Identities:
         self._index = index
         self._lanes = lanes
         return index
+
+
+def _kept(model: KindModel, record: ResourceRecord) -> Identity:
+    """The identity ``record`` kept, compared as the kind's identity gives it now: its words
+    normalised (:func:`normal_identity`), or, when it kept none or words of an earlier
+    definition (``identity_outdated``), the identity of the request it recorded."""
+    assert model.identity is not None
+    words = record.identity
+    if not words or (model.identity_outdated is not None and model.identity_outdated(words)):
+        return model.identity(record.spec)
+    return normal_identity(words)
 
 
 _IDENTITY = re.compile(rb'"identity"\s*:\s*(\[[^\]]*\])')

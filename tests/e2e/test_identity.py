@@ -229,6 +229,37 @@ spec:
 """
 
 
+def test_a_second_party_update_of_other_fields_of_a_party_is_sent(
+    project: Project, sandbox: Sandbox
+) -> None:
+    # Each party PATCH writes the fields it names, each field has one writer: an update of
+    # another Consignor field beside an applied one is a second write, not a second
+    # declaration (validate passes it, and so does plan).
+    def update(name: str, field: str) -> str:
+        return (
+            PARTY_UPDATE.replace("dep-consignee-eori", name)
+            .replace("  Consignee:", "  Consignor:")
+            .replace("    eoriNo: BE0123456789", f"    {field}")
+        )
+
+    project.write(DEPARTURES, batches.departures(1))
+    project.write("manifests/updates.yaml", update("consignor-city", "city: Rotterdam"))
+    _apply(project)
+    patched = sandbox.requests("PATCH", "parties")
+    project.write(
+        "manifests/updates.yaml",
+        update("consignor-city", "city: Rotterdam") + update("consignor-street", "street: Kai 2"),
+    )
+    assert project.run("validate").returncode == 0
+    code, changes = _plan(project)
+    assert code == 0, changes
+    assert changes["TransitPartyUpdate/consignor-street"]["action"] == "create"
+    _apply(project)
+    assert sandbox.requests("PATCH", "parties") == patched + 1
+    assert len(sandbox.created_transit()) == 1
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
 def test_a_party_update_follows_its_departure_when_it_is_resubmitted(
     project: Project, sandbox: Sandbox
 ) -> None:

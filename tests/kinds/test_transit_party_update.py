@@ -1,4 +1,4 @@
-"""TransitPartyUpdate: known by its declaration and the party roles it writes."""
+"""TransitPartyUpdate: known by its declaration and the party fields it writes."""
 
 from __future__ import annotations
 
@@ -11,12 +11,22 @@ KIND = Kind.TRANSIT_PARTY_UPDATE
 SPEC = {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}}
 
 
-def test_its_identity_is_its_declaration_variant_and_roles_not_their_values() -> None:
+def test_its_identity_is_its_declaration_variant_and_fields_not_their_values() -> None:
     base = identity(KIND, SPEC)
     assert identity(KIND, {**SPEC, "declarationId": 7004}) != base
     assert identity(KIND, {**SPEC, "variant": "arrival"}) != base
     assert identity(KIND, {**SPEC, "Principal": {"name": "P"}}) != base
     assert identity(KIND, {**SPEC, "Consignee": {"eoriNo": "DE2"}}) == base
+    # A PATCH writes only the fields it names: another field of the same party is another
+    # write, not the same one sent twice.
+    assert identity(KIND, {**SPEC, "Consignee": {"city": "Bremen"}}) != base
+    assert identity(KIND, {**SPEC, "Consignee": {"city": "B", "eoriNo": "D"}}) == identity(
+        KIND, {**SPEC, "Consignee": {"eoriNo": "E", "city": "C"}}
+    )
+    outdated = model_of(KIND).identity_outdated
+    assert outdated is not None
+    assert outdated(("declarationId=7003", "variant=null", "parties=Consignee"))
+    assert not outdated(tuple(identity(KIND, SPEC)))
 
 
 def test_it_is_a_patch_safe_to_repeat_and_its_declaration_cannot_change() -> None:

@@ -1094,3 +1094,69 @@ def test_template_group_codes_are_compared_normalised() -> None:
     ]
     plan = plan_changes(groups, State.new(), now=NOW)
     assert {c.action for c in plan.changes} == {Action.REFUSED}
+
+
+def _update_of_7001(name: str, index: int, **parties: Any) -> Any:
+    return doc(Kind.TRANSIT_PARTY_UPDATE, name, {"declarationId": 7001, **parties}, index)
+
+
+EORI = {"Consignee": {"eoriNo": "DE123456789012345"}}
+CITY = {"Consignee": {"city": "Bremen"}}
+
+
+def test_two_party_updates_of_other_fields_of_one_party_are_both_sent() -> None:
+    # Each PATCH writes the fields it names; each field has one writer. Two of other fields
+    # of one party are two writes (validate passes them), not one declared twice.
+    two = [_update_of_7001("pu-eori", 0, **EORI), _update_of_7001("pu-city", 1, **CITY)]
+    plan = plan_changes(two, State.new(), now=NOW)
+    assert [c.action for c in plan.changes] == [Action.CREATE, Action.CREATE]
+    # One of them applied before the other was added.
+    state = _state(_applied("TransitPartyUpdate/pu-eori", {"declarationId": 7001, **EORI},
+                            declarationId=7001))  # fmt: skip
+    plan = plan_changes(two, state, now=NOW)
+    assert _only(plan, "TransitPartyUpdate/pu-eori").action is Action.NO_CHANGE
+    assert _only(plan, "TransitPartyUpdate/pu-city").action is Action.CREATE
+    # The same field twice is still refused.
+    same = plan_changes(
+        [_update_of_7001("a", 0, **EORI), _update_of_7001("b", 1, Consignee={"eoriNo": "DE9"})],
+        State.new(),
+        now=NOW,
+    )
+    assert {c.action for c in same.changes} == {Action.REFUSED}
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_party_update_recorded_with_its_roles_only_is_compared_by_its_fields(
+    as_text: bool,
+) -> None:
+    # Records written while the identity named the party roles keep those words: they are
+    # compared by the fields of the request they recorded.
+    spec = {"declarationId": 7001, **EORI}
+    record = replace(
+        _applied("TransitPartyUpdate/pu-eori", spec, declarationId=7001),
+        identity=("declarationId=7001", "variant=null", "parties=Consignee"),
+    )
+    texts = {record.address: json.dumps(record.to_json())}
+    state = (
+        State(lineage="l", serial=1, resources=Records.from_texts(texts, "t"))
+        if as_text
+        else _state(record)
+    )
+    # Its own document, its value changed, planned with a selection: an update of the same
+    # field (what it declares has not changed), not a refusal.
+    changed = _update_of_7001("pu-eori", 0, Consignee={"eoriNo": "DE999"})
+    own = plan_changes([changed], state, now=NOW, orphans=False)
+    assert _only(own, "TransitPartyUpdate/pu-eori").action is Action.UPDATE
+    # Renamed: moved; another field beside it: created.
+    renamed = plan_changes(
+        [_update_of_7001("pu-eori-2", 0, **EORI), _update_of_7001("pu-city", 1, **CITY)],
+        state,
+        now=NOW,
+    )
+    moved = _only(renamed, "TransitPartyUpdate/pu-eori-2")
+    assert (moved.action, str(moved.moved_from)) == (Action.MOVED, "TransitPartyUpdate/pu-eori")
+    assert _only(renamed, "TransitPartyUpdate/pu-city").action is Action.CREATE
+    # Named in previousNames: taken over, not refused as declaring something else.
+    declared = replace(_update_of_7001("pu-x", 0, **EORI), previous_names=("pu-eori",))
+    taken = _only(plan_changes([declared], state, now=NOW), "TransitPartyUpdate/pu-x")
+    assert taken.action is Action.MOVED, taken
