@@ -319,7 +319,7 @@ def _plan(
         parsed = Address.parse(address)
         record = recorded(address) or state.resources[address]
         if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
-            changes.append(_gone(parsed, record))
+            changes.append(_gone(parsed, record, in_flight))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest, journal=state.journal)
 
 
@@ -345,8 +345,13 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
         record = state.resources.get(str(change.address)) if _planned_in_flight(change) else None
         if record is None or not record.status.outcome_unknown:
             continue
-        model = model_of(change.address.kind)
-        decided = model.after_unknown(UnknownOutcome(change.address, record, change.changed, when))
+        if change.spec:
+            model = model_of(change.address.kind)
+            unknown = UnknownOutcome(change.address, record, change.changed, when)
+            decided = model.after_unknown(unknown)
+        else:  # a record the manifests no longer name (a document's change has its spec)
+            gone = _gone(change.address, record)
+            decided = Decision(gone.action, gone.operation, gone.reason)
         ended = (
             "the run that sent its last request ended without recording the answer, so "
             "the outcome is unknown (the plan was made while that request was in flight)"
@@ -667,7 +672,9 @@ def row_origin(doc: Document) -> str:
     return f"{where.file}, {cell}" if cell else ""
 
 
-def _gone(address: Address, record: ResourceRecord) -> PlannedChange:
+def _gone(
+    address: Address, record: ResourceRecord, in_flight: InFlight | None = None
+) -> PlannedChange:
     """A recorded address the manifests no longer name."""
     if record.never_created:
         return PlannedChange(
@@ -677,6 +684,11 @@ def _gone(address: Address, record: ResourceRecord) -> PlannedChange:
             reason="refused by the service, so never created, and no longer in the manifests: "
             "apply drops its record",
         )
+    held = _held_gone(address, record, in_flight)
+    if held is not None:
+        return PlannedChange(
+            address=address, action=held.action, operation=held.operation, reason=held.reason
+        )
     return PlannedChange(
         address=address,
         action=Action.ORPHANED,
@@ -684,6 +696,39 @@ def _gone(address: Address, record: ResourceRecord) -> PlannedChange:
         reason="recorded in the state but no longer in the manifests; the API cannot "
         f"delete it. `customs-batch state rm {address}` forgets it",
     )
+
+
+def _held_gone(
+    address: Address, record: ResourceRecord, in_flight: InFlight | None = None
+) -> Decision | None:
+    """What a plan holds a record the manifests no longer name for, rather than calling it
+    orphaned (None): a creation whose outcome is unknown (whether its object exists is the
+    user's to find out: nothing sends it again without its document), or an object
+    ``refresh`` no longer found at the service; a request a running apply has not recorded
+    the answer to yet waits for that run."""
+    running = running_request(in_flight, record)
+    if running is not None:
+        return Decision(Action.WAITING, Operation.NONE, running)
+    if record.status.outcome_unknown and not record.outputs:
+        return Decision(
+            Action.NEEDS_DECISION,
+            Operation.NONE,
+            "no longer in the manifests, and the outcome of its last request, which "
+            "creates it, is unknown: nothing sends it again, and whether the service holds "
+            f"it is for you to find out. `customs-batch state adopt {address} ID` if it does "
+            f"(it is then orphaned: `customs-batch state rm {address}` stops tracking it), "
+            f"`customs-batch state forget {address}` if it does not; or put its document "
+            "back in the manifests",
+        )
+    if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
+        model = model_of(address.kind)
+        words = not_found_words(str(address), model.identifier(record), record.not_found_at)
+        return Decision(
+            Action.NEEDS_DECISION,
+            Operation.NONE,
+            f"no longer in the manifests, and {words}",
+        )
+    return None
 
 
 def _decide(

@@ -54,3 +54,34 @@ def test_an_edited_movement_with_an_unknown_outcome_is_not_sent_twice(
     created = sandbox.movements()
     assert len(created) == 1
     assert project.state()[ADDRESS]["outputs"]["movementId"] == created[0]["movementId"]
+
+
+def test_a_movement_with_an_unknown_outcome_removed_from_the_manifests_needs_a_decision(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # It was called orphaned ("the API cannot delete it") and passed a pipeline, while
+    # nobody knew whether the service held it; without its document nothing sends it again.
+    sandbox.start(faults="5xx-after=1")
+    project = Project(tmp_path / "project", sandbox)
+    project.write("manifests/movements.yaml", batches.movements(per_lane=1, lanes=1))
+    assert project.run("apply", "--auto-approve").returncode == 1
+    assert project.state()[ADDRESS]["status"] == "unknown"
+    sandbox.start()  # the same data, no faults
+    project.write_config()
+    (project.root / "manifests/movements.yaml").unlink()
+    project.write("manifests/none.yaml", "")
+
+    done = project.run("plan", "--detailed-exitcode")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "needs decision " + ADDRESS in done.stdout and "1 need a decision" in done.stdout
+    assert f"state adopt {ADDRESS} ID" in done.stdout
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert len(sandbox.movements()) == 1
+
+    (created,) = sandbox.movements()
+    adopted = project.run("state", "adopt", ADDRESS, created["movementId"])
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    done = project.run("plan", "--detailed-exitcode")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "orphaned       " + ADDRESS in done.stdout

@@ -10,6 +10,7 @@ import pytest
 from customs_batch.kinds import Kind
 from customs_batch.manifest.document import Document
 from customs_batch.planning import Action, Operation, plan_changes
+from customs_batch.planning.diff import in_flight_ended
 from customs_batch.planning.model import Plan
 from customs_batch.state import RecordStatus, ResourceRecord, ServiceFailure, State
 
@@ -173,6 +174,56 @@ def test_something_recorded_but_gone_from_the_manifests_is_orphaned() -> None:
     state = _state(_applied("TemplateGroup/old", GROUP, id=5))
     change = _only(plan_changes([], state), "TemplateGroup/old")
     assert change.action is Action.ORPHANED and "state rm TemplateGroup/old" in change.reason
+
+
+@pytest.mark.parametrize("status", [RecordStatus.PENDING, RecordStatus.UNKNOWN])
+@pytest.mark.parametrize("address", ["DepartureDeclaration/d", "Movement/m"])
+def test_a_creation_of_unknown_outcome_gone_from_the_manifests_needs_a_decision(
+    status: RecordStatus, address: str
+) -> None:
+    # Called orphaned ("the API cannot delete it"), exit 0, while nobody knew whether the
+    # service made it and status said needs-decision. Without its document nothing sends it
+    # again (not even a movement with a valid key): adopt what the service made, or forget.
+    at = (NOW - timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
+    sent = ResourceRecord(address, status, "create", {"x": 1}, idempotency_key="k", updated_at=at)
+    plan = plan_changes([], _state(sent), now=NOW)
+    change = _only(plan, address)
+    assert (change.action, change.operation) == (Action.NEEDS_DECISION, Operation.NONE)
+    assert f"state adopt {address} ID" in change.reason
+    assert f"state forget {address}" in change.reason
+    assert plan.requests == 0
+
+
+def test_an_update_of_unknown_outcome_gone_from_the_manifests_is_orphaned() -> None:
+    # Its object exists (recorded with its ID) whatever the update did: nothing to decide
+    # (forgetting the attempt would drop the record of an object that exists).
+    sent = ResourceRecord("TemplateGroup/old", RecordStatus.UNKNOWN, "update", GROUP, {"id": 5})
+    change = _only(plan_changes([], _state(sent), now=NOW), "TemplateGroup/old")
+    assert change.action is Action.ORPHANED
+
+
+def test_an_object_refresh_no_longer_found_gone_from_the_manifests_needs_a_decision() -> None:
+    # refresh --detailed-exitcode exits 1 for it until the user decides: plan says so too.
+    lost = _applied("TemplateGroup/old", GROUP, id=5).with_changes(
+        not_found_at="2026-11-21T11:00:00Z"
+    )
+    change = _only(plan_changes([], _state(lost), now=NOW), "TemplateGroup/old")
+    assert change.action is Action.NEEDS_DECISION
+    assert "no longer in the manifests" in change.reason
+    assert "state rm --gone TemplateGroup/old" in change.reason
+
+
+def test_a_request_in_flight_gone_from_the_manifests_waits_for_its_run() -> None:
+    at = (NOW - timedelta(seconds=2)).isoformat().replace("+00:00", "Z")
+    sent = _pending("DepartureDeclaration/d", timedelta(seconds=2), key=None)
+    plan = plan_changes(
+        [], _state(sent), now=NOW, in_flight=lambda when: "in flight" if when == at else None
+    )
+    change = _only(plan, "DepartureDeclaration/d")
+    assert (change.action, change.reason) == (Action.WAITING, "in flight")
+    ended = _only(in_flight_ended(plan, _state(sent), NOW), "DepartureDeclaration/d")
+    assert ended.action is Action.NEEDS_DECISION
+    assert "state adopt DepartureDeclaration/d ID" in ended.reason
 
 
 def test_a_refused_create_is_tried_again() -> None:
