@@ -115,14 +115,47 @@ class Identities:
     def place(self, doc: Document) -> int | None:
         """``doc``'s place among the documents of its identity in its lane (the first
         arrival of a HAWB: 0), for a kind with lanes. Called once per document, in the
-        order the plan goes, which keeps each lane's order."""
+        order the plan goes, which keeps each lane's order.
+
+        A document whose own record was sent at a place keeps that place, and the next
+        documents of its lane count on from it: a movement sent before it and no longer in
+        the manifests (orphaned, or forgotten by ``state rm``) still holds its place at the
+        service, so a new movement after it comes after every one sent, not at its place."""
         model = model_of(doc.kind)
         if model.identity is None or model.lane is None:
             return None
-        lane = hash((doc.kind, *model.lane(doc.spec), *model.identity(doc.spec)))
+        identity = model.identity(doc.spec)
+        lane = hash((doc.kind, *model.lane(doc.spec), *identity))
         place = self._places.get(lane, 0)
+        sent = self._own_place(str(doc.address), identity, place)
+        if sent is not None:
+            self._places[lane] = max(place, sent) + 1
+            return sent
         self._places[lane] = place + 1
         return place
+
+    def _own_place(self, address: str, identity: Identity, counted: int) -> int | None:
+        """The place in its lane at which the record of ``address`` was sent, when it is of
+        this ``identity`` and differs from the ``counted`` one (else None: the same, or
+        nothing of it was sent). A record still held as its text is parsed only then."""
+        resources = self._state.resources
+        if address not in resources:
+            return None
+        text = resources.text_of(address) if isinstance(resources, Records) else None
+        words = _recorded_identity(text) if text is not None else None
+        if words is None:
+            if text is not None and b'"identity"' not in _bytes(text):
+                return None  # written before identities were kept: no place known
+            words = self._read(address).identity
+        if len(words) != len(identity) + 1 or tuple(words[:-1]) != tuple(identity):
+            return None
+        head, _, number = words[-1].partition("=")
+        if head != "place" or not number.isdigit() or int(number) == counted:
+            return None
+        record = self._read(address)
+        if record.never_created:
+            return None
+        return int(number)
 
     def of(self, doc: Document, spec: Mapping[str, JSON], place: int | None) -> Identity:
         """The identity of ``doc`` with its references resolved as far as known.
@@ -566,10 +599,14 @@ def _kept(model: KindModel, record: ResourceRecord) -> Identity:
 _IDENTITY = re.compile(rb'"identity"\s*:\s*(\[[^\]]*\])')
 
 
+def _bytes(text: bytes | str) -> bytes:
+    return text.encode() if isinstance(text, str) else text
+
+
 def _recorded_identity(text: bytes | str) -> tuple[str, ...] | None:
     """The identity a record's text holds, read without parsing the record; None when it
     holds none or it cannot be read this way (the record is then parsed)."""
-    found = _IDENTITY.search(text.encode() if isinstance(text, str) else text)
+    found = _IDENTITY.search(_bytes(text))
     if found is None:
         return None
     try:

@@ -438,6 +438,36 @@ def test_a_row_inserted_above_movements_named_by_row_number_declares_nothing_twi
     assert sorted(m["quantity"] for m in sandbox.movements()) == [1, 2, 3]
 
 
+def test_a_movement_after_the_last_one_sent_is_created_once_one_before_it_is_forgotten(
+    project: Project, sandbox: Sandbox
+) -> None:
+    # a, b and c sent; b removed from the sheet and `state rm`-ed (it stays at the service).
+    # A new d after c was refused "put its document after c", where it already was.
+    shipment, hawb, party = batches.LANES[0]
+    assert hawb is not None
+    named = _ROWS_MANIFEST.replace("{{ row_number }}", "{{ row.Ref }}")
+    project.write("manifests/rows.yaml", named % (shipment, hawb, party))
+
+    def sheet(*refs: str) -> str:
+        packages = {"a": 1, "b": 2, "c": 3, "d": 4}
+        lines = ["Ref,Action,Packages,Weight"]
+        lines += [f"{ref},ISL,{packages[ref]},{packages[ref]}.5" for ref in refs]
+        return "\n".join(lines) + "\n"
+
+    project.write("data/movements.csv", sheet("a", "b", "c"))
+    _apply(project)
+    project.write("data/movements.csv", sheet("a", "c"))
+    forgot = project.run("state", "rm", "Movement/mv-isl-b")
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+    project.write("data/movements.csv", sheet("a", "c", "d"))
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 2, changes
+    assert changes["Movement/mv-isl-d"]["action"] == "create"
+    _apply(project)
+    assert sorted(m["quantity"] for m in sandbox.movements()) == [1, 2, 3, 4]
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
 def test_import_of_an_object_another_document_holds_sends_nothing_to_it(
     project: Project, sandbox: Sandbox
 ) -> None:

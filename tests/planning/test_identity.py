@@ -629,6 +629,37 @@ def test_a_movement_put_before_those_sent_is_refused_with_a_way_out() -> None:
     assert _only(plan, "Movement/isl-1").action is Action.NO_CHANGE
 
 
+@pytest.mark.parametrize("removed", ["forgotten", "orphaned"])
+def test_a_movement_added_after_the_last_sent_one_of_a_lane_with_one_removed_is_created(
+    removed: str,
+) -> None:
+    # a, b and c sent as the first three VAH of the HAWB; b removed from the manifests (and
+    # forgotten by `state rm`, or only orphaned): b still holds its place at the service.
+    # A new d after c was counted at c's place and refused: "put its document after c".
+    b = _sent("b", 1, 2, 1)
+    if removed == "forgotten":
+        b = b.with_changes(status=RecordStatus.FORGOTTEN, forgotten_from="applied")
+    state = _state(_sent("a", 0, 1, 0), b, _sent("c", 2, 3, 2))
+    documents = [
+        movement("a", 0, quantity=1),
+        movement("c", 1, quantity=3),
+        movement("d", 2, quantity=4),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    new = _only(plan, "Movement/d")
+    assert new.action is Action.CREATE, new.reason
+    assert new.identity[-1] == "place=3"
+    assert _only(plan, "Movement/c").action is Action.NO_CHANGE
+    # Put before c instead, it comes where b was sent: a correction of b once b is
+    # forgotten (docs/state.md), refused while b is only orphaned.
+    documents = [documents[0], movement("d", 1, quantity=4), movement("c", 2, quantity=3)]
+    early = _only(plan_changes(documents, state, now=NOW), "Movement/d")
+    if removed == "forgotten":
+        assert (early.action, early.identity[-1]) == (Action.CREATE, "place=1")
+    else:
+        assert early.action is Action.REFUSED and "Movement/b" in early.reason
+
+
 def _group(code: str) -> dict[str, Any]:
     return {
         "name": f"Group {code}",

@@ -67,3 +67,27 @@ def test_a_row_s_text_is_a_record_s_text(tmp_path: Path, monkeypatch: pytest.Mon
     assert parsed == ["Movement/mov-2"]
     assert warm.changes[2].action is not Action.NO_CHANGE
     assert warm == _plan(tmp_path / "none", documents, rows)
+
+
+def test_a_lane_s_places_are_read_from_the_rows_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each movement's record holds the place it was sent at; a re-plan that finds them
+    # unchanged reads those places from the texts, parsing none of them.
+    documents = [movement(f"mov-{n}", n, quantity=n + 1) for n in range(4)]
+    rows = {}
+    for place, document in enumerate(documents):
+        identity = ["shipmentId=shp_7Hk2Lm", "hawbId=hawb_a1", "action=ISL", f"place={place}"]
+        row = json.loads(_rows([document])[str(document.address)])
+        rows[str(document.address)] = json.dumps({**row, "identity": identity}, sort_keys=True)
+    cold = _plan(tmp_path, documents, rows)
+    assert not cold.has_changes
+    parsed = parsed_records(monkeypatch)
+    assert _plan(tmp_path, documents, rows) == cold
+    assert parsed == []
+    # mov-1 removed from the manifests: mov-2 and mov-3 keep the places they were sent at
+    # (read from their texts), and a new movement comes after them.
+    added = [documents[0], *documents[2:], movement("mov-new", 4, quantity=9)]
+    warm = _plan(tmp_path, added, rows)
+    assert warm.changes[3].action is Action.CREATE
+    assert warm.changes[3].identity[-1] == "place=4"
