@@ -147,7 +147,7 @@ class Identities:
             if text is not None and b'"identity"' not in _bytes(text):
                 return None  # written before identities were kept: no place known
             words = self._read(address).identity
-        if len(words) != len(identity) + 1 or tuple(words[:-1]) != tuple(identity):
+        if len(words) != len(identity) + 1 or normal_identity(words[:-1]) != tuple(identity):
             return None
         head, _, number = words[-1].partition("=")
         if head != "place" or not number.isdigit() or int(number) == counted:
