@@ -165,5 +165,5 @@ def test_a_long_last_line_is_read_once_and_one_past_the_bound_is_damage(
         file.write(json.dumps(entry).encode() + b"\n")
     assert (history.last_entry() or {}).get("address") == "Movement/long"
     monkeypatch.setattr("customs_batch.state.history.LONGEST_ENTRY", 100_000)
-    with pytest.raises(StateError, match="longer than .* the file is damaged"):
+    with pytest.raises(StateError, match=r"longer than .* the file is damaged"):
         history.last_entry()
