@@ -554,12 +554,21 @@ class _Run:
                 detail = f"{ident} is no longer found at the service"
                 return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
             answer = followed.answer
+            instead = model.another_object(record.spec, answer.remote_spec)
+            if instead is not None:
+                detail = (
+                    f"the service holds another object at {ident} than the one recorded "
+                    f"({instead}): nothing of it is recorded; `customs-batch refresh` notes "
+                    "it and says the ways out"
+                )
+                return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
             record = record.with_changes(
                 status=RecordStatus.APPLIED,
                 outputs=dict(answer.outputs or record.outputs),
                 remote_status=answer.service_state,
                 remote_errors=answer.errors,
                 not_found_at=None,  # read: the service holds it
+                found_instead=None,
                 updated_at=now_iso(),
             )
             self.session.record_soon(record)
@@ -612,6 +621,7 @@ class _Run:
             remote_status=waited.status,
             remote_errors=waited.errors,
             not_found_at=None,  # read: the service holds it
+            found_instead=None,
             updated_at=now_iso(),
         )
         self.session.record_soon(record)

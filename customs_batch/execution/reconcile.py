@@ -263,7 +263,8 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
         if parsed is not None and record.status is RecordStatus.APPLIED:
             by_kind.setdefault(parsed.kind, []).append(record)
     for kind, records in by_kind.items():
-        read = model_of(kind).refresh
+        model = model_of(kind)
+        read = model.refresh
         if read is None:
             continue
         answers = read(client, records)
@@ -271,21 +272,27 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
             if record.address not in answers:
                 continue
             answer = answers[record.address]
-            if answer is None:
-                drifts.append(_not_found(session, model_of(kind), record))
+            instead = (
+                None if answer is None else model.another_object(record.spec, answer.remote_spec)
+            )
+            if answer is None or instead is not None:
+                drifts.append(_not_found(session, model, record, instead))
             else:
-                drifts.extend(_record_refresh(session, model_of(kind), record, answer))
+                drifts.extend(_record_refresh(session, model, record, answer))
     return drifts
 
 
-def _not_found(session: StateSession, model: KindModel, record: ResourceRecord) -> Drift:
-    """The service no longer holds the object: noted on the record (when first seen), its
-    status and outputs kept as last known."""
+def _not_found(
+    session: StateSession, model: KindModel, record: ResourceRecord, instead: str | None = None
+) -> Drift:
+    """The service no longer holds the object (``instead``: it holds another object at its
+    ID, differing so): noted on the record (when first seen), its status and outputs kept
+    as last known."""
     since = record.not_found_at
-    if since is None:
-        since = now_iso()
-        session.record(record.with_changes(not_found_at=since))
-    words = not_found_words(record.address, model.identifier(record), since)
+    if since is None or instead != record.found_instead:
+        since = since or now_iso()
+        session.record(record.with_changes(not_found_at=since, found_instead=instead))
+    words = not_found_words(record.address, model.identifier(record), since, instead)
     return Drift(record.address, words, missing=True)
 
 
@@ -297,6 +304,7 @@ def _record_refresh(
     if record.not_found_at is not None:
         found.append(Drift(record.address, "found at the service again"))
         changes["not_found_at"] = None
+        changes["found_instead"] = None
     if answer.service_state is not None and (
         answer.service_state != record.remote_status or answer.errors != record.remote_errors
     ):
@@ -408,7 +416,9 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                     "not-found",
                     ident,
                     None if words is None else str(words),
-                    message=not_found_words(address, ident, record.not_found_at),
+                    message=not_found_words(
+                        address, ident, record.not_found_at, record.found_instead
+                    ),
                 )
             )
         else:
@@ -506,6 +516,9 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     now = found[record.address]
     if now is None:
         return GoneCheck(f"the service no longer holds {named}", checked=True)
+    instead = model.another_object(record.spec, now.remote_spec)
+    if instead is not None:
+        return GoneCheck(f"the service holds another object at {named} ({instead})", checked=True)
     state = now.service_state
     if state is not None and state in model.rejected_states | model.ended_states:
         return GoneCheck(f"the service holds {named} as {state}", checked=True)

@@ -325,7 +325,9 @@ def recorded_result(
         refused = (record.error.message,) if record.error and record.error.message else ()
         return DocumentResult(text, ResultStatus.REJECTED, ids, errors=refused, at=at)
     if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
-        why = not_found_words(text, model.identifier(record), record.not_found_at)
+        why = not_found_words(
+            text, model.identifier(record), record.not_found_at, record.found_instead
+        )
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
     words = model.service_words(record) or record.outputs.get("status")
     state = None if words is None else str(words)

@@ -334,7 +334,9 @@ def read_transit(
 def refresh_transit(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
-    """The current status and errors of each recorded transit declaration."""
+    """The current status and errors of each recorded transit declaration, with the fields
+    of a submission its detail gives back (:data:`COMPARED`: none of them can change, so
+    another value there is another declaration at the recorded ID)."""
 
     def read(record: ResourceRecord, declaration_id: int) -> Refreshed:
         detail = client.get_transit(declaration_id)
@@ -343,6 +345,7 @@ def refresh_transit(
             service_state=status,
             errors=tuple(detail.raw.get("errors") or ()),
             outputs={**record.outputs, "status": status},
+            remote_spec={k: detail.raw[k] for k in COMPARED if detail.raw.get(k) is not None},
         )
 
     return refresh_each_declaration(records, read)

@@ -476,6 +476,26 @@ class KindModel:
         ``state list`` and the results name it."""
         return self.after_unknown(UnknownOutcome(address, record, (), now))
 
+    def another_object(self, spec: Mapping[str, JSON], held: Mapping[str, JSON]) -> str | None:
+        """How ``held``, the document's fields as the service holds them at a recorded ID,
+        shows another object than the one ``spec`` recorded: a field no call can change,
+        or one of the kind's identity (a template group's code), that differs. None: it
+        may be the recorded object (what differs there is drift the next apply changes)."""
+        differing = [name for name, value in held.items() if name in spec and spec[name] != value]
+        if not differing:
+            return None
+        mine = self.identity(spec) if self.identity is not None else ()
+        other = [
+            name
+            for name in differing
+            if name not in self.mutable
+            or (self.identity is not None and self.identity({**spec, name: held[name]}) != mine)
+        ]
+        return (
+            ", ".join(f"{name} {held[name]!r} there, {spec[name]!r} recorded" for name in other)
+            or None
+        )
+
     def ids(self, record: ResourceRecord) -> dict[ServiceId, Scalar]:
         """The recorded object's IDs, by what they are (only those known)."""
         if self.service_ids is not None:
@@ -513,9 +533,19 @@ def refresh_each_declaration(
     return found
 
 
-def not_found_words(address: str, ident: Scalar, since: str) -> str:
-    """What refresh, status and plan say of an object the service no longer holds."""
+def not_found_words(address: str, ident: Scalar, since: str, instead: str | None = None) -> str:
+    """What refresh, status and plan say of an object the service no longer holds
+    (``instead``: how the other object the service holds at its ID differs from it)."""
     named = "its object" if ident in (None, "") else str(ident)
+    if instead is not None:
+        return (
+            f"the service holds another object at {named} than the one recorded ({instead}; "
+            f"seen by `customs-batch refresh` since {since}): its ID was given again, after a "
+            "sandbox reset say, and nothing is sent to it. If the recorded object is gone, "
+            f"`customs-batch state rm --gone {address}` removes its record, and the next "
+            "apply sends the document again; if the service should still hold it, check the "
+            "environment, then `customs-batch refresh` reads it again"
+        )
     return (
         f"{named} was not found at the service by `customs-batch refresh` (since {since}): "
         f"if it is gone for good (a sandbox reset, an object deleted), `customs-batch state "

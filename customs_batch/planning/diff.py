@@ -755,7 +755,9 @@ def _decide(
     if record.not_found_at is not None and record.status is RecordStatus.APPLIED:
         # The service no longer holds it, as refresh found: nothing to send it to, and
         # whether it is gone for good is the user's to say.
-        words = not_found_words(str(address), model.identifier(record), record.not_found_at)
+        words = not_found_words(
+            str(address), model.identifier(record), record.not_found_at, record.found_instead
+        )
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
     if record.status is RecordStatus.FAILED:
         # An update the service refused: the object is as it was recorded before.

@@ -108,6 +108,10 @@ class ResourceRecord:
     """When ``refresh`` last found the object no longer at the service (the service
     answered that it does not hold its ID), until a read finds it again: whether it is gone
     for good is the user's to confirm (``state rm --gone``)."""
+    found_instead: str | None = None
+    """Set with ``not_found_at`` when what the service holds at the recorded ID is another
+    object (its ID given again, after a sandbox reset say): how it differs, by the kind's
+    identity and the fields that cannot change."""
 
     @property
     def never_created(self) -> bool:
@@ -142,6 +146,8 @@ class ResourceRecord:
             data["forgottenFrom"] = self.forgotten_from
         if self.not_found_at is not None:
             data["notFoundAt"] = self.not_found_at
+        if self.found_instead is not None:
+            data["foundInstead"] = self.found_instead
         return data
 
     @classmethod
@@ -166,6 +172,7 @@ class ResourceRecord:
                 "identity": tuple([str(word) for word in words]) if words else (),
                 "forgotten_from": data.get("forgottenFrom"),
                 "not_found_at": data.get("notFoundAt"),
+                "found_instead": data.get("foundInstead"),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)

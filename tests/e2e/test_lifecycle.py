@@ -150,6 +150,58 @@ def test_an_object_the_service_lost_is_said_not_found_until_confirmed_gone(
     assert "notFoundAt" not in project.state()[address]
 
 
+def test_an_id_the_service_gave_to_another_object_is_never_written_to(
+    tmp_path: Path, project: Project, sandbox: Sandbox
+) -> None:
+    """The service's data was reset and the recorded IDs given again to another client's
+    departure (another weight) and group (another code): refresh says the service holds
+    another object there (exit 1), plan holds both for a decision, and apply sends nothing
+    to them, whatever the documents change; `state rm --gone` then lets them be created
+    anew."""
+    project.write("manifests/departures.yaml", batches.departures(1))
+    project.write("manifests/groups.yaml", GROUPS)
+    assert project.run("apply", "--auto-approve", "--wait").returncode == 0
+    departure, group = "DepartureDeclaration/dep-e2e-01", "TemplateGroup/plain"
+    ids = {a: project.state()[a]["outputs"] for a in (departure, group)}
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])  # the same service
+    sandbox.stop()
+    for lost in sandbox.directory.glob("sandbox.sqlite3*"):
+        lost.unlink()  # its data reset to the seed
+    sandbox.start()
+    other = Project(tmp_path / "other-client", sandbox)
+    other.write("manifests/departures.yaml", batches.departures(1).replace("101.0", "150.0"))
+    other.write("manifests/groups.yaml", GROUPS.replace("PLAIN-1", "OTHER-1"))
+    assert other.run("apply", "--auto-approve", "--wait").returncode == 0
+    assert {
+        a: other.state()[a]["outputs"]["declarationId" if "Dep" in a else "id"] for a in ids
+    } == {
+        departure: ids[departure]["declarationId"],
+        group: ids[group]["id"],
+    }, "the emulator gave the same IDs again"
+
+    refreshed = project.run("refresh", "--detailed-exitcode")
+    assert refreshed.returncode == 1, refreshed.stdout + refreshed.stderr
+    assert "totalWeight 150.0 there, 101.0 recorded" in refreshed.stdout
+    assert "code 'OTHER-1' there, 'PLAIN-1' recorded" in refreshed.stdout
+    assert "another object" in project.run("status").stdout
+    project.edit("manifests/departures.yaml", "city: Antwerpen", "city: Antwerp")
+    project.edit("manifests/groups.yaml", "name: Plain group", "name: Plainer group")
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 1
+    assert {changes[a]["action"] for a in ids} == {"needs-decision"}
+    assert "another object" in str(changes[departure]["reason"])
+    assert project.run("apply", "--auto-approve").returncode == 1
+    assert sandbox.requests("PATCH", "") == 0, "a write went to another client's object"
+
+    for address in ids:
+        gone = project.run("state", "rm", "--gone", address)
+        assert gone.returncode == 0, gone.stdout + gone.stderr
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert len(sandbox.created_transit()) == 2
+    assert project.state()[departure]["outputs"]["declarationId"] != ids[departure]["declarationId"]
+
+
 def test_a_service_that_refuses_connections_leaves_nothing_to_decide(
     project: Project, sandbox: Sandbox
 ) -> None:

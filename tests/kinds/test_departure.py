@@ -153,3 +153,14 @@ def test_wait_reads_nothing_when_the_answer_already_says_where_it_stands() -> No
 def test_a_party_update_is_waited_for_as_its_declaration() -> None:
     assert model_of(Kind.TRANSIT_PARTY_UPDATE).wait is model_of(KIND).wait
     assert model_of(Kind.EXPORT_CANCELLATION).wait is None  # followed in its pending states
+
+
+def test_another_declaration_at_its_id_is_told_by_what_cannot_change() -> None:
+    """What refresh reads at a recorded ID: the same declaration whatever its parties, and
+    another one where its weight, offices or procedure differ (an ID given again)."""
+    model = model_of(KIND)
+    held = {"totalWeight": 10, "departureOffice": "NL000396", "destinationOffice": "DE004058"}
+    assert model.another_object(SPEC, held) is None
+    assert model.another_object(SPEC, {**held, "Consignee": {"name": "B"}}) is None
+    other = model.another_object(SPEC, {**held, "totalWeight": 800, "procedureType": "D2"})
+    assert other == "totalWeight 800 there, 10.0 recorded"
