@@ -91,7 +91,15 @@ def _status_html(result: StatusResult) -> str:
 
 
 def _status_row(entry: StatusEntry, place: RowPlace | None) -> Row:
-    customs = "rejected" if entry.rejected else "pending" if entry.pending else ""
+    customs = (
+        "rejected"
+        if entry.rejected
+        else "ended"
+        if entry.ended
+        else "pending"
+        if entry.pending
+        else ""
+    )
     notes = [json.dumps(error, ensure_ascii=False, sort_keys=True) for error in entry.errors]
     if entry.message:
         notes.insert(0, entry.message)

@@ -352,12 +352,15 @@ class StatusEntry:
     pending: bool = False
     errors: tuple[JSON, ...] = ()
     message: str = ""
+    ended: bool = False
+    """The object no longer stands at the service (a departure customs cancelled): the
+    next plan holds it for a decision, ``message`` says which."""
 
     @property
     def blocks(self) -> bool:
-        """Whether it needs the user: rejected at the service, not found there, or a
-        decision to make."""
-        return self.rejected or self.lifecycle in ("needs-decision", "not-found")
+        """Whether it needs the user: rejected at the service, not found there, ended
+        there, or a decision to make."""
+        return self.rejected or self.ended or self.lifecycle in ("needs-decision", "not-found")
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -367,6 +370,7 @@ class StatusEntry:
             "serviceState": self.service_state,
             "rejected": self.rejected,
             "pending": self.pending,
+            "ended": self.ended,
             "errors": list(self.errors),
             "message": self.message,
         }
@@ -424,12 +428,15 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
         else:
             words = model.service_words(record) or record.outputs.get("status")
             last = str(words) if words is not None else None
+            ended = model.ended(record)
             entries.append(
                 StatusEntry(
                     address,
                     "applied",
                     ident,
                     last,
+                    message=ended or "",
+                    ended=ended is not None,
                     rejected=last in model.rejected_states,
                     # Not decided yet, as results says: a cancellation requested, a
                     # departure customs is still processing.
@@ -458,6 +465,8 @@ def entry_lines(entry: StatusEntry) -> list[str]:
         return [f"{entry.address}  refused  {entry.message}".rstrip()]
     last = entry.service_state or "unknown"
     mark = "  rejected" if entry.rejected else ""
+    if entry.ended:
+        mark = f"  ended ({entry.message})"
     if entry.pending:
         mark = "  pending (not decided yet: `customs-batch refresh` reads it)"
     errors = f"  {len(entry.errors)} error(s)" if entry.errors else ""

@@ -332,6 +332,9 @@ def recorded_result(
     words = model.service_words(record) or record.outputs.get("status")
     state = None if words is None else str(words)
     errors = tuple(service_error_text(error) for error in record.remote_errors)
+    ended = model.ended(record)
+    if ended is not None:
+        return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, state, (ended,), at)
     if state in model.rejected_states:
         status = ResultStatus.REJECTED
     elif state in model.pending_states or state in model.processing_states:

@@ -488,6 +488,11 @@ MODEL = KindModel(
     refresh=refresh_transit,
     rejected_states=FAILED_TRANSIT_STATUSES,
     ended_states=frozenset({CANCELED}),
+    ended_words="{ident} is {state} at the service: customs cancelled it, so it no longer "
+    "stands, and nothing is sent to it (its parties cannot change any more). If its goods are "
+    "still to be declared, `customs-batch state rm --gone {address}` removes its record and "
+    "the next apply submits the document as a new declaration; if not, remove the document, "
+    "then `customs-batch state rm --gone {address}`",
     wait=wait_transit,
     waits_after=frozenset(
         {

@@ -314,6 +314,12 @@ class KindModel:
     """Service states in which the object no longer stands although the service still shows
     it (a declaration customs cancelled): with the ``rejected_states``, the states in which
     ``state rm --gone`` takes the object to be gone."""
+    ended_words: str | None = None
+    """What plan, ``status`` and ``results`` say of an object in one of its
+    ``ended_states`` (``{ident}``, ``{state}`` and ``{address}`` filled in), which plan then
+    holds for a decision whatever its document changes: nothing can be sent to it (a
+    departure customs cancelled). None: its ended states are not for plan to hold (a party
+    update's, which follows its declaration)."""
     rejected_way_out: str = (
         "Correct the document (it is then submitted again, replacing it), or "
         "`customs-batch state rm {address}` to stop tracking it"
@@ -445,6 +451,15 @@ class KindModel:
         the ``status`` its answer gave (a departure just submitted: ``processing``)."""
         words = self.service_words(record) or record.outputs.get("status")
         return None if words is None else str(words)
+
+    def ended(self, record: ResourceRecord) -> str | None:
+        """What to say of the recorded object if it is in one of its ``ended_states`` and
+        plan holds it for that (``ended_words``); None otherwise."""
+        state = self.service_words(record)
+        if self.ended_words is None or state not in self.ended_states:
+            return None
+        ident = self.identifier(record)
+        return self.ended_words.format(ident=ident, state=state, address=record.address)
 
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""

@@ -759,6 +759,11 @@ def _decide(
             str(address), model.identifier(record), record.not_found_at, record.found_instead
         )
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
+    ended = model.ended(record)
+    if ended is not None:
+        # Gone at the service though still shown there (a departure customs cancelled):
+        # neither unchanged nor anything to send it.
+        return Decision(Action.NEEDS_DECISION, Operation.NONE, ended)
     if record.status is RecordStatus.FAILED:
         # An update the service refused: the object is as it was recorded before.
         message = record.error.message if record.error else "unknown error"

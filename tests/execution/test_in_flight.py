@@ -76,3 +76,23 @@ def test_an_object_refresh_found_gone_is_not_found_everywhere_the_state_is_read(
     assert result.status is ResultStatus.NEEDS_DECISION
     assert "not found at the service" in result.errors[0]
     assert ResourceRecord.from_json(str(ADDRESS), record.to_json()) == record
+
+
+def test_a_departure_customs_cancelled_is_ended_not_done() -> None:
+    """refresh recorded it canceled: status marks it ended (it needs the user), results
+    needs-decision with the way out, never done."""
+    record = ResourceRecord(
+        str(ADDRESS),
+        RecordStatus.APPLIED,
+        "create",
+        {},
+        outputs={"declarationId": 7003, "status": "canceled"},
+        remote_status="canceled",
+    )
+    state = State("lineage-1", resources={str(ADDRESS): record})
+    [entry] = status_entries(state)
+    assert (entry.service_state, entry.ended, entry.blocks) == ("canceled", True, True)
+    assert "customs cancelled it" in entry.message
+    result = recorded_result(ADDRESS, record)
+    assert result.status is ResultStatus.NEEDS_DECISION
+    assert f"`customs-batch state rm --gone {ADDRESS}`" in result.errors[0]

@@ -164,6 +164,23 @@ def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() 
     assert "totalWeight" in change.reason and "new name" in change.reason
 
 
+def test_a_departure_customs_cancelled_is_neither_unchanged_nor_updated() -> None:
+    """Canceled at the service (as refresh recorded it): the plan holds it for a decision,
+    with the way out, whether its document is as recorded or its parties changed."""
+    canceled = _applied("DepartureDeclaration/d", DEPARTURE, declarationId=77).with_changes(
+        remote_status="canceled"
+    )
+    parties = {**DEPARTURE, "Principal": {"name": "B", "eoriNo": "NL123456789"}}
+    for spec in (DEPARTURE, parties):
+        change = _only(
+            plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", spec, 0)], _state(canceled)),
+            "DepartureDeclaration/d",
+        )
+        assert (change.action, change.operation) == (Action.NEEDS_DECISION, Operation.NONE)
+        assert "77 is canceled at the service" in change.reason
+        assert "state rm --gone DepartureDeclaration/d" in change.reason
+
+
 def test_a_changed_movement_is_refused_as_immutable() -> None:
     state = _state(_applied("Movement/m", movement("m", 0).spec, movementId="mov_1"))
     change = _only(plan_changes([movement("m", 0, quantity=9)], state), "Movement/m")
