@@ -225,6 +225,10 @@ class _Run:
         if unknown:
             raise _NotSent("a value it refers to is not known: its source was not applied")
         previous = self.session.state.resources.get(str(change.address))
+        if previous is not None and change.operation is model_of(change.address.kind).resubmit:
+            accepted = self._accepted_since(change, previous)
+            if accepted is not None:
+                return accepted
         key = change.idempotency_key
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = new_idempotency_key()
@@ -274,6 +278,56 @@ class _Run:
             return self._record_answer(change, applied, outputs)
         except StateError as exc:
             raise _Unrecorded(exc, _unrecorded(change, applied, exc)) from None
+
+    def _accepted_since(self, change: PlannedChange, previous: ResourceRecord) -> Outcome | None:
+        """Before a resubmission, the rejected object it replaces, read again (the kind's
+        ``refresh``): None when the service still holds it rejected (or no longer holds
+        it), so the resubmission goes; otherwise nothing is sent, what the service holds
+        now is recorded, and the outcome says why. The plan was made from the state, and
+        the object may have been corrected and accepted since (by another client, say):
+        a new declaration would then declare the same goods twice."""
+        model = model_of(change.address.kind)
+        ident = model.identifier(previous)
+        if model.refresh is None:
+            return None
+        try:
+            answer = model.refresh(self.client, [previous]).get(previous.address)
+        except ServiceError as exc:
+            if isinstance(exc, AuthenticationError | PermissionDeniedError):
+                self.fail(exc)
+            detail = (
+                f"not resubmitted: {ident}, which it replaces, could not be read first "
+                f"({exc.message}); the next run reads it again"
+            )
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+        if (
+            answer is None
+            or answer.service_state in model.rejected_states
+            or model.another_object(previous.spec, answer.remote_spec) is not None
+        ):
+            return None
+        was = model.service_words(previous)
+        record = previous.with_changes(
+            outputs=dict(answer.outputs or previous.outputs),
+            remote_status=answer.service_state,
+            remote_errors=answer.errors,
+            updated_at=now_iso(),
+        )
+        self.session.record_soon(record)
+        detail = (
+            f"not resubmitted: {ident} is {answer.service_state} at the service now, no longer "
+            f"{was} (corrected there since the state recorded it), and a new declaration would "
+            "declare the same goods twice. Its state is recorded: the next plan compares the "
+            "document with it"
+        )
+        return Outcome(
+            change.address,
+            NodeStatus.FAILED,
+            change.operation,
+            detail,
+            outputs=record.outputs,
+            remote_status=record.remote_status,
+        )
 
     def _record_answer(
         self, change: PlannedChange, applied: ResourceRecord, outputs: Mapping[str, JSON]

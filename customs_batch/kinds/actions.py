@@ -61,10 +61,11 @@ class Operation(StrEnum):
 
     @property
     def requests(self) -> int:
-        """How many requests the operation sends (a lookup by code is one more)."""
+        """How many requests the operation sends (a lookup by code is one more, and so is
+        the read of the rejected declaration a resubmission replaces)."""
         if self in (Operation.NONE, Operation.FORGET, Operation.MOVE):
             return 0
-        if self is Operation.FIND_OR_CREATE_TEMPLATE_GROUP:
+        if self in (Operation.FIND_OR_CREATE_TEMPLATE_GROUP, Operation.RESUBMIT_DEPARTURE):
             return 2
         return 1
 

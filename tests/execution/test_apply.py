@@ -365,6 +365,45 @@ def test_what_depends_on_an_object_customs_rejected_waits_until_it_is_corrected(
     assert "it depends on DepartureDeclaration/d, which customs rejected" in skipped.detail
 
 
+def test_a_resubmission_reads_the_rejected_declaration_first_and_stops_if_accepted_since(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    """The state records the departure invalid, while the service holds it ready now
+    (corrected there by another client): the corrected document is not submitted as a
+    second declaration; what the service holds is recorded, and the next plan compares
+    the document with it."""
+    backend = LocalBackend(tmp_path)
+    spec = departure()
+    report = _apply(
+        backend,
+        [doc(Kind.DEPARTURE_DECLARATION, "d", spec, 0)],
+        emulator,
+        wait=WaitOptions(timeout=5, interval=0.01),
+    )
+    assert report.ok, report.outcomes
+    address = "DepartureDeclaration/d"
+    with backend.open("test") as session:  # as refresh recorded it before the correction
+        ready = session.state.resources[address]
+        session.record(ready.with_changes(remote_status="invalid", remote_errors=({"code": "X"},)))
+    corrected = {**spec, "Consignee": {**spec["Consignee"], "city": "Bremen"}}
+    docs = [doc(Kind.DEPARTURE_DECLARATION, "d", corrected, 0)]
+    with backend.open("plan") as session:
+        assert plan_changes(docs, session.state).changes[0].action is Action.RESUBMIT
+
+    report = _apply(backend, docs, emulator)
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert "not resubmitted" in outcome.detail and "is ready at the service now" in outcome.detail
+    counts = emulator.http.get("/_sandbox/stats").json()["requests"]
+    assert counts["POST /v1/declarations/transit"] == 1, counts
+    record = backend.read().resources[address]
+    assert (record.remote_status, record.remote_errors) == ("ready", ())
+    assert record.outputs["declarationId"] == ready.outputs["declarationId"]
+    assert not record.superseded
+    with backend.open("plan") as session:
+        assert plan_changes(docs, session.state).changes[0].action is Action.UPDATE
+
+
 class _AnswerLostThenRateLimited(httpx.BaseTransport):
     """The first request reaches the service, which processes it, and its answer is lost
     (the connection drops); every later attempt is answered 429."""
