@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -200,6 +201,40 @@ def test_an_id_the_service_gave_to_another_object_is_never_written_to(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert len(sandbox.created_transit()) == 2
     assert project.state()[departure]["outputs"]["declarationId"] != ids[departure]["declarationId"]
+
+
+def test_a_departure_customs_cancelled_is_held_and_never_patched(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """Customs cancelled the declaration (the service holds it `canceled`): once refresh
+    reads it, plan holds it for a decision (not unchanged), even with its parties edited,
+    and apply sends nothing to it; `state rm --gone` lets the document be submitted anew."""
+    project.write("manifests/departures.yaml", batches.departures(1))
+    assert project.run("apply", "--auto-approve", "--wait").returncode == 0
+    address = "DepartureDeclaration/dep-e2e-01"
+    ident = project.state()[address]["outputs"]["declarationId"]
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])  # the same service
+    sandbox.stop()
+    with sqlite3.connect(sandbox.db) as db:  # customs' decision: the API cannot make it
+        where = ("transitDeclarations", str(ident))
+        (body,) = db.execute("SELECT body FROM records WHERE tbl = ? AND id = ?", where).fetchone()
+        canceled = json.dumps({**json.loads(body), "status": "canceled"})
+        db.execute("UPDATE records SET body = ? WHERE tbl = ? AND id = ?", (canceled, *where))
+    sandbox.start()
+
+    assert project.run("refresh", "--detailed-exitcode").returncode == 1
+    assert f"{ident}  canceled  ended" in project.run("status").stdout
+    project.edit("manifests/departures.yaml", "city: Antwerpen", "city: Antwerp")
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 1
+    assert changes[address]["action"] == "needs-decision"
+    assert "customs cancelled it" in str(changes[address]["reason"])
+    assert project.run("apply", "--auto-approve").returncode == 1
+    assert sandbox.requests("PATCH", "") == 0, "a parties update went to a cancelled declaration"
+
+    assert project.run("state", "rm", "--gone", address).returncode == 0
+    assert project.run("apply", "--auto-approve").returncode == 0
+    assert project.state()[address]["outputs"]["declarationId"] != ident
 
 
 def test_a_service_that_refuses_connections_leaves_nothing_to_decide(
