@@ -680,3 +680,54 @@ def test_ci_formats_name_files_from_the_top_of_the_repository_under_a_working_di
     assert annotated_file() == "customs/manifests/departure.yaml"
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "elsewhere"))
     assert annotated_file() == "manifests/departure.yaml"
+
+
+def test_junit_gives_a_broken_file_its_own_case_beside_a_document_of_the_same_address() -> None:
+    # broken.yaml names ExportCancellation/c-1 before its YAML breaks; ok.yaml holds a valid
+    # document of that address, and a forEach's row document has a finding at its manifest.
+    findings = [
+        Finding(
+            "yaml.syntax",
+            Severity.ERROR,
+            "did not find expected key",
+            Location("broken.yaml", 7, 2),
+            document="ExportCancellation/c-1",
+        ),
+        Finding(
+            "schema.type",
+            Severity.ERROR,
+            "not a string",
+            Location("rows.yaml", 9, 5, ("spec", "x")),
+            document="DepartureDeclaration/row-2",
+        ),
+        Finding(
+            "template.x",
+            Severity.ERROR,
+            "in the template",
+            Location("t.yaml.j2", 3, 1),
+            document="ExportCancellation/c-1",
+        ),
+    ]
+    documents = (
+        DocumentEntry("ExportCancellation/c-1", "ok.yaml", 1),
+        DocumentEntry("DepartureDeclaration/row-2", "data/rows.csv", 2),
+    )
+    result = ValidationResult(
+        sorted_findings(findings), documents, ("ok.yaml", "broken.yaml", "rows.yaml")
+    )
+    root = ET.fromstring(make_reporter("junit").render(result))
+    cases = {
+        (case.get("classname"), case.get("name")): case.find("failure")
+        for case in root.iter("testcase")
+    }
+    assert set(cases) == {
+        ("ok.yaml", "ExportCancellation/c-1"),
+        ("broken.yaml", "ExportCancellation/c-1"),
+        ("data/rows.csv", "DepartureDeclaration/row-2"),
+    }
+    broken = cases["broken.yaml", "ExportCancellation/c-1"]
+    assert broken is not None and broken.get("type") == "yaml.syntax"
+    valid = cases["ok.yaml", "ExportCancellation/c-1"]
+    assert valid is not None and valid.get("type") == "template.x"  # only its own
+    row = cases["data/rows.csv", "DepartureDeclaration/row-2"]
+    assert row is not None and row.get("type") == "schema.type"

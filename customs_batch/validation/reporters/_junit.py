@@ -23,23 +23,33 @@ class JunitReporter(Reporter):
     """A ``<testsuites>`` document CI systems show as a test report."""
 
     def render(self, result: ValidationResult) -> str:
-        by_document: dict[str, list[Finding]] = defaultdict(list)
+        files_of: dict[str, set[str]] = defaultdict(set)
+        for entry in result.documents:
+            files_of[entry.address].add(entry.file)
+        manifests = frozenset(result.files)
+        by_document: dict[tuple[str, str], list[Finding]] = defaultdict(list)
         by_file: dict[str, list[Finding]] = defaultdict(list)
         for finding in result.findings:
             if finding.document is not None:
-                by_document[finding.document].append(finding)
+                by_document[_case_of(finding, finding.document, files_of, manifests)].append(
+                    finding
+                )
             else:
                 by_file[finding.location.file].append(finding)
 
         suite = ET.Element("testsuite", name="customs-batch validate")
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         for entry in result.documents:
-            seen.add(entry.address)
-            self._case(suite, entry.file, entry.address, by_document.get(entry.address, []))
-        # Findings of a document that never made it into the list (its file failed later).
-        for address, findings in by_document.items():
-            if address not in seen:
-                self._case(suite, findings[0].location.file, address, findings)
+            key = (entry.address, entry.file)
+            seen.add(key)
+            # A document's findings, wherever they point (its template, its manifest).
+            found = by_document.get(key, []) + by_document.get((entry.address, ""), [])
+            self._case(suite, entry.file, entry.address, found)
+        # Findings of a document that never made it into the list (its file could not be
+        # loaded): a case of its own, in its own file.
+        for (address, file), findings in by_document.items():
+            if (address, file) not in seen and (file or address not in files_of):
+                self._case(suite, file or findings[0].location.file, address, findings)
         for file, findings in by_file.items():
             self._case(suite, file, f"load {file}", findings)
 
@@ -65,6 +75,29 @@ class JunitReporter(Reporter):
         message = first.message if len(failing) == 1 else f"{len(failing)} findings"
         failure = ET.SubElement(case, "failure", message=printable(message), type=first.rule)
         failure.text = _clean("\n".join(_describe(finding) for finding in failing))
+
+
+def _case_of(
+    finding: Finding, address: str, files_of: dict[str, set[str]], manifests: frozenset[str]
+) -> tuple[str, str]:
+    """The case a finding of document ``address`` belongs to, as (address, file); file ""
+    for every document of that address, wherever it was loaded from.
+
+    A finding in the file of a loaded document of that address is that document's. One in
+    a manifest that loaded no document of that address, while every document of it was
+    written in other manifests, is of a document of its own file that could not be loaded
+    (its YAML broken after its kind and name): it is not put into another file's document
+    of the same address. Any other (a template's line, the manifest of a forEach whose
+    documents are its rows) is the document's, wherever it was loaded from."""
+    file = finding.location.file
+    files = files_of.get(address)
+    if not files:
+        return address, ""  # one case, at the file of its first finding
+    if file in files:
+        return address, file
+    if file in manifests and files <= manifests:
+        return address, file
+    return address, ""
 
 
 def _describe(finding: Finding) -> str:
