@@ -377,7 +377,7 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
 def _planned_in_flight(change: PlannedChange) -> bool:
     """Planned as waiting for the run that held the lock (``plan_changes``'s
     ``in_flight``): waiting, with nothing to read."""
-    return change.action is Action.WAITING and change.operation is Operation.NONE
+    return change.in_flight
 
 
 def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:

@@ -62,6 +62,13 @@ class PlannedChange:
     def requests(self) -> int:
         return self.operation.requests
 
+    @property
+    def in_flight(self) -> bool:
+        """Whether it is a request of the run that holds the state's lock whose answer that
+        run has not recorded yet: ``waiting`` for that run, with nothing to read (a
+        cancellation customs has not decided is ``waiting`` with a read to do)."""
+        return self.action is Action.WAITING and self.operation is Operation.NONE
+
 
 @dataclass(frozen=True)
 class LargeChange:
@@ -115,6 +122,13 @@ class Plan:
     def counts(self) -> Mapping[Action, int]:
         tally = Counter(change.action for change in self.changes)
         return {action: tally.get(action, 0) for action in Action}
+
+    @property
+    def in_flight(self) -> int:
+        """How many of the ``waiting`` changes are in flight (:attr:`PlannedChange.in_flight`)."""
+        if not any(change.action is Action.WAITING for change in self.changes):
+            return 0
+        return sum(1 for change in self.changes if change.in_flight)
 
     @property
     def requests(self) -> int:

@@ -37,6 +37,7 @@ def render_json(view: PlanView) -> str:
                 "knownAfterApply": [path_text(p) for p in change.unknown],
                 "dependsOn": [str(a) for a in change.depends_on],
                 "requests": change.requests,
+                "inFlight": change.in_flight,
                 # Sensitive values (a guarantee's access code) never: "(sensitive)".
                 "spec": masked(change.address.kind, change.spec),
                 **({"movedFrom": str(change.moved_from)} if change.moved_from else {}),
@@ -55,6 +56,7 @@ def render_json(view: PlanView) -> str:
         },
         "summary": {
             **{action.value: count for action, count in plan.counts.items()},
+            "inFlight": plan.in_flight,
             "requests": plan.requests,
             "rateLimit": str(limit),
             "seconds": round(plan.seconds_at(rate), 3),

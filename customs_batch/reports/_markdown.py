@@ -17,12 +17,14 @@ from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._mermaid import mermaid
 from customs_batch.reports._picture import MAX_NODES, picture
 from customs_batch.reports._words import (
+    IN_FLIGHT,
     REVIEW_ORDER,
     WORDS,
     declared,
     guard_text,
     path_text,
     shown_at,
+    tally,
     timing,
 )
 
@@ -48,6 +50,7 @@ _HEADINGS = {
     Action.NO_CHANGE: "Unchanged",
     Action.WAITING: "Waiting at the service",
 }
+_IN_FLIGHT_HEADING = "In flight (sent by the run that holds the state's lock, not answered yet)"
 
 
 @register("markdown")
@@ -61,11 +64,19 @@ def markdown(
 ) -> str:
     """The plan as markdown of at most ``max_characters`` characters."""
     head = _head(view, max_characters, max_nodes)
-    sections = [
-        _Section(action, [c for c in view.plan.changes if c.action is action])
-        for action in REVIEW_ORDER
-        if view.plan.counts[action] and (action is not Action.NO_CHANGE or view.show_unchanged)
-    ]
+    sections: list[_Section] = []
+    for action in REVIEW_ORDER:
+        if not view.plan.counts[action] or (action is Action.NO_CHANGE and not view.show_unchanged):
+            continue
+        changes = [c for c in view.plan.changes if c.action is action]
+        if action is Action.WAITING:  # waiting at the service, then in flight
+            sections += [
+                _Section(action, part, in_flight=flying)
+                for flying in (False, True)
+                if (part := [c for c in changes if c.in_flight is flying])
+            ]
+        else:
+            sections.append(_Section(action, changes))
     return _assemble(head, sections, max_characters)
 
 
@@ -73,14 +84,16 @@ def markdown(
 class _Section:
     action: Action
     changes: list[PlannedChange]
+    in_flight: bool = False
+    """Changes ``waiting`` for the run that holds the state's lock, not at the service."""
 
     @property
     def opening(self) -> str:
-        heading = f"#### {_HEADINGS[self.action]} ({len(self.changes)})\n\n"
+        title = _IN_FLIGHT_HEADING if self.in_flight else _HEADINGS[self.action]
+        heading = f"#### {title} ({len(self.changes)})\n\n"
         if self.folded:
-            return (
-                f"{heading}<details><summary>{len(self.changes)} {WORDS[self.action]}</summary>\n\n"
-            )
+            word = IN_FLIGHT if self.in_flight else WORDS[self.action]
+            return f"{heading}<details><summary>{len(self.changes)} {word}</summary>\n\n"
         return heading
 
     @property
@@ -106,7 +119,7 @@ def _head(view: PlanView, max_characters: int, max_nodes: int) -> str:
     elif not plan.has_changes:
         lines += ["No changes: the service matches the manifests as far as the state knows.", ""]
     lines += ["| action | documents |", "|---|--:|"]
-    lines += [f"| {WORDS[a]} | {plan.counts[a]} |" for a in REVIEW_ORDER if plan.counts[a]]
+    lines += [f"| {word} | {count} |" for word, count in tally(plan, REVIEW_ORDER)]
     lines += [
         f"| **requests** | **{plan.requests}** |",
         f"| **time** | {timing(plan, view.limit)} |",

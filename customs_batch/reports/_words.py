@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from customs_batch.client import RateLimit
@@ -81,14 +82,34 @@ OCCASIONAL = frozenset(
 """Actions the summary counts only when there are any: most plans have none."""
 
 
+IN_FLIGHT = "in flight"
+"""What the summary calls a ``waiting`` change that is a request of the run holding the
+state's lock, not answered yet (:attr:`PlannedChange.in_flight`): it may not even have
+reached the service."""
+
+
+def tally(plan: Plan, order: Iterable[Action], *, every: bool = False) -> list[tuple[str, int]]:
+    """The summary's words and counts in ``order``: those of the actions present (with
+    ``every``, also the actions not in :data:`OCCASIONAL` when there are none), the
+    ``waiting`` changes parted into those waiting at the service and those in flight."""
+    counts = plan.counts
+    parts: list[tuple[str, int]] = []
+    for action in order:
+        count = counts[action]
+        if action is Action.WAITING and count:
+            flying = plan.in_flight
+            if count > flying:
+                parts.append((WORDS[action], count - flying))
+            if flying:
+                parts.append((IN_FLIGHT, flying))
+        elif count or (every and action not in OCCASIONAL):
+            parts.append((WORDS[action], count))
+    return parts
+
+
 def summary_text(plan: Plan, limit: RateLimit) -> str:
     """``Plan: 2 to create, …`` and the requests with the time they take at the limit."""
-    counts = plan.counts
-    parts = [
-        f"{counts[action]} {WORDS[action]}"
-        for action in Action
-        if counts[action] or action not in OCCASIONAL
-    ]
+    parts = [f"{count} {word}" for word, count in tally(plan, Action, every=True)]
     rate = rate_per_second(limit)
     figures = f", {timing(plan, limit)}" if rate else " (no rate limit)"
     return f"Plan: {', '.join(parts)}.\nRequests: {plan.requests}{figures}."

@@ -107,6 +107,7 @@ def test_plan_and_status_during_an_apply_say_its_requests_are_in_flight_not_unde
     assert planned.returncode == 0, planned.stdout + planned.stderr
     assert "needs decision" not in planned.stdout
     assert "in flight: sent by the run that holds the state's lock" in planned.stdout
+    assert "1 in flight." in planned.stdout and "at the service" not in planned.stdout
     assert f"(process {running.process.pid}) for apply" in planned.stdout
     # status and state list say the same, and status counts it as not decided yet.
     status = project.run("status", "--format", "json")
