@@ -9,8 +9,10 @@ from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._picture import COLOURS, picture
 from customs_batch.reports._words import (
     REVIEW_ORDER,
+    changed_values,
     declared,
     guard_text,
+    only_unknown,
     path_text,
     shown_at,
     summary_text,
@@ -80,10 +82,7 @@ def plan_graph(view: PlanView) -> Graph:
 
 
 def _row(change: PlannedChange) -> Row:
-    values = [
-        f"{value.path}: {shown_at(value.path, value.old)} → {shown_at(value.path, value.new)}"
-        for value in change.values
-    ]
+    values = [f"{path}: {old} → {new}" for path, old, new in changed_values(change)]
     waiting = {path_text(path) for path in change.unknown}
     if change.action is Action.CREATE:
         values += [
@@ -91,7 +90,7 @@ def _row(change: PlannedChange) -> Row:
             for where, value in declared(change.spec)
             if where not in waiting
         ]
-    values += [f"{path} = {UNKNOWN}" for path in sorted(waiting)]
+    values += [f"{path} = {UNKNOWN}" for path in sorted(only_unknown(change))]
     return Row(
         (
             change.action.value.replace("-", " "),

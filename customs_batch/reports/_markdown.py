@@ -20,8 +20,10 @@ from customs_batch.reports._words import (
     IN_FLIGHT,
     REVIEW_ORDER,
     WORDS,
+    changed_values,
     declared,
     guard_text,
+    only_unknown,
     path_text,
     shown_at,
     tally,
@@ -197,12 +199,11 @@ def _changes(count: int) -> str:
 
 def _full(change: PlannedChange) -> str:
     lines = [_short(change).rstrip("\n")]
-    for value in change.values:
-        old = _code(shown_at(value.path, value.old, 200))
-        new = _code(shown_at(value.path, value.new, 200))
-        lines.append(f"  - {_code(value.path)}: {old} → {new}")
-    for path in change.unknown:
-        lines.append(f"  - {_code(path_text(path))}: {UNKNOWN}")
+    for path, old, new in changed_values(change, 200):
+        shown_new = new if new == UNKNOWN else _code(new)
+        lines.append(f"  - {_code(path)}: {_code(old)} → {shown_new}")
+    for path_shown in only_unknown(change):
+        lines.append(f"  - {_code(path_shown)}: {UNKNOWN}")
     waiting = {path_text(path) for path in change.unknown}
     if change.action is Action.CREATE:
         # What will be declared, folded: a bulk load's review opens the ones it checks.

@@ -9,8 +9,10 @@ from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, in_pieces, register
 from customs_batch.reports._words import (
     SYMBOLS,
+    changed_values,
     declared,
     guard_text,
+    only_unknown,
     path_text,
     shown_at,
     summary_text,
@@ -63,16 +65,14 @@ def _change(change: PlannedChange, colour: bool) -> list[str]:
     # A reason may quote the service or a file name: its later lines stay indented.
     if change.reason:
         lines.append(f"      {printable_lines(change.reason).replace(chr(10), chr(10) + '    ')}")
-    for value in change.values:
-        old = printable(shown_at(value.path, value.old))
-        new = printable(shown_at(value.path, value.new))
-        lines.append(f"      {printable(value.path)}: {old} -> {new}")
+    for path, old, new in changed_values(change):
+        lines.append(f"      {printable(path)}: {printable(old)} -> {printable(new)}")
     waiting = {path_text(path) for path in change.unknown}
     if change.action is Action.CREATE:
         # What will be declared, value by value: a reviewer of a bulk load reads this.
         for where, value in declared(change.spec):
             if where not in waiting:
                 lines.append(f"      {printable(where)} = {printable(shown_at(where, value))}")
-    for path in change.unknown:
-        lines.append(f"      {path_text(path)} = {UNKNOWN}")
+    for path_shown in only_unknown(change):
+        lines.append(f"      {path_shown} = {UNKNOWN}")
     return lines

@@ -8,7 +8,7 @@ from typing import Any
 
 from customs_batch.client import RateLimit
 from customs_batch.findings import JsonPath
-from customs_batch.planning.model import Action, LargeChange, Plan
+from customs_batch.planning.model import UNKNOWN, Action, LargeChange, Plan, PlannedChange
 from customs_batch.sensitive import SENSITIVE, is_sensitive
 
 SYMBOLS = {
@@ -146,6 +146,30 @@ def declared(spec: Any, path: str = "") -> list[tuple[str, Any]]:
     elif path:
         found.append((path, spec))
     return found
+
+
+def changed_values(change: PlannedChange, width: int = 80) -> list[tuple[str, str, str]]:
+    """Each value a change changes as (path, old, new), shown; a new value that comes from
+    another document's outcome (its ``${ref:…}`` text, in ``change.unknown``) shows as
+    ``(known after apply)``, never as the reference written in the manifest."""
+    waiting = {path_text(path) for path in change.unknown} if change.unknown else set()
+    return [
+        (
+            value.path,
+            shown_at(value.path, value.old, width),
+            UNKNOWN if value.path in waiting else shown_at(value.path, value.new, width),
+        )
+        for value in change.values
+    ]
+
+
+def only_unknown(change: PlannedChange) -> list[str]:
+    """The paths of values known only after apply that :func:`changed_values` does not
+    already show as the new value of a change."""
+    if not change.unknown:
+        return []
+    changed = {value.path for value in change.values}
+    return [text for text in map(path_text, change.unknown) if text not in changed]
 
 
 def path_text(path: JsonPath) -> str:

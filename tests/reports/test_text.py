@@ -64,3 +64,27 @@ def test_pieces_are_written_whole_to_a_private_file_and_a_failure_keeps_the_old_
         write_output(target, failing(), what="plan")
     assert target.read_text(encoding="utf-8") == render_plan("text", plan)
     assert not [path for path in tmp_path.iterdir() if path.name.startswith(".plan.txt")]
+
+
+@pytest.mark.parametrize("name", ["text", "markdown", "html"])
+def test_a_changed_value_that_follows_a_replaced_object_shows_as_known_after_apply(
+    name: str,
+) -> None:
+    # A party update whose departure was resubmitted: its declarationId follows the new
+    # declaration, whose ID is known only once apply has submitted it.
+    reference = "${ref:DepartureDeclaration/dep-1.declarationId}"
+    updated = change(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "dep-1-consignee",
+        Action.UPDATE,
+        values=(("declarationId", 7003, reference), ("Consignee.name", "A", "B")),
+        unknown=(("declarationId",),),
+    )
+    shown = render_plan(name, view(updated))
+    assert "${ref:" not in shown
+    assert shown.count("(known after apply)") == 1  # at the change, not once more
+    if name == "text":
+        assert "      declarationId: 7003 -> (known after apply)\n" in shown
+        assert '      Consignee.name: "A" -> "B"\n' in shown
+    elif name == "markdown":
+        assert "  - `declarationId`: `7003` → (known after apply)\n" in shown
