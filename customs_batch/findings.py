@@ -35,8 +35,9 @@ class Location:
 
     ``line`` and ``column`` are 1-based (0 when unknown). ``path`` is the JSON path of the
     value inside its document (``("spec", "Principal", "eoriNo")``). For a value that came
-    from a spreadsheet row, ``sheet``, ``row`` and ``column_name`` name the cell, and
-    ``line`` is the row number.
+    from a spreadsheet row, ``sheet``, ``row``, :attr:`column_number` and ``column_name``
+    name the cell; in a CSV file ``line`` and ``column`` are where the cell is in the text
+    (``cell_column`` is then its column number), in a workbook its row and column number.
     """
 
     file: str
@@ -50,6 +51,14 @@ class Location:
     """For a value a template copied from the document's ``values`` (``{{ values.office }}``):
     the place in the template that used it; the location itself is then the value in the
     manifest, where it is fixed."""
+    cell_column: int | None = None
+    """For a CSV file's cell: its 1-based column number (0: the whole row), ``column`` being
+    its character column in the text; None where ``column`` is the column number."""
+
+    @property
+    def column_number(self) -> int:
+        """For a spreadsheet cell: its 1-based column number (0 for a whole row)."""
+        return self.column if self.cell_column is None else self.cell_column
 
     def cell(self) -> str | None:
         """``sheet 'Movements', row 12, column E 'Gross weight'`` for a spreadsheet cell or
@@ -57,8 +66,8 @@ class Location:
         if self.sheet is None:
             return None
         text = f"sheet {self.sheet!r}, row {self.row}"
-        if self.column >= 1:
-            text += f", column {column_letter(self.column)}"
+        if self.column_number >= 1:
+            text += f", column {column_letter(self.column_number)}"
             if self.column_name:
                 text += f" {self.column_name!r}"
         elif self.column_name:

@@ -239,8 +239,8 @@ def finding_text(finding: Finding) -> str:
     """A finding as a row's error: its rule, its column when it has one, its message."""
     location = finding.location
     where = ""
-    if location.column >= 1:
-        where = f" (column {column_letter(location.column)} {location.column_name or ''})"
+    if location.column_number >= 1:
+        where = f" (column {column_letter(location.column_number)} {location.column_name or ''})"
     elif location.column_name:
         where = f" (column {location.column_name})"
     return f"[{finding.rule}]{where.replace(' )', ')')} {finding.message}"

@@ -9,6 +9,7 @@ from typing import Any
 from customs_batch.findings import JsonPath, Location
 from customs_batch.jsontypes import JSON as JSON
 from customs_batch.kinds import Address, Kind
+from customs_batch.manifest.record_places import RecordPlaces
 from customs_batch.picklable import quick_pickle
 
 
@@ -28,21 +29,35 @@ class Position:
     used_at: Position | None = None
     """For a value a template copied from the document's ``values``: where the template
     used it (this position is the value in the manifest)."""
+    places: RecordPlaces | None = field(default=None, compare=False)
+    """For a CSV file's row or cell: where the row's cells are in the file's text."""
+
+    def cell(
+        self, column: int, column_name: str | None, used_at: Position | None = None
+    ) -> Position:
+        """The position of cell ``column`` (1-based) of this spreadsheet row."""
+        return Position(self.file, self.line, column, self.sheet, column_name, used_at, self.places)
 
     def location(self, path: JsonPath) -> Location:
-        """The finding location of a value at ``path`` written here."""
+        """The finding location of a value at ``path`` written here. A CSV file's cell (or
+        row) is at its physical line and character column, where a quoted cell of several
+        lines above it puts it; a workbook's at its row and column number."""
         used = None if self.used_at is None else self.used_at.location(())
         if self.sheet is None:
             return Location(self.file, self.line, self.column, path, used_at=used)
+        line, column = (
+            (self.line, self.column) if self.places is None else self.places.at(self.column)
+        )
         return Location(
             self.file,
-            self.line,
-            self.column,
+            line,
+            column,
             path,
             self.sheet,
             self.line,
             self.column_name,
             used_at=used,
+            cell_column=None if self.places is None else self.column,
         )
 
 

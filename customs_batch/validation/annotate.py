@@ -104,8 +104,8 @@ def annotate(workbook: Workbook, findings: Sequence[Finding]) -> None:
             if title not in merged:
                 merged[title] = list(workbook[title].merged_cells.ranges)
             ranges = merged[title]
-            if loc.column >= 1:
-                cells[(title, *_top_left(ranges, loc.row, loc.column))].append(finding)
+            if loc.column_number >= 1:
+                cells[(title, *_top_left(ranges, loc.row, loc.column_number))].append(finding)
             else:
                 cells[title, loc.row, _first_free(ranges, loc.row)].append(finding)
     for (sheet, row, column), here in cells.items():
@@ -126,9 +126,9 @@ def annotate(workbook: Workbook, findings: Sequence[Finding]) -> None:
 def header_row(sheet: Worksheet, findings: Sequence[Finding]) -> int:
     """The row holding the column names the findings give (``forEach.header``), else 1."""
     named = [
-        (f.location.column, f.location.column_name)
+        (f.location.column_number, f.location.column_name)
         for f in findings
-        if f.location.column >= 1 and f.location.column_name
+        if f.location.column_number >= 1 and f.location.column_name
     ]
     top = min((f.location.row or 1 for f in findings), default=1)
     for row in range(1, top):
@@ -159,9 +159,11 @@ def _first_free(ranges: Sequence[Any], row: int) -> int:
 
 def _comment(finding: Finding, at: tuple[int, int]) -> str:
     loc = finding.location
-    where = "" if loc.column >= 1 else " (this row)"
-    if loc.column >= 1 and (loc.row, loc.column) != at:  # noted at the merged cells' first
-        where += f" (cell {column_letter(max(loc.column, 1))}{loc.row}, inside these merged cells)"
+    where = "" if loc.column_number >= 1 else " (this row)"
+    if (
+        loc.column_number >= 1 and (loc.row, loc.column_number) != at
+    ):  # noted at the merged cells' first
+        where += f" (cell {column_letter(max(loc.column_number, 1))}{loc.row}, inside these merged cells)"
     text = f"{finding.severity.value} [{finding.rule}]{where}: {finding.message}"
     return f"{text}\nhint: {finding.hint}" if finding.hint else text
 
@@ -175,8 +177,8 @@ def _findings_sheet(workbook: Workbook, findings: Sequence[Finding]) -> None:
     # Row numbers counted here: the sheet's max_row is counted over every cell each time.
     for number, finding in enumerate(ordered, start=2):
         loc = finding.location
-        coordinate = f"{column_letter(max(loc.column, 1))}{loc.row}"
-        column = column_letter(loc.column) if loc.column >= 1 else "(row)"
+        coordinate = f"{column_letter(max(loc.column_number, 1))}{loc.row}"
+        column = column_letter(loc.column_number) if loc.column_number >= 1 else "(row)"
         if loc.column_name:
             column += f" {loc.column_name}"
         values = (

@@ -145,7 +145,7 @@ def test_text_mixed_with_a_number_names_the_column_the_row_and_the_remedy(suffix
     first = findings[0]
     assert "column 'Code' holds the text '0150' (a code with a leading zero)" in first.message
     assert "'*'" in first.message
-    assert first.location.column == 2  # column B, the code
+    assert first.location.column_number == 2  # column B, the code
     assert "columns: {Code: number}" in first.hint
     assert result.documents[0].name == "mov-hawb_a3-7318"
 
@@ -234,7 +234,7 @@ def test_a_template_mixing_a_cells_text_with_a_number_is_reported_at_each_cell()
     manifest = _manifest("data/rows.csv").replace("spec:\n", "template: codes\nspec:\n")
     result = load_file(write(Path("m.yaml"), manifest))
     findings = [f for f in result.findings if f.rule == "row.mixed-types"]
-    assert [(f.location.line, f.location.column) for f in findings] == [(2, 2), (3, 2)]
+    assert [(f.location.line, f.location.column_number) for f in findings] == [(2, 2), (3, 2)]
     assert findings[0].message.startswith(
         "in the template templates/codes.yaml.j2, line 3: column 'Code' holds the text '0150'"
     )

@@ -112,11 +112,13 @@ def test_a_boolean_column_converts_yes_and_no() -> None:
     result = load_file(write(Path("m.yaml"), manifest))
     assert [d.spec["isDefault"] for d in result.documents] == [True, False]
     finding = only(result, "row.cell-type")
-    assert (finding.message, finding.location.row, finding.location.column) == (
+    assert (finding.message, finding.location.row, finding.location.column_number) == (
         "'maybe' is not yes or no",
         4,
         4,
     )
+    # In the text: line 4, where 'maybe' starts (C,C1,1,maybe).
+    assert (finding.location.line, finding.location.column) == (4, 8)
 
 
 def test_every_for_each_option_is_honoured() -> None:

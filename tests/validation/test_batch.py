@@ -259,4 +259,6 @@ def test_a_spreadsheet_row_costs_the_project_checks_little_memory(tmp_path: Path
     small = _bytes_kept_by_slim_rows(tmp_path, 1_000)
     big = _bytes_kept_by_slim_rows(tmp_path, 3_000)
     per_row = (big - small) / 2_000
-    assert per_row < 800, f"{per_row:.0f} bytes kept per row"
+    # 762 bytes before each row kept where its cells are in the CSV text (about 90 bytes),
+    # so that a finding points at the physical line and column, not the row number.
+    assert per_row < 880, f"{per_row:.0f} bytes kept per row"

@@ -309,7 +309,9 @@ class _Expander:
     def _row(self, row: Row) -> Iterator[Document | Finding]:
         sheet = row.sheet or self.stem
         if row.problem is not None:  # its values cannot be trusted: the row gives nothing
-            at = Position(self.file, row.number, row.problem.column, sheet)
+            at = Position(self.file, row.number, 0, sheet, places=row.places).cell(
+                row.problem.column, None
+            )
             yield Finding(
                 row.problem.rule,
                 Severity.ERROR,
@@ -318,7 +320,7 @@ class _Expander:
                 row.problem.hint,
             )
             return
-        state = _RowState(Position(self.file, row.number, 0, sheet), sheet)
+        state = _RowState(Position(self.file, row.number, 0, sheet, places=row.places), sheet)
         values = copy.deepcopy(self.values) if self.value_slots else self.values
         context: dict[str, Any] = {
             "values": values,
@@ -497,14 +499,14 @@ class _Expander:
         column = self.cells.get(slot.path)
         if column is None:
             return state.row
-        return Position(state.row.file, state.row.line, column[0], state.sheet, column[1])
+        return state.row.cell(column[0], column[1])
 
     def _column(self, name: str, state: _RowState) -> Position:
         """The cell of column ``name`` in the row being read."""
         where = self.header.locate(name) if self.header is not None else None
         if where is None:
             return state.row
-        return Position(state.row.file, state.row.line, where[0], state.sheet, name)
+        return state.row.cell(where[0], name)
 
     def _render(
         self, slot: Slot, context: dict[str, Any], state: _RowState, *, soft: bool = False

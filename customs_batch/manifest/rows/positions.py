@@ -25,7 +25,7 @@ class RowPositions(Mapping[JsonPath, Position]):
         if not path:
             return self._row
         column, header = self._cells[path]
-        return Position(self._row.file, self._row.line, column, self._sheet, header)
+        return self._row.cell(column, header)
 
     def get(self, path: JsonPath, default: Any = None) -> Any:
         # Asked for every path a check reports at, mostly missing: no KeyError on the way.
@@ -34,7 +34,7 @@ class RowPositions(Mapping[JsonPath, Position]):
         cell = self._cells.get(path)
         if cell is None:
             return default
-        return Position(self._row.file, self._row.line, cell[0], self._sheet, cell[1])
+        return self._row.cell(cell[0], cell[1])
 
     def __iter__(self) -> Iterator[JsonPath]:
         yield ()

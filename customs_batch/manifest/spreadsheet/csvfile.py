@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from customs_batch.findings import column_letter
+from customs_batch.manifest.record_places import record_places
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
@@ -252,11 +253,14 @@ class _End:
     reached = False
 
 
-def _bounded_lines(text: IO[str], file: str, limit: int, end: _End) -> Iterator[str]:
+def _bounded_lines(
+    text: IO[str], file: str, limit: int, end: _End, taken: list[str]
+) -> Iterator[str]:
     """The lines of ``text``, none read whole when longer than ``limit`` characters: a 500 MB
     line (a field, or a header of millions of columns) would cost gigabytes before the CSV
     reader's own field limit (128 KB) saw it. A BOM the encoding leaves (``utf-16-le``) is
-    not part of the first column's name."""
+    not part of the first column's name. Each line is also put in ``taken``, which the
+    reader of the records empties after each: the lines of the record just read."""
     number = 0
     while line := text.readline(limit + 1):
         number += 1
@@ -270,7 +274,10 @@ def _bounded_lines(text: IO[str], file: str, limit: int, end: _End) -> Iterator[
                 hint="check that this is the right file; to read it anyway, raise the bound "
                 f"with {MAX_LINE_MB_VARIABLE}={raised} (megabytes)",
             )
-        yield line.removeprefix("\ufeff") if number == 1 else line
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        taken.append(line)
+        yield line
     end.reached = True
 
 
@@ -281,7 +288,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
         delimiter = detect_delimiter(_header_text(text, source.header_row, limit))
         text.seek(0)
     end = _End()
-    lines = _bounded_lines(text, file, limit, end)
+    taken: list[str] = []  # the physical lines of the record just read
+    lines = _bounded_lines(text, file, limit, end, taken)
     reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
     header = None
     unnamed: tuple[int, ...] = ()
@@ -293,7 +301,9 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             number += 1
             if end.reached:
                 raise _unclosed_quote(file, number, line, record, reader.line_num)
-            line = reader.line_num + 1
+            first, line = line, reader.line_num + 1
+            read = taken.copy()
+            taken.clear()
             if len(record) > MAX_COLUMNS:
                 raise too_many_columns(file, number, len(record))
             values = [value if value.strip() else None for value in record]
@@ -308,6 +318,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             rows_read += 1
             if rows_read > source.limits.rows:
                 raise too_many_rows(file, source.limits, number)
+            places = record_places(first, read, record, delimiter)
             yield Row(
                 number,
                 pool.share(
@@ -322,6 +333,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 else under_no_name(values, header, number, unnamed)
                 if unnamed
                 else None,
+                places=places,
             )
     except csv.Error as exc:
         raise SheetError(

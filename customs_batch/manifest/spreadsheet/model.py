@@ -9,6 +9,7 @@ from typing import Any
 
 from customs_batch.errors import ManifestError
 from customs_batch.findings import column_letter
+from customs_batch.manifest.record_places import RecordPlaces
 
 MEGABYTE = 1024 * 1024
 
@@ -96,6 +97,8 @@ class Row:
     sheet: str | None = field(default=None, compare=False)
     problem: BadCell | None = field(default=None, compare=False)
     """Why the row gives no document, found while reading it (a value beyond the header)."""
+    places: RecordPlaces | None = field(default=None, compare=False)
+    """Where its cells are in a CSV file's text (lines and columns); None in a workbook."""
 
 
 @dataclass(frozen=True)

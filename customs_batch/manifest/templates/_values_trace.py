@@ -93,8 +93,7 @@ class CellTrace:
             return None
         column, header = self._cells[source]
         used = Position(self._output.file, mark.line + 1, mark.column + 1)
-        row = self._row
-        return Position(row.file, row.line, column, self._sheet, header, used_at=used)
+        return self._row.cell(column, header, used_at=used)
 
 
 def copied_from(
