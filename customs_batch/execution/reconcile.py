@@ -478,8 +478,8 @@ def entry_lines(entry: StatusEntry) -> list[str]:
 @dataclass(frozen=True)
 class GoneCheck:
     """What the service said when asked whether the object of a record is gone
-    (``state rm --gone``): ``words`` for the user, whether it was ``checked`` at all (the API
-    reads some kinds back by ID only)."""
+    (``state rm --gone``): ``words`` for the user, whether it was ``checked`` at all (a
+    record without a recorded ID)."""
 
     words: str
     checked: bool
@@ -490,7 +490,8 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     ``state rm --gone`` removes its record for good (the next apply may then send the same
     declaration again). Refused with a :class:`StateError` while the service still holds it,
     and while the record's last request has an unknown outcome (the service may hold what it
-    sent under an ID nobody recorded)."""
+    sent under an ID nobody recorded), and for a kind the API cannot read back (a movement):
+    nothing could confirm it gone."""
     address = record.address
     kind = Address.parse(address)
     was = record.status.value if record.forgotten_from is None else record.forgotten_from
@@ -512,13 +513,29 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     model = model_of(kind.kind)
     ident = model.identifier(record)
     named = f"{model.id_field} {ident}"
-    if model.refresh is None or ident in (None, ""):
-        reason = (
-            f"the API gives no way to read a {kind.kind.value} back"
-            if model.refresh is None
-            else "no ID of it is recorded"
+    tombstone = (
+        ""
+        if record.status is RecordStatus.FORGOTTEN
+        else f"`customs-batch state rm {address}` stops tracking it and keeps a tombstone; "
+    )
+    if model.refresh is None:
+        # Nothing can confirm it gone: removing the record on the user's word alone would let
+        # the next apply send a second object (a second movement) while the first stands.
+        correct = (
+            "a wrong one is corrected by a new one: once its document is out of the "
+            "manifests and its record forgotten (`state rm`), a document with another request "
+            "is sent as the correcting one"
+            if model.corrected_by_a_new_one
+            else "its tombstone keeps it from being sent again"
         )
-        return GoneCheck(f"not checked at the service: {reason}", checked=False)
+        raise StateError(
+            f"{address}: the API gives no way to read a {kind.kind.value} back, so "
+            "customs-batch cannot check that the service no longer holds it, and removing its "
+            "record for good would let the next apply send it again. Nothing was removed",
+            hint=f"{tombstone}{correct}",
+        )
+    if ident in (None, ""):
+        return GoneCheck("not checked at the service: no ID of it is recorded", checked=False)
     found = model.refresh(client, [record])
     if record.address not in found:
         return GoneCheck("not checked at the service: no ID of it is recorded", checked=False)
@@ -532,11 +549,6 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     if state is not None and state in model.rejected_states | model.ended_states:
         return GoneCheck(f"the service holds {named} as {state}", checked=True)
     shown = f" ({state})" if state else ""
-    tombstone = (
-        ""
-        if record.status is RecordStatus.FORGOTTEN
-        else f"`customs-batch state rm {address}` stops tracking it and keeps a tombstone; "
-    )
     raise StateError(
         f"{address} still exists at the service, which holds {named}{shown}: removing its "
         "record for good would let the next apply send it again. Nothing was removed",

@@ -35,7 +35,7 @@ def test_an_object_the_service_still_holds_is_refused_and_nothing_is_removed(
     _applied(project, capsys, DEPARTURE, MOVEMENT)
     declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
 
-    code, out, err = run(capsys, "state", "rm", "--gone", MOVEMENT, DEPARTURE)
+    code, out, err = run(capsys, "state", "rm", "--gone", DEPARTURE, MOVEMENT)
 
     assert code == 3, out + err
     assert f"{DEPARTURE} still exists at the service, which holds declarationId {declared}" in err
@@ -67,16 +67,28 @@ def test_an_object_the_service_no_longer_holds_is_removed(
     assert DEPARTURE not in _state(project).read().resources
 
 
-def test_a_kind_the_api_cannot_read_back_is_removed_saying_it_was_not_checked(
-    project: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("tombstone", [False, True])
+def test_a_kind_the_api_cannot_read_back_is_refused_and_nothing_is_removed(
+    project: Path, capsys: pytest.CaptureFixture[str], tombstone: bool
 ) -> None:
+    # Nothing can confirm a movement gone: removed on the user's word, the next plan would
+    # create it again, a second movement at the service.
     _applied(project, capsys, MOVEMENT)
+    if tombstone:
+        assert run(capsys, "state", "rm", MOVEMENT)[0] == 0
 
     code, out, err = run(capsys, "state", "rm", "--gone", MOVEMENT)
 
-    assert code == 0, out + err
-    assert "not checked at the service: the API gives no way to read a Movement back" in out
-    assert MOVEMENT not in _state(project).read().resources
+    assert code == 3, out + err
+    said = " ".join(err.split())
+    assert "the API gives no way to read a Movement back" in said
+    assert "Nothing was removed" in said
+    assert (f"`customs-batch state rm {MOVEMENT}` stops tracking it" in said) is not tombstone
+    assert "corrected by a new one" in said
+    record = _state(project).read().resources[MOVEMENT]
+    assert record.status is (RecordStatus.FORGOTTEN if tombstone else RecordStatus.APPLIED)
+    code, out, err = run(capsys, "plan", "--target", MOVEMENT)
+    assert "+ create" not in out, out + err
 
 
 @pytest.mark.parametrize("tombstone", [False, True])
