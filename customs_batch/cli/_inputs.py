@@ -1,4 +1,5 @@
-"""Options plan, apply and the state commands share: selection, lock timeout, empty state."""
+"""Options plan, apply and the state commands share: selection, lock timeout, empty state,
+the severity of a wrong MRN check character (validate's too)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+
+from customs_batch.findings import Severity
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,3 +73,23 @@ allow_empty_state_option = click.option(
 )
 """``--allow-empty-state``, passed to the command as ``allow_empty_state`` for its options
 object."""
+
+
+# `off` keeps the MRN layout check and drops only the check-character one.
+MRN_CHECK_LEVELS: dict[str, Severity | None] = {
+    "error": Severity.ERROR,
+    "warning": Severity.WARNING,
+    "off": None,
+}
+
+mrn_check_digit_option = click.option(
+    "--mrn-check-digit",
+    type=click.Choice(list(MRN_CHECK_LEVELS)),
+    default="error",
+    show_default=True,
+    help="How a wrong MRN or GRN check character is reported (validate, plan and apply "
+    "check alike: an error stops plan and apply).",
+)
+"""``--mrn-check-digit``, passed to the command as ``mrn_check_digit`` (a key of
+:data:`MRN_CHECK_LEVELS`): validate, plan and apply take it, so that what validate lets
+through, plan and apply do too."""

@@ -10,8 +10,10 @@ import click
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._command_line import command_line
 from customs_batch.cli._inputs import (
+    MRN_CHECK_LEVELS,
     allow_empty_state_option,
     lock_timeout_option,
+    mrn_check_digit_option,
     selection_options,
 )
 from customs_batch.cli._paths import ManifestPath
@@ -84,6 +86,7 @@ from customs_batch.execution.waiting import WaitOptions
     "DIR` does.",
 )
 @selection_options
+@mrn_check_digit_option
 @allow_empty_state_option
 @no_cache_option
 def apply(
@@ -102,6 +105,7 @@ def apply(
     labels: tuple[str, ...],
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
+    mrn_check_digit: str,
     no_cache: bool,
     allow_empty_state: bool,
 ) -> int:
@@ -150,6 +154,7 @@ def apply(
                 allow_empty_state,
                 excluded,
                 cache=not no_cache,
+                mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
             ),
             auto_approve=auto_approve,
             parallelism=parallelism,

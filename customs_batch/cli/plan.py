@@ -18,7 +18,9 @@ from customs_batch.cli._files import (
     write_output,
 )
 from customs_batch.cli._inputs import (
+    MRN_CHECK_LEVELS,
     allow_empty_state_option,
+    mrn_check_digit_option,
     selection_options,
 )
 from customs_batch.cli._paths import ManifestPath
@@ -68,6 +70,7 @@ from customs_batch.reports import (
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged documents too.")
 @selection_options
+@mrn_check_digit_option
 @allow_empty_state_option
 @no_cache_option
 def plan(
@@ -81,6 +84,7 @@ def plan(
     labels: tuple[str, ...],
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
+    mrn_check_digit: str,
     no_cache: bool,
     allow_empty_state: bool,
 ) -> int:
@@ -133,6 +137,7 @@ def plan(
                 allow_empty_state,
                 excluded,
                 cache=not no_cache,
+                mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
             ),
             save_to=out,
         )

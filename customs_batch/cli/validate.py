@@ -14,6 +14,7 @@ from customs_batch.cli._files import (
     output_option,
     write_output,
 )
+from customs_batch.cli._inputs import MRN_CHECK_LEVELS, mrn_check_digit_option
 from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
@@ -29,12 +30,6 @@ from customs_batch.validation.reporters import (
 if TYPE_CHECKING:
     from customs_batch.validation.annotate import AnnotatedFile
 
-# `off` keeps the MRN layout check and drops only the check-character one.
-MRN_CHECK_LEVELS: dict[str, Severity | None] = {
-    "error": Severity.ERROR,
-    "warning": Severity.WARNING,
-    "off": None,
-}
 # A commodity code whose HS subheading is unknown may be newer than the shipped edition.
 HS_CODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off": None}
 # Likewise a UN/LOCODE missing from the shipped code list.
@@ -49,13 +44,7 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
     "for CI and tools.",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
-@click.option(
-    "--mrn-check-digit",
-    type=click.Choice(list(MRN_CHECK_LEVELS)),
-    default="error",
-    show_default=True,
-    help="How a wrong MRN check character is reported.",
-)
+@mrn_check_digit_option
 @click.option(
     "--hs-codes",
     type=click.Choice(list(HS_CODE_LEVELS)),

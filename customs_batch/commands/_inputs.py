@@ -8,6 +8,7 @@ from pathlib import Path
 from customs_batch.backends import backend_for
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.findings import Severity
 from customs_batch.load_cache import LoadCache
 from customs_batch.manifest import Document
 from customs_batch.planning.inputs import DocumentVersions, Selection, load_inputs
@@ -70,7 +71,8 @@ class Inputs:
     customs-batch.yaml (None: ``$CUSTOMS_BATCH_ENV``, then the configured default).
     ``allow_empty_state`` lets a local state start empty although an earlier one left its
     traces. ``cache``: take unchanged files' checked documents from the load cache (see
-    :mod:`customs_batch.load_cache`).
+    :mod:`customs_batch.load_cache`). ``mrn_check_digit``: the severity of a wrong MRN or
+    GRN check character (None: not checked), as ``validate --mrn-check-digit`` sets it.
     """
 
     paths: tuple[Path, ...] = ()
@@ -80,6 +82,7 @@ class Inputs:
     allow_empty_state: bool = False
     excluded: tuple[str, ...] = ()
     cache: bool = False
+    mrn_check_digit: Severity | None = Severity.ERROR
 
     def selection(self) -> Selection:
         """The parsed ``labels``, ``targets`` and ``excluded`` (a usage error when
@@ -99,7 +102,9 @@ class Inputs:
         """The selected documents, valid (:class:`InvalidManifests` when any has an error),
         and what the load cache knows of them."""
         selection = self.selection()
-        inputs = load_inputs(self.manifest_paths(), cache=self.cache)
+        inputs = load_inputs(
+            self.manifest_paths(), mrn_check_digit=self.mrn_check_digit, cache=self.cache
+        )
         if inputs.failed:
             raise InvalidManifests(inputs.validation)
         documents = selection.apply(inputs.documents)

@@ -254,7 +254,10 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
     if saved is not None and plan_path is not None and needs_manifests(saved):
         # The plan file holds the sensitive values it sends (a guarantee's access code)
         # only as digests: the values come from the manifests it was made from.
-        manifests = Inputs(paths=tuple(Path(path) for path in saved.manifests))
+        manifests = Inputs(
+            paths=tuple(Path(path) for path in saved.manifests),
+            mrn_check_digit=inputs.mrn_check_digit,
+        )
         specs = {str(doc.address): doc.spec for doc in manifests.documents()}
         saved = restore_sensitive(
             saved,

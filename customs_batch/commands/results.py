@@ -64,7 +64,7 @@ def collect_results(options: ResultsOptions) -> ResultsResult:
     selection = inputs.selection()
     environment = inputs.chosen_environment()
     paths = list(inputs.paths) or load_project().manifest_paths()
-    loaded = load_inputs(paths, cache=inputs.cache)
+    loaded = load_inputs(paths, mrn_check_digit=inputs.mrn_check_digit, cache=inputs.cache)
     selected = None
     if not selection.everything:
         selected = [doc.address for doc in selection.apply(loaded.documents)]
