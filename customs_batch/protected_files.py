@@ -16,7 +16,8 @@ must never replace: customs-batch's own records, and the files this run read.
   file, a policy file (a ``*.yaml`` of ``policies/`` or a folder under it, hidden ones
   aside), a file of ``templates/``, and a manifest of the project (a ``*.yaml`` of its
   ``manifests:`` list, or of the project's folder without one, as ``validate`` with no
-  PATHS finds them): the next command would read the output as one.
+  PATHS finds them): the next command would read the output as one. A new file is refused
+  where it would become one of them.
 
 The path is compared after following its links, as the file is then written there.
 
@@ -68,6 +69,10 @@ _RECORD = (
 _INPUT = "name another file: an output never replaces a file the run reads"
 _PROJECT_INPUT = "name another file: an output never replaces a file the project's commands read"
 _SETTINGS = "name another file: the next command would read it as the project's settings"
+_NEW_PROJECT_INPUT = (
+    "name a file outside the project's inputs (policies/, templates/, the manifests): the "
+    "next command would read the output as one of them"
+)
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,12 @@ def protection(path: Path, *, project_inputs: bool = True) -> Protected | None:
             return Protected(f"customs-batch reads a file named {SETTINGS_FILE}", _SETTINGS)
         return Protected(f"it is the project's settings ({SETTINGS_FILE})", _SETTINGS)
     if read is None:
-        found = _project_input(real) if project_inputs and info is not None else None
-        return None if found is None else Protected(f"it is {found}", _PROJECT_INPUT)
+        found = _project_input(real) if project_inputs else None
+        if found is None:
+            return None
+        if info is None:  # a new file there would be read as an input from then on
+            return Protected(f"a new file there would be read as {found}", _NEW_PROJECT_INPUT)
+        return Protected(f"it is {found}", _PROJECT_INPUT)
     return Protected(
         f"it is {read[0]} this run reads", _RECORD if read[0] is InputKind.STATE else _INPUT
     )
@@ -162,9 +171,10 @@ def _environment_of(folder: Path) -> str | None:
 
 
 def _project_input(real: Path) -> str | None:
-    """What the existing file ``real`` is to the project around the current folder or
-    around it ("a policy file of the project"), when a command reads it unnamed; None when
-    it is none (or the settings cannot be read: the command that uses them says why)."""
+    """What the file ``real`` is (or, a new one, would be) to the project around the current
+    folder or around it ("a policy file of the project"), when a command reads it unnamed;
+    None when it is none (or the settings cannot be read: the command that uses them says
+    why)."""
     from customs_batch.environments import find_config, load_config
 
     seen: set[Path] = set()

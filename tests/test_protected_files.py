@@ -219,7 +219,21 @@ def test_the_project_s_inputs_are_protected_though_this_run_read_none(tmp_path: 
         assert protection(tmp_path / name, project_inputs=False) is None
     for name in others:  # not read by the project's commands
         assert protection(tmp_path / name) is None, name
-    assert protection(tmp_path / "manifests" / "new.yaml") is None  # nothing there yet
+    # A new file there would be read as one from then on.
+    new = {
+        "policies/report.yaml": "a policy file of the project (policies/)",
+        "policies/new/report.yaml": "a policy file of the project (policies/)",
+        "templates/report.txt": "a template of the project (templates/)",
+        "manifests/report.yaml": "a manifest of the project",
+    }
+    for name, what in new.items():
+        found = protection(tmp_path / name)
+        assert found is not None and found.what == f"a new file there would be read as {what}"
+        assert "outside the project's inputs" in found.hint
+        assert protection(tmp_path / name, project_inputs=False) is None
+        assert not (tmp_path / name).exists()
+    for name in ["manifests/report.txt", "policies/report.json", "report.json"]:
+        assert protection(tmp_path / name) is None, name
 
     # Without a manifests: list, the project's folder is searched, as validate does.
     (tmp_path / "customs-batch.yaml").write_text("default_environment: local\n")
