@@ -250,6 +250,18 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
             click.echo(with_env(f"  {outcome.status.value} {outcome.address}: {detail}"), err=True)
 
 
+def _ask(*, err: bool) -> bool:
+    """The question on the terminal (on stderr with ``err``, so that stdout stays the JSON
+    event stream): yes (``y``, ``yes``) applies; anything else, and the end of input
+    (Ctrl-D), declines (Ctrl-C interrupts, exit 130)."""
+    click.echo("\nApply these changes? [y/N]: ", nl=False, err=err)
+    answer = sys.stdin.readline()
+    if not answer:
+        click.echo(err=err)  # the end of input: the terminal's line was not ended
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 class TextPresenter:
     """Apply for people: the plan as text, a question on a terminal (``interactive``), a
     live bar there or one line per operation elsewhere, and the closing summary."""
@@ -265,14 +277,7 @@ class TextPresenter:
         show_plan(plan, environment=environment.name, limit=environment.rate_limit)
 
     def approve(self) -> bool:
-        """Yes (``y``, ``yes``) applies; anything else, and the end of input (Ctrl-D),
-        declines (Ctrl-C interrupts, exit 130)."""
-        click.echo("\nApply these changes? [y/N]: ", nl=False)
-        answer = sys.stdin.readline()
-        if not answer:
-            click.echo()  # the end of input: the terminal's line was not ended
-            return False
-        return answer.strip().lower() in ("y", "yes")
+        return _ask(err=False)
 
     def progress(self, environment: Environment) -> ApplyProgress:
         rate = rate_per_second(environment.rate_limit)
@@ -295,20 +300,23 @@ class TextPresenter:
 
 
 class JsonPresenter:
-    """``apply --format json``: never asks; the plan, progress and summary as JSON lines."""
+    """``apply --format json``: the plan, progress and summary as JSON lines; on a terminal
+    (``interactive``) it asks after the plan event, as the text format does, the question
+    on stderr (declined: a ``summary`` whose ``ended`` is ``cancelled``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, interactive: bool = False) -> None:
         self.events = JsonEvents()
+        self.interactive = interactive
 
     @property
     def can_ask(self) -> bool:
-        return False
+        return self.interactive
 
     def planned(self, plan: Plan, environment: Environment) -> None:
         self.events.plan(plan, environment.name)
 
     def approve(self) -> bool:
-        return False
+        return self.interactive and _ask(err=True)
 
     def progress(self, environment: Environment) -> ApplyProgress:
         return self.events
@@ -356,4 +364,4 @@ APPLY_FORMATS: Formats[Callable[[bool], TextPresenter | JsonPresenter]] = Format
 )
 """``apply --format``: each a presenter, made knowing whether the run is on a terminal."""
 APPLY_FORMATS.register("text")(TextPresenter)
-APPLY_FORMATS.register("json")(lambda _interactive: JsonPresenter())
+APPLY_FORMATS.register("json")(JsonPresenter)

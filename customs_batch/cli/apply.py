@@ -74,7 +74,7 @@ from customs_batch.execution.waiting import WaitOptions
     default=APPLY_FORMATS.default,
     show_default=True,
     help="json: a versioned JSON-lines event stream (plan, start, progress, outcome, summary), "
-    "each line with formatVersion and type.",
+    "each line with formatVersion and type; on a terminal it asks too, on stderr.",
 )
 @click.option(
     "--annotate-results",
@@ -142,7 +142,7 @@ def apply(
     """
     budget = parse_time_budget(time_budget) if time_budget is not None else None
     set_http_log(enabled=verbose)
-    interactive = sys.stdin.isatty() and sys.stdout.isatty() and format_name == "text"
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
     presenter = APPLY_FORMATS.get(format_name)(interactive)
     result = apply_changes(
         ApplyOptions(

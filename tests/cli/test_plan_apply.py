@@ -340,8 +340,9 @@ def test_a_held_lock_names_its_holder_and_force_unlock_waits_for_its_end(
         holder.stdout.close()
 
 
-def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
-    """Run apply on a pseudo-terminal, answer its question, return the exit code and screen."""
+def _on_a_terminal(project: Path, answer: str, *args: str) -> tuple[int, str]:
+    """Run apply (with ``args``) on a pseudo-terminal, answer its question, return the exit
+    code and screen."""
     import os
     import select
     import subprocess
@@ -351,7 +352,7 @@ def _on_a_terminal(project: Path, answer: str) -> tuple[int, str]:
     primary, secondary = os.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "customs_batch", "apply"],
+            [sys.executable, "-m", "customs_batch", "apply", *args],
             cwd=project,
             stdin=secondary,
             stdout=secondary,
@@ -403,6 +404,26 @@ def test_on_a_terminal_apply_shows_the_plan_and_asks(project: Path) -> None:
     assert code == 0, screen
     assert "Apply summary" in screen and "succeeded" in screen
     assert "done 9" in screen
+
+
+def test_on_a_terminal_apply_format_json_asks_too(project: Path) -> None:
+    # The JSON event stream's summary says `ended: cancelled` when the question is declined.
+    import json
+
+    code, screen = _on_a_terminal(project, "n\r", "--format", "json")
+    assert code == 1, screen
+    assert "not an interactive terminal" not in screen
+    assert "Apply these changes?" in screen
+    events = [
+        json.loads(line[line.index("{") :]) for line in screen.splitlines() if '"type": ' in line
+    ]
+    assert [event["type"] for event in events] == ["plan", "summary"], screen
+    assert events[-1]["ended"] == "cancelled"
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
+
+    code, screen = _on_a_terminal(project, "y\r", "--format", "json")
+    assert code == 0, screen
+    assert '"type": "outcome"' in screen and '"ok": true' in screen
 
 
 def test_plan_says_a_local_rate_limit_holds_per_process(
