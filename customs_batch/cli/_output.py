@@ -24,7 +24,7 @@ from rich.table import Table
 
 from customs_batch.cli._files import write_output
 from customs_batch.escaping import csv_text, json_document
-from customs_batch.formats import Formats
+from customs_batch.formats import VERSION_KEY, Formats
 
 JsonObject = Mapping[str, Any]
 
@@ -44,13 +44,18 @@ class Records:
     ``rows`` are the records; ``single`` says the command shows one record (a table of
     fields and values, a JSON object rather than an array); ``columns`` are a list's table
     columns; ``footer`` (e.g. "page 1 of 3: 20 of 57 records") goes under a table only, so
-    the formats for scripts stay pure data.
+    the formats for scripts stay pure data. ``version``: the format version of a command's
+    own records (``env``), which JSON, JSON Lines and YAML carry under ``formatVersion``: a
+    single record beside its fields, a list as ``{"formatVersion": N, <key>: [...]}``, each
+    JSON line beside its fields; None for the service's objects, printed as they are.
     """
 
     rows: Sequence[JsonObject]
     columns: Sequence[Column] = ()
     single: bool = False
     footer: str | None = None
+    version: int | None = None
+    key: str = "records"
 
 
 RecordWriter = Callable[[Records, TextIO], None]
@@ -91,7 +96,12 @@ def show_records(records: Records, format_name: str, output: Path | None = None)
 
 def _plain(records: Records) -> Any:
     rows = [dict(r) for r in records.rows]
-    return rows[0] if records.single and rows else rows
+    plain = rows[0] if records.single and rows else rows
+    if records.version is None:
+        return plain
+    if isinstance(plain, dict):
+        return {VERSION_KEY: records.version, **plain}
+    return {VERSION_KEY: records.version, records.key: plain}
 
 
 @RECORD_FORMATS.register("json")
@@ -102,8 +112,9 @@ def _json(records: Records, out: TextIO) -> None:
 
 @RECORD_FORMATS.register("jsonl")
 def _jsonl(records: Records, out: TextIO) -> None:
+    version = {} if records.version is None else {VERSION_KEY: records.version}
     out.writelines(
-        json_document(json.dumps(dict(r), ensure_ascii=False)) + "\n" for r in records.rows
+        json_document(json.dumps({**version, **r}, ensure_ascii=False)) + "\n" for r in records.rows
     )
 
 

@@ -17,6 +17,9 @@ from customs_batch.commands.env import (
 )
 from customs_batch.errors import ExitCode
 
+ENV_JSON_VERSION = 1
+"""``formatVersion`` of ``env list`` and ``env show`` in JSON, JSON Lines and YAML."""
+
 LIST_COLUMNS = tuple(
     Column(h, h) for h in ("name", "base_url", "api_key", "rate_limit", "parallelism", "default")
 )
@@ -40,12 +43,15 @@ def env() -> None:
 def list_environments_(format_name: str, output: Path | None) -> int:
     """List the environments (the built-in local one included), without secrets.
 
+    JSON: `{"formatVersion": 1, "environments": [...]}`.
+
     \b
     Example:
       customs-batch env list --format json
     """
     rows = [entry.describe() for entry in list_environments()]
-    show_records(Records(rows, LIST_COLUMNS), format_name, output)
+    records = Records(rows, LIST_COLUMNS, version=ENV_JSON_VERSION, key="environments")
+    show_records(records, format_name, output)
     return int(ExitCode.OK)
 
 
@@ -61,7 +67,7 @@ def show(name: str | None, format_name: str, output: Path | None) -> int:
       customs-batch env show production --format yaml
     """
     record = show_environment(EnvOptions(name)).describe()
-    show_records(Records([record], single=True), format_name, output)
+    show_records(Records([record], single=True, version=ENV_JSON_VERSION), format_name, output)
     return int(ExitCode.OK)
 
 

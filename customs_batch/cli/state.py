@@ -33,7 +33,7 @@ from customs_batch.errors import ExitCode, UsageError
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import MAX_NAME, NAME_PATTERN
 from customs_batch.kinds.readback import Comparison
-from customs_batch.state.file import dumps
+from customs_batch.state.file import pulled_pieces
 from customs_batch.state.records import each_record
 from customs_batch.state.transfer import read_pushed
 
@@ -331,7 +331,8 @@ def pull(env_name: str | None, allow_empty_state: bool) -> int:
       customs-batch state pull --env production > production-state.json
     """
     current = read_state(_options(env_name, allow_empty_state=allow_empty_state))
-    click.echo(dumps(current).decode(), nl=False)
+    for piece in pulled_pieces(current):
+        click.echo(piece.decode(), nl=False)
     return int(ExitCode.OK)
 
 

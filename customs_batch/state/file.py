@@ -35,8 +35,10 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
 # What json.dumps(indent=2, sort_keys=True) writes around the records: the keys in order
-# lineage, resources, serial, version.
-_HEAD = re.compile(rb'\{\n  "lineage": ("(?:[^"\\\n]|\\.)*"),\n  "resources": \{')
+# lineage, resources, serial, version (and first, in what `state pull` prints, formatVersion).
+_HEAD = re.compile(
+    rb'\{\n(?:  "formatVersion": [0-9]+,\n)?  "lineage": ("(?:[^"\\\n]|\\.)*"),\n  "resources": \{'
+)
 _TAIL = re.compile(rb'\n  \},\n  "serial": (-?[0-9]+),\n  "version": ([0-9]+)\n\}\n?\Z')
 _RECORD_INDENT = b"\n    "
 _NEXT_RECORD = b',\n    "'
@@ -76,6 +78,20 @@ def dump_pieces(state: State) -> list[bytes]:
 
 
 _PIECE = 1000
+
+
+def pulled_pieces(state: State) -> list[bytes]:
+    """What ``state pull`` prints, in pieces: the state file (:func:`dump_pieces`) with the
+    key every JSON output of customs-batch carries its version under, ``formatVersion``,
+    first (the state's version, also kept as ``version``, which a state file holds and
+    ``state push`` reads). Canonical too: a pushed copy is cut into records unparsed."""
+    from customs_batch.formats import VERSION_KEY
+
+    pieces = dump_pieces(state)
+    opening = b"{\n"  # the first piece opens with it, then the lineage
+    key = _json(VERSION_KEY) + b": " + _json(STATE_VERSION)
+    pieces[0] = opening + b"  " + key + b",\n" + pieces[0][len(opening) :]
+    return pieces
 
 
 def _json(value: object) -> bytes:

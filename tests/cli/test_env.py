@@ -40,7 +40,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_list_without_a_config_shows_local(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "env", "list", "--format", "json")
     assert code == 0
-    [local] = json.loads(out)
+    listed = json.loads(out)
+    assert list(listed) == ["formatVersion", "environments"]
+    assert listed["formatVersion"] == 1
+    [local] = listed["environments"]
     assert local["name"] == "local"
     assert local["default"] is True
     assert local["api_key"] == "the built-in sandbox key"
@@ -52,7 +55,7 @@ def test_list_says_where_keys_come_from_never_what_they_are(
     monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
     code, out, _ = _run(capsys, "env", "list", "--format", "json")
     assert code == 0
-    shown = {e["name"]: e for e in json.loads(out)}
+    shown = {e["name"]: e for e in json.loads(out)["environments"]}
     assert shown["sandbox"]["api_key"] == "$CB_TEST_SANDBOX_KEY (set)"
     assert shown["sandbox"]["default"] is True
     assert SECRET not in out
@@ -71,7 +74,11 @@ def test_show_without_name_shows_the_chosen_one(
 ) -> None:
     _, out, _ = _run(capsys, "env", "show", "--format", "json")
     shown = json.loads(out)
+    assert list(shown)[:2] == ["formatVersion", "name"] and shown["formatVersion"] == 1
     assert shown["name"] == "sandbox"
+    _, out, _ = _run(capsys, "env", "list", "--format", "jsonl")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(e["formatVersion"], e["name"]) for e in lines] == [(1, "local"), (1, "sandbox")]
     assert shown["api_key"] == "$CB_TEST_SANDBOX_KEY (not set)"
 
 

@@ -139,3 +139,44 @@ def test_a_pushed_file_with_a_damaged_record_replaces_nothing(
     code, _, err = _run(capsys, "state", "push", "bare.json")
     assert code == 3 and "bare.json: the state file has no valid version" in err
     assert "hint: bare.json is not a whole state" in err
+
+
+def test_pull_carries_format_version_and_its_copy_is_pushed_back_unparsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every JSON output carries its version under formatVersion; the state's own key,
+    # version, stays (a state file holds it, and state push reads it).
+    from customs_batch.state.file import STATE_VERSION, dump_pieces, pulled_pieces, split_records
+
+    monkeypatch.chdir(tmp_path)
+    state = _state("L", 3, "Movement/a", "Movement/b")
+    pulled = b"".join(pulled_pieces(state))
+    document = json.loads(pulled)
+    assert document["formatVersion"] == document["version"] == STATE_VERSION
+    expected = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert pulled.decode() == expected
+    assert list(document) == ["formatVersion", "lineage", "resources", "serial", "version"]
+    # Cut into records without parsing, as the state file it is.
+    split = split_records(pulled)
+    assert (
+        split is not None
+        and split[:2] == ("L", 3)
+        and sorted(split[2]) == ["Movement/a", "Movement/b"]
+    )
+    assert split_records(b"".join(dump_pieces(state))) is not None
+
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    code, out, _ = _run(capsys, "state", "pull")
+    assert code == 0
+    document = json.loads(out)
+    assert document["formatVersion"] == document["version"] == STATE_VERSION
+    (tmp_path / "kept.json").write_text(out)
+    code, _, err = _run(capsys, "state", "push", "kept.json")
+    assert code == 0, err
+    assert json.loads(_run(capsys, "state", "pull")[1])["resources"] == document["resources"]
+    # The state file at rest keeps its own layout, without the output's key.
+    at_rest = json.loads((tmp_path / ".customs-batch" / "local" / "state.json").read_text())
+    assert "formatVersion" not in at_rest and at_rest["version"] == STATE_VERSION
