@@ -87,9 +87,9 @@ mrn_check_digit_option = click.option(
     type=click.Choice(list(MRN_CHECK_LEVELS)),
     default="error",
     show_default=True,
-    help="How a wrong MRN or GRN check character is reported (validate, plan and apply "
-    "check alike: an error stops plan and apply).",
+    help="How a wrong MRN or GRN check character is reported (validate, plan, apply, import "
+    "and results check alike: an error stops plan, apply and import).",
 )
 """``--mrn-check-digit``, passed to the command as ``mrn_check_digit`` (a key of
-:data:`MRN_CHECK_LEVELS`): validate, plan and apply take it, so that what validate lets
-through, plan and apply do too."""
+:data:`MRN_CHECK_LEVELS`): validate, plan, apply, import and results take it, so that
+what validate lets through, the others do too."""

@@ -12,7 +12,12 @@ import click
 
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._files import format_option, output_option, write_output
-from customs_batch.cli._inputs import allow_empty_state_option, selection_options
+from customs_batch.cli._inputs import (
+    MRN_CHECK_LEVELS,
+    allow_empty_state_option,
+    mrn_check_digit_option,
+    selection_options,
+)
 from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
@@ -159,6 +164,7 @@ def report_written(written: tuple[ResultsFile, ...]) -> None:
 @output_option(RESULTS_FORMATS, "results")
 @annotate_option
 @selection_options
+@mrn_check_digit_option
 @allow_empty_state_option
 @no_cache_option
 def results(
@@ -170,6 +176,7 @@ def results(
     labels: tuple[str, ...],
     targets: tuple[str, ...],
     excluded: tuple[str, ...],
+    mrn_check_digit: str,
     no_cache: bool,
     allow_empty_state: bool,
 ) -> int:
@@ -206,6 +213,7 @@ def results(
         allow_empty_state,
         excluded,
         cache=not no_cache,
+        mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
     )
     result = collect_results(ResultsOptions(inputs, annotate_dir))
     rendered = RESULTS_FORMATS.get(format_name)(result)

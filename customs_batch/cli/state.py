@@ -11,7 +11,12 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._files import format_option
-from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
+from customs_batch.cli._inputs import (
+    MRN_CHECK_LEVELS,
+    allow_empty_state_option,
+    lock_timeout_option,
+    mrn_check_digit_option,
+)
 from customs_batch.cli._paths import ManifestPath, parse_address
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
@@ -386,6 +391,7 @@ def _read_bytes(file: Path) -> bytes:
 @env_option
 @verbose_option
 @lock_timeout_option
+@mrn_check_digit_option
 @allow_empty_state_option
 def import_(
     address: str,
@@ -394,6 +400,7 @@ def import_(
     env_name: str | None,
     verbose: bool,
     lock_timeout: float,
+    mrn_check_digit: str,
     allow_empty_state: bool,
 ) -> int:
     """Take over an object that exists at the service as the document ADDRESS.
@@ -418,6 +425,7 @@ def import_(
         parsed,
         remote_id,
         paths,
+        mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
     )
     outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
     click.echo(f"Imported {parsed}: {outputs}")

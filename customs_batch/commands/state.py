@@ -14,6 +14,7 @@ from customs_batch.backends import backend_for
 from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import StateError, UsageError
+from customs_batch.findings import Severity
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
@@ -204,14 +205,20 @@ def adopt_object(
 
 
 def import_document(
-    options: StateOptions, address: Address, remote_id: str, paths: tuple[Path, ...]
+    options: StateOptions,
+    address: Address,
+    remote_id: str,
+    paths: tuple[Path, ...],
+    *,
+    mrn_check_digit: Severity | None = Severity.ERROR,
 ) -> tuple[ResourceRecord, Comparison]:
     """``import``: the document ``address`` of the manifests under ``paths`` takes over the
-    object ``remote_id`` made elsewhere, once read and compared."""
+    object ``remote_id`` made elsewhere, once read and compared (the manifests checked as
+    ``plan`` checks them, a wrong MRN check character at ``mrn_check_digit``)."""
     from customs_batch.commands._inputs import Inputs
     from customs_batch.execution.reconcile import import_object
 
-    documents = Inputs(paths).documents()
+    documents = Inputs(paths, mrn_check_digit=mrn_check_digit).documents()
     document = next((d for d in documents if d.address == address), None)
     if document is None:
         raise UsageError(

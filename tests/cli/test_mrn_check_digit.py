@@ -51,3 +51,20 @@ def test_the_error_stops_plan_and_apply_and_its_hint_names_their_option(
         assert "--mrn-check-digit warning|off relaxes this check" in out + err
         code, out, err = run(capsys, *command, "--help")
         assert "--mrn-check-digit [error|warning|off]" in out
+
+
+def test_import_and_results_read_the_manifests_at_the_same_level(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _a_wrong_check_character(project)
+    importing = ("import", MOVEMENT, "mov_00000042")
+
+    code, out, err = run(capsys, *importing)
+    assert code == 1 and "the manifests have errors" in err, out + err
+    code, out, err = run(capsys, *importing, "--mrn-check-digit", "warning")
+    assert "the manifests have errors" not in err, out + err
+    assert code == 0 and f"Imported {MOVEMENT}" in out, out + err
+
+    assert "error(s) outside any spreadsheet row" in run(capsys, "results")[2]
+    code, out, err = run(capsys, "results", "--mrn-check-digit", "off")
+    assert "error(s)" not in err, out + err
