@@ -189,7 +189,14 @@ def rm(
     for done in forget_records(
         _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed, gone=gone
     ):
-        if done.tombstone:
+        if done.tombstone and not done.confirmable:
+            click.echo(
+                f"Forgot {done.address}; a tombstone keeps its identity, so no document "
+                "submits it again (for good: the API cannot read it back, so nothing can "
+                f"confirm it gone; `customs-batch state restore {done.address}` tracks it "
+                "again)."
+            )
+        elif done.tombstone:
             click.echo(
                 f"Forgot {done.address}; a tombstone keeps its identity, so no document "
                 f"submits it again (`customs-batch state rm --gone {done.address}` once it no "

@@ -96,7 +96,13 @@ def forget_records(
         with options.backend().open("state rm", lock_timeout=options.lock_timeout) as session:
             for address in addresses:
                 edits.check_forgettable(session, str(address), gone=gone)
-            return [edits.forget(session, str(address), gone=gone) for address in addresses]
+            return [
+                replace(
+                    edits.forget(session, str(address), gone=gone),
+                    confirmable=model_of(address.kind).refresh is not None,
+                )
+                for address in addresses
+            ]
     from customs_batch.execution.reconcile import check_gone
 
     environment = options.chosen()

@@ -21,6 +21,9 @@ class Forgotten:
     checked: str = ""
     """For a record removed for good: what the service said of its object (or why it was
     not asked)."""
+    confirmable: bool = True
+    """For a tombstone: whether ``state rm --gone`` can ever confirm its object gone (the API
+    reads its kind back); a movement's stays."""
 
 
 def _record(session: StateSession, address: str) -> ResourceRecord:

@@ -75,7 +75,10 @@ def test_a_kind_the_api_cannot_read_back_is_refused_and_nothing_is_removed(
     # create it again, a second movement at the service.
     _applied(project, capsys, MOVEMENT)
     if tombstone:
-        assert run(capsys, "state", "rm", MOVEMENT)[0] == 0
+        code, out, _ = run(capsys, "state", "rm", MOVEMENT)
+        assert code == 0
+        assert "--gone" not in out  # not the way to a recipe that is refused
+        assert "nothing can confirm it gone" in " ".join(out.split())
 
     code, out, err = run(capsys, "state", "rm", "--gone", MOVEMENT)
 
