@@ -590,16 +590,22 @@ def _restored(record: ResourceRecord) -> ResourceRecord:
 
 def _forgotten(address: Address, record: ResourceRecord) -> Decision:
     """A document still in the manifests whose record ``state rm`` left as a tombstone."""
-    ident = model_of(address.kind).identifier(record)
+    model = model_of(address.kind)
+    ident = model.identifier(record)
     held = f" (the service holds {ident})" if ident is not None else ""
+    # `--gone` asks the service first; a kind it cannot read back is refused there.
+    gone = (
+        f"; or, only if it no longer exists at the service, `customs-batch state rm --gone "
+        f"{address}` (the next apply then sends it again)"
+        if model.refresh is not None
+        else ""
+    )
     return Decision(
         Action.REFUSED,
         Operation.NONE,
         f"forgotten by `customs-batch state rm`, but it still exists at the service{held}: "
         "it is not sent again, which would declare it twice. Remove the document from the "
-        f"manifests; or `customs-batch state restore {address}` to track it again; or, only "
-        f"if it no longer exists at the service, `customs-batch state rm --gone {address}` "
-        "(the next apply then sends it again)",
+        f"manifests; or `customs-batch state restore {address}` to track it again{gone}",
     )
 
 

@@ -468,9 +468,12 @@ class Identities:
         held = f" ({ident} at the service)" if ident is not None else ""
         if found.status is RecordStatus.FORGOTTEN:
             where = "forgotten by `customs-batch state rm`"
+            # `--gone` asks the service first; a kind it cannot read back is refused there.
             gone = (
                 f"; or, only if it no longer exists at the service, `customs-batch state rm "
                 f"--gone {other}`"
+                if model.refresh is not None
+                else ""
             )
         else:
             where = "recorded in the state and no longer in the manifests"

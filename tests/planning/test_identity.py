@@ -1191,3 +1191,15 @@ def test_a_party_update_recorded_with_its_roles_only_is_compared_by_its_fields(
     declared = replace(_update_of_7001("pu-x", 0, **EORI), previous_names=("pu-eori",))
     taken = _only(plan_changes([declared], state, now=NOW), "TransitPartyUpdate/pu-x")
     assert taken.action is Action.MOVED, taken
+
+
+def test_a_forgotten_movement_still_in_the_manifests_names_no_gone() -> None:
+    # state rm --gone refuses a kind the API cannot read back: the refusal does not name it.
+    document = movement("m", 0)
+    tombstone = _applied(
+        "Movement/m", dict(document.spec), movementId="mov_1", shipmentId="shp_7Hk2Lm"
+    ).with_changes(status=RecordStatus.FORGOTTEN, forgotten_from="applied")
+    plan = plan_changes([document], _state(tombstone), now=NOW)
+    change = _only(plan, "Movement/m")
+    assert change.action is Action.REFUSED
+    assert "state restore" in change.reason and "--gone" not in change.reason
