@@ -36,6 +36,7 @@ from customs_batch.execution.apply import apply_plan
 from customs_batch.execution.history import RunHistory, operator
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.planning import Plan, plan_changes
+from customs_batch.sensitive import Sealer
 from customs_batch.state import LocalBackend, State
 from customs_batch.state.history import LocalHistory
 
@@ -49,7 +50,9 @@ def one_apply(
     state_dir = fresh(WORK / f"state-history-{parallelism}-{with_history}")
     backend = LocalBackend(state_dir)
     store = LocalHistory(state_dir)
-    history = RunHistory(store, operator(), "") if with_history else None
+    history = (
+        RunHistory(store, operator(), "", Sealer(lambda: "sandbox-key")) if with_history else None
+    )
     with in_process_client(emulator(folder)) as client, FsyncCount().counting() as fsyncs:
         session = backend.open("apply")
         cpu = time.process_time()

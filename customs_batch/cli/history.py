@@ -93,7 +93,7 @@ CSV_COLUMNS = [
     "answered_at",
     "method",
     "path",
-    "body_sha256",
+    "body_digest",
     "ids",
     "mrn",
     "errors",
@@ -136,7 +136,8 @@ def _csv(rows: list[HistoryRow]) -> str:
             row.answered_at or "",
             last.get("method") or "",
             last.get("path") or "",
-            last.get("bodySha256") or "",
+            # An entry written before bodies were digested under a key holds bodySha256.
+            last.get("bodyDigest") or last.get("bodySha256") or "",
             " ".join(f"{k}={v}" for k, v in (row.ids or {}).items()),
             row.mrn or "",
             "" if row.errors is None else json.dumps(row.errors, sort_keys=True),

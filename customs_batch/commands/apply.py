@@ -317,6 +317,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
             store,
             operator(),
             manifests_commit(_manifests_folder(inputs)),
+            sealer_for(environment),
             state=lambda: session.state,
         )
         with graceful_stop(stop, presenter.notice):

@@ -6,8 +6,10 @@ killed while the request is out leaves an entry that shows it unanswered), then 
 no later than it. A record-only operation is one entry: ``moved`` or ``dropped``.
 
 Every entry names the run, the operator (user, host, and the CI run when there is one)
-and the commit of the manifests. The body of a request is kept only as its SHA-256: the
-history holds no guarantee access code and never the API key.
+and the commit of the manifests. The body of a request is kept only as a digest keyed by
+the API key (``Sealer.body_digest``): a plain hash of a body that holds a guarantee's access
+code would give the code away to whoever tries the 10,000 codes. The history holds no access
+code and never the API key.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from customs_batch.errors import ServiceError
-from customs_batch.sensitive import clear_values, without_quoted
+from customs_batch.sensitive import Sealer, clear_values, without_quoted
 from customs_batch.state.backend import StateSession
 from customs_batch.state.history import LINEAGE_SHOWN, HistoryStore
 from customs_batch.state.lock import LockInfo
@@ -104,6 +106,8 @@ class RunHistory:
     store: HistoryStore
     operator: Operator
     commit: str
+    sealer: Sealer
+    """Digests each body sent, keyed by the environment's API key."""
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     clock: Callable[[], str] = _now
     state: Callable[[], State] | None = None
@@ -154,7 +158,9 @@ class RunHistory:
                 {
                     "method": e.method,
                     "path": e.path,
-                    "bodySha256": e.body_sha256,
+                    "bodyDigest": (
+                        None if e.body_sha256 is None else self.sealer.body_digest(e.body_sha256)
+                    ),
                     "status": e.status,
                 }
                 for e in exchanges

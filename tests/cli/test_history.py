@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from customs_batch.sensitive import is_digest
+from customs_batch.state.history import entry_hash
 from tests.cli.conftest import run
 
 CI = {
@@ -71,7 +73,7 @@ def test_history_shows_each_request_with_its_operator_and_commit(
     assert code == 0 and body["formatVersion"] == 1 and len(body["entries"]) == 9
     movement = next(e for e in body["entries"] if e["operation"] == "create-movement")
     assert movement["idempotencyKey"] and movement["status"] == 201
-    assert len(movement["requests"][-1]["bodySha256"]) == 64
+    assert is_digest(movement["requests"][-1]["bodyDigest"])
     assert movement["operator"]["ci"]["runId"] == "4242"
 
     code, out, _ = run(capsys, "history", "TemplateGroup/eu-road", "--format", "csv")
@@ -110,6 +112,30 @@ def test_history_verify_passes_then_names_a_tampered_line(
     code, _, err = run(capsys, "history", "verify")
     assert code == 1
     assert "broken at history.jsonl line 7" in err and "6 entries before it" in err
+
+
+def test_a_history_written_before_bodies_were_keyed_is_read_and_verified_as_before(
+    applied: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Entries of an older version hold `bodySha256`: shown as they are, the chain unbroken.
+    history = project / ".customs-batch" / "local" / "history.jsonl"
+    prev, lines = "0" * 64, []
+    for line in history.read_bytes().splitlines():
+        entry = json.loads(line)
+        for attempt in entry.get("requests") or ():
+            attempt["bodySha256"] = "ab" * 32 if attempt.pop("bodyDigest") else None
+        entry["prev"] = prev
+        entry["hash"] = prev = entry_hash(entry)
+        lines.append(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode() + b"\n")
+    history.write_bytes(b"".join(lines))
+    code, out, err = run(capsys, "history", "verify")
+    assert code == 0 and "unbroken: 18 entries" in out, err
+    code, out, _ = run(capsys, "history", "--format", "json")
+    entries = json.loads(out)["entries"]
+    assert code == 0 and entries[0]["requests"][-1]["bodySha256"] == "ab" * 32
+    code, out, _ = run(capsys, "history", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and {row["body_digest"] for row in rows} - {""} == {"ab" * 32}
 
 
 def test_history_refuses_a_date_it_cannot_read(

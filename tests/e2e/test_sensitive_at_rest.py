@@ -60,6 +60,12 @@ def _run_everything(project: Project) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     # Two departures, each with its guarantee: the real code went to the service.
     assert _sent_codes(project.sandbox) == [_digest(CODE)] * 2
+    # The history keeps each body as a digest keyed by the API key: a plain hash of a body
+    # holding a four-digit code is undone by trying the 10,000 codes.
+    done = project.run("history", "--format", "json")
+    attempts = [a for e in json.loads(done.stdout)["entries"] for a in e["requests"]]
+    assert attempts and all("bodySha256" not in a for a in attempts)
+    assert all(a["bodyDigest"].startswith("hmac-sha256:") for a in attempts if a["bodyDigest"])
 
     for argv in (
         ("state", "list"),

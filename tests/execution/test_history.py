@@ -31,6 +31,7 @@ from .conftest import Emulator
 
 GROUP = {"name": "EU road", "code": "EU-ROAD", "companyId": 1}
 OPERATOR = {"user": "alice", "host": "ci-7", "ci": None}
+SEALER = Sealer(lambda: "sandbox-key")
 
 
 class _Capture(httpx.BaseTransport):
@@ -56,7 +57,7 @@ def _apply(
     )
     with CustomsClient(sender) as client, backend.open("apply") as session:
         plan = plan_changes(docs, session.state)
-        history = RunHistory(store, OPERATOR, "c0ffee" * 6 + "c0ff")
+        history = RunHistory(store, OPERATOR, "c0ffee" * 6 + "c0ff", SEALER)
         report = apply_plan(
             plan, session, client, parallelism=4, stop=threading.Event(), history=history
         )
@@ -81,11 +82,11 @@ def test_each_request_is_kept_with_the_digest_of_its_exact_body_and_the_answer(
     assert report.count(report.outcomes[0].status) >= 1
     rows = {row.address: row for row in history_rows(store)}
     assert set(rows) == {"TemplateGroup/g", "DepartureDeclaration/d", "Movement/m", "Movement/bad"}
-    sent = {digest for _, _, digest in capture.sent}
+    sent = {SEALER.body_digest(digest) for _, _, digest in capture.sent}
     for row in rows.values():
         assert row.run == rows["TemplateGroup/g"].run and row.operator == OPERATOR
         assert row.commit == "c0ffee" * 6 + "c0ff"
-        assert [r["bodySha256"] for r in row.requests if r["bodySha256"]][-1] in sent
+        assert [r["bodyDigest"] for r in row.requests if r["bodyDigest"]][-1] in sent
     state = backend.read().resources
     assert rows["TemplateGroup/g"].status == 201 and rows["TemplateGroup/g"].ids == {
         "id": state["TemplateGroup/g"].outputs["id"]
@@ -129,14 +130,14 @@ def test_a_request_whose_answer_never_came_is_kept_as_unknown(
     assert backend.read().resources["Movement/m"].status is RecordStatus.UNKNOWN
     [row] = history_rows(store)
     assert row.status == "unknown" and row.failure and "no answer in time" in row.failure
-    assert row.requests[0]["bodySha256"] and row.requests[0]["status"] is None
+    assert row.requests[0]["bodyDigest"] and row.requests[0]["status"] is None
 
 
 def test_a_request_entry_without_its_answer_shows_the_request_unanswered(tmp_path: Path) -> None:
     # What a run killed while its request was out leaves: the request's entry only.
     store = LocalHistory(tmp_path)
     plan = plan_changes([movement("m", 0)], LocalBackend(tmp_path / "s").read())
-    RunHistory(store, OPERATOR, "").requested(plan.changes[0], "key-1")
+    RunHistory(store, OPERATOR, "", SEALER).requested(plan.changes[0], "key-1")
     store.close()
     [row] = history_rows(store)
     assert (row.address, row.status, row.idempotency_key) == ("Movement/m", "unknown", "key-1")
@@ -324,7 +325,7 @@ def test_a_history_that_cannot_be_written_stops_the_run_but_the_outcome_is_kept(
             emulator.client,
             parallelism=1,
             stop=threading.Event(),
-            history=RunHistory(store, OPERATOR, ""),
+            history=RunHistory(store, OPERATOR, "", SEALER),
         )
     store.close()
     assert report.fatal is not None and "No space left" in report.fatal.message
@@ -413,4 +414,27 @@ def test_a_group_adopted_after_a_409_is_an_entry_with_its_id(
         {"id": group_id},
     )
     assert backend.read().resources["TemplateGroup/g"].outputs["id"] == group_id
+    assert verify(store.entries()).ok
+
+
+def test_a_body_holding_an_access_code_is_kept_only_as_a_digest_keyed_by_the_api_key(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # A plain SHA-256 of the body gave the code away: with the rest of the body (`render
+    # --format json` prints it, the code as (sensitive)) trying the 10,000 codes finds it.
+    spec = departure()
+    spec["DeclarationGuarantees"][0]["accessCode"] = "4821"
+    capture = _Capture(emulator.transport)
+    report, store = _apply(
+        LocalBackend(tmp_path), [doc(Kind.DEPARTURE_DECLARATION, "d", spec, 0)], capture
+    )
+    assert report.ok, report.outcomes
+    [(_, _, plain)] = capture.sent
+    kept = store.path.read_text()
+    assert plain not in kept
+    [row] = history_rows(store)
+    [attempt] = row.requests
+    assert "bodySha256" not in attempt
+    assert attempt["bodyDigest"] == SEALER.body_digest(plain)
+    assert attempt["bodyDigest"] != Sealer(lambda: "another key").body_digest(plain)
     assert verify(store.entries()).ok
