@@ -110,6 +110,15 @@ def covers(path: Sequence[str | int]) -> bool:
     return any(steps[:end] in known for end in range(1, len(steps) + 1))
 
 
+def touches(path: Sequence[str | int]) -> bool:
+    """Whether the value at ``path`` in a spec is sensitive, is inside a sensitive value, or
+    may hold one (``("DeclarationGuarantees",)``, a list of guarantees with their codes)."""
+    steps = tuple(ITEMS if type(step) is int else step for step in path)
+    return any(
+        known[: len(steps)] == steps or steps[: len(known)] == known for known in _sensitive_steps()
+    )
+
+
 _INDEX = re.compile(r"\[[0-9]+\]")
 
 

@@ -127,6 +127,9 @@ class RowResult:
     withheld: frozenset[bytes] = field(default=frozenset(), repr=False, compare=False)
     """Keyed digests (:func:`cell_mark`) of the sensitive values the row's documents hold (a
     guarantee's access code): a copy of the sheet empties the columns that hold them."""
+    withheld_columns: frozenset[int] = field(default=frozenset(), repr=False, compare=False)
+    """The columns (numbers) read into a sensitive value of the row's documents, however
+    composed (``"AC{{ row.Access }}"``): a copy of the sheet empties them too."""
 
     def withholds(self, value: object) -> bool:
         """Whether a cell holding ``value`` gave (or holds) a sensitive value of the row."""
@@ -189,6 +192,7 @@ def row_results(
     rows: dict[RowKey, list[DocumentResult]] = {}
     problems: dict[RowKey, list[str]] = {}
     withheld: dict[RowKey, set[bytes]] = {}
+    columns: dict[RowKey, set[int]] = {}
     for doc in documents:
         source = doc.source
         if source.sheet is None:
@@ -198,6 +202,8 @@ def row_results(
         marks = _sensitive_marks(doc)
         if marks:
             withheld.setdefault(key, set()).update(marks)
+        if doc.sensitive_columns:
+            columns.setdefault(key, set()).update(n for n, _ in doc.sensitive_columns)
     for finding in findings:
         location = finding.location
         if location.sheet is None or not location.row or finding.severity is not Severity.ERROR:
@@ -211,6 +217,7 @@ def row_results(
             tuple(rows[key]),
             tuple(dict.fromkeys(problems.get(key, ()))),
             frozenset(withheld.get(key, ())),
+            frozenset(columns.get(key, ())),
         )
         for key in sorted(rows)
     ]

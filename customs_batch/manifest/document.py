@@ -114,6 +114,10 @@ class Document:
     for its other findings (``iter_file(..., partial=True)``), and never planned."""
     annotations: Mapping[str, str] = field(default_factory=nothing)
     """``metadata.annotations``: notes for tools (``customs-batch/suppress``), never sent."""
+    sensitive_columns: tuple[tuple[int, str], ...] = ()
+    """For a spreadsheet row's document: the columns (number, header) read into a sensitive
+    value (a guarantee's access code), however composed (``"AC{{ row.Access }}"``), directly
+    or through ``values``: the annotated copies leave them empty."""
     address: Address = field(init=False, repr=False, compare=False)
     """``Kind/name``; made once (the planner asks for it many times a document)."""
 

@@ -183,7 +183,7 @@ def _sensitive_columns(sheet: Worksheet, rows: Sequence[RowResult], end: int) ->
         if row.withheld
         for column in range(1, end)
         if row.withholds(sheet.cell(row.row, column).value)
-    }
+    } | {column for row in rows for column in row.withheld_columns if column < end}
 
 
 def _write_row(sheet: Worksheet, row: RowResult, first: int) -> None:

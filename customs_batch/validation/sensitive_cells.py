@@ -8,8 +8,9 @@ field is (:class:`customs_batch.findings.Finding`). And ``validate --annotate`` 
 columns empty in its copies, as ``results --annotate`` does (docs/spreadsheets.md).
 
 A column is found as ``results --annotate`` finds it (a cell of the row holding the text of
-a sensitive value of the row's document), and also by where the value was taken from (its
-cell, when the value is a number the cell shows otherwise). Only column names are kept, never
+a sensitive value of the row's document, or a column the row's reading noted as read into
+one, however composed: ``Document.sensitive_columns``), and also by where the value was
+taken from (its cell, when the value is a number the cell shows otherwise). Only column names are kept, never
 a value: they travel back from a loading process and live in the load cache.
 """
 
@@ -40,6 +41,9 @@ class SensitiveCells:
         source = document.source
         if source.sheet is None or document.row is None or not has_sensitive(document.kind):
             return
+        self._found.update(
+            (source.file, source.sheet, name) for _, name in document.sensitive_columns
+        )
         for path in sensitive_paths(document.kind):
             for where, value in values_at(document.spec, path):
                 if value in (None, ""):

@@ -323,3 +323,24 @@ def test_two_spreadsheets_that_would_share_a_copy_are_refused(
     with pytest.raises(CustomsBatchError, match=r"would both be copied to out/movements\.xlsx"):
         collect_results(options)
     assert not Path("out").exists()
+
+
+def test_a_column_read_into_the_access_code_with_other_text_is_emptied_in_the_copy(
+    project: Path,
+) -> None:
+    # Only a cell holding the whole code was found: "AC" + the cell kept the cell.
+    manifest = project / "manifests" / "departures-sheet.yaml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "accessCode: \"{{ row['Access code'] }}\"", "accessCode: \"AC{{ row['Access code'] }}\""
+        )
+    )
+    _applied_state()
+    [written, _] = collect_results(ResultsOptions(annotate=Path("results"))).written
+    with zipfile.ZipFile(written.written) as parts:
+        for name in parts.namelist():
+            assert ACCESS_CODE.encode() not in parts.read(name), name
+    departures = openpyxl.load_workbook(written.written)["departures"]
+    access = next(c.column for c in departures[1] if c.value == "Access code")
+    assert departures.cell(2, access).value is None and departures.cell(3, access).value is None
+    assert departures.cell(2, 1).value == "ACME-2026-0101"

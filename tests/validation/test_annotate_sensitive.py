@@ -63,3 +63,45 @@ def test_an_annotated_copy_empties_the_access_code_column_of_every_row(tmp_path:
     ]
     assert sheet["C3"].comment is not None
     assert _holding(tmp_path / "annotated", "774") == []
+
+
+@pytest.mark.parametrize(
+    ("code", "values"),
+    [
+        ('"AC{{ row.Access }}"', ""),
+        ('"{{ row.Pre }}{{ row.Access }}"', ""),
+        ("\"{{ (row.Pre ~ '-' ~ row.Access) | upper }}\"", ""),
+        ('"{{ values.code }}"', ', code: "AC{{ row.Access }}"'),
+        ('"X{{ values.code }}"', ', code: "{{ row.Pre }}{{ row.Access }}"'),
+    ],
+)
+def test_every_column_read_into_the_access_code_however_composed_is_emptied(
+    tmp_path: Path, code: str, values: str
+) -> None:
+    # A column read into the code with other text kept its cells in the copy: only a cell
+    # holding the whole code was found.
+    _project(tmp_path)
+    (tmp_path / "data" / "g.csv").write_text(
+        "Ref;Pre;Access;Amount\nR-1;zq;7741QW;100\nR-2;zq;7742QW;abc\n", encoding="utf-8"
+    )
+    (tmp_path / "manifests" / "departure.yaml").write_text(
+        DEPARTURE.format(
+            for_each="forEach: {file: ../data/g.csv, columns: {Amount: number}}\n",
+            name='"my-departure-{{ row_number }}"',
+            values=values,
+            reference='"{{ row.Ref }}"',
+            guarantee=GUARANTEE.format(amount='"{{ row.Amount }}"', code=code),
+        ),
+        encoding="utf-8",
+    )
+    code_, _, _ = _validate("--annotate", "annotated")
+    assert code_ == 1
+    sheet = openpyxl.load_workbook(tmp_path / "annotated" / "data" / "g.csv.xlsx")["g"]
+    rows = [[cell.value for cell in row] for row in sheet.iter_rows()]
+    pre = None if "row.Pre" in code + values else "zq"
+    assert rows == [
+        ["Ref", "Pre", "Access", "Amount"],
+        ["R-1", pre, None, "100"],
+        ["R-2", pre, None, "abc"],
+    ]
+    assert _holding(tmp_path / "annotated", "774") == []

@@ -70,6 +70,7 @@ from customs_batch.manifest.templates._values_trace import CellTrace, template_t
 from customs_batch.manifest.templates.catalog import shadow_warning
 from customs_batch.manifest.yaml._schema_view import spec_view
 from customs_batch.manifest.yaml._tree import Walk
+from customs_batch.sensitive import has_sensitive, sensitive_paths, touches, values_at
 
 _ROW_HINT = "Fix the cell in the spreadsheet, or the expression in the manifest."
 _NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }}".'
@@ -123,6 +124,14 @@ class _Expander:
         self.spec_slots: list[Slot] = []
         self.ready = self._compile() and self._check_name()
         self.tree = slot_tree([slot.path for slot in self.spec_slots])
+        secret = has_sensitive(envelope.kind)
+        self.secret_paths = frozenset(
+            slot.path for slot in self.spec_slots if secret and touches(slot.path[1:])
+        )
+        """The spec slots that give a sensitive value (a guarantee's access code): the
+        columns they read are left empty in the annotated copies, however composed."""
+        self.trace_values = secret and bool(self.value_slots)
+        """Whether to note the columns each value of ``values`` reads (it may become one)."""
         jinja_paths = {slot.path for slot in self.spec_slots}
         static = [(path, text) for path, text in walk.refs if path not in jinja_paths]
         self.references = self._static_references(static)
@@ -322,14 +331,17 @@ class _Expander:
             return
         state = _RowState(Position(self.file, row.number, 0, sheet, places=row.places), sheet)
         values = copy.deepcopy(self.values) if self.value_slots else self.values
-        context: dict[str, Any] = {
-            "values": values,
-            "row": RowView(row.values, self.for_each.columns, self._decimal_comma(row)),
-            "row_number": row.number,
-        }
+        view = RowView(row.values, self.for_each.columns, self._decimal_comma(row))
+        context: dict[str, Any] = {"values": values, "row": view, "row_number": row.number}
         emptied = False
+        value_reads: list[tuple[Any, set[str]]] = []
         for slot in self.value_slots:
+            if self.trace_values:
+                view.read = set()
             value = self._render(slot, context, state)
+            if view.read is not None:
+                value_reads.append((value, view.read))
+                view.read = None
             if value is None and slot.header is not None and not state.failed:
                 # An empty cell leaves its value out: what needs it meets it undefined.
                 values = _leave_out(values, slot.path[1:], slot.header)
@@ -348,7 +360,15 @@ class _Expander:
                     labels.pop(str(slot.path[2]), None)
                 else:
                     self._label(labels, slot, self._render(slot, context, state, soft=True))
-        rendered = [self._spec_value(slot, context, state) for slot in self.spec_slots]
+        secret_reads: set[str] = set()
+        if self.secret_paths:
+            rendered = []
+            for slot in self.spec_slots:
+                view.read = secret_reads if slot.path in self.secret_paths else None
+                rendered.append(self._spec_value(slot, context, state))
+            view.read = None
+        else:
+            rendered = [self._spec_value(slot, context, state) for slot in self.spec_slots]
         address = f"{self.kind_name}/{name}"
         if state.failed:
             for problem in state.problems:
@@ -414,9 +434,49 @@ class _Expander:
             positions=positions,
             row=row.values,
             left_out=tuple(state.left_out),
+            sensitive_columns=(
+                self._sensitive_columns(row, spec, secret_reads, value_reads)
+                if secret_reads or value_reads
+                else ()
+            ),
         )
         if not state.left_out:
             self.produced += 1
+
+    def _sensitive_columns(
+        self,
+        row: Row,
+        spec: Mapping[str, Any],
+        read: set[str],
+        value_reads: list[tuple[Any, set[str]]],
+    ) -> tuple[tuple[int, str], ...]:
+        """The columns (number, header) that gave the row's document a sensitive value:
+        those its sensitive fields read, and those of each value of ``values`` whose text
+        is a sensitive value of the spec, or a part of one of four characters or more (a
+        template may compose the code further: ``"X{{ values.code }}"``)."""
+        names = set(read)
+        if value_reads:
+            secrets = [
+                text
+                for path in sensitive_paths(self.envelope.kind)
+                for _, value in values_at(spec, path)
+                if value is not None and not isinstance(value, dict | list)
+                if (text := str(value).strip())
+            ]
+            for value, reads in value_reads:
+                if not reads or value is None or isinstance(value, dict | list):
+                    continue
+                text = str(value).strip()
+                if text and any(
+                    text == secret or (len(text) >= 4 and text in secret) for secret in secrets
+                ):
+                    names |= reads
+        found = []
+        for name in sorted(names):
+            where = row.header.locate(name) if row.header is not None else None
+            if where is not None:
+                found.append((where[0], name))
+        return tuple(found)
 
     def _label(self, labels: dict[str, str], slot: Slot, value: Any) -> None:
         """A label's value for this row as text; an empty cell leaves the label out."""

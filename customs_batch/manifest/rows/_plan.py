@@ -46,7 +46,7 @@ class RowView:
     Mapping on purpose: a header named ``items`` or ``values`` must give the cell, not a
     dict method."""
 
-    __slots__ = ("_cells", "_decimal_comma", "_types")
+    __slots__ = ("_cells", "_decimal_comma", "_types", "read")
 
     def __init__(
         self,
@@ -57,8 +57,12 @@ class RowView:
         self._cells = cells
         self._types = types or {}
         self._decimal_comma = decimal_comma
+        self.read: set[str] | None = None
+        """When a set: the columns read are added to it (what gave a sensitive value)."""
 
     def __getitem__(self, key: str) -> Any:
+        if self.read is not None:
+            self.read.add(key)
         value = typed(self._cells[key], key, self._types.get(key), self._decimal_comma)
         if value is None:
             return EmptyCellValue(key)
@@ -67,6 +71,8 @@ class RowView:
     def value(self, key: str, *, by_schema: bool = False) -> Any:
         """The cell as a field takes it: as written when ``by_schema`` (the field's schema
         converts it) and its column declares no type, else typed like ``row[key]``."""
+        if self.read is not None:
+            self.read.add(key)
         raw = self._cells[key]
         if by_schema and key not in self._types and raw.__class__ is not BadCell:
             return raw
