@@ -22,6 +22,20 @@ JSONObject: TypeAlias = Mapping[str, JSON]
 """A JSON object, read-only: a document's spec before its kind narrows it, a request body."""
 
 
+TOO_DEEP = "nested too deeply to be read"
+
+
+def loads(text: str | bytes) -> JSON:
+    """``json.loads(text)`` for a file customs-batch keeps or is given (a state, its
+    journal, its history, a plan): JSON nested deeper than the parser's stack (a damaged or
+    hostile file, ``[[[[...]]]]``) is a ValueError as any malformed JSON is, which its reader
+    reports naming the file, never a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+
+
 _INTEGRAL_FLOAT = re.compile(r"[0-9]\.0(?![0-9])|[0-9]e[-+]?[0-9]")
 """Where compact JSON may show a whole number as a float (``1.0``, ``1e+16``); also
 matched inside strings, where the walk of :func:`compact_by_value` then finds nothing."""

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from customs_batch import jsontypes
 from customs_batch.errors import CustomsBatchError, UsageError
 from customs_batch.formats import VERSION_KEY
 from customs_batch.jsontypes import JSON, JSONObject
@@ -108,7 +109,7 @@ def _seal(body: Mapping[str, JSON]) -> str:
 def read_plan(path: Path, *, environment: str) -> Plan:
     """Load a saved plan; a plan for another environment or of another format is refused."""
     try:
-        body = json.loads(path.read_bytes())
+        body = jsontypes.loads(path.read_bytes())
     except FileNotFoundError:
         raise PlanFileError(f"{path}: no such plan file") from None
     except (OSError, ValueError) as exc:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import PRIVATE, describe, write_atomic, write_error
 from customs_batch.state.model import ResourceRecord, State
@@ -169,8 +170,8 @@ def loads(data: bytes, *, source: Path, sealer: Sealer | None = None) -> State:
         "never delete the state to get past this: it records what was sent"
     )
     try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        document = jsontypes.loads(data.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, not JSON, or nested too deeply
         raise StateError(
             f"{source}: the state file is corrupt or truncated ({exc})", hint=hint
         ) from exc

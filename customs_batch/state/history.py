@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
@@ -61,7 +62,7 @@ class StoredEntry:
     def body(self) -> dict[str, Any] | None:
         """The entry's fields, or None when the text is not a JSON object."""
         try:
-            value = json.loads(self.text)
+            value = jsontypes.loads(self.text)
         except ValueError:
             return None
         return value if isinstance(value, dict) else None

@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
 from customs_batch.state.model import ResourceRecord
@@ -129,7 +130,7 @@ def read_journal(path: Path, seen: Callable[[bytes], None] | None = None) -> Ite
 
 def _parse_line(path: Path, number: int, line: bytes) -> JournalEntry:
     try:
-        body: Any = json.loads(line)
+        body: Any = jsontypes.loads(line)
         address = body["address"]
         if not isinstance(address, str) or "/" not in address:
             raise ValueError(f"the address is {json.dumps(address)}, not Kind/name")

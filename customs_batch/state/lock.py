@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import filelock
 
+from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import PRIVATE, write_atomic, write_error
 
@@ -238,7 +239,7 @@ def info_path_of(lock_path: Path) -> Path:
 def read_lock_info(info_path: Path) -> LockInfo | None:
     """The holder's note, or None when there is none or it cannot be read."""
     try:
-        data = json.loads(info_path.read_text())
+        data = jsontypes.loads(info_path.read_text())
         return LockInfo(**data)
     except (OSError, ValueError, TypeError):
         return None

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from customs_batch import jsontypes
 from customs_batch.state.model import State
 
 
@@ -75,7 +76,7 @@ class StateMarks:
         if not data:
             return None
         try:
-            fields = json.loads(data)
+            fields = jsontypes.loads(data)
             mark = Mark(
                 str(fields["lineage"]),
                 int(fields["serial"]),

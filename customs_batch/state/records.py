@@ -8,7 +8,6 @@ it, and keeps the text of every record it never changed, to write it back as it 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import orjson
 
+from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.jsontypes import JSON
 from customs_batch.sensitive import clear_value_pattern, kind_of_address
@@ -174,7 +174,7 @@ def _loads(text: bytes | str) -> JSON:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    return jsontypes.loads(text)
 
 
 def _hint(source: Path | str) -> str:
