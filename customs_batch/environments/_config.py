@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import yaml
 
 from customs_batch.client import RateLimit
@@ -191,7 +193,58 @@ def load_config(path: Path) -> ProjectConfig:
     _unquoted_on(data)
     _refuse_secrets(data, path, node)
     _check_schema(data, path, node)
+    _check_values(data, path, node)
     return _interpret(data, path)
+
+
+def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
+    """What the schema cannot say: no setting holds a NUL character (no path, variable
+    name or address can), and each ``base_url`` is an address the client can send to."""
+    _refuse_nul(data, (), path, node)
+    environments = data.get("environments") if isinstance(data, dict) else None
+    for name, settings in (environments or {}).items():
+        url = settings.get("base_url") if isinstance(settings, dict) else None
+        if isinstance(url, str):
+            problem = _address_problem(url.rstrip("/"))
+            if problem is not None:
+                where = _where(path, node, ("environments", name, "base_url"))
+                raise ConfigError(
+                    f"{where}: {problem}",
+                    hint="give the service's address, like https://sandbox.customs.example "
+                    "or http://[::1]:8080 (an IPv6 host in brackets, a port from 1 to 65535)",
+                )
+
+
+def _refuse_nul(value: Any, at: tuple[str | int, ...], path: Path, node: yaml.Node | None) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and "\0" in key:
+                where = _where(path, node, at)
+                raise ConfigError(f"{where}: a key holds a NUL character (\\0)")
+            _refuse_nul(item, (*at, str(key)), path, node)
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            _refuse_nul(item, (*at, number), path, node)
+    elif isinstance(value, str) and "\0" in value:
+        where = _where(path, node, at)
+        raise ConfigError(
+            f"{where}: holds a NUL character (\\0), which no setting can hold",
+            hint='remove it (a "\\0" in a double-quoted YAML string is one)',
+        )
+
+
+def _address_problem(url: str) -> str | None:
+    """Why the client could not send to ``url`` (None: it can). The value is not quoted."""
+    try:
+        urllib.parse.urlsplit(url).port  # noqa: B018 - its words for a bracket left open, a port
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:  # a port not a number, a character refused
+        return f"is not an address the client can send to ({exc})"
+    if not parsed.host:
+        return "names no host"
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        return f"names port {parsed.port}, not one from 1 to 65535"
+    return None
 
 
 def _where(path: Path, node: yaml.Node | None, keys: tuple[str | int, ...]) -> str:

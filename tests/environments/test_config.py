@@ -177,6 +177,55 @@ def test_invalid_configurations_say_where_and_what(text: str, words: str) -> Non
     assert "customs-batch.yaml" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://[::1", "Invalid IPv6 URL"),
+        ("http://[zz]:8080", "is not an address the client can send to"),
+        ("http://host:abc", "Port could not be cast to integer value"),
+        ("http://host:99999", "Port out of range"),
+        ("http://host:0", "names port 0, not one from 1 to 65535"),
+        ("http://:8080", "names no host"),
+    ],
+)
+def test_a_base_url_the_client_cannot_send_to_is_refused_naming_it(url: str, words: str) -> None:
+    # It passed the checks, plan ran, and env check and apply stopped with "internal
+    # error: InvalidURL".
+    _write(f'environments:\n  s:\n    api_key_env: K\n    base_url: "{url}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    assert "customs-batch.yaml:4: environments.s.base_url: " in str(caught.value)
+    assert words in str(caught.value) and "internal error" not in str(caught.value)
+
+
+def test_good_base_urls_are_taken() -> None:
+    for url in ("http://[::1]:8080", "https://api.customs.example/v1/", "http://127.0.0.1:1"):
+        _write(f'environments:\n  s:\n    api_key_env: K\n    base_url: "{url}"\n')
+        assert load_project().environment("s").base_url == url.rstrip("/")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            'environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    state_dir: "a\\0b"\n',
+            "customs-batch.yaml:5: environments.s.state_dir",
+        ),
+        ('manifests: ["m\\0"]\n', "customs-batch.yaml:1: manifests.0"),
+        (
+            'environments:\n  s:\n    base_url: "https://x\\0"\n    api_key_env: K\n',
+            "customs-batch.yaml:3: environments.s.base_url",
+        ),
+    ],
+)
+def test_a_nul_character_in_a_setting_is_refused_naming_it(text: str, where: str) -> None:
+    # A NUL in state_dir was "internal error: ValueError: embedded null byte".
+    _write(text)
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    assert f"{where}: holds a NUL character" in str(caught.value)
+
+
 def test_a_key_at_the_top_level_is_refused_too() -> None:
     _write("default_environment: local\ntoken: abcdef123\n")
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
