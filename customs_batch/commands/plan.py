@@ -82,7 +82,9 @@ def make_plan(options: PlanOptions) -> PlanResult:
     plan = plan_changes(
         documents,
         state,
-        inputs_digest=digest_documents(documents) if saving else "",
+        inputs_digest=(
+            digest_documents(documents, sealer_for(environment), state.lineage) if saving else ""
+        ),
         orphans=inputs.selection().everything,
         consume=True,  # nothing below needs the documents again
         edges=edges,

@@ -30,7 +30,9 @@ from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
 from customs_batch.sensitive import (
     Sealer,
     digest_key_id,
+    has_sensitive,
     is_digest,
+    masked,
     replaced,
     sensitive_paths,
     value_at,
@@ -51,14 +53,27 @@ class PlanFileError(CustomsBatchError):
     """A plan file that cannot be read or no longer applies."""
 
 
-def digest_documents(documents: Sequence[Document]) -> str:
-    """A digest of everything in the documents that decides what is sent."""
+def digest_documents(
+    documents: Sequence[Document], sealer: Sealer | None = None, lineage: str = ""
+) -> str:
+    """A digest of everything in the documents that decides what is sent, each sensitive
+    value (a guarantee's access code) taken as its keyed digest (``sealer``, for the state
+    of ``lineage``), or as ``(sensitive)`` without one: a plain hash over a four-digit code
+    and the rest of the documents (which ``render --format json`` prints) gives the code
+    away to whoever tries the 10,000 codes."""
     # The bytes of one JSON array of [address, spec, dependsOn] entries, hashed entry by
     # entry: the same digest as dumping the whole array at once, without 100,000 documents'
     # worth of JSON text in memory at the same time.
     digest = hashlib.sha256(b"[")
     for number, doc in enumerate(sorted(documents, key=lambda d: str(d.address))):
-        entry = [str(doc.address), doc.spec, [str(a) for a in doc.depends_on]]
+        spec: JSONObject = doc.spec
+        if has_sensitive(doc.kind):
+            spec = (
+                masked(doc.kind, spec)
+                if sealer is None
+                else sealer.seal(doc.kind, spec, lineage, stored=False)
+            )
+        entry = [str(doc.address), spec, [str(a) for a in doc.depends_on]]
         text = json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
         digest.update(b"," + text.encode() if number else text.encode())
     digest.update(b"]")

@@ -14,6 +14,7 @@ import pytest
 from customs_batch import sandbox
 from customs_batch.planning.inputs import load_inputs
 from customs_batch.planning.planfile import digest_documents
+from customs_batch.sensitive import Sealer
 from customs_batch.state import LocalBackend, RecordStatus
 from tests.cli.conftest import run
 from tests.sandbox.conftest import FakeClock
@@ -85,7 +86,8 @@ def test_a_saved_plan_applies_once_and_then_is_stale(
     assert "sandbox-key" not in saved
     # The saved plan names the manifests it was made from (a plan not saved skips the work).
     documents = load_inputs([project / "manifests"]).documents
-    assert json.loads(saved)["inputsDigest"] == digest_documents(documents)
+    keyed = digest_documents(documents, Sealer(lambda: "sandbox-key"), "")
+    assert json.loads(saved)["inputsDigest"] == keyed != digest_documents(documents)
     code, _, err = run(capsys, "apply", "release.plan")
     assert code == 0, err
     code, _, err = run(capsys, "apply", "release.plan")

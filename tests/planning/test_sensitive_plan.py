@@ -4,6 +4,7 @@ apply."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from customs_batch.planning import plan_changes
 from customs_batch.planning.model import Action
 from customs_batch.planning.planfile import (
     PlanFileError,
+    digest_documents,
     needs_manifests,
     read_plan,
     restore_sensitive,
@@ -157,3 +159,25 @@ def test_without_the_api_key_a_recorded_code_is_taken_as_unchanged_and_counted()
     assert [(v.path, v.old, v.new) for v in change.values] == [
         ("DeclarationGuarantees[0].accessCode", None, "(sensitive)")
     ]
+
+
+def _plain_digest(code: str) -> str:
+    entry = [
+        "DepartureDeclaration/dep-1",
+        _spec(code),
+        [],
+    ]
+    text = json.dumps([entry], sort_keys=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_the_inputs_digest_of_a_saved_plan_cannot_be_tested_against_codes() -> None:
+    # A plain SHA-256 over the documents gave the code away: `render --format json` prints
+    # the rest of them, and trying the codes finds the one whose digest the plan file holds.
+    keyed = digest_documents([_departure(CODE)], SEALER, "lin")
+    assert keyed != _plain_digest(CODE)
+    assert keyed != digest_documents([_departure(CODE)], Sealer(lambda: "another key"), "lin")
+    assert keyed != digest_documents([_departure("Zx-acc-9138")], SEALER, "lin")  # a change
+    # Without a key a code is left out of the digest.
+    unkeyed = digest_documents([_departure(CODE)])
+    assert unkeyed == digest_documents([_departure("Zx-acc-9138")]) != _plain_digest(CODE)
