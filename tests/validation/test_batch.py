@@ -9,7 +9,8 @@ import pytest
 
 from customs_batch.errors import CustomsBatchError, ManifestError
 from customs_batch.findings import Finding, Location, Severity
-from customs_batch.manifest import load_paths
+from customs_batch.kinds import Kind
+from customs_batch.manifest import Document, load_paths
 from customs_batch.validation import batch, validate_documents
 from customs_batch.validation.batch import (
     ValidationResult,
@@ -17,6 +18,8 @@ from customs_batch.validation.batch import (
     sorted_findings,
     validate_paths,
 )
+from tests.client.bodies import departure as departure_spec
+from tests.validation._documents import make_document
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -262,3 +265,16 @@ def test_a_spreadsheet_row_costs_the_project_checks_little_memory(tmp_path: Path
     # 762 bytes before each row kept where its cells are in the CSV text (about 90 bytes),
     # so that a finding points at the physical line and column, not the row number.
     assert per_row < 880, f"{per_row:.0f} bytes kept per row"
+
+
+def test_a_slim_document_keeps_no_digest_an_access_code_can_be_tested_against() -> None:
+    # The slim documents live in the load cache: a plain digest over the spec with its code
+    # gave the code away to whoever tries the 10,000 codes (the rest: render --format json).
+    def departure(code: str) -> Document:
+        spec = {**departure_spec(), "DeclarationGuarantees": [{"accessCode": code}]}
+        return make_document(Kind.DEPARTURE_DECLARATION, spec, name="d")
+
+    digest = slim_document(departure("4821")).spec["\0digest"]
+    assert digest == slim_document(departure("4822")).spec["\0digest"]
+    tried = {batch._digest(departure(f"{n:04d}").spec) for n in range(10_000)}
+    assert digest not in tried
