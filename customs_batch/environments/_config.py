@@ -15,7 +15,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import yaml
 
 from customs_batch.client import RateLimit
@@ -234,16 +233,20 @@ def _refuse_nul(value: Any, at: tuple[str | int, ...], path: Path, node: yaml.No
 
 
 def _address_problem(url: str) -> str | None:
-    """Why the client could not send to ``url`` (None: it can). The value is not quoted."""
+    """Why the client could not send to ``url`` (None: it can). The value is not quoted.
+    Read with the standard library: a plan, which sends nothing, does not load the network
+    library."""
     try:
-        urllib.parse.urlsplit(url).port  # noqa: B018 - its words for a bracket left open, a port
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError) as exc:  # a port not a number, a character refused
+        parsed = urllib.parse.urlsplit(url)
+        port = parsed.port  # its words for a bracket left open, a port not a number
+    except ValueError as exc:
         return f"is not an address the client can send to ({exc})"
-    if not parsed.host:
+    if not parsed.hostname:
         return "names no host"
-    if parsed.port is not None and not 0 < parsed.port < 65536:
-        return f"names port {parsed.port}, not one from 1 to 65535"
+    if port is not None and not 0 < port < 65536:
+        return f"names port {port}, not one from 1 to 65535"
+    if any(ord(character) < 33 for character in url):
+        return "holds a space or a control character, which no address can"
     return None
 
 
