@@ -6,6 +6,7 @@ Only what the document itself lists; how the emulator maps or chooses beyond it 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 SHIPMENT_STATUSES: Final = ("new", "clearanceInProgress", "completed")
@@ -56,9 +57,39 @@ DECLARATION_TYPES: Final = ("IMPORT", "EXPORT")
 DELETED_FILTERS: Final = ("normal", "deleted", "all")
 ARCHIVED_FILTERS: Final = ("unarchived", "archived", "all")
 
+
+def status_key(word: object) -> str | None:
+    """A status word as the tool compares it: the API document writes one status in two
+    cases (a transit body's ``invalid``, the filter value ``INVALID``), so case is no part
+    of its meaning. None for what is no word (an absent or non-text status)."""
+    return word.casefold() if isinstance(word, str) else None
+
+
+def same_status(word: object, other: str) -> bool:
+    """Whether the service's ``word`` is the status ``other``, whatever its case."""
+    return status_key(word) == status_key(other)
+
+
+class StatusWords(frozenset[str]):
+    """Status words with a meaning to the tool (a kind's rejected or pending states), held
+    as :func:`status_key` gives them: ``in`` finds the service's word in either case."""
+
+    def __new__(cls, words: Iterable[str] = ()) -> StatusWords:
+        return super().__new__(cls, (word.casefold() for word in words))
+
+    def __contains__(self, word: object) -> bool:
+        key = status_key(word)
+        return key is not None and super().__contains__(key)
+
+    def __or__(self, other: Iterable[str]) -> StatusWords:  # type: ignore[override]
+        return StatusWords([*self, *other])
+
+
+NO_STATUS_WORDS: Final = StatusWords()
+
 # Transit body statuses with a meaning of their own to the tool.
 PROCESSING: Final = "processing"
-FAILED_TRANSIT_STATUSES: Final = frozenset({"invalid", "error"})
+FAILED_TRANSIT_STATUSES: Final = StatusWords({"invalid", "error"})
 """Departure statuses in which customs never accepted the declaration: a corrected document
 may be submitted again without declaring the goods twice."""
 CANCELED: Final = "canceled"

@@ -59,7 +59,13 @@ from customs_batch.kinds.model import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSING
+from customs_batch.vocabulary import (
+    CANCELED,
+    FAILED_TRANSIT_STATUSES,
+    PROCESSING,
+    StatusWords,
+    same_status,
+)
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -367,7 +373,7 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
     answer that already says where it stands is not read."""
     declaration_id = int(str(record.outputs["declarationId"]))
     answered = record.outputs.get("status")
-    if answered not in (None, PROCESSING):  # an arrival's parties, say
+    if answered is not None and not same_status(answered, PROCESSING):  # an arrival's parties
         return Waited(str(answered), (), True, f"declaration {declaration_id} is {answered}")
     last = _Polled()
 
@@ -379,7 +385,7 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
             return True
         last.status = detail.raw.get("status")
         last.errors = tuple(detail.raw.get("errors") or ())
-        return bool(last.status != PROCESSING)
+        return not same_status(last.status, PROCESSING)
 
     ended = poll(read)
     status, errors = last.status, last.errors
@@ -470,7 +476,7 @@ MODEL = KindModel(
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
     held_ids=_held,
-    processing_states=frozenset({PROCESSING}),
+    processing_states=StatusWords({PROCESSING}),
     create=Operation.SUBMIT_DEPARTURE,
     send={
         Operation.SUBMIT_DEPARTURE: _submit,
@@ -487,7 +493,7 @@ MODEL = KindModel(
     read_back=read_transit,
     refresh=refresh_transit,
     rejected_states=FAILED_TRANSIT_STATUSES,
-    ended_states=frozenset({CANCELED}),
+    ended_states=StatusWords({CANCELED}),
     ended_words="{ident} is {state} at the service: customs cancelled it, so it no longer "
     "stands, and nothing is sent to it (its parties cannot change any more). If its goods are "
     "still to be declared, `customs-batch state rm --gone {address}` removes its record and "

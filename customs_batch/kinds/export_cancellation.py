@@ -31,7 +31,7 @@ from customs_batch.kinds.model import (
     refresh_each_declaration,
     repeat_unknown,
 )
-from customs_batch.vocabulary import DECLARATION_STATUSES
+from customs_batch.vocabulary import DECLARATION_STATUSES, StatusWords, same_status
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -43,7 +43,7 @@ their JSON types."""
 OUTPUTS = frozenset(OUTPUT_TYPES)
 CANCELED = "canceled"
 REQUESTED = "cancellation_requested"
-REFUSED_STATES = frozenset(DECLARATION_STATUSES) - {CANCELED, REQUESTED}
+REFUSED_STATES = StatusWords(set(DECLARATION_STATUSES) - {CANCELED, REQUESTED})
 """After a request: any status but these two means customs refused the cancellation."""
 
 
@@ -73,7 +73,7 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     status = declaration.raw.get("status")
     ident = declaration.raw.get("declarationId")
     return Found(
-        outputs={"declarationId": ident, "canceled": status == CANCELED},
+        outputs={"declarationId": ident, "canceled": same_status(status, CANCELED)},
         remote_spec={"declarationId": ident},
     )
 
@@ -83,7 +83,7 @@ def _refresh(
 ) -> dict[str, Refreshed | None]:
     def read(record: ResourceRecord, declaration_id: int) -> Refreshed:
         status = client.get_declaration(declaration_id).raw.get("status")
-        outputs = {**record.outputs, "canceled": status == CANCELED}
+        outputs = {**record.outputs, "canceled": same_status(status, CANCELED)}
         return Refreshed(service_state=status, outputs=outputs)
 
     return refresh_each_declaration(records, read)
@@ -132,7 +132,7 @@ MODEL = KindModel(
     service_words=service_words,
     has_status=True,
     identity=identity_of("declarationId"),
-    pending_states=frozenset({REQUESTED}),
+    pending_states=StatusWords({REQUESTED}),
     rejected_states=REFUSED_STATES,
     rejected_way_out="customs refused the cancellation, so the declaration stands. Remove the "
     "document, then `customs-batch state rm {address}` to stop tracking it",

@@ -30,6 +30,7 @@ from customs_batch.kinds.checks import (
     UniqueField,
 )
 from customs_batch.kinds.readback import Found as Found
+from customs_batch.vocabulary import NO_STATUS_WORDS, StatusWords
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient, Record
@@ -307,10 +308,12 @@ class KindModel:
     writes would stay there, so plan refuses to say it is removed."""
     resubmit: Operation | None = None
     refresh: RefreshFunction | None = None
-    rejected_states: frozenset[str] = frozenset()
+    rejected_states: StatusWords = NO_STATUS_WORDS
     """Service states in which the service never accepted the object (a departure
-    ``invalid`` or ``error``): plan shows them as rejected until the document is corrected."""
-    ended_states: frozenset[str] = frozenset()
+    ``invalid`` or ``error``): plan shows them as rejected until the document is corrected.
+    Like every set of status words here, it finds the service's word in either case (a
+    departure ``INVALID``, as the API document's transit status list writes it)."""
+    ended_states: StatusWords = NO_STATUS_WORDS
     """Service states in which the object no longer stands although the service still shows
     it (a declaration customs cancelled): with the ``rejected_states``, the states in which
     ``state rm --gone`` takes the object to be gone."""
@@ -325,7 +328,7 @@ class KindModel:
         "`customs-batch state rm {address}` to stop tracking it"
     )
     """What to do about an object in a rejected state (``{address}`` is filled in)."""
-    pending_states: frozenset[str] = frozenset()
+    pending_states: StatusWords = NO_STATUS_WORDS
     """Service states in which the service has not decided yet (an export cancellation
     ``cancellation_requested``): plan shows the object as waiting, apply reads where it
     stands with the kind's ``refresh`` (``--wait`` follows it until decided), ``status``
@@ -393,7 +396,7 @@ class KindModel:
     holds (the next apply would send one document's values to another's object). None: its
     ``identifier``."""
 
-    processing_states: frozenset[str] = frozenset()
+    processing_states: StatusWords = NO_STATUS_WORDS
     """Service states in which the service is still working on the object (a departure
     ``processing``): ``results`` and ``status`` call it pending, like the ``pending_states``."""
 

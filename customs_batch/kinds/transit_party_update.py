@@ -42,7 +42,7 @@ from customs_batch.kinds.model import (
     outputs_of,
     repeat_unknown,
 )
-from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSING
+from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSING, StatusWords
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -160,7 +160,7 @@ MODEL = KindModel(
     # writing one party are refused by validate (project.two-owners).
     held_ids=lambda record: frozenset(),
     # The update sends the declaration back to processing.
-    processing_states=frozenset({PROCESSING}),
+    processing_states=StatusWords({PROCESSING}),
     create=Operation.UPDATE_TRANSIT_PARTIES,
     send={Operation.UPDATE_TRANSIT_PARTIES: _update_parties},
     update=Operation.UPDATE_TRANSIT_PARTIES,

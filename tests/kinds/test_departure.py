@@ -81,7 +81,8 @@ class _Transit:
         status = self.statuses.pop(0)
         if isinstance(status, ServiceError):
             raise status
-        errors = [{"code": "E1", "field": "x", "message": "bad"}] if status == "invalid" else []
+        bad = status.lower() == "invalid"
+        errors = [{"code": "E1", "field": "x", "message": "bad"}] if bad else []
         return SimpleNamespace(raw={"status": status, "errors": errors})
 
 
@@ -126,6 +127,19 @@ def test_wait_fails_the_change_when_customs_rejects_it() -> None:
     assert not waited.ok
     assert waited.detail == "declaration 7 is invalid: E1 x bad"
     assert waited.errors == ({"code": "E1", "field": "x", "message": "bad"},)
+
+
+def test_its_status_words_are_found_as_the_api_document_writes_them_in_either_case() -> None:
+    # The document lists the transit states upper-case (INVALID, CANCELED) and shows bodies
+    # lower-case (processing, ready): either is the same state to plan, status and results.
+    model = model_of(KIND)
+    for word in ("invalid", "INVALID", "error", "Error"):
+        assert word in model.rejected_states, word
+    assert "CANCELED" in model.ended_states and "PROCESSING" in model.processing_states
+    assert "ready" not in model.rejected_states and None not in model.rejected_states
+    waited = _wait(_Transit("PROCESSING", "INVALID"), _submitted(), _polled(5))
+    assert (waited.ok, waited.status) == (False, "INVALID")  # said as the service said it
+    assert waited.detail == "declaration 7 is INVALID: E1 x bad"
 
 
 def test_wait_tells_a_read_that_failed_and_the_time_running_out() -> None:

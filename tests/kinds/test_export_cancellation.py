@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import cast
+
+from customs_batch.client import CustomsClient
 from customs_batch.kinds import Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.export_cancellation import service_words
@@ -30,3 +34,31 @@ def test_a_requested_cancellation_is_pending_and_a_refused_one_rejected() -> Non
     assert service_words(asked.with_changes(outputs={"canceled": True})) == "canceled"
     assert not model.pending_states & model.rejected_states
     assert after_unknown(KIND).action is Action.CREATE  # a DELETE is safe to repeat
+
+
+class _Declarations:
+    """A client whose export declarations answer ``status``."""
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+    def get_declaration(self, declaration_id: int) -> SimpleNamespace:
+        return SimpleNamespace(raw={"declarationId": declaration_id, "status": self.status})
+
+
+def test_its_status_words_are_found_in_either_case() -> None:
+    # CANCELED is how the API document's transit list writes canceled: the same decision.
+    model = model_of(KIND)
+    assert model.refresh is not None
+    asked = ResourceRecord(
+        "ExportCancellation/c",
+        RecordStatus.APPLIED,
+        "cancel-export",
+        {"declarationId": 501},
+        outputs={"declarationId": 501, "canceled": False},
+    )
+    found = model.refresh(cast(CustomsClient, _Declarations("CANCELED")), [asked])
+    answer = found["ExportCancellation/c"]
+    assert answer is not None and answer.outputs == {"declarationId": 501, "canceled": True}
+    assert "CANCELLATION_REQUESTED" in model.pending_states
+    assert "RELEASED" in model.rejected_states and "CANCELED" not in model.rejected_states
