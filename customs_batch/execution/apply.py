@@ -333,7 +333,7 @@ class _Run:
         self, change: PlannedChange, applied: ResourceRecord, outputs: Mapping[str, JSON]
     ) -> Outcome:
         model = model_of(change.address.kind)
-        if model.service_words(applied) in model.pending_states:
+        if model.undecided(model.service_words(applied)):
             # Answered, not decided: pending, never counted as done.
             following = self.wait is not None and change.operation in model.waits_after
             if following:
@@ -596,7 +596,7 @@ class _Run:
         if read and refresh is not None:
             followed = follow_pending(
                 lambda: refresh(self.client, [record]).get(record.address),
-                model.pending_states,
+                model.undecided,
                 self.wait,
                 self.stop,
             )
@@ -629,15 +629,17 @@ class _Run:
             state = model.service_words(record)
             if followed.timed_out:
                 assert self.wait is not None
+                unknown = model.unknown_words(state)
                 detail = (
-                    f"{ident} still {state} after {self.wait.timeout:g} s: not decided yet; "
-                    "the next plan shows it waiting"
+                    f"{ident} still {state}{unknown} after {self.wait.timeout:g} s: not "
+                    "decided yet; the next plan shows it waiting"
                 )
                 return self._told(change, record, NodeStatus.FAILED, detail)
-        if state in model.pending_states:
+        if model.undecided(state):
+            said = f"{ident} is {state}{model.unknown_words(state)}"
             detail = (
-                f"{ident} is {state}: not decided yet at the service; `customs-batch apply "
-                "--wait` or `customs-batch refresh` follows it"
+                f"{said}: not decided yet at the service; `customs-batch apply --wait` or "
+                "`customs-batch refresh` follows it"
             )
             return self._told(change, record, NodeStatus.WAITING, detail)
         if state in model.rejected_states:

@@ -440,7 +440,7 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                     rejected=last in model.rejected_states,
                     # Not decided yet, as results says: a cancellation requested, a
                     # departure customs is still processing.
-                    pending=last in model.pending_states or last in model.processing_states,
+                    pending=model.undecided(last) or last in model.processing_states,
                     errors=tuple(record.remote_errors),
                 )
             )

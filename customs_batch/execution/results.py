@@ -344,7 +344,7 @@ def recorded_result(
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, state, (ended,), at)
     if state in model.rejected_states:
         status = ResultStatus.REJECTED
-    elif state in model.pending_states or state in model.processing_states:
+    elif model.undecided(state) or state in model.processing_states:
         status = ResultStatus.PENDING
     else:
         status = ResultStatus.DONE

@@ -57,14 +57,14 @@ class Followed:
 
 def follow_pending(
     read: Callable[[], Refreshed | None],
-    pending: frozenset[str],
+    pending: Callable[[str | None], bool],
     options: WaitOptions | None,
     stop: threading.Event,
     *,
     clock: Callable[[], float] = time.monotonic,
 ) -> Followed:
-    """Read once; with ``options``, read again every ``interval`` while the state is one of
-    ``pending``, until ``timeout`` or a stop (the loop of :func:`poll`)."""
+    """Read once; with ``options``, read again every ``interval`` while ``pending`` says
+    the state is undecided, until ``timeout`` or a stop (the loop of :func:`poll`)."""
     answers: list[Refreshed | None] = []
     failures: list[str] = []
 
@@ -75,7 +75,7 @@ def follow_pending(
             failures.append(f"could not read where it stands: {exc.message}")
             return True
         answers.append(answer)
-        return answer is None or answer.service_state not in pending or options is None
+        return answer is None or not pending(answer.service_state) or options is None
 
     if options is None:
         decided()

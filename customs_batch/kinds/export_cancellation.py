@@ -133,6 +133,8 @@ MODEL = KindModel(
     has_status=True,
     identity=identity_of("declarationId"),
     pending_states=StatusWords({REQUESTED}),
+    # The export statuses are a closed list: a word outside it is never taken as cancelled.
+    done_states=StatusWords({CANCELED}),
     rejected_states=REFUSED_STATES,
     rejected_way_out="customs refused the cancellation, so the declaration stands. Remove the "
     "document, then `customs-batch state rm {address}` to stop tracking it",

@@ -333,6 +333,12 @@ class KindModel:
     ``cancellation_requested``): plan shows the object as waiting, apply reads where it
     stands with the kind's ``refresh`` (``--wait`` follows it until decided), ``status``
     calls it pending."""
+    done_states: StatusWords | None = None
+    """Service states in which the object is done (an export cancellation: ``canceled``),
+    for a kind whose every state the API document lists. A word in none of its state lists
+    (a status the document does not give, such as ``cancellation_pending``) is then never
+    counted done: it is taken as undecided (see ``undecided``) and said to be unknown.
+    None: every state not rejected, pending or processing is done."""
     waits_after: frozenset[Operation] = frozenset()
     """Operations after which ``apply --wait`` polls until the object leaves processing (a
     departure, through ``wait``) or its pending states (a cancellation, through
@@ -463,6 +469,34 @@ class KindModel:
             return None
         ident = self.identifier(record)
         return self.ended_words.format(ident=ident, state=state, address=record.address)
+
+    def unknown_state(self, state: str | None) -> bool:
+        """Whether ``state`` is a status word the kind does not know (only a kind with
+        ``done_states`` tells): neither done, pending, processing, rejected nor ended."""
+        if self.done_states is None or state is None:
+            return False
+        return not any(
+            state in words
+            for words in (
+                self.done_states,
+                self.pending_states,
+                self.processing_states,
+                self.rejected_states,
+                self.ended_states,
+            )
+        )
+
+    def undecided(self, state: str | None) -> bool:
+        """Whether the object in ``state`` is not decided at the service as far as the tool
+        can tell: in one of its ``pending_states``, or in a state it does not know (never
+        counted done). plan shows it waiting, apply follows it, ``status`` calls it pending."""
+        return state in self.pending_states or self.unknown_state(state)
+
+    def unknown_words(self, state: str | None) -> str:
+        """What is said after a state the kind does not know (nothing after one it knows)."""
+        if not self.unknown_state(state):
+            return ""
+        return " (a status the API document does not give for it, never counted as done)"
 
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""

@@ -782,11 +782,12 @@ def _decide(
     service_state = model.service_words(record)
     if service_state in model.rejected_states:
         return _rejected(model, address, record, service_state or "", values)
-    if service_state in model.pending_states and not values:
+    if model.undecided(service_state) and not values:
+        said = f"{model.identifier(record)} is {service_state} at the service"
         return Decision(
             Action.WAITING,
             Operation.FOLLOW,
-            f"{model.identifier(record)} is {service_state} at the service: not decided yet. "
+            f"{said}{model.unknown_words(service_state)}: not decided yet. "
             "apply reads where it stands (`apply --wait` follows it until decided), as does "
             "`customs-batch refresh`",
         )

@@ -219,3 +219,47 @@ def test_refresh_exits_1_when_customs_refused(
     assert run(capsys, "refresh")[0] == 0  # without the flag: 0, as before
     entry = next(d for d in _status_json(capsys)["declarations"] if d["address"] == ADDRESS)
     assert entry["rejected"] is True
+
+
+class _Restating(httpx.BaseTransport):
+    """The emulator, but the export declaration 502 read back shows ``word`` as its status
+    (a service whose word the API document does not give)."""
+
+    def __init__(self, inner: httpx.BaseTransport, word: str) -> None:
+        self.inner, self.word = inner, word
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.method != "GET" or request.url.path != "/v1/declarations/502":
+            return response
+        body = {**json.loads(response.read()), "status": self.word}
+        return httpx.Response(response.status_code, json=body, request=request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("word", ["cancellation_pending", "CANCELLATION_REQ"])
+def test_a_status_word_the_api_does_not_give_is_never_counted_cancelled(
+    granting: Customs,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    word: str,
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    monkeypatch.setattr(
+        _connect, "local_transport", lambda env: _Restating(granting.transport(env), word)
+    )
+    unknown = "(a status the API document does not give for it, never counted as done)"
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--wait", "--wait-timeout", "0")
+    assert code == 1, out
+    assert f"FAILED   {ADDRESS}  502 still {word} {unknown} after 0 s" in out
+    assert "0 succeeded, 1 failed" in out
+    code, out, _ = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 2, out
+    assert f"* waiting        {ADDRESS}" in out
+    assert f"502 is {word} at the service {unknown}: not decided yet" in out
+    code, out, _ = run(capsys, "apply", "--auto-approve")
+    assert code == 0 and f"waiting  {ADDRESS}" in out and "0 succeeded" in out
+    entry = next(d for d in _status_json(capsys)["declarations"] if d["address"] == ADDRESS)
+    assert (entry["serviceState"], entry["pending"], entry["rejected"]) == (word, True, False)

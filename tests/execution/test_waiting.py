@@ -65,7 +65,7 @@ def _answers(*states: str | ServiceError) -> tuple[list[str], Callable[[], Refre
     return asked, read
 
 
-PENDING = frozenset({"cancellation_requested"})
+PENDING = frozenset({"cancellation_requested"}).__contains__
 
 
 def test_a_pending_object_is_read_once_without_wait_options() -> None:

@@ -62,3 +62,18 @@ def test_its_status_words_are_found_in_either_case() -> None:
     assert answer is not None and answer.outputs == {"declarationId": 501, "canceled": True}
     assert "CANCELLATION_REQUESTED" in model.pending_states
     assert "RELEASED" in model.rejected_states and "CANCELED" not in model.rejected_states
+
+
+def test_a_status_word_the_api_does_not_give_is_undecided_never_done() -> None:
+    model = model_of(KIND)
+    for word in ("cancellation_pending", "CANCELLATION_REQ", "done"):
+        assert model.unknown_state(word) and model.undecided(word), word
+        assert "never counted as done" in model.unknown_words(word)
+    assert model.undecided("cancellation_requested")
+    known: tuple[str | None, ...] = ("canceled", "CANCELED", "submitted", None)
+    for state in known:
+        assert not model.unknown_state(state) and not model.undecided(state), state
+        assert model.unknown_words(state) == ""
+    # A kind without a closed list of states knows every word it is shown.
+    departure = model_of(Kind.DEPARTURE_DECLARATION)
+    assert not departure.unknown_state("cancellation_pending")
