@@ -52,6 +52,7 @@ from customs_batch.kinds.model import (
     key_honoured_until,
     key_made_at,
     new_idempotency_key,
+    not_found_words,
 )
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
@@ -560,6 +561,10 @@ class _Run:
         message = str(without_quoted(message, clear_values(change.address.kind, change.spec)))
         failure = ServiceFailure(status, message, _body(exc))
         if previous is not None and previous.outputs:
+            if isinstance(exc, NotFoundError) and previous.status is RecordStatus.APPLIED:
+                # Sent to the recorded object, which the service says it does not hold:
+                # noted as refresh notes it, so that plan and status say so.
+                return self._not_found(change, previous.with_changes(error=failure), message)
             # An update was refused: the object is as it was, with the error noted.
             record = previous.with_changes(error=failure, updated_at=now_iso())
         else:
@@ -568,6 +573,15 @@ class _Run:
             )
         self.session.record_soon(record)
         return Outcome(change.address, NodeStatus.FAILED, change.operation, message)
+
+    def _not_found(self, change: PlannedChange, record: ResourceRecord, detail: str) -> Outcome:
+        """The service answered 404 for the recorded object: noted on its record (as
+        ``refresh`` notes it), its status and outputs kept as last known."""
+        since = record.not_found_at or now_iso()
+        self.session.record_soon(record.with_changes(not_found_at=since, updated_at=now_iso()))
+        ident = model_of(change.address.kind).identifier(record)
+        words = not_found_words(str(change.address), ident, since)
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, f"{detail}; {words}")
 
     def _restore(self, change: PlannedChange, previous: ResourceRecord | None) -> None:
         """The request was refused before the service acted on it (401/403)."""
@@ -605,8 +619,7 @@ class _Run:
                     change.address, NodeStatus.FAILED, change.operation, followed.failure
                 )
             if followed.answer is None:
-                detail = f"{ident} is no longer found at the service"
-                return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+                return self._not_found(change, record, f"{ident} is no longer found at the service")
             answer = followed.answer
             instead = model.another_object(record.spec, answer.remote_spec)
             if instead is not None:
@@ -665,6 +678,8 @@ class _Run:
         options = self.wait
         assert options is not None
         waited = wait(self.client, applied, lambda read: poll(read, options, self.stop))
+        if waited.not_found:
+            return self._not_found(change, applied, waited.detail)
         detail = waited.detail
         if waited.timed_out:
             detail = f"{detail} after {options.timeout:g} s"

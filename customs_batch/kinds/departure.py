@@ -364,6 +364,7 @@ class _Polled:
     status: str | None = PROCESSING
     errors: tuple[JSON, ...] = ()
     failure: str | None = None
+    not_found: bool = False
 
 
 def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> Waited:
@@ -375,6 +376,8 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
     answered = record.outputs.get("status")
     if answered is not None and not same_status(answered, PROCESSING):  # an arrival's parties
         return Waited(str(answered), (), True, f"declaration {declaration_id} is {answered}")
+    from customs_batch.client import NotFoundError
+
     last = _Polled()
 
     def read() -> bool:
@@ -382,6 +385,7 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
             detail = client.get_transit(declaration_id)
         except ServiceError as exc:
             last.failure = f"could not poll declaration {declaration_id}: {exc.message}"
+            last.not_found = isinstance(exc, NotFoundError)
             return True
         last.status = detail.raw.get("status")
         last.errors = tuple(detail.raw.get("errors") or ())
@@ -390,6 +394,8 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
     ended = poll(read)
     status, errors = last.status, last.errors
     if last.failure is not None:
+        if last.not_found:
+            return Waited(status, errors, False, last.failure, not_found=True)
         ok, detail = False, last.failure
     elif ended == TIMED_OUT:  # the executor adds how long it waited
         ok, detail = False, f"declaration {declaration_id} still processing"

@@ -247,6 +247,9 @@ class Waited:
     outputs: Mapping[str, Scalar] | None = None
     timed_out: bool = False
     """The time of ``--wait`` ran out first (the executor says how long it waited)."""
+    not_found: bool = False
+    """The service answered that it holds no such object (404): the executor notes it on
+    the record, as ``refresh`` does (``not_found_at``)."""
 
 
 @dataclass(frozen=True)
@@ -599,7 +602,7 @@ def not_found_words(address: str, ident: Scalar, since: str, instead: str | None
             "environment, then `customs-batch refresh` reads it again"
         )
     return (
-        f"{named} was not found at the service by `customs-batch refresh` (since {since}): "
+        f"{named} was not found at the service (since {since}): "
         f"if it is gone for good (a sandbox reset, an object deleted), `customs-batch state "
         f"rm --gone {address}` removes its record, and the next apply sends it again; if "
         "the service should still hold it, check the environment, then `customs-batch "

@@ -263,3 +263,32 @@ def test_a_status_word_the_api_does_not_give_is_never_counted_cancelled(
     assert code == 0 and f"waiting  {ADDRESS}" in out and "0 succeeded" in out
     entry = next(d for d in _status_json(capsys)["declarations"] if d["address"] == ADDRESS)
     assert (entry["serviceState"], entry["pending"], entry["rejected"]) == (word, True, False)
+
+
+class _Gone(httpx.BaseTransport):
+    """The emulator, but the export declaration 502 is answered 404 when read."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path == "/v1/declarations/502":
+            said = {"statusCode": 404, "message": "declaration 502 not found"}
+            return httpx.Response(404, json=said, request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_pending_cancellation_whose_declaration_is_gone_is_noted_not_found(
+    granting: Customs, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    monkeypatch.setattr(_connect, "local_transport", lambda env: _Gone(granting.transport(env)))
+    code, out, _ = run(capsys, "apply", "--auto-approve")
+    assert code == 1, out
+    assert "502 is no longer found at the service; 502 was not found at the service" in out
+    code, out, _ = run(capsys, "plan", "--detailed-exitcode")
+    assert code == 1 and f"? needs decision {ADDRESS}" in out, out
+    assert f"{ADDRESS}  502  not-found" in run(capsys, "status")[1]

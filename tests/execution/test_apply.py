@@ -7,7 +7,8 @@ import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -27,6 +28,7 @@ from customs_batch.execution.waiting import WaitOptions
 from customs_batch.kinds import Kind
 from customs_batch.kinds.model import new_idempotency_key
 from customs_batch.planning import Action, plan_changes
+from customs_batch.planning.diff import following_processing
 from customs_batch.planning.model import Plan
 from customs_batch.sandbox.faults import parse_faults
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
@@ -636,3 +638,72 @@ def test_every_intent_is_on_disk_before_its_request_leaves(
     assert report.ok, report.outcomes
     assert len(check.on_disk_when_sent) == 12
     assert all(check.on_disk_when_sent.values()), check.on_disk_when_sent
+
+
+class _Answering(httpx.BaseTransport):
+    """The emulator, but every request to a path with the segment ``ident`` is answered
+    ``status`` (the service no longer holds that object)."""
+
+    def __init__(self, service: httpx.BaseTransport, ident: str, status: int) -> None:
+        self.service, self.ident, self.status = service, ident, status
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.ident not in request.url.path.split("/"):
+            return self.service.handle_request(request)
+        said = {"statusCode": self.status, "message": "transit declaration not found"}
+        return httpx.Response(self.status, json=said, request=request)
+
+
+def _answering(emulator: Emulator, ident: str, status: int) -> Emulator:
+    """``emulator`` as seen through :class:`_Answering` (the caller closes the client)."""
+    client = CustomsClient(
+        Sender(
+            "http://sandbox.test",
+            "sandbox-key",
+            transport=_Answering(emulator.transport, ident, status),
+            retry_policy=NO_RETRIES,
+        )
+    )
+    return cast(Emulator, SimpleNamespace(client=client))
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_a_404_for_a_recorded_declaration_is_noted_as_refresh_notes_it(
+    tmp_path: Path, emulator: Emulator, wait: bool
+) -> None:
+    # --wait polls the declaration, an update PATCHes its parties: either told 404, the
+    # record says so, and plan asks for a decision instead of "no changes" or the update.
+    backend = LocalBackend(tmp_path)
+    departure_doc = doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)
+    assert _apply(backend, [departure_doc], emulator).ok
+    before = backend.read().resources["DepartureDeclaration/d"]
+    ident = before.outputs["declarationId"]
+    gone = _answering(emulator, str(ident), 404)
+    if wait:
+        docs = [departure_doc]
+        options: dict[str, Any] = {"wait": WaitOptions(timeout=5, interval=0.01)}
+    else:
+        spec = {**departure(), "Consignee": {**departure()["Consignee"], "city": "Antwerp"}}
+        docs = [doc(Kind.DEPARTURE_DECLARATION, "d", spec, 0)]
+        options = {}
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(docs, session.state)
+            if wait:  # as apply --wait plans it: the declaration still processing is followed
+                plan = following_processing(plan, session.state)
+            assert plan.changes[0].action is not Action.NO_CHANGE
+            report = apply_plan(
+                plan, session, gone.client, parallelism=1, stop=threading.Event(), **options
+            )
+    finally:
+        gone.client.close()
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert f"{ident} was not found at the service (since" in outcome.detail
+    assert "state rm --gone DepartureDeclaration/d" in outcome.detail
+    record = backend.read().resources["DepartureDeclaration/d"]
+    assert record.not_found_at is not None and record.status is RecordStatus.APPLIED
+    assert (record.outputs, record.remote_status) == (before.outputs, before.remote_status)
+    (planned,) = plan_changes(docs, backend.read()).changes
+    assert planned.action is Action.NEEDS_DECISION
+    assert "was not found at the service" in planned.reason
