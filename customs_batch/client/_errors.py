@@ -6,7 +6,7 @@ Exception tree (all under ``customs_batch.errors.ServiceError``)::
     ├── ServiceResponseError     the service answered with an error status
     │   ├── AuthenticationError  401: the key is invalid or expired
     │   ├── PermissionDeniedError 403: no permission, or the account is not active
-    │   ├── NotFoundError        404: no such resource, or not yours
+    │   ├── NotFoundError        404: no such resource, or not yours; 410: gone
     │   ├── RateLimitedError     429: over the rate limit; carries Retry-After
     │   ├── RequestRefusedError  any other 4xx: the service's message says why
     │   └── ServerError          5xx: the service failed
@@ -68,7 +68,8 @@ class PermissionDeniedError(ServiceResponseError):
 
 
 class NotFoundError(ServiceResponseError):
-    """404: the resource does not exist or is not accessible with this key."""
+    """404: the resource does not exist or is not accessible with this key; or 410 Gone:
+    the service says it no longer holds it (taken alike: the object is not there)."""
 
 
 class RateLimitedError(ServiceResponseError):
@@ -207,6 +208,13 @@ def error_for_status(
     if status == 404:
         return NotFoundError(
             f"not found ({where}): {said}; check the ID and that it belongs to your company",
+            status=status,
+            body=body,
+            operation=operation,
+        )
+    if status == 410:
+        return NotFoundError(
+            f"gone ({where}): {said}; the service no longer holds it",
             status=status,
             body=body,
             operation=operation,

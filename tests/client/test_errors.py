@@ -20,6 +20,7 @@ from customs_batch.errors import ServiceError
         (401, AuthenticationError, "key"),
         (403, PermissionDeniedError, "activated"),
         (404, NotFoundError, "check the ID"),
+        (410, NotFoundError, "the service no longer holds it"),  # Gone: not there either
         (409, RequestRefusedError, "refused"),
         (429, RateLimitedError, "retry after 3 s"),
         (503, ServerError, "failed"),

@@ -23,6 +23,7 @@ from customs_batch.client import (
 )
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
+from customs_batch.execution.reconcile import refresh
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.kinds import Kind
@@ -707,3 +708,29 @@ def test_a_404_for_a_recorded_declaration_is_noted_as_refresh_notes_it(
     (planned,) = plan_changes(docs, backend.read()).changes
     assert planned.action is Action.NEEDS_DECISION
     assert "was not found at the service" in planned.reason
+
+
+def test_refresh_takes_a_410_as_gone_for_that_object_and_reads_the_others(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # One 410 Gone stopped the whole refresh (exit 3, "fix the request"), recording nothing
+    # of the others: it is the service saying it no longer holds that object, as a 404.
+    backend = LocalBackend(tmp_path)
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "one", departure("C-1"), 0),
+        doc(Kind.DEPARTURE_DECLARATION, "two", departure("C-2"), 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    ident = backend.read().resources["DepartureDeclaration/one"].outputs["declarationId"]
+    gone = _answering(emulator, str(ident), 410)
+    try:
+        with backend.open("refresh") as session:
+            drifts = refresh(session, gone.client)
+    finally:
+        gone.client.close()
+    said = {drift.address: drift for drift in drifts}
+    assert said["DepartureDeclaration/one"].missing
+    assert "status processing -> ready" in said["DepartureDeclaration/two"].message
+    records = backend.read().resources
+    assert records["DepartureDeclaration/one"].not_found_at is not None
+    assert records["DepartureDeclaration/two"].remote_status == "ready"
