@@ -1,7 +1,13 @@
-"""HawbDeactivation: a house air waybill deactivated by DELETE (safe to repeat)."""
+"""HawbDeactivation: a house air waybill deactivated by DELETE (safe to repeat).
+
+The HAWB list read with ``includeInactive=true`` holds deactivated HAWBs too: ``refresh``
+reads each recorded one there, a listing per shipment. Its state is the HAWB's ``isActive``
+(``inactive``, as deactivated; ``active`` again: the deactivation no longer stands, and plan
+sends it again); a HAWB the list no longer holds is noted not found, as any object."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from customs_batch.errors import CustomsBatchError
@@ -14,14 +20,17 @@ from customs_batch.kinds.model import (
     Found,
     KindModel,
     Outputs,
+    Refreshed,
     Request,
     identity_of,
     outputs_of,
     repeat_unknown,
 )
+from customs_batch.vocabulary import StatusWords
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
+    from customs_batch.state.model import ResourceRecord
 
 OUTPUT_TYPES = {"hawbId": "string", "shipmentId": "string", "isActive": "boolean"}
 """What its outcome records (the fields ``${ref:HawbDeactivation/name.field}`` may name), and
@@ -70,6 +79,55 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+ACTIVE = "active"
+INACTIVE = "inactive"
+"""The deactivation's state at the service: its HAWB's ``isActive``, in words."""
+
+
+def _state(active: object) -> str | None:
+    return ACTIVE if active is True else INACTIVE if active is False else None
+
+
+def _refresh(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    """Each recorded HAWB as the list of its shipment holds it, inactive ones included (one
+    listing per shipment); None for one the list no longer holds."""
+    from customs_batch.client import NotFoundError
+
+    by_shipment: dict[str, list[tuple[ResourceRecord, str]]] = {}
+    for record in records:
+        spec = spec_of(record.spec)
+        hawb_id = record.outputs.get("hawbId") or spec.get("hawbId")
+        shipment = record.outputs.get("shipmentId") or spec.get("shipmentId")
+        if isinstance(hawb_id, str) and hawb_id and isinstance(shipment, str) and shipment:
+            by_shipment.setdefault(shipment, []).append((record, hawb_id))
+    found: dict[str, Refreshed | None] = {}
+    for shipment, wanted in by_shipment.items():
+        ids = {hawb_id for _, hawb_id in wanted}
+        held: dict[str, Outputs] = {}
+        try:
+            for hawb in client.iter_hawbs(shipment, include_inactive=True):
+                listed = hawb.raw.get("hawbId")
+                if isinstance(listed, str) and listed in ids:
+                    held[listed] = outputs_of(OUTPUTS, hawb)
+        except NotFoundError:  # the shipment itself is gone: so are its HAWBs
+            held = {}
+        for record, hawb_id in wanted:
+            outputs = held.get(hawb_id)
+            found[record.address] = (
+                None
+                if outputs is None
+                else Refreshed(service_state=_state(outputs.get("isActive")), outputs=outputs)
+            )
+    return found
+
+
+def service_words(record: ResourceRecord) -> str | None:
+    """The deactivation's state: as refreshed, else from the answer's ``isActive``."""
+    return _state(record.outputs.get("isActive")) or record.remote_status
+
+
 EXAMPLE = Example(
     "hawb-deactivation",
     """\
@@ -97,6 +155,12 @@ MODEL = KindModel(
     send={Operation.DEACTIVATE_HAWB: _deactivate},
     after_unknown=repeat_unknown(Operation.DEACTIVATE_HAWB, None),
     read_back=_read_back,
+    refresh=_refresh,
+    service_words=service_words,
+    # Active again (not through this API, which cannot reactivate one): the deactivation
+    # no longer stands; plan sends it again, and `state rm --gone` may remove its record.
+    undone_states=StatusWords({ACTIVE}),
+    ended_states=StatusWords({ACTIVE}),
     identity=identity_of("shipmentId", "hawbId"),
     immutable="a HAWB deactivation cannot be changed once done (changed: {fields}): the API "
     "cannot reactivate a HAWB. Revert the change",

@@ -326,6 +326,10 @@ class KindModel:
     holds for a decision whatever its document changes: nothing can be sent to it (a
     departure customs cancelled). None: its ended states are not for plan to hold (a party
     update's, which follows its declaration)."""
+    undone_states: StatusWords = NO_STATUS_WORDS
+    """Service states in which what the object's creation did has been undone at the
+    service (a HAWB active again after its deactivation, as ``refresh`` read it): plan sends
+    the creation again, so it must be safe to repeat."""
     rejected_way_out: str = (
         "Correct the document (it is then submitted again, replacing it), or "
         "`customs-batch state rm {address}` to stop tracking it"

@@ -791,6 +791,13 @@ def _decide(
             "apply reads where it stands (`apply --wait` follows it until decided), as does "
             "`customs-batch refresh`",
         )
+    if service_state in model.undone_states and not values:
+        return Decision(
+            Action.CREATE,
+            model.create,
+            f"{model.identifier(record)} is {service_state} at the service again (as last "
+            "read): what was done is undone there, so it is sent again",
+        )
     if not values:
         return _UNCHANGED
     return _decide_change(model, address, record, values)

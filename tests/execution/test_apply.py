@@ -30,7 +30,7 @@ from customs_batch.kinds import Kind
 from customs_batch.kinds.model import new_idempotency_key
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.diff import following_processing
-from customs_batch.planning.model import Plan
+from customs_batch.planning.model import Operation, Plan
 from customs_batch.sandbox.faults import parse_faults
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 
@@ -734,3 +734,69 @@ def test_refresh_takes_a_410_as_gone_for_that_object_and_reads_the_others(
     records = backend.read().resources
     assert records["DepartureDeclaration/one"].not_found_at is not None
     assert records["DepartureDeclaration/two"].remote_status == "ready"
+
+
+class _Reactivated(httpx.BaseTransport):
+    """The emulator, but its HAWB lists show every HAWB active again (which this API
+    cannot do: another system did it)."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.service.handle_request(request)
+        if request.method != "GET" or not request.url.path.endswith("/hawbs"):
+            return response
+        body = json.loads(response.read())
+        for hawb in body["data"]:
+            hawb["isActive"] = True
+        return httpx.Response(response.status_code, json=body, request=request)
+
+
+def test_refresh_reads_hawb_deactivations_back_and_plan_redoes_one_undone(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    docs = [doc(Kind.HAWB_DEACTIVATION, "h3", {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a3"}, 0)]
+    assert _apply(backend, docs, emulator).ok
+    with backend.open("refresh") as session:
+        assert refresh(session, emulator.client) == []  # read back, inactive: no change
+    assert backend.read().resources["HawbDeactivation/h3"].remote_status == "inactive"
+
+    client = CustomsClient(
+        Sender(
+            "http://sandbox.test",
+            "sandbox-key",
+            transport=_Reactivated(emulator.transport),
+            retry_policy=NO_RETRIES,
+        )
+    )
+    try:
+        with backend.open("refresh") as session:
+            drifts = refresh(session, client)
+    finally:
+        client.close()
+    assert [(d.address, d.message) for d in drifts] == [
+        ("HawbDeactivation/h3", "status inactive -> active")
+    ]
+    (planned,) = plan_changes(docs, backend.read()).changes
+    assert (planned.action, planned.operation) == (Action.CREATE, Operation.DEACTIVATE_HAWB)
+    assert "hawb_a3 is active at the service again" in planned.reason
+    assert _apply(backend, docs, emulator).ok  # deactivated again
+    assert backend.read().resources["HawbDeactivation/h3"].outputs["isActive"] is False
+    assert plan_changes(docs, backend.read()).changes[0].action is Action.NO_CHANGE
+
+    client = CustomsClient(  # the shipment is gone, and its HAWBs with it
+        Sender(
+            "http://sandbox.test",
+            "sandbox-key",
+            transport=_Answering(emulator.transport, "shp_7Hk2Lm", 404),
+            retry_policy=NO_RETRIES,
+        )
+    )
+    try:
+        with backend.open("refresh") as session:
+            (drift,) = refresh(session, client)
+    finally:
+        client.close()
+    assert drift.missing and backend.read().resources["HawbDeactivation/h3"].not_found_at
