@@ -62,3 +62,15 @@ def compact_by_value(value: JSON) -> str:
     if _INTEGRAL_FLOAT.search(text) is None:
         return text
     return json.dumps(by_value(value), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def entries_of(value: JSON) -> tuple[JSON, ...]:
+    """The entries of a list the service answers whose entries' shape the API document does
+    not show (a declaration's ``errors``): a list's entries; nothing for an absent, null or
+    empty value; any other value (a text, an object) one entry, whole, never split into its
+    characters or keys."""
+    if value is None or value == "" or value == {}:
+        return ()
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    return (value,)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Self
 
-from customs_batch.jsontypes import JSON, JSONObject
+from customs_batch.jsontypes import JSON, JSONObject, entries_of
 
 
 def _str(raw: JSONObject, key: str) -> str | None:
@@ -113,7 +113,7 @@ class ExportDeclaration(DeclarationListEntry):
             "items": tuple(i for i in items if isinstance(i, dict))
             if isinstance(items, list)
             else (),
-            "errors": tuple(errors) if isinstance(errors, list) else (),
+            "errors": entries_of(errors),
         }
 
 
@@ -170,7 +170,7 @@ class TransitDeclarationDetail(TransitDeclaration):
             **super()._fields(raw),
             "procedure_type": _str(raw, "procedureType"),
             "total_weight": _float(raw, "totalWeight"),
-            "errors": tuple(errors) if isinstance(errors, list) else (),
+            "errors": entries_of(errors),
         }
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import ServiceError
-from customs_batch.jsontypes import JSON, JSONObject
+from customs_batch.jsontypes import JSON, JSONObject, entries_of
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import (
@@ -333,7 +333,7 @@ def read_transit(
         remote_spec={k: detail.raw[k] for k in COMPARED if detail.raw.get(k) is not None},
         unread="the detail of a transit declaration gives back only " + ", ".join(COMPARED),
         service_state=detail.raw.get("status"),
-        errors=tuple(detail.raw.get("errors") or ()),
+        errors=entries_of(detail.raw.get("errors")),
     )
 
 
@@ -349,7 +349,7 @@ def refresh_transit(
         status = detail.raw.get("status")
         return Refreshed(
             service_state=status,
-            errors=tuple(detail.raw.get("errors") or ()),
+            errors=entries_of(detail.raw.get("errors")),
             outputs={**record.outputs, "status": status},
             remote_spec={k: detail.raw[k] for k in COMPARED if detail.raw.get(k) is not None},
         )
@@ -388,7 +388,7 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
             last.not_found = isinstance(exc, NotFoundError)
             return True
         last.status = detail.raw.get("status")
-        last.errors = tuple(detail.raw.get("errors") or ())
+        last.errors = entries_of(detail.raw.get("errors"))
         return not same_status(last.status, PROCESSING)
 
     ended = poll(read)

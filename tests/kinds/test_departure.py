@@ -6,6 +6,8 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
+
 from customs_batch.client import CustomsClient
 from customs_batch.errors import ServiceError
 from customs_batch.kinds import Kind
@@ -178,3 +180,35 @@ def test_another_declaration_at_its_id_is_told_by_what_cannot_change() -> None:
     assert model.another_object(SPEC, {**held, "Consignee": {"name": "B"}}) is None
     other = model.another_object(SPEC, {**held, "totalWeight": 800, "procedureType": "D2"})
     assert other == "totalWeight 800 there, 10.0 recorded"
+
+
+class _Answering:
+    """A client whose declaration answers ``invalid`` with ``errors`` as given."""
+
+    def __init__(self, errors: object) -> None:
+        self.errors = errors
+
+    def get_transit(self, declaration_id: int) -> SimpleNamespace:
+        return SimpleNamespace(raw={"status": "invalid", "errors": self.errors})
+
+
+@pytest.mark.parametrize(
+    ("errors", "kept", "said"),
+    [
+        ("just a string", ("just a string",), "just a string"),  # not one per character
+        ({"code": "X", "message": "m"}, ({"code": "X", "message": "m"},), "X m"),  # not its keys
+        (None, (), "no errors given"),
+        ([], (), "no errors given"),
+        (["a", {"code": "B"}], ("a", {"code": "B"}), "a; B"),
+    ],
+)
+def test_errors_of_a_shape_the_api_document_does_not_show_are_kept_whole(
+    errors: object, kept: tuple[object, ...], said: str
+) -> None:
+    model = model_of(KIND)
+    waited = _wait(cast(_Transit, _Answering(errors)), _submitted(), _polled(5))
+    assert (waited.errors, waited.detail) == (kept, f"declaration 7 is invalid: {said}")
+    assert model.refresh is not None
+    found = model.refresh(cast(CustomsClient, _Answering(errors)), [_submitted()])
+    answer = found["DepartureDeclaration/dep"]
+    assert answer is not None and answer.errors == kept
