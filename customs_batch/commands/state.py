@@ -95,11 +95,13 @@ def forget_records(
     if not gone:
         with options.backend().open("state rm", lock_timeout=options.lock_timeout) as session:
             for address in addresses:
-                edits.check_forgettable(session, str(address), gone=gone)
+                edits.check_forgettable(
+                    session, str(address), gone=gone, confirmable=_confirmable(address)
+                )
             return [
                 replace(
                     edits.forget(session, str(address), gone=gone),
-                    confirmable=model_of(address.kind).refresh is not None,
+                    confirmable=_confirmable(address),
                 )
                 for address in addresses
             ]
@@ -122,6 +124,12 @@ def forget_records(
         ]
 
 
+def _confirmable(address: Address) -> bool:
+    """Whether the API reads ``address``'s kind back, so that ``state rm --gone`` can ask
+    whether its object still exists (a movement's cannot be)."""
+    return model_of(address.kind).refresh is not None
+
+
 def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
     """``state restore``: a tombstone tracked again."""
     with options.backend().open("state restore", lock_timeout=options.lock_timeout) as session:
@@ -138,7 +146,7 @@ def forget_attempt(options: StateOptions, address: Address) -> None:
     """``state forget``: an attempt whose outcome is unknown, found not to have created
     anything, is taken back so the next apply sends it again."""
     with options.backend().open("state forget", lock_timeout=options.lock_timeout) as session:
-        edits.forget_attempt(session, str(address))
+        edits.forget_attempt(session, str(address), confirmable=_confirmable(address))
 
 
 def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None = None) -> str:

@@ -35,14 +35,25 @@ def _record(session: StateSession, address: str) -> ResourceRecord:
     return record
 
 
-def check_forgettable(session: StateSession, address: str, *, gone: bool) -> None:
-    """Refuse what ``state rm`` cannot do, before anything is written."""
+_STAYS = (
+    "it stays forgotten for good: the API cannot read it back, so nothing can confirm it "
+    "gone (`customs-batch state restore {address}` tracks it again)"
+)
+
+
+def check_forgettable(
+    session: StateSession, address: str, *, gone: bool, confirmable: bool = True
+) -> None:
+    """Refuse what ``state rm`` cannot do, before anything is written (``confirmable``:
+    whether the API reads the record's kind back, so that ``--gone`` can be asked)."""
     record = _record(session, address)
     if record.status is RecordStatus.FORGOTTEN and not gone:
         raise StateError(
             f"{address} is already forgotten (a tombstone keeps its identity)",
             hint=f"`customs-batch state rm --gone {address}` once it no longer exists at the "
-            "service, so that the same declaration may be submitted again",
+            "service, so that the same declaration may be submitted again"
+            if confirmable
+            else _STAYS.format(address=address),
         )
 
 
@@ -60,9 +71,10 @@ def forget(session: StateSession, address: str, *, gone: bool) -> Forgotten:
     return Forgotten(address, tombstone=True)
 
 
-def forget_attempt(session: StateSession, address: str) -> None:
+def forget_attempt(session: StateSession, address: str, *, confirmable: bool = True) -> None:
     """Take back an attempt whose outcome is unknown (found not to have created anything),
-    so that the next apply sends it again. Refused for what was applied or forgotten."""
+    so that the next apply sends it again. Refused for what was applied or forgotten
+    (``confirmable``: as for :func:`check_forgettable`)."""
     record = _record(session, address)
     if record.status is RecordStatus.APPLIED:
         raise StateError(
@@ -72,7 +84,9 @@ def forget_attempt(session: StateSession, address: str) -> None:
     if record.status is RecordStatus.FORGOTTEN:
         raise StateError(
             f"{address} was forgotten by `customs-batch state rm`: it exists at the service",
-            hint=f"`customs-batch state rm --gone {address}` once it no longer does",
+            hint=f"`customs-batch state rm --gone {address}` once it no longer does"
+            if confirmable
+            else _STAYS.format(address=address),
         )
     session.forget(address)
 

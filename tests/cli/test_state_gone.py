@@ -153,3 +153,18 @@ def test_the_recipe_the_refusal_of_an_edited_departure_gives_submits_the_correct
     assert record.status is RecordStatus.APPLIED
     assert record.outputs["declarationId"] != first
     assert record.spec["totalWeight"] == 140
+
+
+def test_a_forgotten_movement_s_refusals_name_no_recipe_that_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `state rm` twice, or `state forget`, of a forgotten movement pointed at `state rm
+    # --gone`, which refuses a movement (the API cannot read it back).
+    _applied(project, capsys, MOVEMENT)
+    assert run(capsys, "state", "rm", MOVEMENT)[0] == 0
+    for argv in (("state", "rm", MOVEMENT), ("state", "forget", MOVEMENT)):
+        code, out, err = run(capsys, *argv)
+        said = " ".join(err.split())
+        assert code == 3, out + err
+        assert "--gone" not in said and "stays forgotten for good" in said, said
+        assert f"state restore {MOVEMENT}" in said
