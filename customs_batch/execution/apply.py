@@ -273,7 +273,10 @@ class _Run:
             limiter.unreserve()  # when no request took the slot (the record failed)
         self._answered(entry, change, key, exchanges, outputs=outputs)
         applied = intent.with_changes(
-            status=RecordStatus.APPLIED, outputs=outputs, updated_at=now_iso()
+            status=RecordStatus.APPLIED,
+            outputs=outputs,
+            spec=model_of(change.address.kind).as_answered(intent.spec, outputs),
+            updated_at=now_iso(),
         )
         try:
             return self._record_answer(change, applied, outputs)

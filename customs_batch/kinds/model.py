@@ -535,6 +535,23 @@ class KindModel:
         ``state list`` and the results name it."""
         return self.after_unknown(UnknownOutcome(address, record, (), now))
 
+    def as_answered(self, spec: Mapping[str, JSON], outputs: Mapping[str, JSON]) -> JSONObject:
+        """``spec`` with the fields an answer gives back (a template group's name) as the
+        service holds them, where they differ: another client changed one since, and a
+        PATCH writes only the fields it names. Recorded so, the next plan shows the field
+        as a change to send back, where the manifests' value would have hidden it. A field
+        of the kind's identity is left as sent (another value there is another object,
+        which ``refresh`` tells)."""
+        held = {
+            name: outputs[name]
+            for name in self.mutable
+            if name in outputs and name in spec and outputs[name] != spec[name]
+        }
+        if self.identity is not None:
+            mine = self.identity(spec)
+            held = {k: v for k, v in held.items() if self.identity({**spec, k: v}) == mine}
+        return {**spec, **held}
+
     def another_object(self, spec: Mapping[str, JSON], held: Mapping[str, JSON]) -> str | None:
         """How ``held``, the document's fields as the service holds them at a recorded ID,
         shows another object than the one ``spec`` recorded: a field no call can change,

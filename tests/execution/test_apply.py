@@ -800,3 +800,32 @@ def test_refresh_reads_hawb_deactivations_back_and_plan_redoes_one_undone(
     finally:
         client.close()
     assert drift.missing and backend.read().resources["HawbDeactivation/h3"].not_found_at
+
+
+def test_a_field_the_answer_gives_another_value_is_recorded_as_the_service_holds_it(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: another client renamed the group; an update of isDefault
+    # (a PATCH writes only the fields it names) was answered with the other name, yet the
+    # record kept the manifests' name and the next plan said "No changes".
+    backend = LocalBackend(tmp_path)
+    group = doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "isDefault": False}, 0)
+    assert _apply(backend, [group], emulator).ok
+    ident = backend.read().resources["TemplateGroup/g"].outputs["id"]
+    renamed = emulator.http.patch(
+        f"/v1/declaration-templates/groups/{ident}", json={"name": "Renamed by other"}
+    )
+    assert renamed.status_code == 200, renamed.text
+    edited = doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "isDefault": True}, 0)
+    assert _apply(backend, [edited], emulator).ok
+    record = backend.read().resources["TemplateGroup/g"]
+    assert record.spec["name"] == "Renamed by other" and record.spec["isDefault"] is True
+    [change] = plan_changes([edited], backend.read()).changes
+    assert change.action is Action.UPDATE
+    assert [(v.path, v.old, v.new) for v in change.values] == [
+        ("name", "Renamed by other", GROUP["name"])
+    ]
+    assert _apply(backend, [edited], emulator).ok
+    groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert [g["name"] for g in groups if g["id"] == ident] == [GROUP["name"]]
+    assert plan_changes([edited], backend.read()).changes[0].action is Action.NO_CHANGE
