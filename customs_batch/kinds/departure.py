@@ -240,7 +240,13 @@ def _submit(client: CustomsClient, request: Request) -> Outputs:
 
 
 def _update_parties(client: CustomsClient, request: Request) -> Outputs:
-    body = {k: v for k, v in spec_of(request.spec).items() if k in PARTY_FIELDS}
+    """The parties that changed, each whole (what the plan shows it sends); all of the
+    document's when the plan names none (an update repeated after an unknown outcome).
+    A party left as it was is not sent: another client's change to it is not overwritten
+    without a word."""
+    parties = {k: v for k, v in spec_of(request.spec).items() if k in PARTY_FIELDS}
+    changed = {k: v for k, v in parties.items() if k in request.changed}
+    body = changed or parties
     answer = client.update_departure_parties(int(request.outputs["declarationId"]), body)
     return outputs_of(OUTPUTS, answer, request.outputs)
 

@@ -829,3 +829,37 @@ def test_a_field_the_answer_gives_another_value_is_recorded_as_the_service_holds
     groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
     assert [g["name"] for g in groups if g["id"] == ident] == [GROUP["name"]]
     assert plan_changes([edited], backend.read()).changes[0].action is Action.NO_CHANGE
+
+
+class _Recording(httpx.BaseTransport):
+    """The emulator, with the body of each PATCH sent to it kept."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+        self.patched: list[dict[str, Any]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "PATCH":
+            self.patched.append(json.loads(request.read()))
+        return self.service.handle_request(request)
+
+
+def test_an_update_of_a_departure_sends_only_the_parties_that_changed(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: the plan showed Consignee.city changing, and the PATCH
+    # sent every party of the document, putting back a Consignor another client had
+    # changed since, without a word.
+    backend = LocalBackend(tmp_path)
+    sent = departure()
+    assert _apply(backend, [doc(Kind.DEPARTURE_DECLARATION, "d", sent, 0)], emulator).ok
+    consignee = {**sent["Consignee"], "city": "Bremen"}
+    edited = doc(Kind.DEPARTURE_DECLARATION, "d", {**sent, "Consignee": consignee}, 0)
+    recording = _Recording(emulator.transport)
+    client = CustomsClient(Sender("http://sandbox.test", "sandbox-key", transport=recording))
+    with client, backend.open("apply") as session:
+        plan = plan_changes([edited], session.state)
+        assert [v.path for v in plan.changes[0].values] == ["Consignee.city"]
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    assert report.ok, report.outcomes
+    assert recording.patched == [{"Consignee": consignee}]
