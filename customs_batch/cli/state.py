@@ -161,7 +161,7 @@ def show(address: str, env_name: str | None, allow_empty_state: bool) -> int:
     help="The objects no longer exist at the service (cancelled, or never accepted): "
     "remove their records and tombstones for good, so the same declarations may be "
     "submitted again. The service is asked first; one it still holds is refused, and so "
-    "is a movement or HAWB deactivation (the API cannot read one back to check).",
+    "is a movement (the API cannot read one back to check).",
 )
 @env_option
 @lock_timeout_option

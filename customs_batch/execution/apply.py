@@ -241,8 +241,13 @@ class _Run:
         if not limiter.reserve(self.stop):
             raise _Stopped
         try:
+            # A planned re-send counts from its first request (its record's time too); a
+            # key made now counts from now, whatever an older record of the address says.
             honoured_until = key_honoured_until(
-                key, previous.updated_at if previous is not None else ""
+                key,
+                previous.updated_at
+                if previous is not None and change.idempotency_key is not None
+                else "",
             )
             now = datetime.now(UTC)
             if change.idempotency_key is not None and (

@@ -381,7 +381,11 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
     declaration_id = int(str(record.outputs["declarationId"]))
     answered = record.outputs.get("status")
     if answered is not None and not same_status(answered, PROCESSING):  # an arrival's parties
-        return Waited(str(answered), (), True, f"declaration {declaration_id} is {answered}")
+        # A rejection the answer already gives fails the change, as a polled one does.
+        rejected = answered in FAILED_TRANSIT_STATUSES
+        return Waited(
+            str(answered), (), not rejected, f"declaration {declaration_id} is {answered}"
+        )
     from customs_batch.client import NotFoundError
 
     last = _Polled()

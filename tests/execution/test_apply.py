@@ -863,3 +863,50 @@ def test_an_update_of_a_departure_sends_only_the_parties_that_changed(
         report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
     assert report.ok, report.outcomes
     assert recording.patched == [{"Consignee": consignee}]
+
+
+class _RateLimitedOnce:
+    """The first request is answered 429 (Retry-After: 1), the next one created."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    def __call__(self, _request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        if self.requests == 1:
+            said = {"statusCode": 429, "message": "Too Many Requests"}
+            return httpx.Response(429, json=said, headers={"Retry-After": "1"})
+        created = {"movementId": "mov_1", "hawbId": "hawb_a1", "shipmentId": "shp_7Hk2Lm"}
+        return httpx.Response(201, json=created)
+
+
+def test_a_key_made_now_is_retried_whatever_the_time_of_an_older_record(tmp_path: Path) -> None:
+    # Found in review: a movement refused three days ago, corrected, is created under a new
+    # key; its 24 hours were counted from the old record's time, already past, and a 429
+    # asking to wait one second was not waited out.
+    backend = LocalBackend(tmp_path)
+    old = (datetime.now(UTC) - timedelta(days=3)).isoformat(timespec="milliseconds")
+    refused = movement("m", 0)
+    with backend.open("test") as session:
+        session.record(
+            ResourceRecord(
+                "Movement/m", RecordStatus.FAILED, "create", dict(refused.spec), updated_at=old
+            )
+        )
+    clock = FakeClock()
+    service = _RateLimitedOnce()
+    sender = Sender(
+        "http://sandbox.test",
+        "sandbox-key",
+        transport=httpx.MockTransport(service),
+        rate_limiter=RateLimiter(RateLimit.parse("off"), clock=clock, sleep=clock.sleep),
+        sleep=clock.sleep,
+        clock=clock,
+    )
+    corrected = doc(Kind.MOVEMENT, "m", {**refused.spec, "quantity": 2}, 0)
+    with CustomsClient(sender) as client, backend.open("apply") as session:
+        plan = plan_changes([corrected], session.state)
+        assert plan.changes[0].idempotency_key is None  # a new key, made at apply
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    [outcome] = report.outcomes
+    assert service.requests == 2 and outcome.status is NodeStatus.SUCCEEDED, outcome.detail

@@ -212,3 +212,13 @@ def test_errors_of_a_shape_the_api_document_does_not_show_are_kept_whole(
     found = model.refresh(cast(CustomsClient, _Answering(errors)), [_submitted()])
     answer = found["DepartureDeclaration/dep"]
     assert answer is not None and answer.errors == kept
+
+
+@pytest.mark.parametrize("answered", ["invalid", "INVALID", "error"])
+def test_a_rejection_the_answer_already_gives_fails_the_wait(answered: str) -> None:
+    # Found in review: an answer already holding a state other than processing was taken
+    # as done without a read, a rejection included (apply --wait exited 0).
+    client = _Transit()
+    waited = _wait(client, _submitted(status=answered), _polled(5))
+    assert not waited.ok and waited.status == answered, waited
+    assert client.polled == []
