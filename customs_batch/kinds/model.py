@@ -384,6 +384,13 @@ class KindModel:
     twice. For a kind with a ``lane``, the planner adds the document's place among the
     documents of one identity in its lane (the first arrival of a HAWB, the second…)."""
 
+    object_identity: IdentityFunction | None = None
+    """The part of ``identity`` that names the object at the service the request goes to,
+    where the identity holds more (a party update: its declaration and variant, beside the
+    fields it writes). A document whose identity changes in the rest alone still goes to
+    the same object: an ordinary change, never a name moved from one declaration to
+    another. None: the whole identity names the object."""
+
     identity_outdated: Callable[[Identity], bool] | None = None
     """Whether identity words a record kept were made by an earlier definition of
     ``identity`` (a party update's named the party roles it writes; it now names their

@@ -180,6 +180,7 @@ MODEL = KindModel(
     restates=_restates,
     identity=_identity,
     identity_outdated=_identity_outdated,
+    object_identity=identity_of("declarationId", "variant"),
     code_fields=PARTY_CODE_FIELDS,
     rules=(RuleSet.PARTY_UPDATE,),
     immutable="{fields} of a party update cannot change: it names the declaration it updates. "

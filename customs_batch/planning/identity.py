@@ -219,6 +219,9 @@ class Identities:
         new = model.identity(spec)
         if tuple(mine) == tuple(new):
             return None
+        same = model.object_identity
+        if same is not None and tuple(same(record.spec)) == tuple(same(spec)):
+            return None  # still to the object its record went to (a party field added)
         own = model.identifier(record)
         own_held = f" ({own} at the service)" if own is not None else ""
         new_what, mine_what = ", ".join(new), ", ".join(mine)

@@ -1203,3 +1203,29 @@ def test_a_forgotten_movement_still_in_the_manifests_names_no_gone() -> None:
     change = _only(plan, "Movement/m")
     assert change.action is Action.REFUSED
     assert "state restore" in change.reason and "--gone" not in change.reason
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_field_added_to_a_party_update_is_an_update_with_a_selection_too(whole: bool) -> None:
+    # Found in review: the fields a party update writes are part of its identity (d07057e),
+    # and under -l/--target adding Consignee.city to it was refused as changing what it
+    # declares ("plan without a selection"), though it still goes to its declaration.
+    from customs_batch.kinds.registry import model_of
+
+    sent: dict[str, Any] = {"declarationId": 7003, "Consignee": {"eoriNo": "DE123456789012345"}}
+    record = ResourceRecord(
+        "TransitPartyUpdate/u",
+        RecordStatus.APPLIED,
+        "update-transit-parties",
+        sent,
+        outputs={"declarationId": 7003, "status": "processing"},
+        identity=tuple(model_of(Kind.TRANSIT_PARTY_UPDATE).identity(sent)),
+    )
+    consignee = {**sent["Consignee"], "city": "Bremen"}
+    edited = doc(Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": 7003, "Consignee": consignee}, 0)
+    (change,) = plan_changes([edited], _state(record), now=NOW, orphans=whole).changes
+    assert change.action is Action.UPDATE, change.reason
+    # Another declaration is still another declaration.
+    moved = doc(Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": 7004, "Consignee": consignee}, 0)
+    (other,) = plan_changes([moved], _state(record), now=NOW, orphans=whole).changes
+    assert other.action is Action.REFUSED, other
