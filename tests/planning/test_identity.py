@@ -1213,13 +1213,15 @@ def test_a_field_added_to_a_party_update_is_an_update_with_a_selection_too(whole
     from customs_batch.kinds.registry import model_of
 
     sent: dict[str, Any] = {"declarationId": 7003, "Consignee": {"eoriNo": "DE123456789012345"}}
+    identify = model_of(Kind.TRANSIT_PARTY_UPDATE).identity
+    assert identify is not None
     record = ResourceRecord(
         "TransitPartyUpdate/u",
         RecordStatus.APPLIED,
         "update-transit-parties",
         sent,
         outputs={"declarationId": 7003, "status": "processing"},
-        identity=tuple(model_of(Kind.TRANSIT_PARTY_UPDATE).identity(sent)),
+        identity=tuple(identify(sent)),
     )
     consignee = {**sent["Consignee"], "city": "Bremen"}
     edited = doc(Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": 7003, "Consignee": consignee}, 0)
