@@ -624,10 +624,14 @@ def not_found_words(address: str, ident: Scalar, since: str, instead: str | None
         return (
             f"the service holds another object at {named} than the one recorded ({instead}; "
             f"seen by `customs-batch refresh` since {since}): its ID was given again, after a "
-            "sandbox reset say, and nothing is sent to it. If the recorded object is gone, "
-            f"`customs-batch state rm --gone {address}` removes its record, and the next "
-            "apply sends the document again; if the service should still hold it, check the "
-            "environment, then `customs-batch refresh` reads it again"
+            "sandbox reset say, or someone changed what it is known by there (a template "
+            "group's code), and nothing is sent to it. If it is the recorded object, changed "
+            f"there, `customs-batch state rm --gone {address}`, then `customs-batch import "
+            f"{address} {named}` takes it back as the service holds it, and the next plan "
+            "changes it back (an apply after `--gone` alone would create a second one); if "
+            f"the recorded object is gone, `customs-batch state rm --gone {address}` removes "
+            "its record, and the next apply sends the document again; if the service should "
+            "still hold it, check the environment, then `customs-batch refresh` reads it again"
         )
     return (
         f"{named} was not found at the service (since {since}): "

@@ -203,6 +203,39 @@ def test_an_id_the_service_gave_to_another_object_is_never_written_to(
     assert project.state()[departure]["outputs"]["declarationId"] != ids[departure]["declarationId"]
 
 
+def test_a_group_whose_code_was_changed_there_is_taken_back_by_the_way_its_refusal_says(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """A colleague changed the group's code at the service (the same PATCH customs-batch
+    sends): refresh cannot tell it from an ID given again, and holds it. Found by an outside
+    probe: the words said only `state rm --gone`, and the apply after it created a second
+    group. They now name `import` after it, which takes the group back; the next apply
+    changes the code back, and the service holds one group."""
+    project.write("manifests/groups.yaml", GROUPS)
+    assert project.run("apply", "--auto-approve").returncode == 0
+    address = "TemplateGroup/plain"
+    ident = project.state()[address]["outputs"]["id"]
+    changed = sandbox.client.patch(
+        f"/v1/declaration-templates/groups/{ident}", json={"code": "X-1"}
+    )
+    assert changed.status_code == 200, changed.text
+    refreshed = project.run("refresh", "--detailed-exitcode")
+    assert refreshed.returncode == 1, refreshed.stdout + refreshed.stderr
+    said = " ".join(refreshed.stdout.split())
+    way = (
+        f"`customs-batch state rm --gone {address}`, then `customs-batch import {address} {ident}`"
+    )
+    assert way in said, said
+    assert project.run("state", "rm", "--gone", address).returncode == 0
+    imported = project.run("import", address, str(ident))
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert project.run("apply", "--auto-approve").returncode == 0
+    groups = sandbox.get("/v1/declaration-templates/groups")["result"]
+    assert [(g["id"], g["code"]) for g in groups if g["name"] == "Plain group"] == [
+        (ident, "PLAIN-1")
+    ]
+
+
 def test_a_departure_customs_cancelled_is_held_and_never_patched(
     project: Project, sandbox: Sandbox
 ) -> None:
