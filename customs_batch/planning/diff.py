@@ -20,6 +20,7 @@ from customs_batch.kinds.model import (
     KindModel,
     UnknownOutcome,
     describe_error,
+    normal_text,
     not_found_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
@@ -861,6 +862,19 @@ def _decide_change(
     prefix = f"{note}; " if note else ""
     if fixed or model.update is None:
         why = model.immutable.format(address=address, fields=", ".join(fixed or changed))
+        respelled = [
+            value.path
+            for value in values
+            if isinstance(value.old, str)
+            and isinstance(value.new, str)
+            and normal_text(value.old) == normal_text(value.new)
+        ]
+        if respelled:
+            why += (
+                f" ({', '.join(respelled)} only written differently: another Unicode form of "
+                "the same letters, or spaces around them, which plan takes for the same "
+                "declaration; write it as before)"
+            )
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
     kept = [
         value.path

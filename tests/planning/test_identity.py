@@ -1231,3 +1231,24 @@ def test_a_field_added_to_a_party_update_is_an_update_with_a_selection_too(whole
     moved = doc(Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": 7004, "Consignee": consignee}, 0)
     (other,) = plan_changes([moved], _state(record), now=NOW, orphans=whole).changes
     assert other.action is Action.REFUSED, other
+
+
+def test_a_reference_only_respaced_is_refused_saying_it_is_only_written_differently() -> None:
+    # Found by an outside probe: "MY-0001" re-exported as "MY-0001 " under the same name was
+    # refused as a change of a field that cannot change, with no word that it only differs
+    # in how it is written (which docs/state.md promises).
+    from tests.client.bodies import departure
+
+    sent = departure()
+    record = ResourceRecord(
+        "DepartureDeclaration/d",
+        RecordStatus.APPLIED,
+        "submit-departure",
+        sent,
+        outputs={"declarationId": 7003, "status": "ready"},
+    )
+    respaced = {**sent, "commercialReference": f"{sent['commercialReference']} "}
+    document = doc(Kind.DEPARTURE_DECLARATION, "d", respaced, 0)
+    (change,) = plan_changes([document], _state(record), now=NOW).changes
+    assert change.action is Action.REFUSED
+    assert "commercialReference only written differently" in change.reason, change.reason
