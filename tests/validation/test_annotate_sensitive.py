@@ -105,3 +105,35 @@ def test_every_column_read_into_the_access_code_however_composed_is_emptied(
         ["R-2", pre, None, "abc"],
     ]
     assert _holding(tmp_path / "annotated", "774") == []
+
+
+def test_a_column_whose_value_a_template_takes_the_code_from_is_emptied(tmp_path: Path) -> None:
+    # Found by an outside probe: `values: {acc: "{{ row.Access }}"}` holding more than the
+    # code ("7741-ignored"), which the template cut (`values.acc[:4]`), kept the column in
+    # the copy: only a value that was the code, or a part of it, was found.
+    _project(tmp_path)
+    rotterdam = (tmp_path / "templates" / "rotterdam.yaml.j2").read_text(encoding="utf-8")
+    sliced = rotterdam.replace('accessCode: "1234"', 'accessCode: "{{ values.acc[:4] }}"')
+    assert sliced != rotterdam
+    (tmp_path / "templates" / "sliced.yaml.j2").write_text(sliced, encoding="utf-8")
+    (tmp_path / "data" / "g.csv").write_text(
+        "Ref;Access;Amount\nR-1;7741-ignored;100\nR-2;7742-ignored;abc\n", encoding="utf-8"
+    )
+    manifest = DEPARTURE.format(
+        for_each="forEach: {file: ../data/g.csv, columns: {Amount: number}}\n",
+        name='"my-departure-{{ row_number }}"',
+        values=', acc: "{{ row.Access }}"',
+        reference='"{{ row.Ref }}"',
+        guarantee="",
+    ).replace("template: rotterdam", "template: sliced")
+    manifest = manifest.replace("  totalWeight: 125.5\n", '  totalWeight: "{{ row.Amount }}"\n')
+    (tmp_path / "manifests" / "departure.yaml").write_text(manifest, encoding="utf-8")
+    code, _, _ = _validate("--annotate", "annotated")
+    assert code == 1
+    sheet = openpyxl.load_workbook(tmp_path / "annotated" / "data" / "g.csv.xlsx")["g"]
+    assert [[cell.value for cell in row] for row in sheet.iter_rows()] == [
+        ["Ref", "Access", "Amount"],
+        ["R-1", None, "100"],
+        ["R-2", None, "abc"],
+    ]
+    assert _holding(tmp_path / "annotated", "774") == []

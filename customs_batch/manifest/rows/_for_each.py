@@ -452,8 +452,9 @@ class _Expander:
     ) -> tuple[tuple[int, str], ...]:
         """The columns (number, header) that gave the row's document a sensitive value:
         those its sensitive fields read, and those of each value of ``values`` whose text
-        is a sensitive value of the spec, or a part of one of four characters or more (a
-        template may compose the code further: ``"X{{ values.code }}"``)."""
+        is a sensitive value of the spec, a part of one of four characters or more (a
+        template may compose the code further: ``"X{{ values.code }}"``), or holds one of
+        four characters or more (a template may take part of it: ``values.acc[:4]``)."""
         names = set(read)
         if value_reads:
             secrets = [
@@ -468,7 +469,10 @@ class _Expander:
                     continue
                 text = str(value).strip()
                 if text and any(
-                    text == secret or (len(text) >= 4 and text in secret) for secret in secrets
+                    text == secret
+                    or (len(text) >= 4 and text in secret)
+                    or (len(secret) >= 4 and secret in text)  # a template takes part of it
+                    for secret in secrets
                 ):
                     names |= reads
         found = []
