@@ -135,3 +135,24 @@ def test_an_empty_cell_is_still_no_value_to_tests_defaults_and_lone_expressions(
         result = _group("Code,Loc,Wh\nA,R,\n", spec_name=expression)
         names = [d.spec["name"] for d in result.documents]
         assert names == [name], (expression, result.findings)
+
+
+def test_a_template_that_makes_an_empty_cell_text_is_an_error_at_the_cell() -> None:
+    # Found by an outside probe: a template reading `row.Loc | upper` over an empty cell
+    # said "EmptyCell in the expression at line 4: Loc", once for the sheet, at no cell.
+    loud = TEMPLATE.replace("{{ values.loc }}", "{{ row.Loc | upper }}")
+    write(Path("templates/loud.yaml.j2"), loud)
+    _group("Code,Loc,Wh\nA,Rotterdam,W1\nB,,W2\n")  # the project, with the template loc
+    write(Path("m.yaml"), Path("m.yaml").read_text().replace("template: loc", "template: loud"))
+    again = load_file(Path("m.yaml"))
+    assert [d.name for d in again.documents] == ["g-A"]
+    (finding,) = again.findings
+    assert _at(finding) == ("row.empty-cell", 3, "Loc"), finding
+    assert "EmptyCell" not in finding.message and "the template" in finding.message
+
+
+def test_default_none_keeps_an_empty_cell_no_value() -> None:
+    # `default(none) | upper` gave "NONE": None made text by the filter.
+    result = _group("Code,Loc,Wh\nA,R,\n", spec_name="{{ row.Wh | default(none) | upper }}")
+    assert result.documents == []
+    assert [_at(f) for f in result.findings] == [("row.empty-cell", 2, "Wh")]

@@ -50,6 +50,7 @@ from customs_batch.manifest.jinja._messages import (
 from customs_batch.manifest.rows._cell_types import (
     ARITHMETIC,
     EMPTY_CELL_HINT,
+    EMPTY_IN_TEXT_HINT,
     CellText,
     CellTypeError,
     EmptyCell,
@@ -356,7 +357,9 @@ def _default(value: Any, default_value: Any = "", boolean: bool = False) -> Any:
     """Jinja's ``default``, which replaces an empty cell as it does an undefined value: an
     empty cell is no value."""
     if value.__class__ is EmptyCellValue:
-        return default_value
+        # `default(none)` asks for no value: the empty cell stays one (never `NONE` after
+        # `| upper`, which None would give).
+        return value if default_value is None else default_value
     return do_default(value, default_value, boolean)
 
 
@@ -415,6 +418,11 @@ def problem_of(
     if isinstance(error, MixedTypes):
         return JinjaProblem(
             "row.mixed-types", str(error), line, hint=error.hint, cell_column=error.column
+        )
+    if isinstance(error, EmptyCell):  # a template's expression made an empty cell text
+        message = "the cell is empty, and the template's expression needs it"
+        return JinjaProblem(
+            "row.empty-cell", message, line, hint=EMPTY_IN_TEXT_HINT, cell_column=error.column
         )
     if isinstance(error, UnusableCell):
         return JinjaProblem(error.rule, str(error), line, hint=error.hint, cell_column=error.column)
