@@ -46,6 +46,10 @@ _LONGEST_CELL = 4 * 1024 * 1024
 """More than any cell a spreadsheet program writes (32,767 characters of text, a formula
 of 8,192): the part of the XML carried over to the next piece while a cell is open."""
 
+PADDED = "0"
+"""What :attr:`CellScan.unplaced` starts with for a whole number a format of zeros shows
+with leading zeros (``0`` then what the sheet shows, ``001234``)."""
+
 NO_RESULT = ""
 """What :attr:`CellScan.found` holds for a formula with no saved result (an error cell
 without its value holds ``"#"``)."""
@@ -66,7 +70,8 @@ class CellScan:
         """Row -> column (both 1-based) -> the Excel error shown (``#N/A``), or
         :data:`NO_RESULT`."""
         self.unplaced: str | None = None
-        """What the first bad cell found without a cell reference shows (None: none)."""
+        """What the first bad cell found without a cell reference shows (None: none): an
+        error, :data:`NO_RESULT`, or :data:`PADDED` and the number a format of zeros shows."""
         self.padded: dict[int, dict[int, str]] = {}
         """Row -> column -> the text a format of zeros shows for the whole number there
         (``01234``)."""
@@ -130,11 +135,15 @@ class CellScan:
             whole = _WHOLE.fullmatch(found.group(1)) if found is not None else None
             if whole is None:
                 continue  # a fraction or a negative number: left as the number it is
-            reference = _REFERENCE.search(tag.group(0))
-            if reference is None:
-                continue  # (no cell without a reference gets this far: see workbook_check)
             width = self._widths[match.group(1)]
             shown = whole.group(1).decode().lstrip("0").zfill(width)
+            reference = _REFERENCE.search(tag.group(0))
+            if reference is None:
+                # Its place is not searched for here: the sheet is refused rather than
+                # read with the number alone (01234 sent as 1234).
+                if self.unplaced is None:
+                    self.unplaced = PADDED + shown
+                continue
             column = _column_number(reference.group(1).upper())
             self.padded.setdefault(int(reference.group(2)), {})[column] = shown
 

@@ -21,7 +21,7 @@ from typing import Any
 import python_calamine
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
+from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
@@ -206,6 +206,11 @@ def _held(shown: str) -> str:
     """What a bad cell holds, from what :class:`CellScan` found there."""
     if shown == NO_RESULT:
         return "a formula with no saved result"
+    if shown.startswith(PADDED):
+        return (
+            f"a whole number its format of zeros shows as {shown[len(PADDED) :]}, which the "
+            "reader would give without its leading zeros"
+        )
     return "an Excel error" if shown == "#" else f"the Excel error {shown}"
 
 

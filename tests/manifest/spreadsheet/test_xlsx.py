@@ -422,3 +422,12 @@ def test_a_data_cell_inside_merged_cells_is_a_bad_cell_not_an_empty_one(tmp_path
     assert isinstance(rows[1].values["note"], BadCell)
     assert rows[2].values["note"] is None  # below the D2:D3 range: an ordinary empty cell
     assert [row.values["quantity"] for row in rows] == [1, 2, 3]
+
+
+def test_a_padded_number_in_a_cell_without_a_reference_refuses_the_sheet() -> None:
+    # Found by an outside probe: such a cell was passed over, and the reader's number went
+    # out without its leading zero (hawb_1234 where the sheet shows 01234).
+    cells = CellScan({1: 5})
+    cells.scan(b'<worksheet><sheetData><row r="3"><c s="1"><v>1234</v></c></row></sheetData>')
+    assert cells.padded == {} and cells.unplaced is not None
+    assert cells.unplaced.endswith("01234")
