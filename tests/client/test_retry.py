@@ -10,31 +10,20 @@ from customs_batch.client import (
     AuthenticationError,
     ConnectionFailedError,
     NotSentError,
-    RateLimit,
     RateLimitedError,
-    RateLimiter,
     RequestRefusedError,
     RetryPolicy,
     Sender,
     ServerError,
     is_repeatable,
 )
-from tests.client.fakes import FakeClock
+from tests.client.fakes import FakeClock, sender_on
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
 def _sender(handler: Handler, clock: FakeClock, policy: RetryPolicy | None = None) -> Sender:
-    return Sender(
-        "http://svc.test",
-        "k-123",
-        rate_limiter=RateLimiter(RateLimit.parse("off"), clock=clock, sleep=clock.sleep),
-        retry_policy=policy or RetryPolicy(),
-        transport=httpx.MockTransport(handler),
-        sleep=clock.sleep,
-        clock=clock,
-        rng=random.Random(7),
-    )
+    return sender_on(clock, handler, policy)
 
 
 def _flaky(failures: int, status: int = 503) -> tuple[Handler, list[httpx.Request]]:

@@ -16,8 +16,6 @@ import pytest
 from customs_batch.client import (
     NO_RETRIES,
     CustomsClient,
-    RateLimit,
-    RateLimiter,
     RetryPolicy,
     Sender,
 )
@@ -35,7 +33,7 @@ from customs_batch.sandbox.faults import parse_faults
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 
 from ..client.bodies import departure
-from ..client.fakes import FakeClock
+from ..client.fakes import FakeClock, sender_on
 from ..planning.helpers import doc, movement
 from .conftest import Emulator
 
@@ -200,14 +198,7 @@ def test_a_re_send_is_not_attempted_again_after_its_key_has_expired(
         )
     clock = FakeClock()
     service = _RateLimitedFor(600)
-    sender = Sender(
-        "http://sandbox.test",
-        "sandbox-key",
-        transport=httpx.MockTransport(service),
-        rate_limiter=RateLimiter(RateLimit.parse("off"), clock=clock, sleep=clock.sleep),
-        sleep=clock.sleep,
-        clock=clock,
-    )
+    sender = sender_on(clock, service)
     with CustomsClient(sender) as client, backend.open("apply") as session:
         plan = plan_changes([movement("m", 0)], session.state)
         assert plan.changes[0].idempotency_key == aged
@@ -895,14 +886,7 @@ def test_a_key_made_now_is_retried_whatever_the_time_of_an_older_record(tmp_path
         )
     clock = FakeClock()
     service = _RateLimitedOnce()
-    sender = Sender(
-        "http://sandbox.test",
-        "sandbox-key",
-        transport=httpx.MockTransport(service),
-        rate_limiter=RateLimiter(RateLimit.parse("off"), clock=clock, sleep=clock.sleep),
-        sleep=clock.sleep,
-        clock=clock,
-    )
+    sender = sender_on(clock, service)
     corrected = doc(Kind.MOVEMENT, "m", {**refused.spec, "quantity": 2}, 0)
     with CustomsClient(sender) as client, backend.open("apply") as session:
         plan = plan_changes([corrected], session.state)

@@ -265,24 +265,22 @@ class _Inflater:
                 if self.left < 0:
                     what = "the workbook expands to more than its stated size when uncompressed"
                     raise too_large(self.file, what, "maxMegabytes", self.limits.megabytes)
+                # A chunk is no longer than the least bound (1 MB): only a text carried
+                # over from chunks before can run over it.
                 last = max(chunk.rfind(b"<"), chunk.rfind(b">"))
                 if last < 0:
                     text += len(chunk)
                 else:
-                    first = min(i for i in (chunk.find(b"<"), chunk.find(b">")) if i >= 0)
-                    text += first
-                if text > longest or (last >= 0 and len(chunk) > longest):
-                    self._check_texts(chunk, text, longest, member)
+                    text += min(i for i in (chunk.find(b"<"), chunk.find(b">")) if i >= 0)
+                if text > longest:
+                    raise self._too_long(longest, member)
                 if last >= 0:
                     text = len(chunk) - last - 1
                 yield chunk
 
-    def _check_texts(self, chunk: bytes, carried: int, longest: int, member: str) -> None:
-        """Raise SheetError when a text of ``member`` runs over ``longest`` bytes: the one
-        ``carried`` into this chunk, or one inside it (a chunk longer than the bound)."""
-        if carried <= longest and _longest_text(chunk) <= longest:
-            return
-        raise SheetError(
+    def _too_long(self, longest: int, member: str) -> SheetError:
+        """The error for a text of ``member`` longer than ``longest`` bytes."""
+        return SheetError(
             f"{self.file}: {member} holds a value longer than {longest // MEGABYTE:,} MB, "
             "which no field of a declaration needs (the reader would hold it whole)",
             file=self.file,
@@ -292,11 +290,6 @@ class _Inflater:
                 f"{MAX_LINE_MB_VARIABLE}=<megabytes>"
             ),
         )
-
-
-def _longest_text(chunk: bytes) -> int:
-    """The longest run of bytes between two tag brackets in ``chunk``."""
-    return max((len(run) for run in re.split(rb"[<>]", chunk)), default=0)
 
 
 def _tags(chunks: Iterator[bytes], file: str) -> Iterator[bytes]:
