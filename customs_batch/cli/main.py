@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import io
 import os
+import stat
 import sys
 import traceback
 from typing import Any
@@ -125,7 +127,57 @@ def main() -> None:
 
 def run(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into a message and an exit code."""
+    _drop_output_once_reader_leaves()
     sys.exit(invoke(argv))
+
+
+class _UntilReaderLeaves(io.RawIOBase):
+    """Standard output's bytes, written to the pipe until its reader closes it (``| head``),
+    then dropped: the command goes on to its end and its own exit code, where the write
+    that failed would have ended it with 1 ("findings", "refused") and nothing said."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._gone = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False  # a pipe
+
+    def write(self, data: Any) -> int:
+        size = len(memoryview(data))
+        if self._gone:
+            return size
+        try:
+            return os.write(self._fd, data)
+        except BrokenPipeError:
+            self._gone = True
+            return size
+
+
+def _drop_output_once_reader_leaves() -> None:
+    """When standard output is a pipe, write it through :class:`_UntilReaderLeaves`."""
+    out = sys.stdout
+    try:
+        fd = out.fileno()
+        piped = stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except (AttributeError, OSError, ValueError):
+        return  # closed, or not a file (a test's capture)
+    if not piped or not isinstance(out, io.TextIOWrapper):
+        return
+    out.flush()
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_UntilReaderLeaves(fd)),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+    )
 
 
 def invoke(argv: list[str] | None = None) -> int:
@@ -155,7 +207,8 @@ def invoke(argv: list[str] | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
-        # The reader went away (`| head`): nothing more to say, and nothing to complain about.
+        # The reader of a file other than standard output went away (standard output's
+        # goes on into nothing, see run): nothing more to say there.
         sys.stderr.close()
         return int(ExitCode.OK)
     except Exception as exc:  # the last line of defence: no traceback reaches a user

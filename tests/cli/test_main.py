@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -222,3 +223,38 @@ def test_an_error_naming_a_path_with_a_newline_cannot_print_a_line_of_its_own(
     assert lines[0].startswith("error: cannot write the report to ")
     assert "  error[fake]: injected/report.txt: No such file or directory, ENOENT" in lines
     assert all(line.startswith(("error: ", "  ")) for line in lines)
+
+
+def _run_with_reader_gone(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with standard output a pipe whose reader closed it before the first
+    write (``| head`` that has had its line), as ``python -m customs_batch`` does."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "customs_batch", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            cwd=cwd,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_reader_that_stops_early_leaves_the_exit_code_the_commands_own(
+    tmp_path: Path,
+) -> None:
+    # `plan --detailed-exitcode | head -1` said 1 ("refused") for a plan of creations, and
+    # `validate | true` said 1 ("findings") for a clean project: click's answer to the
+    # broken pipe, with nothing on standard error.
+    assert invoke(["init", str(tmp_path / "p")]) == 0
+    project = tmp_path / "p"
+    plan = _run_with_reader_gone(["plan", "--detailed-exitcode"], project)
+    assert (plan.returncode, plan.stderr) == (2, "")
+    valid = _run_with_reader_gone(["validate"], project)
+    assert (valid.returncode, valid.stderr) == (0, "")
+    (project / "manifests" / "broken.yaml").write_text("kind: [", encoding="utf-8")
+    broken = _run_with_reader_gone(["validate"], project)
+    assert broken.returncode == 1  # the findings go to standard output, into nothing
