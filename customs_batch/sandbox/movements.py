@@ -15,7 +15,7 @@ from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.request_schemas import movement_body_schema
 from customs_batch.sandbox.shipments import rto_shipment
 from customs_batch.sandbox.store import Table
-from customs_batch.sandbox.web import check_schema, fail, json_body, json_response, public
+from customs_batch.sandbox.web import check_schema, fail, header, json_body, json_response, public
 
 KIND = "Movement"
 """The kind whose requests this module serves (``customs_batch.kinds.Kind``)."""
@@ -25,7 +25,7 @@ MOVEMENT_BODY = op.Body("MovementBody", movement_body_schema)
 
 async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
     """POST /v1/shipments/{id}/movements."""
-    key = request.headers.get(contract.IDEMPOTENCY_KEY)
+    key = header(request, contract.IDEMPOTENCY_KEY.lower().encode())
     if not key:
         fail(contract.BAD_REQUEST, [f"the {contract.IDEMPOTENCY_KEY} header is required"])
     body = await json_body(request)

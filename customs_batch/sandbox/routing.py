@@ -15,7 +15,14 @@ from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.ratelimit import RateLimiter
 from customs_batch.sandbox.request_schemas import capped
 from customs_batch.sandbox.strictjson import clip
-from customs_batch.sandbox.web import ApiError, error, fail, header, json_response
+from customs_batch.sandbox.web import (
+    ApiError,
+    error,
+    fail,
+    header,
+    json_response,
+    require_single_headers,
+)
 
 Handler = Callable[[Request, Sandbox, Caller], Awaitable[Response]]
 
@@ -49,6 +56,7 @@ def endpoint(
         if counted:
             sandbox.stats.count(label)
         try:
+            require_single_headers(request)
             caller = authenticate(sandbox.store, header(request, b"authorization"), sandbox.clock())
             if counted and sandbox.limiter is not None:
                 _admit(sandbox, sandbox.limiter, caller)

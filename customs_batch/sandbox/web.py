@@ -78,6 +78,43 @@ def header(request: Request, name: bytes) -> str | None:
     return None
 
 
+_SINGLE_HEADERS = {
+    b"authorization": "Authorization",
+    b"content-type": "Content-Type",
+    contract.IDEMPOTENCY_KEY.lower().encode(): contract.IDEMPOTENCY_KEY,
+}
+"""The headers the service reads one value of: none is a list (RFC 9110 lets a recipient
+join repeated fields only when the field is a list)."""
+
+
+def require_single_headers(request: Request) -> None:
+    """400 naming each of ``_SINGLE_HEADERS`` the request carries more than once.
+
+    Two ``Authorization`` or two ``Idempotency-Key`` headers are ambiguous: taking one of
+    them silently would bind a movement to a key the client may not retry with, or
+    authenticate with a key the client did not mean.
+    """
+    headers: list[tuple[bytes, bytes]] = request.scope["headers"]
+    seen: set[bytes] = set()
+    twice: list[str] = []
+    for key, _ in headers:
+        shown = _SINGLE_HEADERS.get(key)
+        if shown is None:
+            continue
+        if key in seen and shown not in twice:
+            twice.append(shown)
+        seen.add(key)
+    if twice:
+        fail(
+            contract.BAD_REQUEST,
+            [
+                f"the {name} header is given more than once: a request carries one {name}; "
+                "send it once"
+                for name in twice
+            ],
+        )
+
+
 def public(record: JsonObject) -> JsonObject:
     """The record without the emulator's private fields (those starting with ``_``)."""
     return {key: value for key, value in record.items() if not key.startswith("_")}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
 from customs_batch.sandbox.contract import MAX_BODY_DEPTH
-from tests.sandbox.conftest import MOVEMENTS, ClientFactory
+from tests.sandbox.conftest import MOVEMENTS, ClientFactory, movement
 
 
 @pytest.mark.parametrize(
@@ -246,3 +248,40 @@ def test_the_gate_reads_its_body_as_strictly_as_the_api(api: httpx.Client) -> No
     response = api.post("/_sandbox/gate", content=b'{"open": false}')  # no Content-Type
     assert response.status_code == 415
     assert api.get("/_sandbox/gate").json() == {"open": True, "waiting": 0}
+
+
+@pytest.mark.parametrize(
+    ("name", "first", "second"),
+    [
+        ("Authorization", "Bearer sandbox-key", "Bearer nope"),
+        ("Authorization", "Bearer nope", "Bearer sandbox-key"),
+        ("Idempotency-Key", "key-a", "key-b"),
+        ("Content-Type", "application/json", "text/plain"),
+    ],
+)
+def test_a_header_given_twice_is_400_and_nothing_is_made(
+    make_api: ClientFactory, name: str, first: str, second: str
+) -> None:
+    # One of the two taken silently: a movement bound to a key the client may retry without
+    # (the other key alone would make a second movement), or a caller it did not mean.
+    api = make_api(headers={})
+    headers = [
+        ("Authorization", "Bearer sandbox-key"),
+        ("Idempotency-Key", "key-0"),
+        ("Content-Type", "application/json"),
+    ]
+    headers = [(key, value) for key, value in headers if key != name]
+    headers += [(name, first), (name, second)]
+    response = api.post(MOVEMENTS, content=json.dumps(movement()), headers=headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "Bad Request"
+    (reason,) = response.json()["message"]
+    assert f"the {name} header is given more than once" in reason
+    listed = api.get("/_sandbox/movements", headers={"Authorization": "Bearer sandbox-key"})
+    assert listed.json() == []
+    retried = api.post(
+        MOVEMENTS,
+        json=movement(),
+        headers={"Authorization": "Bearer sandbox-key", "Idempotency-Key": second},
+    )
+    assert retried.status_code == 201, retried.text
