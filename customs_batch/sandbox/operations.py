@@ -58,6 +58,8 @@ class ApiOperation:
 INT: JsonObject = {"type": "integer"}
 STR: JsonObject = {"type": "string"}
 INT64: JsonObject = {"type": "integer", "minimum": C.INT_MIN, "maximum": C.INT_MAX}
+ID_NUMBER: JsonObject = {"type": "integer", "minimum": 1, "maximum": C.INT_MAX}
+"""An ID in a query parameter: a company's, as the bodies' ``companyId`` (at least 1)."""
 DATE: JsonObject = {"type": "string", "format": "date"}
 PAGE: JsonObject = {
     "name": C.PAGE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 
 from starlette.requests import Request
@@ -82,10 +83,21 @@ def _admit(sandbox: Sandbox, limiter: RateLimiter, caller: Caller) -> None:
 
 
 def _known_parameters_only(request: Request, taken: frozenset[str], takes: str) -> None:
-    """400 naming each query parameter of ``request`` not in ``taken``."""
+    """400 naming each query parameter of ``request`` not in ``taken``, and each given more
+    than once: every parameter takes one value, and keeping one of several silently would
+    answer ``?status=new&status=completed`` with the completed records only, as if that were
+    what the client asked for."""
     if not request.scope.get("query_string"):
         return
-    unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in taken]
-    if unknown:
+    names = [name for name, _ in request.query_params.multi_items()]
+    unknown = [name for name in dict.fromkeys(names) if name not in taken]
+    counts = Counter(names)
+    repeated = [name for name in counts if counts[name] > 1 and name in taken]
+    if unknown or repeated:
         reasons = [f"unknown query parameter '{clip(name)}': {takes}" for name in unknown]
+        reasons += [
+            f"the query parameter '{clip(name)}' is given {counts[name]} times: it takes one "
+            "value; send it once"
+            for name in repeated
+        ]
         fail(contract.BAD_REQUEST, capped(reasons))

@@ -106,7 +106,7 @@ OPERATIONS = (
         C.TEMPLATE_GROUPS,
         list_groups,
         "List template groups",
-        (op.query(C.COMPANY_ID, op.INT64), op.PAGE, op.size(C.ITEMS_PER_PAGE)),
+        (op.query(C.COMPANY_ID, op.ID_NUMBER), op.PAGE, op.size(C.ITEMS_PER_PAGE)),
     ),
     op.ApiOperation(
         "PATCH",

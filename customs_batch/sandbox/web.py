@@ -268,11 +268,11 @@ class Query:
             fail(contract.BAD_REQUEST, [f"{name} must be {bounds}, not {_shown(raw)}"])
         return value
 
-    def optional_integer(self, name: str) -> int | None:
-        """An integer, or None when absent."""
+    def optional_integer(self, name: str, low: int = 1) -> int | None:
+        """An integer of at least ``low`` (an ID: 1), or None when absent."""
         if self._raw(name) is None:
             return None
-        return self.integer(name, 0, low=contract.INT_MIN, high=contract.INT_MAX)
+        return self.integer(name, 0, low=low)
 
     def page(self) -> int:
         """The page number (>= 1, default 1)."""

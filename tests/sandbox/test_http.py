@@ -285,3 +285,31 @@ def test_a_header_given_twice_is_400_and_nothing_is_made(
         headers={"Authorization": "Bearer sandbox-key", "Idempotency-Key": second},
     )
     assert retried.status_code == 201, retried.text
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "name"),
+    [
+        ("/v1/shipments", "status=new&status=completed", "status"),
+        ("/v1/shipments", "page=1&page=2&itemsPerPage=1", "page"),
+        ("/v1/declarations", "type=IMPORT&type=EXPORT", "type"),
+        ("/v1/declaration-templates/groups", "companyId=1&companyId=2", "companyId"),
+        ("/v1/shipments/shp_7Hk2Lm/hawbs", "limit=1&limit=1", "limit"),
+    ],
+)
+def test_a_query_parameter_given_twice_is_400_naming_it(
+    api: httpx.Client, path: str, query: str, name: str
+) -> None:
+    # Keeping the last value silently answers "new or completed" with the completed only.
+    response = api.get(f"{path}?{query}")
+    assert response.status_code == 400, response.text
+    (reason,) = response.json()["message"]
+    assert reason.startswith(f"the query parameter '{name}' is given 2 times"), reason
+
+
+@pytest.mark.parametrize("raw", ["-1", "0", "-9223372036854775808"])
+def test_a_company_id_filter_below_1_is_400(api: httpx.Client, raw: str) -> None:
+    # Integer query parameters are plain digits, and a company ID is at least 1 (the bodies').
+    response = api.get("/v1/declaration-templates/groups", params={"companyId": raw})
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == [f"companyId must be at least 1, not '{raw}'"]

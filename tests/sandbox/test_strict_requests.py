@@ -392,7 +392,7 @@ def test_api_choices_gives_the_statuses_body_refusals_get(api: httpx.Client) -> 
         ("/v1/shipments", "page", 1, contract.INT_MAX),
         ("/v1/shipments", "itemsPerPage", 1, 100),
         ("/v1/shipments/shp_7Hk2Lm/hawbs", "limit", 1, 100),
-        (GROUPS, "companyId", contract.INT_MIN, contract.INT_MAX),
+        (GROUPS, "companyId", 1, contract.INT_MAX),
     ],
 )
 def test_a_query_integer_out_of_64_bits_is_refused_naming_its_range(
@@ -409,7 +409,7 @@ def test_a_query_integer_out_of_64_bits_is_refused_naming_its_range(
         ("page", "0" * 20 + "1", 1),
         ("page", "0" * 5_000 + "1", 1),
         ("itemsPerPage", "0" * 22 + "20", 20),
-        ("companyId", "-" + "0" * 30 + "1", -1),
+        ("companyId", "0" * 30 + "1", 1),
         ("companyId", "0" * 30 + "9223372036854775807", 2**63 - 1),
     ],
 )
