@@ -21,6 +21,7 @@ import re
 import threading
 from dataclasses import dataclass
 from enum import Enum
+from typing import NoReturn
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -150,10 +151,10 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
         elif fault in (Fault.ERROR_AFTER, Fault.DROP_AFTER):
             await self.app(scope, receive, _discard)
-            await _fail(fault, send)
+            await _fail(fault, send, scope)
         else:
             await _drain(receive)
-            await _fail(fault, send)
+            await _fail(fault, send, scope)
 
 
 async def _discard(message: Message) -> None:
@@ -166,14 +167,14 @@ async def _drain(receive: Receive) -> None:
         message = await receive()
 
 
-async def _fail(fault: Fault, send: Send) -> None:
+_UNWRITABLE = [(b"x-fault", b"drop\r\n")]
+"""A header no HTTP/1.1 server writes (a line break in its value): the server refuses the
+response start that holds it before writing a byte of it."""
+
+
+async def _fail(fault: Fault, send: Send, scope: Scope) -> None:
     if fault in (Fault.DROP, Fault.DROP_AFTER):
-        # Start a response that promises a body, then abort: the server closes the socket
-        # and the client sees the connection end without a complete response.
-        await send(
-            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"64")]}
-        )
-        raise ConnectionDropped("fault injection: connection dropped")
+        await _drop(send, head=scope.get("method") == "HEAD")
     status = 429 if fault is Fault.RATE_LIMIT else 503
     reason = "Too Many Requests" if status == 429 else "Service Unavailable"
     body = json.dumps(
@@ -184,3 +185,21 @@ async def _fail(fault: Fault, send: Send) -> None:
         headers.append((b"retry-after", b"1"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _drop(send: Send, *, head: bool) -> NoReturn:
+    """Close the connection without a complete response.
+
+    The response is started (a server answers 500 for an application that fails before
+    it starts one), then the application fails: the server closes the socket. A GET's start
+    promises 64 bytes of body it never gets, so the client sees the connection end in the
+    middle of the body. A HEAD response has no body: its status line and headers are the
+    whole response, so a HEAD's start holds a header the server refuses to write, and the
+    client sees the connection end before any byte of an answer.
+    """
+    headers = _UNWRITABLE if head else [(b"content-length", b"64")]
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+    except Exception as exc:  # the server refused the unwritable header, as meant
+        raise ConnectionDropped("fault injection: connection dropped") from exc
+    raise ConnectionDropped("fault injection: connection dropped")

@@ -190,6 +190,17 @@ def test_dropped_connections(start: Any) -> None:
     assert "Traceback" not in server.log.read_text()
 
 
+@pytest.mark.parametrize("fault", ["drop=1", "drop-after=1"])
+def test_a_dropped_head_request_gets_no_answer(start: Any, fault: str) -> None:
+    # A HEAD response is its head alone: one started with a status line would be complete.
+    server = start("--faults", fault, "--rate-limit", "off")
+    for path in ("/v1/shipments", "/v1/no-such-thing"):
+        with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+            server.client.head(path)
+    assert server.client.head("/openapi.json").status_code == 200  # never faulted
+    assert "Traceback" not in server.log.read_text()
+
+
 def test_db_survives_sigterm_and_restart(start: Any, tmp_path: Path) -> None:
     db = tmp_path / "sandbox.db"
     server = start("--db", str(db))
