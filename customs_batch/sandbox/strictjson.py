@@ -26,6 +26,22 @@ class NotStrictJson(ValueError):
     """A number that JSON allows but the service does not."""
 
 
+class DuplicateKeys(ValueError):
+    """Objects that name a key twice; ``reasons`` names each, ``where: what``.
+
+    JSON leaves such an object's meaning to the parser (RFC 8259: names SHOULD be unique);
+    Python's keeps the last value, another parser the first, so what the emulator would hold
+    could not be told from the body."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+class _KeyTwice(Exception):
+    """Raised by the decoder at the first object naming a key twice."""
+
+
 class LoneSurrogates(ValueError):
     """Strings that hold half a surrogate pair; ``reasons`` names each, ``where: what``."""
 
@@ -44,13 +60,17 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 def loads(text: str) -> Any:
     """Parse ``text``; JSON errors raise ``ValueError``, refused numbers ``NotStrictJson``,
-    strings holding a lone surrogate ``LoneSurrogates``.
+    objects naming a key twice ``DuplicateKeys``, strings holding a lone surrogate
+    ``LoneSurrogates``.
 
     What ``json.loads`` does with these options, without building a decoder per call.
     """
     if text.startswith("\ufeff"):
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    value = _DECODER.decode(text)
+    try:
+        value = _DECODER.decode(text)
+    except _KeyTwice:  # rare: parsed again, keeping every duplicate, to say where each is
+        raise DuplicateKeys(list(_duplicates(_MARKING_DECODER.decode(text), ""))) from None
     if _SURROGATE_ESCAPE.search(text):  # rare: the walk is skipped for every other body
         reasons = list(_lone_surrogates(value, ""))
         if reasons:
@@ -102,6 +122,44 @@ def _lone_surrogates(value: Any, where: str) -> Iterator[str]:
             yield from _lone_surrogates(child, f"{where}[{index}]")
 
 
+class _Marked(dict[str, Any]):
+    """An object of a body that named keys twice, with the keys it named twice."""
+
+    twice: tuple[str, ...] = ()
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise _KeyTwice
+    return value
+
+
+def _marking_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = _Marked(pairs)
+    if len(value) != len(pairs):
+        counts: dict[str, int] = {}
+        for key, _ in pairs:
+            counts[key] = counts.get(key, 0) + 1
+        value.twice = tuple(key for key, count in counts.items() if count > 1)
+    return value
+
+
+def _duplicates(value: Any, where: str) -> Iterator[str]:
+    """``where: what`` for each key an object of ``value`` names more than once."""
+    if isinstance(value, dict):
+        for key in getattr(value, "twice", ()):
+            yield (
+                f"{where or 'body'}: the key '{clip(key)}' is given more than once in one "
+                "object, which leaves its value to the parser: send each key once"
+            )
+        for key, child in value.items():
+            yield from _duplicates(child, f"{where}.{clip(key)}" if where else clip(key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _duplicates(child, f"{where}[{index}]")
+
+
 def clip(text: str, limit: int = _CLIP) -> str:
     """``text``, or its start and how long it was when it is longer than ``limit``."""
     if len(text) <= limit:
@@ -131,4 +189,15 @@ def _int64(literal: str) -> int:
     )
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite, parse_int=_int64)
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant,
+    parse_float=_finite,
+    parse_int=_int64,
+    object_pairs_hook=_unique_object,
+)
+_MARKING_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant,
+    parse_float=_finite,
+    parse_int=_int64,
+    object_pairs_hook=_marking_object,
+)

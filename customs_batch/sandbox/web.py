@@ -125,8 +125,9 @@ async def json_body(request: Request) -> JsonObject:
 
     415 unless ``Content-Type`` is ``application/json`` (in UTF-8); 413 past
     ``MAX_BODY_BYTES``, without reading past the chunk that crosses it; 400 for a body that
-    is not UTF-8, not JSON, not an object, holds a number the service would refuse, or a
-    string holding a lone surrogate escape (``"\\ud800"``), each named by its path.
+    is not UTF-8, not JSON, not an object, holds a number the service would refuse, an
+    object naming a key twice, or a string holding a lone surrogate escape (``"\\ud800"``),
+    each named by its path.
     """
     _require_json(header(request, b"content-type"))
     raw = await _bounded_body(request, contract.MAX_BODY_BYTES)
@@ -138,7 +139,7 @@ async def json_body(request: Request) -> JsonObject:
         body = strictjson.loads(text)
     except strictjson.NotStrictJson as exc:
         fail(contract.BAD_REQUEST, [f"the body has a number the service refuses: {exc}"])
-    except strictjson.LoneSurrogates as exc:
+    except (strictjson.LoneSurrogates, strictjson.DuplicateKeys) as exc:
         fail(contract.BAD_REQUEST, capped(exc.reasons))
     except ValueError as exc:  # JSONDecodeError
         fail(contract.BAD_REQUEST, [f"the body is not valid JSON: {exc}"])

@@ -435,3 +435,44 @@ def test_a_value_only_the_fast_check_refuses_is_still_refused(api: httpx.Client)
     validator = BodyValidator({"properties": {"code": {"type": "string", "pattern": "^[A-Z]+$"}}})
     assert validator.reasons({"code": "ABC\n"}) == ['code: "ABC\\n" does not match "^[A-Z]+$"']
     assert validator.reasons({"code": "ABC"}) == []
+
+
+# -- a key given twice ------------------------------------------------------------------------
+
+
+def test_a_key_given_twice_is_400_naming_where_and_nothing_is_stored(api: httpx.Client) -> None:
+    # Which of the two values a parser keeps is the parser's choice (Python's: the last):
+    # the client cannot tell which one the service holds.
+    before = api.get("/v1/declarations/transit").json()["itemCount"]
+    body = json.dumps(departure())[:-1] + ', "commercialReference": "INVALID-X"}'
+    response = api.post("/v1/declarations/transit", content=body, headers=JSON)
+    _refused(response, 400)
+    (reason,) = response.json()["message"]
+    assert reason.startswith("body: the key 'commercialReference' is given more than once")
+    assert api.get("/v1/declarations/transit").json()["itemCount"] == before
+    nested = (
+        '{"name": "a", "code": "ONE", "companyId": 1, "DeclarationTemplates": '
+        '[{"name": "t", "name": "u"}], "code": "TWO"}'
+    )
+    response = api.post(GROUPS, content=nested, headers=JSON)
+    assert response.status_code == 400, response.text
+    assert [reason.split(":")[0] for reason in response.json()["message"]] == [
+        "body",
+        "DeclarationTemplates[0]",
+    ]
+    closing = '{"open": true, "open": false}'
+    assert api.post("/_sandbox/gate", content=closing, headers=JSON).status_code == 400
+    assert api.get("/_sandbox/gate").json()["open"] is True
+
+
+def test_a_movement_with_a_key_given_twice_leaves_its_idempotency_key_free(
+    api: httpx.Client,
+) -> None:
+    # Refused before it is bound: the same Idempotency-Key then makes the movement it names.
+    headers = {**JSON, "Idempotency-Key": "twice"}
+    twice = json.dumps(movement())[:-1] + ', "quantity": 3}'
+    _refused(api.post(MOVEMENTS, content=twice, headers=headers), 400)
+    assert api.get("/_sandbox/movements").json() == []
+    created = api.post(MOVEMENTS, json=movement(quantity=3), headers=headers)
+    assert created.status_code == 201, created.text
+    assert created.json()["quantity"] == 3
