@@ -65,4 +65,9 @@ class Sandbox:
 
     def processed(self, created: float) -> bool:
         """Whether something created at ``created`` has finished processing by now."""
-        return self.clock() >= created + self.processing_seconds
+        return self.clock() >= self.decided_at(created)
+
+    def decided_at(self, created: float) -> float:
+        """When customs finishes processing something created at ``created``: the time its
+        new status is stamped with (``updatedAt``)."""
+        return created + self.processing_seconds

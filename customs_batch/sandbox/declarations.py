@@ -23,7 +23,7 @@ from customs_batch.sandbox.listing import (
     reference_matches,
     result_page,
 )
-from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, fail, json_response, page_of, public, total_pages
 
@@ -60,15 +60,16 @@ async def list_declarations(request: Request, sandbox: Sandbox, caller: Caller) 
 
 def current(sandbox: Sandbox, record: JsonObject) -> JsonObject:
     """The declaration with the status it has now: a cancellation request is decided once
-    ``processing_seconds`` have passed since it was made."""
+    ``processing_seconds`` have passed since it was made, and ``updatedAt`` is then the
+    time customs decided it."""
     requested = record.get("_cancellationRequested")
     if record["status"] != contract.CANCELLATION_REQUESTED or requested is None:
         return record
     if not sandbox.processed(requested):
         return record
-    if record.get("cancellationAnswer") == contract.CANCELLATION_REFUSED:
-        return {**record, "status": record["_statusBeforeCancellation"]}
-    return {**record, "status": contract.CANCELED}
+    refused = record.get("cancellationAnswer") == contract.CANCELLATION_REFUSED
+    status = record["_statusBeforeCancellation"] if refused else contract.CANCELED
+    return {**record, "status": status, "updatedAt": timestamp(sandbox.decided_at(requested))}
 
 
 def declaration(sandbox: Sandbox, request: Request) -> JsonObject:

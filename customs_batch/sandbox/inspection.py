@@ -10,16 +10,18 @@ from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import json_response, public
 
 
 def movement_view(sandbox: Sandbox, record: JsonObject) -> JsonObject:
-    """A movement as the service shows it now: QUEUED, then sent after processing."""
+    """A movement as the service shows it now: QUEUED, then sent after processing, and
+    updated (``updatedAt``) when it was sent."""
     view = public(record)
     if sandbox.processed(record["_created"]):
         view["status"] = contract.MOVEMENT_SENT
+        view["updatedAt"] = timestamp(sandbox.decided_at(record["_created"]))
     return view
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from customs_batch.sandbox.records import timestamp
 from customs_batch.sandbox.seed import builtin_seed_text, parse_seed
 from tests.sandbox.conftest import ClientFactory, FakeClock
 
@@ -52,6 +53,29 @@ def test_a_requested_cancellation_is_granted_after_the_processing_time(
     listed = api.get("/v1/declarations", params={"status": "canceled"}).json()
     assert ids(listed) == [502]
     assert api.delete("/v1/declarations/502").json() == {"declarationId": 502, "canceled": True}
+
+
+@pytest.mark.parametrize("answer", ["", " cancellationAnswer: refused,"])
+def test_a_decided_cancellation_is_stamped_when_customs_decided(
+    make_api: ClientFactory, clock: FakeClock, answer: str
+) -> None:
+    text = builtin_seed_text().replace(
+        "type: EXPORT, status: submitted,", f"type: EXPORT, status: submitted,{answer}"
+    )
+    api = make_api(seed=parse_seed(text, "seed.yaml"))
+    requested_at = timestamp(clock())
+    api.delete("/v1/declarations/502")
+    assert api.get("/v1/declarations/502").json()["updatedAt"] == requested_at
+    clock.advance(3600)
+    # Decided two seconds after the request (--processing-seconds), read an hour later.
+    decided_at = timestamp(clock() - 3600 + 2)
+    assert api.get("/v1/declarations/502").json()["updatedAt"] == decided_at
+    (listed,) = [
+        entry
+        for entry in api.get("/v1/declarations", params={"type": "EXPORT"}).json()["result"]
+        if entry["declarationId"] == 502
+    ]
+    assert listed["updatedAt"] == decided_at
 
 
 def test_a_seed_can_make_customs_refuse_a_cancellation(

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from customs_batch.sandbox.idempotency import Idempotency, Verdict
+from customs_batch.sandbox.records import timestamp
 from customs_batch.sandbox.store import Store
 from tests.sandbox.conftest import MOVEMENTS, FakeClock, movement
 
@@ -39,8 +40,14 @@ def test_movement_counts_as_sent_after_the_processing_time(
 ) -> None:
     post(api, movement())
     assert api.get("/_sandbox/movements").json()[0]["status"] == "QUEUED"
-    clock.advance(2.0)
-    assert api.get("/_sandbox/movements").json()[0]["status"] == "SENT"
+    queued = api.get("/_sandbox/movements").json()[0]
+    assert queued["updatedAt"] == queued["createdAt"] == timestamp(clock())
+    clock.advance(3600.0)
+    (sent,) = api.get("/_sandbox/movements").json()
+    assert sent["status"] == "SENT"
+    # Sent when processing ended (two seconds on), not when it was read.
+    assert sent["updatedAt"] == timestamp(clock() - 3600.0 + 2.0)
+    assert sent["createdAt"] == queued["createdAt"]
 
 
 def test_idempotency_key_is_required(api: httpx.Client) -> None:
