@@ -59,6 +59,13 @@ COMPANY_ID: Final = "companyId"
 TYPE: Final = "type"
 
 PAGE_SIZE_DEFAULT: Final = 20
+ORDER_DEFAULT: Final = "desc"  # newest first
+SORT_ORDER_DEFAULT: Final = "asc"
+DELETED_VALUES: Final = ("deleted", "normal", "all")
+DELETED_DEFAULT: Final = "normal"
+ARCHIVED_VALUES: Final = ("unarchived", "archived", "all")
+ARCHIVED_DEFAULT: Final = "unarchived"
+INCLUDE_INACTIVE_DEFAULT: Final = False
 PAGE_SIZE_MAX: Final = 100
 ITEM_SORT_FIELDS: Final = (
     "id",

@@ -98,10 +98,11 @@ async def list_items(request: Request, sandbox: Sandbox, caller: Caller) -> Resp
     """GET /v1/declaration-items."""
     query = Query(request.query_params)
     page, size = query.page(), query.page_size(contract.ITEMS_PER_PAGE)
-    deleted = query.choice(contract.DELETED, ("deleted", "normal", "all"), "normal")
-    archived = query.choice(contract.ARCHIVED, ("unarchived", "archived", "all"), "unarchived")
+    deleted = query.choice(contract.DELETED, contract.DELETED_VALUES, contract.DELETED_DEFAULT)
+    archived = query.choice(contract.ARCHIVED, contract.ARCHIVED_VALUES, contract.ARCHIVED_DEFAULT)
     sort_by = query.choice(contract.SORT_BY, contract.ITEM_SORT_FIELDS)
-    descending = query.choice(contract.SORT_ORDER, ("asc", "desc"), "asc") == "desc"
+    sort_order = query.choice(contract.SORT_ORDER, ("asc", "desc"), contract.SORT_ORDER_DEFAULT)
+    descending = sort_order == "desc"
     search = (query.text(contract.SEARCH) or "").lower()
     records = [
         item
@@ -173,10 +174,10 @@ OPERATIONS = (
             op.query(C.SEARCH, op.STR),
             op.PAGE,
             op.size(C.ITEMS_PER_PAGE),
-            op.query(C.DELETED, op.enum("deleted", "normal", "all")),
-            op.query(C.ARCHIVED, op.enum("unarchived", "archived", "all")),
+            op.query(C.DELETED, op.enum(*C.DELETED_VALUES, default=C.DELETED_DEFAULT)),
+            op.query(C.ARCHIVED, op.enum(*C.ARCHIVED_VALUES, default=C.ARCHIVED_DEFAULT)),
             op.query(C.SORT_BY, op.enum(*C.ITEM_SORT_FIELDS)),
-            op.query(C.SORT_ORDER, op.enum("asc", "desc")),
+            op.query(C.SORT_ORDER, op.enum("asc", "desc", default=C.SORT_ORDER_DEFAULT)),
         ),
     ),
     op.ApiOperation("GET", C.ITEM, get_item, "Get a declaration item", (op.ID,)),

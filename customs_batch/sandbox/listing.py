@@ -40,7 +40,9 @@ def reference_matches(records: list[JsonObject], text: str | None) -> list[JsonO
     return [r for r in records if needle in r.get("referenceNumber", "").lower()]
 
 
-def order_choice(query: Query, name: str = contract.ORDER, default: str = "desc") -> str | None:
+def order_choice(
+    query: Query, name: str = contract.ORDER, default: str = contract.ORDER_DEFAULT
+) -> str | None:
     """The ``asc``/``desc`` parameter ``name``."""
     return query.choice(name, ("asc", "desc"), default)
 

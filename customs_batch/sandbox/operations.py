@@ -79,9 +79,12 @@ def query(name: str, schema: JsonObject) -> JsonObject:
     return {"name": name, "in": "query", "schema": schema}
 
 
-def enum(*values: str) -> JsonObject:
-    """A string schema of these values."""
-    return {"type": "string", "enum": list(values)}
+def enum(*values: str, default: str | None = None) -> JsonObject:
+    """A string schema of these values; with ``default``, what an omitted parameter means."""
+    schema: JsonObject = {"type": "string", "enum": list(values)}
+    if default is not None:
+        schema["default"] = default
+    return schema
 
 
 def path(name: str, schema: JsonObject) -> JsonObject:
@@ -89,7 +92,7 @@ def path(name: str, schema: JsonObject) -> JsonObject:
     return {"name": name, "in": "path", "required": True, "schema": schema}
 
 
-ORDER = query(C.ORDER, enum("asc", "desc"))
+ORDER = query(C.ORDER, enum("asc", "desc", default=C.ORDER_DEFAULT))
 SHIPMENT = path("id", {"type": "string", "pattern": "^shp_[A-Za-z0-9]+$"})
 ID = path("id", INT)
 CREATED = (query(C.CREATED_FROM, DATE), query(C.CREATED_TO, DATE))

@@ -53,7 +53,7 @@ async def list_hawbs(request: Request, sandbox: Sandbox, caller: Caller) -> Resp
     """GET /v1/shipments/{id}/hawbs."""
     query = Query(request.query_params)
     page, size = query.page(), query.page_size(contract.LIMIT)
-    include_inactive = query.boolean(contract.INCLUDE_INACTIVE)
+    include_inactive = query.boolean(contract.INCLUDE_INACTIVE, contract.INCLUDE_INACTIVE_DEFAULT)
     public_id = rto_shipment(sandbox, request)["publicId"]
     records = [
         hawb
@@ -111,7 +111,14 @@ OPERATIONS = (
         C.HAWBS,
         list_hawbs,
         "List HAWBs of a shipment",
-        (op.SHIPMENT, op.PAGE, op.size(C.LIMIT), op.query(C.INCLUDE_INACTIVE, {"type": "boolean"})),
+        (
+            op.SHIPMENT,
+            op.PAGE,
+            op.size(C.LIMIT),
+            op.query(
+                C.INCLUDE_INACTIVE, {"type": "boolean", "default": C.INCLUDE_INACTIVE_DEFAULT}
+            ),
+        ),
     ),
 )
 """The endpoints of this module (see ``operations.py``)."""

@@ -144,3 +144,27 @@ def test_sort_by_lists_exactly_the_values_the_service_takes(api: httpx.Client) -
         assert api.get("/v1/declaration-items", params={"sortBy": value}).status_code == 200
     assert api.get("/v1/declaration-items", params={"sortBy": ""}).status_code == 400
     assert "" not in sort_by["enum"]
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "default"),
+    [
+        ("/v1/shipments", "order", "desc"),
+        ("/v1/declarations", "order", "desc"),
+        ("/v1/declarations/transit", "order", "desc"),
+        ("/v1/declaration-items", "sortOrder", "asc"),
+        ("/v1/declaration-items", "deleted", "normal"),
+        ("/v1/declaration-items", "archived", "unarchived"),
+        ("/v1/shipments/{id}/hawbs", "includeInactive", False),
+    ],
+)
+def test_a_documented_default_is_in_the_document_and_is_what_omitting_means(
+    api: httpx.Client, path: str, name: str, default: str | bool
+) -> None:
+    # A client generated from /openapi.json knows what an omitted parameter means.
+    operation = api.get("/openapi.json").json()["paths"][path]["get"]
+    (parameter,) = [p for p in operation["parameters"] if p["name"] == name]
+    assert parameter["schema"]["default"] == default
+    url = path.replace("{id}", "shp_7Hk2Lm")
+    shown = str(default).lower() if isinstance(default, bool) else default
+    assert api.get(url, params={name: shown}).json() == api.get(url).json()
