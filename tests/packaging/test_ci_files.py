@@ -195,7 +195,8 @@ def test_every_workflow_job_installs_the_tool_from_its_repository(path: Path) ->
         assert install["run"].split() == ["pip", "install", f"./{folder}"]
         # The project's own checkout comes first: a later one would empty the workspace.
         project = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
-        assert "with" not in project
+        # A ref at most (a long apply's later part checks out the commit its chain started).
+        assert set(project.get("with", {})) <= {"ref"}
         assert steps.index(project) < steps.index(checkout) < steps.index(install)
         first_call = next(s for s in steps if any(_calls(s.get("run", ""))))
         assert steps.index(install) < steps.index(first_call)
@@ -240,10 +241,10 @@ def test_the_long_apply_workflow_dispatches_itself_again_on_the_budget_exit_code
     out_of_time = int(ExitCode.OUT_OF_TIME)
     script = "\n".join(_scripts(apply_job))
     assert f'"$code" != {out_of_time}' in script, "exit 4 must not fail the apply job"
-    assert resume_job["if"] == f"needs.apply.outputs.exit-code == '{out_of_time}'"
+    assert resume_job["if"].startswith(f"needs.apply.outputs.exit-code == '{out_of_time}' ||")
     assert resume_job["permissions"] == {"actions": "write"}
     (dispatch,) = _scripts(resume_job)
-    assert dispatch.startswith(f"gh workflow run {LONG_APPLY.name} ")
+    assert f"gh workflow run {LONG_APPLY.name} " in dispatch
 
 
 def test_the_plan_marker_the_workflow_looks_for_is_the_one_plan_writes() -> None:
@@ -577,3 +578,170 @@ def test_the_tutorial_says_its_apply_output_is_what_a_pipe_gets_and_a_terminal_d
     shown = apply(terminal=True)
     assert "succeeded" in shown
     assert "done     DepartureDeclaration" not in shown and "Apply: 6 succeeded" not in shown
+
+
+def _long_apply_step(job: str, name: str | None = None) -> dict[str, Any]:
+    steps = yaml.safe_load(LONG_APPLY.read_text())["jobs"][job]["steps"]
+    (step,) = [s for s in steps if "run" in s and (name is None or s.get("id") == name)]
+    return dict(step)
+
+
+def _run_long_apply_step(
+    step: dict[str, Any], tmp_path: Path, env: dict[str, str], cwd: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """A step of the long-apply workflow as GitHub runs it (bash -e), with `customs-batch`,
+    `git` and `gh` that record their arguments; ``env`` holds the step's `env:` resolved."""
+    assert "${{" not in step["run"], "expressions reach the script through env, never inline"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    record = tmp_path / "record"
+    record.write_text("")
+    for program in ("customs-batch", "gh"):
+        (bin_dir / program).write_text(
+            f'#!/bin/sh\necho "{program} $*" >> "$RECORD"\nexit "${{CODE_OF_APPLY:-0}}"\n'
+        )
+    (bin_dir / "git").write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        '  rev-parse) echo "$CHECKED_OUT" ;;\n'
+        '  ls-remote) printf "%s\\t%s\\n" "$BRANCH_HEAD" "$3" ;;\n'
+        "  *) exit 9 ;;\n"
+        "esac\n"
+    )
+    for fake in bin_dir.iterdir():
+        fake.chmod(0o755)
+    output = tmp_path / "output"
+    output.write_text("")
+    environ = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "RECORD": str(record),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_REF_NAME": "main",
+        "GITHUB_REPOSITORY": "owner/manifests",
+        **env,
+    }
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+    done = subprocess.run(command, env=environ, cwd=cwd, capture_output=True, text=True)
+    return done, record.read_text().splitlines()
+
+
+A, B = "a" * 40, "b" * 40
+
+
+@pytest.mark.parametrize(
+    ("event", "actor", "commit", "box", "checked_out", "guarded"),
+    [
+        # The run a push starts: the guard checks what the push brings.
+        ("push", "alice", "", "", A, True),
+        # A part the resume job dispatched, with the commit the chain started from.
+        ("workflow_dispatch", "github-actions[bot]", A, "false", A, False),
+        # "Run workflow" by hand: the branch as it is, guarded, unless the box is ticked.
+        ("workflow_dispatch", "alice", "", "false", B, True),
+        ("workflow_dispatch", "alice", "", "true", B, False),
+        # A commit typed by hand is no part of a chain: still guarded.
+        ("workflow_dispatch", "alice", A, "false", A, True),
+        # Dispatched without a commit (an older resume job): the branch, guarded.
+        ("workflow_dispatch", "github-actions[bot]", "", "false", B, True),
+        # The checkout is not the chain's commit: guarded.
+        ("workflow_dispatch", "github-actions[bot]", A, "false", B, True),
+    ],
+)
+def test_the_long_apply_guard_is_off_only_for_the_rest_of_a_batch_a_guarded_run_started(
+    tmp_path: Path,
+    event: str,
+    actor: str,
+    commit: str,
+    box: str,
+    checked_out: str,
+    guarded: bool,
+) -> None:
+    """A chain's later parts go on with the commit its first, guarded, run applied: a change
+    pushed while the chain runs, or a run by hand, is checked by the large-change guard."""
+    step = _long_apply_step("apply", "apply")
+    assert step["env"]["EVENT"] == "${{ github.event_name }}"
+    assert step["env"]["ACTOR"] == "${{ github.actor }}"
+    assert step["env"]["CHAIN_COMMIT"] == "${{ inputs.commit }}"
+    assert step["env"]["ALLOW_LARGE_CHANGE"] == "${{ inputs.allow-large-change }}"
+    env = {
+        "EVENT": event,
+        "ACTOR": actor,
+        "CHAIN_COMMIT": commit,
+        "ALLOW_LARGE_CHANGE": box,
+        "CHECKED_OUT": checked_out,
+        "BRANCH_HEAD": B,
+    }
+    done, calls = _run_long_apply_step(step, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    (apply,) = calls
+    assert apply.startswith("customs-batch apply manifests/ --auto-approve --time-budget ")
+    assert ("--allow-large-change" not in apply) is guarded, apply
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
+    assert outputs == {"commit": checked_out, "exit-code": "0", "branch-head": B}
+
+
+def test_a_long_apply_part_checks_out_the_chains_commit_not_the_branch() -> None:
+    workflow = yaml.safe_load(LONG_APPLY.read_text())
+    triggers = workflow.get("on", workflow.get(True))
+    inputs = triggers["workflow_dispatch"]["inputs"]
+    assert inputs["commit"]["default"] == ""
+    assert inputs["allow-large-change"] == {**inputs["allow-large-change"], "type": "boolean"}
+    assert inputs["allow-large-change"]["default"] is False
+    steps = workflow["jobs"]["apply"]["steps"]
+    project = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert project["with"] == {"ref": "${{ inputs.commit || github.sha }}"}
+    outputs = workflow["jobs"]["apply"]["outputs"]
+    assert outputs["commit"] == "${{ steps.apply.outputs.commit }}"
+    assert outputs["branch-head"] == "${{ steps.apply.outputs.branch-head }}"
+
+
+@pytest.mark.parametrize(
+    ("code", "dispatched"),
+    [
+        # The next part: the same commit, whatever the branch holds by now.
+        ("4", f"--ref main -f commit={A}"),
+        # The chain is done, the branch moved on: a run of the branch, guarded.
+        ("0", "--ref main"),
+    ],
+)
+def test_the_resume_job_dispatches_the_chains_commit_or_a_guarded_run_of_the_branch(
+    tmp_path: Path, code: str, dispatched: str
+) -> None:
+    step = _long_apply_step("resume")
+    assert step["env"]["CODE"] == "${{ needs.apply.outputs.exit-code }}"
+    assert step["env"]["COMMIT"] == "${{ needs.apply.outputs.commit }}"
+    env = {"CODE": code, "COMMIT": A, "GH_TOKEN": "t", "CHECKED_OUT": A, "BRANCH_HEAD": B}
+    done, calls = _run_long_apply_step(step, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    expected = f"gh workflow run {LONG_APPLY.name} --repo owner/manifests {dispatched}"
+    assert calls == [expected]
+
+
+def test_the_resume_job_runs_on_the_budget_exit_or_when_a_part_ends_behind_the_branch() -> None:
+    condition = " ".join(yaml.safe_load(LONG_APPLY.read_text())["jobs"]["resume"]["if"].split())
+    assert condition == (
+        "needs.apply.outputs.exit-code == '4' || (needs.apply.outputs.exit-code == '0' "
+        "&& github.event_name == 'workflow_dispatch' "
+        "&& needs.apply.outputs.branch-head != '' "
+        "&& needs.apply.outputs.branch-head != needs.apply.outputs.commit)"
+    )
+
+
+@pytest.mark.parametrize(("code", "step_code"), [("4", 0), ("1", 1), ("3", 3)])
+def test_a_long_apply_part_out_of_time_passes_and_any_other_failure_fails(
+    tmp_path: Path, code: str, step_code: int
+) -> None:
+    env = {
+        "EVENT": "push",
+        "ACTOR": "alice",
+        "CHAIN_COMMIT": "",
+        "ALLOW_LARGE_CHANGE": "",
+        "CHECKED_OUT": A,
+        "BRANCH_HEAD": A,
+        "CODE_OF_APPLY": code,
+    }
+    done, _ = _run_long_apply_step(_long_apply_step("apply", "apply"), tmp_path, env)
+    assert done.returncode == step_code
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
+    assert outputs == {"commit": A, "exit-code": code, "branch-head": A}
