@@ -745,3 +745,34 @@ def test_a_long_apply_part_out_of_time_passes_and_any_other_failure_fails(
     assert done.returncode == step_code
     outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
     assert outputs == {"commit": A, "exit-code": code, "branch-head": A}
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_job_that_checks_out_may_read_a_private_repository(path: Path) -> None:
+    """A job that lists its permissions has none it does not list (GitHub): one that checks
+    out must list contents, or actions/checkout cannot fetch a private repository."""
+    workflow = yaml.safe_load(path.read_text())
+    for name, job in workflow["jobs"].items():
+        if not any(s.get("uses", "").startswith("actions/checkout@") for s in job["steps"]):
+            continue
+        permissions = job.get("permissions", workflow.get("permissions"))
+        if permissions is None:  # the repository's default, which reads
+            continue
+        assert isinstance(permissions, dict), (name, permissions)
+        assert permissions.get("contents") in ("read", "write"), f"job {name}: {permissions}"
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_the_tool_checkout_takes_a_token_that_reads_another_private_repository(
+    path: Path,
+) -> None:
+    """github.token reads the workflow's repository only: the tool's checkout from another
+    repository takes the token the README names, and keeps no credentials on disk."""
+    readme = (ROOT / "examples" / "ci" / "README.md").read_text()
+    token = "${{ secrets.CUSTOMS_BATCH_TOOL_TOKEN || github.token }}"
+    assert f"token: {token}" in readme
+    for job in yaml.safe_load(path.read_text())["jobs"].values():
+        for step in job["steps"]:
+            if "repository" in step.get("with", {}):
+                assert step["with"]["token"] == token
+                assert step["with"]["persist-credentials"] is False
