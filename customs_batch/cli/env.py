@@ -21,7 +21,16 @@ ENV_JSON_VERSION = 1
 """``formatVersion`` of ``env list`` and ``env show`` in JSON, JSON Lines and YAML."""
 
 LIST_COLUMNS = tuple(
-    Column(h, h) for h in ("name", "base_url", "api_key", "rate_limit", "parallelism", "default")
+    Column(h, h)
+    for h in (
+        "name",
+        "base_url",
+        "api_key",
+        "rate_limit",
+        "parallelism",
+        "default",
+        "state",
+    )
 )
 
 

@@ -178,3 +178,18 @@ def test_an_environment_the_variable_names_and_not_defined_is_an_error(
     code, _, err = _run(capsys, "env", "show")
     assert code == 3
     assert "$CUSTOMS_BATCH_ENV names environment 'nope', which is not defined" in err
+
+
+def test_the_list_table_says_where_each_state_is(
+    capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/environments.md: env list, in its default format too, has a `state` column."""
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, _ = _run(capsys, "env", "list")
+    assert code == 0
+    header = next(line for line in out.splitlines() if "base_url" in line)
+    assert header.split()[-2:] == ["state", "┃"]
+    rows = {line.split()[1]: line for line in out.splitlines() if line.startswith("│")}
+    state = project.resolve() / ".customs-batch"
+    assert f"local: files in {state / 'sandbox'}" in rows["sandbox"]
+    assert f"local: files in {state / 'local'}" in rows["local"]
