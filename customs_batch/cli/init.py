@@ -28,5 +28,7 @@ def init(directory: Path, force: bool) -> int:
     init_project(
         InitOptions(directory, force), created=lambda target: click.echo(f"created {target}")
     )
-    click.echo(f"next: cd {shlex.quote(str(directory))} && customs-batch validate")
+    here = directory.resolve() == Path.cwd().resolve()
+    change = "" if here else f"cd {shlex.quote(str(directory))} && "
+    click.echo(f"next: {change}customs-batch validate")
     return int(ExitCode.OK)

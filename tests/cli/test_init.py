@@ -93,6 +93,18 @@ def test_the_next_step_quotes_a_folder_with_a_space() -> None:
     assert out.splitlines()[-1] == "next: cd 'my project' && customs-batch validate"
 
 
+@pytest.mark.parametrize("named", [[], ["."], ["./"]])
+def test_the_next_step_in_the_current_folder_is_only_validate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: list[str]
+) -> None:
+    # `next: cd . && customs-batch validate` asked to change into the folder one is in.
+    (tmp_path / "fresh").mkdir()
+    monkeypatch.chdir(tmp_path / "fresh")
+    code, out, err = _cli("init", *named)
+    assert code == 0, err
+    assert out.splitlines()[-1] == "next: customs-batch validate"
+
+
 def test_a_named_pipe_or_a_device_named_as_the_folder_is_a_usage_error() -> None:
     os.mkfifo("pipe")
     for name in ("pipe", os.devnull):
