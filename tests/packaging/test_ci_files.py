@@ -776,3 +776,28 @@ def test_the_tool_checkout_takes_a_token_that_reads_another_private_repository(
             if "repository" in step.get("with", {}):
                 assert step["with"]["token"] == token
                 assert step["with"]["persist-credentials"] is False
+
+
+def test_the_tutorials_refusal_is_what_plan_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tutorial's refused movement, copied from a run, carries the hint plan prints
+    (with the run's `--env`, so that the command it names acts on the same state)."""
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    shown = next(
+        line.strip() for line in text.splitlines() if "a movement is immutable once" in line
+    )
+    monkeypatch.chdir(tmp_path)
+    assert invoke(["init", "p"]) == 0
+    monkeypatch.chdir(tmp_path / "p")
+    assert invoke(["apply", "--env", "local", "--auto-approve"]) == 0
+    movement = Path("manifests/movement.yaml")
+    movement.write_text(movement.read_text().replace("quantity: 6", "quantity: 7"))
+    capsys.readouterr()
+    assert invoke(["plan", "--env", "local"]) == 1
+    printed = next(
+        line.strip()
+        for line in capsys.readouterr().out.splitlines()
+        if "a movement is immutable once" in line
+    )
+    assert shown == printed.replace("--env local", "--env sandbox")
