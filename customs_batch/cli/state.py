@@ -28,6 +28,8 @@ from customs_batch.commands.state import (
     import_document,
     list_state,
     move_record,
+    pull_history,
+    push_history_file,
     push_state,
     read_state,
     restore_record,
@@ -330,19 +332,39 @@ def _echo_comparison(comparison: Comparison) -> None:
         click.echo(f"  {line}")
 
 
+_HISTORY_HELP = (
+    "The environment's history (every request apply sent, hash-chained) instead of its "
+    "state: one entry a line."
+)
+
+
 @state.command()
 @env_option
 @allow_empty_state_option
-def pull(env_name: str | None, allow_empty_state: bool) -> int:
-    """Print the whole state as JSON (the state file's format), wherever it is kept.
+@click.option("--history", "history_", is_flag=True, help=_HISTORY_HELP)
+def pull(env_name: str | None, allow_empty_state: bool, history_: bool) -> int:
+    """Print the whole state as JSON (the state file's format), wherever it is kept; with
+    --history, the environment's history, one entry a line.
 
-    With `state push`, moves a state from one backend to another (docs/state.md).
+    With `state push`, moves a state and its history from one backend to another
+    (docs/state.md).
 
     \b
-    Example:
+    Examples:
       customs-batch state pull --env production > production-state.json
+      customs-batch state pull --history --env production > production-history.jsonl
     """
-    current = read_state(_options(env_name, allow_empty_state=allow_empty_state))
+    options = _options(env_name, allow_empty_state=allow_empty_state)
+    if history_:
+        batch: list[bytes] = []
+        for line in pull_history(options):
+            batch.append(line)
+            if len(batch) == 1000:
+                click.echo(b"".join(batch), nl=False)
+                batch.clear()
+        click.echo(b"".join(batch), nl=False)
+        return int(ExitCode.OK)
+    current = read_state(options)
     for piece in pulled_pieces(current):
         click.echo(piece.decode(), nl=False)
     return int(ExitCode.OK)
@@ -358,23 +380,56 @@ def pull(env_name: str | None, allow_empty_state: bool) -> int:
     help="Replace even a state of another lineage, or a newer one (what it records is lost).",
 )
 @allow_empty_state_option
+@click.option(
+    "--history",
+    "history_",
+    is_flag=True,
+    help="FILE is a history (as `state pull --history` prints it): add its entries to this "
+    "environment's history, which must be empty or hold its first entries.",
+)
 def push(
-    file: Path, env_name: str | None, lock_timeout: float, force: bool, allow_empty_state: bool
+    file: Path,
+    env_name: str | None,
+    lock_timeout: float,
+    force: bool,
+    allow_empty_state: bool,
+    history_: bool,
 ) -> int:
     """Replace the state by FILE (as `state pull` prints it; - for standard input).
 
     A state of another lineage, or an older copy of this one (a lower serial), is refused
-    unless --force.
+    unless --force. With --history, FILE is the history `state pull --history` printed
+    (a file, not -): its chain must be whole, and its entries go to this environment's
+    history, empty or holding its first entries, with the same hashes.
 
     \b
-    Example:
+    Examples:
       customs-batch state push production-state.json --env production
+      customs-batch state push --history production-history.jsonl --env production
     """
+    options = _options(env_name, lock_timeout, allow_empty_state=allow_empty_state)
+    if history_:
+        if str(file) == "-":
+            raise UsageError(
+                "state push --history reads a file twice (its chain is checked first): "
+                "give a file, not -"
+            )
+        if force:
+            raise UsageError("--force replaces a state; a history is only ever added to")
+        if not file.is_file():
+            raise UsageError(f"cannot read {file}: no such file")
+        pushed = push_history_file(options, file)
+        last = (
+            f", the last {pushed.last_seq} with hash {pushed.last_hash}" if pushed.last_seq else ""
+        )
+        click.echo(
+            f"Pushed the history {file}: {pushed.added} entries added, {pushed.kept} already "
+            f"there{last}."
+        )
+        return int(ExitCode.OK)
     source = Path("<stdin>") if str(file) == "-" else file
     incoming = read_pushed(_read_bytes(file), source=source)
-    replacement = push_state(
-        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), incoming, force=force
-    )
+    replacement = push_state(options, incoming, force=force)
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
         f"{len(replacement.resources)} record(s)."

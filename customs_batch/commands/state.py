@@ -5,6 +5,7 @@ prints."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
+from customs_batch.state.history import HistoryPushed, history_for, push_history
 from customs_batch.state.lock import InFlight, Unlocked, in_flight_of, running_request
 from customs_batch.state.transfer import pushed_state
 
@@ -184,6 +186,30 @@ def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
         if replacement.resources:
             backend.pushed(replacement)  # read back at the service before the next send
     return replacement
+
+
+def pull_history(options: StateOptions) -> Iterator[bytes]:
+    """``state pull --history``: the environment's history, each entry as stored and a
+    newline, oldest first, read without the lock."""
+    store = history_for(options.backend())
+    try:
+        for stored in store.entries():
+            yield stored.text + b"\n"
+    finally:
+        store.close()
+
+
+def push_history_file(options: StateOptions, path: Path) -> HistoryPushed:
+    """``state push --history FILE``: the entries of FILE (as ``state pull --history``
+    printed them) added to this environment's history, which must be empty or hold the
+    same chain's first entries; under the state lock, so that no apply writes meanwhile."""
+    backend = options.backend()
+    with backend.open("state push --history", lock_timeout=options.lock_timeout):
+        store = history_for(backend)
+        try:
+            return push_history(path, store)
+        finally:
+            store.close()
 
 
 def _refuse_a_pushed_state_behind(backend: StateBackend, incoming: State) -> None:

@@ -470,3 +470,97 @@ def history_for(backend: StateBackend) -> HistoryStore:
     if isinstance(backend, PostgresBackend):
         return PostgresHistory(backend.url, backend.name)
     raise TypeError(f"no history for {type(backend).__name__}")
+
+
+def read_history_file(path: Path) -> Iterator[StoredEntry]:
+    """The entries of a history file as ``state pull --history`` writes it (one stored
+    entry a line, oldest first), each line read with a bound; a last line without its
+    newline is read too (a file cut short shows as a broken chain, never as less)."""
+    try:
+        with path.open("rb") as file:
+            number = 0
+            while True:
+                line = file.readline(LONGEST_ENTRY + 1)
+                if not line:
+                    return
+                number += 1
+                if len(line) > LONGEST_ENTRY:
+                    raise StateError(
+                        f"{path} line {number}: longer than {LONGEST_ENTRY // (1024 * 1024)} "
+                        "MB, which no history entry is",
+                        hint="give the file `customs-batch state pull --history` printed",
+                    )
+                text = line.rstrip(b"\r\n")
+                if text.strip():
+                    yield StoredEntry(f"{path.name} line {number}", text)
+    except OSError as exc:
+        raise StateError(f"cannot read {path}: {exc.strerror}") from None
+
+
+@dataclass(frozen=True)
+class HistoryPushed:
+    """What :func:`push_history` did: the entries added, those the history already held,
+    and the last entry's ``seq`` and ``hash`` (as ``history verify`` prints them)."""
+
+    added: int
+    kept: int
+    last_seq: int
+    last_hash: str
+
+
+def push_history(path: Path, store: HistoryStore) -> HistoryPushed:
+    """Add to ``store`` the entries of the history file ``path`` it does not hold yet.
+
+    The file's chain must be whole from its first entry, and ``store`` must hold the same
+    chain's first entries (none at all, or what an earlier push of the same file wrote
+    before it stopped): anything else is refused before an entry is written. Each entry is
+    chained again in the same order, which gives it the same ``seq``, ``prev`` and ``hash``
+    (the hash covers the fields, ``seq`` and ``prev``), so the moved history verifies as the
+    old one did, to the same last hash. The caller holds the state lock.
+    """
+    source = verify(read_history_file(path))
+    if not source.ok:
+        raise StateError(
+            f"{path} is not a whole history: broken at {source.broken_at}: {source.reason}",
+            hint="give the file `customs-batch state pull --history` printed, whole; a history "
+            "whose chain is broken cannot be moved (keep its old files as they are)",
+        )
+    held = verify(store.entries())
+    if not held.ok:
+        raise StateError(
+            f"this environment's history is broken at {held.broken_at}: {held.reason}; "
+            "nothing was added to it",
+            hint="run `customs-batch history verify` to see where",
+        )
+    if held.entries > source.entries:
+        raise StateError(
+            f"this environment's history holds {held.entries} entries, more than the "
+            f"{source.entries} of {path}; nothing was added to it",
+            hint="a history is pushed only into an empty one, before apply runs there",
+        )
+    added = 0
+    for stored in read_history_file(path):
+        body = stored.body()
+        assert body is not None  # verified above
+        seq = int(body["seq"])
+        if seq < held.last_seq:
+            continue
+        if seq == held.last_seq:
+            if body["hash"] != held.last_hash:
+                raise StateError(
+                    f"this environment's history holds {held.entries} entries that are not "
+                    f"the first ones of {path} (its entry {seq} differs); nothing was added",
+                    hint="a history is pushed only into an empty one, before apply runs there",
+                )
+            continue
+        store.append({k: v for k, v in body.items() if k not in ("seq", "prev", "hash")})
+        added += 1
+    store.sync()
+    last = store.last_entry() if source.entries else None
+    if source.entries and (last is None or last.get("hash") != source.last_hash):
+        raise StateError(
+            f"the history pushed from {path} does not end with its last entry "
+            f"(hash {source.last_hash})",
+            hint="run `customs-batch history verify`, and push the file again",
+        )
+    return HistoryPushed(added, held.entries, source.last_seq, source.last_hash)

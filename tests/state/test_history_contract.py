@@ -8,15 +8,19 @@ import json
 import os
 import signal
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from customs_batch.errors import StateError
 from customs_batch.state.history import (
     HistoryStore,
     LocalHistory,
     Verification,
     history_for,
+    push_history,
     verify,
 )
 from tests.state.conftest import STATE_NAME, Backends
@@ -154,3 +158,100 @@ def test_two_writers_at_once_keep_one_chain(backends: Backends) -> None:
         second.close()
     result = _verified(backends)
     assert result.ok and result.entries == 6
+
+
+def _old_history(folder: Path, count: int) -> Path:
+    """A history of ``count`` entries written by a local store, as `state pull --history`
+    prints it: each stored entry a line."""
+    old = LocalHistory(folder)
+    for n in range(count):
+        old.append({"event": "request", "address": f"Movement/m{n}", "run": "r1"})
+    old.close()
+    pulled = folder.parent / f"{folder.name}-history.jsonl"
+    pulled.write_bytes(b"".join(e.text + b"\n" for e in LocalHistory(folder).entries()))
+    return pulled
+
+
+def test_a_pushed_history_is_the_same_chain_and_the_next_run_chains_on(
+    backends: Backends, tmp_path: Path
+) -> None:
+    pulled = _old_history(tmp_path / "old", 4)
+    before = verify(LocalHistory(tmp_path / "old").entries())
+    store = _store(backends)
+    try:
+        pushed = push_history(pulled, store)
+        assert (pushed.added, pushed.kept) == (4, 0)
+        assert (pushed.last_seq, pushed.last_hash) == (4, before.last_hash)
+        # The same entries, byte for byte: the moved history verifies to the same hash.
+        assert [e.text for e in store.entries()] == pulled.read_bytes().splitlines()
+        # Pushed again (a rerun of the recipe): nothing added, nothing refused.
+        assert push_history(pulled, store).added == 0
+        assert store.append({"event": "request", "address": "Movement/next"}) == 5
+    finally:
+        store.close()
+    after = _verified(backends)
+    assert after.ok and after.entries == 5
+
+
+def test_a_push_that_stopped_half_way_goes_on_and_a_different_history_is_refused(
+    backends: Backends, tmp_path: Path
+) -> None:
+    pulled = _old_history(tmp_path / "old", 5)
+    lines = pulled.read_bytes().splitlines(keepends=True)
+    first_two = tmp_path / "first-two.jsonl"
+    first_two.write_bytes(b"".join(lines[:2]))
+    store = _store(backends)
+    try:
+        assert push_history(first_two, store).added == 2
+        rest = push_history(pulled, store)  # the rest: a push that stopped goes on
+        assert (rest.added, rest.kept, rest.last_seq) == (3, 2, 5)
+    finally:
+        store.close()
+    other = _old_history(tmp_path / "other", 5)  # the same entries but another run's
+    other.write_bytes(other.read_bytes().replace(b'"run":"r1"', b'"run":"r2"'))
+    store = _store(backends)
+    try:
+        with pytest.raises(StateError, match="not a whole history"):
+            push_history(other, store)  # edited: its hashes no longer match
+        assert verify(store.entries()).entries == 5
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda lines: lines[1:], "the chain does not start here"),
+        (lambda lines: [lines[0], lines[2]], "does not follow the entry before it"),
+        (lambda lines: [*lines[:2], lines[2][:-9] + b"\n"], "not a history entry"),
+    ],
+    ids=["first-entry-missing", "entry-removed", "cut-short"],
+)
+def test_a_broken_history_file_is_refused_before_anything_is_written(
+    backends: Backends,
+    tmp_path: Path,
+    edit: Callable[[list[bytes]], list[bytes]],
+    said: str,
+) -> None:
+    pulled = _old_history(tmp_path / "old", 3)
+    pulled.write_bytes(b"".join(edit(pulled.read_bytes().splitlines(keepends=True))))
+    store = _store(backends)
+    try:
+        with pytest.raises(StateError, match=said) as refused:
+            push_history(pulled, store)
+        assert "state pull --history" in (refused.value.hint or "")
+        assert list(store.entries()) == []
+    finally:
+        store.close()
+
+
+def test_a_history_is_not_pushed_over_a_different_one(backends: Backends, tmp_path: Path) -> None:
+    pulled = _old_history(tmp_path / "old", 3)
+    store = _store(backends)
+    try:
+        store.append({"event": "request", "address": "Movement/here-already"})
+        with pytest.raises(StateError, match="entry 1 differs"):
+            push_history(pulled, store)
+        assert [json.loads(e.text)["seq"] for e in store.entries()] == [1]
+    finally:
+        store.close()

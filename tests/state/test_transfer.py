@@ -180,3 +180,46 @@ def test_pull_carries_format_version_and_its_copy_is_pushed_back_unparsed(
     # The state file at rest keeps its own layout, without the output's key.
     at_rest = json.loads((tmp_path / ".customs-batch" / "local" / "state.json").read_text())
     assert "formatVersion" not in at_rest and at_rest["version"] == STATE_VERSION
+
+
+def test_the_history_moves_with_the_state_and_verifies_to_the_same_hash(
+    tmp_path: Path,
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/state.md, "Moving a state between backends": the recipe moves the history too
+    (`state pull --history`, `state push --history`), so that once the old folder is gone
+    the evidence of what was declared is still there, its chain unbroken."""
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    code, before, _ = _run(capsys, "history", "verify", "--format", "json")
+    assert code == 0 and json.loads(before)["entries"] > 0
+    listed = _run(capsys, "history", "--format", "json")[1]
+    (tmp_path / "state.json").write_text(_run(capsys, "state", "pull")[1])
+    code, pulled, _ = _run(capsys, "state", "pull", "--history")
+    assert code == 0 and len(pulled.splitlines()) == json.loads(before)["entries"]
+    (tmp_path / "history.jsonl").write_text(pulled)
+
+    (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
+    monkeypatch.setenv("CUSTOMS_BATCH_STATE_URL", postgres_url)
+    assert _run(capsys, "state", "push", "state.json")[0] == 0
+    code, out, err = _run(capsys, "state", "push", "--history", "history.jsonl")
+    entries = json.loads(before)["entries"]
+    assert code == 0, err
+    assert f"{entries} entries added, 0 already there" in out
+    shutil.rmtree(tmp_path / ".customs-batch" / "local")  # "then the old copy can go"
+    assert _run(capsys, "history", "verify", "--format", "json")[1] == before
+    assert _run(capsys, "history", "--format", "json")[1] == listed
+    # Pushed again, nothing changes; the next apply chains on.
+    out = _run(capsys, "state", "push", "--history", "history.jsonl")[1]
+    assert f"0 entries added, {entries} already there" in out
+    assert _run(capsys, "plan", "manifests", "--detailed-exitcode")[0] == 0
+
+    # A history is never pushed from standard input (its chain is read first), nor forced.
+    code, _, err = _run(capsys, "state", "push", "--history", "-")
+    assert code == 64 and "give a file, not -" in err
+    code, _, err = _run(capsys, "state", "push", "--history", "history.jsonl", "--force")
+    assert code == 64
