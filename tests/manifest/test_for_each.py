@@ -357,6 +357,26 @@ def test_an_excel_error_is_an_error_at_its_cell_never_an_empty_cell() -> None:
     assert len(checked.findings) == 3
 
 
+def test_an_excel_error_behind_a_hidden_first_tab_is_an_error_at_its_cell() -> None:
+    """Without ``sheet:`` the first visible worksheet is read; its #N/A under HAWB was taken
+    for an empty cell (the error was looked for in the hidden tab), and the movement went
+    without its hawbId, to the master AWB."""
+    import openpyxl
+
+    write_xlsx(Path("data/m.xlsx"), [[*GOOD_ROW[:1], "#N/A", *GOOD_ROW[2:]]])
+    book = openpyxl.load_workbook("data/m.xlsx")
+    old = book.create_sheet("Movements (old)", 0)
+    old.sheet_state = "hidden"
+    old.append(["x"])
+    book.active = 1
+    book.save("data/m.xlsx")
+    manifest = write(Path("m.yaml"), movement_sheet_manifest("data/m.xlsx"))
+    (finding,) = validate_paths([manifest], jobs=1).findings
+    assert finding.rule == "row.cell-error"
+    assert finding.message == "cell B2 holds the Excel error #N/A"
+    assert finding.location.cell() == "sheet 'Movements', row 2, column B 'HAWB'"
+
+
 def test_an_excel_error_in_a_column_the_manifest_does_not_read_is_no_finding() -> None:
     path = write_xlsx(Path("data/m.xlsx"), [[*GOOD_ROW, "note"]])
     rewrite_cells(path, {"G1": '<c r="G1" t="inlineStr"><is><t>Note</t></is></c>'})

@@ -75,6 +75,10 @@ class CellScan:
         self.padded: dict[int, dict[int, str]] = {}
         """Row -> column -> the text a format of zeros shows for the whole number there
         (``01234``)."""
+        self.sheet: str | None = None
+        """The name of the sheet scanned, as the workbook names it (None: the workbook does
+        not say): without ``sheet:`` in forEach, the reader reads this one, so the cells
+        found are those of the rows it gives."""
         self._rest = b""
         self._codes: dict[bytes, str] = {}
         self._widths = {

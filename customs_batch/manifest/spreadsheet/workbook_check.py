@@ -147,12 +147,14 @@ def _check(
     if "content.xml" in names:  # an ODS's sheets and strings
         for _ in inflater.stream(archive, "content.xml"):
             pass
-    members = _sheet_members(archive, names, sheet, inflater)
+    members, named = _sheet_members(archive, names, sheet, inflater)
     # Several members: the workbook does not say which is the sheet, nor which the reader takes.
     styles = (
         b"".join(inflater.stream(archive, "xl/styles.xml")) if "xl/styles.xml" in names else b""
     )
     cells = CellScan(_padded_styles(styles)) if len(members) == 1 else None
+    if cells is not None and named is not None:
+        cells.sheet = named
     for member, shown in members:
         rows, columns = _used_range(archive, member, inflater, limits, cells)
         if rows * columns > limits.cells:
@@ -316,28 +318,40 @@ def _tags(chunks: Iterator[bytes], file: str) -> Iterator[bytes]:
 
 def _sheet_members(
     archive: zipfile.ZipFile, names: set[str], sheet: str | None, inflater: _Inflater
-) -> list[tuple[str, str]]:
-    """The member holding ``sheet`` and the sheet's name; every worksheet when the workbook
-    does not say which member is which (the reader may then take any of them)."""
+) -> tuple[list[tuple[str, str]], str | None]:
+    """The member holding ``sheet`` and the sheet's name, and that name as the workbook
+    gives it; every worksheet, and no name, when the workbook does not say which member is
+    which (the reader may then take any of them).
+
+    Without ``sheet`` it is the first worksheet a spreadsheet program shows: neither a
+    hidden tab (an old copy left in the workbook) nor a chart sheet before it, whose part
+    holds no cells. The reader then reads the sheet named here, so that the cells this
+    check finds (errors, formulas without a result, numbers a format of zeros pads) are
+    those of the rows it gives.
+    """
     wanted = _named_sheets(archive, names, inflater)
     if wanted:
-        name = sheet if sheet is not None else wanted[0][0]
-        found = [(member, shown) for shown, member in wanted if shown == name]
+        shown_first = [name for name, _, shown in wanted if shown]
+        name = sheet if sheet is not None else (shown_first or [wanted[0][0]])[0]
+        found = [(member, named) for named, member, _ in wanted if named == name]
         if found and found[0][0] in names:
-            return found[:1]
+            return found[:1], name
         if not found:
-            return []  # no such sheet: the reader says so, with the names there are
-    return [
+            return [], None  # no such sheet: the reader says so, with the names there are
+    every = [
         (member, member.rsplit("/", 1)[-1].removesuffix(".xml"))
         for member in sorted(names)
         if member.startswith("xl/worksheets/") and member.endswith(".xml")
     ]
+    return every, None
 
 
 def _named_sheets(
     archive: zipfile.ZipFile, names: set[str], inflater: _Inflater
-) -> list[tuple[str, str]]:
-    """(sheet name, member) in workbook order, from workbook.xml and its relationships."""
+) -> list[tuple[str, str, bool]]:
+    """(sheet name, member, shown) in workbook order, from workbook.xml and its
+    relationships; ``shown``: a worksheet (not a chart, dialog or macro sheet, as the
+    folder of its part says, which is how the reader tells them) whose tab is not hidden."""
     if not {"xl/workbook.xml", "xl/_rels/workbook.xml.rels"} <= names:
         return []
     workbook = b"".join(inflater.stream(archive, "xl/workbook.xml"))
@@ -348,12 +362,17 @@ def _named_sheets(
         target = attributes.get("Target", "")
         target = target.lstrip("/") if target.startswith("/") else "xl/" + target
         targets[attributes.get("Id", "")] = target
-    sheets: list[tuple[str, str]] = []
+    sheets: list[tuple[str, str, bool]] = []
     for tag in _SHEET_TAG.findall(workbook):
         attributes = _attributes(tag)
         relation = next((v for k, v in attributes.items() if k.endswith(":id")), "")
         if "name" in attributes and relation in targets:
-            sheets.append((attributes["name"], targets[relation]))
+            member = targets[relation]
+            shown = attributes.get("state", "visible") not in (
+                "hidden",
+                "veryHidden",
+            ) and member.split("/")[-2:-1] == ["worksheets"]
+            sheets.append((attributes["name"], member, shown))
     return sheets
 
 

@@ -64,7 +64,12 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
 
 def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
-    sheet_name = source.sheet if source.sheet is not None else _first_shown(workbook, names)
+    if source.sheet is not None:
+        sheet_name: str | None = source.sheet
+    elif errors is not None and errors.sheet is not None:
+        sheet_name = errors.sheet  # the sheet the check searched for bad cells
+    else:
+        sheet_name = _first_shown(workbook, names)
     if sheet_name is None or sheet_name not in names:
         raise SheetError(
             f"{file} has no sheet {sheet_name!r}",

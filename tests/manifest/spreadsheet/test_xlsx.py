@@ -7,6 +7,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 import xlsxwriter
+from openpyxl.chart import BarChart, Reference
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
@@ -368,6 +369,45 @@ def test_without_a_sheet_named_the_first_visible_worksheet_is_read(tmp_path: Pat
     assert (row.sheet, row.values) == ("Movements", {"hawb": "hawb_a1", "quantity": 10})
     (old_row,) = read_rows(RowSource(path, sheet="Movements (old)"))  # by name it is read
     assert old_row.values["hawb"] == "hawb_OLD"
+
+
+@pytest.mark.parametrize("first", ["hidden", "chart"])
+def test_the_bad_cells_found_are_those_of_the_sheet_read_when_forEach_names_none(
+    tmp_path: Path, first: str
+) -> None:
+    """The rows came from the first visible worksheet, but the cells holding an error were
+    looked for in the workbook's first sheet (a hidden tab, a chart sheet): #N/A in the HAWB
+    column was read as an empty cell (a movement of the master AWB), a number a format of
+    zeros pads lost its zeros, and an error of the hidden tab was reported at the sheet read."""
+    path = tmp_path / f"{first}.xlsx"
+    book = openpyxl.Workbook()
+    data = book.active
+    assert data is not None
+    data.title = "Data"
+    data.append(["ref", "hawb", "post"])
+    data.append(["a1", "#N/A", 1234])
+    data.append(["a2", "hawb_a2", 1234])
+    data["C2"].number_format = "00000"
+    if first == "hidden":
+        old = book.create_sheet("old", 0)
+        old.sheet_state = "hidden"
+        old.append(["ref", "hawb", "post"])
+        old.append(["z1", "hawb_z1", 5])
+        old.append(["z2", "#REF!", 6])  # a cell of the hidden tab only
+    else:
+        chart = BarChart()
+        chart.add_data(Reference(data, min_col=3, min_row=1, max_row=3), titles_from_data=True)
+        book.create_chartsheet("Chart1", 0).add_chart(chart)
+    book.save(path)
+    second, third = read_rows(RowSource(path))
+    assert (second.sheet, second.values["ref"], second.values["post"]) == ("Data", "a1", "01234")
+    assert getattr(second.values["hawb"], "message", None) == "cell B2 holds the Excel error #N/A"
+    assert third.values == {"ref": "a2", "hawb": "hawb_a2", "post": 1234}
+    if first == "hidden":
+        (_, hidden_third) = read_rows(RowSource(path, sheet="old"))  # by name, its own cells
+        assert getattr(hidden_third.values["hawb"], "message", None) == (
+            "cell B3 holds the Excel error #REF!"
+        )
 
 
 @pytest.mark.parametrize(
