@@ -377,6 +377,32 @@ def test_an_excel_error_behind_a_hidden_first_tab_is_an_error_at_its_cell() -> N
     assert finding.location.cell() == "sheet 'Movements', row 2, column B 'HAWB'"
 
 
+@pytest.mark.parametrize(
+    ("extra", "read"),
+    [("", None), (", decimalComma: true", (1250, 2000)), (", decimalComma: false", (1.25, 2))],
+)
+def test_a_text_cell_with_points_every_three_digits_reads_as_the_manifest_says(
+    extra: str, read: tuple[float, float] | None
+) -> None:
+    """Numbers stored as text in a German workbook: 1.250 kg was read as 1.25 kg without a
+    word, where the ';'-separated export of the same sheet is an error until decimalComma
+    says which (a workbook holds its text whatever its user's locale)."""
+    rows = [[*GOOD_ROW[:4], weight, GOOD_ROW[5]] for weight in ("1.250", "2.000")]
+    result = _load(rows, extra)
+    if read is None:
+        assert result.documents == []
+        found = [(f.rule, f.location.cell()) for f in result.findings]
+        assert found == [
+            ("row.cell-type", f"sheet 'Movements', row {row}, column E 'Gross weight'")
+            for row in (2, 3)
+        ]
+        assert all("reads two ways" in f.message for f in result.findings)
+        assert all("decimalComma" in f.hint for f in result.findings)
+    else:
+        assert result.findings == []
+        assert tuple(d.spec["grossWeightKg"] for d in result.documents) == read
+
+
 def test_an_excel_error_in_a_column_the_manifest_does_not_read_is_no_finding() -> None:
     path = write_xlsx(Path("data/m.xlsx"), [[*GOOD_ROW, "note"]])
     rewrite_cells(path, {"G1": '<c r="G1" t="inlineStr"><is><t>Note</t></is></c>'})

@@ -27,8 +27,9 @@ GROUPED = re.compile(r"[-+]?[1-9]\d{0,2}(?:\.\d{3})+")
 """A number that reads two ways: ``1.250`` is 1250 where a point groups thousands (a
 decimal-comma export) and 1.25 where it is the decimal point."""
 AMBIGUOUS_SAID = (
-    "reads two ways: with its points grouping thousands (as the ';'-separated export of a "
-    "decimal-comma locale writes 1.250 for 1250) or as a decimal point (1.25)"
+    "reads two ways: with its points grouping thousands (as a decimal-comma locale writes "
+    "1.250 for 1250, in a workbook's text cells and its ';'-separated export) or as a "
+    "decimal point (1.25)"
 )
 AMBIGUOUS_HINT = (
     "Say which in forEach: 'decimalComma: true' (points group thousands, a comma is the "
