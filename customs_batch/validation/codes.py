@@ -99,6 +99,19 @@ def mrn_check_problem(text: str) -> str | None:
     return None
 
 
+def spaced_problem(text: str, what: str) -> str | None:
+    """What is wrong with a reference (``what``: MRN, GRN) written with whitespace around
+    it, or None: it would be sent so, and customs know it without."""
+    if text == text.strip():
+        return None
+    where = [
+        side
+        for side, spaced in (("before", text != text.lstrip()), ("after", text != text.rstrip()))
+        if spaced
+    ]
+    return f"{what} {text!r} has a space {' and '.join(where)} it, which would be sent with it"
+
+
 def looks_like_grn(text: str) -> bool:
     """Whether a guarantee reference is an NCTS GRN (17 or 24 characters, year and country)."""
     return _GRN.fullmatch(text) is not None and text[2:4] in COUNTRIES

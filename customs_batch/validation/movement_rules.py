@@ -189,16 +189,25 @@ def _source_fields(
 def _external_mrn(
     document: Document, declaration: Mapping[str, Any], severity: Severity | None
 ) -> list[Finding]:
-    number = declaration.get("declarationNumber")
-    if not isinstance(number, str) or is_reference(number) or not codes.looks_like_mrn(number):
+    written = declaration.get("declarationNumber")
+    if not isinstance(written, str) or is_reference(written):
+        return []
+    # A cell copied from a customs letter often brings a space along: the MRN within is
+    # checked all the same, and the space is an error of its own (it would be sent).
+    number = written.strip()
+    if not codes.looks_like_mrn(number):
         return []
     path = ("customsDeclaration", "declarationNumber")
+    hint = "write the MRN exactly as customs issued it, in capitals and without spaces"
+    findings = []
+    spaced = codes.spaced_problem(written, "MRN")
+    if spaced is not None:
+        findings.append(spec_finding(document, "mrn.format", path, spaced, hint))
     problem = codes.mrn_format_problem(number)
     if problem is not None:
-        hint = "write the MRN exactly as customs issued it, in capitals and without spaces"
-        return [spec_finding(document, "mrn.format", path, problem, hint)]
+        return [*findings, spec_finding(document, "mrn.format", path, problem, hint)]
     problem = codes.mrn_check_problem(number)
     if problem is None or severity is None:
-        return []
+        return findings
     hint = "check the MRN for a typing error; --mrn-check-digit warning|off relaxes this check"
-    return [spec_finding(document, "mrn.check-digit", path, problem, hint, severity)]
+    return [*findings, spec_finding(document, "mrn.check-digit", path, problem, hint, severity)]

@@ -25,6 +25,7 @@ from customs_batch.findings import NOT_SHOWN, JsonPath
 from customs_batch.kinds import Kind
 from customs_batch.resources import load_pattern_hints, load_schema
 from customs_batch.sensitive import SENSITIVE, covers, sensitive_names
+from customs_batch.validation.common import strings_at
 
 REFERENCE_HINT = "${ref:Kind/name.field}"
 
@@ -61,9 +62,11 @@ class CompiledSchema:
             return False
 
     def violations(self, instance: object) -> list[Violation]:
-        """Every violation, in the validator's order; empty when the instance is valid."""
+        """Every violation, in the validator's order, then the texts of only spaces where
+        the schema wants one of at least a character; empty when the instance is valid."""
+        blank = _blank_texts(self.name, self.schema, instance)
         if self.is_valid(instance):
-            return []
+            return blank
         out = _non_json_values(instance, ())
         if out:
             instance = _as_json(instance)
@@ -72,7 +75,68 @@ class CompiledSchema:
         said = {violation.path for violation in out if violation.rule == "schema.not-finite"}
         for error in self.validator.iter_errors(instance):
             out.extend(v for v in _violations_of(self.schema, error) if v.path not in said)
-        return out
+        return out + blank
+
+
+def _blank_texts(name: str, schema: Mapping[str, Any], instance: object) -> list[Violation]:
+    """A text of only spaces (or other whitespace) where the schema asks for at least one
+    character (``minLength``): it passes the schema's count, but says nothing, and would be
+    sent so (``declarationType: " "``)."""
+    if not isinstance(instance, Mapping):
+        return []
+    found: list[Violation] = []
+    for pattern, description in _non_empty_texts(name, schema):
+        for path, text in strings_at(instance, pattern):
+            if text and not text.strip():
+                message = f"{_field_name(path)} holds only spaces"
+                hint = _hint("write the value", description)
+                found.append(Violation("schema.min-length", path, message, hint))
+    return found
+
+
+_NON_EMPTY: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {}
+
+
+def _non_empty_texts(
+    name: str, schema: Mapping[str, Any]
+) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """The places of ``schema`` (``*`` for every item of a list) whose text must have a
+    character (``minLength`` of 1 or more), with each one's description; found once per
+    schema."""
+    known = _NON_EMPTY.get(name)
+    if known is None:
+        places: list[tuple[tuple[str, ...], str]] = []
+        _walk_non_empty(schema, schema, (), places, set())
+        known = _NON_EMPTY[name] = tuple(places)
+    return known
+
+
+def _walk_non_empty(
+    root: Mapping[str, Any],
+    node: Any,
+    path: tuple[str, ...],
+    places: list[tuple[tuple[str, ...], str]],
+    through: set[str],
+) -> None:
+    if not isinstance(node, Mapping):
+        return
+    reference = node.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/") and reference not in through:
+        target: Any = root
+        for part in reference[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        _walk_non_empty(root, target, path, places, through | {reference})
+    minimum = node.get("minLength")
+    if isinstance(minimum, int) and minimum >= 1:
+        places.append((path, str(node.get("description", ""))))
+    for key, child in (node.get("properties") or {}).items():
+        _walk_non_empty(root, child, (*path, str(key)), places, through)
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        _walk_non_empty(root, items, (*path, "*"), places, through)
+    for combined in ("anyOf", "oneOf", "allOf"):
+        for branch in node.get(combined) or ():
+            _walk_non_empty(root, branch, path, places, through)
 
 
 @cache

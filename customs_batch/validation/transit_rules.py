@@ -111,16 +111,19 @@ def _total_mass(document: Document) -> list[Finding]:
 
 
 def _guarantee_numbers(document: Document, severity: Severity | None) -> list[Finding]:
-    if severity is None:
-        return []
     findings = []
     pattern = ("DeclarationGuarantees", "*", "guaranteeReferenceNumber")
-    for path, grn in strings_at(document.spec, pattern):
+    for path, written in strings_at(document.spec, pattern):
+        grn = written.strip()  # the GRN within a space copied along with it
         # Other guarantee references (a TIR carnet number, a waiver) have no check character.
         if not codes.looks_like_grn(grn):
             continue
-        problem = codes.grn_check_problem(grn)
-        if problem is not None:
+        spaced = codes.spaced_problem(written, "GRN")
+        if spaced is not None:
+            hint = "write the GRN exactly as customs issued it, without spaces"
+            findings.append(spec_finding(document, "grn.format", path, spaced, hint))
+        problem = codes.grn_check_problem(grn) if severity is not None else None
+        if problem is not None and severity is not None:
             hint = (
                 "check the GRN for a typing error; --mrn-check-digit warning|off relaxes this check"
             )

@@ -409,3 +409,22 @@ def test_the_annotated_copy_of_a_csv_not_all_utf8_is_still_made() -> None:
     Path("data/m.csv").write_bytes(data)
     sheet = open_copy(Path("data/m.csv"), "m")["m"]
     assert sheet["A3"].value == "Café"
+
+
+def test_an_mrn_cell_with_a_trailing_space_is_checked_and_refused_at_its_cell() -> None:
+    # Reported: a cell copied from a customs letter with a space after the MRN skipped
+    # every MRN check, and the movement was sent with the space.
+    Path("data").mkdir()
+    Path("data/x.csv").write_text("Ref,MRN\na1,26NLR0000000042029 \n", encoding="utf-8")
+    manifest = (
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: data/x.csv}\n"
+        'metadata: {name: "mv-{{ row.Ref }}"}\n'
+        'spec: {shipmentId: shp_7Hk2Lm, hawbId: "hawb_{{ row.Ref }}", action: VAB, quantity: 1,'
+        " grossWeightKg: 1, customsSupervision: N, goodsHandlingCode: N, partyId: rpty_p1,"
+        " customsDeclaration: {source: EXTERNAL, documentType: X, declarationType: IM,"
+        ' declarationNumber: "{{ row.MRN }}"}}\n'
+    )
+    write(Path("m.yaml"), manifest)
+    found = sorted((f.rule, f.location.cell()) for f in validate_paths(["m.yaml"], jobs=1).findings)
+    at = "sheet 'x', row 2, column B 'MRN'"
+    assert found == [("mrn.check-digit", at), ("mrn.format", at)]

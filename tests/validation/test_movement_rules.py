@@ -78,6 +78,30 @@ def test_movement_rule_findings(
     assert _findings(**changes) == [(rule, severity, _line(*path, **changes))]
 
 
+@pytest.mark.parametrize(
+    "spaced", [" 24NLR1234567890123", "24NLR1234567890123 ", "\t24NLR1234567890123 "]
+)
+def test_an_mrn_with_a_space_around_it_is_an_error_and_checked_within(spaced: str) -> None:
+    """A cell copied from a customs letter brings a space along: every MRN check was skipped,
+    and the MRN went out with its space."""
+    changes: dict[str, Any] = {"customsDeclaration": {**EXTERNAL, "declarationNumber": spaced}}
+    line = _line("customsDeclaration", "declarationNumber", **changes)
+    assert sorted(_findings(**changes)) == [
+        ("mrn.check-digit", Severity.ERROR, line),
+        ("mrn.format", Severity.ERROR, line),
+    ]
+    right = {"customsDeclaration": {**EXTERNAL, "declarationNumber": spaced.replace("23", "20")}}
+    document = make_document(Kind.MOVEMENT, sample(Kind.MOVEMENT, **right))
+    (finding,) = check_rules(document, check_digits=None)
+    where = " and ".join(
+        side for side, at in (("before", spaced[0].isspace()), ("after", spaced[-1] == " ")) if at
+    )
+    assert finding.message == (
+        f"MRN {spaced.replace('23', '20')!r} has a space {where} it, which would be sent with it"
+    )
+    assert "without spaces" in finding.hint
+
+
 def test_unknown_action_or_source_is_left_to_the_schema() -> None:
     assert _findings(action="XXX") == []
     assert _findings(customsDeclaration={"source": "OTHER"}) == []

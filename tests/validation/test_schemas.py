@@ -153,6 +153,9 @@ def test_envelope_accepts_a_full_document_without_spec() -> None:
         (Kind.EXPORT_CANCELLATION, {"declarationId": "${ref:Movement/m}"}, "schema.pattern", ("declarationId",)),
         (Kind.DEPARTURE_DECLARATION, {"companyId": 0}, "schema.minimum", ("companyId",)),
         (Kind.TEMPLATE_GROUP, {"companyId": 10**20}, "schema.maximum", ("companyId",)),
+        (Kind.MOVEMENT, {"customsDeclaration": {"source": "EXTERNAL", "documentType": "X", "declarationType": " ", "declarationNumber": "INV-1"}}, "schema.min-length", ("customsDeclaration", "declarationType")),
+        (Kind.TEMPLATE_GROUP, {"name": "  "}, "schema.min-length", ("name",)),
+        (Kind.DEPARTURE_DECLARATION, {"commercialReference": "\t "}, "schema.min-length", ("commercialReference",)),
     ],
 )  # fmt: skip
 def test_spec_violations(
@@ -161,6 +164,15 @@ def test_spec_violations(
     violations = spec_schema(kind).violations(sample(kind, **changes))
     assert [(v.rule, v.path) for v in violations] == [(rule, path)]
     assert violations[0].message and violations[0].hint
+
+
+def test_a_text_of_only_spaces_where_a_value_is_needed_says_so() -> None:
+    """Such a text passed the schema's count of characters and was sent."""
+    (blank,) = spec_schema(Kind.TEMPLATE_GROUP).violations(sample(Kind.TEMPLATE_GROUP, code=" "))
+    assert blank.message == "code holds only spaces"
+    assert blank.hint.startswith("write the value (")
+    padded = sample(Kind.TEMPLATE_GROUP, code=" G1 ", name="Group ")
+    assert spec_schema(Kind.TEMPLATE_GROUP).violations(padded) == []  # text within: the rules'
 
 
 def test_violation_messages_and_hints_tell_what_to_do() -> None:

@@ -110,6 +110,19 @@ def test_grn_check_digit_follows_the_mrn_setting() -> None:
     assert _findings(check_digits=None, **wrong)[0] == []
 
 
+def test_a_grn_with_a_space_around_it_is_an_error_whatever_the_check_digit_setting() -> None:
+    spaced: dict[str, Any] = {
+        "DeclarationGuarantees": [{**GUARANTEE, "guaranteeReferenceNumber": "20DE0000000000005 "}]
+    }
+    assert sorted(f[:2] for f in _findings(**spaced)[0]) == [
+        ("grn.check-digit", Severity.ERROR),
+        ("grn.format", Severity.ERROR),
+    ]
+    assert [f[:2] for f in _findings(check_digits=None, **spaced)[0]] == [
+        ("grn.format", Severity.ERROR)
+    ]
+
+
 def test_party_update_needs_a_party() -> None:
     found, document = _findings(Kind.TRANSIT_PARTY_UPDATE, Principal=None)
     assert found == [("party-update.no-party", Severity.ERROR, line_of(document, "spec"))]
