@@ -428,3 +428,14 @@ def test_an_mrn_cell_with_a_trailing_space_is_checked_and_refused_at_its_cell() 
     found = sorted((f.rule, f.location.cell()) for f in validate_paths(["m.yaml"], jobs=1).findings)
     at = "sheet 'x', row 2, column B 'MRN'"
     assert found == [("mrn.check-digit", at), ("mrn.format", at)]
+
+
+def test_a_whole_number_written_with_a_point_fills_a_whole_number_field_as_from_xlsx() -> None:
+    # Reported: '2.0' (as pandas writes a whole number) was "not a whole number" in
+    # quantity, where the XLSX cell 2.0 and {{ row.Packages * 1 }} gave 2.
+    rows = [[*ROWS[0][:3], "2.0", *ROWS[0][4:]], [*ROWS[1][:3], "2.5", *ROWS[1][4:]]]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(_csv(",", rows), encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert [d.spec["quantity"] for d in result.documents] == [2]
+    assert only(result, "row.cell-type").message == "'2.5' is not a whole number"

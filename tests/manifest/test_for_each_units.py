@@ -43,6 +43,9 @@ def test_row_ranges(text: str, expected: RowRange | None) -> None:
         ("1.000", INTEGER, True, 1000),  # thousands grouped as the export groups them
         ("1.000,00", INTEGER, True, 1000),
         ("12.345.678", INTEGER, True, 12345678),
+        ("2.0", INTEGER, False, 2),  # a whole number as pandas writes it, as the XLSX 2.0
+        ("-40.00", INTEGER, False, -40),
+        (" 2.0000 ", frozenset({"integer", "reference"}), False, 2),
         ("-3", frozenset({"integer", "number"}), False, -3),
         ("0150", frozenset({"string"}), False, "0150"),
         (731815, frozenset({"string"}), False, "731815"),
@@ -65,6 +68,10 @@ def test_cells_convert_by_the_schema(
         ("1.000,5", INTEGER, True),
         ("0.500", INTEGER, True),
         ("1.000", INTEGER, False),
+        ("12.000", INTEGER, False),  # a thousand grouped, more likely than 12
+        ("2.5", INTEGER, False),
+        ("2.0", INTEGER, True),  # a decimal point where a comma is the decimal mark
+        ("2.", INTEGER, False),
         ("1e999", NUMBER, False),
         ("nan", NUMBER, False),
         ("perhaps", frozenset({"boolean"}), False),

@@ -19,6 +19,8 @@ from customs_batch.manifest.yaml._schema_view import REFERENCE, TEXT_TYPES
 _TRUE = frozenset({"true", "yes", "y", "1", "x"})
 _FALSE = frozenset({"false", "no", "n", "0"})
 _INTEGER = re.compile(r"[-+]?\d+")
+_POINT_ZEROS = re.compile(r"([-+]?\d+)\.0+")
+"""A whole number written with a decimal point and zeros after it (``2.0``)."""
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
 """Thousands grouped by points only from a first group without a leading zero: ``0.500``
@@ -89,6 +91,15 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> 
         return whole
     if "number" in types:
         return _number(stripped, decimal_comma)
+    point = _POINT_ZEROS.fullmatch(stripped) if "integer" in types and not decimal_comma else None
+    if point is not None and not GROUPED.fullmatch(stripped):
+        # 2.0, as pandas and many exporters write a whole number (and as the XLSX cell 2.0
+        # and the expression {{ row.x * 1 }} read it): the integer. Not 1.000, which in a
+        # whole-number field is more likely a thousand with its points grouping than 1.
+        whole = integer(point.group(1))
+        if whole is None:
+            return CellProblem(quoted_head(text), "has too many digits", "Check the cell.")
+        return whole
     if "integer" in types and decimal_comma and _COMMA_NUMBER.fullmatch(stripped):
         # 1.000 (and 1.000,00) as a decimal-comma export writes a thousand
         grouped = _plain_number(stripped.replace(".", "").replace(",", "."))
