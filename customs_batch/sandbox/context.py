@@ -9,8 +9,13 @@ from dataclasses import dataclass, field
 
 from customs_batch.sandbox.idempotency import Idempotency
 from customs_batch.sandbox.ratelimit import RateLimiter
+from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.request_schemas import BodySchemas
 from customs_batch.sandbox.store import Store
+
+DECIDED_AT = "_decidedAt"
+"""The field of a record submitted for processing that holds when customs decides it (customs'
+clock, seconds since the epoch): a transit declaration, a movement."""
 
 
 class Stats:
@@ -63,11 +68,24 @@ class Sandbox:
     idempotency: Idempotency
     stats: Stats = field(default_factory=Stats)
 
-    def processed(self, created: float) -> bool:
-        """Whether something created at ``created`` has finished processing by now."""
-        return self.clock() >= self.decided_at(created)
+    def decision_time(self, now: float) -> float:
+        """When customs decides what is submitted or requested at ``now``: fixed then, by
+        the processing seconds in force then, and kept with the record (``DECIDED_AT``), so
+        that no later start with another ``processing_seconds`` takes a decision back or
+        brings one forward."""
+        return now + self.processing_seconds
 
-    def decided_at(self, created: float) -> float:
-        """When customs finishes processing something created at ``created``: the time its
-        new status is stamped with (``updatedAt``)."""
-        return created + self.processing_seconds
+    def decided_at(self, record: JsonObject, started: str, decided_at: str = "") -> float:
+        """When customs decides (or decided) what ``record`` holds: its ``decided_at`` field
+        (``DECIDED_AT`` by default); for a record an older emulator wrote without one,
+        ``processing_seconds`` after its ``started`` field. The time its new status is
+        stamped with (``updatedAt``)."""
+        due = record.get(decided_at or DECIDED_AT)
+        if due is None:
+            due = record[started] + self.processing_seconds
+        return float(due)
+
+    def processed(self, record: JsonObject, started: str, decided_at: str = "") -> bool:
+        """Whether customs has decided, by now, what ``record`` holds (see
+        :meth:`decided_at`)."""
+        return bool(self.clock() >= self.decided_at(record, started, decided_at))

@@ -4,7 +4,8 @@ An export declaration already submitted to customs is ``cancellation_requested``
 DELETE (the ExportCancellation kind's endpoint, ``export_cancellations.py``) until
 ``processing_seconds`` have passed; then customs has decided: ``canceled``, or, when its
 seed says ``cancellationAnswer: refused``, back to the status it had before. The status is
-computed on read (``current``), as a transit declaration's is.
+computed on read (``current``), as a transit declaration's is, from the time of the decision
+fixed when the cancellation was requested: a restart with other options never takes it back.
 """
 
 from __future__ import annotations
@@ -58,18 +59,26 @@ async def list_declarations(request: Request, sandbox: Sandbox, caller: Caller) 
     return result_page(query, [_entry(r) for r in ordered(records, order_choice(query))])
 
 
+CANCELLATION_DECIDED_AT = "_cancellationDecidedAt"
+"""The field of a declaration whose cancellation was requested that holds when customs
+decides it (``Sandbox.decision_time`` of the request)."""
+
+
 def current(sandbox: Sandbox, record: JsonObject) -> JsonObject:
     """The declaration with the status it has now: a cancellation request is decided once
-    ``processing_seconds`` have passed since it was made, and ``updatedAt`` is then the
-    time customs decided it."""
-    requested = record.get("_cancellationRequested")
-    if record["status"] != contract.CANCELLATION_REQUESTED or requested is None:
+    ``processing_seconds`` (those in force when it was made) have passed since it was made,
+    and ``updatedAt`` is then the time customs decided it."""
+    if (
+        record["status"] != contract.CANCELLATION_REQUESTED
+        or "_cancellationRequested" not in record
+    ):
         return record
-    if not sandbox.processed(requested):
+    if not sandbox.processed(record, "_cancellationRequested", CANCELLATION_DECIDED_AT):
         return record
     refused = record.get("cancellationAnswer") == contract.CANCELLATION_REFUSED
     status = record["_statusBeforeCancellation"] if refused else contract.CANCELED
-    return {**record, "status": status, "updatedAt": timestamp(sandbox.decided_at(requested))}
+    decided = sandbox.decided_at(record, "_cancellationRequested", CANCELLATION_DECIDED_AT)
+    return {**record, "status": status, "updatedAt": timestamp(decided)}
 
 
 def declaration(sandbox: Sandbox, request: Request) -> JsonObject:

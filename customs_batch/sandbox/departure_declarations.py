@@ -16,7 +16,7 @@ from customs_batch.kinds import Kind
 from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
-from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.context import DECIDED_AT, Sandbox
 from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.request_schemas import departure_body_schema
 from customs_batch.sandbox.store import Table
@@ -64,6 +64,7 @@ async def submit_departure(request: Request, sandbox: Sandbox, caller: Caller) -
             "errors": [],
             "createdAt": timestamp(now),
             "_created": now,
+            DECIDED_AT: sandbox.decision_time(now),
             "_submitted": True,
             "_invalid": str(body["commercialReference"]).startswith(
                 contract.INVALID_REFERENCE_PREFIX

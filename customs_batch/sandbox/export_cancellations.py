@@ -13,7 +13,7 @@ from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
-from customs_batch.sandbox.declarations import declaration
+from customs_batch.sandbox.declarations import CANCELLATION_DECIDED_AT, declaration
 from customs_batch.sandbox.records import timestamp
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import fail, json_response
@@ -42,7 +42,13 @@ async def cancel_declaration(request: Request, sandbox: Sandbox, caller: Caller)
             now = sandbox.clock()
             updated = {**record, "status": status, "updatedAt": timestamp(now)}
             if status == contract.CANCELLATION_REQUESTED:
-                updated.update(_cancellationRequested=now, _statusBeforeCancellation=before)
+                updated.update(
+                    {
+                        "_cancellationRequested": now,
+                        CANCELLATION_DECIDED_AT: sandbox.decision_time(now),
+                        "_statusBeforeCancellation": before,
+                    }
+                )
             sandbox.store.put(Table.DECLARATIONS, record["declarationId"], updated)
     return json_response(
         {"declarationId": record["declarationId"], "canceled": status == contract.CANCELED}

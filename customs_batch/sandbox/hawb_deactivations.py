@@ -29,7 +29,7 @@ async def deactivate_hawb(request: Request, sandbox: Sandbox, caller: Caller) ->
         sent = [
             m["movementId"]
             for m in sandbox.store.values(Table.MOVEMENTS)
-            if m.get("hawbId") == hawb_id and sandbox.processed(m["_created"])
+            if m.get("hawbId") == hawb_id and sandbox.processed(m, "_created")
         ]
         if sent:
             fail(

@@ -19,9 +19,9 @@ def movement_view(sandbox: Sandbox, record: JsonObject) -> JsonObject:
     """A movement as the service shows it now: QUEUED, then sent after processing, and
     updated (``updatedAt``) when it was sent."""
     view = public(record)
-    if sandbox.processed(record["_created"]):
+    if sandbox.processed(record, "_created"):
         view["status"] = contract.MOVEMENT_SENT
-        view["updatedAt"] = timestamp(sandbox.decided_at(record["_created"]))
+        view["updatedAt"] = timestamp(sandbox.decided_at(record, "_created"))
     return view
 
 

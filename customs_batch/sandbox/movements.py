@@ -9,7 +9,7 @@ from starlette.responses import Response
 from customs_batch.sandbox import contract, movement_rules
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
-from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.context import DECIDED_AT, Sandbox
 from customs_batch.sandbox.idempotency import Verdict, company_scope, fingerprint
 from customs_batch.sandbox.records import JsonObject, timestamp
 from customs_batch.sandbox.request_schemas import movement_body_schema
@@ -80,6 +80,7 @@ def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float
         "createdAt": stamp,
         "updatedAt": stamp,
         "_created": now,
+        DECIDED_AT: sandbox.decision_time(now),
     }
     sandbox.store.put(Table.MOVEMENTS, movement_id, record)
     return record

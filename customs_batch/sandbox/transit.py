@@ -5,7 +5,8 @@ A declaration submitted (``departure_declarations.py``) or whose parties were up
 (``transit_party_updates.py``) is ``processing`` until ``processing_seconds`` have passed,
 then ``ready`` - or ``invalid`` with an entry in ``errors`` when its commercialReference
 starts with ``INVALID`` (the documented, deterministic reason). The status is computed on
-read (``current``).
+read (``current``), from the time of the decision fixed at the submission (``DECIDED_AT``):
+a restart with another ``processing_seconds`` never takes a decision back.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def current(sandbox: Sandbox, record: JsonObject) -> JsonObject:
     """The record with the status it has now."""
     if not record.get("_submitted") or record["status"] != contract.DEPARTURE_PROCESSING:
         return record
-    if not sandbox.processed(record["_created"]):
+    if not sandbox.processed(record, "_created"):
         return record
     if record["_invalid"]:
         return {**record, "status": contract.DEPARTURE_INVALID, "errors": [INVALID_ERROR]}

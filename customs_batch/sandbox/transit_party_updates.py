@@ -11,7 +11,7 @@ from starlette.responses import Response
 from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
-from customs_batch.sandbox.context import Sandbox
+from customs_batch.sandbox.context import DECIDED_AT, Sandbox
 from customs_batch.sandbox.request_schemas import parties_body_schema
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.transit import transit_record, with_parties
@@ -39,6 +39,7 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
             "status": contract.DEPARTURE_PROCESSING,
             "errors": [],
             "_created": now,
+            DECIDED_AT: sandbox.decision_time(now),
             "_submitted": True,
             "_invalid": record.get("_invalid", False),
             "_body": with_parties(record.get("_body", {}), body),

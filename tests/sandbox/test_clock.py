@@ -108,6 +108,40 @@ def test_data_a_manual_clock_moved_keeps_its_advances_on_the_real_clock(
     assert listed[0]["declarationId"] == later.json()["declarationId"]
 
 
+def test_a_restart_with_other_processing_seconds_never_takes_a_decision_back(
+    make_api: ClientFactory, tmp_path: Path
+) -> None:
+    db = tmp_path / "sandbox.db"
+    api = make_api(manual_clock=True, db_path=db, processing_seconds=1)
+    created = api.post("/v1/declarations/transit", json=departure()).json()["declarationId"]
+    api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k1"}).raise_for_status()
+    assert api.delete("/v1/declarations/502").json()["canceled"] is False
+    api.post("/_sandbox/clock", json={"advanceSeconds": 1}).raise_for_status()
+    deactivate = "/v1/shipments/shp_7Hk2Lm/hawbs/hawb_a1"
+    assert api.delete(deactivate).status_code == 409  # a sent movement references it
+    api.close()
+
+    slower = make_api(manual_clock=True, db_path=db, processing_seconds=600)
+    assert slower.get(f"/v1/declarations/transit/{created}").json()["status"] == "ready"
+    assert slower.get("/v1/declarations/502").json()["status"] == "canceled"
+    assert slower.get("/_sandbox/movements").json()[0]["status"] == "SENT"
+    assert slower.delete(deactivate).status_code == 409
+    # What is submitted now is decided by the processing seconds in force now.
+    later = slower.post("/v1/declarations/transit", json=departure()).json()["declarationId"]
+    slower.post("/_sandbox/clock", json={"advanceSeconds": 599}).raise_for_status()
+    assert slower.get(f"/v1/declarations/transit/{later}").json()["status"] == "processing"
+    slower.post("/_sandbox/clock", json={"advanceSeconds": 1}).raise_for_status()
+    assert slower.get(f"/v1/declarations/transit/{later}").json()["status"] == "ready"
+    slower.close()
+
+    # Nor does a faster one decide early what was submitted under the slower one.
+    pending = make_api(manual_clock=True, db_path=db, processing_seconds=600)
+    waiting = pending.post("/v1/declarations/transit", json=departure()).json()["declarationId"]
+    pending.close()
+    faster = make_api(manual_clock=True, db_path=db, processing_seconds=0)
+    assert faster.get(f"/v1/declarations/transit/{waiting}").json()["status"] == "processing"
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
