@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import os
 import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -99,6 +102,47 @@ def _private(path: Path) -> None:
             found = path.with_name(name)
             if found.stat().st_mode & 0o077:
                 os.chmod(found, 0o600)
+
+
+@contextmanager
+def held_alone(path: Path) -> Iterator[None]:
+    """Hold the database ``path`` for one emulator for as long as the block lasts: a second
+    emulator started on it meanwhile is refused (each would keep its own copy of the data
+    in memory and write over the other's rows).
+
+    The lock is the operating system's (``flock``) on the database file itself: no file
+    beside it, released when the process ends however it ends, and apart from the locks
+    SQLite takes on the same file. The file is created (``0600``) if missing, as SQLite
+    would create it.
+    """
+    try:
+        _private(path)
+        try:
+            descriptor = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except PermissionError:  # a read-only file is still the emulator's to hold
+            descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot open the emulator database: {exc.strerror}",
+            hint="give --db a writable SQLite file path (it is created if missing)",
+        ) from None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise ConfigError(
+                    f"{path}: cannot lock the emulator database: {exc.strerror}",
+                    hint="give --db a file on a local file system",
+                ) from None
+            raise ConfigError(
+                f"{path}: the emulator database is in use by another emulator "
+                "(a `customs-batch sandbox serve` running with this --db)",
+                hint="stop that emulator first, or give this one another --db",
+            ) from None
+        yield
+    finally:
+        os.close(descriptor)
 
 
 class SqlitePersistence:

@@ -7,7 +7,7 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,7 @@ import uvicorn
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox.app import create_app
 from customs_batch.sandbox.faults import ConnectionDropped, FaultSpec
+from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.ratelimit import RateLimit
 from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
 
@@ -45,6 +46,14 @@ class _HideDrops(logging.Filter):
 def serve(options: ServeOptions, announce: Callable[[str], None]) -> None:
     """Serve until SIGTERM or Ctrl-C; ``announce`` receives the start-up lines."""
     seed = load_seed(options.seed_path) if options.seed_path else builtin_seed()
+    with ExitStack() as held:
+        if options.db_path is not None:
+            # One emulator per database, for as long as it serves (persistence.held_alone).
+            held.enter_context(held_alone(options.db_path))
+        _serve(options, seed, announce)
+
+
+def _serve(options: ServeOptions, seed: Seed, announce: Callable[[str], None]) -> None:
     app = create_app(
         seed=seed,
         db_path=options.db_path,

@@ -214,6 +214,24 @@ def test_db_survives_sigterm_and_restart(start: Any, tmp_path: Path) -> None:
     ]
 
 
+def test_a_second_emulator_on_one_database_is_refused(start: Any, tmp_path: Path) -> None:
+    db = tmp_path / "sandbox.db"
+    first = start("--db", str(db), "--rate-limit", "off")
+    command = [sys.executable, "-m", "customs_batch", "sandbox", "serve", "--port", "0"]
+    second = subprocess.run([*command, "--db", str(db)], capture_output=True, text=True, timeout=30)
+    assert second.returncode == 3
+    assert "in use by another emulator" in second.stderr and str(db) in second.stderr
+    assert "Traceback" not in second.stderr and second.stdout == ""
+    group = {"name": "G", "code": "ONLY", "companyId": 1}
+    assert first.client.post("/v1/declaration-templates/groups", json=group).status_code == 201
+    assert first.signal(signal.SIGTERM) == 0
+    again = start("--db", str(db), "--rate-limit", "off")  # free once the first stopped
+    codes = [
+        g["code"] for g in again.client.get("/v1/declaration-templates/groups").json()["result"]
+    ]
+    assert "ONLY" in codes
+
+
 def test_busy_port_is_a_clear_error(start: Any) -> None:
     server = start()
     port = server.url.rsplit(":", 1)[1]

@@ -9,6 +9,7 @@ import pytest
 
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox import create_app
+from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.store import Store
 from tests.sandbox.conftest import MOVEMENTS, ClientFactory, departure, movement
 
@@ -50,6 +51,24 @@ def _not_a_database(directory: Path) -> Path:
     path = directory / "notes.db"
     path.write_text("these are not the tables you are looking for" * 100, encoding="utf-8")
     return path
+
+
+def test_a_database_is_held_by_one_emulator_at_a_time(tmp_path: Path) -> None:
+    db = tmp_path / "sandbox.db"
+    with held_alone(db):
+        assert db.stat().st_mode & 0o777 == 0o600  # created private, as the data it will hold
+        refusal = pytest.raises(ConfigError, match="in use by another emulator")
+        with refusal as refused, held_alone(db):
+            pytest.fail("two emulators hold one database")
+        assert "another --db" in str(refused.value)
+    with held_alone(db):  # released when the first stopped
+        pass
+
+
+def test_a_database_that_cannot_be_held_is_a_clear_error(tmp_path: Path) -> None:
+    refusal = pytest.raises(ConfigError, match="cannot open the emulator database")
+    with refusal, held_alone(tmp_path / "missing" / "x.db"):
+        pytest.fail("held a file in a folder that does not exist")
 
 
 def test_find_follows_every_write_in_insertion_order(tmp_path: Path) -> None:
