@@ -109,6 +109,7 @@ IDEMPOTENCY_OTHER_REQUEST: Final = 422  # a key reused with another path or body
 PAYLOAD_TOO_LARGE: Final = 413  # a body over MAX_BODY_BYTES
 UNSUPPORTED_MEDIA_TYPE: Final = 415  # Content-Type not application/json, charset not UTF-8
 TOO_MANY_REQUESTS: Final = 429
+SERVICE_UNAVAILABLE: Final = 503  # a fault, or a request held at the test gate at shutdown
 CREATED: Final = 201  # every creating POST, the departure submission included
 OK: Final = 200
 

@@ -28,6 +28,7 @@ class Gate:
 
     def __init__(self) -> None:
         self._opened: anyio.Event | None = None
+        self._stopping = False
         self.waiting = 0
 
     @property
@@ -46,8 +47,16 @@ class Gate:
             self._opened.set()
             self._opened = None
 
-    async def hold(self, scope: Scope, receive: Receive) -> Receive:
-        """Hold a request until the gate opens; the ``receive`` to serve it with after.
+    def stop(self) -> None:
+        """The emulator is stopping (call on the server's event loop): the requests held now
+        are answered 503 with nothing done, as the gate never let them in, and the gate opens
+        so that the server's wait for its requests to end ends."""
+        self._stopping = True
+        self.open()
+
+    async def hold(self, scope: Scope, receive: Receive) -> Receive | None:
+        """Hold a request until the gate opens; the ``receive`` to serve it with after, or
+        None when it opened because the emulator is stopping (``stop``): not to be served.
 
         While it is held its body is read, so a client that gives up is seen leaving: it no
         longer counts as waiting. What the emulator then has of the request is served when
@@ -86,6 +95,8 @@ class Gate:
         finally:
             if counted:
                 self.waiting -= 1
+        if self._stopping:
+            return None
 
         async def replay() -> Message:
             return came.pop(0) if came else await receive()
@@ -107,8 +118,20 @@ class GateMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The open gate is asked first: it is open for every request outside a racing test.
         if not self.gate.is_open and scope["type"] == "http" and faultable(scope["path"]):
-            receive = await self.gate.hold(scope, receive)
+            held = await self.gate.hold(scope, receive)
+            if held is None:
+                await json_response(_STOPPING, contract.SERVICE_UNAVAILABLE)(scope, receive, send)
+                return
+            receive = held
         await self.app(scope, receive, send)
+
+
+_STOPPING: JsonObject = {
+    "statusCode": contract.SERVICE_UNAVAILABLE,
+    "message": "the emulator is stopping: the request was held at the closed test gate "
+    "and was not carried out",
+    "error": contract.REASONS[contract.SERVICE_UNAVAILABLE],
+}
 
 
 _LIMIT = contract.MAX_BODY_BYTES

@@ -16,6 +16,7 @@ import uvicorn
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox.app import create_app
 from customs_batch.sandbox.faults import ConnectionDropped, FaultSpec
+from customs_batch.sandbox.gate import Gate
 from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.ratelimit import RateLimit
 from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
@@ -74,8 +75,23 @@ def _serve(options: ServeOptions, seed: Seed, announce: Callable[[str], None]) -
         app, log_config=None, log_level="warning", access_log=False, lifespan="off"
     )
     with _quiet_signals():
-        uvicorn.Server(config).run(sockets=[listener])
+        _Server(config, app.state.gate).run(sockets=[listener])
     app.state.sandbox.store.close()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, whose shutdown first stops the test gate: uvicorn waits for every
+    request under way to end, and one held at a closed gate would wait forever for a test
+    that can no longer reach the emulator to open it (``Gate.stop``)."""
+
+    def __init__(self, config: uvicorn.Config, gate: Gate) -> None:
+        super().__init__(config)
+        self._gate = gate
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Answer the held requests 503, then shut down as uvicorn does."""
+        self._gate.stop()
+        await super().shutdown(sockets)
 
 
 def _keys_line(seed: Seed) -> str:

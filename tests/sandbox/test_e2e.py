@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -230,6 +231,22 @@ def test_a_second_emulator_on_one_database_is_refused(start: Any, tmp_path: Path
         g["code"] for g in again.client.get("/v1/declaration-templates/groups").json()["result"]
     ]
     assert "ONLY" in codes
+
+
+def test_sigterm_with_a_request_held_at_the_gate_exits_cleanly(start: Any) -> None:
+    server = start("--rate-limit", "off")
+    assert server.client.post("/_sandbox/gate", json={"open": False}).status_code == 200
+    with (
+        httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as held,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        answer = pool.submit(held.get, "/v1/shipments")
+        deadline = time.monotonic() + 15
+        while server.client.get("/_sandbox/gate").json()["waiting"] < 1:
+            assert time.monotonic() < deadline, "the request never reached the gate"
+            time.sleep(0.02)
+        assert server.signal(signal.SIGTERM) == 0  # waits at most 15 s: never forever
+        assert answer.result(timeout=15).status_code == 503
 
 
 def test_busy_port_is_a_clear_error(start: Any) -> None:

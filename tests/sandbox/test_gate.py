@@ -42,6 +42,38 @@ def test_a_request_waits_at_the_closed_gate_until_it_opens() -> None:
     anyio.run(scenario)
 
 
+def test_a_request_held_when_the_emulator_stops_is_503_with_nothing_done() -> None:
+    async def scenario() -> None:
+        app = create_app(rate_limit=None)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://sandbox", headers=AUTH
+        ) as client:
+            await client.post("/_sandbox/gate", json={"open": False})
+            answers: list[httpx.Response] = []
+            group_body = {"name": "Held", "code": "HELD", "companyId": 1}
+
+            async def send() -> None:
+                answers.append(
+                    await client.post("/v1/declaration-templates/groups", json=group_body)
+                )
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(send)
+                with anyio.fail_after(10):
+                    while (await client.get("/_sandbox/gate")).json()["waiting"] < 1:
+                        await anyio.sleep(0.01)
+                app.state.gate.stop()  # what the server does first when it shuts down
+            assert [answer.status_code for answer in answers] == [503]
+            assert "stopping" in answers[0].json()["message"]
+            stats = (await client.get("/_sandbox/stats")).json()
+            assert "POST /v1/declaration-templates/groups" not in stats["requests"]
+            groups = (await client.get("/v1/declaration-templates/groups")).json()["result"]
+            assert "HELD" not in [g["code"] for g in groups]  # never carried out
+
+    anyio.run(scenario)
+
+
 def test_the_gate_needs_a_key_and_a_boolean(make_api: ClientFactory) -> None:
     with make_api(headers={}) as client:
         assert client.post("/_sandbox/gate", json={"open": False}).status_code == 401
