@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.idempotency import COMPANY_SCOPE, company_scope
+from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.store import Store, Table
 from customs_batch.sandbox.web import ApiError
 
@@ -42,12 +43,7 @@ def authenticate(store: Store, authorization: str | None, now: float | None = No
     record = (
         store.get(Table.API_KEYS, key_digest(key)) if key and scheme.lower() == "bearer" else None
     )
-    revoked_at = record.get("revokedAt") if record is not None else None
-    if (
-        record is None
-        or record.get("revoked")
-        or (isinstance(revoked_at, (int, float)) and now is not None and now >= revoked_at)
-    ):
+    if record is None or revoked(record, now):
         raise ApiError(
             contract.INVALID_CREDENTIALS,
             {
@@ -61,6 +57,15 @@ def authenticate(store: Store, authorization: str | None, now: float | None = No
             {"error": "UNAUTHORIZED", "message": "the account of this API key is not active"},
         )
     return Caller(record["key"], record["companyId"])
+
+
+def revoked(record: JsonObject, now: float | None) -> bool:
+    """Whether the key of ``record`` (its table of keys) is revoked at ``now`` on customs'
+    clock: at once by a rotation, or at the end of its overlap (``revokedAt``)."""
+    revoked_at = record.get("revokedAt")
+    return bool(record.get("revoked")) or (
+        isinstance(revoked_at, (int, float)) and now is not None and now >= revoked_at
+    )
 
 
 def forget_raw_keys(store: Store) -> None:

@@ -15,11 +15,14 @@ import uvicorn
 
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox.app import create_app
+from customs_batch.sandbox.auth import key_digest, revoked
+from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.faults import ConnectionDropped, FaultSpec
 from customs_batch.sandbox.gate import Gate
 from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.ratelimit import RateLimit
 from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
+from customs_batch.sandbox.store import Table
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def _serve(options: ServeOptions, seed: Seed, announce: Callable[[str], None]) -
     host, port = listener.getsockname()[:2]
     shown_host = f"[{host}]" if ":" in host else host
     announce(f"customs-batch sandbox listening on http://{shown_host}:{port}")
-    announce(_keys_line(seed))
+    announce(_keys_line(seed, app.state.sandbox, options.db_path))
     config = uvicorn.Config(
         app, log_config=None, log_level="warning", access_log=False, lifespan="off"
     )
@@ -94,12 +97,30 @@ class _Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def _keys_line(seed: Seed) -> str:
-    keys = ", ".join(
-        f"{key.key} (company {key.company_id}{'' if key.active else ', inactive'})"
-        for key in seed.api_keys
+def _keys_line(seed: Seed, sandbox: Sandbox, db_path: Path | None) -> str:
+    """The API keys that work now: the seed's that the data holds unrevoked (all of them on
+    new data; on an existing database, those it holds unrevoked), and how many other keys the
+    database holds, which it keeps only as digests (from the seed it was made with, which
+    may not be this one, or a rotation)."""
+    now = sandbox.clock()
+    shown: list[str] = []
+    for key in seed.api_keys:
+        record = sandbox.store.get(Table.API_KEYS, key_digest(key.key))
+        if record is not None and not revoked(record, now):
+            inactive = "" if record["active"] else ", inactive"
+            shown.append(f"{key.key} (company {record['companyId']}{inactive})")
+    seeded = {key_digest(key.key) for key in seed.api_keys}
+    others = sum(
+        not revoked(record, now) and record.get("key") not in seeded
+        for record in sandbox.store.values(Table.API_KEYS)
     )
-    return f"API keys: {keys or 'none (every request will be answered 401)'}"
+    if others:
+        plural = "s" if others > 1 else ""
+        shown.append(
+            f"{others}{' more' if shown else ''} kept in {db_path} only as digest{plural} "
+            "(from the seed it was made with, or a rotation)"
+        )
+    return f"API keys: {', '.join(shown) or 'none (every request will be answered 401)'}"
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -249,6 +249,29 @@ def test_sigterm_with_a_request_held_at_the_gate_exits_cleanly(start: Any) -> No
         assert answer.result(timeout=15).status_code == 503
 
 
+def test_the_banner_on_a_database_names_the_keys_that_work(start: Any, tmp_path: Path) -> None:
+    db = tmp_path / "sandbox.db"
+    first = start("--db", str(db), "--rate-limit", "off")
+    assert first.keys_line.strip() == (
+        "API keys: sandbox-key (company 1), inactive-key (company 2, inactive)"
+    )
+    rotated = first.client.post("/_sandbox/keys/rotate", json={"newKey": "rotated-key"})
+    assert rotated.status_code == 200
+    assert first.signal(signal.SIGTERM) == 0
+    again = start("--db", str(db), "--rate-limit", "off")
+    assert again.keys_line.strip() == (
+        f"API keys: inactive-key (company 2, inactive), 1 more kept in {db} only as digest "
+        "(from the seed it was made with, or a rotation)"
+    )
+    assert again.client.get("/v1/shipments").status_code == 401  # sandbox-key, not shown
+    assert again.signal(signal.SIGTERM) == 0
+    seed = tmp_path / "other.yaml"
+    seed.write_text("apiKeys:\n  - {key: other-key, companyId: 7}\n", encoding="utf-8")
+    other = start("--db", str(db), "--rate-limit", "off", "--seed", str(seed))
+    assert "other-key" not in other.keys_line  # the seed fills a new database only
+    assert f"API keys: 2 kept in {db} only as digests" in other.keys_line
+
+
 def test_busy_port_is_a_clear_error(start: Any) -> None:
     server = start()
     port = server.url.rsplit(":", 1)[1]
