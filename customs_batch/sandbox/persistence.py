@@ -25,6 +25,11 @@ CREATE TABLE IF NOT EXISTS records (
     PRIMARY KEY (tbl, id)
 )
 """
+APPLICATION_ID = 0x43425345
+"""What the emulator writes in its database's header (SQLite's ``application_id``, "CBSE"):
+the mark of a file that is its own. An older emulator wrote none; its file holds only the
+``records`` table."""
+_COLUMNS = ["tbl", "id", "body"]
 _UPSERT = (
     "INSERT INTO records (tbl, id, body) VALUES (?, ?, ?) "
     "ON CONFLICT (tbl, id) DO UPDATE SET body = excluded.body"
@@ -116,9 +121,8 @@ def held_alone(path: Path) -> Iterator[None]:
     would create it.
     """
     try:
-        _private(path)
-        try:
-            descriptor = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        try:  # created private, as SQLite would create it; an existing file is left as it is
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except PermissionError:  # a read-only file is still the emulator's to hold
             descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as exc:
@@ -145,17 +149,76 @@ def held_alone(path: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
+def _emulators(path: Path, db: sqlite3.Connection) -> bool:
+    """Whether the database of ``db`` is marked as the emulator's (``APPLICATION_ID``); a
+    new, empty one, or one an older emulator wrote (only its ``records`` table), is not yet
+    and may be. Any other is refused before anything is written to it: SQLite file that
+    it is, it is not the emulator's to change."""
+    (application_id,) = db.execute("PRAGMA application_id").fetchone()
+    if application_id == APPLICATION_ID:
+        return True
+    tables = sorted(
+        name
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not name.startswith("sqlite_")
+    )
+    if application_id == 0 and not tables:
+        return False
+    if application_id == 0 and tables == ["records"]:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(records)")]
+        if columns == _COLUMNS:
+            return False
+    listed = ", ".join(map(_quoted, tables[:5])) + (", ..." if len(tables) > 5 else "")
+    held = f"table{'s' if len(tables) > 1 else ''} {listed}" if tables else ""
+    made_by = f"application id {application_id:#x}" if application_id else ""
+    raise ConfigError(
+        f"{path}: a SQLite database, but not the emulator's "
+        f"({' and '.join(what for what in (held, made_by) if what)}); nothing was changed in it",
+        hint="give --db a file of its own (a new path is created), not another program's database",
+    )
+
+
+def _quoted(value: object) -> str:
+    """A name or ID read from the file, quoted (no control character reaches the terminal)
+    and cut to its start when long."""
+    text = str(value)
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"
+
+
+def _row(table: object, record_id: object) -> str:
+    return f"the row of table {_quoted(table)}, ID {_quoted(record_id)},"
+
+
+def _damaged(path: Path, what: str) -> ConfigError:
+    return ConfigError(
+        f"{path}: the emulator database is damaged: {what}",
+        hint="it was changed outside the emulator; restore it from a copy, "
+        "or start with a new --db (the seed fills a new database)",
+    )
+
+
 class SqlitePersistence:
     """Records as JSON rows of one SQLite table; IDs are stored as JSON to keep their type."""
 
     def __init__(self, path: Path) -> None:
+        self._path = path
+        if not path.exists():  # made private before SQLite makes it with the umask's mode
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
         try:
-            _private(path)
             # The store's lock serialises use; the connection may move between threads.
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
+            try:
+                marked = _emulators(path, self._db)  # before anything is written to the file
+                _private(path)
+                if not marked:
+                    self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(_SCHEMA)
+            except BaseException:
+                self._db.close()
+                raise
         except sqlite3.Error as exc:
             raise ConfigError(
                 f"{path}: cannot open the emulator database: {exc}",
@@ -164,10 +227,26 @@ class SqlitePersistence:
         self._lock = threading.Lock()
 
     def load(self) -> Iterator[tuple[str, int | str, JsonObject]]:
-        """Every saved record, in the order it was first saved."""
-        rows = self._db.execute("SELECT tbl, id, body FROM records ORDER BY rowid").fetchall()
+        """Every saved record, in the order it was first saved; a row that is no record (a
+        file changed outside the emulator) is an error naming the file and the row."""
+        try:
+            rows = self._db.execute("SELECT tbl, id, body FROM records ORDER BY rowid").fetchall()
+        except sqlite3.Error as exc:
+            raise _damaged(self._path, f"its records cannot be read: {exc}") from None
         for table, record_id, body in rows:
-            yield table, json.loads(record_id), json.loads(body)
+            try:
+                key, record = json.loads(record_id), json.loads(body)
+            except (TypeError, ValueError) as exc:
+                raise _damaged(self._path, f"{_row(table, record_id)} is not JSON: {exc}") from None
+            if (
+                not isinstance(table, str)
+                or not isinstance(key, (int, str))
+                or isinstance(key, bool)
+            ):
+                raise _damaged(self._path, f"{_row(table, record_id)} has no valid table or ID")
+            if not isinstance(record, dict):
+                raise _damaged(self._path, f"{_row(table, record_id)} holds no JSON object")
+            yield table, key, record
 
     def save(self, table: str, record_id: int | str, record: JsonObject) -> None:
         """Upsert one record (autocommit: durable when this returns)."""

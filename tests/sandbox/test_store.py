@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,9 +13,12 @@ import pytest
 
 from customs_batch.errors import ConfigError
 from customs_batch.sandbox import create_app
-from customs_batch.sandbox.persistence import held_alone
+from customs_batch.sandbox.auth import key_digest
+from customs_batch.sandbox.persistence import APPLICATION_ID, held_alone
 from customs_batch.sandbox.store import Store
 from tests.sandbox.conftest import MOVEMENTS, ClientFactory, departure, movement
+
+STAMP = "2026-01-05T08:00:00.000Z"
 
 
 def test_data_survives_a_restart(tmp_path: Path, make_api: ClientFactory) -> None:
@@ -51,6 +58,71 @@ def _not_a_database(directory: Path) -> Path:
     path = directory / "notes.db"
     path.write_text("these are not the tables you are looking for" * 100, encoding="utf-8")
     return path
+
+
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = folder / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE foo (x)")
+        db.execute("INSERT INTO foo VALUES (42)")
+    db.close()
+    os.chmod(path, 0o644)
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match="not the emulator's") as refused:
+        create_app(db_path=path)
+    assert "table 'foo'" in str(refused.value) and "a file of its own" in str(refused.value)
+    assert path.read_bytes() == before and stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert [p.name for p in folder.iterdir()] == ["other.db"]  # no -wal, no -shm
+
+
+def test_a_database_an_older_emulator_wrote_is_taken_and_marked(
+    tmp_path: Path, make_api: ClientFactory
+) -> None:
+    path = tmp_path / "sandbox.db"
+    with sqlite3.connect(path) as db:  # as an emulator before the mark left it
+        db.execute(
+            "CREATE TABLE records (tbl TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, "
+            "PRIMARY KEY (tbl, id))"
+        )
+        group = {"id": 9, "name": "Kept", "code": "KEPT", "companyId": 1, "isDefault": False}
+        group.update(DeclarationTemplates=[], createdAt=STAMP, updatedAt=STAMP)
+        db.execute("INSERT INTO records VALUES ('templateGroups', '9', ?)", (json.dumps(group),))
+        key = {"key": key_digest("sandbox-key"), "companyId": 1, "active": True}
+        db.execute(
+            "INSERT INTO records VALUES ('apiKeys', ?, ?)",
+            (json.dumps(key["key"]), json.dumps(key)),
+        )
+    db.close()
+    groups = make_api(db_path=path).get("/v1/declaration-templates/groups").json()["result"]
+    assert [g["code"] for g in groups] == ["KEPT"]
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "record_id", "said"),
+    [
+        ("{not json", '"mov_1"', "is not JSON"),
+        ("[1, 2]", '"mov_1"', "holds no JSON object"),
+        ("{}", "not json", "is not JSON"),
+    ],
+)
+def test_a_damaged_row_is_an_error_naming_the_file_and_the_row(
+    tmp_path: Path, body: str, record_id: str, said: str
+) -> None:
+    path = tmp_path / "sandbox.db"
+    Store(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO records VALUES ('movements', ?, ?)", (record_id, body))
+    db.close()
+    with pytest.raises(ConfigError, match="the emulator database is damaged") as refused:
+        create_app(db_path=path)
+    message = str(refused.value)
+    assert str(path) in message and "'movements'" in message and said in message
+    assert "restore it from a copy" in message
 
 
 def test_a_database_is_held_by_one_emulator_at_a_time(tmp_path: Path) -> None:
