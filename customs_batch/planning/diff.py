@@ -26,7 +26,7 @@ from customs_batch.kinds.model import (
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
-from customs_batch.planning.identity import Identities
+from customs_batch.planning.identity import Identities, moved_words
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.owners import refuse_second_writers
 from customs_batch.planning.references import resolve
@@ -210,37 +210,29 @@ def _plan(
             moved[str(doc.address)] = earlier = _restored(renamed)
             values = field_changes(earlier.spec, compared(doc.kind, spec, earlier.spec))
             followed = _following_replacements(doc, earlier, unknown, replaced, recorded)
-            decided = _decide(doc.address, spec, earlier, values, now, followed)
-            # The plan always says whose record is taken over, with a change too.
             took = f"renamed from {renamed.address} (metadata.previousNames)"
             if renamed.status is RecordStatus.FORGOTTEN:
                 took += ", which `customs-batch state rm` had forgotten: it is tracked again"
-            if decided.action is Action.NO_CHANGE:
-                decided = Decision(
-                    Action.MOVED,
-                    Operation.MOVE,
-                    f"{took}; its record moves to this name; nothing is sent",
-                )
-            elif decided.action in (Action.REJECTED, Action.NEEDS_DECISION):
-                # Held for what its object is (rejected, an outcome unknown), not for the
-                # rename: the record moves, and the next plan holds it under this name.
-                decided = Decision(
-                    Action.MOVED,
-                    Operation.MOVE,
-                    f"{took}; its record moves to this name; nothing is sent. Then, under "
-                    f"this name: {decided.reason}",
-                )
-            else:
-                then = decided.reason or "the changes below are sent to its object"
-                decided = replace(
-                    decided, reason=f"{took}; its record moves to this name, then: {then}"
-                )
+            decided = _renamed(
+                doc.address, spec, earlier, values, now, took, followed, in_flight=in_flight
+            ) or Decision(
+                Action.MOVED,
+                Operation.MOVE,
+                f"{took}; its record moves to this name; nothing is sent",
+            )
         elif record is None or record.never_created:
             identity = identities.of(doc, spec, place)
             decided, found = identities.decide_creation(doc.address, spec, identity, record)
             if found is not None:
                 moved_from = Address.parse(found.address)
-                moved[str(doc.address)] = _restored(found)
+                moved[str(doc.address)] = earlier = _restored(found)
+                # The same request under a new name: what its record's object is (not found
+                # at the service, rejected, canceled) goes with it, as for a declared rename.
+                took = moved_words(model_of(doc.kind), found)
+                decided = (
+                    _renamed(doc.address, spec, earlier, (), now, took, in_flight=in_flight)
+                    or decided
+                )
         elif record.status is RecordStatus.FORGOTTEN:
             decided = _forgotten(doc.address, record)
         else:
@@ -736,6 +728,47 @@ def _held_gone(
             f"no longer in the manifests, and {words}",
         )
     return None
+
+
+def _renamed(
+    address: Address,
+    spec: Mapping[str, JSON],
+    earlier: ResourceRecord,
+    values: tuple[FieldChange, ...],
+    now: datetime,
+    took: str,
+    followed: frozenset[str] = frozenset(),
+    *,
+    in_flight: InFlight | None = None,
+) -> Decision | None:
+    """What a document renamed from ``earlier``'s address is planned as: what that record
+    would be planned as under its own name, plus the rename; None when that is nothing
+    (the rename alone: ``moved``). Held (an outcome to decide, an object customs rejected,
+    another object at its ID, canceled, no longer found), refused, or waiting for a running
+    apply's answer: the same, with the same count, exit code and hold on what depends on
+    it; nothing is sent and its record stays under its name until that is sorted out, so
+    the ways out name it where it is. Otherwise the record moves to this name, then the
+    change is sent to its object. ``took`` says whose record the document takes over."""
+    running = running_request(in_flight, earlier)
+    decided = (
+        Decision(Action.WAITING, Operation.NONE, running)
+        if running is not None
+        else _decide(address, spec, earlier, values, now, followed)
+    )
+    if decided.action is Action.NO_CHANGE:
+        return None
+    if decided.operation.writes_state:
+        then = decided.reason or "the changes below are sent to its object"
+        return replace(decided, reason=f"{took}; its record moves to this name, then: {then}")
+    old = Address.parse(earlier.address)
+    if old is not None and decided.action.holds_dependents:
+        # Its ways out (`state adopt`, `state rm --gone`) name the record where it is.
+        decided = _decide(old, spec, earlier, values, now, followed)
+    return replace(
+        decided,
+        reason=f"{took}; its record stays under {earlier.address} and nothing is sent until "
+        f"this is sorted out, as without the rename: {decided.reason}",
+    )
 
 
 def _decide(

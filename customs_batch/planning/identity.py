@@ -199,7 +199,9 @@ class Identities:
             "rename keeps what is declared, and taking that record over would turn its object "
             "into this declaration. If the name is there by mistake, remove it from "
             f"previousNames (this document is then created). If this document really is "
-            f"{earlier.address} renamed, rename it first with what it declared, apply, then "
+            f"{earlier.address} renamed, move its record first, `customs-batch state mv "
+            f"{earlier.address} {address}` (or rename it with what it declared and apply, "
+            "which moves it unless the plan holds it for a decision or as rejected), then "
             "change it"
         )
 
@@ -465,7 +467,7 @@ class Identities:
                 movable = found.status is RecordStatus.APPLIED
             if movable and self._asks(found, address.kind, spec):
                 self._taken.add(other)
-                return _moved(model, address, other, found), found
+                return _moved(model, found), found
         other, found = records[0]
         ident = model.identifier(found)
         held = f" ({ident} at the service)" if ident is not None else ""
@@ -631,19 +633,21 @@ def _refused(reason: str) -> Decision:
     return Decision(Action.REFUSED, Operation.NONE, reason)
 
 
-def _moved(model: KindModel, address: Address, other: str, record: ResourceRecord) -> Decision:
+def _moved(model: KindModel, record: ResourceRecord) -> Decision:
+    taken = (
+        "it is tracked again under this name"
+        if record.status is RecordStatus.FORGOTTEN
+        else "so its record moves to this name"
+    )
+    return Decision(
+        Action.MOVED, Operation.MOVE, f"{moved_words(model, record)}: {taken}; nothing is sent"
+    )
+
+
+def moved_words(model: KindModel, record: ResourceRecord) -> str:
+    """Whose record a document with the same request under a new name takes over."""
     ident = model.identifier(record)
     held = f" ({ident} at the service)" if ident is not None else ""
     if record.status is RecordStatus.FORGOTTEN:
-        return Decision(
-            Action.MOVED,
-            Operation.MOVE,
-            f"the same request as {other}{held}, forgotten by `customs-batch state rm`: "
-            "it is tracked again under this name; nothing is sent",
-        )
-    return Decision(
-        Action.MOVED,
-        Operation.MOVE,
-        f"renamed from {other}{held}: the same request, so its record moves to this name; "
-        "nothing is sent",
-    )
+        return f"the same request as {record.address}{held}, forgotten by `customs-batch state rm`"
+    return f"renamed from {record.address}{held}: the same request"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -772,3 +773,57 @@ def test_a_party_update_following_a_renamed_and_changed_departure_waits_for_its_
     assert sandbox.requests("PATCH", "parties") == patched + 2
     assert len(sandbox.created_transit()) == 1
     assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
+@pytest.mark.parametrize("declared", [False, True], ids=["same request", "previousNames"])
+def test_a_renamed_departure_whose_id_holds_another_object_sends_nothing_through_it(
+    tmp_path: Path, project: Project, sandbox: Sandbox, declared: bool
+) -> None:
+    """The service's data was reset and the departure's ID given to another client's
+    declaration; refresh notes it. Found by an outside probe: the departure renamed and its
+    party update edited in the same run were planned `moved` + `update`, exit 0, and apply
+    sent the party update to the other client's declaration. The rename carries what its
+    record is: held for a decision, the party update with it, and nothing is sent; the way
+    out the plan names (the record where it is) then lets it be created anew."""
+    project.write(DEPARTURES, batches.departures(1))
+    project.write("manifests/updates.yaml", PARTY_UPDATE)
+    _apply(project)
+    old, new = "DepartureDeclaration/dep-e2e-01", "DepartureDeclaration/dep-renamed"
+    declared_id = project.state()[old]["outputs"]["declarationId"]
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])  # the same service
+    sandbox.stop()
+    for lost in sandbox.directory.glob("sandbox.sqlite3*"):
+        lost.unlink()  # its data reset to the seed
+    sandbox.start()
+    other = Project(tmp_path / "other-client", sandbox)
+    other.write(DEPARTURES, batches.departures(1).replace("101.0", "150.0"))
+    _apply(other)
+    assert other.state()[old]["outputs"]["declarationId"] == declared_id
+    assert project.run("refresh", "--detailed-exitcode").returncode == 1
+
+    renamed = (
+        "name: dep-renamed\n  previousNames: [dep-e2e-01]" if declared else "name: dep-renamed"
+    )
+    project.edit(DEPARTURES, "name: dep-e2e-01", renamed)
+    project.edit("manifests/updates.yaml", "dep-e2e-01.", "dep-renamed.")
+    project.edit("manifests/updates.yaml", "BE0123456789", "BE0987654321")
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 1
+    held = changes[new]
+    assert held["action"] == "needs-decision", held
+    assert "another object" in held["reason"]
+    assert f"state rm --gone {old}" in held["reason"]
+    update = changes["TransitPartyUpdate/dep-consignee-eori"]
+    assert update["action"] == "refused"
+    assert f"it depends on {new}, which needs a decision first" in update["reason"]
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert sandbox.requests("PATCH", "parties") == 0, "a write went to another client's object"
+    assert old in project.state() and new not in project.state()
+
+    # The way out the plan names: the record where it is; the document is then created.
+    gone = project.run("state", "rm", "--gone", old)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    _, changes = _plan(project)
+    assert changes[new]["action"] == "create"
+    assert "moved_from" not in changes[new] and "movedFrom" not in changes[new]

@@ -391,25 +391,118 @@ def test_a_declared_rename_moves_the_record_even_with_a_change_and_plans_the_cha
     assert _only(fixed, "DepartureDeclaration/dep-2").action is Action.REFUSED
 
 
-def test_a_declared_rename_of_a_rejected_departure_moves_its_record() -> None:
-    # "Rename it first with what it declared, apply, then change it": the rename alone was
-    # planned rejected ("its record moves to this name, then: ...") and apply, which skips
-    # what is rejected, never moved the record; the next plan refused the rename again.
+_HELD: dict[str, dict[str, Any]] = {
+    "another object at its ID": dict(
+        not_found_at="2026-11-21T11:00:00Z", found_instead="totalWeight 999.0 there"
+    ),
+    "not found": dict(not_found_at="2026-11-21T11:00:00Z"),
+    "canceled": dict(remote_status="canceled"),
+    "rejected": dict(remote_status="invalid", remote_errors=({"code": "X"},)),
+    "outcome unknown": dict(status=RecordStatus.UNKNOWN, operation="submit-departure", outputs={}),
+}
+"""What a departure's record can hold that plan holds its document for, whatever it asks."""
+
+
+def _plan_of_held(held: str, name: str, declared: bool, **changes: Any) -> Plan:
+    """The departure ``dep``'s record held for ``held``, its document named ``name`` (listing
+    ``dep`` in previousNames when ``declared``), and a party update through that name that
+    changes its consignee."""
+    record = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003)
+    sent = _applied(
+        "TransitPartyUpdate/upd",
+        {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+        declarationId=7003,
+    )
+    departure = _renamed(name, "dep", **changes) if declared else _departure(name, **changes)
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "upd",
+        {
+            "declarationId": f"${{ref:DepartureDeclaration/{name}.declarationId}}",
+            "Consignee": {"eoriNo": "DE2"},
+        },
+        1,
+    )
+    update = replace(update, depends_on=(update.references[0].target,))
+    state = _state(record.with_changes(**_HELD[held]), sent)
+    return plan_changes([departure, update], state, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("held", "declared"),
+    # The same request as a record whose outcome is unknown is refused, not moved.
+    [(held, False) for held in _HELD if held != "outcome unknown"]
+    + [(held, True) for held in _HELD],
+)
+def test_a_renamed_departure_is_held_as_its_record_is_under_its_old_name(
+    held: str, declared: bool
+) -> None:
+    """A rename carries what its record is: planned ``moved`` + ``update``, the party update
+    went to another client's declaration at 7003 (or a canceled one), and a rename of a
+    rejected, not found or unknown one passed as ``moved``, exit 0."""
+    before = _plan_of_held(held, "dep", declared=False)
+    after = _plan_of_held(held, "dep-2", declared)
+    kept = _only(before, "DepartureDeclaration/dep")
+    change = _only(after, "DepartureDeclaration/dep-2")
+    assert kept.action in (Action.NEEDS_DECISION, Action.REJECTED)
+    assert (change.action, change.operation) == (kept.action, Operation.NONE)
+    assert str(change.moved_from) == "DepartureDeclaration/dep"
+    assert change.reason.startswith("renamed from DepartureDeclaration/dep")
+    # Its ways out name the record where it stays until it is sorted out.
+    assert "its record stays under DepartureDeclaration/dep and nothing is sent" in change.reason
+    assert change.reason.endswith(kept.reason)
+    # What depends on it is held the same, and the counts and the exit code are the same.
+    update = _only(after, "TransitPartyUpdate/upd")
+    assert (update.action, update.operation) == (Action.REFUSED, Operation.NONE)
+    if held != "outcome unknown":  # else no ID to send it to: refused as without the rename
+        assert "it depends on DepartureDeclaration/dep-2" in update.reason
+    assert _only(before, "TransitPartyUpdate/upd").action is Action.REFUSED
+    assert after.counts == before.counts
+    assert len(after.blocked) == len(before.blocked) == 2
+    assert after.requests == 0 and not after.has_changes
+    # The old name is its record, not an orphan.
+    assert "DepartureDeclaration/dep" not in {str(c.address) for c in after.changes}
+
+
+def test_a_declared_rename_of_a_rejected_departure_with_a_correction_resubmits_it() -> None:
+    # The correction goes out as a new declaration under the new name (apply moves the
+    # record first); a correction of what it declares is refused, with `state mv` as the
+    # way to rename it first (the rename alone is held as rejected, its record unmoved).
     rejected = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003)
     rejected = rejected.with_changes(remote_status="invalid", remote_errors=({"code": "X"},))
-    plan = plan_changes([_renamed("dep-2", "dep")], _state(rejected), now=NOW)
+    plan = plan_changes([_renamed("dep-2", "dep", totalWeight=11.0)], _state(rejected), now=NOW)
     change = _only(plan, "DepartureDeclaration/dep-2")
-    assert (change.action, change.operation) == (Action.MOVED, Operation.MOVE)
+    assert (change.action, change.operation) == (Action.RESUBMIT, Operation.RESUBMIT_DEPARTURE)
     assert str(change.moved_from) == "DepartureDeclaration/dep"
-    assert "its record moves to this name; nothing is sent. Then, under this name: " in (
-        change.reason
-    )
-    assert "7003 is invalid at the service" in change.reason
-    # Corrected as well as renamed: refused, with the way the rename above takes first.
+    assert "its record moves to this name, then: " in change.reason
     corrected = plan_changes(
         [_renamed("dep-2", "dep", commercialReference="C-9")], _state(rejected), now=NOW
     )
-    assert _only(corrected, "DepartureDeclaration/dep-2").action is Action.REFUSED
+    refused = _only(corrected, "DepartureDeclaration/dep-2")
+    assert refused.action is Action.REFUSED
+    assert "state mv DepartureDeclaration/dep DepartureDeclaration/dep-2" in refused.reason
+
+
+def test_a_declared_rename_of_a_movement_of_unknown_outcome_needs_the_same_decision() -> None:
+    first = plan_changes([movement("mov", 0, quantity=1)], State.new(), now=NOW)
+    lost = ResourceRecord(
+        "Movement/mov",
+        RecordStatus.UNKNOWN,
+        "create-movement",
+        dict(first.changes[0].spec),
+        identity=first.changes[0].identity,
+        idempotency_key="k",
+        updated_at=NOW.isoformat(),
+    )
+    edited = movement("mov", 0, quantity=2)
+    before = _only(plan_changes([edited], _state(lost), now=NOW), "Movement/mov")
+    renamed = replace(movement("mov-2", 0, quantity=2), previous_names=("mov",))
+    plan = plan_changes([renamed], _state(lost), now=NOW)
+    change = _only(plan, "Movement/mov-2")
+    assert before.action is Action.NEEDS_DECISION
+    assert (change.action, change.operation) == (Action.NEEDS_DECISION, Operation.NONE)
+    assert "state adopt Movement/mov MOVEMENT_ID" in change.reason
+    assert plan.blocked == (change,)
 
 
 def test_a_declared_rename_of_a_name_still_in_the_manifests_is_refused() -> None:
