@@ -26,6 +26,7 @@ from customs_batch.execution.waiting import WaitOptions
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.diff import following_processing, in_flight_ended
 from customs_batch.planning.guard import large_change
+from customs_batch.planning.model import PlannedChange
 from customs_batch.planning.planfile import (
     check_current,
     needs_manifests,
@@ -34,7 +35,7 @@ from customs_batch.planning.planfile import (
     saved_plan_among,
 )
 from customs_batch.state.history import history_for, reading_history
-from customs_batch.state.model import State
+from customs_batch.state.model import ResourceRecord, State
 
 if TYPE_CHECKING:
     from customs_batch.reports.results_workbook import ResultsFile
@@ -373,7 +374,7 @@ def _paths_named(plan: Plan) -> list[str]:
 def _undecided(plan: Plan, report: ApplyReport, state: State) -> tuple[str, ...]:
     """The addresses whose outcome is unknown after the run, in plan order: held back by the
     plan (needs a decision), or left unknown by this run's request."""
-    addresses = [str(c.address) for c in plan.changes if c.action is Action.NEEDS_DECISION]
+    addresses = [_held_at(c, state)[0] for c in plan.changes if c.action is Action.NEEDS_DECISION]
     for outcome in report.outcomes:
         record = state.resources.get(str(outcome.address))
         if record is not None and record.status.outcome_unknown:
@@ -388,10 +389,22 @@ def _not_found(plan: Plan, state: State) -> tuple[str, ...]:
     for change in plan.changes:
         if change.action is not Action.NEEDS_DECISION:
             continue
-        record = state.resources.get(str(change.address))
+        address, record = _held_at(change, state)
         if record is not None and record.not_found_at is not None:
-            found.append(str(change.address))
+            found.append(address)
     return tuple(found)
+
+
+def _held_at(change: PlannedChange, state: State) -> tuple[str, ResourceRecord | None]:
+    """The address of the record a change held for a decision is about, and the record: a
+    renamed document's record stays under its earlier name until the decision is made
+    (``moved_from``), and the ways out (`state adopt`, `state rm --gone`) name it there."""
+    address = str(change.address)
+    record = state.resources.get(address)
+    if record is None and change.moved_from is not None:
+        address = str(change.moved_from)
+        record = state.resources.get(address)
+    return address, record
 
 
 def _allowing_the_rest(

@@ -191,3 +191,33 @@ def test_the_command_that_goes_on_lets_the_rest_of_a_bulk_load_through_the_guard
     assert _allowing_the_rest(f"{command} --allow-large-change", plan, report, 60, environment) == (
         f"{command} --allow-large-change"
     )
+
+
+def test_a_renamed_document_held_for_a_decision_is_listed_where_its_record_is() -> None:
+    """A rename of a record held for a decision leaves the record under its old name until
+    it is sorted out: the run's notification lists that name (its ways out, `state adopt`
+    and `state rm --gone`, take it), and as no longer found when it is."""
+    from customs_batch.commands.apply import _not_found, _undecided
+    from customs_batch.planning import Operation, PlannedChange
+    from customs_batch.state import RecordStatus, ResourceRecord, State
+
+    state = State(lineage="lin", serial=2)
+    lost = ResourceRecord(
+        "DepartureDeclaration/old",
+        RecordStatus.APPLIED,
+        "submit-departure",
+        {},
+        outputs={"declarationId": 7003},
+        not_found_at="2026-11-21T11:00:00Z",
+    )
+    state.apply(lost.address, lost)
+    held = PlannedChange(
+        address=Address.parse("DepartureDeclaration/new") or pytest.fail("an address"),
+        action=Action.NEEDS_DECISION,
+        operation=Operation.NONE,
+        moved_from=Address.parse("DepartureDeclaration/old"),
+    )
+    plan = Plan((held,), "lin", 2)
+    report = ApplyReport([], False, None, 0.0)
+    assert _undecided(plan, report, state) == ("DepartureDeclaration/old",)
+    assert _not_found(plan, state) == ("DepartureDeclaration/old",)
