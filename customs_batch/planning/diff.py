@@ -335,12 +335,19 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
     when = now or datetime.now(UTC)
     changes = list(plan.changes)
     for at, change in enumerate(changes):
-        record = state.resources.get(str(change.address)) if _planned_in_flight(change) else None
+        if not _planned_in_flight(change):
+            continue
+        address = change.address
+        record = state.resources.get(str(address))
+        if record is None and change.moved_from is not None:
+            # A renamed document: its record stays under its old name until decided.
+            address = change.moved_from
+            record = state.resources.get(str(address))
         if record is None or not record.status.outcome_unknown:
             continue
         if change.spec:
             model = model_of(change.address.kind)
-            unknown = UnknownOutcome(change.address, record, change.changed, when)
+            unknown = UnknownOutcome(address, record, change.changed, when)
             decided = model.after_unknown(unknown)
         else:  # a record the manifests no longer name (a document's change has its spec)
             gone = _gone(change.address, record)
@@ -349,6 +356,11 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
             "the run that sent its last request ended without recording the answer, so "
             "the outcome is unknown (the plan was made while that request was in flight)"
         )
+        if address != change.address:
+            ended = (
+                f"renamed from {address}, whose record stays under that name until this is "
+                f"sorted out; {ended}"
+            )
         if decided.action is Action.NEEDS_DECISION:
             reason = f"{ended}: {decided.reason}"
         else:

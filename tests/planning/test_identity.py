@@ -12,6 +12,7 @@ import pytest
 
 from customs_batch.kinds import Kind
 from customs_batch.planning import Action, Operation, plan_changes
+from customs_batch.planning.diff import in_flight_ended
 from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
@@ -462,6 +463,35 @@ def test_a_renamed_departure_is_held_as_its_record_is_under_its_old_name(
     assert after.requests == 0 and not after.has_changes
     # The old name is its record, not an orphan.
     assert "DepartureDeclaration/dep" not in {str(c.address) for c in after.changes}
+
+
+def test_a_declared_rename_of_a_request_in_flight_waits_then_needs_the_same_decision() -> None:
+    """A saved plan made while a run's submission was in flight, applied after that run
+    ended: the renamed document is held for a decision as without the rename (it stayed
+    ``waiting``, sending nothing and blocking nothing, its record never looked up under
+    its old name)."""
+    at = NOW.isoformat().replace("+00:00", "Z")
+    sent = ResourceRecord(
+        "DepartureDeclaration/dep",
+        RecordStatus.PENDING,
+        "submit-departure",
+        DEPARTURE,
+        updated_at=at,
+    )
+    state = _state(sent)
+    plan = plan_changes(
+        [_renamed("dep-2", "dep")],
+        state,
+        now=NOW,
+        in_flight=lambda when: "in flight" if when == at else None,
+    )
+    waiting = _only(plan, "DepartureDeclaration/dep-2")
+    assert (waiting.action, waiting.operation) == (Action.WAITING, Operation.NONE)
+    assert waiting.in_flight and str(waiting.moved_from) == "DepartureDeclaration/dep"
+    ended = _only(in_flight_ended(plan, state, NOW), "DepartureDeclaration/dep-2")
+    assert ended.action is Action.NEEDS_DECISION
+    assert ended.reason.startswith("renamed from DepartureDeclaration/dep, whose record stays")
+    assert "state adopt DepartureDeclaration/dep ID" in ended.reason
 
 
 def test_a_declared_rename_of_a_rejected_departure_with_a_correction_resubmits_it() -> None:
