@@ -108,7 +108,8 @@ class SheetLimits:
     rows: int = 1_000_000
     """Data rows (each expanded row keeps about 2 KB for the project-wide checks)."""
     cells: int = 10_000_000
-    """Cells of an XLSX sheet's used range, rows times columns (about 320 MB)."""
+    """Cells of an XLSX sheet's used range, rows times columns (about 320 MB); of an ODS
+    workbook's sheets together, repeated rows and cells expanded."""
     megabytes: int = 512
     """A CSV file's size; an XLSX workbook's size once uncompressed."""
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from customs_batch.manifest.spreadsheet import RowSource, read_rows
 from customs_batch.manifest.spreadsheet.copy import open_copy
+from customs_batch.manifest.spreadsheet.model import SheetError, SheetLimits
 
 _NS = (
     'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -30,8 +33,9 @@ def _number(value: int) -> str:
     )
 
 
-def write_ods(path: Path) -> Path:
-    """Rows 1 and 2 empty, column A empty: the header in B3:C3, a row in B4:C4."""
+def write_ods(path: Path, tables: str | None = None) -> Path:
+    """Rows 1 and 2 empty, column A empty: the header in B3:C3, a row in B4:C4 (or
+    ``tables``, the spreadsheet's XML)."""
     empty = "<table:table-cell/>"
     rows = (
         '<table:table-row table:number-rows-repeated="2">'
@@ -39,11 +43,12 @@ def write_ods(path: Path) -> Path:
         f"<table:table-row>{empty}{_text('hawb')}{_text('packages')}</table:table-row>"
         f"<table:table-row>{empty}{_text('hawb_a1')}{_number(10)}</table:table-row>"
     )
+    if tables is None:
+        tables = f'<table:table table:name="Movements">{rows}</table:table>'
     content = (
         f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_NS} '
         'office:version="1.2"><office:body><office:spreadsheet>'
-        f'<table:table table:name="Movements">{rows}</table:table>'
-        "</office:spreadsheet></office:body></office:document-content>"
+        f"{tables}</office:spreadsheet></office:body></office:document-content>"
     )
     media = "application/vnd.oasis.opendocument.spreadsheet"
     manifest = (
@@ -74,3 +79,55 @@ def test_the_copy_of_an_ods_sheet_keeps_each_cell_where_it_is(tmp_path: Path) ->
     assert sheet["B3"].value == "hawb" and sheet["C3"].value == "packages"
     assert sheet["B4"].value == "hawb_a1" and sheet["C4"].value == 10
     assert sheet.max_row == 4 and sheet.max_column == 3
+
+
+def _repeated(rows: int, columns: int, value: str = "x") -> str:
+    return (
+        f'<table:table-row table:number-rows-repeated="{rows}">'
+        f'<table:table-cell office:value-type="string" table:number-columns-repeated="{columns}">'
+        f"<text:p>{value}</text:p></table:table-cell></table:table-row>"
+    )
+
+
+def test_an_ods_whose_repeated_cells_claim_too_many_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    # 837 bytes claiming 96 million cells: the reader expanded them and the process was
+    # aborted past 3 GB, no finding, no file named.
+    header = f"<table:table-row>{_text('Ref')}{_text('Code')}</table:table-row>"
+    bomb = f'<table:table table:name="Data">{header}{_repeated(6000, 16_000_000)}</table:table>'
+    path = write_ods(tmp_path / "bomb.ods", bomb)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.rule == "sheet.too-large"
+    assert "sheet 'Data' spans 6,001 rows by 16,000,000 columns" in raised.value.message
+    assert "(forEach maxCells)" in raised.value.message and str(path) in raised.value.message
+
+
+def test_the_tables_of_an_ods_count_together_since_the_reader_holds_them_all(
+    tmp_path: Path,
+) -> None:
+    header = f"<table:table-row>{_text('Ref')}{_text('Code')}</table:table-row>"
+    one = f'<table:table table:name="One">{header}{_repeated(5499, 2)}</table:table>'
+    two = f'<table:table table:name="Two">{_repeated(5000, 2)}</table:table>'
+    path = write_ods(tmp_path / "two.ods", one + two)
+    enough = SheetLimits(cells=21_000)
+    assert len(list(read_rows(RowSource(path, sheet="One", limits=enough)))) == 5499
+    with pytest.raises(SheetError, match="its 2 sheets span 21,000 cells in all"):
+        list(read_rows(RowSource(path, sheet="One", limits=SheetLimits(cells=20_999))))
+
+
+def test_empty_repeated_rows_and_cells_after_the_last_value_do_not_count(tmp_path: Path) -> None:
+    # As LibreOffice writes a sheet: one empty row repeated to the sheet's end, each of
+    # 1,024 empty cells; the reader does not expand them.
+    rows = (
+        f"<table:table-row>{_text('Ref')}{_text('Code')}"
+        '<table:table-cell table:number-columns-repeated="1022"/></table:table-row>'
+        f"<table:table-row>{_text('a1')}{_text('G1')}"
+        '<table:table-cell table:number-columns-repeated="1022"/></table:table-row>'
+        '<table:table-row table:number-rows-repeated="1048574">'
+        '<table:table-cell table:number-columns-repeated="1024"/></table:table-row>'
+    )
+    path = write_ods(tmp_path / "lo.ods", f'<table:table table:name="Data">{rows}</table:table>')
+    rows_read = list(read_rows(RowSource(path, limits=SheetLimits(cells=4))))
+    assert [r.values for r in rows_read] == [{"Ref": "a1", "Code": "G1"}]
