@@ -105,3 +105,22 @@ def test_a_lone_cell_reference_is_a_cell_slot() -> None:
     slot = make_slot(("spec", "q"), "{{ row['Gross weight'] }}", False, None)
     assert slot.header == "Gross weight"
     assert slot.render({"row": RowView({"Gross weight": 4.5})}) == 4.5
+
+
+@pytest.mark.parametrize("as_text", [True, False])
+def test_two_bracketed_references_are_two_columns(as_text: bool) -> None:
+    # The first reference's opening quote and the last one's closing quote were read as one
+    # name: a column "HAWB no'] }}-{{ row['Seq" that no sheet has.
+    context = {"row": RowView({"HAWB no": "hawb_a1", "Seq": 1, "a": "x", "b": "y"})}
+    for text in (
+        "{{ row['HAWB no'] }}-{{ row['Seq'] }}",
+        '{{ row["HAWB no"] }}-{{ row["Seq"] }}',
+        "{{ row['a'] ~ row['b'] }}",
+        "{{ row['a'] }}{{ row['b'] }}",
+    ):
+        slot = make_slot(("spec", "x"), text, as_text, None)
+        assert slot.header is None
+        assert set(slot.headers()) <= {"HAWB no", "Seq", "a", "b"}
+        assert slot.render(context) == render_inline(text, context, as_text=as_text)
+    slot = make_slot(("spec", "x"), "{{ row['HAWB no'] }}-{{ row['Seq'] }}", as_text, None)
+    assert slot.render(context) == "hawb_a1-1"

@@ -32,14 +32,18 @@ from customs_batch.manifest.rows._cell_types import (
 from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._schema_view import SchemaView
 
+# A bracketed name runs to its closing quote: it holds neither that quote nor a backslash (a
+# name written with escapes is left to Jinja). ``.*?`` let a fullmatch run on past the first
+# reference: ``{{ row['A'] }}-{{ row['B'] }}`` was one column named ``A'] }}-{{ row['B``.
+_NAME = r"(['\"])((?:(?!\2)[^\\\n])*)\2"
 _CELL = re.compile(
-    r"\{\{-?\s*row\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(['\"])(.*?)\2\s*\])\s*-?\}\}"
+    r"\{\{-?\s*row\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*" + _NAME + r"\s*\])\s*-?\}\}"
 )
 
 
 _PIECE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _ROW_REF = re.compile(
-    r"-?\s*(?:row\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(['\"])(.*?)\2\s*\])|(row_number))\s*-?"
+    r"-?\s*(?:row\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*" + _NAME + r"\s*\])|(row_number))\s*-?"
 )
 
 
