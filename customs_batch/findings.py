@@ -18,6 +18,11 @@ class Severity(StrEnum):
 
 JsonPath = tuple[str | int, ...]
 
+OUT_OF_MEMORY = "file.out-of-memory"
+"""The rule of a finding that the run ran out of memory loading a file (or reading its
+spreadsheet): a fact about the run's resources, not about the files, which another run with
+more memory does not meet; so it is never kept in the load cache."""
+
 
 def column_letter(index: int) -> str:
     """The spreadsheet letter of a 1-based column: 1 -> A, 27 -> AA."""

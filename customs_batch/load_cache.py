@@ -61,6 +61,7 @@ from typing import Any, Generic, TypeVar
 
 from customs_batch import __version__
 from customs_batch.errors import ConfigError
+from customs_batch.findings import OUT_OF_MEMORY
 from customs_batch.folders import make_private_folder
 from customs_batch.manifest import MAX_DOCUMENT_VALUES_VARIABLE, MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.dependencies import (
@@ -225,8 +226,13 @@ class LoadCache:
         (None when it could not be: a cache that cannot be written is left alone). A file
         whose documents hold a sensitive value (a guarantee's access code) is never stored:
         the cache would keep it in clear, and nothing customs-batch writes does; nor is one
-        whose findings quote such a value."""
-        if _holds_sensitive_values(outcome) or _too_many_documents(outcome):
+        whose findings quote such a value. Nor is one that ran out of memory: the next run,
+        with the memory it needs, must load the file again."""
+        if (
+            _holds_sensitive_values(outcome)
+            or _too_many_documents(outcome)
+            or _out_of_memory(outcome)
+        ):
             return None
         root = str(find_project_root(Path(file)))
         entry = _Entry(self.fingerprint, file, content, root, dependencies, outcome)
@@ -592,6 +598,11 @@ keep. Such a file is loaded every run, as without the cache."""
 def _too_many_documents(outcome: Any) -> bool:
     documents = getattr(outcome, "documents", None)
     return documents is not None and len(documents) > MAX_CACHED_DOCUMENTS
+
+
+def _out_of_memory(outcome: Any) -> bool:
+    """Whether loading ran out of memory: an outcome of the run's resources, not the files'."""
+    return any(finding.rule == OUT_OF_MEMORY for finding in getattr(outcome, "findings", ()) or ())
 
 
 def _holds_sensitive_values(outcome: Any) -> bool:

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from customs_batch import load_cache
 from customs_batch.cli.main import invoke, main
 from customs_batch.errors import ExitCode
-from customs_batch.findings import Severity
+from customs_batch.findings import OUT_OF_MEMORY, Severity
 from customs_batch.load_cache import (
     _MAGIC,
     CACHE_DIR_VARIABLE,
@@ -740,3 +740,28 @@ def test_every_library_of_the_fingerprint_is_known_by_its_release() -> None:
     for module, distribution in load_cache._LIBRARIES.items():
         release = load_cache._installed(module, distribution)
         assert release is not None and release[0].endswith(".dist-info"), (module, release)
+
+
+def test_a_file_whose_spreadsheet_ran_out_of_memory_is_not_cached(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run short of memory (ulimit -v, a small CI runner) reported the manifest as too large
+    # and cached it: the next run, with the memory it needs, repeated the error.
+    from customs_batch.manifest.rows import _for_each
+
+    def no_memory(source: Any) -> Any:
+        raise MemoryError
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_for_each, "read_rows", no_memory)
+        short = _validate()
+    out_of_memory = [f for f in short.findings if f.rule == OUT_OF_MEMORY]
+    assert out_of_memory
+    assert all("ran out of memory reading" in f.message for f in out_of_memory)
+    assert all("more memory" in f.hint for f in out_of_memory)
+    sheets = sorted({f.location.file for f in out_of_memory})
+    loaded = _loaded_files(monkeypatch, batch, "_check_file")
+    roomy = _validate()
+    assert sorted(loaded) == sheets and loaded
+    assert not any(f.rule == OUT_OF_MEMORY for f in roomy.findings)
+    assert roomy == validate_paths([Path("manifests")], jobs=1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from customs_batch.findings import Finding, Location, Severity
+from customs_batch.findings import OUT_OF_MEMORY, Finding, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest.dependencies import note_manifest
 from customs_batch.manifest.discover import discover, find_project_root
@@ -303,11 +303,13 @@ def _not_text(file: str, why: str) -> Finding:
 
 def _out_of_memory(file: str) -> Finding:
     return Finding(
-        "file.too-large",
+        OUT_OF_MEMORY,
         Severity.ERROR,
-        "the file holds more values than fit in memory",
+        "the run ran out of memory loading this file (the memory it may use is less than "
+        "its values need)",
         Location(file),
-        "Split the file into smaller manifests.",
+        "Run again with more memory (a larger machine or CI runner, a higher `ulimit -v` or "
+        "container limit); if the file is this large, split it into smaller manifests.",
     )
 
 

@@ -90,7 +90,8 @@ def test_a_file_that_runs_out_of_memory_is_a_finding_and_the_others_still_load(
 
     monkeypatch.setattr(_load, "_document", document)
     result = load_paths([Path("m")])
-    finding = only(result, "file.too-large")
+    finding = only(result, "file.out-of-memory")
     assert finding.location.file == os.path.join("m", "b-huge.yaml")
-    assert "more values than fit in memory" in finding.message
+    assert "ran out of memory loading this file" in finding.message
+    assert "Run again with more memory" in finding.hint
     assert [str(doc.address) for doc in result.documents] == ["Movement/mov-1"]

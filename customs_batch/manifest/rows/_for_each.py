@@ -20,6 +20,7 @@ from jinja2 import TemplateSyntaxError, UndefinedError
 
 from customs_batch.findings import (
     NOT_SHOWN,
+    OUT_OF_MEMORY,
     Finding,
     JsonPath,
     Location,
@@ -701,6 +702,16 @@ def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:
         yield from read_rows(source)
     except SheetError as error:
         yield error
+    except MemoryError:
+        yield SheetError(
+            f"the run ran out of memory reading {source.path}",
+            file=str(source.path),
+            rule=OUT_OF_MEMORY,
+            hint=(
+                "run again with more memory (a larger machine or CI runner, a higher "
+                "`ulimit -v` or container limit); if the spreadsheet is this large, split it"
+            ),
+        )
 
 
 class _RowState:

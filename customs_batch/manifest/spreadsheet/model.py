@@ -33,7 +33,8 @@ class SheetError(ManifestError):
         self.file = file
         self.row = row
         self.rule = rule
-        """The finding's rule: ``sheet.unreadable``, or ``sheet.too-large`` for a limit."""
+        """The finding's rule: ``sheet.unreadable``, ``sheet.too-large`` for a limit, or
+        ``file.out-of-memory`` when the run ran out of memory reading it."""
         self.sheet: str | None = None
         """The workbook sheet it was found in, once known (None: a CSV file's one sheet)."""
 

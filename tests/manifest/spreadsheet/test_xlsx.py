@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from openpyxl.chart import BarChart, Reference
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
-from customs_batch.manifest.spreadsheet.model import BadCell
+from customs_batch.manifest.spreadsheet.model import MEGABYTE, BadCell, SheetLimits
+from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from tests.manifest.helpers import rewrite_cells
 from tests.manifest.spreadsheet.hostile_xlsx import (
     missing_shared_string_sheet,
@@ -284,6 +286,40 @@ def test_whole_numbers_a_format_of_zeros_pads_read_as_the_text_shown(tmp_path: P
     }
     assert (second["postcode"], second["commodity"], second["plain"]) == ("98765", "0000000000", 7)
     assert (second["fraction"], second["two"]) == (-3, "123")
+
+
+def test_a_large_styles_part_is_read_as_a_stream(tmp_path: Path) -> None:
+    # A 150 MB styles part (within maxMegabytes) was joined and searched whole, about 3.5
+    # times the part's size in memory: a run short of memory failed on a 5-line manifest.
+    source = tmp_path / "source.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["hawb", "postcode"])
+    sheet.append(["h1", 1234])
+    sheet.cell(2, 2).number_format = "00000"
+    book.save(source)
+    path = tmp_path / "styled.xlsx"
+    extra = b'<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>' * 150_000
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as new:
+        for info in old.infolist():
+            data = old.read(info.filename)
+            if info.filename == "xl/styles.xml":
+                data = data.replace(b"</cellXfs>", extra + b"</cellXfs>", 1)
+                assert len(data) > 8 * MEGABYTE
+            new.writestr(info, data)
+    tracemalloc.start()
+    try:
+        with path.open("rb") as handle:
+            scan = check_workbook(handle, str(path), None, SheetLimits())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert scan is not None and scan.padded == {2: {2: "01234"}}
+    assert peak < 7 * MEGABYTE, peak  # a few 1 MB pieces, whatever the part's size
+    assert [row.values for row in read_rows(RowSource(path))] == [
+        {"hawb": "h1", "postcode": "01234"}
+    ]
 
 
 def test_padded_numbers_are_found_whatever_the_pieces_the_xml_comes_in() -> None:
