@@ -23,12 +23,11 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.hyperlink import Hyperlink
 from openpyxl.worksheet.worksheet import Worksheet
 
-from customs_batch.errors import CustomsBatchError
 from customs_batch.execution.results import Outcome, ResultStatus, RowResult
 from customs_batch.findings import column_letter
 from customs_batch.kinds.model import ServiceId
 from customs_batch.manifest.spreadsheet.copy import (
-    copy_path,
+    copy_paths,
     empty_columns,
     new_sheet_name,
     open_copy,
@@ -97,8 +96,7 @@ def write_results_workbooks(
     by_file: dict[str, list[RowResult]] = defaultdict(list)
     for row in rows:
         by_file[row.file].append(row)
-    targets = {file: copy_path(Path(file), folder, option=option) for file in by_file}
-    _refuse_shared_copies(targets)
+    targets = copy_paths(by_file, folder, option=option)
     written = []
     for file in sorted(by_file):
         target = targets[file]
@@ -108,19 +106,6 @@ def write_results_workbooks(
         counts = Counter(row.status for row in listed)
         written.append(ResultsFile(file, target, dict(counts)))
     return written
-
-
-def _refuse_shared_copies(targets: dict[str, Path]) -> None:
-    """Two spreadsheets outside the current folder with one name would share a copy."""
-    seen: dict[Path, str] = {}
-    for file, target in sorted(targets.items()):
-        if target in seen:
-            raise CustomsBatchError(
-                f"{seen[target]} and {file} would both be copied to {target}",
-                hint="run customs-batch from a folder that holds both spreadsheets, so that "
-                "their copies keep their folders",
-            )
-        seen[target] = file
 
 
 def annotate_results(workbook: Workbook, rows: Sequence[RowResult]) -> list[RowResult]:

@@ -22,7 +22,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.manifest.spreadsheet.copy import (
-    copy_path,
+    copy_paths,
     empty_columns,
     named_columns,
     new_sheet_name,
@@ -65,9 +65,10 @@ def annotate_spreadsheets(
     for finding in findings:
         if finding.location.sheet is not None and finding.location.row:
             by_file[finding.location.file].append(finding)
+    targets = copy_paths(by_file, folder)
     written = []
     for file in sorted(by_file):
-        target = copy_path(Path(file), folder)
+        target = targets[file]
         workbook = open_copy(Path(file), str(by_file[file][0].location.sheet))
         withhold(workbook, {(sheet, name) for at, sheet, name in sensitive_columns if at == file})
         annotate(workbook, by_file[file])

@@ -341,3 +341,33 @@ def test_a_csv_finding_points_at_the_physical_line_and_column_below_a_cell_of_tw
     assert "data/departures.csv:4:25: error[code.country]" in text
     book = openpyxl.load_workbook(project / "annotated" / "data" / "departures.csv.xlsx")
     assert book["departures"]["C3"].comment is not None
+
+
+SAME_NAME_MANIFEST = """apiVersion: customs-batch/v1
+kind: Movement
+forEach: {file: ../data/FOLDER/x.csv}
+metadata: {name: "FOLDER-{{ row.Ref }}"}
+spec: {shipmentId: shp_7Hk2Lm, hawbId: "hawb_{{ row.Ref }}", action: VAH,
+       quantity: "{{ row.Qty }}", grossWeightKg: 1, customsSupervision: Y,
+       goodsHandlingCode: N, partyId: rpty_p1, customsDeclaration: {source: RTO_LICENSE}}
+"""
+
+
+def test_two_spreadsheets_that_would_share_a_copy_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both were reported annotated to one copy, the second replacing the first (whose
+    # findings were lost), where results --annotate refuses the same case.
+    for folder in ("a", "b"):
+        (tmp_path / "data" / folder).mkdir(parents=True)
+        (tmp_path / "data" / folder / "x.csv").write_text(f"Ref,Qty\n{folder}1,x{folder}\n")
+        (tmp_path / "manifests").mkdir(exist_ok=True)
+        text = SAME_NAME_MANIFEST.replace("FOLDER", folder)
+        (tmp_path / "manifests" / f"{folder}.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path / "manifests")  # the spreadsheets are outside: copied by name
+    code, report, err = _report("a.yaml", "b.yaml", "--annotate", "out")
+    assert code == 3
+    assert len(report["findings"]) == 2  # the report is made all the same
+    assert "../data/a/x.csv and ../data/b/x.csv would both be copied to out/x.csv.xlsx" in err
+    assert "Annotated" not in err
+    assert not Path("out").exists()

@@ -57,6 +57,27 @@ def copy_path(source: Path, folder: Path, *, option: str = "--annotate") -> Path
     return target
 
 
+def copy_paths(
+    files: Iterable[str], folder: Path, *, option: str = "--annotate"
+) -> dict[str, Path]:
+    """:func:`copy_path` of each of ``files``, checked before any is written: two
+    spreadsheets outside the current folder with one name would share a copy (the second
+    replacing the first), which is an error naming both."""
+    targets: dict[str, Path] = {}
+    seen: dict[Path, str] = {}
+    for file in sorted(files):
+        target = copy_path(Path(file), folder, option=option)
+        if target in seen:
+            raise CustomsBatchError(
+                f"{seen[target]} and {file} would both be copied to {target}",
+                hint="run customs-batch from a folder that holds both spreadsheets, so that "
+                "their copies keep their folders",
+            )
+        seen[target] = file
+        targets[file] = target
+    return targets
+
+
 def open_copy(path: Path, csv_sheet: str) -> Workbook:
     """The spreadsheet at ``path`` as a workbook in memory; a CSV file becomes the one
     sheet ``csv_sheet``. A file that cannot be read is a CustomsBatchError naming it."""
