@@ -28,6 +28,7 @@ from customs_batch.folders import make_private_folder
 from customs_batch.manifest.spreadsheet.csvfile import (
     SAMPLE_BYTES,
     detect_encoding,
+    excel_separator,
     guess_delimiter,
 )
 from customs_batch.output_file import check_named_file, write_named_file
@@ -164,8 +165,13 @@ def _csv_rows(path: Path) -> list[list[Any]]:
 
 def _csv_records(path: Path, encoding: str) -> list[list[Any]]:
     with open(path, encoding=encoding, newline="") as text:
-        delimiter = guess_delimiter([line for _, line in zip(range(50), text, strict=False)])
-        text.seek(0)
+        separator = excel_separator(text.readline(64))  # not a row, as the reader skips it
+        start = text.tell() if separator is not None else 0
+        text.seek(start)
+        delimiter = separator or guess_delimiter(
+            [line for _, line in zip(range(50), text, strict=False)]
+        )
+        text.seek(start)
         return [list(record) for record in csv.reader(text, delimiter=delimiter, strict=False)]
 
 

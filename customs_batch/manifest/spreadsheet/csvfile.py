@@ -51,6 +51,15 @@ _BOMS = (
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_EXCEL_SEPARATOR = re.compile('\ufeff?sep=([^\r\n"])(?:\r\n|\r|\n)?')
+
+
+def excel_separator(line: str) -> str | None:
+    """The delimiter a first line such as ``sep=;`` names, else None. Excel writes that line
+    (and many tools do, so that Excel opens the file right): Excel splits the file with it
+    and does not show the line, so the header is the next line, and it is row 1."""
+    found = _EXCEL_SEPARATOR.fullmatch(line)
+    return found.group(1) if found else None
 
 
 def read_csv(source: RowSource) -> Iterator[Row]:
@@ -254,14 +263,15 @@ class _End:
 
 
 def _bounded_lines(
-    text: IO[str], file: str, limit: int, end: _End, taken: list[str]
+    text: IO[str], file: str, limit: int, end: _End, taken: list[str], skipped: int = 0
 ) -> Iterator[str]:
     """The lines of ``text``, none read whole when longer than ``limit`` characters: a 500 MB
     line (a field, or a header of millions of columns) would cost gigabytes before the CSV
     reader's own field limit (128 KB) saw it. A BOM the encoding leaves (``utf-16-le``) is
     not part of the first column's name. Each line is also put in ``taken``, which the
-    reader of the records empties after each: the lines of the record just read."""
-    number = 0
+    reader of the records empties after each: the lines of the record just read.
+    ``skipped``: the lines before ``text``'s position (an Excel ``sep=`` line)."""
+    number = skipped
     while line := text.readline(limit + 1):
         number += 1
         if len(line) > limit and not line.endswith(("\n", "\r")):
@@ -283,25 +293,28 @@ def _bounded_lines(
 
 def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterator[Row]:
     limit = max_line_bytes()
-    delimiter = source.delimiter
+    separator = excel_separator(text.readline(limit + 1))
+    start, skipped = (text.tell(), 1) if separator is not None else (0, 0)
+    text.seek(start)
+    delimiter = source.delimiter or separator
     if delimiter is None:
         delimiter = detect_delimiter(_header_text(text, source.header_row, limit))
-        text.seek(0)
+        text.seek(start)
     end = _End()
     taken: list[str] = []  # the physical lines of the record just read
-    lines = _bounded_lines(text, file, limit, end, taken)
+    lines = _bounded_lines(text, file, limit, end, taken, skipped)
     reader = csv.reader(lines, delimiter=delimiter, quotechar='"', strict=False)
     header = None
     unnamed: tuple[int, ...] = ()
     number = rows_read = 0
-    line = 1  # the line the next record starts on
+    line = 1 + skipped  # the line the next record starts on
     pool = TextPool()
     try:
         for record in reader:
             number += 1
             if end.reached:
-                raise _unclosed_quote(file, number, line, record, reader.line_num)
-            first, line = line, reader.line_num + 1
+                raise _unclosed_quote(file, number, line, record, reader.line_num + skipped)
+            first, line = line, reader.line_num + skipped + 1
             read = taken.copy()
             taken.clear()
             if len(record) > MAX_COLUMNS:

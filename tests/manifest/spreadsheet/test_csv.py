@@ -166,3 +166,42 @@ def test_a_binary_file_is_refused_even_with_an_encoding(tmp_path: Path) -> None:
     for encoding in ("utf-8", "utf-16-le"):
         with pytest.raises(SheetError, match="not a text file"):
             list(read_rows(RowSource(path, encoding=encoding)))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"sep=;\r\nRef;Code\r\na1;G1\r\n",
+        "sep=;\nRef;Code\na1;G1\n".encode("utf-8-sig"),
+        b"sep=|\nRef|Code\na1|G1\n",
+    ],
+)
+def test_an_excel_sep_line_names_the_delimiter_and_is_not_a_row(tmp_path: Path, raw: bytes) -> None:
+    # The line was read as the header: every column 'missing', "The columns are: 'sep='".
+    # As in Excel, it is not shown: the header is row 1, the data from row 2.
+    path = tmp_path / "m.csv"
+    path.write_bytes(raw)
+    (row,) = read_rows(RowSource(path))
+    assert (row.number, row.values) == (2, {"Ref": "a1", "Code": "G1"})
+    assert row.places is not None and row.places.line == 3  # the file's own line
+
+
+def test_lines_after_an_excel_sep_line_are_named_by_the_files_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text('sep=,\nref,comment\nR-1,ok\nR-2,"fragile\nR-3,x\n')
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.row == 3
+    assert str(caught.value).startswith(f"{path}, line 4: the quote that opens column B of row 3")
+
+
+def test_the_annotated_copy_of_a_csv_leaves_its_sep_line_out(tmp_path: Path) -> None:
+    from customs_batch.manifest.spreadsheet.copy import open_copy
+
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"sep=;\r\nRef;Code\r\na1;G1\r\n")
+    sheet = open_copy(path, "m")["m"]
+    assert [list(row) for row in sheet.iter_rows(values_only=True)] == [
+        ["Ref", "Code"],
+        ["a1", "G1"],
+    ]
