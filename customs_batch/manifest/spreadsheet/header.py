@@ -17,16 +17,22 @@ def build_header(
     file: str,
     row: int,
     merged: Callable[[int], Cell] = lambda column: None,
+    merged_range: Callable[[int], str | None] = lambda column: None,
 ) -> Header:
     """Name every column that has a header; an empty header cell inside a merged range takes
-    the range's value. Two columns with one name are an error naming both.
+    the range's value (``merged``; ``merged_range`` gives the range's address, ``B1:C1``).
+    Two columns with one name are an error naming both, and the merged range that gave a
+    name twice.
     """
     names: list[str] = []
     columns: list[int] = []
     seen: dict[str, int] = {}
+    ranges: dict[int, str] = {}  # the columns named by a merged range, and its address
     for column, value in enumerate(raw, start=1):
         if value is None or (isinstance(value, str) and not value.strip()):
             value = merged(column)
+            if value is not None and (address := merged_range(column)) is not None:
+                ranges[column] = address
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
         if isinstance(value, BadCell):
@@ -34,6 +40,17 @@ def build_header(
                 f"{value.message}, in the header row {row}", file=file, row=row, hint=value.hint
             )
         name = _text(value).strip()
+        if name in seen and column in ranges:
+            letter, address = column_letter(column), ranges[column]
+            raise SheetError(
+                f"header {name!r} appears in columns {column_letter(seen[name])} and {letter} "
+                f"of row {row}: {letter}{row} is empty, inside the merged cells {address}, "
+                "whose name each of their columns takes",
+                file=file,
+                row=row,
+                hint=f"unmerge the cells {address} and give each of their columns a name of "
+                f"its own in row {row}",
+            )
         if name in seen:
             raise SheetError(
                 f"header {name!r} appears in columns {column_letter(seen[name])} and "

@@ -127,7 +127,12 @@ def _sheet_rows(
             def merged_at(column: int, row: int = number) -> Cell:
                 return _merged_value(merged, above, row, column)
 
-            header = build_header(values, file=file, row=number, merged=merged_at)
+            def range_at(column: int, row: int = number) -> str | None:
+                return _merged_address(merged, row, column)
+
+            header = build_header(
+                values, file=file, row=number, merged=merged_at, merged_range=range_at
+            )
             last = header.columns[-1]
             unnamed = unnamed_columns(header)
             above.clear()
@@ -311,6 +316,14 @@ def _merged_value(
         if top <= row <= bottom and left <= column <= right:
             values = rows.get(top, [])
             return values[left - 1] if left <= len(values) else None
+    return None
+
+
+def _merged_address(merged: list[tuple[int, int, int, int]], row: int, column: int) -> str | None:
+    """The address of the merged range holding (row, column), ``B1:C1``; None: none."""
+    for top, left, bottom, right in merged:
+        if top <= row <= bottom and left <= column <= right:
+            return f"{column_letter(left)}{top}:{column_letter(right)}{bottom}"
     return None
 
 

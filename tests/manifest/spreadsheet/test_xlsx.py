@@ -98,6 +98,28 @@ def test_merged_header_cells_and_a_header_below_a_title(tmp_path: Path) -> None:
     ]
 
 
+def test_a_header_merged_across_columns_is_named_as_merged(tmp_path: Path) -> None:
+    # "Weight" over the value and its unit: reported as appearing in B and C with the hint
+    # to name each column, where C1 is empty in the sheet; the merge was never said.
+    path = tmp_path / "h.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["Ref", "Weight", None, "Hawb"])
+    sheet.merge_cells("B1:C1")
+    sheet.append(["a1", 1.5, "kg", "hawb_a1"])
+    book.save(path)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.message == (
+        "header 'Weight' appears in columns B and C of row 1: C1 is empty, inside the merged "
+        "cells B1:C1, whose name each of their columns takes"
+    )
+    assert raised.value.hint == (
+        "unmerge the cells B1:C1 and give each of their columns a name of its own in row 1"
+    )
+
+
 def test_trailing_empty_rows_and_columns_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "t.xlsx"
     book = openpyxl.Workbook()
