@@ -12,6 +12,11 @@
   gives such a cell as the text shown instead, as a CSV export's text (which
   ``forEach.columns`` converts back to a number where it declares one).
 
+- A cell naming a shared string by anything but its number (``<c t="s"><v>-1</v>``,
+  ``3.5``), which only a damaged workbook holds: python-calamine reads it as shared string 0
+  (the first column's name, most often), without a word. The sheet is refused instead, as
+  it is for a number past the last shared string.
+
 So the sheet's XML, streamed anyway to check what reading it would cost
 (``workbook_check``), is searched for them on the way: two regular-expression searches per
 megabyte (three where the workbook has a format of zeros), with a little more work for each
@@ -42,6 +47,10 @@ _VALUE = re.compile(rb"<(?:[\w.-]+:)?v>([^<]{0,64})</(?:[\w.-]+:)?v>")
 _TYPE = re.compile(rb"""\st\s*=\s*["']([^"']*)["']""")
 _WHOLE = re.compile(rb"\s*([0-9]{1,15})\s*")
 """A non-negative whole number as a sheet's XML holds it (Excel keeps 15 digits)."""
+_BAD_SHARED = re.compile(rb"""t="s"[^>]*>\s*<v>(?![0-9]+</v>|</v>)([^<]{0,32})""")
+_BAD_SHARED_SINGLE = re.compile(rb"""t='s'[^>]*>\s*<v>(?![0-9]+</v>|</v>)([^<]{0,32})""")
+"""A shared-string cell whose value is not a number (the quicker search, with a literal
+start, first; the one for single quotes only where they are used)."""
 _LONGEST_CELL = 4 * 1024 * 1024
 """More than any cell a spreadsheet program writes (32,767 characters of text, a formula
 of 8,192): the part of the XML carried over to the next piece while a cell is open."""
@@ -90,6 +99,9 @@ class CellScan:
             else None
         )
         self._no_result: re.Pattern[bytes] | None = None
+        self.bad_shared: tuple[str, str] | None = None
+        """The first cell naming a shared string by anything but its number: its reference
+        (``?`` when it has none) and what it holds."""
 
     def scan(self, xml: bytes) -> None:
         """Look at the next piece of the sheet's XML."""
@@ -113,6 +125,8 @@ class CellScan:
         self._rest = xml[cut:]
 
     def _search(self, text: bytes, start: int, end: int) -> None:
+        if self.bad_shared is None:
+            self._search_bad_shared(text, start, end)
         if self._padded is not None:
             self._search_padded(text, start, end)
         maybe = _MAYBE_ERROR.search(text, start, end)
@@ -123,6 +137,19 @@ class CellScan:
             return
         for match in (self._no_result or _NO_RESULT_PREFIXED).finditer(text, start, end):
             self._add(text, match.start(), NO_RESULT)
+
+    def _search_bad_shared(self, text: bytes, start: int, end: int) -> None:
+        found = _BAD_SHARED.search(text, start, end)
+        if found is None and text.find(b"t='s'", start, end) >= 0:
+            found = _BAD_SHARED_SINGLE.search(text, start, end)
+        if found is None:
+            return
+        tag = _CELL_START.match(text, text.rfind(b"<", 0, found.start()))
+        if tag is None or not text[found.start() - 1 : found.start()].isspace():
+            return  # t="s" on another element, or another attribute
+        reference = _REFERENCE.search(tag.group(0))
+        where = (reference.group(1) + reference.group(2)).decode() if reference else "?"
+        self.bad_shared = (where, found.group(1).decode("utf-8", errors="replace"))
 
     def _search_padded(self, text: bytes, start: int, end: int) -> None:
         assert self._padded is not None

@@ -64,6 +64,13 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
 
 def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
+    if not names:
+        raise SheetError(
+            f"cannot read {file}: the workbook lists no sheets (its xl/workbook.xml part is "
+            "missing or names none)",
+            file=file,
+            hint="open it in Excel or LibreOffice and save it again, or export it as CSV",
+        )
     if source.sheet is not None:
         sheet_name: str | None = source.sheet
     elif errors is not None and errors.sheet is not None:
@@ -82,6 +89,15 @@ def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) 
             f"{_held(errors.unplaced)}",
             file=file,
             hint="open the workbook in Excel or LibreOffice and save it again",
+        )
+    if errors is not None and errors.bad_shared is not None:
+        cell, held = errors.bad_shared
+        raise SheetError(
+            f"cannot read {file}: the workbook is damaged (cell {cell} of sheet "
+            f"{sheet_name!r} names the shared string {held!r}, where a shared string is "
+            "named by its number)",
+            file=file,
+            hint="open it in Excel and save it again, or export it as CSV",
         )
     try:
         yield from _sheet_rows(

@@ -16,8 +16,11 @@ from customs_batch.manifest.spreadsheet.model import MEGABYTE, BadCell, SheetLim
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from tests.manifest.helpers import rewrite_cells
 from tests.manifest.spreadsheet.hostile_xlsx import (
+    inline_cell,
     missing_shared_string_sheet,
+    sheet_xml,
     write_with_shared_strings,
+    write_xlsx,
 )
 
 
@@ -155,6 +158,52 @@ def test_a_cell_naming_a_shared_string_the_workbook_lacks_is_a_clear_error(
     ) as caught:
         list(read_rows(RowSource(path)))
     assert caught.value.hint == "open it in Excel and save it again, or export it as CSV"
+
+
+@pytest.mark.parametrize("held", ["-1", "3.5", " 1 ", "+1"])
+def test_a_cell_naming_a_shared_string_by_no_number_is_a_clear_error(
+    tmp_path: Path, held: str
+) -> None:
+    # The reader took such a cell as shared string 0: the header's name, without a word.
+    sheet = sheet_xml(
+        '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>'
+        f'<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2" t="s"><v>{held}</v></c></row>'
+    )
+    path = write_with_shared_strings(tmp_path / "d.xlsx", sheet, ["hawb", "name", "h1"])
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message == (
+        f"cannot read {path}: the workbook is damaged (cell B2 of sheet 'Data' names the "
+        f"shared string {held!r}, where a shared string is named by its number)"
+    )
+    assert caught.value.rule == "sheet.unreadable"
+
+
+def test_shared_string_cells_of_every_spelling_excel_writes_are_read(tmp_path: Path) -> None:
+    sheet = sheet_xml(
+        '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t=\'s\' s="3"><v>1</v></c></row>'
+        '<row r="2"><c r="A2" s="1" t="s"><v>2</v></c><c r="B2" t="s"><v></v></c></row>'
+    )
+    path = write_with_shared_strings(tmp_path / "d.xlsx", sheet, ["hawb", "name", "h1"])
+    assert [row.values for row in read_rows(RowSource(path))] == [{"hawb": "h1", "name": None}]
+
+
+def test_a_workbook_listing_no_sheets_says_so(tmp_path: Path) -> None:
+    source = write_xlsx(
+        tmp_path / "s.xlsx", sheet_xml('<row r="1">' + inline_cell("A1", "hawb") + "</row>")
+    )
+    path = tmp_path / "no-workbook.xlsx"
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w") as new:
+        for info in old.infolist():
+            if info.filename != "xl/workbook.xml":
+                new.writestr(info, old.read(info.filename))
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert "has no sheet None" not in caught.value.message
+    assert caught.value.message == (
+        f"cannot read {path}: the workbook lists no sheets (its xl/workbook.xml part is missing "
+        "or names none)"
+    )
 
 
 def test_duplicate_headers_name_both_columns(tmp_path: Path) -> None:
