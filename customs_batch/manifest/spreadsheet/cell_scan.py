@@ -99,6 +99,8 @@ class CellScan:
             else None
         )
         self._no_result: re.Pattern[bytes] | None = None
+        self.member: str | None = None
+        """The workbook part scanned (``xl/worksheets/sheet1.xml``), once known."""
         self.bad_shared: tuple[str, str] | None = None
         """The first cell naming a shared string by anything but its number: its reference
         (``?`` when it has none) and what it holds."""
@@ -110,7 +112,7 @@ class CellScan:
             if root >= 0:
                 before = xml[root - 1 : root] if root else self._rest[-1:]
                 self._no_result = _NO_RESULT_PREFIXED if before == b":" else _NO_RESULT
-        cut = _after_last_cell(xml)
+        cut = after_last_cell(xml)
         if cut == 0:  # no cell ends in this piece
             rest = self._rest + xml
             self._rest = rest if len(rest) <= _LONGEST_CELL else b""
@@ -215,7 +217,7 @@ def _may_hold_formulas(text: bytes, start: int, end: int) -> bool:
     return text.find(b"/f>", start, end) >= 0 or text.find(b"f t=", start, end) >= 0
 
 
-def _after_last_cell(text: bytes) -> int:
+def after_last_cell(text: bytes) -> int:
     """Where the XML after the last cell end tag starts (0: no cell ends in ``text``)."""
     plain = text.rfind(b"</c>")
     cut = plain + 4 if plain >= 0 else 0

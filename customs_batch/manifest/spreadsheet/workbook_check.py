@@ -154,8 +154,10 @@ def _check(
     # Several members: the workbook does not say which is the sheet, nor which the reader takes.
     padded = _padded_styles(archive, inflater, limits) if _STYLES in names else {}
     cells = CellScan(padded) if len(members) == 1 else None
-    if cells is not None and named is not None:
-        cells.sheet = named
+    if cells is not None:
+        cells.member = members[0][0]
+        if named is not None:
+            cells.sheet = named
     for member, shown in members:
         rows, columns = _used_range(archive, member, inflater, limits, cells)
         if rows * columns > limits.cells:

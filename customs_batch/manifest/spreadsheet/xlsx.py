@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import zipfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import python_calamine
 
 from customs_batch.findings import column_letter
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan
+from customs_batch.manifest.spreadsheet.error_values import readable_copy, unknown_errors
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
@@ -40,8 +43,25 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
     file = str(source.path)
     with open_sheet_file(source) as handle:
         errors = check_workbook(handle, file, source.sheet, source.limits)
+    if errors is not None and errors.member is not None and unknown_errors(errors):
+        try:
+            with readable_copy(source.path, errors.member, source.limits) as copy:
+                yield from _read(source, copy, file, errors)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise SheetError(
+                f"cannot read {file}: its sheet holds error values the reader does not know, "
+                f"and no copy without them could be made ({exc})",
+                file=file,
+                hint="open it in Excel and save it again, or export it as CSV",
+            ) from exc
+        return
+    yield from _read(source, source.path, file, errors)
+
+
+def _read(source: RowSource, path: Path, file: str, errors: CellScan | None) -> Iterator[Row]:
+    """The rows of the workbook at ``path`` (``source``'s, or a copy of it)."""
     try:
-        workbook = python_calamine.CalamineWorkbook.from_path(str(source.path))
+        workbook = python_calamine.CalamineWorkbook.from_path(str(path))
     except Exception as exc:  # calamine raises several of its own types for a bad file
         raise SheetError(
             f"cannot read {file} as an XLSX workbook ({exc})",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -204,6 +205,32 @@ def test_a_workbook_listing_no_sheets_says_so(tmp_path: Path) -> None:
         f"cannot read {path}: the workbook lists no sheets (its xl/workbook.xml part is missing "
         "or names none)"
     )
+
+
+def test_error_values_the_reader_does_not_know_are_bad_cells_not_a_damaged_workbook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # '#GETTING_DATA' (ECMA-376) in a column the manifest does not read made the reader fail
+    # the whole workbook as damaged, where such a column may hold errors.
+    sheet = sheet_xml(
+        '<row r="1">' + "".join(inline_cell(f"{c}1", c.lower()) for c in "ABC") + "</row>"
+        '<row r="2">' + inline_cell("A2", "h1") + '<c r="B2" t="e"><v>#GETTING_DATA</v></c>'
+        '<c r="C2" t="e"><f>SEQUENCE(3)</f><v>#SPILL!</v></c></row>'
+        '<row r="3">' + inline_cell("A3", "h2") + '<c r="B3" t="e"><v>#N/A</v></c>'
+        '<c r="C3" t="str"><f>"#SPILL!"</f><v>#SPILL!</v></c></row>',
+        dimension="A1:C3",
+    )
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temporary"))
+    (tmp_path / "temporary").mkdir()
+    path = write_xlsx(tmp_path / "e.xlsx", sheet)
+    first, second = read_rows(RowSource(path))
+    assert first.values["a"] == "h1" and second.values["a"] == "h2"
+    bad = first.values["b"]
+    assert isinstance(bad, BadCell) and bad.message == "cell B2 holds the Excel error #GETTING_DATA"
+    assert isinstance(first.values["c"], BadCell) and first.values["c"].shown == "#SPILL!"
+    assert isinstance(second.values["b"], BadCell) and second.values["b"].shown == "#N/A"
+    assert second.values["c"] == "#SPILL!"  # a formula's text, not an error: kept as it is
+    assert list((tmp_path / "temporary").iterdir()) == []  # the reader's copy is gone
 
 
 def test_duplicate_headers_name_both_columns(tmp_path: Path) -> None:
