@@ -10,7 +10,8 @@ every shared string in memory. So before it runs:
   (``<c r="XFD1048576">``) give the used range, which must hold at most ``maxCells``;
 - the shared strings, which the reader keeps all of, are at most ``maxCells`` too;
 - an ODS's ``content.xml`` is inflated as a stream too, and its tables, which the reader
-  holds all of with their repeated rows and cells expanded, hold at most ``maxCells`` in all.
+  holds all of with their repeated rows and cells expanded, hold at most ``maxCells`` in all,
+  and their text, copied into each repeated cell, at most ``maxMegabytes``.
 
 On the way the sheet's cells that hold an Excel error or a formula with no saved result are
 noted (``cell_scan``): the reader gives them as empty cells; so are whole numbers that a
@@ -196,11 +197,18 @@ class _OdsTables:
     ``table:number-columns-repeated``): the reader expands them, and holds every table of
     the workbook at once. Only rows and cells holding something count, as for XLSX: empty
     rows and cells after the last value (which LibreOffice writes as one repeated row to
-    the sheet's end) are not expanded by the reader."""
+    the sheet's end) are not expanded by the reader. The reader copies a repeated cell's
+    text into each cell too: :attr:`text_bytes` counts it so."""
 
     def __init__(self) -> None:
         self.tables: list[tuple[str, int, int]] = []
         """(name, rows, columns) of each table ended so far."""
+        self.text_bytes = 0
+        """The bytes inside the cells holding something (their text and its markup), each
+        counted as many times as its row and the cell are repeated."""
+        self._open: int | None = None  # where the open cell's content starts in this piece
+        self._carried = 0  # the open cell's bytes in the pieces before
+        self._open_columns = 0
         self._name = ""
         self._row = self._last_row = self._last_column = 0
         self._row_repeat = 0  # the open row's repeat; 0: no row open
@@ -229,13 +237,23 @@ class _OdsTables:
                         if found
                         else f"table {len(self.tables) + 1}"
                     )
-            elif not closing:  # a cell
+            elif closing:  # a cell's end
+                if self._open is not None:
+                    held = self._carried + tag.start() - self._open
+                    self.text_bytes += held * self._open_columns * max(self._row_repeat, 1)
+                    self._open = None
+            else:  # a cell
                 columns = _repeat(attributes, b"columns")
                 holds = not attributes.endswith(b"/") or _ODS_VALUE_TYPE.search(attributes)
                 self._column += columns
                 if holds:
                     self._last_column = max(self._last_column, self._column)
                     self._row_holds = True
+                if not attributes.endswith(b"/"):
+                    self._open, self._carried, self._open_columns = tag.end(), 0, columns
+        if self._open is not None:  # a cell still open: its content goes on in the next piece
+            self._carried += len(xml) - self._open
+            self._open = 0
 
     def _end_row(self) -> None:
         if not self._row_repeat:
@@ -288,6 +306,12 @@ def _check_ods_tables(
             "rows and cells are expanded (the reader holds every sheet of an ODS workbook)"
         )
         raise too_large(file, what, "maxCells", limits.cells)
+    if tables.text_bytes > limits.bytes:
+        what = (
+            f"its cells' text expands to {_megabytes(tables.text_bytes)} once repeated rows and "
+            "cells are expanded (the reader copies the text into each)"
+        )
+        raise too_large(file, what, "maxMegabytes", limits.megabytes)
 
 
 def _used_range(

@@ -131,3 +131,21 @@ def test_empty_repeated_rows_and_cells_after_the_last_value_do_not_count(tmp_pat
     path = write_ods(tmp_path / "lo.ods", f'<table:table table:name="Data">{rows}</table:table>')
     rows_read = list(read_rows(RowSource(path, limits=SheetLimits(cells=4))))
     assert [r.values for r in rows_read] == [{"Ref": "a1", "Code": "G1"}]
+
+
+def test_an_ods_whose_repeated_text_expands_past_max_megabytes_is_refused(tmp_path: Path) -> None:
+    # Cells well under maxCells of one 100 KB text: the reader copies it into each (10,000
+    # such cells took 1 GB from a small file).
+    header = f"<table:table-row>{_text('Ref')}{_text('Code')}</table:table-row>"
+    long = "x" * 100_000
+    tables = f'<table:table table:name="Data">{header}{_repeated(300, 2, long)}</table:table>'
+    path = write_ods(tmp_path / "text.ods", tables)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path, limits=SheetLimits(megabytes=50))))
+    assert raised.value.rule == "sheet.too-large"
+    assert "its cells' text expands to 57 MB once repeated rows and cells" in raised.value.message
+    assert "over the limit of 50 MB (forEach maxMegabytes)" in raised.value.message
+    # within the limit, the same text read once per cell
+    one = f'<table:table table:name="Data">{header}{_repeated(2, 2, long)}</table:table>'
+    rows = list(read_rows(RowSource(write_ods(tmp_path / "two.ods", one))))
+    assert [row.values for row in rows] == [{"Ref": long, "Code": long}] * 2
