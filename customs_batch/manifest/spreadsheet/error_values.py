@@ -9,18 +9,17 @@ each error cell with the value it shows, and the rows give that value, never the
 
 The copy is made only for such a sheet: the sheet's part is streamed (inflated within the
 same bound as the check) with its error cells rewritten, the other parts copied as they
-are, into a private temporary file that is removed once the sheet is read.
+are, into memory: nothing of the workbook is written anywhere the user did not name, not
+even for a moment (a process killed while it read would have left customs data behind).
 """
 
 from __future__ import annotations
 
-import os
+import io
 import re
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -51,27 +50,24 @@ def unknown_errors(scan: CellScan | None) -> bool:
     )
 
 
-@contextmanager
-def readable_copy(path: Path, member: str, limits: SheetLimits) -> Iterator[Path]:
-    """A private temporary copy of the workbook at ``path`` whose part ``member`` has every
-    error value the reader does not know replaced by ``#N/A``; removed afterwards."""
-    descriptor, name = tempfile.mkstemp(prefix="customs-batch-", suffix=path.suffix)  # 0600
-    try:
-        with (
-            os.fdopen(descriptor, "wb") as handle,
-            zipfile.ZipFile(path) as source,
-            zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as copy,
-        ):
-            for info in source.infolist():
-                with source.open(info) as data, copy.open(_entry(info), "w") as out:
-                    if info.filename == member:
-                        for piece in _rewritten(data, limits):
-                            out.write(piece)
-                    else:
-                        shutil.copyfileobj(data, out, _CHUNK)
-        yield Path(name)
-    finally:
-        os.unlink(name)
+def readable_copy(path: Path, member: str, limits: SheetLimits) -> io.BytesIO:
+    """A copy, in memory, of the workbook at ``path`` whose part ``member`` has every error
+    value the reader does not know replaced by ``#N/A`` (compressed again: about the
+    workbook's size)."""
+    copy_bytes = io.BytesIO()
+    with (
+        zipfile.ZipFile(path) as source,
+        zipfile.ZipFile(copy_bytes, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as copy,
+    ):
+        for info in source.infolist():
+            with source.open(info) as data, copy.open(_entry(info), "w") as out:
+                if info.filename == member:
+                    for piece in _rewritten(data, limits):
+                        out.write(piece)
+                else:
+                    shutil.copyfileobj(data, out, _CHUNK)
+    copy_bytes.seek(0)
+    return copy_bytes
 
 
 def _entry(info: zipfile.ZipInfo) -> zipfile.ZipInfo:

@@ -14,6 +14,7 @@ is found there too, and reaches the rows as the text shown.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import itertools
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -45,8 +46,8 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
         errors = check_workbook(handle, file, source.sheet, source.limits)
     if errors is not None and errors.member is not None and unknown_errors(errors):
         try:
-            with readable_copy(source.path, errors.member, source.limits) as copy:
-                yield from _read(source, copy, file, errors)
+            copy = readable_copy(source.path, errors.member, source.limits)
+            yield from _read(source, copy, file, errors)
         except (OSError, zipfile.BadZipFile) as exc:
             raise SheetError(
                 f"cannot read {file}: its sheet holds error values the reader does not know, "
@@ -58,10 +59,17 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
     yield from _read(source, source.path, file, errors)
 
 
-def _read(source: RowSource, path: Path, file: str, errors: CellScan | None) -> Iterator[Row]:
-    """The rows of the workbook at ``path`` (``source``'s, or a copy of it)."""
+def _read(
+    source: RowSource, workbook_at: Path | io.BytesIO, file: str, errors: CellScan | None
+) -> Iterator[Row]:
+    """The rows of the workbook at ``workbook_at`` (``source``'s file, or a copy of it in
+    memory)."""
     try:
-        workbook = python_calamine.CalamineWorkbook.from_path(str(path))
+        workbook = (
+            python_calamine.CalamineWorkbook.from_path(str(workbook_at))
+            if isinstance(workbook_at, Path)
+            else python_calamine.CalamineWorkbook.from_filelike(workbook_at)
+        )
     except Exception as exc:  # calamine raises several of its own types for a bad file
         raise SheetError(
             f"cannot read {file} as an XLSX workbook ({exc})",
