@@ -340,7 +340,8 @@ class StatusEntry:
     apply repeats the request safely), ``in-flight`` (sent by a run that still holds the
     state's lock and has not recorded the answer yet) or ``refused`` (the service refused
     it; nothing was created). ``service_state`` is the
-    object's state at the service (``ready``, ``invalid``, ``cancellation_requested``…);
+    object's state at the service (``ready``, ``invalid``, ``cancellation_requested``…),
+    None where the service holds none of it (``not-found``, ``refused``, an unknown outcome);
     ``rejected``: customs never accepted it; ``pending``: customs has not decided yet.
     """
 
@@ -413,13 +414,13 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
             message = record.error.message if record.error else ""
             entries.append(StatusEntry(address, "refused", message=message))
         elif record.not_found_at is not None:
-            words = model.service_words(record) or record.outputs.get("status")
+            # The service no longer holds it: no state there to show (the last one read is
+            # history, and `ready` beside it would say the service holds it ready).
             entries.append(
                 StatusEntry(
                     address,
                     "not-found",
                     ident,
-                    None if words is None else str(words),
                     message=not_found_words(
                         address, ident, record.not_found_at, record.found_instead
                     ),

@@ -136,6 +136,8 @@ def test_an_object_the_service_lost_is_said_not_found_until_confirmed_gone(
     status = project.run("status")
     assert f"{address}  " in status.stdout and "not-found" in status.stdout, status.stdout
     assert "ready" not in status.stdout.split("(")[0], status.stdout
+    shown = json.loads(project.run("status", "--format", "json").stdout)["declarations"]
+    assert [(d["lifecycle"], d["serviceState"]) for d in shown] == [("not-found", None)]
     code, changes = _plan(project, "--detailed-exitcode")
     assert code == 1
     assert changes[address]["action"] == "needs-decision"

@@ -70,6 +70,8 @@ def test_an_object_refresh_found_gone_is_not_found_everywhere_the_state_is_read(
     state = State("lineage-1", resources={str(ADDRESS): record})
     [entry] = status_entries(state)
     assert (entry.lifecycle, entry.blocks, entry.identifier) == ("not-found", True, 7003)
+    # Nothing at the service: status --format json/html show no state there (not `ready`).
+    assert entry.service_state is None and entry.to_json()["serviceState"] is None
     assert f"`customs-batch state rm --gone {ADDRESS}`" in entry.message
     assert record_word(str(ADDRESS), record) == "not-found"
     result = recorded_result(ADDRESS, record)
