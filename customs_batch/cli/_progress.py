@@ -51,21 +51,31 @@ class _Tally:
         self.failed = 0
         self.skipped = 0
         """Not sent: refused by the plan, or depending on what failed (as the summary)."""
+        self.waiting = 0
+        """Answered, not decided yet at the service (a cancellation requested): never done,
+        as the summary counts it."""
 
     def finished(self, outcome: Outcome) -> None:
         with self.lock:
             if outcome.status in _SETTLED:
                 self.in_flight = max(0, self.in_flight - 1)
-            if outcome.status in (NodeStatus.SUCCEEDED, NodeStatus.WAITING):
+            if outcome.status is NodeStatus.SUCCEEDED:
                 self.done += 1
+            elif outcome.status is NodeStatus.WAITING:
+                self.waiting += 1
             elif outcome.status is NodeStatus.FAILED:
                 self.failed += 1
             else:
                 self.skipped += 1
 
     @property
+    def settled(self) -> int:
+        """The operations with an outcome: done, waiting at the service, failed or skipped."""
+        return self.done + self.waiting + self.failed + self.skipped
+
+    @property
     def remaining(self) -> int:
-        return max(0, self.total - self.done - self.failed - self.skipped - self.in_flight)
+        return max(0, self.total - self.settled - self.in_flight)
 
 
 def _outputs(outcome: Outcome) -> str:
@@ -100,7 +110,8 @@ class LineEvents:
 
 
 class RichEvents(LineEvents):
-    """On a terminal: a live bar with done / in flight / failed / remaining and time left."""
+    """On a terminal: a live bar with done / waiting / in flight / failed / remaining and
+    time left."""
 
     def __init__(self, seconds_per_request: float | None) -> None:
         super().__init__()
@@ -134,14 +145,14 @@ class RichEvents(LineEvents):
                 markup=True,
                 highlight=False,
             )
-        settled = self.tally.done + self.tally.failed + self.tally.skipped
-        self.progress.update(self.task, completed=settled, counts=self._counts())
+        self.progress.update(self.task, completed=self.tally.settled, counts=self._counts())
 
     def _counts(self) -> str:
         t = self.tally
+        waiting = f" · waiting {t.waiting}" if t.waiting else ""
         skipped = f" · skipped {t.skipped}" if t.skipped else ""
         text = (
-            f"done {t.done} · in flight {t.in_flight} · failed {t.failed}{skipped} · "
+            f"done {t.done}{waiting} · in flight {t.in_flight} · failed {t.failed}{skipped} · "
             f"remaining {t.remaining}"
         )
         if self.seconds_per_request:
@@ -206,6 +217,7 @@ class JsonEvents:
         self.emit(
             "progress",
             done=t.done,
+            waiting=t.waiting,
             failed=t.failed,
             skipped=t.skipped,
             inFlight=t.in_flight,

@@ -678,7 +678,9 @@ class _Run:
             change.operation,
             detail,
             outputs=record.outputs,
-            remote_status=record.remote_status,
+            # As its kind reads the record: a cancellation's from the service's answer
+            # (`cancellation_requested`), which no read has recorded yet.
+            remote_status=model_of(change.address.kind).last_known_state(record),
         )
 
     def _wait(self, change: PlannedChange, applied: ResourceRecord, wait: WaitFunction) -> Outcome:

@@ -130,6 +130,30 @@ def test_a_requested_cancellation_is_waiting_not_done(
     assert f"{ADDRESS}  502  canceled" in run(capsys, "status")[1]
 
 
+def test_apply_events_count_a_requested_cancellation_waiting_with_the_service_words(
+    granting: Customs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--format json: the outcome carries the state the service answered, and the progress
+    event counts it waiting, as the summary does, never done."""
+    code, out, err = run(capsys, "apply", "--auto-approve", "--format", "json")
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    [outcome] = [e for e in events if e["type"] == "outcome"]
+    assert (outcome["status"], outcome["remoteStatus"]) == ("waiting", "cancellation_requested")
+    [progress] = [e for e in events if e["type"] == "progress"]
+    assert (progress["done"], progress["waiting"], progress["remaining"]) == (0, 1, 0)
+    summary = events[-1]
+    assert (summary["succeeded"], summary["waiting"]) == (0, 1)
+
+    # Read again, not decided yet: the same words, still waiting.
+    code, out, err = run(capsys, "apply", "--auto-approve", "--format", "json")
+    events = [json.loads(line) for line in out.splitlines()]
+    [outcome] = [e for e in events if e["type"] == "outcome"]
+    assert (outcome["status"], outcome["remoteStatus"]) == ("waiting", "cancellation_requested")
+    [progress] = [e for e in events if e["type"] == "progress"]
+    assert (progress["done"], progress["waiting"]) == (0, 1)
+
+
 def test_apply_wait_follows_a_new_request_to_its_decision(
     refusing: Customs, capsys: pytest.CaptureFixture[str]
 ) -> None:

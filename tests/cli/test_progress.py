@@ -44,3 +44,20 @@ def test_the_live_display_prints_the_detail_as_text_not_markup(
     _progress.RichEvents(None).finished_one(_failed())
     assert "[bold red]forged[/bold red]" in out.getvalue()
     assert "\x1b" not in out.getvalue()
+
+
+def test_the_live_display_counts_an_operation_waiting_at_the_service_waiting_not_done(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cancellation answered cancellation_requested: the bar says waiting, as the summary
+    does, and counts it settled (nothing remains of it for this run)."""
+    out = io.StringIO()
+    console = Console(file=out, width=300, color_system=None)
+    monkeypatch.setattr(_progress, "Console", lambda **_: console)
+    events = _progress.RichEvents(None)
+    address = Address(Kind.EXPORT_CANCELLATION, "c1")
+    events.tally.total = 2
+    events.sending(address)
+    events.finished_one(Outcome(address, NodeStatus.WAITING, Operation.CANCEL_EXPORT, "pending"))
+    assert (events.tally.done, events.tally.waiting, events.tally.remaining) == (0, 1, 1)
+    assert events._counts() == "done 0 · waiting 1 · in flight 0 · failed 0 · remaining 1"
