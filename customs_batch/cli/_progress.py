@@ -78,6 +78,14 @@ class _Tally:
         return max(0, self.total - self.settled - self.in_flight)
 
 
+def _skipped_words(skipped: int) -> str:
+    """What the run reports without sending it, said with the operations it sends, so that
+    the outcomes that follow add up to what was announced."""
+    if not skipped:
+        return ""
+    return f"; {skipped} skipped (refused, rejected at the service or needing a decision)"
+
+
 def _outputs(outcome: Outcome) -> str:
     return " ".join(f"{k}={printable(str(v))}" for k, v in sorted(outcome.outputs.items()))
 
@@ -88,9 +96,9 @@ class LineEvents:
     def __init__(self) -> None:
         self.tally = _Tally()
 
-    def started(self, plan: Plan, operations: int) -> None:
-        self.tally.total = operations
-        click.echo(f"Applying {operations} operation(s).")
+    def started(self, plan: Plan, operations: int, skipped: int) -> None:
+        self.tally.total = operations + skipped
+        click.echo(f"Applying {operations} operation(s){_skipped_words(skipped)}.")
 
     def sending(self, address: Address) -> None:
         with self.tally.lock:
@@ -127,9 +135,9 @@ class RichEvents(LineEvents):
         )
         self.task = self.progress.add_task("apply", total=0, counts="")
 
-    def started(self, plan: Plan, operations: int) -> None:
-        self.tally.total = operations
-        self.progress.update(self.task, total=operations, counts=self._counts())
+    def started(self, plan: Plan, operations: int, skipped: int) -> None:
+        self.tally.total = operations + skipped
+        self.progress.update(self.task, total=self.tally.total, counts=self._counts())
         self.progress.start()
 
     def sending(self, address: Address) -> None:
@@ -194,9 +202,9 @@ class JsonEvents:
             ],
         )
 
-    def started(self, plan: Plan, operations: int) -> None:
-        self.tally.total = operations
-        self.emit("start", operations=operations)
+    def started(self, plan: Plan, operations: int, skipped: int) -> None:
+        self.tally.total = operations + skipped
+        self.emit("start", operations=operations, skipped=skipped)
 
     def sending(self, address: Address) -> None:
         with self.tally.lock:

@@ -87,7 +87,12 @@ class Outcome:
 class ApplyEvents(Protocol):
     """Where progress goes: a terminal display, plain lines, or a JSON event stream."""
 
-    def started(self, plan: Plan, operations: int) -> None: ...
+    def started(self, plan: Plan, operations: int, skipped: int) -> None:
+        """Before anything is sent: the ``operations`` the run sends, and the changes it
+        reports ``skipped`` without sending anything (refused by the plan, rejected at the
+        service or needing a decision): every outcome to come is one of these."""
+        ...
+
     def sending(self, address: Address) -> None: ...
     def finished_one(self, outcome: Outcome) -> None: ...
 
@@ -758,7 +763,7 @@ def apply_plan(
     blocked = {c.address: c.reason for c in plan.changes if c.action.holds_dependents}
     deps = {c.address: c.depends_on for c in plan.changes}
     if events is not None:
-        events.started(plan, len(order) - len(blocked))
+        events.started(plan, len(order) - len(blocked), len(refused) + len(blocked))
     for change in refused:
         run.outcomes[change.address] = Outcome(
             change.address, NodeStatus.SKIPPED, change.operation, change.reason

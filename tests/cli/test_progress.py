@@ -4,16 +4,17 @@ rich markup."""
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from rich.console import Console
 
 from customs_batch.cli import _progress
-from customs_batch.cli._progress import LineEvents, show_summary
+from customs_batch.cli._progress import JsonEvents, LineEvents, show_summary
 from customs_batch.execution.apply import ApplyReport, Outcome
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.kinds import Address, Kind
-from customs_batch.planning.model import Operation
+from customs_batch.planning.model import Operation, Plan
 
 DETAIL = "refused\nfailed   Movement/fake  [bold red]forged[/bold red]\x1b[2J"
 
@@ -61,3 +62,32 @@ def test_the_live_display_counts_an_operation_waiting_at_the_service_waiting_not
     events.finished_one(Outcome(address, NodeStatus.WAITING, Operation.CANCEL_EXPORT, "pending"))
     assert (events.tally.done, events.tally.waiting, events.tally.remaining) == (0, 1, 1)
     assert events._counts() == "done 0 · waiting 1 · in flight 0 · failed 0 · remaining 1"
+
+
+def test_the_start_announces_the_skipped_changes_apart_and_they_count_in_what_remains(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A plan holding a refused or held change: the start says the run sends 1 operation and
+    skips 2, so the outcomes that follow (3) add up to what was announced, and what remains
+    counts both."""
+    plan = Plan((), "lineage-1", 1)
+    skip = Outcome(
+        Address(Kind.MOVEMENT, "m1"), NodeStatus.SKIPPED, Operation.CREATE_MOVEMENT, "refused"
+    )
+    lines = LineEvents()
+    lines.started(plan, 1, 2)
+    lines.finished_one(skip)
+    assert lines.tally.remaining == 2
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "Applying 1 operation(s); 2 skipped (refused, rejected at the service or needing a "
+        "decision)."
+    )
+    lines.started(plan, 3, 0)
+    assert capsys.readouterr().out == "Applying 3 operation(s).\n"
+
+    events = JsonEvents()
+    events.started(plan, 0, 2)
+    events.finished_one(skip)
+    start, _, progress = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert (start["type"], start["operations"], start["skipped"]) == ("start", 0, 2)
+    assert (progress["skipped"], progress["remaining"]) == (1, 1)

@@ -70,7 +70,7 @@ class Recorder:
     def notice(self, text: str) -> None:
         pass
 
-    def started(self, plan: Plan, operations: int) -> None:
+    def started(self, plan: Plan, operations: int, skipped: int) -> None:
         pass
 
     def sending(self, address: Address) -> None:

@@ -46,8 +46,9 @@ class Recorder:
     def __init__(self) -> None:
         self.outcomes: list[Outcome] = []
 
-    def started(self, plan: Plan, operations: int) -> None:
+    def started(self, plan: Plan, operations: int, skipped: int) -> None:
         self.total = operations
+        self.skipped = skipped
 
     def sending(self, address: object) -> None:
         pass
@@ -321,7 +322,10 @@ def test_a_refused_change_does_not_hold_back_what_depends_on_it(
         {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI},
         1,
     )
-    report = _apply(backend, [heavier, update], emulator)
+    events = Recorder()
+    report = _apply(backend, [heavier, update], emulator, events=events)
+    # Announced as they end: one operation sent, one change skipped.
+    assert (events.total, events.skipped, len(events.outcomes)) == (1, 1, 2)
     statuses = {str(o.address): o.status for o in report.outcomes}
     assert statuses == {
         "DepartureDeclaration/d": NodeStatus.SKIPPED,
@@ -346,13 +350,23 @@ def test_what_depends_on_an_object_customs_rejected_waits_until_it_is_corrected(
         {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI},
         1,
     )
-    for _ in range(2):
+    for run in range(2):
+        events = Recorder()
         report = _apply(
-            backend, [invalid, update], emulator, wait=WaitOptions(timeout=5, interval=0.01)
+            backend,
+            [invalid, update],
+            emulator,
+            wait=WaitOptions(timeout=5, interval=0.01),
+            events=events,
         )
         statuses = {str(o.address): o.status for o in report.outcomes}
         assert statuses["TransitPartyUpdate/u"] is NodeStatus.SKIPPED, report.outcomes
         assert not report.ok
+        # The first run sends both (the update is skipped once the departure is invalid);
+        # the next sends nothing, and announces both skipped, as it then reports them.
+        announced = (2, 0) if run == 0 else (0, 2)
+        assert (events.total, events.skipped) == announced
+        assert len(events.outcomes) == 2
     counts = emulator.http.get("/_sandbox/stats").json()["requests"]
     assert not [name for name in counts if name.startswith("PATCH")], counts
     skipped = next(o for o in report.outcomes if str(o.address) == "TransitPartyUpdate/u")
