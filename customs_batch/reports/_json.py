@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from customs_batch.formats import VERSION_KEY
+from customs_batch.planning.model import Action
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import guard_text, path_text, rate_per_second
 from customs_batch.sensitive import masked
@@ -56,6 +57,9 @@ def render_json(view: PlanView) -> str:
         },
         "summary": {
             **{action.value: count for action, count in plan.counts.items()},
+            # As the text and markdown summaries: a request in flight may not have reached
+            # the service, so it is counted in flight, not waiting there.
+            Action.WAITING.value: plan.counts[Action.WAITING] - plan.in_flight,
             "inFlight": plan.in_flight,
             "requests": plan.requests,
             "rateLimit": str(limit),
