@@ -18,7 +18,7 @@ from customs_batch.environments import Environment, env_words
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
-from customs_batch.execution.interrupt import graceful_stop
+from customs_batch.execution.interrupt import graceful_stop, terminate_as_interrupt
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
@@ -200,17 +200,20 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     and the commit of the manifests). The first SIGINT/SIGTERM stops starting new work. At
     the end, the environment's notifications are sent (``notify:``): what cannot be
     delivered is a warning through ``presenter.notice``, and changes nothing of the result.
+    SIGTERM before or after the requests (waiting for the lock, planning, asking) is Ctrl-C:
+    a ``KeyboardInterrupt``, exit 130.
     """
-    result = _apply(options, presenter)
-    notify(result, presenter.notice)
-    if options.annotate_results is not None:
-        try:
-            result = replace(result, annotated=_annotate_results(options, result))
-        except CustomsBatchError as exc:
-            # The run is done and recorded: say why the copies are missing, keep its result.
-            why = f"the results copies were not written: {exc.message}"
-            presenter.notice(f"error: {why}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
-            result = replace(result, annotation_error=why)
+    with terminate_as_interrupt():
+        result = _apply(options, presenter)
+        notify(result, presenter.notice)
+        if options.annotate_results is not None:
+            try:
+                result = replace(result, annotated=_annotate_results(options, result))
+            except CustomsBatchError as exc:
+                # The run is done and recorded: say why the copies are missing, keep its result.
+                why = f"the results copies were not written: {exc.message}"
+                presenter.notice(f"error: {why}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+                result = replace(result, annotation_error=why)
     return result
 
 

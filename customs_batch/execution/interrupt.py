@@ -17,6 +17,26 @@ INTERRUPTED = 130
 
 
 @contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM is Ctrl-C (a ``KeyboardInterrupt``): a run stopped while it
+    waits for the state's lock, plans or asks ends as an interrupted one, exit 130, as the
+    user was told, never killed by the signal (exit 143, nothing said). A CI runner cancels
+    a job with SIGTERM. :func:`graceful_stop` takes both signals over while requests go."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
 def graceful_stop(stop: threading.Event, notify: Callable[[str], None]) -> Iterator[None]:
     """Within the block, the first SIGINT/SIGTERM sets ``stop``; a second exits with 130."""
     if threading.current_thread() is not threading.main_thread():
