@@ -46,6 +46,7 @@ from customs_batch.execution.waiting import WaitOptions, follow_pending, poll
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import (
+    KindModel,
     Request,
     Restated,
     WaitFunction,
@@ -124,6 +125,14 @@ class ApplyReport:
 _DONE = (NodeStatus.SUCCEEDED, NodeStatus.WAITING)
 """Outcomes that let dependents go on and the run end well: a cancellation customs has not
 decided yet is as far as a run can take it without --wait, as a departure in processing is."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A record of the object a write goes to, with its kind's model."""
+
+    model: KindModel
+    record: ResourceRecord
 
 
 class _NotSent(Exception):
@@ -239,6 +248,9 @@ class _Run:
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = new_idempotency_key()
         intent = _intent(change, previous, spec, key)
+        elsewhere = self._another_there(change, intent)
+        if elsewhere is not None:
+            return elsewhere
         # The request's turn under the rate limit comes before its intent: a run stopped
         # (Ctrl-C, SIGTERM, a fatal error) while it waits has neither recorded nor sent it,
         # even when a second Ctrl-C ends the process at once.
@@ -282,6 +294,9 @@ class _Run:
         finally:
             limiter.unreserve()  # when no request took the slot (the record failed)
         self._answered(entry, change, key, exchanges, outputs=outputs)
+        answered_instead = self._answered_instead(change, intent, previous, outputs)
+        if answered_instead is not None:
+            return answered_instead
         applied = intent.with_changes(
             status=RecordStatus.APPLIED,
             outputs=outputs,
@@ -342,6 +357,117 @@ class _Run:
             outputs=record.outputs,
             remote_status=record.remote_status,
         )
+
+    def _written_to(self, change: PlannedChange, intent: ResourceRecord) -> list[Checked]:
+        """The records of the object a write to an existing object goes to: the address's
+        own (an update by its recorded ID), and those of the object of another kind it
+        restates (a party update's departure), each with its kind's model."""
+        model = model_of(change.address.kind)
+        own = self.session.state.resources.get(str(change.address))
+        written: list[Checked] = []
+        if own is not None and own.status is RecordStatus.APPLIED and own.outputs:
+            written.append(Checked(model, own))
+        told = model.restates(intent) if model.restates is not None else None
+        if told is None:
+            return written
+        resources = self.session.state.resources
+        for address in self._told_records(change, told):
+            other = resources.get(address)
+            if (
+                other is not None
+                and other.status is RecordStatus.APPLIED
+                and other.outputs.get(told.output) == told.value
+            ):
+                written.append(Checked(model_of(told.kind), other))
+        return written
+
+    def _another_there(self, change: PlannedChange, intent: ResourceRecord) -> Outcome | None:
+        """Before a write to an object the service already holds (the kind's
+        ``reads_first``), that object read: None when it may be the recorded one, so the
+        write goes. Otherwise nothing is sent, and what ``refresh`` would note is noted: the
+        service no longer holds it, or holds another object at its ID (given again after a
+        sandbox reset, say) than a record of it says (``another_object``). The plan was
+        made from the state, which cannot know."""
+        model = model_of(change.address.kind)
+        read = model.read_target or model.refresh
+        if change.operation not in model.reads_first or read is None:
+            return None
+        try:
+            found = read(self.client, [intent])
+        except ServiceError as exc:
+            if isinstance(exc, AuthenticationError | PermissionDeniedError):
+                self.fail(exc)
+            detail = (
+                f"not sent: the object it writes to could not be read first ({exc.message}); "
+                "the next run reads it again"
+            )
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+        if intent.address not in found:
+            return None
+        answer = found[intent.address]
+        written = self._written_to(change, intent)
+        for checked in written:
+            instead = (
+                None
+                if answer is None
+                else checked.model.another_object(checked.record.spec, answer.remote_spec)
+            )
+            if answer is None or instead is not None:
+                words = self._note_elsewhere(checked, instead)
+                if checked.record.address != str(change.address):
+                    words = f"it writes to the object of {checked.record.address}, and {words}"
+                return Outcome(
+                    change.address, NodeStatus.FAILED, change.operation, f"not sent: {words}"
+                )
+        if answer is None:  # a declaration made elsewhere, which no record holds
+            detail = (
+                "not sent: the object it writes to was not found at the service; check the "
+                "ID its document names, and the environment"
+            )
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+        return None
+
+    def _answered_instead(
+        self,
+        change: PlannedChange,
+        intent: ResourceRecord,
+        own: ResourceRecord | None,
+        outputs: Mapping[str, JSON],
+    ) -> Outcome | None:
+        """The answer to a write to an existing object, checked as the read before it: an
+        answer that gives another object than the one recorded (another group's code: the
+        ID was given again between the read and the write) is not recorded as this
+        document's, and its record is noted as ``refresh`` notes it."""
+        model = model_of(change.address.kind)
+        if (
+            change.operation not in model.reads_first
+            or own is None
+            or own.status is not RecordStatus.APPLIED
+            or not own.outputs
+        ):
+            return None
+        given = {name: value for name, value in outputs.items() if name in intent.spec}
+        instead = model.another_object(intent.spec, given)
+        if instead is None:
+            return None
+        words = self._note_elsewhere(Checked(model, own), instead)
+        detail = (
+            f"sent, and the service answered with another object than the one recorded: "
+            f"the update went to that object, and nothing of it is recorded; {words}"
+        )
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+
+    def _note_elsewhere(self, checked: Checked, instead: str | None) -> str:
+        """Note on ``checked``'s record that the service no longer holds its object
+        (``instead``: holds another at its ID, differing so), as ``refresh`` notes it, and
+        say so and the ways out."""
+        record = checked.record
+        since = record.not_found_at
+        if since is None or instead != record.found_instead:
+            since = since or now_iso()
+            self.session.record(record.with_changes(not_found_at=since, found_instead=instead))
+        ident = checked.model.identifier(record)
+        return not_found_words(record.address, ident, since, instead)
 
     def _record_answer(
         self, change: PlannedChange, applied: ResourceRecord, outputs: Mapping[str, JSON]

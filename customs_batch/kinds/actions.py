@@ -62,10 +62,17 @@ class Operation(StrEnum):
     @property
     def requests(self) -> int:
         """How many requests the operation sends (a lookup by code is one more, and so is
-        the read of the rejected declaration a resubmission replaces)."""
+        the read of the rejected declaration a resubmission replaces, and the read of the
+        object a write to an existing one goes to: ``KindModel.reads_first``)."""
         if self in (Operation.NONE, Operation.FORGET, Operation.MOVE):
             return 0
-        if self in (Operation.FIND_OR_CREATE_TEMPLATE_GROUP, Operation.RESUBMIT_DEPARTURE):
+        if self in (
+            Operation.FIND_OR_CREATE_TEMPLATE_GROUP,
+            Operation.RESUBMIT_DEPARTURE,
+            Operation.UPDATE_TEMPLATE_GROUP,
+            Operation.UPDATE_DEPARTURE_PARTIES,
+            Operation.UPDATE_TRANSIT_PARTIES,
+        ):
             return 2
         return 1
 

@@ -501,6 +501,7 @@ MODEL = KindModel(
     },
     update=Operation.UPDATE_DEPARTURE_PARTIES,
     updates_recorded_id=True,
+    reads_first=frozenset({Operation.UPDATE_DEPARTURE_PARTIES}),
     mutable=PARTY_FIELDS,
     kept_when_left_out=PARTY_FIELDS,
     resubmit=Operation.RESUBMIT_DEPARTURE,

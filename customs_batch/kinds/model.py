@@ -360,6 +360,20 @@ class KindModel:
     records that state on the other's record too, so ``status`` and ``results`` tell what
     the service holds until the next ``refresh``."""
 
+    reads_first: frozenset[Operation] = frozenset()
+    """Operations that write to an object the service already holds (a template group's
+    PATCH, a party PATCH): apply first reads that object (``read_target``) and sends
+    nothing when the service no longer holds it, or holds another object at its ID than
+    the record of the write, or of the object it ``restates`` (a party update's departure),
+    recorded (``another_object``): the ID may have been given again since (a sandbox
+    reset). The answer of such a write is checked the same way. Each read is one request
+    more (``Operation.requests``)."""
+    read_target: RefreshFunction | None = None
+    """How the object a write of ``reads_first`` goes to is read, given the intent of the
+    write (its spec resolved): by address, what the service holds there (None: not found;
+    absent: nothing to read). None: the kind's ``refresh`` of the record (by its recorded
+    ID)."""
+
     on_conflict: ConflictFunction | None = None
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
@@ -623,7 +637,7 @@ def not_found_words(address: str, ident: Scalar, since: str, instead: str | None
     if instead is not None:
         return (
             f"the service holds another object at {named} than the one recorded ({instead}; "
-            f"seen by `customs-batch refresh` since {since}): its ID was given again, after a "
+            f"seen since {since}): its ID was given again, after a "
             "sandbox reset say, or someone changed what it is known by there (a template "
             "group's code), and nothing is sent to it. If it is the recorded object, changed "
             f"there, `customs-batch state rm --gone {address}`, then `customs-batch import "

@@ -327,6 +327,7 @@ MODEL = KindModel(
     },
     update=Operation.UPDATE_TEMPLATE_GROUP,
     updates_recorded_id=True,
+    reads_first=frozenset({Operation.UPDATE_TEMPLATE_GROUP}),
     mutable=MUTABLE,
     after_unknown=_after_unknown,
     read_back=_read_back,

@@ -34,6 +34,7 @@ from customs_batch.kinds.model import (
     Found,
     KindModel,
     Outputs,
+    Refreshed,
     Request,
     Restated,
     ServiceId,
@@ -117,13 +118,38 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
-def _restates(record: ResourceRecord) -> Restated | None:
-    """The departure of the state whose parties the update changed: its answer (and a wait
-    on it) tells that declaration's state. An arrival declaration is no departure."""
+def _declaration(record: ResourceRecord) -> int | None:
+    """The declaration the update writes to: as its answer gave it, else as its spec names
+    it (the intent of a first update, its reference resolved)."""
     declaration_id = record.outputs.get("declarationId")
+    if declaration_id is None:
+        declaration_id = spec_of(record.spec).get("declarationId")
+    if isinstance(declaration_id, str) and declaration_id.isdigit():
+        return int(declaration_id)
+    return declaration_id if type(declaration_id) is int else None
+
+
+def _restates(record: ResourceRecord) -> Restated | None:
+    """The departure of the state whose parties the update changes: its answer (and a wait
+    on it) tells that declaration's state, and apply checks before the update that the
+    service still holds that departure there. An arrival declaration is no departure."""
+    declaration_id = _declaration(record)
     if spec_of(record.spec).get("variant") == "arrival" or declaration_id is None:
         return None
     return Restated(Kind.DEPARTURE_DECLARATION, "declarationId", declaration_id)
+
+
+def _read_declaration(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    """The declaration each update writes to, read before its PATCH (``reads_first``)."""
+    named = []
+    for record in records:
+        declaration_id = _declaration(record)
+        if declaration_id is not None:
+            outputs = {**record.outputs, "declarationId": declaration_id}
+            named.append(record.with_changes(outputs=outputs))
+    return refresh_transit(client, named)
 
 
 def _arrival(spec: JSONObject) -> IdSort | None:
@@ -178,6 +204,8 @@ MODEL = KindModel(
     wait=wait_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     restates=_restates,
+    reads_first=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
+    read_target=_read_declaration,
     identity=_identity,
     identity_outdated=_identity_outdated,
     object_identity=identity_of("declarationId", "variant"),

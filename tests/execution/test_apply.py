@@ -908,3 +908,125 @@ def test_a_key_made_now_is_retried_whatever_the_time_of_an_older_record(tmp_path
         report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
     [outcome] = report.outcomes
     assert service.requests == 2 and outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+
+
+def _reset_and_taken(emulator: Emulator) -> Emulator:
+    """A new emulator, as a reset service, whose first departure and group (the IDs the
+    first gave too) were made by another client: another weight, another code."""
+    reset = Emulator(processing_seconds=0.0)
+    other = reset.http.post(
+        "/v1/declarations/transit", json={**departure("OTHER"), "totalWeight": 999}
+    )
+    assert other.status_code == 201, other.text
+    group = reset.http.post(
+        "/v1/declaration-templates/groups", json={**GROUP, "name": "Other's", "code": "OTHER"}
+    )
+    assert group.status_code == 201, group.text
+    return reset
+
+
+def test_an_update_is_not_sent_to_an_id_the_service_gave_to_another_object(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: after the service's data was reset and its IDs given again
+    # to another client, with no refresh between, apply PATCHed that client's departure
+    # parties and template group and recorded the answer as done.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0),
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 1),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 2),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    before = backend.read().resources
+    reset = _reset_and_taken(emulator)
+    recording = _Recording(reset.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=recording, retry_policy=NO_RETRIES)
+    )
+    other_eori = {"eoriNo": "DE111111111111111"}
+    edited = [
+        doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0),
+        docs[1],
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": other_eori}, 2),
+    ]
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(edited, session.state)
+            assert plan.requests == 4  # each update reads its object first
+            report = apply_plan(plan, session, client, parallelism=2, stop=threading.Event())
+    finally:
+        client.close()
+        reset.close()
+    assert recording.patched == []
+    said = {str(o.address): o for o in report.outcomes}
+    group, update = said["TemplateGroup/g"], said["TransitPartyUpdate/u"]
+    assert group.status is update.status is NodeStatus.FAILED
+    assert group.detail.startswith("not sent: the service holds another object at ")
+    assert "code 'OTHER' there, 'EU-ROAD' recorded" in group.detail
+    assert update.detail.startswith(
+        "not sent: it writes to the object of DepartureDeclaration/d, and the service holds "
+        "another object at "
+    )
+    assert "totalWeight 999 there" in update.detail
+    after = backend.read().resources
+    assert after["TemplateGroup/g"].found_instead and after["TemplateGroup/g"].not_found_at
+    assert after["DepartureDeclaration/d"].found_instead
+    assert after["TransitPartyUpdate/u"].spec == before["TransitPartyUpdate/u"].spec
+    assert after["TemplateGroup/g"].spec == before["TemplateGroup/g"].spec
+    planned = {str(c.address): c.action for c in plan_changes(edited, backend.read()).changes}
+    assert planned["TemplateGroup/g"] is Action.NEEDS_DECISION
+    assert planned["DepartureDeclaration/d"] is Action.NEEDS_DECISION
+    assert planned["TransitPartyUpdate/u"] is not Action.UPDATE
+
+
+class _AnsweredByAnother(httpx.BaseTransport):
+    """The emulator, but a group's PATCH is answered by another group at the ID (given
+    again between the read and the write)."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.service.handle_request(request)
+        if request.method != "PATCH":
+            return response
+        body = json.loads(response.read())
+        return httpx.Response(200, json={**body, "code": "OTHER"}, request=request)
+
+
+def test_an_update_answered_by_another_object_is_not_recorded_as_done(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator).ok
+    before = backend.read().resources["TemplateGroup/g"]
+    client = CustomsClient(
+        Sender(
+            "http://sandbox.test",
+            "sandbox-key",
+            transport=_AnsweredByAnother(emulator.transport),
+            retry_policy=NO_RETRIES,
+        )
+    )
+    edited = [doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0)]
+    try:
+        with backend.open("apply") as session:
+            report = apply_plan(
+                plan_changes(edited, session.state),
+                session,
+                client,
+                parallelism=1,
+                stop=threading.Event(),
+            )
+    finally:
+        client.close()
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith("sent, and the service answered with another object")
+    assert "code 'OTHER' there, 'EU-ROAD' recorded" in outcome.detail
+    record = backend.read().resources["TemplateGroup/g"]
+    assert record.spec == before.spec and record.found_instead is not None
+    (planned,) = plan_changes(edited, backend.read()).changes
+    assert planned.action is Action.NEEDS_DECISION

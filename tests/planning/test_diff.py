@@ -367,7 +367,7 @@ def test_an_unknown_outcome_is_repeated_only_where_it_went(
         plan_changes([doc(kind, "x", now_asked, 0)], _state(pending), now=NOW), f"{kind.value}/x"
     )
     if repeated:
-        assert change.action is not Action.NEEDS_DECISION and change.requests == 1
+        assert change.action is not Action.NEEDS_DECISION and change.requests > 0
         assert "safe to repeat" in change.reason
     else:
         assert change.action is Action.NEEDS_DECISION and change.requests == 0
