@@ -794,6 +794,12 @@ class _Run:
                 "`customs-batch refresh` follows it"
             )
             return self._told(change, record, NodeStatus.WAITING, detail)
+        if state in model.undone_states:
+            detail = (
+                f"{ident} is {state}: what it did is undone at the service (its data reset, "
+                "say); the next plan sends it again"
+            )
+            return self._told(change, record, NodeStatus.FAILED, detail)
         if state in model.rejected_states:
             way_out = model.rejected_way_out.format(address=change.address)
             return self._told(change, record, NodeStatus.FAILED, f"{ident} is {state}: {way_out}")

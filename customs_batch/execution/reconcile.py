@@ -356,6 +356,9 @@ class StatusEntry:
     ended: bool = False
     """The object no longer stands at the service (a departure customs cancelled): the
     next plan holds it for a decision, ``message`` says which."""
+    undone: bool = False
+    """What its request did is undone at the service (a cancellation whose declaration is
+    ``ready`` again, a HAWB active again): the next apply sends it again."""
 
     @property
     def blocks(self) -> bool:
@@ -443,6 +446,7 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                     # departure customs is still processing.
                     pending=model.undecided(last) or last in model.processing_states,
                     errors=tuple(record.remote_errors),
+                    undone=last in model.undone_states,
                 )
             )
     return entries
@@ -470,6 +474,8 @@ def entry_lines(entry: StatusEntry) -> list[str]:
         mark = f"  ended ({entry.message})"
     if entry.pending:
         mark = "  pending (not decided yet: `customs-batch refresh` reads it)"
+    if entry.undone:
+        mark = "  undone (what it did is undone at the service: the next apply sends it again)"
     errors = f"  {len(entry.errors)} error(s)" if entry.errors else ""
     return [f"{entry.address}  {ident}  {last}{mark}{errors}"] + [
         f"    {error}" for error in entry.errors

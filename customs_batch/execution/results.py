@@ -342,6 +342,12 @@ def recorded_result(
     ended = model.ended(record)
     if ended is not None:
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, state, (ended,), at)
+    if state in model.undone_states:
+        undone = (
+            f"{model.identifier(record)} is {state} at the service again: what it did is "
+            "undone there, and the next apply sends it again"
+        )
+        return DocumentResult(text, ResultStatus.NOT_APPLIED, ids, state, (undone,), at)
     if state in model.rejected_states:
         status = ResultStatus.REJECTED
     elif model.undecided(state) or state in model.processing_states:

@@ -3,7 +3,9 @@
 Not yet submitted to customs, it is cancelled at once (``canceled: true``); already
 submitted, the service records the request (``canceled: false``, ``cancellation_requested``)
 and customs decides later: the declaration becomes ``canceled``, or the cancellation is
-refused and the declaration keeps another status. Until the decision is read the
+refused and the declaration keeps another status of a submitted one. A declaration read
+back not yet submitted (``ready``) had its cancellation undone there (a reset): it is sent
+again, and cancelled at once. Until the decision is read the
 cancellation is pending, never done: plan shows it waiting, apply reads where it stands.
 """
 
@@ -43,8 +45,13 @@ their JSON types."""
 OUTPUTS = frozenset(OUTPUT_TYPES)
 CANCELED = "canceled"
 REQUESTED = "cancellation_requested"
-REFUSED_STATES = StatusWords(set(DECLARATION_STATUSES) - {CANCELED, REQUESTED})
-"""After a request: any status but these two means customs refused the cancellation."""
+NOT_SUBMITTED = StatusWords({"processing", "ready", "invalid", "error"})
+"""The statuses of an export declaration not yet submitted to customs, which a DELETE
+cancels at once (API document): read after its cancellation, the cancellation was undone at
+the service (its data reset, say), never refused by customs, and plan sends it again."""
+REFUSED_STATES = StatusWords(set(DECLARATION_STATUSES) - {CANCELED, REQUESTED} - NOT_SUBMITTED)
+"""After a request: any status of a submitted declaration but these two means customs
+refused the cancellation."""
 
 
 class ExportCancellationSpec(TypedDict):
@@ -136,6 +143,7 @@ MODEL = KindModel(
     # The export statuses are a closed list: a word outside it is never taken as cancelled.
     done_states=StatusWords({CANCELED}),
     rejected_states=REFUSED_STATES,
+    undone_states=NOT_SUBMITTED,
     rejected_way_out="customs refused the cancellation, so the declaration stands. Remove the "
     "document, then `customs-batch state rm {address}` to stop tracking it",
     waits_after=frozenset({Operation.CANCEL_EXPORT}),

@@ -500,7 +500,8 @@ class KindModel:
 
     def unknown_state(self, state: str | None) -> bool:
         """Whether ``state`` is a status word the kind does not know (only a kind with
-        ``done_states`` tells): neither done, pending, processing, rejected nor ended."""
+        ``done_states`` tells): neither done, pending, processing, rejected, ended nor
+        undone."""
         if self.done_states is None or state is None:
             return False
         return not any(
@@ -511,6 +512,7 @@ class KindModel:
                 self.processing_states,
                 self.rejected_states,
                 self.ended_states,
+                self.undone_states,
             )
         )
 

@@ -1030,3 +1030,33 @@ def test_an_update_answered_by_another_object_is_not_recorded_as_done(
     assert record.spec == before.spec and record.found_instead is not None
     (planned,) = plan_changes(edited, backend.read()).changes
     assert planned.action is Action.NEEDS_DECISION
+
+
+def test_a_pending_cancellation_read_not_yet_submitted_is_undone_not_done(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The emulator's 501 is `ready` (not yet submitted): a cancellation recorded as asked
+    # of it, read again, was undone there (a reset). It is neither done nor refused by
+    # customs; the next plan sends it again, which cancels it at once.
+    backend = LocalBackend(tmp_path)
+    cancel = doc(Kind.EXPORT_CANCELLATION, "c", {"declarationId": 501}, 0)
+    asked = ResourceRecord(
+        "ExportCancellation/c",
+        RecordStatus.APPLIED,
+        "cancel-export",
+        {"declarationId": 501},
+        outputs={"declarationId": 501, "canceled": False},
+    )
+    with backend.open("seed") as session:
+        session.record(asked)
+    with backend.open("apply") as session:
+        plan = plan_changes([cancel], session.state)
+        assert plan.changes[0].operation is Operation.FOLLOW
+        report = apply_plan(plan, session, emulator.client, parallelism=1, stop=threading.Event())
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert "501 is ready: what it did is undone at the service" in outcome.detail
+    (again,) = plan_changes([cancel], backend.read()).changes
+    assert (again.action, again.operation) == (Action.CREATE, Operation.CANCEL_EXPORT)
+    assert _apply(backend, [cancel], emulator).ok
+    assert emulator.http.get("/v1/declarations/501").json()["status"] == "canceled"

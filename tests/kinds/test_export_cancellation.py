@@ -77,3 +77,41 @@ def test_a_status_word_the_api_does_not_give_is_undecided_never_done() -> None:
     # A kind without a closed list of states knows every word it is shown.
     departure = model_of(Kind.DEPARTURE_DECLARATION)
     assert not departure.unknown_state("cancellation_pending")
+
+
+def test_a_declaration_read_not_yet_submitted_had_its_cancellation_undone_not_refused() -> None:
+    # Found by an outside probe: after the service's data was reset, 501 was `ready` again,
+    # and plan, status and the notification said customs refused the cancellation. A ready
+    # declaration is cancelled at once by DELETE: nothing was refused, and sending the
+    # cancellation again ends with it cancelled.
+    from customs_batch.execution.reconcile import entry_lines, status_entries
+    from customs_batch.execution.results import ResultStatus, recorded_result
+    from customs_batch.planning import plan_changes
+    from customs_batch.state import State
+
+    from ..planning.helpers import doc
+
+    model = model_of(KIND)
+    assert "ready" not in model.rejected_states and "ready" in model.undone_states
+    assert "submitted" in model.rejected_states and "invalid" in model.undone_states
+    assert not model.unknown_state("ready") and not model.undecided("ready")
+    record = ResourceRecord(
+        "ExportCancellation/c",
+        RecordStatus.APPLIED,
+        "cancel-export",
+        {"declarationId": 501},
+        outputs={"declarationId": 501, "canceled": False},
+        remote_status="ready",
+    )
+    state = State(lineage="lin", serial=3)
+    state.apply(record.address, record)
+    (change,) = plan_changes([doc(KIND, "c", {"declarationId": 501}, 0)], state).changes
+    assert (change.action, change.operation.value) == (Action.CREATE, "cancel-export")
+    assert "501 is ready at the service again" in change.reason
+    assert "refused" not in change.reason
+    (entry,) = status_entries(state)
+    assert not entry.rejected and not entry.blocks and entry.undone
+    assert "undone" in entry_lines(entry)[0] and "rejected" not in entry_lines(entry)[0]
+    result = recorded_result(change.address, record)
+    assert result.status is ResultStatus.NOT_APPLIED
+    assert "the next apply sends it again" in result.errors[0]
