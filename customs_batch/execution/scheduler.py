@@ -143,7 +143,10 @@ class _Graph(Generic[Key]):
                         continue
                     if key in self.blocked:
                         self._settle(NodeResult(key, NodeStatus.SKIPPED, self.blocked[key]))
-                        self._skip_dependents(key, f"{key} was not applied: {self.blocked[key]}")
+                        self._skip_dependents(
+                            key,
+                            f"it waits for {key}, which this run leaves as it is: {self.blocked[key]}",
+                        )
                         continue
                     if self.admit is not None and not self.admit(self.running):
                         heapq.heappush(self.ready, (position, key))

@@ -892,6 +892,9 @@ def following_processing(plan: Plan, state: State) -> Plan:
                     "customs has not decided yet; --wait follows it until it is decided, sending nothing",
                 )
         changes.append(change)
+    # What depends on an object apply leaves as it is (a departure customs rejected) is not
+    # followed either: held, as plan holds what would be sent to it.
+    _hold_what_waits_for_a_held_object(changes)
     return replace(plan, changes=tuple(changes))
 
 

@@ -1060,3 +1060,34 @@ def test_a_pending_cancellation_read_not_yet_submitted_is_undone_not_done(
     assert (again.action, again.operation) == (Action.CREATE, Operation.CANCEL_EXPORT)
     assert _apply(backend, [cancel], emulator).ok
     assert emulator.http.get("/v1/declarations/501").json()["status"] == "canceled"
+
+
+def test_apply_wait_does_not_follow_what_depends_on_a_departure_customs_rejected(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a departure and its party update left processing, then the
+    # departure found invalid. Every apply --wait planned the party update "waiting ... is
+    # processing" (its record was never read again), and the skip said the departure "was
+    # not applied" although the service holds it.
+    backend = LocalBackend(tmp_path)
+    invalid = doc(
+        Kind.DEPARTURE_DECLARATION, "d", {**departure(), "commercialReference": "INVALID-1"}, 0
+    )
+    update = doc(
+        Kind.TRANSIT_PARTY_UPDATE,
+        "u",
+        {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI},
+        1,
+    )
+    assert _apply(backend, [invalid, update], emulator).ok  # both left processing
+    with backend.open("test") as session:  # as refresh records the departure found invalid
+        found = session.state.resources["DepartureDeclaration/d"]
+        session.record(found.with_changes(remote_status="invalid"))
+    state = backend.read()
+    assert state.resources["TransitPartyUpdate/u"].outputs["status"] == "processing"
+    plan = following_processing(plan_changes([invalid, update], state), state)
+    said = {str(c.address): c for c in plan.changes}
+    assert said["DepartureDeclaration/d"].action is Action.REJECTED
+    held = said["TransitPartyUpdate/u"]
+    assert (held.action, held.operation) == (Action.REFUSED, Operation.NONE)
+    assert "it depends on DepartureDeclaration/d, which customs rejected" in held.reason

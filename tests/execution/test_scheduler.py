@@ -109,3 +109,19 @@ def test_stop_lets_in_flight_work_finish_and_starts_nothing_new() -> None:
         "b": NodeStatus.SUCCEEDED,
         "c": NodeStatus.NOT_STARTED,
     }
+
+
+def test_what_waits_for_a_blocked_node_says_it_is_left_as_it_is_not_unapplied() -> None:
+    # A blocked node (a departure customs rejected) exists at the service: its dependents'
+    # skip said it "was not applied".
+    results = walk(
+        ["a", "b"],
+        {"b": ("a",)},
+        lambda key: True,
+        parallelism=1,
+        stop=threading.Event(),
+        blocked={"a": "7003 is invalid at the service"},
+    )
+    assert results["b"].reason == (
+        "it waits for a, which this run leaves as it is: 7003 is invalid at the service"
+    )
