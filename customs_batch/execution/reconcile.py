@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from customs_batch.client import CustomsClient, NotFoundError
@@ -179,7 +179,25 @@ def import_object(
             f"otherwise import the ID of the object {address} declares",
         )
     session.record(record)
-    return record, comparison
+    return record, _unsent_to(record, comparison)
+
+
+def _unsent_to(record: ResourceRecord, comparison: Comparison) -> Comparison:
+    """``comparison``, saying why the fields the service does not give back are not sent
+    by the next apply after all: the object imported is in a state its kind sends nothing
+    to (ended: a departure customs cancelled; rejected: one customs never accepted)."""
+    parsed = Address.parse(record.address)
+    if parsed is None or not comparison.resent:
+        return comparison
+    model = model_of(parsed.kind)
+    state = model.service_words(record)
+    if model.ended(record) is None and state not in model.rejected_states:
+        return comparison
+    why = (
+        f"{model.identifier(record)} is {state} at the service, and nothing is sent to it: "
+        "`customs-batch plan` says the ways out"
+    )
+    return replace(comparison, unsent=why)
 
 
 def _refuse_a_tombstone(address: Address, tombstone: ResourceRecord, remote_id: str) -> None:

@@ -69,6 +69,9 @@ class Comparison:
     """The spec to record: what the service holds where it differs, without ``resent``."""
     sent: bool = False
     """Whether the document's spec is what this tool's own request carried (adopt)."""
+    unsent: str = ""
+    """Why the next apply sends none of ``resent`` after all (the object imported is in a
+    state nothing is sent to: a departure customs cancelled); empty: it sends them."""
 
     @property
     def fixed(self) -> tuple[Difference, ...]:
@@ -85,7 +88,9 @@ class Comparison:
         lines += [d.describe() for d in self.differences]
         if unread and (self.resent or self.trusted):
             lines.append(f"not given back by the service ({self.found.unread}):")
-        if unread and self.resent:
+        if unread and self.resent and self.unsent:
+            lines.append(f"  not sent by the next apply ({self.unsent}): {', '.join(self.resent)}")
+        elif unread and self.resent:
             lines.append(f"  sent by the next apply: {', '.join(self.resent)}")
         if unread and self.trusted:
             taken = "as the request sent them" if self.sent else "as the manifest writes them"

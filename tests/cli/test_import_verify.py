@@ -312,3 +312,31 @@ def test_import_of_the_object_a_tombstone_keeps_says_to_restore_it(
     assert code == 3
     assert f"{group} is in the state as a tombstone of {group_id}" in err
     assert f"`customs-batch state rm --gone {group}` first" in err
+
+
+def test_import_of_a_declaration_customs_cancelled_does_not_promise_its_parties(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: import of a departure customs cancelled said its parties
+    # were "sent by the next apply", while the next plan holds it for a decision and apply
+    # sends nothing to it.
+    manifest = project / "manifests" / "departures.yaml"
+    manifest.write_text(manifest.read_text().replace("totalWeight: 60.0", "totalWeight: 800.0"))
+    assert run(capsys, "get", "transit", "7002")[0] == 0  # the emulator's store is made
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = json_set(body, '$.status', 'canceled') "
+            "WHERE tbl = 'transitDeclarations' AND id = '7002'"
+        )
+    code, out, err = run(capsys, "import", DEPARTURE, "7002")
+    assert code == 0, err
+    assert "sent by the next apply: " not in out
+    assert (
+        "not sent by the next apply (7002 is canceled at the service, and nothing is sent to "
+        "it: `customs-batch plan` says the ways out): Principal, Consignor, Consignee"
+    ) in out
+    code, out, _ = run(capsys, "plan", "--format", "json", "--target", DEPARTURE)
+    assert code == 1, out
+    (change,) = json.loads(out)["changes"]
+    assert (change["action"], change["requests"]) == ("needs-decision", 0)
