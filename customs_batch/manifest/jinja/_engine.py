@@ -130,14 +130,9 @@ _NONE_IN_TEXT = (
 def _finalize(context: Context, value: Any) -> Any:
     """An output's value, checked as data inside lists and mappings too (their text shows
     what they hold), and bounded. Under ``forEach`` no value (None: an empty cell) is
-    refused: the text would hold the word ``None``, which no cell held; a boolean (a TRUE
-    or FALSE cell) is written ``TRUE`` or ``FALSE``, as the sheet shows it and a lone
-    ``{{ row.x }}`` in a text field gives it, never Python's ``True``."""
-    if "row_number" in context:
-        if value is None:
-            raise NoValueInText(_NONE_IN_TEXT)
-        if value.__class__ is bool:
-            return sheet_word(value)
+    refused: the text would hold the word ``None``, which no cell held."""
+    if value is None and "row_number" in context:
+        raise NoValueInText(_NONE_IN_TEXT)
     if value.__class__ is EmptyCellValue:
         raise EmptyCell(value.column)
     checked_value(value)
@@ -154,11 +149,6 @@ def _finalize(context: Context, value: Any) -> Any:
                 pending.extend(item.values())
         return value
     return _bounds.bounded_value(value)
-
-
-def sheet_word(value: bool) -> str:
-    """A boolean as a spreadsheet shows it, and its CSV export writes it."""
-    return "TRUE" if value else "FALSE"
 
 
 def start_clock() -> None:

@@ -15,13 +15,7 @@ from typing import Any
 
 from customs_batch.findings import JsonPath
 from customs_batch.manifest.document import JSON
-from customs_batch.manifest.jinja._engine import (
-    _INLINE,
-    _SINGLE_EXPRESSION,
-    sheet_word,
-    start_clock,
-    to_json,
-)
+from customs_batch.manifest.jinja._engine import _INLINE, _SINGLE_EXPRESSION, start_clock, to_json
 from customs_batch.manifest.rows._cell_types import (
     CellText,
     ColumnType,
@@ -143,7 +137,7 @@ class Slot:
                     value = row.value(piece[0])
                     if value is None:  # never the word None in the text
                         raise EmptyCell(piece[0])
-                    parts.append(sheet_word(value) if value.__class__ is bool else str(value))
+                    parts.append(str(value))
             return "".join(parts)
         start_clock()
         if self.lone:
