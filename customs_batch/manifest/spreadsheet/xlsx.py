@@ -373,9 +373,12 @@ def _merged_address(merged: list[tuple[int, int, int, int]], row: int, column: i
 
 def _cell(value: Any) -> Cell:
     """Cell values as the documents see them: integral numbers as integers, dates in ISO 8601,
-    empty cells as None, text exactly as typed (leading zeros kept)."""
+    empty cells and cells of only spaces as None (as a CSV export's are), text exactly as
+    typed (leading zeros kept)."""
     if value is None or value == "":
         return None
+    if type(value) is str:
+        return None if value.isspace() else value
     if isinstance(value, bool):
         return value
     if isinstance(value, float):

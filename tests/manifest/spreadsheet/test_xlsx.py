@@ -302,6 +302,16 @@ def test_a_formula_with_an_empty_saved_result_is_an_empty_cell(tmp_path: Path) -
     assert [r.values for r in read_rows(RowSource(path))] == [{"a": "x", "b": None}]
 
 
+def test_a_text_cell_of_only_spaces_is_an_empty_cell_as_in_the_csv_export(tmp_path: Path) -> None:
+    # An optional field of spaces was refused from the workbook (schema.enum, min-length)
+    # and left out from the same row's CSV export.
+    path = _plain_book(tmp_path / "e.xlsx", [["a", "b", "c"], ["x", "   ", "\u00a0"]])
+    assert [r.values for r in read_rows(RowSource(path))] == [{"a": "x", "b": None, "c": None}]
+    csv = tmp_path / "e.csv"
+    csv.write_text("a,b,c\nx,   ,\u00a0\n", encoding="utf-8")
+    assert [r.values for r in read_rows(RowSource(csv))] == [{"a": "x", "b": None, "c": None}]
+
+
 def test_a_bad_cell_in_a_row_the_reader_leaves_out_is_found_too(tmp_path: Path) -> None:
     path = _plain_book(tmp_path / "e.xlsx", [["a", "b"], ["x", 1], [None, None]])
     rewrite_cells(path, {"B3": '<c r="B3"><f>A1</f></c>'})  # the sheet's range ends at row 2
