@@ -211,6 +211,17 @@ def invoke(argv: list[str] | None = None) -> int:
         # goes on into nothing, see run): nothing more to say there.
         sys.stderr.close()
         return int(ExitCode.OK)
+    except MemoryError:
+        # Not a bug to report: the memory the run may use (ulimit -v, a CI runner's limit)
+        # ran out outside the places that name the file being read (file.out-of-memory).
+        click.echo(
+            "error: the run ran out of memory and stopped (what it had recorded is kept)\n"
+            "  hint: run it where it may use more memory (ulimit -v, the CI "
+            "runner's size), or split the input: fewer documents per run (-l/--target), or "
+            "a forEach's rows in parts (rows:)",
+            err=True,
+        )
+        return int(ExitCode.ERROR)
     except Exception as exc:  # the last line of defence: no traceback reaches a user
         if os.environ.get("CUSTOMS_BATCH_DEBUG"):
             traceback.print_exc()

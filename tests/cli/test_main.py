@@ -258,3 +258,18 @@ def test_a_reader_that_stops_early_leaves_the_exit_code_the_commands_own(
     (project / "manifests" / "broken.yaml").write_text("kind: [", encoding="utf-8")
     broken = _run_with_reader_gone(["validate"], project)
     assert broken.returncode == 1  # the findings go to standard output, into nothing
+
+
+def test_running_out_of_memory_is_said_so_not_called_a_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Out of memory in the project-wide checks of a big export (ulimit -v on a CI runner)
+    # said "internal error: MemoryError ... this is a bug in customs-batch".
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(main.main, "main", out_of_memory)
+    assert invoke(["validate"]) == 3
+    err = capsys.readouterr().err
+    assert "ran out of memory" in err and "more memory" in err
+    assert "internal error" not in err and "bug" not in err
