@@ -275,6 +275,34 @@ def _refresh(
     return found
 
 
+def _read_target(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    """The group each update goes to, read before its PATCH (``reads_first``). The API
+    reads no single group: the groups of the record's company are listed, 100 a request,
+    until its ID is found (one request for a company of up to 100 groups), where
+    ``_refresh`` lists every group for each run of ``refresh``."""
+    from customs_batch.client import TemplateGroupFilter
+
+    found: dict[str, Refreshed | None] = {}
+    for record in records:
+        wanted = record.outputs.get("id")
+        company = record.spec.get("companyId")
+        filters = TemplateGroupFilter(company_id=company if isinstance(company, int) else None)
+        group = next(
+            (g for g in client.iter_template_groups(filters) if g.raw.get("id") == wanted), None
+        )
+        found[record.address] = (
+            None
+            if group is None
+            else Refreshed(
+                outputs=outputs_of(OUTPUTS, group, record.outputs),
+                remote_spec={k: group.raw[k] for k in COMPARED if k in group.raw},
+            )
+        )
+    return found
+
+
 CODE_FIELDS: CodeFields = tuple(
     (("DeclarationTemplates", "*", field), rule)
     for field, rule in (
@@ -328,6 +356,7 @@ MODEL = KindModel(
     update=Operation.UPDATE_TEMPLATE_GROUP,
     updates_recorded_id=True,
     reads_first=frozenset({Operation.UPDATE_TEMPLATE_GROUP}),
+    read_target=_read_target,
     mutable=MUTABLE,
     after_unknown=_after_unknown,
     read_back=_read_back,

@@ -33,3 +33,41 @@ def test_another_group_at_its_id_is_told_by_its_code_not_by_its_name() -> None:
         "code 'SEA' there, 'EU-ROAD' recorded"
     )
     assert model.another_object(SPEC, {**SPEC, "companyId": 2}) is not None
+
+
+def test_the_read_before_an_update_lists_the_groups_of_its_company_until_it_finds_it() -> None:
+    """The API reads no single group: the read before a PATCH listed every group of every
+    company, every page, for each update (143 groups, 30 updates: 60 GETs where the plan
+    said 30). It asks for the record's company and stops at the page holding the ID."""
+    from collections.abc import Iterator
+    from types import SimpleNamespace
+    from typing import Any
+
+    from customs_batch.client import TemplateGroupFilter
+    from customs_batch.state import RecordStatus, ResourceRecord
+
+    pages_read: list[int] = []
+
+    class Groups:
+        def iter_template_groups(self, filters: TemplateGroupFilter) -> Iterator[Any]:
+            assert filters.company_id == 1
+            for page in range(1, 4):
+                pages_read.append(page)
+                for n in range(100):
+                    ident = (page - 1) * 100 + n + 1
+                    raw = {"id": ident, "code": f"C{ident}", "name": "n", "companyId": 1}
+                    yield SimpleNamespace(raw=raw)
+
+    model = model_of(KIND)
+    assert model.read_target is not None
+    record = ResourceRecord(
+        "TemplateGroup/g", RecordStatus.APPLIED, "create", {**SPEC, "code": "C150"}, {"id": 150}
+    )
+    found = model.read_target(Groups(), [record])  # type: ignore[arg-type]
+    read = found["TemplateGroup/g"]
+    assert read is not None and read.remote_spec["code"] == "C150"
+    assert pages_read == [1, 2]  # not page 3
+    gone = ResourceRecord("TemplateGroup/h", RecordStatus.APPLIED, "create", SPEC, {"id": 999})
+    pages_read.clear()
+    assert model.read_target(Groups(), [gone]) == {"TemplateGroup/h": None}  # type: ignore[arg-type]
+    assert pages_read == [1, 2, 3]
