@@ -490,7 +490,14 @@ class _Run:
             return self._wait(change, applied, model.wait)
         self.session.record_soon(applied)
         self._restate(change, applied)
-        return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, outputs=outputs)
+        return Outcome(
+            change.address,
+            NodeStatus.SUCCEEDED,
+            change.operation,
+            outputs=outputs,
+            # The state the service answered (a departure submitted: processing).
+            remote_status=model.last_known_state(applied),
+        )
 
     def _restate(self, change: PlannedChange, record: ResourceRecord) -> None:
         """Record on the object of another kind the state this answer tells of it (a party

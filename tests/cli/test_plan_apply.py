@@ -188,6 +188,28 @@ def test_json_events_are_a_versioned_stream(
     assert events[4]["succeeded"] == 1 and events[4]["ok"] is True
 
 
+def test_json_outcomes_give_the_state_the_service_answered(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A departure submitted (answered processing) and its party update: remoteStatus was
+    null where the README says an outcome gives the state the service answered."""
+    code, out, err = run(
+        capsys,
+        "apply",
+        "--auto-approve",
+        "--format",
+        "json",
+        "--target",
+        "TransitPartyUpdate/dep-rtm-ham-0001-consignee",
+    )
+    assert code == 0, err
+    outcomes = [e for e in map(json.loads, out.splitlines()) if e["type"] == "outcome"]
+    assert [(e["address"], e["remoteStatus"]) for e in outcomes] == [
+        ("DepartureDeclaration/dep-rtm-ham-0001", "processing"),
+        ("TransitPartyUpdate/dep-rtm-ham-0001-consignee", "processing"),
+    ]
+
+
 def test_target_and_labels_select_a_part_with_its_dependencies(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
