@@ -284,6 +284,11 @@ def test_a_declaration_number_from_a_csv_cell_is_converted_like_an_xlsx_number(
         (";", ", decimalComma: true", (1250, 2000)),
         (";", ", decimalComma: false", (1.25, 2)),
         (",", "", (1.25, 2)),  # a point is the decimal mark where commas separate cells
+        # Excel's "Unicode Text" export is tab-separated whatever the locale: a German one
+        # wrote 1.250 kg, which was read as 1.25 kg without a word.
+        ("\t", "", None),
+        ("\t", ", decimalComma: true", (1250, 2000)),
+        ("|", "", None),
     ],
 )
 def test_a_number_with_points_every_three_digits_reads_as_the_sheet_says(

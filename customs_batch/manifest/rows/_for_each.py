@@ -302,16 +302,17 @@ class _Expander:
 
     def _decimal_comma(self, row: Row) -> bool | None:
         """How this sheet's text reads numbers: as ``decimalComma`` says; where it says
-        nothing, a point is the decimal point in a CSV file separated by ',', tabs or '|'.
-        In a ';'-separated CSV (the export of a locale that writes a decimal comma and
-        groups thousands with points) and in a workbook's text cells (numbers stored as
+        nothing, a point is the decimal point in a CSV file separated by ','. In a CSV
+        separated by ';', tabs or '|' (the exports of a locale that writes a decimal comma
+        and groups thousands with points: Excel's "CSV" there is ';'-separated, its
+        "Unicode Text" tab-separated) and in a workbook's text cells (numbers stored as
         text, which a workbook holds whatever its user's locale, and which that locale's
         CSV export writes as they are), a ``1.250`` reads two ways and is an error at its
         cell (None)."""
         stated = self.for_each.decimal_comma
         if stated is None:
             csv = row.header is not None and row.header.delimiter is not None
-            points = csv and row.header is not None and row.header.delimiter != ";"
+            points = csv and row.header is not None and row.header.delimiter == ","
             self.decimal_comma = False if points else None
         else:
             self.decimal_comma = stated
