@@ -358,6 +358,9 @@ MODEL = KindModel(
     reads_first=frozenset({Operation.UPDATE_TEMPLATE_GROUP}),
     read_target=_read_target,
     mutable=MUTABLE,
+    # The PATCH changes only the fields it is given: isDefault or the templates left out
+    # of the document stay at the service as they were sent.
+    kept_when_left_out=frozenset({"isDefault", "DeclarationTemplates"}),
     after_unknown=_after_unknown,
     read_back=_read_back,
     refresh=_refresh,

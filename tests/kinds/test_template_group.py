@@ -71,3 +71,25 @@ def test_the_read_before_an_update_lists_the_groups_of_its_company_until_it_find
     pages_read.clear()
     assert model.read_target(Groups(), [gone]) == {"TemplateGroup/h": None}  # type: ignore[arg-type]
     assert pages_read == [1, 2, 3]
+
+
+def test_is_default_or_the_templates_left_out_of_an_applied_group_are_refused() -> None:
+    """The PATCH changes only the fields it is given: deleting `isDefault: true` from the
+    document was planned as an update, reported done, and the service kept true (the
+    next plan then said No changes)."""
+    from customs_batch.planning import Action, plan_changes
+    from customs_batch.state import RecordStatus, ResourceRecord, State
+    from tests.planning.helpers import doc
+
+    sent = {**SPEC, "isDefault": True, "DeclarationTemplates": [{"name": "t"}]}
+    record = ResourceRecord("TemplateGroup/g", RecordStatus.APPLIED, "create", sent, {"id": 7})
+    state = State(lineage="lin", serial=3)
+    state.apply(record.address, record)
+    for left_out in ("isDefault", "DeclarationTemplates"):
+        spec = {k: v for k, v in sent.items() if k != left_out}
+        [change] = plan_changes([doc(KIND, "g", spec, 0)], state).changes
+        assert change.action is Action.REFUSED, change.reason
+        assert f"no longer writes {left_out}" in change.reason
+    written = {**sent, "isDefault": False}
+    [change] = plan_changes([doc(KIND, "g", written, 0)], state).changes
+    assert change.action is Action.UPDATE
