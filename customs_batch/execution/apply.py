@@ -225,7 +225,7 @@ class _Run:
             self.session.forget(str(change.address))
             return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, "dropped")
         if change.operation is Operation.MOVE:
-            return self._move(change)
+            return self._followed_once_moved(change, self._move(change))
         if (
             change.moved_from is not None
             and str(change.address) not in self.session.state.resources
@@ -648,6 +648,23 @@ class _Run:
             f"moved from {old}",
             outputs=dict(moved.outputs),
         )
+
+    def _followed_once_moved(self, change: PlannedChange, moved: Outcome) -> Outcome:
+        """``apply --wait``: a renamed document whose object the service is still working on,
+        as recorded (a departure left processing), followed once its record has moved, as
+        the same document unchanged under its old name is (``following_processing``)."""
+        model = model_of(change.address.kind)
+        record = self.session.state.resources.get(str(change.address))
+        if (
+            self.wait is None
+            or model.wait is None
+            or record is None
+            or record.status is not RecordStatus.APPLIED
+            or model.last_known_state(record) not in model.processing_states
+        ):
+            return moved
+        waited = self._wait(change, record, model.wait)
+        return replace(waited, detail=f"{moved.detail}; {waited.detail}")
 
     def _unknown(self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError) -> Outcome:
         """Sent, but what the service did is unknown: recorded so for the next run."""

@@ -1091,3 +1091,34 @@ def test_apply_wait_does_not_follow_what_depends_on_a_departure_customs_rejected
     held = said["TransitPartyUpdate/u"]
     assert (held.action, held.operation) == (Action.REFUSED, Operation.NONE)
     assert "it depends on DepartureDeclaration/d, which customs rejected" in held.reason
+
+
+def test_apply_wait_follows_a_renamed_departure_still_processing_once_its_record_moved(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a departure left processing, then renamed: apply --wait
+    # moved its record and left it processing, where the same document under its old name
+    # is followed until customs decides (README: a later apply --wait follows every
+    # departure the state records processing, whatever left it so).
+    backend = LocalBackend(tmp_path)
+    spec = departure()
+    assert _apply(backend, [doc(Kind.DEPARTURE_DECLARATION, "d", spec, 0)], emulator).ok
+    assert backend.read().resources["DepartureDeclaration/d"].outputs["status"] == "processing"
+    renamed = doc(Kind.DEPARTURE_DECLARATION, "d2", spec, 0)
+    with backend.open("apply") as session:
+        plan = following_processing(plan_changes([renamed], session.state), session.state)
+        assert plan.changes[0].operation is Operation.MOVE
+        report = apply_plan(
+            plan,
+            session,
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            wait=WaitOptions(timeout=5, interval=0.01),
+        )
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    assert outcome.detail.startswith("moved from DepartureDeclaration/d; ")
+    record = backend.read().resources["DepartureDeclaration/d2"]
+    assert record.remote_status == "ready"
+    assert "DepartureDeclaration/d" not in backend.read().resources
