@@ -263,16 +263,18 @@ def _refresh(
     groups = {group.raw.get("id"): group for group in client.iter_template_groups()}
     found: dict[str, Refreshed | None] = {}
     for record in records:
-        group = groups.get(record.outputs.get("id"))
-        found[record.address] = (
-            None
-            if group is None
-            else Refreshed(
-                outputs=outputs_of(OUTPUTS, group, record.outputs),
-                remote_spec={k: group.raw[k] for k in COMPARED if k in group.raw},
-            )
-        )
+        found[record.address] = _read(groups.get(record.outputs.get("id")), record)
     return found
+
+
+def _read(group: Record | None, record: ResourceRecord) -> Refreshed | None:
+    """What the service holds of ``record``'s group (``group``, None: not found)."""
+    if group is None:
+        return None
+    return Refreshed(
+        outputs=outputs_of(OUTPUTS, group, record.outputs),
+        remote_spec={k: group.raw[k] for k in COMPARED if k in group.raw},
+    )
 
 
 def _read_target(
@@ -292,14 +294,7 @@ def _read_target(
         group = next(
             (g for g in client.iter_template_groups(filters) if g.raw.get("id") == wanted), None
         )
-        found[record.address] = (
-            None
-            if group is None
-            else Refreshed(
-                outputs=outputs_of(OUTPUTS, group, record.outputs),
-                remote_spec={k: group.raw[k] for k in COMPARED if k in group.raw},
-            )
-        )
+        found[record.address] = _read(group, record)
     return found
 
 
