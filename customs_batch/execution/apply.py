@@ -365,7 +365,7 @@ class _Run:
         model = model_of(change.address.kind)
         own = self.session.state.resources.get(str(change.address))
         written: list[Checked] = []
-        if own is not None and own.status is RecordStatus.APPLIED and own.outputs:
+        if own is not None and _stands_for_an_object(model, own):
             written.append(Checked(model, own))
         told = model.restates(intent) if model.restates is not None else None
         if told is None:
@@ -375,7 +375,7 @@ class _Run:
             other = resources.get(address)
             if (
                 other is not None
-                and other.status is RecordStatus.APPLIED
+                and _stands_for_an_object(model_of(told.kind), other)
                 and other.outputs.get(told.output) == told.value
             ):
                 written.append(Checked(model_of(told.kind), other))
@@ -410,7 +410,7 @@ class _Run:
             instead = (
                 None
                 if answer is None
-                else checked.model.another_object(checked.record.spec, answer.remote_spec)
+                else checked.model.another_than_recorded(checked.record, answer.remote_spec)
             )
             if answer is None or instead is not None:
                 words = self._note_elsewhere(checked, instead)
@@ -442,8 +442,7 @@ class _Run:
         if (
             change.operation not in model.reads_first
             or own is None
-            or own.status is not RecordStatus.APPLIED
-            or not own.outputs
+            or not _stands_for_an_object(model, own)
         ):
             return None
         given = {name: value for name, value in outputs.items() if name in intent.spec}
@@ -462,11 +461,27 @@ class _Run:
         (``instead``: holds another at its ID, differing so), as ``refresh`` notes it, and
         say so and the ways out."""
         record = checked.record
+        ident = checked.model.identifier(record)
+        if record.status.outcome_unknown:
+            # Nothing is noted: plan and status go by the unknown outcome, and the ways out
+            # of a record noted not found (`state rm --gone`) are not those of such a record.
+            there = (
+                f"the service no longer holds {ident}"
+                if instead is None
+                else f"the service holds another object at {ident} than the one recorded "
+                f"({instead}): its ID was given again, after a sandbox reset say"
+            )
+            return (
+                f"{there}, and the outcome of the last request to {record.address} is "
+                "unknown, so nothing is sent to it. If its object is gone, `customs-batch "
+                f"state forget {record.address}`, and the next apply sends its document as "
+                f"new; if the object at {ident} is its own, changed there, `customs-batch "
+                f"state adopt {record.address} {ident}` records it as the service holds it"
+            )
         since = record.not_found_at
         if since is None or instead != record.found_instead:
             since = since or now_iso()
             self.session.record(record.with_changes(not_found_at=since, found_instead=instead))
-        ident = checked.model.identifier(record)
         return not_found_words(record.address, ident, since, instead)
 
     def _record_answer(
@@ -985,6 +1000,15 @@ def apply_plan(
         out_of_time = OutOfTime(watch.budget, left) if left else None
     stopped = stop.is_set() and run.fatal is None
     return ApplyReport(outcomes, stopped, run.fatal, clock() - started, out_of_time)
+
+
+def _stands_for_an_object(model: KindModel, record: ResourceRecord) -> bool:
+    """Whether ``record`` holds the ID of an object the service holds, as far as the state
+    knows: applied, or its last request's outcome unknown after its object was created (an
+    update whose answer was lost: its outputs hold the ID)."""
+    if not (record.status is RecordStatus.APPLIED or record.status.outcome_unknown):
+        return False
+    return bool(record.outputs) and model.identifier(record) not in (None, "")
 
 
 def _intent(

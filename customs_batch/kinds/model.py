@@ -595,6 +595,18 @@ class KindModel:
             or None
         )
 
+    def another_than_recorded(self, record: ResourceRecord, held: Mapping[str, JSON]) -> str | None:
+        """``another_object`` for the object ``record`` stands for. While the outcome of
+        its last request is unknown (an update whose answer was lost), that object is
+        either as its last answer gave it (its outputs) or as the request would have made
+        it (its spec): a template group whose code the request changed is the same group
+        under either code. None: it may be the recorded object."""
+        instead = self.another_object(record.spec, held)
+        if instead is None or not record.status.outcome_unknown:
+            return instead
+        answered = {**record.spec, **{k: v for k, v in record.outputs.items() if k in record.spec}}
+        return None if self.another_object(answered, held) is None else instead
+
     def ids(self, record: ResourceRecord) -> dict[ServiceId, Scalar]:
         """The recorded object's IDs, by what they are (only those known)."""
         if self.service_ids is not None:

@@ -1032,6 +1032,92 @@ def test_an_update_answered_by_another_object_is_not_recorded_as_done(
     assert planned.action is Action.NEEDS_DECISION
 
 
+class _AnswerLost(httpx.BaseTransport):
+    """The emulator, but the answer to a PATCH is lost (the service applied it)."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.service.handle_request(request)
+        if request.method == "PATCH":
+            raise httpx.ReadError("connection reset", request=request)
+        return response
+
+
+def _apply_through(
+    backend: LocalBackend, docs: list[Any], transport: httpx.BaseTransport
+) -> ApplyReport:
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=transport, retry_policy=NO_RETRIES)
+    )
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(docs, session.state)
+            return apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("address", ["TemplateGroup/g", "DepartureDeclaration/d"])
+def test_an_update_repeated_after_an_unknown_outcome_reads_its_object_first(
+    tmp_path: Path, emulator: Emulator, address: str
+) -> None:
+    # Found in review: an update whose answer was lost, repeated after the service's data
+    # was reset and its IDs given to another client, was sent without the read first
+    # (only applied records were checked): it PATCHed that client's group or departure
+    # parties, and recorded the answer as done.
+    backend = LocalBackend(tmp_path)
+    sent = departure()
+    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", sent, 1)]
+    assert _apply(backend, docs, emulator).ok
+    edited = [
+        doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0),
+        doc(
+            Kind.DEPARTURE_DECLARATION,
+            "d",
+            {**sent, "Consignee": {**sent["Consignee"], "city": "Bremen"}},
+            1,
+        ),
+    ]
+    edited = [d for d in edited if str(d.address) == address]
+    _apply_through(backend, edited, _AnswerLost(emulator.transport))
+    lost = backend.read().resources[address]
+    assert lost.status is RecordStatus.UNKNOWN
+    reset = _reset_and_taken(emulator)
+    recording = _Recording(reset.transport)
+    try:
+        report = _apply_through(backend, edited, recording)
+    finally:
+        reset.close()
+    assert recording.patched == []
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith("not sent: the service holds another object at ")
+    assert "the outcome of the last request to " + address + " is unknown" in outcome.detail
+    assert f"`customs-batch state forget {address}`" in outcome.detail
+    assert backend.read().resources[address] == lost  # nothing recorded of the other object
+
+
+def test_a_repeated_code_change_goes_to_the_group_under_either_code(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # A group update whose answer was lost may have changed its code: the group read under
+    # the new code, as under the recorded one, is the same group, and the repeat goes.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator).ok
+    edited = [doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "code": "EU-ROAD-2"}, 0)]
+    _apply_through(backend, edited, _AnswerLost(emulator.transport))
+    assert backend.read().resources["TemplateGroup/g"].status is RecordStatus.UNKNOWN
+    groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert "EU-ROAD-2" in [g["code"] for g in groups]  # the lost request landed
+    report = _apply_through(backend, edited, emulator.transport)
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    record = backend.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.APPLIED and record.outputs["code"] == "EU-ROAD-2"
+
+
 def test_a_pending_cancellation_read_not_yet_submitted_is_undone_not_done(
     tmp_path: Path, emulator: Emulator
 ) -> None:
