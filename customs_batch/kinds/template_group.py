@@ -190,7 +190,11 @@ def _not_adoptable(
 
 
 def _update(client: CustomsClient, request: Request) -> Outputs:
-    body = {k: request.spec[k] for k in request.changed if k in MUTABLE and k in request.spec}
+    """The fields that changed (what the plan shows it sends); every field of the document
+    a PATCH writes when the plan names none (an update repeated after an unknown outcome:
+    the record already holds the document, so nothing differs from it)."""
+    writable = {k: v for k, v in request.spec.items() if k in MUTABLE}
+    body = {k: v for k, v in writable.items() if k in request.changed} or writable
     group = client.update_template_group(int(request.outputs["id"]), body)
     return outputs_of(OUTPUTS, group, request.outputs)
 

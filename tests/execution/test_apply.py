@@ -1118,6 +1118,38 @@ def test_a_repeated_code_change_goes_to_the_group_under_either_code(
     assert record.status is RecordStatus.APPLIED and record.outputs["code"] == "EU-ROAD-2"
 
 
+class _NeverArrives(httpx.BaseTransport):
+    """The emulator, but a PATCH times out before it reaches the service."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "PATCH":
+            raise httpx.ReadTimeout("timed out", request=request)
+        return self.service.handle_request(request)
+
+
+def test_a_group_update_repeated_after_an_unknown_outcome_sends_the_document(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found in review: the repeat sent `PATCH {}` (the record already held the document,
+    # so nothing differed), was reported done, and recorded the service's old name.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator).ok
+    renamed = {**GROUP, "name": "EU road (EU)"}
+    edited = [doc(Kind.TEMPLATE_GROUP, "g", renamed, 0)]
+    _apply_through(backend, edited, _NeverArrives(emulator.transport))
+    assert backend.read().resources["TemplateGroup/g"].status is RecordStatus.UNKNOWN
+    recording = _Recording(emulator.transport)
+    (outcome,) = _apply_through(backend, edited, recording).outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    assert recording.patched == [{"name": "EU road (EU)", "code": "EU-ROAD"}]
+    groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert [g["name"] for g in groups if g["code"] == "EU-ROAD"] == ["EU road (EU)"]
+    assert backend.read().resources["TemplateGroup/g"].spec["name"] == "EU road (EU)"
+
+
 def test_a_pending_cancellation_read_not_yet_submitted_is_undone_not_done(
     tmp_path: Path, emulator: Emulator
 ) -> None:
