@@ -78,7 +78,7 @@ _STATUS_COLUMNS = (
 def _status_html(result: StatusResult) -> str:
     summary = (
         f"{len(result.entries)} declaration(s) and cancellation(s), "
-        f"{len(result.blocking)} rejected or needing a decision, "
+        f"{len(result.blocking)} rejected, undone or needing a decision, "
         f"{len(result.pending)} not decided by customs yet (last known: "
         "`customs-batch refresh` reads the service)."
     )
@@ -96,6 +96,8 @@ def _status_row(entry: StatusEntry, place: RowPlace | None) -> Row:
         if entry.rejected
         else "ended"
         if entry.ended
+        else "undone"
+        if entry.undone
         else "pending"
         if entry.pending
         else ""
@@ -190,12 +192,18 @@ def refresh(
     missing = {drift.address for drift in result.missing}
     blocking = [entry for entry in result.status.blocking if entry.address not in missing]
     for entry in blocking:
-        why = "rejected at the service" if entry.rejected else "needs a decision"
+        why = (
+            "rejected at the service"
+            if entry.rejected
+            else "undone at the service (the next apply sends it again)"
+            if entry.undone
+            else "needs a decision"
+        )
         click.echo(f"{entry.address}: {why}", err=True)
     click.echo(
         f"Refreshed: {len(result.changes)} change(s) found, {len(missing)} no longer found "
         f"at the service, {len(result.lost)} lost submission(s) looked for, "
-        f"{len(blocking)} rejected or needing a decision.",
+        f"{len(blocking)} rejected, undone or needing a decision.",
         err=True,
     )
     return int(result.exit_code(detailed=detailed_exitcode))
@@ -227,7 +235,8 @@ def status(
     One marked rejected was refused at the service; one marked not-found was no longer found
     there by refresh (`customs-batch state rm --gone ADDRESS` once you confirm it gone); a
     cancellation marked pending has not
-    been decided by customs yet; one marked in-flight was sent by an apply that still
+    been decided by customs yet; one marked undone was undone at the service (its
+    declaration is not submitted there: the next apply sends it again); one marked in-flight was sent by an apply that still
     runs (it holds the state's lock) and has not recorded the answer yet. Run `customs-batch refresh` first for the current status.
     Documents made from spreadsheet rows (forEach) are listed after the others, under a
     header per spreadsheet file and sheet, each after its row number; PATHS are the
@@ -235,7 +244,8 @@ def status(
     missing). `--format json` gives
     `{"formatVersion": 1, "declarations": [...], "summary": {...}}`, each declaration with
     its lifecycle, ID, state at the service, whether customs rejected it or has not decided
-    yet, the service's errors, and its spreadsheet file, sheet and row (null for a
+    yet, whether what it did was undone there (`undone`: the next apply sends it again;
+    counted in `summary.blocking`), the service's errors, and its spreadsheet file, sheet and row (null for a
     document written in a manifest). `customs-batch results` shows every row.
 
     \b

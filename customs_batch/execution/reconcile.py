@@ -380,9 +380,15 @@ class StatusEntry:
 
     @property
     def blocks(self) -> bool:
-        """Whether it needs the user: rejected at the service, not found there, ended
-        there, or a decision to make."""
-        return self.rejected or self.ended or self.lifecycle in ("needs-decision", "not-found")
+        """Whether it is not done and needs more than waiting: rejected at the service,
+        not found there, ended there, undone there (the next apply sends it again), or a
+        decision to make."""
+        return (
+            self.rejected
+            or self.ended
+            or self.undone
+            or self.lifecycle in ("needs-decision", "not-found")
+        )
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -393,6 +399,7 @@ class StatusEntry:
             "rejected": self.rejected,
             "pending": self.pending,
             "ended": self.ended,
+            "undone": self.undone,
             "errors": list(self.errors),
             "message": self.message,
         }

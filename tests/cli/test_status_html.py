@@ -3,11 +3,13 @@ owner only."""
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
 import pytest
 
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
 from tests.cli.conftest import run
 from tests.cli.test_pending_cancellation import ADDRESS, CANCEL_502, Customs
 from tests.html_page import read_page
@@ -48,3 +50,34 @@ def test_status_html_of_an_empty_state_says_nothing_to_list(
     code, out, _ = run(capsys, "status", "--format", "html")
     assert code == 0
     assert read_page(out).rows == [] and "Nothing to list." in out
+
+
+def test_an_undone_cancellation_is_shown_not_done_in_json_and_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found in review: text marked it undone, but the JSON had no such flag (rejected false,
+    # pending false, summary.blocking 0) and the page's row was green, as if cancelled.
+    # Its declaration is not submitted at the service: the next apply sends it again.
+    record = ResourceRecord(
+        "ExportCancellation/c",
+        RecordStatus.APPLIED,
+        "cancel-export",
+        {"declarationId": 501},
+        outputs={"declarationId": 501, "canceled": False},
+        remote_status="ready",
+    )
+    with LocalBackend(tmp_path / ".customs-batch" / "local").open("seed") as session:
+        session.record(record)
+    code, out, _ = run(capsys, "status", "--format", "json")
+    assert code == 0
+    body = json.loads(out)
+    assert body["formatVersion"] == 1
+    (entry,) = body["declarations"]
+    assert (entry["undone"], entry["rejected"], entry["pending"]) == (True, False, False)
+    assert body["summary"]["blocking"] == 1
+    code, out, _ = run(capsys, "status", "--format", "html")
+    assert code == 0
+    page = read_page(out)
+    assert page.rows == [["ExportCancellation/c", "applied", "501", "ready", "undone", "0", ""]]
+    assert page.row_classes == ["tone-refused"]
+    assert page.summary.startswith("1 declaration(s) and cancellation(s), 1 rejected, undone")
