@@ -473,8 +473,9 @@ def import_(
     (a departure's weight or offices), nothing is recorded and the exit code is 1. Otherwise it is recorded as the service holds it, so the next
     plan shows what the manifests would change; what the service does not give back (a
     group's templates, a declaration's parties) is sent by the next apply, unless the
-    service holds the object in a state nothing is sent to (a departure customs cancelled or
-    rejected: the output says so). An ID another
+    service holds the object in a state nothing is sent to (a departure customs cancelled;
+    one it rejected, which the next apply replaces by a new one carrying them: the output
+    says so). An ID another
     record holds (a tombstone too) is refused (exit 3): one object, one record. ADDRESS may
     not be in the state already, unless its record is a creation the service refused.
 

@@ -184,20 +184,30 @@ def import_object(
 
 def _unsent_to(record: ResourceRecord, comparison: Comparison) -> Comparison:
     """``comparison``, saying why the fields the service does not give back are not sent
-    by the next apply after all: the object imported is in a state its kind sends nothing
-    to (ended: a departure customs cancelled; rejected: one customs never accepted)."""
+    to the object imported after all: it is in a state its kind sends nothing to (ended: a
+    departure customs cancelled; rejected: one customs never accepted, which the next apply
+    replaces by a new one, with them, as plan shows it)."""
     parsed = Address.parse(record.address)
     if parsed is None or not comparison.resent:
         return comparison
     model = model_of(parsed.kind)
     state = model.service_words(record)
+    ident = model.identifier(record)
+    if model.ended(record) is None and state in model.rejected_states and model.resubmit:
+        # The record lacks them, so the next plan resubmits the document: a new object.
+        said = (
+            f"not sent to {ident}, which is {state} at the service (customs never accepted "
+            "it): the next apply submits the document as a new declaration that replaces it, "
+            "with them (`customs-batch plan` shows it)"
+        )
+        return replace(comparison, unsent=said)
     if model.ended(record) is None and state not in model.rejected_states:
         return comparison
-    why = (
-        f"{model.identifier(record)} is {state} at the service, and nothing is sent to it: "
-        "`customs-batch plan` says the ways out"
+    said = (
+        f"not sent by the next apply ({ident} is {state} at the service, and nothing is sent "
+        "to it: `customs-batch plan` says the ways out)"
     )
-    return replace(comparison, unsent=why)
+    return replace(comparison, unsent=said)
 
 
 def _refuse_a_tombstone(address: Address, tombstone: ResourceRecord, remote_id: str) -> None:

@@ -70,8 +70,9 @@ class Comparison:
     sent: bool = False
     """Whether the document's spec is what this tool's own request carried (adopt)."""
     unsent: str = ""
-    """Why the next apply sends none of ``resent`` after all (the object imported is in a
-    state nothing is sent to: a departure customs cancelled); empty: it sends them."""
+    """What the next apply does with ``resent`` instead of sending them to the object
+    imported, and why (it is in a state nothing is sent to: a departure customs cancelled,
+    or one customs rejected, which the document replaces); empty: it sends them to it."""
 
     @property
     def fixed(self) -> tuple[Difference, ...]:
@@ -89,7 +90,7 @@ class Comparison:
         if unread and (self.resent or self.trusted):
             lines.append(f"not given back by the service ({self.found.unread}):")
         if unread and self.resent and self.unsent:
-            lines.append(f"  not sent by the next apply ({self.unsent}): {', '.join(self.resent)}")
+            lines.append(f"  {self.unsent}: {', '.join(self.resent)}")
         elif unread and self.resent:
             lines.append(f"  sent by the next apply: {', '.join(self.resent)}")
         if unread and self.trusted:

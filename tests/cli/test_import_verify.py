@@ -340,3 +340,31 @@ def test_import_of_a_declaration_customs_cancelled_does_not_promise_its_parties(
     assert code == 1, out
     (change,) = json.loads(out)["changes"]
     assert (change["action"], change["requests"]) == ("needs-decision", 0)
+
+
+def test_import_of_a_declaration_customs_rejected_says_it_is_replaced(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found in review: import of a departure customs found invalid said its parties were
+    # "not sent by the next apply ... nothing is sent to it", while the next plan resubmits
+    # the document: a new declaration, carrying those parties.
+    manifest = project / "manifests" / "departures.yaml"
+    manifest.write_text(manifest.read_text().replace("totalWeight: 60.0", "totalWeight: 800.0"))
+    assert run(capsys, "get", "transit", "7002")[0] == 0  # the emulator's store is made
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = json_set(body, '$.status', 'invalid') "
+            "WHERE tbl = 'transitDeclarations' AND id = '7002'"
+        )
+    code, out, err = run(capsys, "import", DEPARTURE, "7002")
+    assert code == 0, err
+    assert "nothing is sent to it" not in out
+    assert (
+        "not sent to 7002, which is invalid at the service (customs never accepted it): the "
+        "next apply submits the document as a new declaration that replaces it, with them "
+        "(`customs-batch plan` shows it): Principal, Consignor, Consignee"
+    ) in out
+    code, out, _ = run(capsys, "plan", "--format", "json", "--target", DEPARTURE)
+    (change,) = json.loads(out)["changes"]
+    assert change["action"] == "resubmit"
