@@ -117,7 +117,8 @@ def apply(
     would duplicate. On a terminal it shows the plan and asks first; elsewhere it needs
     --auto-approve or a plan file. Ctrl-C (or SIGTERM) stops starting new work and records
     what is in flight (exit 130); a second Ctrl-C stops at once; before anything is sent
-    (waiting for the lock, planning) either one ends the run (exit 130). With --time-budget it starts no
+    (waiting for the lock, planning) either one ends the run (exit 130); after every request
+    is sent and recorded, SIGTERM lets the run finish (notifications, summary). With --time-budget it starts no
     operation that would not end in time, records what is in flight, prints what is left and
     the command that goes on, and exits 4. Once the state holds 50 records (by default), a
     plan that creates more than half as many as it holds is stopped before anything is sent

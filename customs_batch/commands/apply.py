@@ -18,7 +18,7 @@ from customs_batch.environments import Environment, env_words
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
-from customs_batch.execution.interrupt import graceful_stop, terminate_as_interrupt
+from customs_batch.execution.interrupt import Sending, graceful_stop, terminate_as_interrupt
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
@@ -200,11 +200,12 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     and the commit of the manifests). The first SIGINT/SIGTERM stops starting new work. At
     the end, the environment's notifications are sent (``notify:``): what cannot be
     delivered is a warning through ``presenter.notice``, and changes nothing of the result.
-    SIGTERM before or after the requests (waiting for the lock, planning, asking) is Ctrl-C:
-    a ``KeyboardInterrupt``, exit 130.
+    SIGTERM before the requests (waiting for the lock, planning, asking) is Ctrl-C: a
+    ``KeyboardInterrupt``, exit 130; after them (every request sent and recorded) it is
+    noted, and the run finishes (notifications, results copies, summary).
     """
-    with terminate_as_interrupt():
-        result = _apply(options, presenter)
+    with terminate_as_interrupt(presenter.notice) as sending:
+        result = _apply(options, presenter, sending)
         notify(result, presenter.notice)
         if options.annotate_results is not None:
             try:
@@ -235,7 +236,7 @@ def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[Resul
     return collect_results(annotate).written
 
 
-def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
+def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -> ApplyResult:
     plan_path = options.plan_file
     if plan_path is None and not options.auto_approve and not presenter.can_ask:
         raise UsageError(
@@ -324,6 +325,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
             sealer_for(environment),
             state=lambda: session.state,
         )
+        sending.start()
         with graceful_stop(stop, presenter.notice):
             try:
                 report = apply_plan(

@@ -16,22 +16,43 @@ from types import FrameType
 INTERRUPTED = 130
 
 
+class Sending:
+    """Where a run stands for :func:`terminate_as_interrupt`: ``started`` once it sends."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def start(self) -> None:
+        """From now on SIGTERM no longer interrupts: the run sends (under
+        :func:`graceful_stop`), then finishes what it has sent and recorded."""
+        self.started = True
+
+
 @contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM is Ctrl-C (a ``KeyboardInterrupt``): a run stopped while it
-    waits for the state's lock, plans or asks ends as an interrupted one, exit 130, as the
-    user was told, never killed by the signal (exit 143, nothing said). A CI runner cancels
-    a job with SIGTERM. :func:`graceful_stop` takes both signals over while requests go."""
+def terminate_as_interrupt(notify: Callable[[str], None]) -> Iterator[Sending]:
+    """Within the block, SIGTERM before the run starts sending (``Sending.start``) is
+    Ctrl-C (a ``KeyboardInterrupt``): a run stopped while it waits for the state's lock,
+    plans or asks ends as an interrupted one, exit 130, as the user was told, never killed
+    by the signal (exit 143, nothing said). A CI runner cancels a job with SIGTERM.
+    :func:`graceful_stop` takes both signals over while requests go. After them, every
+    request is sent and recorded: SIGTERM is noted (``notify``) and the run finishes (its
+    notifications, results copies and summary), with the exit code of what it did."""
+    sending = Sending()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield sending
         return
 
     def handle(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+        if not sending.started:
+            raise KeyboardInterrupt
+        notify(
+            "Terminate signal received after every request was sent and recorded: "
+            "finishing this run."
+        )
 
     previous = signal.signal(signal.SIGTERM, handle)
     try:
-        yield
+        yield sending
     finally:
         signal.signal(signal.SIGTERM, previous)
 
