@@ -476,7 +476,10 @@ class _Run:
                 "unknown, so nothing is sent to it. If its object is gone, `customs-batch "
                 f"state forget {record.address}`, and the next apply sends its document as "
                 f"new; if the object at {ident} is its own, changed there, `customs-batch "
-                f"state adopt {record.address} {ident}` records it as the service holds it"
+                f"state forget {record.address}`, then `customs-batch import "
+                f"{record.address} {ident}` takes it back as the service holds it (an apply "
+                "after `state forget` alone would create a second one); if the service "
+                "should still hold it, check the environment: the next apply reads it again"
             )
         since = record.not_found_at
         if since is None or instead != record.found_instead:
