@@ -20,6 +20,7 @@ from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands import ApplyOptions, Inputs, apply_changes
+from customs_batch.execution.interrupt import terminate_noted
 from customs_batch.execution.time_budget import parse_time_budget
 from customs_batch.execution.waiting import WaitOptions
 
@@ -117,8 +118,8 @@ def apply(
     would duplicate. On a terminal it shows the plan and asks first; elsewhere it needs
     --auto-approve or a plan file. Ctrl-C (or SIGTERM) stops starting new work and records
     what is in flight (exit 130); a second Ctrl-C stops at once; before anything is sent
-    (waiting for the lock, planning) either one ends the run (exit 130); after every request
-    is sent and recorded, SIGTERM lets the run finish (notifications, summary). With --time-budget it starts no
+    (waiting for the lock, planning) either one ends the run (exit 130); once its requests
+    have ended, each recorded, SIGTERM lets the run finish (notifications, summary). With --time-budget it starts no
     operation that would not end in time, records what is in flight, prints what is left and
     the command that goes on, and exits 4. Once the state holds 50 records (by default), a
     plan that creates more than half as many as it holds is stopped before anything is sent
@@ -169,9 +170,10 @@ def apply(
         ),
         presenter,
     )
-    presenter.finished(result)
-    if result.annotated:
-        from customs_batch.cli.results import report_written
+    with terminate_noted(presenter.notice):  # the summary is printed whole
+        presenter.finished(result)
+        if result.annotated:
+            from customs_batch.cli.results import report_written
 
-        report_written(result.annotated)
+            report_written(result.annotated)
     return int(result.exit_code)

@@ -325,8 +325,10 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
             sealer_for(environment),
             state=lambda: session.state,
         )
-        sending.start()
         with graceful_stop(stop, presenter.notice):
+            # Only where graceful_stop holds the signals: a SIGTERM between the two would
+            # have been taken for one after the run, and the whole plan sent.
+            sending.start()
             try:
                 report = apply_plan(
                     plan,

@@ -45,14 +45,36 @@ def terminate_as_interrupt(notify: Callable[[str], None]) -> Iterator[Sending]:
     def handle(signum: int, frame: FrameType | None) -> None:
         if not sending.started:
             raise KeyboardInterrupt
-        notify(
-            "Terminate signal received after every request was sent and recorded: "
-            "finishing this run."
-        )
+        notify(FINISHING)
 
     previous = signal.signal(signal.SIGTERM, handle)
     try:
         yield sending
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+FINISHING = (
+    "Terminate signal received after the run's requests ended, each one recorded: "
+    "finishing this run."
+)
+
+
+@contextmanager
+def terminate_noted(notify: Callable[[str], None]) -> Iterator[None]:
+    """Within the block (the end of a run whose requests have ended: its summary), SIGTERM
+    is noted (``notify``) and the run finishes, where it would kill the process (exit 143)
+    half-way through its summary."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        notify(FINISHING)
+
+    previous = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -4,6 +4,7 @@ interrupted run, as Ctrl-C, exit 130 with a word said, never killed by the signa
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -78,5 +79,61 @@ def test_sigterm_after_every_request_was_sent_lets_the_run_finish(
     assert seen == [] and notified == ["applied"]
     assert code == 0, out + err
     assert "Aborted." not in err
-    assert "after every request was sent and recorded: finishing this run" in err
+    assert "after the run's requests ended, each one recorded: finishing this run" in err
     assert "failed" in out and "succeeded" in out  # the summary
+
+
+def _terminated_in(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> None:
+    """``owner.name`` raising SIGTERM as it is called (a CI runner cancels the job then)."""
+    real = getattr(owner, name)
+
+    def terminated(*args: Any, **kwargs: Any) -> Any:
+        signal.raise_signal(signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, terminated)
+
+
+@pytest.fixture
+def reached_outside() -> Iterator[list[int]]:
+    """The SIGTERMs that reach the process's own handler, which stands for the default
+    action: death by the signal, exit 143."""
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    yield seen
+    signal.signal(signal.SIGTERM, previous)
+
+
+def test_sigterm_as_the_sending_starts_stops_the_run_before_any_request(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reached_outside: list[int],
+) -> None:
+    # Found in review: the run counted as sending one line before graceful_stop took the
+    # signals over; a SIGTERM between the two was taken for one after the run ("finishing
+    # this run") and the whole plan was sent, exit 0.
+    import customs_batch.commands.apply as apply_command
+
+    _terminated_in(monkeypatch, apply_command, "graceful_stop")
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert reached_outside == []
+    assert code == 130, out + err
+    assert err.strip() == "Aborted." and "Apply:" not in out  # ended before any request
+
+
+def test_sigterm_while_the_summary_is_printed_lets_it_finish(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reached_outside: list[int],
+) -> None:
+    # Found in review: the summary was printed after apply gave the signal back, so a
+    # SIGTERM then killed the process (exit 143) half-way through it.
+    from customs_batch.cli._progress import TextPresenter
+
+    _terminated_in(monkeypatch, TextPresenter, "finished")
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert reached_outside == []
+    assert code == 0, out + err
+    assert "finishing this run" in err and "Apply: " in out
