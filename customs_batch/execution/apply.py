@@ -280,7 +280,17 @@ class _Run:
                 self.session.check_lock()
                 entry = self.history.requested(change, key)
             self.session.record(intent)
-            request = Request(change.address.kind, spec, intent.outputs, key, change.changed)
+            # An update after an unknown outcome: what the lost request changed is not
+            # known (the record holds its body, not what the service held before it), so
+            # the kind sends all it writes, and a change lost with it is not left out by a
+            # later edit.
+            repeated = (
+                previous is not None
+                and previous.status.outcome_unknown
+                and change.operation is model_of(change.address.kind).update
+            )
+            changed = () if repeated else change.changed
+            request = Request(change.address.kind, spec, intent.outputs, key, changed)
             exchanges = self.client.sender.watch() if self.history is not None else []
             # Nor is it attempted again (after a 429's wait, a retried failure) once the
             # service may have forgotten the key.

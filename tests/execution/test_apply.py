@@ -1240,3 +1240,27 @@ def test_apply_wait_follows_a_renamed_departure_still_processing_once_its_record
     record = backend.read().resources["DepartureDeclaration/d2"]
     assert record.remote_status == "ready"
     assert "DepartureDeclaration/d" not in backend.read().resources
+
+
+def test_an_update_repeated_after_a_lost_answer_with_one_more_edit_sends_the_lost_change(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found in review: a group renamed, the PATCH never arrived (unknown), then its code
+    # edited too: the repeat sent only the code, reported succeeded, and the service kept
+    # the old name.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator).ok
+    renamed = {**GROUP, "name": "EU road (EU)"}
+    lost = _NeverArrives(emulator.transport)
+    _apply_through(backend, [doc(Kind.TEMPLATE_GROUP, "g", renamed, 0)], lost)
+    assert backend.read().resources["TemplateGroup/g"].status is RecordStatus.UNKNOWN
+    recoded = {**renamed, "code": "EU-ROAD-2"}
+    recording = _Recording(emulator.transport)
+    report = _apply_through(backend, [doc(Kind.TEMPLATE_GROUP, "g", recoded, 0)], recording)
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    ident = backend.read().resources["TemplateGroup/g"].outputs["id"]
+    groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert [(g["name"], g["code"]) for g in groups if g["id"] == ident] == [
+        ("EU road (EU)", "EU-ROAD-2")
+    ]
