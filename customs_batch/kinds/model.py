@@ -309,6 +309,10 @@ class KindModel:
     """Fields the update call changes value by value, keeping at the service what it is not
     sent (a party's fields: the parties PATCH removes none): a value the document no longer
     writes would stay there, so plan refuses to say it is removed."""
+    left_out_means: Mapping[str, JSON] = field(default_factory=dict)
+    """What a field a document leaves out means at the service (its default: a template
+    group's ``isDefault`` false): a document that stops writing a field recorded at that
+    value asks for nothing the service does not hold, and is unchanged."""
     resubmit: Operation | None = None
     refresh: RefreshFunction | None = None
     rejected_states: StatusWords = NO_STATUS_WORDS

@@ -360,6 +360,7 @@ MODEL = KindModel(
     # The PATCH changes only the fields it is given: isDefault or the templates left out
     # of the document stay at the service as they were sent.
     kept_when_left_out=frozenset({"isDefault", "DeclarationTemplates"}),
+    left_out_means={"isDefault": False},  # the API's default
     after_unknown=_after_unknown,
     read_back=_read_back,
     refresh=_refresh,

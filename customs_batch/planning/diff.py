@@ -905,6 +905,14 @@ def _decide_change(
     values: tuple[FieldChange, ...],
     note: str = "",
 ) -> Decision:
+    defaults = model.left_out_means
+    if defaults and all(
+        value.new is None and value.path in defaults and defaults[value.path] == value.old
+        for value in values
+    ):
+        # Only fields left out that were written at the value the service holds for a
+        # field left out (`isDefault: false` deleted): nothing to ask of it.
+        return Decision(Action.NO_CHANGE, Operation.NONE, note)
     changed = _top_level(values)
     fixed = [name for name in changed if name not in model.mutable]
     prefix = f"{note}; " if note else ""
@@ -930,6 +938,7 @@ def _decide_change(
         if value.new is None
         and value.old is not None
         and value.path.split(".", 1)[0].split("[", 1)[0] in model.kept_when_left_out
+        and not (value.path in defaults and defaults[value.path] == value.old)
     ]
     if kept:
         return Decision(

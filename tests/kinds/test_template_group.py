@@ -93,3 +93,21 @@ def test_is_default_or_the_templates_left_out_of_an_applied_group_are_refused() 
     written = {**sent, "isDefault": False}
     [change] = plan_changes([doc(KIND, "g", written, 0)], state).changes
     assert change.action is Action.UPDATE
+
+
+def test_is_default_false_left_out_is_no_change() -> None:
+    """Found in review: deleting `isDefault: false` (the API's default) was refused as a
+    value the PATCH would leave at the service; the service holds false either way."""
+    from customs_batch.planning import Action, plan_changes
+    from customs_batch.state import RecordStatus, ResourceRecord, State
+    from tests.planning.helpers import doc
+
+    sent = {**SPEC, "isDefault": False}
+    record = ResourceRecord("TemplateGroup/g", RecordStatus.APPLIED, "create", sent, {"id": 7})
+    state = State(lineage="lin", serial=3)
+    state.apply(record.address, record)
+    [change] = plan_changes([doc(KIND, "g", dict(SPEC), 0)], state).changes
+    assert change.action is Action.NO_CHANGE, change.reason
+    renamed = {**SPEC, "name": "Road"}
+    [change] = plan_changes([doc(KIND, "g", renamed, 0)], state).changes
+    assert change.action is Action.UPDATE, change.reason
