@@ -486,11 +486,18 @@ class Identities:
         if found.status.outcome_unknown or (
             found.status is RecordStatus.FORGOTTEN and found.forgotten_from != "applied"
         ):
+            # A tombstone is tracked again before anything is decided of it (adopt and
+            # forget refuse one, and say to restore it).
+            restore = (
+                f"`customs-batch state restore {other}`, then "
+                if found.status is RecordStatus.FORGOTTEN
+                else ""
+            )
             return _refused(
                 f"it declares the same as {other}{held} ({what}), {where}, whose last "
-                "request has an unknown outcome: decide that first (`customs-batch state "
-                f"adopt {other} ID` or `customs-batch state forget {other}`), or `customs-batch "
-                f"state mv {other} {address}` if this document is that one renamed"
+                f"request has an unknown outcome: decide that first ({restore}`customs-batch "
+                f"state adopt {other} ID` or `customs-batch state forget {other}`), or "
+                f"`customs-batch state mv {other} {address}` if this document is that one renamed"
             ), None
         later = self._asked_by(address.kind, found.spec) if model.lane is not None else None
         if later is not None and later != str(address) and found.identity:

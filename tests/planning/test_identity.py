@@ -111,6 +111,26 @@ def test_a_forgotten_document_still_in_the_manifests_is_not_sent_again() -> None
     assert plan.requests == 0
 
 
+def test_a_rename_of_a_forgotten_record_of_unknown_outcome_says_to_restore_it_first() -> None:
+    # Found by an outside probe: a runner killed while the departure's POST was held, the
+    # document renamed and the old name `state rm`-ed; the plan said `state adopt OLD ID`,
+    # which refuses a tombstone ("was forgotten by `customs-batch state rm`").
+    tombstone = ResourceRecord(
+        "DepartureDeclaration/dep",
+        RecordStatus.FORGOTTEN,
+        "create",
+        DEPARTURE,
+        forgotten_from="unknown",
+    )
+    plan = plan_changes([_departure("renamed")], _state(tombstone), now=NOW)
+    change = _only(plan, "DepartureDeclaration/renamed")
+    assert change.action is Action.REFUSED
+    assert (
+        "`customs-batch state restore DepartureDeclaration/dep`, then `customs-batch state "
+        "adopt DepartureDeclaration/dep ID`" in change.reason
+    )
+
+
 @pytest.mark.parametrize("recorded", [True, False], ids=["sent before", "new"])
 def test_a_reference_to_a_forgotten_document_is_refused_saying_so(recorded: bool) -> None:
     """Its value is not known any more: not "declarationId cannot change" (it did not), and
