@@ -69,32 +69,6 @@ def read_and_compare(
     return comparison
 
 
-def _refuse_another_object(
-    address: Address,
-    remote_id: str,
-    spec: Mapping[str, JSON],
-    comparison: Comparison,
-    *,
-    sent: bool,
-) -> None:
-    """Refuse an object whose fields that say what it is differ from ``spec`` (a template
-    group's code: changeable by its PATCH, but another code is another group, as refresh
-    tells it): taken over, the next apply would rewrite another object into this one."""
-    instead = model_of(address.kind).another_object(spec, comparison.found.remote_spec)
-    if instead is None:
-        return
-    whose = f"the last request of {address} sent" if sent else f"{address} declares"
-    raise DiffersAtService(
-        f"{remote_id} is another object than {whose} ({instead}): what it is known by at "
-        "the service differs, and the next apply would rewrite it into this one. Nothing was "
-        "recorded",
-        comparison,
-        hint=f"import the ID of the object {address} declares; if {remote_id} really is it, "
-        "write what it is known by at the service in the document, import, then change it "
-        "there",
-    )
-
-
 def adopt(
     session: StateSession, client: CustomsClient, address: Address, remote_id: str
 ) -> tuple[ResourceRecord, Comparison]:
@@ -142,8 +116,6 @@ def adopt(
         **_service_state(found),
     )
     holder = _holder(session.state, address, adopted)
-    if holder is None:
-        _refuse_another_object(address, remote_id, record.spec, comparison, sent=True)
     if holder is not None:
         raise StateError(
             f"{remote_id} is already recorded as {holder}: the attempt of {address} did not "
@@ -197,8 +169,6 @@ def import_object(
         **_service_state(found),
     )
     holder = _holder(session.state, address, record)
-    if holder is None:
-        _refuse_another_object(address, remote_id, spec, comparison, sent=False)
     if holder is not None:
         raise StateError(
             f"{remote_id} is already recorded as {holder}: importing it as {address} too "

@@ -99,28 +99,6 @@ def test_an_imported_template_group_gets_its_templates(
     assert _changes(capsys, "TemplateGroup/default") == [("no-change", [])]
 
 
-def test_import_refuses_a_template_group_of_another_code(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Found by an outside probe: a group document of code MY-ROAD imported at the seeded
-    # group 1 (code DEFAULT) was recorded, and the next apply PATCHed the company's DEFAULT
-    # group into MY-ROAD: a group is known by its code (refresh calls another code at its
-    # ID another object).
-    group = {
-        "apiVersion": "customs-batch/v1",
-        "kind": "TemplateGroup",
-        "metadata": {"name": "my-group"},
-        "spec": {"name": "My road imports", "code": "MY-ROAD", "companyId": 1},
-    }
-    (project / "manifests" / "my-group.yaml").write_text(json.dumps(group))
-    code, out, err = run(capsys, "import", "TemplateGroup/my-group", "1")
-    assert code == 1, out + err
-    assert "1 is another object than TemplateGroup/my-group declares" in err
-    assert "code 'DEFAULT' there, 'MY-ROAD'" in err and "Nothing was recorded" in err
-    assert "TemplateGroup/my-group" not in _state(project).read().resources
-    assert _group_at_the_emulator(project, 1)["code"] == "DEFAULT"
-
-
 def test_import_refuses_a_deactivation_that_never_happened(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
