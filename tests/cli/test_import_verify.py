@@ -314,21 +314,28 @@ def test_import_of_the_object_a_tombstone_keeps_says_to_restore_it(
     assert f"`customs-batch state rm --gone {group}` first" in err
 
 
-def test_import_of_a_declaration_customs_cancelled_does_not_promise_its_parties(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Found by an outside probe: import of a departure customs cancelled said its parties
-    # were "sent by the next apply", while the next plan holds it for a decision and apply
-    # sends nothing to it.
+def _document_of_7002_at(project: Path, capsys: pytest.CaptureFixture[str], status: str) -> None:
+    """The example departure written as 7002 declares it, and 7002 ``status`` at the
+    emulator (a decision of customs the API cannot make)."""
     manifest = project / "manifests" / "departures.yaml"
     manifest.write_text(manifest.read_text().replace("totalWeight: 60.0", "totalWeight: 800.0"))
     assert run(capsys, "get", "transit", "7002")[0] == 0  # the emulator's store is made
     database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
     with sqlite3.connect(database) as connection:
         connection.execute(
-            "UPDATE records SET body = json_set(body, '$.status', 'canceled') "
-            "WHERE tbl = 'transitDeclarations' AND id = '7002'"
+            "UPDATE records SET body = json_set(body, '$.status', ?) "
+            "WHERE tbl = 'transitDeclarations' AND id = '7002'",
+            (status,),
         )
+
+
+def test_import_of_a_declaration_customs_cancelled_does_not_promise_its_parties(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: import of a departure customs cancelled said its parties
+    # were "sent by the next apply", while the next plan holds it for a decision and apply
+    # sends nothing to it.
+    _document_of_7002_at(project, capsys, "canceled")
     code, out, err = run(capsys, "import", DEPARTURE, "7002")
     assert code == 0, err
     assert "sent by the next apply: " not in out
@@ -348,15 +355,7 @@ def test_import_of_a_declaration_customs_rejected_says_it_is_replaced(
     # Found in review: import of a departure customs found invalid said its parties were
     # "not sent by the next apply ... nothing is sent to it", while the next plan resubmits
     # the document: a new declaration, carrying those parties.
-    manifest = project / "manifests" / "departures.yaml"
-    manifest.write_text(manifest.read_text().replace("totalWeight: 60.0", "totalWeight: 800.0"))
-    assert run(capsys, "get", "transit", "7002")[0] == 0  # the emulator's store is made
-    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
-    with sqlite3.connect(database) as connection:
-        connection.execute(
-            "UPDATE records SET body = json_set(body, '$.status', 'invalid') "
-            "WHERE tbl = 'transitDeclarations' AND id = '7002'"
-        )
+    _document_of_7002_at(project, capsys, "invalid")
     code, out, err = run(capsys, "import", DEPARTURE, "7002")
     assert code == 0, err
     assert "nothing is sent to it" not in out
