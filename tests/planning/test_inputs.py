@@ -235,3 +235,35 @@ def test_a_folder_that_cannot_be_listed_fails_the_plan(
     [finding] = inputs.validation.findings
     assert finding.rule == "file.unreadable"
     assert finding.location.file == str(manifests / "locked")
+
+
+def _peak_bytes_of_project_checks(folder: Path, rows: int) -> int:
+    """Over the memory of ``rows`` loaded rows: the most the project-wide checks allocate."""
+    import tracemalloc
+
+    from customs_batch.validation.project import check_project
+
+    lines = ["Shipment;HAWB;Action;Packages;Party"]
+    lines += [f"shp_{n % 97:05d};hawb_{n:07d};ISL;{1 + n % 40};rpty_{n % 13}" for n in range(rows)]
+    (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    documents = load_inputs([folder / "rows.yaml"]).documents
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert not check_project(documents)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_project_checks_of_a_bulk_load_hold_no_table_of_every_row(tmp_path: Path) -> None:
+    # The check for two rows sending the same request held a table of every row's
+    # fingerprint (175 bytes a row in all at the top of these checks, the top of a bulk
+    # load's memory while it was loaded); it is built a part of the fingerprints at a time
+    # now (100 bytes a row, most of it the table of addresses the checks share).
+    (tmp_path / "rows.yaml").write_text(ROWS_MANIFEST, encoding="utf-8")
+    _peak_bytes_of_project_checks(tmp_path, 10)  # caches filled once: schemas, templates
+    small = _peak_bytes_of_project_checks(tmp_path, 1_000)
+    big = _peak_bytes_of_project_checks(tmp_path, 3_000)
+    per_row = (big - small) / 2_000
+    assert per_row < 130, f"{per_row:.0f} bytes a row at the top of the project checks"

@@ -171,6 +171,19 @@ def test_two_documents_that_would_send_the_same_request() -> None:
     ]
 
 
+def test_many_repeated_requests_are_each_reported_in_the_order_of_their_documents() -> None:
+    """The fingerprints are grouped a part at a time (to bound memory): the findings still
+    come one per repeat, in the order of the documents, whichever part each group is in."""
+    documents = []
+    for number in range(40):  # 20 pairs, each pair one request, interleaved
+        documents.append(
+            _doc(Kind.EXPORT_CANCELLATION, f"c-{number}", number, declarationId=500 + number % 20)
+        )
+    findings = check_project(documents)
+    assert [f.document for f in findings] == [f"ExportCancellation/c-{n}" for n in range(20, 40)]
+    assert {f.rule for f in findings} == {"project.duplicate-request"}
+
+
 def test_hawb_deactivated_in_the_batch_that_moves_it() -> None:
     documents = [
         _doc(Kind.MOVEMENT, "m-1", 0, file="manifests/m.yaml"),
