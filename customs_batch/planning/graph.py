@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 
 from customs_batch.collector import bulk
 from customs_batch.errors import CustomsBatchError
+from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.registry import KINDS
 from customs_batch.manifest.document import Document
@@ -87,9 +89,24 @@ Waits = list[tuple[Address, list[EdgeReason]]]
 def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
     """Each document that waits for something, in the order of ``documents`` (a document
     named twice: once, at its first place, with what both wait for), and what it waits
-    for. One pass, with no table by address but the batch's: tables by address, and by
+    for. A pass to find the lanes two documents share, then one over the documents, with
+    no table by address but the batch's: tables by address, and by
     pair of addresses, cost a plan of 100,000 documents most of the time of its graph (an
     address's hash is a Python call; measured)."""
+    lanes = {kind: model.lane for kind, model in KINDS.items()}
+    # Which lanes more than one document is on, found before any table of the batch is
+    # made: the lane of each document as a hash, packed, sorted (equal ones are neighbours).
+    # Only those lanes need their last document kept: a bulk load of 100,000 movements,
+    # each on its own HAWB, held a table of 100,000 lanes (8 MB, the top of its plan's
+    # memory) to find no edge.
+    hashes = array("q")
+    for doc in documents:
+        lane_of = lanes[doc.kind]
+        hashes.append(0 if lane_of is None else hash(_lane(doc, lane_of)) or 1)
+    ordered = sorted(hashes)
+    shared = {a for a, b in pairwise(ordered) if a == b}
+    shared.discard(0)
+    del ordered
     # Document.address builds a new Address on every access: take each one once (measured:
     # a third of this function's time on 10,000 documents).
     addresses = [doc.address for doc in documents]
@@ -98,12 +115,11 @@ def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
     found: list[tuple[Address, Waits]] = []
     seen: dict[Address, Waits] = {}  # only for documents named twice
     last_in_lane: dict[tuple[str, ...], Address] = {}
-    lanes = {kind: model.lane for kind, model in KINDS.items()}
-    pairs: Iterable[tuple[Address, Document]] = zip(addresses, documents, strict=True)
+    pairs: Iterable[tuple[Address, Document, int]] = zip(addresses, documents, hashes, strict=True)
     in_order = not any(earlier.index > later.index for earlier, later in pairwise(documents))
     if not in_order:
         pairs = sorted(pairs, key=lambda p: p[1].index)
-    for address, doc in pairs:
+    for address, doc, lane_hash in pairs:
         own: Waits = [] if named_once else seen.setdefault(address, [])
         waited = len(own)
         for ref in doc.references:
@@ -113,12 +129,11 @@ def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
             if target in batch and target != address:
                 _note(own, target, EdgeReason.DEPENDS_ON)
         lane_of = lanes[doc.kind]
-        if lane_of is not None:
+        if lane_hash in shared and lane_of is not None:
             # Manifest order is document order within a file (row order within a sheet of
             # a forEach); across them the order is what dependsOn says (validation refuses
             # a lane spread over several without it).
-            source = doc.source
-            lane = (doc.kind._value_, source.file, source.sheet or "", *lane_of(doc.spec))
+            lane = _lane(doc, lane_of)
             previous = last_in_lane.get(lane)
             if previous is not None:
                 _note(own, previous, EdgeReason.SAME_LANE)
@@ -132,6 +147,14 @@ def _walk(documents: Sequence[Document]) -> list[tuple[Address, Waits]]:
     for place, address in enumerate(addresses):
         first.setdefault(address, place)
     return sorted(found, key=lambda pair: first[pair[0]])
+
+
+def _lane(
+    doc: Document, lane_of: Callable[[Mapping[str, JSON]], tuple[str, ...]]
+) -> tuple[str, ...]:
+    """``doc``'s lane: its kind, file and sheet, and what its kind's lane is made of."""
+    source = doc.source
+    return (doc.kind._value_, source.file, source.sheet or "", *lane_of(doc.spec))
 
 
 def _note(own: Waits, target: Address, reason: EdgeReason) -> None:

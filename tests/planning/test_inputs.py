@@ -237,6 +237,52 @@ def test_a_folder_that_cannot_be_listed_fails_the_plan(
     assert finding.location.file == str(manifests / "locked")
 
 
+def _peak_bytes_of_planning(folder: Path, rows: int) -> tuple[int, int]:
+    """Over the memory of ``rows`` loaded rows, each on its own HAWB: the most the graph
+    and then the plan made of them allocate on top of it while they run."""
+    import tracemalloc
+
+    from customs_batch.planning.diff import plan_changes
+    from customs_batch.planning.graph import dependency_edges
+    from customs_batch.state.model import State
+
+    lines = ["Shipment;HAWB;Action;Packages;Party"]
+    lines += [f"shp_{n % 97:05d};hawb_{n:07d};ISL;{1 + n % 40};rpty_{n % 13}" for n in range(rows)]
+    (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    documents = load_inputs([folder / "rows.yaml"]).documents
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        edges = dependency_edges(documents)
+        graph = tracemalloc.get_traced_memory()[1] - before
+        assert not edges  # no HAWB has two rows
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        plan = plan_changes(documents, State(lineage="", serial=0), consume=True, edges=edges)
+        planning = tracemalloc.get_traced_memory()[1] - before
+        assert len(plan.changes) == rows
+        return graph, planning
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_bulk_load_of_rows_on_their_own_lanes_is_planned_without_a_table_of_lanes(
+    tmp_path: Path,
+) -> None:
+    # A bulk load of 100,000 movements, each on its own HAWB, held a table of every lane
+    # while its graph was walked (about 190 bytes a row over the documents, the top of the
+    # plan's memory), and while it was planned a count of every lane and an entry of every
+    # document waiting for nothing (about 130 bytes a row over what the plan itself keeps).
+    # Only lanes two rows share are kept now. Allocations are counted, not timed.
+    (tmp_path / "rows.yaml").write_text(ROWS_MANIFEST, encoding="utf-8")
+    _peak_bytes_of_planning(tmp_path, 10)  # caches filled once: schemas, templates
+    small = _peak_bytes_of_planning(tmp_path, 1_000)
+    big = _peak_bytes_of_planning(tmp_path, 3_000)
+    graph, planning = ((b - s) / 2_000 for s, b in zip(small, big, strict=True))
+    assert graph < 120, f"{graph:.0f} bytes a row at the top of the graph's walk"
+    assert planning < 400, f"{planning:.0f} bytes a row at the top of the plan"
+
+
 def _peak_bytes_of_project_checks(folder: Path, rows: int) -> int:
     """Over the memory of ``rows`` loaded rows: the most the project-wide checks allocate."""
     import tracemalloc
