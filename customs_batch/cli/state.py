@@ -470,7 +470,10 @@ def import_(
     The document must be in the manifests (PATHS, default: the manifests list of
     customs-batch.yaml, else the current folder). The object is read and compared with the
     document first, and the differences are shown: where a field that cannot change differs
-    (a departure's weight or offices), nothing is recorded and the exit code is 1. Otherwise it is recorded as the service holds it, so the next
+    (a departure's weight or offices), nothing is recorded and the exit code is 1; so is a
+    template group of another code than the document's (another group) unless the state
+    says ADDRESS stood for REMOTE_ID (the newest answer its history keeps gave it that
+    ID, as after `state rm --gone`). Otherwise it is recorded as the service holds it, so the next
     plan shows what the manifests would change; what the service does not give back (a
     group's templates, a declaration's parties) is sent by the next apply, unless the
     service holds the object in a state nothing is sent to (a departure customs cancelled;

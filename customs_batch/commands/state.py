@@ -22,7 +22,13 @@ from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
 from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
-from customs_batch.state.history import HistoryPushed, history_for, push_history
+from customs_batch.state.history import (
+    HistoryPushed,
+    history_for,
+    last_ids,
+    push_history,
+    reading_history,
+)
 from customs_batch.state.lock import InFlight, Unlocked, in_flight_of, running_request
 from customs_batch.state.transfer import pushed_state
 
@@ -254,9 +260,12 @@ def import_document(
 ) -> tuple[ResourceRecord, Comparison]:
     """``import``: the document ``address`` of the manifests under ``paths`` takes over the
     object ``remote_id`` made elsewhere, once read and compared (the manifests checked as
-    ``plan`` checks them, a wrong MRN check character at ``mrn_check_digit``)."""
+    ``plan`` checks them, a wrong MRN check character at ``mrn_check_digit``). What the
+    environment's history last recorded of ``address`` (its ID) tells an object it stood for
+    from another one, where the kind asks (a template group of another code)."""
     from customs_batch.commands._inputs import Inputs
     from customs_batch.execution.reconcile import import_object
+    from customs_batch.html_report import location_text
 
     documents = Inputs(paths, mrn_check_digit=mrn_check_digit).documents()
     document = next((d for d in documents if d.address == address), None)
@@ -280,4 +289,14 @@ def import_document(
             return record.outputs[name]
 
         spec, _unknown = resolve(dict(document.spec), lookup)
-        return import_object(session, client, address, remote_id, spec)
+
+        def where(name: str) -> str:
+            return location_text(document.locate(("spec", name)))
+
+        def last_known() -> frozenset[str]:
+            with reading_history(backend) as history:
+                return last_ids(history, str(address), session.state.lineage)
+
+        return import_object(
+            session, client, address, remote_id, spec, where=where, last_known=last_known
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -12,7 +12,7 @@ from customs_batch.execution.apply import now_iso
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import KindModel, Refreshed, not_found_words
+from customs_batch.kinds.model import ImportAt, KindModel, Refreshed, not_found_words
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
@@ -134,6 +134,9 @@ def import_object(
     address: Address,
     remote_id: str,
     spec: Mapping[str, JSON],
+    *,
+    where: Callable[[str], str],
+    last_known: Callable[[], frozenset[str]],
 ) -> tuple[ResourceRecord, Comparison]:
     """Record an object that exists at the service as the document ``address``.
 
@@ -141,8 +144,11 @@ def import_object(
     back by the service (a group's templates, a declaration's parties), the next plan
     updates it; an object that differs where nothing can change it is refused. So is an
     object another record already stands for, a tombstone's included: one object, one
-    record. The record of a creation the service refused (nothing of it exists there, as
-    after a template group's 409) is replaced; any other record of ``address`` is kept.
+    record; and one the kind's ``import_check`` refuses (a template group of another code,
+    unless the state says ``address`` stood for it: ``last_known`` gives the IDs the history
+    last gave it, read only when asked). ``where``: where the document writes a field. The
+    record of a creation the service refused (nothing of it exists there, as after a
+    template group's 409) is replaced; any other record of ``address`` is kept.
     """
     existing = session.state.resources.get(str(address))
     if existing is not None and existing.status is RecordStatus.FORGOTTEN:
@@ -178,8 +184,38 @@ def import_object(
             f"the record (nothing is sent; {holder.address} may then import its own object); "
             f"otherwise import the ID of the object {address} declares",
         )
+    _check_import(address, remote_id, spec, comparison, existing, where, last_known)
     session.record(record)
     return record, _unsent_to(record, comparison)
+
+
+def _check_import(
+    address: Address,
+    remote_id: str,
+    spec: Mapping[str, JSON],
+    comparison: Comparison,
+    existing: ResourceRecord | None,
+    where: Callable[[str], str],
+    last_known: Callable[[], frozenset[str]],
+) -> None:
+    """Refuse what the kind's ``import_check`` refuses (nothing recorded). The state says
+    ``address`` stood for the object when the IDs its record holds (a refused creation's:
+    none) or the history last gave it name the object's ID as the service gives it."""
+    model = model_of(address.kind)
+    if model.import_check is None:
+        return
+    outputs = comparison.found.outputs
+    found = None if model.id_field is None else outputs.get(model.id_field)
+    ident = remote_id if found is None else str(found)
+
+    def its_own() -> bool:
+        held = model.held(existing) if existing is not None else frozenset()
+        return ident in held or ident in last_known()
+
+    at = ImportAt(address, remote_id, spec, comparison.found.remote_spec, where, its_own)
+    refused = model.import_check(at)
+    if refused is not None:
+        raise DiffersAtService(refused.message, comparison, hint=refused.hint)
 
 
 def _unsent_to(record: ResourceRecord, comparison: Comparison) -> Comparison:

@@ -199,6 +199,37 @@ ConflictFunction = Callable[["CustomsClient", Address, Request], "Conflict"]
 
 
 @dataclass(frozen=True)
+class ImportAt:
+    """An ``import`` of the document ``address`` at ``remote_id``, once read and compared:
+    the document's ``spec``, what the service holds there (``held``: the document's fields
+    as it gives them back)."""
+
+    address: Address
+    remote_id: str
+    spec: Mapping[str, JSON]
+    held: Mapping[str, JSON]
+    where: Callable[[str], str]
+    """Where the document writes one of its spec's fields (its file and line; the
+    document's own place for a field written in none)."""
+    its_own: Callable[[], bool]
+    """Whether the state says ``address`` stood for ``remote_id`` (the ID its newest answer
+    gave it, kept in the history when its record was removed for good by ``state rm
+    --gone``). Asked only when needed: it reads the history."""
+
+
+@dataclass(frozen=True)
+class ImportRefused:
+    """Why an ``import`` is refused, though the comparison found nothing that cannot
+    change: what, where, and what to do (``hint``)."""
+
+    message: str
+    hint: str
+
+
+ImportCheck = Callable[[ImportAt], ImportRefused | None]
+
+
+@dataclass(frozen=True)
 class LostCreation:
     """A creation whose outcome is unknown, as the service is searched for it: the record
     (its intent), and the earliest time at which the service could have made the object."""
@@ -379,6 +410,12 @@ class KindModel:
     ID)."""
 
     on_conflict: ConflictFunction | None = None
+    import_check: ImportCheck | None = None
+    """What ``import`` refuses beyond a field that cannot change: an object at the ID whose
+    fields that name it at the service differ, though its update could change them (a
+    template group's code: the next apply would rewrite another group into the document's),
+    unless the state says the address stood for that ID (``ImportAt.its_own``). None:
+    the comparison alone decides."""
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
     has_status: bool = False

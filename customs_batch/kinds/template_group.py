@@ -30,6 +30,8 @@ from customs_batch.kinds.model import (
     Decision,
     Example,
     Found,
+    ImportAt,
+    ImportRefused,
     KindModel,
     Outputs,
     Refreshed,
@@ -261,6 +263,30 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+def _import_check(at: ImportAt) -> ImportRefused | None:
+    """A group at the ID under another code than the document's is another group (a group
+    is known by its code within its company, as ``refresh`` tells it): imported, it would be
+    recorded as the document's, and the next apply would PATCH its code and name into the
+    document's, rewriting someone else's group (a mistyped ID). Taken only when the state
+    says the address stood for that ID: a group whose code was changed at the service, taken
+    back as ``refresh``'s way out says (``state rm --gone``, then ``import``), which the
+    next apply changes back."""
+    held, wanted = at.held.get("code"), at.spec.get("code")
+    if held is None or wanted is None or held == wanted or at.its_own():
+        return None
+    return ImportRefused(
+        f"template group {at.remote_id} has code {held!r} at the service, and "
+        f"{at.address} ({at.where('code')}) says {wanted!r}: another code is another group, "
+        f"and once imported, the next apply would change that group's code to {wanted!r} at "
+        f"the service. The state does not say that {at.address} stood for {at.remote_id} "
+        "(no answer in this environment's history gave it that ID). Nothing was recorded",
+        hint="check the ID (`customs-batch get template-groups` lists each group's code); "
+        f"if you mean to take group {at.remote_id} over (or it is {at.address}'s own, its "
+        f"code changed at the service), set the document's code to {held!r}, import it, "
+        "then set the code you want: the next plan shows the change, and apply makes it",
+    )
+
+
 def _refresh(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
@@ -365,6 +391,7 @@ MODEL = KindModel(
     read_back=_read_back,
     refresh=_refresh,
     on_conflict=_on_conflict,
+    import_check=_import_check,
     identity=identity_of("companyId", "code"),
     code_fields=CODE_FIELDS,
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "

@@ -450,6 +450,41 @@ def state_behind_history(state: State, history: HistoryStore) -> str | None:
     )
 
 
+def last_ids(history: HistoryStore, address: str, lineage: str) -> frozenset[str]:
+    """The IDs (as text) the history last gave ``address`` in the state of ``lineage``:
+    those of its newest answer of success, adoption or move onto it (a renamed document
+    taking its record). What the state kept of an object whose record is gone for good
+    (``state rm --gone``), for ``import`` to tell the object the address stood for from
+    another one. Empty when there is none, or when its newest such entry moved its record
+    to another name. Entries of another lineage (a state begun anew) say nothing; those
+    without one (written before entries named it) count. Read entry by entry, parsing only
+    those whose text names ``address``."""
+    shown = lineage[:LINEAGE_SHOWN]
+    named = json.dumps(address, ensure_ascii=False)[1:-1].encode()
+    found: frozenset[str] = frozenset()
+    for stored in history.entries():
+        if named not in stored.text:
+            continue
+        body = stored.body()
+        if body is None or body.get("lineage", shown) != shown:
+            continue
+        if body.get("event") == "moved" and body.get("movedFrom") == address:
+            found = frozenset()  # its record went to another name
+            continue
+        ids, status = body.get("ids"), body.get("status")
+        if (
+            body.get("address") == address
+            and isinstance(ids, dict)
+            and ids
+            and (
+                body.get("event") in ("moved", "adopted")
+                or (body.get("event") == "answer" and type(status) is int and 200 <= status < 300)
+            )
+        ):
+            found = frozenset(str(value) for value in ids.values())
+    return found
+
+
 @contextmanager
 def reading_history(backend: StateBackend) -> Iterator[HistoryStore]:
     """The history kept beside ``backend``'s state, closed once read."""

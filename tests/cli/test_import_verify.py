@@ -99,6 +99,66 @@ def test_an_imported_template_group_gets_its_templates(
     assert _changes(capsys, "TemplateGroup/default") == [("no-change", [])]
 
 
+def test_import_refuses_a_template_group_of_another_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: a group document of code MY-ROAD imported at the seeded
+    # group 1 (code DEFAULT) was recorded, and the next apply PATCHed the company's DEFAULT
+    # group into MY-ROAD: a group is known by its code (refresh calls another code at its
+    # ID another object), and nothing in the state said the document stood for group 1.
+    group = {
+        "apiVersion": "customs-batch/v1",
+        "kind": "TemplateGroup",
+        "metadata": {"name": "my-group"},
+        "spec": {"name": "My road imports", "code": "MY-ROAD", "companyId": 1},
+    }
+    (project / "manifests" / "my-group.yaml").write_text(json.dumps(group))
+    code, out, err = run(capsys, "import", "TemplateGroup/my-group", "1")
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert (
+        "template group 1 has code 'DEFAULT' at the service, and TemplateGroup/my-group "
+        f"({Path('manifests') / 'my-group.yaml'}:1:1) says 'MY-ROAD'"
+    ) in said
+    assert "the next apply would change that group's code to 'MY-ROAD'" in said
+    assert "Nothing was recorded" in said
+    assert "set the document's code to 'DEFAULT', import it" in said
+    assert "TemplateGroup/my-group" not in _state(project).read().resources
+    assert _changes(capsys, "TemplateGroup/my-group") == [("create", [])]
+    assert _group_at_the_emulator(project, 1)["code"] == "DEFAULT"
+
+
+def test_a_group_whose_code_changed_there_is_imported_back_at_the_id_its_history_gave_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # refresh's way out for a group whose code someone changed at the service: `state rm
+    # --gone`, then `import` at its ID, which the history of the apply that created it keeps.
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    group_id = _state(project).read().resources[group].outputs["id"]
+    assert isinstance(group_id, int)
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = json_set(body, '$.code', 'X-1') "
+            "WHERE tbl = 'templateGroups' AND id = ?",
+            (str(group_id),),
+        )
+    assert run(capsys, "refresh")[0] == 0
+    assert run(capsys, "state", "rm", "--gone", group)[0] == 0
+    code, out, err = run(capsys, "import", group, str(group_id))
+    assert code == 0, out + err
+    assert "code: the manifest says 'EU-ROAD', the service holds 'X-1'" in out
+    # (A code change is planned with the whole batch: a selection could leave out another
+    # document that declares the group's old code.)
+    code, out, _ = run(capsys, "plan", "--format", "json")
+    assert code == 0, out
+    (change,) = [c for c in json.loads(out)["changes"] if c["address"] == group]
+    assert (change["action"], change["changed"]) == ("update", ["DeclarationTemplates", "code"])
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    assert _group_at_the_emulator(project, group_id)["code"] == "EU-ROAD"
+
+
 def test_import_refuses_a_deactivation_that_never_happened(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

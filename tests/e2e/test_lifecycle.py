@@ -238,6 +238,38 @@ def test_a_group_whose_code_was_changed_there_is_taken_back_by_the_way_its_refus
     ]
 
 
+def test_an_import_at_another_groups_id_is_refused_and_rewrites_nothing(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """A mistyped ID: `import` of a group document of code PLAIN-1 at the ID of a
+    colleague's group (code THEIRS, made at the service, never recorded here). Found by an
+    outside probe: it was recorded, and the next apply PATCHed that group's code and name.
+    Refused now, exit 1, nothing recorded; the next apply creates the document's own group
+    and leaves the colleague's alone."""
+    theirs = sandbox.client.post(
+        "/v1/declaration-templates/groups",
+        json={"name": "Their group", "code": "THEIRS", "companyId": 1},
+    )
+    assert theirs.status_code == 201, theirs.text
+    ident = theirs.json()["id"]
+    project.write("manifests/groups.yaml", GROUPS)
+    refused = project.run("import", "TemplateGroup/plain", str(ident))
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert (
+        f"template group {ident} has code 'THEIRS' at the service, and TemplateGroup/plain "
+        f"({Path('manifests') / 'groups.yaml'}:1:1) says 'PLAIN-1'"
+    ) in said, said
+    assert "Nothing was recorded" in said and "Traceback" not in said
+    assert project.state() == {}
+    assert project.run("apply", "--auto-approve").returncode == 0
+    assert sandbox.requests("PATCH", "") == 0
+    groups = sandbox.get("/v1/declaration-templates/groups")["result"]
+    codes = {g["id"]: (g["code"], g["name"]) for g in groups}
+    assert codes[ident] == ("THEIRS", "Their group")
+    assert codes[project.state()["TemplateGroup/plain"]["outputs"]["id"]][0] == "PLAIN-1"
+
+
 def test_a_departure_customs_cancelled_is_held_and_never_patched(
     project: Project, sandbox: Sandbox
 ) -> None:

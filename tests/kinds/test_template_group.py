@@ -111,3 +111,42 @@ def test_is_default_false_left_out_is_no_change() -> None:
     renamed = {**SPEC, "name": "Road"}
     [change] = plan_changes([doc(KIND, "g", renamed, 0)], state).changes
     assert change.action is Action.UPDATE, change.reason
+
+
+def test_an_import_at_a_group_of_another_code_is_refused_unless_the_state_says_it_was_its_own() -> (
+    None
+):
+    """`import` of a document of code EU-ROAD at group 1, the company's DEFAULT: recorded,
+    the next apply PATCHed DEFAULT into EU-ROAD (a mistyped ID rewrote a colleague's group).
+    A group whose code was changed at the service is taken back all the same when the state
+    says the address stood for that ID (refresh's way out: `state rm --gone`, then
+    `import`)."""
+    from customs_batch.kinds import Address
+    from customs_batch.kinds.model import ImportAt
+
+    model = model_of(KIND)
+    assert model.import_check is not None
+    address = Address(KIND, "eu-road")
+    asked: list[str] = []
+
+    def at(held: dict[str, object], *, its_own: bool) -> ImportAt:
+        def own() -> bool:
+            asked.append("history")
+            return its_own
+
+        return ImportAt(address, "1", SPEC, held, lambda name: f"m.yaml:3 ({name})", own)
+
+    refused = model.import_check(at({**SPEC, "code": "DEFAULT"}, its_own=False))
+    assert refused is not None
+    assert refused.message.startswith(
+        "template group 1 has code 'DEFAULT' at the service, and TemplateGroup/eu-road "
+        "(m.yaml:3 (code)) says 'EU-ROAD'"
+    )
+    assert "change that group's code to 'EU-ROAD'" in refused.message
+    assert refused.message.endswith("Nothing was recorded")
+    assert "set the document's code to 'DEFAULT', import it" in refused.hint
+    assert model.import_check(at({**SPEC, "code": "DEFAULT"}, its_own=True)) is None
+    assert asked == ["history", "history"]
+    # The same code (another name: drift the next apply changes back): the history is not read.
+    assert model.import_check(at({**SPEC, "name": "Other"}, its_own=False)) is None
+    assert asked == ["history", "history"]

@@ -16,6 +16,7 @@ from customs_batch.state.history import (
     LocalHistory,
     StoredEntry,
     entry_hash,
+    last_ids,
     verify,
 )
 
@@ -167,3 +168,35 @@ def test_a_long_last_line_is_read_once_and_one_past_the_bound_is_damage(
     monkeypatch.setattr("customs_batch.state.history.LONGEST_ENTRY", 100_000)
     with pytest.raises(StateError, match=r"longer than .* the file is damaged"):
         history.last_entry()
+
+
+def test_last_ids_are_those_of_the_newest_answer_that_gave_the_address_its_object(
+    history: LocalHistory,
+) -> None:
+    """What ``import`` asks to tell a template group the address stood for (its record
+    removed for good by ``state rm --gone``) from another one at a mistyped ID."""
+    group = "TemplateGroup/plain"
+    answer = {"event": "answer", "address": group, "lineage": "abcdefgh"}
+    history.append({**answer, "status": 201, "ids": {"id": 3}})
+    history.append({**answer, "status": 200, "ids": {"id": 4}})
+    history.append({**answer, "status": 409, "ids": {"id": 9}})  # refused: no object of it
+    history.append({**answer, "status": 200, "ids": {"id": 8}, "address": "TemplateGroup/x"})
+    history.append({**answer, "status": 200, "ids": {"id": 7}, "lineage": "another0"})
+    history.sync()
+    assert last_ids(history, group, "abcdefgh-1234") == frozenset({"4"})
+    assert last_ids(history, "TemplateGroup/plai", "abcdefgh-1234") == frozenset()
+    # A state begun anew: what an earlier state's runs sent says nothing of this one's.
+    assert last_ids(history, group, "another0-5678") == frozenset({"7"})
+    # Entries written before they named a lineage count; a rename carries the record.
+    history.append(
+        {"event": "moved", "address": group, "movedFrom": "TemplateGroup/old", "ids": {"id": 5}}
+    )
+    history.sync()
+    assert last_ids(history, group, "abcdefgh-1234") == frozenset({"5"})
+    # Its record moved to another name: the address no longer stood for it.
+    history.append(
+        {"event": "moved", "address": "TemplateGroup/new", "movedFrom": group, "ids": {"id": 5}}
+    )
+    history.sync()
+    assert last_ids(history, group, "abcdefgh-1234") == frozenset()
+    assert last_ids(history, "TemplateGroup/new", "abcdefgh-1234") == frozenset({"5"})
