@@ -308,9 +308,10 @@ def adopt_(
     """Record that an attempt whose outcome was unknown did create REMOTE_ID.
 
     The object is read and compared with what the attempt sent first: one that differs
-    where it cannot change (a departure's weight or offices) is refused with exit 1 and
-    nothing is recorded; a changeable field that differs is recorded as the service holds
-    it, so the next plan changes it back. An ID another record holds is refused (exit 3).
+    where it cannot change (a departure's weight or offices), or a template group of another
+    code than the attempt sent (another group), is refused with exit 1 and nothing is
+    recorded; a changeable field that differs is recorded as the service holds it, so the
+    next plan changes it back. An ID another record holds is refused (exit 3).
 
     \b
     Example:

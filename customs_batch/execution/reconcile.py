@@ -124,6 +124,9 @@ def adopt(
             hint=f"adopt the object that attempt created, or `customs-batch state forget "
             f"{address}` if it created none (the next apply sends it again)",
         )
+    # What the attempt sent names the object it made: the record's own IDs alone say more
+    # (an object it was replacing is refused above), and no history is asked.
+    _check_import(address, remote_id, record.spec, comparison, record, None, frozenset, sent=True)
     session.record(adopted)
     return adopted, comparison
 
@@ -195,12 +198,15 @@ def _check_import(
     spec: Mapping[str, JSON],
     comparison: Comparison,
     existing: ResourceRecord | None,
-    where: Callable[[str], str],
+    where: Callable[[str], str] | None,
     last_known: Callable[[], frozenset[str]],
+    *,
+    sent: bool = False,
 ) -> None:
     """Refuse what the kind's ``import_check`` refuses (nothing recorded). The state says
     ``address`` stood for the object when the IDs its record holds (a refused creation's:
-    none) or the history last gave it name the object's ID as the service gives it."""
+    none) or the history last gave it name the object's ID as the service gives it.
+    ``sent``: ``spec`` is what the last request of ``address`` sent (``state adopt``)."""
     model = model_of(address.kind)
     if model.import_check is None:
         return
@@ -212,7 +218,8 @@ def _check_import(
         held = model.held(existing) if existing is not None else frozenset()
         return ident in held or ident in last_known()
 
-    at = ImportAt(address, remote_id, spec, comparison.found.remote_spec, where, its_own)
+    remote = comparison.found.remote_spec
+    at = ImportAt(address, remote_id, spec, remote, where, its_own, sent=sent)
     refused = model.import_check(at)
     if refused is not None:
         raise DiffersAtService(refused.message, comparison, hint=refused.hint)

@@ -200,21 +200,25 @@ ConflictFunction = Callable[["CustomsClient", Address, Request], "Conflict"]
 
 @dataclass(frozen=True)
 class ImportAt:
-    """An ``import`` of the document ``address`` at ``remote_id``, once read and compared:
-    the document's ``spec``, what the service holds there (``held``: the document's fields
-    as it gives them back)."""
+    """An ``import`` of the document ``address`` at ``remote_id`` (or a ``state adopt`` of
+    it, ``sent``), once read and compared: the document's ``spec`` (adopt: what the last
+    request of ``address`` sent), what the service holds there (``held``: the document's
+    fields as it gives them back)."""
 
     address: Address
     remote_id: str
     spec: Mapping[str, JSON]
     held: Mapping[str, JSON]
-    where: Callable[[str], str]
+    where: Callable[[str], str] | None
     """Where the document writes one of its spec's fields (its file and line; the
-    document's own place for a field written in none)."""
+    document's own place for a field written in none). None for adopt."""
     its_own: Callable[[], bool]
     """Whether the state says ``address`` stood for ``remote_id`` (the ID its newest answer
     gave it, kept in the history when its record was removed for good by ``state rm
     --gone``). Asked only when needed: it reads the history."""
+    sent: bool = False
+    """Whether ``spec`` is what the last request of ``address`` sent (``state adopt``: an
+    attempt whose outcome is unknown did create ``remote_id``), not the document."""
 
 
 @dataclass(frozen=True)
@@ -411,7 +415,8 @@ class KindModel:
 
     on_conflict: ConflictFunction | None = None
     import_check: ImportCheck | None = None
-    """What ``import`` refuses beyond a field that cannot change: an object at the ID whose
+    """What ``import`` and ``state adopt`` refuse beyond a field that cannot change: an
+    object at the ID whose
     fields that name it at the service differ, though its update could change them (a
     template group's code: the next apply would rewrite another group into the document's),
     unless the state says the address stood for that ID (``ImportAt.its_own``). None:

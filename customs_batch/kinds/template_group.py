@@ -270,13 +270,26 @@ def _import_check(at: ImportAt) -> ImportRefused | None:
     document's, rewriting someone else's group (a mistyped ID). Taken only when the state
     says the address stood for that ID: a group whose code was changed at the service, taken
     back as ``refresh``'s way out says (``state rm --gone``, then ``import``), which the
-    next apply changes back."""
+    next apply changes back. Adopted never: the lost creation sent its code, and made a
+    group of that code."""
     held, wanted = at.held.get("code"), at.spec.get("code")
     if held is None or wanted is None or held == wanted or at.its_own():
         return None
+    if at.sent:
+        return ImportRefused(
+            f"template group {at.remote_id} has code {held!r} at the service, and the last "
+            f"request of {at.address} sent {wanted!r}: another code is another group, which "
+            "that request did not create, and once adopted, the next apply would change "
+            f"that group's code to {wanted!r} at the service. Nothing was recorded",
+            hint=f"adopt the group of code {wanted!r} that request created (`customs-batch "
+            "get template-groups` lists each group's code), or `customs-batch state forget "
+            f"{at.address}` if it created none (the next apply looks the code up first, and "
+            "creates the group only if it is not there)",
+        )
+    where = "" if at.where is None else f" ({at.where('code')})"
     return ImportRefused(
         f"template group {at.remote_id} has code {held!r} at the service, and "
-        f"{at.address} ({at.where('code')}) says {wanted!r}: another code is another group, "
+        f"{at.address}{where} says {wanted!r}: another code is another group, "
         f"and once imported, the next apply would change that group's code to {wanted!r} at "
         f"the service. The state does not say that {at.address} stood for {at.remote_id} "
         "(no answer in this environment's history gave it that ID). Nothing was recorded",

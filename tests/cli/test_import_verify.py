@@ -184,6 +184,29 @@ def test_adopt_refuses_a_declaration_the_attempt_did_not_send(
     assert _state(project).read().resources[DEPARTURE].status is RecordStatus.PENDING
 
 
+def test_adopt_refuses_a_template_group_of_another_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The creation of eu-road (code EU-ROAD) had an unknown outcome, and the ID adopted is
+    # the seeded group 1 (code DEFAULT): it was recorded, and the next apply PATCHed the
+    # company's DEFAULT group into EU-ROAD. The lost request made a group of its own code.
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    with _state(project).open("test") as session:
+        record = session.state.resources[group]
+        session.record(record.with_changes(status=RecordStatus.UNKNOWN, outputs={}))
+    code, out, err = run(capsys, "state", "adopt", group, "1")
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert (
+        "template group 1 has code 'DEFAULT' at the service, and the last request of "
+        f"{group} sent 'EU-ROAD'"
+    ) in said
+    assert "Nothing was recorded" in said and f"state forget {group}" in said
+    assert _state(project).read().resources[group].status is RecordStatus.UNKNOWN
+    assert _group_at_the_emulator(project, 1)["code"] == "DEFAULT"
+
+
 def test_adopt_refuses_a_deactivation_that_never_happened(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -121,6 +121,8 @@ def test_an_import_at_a_group_of_another_code_is_refused_unless_the_state_says_i
     A group whose code was changed at the service is taken back all the same when the state
     says the address stood for that ID (refresh's way out: `state rm --gone`, then
     `import`)."""
+    from dataclasses import replace
+
     from customs_batch.kinds import Address
     from customs_batch.kinds.model import ImportAt
 
@@ -150,3 +152,9 @@ def test_an_import_at_a_group_of_another_code_is_refused_unless_the_state_says_i
     # The same code (another name: drift the next apply changes back): the history is not read.
     assert model.import_check(at({**SPEC, "name": "Other"}, its_own=False)) is None
     assert asked == ["history", "history"]
+    # `state adopt`: the lost creation sent EU-ROAD, and made a group of that code.
+    lost = replace(at({**SPEC, "code": "DEFAULT"}, its_own=False), where=None, sent=True)
+    refused = model.import_check(lost)
+    assert refused is not None
+    assert "and the last request of TemplateGroup/eu-road sent 'EU-ROAD'" in refused.message
+    assert "`customs-batch state forget TemplateGroup/eu-road`" in refused.hint
