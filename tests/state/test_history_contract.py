@@ -20,6 +20,7 @@ from customs_batch.state.history import (
     LocalHistory,
     Verification,
     history_for,
+    last_ids,
     push_history,
     verify,
 )
@@ -253,5 +254,21 @@ def test_a_history_is_not_pushed_over_a_different_one(backends: Backends, tmp_pa
         with pytest.raises(StateError, match="entry 1 differs"):
             push_history(pulled, store)
         assert [json.loads(e.text)["seq"] for e in store.entries()] == [1]
+    finally:
+        store.close()
+
+
+def test_the_ids_an_address_was_last_given_are_read_back_alike(backends: Backends) -> None:
+    """What `import` reads to tell a template group the address stood for from another
+    (``last_ids``), the same from either backend, a non-ASCII name included."""
+    store = _store(backends)
+    try:
+        for address, ident in (("TemplateGroup/straße", 3), ("TemplateGroup/other", 4)):
+            store.append(
+                {"event": "answer", "address": address, "status": 201, "ids": {"id": ident}}
+            )
+        store.append({"event": "answer", "address": "TemplateGroup/straße", "status": 500})
+        store.sync()
+        assert last_ids(store, "TemplateGroup/straße", "abcdefgh") == frozenset({"3"})
     finally:
         store.close()
