@@ -487,7 +487,10 @@ class _Run:
                 f"state forget {record.address}`, and the next apply sends its document as "
                 f"new; if the object at {ident} is its own, changed there, `customs-batch "
                 f"state forget {record.address}`, then `customs-batch import "
-                f"{record.address} {ident}` takes it back as the service holds it (an apply "
+                f"{record.address} {ident}` takes it back as the service holds it (a "
+                "template group under another code than its document's only when this "
+                "environment's history holds an answer that gave "
+                f"{record.address} {ident}; else `import` says how; an apply "
                 "after `state forget` alone would create a second one); if the service "
                 "should still hold it, check the environment: the next apply reads it again"
             )

@@ -144,7 +144,15 @@ def test_a_group_whose_code_changed_there_is_imported_back_at_the_id_its_history
             "WHERE tbl = 'templateGroups' AND id = ?",
             (str(group_id),),
         )
-    assert run(capsys, "refresh")[0] == 0
+    code, out, _ = run(capsys, "refresh")
+    assert code == 0, out
+    said = " ".join(out.split())
+    assert (
+        f"`customs-batch state rm --gone {group}`, then `customs-batch import {group} "
+        f"{group_id}` takes it back as the service holds it (a template group under another "
+        "code than its document's only when this environment's history holds an answer that "
+        f"gave {group} {group_id}; else `import` says how)"
+    ) in said
     assert run(capsys, "state", "rm", "--gone", group)[0] == 0
     code, out, err = run(capsys, "import", group, str(group_id))
     assert code == 0, out + err
@@ -182,6 +190,45 @@ def test_adopt_refuses_a_declaration_the_attempt_did_not_send(
     assert "destinationOffice: the manifest says 'BE212000', the service holds 'DE004073'" in err
     assert "state forget DepartureDeclaration/dep-rtm-ant-0002" in err
     assert _state(project).read().resources[DEPARTURE].status is RecordStatus.PENDING
+
+
+def test_a_group_only_imported_whose_code_changed_there_is_taken_back_as_the_refusal_says(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No apply answered with its ID, so the history cannot say the document stood for it:
+    # import refuses, and the way out it prints (the service's code in the document, import,
+    # then the code wanted) takes the group back without a second one.
+    group = {
+        "apiVersion": "customs-batch/v1",
+        "kind": "TemplateGroup",
+        "metadata": {"name": "default"},
+        "spec": {"name": "Default", "code": "DEFAULT", "companyId": 1},
+    }
+    manifest = project / "manifests" / "default-group.yaml"
+    manifest.write_text(json.dumps(group))
+    assert run(capsys, "import", "TemplateGroup/default", "1")[0] == 0
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = json_set(body, '$.code', 'X-1') "
+            "WHERE tbl = 'templateGroups' AND id = '1'"
+        )
+    assert run(capsys, "refresh")[0] == 0
+    assert run(capsys, "state", "rm", "--gone", "TemplateGroup/default")[0] == 0
+    code, out, err = run(capsys, "import", "TemplateGroup/default", "1")
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert "(no answer in this environment's history gave it that ID)" in said
+    assert "set the document's code to 'X-1', import it, then set the code you want" in said
+    assert "TemplateGroup/default" not in _state(project).read().resources
+
+    manifest.write_text(json.dumps(group).replace('"DEFAULT"', '"X-1"'))
+    assert run(capsys, "import", "TemplateGroup/default", "1")[0] == 0
+    manifest.write_text(json.dumps(group))
+    code, out, _ = run(capsys, "plan", "--format", "json")
+    assert code == 0, out
+    (change,) = [c for c in json.loads(out)["changes"] if c["address"] == "TemplateGroup/default"]
+    assert (change["action"], change["changed"]) == ("update", ["code"])
 
 
 def test_adopt_refuses_a_template_group_of_another_code(
