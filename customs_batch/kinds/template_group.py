@@ -263,6 +263,10 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+_identity = identity_of("companyId", "code")
+"""What makes a group the same at the service: its company and code."""
+
+
 def _import_check(at: ImportAt) -> ImportRefused | None:
     """A group at the ID under another code than the document's is another group (a group
     is known by its code within its company, as ``refresh`` tells it): imported, it would be
@@ -273,7 +277,9 @@ def _import_check(at: ImportAt) -> ImportRefused | None:
     next apply changes back. Adopted never: the lost creation sent its code, and made a
     group of that code."""
     held, wanted = at.held.get("code"), at.spec.get("code")
-    if held is None or wanted is None or held == wanted or at.its_own():
+    if held is None or wanted is None or _identity({**at.spec, "code": held}) == _identity(at.spec):
+        return None  # the same group (a code written with other spaces or in another form)
+    if at.its_own():
         return None
     if at.sent:
         return ImportRefused(
@@ -405,7 +411,7 @@ MODEL = KindModel(
     refresh=_refresh,
     on_conflict=_on_conflict,
     import_check=_import_check,
-    identity=identity_of("companyId", "code"),
+    identity=_identity,
     code_fields=CODE_FIELDS,
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "
     "Revert the change, or create the group you want under a new name and code",

@@ -151,6 +151,8 @@ def test_an_import_at_a_group_of_another_code_is_refused_unless_the_state_says_i
     assert asked == ["history", "history"]
     # The same code (another name: drift the next apply changes back): the history is not read.
     assert model.import_check(at({**SPEC, "name": "Other"}, its_own=False)) is None
+    # A code the identity takes as the same (other spaces around it): the same group.
+    assert model.import_check(at({**SPEC, "code": " EU-ROAD"}, its_own=False)) is None
     assert asked == ["history", "history"]
     # `state adopt`: the lost creation sent EU-ROAD, and made a group of that code.
     lost = replace(at({**SPEC, "code": "DEFAULT"}, its_own=False), where=None, sent=True)
