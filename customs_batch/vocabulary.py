@@ -94,3 +94,17 @@ FAILED_TRANSIT_STATUSES: Final = StatusWords({"invalid", "error"})
 may be submitted again without declaring the goods twice."""
 CANCELED: Final = "canceled"
 """A transit declaration customs cancelled (the body's word for the filter's ``CANCELED``)."""
+PROCESSING_TRANSIT_STATUSES: Final = StatusWords({PROCESSING, "NEW"})
+"""Transit statuses in which the service is still working on the declaration: the body's
+``processing`` and the filter's ``NEW``, which the document lists and docs/api-choices.md
+maps to it."""
+DONE_TRANSIT_STATUSES: Final = StatusWords(
+    {"ready", "READY_TO_DECLARE", "REGISTERED", "ACCEPTED", "RELEASED", "COMPLETED"}
+)
+"""Transit statuses in which the declaration is done: the service took it and it stands
+(the body's ``ready``, its filter word ``READY_TO_DECLARE``, and the words that say customs
+registered, accepted, released or completed it). With the processing, failed and cancelled
+words, these are every transit status the tool knows: any other (``CONTROL``, ``BLOCKED``,
+``NO_RELEASE``, ``CANCELLATION_REQ``, ``ARRIVAL_NOTIFICATION``, a word the document does not
+list) says no more than that customs has not finished with the declaration, and is never
+counted done nor failed (``KindModel.done_states``)."""

@@ -4,7 +4,9 @@ Submitted by POST; only its parties (Principal, Consignor, Consignee) change in 
 PATCH, which sends it back to processing. The API offers no idempotency for submissions, so
 an unknown outcome is never re-sent blindly. Its service states: processing, then ready, or
 invalid / error — in which customs never accepted it, so a corrected document is submitted
-again as a new declaration that replaces it (both IDs recorded).
+again as a new declaration that replaces it (both IDs recorded). A status outside the words
+the tool knows (``vocabulary.DONE_TRANSIT_STATUSES`` and the others) is never counted done:
+it is undecided, as processing is.
 """
 
 from __future__ import annotations
@@ -61,10 +63,11 @@ from customs_batch.kinds.model import (
 )
 from customs_batch.vocabulary import (
     CANCELED,
+    DONE_TRANSIT_STATUSES,
     FAILED_TRANSIT_STATUSES,
     PROCESSING,
+    PROCESSING_TRANSIT_STATUSES,
     StatusWords,
-    same_status,
 )
 
 if TYPE_CHECKING:
@@ -374,18 +377,17 @@ class _Polled:
 
 
 def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> Waited:
-    """``apply --wait`` on a transit declaration just sent: read it until it is no longer
-    ``processing`` (a state in :data:`FAILED_TRANSIT_STATUSES` fails the change), the time
-    is up (which fails it), or the run stops (which leaves it done, still processing). An
-    answer that already says where it stands is not read."""
+    """``apply --wait`` on a transit declaration just sent: read it while it is undecided
+    (``processing``, or a status the kind does not know: :func:`_undecided`), until it is
+    done (:data:`DONE_TRANSIT_STATUSES`, which ends the change well), rejected or cancelled
+    (which fails it), the time is up (which fails it), or the run stops (which leaves it
+    done, still undecided). An answer that already says where it stands is not read."""
     declaration_id = int(str(record.outputs["declarationId"]))
     answered = record.outputs.get("status")
-    if answered is not None and not same_status(answered, PROCESSING):  # an arrival's parties
+    if answered is not None and not _undecided(answered):  # an arrival's parties
         # A rejection the answer already gives fails the change, as a polled one does.
-        rejected = answered in FAILED_TRANSIT_STATUSES
-        return Waited(
-            str(answered), (), not rejected, f"declaration {declaration_id} is {answered}"
-        )
+        done = answered in DONE_TRANSIT_STATUSES
+        return Waited(str(answered), (), done, f"declaration {declaration_id} is {answered}")
     from customs_batch.client import NotFoundError
 
     last = _Polled()
@@ -399,33 +401,44 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
             return True
         last.status = detail.raw.get("status")
         last.errors = entries_of(detail.raw.get("errors"))
-        return not same_status(last.status, PROCESSING)
+        return not _undecided(last.status)
 
     ended = poll(read)
     status, errors = last.status, last.errors
+    said = f"{status}{MODEL.unknown_words(status)}"
     if last.failure is not None:
         if last.not_found:
             return Waited(status, errors, False, last.failure, not_found=True)
         ok, detail = False, last.failure
     elif ended == TIMED_OUT:  # the executor adds how long it waited
-        ok, detail = False, f"declaration {declaration_id} still processing"
+        ok, detail = False, f"declaration {declaration_id} still {said}"
     elif ended == STOPPED:
         # Ctrl-C ends the wait, not the submission: it was answered and stands, undecided,
         # as after an apply without --wait (the run's exit code says it was interrupted).
         ok = True
         detail = (
-            f"declaration {declaration_id} still {status}: stopped waiting before customs "
+            f"declaration {declaration_id} still {said}: stopped waiting before customs "
             "decided; `customs-batch refresh` reads where it stands"
         )
-    elif status in FAILED_TRANSIT_STATUSES:
+    elif status in DONE_TRANSIT_STATUSES:
+        ok, detail = True, f"declaration {declaration_id} is {status}"
+    else:  # rejected (invalid, error) or cancelled: customs decided, and not for it
         shown = "; ".join(describe_error(e) for e in errors) or "no errors given"
         ok, detail = False, f"declaration {declaration_id} is {status}: {shown}"
-    else:
-        ok, detail = True, f"declaration {declaration_id} is {status}"
     outputs = dict(record.outputs)
     if status is not None:
         outputs["status"] = status
     return Waited(status, errors, ok, detail, outputs, timed_out=ended == TIMED_OUT)
+
+
+def _undecided(status: object) -> bool:
+    """Whether a transit declaration in ``status`` is not decided as far as the tool can
+    tell: still processing, no status given, or a status the kind does not know (never
+    counted done nor failed: ``KindModel.done_states``). A party update knows the same
+    words (``tests/kinds/test_departure.py`` holds the two together)."""
+    if not isinstance(status, str):
+        return True
+    return status in MODEL.processing_states or MODEL.unknown_state(status)
 
 
 CODE_FIELDS: CodeFields = (
@@ -492,7 +505,10 @@ MODEL = KindModel(
     id_field="declarationId",
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
     held_ids=_held,
-    processing_states=StatusWords({PROCESSING}),
+    processing_states=PROCESSING_TRANSIT_STATUSES,
+    # The transit statuses have no meaning in the API document: only the words it knows
+    # are done, rejected or ended; any other is never counted done (nor failed).
+    done_states=DONE_TRANSIT_STATUSES,
     create=Operation.SUBMIT_DEPARTURE,
     send={
         Operation.SUBMIT_DEPARTURE: _submit,

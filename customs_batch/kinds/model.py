@@ -380,10 +380,12 @@ class KindModel:
     stands with the kind's ``refresh`` (``--wait`` follows it until decided), ``status``
     calls it pending."""
     done_states: StatusWords | None = None
-    """Service states in which the object is done (an export cancellation: ``canceled``),
-    for a kind whose every state the API document lists. A word in none of its state lists
-    (a status the document does not give, such as ``cancellation_pending``) is then never
-    counted done: it is taken as undecided (see ``undecided``) and said to be unknown.
+    """Service states in which the object is done (an export cancellation: ``canceled``; a
+    departure: ``ready`` and the few transit words that say customs took it), for a kind
+    whose states the tool knows. A word in none of its state lists (a status the document
+    does not give, such as ``cancellation_pending``, or a transit word it gives without a
+    meaning, such as ``BLOCKED``) is then never counted done: it is taken as undecided (see
+    ``undecided``) and said to be unknown.
     None: every state not rejected, pending or processing is done."""
     waits_after: frozenset[Operation] = frozenset()
     """Operations after which ``apply --wait`` polls until the object leaves processing (a
@@ -572,7 +574,7 @@ class KindModel:
         """What is said after a state the kind does not know (nothing after one it knows)."""
         if not self.unknown_state(state):
             return ""
-        return " (a status the API document does not give for it, never counted as done)"
+        return " (a status customs-batch does not know for it: never counted as done)"
 
     def identifier(self, record: ResourceRecord) -> Scalar:
         """The service's ID of the recorded object, if known."""

@@ -43,7 +43,12 @@ from customs_batch.kinds.model import (
     outputs_of,
     repeat_unknown,
 )
-from customs_batch.vocabulary import CANCELED, FAILED_TRANSIT_STATUSES, PROCESSING, StatusWords
+from customs_batch.vocabulary import (
+    CANCELED,
+    DONE_TRANSIT_STATUSES,
+    FAILED_TRANSIT_STATUSES,
+    PROCESSING_TRANSIT_STATUSES,
+)
 
 if TYPE_CHECKING:
     from customs_batch.client import CustomsClient
@@ -186,7 +191,9 @@ MODEL = KindModel(
     # writing one party are refused by validate (project.two-owners).
     held_ids=lambda record: frozenset(),
     # The update sends the declaration back to processing.
-    processing_states=StatusWords({PROCESSING}),
+    processing_states=PROCESSING_TRANSIT_STATUSES,
+    # As its declaration's: a transit status the tool does not know is never done.
+    done_states=DONE_TRANSIT_STATUSES,
     create=Operation.UPDATE_TRANSIT_PARTIES,
     send={Operation.UPDATE_TRANSIT_PARTIES: _update_parties},
     update=Operation.UPDATE_TRANSIT_PARTIES,

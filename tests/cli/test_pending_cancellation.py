@@ -274,7 +274,7 @@ def test_a_status_word_the_api_does_not_give_is_never_counted_cancelled(
     monkeypatch.setattr(
         _connect, "local_transport", lambda env: _Restating(granting.transport(env), word)
     )
-    unknown = "(a status the API document does not give for it, never counted as done)"
+    unknown = "(a status customs-batch does not know for it: never counted as done)"
     code, out, _ = run(capsys, "apply", "--auto-approve", "--wait", "--wait-timeout", "0")
     assert code == 1, out
     assert f"FAILED   {ADDRESS}  502 still {word} {unknown} after 0 s" in out

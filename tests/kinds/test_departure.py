@@ -222,3 +222,46 @@ def test_a_rejection_the_answer_already_gives_fails_the_wait(answered: str) -> N
     waited = _wait(client, _submitted(status=answered), _polled(5))
     assert not waited.ok and waited.status == answered, waited
     assert client.polled == []
+
+
+UNKNOWN = "(a status customs-batch does not know for it: never counted as done)"
+
+
+@pytest.mark.parametrize("word", ["BLOCKED", "CONTROL", "no_release", "on_hold", "Suspended"])
+def test_a_status_word_it_does_not_know_is_undecided_never_done(word: str) -> None:
+    # Found in review: a transit status in none of the kind's lists (the document's filter
+    # words BLOCKED, CONTROL..., or a new one) was taken as done by apply --wait (exit 0),
+    # plan (unchanged) and status (not pending).
+    for kind in (KIND, Kind.TRANSIT_PARTY_UPDATE):
+        model = model_of(kind)
+        assert model.unknown_state(word) and model.undecided(word), (kind, word)
+        assert model.unknown_words(word) == f" {UNKNOWN}"
+    # --wait reads it again while it stays so, and stops once customs decides.
+    client = _Transit("processing", word, word, "ready")
+    waited = _wait(client, _submitted(status="processing"), _polled(5))
+    assert (waited.ok, waited.status) == (True, "ready") and client.polled == [7, 7, 7, 7]
+    # Still so when the time is up: the change fails, saying the word as the service did.
+    late = _wait(_Transit(word, word), _submitted(), _polled(2, TIMED_OUT))
+    assert (late.ok, late.status, late.timed_out) == (False, word, True)
+    assert late.detail == f"declaration 7 still {word} {UNKNOWN}"
+    assert late.outputs == {"declarationId": 7, "status": word}
+    # An answer that already gives it says nothing of where it stands: it is read.
+    client = _Transit("ready")
+    waited = _wait(client, _submitted(status=word), _polled(5))
+    assert (waited.ok, waited.status, client.polled) == (True, "ready", [7])
+
+
+def test_the_status_words_it_knows() -> None:
+    model = model_of(KIND)
+    for word in ("ready", "READY_TO_DECLARE", "Registered", "ACCEPTED", "RELEASED", "COMPLETED"):
+        assert model.done_states is not None and word in model.done_states, word
+        assert not model.undecided(word), word
+    for word in ("processing", "NEW"):
+        assert word in model.processing_states and not model.unknown_state(word), word
+    for word in ("invalid", "ERROR", "CANCELED"):
+        assert not model.unknown_state(word) and not model.undecided(word), word
+
+
+def test_a_cancelled_declaration_read_by_wait_fails_the_change() -> None:
+    waited = _wait(_Transit("canceled"), _submitted(), _polled(5))
+    assert (waited.ok, waited.detail) == (False, "declaration 7 is canceled: no errors given")

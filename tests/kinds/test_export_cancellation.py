@@ -74,9 +74,9 @@ def test_a_status_word_the_api_does_not_give_is_undecided_never_done() -> None:
     for state in known:
         assert not model.unknown_state(state) and not model.undecided(state), state
         assert model.unknown_words(state) == ""
-    # A kind without a closed list of states knows every word it is shown.
-    departure = model_of(Kind.DEPARTURE_DECLARATION)
-    assert not departure.unknown_state("cancellation_pending")
+    # A kind without done_states knows every word it is shown.
+    movement = model_of(Kind.MOVEMENT)
+    assert movement.done_states is None and not movement.unknown_state("cancellation_pending")
 
 
 def test_a_declaration_read_not_yet_submitted_had_its_cancellation_undone_not_refused() -> None:

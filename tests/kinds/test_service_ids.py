@@ -45,7 +45,7 @@ def test_each_kind_names_its_ids(
 
 def test_a_departure_or_a_party_update_processing_is_not_decided_yet() -> None:
     for kind in (Kind.DEPARTURE_DECLARATION, Kind.TRANSIT_PARTY_UPDATE):
-        assert set(model_of(kind).processing_states) == {"processing"}
+        assert set(model_of(kind).processing_states) == {"processing", "new"}
     assert model_of(Kind.MOVEMENT).processing_states == frozenset()
 
 
