@@ -103,6 +103,7 @@ UNAUTHORIZED: Final = 403
 NOT_FOUND: Final = 404
 METHOD_NOT_ALLOWED: Final = 405
 HAWB_REFUSED: Final = 409  # HAWB deactivation refused
+TRANSIT_CANCELED: Final = 409  # a party PATCH of a transit declaration customs cancelled
 DUPLICATE_CODE: Final = 409  # template group code already used by the company
 IDEMPOTENCY_IN_FLIGHT: Final = 409
 IDEMPOTENCY_OTHER_REQUEST: Final = 422  # a key reused with another path or body

@@ -1,6 +1,8 @@
 """The TransitPartyUpdate kind's endpoints: PATCH the parties of a transit declaration, by
 the departure path or the arrival path. The declaration is processed again from now
-(``transit.current``); the body it keeps is ``transit.with_parties``.
+(``transit.current``); the body it keeps is ``transit.with_parties``. A declaration customs
+cancelled no longer changes: its PATCH is refused with 409, as a HAWB deactivation the
+HAWB's state forbids is (docs/api-choices.md), and the declaration stays as it was.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import DECIDED_AT, Sandbox
 from customs_batch.sandbox.request_schemas import parties_body_schema
 from customs_batch.sandbox.store import Table
-from customs_batch.sandbox.transit import transit_record, with_parties
-from customs_batch.sandbox.web import check_schema, json_body, json_response
+from customs_batch.sandbox.transit import current, transit_record, with_parties
+from customs_batch.sandbox.web import check_schema, fail, json_body, json_response
+from customs_batch.vocabulary import same_status
 
 KIND = "TransitPartyUpdate"
 """The kind whose requests this module serves (``customs_batch.kinds.Kind``)."""
@@ -34,6 +37,13 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
     now = sandbox.clock()
     with sandbox.store.lock():
         record = transit_record(sandbox, declaration_id)
+        status = current(sandbox, record)["status"]
+        if same_status(status, contract.CANCELED):
+            fail(
+                contract.TRANSIT_CANCELED,
+                f"transit declaration {declaration_id} is {status}: its parties can no longer "
+                "change",
+            )
         updated = {
             **record,
             "status": contract.DEPARTURE_PROCESSING,
@@ -49,6 +59,7 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
 
 
 C = contract
+_REFUSED = {str(C.TRANSIT_CANCELED): "customs cancelled the declaration"}
 OPERATIONS = (
     op.ApiOperation(
         "PATCH",
@@ -57,6 +68,7 @@ OPERATIONS = (
         "Update the parties (departure)",
         (op.path("declarationId", op.INT),),
         PARTIES_BODY,
+        errors=_REFUSED,
     ),
     op.ApiOperation(
         "PATCH",
@@ -65,6 +77,7 @@ OPERATIONS = (
         "Update the parties (arrival)",
         (op.ID,),
         PARTIES_BODY,
+        errors=_REFUSED,
     ),
 )
 """The endpoints of this module (see ``operations.py``)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from customs_batch.sandbox.seed import builtin_seed_text, parse_seed
 from customs_batch.sandbox.transit import with_parties
-from tests.sandbox.conftest import FakeClock, departure
+from tests.sandbox.conftest import ClientFactory, FakeClock, departure
 
 SUBMIT = "/v1/declarations/transit"
 
@@ -149,3 +150,44 @@ def test_a_party_patch_keeps_the_fields_of_a_party_it_leaves_out() -> None:
     }
     assert patched["Principal"] == {"name": "A"}
     assert held["Consignee"] == {"name": "Globex GmbH", "city": "Hamburg"}
+
+
+def _cancelled_seed() -> str:
+    """The built-in seed, its transit declarations 7001 and 7002 cancelled by customs (the
+    body's word and the API document's filter word)."""
+    text = builtin_seed_text()
+    for before, after in (
+        ("{declarationId: 7001, status: ready,", "{declarationId: 7001, status: canceled,"),
+        ("{declarationId: 7002, status: processing,", "{declarationId: 7002, status: CANCELED,"),
+    ):
+        assert text.count(before) == 1
+        text = text.replace(before, after)
+    return text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/declarations/transit/{id}/parties",
+        "/transit-declarations/{id}/parties",
+    ],
+)
+@pytest.mark.parametrize("declaration_id", [7001, 7002])
+def test_a_party_patch_of_a_declaration_customs_cancelled_is_refused(
+    make_api: ClientFactory, clock: FakeClock, path: str, declaration_id: int
+) -> None:
+    # Found in review: the PATCH was answered 200 processing, and the cancelled declaration
+    # came back to life as processing, then ready.
+    api = make_api(seed=parse_seed(_cancelled_seed(), "seed.yaml"))
+    before = api.get(f"{SUBMIT}/{declaration_id}").json()
+    response = api.patch(path.format(id=declaration_id), json={"Principal": {"name": "X BV"}})
+    assert response.status_code == 409
+    status = before["status"]
+    assert response.json() == {
+        "statusCode": 409,
+        "message": f"transit declaration {declaration_id} is {status}: its parties can no "
+        "longer change",
+        "error": "Conflict",
+    }
+    clock.advance(10.0)
+    assert api.get(f"{SUBMIT}/{declaration_id}").json() == before
