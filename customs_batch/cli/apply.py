@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._command_line import command_line
@@ -132,7 +133,8 @@ def apply(
     `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is
     refused (exit 64). A saved plan holds guarantee access codes only as digests: apply
     reads them again from the manifests the plan was made from (run it from the same
-    folder) and refuses the plan when one changed.
+    folder), at the --mrn-check-digit level the plan was made with (another level given
+    with a plan is refused), and refuses the plan when one changed.
 
     \b
     Examples:
@@ -167,6 +169,7 @@ def apply(
             command=command_line(),
             allow_large_change=allow_large_change,
             annotate_results=annotate_dir,
+            mrn_check_digit_given=_given("mrn_check_digit"),
         ),
         presenter,
     )
@@ -177,3 +180,9 @@ def apply(
 
             report_written(result.annotated)
     return int(result.exit_code)
+
+
+def _given(parameter: str) -> bool:
+    """Whether the option ``parameter`` was given on the command line (not its default)."""
+    source = click.get_current_context().get_parameter_source(parameter)
+    return source is not None and source is not ParameterSource.DEFAULT

@@ -28,7 +28,9 @@ from customs_batch.planning.diff import following_processing, in_flight_ended
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.model import PlannedChange
 from customs_batch.planning.planfile import (
+    MRN_CHECK_WORDS,
     check_current,
+    mrn_check_word,
     needs_manifests,
     read_plan,
     restore_sensitive,
@@ -101,6 +103,10 @@ class ApplyOptions:
     annotate_results: Path | None = None
     """The folder to write the results copies of the spreadsheets in once the run ends
     (see :mod:`customs_batch.commands.results`); None: none are written."""
+    mrn_check_digit_given: bool = False
+    """Whether ``inputs.mrn_check_digit`` was asked for (``--mrn-check-digit`` given) rather
+    than left at its default: a saved plan is read with the level it was made with, and one
+    asked for that differs is refused (:func:`_as_the_plan_was_made`)."""
 
     @property
     def plan_file(self) -> Path | None:
@@ -228,6 +234,8 @@ def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[Resul
     if options.plan_file is not None:
         manifests = tuple(Path(path) for path in result.plan.manifests)
         inputs = replace(inputs, paths=manifests)
+        if result.plan.mrn_check_digit is not None:
+            inputs = replace(inputs, mrn_check_digit=MRN_CHECK_WORDS[result.plan.mrn_check_digit])
     annotate = ResultsOptions(
         replace(inputs, environment=result.environment.name),
         options.annotate_results,
@@ -253,6 +261,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         )
     environment = inputs.chosen_environment()
     saved = read_plan(plan_path, environment=environment.name) if plan_path else None
+    if saved is not None and plan_path is not None:
+        inputs = _as_the_plan_was_made(inputs, saved, plan_path, options.mrn_check_digit_given)
     loaded = inputs.loaded() if saved is None else Loaded([])
     documents = loaded.documents
     unchanged = loaded.unchanged(environment)
@@ -356,8 +366,11 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         env = env_words(environment.name)
         if env and "--env" not in shlex.split(resume):
             resume = shlex.join([*shlex.split(resume), *env])
+        # Made again as it was made: at its --mrn-check-digit level (error unless told).
+        level = plan.mrn_check_digit
+        checks = [] if level in (None, "error") else ["--mrn-check-digit", str(level)]
         again = shlex.join(
-            ["customs-batch", "plan", *_paths_named(plan), "-out", str(plan_path), *env]
+            ["customs-batch", "plan", *_paths_named(plan), *checks, "-out", str(plan_path), *env]
         )
         resume = f"{again}, then {resume}"
     return ApplyResult(
@@ -369,6 +382,24 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         tuple(address for address in undecided if address not in not_found),
         not_found=not_found,
     )
+
+
+def _as_the_plan_was_made(inputs: Inputs, plan: Plan, source: Path, given: bool) -> Inputs:
+    """``inputs`` with the options the saved ``plan`` was made with (its ``--mrn-check-digit``
+    level, which its manifests are read again with): one given to apply that contradicts
+    the plan's is refused, as a plan for another environment is."""
+    if plan.mrn_check_digit is None:  # a plan file from before plans recorded it
+        return inputs
+    level = MRN_CHECK_WORDS[plan.mrn_check_digit]
+    if given and inputs.mrn_check_digit != level:
+        asked = mrn_check_word(inputs.mrn_check_digit)
+        raise UsageError(
+            f"{source} was made with --mrn-check-digit {plan.mrn_check_digit}, not {asked}: "
+            "a saved plan is applied as it was made, with the options it was made with",
+            hint=f"leave out --mrn-check-digit (apply uses the plan's), or make the plan again "
+            f"with it: `customs-batch plan ... --mrn-check-digit {asked} -out {source}`",
+        )
+    return replace(inputs, mrn_check_digit=level)
 
 
 def _paths_named(plan: Plan) -> list[str]:

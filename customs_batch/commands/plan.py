@@ -14,7 +14,7 @@ from customs_batch.kinds import Address
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.guard import large_change
-from customs_batch.planning.planfile import digest_documents, write_plan
+from customs_batch.planning.planfile import digest_documents, mrn_check_word, write_plan
 from customs_batch.state.backend import PUSHED_SERVICE
 from customs_batch.state.lock import in_flight_of
 
@@ -97,6 +97,8 @@ def make_plan(options: PlanOptions) -> PlanResult:
     if options.save_to is not None:
         if not plan.lineage:  # nothing else tells this empty state from another project's
             plan = replace(plan, state_at=backend.location)
+        # apply reads the manifests again as this plan read them (a guarantee's access code).
+        plan = replace(plan, mrn_check_digit=mrn_check_word(inputs.mrn_check_digit))
         write_plan(
             options.save_to,
             plan,

@@ -117,6 +117,10 @@ class Plan:
     """For a saved plan made against an empty state (no lineage yet to tell it by): where
     that state is (a local folder, a PostgreSQL state's name), so that the plan is not
     applied to the empty state of another project."""
+    mrn_check_digit: str | None = None
+    """For a saved plan: the ``--mrn-check-digit`` level it was made with (``error``,
+    ``warning``, ``off``), which ``apply`` reads its manifests again with; None: not recorded
+    (a plan file written before plans recorded it)."""
 
     @property
     def counts(self) -> Mapping[Action, int]:

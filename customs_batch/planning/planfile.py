@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from customs_batch import jsontypes
 from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.findings import Severity
 from customs_batch.formats import VERSION_KEY
 from customs_batch.jsontypes import JSON, JSONObject
 from customs_batch.kinds import Address
@@ -101,11 +102,28 @@ def write_plan(
         "journal": plan.journal,
         "stateAt": plan.state_at,
         "manifests": list(manifests),
+        "options": {} if plan.mrn_check_digit is None else {_MRN: plan.mrn_check_digit},
         "changes": [_change_to_json(change, sealer, plan.lineage) for change in plan.changes],
     }
     body[_SEAL] = _seal(body)
     # Not sorted: "format" stays first, so a plan file is recognised from its first bytes.
     write_named_file(path, (json.dumps(body, indent=2) + "\n").encode(), what="plan")
+
+
+_MRN = "mrnCheckDigit"
+"""The key, under ``options``, of the ``--mrn-check-digit`` level a plan was made with."""
+MRN_CHECK_WORDS: Mapping[str, Severity | None] = {
+    "error": Severity.ERROR,
+    "warning": Severity.WARNING,
+    "off": None,
+}
+"""The levels of ``--mrn-check-digit``, by the word that names them (on the command line and
+in a plan file)."""
+
+
+def mrn_check_word(level: Severity | None) -> str:
+    """The word of an ``--mrn-check-digit`` level (``off`` for None)."""
+    return next(word for word, known in MRN_CHECK_WORDS.items() if known == level)
 
 
 _SEAL = "seal"
@@ -160,6 +178,12 @@ def read_plan(path: Path, *, environment: str) -> Plan:
     try:
         changes = tuple(_change_from_json(item) for item in body["changes"])
         manifests = tuple(str(item) for item in body.get("manifests") or ())
+        options = body.get("options") or {}
+        if not isinstance(options, dict):
+            raise TypeError(f"options is {type(options).__name__}, not an object")
+        mrn_check_digit = options.get(_MRN)
+        if mrn_check_digit is not None and mrn_check_digit not in MRN_CHECK_WORDS:
+            raise ValueError(f"options.{_MRN} is {mrn_check_digit!r}")
         return Plan(
             changes,
             str(body["lineage"]),
@@ -168,6 +192,7 @@ def read_plan(path: Path, *, environment: str) -> Plan:
             manifests=manifests,
             journal=str(body.get("journal") or ""),
             state_at=str(body.get("stateAt") or ""),
+            mrn_check_digit=None if mrn_check_digit is None else str(mrn_check_digit),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanFileError(

@@ -84,3 +84,16 @@ def test_help_shows_the_option_and_its_exit_code(capsys: pytest.CaptureFixture[s
     code, out, _ = run(capsys, "apply", "--help")
     assert code == 0
     assert "--time-budget DURATION" in out and "exit 4" in out
+
+
+def test_a_saved_plan_resumes_through_a_new_plan_at_its_mrn_check_level(
+    slow_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The plan made again is made as the saved one was: at its --mrn-check-digit level.
+    assert run(capsys, "plan", "--mrn-check-digit", "warning", "-out", "release.plan")[0] == 0
+    code, _, err = run(capsys, "apply", "release.plan", "--time-budget", "1s")
+    assert code == 4
+    assert (
+        "customs-batch plan --mrn-check-digit warning -out release.plan, then "
+        "customs-batch apply release.plan --time-budget 1s\n"
+    ) in err

@@ -127,3 +127,49 @@ def test_a_plan_saved_while_a_request_was_in_flight_applied_after_its_run_died(
     assert "needs a decision first" in done.stdout, done.stdout
     assert sandbox.requests("PATCH", "parties") == 0
     assert project.state()[departure]["status"] in ("pending", "unknown")
+
+
+def test_a_saved_plan_is_applied_at_the_mrn_check_level_it_was_made_with(
+    project: Project,
+) -> None:
+    # Found in review: `plan --mrn-check-digit off -out FILE` then `apply FILE` read the
+    # manifests again (for the departures' access codes) at the default level, error, and
+    # stopped on the MRN the plan had let through: the plan did not record the option.
+    project.copy_examples()
+    project.edit("manifests/movements.yaml", "24NLR1234567890120", "24NLR1234567890121")
+    done = project.run("plan", "-out", "strict.plan")
+    assert done.returncode == 1 and "error[mrn.check-digit]" in done.stdout + done.stderr
+    done = project.run("plan", "--mrn-check-digit", "off", "-out", "relaxed.plan")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # Without the option, apply reads the manifests at the plan's level and applies it.
+    done = project.run("apply", "relaxed.plan")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "error[mrn.check-digit]" not in done.stdout + done.stderr
+    assert "0 failed" in done.stdout, done.stdout
+    assert len(project.sandbox.movements()) == 3
+
+    # Given another level, apply refuses the plan, sending nothing.
+    project.edit("manifests/template-groups.yaml", "name: EU road imports", "name: EU road 2")
+    done = project.run("plan", "--mrn-check-digit", "warning", "-out", "rename.plan")
+    assert done.returncode == 0, done.stdout + done.stderr
+    saved = json.loads((project.root / "rename.plan").read_text())
+    assert saved["options"] == {"mrnCheckDigit": "warning"}
+    before = project.sandbox.get("/_sandbox/stats")["requests"]
+    for other in ("error", "off"):
+        done = project.run("apply", "rename.plan", "--mrn-check-digit", other)
+        assert done.returncode == 64, done.stdout + done.stderr
+        assert (
+            f"rename.plan was made with --mrn-check-digit warning, not {other}: a saved plan "
+            "is applied as it was made" in done.stderr
+        )
+        assert "leave out --mrn-check-digit" in done.stderr
+    assert project.sandbox.get("/_sandbox/stats")["requests"] == {
+        **before,
+        "GET /_sandbox/stats": before["GET /_sandbox/stats"] + 1,
+    }, "a refused plan sent requests"
+    # The same level given again is no contradiction.
+    done = project.run("apply", "rename.plan", "--mrn-check-digit", "warning")
+    assert done.returncode == 0, done.stdout + done.stderr
+    groups = project.sandbox.get("/v1/declaration-templates/groups")["result"]
+    assert [g["name"] for g in groups if g["code"] == "EU-ROAD"] == ["EU road 2"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +11,13 @@ import pytest
 
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.planfile import (
+    MRN_CHECK_WORDS,
     PlanFileError,
     _seal,
     check_current,
     digest_documents,
     is_plan_file,
+    mrn_check_word,
     read_plan,
     saved_plan_among,
     write_plan,
@@ -202,3 +205,30 @@ def test_a_saved_plan_re_saved_with_a_byte_order_mark_is_still_one(tmp_path: Pat
     assert saved_plan_among([tmp_path / "edited.plan"]) == tmp_path / "edited.plan"
     with pytest.raises(PlanFileError, match="the plan file was changed since"):
         read_plan(tmp_path / "edited.plan", environment="local")
+
+
+@pytest.mark.parametrize("level", ["error", "warning", "off"])
+def test_a_saved_plan_records_its_mrn_check_level(tmp_path: Path, level: str) -> None:
+    plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    plan = replace(plan, mrn_check_digit=level)
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
+    body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert body["options"] == {"mrnCheckDigit": level}
+    assert read_plan(tmp_path / "p.json", environment="local") == plan
+    assert MRN_CHECK_WORDS[mrn_check_word(MRN_CHECK_WORDS[level])] == MRN_CHECK_WORDS[level]
+
+
+def test_a_plan_file_without_options_or_with_a_level_it_does_not_know(tmp_path: Path) -> None:
+    # Written before plans recorded their options: read, with no level of its own.
+    plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
+    body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    del body["options"]
+    body["seal"] = _seal(body)
+    (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
+    assert read_plan(tmp_path / "p.json", environment="local").mrn_check_digit is None
+    body["options"] = {"mrnCheckDigit": "lenient"}
+    body["seal"] = _seal(body)
+    (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
+    with pytest.raises(PlanFileError, match=r"damaged .*mrnCheckDigit is 'lenient'"):
+        read_plan(tmp_path / "p.json", environment="local")
