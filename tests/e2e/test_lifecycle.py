@@ -304,6 +304,52 @@ def test_a_departure_customs_cancelled_is_held_and_never_patched(
     assert project.state()[address]["outputs"]["declarationId"] != ident
 
 
+def _customs_sets(sandbox: Sandbox, ident: int, status: str) -> None:
+    """The service holds transit declaration ``ident`` in ``status`` from now on (customs'
+    doing: the API cannot make it)."""
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])  # the same service
+    sandbox.stop()
+    with sqlite3.connect(sandbox.db) as db:
+        where = ("transitDeclarations", str(ident))
+        (body,) = db.execute("SELECT body FROM records WHERE tbl = ? AND id = ?", where).fetchone()
+        changed = json.dumps({**json.loads(body), "status": status})
+        db.execute("UPDATE records SET body = ? WHERE tbl = ? AND id = ?", (changed, *where))
+    sandbox.start()
+
+
+def test_a_departure_in_a_status_it_does_not_know_is_followed_never_done(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """A transit status outside the departure's lists (BLOCKED: the API document lists it
+    without a meaning) is neither done nor failed: apply --wait waits on it and fails at its
+    timeout, plan shows it waiting, status pending; once customs releases it, it is done."""
+    project.write("manifests/departures.yaml", batches.departures(1))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    address = "DepartureDeclaration/dep-e2e-01"
+    ident = project.state()[address]["outputs"]["declarationId"]
+    _customs_sets(sandbox, ident, "BLOCKED")
+    project.write_config()
+
+    waited = project.run("apply", "--auto-approve", "--wait", "--wait-timeout", "0")
+    assert waited.returncode == 1, waited.stdout + waited.stderr
+    unknown = "(a status customs-batch does not know for it: never counted as done)"
+    assert f"{ident} still BLOCKED {unknown}" in waited.stdout, waited.stdout
+    assert "0 succeeded, 1 failed" in waited.stdout
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 2 and changes[address]["action"] == "waiting", changes
+    status = project.run("status", "--format", "json")
+    (entry,) = json.loads(status.stdout)["declarations"]
+    assert (entry["serviceState"], entry["pending"], entry["rejected"]) == ("BLOCKED", True, False)
+    assert sandbox.requests("PATCH", "") == 0 and len(sandbox.created_transit()) == 1
+
+    _customs_sets(sandbox, ident, "RELEASED")
+    project.write_config()
+    done = project.run("apply", "--auto-approve", "--wait")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{ident} is RELEASED" in done.stdout and "1 succeeded" in done.stdout
+    assert project.run("plan", "--detailed-exitcode").returncode == 0
+
+
 def test_a_service_that_refuses_connections_leaves_nothing_to_decide(
     project: Project, sandbox: Sandbox
 ) -> None:
