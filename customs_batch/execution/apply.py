@@ -226,6 +226,8 @@ class _Run:
             return Outcome(change.address, NodeStatus.SUCCEEDED, change.operation, "dropped")
         if change.operation is Operation.MOVE:
             return self._followed_once_moved(change, self._move(change))
+        if change.operation is Operation.HAND_OVER:
+            return self._hand_over(change)
         if (
             change.moved_from is not None
             and str(change.address) not in self.session.state.resources
@@ -678,6 +680,29 @@ class _Run:
             change.operation,
             f"moved from {old}",
             outputs=dict(moved.outputs),
+        )
+
+    def _hand_over(self, change: PlannedChange) -> Outcome:
+        """Party fields handed to or from another document of the same declaration, at the
+        value the service holds: the record takes the document's spec; nothing is sent."""
+        previous = self.session.state.resources.get(str(change.address))
+        if previous is None or previous.status is not RecordStatus.APPLIED:
+            raise _NotSent("its record changed since the plan was made: plan again")
+        spec, unknown = resolve(dict(change.spec), self.lookup)
+        if unknown:
+            raise _NotSent("a value it refers to is not known: its source was not applied")
+        record = previous.with_changes(
+            spec=dict(spec), identity=change.identity or previous.identity, updated_at=now_iso()
+        )
+        if self.history is not None:
+            self.history.handed_over(change)
+        self.session.record(record)
+        return Outcome(
+            change.address,
+            NodeStatus.SUCCEEDED,
+            change.operation,
+            "party fields handed over; nothing sent",
+            outputs=dict(record.outputs),
         )
 
     def _followed_once_moved(self, change: PlannedChange, moved: Outcome) -> Outcome:

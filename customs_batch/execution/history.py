@@ -184,6 +184,11 @@ class RunHistory:
         as asked, and took it as its own: the IDs the state records from now on."""
         self._append("adopted", change, ids=_ids(outputs))
 
+    def handed_over(self, change: PlannedChange) -> None:
+        """Party fields changed owner between two documents of one declaration; nothing
+        was sent."""
+        self._append("handed-over", change)
+
     def dropped(self, change: PlannedChange) -> None:
         """A record was dropped (its document is gone); nothing was sent."""
         self._append("dropped", change)

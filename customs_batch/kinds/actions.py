@@ -55,6 +55,10 @@ class Operation(StrEnum):
     RESEND_MOVEMENT = "resend-movement"
     DEACTIVATE_HAWB = "deactivate-hawb"
     CANCEL_EXPORT = "cancel-export"
+    HAND_OVER = "hand-over"
+    """Record that a document no longer writes party fields another document of the same
+    declaration takes over in the same plan, at the value the service holds: nothing is
+    sent (``planning/diff.py``, ``_hand_over``)."""
     FOLLOW = "follow"
     """Read where an object the service has not decided yet stands, and record it (with
     ``apply --wait``, until it is decided): the kind's ``refresh``, nothing is sent."""
@@ -64,7 +68,7 @@ class Operation(StrEnum):
         """How many requests the operation sends (a lookup by code is one more, and so is
         the read of the rejected declaration a resubmission replaces, and the read of the
         object a write to an existing one goes to: ``KindModel.reads_first``)."""
-        if self in (Operation.NONE, Operation.FORGET, Operation.MOVE):
+        if self in (Operation.NONE, Operation.FORGET, Operation.MOVE, Operation.HAND_OVER):
             return 0
         if self in (
             Operation.FIND_OR_CREATE_TEMPLATE_GROUP,

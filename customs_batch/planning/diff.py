@@ -28,7 +28,7 @@ from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities, moved_words
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
-from customs_batch.planning.owners import refuse_second_writers
+from customs_batch.planning.owners import declaration_of, refuse_second_writers
 from customs_batch.planning.references import resolve
 from customs_batch.planning.replaced import ReplacedIds
 from customs_batch.planning.unchanged import Unchanged
@@ -118,6 +118,10 @@ def _plan(
         return sealer.compared(kind, spec, recorded, state.lineage)
 
     changes: list[PlannedChange] = []
+    left_out: dict[int, tuple[ResourceRecord, tuple[FieldChange, ...], frozenset[str]]] = {}
+    """By place in ``changes``, the changes refused for party fields their document no
+    longer writes, with their record, values and what they follow: another document of the
+    same declaration may take those fields over (``_hand_over``)."""
     # An empty state (a first plan of a bulk load) has no orphans: no set of every name.
     named = {str(doc.address) for doc in documents} if state.resources else set()
     planned: dict[str, Mapping[str, JSON]] = {}
@@ -256,6 +260,13 @@ def _plan(
             own_spec = spec is doc.spec and not unknown
             if decided is _UNCHANGED and own_spec and unchanged is not None and key is not None:
                 unchanged.found(key)
+            if (
+                decided.action is Action.REFUSED
+                and decided is not shuffled
+                and running is None
+                and _party_fields_left_out(model_of(doc.kind), values)
+            ):
+                left_out[len(changes)] = (record, values, followed)
         if shuffled is not None and decided is shuffled:
             held = model_of(doc.kind).identifier(record) if record is not None else None
             at = f" ({held} at the service)" if held is not None else ""
@@ -310,6 +321,8 @@ def _plan(
         _refuse_what_names_a_resubmitted_id(changes, resubmitted, recorded)
     _hold_what_waits_for_a_held_object(changes)
     refuse_second_writers(changes, recorded)
+    if left_out and _hand_over(changes, left_out, recorded, now):
+        refuse_second_writers(changes, recorded)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)
@@ -786,6 +799,200 @@ def _renamed(
     )
 
 
+def _field_paths(value: FieldChange) -> list[str]:
+    """The party fields (``Consignee.city``) a change of a whole party (``Consignee``)
+    touches, each; the change's own path otherwise."""
+    if "." in value.path or "[" in value.path:
+        return [value.path]
+    old = value.old if isinstance(value.old, dict) else {}
+    new = value.new if isinstance(value.new, dict) else {}
+    if not old and not new:
+        return [value.path]
+    return [
+        f"{value.path}.{name}"
+        for name in sorted(set(old) | set(new))
+        if old.get(name) != new.get(name)
+    ]
+
+
+def _party_fields_left_out(model: KindModel, values: tuple[FieldChange, ...]) -> list[str]:
+    """The party fields (``Consignee.city``) a document of a kind writing parties no longer
+    writes, which the service keeps (``KindModel.kept_when_left_out``): one by one, or a
+    whole party left out."""
+    if model.parties is None:
+        return []
+    left: list[str] = []
+    for value in values:
+        role = value.path.split(".", 1)[0]
+        if value.new is not None or value.old is None or role not in model.kept_when_left_out:
+            continue
+        left += [path for path in _field_paths(value) if path.count(".") == 1]
+    return left
+
+
+def _party_value(spec: Mapping[str, JSON], path: str) -> tuple[bool, JSON]:
+    """Whether ``spec`` writes the party field ``path`` (``Consignee.city``), and its value."""
+    role, name = path.split(".", 1)
+    party = spec.get(role)
+    if isinstance(party, Mapping) and name in party:
+        return True, party[name]
+    return False, None
+
+
+_WRITING = frozenset({Action.CREATE, Action.UPDATE})
+
+
+def _hand_over(
+    changes: list[PlannedChange],
+    left_out: Mapping[int, tuple[ResourceRecord, tuple[FieldChange, ...], frozenset[str]]],
+    recorded: Callable[[str], ResourceRecord | None],
+    now: datetime,
+) -> bool:
+    """Party fields handed from one document to another of the same declaration in one
+    change, in place: True when any was.
+
+    A document that no longer writes a party field its record holds is refused (the
+    service's party update removes nothing). When another document of the plan aimed at
+    the same declaration (by its ID, known from the state) starts writing that field, the
+    field changes owner instead: the first document's record stops holding it, and nothing
+    is sent for it (the service keeps the value); the new owner sends it only when it writes
+    another value (an update by the new owner). A change that does nothing else sends
+    nothing: ``hand-over``, which only records it.
+    """
+    targets: dict[int, tuple[str, str] | None] = {}
+
+    def target(at: int) -> tuple[str, str] | None:
+        if at not in targets:
+            targets[at] = declaration_of(changes[at], recorded)
+        return targets[at]
+
+    by_target: dict[tuple[str, str], list[int]] = {}
+    for at, change in enumerate(changes):
+        if model_of(change.address.kind).parties is None:
+            continue
+        if change.action in _WRITING or at in left_out:
+            aimed = target(at)
+            if aimed is not None:
+                by_target.setdefault(aimed, []).append(at)
+    # By giver, each field it hands over and to whom.
+    given: dict[int, dict[str, int]] = {}
+    for at, (_record, values, _followed) in left_out.items():
+        aimed = target(at)
+        if aimed is None:
+            continue
+        for path in _party_fields_left_out(model_of(changes[at].address.kind), values):
+            for other in by_target.get(aimed, ()):
+                if other == at:
+                    continue
+                writes, _value = _party_value(changes[other].spec, path)
+                before = recorded(str(changes[other].address))
+                if writes and not (
+                    before is not None
+                    and before.status is RecordStatus.APPLIED
+                    and _party_value(before.spec, path)[0]
+                ):
+                    given.setdefault(at, {})[path] = other
+                    break
+    decided: dict[int, Decision] = {}
+    while True:
+        decided.clear()
+        for at, handed in given.items():
+            record, values, followed = left_out[at]
+            change = changes[at]
+            rest = tuple(
+                value for value in values if not all(path in handed for path in _field_paths(value))
+            )
+            if rest:
+                decision = _decide(change.address, change.spec, record, rest, now, followed)
+                if decision.action is not Action.UPDATE:
+                    continue
+            else:
+                decision = Decision(Action.UPDATE, Operation.HAND_OVER)
+            decided[at] = decision
+        # A giver still refused writes nothing: what it was to take over stays with its
+        # giver, which is refused in turn.
+        stuck = {
+            at
+            for at, handed in given.items()
+            if any(other in left_out and other not in decided for other in handed.values())
+        }
+        if not stuck:
+            break
+        for at in stuck:
+            del given[at]
+    if not decided:
+        return False
+    taken: dict[int, dict[str, tuple[int, bool]]] = {}
+    for at in decided:
+        for path, other in given[at].items():
+            _writes, value = _party_value(changes[other].spec, path)
+            same = value == _party_value(left_out[at][0].spec, path)[1]
+            taken.setdefault(other, {})[path] = (at, same)
+    handings: dict[int, str] = {}
+    for at, decision in decided.items():
+        change = changes[at]
+        words = []
+        for path, other in given[at].items():
+            sends = "" if taken[other][path][1] else ", which sends the value it writes"
+            words.append(f"hands {path} over to {changes[other].address}{sends}")
+        handing = handings[at] = "; ".join(words)
+        if decision.operation is Operation.HAND_OVER:
+            reason = (
+                f"{handing}: the service keeps the value and the state records the new "
+                "owner; nothing is sent"
+            )
+        else:
+            reason = f"{decision.reason}; {handing} (the service keeps the value)"
+        changes[at] = _handed(change, decision, reason)
+    for other, paths in taken.items():
+        change = changes[other]
+        words = [
+            f"takes {path} over from {changes[at].address}"
+            + ("" if same else ", writing another value")
+            for path, (at, same) in paths.items()
+        ]
+        own_values = left_out[other][1] if other in decided else change.values
+        own_rest = {
+            path
+            for value in own_values
+            for path in _field_paths(value)
+            if path not in given.get(other, {})
+        }
+        kept = {path for path, (_at, same) in paths.items() if same}
+        quiet = (
+            change.action is Action.UPDATE
+            and change.operation is not Operation.HAND_OVER
+            and own_rest <= kept
+            and recorded(str(change.address)) is not None
+        )
+        if quiet:
+            gives = f"{handings[other]}; " if other in handings else ""
+            reason = (
+                f"{gives}{'; '.join(words)} at the value the service holds: the state records the "
+                "new owner; nothing is sent"
+            )
+            changes[other] = _handed(change, Decision(Action.UPDATE, Operation.HAND_OVER), reason)
+        else:
+            reason = f"{changes[other].reason}; {'; '.join(words)}".lstrip("; ")
+            changes[other] = replace(changes[other], reason=reason)
+    return True
+
+
+def _handed(change: PlannedChange, decision: Decision, reason: str) -> PlannedChange:
+    model = model_of(change.address.kind)
+    identity = change.identity
+    if not identity and model.identity is not None:
+        identity = model.identity(change.spec)
+    return replace(
+        change,
+        action=decision.action,
+        operation=decision.operation,
+        reason=reason,
+        idempotency_key=decision.idempotency_key,
+        identity=identity,
+    )
+
+
 def _decide(
     address: Address,
     spec: Mapping[str, JSON],
@@ -950,7 +1157,13 @@ def _decide_change(
             f"{prefix}no longer writes {', '.join(kept)}, but the service's update changes the "
             "values it is sent and removes none: the service would keep what was sent before, "
             "and the state would say it is gone. Write the values back (the update then sends "
-            "the rest), or write the values the service should hold instead",
+            "the rest), or write the values the service should hold instead"
+            + (
+                ". To move a party field to another document of the same declaration, write "
+                "it there in the same change: the plan hands it over"
+                if model.parties is not None
+                else ""
+            ),
         )
     if model.lacks_id(record):
         # The update goes to the recorded ID: without one there is no object to send it to.

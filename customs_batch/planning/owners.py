@@ -45,7 +45,7 @@ def refuse_second_writers(
     writers.sort(key=lambda item: (_updates(item[1]) is not None, str(item[1].address)))
     owned: dict[tuple[str, str], dict[Field, Address]] = {}
     for at, change in writers:
-        target = _declaration(change, recorded)
+        target = declaration_of(change, recorded)
         if target is None:
             continue
         fields = owned.setdefault(target, {})
@@ -64,7 +64,7 @@ def _updates(change: PlannedChange) -> str | None:
     return None if parties is None else parties.updates
 
 
-def _declaration(
+def declaration_of(
     change: PlannedChange, recorded: Callable[[str], ResourceRecord | None]
 ) -> tuple[str, str] | None:
     """The declaration whose party fields ``change`` writes, by variant and ID, when known:

@@ -127,6 +127,7 @@ def test_a_party_value_left_out_is_refused_not_planned_as_removed() -> None:
         "DepartureDeclaration/d",
     )
     assert change.action is Action.REFUSED and "no longer writes Consignee," in change.reason
+
     # A value changed, or one added, is an update as before.
     moved = {**with_street, "Consignee": {**consignee, "city": "HH"}}
     change = _only(
@@ -134,6 +135,92 @@ def test_a_party_value_left_out_is_refused_not_planned_as_removed() -> None:
         "DepartureDeclaration/d",
     )
     assert (change.action, change.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
+
+
+_CONSIGNEE = {"name": "G", "countryCode": "DE", "city": "Hamburg", "street": "Kai 1"}
+_REF = "${ref:DepartureDeclaration/d.declarationId}"
+
+
+def _handover_state(update: Mapping[str, Any]) -> State:
+    departure = {**DEPARTURE, "Consignee": _CONSIGNEE}
+    return _state(
+        _applied("DepartureDeclaration/d", departure, declarationId=77, status="ready"),
+        _applied(
+            "TransitPartyUpdate/u",
+            {"declarationId": 77, **update},
+            declarationId=77,
+            status="ready",
+        ),
+    )
+
+
+def _moved(city_in_update: str | None, update: Mapping[str, Any]) -> Plan:
+    without = {key: value for key, value in _CONSIGNEE.items() if key != "city"}
+    moved = {**update, "Consignee": {**update["Consignee"]}}
+    if city_in_update is not None:
+        moved["Consignee"]["city"] = city_in_update
+    return plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", {**DEPARTURE, "Consignee": without}, 0),
+            doc(Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": _REF, **moved}, 1),
+        ],
+        _handover_state(update),
+        now=NOW,
+    )
+
+
+def test_a_party_field_moved_to_a_party_update_with_its_value_is_handed_over() -> None:
+    # Moving Consignee.city from the departure to its party update, same value, was refused
+    # ("no longer writes Consignee.city ... Write the values back"), and writing it back
+    # was a project.two-owners error: no way out. Now the field changes owner, nothing sent.
+    plan = _moved("Hamburg", {"Consignee": {"eoriNo": "DE1"}})
+    giver = _only(plan, "DepartureDeclaration/d")
+    taker = _only(plan, "TransitPartyUpdate/u")
+    assert (giver.action, giver.operation) == (Action.UPDATE, Operation.HAND_OVER)
+    assert giver.reason == (
+        "hands Consignee.city over to TransitPartyUpdate/u: the service keeps the value and "
+        "the state records the new owner; nothing is sent"
+    )
+    assert (taker.action, taker.operation) == (Action.UPDATE, Operation.HAND_OVER)
+    assert taker.reason.startswith("takes Consignee.city over from DepartureDeclaration/d")
+    assert taker.spec["Consignee"] == {"eoriNo": "DE1", "city": "Hamburg"}
+    assert plan.requests == 0 and plan.has_changes and not plan.blocked
+
+
+def test_a_party_field_handed_over_with_another_value_is_sent_by_its_new_owner() -> None:
+    plan = _moved("Bremen", {"Consignee": {"eoriNo": "DE1"}})
+    giver = _only(plan, "DepartureDeclaration/d")
+    taker = _only(plan, "TransitPartyUpdate/u")
+    assert (giver.action, giver.operation) == (Action.UPDATE, Operation.HAND_OVER)
+    assert "which sends the value it writes" in giver.reason
+    assert (taker.action, taker.operation) == (Action.UPDATE, Operation.UPDATE_TRANSIT_PARTIES)
+    assert "takes Consignee.city over from DepartureDeclaration/d, writing another value" in (
+        taker.reason
+    )
+
+
+def test_a_party_field_left_out_and_taken_by_no_one_stays_refused() -> None:
+    plan = _moved(None, {"Consignee": {"eoriNo": "DE1"}})
+    giver = _only(plan, "DepartureDeclaration/d")
+    assert giver.action is Action.REFUSED and "no longer writes Consignee.city" in giver.reason
+
+
+def test_a_party_field_is_never_handed_to_a_party_update_of_another_declaration() -> None:
+    without = {key: value for key, value in _CONSIGNEE.items() if key != "city"}
+    plan = plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", {**DEPARTURE, "Consignee": without}, 0),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "u",
+                {"declarationId": 78, "Consignee": {"eoriNo": "DE1", "city": "Hamburg"}},
+                1,
+            ),
+        ],
+        _handover_state({"Consignee": {"eoriNo": "DE1"}}),
+        now=NOW,
+    )
+    assert _only(plan, "DepartureDeclaration/d").action is Action.REFUSED
 
 
 def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() -> None:
@@ -428,3 +515,52 @@ def test_a_consumed_batch_plans_the_same_and_lets_its_documents_go() -> None:
     assert given == []
     # No document outlives the plan: a plan of 100,000 rows keeps their specs, not them.
     assert all(ref() is None for ref in watched)
+
+
+def test_a_whole_party_moved_from_one_party_update_to_another_is_handed_over() -> None:
+    # Splitting a party update: its Consignee moves whole to a new update's record (one
+    # already applied with another field), at the same values; it writes a Principal field.
+    state = _state(
+        _applied("DepartureDeclaration/d", DEPARTURE, declarationId=77, status="ready"),
+        _applied(
+            "TransitPartyUpdate/a",
+            {"declarationId": 77, "Consignee": {"eoriNo": "DE1", "city": "HH"}},
+            declarationId=77,
+        ),
+        _applied(
+            "TransitPartyUpdate/b",
+            {"declarationId": 77, "Consignor": {"city": "R"}},
+            declarationId=77,
+        ),
+    )
+    plan = plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "a",
+                {"declarationId": _REF, "Principal": {"city": "X"}},
+                1,
+            ),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "b",
+                {
+                    "declarationId": 77,
+                    "Consignor": {"city": "R"},
+                    "Consignee": {"eoriNo": "DE1", "city": "HH"},
+                },
+                2,
+            ),
+        ],
+        state,
+        now=NOW,
+    )
+    giver = _only(plan, "TransitPartyUpdate/a")
+    taker = _only(plan, "TransitPartyUpdate/b")
+    assert (giver.action, giver.operation) == (Action.UPDATE, Operation.UPDATE_TRANSIT_PARTIES)
+    assert giver.reason == (
+        "changes Principal; hands Consignee.city over to TransitPartyUpdate/b; hands "
+        "Consignee.eoriNo over to TransitPartyUpdate/b (the service keeps the value)"
+    )
+    assert (taker.action, taker.operation) == (Action.UPDATE, Operation.HAND_OVER)
