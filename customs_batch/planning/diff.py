@@ -262,6 +262,8 @@ def _plan(
                 unchanged.found(key)
             if (
                 decided.action is Action.REFUSED
+                and record.status is RecordStatus.APPLIED
+                and record.not_found_at is None
                 and decided is not shuffled
                 and running is None
                 and _party_fields_left_out(model_of(doc.kind), values)
@@ -840,6 +842,21 @@ def _party_value(spec: Mapping[str, JSON], path: str) -> tuple[bool, JSON]:
 
 
 _WRITING = frozenset({Action.CREATE, Action.UPDATE})
+_HOLDING = frozenset({Action.NO_CHANGE, Action.WAITING})
+"""A document that sends nothing, whose record may already hold a field another hands it."""
+
+
+def _holds(
+    recorded: Callable[[str], ResourceRecord | None], change: PlannedChange, path: str
+) -> bool:
+    """Whether the applied record of ``change`` already writes the party field ``path`` at
+    the value its document writes."""
+    before = recorded(str(change.address))
+    return (
+        before is not None
+        and before.status is RecordStatus.APPLIED
+        and _party_value(before.spec, path) == _party_value(change.spec, path)
+    )
 
 
 def _hand_over(
@@ -870,7 +887,7 @@ def _hand_over(
     for at, change in enumerate(changes):
         if model_of(change.address.kind).parties is None:
             continue
-        if change.action in _WRITING or at in left_out:
+        if change.action in _WRITING or change.action in _HOLDING or at in left_out:
             aimed = target(at)
             if aimed is not None:
                 by_target.setdefault(aimed, []).append(at)
@@ -884,15 +901,12 @@ def _hand_over(
             for other in by_target.get(aimed, ()):
                 if other == at:
                     continue
-                writes, _value = _party_value(changes[other].spec, path)
-                before = recorded(str(changes[other].address))
-                if writes and not (
-                    before is not None
-                    and before.status is RecordStatus.APPLIED
-                    and _party_value(before.spec, path)[0]
-                ):
-                    given.setdefault(at, {})[path] = other
-                    break
+                if not _party_value(changes[other].spec, path)[0]:
+                    continue
+                if changes[other].action in _HOLDING and not _holds(recorded, changes[other], path):
+                    continue
+                given.setdefault(at, {})[path] = other
+                break
     decided: dict[int, Decision] = {}
     while True:
         decided.clear()
@@ -925,6 +939,8 @@ def _hand_over(
     taken: dict[int, dict[str, tuple[int, bool]]] = {}
     for at in decided:
         for path, other in given[at].items():
+            if _holds(recorded, changes[other], path):
+                continue  # its owner already (an earlier apply recorded it, say)
             _writes, value = _party_value(changes[other].spec, path)
             same = value == _party_value(left_out[at][0].spec, path)[1]
             taken.setdefault(other, {})[path] = (at, same)
@@ -933,7 +949,8 @@ def _hand_over(
         change = changes[at]
         words = []
         for path, other in given[at].items():
-            sends = "" if taken[other][path][1] else ", which sends the value it writes"
+            same = other not in taken or path not in taken[other] or taken[other][path][1]
+            sends = "" if same else ", which sends the value it writes"
             words.append(f"hands {path} over to {changes[other].address}{sends}")
         handing = handings[at] = "; ".join(words)
         if decision.operation is Operation.HAND_OVER:
@@ -959,11 +976,14 @@ def _hand_over(
             if path not in given.get(other, {})
         }
         kept = {path for path, (_at, same) in paths.items() if same}
+        before = recorded(str(change.address))
         quiet = (
             change.action is Action.UPDATE
-            and change.operation is not Operation.HAND_OVER
+            and change.operation is model_of(change.address.kind).update
             and own_rest <= kept
-            and recorded(str(change.address)) is not None
+            and before is not None
+            and before.status is RecordStatus.APPLIED
+            and before.not_found_at is None
         )
         if quiet:
             gives = f"{handings[other]}; " if other in handings else ""
@@ -1161,7 +1181,7 @@ def _decide_change(
             + (
                 ". To move a party field to another document of the same declaration, write "
                 "it there in the same change: the plan hands it over"
-                if model.parties is not None
+                if model.parties is not None and record.status is RecordStatus.APPLIED
                 else ""
             ),
         )

@@ -203,6 +203,10 @@ def test_a_party_field_left_out_and_taken_by_no_one_stays_refused() -> None:
     plan = _moved(None, {"Consignee": {"eoriNo": "DE1"}})
     giver = _only(plan, "DepartureDeclaration/d")
     assert giver.action is Action.REFUSED and "no longer writes Consignee.city" in giver.reason
+    assert giver.reason.endswith(
+        "To move a party field to another document of the same declaration, write it there "
+        "in the same change: the plan hands it over"
+    )
 
 
 def test_a_party_field_is_never_handed_to_a_party_update_of_another_declaration() -> None:
@@ -564,3 +568,59 @@ def test_a_whole_party_moved_from_one_party_update_to_another_is_handed_over() -
         "Consignee.eoriNo over to TransitPartyUpdate/b (the service keeps the value)"
     )
     assert (taker.action, taker.operation) == (Action.UPDATE, Operation.HAND_OVER)
+
+
+def test_a_party_field_is_handed_to_a_document_whose_record_already_holds_it() -> None:
+    # A handover half recorded (the run ended after the new owner's record, or a plan of
+    # part of the batch took the field first): the old owner still hands it over, with
+    # nothing sent, and the new owner is unchanged.
+    without = {key: value for key, value in _CONSIGNEE.items() if key != "city"}
+    update = {"Consignee": {"eoriNo": "DE1", "city": "Hamburg"}}
+    plan = plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", {**DEPARTURE, "Consignee": without}, 0),
+            doc(Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": _REF, **update}, 1),
+        ],
+        _handover_state(update),
+        now=NOW,
+    )
+    giver = _only(plan, "DepartureDeclaration/d")
+    assert (giver.action, giver.operation) == (Action.UPDATE, Operation.HAND_OVER)
+    assert _only(plan, "TransitPartyUpdate/u").action is Action.NO_CHANGE
+
+
+def test_a_party_field_of_an_update_the_service_refused_is_not_handed_over() -> None:
+    # Its record holds what was asked, not what the service holds: nothing to hand over.
+    without = {key: value for key, value in _CONSIGNEE.items() if key != "city"}
+    failed = ResourceRecord(
+        "TransitPartyUpdate/u",
+        RecordStatus.FAILED,
+        "update-transit-parties",
+        {"declarationId": 77, "Principal": {"city": "R"}, "Consignee": {"city": "Hamburg"}},
+        outputs={"declarationId": 77, "status": "ready"},
+        error=ServiceFailure(400, "refused"),
+    )
+    state = _state(
+        _applied(
+            "DepartureDeclaration/d",
+            {**DEPARTURE, "Consignee": without},
+            declarationId=77,
+            status="ready",
+        ),
+        failed,
+    )
+    plan = plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", {**DEPARTURE, "Consignee": _CONSIGNEE}, 0),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE, "u", {"declarationId": 77, "Principal": {"city": "R"}}, 1
+            ),
+        ],
+        state,
+        now=NOW,
+    )
+    refused = _only(plan, "TransitPartyUpdate/u")
+    assert refused.action is Action.REFUSED and "Write the values back" in refused.reason
+    assert "hands it over" not in refused.reason
+    taker = _only(plan, "DepartureDeclaration/d")
+    assert (taker.action, taker.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
