@@ -274,13 +274,34 @@ def _import_check(at: ImportAt) -> ImportRefused | None:
     document's, rewriting someone else's group (a mistyped ID). Taken only when the state
     says the address stood for that ID: a group whose code was changed at the service, taken
     back as ``refresh``'s way out says (``state rm --gone``, then ``import``), which the
-    next apply changes back. Adopted never: the lost creation sent its code, and made a
-    group of that code."""
+    next apply changes back, when its name is the document's (a group whose code and name
+    both differ may be another one the ID was given to again: refused, with the way to take
+    it over). Adopted never: the lost creation sent its code, and made a group of that
+    code."""
     held, wanted = at.held.get("code"), at.spec.get("code")
     if held is None or wanted is None or _identity({**at.spec, "code": held}) == _identity(at.spec):
         return None  # the same group (a code written with other spaces or in another form)
     if at.its_own():
-        return None
+        name, named = at.held.get("name"), at.spec.get("name")
+        if name == named:
+            return None  # its code changed at the service, its name as the document's
+        # The history gave the address this ID, but the group there has another code AND
+        # another name: what a group of someone else looks like once the ID was given again
+        # (a sandbox reset), as much as one whose code and name a colleague both changed.
+        # The API gives nothing else to tell them apart (no creation time in the list).
+        where = "" if at.where is None else f" ({at.where('code')})"
+        return ImportRefused(
+            f"template group {at.remote_id} has code {held!r} and name {name!r} at the "
+            f"service, and {at.address}{where} says {wanted!r} and {named!r}: the history "
+            f"gave {at.address} the ID {at.remote_id}, but a group whose code and name both "
+            "differ may be another group the ID was given to again (after a sandbox reset, "
+            "say), and once imported, the next apply would change its code and name to the "
+            "document's. Nothing was recorded",
+            hint=f"if group {at.remote_id} is not yours, do not import it: the next apply "
+            f"creates {at.address} anew (its record is gone); if it is yours, its code and "
+            f"name changed at the service, set the document's code to {held!r}, import it, "
+            "then set the code you want: the next plan shows the change, and apply makes it",
+        )
     if at.sent:
         return ImportRefused(
             f"template group {at.remote_id} has code {held!r} at the service, and the last "

@@ -167,6 +167,40 @@ def test_a_group_whose_code_changed_there_is_imported_back_at_the_id_its_history
     assert _group_at_the_emulator(project, group_id)["code"] == "EU-ROAD"
 
 
+def test_the_way_out_does_not_take_another_group_the_id_was_given_to_again(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: after a sandbox reset, the ID the history gave the group
+    # went to a colleague's group (another code, another name); refresh's way out (`state
+    # rm --gone`, then `import` at that ID) took it, and the next apply rewrote the
+    # colleague's group into the document's. Code and name both differing: refused.
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    group_id = _state(project).read().resources[group].outputs["id"]
+    assert isinstance(group_id, int)
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = json_set(body, '$.code', 'SEA-FREIGHT', "
+            "'$.name', 'Colleague sea') WHERE tbl = 'templateGroups' AND id = ?",
+            (str(group_id),),
+        )
+    assert run(capsys, "refresh")[0] == 0
+    assert run(capsys, "state", "rm", "--gone", group)[0] == 0
+    code, out, err = run(capsys, "import", group, str(group_id))
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert (
+        f"template group {group_id} has code 'SEA-FREIGHT' and name 'Colleague sea' at the service"
+    ) in said
+    assert f"if group {group_id} is not yours, do not import it" in said
+    assert group not in _state(project).read().resources
+    code, out, _ = run(capsys, "plan", "--format", "json")
+    (change,) = [c for c in json.loads(out)["changes"] if c["address"] == group]
+    assert change["action"] == "create"
+    assert _group_at_the_emulator(project, group_id)["code"] == "SEA-FREIGHT"
+
+
 def test_import_refuses_a_deactivation_that_never_happened(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

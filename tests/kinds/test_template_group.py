@@ -160,3 +160,28 @@ def test_an_import_at_a_group_of_another_code_is_refused_unless_the_state_says_i
     assert refused is not None
     assert "and the last request of TemplateGroup/eu-road sent 'EU-ROAD'" in refused.message
     assert "`customs-batch state forget TemplateGroup/eu-road`" in refused.hint
+
+
+def test_an_import_the_history_allows_is_refused_when_the_name_differs_too() -> None:
+    """After a sandbox reset, the ID the history gave the address went to a colleague's group
+    (SEA-FREIGHT, 'Colleague sea'): refresh's way out (`state rm --gone`, then `import`) took
+    it, and the next apply rewrote it into the document's group. A group whose code and name
+    both differ is refused even when the history gave the address its ID."""
+    from customs_batch.kinds import Address
+    from customs_batch.kinds.model import ImportAt
+
+    model = model_of(KIND)
+    assert model.import_check is not None
+    address = Address(KIND, "eu-road")
+    held = {**SPEC, "code": "SEA-FREIGHT", "name": "Colleague sea"}
+    at = ImportAt(address, "3", SPEC, held, lambda name: f"m.yaml:7 ({name})", lambda: True)
+    refused = model.import_check(at)
+    assert refused is not None
+    assert refused.message.startswith(
+        "template group 3 has code 'SEA-FREIGHT' and name 'Colleague sea' at the service"
+    )
+    assert "the ID was given to again" in refused.message
+    assert "if group 3 is not yours, do not import it" in refused.hint
+    # Its code changed at the service, its name the document's: taken back.
+    renamed = ImportAt(address, "3", SPEC, {**SPEC, "code": "SEA-FREIGHT"}, None, lambda: True)
+    assert model.import_check(renamed) is None
