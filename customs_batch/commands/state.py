@@ -291,7 +291,19 @@ def import_document(
         spec, _unknown = resolve(dict(document.spec), lookup)
 
         def where(name: str) -> str:
-            return location_text(document.locate(("spec", name)))
+            # The documents above are kept without the place of each value: the file is
+            # read again for the line the field is written on (only for a refusal).
+            from customs_batch.manifest import Document, iter_file
+
+            placed = next(
+                (
+                    item
+                    for item in iter_file(Path(document.source.file))
+                    if isinstance(item, Document) and item.address == address
+                ),
+                document,
+            )
+            return location_text(placed.locate(("spec", name)))
 
         def last_known() -> frozenset[str]:
             with reading_history(backend) as history:

@@ -44,9 +44,13 @@ class Difference:
     service: JSON
     mutable: bool
 
-    def describe(self) -> str:
-        """One line for the user."""
-        tail = "the next apply changes it" if self.mutable else "it cannot be changed"
+    def describe(self, *, refused: bool = False) -> str:
+        """One line for the user (``refused``: of an object not recorded, which no apply
+        changes)."""
+        if refused:
+            tail = "changeable in place" if self.mutable else "it cannot be changed"
+        else:
+            tail = "the next apply changes it" if self.mutable else "it cannot be changed"
         return (
             f"{self.field}: the manifest says {_shown(self.manifest)}, the service holds "
             f"{_shown(self.service)} ({tail})"
@@ -79,14 +83,14 @@ class Comparison:
         """The differences no call of the API can make go away."""
         return tuple(d for d in self.differences if not d.mutable)
 
-    def lines(self, *, unread: bool = True) -> list[str]:
+    def lines(self, *, unread: bool = True, refused: bool = False) -> list[str]:
         """What the comparison found, for the user, one line each (``unread``: with the
-        fields the service does not give back)."""
+        fields the service does not give back; ``refused``: of an object not recorded)."""
         lines = []
         if self.checked:
             same = "" if self.differences else ": the same"
             lines.append(f"compared with the service: {', '.join(self.checked)}{same}")
-        lines += [d.describe() for d in self.differences]
+        lines += [d.describe(refused=refused) for d in self.differences]
         if unread and (self.resent or self.trusted):
             lines.append(f"not given back by the service ({self.found.unread}):")
         if unread and self.resent and self.unsent:
@@ -142,7 +146,8 @@ class DiffersAtService(CustomsBatchError):
         self.comparison = comparison
 
     def details(self) -> str | None:
-        return "".join(f"  {line}\n" for line in self.comparison.lines(unread=False))
+        lines = self.comparison.lines(unread=False, refused=True)
+        return "".join(f"  {line}\n" for line in lines)
 
 
 def _shown(value: JSON) -> str:

@@ -116,10 +116,15 @@ def test_import_refuses_a_template_group_of_another_code(
     code, out, err = run(capsys, "import", "TemplateGroup/my-group", "1")
     assert code == 1, out + err
     said = " ".join(err.split())
+    # At the line and column the code is written on (the file is one line of JSON).
+    column = json.dumps(group).index('"MY-ROAD"') + 1
     assert (
         "template group 1 has code 'DEFAULT' at the service, and TemplateGroup/my-group "
-        f"({Path('manifests') / 'my-group.yaml'}:1:1) says 'MY-ROAD'"
+        f"({Path('manifests') / 'my-group.yaml'}:1:{column}) says 'MY-ROAD'"
     ) in said
+    # Nothing is recorded, so no apply changes the fields that differ.
+    assert "code: the manifest says 'MY-ROAD', the service holds 'DEFAULT' (changeable" in said
+    assert "the next apply changes it" not in said
     assert "the next apply would change that group's code to 'MY-ROAD'" in said
     assert "Nothing was recorded" in said
     assert "set the document's code to 'DEFAULT', import it" in said
