@@ -37,7 +37,7 @@ from customs_batch.planning.planfile import (
     saved_plan_among,
 )
 from customs_batch.state.history import history_for, reading_history
-from customs_batch.state.model import ResourceRecord, State
+from customs_batch.state.model import RecordStatus, ResourceRecord, State
 
 if TYPE_CHECKING:
     from customs_batch.reports.results_workbook import ResultsFile
@@ -428,7 +428,11 @@ def _not_found(plan: Plan, state: State) -> tuple[str, ...]:
         if change.action is not Action.NEEDS_DECISION:
             continue
         address, record = _held_at(change, state)
-        if record is not None and record.not_found_at is not None:
+        if (
+            record is not None
+            and record.status is RecordStatus.APPLIED
+            and record.not_found_at is not None
+        ):
             found.append(address)
     return tuple(found)
 

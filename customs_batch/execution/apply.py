@@ -54,6 +54,7 @@ from customs_batch.kinds.model import (
     key_made_at,
     new_idempotency_key,
     not_found_words,
+    unknown_not_found_words,
 )
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
@@ -474,32 +475,14 @@ class _Run:
         say so and the ways out."""
         record = checked.record
         ident = checked.model.identifier(record)
-        if record.status.outcome_unknown:
-            # Nothing is noted: plan and status go by the unknown outcome, and the ways out
-            # of a record noted not found (`state rm --gone`) are not those of such a record.
-            there = (
-                f"the service no longer holds {ident}"
-                if instead is None
-                else f"the service holds another object at {ident} than the one recorded "
-                f"({instead}): its ID was given again, after a sandbox reset say"
-            )
-            return (
-                f"{there}, and the outcome of the last request to {record.address} is "
-                "unknown, so nothing is sent to it. If its object is gone, `customs-batch "
-                f"state forget {record.address}`, and the next apply sends its document as "
-                f"new; if the object at {ident} is its own, changed there, `customs-batch "
-                f"state forget {record.address}`, then `customs-batch import "
-                f"{record.address} {ident}` takes it back as the service holds it (a "
-                "template group under another code than its document's only when this "
-                "environment's history holds an answer that gave "
-                f"{record.address} {ident}; else `import` says how; an apply "
-                "after `state forget` alone would create a second one); if the service "
-                "should still hold it, check the environment: the next apply reads it again"
-            )
         since = record.not_found_at
         if since is None or instead != record.found_instead:
             since = since or now_iso()
+            # An unknown outcome is noted too (its status kept): the next plan holds it
+            # for a decision rather than planning the repeat apply would refuse again.
             self.session.record(record.with_changes(not_found_at=since, found_instead=instead))
+        if record.status.outcome_unknown:
+            return unknown_not_found_words(record.address, ident, since, instead)
         return not_found_words(record.address, ident, since, instead)
 
     def _record_answer(

@@ -12,7 +12,13 @@ from customs_batch.execution.apply import now_iso
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import ImportAt, KindModel, Refreshed, not_found_words
+from customs_batch.kinds.model import (
+    ImportAt,
+    KindModel,
+    Refreshed,
+    not_found_words,
+    unknown_not_found_words,
+)
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.state.backend import StateSession
@@ -331,7 +337,7 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
     by_kind: dict[Kind, list[ResourceRecord]] = {}
     for address, record in sorted(session.state.resources.items()):
         parsed = Address.parse(address)
-        if parsed is not None and record.status is RecordStatus.APPLIED:
+        if parsed is not None and (record.status is RecordStatus.APPLIED or _noted(record)):
             by_kind.setdefault(parsed.kind, []).append(record)
     for kind, records in by_kind.items():
         model = model_of(kind)
@@ -344,13 +350,26 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
                 continue
             answer = answers[record.address]
             instead = (
-                None if answer is None else model.another_object(record.spec, answer.remote_spec)
+                None if answer is None else model.another_than_recorded(record, answer.remote_spec)
             )
             if answer is None or instead is not None:
                 drifts.append(_not_found(session, model, record, instead))
+            elif record.status.outcome_unknown:
+                # Its object is there again: the note goes, and the next apply repeats the
+                # request whose answer was lost (nothing else is known of it).
+                session.record(record.with_changes(not_found_at=None, found_instead=None))
+                again = "found at the service again: the next apply repeats its last request"
+                drifts.append(Drift(record.address, again))
             else:
                 drifts.extend(_record_refresh(session, model, record, answer))
     return drifts
+
+
+def _noted(record: ResourceRecord) -> bool:
+    """A record whose last request's outcome is unknown (an update whose answer was lost)
+    that apply noted its object not found, or another object at its ID (the repeat reads
+    it first): read again, so that the note goes once the service holds it again."""
+    return record.status.outcome_unknown and record.not_found_at is not None
 
 
 def _not_found(
@@ -363,7 +382,8 @@ def _not_found(
     if since is None or instead != record.found_instead:
         since = since or now_iso()
         session.record(record.with_changes(not_found_at=since, found_instead=instead))
-    words = not_found_words(record.address, model.identifier(record), since, instead)
+    said = unknown_not_found_words if record.status.outcome_unknown else not_found_words
+    words = said(record.address, model.identifier(record), since, instead)
     return Drift(record.address, words, missing=True)
 
 
@@ -467,6 +487,8 @@ def _unknown_entry(
     decision = model.unknown_outcome(address, record, datetime.now(UTC))
     if decision.action is Action.NEEDS_DECISION:
         message = "outcome of the last request unknown"
+        if record.not_found_at is not None:  # and its object not found, or another there
+            message = decision.reason
         return StatusEntry(str(address), "needs-decision", ident, message=message)
     message = f"outcome of the last request unknown: the next apply repeats it ({decision.reason})"
     return StatusEntry(str(address), "unknown", ident, message=message)

@@ -327,6 +327,8 @@ def recorded_result(
             why = f"the outcome of the last request is unknown: the next apply repeats it ({decision.reason})"
             return DocumentResult(text, ResultStatus.NOT_APPLIED, ids, errors=(why,), at=at)
         why = "the outcome of the last request is unknown: see `customs-batch state adopt`"
+        if record.not_found_at is not None:  # and its object not found, or another there
+            why = decision.reason
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
     if record.status is RecordStatus.FAILED:
         refused = (record.error.message,) if record.error and record.error.message else ()

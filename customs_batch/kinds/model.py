@@ -604,7 +604,23 @@ class KindModel:
         document is as it was sent: re-send it (a movement with its recorded key, a
         cancellation again), or hold it for a decision (a departure): how ``status``,
         ``state list`` and the results name it."""
-        return self.after_unknown(UnknownOutcome(address, record, (), now))
+        return self.decide_unknown(UnknownOutcome(address, record, (), now))
+
+    def decide_unknown(self, unknown: UnknownOutcome) -> Decision:
+        """What a plan does with a record whose last outcome is unknown: held for a
+        decision once apply found the service no longer holding its object, or another
+        object at its ID (``not_found_at``, ``found_instead``: a repeat of the update read
+        it first and sent nothing); otherwise as the kind decides (``after_unknown``)."""
+        record = unknown.record
+        if record.not_found_at is None:
+            return self.after_unknown(unknown)
+        words = unknown_not_found_words(
+            str(unknown.address),
+            self.identifier(record),
+            record.not_found_at,
+            record.found_instead,
+        )
+        return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
 
     def as_answered(self, spec: Mapping[str, JSON], outputs: Mapping[str, JSON]) -> JSONObject:
         """``spec`` with the fields an answer gives back (a template group's name) as the
@@ -718,6 +734,35 @@ def not_found_words(address: str, ident: Scalar, since: str, instead: str | None
         f"rm --gone {address}` removes its record, and the next apply sends it again; if "
         "the service should still hold it, check the environment, then `customs-batch "
         "refresh` reads it again"
+    )
+
+
+def unknown_not_found_words(
+    address: str, ident: Scalar, since: str, instead: str | None = None
+) -> str:
+    """What apply, refresh, status and plan say of a record whose last request's outcome is
+    unknown (an update whose answer was lost) when the service no longer holds its object
+    (``instead``: holds another object at its ID, differing so from what the record says
+    it is, under either outcome): nothing is sent to it, and its ways out are not those of
+    an applied record (``state rm --gone`` refuses an unknown outcome)."""
+    named = "its object" if ident in (None, "") else str(ident)
+    there = (
+        f"{named} was not found at the service (since {since})"
+        if instead is None
+        else f"the service holds another object at {named} than the one recorded ({instead}; "
+        f"seen since {since}): its ID was given again, after a sandbox reset say, or someone "
+        "changed what it is known by there (a template group's code)"
+    )
+    return (
+        f"{there}, and the outcome of the last request to {address} is unknown, so nothing "
+        f"is sent to it. If its object is gone, `customs-batch state forget {address}`, and "
+        f"the next apply sends its document as new; if the object at {named} is its own, "
+        f"changed there, `customs-batch state forget {address}`, then `customs-batch import "
+        f"{address} {named}` takes it back as the service holds it (a template group under "
+        "another code than its document's only when this environment's history holds an "
+        f"answer that gave {address} {named}; else `import` says how; an apply after `state "
+        "forget` alone would create a second one); if the service should still hold it, "
+        "check the environment, then `customs-batch refresh` reads it again"
     )
 
 

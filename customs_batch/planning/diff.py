@@ -22,6 +22,7 @@ from customs_batch.kinds.model import (
     describe_error,
     normal_text,
     not_found_words,
+    unknown_not_found_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import JSON, Document
@@ -366,7 +367,7 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
         if change.spec:
             model = model_of(change.address.kind)
             unknown = UnknownOutcome(address, record, change.changed, when)
-            decided = model.after_unknown(unknown)
+            decided = model.decide_unknown(unknown)
         else:  # a record the manifests no longer name (a document's change has its spec)
             gone = _gone(change.address, record)
             decided = Decision(gone.action, gone.operation, gone.reason)
@@ -757,6 +758,15 @@ def _held_gone(
             Operation.NONE,
             f"no longer in the manifests, and {words}",
         )
+    if record.status.outcome_unknown and record.not_found_at is not None:
+        # An update whose answer was lost, whose object apply then found gone or another.
+        model = model_of(address.kind)
+        words = unknown_not_found_words(
+            str(address), model.identifier(record), record.not_found_at, record.found_instead
+        )
+        return Decision(
+            Action.NEEDS_DECISION, Operation.NONE, f"no longer in the manifests, and {words}"
+        )
     return None
 
 
@@ -1033,7 +1043,7 @@ def _decide(
                 "follows the new one): sent to the new object",
             )
     if record.status.outcome_unknown:
-        return model.after_unknown(UnknownOutcome(address, record, _top_level(values), now))
+        return model.decide_unknown(UnknownOutcome(address, record, _top_level(values), now))
     if record.not_found_at is not None and record.status is RecordStatus.APPLIED:
         # The service no longer holds it, as refresh found: nothing to send it to, and
         # whether it is gone for good is the user's to say.

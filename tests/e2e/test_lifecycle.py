@@ -205,6 +205,67 @@ def test_an_id_the_service_gave_to_another_object_is_never_written_to(
     assert project.state()[departure]["outputs"]["declarationId"] != ids[departure]["declarationId"]
 
 
+LOSES_THE_PATCH = ("drop-after=0.9", 56)
+"""Faults and their seed under which the first request (the read before a group's PATCH)
+is answered and the next ones (the PATCH, and any attempt of it again) take effect and lose
+their answers."""
+
+
+def _reset_with_the_id_taken(tmp_path: Path, sandbox: Sandbox, groups: str) -> None:
+    """The emulator's data reset to the seed, and another client's group given the ID again."""
+    sandbox.stop()
+    for lost in sandbox.directory.glob("sandbox.sqlite3*"):
+        lost.unlink()
+    sandbox.start()
+    other = Project(tmp_path / "other-client", sandbox)
+    other.write("manifests/groups.yaml", groups)
+    assert other.run("apply", "--auto-approve").returncode == 0
+
+
+def test_a_repeat_refused_for_another_object_is_held_by_the_next_plan(
+    tmp_path: Path, project: Project, sandbox: Sandbox
+) -> None:
+    """A group's PATCH took effect and its answer was lost; the service's data was then
+    reset and the ID given to another client's group. The repeat reads it first and sends
+    nothing; it used to note nothing either, so every plan planned the update again and
+    every apply read and refused it again. Now the record is noted: the next plan holds it
+    for a decision with the ways out of an unknown outcome, and apply sends nothing."""
+    project.write("manifests/groups.yaml", GROUPS)
+    assert project.run("apply", "--auto-approve").returncode == 0
+    address = "TemplateGroup/plain"
+    ident = project.state()[address]["outputs"]["id"]
+    project.edit("manifests/groups.yaml", "name: Plain group", "name: Plainer group")
+    faults, seed = LOSES_THE_PATCH
+    # On the same port: a service named anew would be read back first (one more request).
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])
+    sandbox.start(faults=faults, fault_seed=seed)
+    lost = project.run("apply", "--auto-approve")
+    assert lost.returncode == 1, lost.stdout + lost.stderr
+    assert project.state()[address]["status"] == "unknown", lost.stdout
+    _reset_with_the_id_taken(tmp_path, sandbox, GROUPS.replace("PLAIN-1", "OTHER-1"))
+
+    refused = project.run("apply", "--auto-approve")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "not sent: the service holds another object at" in refused.stdout
+    record = project.state()[address]
+    assert record["status"] == "unknown" and "OTHER-1" in record["foundInstead"]
+    code, changes = _plan(project, "--detailed-exitcode")
+    assert code == 1
+    held = changes[address]
+    assert held["action"] == "needs-decision", held
+    reason = " ".join(str(held["reason"]).split())
+    assert (
+        f"`customs-batch state forget {address}`, then `customs-batch import {address} {ident}`"
+        in reason
+    )
+    assert "needs-decision" in project.run("state", "list").stdout
+    reads = sandbox.requests("GET", "groups")
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert sandbox.requests("GET", "groups") == reads, "the held record was read again"
+    assert sandbox.requests("PATCH", "") == 0, "a write went to another client's group"
+
+
 def test_a_group_whose_code_was_changed_there_is_taken_back_by_the_way_its_refusal_says(
     project: Project, sandbox: Sandbox
 ) -> None:

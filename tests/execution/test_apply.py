@@ -21,10 +21,11 @@ from customs_batch.client import (
 )
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
-from customs_batch.execution.reconcile import refresh
+from customs_batch.execution.reconcile import refresh, status_entries
+from customs_batch.execution.results import ResultStatus, recorded_result
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
-from customs_batch.kinds import Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import new_idempotency_key
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.diff import following_processing
@@ -1096,7 +1097,89 @@ def test_an_update_repeated_after_an_unknown_outcome_reads_its_object_first(
     assert outcome.detail.startswith("not sent: the service holds another object at ")
     assert "the outcome of the last request to " + address + " is unknown" in outcome.detail
     assert f"`customs-batch state forget {address}`" in outcome.detail
-    assert backend.read().resources[address] == lost  # nothing recorded of the other object
+    noted = backend.read().resources[address]
+    # Nothing of the other object is recorded; that it is there is noted, as refresh notes
+    # it, and the outcome stays unknown.
+    assert noted.found_instead is not None and noted.not_found_at is not None
+    assert noted == lost.with_changes(
+        not_found_at=noted.not_found_at, found_instead=noted.found_instead
+    )
+
+
+@pytest.mark.parametrize("address", ["TemplateGroup/g", "DepartureDeclaration/d"])
+def test_a_repeat_refused_for_another_object_is_held_by_the_next_plan_with_its_ways_out(
+    tmp_path: Path, emulator: Emulator, address: str
+) -> None:
+    # Found in review: the repeat of an update whose answer was lost, refused because the
+    # service holds another object at its ID, noted nothing: every plan planned the update
+    # again, and every apply read and refused it again, saying the same thing.
+    backend = LocalBackend(tmp_path)
+    sent = departure()
+    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", sent, 1)]
+    assert _apply(backend, docs, emulator).ok
+    edited = [
+        d
+        for d in [
+            doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0),
+            doc(
+                Kind.DEPARTURE_DECLARATION,
+                "d",
+                {**sent, "Consignee": {**sent["Consignee"], "city": "Bremen"}},
+                1,
+            ),
+        ]
+        if str(d.address) == address
+    ]
+    _apply_through(backend, edited, _AnswerLost(emulator.transport))
+    reset = _reset_and_taken(emulator)
+    try:
+        assert not _apply_through(backend, edited, reset.transport).ok
+        held = _planned(edited, backend.read())[address]
+        assert (held.action, held.operation) == (Action.NEEDS_DECISION, Operation.NONE)
+        assert held.reason.startswith("the service holds another object at ")
+        assert f"`customs-batch state forget {address}`, then `customs-batch import" in (
+            held.reason
+        )
+        recording = _Recording(reset.transport)
+        report = _apply_through(backend, edited, recording)
+        outcome = {str(o.address): o for o in report.outcomes}[address]
+        assert outcome.status is NodeStatus.SKIPPED and recording.patched == []
+        # refresh reads it again, and keeps the note while the other object is there...
+        client = CustomsClient(
+            Sender(
+                "http://sandbox.test",
+                "sandbox-key",
+                transport=reset.transport,
+                retry_policy=NO_RETRIES,
+            )
+        )
+        with client, backend.open("refresh") as session:
+            drift = {d.address: d for d in refresh(session, client)}[address]
+        assert drift.missing and "another object" in drift.message
+        assert "state forget" in drift.message and "rm --gone" not in drift.message
+    finally:
+        reset.close()
+    # ... and takes it away once the service holds the object again: the repeat goes.
+    client = CustomsClient(
+        Sender(
+            "http://sandbox.test",
+            "sandbox-key",
+            transport=emulator.transport,
+            retry_policy=NO_RETRIES,
+        )
+    )
+    with client, backend.open("refresh") as session:
+        drift = {d.address: d for d in refresh(session, client)}[address]
+    assert not drift.missing and drift.message.startswith("found at the service again")
+    record = backend.read().resources[address]
+    assert record.status is RecordStatus.UNKNOWN and record.not_found_at is None
+    assert _planned(edited, backend.read())[address].action is Action.UPDATE
+    report = _apply_through(backend, edited, emulator.transport)
+    assert {str(o.address): o.status for o in report.outcomes}[address] is NodeStatus.SUCCEEDED
+
+
+def _planned(docs: list[Any], state: State) -> dict[str, Any]:
+    return {str(c.address): c for c in plan_changes(docs, state).changes}
 
 
 def test_a_repeated_code_change_goes_to_the_group_under_either_code(
@@ -1264,3 +1347,34 @@ def test_an_update_repeated_after_a_lost_answer_with_one_more_edit_sends_the_los
     assert [(g["name"], g["code"]) for g in groups if g["id"] == ident] == [
         ("EU road (EU)", "EU-ROAD-2")
     ]
+
+
+def test_a_noted_unknown_outcome_is_told_with_its_ways_out_everywhere() -> None:
+    # status, results and a plan without its document say what the plan says of a repeat
+    # apply found another object for (an update whose answer was lost): a decision, with
+    # the ways out of an unknown outcome (`state rm --gone` refuses one), never "repeated".
+    address = "DepartureDeclaration/d"
+    record = ResourceRecord(
+        address,
+        RecordStatus.UNKNOWN,
+        Operation.UPDATE_DEPARTURE_PARTIES.value,
+        departure(),
+        outputs={"declarationId": 7003, "status": "ready"},
+        updated_at="2026-01-01T00:00:00.000Z",
+        not_found_at="2026-01-02T00:00:00.000Z",
+        found_instead="totalWeight 999 there, 60.0 recorded",
+    )
+    state = State(lineage="", serial=0, resources={address: record})
+    (entry,) = status_entries(state)
+    assert entry.lifecycle == "needs-decision"
+    assert f"`customs-batch state forget {address}`, then `customs-batch import" in entry.message
+    result = recorded_result(Address.parse(address) or _no_address(), record)
+    assert result.status is ResultStatus.NEEDS_DECISION
+    assert "another object at 7003" in result.errors[0] and "rm --gone" not in result.errors[0]
+    (orphan,) = plan_changes([], state).changes
+    assert orphan.action is Action.NEEDS_DECISION
+    assert orphan.reason.startswith("no longer in the manifests, and the service holds another")
+
+
+def _no_address() -> Any:
+    raise AssertionError("not an address")
