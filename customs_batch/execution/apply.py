@@ -312,6 +312,7 @@ class _Run:
             return answered_instead
         applied = intent.with_changes(
             status=RecordStatus.APPLIED,
+            maybe_held=(),  # answered: what it holds is known
             outputs=outputs,
             spec=model_of(change.address.kind).as_answered(intent.spec, outputs),
             updated_at=now_iso(),
@@ -1073,7 +1074,33 @@ def _intent(
         updated_at=_kept_time(change, previous) or now_iso(),
         superseded=superseded,
         identity=_identity(change, spec),
+        maybe_held=_maybe_held(change, previous, spec),
     )
+
+
+def _maybe_held(
+    change: PlannedChange, previous: ResourceRecord | None, spec: Mapping[str, JSON]
+) -> tuple[JSON, ...]:
+    """What the intent of an update keeps of the requests whose answers were lost since
+    the last answer: each may have been processed, leaving the object known by what it
+    sent (a group's code), until an answer settles it. The last of them is the previous
+    record's spec; the earlier ones it kept. Without them, a second lost code change
+    (A -> B, then B -> C) would leave only A (its outputs) and C (its spec), and a service
+    holding the group at B would be taken for another object."""
+    model = model_of(change.address.kind)
+    if (
+        previous is None
+        or not previous.status.outcome_unknown
+        or not previous.outputs
+        or change.operation is not model.update
+    ):
+        return ()
+    kept = [left for left in previous.maybe_held if isinstance(left, dict)]
+    lost = model.known_by(spec, previous.spec)
+    answered = {k: v for k, v in previous.outputs.items() if k in lost}
+    if lost and lost != answered and lost not in kept:
+        kept.append(lost)
+    return tuple(kept)
 
 
 def _kept_time(change: PlannedChange, record: ResourceRecord | None) -> str | None:

@@ -118,6 +118,7 @@ def adopt(
         spec=comparison.spec,
         outputs=dict(found.outputs),
         error=None,
+        maybe_held=(),
         updated_at=now_iso(),
         **_service_state(found),
     )

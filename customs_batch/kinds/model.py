@@ -669,7 +669,30 @@ class KindModel:
         if instead is None or not record.status.outcome_unknown:
             return instead
         answered = {**record.spec, **{k: v for k, v in record.outputs.items() if k in record.spec}}
-        return None if self.another_object(answered, held) is None else instead
+        # Or as an earlier request whose answer was lost too left it (``maybe_held``).
+        earlier = [
+            {**record.spec, **left} for left in record.maybe_held if isinstance(left, Mapping)
+        ]
+        for could_be in (answered, *earlier):
+            if self.another_object(could_be, held) is None:
+                return None
+        return instead
+
+    def known_by(self, spec: Mapping[str, JSON], lost: Mapping[str, JSON]) -> dict[str, JSON]:
+        """What the request ``lost`` (an update whose answer was lost) would have left of
+        what the object is known by where a request of ``spec`` leaves another value: the
+        fields it can change (``mutable``) that change the kind's identity (a template
+        group's code). Empty: the object is known alike under either."""
+        if self.identity is None:
+            return {}
+        mine = self.identity(spec)
+        return {
+            name: value
+            for name, value in lost.items()
+            if name in self.mutable
+            and spec.get(name) != value
+            and self.identity({**spec, name: value}) != mine
+        }
 
     def ids(self, record: ResourceRecord) -> dict[ServiceId, Scalar]:
         """The recorded object's IDs, by what they are (only those known)."""

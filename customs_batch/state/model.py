@@ -112,6 +112,13 @@ class ResourceRecord:
     """Set with ``not_found_at`` when what the service holds at the recorded ID is another
     object (its ID given again, after a sandbox reset say): how it differs, by the kind's
     identity and the fields that cannot change."""
+    maybe_held: tuple[JSON, ...] = ()
+    """While the outcome of its last request is unknown: what each earlier update whose
+    answer was lost too, since the last answer, would have left of what the object is known
+    by (a template group's code), oldest first, where its last request would leave another
+    value: the service may hold the object as any of those requests left it, until an
+    answer settles it (a group whose code changed A -> B, then B -> C, both answers lost,
+    may be at B)."""
 
     @property
     def never_created(self) -> bool:
@@ -148,6 +155,8 @@ class ResourceRecord:
             data["notFoundAt"] = self.not_found_at
         if self.found_instead is not None:
             data["foundInstead"] = self.found_instead
+        if self.maybe_held:
+            data["maybeHeld"] = list(self.maybe_held)
         return data
 
     @classmethod
@@ -173,6 +182,7 @@ class ResourceRecord:
                 "forgotten_from": data.get("forgottenFrom"),
                 "not_found_at": data.get("notFoundAt"),
                 "found_instead": data.get("foundInstead"),
+                "maybe_held": tuple(data.get("maybeHeld") or ()),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)
@@ -190,6 +200,7 @@ _LISTS = {
     "identity": "its identity is",
     "remoteErrors": "its remoteErrors are",
     "superseded": "its superseded is",
+    "maybeHeld": "its maybeHeld is",
 }
 
 

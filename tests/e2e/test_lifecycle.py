@@ -266,6 +266,36 @@ def test_a_repeat_refused_for_another_object_is_held_by_the_next_plan(
     assert sandbox.requests("PATCH", "") == 0, "a write went to another client's group"
 
 
+def test_a_group_left_at_the_first_of_two_lost_code_changes_is_changed_to_the_last(
+    project: Project, sandbox: Sandbox
+) -> None:
+    """A group's code changed 1 -> 2 and the answer lost after the change was made, then
+    2 -> 3 and the answer lost again, before it was made. The record remembered 1 and 3
+    only, so the group at 2 was taken for another object and the change never sent again.
+    Now it remembers 2 as well: the next apply changes the code to 3."""
+    project.write("manifests/groups.yaml", GROUPS)
+    assert project.run("apply", "--auto-approve").returncode == 0
+    address = "TemplateGroup/plain"
+    ident = project.state()[address]["outputs"]["id"]
+    sandbox.port = int(sandbox.url.rsplit(":", 1)[1].split("/")[0])  # the same service
+    faults, seed = LOSES_THE_PATCH
+    for code, lose in (("PLAIN-2", faults), ("PLAIN-3", faults.replace("drop-after", "drop"))):
+        project.edit("manifests/groups.yaml", "PLAIN-" + str(int(code[-1]) - 1), code)
+        sandbox.start(faults=lose, fault_seed=seed)
+        lost = project.run("apply", "--auto-approve")
+        assert lost.returncode == 1, lost.stdout + lost.stderr
+        assert project.state()[address]["status"] == "unknown", lost.stdout
+    sandbox.start()
+    groups = sandbox.get("/v1/declaration-templates/groups")["result"]
+    assert [g["code"] for g in groups if g["id"] == ident] == ["PLAIN-2"]
+
+    applied = project.run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    groups = sandbox.get("/v1/declaration-templates/groups")["result"]
+    assert [g["code"] for g in groups if g["id"] == ident] == ["PLAIN-3"]
+    assert project.state()[address]["status"] == "applied"
+
+
 def test_a_group_whose_code_was_changed_there_is_taken_back_by_the_way_its_refusal_says(
     project: Project, sandbox: Sandbox
 ) -> None:

@@ -1201,6 +1201,35 @@ def test_a_repeated_code_change_goes_to_the_group_under_either_code(
     assert record.status is RecordStatus.APPLIED and record.outputs["code"] == "EU-ROAD-2"
 
 
+def test_a_group_two_lost_code_changes_left_at_the_first_is_taken_as_its_own(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found in review: a group's code changed A -> B, the answer lost (B landed), then
+    # B -> C, the answer lost again (C never arrived). The record remembered A (its last
+    # answer) and C (its spec) only: the group at B was taken for another object, and the
+    # repeat was never sent.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator).ok
+    first = [doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "code": "EU-ROAD-B"}, 0)]
+    _apply_through(backend, first, _AnswerLost(emulator.transport))
+    second = [doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "code": "EU-ROAD-C"}, 0)]
+    _apply_through(backend, second, _NeverArrives(emulator.transport))
+    record = backend.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.UNKNOWN and record.spec["code"] == "EU-ROAD-C"
+    assert record.maybe_held == ({"code": "EU-ROAD-B"},)
+    ident = record.outputs["id"]
+    groups = emulator.http.get("/v1/declaration-templates/groups").json()["result"]
+    assert [g["code"] for g in groups if g["id"] == ident] == ["EU-ROAD-B"]
+
+    recording = _Recording(emulator.transport)
+    (outcome,) = _apply_through(backend, second, recording).outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    assert [body.get("code") for body in recording.patched] == ["EU-ROAD-C"]
+    record = backend.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.APPLIED and record.outputs["code"] == "EU-ROAD-C"
+    assert record.maybe_held == () and "maybeHeld" not in record.to_json()
+
+
 class _NeverArrives(httpx.BaseTransport):
     """The emulator, but a PATCH times out before it reaches the service."""
 
