@@ -214,6 +214,7 @@ def _plan(
             # A declared rename (metadata.previousNames): the earlier record, compared as if
             # it had always had this name; apply moves it before anything is sent.
             moved_from = Address.parse(renamed.address)
+            identity = identities.moved_to(doc, spec, place, renamed)
             identities.take(renamed.address)
             moved[str(doc.address)] = earlier = _restored(renamed)
             values = field_changes(earlier.spec, compared(doc.kind, spec, earlier.spec))
@@ -233,6 +234,7 @@ def _plan(
             decided, found = identities.decide_creation(doc.address, spec, identity, record)
             if found is not None:
                 moved_from = Address.parse(found.address)
+                identity = identities.moved_to(doc, spec, place, found)
                 moved[str(doc.address)] = earlier = _restored(found)
                 # The same request under a new name: what its record's object is (not found
                 # at the service, rejected, canceled) goes with it, as for a declared rename.

@@ -195,6 +195,26 @@ class Identities:
         shared = self._words.shared
         return tuple([shared(at, word) for at, word in enumerate(words)])
 
+    def moved_to(
+        self, doc: Document, spec: Mapping[str, JSON], place: int | None, taken: ResourceRecord
+    ) -> Identity:
+        """The identity of ``doc``, which takes over the record ``taken`` (a rename, by
+        ``metadata.previousNames`` or by the same request): at the place in its lane that
+        record's movement was sent at, as :meth:`place` gives a document its own record's
+        place, and the next documents of its lane count on from it. Counted under its new
+        name, it had the place of its row: after an earlier movement of the lane was
+        orphaned, a renamed one took that movement's place, and the next one its own."""
+        sent = _place_in(taken.identity) if place is not None else None
+        if sent is None or sent == place:
+            return self.of(doc, spec, place)
+        model = model_of(doc.kind)
+        if model.identity is not None and model.lane is not None:
+            lane_is = model.lane(doc.spec)
+            if hash((doc.kind._value_, *lane_is)) in self._shared_lanes:
+                lane = hash((doc.kind, *lane_is, *model.identity(doc.spec)))
+                self._places[lane] = max(self._places.get(lane, 0), sent + 1)
+        return self.of(doc, spec, sent)
+
     def decide_declared_rename(
         self, address: Address, spec: Mapping[str, JSON], earlier: ResourceRecord
     ) -> Decision | None:
@@ -681,3 +701,11 @@ def moved_words(model: KindModel, record: ResourceRecord) -> str:
     if record.status is RecordStatus.FORGOTTEN:
         return f"the same request as {record.address}{held}, forgotten by `customs-batch state rm`"
     return f"renamed from {record.address}{held}: the same request"
+
+
+def _place_in(identity: Sequence[str]) -> int | None:
+    """The place a recorded identity ends with (``place=2``), if any."""
+    if not identity:
+        return None
+    head, _, number = identity[-1].partition("=")
+    return int(number) if head == "place" and number.isdigit() else None

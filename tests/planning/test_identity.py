@@ -187,6 +187,40 @@ def test_a_renamed_movement_moves_and_a_second_one_of_the_same_action_is_created
     assert second.identity[-1] == "place=1"
 
 
+def test_a_renamed_movement_keeps_the_place_it_was_sent_at_after_one_before_it_is_orphaned() -> (
+    None
+):
+    """Found by an outside probe: m1, m2, m3 sent at places 0, 1, 2; m2 left out of the
+    manifests (orphaned: its movement still holds place 1 at the service), m3 renamed, m4
+    added. The renamed one was recorded at place 1 (its row's count under its new name) and
+    m4 created at place 2, m3's: two records at place 1, none at 3, and the correcting
+    movement of m2 later refused for m3's place."""
+    sent = plan_changes(
+        [movement(f"m{n}", n, quantity=n) for n in (1, 2, 3)], State.new(), now=NOW
+    ).changes
+    records = [
+        _applied(str(c.address), dict(c.spec), movementId=f"mov_{n}").with_changes(
+            identity=c.identity
+        )
+        for n, c in enumerate(sent, start=1)
+    ]
+    assert [r.identity[-1] for r in records] == ["place=0", "place=1", "place=2"]
+    plan = plan_changes(
+        [
+            movement("m1", 0, quantity=1),
+            movement("m3-renamed", 1, quantity=3),
+            movement("m4", 2, quantity=4),
+        ],
+        _state(*records),
+        now=NOW,
+    )
+    renamed = _only(plan, "Movement/m3-renamed")
+    assert renamed.action is Action.MOVED
+    assert renamed.identity[-1] == "place=2"
+    added = _only(plan, "Movement/m4")
+    assert (added.action, added.identity[-1]) == (Action.CREATE, "place=3")
+
+
 def test_a_movement_recorded_before_identities_moves_only_when_the_request_is_the_same() -> None:
     spec = dict(movement("x", 0).spec)
     legacy = _applied("Movement/mov-1", spec, movementId="mov_1")
