@@ -349,7 +349,8 @@ def test_an_import_at_another_groups_id_is_refused_and_rewrites_nothing(
     said = " ".join(refused.stderr.split())
     assert (
         f"template group {ident} has code 'THEIRS' at the service, and TemplateGroup/plain "
-        f"({Path('manifests') / 'groups.yaml'}:1:1) says 'PLAIN-1'"
+        f"({Path('manifests') / 'groups.yaml'}:4:{GROUPS.splitlines()[3].index('PLAIN-1') + 1}) "
+        "says 'PLAIN-1'"
     ) in said, said
     assert "Nothing was recorded" in said and "Traceback" not in said
     assert project.state() == {}
