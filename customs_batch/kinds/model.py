@@ -416,6 +416,13 @@ class KindModel:
     ID)."""
 
     on_conflict: ConflictFunction | None = None
+    told_after_loss: frozenset[str] = frozenset()
+    """Fields that, while the outcome of a record's last request is unknown (an update whose
+    answer was lost), also tell its object from another object at its ID that the kind's
+    identity alone takes for it (a template group's name: after a reset, the ID may be given
+    to a colleague's group of the very code the lost request sent). The object is then
+    taken for the record's only where these are as its last answer or the request left
+    them; otherwise nothing is sent and a decision is asked (``another_than_recorded``)."""
     import_check: ImportCheck | None = None
     """What ``import`` and ``state adopt`` refuse beyond a field that cannot change: an
     object at the ID whose
@@ -666,17 +673,33 @@ class KindModel:
         it (its spec): a template group whose code the request changed is the same group
         under either code. None: it may be the recorded object."""
         instead = self.another_object(record.spec, held)
-        if instead is None or not record.status.outcome_unknown:
+        if not record.status.outcome_unknown:
             return instead
         answered = {**record.spec, **{k: v for k, v in record.outputs.items() if k in record.spec}}
         # Or as an earlier request whose answer was lost too left it (``maybe_held``).
         earlier = [
             {**record.spec, **left} for left in record.maybe_held if isinstance(left, Mapping)
         ]
-        for could_be in (answered, *earlier):
-            if self.another_object(could_be, held) is None:
+        for could_be in (record.spec, answered, *earlier):
+            if self.another_object(could_be, held) is None and not self._told_apart(could_be, held):
                 return None
-        return instead
+        return instead or ", ".join(
+            f"{name} {held[name]!r} there, {record.spec[name]!r} recorded"
+            for name in sorted(self.told_after_loss)
+            if name in held and name in record.spec and held[name] != record.spec[name]
+        )
+
+    def _told_apart(self, could_be: Mapping[str, JSON], held: Mapping[str, JSON]) -> bool:
+        """Whether a field of ``told_after_loss`` differs between ``held`` and what the
+        object could be (text compared as the identity compares it)."""
+
+        def plain(value: JSON) -> JSON:
+            return normal_text(value) if isinstance(value, str) else value
+
+        return any(
+            name in held and name in could_be and plain(held[name]) != plain(could_be[name])
+            for name in self.told_after_loss
+        )
 
     def known_by(self, spec: Mapping[str, JSON], lost: Mapping[str, JSON]) -> dict[str, JSON]:
         """What the request ``lost`` (an update whose answer was lost) would have left of

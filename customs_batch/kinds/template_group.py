@@ -432,6 +432,7 @@ MODEL = KindModel(
     refresh=_refresh,
     on_conflict=_on_conflict,
     import_check=_import_check,
+    told_after_loss=frozenset({"name"}),
     identity=_identity,
     code_fields=CODE_FIELDS,
     immutable="{fields} of a template group cannot be changed: the API has no call for it. "

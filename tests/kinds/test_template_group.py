@@ -185,3 +185,30 @@ def test_an_import_the_history_allows_is_refused_when_the_name_differs_too() -> 
     # Its code changed at the service, its name the document's: taken back.
     renamed = ImportAt(address, "3", SPEC, {**SPEC, "code": "SEA-FREIGHT"}, None, lambda: True)
     assert model.import_check(renamed) is None
+
+
+def test_while_an_update_is_unknown_a_group_of_its_code_under_another_name_is_another() -> None:
+    """Found by an outside probe: a group's code change EU-ROAD -> EU-ROAD-B whose answer
+    was lost, then a sandbox reset, and a colleague's group 'Colleague sea' of code EU-ROAD-B
+    given the same ID: the repeat took it for ours (the code the lost request sent) and
+    PATCHed our name and templates into it. While the outcome is unknown, the name tells."""
+    from customs_batch.state import RecordStatus, ResourceRecord
+
+    model = model_of(KIND)
+    sent = {**SPEC, "code": "EU-ROAD-B", "name": "EU road imports"}
+    record = ResourceRecord(
+        "TemplateGroup/eu-road",
+        RecordStatus.UNKNOWN,
+        "update",
+        sent,
+        outputs={"id": 2, "code": "EU-ROAD", "name": "EU road imports"},
+    )
+    colleague = {**sent, "name": "Colleague sea"}
+    instead = model.another_than_recorded(record, colleague)
+    assert instead == "name 'Colleague sea' there, 'EU road imports' recorded"
+    # As the request left it, or as its last answer gave it: its own.
+    assert model.another_than_recorded(record, sent) is None
+    assert model.another_than_recorded(record, {**sent, "code": "EU-ROAD"}) is None
+    # An applied record: a name changed there is drift, as before.
+    applied = ResourceRecord("TemplateGroup/eu-road", RecordStatus.APPLIED, "update", sent)
+    assert model.another_than_recorded(applied, colleague) is None
