@@ -1007,7 +1007,45 @@ def _hand_over(
         else:
             reason = f"{changes[other].reason}; {'; '.join(words)}".lstrip("; ")
             changes[other] = replace(changes[other], reason=reason)
+    _give_after_taking(changes, {at: set(given[at].values()) & set(taken) for at in decided})
     return True
+
+
+def _give_after_taking(changes: list[PlannedChange], takers: Mapping[int, set[int]]) -> None:
+    """Each giver (by place in ``changes``) waits for the documents that take its fields
+    over (``takers``: those not already holding them), in place: its record lets the fields
+    go only once theirs hold them, so a taker that fails, or a run stopped between the two,
+    leaves a field with its giver, never with no document (the next plan hands it over
+    again, or refuses the giver if the taker is gone). A taker no longer waits for its
+    giver: what it refers to of it (its declaration's ID) is recorded and stays the same. A
+    giver that takes from one of its own takers keeps the order it had (a swap)."""
+    moved: list[tuple[Address, set[Address]]] = []
+    for at, others in takers.items():
+        giver = changes[at].address
+        waited = {
+            changes[other].address
+            for other in others
+            if other not in takers or at not in takers[other]
+        }
+        if not waited:
+            continue
+        for other in others:
+            taker = changes[other]
+            if taker.address in waited and giver in taker.depends_on:
+                changes[other] = replace(
+                    taker, depends_on=tuple(a for a in taker.depends_on if a != giver)
+                )
+        change = changes[at]
+        changes[at] = replace(
+            change,
+            depends_on=(*change.depends_on, *sorted(waited - set(change.depends_on), key=str)),
+        )
+        moved.append((giver, waited))
+    for giver, waited in moved:  # after the last document it waits for, as apply goes
+        at = next(i for i, change in enumerate(changes) if change.address == giver)
+        last = max(i for i, change in enumerate(changes) if change.address in waited)
+        if last > at:
+            changes.insert(last, changes.pop(at))
 
 
 def _handed(change: PlannedChange, decision: Decision, reason: str) -> PlannedChange:

@@ -57,15 +57,16 @@ def test_a_party_field_moved_to_a_party_update_is_handed_over_without_a_request(
     assert project.run("validate").returncode == 0
     planned = project.run("plan", "--detailed-exitcode")
     assert planned.returncode == 2, planned.stdout + planned.stderr
+    # The taker first: the giver lets the field go only once the taker holds it.
     assert (
-        f"  ~ update         {DEPARTURE}\n"
-        f"      hands Consignee.city over to {UPDATE}: the service keeps the value and the "
-        "state records the new owner; nothing is sent\n"
-        '      Consignee.city: "Antwerpen" -> (none)\n'
         f"  ~ update         {UPDATE}\n"
         f"      takes Consignee.city over from {DEPARTURE} at the value the service holds: "
         "the state records the new owner; nothing is sent\n"
         '      Consignee.city: (none) -> "Antwerpen"\n'
+        f"  ~ update         {DEPARTURE}\n"
+        f"      hands Consignee.city over to {UPDATE}: the service keeps the value and the "
+        "state records the new owner; nothing is sent\n"
+        '      Consignee.city: "Antwerpen" -> (none)\n'
     ) in planned.stdout
     assert "Requests: 0" in planned.stdout
 

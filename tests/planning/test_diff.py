@@ -199,6 +199,20 @@ def test_a_party_field_handed_over_with_another_value_is_sent_by_its_new_owner()
     )
 
 
+def test_the_giver_lets_a_field_go_only_after_its_taker_holds_it() -> None:
+    """Found by an outside probe: the departure's handover was recorded first, then the run
+    was killed before the party update that takes the field was answered; with the update
+    dropped from the manifests, no document and no record wrote the field the service still
+    held, and plan said No changes. The giver now waits for its taker, and comes after it."""
+    plan = _moved("Bremen", {"Consignee": {"eoriNo": "DE1"}})
+    order = [str(change.address) for change in plan.changes]
+    assert order.index("TransitPartyUpdate/u") < order.index("DepartureDeclaration/d")
+    giver = _only(plan, "DepartureDeclaration/d")
+    taker = _only(plan, "TransitPartyUpdate/u")
+    assert [str(a) for a in giver.depends_on] == ["TransitPartyUpdate/u"]
+    assert "DepartureDeclaration/d" not in [str(a) for a in taker.depends_on]
+
+
 def test_a_party_field_left_out_and_taken_by_no_one_stays_refused() -> None:
     plan = _moved(None, {"Consignee": {"eoriNo": "DE1"}})
     giver = _only(plan, "DepartureDeclaration/d")
