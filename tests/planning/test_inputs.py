@@ -96,13 +96,18 @@ spec:
 """
 
 
+def _write_rows(folder: Path, rows: int) -> None:
+    """``rows.csv`` for ROWS_MANIFEST: ``rows`` rows, each on its own HAWB."""
+    lines = ["Shipment;HAWB;Action;Packages;Party"]
+    lines += [f"shp_{n % 97:05d};hawb_{n:07d};ISL;{1 + n % 40};rpty_{n % 13}" for n in range(rows)]
+    (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _bytes_kept_by_plan_inputs(folder: Path, rows: int) -> int:
     """Bytes still allocated once a ``rows``-row forEach is loaded for a plan."""
     import tracemalloc
 
-    lines = ["Shipment;HAWB;Action;Packages;Party"]
-    lines += [f"shp_{n % 97:05d};hawb_{n:07d};ISL;{1 + n % 40};rpty_{n % 13}" for n in range(rows)]
-    (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _write_rows(folder, rows)
     tracemalloc.start()
     try:
         inputs = load_inputs([folder / "rows.yaml"])
@@ -246,9 +251,7 @@ def _peak_bytes_of_planning(folder: Path, rows: int) -> tuple[int, int]:
     from customs_batch.planning.graph import dependency_edges
     from customs_batch.state.model import State
 
-    lines = ["Shipment;HAWB;Action;Packages;Party"]
-    lines += [f"shp_{n % 97:05d};hawb_{n:07d};ISL;{1 + n % 40};rpty_{n % 13}" for n in range(rows)]
-    (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _write_rows(folder, rows)
     documents = load_inputs([folder / "rows.yaml"]).documents
     tracemalloc.start()
     try:
@@ -289,9 +292,7 @@ def _peak_bytes_of_project_checks(folder: Path, rows: int) -> int:
 
     from customs_batch.validation.project import check_project
 
-    lines = ["Shipment;HAWB;Action;Packages;Party"]
-    lines += [f"shp_{n % 97:05d};hawb_{n:07d};ISL;{1 + n % 40};rpty_{n % 13}" for n in range(rows)]
-    (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _write_rows(folder, rows)
     documents = load_inputs([folder / "rows.yaml"]).documents
     tracemalloc.start()
     try:
