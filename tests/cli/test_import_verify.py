@@ -133,22 +133,32 @@ def test_import_refuses_a_template_group_of_another_code(
     assert _group_at_the_emulator(project, 1)["code"] == "DEFAULT"
 
 
+def _eu_road_changed_there(project: Path, capsys: pytest.CaptureFixture[str], **fields: str) -> int:
+    """Apply TemplateGroup/eu-road, then change ``fields`` of it at the emulator (by
+    someone else, or another group given its ID): its ID."""
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    group_id = _state(project).read().resources[group].outputs["id"]
+    assert isinstance(group_id, int)
+    paths = ", ".join("?, ?" for _ in fields)
+    values = [item for name, value in fields.items() for item in (f"$.{name}", value)]
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            f"UPDATE records SET body = json_set(body, {paths}) "
+            "WHERE tbl = 'templateGroups' AND id = ?",
+            (*values, str(group_id)),
+        )
+    return group_id
+
+
 def test_a_group_whose_code_changed_there_is_imported_back_at_the_id_its_history_gave_it(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # refresh's way out for a group whose code someone changed at the service: `state rm
     # --gone`, then `import` at its ID, which the history of the apply that created it keeps.
     group = "TemplateGroup/eu-road"
-    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
-    group_id = _state(project).read().resources[group].outputs["id"]
-    assert isinstance(group_id, int)
-    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
-    with sqlite3.connect(database) as connection:
-        connection.execute(
-            "UPDATE records SET body = json_set(body, '$.code', 'X-1') "
-            "WHERE tbl = 'templateGroups' AND id = ?",
-            (str(group_id),),
-        )
+    group_id = _eu_road_changed_there(project, capsys, code="X-1")
     code, out, _ = run(capsys, "refresh")
     assert code == 0, out
     said = " ".join(out.split())
@@ -180,16 +190,7 @@ def test_the_way_out_does_not_take_another_group_the_id_was_given_to_again(
     # rm --gone`, then `import` at that ID) took it, and the next apply rewrote the
     # colleague's group into the document's. Code and name both differing: refused.
     group = "TemplateGroup/eu-road"
-    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
-    group_id = _state(project).read().resources[group].outputs["id"]
-    assert isinstance(group_id, int)
-    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
-    with sqlite3.connect(database) as connection:
-        connection.execute(
-            "UPDATE records SET body = json_set(body, '$.code', 'SEA-FREIGHT', "
-            "'$.name', 'Colleague sea') WHERE tbl = 'templateGroups' AND id = ?",
-            (str(group_id),),
-        )
+    group_id = _eu_road_changed_there(project, capsys, code="SEA-FREIGHT", name="Colleague sea")
     assert run(capsys, "refresh")[0] == 0
     assert run(capsys, "state", "rm", "--gone", group)[0] == 0
     code, out, err = run(capsys, "import", group, str(group_id))
