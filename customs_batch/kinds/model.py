@@ -425,11 +425,10 @@ class KindModel:
     them; otherwise nothing is sent and a decision is asked (``another_than_recorded``)."""
     import_check: ImportCheck | None = None
     """What ``import`` and ``state adopt`` refuse beyond a field that cannot change: an
-    object at the ID whose
-    fields that name it at the service differ, though its update could change them (a
-    template group's code: the next apply would rewrite another group into the document's),
-    unless the state says the address stood for that ID (``ImportAt.its_own``). None:
-    the comparison alone decides."""
+    object at the ID whose fields that name it at the service differ, though its update
+    could change them (a template group's code: the next apply would rewrite another group
+    into the document's), unless the state says the address stood for that ID
+    (``ImportAt.its_own``). None: the comparison alone decides."""
     service_words: Callable[[ResourceRecord], str | None] = lambda record: record.remote_status
     """The object's own state at the service as last recorded (``ready``, ``canceled``)."""
     has_status: bool = False

@@ -84,9 +84,9 @@ class Identities:
         bulk load of 100,000 movements, each on its own HAWB, held 8 MB of counts while it
         was planned."""
         self._shared_lanes: frozenset[int] = frozenset()
-        """The hashes (of the kind's value and the lane) of the lanes more than one document of the batch is
-        on; a lane named in no two documents is in none of them (two lanes of one hash are
-        both counted: a count kept that was not needed)."""
+        """The hashes (of the kind's value and the lane) of the lanes more than one
+        document of the batch is on; a lane named in no two documents is in none of them
+        (two lanes of one hash are both counted: a count kept that was not needed)."""
         self._duplicates: dict[str, list[str]] = {}
         self._declared: dict[bytes, Address] = {}
         """By identity, the first document of the batch declaring it (kinds without lanes),
