@@ -411,7 +411,8 @@ def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
     through others held so, on an object apply does not touch in this run (rejected by
     customs, an outcome that needs a decision): apply skips it (what it would amend is not
     there to amend, or what it refers to may not exist), so the plan does not count it as
-    a creation or an update it sends."""
+    a creation or an update it sends. So is one refused for a value it refers to that is
+    not known while that object is held: it says it waits, not why the value changed."""
     held: dict[Address, str] = {
         change.address: _WHY_HELD[change.action]
         for change in changes
@@ -420,7 +421,13 @@ def _hold_what_waits_for_a_held_object(changes: list[PlannedChange]) -> None:
     if not held:
         return
     for at, change in enumerate(changes):  # in dependency order: what it waits for comes first
-        if not change.operation.writes_state or change.address in held:
+        if change.address in held:
+            continue
+        # A change refused for a value it cannot know while what it names is held (a party
+        # update's declarationId, "known after apply") waits too: its refusal ("cannot
+        # change ... state rm") would be about a value that did not change.
+        unknowable = change.action is Action.REFUSED and bool(change.unknown)
+        if not change.operation.writes_state and not unknowable:
             continue
         waits = next((address for address in change.depends_on if address in held), None)
         if waits is None:

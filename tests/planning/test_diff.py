@@ -638,3 +638,49 @@ def test_a_party_field_of_an_update_the_service_refused_is_not_handed_over() -> 
     assert "hands it over" not in refused.reason
     taker = _only(plan, "DepartureDeclaration/d")
     assert (taker.action, taker.operation) == (Action.UPDATE, Operation.UPDATE_DEPARTURE_PARTIES)
+
+
+def test_a_party_update_of_a_departure_that_needs_a_decision_waits_for_it() -> None:
+    """Found by an outside probe: the departure's party PATCH answer was lost and its
+    document changed again (held: needs a decision); its party update, naming it by
+    ${ref:}, was refused with "declarationId of a party update cannot change ... state rm"
+    (its declarationId unknown while the departure is held), advice that would throw a
+    valid record away. It waits for the departure, as what depends on a held object does."""
+    departure = {**DEPARTURE, "Consignee": _CONSIGNEE}
+    lost = ResourceRecord(
+        "DepartureDeclaration/d",
+        RecordStatus.UNKNOWN,
+        "update",
+        {**departure, "Consignee": {**_CONSIGNEE, "city": "Bremen"}},
+        outputs={"declarationId": 77, "status": "processing"},
+    )
+    update = {"declarationId": 77, "Consignee": {"eoriNo": "DE1"}}
+    state = _state(
+        lost,
+        _applied("TransitPartyUpdate/u", update, declarationId=77, status="ready"),
+    )
+    plan = plan_changes(
+        [
+            doc(
+                Kind.DEPARTURE_DECLARATION,
+                "d",
+                {**departure, "Consignee": {**_CONSIGNEE, "city": "Kiel"}},
+                0,
+            ),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "u",
+                {**update, "declarationId": _REF, "Consignee": {"eoriNo": "DE2"}},
+                1,
+            ),
+        ],
+        state,
+        now=NOW,
+    )
+    assert _only(plan, "DepartureDeclaration/d").action is Action.NEEDS_DECISION
+    waiting = _only(plan, "TransitPartyUpdate/u")
+    assert waiting.action is Action.REFUSED
+    assert waiting.reason.startswith(
+        "it depends on DepartureDeclaration/d, which needs a decision first"
+    ), waiting.reason
+    assert "state rm" not in waiting.reason
