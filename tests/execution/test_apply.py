@@ -1060,6 +1060,33 @@ def _apply_through(
         client.close()
 
 
+def _updated_with_the_answer_lost(
+    tmp_path: Path, emulator: Emulator, address: str
+) -> tuple[LocalBackend, list[Any]]:
+    """A group and a departure applied, then the document at ``address`` edited (the
+    group's name, the departure's consignee) and applied with the answer lost: the backend,
+    and the edited document."""
+    backend = LocalBackend(tmp_path)
+    sent = departure()
+    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", sent, 1)]
+    assert _apply(backend, docs, emulator).ok
+    edited = [
+        d
+        for d in [
+            doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0),
+            doc(
+                Kind.DEPARTURE_DECLARATION,
+                "d",
+                {**sent, "Consignee": {**sent["Consignee"], "city": "Bremen"}},
+                1,
+            ),
+        ]
+        if str(d.address) == address
+    ]
+    _apply_through(backend, edited, _AnswerLost(emulator.transport))
+    return backend, edited
+
+
 @pytest.mark.parametrize("address", ["TemplateGroup/g", "DepartureDeclaration/d"])
 def test_an_update_repeated_after_an_unknown_outcome_reads_its_object_first(
     tmp_path: Path, emulator: Emulator, address: str
@@ -1068,21 +1095,7 @@ def test_an_update_repeated_after_an_unknown_outcome_reads_its_object_first(
     # was reset and its IDs given to another client, was sent without the read first
     # (only applied records were checked): it PATCHed that client's group or departure
     # parties, and recorded the answer as done.
-    backend = LocalBackend(tmp_path)
-    sent = departure()
-    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", sent, 1)]
-    assert _apply(backend, docs, emulator).ok
-    edited = [
-        doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0),
-        doc(
-            Kind.DEPARTURE_DECLARATION,
-            "d",
-            {**sent, "Consignee": {**sent["Consignee"], "city": "Bremen"}},
-            1,
-        ),
-    ]
-    edited = [d for d in edited if str(d.address) == address]
-    _apply_through(backend, edited, _AnswerLost(emulator.transport))
+    backend, edited = _updated_with_the_answer_lost(tmp_path, emulator, address)
     lost = backend.read().resources[address]
     assert lost.status is RecordStatus.UNKNOWN
     reset = _reset_and_taken(emulator)
@@ -1113,24 +1126,7 @@ def test_a_repeat_refused_for_another_object_is_held_by_the_next_plan_with_its_w
     # Found in review: the repeat of an update whose answer was lost, refused because the
     # service holds another object at its ID, noted nothing: every plan planned the update
     # again, and every apply read and refused it again, saying the same thing.
-    backend = LocalBackend(tmp_path)
-    sent = departure()
-    docs = [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0), doc(Kind.DEPARTURE_DECLARATION, "d", sent, 1)]
-    assert _apply(backend, docs, emulator).ok
-    edited = [
-        d
-        for d in [
-            doc(Kind.TEMPLATE_GROUP, "g", {**GROUP, "name": "EU road (EU)"}, 0),
-            doc(
-                Kind.DEPARTURE_DECLARATION,
-                "d",
-                {**sent, "Consignee": {**sent["Consignee"], "city": "Bremen"}},
-                1,
-            ),
-        ]
-        if str(d.address) == address
-    ]
-    _apply_through(backend, edited, _AnswerLost(emulator.transport))
+    backend, edited = _updated_with_the_answer_lost(tmp_path, emulator, address)
     reset = _reset_and_taken(emulator)
     try:
         assert not _apply_through(backend, edited, reset.transport).ok
