@@ -250,13 +250,24 @@ def _what_to_do(
             "departure and apply again (it is submitted again, replacing it); "
             f"`customs-batch state rm ADDRESS {env}` stops tracking one"
         )
-    if undecided:
+    noted = [address for address in undecided if address in result.another_at_id]
+    if len(noted) < len(undecided):
         steps.append(
             f"- `customs-batch plan {env}` says what is known of each unknown outcome. "
             f"`customs-batch apply {env}` looks at the service first and sends again what is "
             f"safe to send again; for the rest decide: `customs-batch state adopt ADDRESS ID "
             f"{env}` if the service made it, `customs-batch state forget ADDRESS {env}` if it "
             "did not"
+        )
+    if noted:
+        steps.append(
+            f"- {_some(noted, len(undecided))} an update whose answer was lost, and the "
+            "service no longer holds its object, or holds another object at its ID: "
+            f"`customs-batch plan {env}` says which. Adopting is refused (an update creates "
+            f"no object): `customs-batch state forget ADDRESS {env}` if its object is gone "
+            "(the next apply sends its document as new); if the object at its ID is its own, "
+            f"changed there, `customs-batch state forget ADDRESS {env}`, then `customs-batch "
+            f"import ADDRESS ID {env}`"
         )
     if result.not_found:
         steps.append(
@@ -268,6 +279,14 @@ def _what_to_do(
     if result.message:
         steps.append(f"- {result.message}")
     return steps or ["- nothing"]
+
+
+def _some(noted: Sequence[str], undecided: int) -> str:
+    """Who the words for a lost update found another object are about."""
+    if len(noted) == undecided:
+        return "Each of those with an unknown outcome is" if undecided > 1 else "It is"
+    listed = ", ".join(noted[:LISTED]) + (" …" if len(noted) > LISTED else "")
+    return f"{listed}: {'each is' if len(noted) > 1 else 'is'}"
 
 
 def _ci_run(environ: Mapping[str, str]) -> str | None:

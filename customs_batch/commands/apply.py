@@ -141,6 +141,11 @@ class ApplyResult:
     not_found: tuple[str, ...] = ()
     """The addresses the plan held back because ``refresh`` found their objects no longer
     at the service (a decision too: ``state rm --gone`` once confirmed gone)."""
+    another_at_id: tuple[str, ...] = ()
+    """Those of ``undecided`` whose last request was an update whose answer was lost, and
+    whose object the service no longer holds, or holds another object at its ID: not
+    adopted (``state adopt`` refuses an update), their ways out are ``state forget``, then
+    ``import`` for an object that is their own."""
     annotated: tuple[ResultsFile, ...] = ()
     """The results copies of the spreadsheets written after the run (``annotate_results``)."""
     annotation_error: str = ""
@@ -357,6 +362,9 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         recorded = len(session.state.resources)
         undecided = _undecided(plan, report, session.state)
         not_found = _not_found(plan, session.state)
+        another_at_id = tuple(
+            a for a in undecided if a not in not_found and _noted_lost(session.state, a)
+        )
     # A saved plan is spent once part of it is applied: the state has moved on.
     resume = options.command
     if report.out_of_time is not None:
@@ -381,6 +389,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         resume,
         tuple(address for address in undecided if address not in not_found),
         not_found=not_found,
+        another_at_id=another_at_id,
     )
 
 
@@ -435,6 +444,13 @@ def _not_found(plan: Plan, state: State) -> tuple[str, ...]:
         ):
             found.append(address)
     return tuple(found)
+
+
+def _noted_lost(state: State, address: str) -> bool:
+    """Whether the record of ``address`` is of a request whose outcome is unknown, and its
+    object was found no longer at the service, or another object at its ID."""
+    record = state.resources.get(address)
+    return record is not None and record.status.outcome_unknown and record.not_found_at is not None
 
 
 def _held_at(change: PlannedChange, state: State) -> tuple[str, ResourceRecord | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import NoReturn
 
 from customs_batch.client import CustomsClient, NotFoundError
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
@@ -101,18 +102,19 @@ def adopt(
             f"{address} was forgotten by `customs-batch state rm`",
             hint=f"`customs-batch state restore {address}` tracks it again",
         )
-    if remote_id in model_of(address.kind).held(record):
-        # (The intent of a resubmission keeps the rejected object it replaces.)
-        raise StateError(
-            f"{remote_id} is the object {address}'s last attempt was replacing (customs "
-            "rejected it, and the corrected document was submitted again as a new one): "
-            f"that attempt did not create it. Nothing was recorded",
-            hint=f"adopt the object the resubmission created (`customs-batch refresh` lists "
-            f"those created since that could be it), or `customs-batch state forget "
-            f"{address}` if it created none (the next apply submits it again)",
-        )
+    model = model_of(address.kind)
+    if _lost_update(model, record):
+        try:
+            comparison = read_and_compare(client, address, remote_id, record.spec, sent=True)
+        except DiffersAtService as refused:
+            _refuse_a_lost_update(address, record, refused.comparison)
+        _refuse_a_lost_update(address, record, comparison)
+    _refuse_a_replaced_object(address, record, remote_id)
     comparison = read_and_compare(client, address, remote_id, record.spec, sent=True)
     found = comparison.found
+    # The ID as the service gives it (``02`` given, ``2`` read).
+    ident = None if model.id_field is None else found.outputs.get(model.id_field)
+    _refuse_a_replaced_object(address, record, remote_id if ident is None else str(ident))
     adopted = record.with_changes(
         status=RecordStatus.APPLIED,
         spec=comparison.spec,
@@ -136,6 +138,66 @@ def adopt(
     _check_import(address, remote_id, record.spec, comparison, record, None, frozenset, sent=True)
     session.record(adopted)
     return adopted, comparison
+
+
+def _refuse_a_replaced_object(address: Address, record: ResourceRecord, ident: str) -> None:
+    """Refuse to adopt an object the record already holds, its last request not an update
+    of it: the rejected object a lost resubmission was replacing."""
+    if ident in model_of(address.kind).held(record):
+        # (The intent of a resubmission keeps the rejected object it replaces.)
+        raise StateError(
+            f"{ident} is the object {address}'s last attempt was replacing (customs "
+            "rejected it, and the corrected document was submitted again as a new one): "
+            f"that attempt did not create it. Nothing was recorded",
+            hint=f"adopt the object the resubmission created (`customs-batch refresh` lists "
+            f"those created since that could be it), or `customs-batch state forget "
+            f"{address}` if it created none (the next apply submits it again)",
+        )
+
+
+def _lost_update(model: KindModel, record: ResourceRecord) -> bool:
+    """Whether the last request of ``record`` was an update of the object it holds (its
+    answer lost), not a creation: a kind whose update is a call of its own."""
+    update = model.update
+    return (
+        update is not None
+        and update is not model.create
+        and record.operation == update.value
+        and model.identifier(record) not in (None, "")
+    )
+
+
+def _refuse_a_lost_update(
+    address: Address, record: ResourceRecord, comparison: Comparison
+) -> NoReturn:
+    """``state adopt`` of an update whose answer was lost: it created no object, so none is
+    adopted, whatever the ID given (its own, written otherwise, or another object's). Taken,
+    an object whose fields that name it differ (a template group of another code and the
+    same name: a colleague's, its ID given again after a sandbox reset) would be recorded as
+    the document's, and the next apply would write the document into it."""
+    ident = model_of(address.kind).identifier(record)
+    message = (
+        f"the last request of {address} was an update of {ident}, whose answer was lost: an "
+        "update changes the object it is sent to and creates none, so there is no object of "
+        "it to adopt. Nothing was recorded"
+    )
+    if record.not_found_at is None:
+        hint = (
+            f"`customs-batch apply` reads {ident} first and repeats the update when the "
+            "service holds the object as its last answer or the update left it "
+            "(`customs-batch plan` shows it)"
+        )
+    else:
+        hint = (
+            f"`customs-batch plan` says what was found at {ident}. If its object is gone, "
+            f"`customs-batch state forget {address}` (the next apply sends its document as "
+            f"new); if the object at {ident} is its own, changed there, `customs-batch state "
+            f"forget {address}`, then `customs-batch import {address} {ident}`, which takes "
+            "it only as import does (a template group under another code than its "
+            f"document's only when this environment's history gave {address} that ID and "
+            "its name is the document's)"
+        )
+    raise DiffersAtService(message, comparison, hint=hint)
 
 
 def import_object(

@@ -294,6 +294,55 @@ def test_adopt_refuses_a_template_group_of_another_code(
     assert _group_at_the_emulator(project, 1)["code"] == "DEFAULT"
 
 
+def _set_at_the_emulator(project: Path, group_id: int, **fields: object) -> None:
+    """Another group at ``group_id`` (its ID given again after a sandbox reset, say)."""
+    body = {**_group_at_the_emulator(project, group_id), **fields}
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = ? WHERE tbl = 'templateGroups' AND id = ?",
+            (json.dumps(body), str(group_id)),
+        )
+
+
+@pytest.mark.parametrize("given", ["own", "written otherwise"])
+def test_adopt_refuses_a_lost_update_of_a_template_group(
+    project: Path, capsys: pytest.CaptureFixture[str], given: str
+) -> None:
+    # Found in review: the PATCH of eu-road's code to EU-ROAD-2 lost its answer, and apply
+    # then found a colleague's group at its ID (code COLLEAGUE, the same name). `state adopt
+    # ... 02` took it (the ID written otherwise passed the check of the record's own), and
+    # the next apply would have PATCHed the document into that group.
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    with _state(project).open("test") as session:
+        record = session.state.resources[group]
+        lost = record.with_changes(
+            status=RecordStatus.UNKNOWN,
+            operation="update-template-group",
+            spec={**record.spec, "code": "EU-ROAD-2"},
+            not_found_at="2026-11-27T12:00:00.000Z",
+            found_instead="code 'COLLEAGUE' there, 'EU-ROAD-2' recorded",
+        )
+        session.record(lost)
+    group_id = int(str(record.outputs["id"]))
+    _set_at_the_emulator(project, group_id, code="COLLEAGUE")
+    remote_id = str(group_id) if given == "own" else f"0{group_id}"
+
+    code, out, err = run(capsys, "state", "adopt", group, remote_id)
+
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert (
+        f"the last request of {group} was an update of {group_id}, whose answer was lost"
+    ) in said
+    assert "Nothing was recorded" in said
+    assert f"`customs-batch state forget {group}`, then `customs-batch import {group}" in said
+    assert "replacing" not in said
+    assert _state(project).read().resources[group] == lost
+    assert _group_at_the_emulator(project, group_id)["code"] == "COLLEAGUE"
+
+
 def test_adopt_refuses_a_deactivation_that_never_happened(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

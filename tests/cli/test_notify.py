@@ -281,6 +281,41 @@ def test_a_needs_decision_sends_a_notification_with_what_to_do(
     assert "`customs-batch plan --env local`" in body
 
 
+def test_a_lost_update_with_another_object_at_its_id_is_not_told_to_adopt(
+    project: Path,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Found in review: the words said `state adopt ADDRESS ID` for an update whose answer
+    # was lost and whose ID another object holds now, which adopt refuses.
+    address = "TemplateGroup/eu-road"
+    configure(project, f"{{urls_env: {URLS_ENV}, on: [needs-decision]}}")
+    monkeypatch.setenv(URLS_ENV, receiver.url)
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    with LocalBackend(project / ".customs-batch" / "local").open("test") as session:
+        record = session.state.resources[address]  # as apply notes it
+        session.record(
+            record.with_changes(
+                status=RecordStatus.UNKNOWN,
+                operation="update-template-group",
+                not_found_at="2026-11-27T12:00:00.000Z",
+                found_instead="code 'OTHER' there, 'EU-ROAD' recorded",
+            )
+        )
+
+    code, out, err = run(capsys, "apply", "--auto-approve")
+
+    assert code == 1, out + err
+    (message,) = receiver.received
+    body = message["message"]
+    assert f"Outcome unknown, needs a decision (1):\n  {address}" in body
+    assert "state adopt" not in body
+    said = " ".join(body.split())
+    assert "Adopting is refused (an update creates no object)" in said
+    assert "`customs-batch state forget ADDRESS --env local`, then `customs-batch import" in said
+
+
 def test_an_object_refresh_found_gone_sends_a_needs_decision_naming_the_way_out(
     project: Path,
     receiver: Receiver,
