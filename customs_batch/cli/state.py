@@ -311,7 +311,9 @@ def adopt_(
     where it cannot change (a departure's weight or offices), or a template group of another
     code than the attempt sent (another group), is refused with exit 1 and nothing is
     recorded; a changeable field that differs is recorded as the service holds it, so the
-    next plan changes it back. An ID another record holds is refused (exit 3).
+    next plan changes it back. An ID another record holds is refused (exit 3). An
+    attempt that was an update (a template group's or a departure's parties' PATCH) created
+    nothing: refused with exit 1 (the next apply reads the object and repeats it).
 
     \b
     Example:
