@@ -1,4 +1,10 @@
-"""The HawbDeactivation kind's endpoint: DELETE a HAWB of an RTO shipment."""
+"""The HawbDeactivation kind's endpoint: DELETE a HAWB of an RTO shipment.
+
+A DELETE of a HAWB already deactivated changes nothing and answers its record as it is
+(``updatedAt`` the time it was deactivated), unless a sent movement references the HAWB:
+the API document refuses the request then, whatever the HAWB's state ("The request is
+refused once a sent-or-later movement references the HAWB").
+"""
 
 from __future__ import annotations
 
@@ -19,7 +25,8 @@ KIND = "HawbDeactivation"
 
 
 async def deactivate_hawb(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
-    """DELETE /v1/shipments/{id}/hawbs/{hawbId}: refused once a sent movement uses the HAWB."""
+    """DELETE /v1/shipments/{id}/hawbs/{hawbId}: refused once a sent movement uses the HAWB;
+    else a HAWB already deactivated is answered as it is."""
     public_id = rto_shipment(sandbox, request)["publicId"]
     hawb_id = request.path_params["hawbId"]
     with sandbox.store.lock():
@@ -36,6 +43,8 @@ async def deactivate_hawb(request: Request, sandbox: Sandbox, caller: Caller) ->
                 contract.HAWB_REFUSED,
                 f"HAWB {hawb_id} cannot be deactivated: sent movement {sent[0]} references it",
             )
+        if not hawb["isActive"]:
+            return json_response(public(hawb))
         updated = {**hawb, "isActive": False, "updatedAt": timestamp(sandbox.clock())}
         sandbox.store.put(Table.HAWBS, hawb_id, updated)
     return json_response(public(updated))

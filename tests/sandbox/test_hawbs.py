@@ -53,3 +53,22 @@ def test_allocations_list(api: httpx.Client) -> None:
     assert (allocation["source"], allocation["declarationId"]) == ("EXTERNAL", None)
     assert body["pagination"]["total"] == 1
     assert api.get("/v1/shipments/shp_3Qw8Zn/allocations").json()["data"] == []
+
+
+def test_a_repeated_deactivation_answers_the_deactivated_hawb_as_it_is(
+    api: httpx.Client, clock: FakeClock
+) -> None:
+    """A DELETE repeated (its answer lost) changes nothing (updatedAt stays the time it was
+    deactivated); once a movement queued before it is sent, the request is refused, as the
+    API document says of it."""
+    api.post(MOVEMENTS, json=movement(), headers={"Idempotency-Key": "k"})
+    first = api.delete(f"{HAWBS}/hawb_a1")
+    assert (first.status_code, first.json()["isActive"]) == (200, False)
+    clock.advance(1.0)
+    again = api.delete(f"{HAWBS}/hawb_a1")
+    assert again.status_code == 200, again.text
+    assert again.json() == first.json()
+    shown = api.get(HAWBS, params={"includeInactive": "true"}).json()["data"]
+    assert {h["hawbId"]: h["updatedAt"] for h in shown}["hawb_a1"] == first.json()["updatedAt"]
+    clock.advance(60.0)  # the queued movement is sent
+    assert api.delete(f"{HAWBS}/hawb_a1").status_code == 409
