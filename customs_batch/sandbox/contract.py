@@ -12,7 +12,7 @@ from typing import Final
 from customs_batch.vocabulary import DECLARATION_STATUSES as DECLARATION_STATUSES
 from customs_batch.vocabulary import DECLARATION_TYPES as DECLARATION_TYPES
 from customs_batch.vocabulary import SHIPMENT_STATUSES as SHIPMENT_STATUSES
-from customs_batch.vocabulary import TRANSIT_STATUSES
+from customs_batch.vocabulary import TRANSIT_STATUSES, same_status
 
 # -- paths (Starlette route syntax) --------------------------------------------------------
 SHIPMENTS: Final = "/v1/shipments"
@@ -135,6 +135,13 @@ _TRANSIT_SPECIAL: Final = {"NEW": "processing", "READY_TO_DECLARE": "ready"}
 def transit_body_status(filter_value: str) -> str:
     """The body word of a transit status filter value (``NEW`` -> ``processing``)."""
     return _TRANSIT_SPECIAL.get(filter_value, filter_value.lower())
+
+
+def transit_status_matches(held: object, filter_value: str) -> bool:
+    """Whether a transit declaration held in status ``held`` is found by the filter value:
+    its body word or the filter word itself, in either case (the API document writes the
+    transit states both ways, and a seed or customs may hold ``CANCELED`` or ``BLOCKED``)."""
+    return same_status(held, transit_body_status(filter_value)) or same_status(held, filter_value)
 
 
 # Export declarations in these statuses have not reached customs: DELETE cancels at once.

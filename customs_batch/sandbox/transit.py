@@ -59,7 +59,7 @@ async def list_transit(request: Request, sandbox: Sandbox, caller: Caller) -> Re
     status = query.choice(contract.STATUS, contract.TRANSIT_FILTER_VALUES)
     records = [current(sandbox, r) for r in sandbox.store.values(Table.TRANSIT)]
     if status:
-        records = [r for r in records if r["status"] == contract.transit_body_status(status)]
+        records = [r for r in records if contract.transit_status_matches(r["status"], status)]
     records = created_between(records, query.day(contract.START_DATE), query.day(contract.END_DATE))
     entries = [{f: r.get(f) for f in _LIST_FIELDS} for r in ordered(records, order_choice(query))]
     return result_page(query, entries)

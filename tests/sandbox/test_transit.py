@@ -86,6 +86,27 @@ def test_status_filter_uses_the_section_7_words(
     assert [entry["declarationId"] for entry in result] == ids
 
 
+@pytest.mark.parametrize("word", ["BLOCKED", "CANCELED"])
+def test_status_filter_finds_a_declaration_held_in_the_upper_case_word(
+    make_api: ClientFactory, word: str
+) -> None:
+    """A declaration the service holds as the API document writes the transit states (a
+    seed's CANCELED, customs' BLOCKED) was shown by its detail but never listed by the
+    filter of the same word."""
+    text = builtin_seed_text()
+    before = "{declarationId: 7002, status: processing,"
+    assert text.count(before) == 1
+    api = make_api(
+        seed=parse_seed(
+            text.replace(before, f"{{declarationId: 7002, status: {word},"), "seed.yaml"
+        )
+    )
+    assert api.get(f"{SUBMIT}/7002").json()["status"] == word
+    result = api.get(SUBMIT, params={"status": word}).json()["result"]
+    assert [entry["declarationId"] for entry in result] == [7002]
+    assert api.get(SUBMIT, params={"status": "NEW"}).json()["result"] == []
+
+
 def test_unknown_status_word_is_400(api: httpx.Client) -> None:
     assert api.get(SUBMIT, params={"status": "processing"}).status_code == 400
 
