@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from customs_batch.vocabulary import DECLARATION_STATUSES
+
 _STRING: Final = {"type": "string"}
 _INT: Final = {"type": "integer"}
 _NUMBER: Final = {"type": "number"}
@@ -85,7 +87,9 @@ _DECLARATION = _record(
         "declarationId": _INT,
         "shipmentId": _INT,
         "type": {"enum": ["IMPORT", "EXPORT"]},
-        "status": _STRING,
+        # The API document's import/export states, lower-case: the list's status filter and
+        # DELETE (cancelled at once before submission) read them as written.
+        "status": {"enum": list(DECLARATION_STATUSES)},
         "referenceNumber": _STRING,
         "lrn": _STRING,
         "mrn": _STRING,

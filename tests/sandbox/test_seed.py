@@ -145,3 +145,24 @@ def test_empty_seed_file_gives_an_empty_emulator(tmp_path: Path) -> None:
     path = tmp_path / "seed.yaml"
     path.write_text("", encoding="utf-8")
     assert load_seed(path).api_keys == ()
+
+
+@pytest.mark.parametrize("status", ["SUBMITTED", "Ready", "sent"])
+def test_a_seed_declaration_in_a_status_the_api_does_not_list_is_refused(
+    tmp_path: Path, status: str
+) -> None:
+    """An import/export status other than the API document's lower-case words was taken:
+    the list's status filter never found it (status=submitted missed SUBMITTED) and DELETE
+    asked customs to cancel a 'Ready' declaration instead of cancelling it at once."""
+    path = tmp_path / "seed.yaml"
+    path.write_text(
+        "declarations:\n"
+        f"  - {{declarationId: 501, shipmentId: 1, type: EXPORT, status: {status},\n"
+        "     referenceNumber: R}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_seed(path)
+    assert f"seed.yaml:2: at declarations[0].status: '{status}' is not one of" in str(
+        caught.value
+    ).replace(str(tmp_path) + "/", "")
