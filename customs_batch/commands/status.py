@@ -15,6 +15,7 @@ from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
 from customs_batch.execution.results import RowPlace, spreadsheet_rows
 from customs_batch.state import StateBackend
 from customs_batch.state.lock import in_flight_of
+from customs_batch.state.model import State
 
 
 @dataclass(frozen=True)
@@ -76,16 +77,17 @@ def read_status(options: StatusOptions) -> StatusResult:
     environment, backend = options.chosen()
     state = backend.read()
     entries = tuple(status_entries(state, in_flight_of(backend.running_holder())))
-    return StatusResult(environment.name, entries, _rows(options.paths) if entries else {})
+    return StatusResult(environment.name, entries, _rows(options.paths, state) if entries else {})
 
 
-def _rows(paths: tuple[Path, ...]) -> dict[str, RowPlace]:
-    """Where each document of a spreadsheet came from; manifests named on the command
-    line must be there, the configured ones may not be (status then groups nothing)."""
+def _rows(paths: tuple[Path, ...], state: State) -> dict[str, RowPlace]:
+    """Where each record's declaration came from (the row of a spreadsheet that declares
+    it); manifests named on the command line must be there, the configured ones may not be
+    (status then groups nothing)."""
     if paths:
-        return spreadsheet_rows(paths)
+        return spreadsheet_rows(paths, state)
     try:
-        return spreadsheet_rows(load_project().manifest_paths())
+        return spreadsheet_rows(load_project().manifest_paths(), state)
     except CustomsBatchError:
         return {}
 

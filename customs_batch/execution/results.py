@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
+from customs_batch.execution.names import MovedName, moved_names
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
@@ -274,6 +275,7 @@ class _Statuses:
         self.invalid = invalid
         self.chosen = chosen
         self.needs = dependencies(documents)
+        self.moved: dict[str, MovedName] = moved_names(documents, state)
         self.done: dict[Address, DocumentResult] = {}
 
     def result(
@@ -288,6 +290,16 @@ class _Statuses:
     def _result(self, address: Address, visiting: frozenset[Address]) -> DocumentResult:
         text = str(address)
         record = self.state.resources.get(text)
+        moved = self.moved.get(text)
+        if moved is not None:
+            # Its name's record is another row's declaration: neither its IDs nor its state.
+            why = moved.words()
+            return DocumentResult(
+                text,
+                ResultStatus.NEEDS_DECISION,
+                errors=(why,),
+                at=record.updated_at if record else "",
+            )
         if record is not None:
             return recorded_result(address, record, self.in_flight)
         if text in self.invalid:
@@ -383,14 +395,34 @@ class RowPlace:
         return {"file": self.file, "sheet": self.sheet, "row": self.row}
 
 
-def spreadsheet_rows(paths: Sequence[Path]) -> dict[str, RowPlace]:
+def spreadsheet_rows(paths: Sequence[Path], state: State | None = None) -> dict[str, RowPlace]:
     """The row of every document the manifests under ``paths`` make from a spreadsheet, by
     address. Read leniently: a file or row with errors gives what it can, and nothing is
-    checked beyond what loading does (``status`` groups by it and needs no more)."""
+    checked beyond what loading does (``status`` groups by it and needs no more).
+
+    With ``state``, by the address of the record that holds what the row declares: where
+    the names moved with the rows (:func:`moved_names`), a record is the declaration of the
+    row that declares it, not of the row its name is now given to."""
     places: dict[str, RowPlace] = {}
+    documents: list[Document] = []
     for file in discover(paths):
         for item in iter_file(file):
-            if isinstance(item, Document) and item.source.sheet is not None:
-                source = item.source
+            if not isinstance(item, Document):
+                continue
+            documents.append(item)
+            source = item.source
+            if source.sheet is not None:
                 places[str(item.address)] = RowPlace(source.file, str(source.sheet), source.line)
+    if state is None:
+        return places
+    moved = moved_names(documents, state)
+    own = dict(places)
+    for address in moved:
+        places.pop(address, None)
+    # Each record of a moved name under the row that declares it, if one does.
+    for address, name in moved.items():
+        if name.declarer is not None and str(name.declarer.address) in own:
+            places[address] = own[str(name.declarer.address)]
+        if name.holder is not None and address in own:
+            places[name.holder.address] = own[address]
     return places

@@ -225,7 +225,7 @@ class Identities:
         model = model_of(address.kind)
         if model.identity is None or model.lane is not None:
             return None  # a movement cannot change: any change of it is refused anyway
-        mine = _kept(model, earlier)
+        mine = kept_identity(model, earlier)
         new = tuple(model.identity(spec))
         if mine == new:
             return None
@@ -260,7 +260,7 @@ class Identities:
         model = model_of(address.kind)
         if model.identity is None or model.lane is not None:
             return None  # a movement's place in its lane is compared on creation
-        mine = _kept(model, record)
+        mine = kept_identity(model, record)
         new = model.identity(spec)
         if tuple(mine) == tuple(new):
             return None
@@ -477,7 +477,7 @@ class Identities:
                     model.lane is None
                     and model.identity is not None
                     and theirs is not None
-                    and tuple(model.identity(theirs)) != _kept(model, found)
+                    and tuple(model.identity(theirs)) != kept_identity(model, found)
                     and found.identity
                 ):
                     at = f" ({ident} at the service)" if ident is not None else ""
@@ -630,7 +630,7 @@ class Identities:
             record = peek(address)
             if record.never_created:
                 continue
-            words = _kept(model, record) if record.identity else ()
+            words = kept_identity(model, record) if record.identity else ()
             if not words:
                 words = model.identity(record.spec)
                 if model.lane is not None:
@@ -643,7 +643,7 @@ class Identities:
         return index
 
 
-def _kept(model: KindModel, record: ResourceRecord) -> Identity:
+def kept_identity(model: KindModel, record: ResourceRecord) -> Identity:
     """The identity ``record`` kept, compared as the kind's identity gives it now: its words
     normalised (:func:`normal_identity`), or, when it kept none or words of an earlier
     definition (``identity_outdated``), the identity of the request it recorded."""

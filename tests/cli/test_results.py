@@ -126,3 +126,61 @@ def test_apply_that_cannot_write_its_copies_says_so_and_keeps_its_run(
     assert not (sheets / "data" / "departures.csv.xlsx").exists()
     code, out, _ = run(capsys, "results", "--format", "json")
     assert json.loads(out)["summary"] == {"pending": 2, "done": 4}
+
+
+_ROWS_BY_NUMBER = """\
+apiVersion: customs-batch/v1
+kind: DepartureDeclaration
+forEach: {file: ../data/deps.csv}
+metadata:
+  name: "dep-{{ row_number }}"
+template: rotterdam-export
+values: {destination_office: DE004073, destination_country: DE}
+spec:
+  commercialReference: "{{ row.ref }}"
+  totalWeight: "{{ row.weight }}"
+  Consignor: {name: Acme Export BV, eoriNo: NL123456789, countryCode: NL}
+  Consignee: {name: Globex GmbH, countryCode: DE, city: Hamburg, street: Kai 1, postcode: "20457"}
+  DeclarationItems:
+    - {description: Steel bolts, commodityCode: "731815", originCountry: NL, quantity: 100,
+       grossMass: "{{ row.weight }}", netWeight: 1.0, netPrice: 250, currency: EUR,
+       packaging: [{sequenceNumber: 1, typeOfPackages: PX, quantity: 2, shippingMarks: M-1}]}
+"""
+
+
+def test_a_row_whose_name_moved_to_another_declaration_is_not_given_that_declaration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Documents named by their row number: the first row deleted after apply, the row
+    below takes its name, whose record is the deleted row's declaration. results gave the
+    row that declaration's ID and state, and status listed it under the row."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests" / "deps.yaml").write_text(_ROWS_BY_NUMBER)
+    rows = tmp_path / "data" / "deps.csv"
+    rows.write_text("ref,weight\nAAA-0001,100\nBBB-0002,200\nCCC-0003,300\n")
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    code, out, _ = run(capsys, "state", "list")
+    ids = {line.split()[0]: line.split("declarationId=")[1].split()[0] for line in out.splitlines()}
+
+    rows.write_text("ref,weight\nBBB-0002,200\nCCC-0003,300\n")  # AAA's row deleted
+    code, out, err = run(capsys, "results", "--format", "json")
+    assert code == 0, err
+    by_row = {r["row"]: r for r in json.loads(out)["rows"]}
+    for row, other in ((2, "dep-3"), (3, "dep-4")):
+        assert by_row[row]["status"] == "needs-decision"
+        assert by_row[row]["documents"][0]["ids"] == {}
+        assert (
+            f"DepartureDeclaration/{other} ({ids['DepartureDeclaration/' + other]}"
+            in (by_row[row]["errors"][0])
+        )
+
+    code, out, _ = run(capsys, "status", "--format", "json")
+    places = {d["address"]: d["row"] for d in json.loads(out)["declarations"]}
+    # Each record under the row that declares it; the deleted row's under none.
+    assert places == {
+        "DepartureDeclaration/dep-2": None,
+        "DepartureDeclaration/dep-3": 2,
+        "DepartureDeclaration/dep-4": 3,
+    }

@@ -1,0 +1,141 @@
+"""Names that moved from one declaration to another, as the reports see them.
+
+A document of a ``forEach`` sheet named by its row (``dep-{{ row_number }}``) takes the
+name of the row above it when that row is deleted (and so on, for an inserted or reordered
+row): its name's record is then the declaration another row asks for. ``plan`` refuses
+such a document (:meth:`customs_batch.planning.identity.Identities.decide_identity_change`);
+``results`` and ``status``, which join rows and records by name, must not give the row that
+record's ID either. :func:`moved_names` finds them, by each kind's identity, without the
+network.
+
+A document whose identity changed while no other document or record has what either
+declares (a template group's code changed in place) is not one of them: its record is still
+its object, and the next apply changes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from customs_batch.jsontypes import JSON
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.model import Identity
+from customs_batch.kinds.registry import model_of
+from customs_batch.manifest import Document
+from customs_batch.planning.identity import kept_identity
+from customs_batch.planning.references import resolve
+from customs_batch.state.model import RecordStatus, ResourceRecord, State
+
+
+@dataclass(frozen=True)
+class MovedName:
+    """A document whose name's record declares something else than the document does,
+    while the names moved: ``holder`` is the record that holds what the document declares
+    (None: none does yet), ``declarer`` the document of the batch that declares what its
+    name's record holds (None: none does)."""
+
+    address: str
+    record: ResourceRecord
+    holder: ResourceRecord | None
+    declarer: Document | None
+
+    def words(self) -> str:
+        """Why the row is not its name's record, and what to do, for the user."""
+        model = model_of(self.record_kind)
+        ident = model.identifier(self.record)
+        held = f" ({ident} at the service)" if ident is not None else ""
+        text = (
+            f"the record of {self.address}{held} declares "
+            f"{', '.join(kept_identity(model, self.record))}, not what this row declares: the "
+            "names moved with the rows "
+            "(a row inserted, removed or reordered in a sheet whose documents are named by "
+            "their row number?)"
+        )
+        if self.holder is not None:
+            theirs = model.identifier(self.holder)
+            at = f" ({theirs} at the service)" if theirs is not None else ""
+            text += f"; what this row declares is recorded as {self.holder.address}{at}"
+        return (
+            f"{text}. `customs-batch plan` refuses it and says how to give each record to "
+            "the name that now declares it (`customs-batch state mv`)"
+        )
+
+    @property
+    def record_kind(self) -> Kind:
+        address = Address.parse(self.address)
+        assert address is not None
+        return address.kind
+
+
+def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedName]:
+    """By address, the documents whose name's record holds another declaration than they
+    declare while another document declares that one, or another record holds theirs."""
+    changed: list[tuple[Document, ResourceRecord, Identity]] = []
+    declared: dict[tuple[Kind, Identity], Document] = {}
+    for doc in documents:
+        model = model_of(doc.kind)
+        if model.identity is None or model.lane is not None:
+            continue  # a movement's place in its lane is the plan's to count
+        spec = _resolved(doc.spec, state)
+        if spec is None:
+            continue
+        mine = tuple(model.identity(spec))
+        declared.setdefault((doc.kind, mine), doc)
+        record = state.resources.get(str(doc.address))
+        if record is None or record.never_created or record.status is RecordStatus.FORGOTTEN:
+            continue
+        if tuple(kept_identity(model, record)) == mine:
+            continue
+        same = model.object_identity
+        if same is not None and tuple(same(record.spec)) == tuple(same(spec)):
+            continue  # still to the object its record went to (a party field added)
+        changed.append((doc, record, mine))
+    if not changed:
+        return {}
+    holders = _holders(state, {(doc.kind, mine) for doc, _, mine in changed})
+    moved: dict[str, MovedName] = {}
+    for doc, record, mine in changed:
+        address = str(doc.address)
+        holder = next((r for r in holders.get((doc.kind, mine), ()) if r.address != address), None)
+        other = declared.get((doc.kind, tuple(kept_identity(model_of(doc.kind), record))))
+        declarer = other if other is not None and other.address != doc.address else None
+        if holder is not None or declarer is not None:
+            moved[address] = MovedName(address, record, holder, declarer)
+    return moved
+
+
+def _resolved(spec: Mapping[str, JSON], state: State) -> Mapping[str, JSON] | None:
+    """``spec`` with its references resolved from the recorded outcomes; None when one is
+    not known (its identity cannot be told)."""
+
+    def lookup(address: Address, name: str) -> JSON:
+        record = state.resources.get(str(address))
+        if record is None:
+            raise KeyError(name)
+        return record.outputs[name]
+
+    resolved, unknown = resolve(dict(spec), lookup)
+    if unknown or not isinstance(resolved, Mapping):
+        return None
+    return resolved
+
+
+def _holders(
+    state: State, wanted: Iterable[tuple[Kind, Identity]]
+) -> dict[tuple[Kind, Identity], list[ResourceRecord]]:
+    """The records (created, not forgotten) of each wanted kind and identity."""
+    kinds = {kind for kind, _ in wanted}
+    wanted = set(wanted)
+    found: dict[tuple[Kind, Identity], list[ResourceRecord]] = {}
+    for text in state.resources:
+        address = Address.parse(text)
+        if address is None or address.kind not in kinds:
+            continue
+        record = state.resources[text]
+        if record.never_created or record.status is RecordStatus.FORGOTTEN:
+            continue
+        key = (address.kind, tuple(kept_identity(model_of(address.kind), record)))
+        if key in wanted:
+            found.setdefault(key, []).append(record)
+    return found
