@@ -10,13 +10,18 @@ network.
 
 A document whose identity changed while no other document or record has what either
 declares (a template group's code changed in place) is not one of them: its record is still
-its object, and the next apply changes it.
+its object, and the next apply changes it. A kind with lanes (a movement, known by its place
+among the movements of its HAWB, which only the plan counts) is compared by its request: a
+document asking another request than its name's record, while another record holds the one
+it asks or another document asks for the one its record holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+import orjson
 
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
@@ -45,10 +50,14 @@ class MovedName:
         model = model_of(self.record_kind)
         ident = model.identifier(self.record)
         held = f" ({ident} at the service)" if ident is not None else ""
+        what = (
+            "another request"
+            if model.lane is not None
+            else ", ".join(kept_identity(model, self.record))
+        )
         text = (
-            f"the record of {self.address}{held} declares "
-            f"{', '.join(kept_identity(model, self.record))}, not what this row declares: the "
-            "names moved with the rows "
+            f"the record of {self.address}{held} declares {what}, not what this row "
+            "declares: the names moved with the rows "
             "(a row inserted, removed or reordered in a sheet whose documents are named by "
             "their row number?)"
         )
@@ -75,17 +84,17 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
     declared: dict[tuple[Kind, Identity], Document] = {}
     for doc in documents:
         model = model_of(doc.kind)
-        if model.identity is None or model.lane is not None:
-            continue  # a movement's place in its lane is the plan's to count
+        if model.identity is None:
+            continue
         spec = _resolved(doc.spec, state)
         if spec is None:
             continue
-        mine = tuple(model.identity(spec))
+        mine = _declares(doc.kind, spec)
         declared.setdefault((doc.kind, mine), doc)
         record = state.resources.get(str(doc.address))
         if record is None or record.never_created or record.status is RecordStatus.FORGOTTEN:
             continue
-        if tuple(kept_identity(model, record)) == mine:
+        if _recorded(doc.kind, record) == mine:
             continue
         same = model.object_identity
         if same is not None and tuple(same(record.spec)) == tuple(same(spec)):
@@ -98,11 +107,29 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
     for doc, record, mine in changed:
         address = str(doc.address)
         holder = next((r for r in holders.get((doc.kind, mine), ()) if r.address != address), None)
-        other = declared.get((doc.kind, tuple(kept_identity(model_of(doc.kind), record))))
+        other = declared.get((doc.kind, _recorded(doc.kind, record)))
         declarer = other if other is not None and other.address != doc.address else None
         if holder is not None or declarer is not None:
             moved[address] = MovedName(address, record, holder, declarer)
     return moved
+
+
+def _declares(kind: Kind, spec: Mapping[str, JSON]) -> Identity:
+    """What a request declares, as compared here: the kind's identity, or for a kind with
+    lanes the request itself (its place in the lane is the plan's to count)."""
+    model = model_of(kind)
+    assert model.identity is not None
+    if model.lane is not None:
+        return (orjson.dumps(spec, option=orjson.OPT_SORT_KEYS).decode(),)
+    return tuple(model.identity(spec))
+
+
+def _recorded(kind: Kind, record: ResourceRecord) -> Identity:
+    """What ``record`` declares, as :func:`_declares` gives it."""
+    model = model_of(kind)
+    if model.lane is not None:
+        return _declares(kind, record.spec)
+    return tuple(kept_identity(model, record))
 
 
 def _resolved(spec: Mapping[str, JSON], state: State) -> Mapping[str, JSON] | None:
@@ -135,7 +162,7 @@ def _holders(
         record = state.resources[text]
         if record.never_created or record.status is RecordStatus.FORGOTTEN:
             continue
-        key = (address.kind, tuple(kept_identity(model_of(address.kind), record)))
+        key = (address.kind, _recorded(address.kind, record))
         if key in wanted:
             found.setdefault(key, []).append(record)
     return found

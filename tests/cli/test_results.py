@@ -184,3 +184,30 @@ def test_a_row_whose_name_moved_to_another_declaration_is_not_given_that_declara
         "DepartureDeclaration/dep-3": 2,
         "DepartureDeclaration/dep-4": 3,
     }
+
+
+def test_a_movement_row_whose_name_moved_is_not_given_the_movement_of_another_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same for movements, named by their row number, known by their request: the
+    row of 2 packages was shown done as the movement of 1 package."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "manifests" / "m.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
+        'metadata: {name: "mov-{{ row_number }}"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
+        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
+        "goodsHandlingCode: N, partyId: rpty_p1}\n"
+    )
+    rows = tmp_path / "data" / "m.csv"
+    rows.write_text("qty\n1\n2\n3\n")
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    rows.write_text("qty\n2\n3\n")  # the first row deleted
+
+    code, out, err = run(capsys, "results", "--format", "json")
+    assert code == 0, err
+    by_row = {r["row"]: r for r in json.loads(out)["rows"]}
+    assert [by_row[n]["status"] for n in (2, 3)] == ["needs-decision", "needs-decision"]
+    assert by_row[2]["documents"][0]["ids"] == {}
+    assert "recorded as Movement/mov-3 (mov_00000002 at the service)" in by_row[2]["errors"][0]
