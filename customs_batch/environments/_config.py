@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     import jsonschema
 
 CONFIG_NAME = "customs-batch.yaml"
+MAX_NESTING = 100
+"""The deepest nesting of lists and mappings the file may have (its settings need five)."""
 ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
 # Keys that would hold a secret in the file itself.
 _SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
@@ -181,6 +183,7 @@ def load_config(path: Path) -> ProjectConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     try:
+        _refuse_deep_nesting(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -194,6 +197,25 @@ def load_config(path: Path) -> ProjectConfig:
     _check_schema(data, path, node)
     _check_values(data, path, node)
     return _interpret(data, path)
+
+
+def _refuse_deep_nesting(text: str, path: Path) -> None:
+    """Refuse a file nesting deeper than :data:`MAX_NESTING`, measured on the event stream,
+    which does not recurse: PyYAML's composer and the checks below recurse once a level, and
+    3,000 levels of ``[`` were "internal error: RecursionError"."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                line = f":{event.start_mark.line + 1}" if event.start_mark else ""
+                raise ConfigError(
+                    f"{path}{line}: the settings nest more than {MAX_NESTING} levels deep",
+                    hint="no setting nests more than a few levels: check that this is the "
+                    "right file, and see docs/environments.md for every setting",
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:

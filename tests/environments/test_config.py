@@ -226,6 +226,13 @@ def test_a_nul_character_in_a_setting_is_refused_naming_it(text: str, where: str
     assert f"{where}: holds a NUL character" in str(caught.value)
 
 
+def test_a_file_nesting_thousands_of_levels_is_refused_naming_it() -> None:
+    # It was "internal error: RecursionError: maximum recursion depth exceeded".
+    _write("manifests: [manifests]\nenvironments: " + "[" * 3000 + "]" * 3000 + "\n")
+    with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: the settings nest more than"):
+        load_project()
+
+
 def test_a_key_at_the_top_level_is_refused_too() -> None:
     _write("default_environment: local\ntoken: abcdef123\n")
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
