@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 CONFIG_NAME = "customs-batch.yaml"
 MAX_NESTING = 100
 """The deepest nesting of lists and mappings the file may have (its settings need five)."""
+MAX_VALUES = 100_000
+"""The most values (keys, values, lists, mappings) the file may hold, aliases expanded."""
 ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
 # Keys that would hold a secret in the file itself.
 _SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
@@ -185,6 +187,7 @@ def load_config(path: Path) -> ProjectConfig:
     try:
         _refuse_deep_nesting(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        _refuse_many_values(node, path)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -216,6 +219,29 @@ def _refuse_deep_nesting(text: str, path: Path) -> None:
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+
+
+def _refuse_many_values(node: yaml.Node | None, path: Path) -> None:
+    """Refuse a file of more than :data:`MAX_VALUES` values, an alias counted each time it is
+    used: a few nested aliases (``&a [..]``, ``&b [*a, *a, ..]``) stand for billions of values,
+    and the checks below, which walk every value, ran for ever on them."""
+    count = 0
+    stack = [] if node is None else [node]
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(
+                f"{path}:{current.start_mark.line + 1}: the settings hold more than "
+                f"{MAX_VALUES:,} values (an alias, *name, counts each time it is used)",
+                hint="write the settings out without aliases standing for many values; "
+                "see docs/environments.md for every setting",
+            )
+        if isinstance(current, yaml.MappingNode):
+            for key, value in current.value:
+                stack += (key, value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack += current.value
 
 
 def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:

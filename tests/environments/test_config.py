@@ -233,6 +233,19 @@ def test_a_file_nesting_thousands_of_levels_is_refused_naming_it() -> None:
         load_project()
 
 
+def test_aliases_standing_for_billions_of_values_are_refused_naming_the_file() -> None:
+    # Nested aliases under a suppress entry: with nine levels (a billion values) every
+    # command ran for ever at full CPU; six (a million) are enough to be refused.
+    lines = ['      a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"      a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)]
+    _write(
+        "manifests: [manifests]\nsuppress:\n  - rule: x\n    paths: [a]\n    reason: r\n"
+        "    junk:\n" + "\n".join(lines) + "\n"
+    )
+    with pytest.raises(ConfigError, match=r"customs-batch.yaml:\d+: the settings hold more than"):
+        load_project()
+
+
 def test_a_key_at_the_top_level_is_refused_too() -> None:
     _write("default_environment: local\ntoken: abcdef123\n")
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
