@@ -6,6 +6,7 @@ wrong place may be an API key.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import urllib.parse
@@ -248,6 +249,7 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
     """What the schema cannot say: no setting holds a NUL character (no path, variable
     name or address can), and each ``base_url`` is an address the client can send to."""
     _refuse_nul(data, (), path, node)
+    _refuse_non_finite(data, (), path, node)
     environments = data.get("environments") if isinstance(data, dict) else None
     for name, settings in (environments or {}).items():
         url = settings.get("base_url") if isinstance(settings, dict) else None
@@ -277,6 +279,26 @@ def _refuse_nul(value: Any, at: tuple[str | int, ...], path: Path, node: yaml.No
         raise ConfigError(
             f"{where}: holds a NUL character (\\0), which no setting can hold",
             hint='remove it (a "\\0" in a double-quoted YAML string is one)',
+        )
+
+
+def _refuse_non_finite(
+    value: Any, at: tuple[str | int, ...], path: Path, node: yaml.Node | None
+) -> None:
+    """No setting is ``.nan`` or ``.inf``: the schema's bounds let them through (a NaN is
+    neither above nor below a minimum), and a timeout of NaN was "internal error: ValueError"
+    once a command connected."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_non_finite(item, (*at, str(key)), path, node)
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            _refuse_non_finite(item, (*at, number), path, node)
+    elif isinstance(value, float) and not math.isfinite(value):
+        where = _where(path, node, at)
+        raise ConfigError(
+            f"{where}: is {value}, not a number a setting can be",
+            hint="write a number, like 30 (see docs/environments.md for every setting)",
         )
 
 

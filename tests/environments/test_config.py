@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,27 @@ def test_aliases_standing_for_billions_of_values_are_refused_naming_the_file() -
         "    junk:\n" + "\n".join(lines) + "\n"
     )
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:\d+: the settings hold more than"):
+        load_project()
+
+
+@pytest.mark.parametrize(
+    ("setting", "where"),
+    [
+        ("timeouts: {connect: .nan, read: 30}", "environments.s.timeouts.connect: is nan"),
+        ("timeouts: {connect: 4, read: .inf}", "environments.s.timeouts.read: is inf"),
+        (
+            "large_change_guard: {max_create_share: .NaN}",
+            "environments.s.large_change_guard.max_create_share: is nan",
+        ),
+    ],
+)
+def test_a_setting_that_is_not_a_finite_number_is_refused_naming_it(
+    setting: str, where: str
+) -> None:
+    # A timeout of .nan passed the check; env check then said "internal error: ValueError:
+    # Invalid value NaN (not a number)".
+    _write(f"environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    {setting}\n")
+    with pytest.raises(ConfigError, match=rf"customs-batch.yaml:5: {re.escape(where)}"):
         load_project()
 
 
