@@ -273,10 +273,41 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
     if blocks:
         data = blank(data, blocks)
     try:
-        return data.decode("utf-8-sig"), {block.line: block for block in blocks}
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         return _not_text(file, f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})")
+    if b"\xc2\x85" in data or b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data:
+        return _line_separator(file, text)
+    return text, {block.line: block for block in blocks}
+
+
+_LINE_SEPARATORS = {
+    "\x85": "U+0085 (NEXT LINE: often a Windows-1252 '…' read as Latin-1)",
+    "\u2028": "U+2028 (LINE SEPARATOR)",
+    "\u2029": "U+2029 (PARAGRAPH SEPARATOR)",
+}
+
+
+def _line_separator(file: str, text: str) -> Finding:
+    """The first character of ``text`` that YAML reads as a line break where an editor, git
+    and the reports show none: every line after it would be named one line too far (and a
+    line holding it is split in two, often a syntax error at another line), so the file is
+    refused at that character rather than read with wrong places."""
+    at = min(index for index in map(text.find, _LINE_SEPARATORS) if index >= 0)
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    return Finding(
+        "yaml.encoding",
+        Severity.ERROR,
+        f"line {line}, column {column} holds the invisible character "
+        f"{_LINE_SEPARATORS[text[at]]}, which YAML reads as a line break: the lines after "
+        "it would be numbered wrong, and a value holding it changed",
+        Location(file, line, column),
+        "Delete it or replace it with a space (it comes with text pasted from a PDF or a "
+        "word processor); editors find it by its code, e.g. the regular expression "
+        "[\\x85\\x{2028}\\x{2029}].",
+    )
 
 
 def _unlisted_folder(path: Path) -> str | None:

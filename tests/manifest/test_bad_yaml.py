@@ -155,3 +155,21 @@ def test_control_characters_are_a_finding() -> None:
     finding = only(load_text(f"{ENVELOPE}kind: Movement\x07\n"), "yaml.syntax")
     assert "U+0007" in finding.message
     assert finding.location.line == 2
+
+
+@pytest.mark.parametrize(
+    ("character", "named"),
+    [("\u2028", "U+2028 (LINE SEPARATOR)"), ("\x85", "U+0085"), ("\u2029", "U+2029")],
+)
+def test_a_character_yaml_reads_as_a_line_break_is_refused_where_it_is(
+    character: str, named: str
+) -> None:
+    # Pasted into a comment, it moved every finding below it one line down: the quantity of
+    # line 6 was reported at line 7 (showing the next line); in a value's line it was a
+    # syntax error at another line.
+    text = "# from the warehouse note:" + character + "# more\n" + movement("  quantity: seven\n")
+    result = load_text(text)
+    finding = only(result, "yaml.encoding")
+    assert (finding.location.line, finding.location.column) == (1, 27)
+    assert named in finding.message and "line break" in finding.message
+    assert result.documents == []
