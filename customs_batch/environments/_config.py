@@ -40,15 +40,20 @@ from customs_batch.environments._environment import (
 from customs_batch.environments._shared_state import refuse_shared_states
 from customs_batch.errors import ConfigError, UsageError
 from customs_batch.userfiles import FileRefused, InputKind, read_user_file
+from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
 if TYPE_CHECKING:
     import jsonschema
 
 CONFIG_NAME = "customs-batch.yaml"
-MAX_NESTING = 100
-"""The deepest nesting of lists and mappings the file may have (its settings need five)."""
-MAX_VALUES = 100_000
-"""The most values (keys, values, lists, mappings) the file may hold, aliases expanded."""
+_BOUND_HINT = (
+    "no setting nests more than a few levels: check that this is the right file, and see "
+    "docs/environments.md for every setting"
+)
+_ALIASES_HINT = (
+    "write the settings out without aliases standing for many values; see "
+    "docs/environments.md for every setting"
+)
 ENV_VARIABLE = "CUSTOMS_BATCH_ENV"
 # Keys that would hold a secret in the file itself.
 _SECRET_WORDS = ("key", "token", "secret", "password", "bearer", "credential")
@@ -186,9 +191,9 @@ def load_config(path: Path) -> ProjectConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     try:
-        _refuse_deep_nesting(text, path)
+        refuse_deep_nesting(text, str(path), "settings", _BOUND_HINT)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-        _refuse_many_values(node, path)
+        refuse_many_values(node, str(path), "settings", _ALIASES_HINT)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -201,48 +206,6 @@ def load_config(path: Path) -> ProjectConfig:
     _check_schema(data, path, node)
     _check_values(data, path, node)
     return _interpret(data, path)
-
-
-def _refuse_deep_nesting(text: str, path: Path) -> None:
-    """Refuse a file nesting deeper than :data:`MAX_NESTING`, measured on the event stream,
-    which does not recurse: PyYAML's composer and the checks below recurse once a level, and
-    3,000 levels of ``[`` were "internal error: RecursionError"."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_NESTING:
-                line = f":{event.start_mark.line + 1}" if event.start_mark else ""
-                raise ConfigError(
-                    f"{path}{line}: the settings nest more than {MAX_NESTING} levels deep",
-                    hint="no setting nests more than a few levels: check that this is the "
-                    "right file, and see docs/environments.md for every setting",
-                )
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-
-
-def _refuse_many_values(node: yaml.Node | None, path: Path) -> None:
-    """Refuse a file of more than :data:`MAX_VALUES` values, an alias counted each time it is
-    used: a few nested aliases (``&a [..]``, ``&b [*a, *a, ..]``) stand for billions of values,
-    and the checks below, which walk every value, ran for ever on them."""
-    count = 0
-    stack = [] if node is None else [node]
-    while stack:
-        current = stack.pop()
-        count += 1
-        if count > MAX_VALUES:
-            raise ConfigError(
-                f"{path}:{current.start_mark.line + 1}: the settings hold more than "
-                f"{MAX_VALUES:,} values (an alias, *name, counts each time it is used)",
-                hint="write the settings out without aliases standing for many values; "
-                "see docs/environments.md for every setting",
-            )
-        if isinstance(current, yaml.MappingNode):
-            for key, value in current.value:
-                stack += (key, value)
-        elif isinstance(current, yaml.SequenceNode):
-            stack += current.value
 
 
 def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:

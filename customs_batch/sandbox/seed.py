@@ -18,6 +18,7 @@ from customs_batch.errors import ConfigError
 from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject, parse_timestamp
 from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
+from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
 BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
 
@@ -65,10 +66,18 @@ def load_seed(path: Path) -> Seed:
     return parse_seed(text, str(path))
 
 
+_HINT = (
+    "write the records out without deep nesting or aliases standing for many values; see "
+    "docs/sandbox.md for the seed format, or `customs-batch sandbox seed-example`"
+)
+
+
 def parse_seed(text: str, source: str) -> Seed:
     """Validate the YAML ``text`` of a seed file named ``source``."""
     try:
+        refuse_deep_nesting(text, source, "seed's records", _HINT)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        refuse_many_values(root, source, "seed's records", _HINT)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

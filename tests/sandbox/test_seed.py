@@ -166,3 +166,21 @@ def test_a_seed_declaration_in_a_status_the_api_does_not_list_is_refused(
     assert f"seed.yaml:2: at declarations[0].status: '{status}' is not one of" in str(
         caught.value
     ).replace(str(tmp_path) + "/", "")
+
+
+def test_a_seed_nesting_thousands_of_levels_is_refused_naming_it(tmp_path: Path) -> None:
+    # `sandbox serve --seed` said "internal error: RecursionError".
+    seed = tmp_path / "deep.yaml"
+    seed.write_text("companies: []\nshipments: " + "[" * 3000 + "]" * 3000 + "\n")
+    with pytest.raises(ConfigError, match=r"deep.yaml:2: the seed's records nest more than 100"):
+        load_seed(seed)
+
+
+def test_a_seed_whose_aliases_stand_for_millions_of_values_is_refused(tmp_path: Path) -> None:
+    # Nested aliases: nine levels (a billion values) ran for ever; six are enough here.
+    lines = ['  a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"  a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)]
+    seed = tmp_path / "laughs.yaml"
+    seed.write_text("junk:\n" + "\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match=r"laughs.yaml:\d+: the seed's records hold more than"):
+        load_seed(seed)

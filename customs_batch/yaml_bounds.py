@@ -1,0 +1,57 @@
+"""Bounds on a small YAML file of settings (``customs-batch.yaml``, a sandbox seed), checked
+before the file is composed or walked.
+
+PyYAML's composer, and the checks that walk a file's values, recurse once a level: 3,000
+levels of ``[`` were "internal error: RecursionError". A few nested aliases (``&a [..]``,
+``&b [*a, *a, ..]``) stand for billions of values, and a walk over them ran for ever. Manifests
+have bounds of their own (:mod:`customs_batch.manifest`), made for files of any size.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from customs_batch.errors import ConfigError
+
+MAX_NESTING = 100
+"""The deepest nesting of lists and mappings a settings file may have (they need a few)."""
+MAX_VALUES = 100_000
+"""The most values (keys, values, lists, mappings) it may hold, aliases expanded."""
+
+
+def refuse_deep_nesting(text: str, file: str, what: str, hint: str) -> None:
+    """Refuse ``text`` (the file ``file``, holding ``what``) nesting deeper than
+    :data:`MAX_NESTING`, measured on the event stream, which does not recurse."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                line = f":{event.start_mark.line + 1}" if event.start_mark else ""
+                raise ConfigError(
+                    f"{file}{line}: the {what} nest more than {MAX_NESTING} levels deep",
+                    hint=hint,
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def refuse_many_values(node: yaml.Node | None, file: str, what: str, hint: str) -> None:
+    """Refuse a composed file of more than :data:`MAX_VALUES` values, an alias counted each
+    time it is used (composing keeps one node for an alias: the count walks it again)."""
+    count = 0
+    stack = [] if node is None else [node]
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(
+                f"{file}:{current.start_mark.line + 1}: the {what} hold more than "
+                f"{MAX_VALUES:,} values (an alias, *name, counts each time it is used)",
+                hint=hint,
+            )
+        if isinstance(current, yaml.MappingNode):
+            for key, value in current.value:
+                stack += (key, value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack += current.value
