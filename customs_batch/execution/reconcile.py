@@ -103,6 +103,8 @@ def adopt(
             hint=f"`customs-batch state restore {address}` tracks it again",
         )
     model = model_of(address.kind)
+    # As the service gives it, the form the record's IDs are compared in (``02``: ``2``).
+    remote_id = model.canonical_id(remote_id, address)
     if _lost_update(model, record):
         try:
             comparison = read_and_compare(client, address, remote_id, record.spec, sent=True)
@@ -222,6 +224,8 @@ def import_object(
     record of a creation the service refused (nothing of it exists there, as after a
     template group's 409) is replaced; any other record of ``address`` is kept.
     """
+    # As the service gives it, the form the records' IDs are compared in (``02``: ``2``).
+    remote_id = model_of(address.kind).canonical_id(remote_id, address)
     existing = session.state.resources.get(str(address))
     if existing is not None and existing.status is RecordStatus.FORGOTTEN:
         _refuse_a_tombstone(address, existing, remote_id)

@@ -474,6 +474,12 @@ class KindModel:
     id_field: str | None = None
     """The output that is the service's ID of the object (``declarationId``, ``movementId``)."""
 
+    typed_id: Callable[[str, Address], str] | None = None
+    """The ID a user typed (``import ADDR ID``, ``state adopt ADDR ID``) written as the
+    service gives it, the form records hold and are compared in (a number: ``02`` is the
+    object ``2``), or a :class:`~customs_batch.errors.CustomsBatchError` saying why it is no
+    ID of the kind. None: the text as typed."""
+
     service_ids: ServiceIds | None = None
     """What ``results`` shows of a recorded object's IDs, by what they are (a declaration ID,
     an MRN, a movement ID); None: the ``id_field`` output, as another ID."""
@@ -597,6 +603,12 @@ class KindModel:
         if wanted == "integer":  # digits as text too: sent as int(...) all the same
             return type(ident) is not int and not (isinstance(ident, str) and ident.isdigit())
         return not isinstance(ident, str) or not ident
+
+    def canonical_id(self, text: str, address: Address) -> str:
+        """The ID ``text`` typed by a user, as the service gives it (see ``typed_id``)."""
+        if self.typed_id is not None:
+            return self.typed_id(text, address)
+        return text
 
     def held(self, record: ResourceRecord) -> frozenset[str]:
         """The IDs of the objects the record stands for (see ``held_ids``), as text."""
@@ -882,6 +894,13 @@ def number(text: str, address: Address) -> int:
         raise CustomsBatchError(
             f"{text!r} is not a number: the ID of a {address.kind.value} is an integer"
         ) from None
+
+
+def numeric_id(text: str, address: Address) -> str:
+    """A numeric service ID typed by a user, as the service gives it: ``02`` and `` 2 ``
+    are the object ``2``, as the service reads them (``typed_id`` of a kind whose IDs are
+    numbers)."""
+    return str(number(text, address))
 
 
 def repeat_unknown(

@@ -39,6 +39,7 @@ from customs_batch.kinds.model import (
     UnknownOutcome,
     identity_of,
     number,
+    numeric_id,
     outputs_of,
     unknown_and_retargeted,
 )
@@ -412,6 +413,7 @@ MODEL = KindModel(
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="id",
+    typed_id=numeric_id,
     create=Operation.CREATE_TEMPLATE_GROUP,
     send={
         Operation.CREATE_TEMPLATE_GROUP: _create,

@@ -40,6 +40,7 @@ from customs_batch.kinds.model import (
     ServiceId,
     identity_of,
     ids_from,
+    numeric_id,
     outputs_of,
     repeat_unknown,
 )
@@ -185,6 +186,7 @@ MODEL = KindModel(
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="declarationId",
+    typed_id=numeric_id,
     service_ids=ids_from(declarationId=ServiceId.DECLARATION),
     # The declaration is another's (a departure's, or made elsewhere), and several updates
     # may write its parties: the document names it, and import compares that. Two of them

@@ -533,6 +533,24 @@ def test_import_of_the_object_a_tombstone_keeps_says_to_restore_it(
     assert f"`customs-batch state rm --gone {group}` first" in err
 
 
+@pytest.mark.parametrize("written", ["0{}", " {} ", "00{}"])
+def test_import_of_a_tombstones_object_written_otherwise_says_to_restore_it(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str
+) -> None:
+    # The ID as typed was compared with the tombstone's as text: `import ADDR 02` of the
+    # group 2 it keeps was told to `state rm --gone` (the object gone) and import "another
+    # object". The service reads 02 as 2, and so is it compared now.
+    group = "TemplateGroup/eu-road"
+    assert run(capsys, "apply", "--auto-approve", "--target", group)[0] == 0
+    group_id = _state(project).read().resources[group].outputs["id"]
+    assert run(capsys, "state", "rm", group)[0] == 0
+    code, out, err = run(capsys, "import", group, written.format(group_id))
+    assert code == 3, out + err
+    assert f"hint: `customs-batch state restore {group}` tracks {group_id} again" in err
+    assert "--gone" not in err
+    assert _state(project).read().resources[group].status is RecordStatus.FORGOTTEN
+
+
 def _document_of_7002_at(project: Path, capsys: pytest.CaptureFixture[str], status: str) -> None:
     """The example departure written as 7002 declares it, and 7002 ``status`` at the
     emulator (a decision of customs the API cannot make)."""
