@@ -24,6 +24,7 @@ from customs_batch.kinds.model import (
     Request,
     identity_of,
     outputs_of,
+    prefixed_id,
     repeat_unknown,
 )
 from customs_batch.vocabulary import StatusWords
@@ -151,6 +152,7 @@ MODEL = KindModel(
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="hawbId",
+    typed_id=prefixed_id("hawb_", "a HAWB ID", "hawb_a1"),
     create=Operation.DEACTIVATE_HAWB,
     send={Operation.DEACTIVATE_HAWB: _deactivate},
     after_unknown=repeat_unknown(Operation.DEACTIVATE_HAWB, None),

@@ -8,6 +8,7 @@ asks the model and never which kind it holds.
 
 from __future__ import annotations
 
+import re
 import secrets
 import unicodedata
 import uuid
@@ -894,6 +895,27 @@ def number(text: str, address: Address) -> int:
         raise CustomsBatchError(
             f"{text!r} is not a number: the ID of a {address.kind.value} is an integer"
         ) from None
+
+
+def prefixed_id(prefix: str, what: str, example: str) -> Callable[[str, Address], str]:
+    """The ``typed_id`` of a kind whose IDs are ``prefix`` followed by letters and digits
+    (``mov_00000001``): the text without the spaces around it, as the service gives it
+    (``mov_00000001 `` is ``mov_00000001``); anything else is refused, as no ID of it."""
+    form = re.compile(re.escape(prefix) + "[A-Za-z0-9]+", re.ASCII)
+
+    def typed(text: str, address: Address) -> str:
+        from customs_batch.errors import CustomsBatchError
+
+        ident = text.strip()
+        if form.fullmatch(ident) is None:
+            raise CustomsBatchError(
+                f"{text!r} is not {what} ({prefix} followed by letters and digits, such as "
+                f"{example})",
+                hint=f"give the ID of the object {address} stands for, as the service gives it",
+            )
+        return ident
+
+    return typed
 
 
 def numeric_id(text: str, address: Address) -> str:

@@ -27,6 +27,7 @@ from customs_batch.kinds.model import (
     UnknownOutcome,
     identity_of,
     outputs_of,
+    prefixed_id,
 )
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def _after_unknown(unknown: UnknownOutcome) -> Decision:
 
 
 def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
-    # The API cannot read a movement back by ID: its ID is taken as given.
+    # The API cannot read a movement back by ID: its ID is taken as given (``typed_id``).
     if not remote_id.startswith("mov_"):
         raise CustomsBatchError(f"{remote_id!r} is not a movement ID (mov_…)")
     return Found(
@@ -170,6 +171,7 @@ MODEL = KindModel(
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="movementId",
+    typed_id=prefixed_id("mov_", "a movement ID", "mov_00000001"),
     service_ids=_service_ids,
     create=Operation.CREATE_MOVEMENT,
     send={Operation.CREATE_MOVEMENT: _create, Operation.RESEND_MOVEMENT: _create},

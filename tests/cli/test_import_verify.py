@@ -604,3 +604,43 @@ def test_import_of_a_declaration_customs_rejected_says_it_is_replaced(
     code, out, _ = run(capsys, "plan", "--format", "json", "--target", DEPARTURE)
     (change,) = json.loads(out)["changes"]
     assert change["action"] == "resubmit"
+
+
+@pytest.mark.parametrize("written", ["{} ", " {}", "{}\t"])
+def test_import_of_a_movement_id_written_with_spaces_is_the_movement_recorded(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str
+) -> None:
+    # The API cannot read a movement back: its ID was taken as typed, and the check that
+    # no other record stands for it compared the text, so `import ADDR 'mov_… '` made a
+    # second record of another document's movement (and this document's own movement was
+    # then never sent). The ID is taken without the spaces around it.
+    arrival, storage = "Movement/mov-a1-arrival", "Movement/mov-a1-storage-in"
+    assert run(capsys, "apply", "--auto-approve", "--target", arrival)[0] == 0
+    movement_id = _state(project).read().resources[arrival].outputs["movementId"]
+    code, out, err = run(capsys, "import", storage, written.format(movement_id))
+    assert code == 3, out + err
+    assert f"{movement_id} is already recorded as {arrival}" in err
+    assert storage not in _state(project).read().resources
+
+
+@pytest.mark.parametrize("written", ["MOV_00000009", "mov_0000000\uff19", "mov_", "mov_00 01"])
+def test_import_refuses_what_is_no_movement_id(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str
+) -> None:
+    code, out, err = run(capsys, "import", "Movement/mov-a1-storage-in", written)
+    assert code != 0, out + err
+    assert f"{written!r} is not a movement ID (mov_ followed by letters and digits" in err
+    assert "Movement/mov-a1-storage-in" not in _state(project).read().resources
+
+
+def test_import_of_a_hawb_id_written_with_spaces_is_that_hawb(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ' hawb_a3 ' was compared as text with the shipment's HAWBs: the shipment "has no HAWB
+    # ' hawb_a3 '", untrue. It is the HAWB hawb_a3, still active at the emulator.
+    hawb = "HawbDeactivation/hawb-a3-duplicate"
+    code, out, err = run(capsys, "import", hawb, " hawb_a3 ")
+    assert code != 0, out + err
+    assert "has no HAWB" not in err
+    assert "HAWB hawb_a3 is still active: it was never deactivated" in err
+    assert hawb not in _state(project).read().resources
