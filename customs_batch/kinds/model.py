@@ -885,16 +885,25 @@ def _word(value: JSON) -> str:
     return compact_by_value(value)
 
 
+_DIGITS = re.compile(r"0*[0-9]{1,19}")
+"""A numeric ID as the service's paths read one: the digits 0-9 (no sign, no ``_``, none
+of another script), at most as many as the largest ID it gives (a 64-bit integer)."""
+
+
 def number(text: str, address: Address) -> int:
-    """A numeric service ID given on the command line, or a clear error."""
+    """A numeric service ID given on the command line, or a clear error. Read as the
+    service reads its paths (``02`` is 2), not as Python's ``int`` (which takes ``1_2`` for
+    12, ``+2`` and Arabic-Indic digits for 2)."""
     from customs_batch.errors import CustomsBatchError
 
-    try:
-        return int(text)
-    except ValueError:
+    digits = text.strip()
+    if _DIGITS.fullmatch(digits) is None:
         raise CustomsBatchError(
-            f"{text!r} is not a number: the ID of a {address.kind.value} is an integer"
-        ) from None
+            f"{text!r} is not an ID of a {address.kind.value}: its IDs are whole numbers "
+            "written in the digits 0-9 (such as 7003)",
+            hint="write the ID as the service gives it",
+        )
+    return int(digits)
 
 
 def prefixed_id(prefix: str, what: str, example: str) -> Callable[[str, Address], str]:

@@ -644,3 +644,25 @@ def test_import_of_a_hawb_id_written_with_spaces_is_that_hawb(
     assert "has no HAWB" not in err
     assert "HAWB hawb_a3 is still active: it was never deactivated" in err
     assert hawb not in _state(project).read().resources
+
+
+@pytest.mark.parametrize("written", ["700_2", "+7002", "\u0667\u0660\u0660\u0662", "7002.0"])
+def test_import_refuses_a_numeric_id_the_service_would_not_read_as_one(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str
+) -> None:
+    # Python's int() took '700_2' for 7002 (and '+7002', Arabic-Indic digits), so import read,
+    # compared and could record the declaration 7002; the service's paths read the digits
+    # 0-9 only. Nothing is read: the typed text is no ID.
+    code, out, err = run(capsys, "import", DEPARTURE, written)
+    assert code == 3, out + err
+    assert f"{written!r} is not an ID of a DepartureDeclaration" in err
+    assert "compared with the service" not in err
+    assert DEPARTURE not in _state(project).read().resources
+
+
+def test_import_reads_a_numeric_id_with_leading_zeros_as_the_service_does(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "import", DEPARTURE, "007002")
+    assert code == 1, out + err
+    assert "7002 is not what DepartureDeclaration/dep-rtm-ant-0002 declares" in err
