@@ -349,8 +349,17 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 places=places,
             )
     except csv.Error as exc:
+        # The reader's own words for a cell over its limit are Python's ("field larger
+        # than field limit (131072)"): said as what it is.
+        limit = csv.field_size_limit()
+        what = (
+            f"a cell holds more than {limit:,} characters, where a spreadsheet cell holds at "
+            "most 32,767"
+            if "field larger than field limit" in str(exc)
+            else str(exc)
+        )
         raise SheetError(
-            f"{file}, row {number + 1} (from line {line:,}): {exc}",
+            f"{file}, row {number + 1} (from line {line:,}): {what}",
             file=file,
             row=number + 1,
             hint=f"a cell this long is most often a quote that is never closed: check the "

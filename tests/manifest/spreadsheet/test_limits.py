@@ -183,7 +183,12 @@ def test_a_csv_line_over_the_line_bound_is_refused_unread(
     assert error.message == f"{path}: line 2 is longer than 1.0 MB; the file is not read further"
     assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in (error.hint or "")
     monkeypatch.setenv("CUSTOMS_BATCH_MAX_LINE_MB", "2")
-    assert "field larger than field limit" in _refusal(path).message
+    refused = _refusal(path)
+    assert refused.message == (
+        f"{path}, row 2 (from line 2): a cell holds more than 131,072 characters, where a "
+        "spreadsheet cell holds at most 32,767"
+    )
+    assert "a quote that is never closed" in (refused.hint or "")
 
 
 def test_a_csv_row_of_more_columns_than_a_spreadsheet_has_is_refused(tmp_path: Path) -> None:
