@@ -326,8 +326,10 @@ def _plan(
         _refuse_what_names_a_resubmitted_id(changes, resubmitted, recorded)
     _hold_what_waits_for_a_held_object(changes)
     refuse_second_writers(changes, recorded)
-    if left_out and _hand_over(changes, left_out, recorded, now):
+    handed = _hand_over(changes, left_out, recorded, now) if left_out else {}
+    if handed:
         refuse_second_writers(changes, recorded)
+        _refuse_givers_of_refused_takers(changes, handed)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)
@@ -883,9 +885,9 @@ def _hand_over(
     left_out: Mapping[int, tuple[ResourceRecord, tuple[FieldChange, ...], frozenset[str]]],
     recorded: Callable[[str], ResourceRecord | None],
     now: datetime,
-) -> bool:
+) -> dict[Address, dict[str, Address]]:
     """Party fields handed from one document to another of the same declaration in one
-    change, in place: True when any was.
+    change, in place: by giver, each field it hands over and to whom (empty when none is).
 
     A document that no longer writes a party field its record holds is refused (the
     service's party update removes nothing). When another document of the plan aimed at
@@ -954,7 +956,7 @@ def _hand_over(
         for at in stuck:
             del given[at]
     if not decided:
-        return False
+        return {}
     taken: dict[int, dict[str, tuple[int, bool]]] = {}
     for at in decided:
         for path, other in given[at].items():
@@ -1014,8 +1016,48 @@ def _hand_over(
         else:
             reason = f"{changes[other].reason}; {'; '.join(words)}".lstrip("; ")
             changes[other] = replace(changes[other], reason=reason)
+    gave = {
+        changes[at].address: {path: changes[other].address for path, other in given[at].items()}
+        for at in decided
+    }
     _give_after_taking(changes, {at: set(given[at].values()) & set(taken) for at in decided})
-    return True
+    return gave
+
+
+def _refuse_givers_of_refused_takers(
+    changes: list[PlannedChange], handed: Mapping[Address, Mapping[str, Address]]
+) -> None:
+    """Refuse, in place, each document planned to hand a party field over to one this
+    plan then refuses (``refuse_second_writers``, run again once the givers write: a taker
+    writing a field a giver still writes): its record would let the field go while no
+    document takes it, and the service would hold a value no record declares. Nothing is
+    sent for it; the field stays with it until its taker is sorted out. A giver refused so
+    that is itself a taker refuses its own givers in turn (a swap, a chain)."""
+    where = {change.address: at for at, change in enumerate(changes) if change.address in handed}
+    refused = {change.address for change in changes if change.action is Action.REFUSED}
+    while True:
+        late: list[tuple[Address, list[str], Address]] = []
+        for giver, given in handed.items():
+            if giver in refused:
+                continue
+            taker = next((t for t in sorted(set(given.values()), key=str) if t in refused), None)
+            if taker is not None:
+                late.append((giver, sorted(p for p, t in given.items() if t == taker), taker))
+        if not late:
+            return
+        for giver, paths, taker in late:
+            at = where[giver]
+            fields = ", ".join(paths)
+            changes[at] = _refused_change(
+                changes[at],
+                f"no longer writes {fields}, which it would hand over to {taker}, refused in "
+                f"this plan: its record would let {fields} go while no document takes "
+                f"{'it' if len(paths) == 1 else 'them'} over, and the service would keep a "
+                f"value no document declares. Nothing is sent for this document until {taker} "
+                f"is sorted out as its refusal says (then plan again: the handover is planned "
+                f"anew), or write {fields} here again",
+            )
+            refused.add(giver)
 
 
 def _give_after_taking(changes: list[PlannedChange], takers: Mapping[int, set[int]]) -> None:

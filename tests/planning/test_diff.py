@@ -584,6 +584,109 @@ def test_a_whole_party_moved_from_one_party_update_to_another_is_handed_over() -
     assert (taker.action, taker.operation) == (Action.UPDATE, Operation.HAND_OVER)
 
 
+def test_a_giver_whose_taker_is_refused_as_a_second_writer_is_refused_too() -> None:
+    """The taker of Consignee.city was refused only once the giver wrote again (the giver,
+    first by address, now writes Consignee.name too): the giver was still applied, its
+    record let the city go, no document wrote it, and the next plan said No changes while
+    the service held it. The giver is refused with its taker, and neither is sent."""
+    state = _state(
+        _applied("DepartureDeclaration/d", DEPARTURE, declarationId=77, status="ready"),
+        _applied(
+            "TransitPartyUpdate/a",
+            {"declarationId": 77, "Consignee": {"eoriNo": "DE1", "city": "HH"}},
+            declarationId=77,
+        ),
+    )
+    plan = plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "a",
+                {"declarationId": 77, "Consignee": {"eoriNo": "DE1", "name": "N"}},
+                1,
+            ),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "b",
+                {"declarationId": _REF, "Consignee": {"city": "HH", "name": "N"}},
+                2,
+            ),
+        ],
+        state,
+        now=NOW,
+    )
+    taker = _only(plan, "TransitPartyUpdate/b")
+    assert (taker.action, taker.operation) == (Action.REFUSED, Operation.NONE)
+    assert "Consignee.name of declaration 77 is written by TransitPartyUpdate/a" in taker.reason
+    giver = _only(plan, "TransitPartyUpdate/a")
+    assert (giver.action, giver.operation) == (Action.REFUSED, Operation.NONE)
+    assert giver.idempotency_key is None
+    assert giver.reason.startswith(
+        "no longer writes Consignee.city, which it would hand over to TransitPartyUpdate/b, "
+        "refused in this plan: its record would let Consignee.city go while no document "
+        "takes it over"
+    ), giver.reason
+    assert "until TransitPartyUpdate/b is sorted out" in giver.reason
+    assert plan.requests == 0 and not plan.has_changes
+    assert {str(c.address) for c in plan.blocked} == {
+        "TransitPartyUpdate/a",
+        "TransitPartyUpdate/b",
+    }
+
+
+def test_a_swap_whose_one_taker_is_refused_as_a_second_writer_refuses_both_givers() -> None:
+    # a and b swap Consignee.city and Consignee.eoriNo; a also starts writing Consignor.city,
+    # which c (first by address) writes: a is refused as a second writer, so b, which hands
+    # eoriNo to a, keeps it, and a, which hands city to b, waits with it.
+    state = _state(
+        _applied("DepartureDeclaration/d", DEPARTURE, declarationId=77, status="ready"),
+        _applied(
+            "TransitPartyUpdate/a",
+            {"declarationId": 77, "Consignee": {"city": "HH"}},
+            declarationId=77,
+        ),
+        _applied(
+            "TransitPartyUpdate/b",
+            {"declarationId": 77, "Consignee": {"eoriNo": "DE1"}},
+            declarationId=77,
+        ),
+    )
+    plan = plan_changes(
+        [
+            doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "a",
+                {"declarationId": 77, "Consignee": {"eoriNo": "DE1"}, "Consignor": {"city": "R"}},
+                1,
+            ),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "b",
+                {"declarationId": 77, "Consignee": {"city": "HH"}},
+                2,
+            ),
+            doc(
+                Kind.TRANSIT_PARTY_UPDATE,
+                "0c",
+                {"declarationId": _REF, "Consignor": {"city": "R"}},
+                3,
+            ),
+        ],
+        state,
+        now=NOW,
+    )
+    assert _only(plan, "TransitPartyUpdate/a").action is Action.REFUSED
+    assert "Consignor.city of declaration 77" in _only(plan, "TransitPartyUpdate/a").reason
+    giver = _only(plan, "TransitPartyUpdate/b")
+    assert (giver.action, giver.operation) == (Action.REFUSED, Operation.NONE)
+    assert giver.reason.startswith(
+        "no longer writes Consignee.eoriNo, which it would hand over to TransitPartyUpdate/a"
+    ), giver.reason
+    assert _only(plan, "TransitPartyUpdate/0c").action is Action.CREATE
+
+
 def test_a_party_field_is_handed_to_a_document_whose_record_already_holds_it() -> None:
     # A handover half recorded (the run ended after the new owner's record, or a plan of
     # part of the batch took the field first): the old owner still hands it over, with
