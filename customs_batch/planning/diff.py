@@ -36,6 +36,7 @@ from customs_batch.planning.unchanged import Unchanged
 from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
+from customs_batch.validation.ownership import party_fields
 
 
 def plan_changes(
@@ -329,7 +330,8 @@ def _plan(
     handed = _hand_over(changes, left_out, recorded, now) if left_out else {}
     if handed:
         refuse_second_writers(changes, recorded)
-        _refuse_givers_of_refused_takers(changes, handed)
+    if handed or identities.takers:
+        _hold_broken_handovers(changes, handed, identities.takers)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)
@@ -1024,40 +1026,70 @@ def _hand_over(
     return gave
 
 
-def _refuse_givers_of_refused_takers(
-    changes: list[PlannedChange], handed: Mapping[Address, Mapping[str, Address]]
+def _hold_broken_handovers(
+    changes: list[PlannedChange],
+    handed: Mapping[Address, Mapping[str, Address]],
+    takers: Mapping[Address, tuple[str, Decision]],
 ) -> None:
-    """Refuse, in place, each document planned to hand a party field over to one this
-    plan then refuses (``refuse_second_writers``, run again once the givers write: a taker
+    """Refuse, in place, each half of a handover the plan does not carry out whole.
+
+    A giver (``handed``: by giver, each field it hands over and to whom) whose taker this
+    plan refuses (``refuse_second_writers``, run again once the givers write: a taker
     writing a field a giver still writes): its record would let the field go while no
-    document takes it, and the service would hold a value no record declares. Nothing is
-    sent for it; the field stays with it until its taker is sorted out. A giver refused so
-    that is itself a taker refuses its own givers in turn (a swap, a chain)."""
-    where = {change.address: at for at, change in enumerate(changes) if change.address in handed}
-    refused = {change.address for change in changes if change.action is Action.REFUSED}
+    document takes it, and the service would hold a value no document declares. Nothing is
+    sent for it; the field stays with it until its taker is sorted out.
+
+    A new document created only as the taker of what another stopped writing
+    (``Identities.takers``: it declares what that one's record holds) that is not handed
+    every field it writes, or whose giver is refused: it is refused as it would have been
+    without the handover (it declares what the other's record holds). Each refusal may
+    break another handover (a swap, a chain): until none does."""
+    where = {str(change.address): at for at, change in enumerate(changes)}
+    refused = {str(change.address) for change in changes if change.action is Action.REFUSED}
     while True:
-        late: list[tuple[Address, list[str], Address]] = []
+        late: list[tuple[str, str]] = []
         for giver, given in handed.items():
-            if giver in refused:
+            if str(giver) in refused:
                 continue
-            taker = next((t for t in sorted(set(given.values()), key=str) if t in refused), None)
-            if taker is not None:
-                late.append((giver, sorted(p for p, t in given.items() if t == taker), taker))
+            taker = next(
+                (t for t in sorted(set(given.values()), key=str) if str(t) in refused), None
+            )
+            if taker is None:
+                continue
+            paths = sorted(path for path, to in given.items() if to == taker)
+            fields = ", ".join(paths)
+            late.append(
+                (
+                    str(giver),
+                    f"no longer writes {fields}, which it would hand over to {taker}, refused "
+                    f"in this plan: its record would let {fields} go while no document takes "
+                    f"{'it' if len(paths) == 1 else 'them'} over, and the service would keep a "
+                    f"value no document declares. Nothing is sent for this document until "
+                    f"{taker} is sorted out as its refusal says (then plan again: the "
+                    f"handover is planned anew), or write {fields} here again",
+                )
+            )
+        for new, (old, refusal) in takers.items():
+            if str(new) in refused or str(new) not in where:
+                continue
+            writes = {
+                f"{role}.{name}" for role, name in party_fields(changes[where[str(new)]].spec)
+            }
+            taken = {
+                path
+                for gave, to_whom in handed.items()
+                if str(gave) == old
+                for path, to in to_whom.items()
+                if to == new
+            }
+            if old in refused or not writes or not writes <= taken:
+                late.append((str(new), refusal.reason))
         if not late:
             return
-        for giver, paths, taker in late:
-            at = where[giver]
-            fields = ", ".join(paths)
-            changes[at] = _refused_change(
-                changes[at],
-                f"no longer writes {fields}, which it would hand over to {taker}, refused in "
-                f"this plan: its record would let {fields} go while no document takes "
-                f"{'it' if len(paths) == 1 else 'them'} over, and the service would keep a "
-                f"value no document declares. Nothing is sent for this document until {taker} "
-                f"is sorted out as its refusal says (then plan again: the handover is planned "
-                f"anew), or write {fields} here again",
-            )
-            refused.add(giver)
+        for held, reason in late:
+            at = where[held]
+            changes[at] = _refused_change(changes[at], reason)
+            refused.add(held)
 
 
 def _give_after_taking(changes: list[PlannedChange], takers: Mapping[int, set[int]]) -> None:

@@ -97,6 +97,10 @@ class Identities:
         lanes (built with ``_index``; two lanes that share a hash only cost a comparison:
         a record's request names its lane)."""
         self._taken: set[str] = set()
+        self.takers: dict[Address, tuple[str, Decision]] = {}
+        """By address, each new document created only as the taker of the fields another
+        document of the batch stopped writing (``_taking_over``): that document, and the
+        refusal the new one gets unless the plan hands it those fields."""
         self._read_batch(documents)
 
     def _read_batch(self, documents: Sequence[Document]) -> None:
@@ -367,12 +371,47 @@ class Identities:
             if elsewhere is not None and elsewhere[0].action is Action.MOVED:
                 return elsewhere
         if candidates:
-            return self._against(model, address, spec, what, candidates)
+            refused, found = self._against(model, address, spec, what, candidates)
+            giver = (
+                self._taking_over(model, spec, candidates[0])
+                if len(candidates) == 1 and refused.action is Action.REFUSED
+                else None
+            )
+            if giver is None:
+                return refused, found
+            self.takers[address] = (giver, refused)
+            return create, None
         if model.lane is not None:
             elsewhere = self._same_request_in_lane(model, address, spec, what, identity)
             if elsewhere is not None:
                 return elsewhere
         return create, None
+
+    def _taking_over(self, model: KindModel, spec: Mapping[str, JSON], other: str) -> str | None:
+        """``other`` when a new document declaring what ``other``'s record holds may be
+        another writer of the same object rather than ``other`` renamed or declared twice:
+        ``other`` is still in the manifests, goes to that same object, and now declares
+        something else (a party update split in two, the old one writing other fields
+        instead). The plan creates it only if ``other`` hands it what it declares
+        (``takers``); None otherwise."""
+        same = model.object_identity
+        if same is None or model.lane is not None or model.identity is None:
+            return None
+        if other not in self._named or other in self._taken:
+            return None
+        found = self._read(other)
+        theirs = self._spec_of(other)
+        if (
+            theirs is None
+            or found.status is not RecordStatus.APPLIED
+            or found.not_found_at is not None
+            or tuple(model.identity(theirs)) == kept_identity(model, found)
+        ):
+            return None
+        aimed = tuple(same(spec))
+        if tuple(same(theirs)) != aimed or tuple(same(found.spec)) != aimed:
+            return None
+        return other
 
     def _same_request_in_lane(
         self,

@@ -687,6 +687,92 @@ def test_a_swap_whose_one_taker_is_refused_as_a_second_writer_refuses_both_giver
     assert _only(plan, "TransitPartyUpdate/0c").action is Action.CREATE
 
 
+def _split_state() -> State:
+    """A party update ``a`` of declaration 77 applied writing Consignee.city, its identity
+    recorded as apply records it."""
+    spec = {"declarationId": 77, "Consignee": {"city": "HH"}}
+    return _state(
+        _applied("DepartureDeclaration/d", DEPARTURE, declarationId=77, status="ready"),
+        ResourceRecord(
+            "TransitPartyUpdate/a",
+            RecordStatus.APPLIED,
+            "update-transit-parties",
+            spec,
+            outputs={"declarationId": 77, "status": "ready"},
+            identity=("declarationId=77", "variant=null", "fields=Consignee.city"),
+        ),
+    )
+
+
+def _split(a: Mapping[str, Any] | None, b: Mapping[str, Any], *more: Document) -> Plan:
+    docs = [doc(Kind.DEPARTURE_DECLARATION, "d", DEPARTURE, 0)]
+    if a is not None:
+        docs.append(doc(Kind.TRANSIT_PARTY_UPDATE, "a", {"declarationId": 77, **a}, 1))
+    docs.append(doc(Kind.TRANSIT_PARTY_UPDATE, "b", {"declarationId": 77, **b}, 2))
+    return plan_changes([*docs, *more], _split_state(), now=NOW)
+
+
+def test_a_party_update_split_while_the_old_one_writes_another_field_hands_the_field_over() -> None:
+    """Found in review: a (applied, writing Consignee.city) changed to write
+    Consignee.eoriNo instead, and a new b writing Consignee.city: both were refused, a for
+    the city it no longer writes, b as a (it declares what a's record holds) under a name
+    moved. b is a new writer of the field a gives up: a sends its update, b takes the city."""
+    plan = _split({"Consignee": {"eoriNo": "DE1"}}, {"Consignee": {"city": "HH"}})
+    taker = _only(plan, "TransitPartyUpdate/b")
+    assert (taker.action, taker.operation) == (Action.CREATE, Operation.UPDATE_TRANSIT_PARTIES)
+    assert taker.reason == "takes Consignee.city over from TransitPartyUpdate/a"
+    assert taker.moved_from is None
+    assert taker.identity == ("declarationId=77", "variant=null", "fields=Consignee.city")
+    giver = _only(plan, "TransitPartyUpdate/a")
+    assert (giver.action, giver.operation) == (Action.UPDATE, Operation.UPDATE_TRANSIT_PARTIES)
+    assert giver.reason == (
+        "changes Consignee; hands Consignee.city over to TransitPartyUpdate/b (the service "
+        "keeps the value)"
+    )
+    assert [str(a) for a in giver.depends_on] == ["TransitPartyUpdate/b"]
+    assert not plan.blocked
+
+
+def test_a_party_update_renamed_with_what_it_declares_is_still_a_rename() -> None:
+    plan = _split(None, {"Consignee": {"city": "HH"}})
+    renamed = _only(plan, "TransitPartyUpdate/b")
+    assert (renamed.action, renamed.operation) == (Action.MOVED, Operation.MOVE)
+    assert str(renamed.moved_from) == "TransitPartyUpdate/a"
+    assert plan.requests == 0
+
+
+def test_a_new_party_update_declaring_what_another_record_holds_is_refused_unless_handed_it() -> (
+    None
+):
+    # a now writes to another declaration: b is no taker of a, but what a's record was.
+    plan = _split(
+        {"declarationId": 78, "Consignee": {"eoriNo": "DE1"}}, {"Consignee": {"city": "HH"}}
+    )
+    refused = _only(plan, "TransitPartyUpdate/b")
+    assert refused.action is Action.REFUSED
+    assert "it declares what TransitPartyUpdate/a (77 at the service) recorded" in refused.reason
+    # a is refused in the end (it writes Consignee.eoriNo, which 0c, first, writes too):
+    # it hands nothing over, so b is refused as without the handover, and a with it.
+    plan = _split(
+        {"Consignee": {"eoriNo": "DE1"}},
+        {"Consignee": {"city": "HH"}},
+        doc(
+            Kind.TRANSIT_PARTY_UPDATE,
+            "0c",
+            {"declarationId": _REF, "Consignee": {"eoriNo": "DE1"}},
+            3,
+        ),
+    )
+    assert "Consignee.eoriNo of declaration 77" in _only(plan, "TransitPartyUpdate/a").reason
+    refused = _only(plan, "TransitPartyUpdate/b")
+    assert refused.action is Action.REFUSED
+    assert "it declares what TransitPartyUpdate/a (77 at the service) recorded" in refused.reason
+    # a still writes the city: b is its second writer, never its taker.
+    plan = _split({"Consignee": {"city": "HH", "eoriNo": "DE1"}}, {"Consignee": {"city": "HH"}})
+    assert _only(plan, "TransitPartyUpdate/b").action is Action.REFUSED
+    assert _only(plan, "TransitPartyUpdate/a").operation is Operation.UPDATE_TRANSIT_PARTIES
+
+
 def test_a_party_field_is_handed_to_a_document_whose_record_already_holds_it() -> None:
     # A handover half recorded (the run ended after the new owner's record, or a plan of
     # part of the batch took the field first): the old owner still hands it over, with
