@@ -444,3 +444,37 @@ def test_a_whole_number_written_with_a_point_fills_a_whole_number_field_as_from_
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
     assert [d.spec["quantity"] for d in result.documents] == [2]
     assert only(result, "row.cell-type").message == "'2.5' is not a whole number"
+
+
+def test_a_spreadsheet_linked_out_of_the_project_is_not_read(tmp_path: Path) -> None:
+    # A manifest in a pull request with data/m.csv -> a file of the runner (a .env of keys)
+    # printed that file's lines in findings ("column A 'API_KEY=...'") in the CI log.
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.env"
+    outside.write_text("CUSTOMS_API_KEY=topsecret123\nOTHER=x\n", encoding="utf-8")
+    Path("data").mkdir()
+    Path("data/m.csv").symlink_to(outside)
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", "")))
+    finding = only(result, "sheet.unreadable")
+    assert finding.message == (
+        f"data/m.csv resolves to {outside.resolve()}, outside the project "
+        f"({tmp_path.resolve()}): a spreadsheet linked out of the project is not read"
+    )
+    assert result.documents == []
+    assert "topsecret" not in str(result.findings)
+
+
+def test_a_spreadsheet_named_by_its_own_path_outside_the_project_is_read(
+    tmp_path: Path,
+) -> None:
+    # The manifest's own word, seen in review: a shared export folder beside the project.
+    outside = tmp_path.parent / f"{tmp_path.name}-exports"
+    outside.mkdir()
+    (outside / "m.csv").write_text(_csv(",", ROWS), encoding="utf-8")
+    Path("data").mkdir()
+    Path("data/inside.csv").symlink_to(Path("m-inside.csv").resolve())
+    Path("m-inside.csv").write_text(_csv(",", ROWS), encoding="utf-8")
+    text = movement_sheet_manifest(f"../{outside.name}/m.csv", "")
+    assert load_file(write(Path("m.yaml"), text)).findings == []
+    linked = load_file(write(Path("n.yaml"), movement_sheet_manifest("data/inside.csv", "")))
+    assert linked.findings == []  # a link within the project is read as usual
+    assert len(linked.documents) == 2

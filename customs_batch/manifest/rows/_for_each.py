@@ -231,6 +231,10 @@ class _Expander:
     # -- per row -------------------------------------------------------------------------
 
     def run(self, rows: RowRange | None) -> Iterator[Document | Finding]:
+        linked_out = self._linked_out_of_project()
+        if linked_out is not None:
+            yield from self._sheet_error(linked_out)
+            return
         read = RowSource(
             Path(self.file),
             self.for_each.sheet,
@@ -259,6 +263,28 @@ class _Expander:
                 ("forEach",),
                 Severity.WARNING,
             )
+
+    def _linked_out_of_project(self) -> SheetError | None:
+        """The error for a spreadsheet named inside the project that a symbolic link takes
+        out of it (None: not so). Read, it would bring any text file of the machine (a
+        ``.env`` of keys) into the findings and the requests, as a template linked out of
+        the template folders would: a manifest in a pull request could print a runner's
+        file in the CI log. A path written to go outside is the manifest's own word, seen in
+        review, and is read."""
+        root = os.path.realpath(self.source.project_root)
+        written = os.path.abspath(self.file)
+        if not _within(written, root):
+            return None
+        real = os.path.realpath(written)
+        if _within(real, root):
+            return None
+        return SheetError(
+            f"{self.file} resolves to {real}, outside the project ({root}): a spreadsheet "
+            "linked out of the project is not read",
+            file=self.file,
+            hint="copy the export into the project instead of linking to it, or name its "
+            "own path in forEach.file",
+        )
 
     def _columns_exist(self, row: Row) -> bool:
         header = row.header or Header(tuple(row.values), tuple(range(1, len(row.values) + 1)))
@@ -695,6 +721,10 @@ class _Expander:
                 error.hint or "Check forEach.file.",
                 ("forEach", "file"),
             )
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:
