@@ -251,6 +251,24 @@ def import_object(
         **_service_state(found),
     )
     holder = _holder(session.state, address, record)
+    if holder is not None and holder.replaced(remote_id):
+        # Kept in that record's history only, as the rejected object its resubmission
+        # replaced: neither its current object nor anything to import.
+        holds = holder.current
+        now = f" as {holds}" if holds is not None else ""
+        both = f"{holds} and " if holds is not None else ""
+        raise StateError(
+            f"{remote_id} is the rejected declaration that the resubmission of {holder} "
+            f"replaced (customs rejected it, and the corrected document was submitted again"
+            f"{now}): {holder.address}'s record keeps it as the submission it replaced, and "
+            f"importing it as {address} would make two records of one object. Nothing was "
+            "recorded",
+            hint=f"if {address} is {holder.address} renamed, `customs-batch state mv "
+            f"{holder.address} {address}` moves its record, {both}the rejected {remote_id} "
+            f"with it (nothing is sent); otherwise {remote_id} is not {address}'s to import: "
+            f"import the ID of the declaration {address} declares, or let `customs-batch "
+            f"apply` submit {address} as a new one",
+        )
     if holder is not None:
         raise StateError(
             f"{remote_id} is already recorded as {holder}: importing it as {address} too "
@@ -352,6 +370,12 @@ class _Holder:
 
     address: str
     forgotten: bool
+    current: str | None = None
+    """The ID of the object the record stands for now (its kind's ``identifier``)."""
+
+    def replaced(self, remote_id: str) -> bool:
+        """Whether the record holds ``remote_id`` only as an object it replaced."""
+        return self.current != remote_id
 
     def __str__(self) -> str:
         if self.forgotten:
@@ -373,7 +397,9 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
             continue
         other = state.resources[other_address]
         if wanted & model.held(other):
-            return _Holder(other_address, other.status is RecordStatus.FORGOTTEN)
+            ident = model.identifier(other)
+            current = None if ident in (None, "") else str(ident)
+            return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
     return None
 
 

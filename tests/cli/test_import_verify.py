@@ -666,3 +666,36 @@ def test_import_reads_a_numeric_id_with_leading_zeros_as_the_service_does(
     code, out, err = run(capsys, "import", DEPARTURE, "007002")
     assert code == 1, out + err
     assert "7002 is not what DepartureDeclaration/dep-rtm-ant-0002 declares" in err
+
+
+def test_import_of_the_rejected_declaration_a_resubmission_replaced_says_so(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said "ID is already recorded as DEPARTURE", as if that record stood for it now.
+    # DEPARTURE's declaration rejected, corrected and submitted again (as 7001, say).
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    record = _state(project).read().resources[DEPARTURE]
+    rejected = record.outputs["declarationId"]
+    earlier = {"outputs": dict(record.outputs), "remoteStatus": "invalid", "spec": record.spec}
+    with _state(project).open("test") as session:
+        session.record(
+            record.with_changes(
+                operation="resubmit-departure",
+                outputs={"declarationId": 7001, "status": "processing"},
+                superseded=(earlier,),
+            )
+        )
+    _other_departure(project)
+
+    code, out, err = run(capsys, "import", OTHER, str(rejected))
+    assert code == 3, out + err
+    said = " ".join(err.split())
+    assert (
+        f"{rejected} is the rejected declaration that the resubmission of {DEPARTURE} "
+        "replaced (customs rejected it, and the corrected document was submitted again as "
+        "7001)"
+    ) in said
+    assert "already recorded as" not in said
+    assert f"`customs-batch state mv {DEPARTURE} {OTHER}` moves its record" in said
+    assert f"let `customs-batch apply` submit {OTHER} as a new one" in said
+    assert OTHER not in _state(project).read().resources
