@@ -216,7 +216,7 @@ def _plan(
             # it had always had this name; apply moves it before anything is sent.
             moved_from = Address.parse(renamed.address)
             identity = identities.moved_to(doc, spec, place, renamed)
-            identities.take(renamed.address)
+            identities.take(renamed.address, address)
             moved[str(doc.address)] = earlier = _restored(renamed)
             values = field_changes(earlier.spec, compared(doc.kind, spec, earlier.spec))
             followed = _following_replacements(doc, earlier, unknown, replaced, recorded)

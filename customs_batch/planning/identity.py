@@ -101,6 +101,8 @@ class Identities:
         """By address, each new document created only as the taker of the fields another
         document of the batch stopped writing (``_taking_over``): that document, and the
         refusal the new one gets unless the plan hands it those fields."""
+        self._renamed_by: dict[str, str] = {}
+        """By the record taken over, the document of this plan that took it (a rename)."""
         self._read_batch(documents)
 
     def _read_batch(self, documents: Sequence[Document]) -> None:
@@ -130,9 +132,10 @@ class Identities:
         del lanes
         self._shared_lanes = frozenset(a for a, b in pairwise(ordered) if a == b)
 
-    def take(self, address: str) -> None:
-        """``address``'s record is taken over by a document (a declared rename)."""
+    def take(self, address: str, by: str) -> None:
+        """``address``'s record is taken over by the document ``by`` (a declared rename)."""
         self._taken.add(address)
+        self._renamed_by[address] = by
 
     def place(self, doc: Document) -> int | None:
         """``doc``'s place among the documents of its identity in its lane (the first
@@ -549,6 +552,7 @@ class Identities:
                 movable = found.status is RecordStatus.APPLIED
             if movable and self._asks(found, address.kind, spec):
                 self._taken.add(other)
+                self._renamed_by[other] = str(address)
                 return _moved(model, found), found
         other, found = records[0]
         ident = model.identifier(found)
@@ -610,6 +614,8 @@ class Identities:
             if respelled
             else ""
         )
+        if model.lane is not None and found.identity and found.status is RecordStatus.APPLIED:
+            return _refused(self._sent_place(model, address, other, found, what, changed)), None
         return _refused(
             f"it declares the same as {other}{held} ({what}), {where}, with other values "
             f"({', '.join(changed)}{spelling}): creating it would declare it twice. If it is {other} "
@@ -618,6 +624,49 @@ class Identities:
             "is really another declaration, make it differ in one of the identifying fields "
             f"above{gone}"
         ), None
+
+    def _sent_place(
+        self,
+        model: KindModel,
+        address: Address,
+        other: str,
+        found: ResourceRecord,
+        what: str,
+        changed: Sequence[str],
+    ) -> str:
+        """Why a new movement is refused at the place of its lane where ``other``, no
+        longer in the manifests, was sent with another request, and the true ways out: a
+        sent movement cannot change, so its record given to this document (``state mv``)
+        would only be refused as a change. When a document of this plan took over another
+        record of ``other``'s very request (a rename found by the same request), it may be
+        ``other`` renamed: said in its ``previousNames``, it takes ``other``'s place."""
+        ident = model.identifier(found)
+        held = f" ({ident} at the service)" if ident is not None else ""
+        renamed = ""
+        words = kept_identity(model, found)
+        for taken in sorted(self._lanes.get(hash((address.kind._value_, *words[:-1])), ())):
+            renamer = self._renamed_by.get(taken)
+            if renamer is None or dict(self._read(taken).spec) != dict(found.spec):
+                continue
+            name = other.partition("/")[2]
+            renamed = (
+                f"{renamer} takes over {taken}, whose request is the same as {other}'s: if it "
+                f"is {other} renamed, say so with `metadata.previousNames: [{name}]` in "
+                f"{renamer}, which then takes {other}'s record and place, and this one comes "
+                "after it, created. Otherwise, "
+            )
+            break
+        way = "i" if renamed else "I"
+        return (
+            f"it comes where {other}{held} was sent among the same movements of its lane "
+            f"({what}, {found.identity[-1]}), and {other}, no longer in the manifests, sent "
+            f"another request ({', '.join(changed)}): creating this one could be {other} "
+            "changed and sent twice. A sent movement stays at the service and cannot change "
+            f"(moving {other}'s record to this document, `state mv`, would only be refused as "
+            f"a change). {renamed}{way}f this is a new movement, or one correcting {other}: "
+            f"`customs-batch state rm {other}` (its movement stays at the service; a "
+            "tombstone keeps its record), and the next plan creates this one"
+        )
 
     def _read(self, address: str) -> ResourceRecord:
         record = self._recorded(address)

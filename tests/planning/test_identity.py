@@ -221,6 +221,41 @@ def test_a_renamed_movement_keeps_the_place_it_was_sent_at_after_one_before_it_i
     assert (added.action, added.identity[-1]) == (Action.CREATE, "place=3")
 
 
+def test_a_new_movement_where_an_orphan_of_a_renamed_ones_request_was_sent_names_true_ways_out() -> (
+    None
+):
+    """Two identical movements a and b sent; a removed, b renamed (it takes a's record: the
+    same request), c added after it. c comes at b's place: refused, and the words said
+    `state mv b c` "to plan them as changes" (a movement cannot change: plan then refused
+    that) and to make it differ in an identifying field. They now name the ways out that
+    work: previousNames in the renamed one, or `state rm` of b; each is then followed."""
+    sent = plan_changes([movement("a", 0), movement("b", 1)], State.new(), now=NOW).changes
+    a, b = (
+        _applied(str(c.address), dict(c.spec), movementId=f"mov_{n}").with_changes(
+            identity=c.identity
+        )
+        for n, c in enumerate(sent, start=1)
+    )
+    documents = [movement("renamed", 0), movement("c", 1, quantity=2)]
+    refused = _only(plan_changes(documents, _state(a, b), now=NOW), "Movement/c")
+    assert refused.action is Action.REFUSED
+    reason = refused.reason
+    assert "state mv Movement/b Movement/c" not in reason
+    assert "plan them as changes" not in reason and "make it differ" not in reason
+    assert "`metadata.previousNames: [b]` in Movement/renamed" in reason
+    assert "`customs-batch state rm Movement/b`" in reason
+
+    # previousNames: the renamed one takes b's record and place; c comes after it.
+    declared = [replace(documents[0], previous_names=("b",)), documents[1]]
+    plan = plan_changes(declared, _state(a, b), now=NOW)
+    assert _only(plan, "Movement/renamed").action is Action.MOVED
+    assert _only(plan, "Movement/c").action is Action.CREATE
+    # `state rm Movement/b`: a tombstone; c is created.
+    forgotten = b.with_changes(status=RecordStatus.FORGOTTEN, forgotten_from="applied")
+    plan = plan_changes(documents, _state(a, forgotten), now=NOW)
+    assert _only(plan, "Movement/c").action is Action.CREATE
+
+
 def test_a_movement_recorded_before_identities_moves_only_when_the_request_is_the_same() -> None:
     spec = dict(movement("x", 0).spec)
     legacy = _applied("Movement/mov-1", spec, movementId="mov_1")
