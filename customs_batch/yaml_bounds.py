@@ -16,7 +16,10 @@ from customs_batch.errors import ConfigError
 MAX_NESTING = 100
 """The deepest nesting of lists and mappings a settings file may have (they need a few)."""
 MAX_VALUES = 100_000
-"""The most values (keys, values, lists, mappings) it may hold, aliases expanded."""
+"""The most values (keys, values, lists, mappings) its aliases may stand for beyond the
+values written out, an alias counted each time it is used. The values written out are not
+capped here: they are as many as the file is long, and a seed of 20,000 declarations, one a
+line, holds hundreds of thousands."""
 
 
 def refuse_deep_nesting(text: str, file: str, what: str, hint: str) -> None:
@@ -37,21 +40,43 @@ def refuse_deep_nesting(text: str, file: str, what: str, hint: str) -> None:
 
 
 def refuse_many_values(node: yaml.Node | None, file: str, what: str, hint: str) -> None:
-    """Refuse a composed file of more than :data:`MAX_VALUES` values, an alias counted each
-    time it is used (composing keeps one node for an alias: the count walks it again)."""
+    """Refuse a composed file whose aliases stand for more than :data:`MAX_VALUES` values
+    beyond those written out, an alias counted each time it is used (composing keeps one
+    node for an alias: the count walks it again). A file without aliases is never refused:
+    its values are bounded by its length, and composing it was linear already."""
+    written = _written(node)
     count = 0
     stack = [] if node is None else [node]
     while stack:
         current = stack.pop()
         count += 1
-        if count > MAX_VALUES:
+        if count > written + MAX_VALUES:
             raise ConfigError(
                 f"{file}:{current.start_mark.line + 1}: the {what} hold more than "
-                f"{MAX_VALUES:,} values (an alias, *name, counts each time it is used)",
+                f"{MAX_VALUES:,} values beyond those written out (an alias, *name, counts "
+                "each time it is used)",
                 hint=hint,
             )
-        if isinstance(current, yaml.MappingNode):
-            for key, value in current.value:
-                stack += (key, value)
-        elif isinstance(current, yaml.SequenceNode):
-            stack += current.value
+        stack += _children(current)
+
+
+def _written(node: yaml.Node | None) -> int:
+    """How many values the file writes out: each node once, however often an alias uses it."""
+    seen: set[int] = set()
+    stack = [] if node is None else [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        stack += _children(current)
+    return len(seen)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """The keys and values of a mapping, the items of a list; none of a scalar."""
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []

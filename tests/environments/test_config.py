@@ -456,3 +456,14 @@ def test_environments_in_their_own_folders_or_database_states_are_accepted() -> 
         )
     )
     assert set(load_project().environments) == {"local", "staging", "production", "eu"}
+
+
+def test_values_written_out_are_not_counted_against_the_alias_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The bound on what aliases stand for counted every value written out too: a file
+    # longer than it was refused, aliases or not. Here the bound is 20.
+    monkeypatch.setattr("customs_batch.yaml_bounds.MAX_VALUES", 20)
+    folders = ", ".join(f"m{n}" for n in range(30))
+    _write(f"manifests: [{folders}]\n")
+    assert len(load_project().manifests) == 30

@@ -184,3 +184,29 @@ def test_a_seed_whose_aliases_stand_for_millions_of_values_is_refused(tmp_path: 
     seed.write_text("junk:\n" + "\n".join(lines) + "\n")
     with pytest.raises(ConfigError, match=r"laughs.yaml:\d+: the seed's records hold more than"):
         load_seed(seed)
+
+
+def test_a_seed_writing_out_more_values_than_the_alias_bound_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound on aliases counted every value: a seed of 6,000 transit declarations written
+    # out one a line (19 values each, no alias) was refused as "more than 100,000 values"
+    # (`sandbox serve --seed`, exit 3). Here the bound is 100 and the seed writes out 190.
+    monkeypatch.setattr("customs_batch.yaml_bounds.MAX_VALUES", 100)
+    lines = [
+        f"  - {{declarationId: {7100 + n}, status: ready, procedureType: D1, "
+        "declarationType: externalTransit, totalWeight: 1200.0, weightUnit: KGM, "
+        'departureOffice: NL000396, destinationOffice: DE004073, createdAt: "2026-01-08T08:00:00.000Z"}'
+        for n in range(10)
+    ]
+    seed = tmp_path / "many.yaml"
+    seed.write_text("transitDeclarations:\n" + "\n".join(lines) + "\n")
+    assert len(load_seed(seed).transit_declarations) == 10
+    # What aliases stand for beyond the values written out is still bounded.
+    seed.write_text(
+        'junk:\n  a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]\n'
+        "  a1: &a1 [" + ",".join(["*a0"] * 10) + "]\n"
+        "  a2: [" + ",".join(["*a1"] * 10) + "]\n"
+    )
+    with pytest.raises(ConfigError, match=r"many.yaml:\d+: the seed's records hold more than 100 "):
+        load_seed(seed)
