@@ -110,6 +110,7 @@ class PostgresBackend:
         if self.allow_empty_state:
             return
         self._refuse_a_state_left_in_its_folder(state)
+        self._refuse_a_state_left_under_another_name(state)
         from customs_batch.state.history import state_behind_history
         from customs_batch.state.pg_history import PostgresHistory
 
@@ -247,6 +248,46 @@ class PostgresBackend:
             connection.close()  # the lock, if taken, goes with the session
             raise
         return session
+
+    def _refuse_a_state_left_under_another_name(self, state: State) -> None:
+        """A new, empty state, while another state of this database holds records of the
+        same service: the environment was most likely renamed in customs-batch.yaml (its
+        state's name is the environment's unless ``name:`` says otherwise), and starting
+        empty would declare every recorded document again (see LocalBackend's
+        ``_refuse_a_renamed_environment``)."""
+        if (
+            state.lineage
+            or state.resources
+            or self.service is None
+            or not self.service.startswith(("http://", "https://"))
+        ):
+            return
+        with self._connect() as connection:
+            rows = self._guard(
+                "read the other states of the service",
+                lambda: connection.execute(
+                    "SELECT s.state, count(r.address) FROM customs_batch_services s "
+                    "JOIN customs_batch_resources r ON r.state = s.state "
+                    "WHERE s.service = %s AND s.state <> %s GROUP BY s.state ORDER BY s.state",
+                    (self.service, self.name),
+                ).fetchall(),
+            )
+        if not rows:
+            return
+        other, count = str(rows[0][0]), int(rows[0][1])
+        more = f" (and {len(rows) - 1} other state(s) of it)" if len(rows) > 1 else ""
+        raise StateError(
+            f"the state {self.name} in the database is new and empty, but the state {other} "
+            f"there holds {count} record(s) of the same service ({self.service}){more}: if "
+            f"this environment is the one whose state is {other}, renamed in "
+            "customs-batch.yaml, its state was left under the old name, and starting empty "
+            "would declare every recorded document again (goods declared twice, movements "
+            "created twice)",
+            hint=f"if it is that environment renamed (the same service and account), keep its "
+            f"state: `state: {{backend: postgres, url_env: ..., name: {other}}}` under the "
+            "environment in customs-batch.yaml; if it is another environment of that service "
+            "on purpose, run the command with --allow-empty-state to start its state empty",
+        )
 
     def _load(self, connection: Connection) -> State:
         lost = None if self.allow_empty_state else self._refuse_a_lost_state

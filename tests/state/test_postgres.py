@@ -257,6 +257,32 @@ def test_states_of_two_names_share_the_database_and_not_the_lock(postgres_url: s
     assert list(PostgresBackend(postgres_url, "prod").read().resources) == ["Movement/a"]
 
 
+def test_an_environment_renamed_does_not_start_its_state_empty(postgres_url: str) -> None:
+    """A state's name is its environment's unless `name:` says otherwise, so an environment
+    renamed in customs-batch.yaml opens a new, empty state: refused while another state of
+    the database holds records of the same service (starting empty would send every recorded
+    document again), naming it and the way to keep it; --allow-empty-state starts it empty."""
+    service = "https://api.customs.example"
+    with PostgresBackend(postgres_url, "production", service=service).open("apply") as old:
+        old.record(ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {}))
+    renamed = PostgresBackend(postgres_url, "prod", service=service)
+    with pytest.raises(StateError) as refused:
+        renamed.refuse_a_state_behind_its_history(renamed.read())
+    assert (
+        f"the state prod in the database is new and empty, but the state production there "
+        f"holds 1 record(s) of the same service ({service})" in refused.value.message
+    )
+    assert refused.value.hint and "name: production}" in refused.value.hint
+    # Another service's state is no trace of this one; an empty start on purpose is taken.
+    elsewhere = PostgresBackend(postgres_url, "prod", service="https://other.example")
+    elsewhere.refuse_a_state_behind_its_history(elsewhere.read())
+    chosen = PostgresBackend(postgres_url, "prod", service=service, allow_empty_state=True)
+    chosen.refuse_a_state_behind_its_history(chosen.read())
+    with chosen.open("apply") as started:
+        started.record(ResourceRecord("Movement/b", RecordStatus.APPLIED, "create", {}))
+    renamed.refuse_a_state_behind_its_history(renamed.read())  # a state of its own now
+
+
 @pytest.fixture
 def live_holder(postgres_url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A process holding the state ``contract``'s lock until it reads a line; its lock id."""
