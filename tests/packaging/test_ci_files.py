@@ -681,6 +681,21 @@ def test_the_long_apply_guard_is_off_only_for_the_rest_of_a_batch_a_guarded_run_
     assert outputs == {"commit": checked_out, "exit-code": "0", "branch-head": B}
 
 
+def test_the_apply_that_commits_the_state_checks_out_the_branch_not_the_runs_commit() -> None:
+    """The apply job commits the state folder to the branch after every run. A run that
+    waited in the concurrency group for the one before it, and a job re-run (which keeps its
+    first github.sha), were started for a commit without the state the runs since committed:
+    actions/checkout without a ref checks out github.sha, and apply, planning from that older
+    state, sent again every movement and departure those runs had created. With the branch's
+    ref it checks out the branch as it is when the job starts, its newest state with it."""
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    steps = workflow["jobs"]["apply"]["steps"]
+    assert any("git push" in step.get("run", "") for step in steps)  # the state is committed
+    project = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert project.get("with", {}).get("ref") == "${{ github.ref }}"
+    assert workflow["jobs"]["apply"]["if"].endswith("github.ref == 'refs/heads/main'")
+
+
 def test_a_long_apply_part_checks_out_the_chains_commit_not_the_branch() -> None:
     workflow = yaml.safe_load(LONG_APPLY.read_text())
     triggers = workflow.get("on", workflow.get(True))
