@@ -906,11 +906,16 @@ def number(text: str, address: Address) -> int:
     return int(digits)
 
 
-def prefixed_id(prefix: str, what: str, example: str) -> Callable[[str, Address], str]:
+def prefixed_id(
+    prefix: str, what: str, example: str, *, opaque: bool = False
+) -> Callable[[str, Address], str]:
     """The ``typed_id`` of a kind whose IDs are ``prefix`` followed by letters and digits
-    (``mov_00000001``): the text without the spaces around it, as the service gives it
-    (``mov_00000001 `` is ``mov_00000001``); anything else is refused, as no ID of it."""
-    form = re.compile(re.escape(prefix) + "[A-Za-z0-9]+", re.ASCII)
+    (``hawb_a1``), or with ``opaque`` by any characters a URL path takes unescaped (the API
+    document calls the rest of a movement ID an opaque string: ``mov_V1St_Z5j-myT``): the
+    text without the spaces around it, as the service gives it (``mov_00000001 `` is
+    ``mov_00000001``); anything else is refused, as no ID of it."""
+    rest = "[A-Za-z0-9._~-]+" if opaque else "[A-Za-z0-9]+"
+    form = re.compile(re.escape(prefix) + rest, re.ASCII)
 
     def typed(text: str, address: Address) -> str:
         from customs_batch.errors import CustomsBatchError
@@ -918,7 +923,8 @@ def prefixed_id(prefix: str, what: str, example: str) -> Callable[[str, Address]
         ident = text.strip()
         if form.fullmatch(ident) is None:
             raise CustomsBatchError(
-                f"{text!r} is not {what} ({prefix} followed by letters and digits, such as "
+                f"{text!r} is not {what} ({prefix} followed by letters and digits"
+                f"{', dots, dashes, underscores or tildes' if opaque else ''}, such as "
                 f"{example})",
                 hint=f"give the ID of the object {address} stands for, as the service gives it",
             )

@@ -171,7 +171,7 @@ MODEL = KindModel(
     outputs=OUTPUTS,
     output_types=OUTPUT_TYPES,
     id_field="movementId",
-    typed_id=prefixed_id("mov_", "a movement ID", "mov_00000001"),
+    typed_id=prefixed_id("mov_", "a movement ID", "mov_00000001", opaque=True),
     service_ids=_service_ids,
     create=Operation.CREATE_MOVEMENT,
     send={Operation.CREATE_MOVEMENT: _create, Operation.RESEND_MOVEMENT: _create},

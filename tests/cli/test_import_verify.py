@@ -633,6 +633,18 @@ def test_import_refuses_what_is_no_movement_id(
     assert "Movement/mov-a1-storage-in" not in _state(project).read().resources
 
 
+def test_import_takes_a_movement_id_of_any_opaque_characters(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The API document calls what follows mov_ an opaque string: an ID with '_' or '-' the
+    # service may give (mov_V1StGXR8_Z5jdHi6B-myT) is taken, as before IDs were checked.
+    storage = "Movement/mov-a1-storage-in"
+    code, out, err = run(capsys, "import", storage, "mov_V1StGXR8_Z5jdHi6B-myT")
+    assert code == 0, out + err
+    record = _state(project).read().resources[storage]
+    assert record.outputs["movementId"] == "mov_V1StGXR8_Z5jdHi6B-myT"
+
+
 def test_import_of_a_hawb_id_written_with_spaces_is_that_hawb(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
