@@ -135,7 +135,7 @@ def clear_value_pattern() -> re.Pattern[bytes]:
     names = sorted({path[-1] for kind in Kind for path in sensitive_paths(kind)})
     alternatives = b"|".join(re.escape(json.dumps(name).encode()) for name in names)
     return re.compile(
-        rb"(?:" + alternatives + rb')\s*:\s*(?!"hmac-sha256:[0-9a-f]{8}:[0-9a-f]{64}"|null)'
+        rb"(?:" + alternatives + rb')\s*:\s*+(?!"hmac-sha256:[0-9a-f]{8}:[0-9a-f]{64}"|null)'
     )
 
 
