@@ -478,3 +478,32 @@ def test_a_spreadsheet_named_by_its_own_path_outside_the_project_is_read(
     linked = load_file(write(Path("n.yaml"), movement_sheet_manifest("data/inside.csv", "")))
     assert linked.findings == []  # a link within the project is read as usual
     assert len(linked.documents) == 2
+
+
+def test_a_spreadsheet_linked_out_is_not_read_when_the_project_is_named_through_a_link(
+    tmp_path: Path,
+) -> None:
+    # Found by a regression probe: the manifest named through a link to the project folder
+    # (/tmp/link/m.yaml; macOS's /tmp is one) was taken for outside the project, and
+    # data/m.csv -> a .env printed its lines in findings.
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.env"
+    outside.write_text("CUSTOMS_API_KEY=topsecret123\nOTHER=x\n", encoding="utf-8")
+    link = tmp_path.parent / f"{tmp_path.name}-link"
+    link.symlink_to(tmp_path)
+    Path("data").mkdir()
+    Path("data/m.csv").symlink_to(outside)
+    write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", ""))
+    result = load_file(link / "m.yaml")
+    finding = only(result, "sheet.unreadable")
+    assert finding.message == (
+        f"{link / 'data/m.csv'} resolves to {outside.resolve()}, outside the project "
+        f"({tmp_path.resolve()}): a spreadsheet linked out of the project is not read"
+    )
+    assert result.documents == []
+    assert "topsecret" not in str(result.findings)
+    # A spreadsheet within the project, named through the link, is read as usual.
+    Path("data/inside.csv").write_text(_csv(",", ROWS), encoding="utf-8")
+    write(Path("n.yaml"), movement_sheet_manifest("data/inside.csv", ""))
+    inside = load_file(link / "n.yaml")
+    assert inside.findings == []
+    assert len(inside.documents) == 2

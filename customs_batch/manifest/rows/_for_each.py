@@ -270,10 +270,11 @@ class _Expander:
         ``.env`` of keys) into the findings and the requests, as a template linked out of
         the template folders would: a manifest in a pull request could print a runner's
         file in the CI log. A path written to go outside is the manifest's own word, seen in
-        review, and is read."""
+        review, and is read. A path named through a link to the project folder (the
+        manifest given as /tmp/link/m.yaml, /tmp/link -> the project) is inside it too."""
         root = os.path.realpath(self.source.project_root)
         written = os.path.abspath(self.file)
-        if not _within(written, root):
+        if not _within(written, root) and not _named_under(written, root):
             return None
         real = os.path.realpath(written)
         if _within(real, root):
@@ -725,6 +726,19 @@ class _Expander:
 
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _named_under(path: str, folder: str) -> bool:
+    """Whether one of the folders ``path`` (absolute, normalized) is written under is
+    ``folder`` (a real path) under another name: a symbolic link to it."""
+    above = os.path.dirname(path)
+    while True:
+        if os.path.realpath(above) == folder:
+            return True
+        parent = os.path.dirname(above)
+        if parent == above:
+            return False
+        above = parent
 
 
 def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:
