@@ -332,6 +332,8 @@ def _plan(
         refuse_second_writers(changes, recorded)
     if handed or identities.takers:
         _hold_broken_handovers(changes, handed, identities.takers)
+    if left_out and not orphans:
+        _hand_over_in_a_selection(changes, left_out)
     taken_over = {str(change.moved_from) for change in changes if change.moved_from}
     for address in sorted(set(state.resources) - named - taken_over) if orphans else ():
         parsed = Address.parse(address)
@@ -1092,6 +1094,29 @@ def _hold_broken_handovers(
             refused.add(held)
 
 
+_HAND_OVER_WAY = (
+    ". To move a party field to another document of the same declaration, write it there in "
+    "the same change: the plan hands it over"
+)
+_HAND_OVER_WAY_SELECTED = (
+    ". To move a party field to another document of the same declaration, write it there in "
+    "the same change and plan both: this plan sees only the documents selected (-l, --target, "
+    "--exclude), and one left out of them takes nothing over; select it too, or plan without "
+    "a selection"
+)
+
+
+def _hand_over_in_a_selection(changes: list[PlannedChange], left_out: Mapping[int, object]) -> None:
+    """In a plan of a selection, in place: the refusal of a document that no longer writes
+    a party field says that a document left out of the selection takes nothing over (the
+    taker it names may be written already, and only unselected)."""
+    for at in left_out:
+        change = changes[at]
+        if change.action is Action.REFUSED and _HAND_OVER_WAY in change.reason:
+            reason = change.reason.replace(_HAND_OVER_WAY, _HAND_OVER_WAY_SELECTED)
+            changes[at] = replace(change, reason=reason)
+
+
 def _give_after_taking(changes: list[PlannedChange], takers: Mapping[int, set[int]]) -> None:
     """Each giver (by place in ``changes``) waits for the documents that take its fields
     over (``takers``: those not already holding them), in place: its record lets the fields
@@ -1310,8 +1335,7 @@ def _decide_change(
             "and the state would say it is gone. Write the values back (the update then sends "
             "the rest), or write the values the service should hold instead"
             + (
-                ". To move a party field to another document of the same declaration, write "
-                "it there in the same change: the plan hands it over"
+                _HAND_OVER_WAY
                 if model.parties is not None and record.status is RecordStatus.APPLIED
                 else ""
             ),

@@ -223,6 +223,25 @@ def test_a_party_field_left_out_and_taken_by_no_one_stays_refused() -> None:
     )
 
 
+def test_a_giver_planned_without_its_taker_in_a_selection_says_the_selection_hides_it() -> None:
+    """Found by a regression probe: `plan --target DepartureDeclaration/d` of a departure
+    handing Consignee.city to its party update, left out of the selection, was refused
+    advising to write the field in another document "in the same change: the plan hands it
+    over", which the manifests already did. It now says the selection leaves the taker out."""
+    without = {key: value for key, value in _CONSIGNEE.items() if key != "city"}
+    update = {"Consignee": {"eoriNo": "DE1"}}
+    departure = doc(Kind.DEPARTURE_DECLARATION, "d", {**DEPARTURE, "Consignee": without}, 0)
+    plan = plan_changes([departure], _handover_state(update), now=NOW, orphans=False)
+    giver = _only(plan, "DepartureDeclaration/d")
+    assert giver.action is Action.REFUSED and "no longer writes Consignee.city" in giver.reason
+    assert "in the same change: the plan hands it over" not in giver.reason
+    assert giver.reason.endswith(
+        "write it there in the same change and plan both: this plan sees only the documents "
+        "selected (-l, --target, --exclude), and one left out of them takes nothing over; "
+        "select it too, or plan without a selection"
+    )
+
+
 def test_a_party_field_is_never_handed_to_a_party_update_of_another_declaration() -> None:
     without = {key: value for key, value in _CONSIGNEE.items() if key != "city"}
     plan = plan_changes(
