@@ -165,7 +165,12 @@ def plan(
     if result.service_note:
         click.echo(f"Warning: {result.service_note}.", err=True)
     if out is not None and format_name == "text" and output is None:
-        apply = shlex.join(["customs-batch", "apply", str(out), *env_words(environment.name)])
+        # A state still empty is refused again by apply unless it is started on purpose.
+        empty = allow_empty_state and not result.plan.lineage
+        again = ["--allow-empty-state"] if empty else []
+        apply = shlex.join(
+            ["customs-batch", "apply", str(out), *env_words(environment.name), *again]
+        )
         click.echo(f"\nSaved the plan to {out}; apply exactly it with `{apply}`.")
     return int(result.exit_code(detailed=detailed_exitcode))
 

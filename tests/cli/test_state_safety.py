@@ -62,6 +62,28 @@ READERS = [
 ]
 
 
+def test_a_plan_saved_from_an_empty_state_on_purpose_names_the_apply_that_takes_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a regression probe: `plan --allow-empty-state -out p.plan` of a state
+    refused as lost (or, at a service another environment's state holds records of, as an
+    environment renamed) printed `apply exactly it with customs-batch apply p.plan`, which
+    was refused the same way (exit 3); it names --allow-empty-state while the state is
+    empty, and not once the state exists."""
+    folder = applied(project, capsys)
+    (folder / "state.json").unlink()
+    code, out, err = run(capsys, "plan", "--allow-empty-state", "-out", "p.plan")
+    assert code == 0, out + err
+    said = "apply exactly it with `customs-batch apply p.plan --allow-empty-state`."
+    assert said in out
+    code, out, err = run(capsys, "apply", "p.plan", "--allow-empty-state", "--auto-approve")
+    # Taken (the group the lost state recorded is at the service already: that one fails).
+    assert code != 3 and "Applying 9 operation(s)." in out, out + err
+    code, out, err = run(capsys, "plan", "--allow-empty-state", "-out", "q.plan")
+    assert code == 0, out + err
+    assert "apply exactly it with `customs-batch apply q.plan`." in out
+
+
 @pytest.mark.parametrize("argv", READERS, ids=lambda argv: " ".join(argv[:2]))
 def test_a_lost_state_file_is_refused_by_every_command_that_reads_the_state(
     project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
