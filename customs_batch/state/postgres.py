@@ -268,7 +268,8 @@ class PostgresBackend:
                 lambda: connection.execute(
                     "SELECT s.state, count(r.address) FROM customs_batch_services s "
                     "JOIN customs_batch_resources r ON r.state = s.state "
-                    "WHERE s.service = %s AND s.state <> %s GROUP BY s.state ORDER BY s.state",
+                    "WHERE s.service = %s AND s.state <> %s GROUP BY s.state "
+                    "ORDER BY count(r.address) DESC, s.state",
                     (self.service, self.name),
                 ).fetchall(),
             )

@@ -283,6 +283,24 @@ def test_an_environment_renamed_does_not_start_its_state_empty(postgres_url: str
     renamed.refuse_a_state_behind_its_history(renamed.read())  # a state of its own now
 
 
+def test_a_new_empty_state_names_the_state_of_the_service_with_the_most_records(
+    postgres_url: str,
+) -> None:
+    """The state most likely left under the old name is the one with the most records, not
+    the first by name (a small test environment `de` before the real `nl`)."""
+    service = "https://api.customs.example"
+    with PostgresBackend(postgres_url, "de", service=service).open("apply") as small:
+        small.record(ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {}))
+    with PostgresBackend(postgres_url, "nl", service=service).open("apply") as big:
+        for name in ("b", "c", "d"):
+            big.record(ResourceRecord(f"Movement/{name}", RecordStatus.APPLIED, "create", {}))
+    renamed = PostgresBackend(postgres_url, "netherlands", service=service)
+    with pytest.raises(StateError) as refused:
+        renamed.refuse_a_state_behind_its_history(renamed.read())
+    assert "but the state nl there holds 3 record(s)" in refused.value.message
+    assert "(and 1 other state(s) of it)" in refused.value.message
+
+
 @pytest.fixture
 def live_holder(postgres_url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A process holding the state ``contract``'s lock until it reads a line; its lock id."""
