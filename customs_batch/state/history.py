@@ -450,6 +450,79 @@ def state_behind_history(state: State, history: HistoryStore) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class Beyond:
+    """What :func:`entries_beyond` found: entries of one history past the chain it shares
+    with another, how many runs wrote them, and the objects they created (a few named)."""
+
+    entries: int
+    runs: int
+    created: tuple[str, ...]
+    more: int
+
+    def said(self, lacking: str) -> str:
+        """The entries and the runs, ``lacking`` (who lacks them), then the objects."""
+        listed = "; ".join(self.created)
+        if self.more:
+            listed += f"; and {self.more} more"
+        what = f"the IDs the service gave them: {listed}" if listed else "no ID given"
+        entries = f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}"
+        return f"{entries} of {self.runs} run(s) {lacking} ({what})"
+
+
+def entries_beyond(mine: HistoryStore, theirs: HistoryStore, lineage: str) -> Beyond | None:
+    """The entries of ``mine`` written into the state of ``lineage`` after the chain that
+    ``mine`` and ``theirs`` share from their first entry (compared by hash), or None when
+    there is none: what ``theirs`` never recorded. Entries of another lineage (a state begun
+    anew) or without one say nothing. Both are read once, entry by entry, side by side."""
+    shown = lineage[:LINEAGE_SHOWN]
+    other = iter(theirs.entries())
+    shared = True
+    entries = 0
+    runs: set[str] = set()
+    created: dict[str, str] = {}
+    more: set[str] = set()
+    try:
+        for stored in mine.entries():
+            body = stored.body()
+            if shared:
+                held = next(other, None)
+                held_body = held.body() if held is not None else None
+                if (
+                    body is not None
+                    and held_body is not None
+                    and body.get("hash") == held_body.get("hash")
+                ):
+                    continue
+                shared = False
+            if body is None or body.get("lineage") != shown:
+                continue
+            entries += 1
+            runs.add(str(body.get("run")))
+            ids, status = body.get("ids"), body.get("status")
+            if (
+                isinstance(ids, dict)
+                and ids
+                and (
+                    body.get("event") in ("moved", "adopted")
+                    or (type(status) is int and 200 <= status < 300)
+                )
+            ):
+                address = str(body.get("address"))
+                if address in created or len(created) < SHOWN_SENDS:
+                    ids_shown = ", ".join(f"{key}={value}" for key, value in ids.items())
+                    created[address] = f"{address} ({ids_shown})"
+                else:
+                    more.add(address)
+    finally:
+        close = getattr(other, "close", None)
+        if close is not None:
+            close()
+    if not entries:
+        return None
+    return Beyond(entries, len(runs), tuple(created.values()), len(more))
+
+
 def last_ids(history: HistoryStore, address: str, lineage: str) -> frozenset[str]:
     """The IDs (as text) the history last gave ``address`` in the state of ``lineage``:
     those of its newest answer of success, adoption or move onto it (a renamed document

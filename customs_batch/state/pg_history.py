@@ -94,6 +94,19 @@ class PostgresHistory:
         )
         return last_body(row[0].encode() if row else None)
 
+    def entry_at(self, seq: int) -> dict[str, Any] | None:
+        """The fields of entry ``seq`` (None: there is none, or not a JSON object)."""
+        with self._lock:
+            connection = self._connect()
+            row = self._guard(
+                "read the history",
+                lambda: connection.execute(
+                    "SELECT entry FROM customs_batch_history WHERE state = %s AND seq = %s",
+                    (self.name, seq),
+                ).fetchone(),
+            )
+        return StoredEntry(f"entry {seq}", str(row[0]).encode()).body() if row else None
+
     def last_entry(self) -> dict[str, Any] | None:
         """The fields of the newest entry (None: none, or not a JSON object)."""
         with self._lock:

@@ -45,6 +45,20 @@ T = TypeVar("T")
 _MAX_LOCK_TIMEOUT_MS = 2**31 - 1
 
 
+def _same_records(one: State, other: State) -> bool:
+    """Both states hold the same addresses, each with the same status and outputs."""
+    if len(one.resources) != len(other.resources):
+        return False
+    for address, record in one.resources.items():
+        theirs = other.resources.get(address)
+        if theirs is None or (theirs.status, dict(theirs.outputs)) != (
+            record.status,
+            dict(record.outputs),
+        ):
+            return False
+    return True
+
+
 def lock_key(name: str) -> int:
     """The advisory lock key of the state ``name``: 64 bits of a hash, as a signed bigint."""
     digest = hashlib.sha256(b"customs-batch state\0" + name.encode()).digest()
@@ -131,12 +145,17 @@ class PostgresBackend:
     def _refuse_a_state_left_in_its_folder(self, state: State) -> None:
         """A new, empty state, while the environment's local state folder holds records: the
         environment was moved to PostgreSQL and its state was not pushed (docs/state.md,
-        "Moving a state between backends"); planning from nothing would send them again."""
-        if self.local_folder is None or state.lineage or state.resources:
+        "Moving a state between backends"); planning from nothing would send them again.
+        A state of the folder's lineage, while the folder holds runs beyond it: see
+        :meth:`_refuse_a_state_behind_its_folder`."""
+        if self.local_folder is None:
             return
         from customs_batch.state.file import read_state
 
         path = self.local_folder / "state.json"
+        if state.lineage or state.resources:
+            self._refuse_a_state_behind_its_folder(state, self.local_folder)
+            return
         left = read_state(path)
         if left is None or not left.resources:
             return
@@ -148,6 +167,69 @@ class PostgresBackend:
             hint=f"move that state into the database first: `customs-batch state push {path}` "
             '(docs/state.md, "Moving a state between backends"); if a new, empty state is '
             "really what you want, run the command with --allow-empty-state",
+        )
+
+    def _refuse_a_state_behind_its_folder(self, state: State, folder: Path) -> None:
+        """The environment came back to PostgreSQL after running on files, and the state of
+        those runs was not pushed: the folder's history holds entries of this state's
+        lineage past the chain the database's history shares with it (compared by hash,
+        since a serial moves for other reasons too), or its state file has this lineage, a
+        higher serial than this state and records this one lacks. Planning from this state
+        would send again what those runs created. Not refused while this state holds the
+        folder's records as they are (its state pushed, as ``state push`` of that file
+        does). One entry is read from each history unless the folder's is ahead."""
+        from customs_batch.state.file import read_state
+        from customs_batch.state.history import LocalHistory, entries_beyond
+        from customs_batch.state.pg_history import PostgresHistory
+
+        path = folder / "state.json"
+        mine = LocalHistory(folder)
+        theirs = PostgresHistory(self.url, self.name)
+        try:
+            last = mine.last_entry() if mine.files() else None
+            held = theirs.entry_at(last["seq"]) if last and type(last.get("seq")) is int else None
+            beyond = None
+            if mine.files() and (
+                last is None or held is None or held.get("hash") != last.get("hash")
+            ):
+                beyond = entries_beyond(mine, theirs, state.lineage)
+        finally:
+            theirs.close()
+        left = read_state(path)
+        if left is not None and left.lineage == state.lineage and _same_records(left, state):
+            return
+        newer = left is not None and left.lineage == state.lineage and left.serial > state.serial
+        if beyond is None and not newer:
+            return
+        if beyond is not None:
+            lacking = f"that the history of the state {self.name} in the database lacks"
+            found = f"its history holds {beyond.said(lacking)}"
+        else:
+            assert left is not None
+            found = (
+                f"its state file has serial {left.serial} of the same lineage, where the state "
+                f"{self.name} in the database has serial {state.serial} and other records"
+            )
+        # The history first: pushed alone, the state would pass, its history left behind.
+        pushes = f"`customs-batch state push {path}`"
+        files = mine.files()
+        if len(files) == 1:
+            pushes = f"`customs-batch state push --history {files[0]}`, then {pushes}"
+        elif files:
+            joined = " ".join(str(file) for file in files)
+            pushes = (
+                f"its history files joined in order (`cat {joined} > folder-history.jsonl`) "
+                f"with `customs-batch state push --history folder-history.jsonl`, then {pushes}"
+            )
+        raise StateError(
+            f"{folder}, where this environment kept its state on files, holds runs that the "
+            f"state {self.name} in the database does not: {found}. The environment ran on "
+            "files after its state was moved to PostgreSQL, and their state was not pushed "
+            "back; planning from the database's state would send again what those runs "
+            "created (goods declared twice, movements created twice)",
+            hint=f"bring those runs into the database first: {pushes} (docs/state.md, "
+            '"Moving a state between backends"); if the database\'s state is really the one '
+            "to keep, run the command with --allow-empty-state",
         )
 
     @property

@@ -223,3 +223,85 @@ def test_the_history_moves_with_the_state_and_verifies_to_the_same_hash(
     assert code == 64 and "give a file, not -" in err
     code, _, err = _run(capsys, "state", "push", "--history", "history.jsonl", "--force")
     assert code == 64
+
+
+def test_back_on_postgres_after_runs_on_files_the_unpushed_runs_are_refused(
+    tmp_path: Path,
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/state.md, "Moving a state between backends": moved to PostgreSQL and back to
+    files by the recipe, then a movement sent on files; `state:` put back without pushing.
+    The database's state lacks that movement: plan and apply refuse (exit 3, nothing sent),
+    naming the folder and the pushes that bring those runs in, until they are pushed."""
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    folder = tmp_path / ".customs-batch" / "local"
+
+    def pull_both(prefix: str) -> None:
+        (tmp_path / f"{prefix}-state.json").write_text(_run(capsys, "state", "pull")[1])
+        code, pulled, _ = _run(capsys, "state", "pull", "--history")
+        assert code == 0
+        (tmp_path / f"{prefix}-history.jsonl").write_text(pulled)
+
+    def push_both(prefix: str) -> None:
+        code, _, err = _run(capsys, "state", "push", f"{prefix}-state.json")
+        assert code == 0, err
+        code, _, err = _run(capsys, "state", "push", "--history", f"{prefix}-history.jsonl")
+        assert code == 0, err
+
+    # Files to PostgreSQL, and back, by the recipe: nothing to do on either side.
+    pull_both("files")
+    (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
+    monkeypatch.setenv("CUSTOMS_BATCH_STATE_URL", postgres_url)
+    push_both("files")
+    assert _run(capsys, "plan", "manifests", "--detailed-exitcode")[0] == 0
+    pull_both("db")
+    (tmp_path / "customs-batch.yaml").unlink()
+    push_both("db")
+    assert _run(capsys, "plan", "manifests", "--detailed-exitcode")[0] == 0
+
+    # A movement sent on files.
+    (tmp_path / "manifests" / "movement.yaml").write_text(
+        (EXAMPLES / "manifests" / "movements.yaml").read_text().split("\n---\n")[0]
+    )
+    code, out, err = _run(capsys, "apply", "manifests", "--auto-approve")
+    assert code == 0, out + err
+    sent = json.loads((folder / "state.json").read_text())["resources"]
+    movement = sent["Movement/mov-a1-arrival"]["outputs"]
+    assert movement, sent
+
+    # Back on PostgreSQL without pushing: refused, nothing sent.
+    (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
+    for argv in (
+        ("plan", "manifests", "--detailed-exitcode"),
+        ("apply", "manifests", "--auto-approve"),
+    ):
+        code, out, err = _run(capsys, *argv)
+        assert code == 3, out + err
+        assert "+ create" not in out
+        assert f"{folder}, where this environment kept its state on files, holds runs" in err
+        assert "Movement/mov-a1-arrival" in err
+        assert f"`customs-batch state push --history {folder / 'history.jsonl'}`" in err
+        assert f"`customs-batch state push {folder / 'state.json'}`" in err
+        assert err.index("push --history") < err.index(f"push {folder / 'state.json'}")
+        assert "--allow-empty-state" in err
+    # The user's choice, said: the database's state as it is.
+    code, out, _ = _run(capsys, "plan", "manifests", "--detailed-exitcode", "--allow-empty-state")
+    assert code == 2 and "Movement/mov-a1-arrival" in out
+
+    # The history alone pushed: still refused (the database's state lacks the movement).
+    code, _, err = _run(capsys, "state", "push", "--history", str(folder / "history.jsonl"))
+    assert code == 0, err
+    code, out, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+    assert code == 3 and "+ create" not in out, out + err
+    # The state too: nothing to do, the movement recorded once.
+    code, _, err = _run(capsys, "state", "push", str(folder / "state.json"))
+    assert code == 0, err
+    code, out, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+    assert code == 0, out + err
+    pulled = json.loads(_run(capsys, "state", "pull")[1])["resources"]
+    assert pulled["Movement/mov-a1-arrival"]["outputs"] == movement
