@@ -311,7 +311,8 @@ def adopt_(
     where it cannot change (a departure's weight or offices), or a template group of another
     code than the attempt sent (another group), is refused with exit 1 and nothing is
     recorded; a changeable field that differs is recorded as the service holds it, so the
-    next plan changes it back. An ID another record holds is refused (exit 3). An
+    next plan changes it back. An ID another record holds is refused (exit 3), and so
+    is one a record of the state of another environment of the same service holds. An
     attempt that was an update (a template group's or a departure's parties' PATCH) created
     nothing: refused with exit 1 (the next apply reads the object and repeats it).
 
@@ -482,8 +483,11 @@ def import_(
     service holds the object in a state nothing is sent to (a departure customs cancelled;
     one it rejected, which the next apply replaces by a new one carrying them: the output
     says so). An ID another
-    record holds (a tombstone too) is refused (exit 3): one object, one record. ADDRESS may
-    not be in the state already, unless its record is a creation the service refused.
+    record holds (a tombstone too) is refused (exit 3): one object, one record; so is one
+    a record of the state of another environment of the same service holds (the other
+    environments of customs-batch.yaml with the same base_url, and a PostgreSQL
+    database's other states of that service). ADDRESS may not be in the state already,
+    unless its record is a creation the service refused.
 
     \b
     Example:

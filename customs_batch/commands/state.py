@@ -5,7 +5,8 @@ prints."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,15 +14,23 @@ from typing import TYPE_CHECKING
 
 from customs_batch.backends import backend_for
 from customs_batch.commands.session import locked_session
-from customs_batch.environments import Environment, load_project
-from customs_batch.errors import StateError, UsageError
+from customs_batch.environments import Environment, StateKind, load_project
+from customs_batch.errors import CustomsBatchError, StateError, UsageError
 from customs_batch.findings import Severity
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
-from customs_batch.state import RecordStatus, ResourceRecord, State, StateBackend, edits
+from customs_batch.state import (
+    LocalBackend,
+    RecordStatus,
+    ResourceRecord,
+    State,
+    StateBackend,
+    edits,
+)
+from customs_batch.state.backend import OtherState
 from customs_batch.state.history import (
     HistoryPushed,
     history_for,
@@ -247,7 +256,66 @@ def adopt_object(
         client,
         session,
     ):
-        return adopt(session, client, address, remote_id)
+        others = _other_states_of_the_service(environment, backend)
+        return adopt(session, client, address, remote_id, others=others)
+
+
+def _other_states_of_the_service(
+    environment: Environment, backend: StateBackend
+) -> Callable[[], list[OtherState]]:
+    """What gives the other states of ``environment``'s service that the tool can know,
+    read when asked (``import`` and ``state adopt`` refuse an ID one of them holds): those
+    its backend sees (the other states of a PostgreSQL database naming the same service),
+    and the state files of the project's other environments with the same base_url."""
+
+    def gather() -> list[OtherState]:
+        seen = [_whose(environment, other) for other in backend.other_states_of_the_service()]
+        return [*seen, *_other_state_folders(environment)]
+
+    return gather
+
+
+def _whose(environment: Environment, other: OtherState) -> OtherState:
+    """``other``, a state of ``environment``'s database, with the name of the project's
+    environment whose state it is, if one is (its ``--env`` for the way out)."""
+    if environment.state.backend is not StateKind.POSTGRES:
+        return other
+    for candidate in load_project().environments.values():
+        settings = candidate.state
+        if (
+            settings.backend is StateKind.POSTGRES
+            and settings.url_env == environment.state.url_env
+            and (settings.name or candidate.name) == other.name
+        ):
+            return replace(other, environment=candidate.name)
+    return other
+
+
+def _other_state_folders(environment: Environment) -> list[OtherState]:
+    """The states in files of the other environments of ``environment``'s
+    customs-batch.yaml whose base_url is the same, each read without its lock; one that does
+    not exist yet or cannot be read is passed over (its own commands say why). None for an
+    environment without base_url: each embedded sandbox is a service of its own."""
+    service = environment.base_url
+    if not service:
+        return []
+    own = os.path.realpath(environment.state_dir)
+    found = []
+    for other in load_project().environments.values():
+        if (
+            other.name == environment.name
+            or other.base_url != service
+            or other.state.backend is not StateKind.LOCAL
+            or os.path.realpath(other.state_dir) == own
+        ):
+            continue
+        try:
+            state = LocalBackend(other.state_dir, allow_empty_state=True).read()
+        except (CustomsBatchError, OSError):
+            continue
+        where = f"the state of environment {other.name!r} ({other.state_dir})"
+        found.append(OtherState(where, service, state, environment=other.name))
+    return found
 
 
 def import_document(
@@ -310,5 +378,12 @@ def import_document(
                 return last_ids(history, str(address), session.state.lineage)
 
         return import_object(
-            session, client, address, remote_id, spec, where=where, last_known=last_known
+            session,
+            client,
+            address,
+            remote_id,
+            spec,
+            where=where,
+            last_known=last_known,
+            others=_other_states_of_the_service(environment, backend),
         )

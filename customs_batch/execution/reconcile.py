@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import NoReturn
@@ -22,7 +22,7 @@ from customs_batch.kinds.model import (
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
-from customs_batch.state.backend import StateSession
+from customs_batch.state.backend import OtherState, StateSession
 from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
 from customs_batch.state.records import Records
@@ -77,14 +77,20 @@ def read_and_compare(
 
 
 def adopt(
-    session: StateSession, client: CustomsClient, address: Address, remote_id: str
+    session: StateSession,
+    client: CustomsClient,
+    address: Address,
+    remote_id: str,
+    *,
+    others: Callable[[], Iterable[OtherState]] = tuple,
 ) -> tuple[ResourceRecord, Comparison]:
     """Resolve a needs-decision address: the attempt did create ``remote_id``.
 
     The object is compared with what the attempt sent first: one that differs where it
     cannot change is refused; where it differs in a changeable field, the service's value is
     recorded, so the next plan changes it back. An object another record already stands
-    for is refused: that attempt did not create it.
+    for is refused: that attempt did not create it; so is one a record of another state of
+    the same service stands for (``others``, read only when asked).
     """
     record = session.state.resources.get(str(address))
     if record is None:
@@ -132,6 +138,15 @@ def adopt(
             f"{remote_id} is already recorded as {holder}: the attempt of {address} did not "
             "create it, and adopting it would make two records of one object (the next apply "
             f"would send {address}'s values to it). Nothing was recorded",
+            hint=f"adopt the object that attempt created, or `customs-batch state forget "
+            f"{address}` if it created none (the next apply sends it again)",
+        )
+    elsewhere = _held_elsewhere(others, address, adopted)
+    if elsewhere is not None:
+        raise StateError(
+            f"{remote_id} is already recorded as {elsewhere}: the attempt of {address} did "
+            "not create it, and adopting it would make two environments write one object "
+            f"(each apply would send its own document's values to it). Nothing was recorded",
             hint=f"adopt the object that attempt created, or `customs-batch state forget "
             f"{address}` if it created none (the next apply sends it again)",
         )
@@ -211,6 +226,7 @@ def import_object(
     *,
     where: Callable[[str], str],
     last_known: Callable[[], frozenset[str]],
+    others: Callable[[], Iterable[OtherState]] = tuple,
 ) -> tuple[ResourceRecord, Comparison]:
     """Record an object that exists at the service as the document ``address``.
 
@@ -218,7 +234,9 @@ def import_object(
     back by the service (a group's templates, a declaration's parties), the next plan
     updates it; an object that differs where nothing can change it is refused. So is an
     object another record already stands for, a tombstone's included: one object, one
-    record; and one the kind's ``import_check`` refuses (a template group of another code,
+    record; an object a record of another state of the same service stands for
+    (``others``, read only when asked: another environment would write it too); and one
+    the kind's ``import_check`` refuses (a template group of another code,
     unless the state says ``address`` stood for it: ``last_known`` gives the IDs the history
     last gave it, read only when asked). ``where``: where the document writes a field. The
     record of a creation the service refused (nothing of it exists there, as after a
@@ -277,6 +295,17 @@ def import_object(
             f"its record wrong), `customs-batch state mv {holder.address} {address}` moves "
             f"the record (nothing is sent; {holder.address} may then import its own object); "
             f"otherwise import the ID of the object {address} declares",
+        )
+    elsewhere = _held_elsewhere(others, address, record)
+    if elsewhere is not None:
+        raise StateError(
+            f"{remote_id} is already recorded as {elsewhere}: importing it as {address} "
+            "here too would make two environments write one object (each apply would send "
+            "its own document's values to it). Nothing was recorded",
+            hint=f"if {remote_id} is what {address} declares, that environment manages it "
+            f"already: leave it to that one, or, if this environment is to manage it instead, "
+            f"{elsewhere.release} first, then import it here; otherwise import the ID of the "
+            f"object {address} declares here, or let `customs-batch apply` create it",
         )
     _check_import(address, remote_id, spec, comparison, existing, where, last_known)
     session.record(record)
@@ -400,6 +429,51 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
             ident = model.identifier(other)
             current = None if ident in (None, "") else str(ident)
             return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
+    return None
+
+
+@dataclass(frozen=True)
+class _HeldElsewhere:
+    """A record of another state of the same service that stands for an object."""
+
+    address: str
+    other: OtherState
+
+    @property
+    def release(self) -> str:
+        """How that environment stops writing the object."""
+        env = self.other.environment
+        rm = f"customs-batch state rm {self.address}"
+        command = f"`{rm} --env {env}`" if env is not None else f"`{rm}` with its --env"
+        return f"release it there ({command}: its record becomes a tombstone, which sends nothing)"
+
+    def __str__(self) -> str:
+        return f"{self.address} in {self.other.where}, a state of the same service ({self.other.service})"
+
+
+def _held_elsewhere(
+    others: Callable[[], Iterable[OtherState]], address: Address, record: ResourceRecord
+) -> _HeldElsewhere | None:
+    """The record of ``address``'s kind in another state of the same service that stands
+    for an object ``record`` would stand for (each kind says which IDs its records hold).
+    A tombstone there sends nothing (``state rm`` is how that environment lets it go), and
+    a state whose records cannot be read is passed over: its own commands say why."""
+    model = model_of(address.kind)
+    wanted = model.held(record)
+    if not wanted:
+        return None
+    prefix = f"{address.kind.value}/"
+    for other in others():
+        resources = other.state.resources
+        try:
+            for other_address in sorted(resources):
+                if not other_address.startswith(prefix):
+                    continue
+                held = resources[other_address]
+                if held.status is not RecordStatus.FORGOTTEN and wanted & model.held(held):
+                    return _HeldElsewhere(other_address, other)
+        except CustomsBatchError:
+            continue
     return None
 
 

@@ -111,6 +111,28 @@ class StateBackend(Protocol):
         (a read does not wait for it), else None."""
         ...
 
+    def other_states_of_the_service(self) -> list[OtherState]:
+        """The other states this backend can see whose records are objects of the same
+        service (``import`` and ``state adopt`` refuse an ID one of them holds), read
+        without their locks."""
+        ...
+
+
+@dataclass(frozen=True)
+class OtherState:
+    """A state of another environment of the same service, as read without its lock."""
+
+    where: str
+    """Whose state it is and where, in words (``the state of environment 'nl' in /p/...``)."""
+    service: str
+    """The service its records are objects of (the base URL), the same as this one's."""
+    state: State
+    name: str = ""
+    """Its name in its backend (a PostgreSQL state's ``name``; empty for a folder)."""
+    environment: str | None = None
+    """The environment whose state it is, when known (a PostgreSQL state names only
+    itself: the commands find the environment of the project whose state it is)."""
+
 
 @dataclass(frozen=True)
 class ServiceWords:
@@ -254,6 +276,11 @@ class LocalBackend:
         """The note of the lock's holder when it is a live process of this machine (one
         of another machine, or a note a killed run left, cannot be told live: None)."""
         return holder_alive_here(self.lock_path)
+
+    def other_states_of_the_service(self) -> list[OtherState]:
+        """None: a state folder knows no other environment's (the commands read those of
+        the project's other environments at the same service)."""
+        return []
 
     def service_words(self) -> ServiceWords:
         return ServiceWords(

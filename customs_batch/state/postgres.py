@@ -33,7 +33,7 @@ from psycopg.types.json import Jsonb
 
 from customs_batch.errors import StateError
 from customs_batch.sensitive import Sealer, clear_value_pattern, kind_of_address
-from customs_batch.state.backend import PUSHED_SERVICE, ServiceWords
+from customs_batch.state.backend import PUSHED_SERVICE, OtherState, ServiceWords
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
@@ -261,6 +261,35 @@ class PostgresBackend:
             return self._guard(
                 "read who holds the lock", lambda: _live_holder(connection, self.name, self.key)
             )
+
+    def other_states_of_the_service(self) -> list[OtherState]:
+        """The other states of this database whose row in customs_batch_services names
+        the same service, each as it is (its pending journal applied in memory), read
+        without their locks; none for the embedded sandbox, each of whose environments is a
+        service of its own."""
+        service = self.service
+        if service is None or not service.startswith(("http://", "https://")):
+            return []
+        with self._connect() as connection:
+
+            def read() -> list[OtherState]:
+                names = connection.execute(
+                    "SELECT state FROM customs_batch_services WHERE service = %s AND state <> %s "
+                    "ORDER BY state",
+                    (service, self.name),
+                ).fetchall()
+                found = []
+                for (name,) in names:
+                    try:
+                        state = _load(connection, str(name))
+                    except StateError:
+                        continue  # a state that cannot be read is its own commands' error
+                    found.append(
+                        OtherState(f"the PostgreSQL state {name}", service, state, str(name))
+                    )
+                return found
+
+            return self._guard("read the other states of the service", read)
 
     def service_words(self) -> ServiceWords:
         return ServiceWords(

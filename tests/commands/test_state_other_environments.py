@@ -1,0 +1,155 @@
+"""``import`` and ``state adopt`` refuse an ID that the state of another environment of the
+same service already holds: both environments' applies would write their own documents
+into that one object. Each backend sees the other states it can know: the state folders of
+the project's other environments at the same base_url, and the other states of the same
+PostgreSQL database that name the same service."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import customs_batch.backends
+from customs_batch.backends import backend_for
+from customs_batch.client import CustomsClient
+from customs_batch.commands.state import (
+    StateOptions,
+    adopt_object,
+    forget_records,
+    import_document,
+    push_state,
+)
+from customs_batch.environments import Environment, load_project
+from customs_batch.environments._connect import connect as connect_environment
+from customs_batch.errors import ExitCode, StateError
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.registry import model_of
+from customs_batch.sandbox import InProcessTransport, create_app
+from customs_batch.state import RecordStatus, ResourceRecord, State
+
+SERVICE = "http://customs.shared.test"
+GROUP = Address(Kind.TEMPLATE_GROUP, "default")
+SPEC = {
+    "name": "Default",
+    "code": "DEFAULT",
+    "companyId": 1,
+    "DeclarationTemplates": [{"procedureType": "H1", "declarationOffice": "NL000396"}],
+}
+"""The seeded template group 1, as a document of each environment."""
+
+
+def _settings(backend: str, base_url: str = SERVICE) -> str:
+    state = "" if backend == "local" else ", state: {backend: postgres, url_env: CB_STATE_URL}"
+    return f"{{base_url: {base_url}, api_key_env: CB_KEY{state}}}"
+
+
+@pytest.fixture(params=["local", "postgres"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "postgres":
+        monkeypatch.setenv("CB_STATE_URL", request.getfixturevalue("postgres_url"))
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -> Path:
+    """Environments nl and de of one service (an emulator in-process, its data in one
+    file), each with a state of its own in ``backend``, and elsewhere at another service."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CB_KEY", "sandbox-key")
+    (tmp_path / "customs-batch.yaml").write_text(
+        "environments:\n"
+        f"  nl: {_settings(backend)}\n"
+        f"  de: {_settings(backend)}\n"
+        f"  elsewhere: {_settings(backend, 'http://customs.other.test')}\n"
+    )
+    document = {
+        "apiVersion": "customs-batch/v1",
+        "kind": "TemplateGroup",
+        "metadata": {"name": GROUP.name},
+        "spec": SPEC,
+    }
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "default.yaml").write_text(json.dumps(document))
+    service = tmp_path / "service.sqlite3"
+
+    def connect(environment: Environment, **_: Any) -> CustomsClient:
+        app = create_app(db_path=service, rate_limit=None)
+        return connect_environment(environment, transport=InProcessTransport(app))
+
+    monkeypatch.setattr(customs_batch.backends, "connect", connect)
+    return tmp_path
+
+
+def _options(env: str) -> StateOptions:
+    # (A second environment of a service whose other state holds records starts on purpose.)
+    return StateOptions(env, allow_empty_state=True)
+
+
+def _import(env: str) -> ResourceRecord:
+    record, _ = import_document(_options(env), GROUP, "1", (Path("manifests"),))
+    return record
+
+
+def _records(env: str) -> dict[str, ResourceRecord]:
+    environment = load_project().select(env)
+    return dict(backend_for(environment, allow_empty_state=True).read().resources)
+
+
+def test_import_refuses_an_id_the_state_of_another_environment_of_the_service_holds(
+    project: Path,
+) -> None:
+    assert _import("nl").outputs["id"] == 1
+    with pytest.raises(StateError) as refused:
+        _import("de")
+    error = refused.value
+    assert error.exit_code is ExitCode.ERROR
+    assert f"1 is already recorded as {GROUP} in " in error.message
+    assert f"a state of the same service ({SERVICE})" in error.message
+    assert "two environments write one object" in error.message
+    assert "Nothing was recorded" in error.message
+    assert error.hint is not None
+    assert f"`customs-batch state rm {GROUP} --env nl`" in error.hint
+    assert _records("de") == {}
+
+    # The way out the hint gives: nl lets it go (a tombstone sends nothing), de takes it.
+    forget_records(StateOptions("nl"), [GROUP], gone=False)
+    assert _records("nl")[str(GROUP)].status is RecordStatus.FORGOTTEN
+    assert _import("de").outputs["id"] == 1
+
+
+def test_adopt_refuses_an_id_the_state_of_another_environment_of_the_service_holds(
+    project: Path,
+) -> None:
+    _import("nl")
+    # de's creation of the group had an unknown outcome; 1 is nl's group, not what it made.
+    create = model_of(Kind.TEMPLATE_GROUP).create
+    assert create is not None
+    lost = ResourceRecord(str(GROUP), RecordStatus.UNKNOWN, create.value, SPEC)
+    environment = load_project().select("de")
+    with backend_for(environment, allow_empty_state=True).open("test") as session:
+        session.record(lost)
+    with pytest.raises(StateError) as refused:
+        adopt_object(_options("de"), GROUP, "1")
+    assert f"1 is already recorded as {GROUP} in " in refused.value.message
+    assert "did not create it" in refused.value.message
+    assert refused.value.hint is not None and f"state forget {GROUP}" in refused.value.hint
+    assert _records("de")[str(GROUP)].status is RecordStatus.UNKNOWN
+
+
+def test_states_of_another_service_or_unreadable_are_not_in_the_way(
+    project: Path, backend: str
+) -> None:
+    # The ID at another service is another object.
+    held = ResourceRecord(str(GROUP), RecordStatus.APPLIED, "import", SPEC, outputs={"id": 1})
+    elsewhere = State.new()
+    elsewhere.resources[str(GROUP)] = held
+    push_state(StateOptions("elsewhere"), elsewhere, force=False)
+    if backend == "local":
+        # A state of the same service that cannot be read is its own commands' concern.
+        (project / ".customs-batch" / "nl").mkdir(parents=True)
+        (project / ".customs-batch" / "nl" / "state.json").write_text("{not json")
+    assert _import("de").outputs["id"] == 1
