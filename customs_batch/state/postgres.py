@@ -33,7 +33,7 @@ from psycopg.types.json import Jsonb
 
 from customs_batch.errors import StateError
 from customs_batch.sensitive import Sealer, clear_value_pattern, kind_of_address
-from customs_batch.state.backend import PUSHED_SERVICE, OtherState, ServiceWords
+from customs_batch.state.backend import JOURNAL_FILE, PUSHED_SERVICE, OtherState, ServiceWords
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
@@ -57,6 +57,55 @@ def _same_records(one: State, other: State) -> bool:
         ):
             return False
     return True
+
+
+def _ids(record: ResourceRecord) -> dict[str, str]:
+    """The IDs the service gave ``record`` (its outputs named ``id`` or ``...Id``), as
+    text: what the history's entries of it say too."""
+    return {
+        key: str(value)
+        for key, value in record.outputs.items()
+        if key == "id" or key.endswith("Id")
+    }
+
+
+def _holds_the_folders_state(left: State, state: State) -> bool:
+    """``state`` (the database's) was pushed from ``left`` (a state folder's, of the same
+    lineage) and went on from there: its serial is not lower, and each record of ``left``
+    is in it, one with IDs by those IDs under an address of the same kind (applies, moves
+    and ``state rm`` since keep them), one without by its address. The folder's runs sent
+    nothing that ``state`` lacks then, whatever its history holds (a state pushed without
+    its history, applied since in the database)."""
+    if left.lineage != state.lineage or left.serial > state.serial:
+        return False
+    index: dict[tuple[str, str, str], set[str]] = {}
+    for address, record in state.resources.items():
+        kind = address.split("/", 1)[0]
+        for key, value in _ids(record).items():
+            index.setdefault((kind, key, value), set()).add(address)
+    for address, record in left.resources.items():
+        ids = _ids(record)
+        if not ids:
+            if address not in state.resources:
+                return False
+            continue
+        kind = address.split("/", 1)[0]
+        holders: set[str] | None = None
+        for key, value in ids.items():
+            found = index.get((kind, key, value), set())
+            holders = found if holders is None else holders & found
+            if not holders:
+                return False
+    return True
+
+
+def _has_lines(path: Path) -> bool:
+    """The file exists and is not empty (a journal a run killed on files left behind,
+    whose outcomes its state file lacks)."""
+    try:
+        return path.stat().st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def lock_key(name: str) -> int:
@@ -177,12 +226,21 @@ class PostgresBackend:
         higher serial than this state and records this one lacks. Planning from this state
         would send again what those runs created. Not refused while this state holds the
         folder's records as they are (its state pushed, as ``state push`` of that file
-        does). One entry is read from each history unless the folder's is ahead."""
+        does), nor while it holds each of them and went on from there (pushed without its
+        history, applied since: :func:`_holds_the_folders_state`), the folder's journal
+        empty. One entry is read from each history unless the folder's is ahead."""
         from customs_batch.state.file import read_state
         from customs_batch.state.history import LocalHistory, entries_beyond
         from customs_batch.state.pg_history import PostgresHistory
 
         path = folder / "state.json"
+        left = read_state(path)
+        if (
+            left is not None
+            and _holds_the_folders_state(left, state)
+            and not _has_lines(folder / JOURNAL_FILE)
+        ):
+            return
         mine = LocalHistory(folder)
         theirs = PostgresHistory(self.url, self.name)
         try:
@@ -195,7 +253,6 @@ class PostgresBackend:
                 beyond = entries_beyond(mine, theirs, state.lineage)
         finally:
             theirs.close()
-        left = read_state(path)
         if left is not None and left.lineage == state.lineage and _same_records(left, state):
             return
         newer = left is not None and left.lineage == state.lineage and left.serial > state.serial

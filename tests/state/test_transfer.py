@@ -305,3 +305,49 @@ def test_back_on_postgres_after_runs_on_files_the_unpushed_runs_are_refused(
     assert code == 0, out + err
     pulled = json.loads(_run(capsys, "state", "pull")[1])["resources"]
     assert pulled["Movement/mov-a1-arrival"]["outputs"] == movement
+
+
+def test_a_state_pushed_without_its_history_then_applied_on_postgres_is_not_refused(
+    tmp_path: Path,
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Moved to PostgreSQL by the push the empty-state refusal names (the state only, the
+    old folder kept), then applied there: the folder's runs are all in the database's state,
+    so the next plans are not refused for the history the database never got, while a run
+    on files the database lacks still is."""
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    folder = tmp_path / ".customs-batch" / "local"
+
+    (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
+    monkeypatch.setenv("CUSTOMS_BATCH_STATE_URL", postgres_url)
+    code, _, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+    assert code == 3 and f"`customs-batch state push {folder / 'state.json'}`" in err
+    code, _, err = _run(capsys, "state", "push", str(folder / "state.json"))
+    assert code == 0, err
+
+    # A new group applied on PostgreSQL: the next plans plan it, and nothing else.
+    group = (EXAMPLES / "manifests" / "template-groups.yaml").read_text()
+    group = group.replace("name: eu-road", "name: eu-rail").replace("EU-ROAD", "EU-RAIL")
+    (tmp_path / "manifests" / "rail.yaml").write_text(group)
+    code, out, err = _run(capsys, "apply", "manifests", "--auto-approve")
+    assert code == 0, out + err
+    for _ in range(2):
+        code, out, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+        assert code == 0, out + err
+
+    # A group created on files that the database's state lacks: refused, as before.
+    (tmp_path / "customs-batch.yaml").unlink()
+    (tmp_path / "manifests" / "rail.yaml").unlink()
+    group = group.replace("name: eu-rail", "name: eu-sea").replace("EU-RAIL", "EU-SEA")
+    (tmp_path / "manifests" / "sea.yaml").write_text(group)
+    code, out, err = _run(capsys, "apply", "manifests", "--auto-approve")
+    assert code == 0 and "TemplateGroup/eu-sea" in out, out + err
+    (tmp_path / "customs-batch.yaml").write_text(IN_POSTGRES)
+    code, out, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
+    assert code == 3 and "+ create" not in out, out + err
+    assert "TemplateGroup/eu-sea" in err
