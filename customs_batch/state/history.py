@@ -392,6 +392,17 @@ SHOWN_SENDS = 10
 """Objects named, at most, when a state is older than its history."""
 
 
+def _ids_given(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The IDs an entry says the service gave its object (an answer of success, an
+    adoption, a move onto it), or None."""
+    ids, status = body.get("ids"), body.get("status")
+    if not isinstance(ids, dict) or not ids:
+        return None
+    if body.get("event") in ("moved", "adopted") or (type(status) is int and 200 <= status < 300):
+        return ids
+    return None
+
+
 def state_behind_history(state: State, history: HistoryStore) -> str | None:
     """What the history records beyond ``state``, or None when the state is not behind it.
 
@@ -425,16 +436,8 @@ def state_behind_history(state: State, history: HistoryStore) -> str | None:
         ):
             continue
         runs.add(str(body.get("run")))
-        ids = body.get("ids")
-        status = body.get("status")
-        if (
-            isinstance(ids, dict)
-            and ids
-            and (
-                body.get("event") in ("moved", "adopted")
-                or (type(status) is int and 200 <= status < 300)
-            )
-        ):
+        ids = _ids_given(body)
+        if ids is not None:
             shown = ", ".join(f"{key}={value}" for key, value in ids.items())
             created[str(body.get("address"))] = shown
     named = [f"{address} ({ids})" for address, ids in created.items()]
@@ -499,15 +502,8 @@ def entries_beyond(mine: HistoryStore, theirs: HistoryStore, lineage: str) -> Be
                 continue
             entries += 1
             runs.add(str(body.get("run")))
-            ids, status = body.get("ids"), body.get("status")
-            if (
-                isinstance(ids, dict)
-                and ids
-                and (
-                    body.get("event") in ("moved", "adopted")
-                    or (type(status) is int and 200 <= status < 300)
-                )
-            ):
+            ids = _ids_given(body)
+            if ids is not None:
                 address = str(body.get("address"))
                 if address in created or len(created) < SHOWN_SENDS:
                     ids_shown = ", ".join(f"{key}={value}" for key, value in ids.items())
