@@ -220,6 +220,8 @@ def restore(
 ) -> int:
     """Track ADDRESS again after `state rm` forgot it (its tombstone becomes its record).
 
+    Refused while another environment's state of the same service records its object.
+
     \b
     Example:
       customs-batch state restore DepartureDeclaration/dep-ham-0001

@@ -148,8 +148,17 @@ def _confirmable(address: Address) -> bool:
 
 
 def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
-    """``state restore``: a tombstone tracked again."""
-    with options.backend().open("state restore", lock_timeout=options.lock_timeout) as session:
+    """``state restore``: a tombstone tracked again; refused while a record of another state
+    of the same service stands for its object (another environment took it over)."""
+    from customs_batch.execution.reconcile import refuse_a_restore_held_elsewhere
+
+    environment = options.chosen()
+    backend = options.backend(environment)
+    with backend.open("state restore", lock_timeout=options.lock_timeout) as session:
+        record = session.state.resources.get(str(address))
+        if record is not None and record.status is RecordStatus.FORGOTTEN:
+            others = _other_states_of_the_service(environment, backend)
+            refuse_a_restore_held_elsewhere(others, address, record)
         return edits.restore(session, str(address))
 
 

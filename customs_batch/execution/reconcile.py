@@ -477,6 +477,27 @@ def _held_elsewhere(
     return None
 
 
+def refuse_a_restore_held_elsewhere(
+    others: Callable[[], Iterable[OtherState]], address: Address, tombstone: ResourceRecord
+) -> None:
+    """``state restore`` of ``tombstone`` while a record of another state of the same
+    service stands for its object (``others``, read only when asked): that environment
+    took it over once this one let it go, and tracking it here again would make both
+    write it."""
+    elsewhere = _held_elsewhere(others, address, tombstone)
+    if elsewhere is None:
+        return
+    ident = model_of(address.kind).identifier(tombstone)
+    raise StateError(
+        f"{ident} is recorded as {elsewhere}: tracking {address} again here would make two "
+        "environments write one object (each apply would send its own document's values to "
+        "it). Nothing was restored",
+        hint=f"that environment manages it now: leave the tombstone of {address} here (it "
+        f"sends nothing); if this environment is to write it again instead, "
+        f"{elsewhere.release} first, then restore it here",
+    )
+
+
 def _service_state(found: Found) -> dict[str, JSON]:
     if found.service_state is None:
         return {}

@@ -21,6 +21,7 @@ from customs_batch.commands.state import (
     forget_records,
     import_document,
     push_state,
+    restore_record,
 )
 from customs_batch.environments import Environment, load_project
 from customs_batch.environments._connect import connect as connect_environment
@@ -119,6 +120,30 @@ def test_import_refuses_an_id_the_state_of_another_environment_of_the_service_ho
     forget_records(StateOptions("nl"), [GROUP], gone=False)
     assert _records("nl")[str(GROUP)].status is RecordStatus.FORGOTTEN
     assert _import("de").outputs["id"] == 1
+
+
+def test_restore_refuses_a_tombstone_whose_object_another_environment_took_over(
+    project: Path,
+) -> None:
+    # nl let the group go as the import's hint says, and de imported it.
+    _import("nl")
+    forget_records(StateOptions("nl"), [GROUP], gone=False)
+    _import("de")
+    with pytest.raises(StateError) as refused:
+        restore_record(StateOptions("nl"), GROUP)
+    error = refused.value
+    assert error.exit_code is ExitCode.ERROR
+    assert f"1 is recorded as {GROUP} in " in error.message
+    assert f"a state of the same service ({SERVICE})" in error.message
+    assert "two environments write one object" in error.message
+    assert "Nothing was restored" in error.message
+    assert error.hint is not None
+    assert f"`customs-batch state rm {GROUP} --env de`" in error.hint
+    assert _records("nl")[str(GROUP)].status is RecordStatus.FORGOTTEN
+
+    # Once de lets it go, nl takes it back.
+    forget_records(StateOptions("de"), [GROUP], gone=False)
+    assert restore_record(StateOptions("nl"), GROUP).status is RecordStatus.APPLIED
 
 
 def test_adopt_refuses_an_id_the_state_of_another_environment_of_the_service_holds(
