@@ -14,6 +14,7 @@ from customs_batch.commands._inputs import Inputs, Loaded
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.commands.session import locked_session
+from customs_batch.commands.state import other_states_of_the_service
 from customs_batch.environments import Environment, env_words
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
@@ -306,6 +307,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
                     answered_within=environment.timeouts.answered_within,
                     notice=presenter.notice,
                     history=lookup,
+                    others=other_states_of_the_service(environment, backend),
                 )
             for settled in found:
                 presenter.notice(settled.describe())

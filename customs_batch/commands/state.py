@@ -157,7 +157,7 @@ def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
     with backend.open("state restore", lock_timeout=options.lock_timeout) as session:
         record = session.state.resources.get(str(address))
         if record is not None and record.status is RecordStatus.FORGOTTEN:
-            others = _other_states_of_the_service(environment, backend)
+            others = other_states_of_the_service(environment, backend)
             refuse_a_restore_held_elsewhere(others, address, record)
         return edits.restore(session, str(address))
 
@@ -265,15 +265,16 @@ def adopt_object(
         client,
         session,
     ):
-        others = _other_states_of_the_service(environment, backend)
+        others = other_states_of_the_service(environment, backend)
         return adopt(session, client, address, remote_id, others=others)
 
 
-def _other_states_of_the_service(
+def other_states_of_the_service(
     environment: Environment, backend: StateBackend
 ) -> Callable[[], list[OtherState]]:
     """What gives the other states of ``environment``'s service that the tool can know,
-    read when asked (``import`` and ``state adopt`` refuse an ID one of them holds): those
+    read when asked (``import``, ``state adopt`` and ``state restore`` refuse an ID one of
+    them holds; ``apply`` and ``refresh`` offer none as a lost submission's): those
     its backend sees (the other states of a PostgreSQL database naming the same service),
     and the state files of the project's other environments with the same base_url."""
 
@@ -394,5 +395,5 @@ def import_document(
             spec,
             where=where,
             last_known=last_known,
-            others=_other_states_of_the_service(environment, backend),
+            others=other_states_of_the_service(environment, backend),
         )

@@ -433,7 +433,7 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
 
 
 @dataclass(frozen=True)
-class _HeldElsewhere:
+class HeldElsewhere:
     """A record of another state of the same service that stands for an object."""
 
     address: str
@@ -453,16 +453,24 @@ class _HeldElsewhere:
 
 def _held_elsewhere(
     others: Callable[[], Iterable[OtherState]], address: Address, record: ResourceRecord
-) -> _HeldElsewhere | None:
+) -> HeldElsewhere | None:
     """The record of ``address``'s kind in another state of the same service that stands
     for an object ``record`` would stand for (each kind says which IDs its records hold).
     A tombstone there sends nothing (``state rm`` is how that environment lets it go), and
     a state whose records cannot be read is passed over: its own commands say why."""
-    model = model_of(address.kind)
-    wanted = model.held(record)
+    return held_elsewhere(others, address.kind, model_of(address.kind).held(record))
+
+
+def held_elsewhere(
+    others: Callable[[], Iterable[OtherState]], kind: Kind, wanted: frozenset[str]
+) -> HeldElsewhere | None:
+    """The record of ``kind`` in another state of the same service that stands for one of
+    the objects ``wanted`` names (IDs as the kind's ``held`` gives them), tombstones there
+    aside, as for :func:`_held_elsewhere`."""
     if not wanted:
         return None
-    prefix = f"{address.kind.value}/"
+    model = model_of(kind)
+    prefix = f"{kind.value}/"
     for other in others():
         resources = other.state.resources
         try:
@@ -471,7 +479,7 @@ def _held_elsewhere(
                     continue
                 held = resources[other_address]
                 if held.status is not RecordStatus.FORGOTTEN and wanted & model.held(held):
-                    return _HeldElsewhere(other_address, other)
+                    return HeldElsewhere(other_address, other)
         except CustomsBatchError:
             continue
     return None

@@ -16,16 +16,17 @@ decides (``state adopt`` or ``state forget``), told which ones.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from customs_batch.client import AuthenticationError, CustomsClient, PermissionDeniedError
 from customs_batch.errors import ServiceError
+from customs_batch.execution.reconcile import held_elsewhere
 from customs_batch.kinds import Address
 from customs_batch.kinds.model import LostCreation, parse_time
 from customs_batch.kinds.registry import KINDS
-from customs_batch.state.backend import StateSession
+from customs_batch.state.backend import OtherState, StateSession
 from customs_batch.state.history import HistoryStore
 from customs_batch.state.model import RecordStatus, ResourceRecord
 from customs_batch.state.records import records_in
@@ -55,15 +56,21 @@ class Settled:
     """The candidate the history records the service's answer to the lost submission
     named (its state record was lost, the history's entry was not: a run whose lock was
     broken, a database lost between the two writes), or None."""
+    held_elsewhere: tuple[str, ...] = ()
+    """Objects created since with the same values that are not candidates: a record of
+    another state of the same service stands for each (another environment's), in words."""
 
     def describe(self, *, applying: bool = True) -> str:
         """One line for the user; ``applying``: said by the apply that submits it next
         (refresh only takes the intent back: the next apply submits it)."""
+        elsewhere = "; ".join(self.held_elsewhere)
         if self.never_arrived:
             then = "it is submitted again" if applying else "the next apply submits it again"
+            nothing = "nothing created since could be it"
+            if elsewhere:
+                nothing += f" but what another environment holds, left out: {elsewhere}"
             return (
-                f"{self.address}: the last submission never reached the service (nothing "
-                f"created since could be it): {then}"
+                f"{self.address}: the last submission never reached the service ({nothing}): {then}"
             )
         if not self.candidates:
             return (
@@ -72,6 +79,8 @@ class Settled:
                 f"be restored: `customs-batch state forget {self.address}` submits it again"
             )
         ids = ", ".join(self.candidates)
+        if elsewhere:
+            ids += f"; left out, as another environment's: {elsewhere}"
         if self.answered is not None:
             return (
                 f"{self.address}: the last submission was received: the history records the "
@@ -95,10 +104,14 @@ def settle_lost_creations(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     sleep: Callable[[float], None] = time.sleep,
     history: HistoryStore | None = None,
+    others: Callable[[], Iterable[OtherState]] = tuple,
 ) -> list[Settled]:
     """Search the service for what each lost creation made, and take back the intent of
     each that never arrived. With ``history``, a lost creation that some objects could be
-    names the one whose answer the history recorded after its intent, if any.
+    names the one whose answer the history recorded after its intent, if any. An object a
+    record of another state of the same service stands for (``others``, read once, only
+    when some object could be one) is no candidate: another environment's, as an object
+    a record of this state stands for is no candidate.
 
     ``answered_within`` is how long after its intent any answer to a request would have
     come (the client's timeouts); a lost creation more recent than that is waited for,
@@ -106,6 +119,14 @@ def settle_lost_creations(
     """
     settled: list[Settled] = []
     answers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
+    read: list[OtherState] | None = None
+
+    def other_states() -> list[OtherState]:
+        nonlocal read
+        if read is None:
+            read = list(others())
+        return read
+
     for model in KINDS.values():
         if model.look_for is None:
             continue
@@ -138,14 +159,21 @@ def settle_lost_creations(
             candidates = found.get(creation.record.address)
             if candidates is None:
                 continue
+            elsewhere = {
+                ident: held
+                for ident in candidates
+                if (held := held_elsewhere(other_states, model.kind, frozenset({ident})))
+            }
+            taken = tuple(f"{ident} is recorded as {held}" for ident, held in elsewhere.items())
+            candidates = tuple(ident for ident in candidates if ident not in elsewhere)
             if candidates:
                 if answers is None and history is not None:
                     answers = _answers(history)
                 answered = _answered(answers or {}, creation.record, candidates)
-                settled.append(Settled(creation.record.address, False, candidates, answered))
+                settled.append(Settled(creation.record.address, False, candidates, answered, taken))
             else:
                 taken_back = _take_back(session, creation.record)
-                settled.append(Settled(creation.record.address, taken_back))
+                settled.append(Settled(creation.record.address, taken_back, held_elsewhere=taken))
     return settled
 
 

@@ -16,7 +16,8 @@ from customs_batch.client import (
 )
 from customs_batch.errors import ServiceError
 from customs_batch.execution.settle import Settled, settle_lost_creations
-from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
+from customs_batch.state.backend import OtherState
 from customs_batch.state.history import LocalHistory
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -61,7 +62,11 @@ def declaration(created: datetime, **changes: Any) -> dict[str, Any]:
 
 
 def settle(
-    tmp_path: Path, service: Service, *records: ResourceRecord, history: LocalHistory | None = None
+    tmp_path: Path,
+    service: Service,
+    *records: ResourceRecord,
+    history: LocalHistory | None = None,
+    others: tuple[OtherState, ...] = (),
 ) -> tuple[list[Settled], list[str], list[float], dict[str, ResourceRecord]]:
     backend = LocalBackend(tmp_path / "state")
     with backend.open("test") as session:
@@ -78,6 +83,7 @@ def settle(
             now=lambda: NOW,
             sleep=slept.append,
             history=history,
+            others=lambda: others,
         )
     state = backend.read()
     return settled, notices, slept, {a: state.resources[a] for a in state.resources}
@@ -122,6 +128,61 @@ def test_a_declaration_created_since_with_the_same_values_is_left_to_a_person(
     assert settled == [Settled(ADDRESS, False, ("7001",))]
     assert f"state adopt {ADDRESS} ID" in settled[0].describe() and "7001" in settled[0].describe()
     assert records[ADDRESS].status is RecordStatus.PENDING  # untouched
+
+
+def _other_environment(*held: tuple[int, RecordStatus]) -> OtherState:
+    """The state of environment de of the same service, holding declarations ``held``."""
+    state = State.new()
+    for n, (ident, status) in enumerate(held):
+        address = f"DepartureDeclaration/de-{n}"
+        state.resources[address] = ResourceRecord(
+            address, status, "submit-departure", SPEC, outputs={"declarationId": ident}
+        )
+    where = "the state of environment 'de' (/p/.customs-batch/de)"
+    return OtherState(where, "https://api.example", state, environment="de")
+
+
+def test_a_declaration_another_environment_of_the_service_holds_is_no_candidate(
+    tmp_path: Path,
+) -> None:
+    # de submitted the same declaration meanwhile (its own record holds 7002): adopting it
+    # here would make two environments write one declaration.
+    service = Service({n: declaration(NOW - timedelta(minutes=1)) for n in (7001, 7002)})
+    de = _other_environment((7002, RecordStatus.APPLIED))
+    settled, _, _, records = settle(
+        tmp_path, service, lost(NOW - timedelta(minutes=2)), others=(de,)
+    )
+    assert [(s.candidates, s.never_arrived) for s in settled] == [(("7001",), False)]
+    said = settled[0].describe()
+    assert (
+        "with the same values: 7001; left out, as another environment's: 7002 is recorded as"
+        in said
+    )
+    assert "the state of environment 'de'" in said
+    assert records[ADDRESS].status is RecordStatus.PENDING
+
+
+def test_a_lost_submission_whose_only_lookalike_another_environment_holds_never_arrived(
+    tmp_path: Path,
+) -> None:
+    service = Service({7002: declaration(NOW - timedelta(minutes=1))})
+    # A tombstone there sends nothing: its object may still be this one's (import takes it).
+    released = _other_environment((7003, RecordStatus.FORGOTTEN))
+    de = _other_environment((7002, RecordStatus.APPLIED))
+    settled, _, _, records = settle(
+        tmp_path, service, lost(NOW - timedelta(minutes=2)), others=(released, de)
+    )
+    assert [(s.candidates, s.never_arrived) for s in settled] == [((), True)]
+    said = settled[0].describe()
+    assert "never reached the service" in said
+    assert "could be it but what another environment holds, left out: 7002 is recorded as " in said
+    assert ADDRESS not in records  # the next plan submits it
+
+    service = Service({7003: declaration(NOW - timedelta(minutes=1))})
+    settled, _, _, _ = settle(
+        tmp_path / "again", service, lost(NOW - timedelta(minutes=2)), others=(released,)
+    )
+    assert [s.candidates for s in settled] == [("7003",)]
 
 
 def test_the_candidate_whose_answer_the_history_holds_is_named(tmp_path: Path) -> None:
