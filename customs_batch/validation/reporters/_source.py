@@ -63,6 +63,11 @@ class SourceLines:
         line = self.line(file, number)
         if line is None:
             return None
+        last = self._last
+        if last is not None and last[1] is not None and not last[1].names_sensitive:
+            # No sensitive field's name anywhere in the file: no line of it holds a value to
+            # hide (most reports; two searches a finding were a third of a big report).
+            return excerpt(line, column)
         before = self.line(file, number - 1) if number > 1 else None
         if before is not None and _sensitive_key_at_end().search(before) is not None:
             # ``{accessCode:`` ending the line before (a flow mapping wrapped): the value
@@ -89,6 +94,12 @@ def _sensitive_key_at_end() -> re.Pattern[str]:
     """A sensitive field's name and its colon ending a line, its value on the next."""
     names = "|".join(re.escape(name) for name in sorted(sensitive_names()))
     return re.compile(rf"""(?<![\w-])["']?(?:{names})["']?[ \t]*:[ \t]*(?:#.*)?$""")
+
+
+@cache
+def _sensitive_name_bytes() -> tuple[bytes, ...]:
+    """The sensitive fields' names as a file's UTF-8 bytes write them."""
+    return tuple(name.encode("utf-8") for name in sorted(sensitive_names()))
 
 
 _LEADING_VALUE = re.compile(
@@ -163,6 +174,9 @@ class _Lines:
         # 20 us a finding, most of a report of 90,000 warnings (measured). Its lines are
         # then all that is kept: the whole file besides them would be a second copy.
         self._split = data.splitlines() if len(data) <= _SPLIT_BYTES else None
+        # Whether a sensitive field's name is written anywhere in the file: where it is not,
+        # no line can hold its value (the patterns below need the name written whole).
+        self.names_sensitive = any(name in data for name in _sensitive_name_bytes())
         self._data = data if self._split is None else b""
         self._starts = array("Q", [0])
         self._ends = array("Q")
