@@ -57,6 +57,25 @@ def test_a_division_by_zero_says_so_with_the_template_line() -> None:
     assert "ZeroDivisionError" not in finding.message
 
 
+_LONG_NUMBER = "(2**64)**64 * (2**64)**64 * (2**64)**64 * (2**64)**64"
+"""A number of 4,933 digits: within the bound on integers, past what Python writes as text."""
+
+
+def test_a_number_too_long_to_write_in_a_template_is_too_large_not_python_advice() -> None:
+    _with_template(f"a: 1\nb: {{{{ {_LONG_NUMBER} }}}}\n")
+    finding = only(load_text(_departure("template: t\n")), "template.too-large")
+    assert "more than 4,300 digits cannot be written as text" in finding.message
+    assert finding.location.line == 2
+    assert "set_int_max_str_digits" not in finding.message
+
+
+def test_a_number_too_long_to_write_in_a_document_string_is_too_large() -> None:
+    spec = f'  commercialReference: "R-{{{{ {_LONG_NUMBER} }}}}"\n'
+    finding = only(load_text(_departure("", spec)), "template.too-large")
+    assert "more than 4,300 digits cannot be written as text" in finding.message
+    assert "set_int_max_str_digits" not in finding.message
+
+
 def test_text_plus_a_number_says_what_to_do() -> None:
     spec = "  commercialReference: \"{{ 'R-' + 1 }}\"\n"
     finding = only(load_text(_departure("", spec)), "template.error")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, MappingView
@@ -402,6 +403,8 @@ class JinjaProblem:
 
 
 _TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
+_TOO_MANY_DIGITS = "integer string conversion"
+"""In Python's error for an integer too long to convert to or from text."""
 
 
 def problem_of(
@@ -448,6 +451,13 @@ def problem_of(
         return JinjaProblem("template.timeout", message, line)
     if isinstance(error, _bounds.TooLarge):
         return JinjaProblem("template.too-large", f"refused: {error}", line, hint=_TOO_LARGE)
+    if isinstance(error, ValueError) and _TOO_MANY_DIGITS in str(error):
+        # Python's own words told the user to call sys.set_int_max_str_digits().
+        message = (
+            f"refused: a number of more than {sys.get_int_max_str_digits():,} digits cannot "
+            "be written as text"
+        )
+        return JinjaProblem("template.too-large", message, line, hint=_TOO_LARGE)
     if isinstance(error, OutputTooLarge | MemoryError):
         message = f"the rendered output is longer than {MAX_OUTPUT_CHARS:,} characters"
         return JinjaProblem("template.too-large", message, line, hint=_TOO_LARGE)
