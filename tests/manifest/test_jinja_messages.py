@@ -206,3 +206,26 @@ def test_a_missing_column_in_a_template_of_a_for_each_names_the_manifest() -> No
     assert finding.message == "the row has no column 'Packets' (template used at m.yaml:4)"
     assert finding.hint.startswith("Did you mean 'Packages'? The columns of the row are: ")
     assert (finding.location.file, finding.location.line) == ("templates/t.yaml.j2", 2)
+
+
+@pytest.mark.parametrize(
+    ("tag", "what"),
+    [
+        ("{% include values %}", "not a mapping"),
+        ("{% include [values] %}", "not a mapping"),
+        ("{% include none %}", "not none"),
+        ("{% extends values %}", "not a mapping"),
+        ("{% import 5 as v %}", "not the number 5"),
+        ("{% from values import x %}", "not a mapping"),
+    ],
+)
+def test_a_template_name_that_is_not_text_says_so(tag: str, what: str) -> None:
+    _with_template(f"a: 1\n{tag}\n")
+    finding = only(load_text(_departure("template: t\n" + VALUES)), "template.error")
+    assert finding.message.startswith(
+        "include, import and extends take a template's name as text, such as "
+        f"'road/t1.yaml.j2' (or a list of such names), {what}"
+    )
+    assert finding.location.line == 2
+    for python in ("KeyError", "unhashable", "split", "empty list"):
+        assert python not in finding.message

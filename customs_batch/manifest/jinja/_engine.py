@@ -25,6 +25,7 @@ from typing import Any
 from jinja2 import (
     BaseLoader,
     Environment,
+    Template,
     TemplateError,
     TemplateSyntaxError,
     UndefinedError,
@@ -271,6 +272,33 @@ def _template_line_of_code(code: str, code_line: int | None) -> int | None:
     return line
 
 
+class NotATemplateName(TemplateError):
+    """``{% include %}``, ``{% import %}`` or ``{% extends %}`` of something that is not a
+    template's name (a mapping, a number, none): Jinja's own words were ``KeyError: -1`` or
+    ``unhashable type: 'dict'``."""
+
+
+def _check_template_name(name: Any) -> None:
+    """Refuse a template name that is not text (a template, or undefined, goes on: Jinja
+    takes the one and reports the other)."""
+    if isinstance(name, str | Template | Undefined):
+        return
+    if name is None:
+        what = "none"
+    elif isinstance(name, Mapping):
+        what = "a mapping"
+    elif isinstance(name, bool | int | float):
+        what = f"the number {name!r}"
+    elif isinstance(name, list | tuple):
+        what = "a list inside the list"
+    else:
+        what = f"a {type(name).__name__}"
+    raise NotATemplateName(
+        "include, import and extends take a template's name as text, such as "
+        f"'road/t1.yaml.j2' (or a list of such names), not {what}"
+    )
+
+
 class BoundedSandbox(SandboxedEnvironment):
     """The sandbox with every operation that can build a long text or list bounded (see
     ``_bounds``), arithmetic that refuses a cell's text mixed with a number, and a bounded
@@ -331,6 +359,18 @@ class BoundedSandbox(SandboxedEnvironment):
         except RecursionError:
             message = TOO_DEEP.format(what="the expression")
             raise TemplateSyntaxError(message, 1) from None
+
+    def get_template(self, name: Any, parent: Any = None, globals: Any = None) -> Any:
+        _check_template_name(name)
+        return super().get_template(name, parent, globals)
+
+    def select_template(self, names: Any, parent: Any = None, globals: Any = None) -> Any:
+        if not isinstance(names, Undefined):
+            if not isinstance(names, list | tuple):
+                _check_template_name(names)  # not a name either: refused, said as a name
+            for name in names:
+                _check_template_name(name)
+        return super().select_template(names, parent, globals)
 
     intercepted_binops = ARITHMETIC
     code_generator_class = _BoundedCodeGenerator
