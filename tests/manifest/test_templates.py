@@ -94,6 +94,28 @@ def test_a_template_name_cannot_leave_the_templates_folder() -> None:
     assert rules(load_text(departure("template: ../secret\n"))) == ["template.not-found"]
 
 
+_NOT_A_PATH = "Write the name of a template, not a path: its file under templates/ without"
+
+
+@pytest.mark.parametrize("name", ["../secret", "/etc/passwd"])
+def test_a_path_as_template_name_is_not_told_to_create_that_file(name: str) -> None:
+    finding = only(load_text(departure(f"template: {name}\n")), "template.not-found")
+    assert finding.hint.startswith(_NOT_A_PATH)
+    assert "Create templates/" not in finding.hint
+
+
+def test_a_path_as_template_name_under_for_each_is_not_told_to_create_that_file() -> None:
+    write(Path("a.csv"), "Reference\nR-1\n")
+    text = departure("template: /etc/passwd\nforEach: {file: a.csv}\n")
+    finding = only(load_text(text), "template.not-found")
+    assert finding.hint.startswith(_NOT_A_PATH)
+
+
+def test_a_template_name_with_its_suffix_is_told_to_drop_it() -> None:
+    finding = only(load_text(departure("template: t1-road.yaml.j2\n")), "template.not-found")
+    assert finding.hint == "Write the name without .yaml.j2: `template: t1-road`."
+
+
 def test_a_syntax_error_names_the_template_file_and_line() -> None:
     user_template("broken", "a: 1\nb: {% if %}\n")
     result = load_text(departure("template: broken\n"))

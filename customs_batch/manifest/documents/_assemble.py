@@ -180,8 +180,7 @@ def _template_output(
         return None
     if not isinstance(found, _render.TemplateSource):
         hint = (
-            f"Create templates/{name}{_render.SUFFIX} in the project, or name a built-in "
-            "template (see 'customs-batch templates list')."
+            _render.not_found_hint(name)
             if found.rule == "template.not-found"
             else "Fix the template."
         )

@@ -221,10 +221,7 @@ class _Expander:
         if found.file is not None:
             self.walk.report_in(found.file, found.line, found.rule, found.message, found.hint)
         else:
-            hint = (
-                f"Create templates/{name}{_render.SUFFIX} in the project, or name a "
-                "built-in template (see 'customs-batch templates list')."
-            )
+            hint = _render.not_found_hint(name)
             self.walk.report_at(found.rule, found.message, hint, ("template",))
         return None
 

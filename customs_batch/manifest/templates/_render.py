@@ -75,6 +75,24 @@ def name_problem(name: str) -> str | None:
     return f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
 
 
+def not_found_hint(name: str) -> str:
+    """What to do when ``template: NAME`` finds no template: create it, unless ``name`` is
+    no name a template can have (a path such as ``../x`` or ``/etc/passwd``: creating that
+    file would not help)."""
+    listed = "see 'customs-batch templates list'"
+    if name_problem(name) is not None:
+        return (
+            "Write the name of a template, not a path: its file under templates/ without "
+            f"{SUFFIX} (templates/road/t1{SUFFIX} is `template: road/t1`), or a built-in "
+            f"template ({listed})."
+        )
+    if name.endswith(SUFFIX):
+        return f"Write the name without {SUFFIX}: `template: {name[: -len(SUFFIX)]}`."
+    return (
+        f"Create templates/{name}{SUFFIX} in the project, or name a built-in template ({listed})."
+    )
+
+
 def find_template(project_root: Path, name: str) -> TemplateSource | JinjaProblem:
     """The compiled template ``name`` for a project, or why there is none."""
     problem = name_problem(name)
