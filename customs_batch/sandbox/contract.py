@@ -15,22 +15,24 @@ from customs_batch.vocabulary import SHIPMENT_STATUSES as SHIPMENT_STATUSES
 from customs_batch.vocabulary import TRANSIT_STATUSES, same_status
 
 # -- paths (Starlette route syntax) --------------------------------------------------------
+# ``{name:id}`` is an integer ID of the service, 64-bit as every integer it takes (routing.py):
+# a path ID of more digits names nothing, 404, as an unknown path is.
 SHIPMENTS: Final = "/v1/shipments"
 MOVEMENTS: Final = "/v1/shipments/{id}/movements"
 ALLOCATIONS: Final = "/v1/shipments/{id}/allocations"
 HAWBS: Final = "/v1/shipments/{id}/hawbs"
 HAWB: Final = "/v1/shipments/{id}/hawbs/{hawbId}"
 DECLARATIONS: Final = "/v1/declarations"
-DECLARATION: Final = "/v1/declarations/{id:int}"
+DECLARATION: Final = "/v1/declarations/{id:id}"
 SUBMIT_DEPARTURE: Final = "/v1/declarations/transit"  # POST, 201 (section 7)
 TRANSIT_LIST: Final = "/v1/declarations/transit"
-TRANSIT: Final = "/v1/declarations/transit/{id:int}"
-DEPARTURE_PARTIES: Final = "/declarations/transit/{declarationId:int}/parties"
-ARRIVAL_PARTIES: Final = "/transit-declarations/{id:int}/parties"
+TRANSIT: Final = "/v1/declarations/transit/{id:id}"
+DEPARTURE_PARTIES: Final = "/declarations/transit/{declarationId:id}/parties"
+ARRIVAL_PARTIES: Final = "/transit-declarations/{id:id}/parties"
 ITEMS: Final = "/v1/declaration-items"
-ITEM: Final = "/v1/declaration-items/{id:int}"
+ITEM: Final = "/v1/declaration-items/{id:id}"
 TEMPLATE_GROUPS: Final = "/v1/declaration-templates/groups"
-TEMPLATE_GROUP: Final = "/v1/declaration-templates/groups/{id:int}"
+TEMPLATE_GROUP: Final = "/v1/declaration-templates/groups/{id:id}"
 INSPECT_MOVEMENTS: Final = "/_sandbox/movements"
 INSPECT_STATS: Final = "/_sandbox/stats"
 TEST_GATE: Final = "/_sandbox/gate"

@@ -313,3 +313,27 @@ def test_a_company_id_filter_below_1_is_400(api: httpx.Client, raw: str) -> None
     response = api.get("/v1/declaration-templates/groups", params={"companyId": raw})
     assert response.status_code == 400, response.text
     assert response.json()["message"] == [f"companyId must be at least 1, not '{raw}'"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/declarations/{}"),
+        ("DELETE", "/v1/declarations/{}"),
+        ("GET", "/v1/declarations/transit/{}"),
+        ("GET", "/v1/declaration-items/{}"),
+        ("PATCH", "/v1/declaration-templates/groups/{}"),
+        ("PATCH", "/declarations/transit/{}/parties"),
+    ],
+)
+def test_a_path_id_of_thousands_of_digits_is_404_not_500(
+    api: httpx.Client, method: str, path: str
+) -> None:
+    """A GET of /v1/declarations/ and 10,000 nines was a 500 (int() of the path's digits
+    raised past 4,300 of them): no ID of the service is past 64 bits, so it names nothing."""
+    response = api.request(method, path.format("9" * 10_000), json={"name": "x"})
+    assert response.status_code == 404, response.text
+    assert response.json()["error"] == "Not Found"
+    assert len(response.text) < 400  # the ID is not echoed whole
+    leading_zeros = api.get("/v1/declarations/" + "0" * 30 + "501")
+    assert leading_zeros.status_code == 200 and leading_zeros.json()["declarationId"] == 501
