@@ -18,6 +18,7 @@ from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.records import timestamp
 from customs_batch.sandbox.shipments import rto_shipment
 from customs_batch.sandbox.store import Table
+from customs_batch.sandbox.strictjson import clip
 from customs_batch.sandbox.web import fail, json_response, public
 
 KIND = "HawbDeactivation"
@@ -32,7 +33,7 @@ async def deactivate_hawb(request: Request, sandbox: Sandbox, caller: Caller) ->
     with sandbox.store.lock():
         hawb = sandbox.store.get(Table.HAWBS, hawb_id)
         if hawb is None or hawb["shipmentId"] != public_id:
-            fail(contract.NOT_FOUND, f"HAWB {hawb_id} not found on shipment {public_id}")
+            fail(contract.NOT_FOUND, f"HAWB {clip(hawb_id)} not found on shipment {public_id}")
         sent = [
             m["movementId"]
             for m in sandbox.store.values(Table.MOVEMENTS)

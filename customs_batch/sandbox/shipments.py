@@ -23,15 +23,17 @@ from customs_batch.sandbox.listing import (
 )
 from customs_batch.sandbox.records import JsonObject
 from customs_batch.sandbox.store import Table
+from customs_batch.sandbox.strictjson import clip
 from customs_batch.sandbox.web import Query, fail, json_response, page_of, total_pages
 
 
 def rto_shipment(sandbox: Sandbox, request: Request) -> JsonObject:
-    """The RTO shipment of the request's ``id`` path parameter; 404 when there is none."""
+    """The RTO shipment of the request's ``id`` path parameter; 404 when there is none,
+    quoting a long ID by its start and length (a 10,000-character ID was echoed whole)."""
     public_id = request.path_params["id"]
     shipment = sandbox.store.get(Table.RTO_SHIPMENTS, public_id)
     if shipment is None:
-        fail(contract.NOT_FOUND, f"shipment {public_id} not found")
+        fail(contract.NOT_FOUND, f"shipment {clip(public_id)} not found")
     return shipment
 
 

@@ -72,3 +72,27 @@ def test_a_repeated_deactivation_answers_the_deactivated_hawb_as_it_is(
     assert {h["hawbId"]: h["updatedAt"] for h in shown}["hawb_a1"] == first.json()["updatedAt"]
     clock.advance(60.0)  # the queued movement is sent
     assert api.delete(f"{HAWBS}/hawb_a1").status_code == 409
+
+
+def test_a_404_quotes_a_long_shipment_or_hawb_id_by_its_start_and_length(
+    api: httpx.Client,
+) -> None:
+    """A 404 echoed a 10,000-character ID whole in its message (an answer 150 times the size
+    of what it says); it is quoted by its start and how long it is, as a 400 quotes a value."""
+    long_shipment = "shp_" + "a" * 10_000
+    long_hawb = "hawb_" + "b" * 10_000
+    for response in (
+        api.get(f"/v1/shipments/{long_shipment}/hawbs"),
+        api.get(f"/v1/shipments/{long_shipment}/allocations"),
+        api.post(
+            f"/v1/shipments/{long_shipment}/movements",
+            json=movement(),
+            headers={"Idempotency-Key": "k-long-id"},
+        ),
+        api.delete(f"/v1/shipments/shp_7Hk2Lm/hawbs/{long_hawb}"),
+    ):
+        assert response.status_code == 404, response.text
+        message = response.json()["message"]
+        assert len(message) < 200 and "(10,00" in message, message
+    short = api.get("/v1/shipments/shp_nope/hawbs").json()["message"]
+    assert short == "shipment shp_nope not found"
