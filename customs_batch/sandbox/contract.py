@@ -97,6 +97,9 @@ INT_MAX: Final = 2**63 - 1
 # -- headers -------------------------------------------------------------------------------
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
 IDEMPOTENCY_TTL_SECONDS: Final = 24 * 3600
+# The document gives the key as a string, a UUID recommended (36 characters); a key of
+# megabytes would be held for 24 hours. Longer than this is 400.
+IDEMPOTENCY_KEY_MAX: Final = 255
 
 # -- refusal codes ---------------------------------------------------------------------------
 BAD_REQUEST: Final = 400  # refused movement, bad body, missing Idempotency-Key

@@ -28,6 +28,14 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
     key = header(request, contract.IDEMPOTENCY_KEY.lower().encode())
     if not key:
         fail(contract.BAD_REQUEST, [f"the {contract.IDEMPOTENCY_KEY} header is required"])
+    if len(key) > contract.IDEMPOTENCY_KEY_MAX:
+        fail(
+            contract.BAD_REQUEST,
+            [
+                f"the {contract.IDEMPOTENCY_KEY} header is {len(key):,} characters long: at "
+                f"most {contract.IDEMPOTENCY_KEY_MAX} (a UUID is recommended)"
+            ],
+        )
     body = await json_body(request)
     shipment = rto_shipment(sandbox, request)
     now = sandbox.clock()
@@ -95,7 +103,12 @@ OPERATIONS = (
         "Create an RTO movement",
         (
             op.SHIPMENT,
-            {"name": C.IDEMPOTENCY_KEY, "in": "header", "required": True, "schema": op.STR},
+            {
+                "name": C.IDEMPOTENCY_KEY,
+                "in": "header",
+                "required": True,
+                "schema": {**op.STR, "maxLength": C.IDEMPOTENCY_KEY_MAX},
+            },
         ),
         MOVEMENT_BODY,
         C.CREATED,
