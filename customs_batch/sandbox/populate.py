@@ -12,6 +12,28 @@ from customs_batch.sandbox.store import RecordId, Store, Table
 
 _DEFAULT_PROCESS_TYPE = "IMPORT_HANDLING"
 
+# What a GET answers for a field a seed leaves out, of the type the API document gives it
+# (a seed's transit declaration needs only its ID and status): never null, which the
+# document allows only where it says "or null".
+_TRANSIT_DEFAULTS: dict[str, object] = {
+    "procedureType": "",
+    "declarationType": "",
+    "totalWeight": 0,
+    "weightUnit": "KGM",  # what a submitted departure is held in
+    "departureOffice": "",
+    "destinationOffice": "",
+    "errors": [],
+}
+_EXPORT_ITEM_DEFAULTS: dict[str, object] = {
+    "hsCode": "",
+    "quantity": 0,
+    "grossMass": 0,
+    "netMass": 0,
+    "value": 0,
+    "currency": "",
+    "originCountry": "",
+}
+
 
 def populate(store: Store, seed: Seed, now: float) -> None:
     """Fill an empty ``store`` from ``seed``; records without createdAt get ``now``."""
@@ -43,7 +65,7 @@ def populate(store: Store, seed: Seed, now: float) -> None:
     for transit in seed.transit_declarations:
         created = _created(transit, stamp)
         tables[Table.TRANSIT][transit["declarationId"]] = {
-            "errors": [],
+            **_TRANSIT_DEFAULTS,
             **transit,
             "createdAt": created,
             "_created": parse_timestamp(created),
@@ -116,8 +138,9 @@ def _add_declaration(
     record = {"lrn": "", "mrn": "", "errors": [], **seed, "items": items}
     record.update(createdAt=created, updatedAt=created)
     if record["type"] == "EXPORT":
-        record.setdefault("exporter", {})
-        record.setdefault("consignee", {})
+        record["exporter"] = {"name": "", "eoriNo": "", **record.get("exporter", {})}
+        record["consignee"] = {"name": "", **record.get("consignee", {})}
+        record["items"] = [{**_EXPORT_ITEM_DEFAULTS, **item} for item in items]
     tables[Table.DECLARATIONS][declaration_id] = record
     for item in items:
         tables[Table.ITEMS][item["id"]] = _item(item, declaration_id)

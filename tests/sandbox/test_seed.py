@@ -45,6 +45,46 @@ def test_seed_file_replaces_the_builtin_data(tmp_path: Path, make_api: ClientFac
     )
 
 
+def test_fields_a_seed_leaves_out_are_answered_in_their_documented_type(
+    tmp_path: Path, make_api: ClientFactory
+) -> None:
+    """A seed's transit declaration written with its ID and status only was answered with
+    procedureType, totalWeight, the offices... null (and null in the list's
+    declarationType): the API document types them string and number, never "or null". An
+    export declaration's items and parties left short are filled the same way."""
+    path = tmp_path / "seed.yaml"
+    path.write_text(
+        "apiKeys: [{key: my-key, companyId: 1}]\n"
+        "transitDeclarations: [{declarationId: 7001, status: ready}]\n"
+        "declarations:\n"
+        "  - {declarationId: 501, shipmentId: 1, type: EXPORT, status: ready,\n"
+        "     referenceNumber: R1, items: [{id: 1, description: Bolts}]}\n",
+        encoding="utf-8",
+    )
+    api = make_api(seed=load_seed(path), headers={"Authorization": "Bearer my-key"})
+    transit = api.get("/v1/declarations/transit/7001").json()
+    assert None not in transit.values(), transit
+    assert transit["totalWeight"] == 0 and transit["weightUnit"] == "KGM"
+    (entry,) = api.get("/v1/declarations/transit").json()["result"]
+    assert None not in entry.values(), entry
+    export = api.get("/v1/declarations/501").json()
+    assert export["exporter"] == {"name": "", "eoriNo": ""}
+    assert export["consignee"] == {"name": ""}
+    (item,) = export["items"]
+    assert set(item) == {
+        "id",
+        "description",
+        "hsCode",
+        "quantity",
+        "grossMass",
+        "netMass",
+        "value",
+        "currency",
+        "originCountry",
+    }
+    assert None not in item.values()
+
+
 def test_seed_times_are_answered_with_milliseconds_and_ordered_as_times(
     tmp_path: Path, make_api: ClientFactory
 ) -> None:
