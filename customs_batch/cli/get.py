@@ -40,11 +40,37 @@ from customs_batch.commands.get import (
     list_records,
     read_record,
 )
-from customs_batch.errors import ExitCode
+from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.kinds.model import service_number
 
 F = TypeVar("F", bound=Callable[..., Any])
 DATE = click.DateTime(formats=["%Y-%m-%d"])
 ORDER = click.Choice([o.value for o in Order])
+
+
+class ServiceNumber(click.ParamType[int, Any]):
+    """A numeric ID of ``what`` (``a declaration``), read as the service reads it and as
+    ``import`` and ``state adopt`` read one (``02`` is 2), not as Python's ``int``, which
+    takes ``700_2`` for 7002 and digits of other scripts; ``minimum``: the smallest ID."""
+
+    name = "integer"
+
+    def __init__(self, what: str, minimum: int = 1) -> None:
+        self.what = what
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            number = service_number(str(value), self.what)
+        except CustomsBatchError as error:
+            self.fail(error.message, param, ctx)
+        if number < self.minimum:
+            self.fail(
+                f"{number} is not an ID of {self.what}: they start at {self.minimum}", param, ctx
+            )
+        return number
 
 
 def _cols(*fields: str) -> tuple[Column, ...]:
@@ -236,7 +262,7 @@ def declarations(
 
 
 @get.command()
-@click.argument("declaration_id", type=click.IntRange(min=1), metavar="ID")
+@click.argument("declaration_id", type=ServiceNumber("a declaration"), metavar="ID")
 @_common
 def declaration(
     declaration_id: int, format_name: str, output: Path | None, env_name: str | None, verbose: bool
@@ -252,7 +278,9 @@ def declaration(
 
 
 @get.command()
-@click.argument("declaration_id", type=click.IntRange(min=1), metavar="[ID]", required=False)
+@click.argument(
+    "declaration_id", type=ServiceNumber("a transit declaration"), metavar="[ID]", required=False
+)
 @click.option(
     "--status",
     type=click.Choice(TRANSIT_STATUSES, case_sensitive=False),
@@ -335,7 +363,7 @@ def items(
 
 
 @get.command()
-@click.argument("item_id", type=click.IntRange(min=1), metavar="ID")
+@click.argument("item_id", type=ServiceNumber("an item"), metavar="ID")
 @_common
 def item(
     item_id: int, format_name: str, output: Path | None, env_name: str | None, verbose: bool
@@ -351,7 +379,9 @@ def item(
 
 
 @get.command("template-groups")
-@click.option("--company", type=int, help="Only groups of this company ID.")
+@click.option(
+    "--company", type=ServiceNumber("a company", minimum=0), help="Only groups of this company ID."
+)
 @_paged
 def template_groups(
     company: int | None,

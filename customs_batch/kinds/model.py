@@ -894,12 +894,19 @@ def number(text: str, address: Address) -> int:
     """A numeric service ID given on the command line, or a clear error. Read as the
     service reads its paths (``02`` is 2), not as Python's ``int`` (which takes ``1_2`` for
     12, ``+2`` and Arabic-Indic digits for 2)."""
+    return service_number(text, f"a {address.kind.value}")
+
+
+def service_number(text: str, what: str) -> int:
+    """A numeric ID of ``what`` (``a declaration``) typed by a user, read as the service
+    reads its paths (see :func:`number`): the digits 0-9 with spaces around them, or a
+    :class:`~customs_batch.errors.CustomsBatchError` saying why it is none."""
     from customs_batch.errors import CustomsBatchError
 
     digits = text.strip()
     if _DIGITS.fullmatch(digits) is None:
         raise CustomsBatchError(
-            f"{text!r} is not an ID of a {address.kind.value}: its IDs are whole numbers "
+            f"{text!r} is not an ID of {what}: its IDs are whole numbers "
             "written in the digits 0-9 (such as 7003)",
             hint="write the ID as the service gives it",
         )

@@ -189,3 +189,35 @@ def test_o_is_always_a_file(
     assert code == 0 and out == ""
     assert json.loads(target.read_text(encoding="utf-8"))
     assert target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("get", "declaration", "50_1"),
+        ("get", "declaration", "\u0665\u0660\u0661"),  # 501 in Arabic-Indic digits
+        ("get", "declaration", "+501"),
+        ("get", "transit", "700_1"),
+        ("get", "item", "9_001"),
+        ("get", "template-groups", "--company", "0_1"),
+    ],
+)
+def test_an_id_is_read_as_the_service_reads_it_not_as_pythons_int(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    code, out, err = _run(capsys, *argv)
+    assert code == 64, "Python's int() took it for another ID, which was then read"
+    assert out == ""
+    assert f"{argv[-1]!r} is not an ID of" in err
+    assert "digits 0-9" in err
+
+
+def test_an_id_with_leading_zeros_or_spaces_is_the_same_object(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(capsys, "get", "declaration", " 0501 ", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["declarationId"] == 501
+    code, _, err = _run(capsys, "get", "item", "0")
+    assert code == 64
+    assert "they start at 1" in err
