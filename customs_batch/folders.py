@@ -56,3 +56,10 @@ def _exactly_private(path: Path) -> None:
             os.fchmod(descriptor, PRIVATE_FOLDER)
     finally:
         os.close(descriptor)
+
+
+def is_file_system_root(folder: Path) -> bool:
+    """Whether ``folder`` (resolved) is the root of the file system (``/``, a drive's root):
+    never a project's folder nor a state folder, since everything would be inside it."""
+    resolved = folder.resolve()
+    return resolved.parent == resolved

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from customs_batch.commands.scaffold import files
 from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.folders import is_file_system_root
 from customs_batch.output_file import check_project_file, write_project_file
 
 
@@ -36,6 +37,12 @@ def init_project(
     what was written before a failure is known). A folder that is not empty is refused
     without ``force``; a file that cannot be written stops the command."""
     directory = options.directory
+    if is_file_system_root(directory):
+        raise UsageError(
+            f"{directory.resolve()} is the root of the file system, which no project can be: every "
+            "file of the machine would be inside it",
+            hint="name a folder of its own for the project, like `customs-batch init customs`",
+        )
     try:
         if directory.exists() and not directory.is_dir():
             raise UsageError(

@@ -52,10 +52,10 @@ class PolicyTestResult:
 def run_policy_examples(options: PolicyTestOptions) -> PolicyTestResult:
     """Read the project's policies and run each on its own examples: every good one must
     pass, every bad one must fail."""
-    from customs_batch.manifest.discover import find_project_root
+    from customs_batch.manifest.discover import folder_project_root
     from customs_batch.validation.team_rules import POLICY_DIR, has_policies
 
-    root = find_project_root((options.project or Path.cwd()) / "customs-batch.yaml")
+    root = folder_project_root(options.project or Path.cwd())
     folder = root / POLICY_DIR
     if not has_policies(root):
         return PolicyTestResult(folder, found=False)

@@ -29,17 +29,17 @@ class TemplateOptions(TemplatesOptions):
 def list_templates(options: TemplatesOptions) -> tuple[TemplateInfo, ...]:
     """The project's and the built-in templates, each with where it is, the first line of
     its comment, and what it hides or is hidden by."""
-    from customs_batch.manifest.discover import find_project_root
+    from customs_batch.manifest.discover import folder_project_root
     from customs_batch.manifest.templates import catalog
 
-    return tuple(catalog.list_templates(find_project_root(options.project / "_")))
+    return tuple(catalog.list_templates(folder_project_root(options.project)))
 
 
 def show_template(options: TemplateOptions) -> TemplateText:
     """The template ``options.name`` names, its text and where it is (a
     :class:`customs_batch.manifest.templates.catalog.TemplateNotFound` when none has it)."""
-    from customs_batch.manifest.discover import find_project_root
+    from customs_batch.manifest.discover import folder_project_root
     from customs_batch.manifest.templates import catalog
 
-    root = find_project_root(options.project / "_")
+    root = folder_project_root(options.project)
     return catalog.show_template(root, options.name)

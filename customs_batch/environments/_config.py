@@ -39,6 +39,7 @@ from customs_batch.environments._environment import (
 )
 from customs_batch.environments._shared_state import refuse_shared_states
 from customs_batch.errors import ConfigError, UsageError
+from customs_batch.folders import is_file_system_root
 from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
@@ -178,6 +179,15 @@ def load_project(start: Path | None = None) -> ProjectConfig:
     start = (start or Path.cwd()).resolve()
     path = find_config(start)
     if path is None:
+        if is_file_system_root(start):
+            # The built-in environment would keep its state in /.customs-batch, and every
+            # file of the machine would be inside the project.
+            raise ConfigError(
+                f"the project would be {start}, the root of the file system: it is the "
+                f"current folder and holds no {CONFIG_NAME}",
+                hint="run customs-batch from the project's own folder (cd into it), or put a "
+                f"{CONFIG_NAME} in that folder (`customs-batch init DIRECTORY` makes one)",
+            )
         return ProjectConfig(None, start, None, MappingProxyType({LOCAL: local_environment(start)}))
     return load_config(path)
 
@@ -213,6 +223,7 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
     name or address can), and each ``base_url`` is an address the client can send to."""
     _refuse_nul(data, (), path, node)
     _refuse_non_finite(data, (), path, node)
+    _refuse_root_state_dirs(data, path, node)
     environments = data.get("environments") if isinstance(data, dict) else None
     for name, settings in (environments or {}).items():
         url = settings.get("base_url") if isinstance(settings, dict) else None
@@ -225,6 +236,26 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
                     hint="give the service's address, like https://sandbox.customs.example "
                     "or http://[::1]:8080 (an IPv6 host in brackets, a port from 1 to 65535)",
                 )
+
+
+def _refuse_root_state_dirs(data: Any, path: Path, node: yaml.Node | None) -> None:
+    """No ``state_dir`` is the root of the file system: the states (and, for the top-level
+    one, each environment's folder) would be written straight into it."""
+    if not isinstance(data, dict):
+        return
+    root = path.parent.resolve()
+    places: list[tuple[Any, tuple[str, ...]]] = [(data.get("state_dir"), ("state_dir",))]
+    for name, settings in (data.get("environments") or {}).items():
+        if isinstance(settings, dict):
+            places.append((settings.get("state_dir"), ("environments", name, "state_dir")))
+    for value, at in places:
+        if isinstance(value, str) and is_file_system_root(root / value):
+            raise ConfigError(
+                f"{_where(path, node, at)}: is {(root / value).resolve()}, the root of the "
+                "file system, which no state folder can be",
+                hint="name a folder of its own (relative to the project, like "
+                ".customs-batch, or absolute, like /var/lib/customs-batch); see docs/state.md",
+            )
 
 
 def _refuse_nul(value: Any, at: tuple[str | int, ...], path: Path, node: yaml.Node | None) -> None:
@@ -442,6 +473,12 @@ def _explain(error: jsonschema.ValidationError) -> str:
 
 def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:
     root = path.parent.resolve()
+    if is_file_system_root(root):
+        raise ConfigError(
+            f"{path}: a project at {root}, the root of the file system, would hold every "
+            "file of the machine (and keep its state in it)",
+            hint=f"move {CONFIG_NAME} into the project's own folder, beside its manifests",
+        )
     state_root = str(data.get("state_dir", STATE_DIR))
     environments: dict[str, Environment] = {LOCAL: local_environment(root, state_dir=state_root)}
     repository = _repository_root(root)

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from customs_batch.errors import ManifestError
+from customs_batch.errors import ConfigError, ManifestError
+from customs_batch.folders import is_file_system_root
 from customs_batch.userfiles import is_link_loop
 
 CONFIG_FILE = "customs-batch.yaml"
@@ -100,8 +101,44 @@ def _first_visit(folder: Path, searched: set[tuple[int, int]]) -> bool:
 def find_project_root(manifest: Path) -> Path:
     """The folder holding ``customs-batch.yaml``, from the manifest's folder upward. Without
     one, the current folder when the manifest is inside it (a project without a config
-    keeps its templates/ beside manifests/), else the manifest's own folder."""
-    return _root_of(str(manifest.parent), os.getcwd())
+    keeps its templates/ beside manifests/), else the manifest's own folder.
+
+    Never the root of the file system: a ConfigError saying what to do instead (templates
+    would be looked for in ``/templates``, and every file would be inside the project)."""
+    return _not_the_root(_root_of(str(manifest.parent), os.getcwd()), f"{manifest}: its project")
+
+
+def folder_project_root(folder: Path) -> Path:
+    """The project root of a manifest in ``folder`` (see :func:`find_project_root`), for
+    the commands that read a project's own files (templates, policies) given a folder."""
+    root = _root_of(str(folder), os.getcwd())
+    return _not_the_root(root, f"the project of {folder.absolute()}")
+
+
+def _not_the_root(root: Path, what: str) -> Path:
+    if not is_file_system_root(root):
+        return root
+    if (root / CONFIG_FILE).is_file():
+        raise ConfigError(
+            f"{what} would be {root}, the root of the file system, where {root / CONFIG_FILE} is",
+            hint=ROOT_CONFIG_HINT,
+        )
+    raise ConfigError(
+        f"{what} would be {root}, the root of the file system: no customs-batch.yaml is in "
+        "its folder or above it, and the project is then the current folder (when that "
+        "holds it) or the folder itself",
+        hint=ROOT_HINT,
+    )
+
+
+ROOT_HINT = (
+    "run customs-batch from the project's own folder (cd into it), or put a "
+    "customs-batch.yaml in that folder (`customs-batch init DIRECTORY` makes one)"
+)
+ROOT_CONFIG_HINT = (
+    "move customs-batch.yaml into the project's own folder, beside its manifests (a project "
+    "at the root of the file system would hold every file)"
+)
 
 
 @lru_cache(maxsize=256)

@@ -271,3 +271,19 @@ def test_a_link_loop_named_on_the_command_line_is_a_finding_naming_it() -> None:
     assert code == 1, err
     assert "loop1.yaml: error[file.symlink-loop]: the path is a loop of symbolic links" in out
     assert out.endswith("1 error, 0 warnings in 1 document (2 files)\n")
+
+
+def test_run_from_the_root_of_the_file_system_it_says_to_run_from_the_project(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From `/` without a customs-batch.yaml, `/` was the project: "no template rotterdam
+    # in /templates", and a spreadsheet link to any file counted as inside the project.
+    monkeypatch.chdir("/")
+    code, out, err = _cli("validate", str(project / "manifests"))
+    assert code == 3
+    assert out == ""
+    assert "its project would be /, the root of the file system" in err
+    assert "/templates" not in err
+    assert "hint: run customs-batch from the project's own folder" in err
+    monkeypatch.chdir(project)
+    assert _cli("validate", "manifests")[0] == 0

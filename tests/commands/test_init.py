@@ -40,3 +40,17 @@ def test_a_file_that_cannot_be_written_stops_it_before_any_is_written(tmp_path: 
         init_project(InitOptions(tmp_path, force=True), created=told.append)
     assert raised.value.exit_code is ExitCode.ERROR
     assert told == [] and not (tmp_path / "customs-batch.yaml").exists()
+
+
+def test_the_root_of_the_file_system_is_refused_before_anything_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `cd / && customs-batch init --force` wrote the project into / itself.
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a project file would have been written into /")
+
+    monkeypatch.setattr("customs_batch.commands.init.check_project_file", never)
+    monkeypatch.setattr("customs_batch.commands.init.write_project_file", never)
+    with pytest.raises(UsageError, match="/ is the root of the file system") as raised:
+        init_project(InitOptions(Path("/"), force=True))
+    assert raised.value.exit_code is ExitCode.USAGE

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -467,3 +468,36 @@ def test_values_written_out_are_not_counted_against_the_alias_bound(
     folders = ", ".join(f"m{n}" for n in range(30))
     _write(f"manifests: [{folders}]\n")
     assert len(load_project().manifests) == 30
+
+
+def test_the_root_of_the_file_system_is_no_project() -> None:
+    # From `/` without a customs-batch.yaml, `/` was the project: the built-in environment
+    # kept its state in /.customs-batch/local.
+    with pytest.raises(ConfigError) as caught:
+        load_project(Path("/"))
+    assert "the project would be /, the root of the file system" in caught.value.message
+    assert caught.value.hint is not None
+    assert "run customs-batch from the project's own folder" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("setting", "where"),
+    [
+        ("state_dir: /\n", "customs-batch.yaml:1: state_dir"),
+        ("environments:\n  local:\n    state_dir: /\n", "customs-batch.yaml:3: environments.local"),
+        ("state_dir: UP\n", "customs-batch.yaml:1: state_dir"),  # ../.. up to /
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    state_dir: //\n",
+            "customs-batch.yaml:5: environments.s.state_dir",
+        ),
+    ],
+)
+def test_a_state_dir_at_the_root_of_the_file_system_is_refused(setting: str, where: str) -> None:
+    # `state_dir: /` was accepted: the states would have been written straight into /.
+    up = os.path.relpath("/", Path.cwd().resolve())
+    _write(setting.replace("UP", up))
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    assert where in caught.value.message
+    assert "the root of the file system, which no state folder can be" in caught.value.message
+    assert caught.value.hint is not None and "a folder of its own" in caught.value.hint

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from customs_batch.errors import ManifestError
+from customs_batch.errors import ConfigError, ManifestError
 from customs_batch.findings import Severity
-from customs_batch.manifest import discover, load_paths
+from customs_batch.manifest import discover, find_project_root, load_paths
+from customs_batch.manifest.discover import folder_project_root
 from tests.manifest.helpers import movement, write
 
 
@@ -110,3 +111,19 @@ def test_a_link_loop_named_is_taken_for_loading_to_report_and_a_dangling_link_is
     Path("dangling.yaml").symlink_to("nowhere.yaml")
     with pytest.raises(ManifestError, match=r"dangling\.yaml: no such file or folder"):
         discover([Path("dangling.yaml")])
+
+
+def test_the_root_of_the_file_system_is_no_project_of_a_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run from `/` without a customs-batch.yaml, `/` was the project of every manifest:
+    # templates were looked for in /templates, and every file was inside the project.
+    manifest = write(tmp_path / "manifests" / "a.yaml", movement("  shipmentId: shp_1\n"))
+    monkeypatch.chdir("/")
+    with pytest.raises(ConfigError) as caught:
+        find_project_root(manifest)
+    assert f"{manifest}: its project would be /, the root of the file system" in str(caught.value)
+    with pytest.raises(ConfigError, match="the project of / would be /"):
+        folder_project_root(Path("/"))
+    monkeypatch.chdir(tmp_path)
+    assert find_project_root(manifest) == tmp_path.resolve()
