@@ -9,7 +9,7 @@ import pytest
 import xlsxwriter
 
 from customs_batch.manifest import LoadResult, load_file
-from customs_batch.manifest.rows._cell_types import ColumnType, typed
+from customs_batch.manifest.rows._cell_types import CellTypeError, ColumnType, typed
 from tests.manifest.helpers import ENVELOPE, only, write
 
 HEADER = ["HAWB", "Code", "Packages", "Gross weight", "Note"]
@@ -286,3 +286,13 @@ def test_a_whole_row_gives_json_text_and_is_no_value_itself() -> None:
     whole = _load("data/m.csv", values='  whole: "{{ row }}"\n')
     found = [f for f in whole.findings if f.rule == "row.jinja"]
     assert len(found) == 3 and "the whole row, not a value" in found[0].message
+
+
+def test_digits_of_another_script_stay_text_for_an_expression() -> None:
+    # Python's int() and float() read '٣' as 3; a YAML manifest reads it as text.
+    assert typed("\u0663", "Packages", None, False) == "\u0663"
+    assert typed("\u0661\u0662.5", "Weight", None, False) == "\u0661\u0662.5"
+    for declared in (ColumnType.INTEGER, ColumnType.NUMBER):
+        with pytest.raises(CellTypeError):
+            typed("\u0663", "Packages", declared, False)
+    assert typed("3", "Packages", ColumnType.INTEGER, False) == 3

@@ -507,3 +507,26 @@ def test_a_spreadsheet_linked_out_is_not_read_when_the_project_is_named_through_
     inside = load_file(link / "n.yaml")
     assert inside.findings == []
     assert len(inside.documents) == 2
+
+
+@pytest.mark.parametrize(
+    ("packages", "weight", "message", "column"),
+    [
+        ("\u0663", "40.5", "'\u0663' is not a whole number", "D"),  # Arabic-Indic 3
+        ("4", "\u0664\u0660.5", "'\u0664\u0660.5' is not a number", "E"),
+        ("\uff14", "40.5", "'\uff14' is not a whole number", "D"),  # fullwidth 4
+    ],
+)
+def test_digits_of_another_script_are_no_number_as_in_a_yaml_manifest(
+    packages: str, weight: str, message: str, column: str
+) -> None:
+    # A cell '٣' was read as 3 where a manifest's `quantity: ٣` is a schema error.
+    rows = [ROWS[0], [*ROWS[1][:3], packages, weight, ROWS[1][5]]]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(_csv(",", rows), encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.cell-type")
+    assert finding.message == message
+    assert finding.hint is not None and "digits 0-9" in finding.hint
+    assert finding.location.cell() is not None
+    assert finding.location.cell().startswith(f"sheet 'm', row 3, column {column} ")  # type: ignore[union-attr]

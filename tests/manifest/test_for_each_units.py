@@ -120,3 +120,27 @@ def test_two_bracketed_references_are_two_columns(as_text: bool) -> None:
         assert slot.render(context) == render_inline(text, context, as_text=as_text)
     slot = make_slot(("spec", "x"), "{{ row['HAWB no'] }}-{{ row['Seq'] }}", as_text, None)
     assert slot.render(context) == "hawb_a1-1"
+
+
+@pytest.mark.parametrize(
+    ("value", "types", "decimal_comma"),
+    [
+        ("\u0663", INTEGER, False),  # Arabic-Indic 3
+        ("\u0661\u0662.5", NUMBER, False),
+        ("\u0661\u0662,5", NUMBER, True),
+        ("\u0967\u0968", INTEGER, True),  # Devanagari 12
+        ("2\u0660", INTEGER, False),  # ASCII and Arabic-Indic mixed
+    ],
+)
+def test_digits_of_another_script_are_no_number(
+    value: str, types: frozenset[str], decimal_comma: bool
+) -> None:
+    # As a YAML manifest reads them: `quantity: ٣` is a string, not 3.
+    problem = convert(value, types, decimal_comma=decimal_comma)
+    assert isinstance(problem, CellProblem)
+    assert "digits 0-9" in problem.hint
+
+
+def test_a_row_range_is_ascii_digits() -> None:
+    assert RowRange.parse("\u0663-\u0665") is None
+    assert RowRange.parse("3-5") == RowRange(3, 5)

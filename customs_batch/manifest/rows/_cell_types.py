@@ -27,11 +27,11 @@ from customs_batch.manifest.rows._cells import (
 from customs_batch.manifest.spreadsheet.model import BadCell
 from customs_batch.manifest.yaml._scalars import integer
 
-_INTEGER = re.compile(r"-?(?:0|[1-9]\d*)")
-_DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)\.\d+")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
 """No exponents and no plus sign: ``12E45`` and ``+4930123`` are codes, not numbers."""
-_COMMA_DECIMAL = re.compile(r"-?(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?:,\d+)?")
-_LOOSE_INTEGER = re.compile(r"[-+]?\d+")
+_COMMA_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[1-9][0-9]*)(?:,[0-9]+)?")
+_LOOSE_INTEGER = re.compile(r"[-+]?[0-9]+")
 _BOOLEANS = {"true": True, "false": False}
 _WORDS = {"true": True, "yes": True, "y": True, "1": True, "false": False, "no": False}
 _WORDS |= {"n": False, "0": False}
@@ -235,7 +235,7 @@ class MixedTypes(Exception):
             f"Declare the column's type in forEach, e.g. 'columns: {{{self.column}: number}}', "
             f"or treat it as text (join with '~')."
         )
-        if re.fullmatch(r"[-+]?[\d.]*,\d+", self.text.strip()):
+        if re.fullmatch(r"[-+]?[0-9.]*,[0-9]+", self.text.strip()):
             hint += " The cell writes a decimal comma: set 'decimalComma: true' in forEach."
         return hint
 
@@ -248,7 +248,7 @@ def _why_text(text: str) -> str:
     stripped = text.strip()
     if _LOOSE_INTEGER.fullmatch(stripped) and stripped.lstrip("+-").startswith("0"):
         return " (a code with a leading zero)"
-    if re.fullmatch(r"[-+]?[\d.]*,\d+", stripped):
+    if re.fullmatch(r"[-+]?[0-9.]*,[0-9]+", stripped):
         return " (a decimal comma)"
     return ""
 

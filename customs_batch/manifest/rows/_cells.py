@@ -18,14 +18,14 @@ from customs_batch.manifest.yaml._schema_view import REFERENCE, TEXT_TYPES
 
 _TRUE = frozenset({"true", "yes", "y", "1", "x"})
 _FALSE = frozenset({"false", "no", "n", "0"})
-_INTEGER = re.compile(r"[-+]?\d+")
-_POINT_ZEROS = re.compile(r"([-+]?\d+)\.0+")
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+_POINT_ZEROS = re.compile(r"([-+]?[0-9]+)\.0+")
 """A whole number written with a decimal point and zeros after it (``2.0``)."""
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_COMMA_NUMBER = re.compile(r"[-+]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+)(?:,[0-9]+)?")
 """Thousands grouped by points only from a first group without a leading zero: ``0.500``
 and ``00.123`` are decimal points, not 500 and 123."""
-GROUPED = re.compile(r"[-+]?[1-9]\d{0,2}(?:\.\d{3})+")
+GROUPED = re.compile(r"[-+]?[1-9][0-9]{0,2}(?:\.[0-9]{3})+")
 """A number that reads two ways: ``1.250`` is 1250 where a point groups thousands (a
 decimal-comma export) and 1.25 where it is the decimal point."""
 AMBIGUOUS_SAID = (
@@ -37,6 +37,15 @@ AMBIGUOUS_HINT = (
     "Say which in forEach: 'decimalComma: true' (points group thousands, a comma is the "
     "decimal mark) or 'decimalComma: false' (a point is the decimal mark)."
 )
+
+
+_OTHER_DIGITS = "Write it in the digits 0-9, as a YAML manifest must, e.g. "
+"""A number written in the digits of another script (``٣``, Arabic-Indic 3) is not one,
+in a cell as in a YAML manifest: the hint says which digits are."""
+
+
+def _other_digits(text: str) -> bool:
+    return any(character.isdigit() and not character.isascii() for character in text)
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,7 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> 
         if not isinstance(grouped, float):
             return grouped
     if "integer" in types:
-        hint = "Write digits only, e.g. 12"
+        hint = _OTHER_DIGITS + "12" if _other_digits(stripped) else "Write digits only, e.g. 12"
         if REFERENCE in types:
             hint += ", or a reference to another document's outcome: ${ref:Kind/name.field}"
         return CellProblem(quoted_head(text), "is not a whole number", hint + ".")
@@ -127,13 +136,17 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
         if _COMMA_NUMBER.fullmatch(text):
             return _plain_number(text.replace(".", "").replace(",", "."))
         hint = "This document reads numbers with a decimal comma (decimalComma: true): 12,5."
-        if re.fullmatch(r"[-+]?\d+\.\d+", text):
+        if _other_digits(text):
+            hint = _OTHER_DIGITS + "12,5 (decimalComma: true)."
+        if re.fullmatch(r"[-+]?[0-9]+\.[0-9]+", text):
             hint += " This cell writes a decimal point: write it with a comma, or check the export."
         return CellProblem(quoted_head(text), "is not a number", hint)
     if _NUMBER.fullmatch(text):
         return _plain_number(text)
     hint = "Write the number with a decimal point, e.g. 12.5"
-    if re.fullmatch(r"[-+]?[\d.]*,\d+", text):
+    if _other_digits(text):
+        hint = _OTHER_DIGITS + "12.5"
+    if re.fullmatch(r"[-+]?[0-9.]*,[0-9]+", text):
         hint += ", or set 'decimalComma: true' in forEach when the export writes 12,5"
     return CellProblem(quoted_head(text), "is not a number", hint + ".")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_RANGE = re.compile(r"\s*(\d*)\s*(?:(-)\s*(\d*))?\s*")
+_RANGE = re.compile(r"\s*([0-9]*)\s*(?:(-)\s*([0-9]*))?\s*")
 
 
 @dataclass(frozen=True)
