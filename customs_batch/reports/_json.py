@@ -6,12 +6,26 @@ import json
 from typing import Any
 
 from customs_batch.formats import VERSION_KEY
-from customs_batch.planning.model import Action
+from customs_batch.planning.model import Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._words import guard_text, path_text, rate_per_second
 from customs_batch.sensitive import masked
 
 PLAN_JSON_VERSION = 1
+
+
+def _values(change: PlannedChange) -> list[dict[str, Any]]:
+    """Each value the change changes: ``path``, ``old``, ``new``. A new value that comes
+    from another document's outcome not known yet (its path in ``knownAfterApply``) has
+    ``new`` null and ``knownAfterApply`` true, as the text plan shows ``(known after
+    apply)``: never the ``${ref:…}`` the manifest writes, which is not what apply sends."""
+    waiting = {path_text(path) for path in change.unknown} if change.unknown else set()
+    return [
+        {"path": value.path, "old": value.old, "new": None, "knownAfterApply": True}
+        if value.path in waiting
+        else {"path": value.path, "old": value.old, "new": value.new}
+        for value in change.values
+    ]
 
 
 @register("json")
@@ -31,10 +45,7 @@ def render_json(view: PlanView) -> str:
                 "operation": change.operation.value,
                 "reason": change.reason,
                 "changed": list(change.changed),
-                "values": [
-                    {"path": value.path, "old": value.old, "new": value.new}
-                    for value in change.values
-                ],
+                "values": _values(change),
                 "knownAfterApply": [path_text(p) for p in change.unknown],
                 "dependsOn": [str(a) for a in change.depends_on],
                 "requests": change.requests,
