@@ -254,6 +254,9 @@ def mv(
     a change the API cannot make. Plan moves a renamed document by itself when its request
     is the same; `state mv` is for a rename together with a change.
 
+    A tombstone moved is tracked again under DESTINATION: refused, as `state restore` is,
+    while another environment's state of the same service records its object.
+
     \b
     Example:
       customs-batch state mv DepartureDeclaration/dep-old DepartureDeclaration/dep-new

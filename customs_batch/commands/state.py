@@ -150,7 +150,7 @@ def _confirmable(address: Address) -> bool:
 def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
     """``state restore``: a tombstone tracked again; refused while a record of another state
     of the same service stands for its object (another environment took it over)."""
-    from customs_batch.execution.reconcile import refuse_a_restore_held_elsewhere
+    from customs_batch.execution.reconcile import refuse_a_tombstone_held_elsewhere
 
     environment = options.chosen()
     backend = options.backend(environment)
@@ -158,13 +158,23 @@ def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
         record = session.state.resources.get(str(address))
         if record is not None and record.status is RecordStatus.FORGOTTEN:
             others = other_states_of_the_service(environment, backend)
-            refuse_a_restore_held_elsewhere(others, address, record)
+            refuse_a_tombstone_held_elsewhere(others, address, record)
         return edits.restore(session, str(address))
 
 
 def move_record(options: StateOptions, old: Address, new: Address) -> ResourceRecord:
-    """``state mv``: a renamed document takes its record."""
-    with options.backend().open("state mv", lock_timeout=options.lock_timeout) as session:
+    """``state mv``: a renamed document takes its record. A tombstone moved is tracked
+    again under the new name: refused, as ``state restore`` is, while a record of another
+    state of the same service stands for its object."""
+    from customs_batch.execution.reconcile import refuse_a_tombstone_held_elsewhere
+
+    environment = options.chosen()
+    backend = options.backend(environment)
+    with backend.open("state mv", lock_timeout=options.lock_timeout) as session:
+        record = session.state.resources.get(str(old))
+        if record is not None and record.status is RecordStatus.FORGOTTEN:
+            others = other_states_of_the_service(environment, backend)
+            refuse_a_tombstone_held_elsewhere(others, old, record, moved_to=new)
         return edits.move(session, str(old), str(new))
 
 
@@ -273,8 +283,8 @@ def other_states_of_the_service(
     environment: Environment, backend: StateBackend
 ) -> Callable[[], list[OtherState]]:
     """What gives the other states of ``environment``'s service that the tool can know,
-    read when asked (``import``, ``state adopt`` and ``state restore`` refuse an ID one of
-    them holds; ``apply`` and ``refresh`` offer none as a lost submission's): those
+    read when asked (``import``, ``state adopt``, ``state restore`` and ``state mv`` of a
+    tombstone refuse an ID one of them holds; ``apply`` and ``refresh`` offer none as a lost submission's): those
     its backend sees (the other states of a PostgreSQL database naming the same service),
     and the state files of the project's other environments with the same base_url."""
 

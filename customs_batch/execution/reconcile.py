@@ -485,24 +485,33 @@ def held_elsewhere(
     return None
 
 
-def refuse_a_restore_held_elsewhere(
-    others: Callable[[], Iterable[OtherState]], address: Address, tombstone: ResourceRecord
+def refuse_a_tombstone_held_elsewhere(
+    others: Callable[[], Iterable[OtherState]],
+    address: Address,
+    tombstone: ResourceRecord,
+    *,
+    moved_to: Address | None = None,
 ) -> None:
-    """``state restore`` of ``tombstone`` while a record of another state of the same
-    service stands for its object (``others``, read only when asked): that environment
-    took it over once this one let it go, and tracking it here again would make both
-    write it."""
+    """``state restore`` of ``tombstone`` (or ``state mv`` of it to ``moved_to``, which
+    tracks it again under that name) while a record of another state of the same service
+    stands for its object (``others``, read only when asked): that environment took it over
+    once this one let it go, and tracking it here again would make both write it."""
     elsewhere = _held_elsewhere(others, address, tombstone)
     if elsewhere is None:
         return
     ident = model_of(address.kind).identifier(tombstone)
+    if moved_to is None:
+        tracking, done, then = f"{address}", "restored", "restore it here"
+    else:
+        tracking = f"{address} as {moved_to}"
+        done, then = "moved", f"`customs-batch state mv {address} {moved_to}` here"
     raise StateError(
-        f"{ident} is recorded as {elsewhere}: tracking {address} again here would make two "
+        f"{ident} is recorded as {elsewhere}: tracking {tracking} again here would make two "
         "environments write one object (each apply would send its own document's values to "
-        "it). Nothing was restored",
+        f"it). Nothing was {done}",
         hint=f"that environment manages it now: leave the tombstone of {address} here (it "
         f"sends nothing); if this environment is to write it again instead, "
-        f"{elsewhere.release} first, then restore it here",
+        f"{elsewhere.release} first, then {then}",
     )
 
 

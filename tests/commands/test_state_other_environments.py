@@ -20,6 +20,7 @@ from customs_batch.commands.state import (
     adopt_object,
     forget_records,
     import_document,
+    move_record,
     push_state,
     restore_record,
 )
@@ -144,6 +145,35 @@ def test_restore_refuses_a_tombstone_whose_object_another_environment_took_over(
     # Once de lets it go, nl takes it back.
     forget_records(StateOptions("de"), [GROUP], gone=False)
     assert restore_record(StateOptions("nl"), GROUP).status is RecordStatus.APPLIED
+
+
+def test_mv_of_a_tombstone_whose_object_another_environment_took_over_is_refused(
+    project: Path,
+) -> None:
+    # state mv of a tombstone tracks it again under the new name, as restore does.
+    renamed = Address(Kind.TEMPLATE_GROUP, "renamed")
+    _import("nl")
+    forget_records(StateOptions("nl"), [GROUP], gone=False)
+    _import("de")
+    with pytest.raises(StateError) as refused:
+        move_record(StateOptions("nl"), GROUP, renamed)
+    error = refused.value
+    assert error.exit_code is ExitCode.ERROR
+    assert f"1 is recorded as {GROUP} in " in error.message
+    assert f"a state of the same service ({SERVICE})" in error.message
+    assert f"tracking {GROUP} as {renamed} again here" in error.message
+    assert "Nothing was moved" in error.message
+    assert error.hint is not None
+    assert f"`customs-batch state rm {GROUP} --env de`" in error.hint
+    assert f"`customs-batch state mv {GROUP} {renamed}`" in error.hint
+    records = _records("nl")
+    assert records[str(GROUP)].status is RecordStatus.FORGOTTEN
+    assert str(renamed) not in records
+
+    # Once de lets it go, nl moves it.
+    forget_records(StateOptions("de"), [GROUP], gone=False)
+    assert move_record(StateOptions("nl"), GROUP, renamed).status is RecordStatus.APPLIED
+    assert move_record(StateOptions("nl"), renamed, GROUP).status is RecordStatus.APPLIED
 
 
 def test_adopt_refuses_an_id_the_state_of_another_environment_of_the_service_holds(
