@@ -407,7 +407,8 @@ def push(
     """Replace the state by FILE (as `state pull` prints it; - for standard input).
 
     A state of another lineage, or an older copy of this one (a lower serial), is refused
-    unless --force. With --history, FILE is the history `state pull --history` printed
+    unless --force. A record it brings that holds an object another environment's state of
+    the same service records is refused, --force or not. With --history, FILE is the history `state pull --history` printed
     (a file, not -): its chain must be whole, and its entries go to this environment's
     history, empty or holding its first entries, with the same hashes.
 

@@ -208,10 +208,16 @@ def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None
 
 def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
     """``state push``: the state replaced by ``incoming`` (refused for another lineage or an
-    older serial unless ``force``)."""
-    backend = options.backend()
+    older serial unless ``force``; refused, ``force`` or not, while a record it brings holds
+    an object a record of another state of the same service stands for)."""
+    from customs_batch.execution.reconcile import refuse_a_push_held_elsewhere
+
+    environment = options.chosen()
+    backend = options.backend(environment)
     with backend.open("state push", lock_timeout=options.lock_timeout) as session:
         replacement = pushed_state(session.state, incoming, force=force)
+        others = other_states_of_the_service(environment, backend)
+        refuse_a_push_held_elsewhere(others, session.state, incoming)
         # (Another lineage is pushed only with --force, which says the other state is meant.)
         same = incoming.lineage == session.state.lineage or not session.state.lineage
         if same and not options.allow_empty_state:
@@ -284,7 +290,7 @@ def other_states_of_the_service(
 ) -> Callable[[], list[OtherState]]:
     """What gives the other states of ``environment``'s service that the tool can know,
     read when asked (``import``, ``state adopt``, ``state restore`` and ``state mv`` of a
-    tombstone refuse an ID one of them holds; ``apply`` and ``refresh`` offer none as a lost submission's): those
+    tombstone, and ``state push`` refuse an ID one of them holds; ``apply`` and ``refresh`` offer none as a lost submission's): those
     its backend sees (the other states of a PostgreSQL database naming the same service),
     and the state files of the project's other environments with the same base_url."""
 

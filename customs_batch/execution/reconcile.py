@@ -515,6 +515,69 @@ def refuse_a_tombstone_held_elsewhere(
     )
 
 
+def refuse_a_push_held_elsewhere(
+    others: Callable[[], Iterable[OtherState]], current: State, incoming: State
+) -> None:
+    """``state push`` of ``incoming`` over ``current`` while a live record of ``incoming``
+    holds an object a record of another state of the same service stands for (tombstones on
+    either side aside, as for :func:`held_elsewhere`): both environments would write it.
+    Only what the push brings is compared: an ID the record of the same address in
+    ``current`` already holds is not the push's doing. ``others`` is read once, and each
+    record's IDs looked up in what they hold, so a big state costs one pass of each."""
+    wanted: dict[str, tuple[Kind, frozenset[str]]] = {}
+    for address in sorted(incoming.resources):
+        record = incoming.resources[address]
+        parsed = Address.parse(address)
+        if parsed is None or record.status is RecordStatus.FORGOTTEN:
+            continue
+        model = model_of(parsed.kind)
+        ids = model.held(record)
+        before = current.resources.get(address)
+        if before is not None and before.status is not RecordStatus.FORGOTTEN:
+            ids -= model.held(before)
+        if ids:
+            wanted[address] = (parsed.kind, ids)
+    if not wanted:
+        return
+    kinds = {kind for kind, _ in wanted.values()}
+    holders: dict[tuple[Kind, str], HeldElsewhere] = {}
+    for other in others():
+        resources = other.state.resources
+        try:
+            for other_address in sorted(resources):
+                kind = Address.parse(other_address)
+                held = resources[other_address]
+                if kind is None or kind.kind not in kinds or held.status is RecordStatus.FORGOTTEN:
+                    continue
+                for ident in model_of(kind.kind).held(held):
+                    holders.setdefault((kind.kind, ident), HeldElsewhere(other_address, other))
+        except CustomsBatchError:
+            continue
+    found = [
+        (address, ident, holders[(kind, ident)])
+        for address, (kind, ids) in wanted.items()
+        for ident in sorted(ids)
+        if (kind, ident) in holders
+    ]
+    if not found:
+        return
+    address, ident, elsewhere = found[0]
+    env = elsewhere.other.environment
+    there = f" --env {env}" if env is not None else ""
+    more = (
+        f" ({len(found) - 1} more record(s) of the pushed state the same way)" if found[1:] else ""
+    )
+    raise StateError(
+        f"{address} of the pushed state holds {ident}, which is recorded as {elsewhere}"
+        f"{more}: pushing it would make two environments write one object (each apply would "
+        "send its own document's values to it). Nothing was pushed",
+        hint=f"if this environment is to write it, {elsewhere.release} first, then push; "
+        f"if that environment is to keep it, do the same, then `customs-batch state rm "
+        f"{address}` here (a tombstone, which sends nothing) and `customs-batch state restore "
+        f"{elsewhere.address}{there}` there",
+    )
+
+
 def _service_state(found: Found) -> dict[str, JSON]:
     if found.service_state is None:
         return {}

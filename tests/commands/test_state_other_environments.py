@@ -176,6 +176,49 @@ def test_mv_of_a_tombstone_whose_object_another_environment_took_over_is_refused
     assert move_record(StateOptions("nl"), renamed, GROUP).status is RecordStatus.APPLIED
 
 
+def test_push_refuses_a_state_whose_record_another_environment_of_the_service_holds(
+    project: Path,
+) -> None:
+    # nl's copy, pushed into de (or a backup of de's from before nl took the group over).
+    _import("nl")
+    copy = State.new()
+    copy.resources[str(GROUP)] = _records("nl")[str(GROUP)]
+    for force in (False, True):
+        with pytest.raises(StateError) as refused:
+            push_state(_options("de"), copy, force=force)
+        error = refused.value
+        assert error.exit_code is ExitCode.ERROR
+        assert f"{GROUP} of the pushed state holds 1, which is recorded as {GROUP} in " in (
+            error.message
+        )
+        assert f"a state of the same service ({SERVICE})" in error.message
+        assert "two environments write one object" in error.message
+        assert "Nothing was pushed" in error.message
+        assert error.hint is not None
+        assert f"`customs-batch state rm {GROUP} --env nl`" in error.hint
+        assert f"`customs-batch state restore {GROUP} --env nl`" in error.hint
+    assert _records("de") == {}
+
+    # Its tombstone sends nothing: pushed.
+    tombstone = State.new()
+    tombstone.resources[str(GROUP)] = copy.resources[str(GROUP)].with_changes(
+        status=RecordStatus.FORGOTTEN, forgotten_from=RecordStatus.APPLIED.value
+    )
+    push_state(_options("de"), tombstone, force=False)
+    assert _records("de")[str(GROUP)].status is RecordStatus.FORGOTTEN
+
+    # Once nl lets it go, de takes it by the push.
+    forget_records(StateOptions("nl"), [GROUP], gone=False)
+    assert push_state(_options("de"), copy, force=True).resources[str(GROUP)].outputs["id"] == 1
+
+    # Only what a push brings is compared: an ID de's record of the address already held
+    # (here nl recording it too, as no command now lets it) is not the push's doing.
+    with backend_for(load_project().select("nl"), allow_empty_state=True).open("test") as session:
+        session.record(copy.resources[str(GROUP)])
+    own = backend_for(load_project().select("de"), allow_empty_state=True).read()
+    push_state(_options("de"), own, force=False)
+
+
 def test_adopt_refuses_an_id_the_state_of_another_environment_of_the_service_holds(
     project: Path,
 ) -> None:
