@@ -5,8 +5,10 @@ names the declarations that could be it."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,3 +105,81 @@ def test_refresh_takes_back_a_submission_that_never_arrived_and_says_apply_sends
     ) in out
     assert transit_ids(capsys) == before, "refresh sends nothing"
     assert ADDRESS not in backend(project).read().resources
+
+
+SERVICE = "http://customs.shared.test"
+
+
+@pytest.fixture
+def two_environments(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, LocalBackend]:
+    """Environments nl and de of one service (an emulator in-process, its data in one
+    file), each with a state of its own, and the departure ADDRESS as their only document."""
+    import customs_batch.backends
+    from customs_batch.client import CustomsClient
+    from customs_batch.environments import Environment
+    from customs_batch.environments._connect import connect as connect_environment
+    from customs_batch.sandbox import InProcessTransport, create_app
+
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("CB_KEY", "sandbox-key")
+    documents = (project / "manifests" / "departures.yaml").read_text().split("\n---\n")
+    (wanted,) = [text for text in documents if f"name: {ADDRESS.partition('/')[2]}" in text]
+    shutil.rmtree(project / "manifests")
+    (project / "manifests").mkdir()
+    (project / "manifests" / "departure.yaml").write_text(wanted)
+    settings = f"{{base_url: {SERVICE}, api_key_env: CB_KEY}}"
+    (project / "customs-batch.yaml").write_text(
+        f"manifests: [manifests]\nenvironments:\n  nl: {settings}\n  de: {settings}\n"
+    )
+    service = tmp_path / "service.sqlite3"
+
+    def connect(environment: Environment, **_: Any) -> CustomsClient:
+        app = create_app(db_path=service, rate_limit=None)
+        return connect_environment(environment, transport=InProcessTransport(app))
+
+    monkeypatch.setattr(customs_batch.backends, "connect", connect)
+    return {env: LocalBackend(project / ".customs-batch" / env) for env in ("nl", "de")}
+
+
+def test_a_lookalike_another_environment_holds_is_left_out_by_refresh_and_apply(
+    two_environments: dict[str, LocalBackend], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # de submitted the declaration; nl's submission of the same document was lost before
+    # it left (its intent recorded long ago). de's declaration is no candidate for nl's:
+    # adopting it would make two environments write one declaration.
+    nl, de = two_environments["nl"], two_environments["de"]
+    code, out, err = run(capsys, "apply", "--env", "de", "--auto-approve")
+    assert code == 0, out + err
+    theirs = de.read().resources[ADDRESS]
+    held = theirs.outputs["declarationId"]
+
+    def lost() -> None:
+        with nl.open("test") as session:
+            session.record(
+                ResourceRecord(
+                    ADDRESS,
+                    RecordStatus.PENDING,
+                    "submit-departure",
+                    dict(theirs.spec),
+                    updated_at=LONG_AGO,
+                )
+            )
+
+    left_out = f"{held} is recorded as {ADDRESS} in the state of environment 'de'"
+    lost()
+    code, out, err = run(capsys, "refresh", "--env", "nl")
+    assert code == 0, out + err
+    assert f"{ADDRESS}: the last submission never reached the service" in out
+    assert left_out in out
+    assert ADDRESS not in nl.read().resources
+
+    lost()
+    code, out, err = run(capsys, "apply", "--env", "nl", "--auto-approve")
+    assert code == 0, out + err
+    assert f"{ADDRESS}: the last submission never reached the service" in err
+    assert left_out in err
+    mine = nl.read().resources[ADDRESS].outputs["declarationId"]
+    assert mine != held
+    assert de.read().resources[ADDRESS].outputs["declarationId"] == held
