@@ -350,8 +350,26 @@ def sort_key(finding: Finding) -> tuple[str, int, int, str, str]:
 
 
 def sorted_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    """``findings`` in report order, exact duplicates removed."""
-    return tuple(sorted(set(findings), key=sort_key))
+    """``findings`` in report order, exact duplicates removed.
+
+    Findings alike in :func:`sort_key` (one check's at two paths of a document, told at its
+    start) are put in the order of their whole text: a set's order follows the hashes of
+    strings, which change from one process to the next, and a report of the same input must
+    be the same bytes every run."""
+    unique = list(set(findings))
+    keys = list(map(sort_key, unique))
+    order = sorted(range(len(unique)), key=keys.__getitem__)
+    ordered = [unique[at] for at in order]
+    if len(set(keys)) == len(keys):  # nearly always: no two alike
+        return tuple(ordered)
+    keys = [keys[at] for at in order]
+    start = 0
+    for at in range(1, len(keys) + 1):
+        if at == len(keys) or keys[at] != keys[start]:
+            if at - start > 1:
+                ordered[start:at] = sorted(ordered[start:at], key=repr)
+            start = at
+    return tuple(ordered)
 
 
 def slim_document(document: Document) -> Document:

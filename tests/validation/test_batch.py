@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -278,3 +280,59 @@ def test_a_slim_document_keeps_no_digest_an_access_code_can_be_tested_against() 
     assert digest == slim_document(departure("4822")).spec["\0digest"]
     tried = {batch._digest(departure(f"{n:04d}").spec) for n in range(10_000)}
     assert digest not in tried
+
+
+_ONE_CELL_IN_THREE_FIELDS = """\
+apiVersion: customs-batch/v1
+kind: DepartureDeclaration
+forEach: {file: d.csv}
+metadata:
+  name: "dep-{{ row.Ref | lower }}"
+template: t1-road
+values: {office: NL000510, destination: DE004073, destination_country: DE}
+spec:
+  commercialReference: "{{ row.Ref }}"
+  totalWeight: "{{ row.Weight }}"
+  unloadingCountry: DE
+  unloadingLocation: Hamburg
+  Consignor: {name: Acme, eoriNo: NL123456789, countryCode: NL}
+  Consignee: {name: G, countryCode: DE, city: H, street: K 2, postcode: "20457"}
+  DeclarationItems:
+    - description: goods
+      commodityCode: "090421"
+      originCountry: NL
+      quantity: 1
+      grossMass: "{{ row.Weight }}"
+      netWeight: "{{ row.Weight }}"
+      netPrice: 10
+      currency: EUR
+"""
+
+
+_VALIDATE = (sys.executable, "-m", "customs_batch", "validate", "--no-cache")
+
+
+def test_findings_alike_but_for_their_path_come_in_one_order_in_every_process(
+    tmp_path: Path,
+) -> None:
+    """A cell used by three fields gives three findings at the cell, alike but for their
+    path: the report is the same bytes whatever the process's string hashing
+    (``PYTHONHASHSEED``), which orders a set."""
+    (tmp_path / "m.yaml").write_text(_ONE_CELL_IN_THREE_FIELDS, encoding="utf-8")
+    rows = "".join(f"R{n},1,{n}:{n}\n" for n in range(1, 9))
+    (tmp_path / "d.csv").write_text("Ref,Qty,Weight\n" + rows, encoding="utf-8")
+    reports = set()
+    for seed in ("0", "1", "2", "3", "12345"):
+        done = subprocess.run(
+            [*_VALIDATE, "--format", "json", "m.yaml"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        assert done.stdout.count('"row.cell-type"') == 3 * 8
+        reports.add(done.stdout)
+    assert len(reports) == 1
