@@ -20,6 +20,7 @@ from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.execution.interrupt import Sending, graceful_stop, terminate_as_interrupt
+from customs_batch.execution.reconcile import refuse_tombstones_held_elsewhere
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
@@ -324,6 +325,10 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         if options.wait is not None:
             # What earlier runs left processing is followed too, as after a submission.
             plan = following_processing(plan, session.state)
+        # As plan does: a tombstone tracked again whose object another environment took
+        # over is refused (a saved plan too: that environment may have taken it since).
+        others = other_states_of_the_service(environment, backend)
+        plan = refuse_tombstones_held_elsewhere(plan, session.state, others)
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

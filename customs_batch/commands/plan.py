@@ -8,8 +8,10 @@ from pathlib import Path
 
 from customs_batch.backends import rate_limit_note, sealer_for
 from customs_batch.commands._inputs import Inputs
+from customs_batch.commands.state import other_states_of_the_service
 from customs_batch.environments import Environment
 from customs_batch.errors import ExitCode
+from customs_batch.execution.reconcile import refuse_tombstones_held_elsewhere
 from customs_batch.kinds import Address
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.graph import Edge, dependency_edges
@@ -93,6 +95,9 @@ def make_plan(options: PlanOptions) -> PlanResult:
     )
     if unchanged is not None:
         unchanged.save()
+    # A tombstone tracked again (a rename) whose object another environment took over.
+    others = other_states_of_the_service(environment, backend)
+    plan = refuse_tombstones_held_elsewhere(plan, state, others)
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
         if not plan.lineage:  # nothing else tells this empty state from another project's

@@ -290,7 +290,9 @@ def other_states_of_the_service(
 ) -> Callable[[], list[OtherState]]:
     """What gives the other states of ``environment``'s service that the tool can know,
     read when asked (``import``, ``state adopt``, ``state restore`` and ``state mv`` of a
-    tombstone, and ``state push`` refuse an ID one of them holds; ``apply`` and ``refresh`` offer none as a lost submission's): those
+    tombstone, and ``state push`` refuse an ID one of them holds; ``plan`` and ``apply``
+    refuse a document that takes over a tombstone whose object one of them holds; ``apply``
+    and ``refresh`` offer none as a lost submission's): those
     its backend sees (the other states of a PostgreSQL database naming the same service),
     and the state files of the project's other environments with the same base_url."""
 

@@ -22,6 +22,8 @@ from customs_batch.kinds.model import (
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
+from customs_batch.planning.diff import refuse_changes, tombstone_take_overs
+from customs_batch.planning.model import Plan
 from customs_batch.state.backend import OtherState, StateSession
 from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
@@ -513,6 +515,46 @@ def refuse_a_tombstone_held_elsewhere(
         f"sends nothing); if this environment is to write it again instead, "
         f"{elsewhere.release} first, then {then}",
     )
+
+
+def refuse_tombstones_held_elsewhere(
+    plan: Plan, state: State, others: Callable[[], Iterable[OtherState]]
+) -> Plan:
+    """``plan`` with each change that tracks a tombstone of ``state`` again (a document
+    renamed from it, or asking the same request under a new name: apply would move its
+    record to the new name and send to its object) refused while a record of another state
+    of the same service stands for that object: that environment took it over once this one
+    let it go, and both would write it. What depends on such a change and sends something is
+    refused too. ``others`` is read only when the plan has such a change, and then once."""
+    taking = tombstone_take_overs(plan, state)
+    if not taking:
+        return plan
+    read: list[OtherState] | None = None
+
+    def cached() -> list[OtherState]:
+        nonlocal read
+        if read is None:
+            read = list(others())
+        return read
+
+    reasons: dict[Address, str] = {}
+    for change, tombstone in taking:
+        assert change.moved_from is not None  # a take-over names the record it takes
+        earlier = change.moved_from
+        elsewhere = _held_elsewhere(cached, earlier, tombstone)
+        if elsewhere is None:
+            continue
+        ident = model_of(earlier.kind).identifier(tombstone)
+        reasons[change.address] = (
+            f"it would take over the tombstone of {earlier} (forgotten by `customs-batch "
+            f"state rm`) and track it again as {change.address}, but {ident} is recorded as "
+            f"{elsewhere}: two environments would write one object (each apply would send "
+            "its own document's values to it). Nothing is sent for it and the tombstone "
+            f"stays. That environment manages it now: leave {change.address} out of this "
+            "environment's manifests (the tombstone sends nothing); if this environment is to "
+            f"write it again instead, {elsewhere.release} first, then plan again"
+        )
+    return refuse_changes(plan, reasons)
 
 
 def refuse_a_push_held_elsewhere(

@@ -457,6 +457,48 @@ def _refused_change(change: PlannedChange, reason: str) -> PlannedChange:
     )
 
 
+def tombstone_take_overs(plan: Plan, state: State) -> list[tuple[PlannedChange, ResourceRecord]]:
+    """The changes of ``plan`` that track a tombstone of ``state`` again under their name
+    (a document renamed from it, or asking the same request: apply moves its record), each
+    with the tombstone."""
+    found = []
+    for change in plan.changes:
+        if change.moved_from is None or not change.operation.writes_state:
+            continue
+        record = state.resources.get(str(change.moved_from))
+        if record is not None and record.status is RecordStatus.FORGOTTEN:
+            found.append((change, record))
+    return found
+
+
+def refuse_changes(plan: Plan, reasons: Mapping[Address, str]) -> Plan:
+    """``plan`` with the changes ``reasons`` names refused for those reasons (decided from
+    outside the plan: another environment's state), and each change that would send
+    something and depends on one of them, directly or through others refused so, refused
+    too: what it would send names an object this plan leaves alone."""
+    if not reasons:
+        return plan
+    refused: set[Address] = set()
+    changes = list(plan.changes)
+    for at, change in enumerate(changes):  # in dependency order: what it waits for comes first
+        if change.address in reasons:
+            refused.add(change.address)
+            changes[at] = _refused_change(change, reasons[change.address])
+            continue
+        if not change.operation.writes_state:
+            continue
+        waits = next((address for address in change.depends_on if address in refused), None)
+        if waits is not None:
+            refused.add(change.address)
+            changes[at] = _refused_change(
+                change,
+                f"it depends on {waits}, which this plan refuses to track: apply sends "
+                "nothing of it until that is sorted out as its refusal says (what it would "
+                "send names that object)",
+            )
+    return replace(plan, changes=tuple(changes))
+
+
 def _refuse_what_names_a_resubmitted_id(
     changes: list[PlannedChange],
     replaced: set[str],

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from customs_batch.kinds import Kind
+from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.document import Document
 from customs_batch.planning import Action, Operation, plan_changes
-from customs_batch.planning.diff import in_flight_ended
-from customs_batch.planning.model import Plan
+from customs_batch.planning.diff import in_flight_ended, refuse_changes
+from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state import RecordStatus, ResourceRecord, ServiceFailure, State
 
 from .helpers import doc, movement
@@ -892,3 +892,36 @@ def test_a_party_update_of_a_departure_that_needs_a_decision_waits_for_it() -> N
         "it depends on DepartureDeclaration/d, which needs a decision first"
     ), waiting.reason
     assert "state rm" not in waiting.reason
+
+
+def test_refuse_changes_refuses_what_sends_through_a_refused_change() -> None:
+    # A take-over refused from outside the plan (another environment's state): what depends
+    # on it and sends something is refused too; what sends nothing, or depends on nothing
+    # refused, is left as it was.
+    group = Address(Kind.TEMPLATE_GROUP, "renamed")
+    departure = Address(Kind.DEPARTURE_DECLARATION, "dep")
+    movement_ = Address(Kind.MOVEMENT, "mov")
+    other = Address(Kind.TEMPLATE_GROUP, "other")
+    plan = Plan(
+        (
+            PlannedChange(group, Action.MOVED, Operation.MOVE, moved_from=group),
+            PlannedChange(other, Action.NO_CHANGE, Operation.NONE),
+            PlannedChange(
+                departure, Action.CREATE, Operation.SUBMIT_DEPARTURE, depends_on=(group,)
+            ),
+            PlannedChange(
+                movement_, Action.CREATE, Operation.CREATE_MOVEMENT, depends_on=(departure,)
+            ),
+        ),
+        "lineage",
+        1,
+    )
+    refused = refuse_changes(plan, {group: "held elsewhere"})
+    by = {change.address: change for change in refused.changes}
+    assert by[group].action is Action.REFUSED and by[group].reason == "held elsewhere"
+    assert by[group].operation is Operation.NONE
+    assert by[departure].action is Action.REFUSED
+    assert f"it depends on {group}" in by[departure].reason
+    assert f"it depends on {departure}" in by[movement_].reason
+    assert by[other].action is Action.NO_CHANGE
+    assert refuse_changes(plan, {}) is plan
