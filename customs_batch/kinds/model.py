@@ -885,9 +885,11 @@ def _word(value: JSON) -> str:
     return compact_by_value(value)
 
 
-_DIGITS = re.compile(r"0*[0-9]{1,19}")
+_MAX_ID_DIGITS = 19
+_DIGITS = re.compile(rf"0*[0-9]{{1,{_MAX_ID_DIGITS}}}")
 """A numeric ID as the service's paths read one: the digits 0-9 (no sign, no ``_``, none
 of another script), at most as many as the largest ID it gives (a 64-bit integer)."""
+_ONLY_DIGITS = re.compile(r"[0-9]+")
 
 
 def number(text: str, address: Address) -> int:
@@ -904,6 +906,15 @@ def service_number(text: str, what: str) -> int:
     from customs_batch.errors import CustomsBatchError
 
     digits = text.strip()
+    if _ONLY_DIGITS.fullmatch(digits) is not None and _DIGITS.fullmatch(digits) is None:
+        # Written in the digits 0-9, but longer than any ID the service gives: saying it
+        # is not written in them would be untrue.
+        significant = len(digits.lstrip("0"))
+        raise CustomsBatchError(
+            f"{digits[:24]}{'…' if len(digits) > 24 else ''} ({significant:,} digits) is not "
+            f"an ID of {what}: its IDs have at most {_MAX_ID_DIGITS} digits (a 64-bit integer)",
+            hint="write the ID as the service gives it",
+        )
     if _DIGITS.fullmatch(digits) is None:
         raise CustomsBatchError(
             f"{text!r} is not an ID of {what}: its IDs are whole numbers "

@@ -221,3 +221,22 @@ def test_an_id_with_leading_zeros_or_spaces_is_the_same_object(
     code, _, err = _run(capsys, "get", "item", "0")
     assert code == 64
     assert "they start at 1" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("get", "declaration", "99999999999999999999"),
+        ("get", "transit", "1" * 10_000),
+        ("get", "template-groups", "--company", "12345678901234567890"),
+    ],
+)
+def test_an_id_of_too_many_digits_is_not_said_to_be_written_in_other_digits(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    code, out, err = _run(capsys, *argv)
+    assert code == 64
+    assert out == ""
+    assert "written in the digits 0-9" not in err, "it is written in them: the message was untrue"
+    assert "at most 19 digits" in err
+    assert len(err) < 600, "a 10,000-digit ID was echoed whole"
