@@ -344,3 +344,17 @@ def test_an_expression_that_runs_out_of_time_is_not_rendered_for_every_row(
     messages = [f.message for f in result.findings if f.location.path == ("spec", "name")]
     assert len(messages) == 4, result.findings
     assert ["not rendered" in m for m in messages] == [False, False, True, True], messages
+
+
+@pytest.mark.parametrize("name", ["rotterdam export", "Straße", "road:t1"])
+def test_a_name_with_a_character_no_name_takes_is_not_called_a_path(name: str) -> None:
+    finding = only(load_text(departure(f"template: {name}\n")), "template.not-found")
+    assert not finding.hint.startswith(_NOT_A_PATH), "the name is no path: the hint was untrue"
+    assert "letters A-Z and a-z, digits" in finding.hint
+    assert "Create templates/" not in finding.hint
+
+
+@pytest.mark.parametrize("name", ["./t1-road", "road\\\\t1", "road//t1", "C:/t/t1", "~/t1"])
+def test_a_name_written_as_any_path_is_told_so(name: str) -> None:
+    finding = only(load_text(departure(f"template: '{name}'\n")), "template.not-found")
+    assert finding.hint.startswith(_NOT_A_PATH)

@@ -75,11 +75,23 @@ def name_problem(name: str) -> str | None:
     return f"{name!r} is not a template name (letters, digits, '-', '_', '.', '/')"
 
 
+_PATH_LIKE = re.compile(r"^[/\\~]|\\|(?:^|/)\.\.?(?:/|$)|//|^[A-Za-z]:")
+"""A ``template:`` name written as a path: absolute, with ``..`` or ``.``, a backslash, a
+drive, ``//``."""
+
+
 def not_found_hint(name: str) -> str:
     """What to do when ``template: NAME`` finds no template: create it, unless ``name`` is
     no name a template can have (a path such as ``../x`` or ``/etc/passwd``: creating that
     file would not help)."""
     listed = "see 'customs-batch templates list'"
+    if name_problem(name) is not None and not _PATH_LIKE.search(name):
+        # ``rotterdam export``, ``Straße``: a name with a character no name takes, no path.
+        return (
+            "A template's name is written in letters A-Z and a-z, digits, '-', '_' and '.', its "
+            f"folders under templates/ separated by '/' (templates/road/t1{SUFFIX} is "
+            f"`template: road/t1`); or name a built-in template ({listed})."
+        )
     if name_problem(name) is not None:
         return (
             "Write the name of a template, not a path: its file under templates/ without "
