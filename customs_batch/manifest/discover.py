@@ -109,9 +109,12 @@ def find_project_root(manifest: Path) -> Path:
 
 
 def folder_project_root(folder: Path) -> Path:
-    """The project root of a manifest in ``folder`` (see :func:`find_project_root`), for
-    the commands that read a project's own files (templates, policies) given a folder."""
-    root = _root_of(str(folder), os.getcwd())
+    """The project root of ``folder``, for the commands that read a project's own files
+    (templates, policies) given a folder: the folder holding ``customs-batch.yaml`` from it
+    upward, else the folder itself, as if run from it (the current folder has no say: a
+    folder named below it is the project named)."""
+    named = os.path.abspath(folder)  # _root_of is kept by the texts it is given
+    root = _root_of(named, named)
     return _not_the_root(root, f"the project of {folder.absolute()}")
 
 

@@ -127,3 +127,20 @@ def test_the_root_of_the_file_system_is_no_project_of_a_manifest(
         folder_project_root(Path("/"))
     monkeypatch.chdir(tmp_path)
     assert find_project_root(manifest) == tmp_path.resolve()
+
+
+def test_a_folder_named_is_its_own_project_wherever_it_is_run_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `customs-batch templates list --project /work/x` run from /work (or from /) searched
+    # /work/templates (or was refused as a project at /): the current folder held the folder.
+    project = tmp_path / "x"
+    (project / "templates").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert folder_project_root(project) == project.resolve()
+    monkeypatch.chdir("/")
+    assert folder_project_root(project) == project.resolve()
+    configured = tmp_path / "configured"
+    (configured / "x" / "templates").mkdir(parents=True)
+    (configured / "customs-batch.yaml").write_text("{}\n", encoding="utf-8")
+    assert folder_project_root(configured / "x") == configured.resolve()
