@@ -9,6 +9,7 @@ import pytest
 
 from customs_batch.manifest import load_file
 from customs_batch.manifest.jinja import _engine
+from customs_batch.manifest.templates import _render
 from tests.manifest.helpers import ENVELOPE, load_text, only, rules, write
 
 
@@ -358,3 +359,31 @@ def test_a_name_with_a_character_no_name_takes_is_not_called_a_path(name: str) -
 def test_a_name_written_as_any_path_is_told_so(name: str) -> None:
     finding = only(load_text(departure(f"template: '{name}'\n")), "template.not-found")
     assert finding.hint.startswith(_NOT_A_PATH)
+
+
+DENSE = "x: [{% for i in range(1000) %}{{ i % 10 }},{% endfor %}]\n"
+"""A template printing 2,000 characters, each value with a mark placing it (and each ',')."""
+
+
+def test_the_output_bound_counts_the_users_characters_not_the_marks_placing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 0.8 MB of one-digit values was refused as "longer than 10,000,000 characters".
+    monkeypatch.setattr(_render, "MAX_OUTPUT_CHARS", 10_000)
+    user_template("dense", DENSE)
+    result = load_text(departure("template: dense\n"))
+    assert "template.too-large" not in rules(result), result.findings
+    assert len(result.documents[0].spec["x"]) == 1000
+
+
+def test_the_marked_output_has_its_own_bound_and_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_render, "MAX_MARKED_CHARS", 20_000)
+    monkeypatch.setattr(_engine, "MAX_MARKED_CHARS", 20_000)
+    user_template("dense", DENSE)
+    finding = only(load_text(departure("template: dense\n")), "template.too-large")
+    assert finding.message.startswith(
+        "the rendered output, with the marks that place each of its values and lines at its "
+        "template line (one per expression and per line of text, each holding the template's "
+        "name), is longer than 20,000 characters"
+    )
+    assert finding.hint is not None and "fewer, larger values" in finding.hint

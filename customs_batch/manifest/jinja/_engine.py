@@ -69,6 +69,10 @@ TIMEOUTS_PER_TEMPLATE = 2
 may run out of time before it is rendered no more: each takes the whole time of a render,
 and a sheet of 10,000 rows would take hours to say the same 10,000 times."""
 MAX_OUTPUT_CHARS = 10_000_000
+MAX_MARKED_CHARS = 50_000_000
+"""A template's output as rendered, with the marks that place each piece of it at its
+template line (one per expression and per line of text, each holding the template's name):
+what a render keeps in memory, bounded apart from the user's own characters."""
 _DEADLINE_STRIDE = 1024
 
 _clock = threading.local()
@@ -81,6 +85,11 @@ class RenderTimeout(Exception):
 
 class OutputTooLarge(Exception):
     """A render produced more text than any manifest needs."""
+
+
+class MarkedOutputTooLarge(OutputTooLarge):
+    """A render whose output, with the marks placing it at template lines, is over
+    :data:`MAX_MARKED_CHARS` (the output itself within :data:`MAX_OUTPUT_CHARS`)."""
 
 
 class NotAValue(TemplateError):
@@ -443,6 +452,10 @@ class JinjaProblem:
 
 
 _TOO_LARGE = "A manifest value needs far less; build smaller texts and lists in the template."
+_MARKED_TOO_LARGE = (
+    "Print fewer, larger values (one {{ … }} for a whole list, e.g. {{ items | tojson }}, "
+    "rather than one per item), or give the template a shorter name."
+)
 _TOO_MANY_DIGITS = "integer string conversion"
 """In Python's error for an integer too long to convert to or from text."""
 
@@ -498,6 +511,13 @@ def problem_of(
             "be written as text"
         )
         return JinjaProblem("template.too-large", message, line, hint=_TOO_LARGE)
+    if isinstance(error, MarkedOutputTooLarge):
+        message = (
+            f"the rendered output, with the marks that place each of its values and lines at "
+            f"its template line (one per expression and per line of text, each holding the "
+            f"template's name), is longer than {MAX_MARKED_CHARS:,} characters"
+        )
+        return JinjaProblem("template.too-large", message, line, hint=_MARKED_TOO_LARGE)
     if isinstance(error, OutputTooLarge | MemoryError):
         message = f"the rendered output is longer than {MAX_OUTPUT_CHARS:,} characters"
         return JinjaProblem("template.too-large", message, line, hint=_TOO_LARGE)

@@ -314,6 +314,13 @@ def strip_marks(text: str, name: str) -> tuple[str, Places]:
     return _MARK.sub("", text), Places(text, name)
 
 
+def mark_chars(text: str) -> int:
+    """How many characters of ``text`` are marks (a render's chunk holds whole marks)."""
+    if _OPEN not in text:
+        return 0
+    return sum(match.end() - match.start() for match in _MARK.finditer(text))
+
+
 def _pieces(text: str, name: str) -> tuple[tuple[Piece, ...], ...]:
     """Per line of the output without marks, where its pieces start."""
     found: dict[int, list[Piece]] = {}

@@ -28,8 +28,10 @@ from jinja2.meta import find_referenced_templates, find_undeclared_variables
 from customs_batch.manifest.dependencies import TEMPLATES, note
 from customs_batch.manifest.jinja import _engine
 from customs_batch.manifest.jinja._engine import (
+    MAX_MARKED_CHARS,
     MAX_OUTPUT_CHARS,
     JinjaProblem,
+    MarkedOutputTooLarge,
     OutputTooLarge,
     RenderTimeout,
     check_clock,
@@ -37,7 +39,13 @@ from customs_batch.manifest.jinja._engine import (
     problem_of,
     start_clock,
 )
-from customs_batch.manifest.templates._lines import SAME_PLACES, LineMarks, Places, strip_marks
+from customs_batch.manifest.templates._lines import (
+    SAME_PLACES,
+    LineMarks,
+    Places,
+    mark_chars,
+    strip_marks,
+)
 from customs_batch.resources import builtin_templates_dir
 from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
 
@@ -298,13 +306,31 @@ def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | Ji
     return Rendered(source.file, clean, places)
 
 
+_COUNTED_CHUNKS = 4096
+
+
 def _bounded_output(chunks: Iterator[str]) -> str:
+    """The marked output of a render. The user's characters are bounded by
+    ``MAX_OUTPUT_CHARS``; the marks placing them (many more for a template printing one
+    short value per expression) are not theirs, but kept in memory: the marked text is
+    bounded by ``MAX_MARKED_CHARS``."""
     parts: list[str] = []
-    size = 0
+    size = 0  # the user's characters
+    marked = 0  # the characters kept, marks included
+    # A loop yields the same pieces of the template's text (and their marks) each time.
+    counted: dict[str, int] = {}
     for chunk in chunks:
-        size += len(chunk)
+        marked += len(chunk)
+        marks = counted.get(chunk)
+        if marks is None:
+            marks = mark_chars(chunk)
+            if marks and len(counted) < _COUNTED_CHUNKS:
+                counted[chunk] = marks
+        size += len(chunk) - marks
         if size > MAX_OUTPUT_CHARS:
             raise OutputTooLarge
+        if marked > MAX_MARKED_CHARS:
+            raise MarkedOutputTooLarge
         check_clock()
         parts.append(chunk)
     return "".join(parts)
