@@ -222,6 +222,32 @@ def test_excel_unicode_text_is_read_with_or_without_a_declared_encoding() -> Non
     assert "encoding: utf-16-le" in only(result, "sheet.unreadable").hint
 
 
+@pytest.mark.parametrize("order", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("declared", ["", ", encoding: utf-16"])
+def test_utf16_without_a_bom_gets_the_hint_of_its_own_byte_order(order: str, declared: str) -> None:
+    # A big-endian file was told `encoding: utf-16-le`, which read it as one line of CJK
+    # characters: "has no data rows".
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(",", ROWS).encode(order))
+    manifest = movement_sheet_manifest("data/m.csv", declared)
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    other = "utf-16-be" if order == "utf-16-le" else "utf-16-le"
+    assert finding.hint is not None
+    assert f"`encoding: {order}`" in finding.hint and other not in finding.hint
+    result = load_file(
+        write(Path("m.yaml"), movement_sheet_manifest("data/m.csv", f", encoding: {order}"))
+    )
+    assert result.findings == []
+
+
+def test_utf32_without_a_bom_is_given_no_wrong_byte_order() -> None:
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(",", ROWS).encode("utf-32-le"))
+    manifest = movement_sheet_manifest("data/m.csv")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    assert finding.hint is not None and "looks like" not in finding.hint
+
+
 @pytest.mark.parametrize("encoding", ["rot13", "hex", "base64", "undefined"])
 def test_an_encoding_that_is_not_a_text_encoding_is_an_error_at_the_key(encoding: str) -> None:
     # rot13 and its kind were "unknown encoding 'rot13' for m.csv"; undefined was an

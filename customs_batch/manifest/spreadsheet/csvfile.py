@@ -69,14 +69,39 @@ def read_csv(source: RowSource) -> Iterator[Row]:
         sample = raw.read(SAMPLE_BYTES)
         encoding = source.encoding or detect_encoding(sample)
         if _is_binary(sample, encoding):
-            raise SheetError(
-                f"{file} is not a text file",
-                file=file,
-                hint="a CSV export is text; for an Excel workbook use a .xlsx file; for a "
-                "UTF-16 text export without a BOM say so in forEach: `encoding: utf-16-le`",
+            order = utf16_without_bom(sample)
+            hint = (
+                "a CSV export is text; for an Excel workbook use a .xlsx file; for a UTF-16 "
+                "text export without a BOM say its byte order in forEach: `encoding: "
+                "utf-16-le` or `encoding: utf-16-be`"
             )
+            if order is not None:
+                hint = (
+                    f"the file looks like {_ORDER_WORDS[order]} UTF-16 text without a BOM: "
+                    f"say so in forEach: `encoding: {order}`"
+                )
+            raise SheetError(f"{file} is not a text file", file=file, hint=hint)
         raw.seek(0)
-        yield from _decoded_rows(raw, source, file, encoding)
+        yield from _decoded_rows(raw, source, file, encoding, sample)
+
+
+_ORDER_WORDS = {"utf-16-le": "little-endian", "utf-16-be": "big-endian"}
+
+
+def utf16_without_bom(sample: bytes) -> str | None:
+    """``utf-16-le`` or ``utf-16-be`` when the sample looks like UTF-16 text without a BOM,
+    told by where its NUL bytes are (each ASCII character has one: second in little-endian,
+    first in big-endian); None when they do not tell (UTF-32 has NULs on both sides)."""
+    pairs = len(sample) // 2
+    first = sample[0 : 2 * pairs : 2].count(0)
+    second = sample[1 : 2 * pairs : 2].count(0)
+    if pairs == 0 or max(first, second) < pairs // 4:
+        return None
+    if second > 10 * first:
+        return "utf-16-le"
+    if first > 10 * second:
+        return "utf-16-be"
+    return None
 
 
 def _is_binary(sample: bytes, encoding: str) -> bool:
@@ -101,7 +126,9 @@ def _is_binary(sample: bytes, encoding: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
-def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -> Iterator[Row]:
+def _decoded_rows(
+    raw: IO[bytes], source: RowSource, file: str, encoding: str, sample: bytes
+) -> Iterator[Row]:
     try:
         with io.TextIOWrapper(raw, encoding=encoding, newline="") as text:
             yield from _rows(text, source, file, encoding)
@@ -131,7 +158,16 @@ def _decoded_rows(raw: IO[bytes], source: RowSource, file: str, encoding: str) -
     except UnicodeError as exc:  # a codec's own error (punycode, a BOM missing), no position
         hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
         if "BOM" in str(exc):
-            hint = "the file has no BOM: say its byte order, e.g. `encoding: utf-16-le`"
+            order = utf16_without_bom(sample)
+            hint = (
+                "the file has no BOM: say its byte order, `encoding: utf-16-le` or "
+                "`encoding: utf-16-be` (utf-32-le or utf-32-be for UTF-32)"
+            )
+            if order is not None and encoding.startswith("utf-16"):
+                hint = (
+                    f"the file has no BOM and looks {_ORDER_WORDS[order]}: say so, "
+                    f"`encoding: {order}`"
+                )
         raise SheetError(f"{file} is not valid {encoding} ({exc})", file=file, hint=hint) from exc
     except LookupError as exc:
         raise SheetError(f"unknown encoding {encoding!r} for {file}", file=file) from exc
