@@ -556,3 +556,22 @@ def test_digits_of_another_script_are_no_number_as_in_a_yaml_manifest(
     assert finding.hint is not None and "digits 0-9" in finding.hint
     assert finding.location.cell() is not None
     assert finding.location.cell().startswith(f"sheet 'm', row 3, column {column} ")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("sheet", ["'../../etc'", "Movements"])
+def test_a_sheet_named_for_a_csv_file_is_an_error_at_the_key(sheet: str) -> None:
+    # It was silently ignored: the CSV's rows were read as the rows of the sheet named.
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    manifest = movement_sheet_manifest("data/m.csv", f", sheet: {sheet}")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "envelope.for-each")
+    assert finding.message.endswith("data/m.csv is a CSV file, which has no sheets")
+    assert finding.location.path == ("forEach", "sheet")
+    assert finding.hint is not None and finding.hint.startswith("Remove 'sheet'")
+    assert result.documents == []
+
+
+def test_sheet_null_on_a_csv_file_is_no_sheet_named() -> None:
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    manifest = movement_sheet_manifest("data/m.csv", ", sheet: null")
+    assert load_file(write(Path("m.yaml"), manifest)).findings == []

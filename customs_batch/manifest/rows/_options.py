@@ -12,6 +12,7 @@ from customs_batch.findings import JsonPath
 from customs_batch.manifest.rows._cell_types import COLUMN_TYPE_WORDS, ColumnType
 from customs_batch.manifest.rows._range import RowRange
 from customs_batch.manifest.spreadsheet.model import SheetLimits
+from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES
 from customs_batch.manifest.yaml._tree import Walk
 
 FOR_EACH_KEYS = (
@@ -75,6 +76,11 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
     decimal_comma = reader.flag(data, "decimalComma") if "decimalComma" in data else None
     columns = reader.columns(data)
     limits = _limits(reader, data)
+    if sheet is not None and file is not None and Path(file).suffix.lower() in CSV_SUFFIXES:
+        # Read anyway, the rows of whatever sheet the CSV was exported from would be sent
+        # as the rows of the sheet named.
+        message = f"forEach.sheet {sheet!r}: {file} is a CSV file, which has no sheets"
+        reader.error(("sheet",), message, _HINTS["sheet-of-csv"])
     if reader.failed or file is None:
         return None
     path = Path(walk.file).parent / file
@@ -206,6 +212,10 @@ def _given(data: dict[str, Any], key: str) -> Any:
 _HINTS = {
     "file": "Name the CSV or XLSX file, relative to this manifest: 'file: ../data/rows.xlsx'.",
     "sheet": "Name the sheet as its tab shows it: 'sheet: Movements'.",
+    "sheet-of-csv": (
+        "Remove 'sheet' (a CSV file holds one table: the sheet it was exported from), or "
+        "name the workbook (.xlsx or .ods) that holds the sheet."
+    ),
     "header": "Give the number of the row holding the column names: 'header: 1'.",
     "rows": "Write a range of spreadsheet rows: 'rows: 10-20' (or '10-', '-20', '15').",
     "encoding": "Use a Python encoding name, e.g. 'utf-8' or 'cp1252'.",
