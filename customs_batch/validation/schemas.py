@@ -14,6 +14,7 @@ import difflib
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -23,6 +24,7 @@ import jsonschema_rs
 
 from customs_batch.findings import NOT_SHOWN, JsonPath
 from customs_batch.kinds import Kind
+from customs_batch.manifest.yaml import number_too_long
 from customs_batch.resources import load_pattern_hints, load_schema
 from customs_batch.sensitive import SENSITIVE, covers, sensitive_names
 from customs_batch.validation.common import strings_at
@@ -213,6 +215,10 @@ def _violations_at(schema: Mapping[str, Any], error: Any, path: JsonPath) -> lis
         return [Violation("schema.const", path, message, f"write {_show(expected)}")]
     if keyword == "type":
         wanted = " or ".join(str(t) for t in details.get("types", [])) or str(owner.get("type"))
+        if "number" in wanted or "integer" in wanted:
+            too_long = _number_too_long(path, value, description)
+            if too_long is not None:
+                return [too_long]
         message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
         return [Violation("schema.type", path, message, _hint(f"write a {wanted}", description))]
     if keyword == "anyOf":
@@ -252,9 +258,24 @@ def _integer_or_reference(owner: Mapping[str, Any], path: JsonPath, value: objec
         return out_of_bounds
     if isinstance(value, str) and "${ref:" in value:
         return _pattern(_reference_pattern(), path, value, "")
+    too_long = _number_too_long(path, value, str(owner.get("description", "")))
+    if too_long is not None:
+        return too_long
     message = f"{field} must be an integer or a reference, got {_show(value)}"
     hint = f"write the number, or a reference such as {REFERENCE_HINT}"
     return Violation("schema.type", path, message, hint)
+
+
+def _number_too_long(path: JsonPath, value: object, description: str) -> Violation | None:
+    """A whole number of more digits than Python reads (4,300): the loader keeps it as its
+    text, which was reported as "must be of type number, got string '1111…'"."""
+    if not isinstance(value, str) or not number_too_long(value):
+        return None
+    limit = sys.get_int_max_str_digits()
+    digits = value.lstrip("+-")
+    size = f"{len(digits):,} digits" if digits.isdigit() else f"more than {limit:,} digits"
+    message = f"{_field_name(path)} is a number of {size}, too long to read (at most {limit:,})"
+    return Violation("schema.type", path, message, _hint("write a shorter number", description))
 
 
 def _out_of_bounds(

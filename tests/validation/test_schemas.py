@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from customs_batch.kinds import Kind
+from customs_batch.manifest.yaml._scalars import resolve_plain
 from customs_batch.resources import load_pattern_hints, load_schema, schemas_dir
 from customs_batch.validation.schemas import compiled, envelope_schema, spec_schema
 from tests.validation.samples import SAMPLES, sample
@@ -268,3 +269,29 @@ def test_a_number_json_cannot_hold_is_named_once_at_its_field(number: float) -> 
     assert [(v.rule, v.path) for v in violations] == [("schema.not-finite", ("grossWeightKg",))]
     assert "is not a number JSON can hold" in violations[0].message
     assert "null" not in violations[0].message
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "written", "size"),
+    [
+        (Kind.MOVEMENT, "quantity", "1" * 5000, "5,000 digits"),
+        (Kind.MOVEMENT, "grossWeightKg", "-" + "9" * 4400, "4,400 digits"),
+        (Kind.TRANSIT_PARTY_UPDATE, "declarationId", "0x" + "f" * 4000, "more than 4,300 digits"),
+    ],
+)
+def test_a_yaml_number_too_long_to_read_is_said_to_be_one(
+    kind: Kind, field: str, written: str, size: str
+) -> None:
+    # The loader keeps it as its text: "quantity must be of type number, got string '1111…".
+    spec = sample(kind, **{field: resolve_plain(written)})
+    (violation,) = spec_schema(kind).violations(spec)
+    assert violation.path == (field,)
+    assert violation.message == f"{field} is a number of {size}, too long to read (at most 4,300)"
+    assert violation.hint.startswith("write a shorter number")
+
+
+def test_a_quoted_text_of_digits_in_a_text_field_is_no_number_too_long() -> None:
+    spec = sample(Kind.MOVEMENT, hawbId="1" * 5000)
+    assert all(
+        "too long to read" not in v.message for v in spec_schema(Kind.MOVEMENT).violations(spec)
+    )

@@ -4,3 +4,7 @@ The raw bytes measured against the line and value bounds, the text composed into
 (libyaml when available), scalars typed by the kind's JSON Schema (YAML 1.2 core rules) and
 every value's line and column kept in a source map. Nothing here imports Jinja.
 """
+
+from customs_batch.manifest.yaml._scalars import number_too_long
+
+__all__ = ["number_too_long"]

@@ -44,6 +44,15 @@ def integer(text: str, base: int = 10) -> int | None:
     return value
 
 
+def number_too_long(text: str) -> bool:
+    """Whether ``text`` is a whole number (decimal, ``0o`` octal or ``0x`` hex) that
+    :func:`integer` refuses as too long: YAML's number, kept as the text it is."""
+    for pattern, start, base in ((_INT, 0, 10), (_OCT, 2, 8), (_HEX, 2, 16)):
+        if pattern.fullmatch(text):
+            return integer(text[start:], base) is None
+    return False
+
+
 def resolve_plain(text: str) -> ScalarValue:
     """The value of a plain (unquoted) scalar under the YAML 1.2 core schema."""
     if not text:
