@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -86,11 +87,14 @@ def _collect(
 
 
 def number_at(node: Mapping[str, Any], key: str) -> float | None:
-    """The number under ``key``, or None when it is missing, not a number, or a boolean."""
+    """The number under ``key``, or None when it is missing, not a number, or a boolean;
+    None too for one that is not finite (``.inf``, ``.nan``, ``1e400``: the schema refuses
+    it, ``schema.not-finite``, and a rule comparing it would say "inf kg above")."""
     value = node.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 def mappings_at(spec: Mapping[str, Any], key: str) -> Iterator[tuple[int, Mapping[str, Any]]]:

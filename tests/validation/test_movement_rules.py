@@ -122,3 +122,9 @@ def test_messages_name_the_action_and_hints_the_way_out() -> None:
     assert finding.message == "source DECO is not accepted for ISC movements"
     assert finding.hint == "use one of: ENTREPOT, EXTERNAL, INTERNAL"
     assert finding.document == "Movement/doc"
+
+
+@pytest.mark.parametrize("weight", [float("inf"), float("nan")])
+def test_a_weight_the_schema_refuses_as_not_finite_gets_no_movement_rule(weight: float) -> None:
+    # quantity 0 with grossWeightKg .nan was also movement.weight-without-packages.
+    assert _findings(quantity=0, grossWeightKg=weight) == []

@@ -85,6 +85,21 @@ def test_a_total_above_the_items_is_only_told_when_every_item_has_a_mass() -> No
     assert _findings(totalWeight=150, DeclarationItems=items)[0] == []
 
 
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+@pytest.mark.parametrize("where", ["totalWeight", "grossMass", "netWeight"])
+def test_a_mass_the_schema_refuses_as_not_finite_gets_no_mass_rule(
+    number: float, where: str
+) -> None:
+    # totalWeight: 1e400 was schema.not-finite and also "totalWeight inf kg is inf kg above
+    # the items' gross masses"; a .nan grossMass, "137.5 kg is nan kg above".
+    if where == "totalWeight":
+        rules, _ = _findings(totalWeight=number)
+    else:
+        items = [{**ITEM_0, where: number}, ITEM_1]
+        rules, _ = _findings(DeclarationItems=items)
+    assert rules == []
+
+
 def test_masses_are_named_in_the_message() -> None:
     document = make_document(
         Kind.DEPARTURE_DECLARATION, sample(Kind.DEPARTURE_DECLARATION, totalWeight=100)
