@@ -89,11 +89,15 @@ def _collect(
 def number_at(node: Mapping[str, Any], key: str) -> float | None:
     """The number under ``key``, or None when it is missing, not a number, or a boolean;
     None too for one that is not finite (``.inf``, ``.nan``, ``1e400``: the schema refuses
-    it, ``schema.not-finite``, and a rule comparing it would say "inf kg above")."""
+    it, ``schema.not-finite``, and a rule comparing it would say "inf kg above"), and for
+    a whole number beyond any float (``1`` and 400 zeros, refused so too)."""
     value = node.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # was "internal error: OverflowError"
+        return None
     return number if math.isfinite(number) else None
 
 

@@ -67,9 +67,10 @@ class CompiledSchema:
         """Every violation, in the validator's order, then the texts of only spaces where
         the schema wants one of at least a character; empty when the instance is valid."""
         blank = _blank_texts(self.name, self.schema, instance)
-        if self.is_valid(instance):
-            return blank
+        # Before the fast path: a whole number beyond any float passes the schema.
         out = _non_json_values(instance, ())
+        if not out and self.is_valid(instance):
+            return blank
         if out:
             instance = _as_json(instance)
         # The validator reads inf and NaN as null ("must be of type number, got null None"):
@@ -325,6 +326,13 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
     if isinstance(value, float) and not math.isfinite(value):
         message = f"{_field_name(path)} is {value}, which is not a number JSON can hold"
         return [Violation("schema.not-finite", path, message, "write a finite number")]
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
+        # Past the largest double (about 1.8e308): a reader of JSON numbers makes it inf.
+        message = (
+            f"{_field_name(path)} is a number of {_digits(value)} digits, beyond the largest "
+            "number JSON readers hold (about 1.8e308)"
+        )
+        return [Violation("schema.not-finite", path, message, "write a finite number")]
     if value is None or isinstance(value, str | int | float | bool):
         return []
     hint = "quote it to write it as a string"
@@ -335,6 +343,14 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
         f"{_field_name(path)} holds a {type(value).__name__} ({value}), which is not a JSON value"
     )
     return [Violation("schema.type", path, message, hint)]
+
+
+def _digits(value: int) -> str:
+    """How many decimal digits ``value`` has, in words (past Python's limit, a bound)."""
+    try:
+        return f"{len(str(abs(value))):,}"
+    except ValueError:
+        return f"more than {sys.get_int_max_str_digits():,}"
 
 
 def _as_json(value: object) -> object:

@@ -295,3 +295,24 @@ def test_a_quoted_text_of_digits_in_a_text_field_is_no_number_too_long() -> None
     assert all(
         "too long to read" not in v.message for v in spec_schema(Kind.MOVEMENT).violations(spec)
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("totalWeight", 10**400), ("totalWeight", -(10**400))]
+)
+def test_a_whole_number_beyond_any_float_is_not_finite_once(field: str, value: int) -> None:
+    # `totalWeight: 1` and 400 zeros passed the schema, then the mass rule said
+    # "internal error: OverflowError: int too large to convert to float".
+    spec = sample(Kind.DEPARTURE_DECLARATION, **{field: value})
+    violations = spec_schema(Kind.DEPARTURE_DECLARATION).violations(spec)
+    assert [(v.rule, v.path) for v in violations] == [("schema.not-finite", (field,))]
+    assert violations[0].message == (
+        f"{field} is a number of 401 digits, beyond the largest number JSON readers hold "
+        "(about 1.8e308)"
+    )
+
+
+def test_an_integer_field_beyond_any_float_is_said_once() -> None:
+    spec = sample(Kind.EXPORT_CANCELLATION, declarationId=10**400)
+    violations = spec_schema(Kind.EXPORT_CANCELLATION).violations(spec)
+    assert [(v.rule, v.path) for v in violations] == [("schema.not-finite", ("declarationId",))]

@@ -100,6 +100,16 @@ def test_a_mass_the_schema_refuses_as_not_finite_gets_no_mass_rule(
     assert rules == []
 
 
+@pytest.mark.parametrize("where", ["totalWeight", "grossMass", "netWeight"])
+def test_a_mass_beyond_any_float_is_no_internal_error(where: str) -> None:
+    # "internal error: OverflowError: int too large to convert to float".
+    if where == "totalWeight":
+        rules, _ = _findings(totalWeight=10**400)
+    else:
+        rules, _ = _findings(DeclarationItems=[{**ITEM_0, where: 10**400}, ITEM_1])
+    assert rules == []
+
+
 def test_masses_are_named_in_the_message() -> None:
     document = make_document(
         Kind.DEPARTURE_DECLARATION, sample(Kind.DEPARTURE_DECLARATION, totalWeight=100)
