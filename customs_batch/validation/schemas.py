@@ -67,10 +67,9 @@ class CompiledSchema:
         """Every violation, in the validator's order, then the texts of only spaces where
         the schema wants one of at least a character; empty when the instance is valid."""
         blank = _blank_texts(self.name, self.schema, instance)
-        # Before the fast path: a whole number beyond any float passes the schema.
-        out = _non_json_values(instance, ())
-        if not out and self.is_valid(instance):
+        if self.is_valid(instance):
             return blank
+        out = _non_json_values(instance, ())
         if out:
             instance = _as_json(instance)
         # The validator reads inf and NaN as null ("must be of type number, got null None"):
@@ -268,15 +267,24 @@ def _integer_or_reference(owner: Mapping[str, Any], path: JsonPath, value: objec
 
 
 def _number_too_long(path: JsonPath, value: object, description: str) -> Violation | None:
-    """A whole number of more digits than Python reads (4,300): the loader keeps it as its
-    text, which was reported as "must be of type number, got string '1111…'"."""
+    """A whole number the loader keeps as its text (:func:`number_too_long`), which was
+    reported as "must be of type number, got string '1111…'": one of more digits than
+    Python reads (4,300), or past the largest double, which JSON readers make infinite."""
     if not isinstance(value, str) or not number_too_long(value):
         return None
     limit = sys.get_int_max_str_digits()
     digits = value.lstrip("+-")
-    size = f"{len(digits):,} digits" if digits.isdigit() else f"more than {limit:,} digits"
-    message = f"{_field_name(path)} is a number of {size}, too long to read (at most {limit:,})"
-    return Violation("schema.type", path, message, _hint("write a shorter number", description))
+    field = _field_name(path)
+    if digits.isdigit() and len(digits) > limit:
+        message = (
+            f"{field} is a number of {len(digits):,} digits, too long to read (at most {limit:,})"
+        )
+        return Violation("schema.type", path, message, _hint("write a shorter number", description))
+    size = f" of {len(digits):,} digits" if digits.isdigit() else ""
+    message = (
+        f"{field} is a number{size}, beyond the largest number JSON readers hold (about 1.8e308)"
+    )
+    return Violation("schema.not-finite", path, message, "write a finite number")
 
 
 def _out_of_bounds(
@@ -326,13 +334,6 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
     if isinstance(value, float) and not math.isfinite(value):
         message = f"{_field_name(path)} is {value}, which is not a number JSON can hold"
         return [Violation("schema.not-finite", path, message, "write a finite number")]
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
-        # Past the largest double (about 1.8e308): a reader of JSON numbers makes it inf.
-        message = (
-            f"{_field_name(path)} is a number of {_digits(value)} digits, beyond the largest "
-            "number JSON readers hold (about 1.8e308)"
-        )
-        return [Violation("schema.not-finite", path, message, "write a finite number")]
     if value is None or isinstance(value, str | int | float | bool):
         return []
     hint = "quote it to write it as a string"
@@ -343,14 +344,6 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
         f"{_field_name(path)} holds a {type(value).__name__} ({value}), which is not a JSON value"
     )
     return [Violation("schema.type", path, message, hint)]
-
-
-def _digits(value: int) -> str:
-    """How many decimal digits ``value`` has, in words (past Python's limit, a bound)."""
-    try:
-        return f"{len(str(abs(value))):,}"
-    except ValueError:
-        return f"more than {sys.get_int_max_str_digits():,}"
 
 
 def _as_json(value: object) -> object:

@@ -26,14 +26,22 @@ _NAN = re.compile(r"\.(?:nan|NaN|NAN)")
 _MAYBE_NOT_STRING = frozenset("0123456789+-.tTfFnN~")
 
 
+MAX_BITS = 1024
+"""No whole number of more bits is read: past the largest double (about 1.8e308), JSON
+readers make it infinite, and no field holds one."""
+
+
 def integer(text: str, base: int = 10) -> int | None:
-    """``int(text, base)``, or None for a number with more decimal digits than Python turns
-    into text (``sys.get_int_max_str_digits``, 4,300 by default): such a number cannot be
-    printed in a message or a request, and no field holds one. Hex and octal convert without
-    that limit, so their size is checked before anything prints them."""
+    """``int(text, base)``, or None for a number past the largest double (:data:`MAX_BITS`)
+    or with more decimal digits than Python turns into text (``sys.get_int_max_str_digits``,
+    4,300 by default): such a number cannot be sent as a JSON number, nor printed in a
+    message or a request, and no field holds one. Hex and octal convert without the digits'
+    limit, so their size is checked before anything prints them."""
     try:
         value = int(text, base)
     except ValueError:
+        return None
+    if value.bit_length() > MAX_BITS:
         return None
     limit = sys.get_int_max_str_digits()
     if limit and value.bit_length() * math.log10(2) >= limit - 1:
