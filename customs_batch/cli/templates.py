@@ -34,7 +34,7 @@ def templates() -> None:
 @templates.command("list")
 @click.option(
     "--project",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=".",
     help=_PROJECT_HELP,
 )
@@ -65,7 +65,7 @@ def list_(project: Path) -> int:
 @click.argument("name")
 @click.option(
     "--project",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=".",
     help=_PROJECT_HELP,
 )

@@ -142,3 +142,12 @@ def test_a_template_file_no_document_can_name_is_listed_as_refused() -> None:
     assert (code, out) == (3, "")
     assert "so no document's template: can name it" in err
     assert "isDefault" not in err
+
+
+def test_a_project_folder_that_does_not_exist_is_a_usage_error() -> None:
+    # `templates list --project /nonexistent` listed the built-ins and exited 0.
+    for args in (["list"], ["show", "t1-road"]):
+        code, out, err = _cli("templates", *args, "--project", "no-such-folder")
+        assert code == 64, (out, err)
+        assert "'no-such-folder' does not exist" in err
+        assert out == ""
