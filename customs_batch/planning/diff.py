@@ -179,7 +179,7 @@ def _plan(
             key = unchanged.key(doc, address, text_of(address))
         if stale is None and key is not None and unchanged is not None and unchanged.known(key):
             # Found unchanged by an earlier plan, with the same spec and the same record.
-            identities.place(doc)  # counted in its lane all the same
+            identities.count(doc, unchanged.sent_at(key))  # counted in its lane all the same
             changes.append(_unchanged(doc, deps.get(doc.address, ())))
             continue
         spec, unknown = resolve(doc.spec, lookup)
@@ -189,7 +189,7 @@ def _plan(
             if record is not None
             else ()
         )
-        place = identities.place(doc)
+        place, sent_at = identities.placed(doc)
         renamed = (
             _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
         )
@@ -263,7 +263,7 @@ def _plan(
             # record: the same document and the same record text give the same answer.
             own_spec = spec is doc.spec and not unknown
             if decided is _UNCHANGED and own_spec and unchanged is not None and key is not None:
-                unchanged.found(key)
+                unchanged.found(key, sent_at)
             if (
                 decided.action is Action.REFUSED
                 and record.status is RecordStatus.APPLIED

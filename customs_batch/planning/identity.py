@@ -139,8 +139,15 @@ class Identities:
 
     def place(self, doc: Document) -> int | None:
         """``doc``'s place among the documents of its identity in its lane (the first
-        arrival of a HAWB: 0), for a kind with lanes. Called once per document, in the
-        order the plan goes, which keeps each lane's order.
+        arrival of a HAWB: 0), for a kind with lanes: :meth:`placed`'s first."""
+        return self.placed(doc)[0]
+
+    def placed(self, doc: Document) -> tuple[int | None, int | None]:
+        """``doc``'s place among the documents of its identity in its lane (the first
+        arrival of a HAWB: 0), for a kind with lanes, and the place its own record says it
+        was sent at (None: no record of its identity holds one). Called once per document,
+        in the order the plan goes, which keeps each lane's order (or :meth:`count` in its
+        stead).
 
         A document whose own record was sent at a place keeps that place, and the next
         documents of its lane count on from it: a movement sent before it and no longer in
@@ -148,26 +155,49 @@ class Identities:
         service, so a new movement after it comes after every one sent, not at its place."""
         model = model_of(doc.kind)
         if model.identity is None or model.lane is None:
-            return None
+            return None, None
         identity = model.identity(doc.spec)
         lane_is = model.lane(doc.spec)
+        address = str(doc.address)
+        recorded = self._recorded_place(address, identity)
         if hash((doc.kind._value_, *lane_is)) not in self._shared_lanes:
             # Alone on its lane in the batch: its own place if its record was sent at one.
-            sent = self._own_place(str(doc.address), identity, 0)
-            return 0 if sent is None else sent
+            sent = self._sent(address, recorded, 0)
+            return (0 if sent is None else sent), recorded
         lane = hash((doc.kind, *lane_is, *identity))
         place = self._places.get(lane, 0)
-        sent = self._own_place(str(doc.address), identity, place)
+        sent = self._sent(address, recorded, place)
         if sent is not None:
             self._places[lane] = max(place, sent) + 1
-            return sent
+            return sent, recorded
         self._places[lane] = place + 1
-        return place
+        return place, recorded
 
-    def _own_place(self, address: str, identity: Identity, counted: int) -> int | None:
-        """The place in its lane at which the record of ``address`` was sent, when it is of
-        this ``identity`` and differs from the ``counted`` one (else None: the same, or
-        nothing of it was sent). A record still held as its text is parsed only then."""
+    def count(self, doc: Document, sent: int | None) -> None:
+        """What :meth:`placed` does for the next documents of ``doc``'s lane, for a document
+        an earlier plan found unchanged against a record (the same text) sent at ``sent``
+        (what :meth:`placed` said then): neither the record nor its identity is read again."""
+        model = model_of(doc.kind)
+        if model.identity is None or model.lane is None:
+            return
+        lane_is = model.lane(doc.spec)
+        if hash((doc.kind._value_, *lane_is)) not in self._shared_lanes:
+            return  # alone on its lane: nothing after it counts on from it
+        lane = hash((doc.kind, *lane_is, *model.identity(doc.spec)))
+        place = self._places.get(lane, 0)
+        self._places[lane] = (place if sent is None or sent == place else max(place, sent)) + 1
+
+    def _sent(self, address: str, recorded: int | None, counted: int) -> int | None:
+        """The place the record of ``address`` was sent at (``recorded``), when it differs
+        from the ``counted`` one and the record's object was created (else None)."""
+        if recorded is None or recorded == counted or self._read(address).never_created:
+            return None
+        return recorded
+
+    def _recorded_place(self, address: str, identity: Identity) -> int | None:
+        """The place in its lane that the record of ``address`` says it was sent at, when
+        it is of this ``identity`` (else None: nothing of it was sent, or another thing). A
+        record still held as its text is read for its identity only."""
         resources = self._state.resources
         if address not in resources:
             return None
@@ -180,10 +210,7 @@ class Identities:
         if len(words) != len(identity) + 1 or normal_identity(words[:-1]) != tuple(identity):
             return None
         head, _, number = words[-1].partition("=")
-        if head != "place" or not number.isdigit() or int(number) == counted:
-            return None
-        record = self._read(address)
-        if record.never_created:
+        if head != "place" or not number.isdigit():
             return None
         return int(number)
 

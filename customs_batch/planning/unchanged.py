@@ -24,7 +24,10 @@ Only a comparison that can be nothing but a function of the two is kept:
 The digests are kept in the load cache's folder, one note for each environment (so that
 two environments planned in turn do not replace each other's), written whole by the run
 that planned every document (a part chosen with ``-l`` leaves the note as it was), holding
-the digests of the documents that run found unchanged. A note that is
+the digests of the documents that run found unchanged, each with the place in its lane its
+record says its request was sent at (a movement's: the next plan counts the lane on from it
+without reading the record's identity again, see
+:meth:`customs_batch.planning.identity.Identities.count`). A note that is
 missing, unreadable, or from another version of the tool is no error: every document is
 then compared.
 """
@@ -38,6 +41,11 @@ from customs_batch.load_cache import LoadCache
 from customs_batch.manifest import Document
 
 _DIGEST_SIZE = 16
+_PLACE_SIZE = 4
+_ENTRY_SIZE = _DIGEST_SIZE + _PLACE_SIZE
+"""A note's entry: the digest of a comparison, then the place in its lane its record was
+sent at (little-endian; :data:`_NO_PLACE` for none)."""
+_NO_PLACE = (1 << (8 * _PLACE_SIZE)) - 1
 
 
 class Unchanged:
@@ -60,7 +68,7 @@ class Unchanged:
         self._name = f"unchanged {environment}"
         self._version_of = version_of
         self._known = _read(cache.read_note(self._name))
-        self._found: set[bytes] = set()
+        self._found: dict[bytes, int] = {}
 
     def key(self, document: Document, address: str, record: bytes | str | None) -> bytes | None:
         """The digest of ``document`` (at ``address``) and the text of its ``record`` as
@@ -78,24 +86,47 @@ class Unchanged:
 
     def known(self, key: bytes) -> bool:
         """Whether an earlier plan found this comparison unchanged (kept for the next)."""
-        if key in self._known:
-            self._found.add(key)
-            return True
-        return False
+        sent = self._known.get(key)
+        if sent is None:
+            return False
+        self._found[key] = sent
+        return True
 
-    def found(self, key: bytes) -> None:
-        """This plan found the comparison of ``key`` unchanged."""
-        self._found.add(key)
+    def sent_at(self, key: bytes) -> int | None:
+        """For a comparison :meth:`known`, the place in its lane the record says its
+        request was sent at, as the plan that found it read it (None: none)."""
+        sent = self._known.get(key, _NO_PLACE)
+        return None if sent == _NO_PLACE else sent
+
+    def found(self, key: bytes, sent_at: int | None) -> None:
+        """This plan found the comparison of ``key`` unchanged, against a record whose
+        request was sent at ``sent_at`` in its lane (:meth:`Identities.placed
+        <customs_batch.planning.identity.Identities.placed>`): the next plan counts the
+        document in its lane from this, without reading the record's identity."""
+        if sent_at is None:
+            self._found[key] = _NO_PLACE
+        elif 0 <= sent_at < _NO_PLACE:
+            self._found[key] = sent_at
+        # (A place past what the note holds is not noted: the document is compared again.)
 
     def save(self) -> None:
         """Keep what this plan found for the next (written only when it differs, and only
         by a plan of every document: a part would leave the next whole plan to compare the
         rest again)."""
         if self._whole and self._found != self._known:
-            self._cache.write_note(self._name, b"".join(sorted(self._found)))
+            found = self._found
+            self._cache.write_note(
+                self._name,
+                b"".join(key + found[key].to_bytes(_PLACE_SIZE, "little") for key in sorted(found)),
+            )
 
 
-def _read(data: bytes | None) -> set[bytes] | frozenset[bytes]:
-    if not data or len(data) % _DIGEST_SIZE:
-        return frozenset()
-    return {data[at : at + _DIGEST_SIZE] for at in range(0, len(data), _DIGEST_SIZE)}
+def _read(data: bytes | None) -> dict[bytes, int]:
+    if not data or len(data) % _ENTRY_SIZE:
+        return {}
+    return {
+        data[at : at + _DIGEST_SIZE]: int.from_bytes(
+            data[at + _DIGEST_SIZE : at + _ENTRY_SIZE], "little"
+        )
+        for at in range(0, len(data), _ENTRY_SIZE)
+    }

@@ -96,7 +96,8 @@ def test_the_note_is_private_holds_digests_only_and_is_not_written_without_the_c
     [note] = _note(project)
     assert os.stat(note).st_mode & 0o777 == 0o600
     body = note.read_bytes().split(b"\n", 1)[1]
-    assert len(body) % 16 == 0 and 0 < len(body) // 16 <= len(plan.changes)
+    # Each entry: a digest (16 bytes), then the place its record was sent at (4).
+    assert len(body) % 20 == 0 and 0 < len(body) // 20 <= len(plan.changes)
     for change in plan.changes:
         for value in change.spec.values():
             if isinstance(value, str) and len(value) > 6:

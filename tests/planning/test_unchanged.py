@@ -91,3 +91,36 @@ def test_a_lane_s_places_are_read_from_the_rows_texts(
     warm = _plan(tmp_path, added, rows)
     assert warm.changes[3].action is Action.CREATE
     assert warm.changes[3].identity[-1] == "place=4"
+
+
+def test_a_re_plan_counts_unchanged_movements_from_the_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Movements of one lane found unchanged: the next plan counts each in its lane from the
+    # place the note kept, without reading any record's identity again, and plans a new one
+    # after the places they were sent at, as a plan without the note does.
+    documents = [movement(f"mov-{n}", n, quantity=n + 1) for n in range(4)]
+    rows = {}
+    for place, document in enumerate(documents):
+        identity = ["shipmentId=shp_7Hk2Lm", "hawbId=hawb_a1", "action=ISL", f"place={place + 3}"]
+        row = json.loads(_rows([document])[str(document.address)])
+        rows[str(document.address)] = json.dumps({**row, "identity": identity}, sort_keys=True)
+    cold = _plan(tmp_path, documents, rows)
+    assert not cold.has_changes
+    from customs_batch.planning import identity as identities
+
+    read: list[object] = []
+    real = identities._recorded_identity
+
+    def reading(text: bytes | str) -> tuple[str, ...] | None:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(identities, "_recorded_identity", reading)
+    assert _plan(tmp_path, documents, rows) == cold
+    assert read == []
+    added = [*documents, movement("mov-new", 4, quantity=9)]
+    warm = _plan(tmp_path, added, rows)
+    assert warm.changes[4].action is Action.CREATE
+    assert warm.changes[4].identity[-1] == "place=7"
+    assert warm == _plan(tmp_path / "none", added, rows)
