@@ -529,3 +529,31 @@ def test_a_true_cell_inside_a_text_keeps_the_text_earlier_runs_sent() -> None:
         assert result.findings == []
         names = [d.spec["name"].split()[:2] for d in result.documents]
         assert names == [["Fragile", "True"], ["Fragile", "False"]]
+
+
+@pytest.mark.parametrize(
+    ("option", "key", "said"),
+    [
+        ("encoding: cp1252", "encoding", "forEach.encoding 'cp1252': data/m.xlsx is a workbook"),
+        ("delimiter: ';'", "delimiter", "forEach.delimiter ';': data/m.xlsx is a workbook"),
+        ("delimiter: tab", "delimiter", "forEach.delimiter 'tab': data/m.xlsx is a workbook"),
+    ],
+)
+def test_a_csv_option_given_for_a_workbook_is_an_error_at_the_key(
+    option: str, key: str, said: str
+) -> None:
+    # It was silently ignored: the manifest said how the file was to be read, and it was
+    # read otherwise.
+    result = _load([GOOD_ROW], extra=f", {option}")
+    finding = only(result, "envelope.for-each")
+    assert finding.message.startswith(said)
+    assert finding.location.path == ("forEach", key)
+    assert finding.hint is not None and finding.hint.startswith(f"Remove '{key}'")
+    assert result.documents == []
+
+
+def test_decimal_comma_and_null_csv_options_are_taken_for_a_workbook() -> None:
+    # decimalComma reads a workbook's text cells; a key written null is not given.
+    extra = ", decimalComma: true, encoding: null, delimiter: null"
+    result = _load([GOOD_ROW], extra=extra)
+    assert result.findings == [] and len(result.documents) == 1

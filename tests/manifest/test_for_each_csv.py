@@ -575,3 +575,27 @@ def test_sheet_null_on_a_csv_file_is_no_sheet_named() -> None:
     write(Path("data/m.csv"), _csv(",", ROWS))
     manifest = movement_sheet_manifest("data/m.csv", ", sheet: null")
     assert load_file(write(Path("m.yaml"), manifest)).findings == []
+
+
+@pytest.mark.parametrize("cells", [100, 10_000_000])
+def test_max_cells_given_for_a_csv_file_is_an_error_at_the_key(cells: int) -> None:
+    # It was silently ignored: a CSV file is read row by row, bounded by maxRows and
+    # maxMegabytes, and the bound the manifest asked for was not kept.
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    manifest = movement_sheet_manifest("data/m.csv", f", maxCells: {cells}")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "envelope.for-each")
+    assert finding.message == (
+        f"forEach.maxCells {cells}: data/m.csv is a CSV file, which maxCells does not bound "
+        "(it is read row by row)"
+    )
+    assert finding.location.path == ("forEach", "maxCells")
+    assert finding.hint is not None and "maxRows and maxMegabytes" in finding.hint
+    assert result.documents == []
+
+
+def test_max_cells_that_is_no_number_is_said_once_for_a_csv_file() -> None:
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    manifest = movement_sheet_manifest("data/m.csv", ", maxCells: 1.5")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "envelope.for-each")
+    assert finding.message == "forEach.maxCells must be a whole number (1 or more)"

@@ -12,7 +12,7 @@ from customs_batch.findings import JsonPath
 from customs_batch.manifest.rows._cell_types import COLUMN_TYPE_WORDS, ColumnType
 from customs_batch.manifest.rows._range import RowRange
 from customs_batch.manifest.spreadsheet.model import SheetLimits
-from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES
+from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES, XLSX_SUFFIXES
 from customs_batch.manifest.yaml._tree import Walk
 
 FOR_EACH_KEYS = (
@@ -76,11 +76,11 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
     decimal_comma = reader.flag(data, "decimalComma") if "decimalComma" in data else None
     columns = reader.columns(data)
     limits = _limits(reader, data)
-    if sheet is not None and file is not None and Path(file).suffix.lower() in CSV_SUFFIXES:
-        # Read anyway, the rows of whatever sheet the CSV was exported from would be sent
-        # as the rows of the sheet named.
-        message = f"forEach.sheet {sheet!r}: {file} is a CSV file, which has no sheets"
-        reader.error(("sheet",), message, _HINTS["sheet-of-csv"])
+    suffix = Path(file).suffix.lower() if file is not None else ""
+    if file is not None and suffix in CSV_SUFFIXES:
+        _not_for_csv(reader, data, file, sheet=sheet)
+    if file is not None and suffix in XLSX_SUFFIXES:
+        _not_for_workbook(reader, data, file, encoding=encoding, delimiter=delimiter)
     if reader.failed or file is None:
         return None
     path = Path(walk.file).parent / file
@@ -96,6 +96,45 @@ def read_for_each(data: Any, walk: Walk) -> ForEach | None:
         columns=columns,
         limits=limits,
     )
+
+
+def _not_for_csv(reader: _Reader, data: dict[str, Any], file: str, *, sheet: str | None) -> None:
+    """The options a CSV file has no use for, each an error at its key: ignored, the file
+    would not be read as the manifest says."""
+    if sheet is not None:
+        # Read anyway, the rows of whatever sheet the CSV was exported from would be sent
+        # as the rows of the sheet named.
+        message = f"forEach.sheet {sheet!r}: {file} is a CSV file, which has no sheets"
+        reader.error(("sheet",), message, _HINTS["sheet-of-csv"])
+    cells = data.get("maxCells")
+    if type(cells) is int and cells > 0:  # else already an error: not a whole number
+        # Read row by row, nothing holds the file's cells together (maxRows and
+        # maxMegabytes bound it): the bound asked for would not be the one kept.
+        message = (
+            f"forEach.maxCells {cells}: {file} is a CSV file, which maxCells does not bound "
+            "(it is read row by row)"
+        )
+        reader.error(("maxCells",), message, _HINTS["maxCells-of-csv"])
+
+
+def _not_for_workbook(
+    reader: _Reader,
+    data: dict[str, Any],
+    file: str,
+    *,
+    encoding: str | None,
+    delimiter: str | None,
+) -> None:
+    """``encoding`` or ``delimiter`` given for a workbook, which holds its text in its own
+    encoding and its cells apart: the option would be ignored, whatever its writer took it
+    to do (a ``decimalComma`` is not: it reads the workbook's text cells)."""
+    for key, given, what in (
+        ("encoding", encoding, "which names its own text encoding"),
+        ("delimiter", delimiter and _given(data, "delimiter"), "whose cells have no delimiter"),
+    ):
+        if given:
+            message = f"forEach.{key} {given!r}: {file} is a workbook, {what}"
+            reader.error((key,), message, _HINTS[f"{key}-of-workbook"])
 
 
 def _limits(reader: _Reader, data: dict[str, Any]) -> SheetLimits:
@@ -215,6 +254,18 @@ _HINTS = {
     "sheet-of-csv": (
         "Remove 'sheet' (a CSV file holds one table: the sheet it was exported from), or "
         "name the workbook (.xlsx or .ods) that holds the sheet."
+    ),
+    "encoding-of-workbook": (
+        "Remove 'encoding' (only a CSV file's text needs one), or name the CSV file "
+        "exported from the workbook."
+    ),
+    "delimiter-of-workbook": (
+        "Remove 'delimiter' (only a CSV file's cells are separated by one), or name the CSV "
+        "file exported from the workbook."
+    ),
+    "maxCells-of-csv": (
+        "Remove 'maxCells' (a CSV file is bounded by maxRows and maxMegabytes), or name the "
+        "workbook (.xlsx or .ods) whose sheet it bounds."
     ),
     "header": "Give the number of the row holding the column names: 'header: 1'.",
     "rows": "Write a range of spreadsheet rows: 'rows: 10-20' (or '10-', '-20', '15').",
