@@ -33,6 +33,18 @@ def column_letter(index: int) -> str:
     return letters
 
 
+_AS_CONSONANT = ("uni", "use", "usu", "uti", "eu", "one", "once")
+"""Words that begin with a vowel letter but are said with a consonant (a unique, a user)."""
+
+
+def a_or_an(word: str) -> str:
+    """``word`` with the article it is said with: ``an integer``, ``a number``,
+    ``an ExportCancellation``."""
+    lower = word.lower()
+    vowel = lower[:1] in tuple("aeiou") and not lower.startswith(_AS_CONSONANT)
+    return f"{'an' if vowel else 'a'} {word}"
+
+
 @quick_pickle
 @dataclass(frozen=True, slots=True)
 class Location:

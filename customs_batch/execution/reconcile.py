@@ -10,6 +10,7 @@ from typing import NoReturn
 from customs_batch.client import CustomsClient, NotFoundError
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.apply import now_iso
+from customs_batch.findings import a_or_an
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
@@ -946,7 +947,7 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
             else "its tombstone keeps it from being sent again"
         )
         raise StateError(
-            f"{address}: the API gives no way to read a {kind.kind.value} back, so "
+            f"{address}: the API gives no way to read {a_or_an(kind.kind.value)} back, so "
             "customs-batch cannot check that the service no longer holds it, and removing its "
             "record for good would let the next apply send it again. Nothing was removed",
             hint=f"{tombstone}{correct}",

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from customs_batch.findings import a_or_an
 from customs_batch.jsontypes import JSON, JSONObject, compact_by_value
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
@@ -896,7 +897,7 @@ def number(text: str, address: Address) -> int:
     """A numeric service ID given on the command line, or a clear error. Read as the
     service reads its paths (``02`` is 2), not as Python's ``int`` (which takes ``1_2`` for
     12, ``+2`` and Arabic-Indic digits for 2)."""
-    return service_number(text, f"a {address.kind.value}")
+    return service_number(text, a_or_an(address.kind.value))
 
 
 def service_number(text: str, what: str) -> int:

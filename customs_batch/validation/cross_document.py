@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
-from customs_batch.findings import Finding, Location, Severity
+from customs_batch.findings import Finding, Location, Severity, a_or_an
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.checks import IdSort, TakesId
 from customs_batch.kinds.registry import KINDS, model_of
@@ -92,7 +92,7 @@ def _reference_type(document: Document, reference: Reference) -> Finding | None:
     field = ".".join(str(part) for part in path)
     wanted = " or ".join(_A.get(t, t) for t in sorted(accepted))
     message = (
-        f"{reference.text} puts the {reference.field} of a {reference.target.kind.value}, "
+        f"{reference.text} puts the {reference.field} of {a_or_an(reference.target.kind.value)}, "
         f"{_A[output]}, into {field}, which takes {wanted}: apply would fail"
     )
     fitting = sorted(
@@ -103,7 +103,7 @@ def _reference_type(document: Document, reference: Reference) -> Finding | None:
     if fitting:
         hint = "refer to " + " or ".join(f"${{ref:{reference.target}.{name}}}" for name in fitting)
     else:
-        hint = f"a {reference.target.kind.value} has no output that is {wanted}: write the value"
+        hint = f"{a_or_an(reference.target.kind.value)} has no output that is {wanted}: write the value"
     return _finding(
         document, "project.reference-type", _reference_location(document, reference), message, hint
     )

@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, cast
 
-from customs_batch.findings import Finding, Location, Severity
+from customs_batch.findings import Finding, Location, Severity, a_or_an
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.checks import LaneEnd, UniqueField
 from customs_batch.kinds.model import normal_text
@@ -383,7 +383,9 @@ def _reference(
     fields = model_of(target.kind).outputs
     if reference.field in fields:
         return None
-    message = f"{reference.text}: a {target.kind.value} has no outcome field {reference.field!r}"
+    message = (
+        f"{reference.text}: {a_or_an(target.kind.value)} has no outcome field {reference.field!r}"
+    )
     hint = f"use one of: {', '.join(sorted(fields))}"
     return _finding(document, "project.unknown-output-field", location, message, hint)
 

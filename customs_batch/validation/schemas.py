@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from customs_batch.findings import NOT_SHOWN, JsonPath
+from customs_batch.findings import NOT_SHOWN, JsonPath, a_or_an
 from customs_batch.kinds import Kind
 from customs_batch.manifest.yaml import number_too_long
 from customs_batch.resources import load_pattern_hints, load_schema
@@ -220,7 +220,9 @@ def _violations_at(schema: Mapping[str, Any], error: Any, path: JsonPath) -> lis
             if too_long is not None:
                 return [too_long]
         message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
-        return [Violation("schema.type", path, message, _hint(f"write a {wanted}", description))]
+        return [
+            Violation("schema.type", path, message, _hint(f"write {a_or_an(wanted)}", description))
+        ]
     if keyword == "anyOf":
         return [_integer_or_reference(owner, path, value)]
     if keyword == "pattern":
@@ -338,11 +340,11 @@ def _non_json_values(value: object, path: JsonPath) -> list[Violation]:
         return []
     hint = "quote it to write it as a string"
     if covers(path):
-        message = f"{_field_name(path)} holds a {type(value).__name__}, which is not a JSON value"
+        message = (
+            f"{_field_name(path)} holds {a_or_an(type(value).__name__)}, which is not a JSON value"
+        )
         return [Violation("schema.type", path, f"{message}; {NOT_SHOWN}", hint, sensitive=True)]
-    message = (
-        f"{_field_name(path)} holds a {type(value).__name__} ({value}), which is not a JSON value"
-    )
+    message = f"{_field_name(path)} holds {a_or_an(type(value).__name__)} ({value}), which is not a JSON value"
     return [Violation("schema.type", path, message, hint)]
 
 

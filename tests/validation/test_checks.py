@@ -64,3 +64,10 @@ def test_mrn_check_digit_setting_reaches_the_rules() -> None:
         f.severity for f in validate_documents([document], mrn_check_digit=Severity.WARNING)
     ] == [Severity.WARNING]
     assert validate_documents([document], mrn_check_digit=None) == []
+
+
+def test_a_type_hint_takes_the_article_its_type_is_said_with() -> None:
+    # The hint said "write a integer".
+    document = make_document(Kind.MOVEMENT, sample(Kind.MOVEMENT, quantity="ten"))
+    (finding,) = check_spec_schema(document)
+    assert finding.hint is not None and finding.hint.startswith("write an integer (")

@@ -39,6 +39,7 @@ from jinja2.parser import Parser
 from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from customs_batch.findings import a_or_an
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.jinja import _bounds
 from customs_batch.manifest.jinja._messages import (
@@ -127,7 +128,7 @@ def checked_value(value: Any) -> Any:
         raise NotAValue(
             "the expression gives the whole row, not a value: take a cell, row['Header']"
         )
-    raise NotAValue(f"the expression gives a {type(value).__name__} object, not a value")
+    raise NotAValue(f"the expression gives {a_or_an(type(value).__name__)} object, not a value")
 
 
 _NONE_IN_TEXT = (
@@ -301,7 +302,7 @@ def _check_template_name(name: Any) -> None:
     elif isinstance(name, list | tuple):
         what = "a list inside the list"
     else:
-        what = f"a {type(name).__name__}"
+        what = a_or_an(type(name).__name__)
     raise NotATemplateName(
         "include, import and extends take a template's name as text, such as "
         f"'road/t1.yaml.j2' (or a list of such names), not {what}"

@@ -18,6 +18,8 @@ from typing import Any
 from jinja2 import StrictUndefined, UndefinedError
 from jinja2.utils import missing
 
+from customs_batch.findings import a_or_an
+
 _SHOWN_KEYS = 20
 _CONTEXT_NAMES = ("values", "row", "row_number")
 
@@ -105,7 +107,7 @@ def explain_missing(error: MissingName, source_line: str) -> Explained:
     if keys is None:
         where = written or "the value"
         kind = type(owner).__name__
-        message = f"{where} (a {_kind_name(kind)}) has no attribute {name!r}"
+        message = f"{where} ({a_or_an(_kind_name(kind))}) has no attribute {name!r}"
         return Explained(message, "Check the name, or the value it is looked up in.", column)
     column_kind = owner.__class__.__name__ == "RowView"
     thing = "column" if column_kind else "key"
