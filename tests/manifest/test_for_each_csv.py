@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import pytest
@@ -599,3 +600,44 @@ def test_max_cells_that_is_no_number_is_said_once_for_a_csv_file() -> None:
     manifest = movement_sheet_manifest("data/m.csv", ", maxCells: 1.5")
     finding = only(load_file(write(Path("m.yaml"), manifest)), "envelope.for-each")
     assert finding.message == "forEach.maxCells must be a whole number (1 or more)"
+
+
+@pytest.mark.parametrize("bom", [True, False])
+@pytest.mark.parametrize(("order", "declared"), [("be", "le"), ("le", "be")])
+def test_utf16_read_in_the_other_byte_order_names_the_one_that_fits(
+    order: str, declared: str, bom: bool
+) -> None:
+    # A big-endian file read with `encoding: utf-16-le` was one line of garbled characters:
+    # only a warning that it had no data rows, and validate exited 0.
+    Path("data").mkdir()
+    text = _csv(",", ROWS).encode(f"utf-16-{order}")
+    mark = codecs.BOM_UTF16_BE if order == "be" else codecs.BOM_UTF16_LE
+    Path("data/m.csv").write_bytes(mark + text if bom else text)
+    manifest = movement_sheet_manifest("data/m.csv", f", encoding: utf-16-{declared}")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "sheet.unreadable")
+    endian = {"be": "big-endian", "le": "little-endian"}[order]
+    told = "its BOM" if bom else "where its NUL bytes are"
+    assert finding.message == (
+        f"data/m.csv is {endian} UTF-16 text (told by {told}), not utf-16-{declared}"
+    )
+    assert finding.hint is not None and f"`encoding: utf-16-{order}`" in finding.hint
+    assert ("leave `encoding` out" in finding.hint) is bom
+    assert result.documents == []
+
+
+def test_a_file_of_one_byte_characters_declared_utf16_names_what_it_reads_as() -> None:
+    write(Path("data/m.csv"), _csv(",", ROWS))
+    manifest = movement_sheet_manifest("data/m.csv", ", encoding: utf-16-le")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    assert finding.message.startswith("data/m.csv is not utf-16-le text: it holds no NUL byte")
+    assert finding.hint is not None and "`encoding: utf-8`" in finding.hint
+
+
+def test_utf16_with_a_bom_declared_one_byte_is_told_the_bom_names_it() -> None:
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes(_csv(",", ROWS).encode("utf-16"))
+    manifest = movement_sheet_manifest("data/m.csv", ", encoding: cp1252")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    assert finding.hint is not None and "starts with the BOM of" in finding.hint
+    assert "without a BOM" not in finding.hint

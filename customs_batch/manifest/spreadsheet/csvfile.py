@@ -68,6 +68,8 @@ def read_csv(source: RowSource) -> Iterator[Row]:
     with open_sheet_file(source) as raw:
         sample = raw.read(SAMPLE_BYTES)
         encoding = source.encoding or detect_encoding(sample)
+        if source.encoding is not None:
+            _check_declared(sample, source.encoding, file)
         if _is_binary(sample, encoding):
             order = utf16_without_bom(sample)
             hint = (
@@ -80,12 +82,65 @@ def read_csv(source: RowSource) -> Iterator[Row]:
                     f"the file looks like {_ORDER_WORDS[order]} UTF-16 text without a BOM: "
                     f"say so in forEach: `encoding: {order}`"
                 )
+            told = _bom_order(sample)
+            if told is not None:
+                hint = (
+                    f"the file starts with the BOM of {_ORDER_WORDS[told]} UTF-16 text: leave "
+                    "`encoding` out of forEach (the BOM tells it), or write `encoding: utf-16`"
+                )
             raise SheetError(f"{file} is not a text file", file=file, hint=hint)
         raw.seek(0)
         yield from _decoded_rows(raw, source, file, encoding, sample)
 
 
 _ORDER_WORDS = {"utf-16-le": "little-endian", "utf-16-be": "big-endian"}
+
+
+def _bom_order(sample: bytes) -> str | None:
+    """``utf-16-le`` or ``utf-16-be`` when the sample starts with that UTF-16 BOM."""
+    if sample.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return None
+    if sample.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le"
+    return "utf-16-be" if sample.startswith(codecs.BOM_UTF16_BE) else None
+
+
+def _check_declared(sample: bytes, encoding: str, file: str) -> None:
+    """Raise SheetError when the sample plainly is not in the ``encoding`` forEach names.
+
+    Read in the other byte order, UTF-16 text decodes without an error into characters of
+    other scripts, its line ends and delimiters among them: the file was one line, its
+    header one garbled column, and the run said only that it had no data rows. Nor does
+    text of one byte a character (no NUL byte, where UTF-16 has one in every delimiter and
+    line end) read as UTF-16 any better."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return  # said when the rows are read
+    if name not in _WIDE or len(sample) < 2:
+        return
+    hint_tail = "; read otherwise, every character of it would come out garbled"
+    if b"\x00" not in sample:
+        found = detect_encoding(sample)
+        raise SheetError(
+            f"{file} is not {encoding} text: it holds no NUL byte, which every delimiter and "
+            f"line end of {encoding} text has",
+            file=file,
+            hint=f"the file reads as {found}: leave `encoding` out of forEach, or write "
+            f"`encoding: {found}`{hint_tail}",
+        )
+    if name not in _ORDER_WORDS:
+        return
+    told, how = _bom_order(sample), "its BOM"
+    if told is None:
+        told, how = utf16_without_bom(sample), "where its NUL bytes are"
+    if told is not None and told != name:
+        write = "leave `encoding` out (the BOM tells it) or write" if how == "its BOM" else "write"
+        raise SheetError(
+            f"{file} is {_ORDER_WORDS[told]} UTF-16 text (told by {how}), not {encoding}",
+            file=file,
+            hint=f"{write} `encoding: {told}` in forEach{hint_tail}",
+        )
 
 
 def utf16_without_bom(sample: bytes) -> str | None:
