@@ -557,3 +557,39 @@ def test_decimal_comma_and_null_csv_options_are_taken_for_a_workbook() -> None:
     extra = ", decimalComma: true, encoding: null, delimiter: null"
     result = _load([GOOD_ROW], extra=extra)
     assert result.findings == [] and len(result.documents) == 1
+
+
+def test_hidden_rows_and_columns_read_are_a_warning_naming_them() -> None:
+    # Rows hidden by hand or by a filter were read and sent without a word.
+    import openpyxl
+
+    rows = [[*GOOD_ROW[:1], f"hawb_{i}", *GOOD_ROW[2:]] for i in range(7)]
+    write_xlsx(Path("data/m.xlsx"), rows)
+    book = openpyxl.load_workbook("data/m.xlsx")
+    sheet = book.active
+    assert sheet is not None
+    for number in (3, 4, 5, 6, 7, 8):
+        sheet.row_dimensions[number].hidden = True
+    sheet.column_dimensions["B"].hidden = True
+    book.save("data/m.xlsx")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.xlsx")))
+    assert len(result.documents) == 7
+    said = [(f.message, f.severity.value, f.location.path) for f in result.findings]
+    assert said == [
+        (
+            "data/m.xlsx: sheet 'Movements' hides 6 of the rows read (rows 3, 4, 5, 6, 7, …); "
+            "each is read as any other and gives a document",
+            "warning",
+            ("forEach",),
+        ),
+        (
+            "data/m.xlsx: sheet 'Movements' hides column B 'HAWB'; read as any other",
+            "warning",
+            ("forEach",),
+        ),
+    ]
+    assert rules(result) == ["sheet.hidden", "sheet.hidden"]
+
+
+def test_a_sheet_hiding_nothing_read_says_nothing() -> None:
+    assert _load([GOOD_ROW, [*GOOD_ROW[:1], "hawb_b", *GOOD_ROW[2:]]]).findings == []

@@ -26,6 +26,7 @@ from customs_batch.findings import (
     Location,
     Severity,
     at_sensitive_value,
+    column_letter,
 )
 from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendered_metadata, merge
@@ -243,6 +244,7 @@ class _Expander:
             self.for_each.limits,
         )
         count = 0
+        hidden = _Hidden()
         iterator = read_rows_safely(read)
         for row in iterator:
             if isinstance(row, SheetError):
@@ -251,7 +253,10 @@ class _Expander:
             if count == 0 and not self._columns_exist(row):
                 return
             count += 1
+            hidden.note(row)
             yield from self._row(row)
+        for message, hint in hidden.said(self.file):
+            self.walk.report_at("sheet.hidden", message, hint, ("forEach",), Severity.WARNING)
         if count == 0:
             self.walk.report_at(
                 "envelope.for-each",
@@ -736,6 +741,53 @@ def _named_under(path: str, folder: str) -> bool:
         if parent == above:
             return False
         above = parent
+
+
+class _Hidden:
+    """The rows and columns read that the workbook's sheet hides: read as any other (as the
+    sheet's CSV export writes them), a row hidden by hand or by a filter gives a document,
+    which its user may not have looked at; said once for the sheet."""
+
+    _SHOWN = 5
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.first: list[int] = []
+        self.sheet: str | None = None
+        self.header: Header | None = None
+
+    def note(self, row: Row) -> None:
+        if self.header is None:
+            self.header, self.sheet = row.header, row.sheet
+        if row.hidden:
+            self.rows += 1
+            if len(self.first) < self._SHOWN:
+                self.first.append(row.number)
+
+    def said(self, file: str) -> Iterator[tuple[str, str]]:
+        sheet = f"sheet {self.sheet!r}" if self.sheet else "its sheet"
+        if self.rows:
+            more = ", …" if self.rows > len(self.first) else ""
+            numbers = ", ".join(map(str, self.first)) + more
+            plural = "s" if self.rows > 1 else ""
+            yield (
+                f"{file}: {sheet} hides {self.rows:,} of the rows read (row{plural} "
+                f"{numbers}); each is read as any other and gives a document",
+                "Unhide the rows (a filter hides rows too) to see what is sent; leave out "
+                "the ones not meant to be sent with `rows:` in forEach, or delete them.",
+            )
+        header = self.header
+        if header is not None and header.hidden:
+            shown = [
+                f"{column_letter(c)} {name!r}"
+                for name, c in zip(header.names, header.columns, strict=True)
+                if c in header.hidden
+            ]
+            plural = "s" if len(shown) > 1 else ""
+            yield (
+                f"{file}: {sheet} hides column{plural} {', '.join(shown)}; read as any other",
+                "Unhide the columns to see the values that are sent.",
+            )
 
 
 def read_rows_safely(source: RowSource) -> Iterator[Row | SheetError]:

@@ -17,6 +17,10 @@
   (the first column's name, most often), without a word. The sheet is refused instead, as
   it is for a number past the last shared string.
 
+- Rows and columns the sheet hides (``<row hidden="1">``, ``<col hidden="1">``), by hand or
+  by a filter: read as any other (as a CSV export writes them), each hidden row gives a
+  document its user may not have seen; noted, so that a warning names them.
+
 So the sheet's XML, streamed anyway to check what reading it would cost
 (``workbook_check``), is searched for them on the way: two regular-expression searches per
 megabyte (three where the workbook has a format of zeros), with a little more work for each
@@ -25,6 +29,7 @@ such cell found.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 _ERROR_TYPE = re.compile(rb"""t=["']e["']""")
@@ -54,6 +59,12 @@ start, first; the one for single quotes only where they are used)."""
 _LONGEST_CELL = 4 * 1024 * 1024
 """More than any cell a spreadsheet program writes (32,767 characters of text, a formula
 of 8,192): the part of the XML carried over to the next piece while a cell is open."""
+
+_HIDDEN = re.compile(rb"""\shidden\s*=\s*["'](?:1|true)["']""")
+_NO_END = 1 << 62
+"""More than any row number: ``[row, _NO_END]`` sorts after every range starting at row."""
+_HIDDEN_TAG = re.compile(rb"<(?:[\w.-]+:)?(row|col)\s")
+_NUMBER_ATTRIBUTE = re.compile(rb"""\s(r|min|max)\s*=\s*["']([0-9]{1,7})["']""")
 
 PADDED = "0"
 """What :attr:`CellScan.unplaced` starts with for a whole number a format of zeros shows
@@ -104,9 +115,16 @@ class CellScan:
         self.bad_shared: tuple[str, str] | None = None
         """The first cell naming a shared string by anything but its number: its reference
         (``?`` when it has none) and what it holds."""
+        self.hidden_rows: list[list[int]] = []
+        """The rows the sheet hides (by hand or by a filter), as ranges ``[first, last]`` in
+        order: a sheet hiding a million rows keeps a few ranges, not a million numbers."""
+        self.hidden_columns: set[int] = set()
+        """The 1-based columns the sheet hides, up to the last column a sheet has."""
 
     def scan(self, xml: bytes) -> None:
         """Look at the next piece of the sheet's XML."""
+        if b"hidden" in xml:  # a literal search: a piece without it costs nothing more
+            self._hidden(xml)
         if self._no_result is None:  # the root element, which the first piece holds
             root = xml.find(b"worksheet", 0, 4096)
             if root >= 0:
@@ -125,6 +143,37 @@ class CellScan:
         if cut > start:
             self._search(xml, start, cut)
         self._rest = xml[cut:]
+
+    def _hidden(self, xml: bytes) -> None:
+        """The hidden rows and columns of a piece (which never cuts a tag in two)."""
+        for match in _HIDDEN.finditer(xml):
+            start = xml.rfind(b"<", 0, match.start())
+            tag = _HIDDEN_TAG.match(xml, start) if start >= 0 else None
+            if tag is None:
+                continue
+            end = xml.find(b">", match.end())
+            numbers = {
+                name: int(value)
+                for name, value in _NUMBER_ATTRIBUTE.findall(
+                    xml, start, end if end >= 0 else len(xml)
+                )
+            }
+            if tag.group(1) == b"row" and b"r" in numbers:
+                self._hide_row(numbers[b"r"])
+            elif tag.group(1) == b"col" and b"min" in numbers:
+                first, last = numbers[b"min"], min(numbers.get(b"max", numbers[b"min"]), 16_384)
+                self.hidden_columns.update(range(first, last + 1))
+
+    def _hide_row(self, number: int) -> None:
+        if self.hidden_rows and self.hidden_rows[-1][1] + 1 == number:
+            self.hidden_rows[-1][1] = number
+        else:
+            self.hidden_rows.append([number, number])
+
+    def row_hidden(self, number: int) -> bool:
+        """Whether the sheet hides row ``number``."""
+        at = bisect.bisect_right(self.hidden_rows, [number, _NO_END]) - 1
+        return at >= 0 and self.hidden_rows[at][0] <= number <= self.hidden_rows[at][1]
 
     def _search(self, text: bytes, start: int, end: int) -> None:
         if self.bad_shared is None:

@@ -50,6 +50,8 @@ class Header:
     """The row the names were taken from (0: not from a sheet)."""
     delimiter: str | None = field(default=None, compare=False)
     """The delimiter of a CSV file's cells (None: a workbook's sheet)."""
+    hidden: tuple[int, ...] = field(default=(), compare=False)
+    """The columns of :attr:`columns` the workbook's sheet hides (read as any other)."""
 
     def locate(self, name: str) -> tuple[int, str] | None:
         """The column number and letter of ``name``, or None."""
@@ -100,6 +102,9 @@ class Row:
     """Why the row gives no document, found while reading it (a value beyond the header)."""
     places: RecordPlaces | None = field(default=None, compare=False)
     """Where its cells are in a CSV file's text (lines and columns); None in a workbook."""
+    hidden: bool = field(default=False, compare=False)
+    """Whether the workbook's sheet hides the row (by hand or by a filter): read as any
+    other, as a CSV export of the sheet writes it."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ is found there too, and reaches the rows as the text shown.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 import itertools
@@ -40,7 +41,7 @@ from customs_batch.manifest.text_pool import TextPool
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
     """The data rows of one sheet (the first visible worksheet, unless ``sheet`` names one;
-    hidden rows too)."""
+    hidden rows too, each marked so, as the hidden columns are in the header)."""
     file = str(source.path)
     with open_sheet_file(source) as handle:
         errors = check_workbook(handle, file, source.sheet, source.limits)
@@ -177,6 +178,9 @@ def _sheet_rows(
             header = build_header(
                 values, file=file, row=number, merged=merged_at, merged_range=range_at
             )
+            if errors is not None and errors.hidden_columns:
+                columns = tuple(c for c in header.columns if c in errors.hidden_columns)
+                header = dataclasses.replace(header, hidden=columns)
             last = header.columns[-1]
             unnamed = unnamed_columns(header)
             above.clear()
@@ -197,7 +201,8 @@ def _sheet_rows(
         rows_read += 1
         if rows_read > source.limits.rows:
             raise too_many_rows(file, source.limits, number)
-        yield Row(number, pool.share(row), header, sheet_name, problem)
+        hidden = errors is not None and bool(errors.hidden_rows) and errors.row_hidden(number)
+        yield Row(number, pool.share(row), header, sheet_name, problem, hidden=hidden)
     if header is None:
         raise SheetError(
             f"sheet {sheet_name!r} of {file} has no row {source.header_row} to take the "

@@ -615,3 +615,30 @@ def test_a_padded_number_in_a_cell_without_a_reference_refuses_the_sheet() -> No
     cells.scan(b'<worksheet><sheetData><row r="3"><c s="1"><v>1234</v></c></row></sheetData>')
     assert cells.padded == {} and cells.unplaced is not None
     assert cells.unplaced.endswith("01234")
+
+
+def test_hidden_rows_and_columns_are_read_and_marked(tmp_path: Path) -> None:
+    rows: list[list[object]] = [["a", "b", "c"], *([f"x{i}", i, i] for i in range(2, 12))]
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for row in rows:
+        sheet.append(row)
+    for number in (3, 4, 5, 9):
+        sheet.row_dimensions[number].hidden = True
+    sheet.column_dimensions["C"].hidden = True
+    book.save(tmp_path / "h.xlsx")
+    read = list(read_rows(RowSource(tmp_path / "h.xlsx")))
+    assert [row.number for row in read] == list(range(2, 12))
+    assert [row.number for row in read if row.hidden] == [3, 4, 5, 9]
+    assert read[0].header is not None and read[0].header.hidden == (3,)
+
+
+def test_a_cell_scan_keeps_hidden_rows_as_ranges() -> None:
+    scan = CellScan()
+    rows = "".join(
+        f'<row r="{n}" hidden="1"><c r="A{n}"><v>1</v></c></row>' for n in range(5, 1005)
+    )
+    scan.scan(f'<worksheet><sheetData>{rows}<row r="2000" hidden="true"/></sheetData>'.encode())
+    assert scan.hidden_rows == [[5, 1004], [2000, 2000]]
+    assert [n for n in (4, 5, 1004, 1005, 2000) if scan.row_hidden(n)] == [5, 1004, 2000]
