@@ -103,3 +103,19 @@ def test_a_long_cell_is_quoted_by_its_start_in_each_row_s_finding(
     for finding in found:
         assert len(finding.message) < 400, finding.message[:200]
         assert "(50,000 characters)" in finding.message
+
+
+@pytest.mark.parametrize("suffix", [".xls", ".xlsb"])
+def test_max_cells_given_for_a_workbook_bounded_by_size_only_is_an_error_at_the_key(
+    suffix: str,
+) -> None:
+    # It was silently ignored: a .xls or .xlsb sheet is not checked before it is read.
+    manifest = movement_sheet_manifest(f"rows{suffix}", ", maxCells: 100")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "envelope.for-each")
+    assert finding.message == (
+        f"forEach.maxCells 100: rows{suffix} is a {suffix} workbook, which maxCells does not "
+        "bound (only its size is checked)"
+    )
+    assert finding.location.path == ("forEach", "maxCells")
+    assert finding.hint is not None and finding.hint.startswith("Remove 'maxCells'")

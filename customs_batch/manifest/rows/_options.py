@@ -126,7 +126,8 @@ def _not_for_workbook(
     delimiter: str | None,
 ) -> None:
     """``encoding`` or ``delimiter`` given for a workbook, which holds its text in its own
-    encoding and its cells apart: the option would be ignored, whatever its writer took it
+    encoding and its cells apart, or ``maxCells`` for a .xls or .xlsb one, whose sheet is
+    not checked before it is read: the option would be ignored, whatever its writer took it
     to do (a ``decimalComma`` is not: it reads the workbook's text cells)."""
     for key, given, what in (
         ("encoding", encoding, "which names its own text encoding"),
@@ -135,6 +136,19 @@ def _not_for_workbook(
         if given:
             message = f"forEach.{key} {given!r}: {file} is a workbook, {what}"
             reader.error((key,), message, _HINTS[f"{key}-of-workbook"])
+    cells = data.get("maxCells")
+    suffix = Path(file).suffix.lower()
+    if suffix in _SIZE_ONLY and type(cells) is int and cells > 0:
+        # Not a zip of XML parts the check reads: only the file's size is bounded.
+        message = (
+            f"forEach.maxCells {cells}: {file} is a {suffix} workbook, which maxCells does not "
+            "bound (only its size is checked)"
+        )
+        reader.error(("maxCells",), message, _HINTS["maxCells-of-binary"])
+
+
+_SIZE_ONLY = frozenset({".xls", ".xlsb"})
+"""Workbooks bounded by their size only (``maxMegabytes``): their sheets are not XML."""
 
 
 def _limits(reader: _Reader, data: dict[str, Any]) -> SheetLimits:
@@ -266,6 +280,10 @@ _HINTS = {
     "maxCells-of-csv": (
         "Remove 'maxCells' (a CSV file is bounded by maxRows and maxMegabytes), or name the "
         "workbook (.xlsx or .ods) whose sheet it bounds."
+    ),
+    "maxCells-of-binary": (
+        "Remove 'maxCells' (a .xls or .xlsb workbook is bounded by maxMegabytes only), or "
+        "save the workbook as .xlsx, whose sheet it bounds."
     ),
     "header": "Give the number of the row holding the column names: 'header: 1'.",
     "rows": "Write a range of spreadsheet rows: 'rows: 10-20' (or '10-', '-20', '15').",
