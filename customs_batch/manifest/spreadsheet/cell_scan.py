@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 
 _ERROR_TYPE = re.compile(rb"""t=["']e["']""")
 _MAYBE_ERROR = re.compile(rb"""e["']""")
@@ -61,8 +62,6 @@ _LONGEST_CELL = 4 * 1024 * 1024
 of 8,192): the part of the XML carried over to the next piece while a cell is open."""
 
 _HIDDEN = re.compile(rb"""\shidden\s*=\s*["'](?:1|true)["']""")
-_NO_END = 1 << 62
-"""More than any row number: ``[row, _NO_END]`` sorts after every range starting at row."""
 _HIDDEN_TAG = re.compile(rb"<(?:[\w.-]+:)?(row|col)\s")
 _NUMBER_ATTRIBUTE = re.compile(rb"""\s(r|min|max)\s*=\s*["']([0-9]{1,7})["']""")
 
@@ -115,9 +114,12 @@ class CellScan:
         self.bad_shared: tuple[str, str] | None = None
         """The first cell naming a shared string by anything but its number: its reference
         (``?`` when it has none) and what it holds."""
-        self.hidden_rows: list[list[int]] = []
-        """The rows the sheet hides (by hand or by a filter), as ranges ``[first, last]`` in
-        order: a sheet hiding a million rows keeps a few ranges, not a million numbers."""
+        self._hidden_first = array("q")
+        self._hidden_last = array("q")
+        """The rows the sheet hides (by hand or by a filter), as ranges (the first and last
+        row of each, in two packed arrays): a sheet hiding a million rows keeps a few
+        ranges, not a million numbers, and one hiding every other row 16 bytes a range."""
+        self._hidden_in_order = True
         self.hidden_columns: set[int] = set()
         """The 1-based columns the sheet hides, up to the last column a sheet has."""
 
@@ -165,15 +167,39 @@ class CellScan:
                 self.hidden_columns.update(range(first, last + 1))
 
     def _hide_row(self, number: int) -> None:
-        if self.hidden_rows and self.hidden_rows[-1][1] + 1 == number:
-            self.hidden_rows[-1][1] = number
-        else:
-            self.hidden_rows.append([number, number])
+        first, last = self._hidden_first, self._hidden_last
+        if last and last[-1] + 1 == number:
+            last[-1] = number
+            return
+        if last and number <= last[-1]:
+            self._hidden_in_order = False  # rows out of order: sorted when first asked
+        first.append(number)
+        last.append(number)
+
+    @property
+    def hidden_rows(self) -> list[tuple[int, int]]:
+        """The ranges of rows the sheet hides, ``(first, last)``, in order."""
+        self._order_hidden()
+        return list(zip(self._hidden_first, self._hidden_last, strict=True))
 
     def row_hidden(self, number: int) -> bool:
         """Whether the sheet hides row ``number``."""
-        at = bisect.bisect_right(self.hidden_rows, [number, _NO_END]) - 1
-        return at >= 0 and self.hidden_rows[at][0] <= number <= self.hidden_rows[at][1]
+        self._order_hidden()
+        at = bisect.bisect_right(self._hidden_first, number) - 1
+        return at >= 0 and number <= self._hidden_last[at]
+
+    def _order_hidden(self) -> None:
+        if self._hidden_in_order:
+            return
+        ranges = sorted(zip(self._hidden_first, self._hidden_last, strict=True))
+        self._hidden_first, self._hidden_last = array("q"), array("q")
+        for first, last in ranges:
+            if self._hidden_last and first <= self._hidden_last[-1] + 1:
+                self._hidden_last[-1] = max(self._hidden_last[-1], last)
+            else:
+                self._hidden_first.append(first)
+                self._hidden_last.append(last)
+        self._hidden_in_order = True
 
     def _search(self, text: bytes, start: int, end: int) -> None:
         if self.bad_shared is None:

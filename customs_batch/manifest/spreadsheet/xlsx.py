@@ -201,7 +201,7 @@ def _sheet_rows(
         rows_read += 1
         if rows_read > source.limits.rows:
             raise too_many_rows(file, source.limits, number)
-        hidden = errors is not None and bool(errors.hidden_rows) and errors.row_hidden(number)
+        hidden = errors is not None and errors.row_hidden(number)
         yield Row(number, pool.share(row), header, sheet_name, problem, hidden=hidden)
     if header is None:
         raise SheetError(

@@ -640,5 +640,13 @@ def test_a_cell_scan_keeps_hidden_rows_as_ranges() -> None:
         f'<row r="{n}" hidden="1"><c r="A{n}"><v>1</v></c></row>' for n in range(5, 1005)
     )
     scan.scan(f'<worksheet><sheetData>{rows}<row r="2000" hidden="true"/></sheetData>'.encode())
-    assert scan.hidden_rows == [[5, 1004], [2000, 2000]]
+    assert scan.hidden_rows == [(5, 1004), (2000, 2000)]
     assert [n for n in (4, 5, 1004, 1005, 2000) if scan.row_hidden(n)] == [5, 1004, 2000]
+
+
+def test_a_cell_scan_orders_hidden_rows_written_out_of_order() -> None:
+    scan = CellScan()
+    rows = "".join(f'<row r="{n}" hidden="1"/>' for n in (9, 10, 3, 4, 11, 1))
+    scan.scan(f"<worksheet><sheetData>{rows}</sheetData>".encode())
+    assert scan.hidden_rows == [(1, 1), (3, 4), (9, 11)]
+    assert [n for n in range(13) if scan.row_hidden(n)] == [1, 3, 4, 9, 10, 11]
