@@ -9,6 +9,7 @@ import click
 
 from customs_batch.commands.sheet import SheetTemplateOptions, write_sheet_template
 from customs_batch.errors import ExitCode
+from customs_batch.escaping import printable
 from customs_batch.kinds import Kind
 
 
@@ -53,7 +54,8 @@ def template(kind: str, output: Path, force: bool) -> int:
       customs-batch sheet template DepartureDeclaration -o data/departures.csv
     """
     written = write_sheet_template(SheetTemplateOptions(Kind(kind), output, force))
-    click.echo(f"wrote {written.sheet} ({written.columns} columns) and {written.manifest}")
+    sheet, manifest = printable(str(written.sheet)), printable(str(written.manifest))
+    click.echo(f"wrote {sheet} ({written.columns} columns) and {manifest}")
     click.echo(
         # Quoted: a name with a space or a quote must still run when pasted into a shell.
         f"Fill the rows from row 3, then: customs-batch validate "

@@ -264,3 +264,19 @@ def test_in_a_project_that_lists_its_manifests_the_sheets_manifest_is_read_witho
         csv.writer(file, lineterminator="\r\n").writerow(cells.values())
     code, out, _ = _cli("validate")
     assert code == 1 and "data/movements.csv" in out and "'quantity'" in out, out
+
+
+@pytest.mark.parametrize(
+    "name", ["rows, 2026.csv", "#1.csv", "a: b.csv", "%weird.csv", "@a.xlsx", "{x}.csv", "a\nb.csv"]
+)
+def test_the_manifest_names_the_sheet_whatever_its_name_holds(name: str) -> None:
+    # The name was written unquoted into `forEach: {file: NAME, ...}`: a comma, `#`, `: `,
+    # a leading `%` or `@` or a newline made a manifest that did not parse, or that read
+    # `rows, 2026.csv` as the file `rows` (and a key `2026.csv`).
+    code, out, err = _cli("sheet", "template", "ExportCancellation", "-o", name)
+    assert code == 0, err
+    assert "\n" not in out.rstrip("\n")  # the names are printed on one line, escaped
+    manifest = Path(name).with_suffix(".manifest.yaml")
+    code, out, _ = _cli("validate", str(manifest))
+    assert f"{name.replace(chr(10), chr(92) + 'n')} has no data rows" in out, out
+    assert "0 errors" in out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -18,12 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from customs_batch.errors import UsageError
+from customs_batch.escaping import printable
 from customs_batch.kinds import Kind
 from customs_batch.manifest.spreadsheet.columns import Column, kind_columns
 from customs_batch.output_file import cannot_write, check_named_file, write_named_file
 
 HEADER_ROW = 2
 _PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")
+"""A file name YAML reads back as written when left unquoted in a flow mapping."""
 
 
 @dataclass(frozen=True)
@@ -136,17 +140,27 @@ def manifest_text(kind: Kind, sheet_file: str, columns: list[Column]) -> str:
     slug = re.sub(r"(?<!^)(?=[A-Z])", "-", kind.value).lower()
     sheet = f", sheet: {kind.value}" if sheet_file.lower().endswith(".xlsx") else ""
     lines = [
-        f"# Expands over the rows of {sheet_file}: one {kind.value} per row from row 3.",
+        f"# Expands over the rows of {printable(sheet_file)}: one {kind.value} per row from row 3.",
         "# An empty cell leaves its field out; delete the lines of columns you do not use.",
         "apiVersion: customs-batch/v1",
         f"kind: {kind.value}",
-        f"forEach: {{file: {sheet_file}{sheet}, header: {HEADER_ROW}}}",
+        f"forEach: {{file: {_yaml_path(sheet_file)}{sheet}, header: {HEADER_ROW}}}",
         "metadata:",
         f'  name: "{slug}-{{{{ row_number }}}}"',
         "spec:",
     ]
     lines += _yaml(spec, 1)
     return "\n".join(lines) + "\n"
+
+
+def _yaml_path(sheet_file: str) -> str:
+    """``sheet_file`` as a YAML value that reads back as the same name: plain when it is
+    letters, digits and ``._/-`` only, else double-quoted. Written plain, a comma, ``#``,
+    ``: ``, a leading ``%`` or ``@`` or a newline in the name made a manifest that did not
+    parse, or that named another file (``rows, 2026.csv`` read as ``rows``)."""
+    if _PLAIN_PATH.fullmatch(sheet_file):
+        return sheet_file
+    return json.dumps(sheet_file, ensure_ascii=False)  # a JSON string is a YAML one
 
 
 def _reference(header: str) -> str:
