@@ -226,6 +226,7 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
     _refuse_root_state_dirs(data, path, node)
     environments = data.get("environments") if isinstance(data, dict) else None
     for name, settings in (environments or {}).items():
+        _refuse_long_timeouts(settings, name, path, node)
         url = settings.get("base_url") if isinstance(settings, dict) else None
         if isinstance(url, str):
             problem = _address_problem(url.rstrip("/"))
@@ -236,6 +237,24 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
                     hint="give the service's address, like https://sandbox.customs.example "
                     "or http://[::1]:8080 (an IPv6 host in brackets, a port from 1 to 65535)",
                 )
+
+
+MAX_TIMEOUT = 86400
+"""The longest timeout, in seconds: a day is longer than any answer is worth waiting for, and
+far below what a wait can be (a read timeout of 1e23 s passed the check, then was "internal
+error: OverflowError" once a command connected)."""
+
+
+def _refuse_long_timeouts(settings: Any, name: str, path: Path, node: yaml.Node | None) -> None:
+    timeouts = settings.get("timeouts") if isinstance(settings, dict) else None
+    for key, value in (timeouts or {}).items() if isinstance(timeouts, dict) else ():
+        if isinstance(value, int | float) and value > MAX_TIMEOUT:
+            where = _where(path, node, ("environments", name, "timeouts", key))
+            raise ConfigError(
+                f"{where}: is more than {MAX_TIMEOUT} seconds (a day), the longest a timeout "
+                "can be",
+                hint="write the seconds to wait, like 30 (the default read timeout)",
+            )
 
 
 def _refuse_root_state_dirs(data: Any, path: Path, node: yaml.Node | None) -> None:

@@ -269,6 +269,28 @@ def test_a_setting_that_is_not_a_finite_number_is_refused_naming_it(
         load_project()
 
 
+@pytest.mark.parametrize("timeout", ["99999999999999999999999", "86401", "1.0e+12"])
+def test_a_timeout_longer_than_a_day_is_refused_naming_it(timeout: str) -> None:
+    # A read timeout of 99999999999999999999999 passed the check; env check then said
+    # "internal error: OverflowError: timestamp too large to convert to C _PyTime_t".
+    _write(
+        "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
+        f"    timeouts: {{connect: 10, read: {timeout}}}\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"customs-batch.yaml:5: environments.s.timeouts.read: .*86400"
+    ):
+        load_project()
+
+
+def test_a_timeout_of_a_day_is_taken() -> None:
+    _write(
+        "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
+        "    timeouts: {connect: 86400, read: 86400}\n"
+    )
+    assert load_project().environment("s").timeouts.read == 86400
+
+
 def test_a_key_at_the_top_level_is_refused_too() -> None:
     _write("default_environment: local\ntoken: abcdef123\n")
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
