@@ -84,7 +84,15 @@ class RateLimit:
                 f"rate limit {text!r} is not N/second, N/minute, N/hour or off",
                 hint="write it like 100/minute (the sandbox) or 1000/hour (production)",
             )
-        return cls(float(match.group(1)), _UNITS[match.group(2)])
+        requests = float(match.group(1))
+        if not math.isfinite(requests):
+            # 400 nines were read as infinity: plan said "inf/second", apply ended in
+            # "internal error: OverflowError".
+            raise ConfigError(
+                f"rate limit {text!r} is more requests than a number here can hold",
+                hint="write the service's limit, like 1000/hour, or off for no limit",
+            )
+        return cls(requests, _UNITS[match.group(2)])
 
 
 class _Sent:

@@ -227,6 +227,7 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
     environments = data.get("environments") if isinstance(data, dict) else None
     for name, settings in (environments or {}).items():
         _refuse_long_timeouts(settings, name, path, node)
+        _check_rate_limit(settings, name, path, node)
         url = settings.get("base_url") if isinstance(settings, dict) else None
         if isinstance(url, str):
             problem = _address_problem(url.rstrip("/"))
@@ -237,6 +238,18 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
                     hint="give the service's address, like https://sandbox.customs.example "
                     "or http://[::1]:8080 (an IPv6 host in brackets, a port from 1 to 65535)",
                 )
+
+
+def _check_rate_limit(settings: Any, name: str, path: Path, node: yaml.Node | None) -> None:
+    """A ``rate_limit`` the schema's pattern lets through but that is no limit (``0/second``,
+    a number too large to hold) is an error at its line, as the schema's errors are."""
+    if not isinstance(settings, dict) or "rate_limit" not in settings:
+        return
+    try:
+        RateLimit.parse(_rate_text(settings["rate_limit"]))
+    except ConfigError as exc:
+        where = _where(path, node, ("environments", name, "rate_limit"))
+        raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
 
 
 MAX_TIMEOUT = 86400

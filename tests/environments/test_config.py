@@ -283,6 +283,23 @@ def test_a_timeout_longer_than_a_day_is_refused_naming_it(timeout: str) -> None:
         load_project()
 
 
+@pytest.mark.parametrize(
+    ("rate", "why"),
+    [
+        ("9" * 400 + "/second", "more requests than a number here can hold"),
+        ("0/minute", "is not N/second"),
+    ],
+)
+def test_a_rate_limit_that_is_no_limit_is_refused_at_its_line(rate: str, why: str) -> None:
+    # 400 nines were read as infinity: `plan` said "about 0.0 s at inf/second" and `apply`
+    # ended in "internal error: OverflowError"; 0/minute was refused without file or line.
+    _write(f"environments:\n  local:\n    parallelism: 2\n    rate_limit: {rate}\n")
+    with pytest.raises(
+        ConfigError, match=rf"customs-batch.yaml:4: environments.local.rate_limit: .*{why}"
+    ):
+        load_project()
+
+
 def test_a_timeout_of_a_day_is_taken() -> None:
     _write(
         "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
