@@ -343,6 +343,14 @@ def _address_problem(url: str) -> str | None:
         return f"names port {port}, not one from 1 to 65535"
     if any(ord(character) < 33 for character in url):
         return "holds a space or a control character, which no address can"
+    if "?" in url or "#" in url:
+        # Every request's path is put after the base URL: after a query it became part of
+        # the query, and each request went to the base path (`env check` then reported a
+        # 404 as "check the ID").
+        return (
+            "holds a query or a fragment (? or #), which the path of every request would "
+            "be put after: give the address alone, with the service's path prefix if any"
+        )
     return None
 
 

@@ -188,6 +188,9 @@ def test_invalid_configurations_say_where_and_what(text: str, words: str) -> Non
         ("http://host:99999", "Port out of range"),
         ("http://host:0", "names port 0, not one from 1 to 65535"),
         ("http://:8080", "names no host"),
+        # The path of each request was put after the query: every request went to /v1/.
+        ("https://api.customs.example/v1/?lang=en", "holds a query or a fragment"),
+        ("https://api.customs.example#top", "holds a query or a fragment"),
     ],
 )
 def test_a_base_url_the_client_cannot_send_to_is_refused_naming_it(url: str, words: str) -> None:
