@@ -55,6 +55,18 @@ def test_an_unknown_metadata_key_is_a_finding() -> None:
     assert only(result, "envelope.unknown-key").location.path == ("metadata", "label")
 
 
+def test_a_name_too_long_says_so_and_the_bound() -> None:
+    # It said "'nnn…' is not a document name" with a hint of rules the name keeps (letters,
+    # digits, '.', '_', '-'), and never that a name has at most 200 characters.
+    result = load_text(GOOD.replace("  name: good\n", f"  name: {'n' * 201}\n"))
+    finding = only(result, "envelope.name")
+    assert finding.message == "the name is 201 characters long, more than the 200 a name may have"
+    assert "200 characters at most" in finding.hint
+    assert rules(load_text(GOOD.replace("  name: good\n", f"  name: {'n' * 200}\n"))) == []
+    bad = only(load_text(GOOD.replace("  name: good\n", "  name: -x\n")), "envelope.name")
+    assert bad.message == "'-x' is not a document name"
+
+
 def test_a_missing_name_is_a_finding() -> None:
     result = load_text(GOOD.replace("  name: good\n", "  labels: {}\n"))
     assert rules(result) == ["envelope.name"]

@@ -146,6 +146,17 @@ def test_rows_limit_the_expansion_from_the_manifest_or_the_command_line() -> Non
     assert [doc.source.line for doc in overridden.documents] == [10, 11]
 
 
+def test_a_row_whose_name_is_too_long_is_told_the_bound() -> None:
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        '"mov-{{ row.HAWB }}-{{ row_number }}"', '"{{ row.HAWB }}-' + "n" * 200 + '"'
+    )
+    result = _load([GOOD_ROW], manifest=manifest)
+    found = [f for f in result.findings if f.rule == "row.name"]
+    assert [f.message for f in found] == [
+        "the name is 208 characters long, more than the 200 a name may have"
+    ]
+
+
 def test_duplicate_names_are_an_error_naming_both_rows() -> None:
     manifest = movement_sheet_manifest("data/m.xlsx").replace(
         '"mov-{{ row.HAWB }}-{{ row_number }}"', '"mov-{{ row.HAWB }}"'

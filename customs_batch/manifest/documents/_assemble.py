@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from customs_batch.findings import JsonPath, Severity
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN
 from customs_batch.manifest.document import JSON, Document, Position, Reference, nothing
 from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
@@ -25,7 +26,25 @@ if TYPE_CHECKING:
     from customs_batch.manifest.jinja._engine import JinjaProblem
     from customs_batch.manifest.templates._output import TemplateOutput
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}")
+_NAME_CHARACTERS = re.compile(NAME_PATTERN)
+
+
+def name_problem(name: Any, rules: str) -> tuple[str, str] | None:
+    """Why ``name`` cannot be a document's name, and what to do (None: it can). A name of
+    the right characters but too long says so: "is not a document name" with a hint of
+    rules the name keeps left the user to count to 200."""
+    if isinstance(name, str) and _NAME.fullmatch(name):
+        return None
+    if isinstance(name, str) and _NAME_CHARACTERS.fullmatch(name):
+        return (
+            f"the name is {len(name)} characters long, more than the {MAX_NAME} a name may have",
+            f"Shorten the name to {MAX_NAME} characters at most (metadata.name, or the cells "
+            "it is made from).",
+        )
+    return f"{name!r} is not a document name", rules
+
+
 _RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}
 _JINJA_HINT = "Fix the Jinja expression; the document's values are available as 'values'."
 
@@ -135,14 +154,12 @@ def _rendered_labels(data: dict[str, Any], envelope: Envelope) -> Mapping[str, s
 
 
 def _checked_name(name: Any, envelope: Envelope, walk: Walk) -> str | None:
-    if isinstance(name, str) and _NAME.fullmatch(name):
-        return name
-    walk.report_at(
-        "envelope.name",
-        f"{name!r} is not a document name",
-        "A name starts with a letter or digit and holds letters, digits, '.', '_' and '-'.",
-        ("metadata", "name"),
-    )
+    rules = "A name starts with a letter or digit and holds letters, digits, '.', '_' and '-'."
+    problem = name_problem(name, rules)
+    if problem is None:
+        return str(name)
+    message, hint = problem
+    walk.report_at("envelope.name", message, hint, ("metadata", "name"))
     return None
 
 

@@ -29,7 +29,12 @@ from customs_batch.findings import (
     column_letter,
 )
 from customs_batch.manifest.document import Document, Position, Reference
-from customs_batch.manifest.documents._assemble import _NAME, Source, is_rendered_metadata, merge
+from customs_batch.manifest.documents._assemble import (
+    Source,
+    is_rendered_metadata,
+    merge,
+    name_problem,
+)
 from customs_batch.manifest.documents._envelope import Envelope
 from customs_batch.manifest.documents._references import SYNTAX_HINT, parse_references
 from customs_batch.manifest.jinja._engine import (
@@ -409,9 +414,10 @@ class _Expander:
             for problem in state.problems:
                 yield _with_document(problem, address)
             return
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
-            hint = "A name starts with a letter or digit and holds letters, digits, '.', '_', '-'."
-            yield self._finding("row.name", f"{name!r} is not a document name", state.row, (), hint)
+        rules = "A name starts with a letter or digit and holds letters, digits, '.', '_', '-'."
+        name_wrong = name_problem(name, rules)
+        if name_wrong is not None:
+            yield self._finding("row.name", name_wrong[0], state.row, (), name_wrong[1])
             return
         first = self.names.setdefault(name, row.number)
         if first != row.number:
