@@ -155,7 +155,8 @@ def read_plan(path: Path, *, environment: str) -> Plan:
     version = body.get(VERSION_KEY, body.get("version"))
     if version != PLAN_VERSION:
         raise PlanFileError(
-            f"{path}: plan format version {version} is not {PLAN_VERSION}",
+            # As JSON: a version "1" (a string) said "version 1 is not 1".
+            f"{path}: plan format version {json.dumps(version)} is not {PLAN_VERSION}",
             hint="make the plan again with this version of customs-batch",
         )
     if body.get(_SEAL) != _seal(body):
@@ -194,7 +195,8 @@ def read_plan(path: Path, *, environment: str) -> Plan:
             state_at=str(body.get("stateAt") or ""),
             mrn_check_digit=None if mrn_check_digit is None else str(mrn_check_digit),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        # OverflowError: a serial of 1e400, read as infinity, was "internal error".
         raise PlanFileError(
             f"{path}: the plan file is damaged ({exc})",
             hint="make a new one with `customs-batch plan -out FILE`",
@@ -344,17 +346,28 @@ def _change_to_json(change: PlannedChange, sealer: Sealer, lineage: str) -> dict
 
 
 def _change_from_json(item: JSONObject) -> PlannedChange:
+    key = item.get("idempotencyKey")
+    if key is not None and not isinstance(key, str):
+        # An integer here was sent with the other changes until the request was built:
+        # "failed HawbDeactivation/...: AttributeError", the changes before it applied.
+        raise TypeError(f"idempotencyKey of {item.get('address')} is {json.dumps(key)}")
+    unknown = [tuple(path) for path in item.get("unknown", [])]
+    if any(not isinstance(part, str | int) for path in unknown for part in path):
+        raise TypeError(f"unknown of {item.get('address')} holds a path that is not one")
+    changed = tuple(item.get("changed", []))
+    if any(not isinstance(word, str) for word in changed):
+        raise TypeError(f"changed of {item.get('address')} holds a value that is not text")
     return PlannedChange(
         address=_address(item["address"]),
         action=Action(item["action"]),
         operation=Operation(item["operation"]),
         reason=str(item.get("reason", "")),
         spec=dict(item.get("spec") or {}),
-        unknown=tuple(tuple(path) for path in item.get("unknown", [])),
-        changed=tuple(item.get("changed", [])),
+        unknown=tuple(unknown),
+        changed=changed,
         origin=str(item.get("origin", "")),
         depends_on=tuple(_address(a) for a in item.get("dependsOn", [])),
-        idempotency_key=item.get("idempotencyKey"),
+        idempotency_key=key,
         identity=tuple(str(word) for word in item.get("identity") or ()),
         moved_from=_address(item["movedFrom"]) if item.get("movedFrom") else None,
     )

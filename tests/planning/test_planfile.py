@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -129,6 +130,11 @@ def test_a_damaged_plan_file_is_a_clear_error(tmp_path: Path, content: bytes) ->
         ({"dependsOn": [[1]]}, "[1] is not an address"),
         ({"movedFrom": 5}, "5 is not an address"),
         ({"action": "explode"}, "'explode' is not a valid Action"),
+        # Read as it was, an integer key was sent with the changes before it, then apply
+        # said "failed Movement/a: AttributeError: 'int' object has no attribute 'replace'".
+        ({"idempotencyKey": 5}, "idempotencyKey of Movement/a is 5"),
+        ({"unknown": [[{"a": 1}]]}, "unknown of Movement/a holds a path that is not one"),
+        ({"changed": [{"a": 1}]}, "changed of Movement/a holds a value that is not text"),
     ],
 )
 def test_a_plan_file_edited_into_nonsense_is_refused_naming_what(
@@ -149,6 +155,26 @@ def test_a_plan_file_edited_into_nonsense_is_refused_naming_what(
         read_plan(tmp_path / "p.json", environment="local")
     assert caught.value.message == f"{tmp_path / 'p.json'}: the plan file is damaged ({why})"
     assert caught.value.hint and "customs-batch plan -out FILE" in caught.value.hint
+
+
+def test_a_crafted_serial_too_large_is_refused_as_damaged(tmp_path: Path) -> None:
+    # A serial of 1e400 (infinity to the JSON reader) was "internal error: OverflowError".
+    plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
+    body = json.loads((tmp_path / "p.json").read_text())
+    body["serial"] = float("inf")
+    body["seal"] = _seal(body)
+    (tmp_path / "p.json").write_text(json.dumps(body).replace("Infinity", "1e400"))
+    why = "the plan file is damaged (cannot convert float infinity to integer)"
+    with pytest.raises(PlanFileError, match=re.escape(why)):
+        read_plan(tmp_path / "p.json", environment="local")
+
+
+def test_a_format_version_written_as_text_is_told_apart(tmp_path: Path) -> None:
+    # It said "plan format version 1 is not 1".
+    (tmp_path / "p.json").write_text('{"format": "customs-batch-plan", "formatVersion": "1"}')
+    with pytest.raises(PlanFileError, match='plan format version "1" is not 1'):
+        read_plan(tmp_path / "p.json", environment="local")
 
 
 @pytest.mark.parametrize(
