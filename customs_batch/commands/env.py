@@ -9,7 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from customs_batch.client import NO_RETRIES, AuthenticationError, PermissionDeniedError
+from customs_batch.client import (
+    NO_RETRIES,
+    AuthenticationError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from customs_batch.commands.session import open_client
 from customs_batch.environments import Environment, StateKind, load_project
 from customs_batch.errors import ExitCode, ServiceError
@@ -136,6 +141,18 @@ def check_environment(
             f"{checked.where} knows the key from {checked.source} but refuses it (403): "
             f"{error.service_message}. Check that the account is activated and the key has "
             "permission."
+        )
+    except NotFoundError as error:
+        # The client's words for a 404 say to check the ID; the check names none: the
+        # list of template groups is not where base_url says the API is.
+        problem = (
+            f"{checked.where} has no list of template groups where the API's paths should "
+            f"be ({error.status}, {error.operation}): {error.service_message}"
+        )
+        hint = (
+            "check the environment's base_url: it is the address the API's paths (/v1/...) "
+            "follow, with the service's path prefix if it has one (or the list_template_groups "
+            "path of its endpoints:, when it sets one)"
         )
     except ServiceError as error:
         problem, hint = error.message, error.hint

@@ -193,3 +193,39 @@ def test_the_list_table_says_where_each_state_is(
     state = project.resolve() / ".customs-batch"
     assert f"local: files in {state / 'sandbox'}" in rows["sandbox"]
     assert f"local: files in {state / 'local'}" in rows["local"]
+
+
+def test_check_of_a_base_url_without_the_api_says_to_check_the_base_url(
+    capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A base_url with a wrong path prefix gets a 404 for the list the check reads: it said
+    # "not found (...): check the ID and that it belongs to your company", and the check
+    # names no ID.
+    from contextlib import contextmanager
+    from typing import Any
+
+    from customs_batch.client import NotFoundError
+    from customs_batch.commands import env as env_command
+
+    class _Client:
+        def list_template_groups(self, **_: Any) -> None:
+            raise NotFoundError(
+                "not found (GET /v1/declaration-templates/groups): no endpoint; check the ID",
+                status=404,
+                body={"message": "no endpoint at /prefix/v1/declaration-templates/groups"},
+                operation="GET /v1/declaration-templates/groups",
+            )
+
+    @contextmanager
+    def _open(*_: Any, **__: Any) -> Any:
+        yield _Client()
+
+    monkeypatch.setattr(env_command, "open_client", _open)
+    monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
+    code, _, err = _run(capsys, "env", "check")
+    assert code == 3
+    problem, hint = err.splitlines()
+    assert problem.startswith("sandbox: http://127.0.0.1:9 has no list of template groups")
+    assert "no endpoint at /prefix/v1/declaration-templates/groups" in problem
+    assert "check the ID" not in err
+    assert hint.startswith("  hint: check the environment's base_url")
