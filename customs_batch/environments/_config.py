@@ -224,6 +224,7 @@ def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:
     _refuse_nul(data, (), path, node)
     _refuse_non_finite(data, (), path, node)
     _refuse_root_state_dirs(data, path, node)
+    _refuse_root_manifests(data, path, node)
     environments = data.get("environments") if isinstance(data, dict) else None
     for name, settings in (environments or {}).items():
         _refuse_long_timeouts(settings, name, path, node)
@@ -267,6 +268,23 @@ def _refuse_long_timeouts(settings: Any, name: str, path: Path, node: yaml.Node 
                 f"{where}: is more than {MAX_TIMEOUT} seconds (a day), the longest a timeout "
                 "can be",
                 hint="write the seconds to wait, like 30 (the default read timeout)",
+            )
+
+
+def _refuse_root_manifests(data: Any, path: Path, node: yaml.Node | None) -> None:
+    """No ``manifests:`` entry is the root of the file system: validate, plan and apply
+    given no paths walked every folder of the machine (a minute and more, reading any YAML
+    file found as a manifest) before anything was said."""
+    entries = data.get("manifests") if isinstance(data, dict) else None
+    root = path.parent.resolve()
+    for index, entry in enumerate(entries if isinstance(entries, list) else ()):
+        if isinstance(entry, str) and is_file_system_root(root / entry):
+            raise ConfigError(
+                f"{_where(path, node, ('manifests', index))}: is {(root / entry).resolve()}, "
+                "the root of the file system: every YAML file of the machine would be read as "
+                "a manifest",
+                hint="name the project's manifest folders (relative to customs-batch.yaml, "
+                "like manifests)",
             )
 
 

@@ -311,6 +311,15 @@ def test_a_timeout_of_a_day_is_taken() -> None:
     assert load_project().environment("s").timeouts.read == 86400
 
 
+@pytest.mark.parametrize("entry", ["/", "/..", "../../../../../../../../../../../.."])
+def test_a_manifests_entry_at_the_root_of_the_file_system_is_refused(entry: str) -> None:
+    # `validate` walked every folder of the machine (over a minute, any YAML file found
+    # read as a manifest) before saying anything.
+    _write(f'default_environment: local\nmanifests: [manifests, "{entry}"]\n')
+    with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: manifests.1: is /, the root"):
+        load_project()
+
+
 def test_a_key_at_the_top_level_is_refused_too() -> None:
     _write("default_environment: local\ntoken: abcdef123\n")
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
