@@ -288,6 +288,14 @@ def _refuse_root_manifests(data: Any, path: Path, node: yaml.Node | None) -> Non
             )
 
 
+def _names_a_file(place: Path) -> bool:
+    """Whether ``place`` (through links) is something that exists and is not a folder."""
+    try:
+        return place.exists() and not place.is_dir()
+    except OSError:  # a name too long, a folder that cannot be searched: said when used
+        return False
+
+
 def _refuse_root_state_dirs(data: Any, path: Path, node: yaml.Node | None) -> None:
     """No ``state_dir`` is the root of the file system: the states (and, for the top-level
     one, each environment's folder) would be written straight into it."""
@@ -299,6 +307,14 @@ def _refuse_root_state_dirs(data: Any, path: Path, node: yaml.Node | None) -> No
         if isinstance(settings, dict):
             places.append((settings.get("state_dir"), ("environments", name, "state_dir")))
     for value, at in places:
+        if isinstance(value, str) and _names_a_file(root / value):
+            # It was "cannot read (Not a directory, ENOTDIR)" with a hint to check the disk.
+            raise ConfigError(
+                f"{_where(path, node, at)}: names {(root / value).resolve()}, a file, where "
+                "the state folder is to be",
+                hint="name a folder (one that does not exist yet is made), like "
+                ".customs-batch; see docs/state.md",
+            )
         if isinstance(value, str) and is_file_system_root(root / value):
             raise ConfigError(
                 f"{_where(path, node, at)}: is {(root / value).resolve()}, the root of the "

@@ -320,6 +320,23 @@ def test_a_manifests_entry_at_the_root_of_the_file_system_is_refused(entry: str)
         load_project()
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("state_dir: customs-batch.yaml\n", "customs-batch.yaml:1: state_dir"),
+        (
+            "environments:\n  local:\n    state_dir: customs-batch.yaml\n",
+            "customs-batch.yaml:3: environments.local.state_dir",
+        ),
+    ],
+)
+def test_a_state_dir_that_is_a_file_is_refused_naming_it(text: str, where: str) -> None:
+    # plan said "cannot read (Not a directory, ENOTDIR)" and to check the disk.
+    _write(text)
+    with pytest.raises(ConfigError, match=rf"{re.escape(where)}: names .*, a file, where"):
+        load_project()
+
+
 def test_a_key_at_the_top_level_is_refused_too() -> None:
     _write("default_environment: local\ntoken: abcdef123\n")
     with pytest.raises(ConfigError, match=r"customs-batch.yaml:2: token: an API key") as caught:
