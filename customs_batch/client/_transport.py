@@ -363,7 +363,9 @@ class Sender:
     ) -> JSON:
         try:
             outgoing = self._outgoing(method, path, params, body, headers, key)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, httpx.InvalidURL) as exc:
+            # InvalidURL: a filter of 100,000 characters ("URL component 'query' too long")
+            # was "internal error".
             raise NotSentError(
                 f"the request could not be built ({operation}): {exc}", operation=operation
             ) from None

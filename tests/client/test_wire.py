@@ -15,6 +15,7 @@ import pytest
 
 from customs_batch.client import ConnectionFailedError, NotSentError, Sender
 from customs_batch.client._transport import httpx_error
+from customs_batch.errors import CustomsBatchError
 
 WAIT = 30.0  # seconds: only a bound on a gate that opens at once when all is well
 
@@ -231,6 +232,25 @@ def test_a_key_that_is_not_ascii_is_never_sent(
     finally:
         sender.close()
     assert recorder.seen == []
+
+
+@pytest.mark.parametrize("transport", [None, httpx.HTTPTransport()])
+def test_a_query_too_long_for_a_url_is_never_sent(
+    recorder: _Recorder, transport: httpx.HTTPTransport | None
+) -> None:
+    """`get shipments --reference` of 100,000 characters was "internal error: InvalidURL:
+    URL component 'query' too long" (httpx's client); the wire sends it for the service to
+    refuse. Neither is an internal error."""
+    sender = Sender(recorder.url, "k", transport=transport)
+    try:
+        sender.send("GET", "/v1/things", params={"reference": "x" * 100_000})
+    except NotSentError as exc:
+        assert "could not be built" in str(exc) and transport is not None
+        assert recorder.seen == []
+    except CustomsBatchError:
+        pass  # the recorder's answer to what reached it
+    finally:
+        sender.close()
 
 
 def test_the_wire_s_debug_log_names_the_request_and_never_the_key(
