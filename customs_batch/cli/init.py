@@ -9,6 +9,7 @@ import click
 
 from customs_batch.commands.init import InitOptions, init_project
 from customs_batch.errors import ExitCode
+from customs_batch.escaping import printable
 
 
 @click.command()
@@ -26,7 +27,8 @@ def init(directory: Path, force: bool) -> int:
       customs-batch init my-project && cd my-project && customs-batch validate
     """
     init_project(
-        InitOptions(directory, force), created=lambda target: click.echo(f"created {target}")
+        InitOptions(directory, force),
+        created=lambda target: click.echo(f"created {printable(str(target))}"),
     )
     here = directory.resolve() == Path.cwd().resolve()
     change = "" if here else f"cd {shlex.quote(str(directory))} && "

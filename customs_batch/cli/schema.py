@@ -8,6 +8,7 @@ import click
 
 from customs_batch.commands.schema import SchemaExportOptions, export_schemas
 from customs_batch.errors import ExitCode
+from customs_batch.escaping import printable
 
 
 @click.group()
@@ -35,5 +36,5 @@ def export(directory: Path) -> int:
       # yaml-language-server: $schema=../.schemas/document.schema.json
     """
     for path in export_schemas(SchemaExportOptions(directory)):
-        click.echo(str(path))
+        click.echo(printable(str(path)))  # a newline in the folder's name starts no line
     return int(ExitCode.OK)

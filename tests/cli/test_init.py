@@ -93,6 +93,16 @@ def test_the_next_step_quotes_a_folder_with_a_space() -> None:
     assert out.splitlines()[-1] == "next: cd 'my project' && customs-batch validate"
 
 
+def test_the_files_created_are_listed_one_a_line_whatever_the_folder_s_name() -> None:
+    # `init $'new\nproj'` printed "created new", then "proj/customs-batch.yaml" on a line
+    # of its own, for each file.
+    code, out, _ = _cli("init", "new\nproj")
+    assert code == 0
+    created = [line for line in out.splitlines() if line.startswith("created ")]
+    assert created and all(line.startswith("created new\\nproj/") for line in created), out
+    assert not any(line.startswith("proj/") for line in out.splitlines()), out
+
+
 @pytest.mark.parametrize("named", [[], ["."], ["./"]])
 def test_the_next_step_in_the_current_folder_is_only_validate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: list[str]

@@ -55,6 +55,14 @@ def test_export_writes_every_schema_into_a_new_folder() -> None:
     assert envelope["properties"]["kind"]["enum"] == [kind.value for kind in Kind]
 
 
+def test_a_folder_with_a_newline_in_its_name_is_listed_one_file_a_line() -> None:
+    # Each path printed broke over two lines: "out" and "dir/envelope.schema.json".
+    code, out, _ = _cli("schema", "export", "out\ndir")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines and all(line.startswith("out\\ndir/") for line in lines), out
+
+
 def test_the_document_schema_accepts_every_example_document(
     document_validator: jsonschema.Draft202012Validator,
 ) -> None:
