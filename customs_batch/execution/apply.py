@@ -251,7 +251,7 @@ class _Run:
         if key is None and model_of(change.address.kind).idempotency_keys:
             key = new_idempotency_key()
         intent = _intent(change, previous, spec, key)
-        elsewhere = self._another_there(change, intent)
+        elsewhere, intent = self._another_there(change, intent)
         if elsewhere is not None:
             return elsewhere
         # The request's turn under the rate limit comes before its intent: a run stopped
@@ -375,15 +375,17 @@ class _Run:
     def _written_to(self, change: PlannedChange, intent: ResourceRecord) -> list[Checked]:
         """The records of the object a write to an existing object goes to: the address's
         own (an update by its recorded ID), and those of the object of another kind it
-        restates (a party update's departure), each with its kind's model."""
+        restates (a party update's departure), each with its kind's model; those of the other
+        kind first, whose record tells the object best."""
         model = model_of(change.address.kind)
         own = self.session.state.resources.get(str(change.address))
-        written: list[Checked] = []
+        mine: list[Checked] = []
         if own is not None and _stands_for_an_object(model, own):
-            written.append(Checked(model, own))
+            mine.append(Checked(model, own))
         told = model.restates(intent) if model.restates is not None else None
         if told is None:
-            return written
+            return mine
+        written: list[Checked] = []
         resources = self.session.state.resources
         for address in self._told_records(change, told):
             other = resources.get(address)
@@ -393,19 +395,24 @@ class _Run:
                 and other.outputs.get(told.output) == told.value
             ):
                 written.append(Checked(model_of(told.kind), other))
-        return written
+        return [*written, *mine]
 
-    def _another_there(self, change: PlannedChange, intent: ResourceRecord) -> Outcome | None:
+    def _another_there(
+        self, change: PlannedChange, intent: ResourceRecord
+    ) -> tuple[Outcome | None, ResourceRecord]:
         """Before a write to an object the service already holds (the kind's
         ``reads_first``), that object read: None when it may be the recorded one, so the
         write goes. Otherwise nothing is sent, and what ``refresh`` would note is noted: the
         service no longer holds it, or holds another object at its ID (given again after a
         sandbox reset, say) than a record of it says (``another_object``). The plan was
-        made from the state, which cannot know."""
+        made from the state, which cannot know. With the intent to record: what the read
+        gave of the object that its spec does not describe is kept with it the first time
+        (``target_seen``: a declaration made elsewhere that a party update names by its
+        number), so that a later read tells another object there."""
         model = model_of(change.address.kind)
         read = model.read_target or model.refresh
         if change.operation not in model.reads_first or read is None:
-            return None
+            return None, intent
         try:
             found = read(self.client, [intent])
         except ServiceError as exc:
@@ -415,9 +422,9 @@ class _Run:
                 f"not sent: the object it writes to could not be read first ({exc.message}); "
                 "the next run reads it again"
             )
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail), intent
         if intent.address not in found:
-            return None
+            return None, intent
         answer = found[intent.address]
         written = self._written_to(change, intent)
         for checked in written:
@@ -432,14 +439,22 @@ class _Run:
                     words = f"it writes to the object of {checked.record.address}, and {words}"
                 return Outcome(
                     change.address, NodeStatus.FAILED, change.operation, f"not sent: {words}"
-                )
+                ), intent
         if answer is None:  # a declaration made elsewhere, which no record holds
             detail = (
                 "not sent: the object it writes to was not found at the service; check the "
                 "ID its document names, and the environment"
             )
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
-        return None
+            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail), intent
+        seen = {k: v for k, v in answer.remote_spec.items() if k not in intent.spec}
+        # Not when a record of the object stands for it (a party update's departure).
+        if (
+            seen
+            and not intent.target_seen
+            and all(c.record.address == intent.address for c in written)
+        ):
+            intent = intent.with_changes(target_seen=seen)
+        return None, intent
 
     def _answered_instead(
         self,
@@ -1075,7 +1090,19 @@ def _intent(
         superseded=superseded,
         identity=_identity(change, spec),
         maybe_held=_maybe_held(change, previous, spec),
+        # What was seen of the object it writes to, while it writes to the same one.
+        target_seen=previous.target_seen
+        if previous is not None and _writes_to_the_same(change, previous, spec)
+        else {},
     )
+
+
+def _writes_to_the_same(
+    change: PlannedChange, previous: ResourceRecord, spec: Mapping[str, JSON]
+) -> bool:
+    """Whether ``spec`` names the object ``previous`` wrote to (by the kind's ID field)."""
+    field = model_of(change.address.kind).id_field
+    return field is not None and previous.spec.get(field) == spec.get(field)
 
 
 def _maybe_held(

@@ -960,7 +960,7 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     now = found[record.address]
     if now is None:
         return GoneCheck(f"the service no longer holds {named}", checked=True)
-    instead = model.another_object(record.spec, now.remote_spec)
+    instead = model.another_object({**record.target_seen, **record.spec}, now.remote_spec)
     if instead is not None:
         return GoneCheck(f"the service holds another object at {named} ({instead})", checked=True)
     state = now.service_state

@@ -684,22 +684,23 @@ class KindModel:
         its last request is unknown (an update whose answer was lost), that object is
         either as its last answer gave it (its outputs) or as the request would have made
         it (its spec): a template group whose code the request changed is the same group
-        under either code. None: it may be the recorded object."""
-        instead = self.another_object(record.spec, held)
+        under either code. None: it may be the recorded object. What a write to an object
+        its spec does not describe read of that object before (``target_seen``: a party
+        update's declaration made elsewhere) is compared too."""
+        recorded = {**record.target_seen, **record.spec}
+        instead = self.another_object(recorded, held)
         if not record.status.outcome_unknown:
             return instead
-        answered = {**record.spec, **{k: v for k, v in record.outputs.items() if k in record.spec}}
+        answered = {**recorded, **{k: v for k, v in record.outputs.items() if k in record.spec}}
         # Or as an earlier request whose answer was lost too left it (``maybe_held``).
-        earlier = [
-            {**record.spec, **left} for left in record.maybe_held if isinstance(left, Mapping)
-        ]
-        for could_be in (record.spec, answered, *earlier):
+        earlier = [{**recorded, **left} for left in record.maybe_held if isinstance(left, Mapping)]
+        for could_be in (recorded, answered, *earlier):
             if self.another_object(could_be, held) is None and not self._told_apart(could_be, held):
                 return None
         return instead or ", ".join(
-            f"{name} {held[name]!r} there, {record.spec[name]!r} recorded"
+            f"{name} {held[name]!r} there, {recorded[name]!r} recorded"
             for name in sorted(self.told_after_loss)
-            if name in held and name in record.spec and held[name] != record.spec[name]
+            if name in held and name in recorded and held[name] != recorded[name]
         )
 
     def _told_apart(self, could_be: Mapping[str, JSON], held: Mapping[str, JSON]) -> bool:

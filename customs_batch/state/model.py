@@ -119,6 +119,12 @@ class ResourceRecord:
     value: the service may hold the object as any of those requests left it, until an
     answer settles it (a group whose code changed A -> B, then B -> C, both answers lost,
     may be at B)."""
+    target_seen: Mapping[str, JSON] = field(default_factory=dict)
+    """For a write to an object its spec does not describe (a party update of a declaration
+    made elsewhere, named by its number): what the read before its first write gave of that
+    object's fields no call can change (a transit declaration's weight, offices, procedure),
+    so that a later read finding other values there finds another object at the ID (given
+    again after a sandbox reset, say) and nothing is sent to it."""
 
     @property
     def never_created(self) -> bool:
@@ -157,6 +163,8 @@ class ResourceRecord:
             data["foundInstead"] = self.found_instead
         if self.maybe_held:
             data["maybeHeld"] = list(self.maybe_held)
+        if self.target_seen:
+            data["targetSeen"] = dict(self.target_seen)
         return data
 
     @classmethod
@@ -183,6 +191,7 @@ class ResourceRecord:
                 "not_found_at": data.get("notFoundAt"),
                 "found_instead": data.get("foundInstead"),
                 "maybe_held": tuple(data.get("maybeHeld") or ()),
+                "target_seen": dict(data.get("targetSeen") or {}),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)
@@ -195,7 +204,12 @@ class ResourceRecord:
         return record
 
 
-_OBJECTS = {"spec": "its spec is", "outputs": "its outputs are", "error": "its error is"}
+_OBJECTS = {
+    "spec": "its spec is",
+    "outputs": "its outputs are",
+    "error": "its error is",
+    "targetSeen": "its targetSeen is",
+}
 _LISTS = {
     "identity": "its identity is",
     "remoteErrors": "its remoteErrors are",

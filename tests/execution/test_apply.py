@@ -21,7 +21,7 @@ from customs_batch.client import (
 )
 from customs_batch.errors import StateError
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
-from customs_batch.execution.reconcile import refresh, status_entries
+from customs_batch.execution.reconcile import check_gone, refresh, status_entries
 from customs_batch.execution.results import ResultStatus, recorded_result
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
@@ -980,6 +980,50 @@ def test_an_update_is_not_sent_to_an_id_the_service_gave_to_another_object(
     assert planned["TemplateGroup/g"] is Action.NEEDS_DECISION
     assert planned["DepartureDeclaration/d"] is Action.NEEDS_DECISION
     assert planned["TransitPartyUpdate/u"] is not Action.UPDATE
+
+
+def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a party update naming a declaration made elsewhere by its
+    # number, after the service's data was reset and that number given to another client's
+    # declaration, was planned as an update, PATCHed into the other declaration and
+    # recorded as done; refresh said only that its status changed.
+    backend = LocalBackend(tmp_path)
+    made = emulator.http.post("/v1/declarations/transit", json=departure("MADE-ELSEWHERE"))
+    assert made.status_code == 201, made.text
+    number = made.json()["declarationId"]
+    party = {"declarationId": number, "Consignee": EORI}
+    assert _apply(backend, [doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 0)], emulator).ok
+    reset = _reset_and_taken(emulator)
+    assert reset.http.get(f"/v1/declarations/transit/{number}").json()["totalWeight"] == 999
+    recording = _Recording(reset.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=recording, retry_policy=NO_RETRIES)
+    )
+    edited = [doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE1"}}, 0)]
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(edited, session.state)
+            report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+        with backend.open("refresh") as session:
+            drifts = refresh(session, client)
+        # `state rm --gone` takes it as gone: the declaration it wrote to is not there.
+        gone = check_gone(client, backend.read().resources["TransitPartyUpdate/u"])
+    finally:
+        client.close()
+        reset.close()
+    assert recording.patched == []
+    assert gone.checked and "another object at declarationId" in gone.words
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith("not sent: the service holds another object at ")
+    assert "totalWeight 999 there" in outcome.detail
+    record = backend.read().resources["TransitPartyUpdate/u"]
+    assert record.found_instead and record.not_found_at
+    assert [d.address for d in drifts] == ["TransitPartyUpdate/u"]
+    [planned] = plan_changes(edited, backend.read()).changes
+    assert planned.action is Action.NEEDS_DECISION
 
 
 class _AnsweredByAnother(httpx.BaseTransport):
