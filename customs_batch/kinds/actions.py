@@ -76,6 +76,7 @@ class Operation(StrEnum):
             Operation.UPDATE_TEMPLATE_GROUP,
             Operation.UPDATE_DEPARTURE_PARTIES,
             Operation.UPDATE_TRANSIT_PARTIES,
+            Operation.CANCEL_EXPORT,
         ):
             return 2
         return 1

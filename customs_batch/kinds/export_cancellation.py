@@ -86,15 +86,39 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
     )
 
 
+FIXED = ("type", "shipmentId", "referenceNumber", "lrn")
+"""The fields of an export declaration's detail that a cancellation cannot change: another
+value there is another declaration at the number (given again after a reset, say)."""
+
+
 def _refresh(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
     def read(record: ResourceRecord, declaration_id: int) -> Refreshed:
-        status = client.get_declaration(declaration_id).raw.get("status")
+        detail = client.get_declaration(declaration_id).raw
+        status = detail.get("status")
         outputs = {**record.outputs, "canceled": same_status(status, CANCELED)}
-        return Refreshed(service_state=status, outputs=outputs)
+        fixed = {k: detail[k] for k in FIXED if detail.get(k) not in (None, "")}
+        return Refreshed(service_state=status, outputs=outputs, remote_spec=fixed)
 
     return refresh_each_declaration(records, read)
+
+
+def _read_declaration(
+    client: CustomsClient, records: Sequence[ResourceRecord]
+) -> dict[str, Refreshed | None]:
+    """The declaration each cancellation cancels, read before its DELETE (``reads_first``):
+    by its answer's number, else (a first cancellation) by the number its spec names."""
+    named = []
+    for record in records:
+        declaration_id = record.outputs.get("declarationId", record.spec.get("declarationId"))
+        if isinstance(declaration_id, str) and declaration_id.isdigit():
+            declaration_id = int(declaration_id)
+        if type(declaration_id) is int:
+            named.append(
+                record.with_changes(outputs={**record.outputs, "declarationId": declaration_id})
+            )
+    return _refresh(client, named)
 
 
 def service_words(record: ResourceRecord) -> str | None:
@@ -138,6 +162,11 @@ MODEL = KindModel(
     after_unknown=repeat_unknown(Operation.CANCEL_EXPORT, None),
     read_back=_read_back,
     refresh=_refresh,
+    # The declaration is read before it is cancelled: what it is then is kept with the
+    # record (``target_seen``), so that a cancellation sent again (undone at the service)
+    # never goes to another declaration given its number.
+    reads_first=frozenset({Operation.CANCEL_EXPORT}),
+    read_target=_read_declaration,
     service_words=service_words,
     has_status=True,
     identity=identity_of("declarationId"),

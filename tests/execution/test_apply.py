@@ -13,6 +13,7 @@ from typing import Any, cast
 import httpx
 import pytest
 
+from customs_batch import sandbox as sandbox_package
 from customs_batch.client import (
     NO_RETRIES,
     CustomsClient,
@@ -31,6 +32,7 @@ from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.diff import following_processing
 from customs_batch.planning.model import Operation, Plan
 from customs_batch.sandbox.faults import parse_faults
+from customs_batch.sandbox.seed import parse_seed
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 
 from ..client.bodies import departure
@@ -1024,6 +1026,42 @@ def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_agai
     assert [d.address for d in drifts] == ["TransitPartyUpdate/u"]
     [planned] = plan_changes(edited, backend.read()).changes
     assert planned.action is Action.NEEDS_DECISION
+
+
+def test_a_cancellation_undone_by_a_reset_is_not_sent_to_another_declaration_of_its_number(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: an export cancellation of 501 was applied; the service's
+    # data was reset and 501 was then another client's export declaration (another
+    # reference). refresh said the cancellation was undone and the next apply cancelled
+    # that other declaration.
+    backend = LocalBackend(tmp_path)
+    cancel = [doc(Kind.EXPORT_CANCELLATION, "c", {"declarationId": 501}, 0)]
+    assert _apply(backend, cancel, emulator).ok
+    assert backend.read().resources["ExportCancellation/c"].target_seen["referenceNumber"]
+    text = (Path(sandbox_package.__file__).parent / "builtin-seed.yaml").read_text(encoding="utf-8")
+    reset = Emulator(
+        processing_seconds=0.0,
+        seed=parse_seed(text.replace("REF-1001", "OTHER-CLIENT-77"), "seed"),
+    )
+    try:
+        with backend.open("refresh") as session:
+            refresh(session, reset.client)
+        record = backend.read().resources["ExportCancellation/c"]
+        assert record.found_instead is not None and "OTHER-CLIENT-77" in record.found_instead
+        [planned] = plan_changes(cancel, backend.read()).changes
+        assert planned.action is Action.NEEDS_DECISION
+        with backend.open("apply") as session:
+            apply_plan(
+                plan_changes(cancel, session.state),
+                session,
+                reset.client,
+                parallelism=1,
+                stop=threading.Event(),
+            )
+        assert reset.http.get("/v1/declarations/501").json()["status"] != "canceled"
+    finally:
+        reset.close()
 
 
 class _AnsweredByAnother(httpx.BaseTransport):
