@@ -105,11 +105,24 @@ def test_a_refused_key_is_a_problem_with_exit_3(
 
 
 def test_any_other_service_error_is_its_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    answering(monkeypatch, 409, "no such state")
+    result = check_environment(EnvOptions("local"))
+    assert result.exit_code is ExitCode.ERROR
+    assert result.problem is not None and result.problem.startswith(
+        "the service refused the request ("
+    )
+    assert "no such state" in result.message
+
+
+def test_a_list_not_found_says_where_the_api_should_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The check reads a list, not an object by its ID: a 404 is the API not being there.
     answering(monkeypatch, 404, "no such route")
     result = check_environment(EnvOptions("local"))
     assert result.exit_code is ExitCode.ERROR
-    assert result.problem is not None and result.problem.startswith("not found (")
-    assert "no such route" in result.message
+    assert result.problem is not None
+    assert "has no list of template groups where the API's paths should be" in result.problem
+    assert "no such route" in result.message and result.hint is not None
+    assert "base_url" in result.hint
 
 
 def test_a_key_that_cannot_be_read_is_raised(project: Path) -> None:
