@@ -77,6 +77,7 @@ class Operation(StrEnum):
             Operation.UPDATE_DEPARTURE_PARTIES,
             Operation.UPDATE_TRANSIT_PARTIES,
             Operation.CANCEL_EXPORT,
+            Operation.DEACTIVATE_HAWB,
         ):
             return 2
         return 1

@@ -3,7 +3,10 @@
 The HAWB list read with ``includeInactive=true`` holds deactivated HAWBs too: ``refresh``
 reads each recorded one there, a listing per shipment. Its state is the HAWB's ``isActive``
 (``inactive``, as deactivated; ``active`` again: the deactivation no longer stands, and plan
-sends it again); a HAWB the list no longer holds is noted not found, as any object."""
+sends it again); a HAWB the list no longer holds is noted not found, as any object. The HAWB
+is read the same way before its DELETE, and what no call changes of it (its number, packages
+and weight) is kept with the record: a HAWB of other ones at the ID later (a sandbox reset
+gave it again) is another HAWB, noted so and held as needing a decision, never deactivated."""
 
 from __future__ import annotations
 
@@ -89,6 +92,11 @@ def _state(active: object) -> str | None:
     return ACTIVE if active is True else INACTIVE if active is False else None
 
 
+FIXED = ("houseAirWaybillNumber", "packageCount", "grossWeightKg")
+"""The fields of a HAWB that no call of the API changes: another value there is another HAWB
+at the ID (given again after a sandbox reset, say), which a deactivation is never sent to."""
+
+
 def _refresh(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
@@ -106,20 +114,23 @@ def _refresh(
     found: dict[str, Refreshed | None] = {}
     for shipment, wanted in by_shipment.items():
         ids = {hawb_id for _, hawb_id in wanted}
-        held: dict[str, Outputs] = {}
+        held: dict[str, tuple[Outputs, JSONObject]] = {}
         try:
             for hawb in client.iter_hawbs(shipment, include_inactive=True):
                 listed = hawb.raw.get("hawbId")
                 if isinstance(listed, str) and listed in ids:
-                    held[listed] = outputs_of(OUTPUTS, hawb)
+                    kept = {k: hawb.raw[k] for k in FIXED if hawb.raw.get(k) not in (None, "")}
+                    held[listed] = (outputs_of(OUTPUTS, hawb), kept)
         except NotFoundError:  # the shipment itself is gone: so are its HAWBs
             held = {}
         for record, hawb_id in wanted:
-            outputs = held.get(hawb_id)
-            found[record.address] = (
-                None
-                if outputs is None
-                else Refreshed(service_state=_state(outputs.get("isActive")), outputs=outputs)
+            listed_so = held.get(hawb_id)
+            if listed_so is None:
+                found[record.address] = None
+                continue
+            outputs, fixed = listed_so
+            found[record.address] = Refreshed(
+                service_state=_state(outputs.get("isActive")), outputs=outputs, remote_spec=fixed
             )
     return found
 
@@ -158,6 +169,10 @@ MODEL = KindModel(
     after_unknown=repeat_unknown(Operation.DEACTIVATE_HAWB, None),
     read_back=_read_back,
     refresh=_refresh,
+    # The HAWB is read before it is deactivated: what it is then (its number, packages and
+    # weight) is kept with the record (``target_seen``), so that a deactivation sent again
+    # (active again at the service) never goes to another HAWB given its ID.
+    reads_first=frozenset({Operation.DEACTIVATE_HAWB}),
     service_words=service_words,
     # Active again (not through this API, which cannot reactivate one): the deactivation
     # no longer stands; plan sends it again, and `state rm --gone` may remove its record.

@@ -1064,6 +1064,44 @@ def test_a_cancellation_undone_by_a_reset_is_not_sent_to_another_declaration_of_
         reset.close()
 
 
+def test_a_deactivation_undone_by_a_reset_is_not_sent_to_another_hawb_of_its_id(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a deactivation of hawb_a2 was applied; the service's data
+    # was reset and hawb_a2 was then another HAWB (another number), active. refresh said
+    # "inactive -> active", plan sent it again and apply deactivated that other HAWB.
+    backend = LocalBackend(tmp_path)
+    spec = {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a2"}
+    docs = [doc(Kind.HAWB_DEACTIVATION, "h", spec, 0)]
+    assert _apply(backend, docs, emulator).ok
+    seen = backend.read().resources["HawbDeactivation/h"].target_seen
+    assert seen["houseAirWaybillNumber"] == "176-12345686"
+    text = (Path(sandbox_package.__file__).parent / "builtin-seed.yaml").read_text(encoding="utf-8")
+    reset = Emulator(
+        processing_seconds=0.0,
+        seed=parse_seed(text.replace("176-12345686", "999-00000001"), "seed"),
+    )
+    try:
+        with backend.open("refresh") as session:
+            refresh(session, reset.client)
+        record = backend.read().resources["HawbDeactivation/h"]
+        assert record.found_instead is not None and "999-00000001" in record.found_instead
+        [planned] = plan_changes(docs, backend.read()).changes
+        assert planned.action is Action.NEEDS_DECISION
+        with backend.open("apply") as session:
+            apply_plan(
+                plan_changes(docs, session.state),
+                session,
+                reset.client,
+                parallelism=1,
+                stop=threading.Event(),
+            )
+        listed = reset.http.get("/v1/shipments/shp_7Hk2Lm/hawbs").json()["data"]
+        assert "hawb_a2" in [hawb["hawbId"] for hawb in listed]  # still active
+    finally:
+        reset.close()
+
+
 class _AnsweredByAnother(httpx.BaseTransport):
     """The emulator, but a group's PATCH is answered by another group at the ID (given
     again between the read and the write)."""

@@ -35,6 +35,7 @@ def test_a_write_that_reads_its_object_first_counts_the_read_among_its_requests(
         Operation.UPDATE_DEPARTURE_PARTIES,
         Operation.UPDATE_TRANSIT_PARTIES,
         Operation.CANCEL_EXPORT,
+        Operation.DEACTIVATE_HAWB,
     }
     assert all(operation.requests == 2 for operation in reading)
     for model in KINDS.values():
