@@ -54,7 +54,6 @@ from customs_batch.kinds.model import (
     key_made_at,
     new_idempotency_key,
     not_found_words,
-    unknown_not_found_words,
 )
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
@@ -490,16 +489,13 @@ class _Run:
         (``instead``: holds another at its ID, differing so), as ``refresh`` notes it, and
         say so and the ways out."""
         record = checked.record
-        ident = checked.model.identifier(record)
         since = record.not_found_at
         if since is None or instead != record.found_instead:
             since = since or now_iso()
             # An unknown outcome is noted too (its status kept): the next plan holds it
             # for a decision rather than planning the repeat apply would refuse again.
             self.session.record(record.with_changes(not_found_at=since, found_instead=instead))
-        if record.status.outcome_unknown:
-            return unknown_not_found_words(record.address, ident, since, instead)
-        return not_found_words(record.address, ident, since, instead)
+        return checked.model.not_found_words(record.address, record, since, instead)
 
     def _record_answer(
         self, change: PlannedChange, applied: ResourceRecord, outputs: Mapping[str, JSON]

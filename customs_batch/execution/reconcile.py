@@ -18,8 +18,6 @@ from customs_batch.kinds.model import (
     ImportAt,
     KindModel,
     Refreshed,
-    not_found_words,
-    unknown_not_found_words,
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
@@ -693,8 +691,7 @@ def _not_found(
     if since is None or instead != record.found_instead:
         since = since or now_iso()
         session.record(record.with_changes(not_found_at=since, found_instead=instead))
-    said = unknown_not_found_words if record.status.outcome_unknown else not_found_words
-    words = said(record.address, model.identifier(record), since, instead)
+    words = model.not_found_words(record.address, record, since, instead)
     return Drift(record.address, words, missing=True)
 
 
@@ -835,8 +832,8 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                     address,
                     "not-found",
                     ident,
-                    message=not_found_words(
-                        address, ident, record.not_found_at, record.found_instead
+                    message=model.not_found_words(
+                        address, record, record.not_found_at, record.found_instead
                     ),
                 )
             )

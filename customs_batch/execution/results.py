@@ -347,7 +347,11 @@ def recorded_result(
         return DocumentResult(text, ResultStatus.REJECTED, ids, errors=refused, at=at)
     if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
         why = not_found_words(
-            text, model.identifier(record), record.not_found_at, record.found_instead
+            text,
+            model.identifier(record),
+            record.not_found_at,
+            record.found_instead,
+            model.names_its_object,
         )
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
     words = model.service_words(record) or record.outputs.get("status")

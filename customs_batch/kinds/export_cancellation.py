@@ -167,6 +167,7 @@ MODEL = KindModel(
     # never goes to another declaration given its number.
     reads_first=frozenset({Operation.CANCEL_EXPORT}),
     read_target=_read_declaration,
+    names_its_object="the document's `declarationId`",
     service_words=service_words,
     has_status=True,
     identity=identity_of("declarationId"),

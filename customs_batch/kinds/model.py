@@ -425,6 +425,14 @@ class KindModel:
     to a colleague's group of the very code the lost request sent). The object is then
     taken for the record's only where these are as its last answer or the request left
     them; otherwise nothing is sent and a decision is asked (``another_than_recorded``)."""
+    names_its_object: str | None = None
+    """For a write to an object the document names by a literal ID it did not create (a
+    party update's or a cancellation's ``declarationId``, a deactivation's HAWB): what the
+    document names it by, in words (``the document's `declarationId```). Another object
+    found at that ID is then not its object changed (which ``import`` takes back, a template
+    group's way out) but the document naming the wrong one: the way out said is to correct
+    that (``another_object_words``). None: the object is the one the record's request made
+    or took over."""
     import_check: ImportCheck | None = None
     """What ``import`` and ``state adopt`` refuse beyond a field that cannot change: an
     object at the ID whose fields that name it at the service differ, though its update
@@ -626,6 +634,16 @@ class KindModel:
         ``state list`` and the results name it."""
         return self.decide_unknown(UnknownOutcome(address, record, (), now))
 
+    def not_found_words(
+        self, address: str, record: ResourceRecord, since: str, instead: str | None = None
+    ) -> str:
+        """What refresh, status, plan and apply say of ``record``'s object no longer held
+        (``instead``: another object at its ID, differing so), with this kind's ways out:
+        those of an unknown outcome when its last request's is (``not_found_words``,
+        ``unknown_not_found_words``)."""
+        said = unknown_not_found_words if record.status.outcome_unknown else not_found_words
+        return said(address, self.identifier(record), since, instead, self.names_its_object)
+
     def decide_unknown(self, unknown: UnknownOutcome) -> Decision:
         """What a plan does with a record whose last outcome is unknown: held for a
         decision once apply found the service no longer holding its object, or another
@@ -639,6 +657,7 @@ class KindModel:
             self.identifier(record),
             record.not_found_at,
             record.found_instead,
+            self.names_its_object,
         )
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
 
@@ -768,10 +787,29 @@ def refresh_each_declaration(
     return found
 
 
-def not_found_words(address: str, ident: Scalar, since: str, instead: str | None = None) -> str:
+def not_found_words(
+    address: str,
+    ident: Scalar,
+    since: str,
+    instead: str | None = None,
+    names_its_object: str | None = None,
+) -> str:
     """What refresh, status and plan say of an object the service no longer holds
-    (``instead``: how the other object the service holds at its ID differs from it)."""
+    (``instead``: how the other object the service holds at its ID differs from it;
+    ``names_its_object``: the kind's, when the document names that object by a literal ID
+    it did not create)."""
     named = "its object" if ident in (None, "") else str(ident)
+    if instead is not None and names_its_object is not None:
+        return (
+            f"the service holds another object at {named} than the one recorded ({instead}; "
+            f"seen since {since}): its ID was given again, after a sandbox reset say, and "
+            f"nothing is sent to it. `customs-batch state rm --gone {address}` removes its "
+            f"record; then correct {names_its_object} to the object meant, or remove the "
+            f"document, before the next apply (left as it is, the document is sent to "
+            f"{named} again, which is not the object it was written to); if the service "
+            "should still hold the recorded one, check the environment, then `customs-batch "
+            "refresh` reads it again"
+        )
     if instead is not None:
         return (
             f"the service holds another object at {named} than the one recorded ({instead}; "
@@ -798,7 +836,11 @@ def not_found_words(address: str, ident: Scalar, since: str, instead: str | None
 
 
 def unknown_not_found_words(
-    address: str, ident: Scalar, since: str, instead: str | None = None
+    address: str,
+    ident: Scalar,
+    since: str,
+    instead: str | None = None,
+    names_its_object: str | None = None,
 ) -> str:
     """What apply, refresh, status and plan say of a record whose last request's outcome is
     unknown (an update whose answer was lost) when the service no longer holds its object
@@ -810,9 +852,23 @@ def unknown_not_found_words(
         f"{named} was not found at the service (since {since})"
         if instead is None
         else f"the service holds another object at {named} than the one recorded ({instead}; "
-        f"seen since {since}): its ID was given again, after a sandbox reset say, or someone "
-        "changed what it is known by there (a template group's code)"
+        f"seen since {since}): its ID was given again, after a sandbox reset say"
+        + (
+            ""
+            if names_its_object
+            else ", or someone changed what it is known by there (a template group's code)"
+        )
     )
+    if instead is not None and names_its_object is not None:
+        return (
+            f"{there}, and the outcome of the last request to {address} is unknown, so "
+            f"nothing is sent to it. `customs-batch state forget {address}` drops its record; "
+            f"then correct {names_its_object} to the object meant, or remove the document, "
+            f"before the next apply (left as it is, the document is sent to {named} again, "
+            "which is not the object it was written to); if the service should still hold "
+            "the recorded one, check the environment, then `customs-batch refresh` reads it "
+            "again"
+        )
     return (
         f"{there}, and the outcome of the last request to {address} is unknown, so nothing "
         f"is sent to it. If its object is gone, `customs-batch state forget {address}`, and "

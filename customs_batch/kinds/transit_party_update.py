@@ -215,6 +215,7 @@ MODEL = KindModel(
     restates=_restates,
     reads_first=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     read_target=_read_declaration,
+    names_its_object="the document's `declarationId`",
     identity=_identity,
     identity_outdated=_identity_outdated,
     object_identity=identity_of("declarationId", "variant"),

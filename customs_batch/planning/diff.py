@@ -819,7 +819,11 @@ def _held_gone(
         # An update whose answer was lost, whose object apply then found gone or another.
         model = model_of(address.kind)
         words = unknown_not_found_words(
-            str(address), model.identifier(record), record.not_found_at, record.found_instead
+            str(address),
+            model.identifier(record),
+            record.not_found_at,
+            record.found_instead,
+            model.names_its_object,
         )
         return Decision(
             Action.NEEDS_DECISION, Operation.NONE, f"no longer in the manifests, and {words}"
@@ -1236,7 +1240,11 @@ def _decide(
         # The service no longer holds it, as refresh found: nothing to send it to, and
         # whether it is gone for good is the user's to say.
         words = not_found_words(
-            str(address), model.identifier(record), record.not_found_at, record.found_instead
+            str(address),
+            model.identifier(record),
+            record.not_found_at,
+            record.found_instead,
+            model.names_its_object,
         )
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
     ended = model.ended(record)

@@ -1028,6 +1028,38 @@ def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_agai
     assert planned.action is Action.NEEDS_DECISION
 
 
+def test_another_declaration_at_a_party_updates_number_says_to_correct_the_document(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: the refusal gave a template group's way out (`import`
+    # takes it back, "an apply after `--gone` alone would create a second one"), which
+    # for a party update of a declaration made elsewhere would adopt the other client's
+    # declaration; its way out is to correct the document's declarationId.
+    backend = LocalBackend(tmp_path)
+    made = emulator.http.post("/v1/declarations/transit", json=departure("MADE-ELSEWHERE"))
+    number = made.json()["declarationId"]
+    party = {"declarationId": number, "Consignee": EORI}
+    assert _apply(backend, [doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 0)], emulator).ok
+    reset = _reset_and_taken(emulator)
+    edited = [doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE1"}}, 0)]
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(edited, session.state)
+            report = apply_plan(plan, session, reset.client, parallelism=1, stop=threading.Event())
+        with backend.open("refresh") as session:
+            drifts = refresh(session, reset.client)
+    finally:
+        reset.close()
+    [outcome] = report.outcomes
+    [planned] = plan_changes(edited, backend.read()).changes
+    [drift] = drifts
+    for words in (outcome.detail, drift.message, planned.reason):
+        assert "another object at" in words
+        assert "correct the document's `declarationId`" in words
+        assert "state rm --gone TransitPartyUpdate/u" in words
+        assert "import" not in words and "template group" not in words
+
+
 def test_a_cancellation_undone_by_a_reset_is_not_sent_to_another_declaration_of_its_number(
     tmp_path: Path, emulator: Emulator
 ) -> None:
