@@ -532,7 +532,7 @@ class Identities:
                 held = f" ({ident})" if ident is not None else ""
                 return _refused(
                     f"it comes where {other}{held} was sent among the same movements of its "
-                    f"lane ({what}, {found.identity[-1]}), and {other} is still in the "
+                    f"lane ({what}, {_said_place(found.identity)}), and {other} is still in the "
                     "manifests: the movements of a lane are sent in manifest order, and a "
                     "sent one keeps its place. If this is a new movement, put its document "
                     f"after {other} and the lane's other movements already sent; if it is "
@@ -618,7 +618,7 @@ class Identities:
             # this new movement was put before a sent one of its lane.
             return _refused(
                 f"it comes where {other}{held} was sent among the same movements of its lane "
-                f"({what}, {found.identity[-1]}), and that request is now asked for by "
+                f"({what}, {_said_place(found.identity)}), and that request is now asked for by "
                 f"{later} (a row inserted above it, in a sheet whose documents are named by "
                 "their row number?): the movements of a lane are sent in manifest order, and "
                 "a sent one keeps its place. If this is a new movement, put its document after "
@@ -686,9 +686,10 @@ class Identities:
         way = "i" if renamed else "I"
         return (
             f"it comes where {other}{held} was sent among the same movements of its lane "
-            f"({what}, {found.identity[-1]}), and {other}, no longer in the manifests, sent "
-            f"another request ({', '.join(changed)}): creating this one could be {other} "
-            "changed and sent twice. A sent movement stays at the service and cannot change "
+            f"({what}, {_said_place(found.identity)}), and {other}, no longer in the "
+            f"manifests, sent another request ({', '.join(changed)}): creating this one could "
+            f"be {other} changed and sent twice. A sent movement stays at the service and "
+            "cannot change "
             f"(moving {other}'s record to this document, `state mv`, would only be refused as "
             f"a change). {renamed}{way}f this is a new movement, or one correcting {other}: "
             f"`customs-batch state rm {other}` (its movement stays at the service; a "
@@ -816,6 +817,20 @@ def moved_words(model: KindModel, record: ResourceRecord) -> str:
     if record.status is RecordStatus.FORGOTTEN:
         return f"the same request as {record.address}{held}, forgotten by `customs-batch state rm`"
     return f"renamed from {record.address}{held}: the same request"
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def _said_place(identity: Sequence[str]) -> str:
+    """The place a recorded identity ends with, in words: ``place=1`` is the second movement
+    of its HAWB and action (the recorded word counts from 0, and ``state show`` prints it
+    so)."""
+    place = _place_in(identity)
+    if place is None:
+        return "its place not recorded"
+    nth = _ORDINALS[place] if place < len(_ORDINALS) else f"number {place + 1}"
+    return f"the {nth} of them, place={place} counted from 0"
 
 
 def _place_in(identity: Sequence[str]) -> int | None:

@@ -782,6 +782,22 @@ def test_a_movement_inserted_above_a_sent_one_says_which_document_asks_its_place
     assert plan.requests == 0
 
 
+def test_a_refusal_names_a_movements_place_as_docs_count_it() -> None:
+    # Found by an outside probe: a new movement put before the second sent ISL of its HAWB
+    # was refused "(..., action=ISL, place=1)", while docs/state.md counts places as "the
+    # first arrival, the second": place=1 read as the first. The words now say which.
+    state = _state(_sent("isl-a", 0, 2, 0), _sent("isl-b", 1, 3, 1))
+    documents = [
+        movement("isl-a", 0, quantity=2),
+        movement("isl-new", 1, quantity=9),
+        movement("isl-b", 2, quantity=3),
+    ]
+    refused = _only(plan_changes(documents, state, now=NOW), "Movement/isl-new")
+    assert refused.action is Action.REFUSED
+    assert "it comes where Movement/isl-b (mov_isl-b) was sent" in refused.reason
+    assert "action=ISL, the second of them, place=1 counted from 0)" in refused.reason
+
+
 def test_a_second_movement_asking_what_a_recorded_one_asks_is_still_created() -> None:
     state = _state(_sent("isl-a", 0, 3, 0))
     plan = plan_changes(
