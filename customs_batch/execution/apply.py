@@ -430,7 +430,9 @@ class _Run:
             instead = (
                 None
                 if answer is None
-                else checked.model.another_than_recorded(checked.record, answer.remote_spec)
+                else checked.model.another_than_recorded(
+                    checked.record, answer.remote_spec, answer.created_at
+                )
             )
             if answer is None or instead is not None:
                 words = self._note_elsewhere(checked, instead)

@@ -659,7 +659,9 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
                 continue
             answer = answers[record.address]
             instead = (
-                None if answer is None else model.another_than_recorded(record, answer.remote_spec)
+                None
+                if answer is None
+                else model.another_than_recorded(record, answer.remote_spec, answer.created_at)
             )
             if answer is None or instead is not None:
                 drifts.append(_not_found(session, model, record, instead))

@@ -99,7 +99,13 @@ def _refresh(
         status = detail.get("status")
         outputs = {**record.outputs, "canceled": same_status(status, CANCELED)}
         fixed = {k: detail[k] for k in FIXED if detail.get(k) not in (None, "")}
-        return Refreshed(service_state=status, outputs=outputs, remote_spec=fixed)
+        created = detail.get("createdAt")
+        return Refreshed(
+            service_state=status,
+            outputs=outputs,
+            remote_spec=fixed,
+            created_at=created if isinstance(created, str) and created else None,
+        )
 
     return refresh_each_declaration(records, read)
 

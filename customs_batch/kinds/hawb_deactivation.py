@@ -114,13 +114,15 @@ def _refresh(
     found: dict[str, Refreshed | None] = {}
     for shipment, wanted in by_shipment.items():
         ids = {hawb_id for _, hawb_id in wanted}
-        held: dict[str, tuple[Outputs, JSONObject]] = {}
+        held: dict[str, tuple[Outputs, JSONObject, str | None]] = {}
         try:
             for hawb in client.iter_hawbs(shipment, include_inactive=True):
                 listed = hawb.raw.get("hawbId")
                 if isinstance(listed, str) and listed in ids:
                     kept = {k: hawb.raw[k] for k in FIXED if hawb.raw.get(k) not in (None, "")}
-                    held[listed] = (outputs_of(OUTPUTS, hawb), kept)
+                    made = hawb.raw.get("createdAt")
+                    created = made if isinstance(made, str) and made else None
+                    held[listed] = (outputs_of(OUTPUTS, hawb), kept, created)
         except NotFoundError:  # the shipment itself is gone: so are its HAWBs
             held = {}
         for record, hawb_id in wanted:
@@ -128,9 +130,12 @@ def _refresh(
             if listed_so is None:
                 found[record.address] = None
                 continue
-            outputs, fixed = listed_so
+            outputs, fixed, created = listed_so
             found[record.address] = Refreshed(
-                service_state=_state(outputs.get("isActive")), outputs=outputs, remote_spec=fixed
+                service_state=_state(outputs.get("isActive")),
+                outputs=outputs,
+                remote_spec=fixed,
+                created_at=created,
             )
     return found
 

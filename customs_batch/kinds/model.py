@@ -181,6 +181,10 @@ class Refreshed:
     errors: tuple[JSON, ...] = ()
     outputs: Mapping[str, Scalar] = field(default_factory=dict)
     remote_spec: Mapping[str, JSON] = field(default_factory=dict)
+    created_at: str | None = None
+    """When the service says the object was created (its ``createdAt``), where the read
+    gives it: an object made after a record's last write to its ID is another object (see
+    ``KindModel.another_than_recorded``)."""
 
 
 Identity = tuple[str, ...]
@@ -698,7 +702,9 @@ class KindModel:
             or None
         )
 
-    def another_than_recorded(self, record: ResourceRecord, held: Mapping[str, JSON]) -> str | None:
+    def another_than_recorded(
+        self, record: ResourceRecord, held: Mapping[str, JSON], created_at: str | None = None
+    ) -> str | None:
         """``another_object`` for the object ``record`` stands for. While the outcome of
         its last request is unknown (an update whose answer was lost), that object is
         either as its last answer gave it (its outputs) or as the request would have made
@@ -707,7 +713,7 @@ class KindModel:
         its spec does not describe read of that object before (``target_seen``: a party
         update's declaration made elsewhere) is compared too."""
         recorded = {**record.target_seen, **record.spec}
-        instead = self.another_object(recorded, held)
+        instead = self.another_object(recorded, held) or self._made_since(record, created_at)
         if not record.status.outcome_unknown:
             return instead
         answered = {**recorded, **{k: v for k, v in record.outputs.items() if k in record.spec}}
@@ -721,6 +727,19 @@ class KindModel:
             for name in sorted(self.told_after_loss)
             if name in held and name in recorded and held[name] != recorded[name]
         )
+
+    def _made_since(self, record: ResourceRecord, created_at: str | None) -> str | None:
+        """For a record of a write to an object its document names by ID and did not make
+        (``names_its_object``) that holds nothing of that object (written before
+        ``target_seen`` was kept): the object at the ID, made (``created_at``) after the
+        record's last write, is another one, given the ID since (a sandbox reset). None
+        when nothing tells (the object made earlier, or a time unknown)."""
+        if self.names_its_object is None or record.target_seen or not record.outputs:
+            return None
+        made, written = _instant(created_at), _instant(record.updated_at)
+        if made is None or written is None or made <= written:
+            return None
+        return f"createdAt {created_at!r} there, after its write recorded at {record.updated_at!r}"
 
     def _told_apart(self, could_be: Mapping[str, JSON], held: Mapping[str, JSON]) -> bool:
         """Whether a field of ``told_after_loss`` differs between ``held`` and what the
@@ -880,6 +899,17 @@ def unknown_not_found_words(
         "forget` alone would create a second one); if the service should still hold it, "
         "check the environment, then `customs-batch refresh` reads it again"
     )
+
+
+def _instant(text: str | None) -> datetime | None:
+    """An ISO 8601 time as the service and the state write it (``...Z``), else None."""
+    if not text:
+        return None
+    try:
+        instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return instant if instant.tzinfo is not None else None
 
 
 def describe_error(error: JSON) -> str:

@@ -1028,6 +1028,57 @@ def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_agai
     assert planned.action is Action.NEEDS_DECISION
 
 
+def _as_written_before_target_seen(backend: LocalBackend, address: str, at: str) -> None:
+    """The record at ``address`` as an older version wrote it: nothing kept of the object
+    it wrote to (``targetSeen``), its last write at ``at``."""
+    with backend.open("older") as session:
+        record = session.state.resources[address]
+        session.record(record.with_changes(target_seen={}, updated_at=at))
+    assert not backend.read().resources[address].target_seen
+
+
+def test_a_deactivation_recorded_before_target_seen_is_not_sent_to_a_hawb_made_since(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a deactivation recorded before `targetSeen` was kept holds
+    # nothing of its HAWB; after a reset gave its ID to another HAWB, the first read after
+    # upgrading would take that one for its own (active again: undone) and deactivate it.
+    # A HAWB made after the record's last write is another one: nothing is sent. One made
+    # before it is the record's, as before.
+    backend = LocalBackend(tmp_path)
+    docs = [doc(Kind.HAWB_DEACTIVATION, "h", {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_a2"}, 0)]
+    assert _apply(backend, docs, emulator).ok
+
+    # Written long after the HAWB was made: the same one (nothing found instead).
+    _as_written_before_target_seen(backend, "HawbDeactivation/h", "2999-01-01T00:00:00.000Z")
+    with backend.open("refresh") as session:
+        assert refresh(session, emulator.client) == []
+    assert backend.read().resources["HawbDeactivation/h"].found_instead is None
+
+    # Written before the HAWB now at its ID was made (a reset, another HAWB): another one.
+    _as_written_before_target_seen(backend, "HawbDeactivation/h", "2000-01-01T00:00:00.000Z")
+    reset = Emulator(processing_seconds=0.0)
+    try:
+        with backend.open("refresh") as session:
+            refresh(session, reset.client)
+        record = backend.read().resources["HawbDeactivation/h"]
+        assert record.found_instead is not None and "createdAt" in record.found_instead
+        [planned] = plan_changes(docs, backend.read()).changes
+        assert planned.action is Action.NEEDS_DECISION
+        with backend.open("apply") as session:
+            apply_plan(
+                plan_changes(docs, session.state),
+                session,
+                reset.client,
+                parallelism=1,
+                stop=threading.Event(),
+            )
+        listed = reset.http.get("/v1/shipments/shp_7Hk2Lm/hawbs").json()["data"]
+        assert "hawb_a2" in [hawb["hawbId"] for hawb in listed]  # still active
+    finally:
+        reset.close()
+
+
 def test_another_declaration_at_a_party_updates_number_says_to_correct_the_document(
     tmp_path: Path, emulator: Emulator
 ) -> None:
