@@ -98,7 +98,8 @@ def _listed_json(listing: Listing) -> Iterator[str]:
 def _listed_text(listing: Listing) -> Iterator[str]:
     """One line per record, parsed one at a time and not kept."""
     for address, record in each_record(listing.state.resources):
-        outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+        shown = listing.outputs(address, record)
+        outputs = " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
         status = listing.word(address, record)
         yield f"{address}  {status}  {outputs}".rstrip() + "\n"
 

@@ -140,3 +140,52 @@ def test_status_calls_a_departure_customs_still_processes_pending_as_results_doe
     [entry] = shown["declarations"]
     assert (entry["serviceState"], entry["pending"]) == ("processing", True)
     assert shown["summary"]["pending"] == 1
+
+
+def test_a_party_update_shows_its_declarations_status_as_its_departures_record_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: a party update was sent when its declaration was ready;
+    # the departure's own parties were then updated (processing again). `state list`
+    # showed the departure `status=processing` and the party update `status=ready`, the
+    # status of the time it was sent, though both name one declaration.
+    state = State(lineage="lin-1", serial=3)
+    at = "2026-11-21T06:00:00.000Z"
+    records = [
+        ResourceRecord(
+            "DepartureDeclaration/d",
+            RecordStatus.APPLIED,
+            "submit-departure",
+            {"commercialReference": "CR-1"},
+            outputs={"declarationId": 7003, "status": "processing"},
+            remote_status="processing",
+            updated_at=at,
+        ),
+        ResourceRecord(
+            "TransitPartyUpdate/u",
+            RecordStatus.APPLIED,
+            "update-transit-parties",
+            {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+            outputs={"declarationId": 7003, "status": "ready"},
+            updated_at=at,
+        ),
+        ResourceRecord(  # a declaration made elsewhere: no record of it to read
+            "TransitPartyUpdate/v",
+            RecordStatus.APPLIED,
+            "update-transit-parties",
+            {"declarationId": 7009, "Consignee": {"eoriNo": "DE2"}},
+            outputs={"declarationId": 7009, "status": "ready"},
+            updated_at=at,
+        ),
+    ]
+    for record in records:
+        state.apply(record.address, record)
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "state", "list")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "TransitPartyUpdate/u  applied  declarationId=7003 status=processing" in lines
+    assert "TransitPartyUpdate/v  applied  declarationId=7009 status=ready" in lines
