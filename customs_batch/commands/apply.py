@@ -14,7 +14,7 @@ from customs_batch.commands._inputs import Inputs, Loaded
 from customs_batch.commands._notify import notify
 from customs_batch.commands.plan import guarded
 from customs_batch.commands.session import locked_session
-from customs_batch.commands.state import other_states_of_the_service
+from customs_batch.commands.state import objects_held_elsewhere
 from customs_batch.environments import Environment, env_words
 from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
@@ -294,6 +294,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         session,
     ):
         backend.refuse_a_state_behind_its_history(session.state)
+        # What the other states of the service hold: read once a run, if ever asked.
+        elsewhere = objects_held_elsewhere(environment, backend)
         if saved is not None and plan_path is not None:
             check_current(saved, session.state, source=plan_path, state_at=backend.location)
             # Holding the lock, this run knows that what the plan saw in flight is not.
@@ -308,7 +310,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
                     answered_within=environment.timeouts.answered_within,
                     notice=presenter.notice,
                     history=lookup,
-                    others=other_states_of_the_service(environment, backend),
+                    others=elsewhere,
                 )
             for settled in found:
                 presenter.notice(settled.describe())
@@ -327,8 +329,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
             plan = following_processing(plan, session.state)
         # As plan does: a tombstone tracked again whose object another environment took
         # over is refused (a saved plan too: that environment may have taken it since).
-        others = other_states_of_the_service(environment, backend)
-        plan = refuse_tombstones_held_elsewhere(plan, session.state, others)
+        plan = refuse_tombstones_held_elsewhere(plan, session.state, elsewhere)
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

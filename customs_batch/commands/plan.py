@@ -98,10 +98,10 @@ def make_plan(options: PlanOptions) -> PlanResult:
     # What compares with the other states brings the client with it: imported only for a
     # plan that takes a tombstone over (plan sends nothing, and starts faster without it).
     if tombstone_take_overs(plan, state):
-        from customs_batch.commands.state import other_states_of_the_service
+        from customs_batch.commands.state import objects_held_elsewhere
         from customs_batch.execution.reconcile import refuse_tombstones_held_elsewhere
 
-        others = other_states_of_the_service(environment, backend)
+        others = objects_held_elsewhere(environment, backend)
         plan = refuse_tombstones_held_elsewhere(plan, state, others)
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:

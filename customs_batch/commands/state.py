@@ -6,7 +6,7 @@ prints."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +16,7 @@ from customs_batch.backends import backend_for
 from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, StateKind, load_project
 from customs_batch.errors import CustomsBatchError, StateError, UsageError
+from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
 from customs_batch.findings import Severity
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
@@ -196,7 +197,7 @@ def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
     with backend.open("state restore", lock_timeout=options.lock_timeout) as session:
         record = session.state.resources.get(str(address))
         if record is not None and record.status is RecordStatus.FORGOTTEN:
-            others = other_states_of_the_service(environment, backend)
+            others = objects_held_elsewhere(environment, backend)
             refuse_a_tombstone_held_elsewhere(others, address, record)
         return edits.restore(session, str(address))
 
@@ -212,7 +213,7 @@ def move_record(options: StateOptions, old: Address, new: Address) -> ResourceRe
     with backend.open("state mv", lock_timeout=options.lock_timeout) as session:
         record = session.state.resources.get(str(old))
         if record is not None and record.status is RecordStatus.FORGOTTEN:
-            others = other_states_of_the_service(environment, backend)
+            others = objects_held_elsewhere(environment, backend)
             refuse_a_tombstone_held_elsewhere(others, old, record, moved_to=new)
         return edits.move(session, str(old), str(new))
 
@@ -255,7 +256,7 @@ def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
     backend = options.backend(environment)
     with backend.open("state push", lock_timeout=options.lock_timeout) as session:
         replacement = pushed_state(session.state, incoming, force=force)
-        others = other_states_of_the_service(environment, backend)
+        others = objects_held_elsewhere(environment, backend)
         refuse_a_push_held_elsewhere(others, session.state, incoming)
         # (Another lineage is pushed only with --force, which says the other state is meant.)
         same = incoming.lineage == session.state.lineage or not session.state.lineage
@@ -320,15 +321,13 @@ def adopt_object(
         client,
         session,
     ):
-        others = other_states_of_the_service(environment, backend)
+        others = objects_held_elsewhere(environment, backend)
         return adopt(session, client, address, remote_id, others=others)
 
 
-def other_states_of_the_service(
-    environment: Environment, backend: StateBackend
-) -> Callable[[], list[OtherState]]:
-    """What gives the other states of ``environment``'s service that the tool can know,
-    read when asked (``import``, ``state adopt``, ``state restore`` and ``state mv`` of a
+def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> ObjectsHeldElsewhere:
+    """The index of what the other states of ``environment``'s service that the tool can
+    know hold, read when first asked, once a run (``import``, ``state adopt``, ``state restore`` and ``state mv`` of a
     tombstone, and ``state push`` refuse an ID one of them holds; ``plan`` and ``apply``
     refuse a document that takes over a tombstone whose object one of them holds; ``apply``
     and ``refresh`` offer none as a lost submission's): those
@@ -339,7 +338,7 @@ def other_states_of_the_service(
         seen = [_whose(environment, other) for other in backend.other_states_of_the_service()]
         return [*seen, *_other_state_folders(environment)]
 
-    return gather
+    return ObjectsHeldElsewhere(gather)
 
 
 def _whose(environment: Environment, other: OtherState) -> OtherState:
@@ -452,5 +451,5 @@ def import_document(
             spec,
             where=where,
             last_known=last_known,
-            others=other_states_of_the_service(environment, backend),
+            others=objects_held_elsewhere(environment, backend),
         )

@@ -138,7 +138,7 @@ def refresh_environment(
 ) -> RefreshResult:
     """Poll what the state knows and record what changed at the service (under the lock);
     lost submissions are looked for first. ``notice`` receives progress for the user."""
-    from customs_batch.commands.state import other_states_of_the_service
+    from customs_batch.commands.state import objects_held_elsewhere
     from customs_batch.execution.reconcile import refresh
     from customs_batch.execution.settle import settle_lost_creations
     from customs_batch.state.history import reading_history
@@ -155,7 +155,7 @@ def refresh_environment(
                 answered_within=environment.timeouts.answered_within,
                 notice=notice,
                 history=lookup,
-                others=other_states_of_the_service(environment, backend),
+                others=objects_held_elsewhere(environment, backend),
             )
         drifts = refresh(session, client)
         entries = tuple(status_entries(session.state))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import NoReturn
@@ -10,6 +10,7 @@ from typing import NoReturn
 from customs_batch.client import CustomsClient, NotFoundError
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
 from customs_batch.execution.apply import now_iso
+from customs_batch.execution.elsewhere import HeldElsewhere, ObjectsHeldElsewhere
 from customs_batch.findings import a_or_an
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
@@ -23,7 +24,7 @@ from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, co
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.diff import refuse_changes, tombstone_take_overs
 from customs_batch.planning.model import Plan
-from customs_batch.state.backend import OtherState, StateSession
+from customs_batch.state.backend import StateSession
 from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
 from customs_batch.state.records import Records
@@ -83,7 +84,7 @@ def adopt(
     address: Address,
     remote_id: str,
     *,
-    others: Callable[[], Iterable[OtherState]] = tuple,
+    others: ObjectsHeldElsewhere | None = None,
 ) -> tuple[ResourceRecord, Comparison]:
     """Resolve a needs-decision address: the attempt did create ``remote_id``.
 
@@ -142,7 +143,9 @@ def adopt(
             hint=f"adopt the object that attempt created, or `customs-batch state forget "
             f"{address}` if it created none (the next apply sends it again)",
         )
-    elsewhere = _held_elsewhere(others, address, adopted)
+    elsewhere = _held_elsewhere(
+        others if others is not None else ObjectsHeldElsewhere(), address, adopted
+    )
     if elsewhere is not None:
         raise StateError(
             f"{remote_id} is already recorded as {elsewhere}: the attempt of {address} did "
@@ -227,7 +230,7 @@ def import_object(
     *,
     where: Callable[[str], str],
     last_known: Callable[[], frozenset[str]],
-    others: Callable[[], Iterable[OtherState]] = tuple,
+    others: ObjectsHeldElsewhere | None = None,
 ) -> tuple[ResourceRecord, Comparison]:
     """Record an object that exists at the service as the document ``address``.
 
@@ -297,7 +300,9 @@ def import_object(
             f"the record (nothing is sent; {holder.address} may then import its own object); "
             f"otherwise import the ID of the object {address} declares",
         )
-    elsewhere = _held_elsewhere(others, address, record)
+    elsewhere = _held_elsewhere(
+        others if others is not None else ObjectsHeldElsewhere(), address, record
+    )
     if elsewhere is not None:
         raise StateError(
             f"{remote_id} is already recorded as {elsewhere}: importing it as {address} "
@@ -433,61 +438,17 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
     return None
 
 
-@dataclass(frozen=True)
-class HeldElsewhere:
-    """A record of another state of the same service that stands for an object."""
-
-    address: str
-    other: OtherState
-
-    @property
-    def release(self) -> str:
-        """How that environment stops writing the object."""
-        env = self.other.environment
-        rm = f"customs-batch state rm {self.address}"
-        command = f"`{rm} --env {env}`" if env is not None else f"`{rm}` with its --env"
-        return f"release it there ({command}: its record becomes a tombstone, which sends nothing)"
-
-    def __str__(self) -> str:
-        return f"{self.address} in {self.other.where}, a state of the same service ({self.other.service})"
-
-
 def _held_elsewhere(
-    others: Callable[[], Iterable[OtherState]], address: Address, record: ResourceRecord
+    elsewhere: ObjectsHeldElsewhere, address: Address, record: ResourceRecord
 ) -> HeldElsewhere | None:
     """The record of ``address``'s kind in another state of the same service that stands
-    for an object ``record`` would stand for (each kind says which IDs its records hold).
-    A tombstone there sends nothing (``state rm`` is how that environment lets it go), and
-    a state whose records cannot be read is passed over: its own commands say why."""
-    return held_elsewhere(others, address.kind, model_of(address.kind).held(record))
-
-
-def held_elsewhere(
-    others: Callable[[], Iterable[OtherState]], kind: Kind, wanted: frozenset[str]
-) -> HeldElsewhere | None:
-    """The record of ``kind`` in another state of the same service that stands for one of
-    the objects ``wanted`` names (IDs as the kind's ``held`` gives them), tombstones there
-    aside, as for :func:`_held_elsewhere`."""
-    if not wanted:
-        return None
-    model = model_of(kind)
-    prefix = f"{kind.value}/"
-    for other in others():
-        resources = other.state.resources
-        try:
-            for other_address in sorted(resources):
-                if not other_address.startswith(prefix):
-                    continue
-                held = resources[other_address]
-                if held.status is not RecordStatus.FORGOTTEN and wanted & model.held(held):
-                    return HeldElsewhere(other_address, other)
-        except CustomsBatchError:
-            continue
-    return None
+    for an object ``record`` would stand for (each kind says which IDs its records hold),
+    tombstones there aside, as :class:`ObjectsHeldElsewhere` says."""
+    return elsewhere.holding(address.kind, model_of(address.kind).held(record))
 
 
 def refuse_a_tombstone_held_elsewhere(
-    others: Callable[[], Iterable[OtherState]],
+    others: ObjectsHeldElsewhere,
     address: Address,
     tombstone: ResourceRecord,
     *,
@@ -517,30 +478,22 @@ def refuse_a_tombstone_held_elsewhere(
 
 
 def refuse_tombstones_held_elsewhere(
-    plan: Plan, state: State, others: Callable[[], Iterable[OtherState]]
+    plan: Plan, state: State, others: ObjectsHeldElsewhere
 ) -> Plan:
     """``plan`` with each change that tracks a tombstone of ``state`` again (a document
     renamed from it, or asking the same request under a new name: apply would move its
     record to the new name and send to its object) refused while a record of another state
     of the same service stands for that object: that environment took it over once this one
     let it go, and both would write it. What depends on such a change and sends something is
-    refused too. ``others`` is read only when the plan has such a change, and then once."""
+    refused too. ``others`` is read only when the plan has such a change."""
     taking = tombstone_take_overs(plan, state)
     if not taking:
         return plan
-    read: list[OtherState] | None = None
-
-    def cached() -> list[OtherState]:
-        nonlocal read
-        if read is None:
-            read = list(others())
-        return read
-
     reasons: dict[Address, str] = {}
     for change, tombstone in taking:
         assert change.moved_from is not None  # a take-over names the record it takes
         earlier = change.moved_from
-        elsewhere = _held_elsewhere(cached, earlier, tombstone)
+        elsewhere = _held_elsewhere(others, earlier, tombstone)
         if elsewhere is None:
             continue
         ident = model_of(earlier.kind).identifier(tombstone)
@@ -557,14 +510,14 @@ def refuse_tombstones_held_elsewhere(
 
 
 def refuse_a_push_held_elsewhere(
-    others: Callable[[], Iterable[OtherState]], current: State, incoming: State
+    others: ObjectsHeldElsewhere, current: State, incoming: State
 ) -> None:
     """``state push`` of ``incoming`` over ``current`` while a live record of ``incoming``
     holds an object a record of another state of the same service stands for (tombstones on
     either side aside, as for :func:`held_elsewhere`): both environments would write it.
     Only what the push brings is compared: an ID the record of the same address in
-    ``current`` already holds is not the push's doing. ``others`` is read once, and each
-    record's IDs looked up in what they hold, so a big state costs one pass of each."""
+    ``current`` already holds is not the push's doing. Each record's IDs are looked up in
+    ``others``' index, so a big state costs one pass of each."""
     wanted: dict[str, tuple[Kind, frozenset[str]]] = {}
     for address in sorted(incoming.resources):
         record = incoming.resources[address]
@@ -580,25 +533,11 @@ def refuse_a_push_held_elsewhere(
             wanted[address] = (parsed.kind, ids)
     if not wanted:
         return
-    kinds = {kind for kind, _ in wanted.values()}
-    holders: dict[tuple[Kind, str], HeldElsewhere] = {}
-    for other in others():
-        resources = other.state.resources
-        try:
-            for other_address in sorted(resources):
-                kind = Address.parse(other_address)
-                held = resources[other_address]
-                if kind is None or kind.kind not in kinds or held.status is RecordStatus.FORGOTTEN:
-                    continue
-                for ident in model_of(kind.kind).held(held):
-                    holders.setdefault((kind.kind, ident), HeldElsewhere(other_address, other))
-        except CustomsBatchError:
-            continue
     found = [
-        (address, ident, holders[(kind, ident)])
+        (address, ident, holder)
         for address, (kind, ids) in wanted.items()
         for ident in sorted(ids)
-        if (kind, ident) in holders
+        if (holder := others.holder(kind, ident)) is not None
     ]
     if not found:
         return

@@ -16,17 +16,17 @@ decides (``state adopt`` or ``state forget``), told which ones.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from customs_batch.client import AuthenticationError, CustomsClient, PermissionDeniedError
 from customs_batch.errors import ServiceError
-from customs_batch.execution.reconcile import held_elsewhere
+from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
 from customs_batch.kinds import Address
 from customs_batch.kinds.model import LostCreation, parse_time
 from customs_batch.kinds.registry import KINDS
-from customs_batch.state.backend import OtherState, StateSession
+from customs_batch.state.backend import StateSession
 from customs_batch.state.history import HistoryStore
 from customs_batch.state.model import RecordStatus, ResourceRecord
 from customs_batch.state.records import records_in
@@ -104,13 +104,13 @@ def settle_lost_creations(
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     sleep: Callable[[float], None] = time.sleep,
     history: HistoryStore | None = None,
-    others: Callable[[], Iterable[OtherState]] = tuple,
+    others: ObjectsHeldElsewhere | None = None,
 ) -> list[Settled]:
     """Search the service for what each lost creation made, and take back the intent of
     each that never arrived. With ``history``, a lost creation that some objects could be
     names the one whose answer the history recorded after its intent, if any. An object a
     record of another state of the same service stands for (``others``, read once, only
-    when some object could be one) is no candidate: another environment's, as an object
+    when some object could be one, and looked up in its index) is no candidate: another environment's, as an object
     a record of this state stands for is no candidate.
 
     ``answered_within`` is how long after its intent any answer to a request would have
@@ -119,14 +119,7 @@ def settle_lost_creations(
     """
     settled: list[Settled] = []
     answers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
-    read: list[OtherState] | None = None
-
-    def other_states() -> list[OtherState]:
-        nonlocal read
-        if read is None:
-            read = list(others())
-        return read
-
+    elsewhere = others if others is not None else ObjectsHeldElsewhere()
     for model in KINDS.values():
         if model.look_for is None:
             continue
@@ -159,13 +152,13 @@ def settle_lost_creations(
             candidates = found.get(creation.record.address)
             if candidates is None:
                 continue
-            elsewhere = {
-                ident: held
+            held = {
+                ident: holder
                 for ident in candidates
-                if (held := held_elsewhere(other_states, model.kind, frozenset({ident})))
+                if (holder := elsewhere.holder(model.kind, ident)) is not None
             }
-            taken = tuple(f"{ident} is recorded as {held}" for ident, held in elsewhere.items())
-            candidates = tuple(ident for ident in candidates if ident not in elsewhere)
+            taken = tuple(f"{ident} is recorded as {holder}" for ident, holder in held.items())
+            candidates = tuple(ident for ident in candidates if ident not in held)
             if candidates:
                 if answers is None and history is not None:
                     answers = _answers(history)

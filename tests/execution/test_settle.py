@@ -3,7 +3,8 @@ end-to-end cases are in tests/cli/test_lost_submissions.py and tests/e2e/test_ki
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -15,6 +16,7 @@ from customs_batch.client import (
     TransitFilter,
 )
 from customs_batch.errors import ServiceError
+from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
 from customs_batch.execution.settle import Settled, settle_lost_creations
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 from customs_batch.state.backend import OtherState
@@ -83,7 +85,7 @@ def settle(
             now=lambda: NOW,
             sleep=slept.append,
             history=history,
-            others=lambda: others,
+            others=ObjectsHeldElsewhere(lambda: others),
         )
     state = backend.read()
     return settled, notices, slept, {a: state.resources[a] for a in state.resources}
@@ -274,3 +276,48 @@ def test_a_search_the_service_fails_leaves_the_decision_and_says_why(tmp_path: P
     assert settled == []
     assert len(notices) == 1 and "answered 503" in notices[0] and "need a decision" in notices[0]
     assert records[ADDRESS].status is RecordStatus.PENDING
+
+
+class _CountedReads(dict[str, ResourceRecord]):
+    """Records that count how often each is read."""
+
+    def __init__(self, records: Mapping[str, ResourceRecord]) -> None:
+        super().__init__(records)
+        self.reads: list[str] = []
+
+    def __getitem__(self, address: str) -> ResourceRecord:
+        self.reads.append(address)
+        return super().__getitem__(address)
+
+
+def test_the_other_states_are_read_once_and_each_record_once_whatever_the_candidates(
+    tmp_path: Path,
+) -> None:
+    # Three lookalikes: each is looked up in one index of what de holds, not in a pass over
+    # every record of de (a big state of another environment, asked about each candidate).
+    service = Service({n: declaration(NOW - timedelta(minutes=1)) for n in (7001, 7002, 7003)})
+    de = _other_environment(*((8000 + n, RecordStatus.APPLIED) for n in range(20)))
+    counted = _CountedReads(de.state.resources)
+    de = replace(de, state=replace(de.state, resources=counted))
+    read: list[OtherState] = []
+
+    def others() -> tuple[OtherState, ...]:
+        read.append(de)
+        return (de,)
+
+    backend = LocalBackend(tmp_path / "state")
+    with backend.open("test") as session:
+        session.record(lost(NOW - timedelta(minutes=2)))
+    with backend.open("apply") as session:
+        settled = settle_lost_creations(
+            session,
+            cast(CustomsClient, service),
+            answered_within=timedelta(seconds=40),
+            notice=lambda text: None,
+            now=lambda: NOW,
+            sleep=lambda seconds: None,
+            others=ObjectsHeldElsewhere(others),
+        )
+    assert [s.candidates for s in settled] == [("7001", "7002", "7003")]
+    assert len(read) == 1
+    assert sorted(counted.reads) == sorted(counted)

@@ -1,0 +1,108 @@
+"""The objects the other states of the same service stand for, looked up by kind and ID.
+
+Several environments may name one service (the same base_url, or states of one PostgreSQL
+database). An object a record of one of their states stands for is that environment's: a
+command here must not take it over (``import``, ``state adopt``, ``state restore``/``mv``
+of a tombstone, ``state push``, a rename in ``plan``/``apply``), and a lost submission's
+search offers none as a candidate. :class:`ObjectsHeldElsewhere` reads those states once,
+when first asked, and indexes each kind's records the first time that kind is looked up:
+a run that asks about many IDs (a lost departure's candidates, a pushed state's records)
+pays one pass over the records of the kind, not one a question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from customs_batch.errors import CustomsBatchError
+from customs_batch.kinds import Kind
+from customs_batch.kinds.registry import model_of
+from customs_batch.state.backend import OtherState
+from customs_batch.state.model import RecordStatus
+
+
+@dataclass(frozen=True)
+class HeldElsewhere:
+    """A record of another state of the same service that stands for an object."""
+
+    address: str
+    other: OtherState
+
+    @property
+    def release(self) -> str:
+        """How that environment stops writing the object."""
+        env = self.other.environment
+        rm = f"customs-batch state rm {self.address}"
+        command = f"`{rm} --env {env}`" if env is not None else f"`{rm}` with its --env"
+        return f"release it there ({command}: its record becomes a tombstone, which sends nothing)"
+
+    def __str__(self) -> str:
+        return f"{self.address} in {self.other.where}, a state of the same service ({self.other.service})"
+
+
+class ObjectsHeldElsewhere:
+    """By kind and ID, the live record of another state of the same service that stands
+    for that object (each kind says which IDs its records hold); tombstones there aside
+    (``state rm`` is how that environment lets an object go). ``others`` is read once, when
+    a lookup first needs it; a state whose records of a kind cannot be read is passed over
+    from the record that fails (its own commands say why). Where several records hold one
+    ID, the first is given: the states in the order ``others`` gives them, each state's
+    records by address."""
+
+    def __init__(self, others: Callable[[], Iterable[OtherState]] = tuple) -> None:
+        self._others = others
+        self._states: list[tuple[OtherState, list[str]]] | None = None
+        self._kinds: dict[Kind, dict[str, tuple[int, HeldElsewhere]]] = {}
+
+    def holder(self, kind: Kind, ident: str) -> HeldElsewhere | None:
+        """The record of ``kind`` elsewhere that holds ``ident`` (as ``held`` gives it)."""
+        found = self._index(kind).get(ident)
+        return None if found is None else found[1]
+
+    def holding(self, kind: Kind, wanted: Iterable[str]) -> HeldElsewhere | None:
+        """The first record of ``kind`` elsewhere that holds one of ``wanted``; nothing is
+        read when ``wanted`` is empty."""
+        wanted = tuple(wanted)
+        if not wanted:
+            return None
+        index = self._index(kind)
+        found = [index[ident] for ident in wanted if ident in index]
+        return min(found, key=lambda entry: entry[0])[1] if found else None
+
+    def _read(self) -> list[tuple[OtherState, list[str]]]:
+        if self._states is None:
+            states = []
+            for other in self._others():
+                try:
+                    addresses = sorted(other.state.resources)
+                except CustomsBatchError:
+                    addresses = []
+                states.append((other, addresses))
+            self._states = states
+        return self._states
+
+    def _index(self, kind: Kind) -> dict[str, tuple[int, HeldElsewhere]]:
+        index = self._kinds.get(kind)
+        if index is not None:
+            return index
+        index = {}
+        model = model_of(kind)
+        prefix = f"{kind.value}/"
+        order = 0
+        for other, addresses in self._read():
+            resources = other.state.resources
+            try:
+                for address in addresses:
+                    if not address.startswith(prefix):
+                        continue
+                    record = resources[address]
+                    if record.status is RecordStatus.FORGOTTEN:
+                        continue
+                    order += 1
+                    for ident in model.held(record):
+                        index.setdefault(ident, (order, HeldElsewhere(address, other)))
+            except CustomsBatchError:
+                continue
+        self._kinds[kind] = index
+        return index
