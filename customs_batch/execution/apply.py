@@ -161,10 +161,15 @@ class _Run:
         wait: WaitOptions | None,
         events: ApplyEvents | None,
         history: RunHistory | None = None,
+        changes: dict[Address, PlannedChange] | None = None,
     ) -> None:
         self.events = events
         self.history = history
-        self.changes = {change.address: change for change in plan.changes}
+        self.changes = (
+            {change.address: change for change in plan.changes} if changes is None else changes
+        )
+        """The changes the run walks (by default every change of the plan): those it sends
+        or holds back, looked up by address."""
         self.session = session
         self.client = client
         self.stop = stop
@@ -954,7 +959,28 @@ def apply_plan(
     started = clock()
     if history is not None:
         session = HistoriedSession(session, history.store)
-    run = _Run(plan, session, client, stop, wait, events, history)
+    # One pass over the plan, keeping only what the walk needs: of a plan of 100,000
+    # documents with 10 to send, the changes that send nothing (most of them) are neither
+    # walked nor looked up again (five passes and two tables of every change had been about
+    # 0.1 s of CPU before the first request).
+    refused: list[PlannedChange] = []
+    order: list[Address] = []
+    blocked: dict[Address, str] = {}
+    deps: dict[Address, tuple[Address, ...]] = {}
+    walked: dict[Address, PlannedChange] = {}
+    for change in plan.changes:
+        action = change.action
+        if action is Action.REFUSED:
+            refused.append(change)
+        holds = action.holds_dependents
+        if change.operation.writes_state or holds:
+            address = change.address
+            order.append(address)
+            deps[address] = change.depends_on
+            walked[address] = change
+            if holds:
+                blocked[address] = change.reason
+    run = _Run(plan, session, client, stop, wait, events, history, changes=walked)
     limiter = client.sender.rate_limiter
     watch = (
         BudgetWatch(budget, spacing=lambda: limiter.interval, clock=clock)
@@ -965,12 +991,6 @@ def apply_plan(
     # goes on. An unknown outcome blocks its dependents: their values may not exist; so does
     # an object customs rejected: what would amend it waits until it is corrected (then
     # replaced by a new one, which they follow), as within the run that found it rejected.
-    refused = [c for c in plan.changes if c.action is Action.REFUSED]
-    order = [
-        c.address for c in plan.changes if c.operation.writes_state or c.action.holds_dependents
-    ]
-    blocked = {c.address: c.reason for c in plan.changes if c.action.holds_dependents}
-    deps = {c.address: c.depends_on for c in plan.changes}
     if events is not None:
         events.started(plan, len(order) - len(blocked), len(refused) + len(blocked))
     for change in refused:

@@ -5,6 +5,7 @@ import os
 import stat
 import threading
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,6 +22,7 @@ from customs_batch.client import (
     Sender,
 )
 from customs_batch.errors import StateError
+from customs_batch.execution import scheduler
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.reconcile import check_gone, refresh, status_entries
 from customs_batch.execution.results import ResultStatus, recorded_result
@@ -310,6 +312,47 @@ def test_a_409_for_a_key_in_flight_keeps_the_intent_and_its_key(
     assert plan.changes[0].idempotency_key == record.idempotency_key
     assert _apply(backend, [movement("m", 0)], emulator).ok
     assert len(emulator.movements()) == 1
+
+
+class _CountedChanges(tuple[Any, ...]):
+    """A plan's changes that count how often they are gone through."""
+
+    passes = 0
+
+    def __iter__(self) -> Any:
+        type(self).passes += 1
+        return super().__iter__()
+
+
+def test_apply_goes_through_the_plan_once_and_walks_only_what_it_sends(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A plan of 100,000 documents with 10 to send: every pass over it, and every table of
+    # all its changes, is paid before the first request.
+    backend = LocalBackend(tmp_path)
+    kept = [movement(f"m{n}", n, quantity=n + 1) for n in range(5)]
+    assert _apply(backend, kept, emulator).ok
+    added = movement("added", 5, quantity=6)  # after m4 on its HAWB
+    walked: list[list[Address]] = []
+
+    def walk(order: list[Address], deps: dict[Address, Any], *a: Any, **k: Any) -> Any:
+        walked.append(list(order))
+        assert set(deps) <= set(order)
+        return scheduler.walk(order, deps, *a, **k)
+
+    monkeypatch.setattr("customs_batch.execution.apply.walk", walk)
+    with backend.open("apply") as session:
+        plan = plan_changes([*kept, added], session.state)
+        assert [c.action for c in plan.changes].count(Action.NO_CHANGE) == 5
+        counted = replace(plan, changes=_CountedChanges(plan.changes))
+        _CountedChanges.passes = 0
+        report = apply_plan(
+            counted, session, emulator.client, parallelism=2, stop=threading.Event()
+        )
+    assert report.ok
+    assert _CountedChanges.passes == 1
+    assert walked == [[Address(Kind.MOVEMENT, "added")]]
+    assert [str(o.address) for o in report.outcomes] == ["Movement/added"]
 
 
 def test_a_refused_change_does_not_hold_back_what_depends_on_it(
