@@ -301,3 +301,32 @@ def test_a_state_in_postgresql_is_noted_by_its_rows(
     assert set(parsed) == {first}
     assert warm == _plan(cache=False)
     assert warm.counts[Action.NO_CHANGE] == len(documents) - 1
+
+
+def test_apply_keeps_the_note_once_its_requests_are_sent(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writing the note (1.6 MB for 100,000 documents) is nothing a request needs: it had
+    # come before apply's first request.
+    movements = project / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    last = text.rstrip("\n").rsplit("\n---\n", 1)[-1]
+    added = last.replace("name: mov-a1-clearance", "name: mov-a1-added")
+    movements.write_text(text.rstrip("\n") + "\n---\n" + added + "\n", encoding="utf-8")
+    seen: list[str] = []
+    save = Unchanged.save
+
+    def saved(self: Unchanged) -> None:
+        seen.append("saved")
+        save(self)
+
+    class Sending(Recorder):
+        def sending(self, address: Address) -> None:
+            seen.append(f"sending {address}")
+
+    monkeypatch.setattr(Unchanged, "save", saved)
+    options = ApplyOptions(Inputs(MANIFESTS, cache=True), auto_approve=True)
+    applied = apply_changes(options, Sending())
+    assert applied.report is not None
+    assert seen == ["sending Movement/mov-a1-added", "saved"]
+    assert _note(project), "the note of what this run found unchanged was not written"
