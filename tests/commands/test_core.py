@@ -221,3 +221,29 @@ def test_a_renamed_document_held_for_a_decision_is_listed_where_its_record_is() 
     report = ApplyReport([], False, None, 0.0)
     assert _undecided(plan, report, state) == ("DepartureDeclaration/old",)
     assert _not_found(plan, state) == ("DepartureDeclaration/old",)
+
+
+def test_apply_reads_the_state_file_once(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under the lock, the plan is made from the state the session read: a second read of an
+    # 88 MB state would come before the first request (and could differ from what is locked).
+    from customs_batch.load_cache import CACHE_DIR_VARIABLE
+    from customs_batch.sensitive import Sealer
+    from customs_batch.state import file
+    from customs_batch.state.model import State
+
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(tmp_path / "cache"))
+    reads: list[Path] = []
+    read_state = file.read_state
+
+    def counted(path: Path, sealer: Sealer | None = None) -> State | None:
+        reads.append(path)
+        return read_state(path, sealer)
+
+    monkeypatch.setattr("customs_batch.state.backend.read_state", counted)
+    for status in (ApplyStatus.APPLIED, ApplyStatus.NOTHING_TO_DO):
+        reads.clear()
+        options = ApplyOptions(Inputs((Path("manifests"),), cache=True), auto_approve=True)
+        assert apply_changes(options, Recorder()).status is status
+        assert [path.name for path in reads] == ["state.json"]
