@@ -65,20 +65,13 @@ class Operation(StrEnum):
 
     @property
     def requests(self) -> int:
-        """How many requests the operation sends (a lookup by code is one more, and so is
-        the read of the rejected declaration a resubmission replaces, and the read of the
-        object a write to an existing one goes to: ``KindModel.reads_first``)."""
+        """How many requests the operation itself sends: a find-or-create looks its group
+        up by code first, and a resubmission reads the rejected declaration it replaces.
+        What a kind reads before a write to an object the service holds is the kind's to
+        count (``KindModel.requests``, its ``reads_first``)."""
         if self in (Operation.NONE, Operation.FORGET, Operation.MOVE, Operation.HAND_OVER):
             return 0
-        if self in (
-            Operation.FIND_OR_CREATE_TEMPLATE_GROUP,
-            Operation.RESUBMIT_DEPARTURE,
-            Operation.UPDATE_TEMPLATE_GROUP,
-            Operation.UPDATE_DEPARTURE_PARTIES,
-            Operation.UPDATE_TRANSIT_PARTIES,
-            Operation.CANCEL_EXPORT,
-            Operation.DEACTIVATE_HAWB,
-        ):
+        if self in (Operation.FIND_OR_CREATE_TEMPLATE_GROUP, Operation.RESUBMIT_DEPARTURE):
             return 2
         return 1
 

@@ -414,7 +414,7 @@ class KindModel:
     the record of the write, or of the object it ``restates`` (a party update's departure),
     recorded (``another_object``): the ID may have been given again since (a sandbox
     reset). The answer of such a write is checked the same way. Each read is one request
-    more (``Operation.requests``)."""
+    more (:meth:`requests`)."""
     read_target: RefreshFunction | None = None
     """How the object a write of ``reads_first`` goes to is read, given the intent of the
     write (its spec resolved): by address, what the service holds there (None: not found;
@@ -556,6 +556,13 @@ class KindModel:
     ends_lanes: LaneEnd | None = None
     """The lanes of another kind its documents end (a HAWB deactivation: the movements of
     that HAWB), so that both in one batch is a warning."""
+
+    def requests(self, operation: Operation) -> int:
+        """How many requests ``operation`` of this kind sends in all: what the operation
+        sends itself (``Operation.requests``), and the read before it when the kind reads
+        the object a write goes to first (``reads_first``). The plan's request count, and
+        the time it takes at the rate limit, are made of these."""
+        return operation.requests + (operation in self.reads_first)
 
     def last_known_state(self, record: ResourceRecord) -> str | None:
         """The object's state at the service as last recorded: its ``service_words``, else

@@ -60,7 +60,10 @@ class PlannedChange:
 
     @property
     def requests(self) -> int:
-        return self.operation.requests
+        """The requests it sends, as its kind counts them (``KindModel.requests``)."""
+        from customs_batch.kinds.registry import model_of  # the kinds: only when counted
+
+        return model_of(self.address.kind).requests(self.operation)
 
     @property
     def in_flight(self) -> bool:
@@ -136,9 +139,12 @@ class Plan:
 
     @property
     def requests(self) -> int:
-        # By operation, not change by change: two property calls a change were most of it.
-        sent = Counter(change.operation for change in self.changes)
-        return sum(operation.requests * count for operation, count in sent.items())
+        from customs_batch.kinds.registry import model_of  # the kinds: only when counted
+
+        # By kind and operation, not change by change: two property calls a change were
+        # most of it.
+        sent = Counter((change.address.kind, change.operation) for change in self.changes)
+        return sum(model_of(kind).requests(operation) * n for (kind, operation), n in sent.items())
 
     @property
     def has_changes(self) -> bool:

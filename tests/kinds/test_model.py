@@ -37,7 +37,32 @@ def test_a_write_that_reads_its_object_first_counts_the_read_among_its_requests(
         Operation.CANCEL_EXPORT,
         Operation.DEACTIVATE_HAWB,
     }
-    assert all(operation.requests == 2 for operation in reading)
     for model in KINDS.values():
+        for operation in model.send:
+            # The read is the kind's to count: the operation itself sends one request
+            # (a find-or-create and a resubmission read first as part of what they are).
+            assert model.requests(operation) == operation.requests + (
+                operation in model.reads_first
+            )
+        assert all(model.requests(operation) == 2 for operation in model.reads_first)
         assert model.reads_first <= set(model.send)
         assert not model.reads_first or (model.read_target or model.refresh) is not None
+
+
+def test_a_kind_that_reads_first_counts_the_read_with_no_other_module_told() -> None:
+    # A kind's lifecycle in one place: a kind that starts reading before one of its writes
+    # counts it by saying so in its model, and a plan of that write counts it.
+    from dataclasses import replace
+
+    from customs_batch.kinds import Address, Kind
+    from customs_batch.kinds.actions import Action, Operation
+    from customs_batch.kinds.registry import model_of
+    from customs_batch.planning.model import Plan, PlannedChange
+
+    movement = model_of(Kind.MOVEMENT)
+    assert movement.requests(Operation.CREATE_MOVEMENT) == 1
+    reading = replace(movement, reads_first=frozenset({Operation.CREATE_MOVEMENT}))
+    assert reading.requests(Operation.CREATE_MOVEMENT) == 2
+    assert reading.requests(Operation.NONE) == 0
+    change = PlannedChange(Address(Kind.MOVEMENT, "m"), Action.CREATE, Operation.CREATE_MOVEMENT)
+    assert change.requests == 1 and Plan((change,), lineage="l", serial=1).requests == 1
