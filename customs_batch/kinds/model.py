@@ -830,11 +830,7 @@ def not_found_words(
             f"the service holds another object at {named} than the one recorded ({instead}; "
             f"seen since {since}): its ID was given again, after a sandbox reset say, and "
             f"nothing is sent to it. `customs-batch state rm --gone {address}` removes its "
-            f"record; then correct {names_its_object} to the object meant, or remove the "
-            f"document, before the next apply (left as it is, the document is sent to "
-            f"{named} again, which is not the object it was written to); if the service "
-            "should still hold the recorded one, check the environment, then `customs-batch "
-            "refresh` reads it again"
+            f"record; {_correct_the_document(named, names_its_object)}"
         )
     if instead is not None:
         return (
@@ -858,6 +854,19 @@ def not_found_words(
         f"rm --gone {address}` removes its record, and the next apply sends it again; if "
         "the service should still hold it, check the environment, then `customs-batch "
         "refresh` reads it again"
+    )
+
+
+def _correct_the_document(named: str, names_its_object: str) -> str:
+    """The way out of a record whose document names by a literal ID an object it did not
+    create (``names_its_object``: the kind's words for that ID), once another object is at
+    that ID: once its record is dropped, the document's ID is corrected or the document
+    removed, since as it is it goes to ``named`` again."""
+    return (
+        f"then correct {names_its_object} to the object meant, or remove the document, "
+        f"before the next apply (left as it is, the document is sent to {named} again, "
+        "which is not the object it was written to); if the service should still hold the "
+        "recorded one, check the environment, then `customs-batch refresh` reads it again"
     )
 
 
@@ -889,11 +898,7 @@ def unknown_not_found_words(
         return (
             f"{there}, and the outcome of the last request to {address} is unknown, so "
             f"nothing is sent to it. `customs-batch state forget {address}` drops its record; "
-            f"then correct {names_its_object} to the object meant, or remove the document, "
-            f"before the next apply (left as it is, the document is sent to {named} again, "
-            "which is not the object it was written to); if the service should still hold "
-            "the recorded one, check the environment, then `customs-batch refresh` reads it "
-            "again"
+            f"{_correct_the_document(named, names_its_object)}"
         )
     return (
         f"{there}, and the outcome of the last request to {address} is unknown, so nothing "

@@ -66,3 +66,25 @@ def test_a_kind_that_reads_first_counts_the_read_with_no_other_module_told() -> 
     assert reading.requests(Operation.NONE) == 0
     change = PlannedChange(Address(Kind.MOVEMENT, "m"), Action.CREATE, Operation.CREATE_MOVEMENT)
     assert change.requests == 1 and Plan((change,), lineage="l", serial=1).requests == 1
+
+
+def test_a_document_naming_an_object_it_did_not_make_is_told_to_correct_its_id() -> None:
+    # Whether its last outcome is known or not, another object at the ID of an object the
+    # document names (a party update's declaration made elsewhere) is not taken back with
+    # `import`: the document's ID is corrected, once the record is dropped the way its
+    # lifecycle allows (`state rm --gone` an applied one, `state forget` an unknown one).
+    from customs_batch.kinds.model import not_found_words, unknown_not_found_words
+
+    named = "the document's `declarationId`"
+    applied = not_found_words("TransitPartyUpdate/u", 7, "t", "weight 1 there", named)
+    unknown = unknown_not_found_words("TransitPartyUpdate/u", 7, "t", "weight 1 there", named)
+    way_out = (
+        "then correct the document's `declarationId` to the object meant, or remove the "
+        "document, before the next apply (left as it is, the document is sent to 7 again"
+    )
+    assert way_out in applied and "state rm --gone TransitPartyUpdate/u" in applied
+    assert way_out in unknown and "state forget TransitPartyUpdate/u" in unknown
+    for words in (applied, unknown):
+        assert "import" not in words and "template group" not in words
+    group = not_found_words("TemplateGroup/g", 7, "t", "code 'X' there")
+    assert way_out not in group and "import TemplateGroup/g 7" in group
