@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, Cell, MergedCell
+from openpyxl.cell.cell import Cell, MergedCell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.hyperlink import Hyperlink
@@ -27,6 +27,7 @@ from customs_batch.execution.results import Outcome, ResultStatus, RowResult
 from customs_batch.findings import column_letter
 from customs_batch.kinds.model import ServiceId
 from customs_batch.manifest.spreadsheet.copy import (
+    cell_text,
     copy_paths,
     empty_columns,
     new_sheet_name,
@@ -182,17 +183,11 @@ def _write_row(sheet: Worksheet, row: RowResult, first: int) -> None:
     ]
     for offset, value in enumerate(values):
         if isinstance(value, str):
-            value = _cell_text(value)
+            value = cell_text(value)
         cell = sheet.cell(row.row, first + offset, value if value != "" else None)
         if isinstance(value, str):
             cell.data_type = "s"  # an error's text is never a formula
         _fill(cell, row.status)
-
-
-def _cell_text(text: str) -> str:
-    """Text a cell can hold: the control characters XLSX refuses (a service's error may
-    carry any) shown as ``\\xNN``."""
-    return ILLEGAL_CHARACTERS_RE.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def _ids_cell(ids: tuple[Scalar, ...]) -> str | int:
@@ -225,8 +220,8 @@ def _summary(workbook: Workbook, rows: Sequence[RowResult]) -> None:
     # Row numbers are counted here: the sheet's max_row is counted over every cell.
     for number, row in enumerate(ordered, start=listing + 1):
         documents = ", ".join(doc.address for doc in row.documents)
-        errors = _cell_text("\n".join(row.errors))
-        sheet.append((row.status.value, _cell_text(row.sheet), row.row, documents, errors))
+        errors = cell_text("\n".join(row.errors))
+        sheet.append((row.status.value, cell_text(row.sheet), row.row, documents, errors))
         first_of.setdefault(row.status, number)
         _fill(sheet.cell(number, 1), row.status)
         _link(sheet.cell(number, 3), row.sheet, f"A{row.row}")

@@ -22,6 +22,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.manifest.spreadsheet.copy import (
+    cell_text,
     copy_paths,
     empty_columns,
     named_columns,
@@ -113,7 +114,7 @@ def annotate(workbook: Workbook, findings: Sequence[Finding]) -> None:
         cell = workbook[sheet].cell(row, column)
         here.sort(key=lambda f: _RANK[f.severity])
         cell.fill = _FILLS[here[0].severity]
-        text = "\n\n".join(_comment(finding, (row, column)) for finding in here)
+        text = cell_text("\n\n".join(_comment(finding, (row, column)) for finding in here))
         comment = Comment(text, "customs-batch")
         comment.width, comment.height = 360, min(60 + 70 * len(here), 600)
         cell.comment = comment
@@ -194,6 +195,7 @@ def _findings_sheet(workbook: Workbook, findings: Sequence[Finding]) -> None:
         )
         for index, value in enumerate(values, start=1):
             if value:
+                value = cell_text(value)
                 # Text stays text: a sheet name or a message beginning with "=" (a CSV file
                 # named "=1+2.csv", a policy's message) is never a formula, as in the data
                 # sheets.

@@ -371,3 +371,29 @@ def test_two_spreadsheets_that_would_share_a_copy_are_refused(
     assert "../data/a/x.csv and ../data/b/x.csv would both be copied to out/x.csv.xlsx" in err
     assert "Annotated" not in err
     assert not Path("out").exists()
+
+
+def test_a_control_character_in_a_csv_field_is_shown_in_the_copy_not_an_internal_error(
+    project: Path,
+) -> None:
+    # Found by a probe: a CSV field holding a control character (here \x01 in a vehicle's
+    # number, and quoted by a finding's message in the weight's field) ended `validate
+    # --annotate` with "internal error: IllegalCharacterError", and no copy was written:
+    # a workbook cannot hold the character, so the copy shows it as \x01.
+    csv_path = project / "data" / "departures.csv"
+    data = csv_path.read_bytes()
+    assert b"NL-56-DEF" in data and b";48,5;" in data
+    data = data.replace(b"NL-56-DEF", b"NL-56\x01DEF", 1).replace(b";48,5;", b";4\x028;", 1)
+    csv_path.write_bytes(data)
+
+    code, _, err = _report("--annotate", "annotated")
+    assert code == 1 and "internal error" not in err, err
+    assert "Annotated data/departures.csv" in err
+    book = openpyxl.load_workbook(project / "annotated" / "data" / "departures.csv.xlsx")
+    sheet = book["departures"]
+    values = [cell.value for row in sheet.iter_rows() for cell in row]
+    assert "NL-56\\x01DEF" in values and "4\\x028" in values
+    comments = [cell.comment.text for row in sheet.iter_rows() for cell in row if cell.comment]
+    assert any("\\x02" in text for text in comments), comments
+    messages = [row[5].value for row in book["Findings"].iter_rows(min_row=2)]
+    assert any("\\x02" in str(message) for message in messages), messages

@@ -19,7 +19,7 @@ from typing import Any
 
 import openpyxl
 import python_calamine
-from openpyxl.cell.cell import MergedCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, MergedCell
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -140,8 +140,17 @@ def named_columns(sheet: Worksheet, names: Collection[str]) -> tuple[int, set[in
 
 
 def sheet_title(name: str | None) -> str:
-    """A sheet name as a workbook can hold it: 31 characters at most, none of ``[]:*?/\\``."""
-    return re.sub(r"[\[\]:*?/\\]", "_", name or "")[:31]
+    """A sheet name as a workbook can hold it: 31 characters at most, none of ``[]:*?/\\``,
+    its control characters shown as :func:`cell_text` shows them."""
+    return re.sub(r"[\[\]:*?/\\]", "_", cell_text(name or ""))[:31]
+
+
+def cell_text(text: str) -> str:
+    """Text a workbook can hold: the control characters XLSX refuses (a CSV field, a cell
+    of an ``.xls`` or ``.ods`` workbook, a service's error or a finding quoting either may
+    carry any) shown as ``\\xNN``; tabs and line breaks kept. openpyxl refuses the others
+    outright, and a comment holding one would make the copy unreadable."""
+    return ILLEGAL_CHARACTERS_RE.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def new_sheet_name(workbook: Workbook, wanted: str) -> str:
@@ -199,6 +208,8 @@ def _workbook(sheets: dict[str, list[list[Any]]]) -> Workbook:
         for number, values in enumerate(rows, start=1):
             for column, value in enumerate(values, start=1):
                 if value not in (None, ""):
+                    if isinstance(value, str):
+                        value = cell_text(value)
                     cell = sheet.cell(number, column, value)
                     if isinstance(value, str):
                         cell.data_type = "s"  # text stays text: no formula, no number
