@@ -21,9 +21,10 @@ from typing import Any, TextIO
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from customs_batch.cli._files import write_output
-from customs_batch.escaping import csv_text, json_document
+from customs_batch.escaping import csv_text, json_document, printable
 from customs_batch.formats import VERSION_KEY, Formats
 
 JsonObject = Mapping[str, Any]
@@ -149,17 +150,25 @@ def _table(records: Records, out: TextIO) -> None:
         table.add_column("value", overflow="fold")
         for record in records.rows:
             for name, value in record.items():
-                table.add_row(name, cell(value))
+                table.add_row(_table_text(name), _table_text(cell(value)))
     else:
         table = Table()
         for column in records.columns:
             table.add_column(column.header, overflow="fold")
         for record in records.rows:
-            table.add_row(*(cell(record.get(c.field)) for c in records.columns))
+            table.add_row(*(_table_text(cell(record.get(c.field))) for c in records.columns))
     console = _console(out)
     console.print(table)
     if records.footer:
         console.print(records.footer, style="dim")
+
+
+def _table_text(text: str) -> Text:
+    """The service's text as a table shows it: as written, never read as rich's markup (a
+    template group named ``Export [de]`` lost ``[de]``, and one named ``a[/x]`` ended the
+    command in an error), on one line, a control character (a terminal escape) written as
+    its escape, as every other report writes text from outside."""
+    return Text(printable(text))
 
 
 PIPED_WIDTH = 10_000

@@ -67,3 +67,16 @@ def test_csv_text_from_the_service_is_never_a_formula_and_numbers_stay_numbers()
     )
     table = list(csv.reader(io.StringIO(_written("csv", records))))
     assert table[1] == ["-5", '\'=HYPERLINK("http://evil.example","x")', "'@x\\x1b[2J"]
+
+
+def test_a_table_shows_the_services_text_as_written_never_as_markup_or_escapes() -> None:
+    # Found by a probe: a template group another client named "a[/x]b" ended `get
+    # template-groups` in "internal error: MarkupError", one named "Export [de]" was shown
+    # as "Export ", and a terminal escape in a name reached the terminal.
+    names = ["a[/x]b", "Export [de] [bold]B[/bold]", "evil\x1b[31mRED\x07\nline2"]
+    records = [{"id": at, "name": name} for at, name in enumerate(names)]
+    listed = _written("table", Records(records, [Column("id", "id"), Column("name", "name")]))
+    assert "a[/x]b" in listed and "Export [de] [bold]B[/bold]" in listed
+    assert "evil\\x1b[31mRED\\x07\\nline2" in listed and "\x1b" not in listed
+    one = _written("table", Records([{"na[/me]\x1b": "[red]v[/red]"}], single=True))
+    assert "na[/me]\\x1b" in one and "[red]v[/red]" in one and "\x1b" not in one
