@@ -37,6 +37,7 @@ from customs_batch.commands.state import (
     unlock,
 )
 from customs_batch.errors import ExitCode, UsageError
+from customs_batch.escaping import printable
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.kinds import MAX_NAME, NAME_PATTERN
 from customs_batch.kinds.readback import Comparison
@@ -99,7 +100,10 @@ def _listed_text(listing: Listing) -> Iterator[str]:
     """One line per record, parsed one at a time and not kept."""
     for address, record in each_record(listing.state.resources):
         shown = listing.outputs(address, record)
-        outputs = " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
+        # The service's text (a name another client gave a group) printed as it is, a
+        # terminal escape in it as its escape: click would pass it to a terminal, and strip
+        # it silently from a pipe.
+        outputs = printable(" ".join(f"{k}={v}" for k, v in sorted(shown.items())))
         status = listing.word(address, record)
         yield f"{address}  {status}  {outputs}".rstrip() + "\n"
 

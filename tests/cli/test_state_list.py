@@ -189,3 +189,29 @@ def test_a_party_update_shows_its_declarations_status_as_its_departures_record_h
     lines = out.splitlines()
     assert "TransitPartyUpdate/u  applied  declarationId=7003 status=processing" in lines
     assert "TransitPartyUpdate/v  applied  declarationId=7009 status=ready" in lines
+
+
+def test_the_services_text_in_a_record_is_listed_as_it_is_its_escapes_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by a probe: another client renamed a group "x\x1b[2J z" at the service and
+    # refresh recorded it; `state list` passed the escape to the terminal (clearing it),
+    # and piped, click dropped it: the line said "x z", which is not the name.
+    state = State(lineage="lin-1", serial=1)
+    address = "TemplateGroup/g"
+    record = ResourceRecord(
+        address,
+        RecordStatus.APPLIED,
+        "create-template-group",
+        {"name": "grp", "code": "G1", "companyId": 1},
+        outputs={"id": 4, "name": "x\x1b[2J\nz"},
+        updated_at="2026-11-21T06:00:00.000Z",
+    )
+    state.apply(address, record)
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "state", "list")
+    assert code == 0, err
+    assert out == "TemplateGroup/g  applied  id=4 name=x\\x1b[2J\\nz\n"
