@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from customs_batch.commands.policy import PolicyTestOptions, run_policy_examples
+from customs_batch.escaping import printable
 
 
 @click.group()
@@ -43,7 +44,8 @@ def test_policies(project: Path | None) -> int:
         click.echo(f"No policies in {result.folder}: nothing to test.", err=True)
         return int(result.exit_code)
     for finding in result.findings:
-        click.echo(f"{finding.location.file}:{finding.location.line}: error: {finding.message}")
+        loc = finding.location
+        click.echo(printable(f"{loc.file}:{loc.line}: error: {finding.message}"))
     for outcome in result.outcomes:
         rule = outcome.policy
         for failure in outcome.failures:

@@ -335,7 +335,7 @@ def adopt_(
     record, comparison = adopt_object(
         _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed, remote_id
     )
-    outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+    outputs = printable(" ".join(f"{k}={v}" for k, v in sorted(record.outputs.items())))
     click.echo(f"Adopted {parsed}: {outputs}")
     _echo_comparison(comparison)
     return int(ExitCode.OK)
@@ -343,7 +343,7 @@ def adopt_(
 
 def _echo_comparison(comparison: Comparison) -> None:
     for line in comparison.lines():
-        click.echo(f"  {line}")
+        click.echo(f"  {printable(line)}")  # the service's text: its escapes escaped
 
 
 _HISTORY_HELP = (
@@ -513,7 +513,7 @@ def import_(
         paths,
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
     )
-    outputs = " ".join(f"{k}={v}" for k, v in sorted(record.outputs.items()))
+    outputs = printable(" ".join(f"{k}={v}" for k, v in sorted(record.outputs.items())))
     click.echo(f"Imported {parsed}: {outputs}")
     _echo_comparison(comparison)
     return int(ExitCode.OK)

@@ -711,3 +711,32 @@ def test_import_of_the_rejected_declaration_a_resubmission_replaced_says_so(
     assert f"`customs-batch state mv {DEPARTURE} {OTHER}` moves its record" in said
     assert f"let `customs-batch apply` submit {OTHER} as a new one" in said
     assert OTHER not in _state(project).read().resources
+
+
+def test_import_prints_the_services_text_with_its_escapes_escaped(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by a probe: a group another client named with a terminal escape was printed
+    # by `import` (and `state adopt`) as it came, in the outputs and the comparison.
+    code, _, err = run(capsys, "get", "template-groups")
+    assert code == 0, err
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    held = _group_at_the_emulator(project, 1)
+    held["name"] = "De\x1b[2Jfault"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = ? WHERE tbl = 'templateGroups' AND id = '1'",
+            (json.dumps(held),),
+        )
+    group = {
+        "apiVersion": "customs-batch/v1",
+        "kind": "TemplateGroup",
+        "metadata": {"name": "default"},
+        "spec": {"name": "Default group", "code": "DEFAULT", "companyId": 1, "isDefault": True},
+    }
+    (project / "manifests" / "default-group.yaml").write_text(json.dumps(group))
+    code, out, err = run(capsys, "import", "TemplateGroup/default", "1")
+    assert code == 0, err
+    assert "\x1b" not in out
+    assert "name=De\\x1b[2Jfault" in out
+    assert "the service holds 'De\\x1b[2Jfault'" in out
