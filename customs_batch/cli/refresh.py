@@ -36,8 +36,8 @@ STATUS_FORMATS: Formats[Callable[[StatusResult], str]] = Formats("status", ("tex
 
 @STATUS_FORMATS.register("text")
 def _status_text(result: StatusResult) -> str:
-    lines = _lines(result)
-    return "".join(f"{line}\n" for line in lines)
+    # The service's words (an error, a status) as they came, its escapes escaped.
+    return "".join(f"{printable(line)}\n" for line in _lines(result))
 
 
 @STATUS_FORMATS.register("json")
@@ -184,11 +184,11 @@ def refresh(
     options = RefreshOptions(env_name, allow_empty_state, lock_timeout=lock_timeout)
     result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
     for lost in result.lost:
-        click.echo(lost)
+        click.echo(printable(lost))
     for drift in result.changes:
-        click.echo(f"{drift.address}: {drift.message}")
+        click.echo(printable(f"{drift.address}: {drift.message}"))
     for drift in result.missing:
-        click.echo(f"{drift.address}: {drift.message}")
+        click.echo(printable(f"{drift.address}: {drift.message}"))
     missing = {drift.address for drift in result.missing}
     blocking = [entry for entry in result.status.blocking if entry.address not in missing]
     for entry in blocking:

@@ -215,3 +215,30 @@ def test_the_services_text_in_a_record_is_listed_as_it_is_its_escapes_escaped(
     code, out, err = run(capsys, "state", "list")
     assert code == 0, err
     assert out == "TemplateGroup/g  applied  id=4 name=x\\x1b[2J\\nz\n"
+
+
+def test_status_prints_the_services_words_with_their_escapes_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The service's errors (which may quote what a document sent, a YAML "\e" included)
+    # and status reach `status` as they came: a terminal escape in them is printed as its
+    # escape, never passed to the terminal.
+    state = State(lineage="lin-1", serial=3)
+    address = "DepartureDeclaration/d"
+    state.apply(
+        address,
+        ResourceRecord(
+            address, RecordStatus.APPLIED, "submit-departure", {},
+            outputs={"declarationId": 7003, "status": "invalid"},
+            remote_status="invalid\x1b[2J",
+            remote_errors=({"field": "Consignee.city", "message": "unknown city 'K\x1b[31m'"},),
+        ),
+    )  # fmt: skip
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "status")
+    assert code in (0, 1) and "internal error" not in err, err
+    assert "\x1b" not in out, out
+    assert "invalid\\x1b[2J" in out and "K\\x1b[31m" in out, out
