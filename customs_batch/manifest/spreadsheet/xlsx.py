@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 import io
 import itertools
+import math
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -236,8 +237,8 @@ def _numbered_rows(
     for index, raw in enumerate(rows if first is None else itertools.chain([first], rows)):
         number = start + index + 1
         values = [None] * first_column + [_cell(value) for value in raw]
-        if _INEXACT in values:
-            _mark_inexact(values, raw, first_column, number)
+        if _INEXACT in values or _NOT_FINITE in values:
+            _mark_unreadable_numbers(values, raw, first_column, number)
         if padded and number in padded:
             _shown_padded(values, padded[number])
         cells = bad.get(number)
@@ -302,7 +303,19 @@ digits (123456789012345678 is kept as 123456789012345000 and shown as 1.23457E+1
 cell holds a double, exact only below 2**53."""
 
 
-def _mark_inexact(values: list[Cell], raw: list[Any], first_column: int, row: int) -> None:
+class _NotFinite:
+    """What :func:`_cell` gives for a number that is not finite (``inf``, ``-inf``, ``nan``)."""
+
+
+_NOT_FINITE: Any = _NotFinite()
+"""No spreadsheet program types such a number (Excel shows #NUM! for an overflow), but a
+workbook written by a program may hold ``inf`` or ``nan`` in a cell's value: it is no
+number a field can take, nor text."""
+
+
+def _mark_unreadable_numbers(
+    values: list[Cell], raw: list[Any], first_column: int, row: int
+) -> None:
     for at, value in enumerate(values):
         if value is _INEXACT:
             number = raw[at - first_column]
@@ -316,6 +329,24 @@ def _mark_inexact(values: list[Cell], raw: list[Any], first_column: int, row: in
                 "before each), so that every digit is kept",
                 rule="row.cell-type",
             )
+        elif value is _NOT_FINITE:
+            number = raw[at - first_column]
+            column = at + 1
+            values[at] = BadCell(
+                column,
+                f"cell {column_letter(column)}{row} holds {_non_finite(number)}, which is no "
+                "value a field or an expression can take (no spreadsheet program types it: "
+                "the program that wrote the workbook put it there)",
+                "type the value into the cell (or fix the program that wrote the workbook), "
+                "then save it again",
+                rule="row.cell-type",
+            )
+
+
+def _non_finite(number: float) -> str:
+    if math.isnan(number):
+        return "NaN ('not a number')"
+    return "minus infinity (-inf)" if number < 0 else "infinity (inf)"
 
 
 class _Covered:
@@ -387,6 +418,8 @@ def _cell(value: Any) -> Cell:
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
+        if not math.isfinite(value):
+            return _NOT_FINITE
         if value.is_integer():
             return int(value) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
         return value

@@ -650,3 +650,30 @@ def test_a_cell_scan_orders_hidden_rows_written_out_of_order() -> None:
     scan.scan(f"<worksheet><sheetData>{rows}</sheetData>".encode())
     assert scan.hidden_rows == [(1, 1), (3, 4), (9, 11)]
     assert [n for n in range(13) if scan.row_hidden(n)] == [1, 3, 4, 9, 10, 11]
+
+
+@pytest.mark.parametrize(
+    ("held", "said"),
+    [
+        ("inf", "infinity (inf)"),
+        ("-inf", "minus infinity (-inf)"),
+        ("1e999", "infinity (inf)"),
+        ("nan", "NaN ('not a number')"),
+    ],
+)
+def test_a_number_that_is_not_finite_is_a_bad_cell(tmp_path: Path, held: str, said: str) -> None:
+    """No spreadsheet program types inf or nan, but a program writing the workbook can: the
+    reader gives it as a float, which no field takes (a text field got 'inf', an expression
+    a value JSON cannot hold); it is an error at its cell."""
+    rows = (
+        f'<row r="1">{inline_cell("A1", "ref")}{inline_cell("B1", "weight")}</row>'
+        f'<row r="2">{inline_cell("A2", "x")}<c r="B2"><v>{held}</v></c></row>'
+    )
+    path = write_xlsx(tmp_path / "n.xlsx", sheet_xml(rows))
+    (row,) = read_rows(RowSource(path))
+    cell = row.values["weight"]
+    assert isinstance(cell, BadCell), cell
+    assert cell.column == 2 and cell.rule == "row.cell-type"
+    assert cell.message.startswith(f"cell B2 holds {said}, which is no value")
+    assert "the program that wrote the workbook" in cell.hint
+    assert row.values["ref"] == "x"
