@@ -17,7 +17,11 @@ def _parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Row
         return None
     parsed = RowRange.parse(value)
     if parsed is None:
-        raise click.BadParameter(f"{value!r} is not a row range; write e.g. 10-20, 10-, -20 or 15")
+        raise click.BadParameter(
+            f"{value!r} is not a row range; write e.g. 10-20, 10-, -20 or 15 (rows are "
+            "numbered from 1, as the spreadsheet numbers them; the last row not before the "
+            "first)"
+        )
     return parsed
 
 
@@ -28,6 +32,9 @@ def rows_option(function: F) -> F:
         metavar="FIRST-LAST",
         callback=_parse,
         default=None,
-        help="Expand forEach documents over these spreadsheet rows only (e.g. 10-20).",
+        help=(
+            "Expand forEach documents over these spreadsheet rows only (e.g. 10-20); a range "
+            "naming no data row of any sheet is an error."
+        ),
     )
     return option(function)

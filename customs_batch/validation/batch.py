@@ -11,6 +11,7 @@ Big inputs are loaded by a pool of processes, file by file (:mod:`customs_batch.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import json
@@ -28,7 +29,7 @@ from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.kinds import Address
 from customs_batch.kinds.registry import KINDS
 from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, each_file_cached
-from customs_batch.manifest import RowRange, discover, iter_file, load_paths
+from customs_batch.manifest import NONE_ASKED_FOR, RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.sensitive import has_sensitive, masked
@@ -266,8 +267,10 @@ def validate_paths(
         project = project_findings([o.project for o in done], complete, broken)
         findings.extend(capped_at_each_file(project, findings))
     annotated = [doc for outcome in done for doc in outcome.annotated]
-    kept, suppressed = finish(findings, annotated, files)
     entries = tuple(entry for outcome in done for entry in outcome.slims.entries())
+    if rows is not None:
+        findings = rows_named_none(findings, entries, files)
+    kept, suppressed = finish(findings, annotated, files)
     slims = [doc for outcome in done for doc in outcome.documents] if graph else []
     return ValidationResult(
         sorted_findings(kept),
@@ -299,13 +302,46 @@ def render_paths(
             broken=broken_addresses(loaded.findings),
         )
     )
-    kept, suppressed = finish(findings, loaded.documents, loaded.files)
     entries = tuple(DocumentEntry.of(doc) for doc in loaded.documents)
+    if rows is not None:
+        findings = rows_named_none(findings, entries, loaded.files)
+    kept, suppressed = finish(findings, loaded.documents, loaded.files)
     result = ValidationResult(
         sorted_findings(kept), entries, tuple(loaded.files), sorted_findings(suppressed)
     )
     complete = [doc for doc in loaded.documents if not doc.left_out]
     return RenderResult([expanded(doc) for doc in complete], result)
+
+
+def rows_named_none(
+    findings: list[Finding], entries: Sequence[DocumentEntry], files: Sequence[str]
+) -> list[Finding]:
+    """``findings``, where ``--rows`` named no data row of any ``forEach`` sheet (a range
+    past every sheet's last row, a typo), with each sheet's "no data rows in the rows asked
+    for" warning an error: a run that read no row is not a green run. A sheet that has rows
+    in the range while another has none keeps the warning."""
+    empty = [
+        finding
+        for finding in findings
+        if finding.rule == "envelope.for-each" and finding.message.endswith(NONE_ASKED_FOR)
+    ]
+    if not empty:
+        return findings
+    manifests = set(files)
+    read_a_row = any(entry.file not in manifests for entry in entries) or any(
+        finding.location.file not in manifests for finding in findings
+    )
+    if read_a_row:
+        return findings
+    hint = (
+        "--rows names no data row of any sheet: check the range against the sheets' row "
+        "numbers (the header is not a data row)"
+    )
+    errors = {
+        id(finding): dataclasses.replace(finding, severity=Severity.ERROR, hint=hint)
+        for finding in empty
+    }
+    return [errors.get(id(finding), finding) for finding in findings]
 
 
 def document_edges(documents: Sequence[Document]) -> tuple[tuple[str, str, str], ...]:

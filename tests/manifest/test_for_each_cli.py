@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -51,6 +52,36 @@ def test_a_bad_rows_option_is_a_usage_error() -> None:
     code, _, err = _cli("render", "manifests", "--rows", "9-3")
     assert code == 64
     assert "'9-3' is not a row range" in err
+
+
+@pytest.mark.parametrize("command", ["validate", "render"])
+@pytest.mark.parametrize("rows", ["0", "0-5", "-0"])
+def test_row_0_is_a_usage_error_naming_the_option(command: str, rows: str) -> None:
+    """A typo for row 10 only warned "no data rows in the rows asked for" and passed CI."""
+    _project(ROWS)
+    code, _, err = _cli(command, "manifests", "--rows", rows)
+    assert code == 64
+    assert f"Invalid value for '--rows': '{rows}' is not a row range" in err
+    assert "numbered from 1" in err
+
+
+@pytest.mark.parametrize("command", ["validate", "render"])
+def test_rows_past_every_sheet_fail_the_run(command: str) -> None:
+    _project(ROWS)
+    code, out, err = _cli(command, "manifests", "--rows", "50-60")
+    assert code == 1
+    report = out + err
+    assert "error[envelope.for-each]: data/m.xlsx has no data rows in the rows asked for" in report
+    assert "--rows names no data row of any sheet" in report
+
+
+def test_rows_past_one_sheet_only_warn_when_another_has_rows_there() -> None:
+    _project(ROWS)
+    write_xlsx(Path("data/short.xlsx"), ROWS[:1])
+    write(Path("manifests/short.yaml"), movement_sheet_manifest("../data/short.xlsx"))
+    code, out, _ = _cli("validate", "manifests", "--rows", "3-4")
+    assert code == 0, out
+    assert "warning[envelope.for-each]: data/short.xlsx has no data rows in the rows" in out
 
 
 def test_a_sheet_applies_end_to_end_against_the_local_sandbox() -> None:

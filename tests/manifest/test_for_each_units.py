@@ -25,6 +25,10 @@ NUMBER = frozenset({"number"})
         ("-", None),
         ("ten", None),
         ("", None),
+        ("0", None),  # rows are numbered from 1
+        ("0-5", None),
+        ("-0", None),
+        ("00", None),
     ],
 )
 def test_row_ranges(text: str, expected: RowRange | None) -> None:

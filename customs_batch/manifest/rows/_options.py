@@ -286,7 +286,9 @@ _HINTS = {
         "save the workbook as .xlsx, whose sheet it bounds."
     ),
     "header": "Give the number of the row holding the column names: 'header: 1'.",
-    "rows": "Write a range of spreadsheet rows: 'rows: 10-20' (or '10-', '-20', '15').",
+    "rows": (
+        "Write a range of spreadsheet rows, numbered from 1: 'rows: 10-20' (or '10-', '-20', '15')."
+    ),
     "encoding": "Use a Python encoding name, e.g. 'utf-8' or 'cp1252'.",
     "delimiter": "Write ';', ',', 'tab' or '|'.",
     "decimalComma": "Write 'decimalComma: true' when numbers are written 12,5.",

@@ -6,6 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+NONE_ASKED_FOR = " in the rows asked for"
+"""The end of the warning for a ``forEach`` whose sheet has no data row in the range asked
+for: with ``--rows``, the run fails when every such sheet says so
+(:func:`customs_batch.validation.batch.rows_named_none`)."""
+
 _RANGE = re.compile(r"\s*([0-9]*)\s*(?:(-)\s*([0-9]*))?\s*")
 
 
@@ -18,7 +23,8 @@ class RowRange:
 
     @classmethod
     def parse(cls, text: str) -> RowRange | None:
-        """``10-20``, ``10-``, ``-20`` or ``15``; None when ``text`` is none of these."""
+        """``10-20``, ``10-``, ``-20`` or ``15``; None when ``text`` is none of these (a
+        row 0, a last row before the first)."""
         match = _RANGE.fullmatch(text)
         if match is None or not (match.group(1) or match.group(3)):
             return None
@@ -26,6 +32,8 @@ class RowRange:
         last = int(match.group(3)) if match.group(3) else None
         if match.group(2) is None:
             last = first
+        if first == 0 or last == 0:
+            return None  # rows are numbered from 1, as the spreadsheet numbers them
         if first is not None and last is not None and last < first:
             return None
         return cls(first, last)
