@@ -146,6 +146,10 @@ class Finding:
     schemas mark ``x-sensitive``): its message does not quote the value, and no report shows
     the source line that holds it. Whoever makes such a finding may write its message without
     the value and set this; else it is set here (see :meth:`__post_init__`)."""
+    signal: str | None = field(default=None, compare=False)
+    """A mark that a later step of the run acts on (e.g.
+    :data:`customs_batch.manifest.NO_ROW_IN_RANGE`), so that it never reads the message:
+    the words can change, the signal stays. Never shown."""
 
     def __post_init__(self) -> None:
         # The one place every finding passes, whoever makes it (a schema check, a cell, a

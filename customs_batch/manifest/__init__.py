@@ -9,7 +9,7 @@ streamed: a ``forEach`` over a big spreadsheet never holds all its documents) an
 from customs_batch.manifest._load import LoadResult, discover, iter_file, load_file, load_paths
 from customs_batch.manifest.discover import find_project_root
 from customs_batch.manifest.document import Document, Position, Reference
-from customs_batch.manifest.rows._range import NONE_ASKED_FOR, RowRange
+from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
 from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.yaml._value_bound import (
     MAX_DOCUMENT_VALUES_VARIABLE,
@@ -19,7 +19,7 @@ from customs_batch.manifest.yaml._value_bound import (
 __all__ = [
     "MAX_DOCUMENT_VALUES_VARIABLE",
     "MAX_LINE_MB_VARIABLE",
-    "NONE_ASKED_FOR",
+    "NO_ROW_IN_RANGE",
     "Document",
     "LoadResult",
     "Position",

@@ -29,7 +29,7 @@ from customs_batch.findings import Finding, JsonPath, Severity
 from customs_batch.kinds import Address
 from customs_batch.kinds.registry import KINDS
 from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, each_file_cached
-from customs_batch.manifest import NONE_ASKED_FOR, RowRange, discover, iter_file, load_paths
+from customs_batch.manifest import NO_ROW_IN_RANGE, RowRange, discover, iter_file, load_paths
 from customs_batch.manifest.document import Document, Position
 from customs_batch.manifest.rows.positions import RowPositions
 from customs_batch.sensitive import has_sensitive, masked
@@ -320,11 +320,7 @@ def rows_named_none(
     past every sheet's last row, a typo), with each sheet's "no data rows in the rows asked
     for" warning an error: a run that read no row is not a green run. A sheet that has rows
     in the range while another has none keeps the warning."""
-    empty = [
-        finding
-        for finding in findings
-        if finding.rule == "envelope.for-each" and finding.message.endswith(NONE_ASKED_FOR)
-    ]
+    empty = [finding for finding in findings if finding.signal == NO_ROW_IN_RANGE]
     if not empty:
         return findings
     manifests = set(files)

@@ -75,6 +75,14 @@ def test_rows_past_every_sheet_fail_the_run(command: str) -> None:
     assert "--rows names no data row of any sheet" in report
 
 
+def test_rows_past_every_sheet_fail_a_run_from_the_load_cache_too() -> None:
+    _project(ROWS)
+    for _ in range(2):  # the second run takes the file's findings from the load cache
+        code, out, _ = _cli("validate", "manifests", "--rows", "50-60")
+        assert code == 1, out
+        assert "error[envelope.for-each]: data/m.xlsx has no data rows in the rows" in out
+
+
 def test_rows_past_one_sheet_only_warn_when_another_has_rows_there() -> None:
     _project(ROWS)
     write_xlsx(Path("data/short.xlsx"), ROWS[:1])

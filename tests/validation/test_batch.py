@@ -12,7 +12,7 @@ import pytest
 from customs_batch.errors import CustomsBatchError, ManifestError
 from customs_batch.findings import Finding, Location, Severity
 from customs_batch.kinds import Kind
-from customs_batch.manifest import Document, load_paths
+from customs_batch.manifest import NO_ROW_IN_RANGE, Document, load_paths
 from customs_batch.validation import batch, validate_documents
 from customs_batch.validation.batch import (
     ValidationResult,
@@ -336,3 +336,18 @@ def test_findings_alike_but_for_their_path_come_in_one_order_in_every_process(
         assert done.stdout.count('"row.cell-type"') == 3 * 8
         reports.add(done.stdout)
     assert len(reports) == 1
+
+
+def test_rows_named_none_acts_on_the_loaders_signal_not_on_the_words() -> None:
+    """The warning that a sheet had no row in the range asked for was told from others by
+    the end of its message: a reworded message would have let a run that read no row pass."""
+    at = Location("manifests/m.yaml", 7)
+    flagged = Finding(
+        "envelope.for-each", Severity.WARNING, "any words", at, signal=NO_ROW_IN_RANGE
+    )
+    alike = Finding(
+        "envelope.for-each", Severity.WARNING, "m.xlsx has no data rows in the rows asked for", at
+    )
+    raised = batch.rows_named_none([flagged, alike], (), ["manifests/m.yaml"])
+    assert [finding.severity for finding in raised] == [Severity.ERROR, Severity.WARNING]
+    assert "--rows names no data row of any sheet" in raised[0].hint

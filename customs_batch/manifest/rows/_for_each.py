@@ -68,7 +68,7 @@ from customs_batch.manifest.rows._plan import (
     slot_tree,
     view_at,
 )
-from customs_batch.manifest.rows._range import NONE_ASKED_FOR, RowRange
+from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
 from customs_batch.manifest.rows.positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
 from customs_batch.manifest.templates import _render
@@ -265,10 +265,11 @@ class _Expander:
         if count == 0:
             self.walk.report_at(
                 "envelope.for-each",
-                f"{self.file} has no data rows" + (NONE_ASKED_FOR if rows else ""),
+                f"{self.file} has no data rows" + (" in the rows asked for" if rows else ""),
                 "Check the file, the sheet and the rows range.",
                 ("forEach",),
                 Severity.WARNING,
+                signal=NO_ROW_IN_RANGE if rows else None,
             )
 
     def _linked_out_of_project(self) -> SheetError | None:

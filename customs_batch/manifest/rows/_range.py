@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NONE_ASKED_FOR = " in the rows asked for"
-"""The end of the warning for a ``forEach`` whose sheet has no data row in the range asked
-for: with ``--rows``, the run fails when every such sheet says so
-(:func:`customs_batch.validation.batch.rows_named_none`)."""
+NO_ROW_IN_RANGE = "no-row-in-range"
+"""The :attr:`~customs_batch.findings.Finding.signal` of the warning for a ``forEach`` whose
+sheet has no data row in the range asked for: with ``--rows``, the run fails when every
+such sheet says so (:func:`customs_batch.validation.batch.rows_named_none`)."""
 
 _RANGE = re.compile(r"\s*([0-9]*)\s*(?:(-)\s*([0-9]*))?\s*")
 

@@ -333,9 +333,13 @@ class Walk:
         hint: str,
         path: JsonPath,
         severity: Severity = Severity.ERROR,
+        *,
+        signal: str | None = None,
     ) -> None:
-        """Record a finding at the value at ``path`` (or its nearest written parent)."""
-        self.findings.append(Finding(rule, severity, message, self.locate(path), hint))
+        """Record a finding at the value at ``path`` (or its nearest written parent), with
+        ``signal`` (see :attr:`Finding.signal`)."""
+        location = self.locate(path)
+        self.findings.append(Finding(rule, severity, message, location, hint, signal=signal))
 
     def report_in(
         self, file: str, line: int, rule: str, message: str, hint: str, column: int = 0
