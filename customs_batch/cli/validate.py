@@ -18,6 +18,7 @@ from customs_batch.cli._inputs import MRN_CHECK_LEVELS, mrn_check_digit_option
 from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
+from customs_batch.escaping import printable
 from customs_batch.findings import Severity
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import (
@@ -141,6 +142,8 @@ def validate(
 def _report_annotated(written: tuple[AnnotatedFile, ...]) -> None:
     for copy in written:
         noun = "finding" if copy.findings == 1 else "findings"
-        click.echo(f"Annotated {copy.source} ({copy.findings} {noun}): {copy.written}", err=True)
+        # A newline in a file's or DIR's name starts no line: printed escaped, as init's.
+        source, target = printable(str(copy.source)), printable(str(copy.written))
+        click.echo(f"Annotated {source} ({copy.findings} {noun}): {target}", err=True)
     if not written:
         click.echo("No spreadsheet input has findings: nothing to annotate.", err=True)

@@ -105,6 +105,18 @@ def test_a_csv_input_gets_an_annotated_xlsx_copy(project: Path) -> None:
     assert "N Quantity" in columns and any(str(c).startswith("C Destination") for c in columns)
 
 
+def test_a_newline_in_the_folders_name_is_printed_escaped(project: Path) -> None:
+    """'Annotated ...' printed the path with its raw newline: a line of its own began with
+    whatever the name brought in."""
+    csv_path = project / "data" / "departures.csv"
+    csv_path.write_bytes(csv_path.read_bytes().replace(b";20;2;46,0;", b";zwanzig;2;46,0;", 1))
+    code, _, err = _report("--annotate", "ann\nout")
+    assert code == 1
+    line = next(line for line in err.splitlines() if line.startswith("Annotated "))
+    assert line.endswith("ann\\nout/data/departures.csv.xlsx"), line
+    assert (project / "ann\nout" / "data" / "departures.csv.xlsx").is_file()
+
+
 def test_an_xlsx_input_keeps_its_sheets_and_frozen_header_row(project: Path) -> None:
     xlsx = project / "data" / "movements.xlsx"
     book = openpyxl.load_workbook(xlsx)
