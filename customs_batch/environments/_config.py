@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from customs_batch.client import RateLimit
-from customs_batch.environments._config_schema import CONFIG, ENV_VAR_NAME
+from customs_batch.environments._config_schema import CONFIG, ENV_VAR_NAME, EXPECTED
 from customs_batch.environments._credentials import (
     CredentialKind,
     CredentialSource,
@@ -526,23 +526,29 @@ def _valid(data: Any) -> bool:
 
 
 def _explain(error: jsonschema.ValidationError) -> str:
-    """What is wrong, without quoting the value (it might be a key)."""
+    """What is wrong and what to write, in words, without quoting the value (it might be a
+    key): never a regular expression or a JSON Schema keyword. A rule whose words depend on
+    the setting (a ``pattern``, an ``anyOf``) has them in the schema, under ``x-expected``."""
     schema = error.schema if isinstance(error.schema, dict) else {}
+    expected = schema.get(EXPECTED)
     match error.validator:
         case "type":
             return f"must be of type {schema.get('type')}"
-        case "pattern":
-            return f"does not have the expected form ({schema.get('pattern')})"
         case "minimum" | "maximum" | "exclusiveMinimum" | "minLength" | "minItems":
             return f"violates {error.validator} {error.validator_value}"
+        case "uniqueItems":
+            words = f"; it takes {expected}" if expected else ""
+            return f"names the same entry more than once: write each once{words}"
         case "additionalProperties" | "required":
             return str(error.message)
         case "enum":
             return "must be one of " + ", ".join(map(str, schema.get("enum", ())))
-        case "propertyNames":
-            return "environment names are letters, digits, '_', '.' and '-'"
+        case _ if "propertyNames" in error.schema_path:  # the rule of a mapping's keys
+            return f"each key must be {expected or 'a name'}"
+        case _ if expected:
+            return f"is not what this setting takes: write {expected}"
         case _:
-            return f"is not valid ({error.validator})"
+            return "is not what this setting takes: see docs/environments.md"
 
 
 def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:

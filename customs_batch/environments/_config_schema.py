@@ -9,6 +9,17 @@ ENV_VAR_NAME = r"^[A-Z_][A-Z0-9_]*$"
 RATE_LIMIT = r"^(off|\d+(\.\d+)?\s*/\s*(second|minute|hour)s?)$"
 ENDPOINT = r"^(GET|POST|PATCH|PUT|DELETE) /\S*$"
 
+# EXPECTED, a keyword of ours beside a `pattern`, an `anyOf` or a `uniqueItems`: what the
+# value must be, in words, ending "must ..." (validators ignore it): the error for the file
+# says it instead of a regular expression or the name of a JSON Schema keyword.
+# tests/environments check that every such rule has one.
+EXPECTED = "x-expected"
+_VARIABLE = (
+    "the NAME of an environment variable: capital letters, digits and '_', not starting with a "
+    "digit (like CUSTOMS_SANDBOX_KEY)"
+)
+_NAME = "a name made of letters, digits, '_', '.' and '-', starting with a letter or a digit"
+
 _TIMEOUTS: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -23,8 +34,8 @@ _STATE: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "backend": {"enum": ["local", "postgres"]},
-        "url_env": {"type": "string", "pattern": ENV_VAR_NAME},
-        "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
+        "url_env": {"type": "string", "pattern": ENV_VAR_NAME, EXPECTED: _VARIABLE},
+        "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", EXPECTED: _NAME},
     },
     "if": {"properties": {"backend": {"const": "postgres"}}, "required": ["backend"]},
     "then": {"required": ["url_env"]},
@@ -44,12 +55,13 @@ _NOTIFY: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["urls_env"],
     "properties": {
-        "urls_env": {"type": "string", "pattern": ENV_VAR_NAME},
+        "urls_env": {"type": "string", "pattern": ENV_VAR_NAME, EXPECTED: _VARIABLE},
         "on": {
             "type": "array",
             "minItems": 1,
             "uniqueItems": True,
             "items": {"enum": ["rejection", "needs-decision", "end"]},
+            EXPECTED: "rejection, needs-decision and end, each at most once: e.g. [rejection, end]",
         },
     },
 }
@@ -58,16 +70,34 @@ ENVIRONMENT: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "base_url": {"type": "string", "pattern": r"^https?://[^\s@]+$"},
-        "api_key_env": {"type": "string", "pattern": ENV_VAR_NAME},
+        "base_url": {
+            "type": "string",
+            "pattern": r"^https?://[^\s@]+$",
+            EXPECTED: (
+                "http:// or https:// and the service's host, e.g. https://sandbox.customs.example, "
+                "with no space and no user:password@ (the API key is read from api_key_env or "
+                "api_key_file, never from the URL)"
+            ),
+        },
+        "api_key_env": {"type": "string", "pattern": ENV_VAR_NAME, EXPECTED: _VARIABLE},
         "api_key_file": {"type": "string", "minLength": 1},
         # `rate_limit: off` unquoted is the boolean false to a YAML 1.1 reader: accept it.
-        "rate_limit": {"anyOf": [{"type": "string", "pattern": RATE_LIMIT}, {"const": False}]},
+        "rate_limit": {
+            "anyOf": [{"type": "string", "pattern": RATE_LIMIT}, {"const": False}],
+            EXPECTED: (
+                "a number of requests, more than 0 and written in digits 0-9, per second, minute "
+                "or hour (e.g. 100/minute, 0.5/second), or off"
+            ),
+        },
         "parallelism": {"type": "integer", "minimum": 1, "maximum": 64},
         "timeouts": _TIMEOUTS,
         "endpoints": {
             "type": "object",
-            "additionalProperties": {"type": "string", "pattern": ENDPOINT},
+            "additionalProperties": {
+                "type": "string",
+                "pattern": ENDPOINT,
+                EXPECTED: "a method and a path, e.g. 'POST /declarations'",
+            },
         },
         "state_dir": {"type": "string", "minLength": 1},
         "state": _STATE,
@@ -93,7 +123,7 @@ CONFIG: dict[str, Any] = {
         "state_dir": {"type": "string", "minLength": 1},
         "environments": {
             "type": "object",
-            "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
+            "propertyNames": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", EXPECTED: _NAME},
             "additionalProperties": ENVIRONMENT,
         },
         # Findings silenced for some files, with a reason: validation reads and checks the

@@ -13,6 +13,7 @@ from customs_batch.environments import (
     find_config,
     load_project,
 )
+from customs_batch.environments._config_schema import CONFIG, EXPECTED
 from customs_batch.environments._environment import NotifyOn, NotifySettings
 from customs_batch.errors import ConfigError, UsageError
 
@@ -569,3 +570,74 @@ def test_a_state_dir_at_the_root_of_the_file_system_is_refused(setting: str, whe
     assert where in caught.value.message
     assert "the root of the file system, which no state folder can be" in caught.value.message
     assert caught.value.hint is not None and "a folder of its own" in caught.value.hint
+
+
+_BASE = "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        (
+            _BASE + "    rate_limit: -5/minute\n",
+            "5: environments.s.rate_limit",
+            "write a number of requests, more than 0 and written in digits 0-9, per second, "
+            "minute or hour (e.g. 100/minute, 0.5/second), or off",
+        ),
+        (
+            _BASE + "    notify: {urls_env: HOOKS, on: [end, end]}\n",
+            "5: environments.s.notify.on",
+            "names the same entry more than once: write each once",
+        ),
+        (
+            "environments:\n  s:\n    base_url: https://user:secret@x.example\n    api_key_env: K\n",
+            "3: environments.s.base_url",
+            "write http:// or https:// and the service's host, e.g. "
+            "https://sandbox.customs.example, with no space and no user:password@",
+        ),
+        (
+            _BASE + "    endpoints: {submit_departure: 'SEND x'}\n",
+            "5: environments.s.endpoints.submit_departure",
+            "write a method and a path, e.g. 'POST /declarations'",
+        ),
+        (
+            "environments:\n  'a b':\n    base_url: https://x\n    api_key_env: K\n",
+            "2: environments",
+            "each key must be a name made of letters, digits",
+        ),
+    ],
+)
+def test_a_setting_of_the_wrong_form_says_in_words_what_to_write(
+    text: str, where: str, words: str
+) -> None:
+    """It said "is not valid (anyOf)", "is not valid (uniqueItems)" or quoted the regular
+    expression the value did not match."""
+    _write(text)
+    with pytest.raises(ConfigError) as caught:
+        load_project()
+    said = str(caught.value)
+    assert f"customs-batch.yaml:{where}: " in said
+    assert words in said
+    assert "(anyOf)" not in said and "uniqueItems" not in said and "^" not in said
+    assert "secret" not in said
+
+
+def _rules_without_words(schema: object, at: str = "") -> list[str]:
+    if isinstance(schema, list):
+        return [miss for i, item in enumerate(schema) for miss in _rules_without_words(item, at)]
+    if not isinstance(schema, dict):
+        return []
+    missing = [at] if ({"pattern", "anyOf", "uniqueItems"} & schema.keys()) else []
+    if missing and EXPECTED in schema:
+        missing = []
+    if "anyOf" in schema:  # the words of the whole stand for its branches'
+        return missing
+    return missing + [
+        miss for key, value in schema.items() for miss in _rules_without_words(value, f"{at}/{key}")
+    ]
+
+
+def test_every_rule_of_form_in_the_schema_has_words() -> None:
+    """An error of a pattern, an anyOf or a uniqueItems is said with the schema's words for
+    the setting: each such rule has them."""
+    assert _rules_without_words(CONFIG) == []
