@@ -476,7 +476,7 @@ def max_cache_bytes() -> int:
     if not text:
         return DEFAULT_MAX_MB * 1024 * 1024
     try:
-        megabytes = float(text)
+        megabytes = float(text) if text.isascii() else -1.0  # digits 0-9 only, as elsewhere
     except ValueError:
         megabytes = -1.0
     if not 0 <= megabytes < 2**40:  # not NaN, not infinite

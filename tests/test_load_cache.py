@@ -618,7 +618,9 @@ def test_a_file_holding_an_access_code_is_never_cached(project: Path, tmp_path: 
     assert not any(code.encode() in cached for code in codes)
 
 
-@pytest.mark.parametrize("value", ["abc", "-5", "nan", "inf", "1e99", "12 MB"])
+@pytest.mark.parametrize(
+    "value", ["abc", "-5", "nan", "inf", "1e99", "12 MB", "\u0661\u0660", "\u0661.\u0665"]
+)
 def test_a_bound_that_is_not_a_number_of_megabytes_is_refused_clearly(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:

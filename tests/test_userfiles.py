@@ -95,3 +95,9 @@ def test_the_limit_is_256_megabytes_unless_set_and_a_bad_setting_is_a_config_err
     assert max_file_bytes({MAX_FILE_MB_VARIABLE: "1024"}) == 1024 * MEGABYTE
     with pytest.raises(ConfigError, match=MAX_FILE_MB_VARIABLE):
         max_file_bytes({MAX_FILE_MB_VARIABLE: "lots"})
+    for other_digits in (
+        "\u0661\u0660",
+        "²",
+    ):  # 10 in Arabic-Indic digits was taken; ² an internal error
+        with pytest.raises(ConfigError, match="a whole number in digits 0-9"):
+            max_file_bytes({MAX_FILE_MB_VARIABLE: other_digits})

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from customs_batch.errors import ConfigError
 
 _UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
-_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*/\s*(second|minute|hour)s?\s*$")
+_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*(second|minute|hour)s?\s*$")  # ASCII digits
 
 # The shared rate limit (PostgreSQL) spaces requests this much more than period/requests apart:
 # it keeps no window, and network jitter can bring two requests closer at the service than
@@ -82,7 +82,8 @@ class RateLimit:
         if match is None or float(match.group(1)) <= 0:
             raise ConfigError(
                 f"rate limit {text!r} is not N/second, N/minute, N/hour or off",
-                hint="write it like 100/minute (the sandbox) or 1000/hour (production)",
+                hint="write it like 100/minute (the sandbox) or 1000/hour (production), in "
+                "digits 0-9",
             )
         requests = float(match.group(1))
         if not math.isfinite(requests):

@@ -545,10 +545,18 @@ def _explain(error: jsonschema.ValidationError) -> str:
             return "must be one of " + ", ".join(map(str, schema.get("enum", ())))
         case _ if "propertyNames" in error.schema_path:  # the rule of a mapping's keys
             return f"each key must be {expected or 'a name'}"
+        case _ if expected and _other_digits(error.instance):
+            return f"is written with digits of another script than 0-9: write {expected}"
         case _ if expected:
             return f"is not what this setting takes: write {expected}"
         case _:
             return "is not what this setting takes: see docs/environments.md"
+
+
+def _other_digits(value: Any) -> bool:
+    """Whether ``value`` is text holding a digit other than 0-9 (Arabic-Indic, Devanagari,
+    a superscript): numbers in this file are written in ASCII digits, as IDs are."""
+    return isinstance(value, str) and any(c.isdigit() and not c.isascii() for c in value)
 
 
 def _interpret(data: Mapping[str, Any], path: Path) -> ProjectConfig:

@@ -6,7 +6,9 @@ from typing import Any
 
 # Upper case by convention, and so that a key pasted here is not taken for a name.
 ENV_VAR_NAME = r"^[A-Z_][A-Z0-9_]*$"
-RATE_LIMIT = r"^(off|\d+(\.\d+)?\s*/\s*(second|minute|hour)s?)$"
+# [0-9], not \d: \d takes any script's digits, and 10/minute written in Arabic-Indic digits
+# was taken for 10/minute.
+RATE_LIMIT = r"^(off|[0-9]+(\.[0-9]+)?\s*/\s*(second|minute|hour)s?)$"
 ENDPOINT = r"^(GET|POST|PATCH|PUT|DELETE) /\S*$"
 
 # EXPECTED, a keyword of ours beside a `pattern`, an `anyOf` or a `uniqueItems`: what the

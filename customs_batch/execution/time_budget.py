@@ -29,7 +29,9 @@ from customs_batch.errors import UsageError
 RECENT = 20
 """How many of the last operations the observed time is the mean of."""
 
-_DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
+# [0-9], not \d (any script's digits): `--time-budget 1h` written with an Arabic-Indic 1 was
+# taken for an hour.
+_DURATION = re.compile(r"^(?:(?P<h>[0-9]+)h)?(?:(?P<m>[0-9]+)m)?(?:(?P<s>[0-9]+)s)?$")
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,8 @@ def parse_time_budget(text: str) -> TimeBudget:
     if not compact or match is None:
         raise UsageError(
             f"--time-budget {text!r} is not a duration",
-            hint="write hours, minutes and seconds in that order, each a whole number: "
-            "5h30m, 45m, 90s or 1h15m30s",
+            hint="write hours, minutes and seconds in that order, each a whole number in "
+            "digits 0-9: 5h30m, 45m, 90s or 1h15m30s",
         )
     seconds = sum(
         int(match[unit] or 0) * factor for unit, factor in (("h", 3600), ("m", 60), ("s", 1))

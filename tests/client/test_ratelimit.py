@@ -28,7 +28,10 @@ def test_off_means_no_spacing() -> None:
     assert str(limit) == "off"
 
 
-@pytest.mark.parametrize("text", ["100", "0/second", "5/day", "fast"])
+# \u0661\u0660 and \u0967\u0966 are 10 in Arabic-Indic and Devanagari digits, which \d took for 10.
+@pytest.mark.parametrize(
+    "text", ["100", "0/second", "5/day", "fast", "\u0661\u0660/minute", "\u0967\u0966/second"]
+)
 def test_bad_rate_limits_are_refused(text: str) -> None:
     with pytest.raises(ConfigError, match="N/second"):
         RateLimit.parse(text)

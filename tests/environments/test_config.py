@@ -585,6 +585,11 @@ _BASE = "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
             "minute or hour (e.g. 100/minute, 0.5/second), or off",
         ),
         (
+            _BASE + "    rate_limit: \u0661\u0660/minute\n",  # \\d took it for 10/minute
+            "5: environments.s.rate_limit",
+            "is written with digits of another script than 0-9: write a number of requests",
+        ),
+        (
             _BASE + "    notify: {urls_env: HOOKS, on: [end, end]}\n",
             "5: environments.s.notify.on",
             "names the same entry more than once: write each once",

@@ -29,7 +29,10 @@ def test_durations_in_hours_minutes_and_seconds(text: str, seconds: int) -> None
     assert parse_time_budget(text).seconds == seconds
 
 
-@pytest.mark.parametrize("text", ["", "5", "5x", "1.5h", "30m5h", "-5m", "5 m", "h", "0s", "0h0m"])
+@pytest.mark.parametrize(
+    "text",
+    ["", "5", "5x", "1.5h", "30m5h", "-5m", "5 m", "h", "0s", "0h0m", "\u0661h", "\u096a\u096bm"],
+)
 def test_a_bad_duration_is_a_usage_error_that_shows_the_spelling(text: str) -> None:
     with pytest.raises(UsageError) as caught:
         parse_time_budget(text)

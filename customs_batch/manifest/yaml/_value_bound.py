@@ -28,11 +28,12 @@ def max_document_values(environ: Mapping[str, str] | None = None) -> int:
     text = environ.get(MAX_DOCUMENT_VALUES_VARIABLE, "").strip()
     if not text:
         return DEFAULT_MAX_DOCUMENT_VALUES
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # digits 0-9 only
         raise ConfigError(
             f"{MAX_DOCUMENT_VALUES_VARIABLE}={text!r} is not a number of values",
             hint=(
-                f"set it to a whole number, e.g. {MAX_DOCUMENT_VALUES_VARIABLE}=400000, or unset it"
+                f"set it to a whole number in digits 0-9, e.g. {MAX_DOCUMENT_VALUES_VARIABLE}=400000, "
+                "or unset it"
             ),
         )
     return int(text)
