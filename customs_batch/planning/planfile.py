@@ -2,7 +2,8 @@
 
 A plan file records the state's lineage and serial and a digest of the inputs, so an apply
 can refuse a plan made against a state that has moved since, and a seal over its whole
-content, so that one edited since it was written is refused. It holds request bodies, never
+content, so that one edited since it was written is refused (a plain digest, no key: it
+catches accidental edits, not tampering; README says so). It holds request bodies, never
 an API key, and their sensitive values (a guarantee's access code) only as keyed digests:
 ``apply`` reads those values again from the manifests the plan names, and refuses the plan
 when one of them is not the value the plan was made with (:func:`restore_sensitive`).
