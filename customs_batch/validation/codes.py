@@ -47,13 +47,17 @@ def _iso_codes(standard: str, field: str) -> frozenset[str]:
 COUNTRIES: frozenset[str] = _iso_codes("3166-1", "alpha_2") | {"XI"}
 CURRENCIES: frozenset[str] = _iso_codes("4217", "alpha_3")
 
-_MRN = re.compile(r"\d{2}[A-Z]{2}[A-Z0-9]{14}")
+# [0-9], not \d: \d takes any script's digits, which no code holds (an MRN whose year was
+# written in Arabic-Indic digits passed the layout and was an internal error at its check
+# character; such a commodity code passed with a warning). The look-alike keeps \d, so that
+# such an MRN is checked, and refused for its layout.
+_MRN = re.compile(r"[0-9]{2}[A-Z]{2}[A-Z0-9]{14}")
 _MRN_LOOKALIKE = re.compile(r"\d{2}[A-Za-z]{2}[A-Za-z0-9]{12,16}")
-_GRN = re.compile(r"\d{2}[A-Z]{2}[A-Z0-9]{13}(?:[A-Z0-9]{7})?")
+_GRN = re.compile(r"[0-9]{2}[A-Z]{2}[A-Z0-9]{13}(?:[A-Z0-9]{7})?")
 _EORI = re.compile(r"[A-Z]{2}[A-Za-z0-9]{1,15}")
 _OFFICE = re.compile(r"[A-Z]{2}[A-Z0-9]{6}")
 _UNLOCODE = re.compile(r"[A-Z]{2}[A-Z2-9]{3}")
-_COMMODITY = re.compile(r"\d{6}|\d{8}|\d{10}")
+_COMMODITY = re.compile(r"[0-9]{6}|[0-9]{8}|[0-9]{10}")
 _COMMODITY_LENGTHS = (6, 8, 10)
 
 
@@ -83,7 +87,7 @@ def mrn_format_problem(text: str) -> str | None:
     """What is wrong with the layout of an MRN, or None."""
     if _MRN.fullmatch(text) is None:
         return (
-            f"{text!r} is not an MRN: expected 18 characters, 2 digits (year), 2 letters "
+            f"{text!r} is not an MRN: expected 18 characters, 2 digits 0-9 (year), 2 letters "
             "(country), 13 upper-case letters or digits, 1 check character"
         )
     if text[2:4] not in COUNTRIES:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from customs_batch.findings import Finding
+from customs_batch.findings import Finding, Severity
 from customs_batch.kinds import Kind
 from customs_batch.validation import code_lists
 from customs_batch.validation.batch import validate_paths
@@ -132,6 +132,14 @@ def test_a_commodity_code_of_7_or_9_digits_is_an_error(code: str) -> None:
         f"{code!r} is not a commodity code: 6, 8 or 10 digits (HS, CN or TARIC)"
     )
     assert "leading zero" in finding.hint
+
+
+def test_a_commodity_code_in_other_digits_than_0_9_is_an_error() -> None:
+    """731815 in Arabic-Indic digits passed the layout check (only a warning that its
+    subheading does not exist) and would have been sent."""
+    code = "\u0667\u0663\u0661\u0668\u0661\u0665"
+    (finding,) = _departure_findings(commodityCode=code)
+    assert finding.rule == "code.commodity" and finding.severity is Severity.ERROR
 
 
 def test_a_code_that_starts_with_its_zero_gets_no_leading_zero_hint() -> None:

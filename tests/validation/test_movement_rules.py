@@ -70,6 +70,8 @@ def test_valid_movements_have_no_findings(changes: dict[str, Any]) -> None:
         ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLR1234567890123"}}, "mrn.check-digit", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
         ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24QQR1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
         ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "24NLr1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
+        # The year in Arabic-Indic digits: an internal error (KeyError) at the check character.
+        ({"customsDeclaration": {**EXTERNAL, "declarationNumber": "\u0662\u0664NLR1234567890120"}}, "mrn.format", Severity.ERROR, ("customsDeclaration", "declarationNumber")),
     ],
 )  # fmt: skip
 def test_movement_rule_findings(
