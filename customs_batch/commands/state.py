@@ -190,15 +190,10 @@ def _confirmable(address: Address) -> bool:
 def restore_record(options: StateOptions, address: Address) -> ResourceRecord:
     """``state restore``: a tombstone tracked again; refused while a record of another state
     of the same service stands for its object (another environment took it over)."""
-    from customs_batch.execution.reconcile import refuse_a_tombstone_held_elsewhere
-
     environment = options.chosen()
     backend = options.backend(environment)
     with backend.open("state restore", lock_timeout=options.lock_timeout) as session:
-        record = session.state.resources.get(str(address))
-        if record is not None and record.status is RecordStatus.FORGOTTEN:
-            others = objects_held_elsewhere(environment, backend)
-            refuse_a_tombstone_held_elsewhere(others, address, record)
+        _refuse_to_track_again(environment, backend, session.state, address)
         return edits.restore(session, str(address))
 
 
@@ -206,16 +201,32 @@ def move_record(options: StateOptions, old: Address, new: Address) -> ResourceRe
     """``state mv``: a renamed document takes its record. A tombstone moved is tracked
     again under the new name: refused, as ``state restore`` is, while a record of another
     state of the same service stands for its object."""
-    from customs_batch.execution.reconcile import refuse_a_tombstone_held_elsewhere
-
     environment = options.chosen()
     backend = options.backend(environment)
     with backend.open("state mv", lock_timeout=options.lock_timeout) as session:
-        record = session.state.resources.get(str(old))
-        if record is not None and record.status is RecordStatus.FORGOTTEN:
-            others = objects_held_elsewhere(environment, backend)
-            refuse_a_tombstone_held_elsewhere(others, old, record, moved_to=new)
+        _refuse_to_track_again(environment, backend, session.state, old, moved_to=new)
         return edits.move(session, str(old), str(new))
+
+
+def _refuse_to_track_again(
+    environment: Environment,
+    backend: StateBackend,
+    state: State,
+    address: Address,
+    *,
+    moved_to: Address | None = None,
+) -> None:
+    """Where ``state`` holds a tombstone at ``address`` (``state restore`` of it, or
+    ``state mv`` of it to ``moved_to``, tracks it again), refused while a record of another
+    state of the same service stands for its object; anything else passes (the other states
+    are then not read)."""
+    from customs_batch.execution.reconcile import refuse_a_tombstone_held_elsewhere
+
+    record = state.resources.get(str(address))
+    if record is None or record.status is not RecordStatus.FORGOTTEN:
+        return
+    others = objects_held_elsewhere(environment, backend)
+    refuse_a_tombstone_held_elsewhere(others, address, record, moved_to=moved_to)
 
 
 def forget_attempt(options: StateOptions, address: Address) -> None:
@@ -327,12 +338,14 @@ def adopt_object(
 
 def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> ObjectsHeldElsewhere:
     """The index of what the other states of ``environment``'s service that the tool can
-    know hold, read when first asked, once a run (``import``, ``state adopt``, ``state restore`` and ``state mv`` of a
-    tombstone, and ``state push`` refuse an ID one of them holds; ``plan`` and ``apply``
+    know hold, read only when first asked: those its backend sees (the other states of a
+    PostgreSQL database naming the same service), and the state files of the project's
+    other environments with the same base_url.
+
+    Its readers: ``import``, ``state adopt``, ``state push``, and ``state restore`` and
+    ``state mv`` of a tombstone refuse an ID one of them holds; ``plan`` and ``apply``
     refuse a document that takes over a tombstone whose object one of them holds; ``apply``
-    and ``refresh`` offer none as a lost submission's): those
-    its backend sees (the other states of a PostgreSQL database naming the same service),
-    and the state files of the project's other environments with the same base_url."""
+    and ``refresh`` offer none as a lost submission's."""
 
     def gather() -> list[OtherState]:
         seen = [_whose(environment, other) for other in backend.other_states_of_the_service()]
