@@ -175,6 +175,8 @@ def refresh(
     the service no longer holds is not changed in the state: the record notes when it was
     not found (status and plan say so) until you confirm it gone with `customs-batch
     state rm --gone ADDRESS` (the next apply then sends it again) or a refresh finds it.
+    The same holds when the service holds another object at the recorded ID (a sandbox
+    reset gave it again): the summary counts those apart from the ones no longer found.
 
     \b
     Example:
@@ -201,8 +203,9 @@ def refresh(
         )
         click.echo(f"{entry.address}: {why}", err=True)
     click.echo(
-        f"Refreshed: {len(result.changes)} change(s) found, {len(missing)} no longer found "
-        f"at the service, {len(result.lost)} lost submission(s) looked for, "
+        f"Refreshed: {len(result.changes)} change(s) found, {len(result.not_found)} no longer "
+        f"found at the service, {len(result.another_object)} with another object at the "
+        f"recorded ID (a decision to make), {len(result.lost)} lost submission(s) looked for, "
         f"{len(blocking)} rejected, undone or needing a decision.",
         err=True,
     )

@@ -116,8 +116,20 @@ class RefreshResult:
 
     @property
     def missing(self) -> tuple[Drift, ...]:
-        """The recorded objects the service no longer holds: for the user to confirm gone."""
+        """The recorded objects the service no longer holds, or holds another object in
+        place of: each for the user to decide on (``state rm --gone`` once confirmed)."""
         return tuple(drift for drift in self.drifts if drift.missing)
+
+    @property
+    def not_found(self) -> tuple[Drift, ...]:
+        """Of :attr:`missing`, those the service holds nothing at the recorded ID of."""
+        return tuple(drift for drift in self.missing if not drift.another)
+
+    @property
+    def another_object(self) -> tuple[Drift, ...]:
+        """Of :attr:`missing`, those the service holds another object at the recorded ID
+        of (its data reset and the ID given again, say)."""
+        return tuple(drift for drift in self.missing if drift.another)
 
     def exit_code(self, *, detailed: bool) -> ExitCode:
         """0, or with ``detailed``: 1 while anything is rejected at the service, no longer

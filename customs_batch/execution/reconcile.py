@@ -568,11 +568,14 @@ def _service_state(found: Found) -> dict[str, JSON]:
 class Drift:
     """One difference refresh found between the state and the service. ``missing``: the
     service no longer holds the object (not a change refresh can record: the record says
-    when it was not found, and the user confirms it gone with ``state rm --gone``)."""
+    when it was not found, and the user confirms it gone with ``state rm --gone``);
+    ``another``, with it: what it holds at the recorded ID is another object (the record
+    needs a decision: the service holds something there, not nothing)."""
 
     address: str
     message: str
     missing: bool = False
+    another: bool = False
 
 
 def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
@@ -633,7 +636,7 @@ def _not_found(
         since = since or now_iso()
         session.record(record.with_changes(not_found_at=since, found_instead=instead))
     words = model.not_found_words(record.address, record, since, instead)
-    return Drift(record.address, words, missing=True)
+    return Drift(record.address, words, missing=True, another=instead is not None)
 
 
 def _record_refresh(
