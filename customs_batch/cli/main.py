@@ -67,7 +67,7 @@ SUMMARIES: dict[str, str] = {
     "sheet": "Spreadsheets that manifests expand over with forEach.",
     "state": "Look at and mend the recorded state of an environment.",
     "templates": "The templates a document can name with `template: NAME`.",
-    "status": "Show the declarations and cancellations of the state, last known status (no network).",
+    "status": "Show the declarations, party updates and cancellations of the state, last known status (no network).",
     "validate": "Validate manifests offline: YAML, envelope, templates, schemas, customs rules.",
 }
 

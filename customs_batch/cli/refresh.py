@@ -233,14 +233,17 @@ def status(
     output: Path | None,
     allow_empty_state: bool,
 ) -> int:
-    """Show the declarations and cancellations of the state, last known status (no network).
+    """Show the declarations, party updates and cancellations of the state, last known status (no network).
 
     One marked rejected was refused at the service; one marked not-found was no longer found
     there by refresh (`customs-batch state rm --gone ADDRESS` once you confirm it gone); a
     cancellation marked pending has not
     been decided by customs yet; one marked undone was undone at the service (its
     declaration is not submitted there: the next apply sends it again); one marked in-flight was sent by an apply that still
-    runs (it holds the state's lock) and has not recorded the answer yet. Run `customs-batch refresh` first for the current status.
+    runs (it holds the state's lock) and has not recorded the answer yet. A party update
+    shows its declaration's state: as the record of its departure holds it, where the state
+    records that departure (its own updates and refresh change that record), else as its
+    last answer or refresh gave it. Run `customs-batch refresh` first for the current status.
     Documents made from spreadsheet rows (forEach) are listed after the others, under a
     header per spreadsheet file and sheet, each after its row number; PATHS are the
     manifests read for it (default: the manifests of customs-batch.yaml, which may be

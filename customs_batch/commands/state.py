@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ from customs_batch.state.lock import InFlight, Unlocked, in_flight_of, running_r
 from customs_batch.state.transfer import pushed_state
 
 if TYPE_CHECKING:
+    from customs_batch.execution.reconcile import RestatedRecords
     from customs_batch.kinds.readback import Comparison
     from customs_batch.state.model import Scalar
 
@@ -81,7 +83,6 @@ class Listing:
 
     state: State
     in_flight: InFlight | None = None
-    _told: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     def word(self, address: str, record: ResourceRecord) -> str:
         """How ``state list`` names the status of ``record`` (:func:`record_word`)."""
@@ -93,36 +94,16 @@ class Listing:
         update's: its departure's declaration, ``KindModel.restates``), the outputs both
         hold (its status) as that object's own record holds them: its departure's own
         updates and ``refresh`` change that record, not the party update's, which would
-        otherwise show the status of the time it was sent."""
-        parsed = Address.parse(address)
-        model = model_of(parsed.kind) if parsed is not None else None
-        told = model.restates(record) if model is not None and model.restates else None
-        if told is None:
-            return record.outputs
-        other_address = self._told_index(told.kind.value, told.output).get(str(told.value))
-        other = self.state.resources.get(other_address) if other_address else None
-        if other is None:
-            return record.outputs
-        shared = {
-            k: other.outputs[k] for k in record.outputs if k in other.outputs and k != told.output
-        }
-        return {**record.outputs, **shared}
+        otherwise show the status of the time it was sent. ``status`` shows it so too."""
+        from customs_batch.execution.reconcile import as_restated
 
-    def _told_index(self, kind: str, output: str) -> dict[str, str]:
-        """By value of ``output``, the applied record of ``kind`` holding it (built once)."""
-        key = (kind, output)
-        index = self._told.get(key)
-        if index is None:
-            index = self._told[key] = {}
-            resources = self.state.resources
-            for address in [a for a in resources if a.startswith(f"{kind}/")]:
-                found = resources.get(address)
-                if found is None or found.status is not RecordStatus.APPLIED:
-                    continue
-                value = found.outputs.get(output)
-                if value is not None:
-                    index.setdefault(str(value), address)
-        return index
+        return as_restated(record, self._restated.of(record)).outputs
+
+    @cached_property
+    def _restated(self) -> RestatedRecords:
+        from customs_batch.execution.reconcile import RestatedRecords
+
+        return RestatedRecords(self.state)
 
 
 def list_state(options: StateOptions) -> Listing:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import NoReturn
 
@@ -19,6 +19,7 @@ from customs_batch.kinds.model import (
     ImportAt,
     KindModel,
     Refreshed,
+    Restated,
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
@@ -746,13 +747,56 @@ def _unknown_entry(
     return StatusEntry(str(address), "unknown", ident, message=message)
 
 
+@dataclass(frozen=True)
+class RestatedRecords:
+    """For a record whose kind's answer tells the state of an object of another kind
+    (``KindModel.restates``: a party update's departure), the record ``state`` holds of that
+    object: its applied record of that kind whose output names it (an index built once per
+    kind and output). That record is what the object's own updates and ``refresh`` change;
+    the record of the write keeps what its answer said when it was sent."""
+
+    state: State
+    _index: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+
+    def of(self, record: ResourceRecord) -> tuple[Restated, ResourceRecord] | None:
+        """What ``record``'s answer restates and the record of it; None when its kind
+        restates nothing, or the state records no such object (a declaration made
+        elsewhere)."""
+        parsed = Address.parse(record.address)
+        model = model_of(parsed.kind) if parsed is not None else None
+        told = model.restates(record) if model is not None and model.restates else None
+        if told is None:
+            return None
+        address = self._by(told.kind.value, told.output).get(str(told.value))
+        other = self.state.resources.get(address) if address else None
+        return None if other is None else (told, other)
+
+    def _by(self, kind: str, output: str) -> dict[str, str]:
+        key = (kind, output)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = {}
+            resources = self.state.resources
+            for address in [a for a in resources if a.startswith(f"{kind}/")]:
+                found = resources.get(address)
+                if found is None or found.status is not RecordStatus.APPLIED:
+                    continue
+                value = found.outputs.get(output)
+                if value is not None:
+                    index.setdefault(str(value), address)
+        return index
+
+
 def status_entries(state: State, in_flight: InFlight | None = None) -> list[StatusEntry]:
     """Every recorded object whose kind has a state at the service worth following
     (declarations, cancellations), in address order. ``in_flight``: for the time a record
     whose outcome is unknown was written, why it is a request of a run still holding the
     state's lock (:func:`customs_batch.state.lock.in_flight_of`): ``in-flight``, not a
-    decision to make."""
+    decision to make. A write whose answer tells the state of an object the state records
+    (a party update of a departure of the state) shows that object's state as its record
+    holds it (:class:`RestatedRecords`), not the one of the time it was sent."""
     entries: list[StatusEntry] = []
+    restated = RestatedRecords(state)
     for address, record in sorted(state.resources.items()):
         parsed = Address.parse(address)
         if parsed is None or not model_of(parsed.kind).has_status:
@@ -782,6 +826,7 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                 )
             )
         else:
+            record = as_restated(record, restated.of(record))
             words = model.service_words(record) or record.outputs.get("status")
             last = str(words) if words is not None else None
             ended = model.ended(record)
@@ -802,6 +847,24 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                 )
             )
     return entries
+
+
+def as_restated(
+    record: ResourceRecord, found: tuple[Restated, ResourceRecord] | None
+) -> ResourceRecord:
+    """``record`` with the object's state at the service (its status word, errors and the
+    outputs both records hold) as the record of the object it restates holds them."""
+    if found is None:
+        return record
+    told, other = found
+    shared = {
+        k: other.outputs[k] for k in record.outputs if k in other.outputs and k != told.output
+    }
+    return record.with_changes(
+        outputs={**record.outputs, **shared},
+        remote_status=other.remote_status,
+        remote_errors=other.remote_errors,
+    )
 
 
 def status_lines(state: State) -> list[str]:

@@ -213,6 +213,9 @@ MODEL = KindModel(
     wait=wait_transit,
     waits_after=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     restates=_restates,
+    # `status` lists it with its declaration's state (as its departure's record holds it,
+    # where the state records that departure).
+    has_status=True,
     reads_first=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
     read_target=_read_declaration,
     names_its_object="the document's `declarationId`",

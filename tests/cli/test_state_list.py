@@ -242,3 +242,55 @@ def test_status_prints_the_services_words_with_their_escapes_escaped(
     assert code in (0, 1) and "internal error" not in err, err
     assert "\x1b" not in out, out
     assert "invalid\\x1b[2J" in out and "K\\x1b[31m" in out, out
+
+
+def test_status_lists_party_updates_with_their_declarations_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found in review: `status` listed departures and cancellations only, so a party update
+    # applied (its declaration sent back to processing) was in no line of it. It is listed,
+    # with its declaration's state as its departure's record holds it (that record is what
+    # refresh and the departure's own updates change), or as its last answer gave it for a
+    # declaration made elsewhere.
+    state = State(lineage="lin-1", serial=3)
+    records = [
+        ResourceRecord(
+            "DepartureDeclaration/d", RecordStatus.APPLIED, "submit-departure",
+            {"commercialReference": "CR-1"},
+            outputs={"declarationId": 7003, "status": "processing"},
+            remote_status="processing",
+        ),
+        ResourceRecord(
+            "TransitPartyUpdate/u", RecordStatus.APPLIED, "update-transit-parties",
+            {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+            outputs={"declarationId": 7003, "status": "ready"},
+            remote_status="ready",
+        ),
+        ResourceRecord(
+            "TransitPartyUpdate/v", RecordStatus.APPLIED, "update-transit-parties",
+            {"declarationId": 7009, "Consignee": {"eoriNo": "DE2"}},
+            outputs={"declarationId": 7009, "status": "ready"},
+        ),
+    ]  # fmt: skip
+    for record in records:
+        state.apply(record.address, record)
+    folder = tmp_path / ".customs-batch" / "local"
+    folder.mkdir(parents=True)
+    write_state(folder / "state.json", state)
+    monkeypatch.chdir(tmp_path)
+
+    code, out, err = run(capsys, "status", "--format", "json")
+
+    assert code == 0, err
+    shown = {e["address"]: e for e in json.loads(out)["declarations"]}
+    assert [(a, e["id"], e["serviceState"], e["pending"]) for a, e in shown.items()] == [
+        ("DepartureDeclaration/d", 7003, "processing", True),
+        ("TransitPartyUpdate/u", 7003, "processing", True),
+        ("TransitPartyUpdate/v", 7009, "ready", False),
+    ]
+    code, out, err = run(capsys, "status")
+    assert code == 0, err
+    assert "TransitPartyUpdate/v  7009  ready" in out.splitlines()
+    assert any(
+        line.startswith("TransitPartyUpdate/u  7003  processing") for line in out.splitlines()
+    )
