@@ -41,7 +41,7 @@ from customs_batch.state.history import (
     reading_history,
 )
 from customs_batch.state.lock import InFlight, Unlocked, in_flight_of, running_request
-from customs_batch.state.transfer import pushed_state
+from customs_batch.state.transfer import pushed_state, undone_by_push
 
 if TYPE_CHECKING:
     from customs_batch.execution.reconcile import RestatedRecords
@@ -253,7 +253,7 @@ def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
         # (Another lineage is pushed only with --force, which says the other state is meant.)
         same = incoming.lineage == session.state.lineage or not session.state.lineage
         if same and not options.allow_empty_state:
-            _refuse_a_pushed_state_behind(backend, incoming)
+            _refuse_a_pushed_state_behind(backend, session.state, incoming)
         session.replace(replacement)
         if replacement.resources:
             backend.pushed(replacement)  # read back at the service before the next send
@@ -284,13 +284,25 @@ def push_history_file(options: StateOptions, path: Path) -> HistoryPushed:
             store.close()
 
 
-def _refuse_a_pushed_state_behind(backend: StateBackend, incoming: State) -> None:
+def _refuse_a_pushed_state_behind(backend: StateBackend, current: State, incoming: State) -> None:
     """Refuse a pushed state older than what this environment's history (or the project's
     mark of its folder) says it reached: with --force it would get a new serial and pass
-    every later check, and the objects the runs since created would be declared again."""
+    every later check, and the objects the runs since created would be declared again.
+    Where it is an older serial of ``current`` (pulled before a command wrote the state
+    again), the refusal names what it would undo of ``current``."""
     try:
         backend.refuse_a_state_behind_its_history(incoming)
     except StateError as error:
+        undone = undone_by_push(current, incoming)
+        if undone is not None:
+            raise StateError(
+                f"the pushed state is older than this environment's: {undone}. Nothing was pushed",
+                hint="pull the current state (`customs-batch state pull`), make your change "
+                "on that copy and push it (a tombstone of state rm is taken back with "
+                "`customs-batch state restore ADDR`); if this copy is meant as it is, push it "
+                "with --allow-empty-state, then record each object it lacks that exists at the "
+                "service with `customs-batch import ADDR ID` before planning",
+            ) from None
         raise StateError(
             f"the pushed state is older than this environment's: {error.message}",
             hint="push a copy that holds what those runs created (`customs-batch state pull` "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from customs_batch.errors import StateError
 from customs_batch.state.file import loads
-from customs_batch.state.model import State
+from customs_batch.state.model import RecordStatus, State
 
 _FORCE = "pass --force to replace it anyway; what only the current state records is then lost"
 
@@ -41,6 +41,61 @@ def pushed_state(current: State, incoming: State, *, force: bool = False) -> Sta
             )
     serial = incoming.serial if empty or incoming.serial > current.serial else current.serial + 1
     return State(lineage=incoming.lineage, serial=serial, resources=dict(incoming.resources))
+
+
+_NAMED = 5
+"""How many addresses of each sort :func:`undone_by_push` names (then how many more)."""
+
+
+def undone_by_push(current: State, incoming: State) -> str | None:
+    """What pushing ``incoming``, an older serial of ``current``'s lineage, would undo of
+    what was written since (records it lacks, tombstones it does not hold, records written
+    since, records removed since), in words naming the addresses; None when ``incoming`` is
+    not such a copy (another lineage, or not older)."""
+    if not current.lineage or incoming.lineage != current.lineage:
+        return None
+    if incoming.serial >= current.serial:
+        return None
+    lacks: list[str] = []
+    tombstones: list[str] = []
+    changed: list[str] = []
+    for address in current.resources:
+        record = current.resources[address]
+        before = incoming.resources.get(address)
+        if record.status is RecordStatus.FORGOTTEN and (
+            before is None or before.status is not RecordStatus.FORGOTTEN
+        ):
+            tombstones.append(address)
+        elif before is None:
+            lacks.append(address)
+        elif before != record:
+            changed.append(address)
+    removed = [address for address in incoming.resources if address not in current.resources]
+    parts = [
+        words.format(_named(addresses))
+        for addresses, words in (
+            (lacks, "the record(s) of {} (the next plan would send their documents again)"),
+            (
+                tombstones,
+                "the tombstone(s) of {} (forgotten since with state rm: their objects would "
+                "be tracked again, or their documents sent again)",
+            ),
+            (changed, "what was recorded since of {}"),
+            (removed, "the removal of {} (by state rm --gone since)"),
+        )
+        if addresses
+    ]
+    what = "; ".join(parts) if parts else "nothing but its serial: it holds the same records"
+    return (
+        f"it is serial {incoming.serial} of this environment's state, which a command has "
+        f"written since (serial {current.serial} now); pushed, it would undo {what}"
+    )
+
+
+def _named(addresses: list[str]) -> str:
+    shown = ", ".join(sorted(addresses)[:_NAMED])
+    more = len(addresses) - _NAMED
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def read_pushed(data: bytes, *, source: Path) -> State:

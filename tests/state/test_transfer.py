@@ -12,7 +12,7 @@ import pytest
 from customs_batch.cli.main import invoke
 from customs_batch.errors import StateError
 from customs_batch.state import RecordStatus, ResourceRecord, State
-from customs_batch.state.transfer import pushed_state
+from customs_batch.state.transfer import pushed_state, undone_by_push
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IN_POSTGRES = """\
@@ -351,3 +351,26 @@ def test_a_state_pushed_without_its_history_then_applied_on_postgres_is_not_refu
     code, out, err = _run(capsys, "plan", "manifests", "--detailed-exitcode")
     assert code == 3 and "+ create" not in out, out + err
     assert "TemplateGroup/eu-sea" in err
+
+
+def test_what_an_older_copy_would_undo_is_named_by_sort() -> None:
+    current = _state("lin", 7, "Movement/kept", "Movement/new", "Movement/rm", "Movement/edited")
+    current.resources["Movement/rm"] = current.resources["Movement/rm"].with_changes(
+        status=RecordStatus.FORGOTTEN, forgotten_from="applied"
+    )
+    current.resources["Movement/edited"] = current.resources["Movement/edited"].with_changes(
+        outputs={"movementId": "mov_2"}
+    )
+    older = _state("lin", 5, "Movement/kept", "Movement/rm", "Movement/edited", "Movement/gone")
+
+    said = undone_by_push(current, older)
+
+    assert said is not None
+    assert said.startswith("it is serial 5 of this environment's state, which a command has ")
+    assert "the record(s) of Movement/new (the next plan would send" in said
+    assert "the tombstone(s) of Movement/rm (forgotten since with state rm" in said
+    assert "what was recorded since of Movement/edited" in said
+    assert "the removal of Movement/gone (by state rm --gone since)" in said
+    assert "Movement/kept" not in said
+    assert undone_by_push(current, _state("other", 5, "Movement/kept")) is None
+    assert undone_by_push(current, _state("lin", 7, "Movement/kept")) is None
