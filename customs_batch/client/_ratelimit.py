@@ -38,6 +38,10 @@ from customs_batch.errors import ConfigError
 _UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*(second|minute|hour)s?\s*$")  # ASCII digits
 
+LONGEST_SPACING = 86400.0
+"""The most seconds a rate limit may put between two requests (one a day): a wait longer
+than that is no limit any service sets, and far longer ones overflow the clock's waits."""
+
 # The shared rate limit (PostgreSQL) spaces requests this much more than period/requests apart:
 # it keeps no window, and network jitter can bring two requests closer at the service than
 # they were at the client.
@@ -93,7 +97,16 @@ class RateLimit:
                 f"rate limit {text!r} is more requests than a number here can hold",
                 hint="write the service's limit, like 1000/hour, or off for no limit",
             )
-        return cls(requests, _UNITS[match.group(2)])
+        period = _UNITS[match.group(2)]
+        if period / requests > LONGEST_SPACING:
+            # 1e-28/second passed: plan estimated "24999999999999998346959548 h", and apply
+            # failed each request after the first with "OverflowError: timestamp out of range
+            # for platform time_t", then hung.
+            raise ConfigError(
+                f"rate limit {text!r} is fewer than one request a day, which no service asks",
+                hint="write the service's limit, like 1000/hour, or off for no limit",
+            )
+        return cls(requests, period)
 
 
 class _Sent:

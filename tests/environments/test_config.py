@@ -292,6 +292,10 @@ def test_a_timeout_longer_than_a_day_is_refused_naming_it(timeout: str) -> None:
     [
         ("9" * 400 + "/second", "more requests than a number here can hold"),
         ("0/minute", "is not N/second"),
+        # Plan said "about 24999999999999998346959548 h", apply "OverflowError: timestamp
+        # out of range for platform time_t" for each request after the first, then hung.
+        ("0.0000000000000000000000000001/second", "fewer than one request a day"),
+        ("0.04/hour", "fewer than one request a day"),
     ],
 )
 def test_a_rate_limit_that_is_no_limit_is_refused_at_its_line(rate: str, why: str) -> None:
@@ -302,6 +306,12 @@ def test_a_rate_limit_that_is_no_limit_is_refused_at_its_line(rate: str, why: st
         ConfigError, match=rf"customs-batch.yaml:4: environments.local.rate_limit: .*{why}"
     ):
         load_project()
+
+
+@pytest.mark.parametrize("rate", ["1/hour", "0.042/hour", "0.0001/second"])
+def test_a_rate_limit_of_one_request_a_day_or_more_is_taken(rate: str) -> None:
+    _write(f"environments:\n  local:\n    rate_limit: {rate}\n")
+    assert load_project().environment("local").rate_limit.requests is not None
 
 
 def test_a_timeout_of_a_day_is_taken() -> None:
