@@ -14,6 +14,7 @@ from customs_batch.client import RateLimiter
 from customs_batch.environments import Environment, StateKind
 from customs_batch.errors import ConfigError
 from customs_batch.sensitive import Sealer
+from customs_batch.service_address import service_key
 from customs_batch.state.backend import LocalBackend, StateBackend
 from customs_batch.state.marks import StateMarks
 
@@ -47,7 +48,7 @@ def backend_for(
             allow_empty_state=allow_empty_state,
             sealer=sealer,
             environment=environment.name,
-            service=environment.base_url or EMBEDDED_SERVICE,
+            service=_service(environment),
             marks=_marks(environment),
         )
     # Imported here so that the local backend never loads the database driver.
@@ -58,9 +59,16 @@ def backend_for(
         settings.name or environment.name,
         sealer=sealer,
         allow_empty_state=allow_empty_state,
-        service=environment.base_url or EMBEDDED_SERVICE,
+        service=_service(environment),
         local_folder=environment.state_dir,
     )
+
+
+def _service(environment: Environment) -> str:
+    """The service ``environment``'s state records: its base URL in the one form every way
+    of writing it has (another environment writing the same service in other letters is
+    the same service), or the built-in sandbox."""
+    return service_key(environment.base_url) if environment.base_url else EMBEDDED_SERVICE
 
 
 def _marks(environment: Environment) -> StateMarks | None:

@@ -496,7 +496,7 @@ def import_(
     says so). An ID another
     record holds (a tombstone too) is refused (exit 3): one object, one record; so is one
     a record of the state of another environment of the same service holds (the other
-    environments of customs-batch.yaml with the same base_url, and a PostgreSQL
+    environments of customs-batch.yaml with the same base_url, however written, and a PostgreSQL
     database's other states of that service). ADDRESS may not be in the state already,
     unless its record is a creation the service refused.
 

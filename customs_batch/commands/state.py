@@ -24,6 +24,7 @@ from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
+from customs_batch.service_address import same_service
 from customs_batch.state import (
     LocalBackend,
     RecordStatus,
@@ -376,7 +377,7 @@ def _other_state_folders(environment: Environment) -> list[OtherState]:
     for other in load_project().environments.values():
         if (
             other.name == environment.name
-            or other.base_url != service
+            or not same_service(other.base_url, service)
             or other.state.backend is not StateKind.LOCAL
             or os.path.realpath(other.state_dir) == own
         ):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
+from customs_batch.service_address import same_service
 from customs_batch.state._atomic import (
     UNCHANGED,
     fsync_dir,
@@ -226,7 +227,7 @@ class LocalBackend:
         if recorded == self.environment:
             if service is None or self.service is None:
                 return service is not None or self.service is None  # a file of before: written anew
-            if service == self.service:
+            if same_service(service, self.service):
                 return True
             self.service_moved_from = service
             return True  # rewritten only once the new service is found to hold the records
@@ -370,7 +371,11 @@ class LocalBackend:
             return
         for folder in sorted(siblings):
             named = _environment_of(folder / ENVIRONMENT_FILE)
-            if named is None or named[1] != self.service or named[0] == self.environment:
+            if (
+                named is None
+                or not same_service(named[1], self.service)
+                or named[0] == self.environment
+            ):
                 continue
             if not (folder / STATE_FILE).exists() and not (folder / JOURNAL_FILE).exists():
                 continue

@@ -33,6 +33,7 @@ from psycopg.types.json import Jsonb
 
 from customs_batch.errors import StateError
 from customs_batch.sensitive import Sealer, clear_value_pattern, kind_of_address
+from customs_batch.service_address import same_service
 from customs_batch.state.backend import JOURNAL_FILE, PUSHED_SERVICE, OtherState, ServiceWords
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
@@ -387,7 +388,7 @@ class PostgresBackend:
                     (self.name, self.service),
                 )
             return
-        if str(row[0]) != self.service:
+        if not same_service(str(row[0]), self.service):
             self.service_moved_from = str(row[0])  # named anew once the records are found there
 
     def read(self) -> State:

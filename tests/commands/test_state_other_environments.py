@@ -123,6 +123,23 @@ def test_import_refuses_an_id_the_state_of_another_environment_of_the_service_ho
     assert _import("de").outputs["id"] == 1
 
 
+def test_the_service_written_in_other_letters_is_the_same_service(project: Path) -> None:
+    """de's base_url names nl's service with another case and its default port: import is
+    refused there all the same (compared as text, it took nl's object as de's too)."""
+    written = "http://Customs.SHARED.test:80/"
+    config = project / "customs-batch.yaml"
+    config.write_text(
+        config.read_text().replace(f"de: {{base_url: {SERVICE}", f"de: {{base_url: {written}")
+    )
+    assert load_project().select("de").base_url == written.rstrip("/")
+    assert _import("nl").outputs["id"] == 1
+    with pytest.raises(StateError) as refused:
+        _import("de")
+    assert f"1 is already recorded as {GROUP} in " in refused.value.message
+    assert "two environments write one object" in refused.value.message
+    assert _records("de") == {}
+
+
 def test_restore_refuses_a_tombstone_whose_object_another_environment_took_over(
     project: Path,
 ) -> None:

@@ -469,6 +469,27 @@ def test_a_folder_written_for_another_service_says_so_until_the_new_one_is_confi
     assert again.service_moved_from is None
 
 
+def test_a_folder_of_the_same_service_written_in_other_letters_is_not_another_service(
+    tmp_path: Path,
+) -> None:
+    """A base_url written with another case of host or with its default port is the same
+    service: neither taken for a move to another one, nor a sibling's state overlooked."""
+    prod = tmp_path / "prod"
+    with LocalBackend(prod, environment="prod", service="https://api.example").open(
+        "apply"
+    ) as session:
+        session.record(_record("Movement/b"))
+    same = LocalBackend(prod, environment="prod", service="https://API.example:443/")
+    assert list(same.read().resources) == ["Movement/b"]
+    assert same.service_moved_from is None
+    # Another environment of that service, its address written otherwise: its empty state
+    # is refused as prod's left behind, as it is for the address written the same.
+    other = LocalBackend(tmp_path / "nl", environment="nl", service="https://Api.Example")
+    with pytest.raises(StateError) as refused, other.open("apply"):
+        pass
+    assert "holds the state of environment 'prod' at the same service" in refused.value.message
+
+
 def test_a_folder_that_names_its_environment_only_gets_its_service_at_the_next_write(
     tmp_path: Path,
 ) -> None:
