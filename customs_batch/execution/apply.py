@@ -651,6 +651,8 @@ class _Run:
         if isinstance(exc, RequestRefusedError | NotFoundError):
             if _still_in_flight(change, exc):
                 return self._unknown(change, intent, exc)
+            if _resent(change, previous):
+                return self._resend_refused(change, intent, exc)
             if getattr(exc, "status", None) == CONFLICT and previous is None:
                 return self._conflict(change, intent, request, exc)
             return self._refused(change, intent, previous, exc)
@@ -734,6 +736,31 @@ class _Run:
         )
         detail = f"outcome unknown, recorded for the next run: {exc.message}"
         return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
+
+    def _resend_refused(
+        self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError
+    ) -> Outcome:
+        """A re-send under the recorded Idempotency-Key, refused: that says nothing of the
+        first request, whose answer was lost. It may have made the object (a service that
+        takes the key's re-use for another request, or no longer knows the key, refuses
+        the re-send), so the outcome stays unknown: recorded as a refusal (nothing made),
+        the next run would send it under a new key and the service could hold it twice."""
+        self.session.record_soon(
+            intent.with_changes(
+                status=RecordStatus.UNKNOWN,
+                updated_at=_kept_time(change, intent) or now_iso(),
+            )
+        )
+        message = getattr(exc, "service_message", None) or exc.message
+        address = change.address
+        detail = (
+            f"outcome still unknown: the service refused the re-send under the recorded "
+            f"Idempotency-Key ({message}), which says nothing of the first request, whose "
+            f"answer was lost and which may have created it. Check what the service holds, "
+            f"then `customs-batch state adopt {address} ID` if it was created, or "
+            f"`customs-batch state forget {address}` if not (the next apply sends it as new)"
+        )
+        return Outcome(address, NodeStatus.FAILED, change.operation, detail)
 
     def _conflict(
         self, change: PlannedChange, intent: ResourceRecord, request: Request, exc: ServiceError
@@ -1201,6 +1228,17 @@ def _unrecorded(change: PlannedChange, applied: ResourceRecord, exc: StateError)
     return (
         f"the service answered {change.operation.value} of {change.address} ({gave}), and "
         f"the state could not record it: {exc.message}{adopt}"
+    )
+
+
+def _resent(change: PlannedChange, previous: ResourceRecord | None) -> bool:
+    """A creation re-sent under the Idempotency-Key of an earlier request whose outcome is
+    unknown (no answer recorded its object)."""
+    return (
+        change.idempotency_key is not None
+        and previous is not None
+        and previous.status.outcome_unknown
+        and not previous.outputs
     )
 
 

@@ -314,6 +314,61 @@ def test_a_409_for_a_key_in_flight_keeps_the_intent_and_its_key(
     assert len(emulator.movements()) == 1
 
 
+class _AnswerLostThenKeyRefused(httpx.BaseTransport):
+    """The first movement POST reaches the service, which makes the movement, and its
+    answer is lost; the re-send under the same key is refused (422), as by a service that
+    takes the key's re-use for another request (one that binds the key to the body's bytes,
+    say: 1.5 written 1.50)."""
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+        self.posts = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/movements"):
+            return self.service.handle_request(request)
+        self.posts += 1
+        if self.posts == 1:
+            self.service.handle_request(request).read()
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        key = request.headers["Idempotency-Key"]
+        message = f"Idempotency-Key {key} was used with another request"
+        body = {"statusCode": 422, "message": message, "error": "Unprocessable Entity"}
+        return httpx.Response(422, json=body)
+
+
+def test_a_resend_refused_under_its_key_leaves_the_first_outcome_unknown(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The refusal was recorded as the movement's (failed, nothing made): the next run sent
+    # it under a new key, and the service held two movements for one document.
+    backend = LocalBackend(tmp_path)
+    faulty = Sender(
+        "http://sandbox.test",
+        "sandbox-key",
+        transport=_AnswerLostThenKeyRefused(emulator.transport),
+        retry_policy=NO_RETRIES,
+    )
+    with CustomsClient(faulty) as client:
+        for _ in range(2):  # the answer lost, then the re-send under its key refused
+            with backend.open("apply") as session:
+                plan = plan_changes([movement("m", 0)], session.state)
+                report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith("outcome still unknown: the service refused the re-send")
+    assert "`customs-batch state adopt Movement/m ID`" in outcome.detail
+    assert "`customs-batch state forget Movement/m`" in outcome.detail
+    record = backend.read().resources["Movement/m"]
+    assert record.status is RecordStatus.UNKNOWN and not record.outputs
+    assert len(emulator.movements()) == 1
+
+    [change] = plan_changes([movement("m", 0)], backend.read()).changes
+    assert change.idempotency_key == record.idempotency_key  # never a new key
+    assert _apply(backend, [movement("m", 0)], emulator).ok  # replayed by the service
+    assert len(emulator.movements()) == 1
+
+
 class _CountedChanges(tuple[Any, ...]):
     """A plan's changes that count how often they are gone through."""
 
