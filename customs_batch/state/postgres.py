@@ -331,13 +331,16 @@ class PostgresBackend:
         with self._connect() as connection:
 
             def read() -> list[OtherState]:
-                names = connection.execute(
-                    "SELECT state FROM customs_batch_services WHERE service = %s AND state <> %s "
+                # Compared here, not by the query: a row an older version wrote keeps the
+                # service as its customs-batch.yaml wrote it (another case of host, say).
+                rows = connection.execute(
+                    "SELECT state, service FROM customs_batch_services WHERE state <> %s "
                     "ORDER BY state",
-                    (service, self.name),
+                    (self.name,),
                 ).fetchall()
+                names = [name for name, named in rows if same_service(str(named), service)]
                 found = []
-                for (name,) in names:
+                for name in names:
                     try:
                         state = _load(connection, str(name))
                     except StateError:
@@ -435,13 +438,16 @@ class PostgresBackend:
             rows = self._guard(
                 "read the other states of the service",
                 lambda: connection.execute(
-                    "SELECT s.state, count(r.address) FROM customs_batch_services s "
+                    "SELECT s.state, count(r.address), s.service FROM customs_batch_services s "
                     "JOIN customs_batch_resources r ON r.state = s.state "
-                    "WHERE s.service = %s AND s.state <> %s GROUP BY s.state "
+                    "WHERE s.state <> %s GROUP BY s.state, s.service "
                     "ORDER BY count(r.address) DESC, s.state",
-                    (self.service, self.name),
+                    (self.name,),
                 ).fetchall(),
             )
+        # Compared here, not by the query (a row an older version wrote keeps the service
+        # as its customs-batch.yaml wrote it).
+        rows = [row for row in rows if same_service(str(row[2]), self.service)]
         if not rows:
             return
         other, count = str(rows[0][0]), int(rows[0][1])

@@ -283,6 +283,25 @@ def test_an_environment_renamed_does_not_start_its_state_empty(postgres_url: str
     renamed.refuse_a_state_behind_its_history(renamed.read())  # a state of its own now
 
 
+def test_a_state_of_the_service_named_in_other_letters_is_of_the_same_service(
+    postgres_url: str,
+) -> None:
+    """A row that names the service as an older version kept it, as customs-batch.yaml
+    wrote it (another case of host, its default port): the same service all the same, for
+    the refusal of an empty start and for the other states compared on import."""
+    written = "https://API.customs.example:443"
+    with PostgresBackend(postgres_url, "production", service=written).open("apply") as old:
+        old.record(ResourceRecord("Movement/a", RecordStatus.APPLIED, "create", {}))
+    service = "https://api.customs.example"
+    renamed = PostgresBackend(postgres_url, "prod", service=service)
+    with pytest.raises(StateError) as refused:
+        renamed.refuse_a_state_behind_its_history(renamed.read())
+    assert "but the state production there holds 1 record(s)" in refused.value.message
+    assert [other.name for other in renamed.other_states_of_the_service()] == ["production"]
+    elsewhere = PostgresBackend(postgres_url, "prod", service="https://other.example")
+    assert elsewhere.other_states_of_the_service() == []
+
+
 def test_a_new_empty_state_names_the_state_of_the_service_with_the_most_records(
     postgres_url: str,
 ) -> None:
