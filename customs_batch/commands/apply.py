@@ -370,6 +370,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
                     wait=options.wait,
                     budget=options.time_budget,
                     history=history,
+                    elsewhere=elsewhere,
                 )
             finally:
                 events.close()

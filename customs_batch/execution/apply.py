@@ -39,6 +39,7 @@ from customs_batch.client import (
     TlsFailedError,
 )
 from customs_batch.errors import CustomsBatchError, ServiceError, StateError
+from customs_batch.execution.elsewhere import HeldElsewhere, ObjectsHeldElsewhere
 from customs_batch.execution.history import HistoriedSession, RunHistory
 from customs_batch.execution.scheduler import NodeResult, NodeStatus, walk
 from customs_batch.execution.time_budget import BudgetWatch, OutOfTime, TimeBudget
@@ -162,9 +163,13 @@ class _Run:
         events: ApplyEvents | None,
         history: RunHistory | None = None,
         changes: dict[Address, PlannedChange] | None = None,
+        elsewhere: ObjectsHeldElsewhere | None = None,
     ) -> None:
         self.events = events
         self.history = history
+        self.elsewhere = elsewhere or ObjectsHeldElsewhere()
+        """What the other states of the service hold: an object one of them records is
+        that environment's, never taken over here (a 409's group)."""
         self.changes = (
             {change.address: change for change in plan.changes} if changes is None else changes
         )
@@ -777,6 +782,11 @@ class _Run:
             adopted = intent.with_changes(
                 status=RecordStatus.APPLIED, outputs=conflict.outputs, updated_at=now_iso()
             )
+            kind = change.address.kind
+            holder = self.elsewhere.holding(kind, model_of(kind).held(adopted))
+            if holder is not None:
+                ids = ", ".join(sorted(model_of(kind).held(adopted)))
+                return self._held_elsewhere(change, intent, exc, ids, holder)
             if self.history is not None:
                 try:  # after the 409 of its answer entry: the object the state takes
                     self.history.adopted(change, conflict.outputs)
@@ -795,6 +805,32 @@ class _Run:
             intent.with_changes(status=RecordStatus.FAILED, error=failure, updated_at=now_iso())
         )
         return Outcome(change.address, NodeStatus.FAILED, change.operation, conflict.message)
+
+    def _held_elsewhere(
+        self,
+        change: PlannedChange,
+        intent: ResourceRecord,
+        exc: ServiceError,
+        ids: str,
+        holder: HeldElsewhere,
+    ) -> Outcome:
+        """A 409 whose object (identical to the document) another environment of the
+        service records: it is that environment's, and adopted here too, both would write
+        into it. Not adopted; recorded as the refusal it is (nothing made)."""
+        message = (
+            f"the service answered 409: it holds an object identical to this document "
+            f"({ids}), but that object is recorded as {holder}: adopted here too, two "
+            f"environments would write one object, so it is not. If this environment is to "
+            f"manage it instead, {holder.release}, then `customs-batch import "
+            f"{change.address} {ids}` here; otherwise make "
+            "this document declare another object (a template group: a code of its own), "
+            "or leave it to that environment"
+        )
+        failure = ServiceFailure(CONFLICT, message, _body(exc))
+        self.session.record_soon(
+            intent.with_changes(status=RecordStatus.FAILED, error=failure, updated_at=now_iso())
+        )
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, message)
 
     def _refused(
         self,
@@ -975,13 +1011,15 @@ def apply_plan(
     budget: TimeBudget | None = None,
     clock: Callable[[], float] = time.monotonic,
     history: RunHistory | None = None,
+    elsewhere: ObjectsHeldElsewhere | None = None,
 ) -> ApplyReport:
     """Apply every change of ``plan`` that sends something, in dependency order.
 
     With a ``budget``, an operation that would not end inside it is not started (see
     ``customs_batch.execution.time_budget``); the report's ``out_of_time`` then says how many.
     With a ``history``, every request and record-only operation is written to it (see
-    ``customs_batch.execution.history``).
+    ``customs_batch.execution.history``). ``elsewhere``: what the other states of the
+    service hold, which this run never takes over (an object a 409 found).
     """
     started = clock()
     if history is not None:
@@ -1007,7 +1045,9 @@ def apply_plan(
             walked[address] = change
             if holds:
                 blocked[address] = change.reason
-    run = _Run(plan, session, client, stop, wait, events, history, changes=walked)
+    run = _Run(
+        plan, session, client, stop, wait, events, history, changes=walked, elsewhere=elsewhere
+    )
     limiter = client.sender.rate_limiter
     watch = (
         BudgetWatch(budget, spacing=lambda: limiter.interval, clock=clock)

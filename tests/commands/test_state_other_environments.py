@@ -15,6 +15,7 @@ import pytest
 import customs_batch.backends
 from customs_batch.backends import backend_for
 from customs_batch.client import CustomsClient
+from customs_batch.commands import ApplyOptions, Inputs, apply_changes
 from customs_batch.commands.state import (
     StateOptions,
     adopt_object,
@@ -31,6 +32,7 @@ from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.registry import model_of
 from customs_batch.sandbox import InProcessTransport, create_app
 from customs_batch.state import RecordStatus, ResourceRecord, State
+from tests.commands.test_core import Recorder
 
 SERVICE = "http://customs.shared.test"
 GROUP = Address(Kind.TEMPLATE_GROUP, "default")
@@ -138,6 +140,26 @@ def test_the_service_written_in_other_letters_is_the_same_service(project: Path)
     assert f"1 is already recorded as {GROUP} in " in refused.value.message
     assert "two environments write one object" in refused.value.message
     assert _records("de") == {}
+
+
+def test_apply_does_not_adopt_a_409_group_another_environment_records(project: Path) -> None:
+    """de's apply of nl's group: the service answers 409 for its code, and a group of the
+    document's every field is there. Adopted, both environments recorded it, and each
+    apply wrote its own document into it; it is refused, nothing recorded of the object."""
+    plain = {k: v for k, v in SPEC.items() if k != "DeclarationTemplates"}  # compared whole
+    document = {"apiVersion": "customs-batch/v1", "kind": "TemplateGroup"}
+    (project / "manifests" / "default.yaml").write_text(
+        json.dumps({**document, "metadata": {"name": GROUP.name}, "spec": plain})
+    )
+    assert _import("nl").outputs["id"] == 1
+    inputs = Inputs((Path("manifests"),), environment="de", allow_empty_state=True)
+    result = apply_changes(ApplyOptions(inputs, auto_approve=True), Recorder())
+    assert result.report is not None
+    [outcome] = result.report.outcomes
+    assert "it holds an object identical to this document (1)" in outcome.detail
+    assert f"recorded as {GROUP} in " in outcome.detail
+    assert f"a state of the same service ({SERVICE})" in outcome.detail
+    assert not _records("de")[str(GROUP)].outputs
 
 
 def test_restore_refuses_a_tombstone_whose_object_another_environment_took_over(

@@ -24,6 +24,7 @@ from customs_batch.client import (
 from customs_batch.errors import StateError
 from customs_batch.execution import scheduler
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
+from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
 from customs_batch.execution.reconcile import check_gone, refresh, status_entries
 from customs_batch.execution.results import ResultStatus, recorded_result
 from customs_batch.execution.scheduler import NodeStatus
@@ -36,6 +37,7 @@ from customs_batch.planning.model import Operation, Plan
 from customs_batch.sandbox.faults import parse_faults
 from customs_batch.sandbox.seed import parse_seed
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
+from customs_batch.state.backend import OtherState
 
 from ..client.bodies import departure
 from ..client.fakes import FakeClock, sender_on
@@ -367,6 +369,55 @@ def test_a_resend_refused_under_its_key_leaves_the_first_outcome_unknown(
     assert change.idempotency_key == record.idempotency_key  # never a new key
     assert _apply(backend, [movement("m", 0)], emulator).ok  # replayed by the service
     assert len(emulator.movements()) == 1
+
+
+def test_a_409_group_another_environment_of_the_service_records_is_not_adopted(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Adopted, both environments recorded group N and each apply wrote its own document's
+    # values into it.
+    nl = LocalBackend(tmp_path / "nl")
+    assert _apply(nl, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator).ok
+    group_id = nl.read().resources["TemplateGroup/g"].outputs["id"]
+    other = OtherState("the state of environment 'nl'", "http://sandbox.test", nl.read(), "", "nl")
+    de = LocalBackend(tmp_path / "de")
+    with de.open("apply") as session:
+        plan = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], session.state)
+        report = apply_plan(
+            plan,
+            session,
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            elsewhere=ObjectsHeldElsewhere(lambda: [other]),
+        )
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert f"it holds an object identical to this document ({group_id})" in outcome.detail
+    assert "recorded as TemplateGroup/g in the state of environment 'nl'" in outcome.detail
+    assert "`customs-batch state rm TemplateGroup/g --env nl`" in outcome.detail
+    record = de.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.FAILED and not record.outputs
+    assert f"`customs-batch import TemplateGroup/g {group_id}` here" in outcome.detail
+    # Released there (a tombstone), it is this environment's to adopt (a first apply).
+    de = LocalBackend(tmp_path / "de-after")
+    released = nl.read()
+    released.resources["TemplateGroup/g"] = released.resources["TemplateGroup/g"].with_changes(
+        status=RecordStatus.FORGOTTEN
+    )
+    let_go = OtherState("the state of environment 'nl'", "http://sandbox.test", released)
+    with de.open("apply") as session:
+        plan = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], session.state)
+        report = apply_plan(
+            plan,
+            session,
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            elsewhere=ObjectsHeldElsewhere(lambda: [let_go]),
+        )
+    assert report.ok, report.outcomes
+    assert de.read().resources["TemplateGroup/g"].outputs["id"] == group_id
 
 
 class _CountedChanges(tuple[Any, ...]):
