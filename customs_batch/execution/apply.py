@@ -326,10 +326,45 @@ class _Run:
             spec=model_of(change.address.kind).as_answered(intent.spec, outputs),
             updated_at=now_iso(),
         )
+        if _recovered(previous):
+            kind = change.address.kind
+            holder = self.elsewhere.holding(kind, model_of(kind).held(applied))
+            if holder is not None:
+                return self._found_elsewhere(change, intent, applied, holder)
         try:
             return self._record_answer(change, applied, outputs)
         except StateError as exc:
             raise _Unrecorded(exc, _unrecorded(change, applied, exc)) from None
+
+    def _found_elsewhere(
+        self,
+        change: PlannedChange,
+        intent: ResourceRecord,
+        answered: ResourceRecord,
+        holder: HeldElsewhere,
+    ) -> Outcome:
+        """The object a lost creation's recovery found (a group looked up by its code, a
+        movement replayed under its key), which another environment of the service records
+        (taken over there while the outcome here was unknown): taken here too, both would
+        write into it. Not taken; the outcome stays unknown."""
+        self.session.record_soon(
+            intent.with_changes(
+                status=RecordStatus.UNKNOWN,
+                updated_at=_kept_time(change, intent) or now_iso(),
+            )
+        )
+        ids = ", ".join(sorted(model_of(change.address.kind).held(answered)))
+        address = change.address
+        detail = (
+            f"outcome still unknown: the service holds an object identical to this document "
+            f"({ids}), which the request whose answer was lost may have made, but that "
+            f"object is recorded as {holder}: taken here too, two environments would write "
+            f"one object, so it is not. If it is this environment's, {holder.release}, then "
+            f"`customs-batch state adopt {address} {ids}` here; if it is that "
+            f"environment's, `customs-batch state forget {address}` here, and make this "
+            "document declare another object or leave it to that environment"
+        )
+        return Outcome(address, NodeStatus.FAILED, change.operation, detail)
 
     def _accepted_since(self, change: PlannedChange, previous: ResourceRecord) -> Outcome | None:
         """Before a resubmission, the rejected object it replaces, read again (the kind's
@@ -1280,6 +1315,13 @@ def _resent(change: PlannedChange, previous: ResourceRecord | None) -> bool:
         and previous.status.outcome_unknown
         and not previous.outputs
     )
+
+
+def _recovered(previous: ResourceRecord | None) -> bool:
+    """A creation sent again after an earlier one whose outcome is unknown (no answer
+    recorded its object): what the service answers may be the object the earlier one made,
+    found or replayed rather than made now."""
+    return previous is not None and previous.status.outcome_unknown and not previous.outputs
 
 
 def _still_in_flight(change: PlannedChange, exc: ServiceError) -> bool:

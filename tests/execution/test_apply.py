@@ -420,6 +420,52 @@ def test_a_409_group_another_environment_of_the_service_records_is_not_adopted(
     assert de.read().resources["TemplateGroup/g"].outputs["id"] == group_id
 
 
+def test_a_lost_creation_found_recorded_by_another_environment_stays_unknown(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # nl's group creation lost its answer; de, applying the same document, got the 409 and
+    # adopted the group (no state recorded it yet). nl's next apply looked the group up by
+    # its code, took it too, and both environments wrote into it.
+    made = emulator.http.post("/v1/declaration-templates/groups", json=GROUP)  # nl's lost one
+    made.raise_for_status()
+    group_id = made.json()["id"]
+    held = State.new()
+    held.resources["TemplateGroup/g"] = ResourceRecord(
+        "TemplateGroup/g", RecordStatus.APPLIED, "create", GROUP, outputs={"id": group_id}
+    )
+    de = OtherState("the state of environment 'de'", "http://sandbox.test", held, "", "de")
+    nl = LocalBackend(tmp_path)
+    sent = (datetime.now(UTC) - timedelta(minutes=5)).isoformat(timespec="milliseconds")
+    with nl.open("test") as session:
+        session.record(
+            ResourceRecord(
+                "TemplateGroup/g", RecordStatus.UNKNOWN, "create", GROUP, updated_at=sent
+            )
+        )
+    with nl.open("apply") as session:
+        plan = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], session.state)
+        assert plan.changes[0].action is Action.CREATE  # looked up by its code first
+        report = apply_plan(
+            plan,
+            session,
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            elsewhere=ObjectsHeldElsewhere(lambda: [de]),
+        )
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith(
+        f"outcome still unknown: the service holds an object identical to this document "
+        f"({group_id})"
+    )
+    assert "recorded as TemplateGroup/g in the state of environment 'de'" in outcome.detail
+    assert f"`customs-batch state adopt TemplateGroup/g {group_id}` here" in outcome.detail
+    assert "`customs-batch state forget TemplateGroup/g` here" in outcome.detail
+    record = nl.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.UNKNOWN and not record.outputs
+
+
 class _CountedChanges(tuple[Any, ...]):
     """A plan's changes that count how often they are gone through."""
 
