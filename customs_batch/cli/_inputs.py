@@ -48,7 +48,8 @@ _MAX_LOCK_TIMEOUT = 2_000_000.0
 outside every range."""
 
 
-def _a_number(_context: click.Context, parameter: click.Parameter, value: float) -> float:
+def a_number(_context: click.Context, parameter: click.Parameter, value: float) -> float:
+    """The callback of a float option of seconds: nan refused as a usage error."""
     if math.isnan(value):  # (every comparison with nan is false: no range refuses it)
         raise click.BadParameter("nan is not a number of seconds", param=parameter)
     return value
@@ -57,7 +58,7 @@ def _a_number(_context: click.Context, parameter: click.Parameter, value: float)
 lock_timeout_option = click.option(
     "--lock-timeout",
     type=click.FloatRange(min=0, max=_MAX_LOCK_TIMEOUT),
-    callback=_a_number,
+    callback=a_number,
     default=0.0,
     show_default=True,
     help="Seconds to wait for another run's state lock.",

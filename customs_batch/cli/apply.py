@@ -12,6 +12,7 @@ from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._command_line import command_line
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
+    a_number,
     allow_empty_state_option,
     lock_timeout_option,
     mrn_check_digit_option,
@@ -51,6 +52,7 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--wait-timeout",
     type=click.FloatRange(min=0),
+    callback=a_number,
     default=600.0,
     show_default=True,
     help="Seconds --wait waits for one declaration.",

@@ -140,3 +140,16 @@ def test_a_plan_made_against_an_empty_state_applies_only_to_that_state(
     monkeypatch.chdir(project)
     code, _, err = run(capsys, "apply", "first.plan")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("written", ["nan", "NaN", "-nan"])
+def test_a_wait_timeout_that_is_no_number_is_a_usage_error_before_anything_is_sent(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str
+) -> None:
+    # --wait-timeout nan was taken: no range refuses nan, and the wait's deadline (now + nan)
+    # was never reached, so `apply --wait` polled a declaration left processing for ever.
+    code, out, err = run(capsys, "apply", "--auto-approve", "--wait", "--wait-timeout", written)
+    assert code == 64, out + err
+    assert "Invalid value for '--wait-timeout': nan is not a number of seconds" in err
+    assert "Traceback" not in err
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
