@@ -29,9 +29,12 @@ from customs_batch.errors import UsageError
 RECENT = 20
 """How many of the last operations the observed time is the mean of."""
 
-# [0-9], not \d (any script's digits): `--time-budget 1h` written with an Arabic-Indic 1 was
-# taken for an hour.
 _DURATION = re.compile(r"^(?:(?P<h>[0-9]+)h)?(?:(?P<m>[0-9]+)m)?(?:(?P<s>[0-9]+)s)?$")
+"""The digits 0-9 only: ``\\d`` also takes other scripts' digits, which int() reads."""
+
+MAX_BUDGET_HOURS = 8784
+"""366 days: no run lasts longer, and a longer number (``10...0h``, thousands of digits) would
+not even convert to a float."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,22 @@ def parse_time_budget(text: str) -> TimeBudget:
             hint="write hours, minutes and seconds in that order, each a whole number in "
             "digits 0-9: 5h30m, 45m, 90s or 1h15m30s",
         )
-    seconds = sum(
-        int(match[unit] or 0) * factor for unit, factor in (("h", 3600), ("m", 60), ("s", 1))
-    )
+    # Leading zeros aside, a number of more digits than the limit has is above it: it is
+    # never converted (int() refuses more than 4,300 digits, float() overflows far sooner).
+    longest = len(str(MAX_BUDGET_HOURS * 3600))
+    if any(len((match[unit] or "").lstrip("0")) > longest for unit in ("h", "m", "s")):
+        seconds = MAX_BUDGET_HOURS * 3600 + 1
+    else:
+        seconds = sum(
+            int(match[unit] or 0) * factor for unit, factor in (("h", 3600), ("m", 60), ("s", 1))
+        )
+    if seconds > MAX_BUDGET_HOURS * 3600:
+        raise UsageError(
+            f"--time-budget {text[:40]!r}{'…' if len(text) > 40 else ''} is longer than "
+            f"{MAX_BUDGET_HOURS}h (366 days), the longest budget a run takes",
+            hint="give the time the CI job allows, such as 5h30m; leave --time-budget out "
+            "for a run without one",
+        )
     if seconds <= 0:
         raise UsageError(
             f"--time-budget {text!r} leaves no time to apply anything",

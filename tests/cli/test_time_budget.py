@@ -80,6 +80,17 @@ def test_a_bad_budget_is_a_usage_error_before_anything_starts(
     assert not (slow_project / ".customs-batch" / "local" / "state.json").exists()
 
 
+def test_a_budget_too_long_to_be_a_number_is_a_usage_error_not_an_internal_error(
+    slow_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "apply", "--auto-approve", "--time-budget", "1" + "0" * 400 + "h")
+    assert code == 64, out + err
+    assert "is longer than 8784h (366 days)" in err and "hint:" in err
+    assert "internal error" not in err and "OverflowError" not in err
+    assert len(err.splitlines()) == 2
+    assert not (slow_project / ".customs-batch" / "local" / "state.json").exists()
+
+
 def test_help_shows_the_option_and_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "apply", "--help")
     assert code == 0

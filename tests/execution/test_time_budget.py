@@ -41,6 +41,34 @@ def test_a_bad_duration_is_a_usage_error_that_shows_the_spelling(text: str) -> N
     assert caught.value.hint and "90s" in caught.value.hint
 
 
+@pytest.mark.parametrize("text", ["\u0665h", "4\uff15m", "\u0969\u0966s"])
+def test_digits_of_other_scripts_are_no_duration(text: str) -> None:
+    # int() reads Arabic-Indic or full-width digits: '\u0665h' was a budget of 5 hours.
+    with pytest.raises(UsageError) as caught:
+        parse_time_budget(text)
+    assert caught.value.exit_code == ExitCode.USAGE
+    assert "is not a duration" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "text", ["8785h", "527041m", "31622401s", "8784h1s", "1" + "0" * 400 + "h", "9" * 5000 + "s"]
+)
+def test_a_budget_longer_than_a_year_is_a_usage_error_not_a_crash(text: str) -> None:
+    # '1' and 400 zeros 'h' ended in "internal error: OverflowError", and 5,000 digits in
+    # int()'s ValueError (more than 4,300 digits): both reached the user as a bug.
+    with pytest.raises(UsageError) as caught:
+        parse_time_budget(text)
+    assert caught.value.exit_code == ExitCode.USAGE
+    assert "is longer than 8784h (366 days)" in caught.value.message
+    assert len(caught.value.message) < 200
+    assert caught.value.hint and "5h30m" in caught.value.hint
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("8784h", 8784 * 3600), ("0008784h", 8784 * 3600)])
+def test_a_budget_of_a_year_is_taken(text: str, seconds: int) -> None:
+    assert parse_time_budget(text).seconds == seconds
+
+
 def test_the_budget_exit_code_is_its_own() -> None:
     assert int(ExitCode.OUT_OF_TIME) == 4
     others = {ExitCode.OK, ExitCode.FINDINGS, ExitCode.CHANGES, ExitCode.ERROR}
