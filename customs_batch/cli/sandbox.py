@@ -39,7 +39,7 @@ def sandbox() -> None:
 @click.option(
     "--seed",
     "seed_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="Seed YAML file (default: the built-in seed).",
 )
 @click.option(

@@ -46,6 +46,18 @@ def test_bad_seed_file_is_an_error_naming_the_line(
     assert "Traceback" not in err
 
 
+def test_a_seed_file_that_does_not_exist_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It exited 3 ("cannot read the seed file"), while a seed that is a folder, and a
+    # missing path given to any other command, exit 64 (README, Exit codes).
+    missing = tmp_path / "seed.yaml"
+    assert invoke(["sandbox", "serve", "--seed", str(missing)]) == 64
+    err = capsys.readouterr().err
+    assert f"Invalid value for '--seed': File '{missing}' does not exist." in err
+    assert "Traceback" not in err
+
+
 def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert invoke(["sandbox", "serve", "--help"]) == 0
     out = capsys.readouterr().out
