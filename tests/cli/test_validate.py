@@ -287,3 +287,12 @@ def test_run_from_the_root_of_the_file_system_it_says_to_run_from_the_project(
     assert "hint: run customs-batch from the project's own folder" in err
     monkeypatch.chdir(project)
     assert _cli("validate", "manifests")[0] == 0
+
+
+@pytest.mark.parametrize("rows", ["1-" + "9" * 5000, "9" * 5000 + "-"])
+def test_rows_past_every_file_are_read_not_an_internal_error(rows: str) -> None:
+    # A row number of 5,000 digits ended in "internal error: ValueError: Exceeds the limit
+    # (4300 digits) for integer string conversion", told as a bug in customs-batch.
+    code, out, err = _cli("validate", "--rows", rows, str(EXAMPLES / "manifests"))
+    assert code in (0, 1), out + err
+    assert "internal error" not in err and "Traceback" not in err

@@ -8,6 +8,7 @@ from customs_batch.manifest import RowRange
 from customs_batch.manifest.jinja._engine import render_inline
 from customs_batch.manifest.rows._cells import CellProblem, convert
 from customs_batch.manifest.rows._plan import RowView, make_slot
+from customs_batch.manifest.rows._range import ROW_PAST_EVERY_FILE
 
 INTEGER = frozenset({"integer"})
 NUMBER = frozenset({"number"})
@@ -148,3 +149,16 @@ def test_digits_of_another_script_are_no_number(
 def test_a_row_range_is_ascii_digits() -> None:
     assert RowRange.parse("\u0663-\u0665") is None
     assert RowRange.parse("3-5") == RowRange(3, 5)
+
+
+def test_a_row_number_of_thousands_of_digits_is_past_every_row_not_a_crash() -> None:
+    # int() refuses more than 4,300 digits: `validate --rows 1-999...9` (5,000 digits) ended
+    # in "internal error: ValueError". No file holds that many rows: the number reads as
+    # past the last row of any, as a number of 20 digits already did.
+    many = "9" * 5000
+    assert RowRange.parse(f"1-{many}") == RowRange(1, ROW_PAST_EVERY_FILE)
+    assert RowRange.parse(f"{many}-") == RowRange(ROW_PAST_EVERY_FILE, None)
+    assert RowRange.parse(f"{many}-{many}") == RowRange(ROW_PAST_EVERY_FILE, ROW_PAST_EVERY_FILE)
+    assert RowRange.parse(f"{many}-3") is None
+    assert RowRange.parse("0" * 5000 + "7-9") == RowRange(7, 9)
+    assert RowRange.parse("99999999999999999999-") == RowRange(ROW_PAST_EVERY_FILE, None)

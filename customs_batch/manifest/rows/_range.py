@@ -13,6 +13,17 @@ such sheet says so (:func:`customs_batch.validation.batch.rows_named_none`)."""
 
 _RANGE = re.compile(r"\s*([0-9]*)\s*(?:(-)\s*([0-9]*))?\s*")
 
+ROW_PAST_EVERY_FILE = 10**18
+"""What a row number of more digits reads as: past the last row of any file (an XLSX sheet
+holds 1,048,576), and never converted from its digits (int() refuses more than 4,300)."""
+
+
+def _row(digits: str) -> int:
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(ROW_PAST_EVERY_FILE)):
+        return ROW_PAST_EVERY_FILE
+    return min(int(significant or "0"), ROW_PAST_EVERY_FILE)
+
 
 @dataclass(frozen=True)
 class RowRange:
@@ -28,8 +39,8 @@ class RowRange:
         match = _RANGE.fullmatch(text)
         if match is None or not (match.group(1) or match.group(3)):
             return None
-        first = int(match.group(1)) if match.group(1) else None
-        last = int(match.group(3)) if match.group(3) else None
+        first = _row(match.group(1)) if match.group(1) else None
+        last = _row(match.group(3)) if match.group(3) else None
         if match.group(2) is None:
             last = first
         if first == 0 or last == 0:
