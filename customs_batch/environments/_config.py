@@ -132,7 +132,16 @@ class ProjectConfig:
         An unknown name given on the command line (``option``) is a UsageError (exit 64, as
         any wrong option); one from the variable or the file a ConfigError."""
         environ = os.environ if environ is None else environ
-        if option:
+        if option == "":
+            # `--env "$DEPLOY_ENV"` with the variable unset or empty: taking the default in
+            # its place would run against another environment than the one meant.
+            known = ", ".join(sorted(self.environments))
+            raise UsageError(
+                "the environment named on the command line is empty: it names none",
+                hint=f'known environments: {known}; if a variable gave it (--env "$NAME"), '
+                "that variable is empty or not set",
+            )
+        if option is not None:
             try:
                 return self.environment(option)
             except ConfigError as error:

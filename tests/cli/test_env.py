@@ -171,6 +171,31 @@ def test_an_environment_named_on_the_command_line_and_not_defined_is_a_usage_err
     assert "known environments: local, sandbox" in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("plan", "--env", ""),
+        ("apply", "--auto-approve", "--env", ""),
+        ("status", "--env", ""),
+        ("state", "list", "--env", ""),
+        ("env", "show", ""),
+        ("env", "check", "--env", ""),
+    ],
+)
+def test_an_empty_env_is_a_usage_error_not_the_default_environment(
+    capsys: pytest.CaptureFixture[str], project: Path, argv: tuple[str, ...]
+) -> None:
+    # `--env "$DEPLOY_ENV"` with the variable empty ran against the default environment
+    # (here sandbox), as if no --env had been given.
+    (project / "manifests").mkdir()
+    code, out, err = _run(capsys, *argv)
+    assert code == 64, out + err
+    assert out == ""
+    assert "error: the environment named on the command line is empty: it names none" in err
+    assert "known environments: local, sandbox" in err
+    assert not (project / ".customs-batch").exists()
+
+
 def test_an_environment_the_variable_names_and_not_defined_is_an_error(
     capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -105,6 +105,19 @@ def test_an_unknown_environment_lists_the_known_ones() -> None:
     assert "unset CUSTOMS_BATCH_ENV" in str(caught_too.value.hint)
 
 
+def test_an_empty_env_option_is_a_usage_error_not_the_default() -> None:
+    # `--env "$DEPLOY_ENV"` with the variable empty selected the default environment (or
+    # $CUSTOMS_BATCH_ENV's) as if no --env had been given: a run meant for one environment
+    # went to another.
+    _write(GOOD)
+    with pytest.raises(
+        UsageError, match="the environment named on the command line is empty: it names none"
+    ) as caught:
+        load_project().select("", {"CUSTOMS_BATCH_ENV": "production"})
+    assert "production, sandbox" in str(caught.value.hint)
+    assert "that variable is empty or not set" in str(caught.value.hint)
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
