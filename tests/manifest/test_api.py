@@ -14,6 +14,7 @@ def test_the_public_names() -> None:
         "LoadResult",
         "MAX_DOCUMENT_VALUES_VARIABLE",
         "MAX_LINE_MB_VARIABLE",
+        "NO_ROW_IN_RANGE",
         "Position",
         "Reference",
         "RowRange",
