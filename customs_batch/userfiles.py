@@ -126,9 +126,10 @@ def max_file_bytes(environ: Mapping[str, str] | None = None) -> int:
     text = environ.get(MAX_FILE_MB_VARIABLE, "").strip()
     if not text:
         return DEFAULT_MAX_FILE_MB * MEGABYTE
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # digits 0-9 only
+    # Digits 0-9 only, and few enough to be a number (int() refuses thousands of them).
+    if not (text.isascii() and text.isdigit()) or len(text) > 15 or int(text) < 1:
         raise ConfigError(
-            f"{MAX_FILE_MB_VARIABLE}={text!r} is not a number of megabytes",
+            f"{MAX_FILE_MB_VARIABLE}={text[:32]!r} is not a number of megabytes",
             hint=f"set it to a whole number in digits 0-9, e.g. {MAX_FILE_MB_VARIABLE}=1024, or unset it",
         )
     return int(text) * MEGABYTE

@@ -95,6 +95,9 @@ def test_the_limit_is_256_megabytes_unless_set_and_a_bad_setting_is_a_config_err
     assert max_file_bytes({MAX_FILE_MB_VARIABLE: "1024"}) == 1024 * MEGABYTE
     with pytest.raises(ConfigError, match=MAX_FILE_MB_VARIABLE):
         max_file_bytes({MAX_FILE_MB_VARIABLE: "lots"})
+    with pytest.raises(ConfigError, match=MAX_FILE_MB_VARIABLE) as caught:  # internal error
+        max_file_bytes({MAX_FILE_MB_VARIABLE: "1" + "0" * 5000})
+    assert len(caught.value.message) < 200, "the value is not echoed whole"
     for other_digits in (
         "\u0661\u0660",
         "²",

@@ -118,8 +118,8 @@ def test_a_big_file_of_small_blocks_loads_whole() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["0", "-1", "one", "1.5", "\u0661\u0660", "²"]
-)  # ² was an internal error
+    "text", ["0", "-1", "one", "1.5", "\u0661\u0660", "²", "1" + "0" * 5000]
+)  # ² and 5,001 digits were an internal error
 def test_a_bound_that_is_not_a_number_of_megabytes_is_a_config_error(text: str) -> None:
     with pytest.raises(ConfigError, match="CUSTOMS_BATCH_MAX_LINE_MB"):
         max_line_bytes({"CUSTOMS_BATCH_MAX_LINE_MB": text})

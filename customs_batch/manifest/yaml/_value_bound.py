@@ -28,9 +28,10 @@ def max_document_values(environ: Mapping[str, str] | None = None) -> int:
     text = environ.get(MAX_DOCUMENT_VALUES_VARIABLE, "").strip()
     if not text:
         return DEFAULT_MAX_DOCUMENT_VALUES
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # digits 0-9 only
+    # Digits 0-9 only, and few enough to be a number (int() refuses thousands of them).
+    if not (text.isascii() and text.isdigit()) or len(text) > 15 or int(text) < 1:
         raise ConfigError(
-            f"{MAX_DOCUMENT_VALUES_VARIABLE}={text!r} is not a number of values",
+            f"{MAX_DOCUMENT_VALUES_VARIABLE}={text[:32]!r} is not a number of values",
             hint=(
                 f"set it to a whole number in digits 0-9, e.g. {MAX_DOCUMENT_VALUES_VARIABLE}=400000, "
                 "or unset it"
