@@ -333,8 +333,8 @@ def adopt_object(
 def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> ObjectsHeldElsewhere:
     """The index of what the other states of ``environment``'s service that the tool can
     know hold, read only when first asked: those its backend sees (the other states of a
-    PostgreSQL database naming the same service), and the state files of the project's
-    other environments with the same base_url.
+    PostgreSQL database naming the same service), and the states of the project's other
+    environments with the same base_url, in folders or in PostgreSQL.
 
     Its readers: ``import``, ``state adopt``, ``state push``, and ``state restore`` and
     ``state mv`` of a tombstone refuse an ID one of them holds; ``plan`` and ``apply``
@@ -343,7 +343,7 @@ def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> O
 
     def gather() -> list[OtherState]:
         seen = [_whose(environment, other) for other in backend.other_states_of_the_service()]
-        return [*seen, *_other_state_folders(environment)]
+        return [*seen, *_other_environments_states(environment)]
 
     return ObjectsHeldElsewhere(gather)
 
@@ -364,30 +364,49 @@ def _whose(environment: Environment, other: OtherState) -> OtherState:
     return other
 
 
-def _other_state_folders(environment: Environment) -> list[OtherState]:
-    """The states in files of the other environments of ``environment``'s
-    customs-batch.yaml whose base_url is the same, each read without its lock; one that does
-    not exist yet or cannot be read is passed over (its own commands say why). None for an
-    environment without base_url: each embedded sandbox is a service of its own."""
+def _other_environments_states(environment: Environment) -> list[OtherState]:
+    """The states of the other environments of ``environment``'s customs-batch.yaml whose
+    base_url is the same, each read without its lock: a state folder, or a PostgreSQL
+    state whose URL variable is set here (a local environment's import must see what the
+    CI's database state records). One not written yet, or that cannot be read or reached,
+    is passed over (its own commands say why), as is a PostgreSQL state of the database
+    ``environment``'s own backend reads the other states of. None for an environment
+    without base_url: each embedded sandbox is a service of its own."""
     service = environment.base_url
     if not service:
         return []
     own = os.path.realpath(environment.state_dir)
+    own_database = (
+        os.environ.get(environment.state.url_env or "")
+        if environment.state.backend is StateKind.POSTGRES
+        else None
+    )
     found = []
     for other in load_project().environments.values():
-        if (
-            other.name == environment.name
-            or not same_service(other.base_url, service)
-            or other.state.backend is not StateKind.LOCAL
-            or os.path.realpath(other.state_dir) == own
-        ):
+        if other.name == environment.name or not same_service(other.base_url, service):
             continue
-        try:
-            state = LocalBackend(other.state_dir, allow_empty_state=True).read()
-        except (CustomsBatchError, OSError):
-            continue
-        where = f"the state of environment {other.name!r} ({other.state_dir})"
-        found.append(OtherState(where, service, state, environment=other.name))
+        if other.state.backend is StateKind.LOCAL:
+            if os.path.realpath(other.state_dir) == own:
+                continue
+            try:
+                state: State | None = LocalBackend(other.state_dir, allow_empty_state=True).read()
+            except (CustomsBatchError, OSError):
+                continue
+            where = f"the state of environment {other.name!r} ({other.state_dir})"
+        else:
+            url = os.environ.get(other.state.url_env or "")
+            if not url or url == own_database:
+                continue  # not reachable from here; or among the backend's own others
+            from customs_batch.state.postgres import PostgresBackend
+
+            name = other.state.name or other.name
+            try:
+                state = PostgresBackend(url, name).peek()
+            except (CustomsBatchError, OSError):
+                continue
+            where = f"the state of environment {other.name!r} (the PostgreSQL state {name})"
+        if state is not None:
+            found.append(OtherState(where, service, state, environment=other.name))
     return found
 
 

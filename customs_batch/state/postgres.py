@@ -38,7 +38,7 @@ from customs_batch.state.backend import JOURNAL_FILE, PUSHED_SERVICE, OtherState
 from customs_batch.state.lock import LockInfo, Unlocked
 from customs_batch.state.model import ResourceRecord, State
 from customs_batch.state.pg_connect import LOST_HINT, connect, database_error
-from customs_batch.state.pg_tables import ensure_tables
+from customs_batch.state.pg_tables import TABLES_VERSION, ensure_tables, tables_version
 from customs_batch.state.records import Records
 
 Connection = psycopg.Connection[TupleRow]
@@ -400,6 +400,15 @@ class PostgresBackend:
             state = self._guard("read the state", lambda: self._load(connection))
             self._guard("read the state's service", lambda: self._check_service(connection))
             return state
+
+    def peek(self) -> State | None:
+        """The state as :meth:`read` gives it, for another environment's command: read
+        without its lock and without creating or upgrading a table (None when the database
+        holds no tables of this version: nothing to read as this version reads it)."""
+        with connect(self.url) as connection:
+            if tables_version(connection) != TABLES_VERSION:
+                return None
+            return self._guard("read the state", lambda: _load(connection, self.name))
 
     def open(self, operation: str, *, lock_timeout: float = 0.0) -> PostgresSession:
         """Lock the state for ``operation`` and fold any journal a crashed run left behind."""

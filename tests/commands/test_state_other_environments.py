@@ -70,6 +70,13 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -> Pa
         f"  de: {_settings(backend)}\n"
         f"  elsewhere: {_settings(backend, 'http://customs.other.test')}\n"
     )
+    _documents_and_service(tmp_path, monkeypatch)
+    return tmp_path
+
+
+def _documents_and_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group's document in manifests/, and one emulator in-process behind every
+    environment, its data in one file."""
     document = {
         "apiVersion": "customs-batch/v1",
         "kind": "TemplateGroup",
@@ -85,7 +92,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -> Pa
         return connect_environment(environment, transport=InProcessTransport(app))
 
     monkeypatch.setattr(customs_batch.backends, "connect", connect)
-    return tmp_path
 
 
 def _options(env: str) -> StateOptions:
@@ -290,3 +296,45 @@ def test_states_of_another_service_or_unreadable_are_not_in_the_way(
         (project / ".customs-batch" / "nl").mkdir(parents=True)
         (project / ".customs-batch" / "nl" / "state.json").write_text("{not json")
     assert _import("de").outputs["id"] == 1
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: str) -> Path:
+    """Environments of one service with states in both backends: dev in a folder, ci in
+    PostgreSQL (its URL in CB_STATE_URL)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CB_KEY", "sandbox-key")
+    monkeypatch.setenv("CB_STATE_URL", postgres_url)
+    (tmp_path / "customs-batch.yaml").write_text(
+        f"environments:\n  dev: {_settings('local')}\n  ci: {_settings('postgres')}\n"
+    )
+    _documents_and_service(tmp_path, monkeypatch)
+    return tmp_path
+
+
+def test_a_folder_state_sees_what_a_database_state_of_the_service_holds(mixed: Path) -> None:
+    assert _import("ci").outputs["id"] == 1
+    with pytest.raises(StateError) as refused:
+        _import("dev")
+    assert f"1 is already recorded as {GROUP} in " in refused.value.message
+    assert "the state of environment 'ci' (the PostgreSQL state ci)" in refused.value.message
+    assert refused.value.hint is not None
+    assert f"`customs-batch state rm {GROUP} --env ci`" in refused.value.hint
+    assert _records("dev") == {}
+
+
+@pytest.mark.parametrize("reach", ["variable unset", "no tables"])
+def test_a_database_state_out_of_reach_is_passed_over_and_left_unwritten(
+    mixed: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: str, reach: str
+) -> None:
+    import psycopg
+
+    from customs_batch.state.pg_tables import tables_version
+
+    if reach == "variable unset":
+        # ci's state cannot be read here: dev's import is its own.
+        monkeypatch.delenv("CB_STATE_URL")
+    assert _import("dev").outputs["id"] == 1
+    # A database no state was written to is read as nothing, and no table is made there.
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        assert tables_version(connection) == 0
