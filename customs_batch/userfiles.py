@@ -24,7 +24,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
 
-from customs_batch.errors import ConfigError, CustomsBatchError
+from customs_batch.env_numbers import positive_whole_number
+from customs_batch.errors import CustomsBatchError
 
 MAX_FILE_MB_VARIABLE = "CUSTOMS_BATCH_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 256
@@ -122,17 +123,10 @@ class FileRefused(CustomsBatchError):
 
 def max_file_bytes(environ: Mapping[str, str] | None = None) -> int:
     """The largest file read, from ``CUSTOMS_BATCH_MAX_FILE_MB`` (default 256 MB)."""
-    environ = os.environ if environ is None else environ
-    text = environ.get(MAX_FILE_MB_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_MAX_FILE_MB * MEGABYTE
-    # Digits 0-9 only, and few enough to be a number (int() refuses thousands of them).
-    if not (text.isascii() and text.isdigit()) or len(text) > 15 or int(text) < 1:
-        raise ConfigError(
-            f"{MAX_FILE_MB_VARIABLE}={text[:32]!r} is not a number of megabytes",
-            hint=f"set it to a whole number in digits 0-9, e.g. {MAX_FILE_MB_VARIABLE}=1024, or unset it",
-        )
-    return int(text) * MEGABYTE
+    megabytes = positive_whole_number(
+        MAX_FILE_MB_VARIABLE, DEFAULT_MAX_FILE_MB, unit="megabytes", example=1024, environ=environ
+    )
+    return megabytes * MEGABYTE
 
 
 @contextmanager

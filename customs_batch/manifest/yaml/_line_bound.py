@@ -11,10 +11,9 @@ longer than the bound that spans several lines (``yaml.value-too-long``). The bo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from customs_batch.errors import ConfigError
+from customs_batch.env_numbers import positive_whole_number
 from customs_batch.userfiles import MEGABYTE
 
 MAX_LINE_MB_VARIABLE = "CUSTOMS_BATCH_MAX_LINE_MB"
@@ -23,17 +22,10 @@ DEFAULT_MAX_LINE_MB = 1
 
 def max_line_bytes(environ: Mapping[str, str] | None = None) -> int:
     """The longest line (and value) a manifest may hold, from ``CUSTOMS_BATCH_MAX_LINE_MB``."""
-    environ = os.environ if environ is None else environ
-    text = environ.get(MAX_LINE_MB_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_MAX_LINE_MB * MEGABYTE
-    # Digits 0-9 only, and few enough to be a number (int() refuses thousands of them).
-    if not (text.isascii() and text.isdigit()) or len(text) > 15 or int(text) < 1:
-        raise ConfigError(
-            f"{MAX_LINE_MB_VARIABLE}={text[:32]!r} is not a number of megabytes",
-            hint=f"set it to a whole number in digits 0-9, e.g. {MAX_LINE_MB_VARIABLE}=4, or unset it",
-        )
-    return int(text) * MEGABYTE
+    megabytes = positive_whole_number(
+        MAX_LINE_MB_VARIABLE, DEFAULT_MAX_LINE_MB, unit="megabytes", example=4, environ=environ
+    )
+    return megabytes * MEGABYTE
 
 
 def first_long_line(data: bytes, limit: int) -> int | None:

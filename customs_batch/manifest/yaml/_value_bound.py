@@ -13,10 +13,9 @@ with five packages each, holds about 64,000. The bound is
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from customs_batch.errors import ConfigError
+from customs_batch.env_numbers import positive_whole_number
 
 MAX_DOCUMENT_VALUES_VARIABLE = "CUSTOMS_BATCH_MAX_DOCUMENT_VALUES"
 DEFAULT_MAX_DOCUMENT_VALUES = 200_000
@@ -24,20 +23,13 @@ DEFAULT_MAX_DOCUMENT_VALUES = 200_000
 
 def max_document_values(environ: Mapping[str, str] | None = None) -> int:
     """The most values a document may hold, from ``CUSTOMS_BATCH_MAX_DOCUMENT_VALUES``."""
-    environ = os.environ if environ is None else environ
-    text = environ.get(MAX_DOCUMENT_VALUES_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_MAX_DOCUMENT_VALUES
-    # Digits 0-9 only, and few enough to be a number (int() refuses thousands of them).
-    if not (text.isascii() and text.isdigit()) or len(text) > 15 or int(text) < 1:
-        raise ConfigError(
-            f"{MAX_DOCUMENT_VALUES_VARIABLE}={text[:32]!r} is not a number of values",
-            hint=(
-                f"set it to a whole number in digits 0-9, e.g. {MAX_DOCUMENT_VALUES_VARIABLE}=400000, "
-                "or unset it"
-            ),
-        )
-    return int(text)
+    return positive_whole_number(
+        MAX_DOCUMENT_VALUES_VARIABLE,
+        DEFAULT_MAX_DOCUMENT_VALUES,
+        unit="values",
+        example=400000,
+        environ=environ,
+    )
 
 
 def too_many_values(line: int, limit: int) -> tuple[str, str]:
