@@ -543,8 +543,11 @@ def _explain(error: jsonschema.ValidationError) -> str:
     match error.validator:
         case "type":
             return f"must be of type {schema.get('type')}"
-        case "minimum" | "maximum" | "exclusiveMinimum" | "minLength" | "minItems":
-            return f"violates {error.validator} {error.validator_value}"
+        case "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum":
+            return f"must be {_BOUND_WORDS[error.validator]} {error.validator_value}"
+        case "minLength" | "maxLength" | "minItems" | "maxItems":
+            words = f"; it takes {expected}" if expected else ""
+            return _size_words(error.validator, error.validator_value) + words
         case "uniqueItems":
             words = f"; it takes {expected}" if expected else ""
             return f"names the same entry more than once: write each once{words}"
@@ -560,6 +563,26 @@ def _explain(error: jsonschema.ValidationError) -> str:
             return f"is not what this setting takes: write {expected}"
         case _:
             return "is not what this setting takes: see docs/environments.md"
+
+
+_BOUND_WORDS = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "more than",
+    "exclusiveMaximum": "less than",
+}
+
+
+def _size_words(keyword: str, bound: Any) -> str:
+    """What a text's length or a list's entries must be, in words."""
+    if keyword == "minLength" and bound == 1:
+        return "must not be empty: write a value"
+    least = "at least" if keyword.startswith("min") else "at most"
+    if keyword.endswith("Length"):
+        return f"must be {least} {bound} characters long"
+    if bound == 1:
+        return f"must list {least} one entry"
+    return f"must list {least} {bound} entries"
 
 
 def _other_digits(value: Any) -> bool:

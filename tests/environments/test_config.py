@@ -156,7 +156,7 @@ def test_a_key_written_in_the_file_is_refused_without_quoting_it(text: str, word
         ),
         (
             "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n    parallelism: 0\n",
-            "minimum",
+            "s.parallelism: must be at least 1",
         ),
         ("environments:\n  s:\n    api_key_env: K\n", "no base_url"),
         ("environments:\n  s:\n    base_url: https://x\n", "exactly one of"),
@@ -171,17 +171,24 @@ def test_a_key_written_in_the_file_is_refused_without_quoting_it(text: str, word
         (
             "environments:\n  local:\n    large_change_guard: {max_create_share: 0}\n",
             "customs-batch.yaml:3: environments.local.large_change_guard.max_create_share: "
-            "violates exclusiveMinimum 0",
+            "must be more than 0",
         ),
         (
             "environments:\n  local:\n    large_change_guard: {min_records: 0}\n",
-            "large_change_guard.min_records: violates minimum 1",
+            "large_change_guard.min_records: must be at least 1",
         ),
         (
             "environments:\n  local:\n    large_change_guard: {max_share: 1}\n",
             "'max_share' was unexpected",
         ),
-        ("manifests: []\n", "customs-batch.yaml:1: manifests: violates minItems 1"),
+        ("manifests: []\n", "customs-batch.yaml:1: manifests: must list at least one entry"),
+        (
+            "environments:\n  s:\n    base_url: https://x\n    api_key_env: K\n"
+            "    parallelism: 65\n",
+            "s.parallelism: must be at most 64",
+        ),
+        ('manifests: [""]\n', "manifests.0: must not be empty: write a value"),
+        ('state_dir: ""\n', "state_dir: must not be empty: write a value"),
         ("manifests: manifests/\n", "manifests: must be of type array"),
     ],
 )
@@ -464,7 +471,10 @@ def test_notification_urls_written_in_the_file_are_refused_without_quoting_them(
     [
         ("{on: [end]}", "'urls_env' is a required property"),
         ("{urls_env: N, on: [always]}", "must be one of rejection, needs-decision, end"),
-        ("{urls_env: N, on: []}", "minItems"),
+        (
+            "{urls_env: N, on: []}",
+            "notify.on: must list at least one entry; it takes rejection, needs-decision and end",
+        ),
     ],
 )
 def test_an_invalid_notify_block_says_where_and_what(block: str, words: str) -> None:
