@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ _STATUS_COLUMNS = (
 @STATUS_FORMATS.register("html")
 def _status_html(result: StatusResult) -> str:
     summary = (
-        f"{len(result.entries)} declaration(s) and cancellation(s), "
+        f"{_recorded_words(result.entries)}, "
         f"{len(result.blocking)} rejected, undone or needing a decision, "
         f"{len(result.pending)} not decided by customs yet (last known: "
         "`customs-batch refresh` reads the service)."
@@ -88,6 +89,17 @@ def _status_html(result: StatusResult) -> str:
         [_status_row(entry, result.rows.get(entry.address)) for entry in result.entries],
         summary=summary,
     )
+
+
+def _recorded_words(entries: tuple[StatusEntry, ...]) -> str:
+    """How many documents the page lists, and of which kinds (``3 recorded documents: 2
+    DepartureDeclaration, 1 TransitPartyUpdate``), read from their addresses: every kind
+    whose state at the service ``status`` follows, whatever kinds those are."""
+    kinds = Counter(entry.address.partition("/")[0] for entry in entries)
+    count = f"{len(entries)} recorded document{'' if len(entries) == 1 else 's'}"
+    if not kinds:
+        return count
+    return f"{count} ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))})"
 
 
 def _status_row(entry: StatusEntry, place: RowPlace | None) -> Row:

@@ -40,7 +40,7 @@ def test_status_as_a_page_written_for_its_owner_only(
     ]
     assert page.rows == [[ADDRESS, "applied", "502", "cancellation_requested", "pending", "0", ""]]
     assert page.row_classes == ["tone-pending"]
-    assert page.summary.startswith("1 declaration(s) and cancellation(s), 0 rejected")
+    assert page.summary.startswith("1 recorded document (1 ExportCancellation), 0 rejected")
     assert "1 not decided by customs yet" in page.summary
 
 
@@ -80,4 +80,56 @@ def test_an_undone_cancellation_is_shown_not_done_in_json_and_html(
     page = read_page(out)
     assert page.rows == [["ExportCancellation/c", "applied", "501", "ready", "undone", "0", ""]]
     assert page.row_classes == ["tone-refused"]
-    assert page.summary.startswith("1 declaration(s) and cancellation(s), 1 rejected, undone")
+    assert page.summary.startswith("1 recorded document (1 ExportCancellation), 1 rejected, undone")
+
+
+def test_the_summary_counts_every_listed_document_by_its_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found in review: the summary said "3 declaration(s) and cancellation(s)" of a page
+    # listing a departure and two party updates, which status lists too.
+    records = [
+        ResourceRecord(
+            "DepartureDeclaration/d",
+            RecordStatus.APPLIED,
+            "submit-departure",
+            {"commercialReference": "CR-1"},
+            outputs={"declarationId": 7003, "status": "processing"},
+            remote_status="processing",
+        ),
+        ResourceRecord(
+            "TransitPartyUpdate/u",
+            RecordStatus.APPLIED,
+            "update-transit-parties",
+            {"declarationId": 7003, "Consignee": {"eoriNo": "DE1"}},
+            outputs={"declarationId": 7003, "status": "ready"},
+            remote_status="ready",
+        ),
+        ResourceRecord(
+            "TransitPartyUpdate/v",
+            RecordStatus.APPLIED,
+            "update-transit-parties",
+            {"declarationId": 7009, "Consignee": {"eoriNo": "DE2"}},
+            outputs={"declarationId": 7009, "status": "ready"},
+            remote_status="ready",
+        ),
+    ]
+    with LocalBackend(tmp_path / ".customs-batch" / "local").open("seed") as session:
+        for record in records:
+            session.record(record)
+    code, out, _ = run(capsys, "status", "--format", "html")
+    assert code == 0
+    page = read_page(out)
+    assert len(page.rows) == 3
+    assert page.summary.startswith(
+        "3 recorded documents (1 DepartureDeclaration, 2 TransitPartyUpdate), "
+    )
+    assert "declaration(s) and cancellation(s)" not in page.summary
+
+
+def test_the_summary_of_an_empty_state_counts_no_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "status", "--format", "html")
+    assert code == 0
+    assert read_page(out).summary.startswith("0 recorded documents, 0 rejected")
