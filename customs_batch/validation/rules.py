@@ -1,7 +1,8 @@
 """The rule checks of one document: what JSON Schema cannot express.
 
-Every document's code fields are checked (its kind's ``code_fields``), then the rule sets
-its kind's model names (``rules``): validation asks the model, never which kind it holds.
+Every document's texts are checked for control characters (whatever its kind), then its
+code fields (its kind's ``code_fields``), then the rule sets its kind's model names
+(``rules``): validation asks the model, never which kind it holds.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from customs_batch.kinds.checks import RuleSet
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
 from customs_batch.validation.code_fields import check_code_fields
+from customs_batch.validation.control_characters import check_control_characters
 from customs_batch.validation.movement_rules import check_movement
 from customs_batch.validation.reference_data import check_hs_codes
 from customs_batch.validation.transit_rules import check_departure, check_party_update
@@ -44,7 +46,8 @@ def check_rules(
     code whose HS subheading does not exist (None: not checked), ``unlocodes`` that of a
     UN/LOCODE missing from the shipped code list (None: not checked).
     """
-    findings = check_code_fields(document)
+    findings = check_control_characters(document)
+    findings.extend(check_code_fields(document))
     findings.extend(check_hs_codes(document, hs_codes))
     findings.extend(check_unlocodes(document, unlocodes))
     for rule_set in model_of(document.kind).rules:

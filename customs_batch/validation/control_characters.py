@@ -1,0 +1,85 @@
+"""Control characters in the texts a document sends: customs free text cannot carry them.
+
+A double-quoted YAML string can write any character by its escape (``"\\e"``, ``"\\x07"``,
+``"\\x7f"``, ``"\\x85"``), and a spreadsheet cell holds whatever was pasted into it: the
+schemas' patterns cover code fields only, so such a character in a name, an address or a
+description passed validation and was sent. Every text of every document's spec is looked
+at, whatever its kind: a C0 control other than tab, line feed and carriage return
+(U+0000-U+0008, U+000B, U+000C, U+000E-U+001F), DEL (U+007F) or a C1 control
+(U+0080-U+009F) is a ``text.control-character`` error at that value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from customs_batch.findings import Finding, JsonPath
+from customs_batch.manifest.document import Document
+from customs_batch.validation.common import spec_finding
+
+RULE = "text.control-character"
+
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""The characters refused: C0 controls but tab, line feed and carriage return; DEL; C1."""
+
+_NAMES = {
+    0x00: "null",
+    0x07: "bell",
+    0x08: "backspace",
+    0x0B: "vertical tab",
+    0x0C: "form feed",
+    0x1B: "escape",
+    0x7F: "delete",
+    0x85: "next line",
+}
+"""The names of the ones most often met (the others are named by their code point only)."""
+
+HINT = (
+    "remove the character: customs free text cannot carry control characters. In YAML it is "
+    'often an escape in a double-quoted string ("\\e", "\\x07", "\\x7f"); in a spreadsheet, '
+    "one pasted into the cell. Tabs and line breaks may stay."
+)
+
+
+def check_control_characters(document: Document) -> list[Finding]:
+    """A finding at each text of the document's spec holding a control character."""
+    found: list[tuple[JsonPath, str]] = []
+    _collect(document.spec, (), found)
+    return [spec_finding(document, RULE, path, _message(path, text), HINT) for path, text in found]
+
+
+def _collect(node: Any, path: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
+    if isinstance(node, str):
+        if CONTROL.search(node):
+            found.append((path, node))
+    elif isinstance(node, dict | Mapping):
+        for key, value in node.items():
+            _collect(value, (*path, key), found)
+    elif isinstance(node, list | tuple):
+        for index, value in enumerate(node):
+            _collect(value, (*path, index), found)
+
+
+def _message(path: JsonPath, text: str) -> str:
+    """Which character, where in the text, and how many more; never the text itself (it
+    may be sensitive, and would carry the character into every report)."""
+    matches = list(CONTROL.finditer(text))
+    first = matches[0]
+    code = ord(first.group())
+    name = f" ({_NAMES[code]})" if code in _NAMES else ""
+    more = len(matches) - 1
+    others = f", and {more} more after it" if more else ""
+    return (
+        f"{_field_name(path)} holds the control character U+{code:04X}{name} at character "
+        f"{first.start() + 1} of its text{others}"
+    )
+
+
+def _field_name(path: JsonPath) -> str:
+    """A readable name for the value at ``path``: ``Consignee.name``, ``Items[0].text``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "spec"
