@@ -320,6 +320,7 @@ def adopt_object(
     object is read and compared with what the attempt sent before it is recorded."""
     from customs_batch.execution.reconcile import adopt
 
+    typed_id(address, remote_id)
     environment = options.chosen()
     backend = options.backend(environment)
     with locked_session(environment, backend, "state adopt", lock_timeout=options.lock_timeout) as (
@@ -328,6 +329,19 @@ def adopt_object(
     ):
         others = objects_held_elsewhere(environment, backend)
         return adopt(session, client, address, remote_id, others=others)
+
+
+def typed_id(address: Address, remote_id: str) -> str:
+    """The ID ``remote_id`` the user typed for ``address`` as the service gives it, or a
+    :class:`UsageError` (exit 64) before anything is read or asked of the service: an ID
+    written in no form the kind's IDs take (``12x`` for a declaration, ``mov 1``) is a
+    mistake on the command line."""
+    try:
+        return model_of(address.kind).canonical_id(remote_id, address)
+    except UsageError:
+        raise
+    except CustomsBatchError as error:
+        raise UsageError(error.message, hint=error.hint) from None
 
 
 def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> ObjectsHeldElsewhere:
@@ -427,6 +441,7 @@ def import_document(
     from customs_batch.execution.reconcile import import_object
     from customs_batch.html_report import location_text
 
+    typed_id(address, remote_id)
     documents = Inputs(paths, mrn_check_digit=mrn_check_digit).documents()
     document = next((d for d in documents if d.address == address), None)
     if document is None:
