@@ -183,6 +183,7 @@ def move_record(options: StateOptions, old: Address, new: Address) -> ResourceRe
     """``state mv``: a renamed document takes its record. A tombstone moved is tracked
     again under the new name: refused, as ``state restore`` is, while a record of another
     state of the same service stands for its object."""
+    edits.check_movable(str(old), str(new))
     environment = options.chosen()
     backend = options.backend(environment)
     with backend.open("state mv", lock_timeout=options.lock_timeout) as session:

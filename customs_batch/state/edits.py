@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from customs_batch.errors import StateError
+from customs_batch.errors import StateError, UsageError
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord
 
@@ -107,16 +107,22 @@ def restore(session: StateSession, address: str) -> ResourceRecord:
     return restored
 
 
+def check_movable(old: str, new: str) -> None:
+    """Refuse a move to an address of another kind: a usage mistake (exit 64), seen from the
+    two addresses alone, before the state is opened."""
+    if old.partition("/")[0] != new.partition("/")[0]:
+        raise UsageError(
+            f"{old} and {new} are of different kinds",
+            hint="a record moves only to a new name of the same kind",
+        )
+
+
 def move(session: StateSession, old: str, new: str) -> ResourceRecord:
     """Record that the document ``old`` is now called ``new`` (Terraform's ``moved``): the
     record moves, nothing is sent. Written under the new name first, so that a run killed
     between the two writes leaves it twice, never lost."""
+    check_movable(old, new)
     record = _record(session, old)
-    if old.partition("/")[0] != new.partition("/")[0]:
-        raise StateError(
-            f"{old} and {new} are of different kinds",
-            hint="a record moves only to a new name of the same kind",
-        )
     existing = session.state.resources.get(new)
     if existing is not None:
         why = (

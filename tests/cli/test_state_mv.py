@@ -48,3 +48,15 @@ def test_a_valid_name_takes_the_record(folder: Path, capsys: pytest.CaptureFixtu
     assert invoke(["state", "mv", GROUP, "TemplateGroup/eu_road.2"]) == 0
     state = read_state(folder / "state.json")
     assert state is not None and list(state.resources) == ["TemplateGroup/eu_road.2"]
+
+
+def test_a_move_to_another_kind_is_a_usage_error_and_nothing_moves(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It exited 3, the code of a state or a service that failed; nothing was asked of
+    # either: the two addresses on the command line disagree.
+    before = (folder / "state.json").read_bytes()
+    assert invoke(["state", "mv", GROUP, "Movement/eu-road"]) == 64
+    err = capsys.readouterr().err
+    assert f"error: {GROUP} and Movement/eu-road are of different kinds" in err
+    assert (folder / "state.json").read_bytes() == before

@@ -66,6 +66,11 @@ def test_show_of_an_unknown_name_suggests_the_closest() -> None:
     assert "Traceback" not in err
 
 
+def test_show_of_an_unknown_name_is_a_usage_error() -> None:
+    # It exited 3, as for a template file that cannot be read; the name typed is the mistake.
+    assert _cli("templates", "show", "nope")[0] == 64
+
+
 def test_a_project_template_hiding_a_built_in_gives_a_warning_at_the_document() -> None:
     _project_template("t1-road", "type: DEPARTURE\n")
     manifest = (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from customs_batch.errors import ManifestError
+from customs_batch.errors import ManifestError, UsageError
 from customs_batch.manifest.templates._render import (
     SUFFIX,
     TemplateRefused,
@@ -56,8 +56,9 @@ class TemplateText:
     text: str
 
 
-class TemplateNotFound(ManifestError):
-    """No template of that name in the project or among the built-in ones."""
+class TemplateNotFound(ManifestError, UsageError):
+    """No template of that name in the project or among the built-in ones: the name given
+    on the command line (``templates show NAME``) is a usage mistake, exit 64."""
 
 
 class TemplateNotReadable(ManifestError):
