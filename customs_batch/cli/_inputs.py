@@ -49,9 +49,15 @@ outside every range."""
 
 
 def a_number(_context: click.Context, parameter: click.Parameter, value: float) -> float:
-    """The callback of a float option of seconds: nan refused as a usage error."""
+    """The callback of a float option of seconds: nan and inf refused as usage errors (a
+    deadline of now + inf, or now + nan, is never reached: the wait would go on for ever)."""
     if math.isnan(value):  # (every comparison with nan is false: no range refuses it)
         raise click.BadParameter("nan is not a number of seconds", param=parameter)
+    if math.isinf(value):  # inf, infinity, 1e400: within FloatRange(min=0)
+        raise click.BadParameter(
+            f"{value} is not a number of seconds: give a finite one, such as 600",
+            param=parameter,
+        )
     return value
 
 

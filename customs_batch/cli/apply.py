@@ -55,7 +55,7 @@ from customs_batch.execution.waiting import WaitOptions
     callback=a_number,
     default=600.0,
     show_default=True,
-    help="Seconds --wait waits for one declaration.",
+    help="Seconds --wait waits for one declaration (a finite number).",
 )
 @lock_timeout_option
 @click.option(

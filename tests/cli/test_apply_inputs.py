@@ -153,3 +153,16 @@ def test_a_wait_timeout_that_is_no_number_is_a_usage_error_before_anything_is_se
     assert "Invalid value for '--wait-timeout': nan is not a number of seconds" in err
     assert "Traceback" not in err
     assert not (project / ".customs-batch" / "local" / "state.json").exists()
+
+
+@pytest.mark.parametrize("written", ["inf", "Infinity", "1e400"])
+def test_an_infinite_wait_timeout_is_a_usage_error_before_anything_is_sent(
+    project: Path, capsys: pytest.CaptureFixture[str], written: str
+) -> None:
+    # --wait-timeout inf was taken (FloatRange(min=0) holds it), and `apply --wait` polled a
+    # declaration left processing for ever, where the docs say the wait fails the change at
+    # --wait-timeout.
+    code, out, err = run(capsys, "apply", "--auto-approve", "--wait", "--wait-timeout", written)
+    assert code == 64, out + err
+    assert "Invalid value for '--wait-timeout': inf is not a number of seconds" in err
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
