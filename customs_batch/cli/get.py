@@ -18,6 +18,7 @@ from customs_batch.client import (
     DECLARATION_STATUSES,
     DECLARATION_TYPES,
     DELETED_FILTERS,
+    MAX_PAGE,
     MAX_PAGE_SIZE,
     SHIPMENT_STATUSES,
     TRANSIT_STATUSES,
@@ -112,7 +113,10 @@ def _paged(function: F) -> F:
         help="Records per page.",
     )(function)
     function = click.option(
-        "--page", type=click.IntRange(min=1), default=None, help="Page number [default: 1]."
+        "--page",
+        type=click.IntRange(1, MAX_PAGE),
+        default=None,
+        help="Page number [default: 1].",
     )(function)
     return _common(function)
 

@@ -44,7 +44,7 @@ from customs_batch.client._models import (
     TransitDeclaration,
     TransitDeclarationDetail,
 )
-from customs_batch.client._pagination import MAX_PAGE_SIZE, Page, PageFamily
+from customs_batch.client._pagination import MAX_PAGE, MAX_PAGE_SIZE, Page, PageFamily
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
 from customs_batch.client._retry import NO_RETRIES, RetryPolicy, is_repeatable
 from customs_batch.vocabulary import (
@@ -86,6 +86,7 @@ __all__ = [
     "DECLARATION_TYPES",
     "DEFAULT_ENDPOINTS",
     "DELETED_FILTERS",
+    "MAX_PAGE",
     "MAX_PAGE_SIZE",
     "NO_RETRIES",
     "SHIPMENT_STATUSES",

@@ -37,6 +37,7 @@ from customs_batch.client._models import (
     TransitDeclarationDetail,
 )
 from customs_batch.client._pagination import (
+    MAX_PAGE,
     MAX_PAGE_SIZE,
     Page,
     PageFamily,
@@ -58,10 +59,10 @@ def _record(kind: type[R], body: object, operation: str) -> R:
 
 
 def _check_page(page: int, page_size: int) -> None:
-    if page < 1 or not 1 <= page_size <= MAX_PAGE_SIZE:
+    if not 1 <= page <= MAX_PAGE or not 1 <= page_size <= MAX_PAGE_SIZE:
         raise UsageError(
             f"page {page} with page size {page_size} is out of bounds",
-            hint=f"pages start at 1; a page holds 1 to {MAX_PAGE_SIZE} records",
+            hint=f"pages are 1 to {MAX_PAGE}; a page holds 1 to {MAX_PAGE_SIZE} records",
         )
 
 

@@ -24,6 +24,9 @@ from customs_batch.client._errors import UnexpectedResponseError
 from customs_batch.jsontypes import JSON, JSONObject
 
 MAX_PAGE_SIZE = 100
+MAX_PAGE = 2**63 - 1
+"""The largest page number: the API's pagination numbers are integers, which the service
+reads as 64-bit ones (a larger page is answered 400)."""
 T = TypeVar("T")
 
 

@@ -121,6 +121,20 @@ def test_paging_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 64
 
 
+@pytest.mark.parametrize("command", [["shipments"], ["hawbs", "shp_7Hk2Lm"], ["items"]])
+def test_a_page_past_the_services_integers_is_refused_before_any_request(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    # `get shipments --page 9223372036854775808` was sent, and the service's 400 ("page must
+    # be from 1 to 9223372036854775807") ended it with exit 3, as if the service had failed.
+    code, out, err = _run(capsys, "get", *command, "-v", "--page", str(2**63))
+    assert code == 64, out + err
+    assert "Invalid value for '--page'" in err and "1<=x<=9223372036854775807" in err
+    assert "GET " not in err and "refused the request" not in err
+    code, _, err = _run(capsys, "get", *command, "--page", str(2**63 - 1))
+    assert code == 0, err
+
+
 def test_a_table_footer_points_to_the_next_page(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = _run(capsys, "get", "shipments", "--limit", "2")
     assert "more with --page 2 or --all" in out

@@ -13,6 +13,7 @@ def test_the_public_api_is_this_list() -> None:
             "SHIPMENT_STATUSES",
             "TRANSIT_STATUSES",
             "DEFAULT_ENDPOINTS",
+            "MAX_PAGE",
             "MAX_PAGE_SIZE",
             "NO_RETRIES",
             "USER_AGENT",
