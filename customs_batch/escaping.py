@@ -80,3 +80,10 @@ def printable_lines(text: str) -> str:
     brings in cannot put a line at the start of the screen."""
     first, *rest = [printable(line) for line in text.split("\n")]
     return "\n".join([first, *(line if line[:1].isspace() else "  " + line for line in rest)])
+
+
+def quoted_head(text: str) -> str:
+    """A value from outside quoted for a message (a cell's text, an argument); a long one by
+    its first characters and its length (a message per row that quoted a 100 KB cell whole
+    held 100 KB per row; an error echoing a 100 KB argument, 100 KB on the terminal)."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"

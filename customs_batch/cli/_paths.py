@@ -9,8 +9,12 @@ from typing import Any
 import click
 
 from customs_batch.errors import UsageError
-from customs_batch.kinds import Address
+from customs_batch.escaping import quoted_head
+from customs_batch.kinds import MAX_NAME, Address
 from customs_batch.userfiles import is_link_loop
+
+_MAX_PATH = 4096
+"""Linux's PATH_MAX: no longer path can be opened."""
 
 
 class ManifestPath(click.Path):
@@ -22,16 +26,33 @@ class ManifestPath(click.Path):
         super().__init__(exists=True, readable=readable, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and len(value) > _MAX_PATH:
+            # click would echo it whole ("Path '…' does not exist"): 100 KB on the terminal.
+            self.fail(
+                f"{quoted_head(value)} is not a path: longer than any the system opens "
+                f"({_MAX_PATH:,} characters)",
+                param,
+                ctx,
+            )
         if isinstance(value, str | Path) and is_link_loop(Path(value)):
             return Path(value)
         return super().convert(value, param, ctx)
 
 
 def parse_address(text: str) -> Address:
-    """``Kind/name`` given on the command line; a UsageError (exit 64) otherwise."""
+    """``Kind/name`` given on the command line; a UsageError (exit 64) otherwise, and for a
+    name longer than any document's (``MAX_NAME``), which nothing records. The text is
+    echoed cut (:func:`quoted_head`): an argument of 100 KB is not printed back whole."""
     address = Address.parse(text)
     if address is None:
         raise UsageError(
-            f"{text!r} is not an address", hint="write it as Kind/name, e.g. Movement/mov-1"
+            f"{quoted_head(text)} is not an address",
+            hint="write it as Kind/name, e.g. Movement/mov-1",
+        )
+    if len(address.name) > MAX_NAME:
+        raise UsageError(
+            f"{quoted_head(text)} is not the address of a document: a name is at most "
+            f"{MAX_NAME} characters long",
+            hint="write the name as the document's metadata.name says",
         )
     return address

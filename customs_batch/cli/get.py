@@ -42,6 +42,7 @@ from customs_batch.commands.get import (
     read_record,
 )
 from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.escaping import quoted_head
 from customs_batch.kinds.model import service_number
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,18 +104,40 @@ def _common(function: F) -> F:
     return verbose_option(env_option(function))
 
 
+class _Count(click.IntRange):
+    """``click.IntRange``, but a value too long to be one in range is refused cut
+    (:func:`quoted_head`): click echoed a page of 100,000 digits whole."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and len(value) > 40:  # what quoted_head shows whole
+            digits = value.strip().lstrip("+-")
+            try:
+                number = int(value)  # (thousands of digits: ValueError, as for text)
+            except ValueError:
+                if not (digits.isascii() and digits.isdigit()):
+                    self.fail(f"{quoted_head(value)} is not a valid integer.", param, ctx)
+                number = -1 if value.strip().startswith("-") else 2**64  # past any bound
+            if not self.min <= number <= self.max:  # type: ignore[operator]
+                self.fail(
+                    f"{quoted_head(value)} is not in the range {self._describe_range()}.",
+                    param,
+                    ctx,
+                )
+        return super().convert(value, param, ctx)
+
+
 def _paged(function: F) -> F:
     function = click.option("--all", "every", is_flag=True, help="Follow every page.")(function)
     function = click.option(
         "--limit",
-        type=click.IntRange(1, MAX_PAGE_SIZE),
+        type=_Count(1, MAX_PAGE_SIZE),
         default=DEFAULT_LIMIT,
         show_default=True,
         help="Records per page.",
     )(function)
     function = click.option(
         "--page",
-        type=click.IntRange(1, MAX_PAGE),
+        type=_Count(1, MAX_PAGE),
         default=None,
         help="Page number [default: 1].",
     )(function)

@@ -39,6 +39,7 @@ from customs_batch.environments._environment import (
 )
 from customs_batch.environments._shared_state import refuse_shared_states
 from customs_batch.errors import ConfigError, UsageError
+from customs_batch.escaping import quoted_head
 from customs_batch.folders import is_file_system_root
 from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
@@ -123,7 +124,7 @@ class ProjectConfig:
             known = ", ".join(sorted(self.environments))
             where = f" in {self.path}" if self.path else ""
             raise ConfigError(
-                f"no environment named {name!r}{where}",
+                f"no environment named {quoted_head(name)}{where}",
                 hint=f"known environments: {known}",
             ) from None
 

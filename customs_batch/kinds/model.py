@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from customs_batch.escaping import quoted_head
 from customs_batch.findings import a_or_an
 from customs_batch.jsontypes import JSON, JSONObject, compact_by_value
 from customs_batch.kinds import Address, Kind
@@ -1017,7 +1018,7 @@ def service_number(text: str, what: str) -> int:
         )
     if _DIGITS.fullmatch(digits) is None:
         raise CustomsBatchError(
-            f"{text!r} is not an ID of {what}: its IDs are whole numbers "
+            f"{quoted_head(text)} is not an ID of {what}: its IDs are whole numbers "
             "written in the digits 0-9 (such as 7003)",
             hint="write the ID as the service gives it",
         )
@@ -1041,7 +1042,7 @@ def prefixed_id(
         ident = text.strip()
         if form.fullmatch(ident) is None:
             raise CustomsBatchError(
-                f"{text!r} is not {what} ({prefix} followed by letters and digits"
+                f"{quoted_head(text)} is not {what} ({prefix} followed by letters and digits"
                 f"{', dots, dashes, underscores or tildes' if opaque else ''}, such as "
                 f"{example})",
                 hint=f"give the ID of the object {address} stands for, as the service gives it",

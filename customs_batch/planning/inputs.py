@@ -8,8 +8,9 @@ from pathlib import Path
 
 from customs_batch.collector import bulk
 from customs_batch.errors import UsageError
+from customs_batch.escaping import quoted_head
 from customs_batch.findings import Finding, Severity
-from customs_batch.kinds import Address
+from customs_batch.kinds import MAX_NAME, Address
 from customs_batch.load_cache import MAX_CACHED_DOCUMENTS, LoadCache, Versions, each_file_cached
 from customs_batch.manifest import Document, discover, iter_file, load_paths
 from customs_batch.manifest.document import nothing
@@ -306,7 +307,8 @@ class Selection:
             return list(documents)
         present = {doc.address for doc in documents}
         for option, addresses in (("--target", self.targets), ("--exclude", self.excluded)):
-            missing = [str(a) for a in addresses if a not in present]
+            # As written; one too long to be a document's name (a 100 KB argument) cut.
+            missing = [_shown(str(a)) for a in addresses if a not in present]
             if missing:
                 raise UsageError(
                     f"{option} {', '.join(missing)}: no such document in the manifests",
@@ -327,13 +329,18 @@ class Selection:
         return [doc for doc in documents if doc.address in chosen]
 
 
+def _shown(address: str) -> str:
+    return address if len(address) <= MAX_NAME else quoted_head(address)
+
+
 def _addresses(option: str, texts: Sequence[str]) -> tuple[Address, ...]:
     addresses = []
     for text in texts:
         address = Address.parse(text)
         if address is None:
             raise UsageError(
-                f"{option} {text!r} is not an address", hint=f"e.g. {option} Movement/mov-1"
+                f"{option} {quoted_head(text)} is not an address",
+                hint=f"e.g. {option} Movement/mov-1",
             )
         addresses.append(address)
     return tuple(addresses)
@@ -379,4 +386,4 @@ def _matches_nothing(selector: LabelSelector, documents: Sequence[Document]) -> 
             listed = ", ".join(shown[:_VALUES_SHOWN]) + (f", {more} more" if more > 0 else "")
             described.append(f"{key} ({listed})")
         present = "labels in the manifests: " + "; ".join(described)
-    return UsageError(f"-l {selector.text!r} matches no document", hint=present)
+    return UsageError(f"-l {quoted_head(selector.text)} matches no document", hint=present)

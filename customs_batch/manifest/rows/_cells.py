@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from customs_batch.escaping import quoted_head as quoted_head
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.yaml._scalars import integer
 from customs_batch.manifest.yaml._schema_view import REFERENCE, TEXT_TYPES
@@ -161,9 +162,3 @@ def _plain_number(text: str) -> JSON | CellProblem:
     if math.isfinite(number):
         return number
     return CellProblem(quoted_head(text), "is too large a number", "Check the cell.")
-
-
-def quoted_head(text: str) -> str:
-    """A cell's text quoted for a message; a long one by its first characters and its
-    length (a message per row that quoted a 100 KB cell whole held 100 KB per row)."""
-    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from customs_batch.errors import ManifestError, UsageError
+from customs_batch.escaping import quoted_head
 from customs_batch.manifest.templates._render import (
     SUFFIX,
     TemplateRefused,
@@ -84,7 +85,7 @@ def show_template(project_root: Path, name: str) -> TemplateText:
     close = difflib.get_close_matches(name, names, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     hint += "'customs-batch templates list' lists them: " + ", ".join(names)
-    raise TemplateNotFound(f"no template named {name!r}", hint=hint)
+    raise TemplateNotFound(f"no template named {quoted_head(name)}", hint=hint)
 
 
 def _read_all(project_root: Path) -> list[tuple[TemplateInfo, str | TemplateRefused]]:

@@ -1,0 +1,69 @@
+"""An argument of 100,000 characters (an address, an ID, a name, a path) is refused with its
+start and its length, never echoed whole: the error stays a few lines long."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run
+
+LONG = "a" * 100_000
+SHOWN = f"{'a' * 40!r}... (100,000 characters)"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["state", "show", LONG],
+        ["state", "show", f"Movement/{LONG}"],
+        ["state", "rm", f"Movement/{LONG}"],
+        ["state", "forget", f"Movement/{LONG}"],
+        ["state", "mv", "Movement/mov-a1-arrival", f"Movement/{LONG}"],
+        ["state", "adopt", "DepartureDeclaration/dep-ham-0001", LONG],
+        ["import", "DepartureDeclaration/dep-ham-0001", LONG],
+        ["import", f"TemplateGroup/{LONG}", "12"],
+        ["get", "declaration", LONG],
+        ["get", "transit", LONG],
+        ["get", "shipments", "--page", "1" * 100_000],
+        ["get", "shipments", "--limit", LONG],
+        ["templates", "show", LONG],
+        ["plan", "--target", LONG],
+        ["plan", "-l", LONG],
+        ["plan", "--env", LONG],
+        ["env", "show", LONG],
+        ["validate", LONG],
+    ],
+    ids=lambda argv: " ".join(a[:20] for a in argv[:2]),
+)
+def test_a_100_kb_argument_is_echoed_cut(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, *argv)
+    assert code == 64, err[:500]
+    assert len(out + err) < 1000, err[:500]
+    assert "... (100,0" in err and " characters)" in err, err[:500]
+    assert "Traceback" not in err
+
+
+def test_a_long_address_is_shown_by_its_start_and_length(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, "state", "show", LONG)
+    assert code == 64
+    assert f"error: {SHOWN} is not an address" in err
+
+
+def test_plan_of_a_long_target_not_in_the_manifests_cuts_it(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    code, _, err = run(capsys, "plan", "manifests", "--target", f"Movement/{LONG}")
+    assert code == 64
+    assert len(err) < 1000, err[:500]
+    assert "no such document in the manifests" in err or "is not the address" in err
