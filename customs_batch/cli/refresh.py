@@ -28,6 +28,7 @@ from customs_batch.execution.results import RowPlace
 from customs_batch.findings import Location
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.html_report import Column, Row, html_report
+from customs_batch.kinds.model import describe_error
 
 STATUS_JSON_VERSION = 1
 
@@ -114,7 +115,7 @@ def _status_row(entry: StatusEntry, place: RowPlace | None) -> Row:
         if entry.pending
         else ""
     )
-    notes = [json.dumps(error, ensure_ascii=False, sort_keys=True) for error in entry.errors]
+    notes = [describe_error(error) for error in entry.errors]
     if entry.message:
         notes.insert(0, entry.message)
     if entry.blocks or entry.lifecycle == "refused":

@@ -57,6 +57,13 @@ def test_a_departure_answered_upper_case_invalid_is_rejected_not_done(
     assert "0 succeeded" in out
     code, out, _ = run(capsys, "status")
     assert out.count("INVALID  rejected  1 error(s)") == 2, out
+    # The service's errors in words, as apply --wait gives them: it printed
+    # "{'code': 'E1', 'field': 'totalWeight', 'message': 'weight mismatch'}".
+    assert out.count("\n    E1 totalWeight weight mismatch\n") == 2, out
+    assert "{'code'" not in out
+    code, out, _ = run(capsys, "status", "--format", "html")
+    assert code == 0 and "E1 totalWeight weight mismatch" in out
+    assert "&quot;code&quot;" not in out and '"code"' not in out
     code, out, _ = run(capsys, "plan", "--detailed-exitcode")
     assert code == 1 and out.count("! rejected") == 2, out
 
