@@ -159,3 +159,17 @@ def test_init_into_customs_batch_s_own_folder_is_refused_before_anything_is_writ
     assert (code, out) == (64, ""), err
     assert "it is in .customs-batch, customs-batch's own folder" in err
     assert not Path(".customs-batch").exists()
+
+
+def test_a_dash_is_refused_not_taken_for_a_folder_named_dash() -> None:
+    # `customs-batch init -` made a folder named `-`; everywhere else `-` is standard input
+    # or output, which a project of files cannot be written to.
+    code, out, err = _cli("init", "-")
+    assert code == 64, out + err
+    assert "not to standard output (-)" in err
+    assert not Path("-").exists()
+    # A folder really named `-` is still written by its path.
+    code, _, err = _cli("init", "./-")
+    assert code == 0, err
+    assert Path("-/customs-batch.yaml").is_file()
+    assert "next: cd ./- && customs-batch validate" in _cli("init", "./-", "--force")[1]
