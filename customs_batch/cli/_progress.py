@@ -195,6 +195,7 @@ class JsonEvents:
             serial=plan.serial,
             counts={a.value: n for a, n in plan.counts.items()},
             requests=plan.requests,
+            requestsAtLeast=plan.requests_at_least,
             largeChange=None if plan.large_change is None else plan.large_change.describe(),
             changes=[
                 {"address": str(c.address), "action": c.action.value, "reason": c.reason}

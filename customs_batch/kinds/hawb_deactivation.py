@@ -178,6 +178,8 @@ MODEL = KindModel(
     # weight) is kept with the record (``target_seen``), so that a deactivation sent again
     # (active again at the service) never goes to another HAWB given its ID.
     reads_first=frozenset({Operation.DEACTIVATE_HAWB}),
+    # The API reads no single HAWB: that read lists the shipment's HAWBs, 100 a request.
+    reads_a_list=frozenset({Operation.DEACTIVATE_HAWB}),
     names_its_object="the document's `shipmentId` and `hawbId`",
     service_words=service_words,
     # Active again (not through this API, which cannot reactivate one): the deactivation

@@ -416,6 +416,11 @@ class KindModel:
     recorded (``another_object``): the ID may have been given again since (a sandbox
     reset). The answer of such a write is checked the same way. Each read is one request
     more (:meth:`requests`)."""
+    reads_a_list: frozenset[Operation] = frozenset()
+    """Of ``reads_first``, the operations whose read is a listing the API pages, for want of
+    a read of the one object (a HAWB's: its shipment's HAWBs; a template group's: its
+    company's groups), 100 a request: as many requests as the list has pages, which the
+    state cannot know. The plan counts one and says "at least" (:meth:`requests_at_least`)."""
     read_target: RefreshFunction | None = None
     """How the object a write of ``reads_first`` goes to is read, given the intent of the
     write (its spec resolved): by address, what the service holds there (None: not found;
@@ -564,6 +569,11 @@ class KindModel:
         the object a write goes to first (``reads_first``). The plan's request count, and
         the time it takes at the rate limit, are made of these."""
         return operation.requests + (operation in self.reads_first)
+
+    def requests_at_least(self, operation: Operation) -> bool:
+        """Whether :meth:`requests` is the least ``operation`` sends, not what it sends: its
+        read first lists pages, as many as the service's list has (``reads_a_list``)."""
+        return operation in self.reads_a_list
 
     def last_known_state(self, record: ResourceRecord) -> str | None:
         """The object's state at the service as last recorded: its ``service_words``, else

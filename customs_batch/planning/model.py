@@ -66,6 +66,14 @@ class PlannedChange:
         return model_of(self.address.kind).requests(self.operation)
 
     @property
+    def requests_at_least(self) -> bool:
+        """Whether :attr:`requests` is the least it sends: its read first lists pages, as
+        many as the service's list has (``KindModel.requests_at_least``)."""
+        from customs_batch.kinds.registry import model_of  # the kinds: only when counted
+
+        return model_of(self.address.kind).requests_at_least(self.operation)
+
+    @property
     def in_flight(self) -> bool:
         """Whether it is a request of the run that holds the state's lock whose answer that
         run has not recorded yet: ``waiting`` for that run, with nothing to read (a
@@ -145,6 +153,15 @@ class Plan:
         # most of it.
         sent = Counter((change.address.kind, change.operation) for change in self.changes)
         return sum(model_of(kind).requests(operation) * n for (kind, operation), n in sent.items())
+
+    @property
+    def requests_at_least(self) -> bool:
+        """Whether :attr:`requests` is the least the changes send: one of them reads a list
+        of as many pages as the service holds first (:attr:`PlannedChange.requests_at_least`)."""
+        from customs_batch.kinds.registry import model_of  # the kinds: only when counted
+
+        sent = {(change.address.kind, change.operation) for change in self.changes}
+        return any(model_of(kind).requests_at_least(operation) for kind, operation in sent)
 
     @property
     def has_changes(self) -> bool:

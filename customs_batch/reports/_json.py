@@ -49,6 +49,9 @@ def render_json(view: PlanView) -> str:
                 "knownAfterApply": [path_text(p) for p in change.unknown],
                 "dependsOn": [str(a) for a in change.depends_on],
                 "requests": change.requests,
+                # True: the least it sends (its read first lists pages, as many as the
+                # service's list has).
+                "requestsAtLeast": change.requests_at_least,
                 "inFlight": change.in_flight,
                 # Sensitive values (a guarantee's access code) never: "(sensitive)".
                 "spec": masked(change.address.kind, change.spec),
@@ -73,6 +76,7 @@ def render_json(view: PlanView) -> str:
             Action.WAITING.value: plan.counts[Action.WAITING] - plan.in_flight,
             "inFlight": plan.in_flight,
             "requests": plan.requests,
+            "requestsAtLeast": plan.requests_at_least,
             "rateLimit": str(limit),
             "seconds": round(plan.seconds_at(rate), 3),
             "blocked": len(plan.blocked),

@@ -21,6 +21,7 @@ from customs_batch.reports._words import (
     REVIEW_ORDER,
     WORDS,
     changed_values,
+    counted,
     declared,
     guard_text,
     only_unknown,
@@ -123,7 +124,7 @@ def _head(view: PlanView, max_characters: int, max_nodes: int) -> str:
     lines += ["| action | documents |", "|---|--:|"]
     lines += [f"| {word} | {count} |" for word, count in tally(plan, REVIEW_ORDER)]
     lines += [
-        f"| **requests** | **{plan.requests}** |",
+        f"| **requests** | **{counted(plan)}** |",
         f"| **time** | {timing(plan, view.limit)} |",
         "",
     ]

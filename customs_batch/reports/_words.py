@@ -70,10 +70,20 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes} min"
 
 
+def counted(plan: Plan) -> str:
+    """The plan's requests: ``9``, or ``at least 9`` when a read first lists pages, as many
+    as the service's list has (:attr:`Plan.requests_at_least`)."""
+    return f"at least {plan.requests}" if plan.requests_at_least else str(plan.requests)
+
+
 def timing(plan: Plan, limit: RateLimit) -> str:
-    """``about 5.4 s at 100/minute``, or ``no rate limit``."""
+    """``about 5.4 s at 100/minute`` (``at least 5.4 s`` with requests counted at least),
+    or ``no rate limit``."""
     rate = rate_per_second(limit)
-    return f"about {duration(plan.seconds_at(rate))} at {limit}" if rate else "no rate limit"
+    if not rate:
+        return "no rate limit"
+    about = "at least" if plan.requests_at_least else "about"
+    return f"{about} {duration(plan.seconds_at(rate))} at {limit}"
 
 
 OCCASIONAL = frozenset(
@@ -112,7 +122,7 @@ def summary_text(plan: Plan, limit: RateLimit) -> str:
     parts = [f"{count} {word}" for word, count in tally(plan, Action, every=True)]
     rate = rate_per_second(limit)
     figures = f", {timing(plan, limit)}" if rate else " (no rate limit)"
-    return f"Plan: {', '.join(parts)}.\nRequests: {plan.requests}{figures}."
+    return f"Plan: {', '.join(parts)}.\nRequests: {counted(plan)}{figures}."
 
 
 def shown(value: Any, width: int = 80) -> str:

@@ -18,6 +18,7 @@ from customs_batch import sandbox as sandbox_package
 from customs_batch.client import (
     NO_RETRIES,
     CustomsClient,
+    RateLimit,
     RetryPolicy,
     Sender,
 )
@@ -34,6 +35,7 @@ from customs_batch.kinds.model import new_idempotency_key
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.diff import following_processing
 from customs_batch.planning.model import Operation, Plan
+from customs_batch.reports._words import summary_text
 from customs_batch.sandbox.faults import parse_faults
 from customs_batch.sandbox.seed import parse_seed
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
@@ -1378,6 +1380,44 @@ def test_a_deactivation_undone_by_a_reset_is_not_sent_to_another_hawb_of_its_id(
         assert "hawb_a2" in [hawb["hawbId"] for hawb in listed]  # still active
     finally:
         reset.close()
+
+
+def test_a_deactivation_on_a_shipment_of_many_hawbs_is_counted_as_at_least_its_requests(
+    tmp_path: Path,
+) -> None:
+    # Found by an outside probe: the API reads no single HAWB, so the read before the
+    # DELETE lists the shipment's HAWBs, 100 a request; on a shipment of 150 the plan said
+    # "Requests: 2" and apply sent 3. The plan now says what it cannot know: at least 2.
+    text = (Path(sandbox_package.__file__).parent / "builtin-seed.yaml").read_text(encoding="utf-8")
+    last = '      - {hawbId: hawb_a3, houseAirWaybillNumber: "176-12345690", packageCount: 2, grossWeightKg: 8.0}\n'
+    many = "".join(
+        f'      - {{hawbId: hawb_m{n}, houseAirWaybillNumber: "176-9{n:07d}", packageCount: 1, '
+        "grossWeightKg: 1.0}\n"
+        for n in range(147)
+    )
+    assert last in text
+    emulator = Emulator(
+        processing_seconds=0.0, seed=parse_seed(text.replace(last, last + many), "seed")
+    )
+    backend = LocalBackend(tmp_path)
+    docs = [
+        doc(Kind.HAWB_DEACTIVATION, "h", {"shipmentId": "shp_7Hk2Lm", "hawbId": "hawb_m146"}, 0)
+    ]
+    try:
+        plan = plan_changes(docs, backend.read())
+        assert _apply(backend, docs, emulator).ok
+        counts = emulator.http.get("/_sandbox/stats").json()["requests"]
+    finally:
+        emulator.close()
+    sent = sum(n for name, n in counts.items() if "/v1/" in name)
+    assert sent == 3, counts  # two pages of HAWBs, then the DELETE
+    assert (plan.requests, plan.requests_at_least) == (2, True)
+    assert plan.changes[0].requests_at_least and plan.requests <= sent
+    said = summary_text(plan, RateLimit.parse("1/second"))
+    assert said.endswith("\nRequests: at least 2, at least 2.0 s at 1/second."), said
+    one_create = plan_changes([movement("m", 0)], State(lineage="", serial=0))
+    assert not one_create.requests_at_least
+    assert "Requests: 1, about" in summary_text(one_create, RateLimit.parse("1/second"))
 
 
 class _AnsweredByAnother(httpx.BaseTransport):
