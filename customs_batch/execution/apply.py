@@ -347,12 +347,6 @@ class _Run:
         movement replayed under its key), which another environment of the service records
         (taken over there while the outcome here was unknown): taken here too, both would
         write into it. Not taken; the outcome stays unknown."""
-        self.session.record_soon(
-            intent.with_changes(
-                status=RecordStatus.UNKNOWN,
-                updated_at=_kept_time(change, intent) or now_iso(),
-            )
-        )
         ids = ", ".join(sorted(model_of(change.address.kind).held(answered)))
         address = change.address
         detail = (
@@ -364,7 +358,7 @@ class _Run:
             f"environment's, `customs-batch state forget {address}` here, and make this "
             "document declare another object or leave it to that environment"
         )
-        return Outcome(address, NodeStatus.FAILED, change.operation, detail)
+        return self._record_unknown(change, intent, detail)
 
     def _accepted_since(self, change: PlannedChange, previous: ResourceRecord) -> Outcome | None:
         """Before a resubmission, the rejected object it replaces, read again (the kind's
@@ -768,13 +762,21 @@ class _Run:
 
     def _unknown(self, change: PlannedChange, intent: ResourceRecord, exc: ServiceError) -> Outcome:
         """Sent, but what the service did is unknown: recorded so for the next run."""
+        detail = f"outcome unknown, recorded for the next run: {exc.message}"
+        return self._record_unknown(change, intent, detail)
+
+    def _record_unknown(
+        self, change: PlannedChange, intent: ResourceRecord, detail: str
+    ) -> Outcome:
+        """Record the intent's outcome as unknown, with the time a re-send under a key that
+        holds no time keeps (:func:`_kept_time`), for the next run; the outcome says
+        ``detail``."""
         self.session.record_soon(
             intent.with_changes(
                 status=RecordStatus.UNKNOWN,
                 updated_at=_kept_time(change, intent) or now_iso(),
             )
         )
-        detail = f"outcome unknown, recorded for the next run: {exc.message}"
         return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
 
     def _resend_refused(
@@ -785,12 +787,6 @@ class _Run:
         takes the key's re-use for another request, or no longer knows the key, refuses
         the re-send), so the outcome stays unknown: recorded as a refusal (nothing made),
         the next run would send it under a new key and the service could hold it twice."""
-        self.session.record_soon(
-            intent.with_changes(
-                status=RecordStatus.UNKNOWN,
-                updated_at=_kept_time(change, intent) or now_iso(),
-            )
-        )
         message = getattr(exc, "service_message", None) or exc.message
         address = change.address
         detail = (
@@ -800,7 +796,7 @@ class _Run:
             f"then `customs-batch state adopt {address} ID` if it was created, or "
             f"`customs-batch state forget {address}` if not (the next apply sends it as new)"
         )
-        return Outcome(address, NodeStatus.FAILED, change.operation, detail)
+        return self._record_unknown(change, intent, detail)
 
     def _conflict(
         self, change: PlannedChange, intent: ResourceRecord, request: Request, exc: ServiceError
@@ -1309,12 +1305,7 @@ def _unrecorded(change: PlannedChange, applied: ResourceRecord, exc: StateError)
 def _resent(change: PlannedChange, previous: ResourceRecord | None) -> bool:
     """A creation re-sent under the Idempotency-Key of an earlier request whose outcome is
     unknown (no answer recorded its object)."""
-    return (
-        change.idempotency_key is not None
-        and previous is not None
-        and previous.status.outcome_unknown
-        and not previous.outputs
-    )
+    return change.idempotency_key is not None and _recovered(previous)
 
 
 def _recovered(previous: ResourceRecord | None) -> bool:
