@@ -288,15 +288,28 @@ def forget(address: str, env_name: str | None, lock_timeout: float, allow_empty_
     """Forget an attempt whose outcome is unknown, so the next apply sends it again.
 
     Only after checking that the service did not create it: for a departure declaration,
-    look with `customs-batch get transit`.
+    look with `customs-batch get transit`. A movement keeps its Idempotency-Key while the
+    service honours it (24 hours): the next apply sends the unchanged document under it,
+    and the service answers with the movement the attempt made, if it made one, rather
+    than making a second.
 
     \b
     Example:
       customs-batch state forget DepartureDeclaration/dep-ham-0001
     """
     parsed = parse_address(address)
-    forget_attempt(_options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed)
-    click.echo(f"Forgot the attempt of {parsed}; the next apply sends it again.")
+    until = forget_attempt(
+        _options(env_name, lock_timeout, allow_empty_state=allow_empty_state), parsed
+    )
+    if until is None:
+        click.echo(f"Forgot the attempt of {parsed}; the next apply sends it again.")
+    else:
+        click.echo(
+            f"Forgot the attempt of {parsed}; the next apply sends it again under its "
+            f"Idempotency-Key, kept until {until:%Y-%m-%dT%H:%M:%SZ} (while the document is "
+            "unchanged): if the attempt did make it, the service answers with that one "
+            "instead of making a second."
+        )
     return int(ExitCode.OK)
 
 

@@ -22,6 +22,7 @@ from customs_batch.findings import Severity
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
+from customs_batch.kinds.model import key_honoured, key_honoured_until
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.references import resolve
 from customs_batch.service_address import same_service
@@ -212,24 +213,44 @@ def _refuse_to_track_again(
     refuse_a_tombstone_held_elsewhere(others, address, record, moved_to=moved_to)
 
 
-def forget_attempt(options: StateOptions, address: Address) -> None:
+def forget_attempt(options: StateOptions, address: Address) -> datetime | None:
     """``state forget``: an attempt whose outcome is unknown, found not to have created
-    anything, is taken back so the next apply sends it again."""
+    anything, is taken back so the next apply sends it again. One sent under an
+    Idempotency-Key (a movement) keeps it while the service honours it: the next apply
+    sends the document, unchanged, under that key, so that a mistaken forget makes no
+    second object. Until when that key is honoured, or None when none is kept."""
+    model = model_of(address.kind)
+    now = datetime.now(UTC)
+
+    def honoured(record: ResourceRecord) -> bool:
+        return model.idempotency_keys and key_honoured(
+            record.idempotency_key, record.updated_at, now
+        )
+
     with options.backend().open("state forget", lock_timeout=options.lock_timeout) as session:
-        edits.forget_attempt(session, str(address), confirmable=_confirmable(address))
+        record = session.state.resources.get(str(address))
+        kept = edits.forget_attempt(
+            session, str(address), confirmable=_confirmable(address), keep_key=honoured
+        )
+    if not kept or record is None:
+        return None
+    return key_honoured_until(record.idempotency_key, record.updated_at)
 
 
 def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None = None) -> str:
     """How ``state list`` names a record's status: its own word, but ``needs-decision`` for
     an outcome left unknown that the next plan holds for a decision (a departure); one the
     next apply repeats safely (a movement with its recorded key) stays ``pending`` or
-    ``unknown``: nothing to decide, and forgetting it would send it as new. A request of a
-    run that still holds the lock (``in_flight`` says why) is ``in-flight``: that run
-    records its answer. An applied record whose object ``refresh`` found no longer at the
-    service is ``not-found``."""
+    ``unknown``: nothing to decide. A request of a run that still holds the lock
+    (``in_flight`` says why) is ``in-flight``: that run records its answer. An applied
+    record whose object ``refresh`` found no longer at the service is ``not-found``. An
+    attempt ``state forget`` took back keeping its Idempotency-Key is ``forgotten-attempt``
+    (the service refused nothing)."""
     parsed = Address.parse(address)
     if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
         return "not-found"
+    if record.kept_key is not None:
+        return "forgotten-attempt"
     if not record.status.outcome_unknown or parsed is None:
         return record.status.value
     if running_request(in_flight, record):

@@ -326,7 +326,10 @@ class _Run:
             spec=model_of(change.address.kind).as_answered(intent.spec, outputs),
             updated_at=now_iso(),
         )
-        if _recovered(previous):
+        if _recovered(previous) or (
+            previous is not None and key is not None and key == previous.kept_key
+        ):
+            # A movement replayed under its key may be one another environment took over.
             kind = change.address.kind
             holder = self.elsewhere.holding(kind, model_of(kind).held(applied))
             if holder is not None:
@@ -794,7 +797,7 @@ class _Run:
             f"Idempotency-Key ({message}), which says nothing of the first request, whose "
             f"answer was lost and which may have created it. Check what the service holds, "
             f"then `customs-batch state adopt {address} ID` if it was created, or "
-            f"`customs-batch state forget {address}` if not (the next apply sends it as new)"
+            f"`customs-batch state forget {address}` if not (the next apply sends it again)"
         )
         return self._record_unknown(change, intent, detail)
 

@@ -342,6 +342,9 @@ def recorded_result(
         if record.not_found_at is not None:  # and its object not found, or another there
             why = decision.reason
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
+    if record.kept_key is not None:  # taken back by `state forget`: refused by no one
+        why = record.error.message if record.error else ""
+        return DocumentResult(text, ResultStatus.NOT_APPLIED, ids, errors=(why,), at=at)
     if record.status is RecordStatus.FAILED:
         refused = (record.error.message,) if record.error and record.error.message else ()
         return DocumentResult(text, ResultStatus.REJECTED, ids, errors=refused, at=at)

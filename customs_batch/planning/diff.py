@@ -20,6 +20,7 @@ from customs_batch.kinds.model import (
     KindModel,
     UnknownOutcome,
     describe_error,
+    key_honoured,
     normal_text,
     not_found_words,
     unknown_not_found_words,
@@ -233,6 +234,8 @@ def _plan(
         elif record is None or record.never_created:
             identity = identities.of(doc, spec, place)
             decided, found = identities.decide_creation(doc.address, spec, identity, record)
+            if record is not None and found is None:
+                decided = _under_kept_key(doc.address, record, decided, values, unknown, now)
             if found is not None:
                 moved_from = Address.parse(found.address)
                 identity = identities.moved_to(doc, spec, place, found)
@@ -1212,6 +1215,45 @@ def _handed(change: PlannedChange, decision: Decision, reason: str) -> PlannedCh
         reason=reason,
         idempotency_key=decision.idempotency_key,
         identity=identity,
+    )
+
+
+def _under_kept_key(
+    address: Address,
+    record: ResourceRecord,
+    decided: Decision,
+    values: tuple[FieldChange, ...],
+    unknown: Sequence[object],
+    now: datetime,
+) -> Decision:
+    """The creation of a document whose attempt ``state forget`` took back keeping its
+    Idempotency-Key (``ResourceRecord.kept_key``): sent under that key while the service
+    honours it and the document is as the attempt sent it, so that a forget made by
+    mistake makes no second object (the service answers with the one the attempt made).
+    Edited since, or the key expired: sent as new, under a new key, as forgotten."""
+    key = record.kept_key
+    if key is None or decided.action is not Action.CREATE:
+        return decided
+    if not model_of(address.kind).idempotency_keys:
+        return decided
+    if values or unknown:
+        why = "the document changed since, so it is sent as new, under a new key"
+    elif not key_honoured(key, record.updated_at, now):
+        why = "its Idempotency-Key has expired (24 h), so it is sent as new, under a new key"
+    else:
+        return Decision(
+            decided.action,
+            decided.operation,
+            "its attempt, whose outcome was unknown, was taken back by `customs-batch state "
+            "forget`; it is sent again under that attempt's Idempotency-Key, so that if the "
+            "attempt did make it, the service answers with that one instead of making a second",
+            idempotency_key=key,
+        )
+    return Decision(
+        decided.action,
+        decided.operation,
+        f"its attempt, whose outcome was unknown, was taken back by `customs-batch state "
+        f"forget`; {why}",
     )
 
 

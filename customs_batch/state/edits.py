@@ -4,11 +4,12 @@ the way out when it cannot be done; the caller holds the session (and so the loc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from customs_batch.errors import StateError, UsageError
 from customs_batch.state.backend import StateSession
-from customs_batch.state.model import RecordStatus, ResourceRecord
+from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,28 @@ def forget(session: StateSession, address: str, *, gone: bool) -> Forgotten:
     return Forgotten(address, tombstone=True)
 
 
-def forget_attempt(session: StateSession, address: str, *, confirmable: bool = True) -> None:
+KEPT_KEY = (
+    "taken back by `customs-batch state forget`: its outcome was unknown and nothing is "
+    "known to have been made; its Idempotency-Key is kept while the service honours it"
+)
+"""The error of a record :func:`forget_attempt` keeps for its Idempotency-Key."""
+
+
+def forget_attempt(
+    session: StateSession,
+    address: str,
+    *,
+    confirmable: bool = True,
+    keep_key: Callable[[ResourceRecord], bool] = lambda record: False,
+) -> bool:
     """Take back an attempt whose outcome is unknown (found not to have created anything),
     so that the next apply sends it again. Refused for what was applied or forgotten
-    (``confirmable``: as for :func:`check_forgettable`)."""
+    (``confirmable``: as for :func:`check_forgettable`). An attempt sent under an
+    Idempotency-Key the service still honours (``keep_key``) keeps it: its record stays,
+    as a request that made nothing (``failed``, nothing recorded made), with the key, so that a forget made by mistake is harmless: the next apply sends
+    it under that key, and the service answers with what the attempt made, if it made
+    anything, instead of making it twice (``ResourceRecord.kept_key``). True when the key
+    is kept."""
     record = _record(session, address)
     if record.status is RecordStatus.APPLIED:
         raise StateError(
@@ -88,7 +107,17 @@ def forget_attempt(session: StateSession, address: str, *, confirmable: bool = T
             if confirmable
             else _STAYS.format(address=address),
         )
+    if record.idempotency_key and not record.outputs and keep_key(record):
+        session.record(
+            record.with_changes(
+                status=RecordStatus.FAILED,
+                error=ServiceFailure(None, KEPT_KEY),
+                forgotten_from=record.status.value,
+            )
+        )
+        return True
     session.forget(address)
+    return False
 
 
 def restore(session: StateSession, address: str) -> ResourceRecord:

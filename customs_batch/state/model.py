@@ -103,7 +103,10 @@ class ResourceRecord:
     """What makes it the same thing at the service (the kind's identity, as the plan that
     created it computed it); empty in records written before identities were kept."""
     forgotten_from: str | None = None
-    """For a tombstone: the status the record had when ``state rm`` forgot it."""
+    """For a tombstone: the status the record had when ``state rm`` forgot it. For an
+    attempt whose outcome was unknown that ``state forget`` took back keeping its
+    Idempotency-Key (``failed``, nothing recorded made): the status the attempt had
+    (:attr:`kept_key`)."""
     not_found_at: str | None = None
     """When ``refresh`` last found the object no longer at the service (the service
     answered that it does not hold its ID), until a read finds it again: whether it is gone
@@ -125,6 +128,20 @@ class ResourceRecord:
     object's fields no call can change (a transit declaration's weight, offices, procedure),
     so that a later read finding other values there finds another object at the ID (given
     again after a sandbox reset, say) and nothing is sent to it."""
+
+    @property
+    def kept_key(self) -> str | None:
+        """The Idempotency-Key of an attempt ``state forget`` took back while the service
+        honoured it (``failed``, nothing recorded made, ``forgotten_from`` its status then):
+        the next creation of its document is sent under it while the service still honours
+        it and the document is unchanged. None for any other record."""
+        if (
+            self.status is RecordStatus.FAILED
+            and self.forgotten_from is not None
+            and not self.outputs
+        ):
+            return self.idempotency_key
+        return None
 
     @property
     def never_created(self) -> bool:

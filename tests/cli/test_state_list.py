@@ -79,7 +79,7 @@ def test_an_unknown_outcome_the_next_apply_repeats_is_no_decision(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A movement sent with a key still honoured is re-sent with it (the service replays
-    # it): nothing to decide, and `state forget` would send it as new, a second movement.
+    # it): nothing to decide (and `state forget` keeps its key while it is honoured).
     # A departure whose answer was lost needs one.
     just_now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     state = State(lineage="lin-1", serial=3)

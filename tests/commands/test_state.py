@@ -3,20 +3,30 @@
 
 from __future__ import annotations
 
+import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from customs_batch.commands.state import (
     StateOptions,
+    forget_attempt,
     forget_records,
     push_state,
     read_state,
+    record_word,
     show_record,
 )
 from customs_batch.errors import ExitCode, StateError
+from customs_batch.execution.apply import apply_plan
 from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.model import new_idempotency_key
+from customs_batch.planning import plan_changes
 from customs_batch.state import RecordStatus, ResourceRecord, State
+from customs_batch.state.backend import StateBackend
+from tests.execution.conftest import Emulator
+from tests.planning.helpers import movement
 
 
 @pytest.fixture
@@ -86,3 +96,72 @@ def test_a_copy_pulled_before_state_rm_pushed_with_force_says_it_would_undo_the_
     assert "Nothing was pushed" in said
     assert "`customs-batch state restore ADDR`" in str(refused.value.hint)
     assert read_state(options) == current
+
+
+def _applied_then_lost(backend: StateBackend, emulator: Emulator) -> ResourceRecord:
+    """Movement/m applied, then as if its answer had been lost: only the intent is held."""
+    with backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], session.state)
+        report = apply_plan(plan, session, emulator.client, parallelism=1, stop=threading.Event())
+    assert report.ok
+    first = backend.read().resources["Movement/m"]
+    with backend.open("test") as session:
+        session.record(first.with_changes(status=RecordStatus.PENDING, outputs={}))
+    return first
+
+
+def test_a_movement_forgotten_by_mistake_is_sent_again_under_its_key_not_twice(
+    project: Path,
+) -> None:
+    # Found in review: `state forget` of a movement whose outcome was unknown dropped its
+    # Idempotency-Key, and the next apply sent it under a new one: when the lost request
+    # had made the movement (the forget was a mistake), the service held it twice.
+    emulator = Emulator(processing_seconds=0.0)
+    options = StateOptions()
+    backend = options.backend()
+    address = Address(Kind.MOVEMENT, "m")
+    try:
+        first = _applied_then_lost(backend, emulator)
+        until = forget_attempt(options, address)
+        assert until is not None and until > datetime.now(UTC) + timedelta(hours=23)
+        kept = backend.read().resources["Movement/m"]
+        assert kept.kept_key == first.idempotency_key
+        assert record_word("Movement/m", kept) == "forgotten-attempt"
+        [planned] = plan_changes([movement("m", 0)], backend.read()).changes
+        assert planned.idempotency_key == first.idempotency_key
+        assert "taken back by `customs-batch state forget`" in planned.reason
+        with backend.open("apply") as session:
+            plan = plan_changes([movement("m", 0)], session.state)
+            report = apply_plan(
+                plan, session, emulator.client, parallelism=1, stop=threading.Event()
+            )
+        assert report.ok
+        assert len(emulator.movements()) == 1  # the service answered with the first
+        record = backend.read().resources["Movement/m"]
+        assert record.outputs == first.outputs and record.kept_key is None
+
+        # Edited since the attempt: the key is bound to the body first sent, so a new one.
+        _applied_then_lost(backend, emulator)
+        forget_attempt(options, address)
+        [edited] = plan_changes([movement("m", 0, quantity=2)], backend.read()).changes
+        assert edited.idempotency_key is None and "under a new key" in edited.reason
+    finally:
+        emulator.close()
+
+
+def test_a_forgotten_attempt_whose_key_has_expired_keeps_nothing(project: Path) -> None:
+    options = StateOptions()
+    long_ago = datetime.now(UTC) - timedelta(days=2)
+    lost = ResourceRecord(
+        "Movement/m",
+        RecordStatus.UNKNOWN,
+        "create-movement",
+        {"shipmentId": "shp_7Hk2Lm"},
+        idempotency_key=new_idempotency_key(long_ago),
+        updated_at=long_ago.isoformat().replace("+00:00", "Z"),
+    )
+    incoming = State.new()
+    incoming.resources[lost.address] = lost
+    push_state(options, incoming, force=False)
+    assert forget_attempt(options, Address(Kind.MOVEMENT, "m")) is None
+    assert "Movement/m" not in options.backend().read().resources
