@@ -125,14 +125,23 @@ def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JS
 
 
 def _declaration(record: ResourceRecord) -> int | None:
-    """The declaration the update writes to: as its answer gave it, else as its spec names
-    it (the intent of a first update, its reference resolved)."""
-    declaration_id = record.outputs.get("declarationId")
-    if declaration_id is None:
-        declaration_id = spec_of(record.spec).get("declarationId")
-    if isinstance(declaration_id, str) and declaration_id.isdigit():
-        return int(declaration_id)
-    return declaration_id if type(declaration_id) is int else None
+    """The declaration the update writes to: as its spec names it (its reference resolved:
+    where the PATCH goes), else as its answer gave it. The intent of an update that follows
+    its resubmitted departure still holds the answer of its last PATCH, the rejected
+    declaration's number, while its spec names the replacement."""
+    for declaration_id in (
+        spec_of(record.spec).get("declarationId"),
+        record.outputs.get("declarationId"),
+    ):
+        if (
+            isinstance(declaration_id, str)
+            and declaration_id.isascii()
+            and declaration_id.isdigit()
+        ):
+            return int(declaration_id)
+        if type(declaration_id) is int:
+            return declaration_id
+    return None
 
 
 def _restates(record: ResourceRecord) -> Restated | None:
