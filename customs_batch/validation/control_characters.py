@@ -45,9 +45,41 @@ HINT = (
 
 def check_control_characters(document: Document) -> list[Finding]:
     """A finding at each text of the document's spec holding a control character."""
+    texts: list[str] = []
+    _texts(document.spec, texts)
+    if CONTROL.search("\n".join(texts)) is None:  # (a line feed is no control refused)
+        return []  # most documents: one search, no path made for each value
     found: list[tuple[JsonPath, str]] = []
     _collect(document.spec, (), found)
     return [spec_finding(document, RULE, path, _message(path, text), HINT) for path, text in found]
+
+
+def _texts(node: Any, texts: list[str]) -> None:
+    """Every text in ``node``, in ``texts`` (plain dicts and lists told by their type
+    first: an ``isinstance`` of an abstract class for each value was most of the time)."""
+    kind = type(node)
+    if kind is dict:
+        values: Any = node.values()
+    elif kind is list:
+        values = node
+    elif isinstance(node, str):
+        texts.append(node)
+        return
+    elif isinstance(node, Mapping):
+        values = node.values()
+    elif isinstance(node, tuple):
+        values = node
+    else:
+        return
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            texts.append(value)
+        elif kind not in _SCALARS:  # a dict, a list, or another container
+            _texts(value, texts)
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _collect(node: Any, path: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
