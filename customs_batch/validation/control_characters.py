@@ -103,9 +103,17 @@ def _message(path: JsonPath, text: str) -> str:
     name = f" ({_NAMES[code]})" if code in _NAMES else ""
     more = len(matches) - 1
     others = f", and {more} more after it" if more else ""
+    # A C1 control in a sheet is most often a Windows-1252 character (€ is 0x80, … 0x85, „
+    # 0x84) of a file read as Latin-1, which has none of them.
+    c1 = (
+        "; in a spreadsheet's text, a character of U+0080-U+009F is most often one of "
+        "Windows-1252's (€, „, …) in a file read as Latin-1: say `encoding: cp1252` in forEach"
+        if 0x80 <= code <= 0x9F
+        else ""
+    )
     return (
         f"{_field_name(path)} holds the control character U+{code:04X}{name} at character "
-        f"{first.start() + 1} of its text{others}"
+        f"{first.start() + 1} of its text{others}{c1}"
     )
 
 

@@ -56,8 +56,9 @@ def test_each_control_character_is_an_error_at_the_text(character: str, named: s
     (finding,) = _control(check_rules(document))
     assert finding.severity is Severity.ERROR
     assert finding.location.path == ("spec", "Consignee", "name")
+    c1 = WINDOWS_1252 if "\x80" <= character <= "\x9f" else ""
     assert finding.message == (
-        f"Consignee.name holds the control character {named} at character 10 of its text"
+        f"Consignee.name holds the control character {named} at character 10 of its text{c1}"
     )
     assert "remove the character" in finding.hint
     assert character not in finding.message + finding.hint
@@ -163,7 +164,29 @@ def test_xlsx_cells_are_named_by_sheet_row_and_column() -> None:
         ("data/m.xlsx", "Movements", 2, "Party",
          "partyId holds the control character U+001B (escape) at character 5 of its text"),
         ("data/m.xlsx", "Movements", 3, "Party",
-         "partyId holds the control character U+0085 (next line) at character 5 of its text"),
+         "partyId holds the control character U+0085 (next line) at character 5 of its text"
+         + WINDOWS_1252),
         ("data/m.xlsx", "Movements", 3, "Shipment",
          "shipmentId holds the control character U+007F (delete) at character 11 of its text"),
     ]  # fmt: skip
+
+
+WINDOWS_1252 = (
+    "; in a spreadsheet's text, a character of U+0080-U+009F is most often one of "
+    "Windows-1252's (€, „, …) in a file read as Latin-1: say `encoding: cp1252` in forEach"
+)
+
+
+def test_a_windows_1252_sheet_read_as_latin_1_is_told_to_be_read_as_cp1252() -> None:
+    write(
+        Path("m.yaml"),
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
+        "forEach: {file: data/g.csv, encoding: latin-1}\n"
+        'metadata: {name: "g-{{ row.Code | lower }}"}\n'
+        'spec: {name: "{{ row.Name }}", code: "{{ row.Code }}", companyId: 1}\n',
+    )
+    Path("data").mkdir(exist_ok=True)
+    Path("data/g.csv").write_bytes("Name,Code\nEU road \u2026,A1\n".encode("cp1252"))
+    (finding,) = _control(list(validate_paths(["m.yaml"], jobs=1).findings))
+    assert finding.message.endswith(WINDOWS_1252)
+    assert "U+0085 (next line) at character 9" in finding.message
