@@ -423,8 +423,11 @@ MODEL = KindModel(
     update=Operation.UPDATE_TEMPLATE_GROUP,
     updates_recorded_id=True,
     reads_first=frozenset({Operation.UPDATE_TEMPLATE_GROUP}),
-    # The API reads no single group: that read lists the company's groups, 100 a request.
-    reads_a_list=frozenset({Operation.UPDATE_TEMPLATE_GROUP}),
+    # The API reads no single group: that read lists the company's groups, 100 a request,
+    # as does the look-up by code of a creation whose answer was lost.
+    reads_a_list=frozenset(
+        {Operation.UPDATE_TEMPLATE_GROUP, Operation.FIND_OR_CREATE_TEMPLATE_GROUP}
+    ),
     read_target=_read_target,
     mutable=MUTABLE,
     # The PATCH changes only the fields it is given: isDefault or the templates left out

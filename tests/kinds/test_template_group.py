@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from customs_batch.kinds import Kind
+from customs_batch.kinds.actions import Operation
 from customs_batch.kinds.registry import model_of
 from tests.kinds.helpers import identity
 
@@ -212,3 +213,13 @@ def test_while_an_update_is_unknown_a_group_of_its_code_under_another_name_is_an
     # An applied record: a name changed there is drift, as before.
     applied = ResourceRecord("TemplateGroup/eu-road", RecordStatus.APPLIED, "update", sent)
     assert model.another_than_recorded(applied, colleague) is None
+
+
+def test_a_lost_creation_looked_up_by_its_code_is_counted_as_at_least_its_requests() -> None:
+    # The look-up lists the company's groups, 100 a request, until the code is found: a
+    # company of more than 100 groups takes more requests than the one page counted.
+    model = model_of(Kind.TEMPLATE_GROUP)
+    lookup = Operation.FIND_OR_CREATE_TEMPLATE_GROUP
+    assert model.requests(lookup) == 2
+    assert model.requests_at_least(lookup)
+    assert not model.requests_at_least(Operation.CREATE_TEMPLATE_GROUP)
