@@ -101,7 +101,8 @@ def _refresh(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
     """Each recorded HAWB as the list of its shipment holds it, inactive ones included (one
-    listing per shipment); None for one the list no longer holds."""
+    listing per shipment, read until each is found); None for one the list no longer
+    holds."""
     from customs_batch.client import NotFoundError
 
     by_shipment: dict[str, list[tuple[ResourceRecord, str]]] = {}
@@ -123,6 +124,8 @@ def _refresh(
                     made = hawb.raw.get("createdAt")
                     created = made if isinstance(made, str) and made else None
                     held[listed] = (outputs_of(OUTPUTS, hawb), kept, created)
+                    if len(held) == len(ids):
+                        break  # every one found: the pages after it are not asked for
         except NotFoundError:  # the shipment itself is gone: so are its HAWBs
             held = {}
         for record, hawb_id in wanted:

@@ -68,3 +68,22 @@ def test_refresh_reads_each_hawb_in_its_shipments_list_with_the_inactive_ones() 
     assert found["HawbDeactivation/three"] is None  # the list no longer holds it
     assert "active" in model.undone_states and "active" in model.ended_states
     assert model.service_words(records[0]) == "inactive"
+
+
+def test_refresh_reads_a_shipments_list_only_until_each_hawb_is_found() -> None:
+    # The list comes 100 a request: a HAWB of the first page needs no second request.
+    model = model_of(KIND)
+    assert model.refresh is not None
+    given: list[str] = []
+
+    class Paged:
+        def iter_hawbs(self, shipment: str, *, include_inactive: bool = False) -> Any:
+            for n in range(250):
+                given.append(f"h{n}")
+                yield SimpleNamespace(raw={"hawbId": f"h{n}", "isActive": True})
+
+    records = [_deactivated("one", "shp_1", "h3"), _deactivated("two", "shp_1", "h7")]
+    found = model.refresh(cast(CustomsClient, Paged()), records)
+    assert found["HawbDeactivation/one"] is not None
+    assert found["HawbDeactivation/two"] is not None
+    assert given[-1] == "h7"  # not one HAWB asked for after the last one wanted
