@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -73,6 +74,30 @@ class ServiceNumber(click.ParamType[int, Any]):
                 f"{number} is not an ID of {self.what}: they start at {self.minimum}", param, ctx
             )
         return number
+
+
+class ShipmentId(click.ParamType[str, Any]):
+    """An RTO shipment's ID in the form a manifest's ``shipmentId`` takes (the movement
+    schema's pattern: ``shp_`` then letters and digits), without the spaces around it; any
+    other text is a usage error (exit 64) before a request is sent, echoed cut."""
+
+    name = "shipment ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from customs_batch.kinds import Kind
+        from customs_batch.resources import kind_schema, load_pattern_hints
+
+        text = str(value).strip()
+        pattern = str(kind_schema(Kind.MOVEMENT)["properties"]["shipmentId"]["pattern"])
+        if re.fullmatch(pattern, text, re.ASCII) is None:
+            hint = load_pattern_hints()[pattern]
+            self.fail(
+                f"{quoted_head(str(value))} is not {hint['is']}: write {hint['form']}, such "
+                f"as {hint['example']}",
+                param,
+                ctx,
+            )
+        return text
 
 
 def _cols(*fields: str) -> tuple[Column, ...]:
@@ -432,7 +457,7 @@ def template_groups(
 
 
 @get.command()
-@click.argument("shipment_id", metavar="SHP")
+@click.argument("shipment_id", metavar="SHP", type=ShipmentId())
 @click.option("--include-inactive", is_flag=True, help="Show deactivated HAWBs too.")
 @_paged
 def hawbs(
@@ -459,7 +484,7 @@ def hawbs(
 
 
 @get.command()
-@click.argument("shipment_id", metavar="SHP")
+@click.argument("shipment_id", metavar="SHP", type=ShipmentId())
 @_paged
 def allocations(
     shipment_id: str,

@@ -254,3 +254,18 @@ def test_an_id_of_too_many_digits_is_not_said_to_be_written_in_other_digits(
     assert "written in the digits 0-9" not in err, "it is written in them: the message was untrue"
     assert "at most 19 digits" in err
     assert len(err) < 600, "a 10,000-digit ID was echoed whole"
+
+
+@pytest.mark.parametrize("command", ["hawbs", "allocations"])
+@pytest.mark.parametrize("shipment", ["bad id", "7Hk2Lm", "shp_ok/../x", "shp-" + "a" * 100_000])
+def test_a_shipment_id_in_no_form_of_one_is_refused_before_any_request(
+    capsys: pytest.CaptureFixture[str], command: str, shipment: str
+) -> None:
+    # `get hawbs "bad id"` was sent and answered 404 (exit 3), and a 100 KB ID was echoed
+    # whole in the request's path.
+    code, out, err = _run(capsys, "get", command, "-v", shipment)
+    assert code == 64, out + err
+    assert "is not an RTO shipment ID: write shp_ followed by letters and digits" in err
+    assert "GET " not in err and len(err) < 1_000
+    code, _, err = _run(capsys, "get", command, " shp_7Hk2Lm ")
+    assert code == 0, err
