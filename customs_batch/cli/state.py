@@ -339,6 +339,11 @@ def adopt_(
     attempt that was an update (a template group's or a departure's parties' PATCH) created
     nothing: refused with exit 1 (the next apply reads the object and repeats it).
 
+    Also, for a party update apply held as not verified (recorded by an older version, its
+    declaration not among those the bounded list of declarations made since showed): once
+    you checked that REMOTE_ID, the number it records, is the declaration it was written
+    to, records it as its own; the next apply sends the update.
+
     \b
     Example:
       customs-batch state adopt DepartureDeclaration/dep-ham-0001 7003

@@ -338,8 +338,9 @@ def _refuse_a_pushed_state_behind(backend: StateBackend, current: State, incomin
 def adopt_object(
     options: StateOptions, address: Address, remote_id: str
 ) -> tuple[ResourceRecord, Comparison]:
-    """``state adopt``: an attempt whose outcome was unknown did create ``remote_id``; the
-    object is read and compared with what the attempt sent before it is recorded."""
+    """``state adopt``: an attempt whose outcome was unknown did create ``remote_id`` (or
+    ``remote_id``, which a record apply could not verify holds, is its object); the object
+    is read and compared with what the attempt sent before it is recorded."""
     from customs_batch.execution.reconcile import adopt
 
     typed_id(address, remote_id)

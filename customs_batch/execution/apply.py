@@ -55,6 +55,7 @@ from customs_batch.kinds.model import (
     key_made_at,
     new_idempotency_key,
     not_found_words,
+    unverified_words,
 )
 from customs_batch.kinds.registry import SEND, model_of
 from customs_batch.planning.model import Action, Operation, Plan, PlannedChange
@@ -454,8 +455,16 @@ class _Run:
         read = model.read_target or model.refresh
         if change.operation not in model.reads_first or read is None:
             return None, intent
+        written = self._written_to(change, intent)
+        own = [checked.record for checked in written if checked.record.address == intent.address]
+        # Read with the time of the record's last write, not the intent's, where that record
+        # alone stands for the object: an object the service made since is another one
+        # (``KindModel.another_than_recorded``). Where a record of another kind does (a
+        # party update's departure), that record tells it, and no time is given.
+        alone = bool(own) and len(own) == len(written)
+        asked = intent.with_changes(updated_at=own[0].updated_at if alone else "")
         try:
-            found = read(self.client, [intent])
+            found = read(self.client, [asked])
         except ServiceError as exc:
             if isinstance(exc, AuthenticationError | PermissionDeniedError):
                 self.fail(exc)
@@ -467,7 +476,6 @@ class _Run:
         if intent.address not in found:
             return None, intent
         answer = found[intent.address]
-        written = self._written_to(change, intent)
         for checked in written:
             instead = (
                 None
@@ -483,6 +491,15 @@ class _Run:
                 return Outcome(
                     change.address, NodeStatus.FAILED, change.operation, f"not sent: {words}"
                 ), intent
+        if answer is not None and answer.unverified is not None and alone:
+            # Not told from another object at its ID within the read's bound: not taken.
+            record = own[0]
+            if record.unverified != answer.unverified:
+                self.session.record(record.with_changes(unverified=answer.unverified))
+            words = unverified_words(record.address, model.identifier(record), answer.unverified)
+            return Outcome(
+                change.address, NodeStatus.FAILED, change.operation, f"not sent: {words}"
+            ), intent
         if answer is None:  # a declaration made elsewhere, which no record holds
             detail = (
                 "not sent: the object it writes to was not found at the service; check the "

@@ -102,10 +102,13 @@ def adopt(
             f"{address} is not in the state",
             hint=f"to take over an object created elsewhere, `customs-batch import {address} ID`",
         )
+    if record.status is RecordStatus.APPLIED and record.unverified is not None:
+        return _adopt_unverified(session, client, address, record, remote_id)
     if record.status is RecordStatus.APPLIED:
         raise StateError(
             f"{address} is already applied (outputs {dict(record.outputs)})",
-            hint="adopt is for an attempt whose outcome is unknown",
+            hint="adopt is for an attempt whose outcome is unknown, or an object apply "
+            "could not verify",
         )
     if record.status is RecordStatus.FORGOTTEN:
         raise StateError(
@@ -221,6 +224,41 @@ def _refuse_a_lost_update(
             "its name is the document's)"
         )
     raise DiffersAtService(message, comparison, hint=hint)
+
+
+def _adopt_unverified(
+    session: StateSession,
+    client: CustomsClient,
+    address: Address,
+    record: ResourceRecord,
+    remote_id: str,
+) -> tuple[ResourceRecord, Comparison]:
+    """``record``'s object, which apply could not tell from another at its ID
+    (``unverified``), taken as its own on the user's word, once the service is read holding
+    the recorded ID: what that read gives of it is kept (``target_seen``), as the first
+    write of a record that holds it keeps it, so later reads tell another object there."""
+    model = model_of(address.kind)
+    remote_id = model.canonical_id(remote_id, address)
+    ident = model.identifier(record)
+    if str(ident) != remote_id:
+        raise StateError(
+            f"{address} records {ident}, not {remote_id}: adopting confirms the object it "
+            "records. Nothing was recorded",
+            hint=f"`customs-batch state adopt {address} {ident}` once you checked that "
+            f"{ident} is its object",
+        )
+    comparison = read_and_compare(client, address, remote_id, record.spec, sent=True)
+    # What the read gives of the object that its spec does not describe, kept as apply keeps
+    # it (``target_seen``): later reads tell another object there without a listing.
+    read = model.refresh(client, [record]).get(record.address) if model.refresh else None
+    seen = (
+        {} if read is None else {k: v for k, v in read.remote_spec.items() if k not in record.spec}
+    )
+    adopted = record.with_changes(
+        unverified=None, not_found_at=None, updated_at=now_iso(), target_seen=seen
+    )
+    session.record(adopted)
+    return adopted, comparison
 
 
 def import_object(

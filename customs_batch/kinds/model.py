@@ -186,6 +186,11 @@ class Refreshed:
     """When the service says the object was created (its ``createdAt``), where the read
     gives it: an object made after a record's last write to its ID is another object (see
     ``KindModel.another_than_recorded``)."""
+    unverified: str | None = None
+    """Where the read could not tell whether the object at the ID is the record's (a party
+    update written before ``targetSeen`` was kept, whose declaration's creation time the
+    bounded listing did not reach): what was not verified, in words. apply sends nothing
+    and notes it on the record (``ResourceRecord.unverified``), held for a decision."""
 
 
 Identity = tuple[str, ...]
@@ -421,6 +426,11 @@ class KindModel:
     a read of the one object (a HAWB's: its shipment's HAWBs; a template group's: its
     company's groups), 100 a request: as many requests as the list has pages, which the
     state cannot know. The plan counts one and says "at least" (:meth:`requests_at_least`)."""
+    lists_first: Callable[[ResourceRecord], bool] | None = None
+    """Of ``reads_first``, for a kind whose read lists pages for some records only (a party
+    update written before ``targetSeen`` was kept: the transit declarations created since
+    its last write), whether it does for this one: the plan counts one page for it and says
+    "at least" for that change alone (``PlannedChange.requests_at_least``)."""
     read_target: RefreshFunction | None = None
     """How the object a write of ``reads_first`` goes to is read, given the intent of the
     write (its spec resolved): by address, what the service holds there (None: not found;
@@ -574,6 +584,26 @@ class KindModel:
         """Whether :meth:`requests` is the least ``operation`` sends, not what it sends: its
         read first lists pages, as many as the service's list has (``reads_a_list``)."""
         return operation in self.reads_a_list
+
+    def lists_for(
+        self,
+        operation: Operation,
+        record: ResourceRecord | None,
+        depends_on: Sequence[Address] = (),
+    ) -> bool:
+        """Whether ``operation`` of ``record``'s object, unlike the kind's others, reads a
+        list of pages first (``lists_first``): the plan says "at least" for it. Not where
+        the change refers to a record of the object it ``restates`` (a party update of a
+        departure of the state): that record tells the object, and apply lists nothing."""
+        if (
+            record is None
+            or self.lists_first is None
+            or operation not in self.reads_first
+            or not self.lists_first(record)
+        ):
+            return False
+        told = self.restates(record) if self.restates is not None else None
+        return told is None or all(address.kind is not told.kind for address in depends_on)
 
     def last_known_state(self, record: ResourceRecord) -> str | None:
         """The object's state at the service as last recorded: its ``service_words``, else
@@ -865,6 +895,22 @@ def not_found_words(
         f"rm --gone {address}` removes its record, and the next apply sends it again; if "
         "the service should still hold it, check the environment, then `customs-batch "
         "refresh` reads it again"
+    )
+
+
+def unverified_words(address: str, ident: Scalar, what: str) -> str:
+    """What plan and apply say of a record whose object apply could not tell from another
+    at its ID (``ResourceRecord.unverified``: ``what`` was not verified), with the ways
+    out."""
+    named = "its object" if ident in (None, "") else str(ident)
+    return (
+        f"not verified that {named} is the object it was written to: {what}. Nothing is sent "
+        f"to it. Check at the service that {named} is that object (a sandbox reset may have "
+        f"given its ID to another client's): if it is, `customs-batch state adopt {address} "
+        f"{named}` records it as its own (what the service gives of it kept to tell it by), "
+        "and the next apply sends the document; if it is not, `customs-batch state rm "
+        f"{address}` stops tracking it; then remove its document, or write it again under "
+        "another name with the ID of the object meant"
     )
 
 

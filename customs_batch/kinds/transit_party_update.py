@@ -8,6 +8,8 @@ processing, which ``apply --wait`` follows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.jsontypes import JSONObject
@@ -42,6 +44,7 @@ from customs_batch.kinds.model import (
     ids_from,
     numeric_id,
     outputs_of,
+    parse_time,
     repeat_unknown,
 )
 from customs_batch.vocabulary import (
@@ -157,14 +160,94 @@ def _restates(record: ResourceRecord) -> Restated | None:
 def _read_declaration(
     client: CustomsClient, records: Sequence[ResourceRecord]
 ) -> dict[str, Refreshed | None]:
-    """The declaration each update writes to, read before its PATCH (``reads_first``)."""
+    """The declaration each update writes to, read before its PATCH (``reads_first``),
+    given the record with the time of its last write (none where a departure's record of
+    the state stands for the declaration: that record tells it). For a record written before
+    ``targetSeen`` was kept (it holds nothing of its declaration), with the time the
+    service says that declaration was created (:func:`_created_since`): a declaration made
+    after the record's last write is another one, given the number since (a reset), and
+    nothing is sent to it (``KindModel.another_than_recorded``); one the bounded listing
+    does not reach is not taken either (``Refreshed.unverified``)."""
     named = []
     for record in records:
         declaration_id = _declaration(record)
         if declaration_id is not None:
             outputs = {**record.outputs, "declarationId": declaration_id}
             named.append(record.with_changes(outputs=outputs))
-    return refresh_transit(client, named)
+    found = refresh_transit(client, named)
+    for record in named:
+        read = found.get(record.address)
+        if read is None or not _lists_first(record):
+            continue
+        made, unverified = _created_since(client, record)
+        if made is not None or unverified is not None:
+            found[record.address] = replace(read, created_at=made, unverified=unverified)
+    return found
+
+
+CREATION_MARGIN = timedelta(days=1)
+"""How much earlier than a record's last write the list of declarations created since is
+read from: its date filter is a day, counted on the service's calendar, which may be
+another time zone's."""
+
+PAGE_SIZE = 100
+"""Declarations a page of the transit list holds, as listed here (the API's most)."""
+LISTED_PAGES = 5
+"""At most how many pages of the transit list (100 a page) are read for one record written
+before ``targetSeen`` was kept, before its first PATCH: the declarations created since its
+last write may be thousands on a busy account. Its declaration not among them is not
+taken as the record's (:func:`_created_since`)."""
+
+
+def _lists_first(record: ResourceRecord) -> bool:
+    """Whether the read before this record's next PATCH lists the transit declarations
+    created since its last write: a record of an update applied by a version that kept
+    nothing of its declaration (no ``targetSeen``). Only these pay the listing, once: the
+    first PATCH keeps ``targetSeen``. (apply gives the record no time, and nothing is
+    listed, where a departure's record of the state stands for the declaration.)"""
+    return (
+        not record.target_seen
+        and bool(record.outputs)
+        and bool(record.updated_at)
+        and parse_time(record.updated_at) is not None
+    )
+
+
+def _created_since(client: CustomsClient, record: ResourceRecord) -> tuple[str | None, str | None]:
+    """For a record of an update written before ``targetSeen`` was kept: the ``createdAt``
+    the transit list gives its declaration, where the list of declarations created since
+    the record's last write (the day before, by :data:`CREATION_MARGIN`) holds it; else,
+    where that list has more than :data:`LISTED_PAGES` pages and they do not hold it, what
+    could not be verified. The detail of a transit declaration gives no creation time; its
+    list entry does (one that gives no time there is not verified either). (None, None):
+    the list ends without it, so it was created before (taken as the record's, as before)."""
+    from customs_batch.client import TransitFilter
+
+    written = parse_time(record.updated_at)
+    declaration_id = record.outputs.get("declarationId")
+    if written is None or type(declaration_id) is not int:
+        return None, None
+    filters = TransitFilter(start_date=(written - CREATION_MARGIN).date())
+    unknown = (
+        f"its record, written at {record.updated_at!r} by a version that kept nothing of its "
+        "declaration, holds nothing to tell it by, and the service gives a declaration's "
+        "creation time only in the transit list"
+    )
+    for number in range(1, LISTED_PAGES + 1):
+        page = client.list_transit(filters, page=number, page_size=PAGE_SIZE)
+        for entry in page.records:
+            if entry.declaration_id == declaration_id:
+                made = entry.raw.get("createdAt")
+                if isinstance(made, str) and parse_time(made) is not None:
+                    return made, None
+                return None, f"{unknown}, whose entry of {declaration_id} gives none"
+        if page.is_last():
+            return None, None
+    return None, (
+        f"{unknown}, whose first {LISTED_PAGES * PAGE_SIZE} declarations created since the "
+        f"day before that write ({LISTED_PAGES} pages, the most read) do not hold "
+        f"{declaration_id}: it may have been made before that write, or after it"
+    )
 
 
 def _arrival(spec: JSONObject) -> IdSort | None:
@@ -226,6 +309,10 @@ MODEL = KindModel(
     # where the state records that departure).
     has_status=True,
     reads_first=frozenset({Operation.UPDATE_TRANSIT_PARTIES}),
+    # A record written before targetSeen was kept lists the declarations created since its
+    # last write first (the detail gives no creation time): 100 a request, at most
+    # LISTED_PAGES.
+    lists_first=_lists_first,
     read_target=_read_declaration,
     names_its_object="the document's `declarationId`",
     identity=_identity,

@@ -24,6 +24,7 @@ from customs_batch.kinds.model import (
     normal_text,
     not_found_words,
     unknown_not_found_words,
+    unverified_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
 from customs_batch.manifest.document import JSON, Document
@@ -324,6 +325,9 @@ def _plan(
                 origin=row_origin(doc),
                 identity=identity,
                 moved_from=moved_from,
+                lists_first=model_of(doc.kind).lists_for(
+                    decided.operation, record, deps.get(doc.address, ())
+                ),
             )
         )
     if resubmitted:
@@ -1276,6 +1280,10 @@ def _decide(
                 f"it refers to an object that was resubmitted and replaced ({', '.join(fixed)} "
                 "follows the new one): sent to the new object",
             )
+    if record.unverified is not None:
+        # apply could not tell its object from another at the ID: held until the user says.
+        words = unverified_words(str(address), model.identifier(record), record.unverified)
+        return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
     if record.status.outcome_unknown:
         return model.decide_unknown(UnknownOutcome(address, record, _top_level(values), now))
     if record.not_found_at is not None and record.status is RecordStatus.APPLIED:

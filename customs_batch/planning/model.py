@@ -57,21 +57,27 @@ class PlannedChange:
     """What makes it the same thing at the service (its kind's identity), recorded with it."""
     moved_from: Address | None = None
     """For ``moved``: the address whose record this document takes over (a rename)."""
+    lists_first: bool = False
+    """Whether its read before the write lists pages for this record alone, not for every
+    change of its kind and operation (``KindModel.lists_first``: a party update recorded
+    before ``targetSeen`` was kept): one request more is counted, and "at least"."""
 
     @property
     def requests(self) -> int:
-        """The requests it sends, as its kind counts them (``KindModel.requests``)."""
+        """The requests it sends, as its kind counts them (``KindModel.requests``), and the
+        first page of the list it reads for its record alone (:attr:`lists_first`)."""
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
-        return model_of(self.address.kind).requests(self.operation)
+        return model_of(self.address.kind).requests(self.operation) + self.lists_first
 
     @property
     def requests_at_least(self) -> bool:
         """Whether :attr:`requests` is the least it sends: its read first lists pages, as
-        many as the service's list has (``KindModel.requests_at_least``)."""
+        many as the service's list has (``KindModel.requests_at_least``), or for its record
+        alone (:attr:`lists_first`)."""
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
-        return model_of(self.address.kind).requests_at_least(self.operation)
+        return self.lists_first or model_of(self.address.kind).requests_at_least(self.operation)
 
     @property
     def in_flight(self) -> bool:
@@ -152,7 +158,10 @@ class Plan:
         # By kind and operation, not change by change: two property calls a change were
         # most of it.
         sent = Counter((change.address.kind, change.operation) for change in self.changes)
-        return sum(model_of(kind).requests(operation) * n for (kind, operation), n in sent.items())
+        listed = sum(1 for change in self.changes if change.lists_first)
+        return listed + sum(
+            model_of(kind).requests(operation) * n for (kind, operation), n in sent.items()
+        )
 
     @property
     def requests_at_least(self) -> bool:
@@ -161,7 +170,9 @@ class Plan:
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
         sent = {(change.address.kind, change.operation) for change in self.changes}
-        return any(model_of(kind).requests_at_least(operation) for kind, operation in sent)
+        return any(model_of(kind).requests_at_least(operation) for kind, operation in sent) or any(
+            change.lists_first for change in self.changes
+        )
 
     @property
     def has_changes(self) -> bool:

@@ -343,6 +343,7 @@ def _change_to_json(change: PlannedChange, sealer: Sealer, lineage: str) -> dict
         "idempotencyKey": change.idempotency_key,
         "identity": list(change.identity),
         "movedFrom": str(change.moved_from) if change.moved_from else None,
+        **({"listsFirst": True} if change.lists_first else {}),
     }
 
 
@@ -371,6 +372,7 @@ def _change_from_json(item: JSONObject) -> PlannedChange:
         idempotency_key=key,
         identity=tuple(str(word) for word in item.get("identity") or ()),
         moved_from=_address(item["movedFrom"]) if item.get("movedFrom") else None,
+        lists_first=item.get("listsFirst") is True,
     )
 
 

@@ -128,6 +128,12 @@ class ResourceRecord:
     object's fields no call can change (a transit declaration's weight, offices, procedure),
     so that a later read finding other values there finds another object at the ID (given
     again after a sandbox reset, say) and nothing is sent to it."""
+    unverified: str | None = None
+    """Set when the read before a write could not tell whether the object at the recorded
+    ID is the record's (a party update written before ``targetSeen`` was kept, whose
+    declaration's creation time the bounded list of declarations made since did not
+    reach): what was not verified. Nothing is sent; the plan holds it for a decision
+    until ``state adopt`` records the object as the record's, after the user checked it."""
 
     @property
     def kept_key(self) -> str | None:
@@ -182,6 +188,8 @@ class ResourceRecord:
             data["maybeHeld"] = list(self.maybe_held)
         if self.target_seen:
             data["targetSeen"] = dict(self.target_seen)
+        if self.unverified is not None:
+            data["unverified"] = self.unverified
         return data
 
     @classmethod
@@ -209,6 +217,7 @@ class ResourceRecord:
                 "found_instead": data.get("foundInstead"),
                 "maybe_held": tuple(data.get("maybeHeld") or ()),
                 "target_seen": dict(data.get("targetSeen") or {}),
+                "unverified": data.get("unverified"),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)

@@ -1276,6 +1276,170 @@ def test_a_deactivation_recorded_before_target_seen_is_not_sent_to_a_hawb_made_s
         reset.close()
 
 
+def test_a_party_update_recorded_before_target_seen_is_not_sent_to_a_declaration_made_since(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found in review: a party update of a declaration made elsewhere, recorded before
+    # `targetSeen` was kept, holds nothing of its declaration; after a reset gave its number
+    # to another client's declaration, its first PATCH after upgrading went to that one and
+    # kept what it read as its own. The transit list gives each declaration's createdAt:
+    # one made after the record's last write is another, and nothing is sent to it. One
+    # made before it is the record's, as before.
+    backend = LocalBackend(tmp_path)
+    made = emulator.http.post("/v1/declarations/transit", json=departure("MADE-ELSEWHERE"))
+    assert made.status_code == 201, made.text
+    number = made.json()["declarationId"]
+    party = {"declarationId": number, "Consignee": EORI}
+    assert _apply(backend, [doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 0)], emulator).ok
+    edited = [doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE1"}}, 0)]
+
+    # Written long after its declaration was made: the same one, updated; targetSeen kept.
+    _as_written_before_target_seen(backend, "TransitPartyUpdate/u", "2999-01-01T00:00:00.000Z")
+    assert _apply(backend, edited, emulator).ok
+    record = backend.read().resources["TransitPartyUpdate/u"]
+    assert record.target_seen and record.found_instead is None
+
+    # Written before the declaration now at its number was made (a reset, another client's).
+    _as_written_before_target_seen(backend, "TransitPartyUpdate/u", "2000-01-01T00:00:00.000Z")
+    reset = _reset_and_taken(emulator)
+    recording = _Recording(reset.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=recording, retry_policy=NO_RETRIES)
+    )
+    try:
+        with backend.open("apply") as session:
+            again = {**party, "Consignee": {"eoriNo": "DE2"}}
+            plan = plan_changes([doc(Kind.TRANSIT_PARTY_UPDATE, "u", again, 0)], session.state)
+            report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    finally:
+        client.close()
+        reset.close()
+    assert recording.patched == []
+    assert plan.changes[0].requests_at_least  # the list of declarations made since is read
+    [outcome] = report.outcomes
+    assert outcome.detail.startswith("not sent: the service holds another object at "), outcome
+    record = backend.read().resources["TransitPartyUpdate/u"]
+    assert record.found_instead is not None and "createdAt" in record.found_instead
+    assert not record.target_seen
+    [planned] = plan_changes(edited, backend.read()).changes
+    assert planned.action is Action.NEEDS_DECISION
+
+
+def _transit_lists(emulator: Emulator) -> int:
+    """How many pages of the transit list the emulator has given."""
+    counts = emulator.http.get("/_sandbox/stats").json()["requests"]
+    return int(counts.get("GET /v1/declarations/transit", 0))
+
+
+def test_a_party_update_recorded_before_target_seen_lists_once_and_then_nothing(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The listing of declarations made since is for a record without targetSeen alone, and
+    # once: the PATCH keeps targetSeen, and a plan of records holding it says no "at least".
+    backend = LocalBackend(tmp_path)
+    made = emulator.http.post("/v1/declarations/transit", json=departure("MADE-ELSEWHERE"))
+    party = {"declarationId": made.json()["declarationId"], "Consignee": EORI}
+    assert _apply(backend, [doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 0)], emulator).ok
+    _as_written_before_target_seen(backend, "TransitPartyUpdate/u", "2999-01-01T00:00:00.000Z")
+    edited = [doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE1"}}, 0)]
+    first = plan_changes(edited, backend.read())
+    # The declaration read, a page of the list, the PATCH.
+    assert (first.requests, first.requests_at_least) == (3, True)
+    listed = _transit_lists(emulator)
+    assert _apply(backend, edited, emulator).ok
+    assert _transit_lists(emulator) == listed + 1
+    assert backend.read().resources["TransitPartyUpdate/u"].target_seen
+
+    again = [doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE2"}}, 0)]
+    plan = plan_changes(again, backend.read())
+    assert plan.changes[0].action is Action.UPDATE
+    assert not plan.requests_at_least and not plan.changes[0].requests_at_least
+    assert plan.requests == plan.changes[0].requests == 2
+    assert "at least" not in summary_text(plan, RateLimit.parse("1/second"))
+    assert _apply(backend, again, emulator).ok
+    assert _transit_lists(emulator) == listed + 1  # nothing listed again
+
+
+def test_a_party_update_recorded_before_target_seen_is_held_when_the_bounded_list_misses_it(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The list of declarations made since the record's last write may be thousands of pages
+    # on a busy account: at most LISTED_PAGES are read, and a declaration not among them is
+    # not taken for the record's (nothing PATCHed), held for a decision the user makes.
+    from customs_batch.execution.reconcile import adopt
+    from customs_batch.kinds import transit_party_update
+
+    monkeypatch.setattr(transit_party_update, "PAGE_SIZE", 2)
+    monkeypatch.setattr(transit_party_update, "LISTED_PAGES", 2)
+    backend = LocalBackend(tmp_path)
+    made = emulator.http.post("/v1/declarations/transit", json=departure("MADE-ELSEWHERE"))
+    number = made.json()["declarationId"]
+    party = {"declarationId": number, "Consignee": EORI}
+    assert _apply(backend, [doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 0)], emulator).ok
+    for n in range(5):  # newer ones, listed first
+        other = emulator.http.post("/v1/declarations/transit", json=departure(f"NEWER-{n}"))
+        assert other.status_code == 201, other.text
+    _as_written_before_target_seen(backend, "TransitPartyUpdate/u", "2000-01-01T00:00:00.000Z")
+    edited = [doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE1"}}, 0)]
+    listed = _transit_lists(emulator)
+    recording = _Recording(emulator.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=recording, retry_policy=NO_RETRIES)
+    )
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(edited, session.state)
+            report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    finally:
+        client.close()
+    assert recording.patched == []
+    assert _transit_lists(emulator) == listed + 2  # exactly the bound
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith(f"not sent: not verified that {number} is the object"), outcome
+    assert "state adopt TransitPartyUpdate/u" in outcome.detail
+    record = backend.read().resources["TransitPartyUpdate/u"]
+    assert record.unverified is not None and not record.target_seen
+    [planned] = plan_changes(edited, backend.read()).changes
+    assert planned.action is Action.NEEDS_DECISION
+    assert "not verified" in planned.reason
+
+    # The way out said: checked, the declaration is its own (the number it records only).
+    with backend.open("adopt") as session, pytest.raises(StateError, match="not 1"):
+        adopt(session, emulator.client, Address(Kind.TRANSIT_PARTY_UPDATE, "u"), "1")
+    with backend.open("adopt") as session:
+        adopt(session, emulator.client, Address(Kind.TRANSIT_PARTY_UPDATE, "u"), str(number))
+    assert backend.read().resources["TransitPartyUpdate/u"].unverified is None
+    [planned] = plan_changes(edited, backend.read()).changes
+    assert planned.action is Action.UPDATE
+    assert _apply(backend, edited, emulator).ok  # nothing made since the adoption
+    assert backend.read().resources["TransitPartyUpdate/u"].target_seen
+
+
+def test_a_party_update_of_a_departure_of_the_state_lists_no_declarations_before_its_patch(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # The departure's record tells its declaration (never kept as targetSeen): the listing
+    # of declarations made since is for a record alone in telling it, not for these.
+    backend = LocalBackend(tmp_path)
+    update = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", update, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    assert not backend.read().resources["TransitPartyUpdate/u"].target_seen
+    edited = [
+        docs[0],
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**update, "Consignee": {"eoriNo": "DE1"}}, 1),
+    ]
+    assert not plan_changes(edited, backend.read()).requests_at_least
+    assert _apply(backend, edited, emulator).ok
+    counts = emulator.http.get("/_sandbox/stats").json()["requests"]
+    assert counts["PATCH /declarations/transit/{declarationId}/parties"] == 2, counts
+    assert "GET /v1/declarations/transit" not in counts, counts
+
+
 def test_another_declaration_at_a_party_updates_number_says_to_correct_the_document(
     tmp_path: Path, emulator: Emulator
 ) -> None:
