@@ -720,12 +720,14 @@ class _Run:
         if record is None or change.moved_from is None:
             raise _NotSent(f"{old} is no longer in the state: plan again")
         status = record.status
+        kept_from = record.forgotten_from  # an attempt taken back keeps its key when moved
         if status is RecordStatus.FORGOTTEN:
             status = RecordStatus(record.forgotten_from or RecordStatus.APPLIED.value)
+            kept_from = None
         moved = record.with_changes(
             address=str(change.address),
             status=status,
-            forgotten_from=None,
+            forgotten_from=kept_from,
             identity=change.identity or record.identity,
         )
         if self.history is not None:

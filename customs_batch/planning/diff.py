@@ -21,6 +21,7 @@ from customs_batch.kinds.model import (
     UnknownOutcome,
     describe_error,
     key_honoured,
+    key_honoured_until,
     normal_text,
     not_found_words,
     unknown_not_found_words,
@@ -237,6 +238,15 @@ def _plan(
             decided, found = identities.decide_creation(doc.address, spec, identity, record)
             if record is not None and found is None:
                 decided = _under_kept_key(doc.address, record, decided, values, unknown, now)
+            elif record is None and decided.action is Action.CREATE and not unknown:
+                kept = identities.kept_attempt(doc.address, spec, identity)
+                if isinstance(kept, Decision):
+                    decided = kept
+                elif kept is not None:
+                    # Its record comes with it (apply moves it, then sends under its key).
+                    moved_from = Address.parse(kept.address)
+                    moved[str(doc.address)] = kept
+                    decided = _under_kept_key(doc.address, kept, decided, (), (), now, kept)
             if found is not None:
                 moved_from = Address.parse(found.address)
                 identity = identities.moved_to(doc, spec, place, found)
@@ -346,7 +356,7 @@ def _plan(
         parsed = Address.parse(address)
         record = recorded(address) or state.resources[address]
         if parsed is not None and record.status is not RecordStatus.FORGOTTEN:
-            changes.append(_gone(parsed, record, in_flight))
+            changes.append(_gone(parsed, record, in_flight, now))
     return Plan(tuple(changes), state.lineage, state.serial, inputs_digest, journal=state.journal)
 
 
@@ -767,9 +777,38 @@ def row_origin(doc: Document) -> str:
 
 
 def _gone(
-    address: Address, record: ResourceRecord, in_flight: InFlight | None = None
+    address: Address,
+    record: ResourceRecord,
+    in_flight: InFlight | None = None,
+    now: datetime | None = None,
 ) -> PlannedChange:
     """A recorded address the manifests no longer name."""
+    key = record.kept_key
+    if key is not None and model_of(address.kind).idempotency_keys:
+        until = key_honoured_until(key, record.updated_at)
+        if until is not None and (now or datetime.now(UTC)) < until:
+            # Dropped, its key would go with it: the document put back (under any name)
+            # would be sent under a new one, and the attempt may have made its object.
+            return PlannedChange(
+                address=address,
+                action=Action.ORPHANED,
+                operation=Operation.NONE,
+                reason="its attempt, whose outcome was unknown, was taken back by "
+                "`customs-batch state forget`, and its document is no longer in the "
+                "manifests: the attempt may have made it, so its record keeps the "
+                f"attempt's Idempotency-Key until {until.strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+                "and the document put back (under any name) is sent under it, for the "
+                "service to answer with what the attempt made instead of making a second. "
+                f"`customs-batch state rm {address}` drops it",
+            )
+        return PlannedChange(
+            address=address,
+            action=Action.DROP,
+            operation=Operation.FORGET,
+            reason="its attempt, whose outcome was unknown, was taken back by "
+            "`customs-batch state forget`, and its Idempotency-Key has expired: no longer in "
+            "the manifests, apply drops its record",
+        )
     if record.never_created:
         return PlannedChange(
             address=address,
@@ -1229,17 +1268,32 @@ def _under_kept_key(
     values: tuple[FieldChange, ...],
     unknown: Sequence[object],
     now: datetime,
+    renamed: ResourceRecord | None = None,
 ) -> Decision:
     """The creation of a document whose attempt ``state forget`` took back keeping its
     Idempotency-Key (``ResourceRecord.kept_key``): sent under that key while the service
     honours it and the document is as the attempt sent it, so that a forget made by
     mistake makes no second object (the service answers with the one the attempt made).
-    Edited since, or the key expired: sent as new, under a new key, as forgotten."""
+    Edited since, or the key expired: sent as new, under a new key, as forgotten.
+    ``renamed``: that attempt's record, under another name this document takes over."""
     key = record.kept_key
     if key is None or decided.action is not Action.CREATE:
         return decided
     if not model_of(address.kind).idempotency_keys:
         return decided
+    if renamed is not None:
+        if not key_honoured(key, record.updated_at, now):
+            return decided  # a new key, as for any new document: nothing left to hand on
+        return Decision(
+            decided.action,
+            decided.operation,
+            f"it asks for exactly what {renamed.address} sent before `customs-batch state "
+            f"forget` took that attempt, whose outcome was unknown, back; {renamed.address} "
+            "is no longer in the manifests, so this document takes over its record and is "
+            "sent under that attempt's Idempotency-Key: if the attempt did make it, the "
+            "service answers with that one instead of making a second",
+            idempotency_key=key,
+        )
     if values or unknown:
         why = "the document changed since, so it is sent as new, under a new key"
     elif not key_honoured(key, record.updated_at, now):

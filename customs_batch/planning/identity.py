@@ -417,6 +417,43 @@ class Identities:
                 return elsewhere
         return create, None
 
+    def kept_attempt(
+        self, address: Address, spec: Mapping[str, JSON], identity: Identity
+    ) -> ResourceRecord | Decision | None:
+        """The record of an attempt ``state forget`` took back keeping its Idempotency-Key
+        (``ResourceRecord.kept_key``), of this very request, that no document of the batch
+        names: this document is that one renamed (or put back under another name), and is
+        sent under that key (returned, taken over), so that if the attempt did make its
+        object, the service answers with that one instead of making a second. With a
+        selection, such a record is refused rather than taken (a document left out may
+        still name it). None when there is none."""
+        model = model_of(address.kind)
+        if not identity or not model.idempotency_keys:
+            return None
+        pool = set(self._records_like(address, identity))
+        if model.lane is not None:
+            # The key binds the request, not its place: a place moved by an edit above it
+            # is the same request all the same.
+            pool.update(self._lanes.get(hash((address.kind._value_, *identity[:-1])), ()))
+        for other in sorted(pool):
+            if other == str(address) or other in self._named or other in self._taken:
+                continue
+            found = self._read(other)
+            if found.kept_key is None or not self._asks(found, address.kind, spec):
+                continue
+            if not self._whole:
+                return _refused(
+                    f"it asks for exactly what {other} sent under an Idempotency-Key before "
+                    "`customs-batch state forget` took its attempt back, which the selection "
+                    "(-l, --target) leaves out: created under a new key, it could make that "
+                    "attempt's object twice. Plan without a selection, where it is sent "
+                    "under that key"
+                )
+            self._taken.add(other)
+            self._renamed_by[other] = str(address)
+            return found
+        return None
+
     def _taking_over(self, model: KindModel, spec: Mapping[str, JSON], other: str) -> str | None:
         """``other`` when a new document declaring what ``other``'s record holds may be
         another writer of the same object rather than ``other`` renamed or declared twice:
@@ -744,8 +781,8 @@ class Identities:
                     lanes.setdefault(hash((kind._value_, *words[:-1])), []).append(address)
                 continue
             record = peek(address)
-            if record.never_created:
-                continue
+            if record.never_created and record.kept_key is None:
+                continue  # nothing of it exists at the service, and no key to hand on
             words = kept_identity(model, record) if record.identity else ()
             if not words:
                 words = model.identity(record.spec)

@@ -165,3 +165,76 @@ def test_a_forgotten_attempt_whose_key_has_expired_keeps_nothing(project: Path) 
     push_state(options, incoming, force=False)
     assert forget_attempt(options, Address(Kind.MOVEMENT, "m")) is None
     assert "Movement/m" not in options.backend().read().resources
+
+
+def test_a_movement_forgotten_by_mistake_then_renamed_is_sent_under_its_key_not_twice(
+    project: Path,
+) -> None:
+    # Found probing from outside: `apply` killed while a movement's request was in flight
+    # (it made the movement), the document renamed, `state forget` of the old name (the
+    # plan's way out "if it does not exist"), then `apply`: the plan dropped the old record
+    # ("refused by the service, so never created", untrue) and created the renamed one
+    # under a new Idempotency-Key, and the service held the movement twice.
+    emulator = Emulator(processing_seconds=0.0)
+    options = StateOptions()
+    backend = options.backend()
+    try:
+        first = _applied_then_lost(backend, emulator)
+        forget_attempt(options, Address(Kind.MOVEMENT, "m"))
+        plan = plan_changes([movement("m-renamed", 0)], backend.read())
+        [planned] = plan.changes  # the old record is taken over, not dropped
+        assert str(planned.address) == "Movement/m-renamed"
+        assert planned.action.value == "create"
+        assert str(planned.moved_from) == "Movement/m"
+        assert planned.idempotency_key == first.idempotency_key
+        # A selection cannot tell whether a document left out still names the attempt.
+        [selected] = plan_changes([movement("m-renamed", 0)], backend.read(), orphans=False).changes
+        assert selected.action.value == "refused" and selected.idempotency_key is None
+        with backend.open("apply") as session:
+            plan = plan_changes([movement("m-renamed", 0)], session.state)
+            report = apply_plan(
+                plan, session, emulator.client, parallelism=1, stop=threading.Event()
+            )
+        assert report.ok
+        assert len(emulator.movements()) == 1  # the service answered with the first
+        resources = backend.read().resources
+        assert "Movement/m" not in resources
+        record = resources["Movement/m-renamed"]
+        assert record.outputs == first.outputs and record.kept_key is None
+    finally:
+        emulator.close()
+
+
+def test_a_forgotten_attempt_whose_document_is_removed_keeps_its_key_for_its_return(
+    project: Path,
+) -> None:
+    # Found probing from outside: the document of a forgotten attempt taken out of the
+    # manifests for a run was planned `drop` ("refused by the service, so never created")
+    # and its key went with the record: put back, it was sent under a new key, a second
+    # movement if the attempt had made one.
+    emulator = Emulator(processing_seconds=0.0)
+    options = StateOptions()
+    backend = options.backend()
+    try:
+        first = _applied_then_lost(backend, emulator)
+        forget_attempt(options, Address(Kind.MOVEMENT, "m"))
+        with backend.open("apply") as session:
+            plan = plan_changes([], session.state)
+            [held] = plan.changes
+            assert held.action.value == "orphaned"
+            assert "refused by the service" not in held.reason
+            assert "keeps the attempt's Idempotency-Key" in held.reason
+            report = apply_plan(
+                plan, session, emulator.client, parallelism=1, stop=threading.Event()
+            )
+        assert report.ok
+        assert backend.read().resources["Movement/m"].kept_key == first.idempotency_key
+        with backend.open("apply") as session:
+            plan = plan_changes([movement("m-back", 0)], session.state)
+            report = apply_plan(
+                plan, session, emulator.client, parallelism=1, stop=threading.Event()
+            )
+        assert report.ok
+        assert len(emulator.movements()) == 1
+    finally:
+        emulator.close()
