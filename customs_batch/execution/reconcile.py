@@ -141,12 +141,29 @@ def adopt(
     )
     holder = _holder(session.state, address, adopted)
     if holder is not None:
+        held = session.state.resources.get(holder.address)
+        if held is not None and held.not_found_at is not None and not holder.forgotten:
+            # The service gave that record's ID to another object (a sandbox reset): the
+            # object there may well be what this attempt created.
+            there = held.found_instead or "it was not found there"
+            raise StateError(
+                f"{remote_id} is recorded as {holder}, but the service no longer holds that "
+                f"record's object there (since {held.not_found_at}: {there}): the object at "
+                f"{remote_id} now may be what the attempt of {address} created, the ID given "
+                "again (a sandbox reset). Adopted while that record stands, the two records "
+                "would name one object. Nothing was recorded",
+                hint=f"`customs-batch state rm --gone {holder.address}`, then `customs-batch "
+                f"state adopt {address} {remote_id}` again",
+            )
         raise StateError(
-            f"{remote_id} is already recorded as {holder}: the attempt of {address} did not "
-            "create it, and adopting it would make two records of one object (the next apply "
-            f"would send {address}'s values to it). Nothing was recorded",
+            f"{remote_id} is already recorded as {holder}: adopting it would make two "
+            f"records of one object (the next apply would send {address}'s values to it), "
+            f"and unless that record is out of date, the attempt of {address} did not "
+            "create it. Nothing was recorded",
             hint=f"adopt the object that attempt created, or `customs-batch state forget "
-            f"{address}` if it created none (the next apply sends it again)",
+            f"{address}` if it created none (the next apply sends it again); if the service "
+            f"may have given {remote_id} again (a sandbox reset), `customs-batch refresh` "
+            f"first: it says whether {holder.address}'s object is still there",
         )
     elsewhere = _held_elsewhere(
         others if others is not None else ObjectsHeldElsewhere(), address, adopted

@@ -24,16 +24,13 @@ from customs_batch.client import AuthenticationError, CustomsClient, PermissionD
 from customs_batch.errors import ServiceError
 from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
 from customs_batch.kinds import Address
-from customs_batch.kinds.model import LostCreation, parse_time
+from customs_batch.kinds.model import CLOCK_SKEW, LostCreation, parse_time
 from customs_batch.kinds.registry import KINDS
 from customs_batch.state.backend import StateSession
 from customs_batch.state.history import HistoryStore
 from customs_batch.state.model import RecordStatus, ResourceRecord
 from customs_batch.state.records import records_in
 
-CLOCK_SKEW = timedelta(minutes=10)
-"""How far the service's clock may be behind ours: objects created up to this long before
-an intent are still searched."""
 MARGIN = timedelta(seconds=5)
 """Added to the timeouts before a lost request is taken to have had its chance to arrive."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
 from customs_batch.errors import ServiceError
@@ -37,6 +38,7 @@ from customs_batch.kinds.checks import (
     RuleSet,
 )
 from customs_batch.kinds.model import (
+    CLOCK_SKEW,
     STOPPED,
     TIMED_OUT,
     Decision,
@@ -278,19 +280,26 @@ def _look_for(
 ) -> dict[str, tuple[str, ...]]:
     """The transit declarations created since each lost submission that could be it.
 
-    Declarations another document's record holds are not candidates; the others must
-    agree with the submission on every field the service's detail gives back.
+    Declarations another document's record holds are not candidates, unless the service
+    made the one at that ID after the record's write (more than :data:`CLOCK_SKEW` after):
+    that is another declaration given the record's ID again (a sandbox reset), and may be
+    the lost one. The others must agree with the submission on every field the service's
+    detail gives back.
     """
     from customs_batch.client import TransitFilter
 
-    known = _recorded_ids(recorded)
+    known = _recorded_times(recorded)
+    own = _recorded_ids([creation.record for creation in lost])
     since = min(creation.since for creation in lost)
     created: list[tuple[int, str]] = []
     for entry in client.iter_transit(TransitFilter(start_date=since.date())):
         ident = entry.declaration_id
-        if ident is None or ident in known:
+        if ident is None:
             continue
-        created.append((ident, str(entry.raw.get("createdAt") or "")))
+        made = str(entry.raw.get("createdAt") or "")
+        if ident in known and (ident in own or not _made_after(made, known[ident])):
+            continue
+        created.append((ident, made))
     details: dict[int, JSONObject] = {}
     found: dict[str, tuple[str, ...]] = {}
     for creation in lost:
@@ -315,6 +324,32 @@ def _recorded_ids(records: Sequence[ResourceRecord]) -> set[int]:
             if isinstance(ident, int):
                 known.add(ident)
     return known
+
+
+def _recorded_times(records: Sequence[ResourceRecord]) -> dict[int, datetime | None]:
+    """Each declaration the records hold (theirs, and the rejected ones they replaced),
+    with the latest time a record holding it was written (None: a record without one,
+    which holds it whenever it was made). A record whose object ``refresh`` or ``apply``
+    no longer found at its ID (or found another object there) holds that ID no more."""
+    times: dict[int, datetime | None] = {}
+    for record in records:
+        held = [(record.outputs, record.updated_at)] if record.not_found_at is None else []
+        held += [(s.get("outputs") or {}, s.get("updatedAt")) for s in record.superseded]
+        for outputs, written in held:
+            ident = outputs.get("declarationId") if isinstance(outputs, Mapping) else None
+            if not isinstance(ident, int):
+                continue
+            at = parse_time(written) if isinstance(written, str) else None
+            before = times.get(ident, at)
+            times[ident] = None if at is None or before is None else max(at, before)
+    return times
+
+
+def _made_after(created_at: str, written: datetime | None) -> bool:
+    """Whether an object the service says it made at ``created_at`` was made after a
+    record holding its ID was ``written`` (and the clocks' skew): another object."""
+    made = parse_time(created_at)
+    return made is not None and written is not None and made > written + CLOCK_SKEW
 
 
 def _held(record: ResourceRecord) -> frozenset[str]:

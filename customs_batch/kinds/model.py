@@ -245,6 +245,12 @@ class ImportRefused:
 ImportCheck = Callable[[ImportAt], ImportRefused | None]
 
 
+CLOCK_SKEW = timedelta(minutes=10)
+"""How far the service's clock may be behind or ahead of ours: objects created up to this
+long before an intent are still searched for it, and an object created up to this long
+after a record's write may still be the one it records."""
+
+
 @dataclass(frozen=True)
 class LostCreation:
     """A creation whose outcome is unknown, as the service is searched for it: the record

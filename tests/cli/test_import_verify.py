@@ -468,6 +468,38 @@ def test_adopt_refuses_an_id_another_record_holds(
     assert _state(project).read().resources[OTHER].status is RecordStatus.UNKNOWN
 
 
+def test_adopt_of_an_id_a_record_holds_that_refresh_found_taken_says_how_to_adopt_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing from outside: after a sandbox reset, a lost submission's declaration
+    # was given the ID an older record still held. `state adopt` of it said "the attempt
+    # did not create it ... `state forget` if it created none (the next apply sends it
+    # again)": followed, the declaration would have been submitted twice. Once refresh has
+    # found another object at that record's ID, the refusal says so and how to adopt it.
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    _other_departure(project)
+    spec = dict(_state(project).read().resources[DEPARTURE].spec)
+    spec["commercialReference"] = "OTHER-2026-0099"
+    with _state(project).open("test") as session:
+        holder = session.state.resources[DEPARTURE]
+        session.record(
+            holder.with_changes(
+                not_found_at="2026-11-28T15:32:52.187Z",
+                found_instead=f"the service holds another object at {declared}",
+            )
+        )
+        session.record(ResourceRecord(OTHER, RecordStatus.UNKNOWN, "submit-departure", spec))
+
+    code, _, err = run(capsys, "state", "adopt", OTHER, str(declared))
+    assert code == 3, err
+    said = " ".join(err.split())
+    assert f"{declared} is recorded as {DEPARTURE}, but the service no longer holds" in said
+    assert "did not create it" not in said and f"state forget {OTHER}" not in said
+    assert f"state rm --gone {DEPARTURE}`, then `customs-batch state adopt {OTHER}" in said
+    assert _state(project).read().resources[OTHER].status is RecordStatus.UNKNOWN
+
+
 def test_adopt_refuses_the_rejected_declaration_a_lost_resubmission_replaces(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -132,6 +132,45 @@ def test_a_declaration_created_since_with_the_same_values_is_left_to_a_person(
     assert records[ADDRESS].status is RecordStatus.PENDING  # untouched
 
 
+def test_a_declaration_made_at_a_recorded_id_after_that_record_was_written_is_a_candidate(
+    tmp_path: Path,
+) -> None:
+    # Found probing from outside: a sandbox reset, then an apply killed while a new
+    # departure's submission was in flight. The service gave it 7003 again, the ID the
+    # record of an older departure still held, so the search passed 7003 over as that
+    # record's, took the submission as never arrived and submitted it a second time (7004).
+    before_the_reset = ResourceRecord(
+        "DepartureDeclaration/dep-old",
+        RecordStatus.APPLIED,
+        "submit-departure",
+        {**SPEC, "totalWeight": 137.5, "commercialReference": "OLD-1"},
+        outputs={"declarationId": 7003},
+        updated_at=stamp(NOW - timedelta(hours=2)),
+    )
+    service = Service({7003: declaration(NOW - timedelta(minutes=1))})
+    settled, _, _, records = settle(
+        tmp_path, service, lost(NOW - timedelta(minutes=2)), before_the_reset
+    )
+    assert settled == [Settled(ADDRESS, False, ("7003",))]
+    assert records[ADDRESS].status is RecordStatus.PENDING  # for a person to decide
+
+    # One that refresh no longer found at its ID holds that ID no more, whenever written.
+    not_found = before_the_reset.with_changes(
+        updated_at=stamp(NOW), not_found_at=stamp(NOW - timedelta(minutes=30))
+    )
+    settled, _, _, _ = settle(
+        tmp_path / "again", service, lost(NOW - timedelta(minutes=2)), not_found
+    )
+    assert settled == [Settled(ADDRESS, False, ("7003",))]
+
+    # Made before that record's write (its own declaration): no candidate, as before.
+    its_own = before_the_reset.with_changes(updated_at=stamp(NOW))
+    settled, _, _, _ = settle(
+        tmp_path / "third", service, lost(NOW - timedelta(minutes=2)), its_own
+    )
+    assert settled == [Settled(ADDRESS, True)]
+
+
 def _other_environment(*held: tuple[int, RecordStatus]) -> OtherState:
     """The state of environment de of the same service, holding declarations ``held``."""
     state = State.new()
