@@ -77,12 +77,33 @@ def _cancel(client: CustomsClient, request: Request) -> Outputs:
 
 
 def _read_back(client: CustomsClient, address: Address, remote_id: str, spec: JSONObject) -> Found:
+    """The declaration ``remote_id``: cancelled, or its cancellation requested, is what the
+    document asks for; any other status (an import declaration, which cannot be cancelled,
+    an export one never asked to be, or whose cancellation customs refused) is not, and
+    nothing is recorded: recorded, its status would be taken as a cancellation waiting for
+    customs, then as one customs refused, and apply would never request it."""
     declaration = client.get_declaration(number(remote_id, address))
     status = declaration.raw.get("status")
     ident = declaration.raw.get("declarationId")
+    kind = declaration.raw.get("type")
+    not_done = ""
+    if isinstance(kind, str) and kind.upper() != "EXPORT":
+        not_done = (
+            f"declaration {remote_id} is an {kind.lower()} declaration at the service, which "
+            "an ExportCancellation does not cancel (only export declarations are); correct "
+            "the document's declarationId"
+        )
+    elif not (same_status(status, CANCELED) or same_status(status, REQUESTED)):
+        said = status if isinstance(status, str) and status else "of no status"
+        not_done = (
+            f"export declaration {remote_id} is {said} at the service: it was not cancelled "
+            "and no cancellation of it is waiting for customs (never requested, or refused), "
+            "and `customs-batch apply` requests it"
+        )
     return Found(
         outputs={"declarationId": ident, "canceled": same_status(status, CANCELED)},
         remote_spec={"declarationId": ident},
+        not_done=not_done,
     )
 
 

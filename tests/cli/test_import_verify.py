@@ -207,6 +207,47 @@ def test_the_way_out_does_not_take_another_group_the_id_was_given_to_again(
     assert _group_at_the_emulator(project, group_id)["code"] == "SEA-FREIGHT"
 
 
+def test_import_refuses_a_cancellation_that_was_never_requested(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing from outside: `import ExportCancellation/NAME 502` of an export
+    # declaration nobody had asked to cancel (submitted at the service) was recorded, and
+    # the plan then said "502 is cancellation_requested at the service: not decided yet",
+    # untrue; apply's read then took its status for customs refusing the cancellation, and
+    # it was never requested. So was an import declaration (601), which none cancels.
+    manifests = project / "manifests"
+    for ident in (502, 601):
+        (manifests / f"cancel-{ident}.yaml").write_text(
+            "apiVersion: customs-batch/v1\nkind: ExportCancellation\n"
+            f"metadata:\n  name: cancel-{ident}\nspec:\n  declarationId: {ident}\n"
+        )
+    code, _, err = run(capsys, "import", "ExportCancellation/cancel-502", "502")
+    assert code == 1, err
+    said = " ".join(err.split())
+    assert "export declaration 502 is submitted at the service: it was not cancelled" in said
+    code, _, err = run(capsys, "import", "ExportCancellation/cancel-601", "601")
+    assert code == 1, err
+    assert "601 is an import declaration at the service" in " ".join(err.split())
+    resources = _state(project).read().resources
+    assert "ExportCancellation/cancel-502" not in resources
+    assert "ExportCancellation/cancel-601" not in resources
+    assert _changes(capsys, "ExportCancellation/cancel-502") == [("create", [])]
+
+    # Its cancellation requested by a colleague elsewhere: what the document asks for.
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE records SET body = json_set(body, '$.status', 'cancellation_requested') "
+            "WHERE tbl = 'declarations' AND id = '502'"
+        )
+    code, out, err = run(capsys, "import", "ExportCancellation/cancel-502", "502")
+    assert code == 0, out + err
+    assert _state(project).read().resources["ExportCancellation/cancel-502"].outputs == {
+        "declarationId": 502,
+        "canceled": False,
+    }
+
+
 def test_import_refuses_a_deactivation_that_never_happened(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
