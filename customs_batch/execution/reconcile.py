@@ -647,7 +647,10 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
         parsed = Address.parse(address)
         if parsed is not None and (record.status is RecordStatus.APPLIED or _noted(record)):
             by_kind.setdefault(parsed.kind, []).append(record)
-    for kind, records in by_kind.items():
+    # The kinds whose object a record of another kind stands for (a party update's
+    # departure: ``restates``) last, once those records are read.
+    told = _ToldRecords(session)
+    for kind, records in sorted(by_kind.items(), key=lambda item: bool(model_of(item[0]).restates)):
         model = model_of(kind)
         read = model.refresh
         if read is None:
@@ -661,6 +664,7 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
                 None
                 if answer is None
                 else model.another_than_recorded(record, answer.remote_spec, answer.created_at)
+                or told.another_there(model, record)
             )
             if answer is None or instead is not None:
                 drifts.append(_not_found(session, model, record, instead))
@@ -673,6 +677,45 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
             else:
                 drifts.extend(_record_refresh(session, model, record, answer))
     return drifts
+
+
+class _ToldRecords:
+    """The records of the object a record of another kind restates (``KindModel.restates``:
+    a party update's departure), looked up by that object's output, the state looked
+    through once a kind."""
+
+    def __init__(self, session: StateSession) -> None:
+        self._session = session
+        self._index: dict[tuple[Kind, str], dict[str, list[ResourceRecord]]] = {}
+
+    def another_there(self, model: KindModel, record: ResourceRecord) -> str | None:
+        """Where this refresh (or an earlier one, or apply) found the object of a record
+        that stands for ``record``'s no longer at its ID, or another object there (a
+        departure's, after a sandbox reset gave its number to another client): what it found
+        instead, in words. ``record``'s answer came from that same ID, so it is not its
+        object's either: its status is not taken from it (a party update of departure 7003
+        would have recorded the status of the other client's 7003)."""
+        told = model.restates(record) if model.restates is not None else None
+        if told is None:
+            return None
+        key = (told.kind, told.output)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = {}
+            resources = self._session.state.resources
+            prefix = f"{told.kind.value}/"
+            for address in [a for a in resources if a.startswith(prefix)]:
+                found = resources[address]
+                value = found.outputs.get(told.output)
+                if value is not None:
+                    index.setdefault(str(value), []).append(found)
+        resources = self._session.state.resources
+        for other in index.get(str(told.value), ()):
+            current = resources.get(other.address, other)  # as this refresh left it
+            if current.not_found_at is not None:
+                there = current.found_instead or "its object was not found there"
+                return f"the record of {other.address}, which stands for it, says: {there}"
+        return None
 
 
 def _noted(record: ResourceRecord) -> bool:

@@ -814,8 +814,10 @@ def test_a_renamed_departure_whose_id_holds_another_object_sends_nothing_through
     assert "another object" in held["reason"]
     assert f"state rm --gone {old}" in held["reason"]
     update = changes["TransitPartyUpdate/dep-consignee-eori"]
-    assert update["action"] == "refused"
-    assert f"it depends on {new}, which needs a decision first" in update["reason"]
+    # Its own record too: refresh noted the update's declaration as its departure's, another
+    # object at the number (it took no status from that other client's declaration).
+    assert update["action"] == "needs-decision"
+    assert f"the record of {old}, which stands for it" in update["reason"]
     applied = project.run("apply", "--auto-approve")
     assert applied.returncode == 1, applied.stdout + applied.stderr
     assert sandbox.requests("PATCH", "parties") == 0, "a write went to another client's object"

@@ -1181,6 +1181,43 @@ def test_an_update_is_not_sent_to_an_id_the_service_gave_to_another_object(
     assert planned["TransitPartyUpdate/u"] is not Action.UPDATE
 
 
+def test_refresh_takes_no_status_for_a_party_update_from_the_object_its_departure_lost(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: after a reset gave departure d's number to another client's
+    # declaration, refresh noted d's record "another object at 7003" but recorded its party
+    # update's status from that other declaration, as if it were the one it had written to.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    before = backend.read().resources["TransitPartyUpdate/u"]
+    reset = _reset_and_taken(emulator)
+    try:
+        with backend.open("refresh") as session:
+            drifts = refresh(session, reset.client)
+    finally:
+        reset.close()
+    after = backend.read().resources
+    update = after["TransitPartyUpdate/u"]
+    assert after["DepartureDeclaration/d"].found_instead
+    assert update.not_found_at is not None
+    assert update.found_instead is not None
+    assert "DepartureDeclaration/d" in update.found_instead
+    assert update.remote_status == before.remote_status  # nothing taken from the other's
+    said = {d.address: d for d in drifts}
+    assert said["TransitPartyUpdate/u"].another
+    [planned] = [
+        c
+        for c in plan_changes(docs, backend.read()).changes
+        if c.address.kind is Kind.TRANSIT_PARTY_UPDATE
+    ]
+    assert planned.action is Action.NEEDS_DECISION
+
+
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
     tmp_path: Path, emulator: Emulator
 ) -> None:
