@@ -116,13 +116,11 @@ def list_state(options: StateOptions) -> Listing:
 
 
 def show_record(options: StateOptions, address: Address) -> ResourceRecord:
-    """``state show``: everything recorded for ``address`` (a :class:`StateError` when the
-    state has no record of it), read without the lock."""
+    """``state show``: everything recorded for ``address`` (a :class:`UsageError`, exit 64,
+    when the state has no record of it), read without the lock."""
     record = read_state(options).resources.get(str(address))
     if record is None:
-        raise StateError(
-            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
-        )
+        raise edits.not_recorded(str(address))
     return record
 
 

@@ -27,6 +27,7 @@ from customs_batch.kinds.registry import model_of
 from customs_batch.planning.diff import refuse_changes, tombstone_take_overs
 from customs_batch.planning.model import Plan
 from customs_batch.state.backend import StateSession
+from customs_batch.state.edits import not_recorded
 from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
 from customs_batch.state.records import Records
@@ -98,8 +99,8 @@ def adopt(
     """
     record = session.state.resources.get(str(address))
     if record is None:
-        raise StateError(
-            f"{address} is not in the state",
+        raise not_recorded(
+            str(address),
             hint=f"to take over an object created elsewhere, `customs-batch import {address} ID`",
         )
     if record.status is RecordStatus.APPLIED and record.unverified is not None:

@@ -27,12 +27,19 @@ class Forgotten:
     reads its kind back); a movement's stays."""
 
 
+def not_recorded(
+    address: str, hint: str = "`customs-batch state list` shows what is"
+) -> UsageError:
+    """The error of an address the state does not record, named on the command line: the
+    user's mistake (exit 64, nothing was asked of the service), not a state that cannot be
+    used (a lost or unreadable state is a :class:`StateError`, exit 3)."""
+    return UsageError(f"{address} is not in the state", hint=hint)
+
+
 def _record(session: StateSession, address: str) -> ResourceRecord:
     record = session.state.resources.get(address)
     if record is None:
-        raise StateError(
-            f"{address} is not in the state", hint="`customs-batch state list` shows what is"
-        )
+        raise not_recorded(address)
     return record
 
 

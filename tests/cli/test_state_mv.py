@@ -60,3 +60,53 @@ def test_a_move_to_another_kind_is_a_usage_error_and_nothing_moves(
     err = capsys.readouterr().err
     assert f"error: {GROUP} and Movement/eu-road are of different kinds" in err
     assert (folder / "state.json").read_bytes() == before
+
+
+LIST_HINT = "`customs-batch state list` shows what is"
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["state", "rm", "TemplateGroup/nothing"], LIST_HINT),
+        (["state", "rm", GROUP, "TemplateGroup/nothing"], LIST_HINT),
+        (["state", "rm", "--gone", "TemplateGroup/nothing"], LIST_HINT),
+        (["state", "mv", "TemplateGroup/nothing", "TemplateGroup/other"], LIST_HINT),
+        (["state", "forget", "TemplateGroup/nothing"], LIST_HINT),
+        (["state", "restore", "TemplateGroup/nothing"], LIST_HINT),
+        (["state", "show", "TemplateGroup/nothing"], LIST_HINT),
+        (
+            ["state", "adopt", "TemplateGroup/nothing", "7"],
+            "`customs-batch import TemplateGroup/nothing ID`",
+        ),
+    ],
+)
+def test_an_address_the_state_does_not_record_is_a_usage_error_and_nothing_changes(
+    folder: Path, capsys: pytest.CaptureFixture[str], argv: list[str], hint: str
+) -> None:
+    # `state rm TemplateGroup/nothing` exited 3 (an error that stopped the command) for an
+    # address the user mistyped; nothing was asked of the service.
+    before = (folder / "state.json").read_bytes()
+    assert invoke(argv) == 64
+    err = capsys.readouterr().err
+    assert "error: TemplateGroup/nothing is not in the state" in err
+    assert hint in err
+    assert (folder / "state.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["state", "rm", "TemplateGroup/nothing"],
+        ["state", "show", "TemplateGroup/nothing"],
+        ["state", "mv", "TemplateGroup/nothing", "TemplateGroup/other"],
+    ],
+)
+def test_a_state_that_cannot_be_read_still_stops_the_command_with_exit_3(
+    folder: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    # Only "this address is not recorded" is the user's mistake: a state that cannot be
+    # read says so and exits 3, whatever address was named.
+    (folder / "state.json").write_text("{not json")
+    assert invoke(argv) == 3
+    assert "is not in the state" not in capsys.readouterr().err

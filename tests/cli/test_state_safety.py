@@ -62,6 +62,14 @@ READERS = [
 ]
 
 
+def _the_way_out_is_taken(code: int, out: str, err: str) -> None:
+    """``--allow-empty-state`` is accepted on the command and the state is no longer refused
+    as missing. Not told by the exit code alone: on the empty state an address the command
+    names is not recorded, which is the user's mistake (64) like an unknown option."""
+    assert "No such option" not in err and "is missing" not in err, out + err
+    assert code != 64 or "is not in the state" in err, out + err
+
+
 def test_a_plan_saved_from_an_empty_state_on_purpose_names_the_apply_that_takes_it(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,7 +105,7 @@ def test_a_lost_state_file_is_refused_by_every_command_that_reads_the_state(
     assert "+ create" not in out
     # The way out exists on this command too (a usage error would exit 64).
     code, out, err = run(capsys, *argv, "--allow-empty-state")
-    assert code != 64 and "is missing" not in err, out + err
+    _the_way_out_is_taken(code, out, err)
 
 
 def test_a_lost_state_is_put_back_with_state_push_and_allow_empty_state(
@@ -137,7 +145,7 @@ def test_a_lost_state_whose_history_is_kept_is_refused_by_every_command(
     code, out, _ = run(capsys, "history")
     assert code == 0 and "TemplateGroup/eu-road" in out
     code, out, err = run(capsys, *argv, "--allow-empty-state")
-    assert code != 64 and "is missing" not in err, out + err
+    _the_way_out_is_taken(code, out, err)
 
 
 def test_the_restore_command_brings_the_plan_back(
@@ -209,7 +217,7 @@ def test_a_journal_whose_state_file_was_not_kept_is_refused_by_every_command(
     assert "put the state.json of serial 1 (or newer) back beside the journal" in err
     assert "+ create" not in out
     code, out, err = run(capsys, *argv, "--allow-empty-state")
-    assert code != 64 and "is missing" not in err, out + err
+    _the_way_out_is_taken(code, out, err)
 
 
 def _failing_writes(

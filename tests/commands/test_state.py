@@ -18,7 +18,7 @@ from customs_batch.commands.state import (
     record_word,
     show_record,
 )
-from customs_batch.errors import ExitCode, StateError
+from customs_batch.errors import ExitCode, StateError, UsageError
 from customs_batch.execution.apply import apply_plan
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import new_idempotency_key
@@ -54,10 +54,12 @@ def test_show_gives_the_record_of_an_address(project: Path) -> None:
     )
 
 
-def test_show_of_an_address_not_recorded_is_a_state_error(project: Path) -> None:
-    with pytest.raises(StateError, match="Movement/mov-2 is not in the state") as raised:
+def test_show_of_an_address_not_recorded_is_a_usage_error(project: Path) -> None:
+    # The address is the user's mistake (exit 64, nothing asked of the service), not a state
+    # that cannot be used (exit 3).
+    with pytest.raises(UsageError, match="Movement/mov-2 is not in the state") as raised:
         show_record(StateOptions(), Address(Kind.MOVEMENT, "mov-2"))
-    assert raised.value.exit_code is ExitCode.ERROR
+    assert raised.value.exit_code is ExitCode.USAGE
 
 
 def test_a_copy_pulled_before_state_rm_pushed_with_force_says_it_would_undo_the_tombstone(
