@@ -78,8 +78,9 @@ class ServiceNumber(click.ParamType[int, Any]):
 
 class ShipmentId(click.ParamType[str, Any]):
     """An RTO shipment's ID in the form a manifest's ``shipmentId`` takes (the movement
-    schema's pattern: ``shp_`` then letters and digits), without the spaces around it; any
-    other text is a usage error (exit 64) before a request is sent, echoed cut."""
+    schema's pattern: ``shp_`` then letters and digits, and its ``maxLength``), without the
+    spaces around it; any other text is a usage error (exit 64) before a request is sent,
+    echoed cut."""
 
     name = "shipment ID"
 
@@ -88,12 +89,20 @@ class ShipmentId(click.ParamType[str, Any]):
         from customs_batch.resources import kind_schema, load_pattern_hints
 
         text = str(value).strip()
-        pattern = str(kind_schema(Kind.MOVEMENT)["properties"]["shipmentId"]["pattern"])
+        field = kind_schema(Kind.MOVEMENT)["properties"]["shipmentId"]
+        pattern = str(field["pattern"])
+        hint = load_pattern_hints()[pattern]
         if re.fullmatch(pattern, text, re.ASCII) is None:
-            hint = load_pattern_hints()[pattern]
             self.fail(
                 f"{quoted_head(str(value))} is not {hint['is']}: write {hint['form']}, such "
                 f"as {hint['example']}",
+                param,
+                ctx,
+            )
+        if len(text) > int(field["maxLength"]):
+            self.fail(
+                f"{quoted_head(text)} is not {hint['is']}: its IDs have at most "
+                f"{field['maxLength']} characters",
                 param,
                 ctx,
             )

@@ -1087,6 +1087,22 @@ def service_number(text: str, what: str) -> int:
     return int(digits)
 
 
+MAX_ID_LENGTH = 128
+"""The most characters an ID of the form ``prefix`` then letters and digits (``shp_7Hk2Lm``,
+``hawb_a1``, ``mov_00000001``) is taken with: far past any the service gives, short enough
+for a URL path. The shipped schemas give the same ``maxLength`` to every field of such an
+ID (a test holds them to it); ``get`` and ``import`` refuse a longer one before any request,
+which was sent and failed as the service's "URL too long", or for a movement, recorded."""
+
+
+def too_long_an_id(text: str, what: str) -> str | None:
+    """Why ``text`` (without the spaces around it) is no ID of ``what``, by its length
+    alone, or None when it is short enough (:data:`MAX_ID_LENGTH`)."""
+    if len(text) <= MAX_ID_LENGTH:
+        return None
+    return f"{quoted_head(text)} is not {what}: its IDs have at most {MAX_ID_LENGTH} characters"
+
+
 def prefixed_id(
     prefix: str, what: str, example: str, *, opaque: bool = False
 ) -> Callable[[str, Address], str]:
@@ -1094,7 +1110,8 @@ def prefixed_id(
     (``hawb_a1``), or with ``opaque`` by any characters a URL path takes unescaped (the API
     document calls the rest of a movement ID an opaque string: ``mov_V1St_Z5j-myT``): the
     text without the spaces around it, as the service gives it (``mov_00000001 `` is
-    ``mov_00000001``); anything else is refused, as no ID of it."""
+    ``mov_00000001``); anything else is refused, as no ID of it, and so is one longer than
+    :data:`MAX_ID_LENGTH`."""
     rest = "[A-Za-z0-9._~-]+" if opaque else "[A-Za-z0-9]+"
     form = re.compile(re.escape(prefix) + rest, re.ASCII)
 
@@ -1107,6 +1124,12 @@ def prefixed_id(
                 f"{quoted_head(text)} is not {what} ({prefix} followed by letters and digits"
                 f"{', dots, dashes, underscores or tildes' if opaque else ''}, such as "
                 f"{example})",
+                hint=f"give the ID of the object {address} stands for, as the service gives it",
+            )
+        too_long = too_long_an_id(ident, what)
+        if too_long is not None:
+            raise CustomsBatchError(
+                too_long,
                 hint=f"give the ID of the object {address} stands for, as the service gives it",
             )
         return ident

@@ -269,3 +269,17 @@ def test_a_shipment_id_in_no_form_of_one_is_refused_before_any_request(
     assert "GET " not in err and len(err) < 1_000
     code, _, err = _run(capsys, "get", command, " shp_7Hk2Lm ")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("command", ["hawbs", "allocations"])
+def test_a_shipment_id_longer_than_any_is_refused_before_any_request(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # `get hawbs shp_` + 100,000 letters has the form of an ID: it was sent, failed as the
+    # service's "URL too long", and -v printed the whole path.
+    code, out, err = _run(capsys, "get", command, "-v", "shp_" + "a" * 100_000)
+    assert code == 64, out + err
+    assert "(100,004 characters) is not an RTO shipment ID: its IDs have at most 128" in err
+    assert "GET " not in err and len(err) < 1_000
+    code, _, err = _run(capsys, "get", command, "shp_" + "a" * 124)  # 128: the bound itself
+    assert "at most 128" not in err

@@ -722,6 +722,26 @@ def test_import_refuses_what_is_no_movement_id(
     assert "Movement/mov-a1-storage-in" not in _state(project).read().resources
 
 
+@pytest.mark.parametrize(
+    ("address", "written"),
+    [
+        ("Movement/mov-a1-storage-in", "mov_" + "x" * 100_000),
+        ("HawbDeactivation/x", "hawb_" + "x" * 100_000),
+        ("Movement/mov-a1-storage-in", "mov_" + "x" * 125),
+    ],
+)
+def test_import_refuses_an_id_longer_than_any_and_records_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str], address: str, written: str
+) -> None:
+    # `import Movement/x mov_` + 100,000 characters recorded that ID (a movement cannot be
+    # read back to check it), and the next apply's requests carried it.
+    code, out, err = run(capsys, "import", address, written)
+    assert code == 64, out + err
+    assert f"({len(written):,} characters) is not a" in err
+    assert "its IDs have at most 128 characters" in err and len(err) < 1_000
+    assert address not in _state(project).read().resources
+
+
 def test_import_takes_a_movement_id_of_any_opaque_characters(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from customs_batch.kinds import Kind
+from customs_batch.kinds.model import MAX_ID_LENGTH
 from customs_batch.manifest.yaml._scalars import resolve_plain
 from customs_batch.resources import load_pattern_hints, load_schema, schemas_dir
 from customs_batch.validation.schemas import compiled, envelope_schema, spec_schema
@@ -213,6 +214,29 @@ def test_a_pattern_violation_says_what_a_valid_value_looks_like() -> None:
     )
     assert found.hint == "write it like rpty_p1"
     assert "[A-Za-z0-9]" not in found.message + found.hint
+
+
+PREFIXED_ID = re.compile(r"\^[a-z]+_\[A-Za-z0-9\]\+\$")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_prefixed_id_has_the_length_bound_get_and_import_take(name: str) -> None:
+    # A shipmentId of 100 KB had the form of one: sent, it failed as "URL too long".
+    for path, node in _subschemas(load_schema(name)):
+        if PREFIXED_ID.fullmatch(str(node.get("pattern", ""))):
+            assert node.get("maxLength") == MAX_ID_LENGTH, f"{name}: {'/'.join(path)}"
+
+
+def test_a_text_too_long_is_told_by_its_length_not_echoed_whole() -> None:
+    long_id = "shp_" + "a" * 100_000
+    (found,) = spec_schema(Kind.MOVEMENT).violations(sample(Kind.MOVEMENT, shipmentId=long_id))
+    assert found.rule == "schema.max-length"
+    assert found.message == (
+        f"shipmentId: 'shp_{'a' * 52}... is 100,004 characters long; an RTO shipment ID has "
+        "at most 128"
+    )
+    assert found.hint.startswith("write a shorter value")
+    assert spec_schema(Kind.MOVEMENT).is_valid(sample(Kind.MOVEMENT, shipmentId="shp_" + "a" * 124))
 
 
 def test_a_number_out_of_bounds_names_the_bound() -> None:
