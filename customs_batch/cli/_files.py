@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.formats import Formats
 from customs_batch.output_file import write_named_file
 from customs_batch.protected_files import protection
@@ -57,7 +58,7 @@ def output_option(formats: Formats[Any], what: str, help: str | None = None) -> 
     return click.option(
         "-o",
         "--output",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=CutPath(dir_okay=False, path_type=Path),
         default=None,
         callback=check,
         help=help

@@ -3,10 +3,12 @@ which loading reports (``file.symlink-loop``) like any link loop among the manif
 
 from __future__ import annotations
 
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import click
+from click.utils import format_filename
 
 from customs_batch.errors import UsageError
 from customs_batch.escaping import quoted_head
@@ -17,7 +19,30 @@ _MAX_PATH = 4096
 """Linux's PATH_MAX: no longer path can be opened."""
 
 
-class ManifestPath(click.Path):
+_WHOLE_PATH = 512
+"""The longest path a refusal quotes whole: longer than the paths people type and scripts
+build, so that the message still says where; a longer one is quoted cut."""
+
+
+class CutPath(click.Path):
+    """``click.Path`` whose refusals (``Path '…' does not exist.``, ``… is a directory.``)
+    quote a path longer than :data:`_WHOLE_PATH` cut (:func:`quoted_head`): click echoed a
+    100 KB argument whole. Every path a command takes is one of these (exit 64 as click's
+    own)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as refused:
+            if not isinstance(value, str | bytes | PathLike):
+                raise
+            name = format_filename(value)
+            if len(name) <= _WHOLE_PATH:
+                raise
+            self.fail(refused.message.replace(repr(name), quoted_head(name)), param, ctx)
+
+
+class ManifestPath(CutPath):
     """``click.Path(exists=True, path_type=Path)`` that lets a symbolic-link loop through:
     click would call it a path that does not exist (exit 64), where it is a manifest
     whose link is broken, a finding naming it."""

@@ -18,7 +18,7 @@ from customs_batch.cli._inputs import (
     mrn_check_digit_option,
     selection_options,
 )
-from customs_batch.cli._paths import ManifestPath
+from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands import ApplyOptions, Inputs, apply_changes
@@ -83,7 +83,7 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--annotate-results",
     "annotate_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=CutPath(file_okay=False, path_type=Path),
     metavar="DIR",
     help="Once the run ends (also when operations were refused or skipped), write into DIR "
     "the results copy of every spreadsheet the manifests expand over, as `results --annotate "

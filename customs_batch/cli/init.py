@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.commands.init import InitOptions, init_project
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.escaping import printable
 
 
 @click.command()
-@click.argument("directory", type=click.Path(file_okay=False), default=".")
+@click.argument("directory", type=CutPath(file_okay=False), default=".")
 @click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
 def init(directory: str, force: bool) -> int:
     """Create a customs-batch project in DIRECTORY (default: the current folder).

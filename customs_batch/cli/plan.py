@@ -23,7 +23,7 @@ from customs_batch.cli._inputs import (
     mrn_check_digit_option,
     selection_options,
 )
-from customs_batch.cli._paths import ManifestPath
+from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
 from customs_batch.environments import env_words
@@ -44,7 +44,7 @@ from customs_batch.reports import (
     "-out",
     "--out",
     "out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=CutPath(dir_okay=False, path_type=Path),
     callback=lambda _ctx, _param, value: _saved_plan_file(value),
     help="Save the plan to FILE for `customs-batch apply FILE`.",
 )

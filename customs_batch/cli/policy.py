@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.commands.policy import PolicyTestOptions, run_policy_examples
 from customs_batch.escaping import printable
 
@@ -24,7 +25,7 @@ def policy() -> None:
 @click.argument(
     "project",
     required=False,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=CutPath(exists=True, file_okay=False, path_type=Path),
 )
 def test_policies(project: Path | None) -> int:
     """Run each policy's own examples: every good one must pass, every bad one must fail

@@ -18,7 +18,7 @@ from customs_batch.cli._inputs import (
     mrn_check_digit_option,
     selection_options,
 )
-from customs_batch.cli._paths import ManifestPath
+from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
 from customs_batch.commands.results import ResultsOptions, ResultsResult, collect_results
@@ -43,7 +43,7 @@ RESULTS_FORMATS: Formats[Callable[[ResultsResult], str]] = Formats(
 annotate_option = click.option(
     "--annotate",
     "annotate_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=CutPath(file_okay=False, path_type=Path),
     metavar="DIR",
     help="Write into DIR an XLSX copy of every spreadsheet the manifests expand over, with "
     "the result columns after each row, coloured, and a first Summary sheet (0600; the "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sandbox import builtin_seed, serve_sandbox
 from customs_batch.errors import ExitCode
 from customs_batch.sandbox import parse_faults, parse_rate_limit
@@ -39,13 +40,13 @@ def sandbox() -> None:
 @click.option(
     "--seed",
     "seed_path",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=CutPath(path_type=Path, exists=True, dir_okay=False),
     help="Seed YAML file (default: the built-in seed).",
 )
 @click.option(
     "--db",
     "db_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=CutPath(path_type=Path, dir_okay=False),
     callback=lambda _ctx, _param, value: _data_file(value),
     help="SQLite file that keeps the data across restarts.",
 )

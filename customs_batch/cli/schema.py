@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.commands.schema import SchemaExportOptions, export_schemas
 from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
@@ -22,7 +23,7 @@ def schema() -> None:
 
 
 @schema.command("export")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=CutPath(file_okay=False, path_type=Path))
 def export(directory: Path) -> int:
     """Write the envelope schema, one schema per kind and document.schema.json to DIRECTORY.
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sheet import SheetTemplateOptions, write_sheet_template
 from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
@@ -29,7 +30,7 @@ def sheet() -> None:
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=CutPath(dir_okay=False, path_type=Path),
     help="The spreadsheet to write: FILE.xlsx or FILE.csv, in a folder that exists.",
 )
 @click.option(

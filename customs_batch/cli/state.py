@@ -17,7 +17,7 @@ from customs_batch.cli._inputs import (
     lock_timeout_option,
     mrn_check_digit_option,
 )
-from customs_batch.cli._paths import ManifestPath, parse_address
+from customs_batch.cli._paths import CutPath, ManifestPath, parse_address
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
     Listing,
@@ -403,7 +403,7 @@ def pull(env_name: str | None, allow_empty_state: bool, history_: bool) -> int:
 
 
 @state.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.argument("file", type=CutPath(dir_okay=False, allow_dash=True, path_type=Path))
 @env_option
 @lock_timeout_option
 @click.option(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._paths import CutPath
 from customs_batch.commands.templates import (
     TemplateOptions,
     TemplatesOptions,
@@ -34,7 +35,7 @@ def templates() -> None:
 @templates.command("list")
 @click.option(
     "--project",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=CutPath(exists=True, file_okay=False, path_type=Path),
     default=".",
     help=_PROJECT_HELP,
 )
@@ -65,7 +66,7 @@ def list_(project: Path) -> int:
 @click.argument("name")
 @click.option(
     "--project",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=CutPath(exists=True, file_okay=False, path_type=Path),
     default=".",
     help=_PROJECT_HELP,
 )

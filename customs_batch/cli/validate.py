@@ -15,7 +15,7 @@ from customs_batch.cli._files import (
     write_output,
 )
 from customs_batch.cli._inputs import MRN_CHECK_LEVELS, mrn_check_digit_option
-from customs_batch.cli._paths import ManifestPath
+from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
 from customs_batch.escaping import printable
@@ -76,7 +76,7 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
 @click.option(
     "--annotate",
     "annotate_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=CutPath(file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",
     help="Write to DIR an XLSX copy of every spreadsheet input with findings, each such "

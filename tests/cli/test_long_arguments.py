@@ -67,3 +67,66 @@ def test_plan_of_a_long_target_not_in_the_manifests_cuts_it(
     assert code == 64
     assert len(err) < 1000, err[:500]
     assert "no such document in the manifests" in err or "is not the address" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["policy", "test", LONG],
+        ["templates", "list", "--project", LONG],
+        ["templates", "show", "t1-road", "--project", LONG],
+        ["sandbox", "serve", "--seed", LONG],
+        ["validate", "b" * 4_000],  # under the longest path the system opens: click's refusal
+    ],
+    ids=lambda argv: " ".join(a[:20] for a in argv[:2]),
+)
+def test_a_path_that_does_not_exist_is_echoed_cut(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    # click's own "Directory 'aaaa…' does not exist." printed the 100 KB argument whole.
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, *argv)
+    assert code == 64, err[:500]
+    assert "characters) does not exist." in err and len(out + err) < 1000, err[:500]
+
+
+@pytest.mark.parametrize(
+    ("option", "target"), [("-out", "folder"), ("--annotate", "file"), ("push", "folder")]
+)
+def test_a_path_of_the_wrong_type_is_echoed_cut(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    option: str,
+    target: str,
+) -> None:
+    # "File '…' is a directory." quoted a long path whole, as every click.Path refusal did.
+    monkeypatch.chdir(project)
+    deep = Path(*["d" * 200] * 10)
+    deep.mkdir(parents=True)
+    if target == "file":
+        deep = deep / "f"
+        deep.write_text("")
+    argv = {
+        "-out": ["plan", "-out", str(deep)],
+        "--annotate": ["validate", "--annotate", str(deep)],
+        "push": ["state", "push", str(deep)],
+    }[option]
+    code, out, err = run(capsys, *argv)
+    assert code == 64, err[:500]
+    assert f"{str(deep)[:40]!r}... ({len(str(deep)):,} characters) is a" in err, err[:500]
+    assert len(out + err) < 1000, err[:500]
+
+
+def test_every_path_a_command_takes_is_refused_cut() -> None:
+    # One place cuts click's refusals of a path: a new option with click.Path would not.
+    cli = Path(__file__).parents[2] / "customs_batch" / "cli"
+    plain = [
+        file.name
+        for file in sorted(cli.glob("*.py"))
+        if file.name != "_paths.py" and "click.Path(" in file.read_text(encoding="utf-8")
+    ]
+    assert plain == [], "use customs_batch.cli._paths.CutPath"
