@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from customs_batch.cli._choices import CutChoice
 from customs_batch.cli._paths import CutPath
 from customs_batch.formats import Formats
 from customs_batch.output_file import write_named_file
@@ -34,7 +35,7 @@ def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:
     return click.option(
         "--format",
         "format_name",
-        type=click.Choice(formats.names()),
+        type=CutChoice(formats.names()),
         default=formats.default,
         show_default=True,
         help=help,

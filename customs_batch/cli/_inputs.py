@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from customs_batch.cli._choices import CutChoice
 from customs_batch.findings import Severity
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,7 +92,7 @@ MRN_CHECK_LEVELS: dict[str, Severity | None] = {
 
 mrn_check_digit_option = click.option(
     "--mrn-check-digit",
-    type=click.Choice(list(MRN_CHECK_LEVELS)),
+    type=CutChoice(list(MRN_CHECK_LEVELS)),
     default="error",
     show_default=True,
     help="How a wrong MRN or GRN check character is reported (validate, plan, apply, import "

@@ -10,6 +10,7 @@ from typing import Any
 import click
 from click.utils import format_filename
 
+from customs_batch.cli._choices import WHOLE_ARGUMENT
 from customs_batch.errors import UsageError
 from customs_batch.escaping import quoted_head
 from customs_batch.kinds import MAX_NAME, Address
@@ -19,14 +20,9 @@ _MAX_PATH = 4096
 """Linux's PATH_MAX: no longer path can be opened."""
 
 
-_WHOLE_PATH = 512
-"""The longest path a refusal quotes whole: longer than the paths people type and scripts
-build, so that the message still says where; a longer one is quoted cut."""
-
-
 class CutPath(click.Path):
     """``click.Path`` whose refusals (``Path '…' does not exist.``, ``… is a directory.``)
-    quote a path longer than :data:`_WHOLE_PATH` cut (:func:`quoted_head`): click echoed a
+    quote a path longer than :data:`WHOLE_ARGUMENT` cut (:func:`quoted_head`): click echoed a
     100 KB argument whole. Every path a command takes is one of these (exit 64 as click's
     own)."""
 
@@ -37,7 +33,7 @@ class CutPath(click.Path):
             if not isinstance(value, str | bytes | PathLike):
                 raise
             name = format_filename(value)
-            if len(name) <= _WHOLE_PATH:
+            if len(name) <= WHOLE_ARGUMENT:
                 raise
             self.fail(refused.message.replace(repr(name), quoted_head(name)), param, ctx)
 

@@ -9,6 +9,7 @@ import click
 from click.core import ParameterSource
 
 from customs_batch.cli._cache import no_cache_option
+from customs_batch.cli._choices import CutChoice
 from customs_batch.cli._command_line import command_line
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
@@ -74,7 +75,7 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--format",
     "format_name",
-    type=click.Choice(APPLY_FORMATS.names()),
+    type=CutChoice(APPLY_FORMATS.names()),
     default=APPLY_FORMATS.default,
     show_default=True,
     help="json: a versioned JSON-lines event stream (plan, start, progress, outcome, summary), "

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._files import format_option, output_option
 from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
@@ -34,7 +35,7 @@ LIST_COLUMNS = tuple(
 )
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def env() -> None:
     """List, show and check the environments of customs-batch.yaml.
 

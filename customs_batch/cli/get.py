@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from customs_batch.cli._choices import CutChoice, CutGroup
 from customs_batch.cli._files import format_option, output_option
 from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
@@ -48,7 +49,7 @@ from customs_batch.kinds.model import service_number
 
 F = TypeVar("F", bound=Callable[..., Any])
 DATE = click.DateTime(formats=["%Y-%m-%d"])
-ORDER = click.Choice([o.value for o in Order])
+ORDER = CutChoice([o.value for o in Order])
 
 
 class ServiceNumber(click.ParamType[int, Any]):
@@ -234,7 +235,7 @@ def _show_one(options: RecordOptions, verbose: bool, shown: Shown) -> int:
     return int(ExitCode.OK)
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def get() -> None:
     """Read shipments, declarations, items, template groups, HAWBs and allocations.
 
@@ -248,7 +249,7 @@ def get() -> None:
 
 
 @get.command()
-@click.option("--status", type=click.Choice(SHIPMENT_STATUSES))
+@click.option("--status", type=CutChoice(SHIPMENT_STATUSES))
 @click.option("--reference", help="Shipment reference number.")
 @click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
 @click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
@@ -282,8 +283,8 @@ def shipments(
 
 
 @get.command()
-@click.option("--status", type=click.Choice(DECLARATION_STATUSES))
-@click.option("--type", "kind", type=click.Choice(DECLARATION_TYPES, case_sensitive=False))
+@click.option("--status", type=CutChoice(DECLARATION_STATUSES))
+@click.option("--type", "kind", type=CutChoice(DECLARATION_TYPES, case_sensitive=False))
 @click.option("--reference", help="Shipment reference number (partial match).")
 @click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
 @click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
@@ -344,7 +345,7 @@ def declaration(
 )
 @click.option(
     "--status",
-    type=click.Choice(TRANSIT_STATUSES, case_sensitive=False),
+    type=CutChoice(TRANSIT_STATUSES, case_sensitive=False),
     # Click lists case-insensitive choices in lower case: show the words the API documents.
     metavar=f"[{'|'.join(TRANSIT_STATUSES)}]",
     help="Status filter value, in any case (NEW is 'processing', READY_TO_DECLARE is 'ready').",
@@ -389,10 +390,8 @@ def transit(
 
 @get.command()
 @click.option("--search", help="Matches description, commodity code and similar fields.")
-@click.option("--deleted", type=click.Choice(DELETED_FILTERS), help="[service default: normal]")
-@click.option(
-    "--archived", type=click.Choice(ARCHIVED_FILTERS), help="[service default: unarchived]"
-)
+@click.option("--deleted", type=CutChoice(DELETED_FILTERS), help="[service default: normal]")
+@click.option("--archived", type=CutChoice(ARCHIVED_FILTERS), help="[service default: unarchived]")
 @click.option("--sort-by", help="Field to sort by.")
 @click.option("--sort-order", type=ORDER, help="[service default: asc]")
 @_paged

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from customs_batch import __version__
+from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._command_line import forget_env, with_env
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.escaping import printable_lines
@@ -72,7 +73,7 @@ SUMMARIES: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(CutGroup):
     """A group whose subcommands live in their own modules and load on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.policy import PolicyTestOptions, run_policy_examples
 from customs_batch.escaping import printable
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def policy() -> None:
     """The team's own rules: CEL policies in the project's policies/ folder.
 

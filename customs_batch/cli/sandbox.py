@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutChoice, CutGroup
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sandbox import builtin_seed, serve_sandbox
 from customs_batch.errors import ExitCode
@@ -14,7 +15,7 @@ from customs_batch.sandbox import parse_faults, parse_rate_limit
 from customs_batch.sandbox.server import ServeOptions
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def sandbox() -> None:
     """The sandbox emulator of the Customs Declaration Service.
 
@@ -69,7 +70,7 @@ def sandbox() -> None:
     "clock",
     default="real",
     show_default=True,
-    type=click.Choice(["real", "manual"]),
+    type=CutChoice(["real", "manual"]),
     help="Customs' clock. manual: it stands still until POST /_sandbox/clock "
     '{"advanceSeconds": N} moves it, so tests decide when processing ends; the rate limit '
     "keeps the real clock. See docs/sandbox.md.",

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.schema import SchemaExportOptions, export_schemas
 from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def schema() -> None:
     """Work with the JSON Schemas manifests are checked against.
 

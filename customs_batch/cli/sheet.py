@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutChoice, CutGroup
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sheet import SheetTemplateOptions, write_sheet_template
 from customs_batch.errors import ExitCode
@@ -14,7 +15,7 @@ from customs_batch.escaping import printable
 from customs_batch.kinds import Kind
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def sheet() -> None:
     """Spreadsheets that manifests expand over with forEach.
 
@@ -25,7 +26,7 @@ def sheet() -> None:
 
 
 @sheet.command()
-@click.argument("kind", type=click.Choice([kind.value for kind in Kind]), metavar="KIND")
+@click.argument("kind", type=CutChoice([kind.value for kind in Kind]), metavar="KIND")
 @click.option(
     "-o",
     "--output",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
@@ -55,7 +56,7 @@ def _options(
     return StateOptions(env_name, allow_empty_state, lock_timeout)
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def state() -> None:
     """Look at and mend the recorded state of an environment.
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.templates import (
     TemplateOptions,
@@ -18,7 +19,7 @@ from customs_batch.errors import ExitCode
 _PROJECT_HELP = "A folder of the project (default: the current one); its templates/ is searched."
 
 
-@click.group()
+@click.group(cls=CutGroup)
 def templates() -> None:
     """The templates a document can name with `template: NAME`.
 

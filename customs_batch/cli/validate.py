@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from customs_batch.cli._cache import no_cache_option
+from customs_batch.cli._choices import CutChoice
 from customs_batch.cli._files import (
     append_step_summary,
     format_option,
@@ -48,14 +49,14 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
 @mrn_check_digit_option
 @click.option(
     "--hs-codes",
-    type=click.Choice(list(HS_CODE_LEVELS)),
+    type=CutChoice(list(HS_CODE_LEVELS)),
     default="warning",
     show_default=True,
     help="How a commodity code whose HS subheading does not exist (HS 2022) is reported.",
 )
 @click.option(
     "--unlocodes",
-    type=click.Choice(list(UNLOCODE_LEVELS)),
+    type=CutChoice(list(UNLOCODE_LEVELS)),
     default="warning",
     show_default=True,
     help="How a UN/LOCODE missing from the UN/LOCODE code list (2023-1) is reported.",

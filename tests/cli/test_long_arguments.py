@@ -130,3 +130,67 @@ def test_every_path_a_command_takes_is_refused_cut() -> None:
         if file.name != "_paths.py" and "click.Path(" in file.read_text(encoding="utf-8")
     ]
     assert plain == [], "use customs_batch.cli._paths.CutPath"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "--format", LONG],
+        ["validate", "--format", LONG, "manifests"],
+        ["apply", "--format", LONG],
+        ["sheet", "template", LONG, "-o", "x.xlsx"],
+        ["get", "declarations", "--status", LONG],
+        ["get", "transit", "--status", LONG],
+        ["get", "shipments", "--order", LONG],
+        ["validate", "--hs-codes", LONG, "manifests"],
+    ],
+    ids=lambda argv: " ".join(a[:20] for a in argv[:2]),
+)
+def test_a_value_that_is_no_choice_is_echoed_cut(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    # click's "'aaaa…' is not one of 'text', 'json'." quoted a 100 KB value whole.
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, *argv)
+    assert code == 64, err[:500]
+    assert len(out + err) < 1500, err[:500]
+    assert f"{SHOWN} is not one of" in err, err[:500]
+
+
+def test_a_short_value_that_is_no_choice_is_echoed_whole(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, "plan", "--format", "yaml")
+    assert code == 64
+    assert "'yaml' is not one of" in err
+
+
+@pytest.mark.parametrize("group", [[], ["sheet"], ["state"], ["get"], ["sandbox"], ["env"]])
+def test_a_command_no_group_has_is_echoed_cut(
+    capsys: pytest.CaptureFixture[str], group: list[str]
+) -> None:
+    # click's "No such command 'aaaa…'." quoted a 100 KB word whole.
+    code, out, err = run(capsys, *group, LONG)
+    assert code == 64, err[:500]
+    assert len(out + err) < 1500, err[:500]
+    assert f"No such command {SHOWN}." in err, err[:500]
+
+
+def test_every_choice_a_command_takes_is_refused_cut() -> None:
+    # One place cuts click's refusals of a choice: a new option with click.Choice would not.
+    cli = Path(__file__).parents[2] / "customs_batch" / "cli"
+    plain = [
+        file.name
+        for file in sorted(cli.glob("*.py"))
+        if file.name != "_choices.py" and "click.Choice(" in file.read_text(encoding="utf-8")
+    ]
+    assert plain == [], "use customs_batch.cli._choices.CutChoice"
+    groups = [
+        file.name
+        for file in sorted(cli.glob("*.py"))
+        if "@click.group()" in file.read_text(encoding="utf-8")
+    ]
+    assert groups == [], "use @click.group(cls=CutGroup)"
