@@ -63,6 +63,7 @@ from customs_batch.planning.references import resolve
 from customs_batch.sensitive import clear_values, without_quoted
 from customs_batch.state.backend import StateSession
 from customs_batch.state.model import RecordStatus, ResourceRecord, ServiceFailure
+from customs_batch.state.records import by_output
 
 if TYPE_CHECKING:
     from customs_batch.client import Exchange
@@ -636,14 +637,9 @@ class _Run:
         with self._lock:
             index = self._restated_index.get(key)
             if index is None:
-                index = self._restated_index[key] = {}
-                resources = self.session.state.resources
-                prefix = f"{told.kind.value}/"
-                for address in [a for a in resources if a.startswith(prefix)]:
-                    found = resources.get(address)
-                    value = found.outputs.get(told.output) if found is not None else None
-                    if value is not None:
-                        index.setdefault(str(value), []).append(address)
+                index = self._restated_index[key] = by_output(
+                    self.session.state.resources, told.kind.value, told.output
+                )
         return index.get(str(told.value), [])
 
     def _answered(

@@ -30,7 +30,7 @@ from customs_batch.state.backend import StateSession
 from customs_batch.state.edits import not_recorded
 from customs_batch.state.lock import InFlight, running_request
 from customs_batch.state.model import RecordStatus, ResourceRecord, Scalar, State
-from customs_batch.state.records import Records
+from customs_batch.state.records import Records, by_output
 
 
 def read_and_compare(
@@ -687,7 +687,7 @@ class _ToldRecords:
 
     def __init__(self, session: StateSession) -> None:
         self._session = session
-        self._index: dict[tuple[Kind, str], dict[str, list[ResourceRecord]]] = {}
+        self._index: dict[tuple[Kind, str], dict[str, list[str]]] = {}
 
     def another_there(self, model: KindModel, record: ResourceRecord) -> str | None:
         """Where this refresh (or an earlier one, or apply) found the object of a record
@@ -702,20 +702,15 @@ class _ToldRecords:
         key = (told.kind, told.output)
         index = self._index.get(key)
         if index is None:
-            index = self._index[key] = {}
-            resources = self._session.state.resources
-            prefix = f"{told.kind.value}/"
-            for address in [a for a in resources if a.startswith(prefix)]:
-                found = resources[address]
-                value = found.outputs.get(told.output)
-                if value is not None:
-                    index.setdefault(str(value), []).append(found)
+            index = self._index[key] = by_output(
+                self._session.state.resources, told.kind.value, told.output
+            )
         resources = self._session.state.resources
-        for other in index.get(str(told.value), ()):
-            current = resources.get(other.address, other)  # as this refresh left it
-            if current.not_found_at is not None:
+        for address in index.get(str(told.value), ()):
+            current = resources.get(address)  # as this refresh left it
+            if current is not None and current.not_found_at is not None:
                 there = current.found_instead or "its object was not found there"
-                return f"the record of {other.address}, which stands for it, says: {there}"
+                return f"the record of {address}, which stands for it, says: {there}"
         return None
 
 

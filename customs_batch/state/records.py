@@ -209,6 +209,22 @@ def records_in(
             yield record
 
 
+def by_output(
+    resources: Mapping[str, ResourceRecord], kind: str, output: str
+) -> dict[str, list[str]]:
+    """The addresses of the records of ``kind`` (its spelling) by the value of their
+    ``output`` (as text; records without it left out): which records stand for the object a
+    record of another kind names (``KindModel.restates``), the state looked through once."""
+    index: dict[str, list[str]] = {}
+    prefix = f"{kind}/"
+    for address in [a for a in resources if a.startswith(prefix)]:
+        found = resources.get(address)
+        value = found.outputs.get(output) if found is not None else None
+        if value is not None:
+            index.setdefault(str(value), []).append(address)
+    return index
+
+
 def each_record(resources: Mapping[str, ResourceRecord]) -> Iterator[tuple[str, ResourceRecord]]:
     """Every record in address order, without keeping them all parsed."""
     peek = resources.peek if isinstance(resources, Records) else resources.__getitem__
