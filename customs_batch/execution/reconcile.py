@@ -675,9 +675,29 @@ def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
                 session.record(record.with_changes(not_found_at=None, found_instead=None))
                 again = "found at the service again: the next apply repeats its last request"
                 drifts.append(Drift(record.address, again))
+            elif _gone_before(model, record):
+                # Its object was gone: what is at its ID now may be another (a departure
+                # resubmitted after a reset, given the number again), which the read cannot
+                # tell, and which never received this record's write.
+                drifts.append(_not_found(session, model, record))
             else:
                 drifts.extend(_record_refresh(session, model, record, answer))
     return drifts
+
+
+def _gone_before(model: KindModel, record: ResourceRecord) -> bool:
+    """Whether ``record`` is of a write to another record's object (``restates``: a party
+    update of a departure) that refresh found gone before: a declaration at its number
+    now is not taken as the one it wrote to. The service gives no parties back, so
+    nothing tells it received them; a departure resubmitted after a sandbox reset is given
+    the number again. Taken as found, the plan would call the update unchanged although
+    that declaration never got it; noted gone, `state rm --gone` and the next apply write
+    it there again (a repeat of the same values, where it is the same declaration)."""
+    return (
+        record.not_found_at is not None
+        and model.restates is not None
+        and model.restates(record) is not None
+    )
 
 
 class _ToldRecords:
@@ -1064,6 +1084,12 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     instead = model.another_object({**record.target_seen, **record.spec}, now.remote_spec)
     if instead is not None:
         return GoneCheck(f"the service holds another object at {named} ({instead})", checked=True)
+    if _gone_before(model, record):
+        return GoneCheck(
+            f"refresh found {named} gone since {record.not_found_at}: what the service holds "
+            "there now is not taken as the object it wrote to",
+            checked=True,
+        )
     state = now.service_state
     if state is not None and state in model.rejected_states | model.ended_states:
         return GoneCheck(f"the service holds {named} as {state}", checked=True)

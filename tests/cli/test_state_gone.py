@@ -168,3 +168,38 @@ def test_a_forgotten_movement_s_refusals_name_no_recipe_that_is_refused(
         assert code == 3, out + err
         assert "--gone" not in said and "stays forgotten for good" in said, said
         assert f"state restore {MOVEMENT}" in said
+
+
+def test_a_party_update_whose_declaration_was_gone_is_not_taken_as_written_to_its_successor(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After a sandbox reset the departure and its party update are not found; the departure,
+    # removed with --gone, is submitted again and given the same number. The update's
+    # declaration found there again is the new one, which never received its parties: the
+    # plan must not call it unchanged, and the way out it names must send them there.
+    update = "TransitPartyUpdate/dep-rtm-ham-0001-consignee"
+    _applied(project, capsys, DEPARTURE, update)
+    declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    assert isinstance(declared, int)
+    reset = declared + 1  # the number the service gives next: the state's, after a reset
+    with _state(project).open("test") as session:
+        for address in (DEPARTURE, update):
+            record = session.state.resources[address]
+            outputs = {**record.outputs, "declarationId": reset}
+            spec = {**record.spec, "declarationId": reset} if address == update else record.spec
+            session.record(record.with_changes(outputs=outputs, spec=spec))
+    assert run(capsys, "refresh")[0] == 0
+    assert run(capsys, "state", "rm", "--gone", DEPARTURE)[0] == 0
+    _applied(project, capsys, DEPARTURE)
+    assert _state(project).read().resources[DEPARTURE].outputs["declarationId"] == reset
+
+    run(capsys, "refresh")
+    code, out, err = run(capsys, "plan", "--target", update)
+
+    assert "1 need a decision" in out, out + err
+    assert f"{reset} was not found at the service" in out
+    code, out, err = run(capsys, "state", "rm", "--gone", update)
+    assert code == 0, out + err
+    code, out, err = run(capsys, "apply", "--auto-approve", "--target", update)
+    assert code == 0, out + err
+    assert f"done     {update}  declarationId={reset}" in out
