@@ -241,12 +241,15 @@ def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None
     next apply repeats safely (a movement with its recorded key) stays ``pending`` or
     ``unknown``: nothing to decide. A request of a run that still holds the lock
     (``in_flight`` says why) is ``in-flight``: that run records its answer. An applied
-    record whose object ``refresh`` found no longer at the service is ``not-found``. An
+    record whose object ``refresh`` found no longer at the service is ``not-found``; one apply
+    could not tell from another object at its ID (``unverified``) is ``needs-decision``. An
     attempt ``state forget`` took back keeping its Idempotency-Key is ``forgotten-attempt``
     (the service refused nothing)."""
     parsed = Address.parse(address)
     if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
         return "not-found"
+    if record.unverified is not None:
+        return "needs-decision"
     if record.kept_key is not None:
         return "forgotten-attempt"
     if not record.status.outcome_unknown or parsed is None:

@@ -21,6 +21,7 @@ from customs_batch.kinds.model import (
     Refreshed,
     Restated,
     describe_error,
+    unverified_words,
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
@@ -794,8 +795,9 @@ class StatusEntry:
 
     ``lifecycle`` is the record's own word: ``applied``, ``not-found`` (applied, and
     ``refresh`` found it no longer at the service: ``state rm --gone`` once confirmed),
-    ``forgotten`` (a tombstone of ``state rm``), ``needs-decision`` (the outcome of the last request is unknown, and the
-    next plan holds it for a decision), ``unknown`` (the outcome is unknown, and the next
+    ``forgotten`` (a tombstone of ``state rm``), ``needs-decision`` (the outcome of the last request is unknown, or apply
+    could not tell its object from another at its ID, ``unverified``, and the next plan
+    holds it for a decision), ``unknown`` (the outcome is unknown, and the next
     apply repeats the request safely), ``in-flight`` (sent by a run that still holds the
     state's lock and has not recorded the answer yet) or ``refused`` (the service refused
     it; nothing was created). ``service_state`` is the
@@ -927,6 +929,11 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
         elif record.never_created:
             message = record.error.message if record.error else ""
             entries.append(StatusEntry(address, "refused", message=message))
+        elif record.unverified is not None:
+            # apply could not tell its object from another at its ID: held for a decision,
+            # as the plan holds it, and no state at the service shown as its object's.
+            message = unverified_words(address, ident, record.unverified)
+            entries.append(StatusEntry(address, "needs-decision", ident, message=message))
         elif record.not_found_at is not None:
             # The service no longer holds it: no state there to show (the last one read is
             # history, and `ready` beside it would say the service holds it ready).

@@ -22,6 +22,7 @@ from customs_batch.client import (
     RetryPolicy,
     Sender,
 )
+from customs_batch.commands.state import record_word
 from customs_batch.errors import StateError
 from customs_batch.execution import scheduler
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
@@ -1440,6 +1441,11 @@ def test_a_party_update_recorded_before_target_seen_is_held_when_the_bounded_lis
     [planned] = plan_changes(edited, backend.read()).changes
     assert planned.action is Action.NEEDS_DECISION
     assert "not verified" in planned.reason
+    # `status` and `state list` say so too, not "applied" as if nothing were to decide.
+    [entry] = status_entries(backend.read())
+    assert (entry.lifecycle, entry.blocks, entry.service_state) == ("needs-decision", True, None)
+    assert entry.message == planned.reason
+    assert record_word("TransitPartyUpdate/u", record) == "needs-decision"
 
     # The way out said: checked, the declaration is its own (the number it records only).
     with backend.open("adopt") as session, pytest.raises(StateError, match="not 1"):
