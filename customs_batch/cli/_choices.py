@@ -15,6 +15,15 @@ longer than the paths people type and scripts build, so that the message still s
 a longer one is quoted cut."""
 
 
+def cut_in(message: str, word: str) -> str | None:
+    """``message`` (a refusal of click's that quotes ``word`` as ``repr`` does) with ``word``
+    quoted cut (:func:`quoted_head`) when it is longer than :data:`WHOLE_ARGUMENT`; None when
+    it is short enough to stand whole, the message left as click wrote it."""
+    if len(word) <= WHOLE_ARGUMENT:
+        return None
+    return message.replace(repr(word), quoted_head(word))
+
+
 class CutChoice(click.Choice[Any]):
     """``click.Choice`` whose refusal (``'…' is not one of …``) quotes a value longer than
     :data:`WHOLE_ARGUMENT` cut (:func:`quoted_head`): click echoed
@@ -25,9 +34,10 @@ class CutChoice(click.Choice[Any]):
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as refused:
-            if not isinstance(value, str) or len(value) <= WHOLE_ARGUMENT:
+            cut = cut_in(refused.message, value) if isinstance(value, str) else None
+            if cut is None:
                 raise
-            self.fail(refused.message.replace(repr(value), quoted_head(value)), param, ctx)
+            self.fail(cut, param, ctx)
 
 
 class CutGroup(click.Group):
@@ -41,8 +51,7 @@ class CutGroup(click.Group):
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError as refused:
-            name = args[0] if args else ""
-            if len(name) <= WHOLE_ARGUMENT or repr(name) not in refused.message:
+            cut = cut_in(refused.message, args[0]) if args else None
+            if cut is None:
                 raise
-            message = refused.message.replace(repr(name), quoted_head(name))
-            raise click.UsageError(message, ctx=ctx) from None
+            raise click.UsageError(cut, ctx=ctx) from None

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from click.utils import format_filename
 
-from customs_batch.cli._choices import WHOLE_ARGUMENT
+from customs_batch.cli._choices import cut_in
 from customs_batch.errors import UsageError
 from customs_batch.escaping import quoted_head
 from customs_batch.kinds import MAX_NAME, Address
@@ -32,10 +32,10 @@ class CutPath(click.Path):
         except click.BadParameter as refused:
             if not isinstance(value, str | bytes | PathLike):
                 raise
-            name = format_filename(value)
-            if len(name) <= WHOLE_ARGUMENT:
+            cut = cut_in(refused.message, format_filename(value))
+            if cut is None:
                 raise
-            self.fail(refused.message.replace(repr(name), quoted_head(name)), param, ctx)
+            self.fail(cut, param, ctx)
 
 
 class ManifestPath(CutPath):
