@@ -24,7 +24,7 @@ from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import ServiceId, not_found_words
+from customs_batch.kinds.model import ServiceId
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
@@ -349,13 +349,7 @@ def recorded_result(
         refused = (record.error.message,) if record.error and record.error.message else ()
         return DocumentResult(text, ResultStatus.REJECTED, ids, errors=refused, at=at)
     if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
-        why = not_found_words(
-            text,
-            model.identifier(record),
-            record.not_found_at,
-            record.found_instead,
-            model.names_its_object,
-        )
+        why = model.not_found_words(text, record, record.not_found_at, record.found_instead)
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, errors=(why,), at=at)
     words = model.service_words(record) or record.outputs.get("status")
     state = None if words is None else str(words)

@@ -700,7 +700,14 @@ class KindModel:
         those of an unknown outcome when its last request's is (``not_found_words``,
         ``unknown_not_found_words``)."""
         said = unknown_not_found_words if record.status.outcome_unknown else not_found_words
-        return said(address, self.identifier(record), since, instead, self.names_its_object)
+        return said(
+            address,
+            self.identifier(record),
+            since,
+            instead,
+            self.names_its_object,
+            self.restates(record) if self.restates is not None else None,
+        )
 
     def decide_unknown(self, unknown: UnknownOutcome) -> Decision:
         """What a plan does with a record whose last outcome is unknown: held for a
@@ -710,12 +717,8 @@ class KindModel:
         record = unknown.record
         if record.not_found_at is None:
             return self.after_unknown(unknown)
-        words = unknown_not_found_words(
-            str(unknown.address),
-            self.identifier(record),
-            record.not_found_at,
-            record.found_instead,
-            self.names_its_object,
+        words = self.not_found_words(
+            str(unknown.address), record, record.not_found_at, record.found_instead
         )
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
 
@@ -866,18 +869,20 @@ def not_found_words(
     since: str,
     instead: str | None = None,
     names_its_object: str | None = None,
+    follows: Restated | None = None,
 ) -> str:
     """What refresh, status and plan say of an object the service no longer holds
     (``instead``: how the other object the service holds at its ID differs from it;
     ``names_its_object``: the kind's, when the document names that object by a literal ID
-    it did not create)."""
+    it did not create; ``follows``: the object of another kind a ``${ref:}`` of the
+    document may name it as, ``KindModel.restates``)."""
     named = "its object" if ident in (None, "") else str(ident)
     if instead is not None and names_its_object is not None:
         return (
             f"the service holds another object at {named} than the one recorded ({instead}; "
             f"seen since {since}): its ID was given again, after a sandbox reset say, and "
             f"nothing is sent to it. `customs-batch state rm --gone {address}` removes its "
-            f"record; {_correct_the_document(named, names_its_object)}"
+            f"record; {_correct_the_document(named, names_its_object, follows)}"
         )
     if instead is not None:
         return (
@@ -920,16 +925,33 @@ def unverified_words(address: str, ident: Scalar, what: str) -> str:
     )
 
 
-def _correct_the_document(named: str, names_its_object: str) -> str:
+def _correct_the_document(named: str, names_its_object: str, follows: Restated | None) -> str:
     """The way out of a record whose document names by a literal ID an object it did not
     create (``names_its_object``: the kind's words for that ID), once another object is at
     that ID: once its record is dropped, the document's ID is corrected or the document
-    removed, since as it is it goes to ``named`` again."""
+    removed, since as it is it goes to ``named`` again. A document that names it by a
+    ``${ref:}`` to an object of the state (``follows``: a party update's departure) follows
+    that object's record instead: sent again once that record is confirmed gone too, this
+    one goes to the new object, and there is nothing to correct."""
+    correct = (
+        f"correct {names_its_object} to the object meant, or remove the document, before "
+        f"the next apply (left as it is, the document is sent to {named} again, which is not "
+        "the object it was written to)"
+    )
+    if follows is not None:
+        kind = follows.kind._value_
+        correct = (
+            f"where the document names it by a `${{ref:{kind}/NAME.{follows.output}}}`, it "
+            f"follows that {kind}: once that one's record is removed too (`customs-batch "
+            f"state rm --gone {kind}/NAME`, the service holding another object at {named}), "
+            f"the next apply submits that {kind} again and sends this document to the new "
+            f"{follows.output}, nothing to correct; where it names {named} itself, {correct}"
+        )
+    else:
+        correct = f"then {correct}"
     return (
-        f"then correct {names_its_object} to the object meant, or remove the document, "
-        f"before the next apply (left as it is, the document is sent to {named} again, "
-        "which is not the object it was written to); if the service should still hold the "
-        "recorded one, check the environment, then `customs-batch refresh` reads it again"
+        f"{correct}; if the service should still hold the recorded one, check the "
+        "environment, then `customs-batch refresh` reads it again"
     )
 
 
@@ -939,6 +961,7 @@ def unknown_not_found_words(
     since: str,
     instead: str | None = None,
     names_its_object: str | None = None,
+    follows: Restated | None = None,
 ) -> str:
     """What apply, refresh, status and plan say of a record whose last request's outcome is
     unknown (an update whose answer was lost) when the service no longer holds its object
@@ -961,7 +984,7 @@ def unknown_not_found_words(
         return (
             f"{there}, and the outcome of the last request to {address} is unknown, so "
             f"nothing is sent to it. `customs-batch state forget {address}` drops its record; "
-            f"{_correct_the_document(named, names_its_object)}"
+            f"{_correct_the_document(named, names_its_object, follows)}"
         )
     return (
         f"{there}, and the outcome of the last request to {address} is unknown, so nothing "

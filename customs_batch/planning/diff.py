@@ -23,8 +23,6 @@ from customs_batch.kinds.model import (
     key_honoured,
     key_honoured_until,
     normal_text,
-    not_found_words,
-    unknown_not_found_words,
     unverified_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
@@ -855,7 +853,9 @@ def _held_gone(
         )
     if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
         model = model_of(address.kind)
-        words = not_found_words(str(address), model.identifier(record), record.not_found_at)
+        words = model.not_found_words(
+            str(address), record, record.not_found_at, record.found_instead
+        )
         return Decision(
             Action.NEEDS_DECISION,
             Operation.NONE,
@@ -864,12 +864,8 @@ def _held_gone(
     if record.status.outcome_unknown and record.not_found_at is not None:
         # An update whose answer was lost, whose object apply then found gone or another.
         model = model_of(address.kind)
-        words = unknown_not_found_words(
-            str(address),
-            model.identifier(record),
-            record.not_found_at,
-            record.found_instead,
-            model.names_its_object,
+        words = model.not_found_words(
+            str(address), record, record.not_found_at, record.found_instead
         )
         return Decision(
             Action.NEEDS_DECISION, Operation.NONE, f"no longer in the manifests, and {words}"
@@ -1343,12 +1339,8 @@ def _decide(
     if record.not_found_at is not None and record.status is RecordStatus.APPLIED:
         # The service no longer holds it, as refresh found: nothing to send it to, and
         # whether it is gone for good is the user's to say.
-        words = not_found_words(
-            str(address),
-            model.identifier(record),
-            record.not_found_at,
-            record.found_instead,
-            model.names_its_object,
+        words = model.not_found_words(
+            str(address), record, record.not_found_at, record.found_instead
         )
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
     ended = model.ended(record)

@@ -88,3 +88,41 @@ def test_a_document_naming_an_object_it_did_not_make_is_told_to_correct_its_id()
         assert "import" not in words and "template group" not in words
     group = not_found_words("TemplateGroup/g", 7, "t", "code 'X' there")
     assert way_out not in group and "import TemplateGroup/g 7" in group
+
+
+def test_a_party_update_that_may_name_its_declaration_by_a_ref_is_not_told_only_to_correct_it() -> (
+    None
+):
+    # A party update of a departure of the state names its declaration as
+    # `${ref:DepartureDeclaration/NAME.declarationId}`: once another declaration is at that
+    # number, there is nothing in its document to correct; it follows the departure, sent
+    # again once that record is removed too. The words said only "correct the document's
+    # `declarationId`" and "left as it is, the document is sent to 7003 again" (false of a
+    # ref). A literal number is still told to be corrected; an arrival's update names no
+    # departure.
+    from customs_batch.jsontypes import JSON
+    from customs_batch.kinds.registry import model_of
+    from customs_batch.state.model import RecordStatus, ResourceRecord
+
+    model = model_of(Kind.TRANSIT_PARTY_UPDATE)
+
+    def words(spec: dict[str, JSON], status: RecordStatus = RecordStatus.APPLIED) -> str:
+        record = ResourceRecord(
+            address="TransitPartyUpdate/u",
+            status=status,
+            operation="update-parties",
+            spec={"declarationId": 7003, **spec},
+            outputs={"declarationId": 7003},
+            not_found_at="t",
+            found_instead="weight 1 there",
+        )
+        return model.not_found_words("TransitPartyUpdate/u", record, "t", "weight 1 there")
+
+    ref = "`${ref:DepartureDeclaration/NAME.declarationId}`"
+    for said in (words({}), words({}, RecordStatus.UNKNOWN)):
+        assert ref in said and "state rm --gone DepartureDeclaration/NAME" in said
+        assert "sends this document to the new declarationId, nothing to correct" in said
+        assert "where it names 7003 itself, correct the document's `declarationId`" in said
+    arrival = words({"variant": "arrival"})
+    assert ref not in arrival
+    assert "then correct the document's `declarationId` to the object meant" in arrival

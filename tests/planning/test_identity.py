@@ -1480,3 +1480,16 @@ def test_a_reference_only_respaced_is_refused_saying_it_is_only_written_differen
     (change,) = plan_changes([document], _state(record), now=NOW).changes
     assert change.action is Action.REFUSED
     assert "commercialReference only written differently" in change.reason, change.reason
+
+
+def test_a_record_gone_from_the_manifests_with_another_object_at_its_id_says_so() -> None:
+    # Its document removed, a departure's record that refresh found another declaration
+    # at the number of was said to be "not found at the service" (the plan passed over
+    # what refresh noted), although the service holds a declaration there.
+    noted = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003).with_changes(
+        **_HELD["another object at its ID"]
+    )
+    [change] = plan_changes([], _state(noted), now=NOW).changes
+    assert change.action is Action.NEEDS_DECISION
+    assert change.reason.startswith("no longer in the manifests, and the service holds another")
+    assert "totalWeight 999.0 there" in change.reason and "was not found" not in change.reason
