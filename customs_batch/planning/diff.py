@@ -851,18 +851,10 @@ def _held_gone(
             f"`customs-batch state forget {address}` if it does not; or put its document "
             "back in the manifests",
         )
-    if record.status is RecordStatus.APPLIED and record.not_found_at is not None:
-        model = model_of(address.kind)
-        words = model.not_found_words(
-            str(address), record, record.not_found_at, record.found_instead
-        )
-        return Decision(
-            Action.NEEDS_DECISION,
-            Operation.NONE,
-            f"no longer in the manifests, and {words}",
-        )
-    if record.status.outcome_unknown and record.not_found_at is not None:
-        # An update whose answer was lost, whose object apply then found gone or another.
+    if record.not_found_at is not None and (
+        record.status is RecordStatus.APPLIED or record.status.outcome_unknown
+    ):
+        # Found gone or another by refresh, or by apply after an update whose answer was lost.
         model = model_of(address.kind)
         words = model.not_found_words(
             str(address), record, record.not_found_at, record.found_instead
