@@ -122,12 +122,12 @@ clean:
 bench-client: install
 	$(BIN)/python benchmarks/client_bench.py
 
-.PHONY: bench-validate
 ## bench: run every benchmark and rewrite the measured blocks of docs/benchmarks.md
 ## (benchmarks/report.py; `make bench BENCH="apply sheet"` for some of them)
 bench: install postgres-server
 	$(BIN)/python benchmarks/report.py $(BENCH)
 
+.PHONY: bench-validate
 ## bench-validate: validate vs check-jsonschema, printed only (docs/benchmarks.md)
 bench-validate: install
 	$(BIN)/python benchmarks/validate_bench.py
