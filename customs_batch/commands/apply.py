@@ -401,9 +401,15 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         env = env_words(environment.name)
         if env and "--env" not in shlex.split(resume):
             resume = shlex.join([*shlex.split(resume), *env])
-        # Made again as it was made: at its --mrn-check-digit level (error unless told).
+        # Made again as it was made: at its --mrn-check-digit level (error unless told),
+        # for the part of the manifests it was made for.
         level = plan.mrn_check_digit
         checks = [] if level in (None, "error") else ["--mrn-check-digit", str(level)]
+        checks += [
+            *(word for label in plan.labels for word in ("-l", label)),
+            *(word for target in plan.targets for word in ("--target", target)),
+            *(word for left in plan.excluded for word in ("--exclude", left)),
+        ]
         again = shlex.join(
             ["customs-batch", "plan", *_paths_named(plan), *checks, "-out", str(plan_path), *env]
         )
