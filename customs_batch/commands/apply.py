@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import threading
 from contextlib import ExitStack
@@ -448,6 +449,15 @@ def _documents_of(plan: Plan, inputs: Inputs, source: Path) -> list[Document]:
     """The documents the saved ``plan`` (read from ``source``) was made from, as its
     manifests give them now: read from its paths, chosen by its selection, at the
     ``--mrn-check-digit`` level of ``inputs`` (the plan's)."""
+    missing = [path for path in plan.manifests if not os.path.lexists(path)]
+    if missing:  # the paths are relative to the folder plan ran in
+        raise PlanFileError(
+            f"{source}: the plan was made from {', '.join(plan.manifests)}, and "
+            f"{', '.join(missing)} is not in this folder ({Path.cwd()}): apply reads them "
+            "again to check that they still give what the plan sends",
+            hint="run `customs-batch apply` with the plan from the folder it was made in; "
+            "if they were removed since, make a new plan with `customs-batch plan -out FILE`",
+        )
     try:
         return Inputs(
             paths=tuple(Path(path) for path in plan.manifests),

@@ -117,6 +117,19 @@ def test_a_saved_plan_whose_manifests_changed_since_is_refused(
     assert "Apply: 9 succeeded, 0 failed" in out
 
 
+def test_a_saved_plan_applied_from_another_folder_says_where_to_apply_it(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "customs-batch.yaml").write_text("manifests: [manifests]\n")
+    code, _, err = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0, err
+    monkeypatch.chdir(project / "templates")
+    code, _, err = run(capsys, "apply", "../release.plan")
+    assert code == 3
+    assert "../release.plan: the plan was made from manifests, and manifests is not in this " in err
+    assert "from the folder it was made in" in err
+
+
 def test_a_saved_plan_of_a_part_checks_that_part_of_the_manifests(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
