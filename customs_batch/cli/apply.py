@@ -134,10 +134,11 @@ def apply(
 
     PLANFILE is a plan saved with `plan -out FILE`, known by its content; a plan written with
     `plan -o` (for reading), or any file that is neither a saved plan nor a manifest, is
-    refused (exit 64). A saved plan holds guarantee access codes only as digests: apply
-    reads them again from the manifests the plan was made from (run it from the same
-    folder), at the --mrn-check-digit level the plan was made with (another level given
-    with a plan is refused), and refuses the plan when one changed.
+    refused (exit 64). Apply reads again the manifests the plan was made from (run it from
+    the same folder), with the -l, --target, --exclude and --mrn-check-digit level it was
+    made with (another level given with a plan is refused), and refuses the plan (exit 3)
+    when they, their templates or spreadsheets changed since; a saved plan holds guarantee
+    access codes only as digests and takes them from those manifests.
 
     \b
     Examples:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import threading
 from contextlib import ExitStack
@@ -26,19 +27,24 @@ from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
 from customs_batch.execution.waiting import WaitOptions
+from customs_batch.manifest import Document
 from customs_batch.planning import Action, Plan, plan_changes
 from customs_batch.planning.diff import following_processing, in_flight_ended
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.model import PlannedChange
 from customs_batch.planning.planfile import (
     MRN_CHECK_WORDS,
+    PlanFileError,
     check_current,
+    check_inputs,
+    digest_documents,
     mrn_check_word,
     needs_manifests,
     read_plan,
     restore_sensitive,
     saved_plan_among,
 )
+from customs_batch.sensitive import has_sensitive
 from customs_batch.state.history import history_for, reading_history
 from customs_batch.state.model import RecordStatus, ResourceRecord, State
 
@@ -274,14 +280,14 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
     loaded = inputs.loaded() if saved is None else Loaded([])
     documents = loaded.documents
     unchanged = loaded.unchanged(environment)
+    # The documents the plan was made from, read again: they must still be those (a
+    # departure corrected since is never declared as it was), and the plan file holds the
+    # sensitive values it sends (a guarantee's access code) only as digests.
+    made_from = (
+        [] if plan_path is None or saved is None else _documents_of(saved, inputs, plan_path)
+    )
     if saved is not None and plan_path is not None and needs_manifests(saved):
-        # The plan file holds the sensitive values it sends (a guarantee's access code)
-        # only as digests: the values come from the manifests it was made from.
-        manifests = Inputs(
-            paths=tuple(Path(path) for path in saved.manifests),
-            mrn_check_digit=inputs.mrn_check_digit,
-        )
-        specs = {str(doc.address): doc.spec for doc in manifests.documents()}
+        specs = {str(doc.address): doc.spec for doc in made_from}
         saved = restore_sensitive(
             saved,
             specs,
@@ -302,6 +308,12 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         elsewhere = objects_held_elsewhere(environment, backend)
         if saved is not None and plan_path is not None:
             check_current(saved, session.state, source=plan_path, state_at=backend.location)
+            check_inputs(
+                saved,
+                digest_documents(made_from, sealer_for(environment), saved.lineage),
+                source=plan_path,
+                keyed=any(has_sensitive(doc.kind) for doc in made_from),
+            )
             # Holding the lock, this run knows that what the plan saw in flight is not.
             plan = in_flight_ended(saved, session.state)
         else:
@@ -390,9 +402,15 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         env = env_words(environment.name)
         if env and "--env" not in shlex.split(resume):
             resume = shlex.join([*shlex.split(resume), *env])
-        # Made again as it was made: at its --mrn-check-digit level (error unless told).
+        # Made again as it was made: at its --mrn-check-digit level (error unless told),
+        # for the part of the manifests it was made for.
         level = plan.mrn_check_digit
         checks = [] if level in (None, "error") else ["--mrn-check-digit", str(level)]
+        checks += [
+            *(word for label in plan.labels for word in ("-l", label)),
+            *(word for target in plan.targets for word in ("--target", target)),
+            *(word for left in plan.excluded for word in ("--exclude", left)),
+        ]
         again = shlex.join(
             ["customs-batch", "plan", *_paths_named(plan), *checks, "-out", str(plan_path), *env]
         )
@@ -425,6 +443,35 @@ def _as_the_plan_was_made(inputs: Inputs, plan: Plan, source: Path, given: bool)
             f"with it: `customs-batch plan ... --mrn-check-digit {asked} -out {source}`",
         )
     return replace(inputs, mrn_check_digit=level)
+
+
+def _documents_of(plan: Plan, inputs: Inputs, source: Path) -> list[Document]:
+    """The documents the saved ``plan`` (read from ``source``) was made from, as its
+    manifests give them now: read from its paths, chosen by its selection, at the
+    ``--mrn-check-digit`` level of ``inputs`` (the plan's)."""
+    missing = [path for path in plan.manifests if not os.path.lexists(path)]
+    if missing:  # the paths are relative to the folder plan ran in
+        raise PlanFileError(
+            f"{source}: the plan was made from {', '.join(plan.manifests)}, and "
+            f"{', '.join(missing)} is not in this folder ({Path.cwd()}): apply reads them "
+            "again to check that they still give what the plan sends",
+            hint="run `customs-batch apply` with the plan from the folder it was made in; "
+            "if they were removed since, make a new plan with `customs-batch plan -out FILE`",
+        )
+    try:
+        return Inputs(
+            paths=tuple(Path(path) for path in plan.manifests),
+            labels=plan.labels,
+            targets=plan.targets,
+            excluded=plan.excluded,
+            mrn_check_digit=inputs.mrn_check_digit,
+        ).documents()
+    except UsageError as exc:  # a document the plan was made for is gone: not a usage error
+        raise PlanFileError(
+            f"{source}: the plan was made for a part of the manifests that they no longer "
+            f"hold ({exc.message}): they changed since the plan was made",
+            hint="make a new plan with `customs-batch plan -out FILE` and review it",
+        ) from exc
 
 
 def _paths_named(plan: Plan) -> list[str]:

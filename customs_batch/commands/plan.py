@@ -107,8 +107,15 @@ def make_plan(options: PlanOptions) -> PlanResult:
     if options.save_to is not None:
         if not plan.lineage:  # nothing else tells this empty state from another project's
             plan = replace(plan, state_at=backend.location)
-        # apply reads the manifests again as this plan read them (a guarantee's access code).
-        plan = replace(plan, mrn_check_digit=mrn_check_word(inputs.mrn_check_digit))
+        # apply reads the manifests again as this plan read them (a guarantee's access code,
+        # and the documents the inputs digest was taken over).
+        plan = replace(
+            plan,
+            mrn_check_digit=mrn_check_word(inputs.mrn_check_digit),
+            labels=inputs.labels,
+            targets=inputs.targets,
+            excluded=inputs.excluded,
+        )
         write_plan(
             options.save_to,
             plan,

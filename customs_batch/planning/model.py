@@ -138,6 +138,12 @@ class Plan:
     """For a saved plan: the ``--mrn-check-digit`` level it was made with (``error``,
     ``warning``, ``off``), which ``apply`` reads its manifests again with; None: not recorded
     (a plan file written before plans recorded it)."""
+    labels: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    """For a saved plan: the ``-l``, ``--target`` and ``--exclude`` it was made with, which
+    ``apply`` chooses its manifests' documents with again to check that they are still the
+    ones the plan was made from (``inputs_digest``)."""
 
     @property
     def counts(self) -> Mapping[Action, int]:

@@ -103,7 +103,7 @@ def write_plan(
         "journal": plan.journal,
         "stateAt": plan.state_at,
         "manifests": list(manifests),
-        "options": {} if plan.mrn_check_digit is None else {_MRN: plan.mrn_check_digit},
+        "options": _options_to_json(plan),
         "changes": [_change_to_json(change, sealer, plan.lineage) for change in plan.changes],
     }
     body[_SEAL] = _seal(body)
@@ -125,6 +125,30 @@ in a plan file)."""
 def mrn_check_word(level: Severity | None) -> str:
     """The word of an ``--mrn-check-digit`` level (``off`` for None)."""
     return next(word for word, known in MRN_CHECK_WORDS.items() if known == level)
+
+
+_CHOSEN = ("labels", "targets", "exclude")
+"""The keys, under ``options``, of the ``-l``, ``--target`` and ``--exclude`` a plan was made
+with (left out when not given)."""
+
+
+def _options_to_json(plan: Plan) -> dict[str, JSON]:
+    """A saved plan's ``options``: what ``apply`` reads its manifests again with."""
+    options: dict[str, JSON] = {}
+    if plan.mrn_check_digit is not None:
+        options[_MRN] = plan.mrn_check_digit
+    for key, given in zip(_CHOSEN, (plan.labels, plan.targets, plan.excluded), strict=True):
+        if given:
+            options[key] = list(given)
+    return options
+
+
+def _words(options: Mapping[str, JSON], key: str) -> tuple[str, ...]:
+    """The strings of ``options[key]`` (none when absent); anything else is damage."""
+    given = options.get(key) or []
+    if not isinstance(given, list) or not all(isinstance(word, str) for word in given):
+        raise ValueError(f"options.{key} is {given!r}")
+    return tuple(str(word) for word in given)
 
 
 _SEAL = "seal"
@@ -186,6 +210,7 @@ def read_plan(path: Path, *, environment: str) -> Plan:
         mrn_check_digit = options.get(_MRN)
         if mrn_check_digit is not None and mrn_check_digit not in MRN_CHECK_WORDS:
             raise ValueError(f"options.{_MRN} is {mrn_check_digit!r}")
+        chosen = {key: _words(options, key) for key in _CHOSEN}
         return Plan(
             changes,
             str(body["lineage"]),
@@ -195,6 +220,9 @@ def read_plan(path: Path, *, environment: str) -> Plan:
             journal=str(body.get("journal") or ""),
             state_at=str(body.get("stateAt") or ""),
             mrn_check_digit=None if mrn_check_digit is None else str(mrn_check_digit),
+            labels=chosen["labels"],
+            targets=chosen["targets"],
+            excluded=chosen["exclude"],
         )
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         # OverflowError: a serial of 1e400, read as infinity, was "internal error".
@@ -239,6 +267,30 @@ def check_current(plan: Plan, state: State, *, source: Path, state_at: str = "")
             "stopped), and the state was written since",
             hint="make a new plan with `customs-batch plan -out FILE` and review it",
         )
+
+
+def check_inputs(plan: Plan, digest: str, *, source: Path, keyed: bool = False) -> None:
+    """Refuse a saved plan whose manifests no longer give the documents it was made from:
+    ``digest`` is theirs now (:func:`digest_documents`, over the documents the plan's
+    selection chooses, as rendered from their templates and spreadsheets). Applied, the plan
+    would send what the manifests said then, not what they say now: a departure corrected
+    since would be declared as it was. ``keyed``: the documents hold access codes, digested
+    with the API key, so a key changed since gives another digest too."""
+    if not plan.inputs_digest or digest == plan.inputs_digest:
+        return
+    where_from = ", ".join(plan.manifests) or "."
+    key = (
+        " (or the API key changed: their access codes are compared by digests keyed by it)"
+        if keyed
+        else ""
+    )
+    raise PlanFileError(
+        f"{source}: the manifests ({where_from}), with their templates and spreadsheets, "
+        f"changed since the plan was made{key}: applied, it would send what they said then, "
+        "not what they say now",
+        hint="run apply from the folder the plan was made in; or make a new plan with "
+        "`customs-batch plan -out FILE` and review it",
+    )
 
 
 def needs_manifests(plan: Plan) -> bool:

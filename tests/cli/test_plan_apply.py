@@ -16,7 +16,7 @@ from customs_batch.planning.inputs import load_inputs
 from customs_batch.planning.planfile import digest_documents
 from customs_batch.sensitive import Sealer
 from customs_batch.state import LocalBackend, RecordStatus
-from tests.cli.conftest import run
+from tests.cli.conftest import run, run_alone
 from tests.sandbox.conftest import FakeClock
 
 
@@ -93,6 +93,64 @@ def test_a_saved_plan_applies_once_and_then_is_stale(
     code, _, err = run(capsys, "apply", "release.plan")
     assert code == 3
     assert "stale" in err and "plan -out" in err
+
+
+def test_a_saved_plan_whose_manifests_changed_since_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A departure corrected after the plan was saved (here through its template) must not
+    # be declared as the plan says: customs cannot be told the correction afterwards.
+    code, out, _ = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0 and "Saved the plan to release.plan" in out
+    template = project / "templates" / "rotterdam-export.yaml.j2"
+    as_planned = template.read_text()
+    template.write_text(as_planned.replace("loadingLocation: Rotterdam", "loadingLocation: Delft"))
+    # In a process of its own: this one keeps the templates it compiled.
+    refused = run_alone("apply", "release.plan", cwd=project)
+    assert refused.returncode == 3, refused.stderr
+    assert "release.plan: the manifests (" in refused.stderr
+    assert "changed since the plan was made" in refused.stderr and "plan -out" in refused.stderr
+    assert not (project / ".customs-batch" / "local" / "state.json").exists()
+    template.write_text(as_planned)
+    code, out, err = run(capsys, "apply", "release.plan")
+    assert code == 0, err
+    assert "Apply: 9 succeeded, 0 failed" in out
+
+
+def test_a_saved_plan_applied_from_another_folder_says_where_to_apply_it(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "customs-batch.yaml").write_text("manifests: [manifests]\n")
+    code, _, err = run(capsys, "plan", "-out", "release.plan")
+    assert code == 0, err
+    monkeypatch.chdir(project / "templates")
+    code, _, err = run(capsys, "apply", "../release.plan")
+    assert code == 3
+    assert "../release.plan: the plan was made from manifests, and manifests is not in this " in err
+    assert "from the folder it was made in" in err
+
+
+def test_a_saved_plan_of_a_part_checks_that_part_of_the_manifests(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = "TransitPartyUpdate/dep-rtm-ham-0001-consignee"
+    code, _, err = run(capsys, "plan", "--target", target, "-out", "part.plan")
+    assert code == 0, err
+    groups = project / "manifests" / "template-groups.yaml"
+    groups.write_text(groups.read_text().replace("incoterm: DAP", "incoterm: CPT"))
+    code, out, err = run(capsys, "apply", "part.plan")  # a document outside the part
+    assert code == 0, err
+    assert "Apply: 2 succeeded, 0 failed" in out
+    code, _, err = run(capsys, "plan", "--target", target, "-out", "part.plan")
+    assert code == 0, err
+    updates = project / "manifests" / "party-updates.yaml"
+    updates.write_text(updates.read_text().replace("name: dep-rtm-ham-0001-consignee", "name: x"))
+    code, _, err = run(capsys, "apply", "part.plan")
+    assert code == 3
+    assert (
+        f"part.plan: the plan was made for a part of the manifests that they no longer hold (--target {target}"
+        in err
+    )
 
 
 def _printed_apply(out: str) -> list[str]:

@@ -108,3 +108,17 @@ def test_a_saved_plan_resumes_through_a_new_plan_at_its_mrn_check_level(
         "customs-batch plan --mrn-check-digit warning -out release.plan, then "
         "customs-batch apply release.plan --time-budget 1s\n"
     ) in err
+
+
+def test_a_saved_plan_of_a_part_resumes_through_a_new_plan_of_that_part(
+    slow_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The plan made again was one of the whole batch, whatever part the saved plan was of.
+    part = ["-l", "lane=rtm-ham", "--exclude", "TemplateGroup/eu-road"]
+    assert run(capsys, "plan", *part, "-out", "release.plan")[0] == 0
+    code, _, err = run(capsys, "apply", "release.plan", "--time-budget", "1s")
+    assert code == 4
+    assert (
+        "customs-batch plan -l lane=rtm-ham --exclude TemplateGroup/eu-road -out release.plan, "
+        "then customs-batch apply release.plan --time-budget 1s\n"
+    ) in err

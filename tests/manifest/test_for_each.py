@@ -604,3 +604,37 @@ def test_hidden_rows_and_columns_read_are_a_warning_naming_them() -> None:
 
 def test_a_sheet_hiding_nothing_read_says_nothing() -> None:
     assert _load([GOOD_ROW, [*GOOD_ROW[:1], "hawb_b", *GOOD_ROW[2:]]]).findings == []
+
+
+@pytest.mark.parametrize(
+    ("included", "rule", "said"),
+    [
+        (
+            "grossWeightKg: {{ row['Gross weight'] }}\nx: {{ values.nope }}\n",
+            "template.undefined",
+            "values has no key 'nope'",
+        ),
+        (
+            "grossWeightKg: {{ row['Gross weight'] }}\nx: {{ row.X \n",
+            "template.error",
+            "syntax error",
+        ),
+    ],
+)
+def test_an_error_in_a_template_a_row_template_includes_is_placed_there(
+    tmp_path: Path, included: str, rule: str, said: str
+) -> None:
+    # It was placed in the template including it (a syntax error at its line 1).
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW, GOOD_ROW])
+    write(tmp_path / "customs-batch.yaml", "default_environment: local\n")
+    write(tmp_path / "templates/by-row.yaml.j2", "a: 1\n{% include 'part.j2' %}\n")
+    write(tmp_path / "templates/part.j2", included)
+    templated = (
+        movement_sheet_manifest("data/m.xlsx")
+        .replace("  grossWeightKg: \"{{ row['Gross weight'] }}\"\n", "")
+        .replace("metadata:", "template: by-row\nmetadata:")
+    )
+    finding = only(load_file(write(Path("m.yaml"), templated)), rule)
+    assert finding.location.file == str(Path("templates") / "part.j2")
+    assert finding.location.line == 2
+    assert said in finding.message

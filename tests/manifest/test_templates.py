@@ -387,3 +387,25 @@ def test_the_marked_output_has_its_own_bound_and_words(monkeypatch: pytest.Monke
         "name), is longer than 20,000 characters"
     )
     assert finding.hint is not None and "fewer, larger values" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("included", "rule", "line", "column", "said"),
+    [
+        ("a: 1\nloadingLocation: {{ values.nope }}\n", "template.undefined", 2, 21, "values has"),
+        ("a: 1\nloadingLocation: {{ values.office \n", "template.error", 2, 1, "syntax error"),
+        ("a: 1\nloadingLocation: {{ 1 / 0 }}\n", "template.error", 2, 1, "division by zero"),
+    ],
+)
+def test_an_error_in_an_included_template_is_placed_in_that_template(
+    included: str, rule: str, line: int, column: int, said: str
+) -> None:
+    # A syntax error in the included file was placed at line 1 of the template including
+    # it; an undefined value, at the include (and said "the mapping has no key").
+    user_template("outer", "type: DEPARTURE\n\n{% include 'inner.j2' %}\n")
+    write(Path("templates") / "inner.j2", included)
+    finding = only(load_text(departure("template: outer\nvalues: {office: X}\n")), rule)
+    assert finding.location.file == str(Path("templates") / "inner.j2")
+    assert (finding.location.line, finding.location.column) == (line, column)
+    assert said in finding.message
+    assert "(template used at m.yaml:" in finding.message

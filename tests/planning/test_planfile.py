@@ -16,6 +16,7 @@ from customs_batch.planning.planfile import (
     PlanFileError,
     _seal,
     check_current,
+    check_inputs,
     digest_documents,
     is_plan_file,
     mrn_check_word,
@@ -258,3 +259,33 @@ def test_a_plan_file_without_options_or_with_a_level_it_does_not_know(tmp_path: 
     (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
     with pytest.raises(PlanFileError, match=r"damaged .*mrnCheckDigit is 'lenient'"):
         read_plan(tmp_path / "p.json", environment="local")
+
+
+def test_a_saved_plan_records_the_part_it_was_made_for(tmp_path: Path) -> None:
+    # apply chooses the same documents again to compare them with the inputs digest.
+    plan = plan_changes([movement("a", 0)], State(lineage="lin", serial=2))
+    plan = replace(plan, labels=("lane=a",), targets=("Movement/a",), excluded=("Movement/b",))
+    write_plan(tmp_path / "p.json", plan, environment="local", sealer=SEALER)
+    body = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert body["options"] == {
+        "labels": ["lane=a"],
+        "targets": ["Movement/a"],
+        "exclude": ["Movement/b"],
+    }
+    assert read_plan(tmp_path / "p.json", environment="local") == plan
+    body["options"] = {"targets": "Movement/a"}
+    body["seal"] = _seal(body)
+    (tmp_path / "p.json").write_text(json.dumps(body), encoding="utf-8")
+    with pytest.raises(PlanFileError, match=r"damaged .*options.targets is 'Movement/a'"):
+        read_plan(tmp_path / "p.json", environment="local")
+
+
+def test_a_saved_plan_is_checked_against_its_manifests_digest(tmp_path: Path) -> None:
+    docs = [movement("a", 0)]
+    plan = plan_changes(docs, State(lineage="lin", serial=2), inputs_digest=digest_documents(docs))
+    check_inputs(plan, digest_documents(docs), source=tmp_path / "p.plan")
+    changed = digest_documents([movement("a", 0, quantity=2)])
+    with pytest.raises(PlanFileError, match=r"the manifests \(\.\), with their templates"):
+        check_inputs(plan, changed, source=tmp_path / "p.plan")
+    with pytest.raises(PlanFileError, match=r"or the API key changed"):
+        check_inputs(plan, changed, source=tmp_path / "p.plan", keyed=True)

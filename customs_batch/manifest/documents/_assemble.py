@@ -208,7 +208,7 @@ def _template_output(
         walk.report_at("template.shadows-built-in", *shadow, ("template",), Severity.WARNING)
     rendered = _render.render(found, {"values": envelope.values})
     if not isinstance(rendered, _render.Rendered):
-        _report_in_template(walk, found.file, rendered)
+        _report_in_template(walk, rendered.file or found.file, rendered)
         return None
     output = parse_output(rendered, envelope.kind)
     walk.findings.extend(output.findings)

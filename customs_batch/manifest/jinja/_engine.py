@@ -11,6 +11,7 @@ explained in the user's words (see ``_messages``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
@@ -465,7 +466,34 @@ def problem_of(
     error: BaseException, filename: str | None, expression: str | None = None
 ) -> JinjaProblem:
     """The finding-ready description of an error raised while compiling or rendering a
-    template file (``filename``) or a document string (``expression``)."""
+    template file (``filename``) or a document string (``expression``). An error raised in
+    a template that ``filename`` includes or imports is placed in that template (``file``),
+    at its line, not at the line of ``filename`` that reached it."""
+    inner = None if filename is None else _inner_template(error, filename)
+    if inner is None:
+        return _problem_of(error, filename, expression)
+    return dataclasses.replace(_problem_of(error, inner, expression), file=inner)
+
+
+def _inner_template(error: BaseException, filename: str) -> str | None:
+    """The template file other than ``filename`` whose code ran last before ``error``: Jinja
+    rewrites the traceback so that each frame of template code is a frame of its own whose
+    globals hold the error (``__jinja_exception__``) and whose code has the template's file
+    name. A syntax error carries its own file and line already."""
+    if isinstance(error, TemplateSyntaxError):
+        return None
+    inner = None
+    tb = error.__traceback__
+    while tb is not None:
+        if "__jinja_exception__" in tb.tb_frame.f_globals:
+            inner = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return inner if inner not in (None, filename, "<template>", "<unknown>") else None
+
+
+def _problem_of(
+    error: BaseException, filename: str | None, expression: str | None = None
+) -> JinjaProblem:
     if isinstance(error, TemplateSyntaxError):
         message = f"syntax error: {error.message}"
         known = [*_INLINE.filters, *_INLINE.tests]

@@ -551,7 +551,8 @@ class _Expander:
         if not isinstance(result, _render.Rendered) and result.cell_column is not None:
             # This row's cell is at fault (text where the template computes): at the cell.
             at = self._column(result.cell_column, state)
-            message = f"in the template {template.file}, line {result.line}: {result.message}"
+            where = result.file or template.file
+            message = f"in the template {where}, line {result.line}: {result.message}"
             state.fail(self._finding(result.rule, message, at, ("template",), result.hint))
             return None
         if not isinstance(result, _render.Rendered):
@@ -562,7 +563,12 @@ class _Expander:
                 used = self.walk.locate(("template",))
                 message = f"{result.message} (template used at {used.file}:{used.line})"
                 self.walk.report_in(
-                    template.file, result.line, result.rule, message, result.hint, result.column
+                    result.file or template.file,
+                    result.line,
+                    result.rule,
+                    message,
+                    result.hint,
+                    result.column,
                 )
             return None
         output = parse_output(result, self.envelope.kind)

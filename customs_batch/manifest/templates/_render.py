@@ -297,6 +297,8 @@ def _render(source: TemplateSource, context: Mapping[str, Any]) -> Rendered | Ji
             text = _bounded_output(source.template.generate(**context))
     except Exception as error:  # a template is user code: anything it raises is a finding
         problem = problem_of(error, source.template.filename)
+        if problem.file is not None:  # in a template this one includes or imports
+            problem = dataclasses.replace(problem, file=_display(problem.file))
         if problem.rule == "template.timeout":
             counted = _TIMED_OUT.setdefault(name, [0, 0])
             counted[0] += 1
