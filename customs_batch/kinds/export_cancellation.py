@@ -205,6 +205,7 @@ MODEL = KindModel(
     undone_states=NOT_SUBMITTED,
     rejected_way_out="customs refused the cancellation, so the declaration stands. Remove the "
     "document, then `customs-batch state rm {address}` to stop tracking it",
+    sent_again="ask for its cancellation a second time",
     waits_after=frozenset({Operation.CANCEL_EXPORT}),
     immutable="a cancellation cannot be changed once sent (changed: {fields}). Revert the "
     "change; to cancel another declaration, write a new document",

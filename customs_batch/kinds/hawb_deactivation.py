@@ -183,6 +183,7 @@ MODEL = KindModel(
     reads_first=frozenset({Operation.DEACTIVATE_HAWB}),
     # The API reads no single HAWB: that read lists the shipment's HAWBs, 100 a request.
     reads_a_list=frozenset({Operation.DEACTIVATE_HAWB}),
+    sent_again="deactivate the HAWB a second time",
     names_its_object="the document's `shipmentId` and `hawbId`",
     service_words=service_words,
     # Active again (not through this API, which cannot reactivate one): the deactivation

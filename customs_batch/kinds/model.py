@@ -392,6 +392,9 @@ class KindModel:
         "`customs-batch state rm {address}` to stop tracking it"
     )
     """What to do about an object in a rejected state (``{address}`` is filled in)."""
+    sent_again: str = "declare it twice"
+    """What sending a document's request again would do while the service still holds what
+    its first one made (a record ``state rm`` left as a tombstone): the reason plan does not."""
     pending_states: StatusWords = NO_STATUS_WORDS
     """Service states in which the service has not decided yet (an export cancellation
     ``cancellation_requested``): plan shows the object as waiting, apply reads where it

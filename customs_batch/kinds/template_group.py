@@ -421,6 +421,7 @@ MODEL = KindModel(
         Operation.UPDATE_TEMPLATE_GROUP: _update,
     },
     update=Operation.UPDATE_TEMPLATE_GROUP,
+    sent_again="create a second group of its code",
     updates_recorded_id=True,
     reads_first=frozenset({Operation.UPDATE_TEMPLATE_GROUP}),
     # The API reads no single group: that read lists the company's groups, 100 a request,

@@ -314,6 +314,7 @@ MODEL = KindModel(
     # LISTED_PAGES.
     lists_first=_lists_first,
     read_target=_read_declaration,
+    sent_again="send its parties to the declaration a second time",
     names_its_object="the document's `declarationId`",
     identity=_identity,
     identity_outdated=_identity_outdated,

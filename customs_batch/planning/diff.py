@@ -700,7 +700,7 @@ def _forgotten(address: Address, record: ResourceRecord) -> Decision:
         Action.REFUSED,
         Operation.NONE,
         f"forgotten by `customs-batch state rm`, but it still exists at the service{held}: "
-        "it is not sent again, which would declare it twice. Remove the document from the "
+        f"it is not sent again, which would {model.sent_again}. Remove the document from the "
         f"manifests; or `customs-batch state restore {address}` to track it again{gone}",
     )
 

@@ -111,6 +111,34 @@ def test_a_forgotten_document_still_in_the_manifests_is_not_sent_again() -> None
     assert plan.requests == 0
 
 
+def test_a_forgotten_document_says_what_sending_it_again_would_do_for_its_kind() -> None:
+    # Found by an outside probe: a refused cancellation removed, `state rm`-ed and put back
+    # was refused because sending it again "would declare it twice", untrue of a cancellation.
+    cancellation = ResourceRecord(
+        "ExportCancellation/c",
+        RecordStatus.FORGOTTEN,
+        "create",
+        {"declarationId": 502},
+        outputs={"declarationId": 502},
+        forgotten_from="rejected",
+    )
+    departure = _applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003)
+    state = _state(
+        cancellation,
+        departure.with_changes(status=RecordStatus.FORGOTTEN, forgotten_from="applied"),
+    )
+    documents = [
+        doc(Kind.EXPORT_CANCELLATION, "c", {"declarationId": 502}, 0),
+        _departure("dep", 1),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    refused = _only(plan, "ExportCancellation/c")
+    assert refused.action is Action.REFUSED
+    assert "which would ask for its cancellation a second time" in refused.reason
+    assert "declare" not in refused.reason
+    assert "which would declare it twice" in _only(plan, "DepartureDeclaration/dep").reason
+
+
 def test_a_rename_of_a_forgotten_record_of_unknown_outcome_says_to_restore_it_first() -> None:
     # Found by an outside probe: a runner killed while the departure's POST was held, the
     # document renamed and the old name `state rm`-ed; the plan said `state adopt OLD ID`,
