@@ -172,6 +172,10 @@ def test_duplicate_names_are_an_error_naming_both_rows() -> None:
         ("data/m.xlsx", 3),
         ("data/m.xlsx", 4),
     ]
+    # The way out names a row by its own columns: a name counting rows moves to another
+    # row's declaration when one is inserted above it (found by an outside probe).
+    assert "from columns of its own" in found[0].hint
+    assert "moves to another row's declaration" in found[0].hint
 
 
 @pytest.mark.parametrize(

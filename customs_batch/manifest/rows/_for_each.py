@@ -80,7 +80,11 @@ from customs_batch.manifest.yaml._tree import Walk
 from customs_batch.sensitive import has_sensitive, sensitive_paths, touches, values_at
 
 _ROW_HINT = "Fix the cell in the spreadsheet, or the expression in the manifest."
-_NAME_HINT = 'Make metadata.name differ per row, e.g. name: "mov-{{ row_number }}".'
+_NAME_HINT = (
+    "Name each row from columns of its own that tell it from the others, e.g. "
+    'name: "dep-{{ row.Reference }}" (a name counting rows, {{ row_number }}, moves to '
+    "another row's declaration when a row is inserted or removed above it)."
+)
 
 
 def expand(
