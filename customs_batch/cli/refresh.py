@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import allow_empty_state_option, lock_timeout_option
 from customs_batch.cli._paths import ManifestPath
@@ -197,13 +198,14 @@ def refresh(
     """
     set_http_log(enabled=verbose)
     options = RefreshOptions(env_name, allow_empty_state, lock_timeout=lock_timeout)
-    result = refresh_environment(options, notice=lambda text: click.echo(text, err=True))
+    # The commands its lines give to go on name this run's --env (`with_env`).
+    result = refresh_environment(options, notice=lambda text: click.echo(with_env(text), err=True))
     for lost in result.lost:
-        click.echo(printable(lost))
+        click.echo(with_env(printable(lost)))
     for drift in result.changes:
-        click.echo(printable(f"{drift.address}: {drift.message}"))
+        click.echo(with_env(printable(f"{drift.address}: {drift.message}")))
     for drift in result.missing:
-        click.echo(printable(f"{drift.address}: {drift.message}"))
+        click.echo(with_env(printable(f"{drift.address}: {drift.message}")))
     missing = {drift.address for drift in result.missing}
     blocking = [entry for entry in result.status.blocking if entry.address not in missing]
     for entry in blocking:
@@ -275,6 +277,8 @@ def status(
     """
     result = read_status(StatusOptions(env_name, allow_empty_state, paths))
     rendered = STATUS_FORMATS.get(format_name)(result)
+    if format_name == "text":  # the commands it gives name this run's --env
+        rendered = with_env(rendered)
     if output is None:
         click.echo(rendered, nl=False)
     else:

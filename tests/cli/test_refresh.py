@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -47,3 +48,21 @@ def test_the_summary_counts_another_object_at_the_recorded_id_as_such(
         "0 change(s) found, 0 no longer found at the service, 1 with another object at the "
         "recorded ID (a decision to make)"
     ) in " ".join(err.split())
+
+
+def test_the_commands_refresh_and_status_give_name_the_environment_they_were_given(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: `refresh --env sb` said to run `customs-batch state adopt
+    # ADDR ID` without `--env sb`, which acts on the default environment (apply and plan
+    # add it); `status --env sb` said the same of its `state rm --gone`.
+    assert run(capsys, "apply", "--auto-approve", "--target", GROUP)[0] == 0
+    _give_the_group_another_code(project, GROUP)
+
+    _, out, err = run(capsys, "refresh", "--env", "local")
+    _, listed, _ = run(capsys, "status", "--env", "local")
+
+    for text in (out, err, listed):
+        commands = re.findall(r"`(customs-batch [^`]*)`", text)
+        assert all(command.endswith(" --env local") for command in commands), commands
+    assert re.findall(r"`(customs-batch [^`]*)`", out + listed)
