@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from customs_batch.cli._cache import no_cache_option
+from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
@@ -217,6 +218,8 @@ def results(
     )
     result = collect_results(ResultsOptions(inputs, annotate_dir))
     rendered = RESULTS_FORMATS.get(format_name)(result)
+    if format_name == "text":  # the commands it gives name this run's --env
+        rendered = with_env(rendered)
     if output is None:
         click.echo(rendered, nl=False)
     else:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._choices import CutGroup
+from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
@@ -199,16 +200,20 @@ def rm(
     ):
         if done.tombstone and not done.confirmable:
             click.echo(
-                f"Forgot {done.address}; a tombstone keeps its identity, so no document "
-                "submits it again (for good: the API cannot read it back, so nothing can "
-                f"confirm it gone; `customs-batch state restore {done.address}` tracks it "
-                "again)."
+                with_env(
+                    f"Forgot {done.address}; a tombstone keeps its identity, so no document "
+                    "submits it again (for good: the API cannot read it back, so nothing can "
+                    f"confirm it gone; `customs-batch state restore {done.address}` tracks it "
+                    "again)."
+                )
             )
         elif done.tombstone:
             click.echo(
-                f"Forgot {done.address}; a tombstone keeps its identity, so no document "
-                f"submits it again (`customs-batch state rm --gone {done.address}` once it no "
-                "longer exists at the service)."
+                with_env(
+                    f"Forgot {done.address}; a tombstone keeps its identity, so no document "
+                    f"submits it again (`customs-batch state rm --gone {done.address}` once it "
+                    "no longer exists at the service)."
+                )
             )
         else:
             checked = f" ({done.checked})" if done.checked else ""

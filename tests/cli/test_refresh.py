@@ -66,3 +66,14 @@ def test_the_commands_refresh_and_status_give_name_the_environment_they_were_giv
         commands = re.findall(r"`(customs-batch [^`]*)`", text)
         assert all(command.endswith(" --env local") for command in commands), commands
     assert re.findall(r"`(customs-batch [^`]*)`", out + listed)
+
+
+def test_the_command_state_rm_gives_to_go_on_names_the_environment_it_was_given(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "apply", "--auto-approve", "--target", GROUP)[0] == 0
+
+    code, out, err = run(capsys, "state", "rm", GROUP, "--env", "local")
+
+    assert code == 0, out + err
+    assert f"`customs-batch state rm --gone {GROUP} --env local`" in out
