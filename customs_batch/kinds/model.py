@@ -388,10 +388,13 @@ class KindModel:
     service (a HAWB active again after its deactivation, as ``refresh`` read it): plan sends
     the creation again, so it must be safe to repeat."""
     rejected_way_out: str = (
-        "Correct the document (it is then submitted again, replacing it), or "
-        "`customs-batch state rm {address}` to stop tracking it"
+        "Correct the document (it is then submitted again, replacing it), or remove the "
+        "document from the manifests and `customs-batch state rm {address}` to stop "
+        "tracking it"
     )
-    """What to do about an object in a rejected state (``{address}`` is filled in)."""
+    """What to do about an object in a rejected state (``{address}`` is filled in). Both
+    ways out, followed as written, leave nothing refused: ``state rm`` alone, the document
+    still in the manifests, leaves a tombstone that plan refuses the document for."""
     sent_again: str = "declare it twice"
     """What sending a document's request again would do while the service still holds what
     its first one made (a record ``state rm`` left as a tombstone): the reason plan does not."""

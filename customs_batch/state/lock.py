@@ -369,14 +369,27 @@ def _take_if_free(lock_path: Path) -> filelock.BaseFileLock | None:
 
 
 def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this machine."""
+    """Whether a process ``pid`` runs on this machine: one that ended, even one whose parent
+    has not collected its exit status yet (a zombie, which ``kill(pid, 0)`` still finds:
+    a run killed by a supervisor that never waits for it), is not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # another user's process: alive
-    return True
+        pass  # another user's process: alive, unless it has ended
+    return not _ended(pid)
+
+
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended and waits only to be collected by its parent
+    (state ``Z`` or ``X`` where /proc says, on Linux); False where it cannot be told."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            fields = file.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] in (b"Z", b"X")
 
 
 def _identity(lock: os.stat_result, note: os.stat_result) -> tuple[int, ...]:

@@ -39,7 +39,7 @@ from customs_batch.planning.model import Operation, Plan
 from customs_batch.reports._words import summary_text
 from customs_batch.sandbox.faults import parse_faults
 from customs_batch.sandbox.seed import parse_seed
-from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
+from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State, edits
 from customs_batch.state.backend import OtherState
 
 from ..client.bodies import departure
@@ -265,6 +265,29 @@ def test_wait_records_ready_and_invalid_declarations(tmp_path: Path, emulator: E
     assert by_name["bad"].status is NodeStatus.FAILED and "invalid" in by_name["bad"].detail
     record = backend.read().resources["DepartureDeclaration/bad"]
     assert record.remote_status == "invalid" and record.remote_errors
+
+
+def test_the_way_out_of_a_rejected_departure_followed_as_written_leaves_nothing_refused(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: plan said of a departure customs found invalid "Correct the
+    # document ..., or `customs-batch state rm ADDR` to stop tracking it". Followed as
+    # written, the document still in the manifests, every plan then refused it (exit 1) as
+    # "forgotten by state rm, but it still exists at the service": the way out names the
+    # document's removal too, as an export cancellation customs refused does.
+    backend = LocalBackend(tmp_path)
+    bad = doc(Kind.DEPARTURE_DECLARATION, "bad", departure("INVALID-1"), 0)
+    _apply(backend, [bad], emulator, wait=WaitOptions(timeout=5, interval=0.01))
+    (rejected,) = plan_changes([bad], backend.read()).changes
+    assert rejected.action is Action.REJECTED
+    way_out = (
+        "or remove the document from the manifests and "
+        "`customs-batch state rm DepartureDeclaration/bad` to stop tracking it"
+    )
+    assert way_out in rejected.reason
+    with backend.open("state rm") as session:
+        edits.forget(session, "DepartureDeclaration/bad", gone=False)
+    assert not plan_changes([], backend.read()).changes  # the document removed: nothing left
 
 
 def test_a_stop_before_the_start_sends_nothing(tmp_path: Path, emulator: Emulator) -> None:

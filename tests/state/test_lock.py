@@ -201,3 +201,35 @@ def test_a_plan_takes_only_a_live_holder_of_this_machine_for_a_running_apply(
     assert holder is not None and holder.id == "lock-1"
     note.write_text(json.dumps({**info, "host": "another-machine"}))
     assert backend.running_holder() is None  # cannot be told live from here
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_plan_takes_a_killed_run_whose_parent_has_not_collected_it_for_ended(
+    tmp_path: Path,
+) -> None:
+    # A run killed with SIGKILL by a supervisor that does not wait for it stays a zombie:
+    # kill(pid, 0) still finds it, but it has ended and released the lock, so the requests
+    # it left without an answer are no longer in flight (a plan said "look again once that
+    # run has ended" and counted one request fewer than apply sent).
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        backend = LocalBackend(tmp_path)
+        info = {
+            "id": "lock-1",
+            "holder": "ci",
+            "host": socket.gethostname(),
+            "pid": child.pid,
+            "operation": "apply",
+            "created": "2999-01-01T00:00:00Z",
+        }
+        (tmp_path / "state.lock.info").write_text(json.dumps(info))
+        holder = backend.running_holder()
+        assert holder is not None and holder.pid == child.pid  # alive: its run goes on
+        child.kill()
+        stat_path = Path(f"/proc/{child.pid}/stat")
+        while stat_path.read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z":
+            os.sched_yield()
+        assert backend.running_holder() is None
+    finally:
+        child.kill()
+        child.wait()
