@@ -46,7 +46,7 @@ from customs_batch.client._models import (
 )
 from customs_batch.client._pagination import MAX_PAGE, MAX_PAGE_SIZE, Page, PageFamily
 from customs_batch.client._ratelimit import RateLimit, RateLimiter
-from customs_batch.client._retry import NO_RETRIES, RetryPolicy, is_repeatable
+from customs_batch.client._retry import NO_RETRIES, RetryPolicy, is_repeatable, is_transient
 from customs_batch.vocabulary import (
     ARCHIVED_FILTERS,
     DECLARATION_STATUSES,
@@ -133,4 +133,5 @@ __all__ = [
     "TransitFilter",
     "UnexpectedResponseError",
     "is_repeatable",
+    "is_transient",
 ]

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from customs_batch.client import is_transient
 from customs_batch.errors import ServiceError
 from customs_batch.kinds.model import SETTLED, STOPPED, TIMED_OUT, Refreshed
 
@@ -73,7 +74,10 @@ def follow_pending(
             answer = read()
         except ServiceError as exc:
             failures.append(f"could not read where it stands: {exc.message}")
-            return True
+            # A 5xx or a lost connection that outlasted the client's own retries is asked
+            # again at the next interval, until the wait's time is up; a refusal ends it.
+            return options is None or not is_transient(exc)
+        failures.clear()
         answers.append(answer)
         return answer is None or not pending(answer.service_state) or options is None
 

@@ -424,7 +424,7 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
         # A rejection the answer already gives fails the change, as a polled one does.
         done = answered in DONE_TRANSIT_STATUSES
         return Waited(str(answered), (), done, f"declaration {declaration_id} is {answered}")
-    from customs_batch.client import NotFoundError
+    from customs_batch.client import NotFoundError, is_transient
 
     last = _Polled()
 
@@ -434,7 +434,10 @@ def wait_transit(client: CustomsClient, record: ResourceRecord, poll: Poll) -> W
         except ServiceError as exc:
             last.failure = f"could not poll declaration {declaration_id}: {exc.message}"
             last.not_found = isinstance(exc, NotFoundError)
-            return True
+            # A 5xx or a lost connection that outlasted the client's own retries is asked
+            # again at the next interval, until the wait's time is up; a refusal ends it.
+            return not is_transient(exc)
+        last.failure = None
         last.status = detail.raw.get("status")
         last.errors = entries_of(detail.raw.get("errors"))
         return not _undecided(last.status)

@@ -7,6 +7,7 @@ import itertools
 import threading
 from collections.abc import Callable
 
+from customs_batch.client import ServerError
 from customs_batch.errors import ServiceError
 from customs_batch.execution.waiting import WaitOptions, follow_pending, poll
 from customs_batch.kinds.model import SETTLED, STOPPED, TIMED_OUT, Refreshed
@@ -94,3 +95,22 @@ def test_a_read_that_fails_ends_the_follow_with_why() -> None:
     followed = follow_pending(read, PENDING, options, threading.Event(), clock=_clock())
     assert (followed.read, followed.answer) == (False, None)
     assert followed.failure == "could not read where it stands: 503 unavailable"
+
+
+def test_a_read_that_fails_for_a_while_is_asked_again_until_decided() -> None:
+    unavailable = ServerError("503 unavailable", status=503, body=None, operation="get")
+    options = WaitOptions(timeout=100, interval=0)
+    asked, read = _answers("cancellation_requested", unavailable, "canceled")
+    followed = follow_pending(read, PENDING, options, threading.Event(), clock=_clock())
+    assert (followed.read, followed.answer) == (True, Refreshed(service_state="canceled"))
+    assert len(asked) == 3
+    # Without --wait, one read: its failure is the answer.
+    _, read = _answers(unavailable)
+    once = follow_pending(read, PENDING, None, threading.Event(), clock=_clock())
+    assert once.failure == "could not read where it stands: 503 unavailable"
+    # Still failing when the time is up: why.
+    _, read = _answers(*[unavailable] * 3)
+    late = follow_pending(
+        read, PENDING, WaitOptions(timeout=2, interval=0), threading.Event(), clock=_clock()
+    )
+    assert (late.read, late.failure) == (False, "could not read where it stands: 503 unavailable")

@@ -8,7 +8,12 @@ from typing import Any, cast
 
 import pytest
 
-from customs_batch.client import CustomsClient
+from customs_batch.client import (
+    ConnectionFailedError,
+    CustomsClient,
+    PermissionDeniedError,
+    ServerError,
+)
 from customs_batch.errors import ServiceError
 from customs_batch.kinds import Kind
 from customs_batch.kinds.actions import Action, Operation
@@ -157,6 +162,26 @@ def test_wait_tells_a_read_that_failed_and_the_time_running_out() -> None:
         "declaration 7 still processing: stopped waiting before customs decided; "
         "`customs-batch refresh` reads where it stands"
     )
+
+
+def test_wait_asks_again_after_a_5xx_or_a_lost_connection_and_stops_at_a_refusal() -> None:
+    # What outlasted the client's own retries is asked again at the next interval: a
+    # submission that stands is not failed by one bad poll.
+    unavailable = ServerError("503 unavailable", status=503, body=None, operation="get")
+    dropped = ConnectionFailedError("connection closed", operation="get")
+    client = _Transit("processing", unavailable, dropped, "ready")
+    waited = _wait(client, _submitted(), _polled(5))
+    assert (waited.ok, waited.status, waited.detail) == (True, "ready", "declaration 7 is ready")
+    assert client.polled == [7, 7, 7, 7]
+    # Still failing when the time is up: the change fails, saying why.
+    late = _wait(_Transit(unavailable, unavailable), _submitted(), _polled(2, TIMED_OUT))
+    assert (late.ok, late.detail) == (False, "could not poll declaration 7: 503 unavailable")
+    # A refusal is not asked again.
+    forbidden = PermissionDeniedError("403 forbidden", status=403, body=None, operation="get")
+    refused = _Transit(forbidden, "ready")
+    failed = _wait(refused, _submitted(), _polled(5))
+    assert (failed.ok, failed.detail) == (False, "could not poll declaration 7: 403 forbidden")
+    assert refused.polled == [7]
 
 
 def test_wait_reads_nothing_when_the_answer_already_says_where_it_stands() -> None:
