@@ -85,6 +85,10 @@ _NAME_HINT = (
     'name: "dep-{{ row.Reference }}" (a name counting rows, {{ row_number }}, moves to '
     "another row's declaration when a row is inserted or removed above it)."
 )
+_EMPTY_NAME = (
+    "Fill the cell with the row's own name (letters, digits, '.', '_', '-'), one that stays "
+    "with the row, such as its reference; or leave the row out with rows: or delete it."
+)
 
 
 def expand(
@@ -418,6 +422,15 @@ class _Expander:
         if state.failed:
             for problem in state.problems:
                 yield _with_document(problem, address)
+            return
+        if name is None and self.name_slot.header is not None:
+            # The name is one cell's value, and this row's cell is empty.
+            at = self._column(self.name_slot.header, state)
+            message = (
+                f"the cell is empty, and the document's name is taken from it "
+                f"({quoted_expression(self.name_slot.text)})"
+            )
+            yield self._finding("row.empty-cell", message, at, self.name_slot.path, _EMPTY_NAME)
             return
         rules = "A name starts with a letter or digit and holds letters, digits, '.', '_', '-'."
         name_wrong = name_problem(name, rules)
