@@ -44,7 +44,9 @@ def template(kind: str, output: Path, force: bool) -> int:
 
     Row 1 marks each column required or optional, row 2 holds the headers (the spec
     fields; nested ones as Consignor.name, one list element per row), data goes from row 3.
-    The manifest FILE.manifest.yaml reads every column into its field with forEach;
+    The first column, metadata.name, is each row's document name: the row's own (a
+    reference), so that it stays with the row when rows are inserted or sorted. The
+    manifest FILE.manifest.yaml reads every column into its field with forEach;
     delete the lines of columns you do not use. It is written beside the sheet, or, when
     customs-batch.yaml lists the manifests (manifests:) and the sheet's folder is not
     among them, into the first folder listed, so that validate, plan and apply read it.

@@ -43,9 +43,10 @@ def _cli(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue().decode(), err.getvalue().decode()
 
 
-def _cells(kind: Kind, spec: dict[str, Any]) -> dict[str, Any]:
-    """The row an analyst would type for ``spec``: a value under each column's header."""
-    row: dict[str, Any] = {}
+def _cells(kind: Kind, spec: dict[str, Any], name: str = "row-1") -> dict[str, Any]:
+    """The row an analyst would type for ``spec`` named ``name``: a value under each
+    column's header."""
+    row: dict[str, Any] = {"metadata.name": name}
     for column in kind_columns(kind):
         value: Any = spec
         for part in column.path:
@@ -68,12 +69,13 @@ def test_an_xlsx_template_filled_in_validates_clean() -> None:
     Path("data").mkdir()
     code, out, err = _cli("sheet", "template", "Movement", "-o", "data/movements.xlsx")
     assert code == 0, err
-    assert out == "wrote data/movements.xlsx (13 columns) and data/movements.manifest.yaml\n"
+    assert out == "wrote data/movements.xlsx (14 columns) and data/movements.manifest.yaml\n"
     book = openpyxl.load_workbook("data/movements.xlsx")
     sheet = book["Movement"]
     notes = [cell.value for cell in sheet[1]]
     headers = [cell.value for cell in sheet[2]]
-    assert headers[:4] == ["shipmentId", "action", "quantity", "grossWeightKg"]
+    assert headers[:5] == ["metadata.name", "shipmentId", "action", "quantity", "grossWeightKg"]
+    assert notes[0] == "required"
     assert notes[headers.index("quantity")] == "required"
     assert notes[headers.index("partyId")] == "optional"
     assert "customsDeclaration.source" in headers
@@ -112,6 +114,48 @@ def test_a_csv_template_of_departures_filled_in_validates_clean() -> None:
         )
     code, out, _ = _cli("validate", "departures.manifest.yaml")
     assert (code, out) == (0, "0 errors, 0 warnings in 1 document (1 file)\n")
+
+
+def _row(path: str, cells: dict[str, Any], at: int | None = None) -> None:
+    """Write ``cells`` as a row of the CSV template ``path``: at its end, or as data row
+    ``at`` (1 for the first, row 3 of the sheet), above the rows there."""
+    with open(path, encoding="utf-8-sig", newline="") as text:
+        rows = list(csv.reader(text))
+    line = ["" if cells.get(header) is None else cells[header] for header in rows[1]]
+    rows.insert(len(rows) if at is None else at + 1, line)
+    with open(path, "w", encoding="utf-8-sig", newline="") as text:
+        csv.writer(text, lineterminator="\r\n").writerows(rows)
+
+
+def test_each_row_keeps_its_name_when_a_row_is_inserted_above_it() -> None:
+    # The manifest named rows by their number (movement-{{ row_number }}): a row inserted
+    # above gave each sent row's name to the row after it, and the plan refused them all.
+    assert _cli("sheet", "template", "Movement", "-o", "moves.csv")[0] == 0
+    manifest = Path("moves.manifest.yaml").read_text(encoding="utf-8")
+    assert "row_number" not in manifest
+    assert "name: \"{{ row['metadata.name'] }}\"" in manifest
+    _row("moves.csv", _cells(Kind.MOVEMENT, MOVEMENT, "mov-a1-vah"))
+    _row("moves.csv", _cells(Kind.MOVEMENT, {**MOVEMENT, "hawbId": "hawb_a2"}, "mov-a2-vah"))
+    code, out, err = _cli("apply", "--auto-approve", "moves.manifest.yaml")
+    assert code == 0, out + err
+    other = {**MOVEMENT, "shipmentId": "shp_9Xc4Rt", "hawbId": "hawb_b1"}
+    _row("moves.csv", _cells(Kind.MOVEMENT, other, "mov-b1-vah"), at=1)
+    code, out, err = _cli("plan", "moves.manifest.yaml")
+    assert code == 0, out + err
+    assert "+ create         Movement/mov-b1-vah" in out
+    assert "Plan: 1 to create, 0 to update, 2 unchanged, 0 refused" in out
+
+
+def test_a_row_without_a_name_is_an_error_at_its_empty_cell() -> None:
+    assert _cli("sheet", "template", "Movement", "-o", "moves.csv")[0] == 0
+    _row("moves.csv", _cells(Kind.MOVEMENT, MOVEMENT, ""))
+    code, out, _ = _cli("validate", "moves.manifest.yaml")
+    assert code == 1
+    assert out.startswith(
+        "moves.csv:3:1: error[row.empty-cell]: the cell is empty, and the document's name is "
+        "taken from it (\"{{ row['metadata.name'] }}\")\n"
+        "  cell: sheet 'moves', row 3, column A 'metadata.name'\n"
+    )  # it said "None is not a document name"
 
 
 def test_the_manifest_names_every_column_exactly() -> None:
@@ -255,7 +299,7 @@ def test_in_a_project_that_lists_its_manifests_the_sheets_manifest_is_read_witho
     code, out, err = _cli("sheet", "template", "Movement", "-o", "data/movements.csv")
     assert code == 0, err
     manifest = Path("manifests/movements.manifest.yaml")
-    assert out.strip() == f"wrote data/movements.csv (13 columns) and {manifest}"
+    assert out.strip() == f"wrote data/movements.csv (14 columns) and {manifest}"
     assert f"customs-batch validate {manifest}" in err
     assert not Path("data/movements.manifest.yaml").exists()
     assert "forEach: {file: ../data/movements.csv, header: 2}" in manifest.read_text()

@@ -25,6 +25,20 @@ from customs_batch.manifest.spreadsheet.columns import Column, kind_columns
 from customs_batch.output_file import cannot_write, check_named_file, write_named_file
 
 HEADER_ROW = 2
+NAME_COLUMN = Column(
+    header="metadata.name",
+    path=("metadata", "name"),
+    required=True,
+    type="string",
+    description=(
+        "The row's document name (letters, digits, '.', '_', '-'): its own, kept by the row "
+        "for as long as the row exists, such as a reference. A row's place is no name: a "
+        "row inserted above would give this row's name to another request."
+    ),
+)
+"""The first column: each row's document name. Named from a cell of its own, a row keeps
+its name when rows are inserted, removed or sorted; ``row_number`` would hand it to the next
+row, whose request the plan then refuses to send under it."""
 _PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")
 """A file name YAML reads back as written when left unquoted in a flow mapping."""
@@ -76,13 +90,14 @@ def write_template(
         # An existing manifest is replaced only with --force, asked above.
         check_named_file(path, what=what[path], project_inputs=False)
     columns = kind_columns(kind)
-    content = _xlsx(kind, columns) if suffix == ".xlsx" else _csv(columns)
+    headed = [NAME_COLUMN, *columns]
+    content = _xlsx(kind, headed) if suffix == ".xlsx" else _csv(headed)
     write_named_file(sheet, content, what=what[sheet], project_inputs=False)
     # forEach.file is read relative to the manifest's folder.
     sheet_file = os.path.relpath(sheet.absolute(), manifest.parent.absolute())
     text = manifest_text(kind, Path(sheet_file).as_posix(), columns)
     write_named_file(manifest, text.encode("utf-8"), what=what[manifest], project_inputs=False)
-    return TemplateFiles(sheet, manifest, len(columns))
+    return TemplateFiles(sheet, manifest, len(headed))
 
 
 def _exists(path: Path, what: str) -> bool:
@@ -128,7 +143,8 @@ def _csv(columns: list[Column]) -> bytes:
 
 
 def manifest_text(kind: Kind, sheet_file: str, columns: list[Column]) -> str:
-    """The forEach manifest over the template: every column into its spec field."""
+    """The forEach manifest over the template: the name from :data:`NAME_COLUMN`, every
+    other column into its spec field."""
     spec: dict[str | int, Any] = {}
     for column in columns:
         node: Any = spec
@@ -137,16 +153,17 @@ def manifest_text(kind: Kind, sheet_file: str, columns: list[Column]) -> str:
                 node[part] = _reference(column.header)
             else:
                 node = node.setdefault(part, {})
-    slug = re.sub(r"(?<!^)(?=[A-Z])", "-", kind.value).lower()
     sheet = f", sheet: {kind.value}" if sheet_file.lower().endswith(".xlsx") else ""
     lines = [
         f"# Expands over the rows of {printable(sheet_file)}: one {kind.value} per row from row 3.",
         "# An empty cell leaves its field out; delete the lines of columns you do not use.",
+        f"# Each row's name is its {NAME_COLUMN.header} cell, kept by the row whatever rows are",
+        "# inserted or sorted around it (a name counting rows would move to another row).",
         "apiVersion: customs-batch/v1",
         f"kind: {kind.value}",
         f"forEach: {{file: {_yaml_path(sheet_file)}{sheet}, header: {HEADER_ROW}}}",
         "metadata:",
-        f'  name: "{slug}-{{{{ row_number }}}}"',
+        f"  name: {_reference(NAME_COLUMN.header)}",
         "spec:",
     ]
     lines += _yaml(spec, 1)
