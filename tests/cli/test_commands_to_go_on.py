@@ -150,3 +150,33 @@ def test_the_status_page_names_the_environment_in_the_commands_it_gives(
     assert printed, out
     for command in printed:
         assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_results_page_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `results --env NAME --format html` told to run `customs-batch plan` and
+    # `customs-batch state mv` for a row whose name moved, acting on the default environment.
+    (elsewhere / "manifests").mkdir(exist_ok=True)
+    (elsewhere / "data").mkdir(exist_ok=True)
+    (elsewhere / "manifests" / "m.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
+        'metadata: {name: "row-mov-{{ row_number }}"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
+        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
+        "goodsHandlingCode: N, partyId: rpty_p1}\n",
+        encoding="utf-8",
+    )
+    rows = elsewhere / "data" / "m.csv"
+    rows.write_text("qty\n1\n2\n3\n", encoding="utf-8")
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "manifests/m.yaml")
+    assert code == 0, out + err
+    rows.write_text("qty\n2\n3\n", encoding="utf-8")  # the first row deleted: names moved
+    code, out, err = run(
+        capsys, "results", "--env", "local", "--format", "html", "manifests/m.yaml"
+    )
+    assert code == 0, err
+    printed = _commands(" ".join(out.split()))
+    assert printed, out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
