@@ -180,3 +180,23 @@ def test_the_results_page_names_the_environment_in_the_commands_it_gives(
     assert printed, out
     for command in printed:
         assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_json_events_of_apply_name_the_environment_in_the_commands_they_give(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: apply --format json gave a refusal's reason (the plan event) and its
+    # skipped outcome's detail without --env, while apply's text named it.
+    address = "Movement/mov-a1-arrival"
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "--target", address)
+    assert code == 0, out + err
+    movements = elsewhere / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    movements.write_text(text.replace("quantity: 10", "quantity: 7", 1), encoding="utf-8")
+    code, out, err = run(
+        capsys, "apply", "--env", "local", "--auto-approve", "--target", address, "--format", "json"
+    )
+    printed = _commands(" ".join(out.split()))
+    assert any(command[1:3] == ["state", "rm"] for command in printed), out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
