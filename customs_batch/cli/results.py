@@ -219,7 +219,7 @@ def results(
     )
     result = collect_results(ResultsOptions(inputs, annotate_dir))
     rendered = RESULTS_FORMATS.get(format_name)(result)
-    if format_name == "text":  # the commands it gives name this run's --env
+    if format_name in ("text", "json"):  # the commands it gives name this run's --env
         rendered = with_env(rendered)
     if output is None:
         click.echo(rendered, nl=False)

@@ -200,3 +200,33 @@ def test_the_json_events_of_apply_name_the_environment_in_the_commands_they_give
     assert any(command[1:3] == ["state", "rm"] for command in printed), out
     for command in printed:
         assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_json_of_results_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the plan's JSON does: a tool showing a row's errors sends its user to the
+    # environment the command read, not the default.
+    (elsewhere / "manifests").mkdir(exist_ok=True)
+    (elsewhere / "data").mkdir(exist_ok=True)
+    (elsewhere / "manifests" / "m.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
+        'metadata: {name: "row-mov-{{ row_number }}"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
+        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
+        "goodsHandlingCode: N, partyId: rpty_p1}\n",
+        encoding="utf-8",
+    )
+    rows = elsewhere / "data" / "m.csv"
+    rows.write_text("qty\n1\n2\n3\n", encoding="utf-8")
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "manifests/m.yaml")
+    assert code == 0, out + err
+    rows.write_text("qty\n2\n3\n", encoding="utf-8")  # the first row deleted: names moved
+    code, out, err = run(
+        capsys, "results", "--env", "local", "--format", "json", "manifests/m.yaml"
+    )
+    assert code == 0, err
+    printed = _commands(" ".join(out.split()))
+    assert printed, out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
