@@ -198,7 +198,8 @@ class JsonEvents:
             requestsAtLeast=plan.requests_at_least,
             largeChange=None if plan.large_change is None else plan.large_change.describe(),
             changes=[
-                {"address": str(c.address), "action": c.action.value, "reason": c.reason}
+                # The commands a reason gives to go on name this run's --env, as the text's.
+                {"address": str(c.address), "action": c.action.value, "reason": with_env(c.reason)}
                 for c in plan.changes
             ],
         )
@@ -218,7 +219,7 @@ class JsonEvents:
             address=str(outcome.address),
             status=outcome.status.value,
             operation=outcome.operation.value,
-            detail=outcome.detail,
+            detail=with_env(outcome.detail),
             outputs=dict(outcome.outputs),
             remoteStatus=outcome.remote_status,
         )

@@ -28,6 +28,7 @@ from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
 from customs_batch.environments import env_words
 from customs_batch.errors import UsageError
+from customs_batch.planning import Plan
 from customs_batch.reports import (
     PLAN_FORMATS,
     PlanView,
@@ -144,7 +145,7 @@ def plan(
     )
     environment = result.environment
     view = PlanView(
-        result.plan,
+        _naming_env(result.plan),
         environment.name,
         environment.rate_limit,
         show_unchanged=show_unchanged,
@@ -153,11 +154,12 @@ def plan(
     if output is None:
         # click.echo drops the text format's colours when stdout is not a terminal.
         for piece in render_plan_pieces(format_name, replace(view, colour=True)):
-            click.echo(with_env(piece) if format_name == "text" else piece, nl=False)
+            click.echo(_env_named(format_name, piece), nl=False)
     else:
-        write_output(output, render_plan_pieces(format_name, view), what="plan")
+        pieces = render_plan_pieces(format_name, view)
+        write_output(output, (_env_named(format_name, piece) for piece in pieces), what="plan")
         click.echo(summary_text(result.plan, environment.rate_limit), err=True)
-    append_step_summary(lambda: render_plan("markdown", view))
+    append_step_summary(lambda: with_env(render_plan("markdown", view)))
     if result.rate_limit_note and format_name == "text":
         click.echo(f"Note: {result.rate_limit_note}.", err=True)
     if result.sensitive_note:
@@ -173,6 +175,20 @@ def plan(
         )
         click.echo(f"\nSaved the plan to {out}; apply exactly it with `{apply}`.")
     return int(result.exit_code(detailed=detailed_exitcode))
+
+
+def _naming_env(plan: Plan) -> Plan:
+    """The plan as shown: the commands its reasons give to go on (`customs-batch state rm
+    ADDR`) name this run's --env, in every format and file, so that one copied from a
+    pull-request comment or a page acts on the environment planned, not the default."""
+    changes = tuple(replace(change, reason=with_env(change.reason)) for change in plan.changes)
+    return replace(plan, changes=changes)
+
+
+def _env_named(format_name: str, piece: str) -> str:
+    """A rendered piece with this run's --env in the commands it quotes beyond the reasons
+    (the large-change guard's); the graphs quote none, and JSON keeps its values as planned."""
+    return with_env(piece) if format_name in ("text", "markdown", "html") else piece
 
 
 def _same_file(one: Path, other: Path) -> bool:

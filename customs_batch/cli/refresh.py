@@ -79,7 +79,8 @@ _STATUS_COLUMNS = (
 
 @STATUS_FORMATS.register("html")
 def _status_html(result: StatusResult) -> str:
-    summary = (
+    # The commands it gives to go on name this run's --env, as the text's do (`with_env`).
+    summary = with_env(
         f"{_recorded_words(result.entries)}, "
         f"{len(result.blocking)} rejected, undone or needing a decision, "
         f"{len(result.pending)} not decided by customs yet (last known: "
@@ -118,7 +119,7 @@ def _status_row(entry: StatusEntry, place: RowPlace | None) -> Row:
     )
     notes = [describe_error(error) for error in entry.errors]
     if entry.message:
-        notes.insert(0, entry.message)
+        notes.insert(0, with_env(entry.message))
     if entry.blocks or entry.lifecycle == "refused":
         tone = "refused"
     elif entry.pending:

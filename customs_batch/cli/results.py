@@ -121,18 +121,19 @@ def _results_html(result: ResultsResult) -> str:
         f"customs-batch results of {result.environment}",
         _HTML_COLUMNS,
         [_html_row(row) for row in result.rows],
-        summary=summary,
+        summary=with_env(summary),
     )
 
 
 def _html_row(row: RowResult) -> Row:
-    """A row: its status, its documents and their IDs (a line each), where it is."""
+    """A row: its status, its documents and their IDs (a line each), where it is; the
+    commands its errors give to go on name this run's --env, as the text's do."""
     cells = (
         row.status.value,
         "\n".join(doc.address for doc in row.documents) or "(no document)",
         *("\n".join(str(value) for value in row.ids(what)) for what in _ID_COLUMNS),
         "\n".join(doc.service_state or "" for doc in row.documents).strip(),
-        "\n".join(row.errors),
+        "\n".join(with_env(error) for error in row.errors),
         row.at,
     )
     location = Location(row.file, row.row, sheet=row.sheet, row=row.row)
@@ -218,7 +219,7 @@ def results(
     )
     result = collect_results(ResultsOptions(inputs, annotate_dir))
     rendered = RESULTS_FORMATS.get(format_name)(result)
-    if format_name == "text":  # the commands it gives name this run's --env
+    if format_name in ("text", "json"):  # the commands it gives name this run's --env
         rendered = with_env(rendered)
     if output is None:
         click.echo(rendered, nl=False)

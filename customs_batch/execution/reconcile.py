@@ -1014,7 +1014,7 @@ def entry_lines(entry: StatusEntry) -> list[str]:
     if entry.undone:
         mark = "  undone (what it did is undone at the service: the next apply sends it again)"
     errors = f"  {len(entry.errors)} error(s)" if entry.errors else ""
-    # In words, as apply --wait and plan give them (``E1 totalWeight weight mismatch``), not
+    # In words, as apply --wait and plan give them (``E1 totalWeight: weight mismatch``), not
     # as a Python dict.
     return [f"{entry.address}  {ident}  {last}{mark}{errors}"] + [
         f"    {describe_error(error)}" for error in entry.errors

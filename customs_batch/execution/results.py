@@ -24,7 +24,7 @@ from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import ServiceId
+from customs_batch.kinds.model import ServiceId, describe_error
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
@@ -373,14 +373,9 @@ def recorded_result(
 
 
 def service_error_text(error: JSON) -> str:
-    """One entry of the service's ``errors``: ``CODE field: message`` where it has them."""
-    if not isinstance(error, Mapping):
-        return str(error)
-    code, where, message = error.get("code"), error.get("field"), error.get("message")
-    head = " ".join(str(part) for part in (code, where) if part)
-    if message:
-        return f"{head}: {message}" if head else str(message)
-    return head or str(dict(error))
+    """One entry of the service's ``errors``: ``CODE field: message`` where it has them,
+    as status, plan and apply show it."""
+    return describe_error(error)
 
 
 @dataclass(frozen=True, order=True)

@@ -1017,11 +1017,15 @@ def _instant(text: str | None) -> datetime | None:
 
 
 def describe_error(error: JSON) -> str:
-    """One of the service's validation errors as a short phrase."""
-    if isinstance(error, dict):
-        parts = [str(error[k]) for k in ("code", "field", "message") if error.get(k)]
-        return " ".join(parts) or str(error)
-    return str(error)
+    """One of the service's validation errors as a short phrase: ``CODE field: message``
+    where it has them (docs/api-choices.md), in every command that shows one."""
+    if not isinstance(error, dict):
+        return str(error)
+    code, where, message = error.get("code"), error.get("field"), error.get("message")
+    head = " ".join(str(part) for part in (code, where) if part)
+    if message:
+        return f"{head}: {message}" if head else str(message)
+    return head or str(error)
 
 
 def normal_text(text: str) -> str:

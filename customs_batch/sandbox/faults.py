@@ -67,11 +67,15 @@ def parse_faults(text: str) -> FaultSpec:
     """Parse a ``--faults`` spec; an empty text means no faults."""
     probabilities: dict[Fault, float] = {}
     slow_p, slow_s = 0.0, 0.0
+    named: set[str] = set()
     for entry in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = entry.partition("=")
         name = name.strip().lower()
         if not sep:
             raise _bad(f"'{entry}' has no '='")
+        if name in named:  # one of its values taken silently would run other odds than asked
+            raise _bad(f"{name} is named twice: give each fault once")
+        named.add(name)
         if name == "slow":
             match = _SLOW.match(value.strip())
             if match is None:

@@ -71,13 +71,15 @@ def endpoint(
     change the counts it checks, nor wait behind the rate limit it is testing.
     """
     label = f"{method} {template(path)}"
+    # A GET route answers HEAD too (HTTP's own): counted as what it is, by its own method.
+    head = f"HEAD {template(path)}"
     taken = frozenset(query)
     takes = f"{label} takes {', '.join(query)}" if query else f"{label} takes no query parameters"
 
     async def gate(request: Request) -> Response:
         sandbox: Sandbox = request.app.state.sandbox
         if counted:
-            sandbox.stats.count(label)
+            sandbox.stats.count(head if request.method == "HEAD" else label)
         try:
             require_single_headers(request)
             caller = authenticate(sandbox.store, header(request, b"authorization"), sandbox.clock())

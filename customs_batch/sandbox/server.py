@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import socket
@@ -11,9 +12,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from customs_batch.errors import ConfigError
+from customs_batch.sandbox import contract
 from customs_batch.sandbox.app import create_app
 from customs_batch.sandbox.auth import key_digest, revoked
 from customs_batch.sandbox.context import Sandbox
@@ -23,6 +27,7 @@ from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.ratelimit import RateLimit
 from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
 from customs_batch.sandbox.store import Table
+from customs_batch.sandbox.web import error
 
 
 @dataclass(frozen=True)
@@ -75,11 +80,43 @@ def _serve(options: ServeOptions, seed: Seed, announce: Callable[[str], None]) -
     announce(f"customs-batch sandbox listening on http://{shown_host}:{port}")
     announce(_keys_line(seed, app.state.sandbox, options.db_path))
     config = uvicorn.Config(
-        app, log_config=None, log_level="warning", access_log=False, lifespan="off"
+        app,
+        http=_ApiRefusals,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
     )
     with _quiet_signals():
         _Server(config, app.state.gate).run(sockets=[listener])
     app.state.sandbox.store.close()
+
+
+class _ApiRefusals(H11Protocol):
+    """uvicorn's HTTP/1.1, whose answer to a request it cannot read as HTTP (two
+    ``Content-Length``s, a chunk size that is none, a length past any) is the API's 400,
+    ``{statusCode, message, error}``, as every other refusal is: uvicorn's own is plain
+    text, which a client parsing the API's errors cannot read."""
+
+    def send_400_response(self, msg: str) -> None:
+        refusal = error(
+            contract.BAD_REQUEST,
+            "the request is not valid HTTP/1.1 (its framing: Content-Length, "
+            "Transfer-Encoding, the request line or a header): it was not read",
+        )
+        body = json.dumps(refusal.body, separators=(",", ":")).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        event = h11.Response(
+            status_code=contract.BAD_REQUEST, headers=headers, reason=b"Bad Request"
+        )
+        self.transport.write(self.conn.send(event))
+        self.transport.write(self.conn.send(h11.Data(data=body)))
+        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()
 
 
 class _Server(uvicorn.Server):

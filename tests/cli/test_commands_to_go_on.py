@@ -97,3 +97,136 @@ def test_a_line_printed_by_an_apply_worker_names_the_environment_too() -> None:
         assert printed == ["`customs-batch refresh --env staging`"]
     finally:
         forget_env()
+
+
+@pytest.mark.parametrize(
+    ("options", "read"),
+    [
+        (("--format", "markdown"), "stdout"),
+        (("--format", "html"), "stdout"),
+        (("--format", "json"), "stdout"),
+        (("-o", "plan.txt"), "plan.txt"),
+        (("--format", "markdown", "-o", "plan.md"), "plan.md"),
+        ((), "summary.md"),
+    ],
+)
+def test_a_refusal_names_the_environment_in_every_format_and_file_of_the_plan(
+    elsewhere: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    options: tuple[str, ...],
+    read: str,
+) -> None:
+    # Found probing: only the text plan printed to the terminal named --env. The markdown
+    # plan a pull request shows, the HTML page, the JSON plan, a plan written with -o and
+    # the job summary gave `customs-batch state rm ADDR` without it: copied from the
+    # review, it acted on the default environment.
+    address = "Movement/mov-a1-arrival"
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "--target", address)
+    assert code == 0, out + err
+    movements = elsewhere / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    movements.write_text(text.replace("quantity: 10", "quantity: 7", 1), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(elsewhere / "summary.md"))
+    code, out, err = run(capsys, "plan", "--env", "local", "--target", address, *options)
+    assert code == 1, out + err
+    shown = out if read == "stdout" else (elsewhere / read).read_text(encoding="utf-8")
+    printed = _commands(" ".join(shown.split()))
+    assert any(command[1:3] == ["state", "rm"] for command in printed), shown
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_status_page_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `status --env NAME --format html` told to run `customs-batch refresh`,
+    # which refreshes the default environment, while the text said `... --env NAME`.
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve")
+    assert code == 0, out + err
+    code, out, err = run(capsys, "status", "--env", "local", "--format", "html")
+    assert code == 0, err
+    printed = _commands(" ".join(out.split()))
+    assert printed, out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_results_page_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `results --env NAME --format html` told to run `customs-batch plan` and
+    # `customs-batch state mv` for a row whose name moved, acting on the default environment.
+    (elsewhere / "manifests").mkdir(exist_ok=True)
+    (elsewhere / "data").mkdir(exist_ok=True)
+    (elsewhere / "manifests" / "m.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
+        'metadata: {name: "row-mov-{{ row_number }}"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
+        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
+        "goodsHandlingCode: N, partyId: rpty_p1}\n",
+        encoding="utf-8",
+    )
+    rows = elsewhere / "data" / "m.csv"
+    rows.write_text("qty\n1\n2\n3\n", encoding="utf-8")
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "manifests/m.yaml")
+    assert code == 0, out + err
+    rows.write_text("qty\n2\n3\n", encoding="utf-8")  # the first row deleted: names moved
+    code, out, err = run(
+        capsys, "results", "--env", "local", "--format", "html", "manifests/m.yaml"
+    )
+    assert code == 0, err
+    printed = _commands(" ".join(out.split()))
+    assert printed, out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_json_events_of_apply_name_the_environment_in_the_commands_they_give(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: apply --format json gave a refusal's reason (the plan event) and its
+    # skipped outcome's detail without --env, while apply's text named it.
+    address = "Movement/mov-a1-arrival"
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "--target", address)
+    assert code == 0, out + err
+    movements = elsewhere / "manifests" / "movements.yaml"
+    text = movements.read_text(encoding="utf-8")
+    movements.write_text(text.replace("quantity: 10", "quantity: 7", 1), encoding="utf-8")
+    code, out, err = run(
+        capsys, "apply", "--env", "local", "--auto-approve", "--target", address, "--format", "json"
+    )
+    printed = _commands(" ".join(out.split()))
+    assert any(command[1:3] == ["state", "rm"] for command in printed), out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_json_of_results_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the plan's JSON does: a tool showing a row's errors sends its user to the
+    # environment the command read, not the default.
+    (elsewhere / "manifests").mkdir(exist_ok=True)
+    (elsewhere / "data").mkdir(exist_ok=True)
+    (elsewhere / "manifests" / "m.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
+        'metadata: {name: "row-mov-{{ row_number }}"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
+        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
+        "goodsHandlingCode: N, partyId: rpty_p1}\n",
+        encoding="utf-8",
+    )
+    rows = elsewhere / "data" / "m.csv"
+    rows.write_text("qty\n1\n2\n3\n", encoding="utf-8")
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "manifests/m.yaml")
+    assert code == 0, out + err
+    rows.write_text("qty\n2\n3\n", encoding="utf-8")  # the first row deleted: names moved
+    code, out, err = run(
+        capsys, "results", "--env", "local", "--format", "json", "manifests/m.yaml"
+    )
+    assert code == 0, err
+    printed = _commands(" ".join(out.split()))
+    assert printed, out
+    for command in printed:
+        assert command[-2:] == ["--env", "local"], command

@@ -132,7 +132,7 @@ def test_wait_reads_it_until_it_leaves_processing() -> None:
 def test_wait_fails_the_change_when_customs_rejects_it() -> None:
     waited = _wait(_Transit("invalid"), _submitted(), _polled(5))
     assert not waited.ok
-    assert waited.detail == "declaration 7 is invalid: E1 x bad"
+    assert waited.detail == "declaration 7 is invalid: E1 x: bad"
     assert waited.errors == ({"code": "E1", "field": "x", "message": "bad"},)
 
 
@@ -146,7 +146,7 @@ def test_its_status_words_are_found_as_the_api_document_writes_them_in_either_ca
     assert "ready" not in model.rejected_states and None not in model.rejected_states
     waited = _wait(_Transit("PROCESSING", "INVALID"), _submitted(), _polled(5))
     assert (waited.ok, waited.status) == (False, "INVALID")  # said as the service said it
-    assert waited.detail == "declaration 7 is INVALID: E1 x bad"
+    assert waited.detail == "declaration 7 is INVALID: E1 x: bad"
 
 
 def test_wait_tells_a_read_that_failed_and_the_time_running_out() -> None:
@@ -221,7 +221,7 @@ class _Answering:
     ("errors", "kept", "said"),
     [
         ("just a string", ("just a string",), "just a string"),  # not one per character
-        ({"code": "X", "message": "m"}, ({"code": "X", "message": "m"},), "X m"),  # not its keys
+        ({"code": "X", "message": "m"}, ({"code": "X", "message": "m"},), "X: m"),  # not its keys
         (None, (), "no errors given"),
         ([], (), "no errors given"),
         (["a", {"code": "B"}], ("a", {"code": "B"}), "a; B"),

@@ -384,3 +384,34 @@ def test_a_client_that_leaves_before_its_answer_is_logged_without_a_traceback(
     log = server.log.read_text()
     assert "Traceback" not in log and "ClientDisconnect" not in log, log
     assert re.search(r" POST /v1/declaration-templates/groups disconnected \d+\.\dms$", log, re.M)
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",  # two lengths: which one is it?
+        "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n",  # a chunk size that is none
+        "Content-Length: 99999999999999999999999\r\n\r\n{}",  # past any length
+    ],
+)
+def test_a_request_that_is_not_valid_http_is_refused_with_the_apis_error_body(
+    start: Any, framing: str
+) -> None:
+    """Found probing: the emulator answered a request it could not read as HTTP/1.1 with a
+    plain-text "Invalid HTTP request received.", where every other refusal has the body
+    {statusCode, message, error} (docs/api-choices.md) that a client parses."""
+    server = start("--rate-limit", "off")
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    head = (
+        "POST /v1/declaration-templates/groups HTTP/1.1\r\nHost: sandbox\r\n"
+        "Authorization: Bearer sandbox-key\r\nContent-Type: application/json\r\n"
+    )
+    with socket.create_connection((url.hostname, url.port), timeout=30) as client:
+        client.sendall((head + framing).encode())
+        status, body = _read_response(client)
+    assert status.startswith(b"HTTP/1.1 400")
+    answer = json.loads(body)
+    assert answer["statusCode"] == 400 and answer["error"] == "Bad Request"
+    assert isinstance(answer["message"], list) and answer["message"], answer
+    assert server.client.get("/v1/declaration-templates/groups").json()["result"][1:] == []

@@ -36,6 +36,12 @@ def test_bad_specs_are_usage_errors(text: str) -> None:
         parse_faults(text)
 
 
+@pytest.mark.parametrize("text", ["5xx=0.1,5xx=0.2", "5xx=0.1,5XX=0.1", "slow=0.1:1s,slow=0.2:2s"])
+def test_a_fault_named_twice_is_refused_rather_than_one_of_its_values_taken(text: str) -> None:
+    with pytest.raises(UsageError, match="named twice"):
+        parse_faults(text)
+
+
 def _draws(spec: FaultSpec, seed: int) -> list[tuple[Fault, float]]:
     dice = FaultDice(spec, seed)
     return [dice.draw() for _ in range(50)]

@@ -219,6 +219,16 @@ def test_stats_count_by_method_and_path_template(api: httpx.Client) -> None:
     assert counts["rateLimited"] == 0
 
 
+def test_stats_count_a_head_as_a_head_not_as_a_get(api: httpx.Client) -> None:
+    # Found probing: `curl -I` (a health check, say) was counted as a GET, so a test
+    # comparing the GETs its client sent with the emulator's counts saw one too many.
+    api.get("/v1/declarations/501")
+    api.head("/v1/declarations/502")
+    counts = api.get("/_sandbox/stats").json()["requests"]
+    assert counts["GET /v1/declarations/{id}"] == 1
+    assert counts["HEAD /v1/declarations/{id}"] == 1
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [
