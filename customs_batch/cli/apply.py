@@ -10,7 +10,7 @@ from click.core import ParameterSource
 
 from customs_batch.cli._cache import no_cache_option
 from customs_batch.cli._choices import CutChoice
-from customs_batch.cli._command_line import command_line
+from customs_batch.cli._command_line import command_line, with_env
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
     a_number,
@@ -173,6 +173,7 @@ def apply(
             command=command_line(),
             allow_large_change=allow_large_change,
             annotate_results=annotate_dir,
+            go_on_words=with_env,
             mrn_check_digit_given=_given("mrn_check_digit"),
         ),
         presenter,

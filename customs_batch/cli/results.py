@@ -217,7 +217,7 @@ def results(
         cache=not no_cache,
         mrn_check_digit=MRN_CHECK_LEVELS[mrn_check_digit],
     )
-    result = collect_results(ResultsOptions(inputs, annotate_dir))
+    result = collect_results(ResultsOptions(inputs, annotate_dir, go_on_words=with_env))
     rendered = RESULTS_FORMATS.get(format_name)(result)
     if format_name in ("text", "json"):  # the commands it gives name this run's --env
         rendered = with_env(rendered)

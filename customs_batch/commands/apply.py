@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -112,6 +113,8 @@ class ApplyOptions:
     annotate_results: Path | None = None
     """The folder to write the results copies of the spreadsheets in once the run ends
     (see :mod:`customs_batch.commands.results`); None: none are written."""
+    go_on_words: Callable[[str], str] | None = None
+    """How those copies write a command they give to go on (``ResultsOptions.go_on_words``)."""
     mrn_check_digit_given: bool = False
     """Whether ``inputs.mrn_check_digit`` was asked for (``--mrn-check-digit`` given) rather
     than left at its default: a saved plan is read with the level it was made with, and one
@@ -254,6 +257,7 @@ def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[Resul
         replace(inputs, environment=result.environment.name),
         options.annotate_results,
         option="--annotate-results",
+        go_on_words=options.go_on_words,
     )
     return collect_results(annotate).written
 

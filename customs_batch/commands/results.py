@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,9 @@ class ResultsOptions:
     annotate: Path | None = None
     option: str = "--annotate"
     """The command's option that gave ``annotate``, for the messages about it."""
+    go_on_words: Callable[[str], str] | None = None
+    """How the copies write a command they give to go on (`` `customs-batch plan` ``): the
+    command line adds this run's ``--env`` to it, as its own text does; None: as given."""
 
 
 @dataclass(frozen=True)
@@ -84,5 +88,21 @@ def collect_results(options: ResultsOptions) -> ResultsResult:
         # openpyxl: only for a run that writes the copies.
         from customs_batch.reports.results_workbook import write_results_workbooks
 
-        written = tuple(write_results_workbooks(rows, options.annotate, option=options.option))
+        copied = rows if options.go_on_words is None else _worded(rows, options.go_on_words)
+        written = tuple(write_results_workbooks(copied, options.annotate, option=options.option))
     return ResultsResult(environment.name, rows, written, outside)
+
+
+def _worded(rows: tuple[RowResult, ...], words: Callable[[str], str]) -> tuple[RowResult, ...]:
+    """``rows`` with each of their errors as ``words`` writes it."""
+    return tuple(
+        replace(
+            row,
+            problems=tuple(words(problem) for problem in row.problems),
+            documents=tuple(
+                replace(doc, errors=tuple(words(error) for error in doc.errors))
+                for doc in row.documents
+            ),
+        )
+        for row in rows
+    )

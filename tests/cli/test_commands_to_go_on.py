@@ -7,6 +7,7 @@ import shlex
 import threading
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from customs_batch.cli._command_line import forget_env, remember_env, with_env
@@ -152,14 +153,12 @@ def test_the_status_page_names_the_environment_in_the_commands_it_gives(
         assert command[-2:] == ["--env", "local"], command
 
 
-def test_the_results_page_names_the_environment_in_the_commands_it_gives(
-    elsewhere: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Found probing: `results --env NAME --format html` told to run `customs-batch plan` and
-    # `customs-batch state mv` for a row whose name moved, acting on the default environment.
-    (elsewhere / "manifests").mkdir(exist_ok=True)
-    (elsewhere / "data").mkdir(exist_ok=True)
-    (elsewhere / "manifests" / "m.yaml").write_text(
+def _rows_whose_names_moved(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three spreadsheet rows named by their number applied with --env local, then the
+    first deleted: each row left has another's name, and its way out is a command."""
+    (folder / "manifests").mkdir(exist_ok=True)
+    (folder / "data").mkdir(exist_ok=True)
+    (folder / "manifests" / "m.yaml").write_text(
         "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
         'metadata: {name: "row-mov-{{ row_number }}"}\n'
         "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
@@ -167,11 +166,19 @@ def test_the_results_page_names_the_environment_in_the_commands_it_gives(
         "goodsHandlingCode: N, partyId: rpty_p1}\n",
         encoding="utf-8",
     )
-    rows = elsewhere / "data" / "m.csv"
+    rows = folder / "data" / "m.csv"
     rows.write_text("qty\n1\n2\n3\n", encoding="utf-8")
     code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "manifests/m.yaml")
     assert code == 0, out + err
     rows.write_text("qty\n2\n3\n", encoding="utf-8")  # the first row deleted: names moved
+
+
+def test_the_results_page_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `results --env NAME --format html` told to run `customs-batch plan` and
+    # `customs-batch state mv` for a row whose name moved, acting on the default environment.
+    _rows_whose_names_moved(elsewhere, capsys)
     code, out, err = run(
         capsys, "results", "--env", "local", "--format", "html", "manifests/m.yaml"
     )
@@ -207,21 +214,7 @@ def test_the_json_of_results_names_the_environment_in_the_commands_it_gives(
 ) -> None:
     # As the plan's JSON does: a tool showing a row's errors sends its user to the
     # environment the command read, not the default.
-    (elsewhere / "manifests").mkdir(exist_ok=True)
-    (elsewhere / "data").mkdir(exist_ok=True)
-    (elsewhere / "manifests" / "m.yaml").write_text(
-        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
-        'metadata: {name: "row-mov-{{ row_number }}"}\n'
-        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: ISL, "
-        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
-        "goodsHandlingCode: N, partyId: rpty_p1}\n",
-        encoding="utf-8",
-    )
-    rows = elsewhere / "data" / "m.csv"
-    rows.write_text("qty\n1\n2\n3\n", encoding="utf-8")
-    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve", "manifests/m.yaml")
-    assert code == 0, out + err
-    rows.write_text("qty\n2\n3\n", encoding="utf-8")  # the first row deleted: names moved
+    _rows_whose_names_moved(elsewhere, capsys)
     code, out, err = run(
         capsys, "results", "--env", "local", "--format", "json", "manifests/m.yaml"
     )
@@ -230,3 +223,26 @@ def test_the_json_of_results_names_the_environment_in_the_commands_it_gives(
     assert printed, out
     for command in printed:
         assert command[-2:] == ["--env", "local"], command
+
+
+@pytest.mark.parametrize("command", ["results", "apply"])
+def test_the_results_copies_of_the_sheets_name_the_environment_in_the_commands_they_give(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # Found probing: `results --env local --annotate DIR` (and apply's --annotate-results)
+    # wrote `customs-batch plan` and `customs-batch state mv` into the copies' cells.
+    _rows_whose_names_moved(elsewhere, capsys)
+    option = {"results": "--annotate", "apply": "--annotate-results"}[command]
+    extra = ["--auto-approve"] if command == "apply" else []
+    run(capsys, command, "--env", "local", *extra, option, "copies", "manifests/m.yaml")
+    copies = list((elsewhere / "copies").rglob("*.xlsx"))
+    assert copies
+    cells = []
+    for copy in copies:
+        book = openpyxl.load_workbook(copy)
+        for sheet in book.worksheets:
+            cells += [str(cell.value) for row in sheet.iter_rows() for cell in row if cell.value]
+    printed = _commands(" ".join(" ".join(cells).split()))
+    assert any(words[1:3] == ["state", "mv"] for words in printed), cells
+    for words in printed:
+        assert words[-2:] == ["--env", "local"], words
