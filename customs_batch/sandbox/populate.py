@@ -8,6 +8,7 @@ from customs_batch.sandbox import contract
 from customs_batch.sandbox.auth import key_digest
 from customs_batch.sandbox.records import JsonObject, parse_timestamp, timestamp
 from customs_batch.sandbox.seed import Seed
+from customs_batch.sandbox.seed_file_schema import ITEM_FIELDS
 from customs_batch.sandbox.store import RecordId, Store, Table
 
 _DEFAULT_PROCESS_TYPE = "IMPORT_HANDLING"
@@ -52,7 +53,17 @@ def populate(store: Store, seed: Seed, now: float) -> None:
     for declaration in seed.declarations:
         _add_declaration(tables, declaration, _created(declaration, stamp))
     for item in seed.declaration_items:
-        tables[Table.ITEMS][item["id"]] = _item(item, item["declarationId"])
+        declaration_id = item["declarationId"]
+        tables[Table.ITEMS][item["id"]] = _item(item, declaration_id)
+        # Listed on its own, it is still one of its declaration's items: an export
+        # declaration's detail (the one that shows items) lists it, as GET
+        # /v1/declaration-items/{id} names that declaration.
+        owner = tables[Table.DECLARATIONS].get(declaration_id)
+        if owner is not None and owner["type"] == "EXPORT" and not item.get("deleted", False):
+            nested = {key: item[key] for key in ITEM_FIELDS if key in item}
+            if "commodityCode" in item:
+                nested["hsCode"] = item["commodityCode"]
+            owner["items"] = [*owner["items"], {**_EXPORT_ITEM_DEFAULTS, **nested}]
     for group in seed.template_groups:
         created = _created(group, stamp)
         tables[Table.TEMPLATE_GROUPS][group["id"]] = {

@@ -70,7 +70,7 @@ _SHIPMENT = _record(
     },
     ["id", "publicId", "referenceNumber", "status"],
 )
-_ITEM_FIELDS: Final = {
+ITEM_FIELDS: Final = {
     "id": _INT,
     "description": _STRING,
     "quantity": _NUMBER,
@@ -80,7 +80,8 @@ _ITEM_FIELDS: Final = {
     "currency": _STRING,
     "originCountry": _STRING,
 }
-_DECLARATION_ITEM = _record({**_ITEM_FIELDS, "hsCode": _STRING}, ["id", "description"])
+"""The fields of a declaration's item, in its detail as in a seed's ``declarationItems``."""
+_DECLARATION_ITEM = _record({**ITEM_FIELDS, "hsCode": _STRING}, ["id", "description"])
 _PARTY = {"type": "object", "additionalProperties": _STRING}
 _DECLARATION = _record(
     {
@@ -108,7 +109,7 @@ _SUPPORTING_DOCUMENT = _record(
 )
 _STANDALONE_ITEM = _record(
     {
-        **_ITEM_FIELDS,
+        **ITEM_FIELDS,
         "declarationId": _INT,
         "commodityCode": _STRING,
         "deleted": {"type": "boolean"},

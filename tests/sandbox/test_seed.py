@@ -85,6 +85,28 @@ def test_fields_a_seed_leaves_out_are_answered_in_their_documented_type(
     assert None not in item.values()
 
 
+def test_an_item_a_seed_lists_on_its_own_is_in_its_declarations_detail(
+    tmp_path: Path, make_api: ClientFactory
+) -> None:
+    """Found probing: an item of ``declarationItems`` named its declaration (GET
+    /v1/declaration-items/77 said so), but that declaration's detail listed no item."""
+    path = tmp_path / "seed.yaml"
+    path.write_text(
+        "apiKeys: [{key: my-key, companyId: 1}]\n"
+        "declarations:\n"
+        "  - {declarationId: 5, shipmentId: 1, type: EXPORT, status: ready, referenceNumber: R}\n"
+        "declarationItems:\n"
+        "  - {id: 77, declarationId: 5, description: d, commodityCode: '731821'}\n"
+        "  - {id: 79, declarationId: 5, description: gone, deleted: true}\n",
+        encoding="utf-8",
+    )
+    api = make_api(seed=load_seed(path), headers={"Authorization": "Bearer my-key"})
+    assert api.get("/v1/declaration-items/77").json()["declarationId"] == 5
+    (item,) = api.get("/v1/declarations/5").json()["items"]
+    assert (item["id"], item["description"], item["hsCode"]) == (77, "d", "731821")
+    assert None not in item.values()
+
+
 def test_seed_times_are_answered_with_milliseconds_and_ordered_as_times(
     tmp_path: Path, make_api: ClientFactory
 ) -> None:
