@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from urllib.parse import unquote_to_bytes
 
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
@@ -111,8 +112,18 @@ def _known_parameters_only(request: Request, taken: frozenset[str], takes: str) 
     than once: every parameter takes one value, and keeping one of several silently would
     answer ``?status=new&status=completed`` with the completed records only, as if that were
     what the client asked for."""
-    if not request.scope.get("query_string"):
+    raw = request.scope.get("query_string")
+    if not raw:
         return
+    try:  # as a body: a value that is not UTF-8 is no text to filter by
+        unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail(
+            contract.BAD_REQUEST,
+            [
+                f"the query string is not UTF-8 once percent-decoded: byte {exc.start} is not valid there"
+            ],
+        )
     names = [name for name, _ in request.query_params.multi_items()]
     unknown = [name for name in dict.fromkeys(names) if name not in taken]
     counts = Counter(names)

@@ -317,6 +317,21 @@ def test_a_query_parameter_given_twice_is_400_naming_it(
     assert reason.startswith(f"the query parameter '{name}' is given 2 times"), reason
 
 
+@pytest.mark.parametrize(
+    "query", ["referenceNumber=%FF", "referenceNumber=caf%C3", "%FE=1", "referenceNumber=R%E9f"]
+)
+def test_a_query_string_that_is_not_utf_8_is_400_as_a_body_would_be(
+    api: httpx.Client, query: str
+) -> None:
+    # Found probing: ?referenceNumber=%FF was answered 200 with no shipment, filtered by a
+    # replacement character the client never sent.
+    response = api.get(f"/v1/shipments?{query}")
+    assert response.status_code == 400, response.text
+    (reason,) = response.json()["message"]
+    assert reason.startswith("the query string is not UTF-8 once percent-decoded: byte "), reason
+    assert api.get("/v1/shipments?referenceNumber=caf%C3%A9").status_code == 200
+
+
 @pytest.mark.parametrize("raw", ["-1", "0", "-9223372036854775808"])
 def test_a_company_id_filter_below_1_is_400(api: httpx.Client, raw: str) -> None:
     # Integer query parameters are plain digits, and a company ID is at least 1 (the bodies').
