@@ -703,7 +703,11 @@ class _Run:
                 return self._unknown(change, intent, exc)
             if _resent(change, previous):
                 return self._resend_refused(change, intent, exc)
-            if getattr(exc, "status", None) == CONFLICT and previous is None:
+            if getattr(exc, "status", None) == CONFLICT and (
+                previous is None or previous.never_created
+            ):
+                # A first creation, or one sent again after the service refused it (nothing
+                # of it exists): the kind looks for what is there alike.
                 return self._conflict(change, intent, request, exc)
             return self._refused(change, intent, previous, exc)
         return self._unknown(change, intent, exc)
