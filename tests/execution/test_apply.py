@@ -476,6 +476,46 @@ def test_a_409_group_is_looked_up_again_after_a_refused_attempt(
         assert f"`customs-batch import TemplateGroup/g {group_id}` records it" in outcome.detail
 
 
+def test_a_409_group_of_other_templates_another_environment_records_says_so(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # A group whose templates the service cannot give back is not adopted on a 409: the
+    # way out said `customs-batch import TemplateGroup/g N`, which, followed, refused (exit
+    # 3) since nl records N. The refusal now names nl's record and how to release it.
+    with_templates = {**GROUP, "DeclarationTemplates": [{"procedureType": "H1"}]}
+    nl = LocalBackend(tmp_path / "nl")
+    assert _apply(nl, [doc(Kind.TEMPLATE_GROUP, "g", with_templates, 0)], emulator).ok
+    group_id = nl.read().resources["TemplateGroup/g"].outputs["id"]
+    other = OtherState("the state of environment 'nl'", "http://sandbox.test", nl.read(), "", "nl")
+    de = LocalBackend(tmp_path / "de")
+    report = _apply(
+        de,
+        [doc(Kind.TEMPLATE_GROUP, "g", with_templates, 0)],
+        emulator,
+        elsewhere=ObjectsHeldElsewhere(lambda: [other]),
+    )
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert (
+        f"it holds an object of this document's unique key (a template group's code) ({group_id})"
+        in outcome.detail
+    )
+    assert "recorded as TemplateGroup/g in the state of environment 'nl'" in outcome.detail
+    assert "`customs-batch state rm TemplateGroup/g --env nl`" in outcome.detail
+    assert "records it, and the next plan" not in outcome.detail
+    record = de.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.FAILED and not record.outputs
+    # No other state records it: the way out is still `import`.
+    alone = _apply(
+        LocalBackend(tmp_path / "alone"),
+        [doc(Kind.TEMPLATE_GROUP, "g", with_templates, 0)],
+        emulator,
+    )
+    [outcome] = alone.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert f"`customs-batch import TemplateGroup/g {group_id}` records it" in outcome.detail
+
+
 def test_a_lost_creation_found_recorded_by_another_environment_stays_unknown(
     tmp_path: Path, emulator: Emulator
 ) -> None:
