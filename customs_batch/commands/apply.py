@@ -23,7 +23,10 @@ from customs_batch.errors import CustomsBatchError, ExitCode, UsageError
 from customs_batch.execution.apply import ApplyEvents, ApplyReport, apply_plan
 from customs_batch.execution.history import RunHistory, manifests_commit, operator
 from customs_batch.execution.interrupt import Sending, graceful_stop, terminate_as_interrupt
-from customs_batch.execution.reconcile import refuse_tombstones_held_elsewhere
+from customs_batch.execution.reconcile import (
+    refuse_creations_held_elsewhere,
+    refuse_tombstones_held_elsewhere,
+)
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
 from customs_batch.execution.time_budget import TimeBudget
@@ -353,6 +356,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         # As plan does: a tombstone tracked again whose object another environment took
         # over is refused (a saved plan too: that environment may have taken it since).
         plan = refuse_tombstones_held_elsewhere(plan, session.state, elsewhere)
+        # And a creation of what another environment of the service recorded.
+        plan = refuse_creations_held_elsewhere(plan, elsewhere)
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from customs_batch.backends import rate_limit_note, sealer_for
 from customs_batch.commands._inputs import Inputs
-from customs_batch.environments import Environment
+from customs_batch.environments import Environment, StateKind, load_project
 from customs_batch.errors import ExitCode
 from customs_batch.kinds import Address
 from customs_batch.planning import Action, Plan, plan_changes
@@ -16,6 +16,7 @@ from customs_batch.planning.diff import tombstone_take_overs
 from customs_batch.planning.graph import Edge, dependency_edges
 from customs_batch.planning.guard import large_change
 from customs_batch.planning.planfile import digest_documents, mrn_check_word, write_plan
+from customs_batch.service_address import same_service
 from customs_batch.state.backend import PUSHED_SERVICE
 from customs_batch.state.lock import in_flight_of
 
@@ -94,15 +95,24 @@ def make_plan(options: PlanOptions) -> PlanResult:
     )
     if unchanged is not None:
         unchanged.save()
-    # A tombstone tracked again (a rename) whose object another environment took over.
-    # What compares with the other states brings the client with it: imported only for a
-    # plan that takes a tombstone over (plan sends nothing, and starts faster without it).
-    if tombstone_take_overs(plan, state):
+    # A tombstone tracked again (a rename) whose object another environment took over, and
+    # a creation of what another environment of the service recorded (its document applied
+    # there). What compares with the other states brings the client with it: imported only
+    # for a plan that takes a tombstone over or creates something (plan sends nothing, and
+    # starts faster without it); the other states are read only if there are any.
+    if tombstone_take_overs(plan, state) or (
+        any(change.action is Action.CREATE and change.identity for change in plan.changes)
+        and _other_states_may_exist(environment)
+    ):
         from customs_batch.commands.state import objects_held_elsewhere
-        from customs_batch.execution.reconcile import refuse_tombstones_held_elsewhere
+        from customs_batch.execution.reconcile import (
+            refuse_creations_held_elsewhere,
+            refuse_tombstones_held_elsewhere,
+        )
 
         others = objects_held_elsewhere(environment, backend)
         plan = refuse_tombstones_held_elsewhere(plan, state, others)
+        plan = refuse_creations_held_elsewhere(plan, others)
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
         if not plan.lineage:  # nothing else tells this empty state from another project's
@@ -172,3 +182,18 @@ def guarded(plan: Plan, recorded: int, environment: Environment) -> Plan:
         max_create_share=guard.max_create_share,
     )
     return replace(plan, large_change=verdict)
+
+
+def _other_states_may_exist(environment: Environment) -> bool:
+    """Whether another state of ``environment``'s service may exist for plan to compare
+    its creations with: a PostgreSQL state (its database may hold others), or another
+    environment of customs-batch.yaml at the same base_url. Tells a plan of the usual
+    project, one environment a service, not to load what compares (a fifth of a second)."""
+    if not environment.base_url:
+        return False  # each built-in sandbox is a service of its own
+    if environment.state.backend is StateKind.POSTGRES:
+        return True
+    return any(
+        other.name != environment.name and same_service(other.base_url, environment.base_url)
+        for other in load_project().environments.values()
+    )

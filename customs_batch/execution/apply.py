@@ -703,7 +703,11 @@ class _Run:
                 return self._unknown(change, intent, exc)
             if _resent(change, previous):
                 return self._resend_refused(change, intent, exc)
-            if getattr(exc, "status", None) == CONFLICT and previous is None:
+            if getattr(exc, "status", None) == CONFLICT and (
+                previous is None or previous.never_created
+            ):
+                # A first creation, or one sent again after the service refused it (nothing
+                # of it exists): the kind looks for what is there alike.
                 return self._conflict(change, intent, request, exc)
             return self._refused(change, intent, previous, exc)
         return self._unknown(change, intent, exc)
@@ -849,6 +853,15 @@ class _Run:
                 conflict.message,
                 outputs=conflict.outputs,
             )
+        if conflict.outputs is not None:
+            # Not this document's as it stands (its way out is `import`), but when another
+            # environment of the service records that object, `import` refuses it: say so.
+            kind = change.address.kind
+            found = intent.with_changes(outputs=conflict.outputs)
+            holder = self.elsewhere.holding(kind, model_of(kind).held(found))
+            if holder is not None:
+                ids = ", ".join(sorted(model_of(kind).held(found)))
+                return self._held_elsewhere(change, intent, exc, ids, holder, identical=False)
         failure = ServiceFailure(CONFLICT, conflict.message, _body(exc))
         self.session.record_soon(
             intent.with_changes(status=RecordStatus.FAILED, error=failure, updated_at=now_iso())
@@ -862,13 +875,21 @@ class _Run:
         exc: ServiceError,
         ids: str,
         holder: HeldElsewhere,
+        *,
+        identical: bool = True,
     ) -> Outcome:
-        """A 409 whose object (identical to the document) another environment of the
-        service records: it is that environment's, and adopted here too, both would write
-        into it. Not adopted; recorded as the refusal it is (nothing made)."""
+        """A 409 whose object another environment of the service records (identical to the
+        document, or one it cannot be adopted as, whose way out would be ``import``): it is
+        that environment's, and adopted or imported here too, both would write into it. Not
+        adopted; recorded as the refusal it is (nothing made)."""
+        what, taken = (
+            ("an object identical to this document", "adopted")
+            if identical
+            else ("an object of this document's unique key (a template group's code)", "imported")
+        )
         message = (
-            f"the service answered 409: it holds an object identical to this document "
-            f"({ids}), but that object is recorded as {holder}: adopted here too, two "
+            f"the service answered 409: it holds {what} "
+            f"({ids}), but that object is recorded as {holder}: {taken} here too, two "
             f"environments would write one object, so it is not. If this environment is to "
             f"manage it instead, {holder.release}, then `customs-batch import "
             f"{change.address} {ids}` here; otherwise make "

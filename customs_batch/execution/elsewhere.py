@@ -3,8 +3,9 @@
 Several environments may name one service (the same base_url, or states of one PostgreSQL
 database). An object a record of one of their states stands for is that environment's: a
 command here must not take it over (``import``, ``state adopt``, ``state restore``/``mv``
-of a tombstone, ``state push``, a rename in ``plan``/``apply``), and a lost submission's
-search offers none as a candidate. :class:`ObjectsHeldElsewhere` reads those states once,
+of a tombstone, ``state push``, a rename in ``plan``/``apply``), nor create it again (a
+creation in ``plan``/``apply`` of what one of their records declares), and a lost
+submission's search offers none as a candidate. :class:`ObjectsHeldElsewhere` reads those states once,
 when first asked, and indexes each kind's records the first time that kind is looked up:
 a run that asks about many IDs (a lost departure's candidates, a pushed state's records)
 pays one pass over the records of the kind, not one a question.
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 
 from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Kind
+from customs_batch.kinds.model import normal_identity
 from customs_batch.kinds.registry import model_of
+from customs_batch.planning.identity import kept_identity
 from customs_batch.state.backend import OtherState
-from customs_batch.state.model import RecordStatus
+from customs_batch.state.model import RecordStatus, ResourceRecord
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class ObjectsHeldElsewhere:
         self._others = others
         self._states: list[tuple[OtherState, list[str]]] | None = None
         self._kinds: dict[Kind, dict[str, tuple[int, HeldElsewhere]]] = {}
+        self._identities: dict[
+            Kind, dict[tuple[str, ...], tuple[HeldElsewhere, ResourceRecord]]
+        ] = {}
 
     def holder(self, kind: Kind, ident: str) -> HeldElsewhere | None:
         """The record of ``kind`` elsewhere that holds ``ident`` (as ``held`` gives it)."""
@@ -69,6 +75,50 @@ class ObjectsHeldElsewhere:
         index = self._index(kind)
         found = [index[ident] for ident in wanted if ident in index]
         return min(found, key=lambda entry: entry[0])[1] if found else None
+
+    def declaring(
+        self, kind: Kind, identity: tuple[str, ...]
+    ) -> tuple[HeldElsewhere, ResourceRecord] | None:
+        """The record of ``kind`` elsewhere, tombstones aside, that recorded ``identity``
+        (what makes it the same thing at the service), with that record; records of a
+        creation the service refused (nothing of it exists there) are passed over, and so
+        is one of a kind with lanes that kept no identity (its place is not known). Nothing
+        is read when ``identity`` is empty."""
+        if not identity:
+            return None
+        return self._by_identity(kind).get(tuple(normal_identity(identity)))
+
+    def _by_identity(
+        self, kind: Kind
+    ) -> dict[tuple[str, ...], tuple[HeldElsewhere, ResourceRecord]]:
+        index = self._identities.get(kind)
+        if index is not None:
+            return index
+        index = {}
+        model = model_of(kind)
+        if model.identity is None:
+            self._identities[kind] = index
+            return index
+        prefix = f"{kind.value}/"
+        for other, addresses in self._read():
+            resources = other.state.resources
+            try:
+                for address in addresses:
+                    if not address.startswith(prefix):
+                        continue
+                    record = resources[address]
+                    if record.status is RecordStatus.FORGOTTEN or record.never_created:
+                        continue
+                    if not record.identity and model.lane is not None:
+                        continue  # its place in its lane is not known (an import, an old one)
+                    # Compared as this state's records are: an import, or a record written
+                    # before identities were kept, by the identity of its request.
+                    words = tuple(kept_identity(model, record))
+                    index.setdefault(words, (HeldElsewhere(address, other), record))
+            except CustomsBatchError:
+                continue
+        self._identities[kind] = index
+        return index
 
     def _read(self) -> list[tuple[OtherState, list[str]]]:
         if self._states is None:

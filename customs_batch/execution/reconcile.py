@@ -26,7 +26,7 @@ from customs_batch.kinds.model import (
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.diff import refuse_changes, tombstone_take_overs
-from customs_batch.planning.model import Plan
+from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state.backend import StateSession
 from customs_batch.state.edits import not_recorded
 from customs_batch.state.lock import InFlight, running_request
@@ -564,6 +564,55 @@ def refuse_tombstones_held_elsewhere(
             f"stays. That environment manages it now: leave {change.address} out of this "
             "environment's manifests (the tombstone sends nothing); if this environment is to "
             f"write it again instead, {elsewhere.release} first, then plan again"
+        )
+    return refuse_changes(plan, reasons)
+
+
+def creations_to_compare(plan: Plan) -> bool:
+    """Whether ``plan`` creates something whose identity is known (what the other states of
+    the service are compared with: :func:`refuse_creations_held_elsewhere`)."""
+    return any(_a_creation(change) for change in plan.changes)
+
+
+def _a_creation(change: PlannedChange) -> bool:
+    return (
+        change.action is Action.CREATE
+        and change.operation.writes_state
+        and change.moved_from is None
+        and not change.unknown
+        and bool(change.identity)
+    )
+
+
+def refuse_creations_held_elsewhere(plan: Plan, others: ObjectsHeldElsewhere) -> Plan:
+    """``plan`` with each creation refused whose identity (what makes it the same thing at
+    the service) a live record of another state of the same service recorded: a document
+    that environment applied, planned here. Created, the service would hold it twice (a
+    second declaration of the same goods, a second movement), and both environments would
+    each write their own. What depends on such a change and sends something is refused
+    too. ``others`` is read only when the plan has such a creation."""
+    reasons: dict[Address, str] = {}
+    for change in plan.changes:
+        if not _a_creation(change):
+            continue
+        found = others.declaring(change.address.kind, tuple(change.identity))
+        if found is None:
+            continue
+        holder, record = found
+        model = model_of(change.address.kind)
+        ident = model.identifier(record)
+        what = f"{ident} at the service, recorded as {holder}," if ident is not None else holder
+        then = (
+            f"then `customs-batch import {change.address} {ident}` here"
+            if ident is not None
+            else "then plan again"
+        )
+        reasons[change.address] = (
+            f"it declares what {what} declares ({', '.join(change.identity)}): created here "
+            f"too, it would {model.sent_again} at the service, and two environments would "
+            "write it. Nothing is sent for it. That environment "
+            f"manages it: leave {change.address} out of this environment's manifests; if "
+            f"this environment is to manage it instead, {holder.release} first, {then}"
         )
     return refuse_changes(plan, reasons)
 

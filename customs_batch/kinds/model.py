@@ -271,8 +271,9 @@ since that could be it. None found means the request never reached the service."
 
 @dataclass(frozen=True)
 class Conflict:
-    """What a 409 on creation turned out to be: the existing object, and whether the
-    manifests describe it exactly (then it is adopted) or what to do about it."""
+    """What a 409 on creation turned out to be: the existing object (its outputs, when one
+    was found), and whether the manifests describe it exactly (then it is adopted) or what
+    to do about it."""
 
     outputs: Outputs | None
     identical: bool

@@ -239,7 +239,7 @@ def _on_conflict(client: CustomsClient, address: Address, request: Request) -> C
     if why is None:
         return Conflict(outputs_of(OUTPUTS, found), True, f"adopted existing group {group_id}")
     return Conflict(
-        None,
+        outputs_of(OUTPUTS, found),
         False,
         f"a template group with code {code!r} already exists at the service (id {group_id}) "
         f"{why}. If it is this document's group (created before its record was removed, or "

@@ -613,7 +613,9 @@ class Identities:
             if found.status is RecordStatus.FORGOTTEN:
                 movable = found.forgotten_from == RecordStatus.APPLIED.value
             else:
-                movable = found.status is RecordStatus.APPLIED
+                # A record of unknown outcome too: asked for again under a new name, it is
+                # held as under its own (a decision to make, its record left where it is).
+                movable = found.status is RecordStatus.APPLIED or found.status.outcome_unknown
             if movable and self._asks(found, address.kind, spec):
                 self._taken.add(other)
                 self._renamed_by[other] = str(address)

@@ -30,6 +30,7 @@ from customs_batch.environments._connect import connect as connect_environment
 from customs_batch.errors import ExitCode, StateError
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.registry import model_of
+from customs_batch.planning import Action
 from customs_batch.sandbox import InProcessTransport, create_app
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from tests.commands.test_core import Recorder
@@ -149,9 +150,11 @@ def test_the_service_written_in_other_letters_is_the_same_service(project: Path)
 
 
 def test_apply_does_not_adopt_a_409_group_another_environment_records(project: Path) -> None:
-    """de's apply of nl's group: the service answers 409 for its code, and a group of the
-    document's every field is there. Adopted, both environments recorded it, and each
-    apply wrote its own document into it; it is refused, nothing recorded of the object."""
+    """de's apply of nl's group. Adopted on the service's 409 for its code, both
+    environments recorded it, and each apply wrote its own document into it; then the 409
+    was refused, nothing recorded of the object. Now plan sees that nl recorded what the
+    document declares, and refuses the creation before anything is sent (the 409's refusal
+    stays for a state that could not be compared: tests/execution/test_apply.py)."""
     plain = {k: v for k, v in SPEC.items() if k != "DeclarationTemplates"}  # compared whole
     document = {"apiVersion": "customs-batch/v1", "kind": "TemplateGroup"}
     (project / "manifests" / "default.yaml").write_text(
@@ -162,10 +165,40 @@ def test_apply_does_not_adopt_a_409_group_another_environment_records(project: P
     result = apply_changes(ApplyOptions(inputs, auto_approve=True), Recorder())
     assert result.report is not None
     [outcome] = result.report.outcomes
-    assert "it holds an object identical to this document (1)" in outcome.detail
-    assert f"recorded as {GROUP} in " in outcome.detail
+    assert f"it declares what 1 at the service, recorded as {GROUP} in " in outcome.detail
     assert f"a state of the same service ({SERVICE})" in outcome.detail
-    assert not _records("de")[str(GROUP)].outputs
+    assert f"`customs-batch state rm {GROUP} --env nl`" in outcome.detail
+    assert f"`customs-batch import {GROUP} 1` here" in outcome.detail
+    assert str(GROUP) not in _records("de")  # refused: nothing sent, nothing recorded
+
+
+def test_a_document_applied_in_one_environment_is_not_created_in_another(
+    project: Path,
+) -> None:
+    """A document nl applied, planned in de (a second environment of the service, started
+    empty on purpose): `+ create`, and apply made a second group of its code there (a
+    departure: a second declaration of the same goods). It is refused, naming nl's record
+    and the ways out; followed (nl lets it go, de imports it), de manages it."""
+    document = {"apiVersion": "customs-batch/v1", "kind": "TemplateGroup"}
+    spec = {**SPEC, "name": "NL only", "code": "NL-ONLY"}
+    (project / "manifests" / "default.yaml").write_text(
+        json.dumps({**document, "metadata": {"name": GROUP.name}, "spec": spec})
+    )
+    inputs = Inputs((Path("manifests"),), environment="nl", allow_empty_state=True)
+    assert apply_changes(ApplyOptions(inputs, auto_approve=True), Recorder()).report is not None
+    made = _records("nl")[str(GROUP)]
+    assert made.status is RecordStatus.APPLIED
+    group_id = made.outputs["id"]
+    inputs = Inputs((Path("manifests"),), environment="de", allow_empty_state=True)
+    result = apply_changes(ApplyOptions(inputs, auto_approve=True), Recorder())
+    [change] = result.plan.changes
+    assert change.action is Action.REFUSED
+    assert f"recorded as {GROUP} in " in change.reason
+    assert "it would create a second group of its code at the service" in change.reason
+    assert str(GROUP) not in _records("de")
+    forget_records(StateOptions("nl"), [GROUP], gone=False)
+    record, _ = import_document(_options("de"), GROUP, str(group_id), (Path("manifests"),))
+    assert record.outputs["id"] == group_id
 
 
 def test_restore_refuses_a_tombstone_whose_object_another_environment_took_over(

@@ -446,6 +446,76 @@ def test_a_409_group_another_environment_of_the_service_records_is_not_adopted(
     assert de.read().resources["TemplateGroup/g"].outputs["id"] == group_id
 
 
+def test_a_409_group_is_looked_up_again_after_a_refused_attempt(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # A group made outside customs-batch, differing in name: the first apply's 409 names it
+    # and says what to do. Once the document was made to match it, the next apply (the
+    # record holding the refused attempt) got the bare 409, "code EU-ROAD is already used",
+    # never adopted it and named no way out; a first apply of the same document adopts it.
+    made = emulator.http.post("/v1/declaration-templates/groups", json=GROUP)
+    made.raise_for_status()
+    group_id = made.json()["id"]
+    backend = LocalBackend(tmp_path)
+    other_name = {**GROUP, "name": "EU road (old)"}
+    report = _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", other_name, 0)], emulator)
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert f"(id {group_id}) and differs in name" in outcome.detail
+    assert backend.read().resources["TemplateGroup/g"].never_created
+    report = _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", GROUP, 0)], emulator)
+    assert report.ok, report.outcomes
+    record = backend.read().resources["TemplateGroup/g"]
+    assert (record.status, record.outputs["id"]) == (RecordStatus.APPLIED, group_id)
+    # Still another group: the way out is named again, not the bare 409.
+    backend = LocalBackend(tmp_path / "again")
+    for _ in range(2):
+        report = _apply(backend, [doc(Kind.TEMPLATE_GROUP, "g", other_name, 0)], emulator)
+        [outcome] = report.outcomes
+        assert outcome.status is NodeStatus.FAILED
+        assert f"`customs-batch import TemplateGroup/g {group_id}` records it" in outcome.detail
+
+
+def test_a_409_group_of_other_templates_another_environment_records_says_so(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # A group whose templates the service cannot give back is not adopted on a 409: the
+    # way out said `customs-batch import TemplateGroup/g N`, which, followed, refused (exit
+    # 3) since nl records N. The refusal now names nl's record and how to release it.
+    with_templates = {**GROUP, "DeclarationTemplates": [{"procedureType": "H1"}]}
+    nl = LocalBackend(tmp_path / "nl")
+    assert _apply(nl, [doc(Kind.TEMPLATE_GROUP, "g", with_templates, 0)], emulator).ok
+    group_id = nl.read().resources["TemplateGroup/g"].outputs["id"]
+    other = OtherState("the state of environment 'nl'", "http://sandbox.test", nl.read(), "", "nl")
+    de = LocalBackend(tmp_path / "de")
+    report = _apply(
+        de,
+        [doc(Kind.TEMPLATE_GROUP, "g", with_templates, 0)],
+        emulator,
+        elsewhere=ObjectsHeldElsewhere(lambda: [other]),
+    )
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert (
+        f"it holds an object of this document's unique key (a template group's code) ({group_id})"
+        in outcome.detail
+    )
+    assert "recorded as TemplateGroup/g in the state of environment 'nl'" in outcome.detail
+    assert "`customs-batch state rm TemplateGroup/g --env nl`" in outcome.detail
+    assert "records it, and the next plan" not in outcome.detail
+    record = de.read().resources["TemplateGroup/g"]
+    assert record.status is RecordStatus.FAILED and not record.outputs
+    # No other state records it: the way out is still `import`.
+    alone = _apply(
+        LocalBackend(tmp_path / "alone"),
+        [doc(Kind.TEMPLATE_GROUP, "g", with_templates, 0)],
+        emulator,
+    )
+    [outcome] = alone.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert f"`customs-batch import TemplateGroup/g {group_id}` records it" in outcome.detail
+
+
 def test_a_lost_creation_found_recorded_by_another_environment_stays_unknown(
     tmp_path: Path, emulator: Emulator
 ) -> None:

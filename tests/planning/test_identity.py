@@ -548,9 +548,7 @@ def _plan_of_held(held: str, name: str, declared: bool, **changes: Any) -> Plan:
 
 @pytest.mark.parametrize(
     ("held", "declared"),
-    # The same request as a record whose outcome is unknown is refused, not moved.
-    [(held, False) for held in _HELD if held != "outcome unknown"]
-    + [(held, True) for held in _HELD],
+    [(held, declared) for held in _HELD for declared in (False, True)],
 )
 def test_a_renamed_departure_is_held_as_its_record_is_under_its_old_name(
     held: str, declared: bool
