@@ -50,9 +50,15 @@ def read_and_compare(
     back and says which of the document's fields the service gives back.
     """
     model = model_of(address.kind)
-    comparison = compare(
-        model.read_back(client, address, remote_id, spec), spec, model.mutable, sent=sent
-    )
+    try:
+        found = model.read_back(client, address, remote_id, spec)
+    except NotFoundError as exc:
+        raise CustomsBatchError(
+            f"{address}: the service holds nothing at {remote_id}: {exc.message}",
+            hint="nothing was recorded; check the ID (`customs-batch get` reads what the "
+            "service holds)",
+        ) from None
+    comparison = compare(found, spec, model.mutable, sent=sent)
     if comparison.found.not_done:
         hint = "nothing was recorded"
         if sent:

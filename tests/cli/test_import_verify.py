@@ -52,6 +52,21 @@ def test_import_refuses_a_declaration_that_is_not_what_the_document_declares(
     assert _changes(capsys, DEPARTURE) == [("create", [])]
 
 
+@pytest.mark.parametrize(
+    ("address", "ident"), [(DEPARTURE, "99999"), ("ExportCancellation/cancel-export-501", "99999")]
+)
+def test_import_of_an_id_the_service_does_not_hold_says_so_and_what_to_do(
+    project: Path, capsys: pytest.CaptureFixture[str], address: str, ident: str
+) -> None:
+    # Found probing: it printed the client's bare 404 (`error: not found (GET ... -> 404)`),
+    # naming neither the document nor that nothing was recorded.
+    code, out, err = run(capsys, "import", address, ident)
+    assert code == 3, out + err
+    assert err.startswith(f"error: {address}: the service holds nothing at {ident}: not found")
+    assert "hint: nothing was recorded; check the ID (`customs-batch get` reads" in err
+    assert address not in _state(project).read().resources
+
+
 def test_import_of_a_matching_declaration_sends_the_parties_it_cannot_read(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
