@@ -58,6 +58,7 @@ def test_the_public_api_is_this_list() -> None:
             "TransitFilter",
             "UnexpectedResponseError",
             "is_repeatable",
+            "is_transient",
         ]
     )
     for name in client.__all__:
