@@ -23,6 +23,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.hyperlink import Hyperlink
 from openpyxl.worksheet.worksheet import Worksheet
 
+from customs_batch.errors import CustomsBatchError
 from customs_batch.execution.results import Outcome, ResultStatus, RowResult
 from customs_batch.findings import column_letter
 from customs_batch.kinds.model import ServiceId
@@ -35,6 +36,7 @@ from customs_batch.manifest.spreadsheet.copy import (
     save_copy,
     sheet_title,
 )
+from customs_batch.manifest.spreadsheet.limits import MAX_COLUMNS
 from customs_batch.state.model import Scalar
 
 SUMMARY_SHEET = "Summary"
@@ -128,6 +130,7 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
     first_data = min(known)
     header = _header_row(sheet, first_data)
     first = sheet.max_column + 1
+    _check_room(sheet, rows[0], first)
     last = sheet.max_row
     for offset, name in enumerate(RESULT_COLUMNS):
         cell = sheet.cell(header, first + offset, name)
@@ -144,6 +147,21 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
         _write_row(sheet, row, first)
     sheet.freeze_panes = f"A{header + 1}"
     return every
+
+
+def _check_room(sheet: Worksheet, row: RowResult, first: int) -> None:
+    """Refuse a sheet whose result columns would go past XFD, the last column a
+    spreadsheet has: Excel drops such cells when it repairs the file, results and all."""
+    if first + len(RESULT_COLUMNS) - 1 <= MAX_COLUMNS:
+        return
+    raise CustomsBatchError(
+        f"{row.file}, sheet {row.sheet!r} uses every column up to "
+        f"{column_letter(sheet.max_column)}: the {len(RESULT_COLUMNS)} result columns "
+        f"would go past {column_letter(MAX_COLUMNS)}, the last column a spreadsheet has",
+        hint=f"delete the unused columns right of the data (leave {len(RESULT_COLUMNS)} free "
+        "after the last one), or read the results with `customs-batch results` "
+        "(`--format json` or `--format html`)",
+    )
 
 
 def _header_row(sheet: Worksheet, first_data: int) -> int:

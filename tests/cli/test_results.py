@@ -211,3 +211,19 @@ def test_a_movement_row_whose_name_moved_is_not_given_the_movement_of_another_ro
     assert [by_row[n]["status"] for n in (2, 3)] == ["needs-decision", "needs-decision"]
     assert by_row[2]["documents"][0]["ids"] == {}
     assert "recorded as Movement/mov-3 (mov_00000002 at the service)" in by_row[2]["errors"][0]
+
+
+def test_a_sheet_using_its_last_column_gets_no_result_columns_past_xfd(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: a sheet with a column named in XFD, the last a spreadsheet
+    # has, got its result columns in XFE to XFM, which Excel drops when it repairs the file.
+    book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
+    book["Movements"].cell(2, 16_384, "Spare")
+    book.save(sheets / "data" / "movements.xlsx")
+
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 3, out + err
+    assert "data/movements.xlsx, sheet 'Movements' uses every column up to XFD" in err
+    assert "the 9 result columns" in err
+    assert not (sheets / "out" / "data" / "movements.xlsx").exists()
