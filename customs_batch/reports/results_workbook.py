@@ -128,7 +128,10 @@ def annotate_results(workbook: Workbook, rows: Sequence[RowResult]) -> list[RowR
 def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
     known = {row.row: row for row in rows}
     first_data = min(known)
-    header = _header_row(sheet, first_data)
+    # forEach.header where a document says it (the first rows may be left out by
+    # forEach.rows: the row above the first one read is then a data row)
+    stated = [row.header for row in rows if row.header is not None and row.header < first_data]
+    header = min(stated) if stated else _header_row(sheet, first_data)
     first = sheet.max_column + 1
     _check_room(sheet, rows[0], first)
     last = sheet.max_row
@@ -138,11 +141,11 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
         sheet.column_dimensions[column_letter(first + offset)].width = _WIDTHS[offset]
     unread = [
         RowResult(rows[0].file, rows[0].sheet, number, problems=(UNREAD_ROW,))
-        for number in range(first_data, last + 1)
+        for number in range(header + 1, last + 1)
         if number not in known and _holds_values(sheet, number, first)
     ]
     every = sorted([*rows, *unread], key=lambda row: row.row)
-    empty_columns(sheet, _sensitive_columns(sheet, rows, first), first_data)
+    empty_columns(sheet, _sensitive_columns(sheet, rows, first), header + 1)
     for row in every:
         _write_row(sheet, row, first)
     sheet.freeze_panes = f"A{header + 1}"

@@ -227,3 +227,26 @@ def test_a_sheet_using_its_last_column_gets_no_result_columns_past_xfd(
     assert "data/movements.xlsx, sheet 'Movements' uses every column up to XFD" in err
     assert "the 9 result columns" in err
     assert not (sheets / "out" / "data" / "movements.xlsx").exists()
+
+
+def test_rows_left_out_by_for_each_rows_keep_their_place_below_the_header(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: with `rows: 6-7`, the copy took data row 4 (the last row
+    # with values above row 6) for the header: "Result", "Document", ... were written on
+    # that row as if they were its outcome, the panes frozen below it, and rows 3 and 4,
+    # which the manifest read nothing of, were not marked.
+    manifest = sheets / "manifests" / "movements-sheet.yaml"
+    manifest.write_text(manifest.read_text().replace("header: 2}", "header: 2, rows: 6-7}"))
+
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 0, out + err
+    sheet = openpyxl.load_workbook("out/data/movements.xlsx")["Movements"]
+    assert sheet.cell(2, 13).value == "Result" and sheet.freeze_panes == "A3"
+    assert [sheet.cell(n, 13).value for n in (3, 4, 5, 6, 7)] == [
+        "no-document",
+        "no-document",
+        None,
+        "not-applied",
+        "not-applied",
+    ]
