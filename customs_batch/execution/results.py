@@ -131,6 +131,9 @@ class RowResult:
     withheld_columns: frozenset[int] = field(default=frozenset(), repr=False, compare=False)
     """The columns (numbers) read into a sensitive value of the row's documents, however
     composed (``"AC{{ row.Access }}"``): a copy of the sheet empties them too."""
+    header: int | None = field(default=None, compare=False)
+    """The row of the sheet's column names (``forEach.header``), when a document of the
+    row says; None for a row that gave none."""
 
     def withholds(self, value: object) -> bool:
         """Whether a cell holding ``value`` gave (or holds) a sensitive value of the row."""
@@ -194,11 +197,14 @@ def row_results(
     problems: dict[RowKey, list[str]] = {}
     withheld: dict[RowKey, set[bytes]] = {}
     columns: dict[RowKey, set[int]] = {}
+    headers: dict[RowKey, int] = {}
     for doc in documents:
         source = doc.source
         if source.sheet is None:
             continue
         key = (source.file, source.sheet, source.line)
+        if source.header is not None:
+            headers[key] = source.header
         rows.setdefault(key, []).append(statuses.result(doc.address))
         marks = _sensitive_marks(doc)
         if marks:
@@ -219,6 +225,7 @@ def row_results(
             tuple(dict.fromkeys(problems.get(key, ()))),
             frozenset(withheld.get(key, ())),
             frozenset(columns.get(key, ())),
+            headers.get(key),
         )
         for key in sorted(rows)
     ]

@@ -279,6 +279,8 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
         return _not_text(file, f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})")
     if b"\xc2\x85" in data or b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data:
         return _line_separator(file, text)
+    if "\ufeff" in text:  # the one a file starts with is gone: decoded as utf-8-sig
+        return _byte_order_mark(file, text)
     return text, {block.line: block for block in blocks}
 
 
@@ -307,6 +309,26 @@ def _line_separator(file: str, text: str) -> Finding:
         "Delete it or replace it with a space (it comes with text pasted from a PDF or a "
         "word processor); editors find it by its code, e.g. the regular expression "
         "[\\x85\\x{2028}\\x{2029}].",
+    )
+
+
+def _byte_order_mark(file: str, text: str) -> Finding:
+    """A byte order mark after the file's start (files saved with one and joined): YAML
+    reads it as part of the key or value it stands before, so the document was reported
+    as missing its kind, metadata and spec at a line that looks right. Refused where it is."""
+    at = text.index("\ufeff")
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    return Finding(
+        "yaml.encoding",
+        Severity.ERROR,
+        f"line {line}, column {column} holds the invisible character U+FEFF (BYTE ORDER "
+        "MARK), which only the start of a file may hold: YAML would read it as part of "
+        "the text after it",
+        Location(file, line, column),
+        "Delete it: it comes with files saved 'UTF-8 with BOM' and joined into one "
+        "(cat a.yaml b.yaml); editors find it by its code, e.g. the regular expression "
+        "\\x{FEFF}.",
     )
 
 

@@ -31,6 +31,8 @@ class Position:
     used it (this position is the value in the manifest)."""
     places: RecordPlaces | None = field(default=None, compare=False)
     """For a CSV file's row or cell: where the row's cells are in the file's text."""
+    header: int | None = field(default=None, compare=False)
+    """For a spreadsheet row: the row of its column names (``forEach.header``)."""
 
     def cell(
         self, column: int, column_name: str | None, used_at: Position | None = None

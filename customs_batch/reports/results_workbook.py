@@ -23,6 +23,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.hyperlink import Hyperlink
 from openpyxl.worksheet.worksheet import Worksheet
 
+from customs_batch.errors import CustomsBatchError
 from customs_batch.execution.results import Outcome, ResultStatus, RowResult
 from customs_batch.findings import column_letter
 from customs_batch.kinds.model import ServiceId
@@ -35,6 +36,7 @@ from customs_batch.manifest.spreadsheet.copy import (
     save_copy,
     sheet_title,
 )
+from customs_batch.manifest.spreadsheet.limits import MAX_COLUMNS
 from customs_batch.state.model import Scalar
 
 SUMMARY_SHEET = "Summary"
@@ -126,8 +128,12 @@ def annotate_results(workbook: Workbook, rows: Sequence[RowResult]) -> list[RowR
 def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
     known = {row.row: row for row in rows}
     first_data = min(known)
-    header = _header_row(sheet, first_data)
+    # forEach.header where a document says it (the first rows may be left out by
+    # forEach.rows: the row above the first one read is then a data row)
+    stated = [row.header for row in rows if row.header is not None and row.header < first_data]
+    header = min(stated) if stated else _header_row(sheet, first_data)
     first = sheet.max_column + 1
+    _check_room(sheet, rows[0], first)
     last = sheet.max_row
     for offset, name in enumerate(RESULT_COLUMNS):
         cell = sheet.cell(header, first + offset, name)
@@ -135,15 +141,30 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
         sheet.column_dimensions[column_letter(first + offset)].width = _WIDTHS[offset]
     unread = [
         RowResult(rows[0].file, rows[0].sheet, number, problems=(UNREAD_ROW,))
-        for number in range(first_data, last + 1)
+        for number in range(header + 1, last + 1)
         if number not in known and _holds_values(sheet, number, first)
     ]
     every = sorted([*rows, *unread], key=lambda row: row.row)
-    empty_columns(sheet, _sensitive_columns(sheet, rows, first), first_data)
+    empty_columns(sheet, _sensitive_columns(sheet, rows, first), header + 1)
     for row in every:
         _write_row(sheet, row, first)
     sheet.freeze_panes = f"A{header + 1}"
     return every
+
+
+def _check_room(sheet: Worksheet, row: RowResult, first: int) -> None:
+    """Refuse a sheet whose result columns would go past XFD, the last column a
+    spreadsheet has: Excel drops such cells when it repairs the file, results and all."""
+    if first + len(RESULT_COLUMNS) - 1 <= MAX_COLUMNS:
+        return
+    raise CustomsBatchError(
+        f"{row.file}, sheet {row.sheet!r} uses every column up to "
+        f"{column_letter(sheet.max_column)}: the {len(RESULT_COLUMNS)} result columns "
+        f"would go past {column_letter(MAX_COLUMNS)}, the last column a spreadsheet has",
+        hint=f"delete the unused columns right of the data (leave {len(RESULT_COLUMNS)} free "
+        "after the last one), or read the results with `customs-batch results` "
+        "(`--format json` or `--format html`)",
+    )
 
 
 def _header_row(sheet: Worksheet, first_data: int) -> int:

@@ -211,3 +211,42 @@ def test_a_movement_row_whose_name_moved_is_not_given_the_movement_of_another_ro
     assert [by_row[n]["status"] for n in (2, 3)] == ["needs-decision", "needs-decision"]
     assert by_row[2]["documents"][0]["ids"] == {}
     assert "recorded as Movement/mov-3 (mov_00000002 at the service)" in by_row[2]["errors"][0]
+
+
+def test_a_sheet_using_its_last_column_gets_no_result_columns_past_xfd(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: a sheet with a column named in XFD, the last a spreadsheet
+    # has, got its result columns in XFE to XFM, which Excel drops when it repairs the file.
+    book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
+    book["Movements"].cell(2, 16_384, "Spare")
+    book.save(sheets / "data" / "movements.xlsx")
+
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 3, out + err
+    assert "data/movements.xlsx, sheet 'Movements' uses every column up to XFD" in err
+    assert "the 9 result columns" in err
+    assert not (sheets / "out" / "data" / "movements.xlsx").exists()
+
+
+def test_rows_left_out_by_for_each_rows_keep_their_place_below_the_header(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: with `rows: 6-7`, the copy took data row 4 (the last row
+    # with values above row 6) for the header: "Result", "Document", ... were written on
+    # that row as if they were its outcome, the panes frozen below it, and rows 3 and 4,
+    # which the manifest read nothing of, were not marked.
+    manifest = sheets / "manifests" / "movements-sheet.yaml"
+    manifest.write_text(manifest.read_text().replace("header: 2}", "header: 2, rows: 6-7}"))
+
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 0, out + err
+    sheet = openpyxl.load_workbook("out/data/movements.xlsx")["Movements"]
+    assert sheet.cell(2, 13).value == "Result" and sheet.freeze_panes == "A3"
+    assert [sheet.cell(n, 13).value for n in (3, 4, 5, 6, 7)] == [
+        "no-document",
+        "no-document",
+        None,
+        "not-applied",
+        "not-applied",
+    ]

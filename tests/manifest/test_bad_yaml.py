@@ -173,3 +173,18 @@ def test_a_character_yaml_reads_as_a_line_break_is_refused_where_it_is(
     assert (finding.location.line, finding.location.column) == (1, 27)
     assert named in finding.message and "line break" in finding.message
     assert result.documents == []
+
+
+def test_a_byte_order_mark_inside_the_file_is_refused_where_it_is() -> None:
+    # Found by an outside probe: two manifests saved with a BOM and joined (cat a b > c)
+    # gave "kind is missing", "metadata is missing", "spec is missing" and a syntax error
+    # at the line below, where the line shown looked right: the BOM is invisible.
+    first = "\ufeff" + movement("  quantity: 1\n", name="one")
+    result = load_text(first + "---\n\ufeff" + movement("  quantity: 2\n", name="two"))
+    finding = only(result, "yaml.encoding")
+    line = first.count("\n") + 2
+    assert (finding.location.line, finding.location.column) == (line, 1)
+    assert "U+FEFF (BYTE ORDER MARK)" in finding.message
+    assert rules(result) == ["yaml.encoding"]
+    # the one a file starts with is read as ever
+    assert [d.name for d in load_text(first).documents] == ["one"]

@@ -378,7 +378,12 @@ class _Expander:
                 row.problem.hint,
             )
             return
-        state = _RowState(Position(self.file, row.number, 0, sheet, places=row.places), sheet)
+        state = _RowState(
+            Position(
+                self.file, row.number, 0, sheet, places=row.places, header=self.for_each.header
+            ),
+            sheet,
+        )
         values = copy.deepcopy(self.values) if self.value_slots else self.values
         view = RowView(row.values, self.for_each.columns, self._decimal_comma(row))
         context: dict[str, Any] = {"values": values, "row": view, "row_number": row.number}

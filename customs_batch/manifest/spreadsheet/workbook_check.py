@@ -72,13 +72,17 @@ _ATTRIBUTE = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 class _Extent:
     """The furthest row and column holding a value. A cell without a reference is placed
     after the one before it in its row (from column 1 at the row's start), as the reader
-    places it; a row without one after the furthest row (never less than the reader)."""
+    places it; a row without one after the furthest row (never less than the reader).
+    A row or a cell holding nothing (rows formatted down to the sheet's end, a styled
+    empty cell) does not count: the reader skips them."""
 
     last_row: int = 0
     last_column: int = 0
     rows_without_ref: int = 0
     column: int = 0
     """Where the last cell of the row being read was placed."""
+    row: int = 0
+    """The number of the row being read (0: a row without a reference)."""
 
     def scan(self, xml: bytes) -> None:
         for tag in _ROW_OR_CELL.finditer(xml):
@@ -88,16 +92,19 @@ class _Extent:
                 self.column = 0
                 if reference is None:
                     self.rows_without_ref += 1
+                    self.row = 0
                 else:
-                    self.last_row = max(self.last_row, int(reference.group(2)))
+                    self.row = int(reference.group(2))
                 continue
+            row = self.row
             if reference is not None and reference.group(1):
                 self.column = _column_number(reference.group(1).upper())
-                self.last_row = max(self.last_row, int(reference.group(2)))
+                row = int(reference.group(2))
             else:
                 self.column += 1
             if not attributes.endswith(b"/"):  # an empty cell holds nothing (see above)
                 self.last_column = max(self.last_column, self.column)
+                self.last_row = max(self.last_row, row)
 
     @property
     def rows(self) -> int:

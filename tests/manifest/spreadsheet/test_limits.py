@@ -257,3 +257,29 @@ def test_cells_without_references_are_placed_within_their_row(tmp_path: Path) ->
     path = write_xlsx(tmp_path / "plain.xlsx", sheet_xml(rows, dimension="A1"))
     read = list(read_rows(RowSource(path, limits=SheetLimits(cells=20_000))))
     assert len(read) == 5_000 and read[-1].values == {"hawb": "h4999", "shipment": "s4999"}
+
+
+@pytest.mark.parametrize(
+    "below",
+    [
+        # Excel, or xlsxwriter's set_row, formatting every row to the sheet's end
+        "".join(f'<row r="{n}" s="1" customFormat="1"/>' for n in (3, 4, 1_048_575, 1_048_576)),
+        # a styled cell without a value in the last row
+        '<row r="1048576"><c r="A1048576" s="1"/></row>',
+    ],
+    ids=["formatted-rows", "styled-cell"],
+)
+def test_rows_formatted_to_the_sheet_end_without_values_are_no_reason_to_refuse(
+    tmp_path: Path, below: str
+) -> None:
+    # Found by an outside probe: a 12-column sheet with its empty rows formatted down to
+    # row 1,048,576 was refused as "1,048,576 rows by 12 columns", over maxCells, though
+    # the reader holds 2 rows of it: only cells holding a value make the used range.
+    header = "".join(inline_cell(f"{chr(65 + i)}1", f"c{i}") for i in range(12))
+    row = "".join(inline_cell(f"{chr(65 + i)}2", f"v{i}") for i in range(12))
+    sheet = sheet_xml(
+        f'<row r="1">{header}</row><row r="2">{row}</row>{below}', dimension="A1:L1048576"
+    )
+    path = write_xlsx(tmp_path / "formatted.xlsx", sheet)
+    [read] = read_rows(RowSource(path))
+    assert read.number == 2 and read.values["c11"] == "v11"
