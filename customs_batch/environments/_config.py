@@ -177,9 +177,10 @@ def find_config(start: Path) -> Path | None:
     """The nearest ``customs-batch.yaml`` in ``start`` or a parent directory."""
     for directory in (start, *start.parents):
         candidate = directory / CONFIG_NAME
-        # Anything but a folder counts, so a pipe or a link to a device named like the
-        # config is refused when read rather than silently passed over.
-        if os.path.lexists(candidate) and not candidate.is_dir():
+        # Anything of that name counts, so a pipe, a link to a device or a folder named like
+        # the config is refused when read rather than silently passed over for a parent
+        # folder's settings (whose environments would then be sent to).
+        if os.path.lexists(candidate):
             return candidate
     return None
 
@@ -205,10 +206,23 @@ def load_project(start: Path | None = None) -> ProjectConfig:
 def load_config(path: Path) -> ProjectConfig:
     """Read, check and interpret one ``customs-batch.yaml``."""
     try:
-        text = read_user_file(path, kind=InputKind.SETTINGS).decode("utf-8")
+        data_bytes = read_user_file(path, kind=InputKind.SETTINGS)
+        text = data_bytes.decode("utf-8")
     except FileRefused as exc:
         raise ConfigError(exc.message, hint=exc.hint) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        raise ConfigError(
+            f"{path} is a folder, where the project's settings file of that name belongs",
+            hint=f"rename or remove the folder (a {CONFIG_NAME} above it is not read instead)",
+        ) from None
+    except UnicodeDecodeError as exc:
+        row = data_bytes.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data_bytes.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"{path}:{row}:{column}: byte 0x{data_bytes[exc.start]:02x} is not UTF-8 text",
+            hint="save the file as UTF-8",
+        ) from None
+    except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     try:
         refuse_deep_nesting(text, str(path), "settings", _BOUND_HINT)
@@ -221,11 +235,41 @@ def load_config(path: Path) -> ProjectConfig:
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{path}{line}: {problem}", hint="fix the YAML syntax") from None
     data = {} if data is None else data
+    _refuse_duplicate_keys(node, path)
     _unquoted_on(data)
     _refuse_secrets(data, path, node)
     _check_schema(data, path, node)
     _check_values(data, path, node)
     return _interpret(data, path)
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, path: Path) -> None:
+    """A ConfigError for a key given twice in one mapping: YAML keeps the last silently, so
+    a second ``base_url`` of an environment, or a second ``environments:`` block, would
+    decide unseen where requests go (manifests refuse it too: ``yaml.duplicate-key``)."""
+    pending = [] if node is None else [node]
+    visited: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode):
+                    line = key.start_mark.line + 1
+                    if key.value in first:
+                        raise ConfigError(
+                            f"{path}:{line}: the key {key.value!r} is given twice in one "
+                            f"mapping (first at line {first[key.value]}): YAML would keep "
+                            "only the last, silently",
+                            hint="keep one of them, with the value meant",
+                        )
+                    first[key.value] = line
+                pending.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            pending.extend(current.value)
 
 
 def _check_values(data: Any, path: Path, node: yaml.Node | None) -> None:

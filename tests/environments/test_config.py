@@ -679,3 +679,46 @@ def test_every_rule_of_form_in_the_schema_has_words() -> None:
     """An error of a pattern, an anyOf or a uniqueItems is said with the schema's words for
     the setting: each such rule has them."""
     assert _rules_without_words(CONFIG) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            # A second base_url of one environment: it decided unseen where requests went.
+            "environments:\n  prod:\n    base_url: https://prod.example\n"
+            "    api_key_env: K\n    base_url: http://127.0.0.1:9\n",
+            ":5: the key 'base_url' is given twice in one mapping (first at line 3)",
+        ),
+        (
+            # A second environments: block: the first's environments were gone.
+            "environments:\n  prod: {base_url: https://prod.example, api_key_env: K}\n"
+            "environments:\n  s: {base_url: https://s.example, api_key_env: K}\n",
+            ":3: the key 'environments' is given twice in one mapping (first at line 1)",
+        ),
+    ],
+)
+def test_a_key_given_twice_is_refused_at_both_lines(text: str, words: str) -> None:
+    path = _write(text)
+    with pytest.raises(ConfigError) as refused:
+        load_project()
+    assert refused.value.message == (f"{path}{words}: YAML would keep only the last, silently")
+
+
+def test_a_folder_named_like_the_settings_is_refused_not_passed_over_for_a_parent() -> None:
+    _write("manifests: [sub]\n")
+    (Path.cwd() / "sub" / "customs-batch.yaml").mkdir(parents=True)
+    with pytest.raises(ConfigError) as refused:
+        load_project(Path.cwd() / "sub")
+    assert refused.value.message.endswith(
+        "sub/customs-batch.yaml is a folder, where the project's settings file of that name belongs"
+    )
+
+
+def test_a_file_that_is_not_utf_8_is_refused_at_its_line_and_column() -> None:
+    path = Path.cwd() / "customs-batch.yaml"
+    path.write_bytes(b"manifests: [manifests]\n# \xff\xfe bad\n")
+    with pytest.raises(ConfigError) as refused:
+        load_project()
+    assert refused.value.message == f"{path}:2:3: byte 0xff is not UTF-8 text"
+    assert refused.value.hint == "save the file as UTF-8"
