@@ -20,6 +20,7 @@ def env_option(function: F) -> F:
         "--env",
         "env_name",
         metavar="NAME",
+        multiple=True,  # to refuse two (remember_env): click would keep the last silently
         callback=remember_env,
         help="Environment from customs-batch.yaml [default: $CUSTOMS_BATCH_ENV, then "
         "default_environment, then local].",

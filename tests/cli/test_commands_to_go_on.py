@@ -246,3 +246,17 @@ def test_the_results_copies_of_the_sheets_name_the_environment_in_the_commands_t
     assert any(words[1:3] == ["state", "mv"] for words in printed), cells
     for words in printed:
         assert words[-2:] == ["--env", "local"], words
+
+
+@pytest.mark.parametrize("command", ["plan", "apply", "status", "refresh", "results"])
+def test_two_different_environments_on_one_command_line_are_refused(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # Found probing: `plan --env remote --env local` planned local, silently: a wrapper's
+    # --env in front of the user's (or after it) chose the environment unseen.
+    code, out, err = run(capsys, command, "--env", "remote", "--env", "local")
+    assert (code, out) == (64, "")
+    assert "Invalid value for '--env': given 2 times, naming 'remote', 'local'" in err
+    # The same name twice names one environment.
+    code, out, err = run(capsys, "plan", "--env", "local", "--env", "local")
+    assert code == 0, out + err
