@@ -50,6 +50,22 @@ def test_a_record_reads_as_the_standard_library_reads_it(value: str) -> None:
     assert type(spec["v"]) is type(expected["v"])
 
 
+@pytest.mark.parametrize("value", _VALUES)
+def test_a_database_row_reads_as_the_standard_library_reads_it(value: str) -> None:
+    _, body = _entry(value)
+    records = Records.from_texts({"Movement/a": body}, "the state s in the database")
+    expected = json.loads(body)["spec"]
+    spec = records.peek("Movement/a").spec
+    assert repr(spec) == repr(expected)
+    assert type(spec["v"]) is type(expected["v"])
+
+
+def test_a_database_row_with_a_lone_surrogate_reads_as_the_standard_library_reads_it() -> None:
+    body = '{"status": "applied", "operation": "create", "spec": {"v": "\ud800"}}'
+    records = Records.from_texts({"Movement/a": body}, "the state s in the database")
+    assert records.peek("Movement/a").spec == json.loads(body)["spec"]
+
+
 @pytest.mark.parametrize(
     "entry",
     [
