@@ -5,6 +5,11 @@ database: the push of the whole state (COPY), an ``open`` (lock, fold, load), on
 ``session.record`` (a journal row committed) from one thread, records per second from 8
 threads recording at once (they share commits), the fold at ``close``, and a ``read``.
 
+Then the cost of another state of the same service in the database: ``customs-batch plan``
+of 10 new movements (every creation is compared with what the other states of the service
+declare), as a whole process, CPU of the median of 3 runs, with no other state of the
+service and with one of 100,000 applied movements (the largest of ``--sizes``).
+
 Uses the server at ``--url`` (or $CUSTOMS_BATCH_STATE_URL); without one, starts a
 throwaway cluster as the tests do. Run with ``make bench-state-pg`` or
 ``.venv/bin/python benchmarks/state_pg_bench.py [--sizes 100 100000] [--samples 500]``.
@@ -15,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the tests' throwaway cluster
 
 import psycopg  # noqa: E402
-from plan_apply_bench import movement_record, state_of  # noqa: E402
+from plan_apply_bench import movement_record, movement_yaml, state_of  # noqa: E402
 from psycopg.types.json import Jsonb  # noqa: E402
 
 from customs_batch.state import LocalBackend, RecordStatus  # noqa: E402
@@ -134,6 +141,63 @@ def baselines(url: str, samples: int) -> str:
     )
 
 
+ELSEWHERE_SERVICE = "http://customs.bench.test/"
+
+
+def plan_cpu(folder: Path, env: dict[str, str], runs: int = 3) -> float:
+    """The median CPU seconds of ``customs-batch plan manifests`` in ``folder``, each run a
+    process of its own."""
+    cpu = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(
+            [sys.executable, "-m", "customs_batch", "plan", "manifests", "--allow-empty-state"],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0 or "Plan: 10 to create" not in done.stdout:
+            raise SystemExit(f"plan failed ({done.returncode}): {done.stdout}{done.stderr}")
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(cpu)
+
+
+def bench_elsewhere(url: str, size: int) -> str:
+    """A plan of 10 creations with no other state of the service, then with another state
+    of ``size`` records naming the same service."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "manifests").mkdir()
+        (folder / "customs-batch.yaml").write_text(
+            "default_environment: here\nenvironments:\n  here:\n"
+            f"    base_url: {ELSEWHERE_SERVICE}\n    api_key_env: BENCH_KEY\n"
+            "    state: {backend: postgres, url_env: BENCH_STATE_URL, name: bench-here}\n"
+        )
+        (folder / "manifests" / "new.yaml").write_text(
+            "---\n".join(movement_yaml(number) for number in range(10))
+        )
+        env = dict(os.environ, BENCH_STATE_URL=url, BENCH_KEY="bench", PYTHONPATH=str(ROOT))
+        alone = plan_cpu(folder, env)
+        other = PostgresBackend(url, f"bench-other-{size}", service=ELSEWHERE_SERVICE)
+        with other.open("bench push") as session:
+            session.replace(state_of(size))
+        with psycopg.connect(url, autocommit=True) as connection:
+            connection.execute(
+                "INSERT INTO customs_batch_services (state, service) VALUES (%s, %s) "
+                "ON CONFLICT (state) DO UPDATE SET service = EXCLUDED.service",
+                (other.name, ELSEWHERE_SERVICE),
+            )
+        beside = plan_cpu(folder, env)
+    return (
+        f"`plan` of 10 creations, CPU (median of 3 processes): {alone:.2f} s with no other "
+        f"state of the service; {beside:.2f} s with another of {size:,} records "
+        f"(+{beside - alone:.2f} s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default=os.environ.get("CUSTOMS_BATCH_STATE_URL"))
@@ -150,6 +214,7 @@ def main() -> None:
         for size in args.sizes:
             print(bench(url, size, args.samples), flush=True)
         print(baselines(url, args.samples))
+        print(bench_elsewhere(url, max(args.sizes)))
 
 
 if __name__ == "__main__":

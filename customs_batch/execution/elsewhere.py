@@ -20,9 +20,10 @@ from customs_batch.errors import CustomsBatchError
 from customs_batch.kinds import Kind
 from customs_batch.kinds.model import normal_identity
 from customs_batch.kinds.registry import model_of
-from customs_batch.planning.identity import kept_identity
+from customs_batch.planning.identity import kept_identity, kept_identity_read
 from customs_batch.state.backend import OtherState
 from customs_batch.state.model import RecordStatus, ResourceRecord
+from customs_batch.state.records import Records
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ class ObjectsHeldElsewhere:
     for that object (each kind says which IDs its records hold); tombstones there aside
     (``state rm`` is how that environment lets an object go). ``others`` is read once, when
     a lookup first needs it; a state whose records of a kind cannot be read is passed over
-    from the record that fails (its own commands say why). Where several records hold one
+    from the record that fails (its own commands say why; a record indexed by the identity
+    its text holds is parsed only when that identity is asked for, and passed over alone if
+    it cannot be). Where several records hold one
     ID, the first is given: the states in the order ``others`` gives them, each state's
     records by address."""
 
@@ -57,9 +60,7 @@ class ObjectsHeldElsewhere:
         self._others = others
         self._states: list[tuple[OtherState, list[str]]] | None = None
         self._kinds: dict[Kind, dict[str, tuple[int, HeldElsewhere]]] = {}
-        self._identities: dict[
-            Kind, dict[tuple[str, ...], tuple[HeldElsewhere, ResourceRecord]]
-        ] = {}
+        self._identities: dict[Kind, dict[tuple[str, ...], list[tuple[OtherState, str]]]] = {}
 
     def holder(self, kind: Kind, ident: str) -> HeldElsewhere | None:
         """The record of ``kind`` elsewhere that holds ``ident`` (as ``held`` gives it)."""
@@ -86,11 +87,25 @@ class ObjectsHeldElsewhere:
         is read when ``identity`` is empty."""
         if not identity:
             return None
-        return self._by_identity(kind).get(tuple(normal_identity(identity)))
+        words = tuple(normal_identity(identity))
+        for other, address in self._by_identity(kind).get(words, ()):
+            try:
+                record = other.state.resources[address]
+            except CustomsBatchError:
+                continue  # its state's own commands say why
+            if record.status is RecordStatus.FORGOTTEN or record.never_created:
+                continue
+            if not record.identity and model_of(kind).lane is not None:
+                continue  # its place in its lane is not known (an import, an old one)
+            return HeldElsewhere(address, other), record
+        return None
 
-    def _by_identity(
-        self, kind: Kind
-    ) -> dict[tuple[str, ...], tuple[HeldElsewhere, ResourceRecord]]:
+    def _by_identity(self, kind: Kind) -> dict[tuple[str, ...], list[tuple[OtherState, str]]]:
+        """By identity, the records of ``kind`` elsewhere that kept it, in the order
+        :meth:`declaring` takes the first of. A record still held as its text (most of a
+        state never used) is indexed by the identity its text holds, unparsed: a plan's
+        creations compared with another state of 100,000 records parsed every one (3.6 s,
+        docs/benchmarks.md); its status is read when its identity is asked for."""
         index = self._identities.get(kind)
         if index is not None:
             return index
@@ -102,19 +117,22 @@ class ObjectsHeldElsewhere:
         prefix = f"{kind.value}/"
         for other, addresses in self._read():
             resources = other.state.resources
+            texts = resources.text_of if isinstance(resources, Records) else None
             try:
                 for address in addresses:
                     if not address.startswith(prefix):
                         continue
-                    record = resources[address]
-                    if record.status is RecordStatus.FORGOTTEN or record.never_created:
-                        continue
-                    if not record.identity and model.lane is not None:
-                        continue  # its place in its lane is not known (an import, an old one)
-                    # Compared as this state's records are: an import, or a record written
-                    # before identities were kept, by the identity of its request.
-                    words = tuple(kept_identity(model, record))
-                    index.setdefault(words, (HeldElsewhere(address, other), record))
+                    words = kept_identity_read(model, texts(address) if texts else None)
+                    if words is None:
+                        record = resources[address]
+                        if record.status is RecordStatus.FORGOTTEN or record.never_created:
+                            continue
+                        if not record.identity and model.lane is not None:
+                            continue  # its place in its lane is not known
+                        # Compared as this state's records are: an import, or a record
+                        # written before identities were kept, by its request's identity.
+                        words = tuple(kept_identity(model, record))
+                    index.setdefault(tuple(words), []).append((other, address))
             except CustomsBatchError:
                 continue
         self._identities[kind] = index

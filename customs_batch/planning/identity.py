@@ -771,12 +771,8 @@ class Identities:
             kind, model = known
             if model.identity is None:
                 continue
-            text = texts(address) if texts is not None else None
-            words = _recorded_identity(text) if text is not None else None
-            if words is not None and not (
-                model.identity_outdated is not None and model.identity_outdated(words)
-            ):
-                words = normal_identity(words)  # recorded before identities were normal
+            words = kept_identity_read(model, texts(address) if texts is not None else None)
+            if words is not None:
                 # (A record refused with nothing created is passed over when compared.)
                 index.setdefault(_key(kind, words), []).append(address)
                 if model.lane is not None and words[-1].startswith("place="):
@@ -807,6 +803,17 @@ def kept_identity(model: KindModel, record: ResourceRecord) -> Identity:
     if not words or (model.identity_outdated is not None and model.identity_outdated(words)):
         return model.identity(record.spec)
     return normal_identity(words)
+
+
+def kept_identity_read(model: KindModel, text: bytes | str | None) -> Identity | None:
+    """The identity a record still held as its ``text`` (a state file's entry, a database's
+    row) kept, as :func:`kept_identity` gives it, read without parsing the record; None when
+    the record must be parsed for it: no text, no identity recorded or none readable so, or
+    the words of an earlier definition (``identity_outdated``)."""
+    words = _recorded_identity(text) if text is not None else None
+    if words is None or (model.identity_outdated is not None and model.identity_outdated(words)):
+        return None
+    return normal_identity(words)  # recorded before identities were normal
 
 
 _IDENTITY = re.compile(rb'"identity"\s*:\s*(\[[^\]]*\])')
