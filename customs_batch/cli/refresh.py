@@ -60,10 +60,11 @@ def _status_json(result: StatusResult) -> str:
 
 def _entry_json(result: StatusResult, entry: StatusEntry) -> dict[str, Any]:
     """An entry with its spreadsheet row (``file``, ``sheet``, ``row``: null for a
-    document written in a manifest)."""
+    document written in a manifest); the commands its message gives name this run's --env,
+    as the text's and the page's do (`with_env`)."""
     place = result.rows.get(entry.address)
     where = place.to_json() if place else {"file": None, "sheet": None, "row": None}
-    return {**entry.to_json(), **where}
+    return {**entry.to_json(), "message": with_env(entry.message), **where}
 
 
 _STATUS_COLUMNS = (

@@ -3,14 +3,18 @@ environment ``--env`` gave, so that they act where the run did, not on the defau
 
 from __future__ import annotations
 
+import json
 import shlex
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import openpyxl
 import pytest
 
 from customs_batch.cli._command_line import forget_env, remember_env, with_env
+from customs_batch.environments import load_project
+from customs_batch.state import LocalBackend
 from tests.cli.conftest import run
 
 # The default is a service nobody reaches: only --env local works without one.
@@ -151,6 +155,27 @@ def test_the_status_page_names_the_environment_in_the_commands_it_gives(
     assert printed, out
     for command in printed:
         assert command[-2:] == ["--env", "local"], command
+
+
+def test_the_status_json_names_the_environment_in_the_commands_it_gives(
+    elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the text and the page do: a tool showing a declaration no longer found at the
+    # service sends its user to the environment the command read, not the default.
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve")
+    assert code == 0, out + err
+    address = "DepartureDeclaration/dep-rtm-ham-0001"
+    backend = LocalBackend(load_project().environments["local"].state_dir)
+    with backend.open("test") as session:
+        record = session.state.resources[address]
+        session.record(replace(record, not_found_at="2026-11-29T06:00:00Z"))
+    code, out, err = run(capsys, "status", "--env", "local", "--format", "json")
+    assert code == 0, err
+    [message] = [
+        entry["message"] for entry in json.loads(out)["declarations"] if entry["address"] == address
+    ]
+    printed = _commands(message)
+    assert ["customs-batch", "state", "rm", "--gone", address, "--env", "local"] in printed, message
 
 
 def _rows_whose_names_moved(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
