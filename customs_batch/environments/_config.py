@@ -148,6 +148,15 @@ class ProjectConfig:
             except ConfigError as error:
                 raise UsageError(error.message, hint=error.hint) from None
         variable = environ.get(ENV_VARIABLE)
+        if variable == "":
+            # `CUSTOMS_BATCH_ENV: ${{ vars.TARGET }}` with the variable missing: taking the
+            # default in its place would run against another environment than the one meant.
+            known = ", ".join(sorted(self.environments))
+            raise ConfigError(
+                f"${ENV_VARIABLE} is set but empty: it names no environment",
+                hint=f"known environments: {known}; set ${ENV_VARIABLE} to one of them, or "
+                f"unset it (`unset {ENV_VARIABLE}`) for the default, or name one with --env",
+            )
         if variable and variable not in self.environments:
             # Not typed on this command line: name where it came from (a variable left set
             # from another project or shell), as a wrong default_environment is named.

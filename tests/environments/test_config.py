@@ -105,6 +105,23 @@ def test_an_unknown_environment_lists_the_known_ones() -> None:
     assert "unset CUSTOMS_BATCH_ENV" in str(caught_too.value.hint)
 
 
+def test_an_empty_environment_variable_is_refused_not_taken_for_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `CUSTOMS_BATCH_ENV: ${{ vars.TARGET }}` in a workflow whose variable is missing: the
+    # run meant for one environment would have planned and applied the default.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "customs-batch.yaml").write_text(
+        "default_environment: production\nenvironments:\n"
+        "  production: {base_url: https://p.test, api_key_env: K}\n"
+        "  staging: {base_url: https://s.test, api_key_env: K}\n"
+    )
+    with pytest.raises(ConfigError, match=r"\$CUSTOMS_BATCH_ENV is set but empty") as caught:
+        load_project().select(None, {"CUSTOMS_BATCH_ENV": ""})
+    assert "unset CUSTOMS_BATCH_ENV" in str(caught.value.hint)
+    assert load_project().select("staging", {"CUSTOMS_BATCH_ENV": ""}).name == "staging"
+
+
 def test_an_empty_env_option_is_a_usage_error_not_the_default() -> None:
     # `--env "$DEPLOY_ENV"` with the variable empty selected the default environment (or
     # $CUSTOMS_BATCH_ENV's) as if no --env had been given: a run meant for one environment
