@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from customs_batch.kinds import Kind
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN, Address, Kind
 from customs_batch.planning import Action, Operation, plan_changes
 from customs_batch.planning.diff import in_flight_ended
 from customs_batch.planning.model import Plan, PlannedChange
@@ -957,6 +958,55 @@ def test_two_documents_renamed_into_each_others_names_are_refused_not_updated() 
         ) in change.reason
     assert plan.requests == 0
     assert plan.blocked
+
+
+def _way_out_aside(reason: str, address: str) -> str:
+    """The name the refusal's first `state mv` moves ``address``'s record aside to."""
+    found = re.search(rf"`customs-batch state mv {re.escape(address)} (\S+)`", reason)
+    assert found is not None, reason
+    return found.group(1)
+
+
+def test_a_swap_refusal_moves_a_record_aside_to_a_name_state_mv_takes() -> None:
+    """Found by an outside probe: the way out named `state mv ADDR ADDR-previous`, which
+    `state mv` refuses for a name within 9 characters of the 200 allowed ("at most 200
+    characters long"), and for a name the state already holds ("already in the state"):
+    followed literally, its first step failed."""
+    long_a, long_b = "a" * 195, "b" * 195
+    state = _state(
+        replace(
+            _applied(f"TemplateGroup/{long_a}", _group("ROAD"), id=10, code="ROAD"),
+            identity=("companyId=1", "code=ROAD"),
+        ),
+        replace(
+            _applied(f"TemplateGroup/{long_b}", _group("RAIL"), id=11, code="RAIL"),
+            identity=("companyId=1", "code=RAIL"),
+        ),
+    )
+    swapped = [
+        doc(Kind.TEMPLATE_GROUP, long_a, _group("RAIL"), 0),
+        doc(Kind.TEMPLATE_GROUP, long_b, _group("ROAD"), 1),
+    ]
+    plan = plan_changes(swapped, state, now=NOW)
+    for name in (long_a, long_b):
+        change = _only(plan, f"TemplateGroup/{name}")
+        assert change.action is Action.REFUSED, change
+        aside = Address.parse(_way_out_aside(change.reason, f"TemplateGroup/{name}"))
+        assert aside is not None and aside.kind is Kind.TEMPLATE_GROUP
+        assert len(aside.name) <= MAX_NAME and re.fullmatch(NAME_PATTERN, aside.name)
+        assert aside.name.endswith("-previous") and str(aside) not in state.resources
+
+    # group-0-previous held already (an earlier swap's record, say): another free name.
+    state = _group_state("ROAD", "RAIL")
+    state.apply(
+        "TemplateGroup/group-0-previous",
+        _applied("TemplateGroup/group-0-previous", _group("SEA"), id=12, code="SEA"),
+    )
+    plan = plan_changes(_groups("RAIL", "ROAD"), state, now=NOW)
+    change = _only(plan, "TemplateGroup/group-0")
+    assert change.action is Action.REFUSED, change
+    aside_0 = _way_out_aside(change.reason, "TemplateGroup/group-0")
+    assert aside_0 == "TemplateGroup/group-0-previous-2"
 
 
 def test_a_row_inserted_above_documents_named_by_row_updates_no_group_into_another() -> None:
