@@ -661,6 +661,42 @@ def test_a_declared_rename_of_a_name_still_in_the_manifests_is_refused() -> None
     assert "still in the manifests" in change.reason
 
 
+def test_a_declared_rename_of_a_movement_another_took_by_its_request_says_which_and_how() -> None:
+    """Found by an outside probe: two movements asking alike, the first new and the second
+    renamed from the record (`previousNames`); the first took the record by its request, and
+    the second was refused with "list it in the previousNames of one document only", which
+    it already was: the way out said nothing of the first, and could not be followed."""
+    first = plan_changes([movement("mov", 0, quantity=4)], State.new(), now=NOW)
+    sent = _applied("Movement/mov", dict(first.changes[0].spec), movementId="mov_1")
+    state = _state(sent.with_changes(identity=first.changes[0].identity))
+    alike = movement("mov-q", 0, quantity=4)
+    declared = replace(movement("mov-p", 1, quantity=4), previous_names=("mov",))
+    plan = plan_changes([alike, declared], state, now=NOW)
+    assert _only(plan, "Movement/mov-q").action is Action.MOVED
+    refused = _only(plan, "Movement/mov-p")
+    assert refused.action is Action.REFUSED
+    assert "taken over by Movement/mov-q in this plan" in refused.reason
+    assert "put it before Movement/mov-q in the manifests" in refused.reason
+    assert "remove mov from its previousNames" in refused.reason
+    assert plan.requests == 0
+    # Both ways out work: put first, it takes the record and the other is a new movement;
+    # without the previousNames it is the new one.
+    for documents in (
+        [replace(declared, index=0), replace(alike, index=1)],
+        [alike, replace(declared, previous_names=())],
+    ):
+        plan = plan_changes(documents, state, now=NOW)
+        actions = sorted(c.action.value for c in plan.changes)
+        assert actions == sorted([Action.MOVED.value, Action.CREATE.value]), plan.changes
+        assert not plan.blocked
+
+    # Two documents naming the record in previousNames: the second is told so.
+    both = [replace(alike, previous_names=("mov",)), declared]
+    twice = _only(plan_changes(both, state, now=NOW), "Movement/mov-p")
+    assert twice.action is Action.REFUSED
+    assert "lists it in its previousNames too" in twice.reason
+
+
 def test_a_correcting_movement_after_state_rm_of_the_wrong_one_is_created() -> None:
     # The movement's own advice: record the correcting movement as a new document, remove
     # the wrong one from the manifests and `state rm` it.
