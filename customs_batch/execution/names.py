@@ -18,6 +18,7 @@ it asks or another document asks for the one its record holds.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -114,6 +115,52 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
     return moved
 
 
+def renamed_records(documents: Sequence[Document], state: State) -> dict[str, ResourceRecord]:
+    """By address, the documents with no record under their name whose declaration the
+    record of a name no document has holds: renamed since the last apply (a name column
+    edited, ``metadata.previousNames``), the record under the old name until the next apply
+    moves it. A row's document is that record's declaration at the service, not one never
+    sent. Only a record one document alone declares (two renamed alike are the plan's to
+    tell apart), preferring the one its ``previousNames`` lists. A reference to a renamed
+    document resolves through its record (a party update of a renamed departure)."""
+    if not state.resources:
+        return {}
+    named = {str(doc.address) for doc in documents}
+    left = [
+        doc
+        for doc in documents
+        if model_of(doc.kind).identity is not None
+        and ((own := state.resources.get(str(doc.address))) is None or own.never_created)
+    ]
+    found: dict[str, ResourceRecord] = {}
+    while left:
+        wanted: dict[str, tuple[Kind, Identity]] = {}
+        unresolved: list[Document] = []
+        for doc in left:
+            spec = _resolved(doc.spec, state, found)
+            if spec is None:
+                unresolved.append(doc)
+            else:
+                wanted[str(doc.address)] = (doc.kind, _declares(doc.kind, spec))
+        if not wanted:
+            break
+        holders = _holders(state, set(wanted.values()))
+        earlier = {
+            str(doc.address): {f"{doc.kind.value}/{name}" for name in doc.previous_names}
+            for doc in left
+        }
+        for address, key in wanted.items():
+            candidates = [r for r in holders.get(key, ()) if r.address not in named]
+            if len(candidates) > 1:
+                candidates = [r for r in candidates if r.address in earlier[address]]
+            if len(candidates) == 1:
+                found[address] = candidates[0]
+        taken = Counter(record.address for record in found.values())
+        found = {address: r for address, r in found.items() if taken[r.address] == 1}
+        left = unresolved
+    return found
+
+
 def _declares(kind: Kind, spec: Mapping[str, JSON]) -> Identity:
     """What a request declares, as compared here: the kind's identity, or for a kind with
     lanes the request itself (its place in the lane is the plan's to count)."""
@@ -132,12 +179,19 @@ def _recorded(kind: Kind, record: ResourceRecord) -> Identity:
     return tuple(kept_identity(model, record))
 
 
-def _resolved(spec: Mapping[str, JSON], state: State) -> Mapping[str, JSON] | None:
-    """``spec`` with its references resolved from the recorded outcomes; None when one is
+def _resolved(
+    spec: Mapping[str, JSON],
+    state: State,
+    renamed: Mapping[str, ResourceRecord] | None = None,
+) -> Mapping[str, JSON] | None:
+    """``spec`` with its references resolved from the recorded outcomes (of a document
+    ``renamed`` since the last apply, from its record under the old name); None when one is
     not known (its identity cannot be told)."""
 
     def lookup(address: Address, name: str) -> JSON:
         record = state.resources.get(str(address))
+        if (record is None or record.never_created) and renamed:
+            record = renamed.get(str(address), record)
         if record is None:
             raise KeyError(name)
         return record.outputs[name]
