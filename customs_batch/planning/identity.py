@@ -696,6 +696,19 @@ class Identities:
         )
         if model.lane is not None and found.identity and found.status is RecordStatus.APPLIED:
             return _refused(self._sent_place(model, address, other, found, what, changed)), None
+        missing = [name for name in changed if name not in found.spec]
+        if missing:
+            # Fields the record never held (an import records only what the service gives
+            # back; the next apply sends the rest): no revert makes the requests the same.
+            return _refused(
+                f"it declares the same as {other}{held} ({what}), {where}, whose record "
+                f"holds no {', '.join(missing)} (an import records only what the service "
+                "gives back, and the next apply sends the rest): the requests differ in "
+                "them though this document changed nothing there, and creating it would "
+                f"declare it twice. If it is {other} renamed, `customs-batch state mv {other} {address}` "
+                "moves the record (the next plan shows what it still sends); if it is really "
+                f"another declaration, make it differ in one of the identifying fields above{gone}"
+            ), None
         return _refused(
             f"it declares the same as {other}{held} ({what}), {where}, with other values "
             f"({', '.join(changed)}{spelling}): creating it would declare it twice. If it is {other} "

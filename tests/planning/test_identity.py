@@ -78,6 +78,36 @@ def test_a_renamed_and_changed_departure_is_refused_naming_both_and_the_ways_out
     assert _only(plan, "DepartureDeclaration/dep").action is Action.ORPHANED
 
 
+def test_a_renamed_import_whose_record_lacks_the_parties_is_not_told_to_revert_them() -> None:
+    """Found by an outside probe: a departure imported (its record holds no parties: the
+    service does not give them back) and renamed before the next apply was refused "with
+    other values (Consignee, Principal) ... revert those changes", changes the user never
+    made and could not revert; `state mv` is the way out that works."""
+    imported = {k: v for k, v in DEPARTURE.items() if k != "Principal"}
+    state = _state(
+        ResourceRecord(
+            "DepartureDeclaration/dep",
+            RecordStatus.APPLIED,
+            "import",
+            imported,
+            outputs={"declarationId": 7003},
+        )
+    )
+    plan = plan_changes([_departure("dep-2")], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "revert" not in change.reason
+    assert "whose record holds no Principal (an import records only" in change.reason
+    assert "state mv DepartureDeclaration/dep DepartureDeclaration/dep-2" in change.reason
+    assert plan.requests == 0
+    # The way out: moved, the record is planned as an update of the parties.
+    moved = _state(
+        replace(state.resources["DepartureDeclaration/dep"], address="DepartureDeclaration/dep-2")
+    )
+    after = _only(plan_changes([_departure("dep-2")], moved, now=NOW), "DepartureDeclaration/dep-2")
+    assert after.action is Action.UPDATE, after
+
+
 def test_another_declaration_with_other_goods_is_created() -> None:
     state = _state(_applied("DepartureDeclaration/dep", DEPARTURE, declarationId=7003))
     other = _departure("dep-2", commercialReference="C-2")
