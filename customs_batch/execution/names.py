@@ -42,13 +42,26 @@ class MovedName:
     name's record holds (None: none does)."""
 
     address: str
-    record: ResourceRecord
+    record: ResourceRecord | None
+    """None: nothing is recorded under the name, and ``holder`` is the record of another
+    document's name (the last name of a sheet whose rows moved down one)."""
     holder: ResourceRecord | None
     declarer: Document | None
 
     def words(self) -> str:
         """Why the row is not its name's record, and what to do, for the user."""
         model = model_of(self.record_kind)
+        if self.record is None:
+            assert self.holder is not None
+            theirs = model.identifier(self.holder)
+            at = f" ({theirs} at the service)" if theirs is not None else ""
+            return (
+                f"what this row declares is recorded as {self.holder.address}{at}, a name "
+                "another row has now: the names moved with the rows (a row inserted, removed "
+                "or reordered in a sheet whose documents are named by their row number?). "
+                "`customs-batch plan` refuses it and says how to give each record to the "
+                "name that now declares it (`customs-batch state mv`)"
+            )
         ident = model.identifier(self.record)
         held = f" ({ident} at the service)" if ident is not None else ""
         what = (
@@ -82,7 +95,9 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
     """By address, the documents whose name's record holds another declaration than they
     declare while another document declares that one, or another record holds theirs."""
     changed: list[tuple[Document, ResourceRecord, Identity]] = []
+    unrecorded: list[tuple[Document, Identity]] = []
     declared: dict[tuple[Kind, Identity], Document] = {}
+    asks: dict[str, Identity] = {}
     for doc in documents:
         model = model_of(doc.kind)
         if model.identity is None:
@@ -92,8 +107,12 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
             continue
         mine = _declares(doc.kind, spec)
         declared.setdefault((doc.kind, mine), doc)
+        asks[str(doc.address)] = mine
         record = state.resources.get(str(doc.address))
-        if record is None or record.never_created or record.status is RecordStatus.FORGOTTEN:
+        if record is None or record.never_created:
+            unrecorded.append((doc, mine))
+            continue
+        if record.status is RecordStatus.FORGOTTEN:
             continue
         if _recorded(doc.kind, record) == mine:
             continue
@@ -103,8 +122,22 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
         changed.append((doc, record, mine))
     if not changed:
         return {}
-    holders = _holders(state, {(doc.kind, mine) for doc, _, mine in changed})
+    wanted = {(doc.kind, mine) for doc, _, mine in changed}
+    holders = _holders(state, wanted | {(doc.kind, mine) for doc, mine in unrecorded})
     moved: dict[str, MovedName] = {}
+    for doc, mine in unrecorded:
+        # Nothing under its name, and what it declares recorded under the name of another
+        # document that now asks for something else: that record's row moved to this one.
+        holder = next(
+            (
+                r
+                for r in holders.get((doc.kind, mine), ())
+                if r.address in asks and asks[r.address] != _recorded(doc.kind, r)
+            ),
+            None,
+        )
+        if holder is not None:
+            moved[str(doc.address)] = MovedName(str(doc.address), None, holder, None)
     for doc, record, mine in changed:
         address = str(doc.address)
         holder = next((r for r in holders.get((doc.kind, mine), ()) if r.address != address), None)
