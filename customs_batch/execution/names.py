@@ -18,6 +18,7 @@ it asks or another document asks for the one its record holds.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,13 +42,26 @@ class MovedName:
     name's record holds (None: none does)."""
 
     address: str
-    record: ResourceRecord
+    record: ResourceRecord | None
+    """None: nothing is recorded under the name, and ``holder`` is the record of another
+    document's name (the last name of a sheet whose rows moved down one)."""
     holder: ResourceRecord | None
     declarer: Document | None
 
     def words(self) -> str:
         """Why the row is not its name's record, and what to do, for the user."""
         model = model_of(self.record_kind)
+        if self.record is None:
+            assert self.holder is not None
+            theirs = model.identifier(self.holder)
+            at = f" ({theirs} at the service)" if theirs is not None else ""
+            return (
+                f"what this row declares is recorded as {self.holder.address}{at}, a name "
+                "another row has now: the names moved with the rows (a row inserted, removed "
+                "or reordered in a sheet whose documents are named by their row number?). "
+                "`customs-batch plan` refuses it and says how to give each record to the "
+                "name that now declares it (`customs-batch state mv`)"
+            )
         ident = model.identifier(self.record)
         held = f" ({ident} at the service)" if ident is not None else ""
         what = (
@@ -81,7 +95,9 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
     """By address, the documents whose name's record holds another declaration than they
     declare while another document declares that one, or another record holds theirs."""
     changed: list[tuple[Document, ResourceRecord, Identity]] = []
+    unrecorded: list[tuple[Document, Identity]] = []
     declared: dict[tuple[Kind, Identity], Document] = {}
+    asks: dict[str, Identity] = {}
     for doc in documents:
         model = model_of(doc.kind)
         if model.identity is None:
@@ -91,8 +107,12 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
             continue
         mine = _declares(doc.kind, spec)
         declared.setdefault((doc.kind, mine), doc)
+        asks[str(doc.address)] = mine
         record = state.resources.get(str(doc.address))
-        if record is None or record.never_created or record.status is RecordStatus.FORGOTTEN:
+        if record is None or record.never_created:
+            unrecorded.append((doc, mine))
+            continue
+        if record.status is RecordStatus.FORGOTTEN:
             continue
         if _recorded(doc.kind, record) == mine:
             continue
@@ -102,8 +122,22 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
         changed.append((doc, record, mine))
     if not changed:
         return {}
-    holders = _holders(state, {(doc.kind, mine) for doc, _, mine in changed})
+    wanted = {(doc.kind, mine) for doc, _, mine in changed}
+    holders = _holders(state, wanted | {(doc.kind, mine) for doc, mine in unrecorded})
     moved: dict[str, MovedName] = {}
+    for doc, mine in unrecorded:
+        # Nothing under its name, and what it declares recorded under the name of another
+        # document that now asks for something else: that record's row moved to this one.
+        holder = next(
+            (
+                r
+                for r in holders.get((doc.kind, mine), ())
+                if r.address in asks and asks[r.address] != _recorded(doc.kind, r)
+            ),
+            None,
+        )
+        if holder is not None:
+            moved[str(doc.address)] = MovedName(str(doc.address), None, holder, None)
     for doc, record, mine in changed:
         address = str(doc.address)
         holder = next((r for r in holders.get((doc.kind, mine), ()) if r.address != address), None)
@@ -112,6 +146,52 @@ def moved_names(documents: Sequence[Document], state: State) -> dict[str, MovedN
         if holder is not None or declarer is not None:
             moved[address] = MovedName(address, record, holder, declarer)
     return moved
+
+
+def renamed_records(documents: Sequence[Document], state: State) -> dict[str, ResourceRecord]:
+    """By address, the documents with no record under their name whose declaration the
+    record of a name no document has holds: renamed since the last apply (a name column
+    edited, ``metadata.previousNames``), the record under the old name until the next apply
+    moves it. A row's document is that record's declaration at the service, not one never
+    sent. Only a record one document alone declares (two renamed alike are the plan's to
+    tell apart), preferring the one its ``previousNames`` lists. A reference to a renamed
+    document resolves through its record (a party update of a renamed departure)."""
+    if not state.resources:
+        return {}
+    named = {str(doc.address) for doc in documents}
+    left = [
+        doc
+        for doc in documents
+        if model_of(doc.kind).identity is not None
+        and ((own := state.resources.get(str(doc.address))) is None or own.never_created)
+    ]
+    found: dict[str, ResourceRecord] = {}
+    while left:
+        wanted: dict[str, tuple[Kind, Identity]] = {}
+        unresolved: list[Document] = []
+        for doc in left:
+            spec = _resolved(doc.spec, state, found)
+            if spec is None:
+                unresolved.append(doc)
+            else:
+                wanted[str(doc.address)] = (doc.kind, _declares(doc.kind, spec))
+        if not wanted:
+            break
+        holders = _holders(state, set(wanted.values()))
+        earlier = {
+            str(doc.address): {f"{doc.kind.value}/{name}" for name in doc.previous_names}
+            for doc in left
+        }
+        for address, key in wanted.items():
+            candidates = [r for r in holders.get(key, ()) if r.address not in named]
+            if len(candidates) > 1:
+                candidates = [r for r in candidates if r.address in earlier[address]]
+            if len(candidates) == 1:
+                found[address] = candidates[0]
+        taken = Counter(record.address for record in found.values())
+        found = {address: r for address, r in found.items() if taken[r.address] == 1}
+        left = unresolved
+    return found
 
 
 def _declares(kind: Kind, spec: Mapping[str, JSON]) -> Identity:
@@ -132,12 +212,19 @@ def _recorded(kind: Kind, record: ResourceRecord) -> Identity:
     return tuple(kept_identity(model, record))
 
 
-def _resolved(spec: Mapping[str, JSON], state: State) -> Mapping[str, JSON] | None:
-    """``spec`` with its references resolved from the recorded outcomes; None when one is
+def _resolved(
+    spec: Mapping[str, JSON],
+    state: State,
+    renamed: Mapping[str, ResourceRecord] | None = None,
+) -> Mapping[str, JSON] | None:
+    """``spec`` with its references resolved from the recorded outcomes (of a document
+    ``renamed`` since the last apply, from its record under the old name); None when one is
     not known (its identity cannot be told)."""
 
     def lookup(address: Address, name: str) -> JSON:
         record = state.resources.get(str(address))
+        if (record is None or record.never_created) and renamed:
+            record = renamed.get(str(address), record)
         if record is None:
             raise KeyError(name)
         return record.outputs[name]

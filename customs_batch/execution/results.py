@@ -14,12 +14,12 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from customs_batch.execution.names import MovedName, moved_names
+from customs_batch.execution.names import MovedName, moved_names, renamed_records
 from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
@@ -283,6 +283,7 @@ class _Statuses:
         self.chosen = chosen
         self.needs = dependencies(documents)
         self.moved: dict[str, MovedName] = moved_names(documents, state)
+        self.renamed = renamed_records(documents, state)
         self.done: dict[Address, DocumentResult] = {}
 
     def result(
@@ -307,6 +308,18 @@ class _Statuses:
                 errors=(why,),
                 at=record.updated_at if record else "",
             )
+        if record is not None and not record.never_created:
+            return recorded_result(address, record, self.in_flight)
+        earlier = self.renamed.get(text)
+        if earlier is not None and (old := Address.parse(earlier.address)) is not None:
+            # Renamed since the last apply: what the service holds is under the old name.
+            found = recorded_result(old, earlier, self.in_flight)
+            note = (
+                f"recorded as {earlier.address}, a name no document has now: this document "
+                "renamed since the last apply (`customs-batch plan` shows whether the next "
+                "apply moves that record to this name)"
+            )
+            return replace(found, address=text, errors=(note, *found.errors))
         if record is not None:
             return recorded_result(address, record, self.in_flight)
         if text in self.invalid:
@@ -420,6 +433,10 @@ def spreadsheet_rows(paths: Sequence[Path], state: State | None = None) -> dict[
         return places
     moved = moved_names(documents, state)
     own = dict(places)
+    # A record whose document was renamed since the last apply: under that document's row.
+    for address, earlier in renamed_records(documents, state).items():
+        if address in own and earlier.address not in own:
+            places[earlier.address] = own[address]
     for address in moved:
         places.pop(address, None)
     # Each record of a moved name under the row that declares it, if one does.

@@ -98,6 +98,8 @@ def _plan(
     """Of those, the addresses this plan submits again."""
     moved: dict[str, ResourceRecord] = {}
     """By new address, the record a renamed document takes over."""
+    declared: set[str] = set()
+    """Of those records, the addresses taken over by a ``metadata.previousNames``."""
     astray: dict[str, tuple[str, str]] = {}
     """By address of a document this plan refuses, when what a reference to it gives would
     not lead where the referring document asks: the address the refusal comes from, and why
@@ -192,7 +194,9 @@ def _plan(
         )
         place, sent_at = identities.placed(doc)
         renamed = (
-            _declared_rename(doc, record, named, recorded, moved) if doc.previous_names else None
+            _declared_rename(doc, record, named, recorded, moved, declared)
+            if doc.previous_names
+            else None
         )
         # (A forgotten record's value is never resolved: only then can a reference name one.)
         forgotten = _forgotten_reference(doc, recorded) if unknown else None
@@ -218,6 +222,7 @@ def _plan(
             moved_from = Address.parse(renamed.address)
             identity = identities.moved_to(doc, spec, place, renamed)
             identities.take(renamed.address, address)
+            declared.add(renamed.address)
             moved[str(doc.address)] = earlier = _restored(renamed)
             values = field_changes(earlier.spec, compared(doc.kind, spec, earlier.spec))
             followed = _following_replacements(doc, earlier, unknown, replaced, recorded)
@@ -574,9 +579,11 @@ def _declared_rename(
     named: set[str],
     recorded: Callable[[str], ResourceRecord | None],
     moved: Mapping[str, ResourceRecord],
+    declared: set[str],
 ) -> ResourceRecord | Decision | None:
     """The record of one of ``doc``'s previous names to take over, a refusal when that
-    cannot be, or None when there is nothing to move (already moved by an earlier apply)."""
+    cannot be, or None when there is nothing to move (already moved by an earlier apply).
+    ``declared``: the records of ``moved`` taken over by a ``metadata.previousNames``."""
     if record is not None and not record.never_created:
         return None  # the record is under the new name already
     found: list[ResourceRecord] = []
@@ -593,12 +600,23 @@ def _declared_rename(
                 "document cannot take over the record of another. Remove the other document, "
                 "or the name from previousNames",
             )
-        if any(str(r.address) == old for r in moved.values()):
+        taker = next((new for new, r in moved.items() if str(r.address) == old), None)
+        if taker is not None and old in declared:
             return Decision(
                 Action.REFUSED,
                 Operation.NONE,
-                f"{old} is taken over by another document in this plan: list it in the "
-                "previousNames of one document only",
+                f"{old} is taken over by {taker} in this plan, which lists it in its "
+                "previousNames too: list it in the previousNames of one document only",
+            )
+        if taker is not None:
+            # Taken by the same request (two movements asking alike, the other first).
+            return Decision(
+                Action.REFUSED,
+                Operation.NONE,
+                f"{old} is taken over by {taker} in this plan: it asks for exactly what "
+                f"{old} recorded and comes first, so it took that record as {old} renamed. "
+                f"One document only can be {old}: if this one is, put it before {taker} in "
+                f"the manifests; if this one is another, remove {name} from its previousNames",
             )
         found.append(earlier)
     if len(found) > 1:

@@ -24,7 +24,7 @@ from itertools import pairwise
 import orjson
 
 from customs_batch.jsontypes import JSON
-from customs_batch.kinds import Address, Kind
+from customs_batch.kinds import MAX_NAME, Address, Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import (
     Decision,
@@ -323,7 +323,7 @@ class Identities:
                 f"record{own_held} declares ({mine_what}): sent as an update, that object "
                 f"would become the declaration {other} already is. {moved}. Put the names "
                 "back, or give each record to the name that now declares it: `customs-batch "
-                f"state mv {address} {address}-previous`, then `customs-batch state mv "
+                f"state mv {address} {self._aside(address)}`, then `customs-batch state mv "
                 f"{other} {address}` (state mv moves only to a name the state does not hold)"
             )
         if not self._whole:
@@ -342,7 +342,7 @@ class Identities:
             way = f"`customs-batch state mv {address} {declarer}`"
         else:
             way = (
-                f"`customs-batch state mv {declarer} {declarer}-previous`, then "
+                f"`customs-batch state mv {declarer} {self._aside(declared)}`, then "
                 f"`customs-batch state mv {address} {declarer}`"
             )
         return _refused(
@@ -352,6 +352,20 @@ class Identities:
             f"or give each record to the name that now declares it: {way}. If this document "
             f"really changes to {new_what}, apply that change before adding {declarer}"
         )
+
+    def _aside(self, address: Address) -> str:
+        """A name to move ``address``'s record aside to, for a refusal's way out: one
+        ``state mv`` takes (a document's name, at most ``MAX_NAME`` long) that neither the
+        state nor the batch holds, so the next plan gives the record to the document that
+        declares it. ``NAME-previous`` when that is free, shortened to fit, else numbered."""
+        number = 1
+        while True:
+            suffix = "-previous" if number == 1 else f"-previous-{number}"
+            name = f"{address.name[: MAX_NAME - len(suffix)]}{suffix}"
+            aside = f"{address.kind._value_}/{name}"
+            if aside not in self._state.resources and aside not in self._named:
+                return aside
+            number += 1
 
     def decide_creation(
         self,
@@ -682,6 +696,19 @@ class Identities:
         )
         if model.lane is not None and found.identity and found.status is RecordStatus.APPLIED:
             return _refused(self._sent_place(model, address, other, found, what, changed)), None
+        missing = [name for name in changed if name not in found.spec]
+        if missing:
+            # Fields the record never held (an import records only what the service gives
+            # back; the next apply sends the rest): no revert makes the requests the same.
+            return _refused(
+                f"it declares the same as {other}{held} ({what}), {where}, whose record "
+                f"holds no {', '.join(missing)} (an import records only what the service "
+                "gives back, and the next apply sends the rest): the requests differ in "
+                "them though this document changed nothing there, and creating it would "
+                f"declare it twice. If it is {other} renamed, `customs-batch state mv {other} {address}` "
+                "moves the record (the next plan shows what it still sends); if it is really "
+                f"another declaration, make it differ in one of the identifying fields above{gone}"
+            ), None
         return _refused(
             f"it declares the same as {other}{held} ({what}), {where}, with other values "
             f"({', '.join(changed)}{spelling}): creating it would declare it twice. If it is {other} "

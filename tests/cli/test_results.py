@@ -186,6 +186,112 @@ def test_a_row_whose_name_moved_to_another_declaration_is_not_given_that_declara
     }
 
 
+def test_the_last_row_of_a_sheet_whose_rows_moved_down_is_not_shown_never_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by an outside probe: a row inserted at the top of a sheet named by row number
+    gives the last row a name nothing is recorded under, while what it declares is the
+    record of the name above it. results showed that row `not-applied`, as if never sent
+    (plan refuses it rightly); it is `needs-decision`, naming the record, as the other
+    rows whose names moved."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests" / "deps.yaml").write_text(_ROWS_BY_NUMBER)
+    rows = tmp_path / "data" / "deps.csv"
+    rows.write_text("ref,weight\nAAA-0001,100\nBBB-0002,200\n")
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    code, out, _ = run(capsys, "state", "list")
+    ids = {line.split()[0]: line.split("declarationId=")[1].split()[0] for line in out.splitlines()}
+
+    rows.write_text("ref,weight\nNEW-0000,50\nAAA-0001,100\nBBB-0002,200\n")
+    code, out, err = run(capsys, "results", "--format", "json")
+    assert code == 0, err
+    by_row = {r["row"]: r for r in json.loads(out)["rows"]}
+    assert [by_row[n]["status"] for n in (2, 3, 4)] == ["needs-decision"] * 3
+    last = by_row[4]
+    assert last["documents"][0]["ids"] == {}
+    assert (
+        f"recorded as DepartureDeclaration/dep-3 ({ids['DepartureDeclaration/dep-3']} at the "
+        "service), a name another row has now"
+    ) in last["errors"][0]
+
+    # A second movement asking what the one above it asks is not that one moved.
+    (tmp_path / "manifests" / "deps.yaml").unlink()
+    (tmp_path / "manifests" / "m.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: Movement\nforEach: {file: ../data/m.csv}\n"
+        'metadata: {name: "mov-{{ row_number }}"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a1, action: USL, "
+        'quantity: "{{ row.qty }}", grossWeightKg: 10.0, customsSupervision: Y, '
+        "goodsHandlingCode: N, partyId: rpty_p1}\n"
+    )
+    (tmp_path / "data" / "m.csv").write_text("qty\n1\n")
+    assert run(capsys, "apply", "--auto-approve", "--allow-large-change")[0] == 0
+    (tmp_path / "data" / "m.csv").write_text("qty\n1\n1\n")
+    code, out, err = run(capsys, "results", "--format", "json")
+    assert code == 0, err
+    by_row = {r["row"]: r for r in json.loads(out)["rows"]}
+    assert [by_row[n]["status"] for n in (2, 3)] == ["done", "not-applied"]
+
+
+_ROWS_BY_NAME = _ROWS_BY_NUMBER.replace('"dep-{{ row_number }}"', '"dep-{{ row.name }}"') + (
+    "---\n"
+    "apiVersion: customs-batch/v1\n"
+    "kind: TransitPartyUpdate\n"
+    "forEach: {file: ../data/deps.csv}\n"
+    'metadata: {name: "pu-{{ row.name }}"}\n'
+    "spec:\n"
+    '  declarationId: "${ref:DepartureDeclaration/dep-{{ row.name }}.declarationId}"\n'
+    "  variant: departure\n"
+    "  Consignee: {eoriNo: DE123456789012345}\n"
+)
+
+
+def test_a_row_renamed_since_the_last_apply_keeps_its_declaration_in_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by an outside probe: a row's name column edited after apply (plan: `moved`,
+    nothing to send) was `not-applied` with no IDs in results, as if never sent, while the
+    service held its declaration; status listed that record under no row."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests" / "deps.yaml").write_text(_ROWS_BY_NAME)
+    rows = tmp_path / "data" / "deps.csv"
+    rows.write_text("name,ref,weight\nalpha,AAA-0001,100\nbeta,BBB-0002,200\n")
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    code, out, _ = run(capsys, "state", "list")
+    ids = {line.split()[0]: line.split("declarationId=")[1].split()[0] for line in out.splitlines()}
+    beta = ids["DepartureDeclaration/dep-beta"]
+
+    rows.write_text("name,ref,weight\nalpha,AAA-0001,100\nbeta2,BBB-0002,200\n")
+    code, out, err = run(capsys, "plan")
+    assert code == 0 and "2 moved" in out, out + err
+    code, out, err = run(capsys, "results", "--format", "json")
+    assert code == 0, err
+    by_row = {r["row"]: r for r in json.loads(out)["rows"]}
+    renamed = by_row[3]
+    assert renamed["status"] == by_row[2]["status"] != "not-applied", renamed
+    departure, update = renamed["documents"]
+    assert departure["address"] == "DepartureDeclaration/dep-beta2"
+    assert str(departure["ids"]["declarationId"]) == beta
+    assert str(update["ids"]["declarationId"]) == beta
+    assert "recorded as DepartureDeclaration/dep-beta, a name no document has" in " ".join(
+        renamed["errors"]
+    )
+
+    code, out, _ = run(capsys, "status", "--format", "json")
+    places = {d["address"]: d["row"] for d in json.loads(out)["declarations"]}
+    assert places["DepartureDeclaration/dep-beta"] == 3
+
+    # Applied, the record is under the new name, as before.
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    code, out, err = run(capsys, "results", "--format", "json")
+    renamed = {r["row"]: r for r in json.loads(out)["rows"]}[3]
+    assert str(renamed["documents"][0]["ids"]["declarationId"]) == beta
+    assert renamed["errors"] == []
+
+
 def test_a_movement_row_whose_name_moved_is_not_given_the_movement_of_another_row(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from customs_batch.kinds import Kind
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN, Address, Kind
 from customs_batch.planning import Action, Operation, plan_changes
 from customs_batch.planning.diff import in_flight_ended
 from customs_batch.planning.model import Plan, PlannedChange
@@ -75,6 +76,36 @@ def test_a_renamed_and_changed_departure_is_refused_naming_both_and_the_ways_out
     assert plan.requests == 0
     # The old name is not reported as orphaned on top: it is the refused one's twin.
     assert _only(plan, "DepartureDeclaration/dep").action is Action.ORPHANED
+
+
+def test_a_renamed_import_whose_record_lacks_the_parties_is_not_told_to_revert_them() -> None:
+    """Found by an outside probe: a departure imported (its record holds no parties: the
+    service does not give them back) and renamed before the next apply was refused "with
+    other values (Consignee, Principal) ... revert those changes", changes the user never
+    made and could not revert; `state mv` is the way out that works."""
+    imported = {k: v for k, v in DEPARTURE.items() if k != "Principal"}
+    state = _state(
+        ResourceRecord(
+            "DepartureDeclaration/dep",
+            RecordStatus.APPLIED,
+            "import",
+            imported,
+            outputs={"declarationId": 7003},
+        )
+    )
+    plan = plan_changes([_departure("dep-2")], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "revert" not in change.reason
+    assert "whose record holds no Principal (an import records only" in change.reason
+    assert "state mv DepartureDeclaration/dep DepartureDeclaration/dep-2" in change.reason
+    assert plan.requests == 0
+    # The way out: moved, the record is planned as an update of the parties.
+    moved = _state(
+        replace(state.resources["DepartureDeclaration/dep"], address="DepartureDeclaration/dep-2")
+    )
+    after = _only(plan_changes([_departure("dep-2")], moved, now=NOW), "DepartureDeclaration/dep-2")
+    assert after.action is Action.UPDATE, after
 
 
 def test_another_declaration_with_other_goods_is_created() -> None:
@@ -660,6 +691,42 @@ def test_a_declared_rename_of_a_name_still_in_the_manifests_is_refused() -> None
     assert "still in the manifests" in change.reason
 
 
+def test_a_declared_rename_of_a_movement_another_took_by_its_request_says_which_and_how() -> None:
+    """Found by an outside probe: two movements asking alike, the first new and the second
+    renamed from the record (`previousNames`); the first took the record by its request, and
+    the second was refused with "list it in the previousNames of one document only", which
+    it already was: the way out said nothing of the first, and could not be followed."""
+    first = plan_changes([movement("mov", 0, quantity=4)], State.new(), now=NOW)
+    sent = _applied("Movement/mov", dict(first.changes[0].spec), movementId="mov_1")
+    state = _state(sent.with_changes(identity=first.changes[0].identity))
+    alike = movement("mov-q", 0, quantity=4)
+    declared = replace(movement("mov-p", 1, quantity=4), previous_names=("mov",))
+    plan = plan_changes([alike, declared], state, now=NOW)
+    assert _only(plan, "Movement/mov-q").action is Action.MOVED
+    refused = _only(plan, "Movement/mov-p")
+    assert refused.action is Action.REFUSED
+    assert "taken over by Movement/mov-q in this plan" in refused.reason
+    assert "put it before Movement/mov-q in the manifests" in refused.reason
+    assert "remove mov from its previousNames" in refused.reason
+    assert plan.requests == 0
+    # Both ways out work: put first, it takes the record and the other is a new movement;
+    # without the previousNames it is the new one.
+    for documents in (
+        [replace(declared, index=0), replace(alike, index=1)],
+        [alike, replace(declared, previous_names=())],
+    ):
+        plan = plan_changes(documents, state, now=NOW)
+        actions = sorted(c.action.value for c in plan.changes)
+        assert actions == sorted([Action.MOVED.value, Action.CREATE.value]), plan.changes
+        assert not plan.blocked
+
+    # Two documents naming the record in previousNames: the second is told so.
+    both = [replace(alike, previous_names=("mov",)), declared]
+    twice = _only(plan_changes(both, state, now=NOW), "Movement/mov-p")
+    assert twice.action is Action.REFUSED
+    assert "lists it in its previousNames too" in twice.reason
+
+
 def test_a_correcting_movement_after_state_rm_of_the_wrong_one_is_created() -> None:
     # The movement's own advice: record the correcting movement as a new document, remove
     # the wrong one from the manifests and `state rm` it.
@@ -957,6 +1024,55 @@ def test_two_documents_renamed_into_each_others_names_are_refused_not_updated() 
         ) in change.reason
     assert plan.requests == 0
     assert plan.blocked
+
+
+def _way_out_aside(reason: str, address: str) -> str:
+    """The name the refusal's first `state mv` moves ``address``'s record aside to."""
+    found = re.search(rf"`customs-batch state mv {re.escape(address)} (\S+)`", reason)
+    assert found is not None, reason
+    return found.group(1)
+
+
+def test_a_swap_refusal_moves_a_record_aside_to_a_name_state_mv_takes() -> None:
+    """Found by an outside probe: the way out named `state mv ADDR ADDR-previous`, which
+    `state mv` refuses for a name within 9 characters of the 200 allowed ("at most 200
+    characters long"), and for a name the state already holds ("already in the state"):
+    followed literally, its first step failed."""
+    long_a, long_b = "a" * 195, "b" * 195
+    state = _state(
+        replace(
+            _applied(f"TemplateGroup/{long_a}", _group("ROAD"), id=10, code="ROAD"),
+            identity=("companyId=1", "code=ROAD"),
+        ),
+        replace(
+            _applied(f"TemplateGroup/{long_b}", _group("RAIL"), id=11, code="RAIL"),
+            identity=("companyId=1", "code=RAIL"),
+        ),
+    )
+    swapped = [
+        doc(Kind.TEMPLATE_GROUP, long_a, _group("RAIL"), 0),
+        doc(Kind.TEMPLATE_GROUP, long_b, _group("ROAD"), 1),
+    ]
+    plan = plan_changes(swapped, state, now=NOW)
+    for name in (long_a, long_b):
+        change = _only(plan, f"TemplateGroup/{name}")
+        assert change.action is Action.REFUSED, change
+        aside = Address.parse(_way_out_aside(change.reason, f"TemplateGroup/{name}"))
+        assert aside is not None and aside.kind is Kind.TEMPLATE_GROUP
+        assert len(aside.name) <= MAX_NAME and re.fullmatch(NAME_PATTERN, aside.name)
+        assert aside.name.endswith("-previous") and str(aside) not in state.resources
+
+    # group-0-previous held already (an earlier swap's record, say): another free name.
+    state = _group_state("ROAD", "RAIL")
+    state.apply(
+        "TemplateGroup/group-0-previous",
+        _applied("TemplateGroup/group-0-previous", _group("SEA"), id=12, code="SEA"),
+    )
+    plan = plan_changes(_groups("RAIL", "ROAD"), state, now=NOW)
+    change = _only(plan, "TemplateGroup/group-0")
+    assert change.action is Action.REFUSED, change
+    aside_0 = _way_out_aside(change.reason, "TemplateGroup/group-0")
+    assert aside_0 == "TemplateGroup/group-0-previous-2"
 
 
 def test_a_row_inserted_above_documents_named_by_row_updates_no_group_into_another() -> None:
