@@ -167,9 +167,10 @@ def _lines(result: StatusResult) -> list[str]:
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 1 while anything is rejected at the service, no longer found there or needs "
-    "a decision, 2 when something changed at the service or a lost submission was taken "
-    "back (the next apply submits it), 0 when nothing did.",
+    help="Exit 1 while anything is rejected at the service, undone there (an export "
+    "cancellation or a HAWB deactivation the next apply sends again), no longer found there "
+    "or needs a decision, 2 when something changed at the service or a lost submission was "
+    "taken back (the next apply submits it), 0 when nothing did.",
 )
 def refresh(
     env_name: str | None,
@@ -219,11 +220,13 @@ def refresh(
             else "needs a decision"
         )
         click.echo(f"{entry.address}: {why}", err=True)
+    for address in result.undone:
+        click.echo(f"{address}: undone at the service (the next apply sends it again)", err=True)
     click.echo(
         f"Refreshed: {len(result.changes)} change(s) found, {len(result.not_found)} no longer "
         f"found at the service, {len(result.another_object)} with another object at the "
         f"recorded ID (a decision to make), {len(result.lost)} lost submission(s) looked for, "
-        f"{len(blocking)} rejected, undone or needing a decision.",
+        f"{len(blocking) + len(result.undone)} rejected, undone or needing a decision.",
         err=True,
     )
     return int(result.exit_code(detailed=detailed_exitcode))

@@ -13,7 +13,9 @@ from customs_batch.environments import Environment, load_project
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
 from customs_batch.execution.results import RowPlace, spreadsheet_rows
-from customs_batch.state import StateBackend
+from customs_batch.kinds import Address
+from customs_batch.kinds.registry import model_of
+from customs_batch.state import RecordStatus, StateBackend
 from customs_batch.state.lock import in_flight_of
 from customs_batch.state.model import State
 
@@ -108,6 +110,11 @@ class RefreshResult:
     lost: tuple[str, ...]
     status: StatusResult
     settled_changes: int = field(default=0)
+    undone: tuple[str, ...] = ()
+    """The records ``status`` does not list (a HAWB deactivation's) whose object this
+    refresh left undone at the service (a HAWB active again): the next apply sends them
+    again, and they count with :attr:`StatusResult.blocking`, as an undone cancellation
+    does."""
 
     @property
     def changes(self) -> tuple[Drift, ...]:
@@ -132,13 +139,13 @@ class RefreshResult:
         return tuple(drift for drift in self.missing if drift.another)
 
     def exit_code(self, *, detailed: bool) -> ExitCode:
-        """0, or with ``detailed``: 1 while anything is rejected at the service, no longer
-        found there or needs a decision, else 2 when something changed at the service or a
+        """0, or with ``detailed``: 1 while anything is rejected at the service, undone
+        there, no longer found there or needs a decision, else 2 when something changed at the service or a
         lost submission was taken back (the state changed: the next apply submits it),
         else 0."""
         if not detailed:
             return ExitCode.OK
-        if self.status.blocking or self.missing:
+        if self.status.blocking or self.undone or self.missing:
             return ExitCode.FINDINGS
         if self.changes or self.settled_changes:
             return ExitCode.CHANGES
@@ -171,9 +178,28 @@ def refresh_environment(
             )
         drifts = refresh(session, client)
         entries = tuple(status_entries(session.state))
+        undone = _undone_unlisted(session.state)
     return RefreshResult(
         tuple(drifts),
         tuple(lost.describe(applying=False) for lost in settled),
         StatusResult(environment.name, entries),
         settled_changes=len(settled),
+        undone=undone,
     )
+
+
+def _undone_unlisted(state: State) -> tuple[str, ...]:
+    """The applied records of the kinds ``status`` does not list (``has_status`` false: a
+    HAWB deactivation) whose object the service holds undone (its kind's
+    ``undone_states``: a HAWB active again after its deactivation), in address order."""
+    undone: list[str] = []
+    for address, record in sorted(state.resources.items()):
+        parsed = Address.parse(address)
+        if parsed is None or record.status is not RecordStatus.APPLIED:
+            continue
+        model = model_of(parsed.kind)
+        if model.has_status or record.not_found_at is not None or record.unverified is not None:
+            continue
+        if model.service_words(record) in model.undone_states:
+            undone.append(address)
+    return tuple(undone)

@@ -77,3 +77,37 @@ def test_the_command_state_rm_gives_to_go_on_names_the_environment_it_was_given(
 
     assert code == 0, out + err
     assert f"`customs-batch state rm --gone {GROUP} --env local`" in out
+
+
+def _reactivate_the_hawb(project: Path, hawb_id: str) -> None:
+    """The HAWB active again at the service (its data reset, say)."""
+    database = project / ".customs-batch" / "local" / "sandbox.sqlite3"
+    with sqlite3.connect(database) as connection:
+        (body,) = connection.execute(
+            "SELECT body FROM records WHERE tbl = 'hawbs' AND id = ?", (json.dumps(hawb_id),)
+        ).fetchone()
+        connection.execute(
+            "UPDATE records SET body = ? WHERE tbl = 'hawbs' AND id = ?",
+            (json.dumps({**json.loads(body), "isActive": True}), json.dumps(hawb_id)),
+        )
+
+
+def test_a_hawb_deactivation_undone_at_the_service_counts_as_an_undone_cancellation_does(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: after a sandbox reset, `refresh --detailed-exitcode` exited
+    # 1 for an export cancellation undone at the service ("undone at the service (the next
+    # apply sends it again)", counted in "rejected, undone or needing a decision") but 2 for
+    # a HAWB deactivation undone the same way, which it neither named undone nor counted:
+    # a CI step that stops on 1 let the one through and stopped on the other.
+    hawb = "HawbDeactivation/hawb-a3-duplicate"
+    assert run(capsys, "apply", "--auto-approve", "--target", hawb)[0] == 0
+    assert run(capsys, "refresh", "--detailed-exitcode")[0] == 0
+    _reactivate_the_hawb(project, "hawb_a3")
+
+    code, out, err = run(capsys, "refresh", "--detailed-exitcode")
+
+    assert code == 1, out + err
+    assert f"{hawb}: status inactive -> active" in out
+    assert f"{hawb}: undone at the service (the next apply sends it again)" in err
+    assert "1 rejected, undone or needing a decision" in " ".join(err.split())
