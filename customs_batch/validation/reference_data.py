@@ -79,7 +79,7 @@ def hs_problem(code: str) -> tuple[str, str] | None:
         hint = f"check the code for a typing error: heading {subheading[:4]} has {listed}"
     else:
         hint = f"check the code for a typing error: there is no heading {subheading[:4]}"
-    return message, hint + "; --hs-codes off turns this check off"
+    return message, hint + "; `customs-batch validate --hs-codes off` leaves this check out"
 
 
 def check_hs_codes(document: Document, severity: Severity | None) -> list[Finding]:

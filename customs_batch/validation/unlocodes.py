@@ -211,7 +211,7 @@ def unlocode_unknown(code: str) -> tuple[str, str] | None:
         hint = f"check the code for a typing error; close to it: {listed}"
     else:
         hint = f"check the code for a typing error; the list has no {country} code close to it"
-    return message, hint + "; --unlocodes off turns this check off"
+    return message, hint + "; `customs-batch validate --unlocodes off` leaves this check out"
 
 
 def _closeness(known: str, typed: str) -> int | None:

@@ -61,7 +61,7 @@ def test_a_code_is_judged_by_its_first_six_digits() -> None:
     assert hs_problem("739915") == (
         "'739915': subheading 7399.15 does not exist in the Harmonized System (HS 2022)",
         "check the code for a typing error: there is no heading 7399; "
-        "--hs-codes off turns this check off",
+        "`customs-batch validate --hs-codes off` leaves this check out",
     )
 
 

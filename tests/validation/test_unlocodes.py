@@ -172,7 +172,7 @@ def test_without_a_country_header_the_whole_list_is_searched(
     assert unlocode_unknown("NLRTN") == (
         "'NLRTN' is not in the UN/LOCODE code list (UN/LOCODE 2099-1)",
         "check the code for a typing error; close to it: NLRTM (Rotterdam); "
-        "--unlocodes off turns this check off",
+        "`customs-batch validate --unlocodes off` leaves this check out",
     )
 
 
@@ -183,11 +183,11 @@ def test_the_hint_names_the_places_a_typing_error_may_have_meant() -> None:
     assert message == "'BEARN' is not in the UN/LOCODE code list (UN/LOCODE 2023-1)"
     # Two letters swapped come first, then one letter off.
     assert hint.startswith("check the code for a typing error; close to it: BEANR (Antwerpen), ")
-    assert hint.endswith(", ...; --unlocodes off turns this check off")
+    assert hint.endswith(", ...; `customs-batch validate --unlocodes off` leaves this check out")
     assert unlocode_unknown("NLQQQ") == (
         "'NLQQQ' is not in the UN/LOCODE code list (UN/LOCODE 2023-1)",
         "check the code for a typing error; the list has no NL code close to it; "
-        "--unlocodes off turns this check off",
+        "`customs-batch validate --unlocodes off` leaves this check out",
     )
 
 
