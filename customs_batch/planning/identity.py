@@ -329,8 +329,8 @@ class Identities:
         if not self._whole:
             return _refused(
                 f"it changes what it declares ({mine_what} -> {new_what}), and the selection "
-                "(-l, --target) leaves out documents that may now declare what its record"
-                f"{own_held} holds: a name moved from one declaration to another would turn "
+                "(-l, --target, --exclude) leaves out documents that may now declare what its "
+                f"record{own_held} holds: a name moved from one declaration to another would turn "
                 "that object into this declaration. Plan without a selection to see whether "
                 "another document declares it"
             )
@@ -459,8 +459,8 @@ class Identities:
                 return _refused(
                     f"it asks for exactly what {other} sent under an Idempotency-Key before "
                     "`customs-batch state forget` took its attempt back, which the selection "
-                    "(-l, --target) leaves out: created under a new key, it could make that "
-                    "attempt's object twice. Plan without a selection, where it is sent "
+                    "(-l, --target, --exclude) leaves out: created under a new key, it could "
+                    "make that attempt's object twice. Plan without a selection, where it is sent "
                     "under that key"
                 )
             self._taken.add(other)
@@ -620,8 +620,8 @@ class Identities:
             listed = ", ".join(other for other, _ in records)
             return _refused(
                 f"the state records {listed} with the same identity ({what}), which the "
-                "selected documents do not include: plan without a selection (-l, --target) "
-                "to see whether this document is that one renamed"
+                "selected documents do not include: plan without a selection (-l, --target, "
+                "--exclude) to see whether this document is that one renamed"
             ), None
         for other, found in records:
             if found.status is RecordStatus.FORGOTTEN:

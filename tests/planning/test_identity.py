@@ -1125,6 +1125,7 @@ def test_a_selection_that_leaves_out_who_now_declares_a_record_refuses_its_updat
     change = _only(plan, "TemplateGroup/group-1")
     assert change.action is Action.REFUSED, change
     assert "Plan without a selection" in change.reason
+    assert "the selection (-l, --target, --exclude) leaves out" in change.reason
     assert plan.requests == 0
     # The whole batch decides: the same change with nothing else declaring RAIL is an update.
     plan = plan_changes(_groups("ROAD", "AIR"), state, now=NOW)
