@@ -9,6 +9,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.worksheet.table import Table
 
 from tests.cli.conftest import EXAMPLES, run
 
@@ -249,4 +250,31 @@ def test_rows_left_out_by_for_each_rows_keep_their_place_below_the_header(
         None,
         "not-applied",
         "not-applied",
+    ]
+
+
+def test_the_totals_row_of_an_excel_table_is_no_row_of_the_results(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: the totals row of a table was read as a data row (a
+    # movement for HAWB "Total"); left out by the reader now, the results copy must not
+    # mark it as a row the manifests made nothing of either.
+    book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
+    sheet = book["Movements"]
+    sheet["B8"] = "Total"
+    sheet["D8"] = "=SUBTOTAL(109,Moves[Packages])"
+    sheet.add_table(Table(displayName="Moves", ref="A2:L8", totalsRowCount=1))
+    book.save(sheets / "data" / "movements.xlsx")
+
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 0, out + err
+    assert "row 8" not in out
+    copy = openpyxl.load_workbook("out/data/movements.xlsx")["Movements"]
+    assert [copy.cell(n, 13).value for n in (3, 4, 5, 6, 7, 8)] == [
+        "not-applied",
+        "not-applied",
+        None,
+        "not-applied",
+        "not-applied",
+        None,
     ]

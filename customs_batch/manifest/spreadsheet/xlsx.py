@@ -26,7 +26,7 @@ from typing import Any
 import python_calamine
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan
+from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan, TotalsRow
 from customs_batch.manifest.spreadsheet.error_values import readable_copy, unknown_errors
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
@@ -38,6 +38,9 @@ from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_
 from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Row, RowSource, SheetError
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from customs_batch.manifest.text_pool import TextPool
+
+TOTALS_ROW = "row.totals-row"
+"""The rule of a value in a table's totals row outside the table."""
 
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
@@ -164,6 +167,9 @@ def _sheet_rows(
     unnamed: tuple[int, ...] = ()
     pool = TextPool()
     bad, padded = (errors.found, errors.padded) if errors is not None else ({}, {})
+    totals: dict[int, list[TotalsRow]] = {}
+    for total in errors.totals if errors is not None else ():
+        totals.setdefault(total.row, []).append(total)
     for number, values in _numbered_rows(sheet, bad, padded):
         if header is None:
             above[number] = values
@@ -190,11 +196,15 @@ def _sheet_rows(
             continue
         if merged:
             covered.mark(values, number, header.columns)
+        problem = None
+        if number in totals:
+            problem = _without_totals(values, totals[number], number, last)
         row = {
             name: values[column - 1] if column <= len(values) else None
             for name, column in zip(header.names, header.columns, strict=True)
         }
-        problem = beyond_header(values, header, number) if len(values) > last else None
+        if problem is None and len(values) > last:
+            problem = beyond_header(values, header, number)
         if problem is None and unnamed:
             problem = under_no_name(values, header, number, unnamed)
         if problem is None and all(value is None for value in row.values()):
@@ -245,6 +255,37 @@ def _numbered_rows(
         yield number, (values if cells is None else _marked(values, cells, number))
     for later in sorted(n for n in bad if n > number):
         yield later, _marked([], bad[later], later)
+
+
+def _without_totals(
+    values: list[Cell], tables: list[TotalsRow], row: int, last: int
+) -> BadCell | None:
+    """Empty the cells of ``row`` that are the totals row of one of ``tables`` (its label,
+    its sums: no data); the problem of the row when it still holds a value in the header's
+    columns outside those tables (a table narrower than the sheet's data), or None.
+
+    A row left empty is then skipped as a blank row. One still holding a value is half a
+    totals row: read, it would give a document without the cells the totals took."""
+    for table in tables:
+        for column in range(table.first, min(table.last, len(values)) + 1):
+            values[column - 1] = None
+    for column in range(1, min(last, len(values)) + 1):
+        value = values[column - 1]
+        if value is None:
+            continue
+        letter = column_letter(column)
+        held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
+        table = tables[0]
+        return BadCell(
+            column,
+            f"cell {letter}{row} holds {held}, but row {row} is the totals row of the table "
+            f"{table.name!r} ({table.ref}, columns {column_letter(table.first)} to "
+            f"{column_letter(table.last)}), which is not data: the row is not read",
+            "move the value out of the table's totals row (to a row of its own), or "
+            "leave that row out with `rows:` in forEach",
+            TOTALS_ROW,
+        )
+    return None
 
 
 def _shown_padded(values: list[Cell], cells: dict[int, str]) -> None:

@@ -10,6 +10,7 @@ import openpyxl
 import pytest
 import xlsxwriter
 from openpyxl.chart import BarChart, Reference
+from openpyxl.worksheet.table import Table
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
@@ -677,3 +678,90 @@ def test_a_number_that_is_not_finite_is_a_bad_cell(tmp_path: Path, held: str, sa
     assert cell.message.startswith(f"cell B2 holds {said}, which is no value")
     assert "the program that wrote the workbook" in cell.hint
     assert row.values["ref"] == "x"
+
+
+def _table_book(path: Path, *, writer: str, notes: bool = False) -> Path:
+    """Two movements in an Excel table (A1:B4, "Total Row" ticked: a label and a sum in
+    row 4), a row below it; with ``notes``, a column C beside the table, outside it."""
+    header: list[object] = ["HAWB", "Packages", *(["Notes"] if notes else [])]
+    rows: list[list[object]] = [["h1", 3], ["h2", 4]]
+    if writer == "xlsxwriter":
+        book = xlsxwriter.Workbook(str(path))
+        sheet = book.add_worksheet("Moves")
+        sheet.add_table(
+            0,
+            0,
+            3,
+            1,
+            {
+                "data": rows,
+                "total_row": True,
+                "columns": [
+                    {"header": "HAWB", "total_string": "Total"},
+                    {"header": "Packages", "total_function": "sum", "total_value": 7},
+                ],
+            },
+        )
+        if notes:
+            sheet.write_column(0, 2, ["Notes", "n1", "n2", "beside the totals"])
+        sheet.write_row(5, 0, ["h3", 5])
+        book.close()
+        return path
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = "Moves"
+    for row in [header, *rows]:
+        sheet.append(row)
+    sheet.append(["Total", "=SUBTOTAL(109,Table1[Packages])"])  # no saved result
+    if notes:
+        for number, note in ((2, "n1"), (3, "n2"), (4, "beside the totals")):
+            sheet.cell(number, 3, note)
+    sheet.append([])
+    sheet.append(["h3", 5])
+    sheet.add_table(Table(displayName="Table1", ref="A1:B4", totalsRowCount=1))
+    workbook.save(path)
+    return path
+
+
+@pytest.mark.parametrize("writer", ["openpyxl", "xlsxwriter"])
+def test_the_totals_row_of_an_excel_table_is_not_a_data_row(tmp_path: Path, writer: str) -> None:
+    # Found by an outside probe: a table's totals row ("Total" under HAWB, a SUBTOTAL under
+    # Packages) was read as a row of data: a movement for HAWB "Total", or an error at its
+    # formula; `rows:` was the only way out. It is left out, as a blank row is.
+    path = _table_book(tmp_path / "t.xlsx", writer=writer)
+    read = list(read_rows(RowSource(path)))
+    assert [(row.number, dict(row.values)) for row in read] == [
+        (2, {"HAWB": "h1", "Packages": 3}),
+        (3, {"HAWB": "h2", "Packages": 4}),
+        (6, {"HAWB": "h3", "Packages": 5}),
+    ]
+    assert all(row.problem is None for row in read)
+
+
+@pytest.mark.parametrize("writer", ["openpyxl", "xlsxwriter"])
+def test_a_value_beside_a_tables_totals_row_stops_that_row(tmp_path: Path, writer: str) -> None:
+    """A table narrower than the sheet's columns: the totals row's cells outside the table
+    are no totals, yet no data row either (its HAWB cell is the label "Total")."""
+    path = _table_book(tmp_path / "t.xlsx", writer=writer, notes=True)
+    read = {row.number: row for row in read_rows(RowSource(path))}
+    assert sorted(read) == [2, 3, 4, 6]
+    assert read[3].values == {"HAWB": "h2", "Packages": 4, "Notes": "n2"}
+    problem = read[4].problem
+    assert problem is not None and problem.rule == "row.totals-row" and problem.column == 3
+    assert problem.message == (
+        "cell C4 holds 'beside the totals', but row 4 is the totals row of the table "
+        "'Table1' (A1:B4, columns A to B), which is not data: the row is not read"
+    )
+    assert "`rows:`" in problem.hint
+
+
+def test_a_table_without_a_totals_row_keeps_its_last_row(tmp_path: Path) -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    for row in (["HAWB", "Packages"], ["h1", 3], ["h2", 4]):
+        sheet.append(row)
+    sheet.add_table(Table(displayName="Plain", ref="A1:B3", totalsRowShown=False))
+    workbook.save(tmp_path / "p.xlsx")
+    assert [row.number for row in read_rows(RowSource(tmp_path / "p.xlsx"))] == [2, 3]
