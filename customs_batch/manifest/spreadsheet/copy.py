@@ -30,6 +30,7 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     detect_encoding,
     excel_separator,
     guess_delimiter,
+    utf16_without_bom,
 )
 from customs_batch.output_file import check_named_file, write_named_file
 from customs_batch.userfiles import InputKind, note_read
@@ -163,7 +164,14 @@ def new_sheet_name(workbook: Workbook, wanted: str) -> str:
 
 def _csv_rows(path: Path) -> list[list[Any]]:
     with open(path, "rb") as raw:
-        encoding = detect_encoding(raw.read(SAMPLE_BYTES))
+        sample = raw.read(SAMPLE_BYTES)
+    encoding = detect_encoding(sample)
+    if encoding in ("utf-8", "cp1252") and b"\x00" in sample:
+        # UTF-16 without a BOM, which the reader read with the `encoding` its forEach
+        # gives (a finding does not carry it): the NUL bytes tell its byte order. Read
+        # as UTF-8, every character came with a NUL, and each line end made two rows,
+        # putting every row's outcome on another row of the copy.
+        encoding = utf16_without_bom(sample) or encoding
     try:
         return _csv_records(path, encoding)
     except UnicodeDecodeError:
