@@ -278,3 +278,24 @@ def test_the_totals_row_of_an_excel_table_is_no_row_of_the_results(
         "not-applied",
         None,
     ]
+
+
+def test_a_copy_larger_than_its_bound_is_refused_before_it_is_built(
+    sheets: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by an outside probe: the copy is built in memory, about 0.4 KB a cell, with no
+    # bound: a CSV export of 950,000 rows (86 MB, within every limit of the reader) took
+    # results --annotate past 6 GB and 15 minutes. CUSTOMS_BATCH_MAX_COPY_CELLS bounds it.
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_COPY_CELLS", "60")
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 3, out + err  # the workbook's 85 cells are over 60; the CSV's 51 not
+    assert "data/movements.xlsx is too large to copy: its sheets span 85 cells, over the 60" in err
+    assert "CUSTOMS_BATCH_MAX_COPY_CELLS=<cells>" in err
+    assert (sheets / "out" / "data" / "departures.csv.xlsx").exists()
+    assert not (sheets / "out" / "data" / "movements.xlsx").exists()
+
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_COPY_CELLS", "40")
+    code, out, err = run(capsys, "results", "--annotate", "out2")
+    assert code == 3, out + err
+    assert "data/departures.csv is too large to copy: its first 3 rows hold 51 cells" in err
+    assert not (sheets / "out2" / "data" / "departures.csv.xlsx").exists()

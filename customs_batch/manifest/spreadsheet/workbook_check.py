@@ -138,6 +138,31 @@ def check_workbook(
             ) from exc
 
 
+def workbook_cells(handle: IO[bytes], file: str, limits: SheetLimits) -> int:
+    """The cells of every worksheet's used range (rows times columns), summed: what a
+    program that holds the whole workbook (openpyxl, for an annotated copy) holds. 0 for a
+    file that is not a zip (its own reader reports it)."""
+    try:
+        archive = zipfile.ZipFile(handle)
+    except (zipfile.BadZipFile, ValueError):
+        return 0
+    with archive:
+        inflater = _Inflater(file, limits)
+        total = 0
+        try:
+            for member in sorted(archive.namelist()):
+                if member.startswith("xl/worksheets/") and member.endswith(".xml"):
+                    rows, columns = _used_range(archive, member, inflater, limits, None)
+                    total += rows * columns
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+            raise SheetError(
+                f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
+                file=file,
+                hint="save the export again as .xlsx",
+            ) from exc
+        return total
+
+
 def _check(
     archive: zipfile.ZipFile, file: str, sheet: str | None, limits: SheetLimits
 ) -> CellScan | None:
