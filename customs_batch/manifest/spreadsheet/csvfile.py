@@ -159,6 +159,15 @@ def utf16_without_bom(sample: bytes) -> str | None:
     return None
 
 
+_BINARY_STARTS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0", b"%PDF", b"\x89PNG", b"\x1f\x8b")
+"""How a zip (a workbook: .xlsx, .ods), an old .xls, a PDF, a PNG and a gzip file start."""
+_CONTROL_BYTES = bytes([*range(0, 9), *range(14, 32)])
+"""The control bytes no text file holds but by mistake (tab and line ends are text)."""
+_STRAY_NULS = 16
+"""The most NUL bytes a text file's first 64 KB may hold, a few in 64 bytes at most: more
+are a binary file, or UTF-16 text without a BOM (one NUL in every two bytes)."""
+
+
 def _is_binary(sample: bytes, encoding: str) -> bool:
     """Whether the file holds NUL characters: a workbook or other binary file, never text.
 
@@ -171,7 +180,17 @@ def _is_binary(sample: bytes, encoding: str) -> bool:
     except LookupError:
         name = encoding  # reported as an unknown encoding when the rows are read
     if name not in _WIDE:
-        return b"\x00" in sample
+        nuls = sample.count(0)
+        if not nuls:
+            return False
+        # A few NUL bytes in text (a stray one pasted into a cell, left by the program
+        # that wrote the export) are no binary file: read, each is an error at its cell,
+        # as one past the sample is. Refused here, the file was "not a text file" with no
+        # word of where, and a hint to use a .xlsx file.
+        if sample.startswith(_BINARY_STARTS) or nuls > _STRAY_NULS:
+            return True
+        controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+        return controls > 1 and controls * 64 > len(sample)
     try:
         text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
     except UnicodeDecodeError:

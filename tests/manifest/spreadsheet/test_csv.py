@@ -205,3 +205,20 @@ def test_the_annotated_copy_of_a_csv_leaves_its_sep_line_out(tmp_path: Path) -> 
         ["Ref", "Code"],
         ["a1", "G1"],
     ]
+
+
+def test_a_stray_nul_byte_is_an_error_at_its_cell_not_a_binary_file(tmp_path: Path) -> None:
+    # Found by an outside probe: one NUL byte in row 3 (left by the program that wrote the
+    # export) made the whole file "not a text file", with no word of where and the hint to
+    # use a .xlsx file; the same byte past the first 64 KB was read, an error at its cell.
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"hawb,packages\nhawb_a1,4\nhawb_a2\x00,5\n")
+    rows = list(read_rows(RowSource(path)))
+    assert [(row.number, dict(row.values)) for row in rows] == [
+        (2, {"hawb": "hawb_a1", "packages": "4"}),
+        (3, {"hawb": "hawb_a2\x00", "packages": "5"}),
+    ]
+    for binary in (b"PK\x03\x04\x00rest", b"a,b\n" + b"\x00" * 17, b"\x00\x01\x02"):
+        path.write_bytes(binary)
+        with pytest.raises(SheetError, match="not a text file"):
+            list(read_rows(RowSource(path)))
