@@ -92,11 +92,25 @@ def open_copy(path: Path, csv_sheet: str) -> Workbook:
     try:
         if suffix in OPENPYXL_SUFFIXES:
             _check_workbook_cells(path, bound)
-            return openpyxl.load_workbook(path)
+            try:
+                return openpyxl.load_workbook(path)
+            except Exception:  # openpyxl raises whatever its parsers meet
+                # A workbook the reader read but openpyxl cannot load (its shared strings
+                # not named in the workbook's relationships gave an IndexError, an
+                # "internal error"): copied from the values the reader reads, without the
+                # workbook's formats.
+                return _workbook(_calamine_sheets(path, bound))
         if suffix in CSV_SUFFIXES:
             return _workbook({csv_sheet: _csv_rows(path, bound)})
         return _workbook(_calamine_sheets(path, bound))
-    except (OSError, UnicodeDecodeError, csv.Error, ValueError, KeyError) as exc:
+    except (
+        OSError,
+        UnicodeDecodeError,
+        csv.Error,
+        ValueError,
+        KeyError,
+        python_calamine.CalamineError,
+    ) as exc:
         raise CustomsBatchError(
             f"cannot read {path} to annotate it: {exc}",
             hint="check that the spreadsheet is still there and readable",

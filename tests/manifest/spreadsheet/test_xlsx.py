@@ -14,6 +14,7 @@ from openpyxl.worksheet.table import Table
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
+from customs_batch.manifest.spreadsheet.copy import open_copy
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, BadCell, SheetLimits
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from tests.manifest.helpers import rewrite_cells
@@ -792,3 +793,21 @@ def test_a_number_is_read_with_the_digits_the_sheet_shows(
     (row,) = read_rows(RowSource(path))
     assert row.values["weight"] == read
     assert type(row.values["weight"]) is type(read)
+
+
+def test_a_workbook_openpyxl_cannot_load_is_copied_from_the_values_read(tmp_path: Path) -> None:
+    # Found by an outside probe: a workbook whose shared strings are not named in its
+    # relationships (python-calamine finds them by their path, openpyxl does not) was read,
+    # but validate --annotate and results --annotate ended in "internal error: IndexError".
+    cells = "".join(f'<c r="{ref}" t="s"><v>{n}</v></c>' for n, ref in enumerate(["A1", "B1"]))
+    row = '<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>4</v></c></row>'
+    path = write_with_shared_strings(
+        tmp_path / "s.xlsx", sheet_xml(f'<row r="1">{cells}</row>{row}'), ["hawb", "n", "h1"]
+    )
+    (read,) = read_rows(RowSource(path))
+    assert read.values == {"hawb": "h1", "n": 4}
+    copy = open_copy(path, csv_sheet="unused")
+    assert [[cell.value for cell in line] for line in copy["Data"].iter_rows()] == [
+        ["hawb", "n"],
+        ["h1", 4],
+    ]
