@@ -23,6 +23,7 @@ from customs_batch.manifest.record_places import record_places
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
+    repeated_header,
     under_no_name,
     unnamed_columns,
 )
@@ -453,9 +454,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 header,
                 problem=beyond_header(values, header, number, delimiter=delimiter)
                 if len(values) > header.columns[-1]
-                else under_no_name(values, header, number, unnamed)
-                if unnamed
-                else None,
+                else (under_no_name(values, header, number, unnamed) if unnamed else None)
+                or repeated_header(values, header, number),
                 places=places,
             )
     except csv.Error as exc:

@@ -31,6 +31,7 @@ from customs_batch.manifest.spreadsheet.error_values import readable_copy, unkno
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
+    repeated_header,
     under_no_name,
     unnamed_columns,
 )
@@ -207,6 +208,8 @@ def _sheet_rows(
             problem = beyond_header(values, header, number)
         if problem is None and unnamed:
             problem = under_no_name(values, header, number, unnamed)
+        if problem is None:
+            problem = repeated_header(values, header, number)
         if problem is None and all(value is None for value in row.values()):
             continue
         rows_read += 1

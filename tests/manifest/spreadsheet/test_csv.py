@@ -222,3 +222,17 @@ def test_a_stray_nul_byte_is_an_error_at_its_cell_not_a_binary_file(tmp_path: Pa
         path.write_bytes(binary)
         with pytest.raises(SheetError, match="not a text file"):
             list(read_rows(RowSource(path)))
+
+
+def test_a_row_repeating_the_header_is_a_problem_of_its_row(tmp_path: Path) -> None:
+    # Found by an outside probe: a second export pasted below the first repeats the header
+    # row; read as data, its column names became a document's values (a declaration whose
+    # reference is "Reference"), or nine errors at its cells that did not say why.
+    path = tmp_path / "m.csv"
+    path.write_text("Ref,Packages,Note\nR-1,4,\nRef,Packages, Note\nR-2,5,Ref\nPackages,6,\n")
+    rows = {row.number: row for row in read_rows(RowSource(path))}
+    assert sorted(rows) == [2, 3, 4, 5]
+    problem = rows[3].problem
+    assert problem is not None and problem.rule == "row.repeated-header" and problem.column == 1
+    assert problem.message.startswith("row 3 repeats the column names of the header (row 1)")
+    assert [rows[n].problem for n in (2, 4, 5)] == [None, None, None]

@@ -811,3 +811,11 @@ def test_a_workbook_openpyxl_cannot_load_is_copied_from_the_values_read(tmp_path
         ["hawb", "n"],
         ["h1", 4],
     ]
+
+
+def test_a_row_repeating_the_header_of_a_workbook_is_a_problem_of_its_row(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "r.xlsx", [["Ref", 2026], ["R-1", 4], ["Ref", 2026], ["R-2", 5]])
+    rows = {row.number: row for row in read_rows(RowSource(path))}
+    problem = rows[3].problem
+    assert problem is not None and problem.rule == "row.repeated-header"
+    assert rows[2].problem is None and rows[4].problem is None
