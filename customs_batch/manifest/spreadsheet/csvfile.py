@@ -349,14 +349,17 @@ def guess_delimiter(lines: list[str]) -> str:
     above the header, ``Export, week 12``, does not choose it); else as
     :func:`detect_delimiter` guesses from the first line."""
     first = detect_delimiter(lines[0] if lines else "")
-    scores: dict[str, int] = {}
+    scores: dict[str, tuple[int, int]] = {}
     for delimiter in DELIMITERS:
         counts: dict[int, int] = {}
         for line in lines:
             count = _count_outside_quotes(line, delimiter)
             if count:
                 counts[count] = counts.get(count, 0) + 1
-        scores[delimiter] = max(counts.values(), default=0)
+        # As many lines split alike by two delimiters (a title line `Export, week 12`
+        # above a tab-separated sheet whose notes hold two commas each): the one that
+        # splits them into more values, as the reader's delimiter splits the header most.
+        scores[delimiter] = max(((n, count) for count, n in counts.items()), default=(0, 0))
     return max(DELIMITERS, key=lambda d: (scores[d], d == first))
 
 

@@ -6,6 +6,7 @@ import openpyxl
 import pytest
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
+from customs_batch.manifest.spreadsheet.copy import open_copy
 from customs_batch.manifest.spreadsheet.csvfile import detect_delimiter
 
 
@@ -236,3 +237,30 @@ def test_a_row_repeating_the_header_is_a_problem_of_its_row(tmp_path: Path) -> N
     assert problem is not None and problem.rule == "row.repeated-header" and problem.column == 1
     assert problem.message.startswith("row 3 repeats the column names of the header (row 1)")
     assert [rows[n].problem for n in (2, 4, 5)] == [None, None, None]
+
+
+def test_a_copy_splits_a_csv_file_by_the_delimiter_its_header_row_splits_most(
+    tmp_path: Path,
+) -> None:
+    # Found by an outside probe: a title line "Export, week 12, site A" above a
+    # tab-separated sheet whose notes held two commas each: as many lines split alike by
+    # commas as by tabs, and the title line chose the commas. The annotated copy held each
+    # row in one cell (the access code column left in it), its findings on other cells.
+    path = tmp_path / "m.csv"
+    path.write_text(
+        "Export, week 12, site A\nRef\tPackages\tWeight\tNote\nR-1\t4\t40\tfragile, top, dry\n"
+        "R-2\tx\t60\twet, left, up\n"
+    )
+    rows = list(read_rows(RowSource(path, header_row=2)))
+    assert rows[1].values == {
+        "Ref": "R-2",
+        "Packages": "x",
+        "Weight": "60",
+        "Note": "wet, left, up",
+    }
+    copy = open_copy(path, csv_sheet="m")
+    assert [[cell.value for cell in line] for line in copy["m"].iter_rows(min_row=2)] == [
+        ["Ref", "Packages", "Weight", "Note"],
+        ["R-1", "4", "40", "fragile, top, dry"],
+        ["R-2", "x", "60", "wet, left, up"],
+    ]
