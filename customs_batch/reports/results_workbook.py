@@ -19,6 +19,7 @@ from pathlib import Path
 
 from openpyxl.cell.cell import Cell, MergedCell
 from openpyxl.styles import Font, PatternFill
+from openpyxl.utils.cell import range_boundaries
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.hyperlink import Hyperlink
 from openpyxl.worksheet.worksheet import Worksheet
@@ -139,10 +140,11 @@ def _annotate_sheet(sheet: Worksheet, rows: list[RowResult]) -> list[RowResult]:
         cell = sheet.cell(header, first + offset, name)
         cell.font = _HEADER_FONT
         sheet.column_dimensions[column_letter(first + offset)].width = _WIDTHS[offset]
+    totals = _totals_cells(sheet)
     unread = [
         RowResult(rows[0].file, rows[0].sheet, number, problems=(UNREAD_ROW,))
         for number in range(header + 1, last + 1)
-        if number not in known and _holds_values(sheet, number, first)
+        if number not in known and _holds_values(sheet, number, first, totals.get(number, ()))
     ]
     every = sorted([*rows, *unread], key=lambda row: row.row)
     empty_columns(sheet, _sensitive_columns(sheet, rows, first), header + 1)
@@ -177,8 +179,35 @@ def _header_row(sheet: Worksheet, first_data: int) -> int:
     return 1
 
 
-def _holds_values(sheet: Worksheet, number: int, end: int) -> bool:
-    return any(sheet.cell(number, column).value not in (None, "") for column in range(1, end))
+def _holds_values(
+    sheet: Worksheet, number: int, end: int, skipped: Sequence[tuple[int, int]] = ()
+) -> bool:
+    """Whether row ``number`` holds a value left of column ``end``, outside the column
+    ranges ``skipped`` (a table's totals row)."""
+    return any(
+        sheet.cell(number, column).value not in (None, "")
+        for column in range(1, end)
+        if not any(left <= column <= right for left, right in skipped)
+    )
+
+
+def _totals_cells(sheet: Worksheet) -> dict[int, list[tuple[int, int]]]:
+    """The totals rows of the sheet's tables (row -> the tables' column ranges there): no
+    data, which the reader leaves out as it leaves out blank rows."""
+    found: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for table in sheet.tables.values():
+        count = table.totalsRowCount or 0
+        if not count or not table.ref:
+            continue
+        try:
+            left, top, right, bottom = range_boundaries(table.ref)
+        except (TypeError, ValueError):
+            continue
+        if left is None or top is None or right is None or bottom is None:
+            continue
+        for number in range(max(top, bottom - count + 1), bottom + 1):
+            found[number].append((left, right))
+    return found
 
 
 def _sensitive_columns(sheet: Worksheet, rows: Sequence[RowResult], end: int) -> set[int]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.worksheet.table import Table
 
 from tests.cli.conftest import EXAMPLES, run
 
@@ -356,3 +357,51 @@ def test_rows_left_out_by_for_each_rows_keep_their_place_below_the_header(
         "not-applied",
         "not-applied",
     ]
+
+
+def test_the_totals_row_of_an_excel_table_is_no_row_of_the_results(
+    sheets: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by an outside probe: the totals row of a table was read as a data row (a
+    # movement for HAWB "Total"); left out by the reader now, the results copy must not
+    # mark it as a row the manifests made nothing of either.
+    book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
+    sheet = book["Movements"]
+    sheet["B8"] = "Total"
+    sheet["D8"] = "=SUBTOTAL(109,Moves[Packages])"
+    sheet.add_table(Table(displayName="Moves", ref="A2:L8", totalsRowCount=1))
+    book.save(sheets / "data" / "movements.xlsx")
+
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 0, out + err
+    assert "row 8" not in out
+    copy = openpyxl.load_workbook("out/data/movements.xlsx")["Movements"]
+    assert [copy.cell(n, 13).value for n in (3, 4, 5, 6, 7, 8)] == [
+        "not-applied",
+        "not-applied",
+        None,
+        "not-applied",
+        "not-applied",
+        None,
+    ]
+
+
+def test_a_copy_larger_than_its_bound_is_refused_before_it_is_built(
+    sheets: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by an outside probe: the copy is built in memory, about 0.4 KB a cell, with no
+    # bound: a CSV export of 950,000 rows (86 MB, within every limit of the reader) took
+    # results --annotate past 6 GB and 15 minutes. CUSTOMS_BATCH_MAX_COPY_CELLS bounds it.
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_COPY_CELLS", "60")
+    code, out, err = run(capsys, "results", "--annotate", "out")
+    assert code == 3, out + err  # the workbook's 85 cells are over 60; the CSV's 51 not
+    assert "data/movements.xlsx is too large to copy: its sheets span 85 cells, over the 60" in err
+    assert "CUSTOMS_BATCH_MAX_COPY_CELLS=<cells>" in err
+    assert (sheets / "out" / "data" / "departures.csv.xlsx").exists()
+    assert not (sheets / "out" / "data" / "movements.xlsx").exists()
+
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_COPY_CELLS", "40")
+    code, out, err = run(capsys, "results", "--annotate", "out2")
+    assert code == 3, out + err
+    assert "data/departures.csv is too large to copy: its first 3 rows hold 51 cells" in err
+    assert not (sheets / "out2" / "data" / "departures.csv.xlsx").exists()

@@ -137,3 +137,38 @@ def test_a_column_whose_value_a_template_takes_the_code_from_is_emptied(tmp_path
         ["R-2", None, "abc"],
     ]
     assert _holding(tmp_path / "annotated", "774") == []
+
+
+@pytest.mark.parametrize("ref", ["R-1", "Müller-1"])
+def test_a_utf16_export_without_a_bom_is_copied_as_its_manifest_reads_it(
+    tmp_path: Path, ref: str
+) -> None:
+    # Found by an outside probe: a UTF-16 CSV without a BOM (`encoding: utf-16-le` in
+    # forEach) was copied as UTF-8 or Windows-1252, every character with a NUL beside it
+    # and every line end making two rows: the copy's column names were not the sheet's, so
+    # the access code column was not emptied ("\x007\x007\x004\x001" in the copy), and each
+    # finding was put on another row.
+    _project(tmp_path)
+    (tmp_path / "data" / "g.csv").write_bytes(
+        f"Ref;Access;Amount\r\n{ref};7741;100\r\nR-2;7742;abc\r\n".encode("utf-16-le")
+    )
+    (tmp_path / "manifests" / "departure.yaml").write_text(
+        DEPARTURE.format(
+            for_each="forEach: {file: ../data/g.csv, encoding: utf-16-le, "
+            "columns: {Amount: number}}\n",
+            name='"my-departure-{{ row_number }}"',
+            values="",
+            reference='"{{ row.Ref }}"',
+            guarantee=GUARANTEE.format(amount='"{{ row.Amount }}"', code='"{{ row.Access }}"'),
+        ),
+        encoding="utf-8",
+    )
+    code, _, _ = _validate("--annotate", "annotated")
+    assert code == 1
+    sheet = openpyxl.load_workbook(tmp_path / "annotated" / "data" / "g.csv.xlsx")["g"]
+    assert [[cell.value for cell in row] for row in sheet.iter_rows()] == [
+        ["Ref", "Access", "Amount"],
+        [ref, None, "100"],
+        ["R-2", None, "abc"],
+    ]
+    assert sheet["C3"].comment is not None

@@ -32,6 +32,7 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
+from dataclasses import dataclass
 
 _ERROR_TYPE = re.compile(rb"""t=["']e["']""")
 _MAYBE_ERROR = re.compile(rb"""e["']""")
@@ -72,6 +73,18 @@ with leading zeros (``0`` then what the sheet shows, ``001234``)."""
 NO_RESULT = ""
 """What :attr:`CellScan.found` holds for a formula with no saved result (an error cell
 without its value holds ``"#"``)."""
+
+
+@dataclass(frozen=True)
+class TotalsRow:
+    """The totals row of a table (a ListObject) of the sheet: row ``row``, columns ``first``
+    to ``last`` (1-based), of the table ``name`` that spans ``ref`` (``A1:D10``)."""
+
+    name: str
+    ref: str
+    row: int
+    first: int
+    last: int
 
 
 class CellScan:
@@ -122,6 +135,9 @@ class CellScan:
         self._hidden_in_order = True
         self.hidden_columns: set[int] = set()
         """The 1-based columns the sheet hides, up to the last column a sheet has."""
+        self.totals: list[TotalsRow] = []
+        """The totals rows of the sheet's tables (Excel's "Format as Table" with "Total
+        Row" ticked), which are no data (``workbook_check`` finds them)."""
 
     def scan(self, xml: bytes) -> None:
         """Look at the next piece of the sheet's XML."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, MergedCell
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
+from customs_batch.env_numbers import positive_whole_number
 from customs_batch.errors import CustomsBatchError
 from customs_batch.folders import make_private_folder
 from customs_batch.manifest.spreadsheet.csvfile import (
@@ -30,7 +31,10 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     detect_encoding,
     excel_separator,
     guess_delimiter,
+    utf16_without_bom,
 )
+from customs_batch.manifest.spreadsheet.model import SheetError, SheetLimits
+from customs_batch.manifest.spreadsheet.workbook_check import workbook_cells
 from customs_batch.output_file import check_named_file, write_named_file
 from customs_batch.userfiles import InputKind, note_read
 
@@ -84,13 +88,29 @@ def open_copy(path: Path, csv_sheet: str) -> Workbook:
     sheet ``csv_sheet``. A file that cannot be read is a CustomsBatchError naming it."""
     suffix = path.suffix.lower()
     note_read(path, InputKind.SPREADSHEET)
+    bound = max_copy_cells()
     try:
         if suffix in OPENPYXL_SUFFIXES:
-            return openpyxl.load_workbook(path)
+            _check_workbook_cells(path, bound)
+            try:
+                return openpyxl.load_workbook(path)
+            except Exception:  # openpyxl raises whatever its parsers meet
+                # A workbook the reader read but openpyxl cannot load (its shared strings
+                # not named in the workbook's relationships gave an IndexError, an
+                # "internal error"): copied from the values the reader reads, without the
+                # workbook's formats.
+                return _workbook(_calamine_sheets(path, bound))
         if suffix in CSV_SUFFIXES:
-            return _workbook({csv_sheet: _csv_rows(path)})
-        return _workbook(_calamine_sheets(path))
-    except (OSError, UnicodeDecodeError, csv.Error, ValueError, KeyError) as exc:
+            return _workbook({csv_sheet: _csv_rows(path, bound)})
+        return _workbook(_calamine_sheets(path, bound))
+    except (
+        OSError,
+        UnicodeDecodeError,
+        csv.Error,
+        ValueError,
+        KeyError,
+        python_calamine.CalamineError,
+    ) as exc:
         raise CustomsBatchError(
             f"cannot read {path} to annotate it: {exc}",
             hint="check that the spreadsheet is still there and readable",
@@ -161,18 +181,67 @@ def new_sheet_name(workbook: Workbook, wanted: str) -> str:
     return name
 
 
-def _csv_rows(path: Path) -> list[list[Any]]:
+MAX_COPY_CELLS_VARIABLE = "CUSTOMS_BATCH_MAX_COPY_CELLS"
+DEFAULT_MAX_COPY_CELLS = 2_500_000
+"""The most cells (rows times columns of every sheet) an annotated copy is made of: the
+copy is built in memory, about 0.4 KB a cell (a 950,000-row CSV export of 86 MB, well
+within the reader's limits, took results --annotate past 6 GB)."""
+
+
+def max_copy_cells(environ: Mapping[str, str] | None = None) -> int:
+    """The most cells a copy may hold, from ``CUSTOMS_BATCH_MAX_COPY_CELLS``."""
+    return positive_whole_number(
+        MAX_COPY_CELLS_VARIABLE,
+        DEFAULT_MAX_COPY_CELLS,
+        unit="cells",
+        example=2 * DEFAULT_MAX_COPY_CELLS,
+        environ=environ,
+    )
+
+
+def _too_large(path: Path, cells: str, bound: int) -> CustomsBatchError:
+    return CustomsBatchError(
+        f"{path} is too large to copy: {cells}, over the {bound:,} an annotated copy may "
+        "hold (it is built in memory, about 0.4 KB a cell)",
+        hint="read the rows in the report instead (`--format html -o report.html`, or "
+        "`--format json`), or split the spreadsheet; to make the copy anyway, raise the "
+        f"bound with {MAX_COPY_CELLS_VARIABLE}=<cells>",
+    )
+
+
+def _check_workbook_cells(path: Path, bound: int) -> None:
+    """Refuse a workbook whose sheets hold more than ``bound`` cells in all, found from
+    the zip as the reader's check finds them, before openpyxl holds every one."""
+    with open(path, "rb") as handle:
+        try:
+            cells = workbook_cells(handle, str(path), SheetLimits())
+        except SheetError as error:
+            raise CustomsBatchError(
+                f"cannot copy {path}: {error.message}", hint=error.hint
+            ) from error
+    if cells > bound:
+        raise _too_large(path, f"its sheets span {cells:,} cells", bound)
+
+
+def _csv_rows(path: Path, bound: int) -> list[list[Any]]:
     with open(path, "rb") as raw:
-        encoding = detect_encoding(raw.read(SAMPLE_BYTES))
+        sample = raw.read(SAMPLE_BYTES)
+    encoding = detect_encoding(sample)
+    if encoding in ("utf-8", "cp1252") and b"\x00" in sample:
+        # UTF-16 without a BOM, which the reader read with the `encoding` its forEach
+        # gives (a finding does not carry it): the NUL bytes tell its byte order. Read
+        # as UTF-8, every character came with a NUL, and each line end made two rows,
+        # putting every row's outcome on another row of the copy.
+        encoding = utf16_without_bom(sample) or encoding
     try:
-        return _csv_records(path, encoding)
+        return _csv_records(path, encoding, bound)
     except UnicodeDecodeError:
         # Not the encoding the start of the file suggests: the manifest named its own
         # (``forEach.encoding``), which a finding does not carry; Windows-1252 reads any byte.
-        return _csv_records(path, "cp1252")
+        return _csv_records(path, "cp1252", bound)
 
 
-def _csv_records(path: Path, encoding: str) -> list[list[Any]]:
+def _csv_records(path: Path, encoding: str, bound: int) -> list[list[Any]]:
     with open(path, encoding=encoding, newline="") as text:
         separator = excel_separator(text.readline(64))  # not a row, as the reader skips it
         start = text.tell() if separator is not None else 0
@@ -181,18 +250,31 @@ def _csv_records(path: Path, encoding: str) -> list[list[Any]]:
             [line for _, line in zip(range(50), text, strict=False)]
         )
         text.seek(start)
-        return [list(record) for record in csv.reader(text, delimiter=delimiter, strict=False)]
+        records: list[list[Any]] = []
+        cells = 0
+        for number, record in enumerate(csv.reader(text, delimiter=delimiter, strict=False), 1):
+            cells += max(len(record), 1)
+            if cells > bound:
+                raise _too_large(path, f"its first {number:,} rows hold {cells:,} cells", bound)
+            records.append(record)
+        return records
 
 
-def _calamine_sheets(path: Path) -> dict[str, list[list[Any]]]:
+def _calamine_sheets(path: Path, bound: int) -> dict[str, list[list[Any]]]:
     workbook = python_calamine.CalamineWorkbook.from_path(str(path))
     try:
         sheets: dict[str, list[list[Any]]] = {}
+        cells = 0
         for name in workbook.sheet_names:
             # From A1: without skipping the empty area, the rows and columns above and left
             # of the used range are there already (adding them again put every cell of a
             # sheet with empty top rows that many rows and columns off its own).
-            rows = workbook.get_sheet_by_name(name).to_python(skip_empty_area=False)
+            sheet = workbook.get_sheet_by_name(name)
+            start = sheet.start or (0, 0)
+            cells += (int(start[0]) + sheet.height) * (int(start[1]) + sheet.width)
+            if cells > bound:
+                raise _too_large(path, f"its sheets span more than {cells:,} cells", bound)
+            rows = sheet.to_python(skip_empty_area=False)
             sheets[name] = [list(row) for row in rows]
         return sheets
     finally:

@@ -23,6 +23,7 @@ from customs_batch.manifest.record_places import record_places
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
+    repeated_header,
     under_no_name,
     unnamed_columns,
 )
@@ -159,6 +160,15 @@ def utf16_without_bom(sample: bytes) -> str | None:
     return None
 
 
+_BINARY_STARTS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0", b"%PDF", b"\x89PNG", b"\x1f\x8b")
+"""How a zip (a workbook: .xlsx, .ods), an old .xls, a PDF, a PNG and a gzip file start."""
+_CONTROL_BYTES = bytes([*range(0, 9), *range(14, 32)])
+"""The control bytes no text file holds but by mistake (tab and line ends are text)."""
+_STRAY_NULS = 16
+"""The most NUL bytes a text file's first 64 KB may hold, a few in 64 bytes at most: more
+are a binary file, or UTF-16 text without a BOM (one NUL in every two bytes)."""
+
+
 def _is_binary(sample: bytes, encoding: str) -> bool:
     """Whether the file holds NUL characters: a workbook or other binary file, never text.
 
@@ -171,7 +181,17 @@ def _is_binary(sample: bytes, encoding: str) -> bool:
     except LookupError:
         name = encoding  # reported as an unknown encoding when the rows are read
     if name not in _WIDE:
-        return b"\x00" in sample
+        nuls = sample.count(0)
+        if not nuls:
+            return False
+        # A few NUL bytes in text (a stray one pasted into a cell, left by the program
+        # that wrote the export) are no binary file: read, each is an error at its cell,
+        # as one past the sample is. Refused here, the file was "not a text file" with no
+        # word of where, and a hint to use a .xlsx file.
+        if sample.startswith(_BINARY_STARTS) or nuls > _STRAY_NULS:
+            return True
+        controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+        return controls > 1 and controls * 64 > len(sample)
     try:
         text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
     except UnicodeDecodeError:
@@ -329,14 +349,17 @@ def guess_delimiter(lines: list[str]) -> str:
     above the header, ``Export, week 12``, does not choose it); else as
     :func:`detect_delimiter` guesses from the first line."""
     first = detect_delimiter(lines[0] if lines else "")
-    scores: dict[str, int] = {}
+    scores: dict[str, tuple[int, int]] = {}
     for delimiter in DELIMITERS:
         counts: dict[int, int] = {}
         for line in lines:
             count = _count_outside_quotes(line, delimiter)
             if count:
                 counts[count] = counts.get(count, 0) + 1
-        scores[delimiter] = max(counts.values(), default=0)
+        # As many lines split alike by two delimiters (a title line `Export, week 12`
+        # above a tab-separated sheet whose notes hold two commas each): the one that
+        # splits them into more values, as the reader's delimiter splits the header most.
+        scores[delimiter] = max(((n, count) for count, n in counts.items()), default=(0, 0))
     return max(DELIMITERS, key=lambda d: (scores[d], d == first))
 
 
@@ -434,9 +457,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 header,
                 problem=beyond_header(values, header, number, delimiter=delimiter)
                 if len(values) > header.columns[-1]
-                else under_no_name(values, header, number, unnamed)
-                if unnamed
-                else None,
+                else (under_no_name(values, header, number, unnamed) if unnamed else None)
+                or repeated_header(values, header, number),
                 places=places,
             )
     except csv.Error as exc:

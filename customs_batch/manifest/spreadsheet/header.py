@@ -9,6 +9,7 @@ from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, Shee
 
 BEYOND_HEADER = "row.beyond-header"
 UNNAMED_COLUMN = "row.unnamed-column"
+REPEATED_HEADER = "row.repeated-header"
 
 
 def build_header(
@@ -106,6 +107,32 @@ def beyond_header(
         f"quote a value that holds the delimiter ({shown}) so that it stays one cell"
         f"{example}; or name the column in the header row",
         BEYOND_HEADER,
+    )
+
+
+def repeated_header(values: Sequence[Cell], header: Header, row: int) -> BadCell | None:
+    """The problem of a row that repeats the header's column names (two or more, every
+    value it holds under a named column), or None: most often a second export pasted below
+    the first. Read as data, its names would be the values of a document (a declaration
+    referenced ``Reference``)."""
+    same = 0
+    first = 0
+    for name, column in zip(header.names, header.columns, strict=True):
+        value = values[column - 1] if column <= len(values) else None
+        if value is None:
+            continue
+        if isinstance(value, BadCell) or _text(value).strip() != name:
+            return None
+        same += 1
+        first = first or column
+    if same < 2:
+        return None
+    return BadCell(
+        first,
+        f"row {row} repeats the column names of the header (row {header.row}), which is "
+        "no data: most often a second export pasted below the first",
+        "delete the row (and check that the rows below it belong to this sheet)",
+        REPEATED_HEADER,
     )
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import html
+import posixpath
 import re
 import zipfile
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_scan import CellScan
+from customs_batch.manifest.spreadsheet.cell_scan import CellScan, TotalsRow
 from customs_batch.manifest.spreadsheet.limits import TOO_LARGE, too_large
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, SheetError, SheetLimits
 from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
@@ -137,6 +138,31 @@ def check_workbook(
             ) from exc
 
 
+def workbook_cells(handle: IO[bytes], file: str, limits: SheetLimits) -> int:
+    """The cells of every worksheet's used range (rows times columns), summed: what a
+    program that holds the whole workbook (openpyxl, for an annotated copy) holds. 0 for a
+    file that is not a zip (its own reader reports it)."""
+    try:
+        archive = zipfile.ZipFile(handle)
+    except (zipfile.BadZipFile, ValueError):
+        return 0
+    with archive:
+        inflater = _Inflater(file, limits)
+        total = 0
+        try:
+            for member in sorted(archive.namelist()):
+                if member.startswith("xl/worksheets/") and member.endswith(".xml"):
+                    rows, columns = _used_range(archive, member, inflater, limits, None)
+                    total += rows * columns
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+            raise SheetError(
+                f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
+                file=file,
+                hint="save the export again as .xlsx",
+            ) from exc
+        return total
+
+
 def _check(
     archive: zipfile.ZipFile, file: str, sheet: str | None, limits: SheetLimits
 ) -> CellScan | None:
@@ -166,6 +192,8 @@ def _check(
         cells.member = members[0][0]
         if named is not None:
             cells.sheet = named
+    if cells is not None:
+        cells.totals = _totals_rows(archive, names, members[0][0], inflater)
     for member, shown in members:
         rows, columns = _used_range(archive, member, inflater, limits, cells)
         if rows * columns > limits.cells:
@@ -516,6 +544,72 @@ def _named_sheets(
             ) and member.split("/")[-2:-1] == ["worksheets"]
             sheets.append((attributes["name"], member, shown))
     return sheets
+
+
+_TABLE_TAG = re.compile(rb"<(?:[\w.-]+:)?table\s[^>]*>")
+_TABLE_REF = re.compile(r"\$?([A-Za-z]{1,3})\$?([0-9]{1,7}):\$?([A-Za-z]{1,3})\$?([0-9]{1,7})")
+
+
+def _totals_rows(
+    archive: zipfile.ZipFile, names: set[str], member: str, inflater: _Inflater
+) -> list[TotalsRow]:
+    """The totals rows of the tables of the sheet in ``member`` (Excel's "Format as Table"
+    with "Total Row" ticked: ``totalsRowCount="1"`` in the table's part), found through the
+    sheet's relationships. The reader gives a table's cells as any other: its totals row
+    (``Total``, a sum) would be read as a data row."""
+    folder, base = posixpath.split(member)
+    relations = f"{folder}/_rels/{base}.rels"
+    if relations not in names:
+        return []
+    found: list[TotalsRow] = []
+    for tag in _RELATION_TAG.findall(b"".join(inflater.stream(archive, relations))):
+        attributes = _attributes(tag)
+        if not attributes.get("Type", "").endswith("/table"):
+            continue
+        if attributes.get("TargetMode", "Internal") != "Internal":
+            continue
+        target = attributes.get("Target", "")
+        part = (
+            target.lstrip("/")
+            if target.startswith("/")
+            else posixpath.normpath(posixpath.join(folder, target))
+        )
+        if part not in names:
+            continue
+        table = _table_attributes(archive, part, inflater)
+        totals = _count(table.get("totalsRowCount", "0"))
+        bounds = _TABLE_REF.fullmatch(table.get("ref", "").strip())
+        if not totals or bounds is None:
+            continue
+        first, top, last, bottom = bounds.groups()
+        first_column = _column_number(first.upper().encode())
+        last_column = _column_number(last.upper().encode())
+        found.extend(
+            TotalsRow(
+                table.get("displayName") or table.get("name") or part,
+                f"{first.upper()}{int(top)}:{last.upper()}{int(bottom)}",
+                row,
+                min(first_column, last_column),
+                max(first_column, last_column),
+            )
+            for row in range(max(int(top), int(bottom) - totals + 1), int(bottom) + 1)
+        )
+    return found
+
+
+def _table_attributes(archive: zipfile.ZipFile, part: str, inflater: _Inflater) -> dict[str, str]:
+    """The attributes of the root element of a table's part."""
+    for piece in _tags(inflater.stream(archive, part), inflater.file):
+        tag = _TABLE_TAG.search(piece)
+        if tag is not None:
+            return _attributes(tag.group(0))
+    return {}
+
+
+def _count(text: str) -> int:
+    """A small count as a table's part writes it; 0 for anything else."""
+    text = text.strip()
+    return int(text) if text.isdigit() and len(text) <= 3 else 0
 
 
 def _padded_styles(

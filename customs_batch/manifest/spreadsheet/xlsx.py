@@ -26,11 +26,12 @@ from typing import Any
 import python_calamine
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan
+from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan, TotalsRow
 from customs_batch.manifest.spreadsheet.error_values import readable_copy, unknown_errors
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
     build_header,
+    repeated_header,
     under_no_name,
     unnamed_columns,
 )
@@ -38,6 +39,9 @@ from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_
 from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Row, RowSource, SheetError
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from customs_batch.manifest.text_pool import TextPool
+
+TOTALS_ROW = "row.totals-row"
+"""The rule of a value in a table's totals row outside the table."""
 
 
 def read_xlsx(source: RowSource) -> Iterator[Row]:
@@ -164,6 +168,9 @@ def _sheet_rows(
     unnamed: tuple[int, ...] = ()
     pool = TextPool()
     bad, padded = (errors.found, errors.padded) if errors is not None else ({}, {})
+    totals: dict[int, list[TotalsRow]] = {}
+    for total in errors.totals if errors is not None else ():
+        totals.setdefault(total.row, []).append(total)
     for number, values in _numbered_rows(sheet, bad, padded):
         if header is None:
             above[number] = values
@@ -190,13 +197,19 @@ def _sheet_rows(
             continue
         if merged:
             covered.mark(values, number, header.columns)
+        problem = None
+        if number in totals:
+            problem = _without_totals(values, totals[number], number, last)
         row = {
             name: values[column - 1] if column <= len(values) else None
             for name, column in zip(header.names, header.columns, strict=True)
         }
-        problem = beyond_header(values, header, number) if len(values) > last else None
+        if problem is None and len(values) > last:
+            problem = beyond_header(values, header, number)
         if problem is None and unnamed:
             problem = under_no_name(values, header, number, unnamed)
+        if problem is None:
+            problem = repeated_header(values, header, number)
         if problem is None and all(value is None for value in row.values()):
             continue
         rows_read += 1
@@ -245,6 +258,37 @@ def _numbered_rows(
         yield number, (values if cells is None else _marked(values, cells, number))
     for later in sorted(n for n in bad if n > number):
         yield later, _marked([], bad[later], later)
+
+
+def _without_totals(
+    values: list[Cell], tables: list[TotalsRow], row: int, last: int
+) -> BadCell | None:
+    """Empty the cells of ``row`` that are the totals row of one of ``tables`` (its label,
+    its sums: no data); the problem of the row when it still holds a value in the header's
+    columns outside those tables (a table narrower than the sheet's data), or None.
+
+    A row left empty is then skipped as a blank row. One still holding a value is half a
+    totals row: read, it would give a document without the cells the totals took."""
+    for table in tables:
+        for column in range(table.first, min(table.last, len(values)) + 1):
+            values[column - 1] = None
+    for column in range(1, min(last, len(values)) + 1):
+        value = values[column - 1]
+        if value is None:
+            continue
+        letter = column_letter(column)
+        held = (value.shown or "a formula") if isinstance(value, BadCell) else repr(value)
+        table = tables[0]
+        return BadCell(
+            column,
+            f"cell {letter}{row} holds {held}, but row {row} is the totals row of the table "
+            f"{table.name!r} ({table.ref}, columns {column_letter(table.first)} to "
+            f"{column_letter(table.last)}), which is not data: the row is not read",
+            "move the value out of the table's totals row (to a row of its own), or "
+            "leave that row out with `rows:` in forEach",
+            TOTALS_ROW,
+        )
+    return None
 
 
 def _shown_padded(values: list[Cell], cells: dict[int, str]) -> None:
@@ -420,9 +464,13 @@ def _cell(value: Any) -> Cell:
     if isinstance(value, float):
         if not math.isfinite(value):
             return _NOT_FINITE
-        if value.is_integer():
-            return int(value) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
-        return value
+        # The 15 significant digits a spreadsheet program shows and exports: a formula's
+        # saved result holds every digit of the double it computed (=A2*B2 saves
+        # 40.099999999999994 where the sheet and its CSV export show 40.1).
+        shown = float(f"{value:.15g}")
+        if shown.is_integer():
+            return int(shown) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
+        return shown
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):

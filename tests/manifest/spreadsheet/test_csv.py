@@ -6,6 +6,7 @@ import openpyxl
 import pytest
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
+from customs_batch.manifest.spreadsheet.copy import open_copy
 from customs_batch.manifest.spreadsheet.csvfile import detect_delimiter
 
 
@@ -204,4 +205,62 @@ def test_the_annotated_copy_of_a_csv_leaves_its_sep_line_out(tmp_path: Path) -> 
     assert [list(row) for row in sheet.iter_rows(values_only=True)] == [
         ["Ref", "Code"],
         ["a1", "G1"],
+    ]
+
+
+def test_a_stray_nul_byte_is_an_error_at_its_cell_not_a_binary_file(tmp_path: Path) -> None:
+    # Found by an outside probe: one NUL byte in row 3 (left by the program that wrote the
+    # export) made the whole file "not a text file", with no word of where and the hint to
+    # use a .xlsx file; the same byte past the first 64 KB was read, an error at its cell.
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"hawb,packages\nhawb_a1,4\nhawb_a2\x00,5\n")
+    rows = list(read_rows(RowSource(path)))
+    assert [(row.number, dict(row.values)) for row in rows] == [
+        (2, {"hawb": "hawb_a1", "packages": "4"}),
+        (3, {"hawb": "hawb_a2\x00", "packages": "5"}),
+    ]
+    for binary in (b"PK\x03\x04\x00rest", b"a,b\n" + b"\x00" * 17, b"\x00\x01\x02"):
+        path.write_bytes(binary)
+        with pytest.raises(SheetError, match="not a text file"):
+            list(read_rows(RowSource(path)))
+
+
+def test_a_row_repeating_the_header_is_a_problem_of_its_row(tmp_path: Path) -> None:
+    # Found by an outside probe: a second export pasted below the first repeats the header
+    # row; read as data, its column names became a document's values (a declaration whose
+    # reference is "Reference"), or nine errors at its cells that did not say why.
+    path = tmp_path / "m.csv"
+    path.write_text("Ref,Packages,Note\nR-1,4,\nRef,Packages, Note\nR-2,5,Ref\nPackages,6,\n")
+    rows = {row.number: row for row in read_rows(RowSource(path))}
+    assert sorted(rows) == [2, 3, 4, 5]
+    problem = rows[3].problem
+    assert problem is not None and problem.rule == "row.repeated-header" and problem.column == 1
+    assert problem.message.startswith("row 3 repeats the column names of the header (row 1)")
+    assert [rows[n].problem for n in (2, 4, 5)] == [None, None, None]
+
+
+def test_a_copy_splits_a_csv_file_by_the_delimiter_its_header_row_splits_most(
+    tmp_path: Path,
+) -> None:
+    # Found by an outside probe: a title line "Export, week 12, site A" above a
+    # tab-separated sheet whose notes held two commas each: as many lines split alike by
+    # commas as by tabs, and the title line chose the commas. The annotated copy held each
+    # row in one cell (the access code column left in it), its findings on other cells.
+    path = tmp_path / "m.csv"
+    path.write_text(
+        "Export, week 12, site A\nRef\tPackages\tWeight\tNote\nR-1\t4\t40\tfragile, top, dry\n"
+        "R-2\tx\t60\twet, left, up\n"
+    )
+    rows = list(read_rows(RowSource(path, header_row=2)))
+    assert rows[1].values == {
+        "Ref": "R-2",
+        "Packages": "x",
+        "Weight": "60",
+        "Note": "wet, left, up",
+    }
+    copy = open_copy(path, csv_sheet="m")
+    assert [[cell.value for cell in line] for line in copy["m"].iter_rows(min_row=2)] == [
+        ["Ref", "Packages", "Weight", "Note"],
+        ["R-1", "4", "40", "fragile, top, dry"],
+        ["R-2", "x", "60", "wet, left, up"],
     ]

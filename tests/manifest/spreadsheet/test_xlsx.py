@@ -10,9 +10,11 @@ import openpyxl
 import pytest
 import xlsxwriter
 from openpyxl.chart import BarChart, Reference
+from openpyxl.worksheet.table import Table
 
 from customs_batch.manifest.spreadsheet import RowSource, SheetError, read_rows
 from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, CellScan
+from customs_batch.manifest.spreadsheet.copy import open_copy
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, BadCell, SheetLimits
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from tests.manifest.helpers import rewrite_cells
@@ -677,3 +679,143 @@ def test_a_number_that_is_not_finite_is_a_bad_cell(tmp_path: Path, held: str, sa
     assert cell.message.startswith(f"cell B2 holds {said}, which is no value")
     assert "the program that wrote the workbook" in cell.hint
     assert row.values["ref"] == "x"
+
+
+def _table_book(path: Path, *, writer: str, notes: bool = False) -> Path:
+    """Two movements in an Excel table (A1:B4, "Total Row" ticked: a label and a sum in
+    row 4), a row below it; with ``notes``, a column C beside the table, outside it."""
+    header: list[object] = ["HAWB", "Packages", *(["Notes"] if notes else [])]
+    rows: list[list[object]] = [["h1", 3], ["h2", 4]]
+    if writer == "xlsxwriter":
+        book = xlsxwriter.Workbook(str(path))
+        sheet = book.add_worksheet("Moves")
+        sheet.add_table(
+            0,
+            0,
+            3,
+            1,
+            {
+                "data": rows,
+                "total_row": True,
+                "columns": [
+                    {"header": "HAWB", "total_string": "Total"},
+                    {"header": "Packages", "total_function": "sum", "total_value": 7},
+                ],
+            },
+        )
+        if notes:
+            sheet.write_column(0, 2, ["Notes", "n1", "n2", "beside the totals"])
+        sheet.write_row(5, 0, ["h3", 5])
+        book.close()
+        return path
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = "Moves"
+    for row in [header, *rows]:
+        sheet.append(row)
+    sheet.append(["Total", "=SUBTOTAL(109,Table1[Packages])"])  # no saved result
+    if notes:
+        for number, note in ((2, "n1"), (3, "n2"), (4, "beside the totals")):
+            sheet.cell(number, 3, note)
+    sheet.append([])
+    sheet.append(["h3", 5])
+    sheet.add_table(Table(displayName="Table1", ref="A1:B4", totalsRowCount=1))
+    workbook.save(path)
+    return path
+
+
+@pytest.mark.parametrize("writer", ["openpyxl", "xlsxwriter"])
+def test_the_totals_row_of_an_excel_table_is_not_a_data_row(tmp_path: Path, writer: str) -> None:
+    # Found by an outside probe: a table's totals row ("Total" under HAWB, a SUBTOTAL under
+    # Packages) was read as a row of data: a movement for HAWB "Total", or an error at its
+    # formula; `rows:` was the only way out. It is left out, as a blank row is.
+    path = _table_book(tmp_path / "t.xlsx", writer=writer)
+    read = list(read_rows(RowSource(path)))
+    assert [(row.number, dict(row.values)) for row in read] == [
+        (2, {"HAWB": "h1", "Packages": 3}),
+        (3, {"HAWB": "h2", "Packages": 4}),
+        (6, {"HAWB": "h3", "Packages": 5}),
+    ]
+    assert all(row.problem is None for row in read)
+
+
+@pytest.mark.parametrize("writer", ["openpyxl", "xlsxwriter"])
+def test_a_value_beside_a_tables_totals_row_stops_that_row(tmp_path: Path, writer: str) -> None:
+    """A table narrower than the sheet's columns: the totals row's cells outside the table
+    are no totals, yet no data row either (its HAWB cell is the label "Total")."""
+    path = _table_book(tmp_path / "t.xlsx", writer=writer, notes=True)
+    read = {row.number: row for row in read_rows(RowSource(path))}
+    assert sorted(read) == [2, 3, 4, 6]
+    assert read[3].values == {"HAWB": "h2", "Packages": 4, "Notes": "n2"}
+    problem = read[4].problem
+    assert problem is not None and problem.rule == "row.totals-row" and problem.column == 3
+    assert problem.message == (
+        "cell C4 holds 'beside the totals', but row 4 is the totals row of the table "
+        "'Table1' (A1:B4, columns A to B), which is not data: the row is not read"
+    )
+    assert "`rows:`" in problem.hint
+
+
+def test_a_table_without_a_totals_row_keeps_its_last_row(tmp_path: Path) -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    for row in (["HAWB", "Packages"], ["h1", 3], ["h2", 4]):
+        sheet.append(row)
+    sheet.add_table(Table(displayName="Plain", ref="A1:B3", totalsRowShown=False))
+    workbook.save(tmp_path / "p.xlsx")
+    assert [row.number for row in read_rows(RowSource(tmp_path / "p.xlsx"))] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("held", "read"),
+    [
+        ("40.099999999999994", 40.1),
+        ("0.30000000000000004", 0.3),
+        ("2.9999999999999996", 3),
+        ("12.5", 12.5),
+        ("1E-300", 1e-300),
+        ("123456789.12345", 123456789.12345),
+    ],
+)
+def test_a_number_is_read_with_the_digits_the_sheet_shows(
+    tmp_path: Path, held: str, read: float
+) -> None:
+    # Found by an outside probe: a formula's saved result holds every digit of the double
+    # it computed (=D2*E2 saved 40.099999999999994), which the sheet and its CSV export show
+    # as 40.1; the reader gave every digit, and the weight sent was 40.099999999999994.
+    rows = (
+        f'<row r="1">{inline_cell("A1", "ref")}{inline_cell("B1", "weight")}</row>'
+        f'<row r="2">{inline_cell("A2", "x")}<c r="B2"><v>{held}</v></c></row>'
+    )
+    path = write_xlsx(tmp_path / "n.xlsx", sheet_xml(rows))
+    (row,) = read_rows(RowSource(path))
+    assert row.values["weight"] == read
+    assert type(row.values["weight"]) is type(read)
+
+
+def test_a_workbook_openpyxl_cannot_load_is_copied_from_the_values_read(tmp_path: Path) -> None:
+    # Found by an outside probe: a workbook whose shared strings are not named in its
+    # relationships (python-calamine finds them by their path, openpyxl does not) was read,
+    # but validate --annotate and results --annotate ended in "internal error: IndexError".
+    cells = "".join(f'<c r="{ref}" t="s"><v>{n}</v></c>' for n, ref in enumerate(["A1", "B1"]))
+    row = '<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>4</v></c></row>'
+    path = write_with_shared_strings(
+        tmp_path / "s.xlsx", sheet_xml(f'<row r="1">{cells}</row>{row}'), ["hawb", "n", "h1"]
+    )
+    (read,) = read_rows(RowSource(path))
+    assert read.values == {"hawb": "h1", "n": 4}
+    copy = open_copy(path, csv_sheet="unused")
+    assert [[cell.value for cell in line] for line in copy["Data"].iter_rows()] == [
+        ["hawb", "n"],
+        ["h1", 4],
+    ]
+
+
+def test_a_row_repeating_the_header_of_a_workbook_is_a_problem_of_its_row(tmp_path: Path) -> None:
+    path = _plain_book(tmp_path / "r.xlsx", [["Ref", 2026], ["R-1", 4], ["Ref", 2026], ["R-2", 5]])
+    rows = {row.number: row for row in read_rows(RowSource(path))}
+    problem = rows[3].problem
+    assert problem is not None and problem.rule == "row.repeated-header"
+    assert rows[2].problem is None and rows[4].problem is None
