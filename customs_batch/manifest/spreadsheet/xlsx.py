@@ -464,13 +464,9 @@ def _cell(value: Any) -> Cell:
     if isinstance(value, float):
         if not math.isfinite(value):
             return _NOT_FINITE
-        # The 15 significant digits a spreadsheet program shows and exports: a formula's
-        # saved result holds every digit of the double it computed (=A2*B2 saves
-        # 40.099999999999994 where the sheet and its CSV export show 40.1).
-        shown = float(f"{value:.15g}")
-        if shown.is_integer():
-            return int(shown) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
-        return shown
+        if value.is_integer():
+            return int(value) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
+        return value
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):

@@ -768,33 +768,6 @@ def test_a_table_without_a_totals_row_keeps_its_last_row(tmp_path: Path) -> None
     assert [row.number for row in read_rows(RowSource(tmp_path / "p.xlsx"))] == [2, 3]
 
 
-@pytest.mark.parametrize(
-    ("held", "read"),
-    [
-        ("40.099999999999994", 40.1),
-        ("0.30000000000000004", 0.3),
-        ("2.9999999999999996", 3),
-        ("12.5", 12.5),
-        ("1E-300", 1e-300),
-        ("123456789.12345", 123456789.12345),
-    ],
-)
-def test_a_number_is_read_with_the_digits_the_sheet_shows(
-    tmp_path: Path, held: str, read: float
-) -> None:
-    # Found by an outside probe: a formula's saved result holds every digit of the double
-    # it computed (=D2*E2 saved 40.099999999999994), which the sheet and its CSV export show
-    # as 40.1; the reader gave every digit, and the weight sent was 40.099999999999994.
-    rows = (
-        f'<row r="1">{inline_cell("A1", "ref")}{inline_cell("B1", "weight")}</row>'
-        f'<row r="2">{inline_cell("A2", "x")}<c r="B2"><v>{held}</v></c></row>'
-    )
-    path = write_xlsx(tmp_path / "n.xlsx", sheet_xml(rows))
-    (row,) = read_rows(RowSource(path))
-    assert row.values["weight"] == read
-    assert type(row.values["weight"]) is type(read)
-
-
 def test_a_workbook_openpyxl_cannot_load_is_copied_from_the_values_read(tmp_path: Path) -> None:
     # Found by an outside probe: a workbook whose shared strings are not named in its
     # relationships (python-calamine finds them by their path, openpyxl does not) was read,
