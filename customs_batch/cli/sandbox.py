@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._choices import CutChoice, CutGroup
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sandbox import builtin_seed, serve_sandbox
 from customs_batch.errors import ExitCode
@@ -41,12 +42,16 @@ def sandbox() -> None:
 @click.option(
     "--seed",
     "seed_path",
+    cls=OnceOption,
+    noun="file",
     type=CutPath(path_type=Path, exists=True, dir_okay=False),
     help="Seed YAML file (default: the built-in seed).",
 )
 @click.option(
     "--db",
     "db_path",
+    cls=OnceOption,
+    noun="file",
     type=CutPath(path_type=Path, dir_okay=False),
     callback=lambda _ctx, _param, value: _data_file(value),
     help="SQLite file that keeps the data across restarts.",
