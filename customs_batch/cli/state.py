@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._choices import CutGroup
+from customs_batch.cli._choices import CutGroup, Given
 from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
@@ -544,7 +544,7 @@ def import_(
 
 
 @click.command("force-unlock")
-@click.argument("lock_id")
+@click.argument("lock_id", type=Given("the lock id the message naming the holder gives"))
 @env_option
 @click.option(
     "--force",
