@@ -27,6 +27,11 @@ class CutPath(click.Path):
     own)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | bytes) and not value:
+            # "$DIR" with the variable unset: `-o ''` was "internal error: IndexError",
+            # `schema export ''` wrote into the current folder, `init ''` spoke of ".".
+            what = "folder" if not self.file_okay else "file" if not self.dir_okay else "path"
+            self.fail(f"'' is empty: name a {what}", param, ctx)
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as refused:
