@@ -431,3 +431,21 @@ def test_a_state_folder_copied_to_another_environment_is_refused(
     assert "Traceback" not in err
     after = {path.name: path.read_bytes() for path in staging.iterdir() if path.is_file()}
     assert after == before
+
+
+def test_an_address_given_twice_to_state_rm_is_forgotten_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `state rm A A` left a tombstone of A's tombstone; `state restore A` then
+    # said "Restored A (forgotten)" and A stayed forgotten, its document refused by plan.
+    monkeypatch.chdir(project)
+    address = "Movement/mov-a1-arrival"
+    code, out, err = run(capsys, "apply", "--auto-approve", "--target", address)
+    assert code == 0, out + err
+    code, out, err = run(capsys, "state", "rm", address, address)
+    assert code == 0, out + err
+    assert out.count(f"Forgot {address}") == 1
+    code, out, err = run(capsys, "state", "restore", address)
+    assert (code, out.split("\n")[0]) == (0, f"Restored {address} (applied)."), out + err
+    code, out, err = run(capsys, "plan", "--detailed-exitcode", "--target", address)
+    assert code == 0, out + err
