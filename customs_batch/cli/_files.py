@@ -36,6 +36,8 @@ def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:
     return click.option(
         "--format",
         "format_name",
+        cls=OnceOption,
+        noun="format",
         type=CutChoice(formats.names()),
         default=formats.default,
         show_default=True,

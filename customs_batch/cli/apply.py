@@ -76,6 +76,8 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--format",
     "format_name",
+    cls=OnceOption,
+    noun="format",
     type=CutChoice(APPLY_FORMATS.names()),
     default=APPLY_FORMATS.default,
     show_default=True,

@@ -59,3 +59,17 @@ def test_the_same_file_twice_is_one_file(
     code, out, err = run(capsys, "validate", "-o", "report.txt", "-o", "report.txt")
     assert code == 0, out + err
     assert (project / "report.txt").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("command", ["plan", "apply", "validate", "status", "history", "env list"])
+def test_two_formats_are_refused_naming_both(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    # Found probing: `plan --format json --format text` printed text to a reader of JSON.
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, *command.split(), "--format", "json", "--format", "text")
+    assert (code, out) == (64, ""), err
+    assert "Invalid value for '--format': given 2 times, naming 'json', 'text'" in err
