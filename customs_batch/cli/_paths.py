@@ -35,6 +35,11 @@ class CutPath(click.Path):
             # `schema export ''` wrote into the current folder, `init ''` spoke of ".".
             what = "folder" if not self.file_okay else "file" if not self.dir_okay else "path"
             self.fail(f"'' is empty: name a {what}", param, ctx)
+        if not self.dir_okay and isinstance(value, str) and value.endswith(os.sep):
+            # Path("out/") is "out": `plan -out out/` saved the plan as a file named out.
+            self.fail(
+                f"{_quoted(value)} ends in {os.sep}, naming a folder: name a file", param, ctx
+            )
         if not self.file_okay and isinstance(value, str | PathLike):
             # click refuses a regular file where a folder belongs, not a named pipe or a
             # device: `policy test FIFO` found no policies there and passed, exit 0.

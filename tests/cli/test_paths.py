@@ -81,3 +81,26 @@ def test_a_pipe_a_device_or_a_loop_of_links_is_not_a_folder(
         code, out, err = run(capsys, *command.split(), path)
         assert (code, out) == (64, ""), err
         assert f"Invalid value for {option}: '{path}' {words}" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("plan -out", "'-out' / '--out'"),
+        ("validate -o", "'-o' / '--output'"),
+        ("sheet template Movement -o", "'-o' / '--output'"),
+    ],
+)
+def test_a_file_written_as_a_folder_is_refused(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    option: str,
+) -> None:
+    # Found probing: `plan -out saved/` saved the plan as a file named `saved`.
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, *command.split(), "saved/")
+    assert (code, out) == (64, ""), err
+    assert f"Invalid value for {option}: 'saved/' ends in /, naming a folder: name a file" in err
+    assert not (project / "saved").exists()
