@@ -55,3 +55,20 @@ class CutGroup(click.Group):
             if cut is None:
                 raise
             raise click.UsageError(cut, ctx=ctx) from None
+
+
+class Given(click.ParamType[str]):
+    """Text that must say something: an empty or blank value (``--since "$SINCE"``,
+    ``force-unlock "$ID"`` with the variable unset) is refused (exit 64), where it was taken
+    for no value at all (``history --since ''`` listed everything) or for an id matching
+    nothing. ``what`` names what to give (``"a date"``, ``"the lock id"``)."""
+
+    name = "text"
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"{value!r} is empty: give {self.what}", param, ctx)
+        return value

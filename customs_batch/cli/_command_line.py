@@ -66,22 +66,12 @@ _COMMAND = re.compile(r"`(customs-batch [^`\n]*)`")
 
 
 def remember_env(
-    _context: click.Context, _parameter: click.Parameter, value: tuple[str, ...] | str | None
+    _context: click.Context, _parameter: click.Parameter, value: str | None
 ) -> str | None:
-    """``--env``'s callback: the one name given (a usage error for two different ones: kept
-    silently, the last would choose the environment, a wrapper's ``--env prod`` overriding
-    the user's ``--env sandbox`` or the other way round, unseen); kept for the commands the
-    run prints to go on."""
-    names = value if isinstance(value, tuple) else () if value is None else (value,)
-    different = list(dict.fromkeys(names))
-    if len(different) > 1:
-        raise click.BadParameter(
-            f"given {len(names)} times, naming {', '.join(map(repr, different))}: name one "
-            "environment, once"
-        )
-    name = different[0] if different else None
-    _TYPED_ENV.name = name
-    return name
+    """``--env``'s callback: keeps the name, for the commands the run prints to go on (two
+    different names are refused before, by :class:`~customs_batch.cli._once.OnceOption`)."""
+    _TYPED_ENV.name = value
+    return value
 
 
 def forget_env() -> None:

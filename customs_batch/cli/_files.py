@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from customs_batch.cli._choices import CutChoice
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath
 from customs_batch.formats import Formats
 from customs_batch.output_file import write_named_file
@@ -35,6 +36,8 @@ def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:
     return click.option(
         "--format",
         "format_name",
+        cls=OnceOption,
+        noun="format",
         type=CutChoice(formats.names()),
         default=formats.default,
         show_default=True,
@@ -59,6 +62,8 @@ def output_option(formats: Formats[Any], what: str, help: str | None = None) -> 
     return click.option(
         "-o",
         "--output",
+        cls=OnceOption,
+        noun="file",
         type=CutPath(dir_okay=False, path_type=Path),
         default=None,
         callback=check,

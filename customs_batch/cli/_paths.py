@@ -3,6 +3,9 @@ which loading reports (``file.symlink-loop``) like any link loop among the manif
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -10,7 +13,7 @@ from typing import Any
 import click
 from click.utils import format_filename
 
-from customs_batch.cli._choices import cut_in
+from customs_batch.cli._choices import WHOLE_ARGUMENT, cut_in
 from customs_batch.errors import UsageError
 from customs_batch.escaping import quoted_head
 from customs_batch.kinds import MAX_NAME, Address
@@ -27,8 +30,22 @@ class CutPath(click.Path):
     own)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | bytes) and not value:
+            # "$DIR" with the variable unset: `-o ''` was "internal error: IndexError",
+            # `schema export ''` wrote into the current folder, `init ''` spoke of ".".
+            what = "folder" if not self.file_okay else "file" if not self.dir_okay else "path"
+            self.fail(f"'' is empty: name a {what}", param, ctx)
+        if not self.dir_okay and isinstance(value, str) and value.endswith(os.sep):
+            # Path("out/") is "out": `plan -out out/` saved the plan as a file named out.
+            self.fail(
+                f"{_quoted(value)} ends in {os.sep}, naming a folder: name a file", param, ctx
+            )
+        if not self.file_okay and isinstance(value, str | PathLike):
+            # click refuses a regular file where a folder belongs, not a named pipe or a
+            # device: `policy test FIFO` found no policies there and passed, exit 0.
+            self._refuse_other_than_folder(os.fspath(value), param, ctx)
         try:
-            return super().convert(value, param, ctx)
+            converted = super().convert(value, param, ctx)
         except click.BadParameter as refused:
             if not isinstance(value, str | bytes | PathLike):
                 raise
@@ -36,6 +53,19 @@ class CutPath(click.Path):
             if cut is None:
                 raise
             self.fail(cut, param, ctx)
+        return converted
+
+    def _refuse_other_than_folder(
+        self, path: str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> None:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as error:
+            if error.errno == errno.ELOOP:  # `init LOOP` was "internal error: RuntimeError"
+                self.fail(f"{_quoted(path)} is a loop of symbolic links", param, ctx)
+            return  # missing (created, or refused by exists=True): click's to say
+        if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):  # a file: click says so
+            self.fail(f"{_quoted(path)} is not a folder (it is {_kind(mode)})", param, ctx)
 
 
 class ManifestPath(CutPath):
@@ -58,6 +88,21 @@ class ManifestPath(CutPath):
         if isinstance(value, str | Path) and is_link_loop(Path(value)):
             return Path(value)
         return super().convert(value, param, ctx)
+
+
+def _quoted(path: str) -> str:
+    """A path for a refusal: whole up to :data:`WHOLE_ARGUMENT`, as click quotes its own."""
+    return repr(path) if len(path) <= WHOLE_ARGUMENT else quoted_head(path)
+
+
+def _kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a folder nor a file")
 
 
 def parse_address(text: str) -> Address:

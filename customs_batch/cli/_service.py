@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from customs_batch.cli._command_line import remember_env
+from customs_batch.cli._once import OnceOption
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -20,7 +21,8 @@ def env_option(function: F) -> F:
         "--env",
         "env_name",
         metavar="NAME",
-        multiple=True,  # to refuse two (remember_env): click would keep the last silently
+        cls=OnceOption,
+        noun="environment",
         callback=remember_env,
         help="Environment from customs-batch.yaml [default: $CUSTOMS_BATCH_ENV, then "
         "default_environment, then local].",

@@ -19,6 +19,7 @@ from customs_batch.cli._inputs import (
     mrn_check_digit_option,
     selection_options,
 )
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
@@ -75,6 +76,8 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--format",
     "format_name",
+    cls=OnceOption,
+    noun="format",
     type=CutChoice(APPLY_FORMATS.names()),
     default=APPLY_FORMATS.default,
     show_default=True,
@@ -84,6 +87,8 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option(
     "--annotate-results",
     "annotate_dir",
+    cls=OnceOption,
+    noun="folder",
     type=CutPath(file_okay=False, path_type=Path),
     metavar="DIR",
     help="Once the run ends (also when operations were refused or skipped), write into DIR "

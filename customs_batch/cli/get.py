@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from customs_batch.cli._choices import CutChoice, CutGroup
+from customs_batch.cli._choices import CutChoice, CutGroup, Given
 from customs_batch.cli._files import format_option, output_option
 from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
@@ -250,7 +250,7 @@ def get() -> None:
 
 @get.command()
 @click.option("--status", type=CutChoice(SHIPMENT_STATUSES))
-@click.option("--reference", help="Shipment reference number.")
+@click.option("--reference", type=Given("a reference"), help="Shipment reference number.")
 @click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
 @click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
 @click.option("--order", type=ORDER, help="By creation date [service default: desc].")
@@ -285,7 +285,9 @@ def shipments(
 @get.command()
 @click.option("--status", type=CutChoice(DECLARATION_STATUSES))
 @click.option("--type", "kind", type=CutChoice(DECLARATION_TYPES, case_sensitive=False))
-@click.option("--reference", help="Shipment reference number (partial match).")
+@click.option(
+    "--reference", type=Given("a reference"), help="Shipment reference number (partial match)."
+)
 @click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
 @click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
 @click.option("--order", type=ORDER, help="By creation date [service default: desc].")
@@ -389,10 +391,14 @@ def transit(
 
 
 @get.command()
-@click.option("--search", help="Matches description, commodity code and similar fields.")
+@click.option(
+    "--search",
+    type=Given("the words to search for"),
+    help="Matches description, commodity code and similar fields.",
+)
 @click.option("--deleted", type=CutChoice(DELETED_FILTERS), help="[service default: normal]")
 @click.option("--archived", type=CutChoice(ARCHIVED_FILTERS), help="[service default: unarchived]")
-@click.option("--sort-by", help="Field to sort by.")
+@click.option("--sort-by", type=Given("a field name"), help="Field to sort by.")
 @click.option("--sort-order", type=ORDER, help="[service default: asc]")
 @_paged
 def items(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import click
 
+from customs_batch.cli._choices import Given
 from customs_batch.cli._files import format_option
 from customs_batch.cli._paths import parse_address
 from customs_batch.cli._service import env_option
@@ -155,6 +156,7 @@ def _csv(rows: list[HistoryRow]) -> str:
 @click.option(
     "--since",
     metavar="DATE",
+    type=Given("a date, like 2026-11-25"),
     help="Only what was sent at or after DATE (2026-11-25, or 2026-11-25T10:00:00Z).",
 )
 @format_option(
@@ -189,7 +191,7 @@ def history(address: str | None, env_name: str | None, since: str | None, format
         return _verify(inputs, format_name)
     if address is not None:
         parse_address(address)  # a typo is a usage error, not an empty history
-    options = HistoryOptions(inputs, address, parse_since(since) if since else None)
+    options = HistoryOptions(inputs, address, parse_since(since) if since is not None else None)
     rows = read_history(options)
     click.echo(HISTORY_FORMATS.get(format_name)(rows), nl=False)
     if format_name == "text" and not rows:

@@ -23,6 +23,7 @@ from customs_batch.cli._inputs import (
     mrn_check_digit_option,
     selection_options,
 )
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
@@ -45,6 +46,8 @@ from customs_batch.reports import (
     "-out",
     "--out",
     "out",
+    cls=OnceOption,
+    noun="file",
     type=CutPath(dir_okay=False, path_type=Path),
     callback=lambda _ctx, _param, value: _saved_plan_file(value),
     help="Save the plan to FILE for `customs-batch apply FILE`.",

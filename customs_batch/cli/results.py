@@ -19,6 +19,7 @@ from customs_batch.cli._inputs import (
     mrn_check_digit_option,
     selection_options,
 )
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
@@ -44,6 +45,8 @@ RESULTS_FORMATS: Formats[Callable[[ResultsResult], str]] = Formats(
 annotate_option = click.option(
     "--annotate",
     "annotate_dir",
+    cls=OnceOption,
+    noun="folder",
     type=CutPath(file_okay=False, path_type=Path),
     metavar="DIR",
     help="Write into DIR an XLSX copy of every spreadsheet the manifests expand over, with "

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._choices import CutChoice, CutGroup
+from customs_batch.cli._choices import CutChoice, CutGroup, Given
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sandbox import builtin_seed, serve_sandbox
 from customs_batch.errors import ExitCode
@@ -30,7 +31,14 @@ def sandbox() -> None:
 
 
 @sandbox.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    # Empty, it listened on every interface (0.0.0.0): `--host "$HOST"` unset exposed it.
+    type=Given("an address, such as 127.0.0.1"),
+    help="Address to listen on.",
+)
 @click.option(
     "--port",
     default=8080,
@@ -41,12 +49,16 @@ def sandbox() -> None:
 @click.option(
     "--seed",
     "seed_path",
+    cls=OnceOption,
+    noun="file",
     type=CutPath(path_type=Path, exists=True, dir_okay=False),
     help="Seed YAML file (default: the built-in seed).",
 )
 @click.option(
     "--db",
     "db_path",
+    cls=OnceOption,
+    noun="file",
     type=CutPath(path_type=Path, dir_okay=False),
     callback=lambda _ctx, _param, value: _data_file(value),
     help="SQLite file that keeps the data across restarts.",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._choices import CutChoice, CutGroup
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.sheet import SheetTemplateOptions, write_sheet_template
 from customs_batch.errors import ExitCode
@@ -31,6 +32,8 @@ def sheet() -> None:
     "-o",
     "--output",
     required=True,
+    cls=OnceOption,
+    noun="file",
     type=CutPath(dir_okay=False, path_type=Path),
     help="The spreadsheet to write: FILE.xlsx or FILE.csv, in a folder that exists.",
 )

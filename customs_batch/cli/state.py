@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from customs_batch.cli._choices import CutGroup
+from customs_batch.cli._choices import CutGroup, Given
 from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import format_option
 from customs_batch.cli._inputs import (
@@ -46,6 +46,14 @@ from customs_batch.kinds.readback import Comparison
 from customs_batch.state.file import pulled_pieces
 from customs_batch.state.records import each_record
 from customs_batch.state.transfer import read_pushed
+from customs_batch.userfiles import (
+    MAX_FILE_MB_VARIABLE,
+    FileRefused,
+    InputKind,
+    max_file_bytes,
+    megabytes,
+    read_user_file,
+)
 
 STATE_LIST_JSON_VERSION = 2
 """2: the records under ``resources``, beside ``formatVersion`` (1 was the bare mapping)."""
@@ -477,10 +485,23 @@ def push(
 
 
 def _read_bytes(file: Path) -> bytes:
+    """What ``state push`` reads, bounded as every file the tool reads: a named pipe waited
+    for a writer for ever, and ``/dev/zero`` (or ``- < /dev/zero``) was read until memory
+    ran out."""
+    limit = max_file_bytes()
     if str(file) == "-":
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise UsageError(
+                f"standard input is larger than {megabytes(limit)}: not a state as "
+                "`customs-batch state pull` prints it",
+                hint=f"raise the limit with {MAX_FILE_MB_VARIABLE}=MEGABYTES for a larger state",
+            )
+        return data
     try:
-        return file.read_bytes()
+        return read_user_file(file, limit=limit, kind=InputKind.STATE)
+    except FileRefused as refused:
+        raise UsageError(refused.message, hint=refused.hint) from None
     except OSError as exc:
         raise UsageError(f"cannot read {file}: {exc.strerror}") from None
 
@@ -544,7 +565,7 @@ def import_(
 
 
 @click.command("force-unlock")
-@click.argument("lock_id")
+@click.argument("lock_id", type=Given("the lock id the message naming the holder gives"))
 @env_option
 @click.option(
     "--force",

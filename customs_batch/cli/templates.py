@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._choices import CutGroup
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath
 from customs_batch.commands.templates import (
     TemplateOptions,
@@ -36,6 +37,8 @@ def templates() -> None:
 @templates.command("list")
 @click.option(
     "--project",
+    cls=OnceOption,
+    noun="folder",
     type=CutPath(exists=True, file_okay=False, path_type=Path),
     default=".",
     help=_PROJECT_HELP,
@@ -67,6 +70,8 @@ def list_(project: Path) -> int:
 @click.argument("name")
 @click.option(
     "--project",
+    cls=OnceOption,
+    noun="folder",
     type=CutPath(exists=True, file_okay=False, path_type=Path),
     default=".",
     help=_PROJECT_HELP,

@@ -16,6 +16,7 @@ from customs_batch.cli._files import (
     write_output,
 )
 from customs_batch.cli._inputs import MRN_CHECK_LEVELS, mrn_check_digit_option
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
@@ -77,6 +78,8 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
 @click.option(
     "--annotate",
     "annotate_dir",
+    cls=OnceOption,
+    noun="folder",
     type=CutPath(file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",

@@ -129,7 +129,10 @@ def forget_records(
 ) -> list[edits.Forgotten]:
     """``state rm``: every address checked first, then each forgotten (a tombstone, or for
     good with ``gone``). With ``gone`` the service is asked first whether each object still
-    exists: one it still holds is refused, and nothing is removed."""
+    exists: one it still holds is refused, and nothing is removed. An address given twice is
+    forgotten once (twice, it left a tombstone of its tombstone, which `state restore` turned
+    back into a tombstone while saying "Restored")."""
+    addresses = list(dict.fromkeys(addresses))
     if not gone:
         with options.backend().open("state rm", lock_timeout=options.lock_timeout) as session:
             for address in addresses:

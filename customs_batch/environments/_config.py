@@ -41,13 +41,21 @@ from customs_batch.environments._shared_state import refuse_shared_states
 from customs_batch.errors import ConfigError, UsageError
 from customs_batch.escaping import quoted_head
 from customs_batch.folders import is_file_system_root
-from customs_batch.userfiles import FileRefused, InputKind, read_user_file
+from customs_batch.userfiles import MEGABYTE, FileRefused, InputKind, read_user_file
 from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
 if TYPE_CHECKING:
     import jsonschema
 
 CONFIG_NAME = "customs-batch.yaml"
+MAX_SETTINGS_BYTES = MEGABYTE
+"""The largest ``customs-batch.yaml`` read. Its YAML is read by a pure-Python parser, about
+a second a megabyte: a file of one 100 MB comment line took two minutes before any error,
+where a project's settings hold a few kilobytes (a manifest's line is bounded the same, 1 MB)."""
+_SIZE_HINT = (
+    f"a {CONFIG_NAME} holds a few kilobytes of settings: check that this is the project's "
+    "settings file (not a generated, copied-over or binary file), and shorten it"
+)
 _BOUND_HINT = (
     "no setting nests more than a few levels: check that this is the right file, and see "
     "docs/environments.md for every setting"
@@ -215,7 +223,9 @@ def load_project(start: Path | None = None) -> ProjectConfig:
 def load_config(path: Path) -> ProjectConfig:
     """Read, check and interpret one ``customs-batch.yaml``."""
     try:
-        data_bytes = read_user_file(path, kind=InputKind.SETTINGS)
+        data_bytes = read_user_file(
+            path, limit=MAX_SETTINGS_BYTES, raise_hint=_SIZE_HINT, kind=InputKind.SETTINGS
+        )
         text = data_bytes.decode("utf-8")
     except FileRefused as exc:
         raise ConfigError(exc.message, hint=exc.hint) from None

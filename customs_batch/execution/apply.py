@@ -20,6 +20,7 @@ the journal's disk first waits for the history's, so an operation then costs two
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -182,6 +183,8 @@ class _Run:
         self.stop = stop
         self.wait = wait
         self.outcomes: dict[Address, Outcome] = {}
+        self.never_sent: set[Address] = set()
+        """Changes whose intent could not be recorded: they never left."""
         self.fatal: CustomsBatchError | None = None
         self._lock = threading.Lock()
         self._restated_index: dict[tuple[Kind, str], dict[str, list[str]]] = {}
@@ -218,6 +221,10 @@ class _Run:
         except _Stopped:
             why = "stopped before its turn under the rate limit: nothing was sent"
             outcome = Outcome(address, NodeStatus.NOT_STARTED, change.operation, why)
+        except _IntentUnrecorded as lost:  # the disk is full: stop everything, nothing sent
+            self.fail(lost.error)
+            self.never_sent.add(address)
+            outcome = Outcome(address, NodeStatus.FAILED, change.operation, lost.detail)
         except _Unrecorded as lost:  # an answer of success, and the state went away
             self.fail(lost.error)
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, lost.detail)
@@ -293,7 +300,11 @@ class _Run:
             if self.history is not None:
                 self.session.check_lock()
                 entry = self.history.requested(change, key)
-            self.session.record(intent)
+            try:
+                self.session.record(intent)
+            except StateError as exc:
+                self._not_sent(entry, change, key, exc)
+                raise _IntentUnrecorded(exc) from None
             # An update after an unknown outcome: what the lost request changed is not
             # known (the record holds its body, not what the service held before it), so
             # the kind sends all it writes, and a change lost with it is not left out by a
@@ -659,6 +670,23 @@ class _Run:
             self.history.answered(entry, change, key, exchanges, outputs, error)
         except StateError as exc:
             self.fail(exc)
+
+    def _not_sent(
+        self, entry: int, change: PlannedChange, key: str | None, exc: StateError
+    ) -> None:
+        """The answer entry of a request whose intent could not be recorded (a full disk):
+        it never left, and the history says `not-sent`, not `unknown` (which would send the
+        user to the service for an object it never got). Written when it can be (the
+        history's file has room where the journal has none); the run stops either way."""
+        if self.history is None or not entry:
+            return
+        never_left = NotSentError(
+            _IntentUnrecorded(exc).detail,
+            operation=change.operation.value,
+        )
+        # When it cannot be written either, the history stays as it is: `unknown`.
+        with contextlib.suppress(StateError):
+            self.history.answered(entry, change, key, [], error=never_left)
 
     def _failed(
         self,
@@ -1178,7 +1206,12 @@ def apply_plan(
         )
     run.flush()
     for address, outcome in list(run.outcomes.items()):
-        if address not in durable and run.fatal is not None and address in results:
+        if (
+            address not in durable
+            and address not in run.never_sent
+            and run.fatal is not None
+            and address in results
+        ):
             # Written, but the journal failed before it reached the disk: not recorded.
             detail = f"its outcome could not be recorded: {run.fatal.message}"
             run.outcomes[address] = replace(outcome, status=NodeStatus.FAILED, detail=detail)
@@ -1310,6 +1343,17 @@ def _identity(change: PlannedChange, spec: Mapping[str, JSON]) -> tuple[str, ...
 def _body(exc: ServiceError) -> dict[str, JSON]:
     body = getattr(exc, "body", None)
     return body if isinstance(body, dict) else {}
+
+
+class _IntentUnrecorded(Exception):
+    """An intent the state could not record (a full disk, a broken lock): its request was
+    not sent, and its outcome says so (not "its outcome could not be recorded", which
+    reads as sent)."""
+
+    def __init__(self, error: StateError) -> None:
+        self.error = error
+        self.detail = f"not sent: its intent could not be recorded: {error.message}"
+        super().__init__(self.detail)
 
 
 class _Unrecorded(Exception):

@@ -85,7 +85,11 @@ def policy_files(folder: Path) -> list[Path]:
     """The policy files of a ``policies/`` folder and its subfolders (hidden ones but, links
     to folders followed once), sorted: their ``*.yaml`` and ``*.yml`` entries that are not
     folders (a named pipe, a link to nothing or a loop of links named so is listed too:
-    reading it is an error, not a policy silently left out)."""
+    reading it is an error, not a policy silently left out). So is ``policies`` itself when
+    it is there but no folder (a named pipe, a file, a loop of links, a link to nothing):
+    every policy was left out, silently, and validate passed."""
+    if os.path.lexists(folder) and not folder.is_dir():
+        return [folder]
     found: list[Path] = []
     visited: set[str] = set()
     stack = [folder]

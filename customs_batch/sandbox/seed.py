@@ -18,6 +18,7 @@ from customs_batch.errors import ConfigError
 from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject, parse_timestamp
 from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
+from customs_batch.userfiles import FileRefused, read_user_file
 from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
 BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
@@ -56,12 +57,24 @@ class Seed:
 
 def load_seed(path: Path) -> Seed:
     """Read and validate a seed file; errors name the file, the line and what is wrong."""
+    # Read as every file the tool reads: `--seed FIFO` waited for a writer for ever,
+    # `--seed /dev/zero` read until memory ran out, a byte not UTF-8 was "internal error".
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_user_file(path)
+        text = data.decode("utf-8")
+    except FileRefused as refused:
+        raise ConfigError(refused.message, hint=refused.hint) from None
     except OSError as exc:
         raise ConfigError(
             f"{path}: cannot read the seed file: {exc.strerror}",
             hint="pass an existing YAML file to --seed, or leave it out for the built-in seed",
+        ) from None
+    except UnicodeDecodeError as exc:
+        row = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"{path}:{row}:{column}: byte 0x{data[exc.start]:02x} is not UTF-8 text",
+            hint="save the seed file as UTF-8",
         ) from None
     return parse_seed(text, str(path))
 

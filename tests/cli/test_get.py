@@ -283,3 +283,22 @@ def test_a_shipment_id_longer_than_any_is_refused_before_any_request(
     assert "GET " not in err and len(err) < 1_000
     code, _, err = _run(capsys, "get", command, "shp_" + "a" * 124)  # 128: the bound itself
     assert "at most 128" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("shipments", "--reference"),
+        ("declarations", "--reference"),
+        ("items", "--search"),
+        ("items", "--sort-by"),
+    ],
+)
+def test_an_empty_filter_is_a_usage_error_not_every_record(
+    capsys: pytest.CaptureFixture[str], command: str, option: str
+) -> None:
+    # Found probing: `get shipments --reference "$REF"` with the variable unset listed
+    # every shipment, as if no filter was given.
+    code, out, err = _run(capsys, "get", command, option, "")
+    assert (code, out) == (64, ""), err
+    assert f"Invalid value for '{option}': '' is empty: give " in err

@@ -207,3 +207,28 @@ def test_history_escapes_hand_edited_fields_in_text_and_csv(
     )
     assert all(not value.startswith(("=", "+", "-", "@")) for row in rows for value in row.values())
     assert rows[0]["seq"].isdigit()
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["history", "--since", ""], "Invalid value for '--since': '' is empty: give a date"),
+        (["history", "--since", " "], "Invalid value for '--since': ' ' is empty: give a date"),
+        (["force-unlock", ""], "Invalid value for 'LOCK_ID': '' is empty: give the lock id"),
+    ],
+)
+def test_an_empty_value_is_a_usage_error_naming_the_option(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    words: str,
+) -> None:
+    # Found probing: `history --since "$SINCE"` with the variable unset listed everything,
+    # and `force-unlock ''` said the state was not locked, exit 3.
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, "apply", "--env", "local", "--auto-approve")
+    assert code == 0, out + err
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (64, ""), err
+    assert words in err

@@ -120,7 +120,7 @@ def test_a_named_pipe_or_a_device_named_as_the_folder_is_a_usage_error() -> None
     for name in ("pipe", os.devnull):
         code, out, err = _cli("init", name)
         assert (code, out) == (64, ""), err
-        assert f"error: {name} is not a folder" in err
+        assert f"'{name}' is not a folder (it is a " in err
 
 
 def test_a_named_pipe_in_place_of_a_project_file_is_refused_not_waited_on() -> None:

@@ -86,3 +86,12 @@ def test_db_naming_one_of_customs_batch_s_records_is_a_usage_error(
     assert invoke(["sandbox", "serve", "--db", str(record)]) == 64
     assert "name a file of its own for the data" in capsys.readouterr().err
     assert record.read_bytes() == b""
+
+
+def test_an_empty_host_is_refused_not_every_interface(capsys: pytest.CaptureFixture[str]) -> None:
+    # Found probing: `sandbox serve --host "$HOST"` with the variable unset listened on
+    # 0.0.0.0, every interface of the machine.
+    code = invoke(["sandbox", "serve", "--host", "", "--port", "0"])
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (64, "")
+    assert "Invalid value for '--host': '' is empty: give an address" in captured.err

@@ -4,6 +4,7 @@ disk, a read-only folder; and the modes of every file that holds customs data.""
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
 import stat
@@ -431,3 +432,41 @@ def test_a_state_folder_copied_to_another_environment_is_refused(
     assert "Traceback" not in err
     after = {path.name: path.read_bytes() for path in staging.iterdir() if path.is_file()}
     assert after == before
+
+
+def test_an_address_given_twice_to_state_rm_is_forgotten_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `state rm A A` left a tombstone of A's tombstone; `state restore A` then
+    # said "Restored A (forgotten)" and A stayed forgotten, its document refused by plan.
+    monkeypatch.chdir(project)
+    address = "Movement/mov-a1-arrival"
+    code, out, err = run(capsys, "apply", "--auto-approve", "--target", address)
+    assert code == 0, out + err
+    code, out, err = run(capsys, "state", "rm", address, address)
+    assert code == 0, out + err
+    assert out.count(f"Forgot {address}") == 1
+    code, out, err = run(capsys, "state", "restore", address)
+    assert (code, out.split("\n")[0]) == (0, f"Restored {address} (applied)."), out + err
+    code, out, err = run(capsys, "plan", "--detailed-exitcode", "--target", address)
+    assert code == 0, out + err
+
+
+def test_state_push_reads_no_pipe_no_device_and_no_endless_input(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `state push FIFO` waited for a writer for ever, and `state push
+    # /dev/zero` (or `- < /dev/zero`) read until memory ran out.
+    monkeypatch.chdir(project)
+    os.mkfifo("pipe")
+    code, out, err = run(capsys, "state", "push", "pipe")
+    assert (code, out) == (64, ""), err
+    assert "pipe: not a regular file (it is a named pipe)" in err
+    code, out, err = run(capsys, "state", "push", os.devnull)
+    assert (code, out) == (64, ""), err
+    assert "not a regular file (it is a character device)" in err
+    monkeypatch.setenv("CUSTOMS_BATCH_MAX_FILE_MB", "1")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\0" * (2 << 20))))
+    code, out, err = run(capsys, "state", "push", "-")
+    assert (code, out) == (64, ""), err
+    assert "standard input is larger than 1.0 MB" in err

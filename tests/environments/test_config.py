@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -739,3 +740,20 @@ def test_a_file_that_is_not_utf_8_is_refused_at_its_line_and_column() -> None:
         load_project()
     assert refused.value.message == f"{path}:2:3: byte 0xff is not UTF-8 text"
     assert refused.value.hint == "save the file as UTF-8"
+
+
+def test_a_settings_file_over_a_megabyte_is_refused_before_yaml_reads_it() -> None:
+    # Found probing: a customs-batch.yaml of one 100 MB comment line took 129 s to be read
+    # (a pure-Python parser, three passes), and then was accepted.
+    path = Path.cwd() / "customs-batch.yaml"
+    path.write_bytes(b"manifests: [manifests]\n#" + b"x" * (100 * 1024 * 1024) + b"\n")
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as refused:
+        load_project()
+    assert time.monotonic() - started < 5
+    assert refused.value.message == (f"{path}: the file is larger than 1.0 MB (100 MB or more)")
+    assert refused.value.hint is not None
+    assert "a few kilobytes of settings" in refused.value.hint
+    # A file of a megabyte is still read.
+    path.write_bytes(b"manifests: [manifests]\n#" + b"x" * (1024 * 1024 - 30) + b"\n")
+    assert load_project().path == path

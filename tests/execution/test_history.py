@@ -438,3 +438,47 @@ def test_a_body_holding_an_access_code_is_kept_only_as_a_digest_keyed_by_the_api
     assert attempt["bodyDigest"] == SEALER.body_digest(plain)
     assert attempt["bodyDigest"] != Sealer(lambda: "another key").body_digest(plain)
     assert verify(store.entries()).ok
+
+
+class _JournalFull:
+    """A state session whose journal cannot take a record (its disk full), the history's
+    file elsewhere, or one record smaller than the journal's."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    def record(self, record: ResourceRecord) -> None:
+        raise StateError("journal.jsonl: cannot write (No space left on device, ENOSPC)")
+
+
+def test_a_request_whose_intent_cannot_be_recorded_is_not_sent_in_the_history(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found probing: on a full disk, `history` listed as `unknown` (maybe sent) departure
+    # submissions whose intents could not be written: they never left, and the next apply
+    # sent each once. docs/state.md: `not-sent` when the request never left.
+    backend = LocalBackend(tmp_path)
+    store = LocalHistory(tmp_path)
+    with backend.open("apply") as session:
+        plan = plan_changes([movement("m0", 0)], session.state)
+        report = apply_plan(
+            plan,
+            _JournalFull(session),
+            emulator.client,
+            parallelism=1,
+            stop=threading.Event(),
+            history=RunHistory(store, OPERATOR, "", SEALER),
+        )
+    store.close()
+    assert report.fatal is not None and "No space left" in report.fatal.message
+    assert emulator.movements() == []
+    # It said "its outcome could not be recorded", which reads as sent.
+    [outcome] = report.outcomes
+    assert outcome.detail.startswith("not sent: its intent could not be recorded: journal")
+    [row] = history_rows(store)
+    assert (row.address, row.status) == ("Movement/m0", "not-sent")
+    assert row.failure is not None and "No space left" in row.failure
+    assert verify(store.entries()).ok

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,21 @@ def test_a_seed_writing_out_more_values_than_the_alias_bound_is_taken(
     )
     with pytest.raises(ConfigError, match=r"many.yaml:\d+: the seed's records hold more than 100 "):
         load_seed(seed)
+
+
+def test_a_seed_that_is_no_regular_file_or_not_utf_8_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    # Found probing: `sandbox serve --seed FIFO` waited for a writer for ever, `--seed
+    # /dev/zero` read until memory ran out, and a byte not UTF-8 was "internal error".
+    pipe = tmp_path / "pipe.yaml"
+    os.mkfifo(pipe)
+    with pytest.raises(ConfigError, match="not a regular file \\(it is a named pipe\\)"):
+        load_seed(pipe)
+    with pytest.raises(ConfigError, match="not a regular file \\(it is a character device\\)"):
+        load_seed(Path("/dev/zero"))
+    path = tmp_path / "seed.yaml"
+    path.write_bytes(b"shipments: []\n# \xff\n")
+    with pytest.raises(ConfigError) as caught:
+        load_seed(path)
+    assert caught.value.message == f"{path}:2:3: byte 0xff is not UTF-8 text"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,6 +148,29 @@ def test_a_policy_file_that_cannot_be_read_is_an_error_not_left_out(
     }
     code, out, err = _run(capsys, "policy", "test")
     assert code == 1 and "pipe.yaml" in out + err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("make", "rule"),
+    [
+        (os.mkfifo, "file.not-regular"),
+        (lambda path: Path(path).symlink_to(path), "file.symlink-loop"),
+        (lambda path: Path(path).symlink_to("nothing"), "policy.invalid"),
+    ],
+)
+def test_a_policies_folder_that_is_no_folder_is_an_error_not_no_policies(
+    capsys: pytest.CaptureFixture[str], make: Any, rule: str
+) -> None:
+    # Found probing: `policies` a named pipe, a loop of links or a link to nothing: every
+    # policy was left out, silently; validate passed and `policy test` said "nothing to test".
+    _manifest("manifests/a.yaml", "ok", 7)
+    make("policies")
+    code, out, err = _run(capsys, "validate", "--format", "json")
+    assert code == 1 and "Traceback" not in err
+    found = [(f["file"], f["rule"]) for f in json.loads(out)["findings"]]
+    assert found == [("policies", rule)]
+    code, out, err = _run(capsys, "policy", "test")
+    assert code == 1 and "policies" in out + err and "nothing to test" not in out + err
 
 
 def test_a_policy_in_a_subfolder_of_policies_is_read(capsys: pytest.CaptureFixture[str]) -> None:

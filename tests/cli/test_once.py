@@ -1,0 +1,75 @@
+"""A single-valued option given twice with different values is refused, naming each (exit
+64), whichever command takes it: click kept the last silently, so ``plan -out A -out B``
+wrote B only, and a wrapper's option and the user's decided unseen between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run
+
+TWICE = [
+    ("plan", "-out", "file"),
+    ("plan", "-o", "file"),
+    ("validate", "-o", "file"),
+    ("validate", "--annotate", "folder"),
+    ("apply", "--annotate-results", "folder"),
+    ("results", "--annotate", "folder"),
+    ("results", "-o", "file"),
+    ("status", "-o", "file"),
+    ("env list", "-o", "file"),
+    ("get shipments", "-o", "file"),
+    ("sheet template Movement", "-o", "file"),
+    ("templates list", "--project", "folder"),
+    ("templates show t1-road", "--project", "folder"),
+    ("sandbox serve", "--db", "file"),
+    ("sandbox serve", "--seed", "file"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "noun"), TWICE)
+def test_a_file_option_given_twice_is_refused_naming_both(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    option: str,
+    noun: str,
+) -> None:
+    # Found probing: `plan -out A -out B` saved the plan to B only, A silently dropped.
+    monkeypatch.chdir(project)
+    for name in ("A", "B"):
+        (project / name).mkdir() if noun == "folder" else (project / name).write_bytes(b"")
+    before = sorted(path.name for path in project.iterdir())
+    # A port no server takes after: without the refusal, the sandbox reports it, not serving.
+    after = ["--port", "70000"] if command.startswith("sandbox") else []
+    code, out, err = run(capsys, *command.split(), option, "A", option, "B", *after)
+    assert (code, out) == (64, ""), err
+    assert f"given 2 times, naming 'A', 'B': name one {noun}, once" in err
+    assert sorted(path.name for path in project.iterdir()) == before
+    assert (project / "A").is_dir() or (project / "A").read_bytes() == b""
+
+
+def test_the_same_file_twice_is_one_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, "validate", "-o", "report.txt", "-o", "report.txt")
+    assert code == 0, out + err
+    assert (project / "report.txt").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("command", ["plan", "apply", "validate", "status", "history", "env list"])
+def test_two_formats_are_refused_naming_both(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    # Found probing: `plan --format json --format text` printed text to a reader of JSON.
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, *command.split(), "--format", "json", "--format", "text")
+    assert (code, out) == (64, ""), err
+    assert "Invalid value for '--format': given 2 times, naming 'json', 'text'" in err
