@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import stat
 from pathlib import Path
 
 import click
@@ -147,4 +148,17 @@ def _data_file(path: Path | None) -> Path | None:
     found = None if path is None else record_protection(path)
     if path is not None and found is not None and not path.name.startswith("sandbox.sqlite3"):
         raise click.BadParameter(f"{path}: {found.what}; name a file of its own for the data")
+    if path is not None:
+        # A device or a named pipe is no database: SQLite took /dev/null for an empty one,
+        # and the emulator made it private (0600, breaking every other user's /dev/null)
+        # and wrote /dev/null-journal beside it.
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            mode = None  # a new file, or one whose error opening it names
+        if mode is not None and not stat.S_ISREG(mode):
+            raise click.BadParameter(
+                f"{path}: not a regular file (a device, a named pipe or a socket); name a "
+                "file of its own for the data (it is created if missing)"
+            )
     return path

@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,7 +106,8 @@ def _private(path: Path) -> None:
     for name in (path.name, *(path.name + suffix for suffix in ("-wal", "-shm", "-journal"))):
         with contextlib.suppress(OSError):
             found = path.with_name(name)
-            if found.stat().st_mode & 0o077:
+            mode = found.stat().st_mode
+            if stat.S_ISREG(mode) and mode & 0o077:  # never a device's mode (/dev/null)
                 os.chmod(found, 0o600)
 
 

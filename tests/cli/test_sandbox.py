@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from customs_batch.cli.main import invoke
+from customs_batch.sandbox.persistence import _private as private
 from customs_batch.sandbox.seed import parse_seed
 
 
@@ -95,3 +98,37 @@ def test_an_empty_host_is_refused_not_every_interface(capsys: pytest.CaptureFixt
     captured = capsys.readouterr()
     assert (code, captured.out) == (64, "")
     assert "Invalid value for '--host': '' is empty: give an address" in captured.err
+
+
+def test_db_naming_a_device_or_a_pipe_is_refused_and_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `sandbox serve --db /dev/null` opened the device as an empty database,
+    # made it 0600 (every other user's /dev/null then failed: PostgreSQL's initdb could not
+    # start) and wrote /dev/null-journal beside it. A /dev/null of this test's own.
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except OSError as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    pipe = tmp_path / "db.pipe"
+    os.mkfifo(pipe)
+    for special in (device, pipe):
+        os.chmod(special, 0o666)  # whatever the umask
+        assert invoke(["sandbox", "serve", "--port", "0", "--db", str(special)]) == 64
+        assert "not a regular file" in capsys.readouterr().err
+        assert stat.S_IMODE(os.stat(special).st_mode) == 0o666
+    assert not [path for path in tmp_path.iterdir() if path.name.endswith(("-journal", "-wal"))]
+
+
+def test_the_emulator_database_never_changes_a_device_s_mode(tmp_path: Path) -> None:
+    # What makes the database private (0600) changes regular files only, whatever path
+    # reaches it.
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except OSError as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    os.chmod(device, 0o666)
+    private(device)
+    assert stat.S_IMODE(os.stat(device).st_mode) == 0o666
