@@ -239,6 +239,14 @@ def _too_large(path: Path, size: int, limit: int, raise_hint: str | None) -> Fil
     )
 
 
+def not_utf8(path: Path | str, data: bytes, error: UnicodeDecodeError) -> str:
+    """Where in ``data`` (the bytes of ``path``) the byte that is not UTF-8 is, and which:
+    ``PATH:LINE:COLUMN: byte 0xFF is not UTF-8 text`` (line and column from 1)."""
+    line = data.count(b"\n", 0, error.start) + 1
+    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+    return f"{path}:{line}:{column}: byte 0x{data[error.start]:02x} is not UTF-8 text"
+
+
 def megabytes(size: int) -> str:
     """``size`` bytes for people: ``3.5 MB``, ``512 MB``."""
     return f"{size / MEGABYTE:,.1f} MB" if size < 10 * MEGABYTE else f"{size // MEGABYTE:,} MB"

@@ -41,7 +41,7 @@ from customs_batch.environments._shared_state import refuse_shared_states
 from customs_batch.errors import ConfigError, UsageError
 from customs_batch.escaping import quoted_head
 from customs_batch.folders import is_file_system_root
-from customs_batch.userfiles import MEGABYTE, FileRefused, InputKind, read_user_file
+from customs_batch.userfiles import MEGABYTE, FileRefused, InputKind, not_utf8, read_user_file
 from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
 if TYPE_CHECKING:
@@ -235,12 +235,7 @@ def load_config(path: Path) -> ProjectConfig:
             hint=f"rename or remove the folder (a {CONFIG_NAME} above it is not read instead)",
         ) from None
     except UnicodeDecodeError as exc:
-        row = data_bytes.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data_bytes.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(
-            f"{path}:{row}:{column}: byte 0x{data_bytes[exc.start]:02x} is not UTF-8 text",
-            hint="save the file as UTF-8",
-        ) from None
+        raise ConfigError(not_utf8(path, data_bytes, exc), hint="save the file as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     try:

@@ -18,7 +18,7 @@ from customs_batch.errors import ConfigError
 from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject, parse_timestamp
 from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
-from customs_batch.userfiles import FileRefused, read_user_file
+from customs_batch.userfiles import FileRefused, not_utf8, read_user_file
 from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
 
 BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
@@ -70,12 +70,7 @@ def load_seed(path: Path) -> Seed:
             hint="pass an existing YAML file to --seed, or leave it out for the built-in seed",
         ) from None
     except UnicodeDecodeError as exc:
-        row = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(
-            f"{path}:{row}:{column}: byte 0x{data[exc.start]:02x} is not UTF-8 text",
-            hint="save the seed file as UTF-8",
-        ) from None
+        raise ConfigError(not_utf8(path, data, exc), hint="save the seed file as UTF-8") from None
     return parse_seed(text, str(path))
 
 
