@@ -1644,6 +1644,49 @@ def test_a_cancellation_undone_by_a_reset_is_not_sent_to_another_declaration_of_
         reset.close()
 
 
+def test_a_granted_cancellation_whose_declaration_reads_submitted_again_is_undone_and_resent(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a cancellation of 502 (submitted) was requested, then read
+    # granted (canceled); the service's data was reset, 502 `submitted` again. refresh,
+    # status and plan said customs refused the cancellation (exit 1, "remove the document,
+    # then state rm"), which left 502 uncancelled. Customs never takes a cancellation back:
+    # it is undone at the service, and the next apply sends it again, once.
+    backend = LocalBackend(tmp_path)
+    cancel = [doc(Kind.EXPORT_CANCELLATION, "c", {"declarationId": 502}, 0)]
+    assert _apply(backend, cancel, emulator).ok  # requested: customs decides on the next read
+    with backend.open("refresh") as session:
+        refresh(session, emulator.client)
+    granted = backend.read().resources["ExportCancellation/c"]
+    assert granted.remote_status == "canceled" and granted.done_at is not None
+    reset = Emulator(processing_seconds=0.0)  # the service's data reset: 502 submitted
+    try:
+        with backend.open("refresh") as session:
+            refresh(session, reset.client)
+        record = backend.read().resources["ExportCancellation/c"]
+        assert record.remote_status == "submitted" and record.done_at is not None
+        (entry,) = status_entries(backend.read())
+        assert entry.undone and not entry.rejected
+        result = recorded_result(Address.parse("ExportCancellation/c"), record)  # type: ignore[arg-type]
+        assert result.status is ResultStatus.NOT_APPLIED
+        assert "refused" not in result.errors[0]
+        (planned,) = plan_changes(cancel, backend.read()).changes
+        assert (planned.action, planned.operation) == (Action.CREATE, Operation.CANCEL_EXPORT)
+        assert "refused" not in planned.reason
+        report = _apply(backend, cancel, reset)
+        (outcome,) = report.outcomes
+        assert outcome.status is NodeStatus.WAITING and not outcome.rejected, outcome.detail
+        asked = reset.http.get("/_sandbox/stats").json()["requests"]
+        assert asked.get("DELETE /v1/declarations/{id}") == 1
+        # Sent again: a new request, no longer known granted until read so.
+        assert backend.read().resources["ExportCancellation/c"].done_at is None
+        (again,) = plan_changes(cancel, backend.read()).changes
+        assert again.operation is Operation.FOLLOW
+        assert reset.http.get("/v1/declarations/502").json()["status"] == "canceled"
+    finally:
+        reset.close()
+
+
 def test_a_deactivation_undone_by_a_reset_is_not_sent_to_another_hawb_of_its_id(
     tmp_path: Path, emulator: Emulator
 ) -> None:
