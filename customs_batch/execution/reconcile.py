@@ -147,6 +147,8 @@ def adopt(
         updated_at=now_iso(),
         **_service_state(found),
     )
+    # Adopted done (a cancellation granted): noted, as a read notes it.
+    adopted = model.noting_done(adopted, adopted.updated_at)
     holder = _holder(session.state, address, adopted)
     if holder is not None:
         held = session.state.resources.get(holder.address)
