@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from customs_batch.environments import NotifyOn, NotifySettings
 from customs_batch.execution.scheduler import NodeStatus
-from customs_batch.kinds.registry import model_of
 from customs_batch.planning.model import Action
 
 if TYPE_CHECKING:
@@ -70,7 +69,7 @@ def rejected_addresses(result: ApplyResult) -> list[str]:
         found += [
             f"{outcome.address} ({outcome.remote_status})"
             for outcome in result.report.outcomes
-            if outcome.remote_status in model_of(outcome.address.kind).rejected_states
+            if outcome.rejected
         ]
     return found
 

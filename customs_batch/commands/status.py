@@ -200,6 +200,6 @@ def _undone_unlisted(state: State) -> tuple[str, ...]:
         model = model_of(parsed.kind)
         if model.has_status or record.not_found_at is not None or record.unverified is not None:
             continue
-        if model.service_words(record) in model.undone_states:
+        if model.undone(model.service_words(record), record):
             undone.append(address)
     return tuple(undone)

@@ -49,6 +49,7 @@ from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import (
     KindModel,
+    Reading,
     Request,
     Restated,
     WaitFunction,
@@ -87,6 +88,18 @@ class Outcome:
     detail: str = ""
     outputs: Mapping[str, JSON] = field(default_factory=dict)
     remote_status: str | None = None
+    reading: Reading | None = None
+    """What ``remote_status`` means, as its kind read it with the record
+    (``KindModel.reading``); None where no record was read with it (its kind's state lists
+    then tell)."""
+
+    @property
+    def rejected(self) -> bool:
+        """Whether the service refused it, as its kind reads its state (a cancellation of a
+        declaration ``submitted``: refused, unless granted before and undone since)."""
+        if self.reading is not None:
+            return self.reading is Reading.REJECTED
+        return model_of(self.address.kind).rejected(self.remote_status)
 
 
 class ApplyEvents(Protocol):
@@ -399,7 +412,7 @@ class _Run:
             return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         if (
             answer is None
-            or answer.service_state in model.rejected_states
+            or model.rejected(answer.service_state, previous)
             or model.another_object(previous.spec, answer.remote_spec) is not None
         ):
             return None
@@ -574,6 +587,8 @@ class _Run:
         self, change: PlannedChange, applied: ResourceRecord, outputs: Mapping[str, JSON]
     ) -> Outcome:
         model = model_of(change.address.kind)
+        # Done at once (a cancellation granted in its answer): noted, as a read notes it.
+        applied = model.noting_done(applied, applied.updated_at or now_iso())
         if model.undecided(model.service_words(applied)):
             # Answered, not decided: pending, never counted as done.
             following = self.wait is not None and change.operation in model.waits_after
@@ -598,6 +613,7 @@ class _Run:
             outputs=outputs,
             # The state the service answered (a departure submitted: processing).
             remote_status=model.last_known_state(applied),
+            reading=model.reading(model.last_known_state(applied), applied),
         )
 
     def _restate(self, change: PlannedChange, record: ResourceRecord) -> None:
@@ -1020,6 +1036,7 @@ class _Run:
                 found_instead=None,
                 updated_at=now_iso(),
             )
+            record = model.noting_done(record, record.updated_at)
             self.session.record_soon(record)
             state = model.service_words(record)
             if followed.timed_out:
@@ -1037,13 +1054,14 @@ class _Run:
                 "`customs-batch refresh` follows it"
             )
             return self._told(change, record, NodeStatus.WAITING, detail)
-        if state in model.undone_states:
+        reading = model.reading(state, record)
+        if reading is Reading.UNDONE:
             detail = (
                 f"{ident} is {state}: what it did is undone at the service (its data reset, "
                 "say); the next plan sends it again"
             )
             return self._told(change, record, NodeStatus.FAILED, detail)
-        if state in model.rejected_states:
+        if reading is Reading.REJECTED:
             way_out = model.rejected_way_out.format(address=change.address)
             return self._told(change, record, NodeStatus.FAILED, f"{ident} is {state}: {way_out}")
         return self._told(change, record, NodeStatus.SUCCEEDED, f"{ident} is {state}")
@@ -1052,6 +1070,7 @@ class _Run:
     def _told(
         change: PlannedChange, record: ResourceRecord, status: NodeStatus, detail: str
     ) -> Outcome:
+        model = model_of(change.address.kind)
         return Outcome(
             change.address,
             status,
@@ -1060,7 +1079,8 @@ class _Run:
             outputs=record.outputs,
             # As its kind reads the record: a cancellation's from the service's answer
             # (`cancellation_requested`), which no read has recorded yet.
-            remote_status=model_of(change.address.kind).last_known_state(record),
+            remote_status=model.last_known_state(record),
+            reading=model.reading(model.last_known_state(record), record),
         )
 
     def _wait(self, change: PlannedChange, applied: ResourceRecord, wait: WaitFunction) -> Outcome:
@@ -1085,6 +1105,7 @@ class _Run:
             found_instead=None,
             updated_at=now_iso(),
         )
+        record = model_of(change.address.kind).noting_done(record, record.updated_at)
         self.session.record_soon(record)
         self._restate(change, record)
         return Outcome(
@@ -1094,6 +1115,7 @@ class _Run:
             detail,
             outputs=record.outputs,
             remote_status=waited.status,
+            reading=model_of(change.address.kind).reading(waited.status, record),
         )
 
 

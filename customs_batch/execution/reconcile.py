@@ -147,6 +147,8 @@ def adopt(
         updated_at=now_iso(),
         **_service_state(found),
     )
+    # Adopted done (a cancellation granted): noted, as a read notes it.
+    adopted = model.noting_done(adopted, adopted.updated_at)
     holder = _holder(session.state, address, adopted)
     if holder is not None:
         held = session.state.resources.get(holder.address)
@@ -337,6 +339,8 @@ def import_object(
         superseded=existing.superseded if existing is not None else (),
         **_service_state(found),
     )
+    # Imported done (a cancellation granted): noted, as a read notes it.
+    record = model_of(address.kind).noting_done(record, record.updated_at)
     holder = _holder(session.state, address, record)
     if holder is not None and holder.replaced(remote_id):
         # Kept in that record's history only, as the rejected object its resubmission
@@ -427,7 +431,7 @@ def _unsent_to(record: ResourceRecord, comparison: Comparison) -> Comparison:
     model = model_of(parsed.kind)
     state = model.service_words(record)
     ident = model.identifier(record)
-    if model.ended(record) is None and state in model.rejected_states and model.resubmit:
+    if model.ended(record) is None and model.rejected(state, record) and model.resubmit:
         # The record lacks them, so the next plan resubmits the document: a new object.
         said = (
             f"not sent to {ident}, which is {state} at the service (customs never accepted "
@@ -435,7 +439,7 @@ def _unsent_to(record: ResourceRecord, comparison: Comparison) -> Comparison:
             "with them (`customs-batch plan` shows it)"
         )
         return replace(comparison, unsent=said)
-    if model.ended(record) is None and state not in model.rejected_states:
+    if model.ended(record) is None and not model.rejected(state, record):
         return comparison
     said = (
         f"not sent by the next apply ({ident} is {state} at the service, and nothing is sent "
@@ -839,8 +843,14 @@ def _record_refresh(
         changes["spec"] = {**record.spec, **remote}
     if answer.outputs and dict(answer.outputs) != dict(record.outputs):
         changes["outputs"] = dict(answer.outputs)
+    # Done as recorded, or as read now (a cancellation granted): noted, and kept, so that
+    # a later state may be read undone (``KindModel.reading``), not refused.
+    noted = model.noting_done(record, record.updated_at or now_iso())
     if changes:
-        session.record(record.with_changes(**changes, updated_at=now_iso()))
+        noted = record.with_changes(**changes, done_at=noted.done_at, updated_at=now_iso())
+        noted = model.noting_done(noted, noted.updated_at)
+    if noted is not record:
+        session.record(noted)
     return found
 
 
@@ -1015,12 +1025,12 @@ def status_entries(state: State, in_flight: InFlight | None = None) -> list[Stat
                     last,
                     message=ended or "",
                     ended=ended is not None,
-                    rejected=last in model.rejected_states,
+                    rejected=model.rejected(last, record),
                     # Not decided yet, as results says: a cancellation requested, a
                     # departure customs is still processing.
                     pending=model.undecided(last) or last in model.processing_states,
                     errors=tuple(record.remote_errors),
-                    undone=last in model.undone_states,
+                    undone=model.undone(last, record),
                 )
             )
     return entries
@@ -1153,7 +1163,7 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
             checked=True,
         )
     state = now.service_state
-    if state is not None and state in model.rejected_states | model.ended_states:
+    if state is not None and (model.rejected(state, record) or state in model.ended_states):
         return GoneCheck(f"the service holds {named} as {state}", checked=True)
     shown = f" ({state})" if state else ""
     raise StateError(

@@ -24,7 +24,7 @@ from customs_batch.findings import Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
-from customs_batch.kinds.model import ServiceId, describe_error
+from customs_batch.kinds.model import Reading, ServiceId, describe_error
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest import Document, discover, iter_file
 from customs_batch.planning.graph import dependencies
@@ -377,13 +377,14 @@ def recorded_result(
     ended = model.ended(record)
     if ended is not None:
         return DocumentResult(text, ResultStatus.NEEDS_DECISION, ids, state, (ended,), at)
-    if state in model.undone_states:
+    reading = model.reading(state, record)
+    if reading is Reading.UNDONE:
         undone = (
             f"{model.identifier(record)} is {state} at the service again: what it did is "
             "undone there, and the next apply sends it again"
         )
         return DocumentResult(text, ResultStatus.NOT_APPLIED, ids, state, (undone,), at)
-    if state in model.rejected_states:
+    if reading is Reading.REJECTED:
         status = ResultStatus.REJECTED
     elif model.undecided(state) or state in model.processing_states:
         status = ResultStatus.PENDING

@@ -5,7 +5,10 @@ submitted, the service records the request (``canceled: false``, ``cancellation_
 and customs decides later: the declaration becomes ``canceled``, or the cancellation is
 refused and the declaration keeps another status of a submitted one. A declaration read
 back not yet submitted (``ready``) had its cancellation undone there (a reset): it is sent
-again, and cancelled at once. Until the decision is read the
+again, and cancelled at once. So had one read in a status of a submitted declaration after
+its cancellation was read granted (``canceled``: the record's ``done_at``): customs never
+takes a cancellation back, so the service's data was reset, and it is sent again rather
+than said refused (``reads_record``). Until the decision is read the
 cancellation is pending, never done: plan shows it waiting, apply reads where it stands.
 """
 
@@ -23,6 +26,7 @@ from customs_batch.kinds.model import (
     Found,
     KindModel,
     Outputs,
+    Reading,
     Refreshed,
     Request,
     ServiceId,
@@ -160,6 +164,17 @@ def service_words(record: ResourceRecord) -> str | None:
     return None
 
 
+def reads_record(record: ResourceRecord, state: str | None) -> Reading | None:
+    """A status of a submitted declaration (``REFUSED_STATES``) read after customs granted
+    the cancellation (the record's ``done_at``: read ``canceled`` since its request was
+    sent) is no refusal: customs never takes a cancellation back, so the service holds the
+    declaration as before it (its data reset) and the cancellation is undone there, sent
+    again by the next apply. Any other state: as the state lists say (None)."""
+    if record.done_at is not None and state in REFUSED_STATES:
+        return Reading.UNDONE
+    return None
+
+
 EXAMPLE = Example(
     "export-cancellation",
     """\
@@ -203,6 +218,7 @@ MODEL = KindModel(
     done_states=StatusWords({CANCELED}),
     rejected_states=REFUSED_STATES,
     undone_states=NOT_SUBMITTED,
+    reads_record=reads_record,
     rejected_way_out="customs refused the cancellation, so the declaration stands. Remove the "
     "document, then `customs-batch state rm {address}` to stop tracking it",
     sent_again="ask for its cancellation a second time",

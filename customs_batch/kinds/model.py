@@ -331,6 +331,24 @@ class Example:
     text: str
 
 
+class Reading(StrEnum):
+    """What a state read at the service means for an object of a kind
+    (:meth:`KindModel.reading`)."""
+
+    DONE = "done"
+    """Done: what the document asks for holds (a cancellation granted)."""
+    PENDING = "pending"
+    """Not decided yet (a cancellation requested), or a word the kind does not know."""
+    PROCESSING = "processing"
+    """Still being processed (a departure just submitted)."""
+    REJECTED = "rejected"
+    """Refused at the service (a departure invalid, a cancellation customs refused)."""
+    UNDONE = "undone"
+    """Done once, undone at the service since (its data reset): sent again."""
+    ENDED = "ended"
+    """No longer standing though the service still shows it (a departure cancelled)."""
+
+
 @dataclass(frozen=True)
 class KindModel:
     """Everything the generic planner, executor and reconciler know of one kind."""
@@ -388,6 +406,12 @@ class KindModel:
     """Service states in which what the object's creation did has been undone at the
     service (a HAWB active again after its deactivation, as ``refresh`` read it): plan sends
     the creation again, so it must be safe to repeat."""
+    reads_record: Callable[[ResourceRecord, str | None], Reading | None] | None = None
+    """Where the state word alone does not tell what the object's state means: what it
+    means, read with what its record keeps (an export cancellation whose declaration reads
+    ``submitted``: refused by customs, or, the record keeping that customs had granted it
+    (``done_at``), undone at the service). None, or None returned: the state lists tell
+    (:meth:`reading`)."""
     rejected_way_out: str = (
         "Correct the document (it is then submitted again, replacing it), or remove the "
         "document from the manifests and `customs-batch state rm {address}` to stop "
@@ -632,6 +656,51 @@ class KindModel:
             return None
         ident = self.identifier(record)
         return self.ended_words.format(ident=ident, state=state, address=record.address)
+
+    def reading(self, state: str | None, record: ResourceRecord | None = None) -> Reading:
+        """What ``state``, read of ``record``'s object, means for the kind: the one place
+        plan, apply, refresh, ``status``, ``results`` and the notifications ask it. The
+        kind's ``reads_record`` first (the record may tell what the word alone does not),
+        else its state lists."""
+        if record is not None and self.reads_record is not None:
+            said = self.reads_record(record, state)
+            if said is not None:
+                return said
+        if state in self.rejected_states:
+            return Reading.REJECTED
+        if state in self.undone_states:
+            return Reading.UNDONE
+        if state in self.ended_states:
+            return Reading.ENDED
+        if self.undecided(state):
+            return Reading.PENDING
+        if state in self.processing_states:
+            return Reading.PROCESSING
+        return Reading.DONE
+
+    def rejected(self, state: str | None, record: ResourceRecord | None = None) -> bool:
+        """Whether ``state`` of ``record``'s object means the service refused it."""
+        return self.reading(state, record) is Reading.REJECTED
+
+    def undone(self, state: str | None, record: ResourceRecord | None = None) -> bool:
+        """Whether ``state`` of ``record``'s object means what it did is undone there."""
+        return self.reading(state, record) is Reading.UNDONE
+
+    def noting_done(self, record: ResourceRecord, at: str) -> ResourceRecord:
+        """``record``, with ``done_at`` set when its state as recorded is one of the kind's
+        ``done_states`` (a cancellation granted) and none is set yet: kept by later reads,
+        until its request is sent again (the intent is a new record), so a later state may
+        be read as undone rather than refused (``reads_record``). ``at``: when it was read.
+        Only for a kind with a ``reads_record`` (no other reads it): others' records stay
+        as they were."""
+        if (
+            self.reads_record is None
+            or record.done_at is not None
+            or self.done_states is None
+            or self.service_words(record) not in self.done_states
+        ):
+            return record
+        return record.with_changes(done_at=at)
 
     def unknown_state(self, state: str | None) -> bool:
         """Whether ``state`` is a status word the kind does not know (only a kind with

@@ -1368,7 +1368,7 @@ def _decide(
             else Decision(Action.NO_CHANGE, Operation.NONE, reason)
         )
     service_state = model.service_words(record)
-    if service_state in model.rejected_states:
+    if model.rejected(service_state, record):
         return _rejected(model, address, record, service_state or "", values)
     if model.undecided(service_state) and not values:
         said = f"{model.identifier(record)} is {service_state} at the service"
@@ -1379,7 +1379,7 @@ def _decide(
             "apply reads where it stands (`apply --wait` follows it until decided), as does "
             "`customs-batch refresh`",
         )
-    if service_state in model.undone_states and not values:
+    if model.undone(service_state, record) and not values:
         return Decision(
             Action.CREATE,
             model.create,

@@ -134,6 +134,12 @@ class ResourceRecord:
     declaration's creation time the bounded list of declarations made since did not
     reach): what was not verified. Nothing is sent; the plan holds it for a decision
     until ``state adopt`` records the object as the record's, after the user checked it."""
+    done_at: str | None = None
+    """When a read first found the object done (in its kind's ``done_states``: a
+    cancellation customs granted), kept by later reads until its request is sent again:
+    a later state its kind reads with it (an export declaration ``submitted`` again after
+    its cancellation was granted: the service's data reset) is undone there, not refused
+    (``KindModel.reading``)."""
 
     @property
     def kept_key(self) -> str | None:
@@ -190,6 +196,8 @@ class ResourceRecord:
             data["targetSeen"] = dict(self.target_seen)
         if self.unverified is not None:
             data["unverified"] = self.unverified
+        if self.done_at is not None:
+            data["doneAt"] = self.done_at
         return data
 
     @classmethod
@@ -218,6 +226,7 @@ class ResourceRecord:
                 "maybe_held": tuple(data.get("maybeHeld") or ()),
                 "target_seen": dict(data.get("targetSeen") or {}),
                 "unverified": data.get("unverified"),
+                "done_at": data.get("doneAt"),
             }
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)

@@ -27,7 +27,13 @@ from customs_batch.errors import StateError
 from customs_batch.execution import scheduler
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
-from customs_batch.execution.reconcile import check_gone, refresh, status_entries
+from customs_batch.execution.reconcile import (
+    adopt,
+    check_gone,
+    import_object,
+    refresh,
+    status_entries,
+)
 from customs_batch.execution.results import ResultStatus, recorded_result
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
@@ -1497,7 +1503,6 @@ def test_a_party_update_recorded_before_target_seen_is_held_when_the_bounded_lis
     # The list of declarations made since the record's last write may be thousands of pages
     # on a busy account: at most LISTED_PAGES are read, and a declaration not among them is
     # not taken for the record's (nothing PATCHed), held for a decision the user makes.
-    from customs_batch.execution.reconcile import adopt
     from customs_batch.kinds import transit_party_update
 
     monkeypatch.setattr(transit_party_update, "PAGE_SIZE", 2)
@@ -1640,6 +1645,93 @@ def test_a_cancellation_undone_by_a_reset_is_not_sent_to_another_declaration_of_
                 stop=threading.Event(),
             )
         assert reset.http.get("/v1/declarations/501").json()["status"] != "canceled"
+    finally:
+        reset.close()
+
+
+def test_a_granted_cancellation_whose_declaration_reads_submitted_again_is_undone_and_resent(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a cancellation of 502 (submitted) was requested, then read
+    # granted (canceled); the service's data was reset, 502 `submitted` again. refresh,
+    # status and plan said customs refused the cancellation (exit 1, "remove the document,
+    # then state rm"), which left 502 uncancelled. Customs never takes a cancellation back:
+    # it is undone at the service, and the next apply sends it again, once.
+    backend = LocalBackend(tmp_path)
+    cancel = [doc(Kind.EXPORT_CANCELLATION, "c", {"declarationId": 502}, 0)]
+    assert _apply(backend, cancel, emulator).ok  # requested: customs decides on the next read
+    with backend.open("refresh") as session:
+        refresh(session, emulator.client)
+    granted = backend.read().resources["ExportCancellation/c"]
+    assert granted.remote_status == "canceled" and granted.done_at is not None
+    reset = Emulator(processing_seconds=0.0)  # the service's data reset: 502 submitted
+    try:
+        with backend.open("refresh") as session:
+            refresh(session, reset.client)
+        record = backend.read().resources["ExportCancellation/c"]
+        assert record.remote_status == "submitted" and record.done_at is not None
+        (entry,) = status_entries(backend.read())
+        assert entry.undone and not entry.rejected
+        result = recorded_result(Address.parse("ExportCancellation/c"), record)  # type: ignore[arg-type]
+        assert result.status is ResultStatus.NOT_APPLIED
+        assert "refused" not in result.errors[0]
+        (planned,) = plan_changes(cancel, backend.read()).changes
+        assert (planned.action, planned.operation) == (Action.CREATE, Operation.CANCEL_EXPORT)
+        assert "refused" not in planned.reason
+        report = _apply(backend, cancel, reset)
+        (outcome,) = report.outcomes
+        assert outcome.status is NodeStatus.WAITING and not outcome.rejected, outcome.detail
+        asked = reset.http.get("/_sandbox/stats").json()["requests"]
+        assert asked.get("DELETE /v1/declarations/{id}") == 1
+        # Sent again: a new request, no longer known granted until read so.
+        assert backend.read().resources["ExportCancellation/c"].done_at is None
+        (again,) = plan_changes(cancel, backend.read()).changes
+        assert again.operation is Operation.FOLLOW
+        assert reset.http.get("/v1/declarations/502").json()["status"] == "canceled"
+    finally:
+        reset.close()
+
+
+def test_a_cancellation_imported_or_adopted_granted_reads_undone_after_a_reset(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # As applied, so imported (or adopted): a cancellation recorded by `import` while its
+    # declaration is canceled keeps that it was granted, and after a reset (502 `submitted` again) it
+    # is undone, not refused by customs.
+    assert emulator.http.delete("/v1/declarations/502").status_code < 300
+    assert emulator.http.get("/v1/declarations/502").json()["status"] == "canceled"
+    backend = LocalBackend(tmp_path)
+    address = Address(Kind.EXPORT_CANCELLATION, "c")
+    with backend.open("import") as session:
+        record, _ = import_object(
+            session,
+            emulator.client,
+            address,
+            "502",
+            {"declarationId": 502},
+            where=lambda name: name,
+            last_known=frozenset,
+        )
+    assert record.done_at is not None
+    # So adopted: the outcome of its DELETE unknown, then adopted while canceled.
+    unknown = ResourceRecord(
+        "ExportCancellation/a",
+        RecordStatus.UNKNOWN,
+        "cancel-export",
+        {"declarationId": 502},
+    )
+    other = LocalBackend(tmp_path / "other")
+    with other.open("adopt") as session:
+        session.record(unknown)
+    with other.open("adopt") as session:
+        adopted, _ = adopt(session, emulator.client, Address(Kind.EXPORT_CANCELLATION, "a"), "502")
+    assert adopted.done_at is not None
+    reset = Emulator(processing_seconds=0.0)
+    try:
+        with backend.open("refresh") as session:
+            refresh(session, reset.client)
+        (entry,) = status_entries(backend.read())
+        assert entry.service_state == "submitted" and entry.undone and not entry.rejected
     finally:
         reset.close()
 

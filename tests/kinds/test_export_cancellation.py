@@ -117,3 +117,62 @@ def test_a_declaration_read_not_yet_submitted_had_its_cancellation_undone_not_re
     result = recorded_result(change.address, record)
     assert result.status is ResultStatus.NOT_APPLIED
     assert "the next apply sends it again" in result.errors[0]
+
+
+def test_a_status_of_a_submitted_declaration_after_the_cancellation_was_granted_is_undone() -> None:
+    # Found by an outside probe: a cancellation read granted (canceled), its declaration
+    # then read `submitted` again (the service's data reset), was said refused by customs
+    # (plan rejected, status exit 1, "remove the document, then state rm"): following that
+    # left the declaration uncancelled. Customs never takes a cancellation back: the record
+    # keeps that it was granted (done_at), and the kind reads the status as undone.
+    from customs_batch.execution.reconcile import status_entries
+    from customs_batch.execution.results import ResultStatus, recorded_result
+    from customs_batch.kinds.model import Reading
+    from customs_batch.planning import plan_changes
+    from customs_batch.state import State
+
+    from ..planning.helpers import doc
+
+    model = model_of(KIND)
+    requested = ResourceRecord(
+        "ExportCancellation/c",
+        RecordStatus.APPLIED,
+        "cancel-export",
+        {"declarationId": 502},
+        outputs={"declarationId": 502, "canceled": False},
+        remote_status="cancellation_requested",
+        updated_at="2026-01-01T00:00:00.000Z",
+    )
+    assert model.noting_done(requested, "2026-01-02T00:00:00.000Z") is requested
+    granted = model.noting_done(
+        requested.with_changes(remote_status="canceled"), "2026-01-02T00:00:00.000Z"
+    )
+    assert granted.done_at == "2026-01-02T00:00:00.000Z"
+    assert model.noting_done(granted, "2026-01-03T00:00:00.000Z") is granted  # first kept
+    assert ResourceRecord.from_json(granted.address, granted.to_json()) == granted
+    for word in ("submitted", "ACCEPTED", "released"):
+        # Never granted: customs refused it. Granted before: undone at the service.
+        assert model.reading(word, requested) is Reading.REJECTED, word
+        assert model.reading(word, granted) is Reading.UNDONE, word
+    assert model.reading("canceled", granted) is Reading.DONE
+    assert model.reading("cancellation_requested", granted) is Reading.PENDING
+    assert model.reading("ready", granted) is Reading.UNDONE
+    assert model.reading("ready", requested) is Reading.UNDONE
+
+    reset = granted.with_changes(remote_status="submitted")
+    state = State(lineage="lin", serial=3)
+    state.apply(reset.address, reset)
+    (change,) = plan_changes([doc(KIND, "c", {"declarationId": 502}, 0)], state).changes
+    assert (change.action, change.operation.value) == (Action.CREATE, "cancel-export")
+    assert "refused" not in change.reason
+    (entry,) = status_entries(state)
+    assert entry.undone and not entry.rejected and entry.blocks
+    result = recorded_result(change.address, reset)
+    assert result.status is ResultStatus.NOT_APPLIED
+    assert "the next apply sends it again" in result.errors[0]
+    # Not granted before: refused, as customs said.
+    refused = requested.with_changes(remote_status="submitted")
+    state.apply(refused.address, refused)
+    (change,) = plan_changes([doc(KIND, "c", {"declarationId": 502}, 0)], state).changes
+    assert change.action is Action.REJECTED
+    assert recorded_result(change.address, refused).status is ResultStatus.REJECTED

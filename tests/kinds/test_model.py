@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from customs_batch.kinds import Kind
-from customs_batch.kinds.model import identity_of
+from customs_batch.kinds.model import KindModel, Reading, identity_of
+from customs_batch.kinds.registry import model_of
+from customs_batch.state import RecordStatus, ResourceRecord
 
 
 def test_an_identity_is_each_field_named_with_its_value_as_compact_json() -> None:
@@ -126,3 +130,53 @@ def test_a_party_update_that_may_name_its_declaration_by_a_ref_is_not_told_only_
     arrival = words({"variant": "arrival"})
     assert ref not in arrival
     assert "then correct the document's `declarationId` to the object meant" in arrival
+
+
+def _words_of(model: KindModel) -> set[str | None]:
+    """Every status word a kind's lists hold, a word none holds, and no word."""
+    lists = (
+        model.done_states or (),
+        model.pending_states,
+        model.processing_states,
+        model.rejected_states,
+        model.ended_states,
+        model.undone_states,
+    )
+    return {*(word for words in lists for word in words), "BLOCKED", "active", None}
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_every_kind_reads_a_state_as_its_lists_say_when_its_record_tells_nothing_more(
+    kind: Kind,
+) -> None:
+    # The seam (KindModel.reading) decides what plan, apply, refresh, status, results and the
+    # notifications say of a state; a record that was never read done reads as the lists say,
+    # for every kind's lifecycle (departure, template group, movement, party update, export
+    # cancellation, HAWB deactivation).
+    model = model_of(kind)
+    record = ResourceRecord(f"{kind.value}/x", RecordStatus.APPLIED, "create", {})
+    for word in _words_of(model):
+        reading = model.reading(word, record)
+        assert reading is model.reading(word), (kind, word)
+        assert (reading is Reading.REJECTED) == (word in model.rejected_states), (kind, word)
+        assert model.rejected(word, record) == (word in model.rejected_states), (kind, word)
+        assert model.undone(word, record) == (word in model.undone_states), (kind, word)
+        if reading is Reading.PENDING:
+            assert model.undecided(word), (kind, word)
+        if reading is Reading.DONE:
+            assert not model.undecided(word) and word not in model.processing_states
+
+
+@pytest.mark.parametrize("kind", [kind for kind in Kind if kind is not Kind.EXPORT_CANCELLATION])
+def test_a_record_read_done_before_changes_nothing_for_the_other_kinds(kind: Kind) -> None:
+    # Only an export cancellation reads the record (granted before: undone, not refused);
+    # the other kinds' records are not even noted, and read as their lists say.
+    model = model_of(kind)
+    record = ResourceRecord(
+        f"{kind.value}/x", RecordStatus.APPLIED, "create", {}, remote_status="ready"
+    )
+    assert model.reads_record is None
+    assert model.noting_done(record, "2026-01-01T00:00:00.000Z") is record
+    done_before = record.with_changes(done_at="2026-01-01T00:00:00.000Z")
+    for word in _words_of(model):
+        assert model.reading(word, done_before) is model.reading(word), (kind, word)

@@ -25,6 +25,7 @@ def _full_record() -> ResourceRecord:
         superseded=({"outputs": {"declarationId": 7003}},),
         identity=("commercialReference=CR-1",),
         forgotten_from="applied",
+        done_at="2026-11-20T10:00:00.000Z",
     )
 
 
