@@ -445,7 +445,8 @@ def push(
 
     A state of another lineage, or an older copy of this one (a lower serial), is refused
     unless --force. A record it brings that holds an object another environment's state of
-    the same service records is refused, --force or not. With --history, FILE is the history `state pull --history` printed
+    the same service records is refused, --force or not; so is one given an object
+    another record of FILE holds (one object, one record). With --history, FILE is the history `state pull --history` printed
     (a file, not -): its chain must be whole, and its entries go to this environment's
     history, empty or holding its first entries, with the same hashes.
 
