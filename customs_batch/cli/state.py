@@ -41,7 +41,7 @@ from customs_batch.commands.state import (
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.escaping import printable
 from customs_batch.formats import VERSION_KEY, Formats
-from customs_batch.kinds import MAX_NAME, NAME_PATTERN
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN, Address, kind_names
 from customs_batch.kinds.readback import Comparison
 from customs_batch.state.file import pulled_pieces
 from customs_batch.state.records import each_record
@@ -476,13 +476,26 @@ def push(
         )
         return int(ExitCode.OK)
     source = Path("<stdin>") if str(file) == "-" else file
-    incoming = read_pushed(_read_bytes(file), source=source)
+    incoming = read_pushed(_read_bytes(file), source=source, address_error=_not_an_address)
     replacement = push_state(options, incoming, force=force)
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
         f"{len(replacement.resources)} record(s)."
     )
     return int(ExitCode.OK)
+
+
+def _not_an_address(address: str) -> str | None:
+    """What makes a pushed record's key no address a command can name (``state show``,
+    ``state rm`` take only ``Kind/name`` of a known kind and a name of at most
+    ``MAX_NAME``): pushed, such a record could be neither shown nor removed."""
+    parsed = Address.parse(address)
+    if parsed is not None and len(parsed.name) <= MAX_NAME:
+        return None
+    return (
+        f"its address is not Kind/name: one of the kinds {', '.join(kind_names())}, '/', "
+        f"and the document's name, at most {MAX_NAME} characters"
+    )
 
 
 def _read_bytes(file: Path) -> bytes:
