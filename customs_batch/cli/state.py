@@ -543,7 +543,9 @@ def import_(
 
     The document must be in the manifests (PATHS, default: the manifests list of
     customs-batch.yaml, else the current folder). The object is read and compared with the
-    document first, and the differences are shown: where a field that cannot change differs
+    document first (all but a movement, which the API cannot read back: its ID is recorded
+    as given, and the next plan takes it as sent, so check it), and the differences are
+    shown: where a field that cannot change differs
     (a departure's weight or offices), nothing is recorded and the exit code is 1; so is a
     template group of another code than the document's (another group) unless the state
     says ADDRESS stood for REMOTE_ID (the newest answer its history keeps gave it that
