@@ -41,7 +41,7 @@ from customs_batch.commands.state import (
 from customs_batch.errors import ExitCode, UsageError
 from customs_batch.escaping import printable
 from customs_batch.formats import VERSION_KEY, Formats
-from customs_batch.kinds import MAX_NAME, NAME_PATTERN
+from customs_batch.kinds import MAX_NAME, NAME_PATTERN, Address, kind_names
 from customs_batch.kinds.readback import Comparison
 from customs_batch.state.file import pulled_pieces
 from customs_batch.state.records import each_record
@@ -445,7 +445,8 @@ def push(
 
     A state of another lineage, or an older copy of this one (a lower serial), is refused
     unless --force. A record it brings that holds an object another environment's state of
-    the same service records is refused, --force or not. With --history, FILE is the history `state pull --history` printed
+    the same service records is refused, --force or not; so is one given an object
+    another record of FILE holds (one object, one record). With --history, FILE is the history `state pull --history` printed
     (a file, not -): its chain must be whole, and its entries go to this environment's
     history, empty or holding its first entries, with the same hashes.
 
@@ -475,13 +476,26 @@ def push(
         )
         return int(ExitCode.OK)
     source = Path("<stdin>") if str(file) == "-" else file
-    incoming = read_pushed(_read_bytes(file), source=source)
+    incoming = read_pushed(_read_bytes(file), source=source, address_error=_not_an_address)
     replacement = push_state(options, incoming, force=force)
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
         f"{len(replacement.resources)} record(s)."
     )
     return int(ExitCode.OK)
+
+
+def _not_an_address(address: str) -> str | None:
+    """What makes a pushed record's key no address a command can name (``state show``,
+    ``state rm`` take only ``Kind/name`` of a known kind and a name of at most
+    ``MAX_NAME``): pushed, such a record could be neither shown nor removed."""
+    parsed = Address.parse(address)
+    if parsed is not None and len(parsed.name) <= MAX_NAME:
+        return None
+    return (
+        f"its address is not Kind/name: one of the kinds {', '.join(kind_names())}, '/', "
+        f"and the document's name, at most {MAX_NAME} characters"
+    )
 
 
 def _read_bytes(file: Path) -> bytes:
@@ -529,7 +543,9 @@ def import_(
 
     The document must be in the manifests (PATHS, default: the manifests list of
     customs-batch.yaml, else the current folder). The object is read and compared with the
-    document first, and the differences are shown: where a field that cannot change differs
+    document first (all but a movement, which the API cannot read back: its ID is recorded
+    as given, and the next plan takes it as sent, so check it), and the differences are
+    shown: where a field that cannot change differs
     (a departure's weight or offices), nothing is recorded and the exit code is 1; so is a
     template group of another code than the document's (another group) unless the state
     says ADDRESS stood for REMOTE_ID (the newest answer its history keeps gave it that

@@ -268,13 +268,18 @@ def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None
 def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
     """``state push``: the state replaced by ``incoming`` (refused for another lineage or an
     older serial unless ``force``; refused, ``force`` or not, while a record it brings holds
-    an object a record of another state of the same service stands for)."""
-    from customs_batch.execution.reconcile import refuse_a_push_held_elsewhere
+    an object a record of another state of the same service stands for, or while one of
+    its records is given an object another of its records holds)."""
+    from customs_batch.execution.reconcile import (
+        refuse_a_push_held_elsewhere,
+        refuse_a_push_holding_one_object_twice,
+    )
 
     environment = options.chosen()
     backend = options.backend(environment)
     with backend.open("state push", lock_timeout=options.lock_timeout) as session:
         replacement = pushed_state(session.state, incoming, force=force)
+        refuse_a_push_holding_one_object_twice(session.state, incoming)
         others = objects_held_elsewhere(environment, backend)
         refuse_a_push_held_elsewhere(others, session.state, incoming)
         # (Another lineage is pushed only with --force, which says the other state is meant.)

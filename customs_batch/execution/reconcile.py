@@ -627,6 +627,52 @@ def refuse_creations_held_elsewhere(plan: Plan, others: ObjectsHeldElsewhere) ->
     return refuse_changes(plan, reasons)
 
 
+def refuse_a_push_holding_one_object_twice(current: State, incoming: State) -> None:
+    """``state push`` of ``incoming`` while one of its records holds an object another of its
+    records of the kind stands for too, a tombstone included (a pulled copy edited by hand,
+    one record given another's ID): the next apply would send that record's document's
+    values to the other's object, which ``import`` and ``state adopt`` refuse the same way.
+    Only what the push brings is compared: an ID the record of the same address in
+    ``current`` already holds is not the push's doing; nor is an ID whose other holder
+    ``refresh`` found gone from the service (the ID given again, after a sandbox reset)."""
+    holders: dict[tuple[Kind, str], list[str]] = {}
+    brought: list[tuple[str, Kind, frozenset[str]]] = []
+    for address in sorted(incoming.resources):
+        parsed = Address.parse(address)
+        if parsed is None:
+            continue
+        record = incoming.resources[address]
+        model = model_of(parsed.kind)
+        ids = model.held(record)
+        if not ids:
+            continue
+        if record.not_found_at is None:
+            for ident in ids:
+                holders.setdefault((parsed.kind, ident), []).append(address)
+        before = current.resources.get(address)
+        new = ids - model.held(before) if before is not None else ids
+        if new and record.not_found_at is None:
+            brought.append((address, parsed.kind, new))
+    for address, kind, ids in brought:
+        for ident in sorted(ids):
+            others = [other for other in holders[(kind, ident)] if other != address]
+            if not others:
+                continue
+            other = others[0]
+            tombstone = incoming.resources[other].status is RecordStatus.FORGOTTEN
+            what = " (a tombstone of `customs-batch state rm`)" if tombstone else ""
+            raise StateError(
+                f"{address} of the pushed state holds {ident}, which its record of {other}"
+                f"{what} holds too: two records of one object (the next apply would send "
+                f"{address}'s values to the object of {other}). Nothing was pushed",
+                hint=f"correct the ID of {address} in the file (`customs-batch state pull` "
+                f"prints the state as it is), or leave its record out and `customs-batch "
+                f"import {address} ID` the object its document declares; if {address} is "
+                f"{other} renamed, push the file without it and `customs-batch state mv "
+                f"{other} {address}`",
+            )
+
+
 def refuse_a_push_held_elsewhere(
     others: ObjectsHeldElsewhere, current: State, incoming: State
 ) -> None:

@@ -133,7 +133,8 @@ def restore(session: StateSession, address: str) -> ResourceRecord:
     if record.status is not RecordStatus.FORGOTTEN:
         raise StateError(
             f"{address} is not forgotten (its status is {record.status.value})",
-            hint="`customs-batch state restore` takes back a `customs-batch state rm`",
+            hint=f"`customs-batch state restore {address}` takes back a `customs-batch state "
+            f"rm {address}`: there is nothing to take back while it is {record.status.value}",
         )
     restored = record.with_changes(
         status=RecordStatus(record.forgotten_from or RecordStatus.APPLIED.value),

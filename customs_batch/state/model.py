@@ -207,18 +207,20 @@ class ResourceRecord:
             error = data.get("error")
             status = data["status"]
             words = data.get("identity") or ()
+            outputs = dict(data.get("outputs") or {})
+            superseded = tuple(data.get("superseded") or ())
             fields = {
                 "address": address,
                 "status": _status(status),
                 "operation": str(data["operation"]),
                 "spec": dict(data.get("spec") or {}),
-                "outputs": dict(data.get("outputs") or {}),
+                "outputs": outputs,
                 "idempotency_key": data.get("idempotencyKey"),
                 "error": ServiceFailure.from_json(error) if error else None,
                 "remote_status": data.get("remoteStatus"),
                 "remote_errors": tuple(data.get("remoteErrors") or ()),
                 "updated_at": str(data.get("updatedAt", "")),
-                "superseded": tuple(data.get("superseded") or ()),
+                "superseded": superseded,
                 "identity": tuple([str(word) for word in words]) if words else (),
                 "forgotten_from": data.get("forgottenFrom"),
                 "not_found_at": data.get("notFoundAt"),
@@ -228,6 +230,16 @@ class ResourceRecord:
                 "unverified": data.get("unverified"),
                 "done_at": data.get("doneAt"),
             }
+            # What the commands read as IDs and as earlier submissions (a hand edit of a
+            # pushed copy): a list or an object there ended in an internal error. (An
+            # output's class is compared, not isinstance: JSON gives exactly dict and list,
+            # and a plan parses every record, 100,000 of them in a big state.)
+            for value in outputs.values():
+                if value.__class__ in _CONTAINERS:
+                    raise TypeError("an output that is not a scalar")
+            for item in superseded:
+                if not isinstance(item, Mapping):
+                    raise TypeError("a superseded entry that is not an object")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             why = _what_is_wrong(data) or str(exc)
             raise StateError(f"the state record of {address} is malformed ({why})") from exc
@@ -238,6 +250,9 @@ class ResourceRecord:
         record.__dict__.update(fields)
         return record
 
+
+_CONTAINERS = (dict, list)
+"""What JSON gives that is no scalar: an output of either is malformed."""
 
 _OBJECTS = {
     "spec": "its spec is",
@@ -270,6 +285,12 @@ def _what_is_wrong(data: Mapping[str, JSON]) -> str:
     for name, says in _LISTS.items():
         if data.get(name) and not isinstance(data[name], list):
             return f"{says} {_shown(data[name])}, not a list"
+    for key, value in (data.get("outputs") or {}).items():
+        if isinstance(value, (Mapping, list)):
+            return f"its output {key} is {_shown(value)}, not a text, a number, true, false or null"
+    for item in data.get("superseded") or ():
+        if not isinstance(item, Mapping):
+            return f"its superseded holds {_shown(item)}, not an object"
     return ""
 
 

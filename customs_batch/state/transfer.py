@@ -8,6 +8,8 @@ is no longer current after it.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 from customs_batch.errors import StateError
@@ -98,12 +100,25 @@ def _named(addresses: list[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
-def read_pushed(data: bytes, *, source: Path) -> State:
+def read_pushed(
+    data: bytes, *, source: Path, address_error: Callable[[str], str | None] | None = None
+) -> State:
     """The state in ``data`` (a file ``state push`` was given), every record parsed, so that
-    a damaged one is found before anything is replaced. Its errors say to bring the file
-    again: it is a copy, not the state, so there is no backup of it to restore."""
+    a damaged one is found before anything is replaced; ``address_error`` says what is wrong
+    with a record's address (None: nothing), so that no record lands where no command can
+    name it. Its errors say to bring the file again: it is a copy, not the state, so there
+    is no backup of it to restore."""
     try:
         state = loads(data, source=source)
+        if address_error is not None:
+            for address in state.resources:
+                why = address_error(address)
+                if why is not None:
+                    shown = address if len(address) <= 80 else address[:77] + "..."
+                    raise StateError(
+                        f"{source}: the state record {json.dumps(shown, ensure_ascii=False)} "
+                        f"is malformed ({why})"
+                    )
         return State(state.lineage, state.serial, {a: state.resources[a] for a in state.resources})
     except StateError as exc:
         raise StateError(

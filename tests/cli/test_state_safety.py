@@ -470,3 +470,15 @@ def test_state_push_reads_no_pipe_no_device_and_no_endless_input(
     code, out, err = run(capsys, "state", "push", "-")
     assert (code, out) == (64, ""), err
     assert "standard input is larger than 1.0 MB" in err
+
+
+def test_restore_of_a_record_not_forgotten_gives_a_command_that_names_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The hint gave `customs-batch state restore` with no address (a usage error if run).
+    assert run(capsys, "apply", "--auto-approve", "--target", "TemplateGroup/eu-road")[0] == 0
+    code, _, err = run(capsys, "state", "restore", "TemplateGroup/eu-road")
+    assert code == 3
+    assert "TemplateGroup/eu-road is not forgotten (its status is applied)" in err
+    assert "`customs-batch state restore TemplateGroup/eu-road` takes back" in err
+    assert "`customs-batch state rm TemplateGroup/eu-road`" in err

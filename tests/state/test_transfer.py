@@ -141,6 +141,62 @@ def test_a_pushed_file_with_a_damaged_record_replaces_nothing(
     assert "hint: bare.json is not a whole state" in err
 
 
+@pytest.mark.parametrize(
+    "address", ["Nope/x", "TemplateGroup/", "eu-road", "TemplateGroup/" + "x" * 201]
+)
+def test_a_pushed_record_at_no_address_replaces_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str
+) -> None:
+    # Pushed, such a record could be neither shown nor removed (`state show`, `state rm`:
+    # "is not an address", exit 64), and plan passed over it: the state was stuck with it.
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    code, pulled, _ = _run(capsys, "state", "pull")
+    data = json.loads(pulled)
+    data["serial"] += 1
+    data["resources"][address] = data["resources"].pop("TemplateGroup/eu-road")
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    code, _, err = _run(capsys, "state", "push", "edited.json")
+    assert code == 3, err
+    assert "edited.json: the state record " in err
+    assert "is malformed (its address is not Kind/name" in err
+    assert "edited.json is not a whole state" in err
+    assert _run(capsys, "state", "pull")[1] == pulled
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("outputs", {"id": [1, 2]}, "its output id is [1, 2], not a text, a number"),
+        ("outputs", {"id": {"a": 1}}, 'its output id is {"a": 1}, not a text, a number'),
+        ("superseded", [1, "x"], "its superseded holds 1, not an object"),
+    ],
+)
+def test_a_pushed_record_of_outputs_no_command_reads_replaces_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object, why: str
+) -> None:
+    # Pushed, an output that is a list or an object (a hand edit) made refresh end in an
+    # internal error (an unhashable ID), and a superseded entry that is no object made the
+    # push itself end in one.
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    code, pulled, _ = _run(capsys, "state", "pull")
+    data = json.loads(pulled)
+    data["serial"] += 1
+    data["resources"]["TemplateGroup/eu-road"][field] = value
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    code, _, err = _run(capsys, "state", "push", "edited.json")
+    assert code == 3, err
+    assert "internal error" not in err
+    assert f"edited.json: the state record of TemplateGroup/eu-road is malformed ({why}" in err
+    assert "edited.json is not a whole state" in err
+    assert _run(capsys, "state", "pull")[1] == pulled
+
+
 def test_pull_carries_format_version_and_its_copy_is_pushed_back_unparsed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
