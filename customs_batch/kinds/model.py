@@ -913,11 +913,18 @@ class KindModel:
 def outputs_of(
     model_outputs: frozenset[str], record: Record, known: Mapping[str, JSON] | None = None
 ) -> Outputs:
-    """The fields of the service's answer that others may refer to, over what was known."""
+    """The fields of the service's answer that others may refer to, over what was known.
+
+    Only a text, a number, true, false or null is taken: a list or an object answered for
+    one (a service out of its contract) is left out, and what was known stays. Recorded, it
+    would make the state record malformed, and every later command refuse the state."""
     merged: Outputs = dict(known or {})
+    raw = record.raw
     for name in model_outputs:
-        if name in record.raw:
-            merged[name] = record.raw[name]
+        if name in raw:
+            value = raw[name]
+            if value is None or isinstance(value, str | int | float):
+                merged[name] = value
     return merged
 
 

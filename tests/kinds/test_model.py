@@ -180,3 +180,37 @@ def test_a_record_read_done_before_changes_nothing_for_the_other_kinds(kind: Kin
     done_before = record.with_changes(done_at="2026-01-01T00:00:00.000Z")
     for word in _words_of(model):
         assert model.reading(word, done_before) is model.reading(word), (kind, word)
+
+
+def test_an_answer_field_that_is_a_list_or_an_object_is_not_taken_as_an_output() -> None:
+    # A service out of its contract (a movement's status answered as a list): recorded, the
+    # record would be malformed, and every later command would refuse the whole state.
+    import json
+
+    from customs_batch.client._models import Record
+    from customs_batch.kinds.model import outputs_of
+
+    answer = Record.from_json(
+        {"movementId": "mov_1", "status": ["QUEUED"], "shipmentId": {"id": 7}}
+    )
+    outputs = outputs_of(
+        frozenset({"movementId", "status", "shipmentId"}), answer, {"shipmentId": "shp_1"}
+    )
+    assert outputs == {"movementId": "mov_1", "shipmentId": "shp_1"}
+    record = ResourceRecord(
+        address="Movement/m",
+        status=RecordStatus.APPLIED,
+        operation="create_movement",
+        spec={},
+        outputs=outputs,
+    )
+    again = ResourceRecord.from_json("Movement/m", json.loads(json.dumps(record.to_json())))
+    assert again.outputs == outputs
+    # Every scalar the API gives is taken as it is.
+    scalars = Record.from_json({"id": 2, "code": None, "name": "x", "isActive": False})
+    assert outputs_of(frozenset({"id", "code", "name", "isActive"}), scalars) == {
+        "id": 2,
+        "code": None,
+        "name": "x",
+        "isActive": False,
+    }
