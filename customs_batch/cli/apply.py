@@ -93,7 +93,8 @@ from customs_batch.execution.waiting import WaitOptions
     metavar="DIR",
     help="Once the run ends (also when operations were refused or skipped), write into DIR "
     "the results copy of every spreadsheet the manifests expand over, as `results --annotate "
-    "DIR` does.",
+    "DIR` does; a DIR where a copy could not be written (it would replace its original) "
+    "is refused before anything is sent.",
 )
 @selection_options
 @mrn_check_digit_option

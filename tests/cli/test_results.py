@@ -110,23 +110,33 @@ def test_status_groups_spreadsheet_documents_by_file_sheet_and_row(
     assert places["DepartureDeclaration/dep-rtm-ham-0001"] == (None, None, None)
 
 
-def test_apply_that_cannot_write_its_copies_says_so_and_keeps_its_run(
+def test_apply_refuses_a_folder_its_copies_cannot_be_written_in_before_sending(
     sheets: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Found probing: `apply --annotate-results .` sent every request, recorded them, and
+    # only then found that the copy of data/movements.xlsx would replace it (exit 3).
     book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
     book["Movements"]["F3"] = "rpty_p2"  # nothing refused this time
     book.save(sheets / "data" / "movements.xlsx")
     before = (sheets / "data" / "movements.xlsx").read_bytes()
 
     code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", ".")
-    assert code == 3, out + err  # everything applied; the copies asked for are missing
-    assert "Apply: 6 succeeded, 0 failed" in out
-    assert "error: the results copies were not written: the annotated copy of " in err
+    assert code == 64, out + err
+    assert "the annotated copy of data/movements.xlsx would replace the file itself" in err
     assert "hint: pass --annotate-results a folder of its own" in err
+    assert "Apply:" not in out
     assert (sheets / "data" / "movements.xlsx").read_bytes() == before
     assert not (sheets / "data" / "departures.csv.xlsx").exists()
     code, out, _ = run(capsys, "results", "--format", "json")
-    assert json.loads(out)["summary"] == {"pending": 2, "done": 4}
+    assert json.loads(out)["summary"] == {"not-applied": 6}
+
+    (sheets / "out" / "data" / "movements.xlsx").mkdir(parents=True)
+    code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", "out")
+    assert code == 64, out + err
+    assert "--annotate-results out: cannot write the annotated copy" in err
+    assert "a folder is there" in err
+    code, out, _ = run(capsys, "results", "--format", "json")
+    assert json.loads(out)["summary"] == {"not-applied": 6}
 
 
 _ROWS_BY_NUMBER = """\

@@ -24,7 +24,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from customs_batch.env_numbers import positive_whole_number
-from customs_batch.errors import CustomsBatchError
+from customs_batch.errors import CustomsBatchError, UsageError
 from customs_batch.folders import make_private_folder
 from customs_batch.manifest.spreadsheet.csvfile import (
     SAMPLE_BYTES,
@@ -47,7 +47,8 @@ def copy_path(source: Path, folder: Path, *, option: str = "--annotate") -> Path
     current folder when it lies inside it, else its name), ending in ``.xlsx``:
     ``data/movements.xlsx`` -> ``FOLDER/data/movements.xlsx``, ``data/d.csv`` ->
     ``FOLDER/data/d.csv.xlsx``. A copy that would replace its original is an error that
-    names ``option``, the command's option giving the folder."""
+    names ``option``, the command's option giving the folder (a usage error: the folder
+    is the wrong one, exit 64)."""
     try:
         relative = source.resolve().relative_to(Path.cwd().resolve())
     except ValueError:
@@ -55,7 +56,7 @@ def copy_path(source: Path, folder: Path, *, option: str = "--annotate") -> Path
     name = relative.name if relative.suffix.lower() == ".xlsx" else f"{relative.name}.xlsx"
     target = folder / relative.parent / name
     if target.resolve() == source.resolve():
-        raise CustomsBatchError(
+        raise UsageError(
             f"the annotated copy of {source} would replace the file itself",
             hint=f"pass {option} a folder of its own, e.g. {option} annotated/",
         )
@@ -81,6 +82,23 @@ def copy_paths(
         seen[target] = file
         targets[file] = target
     return targets
+
+
+def check_copy_folder(files: Iterable[str], folder: Path, *, option: str) -> None:
+    """Refuse now the folder ``option`` names for the copies of ``files`` when a copy
+    there could not be written (it would replace its original, two would share a name, or
+    one would be a record of customs-batch's, a file the run reads, another user's file):
+    ``apply --annotate-results`` asks before it sends anything, not once the run is over."""
+    for target in copy_paths(files, folder, option=option).values():
+        try:
+            check_named_file(target, what="annotated copy")
+            if target.is_dir():
+                raise CustomsBatchError(
+                    f"cannot write the annotated copy {target}: a folder is there",
+                    hint=f"pass {option} a folder of its own, e.g. {option} annotated/",
+                )
+        except CustomsBatchError as exc:
+            raise UsageError(f"{option} {folder}: {exc.message}", hint=exc.hint) from exc
 
 
 def open_copy(path: Path, csv_sheet: str) -> Workbook:
