@@ -41,6 +41,8 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option("--auto-approve", is_flag=True, help="Apply without asking.")
 @click.option(
     "--parallelism",
+    cls=OnceOption,
+    noun="number",
     type=click.IntRange(1, 64),
     default=None,
     help="Requests in flight at once [default: the environment's parallelism].",
@@ -53,6 +55,8 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @click.option(
     "--wait-timeout",
+    cls=OnceOption,
+    noun="number",
     type=click.FloatRange(min=0),
     callback=a_number,
     default=600.0,
@@ -69,6 +73,8 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @click.option(
     "--time-budget",
+    cls=OnceOption,
+    noun="duration",
     metavar="DURATION",
     help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
     "left is for the command it prints (exit 4).",
