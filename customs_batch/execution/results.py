@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from customs_batch.execution.names import MovedName, moved_names, renamed_records
-from customs_batch.findings import Finding, Severity, column_letter
+from customs_batch.findings import CsvReading, Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
@@ -134,6 +134,9 @@ class RowResult:
     header: int | None = field(default=None, compare=False)
     """The row of the sheet's column names (``forEach.header``), when a document of the
     row says; None for a row that gave none."""
+    reading: CsvReading | None = field(default=None, compare=False)
+    """For a CSV file: the encoding and delimiter its ``forEach`` states, which a copy of
+    the file reads it with (None: detected)."""
 
     def withholds(self, value: object) -> bool:
         """Whether a cell holding ``value`` gave (or holds) a sensitive value of the row."""
@@ -198,6 +201,7 @@ def row_results(
     withheld: dict[RowKey, set[bytes]] = {}
     columns: dict[RowKey, set[int]] = {}
     headers: dict[RowKey, int] = {}
+    readings: dict[str, CsvReading] = {}
     for doc in documents:
         source = doc.source
         if source.sheet is None:
@@ -205,6 +209,8 @@ def row_results(
         key = (source.file, source.sheet, source.line)
         if source.header is not None:
             headers[key] = source.header
+        if source.reading is not None:
+            readings[source.file] = source.reading
         rows.setdefault(key, []).append(statuses.result(doc.address))
         marks = _sensitive_marks(doc)
         if marks:
@@ -216,6 +222,8 @@ def row_results(
         if location.sheet is None or not location.row or finding.severity is not Severity.ERROR:
             continue
         key = (location.file, location.sheet, location.row)
+        if location.reading is not None:
+            readings[location.file] = location.reading
         rows.setdefault(key, [])
         problems.setdefault(key, []).append(finding_text(finding))
     return [
@@ -226,6 +234,7 @@ def row_results(
             frozenset(withheld.get(key, ())),
             frozenset(columns.get(key, ())),
             headers.get(key),
+            readings.get(key[0]),
         )
         for key in sorted(rows)
     ]

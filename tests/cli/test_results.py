@@ -415,3 +415,36 @@ def test_a_copy_larger_than_its_bound_is_refused_before_it_is_built(
     assert code == 3, out + err
     assert "data/departures.csv is too large to copy: its first 3 rows hold 51 cells" in err
     assert not (sheets / "out2" / "data" / "departures.csv.xlsx").exists()
+
+
+def test_the_copies_of_a_csv_read_it_with_the_encoding_and_delimiter_of_its_for_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found probing: a cp1250 file separated by `|`, which forEach says, was copied as
+    the copy's own detection read it (Windows-1252, ','): `Łódź` came out `£ód¼`, and
+    every row was one cell, its outcome beside the text of the whole line."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    manifest = _ROWS_BY_NUMBER.replace(
+        "forEach: {file: ../data/deps.csv}",
+        "forEach: {file: ../data/deps.csv, encoding: cp1250, delimiter: '|', decimalComma: true}",
+    ).replace("city: Hamburg", 'city: "{{ row.city }}"')
+    (tmp_path / "manifests" / "deps.yaml").write_text(manifest)
+    text = "ref|weight|city\nAAA-0001|100,5|Łódź\nBBB-0002|200|Kraków\n"
+    (tmp_path / "data" / "deps.csv").write_bytes(text.encode("cp1250"))
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+
+    code, _, err = run(capsys, "results", "--annotate", "out")
+    assert code == 0, err
+    sheet = openpyxl.load_workbook(tmp_path / "out" / "data" / "deps.csv.xlsx")["deps"]
+    assert [cell.value for cell in sheet[2]][:4] == ["AAA-0001", "100,5", "Łódź", "pending"]
+    assert [cell.value for cell in sheet[3]][:4] == ["BBB-0002", "200", "Kraków", "pending"]
+
+    (tmp_path / "data" / "deps.csv").write_bytes(
+        text.replace("200|", "heavy|").encode("cp1250")  # an error at BBB's weight
+    )
+    code, _, err = run(capsys, "validate", "--annotate", "checked")
+    sheet = openpyxl.load_workbook(tmp_path / "checked" / "data" / "deps.csv.xlsx")["deps"]
+    assert [cell.value for cell in sheet[3]][:3] == ["BBB-0002", "heavy", "Kraków"]
+    assert sheet["B3"].comment is not None
