@@ -298,7 +298,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         from customs_batch.manifest.spreadsheet.copy import check_copy_folder
 
         check_copy_folder(
-            {doc.source.file for doc in [*documents, *made_from] if doc.source.sheet is not None},
+            loaded.spreadsheets
+            | {doc.source.file for doc in made_from if doc.source.sheet is not None},
             options.annotate_results,
             option="--annotate-results",
         )

@@ -130,6 +130,21 @@ def test_apply_refuses_a_folder_its_copies_cannot_be_written_in_before_sending(
     code, out, _ = run(capsys, "results", "--format", "json")
     assert json.loads(out)["summary"] == {"not-applied": 6}
 
+    # The spreadsheet of a document the selection leaves out is copied too: refused as well.
+    code, out, err = run(
+        capsys,
+        "apply",
+        "--auto-approve",
+        "--target",
+        "DepartureDeclaration/dep-sheet-acme-2026-0101",
+        "--annotate-results",
+        ".",
+    )
+    assert code == 64, out + err
+    assert "the annotated copy of data/movements.xlsx would replace the file itself" in err
+    code, out, _ = run(capsys, "results", "--format", "json")
+    assert json.loads(out)["summary"] == {"not-applied": 6}
+
     (sheets / "out" / "data" / "movements.xlsx").mkdir(parents=True)
     code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", "out")
     assert code == 64, out + err
