@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import NamedTuple
 
 from customs_batch.picklable import quick_pickle
 
@@ -45,6 +46,14 @@ def a_or_an(word: str) -> str:
     return f"{'an' if vowel else 'a'} {word}"
 
 
+class CsvReading(NamedTuple):
+    """How a CSV file is read as its ``forEach`` states it: ``encoding`` and ``delimiter``
+    (None: detected)."""
+
+    encoding: str | None
+    delimiter: str | None
+
+
 @quick_pickle
 @dataclass(frozen=True, slots=True)
 class Location:
@@ -71,6 +80,9 @@ class Location:
     cell_column: int | None = None
     """For a CSV file's cell: its 1-based column number (0: the whole row), ``column`` being
     its character column in the text; None where ``column`` is the column number."""
+    reading: CsvReading | None = field(default=None, compare=False)
+    """For a CSV file's cell or row: the ``encoding`` and ``delimiter`` its ``forEach``
+    states (a copy of the file reads it so); None: detected, as the reader does."""
 
     @property
     def column_number(self) -> int:

@@ -41,6 +41,8 @@ from customs_batch.execution.waiting import WaitOptions
 @click.option("--auto-approve", is_flag=True, help="Apply without asking.")
 @click.option(
     "--parallelism",
+    cls=OnceOption,
+    noun="number",
     type=click.IntRange(1, 64),
     default=None,
     help="Requests in flight at once [default: the environment's parallelism].",
@@ -53,6 +55,8 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @click.option(
     "--wait-timeout",
+    cls=OnceOption,
+    noun="number",
     type=click.FloatRange(min=0),
     callback=a_number,
     default=600.0,
@@ -69,6 +73,8 @@ from customs_batch.execution.waiting import WaitOptions
 )
 @click.option(
     "--time-budget",
+    cls=OnceOption,
+    noun="duration",
     metavar="DURATION",
     help="Start no operation that would not end within DURATION (5h30m, 45m, 90s); what is "
     "left is for the command it prints (exit 4).",
@@ -93,7 +99,8 @@ from customs_batch.execution.waiting import WaitOptions
     metavar="DIR",
     help="Once the run ends (also when operations were refused or skipped), write into DIR "
     "the results copy of every spreadsheet the manifests expand over, as `results --annotate "
-    "DIR` does.",
+    "DIR` does; a DIR where a copy could not be written (it would replace its original) "
+    "is refused before anything is sent.",
 )
 @selection_options
 @mrn_check_digit_option

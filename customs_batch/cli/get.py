@@ -13,6 +13,7 @@ import click
 
 from customs_batch.cli._choices import CutChoice, CutGroup, Given
 from customs_batch.cli._files import format_option, output_option
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._output import RECORD_FORMATS, Column, Records, show_records
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.client import (
@@ -249,7 +250,7 @@ def get() -> None:
 
 
 @get.command()
-@click.option("--status", type=CutChoice(SHIPMENT_STATUSES))
+@click.option("--status", cls=OnceOption, noun="status", type=CutChoice(SHIPMENT_STATUSES))
 @click.option("--reference", type=Given("a reference"), help="Shipment reference number.")
 @click.option("--created-from", type=DATE, metavar="YYYY-MM-DD", help="Created on or after.")
 @click.option("--created-to", type=DATE, metavar="YYYY-MM-DD", help="Created on or before.")
@@ -283,7 +284,7 @@ def shipments(
 
 
 @get.command()
-@click.option("--status", type=CutChoice(DECLARATION_STATUSES))
+@click.option("--status", cls=OnceOption, noun="status", type=CutChoice(DECLARATION_STATUSES))
 @click.option("--type", "kind", type=CutChoice(DECLARATION_TYPES, case_sensitive=False))
 @click.option(
     "--reference", type=Given("a reference"), help="Shipment reference number (partial match)."
@@ -347,6 +348,8 @@ def declaration(
 )
 @click.option(
     "--status",
+    cls=OnceOption,
+    noun="status",
     type=CutChoice(TRANSIT_STATUSES, case_sensitive=False),
     # Click lists case-insensitive choices in lower case: show the words the API documents.
     metavar=f"[{'|'.join(TRANSIT_STATUSES)}]",

@@ -50,6 +50,9 @@ class Loaded:
     versions: DocumentVersions | None = None
     whole: bool = True
     """Every document of the manifests (no -l, --target or --exclude)."""
+    spreadsheets: frozenset[str] = frozenset()
+    """The spreadsheet files every document of the manifests (selected or not) was read
+    from: those ``apply --annotate-results`` copies."""
 
     def unchanged(self, environment: Environment) -> Unchanged | None:
         """What earlier plans of ``environment`` found unchanged among the documents (see
@@ -107,8 +110,11 @@ class Inputs:
         )
         if inputs.failed:
             raise InvalidManifests(inputs.validation)
+        spreadsheets = frozenset(
+            doc.source.file for doc in inputs.documents if doc.source.sheet is not None
+        )
         documents = selection.apply(inputs.documents)
-        return Loaded(documents, inputs.cache, inputs.versions, selection.everything)
+        return Loaded(documents, inputs.cache, inputs.versions, selection.everything, spreadsheets)
 
     def chosen_environment(self) -> Environment:
         """The environment these inputs name, from the project around the working folder."""

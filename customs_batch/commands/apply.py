@@ -293,6 +293,16 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
     made_from = (
         [] if plan_path is None or saved is None else _documents_of(saved, inputs, plan_path)
     )
+    if options.annotate_results is not None:
+        # Before anything is sent: a folder the copies cannot be written in is refused now.
+        from customs_batch.manifest.spreadsheet.copy import check_copy_folder
+
+        check_copy_folder(
+            loaded.spreadsheets
+            | {doc.source.file for doc in made_from if doc.source.sheet is not None},
+            options.annotate_results,
+            option="--annotate-results",
+        )
     if saved is not None and plan_path is not None and needs_manifests(saved):
         specs = {str(doc.address): doc.spec for doc in made_from}
         saved = restore_sensitive(

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 from customs_batch.execution.names import MovedName, moved_names, renamed_records
-from customs_batch.findings import Finding, Severity, column_letter
+from customs_batch.findings import CsvReading, Finding, Severity, column_letter
 from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address
 from customs_batch.kinds.actions import Action
@@ -91,14 +93,21 @@ _RANK = {status: rank for rank, status in enumerate(ResultStatus)}
 """The first status of the enum is the worst: a row takes its worst document's."""
 
 
-@dataclass(frozen=True)
+_NO_IDS: Mapping[ServiceId, Scalar] = MappingProxyType({})
+"""The IDs of a document the service gave none: one mapping shared by every such result
+(a dict each took 64 bytes a row)."""
+_NONE: frozenset[Any] = frozenset()
+"""One empty set for every row (``frozenset(())`` makes a new one each time, 216 bytes)."""
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentResult:
     """One document of a row: its address, the IDs the service gave it, where it stands,
     the service's errors (or why it was not sent) and when its last outcome was recorded."""
 
     address: str
     status: ResultStatus
-    ids: Mapping[ServiceId, Scalar] = field(default_factory=dict)
+    ids: Mapping[ServiceId, Scalar] = field(default_factory=lambda: _NO_IDS)
     service_state: str | None = None
     errors: tuple[str, ...] = ()
     at: str = ""
@@ -114,7 +123,7 @@ class DocumentResult:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowResult:
     """One spreadsheet row: ``file``, ``sheet`` and ``row`` as validate names them, its
     documents (none when it gave none), and the row's findings that kept it from being
@@ -134,6 +143,9 @@ class RowResult:
     header: int | None = field(default=None, compare=False)
     """The row of the sheet's column names (``forEach.header``), when a document of the
     row says; None for a row that gave none."""
+    reading: CsvReading | None = field(default=None, compare=False)
+    """For a CSV file: the encoding and delimiter its ``forEach`` states, which a copy of
+    the file reads it with (None: detected)."""
 
     def withholds(self, value: object) -> bool:
         """Whether a cell holding ``value`` gave (or holds) a sensitive value of the row."""
@@ -198,6 +210,7 @@ def row_results(
     withheld: dict[RowKey, set[bytes]] = {}
     columns: dict[RowKey, set[int]] = {}
     headers: dict[RowKey, int] = {}
+    readings: dict[str, CsvReading] = {}
     for doc in documents:
         source = doc.source
         if source.sheet is None:
@@ -205,6 +218,8 @@ def row_results(
         key = (source.file, source.sheet, source.line)
         if source.header is not None:
             headers[key] = source.header
+        if source.reading is not None:
+            readings[source.file] = source.reading
         rows.setdefault(key, []).append(statuses.result(doc.address))
         marks = _sensitive_marks(doc)
         if marks:
@@ -216,6 +231,8 @@ def row_results(
         if location.sheet is None or not location.row or finding.severity is not Severity.ERROR:
             continue
         key = (location.file, location.sheet, location.row)
+        if location.reading is not None:
+            readings[location.file] = location.reading
         rows.setdefault(key, [])
         problems.setdefault(key, []).append(finding_text(finding))
     return [
@@ -223,9 +240,10 @@ def row_results(
             *key,
             tuple(rows[key]),
             tuple(dict.fromkeys(problems.get(key, ()))),
-            frozenset(withheld.get(key, ())),
-            frozenset(columns.get(key, ())),
+            frozenset(withheld[key]) if key in withheld else _NONE,
+            frozenset(columns[key]) if key in columns else _NONE,
             headers.get(key),
+            readings.get(key[0]),
         )
         for key in sorted(rows)
     ]

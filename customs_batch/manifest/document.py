@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from customs_batch.findings import JsonPath, Location
+from customs_batch.findings import CsvReading, JsonPath, Location
 from customs_batch.jsontypes import JSON as JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.manifest.record_places import RecordPlaces
@@ -33,12 +33,23 @@ class Position:
     """For a CSV file's row or cell: where the row's cells are in the file's text."""
     header: int | None = field(default=None, compare=False)
     """For a spreadsheet row: the row of its column names (``forEach.header``)."""
+    reading: CsvReading | None = field(default=None, compare=False)
+    """For a CSV file's row or cell: the encoding and delimiter its ``forEach`` states."""
 
     def cell(
         self, column: int, column_name: str | None, used_at: Position | None = None
     ) -> Position:
         """The position of cell ``column`` (1-based) of this spreadsheet row."""
-        return Position(self.file, self.line, column, self.sheet, column_name, used_at, self.places)
+        return Position(
+            self.file,
+            self.line,
+            column,
+            self.sheet,
+            column_name,
+            used_at,
+            self.places,
+            reading=self.reading,
+        )
 
     def location(self, path: JsonPath) -> Location:
         """The finding location of a value at ``path`` written here. A CSV file's cell (or
@@ -60,6 +71,7 @@ class Position:
             self.column_name,
             used_at=used,
             cell_column=None if self.places is None else self.column,
+            reading=self.reading,
         )
 
 

@@ -104,7 +104,8 @@ def write_results_workbooks(
     written = []
     for file in sorted(by_file):
         target = targets[file]
-        workbook = open_copy(Path(file), csv_sheet=by_file[file][0].sheet)
+        first = by_file[file][0]
+        workbook = open_copy(Path(file), csv_sheet=first.sheet, reading=first.reading)
         listed = annotate_results(workbook, by_file[file])
         save_copy(workbook, target)
         counts = Counter(row.status for row in listed)

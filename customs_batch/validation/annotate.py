@@ -70,7 +70,8 @@ def annotate_spreadsheets(
     written = []
     for file in sorted(by_file):
         target = targets[file]
-        workbook = open_copy(Path(file), str(by_file[file][0].location.sheet))
+        first = by_file[file][0].location
+        workbook = open_copy(Path(file), str(first.sheet), reading=first.reading)
         withhold(workbook, {(sheet, name) for at, sheet, name in sensitive_columns if at == file})
         annotate(workbook, by_file[file])
         save_copy(workbook, target)

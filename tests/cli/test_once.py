@@ -73,3 +73,34 @@ def test_two_formats_are_refused_naming_both(
     code, out, err = run(capsys, *command.split(), "--format", "json", "--format", "text")
     assert (code, out) == (64, ""), err
     assert "Invalid value for '--format': given 2 times, naming 'json', 'text'" in err
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "values", "noun"),
+    [
+        ("apply --auto-approve", "--parallelism", ("2", "3"), "number"),
+        ("apply --auto-approve", "--wait-timeout", ("1", "2"), "number"),
+        ("apply --auto-approve", "--time-budget", ("1h", "2h"), "duration"),
+        ("get shipments", "--status", ("new", "ready"), "status"),
+        ("get declarations", "--status", ("accepted", "submitted"), "status"),
+        ("get transit", "--status", ("NEW", "READY_TO_DECLARE"), "status"),
+    ],
+)
+def test_a_setting_given_twice_is_refused_naming_both(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    option: str,
+    values: tuple[str, str],
+    noun: str,
+) -> None:
+    # Found probing: `apply --parallelism 2 --parallelism 3` ran with 3 and `get shipments
+    # --status new --status ready` listed the ready ones only, the first value dropped unseen.
+    monkeypatch.chdir(project)
+    first, second = values
+    code, out, err = run(capsys, *command.split(), option, first, option, second)
+    assert (code, out) == (64, ""), err
+    assert f"given 2 times, naming '{first}', '{second}': name one {noun}, once" in err
+    code, out, err = run(capsys, "state", "list")
+    assert "The state is empty." in out + err  # nothing was sent

@@ -110,23 +110,48 @@ def test_status_groups_spreadsheet_documents_by_file_sheet_and_row(
     assert places["DepartureDeclaration/dep-rtm-ham-0001"] == (None, None, None)
 
 
-def test_apply_that_cannot_write_its_copies_says_so_and_keeps_its_run(
+def test_apply_refuses_a_folder_its_copies_cannot_be_written_in_before_sending(
     sheets: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Found probing: `apply --annotate-results .` sent every request, recorded them, and
+    # only then found that the copy of data/movements.xlsx would replace it (exit 3).
     book = openpyxl.load_workbook(sheets / "data" / "movements.xlsx")
     book["Movements"]["F3"] = "rpty_p2"  # nothing refused this time
     book.save(sheets / "data" / "movements.xlsx")
     before = (sheets / "data" / "movements.xlsx").read_bytes()
 
     code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", ".")
-    assert code == 3, out + err  # everything applied; the copies asked for are missing
-    assert "Apply: 6 succeeded, 0 failed" in out
-    assert "error: the results copies were not written: the annotated copy of " in err
+    assert code == 64, out + err
+    assert "the annotated copy of data/movements.xlsx would replace the file itself" in err
     assert "hint: pass --annotate-results a folder of its own" in err
+    assert "Apply:" not in out
     assert (sheets / "data" / "movements.xlsx").read_bytes() == before
     assert not (sheets / "data" / "departures.csv.xlsx").exists()
     code, out, _ = run(capsys, "results", "--format", "json")
-    assert json.loads(out)["summary"] == {"pending": 2, "done": 4}
+    assert json.loads(out)["summary"] == {"not-applied": 6}
+
+    # The spreadsheet of a document the selection leaves out is copied too: refused as well.
+    code, out, err = run(
+        capsys,
+        "apply",
+        "--auto-approve",
+        "--target",
+        "DepartureDeclaration/dep-sheet-acme-2026-0101",
+        "--annotate-results",
+        ".",
+    )
+    assert code == 64, out + err
+    assert "the annotated copy of data/movements.xlsx would replace the file itself" in err
+    code, out, _ = run(capsys, "results", "--format", "json")
+    assert json.loads(out)["summary"] == {"not-applied": 6}
+
+    (sheets / "out" / "data" / "movements.xlsx").mkdir(parents=True)
+    code, out, err = run(capsys, "apply", "--auto-approve", "--annotate-results", "out")
+    assert code == 64, out + err
+    assert "--annotate-results out: cannot write the annotated copy" in err
+    assert "a folder is there" in err
+    code, out, _ = run(capsys, "results", "--format", "json")
+    assert json.loads(out)["summary"] == {"not-applied": 6}
 
 
 _ROWS_BY_NUMBER = """\
@@ -405,3 +430,36 @@ def test_a_copy_larger_than_its_bound_is_refused_before_it_is_built(
     assert code == 3, out + err
     assert "data/departures.csv is too large to copy: its first 3 rows hold 51 cells" in err
     assert not (sheets / "out2" / "data" / "departures.csv.xlsx").exists()
+
+
+def test_the_copies_of_a_csv_read_it_with_the_encoding_and_delimiter_of_its_for_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found probing: a cp1250 file separated by `|`, which forEach says, was copied as
+    the copy's own detection read it (Windows-1252, ','): `Łódź` came out `£ód¼`, and
+    every row was one cell, its outcome beside the text of the whole line."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "data").mkdir()
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    manifest = _ROWS_BY_NUMBER.replace(
+        "forEach: {file: ../data/deps.csv}",
+        "forEach: {file: ../data/deps.csv, encoding: cp1250, delimiter: '|', decimalComma: true}",
+    ).replace("city: Hamburg", 'city: "{{ row.city }}"')
+    (tmp_path / "manifests" / "deps.yaml").write_text(manifest)
+    text = "ref|weight|city\nAAA-0001|100,5|Łódź\nBBB-0002|200|Kraków\n"
+    (tmp_path / "data" / "deps.csv").write_bytes(text.encode("cp1250"))
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+
+    code, _, err = run(capsys, "results", "--annotate", "out")
+    assert code == 0, err
+    sheet = openpyxl.load_workbook(tmp_path / "out" / "data" / "deps.csv.xlsx")["deps"]
+    assert [cell.value for cell in sheet[2]][:4] == ["AAA-0001", "100,5", "Łódź", "pending"]
+    assert [cell.value for cell in sheet[3]][:4] == ["BBB-0002", "200", "Kraków", "pending"]
+
+    (tmp_path / "data" / "deps.csv").write_bytes(
+        text.replace("200|", "heavy|").encode("cp1250")  # an error at BBB's weight
+    )
+    code, _, err = run(capsys, "validate", "--annotate", "checked")
+    sheet = openpyxl.load_workbook(tmp_path / "checked" / "data" / "deps.csv.xlsx")["deps"]
+    assert [cell.value for cell in sheet[3]][:3] == ["BBB-0002", "heavy", "Kraków"]
+    assert sheet["B3"].comment is not None

@@ -21,6 +21,7 @@ from jinja2 import TemplateSyntaxError, UndefinedError
 from customs_batch.findings import (
     NOT_SHOWN,
     OUT_OF_MEMORY,
+    CsvReading,
     Finding,
     JsonPath,
     Location,
@@ -343,6 +344,11 @@ class _Expander:
         message = f"no column {name!r} in {self.file} ({self._sheet(row)})"
         self.walk.report_at("envelope.for-each", message, hint, slot.path)
 
+    def _reading(self) -> CsvReading | None:
+        """The encoding and delimiter ``forEach`` states, for the copies of the file."""
+        stated = CsvReading(self.for_each.encoding, self.for_each.delimiter)
+        return None if stated == (None, None) else stated
+
     def _decimal_comma(self, row: Row) -> bool | None:
         """How this sheet's text reads numbers: as ``decimalComma`` says; where it says
         nothing, a point is the decimal point in a CSV file separated by ','. In a CSV
@@ -367,9 +373,9 @@ class _Expander:
     def _row(self, row: Row) -> Iterator[Document | Finding]:
         sheet = row.sheet or self.stem
         if row.problem is not None:  # its values cannot be trusted: the row gives nothing
-            at = Position(self.file, row.number, 0, sheet, places=row.places).cell(
-                row.problem.column, None
-            )
+            at = Position(
+                self.file, row.number, 0, sheet, places=row.places, reading=self._reading()
+            ).cell(row.problem.column, None)
             yield Finding(
                 row.problem.rule,
                 Severity.ERROR,
@@ -380,7 +386,13 @@ class _Expander:
             return
         state = _RowState(
             Position(
-                self.file, row.number, 0, sheet, places=row.places, header=self.for_each.header
+                self.file,
+                row.number,
+                0,
+                sheet,
+                places=row.places,
+                header=self.for_each.header,
+                reading=self._reading(),
             ),
             sheet,
         )

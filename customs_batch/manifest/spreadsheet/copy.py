@@ -3,8 +3,8 @@ never opened for writing.
 
 ``validate --annotate`` (findings) and ``results --annotate`` (apply's outcomes) both copy
 the spreadsheets ``forEach`` read. An XLSX workbook is copied with its formatting
-(openpyxl); a CSV file is read the way ``forEach`` reads it by default (encoding and
-delimiter detected) and every field is written as the text it holds, so leading zeros and
+(openpyxl); a CSV file is read with the encoding and delimiter its ``forEach`` states
+(what it does not state detected, as ``forEach`` does) and every field is written as the text it holds, so leading zeros and
 decimal commas look as they did; other workbooks (``.xls``, ``.ods``) are copied by value.
 """
 
@@ -24,7 +24,8 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from customs_batch.env_numbers import positive_whole_number
-from customs_batch.errors import CustomsBatchError
+from customs_batch.errors import CustomsBatchError, UsageError
+from customs_batch.findings import CsvReading
 from customs_batch.folders import make_private_folder
 from customs_batch.manifest.spreadsheet.csvfile import (
     SAMPLE_BYTES,
@@ -47,7 +48,8 @@ def copy_path(source: Path, folder: Path, *, option: str = "--annotate") -> Path
     current folder when it lies inside it, else its name), ending in ``.xlsx``:
     ``data/movements.xlsx`` -> ``FOLDER/data/movements.xlsx``, ``data/d.csv`` ->
     ``FOLDER/data/d.csv.xlsx``. A copy that would replace its original is an error that
-    names ``option``, the command's option giving the folder."""
+    names ``option``, the command's option giving the folder (a usage error: the folder
+    is the wrong one, exit 64)."""
     try:
         relative = source.resolve().relative_to(Path.cwd().resolve())
     except ValueError:
@@ -55,7 +57,7 @@ def copy_path(source: Path, folder: Path, *, option: str = "--annotate") -> Path
     name = relative.name if relative.suffix.lower() == ".xlsx" else f"{relative.name}.xlsx"
     target = folder / relative.parent / name
     if target.resolve() == source.resolve():
-        raise CustomsBatchError(
+        raise UsageError(
             f"the annotated copy of {source} would replace the file itself",
             hint=f"pass {option} a folder of its own, e.g. {option} annotated/",
         )
@@ -83,9 +85,28 @@ def copy_paths(
     return targets
 
 
-def open_copy(path: Path, csv_sheet: str) -> Workbook:
+def check_copy_folder(files: Iterable[str], folder: Path, *, option: str) -> None:
+    """Refuse now the folder ``option`` names for the copies of ``files`` when a copy
+    there could not be written (it would replace its original, two would share a name, or
+    one would be a record of customs-batch's, a file the run reads, another user's file):
+    ``apply --annotate-results`` asks before it sends anything, not once the run is over."""
+    for target in copy_paths(files, folder, option=option).values():
+        try:
+            check_named_file(target, what="annotated copy")
+            if target.is_dir():
+                raise CustomsBatchError(
+                    f"cannot write the annotated copy {target}: a folder is there",
+                    hint=f"pass {option} a folder of its own, e.g. {option} annotated/",
+                )
+        except CustomsBatchError as exc:
+            raise UsageError(f"{option} {folder}: {exc.message}", hint=exc.hint) from exc
+
+
+def open_copy(path: Path, csv_sheet: str, reading: CsvReading | None = None) -> Workbook:
     """The spreadsheet at ``path`` as a workbook in memory; a CSV file becomes the one
-    sheet ``csv_sheet``. A file that cannot be read is a CustomsBatchError naming it."""
+    sheet ``csv_sheet``, read with the encoding and delimiter its ``forEach`` states
+    (``reading``; what is not stated is detected, as the reader does). A file that cannot
+    be read is a CustomsBatchError naming it."""
     suffix = path.suffix.lower()
     note_read(path, InputKind.SPREADSHEET)
     bound = max_copy_cells()
@@ -101,7 +122,7 @@ def open_copy(path: Path, csv_sheet: str) -> Workbook:
                 # workbook's formats.
                 return _workbook(_calamine_sheets(path, bound))
         if suffix in CSV_SUFFIXES:
-            return _workbook({csv_sheet: _csv_rows(path, bound)})
+            return _workbook({csv_sheet: _csv_rows(path, bound, reading)})
         return _workbook(_calamine_sheets(path, bound))
     except (
         OSError,
@@ -223,7 +244,10 @@ def _check_workbook_cells(path: Path, bound: int) -> None:
         raise _too_large(path, f"its sheets span {cells:,} cells", bound)
 
 
-def _csv_rows(path: Path, bound: int) -> list[list[Any]]:
+def _csv_rows(path: Path, bound: int, reading: CsvReading | None) -> list[list[Any]]:
+    stated = reading or CsvReading(None, None)
+    if stated.encoding is not None:
+        return _csv_records(path, stated.encoding, bound, stated.delimiter)
     with open(path, "rb") as raw:
         sample = raw.read(SAMPLE_BYTES)
     encoding = detect_encoding(sample)
@@ -234,20 +258,24 @@ def _csv_rows(path: Path, bound: int) -> list[list[Any]]:
         # putting every row's outcome on another row of the copy.
         encoding = utf16_without_bom(sample) or encoding
     try:
-        return _csv_records(path, encoding, bound)
+        return _csv_records(path, encoding, bound, stated.delimiter)
     except UnicodeDecodeError:
-        # Not the encoding the start of the file suggests: the manifest named its own
-        # (``forEach.encoding``), which a finding does not carry; Windows-1252 reads any byte.
-        return _csv_records(path, "cp1252", bound)
+        # Not the encoding the start of the file suggests (the reader stopped at it, its
+        # rows an error): Windows-1252 reads any byte.
+        return _csv_records(path, "cp1252", bound, stated.delimiter)
 
 
-def _csv_records(path: Path, encoding: str, bound: int) -> list[list[Any]]:
+def _csv_records(
+    path: Path, encoding: str, bound: int, stated: str | None = None
+) -> list[list[Any]]:
     with open(path, encoding=encoding, newline="") as text:
         separator = excel_separator(text.readline(64))  # not a row, as the reader skips it
         start = text.tell() if separator is not None else 0
         text.seek(start)
-        delimiter = separator or guess_delimiter(
-            [line for _, line in zip(range(50), text, strict=False)]
+        delimiter = (
+            stated
+            or separator
+            or guess_delimiter([line for _, line in zip(range(50), text, strict=False)])
         )
         text.seek(start)
         records: list[list[Any]] = []

@@ -362,17 +362,7 @@ def _mark_unreadable_numbers(
 ) -> None:
     for at, value in enumerate(values):
         if value is _INEXACT:
-            number = raw[at - first_column]
-            column = at + 1
-            values[at] = BadCell(
-                column,
-                f"cell {column_letter(column)}{row} holds the number {number:.15G}, too long "
-                "for a spreadsheet to keep every digit (Excel keeps 15): the digits typed after "
-                "those are lost",
-                "format the column as Text and type the numbers again (or put an apostrophe "
-                "before each), so that every digit is kept",
-                rule="row.cell-type",
-            )
+            values[at] = _inexact_cell(raw[at - first_column], at + 1, row)
         elif value is _NOT_FINITE:
             number = raw[at - first_column]
             column = at + 1
@@ -385,6 +375,36 @@ def _mark_unreadable_numbers(
                 "then save it again",
                 rule="row.cell-type",
             )
+
+
+def _inexact_cell(number: float, column: int, row: int) -> BadCell:
+    """The finding for a whole number of 16 digits or more. One of 15 significant digits
+    (as many as Excel keeps) is a long number typed whole, whose last digits were lost; one
+    of fewer is no such number (``1E+300``, a code such as ``1E300`` a spreadsheet took for
+    a number in scientific notation, or a number far larger than any field takes): nothing
+    typed was lost, it is too large to be read as an exact whole number."""
+    shown = f"{number:.15G}"
+    where = f"cell {column_letter(column)}{row} holds the number {shown}"
+    significant = shown.split("E")[0].lstrip("-").replace(".", "").strip("0")
+    if len(significant) >= 15:
+        return BadCell(
+            column,
+            f"{where}, too long for a spreadsheet to keep every digit (Excel keeps 15): the "
+            "digits typed after those are lost",
+            "format the column as Text and type the numbers again (or put an apostrophe "
+            "before each), so that every digit is kept",
+            rule="row.cell-type",
+        )
+    digits = len(f"{abs(int(number))}")
+    return BadCell(
+        column,
+        f"{where}, a whole number of {digits:,} digits: past 15 digits a cell holds no whole "
+        "number exactly, so it is not read (a code such as 1E300 typed into a cell is taken "
+        "for a number in scientific notation)",
+        "if the cell holds a code or a reference, format the column as Text and type it again "
+        "(or put an apostrophe before it); if it is a number, type the one meant",
+        rule="row.cell-type",
+    )
 
 
 def _non_finite(number: float) -> str:

@@ -578,8 +578,35 @@ def test_a_number_of_more_digits_than_a_cell_keeps_is_a_bad_cell(
     cell = row.values["mrn"]
     assert isinstance(cell, BadCell), cell
     assert cell.message.startswith("cell B2 holds the number ")
+    assert "too long for a spreadsheet to keep every digit" in cell.message
     assert "format the column as Text" in cell.hint
     assert row.values["ref"] == "A"
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown", "digits"), [(1e300, "1E+300", "301"), (12e20, "1.2E+21", "22")]
+)
+def test_a_large_number_of_few_digits_is_not_said_to_have_lost_digits(
+    tmp_path: Path, typed: float, shown: str, digits: str
+) -> None:
+    """Found probing: a cell holding 1E+300 (or a code such as 12E20 that a spreadsheet
+    took for a number) was "too long for a spreadsheet to keep every digit ... the digits
+    typed after those are lost": nothing typed was lost, the number is too large to be
+    read as an exact whole number."""
+    path = tmp_path / "n.xlsx"
+    book = xlsxwriter.Workbook(str(path))
+    sheet = book.add_worksheet()
+    sheet.write_row(0, 0, ["ref", "code"])
+    sheet.write_row(1, 0, ["A", typed])
+    book.close()
+    (row,) = read_rows(RowSource(path))
+    cell = row.values["code"]
+    assert isinstance(cell, BadCell), cell
+    assert cell.message.startswith(
+        f"cell B2 holds the number {shown}, a whole number of {digits} digits: past 15 digits"
+    )
+    assert "lost" not in cell.message
+    assert "if the cell holds a code or a reference, format the column as Text" in cell.hint
 
 
 def test_a_data_cell_inside_merged_cells_is_a_bad_cell_not_an_empty_one(tmp_path: Path) -> None:
