@@ -132,6 +132,10 @@ class _Expander:
         # A CSV file's one sheet is named after the file, as spreadsheet programs show it.
         self.stem = Path(self.file).stem
         self.kind_name = envelope.kind.value  # read per row; an enum's .value is slow
+        stated = CsvReading(self.for_each.encoding, self.for_each.delimiter)
+        self.reading = None if stated == (None, None) else stated
+        """The encoding and delimiter ``forEach`` states, for the copies of the file: one
+        for every row's position (None: detected)."""
         self.values: dict[str, Any] = data.get("values") or {}
         self.spec: dict[str, Any] = data.get("spec") or {}
         self.value_slots: list[Slot] = []
@@ -344,11 +348,6 @@ class _Expander:
         message = f"no column {name!r} in {self.file} ({self._sheet(row)})"
         self.walk.report_at("envelope.for-each", message, hint, slot.path)
 
-    def _reading(self) -> CsvReading | None:
-        """The encoding and delimiter ``forEach`` states, for the copies of the file."""
-        stated = CsvReading(self.for_each.encoding, self.for_each.delimiter)
-        return None if stated == (None, None) else stated
-
     def _decimal_comma(self, row: Row) -> bool | None:
         """How this sheet's text reads numbers: as ``decimalComma`` says; where it says
         nothing, a point is the decimal point in a CSV file separated by ','. In a CSV
@@ -374,7 +373,7 @@ class _Expander:
         sheet = row.sheet or self.stem
         if row.problem is not None:  # its values cannot be trusted: the row gives nothing
             at = Position(
-                self.file, row.number, 0, sheet, places=row.places, reading=self._reading()
+                self.file, row.number, 0, sheet, places=row.places, reading=self.reading
             ).cell(row.problem.column, None)
             yield Finding(
                 row.problem.rule,
@@ -392,7 +391,7 @@ class _Expander:
                 sheet,
                 places=row.places,
                 header=self.for_each.header,
-                reading=self._reading(),
+                reading=self.reading,
             ),
             sheet,
         )
