@@ -388,6 +388,15 @@ def _kinds(value: Any, fail: Any) -> frozenset[Kind]:
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         fail("'kinds' must be a list of kinds", "e.g. kinds: [DepartureDeclaration]")
         return frozenset()
+    if not names:
+        # Read as no selection, it would have checked every kind: the opposite of what an
+        # empty list says.
+        fail(
+            "'kinds' is an empty list, which names no kind",
+            "leave 'kinds' out for a policy of every kind, or name the kinds it checks, e.g. "
+            "kinds: [DepartureDeclaration]",
+        )
+        return frozenset()
     unknown = [n for n in names if n not in known]
     if unknown:
         fail(f"unknown kind {unknown[0]!r}", "kinds are: " + ", ".join(known))
@@ -421,6 +430,12 @@ def _texts(value: Any, key: str, fail: Any) -> tuple[str, ...]:
     if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
         fail(f"{key!r} must be a list of globs", f"e.g. {key}: ['manifests/ham/*.yaml']")
         return ()
+    if not items:
+        fail(
+            f"{key!r} is an empty list, which names no file",
+            f"leave {key!r} out for a policy of every file, or name the files it checks, e.g. "
+            f"{key}: ['manifests/ham/*.yaml']",
+        )
     return tuple(items)
 
 

@@ -802,3 +802,23 @@ def test_a_raw_string_ending_in_a_backslash_hides_no_comprehension() -> None:
     assert comprehension_depth(expression) == 1
     assert spec_fields(expression) == frozenset({"a", "b"})
     assert policy_cost.without_strings(expression) == "spec.a != r  ' && spec.b.all(x, x != ' ')"
+
+
+@pytest.mark.parametrize(
+    ("selection", "says"),
+    [
+        ("kinds: []", "'kinds' is an empty list, which names no kind"),
+        ("paths: []", "'paths' is an empty list, which names no file"),
+    ],
+)
+def test_an_empty_list_of_kinds_or_paths_is_an_error_not_every_document(
+    capsys: pytest.CaptureFixture[str], selection: str, says: str
+) -> None:
+    # Read as no selection, the policy checked every document: the opposite of what an
+    # empty list says.
+    _manifest("manifests/b.yaml", "too-big", 4711)
+    _policy(POLICY.replace("kinds: [ExportCancellation]", selection))
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    assert says in out
+    assert "error[team.declaration-range]" not in out
