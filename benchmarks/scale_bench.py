@@ -238,12 +238,12 @@ def bench_state(size: int, repeats: int, changes: int = 10) -> None:
 
 def sheet_project(rows: int) -> Path:
     folder = WORK / f"sheet-{rows}"
-    if not (folder / "movements.yaml").exists():
+    if not (folder / "data" / "movements.csv").exists():
         (folder / "data").mkdir(parents=True, exist_ok=True)
         sheet_bench.write_csv(folder / "data" / "movements.csv", rows)
-        (folder / "customs-batch.yaml").write_text("default_environment: local\n")
-        manifest = sheet_bench.MANIFEST.format(file="data/movements.csv")
-        (folder / "movements.yaml").write_text(manifest)
+    (folder / "customs-batch.yaml").write_text("default_environment: local\n")
+    # Written each time: a folder made by an older benchmark keeps no stale manifest.
+    (folder / "movements.yaml").write_text(sheet_bench.manifest("data/movements.csv"))
     shutil.rmtree(folder / ".customs-batch", ignore_errors=True)
     return folder
 

@@ -24,7 +24,7 @@ HEADERS = ["Shipment", "HAWB", "Action", "Packages", "Gross weight", "Party", "S
 MANIFEST = """\
 apiVersion: customs-batch/v1
 kind: Movement
-forEach: {{file: {file}, sheet: Movements, decimalComma: true}}
+forEach: {{file: {file}{sheet}, decimalComma: true}}
 metadata:
   name: "mov-{{{{ row_number }}}}"
 spec:
@@ -37,6 +37,13 @@ spec:
   goodsHandlingCode: N
   partyId: "{{{{ row.Party }}}}"
 """
+
+
+def manifest(file: str) -> str:
+    """The manifest over ``file``: a workbook's sheet named, a CSV file's not (it holds one
+    table; naming a sheet for it is an error since 2026-11-28)."""
+    sheet = ", sheet: Movements" if file.endswith(".xlsx") else ""
+    return MANIFEST.format(file=file, sheet=sheet)
 
 
 def row(number: int) -> list[str | int | float]:
@@ -106,7 +113,7 @@ def run(rows: int, kind: str, root: Path) -> str:
     (folder / "data").mkdir(parents=True, exist_ok=True)
     data = folder / "data" / f"movements.{kind}"
     (write_xlsx if kind == "xlsx" else write_csv)(data, rows)
-    (folder / "movements.yaml").write_text(MANIFEST.format(file=f"data/{data.name}"))
+    (folder / "movements.yaml").write_text(manifest(f"data/{data.name}"))
     wall, cpu, peak, code = measure(folder)
     return (
         f"| {kind.upper()} | {rows:,} | {wall:.1f} s | {cpu:.1f} s | {rows / wall:,.0f} rows/s | "
