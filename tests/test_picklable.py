@@ -25,7 +25,10 @@ def test_documents_come_back_equal_with_their_address() -> None:
 def test_they_pickle_as_a_call_of_their_class_without_a_state() -> None:
     position = Position("m.yaml", 3, 5)
     address = Address(Kind.MOVEMENT, "mov-1")
-    assert position.__reduce__() == (Position, ("m.yaml", 3, 5, None, None, None, None, None))
+    assert position.__reduce__() == (
+        Position,
+        ("m.yaml", 3, 5, None, None, None, None, None, None),
+    )
     assert address.__reduce__() == (Address, (Kind.MOVEMENT, "mov-1"))
     document = load_paths([EXAMPLES]).documents[0]
     rebuilt, values = cast(tuple[Any, tuple[Any, ...]], document.__reduce__())
