@@ -35,6 +35,7 @@ import posixpath
 import re
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
@@ -127,15 +128,8 @@ def check_workbook(
         archive = zipfile.ZipFile(handle)
     except (zipfile.BadZipFile, ValueError):
         return None
-    with archive:
-        try:
-            return _check(archive, file, sheet, limits)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
-            raise SheetError(
-                f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
-                file=file,
-                hint="save the export again as .xlsx",
-            ) from exc
+    with archive, _damaged_zip(file):
+        return _check(archive, file, sheet, limits)
 
 
 def workbook_cells(handle: IO[bytes], file: str, limits: SheetLimits) -> int:
@@ -149,18 +143,26 @@ def workbook_cells(handle: IO[bytes], file: str, limits: SheetLimits) -> int:
     with archive:
         inflater = _Inflater(file, limits)
         total = 0
-        try:
+        with _damaged_zip(file):
             for member in sorted(archive.namelist()):
                 if member.startswith("xl/worksheets/") and member.endswith(".xml"):
                     rows, columns = _used_range(archive, member, inflater, limits, None)
                     total += rows * columns
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
-            raise SheetError(
-                f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
-                file=file,
-                hint="save the export again as .xlsx",
-            ) from exc
         return total
+
+
+@contextmanager
+def _damaged_zip(file: str) -> Iterator[None]:
+    """What reading a member of ``file``'s zip raises when the zip is damaged (a truncated
+    or corrupt member, an entry no reader supports), as the SheetError a user reads."""
+    try:
+        yield
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+        raise SheetError(
+            f"cannot read {file} as an XLSX workbook (the zip is damaged: {exc})",
+            file=file,
+            hint="save the export again as .xlsx",
+        ) from exc
 
 
 def _check(

@@ -819,3 +819,31 @@ def test_a_row_repeating_the_header_of_a_workbook_is_a_problem_of_its_row(tmp_pa
     problem = rows[3].problem
     assert problem is not None and problem.rule == "row.repeated-header"
     assert rows[2].problem is None and rows[4].problem is None
+
+
+@pytest.mark.parametrize("reader", ["check_workbook", "workbook_cells"])
+def test_a_damaged_member_of_the_zip_is_a_sheet_error_naming_the_file(
+    tmp_path: Path, reader: str
+) -> None:
+    # A worksheet whose bytes no longer match their CRC (a download cut and patched, a
+    # disk error): both readers of the zip say the workbook is damaged, never a traceback.
+    from customs_batch.manifest.spreadsheet.workbook_check import workbook_cells
+
+    good = tmp_path / "good.xlsx"
+    book = xlsxwriter.Workbook(str(good))
+    book.add_worksheet("Data").write_row(0, 0, ["a", "b"])
+    book.close()
+    bad = tmp_path / "bad.xlsx"
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(bad, "w") as target:
+        for info in source.infolist():
+            target.writestr(info.filename, source.read(info), zipfile.ZIP_STORED)
+    data = bytearray(bad.read_bytes())
+    at = data.index(b"<sheetData>")
+    data[at + 1 : at + 10] = b"XXXXXXXXX"  # stored: the member's CRC no longer matches
+    bad.write_bytes(bytes(data))
+    with open(bad, "rb") as handle, pytest.raises(SheetError) as raised:
+        if reader == "check_workbook":
+            check_workbook(handle, "bad.xlsx", None, SheetLimits())
+        else:
+            workbook_cells(handle, "bad.xlsx", SheetLimits())
+    assert "cannot read bad.xlsx as an XLSX workbook (the zip is damaged: " in str(raised.value)
