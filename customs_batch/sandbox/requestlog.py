@@ -9,6 +9,13 @@ fault dropped and ``disconnected`` one whose client left before the emulator rea
 body (nothing done). A request the emulator had whole when its client left (a DELETE, one
 held at the test gate) is carried out and logged with the status nobody received.
 
+The path is the decoded path (``/v1/shipments/shp_7Hk2Lm/hawbs``), with each character
+that could end the line or shift its fields percent-encoded as a client sends it: a control
+character (``%0A``), a space or another separator (``%20``), and ``%`` itself (``%25``, so
+what is shown decodes to the path, one way). A client's path holding ``%0A`` wrote a line
+of its own choosing into the log, a forged ``POST .../movements 201`` line for a test that
+counts them.
+
 The line is written here rather than through the ``logging`` module, in the format its
 ``%(asctime)s %(message)s`` gave: a log record, its handler and its formatter cost about
 10 us of CPU per request (a fifth of the emulator's own work on a small POST), the line
@@ -19,11 +26,26 @@ from __future__ import annotations
 
 import time
 from typing import TextIO
+from urllib.parse import quote
 
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from customs_batch.sandbox.faults import ConnectionDropped
+
+
+def shown_path(path: str) -> str:
+    """``path`` as the log line shows it: a character that is not printable (a control
+    character, a line or paragraph separator), a space of any kind, or ``%``, percent-encoded
+    (its UTF-8 bytes); every other character as it is."""
+    if path.isprintable() and " " not in path and "%" not in path:
+        return path  # nearly every path: nothing to encode
+    return "".join(
+        char
+        if char.isprintable() and char not in " %"
+        else quote(char, safe="", errors="surrogatepass")
+        for char in path
+    )
 
 
 class RequestLog:
@@ -63,7 +85,7 @@ class RequestLog:
             outcome = "disconnected"
         finally:
             milliseconds = (time.perf_counter() - started) * 1000
-            self._write(scope["method"], scope["path"], outcome, milliseconds)
+            self._write(scope["method"], shown_path(scope["path"]), outcome, milliseconds)
 
     def _write(self, method: str, path: str, outcome: str, milliseconds: float) -> None:
         now = time.time()

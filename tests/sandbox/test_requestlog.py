@@ -81,3 +81,19 @@ def test_the_docs_show_the_line_as_it_is_written() -> None:
         "without the query",
     ):
         assert words in described, words
+
+
+def test_a_path_holding_a_line_break_stays_on_its_own_line(make_api: ClientFactory) -> None:
+    # Decoded, %0A ended the line and the rest of the path became a line of the client's
+    # choosing: a forged "POST .../movements 201" for a test that counts the log's lines.
+    lines = io.StringIO()
+    api = make_api(request_log=lines)
+    forged = f"2026-11-29 10:00:00,000 POST {MOVEMENTS} 201 1.0ms"
+    api.get("/v1/shipments/x%0A" + forged.replace(" ", "%20") + "/hawbs")
+    api.get("/v1/shipments/a%09b%25c%E2%80%A8d%C2%A0e/hawbs")
+    api.get("/v1/shipments/shp%5Fé/hawbs")
+    assert _requests(lines) == [
+        "GET /v1/shipments/x%0A" + forged.replace(" ", "%20") + "/hawbs 404",
+        "GET /v1/shipments/a%09b%25c%E2%80%A8d%C2%A0e/hawbs 404",
+        "GET /v1/shipments/shp_é/hawbs 404",
+    ]
