@@ -27,7 +27,7 @@ from customs_batch.sandbox.populate import populate
 from customs_batch.sandbox.ratelimit import DEFAULT_RATE_LIMIT, RateLimit, RateLimiter
 from customs_batch.sandbox.request_schemas import BodySchemas
 from customs_batch.sandbox.requestlog import RequestLog
-from customs_batch.sandbox.router import Router
+from customs_batch.sandbox.router import RequestTargets, Router
 from customs_batch.sandbox.routing import endpoint
 from customs_batch.sandbox.seed import Seed, builtin_seed
 from customs_batch.sandbox.store import Store
@@ -127,7 +127,7 @@ def create_app(
         idempotency=Idempotency(store),
     )
     gate = Gate()
-    middleware = [Middleware(GateMiddleware, gate=gate)]
+    middleware = [Middleware(RequestTargets), Middleware(GateMiddleware, gate=gate)]
     if request_log is not None:
         middleware.insert(0, Middleware(RequestLog, lines=request_log))
     if faults is not None and faults.active:

@@ -14,13 +14,20 @@ redirected it, 307, with no key asked and a ``Location`` made from the client's 
 and a path whose raw form holds an encoded slash (``%2F``) is a 404 (Starlette routes the
 decoded path, so ``/v1/shipments/shp_1%2Fhawbs%2Fhawb_1`` reached another endpoint: no ID
 of the service holds a slash).
+
+``RequestTargets`` takes the request target as HTTP/1.1 has a server take it, before any of
+this (RFC 9112, section 3.2): the path of a target in absolute form, a 400 for a target that
+is no path.
 """
 
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 from starlette.routing import BaseRoute, Match, Route
 from starlette.routing import Router as StarletteRouter
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.strictjson import clip
@@ -67,3 +74,41 @@ class Router(StarletteRouter):
                 if isinstance(route, Route) and not route.param_convertors:
                     self._fixed[key] = route
                 return
+
+
+_ABSOLUTE_FORM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
+"""The scheme and authority of a request target in absolute form (``http://host:port``)."""
+
+
+class RequestTargets:
+    """ASGI middleware: the request target as HTTP/1.1 has a server take it.
+
+    The HTTP server hands the target on as the path whatever its form. In absolute form
+    (``GET http://host/v1/shipments``), which a server must accept, the path is the part
+    after the authority: it was answered 404 "no endpoint at /http://host/v1/shipments". A
+    target that is neither a path nor an absolute URL (``GET v1/shipments``, ``*``) is no
+    target of a resource here: 400, where it was 404 "no endpoint at /v1/shipments", naming
+    an endpoint the emulator has. The scope is changed in place, so the request log shows
+    the path that was served.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/"):
+            await self.app(scope, receive, send)
+            return
+        raw = scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        absolute = _ABSOLUTE_FORM.match(raw)
+        path = (raw[absolute.end() :] or "/") if absolute else raw
+        if not path.startswith("/"):
+            refusal = error(
+                contract.BAD_REQUEST,
+                f"the request target {clip(raw)!r} is no path: send the path from its "
+                "leading slash (/v1/shipments), or an absolute URL",
+            )
+            await json_response(refusal.body, refusal.status)(scope, receive, send)
+            return
+        scope["path"], scope["raw_path"] = unquote(path), path.encode("latin-1")
+        await self.app(scope, receive, send)

@@ -415,3 +415,34 @@ def test_a_request_that_is_not_valid_http_is_refused_with_the_apis_error_body(
     assert answer["statusCode"] == 400 and answer["error"] == "Bad Request"
     assert isinstance(answer["message"], list) and answer["message"], answer
     assert server.client.get("/v1/declaration-templates/groups").json()["result"][1:] == []
+
+
+def test_a_request_target_in_absolute_form_is_served_as_its_path(start: Any) -> None:
+    """Found probing: HTTP/1.1 has a server accept a target in absolute form (RFC 9112,
+    3.2.2); the emulator answered ``GET http://host/v1/shipments`` 404 "no endpoint at
+    /http://host/v1/shipments", and ``GET v1/shipments`` 404 "no endpoint at /v1/shipments",
+    naming an endpoint it has."""
+    server = start("--rate-limit", "off")
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    answers = []
+    with socket.create_connection((url.hostname, url.port), timeout=30) as client:
+        for target in (
+            f"{server.url}/v1/shipments/shp%5F7Hk2Lm/hawbs?limit=1",
+            "HTTP://sandbox/v1/declarations/501",
+            "v1/shipments",
+            "*",
+        ):
+            client.sendall(
+                f"GET {target} HTTP/1.1\r\nHost: sandbox\r\n"
+                "Authorization: Bearer sandbox-key\r\n\r\n".encode()
+            )
+            status, body = _read_response(client)
+            answers.append((status.split()[1], json.loads(body)))
+    assert [status for status, _ in answers] == [b"200", b"200", b"400", b"400"]
+    assert answers[0][1]["data"][0]["hawbId"] == "hawb_a1"
+    assert answers[1][1]["declarationId"] == 501
+    assert "'v1/shipments' is no path" in answers[2][1]["message"][0]
+    log = server.log.read_text()
+    assert " GET /v1/shipments/shp_7Hk2Lm/hawbs 200 " in log, log
+    assert " GET v1/shipments 400 " in log, log
