@@ -22,6 +22,10 @@ from __future__ import annotations
 
 import html
 import json
+import math
+import time
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 
 from customs_batch.errors import ServiceError
 from customs_batch.jsontypes import JSON
@@ -172,15 +176,40 @@ def _page_text(page: str) -> str:
     return html.unescape(" ".join(shown))
 
 
-def parse_retry_after(value: str | None, default: float = 1.0) -> float:
-    """Seconds from a ``Retry-After`` header (delta-seconds form); ``default`` when unusable."""
+MAX_RETRY_AFTER = 86400.0
+"""The longest a 429's Retry-After is waited, in seconds: a day, 24 times the longest rate
+window of the API document (1000 requests per hour in production), and as long as an
+Idempotency-Key is honoured."""
+
+
+def parse_retry_after(value: str | None, default: float = 1.0, now: float | None = None) -> float:
+    """Seconds from a ``Retry-After`` header; ``default`` when unusable.
+
+    Both forms of HTTP (RFC 9110, 10.2.3): a number of seconds (``120``), or the time to
+    retry at, an HTTP-date (``Wed, 21 Oct 2026 07:28:00 GMT``), which is the seconds from
+    ``now`` (the time of day, unless given) until then, 0 once it has passed. Read as the
+    default 1 s, a service's "retry at the top of the hour" was sent again every second, its
+    429s used up in seconds. A number that is no finite number of seconds (``inf``) is
+    unusable too, and a wait is at most ``MAX_RETRY_AFTER``, a day: waited out, a Retry-After
+    of ``inf`` or ``10000000000`` (a valid delta-seconds) failed the run with an
+    OverflowError of the sleep, past what the platform's clock counts.
+    """
     if value is None:
         return default
+    text = value.strip()
     try:
-        seconds = float(value.strip())
+        seconds = float(text)
     except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return default
+        if when.tzinfo is None:  # asctime's form has no zone: every HTTP date is in GMT
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
         return default
-    return max(0.0, seconds)
+    return min(max(0.0, seconds), MAX_RETRY_AFTER)
 
 
 def error_for_status(

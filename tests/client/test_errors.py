@@ -10,7 +10,12 @@ from customs_batch.client import (
     RequestRefusedError,
     ServerError,
 )
-from customs_batch.client._errors import error_for_status, parse_retry_after, service_message
+from customs_batch.client._errors import (
+    MAX_RETRY_AFTER,
+    error_for_status,
+    parse_retry_after,
+    service_message,
+)
 from customs_batch.errors import ServiceError
 
 
@@ -50,9 +55,25 @@ def test_the_key_is_removed_from_a_message_that_echoes_it() -> None:
 def test_retry_after_is_read_leniently() -> None:
     assert parse_retry_after("2") == 2.0
     assert parse_retry_after(" 0.5 ") == 0.5
-    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 1.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # passed
     assert parse_retry_after(None, default=4.0) == 4.0
     assert parse_retry_after("-3") == 0.0
+
+
+def test_retry_after_as_an_http_date_is_the_wait_until_then() -> None:
+    # Found probing: the date form of Retry-After (RFC 9110) was read as the default 1 s, so
+    # a service asking to retry at the top of the hour was asked again every second.
+    date = "Sun, 29 Nov 2026 11:00:00 GMT"
+    top_of_the_hour = 1795950000.0  # 2026-11-29T11:00:00Z
+    assert parse_retry_after(date, now=top_of_the_hour - 1500) == 1500.0
+    assert parse_retry_after(date, now=top_of_the_hour + 5) == 0.0
+    assert parse_retry_after("Sunday, 29-Nov-26 11:00:00 GMT", now=top_of_the_hour - 60) == 60.0
+    assert parse_retry_after("Sun Nov 29 11:00:00 2026", now=top_of_the_hour - 60) == 60.0
+    # A wait the platform's sleep cannot count (OverflowError) is at most a day.
+    assert parse_retry_after("10000000000") == parse_retry_after("Sat, 1 Jan 9999 00:00:00 GMT")
+    assert parse_retry_after("10000000000") == MAX_RETRY_AFTER == 86400.0
+    for unusable in ("Sun, 31 Nov 2026 11:00:00 GMT", "soon", "inf", "1e400", "nan", ""):
+        assert parse_retry_after(unusable, default=3.0) == 3.0, unusable
 
 
 def test_service_message_joins_lists_and_falls_back_to_the_body() -> None:
