@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from customs_batch.errors import ConfigError
-from customs_batch.manifest.yaml._line_bound import first_long_line, max_line_bytes
+from customs_batch.line_bound import first_long_line, max_line_bytes
 from customs_batch.manifest.yaml._long_blocks import long_blocks
 from tests.manifest.helpers import load_text, movement, only, rules
 
