@@ -95,3 +95,20 @@ def test_a_file_that_runs_out_of_memory_is_a_finding_and_the_others_still_load(
     assert "ran out of memory loading this file" in finding.message
     assert "Run again with more memory" in finding.hint
     assert [str(doc.address) for doc in result.documents] == ["Movement/mov-1"]
+
+
+def test_a_template_with_a_line_over_the_line_bound_is_refused_before_jinja_reads_it() -> None:
+    """Found probing: a template of one 100 MB line was compiled and rendered (12 s,
+    0.8 GB) before its output was refused. A line over the manifests' bound (1 MB) is
+    refused at that line, unread: the Jinja syntax error below it is not reported."""
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t.yaml.j2"), "spec:\n  # " + "x" * MEGABYTE + "\n  {% if %}\n")
+    path = write(
+        Path("d.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: t\n"
+        "spec:\n  commercialReference: R-1\n",
+    )
+    finding = only(load_file(path), "template.error")
+    assert os.path.join("templates", "t.yaml.j2:2: line 2 is longer than 1.0 MB") in finding.message
+    assert "syntax" not in finding.message
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in finding.message + finding.hint
