@@ -112,3 +112,31 @@ def test_a_template_with_a_line_over_the_line_bound_is_refused_before_jinja_read
     assert os.path.join("templates", "t.yaml.j2:2: line 2 is longer than 1.0 MB") in finding.message
     assert "syntax" not in finding.message
     assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in finding.message + finding.hint
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("spec:\n" + "\n" * 200_000 + "  {% if %}\n", "the template has more than 200,000 lines"),
+        ("spec:\n" + "\r" * 200_000 + "  {% if %}\n", "the template has more than 200,000 lines"),
+        ("spec:\n" + ("  # " + "x" * 1000 + "\n") * 10_500, "the file is larger than 10 MB"),
+    ],
+)
+def test_a_template_of_too_many_lines_or_bytes_is_refused_before_jinja_reads_it(
+    text: str, said: str
+) -> None:
+    """Found probing: a template of 100 MB of line breaks ran the machine out of memory
+    (24 GB, killed) while Jinja compiled it, every line marked with its place. A template
+    holds one document's text: over 200,000 lines or 10 MB it is refused unread (the Jinja
+    syntax error at its end is not reported)."""
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t.yaml.j2"), text)
+    path = write(
+        Path("d.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: t\n"
+        "spec:\n  commercialReference: R-1\n",
+    )
+    finding = only(load_file(path), "template.error")
+    assert said in finding.message
+    assert "a template holds the text of one document" in finding.message
+    assert "syntax" not in finding.message
