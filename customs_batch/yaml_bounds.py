@@ -28,12 +28,16 @@ capped here: they are as many as the file is long, and a seed of 20,000 declarat
 line, holds hundreds of thousands."""
 
 
-def refuse_deep_nesting(text: str, file: str, what: str, hint: str) -> None:
+def refuse_deep_nesting(
+    text: str, file: str, what: str, hint: str, *, loader: type[yaml.SafeLoader] = yaml.SafeLoader
+) -> None:
     """Refuse ``text`` (the file ``file``, holding ``what``) nesting deeper than
-    :data:`MAX_NESTING`, measured on the event stream, which does not recurse."""
+    :data:`MAX_NESTING`, measured on the event stream, which does not recurse. ``loader``
+    is the one the file is composed with after (:data:`SAFE_LOADER` for a seed): one
+    parser's view of the file throughout."""
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=SAFE_LOADER):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_NESTING:

@@ -88,7 +88,7 @@ _HINT = (
 def parse_seed(text: str, source: str) -> Seed:
     """Validate the YAML ``text`` of a seed file named ``source``."""
     try:
-        refuse_deep_nesting(text, source, "seed's records", _HINT)
+        refuse_deep_nesting(text, source, "seed's records", _HINT, loader=SAFE_LOADER)
         root = yaml.compose(text, Loader=SAFE_LOADER)
         refuse_many_values(root, source, "seed's records", _HINT)
         data = yaml.load(text, Loader=SAFE_LOADER)
