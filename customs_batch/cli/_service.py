@@ -25,7 +25,8 @@ def env_option(function: F) -> F:
         noun="environment",
         callback=remember_env,
         help="Environment from customs-batch.yaml [default: $CUSTOMS_BATCH_ENV, then "
-        "default_environment, then local].",
+        "default_environment, then local]. An empty name, here or in $CUSTOMS_BATCH_ENV, is "
+        "refused, never taken for the default.",
     )(function)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -464,9 +465,12 @@ def push(
             )
         if force:
             raise UsageError("--force replaces a state; a history is only ever added to")
-        if not file.is_file():
+        if not os.path.lexists(file):
             raise UsageError(f"cannot read {file}: no such file")
-        pushed = push_history_file(options, file)
+        try:
+            pushed = push_history_file(options, file)
+        except FileRefused as refused:  # as `state push FILE` says it
+            raise UsageError(refused.message, hint=refused.hint) from None
         last = (
             f", the last {pushed.last_seq} with hash {pushed.last_hash}" if pushed.last_seq else ""
         )

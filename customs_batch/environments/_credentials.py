@@ -7,12 +7,16 @@ descriptions below say where the key is and whether it is there, never what it i
 from __future__ import annotations
 
 import os
+import shlex
+import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from customs_batch.errors import ConfigError
+from customs_batch.escaping import printable
 from customs_batch.userfiles import FileRefused, InputKind, read_user_file
 
 SANDBOX_KEY = "sandbox-key"  # the built-in sandbox seed's key (docs/sandbox.md)
@@ -109,7 +113,35 @@ def _read_key_file(path: Path) -> str:
             f"the API key file {path} must hold the key on one line",
             hint="write only the key into the file",
         )
+    _warn_if_others_can_read(path)
     return key
+
+
+_warned: set[str] = set()
+"""The key files warned about in this process: a key read again (after a 401) is not."""
+
+
+def _warn_if_others_can_read(path: Path) -> None:
+    """A warning on stderr when the group or others may read the key file at ``path``, as
+    kubectl warns of a group-readable configuration: anyone who can read it can send as
+    the key's owner. Not an error: the file is the user's, and a shared CI runner's
+    permissions are not always theirs to choose. Names the file and its mode, never the key."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return
+    readers = [
+        who for who, bit in (("group", stat.S_IRGRP), ("others", stat.S_IROTH)) if mode & bit
+    ]
+    if not readers or str(path) in _warned:
+        return
+    _warned.add(str(path))
+    shown = printable(str(path))
+    sys.stderr.write(
+        f"warning: the API key file {shown} can be read by {' and '.join(readers)} "
+        f"(mode {mode:04o}): anyone who can read it can send requests with your key. "
+        f"Make it readable by you only: chmod 600 {printable(shlex.quote(str(path)))}\n"
+    )
 
 
 def key_file_source(text: str, *, base: Path, repository: Path | None) -> CredentialSource:

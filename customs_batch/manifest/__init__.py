@@ -6,11 +6,11 @@ streamed: a ``forEach`` over a big spreadsheet never holds all its documents) an
 :func:`discover`.
 """
 
+from customs_batch.line_bound import MAX_LINE_MB_VARIABLE
 from customs_batch.manifest._load import LoadResult, discover, iter_file, load_file, load_paths
 from customs_batch.manifest.discover import find_project_root
 from customs_batch.manifest.document import Document, Position, Reference
 from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
-from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE
 from customs_batch.manifest.yaml._value_bound import (
     MAX_DOCUMENT_VALUES_VARIABLE,
     max_document_values,

@@ -13,6 +13,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from customs_batch.findings import OUT_OF_MEMORY, Finding, Location, Severity
 from customs_batch.kinds import Kind
+from customs_batch.line_bound import first_long_line, hint, max_line_bytes
 from customs_batch.manifest.dependencies import note_manifest
 from customs_batch.manifest.discover import discover, find_project_root
 from customs_batch.manifest.document import Document, Position
@@ -20,7 +21,6 @@ from customs_batch.manifest.documents._assemble import Source, assemble
 from customs_batch.manifest.documents._envelope import read_envelope
 from customs_batch.manifest.rows._range import RowRange
 from customs_batch.manifest.yaml._compose import PLAIN, YamlProblem, compose_each
-from customs_batch.manifest.yaml._line_bound import first_long_line, hint, max_line_bytes
 from customs_batch.manifest.yaml._long_blocks import LongBlock, blank, long_blocks
 from customs_batch.manifest.yaml._schema_view import document_view
 from customs_batch.manifest.yaml._tree import Walk, long_block_message

@@ -15,11 +15,12 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from customs_batch.errors import ConfigError
+from customs_batch.line_bound import long_line_refusal
 from customs_batch.sandbox import contract, strictjson
 from customs_batch.sandbox.records import JsonObject, parse_timestamp
 from customs_batch.sandbox.seed_file_schema import SEED_SCHEMA
 from customs_batch.userfiles import FileRefused, not_utf8, read_user_file
-from customs_batch.yaml_bounds import refuse_deep_nesting, refuse_many_values
+from customs_batch.yaml_bounds import SAFE_LOADER, refuse_deep_nesting, refuse_many_values
 
 BUILTIN_SEED_PATH = Path(__file__).with_name("builtin-seed.yaml")
 
@@ -61,6 +62,10 @@ def load_seed(path: Path) -> Seed:
     # `--seed /dev/zero` read until memory ran out, a byte not UTF-8 was "internal error".
     try:
         data = read_user_file(path)
+        long_line = long_line_refusal(data, "a seed file")
+        if long_line is not None:
+            line, message, hint = long_line
+            raise ConfigError(f"{path}:{line}: {message}", hint=hint)
         text = data.decode("utf-8")
     except FileRefused as refused:
         raise ConfigError(refused.message, hint=refused.hint) from None
@@ -83,10 +88,10 @@ _HINT = (
 def parse_seed(text: str, source: str) -> Seed:
     """Validate the YAML ``text`` of a seed file named ``source``."""
     try:
-        refuse_deep_nesting(text, source, "seed's records", _HINT)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        refuse_deep_nesting(text, source, "seed's records", _HINT, loader=SAFE_LOADER)
+        root = yaml.compose(text, Loader=SAFE_LOADER)
         refuse_many_values(root, source, "seed's records", _HINT)
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

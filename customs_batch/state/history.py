@@ -31,6 +31,7 @@ from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
 from customs_batch.state.backend import LocalBackend, StateBackend
 from customs_batch.state.model import State
+from customs_batch.userfiles import InputKind, open_user_file
 
 GENESIS = "0" * 64
 """The ``prev`` of the first entry of a chain."""
@@ -579,9 +580,12 @@ def history_for(backend: StateBackend) -> HistoryStore:
 def read_history_file(path: Path) -> Iterator[StoredEntry]:
     """The entries of a history file as ``state pull --history`` writes it (one stored
     entry a line, oldest first), each line read with a bound; a last line without its
-    newline is read too (a file cut short shows as a broken chain, never as less)."""
+    newline is read too (a file cut short shows as a broken chain, never as less).
+    Raises FileRefused for a file that is not read (not regular, a loop of links, too large)."""
     try:
-        with path.open("rb") as file:
+        # Read as every file the tool reads: a named pipe, a device or a loop of links is
+        # refused naming what it is (the command said "no such file" of each).
+        with open_user_file(path, kind=InputKind.STATE) as file:
             number = 0
             while True:
                 line = file.readline(LONGEST_ENTRY + 1)

@@ -28,9 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
+from customs_batch.line_bound import long_line_refusal
 from customs_batch.manifest import MAX_DOCUMENT_VALUES_VARIABLE, dependencies, max_document_values
 from customs_batch.selector import LabelSelector, SelectorError
 from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
@@ -159,7 +163,12 @@ def _finding(
 def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Finding]) -> None:
     shown = _shown(file, root)
     try:
-        text = read_user_file(file, kind=InputKind.POLICY).decode("utf-8")
+        data = read_user_file(file, kind=InputKind.POLICY)
+        long_line = long_line_refusal(data, "a policy file")
+        if long_line is not None:
+            findings.append(_finding(shown, *long_line, column=1))
+            return
+        text = data.decode("utf-8")
         loader = _CountingLoader(text)
         try:
             while loader.check_node():
@@ -194,7 +203,7 @@ def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Fi
             _finding(shown, 0, f"cannot read the policy file: {reason}", "fix it or remove it")
         )
     except _TooManyValues as exc:
-        findings.append(_finding(shown, *_too_large(exc.mark, max_document_values())))
+        findings.append(_finding(shown, *_too_large(exc.line, exc.column, max_document_values())))
     except RecursionError:
         findings.append(_finding(shown, 0, "the policy file nests too deep to read", "flatten it"))
     except yaml.YAMLError as exc:
@@ -205,17 +214,38 @@ def _read_file(file: Path, root: Path, policies: list[Policy], findings: list[Fi
 
 
 class _TooManyValues(Exception):
-    def __init__(self, mark: yaml.Mark) -> None:
+    def __init__(self, line: int, column: int) -> None:
         super().__init__("too many values")
-        self.mark = mark
+        self.line, self.column = line, column
 
 
-class _CountingLoader(yaml.SafeLoader):
+try:
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+
+
+class _CountingLoader(Composer, _Parser, SafeConstructor, Resolver):
     """PyYAML's safe loader counting the values of each document as it composes them: a
-    short file of flow lists (``[1,1,1,...]``) takes hundreds of times its size as nodes."""
+    short file of flow lists (``[1,1,1,...]``) takes hundreds of times its size as nodes.
+
+    The text is parsed by libyaml where PyYAML has it, as manifests are: PyYAML's own
+    scanner takes about a second a megabyte (a policy file of 100 MB of line breaks: over a
+    minute before any word), libyaml a hundredth of that."""
 
     def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+        _Parser.__init__(self, stream)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
         self.limit = max_document_values()
         self.values = 0
 
@@ -227,7 +257,9 @@ class _CountingLoader(yaml.SafeLoader):
         if not self.check_event(yaml.AliasEvent):
             self.values += 1
             if self.values > self.limit:
-                raise _TooManyValues(self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+                event = self.peek_event()
+                mark = event.start_mark if event is not None else None
+                raise _TooManyValues(mark.line if mark else 0, mark.column if mark else 0)
         return super().compose_node(parent, index)
 
 
@@ -242,7 +274,7 @@ def _too_many_values(node: yaml.Node) -> tuple[int, str, str, int] | None:
         current = stack.pop()
         count += 1
         if count > limit:
-            return _too_large(current.start_mark, limit)
+            return _too_large(current.start_mark.line, current.start_mark.column, limit)
         if isinstance(current, yaml.MappingNode):
             for key, value in current.value:
                 stack.append(key)
@@ -252,7 +284,8 @@ def _too_many_values(node: yaml.Node) -> tuple[int, str, str, int] | None:
     return None
 
 
-def _too_large(mark: yaml.Mark, limit: int) -> tuple[int, str, str, int]:
+def _too_large(line: int, column: int, limit: int) -> tuple[int, str, str, int]:
+    """The finding's line, message, hint and column (``line`` and ``column`` 0-based)."""
     message = (
         f"the policy holds more than {limit:,} YAML values (every key, value, list and "
         "mapping counts, an alias (*name) each time it is used); it is not read"
@@ -261,7 +294,7 @@ def _too_large(mark: yaml.Mark, limit: int) -> tuple[int, str, str, int]:
         "write the examples out, without aliases standing for many values; to read it "
         f"anyway, raise the bound with {MAX_DOCUMENT_VALUES_VARIABLE}={2 * limit}"
     )
-    return mark.line + 1, message, hint, mark.column + 1
+    return line + 1, message, hint, column + 1
 
 
 def _places(node: yaml.Node) -> dict[str, tuple[int, int, int, int]]:

@@ -196,6 +196,17 @@ def test_an_empty_env_is_a_usage_error_not_the_default_environment(
     assert not (project / ".customs-batch").exists()
 
 
+@pytest.mark.parametrize("command", ["plan", "apply", "status", "refresh", "results"])
+def test_the_env_help_says_an_empty_name_is_refused(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # An empty --env and an empty $CUSTOMS_BATCH_ENV are both refused, not the default;
+    # --help said only where the default comes from.
+    code, out, _ = _run(capsys, command, "--help")
+    assert code == 0
+    assert "An empty name, here or in $CUSTOMS_BATCH_ENV, is refused" in " ".join(out.split())
+
+
 def test_an_environment_the_variable_names_and_not_defined_is_an_error(
     capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -436,8 +436,8 @@ def test_the_copies_of_a_csv_read_it_with_the_encoding_and_delimiter_of_its_for_
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Found probing: a cp1250 file separated by `|`, which forEach says, was copied as
-    the copy's own detection read it (Windows-1252, ','): `Łódź` came out `£ód¼`, and
-    every row was one cell, its outcome beside the text of the whole line."""
+    the copy's own detection read it (Windows-1252, ','): `Łódź` (bytes a3 f3 64 9f) came
+    out `£ódŸ`, and every row was one cell, its outcome beside the text of the whole line."""
     (tmp_path / "manifests").mkdir()
     (tmp_path / "data").mkdir()
     shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")

@@ -472,6 +472,26 @@ def test_state_push_reads_no_pipe_no_device_and_no_endless_input(
     assert "standard input is larger than 1.0 MB" in err
 
 
+def test_state_push_history_names_a_pipe_a_device_or_a_link_loop_for_what_it_is(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found probing: `state push --history` said "cannot read FILE: no such file" of a
+    # named pipe, /dev/null and a loop of links, all of which are there.
+    monkeypatch.chdir(project)
+    os.mkfifo("pipe")
+    Path("loop-a").symlink_to("loop-b")
+    Path("loop-b").symlink_to("loop-a")
+    for file, said in [
+        ("pipe", "pipe: not a regular file (it is a named pipe)"),
+        (os.devnull, "not a regular file (it is a character device)"),
+        ("loop-a", "loop-a: the path is a loop of symbolic links"),
+        ("nothing", "cannot read nothing: no such file"),
+    ]:
+        code, out, err = run(capsys, "state", "push", "--history", file)
+        assert (code, out) == (64, ""), err
+        assert said in err
+
+
 def test_restore_of_a_record_not_forgotten_gives_a_command_that_names_it(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

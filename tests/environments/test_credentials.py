@@ -113,3 +113,38 @@ def test_a_malformed_key_file_names_the_file(tmp_path: Path) -> None:
         CredentialSource(CredentialKind.FILE, str(key_file)).resolve({})
     assert f"the API key file {key_file} is malformed: its character 5 of 10" in str(caught.value)
     assert "s3cr" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("mode", "readers"),
+    [
+        (0o600, None),
+        (0o400, None),
+        (0o640, "group"),
+        (0o604, "others"),
+        (0o644, "group and others"),
+    ],
+)
+def test_a_key_file_others_can_read_is_read_with_a_warning_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: int, readers: str | None
+) -> None:
+    """Found probing: a key file of mode 0644 was read without a word. As kubectl warns of a
+    group-readable configuration, it is read with a warning that says how to mend it, once
+    (the key read again after a 401 says nothing more), and never shows the key."""
+    key_file = tmp_path / "my keys" / "sandbox.key"
+    key_file.parent.mkdir()
+    key_file.write_text("file-s3cret\n", encoding="utf-8")
+    key_file.chmod(mode)
+    source = CredentialSource(CredentialKind.FILE, str(key_file))
+    assert source.resolve({}) == "file-s3cret"
+    err = capsys.readouterr().err
+    if readers is None:
+        assert err == ""
+        return
+    assert err == (
+        f"warning: the API key file {key_file} can be read by {readers} (mode {mode:04o}): "
+        "anyone who can read it can send requests with your key. Make it readable by you "
+        f"only: chmod 600 '{key_file}'\n"
+    )
+    assert source.resolve({}) == "file-s3cret"
+    assert capsys.readouterr().err == ""

@@ -95,3 +95,48 @@ def test_a_file_that_runs_out_of_memory_is_a_finding_and_the_others_still_load(
     assert "ran out of memory loading this file" in finding.message
     assert "Run again with more memory" in finding.hint
     assert [str(doc.address) for doc in result.documents] == ["Movement/mov-1"]
+
+
+def test_a_template_with_a_line_over_the_line_bound_is_refused_before_jinja_reads_it() -> None:
+    """Found probing: a template of one 100 MB line was compiled and rendered (12 s,
+    0.8 GB) before its output was refused. A line over the manifests' bound (1 MB) is
+    refused at that line, unread: the Jinja syntax error below it is not reported."""
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t.yaml.j2"), "spec:\n  # " + "x" * MEGABYTE + "\n  {% if %}\n")
+    path = write(
+        Path("d.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: t\n"
+        "spec:\n  commercialReference: R-1\n",
+    )
+    finding = only(load_file(path), "template.error")
+    assert os.path.join("templates", "t.yaml.j2:2: line 2 is longer than 1.0 MB") in finding.message
+    assert "syntax" not in finding.message
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in finding.message + finding.hint
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("spec:\n" + "\n" * 200_000 + "  {% if %}\n", "the template has more than 200,000 lines"),
+        ("spec:\n" + "\r" * 200_000 + "  {% if %}\n", "the template has more than 200,000 lines"),
+        ("spec:\n" + ("  # " + "x" * 1000 + "\n") * 10_500, "the file is larger than 10 MB"),
+    ],
+)
+def test_a_template_of_too_many_lines_or_bytes_is_refused_before_jinja_reads_it(
+    text: str, said: str
+) -> None:
+    """Found probing: a template of 100 MB of line breaks ran the machine out of memory
+    (24 GB, killed) while Jinja compiled it, every line marked with its place. A template
+    holds one document's text: over 200,000 lines or 10 MB it is refused unread (the Jinja
+    syntax error at its end is not reported)."""
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/t.yaml.j2"), text)
+    path = write(
+        Path("d.yaml"),
+        f"{ENVELOPE}kind: DepartureDeclaration\nmetadata: {{name: d1}}\ntemplate: t\n"
+        "spec:\n  commercialReference: R-1\n",
+    )
+    finding = only(load_file(path), "template.error")
+    assert said in finding.message
+    assert "a template holds the text of one document" in finding.message
+    assert "syntax" not in finding.message

@@ -291,3 +291,33 @@ def test_a_seed_that_is_no_regular_file_or_not_utf_8_is_refused_naming_it(
     with pytest.raises(ConfigError) as caught:
         load_seed(path)
     assert caught.value.message == f"{path}:2:3: byte 0xff is not UTF-8 text"
+
+
+def test_a_seed_with_a_line_over_the_line_bound_is_refused_before_yaml_reads_it(
+    tmp_path: Path,
+) -> None:
+    """Found probing: `sandbox serve --seed` of one 100 MB comment line read it three times
+    with PyYAML's own parser (minutes) before starting. A line over the manifests' bound
+    (1 MB) is refused at that line, unread: the broken YAML below it is not reported."""
+    seed = tmp_path / "seed.yaml"
+    seed.write_text("companies: []\n# " + "x" * (1024 * 1024) + "\nshipments: [\n")
+    with pytest.raises(ConfigError) as caught:
+        load_seed(seed)
+    assert (
+        caught.value.message
+        == f"{seed}:2: line 2 is longer than 1.0 MB; the file is not read further"
+    )
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in str(caught.value.hint)
+
+
+def test_seeds_and_settings_are_parsed_by_libyaml_where_pyyaml_has_it() -> None:
+    """PyYAML's own scanner takes about a second a megabyte: a seed of 100 MB of line
+    breaks (no long line) was read for minutes. libyaml, which reads manifests, reads it in
+    a hundredth of that."""
+    import yaml
+
+    from customs_batch.yaml_bounds import SAFE_LOADER
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML built without libyaml")
+    assert SAFE_LOADER.__name__ == "CSafeLoader"

@@ -822,3 +822,40 @@ def test_an_empty_list_of_kinds_or_paths_is_an_error_not_every_document(
     assert code == 1
     assert says in out
     assert "error[team.declaration-range]" not in out
+
+
+def test_a_policy_file_with_a_line_over_the_line_bound_is_refused_before_yaml_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Found probing: a policy file of one 100 MB comment line was read by YAML for 38
+    seconds, then accepted. A line over the manifests' bound (1 MB) is now refused at that
+    line, the file not parsed: the broken YAML below it is not reported, the policy above
+    it is left out."""
+    _manifest("manifests/a.yaml", "a", 7)
+    _policy(POLICY + "# " + "x" * (1024 * 1024) + "\nexpression: [unclosed\n")
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    assert out.splitlines()[0] == (
+        "policies/team.yaml:6:1: error[policy.invalid]: line 6 is longer than 1.0 MB; the "
+        "file is not read further"
+    )
+    assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in out
+    assert "unclosed" not in out and "expected" not in out
+
+
+def test_a_policy_file_is_parsed_by_libyaml_where_pyyaml_has_it() -> None:
+    """PyYAML's own scanner takes about a second a megabyte: a policy file of 100 MB of
+    line breaks (no long line) was read for over a minute. libyaml, which reads manifests,
+    reads it in a hundredth of that."""
+    from yaml import __with_libyaml__
+
+    from customs_batch.validation import policy_files
+
+    if not __with_libyaml__:
+        pytest.skip("PyYAML built without libyaml")
+    from yaml._yaml import CParser
+
+    loader = policy_files._CountingLoader("id: a\n")
+    assert isinstance(loader, CParser)
+    assert loader.check_node()
+    assert loader.construct_document(loader.get_node()) == {"id": "a"}

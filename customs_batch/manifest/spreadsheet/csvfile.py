@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from customs_batch.findings import column_letter
+from customs_batch.line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 from customs_batch.manifest.record_places import record_places
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
@@ -36,7 +37,6 @@ from customs_batch.manifest.spreadsheet.limits import (
 )
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, Row, RowSource, SheetError
 from customs_batch.manifest.text_pool import TextPool
-from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 
 SAMPLE_BYTES = 64 * 1024
 DELIMITERS = (";", ",", "\t", "|")

@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from typing import IO
 
 from customs_batch.findings import column_letter
+from customs_batch.line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 from customs_batch.manifest.spreadsheet.cell_scan import CellScan, TotalsRow
 from customs_batch.manifest.spreadsheet.limits import TOO_LARGE, too_large
 from customs_batch.manifest.spreadsheet.model import MEGABYTE, SheetError, SheetLimits
-from customs_batch.manifest.yaml._line_bound import MAX_LINE_MB_VARIABLE, max_line_bytes
 
 _CHUNK = 1024 * 1024
 _LONGEST_TAG = 1024 * 1024

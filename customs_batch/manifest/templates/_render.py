@@ -25,6 +25,7 @@ from jinja2 import Environment, FileSystemLoader, Template, TemplateError, Templ
 from jinja2.loaders import split_template_path
 from jinja2.meta import find_referenced_templates, find_undeclared_variables
 
+from customs_batch.line_bound import long_line_refusal
 from customs_batch.manifest.dependencies import TEMPLATES, note
 from customs_batch.manifest.jinja import _engine
 from customs_batch.manifest.jinja._engine import (
@@ -47,7 +48,7 @@ from customs_batch.manifest.templates._lines import (
     strip_marks,
 )
 from customs_batch.resources import builtin_templates_dir
-from customs_batch.userfiles import FileRefused, InputKind, note_read, read_user_file
+from customs_batch.userfiles import MEGABYTE, FileRefused, InputKind, note_read, read_user_file
 
 SUFFIX = ".yaml.j2"
 _NAME = re.compile(r"[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*")
@@ -161,6 +162,18 @@ class TemplateRefused(TemplateError):
         self.hint = hint
 
 
+MAX_TEMPLATE_BYTES = 10 * MEGABYTE
+MAX_TEMPLATE_LINES = 200_000
+"""The largest template file read, and the most lines: checked in its bytes before Jinja
+reads it. Compiling marks every line of a template's text with its place (:mod:`._lines`),
+some 300 bytes of memory a line: a template of 100 MB of line breaks ran out of 24 GB
+before any word. A template renders one document, at most 10,000,000 characters."""
+_TOO_BIG_HINT = (
+    "a template holds the text of one document, a few hundred lines: check that this is "
+    "the template you meant (not a generated or copied-over file), and shorten it"
+)
+
+
 def read_template_file(path: Path, folders: Sequence[str | Path]) -> str:
     """The text of the template file ``path``, read as every render reads it: only when it
     resolves inside one of ``folders`` (the search path), only a regular file within the
@@ -179,7 +192,23 @@ def read_template_file(path: Path, folders: Sequence[str | Path]) -> str:
             "copy the template into templates/ instead of linking to it",
         )
     try:
-        return read_user_file(path, kind=InputKind.TEMPLATE).decode("utf-8")
+        data = read_user_file(
+            path, limit=MAX_TEMPLATE_BYTES, raise_hint=_TOO_BIG_HINT, kind=InputKind.TEMPLATE
+        )
+        # Measured before Jinja reads it: a template of one 100 MB line took 12 s and 0.8 GB
+        # to be compiled and rendered, and only then was its output refused.
+        long_line = long_line_refusal(data, "a template")
+        if long_line is not None:
+            line, message, hint = long_line
+            raise TemplateRefused(f"{path}:{line}: {message}", hint)
+        # Jinja's own line ends: \r\n, \r or \n.
+        lines = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+        if lines > MAX_TEMPLATE_LINES:
+            raise TemplateRefused(
+                f"{path}: the template has more than {MAX_TEMPLATE_LINES:,} lines; it is not read",
+                _TOO_BIG_HINT,
+            )
+        return data.decode("utf-8")
     except FileRefused as refused:
         raise TemplateRefused(refused.message, refused.hint) from None
     except UnicodeDecodeError as error:

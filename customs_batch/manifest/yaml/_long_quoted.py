@@ -99,6 +99,10 @@ def gaps(start: int, end: int, skips: Sequence[tuple[int, int]]) -> Iterator[tup
 def _long_plain(
     data: bytes, start: int, end: int, limit: int
 ) -> Iterator[tuple[int, int, int, int, int]]:
+    if _without_blanks(data, start, end) <= limit:
+        # No value here can be over the bound, which is measured without blanks: not
+        # searched line by line (100 MB of line breaks took 8 seconds, 80 ns a line).
+        return
     at = start
     while (match := _PLAIN.search(data, at, end)) is not None:
         at = match.start("more")  # the next line may start a value itself

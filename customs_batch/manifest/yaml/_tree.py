@@ -14,9 +14,9 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from customs_batch.findings import Finding, JsonPath, Location, Severity
+from customs_batch.line_bound import hint
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.yaml._compose import MAP, PLAIN, SEQ, STR
-from customs_batch.manifest.yaml._line_bound import hint
 from customs_batch.manifest.yaml._long_blocks import LongBlock
 from customs_batch.manifest.yaml._scalars import resolve_plain, resolve_tagged
 from customs_batch.manifest.yaml._schema_view import SchemaView
@@ -79,7 +79,7 @@ class Walk:
         """Blocks over ``max_value`` emptied before composing, by line; taken when met."""
         self.abandoned = False
         """Whether a limit stopped the walk (its finding is recorded)."""
-        """The longest scalar read (see ``_line_bound``); a longer one abandons the document."""
+        """The longest scalar read (see :mod:`customs_batch.line_bound`); a longer one abandons the document."""
         self.marks: dict[JsonPath, Any] = {}
         self.findings: list[Finding] = []
         self.jinja: list[tuple[JsonPath, str, bool]] = []
