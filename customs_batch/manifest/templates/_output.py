@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from yaml.nodes import MappingNode, Node, SequenceNode
+
 from customs_batch.findings import Finding, JsonPath, Location, Severity
 from customs_batch.kinds import Kind
 from customs_batch.manifest.templates._lines import Places
@@ -60,7 +62,67 @@ def _parse(file: str, text: str, kind: Kind, places: Places) -> TemplateOutput:
         replace(f, location=_moved(f.location, places)) if f.location.file == file else f
         for f in output.findings
     )
+    if not output.failed and "#" in text:
+        findings += tuple(_comments_in_values(file, text, places))
     return replace(output, marks=marks, findings=findings)
+
+
+def _comments_in_values(file: str, text: str, places: Places) -> Iterator[Finding]:
+    """A finding for each expression whose unquoted output YAML cut short at a `` #``,
+    reading the rest as a comment (``name: {{ values.name }}`` printing ``Acme #1``
+    gave the name ``Acme``, without a word)."""
+    lines = text.split("\n")
+    hashes = [
+        (printed, column)
+        for printed in places.printed()
+        for column in range(printed.start, printed.end)
+        if lines[printed.line][column] == "#"
+        and (column == 0 or lines[printed.line][column - 1] in " \t")
+    ]
+    if not hashes:
+        return
+    nodes, problem = compose_all(text)
+    if problem is not None:
+        return
+    scalars = [node for root in nodes for node in _scalars(root)]
+    reported: set[tuple[int, int]] = set()
+    for printed, column in hashes:
+        if any(_holds(node, printed.line, column) for node in scalars):
+            continue  # inside a quoted value or a block scalar: text
+        if (printed.line, printed.start) in reported:
+            continue
+        reported.add((printed.line, printed.start))
+        shown = lines[printed.line][printed.start : printed.end].strip()
+        kept = next((n.value for n in scalars if _holds(n, printed.line, printed.start)), "")
+        where = Location(
+            file, printed.template_line + 1, printed.template_column + 1, ("template",)
+        )
+        message = (
+            f"the expression printed {shown!r} unquoted, and YAML reads the ' #' in it as the "
+            f"start of a comment: the value would be {kept!r}, the rest of the text left out"
+        )
+        hint = (
+            "Quote what the expression prints, `{{ values.x | tojson }}`, so that the value is "
+            "the text as written."
+        )
+        yield Finding("template.comment-in-value", Severity.ERROR, message, where, hint)
+
+
+def _scalars(node: Node) -> Iterator[ScalarNode]:
+    if isinstance(node, ScalarNode):
+        yield node
+    elif isinstance(node, MappingNode):
+        for key, value in node.value:
+            yield from _scalars(key)
+            yield from _scalars(value)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            yield from _scalars(item)
+
+
+def _holds(node: ScalarNode, line: int, column: int) -> bool:
+    start, end = node.start_mark, node.end_mark
+    return (start.line, start.column) <= (line, column) < (end.line, end.column)
 
 
 def _moved(location: Location, places: Places) -> Location:
