@@ -42,6 +42,14 @@ def name_problem(name: Any, rules: str) -> tuple[str, str] | None:
             f"Shorten the name to {MAX_NAME} characters at most (metadata.name, or the cells "
             "it is made from).",
         )
+    if isinstance(name, str) and name != name.strip() and _NAME.fullmatch(name.strip()):
+        # A cell's or a quoted value's space, invisible in the sheet and the editor.
+        ends = [e for e, s in (("start", name.lstrip()), ("end", name.rstrip())) if s != name]
+        return (
+            f"{name!r} is not a document name",
+            f"Remove the space at its {' and '.join(ends)} (in metadata.name, or the cell it "
+            "is taken from): a name holds no spaces.",
+        )
     return f"{name!r} is not a document name", rules
 
 

@@ -451,7 +451,9 @@ class _Expander:
         rules = "A name starts with a letter or digit and holds letters, digits, '.', '_', '-'."
         name_wrong = name_problem(name, rules)
         if name_wrong is not None:
-            yield self._finding("row.name", name_wrong[0], state.row, (), name_wrong[1])
+            header = self.name_slot.header  # the name is one cell's value: point at it
+            at = state.row if header is None else self._column(header, state)
+            yield self._finding("row.name", name_wrong[0], at, (), name_wrong[1])
             return
         first = self.names.setdefault(name, row.number)
         if first != row.number:
