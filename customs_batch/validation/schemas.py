@@ -219,6 +219,15 @@ def _violations_at(schema: Mapping[str, Any], error: Any, path: JsonPath) -> lis
             too_long = _number_too_long(path, value, description)
             if too_long is not None:
                 return [too_long]
+        if value is None:
+            # `city: ~`, `city: null` or `city:`: once sent as the text "~", "null" or "".
+            message = f"{field} is empty (YAML's null), and it must be of type {wanted}"
+            hint = (
+                f"write {a_or_an(wanted)}, quoted if it is a word YAML reads otherwise "
+                '("null"); to leave the field out, delete its line: ~, null and nothing '
+                "after the colon are no value in YAML"
+            )
+            return [Violation("schema.type", path, message, _hint(hint, description))]
         message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
         return [
             Violation("schema.type", path, message, _hint(f"write {a_or_an(wanted)}", description))

@@ -346,3 +346,13 @@ def test_a_whole_number_beyond_any_float_is_not_finite_once(
 def test_the_largest_whole_number_a_double_holds_is_still_read() -> None:
     assert resolve_plain(str(2**1024 - 1)) == 2**1024 - 1
     assert resolve_plain(str(2**1024)) == str(2**1024)
+
+
+def test_a_null_in_a_field_says_it_is_empty_and_how_to_leave_it_out() -> None:
+    # YAML's null (`hawbId: ~`, `hawbId:`) read "hawbId must be of type string, got null
+    # None": neither what was wrong nor that deleting the line leaves the field out.
+    spec = {**SAMPLES[Kind.MOVEMENT], "hawbId": None}
+    violations = spec_schema(Kind.MOVEMENT).violations(spec)
+    assert [(v.rule, v.path) for v in violations] == [("schema.type", ("hawbId",))]
+    assert violations[0].message == "hawbId is empty (YAML's null), and it must be of type string"
+    assert "delete its line" in violations[0].hint

@@ -18,6 +18,7 @@ from customs_batch.manifest.document import JSON
 from customs_batch.manifest.yaml._compose import MAP, PLAIN, SEQ, STR
 from customs_batch.manifest.yaml._line_bound import hint
 from customs_batch.manifest.yaml._long_blocks import LongBlock
+from customs_batch.manifest.yaml._scalars import NULLS as _NULLS
 from customs_batch.manifest.yaml._scalars import resolve_plain, resolve_tagged
 from customs_batch.manifest.yaml._schema_view import SchemaView
 from customs_batch.userfiles import megabytes
@@ -138,7 +139,8 @@ class Walk:
             self._emptied(self._long.pop(node.start_mark.line), node, path)
         value: JSON
         if tag == PLAIN:
-            value = text if view is not None and view.string_only else resolve_plain(text)
+            string_only = view is not None and view.string_only
+            value = text if string_only and text not in _NULLS else resolve_plain(text)
         elif tag == STR:
             value = text
         else:
