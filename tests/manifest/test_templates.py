@@ -441,3 +441,28 @@ def test_a_hash_inside_a_word_or_a_quoted_value_is_text_and_no_finding() -> None
     result = load_text(_group("Acme #1 imports", "quoted"))
     assert result.findings == []
     assert result.documents[0].spec["name"] == "Acme #1 imports"
+
+
+def test_under_for_each_the_row_whose_value_is_cut_short_is_named_and_gives_no_document() -> None:
+    user_template("group", "name: {{ values.name }}\n")
+    write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme #2 imports\n")
+    manifest = (
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\ntemplate: group\n'
+        'values: {name: "{{ row.Name }}"}\n'
+        "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "template.comment-in-value")
+    assert (finding.location.file, finding.location.row) == ("data/g.csv", 3)
+    assert finding.location.path == ("spec", "name")
+    assert "templates/group.yaml.j2, line 1" in finding.message
+    assert [doc.name for doc in result.documents] == ["g-G1"]
+
+
+def test_a_sensitive_value_cut_short_is_not_quoted() -> None:
+    user_template("guarantee", "DeclarationGuarantees:\n  - accessCode: {{ values.code }}\n")
+    result = load_text(departure("template: guarantee\nvalues: {code: 'ab #cd'}\n"))
+    finding = only(result, "template.comment-in-value")
+    assert finding.location.path == ("spec", "DeclarationGuarantees", 0, "accessCode")
+    assert "ab" not in finding.message and finding.sensitive

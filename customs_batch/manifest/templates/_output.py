@@ -11,7 +11,14 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from customs_batch.findings import Finding, JsonPath, Location, Severity
+from customs_batch.findings import (
+    NOT_SHOWN,
+    Finding,
+    JsonPath,
+    Location,
+    Severity,
+    at_sensitive_value,
+)
 from customs_batch.kinds import Kind
 from customs_batch.manifest.templates._lines import Places
 from customs_batch.manifest.templates._render import Rendered
@@ -63,14 +70,18 @@ def _parse(file: str, text: str, kind: Kind, places: Places) -> TemplateOutput:
         for f in output.findings
     )
     if not output.failed and "#" in text:
-        findings += tuple(_comments_in_values(file, text, places))
+        findings += tuple(_comments_in_values(file, text, places, output.marks))
     return replace(output, marks=marks, findings=findings)
 
 
-def _comments_in_values(file: str, text: str, places: Places) -> Iterator[Finding]:
+COMMENT_IN_VALUE = "template.comment-in-value"
+
+
+def _comments_in_values(file: str, text: str, places: Places, marks: Marks) -> Iterator[Finding]:
     """A finding for each expression whose unquoted output YAML cut short at a `` #``,
     reading the rest as a comment (``name: {{ values.name }}`` printing ``Acme #1``
-    gave the name ``Acme``, without a word)."""
+    gave the name ``Acme``, without a word). At the field's path; the text is quoted
+    unless the field is sensitive (a guarantee's access code)."""
     lines = text.split("\n")
     hashes = [
         (printed, column)
@@ -85,6 +96,7 @@ def _comments_in_values(file: str, text: str, places: Places) -> Iterator[Findin
     if problem is not None:
         return
     scalars = [node for root in nodes for node in _scalars(root)]
+    paths = {(mark.line, mark.column): path for path, mark in marks.items()}
     reported: set[tuple[int, int]] = set()
     for printed, column in hashes:
         if any(_holds(node, printed.line, column) for node in scalars):
@@ -92,20 +104,29 @@ def _comments_in_values(file: str, text: str, places: Places) -> Iterator[Findin
         if (printed.line, printed.start) in reported:
             continue
         reported.add((printed.line, printed.start))
-        shown = lines[printed.line][printed.start : printed.end].strip()
-        kept = next((n.value for n in scalars if _holds(n, printed.line, printed.start)), "")
-        where = Location(
-            file, printed.template_line + 1, printed.template_column + 1, ("template",)
-        )
-        message = (
-            f"the expression printed {shown!r} unquoted, and YAML reads the ' #' in it as the "
-            f"start of a comment: the value would be {kept!r}, the rest of the text left out"
-        )
+        value = next((n for n in scalars if _holds(n, printed.line, printed.start)), None)
+        start = (value.start_mark.line, value.start_mark.column) if value else None
+        path = paths.get(start, ("template",)) if start else ("template",)
+        where = Location(file, printed.template_line + 1, printed.template_column + 1, path)
+        if at_sensitive_value(path):
+            message = (
+                "the expression printed its text unquoted, and YAML reads a ' #' in it as the "
+                f"start of a comment: the value would be cut short there; {NOT_SHOWN}"
+            )
+        else:
+            shown = lines[printed.line][printed.start : printed.end].strip()
+            kept = "" if value is None else value.value
+            message = (
+                f"the expression printed {shown!r} unquoted, and YAML reads the ' #' in it as "
+                f"the start of a comment: the value would be {kept!r}, the rest of the text "
+                "left out"
+            )
         hint = (
             "Quote what the expression prints, `{{ values.x | tojson }}`, so that the value is "
             "the text as written."
         )
-        yield Finding("template.comment-in-value", Severity.ERROR, message, where, hint)
+        sensitive = at_sensitive_value(path)
+        yield Finding(COMMENT_IN_VALUE, Severity.ERROR, message, where, hint, sensitive=sensitive)
 
 
 def _scalars(node: Node) -> Iterator[ScalarNode]:
