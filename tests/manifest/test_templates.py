@@ -466,3 +466,19 @@ def test_a_sensitive_value_cut_short_is_not_quoted() -> None:
     finding = only(result, "template.comment-in-value")
     assert finding.location.path == ("spec", "DeclarationGuarantees", 0, "accessCode")
     assert "ab" not in finding.message and finding.sensitive
+
+
+def test_under_for_each_a_template_output_that_is_no_yaml_names_the_first_row_giving_it() -> None:
+    # Reported once for the manifest, at the template line: which of thousands of rows
+    # printed the text YAML could not read was not said.
+    user_template("group", "name: {{ values.name }}\n")
+    write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme: imports\n")
+    manifest = (
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\ntemplate: group\n'
+        'values: {name: "{{ row.Name }}"}\n'
+        "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
+    )
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "yaml.syntax")
+    assert finding.message.endswith("(first given by row 3 of data/g.csv)")
+    assert "| tojson" in finding.hint

@@ -627,7 +627,13 @@ class _Expander:
             key = ("output", finding.rule, finding.message, str(finding.location.line))
             if key not in self.reported:
                 self.reported.add(key)
-                self.walk.findings.append(finding)
+                # Reported once for the manifest; the output is a row's, which may be the
+                # only one to give it (a cell printed unquoted): name the row.
+                row = state.row.location(())
+                first = f" (first given by row {row.row} of {row.file})"
+                self.walk.findings.append(
+                    dataclasses.replace(finding, message=finding.message + first)
+                )
         return None if output.failed or cut_short else output
 
     def _spec_value(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:

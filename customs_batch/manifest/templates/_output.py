@@ -189,13 +189,21 @@ class _Mark:
     column: int
 
 
+_UNQUOTED_HINT = (
+    "Fix the template. A value an expression prints unquoted is read as YAML: text holding "
+    "': ' or starting with a quote, '&', '*', '[' or '{' breaks the line; print it with "
+    "`{{ values.x | tojson }}`."
+)
+
+
 def _parse_text(file: str, text: str, kind: Kind) -> TemplateOutput:
     nodes, problem = compose_all(text)
     if problem is not None:
         where = Location(file, problem.line, problem.column, ("template",))
         wrong = "" if problem.rule == "yaml.too-large" else " is not valid YAML"
         message = f"the template's output{wrong}: {problem.message}"
-        finding = Finding(problem.rule, Severity.ERROR, message, where, "Fix the template.")
+        hint = "Fix the template." if problem.rule == "yaml.too-large" else _UNQUOTED_HINT
+        finding = Finding(problem.rule, Severity.ERROR, message, where, hint)
         return TemplateOutput(file, {}, {}, (), (finding,), True)
     nodes = [n for n in nodes if not (n.__class__ is ScalarNode and n.tag == PLAIN and not n.value)]
     if not nodes:
