@@ -33,9 +33,7 @@ class CodeRule:
     hint_for: Callable[[str], str] | None = None
 
 
-COUNTRY = CodeRule(
-    "code.country", codes.country_problem, "write an ISO 3166-1 alpha-2 code in capitals, e.g. DE"
-)
+COUNTRY = CodeRule("code.country", codes.country_problem, hint_for=codes.country_hint)
 CURRENCY = CodeRule(
     "code.currency", codes.currency_problem, "write an ISO 4217 code in capitals, e.g. EUR"
 )

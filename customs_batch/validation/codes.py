@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -161,6 +162,34 @@ def country_problem(text: str) -> str | None:
     if text in COUNTRIES:
         return None
     return f"{text!r} is not an ISO 3166-1 alpha-2 country code"
+
+
+_COUNTRY_HINT = "write an ISO 3166-1 alpha-2 code in capitals, e.g. DE"
+_NOT_ISO = {
+    "UK": "the United Kingdom's ISO code is GB (XI for Northern Ireland): write GB",
+    "EL": "Greece's ISO code is GR (EL is its prefix in EU VAT numbers only): write GR",
+}
+
+
+def country_hint(text: str) -> str:
+    """What to write for a country code that is not one: the code meant where it shows."""
+    written = text.strip().upper()
+    if written in _NOT_ISO:
+        return _NOT_ISO[written]
+    if written in COUNTRIES:
+        return f"write {written}: two capital letters, without spaces"
+    meant = _alpha_3().get(written)
+    if meant is not None:
+        return f"{written} is the three-letter (alpha-3) code: write {meant}"
+    return _COUNTRY_HINT
+
+
+@cache
+def _alpha_3() -> dict[str, str]:
+    """Each country's alpha-3 code to its alpha-2 code (read when a hint needs it)."""
+    import pycountry
+
+    return {entry.alpha_3: entry.alpha_2 for entry in pycountry.countries}
 
 
 def currency_problem(text: str) -> str | None:
