@@ -181,3 +181,15 @@ def test_a_number_with_commas_grouping_thousands_is_told_to_drop_them(
     assert isinstance(problem, CellProblem)
     assert "group thousands" in problem.hint
     assert text not in problem.hint  # hints are shown for sensitive fields too
+
+
+@pytest.mark.parametrize("text", ["12,5", "1.234,5", "250,00"])
+def test_a_decimal_comma_where_the_sheet_does_not_say_is_told_to_set_decimal_comma(
+    text: str,
+) -> None:
+    # In a ';'-separated export the hint began "Write the number with a decimal point": the
+    # export was right, the manifest had not said how it writes numbers.
+    problem = convert(text, frozenset({"number"}), decimal_comma=None)
+    assert isinstance(problem, CellProblem)
+    assert problem.hint.startswith("This export writes decimal commas")
+    assert "decimalComma: true" in problem.hint

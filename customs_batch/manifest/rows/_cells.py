@@ -93,6 +93,10 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> 
     if decimal_comma is None:
         if ("number" in types or "integer" in types) and GROUPED.fullmatch(stripped):
             return CellProblem(quoted_head(text), AMBIGUOUS_SAID, AMBIGUOUS_HINT)
+        if "number" in types and "," in stripped and _COMMA_NUMBER.fullmatch(stripped):
+            # 12,5 or 1.234,5 in a ';'-separated export: the export is right, the manifest
+            # has not said how it writes numbers.
+            return CellProblem(quoted_head(text), "is not a number", _SAY_DECIMAL_COMMA)
         decimal_comma = False
     if "integer" in types and _INTEGER.fullmatch(stripped):
         whole = integer(stripped)
@@ -160,6 +164,10 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
     return CellProblem(quoted_head(text), "is not a number", hint + ".")
 
 
+_SAY_DECIMAL_COMMA = (
+    "This export writes decimal commas, as a decimal-comma locale does: set "
+    "'decimalComma: true' in forEach to read 12,5 and 1.234,5 as numbers."
+)
 _COMMA_GROUPED = re.compile(r"[-+]?[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?")
 """A number whose commas group thousands: ``1,234.50``, ``1,000``."""
 
