@@ -663,3 +663,12 @@ def test_a_name_with_a_space_before_it_in_a_manifest_is_told_so() -> None:
     )
     finding = only(_load([GOOD_ROW], manifest=text), "row.name")
     assert "space" in finding.hint and "start" in finding.hint
+
+
+def test_a_sheet_named_but_for_its_case_or_a_trailing_space_is_told_the_tab_s_name() -> None:
+    # The hint listed 'Movements ' among the sheets; that its tab ends in a space (which
+    # Excel does not show) was left to be seen in the quotes.
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW], sheet="Movements ")
+    manifest = movement_sheet_manifest("data/m.xlsx", ", sheet: movements")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    assert finding.hint.startswith("write sheet: 'Movements ', as the tab names it")
