@@ -139,6 +139,18 @@ def eori_problem(text: str) -> str | None:
     return None
 
 
+_EORI_HINT = "write the EORI as issued, e.g. NL123456789 (no spaces)"
+
+
+def eori_hint(text: str) -> str:
+    """What to write for an EORI that is not one: the EORI meant when it is one written in
+    small letters or with spaces or dashes (as EORIs are printed: ``NL 1234 5678 9``)."""
+    meant = re.sub(r"[\s.-]", "", text).upper()
+    if meant != text and eori_problem(meant) is None:
+        return f"write {meant}: capitals and digits, without spaces, dots or dashes"
+    return _EORI_HINT
+
+
 def office_problem(text: str) -> str | None:
     """What is wrong with a customs office code, or None."""
     if _OFFICE.fullmatch(text) is None:

@@ -86,3 +86,26 @@ def test_a_country_written_as_people_write_it_gets_the_code_meant(value: str, me
     document = make_document(Kind.DEPARTURE_DECLARATION, _set(spec, ("loadingCountry",), value))
     (finding,) = check_code_fields(document)
     assert f"write {meant}" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("nl123456789", "NL123456789"),
+        ("NL 1234 5678 9", "NL123456789"),
+        ("de-123456789", "DE123456789"),
+    ],
+)
+def test_an_eori_in_small_letters_or_with_spaces_gets_the_eori_meant(
+    value: str, meant: str
+) -> None:
+    spec = sample(Kind.DEPARTURE_DECLARATION)
+    document = make_document(Kind.DEPARTURE_DECLARATION, _set(spec, ("Consignor", "eoriNo"), value))
+    (finding,) = check_code_fields(document)
+    assert finding.hint.startswith(f"write {meant}:")
+
+
+def test_an_eori_past_repair_keeps_the_general_hint() -> None:
+    spec = _set(sample(Kind.DEPARTURE_DECLARATION), ("Consignor", "eoriNo"), "12345")
+    (finding,) = check_code_fields(make_document(Kind.DEPARTURE_DECLARATION, spec))
+    assert finding.hint == "write the EORI as issued, e.g. NL123456789 (no spaces)"
