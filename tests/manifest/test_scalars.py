@@ -49,7 +49,7 @@ def test_other_places_use_the_yaml_1_2_core_schema() -> None:
         ("~", None),
         ("null", None),
         ("", None),
-        ("0150", 150),
+        ("0150", "0150"),  # a code: its zero is kept (YAML 1.2 would read 150)
         ("0o17", 15),
         ("0x1F", 31),
         ("-12", -12),
@@ -175,3 +175,10 @@ def test_yaml_s_null_in_a_text_field_is_an_error_never_the_text_sent(written: st
 def test_a_quoted_null_word_in_a_text_field_is_that_text() -> None:
     text = DEPARTURE.replace("postcode: 0150}", "postcode: 0150}\n  Consignee: {city: 'null'}")
     assert load_text(text).documents[0].spec["Consignee"]["city"] == "null"
+
+
+def test_a_number_with_a_leading_zero_in_values_is_kept_as_written() -> None:
+    # `values: {zip: 01067}` filled a postcode "{{ values.zip }}" with "1067".
+    text = DEPARTURE.replace("spec:\n", "values: {zip: 01067, n: 7, neg: -0150, o: 0o17}\nspec:\n")
+    values = load_text(text).documents[0].values
+    assert values == {"zip": "01067", "n": 7, "neg": "-0150", "o": 15}
