@@ -225,15 +225,15 @@ def commodity_hint(text: str) -> str:
     """What to write instead of a bad commodity code.
 
     A code of chapters 01 to 09 starts with a zero, which a number loses: a spreadsheet cell
-    formatted as a number, or an unquoted ``0901...`` in ``values:``. So a code one digit
+    formatted as a number (``values:`` keeps an unquoted ``0901...`` as text). So a code one digit
     short of a valid length is said to have lost its leading zero, whatever its digits (the
     cut code may well start with a real subheading: ``901210000`` with 9012.10).
     """
     if text.isdigit() and text[0] != "0" and len(text) + 1 in _COMMODITY_LENGTHS:
         return (
             f"if the code began with 0 (chapters 01 to 09: {'0' + text!r}), its leading zero "
-            "was lost: a spreadsheet cell holding a number, or an unquoted number in values:, "
-            "drops it. Format the column as text, or quote the value; otherwise a digit is "
+            "was lost: a spreadsheet cell holding a number drops it (format the column as "
+            "text and type the code again), as does a copy from one; otherwise a digit is "
             "missing or one too many"
         )
     return "write the HS/CN code as digits only: 6, 8 or 10 of them, e.g. 73181500"
