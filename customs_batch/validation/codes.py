@@ -107,14 +107,23 @@ def mrn_check_problem(text: str) -> str | None:
 def spaced_problem(text: str, what: str) -> str | None:
     """What is wrong with a reference (``what``: MRN, GRN) written with whitespace around
     it, or None: it would be sent so, and customs know it without."""
-    if text == text.strip():
+    inside = any(char.isspace() for char in text.strip())
+    if text == text.strip() and not inside:
         return None
     where = [
         side
         for side, spaced in (("before", text != text.lstrip()), ("after", text != text.rstrip()))
         if spaced
     ]
-    return f"{what} {text!r} has a space {' and '.join(where)} it, which would be sent with it"
+    # Inside too: an MRN copied from a letter that prints it in groups (24NL R123 ...).
+    said = [f"a space {' and '.join(where)} it"] if where else []
+    said += ["spaces inside it"] if inside else []
+    return f"{what} {text!r} has {' and '.join(said)}, which would be sent with it"
+
+
+def without_spaces(text: str) -> str:
+    """``text`` without any whitespace: the reference a spaced one (``24NL R123 …``) means."""
+    return "".join(text.split())
 
 
 def looks_like_grn(text: str) -> bool:
