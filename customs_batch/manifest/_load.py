@@ -276,7 +276,19 @@ def _read(path: Path, file: str) -> tuple[str, dict[int, LongBlock]] | Finding:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        return _not_text(file, f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})")
+        start = data.rfind(b"\n", 0, error.start) + 1
+        column = len(data[start : error.start].decode("utf-8", "replace")) + 1
+        why = f"it is not UTF-8 (byte 0x{data[error.start]:02x} on line {line})"
+        finding = _not_text(file, why)
+        try:
+            data.decode("cp1252")
+        except UnicodeDecodeError:
+            return dataclasses.replace(finding, location=Location(file, line, column))
+        ansi = (
+            "Manifests are UTF-8 text files; this one looks saved as Windows-1252 (an "
+            "editor's 'ANSI'): save it as UTF-8."
+        )
+        return dataclasses.replace(finding, location=Location(file, line, column), hint=ansi)
     if b"\xc2\x85" in data or b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data:
         return _line_separator(file, text)
     if "\ufeff" in text:  # the one a file starts with is gone: decoded as utf-8-sig

@@ -33,15 +33,11 @@ class CodeRule:
     hint_for: Callable[[str], str] | None = None
 
 
-COUNTRY = CodeRule(
-    "code.country", codes.country_problem, "write an ISO 3166-1 alpha-2 code in capitals, e.g. DE"
-)
+COUNTRY = CodeRule("code.country", codes.country_problem, hint_for=codes.country_hint)
 CURRENCY = CodeRule(
     "code.currency", codes.currency_problem, "write an ISO 4217 code in capitals, e.g. EUR"
 )
-EORI = CodeRule(
-    "code.eori", codes.eori_problem, "write the EORI as issued, e.g. NL123456789 (no spaces)"
-)
+EORI = CodeRule("code.eori", codes.eori_problem, hint_for=codes.eori_hint)
 OFFICE = CodeRule(
     "code.customs-office", codes.office_problem, "write the office reference number, e.g. DE004073"
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -106,14 +107,23 @@ def mrn_check_problem(text: str) -> str | None:
 def spaced_problem(text: str, what: str) -> str | None:
     """What is wrong with a reference (``what``: MRN, GRN) written with whitespace around
     it, or None: it would be sent so, and customs know it without."""
-    if text == text.strip():
+    inside = any(char.isspace() for char in text.strip())
+    if text == text.strip() and not inside:
         return None
     where = [
         side
         for side, spaced in (("before", text != text.lstrip()), ("after", text != text.rstrip()))
         if spaced
     ]
-    return f"{what} {text!r} has a space {' and '.join(where)} it, which would be sent with it"
+    # Inside too: an MRN copied from a letter that prints it in groups (24NL R123 ...).
+    said = [f"a space {' and '.join(where)} it"] if where else []
+    said += ["spaces inside it"] if inside else []
+    return f"{what} {text!r} has {' and '.join(said)}, which would be sent with it"
+
+
+def without_spaces(text: str) -> str:
+    """``text`` without any whitespace: the reference a spaced one (``24NL R123 …``) means."""
+    return "".join(text.split())
 
 
 def looks_like_grn(text: str) -> bool:
@@ -136,6 +146,18 @@ def eori_problem(text: str) -> str | None:
     if text[:2] not in COUNTRIES:
         return f"EORI {text!r}: {text[:2]!r} is not an ISO country code"
     return None
+
+
+_EORI_HINT = "write the EORI as issued, e.g. NL123456789 (no spaces)"
+
+
+def eori_hint(text: str) -> str:
+    """What to write for an EORI that is not one: the EORI meant when it is one written in
+    small letters or with spaces or dashes (as EORIs are printed: ``NL 1234 5678 9``)."""
+    meant = re.sub(r"[\s.-]", "", text).upper()
+    if meant != text and eori_problem(meant) is None:
+        return f"write {meant}: capitals and digits, without spaces, dots or dashes"
+    return _EORI_HINT
 
 
 def office_problem(text: str) -> str | None:
@@ -163,6 +185,34 @@ def country_problem(text: str) -> str | None:
     return f"{text!r} is not an ISO 3166-1 alpha-2 country code"
 
 
+_COUNTRY_HINT = "write an ISO 3166-1 alpha-2 code in capitals, e.g. DE"
+_NOT_ISO = {
+    "UK": "the United Kingdom's ISO code is GB (XI for Northern Ireland): write GB",
+    "EL": "Greece's ISO code is GR (EL is its prefix in EU VAT numbers only): write GR",
+}
+
+
+def country_hint(text: str) -> str:
+    """What to write for a country code that is not one: the code meant where it shows."""
+    written = text.strip().upper()
+    if written in _NOT_ISO:
+        return _NOT_ISO[written]
+    if written in COUNTRIES:
+        return f"write {written}: two capital letters, without spaces"
+    meant = _alpha_3().get(written)
+    if meant is not None:
+        return f"{written} is the three-letter (alpha-3) code: write {meant}"
+    return _COUNTRY_HINT
+
+
+@cache
+def _alpha_3() -> dict[str, str]:
+    """Each country's alpha-3 code to its alpha-2 code (read when a hint needs it)."""
+    import pycountry
+
+    return {entry.alpha_3: entry.alpha_2 for entry in pycountry.countries}
+
+
 def currency_problem(text: str) -> str | None:
     """What is wrong with an ISO 4217 currency code, or None."""
     if text in CURRENCIES:
@@ -184,15 +234,15 @@ def commodity_hint(text: str) -> str:
     """What to write instead of a bad commodity code.
 
     A code of chapters 01 to 09 starts with a zero, which a number loses: a spreadsheet cell
-    formatted as a number, or an unquoted ``0901...`` in ``values:``. So a code one digit
+    formatted as a number (``values:`` keeps an unquoted ``0901...`` as text). So a code one digit
     short of a valid length is said to have lost its leading zero, whatever its digits (the
     cut code may well start with a real subheading: ``901210000`` with 9012.10).
     """
     if text.isdigit() and text[0] != "0" and len(text) + 1 in _COMMODITY_LENGTHS:
         return (
             f"if the code began with 0 (chapters 01 to 09: {'0' + text!r}), its leading zero "
-            "was lost: a spreadsheet cell holding a number, or an unquoted number in values:, "
-            "drops it. Format the column as text, or quote the value; otherwise a digit is "
+            "was lost: a spreadsheet cell holding a number drops it (format the column as "
+            "text and type the code again), as does a copy from one; otherwise a digit is "
             "missing or one too many"
         )
     return "write the HS/CN code as digits only: 6, 8 or 10 of them, e.g. 73181500"

@@ -194,7 +194,7 @@ def _external_mrn(
         return []
     # A cell copied from a customs letter often brings a space along: the MRN within is
     # checked all the same, and the space is an error of its own (it would be sent).
-    number = written.strip()
+    number = codes.without_spaces(written)
     if not codes.looks_like_mrn(number):
         return []
     path = ("customsDeclaration", "declarationNumber")

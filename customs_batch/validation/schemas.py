@@ -219,10 +219,20 @@ def _violations_at(schema: Mapping[str, Any], error: Any, path: JsonPath) -> lis
             too_long = _number_too_long(path, value, description)
             if too_long is not None:
                 return [too_long]
+        if value is None:
+            # `city: ~`, `city: null` or `city:`: once sent as the text "~", "null" or "".
+            message = f"{field} is empty (YAML's null), and it must be of type {wanted}"
+            hint = (
+                f"write {a_or_an(wanted)}, quoted if it is a word YAML reads otherwise "
+                '("null"); to leave the field out, delete its line: ~, null and nothing '
+                "after the colon are no value in YAML"
+            )
+            return [Violation("schema.type", path, message, _hint(hint, description))]
         message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
-        return [
-            Violation("schema.type", path, message, _hint(f"write {a_or_an(wanted)}", description))
-        ]
+        action = f"write {a_or_an(wanted)}"
+        if isinstance(value, str) and ("number" in wanted or "integer" in wanted):
+            action = _number_text_hint(value.strip()) or action
+        return [Violation("schema.type", path, message, _hint(action, description))]
     if keyword == "anyOf":
         return [_integer_or_reference(owner, path, value)]
     if keyword == "pattern":
@@ -329,6 +339,26 @@ def _out_of_bounds(
 def _reference_pattern() -> str:
     """The pattern of a ``${ref:...}`` (the same in every schema)."""
     return str(load_schema("envelope")["$defs"]["reference"]["pattern"])
+
+
+_QUOTED_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_COMMA_DECIMAL = re.compile(r"[-+]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+),[0-9]+")
+_COMMA_THOUSANDS = re.compile(r"[-+]?[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?")
+
+
+def _number_text_hint(text: str) -> str | None:
+    """What to write for a number written as text, as people write one (never quoting it:
+    the field may be sensitive)."""
+    if _QUOTED_NUMBER.fullmatch(text):
+        return "write the number without quotes: quoted, YAML reads it as text"
+    if _COMMA_DECIMAL.fullmatch(text):
+        return (
+            "write the number with a decimal point and no thousands separator, e.g. 1234.5: "
+            "YAML reads a decimal comma (12,5) as text"
+        )
+    if _COMMA_THOUSANDS.fullmatch(text):
+        return "write the number without the commas that group thousands, e.g. 1234.5"
+    return None
 
 
 def _hint(action: str, description: str) -> str:

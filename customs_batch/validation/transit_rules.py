@@ -114,7 +114,7 @@ def _guarantee_numbers(document: Document, severity: Severity | None) -> list[Fi
     findings = []
     pattern = ("DeclarationGuarantees", "*", "guaranteeReferenceNumber")
     for path, written in strings_at(document.spec, pattern):
-        grn = written.strip()  # the GRN within a space copied along with it
+        grn = codes.without_spaces(written)  # the GRN within spaces copied along with it
         # Other guarantee references (a TIR carnet number, a waiver) have no check character.
         if not codes.looks_like_grn(grn):
             continue

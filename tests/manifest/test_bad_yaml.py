@@ -188,3 +188,25 @@ def test_a_byte_order_mark_inside_the_file_is_refused_where_it_is() -> None:
     assert rules(result) == ["yaml.encoding"]
     # the one a file starts with is read as ever
     assert [d.name for d in load_text(first).documents] == ["one"]
+
+
+def test_an_alias_of_an_anchor_in_another_document_says_anchors_stay_in_their_document() -> None:
+    # "found undefined alias", with the hint to fix indentation, a ':' or a quote.
+    text = (
+        f"{ENVELOPE}kind: Movement\nmetadata: {{name: a}}\nspec: &base\n  quantity: 1\n"
+        f"---\n{ENVELOPE}kind: Movement\nmetadata: {{name: b}}\nspec: *base\n"
+    )
+    finding = only(load_text(text), "yaml.anchor")
+    assert finding.message == "the alias *base names no anchor &base above it in this document"
+    assert (finding.location.line, finding.location.column) == (10, 7)
+    assert "'---'" in finding.hint
+
+
+def test_a_manifest_saved_as_windows_1252_is_refused_at_the_line_and_told_so() -> None:
+    # The finding stood at line 1, column 1, whatever line held the byte.
+    text = movement("  partyId: rpty_p1\n") + "# Müller\n"
+    Path("m.yaml").write_bytes(text.encode("cp1252"))
+    finding = only(load_file(Path("m.yaml")), "yaml.encoding")
+    line = text.splitlines().index("# Müller") + 1
+    assert (finding.location.line, finding.location.column) == (line, 4)
+    assert "Windows-1252" in finding.hint

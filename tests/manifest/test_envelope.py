@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from customs_batch.kinds import Address, Kind
 from tests.manifest.helpers import ENVELOPE, load_text, movement, only, rules
 
@@ -133,3 +135,18 @@ def test_annotations_are_read_and_a_list_is_a_finding() -> None:
     finding = only(result, "envelope.annotations")
     assert finding.location.path == ("metadata", "annotations")
     assert result.documents == []
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("dép-1", "'é' is not one of them: letters A-Z and a-z only, without accents"),
+        ("my arrival", "a space is not one of them: write '-' instead"),
+        ("a/b", "'/' is not one of them"),
+    ],
+)
+def test_a_name_with_a_character_no_name_takes_is_told_which(name: str, said: str) -> None:
+    # The hint said a name "holds letters": é is one, to the person who wrote it.
+    text = f'{ENVELOPE}kind: Movement\nmetadata: {{name: "{name}"}}\nspec: {{}}\n'
+    finding = only(load_text(text), "envelope.name")
+    assert finding.hint.endswith(f"; {said}.")

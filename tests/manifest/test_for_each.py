@@ -642,3 +642,33 @@ def test_an_error_in_a_template_a_row_template_includes_is_placed_there(
     assert finding.location.file == str(Path("templates") / "part.j2")
     assert finding.location.line == 2
     assert said in finding.message
+
+
+def test_a_name_cell_with_a_space_after_its_text_is_told_so_at_that_cell() -> None:
+    # The finding stood at the row, with the hint to use letters and digits: which cell, and
+    # that an invisible space was what was wrong, were left to the user to find.
+    manifest = movement_sheet_manifest("data/m.xlsx").replace(
+        '"mov-{{ row.HAWB }}-{{ row_number }}"', '"{{ row.HAWB }}"'
+    )
+    row = ["shp_7Hk2Lm", "hawb_a2 ", *GOOD_ROW[2:]]
+    finding = only(_load([row], manifest=manifest), "row.name")
+    assert finding.message == "'hawb_a2 ' is not a document name"
+    assert (finding.location.column_number, finding.location.column_name) == (2, "HAWB")
+    assert "space" in finding.hint and "end" in finding.hint
+
+
+def test_a_name_with_a_space_before_it_in_a_manifest_is_told_so() -> None:
+    text = movement_sheet_manifest("data/m.xlsx").replace(
+        '"mov-{{ row.HAWB }}-{{ row_number }}"', '" mov-{{ row.HAWB }}"'
+    )
+    finding = only(_load([GOOD_ROW], manifest=text), "row.name")
+    assert "space" in finding.hint and "start" in finding.hint
+
+
+def test_a_sheet_named_but_for_its_case_or_a_trailing_space_is_told_the_tab_s_name() -> None:
+    # The hint listed 'Movements ' among the sheets; that its tab ends in a space (which
+    # Excel does not show) was left to be seen in the quotes.
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW], sheet="Movements ")
+    manifest = movement_sheet_manifest("data/m.xlsx", ", sheet: movements")
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
+    assert finding.hint.startswith("write sheet: 'Movements ', as the tab names it")

@@ -162,3 +162,34 @@ def test_a_row_number_of_thousands_of_digits_is_past_every_row_not_a_crash() -> 
     assert RowRange.parse(f"{many}-3") is None
     assert RowRange.parse("0" * 5000 + "7-9") == RowRange(7, 9)
     assert RowRange.parse("99999999999999999999-") == RowRange(ROW_PAST_EVERY_FILE, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "types"),
+    [
+        ("1,234.50", frozenset({"number"})),
+        ("12,345,678.5", frozenset({"number"})),
+        ("1,000", frozenset({"integer"})),
+    ],
+)
+def test_a_number_with_commas_grouping_thousands_is_told_to_drop_them(
+    text: str, types: frozenset[str]
+) -> None:
+    # '1,234.50' (an English export of a column formatted with a thousands separator) had
+    # the hint "Write the number with a decimal point, e.g. 12.5": it has one.
+    problem = convert(text, types, decimal_comma=False)
+    assert isinstance(problem, CellProblem)
+    assert "group thousands" in problem.hint
+    assert text not in problem.hint  # hints are shown for sensitive fields too
+
+
+@pytest.mark.parametrize("text", ["12,5", "1.234,5", "250,00"])
+def test_a_decimal_comma_where_the_sheet_does_not_say_is_told_to_set_decimal_comma(
+    text: str,
+) -> None:
+    # In a ';'-separated export the hint began "Write the number with a decimal point": the
+    # export was right, the manifest had not said how it writes numbers.
+    problem = convert(text, frozenset({"number"}), decimal_comma=None)
+    assert isinstance(problem, CellProblem)
+    assert problem.hint.startswith("This export writes decimal commas")
+    assert "decimalComma: true" in problem.hint

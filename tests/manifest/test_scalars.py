@@ -49,7 +49,7 @@ def test_other_places_use_the_yaml_1_2_core_schema() -> None:
         ("~", None),
         ("null", None),
         ("", None),
-        ("0150", 150),
+        ("0150", "0150"),  # a code: its zero is kept (YAML 1.2 would read 150)
         ("0o17", 15),
         ("0x1F", 31),
         ("-12", -12),
@@ -159,3 +159,26 @@ def test_a_hex_integer_up_to_the_largest_double_is_a_number_and_past_it_text() -
     assert quantity(hex(2**1024 - 1)) == 2**1024 - 1
     assert quantity(hex(2**1024)) == hex(2**1024)
     assert quantity(hex(10**4300 - 1)) == hex(10**4300 - 1)
+
+
+@pytest.mark.parametrize("written", ["~", "null", "NULL", ""])
+def test_yaml_s_null_in_a_text_field_is_an_error_never_the_text_sent(written: str) -> None:
+    # `city: ~` (or `city:`) was kept as the text "~" (or ""), and sent as the consignee's
+    # city without a word.
+    text = DEPARTURE.replace(
+        "postcode: 0150}", "postcode: 0150}\n  Consignee:\n    city: " + written
+    )
+    spec = load_text(text).documents[0].spec
+    assert spec["Consignee"]["city"] is None  # the schema check says so (test_schemas.py)
+
+
+def test_a_quoted_null_word_in_a_text_field_is_that_text() -> None:
+    text = DEPARTURE.replace("postcode: 0150}", "postcode: 0150}\n  Consignee: {city: 'null'}")
+    assert load_text(text).documents[0].spec["Consignee"]["city"] == "null"
+
+
+def test_a_number_with_a_leading_zero_in_values_is_kept_as_written() -> None:
+    # `values: {zip: 01067}` filled a postcode "{{ values.zip }}" with "1067".
+    text = DEPARTURE.replace("spec:\n", "values: {zip: 01067, n: 7, neg: -0150, o: 0o17}\nspec:\n")
+    values = load_text(text).documents[0].values
+    assert values == {"zip": "01067", "n": 7, "neg": "-0150", "o": 15}

@@ -409,3 +409,76 @@ def test_an_error_in_an_included_template_is_placed_in_that_template(
     assert (finding.location.line, finding.location.column) == (line, column)
     assert said in finding.message
     assert "(template used at m.yaml:" in finding.message
+
+
+def _group(name: str, template: str = "group") -> str:
+    values = f"values: {{name: {name!r}}}\n"
+    return (
+        f"{ENVELOPE}kind: TemplateGroup\nmetadata: {{name: g1}}\ntemplate: {template}\n{values}"
+        "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
+    )
+
+
+def test_a_value_an_expression_prints_is_never_cut_short_by_a_hash_yaml_reads_as_a_comment() -> (
+    None
+):
+    # `name: {{ values.name }}` printing `Acme #1 imports` was read by YAML as `Acme` and a
+    # comment: the group was sent as "Acme", without a word.
+    user_template("group", "# the group's name\nname: {{ values.name }}  # from values\n")
+    finding = only(load_text(_group("Acme #1 imports")), "template.comment-in-value")
+    assert finding.location.file.endswith("group.yaml.j2")
+    assert (finding.location.line, finding.location.column) == (2, 10)
+    assert "'Acme #1 imports'" in finding.message and "'Acme'" in finding.message
+    assert "| tojson" in finding.hint
+
+
+def test_a_hash_inside_a_word_or_a_quoted_value_is_text_and_no_finding() -> None:
+    user_template("group", 'name: {{ values.name }}\ncode: "{{ values.name }}"\n')
+    result = load_text(_group("Acme#1 imports"))
+    assert result.findings == []
+    assert result.documents[0].spec["name"] == "Acme#1 imports"
+    user_template("quoted", "name: {{ values.name | tojson }}\n")
+    result = load_text(_group("Acme #1 imports", "quoted"))
+    assert result.findings == []
+    assert result.documents[0].spec["name"] == "Acme #1 imports"
+
+
+def test_under_for_each_the_row_whose_value_is_cut_short_is_named_and_gives_no_document() -> None:
+    user_template("group", "name: {{ values.name }}\n")
+    write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme #2 imports\n")
+    manifest = (
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\ntemplate: group\n'
+        'values: {name: "{{ row.Name }}"}\n'
+        "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
+    )
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "template.comment-in-value")
+    assert (finding.location.file, finding.location.row) == ("data/g.csv", 3)
+    assert finding.location.path == ("spec", "name")
+    assert "templates/group.yaml.j2, line 1" in finding.message
+    assert [doc.name for doc in result.documents] == ["g-G1"]
+
+
+def test_a_sensitive_value_cut_short_is_not_quoted() -> None:
+    user_template("guarantee", "DeclarationGuarantees:\n  - accessCode: {{ values.code }}\n")
+    result = load_text(departure("template: guarantee\nvalues: {code: 'ab #cd'}\n"))
+    finding = only(result, "template.comment-in-value")
+    assert finding.location.path == ("spec", "DeclarationGuarantees", 0, "accessCode")
+    assert "ab" not in finding.message and finding.sensitive
+
+
+def test_under_for_each_a_template_output_that_is_no_yaml_names_the_first_row_giving_it() -> None:
+    # Reported once for the manifest, at the template line: which of thousands of rows
+    # printed the text YAML could not read was not said.
+    user_template("group", "name: {{ values.name }}\n")
+    write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme: imports\n")
+    manifest = (
+        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\ntemplate: group\n'
+        'values: {name: "{{ row.Name }}"}\n'
+        "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
+    )
+    finding = only(load_file(write(Path("m.yaml"), manifest)), "yaml.syntax")
+    assert finding.message.endswith("(first given by row 3 of data/g.csv)")
+    assert "| tojson" in finding.hint

@@ -66,3 +66,46 @@ def test_references_and_wrong_types_are_not_checked_as_codes() -> None:
     spec = sample(Kind.DEPARTURE_DECLARATION, countryOfDispatch="${ref:TemplateGroup/g.code}")
     spec["departureOffice"] = 4073  # the schema reports the type
     assert check_code_fields(make_document(Kind.DEPARTURE_DECLARATION, spec)) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("UK", "GB"),  # the United Kingdom's everyday code, not ISO's
+        ("EL", "GR"),  # Greece in EU VAT numbers
+        ("nl", "NL"),
+        ("NL ", "NL"),
+        ("NLD", "NL"),  # alpha-3
+        ("deu", "DE"),
+    ],
+)
+def test_a_country_written_as_people_write_it_gets_the_code_meant(value: str, meant: str) -> None:
+    # Every wrong country got "write an ISO 3166-1 alpha-2 code in capitals, e.g. DE": 'UK'
+    # was not told that the United Kingdom is GB.
+    spec = sample(Kind.DEPARTURE_DECLARATION)
+    document = make_document(Kind.DEPARTURE_DECLARATION, _set(spec, ("loadingCountry",), value))
+    (finding,) = check_code_fields(document)
+    assert f"write {meant}" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("nl123456789", "NL123456789"),
+        ("NL 1234 5678 9", "NL123456789"),
+        ("de-123456789", "DE123456789"),
+    ],
+)
+def test_an_eori_in_small_letters_or_with_spaces_gets_the_eori_meant(
+    value: str, meant: str
+) -> None:
+    spec = sample(Kind.DEPARTURE_DECLARATION)
+    document = make_document(Kind.DEPARTURE_DECLARATION, _set(spec, ("Consignor", "eoriNo"), value))
+    (finding,) = check_code_fields(document)
+    assert finding.hint.startswith(f"write {meant}:")
+
+
+def test_an_eori_past_repair_keeps_the_general_hint() -> None:
+    spec = _set(sample(Kind.DEPARTURE_DECLARATION), ("Consignor", "eoriNo"), "12345")
+    (finding,) = check_code_fields(make_document(Kind.DEPARTURE_DECLARATION, spec))
+    assert finding.hint == "write the EORI as issued, e.g. NL123456789 (no spaces)"

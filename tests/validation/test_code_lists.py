@@ -157,18 +157,30 @@ def _departure_manifest(extra: str, commodity: str) -> str:
     return f"{DEPARTURE_HEAD}{extra}{body}"
 
 
-def test_an_unquoted_code_in_values_that_lost_its_zero_is_found_at_the_line() -> None:
-    # 0901.21 (roasted coffee) unquoted is the number 901210000, whose first six digits are
-    # a real subheading (9012.10, microscopes): only its length gives it away.
+def test_an_unquoted_code_in_values_keeps_its_leading_zero() -> None:
+    # 0901.21 (roasted coffee) unquoted in values: was the number 901210000, whose first six
+    # digits are a real subheading (9012.10, microscopes); a postcode 01067 became 1067
+    # without a word. A whole number written with a leading zero in values is a code: its
+    # text, as a spreadsheet cell 0150 is.
     manifest = _departure_manifest(
         "metadata: {name: dep-coffee}\nvalues:\n  hs: 0901210000\n", '"{{ values.hs }}"'
+    )
+    Path("m.yaml").write_text(manifest, encoding="utf-8")
+    result = validate_paths(["m.yaml"])
+    assert [f.rule for f in result.findings if f.severity is Severity.ERROR] == []
+
+
+def test_a_code_cut_short_in_values_is_found_at_the_line() -> None:
+    # Written without its zero (copied from a sheet that lost it): the length tells.
+    manifest = _departure_manifest(
+        "metadata: {name: dep-coffee}\nvalues:\n  hs: 901210000\n", '"{{ values.hs }}"'
     )
     Path("m.yaml").write_text(manifest, encoding="utf-8")
     result = validate_paths(["m.yaml"])
     (finding,) = result.findings
     assert finding.rule == "code.commodity"
     assert finding.message.startswith("'901210000' is not a commodity code")
-    assert "'0901210000'" in finding.hint and "unquoted number in values:" in finding.hint
+    assert "'0901210000'" in finding.hint
     assert finding.location.file == "m.yaml"
     line = manifest.splitlines().index("  - description: Bolts") + 2
     assert finding.location.line == line

@@ -130,3 +130,21 @@ def test_messages_name_the_action_and_hints_the_way_out() -> None:
 def test_a_weight_the_schema_refuses_as_not_finite_gets_no_movement_rule(weight: float) -> None:
     # quantity 0 with grossWeightKg .nan was also movement.weight-without-packages.
     assert _findings(quantity=0, grossWeightKg=weight) == []
+
+
+@pytest.mark.parametrize(
+    "spaced", ["24NLR 1234567890120", "24NL R123 4567 8901 20", " 24NL R1234567890120"]
+)
+def test_an_mrn_with_spaces_inside_it_is_an_error_and_checked_without_them(spaced: str) -> None:
+    # An MRN copied as a letter prints it, in groups, was no MRN to the check and went out
+    # with its spaces.
+    changes: dict[str, Any] = {"customsDeclaration": {**EXTERNAL, "declarationNumber": spaced}}
+    document = make_document(Kind.MOVEMENT, sample(Kind.MOVEMENT, **changes))
+    (finding,) = check_rules(document, check_digits=Severity.ERROR)
+    assert finding.rule == "mrn.format"
+    assert "spaces inside it, which would be sent with it" in finding.message
+    wrong = spaced.replace("20", "21")
+    changes = {"customsDeclaration": {**EXTERNAL, "declarationNumber": wrong}}
+    document = make_document(Kind.MOVEMENT, sample(Kind.MOVEMENT, **changes))
+    rules = sorted(f.rule for f in check_rules(document, check_digits=Severity.ERROR))
+    assert rules == ["mrn.check-digit", "mrn.format"]

@@ -346,3 +346,33 @@ def test_a_whole_number_beyond_any_float_is_not_finite_once(
 def test_the_largest_whole_number_a_double_holds_is_still_read() -> None:
     assert resolve_plain(str(2**1024 - 1)) == 2**1024 - 1
     assert resolve_plain(str(2**1024)) == str(2**1024)
+
+
+def test_a_null_in_a_field_says_it_is_empty_and_how_to_leave_it_out() -> None:
+    # YAML's null (`hawbId: ~`, `hawbId:`) read "hawbId must be of type string, got null
+    # None": neither what was wrong nor that deleting the line leaves the field out.
+    spec = {**SAMPLES[Kind.MOVEMENT], "hawbId": None}
+    violations = spec_schema(Kind.MOVEMENT).violations(spec)
+    assert [(v.rule, v.path) for v in violations] == [("schema.type", ("hawbId",))]
+    assert violations[0].message == "hawbId is empty (YAML's null), and it must be of type string"
+    assert "delete its line" in violations[0].hint
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("60.5", "without quotes"),
+        ("60", "without quotes"),
+        ("60,5", "decimal point"),
+        ("1.234,5", "decimal point"),
+        ("1,234.5", "commas that group thousands"),
+    ],
+)
+def test_a_number_written_as_text_is_told_how_to_write_it(written: str, said: str) -> None:
+    # `grossWeightKg: "60.5"` or `grossWeightKg: 60,5` had the hint "write a number": the
+    # person had, as they saw it.
+    spec = {**SAMPLES[Kind.MOVEMENT], "grossWeightKg": written}
+    (violation,) = spec_schema(Kind.MOVEMENT).violations(spec)
+    assert violation.rule == "schema.type"
+    assert said in violation.hint
+    assert written not in violation.hint

@@ -153,3 +153,15 @@ def test_party_update_needs_a_party() -> None:
     assert found == [("party-update.no-party", Severity.ERROR, line_of(document, "spec"))]
     assert _findings(Kind.TRANSIT_PARTY_UPDATE)[0] == []
     assert _findings(Kind.TRANSIT_PARTY_UPDATE, Principal=None, Consignee={"name": "B"})[0] == []
+
+
+def test_a_grn_with_spaces_inside_it_is_an_error_and_checked_without_them() -> None:
+    spaced: dict[str, Any] = {
+        "DeclarationGuarantees": [
+            {**GUARANTEE, "guaranteeReferenceNumber": "20DE 0000 0000 0000 5"}
+        ]
+    }
+    assert sorted(f[:2] for f in _findings(**spaced)[0]) == [
+        ("grn.check-digit", Severity.ERROR),
+        ("grn.format", Severity.ERROR),
+    ]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NAME - 1}}}")
 _NAME_CHARACTERS = re.compile(NAME_PATTERN)
+_NAME_CHARACTER = re.compile(r"[A-Za-z0-9._-]")
 
 
 def name_problem(name: Any, rules: str) -> tuple[str, str] | None:
@@ -42,6 +43,26 @@ def name_problem(name: Any, rules: str) -> tuple[str, str] | None:
             f"Shorten the name to {MAX_NAME} characters at most (metadata.name, or the cells "
             "it is made from).",
         )
+    if isinstance(name, str) and name != name.strip() and _NAME.fullmatch(name.strip()):
+        # A cell's or a quoted value's space, invisible in the sheet and the editor.
+        ends = [e for e, s in (("start", name.lstrip()), ("end", name.rstrip())) if s != name]
+        return (
+            f"{name!r} is not a document name",
+            f"Remove the space at its {' and '.join(ends)} (in metadata.name, or the cell it "
+            "is taken from): a name holds no spaces.",
+        )
+    wrong = None
+    if isinstance(name, str):
+        wrong = next((c for c in name if not _NAME_CHARACTER.fullmatch(c)), None)
+    if wrong is not None:
+        # "holds letters" told a name 'dép-1' nothing: é is a letter, to its writer.
+        if wrong.isspace():
+            said = "a space is not one of them: write '-' instead"
+        elif wrong.isalpha():
+            said = f"{wrong!r} is not one of them: letters A-Z and a-z only, without accents"
+        else:
+            said = f"{wrong!r} is not one of them"
+        return f"{name!r} is not a document name", f"{rules.rstrip('.')}; {said}."
     return f"{name!r} is not a document name", rules
 
 

@@ -93,6 +93,10 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> 
     if decimal_comma is None:
         if ("number" in types or "integer" in types) and GROUPED.fullmatch(stripped):
             return CellProblem(quoted_head(text), AMBIGUOUS_SAID, AMBIGUOUS_HINT)
+        if "number" in types and "," in stripped and _COMMA_NUMBER.fullmatch(stripped):
+            # 12,5 or 1.234,5 in a ';'-separated export: the export is right, the manifest
+            # has not said how it writes numbers.
+            return CellProblem(quoted_head(text), "is not a number", _SAY_DECIMAL_COMMA)
         decimal_comma = False
     if "integer" in types and _INTEGER.fullmatch(stripped):
         whole = integer(stripped)
@@ -119,6 +123,8 @@ def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> 
             return grouped
     if "integer" in types:
         hint = _OTHER_DIGITS + "12" if _other_digits(stripped) else "Write digits only, e.g. 12"
+        if _COMMA_GROUPED.fullmatch(stripped) and "." not in stripped:
+            hint = "Write the number without the commas that group thousands, e.g. 1000"
         if REFERENCE in types:
             hint += ", or a reference to another document's outcome: ${ref:Kind/name.field}"
         return CellProblem(quoted_head(text), "is not a whole number", hint + ".")
@@ -149,7 +155,21 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
         hint = _OTHER_DIGITS + "12.5"
     if re.fullmatch(r"[-+]?[0-9.]*,[0-9]+", text):
         hint += ", or set 'decimalComma: true' in forEach when the export writes 12,5"
+    if _COMMA_GROUPED.fullmatch(text) and "." in text:
+        # 1,234.50: an English export of a column formatted with a thousands separator
+        hint = (
+            "The commas group thousands: write the number without them, e.g. 1234.5 (format "
+            "the column without a thousands separator before exporting)"
+        )
     return CellProblem(quoted_head(text), "is not a number", hint + ".")
+
+
+_SAY_DECIMAL_COMMA = (
+    "This export writes decimal commas, as a decimal-comma locale does: set "
+    "'decimalComma: true' in forEach to read 12,5 and 1.234,5 as numbers."
+)
+_COMMA_GROUPED = re.compile(r"[-+]?[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?")
+"""A number whose commas group thousands: ``1,234.50``, ``1,000``."""
 
 
 def _plain_number(text: str) -> JSON | CellProblem:

@@ -73,7 +73,11 @@ from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
 from customs_batch.manifest.rows.positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
 from customs_batch.manifest.templates import _render
-from customs_batch.manifest.templates._output import TemplateOutput, parse_output
+from customs_batch.manifest.templates._output import (
+    COMMENT_IN_VALUE,
+    TemplateOutput,
+    parse_output,
+)
 from customs_batch.manifest.templates._values_trace import CellTrace, template_text
 from customs_batch.manifest.templates.catalog import shadow_warning
 from customs_batch.manifest.yaml._schema_view import spec_view
@@ -451,7 +455,9 @@ class _Expander:
         rules = "A name starts with a letter or digit and holds letters, digits, '.', '_', '-'."
         name_wrong = name_problem(name, rules)
         if name_wrong is not None:
-            yield self._finding("row.name", name_wrong[0], state.row, (), name_wrong[1])
+            header = self.name_slot.header  # the name is one cell's value: point at it
+            at = state.row if header is None else self._column(header, state)
+            yield self._finding("row.name", name_wrong[0], at, (), name_wrong[1])
             return
         first = self.names.setdefault(name, row.number)
         if first != row.number:
@@ -605,12 +611,30 @@ class _Expander:
                 )
             return None
         output = parse_output(result, self.envelope.kind)
+        cut_short = False
         for finding in output.findings:
+            if finding.rule == COMMENT_IN_VALUE:
+                # What this row's values printed: at the row, so that it can be found.
+                place = f"in the template {finding.location.file}, line {finding.location.line}"
+                row_at = state.row.location(finding.location.path)
+                state.fail(
+                    dataclasses.replace(
+                        finding, message=f"{place}: {finding.message}", location=row_at
+                    )
+                )
+                cut_short = True
+                continue
             key = ("output", finding.rule, finding.message, str(finding.location.line))
             if key not in self.reported:
                 self.reported.add(key)
-                self.walk.findings.append(finding)
-        return None if output.failed else output
+                # Reported once for the manifest; the output is a row's, which may be the
+                # only one to give it (a cell printed unquoted): name the row.
+                row = state.row.location(())
+                first = f" (first given by row {row.row} of {row.file})"
+                self.walk.findings.append(
+                    dataclasses.replace(finding, message=finding.message + first)
+                )
+        return None if output.failed or cut_short else output
 
     def _spec_value(self, slot: Slot, context: dict[str, Any], state: _RowState) -> Any:
         if self.missing and slot.path in self.missing:

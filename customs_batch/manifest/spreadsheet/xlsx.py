@@ -96,6 +96,18 @@ def _read(
         workbook.close()
 
 
+def _sheet_hint(asked: str | None, names: list[str]) -> str:
+    """The sheets there are, and the one meant when it differs only in case or in spaces
+    around it (a tab's trailing space does not show in Excel)."""
+    listed = f"the sheets are: {', '.join(map(repr, names))}"
+    if asked is None:
+        return listed
+    meant = [name for name in names if name.strip().casefold() == asked.strip().casefold()]
+    if len(meant) != 1:
+        return listed
+    return f"write sheet: {meant[0]!r}, as the tab names it (quoted, with its spaces); {listed}"
+
+
 def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) -> Iterator[Row]:
     names = list(workbook.sheet_names)
     if not names:
@@ -115,7 +127,7 @@ def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) 
         raise SheetError(
             f"{file} has no sheet {sheet_name!r}",
             file=file,
-            hint=f"the sheets are: {', '.join(map(repr, names))}",
+            hint=_sheet_hint(sheet_name, names),
         )
     if errors is not None and errors.unplaced is not None:
         raise SheetError(

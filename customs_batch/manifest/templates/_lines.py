@@ -114,6 +114,26 @@ class Places:
             return None
         return found[1] - 1, found[2]
 
+    def printed(self) -> Iterator[Printed]:
+        """Where each expression of the template printed its output, one line at a time:
+        the output's 0-based line, the start and end columns there (the end is where the
+        next piece of output starts, of any template, or the line's end), and the
+        expression's 0-based template line and column (-1: not known)."""
+        if not self._marked:
+            return
+        clean = _MARK.sub("", self._marked)
+        lines = clean.split("\n")
+        marks = _all_marks(self._marked)
+        for index, (line, column, name, template_line, template_column, expression) in enumerate(
+            marks
+        ):
+            if not expression or name != self._name:
+                continue
+            following = marks[index + 1] if index + 1 < len(marks) else None
+            same_line = following is not None and following[0] == line
+            end = following[1] if same_line and following is not None else len(lines[line])
+            yield Printed(line, column, end, template_line - 1, template_column)
+
     def _carried(self, row: int, column: int) -> tuple[int, int]:
         pieces = self.pieces
         for earlier in range(row - 1, -1, -1):
@@ -319,6 +339,42 @@ def mark_chars(text: str) -> int:
     if _OPEN not in text:
         return 0
     return sum(match.end() - match.start() for match in _MARK.finditer(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Printed:
+    """What one expression printed on one output line (see :meth:`Places.printed`)."""
+
+    line: int
+    start: int
+    end: int
+    template_line: int
+    template_column: int
+
+
+def _all_marks(text: str) -> list[tuple[int, int, str, int, int, bool]]:
+    """Every mark of ``text``, of any template: its 0-based line and column in the text
+    without marks, the template's name, line (1-based) and column, and whether it stands
+    before an expression's output."""
+    found = []
+    line = 0
+    line_start = 0
+    clean_length = 0
+    previous = 0
+    for match in _MARK.finditer(text):
+        start = match.start()
+        breaks = text.count("\n", previous, start)
+        if breaks:
+            line += breaks
+            line_start = clean_length + text.rfind("\n", previous, start) + 1 - previous
+        clean_length += start - previous
+        previous = match.end()
+        name, template_line, template_column, expression = match.group(1, 2, 3, 4)
+        column = clean_length - line_start
+        found.append(
+            (line, column, name, int(template_line), int(template_column), bool(expression))
+        )
+    return found
 
 
 def _pieces(text: str, name: str) -> tuple[tuple[Piece, ...], ...]:

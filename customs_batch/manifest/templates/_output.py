@@ -9,7 +9,16 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from customs_batch.findings import Finding, JsonPath, Location, Severity
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from customs_batch.findings import (
+    NOT_SHOWN,
+    Finding,
+    JsonPath,
+    Location,
+    Severity,
+    at_sensitive_value,
+)
 from customs_batch.kinds import Kind
 from customs_batch.manifest.templates._lines import Places
 from customs_batch.manifest.templates._render import Rendered
@@ -60,7 +69,81 @@ def _parse(file: str, text: str, kind: Kind, places: Places) -> TemplateOutput:
         replace(f, location=_moved(f.location, places)) if f.location.file == file else f
         for f in output.findings
     )
+    if not output.failed and "#" in text:
+        findings += tuple(_comments_in_values(file, text, places, output.marks))
     return replace(output, marks=marks, findings=findings)
+
+
+COMMENT_IN_VALUE = "template.comment-in-value"
+
+
+def _comments_in_values(file: str, text: str, places: Places, marks: Marks) -> Iterator[Finding]:
+    """A finding for each expression whose unquoted output YAML cut short at a `` #``,
+    reading the rest as a comment (``name: {{ values.name }}`` printing ``Acme #1``
+    gave the name ``Acme``, without a word). At the field's path; the text is quoted
+    unless the field is sensitive (a guarantee's access code)."""
+    lines = text.split("\n")
+    hashes = [
+        (printed, column)
+        for printed in places.printed()
+        for column in range(printed.start, printed.end)
+        if lines[printed.line][column] == "#"
+        and (column == 0 or lines[printed.line][column - 1] in " \t")
+    ]
+    if not hashes:
+        return
+    nodes, problem = compose_all(text)
+    if problem is not None:
+        return
+    scalars = [node for root in nodes for node in _scalars(root)]
+    paths = {(mark.line, mark.column): path for path, mark in marks.items()}
+    reported: set[tuple[int, int]] = set()
+    for printed, column in hashes:
+        if any(_holds(node, printed.line, column) for node in scalars):
+            continue  # inside a quoted value or a block scalar: text
+        if (printed.line, printed.start) in reported:
+            continue
+        reported.add((printed.line, printed.start))
+        value = next((n for n in scalars if _holds(n, printed.line, printed.start)), None)
+        start = (value.start_mark.line, value.start_mark.column) if value else None
+        path = paths.get(start, ("template",)) if start else ("template",)
+        where = Location(file, printed.template_line + 1, printed.template_column + 1, path)
+        if at_sensitive_value(path):
+            message = (
+                "the expression printed its text unquoted, and YAML reads a ' #' in it as the "
+                f"start of a comment: the value would be cut short there; {NOT_SHOWN}"
+            )
+        else:
+            shown = lines[printed.line][printed.start : printed.end].strip()
+            kept = "" if value is None else value.value
+            message = (
+                f"the expression printed {shown!r} unquoted, and YAML reads the ' #' in it as "
+                f"the start of a comment: the value would be {kept!r}, the rest of the text "
+                "left out"
+            )
+        hint = (
+            "Quote what the expression prints, `{{ values.x | tojson }}`, so that the value is "
+            "the text as written."
+        )
+        sensitive = at_sensitive_value(path)
+        yield Finding(COMMENT_IN_VALUE, Severity.ERROR, message, where, hint, sensitive=sensitive)
+
+
+def _scalars(node: Node) -> Iterator[ScalarNode]:
+    if isinstance(node, ScalarNode):
+        yield node
+    elif isinstance(node, MappingNode):
+        for key, value in node.value:
+            yield from _scalars(key)
+            yield from _scalars(value)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            yield from _scalars(item)
+
+
+def _holds(node: ScalarNode, line: int, column: int) -> bool:
+    start, end = node.start_mark, node.end_mark
+    return (start.line, start.column) <= (line, column) < (end.line, end.column)
 
 
 def _moved(location: Location, places: Places) -> Location:
@@ -106,13 +189,21 @@ class _Mark:
     column: int
 
 
+_UNQUOTED_HINT = (
+    "Fix the template. A value an expression prints unquoted is read as YAML: text holding "
+    "': ' or starting with a quote, '&', '*', '[' or '{' breaks the line; print it with "
+    "`{{ values.x | tojson }}`."
+)
+
+
 def _parse_text(file: str, text: str, kind: Kind) -> TemplateOutput:
     nodes, problem = compose_all(text)
     if problem is not None:
         where = Location(file, problem.line, problem.column, ("template",))
         wrong = "" if problem.rule == "yaml.too-large" else " is not valid YAML"
         message = f"the template's output{wrong}: {problem.message}"
-        finding = Finding(problem.rule, Severity.ERROR, message, where, "Fix the template.")
+        hint = "Fix the template." if problem.rule == "yaml.too-large" else _UNQUOTED_HINT
+        finding = Finding(problem.rule, Severity.ERROR, message, where, hint)
         return TemplateOutput(file, {}, {}, (), (finding,), True)
     nodes = [n for n in nodes if not (n.__class__ is ScalarNode and n.tag == PLAIN and not n.value)]
     if not nodes:

@@ -438,6 +438,8 @@ def _problem(error: yaml.YAMLError, text: str) -> YamlProblem:
             message = f"an anchor is defined twice (first at line {error.context_mark.line + 1})"
             hint = "Give every anchor (&name) a different name."
             return YamlProblem("yaml.anchor", message, hint, line, column)
+        if (error.problem or "").startswith("found undefined alias") and mark is not None:
+            return _undefined_alias(text, mark.index, line, column)
     elif isinstance(error, yaml.reader.ReaderError):
         code = error.character if isinstance(error.character, int) else ord(error.character)
         message = f"character U+{code:04X} is not allowed in YAML ({error.reason})"
@@ -449,6 +451,23 @@ def _problem(error: yaml.YAMLError, text: str) -> YamlProblem:
     if isinstance(error, yaml.MarkedYAMLError):
         return _with_opening(error, problem)
     return problem
+
+
+def _undefined_alias(text: str, index: int, line: int, column: int) -> YamlProblem:
+    """An alias (``*defaults``) of no anchor: most often one defined in another document of
+    the file, which YAML does not carry across ``---``."""
+    found = _ALIAS.match(text, index)
+    name = found.group(1) if found else ""
+    message = f"the alias *{name} names no anchor &{name} above it in this document"
+    hint = (
+        f"Define &{name} above it in the same document (an anchor is not known across "
+        "'---'), or write the values out; shared defaults of several documents go in a "
+        "template (template: NAME)."
+    )
+    return YamlProblem("yaml.anchor", message, hint, line, column)
+
+
+_ALIAS = re.compile(r"\*([^\s,\[\]{}]+)")
 
 
 def _with_opening(error: yaml.MarkedYAMLError, problem: YamlProblem) -> YamlProblem:

@@ -15,7 +15,8 @@ import sys
 ScalarValue = str | int | float | bool | None
 
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+"""The plain scalars that are YAML's null (an empty value too)."""
 _INT = re.compile(r"[-+]?[0-9]+")
 _OCT = re.compile(r"0o[0-7]+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
@@ -69,7 +70,7 @@ def resolve_plain(text: str) -> ScalarValue:
         return text
     if text in _BOOLS:
         return _BOOLS[text]
-    if text in _NULLS:
+    if text in NULLS:
         return None
     # A number too long to print stays the text it is, and the schema reports its type.
     if _INT.fullmatch(text):

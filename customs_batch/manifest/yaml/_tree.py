@@ -8,6 +8,7 @@ the way so nothing has to walk the values a second time.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -18,6 +19,7 @@ from customs_batch.line_bound import hint
 from customs_batch.manifest.document import JSON
 from customs_batch.manifest.yaml._compose import MAP, PLAIN, SEQ, STR
 from customs_batch.manifest.yaml._long_blocks import LongBlock
+from customs_batch.manifest.yaml._scalars import NULLS as _NULLS
 from customs_batch.manifest.yaml._scalars import resolve_plain, resolve_tagged
 from customs_batch.manifest.yaml._schema_view import SchemaView
 from customs_batch.userfiles import megabytes
@@ -25,6 +27,8 @@ from customs_batch.userfiles import megabytes
 MAX_DEPTH = 200
 MAX_ALIAS_EXPANSIONS = 10_000
 _CORE_TAG_PREFIX = "tag:yaml.org,2002:"
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")
+"""A whole number written with a leading zero: a code, as a spreadsheet cell's ``0150``."""
 
 
 _SCALAR_TAGS = frozenset({"str", "int", "float", "bool", "null"})
@@ -138,7 +142,15 @@ class Walk:
             self._emptied(self._long.pop(node.start_mark.line), node, path)
         value: JSON
         if tag == PLAIN:
-            value = text if view is not None and view.string_only else resolve_plain(text)
+            string_only = view is not None and view.string_only
+            if string_only and text not in _NULLS:
+                value = text
+            elif text[:1] in "0+-" and path[:1] == ("values",) and _LEADING_ZERO.fullmatch(text):
+                # A code in values (a postcode 01067, a reference 0012): no schema says it is
+                # a number, and read as one it lost its zero on the way into a text field.
+                value = text
+            else:
+                value = resolve_plain(text)
         elif tag == STR:
             value = text
         else:
