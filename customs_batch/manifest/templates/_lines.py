@@ -123,7 +123,7 @@ class Places:
             return
         clean = _MARK.sub("", self._marked)
         lines = clean.split("\n")
-        marks = _all_marks(self._marked)
+        marks = list(_all_marks(self._marked))
         for index, (line, column, name, template_line, template_column, expression) in enumerate(
             marks
         ):
@@ -352,34 +352,10 @@ class Printed:
     template_column: int
 
 
-def _all_marks(text: str) -> list[tuple[int, int, str, int, int, bool]]:
+def _all_marks(text: str) -> Iterator[tuple[int, int, str, int, int, bool]]:
     """Every mark of ``text``, of any template: its 0-based line and column in the text
     without marks, the template's name, line (1-based) and column, and whether it stands
     before an expression's output."""
-    found = []
-    line = 0
-    line_start = 0
-    clean_length = 0
-    previous = 0
-    for match in _MARK.finditer(text):
-        start = match.start()
-        breaks = text.count("\n", previous, start)
-        if breaks:
-            line += breaks
-            line_start = clean_length + text.rfind("\n", previous, start) + 1 - previous
-        clean_length += start - previous
-        previous = match.end()
-        name, template_line, template_column, expression = match.group(1, 2, 3, 4)
-        column = clean_length - line_start
-        found.append(
-            (line, column, name, int(template_line), int(template_column), bool(expression))
-        )
-    return found
-
-
-def _pieces(text: str, name: str) -> tuple[tuple[Piece, ...], ...]:
-    """Per line of the output without marks, where its pieces start."""
-    found: dict[int, list[Piece]] = {}
     line = 0
     line_start = 0  # where the current output line starts, in the text without marks
     clean_length = 0
@@ -392,9 +368,15 @@ def _pieces(text: str, name: str) -> tuple[tuple[Piece, ...], ...]:
             line_start = clean_length + text.rfind("\n", previous, start) + 1 - previous
         clean_length += start - previous
         previous = match.end()
-        mark_name, template_line, template_column, expression = match.group(1, 2, 3, 4)
+        name, template_line, template_column, expression = match.group(1, 2, 3, 4)
+        column = clean_length - line_start
+        yield line, column, name, int(template_line), int(template_column), bool(expression)
+
+
+def _pieces(text: str, name: str) -> tuple[tuple[Piece, ...], ...]:
+    """Per line of the output without marks, where its pieces start."""
+    found: dict[int, list[Piece]] = {}
+    for line, column, mark_name, template_line, template_column, expression in _all_marks(text):
         if mark_name == name:
-            column = clean_length - line_start
-            piece = (column, int(template_line), int(template_column), bool(expression))
-            found.setdefault(line, []).append(piece)
+            found.setdefault(line, []).append((column, template_line, template_column, expression))
     return tuple(tuple(found.get(index, ())) for index in range(text.count("\n") + 1))
