@@ -310,14 +310,23 @@ def test_a_seed_with_a_line_over_the_line_bound_is_refused_before_yaml_reads_it(
     assert "CUSTOMS_BATCH_MAX_LINE_MB=2" in str(caught.value.hint)
 
 
-def test_seeds_and_settings_are_parsed_by_libyaml_where_pyyaml_has_it() -> None:
+def test_a_seed_is_parsed_by_libyaml_where_pyyaml_has_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """PyYAML's own scanner takes about a second a megabyte: a seed of 100 MB of line
     breaks (no long line) was read for minutes. libyaml, which reads manifests, reads it in
-    a hundredth of that."""
+    a hundredth of that. Every pass over the seed (its depth, its values, its records) is
+    libyaml's: PyYAML's own parser is made to fail here."""
     import yaml
-
-    from customs_batch.yaml_bounds import SAFE_LOADER
+    from yaml.parser import Parser
 
     if not yaml.__with_libyaml__:
         pytest.skip("PyYAML built without libyaml")
-    assert SAFE_LOADER.__name__ == "CSafeLoader"
+
+    def refused(*_: object, **__: object) -> None:
+        raise AssertionError("the seed was read by PyYAML's own parser")
+
+    monkeypatch.setattr(Parser, "__init__", refused)
+    seed = tmp_path / "seed.yaml"
+    seed.write_text("apiKeys: [{key: my-key, companyId: 9}]\n")
+    assert [key.key for key in load_seed(seed).api_keys] == ["my-key"]
