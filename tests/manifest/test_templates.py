@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from customs_batch.manifest import load_file
+from customs_batch.manifest import LoadResult, load_file
 from customs_batch.manifest.jinja import _engine
 from customs_batch.manifest.templates import _render
 from tests.manifest.helpers import ENVELOPE, load_text, only, rules, write
@@ -443,16 +443,22 @@ def test_a_hash_inside_a_word_or_a_quoted_value_is_text_and_no_finding() -> None
     assert result.documents[0].spec["name"] == "Acme #1 imports"
 
 
-def test_under_for_each_the_row_whose_value_is_cut_short_is_named_and_gives_no_document() -> None:
-    user_template("group", "name: {{ values.name }}\n")
-    write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme #2 imports\n")
+def _groups_over_sheet() -> LoadResult:
+    """A template group per row of data/g.csv (Code, Name), its name printed by the
+    template ``group`` from ``values.name``."""
     manifest = (
         f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
         'metadata: {name: "g-{{ row.Code }}"}\ntemplate: group\n'
         'values: {name: "{{ row.Name }}"}\n'
         "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
     )
-    result = load_file(write(Path("m.yaml"), manifest))
+    return load_file(write(Path("m.yaml"), manifest))
+
+
+def test_under_for_each_the_row_whose_value_is_cut_short_is_named_and_gives_no_document() -> None:
+    user_template("group", "name: {{ values.name }}\n")
+    write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme #2 imports\n")
+    result = _groups_over_sheet()
     finding = only(result, "template.comment-in-value")
     assert (finding.location.file, finding.location.row) == ("data/g.csv", 3)
     assert finding.location.path == ("spec", "name")
@@ -473,12 +479,6 @@ def test_under_for_each_a_template_output_that_is_no_yaml_names_the_first_row_gi
     # printed the text YAML could not read was not said.
     user_template("group", "name: {{ values.name }}\n")
     write(Path("data/g.csv"), "Code,Name\nG1,Acme imports\nG2,Acme: imports\n")
-    manifest = (
-        f"{ENVELOPE}kind: TemplateGroup\nforEach: {{file: data/g.csv}}\n"
-        'metadata: {name: "g-{{ row.Code }}"}\ntemplate: group\n'
-        'values: {name: "{{ row.Name }}"}\n'
-        "spec: {code: G-1, companyId: 1, DeclarationTemplates: [{procedureType: H1}]}\n"
-    )
-    finding = only(load_file(write(Path("m.yaml"), manifest)), "yaml.syntax")
+    finding = only(_groups_over_sheet(), "yaml.syntax")
     assert finding.message.endswith("(first given by row 3 of data/g.csv)")
     assert "| tojson" in finding.hint
