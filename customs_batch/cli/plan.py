@@ -115,8 +115,8 @@ def plan(
       customs-batch plan manifests/ --format markdown -o plan.md
       customs-batch plan manifests/ --format html -o plan.html
       customs-batch plan manifests/ --format dot -o plan.dot
-      customs-batch plan -l lane=ham-rtm --target Movement/mov-0001
-      customs-batch plan -l 'lane in (ham-rtm,rtm-ham),team!=road' --exclude Movement/mov-7
+      customs-batch plan -l lane=rtm-ham --target TransitPartyUpdate/dep-rtm-ham-0001-consignee
+      customs-batch plan -l 'lane in (rtm-ham,rtm-ant),team!=road' --exclude DepartureDeclaration/dep-rtm-ant-0002
     """
     if output is not None and out is not None and _same_file(output, out):
         raise UsageError(

@@ -72,7 +72,7 @@ def render(
       customs-batch render
       customs-batch render manifests/
       customs-batch render manifests/departures.yaml --format json
-      customs-batch render manifests/movements-sheet.yaml --rows 10-20
+      customs-batch render manifests/movements-sheet.yaml --rows 3-4
     """
     rendered = render_documents(RenderOptions(paths, rows, show_sensitive))
     if rendered.validation.findings:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -131,3 +132,41 @@ def test_rendered_examples_validate_clean_again(tmp_path: Path) -> None:
     code, report = _json_report(str(rendered))
     assert report["findings"] == []
     assert code == 0
+
+
+def _help_examples(command: str) -> list[str]:
+    """The example lines of ``customs-batch COMMAND --help`` that run against a project's
+    own manifests alone: no other environment, no shell (``&&``, ``>``, ``|``)."""
+    code, out, err = _cli(command, "--help")
+    assert code == 0, err
+    lines = out.split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines()
+    return [
+        line.strip()
+        for line in lines
+        if line.strip() and not any(part in line for part in ("--env", "&&", ">", "|"))
+    ]
+
+
+HELP_EXAMPLES = [
+    line
+    for command in ("validate", "render", "plan", "results")
+    for line in _help_examples(command)
+]
+
+
+@pytest.mark.parametrize(
+    "line", HELP_EXAMPLES, ids=lambda line: line.removeprefix("customs-batch ")
+)
+def test_each_help_example_runs_in_the_example_project(
+    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An example of --help names the documents, lanes and rows of examples/, so that a
+    # newcomer who copies it there sees what it does, not a usage error (a --target of no
+    # document, a --rows range of no data row were exit 64 and exit 1).
+    project = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, project)
+    monkeypatch.chdir(project)
+    argv = shlex.split(line)
+    assert argv[0] == "customs-batch"
+    code, out, err = _cli(*argv[1:])
+    assert code == (2 if "--detailed-exitcode" in argv else 0), out + err
