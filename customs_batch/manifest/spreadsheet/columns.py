@@ -3,7 +3,10 @@
 A nested object's fields become ``Consignor.name``; a list of objects becomes one element
 (``DeclarationItems.description``: one item per row); a list of scalars and a reference-only
 field stay one column. A column is required when the field is required and every object
-above it is required too.
+above it is required too. A required object that requires none of its own fields (a party,
+the goods location's address, the one item and guarantee of a row) needs one of them all
+the same, or the row has no such object at all: each of its columns is then ``one of`` that
+object's columns, which the sheet's first row says (``one of Consignor.*``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,16 @@ class Column:
     type: str
     """The JSON type of the field: string, integer, number or boolean."""
     description: str
+    one_of: str | None = None
+    """The header of the required object of which at least one column must be filled
+    (``Consignor``), when the column is not required itself; else None."""
+
+    @property
+    def note(self) -> str:
+        """What the sheet's first row says above the column."""
+        if self.required:
+            return "required"
+        return f"one of {self.one_of}.*" if self.one_of else "optional"
 
 
 def kind_columns(kind: Kind) -> list[Column]:
@@ -41,30 +54,41 @@ def _walk(
     path: tuple[str | int, ...],
     *,
     required: bool,
+    one_of: str | None = None,
 ) -> Iterator[Column]:
     needed = set(schema.get("required", []))
+    if required and not needed and one_of is None and path:
+        one_of = _header(path)  # required, but none of its fields is: one of them is
     for name, raw in schema.get("properties", {}).items():
         sub = _resolve(root, raw)
         here = (*path, name)
         is_required = required and name in needed
         kind = _type(sub)
         if kind == "object":
-            yield from _walk(root, sub, here, required=is_required)
+            yield from _walk(root, sub, here, required=is_required, one_of=one_of)
         elif kind == "array":
             items = _resolve(root, sub.get("items", {}))
             if _type(items) == "object":
-                yield from _walk(root, items, (*here, 0), required=is_required)
+                yield from _walk(root, items, (*here, 0), required=is_required, one_of=one_of)
             else:
-                yield _column(here, is_required, _type(items) or "string", sub)
+                yield _column(here, is_required, _type(items) or "string", sub, one_of)
         else:
-            yield _column(here, is_required, kind or "string", sub)
+            yield _column(here, is_required, kind or "string", sub, one_of)
+
+
+def _header(path: tuple[str | int, ...]) -> str:
+    return ".".join(str(part) for part in path if isinstance(part, str))
 
 
 def _column(
-    path: tuple[str | int, ...], required: bool, kind: str, schema: Mapping[str, Any]
+    path: tuple[str | int, ...],
+    required: bool,
+    kind: str,
+    schema: Mapping[str, Any],
+    one_of: str | None,
 ) -> Column:
-    header = ".".join(str(part) for part in path if isinstance(part, str))
-    return Column(header, path, required, kind, str(schema.get("description", "")))
+    description = str(schema.get("description", ""))
+    return Column(_header(path), path, required, kind, description, None if required else one_of)
 
 
 def _resolve(root: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[str, Any]:

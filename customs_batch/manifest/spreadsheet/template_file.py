@@ -1,6 +1,7 @@
 """An empty spreadsheet for a kind, for an analyst to fill, and the manifest that loads it.
 
-Layout (XLSX and CSV alike): row 1 says ``required`` or ``optional`` above each column, row 2
+Layout (XLSX and CSV alike): row 1 says ``required``, ``optional`` or ``one of Consignor.*``
+(at least one of those columns: see :mod:`.columns`) above each column, row 2
 holds the headers (the spec fields, see :mod:`.columns`), data goes from row 3. The manifest
 reads it with ``forEach: {file: …, header: 2}``. Headers stay the plain field names, so the
 manifest's ``row.quantity`` / ``row['Consignor.name']`` match them exactly.
@@ -123,8 +124,9 @@ def _xlsx(kind: Kind, columns: list[Column]) -> bytes:
     optional = book.add_format({"bold": True, "bottom": 1})
     text = book.add_format({"num_format": "@"})  # codes keep their leading zeros
     for index, column in enumerate(columns):
-        sheet.write_string(0, index, "required" if column.required else "optional", note)
-        sheet.write_string(1, index, column.header, required if column.required else optional)
+        sheet.write_string(0, index, column.note, note)
+        shaded = column.required or column.one_of is not None
+        sheet.write_string(1, index, column.header, required if shaded else optional)
         if column.description:
             sheet.write_comment(1, index, column.description)
         width = max(12, min(40, len(column.header) + 2))
@@ -137,7 +139,7 @@ def _xlsx(kind: Kind, columns: list[Column]) -> bytes:
 def _csv(columns: list[Column]) -> bytes:
     out = io.StringIO(newline="")
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["required" if c.required else "optional" for c in columns])
+    writer.writerow([c.note for c in columns])
     writer.writerow([c.header for c in columns])
     return out.getvalue().encode("utf-8-sig")  # a BOM, so that Excel opens it as UTF-8
 
