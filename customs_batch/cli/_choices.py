@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from customs_batch.cli._once import take_once
 from customs_batch.escaping import quoted_head
 
 WHOLE_ARGUMENT = 512
@@ -55,6 +56,10 @@ class CutGroup(click.Group):
             if cut is None:
                 raise
             raise click.UsageError(cut, ctx=ctx) from None
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        return None if command is None else take_once(command)
 
 
 class Given(click.ParamType[str]):

@@ -15,6 +15,7 @@ import click
 from customs_batch import __version__
 from customs_batch.cli._choices import CutGroup
 from customs_batch.cli._command_line import forget_env, with_env
+from customs_batch.cli._once import take_once
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.escaping import printable_lines
 from customs_batch.userfiles import forget_files_read
@@ -87,7 +88,7 @@ class LazyGroup(CutGroup):
         command = getattr(importlib.import_module(module_name), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
-        return command
+        return take_once(command)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help``, from ``SUMMARIES`` where they have one."""

@@ -4,10 +4,14 @@ wrote B only, and a wrapper's option and the user's decided unseen between them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 
+from customs_batch.cli._once import OnceOption
+from customs_batch.cli.main import main
 from tests.cli.conftest import run
 
 TWICE = [
@@ -84,6 +88,18 @@ def test_two_formats_are_refused_naming_both(
         ("get shipments", "--status", ("new", "ready"), "status"),
         ("get declarations", "--status", ("accepted", "submitted"), "status"),
         ("get transit", "--status", ("NEW", "READY_TO_DECLARE"), "status"),
+        # Found probing the README's exit codes: these kept the last value unseen, so a
+        # wrapper's `--mrn-check-digit error` and the user's `off` checked at `off`.
+        ("validate", "--mrn-check-digit", ("error", "off"), "value"),
+        ("plan", "--mrn-check-digit", ("off", "error"), "value"),
+        ("validate", "--rows", ("3-4", "3-9"), "value"),
+        ("validate", "--hs-codes", ("warning", "off"), "value"),
+        ("validate", "--jobs", ("1", "2"), "number"),
+        ("apply --auto-approve", "--lock-timeout", ("1", "2"), "number"),
+        ("history", "--since", ("2026-01-01", "2026-02-01"), "value"),
+        ("get shipments", "--page", ("1", "2"), "number"),
+        ("get declarations", "--type", ("IMPORT", "EXPORT"), "value"),
+        ("state rm Movement/x", "--lock-timeout", ("1", "2"), "number"),
     ],
 )
 def test_a_setting_given_twice_is_refused_naming_both(
@@ -104,3 +120,29 @@ def test_a_setting_given_twice_is_refused_naming_both(
     assert f"given 2 times, naming '{first}', '{second}': name one {noun}, once" in err
     code, out, err = run(capsys, "state", "list")
     assert "The state is empty." in out + err  # nothing was sent
+
+
+def _commands(
+    group: click.Group, ctx: click.Context, path: str
+) -> Iterator[tuple[str, click.Command]]:
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None
+        yield f"{path} {name}".strip(), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, click.Context(command, parent=ctx), f"{path} {name}")
+
+
+def test_every_option_taking_one_value_refuses_two() -> None:
+    # The README's exit codes say so of an option taking one value; only the options
+    # declared OnceOption did, the others (--rows, --since, --port, …) kept the last.
+    ctx = click.Context(main)
+    single = [
+        f"{path} {param.opts[0]}"
+        for path, command in _commands(main, ctx, "")
+        for param in command.params
+        if isinstance(param, click.Option)
+        and not (param.is_flag or param.multiple or param.count or param.nargs != 1)
+        and not isinstance(param, OnceOption)
+    ]
+    assert single == []
