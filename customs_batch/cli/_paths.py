@@ -68,6 +68,26 @@ class CutPath(click.Path):
             self.fail(f"{_quoted(path)} is not a folder (it is {_kind(mode)})", param, ctx)
 
 
+class FolderToWrite(CutPath):
+    """A folder a command writes files of its own into (``schema export DIR``, ``--annotate
+    DIR``): ``-``, standard output wherever a command takes a file, is refused (exit 64), as
+    ``init -`` is: several files cannot go there, and a folder named ``-`` made in the
+    current one (``schema export -`` did that) is not what was meant; ``./-`` names one."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value == "-":
+            self.fail(
+                "- stands for standard output, which cannot hold the files this writes into "
+                "a folder: name the folder (a folder really named - is ./-)",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 class ManifestPath(CutPath):
     """``click.Path(exists=True, path_type=Path)`` that lets a symbolic-link loop through:
     click would call it a path that does not exist (exit 64), where it is a manifest

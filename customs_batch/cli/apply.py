@@ -20,7 +20,7 @@ from customs_batch.cli._inputs import (
     selection_options,
 )
 from customs_batch.cli._once import OnceOption
-from customs_batch.cli._paths import CutPath, ManifestPath
+from customs_batch.cli._paths import FolderToWrite, ManifestPath
 from customs_batch.cli._progress import APPLY_FORMATS
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands import ApplyOptions, Inputs, apply_changes
@@ -95,7 +95,7 @@ from customs_batch.execution.waiting import WaitOptions
     "annotate_dir",
     cls=OnceOption,
     noun="folder",
-    type=CutPath(file_okay=False, path_type=Path),
+    type=FolderToWrite(),
     metavar="DIR",
     help="Once the run ends (also when operations were refused or skipped), write into DIR "
     "the results copy of every spreadsheet the manifests expand over, as `results --annotate "

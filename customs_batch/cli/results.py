@@ -20,7 +20,7 @@ from customs_batch.cli._inputs import (
     selection_options,
 )
 from customs_batch.cli._once import OnceOption
-from customs_batch.cli._paths import CutPath, ManifestPath
+from customs_batch.cli._paths import FolderToWrite, ManifestPath
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs
 from customs_batch.commands.results import ResultsOptions, ResultsResult, collect_results
@@ -47,7 +47,7 @@ annotate_option = click.option(
     "annotate_dir",
     cls=OnceOption,
     noun="folder",
-    type=CutPath(file_okay=False, path_type=Path),
+    type=FolderToWrite(),
     metavar="DIR",
     help="Write into DIR an XLSX copy of every spreadsheet the manifests expand over, with "
     "the result columns after each row, coloured, and a first Summary sheet (0600; the "

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from customs_batch.cli._choices import CutGroup
-from customs_batch.cli._paths import CutPath
+from customs_batch.cli._paths import FolderToWrite
 from customs_batch.commands.schema import SchemaExportOptions, export_schemas
 from customs_batch.errors import ExitCode
 from customs_batch.escaping import printable
@@ -24,7 +24,7 @@ def schema() -> None:
 
 
 @schema.command("export")
-@click.argument("directory", type=CutPath(file_okay=False, path_type=Path))
+@click.argument("directory", type=FolderToWrite())
 def export(directory: Path) -> int:
     """Write the envelope schema, one schema per kind and document.schema.json to DIRECTORY.
 

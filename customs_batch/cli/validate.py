@@ -17,7 +17,7 @@ from customs_batch.cli._files import (
 )
 from customs_batch.cli._inputs import MRN_CHECK_LEVELS, mrn_check_digit_option
 from customs_batch.cli._once import OnceOption
-from customs_batch.cli._paths import CutPath, ManifestPath
+from customs_batch.cli._paths import FolderToWrite, ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.validate import ValidateOptions, annotate_inputs, validate_manifests
 from customs_batch.escaping import printable
@@ -80,7 +80,7 @@ UNLOCODE_LEVELS: dict[str, Severity | None] = {"warning": Severity.WARNING, "off
     "annotate_dir",
     cls=OnceOption,
     noun="folder",
-    type=CutPath(file_okay=False, path_type=Path),
+    type=FolderToWrite(),
     default=None,
     metavar="DIR",
     help="Write to DIR an XLSX copy of every spreadsheet input with findings, each such "

@@ -225,6 +225,27 @@ def test_a_saved_plan_to_dash_is_a_usage_error(
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        ("schema", "export", "-"),
+        ("validate", "manifests", "--annotate", "-"),
+        ("results", "--annotate", "-"),
+        ("apply", "--auto-approve", "--annotate-results", "-"),
+    ],
+)
+def test_a_folder_to_write_into_is_never_dash(
+    command: tuple[str, ...], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `schema export -` made a folder named - and wrote the schemas there, where `init -`
+    # and `-o -` take - for standard output; nothing of apply is sent either.
+    code, out, err = run(capsys, *command)
+    assert (code, out) == (64, ""), err
+    assert "- stands for standard output, which cannot hold the files" in err
+    assert not (project / "-").exists()
+    assert "The state is empty." in "".join(run(capsys, "state", "list")[1:])
+
+
+@pytest.mark.parametrize(
     ("command", "target", "what"),
     [
         (("plan",), ".customs-batch/local/state.json", "it is the state of environment local"),
