@@ -448,9 +448,7 @@ def item(
 
 
 @get.command("template-groups")
-@click.option(
-    "--company", type=ServiceNumber("a company", minimum=0), help="Only groups of this company ID."
-)
+@click.option("--company", type=ServiceNumber("a company"), help="Only groups of this company ID.")
 @_paged
 def template_groups(
     company: int | None,

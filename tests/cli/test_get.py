@@ -235,6 +235,11 @@ def test_an_id_with_leading_zeros_or_spaces_is_the_same_object(
     code, _, err = _run(capsys, "get", "item", "0")
     assert code == 64
     assert "they start at 1" in err
+    # A company's ID starts at 1 too (the schemas' companyId, the service's filter): --company 0
+    # was sent, and the service's 400 made it exit 3, where every other ID is refused here.
+    code, out, err = _run(capsys, "get", "template-groups", "--company", "0")
+    assert (code, out) == (64, "")
+    assert "0 is not an ID of a company: they start at 1" in err
 
 
 @pytest.mark.parametrize(
