@@ -47,6 +47,7 @@ from customs_batch.commands.get import (
 from customs_batch.errors import CustomsBatchError, ExitCode
 from customs_batch.escaping import quoted_head
 from customs_batch.kinds.model import service_number
+from customs_batch.output_file import check_named_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DATE = click.DateTime(formats=["%Y-%m-%d"])
@@ -193,6 +194,7 @@ class Shown:
 
 
 def _show_list(options: ListOptions, verbose: bool, shown: Shown, columns: Sequence[Column]) -> int:
+    _check_output(shown)
     set_http_log(enabled=verbose)
     result = list_records(options)
     if result.page is None:
@@ -202,6 +204,14 @@ def _show_list(options: ListOptions, verbose: bool, shown: Shown, columns: Seque
     rows = [record.raw for record in result.records]
     show_records(Records(rows, columns, footer=footer), shown.format_name, shown.output)
     return int(ExitCode.OK)
+
+
+def _check_output(shown: Shown) -> None:
+    """Refuse an ``-o`` file the records may not go to (the state, a manifest, a key file,
+    another user's file) before anything is asked of the service: the refusal came after
+    the reads, every page of them with ``--all``, a usage error that had sent requests."""
+    if shown.output is not None:
+        check_named_file(shown.output, what="records")
 
 
 def page_footer(page: Page[Any]) -> str:
@@ -230,6 +240,7 @@ def every_page_footer(count: int) -> str:
 
 
 def _show_one(options: RecordOptions, verbose: bool, shown: Shown) -> int:
+    _check_output(shown)
     set_http_log(enabled=verbose)
     record = read_record(options).raw
     show_records(Records([record], single=True), shown.format_name, shown.output)

@@ -307,3 +307,36 @@ def test_an_empty_filter_is_a_usage_error_not_every_record(
     code, out, err = _run(capsys, "get", command, option, "")
     assert (code, out) == (64, ""), err
     assert f"Invalid value for '{option}': '' is empty: give " in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "target"),
+    [
+        (("get", "shipments", "--all"), ".customs-batch/nowhere/state.json"),
+        (("get", "declaration", "501"), "customs-batch.yaml"),
+        (("get", "transit", "7001"), "manifests/records.yaml"),
+    ],
+)
+def test_an_output_file_refused_is_refused_before_anything_is_asked(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: tuple[str, ...],
+    target: str,
+) -> None:
+    # `get ... -o STATE` read the service (every page with --all), then refused the file with
+    # exit 64: a usage error that had sent requests. An environment no service answers at
+    # shows it: the refusal now comes first, not "cannot reach the service" (exit 3).
+    Path("manifests").mkdir()
+    Path("customs-batch.yaml").write_text(
+        "manifests: [manifests]\n"
+        "environments:\n"
+        "  nowhere:\n"
+        "    base_url: http://127.0.0.1:9\n"
+        "    api_key_env: PROBE_KEY\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PROBE_KEY", "sandbox-key")
+    code, out, err = _run(capsys, *argv, "--env", "nowhere", "-o", target)
+    assert (code, out) == (64, ""), err
+    assert f"cannot write the records to {target}: " in err
+    assert "cannot reach" not in err
