@@ -690,7 +690,8 @@ class Identities:
         ]
         spelling = (
             f"; {', '.join(respelled)} only written differently (another Unicode form of the "
-            "same letters, or spaces around it), which plan takes for the same"
+            "same letters, spaces around it, or characters that print as nothing: a zero-width "
+            "space), which plan takes for the same"
             if respelled
             else ""
         )
