@@ -1126,6 +1126,19 @@ def normal_text(text: str) -> str:
     return text.strip()
 
 
+def normal_value(value: object) -> object:
+    """``value`` with each text in it as :func:`normal_text` gives it, at any depth (mappings
+    as dicts, sequences as lists): a party or a list of items whose only difference is how
+    some text of it is written compares equal."""
+    if isinstance(value, str):
+        return normal_text(value)
+    if isinstance(value, Mapping):
+        return {key: normal_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [normal_value(item) for item in value]
+    return value
+
+
 def normal_identity(words: Sequence[str]) -> Identity:
     """Identity words (``field=value``) with each value as :func:`normal_text` gives it. An
     identity function gives them so; a record's identity, written before identities were

@@ -1466,6 +1466,36 @@ def test_a_reference_written_in_another_unicode_form_or_with_spaces_is_one_decla
     assert renamed.requests == 0
 
 
+def test_a_party_written_in_another_unicode_form_is_said_to_be_only_respelled() -> None:
+    # A spreadsheet re-exported decomposed changes the texts inside a party and an item too:
+    # the refusal listed those fields as other values, though nothing of them had changed.
+    item = DEPARTURE["DeclarationItems"][0]
+    spec = {
+        **DEPARTURE,
+        "Principal": {**DEPARTURE["Principal"], "name": NFC},
+        "DeclarationItems": [{**item, "description": NFC}],
+    }
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    items = [{**item, "description": f"{NFD}\u200b"}]
+    principal = {**DEPARTURE["Principal"], "name": NFD}
+    renamed = plan_changes(
+        [_departure("dep-2", Principal=principal, DeclarationItems=items)], state, now=NOW
+    )
+    change = _only(renamed, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "(DeclarationItems, Principal; DeclarationItems, Principal only written" in (
+        change.reason
+    )
+    # A real change of a party is not said to be one.
+    other = {**DEPARTURE["Principal"], "name": "Another"}
+    changed = _only(
+        plan_changes([_departure("dep-2", Principal=other)], state, now=NOW),
+        "DepartureDeclaration/dep-2",
+    )
+    assert changed.action is Action.REFUSED
+    assert "only written differently" not in changed.reason
+
+
 def test_a_record_whose_identity_was_kept_unnormalised_still_matches() -> None:
     # A record written before identities were normalised keeps its words as they were; it
     # is compared normalised, from its text as from its parsed record.
