@@ -389,8 +389,9 @@ def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> O
 
     Its readers: ``import``, ``state adopt``, ``state push``, and ``state restore`` and
     ``state mv`` of a tombstone refuse an ID one of them holds; ``plan`` and ``apply``
-    refuse a document that takes over a tombstone whose object one of them holds, and the
-    creation of what a record of one of them declares; ``apply``
+    refuse a document that takes over a tombstone whose object one of them holds, the
+    creation of what a record of one of them declares, and an update of an object one of
+    them records too; ``apply``
     and ``refresh`` offer none as a lost submission's."""
 
     def gather() -> list[OtherState]:
