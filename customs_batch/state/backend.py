@@ -371,16 +371,27 @@ class LocalBackend:
             return
         for folder in sorted(siblings):
             named = _environment_of(folder / ENVIRONMENT_FILE)
-            if (
-                named is None
-                or not same_service(named[1], self.service)
-                or named[0] == self.environment
-            ):
+            if named is None or not same_service(named[1], self.service):
                 continue
             if not (folder / STATE_FILE).exists() and not (folder / JOURNAL_FILE).exists():
                 continue
             other = named[0]
             mine = self.environment
+            if other == mine:
+                # This environment's own state, in the folder it had before its state_dir
+                # was changed (or the folder renamed): starting here would declare again
+                # everything that state records.
+                move = f"mv {shlex.quote(str(folder))} {shlex.quote(str(self.directory))}"
+                raise StateError(
+                    f"{self.directory} holds no state of environment {mine!r}, but {folder} "
+                    f"holds the state of environment {mine!r} at the same service "
+                    f"({self.service}): its state_dir was changed in customs-batch.yaml, or "
+                    "its folder renamed, and starting empty would declare every recorded "
+                    "document again",
+                    hint=f"point the state_dir of {mine!r} back at {folder}, or move the "
+                    f"folder: `{move}`; if a second, empty state of {mine!r} is really what "
+                    "you want, run the command with --allow-empty-state",
+                )
             move = (
                 f"mv {shlex.quote(str(folder))} {shlex.quote(str(self.directory))} && rm "
                 f"{shlex.quote(str(self.directory / ENVIRONMENT_FILE))}"

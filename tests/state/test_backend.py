@@ -490,6 +490,40 @@ def test_a_folder_of_the_same_service_written_in_other_letters_is_not_another_se
     assert "holds the state of environment 'prod' at the same service" in refused.value.message
 
 
+def test_a_state_folder_of_the_same_environment_beside_a_new_state_dir_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Found in a probe: prod's state_dir changed in customs-batch.yaml (or its folder
+    renamed): the new folder started empty, beside the folder holding prod's own state,
+    which the check of a renamed environment passed over as prod's, and plan said
+    `+ create` for every document the service held."""
+    old = tmp_path / "prod"
+    with LocalBackend(old, environment="prod", service="https://api.example").open(
+        "apply"
+    ) as session:
+        session.record(_record("Movement/b"))
+    moved = LocalBackend(tmp_path / "production", environment="prod", service="https://api.example")
+    with pytest.raises(StateError) as refused, moved.open("apply"):
+        pass
+    message = refused.value.message
+    assert f"{old} holds the state of environment 'prod' at the same service" in message
+    assert "its state_dir was changed" in message
+    assert f"`mv {old} {tmp_path / 'production'}`" in str(refused.value.hint)
+    assert not (tmp_path / "production").exists()
+    with pytest.raises(StateError):
+        moved.refuse_a_state_behind_its_history(moved.read())  # plan: the same
+    # The way out followed: the folder moved, its state is read there.
+    old.rename(tmp_path / "production")
+    assert list(moved.read().resources) == ["Movement/b"]
+    # Another state of prod on purpose.
+    fresh = LocalBackend(
+        tmp_path / "prod-2", environment="prod", service="https://api.example",
+        allow_empty_state=True,
+    )  # fmt: skip
+    with fresh.open("apply"):
+        pass
+
+
 def test_a_folder_that_names_its_environment_only_gets_its_service_at_the_next_write(
     tmp_path: Path,
 ) -> None:
