@@ -26,6 +26,7 @@ from customs_batch.execution.interrupt import Sending, graceful_stop, terminate_
 from customs_batch.execution.reconcile import (
     refuse_creations_held_elsewhere,
     refuse_tombstones_held_elsewhere,
+    refuse_writes_held_elsewhere,
 )
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import settle_lost_creations
@@ -368,6 +369,8 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
         plan = refuse_tombstones_held_elsewhere(plan, session.state, elsewhere)
         # And a creation of what another environment of the service recorded.
         plan = refuse_creations_held_elsewhere(plan, elsewhere)
+        # And an update of an object another environment of the service records too.
+        plan = refuse_writes_held_elsewhere(plan, session.state, elsewhere)
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):

@@ -101,18 +101,25 @@ def make_plan(options: PlanOptions) -> PlanResult:
     # for a plan that takes a tombstone over or creates something (plan sends nothing, and
     # starts faster without it); the other states are read only if there are any.
     if tombstone_take_overs(plan, state) or (
-        any(change.action is Action.CREATE and change.identity for change in plan.changes)
+        any(
+            (change.action is Action.CREATE and change.identity)
+            or change.action in (Action.UPDATE, Action.RESUBMIT)
+            for change in plan.changes
+        )
         and _other_states_may_exist(environment)
     ):
         from customs_batch.commands.state import objects_held_elsewhere
         from customs_batch.execution.reconcile import (
             refuse_creations_held_elsewhere,
             refuse_tombstones_held_elsewhere,
+            refuse_writes_held_elsewhere,
         )
 
         others = objects_held_elsewhere(environment, backend)
         plan = refuse_tombstones_held_elsewhere(plan, state, others)
         plan = refuse_creations_held_elsewhere(plan, others)
+        # And an update of an object another environment of the service records too.
+        plan = refuse_writes_held_elsewhere(plan, state, others)
     plan = guarded(plan, len(state.resources), environment)
     if options.save_to is not None:
         if not plan.lineage:  # nothing else tells this empty state from another project's

@@ -285,7 +285,7 @@ def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
         # (Another lineage is pushed only with --force, which says the other state is meant.)
         same = incoming.lineage == session.state.lineage or not session.state.lineage
         if same and not options.allow_empty_state:
-            _refuse_a_pushed_state_behind(backend, session.state, incoming)
+            _refuse_a_pushed_state_behind(backend, session.state, incoming, force=force)
         session.replace(replacement)
         if replacement.resources:
             backend.pushed(replacement)  # read back at the service before the next send
@@ -316,12 +316,17 @@ def push_history_file(options: StateOptions, path: Path) -> HistoryPushed:
             store.close()
 
 
-def _refuse_a_pushed_state_behind(backend: StateBackend, current: State, incoming: State) -> None:
+def _refuse_a_pushed_state_behind(
+    backend: StateBackend, current: State, incoming: State, *, force: bool
+) -> None:
     """Refuse a pushed state older than what this environment's history (or the project's
     mark of its folder) says it reached: with --force it would get a new serial and pass
     every later check, and the objects the runs since created would be declared again.
     Where it is an older serial of ``current`` (pulled before a command wrote the state
-    again), the refusal names what it would undo of ``current``."""
+    again), the refusal names what it would undo of ``current``. The options the hints name
+    keep the --force given: an older serial is pushed only with it, and the push without it
+    was refused with a hint naming --force, the two hints sending the user back and forth."""
+    options = "--force --allow-empty-state" if force else "--allow-empty-state"
     try:
         backend.refuse_a_state_behind_its_history(incoming)
     except StateError as error:
@@ -332,13 +337,13 @@ def _refuse_a_pushed_state_behind(backend: StateBackend, current: State, incomin
                 hint="pull the current state (`customs-batch state pull`), make your change "
                 "on that copy and push it (a tombstone of state rm is taken back with "
                 "`customs-batch state restore ADDR`); if this copy is meant as it is, push it "
-                "with --allow-empty-state, then record each object it lacks that exists at the "
+                f"with {options}, then record each object it lacks that exists at the "
                 "service with `customs-batch import ADDR ID` before planning",
             ) from None
         raise StateError(
             f"the pushed state is older than this environment's: {error.message}",
             hint="push a copy that holds what those runs created (`customs-batch state pull` "
-            "prints the current state); if it is lost, push this one with --allow-empty-state "
+            f"prints the current state); if it is lost, push this one with {options} "
             "and record each object named above with `customs-batch import ADDR ID` before "
             "planning",
         ) from None
@@ -384,8 +389,9 @@ def objects_held_elsewhere(environment: Environment, backend: StateBackend) -> O
 
     Its readers: ``import``, ``state adopt``, ``state push``, and ``state restore`` and
     ``state mv`` of a tombstone refuse an ID one of them holds; ``plan`` and ``apply``
-    refuse a document that takes over a tombstone whose object one of them holds, and the
-    creation of what a record of one of them declares; ``apply``
+    refuse a document that takes over a tombstone whose object one of them holds, the
+    creation of what a record of one of them declares, and an update of an object one of
+    them records too; ``apply``
     and ``refresh`` offer none as a lost submission's."""
 
     def gather() -> list[OtherState]:

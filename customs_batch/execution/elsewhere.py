@@ -4,7 +4,8 @@ Several environments may name one service (the same base_url, or states of one P
 database). An object a record of one of their states stands for is that environment's: a
 command here must not take it over (``import``, ``state adopt``, ``state restore``/``mv``
 of a tombstone, ``state push``, a rename in ``plan``/``apply``), nor create it again (a
-creation in ``plan``/``apply`` of what one of their records declares), and a lost
+creation in ``plan``/``apply`` of what one of their records declares), nor write it while
+a record here stands for it too (an update in ``plan``/``apply``), and a lost
 submission's search offers none as a candidate. :class:`ObjectsHeldElsewhere` reads those states once,
 when first asked, and indexes each kind's records the first time that kind is looked up:
 a run that asks about many IDs (a lost departure's candidates, a pushed state's records)

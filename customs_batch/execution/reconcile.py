@@ -627,6 +627,55 @@ def refuse_creations_held_elsewhere(plan: Plan, others: ObjectsHeldElsewhere) ->
     return refuse_changes(plan, reasons)
 
 
+def _a_write(change: PlannedChange) -> bool:
+    return change.action in (Action.UPDATE, Action.RESUBMIT) and change.operation.writes_state
+
+
+def refuse_writes_held_elsewhere(plan: Plan, state: State, others: ObjectsHeldElsewhere) -> Plan:
+    """``plan`` with each change refused that sends something to an object (an update, a
+    resubmission) a live record of another state of the same service stands for too: both
+    environments would write it, each its own document's values (or, for a resubmission,
+    each submit a new declaration in its place). ``import``, ``state adopt``, ``state
+    push`` and ``state restore`` refuse to give one object to two states; a state folder
+    copied from another environment's (its file ``environment`` then removed, as for an
+    environment renamed) is how two come to hold it all the same. What depends on such a
+    change and sends something is refused too. ``others`` is read only when the plan has
+    such a change."""
+    reasons: dict[Address, str] = {}
+    for change in plan.changes:
+        if not _a_write(change):
+            continue
+        address = change.moved_from or change.address
+        record = state.resources.get(str(address))
+        if record is None:
+            continue
+        elsewhere = _held_elsewhere(others, address, record)
+        if elsewhere is None or _noted_gone(elsewhere):
+            continue
+        ident = model_of(address.kind).identifier(record)
+        what = f"{ident}, which {address} records here," if ident is not None else str(address)
+        reasons[change.address] = (
+            f"{what} is also recorded as {elsewhere} (a state folder copied from that "
+            "environment?): two environments would write one object, each apply sending its "
+            "own document's values to it. Nothing is sent for it. If that environment "
+            f"manages it, leave {change.address} out of this environment's manifests and "
+            f"`customs-batch state rm {address}` here (its record becomes a tombstone, which "
+            f"sends nothing); if this environment is to write it instead, {elsewhere.release} "
+            "first, then plan again"
+        )
+    return refuse_changes(plan, reasons)
+
+
+def _noted_gone(elsewhere: HeldElsewhere) -> bool:
+    """Whether the other state's record found the service no longer holding its object, or
+    holding another at its ID (a reset gave the ID again): it is not that object's writer."""
+    try:
+        record = elsewhere.other.state.resources.get(elsewhere.address)
+    except CustomsBatchError:
+        return False
+    return record is not None and record.not_found_at is not None
+
+
 def refuse_a_push_holding_one_object_twice(current: State, incoming: State) -> None:
     """``state push`` of ``incoming`` while one of its records holds an object another of its
     records of the kind stands for too, a tombstone included (a pulled copy edited by hand,

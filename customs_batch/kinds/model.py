@@ -1105,16 +1105,38 @@ def describe_error(error: JSON) -> str:
     return head or str(error)
 
 
+INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+"""The characters that print as nothing: the soft hyphen, zero-width spaces and joiners,
+the word joiner, the byte-order mark (U+FEFF, which a spreadsheet export may leave in a cell)
+and the marks of writing direction."""
+
+
 def normal_text(text: str) -> str:
-    """``text`` as identities compare it: in Unicode's composed form (NFC) and without the
-    whitespace around it. "MÜLLER-0001" typed on one machine and exported decomposed (U+0055
-    U+0308, as macOS file names and some spreadsheets write it) on another, or a cell
-    re-exported with a trailing space, print the same and name the same declaration; compared
-    byte by byte, plan would send it twice. Case is kept: the API does not say that references
-    or codes are case-insensitive."""
+    """``text`` as identities compare it: in Unicode's composed form (NFC), without the
+    characters that print as nothing (:data:`INVISIBLE`) and without the whitespace around
+    it. "MÜLLER-0001" typed on one machine and exported decomposed (U+0055 U+0308, as macOS
+    file names and some spreadsheets write it) on another, a cell re-exported with a trailing
+    space, or one that picked up a zero-width space when pasted, print the same and name the
+    same declaration; compared byte by byte, plan would send it twice. Case is kept: the API
+    does not say that references or codes are case-insensitive."""
     if not text.isascii():  # an ASCII text is in every normal form (a quick test)
-        text = unicodedata.normalize("NFC", text)
+        text = unicodedata.normalize("NFC", INVISIBLE.sub("", text))
     return text.strip()
+
+
+def normal_value(value: object) -> object:
+    """``value`` with each text in it as :func:`normal_text` gives it, at any depth (mappings
+    as dicts, sequences as lists): a party or a list of items whose only difference is how
+    some text of it is written compares equal."""
+    if isinstance(value, str):
+        return normal_text(value)
+    if isinstance(value, Mapping):
+        return {key: normal_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [normal_value(item) for item in value]
+    return value
 
 
 def normal_identity(words: Sequence[str]) -> Identity:

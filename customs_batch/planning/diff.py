@@ -1470,8 +1470,9 @@ def _decide_change(
         if respelled:
             why += (
                 f" ({', '.join(respelled)} only written differently: another Unicode form of "
-                "the same letters, or spaces around them, which plan takes for the same "
-                "declaration; write it as before)"
+                "the same letters, spaces around them, or characters that print as nothing "
+                "(a zero-width space), which plan takes for the same declaration; write it "
+                "as before)"
             )
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
     kept = [

@@ -31,7 +31,7 @@ from customs_batch.kinds.model import (
     Identity,
     KindModel,
     normal_identity,
-    normal_text,
+    normal_value,
 )
 from customs_batch.kinds.registry import model_of
 from customs_batch.manifest.document import Document
@@ -684,13 +684,14 @@ class Identities:
         respelled = [
             name
             for name in changed
-            if isinstance(was := found.spec.get(name), str)
-            and isinstance(now := like.get(name), str)
-            and normal_text(was) == normal_text(now)
+            if (was := found.spec.get(name)) is not None
+            and (now := like.get(name)) is not None
+            and normal_value(was) == normal_value(now)
         ]
         spelling = (
             f"; {', '.join(respelled)} only written differently (another Unicode form of the "
-            "same letters, or spaces around it), which plan takes for the same"
+            "same letters, spaces around it, or characters that print as nothing: a zero-width "
+            "space), which plan takes for the same"
             if respelled
             else ""
         )

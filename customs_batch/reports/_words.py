@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from customs_batch.client import RateLimit
 from customs_batch.findings import JsonPath
+from customs_batch.kinds.model import INVISIBLE
 from customs_batch.planning.model import UNKNOWN, Action, LargeChange, Plan, PlannedChange
 from customs_batch.sensitive import SENSITIVE, is_sensitive
 
@@ -126,9 +128,17 @@ def summary_text(plan: Plan, limit: RateLimit) -> str:
 
 
 def shown(value: Any, width: int = 80) -> str:
-    """A value as JSON, cut short when long (the JSON plan carries it whole)."""
+    """A value as JSON, cut short when long (the JSON plan carries it whole). A character
+    that prints as nothing (a zero-width space) is written as its escape (``\\u200b``): a
+    change of that character alone would read ``"A-1" -> "A-1"``."""
     text = "(none)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if not text.isascii():
+        text = INVISIBLE.sub(_escape, text)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def sensitive(path: str) -> bool:

@@ -234,16 +234,46 @@ class LocalBackend:
         printable = recorded.isprintable() and 0 < len(recorded) <= 100
         shown = f"environment {recorded!r}" if printable else "another environment"
         mine = self.environment
+        original = self._original_of(recorded) if printable else None
+        if original is not None:
+            # That environment's own folder still holds its state: this one is a copy, and
+            # taking it as a rename would give both environments the same objects to write.
+            hint = (
+                f"{original} still holds the state of {shown}, so this folder is a copy of it, "
+                f"not {shown} renamed: give {mine!r} a state folder of its own (state_dir; an "
+                "empty one for a first run, then `customs-batch import ADDR ID` for each "
+                f"object it is to manage, once {shown} lets it go: `customs-batch state rm "
+                f"ADDR --env {recorded}`)"
+            )
+        else:
+            hint = (
+                f"give {mine!r} a state folder of its own (state_dir; an empty one for a first "
+                f"run); if {mine!r} is {shown} renamed, the same service and account, remove "
+                f"{self.environment_path} and run again: the next command that writes the state "
+                f"records {mine!r} there"
+            )
         raise StateError(
             f"{self.directory} holds the state of {shown} (its file "
             f"{self.environment_path.name} says so), not of {mine!r}: its records are objects "
             f"at the service of {shown}, and {mine!r} would take them as its own: plan them "
             "unchanged, and send their updates and cancellations to IDs of another service",
-            hint=f"give {mine!r} a state folder of its own (state_dir; an empty one for a first "
-            f"run); if {mine!r} is {shown} renamed, the same service and account, remove "
-            f"{self.environment_path} and run again: the next command that writes the state "
-            f"records {mine!r} there",
+            hint=hint,
         )
+
+    def _original_of(self, environment: str) -> Path | None:
+        """A folder beside this one whose file ``environment`` names ``environment`` and
+        that holds a state: that environment's own, of which this folder is a copy."""
+        try:
+            siblings = sorted(p for p in self.directory.parent.iterdir() if p != self.directory)
+        except OSError:
+            return None
+        for folder in siblings:
+            named = _environment_of(folder / ENVIRONMENT_FILE)
+            if named is None or named[0] != environment:
+                continue
+            if (folder / STATE_FILE).exists() or (folder / JOURNAL_FILE).exists():
+                return folder
+        return None
 
     @property
     def location(self) -> str:
@@ -371,16 +401,27 @@ class LocalBackend:
             return
         for folder in sorted(siblings):
             named = _environment_of(folder / ENVIRONMENT_FILE)
-            if (
-                named is None
-                or not same_service(named[1], self.service)
-                or named[0] == self.environment
-            ):
+            if named is None or not same_service(named[1], self.service):
                 continue
             if not (folder / STATE_FILE).exists() and not (folder / JOURNAL_FILE).exists():
                 continue
             other = named[0]
             mine = self.environment
+            if other == mine:
+                # This environment's own state, in the folder it had before its state_dir
+                # was changed (or the folder renamed): starting here would declare again
+                # everything that state records.
+                move = f"mv {shlex.quote(str(folder))} {shlex.quote(str(self.directory))}"
+                raise StateError(
+                    f"{self.directory} holds no state of environment {mine!r}, but {folder} "
+                    f"holds the state of environment {mine!r} at the same service "
+                    f"({self.service}): its state_dir was changed in customs-batch.yaml, or "
+                    "its folder renamed, and starting empty would declare every recorded "
+                    "document again",
+                    hint=f"point the state_dir of {mine!r} back at {folder}, or move the "
+                    f"folder: `{move}`; if a second, empty state of {mine!r} is really what "
+                    "you want, run the command with --allow-empty-state",
+                )
             move = (
                 f"mv {shlex.quote(str(folder))} {shlex.quote(str(self.directory))} && rm "
                 f"{shlex.quote(str(self.directory / ENVIRONMENT_FILE))}"

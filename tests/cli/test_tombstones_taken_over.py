@@ -1,10 +1,12 @@
 """A tombstone whose object another environment of the same service took over is not tracked
 again by plan or apply (a document renamed from it, or asking the same request under a new
-name): both environments would write that one object."""
+name): both environments would write that one object. Nor is an object that two states
+record (one copied from the other) written by either."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +130,35 @@ def test_the_same_request_as_a_tombstone_another_environment_took_over_is_refuse
     _taken_over(capsys, applied=True)
     Path("manifests/group.yaml").write_text(_document({"name": "renamed"}))
     _refused_by_plan_and_apply(capsys, two_environments["nl"], two_environments["de"])
+
+
+def test_an_object_two_states_record_is_written_by_neither(
+    two_environments: dict[str, LocalBackend], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # nl's state folder copied to de and its file `environment` removed (what the refusal
+    # of the copy says to do for an environment renamed, though nl still was one): both
+    # states recorded group 1, plan and apply in each went on as usual, and each apply sent
+    # its own document's change to the one group.
+    _ok(capsys, "import", GROUP, "1", "--env", "nl", "manifests")
+    _ok(capsys, "apply", "--env", "nl", "--auto-approve", "manifests")
+    shutil.copytree(".customs-batch/nl", ".customs-batch/de")
+    Path(".customs-batch/de/environment").unlink()
+    Path("manifests/group.yaml").write_text(
+        _document({"name": "default"}, {**SPEC, "name": "Renamed"})
+    )
+    for env, other in (("de", "nl"), ("nl", "de")):
+        for argv in (("plan",), ("apply", "--auto-approve")):
+            code, out, err = run(capsys, *argv, "--env", env, "manifests")
+            assert code == 1, out + err
+            assert (
+                f"1, which {GROUP} records here, is also recorded as {GROUP} in the state "
+                f"of environment '{other}'"
+            ) in out
+            assert f"`customs-batch state rm {GROUP} --env {env}` here" in out
+    code, out, err = run(capsys, "get", "template-groups", "--env", "nl", "--format", "json")
+    assert code == 0 and "Renamed" not in out, out + err  # nothing sent
+    # The way out, followed: de lets it go (a tombstone), and nl writes it.
+    _ok(capsys, "state", "rm", GROUP, "--env", "de")
+    _ok(capsys, "apply", "--env", "nl", "--auto-approve", "manifests")
+    code, out, err = run(capsys, "get", "template-groups", "--env", "nl", "--format", "json")
+    assert code == 0 and "Renamed" in out, out + err

@@ -98,6 +98,14 @@ def test_a_copy_pulled_before_state_rm_pushed_with_force_says_it_would_undo_the_
     assert "Nothing was pushed" in said
     assert "`customs-batch state restore ADDR`" in str(refused.value.hint)
     assert read_state(options) == current
+    # Its way out, followed literally: this older copy, with --allow-empty-state alone, is
+    # refused for its serial ("pass --force"); the hint names both options.
+    assert "push it with --force --allow-empty-state, then" in str(refused.value.hint)
+    lenient = StateOptions("sandbox", allow_empty_state=True)
+    with pytest.raises(StateError, match="pass --force"):
+        push_state(lenient, pulled, force=False)
+    pushed = push_state(lenient, pulled, force=True)
+    assert set(pushed.resources) == {"Movement/mov-1", "Movement/mov-2"}
 
 
 def _applied_then_lost(backend: StateBackend, emulator: Emulator) -> ResourceRecord:

@@ -1427,12 +1427,25 @@ NFC = unicodedata.normalize("NFC", "MÜLLER-0001")
 NFD = unicodedata.normalize("NFD", "MÜLLER-0001")
 
 
-@pytest.mark.parametrize("other", [NFD, f"{NFC} ", f"\u00a0{NFC}\t"])
+@pytest.mark.parametrize(
+    "other",
+    [
+        NFD,
+        f"{NFC} ",
+        f"\u00a0{NFC}\t",
+        f"{NFC}\u200b",  # a zero-width space pasted in with the cell
+        f"\ufeff{NFC}",  # a byte-order mark left at the start of a cell
+        "MÜLLER\u2060-0001",  # a word joiner inside
+        f"{NFD}\u200b",
+    ],
+)
 def test_a_reference_written_in_another_unicode_form_or_with_spaces_is_one_declaration(
     other: str,
 ) -> None:
-    # The same letters decomposed (macOS, some exports) or a cell re-exported with a space:
-    # printed alike, the same declaration, never sent twice.
+    # The same letters decomposed (macOS, some exports), a cell re-exported with a space or
+    # with a character that prints as nothing: printed alike, the same declaration, never
+    # sent twice (a renamed row's departure was planned `+ create` beside its orphaned
+    # record when its reference had gained a zero-width space).
     assert NFC != NFD
     two = plan_changes(
         [
@@ -1451,6 +1464,36 @@ def test_a_reference_written_in_another_unicode_form_or_with_spaces_is_one_decla
     assert "DepartureDeclaration/dep (7003 at the service)" in change.reason
     assert "commercialReference only written differently" in change.reason
     assert renamed.requests == 0
+
+
+def test_a_party_written_in_another_unicode_form_is_said_to_be_only_respelled() -> None:
+    # A spreadsheet re-exported decomposed changes the texts inside a party and an item too:
+    # the refusal listed those fields as other values, though nothing of them had changed.
+    item = DEPARTURE["DeclarationItems"][0]
+    spec = {
+        **DEPARTURE,
+        "Principal": {**DEPARTURE["Principal"], "name": NFC},
+        "DeclarationItems": [{**item, "description": NFC}],
+    }
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    items = [{**item, "description": f"{NFD}\u200b"}]
+    principal = {**DEPARTURE["Principal"], "name": NFD}
+    renamed = plan_changes(
+        [_departure("dep-2", Principal=principal, DeclarationItems=items)], state, now=NOW
+    )
+    change = _only(renamed, "DepartureDeclaration/dep-2")
+    assert change.action is Action.REFUSED
+    assert "(DeclarationItems, Principal; DeclarationItems, Principal only written" in (
+        change.reason
+    )
+    # A real change of a party is not said to be one.
+    other = {**DEPARTURE["Principal"], "name": "Another"}
+    changed = _only(
+        plan_changes([_departure("dep-2", Principal=other)], state, now=NOW),
+        "DepartureDeclaration/dep-2",
+    )
+    assert changed.action is Action.REFUSED
+    assert "only written differently" not in changed.reason
 
 
 def test_a_record_whose_identity_was_kept_unnormalised_still_matches() -> None:

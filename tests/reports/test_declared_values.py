@@ -70,6 +70,24 @@ def test_an_access_code_is_never_printed() -> None:
         assert "(sensitive)" in shown
 
 
+def test_a_character_that_prints_as_nothing_is_shown_by_its_escape() -> None:
+    # A reference that gained a zero-width space read `"ACME-1" -> "ACME-1"`: a change the
+    # reviewer could not see.
+    refused = change(
+        Kind.DEPARTURE_DECLARATION,
+        "dep",
+        Action.REFUSED,
+        values=(("commercialReference", "ACME-1", "ACME-1\u200b"),),
+    )
+    for name in ("text", "markdown"):
+        shown = render_plan(name, view(refused))
+        assert "\u200b" not in shown
+        assert '"ACME-1\\u200b"' in shown
+    assert '      commercialReference: "ACME-1" -> "ACME-1\\u200b"' in render_plan(
+        "text", view(refused)
+    )
+
+
 def test_entries_with_a_sequence_number_are_paired_by_it() -> None:
     def packaging(*numbers: int) -> dict[str, object]:
         entries = [{"sequenceNumber": n, "typeOfPackages": "BX", "quantity": n} for n in numbers]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -488,6 +489,63 @@ def test_a_folder_of_the_same_service_written_in_other_letters_is_not_another_se
     with pytest.raises(StateError) as refused, other.open("apply"):
         pass
     assert "holds the state of environment 'prod' at the same service" in refused.value.message
+
+
+def test_a_copied_folder_is_told_from_a_renamed_environment(tmp_path: Path) -> None:
+    """Found in a probe: nl's folder copied to de was refused with the way out of a rename
+    (remove the file that names nl), though nl's own folder still held its state: followed,
+    both states held the same objects and each apply wrote them."""
+    nl, de = tmp_path / "nl", tmp_path / "de"
+    with LocalBackend(nl, environment="nl", service="https://api.example").open("apply") as s:
+        s.record(_record("Movement/b"))
+    shutil.copytree(nl, de)
+    copied = LocalBackend(de, environment="de", service="https://api.example")
+    with pytest.raises(StateError) as refused:
+        copied.read()
+    hint = str(refused.value.hint)
+    assert f"{nl} still holds the state of environment 'nl'" in hint
+    assert "a copy of it, not environment 'nl' renamed" in hint
+    assert "`customs-batch state rm ADDR --env nl`" in hint
+    assert str(de / "environment") not in hint
+    # nl's folder gone (renamed to de by hand): the way out of a rename.
+    shutil.rmtree(nl)
+    with pytest.raises(StateError) as refused:
+        copied.read()
+    assert f"remove {de / 'environment'}" in str(refused.value.hint)
+
+
+def test_a_state_folder_of_the_same_environment_beside_a_new_state_dir_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Found in a probe: prod's state_dir changed in customs-batch.yaml (or its folder
+    renamed): the new folder started empty, beside the folder holding prod's own state,
+    which the check of a renamed environment passed over as prod's, and plan said
+    `+ create` for every document the service held."""
+    old = tmp_path / "prod"
+    with LocalBackend(old, environment="prod", service="https://api.example").open(
+        "apply"
+    ) as session:
+        session.record(_record("Movement/b"))
+    moved = LocalBackend(tmp_path / "production", environment="prod", service="https://api.example")
+    with pytest.raises(StateError) as refused, moved.open("apply"):
+        pass
+    message = refused.value.message
+    assert f"{old} holds the state of environment 'prod' at the same service" in message
+    assert "its state_dir was changed" in message
+    assert f"`mv {old} {tmp_path / 'production'}`" in str(refused.value.hint)
+    assert not (tmp_path / "production").exists()
+    with pytest.raises(StateError):
+        moved.refuse_a_state_behind_its_history(moved.read())  # plan: the same
+    # The way out followed: the folder moved, its state is read there.
+    old.rename(tmp_path / "production")
+    assert list(moved.read().resources) == ["Movement/b"]
+    # Another state of prod on purpose.
+    fresh = LocalBackend(
+        tmp_path / "prod-2", environment="prod", service="https://api.example",
+        allow_empty_state=True,
+    )  # fmt: skip
+    with fresh.open("apply"):
+        pass
 
 
 def test_a_folder_that_names_its_environment_only_gets_its_service_at_the_next_write(
