@@ -186,7 +186,7 @@ def _not_adoptable(
         return f"and differs in {', '.join(differing)}"
     if "DeclarationTemplates" in spec and not templates_sent:
         return (
-            "; its templates cannot be compared (the service does not list them back), so "
+            "and its templates cannot be compared (the service does not list them back), so "
             "it is not adopted unseen"
         )
     return None

@@ -837,6 +837,7 @@ def test_a_group_whose_creation_was_lost_is_taken_only_as_the_document_describes
         return
     assert outcome.status is NodeStatus.FAILED
     assert "differs in name" in outcome.detail or "templates cannot be compared" in outcome.detail
+    assert f"(id {made.json()['id']}) and " in outcome.detail  # was "(id 2) ;", a probe saw
     assert f"`customs-batch import` of this document with ID {made.json()['id']}" in (
         outcome.detail
     )
