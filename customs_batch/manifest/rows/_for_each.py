@@ -72,6 +72,7 @@ from customs_batch.manifest.rows._plan import (
 from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
 from customs_batch.manifest.rows.positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
+from customs_batch.manifest.spreadsheet.model import DateText
 from customs_batch.manifest.templates import _render
 from customs_batch.manifest.templates._output import (
     COMMENT_IN_VALUE,
@@ -649,6 +650,8 @@ class _Expander:
         if value is None and slot.header is not None:
             return DROP  # an empty cell: the field is not given
         converted = convert(value, slot.types, decimal_comma=self.decimal_comma)
+        if value.__class__ is DateText and not isinstance(converted, CellProblem):
+            converted = _date_problem(value, self._cell(slot, state))
         if not isinstance(converted, CellProblem):
             return converted
         at = self._cell(slot, state)
@@ -955,3 +958,19 @@ def _surviving(output: TemplateOutput, spec: Mapping[str, Any]) -> list[Referenc
         if value is text:
             references += parse_references(path, text)[0]
     return references
+
+
+def _date_problem(value: DateText, at: Position) -> CellProblem:
+    """A date (or a time) a cell gives a field: no field takes one. Most often the text
+    typed into the cell (``1-2``, ``3/4``, ``12:30``) that the spreadsheet turned into a
+    date, which keeps none of what was typed: an error at the cell, as a long number that
+    lost its last digits is, never the date's text sent instead."""
+    cell = f"cell {column_letter(at.column)}{at.line}" if at.column else "the cell"
+    return CellProblem(
+        cell,
+        f"holds {value.kind} {value}, but no field takes a date: a spreadsheet program such "
+        "as Excel turns text typed into a cell (1-2, 3/4, 12:30) into a date, and keeps "
+        "nothing of what was typed",
+        "Format the column as Text and type the values again (or put an apostrophe before "
+        "each), so that the spreadsheet keeps them as typed.",
+    )

@@ -14,7 +14,28 @@ from customs_batch.manifest.record_places import RecordPlaces
 MEGABYTE = 1024 * 1024
 
 Cell = Any
-"""A cell value: str, int, float, bool, an ISO 8601 date string, or None when empty."""
+"""A cell value: str, int, float, bool, an ISO 8601 date string (:class:`DateText`), or None
+when empty."""
+
+
+class DateText(str):
+    """A workbook cell that holds a date, a date and time or a time, as ISO 8601 text
+    (``2026-01-02``). It is text to every expression; it stays known as a date so that one
+    reaching a field is an error at its cell: no field takes a date, and a spreadsheet turns
+    text typed into a cell (``1-2``, a code such as ``3/4``) into a date, whose typed text is
+    lost (see ``docs/spreadsheets.md``, "Cell values")."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return DateText, (str(self),)
+
+    @property
+    def kind(self) -> str:
+        """``the date``, ``the date and time`` or ``the time`` it holds."""
+        if "T" in self:
+            return "the date and time"
+        return "the time" if ":" in self else "the date"
 
 
 class SheetError(ManifestError):
