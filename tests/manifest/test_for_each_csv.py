@@ -641,3 +641,34 @@ def test_utf16_with_a_bom_declared_one_byte_is_told_the_bom_names_it() -> None:
     finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
     assert finding.hint is not None and "starts with the BOM of" in finding.hint
     assert "without a BOM" not in finding.hint
+
+
+@pytest.mark.parametrize("word", ["Total", "TOTAL", "Sum", "Summe", "Totaal", "Total:"])
+def test_a_total_row_at_the_end_is_named_as_one(word: str) -> None:
+    """A sum typed below the data and exported with it read as a row whose cells are
+    empty (``row.empty-cell``, a HAWB left out): it is one finding saying it looks like a
+    total row and how to leave it out, and the row gives no document; never skipped
+    without a word."""
+    data = _csv(";", [*ROWS, [word, "", "", "14", "165.5", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.totals-row")
+    assert [f.rule for f in result.findings] == ["row.totals-row"]
+    assert finding.severity is Severity.ERROR
+    assert finding.message.startswith(
+        f"row 4 looks like a total row, not data: its first cell (A4, 'Shipment') says "
+        f"{word!r} and 'HAWB', 'Action', 'Party' are empty"
+    )
+    assert "'rows: 2-3'" in finding.hint
+    assert (finding.location.row, finding.location.column_name) == (4, "Shipment")
+    assert len(result.documents) == 2
+
+
+def test_a_row_whose_first_cell_says_total_but_that_is_full_is_data() -> None:
+    data = _csv(",", [[*ROWS[0][:1], *ROWS[0][1:]], ["Total", *ROWS[1][1:]]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
+    assert len(result.documents) == 2

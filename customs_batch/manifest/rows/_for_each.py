@@ -73,6 +73,7 @@ from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
 from customs_batch.manifest.rows.positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
 from customs_batch.manifest.spreadsheet.model import DateText
+from customs_batch.manifest.spreadsheet.xlsx import TOTALS_ROW
 from customs_batch.manifest.templates import _render
 from customs_batch.manifest.templates._output import (
     COMMENT_IN_VALUE,
@@ -388,6 +389,10 @@ class _Expander:
                 row.problem.hint,
             )
             return
+        total = self._total_row(row, sheet)
+        if total is not None:
+            yield total
+            return
         state = _RowState(
             Position(
                 self.file,
@@ -665,6 +670,42 @@ class _Expander:
         )
         state.leave_out(slot.path, finding)
         return DROP
+
+    def _total_row(self, row: Row, sheet: str) -> Finding | None:
+        """The finding for a row that looks like a total row (None: it does not): its
+        first cell a word such as ``Total`` or ``Summe``, and another of its cells empty,
+        as a sum under a sheet's columns is written (an export of a sheet whose total row
+        was typed below the data, not an Excel table's Total Row, which the reader leaves
+        out). Read as data, it gave findings about its empty cells (``row.empty-cell``),
+        or worse a document; it gives none, and the finding says how to leave it out."""
+        if row.header is None or not row.header.names or len(row.values) < 2:
+            return None
+        first_name = row.header.names[0]
+        first = row.values.get(first_name)
+        if not isinstance(first, str) or first.strip().rstrip(":").strip().lower() not in (
+            TOTAL_WORDS
+        ):
+            return None
+        empty = [name for name in row.header.names[1:] if row.values.get(name) is None]
+        if not empty:
+            return None
+        column = row.header.columns[0]
+        at = Position(
+            self.file, row.number, 0, sheet, places=row.places, reading=self.reading
+        ).cell(column, first_name)
+        above = self.for_each.header + 1
+        rows = f"{above}-{row.number - 1}" if row.number - 1 > above else f"{above}"
+        shown = ", ".join(repr(name) for name in empty[:3]) + (", …" if len(empty) > 3 else "")
+        message = (
+            f"row {row.number} looks like a total row, not data: its first cell "
+            f"({column_letter(column)}{row.number}, {first_name!r}) says {first.strip()!r} "
+            f"and {shown} {'is' if len(empty) == 1 else 'are'} empty; it gives no document"
+        )
+        hint = (
+            f"Leave it out with 'rows' in forEach (e.g. 'rows: {rows}', the rows above it), "
+            "or delete it from the export. If it is data, write the first cell otherwise."
+        )
+        return Finding(TOTALS_ROW, Severity.ERROR, message, at.location(()), hint)
 
     def _cell(self, slot: Slot, state: _RowState) -> Position:
         """The cell a slot's value came from, else the row."""
@@ -958,6 +999,17 @@ def _surviving(output: TemplateOutput, spec: Mapping[str, Any]) -> list[Referenc
         if value is text:
             references += parse_references(path, text)[0]
     return references
+
+
+TOTAL_WORDS = frozenset(
+    {
+        *("total", "totals", "grand total", "subtotal", "sub-total", "sum", "sums"),
+        *("summe", "gesamt", "gesamtsumme", "zwischensumme", "totaal", "subtotaal"),
+        *("totale", "somme", "suma", "totaal generaal", "eindtotaal"),
+    }
+)
+"""The first cell of a total row below a sheet's data (in English, German, Dutch, French,
+Italian and Spanish exports), compared without case and a colon after it."""
 
 
 def _date_problem(value: DateText, at: Position) -> CellProblem:
