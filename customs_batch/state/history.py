@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from customs_batch import jsontypes
 from customs_batch.errors import StateError
@@ -601,8 +601,29 @@ def read_history_file(path: Path) -> Iterator[StoredEntry]:
                 text = line.rstrip(b"\r\n")
                 if text.strip():
                     yield StoredEntry(f"{path.name} line {number}", text)
+                else:  # blank lines are read in blocks (a file of them took 12 s per 100 MB)
+                    number += _pass_blank_lines(file)
     except OSError as exc:
         raise StateError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _pass_blank_lines(file: BinaryIO) -> int:
+    """Pass over the whole lines of only spaces ahead of ``file``'s position (a line's
+    start), in blocks: how many. ``file`` is left at the start of the line after them."""
+    count = 0
+    while True:
+        at = file.tell()
+        block = file.read(_BLANK_BLOCK)
+        blank = len(block) - len(block.lstrip())
+        end = block.rfind(b"\n", 0, blank) + 1
+        count += block.count(b"\n", 0, end)
+        file.seek(at + end)
+        if end < len(block) or len(block) < _BLANK_BLOCK:
+            return count
+
+
+_BLANK_BLOCK = 1 << 20
+"""The bytes :func:`_pass_blank_lines` reads at a time."""
 
 
 @dataclass(frozen=True)
