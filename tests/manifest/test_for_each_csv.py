@@ -672,3 +672,35 @@ def test_a_row_whose_first_cell_says_total_but_that_is_full_is_data() -> None:
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
     assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
     assert len(result.documents) == 2
+
+
+@pytest.mark.parametrize("shown", ["#N/A", "#REF!", "#DIV/0!", "#VALUE!", "Err:502", "#ERROR!"])
+def test_an_exported_error_cell_is_an_error_at_the_cell_not_its_text(shown: str) -> None:
+    """A CSV export writes a cell that shows an error as its text: ``#N/A`` was read as
+    the value (sent as a party or a mark) where the same cell of the XLSX is an error at
+    the cell. It is now that error, with what to do; a column the manifest declares text
+    keeps it as written."""
+    data = _csv(",", [ROWS[0], [*ROWS[1][:5], shown]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.cell-error")
+    assert finding.message == (
+        f"cell F3 holds {shown}, the text a spreadsheet program exports for a cell that "
+        "shows an error (a formula that failed), not a value"
+    )
+    assert "columns: {Party: text}" in finding.hint
+    assert (finding.location.row, finding.location.column_name) == (3, "Party")
+    assert [doc.spec.get("partyId") for doc in result.documents] == ["rpty_p1"]
+    declared = movement_sheet_manifest("data/m.csv", ", columns: {Party: text}")
+    result = load_file(write(Path("m.yaml"), declared))
+    assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
+    assert [doc.spec.get("partyId") for doc in result.documents] == ["rpty_p1", shown]
+
+
+def test_text_that_only_starts_like_an_error_is_text() -> None:
+    data = _csv(",", [[*ROWS[0][:5], "#N/A in stock"], [*ROWS[1][:5], "#n/a"]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert not [f for f in result.findings if f.rule == "row.cell-error"]

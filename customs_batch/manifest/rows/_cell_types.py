@@ -261,6 +261,8 @@ def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: b
     if value is None:
         return None
     if value.__class__ is BadCell:
+        if value.text is not None and declared is ColumnType.TEXT:
+            return value.text  # the manifest says the column is text: as written
         raise UnusableCell(column, value)
     if decimal_comma is None:
         if (

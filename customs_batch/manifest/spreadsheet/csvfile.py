@@ -35,7 +35,15 @@ from customs_batch.manifest.spreadsheet.limits import (
     too_many_columns,
     too_many_rows,
 )
-from customs_batch.manifest.spreadsheet.model import MEGABYTE, Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.model import (
+    MEGABYTE,
+    BadCell,
+    Cell,
+    Header,
+    Row,
+    RowSource,
+    SheetError,
+)
 from customs_batch.manifest.text_pool import TextPool
 
 SAMPLE_BYTES = 64 * 1024
@@ -498,14 +506,15 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             if rows_read > source.limits.rows:
                 raise too_many_rows(file, source.limits, number)
             places = record_places(first, read, record, delimiter)
+            cells = {
+                name: values[column - 1] if column <= len(values) else None
+                for name, column in zip(header.names, header.columns, strict=True)
+            }
+            if any("#" in text or "Err:" in text for text in read):
+                _mark_error_texts(cells, header, number)
             yield Row(
                 number,
-                pool.share(
-                    {
-                        name: values[column - 1] if column <= len(values) else None
-                        for name, column in zip(header.names, header.columns, strict=True)
-                    }
-                ),
+                pool.share(cells),
                 header,
                 problem=beyond_header(values, header, number, delimiter=delimiter)
                 if len(values) > header.columns[-1]
@@ -538,6 +547,46 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             file=file,
             hint="check `header:` in forEach, or that the file is not empty",
         )
+
+
+def _mark_error_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
+    """Replace in ``cells`` each text a spreadsheet program exports for a cell that shows
+    an error (``#N/A``, ``#REF!``; LibreOffice's ``Err:502``) by a :class:`BadCell`: a
+    formula that failed has no value to give, and its error's text was read as the value
+    (``shippingMarks: '#N/A'`` sent), as an XLSX error cell is not."""
+    for name, column in zip(header.names, header.columns, strict=True):
+        value = cells[name]
+        if value.__class__ is not str or value[:1] not in "#E":
+            continue
+        shown = value.strip()
+        if shown not in EXPORTED_ERRORS and not _LIBREOFFICE_ERROR.fullmatch(shown):
+            continue
+        cells[name] = BadCell(
+            column,
+            f"cell {column_letter(column)}{row} holds {shown}, the text a spreadsheet program "
+            "exports for a cell that shows an error (a formula that failed), not a value",
+            "fix the formula in the workbook (or the cells it reads) and export the CSV "
+            f"again; if {shown} is the text meant, declare the column text in forEach "
+            f"(columns: {{{_yaml_key(name)}: text}})",
+            shown=shown,
+            text=value,
+        )
+
+
+EXPORTED_ERRORS = frozenset(
+    {
+        *("#N/A", "#DIV/0!", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!"),
+        *("#GETTING_DATA", "#SPILL!", "#CALC!", "#FIELD!", "#BLOCKED!", "#CONNECT!"),
+        *("#BUSY!", "#UNKNOWN!", "#PYTHON!", "#EXTERNAL!", "#ERROR!"),
+    }
+)
+"""What Excel, LibreOffice and Google Sheets write in a CSV export for a cell showing an
+error (Google Sheets' ``#ERROR!`` too), as they write it."""
+_LIBREOFFICE_ERROR = re.compile(r"Err:[0-9]{3}")
+
+
+def _yaml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ ]*", name) else repr(name)
 
 
 def _unclosed_quote(file: str, row: int, line: int, record: list[str], last: int) -> SheetError:

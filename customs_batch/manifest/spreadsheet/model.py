@@ -105,6 +105,9 @@ class BadCell:
     rule: str = "row.cell-error"
     shown: str = ""
     """What the cell shows in the spreadsheet program (``#N/A``); empty when nothing."""
+    text: str | None = None
+    """A CSV cell's own text (``#N/A`` as the export wrote an error cell), which a column
+    declared ``text`` keeps as written; None: no text a column may keep."""
 
 
 @dataclass(frozen=True)
