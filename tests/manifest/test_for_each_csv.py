@@ -660,7 +660,9 @@ def test_a_total_row_at_the_end_is_named_as_one(word: str) -> None:
         f"row 4 looks like a total row, not data: its first cell (A4, 'Shipment') says "
         f"{word!r} and 'HAWB', 'Action', 'Party' are empty"
     )
-    assert "'rows: 2-3'" in finding.hint
+    assert finding.hint.startswith(
+        "Leave it out with 'rows' in forEach ('rows: 2-3' reads the rows above it); "
+    )
     assert (finding.location.row, finding.location.column_name) == (4, "Shipment")
     assert len(result.documents) == 2
 
@@ -704,3 +706,13 @@ def test_text_that_only_starts_like_an_error_is_text() -> None:
     Path("data/m.csv").write_text(data, encoding="utf-8")
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
     assert not [f for f in result.findings if f.rule == "row.cell-error"]
+
+
+def test_a_total_row_with_no_data_above_it_names_no_rows_range() -> None:
+    data = _csv(";", [["Total", "", "", "14", "165.5", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.totals-row")
+    assert finding.hint.startswith("No data row is above it: check forEach.header; ")
+    assert "rows:" not in finding.hint

@@ -694,16 +694,19 @@ class _Expander:
             self.file, row.number, 0, sheet, places=row.places, reading=self.reading
         ).cell(column, first_name)
         above = self.for_each.header + 1
-        rows = f"{above}-{row.number - 1}" if row.number - 1 > above else f"{above}"
         shown = ", ".join(repr(name) for name in empty[:3]) + (", …" if len(empty) > 3 else "")
         message = (
             f"row {row.number} looks like a total row, not data: its first cell "
             f"({column_letter(column)}{row.number}, {first_name!r}) says {first.strip()!r} "
             f"and {shown} {'is' if len(empty) == 1 else 'are'} empty; it gives no document"
         )
+        if row.number > above:
+            rows = f"{above}-{row.number - 1}" if row.number - 1 > above else f"{above}"
+            leave = f"Leave it out with 'rows' in forEach ('rows: {rows}' reads the rows above it)"
+        else:
+            leave = "No data row is above it: check forEach.header"
         hint = (
-            f"Leave it out with 'rows' in forEach (e.g. 'rows: {rows}', the rows above it), "
-            "or delete it from the export. If it is data, write the first cell otherwise."
+            f"{leave}; or delete it from the export. If it is data, write the first cell otherwise."
         )
         return Finding(TOTALS_ROW, Severity.ERROR, message, at.location(()), hint)
 
