@@ -677,9 +677,9 @@ def test_a_sheet_named_but_for_its_case_or_a_trailing_space_is_told_the_tab_s_na
 @pytest.mark.parametrize(
     ("cell", "shown"),
     [
-        (dt.datetime(2026, 1, 2), "the date 2026-01-02"),  # typed 1-2, stored 2 January
-        (dt.datetime(2026, 3, 4, 8, 30), "the date and time 2026-03-04T08:30:00"),
-        (dt.time(12, 30), "the time 12:30:00"),
+        (dt.datetime(2026, 1, 2), "(2026-01-02) holds a date"),  # typed 1-2: 2 January
+        (dt.datetime(2026, 3, 4, 8, 30), "(2026-03-04T08:30:00) holds a date and time"),
+        (dt.time(12, 30), "(12:30:00) holds a time"),
     ],
 )
 @pytest.mark.parametrize("extra", ["", ", columns: {Party: text}"])
@@ -692,7 +692,7 @@ def test_a_date_cell_in_a_text_field_is_an_error_at_the_cell(
     its last digits; the row's document is not planned."""
     result = _load([[*GOOD_ROW[:5], cell], GOOD_ROW], extra=extra)
     finding = only(result, "row.cell-type")
-    assert finding.message.startswith(f"cell F2 holds {shown}, but no field takes a date")
+    assert finding.message.startswith(f"cell F2 {shown}, but no field takes one: ")
     assert "turns text typed into a cell (1-2, 3/4, 12:30) into a date" in finding.message
     assert "Format the column as Text and type the values again" in finding.hint
     assert (finding.location.row, finding.location.column_name) == (2, "Party")

@@ -1022,10 +1022,10 @@ def _date_problem(value: DateText, at: Position) -> CellProblem:
     lost its last digits is, never the date's text sent instead."""
     cell = f"cell {column_letter(at.column)}{at.line}" if at.column else "the cell"
     return CellProblem(
-        cell,
-        f"holds {value.kind} {value}, but no field takes a date: a spreadsheet program such "
-        "as Excel turns text typed into a cell (1-2, 3/4, 12:30) into a date, and keeps "
-        "nothing of what was typed",
+        f"{cell} ({value})",
+        f"holds {value.kind}, but no field takes one: a spreadsheet program such as Excel "
+        "turns text typed into a cell (1-2, 3/4, 12:30) into a date, and keeps nothing of "
+        "what was typed",
         "Format the column as Text and type the values again (or put an apostrophe before "
         "each), so that the spreadsheet keeps them as typed.",
     )

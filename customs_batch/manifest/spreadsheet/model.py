@@ -32,10 +32,10 @@ class DateText(str):
 
     @property
     def kind(self) -> str:
-        """``the date``, ``the date and time`` or ``the time`` it holds."""
+        """``a date``, ``a date and time`` or ``a time``: what it holds."""
         if "T" in self:
-            return "the date and time"
-        return "the time" if ":" in self else "the date"
+            return "a date and time"
+        return "a time" if ":" in self else "a date"
 
 
 class SheetError(ManifestError):
