@@ -711,3 +711,12 @@ def test_a_date_cell_is_still_text_to_an_expression() -> None:
     assert result.findings == []
     assert result.documents[0].name == "mov-2026-01-02"
     assert result.documents[0].spec["partyId"] == "rpty_2026"
+
+
+def test_a_date_cell_in_a_number_field_says_it_is_a_date() -> None:
+    """A German Excel turns a weight typed 3.4 into 3 April: said as a date, not only as
+    text that is not a number."""
+    result = _load([[*GOOD_ROW[:4], dt.date(2026, 4, 3), GOOD_ROW[5]]])
+    finding = only(result, "row.cell-type")
+    assert finding.message.startswith("cell E2 (2026-04-03) holds a date, but no field takes")
+    assert finding.location.path == ("spec", "grossWeightKg")

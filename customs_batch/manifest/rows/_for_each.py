@@ -655,7 +655,7 @@ class _Expander:
         if value is None and slot.header is not None:
             return DROP  # an empty cell: the field is not given
         converted = convert(value, slot.types, decimal_comma=self.decimal_comma)
-        if value.__class__ is DateText and not isinstance(converted, CellProblem):
+        if value.__class__ is DateText:  # in a number field too: 3.4 typed in a German Excel
             converted = _date_problem(value, self._cell(slot, state))
         if not isinstance(converted, CellProblem):
             return converted
