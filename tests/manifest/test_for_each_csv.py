@@ -716,3 +716,17 @@ def test_a_total_row_with_no_data_above_it_names_no_rows_range() -> None:
     finding = only(result, "row.totals-row")
     assert finding.hint.startswith("No data row is above it: check forEach.header; ")
     assert "rows:" not in finding.hint
+
+
+def test_a_total_row_labelled_left_of_its_sums_is_named_as_one() -> None:
+    data = _csv(",", [*ROWS, ["", "", "Total", "14", "165.5", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.totals-row")
+    assert [f.rule for f in result.findings] == ["row.totals-row"]
+    assert finding.message.startswith(
+        "row 4 looks like a total row, not data: its first cell with a value (C4, 'Action') "
+        "says 'Total' and 'Shipment', 'HAWB', 'Party' are empty"
+    )
+    assert finding.location.column_name == "Action"

@@ -673,30 +673,36 @@ class _Expander:
 
     def _total_row(self, row: Row, sheet: str) -> Finding | None:
         """The finding for a row that looks like a total row (None: it does not): its
-        first cell a word such as ``Total`` or ``Summe``, and another of its cells empty,
+        first cell with a value a word such as ``Total`` or ``Summe`` (in the first column,
+        or left of the sums), and another of its cells empty,
         as a sum under a sheet's columns is written (an export of a sheet whose total row
         was typed below the data, not an Excel table's Total Row, which the reader leaves
         out). Read as data, it gave findings about its empty cells (``row.empty-cell``),
         or worse a document; it gives none, and the finding says how to leave it out."""
-        if row.header is None or not row.header.names or len(row.values) < 2:
+        if row.header is None or len(row.header.names) < 2:
             return None
-        first_name = row.header.names[0]
-        first = row.values.get(first_name)
+        names, values = row.header.names, row.values
+        index = next((at for at, name in enumerate(names) if values.get(name) is not None), -1)
+        if index < 0:
+            return None
+        first_name = names[index]
+        first = values[first_name]
         if not isinstance(first, str) or first.strip().rstrip(":").strip().lower() not in (
             TOTAL_WORDS
         ):
             return None
-        empty = [name for name in row.header.names[1:] if row.values.get(name) is None]
+        empty = [name for name in names if values.get(name) is None]
         if not empty:
             return None
-        column = row.header.columns[0]
+        column = row.header.columns[index]
+        which = "first cell" if index == 0 else "first cell with a value"
         at = Position(
             self.file, row.number, 0, sheet, places=row.places, reading=self.reading
         ).cell(column, first_name)
         above = self.for_each.header + 1
         shown = ", ".join(repr(name) for name in empty[:3]) + (", …" if len(empty) > 3 else "")
         message = (
-            f"row {row.number} looks like a total row, not data: its first cell "
+            f"row {row.number} looks like a total row, not data: its {which} "
             f"({column_letter(column)}{row.number}, {first_name!r}) says {first.strip()!r} "
             f"and {shown} {'is' if len(empty) == 1 else 'are'} empty; it gives no document"
         )
