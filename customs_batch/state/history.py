@@ -586,7 +586,7 @@ def read_history_file(path: Path) -> Iterator[StoredEntry]:
         # Read as every file the tool reads: a named pipe, a device or a loop of links is
         # refused naming what it is (the command said "no such file" of each).
         with open_user_file(path, kind=InputKind.STATE) as file:
-            number = 0
+            number = streak = 0  # streak: blank lines in a row
             while True:
                 line = file.readline(LONGEST_ENTRY + 1)
                 if not line:
@@ -600,9 +600,13 @@ def read_history_file(path: Path) -> Iterator[StoredEntry]:
                     )
                 text = line.rstrip(b"\r\n")
                 if text.strip():
+                    streak = 0
                     yield StoredEntry(f"{path.name} line {number}", text)
-                else:  # blank lines are read in blocks (a file of them took 12 s per 100 MB)
-                    number += _pass_blank_lines(file)
+                    continue
+                streak += 1
+                if streak >= _BLANK_STREAK:  # a long run of blank lines: the rest in blocks
+                    number += _pass_blank_lines(file)  # (such a file took 12 s per 100 MB)
+                    streak = 0
     except OSError as exc:
         raise StateError(f"cannot read {path}: {exc.strerror}") from None
 
@@ -624,6 +628,9 @@ def _pass_blank_lines(file: BinaryIO) -> int:
 
 _BLANK_BLOCK = 1 << 20
 """The bytes :func:`_pass_blank_lines` reads at a time."""
+_BLANK_STREAK = 64
+"""Blank lines in a row read one by one before the rest of the run is read in blocks (a
+blank line between entries costs no block read)."""
 
 
 @dataclass(frozen=True)

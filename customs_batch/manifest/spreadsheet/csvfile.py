@@ -399,6 +399,7 @@ def _bounded_lines(
     reader of the records empties after each: the lines of the record just read.
     ``skipped``: the lines before ``text``'s position (an Excel ``sep=`` line)."""
     number = skipped
+    streak = 0  # blank lines in a row
     while line := text.readline(limit + 1):
         number += 1
         if len(line) > limit and not line.endswith(("\n", "\r")):
@@ -418,13 +419,22 @@ def _bounded_lines(
             # lines taken): counted, without the CSV reader's and the row loop's work for
             # each of them (a 100 MB file of blank lines took 72 s).
             end.blanks += 1
-            blanks = _blank_run(text)
-            end.blanks += blanks
-            number += blanks
+            streak += 1
+            if streak >= _BLANK_STREAK:  # a long run: the rest of it in blocks
+                blanks = _blank_run(text)
+                end.blanks += blanks
+                number += blanks
+                streak = 0
             continue
+        streak = 0
         taken.append(line)
         yield line
     end.reached = True
+
+
+_BLANK_STREAK = 64
+"""Blank lines in a row read one by one before the rest of the run is read in blocks (a
+blank line between rows costs no block read)."""
 
 
 _BLANK_LINES = frozenset({"\n", "\r\n", "\r"})

@@ -270,15 +270,17 @@ def test_a_copy_splits_a_csv_file_by_the_delimiter_its_header_row_splits_most(
 
 
 @pytest.mark.parametrize("block", [1, 2, 3, 7, 1 << 20])
+@pytest.mark.parametrize("streak", [1, 2, 64])
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
 def test_blank_lines_keep_every_row_and_line_number(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, encoding: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, streak: int, encoding: str
 ) -> None:
     """Blank lines after the header are passed over in blocks, not one by one through the
     CSV reader; each still counts as a row and as a line, whichever line break it ends
     with (a \\r\\n split across two blocks is one line), and a blank line inside a quoted
     cell stays in the cell."""
     monkeypatch.setattr(csvfile, "_BLANK_BLOCK", block)
+    monkeypatch.setattr(csvfile, "_BLANK_STREAK", streak)
     text = '\n\rref,note\r\n\r\n\n\rR-1,x\n\r\n\r\r\nR-2,"a\n\n\r\nb"\n\n\n\rR-3,"q"""\r\r\n\n'
     path = tmp_path / "m.csv"
     path.write_bytes(text.encode(encoding))
