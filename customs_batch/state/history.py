@@ -194,8 +194,7 @@ class LocalHistory:
                 data = path.read_bytes()
             except OSError as exc:
                 raise StateError(f"{path}: cannot read the history ({exc.strerror})") from None
-            for number, line in enumerate(data.split(b"\n")[:-1], start=1):
-                yield StoredEntry(f"{path.name} line {number}", line)
+            yield from _stored_lines(data, path.name)
 
     def last_entry(self) -> dict[str, Any] | None:
         """The fields of the newest whole entry (None: none, or not a JSON object)."""
@@ -609,6 +608,30 @@ def read_history_file(path: Path) -> Iterator[StoredEntry]:
                     streak = 0
     except OSError as exc:
         raise StateError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _stored_lines(data: bytes, name: str) -> Iterator[StoredEntry]:
+    """Every whole line of the history file ``data`` (named ``name``) as an entry, but a
+    run of blank lines as one: its first, which is no JSON object (``history verify`` names
+    it, the other readers pass over it). One entry for each of them took ``history`` 7
+    minutes and 1.7 GB over 100 MB of blank lines (as a list of 100 million lines)."""
+    number = at = 0
+    while (end := data.find(b"\n", at)) >= 0:
+        number += 1
+        line = data[at:end]
+        yield StoredEntry(f"{name} line {number}", line)
+        at = end + 1
+        if not line.strip():  # the blank lines after it: to the last newline of the spaces
+            spaces = _SPACES.match(data, at)
+            run_end = data.rfind(b"\n", at, spaces.end() if spaces else at) + 1
+            if run_end > at:
+                number += data.count(b"\n", at, run_end)
+                at = run_end
+
+
+_SPACES = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+"""What ``bytes.strip`` takes for blank (one class repeated: a group repeated kept state
+for each repetition, gigabytes over 100 million lines)."""
 
 
 def _pass_blank_lines(file: BinaryIO) -> int:
