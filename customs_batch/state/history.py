@@ -29,6 +29,7 @@ from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
+from customs_batch.state._lines import whole_lines
 from customs_batch.state.backend import LocalBackend, StateBackend
 from customs_batch.state.model import State
 from customs_batch.userfiles import InputKind, open_user_file
@@ -614,24 +615,9 @@ def _stored_lines(data: bytes, name: str) -> Iterator[StoredEntry]:
     """Every whole line of the history file ``data`` (named ``name``) as an entry, but a
     run of blank lines as one: its first, which is no JSON object (``history verify`` names
     it, the other readers pass over it). One entry for each of them took ``history`` 7
-    minutes and 1.7 GB over 100 MB of blank lines (as a list of 100 million lines)."""
-    number = at = 0
-    while (end := data.find(b"\n", at)) >= 0:
-        number += 1
-        line = data[at:end]
+    minutes and 1.7 GB over 100 MB of blank lines."""
+    for number, line in whole_lines(data):
         yield StoredEntry(f"{name} line {number}", line)
-        at = end + 1
-        if not line.strip():  # the blank lines after it: to the last newline of the spaces
-            spaces = _SPACES.match(data, at)
-            run_end = data.rfind(b"\n", at, spaces.end() if spaces else at) + 1
-            if run_end > at:
-                number += data.count(b"\n", at, run_end)
-                at = run_end
-
-
-_SPACES = re.compile(rb"[ \t\n\r\x0b\x0c]*")
-"""What ``bytes.strip`` takes for blank (one class repeated: a group repeated kept state
-for each repetition, gigabytes over 100 million lines)."""
 
 
 def _pass_blank_lines(file: BinaryIO) -> int:
