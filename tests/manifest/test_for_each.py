@@ -720,3 +720,24 @@ def test_a_date_cell_in_a_number_field_says_it_is_a_date() -> None:
     finding = only(result, "row.cell-type")
     assert finding.message.startswith("cell E2 (2026-04-03) holds a date, but no field takes")
     assert finding.location.path == ("spec", "grossWeightKg")
+
+
+@pytest.mark.parametrize("written", ["{{ values.party }}", "{{ values.party | tojson }}"])
+def test_a_date_cell_a_template_puts_in_a_field_through_values_is_the_same_error(
+    written: str,
+) -> None:
+    """``values: {party: "{{ row.Party }}"}`` and a template writing the value into a field:
+    the date's ISO text was sent in the field; it is the date cell's error, at the cell."""
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/by-values.yaml.j2"), f"partyId: {written}\n")
+    manifest = (
+        movement_sheet_manifest("data/m.xlsx")
+        .replace('  partyId: "{{ row.Party }}"\n', "")
+        .replace("metadata:", 'template: by-values\nvalues:\n  party: "{{ row.Party }}"\nmetadata:')
+    )
+    result = _load([[*GOOD_ROW[:5], dt.date(2026, 1, 2)], GOOD_ROW], manifest=manifest)
+    finding = only(result, "row.cell-type")
+    assert finding.message.startswith("cell F2 (2026-01-02) holds a date, but no field takes")
+    assert (finding.location.row, finding.location.column_name) == (2, "Party")
+    assert finding.location.path == ("spec", "partyId")
+    assert [doc.spec["partyId"] for doc in result.documents] == ["rpty_p1"]

@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import difflib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,11 @@ from customs_batch.manifest.templates._output import (
     TemplateOutput,
     parse_output,
 )
-from customs_batch.manifest.templates._values_trace import CellTrace, template_text
+from customs_batch.manifest.templates._values_trace import (
+    CellTrace,
+    copied_from,
+    template_text,
+)
 from customs_batch.manifest.templates.catalog import shadow_warning
 from customs_batch.manifest.yaml._schema_view import spec_view
 from customs_batch.manifest.yaml._tree import Walk
@@ -502,6 +506,11 @@ class _Expander:
             references += _surviving(output, spec)
             text = template_text(self.template) if self.value_cells else None
             if text is not None:
+                dated = self._dates_sent(output, text, values, spec, row, state)
+                if dated:
+                    for problem in (*state.problems, *dated):
+                        yield _with_document(problem, address)
+                    return
                 trace = CellTrace(output, text, values, spec, self.cells, state.row, sheet)
                 positions = TracedRowPositions(state.row, sheet, self.cells, trace)
         for problem in state.problems:  # values left out: the document is only checked
@@ -529,6 +538,50 @@ class _Expander:
         )
         if not state.left_out:
             self.produced += 1
+
+    def _dates_sent(
+        self,
+        output: TemplateOutput,
+        text: str,
+        values: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        row: Row,
+        state: _RowState,
+    ) -> list[Finding]:
+        """The findings of the date cells a value of ``values`` takes (``values: {marks:
+        "{{ row.Marks }}"}``) and the template puts in a field as they are: as a date cell
+        a field takes in the manifest, not its ISO text sent in the field's place."""
+        dated = {
+            slot.path: row.values[slot.header]
+            for slot in self.value_slots
+            if slot.header is not None
+            and row.values.get(slot.header).__class__ is DateText
+            and slot.path in self.cells
+        }
+        if not dated:
+            return []
+        shown = set(dated.values())
+        found = []
+        for path in output.marks:
+            if not path or path[0] != "spec" or _at_path(output.spec, path[1:]) not in shown:
+                continue
+            source = copied_from(output, text, values, spec, path, dated.keys())
+            if source is None:
+                continue
+            column, header = self.cells[source]
+            at = state.row.cell(column, header)
+            problem = _date_problem(dated[source], at)
+            found.append(
+                self._finding(
+                    "row.cell-type",
+                    problem.message,
+                    at,
+                    path,
+                    problem.hint,
+                    unquoted=problem.unquoted,
+                )
+            )
+        return found
 
     def _sensitive_columns(
         self,
@@ -1035,3 +1088,13 @@ def _date_problem(value: DateText, at: Position) -> CellProblem:
         "Format the column as Text and type the values again (or put an apostrophe before "
         "each), so that the spreadsheet keeps them as typed.",
     )
+
+
+def _at_path(tree: Any, path: Sequence[str | int]) -> Any:
+    """The value at ``path`` in ``tree`` (None when there is none)."""
+    for key in path:
+        try:
+            tree = tree[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return tree if isinstance(tree, str) else None
