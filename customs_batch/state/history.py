@@ -23,12 +23,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
+from customs_batch.state._lines import whole_lines
 from customs_batch.state.backend import LocalBackend, StateBackend
 from customs_batch.state.model import State
 from customs_batch.userfiles import InputKind, open_user_file
@@ -194,8 +195,7 @@ class LocalHistory:
                 data = path.read_bytes()
             except OSError as exc:
                 raise StateError(f"{path}: cannot read the history ({exc.strerror})") from None
-            for number, line in enumerate(data.split(b"\n")[:-1], start=1):
-                yield StoredEntry(f"{path.name} line {number}", line)
+            yield from _stored_lines(data, path.name)
 
     def last_entry(self) -> dict[str, Any] | None:
         """The fields of the newest whole entry (None: none, or not a JSON object)."""
@@ -586,7 +586,7 @@ def read_history_file(path: Path) -> Iterator[StoredEntry]:
         # Read as every file the tool reads: a named pipe, a device or a loop of links is
         # refused naming what it is (the command said "no such file" of each).
         with open_user_file(path, kind=InputKind.STATE) as file:
-            number = 0
+            number = streak = 0  # streak: blank lines in a row
             while True:
                 line = file.readline(LONGEST_ENTRY + 1)
                 if not line:
@@ -600,9 +600,46 @@ def read_history_file(path: Path) -> Iterator[StoredEntry]:
                     )
                 text = line.rstrip(b"\r\n")
                 if text.strip():
+                    streak = 0
                     yield StoredEntry(f"{path.name} line {number}", text)
+                    continue
+                streak += 1
+                if streak >= _BLANK_STREAK:  # a long run of blank lines: the rest in blocks
+                    number += _pass_blank_lines(file)  # (such a file took 12 s per 100 MB)
+                    streak = 0
     except OSError as exc:
         raise StateError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _stored_lines(data: bytes, name: str) -> Iterator[StoredEntry]:
+    """Every whole line of the history file ``data`` (named ``name``) as an entry, but a
+    run of blank lines as one: its first, which is no JSON object (``history verify`` names
+    it, the other readers pass over it). One entry for each of them took ``history`` 7
+    minutes and 1.7 GB over 100 MB of blank lines."""
+    for number, line in whole_lines(data):
+        yield StoredEntry(f"{name} line {number}", line)
+
+
+def _pass_blank_lines(file: BinaryIO) -> int:
+    """Pass over the whole lines of only spaces ahead of ``file``'s position (a line's
+    start), in blocks: how many. ``file`` is left at the start of the line after them."""
+    count = 0
+    while True:
+        at = file.tell()
+        block = file.read(_BLANK_BLOCK)
+        blank = len(block) - len(block.lstrip())
+        end = block.rfind(b"\n", 0, blank) + 1
+        count += block.count(b"\n", 0, end)
+        file.seek(at + end)
+        if end < len(block) or len(block) < _BLANK_BLOCK:
+            return count
+
+
+_BLANK_BLOCK = 1 << 20
+"""The bytes :func:`_pass_blank_lines` reads at a time."""
+_BLANK_STREAK = 64
+"""Blank lines in a row read one by one before the rest of the run is read in blocks (a
+blank line between entries costs no block read)."""
 
 
 @dataclass(frozen=True)

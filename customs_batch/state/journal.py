@@ -26,6 +26,7 @@ import orjson
 from customs_batch import jsontypes
 from customs_batch.errors import StateError
 from customs_batch.state._atomic import fsync_dir, open_private, write_all, write_error
+from customs_batch.state._lines import whole_lines
 from customs_batch.state.model import ResourceRecord
 
 # Lines are encoded by orjson: keys sorted, UTF-8 as is, no spaces. ``read_journal`` reads
@@ -111,9 +112,9 @@ def read_journal(path: Path, seen: Callable[[bytes], None] | None = None) -> Ite
         return
     except OSError as exc:
         raise StateError(f"{path}: cannot read the journal ({exc.strerror})") from exc
-    lines = data.split(b"\n")[:-1]  # the part after the last newline was never finished
     damaged: StateError | None = None
-    for number, line in enumerate(lines, start=1):
+    # The part after the last newline was never finished; blank lines are passed over.
+    for number, line in whole_lines(data):
         if not line.strip():
             continue
         try:

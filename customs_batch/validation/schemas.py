@@ -257,7 +257,20 @@ def _pattern(pattern: str, path: JsonPath, value: object, description: str) -> V
         message = f"{field}: {_show(value)} does not match the pattern {pattern}"
         return Violation("schema.pattern", path, message, _hint(f"match {pattern}", description))
     message = f"{field}: {_show(value)} is not {known['is']} ({known['form']})"
-    return Violation("schema.pattern", path, message, f"write it like {known['example']}")
+    hint = f"write it like {known['example']}"
+    if isinstance(value, str) and value != value.strip() and re.search(pattern, value.strip()):
+        # A cell's space (a non-breaking one pasted from a web page too), which the sheet
+        # does not show: "write it like hawb_a1" named nothing to change.
+        ends = [e for e, s in (("start", value.lstrip()), ("end", value.rstrip())) if s != value]
+        edges = set(value[: len(value) - len(value.lstrip())] + value[len(value.rstrip()) :])
+        what = {frozenset(" "): "a space", frozenset("\u00a0"): "a non-breaking space"}.get(
+            frozenset(edges), "the spaces"
+        )
+        hint = (
+            f"remove {what} at its {' and '.join(ends)} (in the cell or the manifest, where "
+            "it does not show)"
+        )
+    return Violation("schema.pattern", path, message, hint)
 
 
 def _too_long(owner: Mapping[str, Any], path: JsonPath, value: str, description: str) -> Violation:

@@ -143,6 +143,11 @@ def test_annotations_are_read_and_a_list_is_a_finding() -> None:
         ("dép-1", "'é' is not one of them: letters A-Z and a-z only, without accents"),
         ("my arrival", "a space is not one of them: write '-' instead"),
         ("a/b", "'/' is not one of them"),
+        (
+            "hawb_a4\u00a0-4",  # a cell's trailing non-breaking space, pasted from a web page
+            "a non-breaking space (U+00A0, which shows as a space or as nothing) is not one "
+            "of them: remove it, or write '-' instead",
+        ),
     ],
 )
 def test_a_name_with_a_character_no_name_takes_is_told_which(name: str, said: str) -> None:

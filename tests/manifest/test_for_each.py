@@ -672,3 +672,72 @@ def test_a_sheet_named_but_for_its_case_or_a_trailing_space_is_told_the_tab_s_na
     manifest = movement_sheet_manifest("data/m.xlsx", ", sheet: movements")
     finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
     assert finding.hint.startswith("write sheet: 'Movements ', as the tab names it")
+
+
+@pytest.mark.parametrize(
+    ("cell", "shown"),
+    [
+        (dt.datetime(2026, 1, 2), "(2026-01-02) holds a date"),  # typed 1-2: 2 January
+        (dt.datetime(2026, 3, 4, 8, 30), "(2026-03-04T08:30:00) holds a date and time"),
+        (dt.time(12, 30), "(12:30:00) holds a time"),
+    ],
+)
+@pytest.mark.parametrize("extra", ["", ", columns: {Party: text}"])
+def test_a_date_cell_in_a_text_field_is_an_error_at_the_cell(
+    cell: object, shown: str, extra: str
+) -> None:
+    """Excel turns text typed into a cell (``1-2``) into a date; its ISO text was sent into
+    a text field (``partyId: 2026-01-02``) without a word. No field takes a date: an error
+    at the cell, which says what happened and what to do, as for a long number that lost
+    its last digits; the row's document is not planned."""
+    result = _load([[*GOOD_ROW[:5], cell], GOOD_ROW], extra=extra)
+    finding = only(result, "row.cell-type")
+    assert finding.message.startswith(f"cell F2 {shown}, but no field takes one: ")
+    assert "turns text typed into a cell (1-2, 3/4, 12:30) into a date" in finding.message
+    assert "Format the column as Text and type the values again" in finding.hint
+    assert (finding.location.row, finding.location.column_name) == (2, "Party")
+    assert finding.location.path == ("spec", "partyId")
+    assert [doc.spec.get("partyId") for doc in result.documents] == ["rpty_p1"]  # row 3
+
+
+def test_a_date_cell_is_still_text_to_an_expression() -> None:
+    """Only a field refuses a date: a name or a longer text may use the date column."""
+    manifest = (
+        movement_sheet_manifest("data/m.xlsx")
+        .replace('  name: "mov-{{ row.HAWB }}-{{ row_number }}"', '  name: "mov-{{ row.Party }}"')
+        .replace('  partyId: "{{ row.Party }}"\n', '  partyId: "rpty_{{ row.Party[:4] }}"\n')
+    )
+    result = _load([[*GOOD_ROW[:5], dt.date(2026, 1, 2)]], manifest=manifest)
+    assert result.findings == []
+    assert result.documents[0].name == "mov-2026-01-02"
+    assert result.documents[0].spec["partyId"] == "rpty_2026"
+
+
+def test_a_date_cell_in_a_number_field_says_it_is_a_date() -> None:
+    """A German Excel turns a weight typed 3.4 into 3 April: said as a date, not only as
+    text that is not a number."""
+    result = _load([[*GOOD_ROW[:4], dt.date(2026, 4, 3), GOOD_ROW[5]]])
+    finding = only(result, "row.cell-type")
+    assert finding.message.startswith("cell E2 (2026-04-03) holds a date, but no field takes")
+    assert finding.location.path == ("spec", "grossWeightKg")
+
+
+@pytest.mark.parametrize("written", ["{{ values.party }}", "{{ values.party | tojson }}"])
+def test_a_date_cell_a_template_puts_in_a_field_through_values_is_the_same_error(
+    written: str,
+) -> None:
+    """``values: {party: "{{ row.Party }}"}`` and a template writing the value into a field:
+    the date's ISO text was sent in the field; it is the date cell's error, at the cell."""
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("templates/by-values.yaml.j2"), f"partyId: {written}\n")
+    manifest = (
+        movement_sheet_manifest("data/m.xlsx")
+        .replace('  partyId: "{{ row.Party }}"\n', "")
+        .replace("metadata:", 'template: by-values\nvalues:\n  party: "{{ row.Party }}"\nmetadata:')
+    )
+    result = _load([[*GOOD_ROW[:5], dt.date(2026, 1, 2)], GOOD_ROW], manifest=manifest)
+    finding = only(result, "row.cell-type")
+    assert finding.message.startswith("cell F2 (2026-01-02) holds a date, but no field takes")
+    assert (finding.location.row, finding.location.column_name) == (2, "Party")
+    assert finding.location.path == ("spec", "partyId")
+    assert [doc.spec["partyId"] for doc in result.documents] == ["rpty_p1"]

@@ -641,3 +641,92 @@ def test_utf16_with_a_bom_declared_one_byte_is_told_the_bom_names_it() -> None:
     finding = only(load_file(write(Path("m.yaml"), manifest)), "sheet.unreadable")
     assert finding.hint is not None and "starts with the BOM of" in finding.hint
     assert "without a BOM" not in finding.hint
+
+
+@pytest.mark.parametrize("word", ["Total", "TOTAL", "Sum", "Summe", "Totaal", "Total:"])
+def test_a_total_row_at_the_end_is_named_as_one(word: str) -> None:
+    """A sum typed below the data and exported with it read as a row whose cells are
+    empty (``row.empty-cell``, a HAWB left out): it is one finding saying it looks like a
+    total row and how to leave it out, and the row gives no document; never skipped
+    without a word."""
+    data = _csv(";", [*ROWS, [word, "", "", "14", "165.5", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.totals-row")
+    assert [f.rule for f in result.findings] == ["row.totals-row"]
+    assert finding.severity is Severity.ERROR
+    assert finding.message.startswith(
+        f"row 4 looks like a total row, not data: its first cell (A4, 'Shipment') says "
+        f"{word!r} and 'HAWB', 'Action', 'Party' are empty"
+    )
+    assert finding.hint.startswith(
+        "Leave it out with 'rows' in forEach ('rows: 2-3' reads the rows above it); "
+    )
+    assert (finding.location.row, finding.location.column_name) == (4, "Shipment")
+    assert len(result.documents) == 2
+
+
+def test_a_row_whose_first_cell_says_total_but_that_is_full_is_data() -> None:
+    data = _csv(",", [[*ROWS[0][:1], *ROWS[0][1:]], ["Total", *ROWS[1][1:]]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
+    assert len(result.documents) == 2
+
+
+@pytest.mark.parametrize("shown", ["#N/A", "#REF!", "#DIV/0!", "#VALUE!", "Err:502", "#ERROR!"])
+def test_an_exported_error_cell_is_an_error_at_the_cell_not_its_text(shown: str) -> None:
+    """A CSV export writes a cell that shows an error as its text: ``#N/A`` was read as
+    the value (sent as a party or a mark) where the same cell of the XLSX is an error at
+    the cell. It is now that error, with what to do; a column the manifest declares text
+    keeps it as written."""
+    data = _csv(",", [ROWS[0], [*ROWS[1][:5], shown]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.cell-error")
+    assert finding.message == (
+        f"cell F3 holds {shown}, the text a spreadsheet program exports for a cell that "
+        "shows an error (a formula that failed), not a value"
+    )
+    assert "columns: {Party: text}" in finding.hint
+    assert (finding.location.row, finding.location.column_name) == (3, "Party")
+    assert [doc.spec.get("partyId") for doc in result.documents] == ["rpty_p1"]
+    declared = movement_sheet_manifest("data/m.csv", ", columns: {Party: text}")
+    result = load_file(write(Path("m.yaml"), declared))
+    assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
+    assert [doc.spec.get("partyId") for doc in result.documents] == ["rpty_p1", shown]
+
+
+def test_text_that_only_starts_like_an_error_is_text() -> None:
+    data = _csv(",", [[*ROWS[0][:5], "#N/A in stock"], [*ROWS[1][:5], "#n/a"]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert not [f for f in result.findings if f.rule == "row.cell-error"]
+
+
+def test_a_total_row_with_no_data_above_it_names_no_rows_range() -> None:
+    data = _csv(";", [["Total", "", "", "14", "165.5", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.totals-row")
+    assert finding.hint.startswith("No data row is above it: check forEach.header; ")
+    assert "rows:" not in finding.hint
+
+
+def test_a_total_row_labelled_left_of_its_sums_is_named_as_one() -> None:
+    data = _csv(",", [*ROWS, ["", "", "Total", "14", "165.5", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.totals-row")
+    assert [f.rule for f in result.findings] == ["row.totals-row"]
+    assert finding.message.startswith(
+        "row 4 looks like a total row, not data: its first cell with a value (C4, 'Action') "
+        "says 'Total' and 'Shipment', 'HAWB', 'Party' are empty"
+    )
+    assert finding.location.column_name == "Action"

@@ -164,3 +164,34 @@ def test_an_address_that_is_no_text_is_damage(tmp_path: Path, address: bytes, sh
     assert caught.value.message.endswith(
         f"journal.jsonl:1: the journal is damaged (the address is {shown}, not Kind/name)"
     )
+
+
+def test_blank_lines_are_passed_over_and_a_damaged_line_after_them_keeps_its_number(
+    tmp_path: Path,
+) -> None:
+    """A journal of 100 million blank lines was split into a list of them (1.7 GB) before
+    each was looked at: a run of them is now passed over at once, and every line keeps its
+    number."""
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(
+        _entry("Movement/a").to_line()
+        + b"\n \r\n\t\n" * 50_000
+        + _entry("Movement/b").to_line()
+        + b"\n" * 10
+    )
+    assert [e.address for e in read_journal(path)] == ["Movement/a", "Movement/b"]
+    path.write_bytes(
+        _entry("Movement/a").to_line()
+        + b"\n" * 100_000
+        + b"not json\n"
+        + _entry("Movement/b").to_line()
+    )
+    with pytest.raises(StateError, match=r"journal.jsonl:100002: the journal is damaged"):
+        list(read_journal(path))
+
+
+def test_the_lines_of_a_file_are_read_without_a_list_of_them() -> None:
+    from customs_batch.state._lines import whole_lines
+
+    data = b"a\n\n\n  \n\tb\n\r\n\nc\nunfinished"
+    assert list(whole_lines(data)) == [(1, b"a"), (2, b""), (5, b"\tb"), (6, b"\r"), (8, b"c")]

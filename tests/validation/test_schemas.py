@@ -216,6 +216,21 @@ def test_a_pattern_violation_says_what_a_valid_value_looks_like() -> None:
     assert "[A-Za-z0-9]" not in found.message + found.hint
 
 
+@pytest.mark.parametrize(
+    ("party", "hint"),
+    [
+        ("rpty_p1 ", "remove a space at its end"),
+        ("\u00a0rpty_p1", "remove a non-breaking space at its start"),
+        (" rpty_p1\u00a0", "remove the spaces at its start and end"),
+    ],
+)
+def test_a_value_that_fits_but_for_a_space_is_told_to_lose_the_space(party: str, hint: str) -> None:
+    """A cell's trailing space (a non-breaking one pasted from a web page too) does not show
+    in the sheet: "write it like rpty_p1" named nothing to change."""
+    (found,) = spec_schema(Kind.MOVEMENT).violations(sample(Kind.MOVEMENT, partyId=party))
+    assert found.hint == f"{hint} (in the cell or the manifest, where it does not show)"
+
+
 PREFIXED_ID = re.compile(r"\^[a-z]+_\[A-Za-z0-9\]\+\$")
 
 

@@ -9,6 +9,7 @@ start-up")."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,14 +57,32 @@ def name_problem(name: Any, rules: str) -> tuple[str, str] | None:
         wrong = next((c for c in name if not _NAME_CHARACTER.fullmatch(c)), None)
     if wrong is not None:
         # "holds letters" told a name 'dép-1' nothing: é is a letter, to its writer.
-        if wrong.isspace():
+        if wrong == " ":
             said = "a space is not one of them: write '-' instead"
+        elif wrong.isspace():
+            # U+00A0 from a web page or a word processor, pasted into a cell: it shows as a
+            # space, or as nothing at the end of a cell, so "a space" sent the user looking
+            # for one that is not there.
+            said = (
+                f"{_space_name(wrong)} (U+{ord(wrong):04X}, which shows as a space or as "
+                "nothing) is not one of them: remove it, or write '-' instead"
+            )
         elif wrong.isalpha():
             said = f"{wrong!r} is not one of them: letters A-Z and a-z only, without accents"
         else:
             said = f"{wrong!r} is not one of them"
         return f"{name!r} is not a document name", f"{rules.rstrip('.')}; {said}."
     return f"{name!r} is not a document name", rules
+
+
+def _space_name(character: str) -> str:
+    """``a non-breaking space``, ``a tab``: a space other than U+0020, as a person names it."""
+    named = {
+        "\u00a0": "a non-breaking space",
+        "\t": "a tab",
+        "\u202f": "a narrow non-breaking space",
+    }
+    return named.get(character, f"the space character {unicodedata.name(character, '')}".strip())
 
 
 _RENDER_ORDER = {"values": 0, "metadata": 1, "spec": 2}

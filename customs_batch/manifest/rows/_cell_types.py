@@ -24,7 +24,7 @@ from customs_batch.manifest.rows._cells import (
     GROUPED,
     quoted_head,
 )
-from customs_batch.manifest.spreadsheet.model import BadCell
+from customs_batch.manifest.spreadsheet.model import BadCell, DateText
 from customs_batch.manifest.yaml._scalars import integer
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -261,6 +261,8 @@ def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: b
     if value is None:
         return None
     if value.__class__ is BadCell:
+        if value.text is not None and declared is ColumnType.TEXT:
+            return value.text  # the manifest says the column is text: as written
         raise UnusableCell(column, value)
     if decimal_comma is None:
         if (
@@ -330,6 +332,8 @@ def _declared(value: Any, column: str, declared: ColumnType, decimal_comma: bool
 
 
 def _as_text(value: Any) -> str:
+    if value.__class__ is DateText:
+        return value  # still a date, which a field refuses (the text typed is lost)
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float) and value.is_integer():

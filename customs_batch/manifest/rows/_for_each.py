@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import difflib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,13 +72,19 @@ from customs_batch.manifest.rows._plan import (
 from customs_batch.manifest.rows._range import NO_ROW_IN_RANGE, RowRange
 from customs_batch.manifest.rows.positions import RowPositions, TracedRowPositions
 from customs_batch.manifest.spreadsheet import Header, Row, RowSource, SheetError, read_rows
+from customs_batch.manifest.spreadsheet.model import DateText
+from customs_batch.manifest.spreadsheet.xlsx import TOTALS_ROW
 from customs_batch.manifest.templates import _render
 from customs_batch.manifest.templates._output import (
     COMMENT_IN_VALUE,
     TemplateOutput,
     parse_output,
 )
-from customs_batch.manifest.templates._values_trace import CellTrace, template_text
+from customs_batch.manifest.templates._values_trace import (
+    CellTrace,
+    copied_from,
+    template_text,
+)
 from customs_batch.manifest.templates.catalog import shadow_warning
 from customs_batch.manifest.yaml._schema_view import spec_view
 from customs_batch.manifest.yaml._tree import Walk
@@ -387,6 +393,10 @@ class _Expander:
                 row.problem.hint,
             )
             return
+        total = self._total_row(row, sheet)
+        if total is not None:
+            yield total
+            return
         state = _RowState(
             Position(
                 self.file,
@@ -496,6 +506,11 @@ class _Expander:
             references += _surviving(output, spec)
             text = template_text(self.template) if self.value_cells else None
             if text is not None:
+                dated = self._dates_sent(output, text, values, spec, row, state)
+                if dated:
+                    for problem in (*state.problems, *dated):
+                        yield _with_document(problem, address)
+                    return
                 trace = CellTrace(output, text, values, spec, self.cells, state.row, sheet)
                 positions = TracedRowPositions(state.row, sheet, self.cells, trace)
         for problem in state.problems:  # values left out: the document is only checked
@@ -523,6 +538,50 @@ class _Expander:
         )
         if not state.left_out:
             self.produced += 1
+
+    def _dates_sent(
+        self,
+        output: TemplateOutput,
+        text: str,
+        values: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        row: Row,
+        state: _RowState,
+    ) -> list[Finding]:
+        """The findings of the date cells a value of ``values`` takes (``values: {marks:
+        "{{ row.Marks }}"}``) and the template puts in a field as they are: as a date cell
+        a field takes in the manifest, not its ISO text sent in the field's place."""
+        dated = {
+            slot.path: row.values[slot.header]
+            for slot in self.value_slots
+            if slot.header is not None
+            and row.values.get(slot.header).__class__ is DateText
+            and slot.path in self.cells
+        }
+        if not dated:
+            return []
+        shown = set(dated.values())
+        found = []
+        for path in output.marks:
+            if not path or path[0] != "spec" or _at_path(output.spec, path[1:]) not in shown:
+                continue
+            source = copied_from(output, text, values, spec, path, dated.keys())
+            if source is None:
+                continue
+            column, header = self.cells[source]
+            at = state.row.cell(column, header)
+            problem = _date_problem(dated[source], at)
+            found.append(
+                self._finding(
+                    "row.cell-type",
+                    problem.message,
+                    at,
+                    path,
+                    problem.hint,
+                    unquoted=problem.unquoted,
+                )
+            )
+        return found
 
     def _sensitive_columns(
         self,
@@ -649,6 +708,8 @@ class _Expander:
         if value is None and slot.header is not None:
             return DROP  # an empty cell: the field is not given
         converted = convert(value, slot.types, decimal_comma=self.decimal_comma)
+        if value.__class__ is DateText:  # in a number field too: 3.4 typed in a German Excel
+            converted = _date_problem(value, self._cell(slot, state))
         if not isinstance(converted, CellProblem):
             return converted
         at = self._cell(slot, state)
@@ -662,6 +723,51 @@ class _Expander:
         )
         state.leave_out(slot.path, finding)
         return DROP
+
+    def _total_row(self, row: Row, sheet: str) -> Finding | None:
+        """The finding for a row that looks like a total row (None: it does not): its
+        first cell with a value a word such as ``Total`` or ``Summe`` (in the first column,
+        or left of the sums), and another of its cells empty,
+        as a sum under a sheet's columns is written (an export of a sheet whose total row
+        was typed below the data, not an Excel table's Total Row, which the reader leaves
+        out). Read as data, it gave findings about its empty cells (``row.empty-cell``),
+        or worse a document; it gives none, and the finding says how to leave it out."""
+        if row.header is None or len(row.header.names) < 2:
+            return None
+        names, values = row.header.names, row.values
+        index = next((at for at, name in enumerate(names) if values.get(name) is not None), -1)
+        if index < 0:
+            return None
+        first_name = names[index]
+        first = values[first_name]
+        if not isinstance(first, str) or first.strip().rstrip(":").strip().lower() not in (
+            TOTAL_WORDS
+        ):
+            return None
+        empty = [name for name in names if values.get(name) is None]
+        if not empty:
+            return None
+        column = row.header.columns[index]
+        which = "first cell" if index == 0 else "first cell with a value"
+        at = Position(
+            self.file, row.number, 0, sheet, places=row.places, reading=self.reading
+        ).cell(column, first_name)
+        above = self.for_each.header + 1
+        shown = ", ".join(repr(name) for name in empty[:3]) + (", …" if len(empty) > 3 else "")
+        message = (
+            f"row {row.number} looks like a total row, not data: its {which} "
+            f"({column_letter(column)}{row.number}, {first_name!r}) says {first.strip()!r} "
+            f"and {shown} {'is' if len(empty) == 1 else 'are'} empty; it gives no document"
+        )
+        if row.number > above:
+            rows = f"{above}-{row.number - 1}" if row.number - 1 > above else f"{above}"
+            leave = f"Leave it out with 'rows' in forEach ('rows: {rows}' reads the rows above it)"
+        else:
+            leave = "No data row is above it: check forEach.header"
+        hint = (
+            f"{leave}; or delete it from the export. If it is data, write the first cell otherwise."
+        )
+        return Finding(TOTALS_ROW, Severity.ERROR, message, at.location(()), hint)
 
     def _cell(self, slot: Slot, state: _RowState) -> Position:
         """The cell a slot's value came from, else the row."""
@@ -955,3 +1061,40 @@ def _surviving(output: TemplateOutput, spec: Mapping[str, Any]) -> list[Referenc
         if value is text:
             references += parse_references(path, text)[0]
     return references
+
+
+TOTAL_WORDS = frozenset(
+    {
+        *("total", "totals", "grand total", "subtotal", "sub-total", "sum", "sums"),
+        *("summe", "gesamt", "gesamtsumme", "zwischensumme", "totaal", "subtotaal"),
+        *("totale", "somme", "suma", "totaal generaal", "eindtotaal"),
+    }
+)
+"""The first cell of a total row below a sheet's data (in English, German, Dutch, French,
+Italian and Spanish exports), compared without case and a colon after it."""
+
+
+def _date_problem(value: DateText, at: Position) -> CellProblem:
+    """A date (or a time) a cell gives a field: no field takes one. Most often the text
+    typed into the cell (``1-2``, ``3/4``, ``12:30``) that the spreadsheet turned into a
+    date, which keeps none of what was typed: an error at the cell, as a long number that
+    lost its last digits is, never the date's text sent instead."""
+    cell = f"cell {column_letter(at.column)}{at.line}" if at.column else "the cell"
+    return CellProblem(
+        f"{cell} ({value})",
+        f"holds {value.kind}, but no field takes one: a spreadsheet program such as Excel "
+        "turns text typed into a cell (1-2, 3/4, 12:30) into a date, and keeps nothing of "
+        "what was typed",
+        "Format the column as Text and type the values again (or put an apostrophe before "
+        "each), so that the spreadsheet keeps them as typed.",
+    )
+
+
+def _at_path(tree: Any, path: Sequence[str | int]) -> Any:
+    """The value at ``path`` in ``tree`` (None when there is none)."""
+    for key in path:
+        try:
+            tree = tree[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return tree if isinstance(tree, str) else None

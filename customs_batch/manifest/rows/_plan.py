@@ -23,7 +23,7 @@ from customs_batch.manifest.rows._cell_types import (
     EmptyCellValue,
     typed,
 )
-from customs_batch.manifest.spreadsheet.model import BadCell
+from customs_batch.manifest.spreadsheet.model import BadCell, DateText
 from customs_batch.manifest.yaml._schema_view import SchemaView
 
 # A bracketed name runs to its closing quote: it holds neither that quote nor a backslash (a
@@ -70,7 +70,9 @@ class RowView:
         value = typed(self._cells[key], key, self._types.get(key), self._decimal_comma)
         if value is None:
             return EmptyCellValue(key)
-        return CellText(value, key) if value.__class__ is str else value
+        if value.__class__ is str or value.__class__ is DateText:
+            return CellText(value, key)  # a date too: text to an expression, as before
+        return value
 
     def value(self, key: str, *, by_schema: bool = False) -> Any:
         """The cell as a field takes it: as written when ``by_schema`` (the field's schema

@@ -14,7 +14,28 @@ from customs_batch.manifest.record_places import RecordPlaces
 MEGABYTE = 1024 * 1024
 
 Cell = Any
-"""A cell value: str, int, float, bool, an ISO 8601 date string, or None when empty."""
+"""A cell value: str, int, float, bool, an ISO 8601 date string (:class:`DateText`), or None
+when empty."""
+
+
+class DateText(str):
+    """A workbook cell that holds a date, a date and time or a time, as ISO 8601 text
+    (``2026-01-02``). It is text to every expression; it stays known as a date so that one
+    reaching a field is an error at its cell: no field takes a date, and a spreadsheet turns
+    text typed into a cell (``1-2``, a code such as ``3/4``) into a date, whose typed text is
+    lost (see ``docs/spreadsheets.md``, "Cell values")."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return DateText, (str(self),)
+
+    @property
+    def kind(self) -> str:
+        """``a date``, ``a date and time`` or ``a time``: what it holds."""
+        if "T" in self:
+            return "a date and time"
+        return "a time" if ":" in self else "a date"
 
 
 class SheetError(ManifestError):
@@ -84,6 +105,9 @@ class BadCell:
     rule: str = "row.cell-error"
     shown: str = ""
     """What the cell shows in the spreadsheet program (``#N/A``); empty when nothing."""
+    text: str | None = None
+    """A CSV cell's own text (``#N/A`` as the export wrote an error cell), which a column
+    declared ``text`` keeps as written; None: no text a column may keep."""
 
 
 @dataclass(frozen=True)

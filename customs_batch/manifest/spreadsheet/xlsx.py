@@ -36,7 +36,14 @@ from customs_batch.manifest.spreadsheet.header import (
     unnamed_columns,
 )
 from customs_batch.manifest.spreadsheet.limits import open_sheet_file, too_many_rows
-from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Row, RowSource, SheetError
+from customs_batch.manifest.spreadsheet.model import (
+    BadCell,
+    Cell,
+    DateText,
+    Row,
+    RowSource,
+    SheetError,
+)
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from customs_batch.manifest.text_pool import TextPool
 
@@ -500,7 +507,7 @@ def _cell(value: Any) -> Cell:
             return int(value) if -_EXACT_BELOW < value < _EXACT_BELOW else _INEXACT
         return value
     if isinstance(value, dt.date | dt.time):
-        return value.isoformat()
+        return DateText(value.isoformat())
     if isinstance(value, dt.timedelta):
         return value.total_seconds()
     if isinstance(value, int | str):
