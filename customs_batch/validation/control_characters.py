@@ -7,19 +7,28 @@ description passed validation and was sent. Every text of every document's spec 
 at, whatever its kind: a C0 control other than tab, line feed and carriage return
 (U+0000-U+0008, U+000B, U+000C, U+000E-U+001F), DEL (U+007F) or a C1 control
 (U+0080-U+009F) is a ``text.control-character`` error at that value.
+
+A character that prints as nothing (a zero-width space, a soft hyphen, a byte-order mark left
+in a cell, a mark of writing direction: :data:`~customs_batch.kinds.model.INVISIBLE`) is a
+``text.invisible-character`` warning there: it is sent as part of the text, so the text the
+service holds differs from the one everybody reads, and the plan compares identities without
+it (docs/state.md), but nothing in a report shows it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from customs_batch.findings import Finding, JsonPath
+from customs_batch.findings import Finding, JsonPath, Severity
+from customs_batch.kinds.model import INVISIBLE
 from customs_batch.manifest.document import Document
 from customs_batch.validation.common import spec_finding
 
 RULE = "text.control-character"
+INVISIBLE_RULE = "text.invisible-character"
 
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """The characters refused: C0 controls but tab, line feed and carriage return; DEL; C1."""
@@ -43,15 +52,41 @@ HINT = (
 )
 
 
+INVISIBLE_HINT = (
+    "remove the character before the document is first applied: it is sent with the text, "
+    "which then differs from the one every reader sees. It is most often pasted with the text "
+    "from a web page, a PDF or a chat message. Once applied, keep the text as sent: plan takes "
+    "the text without it for the same declaration, and another text is a change."
+)
+
+_EITHER = re.compile(f"{CONTROL.pattern}|{INVISIBLE.pattern}")
+
+
 def check_control_characters(document: Document) -> list[Finding]:
-    """A finding at each text of the document's spec holding a control character."""
+    """A finding at each text of the document's spec holding a control character (an
+    error), or a character that prints as nothing (a warning)."""
     texts: list[str] = []
     _texts(document.spec, texts)
-    if CONTROL.search("\n".join(texts)) is None:  # (a line feed is no control refused)
+    if _EITHER.search("\n".join(texts)) is None:  # (a line feed is no control refused)
         return []  # most documents: one search, no path made for each value
     found: list[tuple[JsonPath, str]] = []
     _collect(document.spec, (), found)
-    return [spec_finding(document, RULE, path, _message(path, text), HINT) for path, text in found]
+    findings = []
+    for path, text in found:
+        if CONTROL.search(text):
+            findings.append(spec_finding(document, RULE, path, _message(path, text), HINT))
+        if INVISIBLE.search(text):
+            findings.append(
+                spec_finding(
+                    document,
+                    INVISIBLE_RULE,
+                    path,
+                    _invisible_message(path, text),
+                    INVISIBLE_HINT,
+                    Severity.WARNING,
+                )
+            )
+    return findings
 
 
 def _texts(node: Any, texts: list[str]) -> None:
@@ -84,7 +119,7 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 
 def _collect(node: Any, path: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
     if isinstance(node, str):
-        if CONTROL.search(node):
+        if _EITHER.search(node):
             found.append((path, node))
     elif isinstance(node, dict | Mapping):
         for key, value in node.items():
@@ -115,6 +150,23 @@ def _message(path: JsonPath, text: str) -> str:
         f"{_field_name(path)} holds the control character U+{code:04X}{name} at character "
         f"{first.start() + 1} of its text{others}{c1}"
     )
+
+
+def _invisible_message(path: JsonPath, text: str) -> str:
+    """As :func:`_message`, for a character that prints as nothing."""
+    matches = list(INVISIBLE.finditer(text))
+    first = matches[0]
+    code = ord(first.group())
+    name = _INVISIBLE_NAMES.get(code) or unicodedata.name(first.group(), "").lower()
+    more = len(matches) - 1
+    others = f", and {more} more after it" if more else ""
+    return (
+        f"{_field_name(path)} holds U+{code:04X} ({name}), which prints as nothing, at "
+        f"character {first.start() + 1} of its text{others}"
+    )
+
+
+_INVISIBLE_NAMES = {0xFEFF: "a byte-order mark", 0x00AD: "a soft hyphen"}
 
 
 def _field_name(path: JsonPath) -> str:

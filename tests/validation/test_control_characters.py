@@ -190,3 +190,55 @@ def test_a_windows_1252_sheet_read_as_latin_1_is_told_to_be_read_as_cp1252() -> 
     (finding,) = _control(list(validate_paths(["m.yaml"], jobs=1).findings))
     assert finding.message.endswith(WINDOWS_1252)
     assert "U+0085 (next line) at character 9" in finding.message
+
+
+INVISIBLE_RULE = "text.invisible-character"
+
+
+@pytest.mark.parametrize(
+    ("character", "named"),
+    [
+        ("\u200b", "U+200B (zero width space)"),
+        ("\ufeff", "U+FEFF (a byte-order mark)"),
+        ("\u00ad", "U+00AD (a soft hyphen)"),
+        ("\u202e", "U+202E (right-to-left override)"),
+        ("\u2060", "U+2060 (word joiner)"),
+    ],
+)
+def test_a_character_that_prints_as_nothing_is_a_warning_at_the_text(
+    character: str, named: str
+) -> None:
+    # Found by a probe: a zero-width space pasted before a spreadsheet's reference was sent
+    # in the departure's commercialReference without a word; plan compares identities
+    # without it, but nothing showed it.
+    spec = sample(Kind.DEPARTURE_DECLARATION)
+    spec["commercialReference"] = f"{character}ACME-2026-0101"
+    document = make_document(Kind.DEPARTURE_DECLARATION, spec)
+    (finding,) = [f for f in check_rules(document) if f.rule == INVISIBLE_RULE]
+    assert finding.severity is Severity.WARNING
+    assert finding.location.path == ("spec", "commercialReference")
+    assert finding.message == (
+        f"commercialReference holds {named}, which prints as nothing, at character 1 of its text"
+    )
+    assert "before the document is first applied" in finding.hint
+    assert _control(check_rules(document)) == []
+
+
+def test_a_pasted_zero_width_space_in_a_csv_cell_is_named_by_its_row_and_column() -> None:
+    write(
+        Path("m.yaml"),
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
+        "forEach: {file: data/g.csv}\n"
+        'metadata: {name: "g-{{ row.Code | lower }}"}\n'
+        'spec: {name: "{{ row.Name }}", code: "{{ row.Code }}", companyId: 1}\n',
+    )
+    write(Path("data/g.csv"), "Name,Code\nEU road,A1\nEU\u200b rail\u200b,B1\n")
+    result = validate_paths(["m.yaml"], jobs=1)
+    (finding,) = [f for f in result.findings if f.rule == INVISIBLE_RULE]
+    location = finding.location
+    assert (location.file, location.row, location.column_name) == ("data/g.csv", 3, "Name")
+    assert finding.message == (
+        "name holds U+200B (zero width space), which prints as nothing, at character 3 of its "
+        "text, and 1 more after it"
+    )
+    assert not [f for f in result.findings if f.severity is Severity.ERROR]
