@@ -137,6 +137,16 @@ def test_a_yaml_escape_is_found_at_its_line_and_column() -> None:
 
 
 def test_a_csv_cell_is_named_by_its_row_and_column() -> None:
+    _groups_over_csv("Name,Code\nEU road,A1\nEU\x7f rail,B1\n")
+    (finding,) = _control(list(validate_paths(["m.yaml"], jobs=1).findings))
+    location = finding.location
+    assert (location.file, location.row, location.column_name) == ("data/g.csv", 3, "Name")
+    assert (location.line, location.column) == (3, 1)
+    assert "U+007F (delete) at character 3" in finding.message
+
+
+def _groups_over_csv(csv: str) -> None:
+    """m.yaml: a template group for each row of data/g.csv (``csv``), named by its Code."""
     write(
         Path("m.yaml"),
         "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
@@ -144,12 +154,7 @@ def test_a_csv_cell_is_named_by_its_row_and_column() -> None:
         'metadata: {name: "g-{{ row.Code | lower }}"}\n'
         'spec: {name: "{{ row.Name }}", code: "{{ row.Code }}", companyId: 1}\n',
     )
-    write(Path("data/g.csv"), "Name,Code\nEU road,A1\nEU\x7f rail,B1\n")
-    (finding,) = _control(list(validate_paths(["m.yaml"], jobs=1).findings))
-    location = finding.location
-    assert (location.file, location.row, location.column_name) == ("data/g.csv", 3, "Name")
-    assert (location.line, location.column) == (3, 1)
-    assert "U+007F (delete) at character 3" in finding.message
+    write(Path("data/g.csv"), csv)
 
 
 def test_xlsx_cells_are_named_by_sheet_row_and_column() -> None:
@@ -225,14 +230,7 @@ def test_a_character_that_prints_as_nothing_is_a_warning_at_the_text(
 
 
 def test_a_pasted_zero_width_space_in_a_csv_cell_is_named_by_its_row_and_column() -> None:
-    write(
-        Path("m.yaml"),
-        "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
-        "forEach: {file: data/g.csv}\n"
-        'metadata: {name: "g-{{ row.Code | lower }}"}\n'
-        'spec: {name: "{{ row.Name }}", code: "{{ row.Code }}", companyId: 1}\n',
-    )
-    write(Path("data/g.csv"), "Name,Code\nEU road,A1\nEU\u200b rail\u200b,B1\n")
+    _groups_over_csv("Name,Code\nEU road,A1\nEU\u200b rail\u200b,B1\n")
     result = validate_paths(["m.yaml"], jobs=1)
     (finding,) = [f for f in result.findings if f.rule == INVISIBLE_RULE]
     location = finding.location
