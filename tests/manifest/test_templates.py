@@ -270,7 +270,7 @@ def test_a_template_output_over_the_value_bound_is_told_as_such(
     user_template("many", "{% for i in range(200) %}k{{ i }}: {{ i }}\n{% endfor %}")
     finding = only(load_text(departure("template: many\n")), "yaml.too-large")
     assert finding.message.startswith(
-        "the template's output: the document at line 1 holds more than 100 YAML values"
+        "the template's output: the document at line 1 holds 401 YAML values, more than 100"
     )
     assert finding.location.file.endswith("many.yaml.j2")
 

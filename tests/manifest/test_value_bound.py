@@ -30,10 +30,10 @@ def test_a_document_over_the_bound_is_one_finding_at_its_line_and_the_others_loa
     assert rules(result) == ["yaml.too-large"]
     assert (finding.location.line, finding.location.column) == (8, 1)
     assert finding.message == (
-        "the document at line 8 holds more than 200,000 YAML values (every key, value, "
-        "list and mapping counts); it is not read"
+        "the document at line 8 holds 400,003 YAML values, more than 200,000 (every key, "
+        "value, list and mapping counts); it is not read"
     )
-    assert f"{MAX_DOCUMENT_VALUES_VARIABLE}=400000" in finding.hint
+    assert finding.hint.endswith(f"{MAX_DOCUMENT_VALUES_VARIABLE}=400003.")
     assert [doc.name for doc in result.documents] == ["good", "after"]
 
 
@@ -65,6 +65,20 @@ def test_aliases_are_not_new_values(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [item for item in compose_each(text) if not hasattr(item, "tag")] == []
 
 
+def test_the_bound_the_hint_names_reads_the_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by a probe: the hint named twice the bound, which a document of more than that
+    # still exceeded (5 values, then 10, for a movement of 20).
+    monkeypatch.setenv(MAX_DOCUMENT_VALUES_VARIABLE, "1000")
+    text = GOOD + "---\n" + flow_list(4321)
+    finding = only(load_text(text), "yaml.too-large")
+    assert "holds 4,324 YAML values, more than 1,000" in finding.message
+    assert finding.hint.endswith(f"{MAX_DOCUMENT_VALUES_VARIABLE}=4324.")
+    monkeypatch.setenv(MAX_DOCUMENT_VALUES_VARIABLE, "4324")
+    assert "yaml.too-large" not in rules(load_text(text))  # read (no manifest: other findings)
+    monkeypatch.setenv(MAX_DOCUMENT_VALUES_VARIABLE, "4323")
+    assert rules(load_text(text)) == ["yaml.too-large"]
+
+
 def test_a_syntax_error_after_the_bound_is_still_reported(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -72,6 +86,8 @@ def test_a_syntax_error_after_the_bound_is_still_reported(
     text = flow_list(2000) + "y: [\n---\n" + GOOD
     result = load_text(text)
     assert rules(result) == ["yaml.too-large", "yaml.syntax"]
+    # How many values the document holds is not known: the YAML after the bound is broken.
+    assert "holds more than 1,000 YAML values" in only(result, "yaml.too-large").message
     assert [doc.name for doc in result.documents] == ["good"]
 
 

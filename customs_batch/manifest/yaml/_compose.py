@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.composer import Composer
-from yaml.events import AliasEvent, DocumentEndEvent, Event
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    Event,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceStartEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
@@ -124,11 +131,22 @@ class _Counting(Composer):
                 if name.value == "name" and value.__class__ is ScalarNode:
                     self._head.append(("metadata.name", value.value))
 
-    def skip_document(self) -> None:
-        """Read on to the end of the document given up, building nothing."""
-        while not isinstance(self.get_event(), DocumentEndEvent):
-            pass
+    def skip_document(self) -> int:
+        """Read on to the end of the document given up, building nothing; the values it
+        held after those composed (aliases aside, as :meth:`compose_node` counts them)."""
+        more = 0
+        while True:
+            event = self.get_event()
+            if isinstance(event, _VALUE_EVENTS):
+                more += 1
+            elif isinstance(event, DocumentEndEvent):
+                break
         self.anchors = {}
+        return more
+
+
+_VALUE_EVENTS = (ScalarEvent, SequenceStartEvent, MappingStartEvent)
+"""The events that start a value :meth:`_Counting.compose_node` counts."""
 
 
 class _PureComposer(_Resolving, Reader, Scanner, Parser, _Counting, BaseResolver):
@@ -234,10 +252,12 @@ def _compose_from(
             try:
                 node = composer.get_node()
             except _TooManyValues as too_many:
-                message, hint = too_many_values(too_many.line, max_values or 0)
-                where = (too_many.line, too_many.column)
-                yield YamlProblem("yaml.too-large", message, hint, *where, head=too_many.head)
-                composer.skip_document()
+                try:
+                    held = (max_values or 0) + composer.skip_document()
+                except yaml.YAMLError:
+                    yield _too_large(too_many, max_values or 0, None)  # the syntax error next
+                    raise
+                yield _too_large(too_many, max_values or 0, held)
             else:
                 yield node
             composed += 1
@@ -254,6 +274,12 @@ def _compose_from(
     if problem is not None:
         yield problem
     return problem
+
+
+def _too_large(too_many: _TooManyValues, limit: int, held: int | None) -> YamlProblem:
+    message, hint = too_many_values(too_many.line, limit, held)
+    where = (too_many.line, too_many.column)
+    return YamlProblem("yaml.too-large", message, hint, *where, head=too_many.head)
 
 
 def _head(text: str, index: int) -> tuple[tuple[str, str], ...]:

@@ -32,16 +32,20 @@ def max_document_values(environ: Mapping[str, str] | None = None) -> int:
     )
 
 
-def too_many_values(line: int, limit: int) -> tuple[str, str]:
-    """The message and hint of a document at ``line`` over ``limit`` values."""
+def too_many_values(line: int, limit: int, held: int | None = None) -> tuple[str, str]:
+    """The message and hint of a document at ``line`` over ``limit`` values, ``held`` of
+    them (None: not known, the YAML after the bound could not be read)."""
+    many = (
+        f"{held:,} YAML values, more than {limit:,}" if held else f"more than {limit:,} YAML values"
+    )
     message = (
-        f"the document at line {line} holds more than {limit:,} YAML values (every key, "
-        "value, list and mapping counts); it is not read"
+        f"the document at line {line} holds {many} (every key, value, list and mapping "
+        "counts); it is not read"
     )
     hint = (
         "No customs document needs this many (a departure of 999 goods items holds about "
         "64,000): check that this is the manifest you meant, or split it into several "
         "documents or files. To read it anyway, raise the bound with "
-        f"{MAX_DOCUMENT_VALUES_VARIABLE}={2 * limit}."
+        f"{MAX_DOCUMENT_VALUES_VARIABLE}={held or 2 * limit}."
     )
     return message, hint
