@@ -121,7 +121,9 @@ def repeated_header(values: Sequence[Cell], header: Header, row: int) -> BadCell
         value = values[column - 1] if column <= len(values) else None
         if value is None:
             continue
-        if isinstance(value, BadCell) or _text(value).strip() != name:
+        # In any case: a second export pasted below the first, from a system that writes its
+        # header in capitals (or a sheet's header retyped), is no data either.
+        if isinstance(value, BadCell) or _text(value).strip().casefold() != name.casefold():
             return None
         same += 1
         first = first or column

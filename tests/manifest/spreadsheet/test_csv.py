@@ -242,6 +242,16 @@ def test_a_row_repeating_the_header_is_a_problem_of_its_row(tmp_path: Path) -> N
     assert [rows[n].problem for n in (2, 4, 5)] == [None, None, None]
 
 
+def test_a_row_repeating_the_header_in_another_case_is_one_too(tmp_path: Path) -> None:
+    # Found by a probe: a second export with its header in lower case was read as data.
+    path = tmp_path / "m.csv"
+    path.write_text("Ref,Packages,Note\nR-1,4,\nref,PACKAGES,\nR-2,5,\n")
+    rows = {row.number: row for row in read_rows(RowSource(path))}
+    problem = rows[3].problem
+    assert problem is not None and problem.rule == "row.repeated-header"
+    assert [rows[n].problem for n in (2, 4)] == [None, None]
+
+
 def test_a_copy_splits_a_csv_file_by_the_delimiter_its_header_row_splits_most(
     tmp_path: Path,
 ) -> None:
