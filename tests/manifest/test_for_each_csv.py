@@ -676,6 +676,16 @@ def test_a_row_whose_first_cell_says_total_but_that_is_full_is_data() -> None:
     assert len(result.documents) == 2
 
 
+def test_a_row_whose_first_cell_says_total_beside_words_is_data() -> None:
+    # A consignee named TOTAL, an optional cell left empty: data, not a total row (the
+    # check refused it, with no way to keep the name).
+    data = _csv(",", [ROWS[0], ["TOTAL", "hawb_a2", "ISL", "10", "125", ""]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert "row.totals-row" not in [f.rule for f in result.findings]
+
+
 @pytest.mark.parametrize("shown", ["#N/A", "#REF!", "#DIV/0!", "#VALUE!", "Err:502", "#ERROR!"])
 def test_an_exported_error_cell_is_an_error_at_the_cell_not_its_text(shown: str) -> None:
     """A CSV export writes a cell that shows an error as its text: ``#N/A`` was read as

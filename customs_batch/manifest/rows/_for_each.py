@@ -727,7 +727,7 @@ class _Expander:
     def _total_row(self, row: Row, sheet: str) -> Finding | None:
         """The finding for a row that looks like a total row (None: it does not): its
         first cell with a value a word such as ``Total`` or ``Summe`` (in the first column,
-        or left of the sums), and another of its cells empty,
+        or left of the sums), another of its cells empty, and no other cell holding a word,
         as a sum under a sheet's columns is written (an export of a sheet whose total row
         was typed below the data, not an Excel table's Total Row, which the reader leaves
         out). Read as data, it gave findings about its empty cells (``row.empty-cell``),
@@ -746,6 +746,14 @@ class _Expander:
             return None
         empty = [name for name in names if values.get(name) is None]
         if not empty:
+            return None
+        if any(
+            isinstance(value, str) and any(char.isalpha() for char in value)
+            for name, value in values.items()
+            if name != first_name
+        ):
+            # A word beside it (a HAWB, a reference, a party): data whose first cell is a
+            # name such as "TOTAL" (a consignee), with an optional cell left empty.
             return None
         column = row.header.columns[index]
         which = "first cell" if index == 0 else "first cell with a value"
