@@ -193,8 +193,8 @@ def _unordered(later: Document, earlier: Document, lane: tuple[str, ...]) -> Fin
     )
     hint = (
         "manifest order holds only within a file (or a forEach's sheet): state the order with "
-        f"`dependsOn: [{earlier.address}]` in {later.address} (or the other way round), or "
-        "keep the HAWB's movements in one file"
+        f"`dependsOn: [{earlier.address}]` under `metadata:` of {later.address} (or the other "
+        "way round), or keep the HAWB's movements in one file"
     )
     location: Location = later.locate(("metadata", "name"))
     return Finding(RULE, Severity.ERROR, message, location, hint, document=str(later.address))

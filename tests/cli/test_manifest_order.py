@@ -61,7 +61,7 @@ def test_movements_of_one_hawb_in_two_files_need_a_stated_order(
     code, out, _ = run(capsys, "validate", "manifests")
     assert code == 1
     assert "error[project.movement-order]" in out
-    assert "`dependsOn: [Movement/a2-storage-in]` in Movement/a2-arrival" in out
+    assert "`dependsOn: [Movement/a2-storage-in]` under `metadata:` of Movement/a2-arrival" in out
     code, _, err = run(capsys, "plan", "manifests")
     assert code == 1, err
 

@@ -52,6 +52,15 @@ def test_an_unknown_key_points_at_the_key_and_spares_the_missing_spec() -> None:
     assert rules(result) == ["envelope.unknown-key"]
 
 
+def test_a_metadata_key_beside_metadata_says_where_it_belongs() -> None:
+    """The movement-order hint names `dependsOn`: written at the top of the document, as a
+    reader may take it, it is told to go under `metadata:`, not just listed as unknown."""
+    text = GOOD.replace("  name: good\n", "  name: good\ndependsOn: [Movement/vah]\n")
+    finding = only(load_text(text), "envelope.unknown-key")
+    assert finding.location.path == ("dependsOn",)
+    assert "'dependsOn' belongs under 'metadata:' (metadata.dependsOn)" in finding.hint
+
+
 def test_an_unknown_metadata_key_is_a_finding() -> None:
     result = load_text(GOOD.replace("  name: good\n", "  name: good\n  label: x\n"))
     assert only(result, "envelope.unknown-key").location.path == ("metadata", "label")

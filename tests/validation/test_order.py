@@ -42,7 +42,7 @@ def test_movements_of_one_hawb_in_two_files_without_order_are_an_error() -> None
     )
     assert "Movement/isl and Movement/vah at manifests/a.yaml:1" in finding.message
     assert "HAWB hawb_a1 of shp_7Hk2Lm" in finding.message
-    assert "`dependsOn: [Movement/vah]` in Movement/isl" in finding.hint
+    assert "`dependsOn: [Movement/vah]` under `metadata:` of Movement/isl" in finding.hint
 
 
 def test_depends_on_states_the_order_either_way() -> None:

@@ -101,6 +101,8 @@ class _Checker:
             if key not in known:
                 close = _closest(key, known)
                 hint = f"Did you mean {close!r}? " if close else ""
+                if not at and key in METADATA_KEYS:  # `dependsOn:` beside `metadata:`
+                    hint = f"{key!r} belongs under 'metadata:' (metadata.{key}). "
                 where = f"under {at[-1]!r}" if at else "at the top of a document"
                 message = f"unknown key {key!r} {where}"
                 self.failed = found = True
