@@ -230,7 +230,15 @@ def _plan(
             if renamed.status is RecordStatus.FORGOTTEN:
                 took += ", which `customs-batch state rm` had forgotten: it is tracked again"
             decided = _renamed(
-                doc.address, spec, earlier, values, now, took, followed, in_flight=in_flight
+                doc.address,
+                spec,
+                earlier,
+                values,
+                now,
+                took,
+                followed,
+                in_flight=in_flight,
+                forgotten=renamed.status is RecordStatus.FORGOTTEN,
             ) or Decision(
                 Action.MOVED,
                 Operation.MOVE,
@@ -258,7 +266,16 @@ def _plan(
                 # at the service, rejected, canceled) goes with it, as for a declared rename.
                 took = moved_words(model_of(doc.kind), found)
                 decided = (
-                    _renamed(doc.address, spec, earlier, (), now, took, in_flight=in_flight)
+                    _renamed(
+                        doc.address,
+                        spec,
+                        earlier,
+                        (),
+                        now,
+                        took,
+                        in_flight=in_flight,
+                        forgotten=found.status is RecordStatus.FORGOTTEN,
+                    )
                     or decided
                 )
         elif record.status is RecordStatus.FORGOTTEN:
@@ -893,6 +910,7 @@ def _renamed(
     followed: frozenset[str] = frozenset(),
     *,
     in_flight: InFlight | None = None,
+    forgotten: bool = False,
 ) -> Decision | None:
     """What a document renamed from ``earlier``'s address is planned as: what that record
     would be planned as under its own name, plus the rename; None when that is nothing
@@ -901,7 +919,9 @@ def _renamed(
     apply's answer: the same, with the same count, exit code and hold on what depends on
     it; nothing is sent and its record stays under its name until that is sorted out, so
     the ways out name it where it is. Otherwise the record moves to this name, then the
-    change is sent to its object. ``took`` says whose record the document takes over."""
+    change is sent to its object. ``took`` says whose record the document takes over;
+    ``forgotten``, that ``earlier`` is a tombstone (``state rm`` already done: a way out
+    saying to do it again would fail)."""
     running = running_request(in_flight, earlier)
     decided = (
         Decision(Action.WAITING, Operation.NONE, running)
@@ -917,6 +937,8 @@ def _renamed(
     if old is not None and decided.action.holds_dependents:
         # Its ways out (`state adopt`, `state rm --gone`) name the record where it is.
         decided = _decide(old, spec, earlier, values, now, followed)
+        if forgotten and decided.action is Action.REJECTED:
+            decided = _rejected_tombstone(old, earlier)
     return replace(
         decided,
         reason=f"{took}; its record stays under {earlier.address} and nothing is sent until "
@@ -1514,6 +1536,28 @@ def _decide_change(
             f"{address}` shows the record)",
         )
     return Decision(Action.UPDATE, model.update, f"{prefix}changes {', '.join(changed)}")
+
+
+def _rejected_tombstone(old: Address, record: ResourceRecord) -> Decision:
+    """A document asking what the tombstone ``old`` asked, whose object customs rejected (a
+    departure found ``invalid``, a cancellation customs refused): held as rejected, as the
+    record would be under its own name, but not with the way out ``rejected_way_out`` gives
+    (remove the document, then ``state rm OLD``): ``old`` is forgotten already, and ``state
+    rm`` of a tombstone is refused. ``state rm --gone`` confirms at the service that customs
+    never accepted it and removes the tombstone, so that the document is sent anew."""
+    model = model_of(old.kind)
+    ident = model.identifier(record)
+    service_state = model.service_words(record) or ""
+    errors = "; ".join(describe_error(e) for e in record.remote_errors) or "no errors given"
+    return Decision(
+        Action.REJECTED,
+        Operation.NONE,
+        f"{ident} is {service_state} at the service: {errors}. {old} is forgotten already "
+        f"(`customs-batch state rm` left its tombstone). Remove this document from the "
+        f"manifests to leave it so; or, to send this document anew, `customs-batch state rm "
+        f"--gone {old}` (it checks at the service that customs never accepted it), and the "
+        "next apply sends it as a new request",
+    )
 
 
 def _rejected(

@@ -1679,3 +1679,50 @@ def test_a_record_gone_from_the_manifests_with_another_object_at_its_id_says_so(
     assert change.action is Action.NEEDS_DECISION
     assert change.reason.startswith("no longer in the manifests, and the service holds another")
     assert "totalWeight 999.0 there" in change.reason and "was not found" not in change.reason
+
+
+_REFUSED_CANCELLATION = ResourceRecord(
+    "ExportCancellation/old",
+    RecordStatus.FORGOTTEN,
+    "cancel-export",
+    {"declarationId": 502},
+    outputs={"declarationId": 502, "canceled": False},
+    remote_status="submitted",
+    forgotten_from="applied",
+)
+"""A cancellation customs refused (502 read ``submitted`` after it), then removed from the
+manifests and forgotten by ``state rm``, as the rejected way out said."""
+
+
+@pytest.mark.parametrize("declared", [False, True])
+@pytest.mark.parametrize("kind", ["departure", "cancellation"])
+def test_a_new_document_on_the_tombstone_of_a_rejected_object_gets_a_way_out_that_works(
+    kind: str, declared: bool
+) -> None:
+    """Found by an outside probe: a cancellation customs refused, its document removed and
+    its record forgotten (`state rm`) as the plan said; a new document asking customs again
+    (`cancel-502-again`) was held `rejected`, saying to remove the document and `state rm
+    ExportCancellation/old`, which was done, and which `state rm` refuses for a tombstone
+    (exit 3): no way out worked. The same for a departure customs found invalid. It stays
+    rejected (nothing sent), and the way out is `state rm --gone OLD`, which confirms at the
+    service that customs never accepted it."""
+    if kind == "departure":
+        record = _applied("DepartureDeclaration/old", DEPARTURE, declarationId=7003).with_changes(
+            status=RecordStatus.FORGOTTEN,
+            forgotten_from="applied",
+            remote_status="invalid",
+            remote_errors=({"code": "X"},),
+        )
+        document = _departure("new")
+    else:
+        record = _REFUSED_CANCELLATION
+        document = doc(Kind.EXPORT_CANCELLATION, "new", {"declarationId": 502}, 0)
+    if declared:
+        document = replace(document, previous_names=("old",))
+    plan = plan_changes([document], _state(record), now=NOW)
+    change = _only(plan, f"{record.address.partition('/')[0]}/new")
+    assert (change.action, change.operation) == (Action.REJECTED, Operation.NONE)
+    assert plan.requests == 0 and len(plan.blocked) == 1
+    assert f"`customs-batch state rm {record.address}`" not in change.reason
+    assert f"`customs-batch state rm --gone {record.address}`" in change.reason
+    assert f"{record.address} is forgotten already" in change.reason
