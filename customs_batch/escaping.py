@@ -9,6 +9,7 @@ json`` invalid UTF-8 or end in an encoding error.
 
 from __future__ import annotations
 
+import html
 import re
 
 # Control characters but the tab, lone surrogates (a byte that was not UTF-8), the line and
@@ -61,6 +62,27 @@ def csv_text(text: str) -> str:
     formula: ``=HYPERLINK(...)`` becomes ``'=HYPERLINK(...)``)."""
     text = printable(text, lines=True)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+# What GitHub-flavoured markdown reads in running text: a backslash, a code span, emphasis,
+# strikethrough, a link or an image, a table cell's end. Each is written after a backslash,
+# which CommonMark shows as the character itself.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_~\[\]|]")
+# A mention (@team) or an issue reference (#12), which GitHub links (and notifies) in a comment
+# whatever backslashes come before: an empty HTML comment after the sign splits the text GitHub
+# searches, and shows nothing.
+_GITHUB_REFERENCE = re.compile(r"([@#])(?=\w)")
+
+
+def markdown_text(text: str, *, lines: bool = False) -> str:
+    """``text`` as running text of a markdown comment or job summary (a table cell, a list
+    item), shown as itself: :func:`printable`, its HTML escaped, every character markdown
+    would read (a link ``[x](url)``, a code span, emphasis, a table's ``|``) after a
+    backslash, and a mention or an issue reference (``@team``, ``#12``) that GitHub would
+    link broken by an empty HTML comment. With ``lines``, newlines are left to the caller."""
+    text = html.escape(printable(text, lines=lines), quote=False)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text)
+    return _GITHUB_REFERENCE.sub(r"\1<!-- -->", text)
 
 
 def _json_escape(match: re.Match[str]) -> str:
