@@ -89,6 +89,15 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def json_printable(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with every character
+    :func:`printable` escapes written as its JSON escape instead (``\\u202e``, ``\\u0085``,
+    ``\\udcff``): such characters only occur inside its strings, so a reader decodes it back
+    to the same value, and a cell showing it holds no mark that reorders the text on screen,
+    no terminal escape and no byte that is not UTF-8."""
+    return _UNSAFE.sub(_json_escape, text)
+
+
 def json_document(text: str) -> str:
     """A document ``json.dumps(..., ensure_ascii=False)`` wrote, valid UTF-8: a lone surrogate
     (a byte of a non-UTF-8 file name) becomes its JSON escape, ``\\udcff``, which a reader
