@@ -21,7 +21,6 @@ _UNSAFE = re.compile(
 _UNSAFE_BUT_LINES = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
@@ -89,20 +88,15 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def json_printable(text: str) -> str:
-    """JSON text (``json.dumps(..., ensure_ascii=False)``) with every character
-    :func:`printable` escapes written as its JSON escape instead (``\\u202e``, ``\\u0085``,
-    ``\\udcff``): such characters only occur inside its strings, so a reader decodes it back
-    to the same value, and a cell showing it holds no mark that reorders the text on screen,
-    no terminal escape and no byte that is not UTF-8."""
-    return _UNSAFE.sub(_json_escape, text)
-
-
 def json_document(text: str) -> str:
-    """A document ``json.dumps(..., ensure_ascii=False)`` wrote, valid UTF-8: a lone surrogate
-    (a byte of a non-UTF-8 file name) becomes its JSON escape, ``\\udcff``, which a reader
-    decodes back to the same string (surrogates only occur inside JSON strings)."""
-    return _SURROGATE.sub(_json_escape, text)
+    """A document ``json.dumps(..., ensure_ascii=False)`` wrote, valid UTF-8 and safe to
+    show: a lone surrogate (a byte of a non-UTF-8 file name) becomes its JSON escape,
+    ``\\udcff``, and so does every other character :func:`printable` escapes (a
+    right-to-left override ``\\u202e``, a C1 terminal escape ``\\u009b``, a line
+    separator ``\\u2028``). Such characters occur only inside the document's strings (the
+    newlines between its lines are its layout, and a string's own are already ``\\n``),
+    so a reader decodes them back to the same value."""
+    return _UNSAFE_BUT_LINES.sub(_json_escape, text)
 
 
 def printable_lines(text: str) -> str:

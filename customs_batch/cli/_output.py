@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from customs_batch.cli._files import write_output
-from customs_batch.escaping import csv_text, json_document, json_printable, printable
+from customs_batch.escaping import csv_text, json_document, printable
 from customs_batch.formats import VERSION_KEY, Formats
 
 JsonObject = Mapping[str, Any]
@@ -144,7 +144,7 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, str):
         return csv_text(value)
     if isinstance(value, dict | list):
-        return json_printable(cell(value))
+        return json_document(cell(value))
     return cell(value)
 
 
