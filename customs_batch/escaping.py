@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
+from typing import Any
 
 # Control characters but the tab, lone surrogates (a byte that was not UTF-8), the line and
 # paragraph separators, and the marks that reorder text on screen (bidirectional controls).
@@ -97,6 +99,33 @@ def json_document(text: str) -> str:
     newlines between its lines are its layout, and a string's own are already ``\\n``),
     so a reader decodes them back to the same value."""
     return _UNSAFE_BUT_LINES.sub(_json_escape, text)
+
+
+# The marks that reorder text on screen: YAML counts them printable and writes them as they
+# are, where its emitter escapes the other characters printable() escapes (\e, \N, \L).
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def yaml_documents(documents: Iterable[Any], **options: Any) -> str:
+    """``documents`` as YAML (``yaml.dump_all`` with the safe dumper and ``options``), safe
+    to show: a text holding a mark that reorders text on screen (a right-to-left override)
+    is written double-quoted with the mark as its escape, ``"abc\\u202edcba"``, which a
+    reader decodes back to the same text."""
+    import yaml
+
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Dumper(base):  # type: ignore[valid-type,misc]
+        pass
+
+    def represent(dumper: Any, text: str) -> Any:
+        style = '"' if _BIDI.search(text) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+    Dumper.add_representer(str, represent)
+    text: str = yaml.dump_all(documents, Dumper=Dumper, **options)
+    # Each such mark is inside a double-quoted text, where an escape stands for it.
+    return _BIDI.sub(_json_escape, text)
 
 
 def printable_lines(text: str) -> str:

@@ -14,7 +14,7 @@ from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.render import RenderOptions, render_documents
 from customs_batch.errors import ExitCode
-from customs_batch.escaping import json_document
+from customs_batch.escaping import json_document, yaml_documents
 from customs_batch.formats import Formats
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import make_reporter
@@ -32,18 +32,13 @@ def _json(documents: list[dict[str, Any]]) -> str:
 
 @DOCUMENT_FORMATS.register("yaml")
 def _yaml(documents: list[dict[str, Any]]) -> str:
-    import yaml
-
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump_all(
+    return yaml_documents(
         documents,
-        Dumper=dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
         explicit_start=True,
     )
-    return text
 
 
 @click.command()

@@ -96,3 +96,16 @@ def test_csv_escapes_a_nested_value_as_its_top_level_text_and_reads_back_the_sam
         assert raw not in text
     table = list(csv.reader(io.StringIO(text)))
     assert json.loads(table[1][1]) == party
+
+
+def test_yaml_escapes_a_right_to_left_override_and_reads_back_the_same() -> None:
+    # Found by a probe: `get declaration 501 --format yaml` printed a consignee's
+    # right-to-left override as is (YAML takes it for printable), reordering the line.
+    rows: list[dict[str, object]] = [
+        {"id": 501, "consignee": {"name": "-1\u202eevil\u2066x\u200f", "city": "Köln"}}
+    ]
+    text = _written("yaml", Records(rows))
+    for raw in ("\u202e", "\u2066", "\u200f"):
+        assert raw not in text
+    assert '"-1\\u202eevil\\u2066x\\u200f"' in text and "city: Köln" in text
+    assert yaml.safe_load(text) == rows

@@ -111,11 +111,12 @@ def test_an_access_code_prints_as_sensitive_unless_asked_for() -> None:
     assert (code, shown) == (0, {"1234"})
 
 
-def test_json_output_escapes_a_right_to_left_override_and_reads_back_the_same(
-    tmp_path: Path,
+@pytest.mark.parametrize("format_name", ["json", "yaml"])
+def test_output_escapes_a_right_to_left_override_and_reads_back_the_same(
+    tmp_path: Path, format_name: str
 ) -> None:
     # A value pasted with a right-to-left override (validate warns) was printed as is by
-    # --format json, reordering the line on the terminal; the YAML output escapes it.
+    # both formats, reordering the line on the terminal.
     manifest = tmp_path / "hawb.yaml"
     manifest.write_text(
         "apiVersion: customs-batch/v1\nkind: HawbDeactivation\nmetadata:\n  name: h1\n"
@@ -123,7 +124,8 @@ def test_json_output_escapes_a_right_to_left_override_and_reads_back_the_same(
         "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a3}\n",
         encoding="utf-8",
     )
-    code, out, _ = _cli("render", "--format", "json", str(manifest))
+    code, out, _ = _cli("render", "--format", format_name, str(manifest))
     assert code == 0, out
     assert "\u202e" not in out and "abc\\u202edcba" in out
-    assert json.loads(out)[0]["metadata"]["labels"]["note"] == "abc\u202edcba"
+    first = json.loads(out)[0] if format_name == "json" else yaml.safe_load(out)
+    assert first["metadata"]["labels"]["note"] == "abc\u202edcba"
