@@ -754,3 +754,26 @@ def test_sarif_messages_escape_what_a_viewer_reads_as_an_embedded_link() -> None
         re.sub(r"\\(.)", r"\1", text)
         == f"'{value}' is not an ISO 4217 currency code Hint: not {value}"
     )
+
+
+def test_junit_stays_well_formed_xml_when_a_file_name_or_a_value_holds_u_ffff() -> None:
+    # Found by a probe: a manifest named "h\uffffx.yaml" (a byte sequence XML 1.0 cannot
+    # carry, escaped or not) gave a junit file no parser reads: the test report view of the
+    # CI job failed to load. The attributes now drop it as the text already did.
+    finding = Finding(
+        "code.currency",
+        Severity.ERROR,
+        "'EU\ufffeR' is not an ISO 4217 currency code",
+        Location("m/h\uffffx.yaml", 3, 1),
+        document="Movement/m\uffff",
+    )
+    result = ValidationResult(
+        (finding,), (DocumentEntry("Movement/m\uffff", "m/h\uffffx.yaml", 1),), ("m/h\uffffx.yaml",)
+    )
+    root = ET.fromstring(make_reporter("junit").render(result).split("\n", 1)[1])
+    case = root.find("testsuite/testcase")
+    assert case is not None
+    assert case.get("classname") == "m/h\ufffdx.yaml"
+    failure = case.find("failure")
+    assert failure is not None
+    assert failure.get("message") == "'EU\ufffdR' is not an ISO 4217 currency code"
