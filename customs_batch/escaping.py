@@ -9,7 +9,10 @@ json`` invalid UTF-8 or end in an encoding error.
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Iterable
+from typing import Any
 
 # Control characters but the tab, lone surrogates (a byte that was not UTF-8), the line and
 # paragraph separators, and the marks that reorder text on screen (bidirectional controls).
@@ -20,7 +23,6 @@ _UNSAFE = re.compile(
 _UNSAFE_BUT_LINES = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
@@ -63,15 +65,67 @@ def csv_text(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+# What GitHub-flavoured markdown reads in running text: a backslash, a code span, emphasis,
+# strikethrough, a link or an image, a table cell's end. Each is written after a backslash,
+# which CommonMark shows as the character itself.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_~\[\]|]")
+# A mention (@team) or an issue reference (#12), which GitHub links (and notifies) in a comment
+# whatever backslashes come before: an empty HTML comment after the sign splits the text GitHub
+# searches, and shows nothing.
+_GITHUB_REFERENCE = re.compile(r"([@#])(?=\w)")
+
+
+def markdown_text(text: str, *, lines: bool = False) -> str:
+    """``text`` as running text of a markdown comment or job summary (a table cell, a list
+    item), shown as itself: :func:`printable`, its HTML escaped, every character markdown
+    would read (a link ``[x](url)``, a code span, emphasis, a table's ``|``) after a
+    backslash, and a mention or an issue reference (``@team``, ``#12``) that GitHub would
+    link broken by an empty HTML comment. With ``lines``, newlines are left to the caller."""
+    text = html.escape(printable(text, lines=lines), quote=False)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text)
+    return _GITHUB_REFERENCE.sub(r"\1<!-- -->", text)
+
+
 def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
 def json_document(text: str) -> str:
-    """A document ``json.dumps(..., ensure_ascii=False)`` wrote, valid UTF-8: a lone surrogate
-    (a byte of a non-UTF-8 file name) becomes its JSON escape, ``\\udcff``, which a reader
-    decodes back to the same string (surrogates only occur inside JSON strings)."""
-    return _SURROGATE.sub(_json_escape, text)
+    """A document ``json.dumps(..., ensure_ascii=False)`` wrote, valid UTF-8 and safe to
+    show: a lone surrogate (a byte of a non-UTF-8 file name) becomes its JSON escape,
+    ``\\udcff``, and so does every other character :func:`printable` escapes (a
+    right-to-left override ``\\u202e``, a C1 terminal escape ``\\u009b``, a line
+    separator ``\\u2028``). Such characters occur only inside the document's strings (the
+    newlines between its lines are its layout, and a string's own are already ``\\n``),
+    so a reader decodes them back to the same value."""
+    return _UNSAFE_BUT_LINES.sub(_json_escape, text)
+
+
+# The marks that reorder text on screen: YAML counts them printable and writes them as they
+# are, where its emitter escapes the other characters printable() escapes (\e, \N, \L).
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def yaml_documents(documents: Iterable[Any], **options: Any) -> str:
+    """``documents`` as YAML (``yaml.dump_all`` with the safe dumper and ``options``), safe
+    to show: a text holding a mark that reorders text on screen (a right-to-left override)
+    is written double-quoted with the mark as its escape, ``"abc\\u202edcba"``, which a
+    reader decodes back to the same text."""
+    import yaml
+
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Dumper(base):  # type: ignore[valid-type,misc]
+        pass
+
+    def represent(dumper: Any, text: str) -> Any:
+        style = '"' if _BIDI.search(text) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+    Dumper.add_representer(str, represent)
+    text: str = yaml.dump_all(documents, Dumper=Dumper, **options)
+    # Each such mark is inside a double-quoted text, where an escape stands for it.
+    return _BIDI.sub(_json_escape, text)
 
 
 def printable_lines(text: str) -> str:

@@ -7,7 +7,13 @@ import os
 
 import pytest
 
-from customs_batch.escaping import csv_text, json_document, printable, printable_lines
+from customs_batch.escaping import (
+    csv_text,
+    json_document,
+    markdown_text,
+    printable,
+    printable_lines,
+)
 
 NON_UTF8 = os.fsdecode(b"bad\xff.yaml")  # how Python holds a file name that is not UTF-8
 
@@ -100,3 +106,26 @@ def test_printable_escapes_every_unsafe_character_of_a_long_mixed_text() -> None
 )
 def test_csv_text_is_never_a_formula_nor_a_terminal_escape(text: str, field: str) -> None:
     assert csv_text(text) == field
+
+
+def test_markdown_text_is_read_back_as_the_same_text() -> None:
+    from markdown_it import MarkdownIt
+
+    text = "<b>x</b> [l](javascript:y) `c` *e* _u_ ~~s~~ a|b \\ @team #12 &amp; \u202e"
+    rendered = MarkdownIt("commonmark").enable("strikethrough").render(markdown_text(text))
+    assert rendered == (
+        "<p>&lt;b&gt;x&lt;/b&gt; [l](javascript:y) `c` *e* _u_ ~~s~~ a|b \\ "
+        "@<!-- -->team #<!-- -->12 &amp;amp; \\u202e</p>\n"
+    )
+
+
+def test_a_json_document_escapes_what_would_reorder_or_drive_a_terminal_and_reads_back() -> None:
+    # Found by a probe: `get declaration 501 --format json` printed a consignee's
+    # right-to-left override, a C1 terminal escape (U+009B, CSI) and a line separator as is.
+    value = {"name": "a\u202eb\x9b2J\u2028c\u200fd", "plain": "Köln\tTab", "n": 1}
+    text = json_document(json.dumps(value, indent=2, ensure_ascii=False))
+    assert "\\u202e" in text and "\\u009b" in text and "\\u2028" in text and "\\u200f" in text
+    for raw in ("\u202e", "\x9b", "\u2028", "\u200f"):
+        assert raw not in text
+    assert "Köln\\tTab" in text and text.count("\n") == 4  # its layout kept
+    assert json.loads(text) == value

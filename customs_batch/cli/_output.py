@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from customs_batch.cli._files import write_output
-from customs_batch.escaping import csv_text, json_document, printable
+from customs_batch.escaping import csv_text, json_document, printable, yaml_documents
 from customs_batch.formats import VERSION_KEY, Formats
 
 JsonObject = Mapping[str, Any]
@@ -121,7 +120,7 @@ def _jsonl(records: Records, out: TextIO) -> None:
 
 @RECORD_FORMATS.register("yaml")
 def _yaml(records: Records, out: TextIO) -> None:
-    out.write(yaml.safe_dump(_plain(records), sort_keys=False, allow_unicode=True))
+    out.write(yaml_documents([_plain(records)], sort_keys=False, allow_unicode=True))
 
 
 @RECORD_FORMATS.register("csv")
@@ -138,8 +137,14 @@ def _csv(records: Records, out: TextIO) -> None:
 
 def _csv_cell(value: Any) -> str:
     """A value as CSV text; the service's text (a reference a manifest set to ``=...``) is
-    never a formula when the file is opened in a spreadsheet program (a number stays one)."""
-    return csv_text(value) if isinstance(value, str) else cell(value)
+    never a formula when the file is opened in a spreadsheet program (a number stays one),
+    and a nested value (a party, the items) is JSON whose strings escape what the service's
+    text at the top level has escaped too (a right-to-left override, a terminal escape)."""
+    if isinstance(value, str):
+        return csv_text(value)
+    if isinstance(value, dict | list):
+        return json_document(cell(value))
+    return cell(value)
 
 
 @RECORD_FORMATS.register("table")

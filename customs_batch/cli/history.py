@@ -22,7 +22,7 @@ from customs_batch.commands.history import (
     verify_history,
 )
 from customs_batch.errors import ExitCode, UsageError
-from customs_batch.escaping import csv_text, printable
+from customs_batch.escaping import csv_text, json_document, printable
 from customs_batch.formats import VERSION_KEY, Formats
 from customs_batch.state.history import Verification
 
@@ -73,7 +73,7 @@ def _text(rows: list[HistoryRow]) -> str:
 @HISTORY_FORMATS.register("json")
 def _json(rows: list[HistoryRow]) -> str:
     body = {VERSION_KEY: HISTORY_JSON_VERSION, "entries": [row.to_json() for row in rows]}
-    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json_document(json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 CSV_COLUMNS = [

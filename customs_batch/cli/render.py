@@ -14,6 +14,7 @@ from customs_batch.cli._paths import ManifestPath
 from customs_batch.cli._rows import rows_option
 from customs_batch.commands.render import RenderOptions, render_documents
 from customs_batch.errors import ExitCode
+from customs_batch.escaping import json_document, yaml_documents
 from customs_batch.formats import Formats
 from customs_batch.manifest import RowRange
 from customs_batch.validation.reporters import make_reporter
@@ -26,23 +27,18 @@ DOCUMENT_FORMATS: Formats[Callable[[list[dict[str, Any]]], str]] = Formats(
 
 @DOCUMENT_FORMATS.register("json")
 def _json(documents: list[dict[str, Any]]) -> str:
-    return json.dumps(documents, indent=2, ensure_ascii=False, default=str) + "\n"
+    return json_document(json.dumps(documents, indent=2, ensure_ascii=False, default=str)) + "\n"
 
 
 @DOCUMENT_FORMATS.register("yaml")
 def _yaml(documents: list[dict[str, Any]]) -> str:
-    import yaml
-
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump_all(
+    return yaml_documents(
         documents,
-        Dumper=dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
         explicit_start=True,
     )
-    return text
 
 
 @click.command()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
-from customs_batch.escaping import printable
+from customs_batch.escaping import markdown_text
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.reports._words import duration
 
@@ -57,5 +56,6 @@ def apply_markdown(report: ApplyReport, *, environment: str) -> str:
 
 
 def _text(text: str) -> str:
-    # The service's words, one line each: control characters escaped, lines kept as <br>.
-    return "<br>".join(html.escape(printable(text, lines=True), quote=False).splitlines())
+    # The service's words, one line each: control characters escaped, lines kept as <br>,
+    # shown as themselves (HTML and markdown escaped, no mention or issue reference).
+    return "<br>".join(markdown_text(text, lines=True).splitlines())

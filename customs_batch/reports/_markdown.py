@@ -7,11 +7,10 @@ address only, then counted, and a note says what was left out.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 
-from customs_batch.escaping import printable
+from customs_batch.escaping import markdown_text, printable
 from customs_batch.planning.model import UNKNOWN, Action, PlannedChange
 from customs_batch.reports._base import PlanView, register
 from customs_batch.reports._mermaid import mermaid
@@ -236,12 +235,14 @@ def _code(text: str) -> str:
 
 
 def _prose(text: str) -> str:
-    """A reason inside a list item: HTML escaped outside its `code spans`, lines kept."""
+    """A reason inside a list item, lines kept: its `code spans` as they are, the text
+    outside them shown as itself (HTML and markdown escaped, no mention or issue reference:
+    a reason may quote the service's words or a value)."""
     parts = re.split(r"(`[^`\n]*`)", printable(text, lines=True))
     escaped = "".join(
         part
         if part.startswith("`") and part.endswith("`") and len(part) > 1
-        else html.escape(part, quote=False)
+        else markdown_text(part, lines=True)
         for part in parts
     )
     return "<br>".join(line.strip() for line in escaped.splitlines())

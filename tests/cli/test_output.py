@@ -80,3 +80,32 @@ def test_a_table_shows_the_services_text_as_written_never_as_markup_or_escapes()
     assert "evil\\x1b[31mRED\\x07\\nline2" in listed and "\x1b" not in listed
     one = _written("table", Records([{"na[/me]\x1b": "[red]v[/red]"}], single=True))
     assert "na[/me]\\x1b" in one and "[red]v[/red]" in one and "\x1b" not in one
+
+
+def test_csv_escapes_a_nested_value_as_its_top_level_text_and_reads_back_the_same() -> None:
+    # Found by a probe: `get declaration 501 --format csv` wrote a consignee named
+    # "-1\u2028x\u202e" inside the consignee column as is, a right-to-left override that
+    # reorders the cell on screen (and a C1 terminal escape or a lone surrogate the same way),
+    # when the same name at the top level is escaped.
+    party = {"name": "-1\u2028x\u202eevil\x9b2J", "city": "bad\udcff", "n": [1, "\x1b"]}
+    records = Records([{"id": 501, "consignee": party}])
+    out = io.StringIO()
+    write_records(records, "csv", out)
+    text = out.getvalue().encode("utf-8").decode("utf-8")
+    for raw in ("\u2028", "\u202e", "\x9b", "\x1b"):
+        assert raw not in text
+    table = list(csv.reader(io.StringIO(text)))
+    assert json.loads(table[1][1]) == party
+
+
+def test_yaml_escapes_a_right_to_left_override_and_reads_back_the_same() -> None:
+    # Found by a probe: `get declaration 501 --format yaml` printed a consignee's
+    # right-to-left override as is (YAML takes it for printable), reordering the line.
+    rows: list[dict[str, object]] = [
+        {"id": 501, "consignee": {"name": "-1\u202eevil\u2066x\u200f", "city": "Köln"}}
+    ]
+    text = _written("yaml", Records(rows))
+    for raw in ("\u202e", "\u2066", "\u200f"):
+        assert raw not in text
+    assert '"-1\\u202eevil\\u2066x\\u200f"' in text and "city: Köln" in text
+    assert yaml.safe_load(text) == rows

@@ -109,3 +109,23 @@ def test_an_access_code_prints_as_sensitive_unless_asked_for() -> None:
     departures = [d for d in yaml.safe_load_all(out) if d["kind"] == "DepartureDeclaration"]
     shown = {g["accessCode"] for d in departures for g in d["spec"]["DeclarationGuarantees"]}
     assert (code, shown) == (0, {"1234"})
+
+
+@pytest.mark.parametrize("format_name", ["json", "yaml"])
+def test_output_escapes_a_right_to_left_override_and_reads_back_the_same(
+    tmp_path: Path, format_name: str
+) -> None:
+    # A value pasted with a right-to-left override (validate warns) was printed as is by
+    # both formats, reordering the line on the terminal.
+    manifest = tmp_path / "hawb.yaml"
+    manifest.write_text(
+        "apiVersion: customs-batch/v1\nkind: HawbDeactivation\nmetadata:\n  name: h1\n"
+        '  labels: {note: "abc\\u202edcba"}\n'
+        "spec: {shipmentId: shp_7Hk2Lm, hawbId: hawb_a3}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _cli("render", "--format", format_name, str(manifest))
+    assert code == 0, out
+    assert "\u202e" not in out and "abc\\u202edcba" in out
+    first = json.loads(out)[0] if format_name == "json" else yaml.safe_load(out)
+    assert first["metadata"]["labels"]["note"] == "abc\u202edcba"

@@ -18,7 +18,19 @@ def test_a_failure_detail_is_one_list_item_with_its_control_characters_escaped()
     )
     summary = apply_markdown(ApplyReport([failed], False, None, 1.0), environment="e2e")
     assert (
-        "- failed **`Movement/m1`**: refused\\x1b[2J: &lt;b&gt;bad&lt;/b&gt;<br>second line\\u202e"
-        in summary
+        "- failed **`Movement/m1`**: refused\\\\x1b\\[2J: &lt;b&gt;bad&lt;/b&gt;<br>"
+        "second line\\\\u202e" in summary
     )
     assert "\x1b" not in summary and "\u202e" not in summary
+
+
+def test_a_failure_detail_mentions_no_one_and_links_nothing() -> None:
+    detail = "rejected [here](javascript:alert(1)) for @customs-team, see #12 and *this*"
+    failed = Outcome(
+        Address(Kind.MOVEMENT, "m1"), NodeStatus.FAILED, Operation.CREATE_MOVEMENT, detail
+    )
+    summary = apply_markdown(ApplyReport([failed], False, None, 1.0), environment="e2e")
+    assert (
+        "rejected \\[here\\](javascript:alert(1)) for @<!-- -->customs-team, "
+        "see #<!-- -->12 and \\*this\\*" in summary
+    )

@@ -170,6 +170,25 @@ def test_control_characters_in_a_value_or_a_reason_are_escaped() -> None:
         values=(("name", "old", "new\u202eevil"),),
     )
     text = render_plan("markdown", view(updated))
-    assert "refused\\x1b[2J by the service" in text
+    assert "refused\\\\x1b\\[2J by the service" in text
     assert '`"new\\u202eevil"`' in text
     assert "\x1b" not in text and "\u202e" not in text
+
+
+HOSTILE_REASON = (
+    "the service said: <img src=x onerror=alert(1)> [x](javascript:alert(1)) @team #12 *b* _i_"
+)
+
+
+def test_a_reason_quoting_the_service_is_shown_as_itself_not_read_as_markdown() -> None:
+    # A reason quotes the service's words: a link, a mention or an issue reference in them
+    # must not become one in the pull-request comment (GitHub notifies @team, links #12).
+    rejected = change(Kind.MOVEMENT, "m1", Action.REJECTED, reason=HOSTILE_REASON)
+    text = render_plan("markdown", view(rejected))
+    item = next(line for line in text.splitlines() if line.startswith("- **`Movement/m1`**"))
+    html = PARSER.render(item)
+    for tag in ("<a ", "<img", "<em>", "<strong>b"):
+        assert tag not in html
+    assert "@<!-- -->team" in item and "#<!-- -->12" in item
+    shown = html.replace("<!-- -->", "").replace("&lt;", "<").replace("&gt;", ">")
+    assert HOSTILE_REASON in shown

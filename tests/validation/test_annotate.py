@@ -409,3 +409,24 @@ def test_a_control_character_in_a_csv_field_is_shown_in_the_copy_not_an_internal
     assert any("\\x02" in text for text in comments), comments
     messages = [row[5].value for row in book["Findings"].iter_rows(min_row=2)]
     assert any("\\x02" in str(message) for message in messages), messages
+
+
+def test_a_csv_field_holding_u_ffff_gives_a_copy_a_program_can_open(project: Path) -> None:
+    # Found by a probe: a UTF-8 CSV field holding U+FFFF (or U+FFFE), which XML cannot carry,
+    # was written into the copy as is: a workbook no program opens (openpyxl: "not
+    # well-formed"; Excel offers to repair it). The copy shows it as \uffff.
+    (project / "data" / "u.csv").write_text(
+        "Ref,Note,Hawb\nr1,a\uffffb\ufffe,hawb_a3\nr2,ok,bad hawb\n", encoding="utf-8"
+    )
+    (project / "manifests" / "u.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: HawbDeactivation\n"
+        "forEach: {file: ../data/u.csv}\n"
+        'metadata:\n  name: "u-{{ row.Ref }}"\n  labels: {note: "{{ row.Note }}"}\n'
+        'spec: {shipmentId: shp_7Hk2Lm, hawbId: "{{ row.Hawb }}"}\n',
+        encoding="utf-8",
+    )
+    code, _, err = _report("--annotate", "annotated")
+    assert code == 1 and "internal error" not in err, err
+    book = openpyxl.load_workbook(project / "annotated" / "data" / "u.csv.xlsx")
+    values = [cell.value for row in book["u"].iter_rows() for cell in row]
+    assert "a\\uffffb\\ufffe" in values

@@ -72,3 +72,35 @@ def test_thousands_of_findings_stay_under_the_comment_limit() -> None:
     shown = len(_cells(text)) - 1
     assert 100 < shown < 5000
     assert f"... and {5000 - shown} more: run `customs-batch validate` for all." in text
+
+
+HOSTILE = (
+    "<script>alert(1)</script> [x](javascript:alert(1)) ![i](http://e/x.png) @team #12 "
+    "*b* _i_ ~~s~~ `c` ``d`` a|b \\| back\\slash &amp;"
+)
+
+
+def test_a_value_quoted_in_a_message_is_shown_as_itself_in_its_cell() -> None:
+    # A finding quotes the manifest's or the cell's value: in a pull-request comment it
+    # must read as written, never as a link, an image, a code span, emphasis, an HTML
+    # element, a mention GitHub notifies or an issue it links, nor break the table.
+    finding = Finding(
+        "code.currency",
+        Severity.ERROR,
+        f"{HOSTILE!r} is not an ISO 4217 currency code",
+        Location("data/d.csv", 2, 14, sheet="@team #1", row=2, column_name="*Cur*|[x](y)"),
+        hint=f"not {HOSTILE}",
+    )
+    text = make_reporter("markdown").render(_result(finding))
+    rows = _cells(text)
+    assert len(rows) == 2 and len(rows[1]) == 4
+    html = PARSER.render(text)
+    for tag in ("<a ", "<img", "<script", "<code>c<", "<code>d<", "<del>", "<strong>b"):
+        assert tag not in html
+    assert html.count("<em>") == 1  # the word hint:, the report's own
+    assert "@team" not in text and "#12" not in text and "#1 " not in text
+    shown = html.replace("<!-- -->", "").replace("&lt;", "<").replace("&gt;", ">")
+    shown = shown.replace("&quot;", '"').replace("&amp;", "&")
+    assert f"{HOSTILE!r} is not an ISO 4217 currency code" in shown
+    assert f"not {HOSTILE}" in shown
+    assert "sheet '@team #1', row 2, column N '*Cur*|[x](y)'" in shown

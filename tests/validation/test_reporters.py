@@ -731,3 +731,49 @@ def test_junit_gives_a_broken_file_its_own_case_beside_a_document_of_the_same_ad
     assert valid is not None and valid.get("type") == "template.x"  # only its own
     row = cases["data/rows.csv", "DepartureDeclaration/row-2"]
     assert row is not None and row.get("type") == "schema.type"
+
+
+def test_sarif_messages_escape_what_a_viewer_reads_as_an_embedded_link() -> None:
+    # SARIF 2.1.0, 3.11.6: "[text](target)" in a message is a link a viewer draws; a value
+    # quoted in a message (or a hint) is shown as written, its brackets and backslashes
+    # escaped, and reads back to the same text once they are taken off.
+    value = "[click](https://evil.example) [x](1) back\\slash"
+    finding = Finding(
+        "code.currency",
+        Severity.ERROR,
+        f"'{value}' is not an ISO 4217 currency code",
+        Location("m.yaml", 3, 1),
+        hint=f"not {value}",
+    )
+    log = json.loads(make_reporter("sarif").render(ValidationResult((finding,), (), ("m.yaml",))))
+    text = log["runs"][0]["results"][0]["message"]["text"]
+    escaped = "\\[click\\](https://evil.example) \\[x\\](1) back\\\\slash"
+    assert text == f"'{escaped}' is not an ISO 4217 currency code Hint: not {escaped}"
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["help"]["text"] == f"not {escaped}"
+    assert (
+        re.sub(r"\\(.)", r"\1", text)
+        == f"'{value}' is not an ISO 4217 currency code Hint: not {value}"
+    )
+
+
+def test_junit_stays_well_formed_xml_when_a_file_name_or_a_value_holds_u_ffff() -> None:
+    # Found by a probe: a manifest named "h\uffffx.yaml" (a byte sequence XML 1.0 cannot
+    # carry, escaped or not) gave a junit file no parser reads: the test report view of the
+    # CI job failed to load. The attributes now drop it as the text already did.
+    finding = Finding(
+        "code.currency",
+        Severity.ERROR,
+        "'EU\ufffeR' is not an ISO 4217 currency code",
+        Location("m/h\uffffx.yaml", 3, 1),
+        document="Movement/m\uffff",
+    )
+    result = ValidationResult(
+        (finding,), (DocumentEntry("Movement/m\uffff", "m/h\uffffx.yaml", 1),), ("m/h\uffffx.yaml",)
+    )
+    root = ET.fromstring(make_reporter("junit").render(result).split("\n", 1)[1])
+    case = root.find("testsuite/testcase")
+    assert case is not None
+    assert case.get("classname") == "m/h\ufffdx.yaml"
+    failure = case.find("failure")
+    assert failure is not None
+    assert failure.get("message") == "'EU\ufffdR' is not an ISO 4217 currency code"

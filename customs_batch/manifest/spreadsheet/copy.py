@@ -19,7 +19,7 @@ from typing import Any
 
 import openpyxl
 import python_calamine
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, MergedCell
+from openpyxl.cell.cell import MergedCell
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -186,12 +186,25 @@ def sheet_title(name: str | None) -> str:
     return re.sub(r"[\[\]:*?/\\]", "_", cell_text(name or ""))[:31]
 
 
+# What XML 1.0 cannot carry, even escaped: the control characters but the tab and line breaks
+# (openpyxl's ILLEGAL_CHARACTERS_RE, which it refuses), and U+FFFE, U+FFFF and lone
+# surrogates, which it lets through into a sheet's XML that no program then reads.
+_NOT_IN_XLSX = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
 def cell_text(text: str) -> str:
     """Text a workbook can hold: the control characters XLSX refuses (a CSV field, a cell
     of an ``.xls`` or ``.ods`` workbook, a service's error or a finding quoting either may
-    carry any) shown as ``\\xNN``; tabs and line breaks kept. openpyxl refuses the others
-    outright, and a comment holding one would make the copy unreadable."""
-    return ILLEGAL_CHARACTERS_RE.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    carry any) shown as ``\\xNN``, U+FFFE and U+FFFF as ``\\ufffe`` and ``\\uffff``, a
+    lone surrogate (a byte that was not UTF-8) as ``\\udcff``; tabs and line breaks kept.
+    openpyxl refuses the control characters outright and writes the others into a copy no
+    program opens; a comment holding one would make the copy unreadable."""
+    return _NOT_IN_XLSX.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def new_sheet_name(workbook: Workbook, wanted: str) -> str:

@@ -67,13 +67,13 @@ class JunitReporter(Reporter):
         return f'<?xml version="1.0" encoding="UTF-8"?>\n{xml}\n'
 
     def _case(self, suite: ET.Element, file: str, name: str, findings: list[Finding]) -> None:
-        case = ET.SubElement(suite, "testcase", classname=printable(file), name=printable(name))
+        case = ET.SubElement(suite, "testcase", classname=_text(file), name=_text(name))
         failing = [finding for finding in findings if self.fails(finding)]
         if not failing:
             return
         first = failing[0]
         message = first.message if len(failing) == 1 else f"{len(failing)} findings"
-        failure = ET.SubElement(case, "failure", message=printable(message), type=first.rule)
+        failure = ET.SubElement(case, "failure", message=_text(message), type=first.rule)
         failure.text = _clean("\n".join(_describe(finding) for finding in failing))
 
 
@@ -125,3 +125,9 @@ def _text_element(tag: str, text: str) -> ET.Element:
 
 def _clean(text: str) -> str:
     return _NOT_XML.sub("\N{REPLACEMENT CHARACTER}", text)
+
+
+def _text(text: str) -> str:
+    """An attribute's text from outside (a file name, an address, a message): on one line,
+    and without the characters XML cannot carry (a file named with U+FFFF)."""
+    return _clean(printable(text))

@@ -3,11 +3,10 @@ findings, errors first, cut short (and said so) before GitHub's comment limit.""
 
 from __future__ import annotations
 
-import html
 import re
 from typing import TYPE_CHECKING
 
-from customs_batch.escaping import printable
+from customs_batch.escaping import markdown_text, printable
 from customs_batch.findings import Finding, Severity
 from customs_batch.validation.reporters._base import Reporter, register, summary_line
 
@@ -62,9 +61,10 @@ def _row(finding: Finding) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text inside a table cell: one line (control characters escaped), pipes and HTML
-    escaped."""
-    return html.escape(printable(text), quote=False).replace("|", "\\|")
+    """Text inside a table cell, shown as itself: one line (control characters escaped), its
+    HTML, pipes and markdown escaped, no mention or issue reference (a value quoted in a
+    message may hold any of them)."""
+    return markdown_text(text)
 
 
 def _code(text: str) -> str:

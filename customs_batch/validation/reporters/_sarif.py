@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# What SARIF's message strings read as an embedded link, "[text](target)", and its escape
+# (SARIF 2.1.0, 3.11.6): a value quoted in a message could otherwise be a link in a viewer.
+_LINK_CHARACTERS = re.compile(r"[\\\[\]]")
 
 
 @register("sarif")
@@ -55,7 +59,7 @@ def _rule(rule: str, findings: tuple[Finding, ...]) -> dict[str, Any]:
         "defaultConfiguration": {"level": _LEVELS[example.severity]},
     }
     if example.hint:
-        descriptor["help"] = {"text": example.hint}
+        descriptor["help"] = {"text": message_text(example.hint)}
     return descriptor
 
 
@@ -79,7 +83,7 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
         "ruleId": finding.rule,
         "ruleIndex": index[finding.rule],
         "level": _LEVELS[finding.severity],
-        "message": {"text": text},
+        "message": {"text": message_text(text)},
         "locations": [{"physicalLocation": physical}],
     }
     if finding.suppression is not None:
@@ -112,6 +116,13 @@ def _related(number: int, place: Location, text: str) -> dict[str, Any]:
             region["startColumn"] = place.column
         physical["region"] = region
     return {"id": number, "physicalLocation": physical, "message": {"text": text}}
+
+
+def message_text(text: str) -> str:
+    """``text`` as a SARIF plain-text message that a viewer shows as written: each ``[``,
+    ``]`` and ``\\`` after a backslash, so that ``[x](https://example.com)`` quoted from a
+    value is not an embedded link."""
+    return _LINK_CHARACTERS.sub(r"\\\g<0>", text)
 
 
 def artifact_uri(file: str) -> str:
