@@ -83,6 +83,7 @@ def _marks(environment: Environment) -> StateMarks | None:
         read=read_cache_file,
         write=write_cache_file,
         service=environment.base_url,
+        environment=environment.name,
     )
 
 

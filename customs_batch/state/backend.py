@@ -470,14 +470,16 @@ class LocalBackend:
     def _refuse_an_older_folder(self, state: State, mark: Mark) -> None:
         """The folder holds an older state than this project saw in it (its mark): put
         back whole from an older copy, or emptied."""
+        here = os.path.abspath(self.directory)
+        where = f"in {mark.folder}" if mark.folder and mark.folder != here else "here"
         seen = (
-            f"on {mark.at} this project read serial {mark.serial} of the same state here, "
+            f"on {mark.at} this project read serial {mark.serial} of the same state {where}, "
             f"with {mark.records} record(s)"
         )
         if mark.diverged:
             what = (
                 f"{self.state_path} was written by a command (refresh, state rm, import...) "
-                "while it was older than the newest state this project saw here (serial "
+                f"while it was older than the newest state this project saw {where} (serial "
                 f"{mark.serial}, {mark.records} record(s), on {mark.at})"
             )
             how = "its serial may have caught up since, but it is still that older copy"
@@ -485,13 +487,17 @@ class LocalBackend:
             what = (
                 f"{self.state_path} was caught up from an older copy with `customs-batch "
                 f"import` or `state adopt`, but holds {len(state.resources)} of the "
-                f"{mark.records} record(s) this project saw here at serial {mark.serial} (on "
+                f"{mark.records} record(s) this project saw {where} at serial {mark.serial} (on "
                 f"{mark.at})"
             )
             how = "what the runs since created is still missing from it"
         elif state.lineage == mark.lineage:
             what = f"{self.state_path} has serial {state.serial}, but {seen}"
-            how = "the folder was put back to an older copy (its history with it)"
+            how = (
+                "the folder was put back to an older copy (its history with it)"
+                if where == "here"
+                else "this folder holds an older copy of that state (its history with it)"
+            )
         elif state.lineage:
             what = (
                 f"{self.state_path} is another state (lineage {state.lineage[:8]}) than the "
@@ -505,8 +511,14 @@ class LocalBackend:
             f"{what}: {how}, and holds no trace of what the runs since created at the "
             "service. Planning from it would declare those documents again (goods declared "
             "twice, movements created twice)",
-            hint=f"put back the newest copy of {self.directory} (from version control or "
-            "wherever CI kept it); if this state is the one you mean, first record what "
+            hint=(
+                f"put back the newest copy of {self.directory} (from version control or "
+                "wherever CI kept it)"
+                if where == "here"
+                else f"use the newer copy of this state (seen in {mark.folder}; its folder "
+                "whole, history with it), not this one"
+            )
+            + "; if this state is the one you mean, first record what "
             "exists at the service with `customs-batch import ADDR ID` (compare with "
             "`customs-batch get transit` and `customs-batch get template-groups`), then run "
             "the command once with --allow-empty-state to take this state as it is",

@@ -15,6 +15,13 @@ A mark lives outside the state folder so that putting the folder back does not p
 too; it is as safe to delete as the cache (the check is then not made until a command has
 read the folder again). The embedded sandbox has no marks: its data is in the state folder,
 and goes back with it.
+
+A folder's mark is found by the folder's path. So that an older copy put back at another
+path (a restore into a new folder, a CI workspace of another name) is caught too, the newest
+serial of each state (by lineage, service and environment) is also kept, with the folder it was seen in:
+a state of that lineage with a lower serial is behind it wherever it is. Only a state that
+moved forward from a state not behind anything moves that mark (an older copy being mended
+never does), or one taken as it is (``--allow-empty-state``, ``state push``).
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ class Mark:
     """Set when ``import`` or ``state adopt`` wrote the folder's state while it was behind
     this mark (catching an older copy up): its serial may have reached the mark's, but it
     is caught up only once it holds as many records as the mark saw."""
+    folder: str = ""
+    """The folder the state was seen in, when it is not the one the mark is checked for
+    (the newest serial of a lineage, seen elsewhere); empty for the folder's own."""
 
 
 class StateMarks:
@@ -61,18 +71,42 @@ class StateMarks:
         write: Callable[[str, bytes], None],
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         service: str = "",
+        environment: str = "",
     ) -> None:
         # By folder and service: a folder reused by an environment of another service (an
         # old name given to a new environment) starts without the other's mark.
-        where = f"{os.path.abspath(folder)}\0{service}".encode("utf-8", "surrogateescape")
+        self.folder = os.path.abspath(folder)
+        where = f"{self.folder}\0{service}".encode("utf-8", "surrogateescape")
         self.name = ".state-" + hashlib.blake2b(where, digest_size=16).hexdigest()
+        self._service = service
+        self._environment = environment
         self._read = read
         self._write = write
         self._now = now
 
     def mark(self) -> Mark | None:
         """The folder's mark, or None (none yet, or not readable as one)."""
-        data = self._read(self.name)
+        return self._read_mark(self.name)
+
+    def _lineage_name(self, lineage: str) -> str:
+        # By environment too: a state copied into another environment's folder on purpose
+        # goes its own way there (refused or not by the rules of a copied state, not these).
+        key = f"{lineage}\0{self._service}\0{self._environment}"
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=16)
+        return ".lineage-" + digest.hexdigest()
+
+    def _newest_elsewhere(self, state: State) -> Mark | None:
+        """The newest serial of ``state``'s lineage seen in another folder than this one
+        when it is above ``state``'s, else None."""
+        if not state.lineage:
+            return None
+        newest = self._read_mark(self._lineage_name(state.lineage))
+        if newest is None or newest.lineage != state.lineage or newest.serial <= state.serial:
+            return None
+        return newest
+
+    def _read_mark(self, name: str) -> Mark | None:
+        data = self._read(name)
         if not data:
             return None
         try:
@@ -84,6 +118,7 @@ class StateMarks:
                 str(fields["at"]),
                 bool(fields.get("diverged", False)),
                 bool(fields.get("short", False)),
+                str(fields.get("folder", "")),
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -93,17 +128,20 @@ class StateMarks:
         """The mark ``state`` falls short of, or None: a state of the mark's lineage with a
         lower serial, or, where the mark saw records, no state or another state (a
         ``state.json`` copied from another project: the objects of the one seen here would
-        be declared again)."""
+        be declared again); else a newer serial of its lineage seen in another folder (this
+        one put back from an older copy at another path), whose ``folder`` says where."""
         mark = self.mark()
-        if mark is None:
-            return None
-        if mark.diverged:
-            return mark
-        if state.lineage == mark.lineage:
-            if state.serial < mark.serial:
+        if mark is not None:
+            if mark.diverged:
                 return mark
-            return mark if mark.short and len(state.resources) < mark.records else None
-        return mark if mark.records else None
+            if state.lineage == mark.lineage:
+                if state.serial < mark.serial:
+                    return mark
+                if mark.short and len(state.resources) < mark.records:
+                    return mark
+            elif mark.records:
+                return mark
+        return self._newest_elsewhere(state)
 
     def note(
         self, state: State, *, exact: bool = False, behind: bool = False, catching_up: bool = False
@@ -118,7 +156,11 @@ class StateMarks:
         if not state.lineage:
             return
         mark = self.mark()
+        if mark is None and not exact and (behind or catching_up):
+            # Behind the newest serial seen elsewhere: this folder's mark says so from now on.
+            mark = self._newest_elsewhere(state)
         records = len(state.resources)
+        self._note_lineage(state, exact=exact, moving=not (behind or catching_up))
         if mark is not None and not exact:
             if behind or mark.diverged:
                 if not mark.diverged:
@@ -141,6 +183,21 @@ class StateMarks:
         stamp = self._now().strftime("%Y-%m-%d %H:%M UTC")
         self._write(self.name, _text(Mark(state.lineage, state.serial, records, stamp)))
 
+    def _note_lineage(self, state: State, *, exact: bool, moving: bool) -> None:
+        """Keep ``state``'s serial as its lineage's newest, with this folder: when taken as
+        it is (``exact``), or when it moved forward past the newest from a state behind
+        nothing (``moving``, and not behind this folder's mark)."""
+        name = self._lineage_name(state.lineage)
+        if not exact:
+            if not moving or self.behind(state) is not None:
+                return
+            newest = self._read_mark(name)
+            if newest is not None and newest.serial >= state.serial:
+                return
+        stamp = self._now().strftime("%Y-%m-%d %H:%M UTC")
+        seen = Mark(state.lineage, state.serial, len(state.resources), stamp, folder=self.folder)
+        self._write(name, _text(seen))
+
 
 def _text(mark: Mark) -> bytes:
     fields = {
@@ -151,4 +208,6 @@ def _text(mark: Mark) -> bytes:
         "diverged": mark.diverged,
         "short": mark.short,
     }
+    if mark.folder:
+        fields["folder"] = mark.folder
     return json.dumps(fields).encode("utf-8")

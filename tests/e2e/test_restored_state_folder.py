@@ -286,3 +286,42 @@ def test_a_state_pushed_with_force_is_the_one_the_mark_takes(
     planned = project.run("plan")
     assert "is another state" not in planned.stderr, planned.stderr
     assert "the state was pushed here" in planned.stderr  # read back before any send
+
+
+def test_an_older_copy_in_the_project_checked_out_elsewhere_is_refused(
+    tmp_path: Path, project: Project
+) -> None:
+    """A CI workspace of another name (``job@2``), or a restore into a new folder: the
+    project comes with its load cache, whose mark of the folder is found by the folder's
+    path. The newest serial of the state is kept by its lineage too: the older copy is
+    refused there, the newest copy goes on wherever it is."""
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    older = tmp_path / "older-copy"
+    shutil.copytree(project.state_dir, older)
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    done = project.run("apply", "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    created = _codes(project.sandbox)
+    assert created.count("SECOND") == 1
+
+    shutil.copytree(project.root, tmp_path / "job@2")
+    elsewhere = Project(tmp_path / "job@2", project.sandbox)
+    shutil.rmtree(elsewhere.state_dir)
+    shutil.copytree(older, elsewhere.state_dir)
+    for command in (("plan",), ("apply", "--auto-approve")):
+        refused = elsewhere.run(*command)
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "has serial 1, but on " in refused.stderr
+        assert f"read serial 2 of the same state in {project.state_dir}, with 2" in (refused.stderr)
+        assert "use the newer copy of this state" in refused.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+
+    again = project.run("plan")
+    assert again.returncode == 0, again.stdout + again.stderr
+    shutil.rmtree(elsewhere.state_dir)
+    shutil.copytree(project.state_dir, elsewhere.state_dir)
+    moved_on = elsewhere.run("plan")
+    assert moved_on.returncode == 0, moved_on.stdout + moved_on.stderr
+    assert "0 to create" in moved_on.stdout

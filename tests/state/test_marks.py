@@ -81,8 +81,8 @@ def test_marks_of_two_folders_are_apart(tmp_path: Path) -> None:
     one = StateMarks(tmp_path / "a", read=files.get, write=files.__setitem__)
     two = StateMarks(tmp_path / "b", read=files.get, write=files.__setitem__)
     one.note(_state("L", 5, 1))
-    assert two.behind(_state("L", 1, 1)) is None
-    assert one.behind(_state("L", 1, 1)) is not None
+    assert two.behind(_state("M", 1, 1)) is None  # (the same lineage: see below)
+    assert one.behind(_state("M", 1, 1)) is not None
 
 
 def test_the_cache_folder_keeps_a_mark_private_and_never_waits_on_a_pipe(
@@ -146,3 +146,51 @@ def test_a_folder_of_another_service_has_a_mark_of_its_own(tmp_path: Path) -> No
     other = StateMarks(tmp_path, read=files.get, write=files.__setitem__, service="http://b")
     one.note(_state("L", 5, 1))
     assert other.behind(_state("", 0, 0)) is None
+
+
+def test_a_lower_serial_seen_in_another_folder_is_behind(tmp_path: Path) -> None:
+    # An older copy put back at another path (a restore into a new folder, a CI workspace of
+    # another name): the folder's own mark is not found there, its lineage's newest is.
+    files: dict[str, bytes] = {}
+    newest = StateMarks(tmp_path / "a", read=files.get, write=files.__setitem__)
+    older = StateMarks(tmp_path / "b", read=files.get, write=files.__setitem__)
+    newest.note(_state("L", 3, 2))
+    assert older.mark() is None
+    mark = older.behind(_state("L", 2, 1))
+    assert mark is not None
+    assert (mark.serial, mark.records, mark.folder) == (3, 2, str(tmp_path / "a"))
+    assert older.behind(_state("L", 3, 2)) is None  # the same state, copied: not behind
+    assert older.behind(_state("other", 1, 1)) is None  # another state: its own newest
+    older.note(_state("L", 4, 2))  # moved forward here: the newest is here now
+    assert newest.behind(_state("L", 3, 2)) is not None
+    assert newest.behind(_state("L", 4, 2)) is None
+
+
+def test_an_older_copy_elsewhere_is_taken_only_as_it_is(tmp_path: Path) -> None:
+    files: dict[str, bytes] = {}
+    newest = StateMarks(tmp_path / "a", read=files.get, write=files.__setitem__)
+    older = StateMarks(tmp_path / "b", read=files.get, write=files.__setitem__)
+    newest.note(_state("L", 9, 4))
+    # Mended while behind (a refresh, a state rm): its serial passes the newest's, and it is
+    # still the older copy; the newest is not refused for it.
+    older.note(_state("L", 6, 2), behind=True)
+    older.note(_state("L", 12, 2), behind=True)
+    assert older.behind(_state("L", 12, 2)) is not None
+    assert newest.behind(_state("L", 9, 4)) is None
+    older.note(_state("L", 12, 2), exact=True)  # --allow-empty-state: taken as it is
+    assert older.behind(_state("L", 12, 2)) is None
+    assert newest.behind(_state("L", 9, 4)) is not None  # behind the state taken
+
+
+def test_an_older_copy_elsewhere_caught_up_by_import_must_hold_the_records(
+    tmp_path: Path,
+) -> None:
+    files: dict[str, bytes] = {}
+    newest = StateMarks(tmp_path / "a", read=files.get, write=files.__setitem__)
+    older = StateMarks(tmp_path / "b", read=files.get, write=files.__setitem__)
+    newest.note(_state("L", 3, 3))
+    assert older.behind(_state("L", 1, 1)) is not None
+    older.note(_state("L", 2, 1), catching_up=True)  # an import into the older copy
+    mark = older.behind(_state("L", 3, 1))  # serial caught up, records not
+    assert mark is not None and mark.short and mark.folder == str(tmp_path / "a")
+    assert older.behind(_state("L", 4, 3)) is None
