@@ -158,6 +158,24 @@ def test_key_in_flight_is_409() -> None:
     )
 
 
+@pytest.mark.parametrize("action", ["ISL", "USL"])
+@pytest.mark.parametrize("declaration", [{}, None, {"source": "FOO"}, "X", {"documentType": 1}])
+def test_any_declaration_of_isl_or_usl_is_refused_as_not_allowed(
+    api: httpx.Client, action: str, declaration: object
+) -> None:
+    """Found probing: an ISL's customsDeclaration the schema refused was answered with the
+    schema's reason ("customsDeclaration: 'source' is a required property", "null is not of
+    type 'object'"), as if a declaration with a source would do; whatever it holds, ISL and
+    USL take none (the API document's rule 2), and that is the reason given."""
+    body = {**movement(action=action), "customsDeclaration": declaration}
+    response = post(api, body)
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == [
+        f"customsDeclaration is not allowed for {action}: it reuses the linked movement's "
+        "declaration"
+    ]
+
+
 @pytest.mark.parametrize(
     ("body", "named"),
     [
