@@ -151,7 +151,7 @@ async def json_body(request: Request) -> JsonObject:
         fail(contract.BAD_REQUEST, ["the body must be a JSON object"])
     # Counting brackets first: a body with few of them cannot nest deeply (most never walk).
     limit = contract.MAX_BODY_DEPTH
-    if text.count("[") + text.count("{") > limit and strictjson.deeper_than(body, limit):
+    if text.count("[") + text.count("{") > limit and strictjson.deeper_than(text, limit):
         fail(contract.BAD_REQUEST, [_TOO_DEEP])
     return body
 
