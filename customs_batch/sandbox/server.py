@@ -106,10 +106,11 @@ class _BoundedHead(h11.Connection):
 
     def next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
         """h11's next event; a head past the bound raises as h11 does for an incomplete one."""
+        reading_head = self.their_state is h11.IDLE  # not a chunk line of a body
         try:
             event = super().next_event()
         except h11.RemoteProtocolError as exc:
-            self.head_too_large = exc.error_status_hint == contract.HEAD_TOO_LARGE
+            self.head_too_large = reading_head and exc.error_status_hint == contract.HEAD_TOO_LARGE
             raise
         if isinstance(event, h11.Request) and _head_bytes(event) > contract.MAX_HEAD_BYTES:
             self.head_too_large = True

@@ -392,6 +392,8 @@ def test_a_client_that_leaves_before_its_answer_is_logged_without_a_traceback(
         "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",  # two lengths: which one is it?
         "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n",  # a chunk size that is none
         "Content-Length: 99999999999999999999999\r\n\r\n{}",  # past any length
+        # a chunk line past the head's bound: the body's framing, not a head too large
+        "Transfer-Encoding: chunked\r\n\r\n5;" + "x" * 100_000,
     ],
 )
 def test_a_request_that_is_not_valid_http_is_refused_with_the_apis_error_body(
