@@ -95,6 +95,9 @@ INT_MIN: Final = -(2**63)
 INT_MAX: Final = 2**63 - 1
 
 # -- headers -------------------------------------------------------------------------------
+# Nor a limit on the request head (its request line and headers). Served over HTTP, a head
+# larger than this is 431, however its bytes arrive (sandbox/server.py).
+MAX_HEAD_BYTES: Final = 64 * 1024
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
 IDEMPOTENCY_TTL_SECONDS: Final = 24 * 3600
 # The document gives the key as a string, a UUID recommended (36 characters); a key of
@@ -114,6 +117,7 @@ IDEMPOTENCY_IN_FLIGHT: Final = 409
 IDEMPOTENCY_OTHER_REQUEST: Final = 422  # a key reused with another path or body
 PAYLOAD_TOO_LARGE: Final = 413  # a body over MAX_BODY_BYTES
 UNSUPPORTED_MEDIA_TYPE: Final = 415  # Content-Type not application/json, charset not UTF-8
+HEAD_TOO_LARGE: Final = 431  # a request head over MAX_HEAD_BYTES (served over HTTP)
 TOO_MANY_REQUESTS: Final = 429
 SERVICE_UNAVAILABLE: Final = 503  # a fault, or a request held at the test gate at shutdown
 CREATED: Final = 201  # every creating POST, the departure submission included
@@ -128,6 +132,7 @@ REASONS: Final[dict[int, str]] = {
     415: "Unsupported Media Type",
     422: "Unprocessable Entity",
     429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }

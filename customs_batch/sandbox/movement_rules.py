@@ -41,6 +41,20 @@ def server_side_fields(body: JsonObject) -> list[str]:
     ]
 
 
+def misplaced_declaration(body: JsonObject) -> list[str]:
+    """The refusal of a ``customsDeclaration`` sent with ISL or USL, whatever it holds.
+
+    Asked before the schema: its reasons about a declaration that should not be there
+    (``'source' is a required property``) would tell the client to complete it."""
+    action = body.get("action")
+    if isinstance(action, str) and action in NO_DECLARATION and "customsDeclaration" in body:
+        return [
+            f"customsDeclaration is not allowed for {action}: it reuses the linked movement's "
+            "declaration"
+        ]
+    return []
+
+
 def refusals(body: JsonObject, shipment: JsonObject, store: Store) -> list[str]:
     """Every rule ``body`` breaks for the RTO ``shipment``; empty when it may be created."""
     return list(_refusals(body, shipment, store))
@@ -76,9 +90,7 @@ def _refusals(body: JsonObject, shipment: JsonObject, store: Store) -> Iterator[
                 f"customsDeclaration is required for {action}: no allocation is on file for "
                 f"{hawb_id or 'the master AWB'} of shipment {public_id}"
             )
-    elif action in NO_DECLARATION:
-        yield f"customsDeclaration is not allowed for {action}: it reuses the linked movement's declaration"
-    else:
+    elif action not in NO_DECLARATION:  # with ISL and USL: misplaced_declaration
         yield from _declaration_refusals(action, declaration, shipment)
 
 

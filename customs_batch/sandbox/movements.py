@@ -67,7 +67,7 @@ async def create_movement(request: Request, sandbox: Sandbox, caller: Caller) ->
 
 
 def _create(sandbox: Sandbox, body: JsonObject, shipment: JsonObject, now: float) -> JsonObject:
-    reasons = movement_rules.server_side_fields(body)
+    reasons = movement_rules.server_side_fields(body) + movement_rules.misplaced_declaration(body)
     if reasons:
         fail(contract.BAD_REQUEST, reasons)
     body = check_schema(sandbox.request_validators[MOVEMENT_BODY], body)

@@ -29,7 +29,7 @@ _ERRORS = {
 _RATE_LIMITED = str(C.TOO_MANY_REQUESTS)
 _BODY_ERRORS = {
     str(C.PAYLOAD_TOO_LARGE): f"the body is larger than {C.MAX_BODY_BYTES:,} bytes",
-    str(C.UNSUPPORTED_MEDIA_TYPE): "the body is not sent as application/json in UTF-8",
+    str(C.UNSUPPORTED_MEDIA_TYPE): "the body is not sent as application/json in UTF-8, as is",
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import h11
 import uvicorn
@@ -92,31 +93,99 @@ def _serve(options: ServeOptions, seed: Seed, announce: Callable[[str], None]) -
     app.state.sandbox.store.close()
 
 
+class _BoundedHead(h11.Connection):
+    """h11's connection with one bound on a request head, however its bytes arrive.
+
+    h11 bounds only a head still incomplete (``max_incomplete_event_size``): a head that
+    arrived in one read was taken at any size, the same head arriving in parts was refused
+    past 16 KiB. Here a complete head past ``MAX_HEAD_BYTES`` is refused as an incomplete
+    one is (h11 hints 431 for that), so the answer does not depend on the network.
+    """
+
+    head_too_large = False
+
+    def next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        """h11's next event; a head past the bound raises as h11 does for an incomplete one."""
+        reading_head = self.their_state is h11.IDLE  # not a chunk line of a body
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as exc:
+            self.head_too_large = reading_head and exc.error_status_hint == contract.HEAD_TOO_LARGE
+            raise
+        if isinstance(event, h11.Request) and _head_bytes(event) > contract.MAX_HEAD_BYTES:
+            self.head_too_large = True
+            raise h11.RemoteProtocolError(
+                "request head too large", error_status_hint=contract.HEAD_TOO_LARGE
+            )
+        return event
+
+
+def _head_bytes(request: h11.Request) -> int:
+    """The size of ``request``'s head as a client writes it: ``Name: value`` lines."""
+    line = len(request.method) + len(request.target) + len(b"  HTTP/1.1\r\n")
+    fields = sum(len(name) + len(value) + len(b": \r\n") for name, value in request.headers)
+    return line + fields + len(b"\r\n")
+
+
+# How long a refused connection keeps reading (and dropping) what its client still sends.
+_LINGER_SECONDS = 2.0
+
+
 class _ApiRefusals(H11Protocol):
     """uvicorn's HTTP/1.1, whose answer to a request it cannot read as HTTP (two
     ``Content-Length``s, a chunk size that is none, a length past any) is the API's 400,
     ``{statusCode, message, error}``, as every other refusal is: uvicorn's own is plain
-    text, which a client parsing the API's errors cannot read."""
+    text, which a client parsing the API's errors cannot read. A head past
+    ``MAX_HEAD_BYTES`` is 431 in the same shape (``_BoundedHead``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head = _BoundedHead(h11.SERVER, contract.MAX_HEAD_BYTES)
+        self.conn = self._head
+        self._refused = False
+
+    def data_received(self, data: bytes) -> None:
+        """What a refused client still sends is dropped unread (see ``send_400_response``)."""
+        if not self._refused:
+            super().data_received(data)
 
     def send_400_response(self, msg: str) -> None:
-        refusal = error(
-            contract.BAD_REQUEST,
-            "the request is not valid HTTP/1.1 (its framing: Content-Length, "
-            "Transfer-Encoding, the request line or a header): it was not read",
-        )
-        body = json.dumps(refusal.body, separators=(",", ":")).encode()
+        """Answer a request that was not read, in the API's error shape."""
+        if self._head.head_too_large:
+            status, reason = contract.HEAD_TOO_LARGE, b"Request Header Fields Too Large"
+            message = (
+                f"the request line and headers are larger than the limit of "
+                f"{contract.MAX_HEAD_BYTES:,} bytes: it was not read"
+            )
+        else:
+            status, reason = contract.BAD_REQUEST, b"Bad Request"
+            message = (
+                "the request is not valid HTTP/1.1 (its framing: Content-Length, "
+                "Transfer-Encoding, the request line or a header): it was not read"
+            )
+        body = json.dumps(error(status, message).body, separators=(",", ":")).encode()
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
             (b"connection", b"close"),
         ]
-        event = h11.Response(
-            status_code=contract.BAD_REQUEST, headers=headers, reason=b"Bad Request"
-        )
+        event = h11.Response(status_code=status, headers=headers, reason=reason)
         self.transport.write(self.conn.send(event))
         self.transport.write(self.conn.send(h11.Data(data=body)))
         self.transport.write(self.conn.send(h11.EndOfMessage()))
-        self.transport.close()
+        self._close_after_answer()
+
+    def _close_after_answer(self) -> None:
+        """Close as a client still sending can read the answer: closed at once with its bytes
+        unread, the connection is reset and the client's system may drop the answer. The
+        answer is followed by the end of our side; what the client still sends is dropped,
+        until it closes or for ``_LINGER_SECONDS``."""
+        self._refused = True
+        if not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.transport.write_eof()
+        self.loop.call_later(_LINGER_SECONDS, self.transport.close)
 
 
 class _Server(uvicorn.Server):

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
 from customs_batch.sandbox import contract
@@ -78,18 +79,20 @@ def loads(text: str) -> Any:
     return value
 
 
-def deeper_than(value: Any, levels: int) -> bool:
-    """Whether ``value`` nests more than ``levels`` objects and arrays inside one another
-    (a scalar is level 0, ``{}`` and ``[]`` level 1). A loop, not a recursion."""
-    pending: list[tuple[Any, int]] = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, (dict, list)):
-            if depth == levels:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            pending.extend((child, depth + 1) for child in children)
-    return False
+def deeper_than(text: str, levels: int) -> bool:
+    """Whether the JSON ``text`` (read already, so well formed) nests more than ``levels``
+    objects and arrays inside one another (a scalar is level 0, ``{}`` and ``[]`` level 1).
+
+    Read from the text's brackets outside its strings, by regular expressions and one
+    running sum: a walk of the parsed value took a Python step per value (0.5 s for a
+    departure of 300,000 items) in which the emulator answered no one."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > levels
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def shown_surrogate(text: str) -> str:

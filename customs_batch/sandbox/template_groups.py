@@ -61,7 +61,8 @@ async def create_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
 
 
 async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
-    """PATCH /v1/declaration-templates/groups/{id}: only the fields sent change."""
+    """PATCH /v1/declaration-templates/groups/{id}: only the fields sent change (and
+    ``updatedAt`` only when one of them does)."""
     group_id = request.path_params["id"]
     body = await json_body(request)
     body = check_schema(sandbox.request_validators[GROUP_PATCH], body)
@@ -71,8 +72,10 @@ async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
             fail(contract.NOT_FOUND, f"template group {group_id} not found")
         if "code" in body:
             _refuse_duplicate_code(sandbox, group["companyId"], body["code"], group_id)
-        updated = {**group, **body, "updatedAt": timestamp(sandbox.clock())}
-        sandbox.store.put(Table.TEMPLATE_GROUPS, group_id, updated)
+        updated = {**group, **body}
+        if updated != group:  # a PATCH of the values held changes nothing, updatedAt neither
+            updated["updatedAt"] = timestamp(sandbox.clock())
+            sandbox.store.put(Table.TEMPLATE_GROUPS, group_id, updated)
     fields = ("id", "name", "code", "isDefault", "updatedAt")
     return json_response({f: updated[f] for f in fields})
 

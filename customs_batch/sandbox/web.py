@@ -123,13 +123,15 @@ def public(record: JsonObject) -> JsonObject:
 async def json_body(request: Request) -> JsonObject:
     """The request body as a JSON object, or the 4xx that says why it is not one.
 
-    415 unless ``Content-Type`` is ``application/json`` (in UTF-8); 413 past
+    415 unless ``Content-Type`` is ``application/json`` (in UTF-8) and the body is sent as
+    is (no ``Content-Encoding`` but ``identity``); 413 past
     ``MAX_BODY_BYTES``, without reading past the chunk that crosses it; 400 for a body that
     is not UTF-8, not JSON, not an object, holds a number the service would refuse, an
     object naming a key twice, or a string holding a lone surrogate escape (``"\\ud800"``),
     each named by its path.
     """
     _require_json(header(request, b"content-type"))
+    _require_as_is(_list_header(request, b"content-encoding"))
     raw = await _bounded_body(request, contract.MAX_BODY_BYTES)
     try:
         text = raw.decode("utf-8")
@@ -149,7 +151,7 @@ async def json_body(request: Request) -> JsonObject:
         fail(contract.BAD_REQUEST, ["the body must be a JSON object"])
     # Counting brackets first: a body with few of them cannot nest deeply (most never walk).
     limit = contract.MAX_BODY_DEPTH
-    if text.count("[") + text.count("{") > limit and strictjson.deeper_than(body, limit):
+    if text.count("[") + text.count("{") > limit and strictjson.deeper_than(text, limit):
         fail(contract.BAD_REQUEST, [_TOO_DEEP])
     return body
 
@@ -178,6 +180,27 @@ def _require_json(content_type: str | None) -> None:
                 contract.UNSUPPORTED_MEDIA_TYPE,
                 f"the body must be UTF-8, not charset {strictjson.clip(charset)}",
             )
+
+
+def _list_header(request: Request, name: bytes) -> str | None:
+    """Every value of the list header ``name``, joined as RFC 9110 joins repeated fields."""
+    values = [value.decode("latin-1") for key, value in request.scope["headers"] if key == name]
+    return ", ".join(values) if values else None
+
+
+def _require_as_is(content_encoding: str | None) -> None:
+    """The API's bodies are JSON as is: a compressed one would be read as JSON (a gzip body
+    'not UTF-8', a plain body labelled gzip taken as sent), so a coding is refused with the
+    415 HTTP gives a content coding the server does not take."""
+    if content_encoding is None:
+        return
+    codings = [coding.strip().lower() for coding in content_encoding.split(",")]
+    if any(coding not in ("", "identity") for coding in codings):
+        fail(
+            contract.UNSUPPORTED_MEDIA_TYPE,
+            "the body must be sent as is, not with Content-Encoding: "
+            f"{strictjson.clip(content_encoding)}",
+        )
 
 
 async def _bounded_body(request: Request, limit: int) -> bytes:

@@ -82,6 +82,16 @@ def test_a_body_nested_past_the_limit_is_400_saying_so(api: httpx.Client) -> Non
             assert too_deep is (depth == MAX_BODY_DEPTH), (path, depth, response.text)
 
 
+def test_brackets_inside_strings_are_no_nesting(api: httpx.Client) -> None:
+    """The depth is read from the body's text: its strings' brackets (and escaped quotes
+    before them) are text, not levels."""
+    deep_text = '\\"[{' * 100 + "]" * 100
+    group = {"name": deep_text, "code": "BRACKETS", "companyId": 1}
+    response = api.post("/v1/declaration-templates/groups", json=group)
+    assert response.status_code == 201, response.text
+    assert response.json()["name"] == deep_text
+
+
 def test_unknown_path_is_404_json(api: httpx.Client) -> None:
     response = api.get("/v1/nothing-here")
     assert response.status_code == 404

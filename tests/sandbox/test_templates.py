@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import httpx
+import pytest
+
+from tests.sandbox.conftest import FakeClock
 
 GROUPS = "/v1/declaration-templates/groups"
 
@@ -81,3 +84,30 @@ def test_a_code_follows_its_group_through_a_patch(api: httpx.Client) -> None:
     taken = api.post(GROUPS, json={**again, "code": "ROAD"})
     assert taken.status_code == 409
     assert taken.json()["message"] == "code ROAD is already used by template group 2 of company 1"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {},
+        {"name": "Default"},
+        {"code": "DEFAULT", "isDefault": True},
+        {"DeclarationTemplates": []},
+    ],
+)
+def test_a_patch_that_changes_nothing_keeps_updated_at(
+    api: httpx.Client, clock: FakeClock, patch: dict[str, object]
+) -> None:
+    """Found probing: a PATCH of nothing ({}) or of the values the group holds answered a
+    new updatedAt, and the group kept it, as if it had been changed: a client telling
+    changes by updatedAt saw one that never was (as a repeated HAWB DELETE did, 2017763)."""
+    first = api.patch(f"{GROUPS}/1", json={"name": "Renamed"}).json()["updatedAt"]
+    clock.advance(60.0)
+    before = api.patch(f"{GROUPS}/1", json={"name": "Default"}).json()["updatedAt"]
+    assert before != first  # the rename back was a change
+    clock.advance(60.0)
+    response = api.patch(f"{GROUPS}/1", json=patch)
+    assert response.status_code == 200, response.text
+    assert response.json()["updatedAt"] == before
+    clock.advance(60.0)
+    assert api.patch(f"{GROUPS}/1", json={"name": "Again"}).json()["updatedAt"] != before
