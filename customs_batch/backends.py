@@ -6,8 +6,10 @@ rate limiter), so it sits above all three: none of them imports another's compos
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from customs_batch.client import RateLimiter
@@ -15,7 +17,7 @@ from customs_batch.environments import Environment, StateKind
 from customs_batch.errors import ConfigError
 from customs_batch.sensitive import Sealer
 from customs_batch.service_address import service_key
-from customs_batch.state.backend import LocalBackend, StateBackend
+from customs_batch.state.backend import STATE_FILE, LocalBackend, StateBackend
 from customs_batch.state.marks import StateMarks
 
 EMBEDDED_SERVICE = "the built-in sandbox"
@@ -84,7 +86,18 @@ def _marks(environment: Environment) -> StateMarks | None:
         write=write_cache_file,
         service=environment.base_url,
         environment=environment.name,
+        fingerprint=lambda: file_digest(environment.state_dir / STATE_FILE),
     )
+
+
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 of the file at ``path`` in hex, or None when it cannot be read (no
+    state file yet: a first run's journal alone)."""
+    try:
+        with path.open("rb") as stream:
+            return hashlib.file_digest(stream, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def sealer_for(environment: Environment, environ: Mapping[str, str] | None = None) -> Sealer:

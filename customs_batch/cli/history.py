@@ -169,10 +169,11 @@ def history(address: str | None, env_name: str | None, since: str | None, format
 
     Each request apply sent (and each record moved or dropped) is kept for good in the
     environment's history: when, which run, who (user, host, CI run), from which commit of
-    the manifests, the address, the operation, the Idempotency-Key, the SHA-256 of the
-    exact body sent, the answer's status, the IDs and MRN it gave, and the service's
-    errors. A request whose answer was never recorded shows the status `unknown`. With
-    ADDR, only that document's.
+    the manifests, the address, the operation, the Idempotency-Key, a digest of the exact
+    body sent keyed by the API key (an HMAC-SHA256, never the body: a plain hash would give a
+    guarantee's access code away), the answer's status, the IDs and MRN it gave, and the
+    service's errors. A request whose answer was never recorded shows the status `unknown`.
+    With ADDR, only that document's.
 
     `history verify` walks the hash chain of every entry and exits 1, naming the first
     broken entry, when one was changed, removed or reordered.

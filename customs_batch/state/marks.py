@@ -11,6 +11,12 @@ there, and when: ``plan`` and ``apply`` refuse a state of the same lineage with 
 serial, or no state at all where the mark saw records. ``--allow-empty-state`` takes the
 state as it is, and the mark follows it.
 
+A command that writes an older copy (a ``refresh`` or ``state rm`` of it) raises its serial
+without bringing back what it lacks: the mark keeps the digest of each state file so written
+(its *forks*), and refuses those, whatever their serial, while it takes the newest copy put
+back again (the very file it saw, or a later one of the lineage that is none of the forks),
+as the refusal's hint says to do.
+
 A mark lives outside the state folder so that putting the folder back does not put it back
 too; it is as safe to delete as the cache (the check is then not made until a command has
 read the folder again). The embedded sandbox has no marks: its data is in the state folder,
@@ -54,9 +60,20 @@ class Mark:
     """Set when ``import`` or ``state adopt`` wrote the folder's state while it was behind
     this mark (catching an older copy up): its serial may have reached the mark's, but it
     is caught up only once it holds as many records as the mark saw."""
+    digest: str = ""
+    """The SHA-256 of the state file the mark saw ("" when unknown: a mark written before
+    digests were kept)."""
+    forks: tuple[str, ...] = ()
+    """The state files written while behind this mark (``diverged``), each as
+    ``SERIAL:SHA-256``: an older copy however far its serial went, never the newest put
+    back."""
     folder: str = ""
     """The folder the state was seen in, when it is not the one the mark is checked for
     (the newest serial of a lineage, seen elsewhere); empty for the folder's own."""
+
+
+# The forks a mark keeps: a few hundred bytes each way, under the cache file's 64 KiB.
+_FORKS_KEPT = 100
 
 
 class StateMarks:
@@ -72,6 +89,7 @@ class StateMarks:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         service: str = "",
         environment: str = "",
+        fingerprint: Callable[[], str | None] = lambda: None,
     ) -> None:
         # By folder and service: a folder reused by an environment of another service (an
         # old name given to a new environment) starts without the other's mark.
@@ -83,6 +101,7 @@ class StateMarks:
         self._read = read
         self._write = write
         self._now = now
+        self._fingerprint = fingerprint
 
     def mark(self) -> Mark | None:
         """The folder's mark, or None (none yet, or not readable as one)."""
@@ -118,6 +137,8 @@ class StateMarks:
                 str(fields["at"]),
                 bool(fields.get("diverged", False)),
                 bool(fields.get("short", False)),
+                str(fields.get("digest", "")),
+                tuple(str(fork) for fork in fields.get("forks", [])),
                 str(fields.get("folder", "")),
             )
         except (ValueError, KeyError, TypeError):
@@ -132,9 +153,12 @@ class StateMarks:
         one put back from an older copy at another path), whose ``folder`` says where."""
         mark = self.mark()
         if mark is not None:
+            if state.lineage == mark.lineage and self._is_fork(state, mark):
+                return mark  # a copy written while behind the mark
             if mark.diverged:
-                return mark
-            if state.lineage == mark.lineage:
+                if not self._newest_again(state, mark):
+                    return mark
+            elif state.lineage == mark.lineage:
                 if state.serial < mark.serial:
                     return mark
                 if mark.short and len(state.resources) < mark.records:
@@ -162,9 +186,13 @@ class StateMarks:
         records = len(state.resources)
         self._note_lineage(state, exact=exact, moving=not (behind or catching_up))
         if mark is not None and not exact:
-            if behind or mark.diverged:
-                if not mark.diverged:
-                    self._write(self.name, _text(replace(mark, diverged=True)))
+            if behind or (mark.diverged and not self._newest_again(state, mark)):
+                digest = self._fingerprint()
+                fork = f"{state.serial}:{digest}"
+                forks = mark.forks if digest is None or fork in mark.forks else (*mark.forks, fork)
+                if not mark.diverged or forks != mark.forks:
+                    diverged = replace(mark, diverged=True, forks=forks[-_FORKS_KEPT:])
+                    self._write(self.name, _text(diverged))
                 return
             short = state.serial < mark.serial or records < mark.records
             if (catching_up or mark.short) and mark.lineage == state.lineage and short:
@@ -175,13 +203,41 @@ class StateMarks:
                 return  # another state where one with records was: only taken as it is
             if mark.lineage == state.lineage and mark.serial > state.serial:
                 return
-            if mark.lineage == state.lineage and (mark.serial, mark.records) == (
-                state.serial,
-                records,
+            if (
+                mark.lineage == state.lineage
+                and (mark.serial, mark.records) == (state.serial, records)
+                and not mark.diverged
+                and (mark.digest or self._fingerprint() is None)
             ):
                 return  # nothing to write
+        # The forks of the lineage stay refused once the newest copy is back; a state taken
+        # as it is (``exact``) may be one of them, and starts without.
+        forks = mark.forks if mark is not None and mark.lineage == state.lineage else ()
         stamp = self._now().strftime("%Y-%m-%d %H:%M UTC")
-        self._write(self.name, _text(Mark(state.lineage, state.serial, records, stamp)))
+        newest = Mark(state.lineage, state.serial, records, stamp, digest=self._fingerprint() or "")
+        self._write(self.name, _text(replace(newest, forks=() if exact else forks)))
+
+    def _newest_again(self, state: State, mark: Mark) -> bool:
+        """Whether ``state``, read where the mark says an older copy was written, is the
+        newest copy put back: the state file the mark saw, or a later one of its lineage
+        that is none of the copies written while behind (known only when the mark kept
+        their digests)."""
+        if state.lineage != mark.lineage or not mark.forks or state.serial < mark.serial:
+            return False
+        if self._is_fork(state, mark):
+            return False
+        digest = self._fingerprint()
+        if digest is None:
+            return False
+        return state.serial > mark.serial or digest == mark.digest
+
+    def _is_fork(self, state: State, mark: Mark) -> bool:
+        """Whether ``state`` is a state file written while behind ``mark``; the file is
+        digested only when a fork has its serial (not on every plan once one was written)."""
+        prefix = f"{state.serial}:"
+        if not any(fork.startswith(prefix) for fork in mark.forks):
+            return False
+        return f"{prefix}{self._fingerprint()}" in mark.forks
 
     def _note_lineage(self, state: State, *, exact: bool, moving: bool) -> None:
         """Keep ``state``'s serial as its lineage's newest, with this folder: when taken as
@@ -207,6 +263,8 @@ def _text(mark: Mark) -> bytes:
         "at": mark.at,
         "diverged": mark.diverged,
         "short": mark.short,
+        "digest": mark.digest,
+        "forks": list(mark.forks),
     }
     if mark.folder:
         fields["folder"] = mark.folder

@@ -138,6 +138,19 @@ def test_a_history_written_before_bodies_were_keyed_is_read_and_verified_as_befo
     assert code == 0 and {row["body_digest"] for row in rows} - {""} == {"ab" * 32}
 
 
+def test_the_help_says_the_body_is_kept_as_a_keyed_digest(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The history keeps `bodyDigest`, an HMAC-SHA256 under a key derived from the API key
+    # (docs/state.md, "History"): a plain SHA-256 of a body holding a four-digit access
+    # code, which the help used to promise, would give the code away.
+    code, out, _ = run(capsys, "history", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "SHA-256 of the exact body" not in text
+    assert "a digest of the exact body sent keyed by the API key (an HMAC-SHA256" in text
+
+
 def test_history_refuses_a_date_it_cannot_read(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -199,6 +199,40 @@ def test_a_refresh_of_an_older_copy_does_not_lift_the_refusal(
     assert _codes(project.sandbox) == created, "nothing was sent"
 
 
+def test_the_newest_copy_put_back_after_a_write_of_an_older_one_is_planned_from(
+    tmp_path: Path, project: Project
+) -> None:
+    # A refresh or state rm of an older copy raises its serial to the newest's. The refusal's
+    # hint says to put the newest copy back: once it is, plan and apply go on from it (no
+    # --allow-empty-state needed), and the older copy so written stays refused.
+    project.write("manifests/first.yaml", GROUP.format(name="first", code="FIRST"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    older = tmp_path / "older-copy"
+    shutil.copytree(project.state_dir, older)
+    project.write("manifests/second.yaml", GROUP.format(name="second", code="SECOND"))
+    assert project.run("apply", "--auto-approve").returncode == 0
+    newest = tmp_path / "newest-copy"
+    shutil.copytree(project.state_dir, newest)
+    created = _codes(project.sandbox)
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(older, project.state_dir)
+    removed = project.run("state", "rm", "TemplateGroup/first")  # serial 1 -> 2, the newest's
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert project.run("plan").returncode == 3
+    forked = tmp_path / "written-older-copy"
+    shutil.copytree(project.state_dir, forked)
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(newest, project.state_dir)  # as the hint says
+    planned = project.run("plan", "--detailed-exitcode")
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "No changes" in planned.stdout
+    shutil.rmtree(project.state_dir)
+    shutil.copytree(forked, project.state_dir)
+    again = project.run("apply", "--auto-approve")
+    assert again.returncode == 3, again.stdout + again.stderr
+    assert _codes(project.sandbox) == created, "nothing was sent"
+
+
 def test_one_import_into_an_emptied_folder_does_not_lift_the_refusal(
     project: Project,
 ) -> None:

@@ -194,3 +194,33 @@ def test_an_older_copy_elsewhere_caught_up_by_import_must_hold_the_records(
     mark = older.behind(_state("L", 3, 1))  # serial caught up, records not
     assert mark is not None and mark.short and mark.folder == str(tmp_path / "a")
     assert older.behind(_state("L", 4, 3)) is None
+
+
+def test_the_newest_copy_put_back_after_an_older_one_was_written_is_taken(tmp_path: Path) -> None:
+    # A refresh of an older copy raised its serial to the newest's: the refusal's hint says
+    # to put the newest copy back, and that copy (or a later one of the lineage) is taken
+    # again, while the copy written while behind stays refused whatever its serial.
+    files: dict[str, bytes] = {}
+    on_disk = {"digest": "newest"}
+    marks = StateMarks(
+        tmp_path / "state",
+        read=files.get,
+        write=files.__setitem__,
+        fingerprint=lambda: on_disk["digest"],
+    )
+    marks.note(_state("L", 3, 2))
+    on_disk["digest"] = "older"
+    assert marks.behind(_state("L", 2, 1)) is not None
+    on_disk["digest"] = "older, refreshed"
+    marks.note(_state("L", 3, 1), behind=True)
+    assert marks.behind(_state("L", 3, 1)) is not None
+    on_disk["digest"] = "newest"
+    assert marks.behind(_state("L", 3, 2)) is None
+    on_disk["digest"] = "later, from CI"
+    assert marks.behind(_state("L", 5, 4)) is None
+    on_disk["digest"] = "newest"
+    marks.note(_state("L", 3, 2))
+    mark = marks.mark()
+    assert mark is not None and not mark.diverged
+    on_disk["digest"] = "older, refreshed"
+    assert marks.behind(_state("L", 3, 1)) is not None  # put back once more: still refused
