@@ -60,15 +60,27 @@ _BOMS = (
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
-_EXCEL_SEPARATOR = re.compile('\ufeff?sep=([^\r\n"])(?:\r\n|\r|\n)?')
+_EXCEL_SEPARATOR = re.compile(
+    '\ufeff?(?P<quote>"?)sep=(?P<sep>[^\r\n"])(?P=quote)(?P<pad>[^\r\n"]*)(?:\r\n|\r|\n)?',
+    re.IGNORECASE,
+)
 
 
 def excel_separator(line: str) -> str | None:
     """The delimiter a first line such as ``sep=;`` names, else None. Excel writes that line
     (and many tools do, so that Excel opens the file right): Excel splits the file with it
-    and does not show the line, so the header is the next line, and it is row 1."""
+    and does not show the line, so the header is the next line, and it is row 1.
+
+    Excel reads it in any case (``SEP=;``); a program that wrote the line as a row of its
+    own quoted it (``"sep=;"``: it holds the delimiter) or padded it with empty fields to the
+    header's width (``sep=;;;;``), and may leave spaces at its end: the same line."""
     found = _EXCEL_SEPARATOR.fullmatch(line)
-    return found.group(1) if found else None
+    if found is None:
+        return None
+    separator = found.group("sep")
+    if found.group("pad").strip(" " + separator):
+        return None  # text after it: a header whose first column is named so
+    return separator
 
 
 def read_csv(source: RowSource) -> Iterator[Row]:

@@ -178,6 +178,13 @@ def test_a_binary_file_is_refused_even_with_an_encoding(tmp_path: Path) -> None:
         b"sep=;\r\nRef;Code\r\na1;G1\r\n",
         "sep=;\nRef;Code\na1;G1\n".encode("utf-8-sig"),
         b"sep=|\nRef|Code\na1|G1\n",
+        # Excel reads the line in any case; a program writing it as a row quotes it (it
+        # holds the delimiter) or pads it to the header's width; a space may trail it.
+        b"SEP=;\r\nRef;Code\r\na1;G1\r\n",
+        b'"sep=;"\r\nRef;Code\r\na1;G1\r\n',
+        b'"sep=,",\nRef,Code\na1,G1\n',
+        b"sep=;;\r\nRef;Code\r\na1;G1\r\n",
+        b"Sep=; \nRef;Code\na1;G1\n",
     ],
 )
 def test_an_excel_sep_line_names_the_delimiter_and_is_not_a_row(tmp_path: Path, raw: bytes) -> None:
@@ -188,6 +195,13 @@ def test_an_excel_sep_line_names_the_delimiter_and_is_not_a_row(tmp_path: Path, 
     (row,) = read_rows(RowSource(path))
     assert (row.number, row.values) == (2, {"Ref": "a1", "Code": "G1"})
     assert row.places is not None and row.places.line == 3  # the file's own line
+
+
+def test_a_header_whose_first_column_is_named_sep_is_a_header(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"sep=;Code\r\na1;G1\r\n")
+    (row,) = read_rows(RowSource(path))
+    assert (row.number, row.values) == (2, {"sep=": "a1", "Code": "G1"})
 
 
 def test_lines_after_an_excel_sep_line_are_named_by_the_files_line(tmp_path: Path) -> None:
@@ -203,12 +217,24 @@ def test_the_annotated_copy_of_a_csv_leaves_its_sep_line_out(tmp_path: Path) -> 
     from customs_batch.manifest.spreadsheet.copy import open_copy
 
     path = tmp_path / "m.csv"
-    path.write_bytes(b"sep=;\r\nRef;Code\r\na1;G1\r\n")
+    path.write_bytes(b'"SEP=;";\r\nRef;Code\r\na1;G1\r\n')
     sheet = open_copy(path, "m")["m"]
     assert [list(row) for row in sheet.iter_rows(values_only=True)] == [
         ["Ref", "Code"],
         ["a1", "G1"],
     ]
+
+
+def test_the_annotated_copy_leaves_out_a_sep_line_padded_to_a_wide_header(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.csv"
+    names = ";".join(f"c{n}" for n in range(100))
+    path.write_text(f"sep={';' * 100}\n{names}\n" + "x;" * 99 + "x\n")
+    (row,) = read_rows(RowSource(path))
+    assert row.number == 2 and row.values["c99"] == "x"
+    sheet = open_copy(path, "m")["m"]
+    assert [row[0] for row in sheet.iter_rows(values_only=True)] == ["c0", "x"]
 
 
 def test_a_stray_nul_byte_is_an_error_at_its_cell_not_a_binary_file(tmp_path: Path) -> None:
