@@ -147,6 +147,36 @@ def test_a_row_filled_where_row_1_asks_has_every_part_its_kind_requires() -> Non
     assert [f["message"] for f in report["findings"] if f["rule"] == "schema.required"] == []
 
 
+def test_the_party_update_template_says_a_row_needs_one_of_its_parties() -> None:
+    # Row 1 said "optional" above every party column of a TransitPartyUpdate: a row filled
+    # in the columns marked required (its name and declarationId) failed with "the party
+    # update carries no party". The parties' columns now say so, and are shaded.
+    code, _, err = _cli("sheet", "template", "TransitPartyUpdate", "-o", "parties.csv")
+    assert code == 0, err
+    with open("parties.csv", encoding="utf-8-sig", newline="") as text:
+        notes, headers = list(csv.reader(text))
+    marked = dict(zip(headers, notes, strict=True))
+    group = "one of Principal.*, Consignor.*, Consignee.*"
+    assert marked["declarationId"] == "required"
+    assert marked["variant"] == "optional"
+    assert {
+        marked[h] for h in headers if h.split(".")[0] in ("Principal", "Consignor", "Consignee")
+    } == {group}
+    _row("parties.csv", {"metadata.name": "upd-1", "declarationId": 501})
+    code, out, _ = _cli("validate", "--format", "json", "parties.manifest.yaml")
+    assert "party-update.no-party" in [f["rule"] for f in json.loads(out)["findings"]]
+    _row(
+        "parties.csv",
+        {"metadata.name": "upd-2", "declarationId": 502, "Consignee.eoriNo": "DE123456789012345"},
+    )
+    code, out, _ = _cli("validate", "--format", "json", "--rows", "4", "parties.manifest.yaml")
+    assert (code, json.loads(out)["findings"]) == (0, [])
+    assert _cli("sheet", "template", "TransitPartyUpdate", "-o", "book.xlsx")[0] == 0
+    sheet = openpyxl.load_workbook("book.xlsx")["TransitPartyUpdate"]
+    shaded = {c.value: c.fill.fgColor.rgb for c in sheet[2]}
+    assert shaded["Consignee.eoriNo"] == shaded["declarationId"] != shaded["variant"]
+
+
 def _row(path: str, cells: dict[str, Any], at: int | None = None) -> None:
     """Write ``cells`` as a row of the CSV template ``path``: at its end, or as data row
     ``at`` (1 for the first, row 3 of the sheet), above the rows there."""
