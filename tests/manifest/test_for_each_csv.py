@@ -740,3 +740,30 @@ def test_a_total_row_labelled_left_of_its_sums_is_named_as_one() -> None:
         "says 'Total' and 'Shipment', 'HAWB', 'Party' are empty"
     )
     assert finding.location.column_name == "Action"
+
+
+@pytest.mark.parametrize("suffix", ["csv", "xlsx"])
+def test_a_title_above_the_header_says_which_row_to_name_as_the_header(suffix: str) -> None:
+    # A title row above the header, read as the header with `header:` left at 1: every
+    # column the manifest reads was "missing" (The columns are: 'Export of moves'), with no
+    # word that the header is further down.
+    Path("data").mkdir()
+    if suffix == "csv":
+        text = "Export of moves 2026\r\n\r\n" + _csv(",", ROWS)
+        Path("data/m.csv").write_text(text, encoding="utf-8")
+    else:
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        sheet = book.active
+        assert sheet is not None
+        for row in [["Export of moves 2026"], [], HEADER, *ROWS]:
+            sheet.append(row)
+        book.save("data/m.xlsx")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest(f"data/m.{suffix}")))
+    missing = [f for f in result.findings if f.rule == "envelope.for-each"]
+    assert missing and all("`header: 3`" in (f.hint or "") for f in missing)
+    assert (missing[0].hint or "").startswith("Row 3 names the column 'HAWB': if the header is")
+    fixed = movement_sheet_manifest(f"data/m.{suffix}", ", header: 3")
+    result = load_file(write(Path("m.yaml"), fixed))
+    assert result.findings == [] and len(result.documents) == 2
