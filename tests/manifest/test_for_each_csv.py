@@ -767,3 +767,62 @@ def test_a_title_above_the_header_says_which_row_to_name_as_the_header(suffix: s
     fixed = movement_sheet_manifest(f"data/m.{suffix}", ", header: 3")
     result = load_file(write(Path("m.yaml"), fixed))
     assert result.findings == [] and len(result.documents) == 2
+
+
+@pytest.mark.parametrize(
+    ("written", "meant", "iso"),
+    [
+        (
+            "3/4/2026",
+            "3 April 2026 or March 4, 2026, as the locale read it",
+            "2026-04-03 or 2026-03-04",
+        ),
+        ("04.03.2026", "4 March 2026", "2026-03-04"),
+        ("4-3-2026", "4 March 2026", "2026-03-04"),
+        (
+            "2026-03-04 00:00:00",
+            "4 March 2026, 00:00:00",
+            "2026-03-04, or 2026-03-04T00:00:00 with its time",
+        ),
+    ],
+)
+def test_a_date_exported_in_a_locales_format_is_an_error_at_its_cell(
+    written: str, meant: str, iso: str
+) -> None:
+    """A date column typed 2026-03-04 and saved again by Excel is exported in the locale's
+    format: the name was mov-hawb_a2-04.03.2026 (or 3/4/2026, which reads two ways) where
+    the XLSX export gives 2026-03-04, a different request by the computer that saved it.
+    It is now an error at the cell naming the format to write; a column declared text keeps
+    it as written, and an ISO 8601 date is text as before."""
+    header = [*HEADER, "Date"]
+    rows = [[*ROWS[0], "2026-03-04"], [*ROWS[1], written]]
+    lines = [",".join(header), *(",".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    manifest = movement_sheet_manifest("data/m.csv").replace("{{ row_number }}", "{{ row.Date }}")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "row.cell-type")
+    assert finding.message == (
+        f"cell G3 holds {written!r}, a date as a spreadsheet program writes it in a CSV export "
+        f"in its locale's format ({meant}), not as the XLSX export gives it"
+    )
+    assert finding.hint.startswith(f"write dates as YYYY-MM-DD ({iso}): ")
+    assert "columns: {Date: text}" in finding.hint
+    assert (finding.location.row, finding.location.column_name) == (3, "Date")
+    assert [doc.name for doc in result.documents] == ["mov-hawb_a1-2026-03-04"]
+    declared = movement_sheet_manifest("data/m.csv", ", columns: {Date: text}").replace(
+        "{{ row_number }}",
+        "{{ row.Date | replace('/', '.') | replace(' ', 'T') | replace(':', '') }}",
+    )
+    result = load_file(write(Path("m.yaml"), declared))
+    assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
+    assert len(result.documents) == 2
+
+
+@pytest.mark.parametrize("text", ["2026-03-04", "12-05-26", "1.250.000", "31.13.2026", "10.5.1"])
+def test_text_that_is_no_locale_date_stays_text(text: str) -> None:
+    data = _csv(",", [ROWS[0], [*ROWS[1][:5], text]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert "row.cell-type" not in [f.rule for f in result.findings]

@@ -534,6 +534,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             }
             if any("#" in text or "Err:" in text for text in read):
                 _mark_error_texts(cells, header, number)
+            _mark_date_texts(cells, header, number)
             yield Row(
                 number,
                 pool.share(cells),
@@ -593,6 +594,92 @@ def _mark_error_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
             shown=shown,
             text=value,
         )
+
+
+def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
+    """Replace in ``cells`` each text that is a date as a spreadsheet program writes it in
+    a CSV export, in its locale's format (``3/4/2026``, ``04.03.2026``, ``4-3-2026``,
+    ``2026-03-04 00:00:00``), by a :class:`BadCell`: the same date is ``2026-03-04`` in
+    the XLSX export, and another locale's export writes it otherwise (``3/4/2026`` is 3
+    April or March 4), so the documents would differ by the computer that saved the file;
+    most often text typed into the sheet (``3-4``, a date written 2026-03-04) that Excel
+    turned into a date and exported in its own format. An ISO 8601 date stays text."""
+    for name, column in zip(header.names, header.columns, strict=True):
+        value = cells[name]
+        if value.__class__ is not str or not 6 <= len(value) <= 32 or not value[:1].isdigit():
+            continue
+        meant = _locale_date(value.strip())
+        if meant is None:
+            continue
+        at = f"{column_letter(column)}{row}"
+        cells[name] = BadCell(
+            column,
+            f"cell {at} holds {value.strip()!r}, a date as a spreadsheet program writes it in a "
+            f"CSV export in its locale's format ({meant[0]}), not as the XLSX export gives it",
+            f"write dates as YYYY-MM-DD ({meant[1]}): in the spreadsheet, format the column "
+            "as yyyy-mm-dd (or as Text, and type the values again, if they were not meant as "
+            "dates) and export again; if this text is meant as written, declare the column "
+            f"text in forEach (columns: {{{_yaml_key(name)}: text}})",
+            rule="row.cell-type",
+            shown=value.strip(),
+            text=value,
+        )
+
+
+_DAY_FIRST_OR_MONTH_FIRST = re.compile(
+    r"(?P<a>[0-9]{1,2})(?P<sep>[./-])(?P<b>[0-9]{1,2})(?P=sep)(?P<year>[0-9]{4}|[0-9]{2})"
+    r"(?P<time>[ T][0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?(?: ?[AaPp][Mm])?)?"
+)
+_YEAR_FIRST = re.compile(
+    r"(?P<year>[0-9]{4})(?P<sep>[./-])(?P<a>[0-9]{1,2})(?P=sep)(?P<b>[0-9]{1,2})"
+    r"(?P<time> [0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?)?"
+)
+_MONTHS = (
+    *("January", "February", "March", "April", "May", "June", "July", "August"),
+    *("September", "October", "November", "December"),
+)
+
+
+def _locale_date(text: str) -> tuple[str, str] | None:
+    """The date(s) ``text`` names as a locale's export writes one (``4 March 2026``, or
+    ``3 April 2026 or March 4, 2026`` when the locale decides), and its ISO 8601 form(s);
+    None when it is no such date (an ISO 8601 date, a code)."""
+    found = _YEAR_FIRST.fullmatch(text)
+    if found is not None:
+        if found["sep"] == "-" and found["time"] is None:
+            return None  # ISO 8601: as the XLSX export gives a date
+        year, readings = int(found["year"]), [(int(found["b"]), int(found["a"]))]
+    else:
+        found = _DAY_FIRST_OR_MONTH_FIRST.fullmatch(text)
+        if found is None:
+            return None
+        digits = found["year"]
+        if len(digits) == 2 and found["sep"] == "-":
+            return None  # 12-05-26: a code as often as a date
+        year = (
+            int(digits) if len(digits) == 4 else int(digits) + (2000 if int(digits) < 30 else 1900)
+        )
+        a, b = int(found["a"]), int(found["b"])
+        # A point or a dash: day first (German, Dutch); a slash: either (US, UK).
+        readings = [(a, b)] if found["sep"] != "/" else [(a, b), (b, a)]
+    valid = []
+    for day, month in readings:
+        if 1 <= month <= 12 and 1 <= day <= 31 and (day, month) not in valid:
+            valid.append((day, month))
+    if not valid:
+        return None
+    words = [f"{day} {_MONTHS[month - 1]} {year}" for day, month in valid]
+    iso = [f"{year:04d}-{month:02d}-{day:02d}" for day, month in valid]
+    if len(valid) == 2:
+        day, month = valid[1]
+        words[1] = f"{_MONTHS[month - 1]} {day}, {year}"
+        return f"{words[0]} or {words[1]}, as the locale read it", " or ".join(iso)
+    if found["time"] is not None:
+        return (
+            f"{words[0]}, {found['time'].strip()}",
+            f"{iso[0]}, or {iso[0]}T{found['time'].strip()} with its time",
+        )
+    return words[0], iso[0]
 
 
 EXPORTED_ERRORS = frozenset(
