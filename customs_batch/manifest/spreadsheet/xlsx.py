@@ -72,6 +72,55 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
     yield from _read(source, source.path, file, errors)
 
 
+_ZIP = b"PK\x03\x04"
+_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+"""The first bytes of a zip (.xlsx, .ods) and of an Excel 97-2003 workbook (.xls)."""
+
+
+def _what_it_is(path: Path) -> tuple[str, str] | None:
+    """What the file the reader refused is (message, hint) when its first bytes tell it
+    is no workbook of its suffix: empty, text (a CSV export named .xlsx), an HTML page (what
+    many ERP systems save as .xls), a workbook of another type than its suffix says; None:
+    they do not tell (a damaged workbook, said as the reader says it)."""
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(4096)
+    except OSError:
+        return None
+    suffix = path.suffix.lower()
+    if not start:
+        return (
+            "the file is empty (0 bytes), not a workbook",
+            "export the sheet again (a copy or a download may have been cut short)",
+        )
+    if start.startswith(_OLE) and suffix != ".xls":
+        return (
+            f"it is an Excel 97-2003 workbook (.xls), not the {suffix} its name says",
+            "rename it to .xls (and forEach.file with it), or save it from Excel as .xlsx",
+        )
+    if start.startswith(_ZIP) and suffix in (".xls", ".xlsb", ".ods") and b"xl/" in start:
+        return (
+            f"it is an Excel workbook (.xlsx), not the {suffix} its name says",
+            "rename it to .xlsx (and forEach.file with it)",
+        )
+    if start.startswith((_ZIP, _OLE)):
+        return None
+    head = start.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"<") and (b"<html" in start.lower() or b"<table" in start.lower()):
+        return (
+            f"it is an HTML page (a web table) named {suffix}, not a workbook: many systems "
+            "export one so that Excel opens it",
+            "open it in Excel or LibreOffice and save it as .xlsx, or export the data as CSV",
+        )
+    if b"\x00" not in start or start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return (
+            f"it holds text, not a workbook: a CSV (or tab-separated) export named {suffix}",
+            "rename it to .csv (and forEach.file with it): a CSV file is read by its .csv "
+            "name, or save it from the spreadsheet program as .xlsx",
+        )
+    return None
+
+
 def _read(
     source: RowSource, workbook_at: Path | io.BytesIO, file: str, errors: CellScan | None
 ) -> Iterator[Row]:
@@ -84,6 +133,9 @@ def _read(
             else python_calamine.CalamineWorkbook.from_filelike(workbook_at)
         )
     except Exception as exc:  # calamine raises several of its own types for a bad file
+        what = _what_it_is(source.path) if isinstance(workbook_at, Path) else None
+        if what is not None:
+            raise SheetError(f"cannot read {file}: {what[0]}", file=file, hint=what[1]) from exc
         raise SheetError(
             f"cannot read {file} as an XLSX workbook ({exc})",
             file=file,

@@ -152,6 +152,62 @@ def test_a_file_that_is_not_a_workbook_is_a_clear_error(tmp_path: Path) -> None:
         list(read_rows(RowSource(path)))
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "said", "hint"),
+    [
+        ("m.xlsx", b"", "the file is empty (0 bytes), not a workbook", "export the sheet again"),
+        (
+            "m.xlsx",
+            b"sep=;\r\nRef;Code\r\na1;G1\r\n",
+            "it holds text, not a workbook: a CSV (or tab-separated) export named .xlsx",
+            "rename it to .csv",
+        ),
+        (
+            "m.xls",
+            "\ufeffRef\tCode\r\na1\tG1\r\n".encode("utf-16-le"),
+            "it holds text, not a workbook: a CSV (or tab-separated) export named .xls",
+            "rename it to .csv",
+        ),
+        (
+            "m.xls",
+            b"<html><body><table><tr><td>Ref</td></tr></table></body></html>",
+            "it is an HTML page (a web table) named .xls, not a workbook: many systems export "
+            "one so that Excel opens it",
+            "save it as .xlsx",
+        ),
+        (
+            "m.xlsx",
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600),
+            "it is an Excel 97-2003 workbook (.xls), not the .xlsx its name says",
+            "rename it to .xls",
+        ),
+    ],
+)
+def test_a_file_named_as_a_workbook_says_what_it_is(
+    tmp_path: Path, name: str, content: bytes, said: str, hint: str
+) -> None:
+    # The reader's words were said: "cannot read m.xlsx as an XLSX workbook (invalid Zip
+    # archive: Could not find EOCD)" for an empty file or a CSV export renamed, and "(Cfb
+    # error: Invalid OLE (signature \x3c\x68... invalid, not an office document?))" for
+    # the HTML page an ERP system saves as .xls, with no word of what to do.
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.message == f"cannot read {path}: {said}"
+    assert hint in (raised.value.hint or "")
+
+
+def test_an_xlsx_workbook_named_xls_says_to_rename_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.xls"
+    _book(path).save(path)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.message.endswith(
+        "it is an Excel workbook (.xlsx), not the .xls its name says"
+    )
+
+
 def test_a_cell_naming_a_shared_string_the_workbook_lacks_is_a_clear_error(
     tmp_path: Path,
 ) -> None:
