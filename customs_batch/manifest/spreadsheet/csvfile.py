@@ -270,7 +270,9 @@ def _decoded_rows(
 
 def detect_encoding(sample: bytes) -> str:
     """UTF-16 or UTF-32 by their BOM (Excel's "Unicode Text" export is UTF-16 with one),
-    UTF-8 (BOM or not) when the sample decodes as UTF-8, else Windows-1252."""
+    UTF-8 (BOM or not) when the sample decodes as UTF-8, else Windows-1252; Mac Roman when
+    the lines end in a carriage return alone, as Excel for Mac's "CSV (Macintosh)" export
+    writes them (read as Windows-1252, its Köln and Müller were sent as Kšln and MŸller)."""
     if sample.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
     for bom, encoding in _BOMS:
@@ -282,7 +284,9 @@ def detect_encoding(sample: bytes) -> str:
         # UTF-8 text with a line of another encoding pasted in: read as Windows-1252, every
         # other line's accents would become two characters each (Müller -> MÃ¼ller), with
         # no word said. Read as UTF-8, the file is refused at that line instead.
-        return "utf-8" if _mostly_utf8(sample) else "cp1252"
+        if _mostly_utf8(sample):
+            return "utf-8"
+        return "mac_roman" if b"\r" in sample and b"\n" not in sample else "cp1252"
     return "utf-8"
 
 

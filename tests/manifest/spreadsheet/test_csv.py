@@ -20,6 +20,9 @@ from customs_batch.manifest.spreadsheet.csvfile import detect_delimiter
         ("hawb;packages;note\r\nhawb_a1;10;Café 5€\r\n".encode(), "utf-8"),
         ("hawb;packages;note\r\nhawb_a1;10;Café 5€\r\n".encode("cp1252"), "cp1252"),
         ("hawb\tpackages\tnote\nhawb_a1\t10\tCafé 5€\n".encode(), "tabs"),
+        # Excel for Mac's "CSV (Macintosh)": lines ended by CR alone, in Mac Roman (read as
+        # Windows-1252, Café 5€ was CafŽ 5Û)
+        ("hawb;packages;note\rhawb_a1;10;Café 5€\r".encode("mac_roman"), "mac"),
         ('hawb,packages,note\nhawb_a1,10,"Café 5€"\n'.encode(), "commas"),
     ],
 )
@@ -350,3 +353,10 @@ def test_blank_lines_do_not_each_go_through_the_csv_reader(
     rows = list(read_rows(RowSource(path)))
     assert [(r.number, r.values["ref"]) for r in rows] == [(100_002, "R-1")]
     assert len(given) < 10
+
+
+def test_the_annotated_copy_of_a_csv_macintosh_export_keeps_its_accents(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes("Ref;Note\rR-1;Müller 5€\r".encode("mac_roman"))
+    sheet = open_copy(path, "m")["m"]
+    assert [list(row) for row in sheet.iter_rows(values_only=True)][1] == ["R-1", "Müller 5€"]
