@@ -241,7 +241,7 @@ def _decoded_rows(
             message = (
                 f"{file}, line {line:,}: {what} not valid {encoding} (byte {at:,} of the file)"
             )
-        hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+        hint = _other_encoding_hint(encoding)
         if encoding.startswith("utf-8") and source.encoding is None:
             hint = (
                 "the file is UTF-8 elsewhere: that line was written in another encoding (a "
@@ -251,7 +251,7 @@ def _decoded_rows(
             )
         raise SheetError(message, file=file, hint=hint) from exc
     except UnicodeError as exc:  # a codec's own error (punycode, a BOM missing), no position
-        hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+        hint = _other_encoding_hint(encoding)
         if "BOM" in str(exc):
             order = utf16_without_bom(sample)
             hint = (
@@ -266,6 +266,22 @@ def _decoded_rows(
         raise SheetError(f"{file} is not valid {encoding} ({exc})", file=file, hint=hint) from exc
     except LookupError as exc:
         raise SheetError(f"unknown encoding {encoding!r} for {file}", file=file) from exc
+
+
+def _other_encoding_hint(encoding: str) -> str:
+    """The hint for a file that is not ``encoding``: an example of another to state (it
+    named ``cp1252`` when Windows-1252 was the encoding the file is not)."""
+    try:
+        windows = codecs.lookup(encoding).name == "cp1252"
+    except LookupError:
+        windows = False
+    if windows:
+        return (
+            "the file is not Windows-1252: say its encoding in forEach, e.g. `encoding: "
+            'mac_roman` (Excel for Mac\'s "CSV (Macintosh)" export) or `encoding: cp1250` '
+            "(Central European Windows)"
+        )
+    return "say the file's encoding in forEach, e.g. `encoding: cp1252`"
 
 
 def detect_encoding(sample: bytes) -> str:

@@ -360,3 +360,20 @@ def test_the_annotated_copy_of_a_csv_macintosh_export_keeps_its_accents(tmp_path
     path.write_bytes("Ref;Note\rR-1;Müller 5€\r".encode("mac_roman"))
     sheet = open_copy(path, "m")["m"]
     assert [list(row) for row in sheet.iter_rows(values_only=True)][1] == ["R-1", "Müller 5€"]
+
+
+@pytest.mark.parametrize("stated", [None, "cp1252"])
+def test_a_file_windows_1252_cannot_read_names_another_encoding_to_state(
+    tmp_path: Path, stated: str | None
+) -> None:
+    # Byte 81 is no Windows-1252 character: the hint said to state `encoding: cp1252`, the
+    # very encoding the file had just failed in.
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"Ref;Note\r\nR-1;caf\xe9\r\nR-2;\x81\r\n")
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path, encoding=stated)))
+    assert caught.value.message.endswith(
+        "line 3: the byte 81 is not valid cp1252 (byte 24 of the file)"
+    )
+    assert "`encoding: cp1252`" not in (caught.value.hint or "")
+    assert "`encoding: mac_roman`" in (caught.value.hint or "")
