@@ -70,7 +70,8 @@ def test_windows_1252_text_and_quoted_newlines_survive() -> None:
     assert result.findings == []
     (document,) = result.documents
     # The cell is the number 40.5, as an XLSX export of the row would give it.
-    assert document.values["note"] == "40.5 kg, Gewürze\r\nin Säcken"
+    # The line break is \n, as the XLSX export's cell holds it.
+    assert document.values["note"] == "40.5 kg, Gewürze\nin Säcken"
 
 
 @pytest.mark.parametrize(
@@ -826,3 +827,32 @@ def test_text_that_is_no_locale_date_stays_text(text: str) -> None:
     Path("data/m.csv").write_text(data, encoding="utf-8")
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
     assert "row.cell-type" not in [f.rule for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("line_end", "inside"),
+    [("\r\n", "\n"), ("\n", "\r\n"), ("\r", "\r"), ("\r\n", "\r"), ("\r", "\n")],
+)
+def test_a_line_break_in_a_quoted_cell_is_the_same_whatever_the_files_line_ends(
+    line_end: str, inside: str
+) -> None:
+    """A quoted cell's line break was sent as the file wrote it: a CSV whose line ends git
+    (autocrlf) or an editor made CRLF on Windows, inside its cells too, sent "Gewürze\r\nin
+    Säcken" where the same file on Linux, and the XLSX export, sent "Gewürze\nin Säcken":
+    another request by the computer that ran it. The rows, the lines findings name and
+    the values are the same for every line end now."""
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        "metadata:", 'values:\n  note: "{{ row.Remark }}"\nmetadata:'
+    )
+    lines = [
+        "Shipment;HAWB;Action;Packages;Gross weight;Party;Remark",
+        f'shp_7Hk2Lm;hawb_a1;ISL;4;40;rpty_p1;"Gewürze{inside}in Säcken"',
+        "shp_7Hk2Lm;hawb_a2;ISL;vier;40;rpty_p2;x",
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes((line_end.join(lines) + line_end).encode("utf-8"))
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "row.cell-type")
+    assert (finding.location.row, finding.location.line, finding.location.column) == (3, 4, 24)
+    (document,) = result.documents
+    assert document.values["note"] == "Gewürze\nin Säcken"

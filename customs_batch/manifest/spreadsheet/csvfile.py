@@ -534,6 +534,9 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             taken.clear()
             if len(record) > MAX_COLUMNS:
                 raise too_many_columns(file, number, len(record))
+            written = record
+            if len(read) > 1:  # a quoted cell holds a line break: written as \n
+                record = [_one_line_end(value) for value in record]
             values = [value if value.strip() else None for value in record]
             if header is None:
                 if number < source.header_row:
@@ -547,7 +550,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             rows_read += 1
             if rows_read > source.limits.rows:
                 raise too_many_rows(file, source.limits, number)
-            places = record_places(first, read, record, delimiter)
+            places = record_places(first, read, written, delimiter)
             cells = {
                 name: values[column - 1] if column <= len(values) else None
                 for name, column in zip(header.names, header.columns, strict=True)
@@ -614,6 +617,14 @@ def _mark_error_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
             shown=shown,
             text=value,
         )
+
+
+def _one_line_end(value: str) -> str:
+    """``value`` with each line break inside it written ``\n``, as a workbook cell holds it
+    (and a YAML text): a quoted cell's CRLF (a file whose line ends git or an editor made
+    CRLF on Windows, inside cells too) or CR (Excel for Mac's CSV) was sent as written, so
+    the same export gave another text, and another request, on another computer."""
+    return value.replace("\r\n", "\n").replace("\r", "\n") if "\r" in value else value
 
 
 def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
