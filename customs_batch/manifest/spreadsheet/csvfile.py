@@ -587,6 +587,13 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             hint=f"a cell this long is most often a quote that is never closed: check the "
             f"quotes from line {line:,} on",
         ) from exc
+    if header is None and number == 0:
+        raise SheetError(
+            f"{file} is empty: it holds no text",
+            file=file,
+            hint="check that this is the right file, and export the sheet again (a copy or a "
+            "download may have been cut short)",
+        )
     if header is None:
         raise SheetError(
             f"{file} has no row {source.header_row} to take the header from",

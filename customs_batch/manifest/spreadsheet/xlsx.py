@@ -288,6 +288,15 @@ def _sheet_rows(
             raise too_many_rows(file, source.limits, number)
         hidden = errors is not None and errors.row_hidden(number)
         yield Row(number, pool.share(row), header, sheet_name, problem, hidden=hidden)
+    if header is None and not above:
+        # No cell holds a value: said as "no row 1 to take the header from", with the hint
+        # to check `header:`, which no value of it mends.
+        raise SheetError(
+            f"sheet {sheet_name!r} of {file} is empty: none of its cells holds a value",
+            file=file,
+            hint="check that this is the right file; name the sheet that holds the rows with "
+            "`sheet:` in forEach (without it, the first visible sheet is read)",
+        )
     if header is None:
         raise SheetError(
             f"sheet {sheet_name!r} of {file} has no row {source.header_row} to take the "

@@ -66,7 +66,7 @@ def test_binary_and_missing_files_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(SheetError, match="does not exist"):
         list(read_rows(RowSource(tmp_path / "none.csv")))
     (tmp_path / "e.csv").write_bytes(b"")
-    with pytest.raises(SheetError, match="no row 1"):
+    with pytest.raises(SheetError, match="is empty: it holds no text"):
         list(read_rows(RowSource(tmp_path / "e.csv")))
 
 
@@ -377,3 +377,16 @@ def test_a_file_windows_1252_cannot_read_names_another_encoding_to_state(
     )
     assert "`encoding: cp1252`" not in (caught.value.hint or "")
     assert "`encoding: mac_roman`" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf"])
+def test_an_empty_csv_file_is_said_to_be_empty(tmp_path: Path, content: bytes) -> None:
+    # It said "has no row 1 to take the header from" (check `header:`), for a 0-byte file.
+    path = tmp_path / "m.csv"
+    path.write_bytes(content)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message == f"{path} is empty: it holds no text"
+    path.write_bytes(b"Ref;Code\r\n")
+    with pytest.raises(SheetError, match="has no row 3 to take the header from"):
+        list(read_rows(RowSource(path, header_row=3)))

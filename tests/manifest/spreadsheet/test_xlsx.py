@@ -903,3 +903,18 @@ def test_a_damaged_member_of_the_zip_is_a_sheet_error_naming_the_file(
         else:
             workbook_cells(handle, "bad.xlsx", SheetLimits())
     assert "cannot read bad.xlsx as an XLSX workbook (the zip is damaged: " in str(raised.value)
+
+
+def test_an_empty_sheet_is_said_to_be_empty(tmp_path: Path) -> None:
+    # It said "has no row 1 to take the header from" (check `header:`) for a workbook saved
+    # with no value in it, where no `header:` mends anything.
+    path = tmp_path / "m.xlsx"
+    book = openpyxl.Workbook()
+    book.create_sheet("Data")
+    book.save(path)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path, sheet="Data")))
+    assert (
+        caught.value.message == f"sheet 'Data' of {path} is empty: none of its cells holds a value"
+    )
+    assert "`sheet:`" in (caught.value.hint or "")
