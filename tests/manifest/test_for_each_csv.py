@@ -856,3 +856,27 @@ def test_a_line_break_in_a_quoted_cell_is_the_same_whatever_the_files_line_ends(
     assert (finding.location.row, finding.location.line, finding.location.column) == (3, 4, 24)
     (document,) = result.documents
     assert document.values["note"] == "Gewürze\nin Säcken"
+
+
+def test_a_text_formula_an_erp_export_writes_gives_the_text_excel_shows() -> None:
+    """ERP exports write a code as ``="05067"`` so that Excel keeps its leading zero: Excel
+    shows 05067 (and an XLSX saved from it holds 05067), but the cell was sent as the text
+    ``="05067"``."""
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        "metadata:", 'values:\n  note: "{{ row.Remark }}"\nmetadata:'
+    )
+    lines = [
+        "Shipment;HAWB;Action;Packages;Gross weight;Party;Remark",
+        'shp_7Hk2Lm;="hawb_a1";ISL;="4";40;rpty_p1;"=""05067"""',
+        'shp_7Hk2Lm;hawb_a2;ISL;4;40;rpty_p2;"=""say """"hi"""""""',
+        'shp_7Hk2Lm;hawb_a3;ISL;4;40;rpty_p2;="05067" kg',
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert [(d.spec["hawbId"], d.spec["quantity"], d.values["note"]) for d in result.documents] == [
+        ("hawb_a1", 4, "05067"),
+        ("hawb_a2", 4, 'say "hi"'),
+        ("hawb_a3", 4, '="05067" kg'),  # not a formula of a text alone: as written
+    ]

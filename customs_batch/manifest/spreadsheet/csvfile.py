@@ -555,6 +555,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
                 name: values[column - 1] if column <= len(values) else None
                 for name, column in zip(header.names, header.columns, strict=True)
             }
+            if any('="' in text for text in read):
+                _formula_texts(cells)
             if any("#" in text or "Err:" in text for text in read):
                 _mark_error_texts(cells, header, number)
             _mark_date_texts(cells, header, number)
@@ -624,6 +626,22 @@ def _mark_error_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
             shown=shown,
             text=value,
         )
+
+
+_TEXT_FORMULA = re.compile(r'\s*="((?:[^"]|"")*)"\s*')
+"""A cell written ``="05067"``: the formula of a text, which ERP exports write so that
+Excel keeps a code's leading zeros (and shows ``05067``)."""
+
+
+def _formula_texts(cells: dict[str, Cell]) -> None:
+    """Replace in ``cells`` each ``="05067"`` by the text it shows, ``05067``, as Excel
+    opening the file does (and the XLSX it saves holds): it was sent as ``="05067"``."""
+    for name, value in cells.items():
+        if value.__class__ is str and "=" in value:
+            found = _TEXT_FORMULA.fullmatch(value)
+            if found is not None:
+                text = found.group(1).replace('""', '"')
+                cells[name] = text if text.strip() else None
 
 
 def _one_line_end(value: str) -> str:
