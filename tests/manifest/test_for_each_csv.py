@@ -880,3 +880,39 @@ def test_a_text_formula_an_erp_export_writes_gives_the_text_excel_shows() -> Non
         ("hawb_a2", 4, 'say "hi"'),
         ("hawb_a3", 4, '="05067" kg'),  # not a formula of a text alone: as written
     ]
+
+
+@pytest.mark.parametrize(("written", "digits"), [("2.60E+17", 18), ("1E+20", 21), ("2,6E+17", 18)])
+def test_a_long_number_a_csv_export_wrote_in_scientific_notation_is_an_error_at_its_cell(
+    written: str, digits: int
+) -> None:
+    """An MRN typed as a number, exported as CSV, is 2.60E+17: its last digits are gone,
+    and the text was sent as the declaration number (1E+20 as a weight), where the XLSX
+    cell is an error. It is now an error at the cell; a column declared text keeps it."""
+    rows = [ROWS[0], [*ROWS[1][:5], written]]
+    lines = [";".join(HEADER), *(";".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.cell-type")
+    assert finding.message == (
+        f"cell F3 holds {written!r}, a number as a spreadsheet program writes one of {digits} "
+        "digits in a CSV export: only its first digits are kept (a reference, an MRN or a code "
+        "typed as a number)"
+    )
+    assert (finding.location.row, finding.location.column_name) == (3, "Party")
+    declared = movement_sheet_manifest("data/m.csv", ", columns: {Party: text}")
+    result = load_file(write(Path("m.yaml"), declared))
+    assert [d.spec["partyId"] for d in result.documents] == ["rpty_p1", written]
+
+
+@pytest.mark.parametrize("text", ["12E45", "1.5E+03", "2E+10", "1.5E-20"])
+def test_a_number_in_scientific_notation_of_fewer_than_12_digits_is_read_as_before(
+    text: str,
+) -> None:
+    rows = [ROWS[0], [*ROWS[1][:5], text]]
+    lines = [";".join(HEADER), *(";".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert "row.cell-type" not in [f.rule for f in result.findings]

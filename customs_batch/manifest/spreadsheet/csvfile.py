@@ -659,10 +659,17 @@ def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
     the XLSX export, and another locale's export writes it otherwise (``3/4/2026`` is 3
     April or March 4), so the documents would differ by the computer that saved the file;
     most often text typed into the sheet (``3-4``, a date written 2026-03-04) that Excel
-    turned into a date and exported in its own format. An ISO 8601 date stays text."""
+    turned into a date and exported in its own format. An ISO 8601 date stays text.
+
+    So is each whole number written as a spreadsheet's CSV export writes one too long for
+    its column (``2.6E+17``, ``1E+20``): the digits after the first few are lost (an MRN
+    or a reference typed as a number), as the XLSX cell of 16 digits or more is an error."""
     for name, column in zip(header.names, header.columns, strict=True):
         value = cells[name]
-        if value.__class__ is not str or not 6 <= len(value) <= 32 or not value[:1].isdigit():
+        if value.__class__ is not str or not 4 <= len(value) <= 32 or not value[:1].isdigit():
+            continue
+        if "E+" in value or "e+" in value:
+            _mark_scientific(cells, name, column, row)
             continue
         meant = _locale_date(value.strip())
         if meant is None:
@@ -680,6 +687,31 @@ def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
             shown=value.strip(),
             text=value,
         )
+
+
+_SCIENTIFIC = re.compile(r"[0-9](?:[.,][0-9]{1,14})?[Ee]\+(?P<exponent>[0-9]{2,3})")
+"""A number as Excel's General format writes one of 12 digits or more in a CSV export."""
+
+
+def _mark_scientific(cells: dict[str, Cell], name: str, column: int, row: int) -> None:
+    value = cells[name]
+    assert isinstance(value, str)
+    found = _SCIENTIFIC.fullmatch(value.strip())
+    if found is None or int(found["exponent"]) < 11:
+        return  # fewer than 12 digits: Excel writes them out
+    at = f"{column_letter(column)}{row}"
+    cells[name] = BadCell(
+        column,
+        f"cell {at} holds {value.strip()!r}, a number as a spreadsheet program writes one of "
+        f"{int(found['exponent']) + 1} digits in a CSV export: only its first digits are kept "
+        "(a reference, an MRN or a code typed as a number)",
+        "in the spreadsheet, format the column as Text and type the values again (or put an "
+        "apostrophe before each), then export again; if this text is meant as written, "
+        f"declare the column text in forEach (columns: {{{_yaml_key(name)}: text}})",
+        rule="row.cell-type",
+        shown=value.strip(),
+        text=value,
+    )
 
 
 _DAY_FIRST_OR_MONTH_FIRST = re.compile(
