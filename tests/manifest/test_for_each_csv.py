@@ -916,3 +916,30 @@ def test_a_number_in_scientific_notation_of_fewer_than_12_digits_is_read_as_befo
     Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
     result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
     assert "row.cell-type" not in [f.rule for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("310,50 €", "A currency, a unit or a percent sign was exported with the number"),
+        ("48,5 kg", "A currency, a unit or a percent sign was exported with the number"),
+        ("123,45-", "It is a negative number as an accounting format writes it"),
+        ("(123,45)", "It is a negative number as an accounting format writes it"),
+        ("1 250,00", "Spaces group its thousands"),
+    ],
+)
+def test_a_number_exported_with_its_format_says_what_the_format_added(
+    written: str, hint: str
+) -> None:
+    # The hint said only "This document reads numbers with a decimal comma: 12,5", which
+    # the cell already does: nothing said what to take out of it.
+    rows = [ROWS[0], [*ROWS[1][:4], written, ROWS[1][5]]]
+    Path("data").mkdir()
+    data = _csv(";", rows, decimal_comma=True).encode("cp1252")
+    Path("data/m.csv").write_bytes(data)
+    manifest = movement_sheet_manifest("data/m.csv", ", decimalComma: true")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "row.cell-type")
+    assert finding.message == f"{written!r} is not a number"
+    assert finding.hint.startswith(hint)
+    assert finding.location.column_name == "Gross weight"
