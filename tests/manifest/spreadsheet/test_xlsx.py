@@ -126,6 +126,30 @@ def test_a_header_merged_across_columns_is_named_as_merged(tmp_path: Path) -> No
     )
 
 
+def test_a_title_merged_above_the_header_names_the_header_row(tmp_path: Path) -> None:
+    # A title merged across the columns above the header, the usual export layout, read as
+    # the header with `header:` left at 1: the hint said to unmerge the title and give each
+    # column a name in row 1, when the names are in row 2 and `header: 2` reads them.
+    path = tmp_path / "h.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["RTO movements, export of 2026-03-02"])
+    sheet.merge_cells("A1:C1")
+    sheet.append(["Ref", "Weight", "Hawb"])
+    sheet.append(["a1", 1.5, "hawb_a1"])
+    book.save(path)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.hint == (
+        "if row 1 is a title above the column names, say which row holds them with `header:` "
+        "in forEach (`header: 2` when they are right below it); else unmerge the cells A1:C1 "
+        "and give each of their columns a name of its own in row 1"
+    )
+    (row,) = read_rows(RowSource(path, header_row=2))
+    assert row.values == {"Ref": "a1", "Weight": 1.5, "Hawb": "hawb_a1"}
+
+
 def test_trailing_empty_rows_and_columns_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "t.xlsx"
     book = openpyxl.Workbook()
