@@ -551,6 +551,13 @@ def _merged_address(merged: list[tuple[int, int, int, int]], row: int, column: i
     return None
 
 
+def _duration_text(value: dt.timedelta) -> str:
+    """``36:30:00``, as a duration format of hours shows it (``-1:00:00`` before zero)."""
+    seconds = round(value.total_seconds())
+    sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
+    return f"{sign}{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
 def _cell(value: Any) -> Cell:
     """Cell values as the documents see them: integral numbers as integers, dates in ISO 8601,
     empty cells and cells of only spaces as None (as a CSV export's are), text exactly as
@@ -570,7 +577,10 @@ def _cell(value: Any) -> Cell:
     if isinstance(value, dt.date | dt.time):
         return DateText(value.isoformat())
     if isinstance(value, dt.timedelta):
-        return value.total_seconds()
+        # A cell of a duration format ([h]:mm), as Excel makes of 36:30 typed into it: a
+        # time, which no field takes (it was sent as its seconds, 131400.0, a number
+        # nobody typed, and that the sheet neither shows nor holds).
+        return DateText(_duration_text(value))
     if isinstance(value, int | str):
         return value
     return str(value)

@@ -942,3 +942,23 @@ def test_an_empty_sheet_is_said_to_be_empty(tmp_path: Path) -> None:
         caught.value.message == f"sheet 'Data' of {path} is empty: none of its cells holds a value"
     )
     assert "`sheet:`" in (caught.value.hint or "")
+
+
+def test_a_duration_cell_is_a_time_not_its_seconds(tmp_path: Path) -> None:
+    # 36:30 typed into a cell makes a duration ([h]:mm): it was read as its seconds,
+    # 131400.0, and sent so as a weight, a number nobody typed and the sheet neither shows
+    # nor holds. It is now a time, which a field refuses (row.cell-type at the cell), and
+    # its text as the sheet shows it in an expression.
+    path = tmp_path / "d.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["ref", "weight"])
+    sheet.append(["a1", dt.timedelta(hours=36, minutes=30)])
+    sheet["B2"].number_format = "[h]:mm"
+    sheet.append(["a2", dt.timedelta(seconds=-3600)])
+    sheet["B3"].number_format = "[h]:mm:ss"
+    book.save(path)
+    rows = list(read_rows(RowSource(path)))
+    assert [row.values["weight"] for row in rows] == ["36:30:00", "-1:00:00"]
+    assert all(row.values["weight"].kind == "a time" for row in rows)
