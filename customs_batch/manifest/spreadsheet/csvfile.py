@@ -103,6 +103,11 @@ def read_csv(source: RowSource) -> Iterator[Row]:
                     f"the file looks like {_ORDER_WORDS[order]} UTF-16 text without a BOM: "
                     f"say so in forEach: `encoding: {order}`"
                 )
+            if sample.startswith(b"PK\x03\x04") and b"xl/" in sample:
+                hint = (
+                    "it is an Excel workbook (.xlsx) named .csv: rename it to .xlsx (and "
+                    "forEach.file with it)"
+                )
             told = _bom_order(sample)
             if told is not None:
                 hint = (
@@ -110,11 +115,24 @@ def read_csv(source: RowSource) -> Iterator[Row]:
                     "`encoding` out of forEach (the BOM tells it), or write `encoding: utf-16`"
                 )
             raise SheetError(f"{file} is not a text file", file=file, hint=hint)
+        if _HTML_START.match(sample):
+            raise SheetError(
+                f"{file} is an HTML page, not CSV: a web page saved under the export's name "
+                "(a login or error page a download returned, or a table some systems export "
+                "for Excel)",
+                file=file,
+                hint="open it to see what it says; download or export the data again as CSV "
+                "(or open the table in Excel and save it as .xlsx)",
+            )
         raw.seek(0)
         yield from _decoded_rows(raw, source, file, encoding, sample)
 
 
 _ORDER_WORDS = {"utf-16-le": "little-endian", "utf-16-be": "big-endian"}
+_HTML_START = re.compile(
+    rb"(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html[\s>]|table[\s>]|head[\s>])", re.I
+)
+"""The start of an HTML page (a CSV file holds no ``<html>`` as its first text)."""
 
 
 def _bom_order(sample: bytes) -> str | None:

@@ -390,3 +390,39 @@ def test_an_empty_csv_file_is_said_to_be_empty(tmp_path: Path, content: bytes) -
     path.write_bytes(b"Ref;Code\r\n")
     with pytest.raises(SheetError, match="has no row 3 to take the header from"):
         list(read_rows(RowSource(path, header_row=3)))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body></body></html>\n",
+        b"\xef\xbb\xbf <html><body><table><tr><td>Ref</td></tr><tr><td>a1</td></tr></table>",
+        b"<table>\r\n<tr><td>Ref</td></tr>\r\n</table>\r\n",
+    ],
+)
+def test_an_html_page_named_csv_is_an_error_not_a_file_without_rows(
+    tmp_path: Path, content: bytes
+) -> None:
+    # A login page a download returned under the export's name read as a CSV of one column
+    # named '<!DOCTYPE html>' and no data row: a warning, exit 0, nothing sent, no word why.
+    path = tmp_path / "m.csv"
+    path.write_bytes(content)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message.startswith(f"{path} is an HTML page, not CSV")
+
+
+def test_a_workbook_named_csv_says_to_rename_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    book = openpyxl.Workbook()
+    book.save(path)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert (caught.value.hint or "").startswith("it is an Excel workbook (.xlsx) named .csv")
+
+
+def test_text_that_starts_with_a_bracket_is_csv(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"<Ref>;Code\r\na1;G1\r\n")
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {"<Ref>": "a1", "Code": "G1"}
