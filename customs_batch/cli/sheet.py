@@ -45,7 +45,8 @@ def sheet() -> None:
 def template(kind: str, output: Path, force: bool) -> int:
     """Write an empty spreadsheet for KIND, and a manifest that loads it.
 
-    Row 1 marks each column required, optional, or "one of Consignor.*" (a party, an
+    Row 1 marks each column required, optional, "required for VAH, VAB, ISL, USL" (a
+    movement's partyId, which those actions need), or "one of Consignor.*" (a party, an
     address, the row's item or guarantee: at least one of its columns is needed; a party
     update's "one of Principal.*, Consignor.*, Consignee.*": one party at least), row 2
     holds the headers (the spec fields; nested ones as Consignor.name, one list element

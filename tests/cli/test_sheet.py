@@ -78,7 +78,8 @@ def test_an_xlsx_template_filled_in_validates_clean() -> None:
     assert headers[:5] == ["metadata.name", "shipmentId", "action", "quantity", "grossWeightKg"]
     assert notes[0] == "required"
     assert notes[headers.index("quantity")] == "required"
-    assert notes[headers.index("partyId")] == "optional"
+    # It said "optional", where VAH, VAB, ISL and USL movements need a party.
+    assert notes[headers.index("partyId")] == "required for VAH, VAB, ISL, USL"
     assert "customsDeclaration.source" in headers
     cells = _cells(Kind.MOVEMENT, MOVEMENT)
     sheet.append([cells[str(header)] for header in headers])
@@ -385,3 +386,11 @@ def test_the_manifest_names_the_sheet_whatever_its_name_holds(name: str) -> None
     code, out, _ = _cli("validate", str(manifest))
     assert f"{name.replace(chr(10), chr(92) + 'n')} has no data rows" in out, out
     assert "0 errors" in out
+
+
+def test_the_actions_a_movement_column_is_required_for_are_those_the_rule_asks() -> None:
+    from customs_batch.manifest.spreadsheet.columns import REQUIRED_WHEN
+    from customs_batch.validation.movement_rules import _NEEDS_PARTY
+
+    named = REQUIRED_WHEN[Kind.MOVEMENT]["partyId"].split(", ")
+    assert sorted(named) == sorted(action.value for action in _NEEDS_PARTY)

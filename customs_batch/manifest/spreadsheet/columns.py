@@ -38,11 +38,17 @@ class Column:
     itself (``Consignor.*``: the required object's; ``Principal.*, Consignor.*,
     Consignee.*``: those of the objects one of which the kind requires); else None."""
 
+    condition: str | None = None
+    """When the kind's rules require the field in some rows only, which (``VAH, VAB, ISL,
+    USL`` for a movement's partyId); else None."""
+
     @property
     def note(self) -> str:
         """What the sheet's first row says above the column."""
         if self.required:
             return "required"
+        if self.condition:
+            return f"required for {self.condition}"
         return f"one of {self.one_of}" if self.one_of else "optional"
 
 
@@ -54,10 +60,26 @@ ONE_OF_OBJECTS: Mapping[Kind, tuple[str, ...]] = {
 say (a row with none of them fails validation)."""
 
 
+REQUIRED_WHEN: Mapping[Kind, Mapping[str, str]] = {
+    # movement.party-required (validation.movement_rules): "ISL movements need partyId".
+    Kind.MOVEMENT: {"partyId": "VAH, VAB, ISL, USL"},
+}
+"""The fields a kind's rules require in some rows only (by the row's action), which its
+schema leaves optional: the sheet's first row says for which."""
+
+
 def kind_columns(kind: Kind) -> list[Column]:
     """The columns of ``kind``, in the order of its schema."""
     schema = kind_schema(kind)
     columns = list(_walk(schema, schema, (), required=True))
+    conditions = REQUIRED_WHEN.get(kind, {})
+    if conditions:
+        columns = [
+            replace(column, condition=conditions[column.header])
+            if column.header in conditions and not column.required
+            else column
+            for column in columns
+        ]
     alternatives = ONE_OF_OBJECTS.get(kind, ())
     if alternatives:
         group = ", ".join(f"{name}.*" for name in alternatives)
