@@ -943,3 +943,23 @@ def test_a_number_exported_with_its_format_says_what_the_format_added(
     assert finding.message == f"{written!r} is not a number"
     assert finding.hint.startswith(hint)
     assert finding.location.column_name == "Gross weight"
+
+
+def test_a_quote_escaped_with_a_backslash_is_an_error_at_its_cell() -> None:
+    # "Müller \"Stahl\" GmbH" (a database export's escaping) was read as the text
+    # Müller \Stahl\" GmbH" and sent so: CSV doubles a quote inside a quoted cell.
+    lines = [
+        ";".join(HEADER),
+        ";".join(ROWS[0]),
+        'shp_7Hk2Lm;hawb_a2;ISL;10;125;"rpty_\\"p2\\""',
+        'shp_7Hk2Lm;hawb_a3;ISL;10;125;"C:\\\\temp\\\\"',
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    cell_errors = [f for f in result.findings if f.rule == "row.cell-type"]
+    assert [f.location.row for f in cell_errors] == [3]
+    assert cell_errors[0].message == (
+        "cell F3 holds 'rpty_\\p2\\\"\"': the file escapes a quote inside a quoted cell with a "
+        'backslash (\\"), where CSV doubles it (""), so the cell does not read as written'
+    )

@@ -575,6 +575,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             }
             if any('="' in text for text in read):
                 _formula_texts(cells)
+            if any('\\"' in text for text in read):
+                _mark_backslash_quotes(cells, header, number)
             if any("#" in text or "Err:" in text for text in read):
                 _mark_error_texts(cells, header, number)
             _mark_date_texts(cells, header, number)
@@ -660,6 +662,30 @@ def _formula_texts(cells: dict[str, Cell]) -> None:
             if found is not None:
                 text = found.group(1).replace('""', '"')
                 cells[name] = text if text.strip() else None
+
+
+def _mark_backslash_quotes(cells: dict[str, Cell], header: Header, row: int) -> None:
+    """Replace in ``cells`` each text read from a quoted cell whose quotes were escaped with
+    a backslash (``"Müller \\"Stahl\\" GmbH"``, as database and some ERP exports write
+    them) by a :class:`BadCell`: CSV doubles a quote inside a quoted cell, so the first
+    escaped quote closed the cell and the rest was read into it garbled (``Müller
+    \\Stahl\\" GmbH"``), sent as such."""
+    for name, column in zip(header.names, header.columns, strict=True):
+        value = cells[name]
+        if value.__class__ is not str or (
+            '\\"' not in value and not ("\\" in value and value.endswith('"'))
+        ):
+            continue
+        cells[name] = BadCell(
+            column,
+            f"cell {column_letter(column)}{row} holds '{value}': the file escapes a quote "
+            'inside a quoted cell with a backslash (\\"), where CSV doubles it (""), so the '
+            "cell does not read as written",
+            'export the file again with quotes doubled inside quoted cells (""), as '
+            "spreadsheet programs write CSV, or correct the cell",
+            rule="row.cell-type",
+            shown=value,
+        )
 
 
 def _one_line_end(value: str) -> str:
