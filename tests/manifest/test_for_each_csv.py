@@ -963,3 +963,20 @@ def test_a_quote_escaped_with_a_backslash_is_an_error_at_its_cell() -> None:
         "cell F3 holds 'rpty_\\p2\\\"\"': the file escapes a quote inside a quoted cell with a "
         'backslash (\\"), where CSV doubles it (""), so the cell does not read as written'
     )
+
+
+def test_a_long_number_a_csv_export_cut_to_15_digits_is_an_error_at_its_cell() -> None:
+    # A reference of 18 digits typed as a number is exported 260000000000000000 from a
+    # wide column: its last 3 digits were lost and it was sent so, where the same XLSX cell
+    # is an error. A number with a digit after the 15th is read as before.
+    rows = [[*ROWS[0][:5], "260000000000000000"], [*ROWS[1][:5], "2600000000000000001"]]
+    lines = [";".join(HEADER), *(";".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    (finding,) = [f for f in result.findings if f.location.column_name == "Party"]
+    assert finding.rule == "row.cell-type" and finding.location.row == 2
+    assert finding.message.startswith(
+        "cell F2 holds '260000000000000000', a whole number of 18 digits whose digits after "
+        "the 15th are zeros"
+    )

@@ -715,6 +715,9 @@ def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
         if "E+" in value or "e+" in value:
             _mark_scientific(cells, name, column, row)
             continue
+        if len(value) > 15 and _ZEROED.fullmatch(value):
+            _mark_zeroed(cells, name, column, row)
+            continue
         meant = _locale_date(value.strip())
         if meant is None:
             continue
@@ -735,6 +738,30 @@ def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
 
 _SCIENTIFIC = re.compile(r"[0-9](?:[.,][0-9]{1,14})?[Ee]\+(?P<exponent>[0-9]{2,3})")
 """A number as Excel's General format writes one of 12 digits or more in a CSV export."""
+
+
+_ZEROED = re.compile(r"[1-9][0-9]{14}0+")
+"""A whole number of 16 digits or more whose digits after the 15th are zeros: as a
+spreadsheet, which keeps 15 digits of a number, exports a longer one typed into a cell."""
+
+
+def _mark_zeroed(cells: dict[str, Cell], name: str, column: int, row: int) -> None:
+    value = cells[name]
+    assert isinstance(value, str)
+    at = f"{column_letter(column)}{row}"
+    cells[name] = BadCell(
+        column,
+        f"cell {at} holds {value!r}, a whole number of {len(value)} digits whose digits after "
+        "the 15th are zeros, as a spreadsheet program exports a longer number typed into a "
+        "cell: it keeps 15 digits of a number (a reference, an MRN or a code typed as a "
+        "number lost its last digits)",
+        "in the spreadsheet, format the column as Text and type the values again (or put an "
+        "apostrophe before each), then export again; if this number is meant as written, "
+        f"declare the column text in forEach (columns: {{{_yaml_key(name)}: text}})",
+        rule="row.cell-type",
+        shown=value,
+        text=value,
+    )
 
 
 def _mark_scientific(cells: dict[str, Cell], name: str, column: int, row: int) -> None:
