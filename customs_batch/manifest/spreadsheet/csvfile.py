@@ -296,8 +296,8 @@ def _other_encoding_hint(encoding: str) -> str:
     if windows:
         return (
             "the file is not Windows-1252: say its encoding in forEach, e.g. `encoding: "
-            'mac_roman` (Excel for Mac\'s "CSV (Macintosh)" export) or `encoding: cp1250` '
-            "(Central European Windows)"
+            'cp850` (Excel\'s "CSV (MS-DOS)" export), `encoding: mac_roman` (Excel for '
+            'Mac\'s "CSV (Macintosh)") or `encoding: cp1250` (Central European Windows)'
         )
     return "say the file's encoding in forEach, e.g. `encoding: cp1252`"
 
