@@ -45,8 +45,10 @@ def sheet() -> None:
 def template(kind: str, output: Path, force: bool) -> int:
     """Write an empty spreadsheet for KIND, and a manifest that loads it.
 
-    Row 1 marks each column required, optional, or "one of Consignor.*" (a party, an
-    address, the row's item or guarantee: at least one of its columns is needed), row 2
+    Row 1 marks each column required, optional, "required for VAH, VAB, ISL, USL" (a
+    movement's partyId, which those actions need), or "one of Consignor.*" (a party, an
+    address, the row's item or guarantee: at least one of its columns is needed; a party
+    update's "one of Principal.*, Consignor.*, Consignee.*": one party at least), row 2
     holds the headers (the spec fields; nested ones as Consignor.name, one list element
     per row), data goes from row 3.
     The first column, metadata.name, is each row's document name: the row's own (a

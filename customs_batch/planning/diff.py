@@ -1610,8 +1610,22 @@ def _walk(old: JSON, new: JSON, path: str, found: list[FieldChange]) -> None:
         # where it is, not the whole list twice.
         for old_item, new_item, index in _paired(old, new):
             _walk(old_item, new_item, f"{path}[{index}]", found)
-    elif old != new:
+    elif old != new and not _same_lines(old, new):
         found.append(FieldChange(path, old, new))
+
+
+def _same_lines(old: JSON, new: JSON) -> bool:
+    """Whether two texts differ only in how their line breaks are written (``\r\n`` or
+    ``\r`` against ``\n``): the same text. A spreadsheet cell's line break is read as
+    ``\n`` whatever the CSV file writes; a declaration sent from a cell of a file whose line
+    ends were CRLF holds ``\r\n``, and would otherwise plan a change customs refuses."""
+    if not isinstance(old, str) or not isinstance(new, str) or ("\r" not in old + new):
+        return False
+    return _one_line_end(old) == _one_line_end(new)
+
+
+def _one_line_end(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _paired(old: list[JSON], new: list[JSON]) -> list[tuple[JSON, JSON, int]]:

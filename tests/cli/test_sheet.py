@@ -78,7 +78,8 @@ def test_an_xlsx_template_filled_in_validates_clean() -> None:
     assert headers[:5] == ["metadata.name", "shipmentId", "action", "quantity", "grossWeightKg"]
     assert notes[0] == "required"
     assert notes[headers.index("quantity")] == "required"
-    assert notes[headers.index("partyId")] == "optional"
+    # It said "optional", where VAH, VAB, ISL and USL movements need a party.
+    assert notes[headers.index("partyId")] == "required for VAH, VAB, ISL, USL"
     assert "customsDeclaration.source" in headers
     cells = _cells(Kind.MOVEMENT, MOVEMENT)
     sheet.append([cells[str(header)] for header in headers])
@@ -145,6 +146,36 @@ def test_a_row_filled_where_row_1_asks_has_every_part_its_kind_requires() -> Non
     code, out, _ = _cli("validate", "--format", "json", "departures.manifest.yaml")
     report = json.loads(out)
     assert [f["message"] for f in report["findings"] if f["rule"] == "schema.required"] == []
+
+
+def test_the_party_update_template_says_a_row_needs_one_of_its_parties() -> None:
+    # Row 1 said "optional" above every party column of a TransitPartyUpdate: a row filled
+    # in the columns marked required (its name and declarationId) failed with "the party
+    # update carries no party". The parties' columns now say so, and are shaded.
+    code, _, err = _cli("sheet", "template", "TransitPartyUpdate", "-o", "parties.csv")
+    assert code == 0, err
+    with open("parties.csv", encoding="utf-8-sig", newline="") as text:
+        notes, headers = list(csv.reader(text))
+    marked = dict(zip(headers, notes, strict=True))
+    group = "one of Principal.*, Consignor.*, Consignee.*"
+    assert marked["declarationId"] == "required"
+    assert marked["variant"] == "optional"
+    assert {
+        marked[h] for h in headers if h.split(".")[0] in ("Principal", "Consignor", "Consignee")
+    } == {group}
+    _row("parties.csv", {"metadata.name": "upd-1", "declarationId": 501})
+    code, out, _ = _cli("validate", "--format", "json", "parties.manifest.yaml")
+    assert "party-update.no-party" in [f["rule"] for f in json.loads(out)["findings"]]
+    _row(
+        "parties.csv",
+        {"metadata.name": "upd-2", "declarationId": 502, "Consignee.eoriNo": "DE123456789012345"},
+    )
+    code, out, _ = _cli("validate", "--format", "json", "--rows", "4", "parties.manifest.yaml")
+    assert (code, json.loads(out)["findings"]) == (0, [])
+    assert _cli("sheet", "template", "TransitPartyUpdate", "-o", "book.xlsx")[0] == 0
+    sheet = openpyxl.load_workbook("book.xlsx")["TransitPartyUpdate"]
+    shaded = {c.value: c.fill.fgColor.rgb for c in sheet[2]}
+    assert shaded["Consignee.eoriNo"] == shaded["declarationId"] != shaded["variant"]
 
 
 def _row(path: str, cells: dict[str, Any], at: int | None = None) -> None:
@@ -355,3 +386,11 @@ def test_the_manifest_names_the_sheet_whatever_its_name_holds(name: str) -> None
     code, out, _ = _cli("validate", str(manifest))
     assert f"{name.replace(chr(10), chr(92) + 'n')} has no data rows" in out, out
     assert "0 errors" in out
+
+
+def test_the_actions_a_movement_column_is_required_for_are_those_the_rule_asks() -> None:
+    from customs_batch.manifest.spreadsheet.columns import REQUIRED_WHEN
+    from customs_batch.validation.movement_rules import _NEEDS_PARTY
+
+    named = REQUIRED_WHEN[Kind.MOVEMENT]["partyId"].split(", ")
+    assert sorted(named) == sorted(action.value for action in _NEEDS_PARTY)

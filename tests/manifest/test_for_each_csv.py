@@ -70,7 +70,8 @@ def test_windows_1252_text_and_quoted_newlines_survive() -> None:
     assert result.findings == []
     (document,) = result.documents
     # The cell is the number 40.5, as an XLSX export of the row would give it.
-    assert document.values["note"] == "40.5 kg, Gewürze\r\nin Säcken"
+    # The line break is \n, as the XLSX export's cell holds it.
+    assert document.values["note"] == "40.5 kg, Gewürze\nin Säcken"
 
 
 @pytest.mark.parametrize(
@@ -740,3 +741,242 @@ def test_a_total_row_labelled_left_of_its_sums_is_named_as_one() -> None:
         "says 'Total' and 'Shipment', 'HAWB', 'Party' are empty"
     )
     assert finding.location.column_name == "Action"
+
+
+@pytest.mark.parametrize("suffix", ["csv", "xlsx"])
+def test_a_title_above_the_header_says_which_row_to_name_as_the_header(suffix: str) -> None:
+    # A title row above the header, read as the header with `header:` left at 1: every
+    # column the manifest reads was "missing" (The columns are: 'Export of moves'), with no
+    # word that the header is further down.
+    Path("data").mkdir()
+    if suffix == "csv":
+        text = "Export of moves 2026\r\n\r\n" + _csv(",", ROWS)
+        Path("data/m.csv").write_text(text, encoding="utf-8")
+    else:
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        sheet = book.active
+        assert sheet is not None
+        for row in [["Export of moves 2026"], [], HEADER, *ROWS]:
+            sheet.append(row)
+        book.save("data/m.xlsx")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest(f"data/m.{suffix}")))
+    missing = [f for f in result.findings if f.rule == "envelope.for-each"]
+    assert missing and all("`header: 3`" in (f.hint or "") for f in missing)
+    assert (missing[0].hint or "").startswith("Row 3 names the column 'HAWB': if the header is")
+    fixed = movement_sheet_manifest(f"data/m.{suffix}", ", header: 3")
+    result = load_file(write(Path("m.yaml"), fixed))
+    assert result.findings == [] and len(result.documents) == 2
+
+
+@pytest.mark.parametrize(
+    ("written", "meant", "iso"),
+    [
+        (
+            "3/4/2026",
+            "3 April 2026 or March 4, 2026, as the locale read it",
+            "2026-04-03 or 2026-03-04",
+        ),
+        ("04.03.2026", "4 March 2026", "2026-03-04"),
+        ("4-3-2026", "4 March 2026", "2026-03-04"),
+        (
+            "2026-03-04 00:00:00",
+            "4 March 2026, 00:00:00",
+            "2026-03-04, or 2026-03-04T00:00:00 with its time",
+        ),
+    ],
+)
+def test_a_date_exported_in_a_locales_format_is_an_error_at_its_cell(
+    written: str, meant: str, iso: str
+) -> None:
+    """A date column typed 2026-03-04 and saved again by Excel is exported in the locale's
+    format: the name was mov-hawb_a2-04.03.2026 (or 3/4/2026, which reads two ways) where
+    the XLSX export gives 2026-03-04, a different request by the computer that saved it.
+    It is now an error at the cell naming the format to write; a column declared text keeps
+    it as written, and an ISO 8601 date is text as before."""
+    header = [*HEADER, "Date"]
+    rows = [[*ROWS[0], "2026-03-04"], [*ROWS[1], written]]
+    lines = [",".join(header), *(",".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    manifest = movement_sheet_manifest("data/m.csv").replace("{{ row_number }}", "{{ row.Date }}")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "row.cell-type")
+    assert finding.message == (
+        f"cell G3 holds {written!r}, a date as a spreadsheet program writes it in a CSV export "
+        f"in its locale's format ({meant}), not as the XLSX export gives it"
+    )
+    assert finding.hint.startswith(f"write dates as YYYY-MM-DD ({iso}): ")
+    assert "columns: {Date: text}" in finding.hint
+    assert (finding.location.row, finding.location.column_name) == (3, "Date")
+    assert [doc.name for doc in result.documents] == ["mov-hawb_a1-2026-03-04"]
+    declared = movement_sheet_manifest("data/m.csv", ", columns: {Date: text}").replace(
+        "{{ row_number }}",
+        "{{ row.Date | replace('/', '.') | replace(' ', 'T') | replace(':', '') }}",
+    )
+    result = load_file(write(Path("m.yaml"), declared))
+    assert [f.rule for f in result.findings if f.rule.startswith("row.")] == []
+    assert len(result.documents) == 2
+
+
+@pytest.mark.parametrize("text", ["2026-03-04", "12-05-26", "1.250.000", "31.13.2026", "10.5.1"])
+def test_text_that_is_no_locale_date_stays_text(text: str) -> None:
+    data = _csv(",", [ROWS[0], [*ROWS[1][:5], text]])
+    Path("data").mkdir()
+    Path("data/m.csv").write_text(data, encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert "row.cell-type" not in [f.rule for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("line_end", "inside"),
+    [("\r\n", "\n"), ("\n", "\r\n"), ("\r", "\r"), ("\r\n", "\r"), ("\r", "\n")],
+)
+def test_a_line_break_in_a_quoted_cell_is_the_same_whatever_the_files_line_ends(
+    line_end: str, inside: str
+) -> None:
+    """A quoted cell's line break was sent as the file wrote it: a CSV whose line ends git
+    (autocrlf) or an editor made CRLF on Windows, inside its cells too, sent "Gewürze\r\nin
+    Säcken" where the same file on Linux, and the XLSX export, sent "Gewürze\nin Säcken":
+    another request by the computer that ran it. The rows, the lines findings name and
+    the values are the same for every line end now."""
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        "metadata:", 'values:\n  note: "{{ row.Remark }}"\nmetadata:'
+    )
+    lines = [
+        "Shipment;HAWB;Action;Packages;Gross weight;Party;Remark",
+        f'shp_7Hk2Lm;hawb_a1;ISL;4;40;rpty_p1;"Gewürze{inside}in Säcken"',
+        "shp_7Hk2Lm;hawb_a2;ISL;vier;40;rpty_p2;x",
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_bytes((line_end.join(lines) + line_end).encode("utf-8"))
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "row.cell-type")
+    assert (finding.location.row, finding.location.line, finding.location.column) == (3, 4, 24)
+    (document,) = result.documents
+    assert document.values["note"] == "Gewürze\nin Säcken"
+
+
+def test_a_text_formula_an_erp_export_writes_gives_the_text_excel_shows() -> None:
+    """ERP exports write a code as ``="05067"`` so that Excel keeps its leading zero: Excel
+    shows 05067 (and an XLSX saved from it holds 05067), but the cell was sent as the text
+    ``="05067"``."""
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        "metadata:", 'values:\n  note: "{{ row.Remark }}"\nmetadata:'
+    )
+    lines = [
+        "Shipment;HAWB;Action;Packages;Gross weight;Party;Remark",
+        'shp_7Hk2Lm;="hawb_a1";ISL;="4";40;rpty_p1;"=""05067"""',
+        'shp_7Hk2Lm;hawb_a2;ISL;4;40;rpty_p2;"=""say """"hi"""""""',
+        'shp_7Hk2Lm;hawb_a3;ISL;4;40;rpty_p2;="05067" kg',
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert [(d.spec["hawbId"], d.spec["quantity"], d.values["note"]) for d in result.documents] == [
+        ("hawb_a1", 4, "05067"),
+        ("hawb_a2", 4, 'say "hi"'),
+        ("hawb_a3", 4, '="05067" kg'),  # not a formula of a text alone: as written
+    ]
+
+
+@pytest.mark.parametrize(("written", "digits"), [("2.60E+17", 18), ("1E+20", 21), ("2,6E+17", 18)])
+def test_a_long_number_a_csv_export_wrote_in_scientific_notation_is_an_error_at_its_cell(
+    written: str, digits: int
+) -> None:
+    """An MRN typed as a number, exported as CSV, is 2.60E+17: its last digits are gone,
+    and the text was sent as the declaration number (1E+20 as a weight), where the XLSX
+    cell is an error. It is now an error at the cell; a column declared text keeps it."""
+    rows = [ROWS[0], [*ROWS[1][:5], written]]
+    lines = [";".join(HEADER), *(";".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    finding = only(result, "row.cell-type")
+    assert finding.message == (
+        f"cell F3 holds {written!r}, a number as a spreadsheet program writes one of {digits} "
+        "digits in a CSV export: only its first digits are kept (a reference, an MRN or a code "
+        "typed as a number)"
+    )
+    assert (finding.location.row, finding.location.column_name) == (3, "Party")
+    declared = movement_sheet_manifest("data/m.csv", ", columns: {Party: text}")
+    result = load_file(write(Path("m.yaml"), declared))
+    assert [d.spec["partyId"] for d in result.documents] == ["rpty_p1", written]
+
+
+@pytest.mark.parametrize("text", ["12E45", "1.5E+03", "2E+10", "1.5E-20"])
+def test_a_number_in_scientific_notation_of_fewer_than_12_digits_is_read_as_before(
+    text: str,
+) -> None:
+    rows = [ROWS[0], [*ROWS[1][:5], text]]
+    lines = [";".join(HEADER), *(";".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    assert "row.cell-type" not in [f.rule for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("310,50 €", "A currency, a unit or a percent sign was exported with the number"),
+        ("48,5 kg", "A currency, a unit or a percent sign was exported with the number"),
+        ("123,45-", "It is a negative number as an accounting format writes it"),
+        ("(123,45)", "It is a negative number as an accounting format writes it"),
+        ("1 250,00", "Spaces group its thousands"),
+    ],
+)
+def test_a_number_exported_with_its_format_says_what_the_format_added(
+    written: str, hint: str
+) -> None:
+    # The hint said only "This document reads numbers with a decimal comma: 12,5", which
+    # the cell already does: nothing said what to take out of it.
+    rows = [ROWS[0], [*ROWS[1][:4], written, ROWS[1][5]]]
+    Path("data").mkdir()
+    data = _csv(";", rows, decimal_comma=True).encode("cp1252")
+    Path("data/m.csv").write_bytes(data)
+    manifest = movement_sheet_manifest("data/m.csv", ", decimalComma: true")
+    result = load_file(write(Path("m.yaml"), manifest))
+    finding = only(result, "row.cell-type")
+    assert finding.message == f"{written!r} is not a number"
+    assert finding.hint.startswith(hint)
+    assert finding.location.column_name == "Gross weight"
+
+
+def test_a_quote_escaped_with_a_backslash_is_an_error_at_its_cell() -> None:
+    # "Müller \"Stahl\" GmbH" (a database export's escaping) was read as the text
+    # Müller \Stahl\" GmbH" and sent so: CSV doubles a quote inside a quoted cell.
+    lines = [
+        ";".join(HEADER),
+        ";".join(ROWS[0]),
+        'shp_7Hk2Lm;hawb_a2;ISL;10;125;"rpty_\\"p2\\""',
+        'shp_7Hk2Lm;hawb_a3;ISL;10;125;"C:\\\\temp\\\\"',
+    ]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    cell_errors = [f for f in result.findings if f.rule == "row.cell-type"]
+    assert [f.location.row for f in cell_errors] == [3]
+    assert cell_errors[0].message == (
+        "cell F3 holds 'rpty_\\p2\\\"\"': the file escapes a quote inside a quoted cell with a "
+        'backslash (\\"), where CSV doubles it (""), so the cell does not read as written'
+    )
+
+
+def test_a_long_number_a_csv_export_cut_to_15_digits_is_an_error_at_its_cell() -> None:
+    # A reference of 18 digits typed as a number is exported 260000000000000000 from a
+    # wide column: its last 3 digits were lost and it was sent so, where the same XLSX cell
+    # is an error. A number with a digit after the 15th is read as before.
+    rows = [[*ROWS[0][:5], "260000000000000000"], [*ROWS[1][:5], "2600000000000000001"]]
+    lines = [";".join(HEADER), *(";".join(row) for row in rows)]
+    Path("data").mkdir()
+    Path("data/m.csv").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.csv")))
+    (finding,) = [f for f in result.findings if f.location.column_name == "Party"]
+    assert finding.rule == "row.cell-type" and finding.location.row == 2
+    assert finding.message.startswith(
+        "cell F2 holds '260000000000000000', a whole number of 18 digits whose digits after "
+        "the 15th are zeros"
+    )

@@ -288,6 +288,26 @@ def test_departure_parties_update_but_other_fields_are_refused_with_a_way_out() 
     assert "totalWeight" in change.reason and "new name" in change.reason
 
 
+def test_a_text_sent_with_crlf_line_breaks_plans_unchanged_when_read_with_lf() -> None:
+    # A spreadsheet cell's line break is now read as \n whatever the CSV file writes: a
+    # departure sent from a CRLF file's cell ("Spices\r\nin bags") was refused, "its
+    # DeclarationItems cannot change", for a text that reads the same.
+    sent = {**DEPARTURE, "commercialReference": "C-1\r\nline 2", "Consignee": {"name": "A\rB"}}
+    state = _state(_applied("DepartureDeclaration/d", sent, declarationId=77))
+    read = {**DEPARTURE, "commercialReference": "C-1\nline 2", "Consignee": {"name": "A\nB"}}
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", read, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert change.action is Action.NO_CHANGE
+    other = {**read, "commercialReference": "C-1\n\nline 2"}
+    change = _only(
+        plan_changes([doc(Kind.DEPARTURE_DECLARATION, "d", other, 0)], state),
+        "DepartureDeclaration/d",
+    )
+    assert change.action is Action.REFUSED and "commercialReference" in change.reason
+
+
 def test_a_departure_customs_cancelled_is_neither_unchanged_nor_updated() -> None:
     """Canceled at the service (as refresh recorded it): the plan holds it for a decision,
     with the way out, whether its document is as recorded or its parties changed."""

@@ -147,10 +147,16 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
             hint = _OTHER_DIGITS + "12,5 (decimalComma: true)."
         if re.fullmatch(r"[-+]?[0-9]+\.[0-9]+", text):
             hint += " This cell writes a decimal point: write it with a comma, or check the export."
+        formatted = _formatted(text)
+        if formatted:
+            hint = formatted + " " + hint
         return CellProblem(quoted_head(text), "is not a number", hint)
     if _NUMBER.fullmatch(text):
         return _plain_number(text)
     hint = "Write the number with a decimal point, e.g. 12.5"
+    formatted = _formatted(text)
+    if formatted:
+        hint = formatted + " " + hint
     if _other_digits(text):
         hint = _OTHER_DIGITS + "12.5"
     if re.fullmatch(r"[-+]?[0-9.]*,[0-9]+", text):
@@ -162,6 +168,34 @@ def _number(text: str, decimal_comma: bool) -> JSON | CellProblem:
             "the column without a thousands separator before exporting)"
         )
     return CellProblem(quoted_head(text), "is not a number", hint + ".")
+
+
+_UNIT = re.compile(r"(?:[^\d\s.,()+-]+\s?)?[-+]?[\d.,]+(?:\s?[^\d\s.,()+-]+)?")
+_ACCOUNTING = re.compile(r"\(\s?[\d.,]+\s?\)|[\d.,]+-")
+_SPACED = re.compile(r"[1-9][0-9]{0,2}(?:[ \u00a0\u202f][0-9]{3})+(?:[.,][0-9]+)?")
+
+
+def _formatted(text: str) -> str:
+    """What a number format of the sheet wrote into the exported text, said as the start of
+    a hint: a currency or a unit (``310,50 €``, ``48,5 kg``), an accounting format's
+    negative number (``123,45-``, ``(123,45)``), thousands grouped by spaces (``1 250,00``);
+    empty when none is."""
+    if _SPACED.fullmatch(text):
+        return (
+            "Spaces group its thousands, as a number format writes them: write the number "
+            "without them (format the column without a thousands separator before exporting)."
+        )
+    if _ACCOUNTING.fullmatch(text):
+        return (
+            "It is a negative number as an accounting format writes it: write it with a "
+            "leading minus, -123.45, or format the column as Number before exporting."
+        )
+    if _UNIT.fullmatch(text) and any(c.isdigit() for c in text):
+        return (
+            "A currency, a unit or a percent sign was exported with the number: write the "
+            "number alone (format the column as Number, without them, before exporting)."
+        )
+    return ""
 
 
 _SAY_DECIMAL_COMMA = (

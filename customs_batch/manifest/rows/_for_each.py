@@ -179,6 +179,8 @@ class _Expander:
         """Whether a value of ``values`` is taken from one cell (a template may copy it)."""
         self.missing: set[JsonPath] = set()
         """Spec and label slots that read a column the sheet does not have."""
+        self.below: tuple[Header | None] | None = None
+        """The header the first data row would be (:meth:`_header_below`); None: not read."""
         self.withheld = False
         """Whether the manifest has an error that leaves the rows whole (a type declared
         for a column the sheet lacks): rows then give documents only when ``partial``."""
@@ -355,8 +357,35 @@ class _Expander:
         close = difflib.get_close_matches(name, header.names, n=1)
         hint = f"Did you mean row[{close[0]!r}]? " if close else ""
         hint += "The columns are: " + ", ".join(map(repr, header.names)) + "."
+        below = self._header_below(row)
+        if below is not None and below.locate(name) is not None:
+            hint = (
+                f"Row {row.number} names the column {name!r}: if the header is that row "
+                f"(a title above it), say so in forEach: `header: {row.number}`. " + hint
+            )
         message = f"no column {name!r} in {self.file} ({self._sheet(row)})"
         self.walk.report_at("envelope.for-each", message, hint, slot.path)
+
+    def _header_below(self, row: Row) -> Header | None:
+        """The header ``row`` (the first data row) would be, read as the header: a title
+        row above the header, read as the header with ``header:`` left at 1, made every
+        column the manifest reads "missing", and the row holding them a row of values beyond
+        the header. Read again once, only when a column is missing."""
+        if self.below is None:
+            self.below = (None,)
+            if row.number > self.for_each.header:
+                source = RowSource(
+                    Path(self.file),
+                    self.for_each.sheet,
+                    row.number,
+                    self.for_each.encoding,
+                    self.for_each.delimiter,
+                    limits=self.for_each.limits,
+                )
+                first = next(iter(read_rows_safely(source)), None)
+                if isinstance(first, Row) and first.header is not None:
+                    self.below = (first.header,)
+        return self.below[0]
 
     def _decimal_comma(self, row: Row) -> bool | None:
         """How this sheet's text reads numbers: as ``decimalComma`` says; where it says

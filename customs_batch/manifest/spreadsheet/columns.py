@@ -6,13 +6,16 @@ field stay one column. A column is required when the field is required and every
 above it is required too. A required object that requires none of its own fields (a party,
 the goods location's address, the one item and guarantee of a row) needs one of them all
 the same, or the row has no such object at all: each of its columns is then ``one of`` that
-object's columns, which the sheet's first row says (``one of Consignor.*``).
+object's columns, which the sheet's first row says (``one of Consignor.*``). A kind whose
+rule asks for one of several optional objects (a party update: a Principal, a Consignor or
+a Consignee) marks the columns of all of them ``one of Principal.*, Consignor.*,
+Consignee.*``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from customs_batch.kinds import Kind
@@ -31,21 +34,62 @@ class Column:
     """The JSON type of the field: string, integer, number or boolean."""
     description: str
     one_of: str | None = None
-    """The header of the required object of which at least one column must be filled
-    (``Consignor``), when the column is not required itself; else None."""
+    """The columns of which at least one must be filled, when the column is not required
+    itself (``Consignor.*``: the required object's; ``Principal.*, Consignor.*,
+    Consignee.*``: those of the objects one of which the kind requires); else None."""
+
+    condition: str | None = None
+    """When the kind's rules require the field in some rows only, which (``VAH, VAB, ISL,
+    USL`` for a movement's partyId); else None."""
 
     @property
     def note(self) -> str:
         """What the sheet's first row says above the column."""
         if self.required:
             return "required"
-        return f"one of {self.one_of}.*" if self.one_of else "optional"
+        if self.condition:
+            return f"required for {self.condition}"
+        return f"one of {self.one_of}" if self.one_of else "optional"
+
+
+ONE_OF_OBJECTS: Mapping[Kind, tuple[str, ...]] = {
+    # party-update.no-party (validation.transit_rules): "the party update carries no party".
+    Kind.TRANSIT_PARTY_UPDATE: ("Principal", "Consignor", "Consignee"),
+}
+"""The optional objects of a kind one of which its rules require, which its schema does not
+say (a row with none of them fails validation)."""
+
+
+REQUIRED_WHEN: Mapping[Kind, Mapping[str, str]] = {
+    # movement.party-required (validation.movement_rules): "ISL movements need partyId".
+    Kind.MOVEMENT: {"partyId": "VAH, VAB, ISL, USL"},
+}
+"""The fields a kind's rules require in some rows only (by the row's action), which its
+schema leaves optional: the sheet's first row says for which."""
 
 
 def kind_columns(kind: Kind) -> list[Column]:
     """The columns of ``kind``, in the order of its schema."""
     schema = kind_schema(kind)
-    return list(_walk(schema, schema, (), required=True))
+    columns = list(_walk(schema, schema, (), required=True))
+    conditions = REQUIRED_WHEN.get(kind, {})
+    if conditions:
+        columns = [
+            replace(column, condition=conditions[column.header])
+            if column.header in conditions and not column.required
+            else column
+            for column in columns
+        ]
+    alternatives = ONE_OF_OBJECTS.get(kind, ())
+    if alternatives:
+        group = ", ".join(f"{name}.*" for name in alternatives)
+        columns = [
+            replace(column, one_of=group)
+            if not column.required and column.path[0] in alternatives
+            else column
+            for column in columns
+        ]
+    return columns
 
 
 def _walk(
@@ -58,7 +102,7 @@ def _walk(
 ) -> Iterator[Column]:
     needed = set(schema.get("required", []))
     if required and not needed and one_of is None and path:
-        one_of = _header(path)  # required, but none of its fields is: one of them is
+        one_of = f"{_header(path)}.*"  # required, but none of its fields is: one of them is
     for name, raw in schema.get("properties", {}).items():
         sub = _resolve(root, raw)
         here = (*path, name)

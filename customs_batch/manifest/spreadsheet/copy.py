@@ -34,6 +34,7 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     guess_delimiter,
     utf16_without_bom,
 )
+from customs_batch.manifest.spreadsheet.limits import MAX_COLUMNS
 from customs_batch.manifest.spreadsheet.model import SheetError, SheetLimits
 from customs_batch.manifest.spreadsheet.workbook_check import workbook_cells
 from customs_batch.output_file import check_named_file, write_named_file
@@ -282,7 +283,9 @@ def _csv_records(
     path: Path, encoding: str, bound: int, stated: str | None = None
 ) -> list[list[Any]]:
     with open(path, encoding=encoding, newline="") as text:
-        separator = excel_separator(text.readline(64))  # not a row, as the reader skips it
+        # Not a row, as the reader skips it; padded, it is as wide as the header (a field
+        # for each of up to MAX_COLUMNS columns).
+        separator = excel_separator(text.readline(2 * MAX_COLUMNS + 16))
         start = text.tell() if separator is not None else 0
         text.seek(start)
         delimiter = (

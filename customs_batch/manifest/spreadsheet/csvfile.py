@@ -60,15 +60,27 @@ _BOMS = (
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
-_EXCEL_SEPARATOR = re.compile('\ufeff?sep=([^\r\n"])(?:\r\n|\r|\n)?')
+_EXCEL_SEPARATOR = re.compile(
+    '\ufeff?(?P<quote>"?)sep=(?P<sep>[^\r\n"])(?P=quote)(?P<pad>[^\r\n"]*)(?:\r\n|\r|\n)?',
+    re.IGNORECASE,
+)
 
 
 def excel_separator(line: str) -> str | None:
     """The delimiter a first line such as ``sep=;`` names, else None. Excel writes that line
     (and many tools do, so that Excel opens the file right): Excel splits the file with it
-    and does not show the line, so the header is the next line, and it is row 1."""
+    and does not show the line, so the header is the next line, and it is row 1.
+
+    Excel reads it in any case (``SEP=;``); a program that wrote the line as a row of its
+    own quoted it (``"sep=;"``: it holds the delimiter) or padded it with empty fields to the
+    header's width (``sep=;;;;``), and may leave spaces at its end: the same line."""
     found = _EXCEL_SEPARATOR.fullmatch(line)
-    return found.group(1) if found else None
+    if found is None:
+        return None
+    separator = found.group("sep")
+    if found.group("pad").strip(" " + separator):
+        return None  # text after it: a header whose first column is named so
+    return separator
 
 
 def read_csv(source: RowSource) -> Iterator[Row]:
@@ -91,6 +103,11 @@ def read_csv(source: RowSource) -> Iterator[Row]:
                     f"the file looks like {_ORDER_WORDS[order]} UTF-16 text without a BOM: "
                     f"say so in forEach: `encoding: {order}`"
                 )
+            if sample.startswith(b"PK\x03\x04") and b"xl/" in sample:
+                hint = (
+                    "it is an Excel workbook (.xlsx) named .csv: rename it to .xlsx (and "
+                    "forEach.file with it)"
+                )
             told = _bom_order(sample)
             if told is not None:
                 hint = (
@@ -98,11 +115,24 @@ def read_csv(source: RowSource) -> Iterator[Row]:
                     "`encoding` out of forEach (the BOM tells it), or write `encoding: utf-16`"
                 )
             raise SheetError(f"{file} is not a text file", file=file, hint=hint)
+        if _HTML_START.match(sample):
+            raise SheetError(
+                f"{file} is an HTML page, not CSV: a web page saved under the export's name "
+                "(a login or error page a download returned, or a table some systems export "
+                "for Excel)",
+                file=file,
+                hint="open it to see what it says; download or export the data again as CSV "
+                "(or open the table in Excel and save it as .xlsx)",
+            )
         raw.seek(0)
         yield from _decoded_rows(raw, source, file, encoding, sample)
 
 
 _ORDER_WORDS = {"utf-16-le": "little-endian", "utf-16-be": "big-endian"}
+_HTML_START = re.compile(
+    rb"(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html[\s>]|table[\s>]|head[\s>])", re.I
+)
+"""The start of an HTML page (a CSV file holds no ``<html>`` as its first text)."""
 
 
 def _bom_order(sample: bytes) -> str | None:
@@ -229,7 +259,7 @@ def _decoded_rows(
             message = (
                 f"{file}, line {line:,}: {what} not valid {encoding} (byte {at:,} of the file)"
             )
-        hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+        hint = _other_encoding_hint(encoding)
         if encoding.startswith("utf-8") and source.encoding is None:
             hint = (
                 "the file is UTF-8 elsewhere: that line was written in another encoding (a "
@@ -239,7 +269,7 @@ def _decoded_rows(
             )
         raise SheetError(message, file=file, hint=hint) from exc
     except UnicodeError as exc:  # a codec's own error (punycode, a BOM missing), no position
-        hint = "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+        hint = _other_encoding_hint(encoding)
         if "BOM" in str(exc):
             order = utf16_without_bom(sample)
             hint = (
@@ -256,9 +286,27 @@ def _decoded_rows(
         raise SheetError(f"unknown encoding {encoding!r} for {file}", file=file) from exc
 
 
+def _other_encoding_hint(encoding: str) -> str:
+    """The hint for a file that is not ``encoding``: an example of another to state (it
+    named ``cp1252`` when Windows-1252 was the encoding the file is not)."""
+    try:
+        windows = codecs.lookup(encoding).name == "cp1252"
+    except LookupError:
+        windows = False
+    if windows:
+        return (
+            "the file is not Windows-1252: say its encoding in forEach, e.g. `encoding: "
+            'cp850` (Excel\'s "CSV (MS-DOS)" export), `encoding: mac_roman` (Excel for '
+            'Mac\'s "CSV (Macintosh)") or `encoding: cp1250` (Central European Windows)'
+        )
+    return "say the file's encoding in forEach, e.g. `encoding: cp1252`"
+
+
 def detect_encoding(sample: bytes) -> str:
     """UTF-16 or UTF-32 by their BOM (Excel's "Unicode Text" export is UTF-16 with one),
-    UTF-8 (BOM or not) when the sample decodes as UTF-8, else Windows-1252."""
+    UTF-8 (BOM or not) when the sample decodes as UTF-8, else Windows-1252; Mac Roman when
+    the lines end in a carriage return alone, as Excel for Mac's "CSV (Macintosh)" export
+    writes them (read as Windows-1252, its Köln and Müller were sent as Kšln and MŸller)."""
     if sample.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
     for bom, encoding in _BOMS:
@@ -270,7 +318,9 @@ def detect_encoding(sample: bytes) -> str:
         # UTF-8 text with a line of another encoding pasted in: read as Windows-1252, every
         # other line's accents would become two characters each (Müller -> MÃ¼ller), with
         # no word said. Read as UTF-8, the file is refused at that line instead.
-        return "utf-8" if _mostly_utf8(sample) else "cp1252"
+        if _mostly_utf8(sample):
+            return "utf-8"
+        return "mac_roman" if b"\r" in sample and b"\n" not in sample else "cp1252"
     return "utf-8"
 
 
@@ -502,6 +552,9 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             taken.clear()
             if len(record) > MAX_COLUMNS:
                 raise too_many_columns(file, number, len(record))
+            written = record
+            if len(read) > 1:  # a quoted cell holds a line break: written as \n
+                record = [_one_line_end(value) for value in record]
             values = [value if value.strip() else None for value in record]
             if header is None:
                 if number < source.header_row:
@@ -515,13 +568,18 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             rows_read += 1
             if rows_read > source.limits.rows:
                 raise too_many_rows(file, source.limits, number)
-            places = record_places(first, read, record, delimiter)
+            places = record_places(first, read, written, delimiter)
             cells = {
                 name: values[column - 1] if column <= len(values) else None
                 for name, column in zip(header.names, header.columns, strict=True)
             }
+            if any('="' in text for text in read):
+                _formula_texts(cells)
+            if any('\\"' in text for text in read):
+                _mark_backslash_quotes(cells, header, number)
             if any("#" in text or "Err:" in text for text in read):
                 _mark_error_texts(cells, header, number)
+            _mark_date_texts(cells, header, number)
             yield Row(
                 number,
                 pool.share(cells),
@@ -551,6 +609,13 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             hint=f"a cell this long is most often a quote that is never closed: check the "
             f"quotes from line {line:,} on",
         ) from exc
+    if header is None and number == 0:
+        raise SheetError(
+            f"{file} is empty: it holds no text",
+            file=file,
+            hint="check that this is the right file, and export the sheet again (a copy or a "
+            "download may have been cut short)",
+        )
     if header is None:
         raise SheetError(
             f"{file} has no row {source.header_row} to take the header from",
@@ -581,6 +646,199 @@ def _mark_error_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
             shown=shown,
             text=value,
         )
+
+
+_TEXT_FORMULA = re.compile(r'\s*="((?:[^"]|"")*)"\s*')
+"""A cell written ``="05067"``: the formula of a text, which ERP exports write so that
+Excel keeps a code's leading zeros (and shows ``05067``)."""
+
+
+def _formula_texts(cells: dict[str, Cell]) -> None:
+    """Replace in ``cells`` each ``="05067"`` by the text it shows, ``05067``, as Excel
+    opening the file does (and the XLSX it saves holds): it was sent as ``="05067"``."""
+    for name, value in cells.items():
+        if value.__class__ is str and "=" in value:
+            found = _TEXT_FORMULA.fullmatch(value)
+            if found is not None:
+                text = found.group(1).replace('""', '"')
+                cells[name] = text if text.strip() else None
+
+
+def _mark_backslash_quotes(cells: dict[str, Cell], header: Header, row: int) -> None:
+    """Replace in ``cells`` each text read from a quoted cell whose quotes were escaped with
+    a backslash (``"Müller \\"Stahl\\" GmbH"``, as database and some ERP exports write
+    them) by a :class:`BadCell`: CSV doubles a quote inside a quoted cell, so the first
+    escaped quote closed the cell and the rest was read into it garbled (``Müller
+    \\Stahl\\" GmbH"``), sent as such."""
+    for name, column in zip(header.names, header.columns, strict=True):
+        value = cells[name]
+        if value.__class__ is not str or (
+            '\\"' not in value and not ("\\" in value and value.endswith('"'))
+        ):
+            continue
+        cells[name] = BadCell(
+            column,
+            f"cell {column_letter(column)}{row} holds '{value}': the file escapes a quote "
+            'inside a quoted cell with a backslash (\\"), where CSV doubles it (""), so the '
+            "cell does not read as written",
+            'export the file again with quotes doubled inside quoted cells (""), as '
+            "spreadsheet programs write CSV, or correct the cell",
+            rule="row.cell-type",
+            shown=value,
+        )
+
+
+def _one_line_end(value: str) -> str:
+    """``value`` with each line break inside it written ``\n``, as a workbook cell holds it
+    (and a YAML text): a quoted cell's CRLF (a file whose line ends git or an editor made
+    CRLF on Windows, inside cells too) or CR (Excel for Mac's CSV) was sent as written, so
+    the same export gave another text, and another request, on another computer."""
+    return value.replace("\r\n", "\n").replace("\r", "\n") if "\r" in value else value
+
+
+def _mark_date_texts(cells: dict[str, Cell], header: Header, row: int) -> None:
+    """Replace in ``cells`` each text that is a date as a spreadsheet program writes it in
+    a CSV export, in its locale's format (``3/4/2026``, ``04.03.2026``, ``4-3-2026``,
+    ``2026-03-04 00:00:00``), by a :class:`BadCell`: the same date is ``2026-03-04`` in
+    the XLSX export, and another locale's export writes it otherwise (``3/4/2026`` is 3
+    April or March 4), so the documents would differ by the computer that saved the file;
+    most often text typed into the sheet (``3-4``, a date written 2026-03-04) that Excel
+    turned into a date and exported in its own format. An ISO 8601 date stays text.
+
+    So is each whole number written as a spreadsheet's CSV export writes one too long for
+    its column (``2.6E+17``, ``1E+20``): the digits after the first few are lost (an MRN
+    or a reference typed as a number), as the XLSX cell of 16 digits or more is an error."""
+    for name, column in zip(header.names, header.columns, strict=True):
+        value = cells[name]
+        if value.__class__ is not str or not 4 <= len(value) <= 32 or not value[:1].isdigit():
+            continue
+        if "E+" in value or "e+" in value:
+            _mark_scientific(cells, name, column, row)
+            continue
+        if len(value) > 15 and _ZEROED.fullmatch(value):
+            _mark_zeroed(cells, name, column, row)
+            continue
+        meant = _locale_date(value.strip())
+        if meant is None:
+            continue
+        at = f"{column_letter(column)}{row}"
+        cells[name] = BadCell(
+            column,
+            f"cell {at} holds {value.strip()!r}, a date as a spreadsheet program writes it in a "
+            f"CSV export in its locale's format ({meant[0]}), not as the XLSX export gives it",
+            f"write dates as YYYY-MM-DD ({meant[1]}): in the spreadsheet, format the column "
+            "as yyyy-mm-dd (or as Text, and type the values again, if they were not meant as "
+            "dates) and export again; if this text is meant as written, declare the column "
+            f"text in forEach (columns: {{{_yaml_key(name)}: text}})",
+            rule="row.cell-type",
+            shown=value.strip(),
+            text=value,
+        )
+
+
+_SCIENTIFIC = re.compile(r"[0-9](?:[.,][0-9]{1,14})?[Ee]\+(?P<exponent>[0-9]{2,3})")
+"""A number as Excel's General format writes one of 12 digits or more in a CSV export."""
+
+
+_ZEROED = re.compile(r"[1-9][0-9]{14}0+")
+"""A whole number of 16 digits or more whose digits after the 15th are zeros: as a
+spreadsheet, which keeps 15 digits of a number, exports a longer one typed into a cell."""
+
+
+def _mark_zeroed(cells: dict[str, Cell], name: str, column: int, row: int) -> None:
+    value = cells[name]
+    assert isinstance(value, str)
+    at = f"{column_letter(column)}{row}"
+    cells[name] = BadCell(
+        column,
+        f"cell {at} holds {value!r}, a whole number of {len(value)} digits whose digits after "
+        "the 15th are zeros, as a spreadsheet program exports a longer number typed into a "
+        "cell: it keeps 15 digits of a number (a reference, an MRN or a code typed as a "
+        "number lost its last digits)",
+        "in the spreadsheet, format the column as Text and type the values again (or put an "
+        "apostrophe before each), then export again; if this number is meant as written, "
+        f"declare the column text in forEach (columns: {{{_yaml_key(name)}: text}})",
+        rule="row.cell-type",
+        shown=value,
+        text=value,
+    )
+
+
+def _mark_scientific(cells: dict[str, Cell], name: str, column: int, row: int) -> None:
+    value = cells[name]
+    assert isinstance(value, str)
+    found = _SCIENTIFIC.fullmatch(value.strip())
+    if found is None or int(found["exponent"]) < 11:
+        return  # fewer than 12 digits: Excel writes them out
+    at = f"{column_letter(column)}{row}"
+    cells[name] = BadCell(
+        column,
+        f"cell {at} holds {value.strip()!r}, a number as a spreadsheet program writes one of "
+        f"{int(found['exponent']) + 1} digits in a CSV export: only its first digits are kept "
+        "(a reference, an MRN or a code typed as a number)",
+        "in the spreadsheet, format the column as Text and type the values again (or put an "
+        "apostrophe before each), then export again; if this text is meant as written, "
+        f"declare the column text in forEach (columns: {{{_yaml_key(name)}: text}})",
+        rule="row.cell-type",
+        shown=value.strip(),
+        text=value,
+    )
+
+
+_DAY_FIRST_OR_MONTH_FIRST = re.compile(
+    r"(?P<a>[0-9]{1,2})(?P<sep>[./-])(?P<b>[0-9]{1,2})(?P=sep)(?P<year>[0-9]{4}|[0-9]{2})"
+    r"(?P<time>[ T][0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?(?: ?[AaPp][Mm])?)?"
+)
+_YEAR_FIRST = re.compile(
+    r"(?P<year>[0-9]{4})(?P<sep>[./-])(?P<a>[0-9]{1,2})(?P=sep)(?P<b>[0-9]{1,2})"
+    r"(?P<time> [0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?)?"
+)
+_MONTHS = (
+    *("January", "February", "March", "April", "May", "June", "July", "August"),
+    *("September", "October", "November", "December"),
+)
+
+
+def _locale_date(text: str) -> tuple[str, str] | None:
+    """The date(s) ``text`` names as a locale's export writes one (``4 March 2026``, or
+    ``3 April 2026 or March 4, 2026`` when the locale decides), and its ISO 8601 form(s);
+    None when it is no such date (an ISO 8601 date, a code)."""
+    found = _YEAR_FIRST.fullmatch(text)
+    if found is not None:
+        if found["sep"] == "-" and found["time"] is None:
+            return None  # ISO 8601: as the XLSX export gives a date
+        year, readings = int(found["year"]), [(int(found["b"]), int(found["a"]))]
+    else:
+        found = _DAY_FIRST_OR_MONTH_FIRST.fullmatch(text)
+        if found is None:
+            return None
+        digits = found["year"]
+        if len(digits) == 2 and found["sep"] == "-":
+            return None  # 12-05-26: a code as often as a date
+        year = (
+            int(digits) if len(digits) == 4 else int(digits) + (2000 if int(digits) < 30 else 1900)
+        )
+        a, b = int(found["a"]), int(found["b"])
+        # A point or a dash: day first (German, Dutch); a slash: either (US, UK).
+        readings = [(a, b)] if found["sep"] != "/" else [(a, b), (b, a)]
+    valid = []
+    for day, month in readings:
+        if 1 <= month <= 12 and 1 <= day <= 31 and (day, month) not in valid:
+            valid.append((day, month))
+    if not valid:
+        return None
+    words = [f"{day} {_MONTHS[month - 1]} {year}" for day, month in valid]
+    iso = [f"{year:04d}-{month:02d}-{day:02d}" for day, month in valid]
+    if len(valid) == 2:
+        day, month = valid[1]
+        words[1] = f"{_MONTHS[month - 1]} {day}, {year}"
+        return f"{words[0]} or {words[1]}, as the locale read it", " or ".join(iso)
+    if found["time"] is not None:
+        return (
+            f"{words[0]}, {found['time'].strip()}",
+            f"{iso[0]}, or {iso[0]}T{found['time'].strip()} with its time",
+        )
+    return words[0], iso[0]
 
 
 EXPORTED_ERRORS = frozenset(

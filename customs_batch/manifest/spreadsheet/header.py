@@ -43,14 +43,25 @@ def build_header(
         name = _text(value).strip()
         if name in seen and column in ranges:
             letter, address = column_letter(column), ranges[column]
+            hint = (
+                f"unmerge the cells {address} and give each of their columns a name of its own "
+                f"in row {row}"
+            )
+            if _one_value(raw):
+                # A title merged across the columns above the header (its only value): the
+                # header is further down, not to be made by unmerging the title.
+                hint = (
+                    f"if row {row} is a title above the column names, say which row holds them "
+                    f"with `header:` in forEach (`header: {row + 1}` when they are right below "
+                    f"it); else {hint}"
+                )
             raise SheetError(
                 f"header {name!r} appears in columns {column_letter(seen[name])} and {letter} "
                 f"of row {row}: {letter}{row} is empty, inside the merged cells {address}, "
                 "whose name each of their columns takes",
                 file=file,
                 row=row,
-                hint=f"unmerge the cells {address} and give each of their columns a name of "
-                f"its own in row {row}",
+                hint=hint,
             )
         if name in seen:
             raise SheetError(
@@ -172,6 +183,12 @@ def _no_name(column: int, row: int, value: Cell, where: str, rule: str) -> BadCe
         "name the column in the header row, or clear the cell",
         rule,
     )
+
+
+def _one_value(raw: Sequence[Cell]) -> bool:
+    """Whether the row holds one value only (a title)."""
+    filled = [v for v in raw if v is not None and not (isinstance(v, str) and not v.strip())]
+    return len(filled) == 1
 
 
 def _text(value: Cell) -> str:

@@ -72,6 +72,55 @@ def read_xlsx(source: RowSource) -> Iterator[Row]:
     yield from _read(source, source.path, file, errors)
 
 
+_ZIP = b"PK\x03\x04"
+_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+"""The first bytes of a zip (.xlsx, .ods) and of an Excel 97-2003 workbook (.xls)."""
+
+
+def _what_it_is(path: Path) -> tuple[str, str] | None:
+    """What the file the reader refused is (message, hint) when its first bytes tell it
+    is no workbook of its suffix: empty, text (a CSV export named .xlsx), an HTML page (what
+    many ERP systems save as .xls), a workbook of another type than its suffix says; None:
+    they do not tell (a damaged workbook, said as the reader says it)."""
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(4096)
+    except OSError:
+        return None
+    suffix = path.suffix.lower()
+    if not start:
+        return (
+            "the file is empty (0 bytes), not a workbook",
+            "export the sheet again (a copy or a download may have been cut short)",
+        )
+    if start.startswith(_OLE) and suffix != ".xls":
+        return (
+            f"it is an Excel 97-2003 workbook (.xls), not the {suffix} its name says",
+            "rename it to .xls (and forEach.file with it), or save it from Excel as .xlsx",
+        )
+    if start.startswith(_ZIP) and suffix in (".xls", ".xlsb", ".ods") and b"xl/" in start:
+        return (
+            f"it is an Excel workbook (.xlsx), not the {suffix} its name says",
+            "rename it to .xlsx (and forEach.file with it)",
+        )
+    if start.startswith((_ZIP, _OLE)):
+        return None
+    head = start.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"<") and (b"<html" in start.lower() or b"<table" in start.lower()):
+        return (
+            f"it is an HTML page (a web table) named {suffix}, not a workbook: many systems "
+            "export one so that Excel opens it",
+            "open it in Excel or LibreOffice and save it as .xlsx, or export the data as CSV",
+        )
+    if b"\x00" not in start or start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return (
+            f"it holds text, not a workbook: a CSV (or tab-separated) export named {suffix}",
+            "rename it to .csv (and forEach.file with it): a CSV file is read by its .csv "
+            "name, or save it from the spreadsheet program as .xlsx",
+        )
+    return None
+
+
 def _read(
     source: RowSource, workbook_at: Path | io.BytesIO, file: str, errors: CellScan | None
 ) -> Iterator[Row]:
@@ -84,6 +133,9 @@ def _read(
             else python_calamine.CalamineWorkbook.from_filelike(workbook_at)
         )
     except Exception as exc:  # calamine raises several of its own types for a bad file
+        what = _what_it_is(source.path) if isinstance(workbook_at, Path) else None
+        if what is not None:
+            raise SheetError(f"cannot read {file}: {what[0]}", file=file, hint=what[1]) from exc
         raise SheetError(
             f"cannot read {file} as an XLSX workbook ({exc})",
             file=file,
@@ -236,6 +288,15 @@ def _sheet_rows(
             raise too_many_rows(file, source.limits, number)
         hidden = errors is not None and errors.row_hidden(number)
         yield Row(number, pool.share(row), header, sheet_name, problem, hidden=hidden)
+    if header is None and not above:
+        # No cell holds a value: said as "no row 1 to take the header from", with the hint
+        # to check `header:`, which no value of it mends.
+        raise SheetError(
+            f"sheet {sheet_name!r} of {file} is empty: none of its cells holds a value",
+            file=file,
+            hint="check that this is the right file; name the sheet that holds the rows with "
+            "`sheet:` in forEach (without it, the first visible sheet is read)",
+        )
     if header is None:
         raise SheetError(
             f"sheet {sheet_name!r} of {file} has no row {source.header_row} to take the "
@@ -490,6 +551,13 @@ def _merged_address(merged: list[tuple[int, int, int, int]], row: int, column: i
     return None
 
 
+def _duration_text(value: dt.timedelta) -> str:
+    """``36:30:00``, as a duration format of hours shows it (``-1:00:00`` before zero)."""
+    seconds = round(value.total_seconds())
+    sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
+    return f"{sign}{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
 def _cell(value: Any) -> Cell:
     """Cell values as the documents see them: integral numbers as integers, dates in ISO 8601,
     empty cells and cells of only spaces as None (as a CSV export's are), text exactly as
@@ -509,7 +577,10 @@ def _cell(value: Any) -> Cell:
     if isinstance(value, dt.date | dt.time):
         return DateText(value.isoformat())
     if isinstance(value, dt.timedelta):
-        return value.total_seconds()
+        # A cell of a duration format ([h]:mm), as Excel makes of 36:30 typed into it: a
+        # time, which no field takes (it was sent as its seconds, 131400.0, a number
+        # nobody typed, and that the sheet neither shows nor holds).
+        return DateText(_duration_text(value))
     if isinstance(value, int | str):
         return value
     return str(value)

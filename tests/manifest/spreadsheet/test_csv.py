@@ -20,6 +20,9 @@ from customs_batch.manifest.spreadsheet.csvfile import detect_delimiter
         ("hawb;packages;note\r\nhawb_a1;10;Café 5€\r\n".encode(), "utf-8"),
         ("hawb;packages;note\r\nhawb_a1;10;Café 5€\r\n".encode("cp1252"), "cp1252"),
         ("hawb\tpackages\tnote\nhawb_a1\t10\tCafé 5€\n".encode(), "tabs"),
+        # Excel for Mac's "CSV (Macintosh)": lines ended by CR alone, in Mac Roman (read as
+        # Windows-1252, Café 5€ was CafŽ 5Û)
+        ("hawb;packages;note\rhawb_a1;10;Café 5€\r".encode("mac_roman"), "mac"),
         ('hawb,packages,note\nhawb_a1,10,"Café 5€"\n'.encode(), "commas"),
     ],
 )
@@ -38,7 +41,7 @@ def test_quoted_newlines_blank_rows_and_row_numbers(tmp_path: Path) -> None:
     path.write_bytes(b'ref;note;qty\r\nR-1;"two\r\nlines";1\r\n;;\r\n\r\nR-2;"say ""hi""";0150\r\n')
     rows = list(read_rows(RowSource(path)))
     assert [(r.number, r.values["ref"]) for r in rows] == [(2, "R-1"), (5, "R-2")]
-    assert rows[0].values["note"] == "two\r\nlines"
+    assert rows[0].values["note"] == "two\nlines"  # as a workbook cell holds it
     assert rows[1].values == {"ref": "R-2", "note": 'say "hi"', "qty": "0150"}
 
 
@@ -63,7 +66,7 @@ def test_binary_and_missing_files_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(SheetError, match="does not exist"):
         list(read_rows(RowSource(tmp_path / "none.csv")))
     (tmp_path / "e.csv").write_bytes(b"")
-    with pytest.raises(SheetError, match="no row 1"):
+    with pytest.raises(SheetError, match="is empty: it holds no text"):
         list(read_rows(RowSource(tmp_path / "e.csv")))
 
 
@@ -178,6 +181,13 @@ def test_a_binary_file_is_refused_even_with_an_encoding(tmp_path: Path) -> None:
         b"sep=;\r\nRef;Code\r\na1;G1\r\n",
         "sep=;\nRef;Code\na1;G1\n".encode("utf-8-sig"),
         b"sep=|\nRef|Code\na1|G1\n",
+        # Excel reads the line in any case; a program writing it as a row quotes it (it
+        # holds the delimiter) or pads it to the header's width; a space may trail it.
+        b"SEP=;\r\nRef;Code\r\na1;G1\r\n",
+        b'"sep=;"\r\nRef;Code\r\na1;G1\r\n',
+        b'"sep=,",\nRef,Code\na1,G1\n',
+        b"sep=;;\r\nRef;Code\r\na1;G1\r\n",
+        b"Sep=; \nRef;Code\na1;G1\n",
     ],
 )
 def test_an_excel_sep_line_names_the_delimiter_and_is_not_a_row(tmp_path: Path, raw: bytes) -> None:
@@ -188,6 +198,13 @@ def test_an_excel_sep_line_names_the_delimiter_and_is_not_a_row(tmp_path: Path, 
     (row,) = read_rows(RowSource(path))
     assert (row.number, row.values) == (2, {"Ref": "a1", "Code": "G1"})
     assert row.places is not None and row.places.line == 3  # the file's own line
+
+
+def test_a_header_whose_first_column_is_named_sep_is_a_header(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"sep=;Code\r\na1;G1\r\n")
+    (row,) = read_rows(RowSource(path))
+    assert (row.number, row.values) == (2, {"sep=": "a1", "Code": "G1"})
 
 
 def test_lines_after_an_excel_sep_line_are_named_by_the_files_line(tmp_path: Path) -> None:
@@ -203,12 +220,24 @@ def test_the_annotated_copy_of_a_csv_leaves_its_sep_line_out(tmp_path: Path) -> 
     from customs_batch.manifest.spreadsheet.copy import open_copy
 
     path = tmp_path / "m.csv"
-    path.write_bytes(b"sep=;\r\nRef;Code\r\na1;G1\r\n")
+    path.write_bytes(b'"SEP=;";\r\nRef;Code\r\na1;G1\r\n')
     sheet = open_copy(path, "m")["m"]
     assert [list(row) for row in sheet.iter_rows(values_only=True)] == [
         ["Ref", "Code"],
         ["a1", "G1"],
     ]
+
+
+def test_the_annotated_copy_leaves_out_a_sep_line_padded_to_a_wide_header(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.csv"
+    names = ";".join(f"c{n}" for n in range(100))
+    path.write_text(f"sep={';' * 100}\n{names}\n" + "x;" * 99 + "x\n")
+    (row,) = read_rows(RowSource(path))
+    assert row.number == 2 and row.values["c99"] == "x"
+    sheet = open_copy(path, "m")["m"]
+    assert [row[0] for row in sheet.iter_rows(values_only=True)] == ["c0", "x"]
 
 
 def test_a_stray_nul_byte_is_an_error_at_its_cell_not_a_binary_file(tmp_path: Path) -> None:
@@ -297,7 +326,7 @@ def test_blank_lines_keep_every_row_and_line_number(
     rows = list(read_rows(RowSource(path, header_row=3)))
     assert [(r.number, r.values["ref"], r.values["note"]) for r in rows] == [
         (7, "R-1", "x"),
-        (11, "R-2", "a\n\n\r\nb"),
+        (11, "R-2", "a\n\n\nb"),  # each line break \n, as a workbook cell holds it
         (15, "R-3", 'q"'),  # a row of three lines above counts once
     ]
     assert [r.places.line for r in rows if r.places is not None] == [7, 11, 18]
@@ -324,3 +353,76 @@ def test_blank_lines_do_not_each_go_through_the_csv_reader(
     rows = list(read_rows(RowSource(path)))
     assert [(r.number, r.values["ref"]) for r in rows] == [(100_002, "R-1")]
     assert len(given) < 10
+
+
+def test_the_annotated_copy_of_a_csv_macintosh_export_keeps_its_accents(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes("Ref;Note\rR-1;Müller 5€\r".encode("mac_roman"))
+    sheet = open_copy(path, "m")["m"]
+    assert [list(row) for row in sheet.iter_rows(values_only=True)][1] == ["R-1", "Müller 5€"]
+
+
+@pytest.mark.parametrize("stated", [None, "cp1252"])
+def test_a_file_windows_1252_cannot_read_names_another_encoding_to_state(
+    tmp_path: Path, stated: str | None
+) -> None:
+    # Byte 81 is no Windows-1252 character: the hint said to state `encoding: cp1252`, the
+    # very encoding the file had just failed in.
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"Ref;Note\r\nR-1;caf\xe9\r\nR-2;\x81\r\n")
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path, encoding=stated)))
+    assert caught.value.message.endswith(
+        "line 3: the byte 81 is not valid cp1252 (byte 24 of the file)"
+    )
+    assert "`encoding: cp1252`" not in (caught.value.hint or "")
+    assert "`encoding: mac_roman`" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf"])
+def test_an_empty_csv_file_is_said_to_be_empty(tmp_path: Path, content: bytes) -> None:
+    # It said "has no row 1 to take the header from" (check `header:`), for a 0-byte file.
+    path = tmp_path / "m.csv"
+    path.write_bytes(content)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message == f"{path} is empty: it holds no text"
+    path.write_bytes(b"Ref;Code\r\n")
+    with pytest.raises(SheetError, match="has no row 3 to take the header from"):
+        list(read_rows(RowSource(path, header_row=3)))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body></body></html>\n",
+        b"\xef\xbb\xbf <html><body><table><tr><td>Ref</td></tr><tr><td>a1</td></tr></table>",
+        b"<table>\r\n<tr><td>Ref</td></tr>\r\n</table>\r\n",
+    ],
+)
+def test_an_html_page_named_csv_is_an_error_not_a_file_without_rows(
+    tmp_path: Path, content: bytes
+) -> None:
+    # A login page a download returned under the export's name read as a CSV of one column
+    # named '<!DOCTYPE html>' and no data row: a warning, exit 0, nothing sent, no word why.
+    path = tmp_path / "m.csv"
+    path.write_bytes(content)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message.startswith(f"{path} is an HTML page, not CSV")
+
+
+def test_a_workbook_named_csv_says_to_rename_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    book = openpyxl.Workbook()
+    book.save(path)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert (caught.value.hint or "").startswith("it is an Excel workbook (.xlsx) named .csv")
+
+
+def test_text_that_starts_with_a_bracket_is_csv(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"<Ref>;Code\r\na1;G1\r\n")
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {"<Ref>": "a1", "Code": "G1"}

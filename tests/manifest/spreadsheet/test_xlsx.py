@@ -126,6 +126,30 @@ def test_a_header_merged_across_columns_is_named_as_merged(tmp_path: Path) -> No
     )
 
 
+def test_a_title_merged_above_the_header_names_the_header_row(tmp_path: Path) -> None:
+    # A title merged across the columns above the header, the usual export layout, read as
+    # the header with `header:` left at 1: the hint said to unmerge the title and give each
+    # column a name in row 1, when the names are in row 2 and `header: 2` reads them.
+    path = tmp_path / "h.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["RTO movements, export of 2026-03-02"])
+    sheet.merge_cells("A1:C1")
+    sheet.append(["Ref", "Weight", "Hawb"])
+    sheet.append(["a1", 1.5, "hawb_a1"])
+    book.save(path)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.hint == (
+        "if row 1 is a title above the column names, say which row holds them with `header:` "
+        "in forEach (`header: 2` when they are right below it); else unmerge the cells A1:C1 "
+        "and give each of their columns a name of its own in row 1"
+    )
+    (row,) = read_rows(RowSource(path, header_row=2))
+    assert row.values == {"Ref": "a1", "Weight": 1.5, "Hawb": "hawb_a1"}
+
+
 def test_trailing_empty_rows_and_columns_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "t.xlsx"
     book = openpyxl.Workbook()
@@ -150,6 +174,62 @@ def test_a_file_that_is_not_a_workbook_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(SheetError, match=r"cannot read .* as an XLSX workbook"):
         list(read_rows(RowSource(path)))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said", "hint"),
+    [
+        ("m.xlsx", b"", "the file is empty (0 bytes), not a workbook", "export the sheet again"),
+        (
+            "m.xlsx",
+            b"sep=;\r\nRef;Code\r\na1;G1\r\n",
+            "it holds text, not a workbook: a CSV (or tab-separated) export named .xlsx",
+            "rename it to .csv",
+        ),
+        (
+            "m.xls",
+            "\ufeffRef\tCode\r\na1\tG1\r\n".encode("utf-16-le"),
+            "it holds text, not a workbook: a CSV (or tab-separated) export named .xls",
+            "rename it to .csv",
+        ),
+        (
+            "m.xls",
+            b"<html><body><table><tr><td>Ref</td></tr></table></body></html>",
+            "it is an HTML page (a web table) named .xls, not a workbook: many systems export "
+            "one so that Excel opens it",
+            "save it as .xlsx",
+        ),
+        (
+            "m.xlsx",
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600),
+            "it is an Excel 97-2003 workbook (.xls), not the .xlsx its name says",
+            "rename it to .xls",
+        ),
+    ],
+)
+def test_a_file_named_as_a_workbook_says_what_it_is(
+    tmp_path: Path, name: str, content: bytes, said: str, hint: str
+) -> None:
+    # The reader's words were said: "cannot read m.xlsx as an XLSX workbook (invalid Zip
+    # archive: Could not find EOCD)" for an empty file or a CSV export renamed, and "(Cfb
+    # error: Invalid OLE (signature \x3c\x68... invalid, not an office document?))" for
+    # the HTML page an ERP system saves as .xls, with no word of what to do.
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.message == f"cannot read {path}: {said}"
+    assert hint in (raised.value.hint or "")
+
+
+def test_an_xlsx_workbook_named_xls_says_to_rename_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.xls"
+    _book(path).save(path)
+    with pytest.raises(SheetError) as raised:
+        list(read_rows(RowSource(path)))
+    assert raised.value.message.endswith(
+        "it is an Excel workbook (.xlsx), not the .xls its name says"
+    )
 
 
 def test_a_cell_naming_a_shared_string_the_workbook_lacks_is_a_clear_error(
@@ -847,3 +927,38 @@ def test_a_damaged_member_of_the_zip_is_a_sheet_error_naming_the_file(
         else:
             workbook_cells(handle, "bad.xlsx", SheetLimits())
     assert "cannot read bad.xlsx as an XLSX workbook (the zip is damaged: " in str(raised.value)
+
+
+def test_an_empty_sheet_is_said_to_be_empty(tmp_path: Path) -> None:
+    # It said "has no row 1 to take the header from" (check `header:`) for a workbook saved
+    # with no value in it, where no `header:` mends anything.
+    path = tmp_path / "m.xlsx"
+    book = openpyxl.Workbook()
+    book.create_sheet("Data")
+    book.save(path)
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path, sheet="Data")))
+    assert (
+        caught.value.message == f"sheet 'Data' of {path} is empty: none of its cells holds a value"
+    )
+    assert "`sheet:`" in (caught.value.hint or "")
+
+
+def test_a_duration_cell_is_a_time_not_its_seconds(tmp_path: Path) -> None:
+    # 36:30 typed into a cell makes a duration ([h]:mm): it was read as its seconds,
+    # 131400.0, and sent so as a weight, a number nobody typed and the sheet neither shows
+    # nor holds. It is now a time, which a field refuses (row.cell-type at the cell), and
+    # its text as the sheet shows it in an expression.
+    path = tmp_path / "d.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["ref", "weight"])
+    sheet.append(["a1", dt.timedelta(hours=36, minutes=30)])
+    sheet["B2"].number_format = "[h]:mm"
+    sheet.append(["a2", dt.timedelta(seconds=-3600)])
+    sheet["B3"].number_format = "[h]:mm:ss"
+    book.save(path)
+    rows = list(read_rows(RowSource(path)))
+    assert [row.values["weight"] for row in rows] == ["36:30:00", "-1:00:00"]
+    assert all(row.values["weight"].kind == "a time" for row in rows)
