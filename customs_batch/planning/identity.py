@@ -34,6 +34,7 @@ from customs_batch.kinds.model import (
     normal_value,
 )
 from customs_batch.kinds.registry import model_of
+from customs_batch.kinds.retyped import retyped_fields, retyped_key
 from customs_batch.manifest.document import Document
 from customs_batch.manifest.text_pool import TextPool
 from customs_batch.planning.model import Operation
@@ -103,6 +104,9 @@ class Identities:
         refusal the new one gets unless the plan hands it those fields."""
         self._renamed_by: dict[str, str] = {}
         """By the record taken over, the document of this plan that took it (a rename)."""
+        self._retyped: dict[tuple[Kind, tuple[str, ...]], list[str]] | None = None
+        """By kind and :func:`retyped_key`, the records the manifests no longer name whose
+        identity holds a number (built on the first creation that needs them)."""
         self._read_batch(documents)
 
     def _read_batch(self, documents: Sequence[Document]) -> None:
@@ -429,7 +433,77 @@ class Identities:
             elsewhere = self._same_request_in_lane(model, address, spec, what, identity)
             if elsewhere is not None:
                 return elsewhere
+        retyped = self._retyped_twin(model, address, identity, what)
+        if retyped is not None:
+            return retyped, None
         return create, None
+
+    def _retyped_twin(
+        self, model: KindModel, address: Address, identity: Identity, what: str
+    ) -> Decision | None:
+        """A refusal when a record the manifests no longer name declares what this new
+        document declares but for numbers written another way (``12`` for ``0012``,
+        ``1.23457E+17`` for a long reference: a spreadsheet export that read the column as
+        numbers): created, the row's declaration would be sent a second time."""
+        key = retyped_key(identity)
+        if key is None or not self._named:
+            return None
+        index = self._retyped if self._retyped is not None else self._build_retyped()
+        for other in sorted(index.get((address.kind, key), ())):
+            if other == str(address) or other in self._taken or other in self._named:
+                continue
+            found = self._read(other)
+            fields = retyped_fields(identity, kept_identity(model, found))
+            if fields is None:
+                continue
+            ident = model.identifier(found)
+            held = f" ({ident} at the service)" if ident is not None else ""
+            said = ", ".join(f"{name} {new!r} where it has {old!r}" for name, new, old in fields)
+            if not self._whole:
+                return _refused(
+                    f"it declares what {other}{held} recorded ({what}) but for numbers written "
+                    f"another way ({said}), and the selection (-l, --target, --exclude) leaves "
+                    f"{other} out: plan without a selection to see whether it is that row "
+                    "re-typed by a spreadsheet export"
+                )
+            return _refused(
+                f"it declares what {other}{held} recorded ({what}), no longer in the "
+                f"manifests, but for numbers written another way: {said}. That is how a "
+                "spreadsheet program re-types a column it read as numbers (leading zeros "
+                "dropped, `.0` added, a long number shown as `1.23457E+17` or with its last "
+                "digits turned to zeros): the row's key was probably changed by the export, "
+                "and creating this document would send that declaration a second time. If it "
+                f"is {other}'s row, put the cells back as they were (format the column as "
+                "Text in the spreadsheet and type the values again, or export again from the "
+                "file that still holds them): plan then finds the record as it was. If it is "
+                f"really another declaration, `customs-batch state rm {other}` first (its "
+                "object stays at the service, no longer managed here), then plan again"
+            )
+        return None
+
+    def _build_retyped(self) -> dict[tuple[Kind, tuple[str, ...]], list[str]]:
+        """The records :meth:`_retyped_twin` compares with: applied (or of unknown outcome),
+        named by no document of the batch, their identity holding a number."""
+        index: dict[tuple[Kind, tuple[str, ...]], list[str]] = {}
+        for address in self._state.resources:
+            if address in self._named:
+                continue
+            parsed = Address.parse(address)
+            if parsed is None:
+                continue
+            model = model_of(parsed.kind)
+            if model.identity is None:
+                continue
+            record = self._read(address)
+            if record.never_created or not (
+                record.status is RecordStatus.APPLIED or record.status.outcome_unknown
+            ):
+                continue
+            key = retyped_key(kept_identity(model, record))
+            if key is not None:
+                index.setdefault((parsed.kind, key), []).append(address)
+        self._retyped = index
+        return index
 
     def kept_attempt(
         self, address: Address, spec: Mapping[str, JSON], identity: Identity

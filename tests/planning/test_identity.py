@@ -1466,6 +1466,90 @@ def test_a_reference_written_in_another_unicode_form_or_with_spaces_is_one_decla
     assert renamed.requests == 0
 
 
+@pytest.mark.parametrize(
+    ("recorded", "exported"),
+    [
+        ("0012", "12"),  # leading zeros dropped
+        ("12", "12.0"),  # a whole number written as a decimal
+        ("12", "12,0"),  # the same in a German export
+        ("123456789012345678", "1.23457E+17"),  # a long reference in scientific notation
+        ("123456789012345678", "1,23457E+17"),
+        ("123456789012345678", "123456789012346000"),  # fifteen digits kept
+    ],
+)
+def test_a_key_a_spreadsheet_re_typed_as_a_number_is_refused_not_created_twice(
+    recorded: str, exported: str
+) -> None:
+    # A re-export that read the reference column as numbers renamed the rows' documents
+    # (named by the reference) and re-typed the key: plan showed `+ create` beside the
+    # orphaned record of the first export, and apply made a second declaration.
+    spec = {**DEPARTURE, "commercialReference": recorded}
+    state = _state(_applied(f"DepartureDeclaration/dep-{recorded}", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep-new", commercialReference=exported)], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-new")
+    assert change.action is Action.REFUSED
+    assert f"DepartureDeclaration/dep-{recorded} (7003 at the service)" in change.reason
+    assert f"commercialReference {exported!r} where it has {recorded!r}" in change.reason
+    assert "probably changed by the export" in change.reason
+    assert plan.requests == 0
+    # With a selection that leaves the record's document out, the same refusal's cause.
+    selected = plan_changes(
+        [_departure("dep-new", commercialReference=exported)], state, now=NOW, orphans=False
+    )
+    assert _only(selected, "DepartureDeclaration/dep-new").action is Action.REFUSED
+
+
+@pytest.mark.parametrize("exported", ["13", "0013", "1200", "1.23458E+17", "C-0012", "12a"])
+def test_another_number_than_the_recorded_key_is_a_new_declaration(exported: str) -> None:
+    # Only the same number written another way is taken for a re-typed key.
+    recorded = "123456789012345678" if "E" in exported else "0012"
+    spec = {**DEPARTURE, "commercialReference": recorded}
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep-new", commercialReference=exported)], state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep-new").action is Action.CREATE
+
+
+def test_a_re_typed_key_is_created_once_its_record_is_forgotten_or_still_named() -> None:
+    # The refusal's way out for a really new declaration (`state rm` of the orphan), and a
+    # record whose document is still in the manifests (two rows of the batch) is no twin.
+    spec = {**DEPARTURE, "commercialReference": "0012"}
+    record = _applied("DepartureDeclaration/dep", spec, declarationId=7003)
+    forgotten = replace(
+        record, status=RecordStatus.FORGOTTEN, forgotten_from=RecordStatus.APPLIED.value
+    )
+    plan = plan_changes(
+        [_departure("dep-new", commercialReference="12")], _state(forgotten), now=NOW
+    )
+    assert _only(plan, "DepartureDeclaration/dep-new").action is Action.CREATE
+    both = plan_changes(
+        [
+            _departure("dep", 0, commercialReference="0012"),
+            _departure("dep-new", 1, commercialReference="12"),
+        ],
+        _state(record),
+        now=NOW,
+    )
+    assert _only(both, "DepartureDeclaration/dep-new").action is Action.CREATE
+
+
+def test_a_commodity_code_re_typed_as_a_number_is_refused_too() -> None:
+    # A departure's goods are an identity of several codes: one re-typed among them.
+    items = [
+        {"commodityCode": "090121", "originCountry": "BR", "netPrice": 5},
+        {"commodityCode": "731815", "originCountry": "NL", "netPrice": 5},
+    ]
+    state = _state(
+        _applied(
+            "DepartureDeclaration/dep", {**DEPARTURE, "DeclarationItems": items}, declarationId=7
+        )
+    )
+    retyped = [{**items[0], "commodityCode": "90121"}, items[1]]
+    plan = plan_changes([_departure("dep-new", DeclarationItems=retyped)], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-new")
+    assert change.action is Action.REFUSED
+    assert "goods '731815/NL,90121/BR' where it has '090121/BR,731815/NL'" in change.reason
+
+
 def test_a_party_written_in_another_unicode_form_is_said_to_be_only_respelled() -> None:
     # A spreadsheet re-exported decomposed changes the texts inside a party and an item too:
     # the refusal listed those fields as other values, though nothing of them had changed.
