@@ -322,13 +322,27 @@ class Identities:
             other = others[0]
             ident = model.identifier(self._read(other))
             held = f" ({ident} at the service)" if ident is not None else ""
+            if other in self._named:
+                # Its document is in the manifests, refused the same way when the names went
+                # round (A to B, B to C, C to A): its own way out moves its record aside
+                # first, and a `state mv OTHER ADDR` after that would move another record.
+                way = (
+                    f"`customs-batch state mv {address} {self._aside(address)}`, and the "
+                    "same for each document refused so (each record moved aside to a name "
+                    "no document has), then plan again: it gives each record moved aside to "
+                    "the document that now declares it (moved, nothing sent)"
+                )
+            else:
+                way = (
+                    f"`customs-batch state mv {address} {self._aside(address)}`, then "
+                    f"`customs-batch state mv {other} {address}` (state mv moves only to a "
+                    "name the state does not hold)"
+                )
             return _refused(
                 f"it declares what {other}{held} recorded ({new_what}), not what its own "
                 f"record{own_held} declares ({mine_what}): sent as an update, that object "
                 f"would become the declaration {other} already is. {moved}. Put the names "
-                "back, or give each record to the name that now declares it: `customs-batch "
-                f"state mv {address} {self._aside(address)}`, then `customs-batch state mv "
-                f"{other} {address}` (state mv moves only to a name the state does not hold)"
+                f"back, or give each record to the name that now declares it: {way}"
             )
         if not self._whole:
             return _refused(

@@ -1019,11 +1019,43 @@ def test_two_documents_renamed_into_each_others_names_are_refused_not_updated() 
         assert change.action is Action.REFUSED, change
         assert f"TemplateGroup/{other} (1{other[-1]} at the service)" in change.reason
         assert (
-            f"`customs-batch state mv TemplateGroup/{me} TemplateGroup/{me}-previous`, then "
-            f"`customs-batch state mv TemplateGroup/{other} TemplateGroup/{me}`"
+            f"`customs-batch state mv TemplateGroup/{me} TemplateGroup/{me}-previous`, and "
+            "the same for each document refused so"
         ) in change.reason
     assert plan.requests == 0
     assert plan.blocked
+
+
+def test_names_rotated_among_three_documents_have_a_way_out_that_works_followed_literally() -> None:
+    """Found by an outside probe: group-0, group-1 and group-2 took each other's names in a
+    round (a sheet's rows named by row number, its last row moved first). Each refusal said
+    `state mv ADDR ADDR-previous`, then `state mv OTHER ADDR`: followed in the order shown,
+    a later step moved a record an earlier step had put in place, another failed (`not in
+    the state`), and a record was left at the wrong name. Now each says to move its record
+    aside, and the next plan moves every record to the document that declares it."""
+    state = _group_state("ROAD", "RAIL", "SEA")
+    rotated = _groups("SEA", "ROAD", "RAIL")
+    plan = plan_changes(rotated, state, now=NOW)
+    asides = {}
+    for n in range(3):
+        change = _only(plan, f"TemplateGroup/group-{n}")
+        assert change.action is Action.REFUSED, change
+        assert "then `customs-batch state mv TemplateGroup/group-" not in change.reason
+        asides[f"TemplateGroup/group-{n}"] = _way_out_aside(
+            change.reason, f"TemplateGroup/group-{n}"
+        )
+    assert plan.requests == 0
+    # `state mv` of each, as the refusals say.
+    followed = State(lineage="lin", serial=4)
+    for address, record in state.resources.items():
+        aside = asides[address]
+        followed.apply(aside, replace(record, address=aside))
+    again = plan_changes(rotated, followed, now=NOW)
+    for n, was in enumerate((2, 0, 1)):
+        change = _only(again, f"TemplateGroup/group-{n}")
+        assert change.action is Action.MOVED, change
+        assert f"TemplateGroup/group-{was}-previous (1{was} at the service)" in change.reason
+    assert again.requests == 0
 
 
 def _way_out_aside(reason: str, address: str) -> str:
