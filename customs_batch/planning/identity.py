@@ -359,9 +359,13 @@ class Identities:
         if declarer not in self._state.resources:
             way = f"`customs-batch state mv {address} {declarer}`"
         else:
+            # ``declarer`` declares what this record holds, not what its own record does: it
+            # is refused too, its way out moving its record aside (the names went round).
             way = (
-                f"`customs-batch state mv {declarer} {self._aside(declared)}`, then "
-                f"`customs-batch state mv {address} {declarer}`"
+                f"`customs-batch state mv {address} {self._aside(address)}`, and the same "
+                "for each document refused so (each record moved aside to a name no document "
+                "has), then plan again: it gives each record moved aside to the document that "
+                "now declares it (moved, nothing sent)"
             )
         return _refused(
             f"its record{own_held} declares {mine_what}, which {declarer} now declares, "
@@ -369,6 +373,19 @@ class Identities:
             f"stop being the declaration {declarer} asks for. {moved}. Put the names back, "
             f"or give each record to the name that now declares it: {way}. If this document "
             f"really changes to {new_what}, apply that change before adding {declarer}"
+        )
+
+    def _declares_another_record(
+        self, model: KindModel, other: str, theirs: Mapping[str, JSON]
+    ) -> bool:
+        """Whether the document ``other``, which no longer declares what its record holds,
+        declares what another record holds: refused so (``decide_identity_change``), its
+        way out moves its record aside."""
+        if model.identity is None:
+            return False
+        return any(
+            found != other and found not in self._taken and not self._read(found).never_created
+            for found in self._records_like(_parsed(other), tuple(model.identity(theirs)))
         )
 
     def _aside(self, address: Address) -> str:
@@ -689,6 +706,17 @@ class Identities:
                     and found.identity
                 ):
                     at = f" ({ident} at the service)" if ident is not None else ""
+                    if self._declares_another_record(model, other, theirs):
+                        # ``other`` is refused too, its way out moving its record aside: a
+                        # `state mv OTHER ADDR` after that would move another record here.
+                        way = (
+                            f"once {other}'s record is moved aside as its own refusal says "
+                            f"(`customs-batch state mv {other} "
+                            f"{self._aside(_parsed(other))}`), plan again: the "
+                            "record moved aside goes to this document (moved, nothing sent)"
+                        )
+                    else:
+                        way = f"`customs-batch state mv {other} {address}`"
                     return _refused(
                         f"it declares what {other}{at} recorded ({what}), and the document "
                         f"{other} now declares something else: the names of the documents "
@@ -696,8 +724,7 @@ class Identities:
                         "other's names, or a row inserted, removed or reordered in a sheet "
                         "whose documents are named by their row number?), and creating this "
                         "one would declare it twice. Put the names back, or give the record "
-                        f"to the name that now declares it: `customs-batch state mv {other} "
-                        f"{address}`"
+                        f"to the name that now declares it: {way}"
                     ), None
                 return _refused(
                     f"it declares the same as {other}, which is in the manifests{held} "
@@ -1001,3 +1028,10 @@ def _place_in(identity: Sequence[str]) -> int | None:
         return None
     head, _, number = identity[-1].partition("=")
     return int(number) if head == "place" and number.isdigit() else None
+
+
+def _parsed(address: str) -> Address:
+    """The address of a record of the state (its keys are addresses)."""
+    parsed = Address.parse(address)
+    assert parsed is not None, address
+    return parsed

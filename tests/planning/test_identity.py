@@ -1058,6 +1058,41 @@ def test_names_rotated_among_three_documents_have_a_way_out_that_works_followed_
     assert again.requests == 0
 
 
+def test_a_row_inserted_in_the_middle_has_ways_out_that_work_followed_literally() -> None:
+    """Found by an outside probe: a row inserted in the middle of a sheet whose documents are
+    named by row number, the rows after it re-sorted. The refusals named `state mv group-1
+    group-1-previous, then state mv group-2 group-1` and `state mv group-2 group-3` for one
+    record: followed in the order shown, the second moved the record the first had put in
+    place to the wrong document. Now each names only the records to move aside, and the
+    next plan gives each to the document that declares it; the new row is created."""
+    state = _group_state("ROAD", "RAIL", "SEA")
+    inserted = _groups("ROAD", "AIR", "RAIL", "SEA")
+    plan = plan_changes(inserted, state, now=NOW)
+    assert _only(plan, "TemplateGroup/group-0").action is Action.NO_CHANGE
+    aside = set()
+    for n in (1, 2, 3):
+        change = _only(plan, f"TemplateGroup/group-{n}")
+        assert change.action is Action.REFUSED, change
+        assert not re.search(r"`customs-batch state mv \S+ TemplateGroup/group-\d`", change.reason)
+        aside.update(re.findall(r"`customs-batch state mv (\S+) (\S+-previous)`", change.reason))
+    assert aside == {
+        ("TemplateGroup/group-1", "TemplateGroup/group-1-previous"),
+        ("TemplateGroup/group-2", "TemplateGroup/group-2-previous"),
+    }
+    assert plan.requests == 0
+    followed = State(lineage="lin", serial=4)
+    for address, record in state.resources.items():
+        target = dict(aside).get(address, address)
+        followed.apply(target, replace(record, address=target))
+    again = plan_changes(inserted, followed, now=NOW)
+    assert _only(again, "TemplateGroup/group-1").action is Action.CREATE
+    for n in (2, 3):
+        change = _only(again, f"TemplateGroup/group-{n}")
+        assert change.action is Action.MOVED, change
+        assert f"TemplateGroup/group-{n - 1}-previous (1{n - 1} at the service)" in change.reason
+    assert again.requests == 1
+
+
 def _way_out_aside(reason: str, address: str) -> str:
     """The name the refusal's first `state mv` moves ``address``'s record aside to."""
     found = re.search(rf"`customs-batch state mv {re.escape(address)} (\S+)`", reason)
