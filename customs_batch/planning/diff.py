@@ -26,6 +26,7 @@ from customs_batch.kinds.model import (
     unverified_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
+from customs_batch.kinds.retyped import retyped_text
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities, moved_words
@@ -1495,6 +1496,20 @@ def _decide_change(
                 "the same letters, spaces around them, or characters that print as nothing "
                 "(a zero-width space), which plan takes for the same declaration; write it "
                 "as before)"
+            )
+        retyped = [
+            f"{value.path} {value.new!r} for {value.old!r}"
+            for value in values
+            if isinstance(value.old, str)
+            and isinstance(value.new, str)
+            and retyped_text(value.new.strip(), value.old.strip())
+        ]
+        if retyped:
+            why += (
+                f" ({', '.join(retyped)}: the same number written another way, as a "
+                "spreadsheet program re-types a column it read as numbers on the next export "
+                "(leading zeros dropped, `.0` added, a long number shown as `1.23457E+17`); "
+                "format the column as Text and put the values back as they were)"
             )
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
     kept = [

@@ -1599,6 +1599,23 @@ def test_a_re_typed_key_is_created_once_its_record_is_forgotten_or_still_named()
     assert _only(both, "DepartureDeclaration/dep-new").action is Action.CREATE
 
 
+def test_a_key_re_typed_under_the_same_name_is_said_to_be_re_typed() -> None:
+    # A document named by another column (its record under the same name) whose reference
+    # a re-export re-typed: refused as a change customs cannot take, in words that did not
+    # say the two values are one number written another way, nor how to put it back.
+    spec = {**DEPARTURE, "commercialReference": "0012"}
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep", commercialReference="12")], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep")
+    assert change.action is Action.REFUSED
+    assert "commercialReference '12' for '0012': the same number written another way" in (
+        change.reason
+    )
+    assert "format the column as Text" in change.reason
+    other = plan_changes([_departure("dep", commercialReference="13")], state, now=NOW)
+    assert "the same number" not in _only(other, "DepartureDeclaration/dep").reason
+
+
 def test_a_commodity_code_re_typed_as_a_number_is_refused_too() -> None:
     # A departure's goods are an identity of several codes: one re-typed among them.
     items = [
