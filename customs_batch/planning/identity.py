@@ -296,6 +296,8 @@ class Identities:
         update would turn one object at the service into another's declaration. None
         otherwise (the ordinary comparison decides)."""
         model = model_of(address.kind)
+        if model.identity is not None and model.lane is not None:
+            return self._request_handed_on(model, address, spec, record)
         if model.identity is None or model.lane is not None:
             return None  # a movement's place in its lane is compared on creation
         mine = kept_identity(model, record)
@@ -373,6 +375,45 @@ class Identities:
             f"stop being the declaration {declarer} asks for. {moved}. Put the names back, "
             f"or give each record to the name that now declares it: {way}. If this document "
             f"really changes to {new_what}, apply that change before adding {declarer}"
+        )
+
+    def _request_handed_on(
+        self, model: KindModel, address: Address, spec: Mapping[str, JSON], record: ResourceRecord
+    ) -> Decision | None:
+        """For a kind with lanes: a refusal when this document asks for something else than
+        its sent record, whose very request a later document of the batch now asks for (a
+        row inserted above it, in a sheet whose documents are named by their row number):
+        the record is that document's, and this one is a new movement. None otherwise (the
+        ordinary comparison refuses the change of a sent movement)."""
+        if record.status is not RecordStatus.APPLIED or self._asks(record, address.kind, spec):
+            return None
+        lane = model.lane
+        assert lane is not None
+        if tuple(lane(spec)) == tuple(lane(record.spec)):
+            return None  # a movement put before sent ones of its own lane: refused as ever
+        asker = self._asked_by(address.kind, record.spec)
+        if asker is None or asker == str(address):
+            return None
+        ident = model.identifier(record)
+        held = f" ({ident} at the service)" if ident is not None else ""
+        if asker in self._state.resources:
+            way = (
+                f"`customs-batch state mv {address} {self._aside(address)}`, and the same for "
+                "each document refused so (each record moved aside to a name no document "
+                "has), then plan again: it gives each record moved aside to the document that "
+                "now asks for it (moved, nothing sent), and creates the new movements"
+            )
+        else:
+            way = (
+                f"`customs-batch state mv {address} {asker}`; the next plan then creates this "
+                "document as a new movement"
+            )
+        return _refused(
+            f"its record{held} asks for exactly what {asker} now asks for, and this document "
+            "for something else: the requests of this lane have moved from one document to "
+            "the next (a row inserted or removed above them, in a sheet whose documents are "
+            "named by their row number?), and a sent movement cannot change. Put the rows "
+            f"back, or give the record to the document that now asks for it: {way}"
         )
 
     def _declares_another_record(
@@ -686,6 +727,26 @@ class Identities:
             if other in self._named and model.lane is not None and found.identity:
                 ident = model.identifier(found)
                 held = f" ({ident})" if ident is not None else ""
+                theirs = self._spec_of(other)
+                if (
+                    found.status is RecordStatus.APPLIED
+                    and theirs is not None
+                    and model.lane is not None
+                    and tuple(model.lane(theirs)) != tuple(model.lane(found.spec))
+                    and self._asks(found, address.kind, spec)
+                ):
+                    # ``other``'s document asks for something else now: the requests moved
+                    # from one name to the next (a row inserted above, names by row number).
+                    return _refused(
+                        f"it asks for exactly what {other}{held} recorded ({what}, "
+                        f"{_said_place(found.identity)}), and the document {other} now asks "
+                        "for something else: the requests of this lane have moved from one "
+                        "document to the next (a row inserted or removed above them, in a "
+                        "sheet whose documents are named by their row number?), and creating "
+                        "this one would send that movement twice. Put the rows back, or give "
+                        f"the record to this document: `customs-batch state mv {other} "
+                        f"{address}`; the next plan then creates {other} as a new movement"
+                    ), None
                 return _refused(
                     f"it comes where {other}{held} was sent among the same movements of its "
                     f"lane ({what}, {_said_place(found.identity)}), and {other} is still in the "

@@ -846,6 +846,50 @@ def test_a_row_inserted_above_movements_named_by_row_number_sends_nothing_twice(
     assert plan.requests == 0
 
 
+def _sent_on(name: str, index: int, hawb: str) -> ResourceRecord:
+    """The record of a movement sent as the first ISL of ``hawb``."""
+    spec = dict(movement(name, index, hawb=hawb).spec)
+    record = _applied(f"Movement/{name}", spec, movementId=f"mov_{name}")
+    identity = ("shipmentId=shp_7Hk2Lm", f"hawbId={hawb}", "action=ISL", "place=0")
+    return record.with_changes(identity=identity)
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+def test_a_row_of_another_hawb_inserted_above_sent_movements_has_a_way_out(rows: int) -> None:
+    # Found by an outside probe: a sheet of movements named by row number, one HAWB a row;
+    # a row inserted above sent ones. The document whose name the inserted row took was
+    # refused as "immutable... revert, or state rm", and the next name as "still in the
+    # manifests... remove one of the two documents": state rm led to a tombstone refusing
+    # the new row, and no refusal named the way out (`state mv` of each record to the name
+    # that now asks for it), so the new row could not be sent.
+    hawbs = [f"hawb_a{n}" for n in range(2, 2 + rows)]
+    state = _state(*(_sent_on(f"m-{n}", n, hawb) for n, hawb in enumerate(hawbs, 1)))
+    documents = [
+        movement("m-1", 0, hawb="hawb_new"),
+        *(movement(f"m-{n}", n, hawb=hawb) for n, hawb in enumerate(hawbs, 2)),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    assert plan.requests == 0
+    ways = set()
+    for n in range(1, rows + 2):
+        change = _only(plan, f"Movement/m-{n}")
+        assert change.action is Action.REFUSED, change
+        assert "the requests of this lane have moved" in change.reason
+        ways.update(re.findall(r"`customs-batch state mv (\S+) (\S+)`", change.reason))
+    # Followed literally, in any order: the records move to the names asking for them.
+    followed = State(lineage="lin", serial=4)
+    target = dict(ways)
+    assert len(target) == len(ways) == rows  # one way for each record
+    for address, record in state.resources.items():
+        to = target[address]
+        followed.apply(to, replace(record, address=to))
+    again = plan_changes(documents, followed, now=NOW)
+    assert _only(again, "Movement/m-1").action is Action.CREATE
+    for n in range(2, rows + 2):
+        assert _only(again, f"Movement/m-{n}").action in (Action.NO_CHANGE, Action.MOVED)
+    assert again.requests == 1
+
+
 def test_a_row_removed_above_a_sent_movement_moves_its_record_to_the_next_name() -> None:
     # Sent as rows 2 (3 packages, first of its lane) and 4 (1 package, second); row 2 is
     # removed, so row 4's request is now the first of the lane, named by its new row (3).
