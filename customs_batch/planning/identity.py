@@ -525,6 +525,10 @@ class Identities:
             if other == str(address) or other in self._taken or other in self._named:
                 continue
             found = self._read(other)
+            if found.never_created or not (
+                found.status is RecordStatus.APPLIED or found.status.outcome_unknown
+            ):
+                continue
             fields = retyped_fields(identity, kept_identity(model, found))
             if fields is None:
                 continue
@@ -554,10 +558,14 @@ class Identities:
         return None
 
     def _build_retyped(self) -> dict[tuple[Kind, tuple[str, ...]], list[str]]:
-        """The records :meth:`_retyped_twin` compares with: applied (or of unknown outcome),
-        named by no document of the batch, their identity holding a number."""
+        """The records :meth:`_retyped_twin` compares with: named by no document of the
+        batch, their identity holding a number (their status is asked of the few found). A
+        record still held as its text gives its identity without being parsed (a plan with a
+        selection leaves most of a big state's records unnamed)."""
         index: dict[tuple[Kind, tuple[str, ...]], list[str]] = {}
-        for address in self._state.resources:
+        resources = self._state.resources
+        texts = resources.text_of if isinstance(resources, Records) else None
+        for address in resources:
             if address in self._named:
                 continue
             parsed = Address.parse(address)
@@ -566,12 +574,10 @@ class Identities:
             model = model_of(parsed.kind)
             if model.identity is None:
                 continue
-            record = self._read(address)
-            if record.never_created or not (
-                record.status is RecordStatus.APPLIED or record.status.outcome_unknown
-            ):
-                continue
-            key = retyped_key(kept_identity(model, record))
+            words = kept_identity_read(model, texts(address)) if texts is not None else None
+            if words is None:
+                words = kept_identity(model, self._read(address))
+            key = retyped_key(words)
             if key is not None:
                 index.setdefault((parsed.kind, key), []).append(address)
         self._retyped = index

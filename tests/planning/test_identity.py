@@ -18,7 +18,7 @@ from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
 
-from .helpers import doc, movement
+from .helpers import doc, movement, parsed_records
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 DEPARTURE: dict[str, Any] = {
@@ -1658,6 +1658,33 @@ def test_a_key_re_typed_under_the_same_name_is_said_to_be_re_typed() -> None:
     assert "format the column as Text" in change.reason
     other = plan_changes([_departure("dep", commercialReference="13")], state, now=NOW)
     assert "the same number" not in _only(other, "DepartureDeclaration/dep").reason
+
+
+def test_looking_for_a_re_typed_key_parses_no_record_it_does_not_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A plan with a selection leaves most records of a big state unnamed: each is compared
+    # by the identity its text keeps, and only a record of the same shape is parsed.
+    rows = {}
+    for n in range(50):
+        spec = {**DEPARTURE, "commercialReference": f"C-{n}"}
+        record = _applied(f"DepartureDeclaration/dep-{n}", spec, declarationId=7000 + n)
+        identity = [
+            "companyId=1", f"commercialReference=C-{n}", "departureOffice=NL000396",
+            "destinationOffice=DE004058", "goods=090121/BR",
+        ]  # fmt: skip
+        rows[record.address] = json.dumps({**record.to_json(), "identity": identity})
+    retyped = {**DEPARTURE, "commercialReference": "0012"}
+    twin = _applied("DepartureDeclaration/twin", retyped, declarationId=6999)
+    words = [*identity[:1], "commercialReference=0012", *identity[2:]]
+    rows[twin.address] = json.dumps({**twin.to_json(), "identity": words})
+    state = State("lin", 3, Records.from_texts(rows, "the database"))
+    parsed = parsed_records(monkeypatch)
+    plan = plan_changes(
+        [_departure("new", commercialReference="12")], state, now=NOW, orphans=False
+    )
+    assert _only(plan, "DepartureDeclaration/new").action is Action.REFUSED
+    assert parsed == ["DepartureDeclaration/twin"]
 
 
 def test_a_commodity_code_re_typed_as_a_number_is_refused_too() -> None:
