@@ -1965,3 +1965,39 @@ def test_a_new_document_on_the_tombstone_of_a_rejected_object_gets_a_way_out_tha
     assert f"`customs-batch state rm {record.address}`" not in change.reason
     assert f"`customs-batch state rm --gone {record.address}`" in change.reason
     assert f"{record.address} is forgotten already" in change.reason
+
+
+def test_a_party_update_pointed_elsewhere_under_its_forgotten_name_is_told_to_take_a_new_one() -> (
+    None
+):
+    # Found by an outside probe: a party update `state rm`-ed, then pointed at another
+    # declaration under the same name, was refused "remove the document, or restore it";
+    # restored, it was refused "declarationId cannot change... state rm it": the ways out
+    # sent the user back and forth, and neither said that a new name sends it.
+    from customs_batch.kinds.registry import model_of
+
+    identify = model_of(Kind.TRANSIT_PARTY_UPDATE).identity
+    assert identify is not None
+    sent: dict[str, Any] = {
+        "declarationId": 7004,
+        "variant": "departure",
+        "Consignee": {"eoriNo": "DE123456789012345"},
+    }
+    record = ResourceRecord(
+        "TransitPartyUpdate/u",
+        RecordStatus.FORGOTTEN,
+        "update_parties",
+        sent,
+        outputs={"declarationId": 7004},
+        identity=tuple(identify(sent)),
+        forgotten_from=RecordStatus.APPLIED.value,
+    )
+    state = _state(record)
+    pointed = doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**sent, "declarationId": 7003}, 0)
+    change = _only(plan_changes([pointed], state, now=NOW), "TransitPartyUpdate/u")
+    assert change.action is Action.REFUSED
+    assert "give it a new name: the tombstone keeps TransitPartyUpdate/u" in change.reason
+    same = doc(Kind.TRANSIT_PARTY_UPDATE, "u", sent, 0)
+    kept = _only(plan_changes([same], state, now=NOW), "TransitPartyUpdate/u")
+    assert kept.action is Action.REFUSED
+    assert "new name" not in kept.reason
