@@ -525,8 +525,11 @@ class Identities:
             if other == str(address) or other in self._taken or other in self._named:
                 continue
             found = self._read(other)
+            forgotten = found.status is RecordStatus.FORGOTTEN
             if found.never_created or not (
-                found.status is RecordStatus.APPLIED or found.status.outcome_unknown
+                found.status is RecordStatus.APPLIED
+                or found.status.outcome_unknown
+                or (forgotten and found.forgotten_from == RecordStatus.APPLIED.value)
             ):
                 continue
             fields = retyped_fields(identity, kept_identity(model, found))
@@ -535,6 +538,19 @@ class Identities:
             ident = model.identifier(found)
             held = f" ({ident} at the service)" if ident is not None else ""
             said = ", ".join(f"{name} {new!r} where it has {old!r}" for name, new, old in fields)
+            # A tombstone too: `state rm` of the orphan (as its plan line offers) must not
+            # let the re-typed row through as a second declaration.
+            where = (
+                "forgotten by `customs-batch state rm`"
+                if forgotten
+                else "no longer in the manifests"
+            )
+            gone = (
+                f"; or, only if it no longer exists at the service, `customs-batch state rm "
+                f"--gone {other}`"
+                if model.refresh is not None
+                else ""
+            )
             if not self._whole:
                 return _refused(
                     f"it declares what {other}{held} recorded ({what}) but for numbers written "
@@ -543,8 +559,8 @@ class Identities:
                     "re-typed by a spreadsheet export"
                 )
             return _refused(
-                f"it declares what {other}{held} recorded ({what}), no longer in the "
-                f"manifests, but for numbers written another way: {said}. That is how a "
+                f"it declares what {other}{held} recorded ({what}), {where}, but for numbers "
+                f"written another way: {said}. That is how a "
                 "spreadsheet program re-types a column it read as numbers (leading zeros "
                 "dropped, `.0` added, a long number shown as `1.23457E+17` or with its last "
                 "digits turned to zeros): the row's key was probably changed by the export, "
@@ -552,8 +568,8 @@ class Identities:
                 f"is {other}'s row, put the cells back as they were (format the column as "
                 "Text in the spreadsheet and type the values again, or export again from the "
                 "file that still holds them): plan then finds the record as it was. If it is "
-                f"really another declaration, `customs-batch state rm {other}` first (its "
-                "object stays at the service, no longer managed here), then plan again"
+                "really another declaration, make it differ in one of the identifying fields "
+                f"above by more than how a number is written{gone}"
             )
         return None
 

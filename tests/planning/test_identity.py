@@ -1620,9 +1620,10 @@ def test_another_number_than_the_recorded_key_is_a_new_declaration(exported: str
     assert _only(plan, "DepartureDeclaration/dep-new").action is Action.CREATE
 
 
-def test_a_re_typed_key_is_created_once_its_record_is_forgotten_or_still_named() -> None:
-    # The refusal's way out for a really new declaration (`state rm` of the orphan), and a
-    # record whose document is still in the manifests (two rows of the batch) is no twin.
+def test_a_re_typed_key_is_refused_after_state_rm_and_created_beside_a_named_record() -> None:
+    # `state rm` of the orphan (as its plan line offers) keeps a tombstone that refuses the
+    # re-typed row all the same; a record whose document is still in the manifests (two
+    # rows of the batch) is no twin.
     spec = {**DEPARTURE, "commercialReference": "0012"}
     record = _applied("DepartureDeclaration/dep", spec, declarationId=7003)
     forgotten = replace(
@@ -1631,7 +1632,10 @@ def test_a_re_typed_key_is_created_once_its_record_is_forgotten_or_still_named()
     plan = plan_changes(
         [_departure("dep-new", commercialReference="12")], _state(forgotten), now=NOW
     )
-    assert _only(plan, "DepartureDeclaration/dep-new").action is Action.CREATE
+    change = _only(plan, "DepartureDeclaration/dep-new")
+    assert change.action is Action.REFUSED
+    assert "forgotten by `customs-batch state rm`, but for numbers written" in change.reason
+    assert "`customs-batch state rm --gone DepartureDeclaration/dep`" in change.reason
     both = plan_changes(
         [
             _departure("dep", 0, commercialReference="0012"),
