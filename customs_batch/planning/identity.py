@@ -309,6 +309,21 @@ class Identities:
             return None  # still to the object its record went to (a party field added)
         own = model.identifier(record)
         own_held = f" ({own} at the service)" if own is not None else ""
+        retyped = retyped_fields(new, mine)
+        if retyped is not None and all(name in model.mutable for name, _, _ in retyped):
+            # A field the API changes in place (a template group's code): sent, the update
+            # would write the number as the export re-typed it (a field that cannot change
+            # is refused by the comparison, saying so).
+            said = ", ".join(f"{name} {now!r} where it has {was!r}" for name, now, was in retyped)
+            return _refused(
+                f"it declares what its record{own_held} declares but for numbers written "
+                f"another way: {said}. That is how a spreadsheet program re-types a column it "
+                "read as numbers (leading zeros dropped, `.0` added, a long number shown as "
+                "`1.23457E+17`): the row's key was probably changed by the export, and the "
+                "update would write it so at the service. Put the cells back as they were "
+                "(format the column as Text and type the values again); if the value is really "
+                "meant to change so, change it to another value first, then to this one"
+            )
         new_what, mine_what = ", ".join(new), ", ".join(mine)
         moved = (
             "The names of the documents have moved from one declaration to another (renamed "

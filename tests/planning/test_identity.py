@@ -2005,3 +2005,23 @@ def test_a_party_update_pointed_elsewhere_under_its_forgotten_name_is_told_to_ta
     kept = _only(plan_changes([same], state, now=NOW), "TransitPartyUpdate/u")
     assert kept.action is Action.REFUSED
     assert "new name" not in kept.reason
+
+
+def test_a_template_group_code_re_typed_as_a_number_is_refused_not_updated() -> None:
+    # Found by an outside probe: a sheet of template groups named by another column, whose
+    # code column a re-export re-typed (0012 as 12), was a green `~ update`, and apply wrote
+    # the re-typed code over the group's at the service.
+    state = _state(
+        replace(
+            _applied("TemplateGroup/g", _group("0012"), id=10, code="0012"),
+            identity=("companyId=1", "code=0012"),
+        )
+    )
+    plan = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", _group("12"), 0)], state, now=NOW)
+    change = _only(plan, "TemplateGroup/g")
+    assert change.action is Action.REFUSED
+    assert "code '12' where it has '0012'" in change.reason
+    assert plan.requests == 0
+    # A real change of the code is an update, as before.
+    other = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", _group("13"), 0)], state, now=NOW)
+    assert _only(other, "TemplateGroup/g").action is Action.UPDATE
