@@ -481,7 +481,9 @@ def push(
         return int(ExitCode.OK)
     source = Path("<stdin>") if str(file) == "-" else file
     incoming = read_pushed(_read_bytes(file), source=source, address_error=_not_an_address)
-    replacement = push_state(options, incoming, force=force)
+    replacement = push_state(
+        options, incoming, force=force, warn=lambda text: click.echo(f"warning: {text}", err=True)
+    )
     click.echo(
         f"Pushed {source}: lineage {replacement.lineage}, serial {replacement.serial}, "
         f"{len(replacement.resources)} record(s)."

@@ -6,7 +6,7 @@ prints."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -265,11 +265,19 @@ def record_word(address: str, record: ResourceRecord, in_flight: InFlight | None
     return record.status.value
 
 
-def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
+def push_state(
+    options: StateOptions,
+    incoming: State,
+    *,
+    force: bool,
+    warn: Callable[[str], None] = lambda _: None,
+) -> State:
     """``state push``: the state replaced by ``incoming`` (refused for another lineage or an
     older serial unless ``force``; refused, ``force`` or not, while a record it brings holds
     an object a record of another state of the same service stands for, or while one of
-    its records is given an object another of its records holds)."""
+    its records is given an object another of its records holds). An older copy of this
+    state pushed all the same (``--force --allow-empty-state``) is told to ``warn``: what it
+    undid, which the next plan would send again unless imported first."""
     from customs_batch.execution.reconcile import (
         refuse_a_push_held_elsewhere,
         refuse_a_push_holding_one_object_twice,
@@ -286,9 +294,17 @@ def push_state(options: StateOptions, incoming: State, *, force: bool) -> State:
         same = incoming.lineage == session.state.lineage or not session.state.lineage
         if same and not options.allow_empty_state:
             _refuse_a_pushed_state_behind(backend, session.state, incoming, force=force)
+        undone = undone_by_push(session.state, incoming) if same else None
         session.replace(replacement)
         if replacement.resources:
             backend.pushed(replacement)  # read back at the service before the next send
+    if undone is not None and "undo nothing but its serial" not in undone:
+        done = undone.replace("; pushed, it would undo ", "; the push undid ", 1)
+        warn(
+            f"pushed all the same: {done}. Before the next plan, record each of those "
+            "objects that exists at the service with `customs-batch import ADDR ID` "
+            "(`customs-batch history` lists what was sent)"
+        )
     return replacement
 
 

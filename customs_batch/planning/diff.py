@@ -26,9 +26,10 @@ from customs_batch.kinds.model import (
     unverified_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
+from customs_batch.kinds.retyped import retyped_text
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
-from customs_batch.planning.identity import Identities, moved_words
+from customs_batch.planning.identity import Identities, kept_identity, moved_words
 from customs_batch.planning.model import Action, FieldChange, Operation, Plan, PlannedChange
 from customs_batch.planning.owners import declaration_of, refuse_second_writers
 from customs_batch.planning.references import resolve
@@ -279,7 +280,7 @@ def _plan(
                     or decided
                 )
         elif record.status is RecordStatus.FORGOTTEN:
-            decided = _forgotten(doc.address, record)
+            decided = _forgotten(doc.address, record, spec)
         else:
             followed = _following_replacements(doc, record, unknown, replaced, recorded)
             shuffled = (
@@ -719,9 +720,27 @@ def _restored(record: ResourceRecord) -> ResourceRecord:
     return record
 
 
-def _forgotten(address: Address, record: ResourceRecord) -> Decision:
+def _forgotten(
+    address: Address, record: ResourceRecord, spec: Mapping[str, JSON] | None = None
+) -> Decision:
     """A document still in the manifests whose record ``state rm`` left as a tombstone."""
     model = model_of(address.kind)
+    # The document declaring something else under the name (a party update pointed at
+    # another declaration): the tombstone keeps the name, so a new name is the way to send
+    # it; restored, the record would refuse the change instead.
+    other = (
+        model.identity is not None
+        and spec is not None
+        and record.identity
+        and tuple(model.identity(spec)) != kept_identity(model, record)
+    )
+    renamed = (
+        f". If this document now declares something else than the object forgotten (another "
+        f"declaration), give it a new name: the tombstone keeps {address}, and a document "
+        "under a new name is compared with what the service holds as any new one"
+        if other
+        else ""
+    )
     ident = model.identifier(record)
     held = f" (the service holds {ident})" if ident is not None else ""
     # `--gone` asks the service first; a kind it cannot read back is refused there.
@@ -736,7 +755,8 @@ def _forgotten(address: Address, record: ResourceRecord) -> Decision:
         Operation.NONE,
         f"forgotten by `customs-batch state rm`, but it still exists at the service{held}: "
         f"it is not sent again, which would {model.sent_again}. Remove the document from the "
-        f"manifests; or `customs-batch state restore {address}` to track it again{gone}",
+        f"manifests; or `customs-batch state restore {address}` to track it again{gone}"
+        f"{renamed}",
     )
 
 
@@ -1495,6 +1515,20 @@ def _decide_change(
                 "the same letters, spaces around them, or characters that print as nothing "
                 "(a zero-width space), which plan takes for the same declaration; write it "
                 "as before)"
+            )
+        retyped = [
+            f"{value.path} {value.new!r} for {value.old!r}"
+            for value in values
+            if isinstance(value.old, str)
+            and isinstance(value.new, str)
+            and retyped_text(value.new.strip(), value.old.strip())
+        ]
+        if retyped:
+            why += (
+                f" ({', '.join(retyped)}: the same number written another way, as a "
+                "spreadsheet program re-types a column it read as numbers on the next export "
+                "(leading zeros dropped, `.0` added, a long number shown as `1.23457E+17`); "
+                "format the column as Text and put the values back as they were)"
             )
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
     kept = [

@@ -34,6 +34,7 @@ from customs_batch.kinds.model import (
     normal_value,
 )
 from customs_batch.kinds.registry import model_of
+from customs_batch.kinds.retyped import retyped_fields, retyped_key
 from customs_batch.manifest.document import Document
 from customs_batch.manifest.text_pool import TextPool
 from customs_batch.planning.model import Operation
@@ -103,6 +104,9 @@ class Identities:
         refusal the new one gets unless the plan hands it those fields."""
         self._renamed_by: dict[str, str] = {}
         """By the record taken over, the document of this plan that took it (a rename)."""
+        self._retyped: dict[tuple[Kind, tuple[str, ...]], list[str]] | None = None
+        """By kind and :func:`retyped_key`, the records the manifests no longer name whose
+        identity holds a number (built on the first creation that needs them)."""
         self._read_batch(documents)
 
     def _read_batch(self, documents: Sequence[Document]) -> None:
@@ -292,6 +296,8 @@ class Identities:
         update would turn one object at the service into another's declaration. None
         otherwise (the ordinary comparison decides)."""
         model = model_of(address.kind)
+        if model.identity is not None and model.lane is not None:
+            return self._request_handed_on(model, address, spec, record)
         if model.identity is None or model.lane is not None:
             return None  # a movement's place in its lane is compared on creation
         mine = kept_identity(model, record)
@@ -303,6 +309,21 @@ class Identities:
             return None  # still to the object its record went to (a party field added)
         own = model.identifier(record)
         own_held = f" ({own} at the service)" if own is not None else ""
+        retyped = retyped_fields(new, mine)
+        if retyped is not None and all(name in model.mutable for name, _, _ in retyped):
+            # A field the API changes in place (a template group's code): sent, the update
+            # would write the number as the export re-typed it (a field that cannot change
+            # is refused by the comparison, saying so).
+            said = ", ".join(f"{name} {now!r} where it has {was!r}" for name, now, was in retyped)
+            return _refused(
+                f"it declares what its record{own_held} declares but for numbers written "
+                f"another way: {said}. That is how a spreadsheet program re-types a column it "
+                "read as numbers (leading zeros dropped, `.0` added, a long number shown as "
+                "`1.23457E+17`): the row's key was probably changed by the export, and the "
+                "update would write it so at the service. Put the cells back as they were "
+                "(format the column as Text and type the values again); if the value is really "
+                "meant to change so, change it to another value first, then to this one"
+            )
         new_what, mine_what = ", ".join(new), ", ".join(mine)
         moved = (
             "The names of the documents have moved from one declaration to another (renamed "
@@ -318,13 +339,27 @@ class Identities:
             other = others[0]
             ident = model.identifier(self._read(other))
             held = f" ({ident} at the service)" if ident is not None else ""
+            if other in self._named:
+                # Its document is in the manifests, refused the same way when the names went
+                # round (A to B, B to C, C to A): its own way out moves its record aside
+                # first, and a `state mv OTHER ADDR` after that would move another record.
+                way = (
+                    f"`customs-batch state mv {address} {self._aside(address)}`, and the "
+                    "same for each document refused so (each record moved aside to a name "
+                    "no document has), then plan again: it gives each record moved aside to "
+                    "the document that now declares it (moved, nothing sent)"
+                )
+            else:
+                way = (
+                    f"`customs-batch state mv {address} {self._aside(address)}`, then "
+                    f"`customs-batch state mv {other} {address}` (state mv moves only to a "
+                    "name the state does not hold)"
+                )
             return _refused(
                 f"it declares what {other}{held} recorded ({new_what}), not what its own "
                 f"record{own_held} declares ({mine_what}): sent as an update, that object "
                 f"would become the declaration {other} already is. {moved}. Put the names "
-                "back, or give each record to the name that now declares it: `customs-batch "
-                f"state mv {address} {self._aside(address)}`, then `customs-batch state mv "
-                f"{other} {address}` (state mv moves only to a name the state does not hold)"
+                f"back, or give each record to the name that now declares it: {way}"
             )
         if not self._whole:
             return _refused(
@@ -341,9 +376,13 @@ class Identities:
         if declarer not in self._state.resources:
             way = f"`customs-batch state mv {address} {declarer}`"
         else:
+            # ``declarer`` declares what this record holds, not what its own record does: it
+            # is refused too, its way out moving its record aside (the names went round).
             way = (
-                f"`customs-batch state mv {declarer} {self._aside(declared)}`, then "
-                f"`customs-batch state mv {address} {declarer}`"
+                f"`customs-batch state mv {address} {self._aside(address)}`, and the same "
+                "for each document refused so (each record moved aside to a name no document "
+                "has), then plan again: it gives each record moved aside to the document that "
+                "now declares it (moved, nothing sent)"
             )
         return _refused(
             f"its record{own_held} declares {mine_what}, which {declarer} now declares, "
@@ -351,6 +390,58 @@ class Identities:
             f"stop being the declaration {declarer} asks for. {moved}. Put the names back, "
             f"or give each record to the name that now declares it: {way}. If this document "
             f"really changes to {new_what}, apply that change before adding {declarer}"
+        )
+
+    def _request_handed_on(
+        self, model: KindModel, address: Address, spec: Mapping[str, JSON], record: ResourceRecord
+    ) -> Decision | None:
+        """For a kind with lanes: a refusal when this document asks for something else than
+        its sent record, whose very request a later document of the batch now asks for (a
+        row inserted above it, in a sheet whose documents are named by their row number):
+        the record is that document's, and this one is a new movement. None otherwise (the
+        ordinary comparison refuses the change of a sent movement)."""
+        if record.status is not RecordStatus.APPLIED or self._asks(record, address.kind, spec):
+            return None
+        lane = model.lane
+        assert lane is not None
+        if tuple(lane(spec)) == tuple(lane(record.spec)):
+            return None  # a movement put before sent ones of its own lane: refused as ever
+        asker = self._asked_by(address.kind, record.spec)
+        if asker is None or asker == str(address):
+            return None
+        ident = model.identifier(record)
+        held = f" ({ident} at the service)" if ident is not None else ""
+        if asker in self._state.resources:
+            way = (
+                f"`customs-batch state mv {address} {self._aside(address)}`, and the same for "
+                "each document refused so (each record moved aside to a name no document "
+                "has), then plan again: it gives each record moved aside to the document that "
+                "now asks for it (moved, nothing sent), and creates the new movements"
+            )
+        else:
+            way = (
+                f"`customs-batch state mv {address} {asker}`; the next plan then creates this "
+                "document as a new movement"
+            )
+        return _refused(
+            f"its record{held} asks for exactly what {asker} now asks for, and this document "
+            "for something else: the requests of this lane have moved from one document to "
+            "the next (a row inserted or removed above them, in a sheet whose documents are "
+            "named by their row number?), and a sent movement cannot change. Put the rows "
+            f"back, or give the record to the document that now asks for it: {way}"
+        )
+
+    def _declares_another_record(
+        self, model: KindModel, other: str, theirs: Mapping[str, JSON]
+    ) -> bool:
+        """Whether the document ``other``, which no longer declares what its record holds,
+        declares what another record holds: refused so (``decide_identity_change``), its
+        way out moves its record aside."""
+        if model.identity is None:
+            return False
+        return any(
+            found != other and found not in self._taken and not self._read(found).never_created
+            for found in self._records_like(_parsed(other), tuple(model.identity(theirs)))
         )
 
     def _aside(self, address: Address) -> str:
@@ -429,7 +520,99 @@ class Identities:
             elsewhere = self._same_request_in_lane(model, address, spec, what, identity)
             if elsewhere is not None:
                 return elsewhere
+        retyped = self._retyped_twin(model, address, identity, what)
+        if retyped is not None:
+            return retyped, None
         return create, None
+
+    def _retyped_twin(
+        self, model: KindModel, address: Address, identity: Identity, what: str
+    ) -> Decision | None:
+        """A refusal when a record the manifests no longer name declares what this new
+        document declares but for numbers written another way (``12`` for ``0012``,
+        ``1.23457E+17`` for a long reference: a spreadsheet export that read the column as
+        numbers): created, the row's declaration would be sent a second time."""
+        key = retyped_key(identity)
+        if key is None or not self._named:
+            return None
+        index = self._retyped if self._retyped is not None else self._build_retyped()
+        for other in sorted(index.get((address.kind, key), ())):
+            if other == str(address) or other in self._taken or other in self._named:
+                continue
+            found = self._read(other)
+            forgotten = found.status is RecordStatus.FORGOTTEN
+            if found.never_created or not (
+                found.status is RecordStatus.APPLIED
+                or found.status.outcome_unknown
+                or (forgotten and found.forgotten_from == RecordStatus.APPLIED.value)
+            ):
+                continue
+            fields = retyped_fields(identity, kept_identity(model, found))
+            if fields is None:
+                continue
+            ident = model.identifier(found)
+            held = f" ({ident} at the service)" if ident is not None else ""
+            said = ", ".join(f"{name} {new!r} where it has {old!r}" for name, new, old in fields)
+            # A tombstone too: `state rm` of the orphan (as its plan line offers) must not
+            # let the re-typed row through as a second declaration.
+            where = (
+                "forgotten by `customs-batch state rm`"
+                if forgotten
+                else "no longer in the manifests"
+            )
+            gone = (
+                f"; or, only if it no longer exists at the service, `customs-batch state rm "
+                f"--gone {other}`"
+                if model.refresh is not None
+                else ""
+            )
+            if not self._whole:
+                return _refused(
+                    f"it declares what {other}{held} recorded ({what}) but for numbers written "
+                    f"another way ({said}), and the selection (-l, --target, --exclude) leaves "
+                    f"{other} out: plan without a selection to see whether it is that row "
+                    "re-typed by a spreadsheet export"
+                )
+            return _refused(
+                f"it declares what {other}{held} recorded ({what}), {where}, but for numbers "
+                f"written another way: {said}. That is how a "
+                "spreadsheet program re-types a column it read as numbers (leading zeros "
+                "dropped, `.0` added, a long number shown as `1.23457E+17` or with its last "
+                "digits turned to zeros): the row's key was probably changed by the export, "
+                "and creating this document would send that declaration a second time. If it "
+                f"is {other}'s row, put the cells back as they were (format the column as "
+                "Text in the spreadsheet and type the values again, or export again from the "
+                "file that still holds them): plan then finds the record as it was. If it is "
+                "really another declaration, make it differ in one of the identifying fields "
+                f"above by more than how a number is written{gone}"
+            )
+        return None
+
+    def _build_retyped(self) -> dict[tuple[Kind, tuple[str, ...]], list[str]]:
+        """The records :meth:`_retyped_twin` compares with: named by no document of the
+        batch, their identity holding a number (their status is asked of the few found). A
+        record still held as its text gives its identity without being parsed (a plan with a
+        selection leaves most of a big state's records unnamed)."""
+        index: dict[tuple[Kind, tuple[str, ...]], list[str]] = {}
+        resources = self._state.resources
+        texts = resources.text_of if isinstance(resources, Records) else None
+        for address in resources:
+            if address in self._named:
+                continue
+            parsed = Address.parse(address)
+            if parsed is None:
+                continue
+            model = model_of(parsed.kind)
+            if model.identity is None:
+                continue
+            words = kept_identity_read(model, texts(address)) if texts is not None else None
+            if words is None:
+                words = kept_identity(model, self._read(address))
+            key = retyped_key(words)
+            if key is not None:
+                index.setdefault((parsed.kind, key), []).append(address)
+        self._retyped = index
+        return index
 
     def kept_attempt(
         self, address: Address, spec: Mapping[str, JSON], identity: Identity
@@ -581,6 +764,26 @@ class Identities:
             if other in self._named and model.lane is not None and found.identity:
                 ident = model.identifier(found)
                 held = f" ({ident})" if ident is not None else ""
+                theirs = self._spec_of(other)
+                if (
+                    found.status is RecordStatus.APPLIED
+                    and theirs is not None
+                    and model.lane is not None
+                    and tuple(model.lane(theirs)) != tuple(model.lane(found.spec))
+                    and self._asks(found, address.kind, spec)
+                ):
+                    # ``other``'s document asks for something else now: the requests moved
+                    # from one name to the next (a row inserted above, names by row number).
+                    return _refused(
+                        f"it asks for exactly what {other}{held} recorded ({what}, "
+                        f"{_said_place(found.identity)}), and the document {other} now asks "
+                        "for something else: the requests of this lane have moved from one "
+                        "document to the next (a row inserted or removed above them, in a "
+                        "sheet whose documents are named by their row number?), and creating "
+                        "this one would send that movement twice. Put the rows back, or give "
+                        f"the record to this document: `customs-batch state mv {other} "
+                        f"{address}`; the next plan then creates {other} as a new movement"
+                    ), None
                 return _refused(
                     f"it comes where {other}{held} was sent among the same movements of its "
                     f"lane ({what}, {_said_place(found.identity)}), and {other} is still in the "
@@ -601,6 +804,17 @@ class Identities:
                     and found.identity
                 ):
                     at = f" ({ident} at the service)" if ident is not None else ""
+                    if self._declares_another_record(model, other, theirs):
+                        # ``other`` is refused too, its way out moving its record aside: a
+                        # `state mv OTHER ADDR` after that would move another record here.
+                        way = (
+                            f"once {other}'s record is moved aside as its own refusal says "
+                            f"(`customs-batch state mv {other} "
+                            f"{self._aside(_parsed(other))}`), plan again: the "
+                            "record moved aside goes to this document (moved, nothing sent)"
+                        )
+                    else:
+                        way = f"`customs-batch state mv {other} {address}`"
                     return _refused(
                         f"it declares what {other}{at} recorded ({what}), and the document "
                         f"{other} now declares something else: the names of the documents "
@@ -608,8 +822,7 @@ class Identities:
                         "other's names, or a row inserted, removed or reordered in a sheet "
                         "whose documents are named by their row number?), and creating this "
                         "one would declare it twice. Put the names back, or give the record "
-                        f"to the name that now declares it: `customs-batch state mv {other} "
-                        f"{address}`"
+                        f"to the name that now declares it: {way}"
                     ), None
                 return _refused(
                     f"it declares the same as {other}, which is in the manifests{held} "
@@ -913,3 +1126,10 @@ def _place_in(identity: Sequence[str]) -> int | None:
         return None
     head, _, number = identity[-1].partition("=")
     return int(number) if head == "place" and number.isdigit() else None
+
+
+def _parsed(address: str) -> Address:
+    """The address of a record of the state (its keys are addresses)."""
+    parsed = Address.parse(address)
+    assert parsed is not None, address
+    return parsed

@@ -248,3 +248,43 @@ def test_a_forgotten_attempt_whose_document_is_removed_keeps_its_key_for_its_ret
         assert len(emulator.movements()) == 1
     finally:
         emulator.close()
+
+
+def test_an_older_copy_pushed_with_allow_empty_state_warns_what_it_undid(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by an outside probe: `state push --force --allow-empty-state` of a copy pulled
+    # before a run created something said only "Pushed ...", and the next plan showed that
+    # document `+ create` (apply sent it again); the refusal that names it was skipped.
+    (project / "customs-batch.yaml").write_text(
+        "environments:\n  sandbox: {base_url: http://customs.test, api_key_env: CB_KEY}\n"
+    )
+    monkeypatch.setenv("CB_KEY", "sandbox-key")
+    first = State.new()
+    first.resources["Movement/mov-1"] = ResourceRecord(
+        "Movement/mov-1", RecordStatus.APPLIED, "create-movement", {"hawbId": "a"},
+        {"movementId": "mov_1"},
+    )  # fmt: skip
+    push_state(StateOptions("sandbox"), first, force=False)
+    pulled = read_state(StateOptions("sandbox"))
+    later = read_state(StateOptions("sandbox"))
+    later.resources["Movement/mov-2"] = ResourceRecord(
+        "Movement/mov-2", RecordStatus.APPLIED, "create-movement", {"hawbId": "b"},
+        {"movementId": "mov_2"},
+    )  # fmt: skip
+    later.serial += 1  # as a run that created it writes the state
+    push_state(StateOptions("sandbox"), later, force=False)
+
+    warned: list[str] = []
+    options = StateOptions("sandbox", allow_empty_state=True)
+    push_state(options, pulled, force=True, warn=warned.append)
+
+    (said,) = warned
+    assert "the push undid the record(s) of Movement/mov-2 " in said
+    assert "the next plan would send their documents again" in said
+    assert "`customs-batch import ADDR ID`" in said
+    assert "Movement/mov-2" not in read_state(StateOptions("sandbox")).resources
+    # A push that undoes nothing says nothing.
+    again: list[str] = []
+    push_state(options, read_state(StateOptions("sandbox")), force=False, warn=again.append)
+    assert again == []

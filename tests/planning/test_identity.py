@@ -18,7 +18,7 @@ from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state import RecordStatus, ResourceRecord, State
 from customs_batch.state.records import Records
 
-from .helpers import doc, movement
+from .helpers import doc, movement, parsed_records
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 DEPARTURE: dict[str, Any] = {
@@ -846,6 +846,50 @@ def test_a_row_inserted_above_movements_named_by_row_number_sends_nothing_twice(
     assert plan.requests == 0
 
 
+def _sent_on(name: str, index: int, hawb: str) -> ResourceRecord:
+    """The record of a movement sent as the first ISL of ``hawb``."""
+    spec = dict(movement(name, index, hawb=hawb).spec)
+    record = _applied(f"Movement/{name}", spec, movementId=f"mov_{name}")
+    identity = ("shipmentId=shp_7Hk2Lm", f"hawbId={hawb}", "action=ISL", "place=0")
+    return record.with_changes(identity=identity)
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+def test_a_row_of_another_hawb_inserted_above_sent_movements_has_a_way_out(rows: int) -> None:
+    # Found by an outside probe: a sheet of movements named by row number, one HAWB a row;
+    # a row inserted above sent ones. The document whose name the inserted row took was
+    # refused as "immutable... revert, or state rm", and the next name as "still in the
+    # manifests... remove one of the two documents": state rm led to a tombstone refusing
+    # the new row, and no refusal named the way out (`state mv` of each record to the name
+    # that now asks for it), so the new row could not be sent.
+    hawbs = [f"hawb_a{n}" for n in range(2, 2 + rows)]
+    state = _state(*(_sent_on(f"m-{n}", n, hawb) for n, hawb in enumerate(hawbs, 1)))
+    documents = [
+        movement("m-1", 0, hawb="hawb_new"),
+        *(movement(f"m-{n}", n, hawb=hawb) for n, hawb in enumerate(hawbs, 2)),
+    ]
+    plan = plan_changes(documents, state, now=NOW)
+    assert plan.requests == 0
+    ways = set()
+    for n in range(1, rows + 2):
+        change = _only(plan, f"Movement/m-{n}")
+        assert change.action is Action.REFUSED, change
+        assert "the requests of this lane have moved" in change.reason
+        ways.update(re.findall(r"`customs-batch state mv (\S+) (\S+)`", change.reason))
+    # Followed literally, in any order: the records move to the names asking for them.
+    followed = State(lineage="lin", serial=4)
+    target = dict(ways)
+    assert len(target) == len(ways) == rows  # one way for each record
+    for address, record in state.resources.items():
+        to = target[address]
+        followed.apply(to, replace(record, address=to))
+    again = plan_changes(documents, followed, now=NOW)
+    assert _only(again, "Movement/m-1").action is Action.CREATE
+    for n in range(2, rows + 2):
+        assert _only(again, f"Movement/m-{n}").action in (Action.NO_CHANGE, Action.MOVED)
+    assert again.requests == 1
+
+
 def test_a_row_removed_above_a_sent_movement_moves_its_record_to_the_next_name() -> None:
     # Sent as rows 2 (3 packages, first of its lane) and 4 (1 package, second); row 2 is
     # removed, so row 4's request is now the first of the lane, named by its new row (3).
@@ -1019,11 +1063,78 @@ def test_two_documents_renamed_into_each_others_names_are_refused_not_updated() 
         assert change.action is Action.REFUSED, change
         assert f"TemplateGroup/{other} (1{other[-1]} at the service)" in change.reason
         assert (
-            f"`customs-batch state mv TemplateGroup/{me} TemplateGroup/{me}-previous`, then "
-            f"`customs-batch state mv TemplateGroup/{other} TemplateGroup/{me}`"
+            f"`customs-batch state mv TemplateGroup/{me} TemplateGroup/{me}-previous`, and "
+            "the same for each document refused so"
         ) in change.reason
     assert plan.requests == 0
     assert plan.blocked
+
+
+def test_names_rotated_among_three_documents_have_a_way_out_that_works_followed_literally() -> None:
+    """Found by an outside probe: group-0, group-1 and group-2 took each other's names in a
+    round (a sheet's rows named by row number, its last row moved first). Each refusal said
+    `state mv ADDR ADDR-previous`, then `state mv OTHER ADDR`: followed in the order shown,
+    a later step moved a record an earlier step had put in place, another failed (`not in
+    the state`), and a record was left at the wrong name. Now each says to move its record
+    aside, and the next plan moves every record to the document that declares it."""
+    state = _group_state("ROAD", "RAIL", "SEA")
+    rotated = _groups("SEA", "ROAD", "RAIL")
+    plan = plan_changes(rotated, state, now=NOW)
+    asides = {}
+    for n in range(3):
+        change = _only(plan, f"TemplateGroup/group-{n}")
+        assert change.action is Action.REFUSED, change
+        assert "then `customs-batch state mv TemplateGroup/group-" not in change.reason
+        asides[f"TemplateGroup/group-{n}"] = _way_out_aside(
+            change.reason, f"TemplateGroup/group-{n}"
+        )
+    assert plan.requests == 0
+    # `state mv` of each, as the refusals say.
+    followed = State(lineage="lin", serial=4)
+    for address, record in state.resources.items():
+        aside = asides[address]
+        followed.apply(aside, replace(record, address=aside))
+    again = plan_changes(rotated, followed, now=NOW)
+    for n, was in enumerate((2, 0, 1)):
+        change = _only(again, f"TemplateGroup/group-{n}")
+        assert change.action is Action.MOVED, change
+        assert f"TemplateGroup/group-{was}-previous (1{was} at the service)" in change.reason
+    assert again.requests == 0
+
+
+def test_a_row_inserted_in_the_middle_has_ways_out_that_work_followed_literally() -> None:
+    """Found by an outside probe: a row inserted in the middle of a sheet whose documents are
+    named by row number, the rows after it re-sorted. The refusals named `state mv group-1
+    group-1-previous, then state mv group-2 group-1` and `state mv group-2 group-3` for one
+    record: followed in the order shown, the second moved the record the first had put in
+    place to the wrong document. Now each names only the records to move aside, and the
+    next plan gives each to the document that declares it; the new row is created."""
+    state = _group_state("ROAD", "RAIL", "SEA")
+    inserted = _groups("ROAD", "AIR", "RAIL", "SEA")
+    plan = plan_changes(inserted, state, now=NOW)
+    assert _only(plan, "TemplateGroup/group-0").action is Action.NO_CHANGE
+    aside = set()
+    for n in (1, 2, 3):
+        change = _only(plan, f"TemplateGroup/group-{n}")
+        assert change.action is Action.REFUSED, change
+        assert not re.search(r"`customs-batch state mv \S+ TemplateGroup/group-\d`", change.reason)
+        aside.update(re.findall(r"`customs-batch state mv (\S+) (\S+-previous)`", change.reason))
+    assert aside == {
+        ("TemplateGroup/group-1", "TemplateGroup/group-1-previous"),
+        ("TemplateGroup/group-2", "TemplateGroup/group-2-previous"),
+    }
+    assert plan.requests == 0
+    followed = State(lineage="lin", serial=4)
+    for address, record in state.resources.items():
+        target = dict(aside).get(address, address)
+        followed.apply(target, replace(record, address=target))
+    again = plan_changes(inserted, followed, now=NOW)
+    assert _only(again, "TemplateGroup/group-1").action is Action.CREATE
+    for n in (2, 3):
+        change = _only(again, f"TemplateGroup/group-{n}")
+        assert change.action is Action.MOVED, change
+        assert f"TemplateGroup/group-{n - 1}-previous (1{n - 1} at the service)" in change.reason
+    assert again.requests == 1
 
 
 def _way_out_aside(reason: str, address: str) -> str:
@@ -1466,6 +1577,138 @@ def test_a_reference_written_in_another_unicode_form_or_with_spaces_is_one_decla
     assert renamed.requests == 0
 
 
+@pytest.mark.parametrize(
+    ("recorded", "exported"),
+    [
+        ("0012", "12"),  # leading zeros dropped
+        ("12", "12.0"),  # a whole number written as a decimal
+        ("12", "12,0"),  # the same in a German export
+        ("123456789012345678", "1.23457E+17"),  # a long reference in scientific notation
+        ("123456789012345678", "1,23457E+17"),
+        ("123456789012345678", "123456789012346000"),  # fifteen digits kept
+    ],
+)
+def test_a_key_a_spreadsheet_re_typed_as_a_number_is_refused_not_created_twice(
+    recorded: str, exported: str
+) -> None:
+    # A re-export that read the reference column as numbers renamed the rows' documents
+    # (named by the reference) and re-typed the key: plan showed `+ create` beside the
+    # orphaned record of the first export, and apply made a second declaration.
+    spec = {**DEPARTURE, "commercialReference": recorded}
+    state = _state(_applied(f"DepartureDeclaration/dep-{recorded}", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep-new", commercialReference=exported)], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-new")
+    assert change.action is Action.REFUSED
+    assert f"DepartureDeclaration/dep-{recorded} (7003 at the service)" in change.reason
+    assert f"commercialReference {exported!r} where it has {recorded!r}" in change.reason
+    assert "probably changed by the export" in change.reason
+    assert plan.requests == 0
+    # With a selection that leaves the record's document out, the same refusal's cause.
+    selected = plan_changes(
+        [_departure("dep-new", commercialReference=exported)], state, now=NOW, orphans=False
+    )
+    assert _only(selected, "DepartureDeclaration/dep-new").action is Action.REFUSED
+
+
+@pytest.mark.parametrize("exported", ["13", "0013", "1200", "1.23458E+17", "C-0012", "12a"])
+def test_another_number_than_the_recorded_key_is_a_new_declaration(exported: str) -> None:
+    # Only the same number written another way is taken for a re-typed key.
+    recorded = "123456789012345678" if "E" in exported else "0012"
+    spec = {**DEPARTURE, "commercialReference": recorded}
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep-new", commercialReference=exported)], state, now=NOW)
+    assert _only(plan, "DepartureDeclaration/dep-new").action is Action.CREATE
+
+
+def test_a_re_typed_key_is_refused_after_state_rm_and_created_beside_a_named_record() -> None:
+    # `state rm` of the orphan (as its plan line offers) keeps a tombstone that refuses the
+    # re-typed row all the same; a record whose document is still in the manifests (two
+    # rows of the batch) is no twin.
+    spec = {**DEPARTURE, "commercialReference": "0012"}
+    record = _applied("DepartureDeclaration/dep", spec, declarationId=7003)
+    forgotten = replace(
+        record, status=RecordStatus.FORGOTTEN, forgotten_from=RecordStatus.APPLIED.value
+    )
+    plan = plan_changes(
+        [_departure("dep-new", commercialReference="12")], _state(forgotten), now=NOW
+    )
+    change = _only(plan, "DepartureDeclaration/dep-new")
+    assert change.action is Action.REFUSED
+    assert "forgotten by `customs-batch state rm`, but for numbers written" in change.reason
+    assert "`customs-batch state rm --gone DepartureDeclaration/dep`" in change.reason
+    both = plan_changes(
+        [
+            _departure("dep", 0, commercialReference="0012"),
+            _departure("dep-new", 1, commercialReference="12"),
+        ],
+        _state(record),
+        now=NOW,
+    )
+    assert _only(both, "DepartureDeclaration/dep-new").action is Action.CREATE
+
+
+def test_a_key_re_typed_under_the_same_name_is_said_to_be_re_typed() -> None:
+    # A document named by another column (its record under the same name) whose reference
+    # a re-export re-typed: refused as a change customs cannot take, in words that did not
+    # say the two values are one number written another way, nor how to put it back.
+    spec = {**DEPARTURE, "commercialReference": "0012"}
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep", commercialReference="12")], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep")
+    assert change.action is Action.REFUSED
+    assert "commercialReference '12' for '0012': the same number written another way" in (
+        change.reason
+    )
+    assert "format the column as Text" in change.reason
+    other = plan_changes([_departure("dep", commercialReference="13")], state, now=NOW)
+    assert "the same number" not in _only(other, "DepartureDeclaration/dep").reason
+
+
+def test_looking_for_a_re_typed_key_parses_no_record_it_does_not_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A plan with a selection leaves most records of a big state unnamed: each is compared
+    # by the identity its text keeps, and only a record of the same shape is parsed.
+    rows = {}
+    for n in range(50):
+        spec = {**DEPARTURE, "commercialReference": f"C-{n}"}
+        record = _applied(f"DepartureDeclaration/dep-{n}", spec, declarationId=7000 + n)
+        identity = [
+            "companyId=1", f"commercialReference=C-{n}", "departureOffice=NL000396",
+            "destinationOffice=DE004058", "goods=090121/BR",
+        ]  # fmt: skip
+        rows[record.address] = json.dumps({**record.to_json(), "identity": identity})
+    retyped = {**DEPARTURE, "commercialReference": "0012"}
+    twin = _applied("DepartureDeclaration/twin", retyped, declarationId=6999)
+    words = [*identity[:1], "commercialReference=0012", *identity[2:]]
+    rows[twin.address] = json.dumps({**twin.to_json(), "identity": words})
+    state = State("lin", 3, Records.from_texts(rows, "the database"))
+    parsed = parsed_records(monkeypatch)
+    plan = plan_changes(
+        [_departure("new", commercialReference="12")], state, now=NOW, orphans=False
+    )
+    assert _only(plan, "DepartureDeclaration/new").action is Action.REFUSED
+    assert parsed == ["DepartureDeclaration/twin"]
+
+
+def test_a_commodity_code_re_typed_as_a_number_is_refused_too() -> None:
+    # A departure's goods are an identity of several codes: one re-typed among them.
+    items = [
+        {"commodityCode": "090121", "originCountry": "BR", "netPrice": 5},
+        {"commodityCode": "731815", "originCountry": "NL", "netPrice": 5},
+    ]
+    state = _state(
+        _applied(
+            "DepartureDeclaration/dep", {**DEPARTURE, "DeclarationItems": items}, declarationId=7
+        )
+    )
+    retyped = [{**items[0], "commodityCode": "90121"}, items[1]]
+    plan = plan_changes([_departure("dep-new", DeclarationItems=retyped)], state, now=NOW)
+    change = _only(plan, "DepartureDeclaration/dep-new")
+    assert change.action is Action.REFUSED
+    assert "goods '731815/NL,90121/BR' where it has '090121/BR,731815/NL'" in change.reason
+
+
 def test_a_party_written_in_another_unicode_form_is_said_to_be_only_respelled() -> None:
     # A spreadsheet re-exported decomposed changes the texts inside a party and an item too:
     # the refusal listed those fields as other values, though nothing of them had changed.
@@ -1726,3 +1969,59 @@ def test_a_new_document_on_the_tombstone_of_a_rejected_object_gets_a_way_out_tha
     assert f"`customs-batch state rm {record.address}`" not in change.reason
     assert f"`customs-batch state rm --gone {record.address}`" in change.reason
     assert f"{record.address} is forgotten already" in change.reason
+
+
+def test_a_party_update_pointed_elsewhere_under_its_forgotten_name_is_told_to_take_a_new_one() -> (
+    None
+):
+    # Found by an outside probe: a party update `state rm`-ed, then pointed at another
+    # declaration under the same name, was refused "remove the document, or restore it";
+    # restored, it was refused "declarationId cannot change... state rm it": the ways out
+    # sent the user back and forth, and neither said that a new name sends it.
+    from customs_batch.kinds.registry import model_of
+
+    identify = model_of(Kind.TRANSIT_PARTY_UPDATE).identity
+    assert identify is not None
+    sent: dict[str, Any] = {
+        "declarationId": 7004,
+        "variant": "departure",
+        "Consignee": {"eoriNo": "DE123456789012345"},
+    }
+    record = ResourceRecord(
+        "TransitPartyUpdate/u",
+        RecordStatus.FORGOTTEN,
+        "update_parties",
+        sent,
+        outputs={"declarationId": 7004},
+        identity=tuple(identify(sent)),
+        forgotten_from=RecordStatus.APPLIED.value,
+    )
+    state = _state(record)
+    pointed = doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**sent, "declarationId": 7003}, 0)
+    change = _only(plan_changes([pointed], state, now=NOW), "TransitPartyUpdate/u")
+    assert change.action is Action.REFUSED
+    assert "give it a new name: the tombstone keeps TransitPartyUpdate/u" in change.reason
+    same = doc(Kind.TRANSIT_PARTY_UPDATE, "u", sent, 0)
+    kept = _only(plan_changes([same], state, now=NOW), "TransitPartyUpdate/u")
+    assert kept.action is Action.REFUSED
+    assert "new name" not in kept.reason
+
+
+def test_a_template_group_code_re_typed_as_a_number_is_refused_not_updated() -> None:
+    # Found by an outside probe: a sheet of template groups named by another column, whose
+    # code column a re-export re-typed (0012 as 12), was a green `~ update`, and apply wrote
+    # the re-typed code over the group's at the service.
+    state = _state(
+        replace(
+            _applied("TemplateGroup/g", _group("0012"), id=10, code="0012"),
+            identity=("companyId=1", "code=0012"),
+        )
+    )
+    plan = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", _group("12"), 0)], state, now=NOW)
+    change = _only(plan, "TemplateGroup/g")
+    assert change.action is Action.REFUSED
+    assert "code '12' where it has '0012'" in change.reason
+    assert plan.requests == 0
+    # A real change of the code is an update, as before.
+    other = plan_changes([doc(Kind.TEMPLATE_GROUP, "g", _group("13"), 0)], state, now=NOW)
+    assert _only(other, "TemplateGroup/g").action is Action.UPDATE
