@@ -150,4 +150,5 @@ def _report_annotated(written: tuple[AnnotatedFile, ...]) -> None:
         source, target = printable(str(copy.source)), printable(str(copy.written))
         click.echo(f"Annotated {source} ({copy.findings} {noun}): {target}", err=True)
     if not written:
-        click.echo("No spreadsheet input has findings: nothing to annotate.", err=True)
+        # (A spreadsheet that could not be read has findings, but no row to mark.)
+        click.echo("No finding points at a row of a spreadsheet: nothing to annotate.", err=True)

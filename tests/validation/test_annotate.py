@@ -189,6 +189,20 @@ def test_nothing_to_annotate_says_so(project: Path) -> None:
     assert not (project / "out").exists()
 
 
+def test_a_spreadsheet_that_cannot_be_read_is_not_said_to_have_no_findings(
+    project: Path,
+) -> None:
+    # Its finding (sheet.unreadable) names the file, no row: no copy to mark, and the words
+    # say so, not that no spreadsheet input has findings.
+    (project / "data" / "movements.xlsx").write_bytes(b"")
+    code, report, err = _report("manifests/movements-sheet.yaml", "--annotate", "out")
+    assert code == 1
+    assert any(found["rule"] == "sheet.unreadable" for found in report["findings"]), report
+    assert "No spreadsheet input has findings" not in err
+    assert "No finding points at a row of a spreadsheet: nothing to annotate." in err
+    assert not (project / "out").exists()
+
+
 def test_a_refused_annotated_copy_makes_no_folder(project: Path) -> None:
     # Copies into customs-batch's own folder are refused: before any folder is made there.
     csv_path = project / "data" / "departures.csv"
