@@ -6,20 +6,21 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import click
 
 from customs_batch.cli._choices import CutGroup, Given
 from customs_batch.cli._command_line import with_env
-from customs_batch.cli._files import format_option
+from customs_batch.cli._files import format_option, write_output
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
     allow_empty_state_option,
     lock_timeout_option,
     mrn_check_digit_option,
 )
+from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath, parse_address
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
@@ -385,36 +386,65 @@ _HISTORY_HELP = (
 )
 
 
+def _standard_output(
+    _ctx: click.Context, _param: click.Parameter, value: Path | None
+) -> Path | None:
+    return None if value is not None and str(value) == "-" else value
+
+
 @state.command()
 @env_option
 @allow_empty_state_option
 @click.option("--history", "history_", is_flag=True, help=_HISTORY_HELP)
-def pull(env_name: str | None, allow_empty_state: bool, history_: bool) -> int:
+@click.option(
+    "-o",
+    "--output",
+    cls=OnceOption,
+    noun="file",
+    type=CutPath(dir_okay=False, path_type=Path),
+    default=None,
+    callback=_standard_output,
+    help="Write it to FILE, readable by you only, instead of stdout (`-`: stdout); a shell "
+    "redirect (`> FILE`) makes a file your umask lets others read.",
+)
+def pull(env_name: str | None, allow_empty_state: bool, history_: bool, output: Path | None) -> int:
     """Print the whole state as JSON (the state file's format), wherever it is kept; with
-    --history, the environment's history, one entry a line.
+    --history, the environment's history, one entry a line. It holds customs data: with
+    -o FILE the copy is readable by you only.
 
     With `state push`, moves a state and its history from one backend to another
     (docs/state.md).
 
     \b
     Examples:
-      customs-batch state pull --env production > production-state.json
-      customs-batch state pull --history --env production > production-history.jsonl
+      customs-batch state pull --env production -o production-state.json
+      customs-batch state pull --history --env production -o production-history.jsonl
     """
     options = _options(env_name, allow_empty_state=allow_empty_state)
+    pieces: Iterator[bytes]
     if history_:
-        batch: list[bytes] = []
-        for line in pull_history(options):
-            batch.append(line)
-            if len(batch) == 1000:
-                click.echo(b"".join(batch), nl=False)
-                batch.clear()
-        click.echo(b"".join(batch), nl=False)
+        pieces = _batched(pull_history(options))
+    else:
+        pieces = iter(pulled_pieces(read_state(options)))
+    if output is not None:
+        write_output(output, (piece.decode() for piece in pieces), what="state")
         return int(ExitCode.OK)
-    current = read_state(options)
-    for piece in pulled_pieces(current):
-        click.echo(piece.decode(), nl=False)
+    for piece in pieces:
+        click.echo(piece, nl=False)
     return int(ExitCode.OK)
+
+
+def _batched(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """``lines`` joined 1,000 at a time: written a line at a time, a long history took a
+    write per entry."""
+    batch: list[bytes] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == 1000:
+            yield b"".join(batch)
+            batch.clear()
+    if batch:
+        yield b"".join(batch)
 
 
 @state.command()

@@ -4,7 +4,9 @@ the pushes that would lose records refused."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -430,3 +432,31 @@ def test_what_an_older_copy_would_undo_is_named_by_sort() -> None:
     assert "Movement/kept" not in said
     assert undone_by_push(current, _state("other", 5, "Movement/kept")) is None
     assert undone_by_push(current, _state("lin", 7, "Movement/kept")) is None
+
+
+def test_pull_writes_a_file_of_its_own_readable_by_its_owner_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A shell redirect makes the copy as the umask says (0644: customs data others read);
+    # -o FILE writes it 0600, the same bytes as standard output, the history too.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "manifests").mkdir()
+    shutil.copy(EXAMPLES / "manifests" / "template-groups.yaml", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES / "templates", tmp_path / "templates")
+    assert _run(capsys, "apply", "manifests", "--auto-approve")[0] == 0
+    before = os.umask(0o022)
+    try:
+        for extra, name in (((), "state.json"), (("--history",), "history.jsonl")):
+            code, printed, err = _run(capsys, "state", "pull", *extra)
+            assert code == 0, err
+            code, out, err = _run(capsys, "state", "pull", *extra, "-o", name)
+            assert code == 0 and out == "", out + err
+            written = tmp_path / name
+            assert written.read_text(encoding="utf-8") == printed and printed
+            assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    finally:
+        os.umask(before)
+    code, out, _ = _run(capsys, "state", "pull", "-o", "-")
+    assert code == 0 and json.loads(out)["resources"]
+    code, _, err = _run(capsys, "state", "pull", "-o", ".customs-batch/local/state.json")
+    assert code == 64 and "it is the state of environment local" in err
