@@ -111,6 +111,12 @@ def _private(path: Path) -> None:
                 os.chmod(found, 0o600)
 
 
+_DB_HINT = (
+    "give --db a writable SQLite file path in a folder that exists (the file is created if "
+    "missing, its folder is not)"
+)
+
+
 @contextmanager
 def held_alone(path: Path) -> Iterator[None]:
     """Hold the database ``path`` for one emulator for as long as the block lasts: a second
@@ -130,7 +136,7 @@ def held_alone(path: Path) -> Iterator[None]:
     except OSError as exc:
         raise ConfigError(
             f"{path}: cannot open the emulator database: {exc.strerror}",
-            hint="give --db a writable SQLite file path (it is created if missing)",
+            hint=_DB_HINT,
         ) from None
     try:
         try:
@@ -224,7 +230,7 @@ class SqlitePersistence:
         except sqlite3.Error as exc:
             raise ConfigError(
                 f"{path}: cannot open the emulator database: {exc}",
-                hint="give --db a writable SQLite file path (it is created if missing)",
+                hint=_DB_HINT,
             ) from None
         self._lock = threading.Lock()
 

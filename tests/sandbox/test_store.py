@@ -139,8 +139,10 @@ def test_a_database_is_held_by_one_emulator_at_a_time(tmp_path: Path) -> None:
 
 def test_a_database_that_cannot_be_held_is_a_clear_error(tmp_path: Path) -> None:
     refusal = pytest.raises(ConfigError, match="cannot open the emulator database")
-    with refusal, held_alone(tmp_path / "missing" / "x.db"):
+    with refusal as refused, held_alone(tmp_path / "missing" / "x.db"):
         pytest.fail("held a file in a folder that does not exist")
+    # The file is created if missing, its folder is not: the hint says so.
+    assert "in a folder that exists" in str(refused.value.hint)
 
 
 def test_find_follows_every_write_in_insertion_order(tmp_path: Path) -> None:
