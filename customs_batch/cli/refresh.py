@@ -194,6 +194,8 @@ def refresh(
     state rm --gone ADDRESS` (the next apply then sends it again) or a refresh finds it.
     The same holds when the service holds another object at the recorded ID (a sandbox
     reset gave it again): the summary counts those apart from the ones no longer found.
+    A refresh a failed read stops (exit 3: the service failing after the client's retries)
+    keeps what it recorded before and prints it (stderr) before the error.
 
     \b
     Example:

@@ -11,6 +11,7 @@ from customs_batch.backends import backend_for
 from customs_batch.commands.session import locked_session
 from customs_batch.environments import Environment, load_project
 from customs_batch.errors import CustomsBatchError, ExitCode
+from customs_batch.escaping import printable
 from customs_batch.execution.reconcile import Drift, StatusEntry, status_entries
 from customs_batch.execution.results import RowPlace, spreadsheet_rows
 from customs_batch.kinds import Address
@@ -176,7 +177,22 @@ def refresh_environment(
                 history=lookup,
                 others=objects_held_elsewhere(environment, backend),
             )
-        drifts = refresh(session, client)
+        drifts: list[Drift] = []
+        try:
+            refresh(session, client, drifts)
+        except Exception:
+            # What was recorded before the failed read is saved: the error alone would
+            # leave it untold (a lost submission taken back, the next plan's `+ create`).
+            told = [lost.describe(applying=False) for lost in settled]
+            told += [f"{drift.address}: {drift.message}" for drift in drifts]
+            for line in told:
+                notice(printable(line))
+            if told:
+                notice(
+                    f"{len(told)} change(s) recorded before the error stopped the refresh; "
+                    "the rest of the state was not read: run `customs-batch refresh` again"
+                )
+            raise
         entries = tuple(status_entries(session.state))
         undone = _undone_unlisted(session.state)
     return RefreshResult(

@@ -791,13 +791,18 @@ class Drift:
     another: bool = False
 
 
-def refresh(session: StateSession, client: CustomsClient) -> list[Drift]:
+def refresh(
+    session: StateSession, client: CustomsClient, drifts: list[Drift] | None = None
+) -> list[Drift]:
     """Poll what the state knows; record new statuses and remote changes; report them.
 
     Each kind reads all of its recorded objects at once (one listing of the template
     groups, one request per declaration); kinds the API cannot read back are skipped.
+    Each drift is appended to ``drifts`` (a new list if none) as it is recorded, so a
+    caller whose refresh a failed read stopped can still say what was recorded before.
     """
-    drifts: list[Drift] = []
+    if drifts is None:
+        drifts = []
     by_kind: dict[Kind, list[ResourceRecord]] = {}
     for address, record in sorted(session.state.resources.items()):
         parsed = Address.parse(address)

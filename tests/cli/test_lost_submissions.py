@@ -185,3 +185,36 @@ def test_a_lookalike_another_environment_holds_is_left_out_by_refresh_and_apply(
     assert f"it declares what {held} at the service, recorded as {ADDRESS} in the state of " in out
     assert ADDRESS not in nl.read().resources
     assert de.read().resources[ADDRESS].outputs["declarationId"] == held
+
+
+def test_refresh_stopped_by_the_service_says_what_it_recorded_before(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh that took back a lost submission, then failed on a later read (a 503
+    after the client's retries), has changed the state: it must say so, not only the
+    error, or the next plan's `+ create` of that departure comes unexplained."""
+    from customs_batch.client import CustomsClient
+    from customs_batch.client._errors import ServerError
+
+    code, out, err = run(capsys, "apply", "--auto-approve", "--target", "TemplateGroup/eu-road")
+    assert code == 0, out + err
+    _submission_killed_before_it_left(project)
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise ServerError(
+            "the service failed (GET /v1/declaration-templates/groups -> 503)",
+            status=503,
+            body={},
+            operation="GET /v1/declaration-templates/groups",
+        )
+
+    monkeypatch.setattr(CustomsClient, "iter_template_groups", fail)
+    monkeypatch.setattr(CustomsClient, "list_template_groups", fail)
+    code, out, err = run(capsys, "refresh")
+    assert code == 3, out + err
+    assert ADDRESS not in backend(project).read().resources  # taken back, and saved
+    assert (
+        f"{ADDRESS}: the last submission never reached the service (nothing created since "
+        "could be it): the next apply submits it again"
+    ) in err
+    assert "recorded before the error" in err
