@@ -232,7 +232,9 @@ class _Run:
         except _NotSent as exc:
             outcome = Outcome(address, NodeStatus.FAILED, change.operation, str(exc))
         except _Stopped:
-            why = "stopped before its turn under the rate limit: nothing was sent"
+            # The stop came before the request left: while it waited for its turn under
+            # the rate limit, or earlier (a read before the write, with no limit at all).
+            why = "stopped before it was sent: nothing was sent"
             outcome = Outcome(address, NodeStatus.NOT_STARTED, change.operation, why)
         except _IntentUnrecorded as lost:  # the disk is full: stop everything, nothing sent
             self.fail(lost.error)

@@ -2234,3 +2234,31 @@ def test_a_noted_unknown_outcome_is_told_with_its_ways_out_everywhere() -> None:
 
 def _no_address() -> Any:
     raise AssertionError("not an address")
+
+
+def test_a_stop_while_a_change_reads_first_says_it_was_not_sent_not_a_rate_limit_wait(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while an export cancellation's read of its declaration (the read before its
+    write) was out, with no rate limit at all: the write is not started, and its outcome
+    said it was 'stopped before its turn under the rate limit', which there is none of."""
+    from customs_batch.execution import apply as apply_module
+
+    backend = LocalBackend(tmp_path)
+    stop = threading.Event()
+    real = apply_module._Run._another_there
+
+    def stopped_meanwhile(self: Any, change: Any, intent: Any) -> Any:
+        found = real(self, change, intent)
+        stop.set()  # Ctrl-C comes while the read is out
+        return found
+
+    monkeypatch.setattr(apply_module._Run, "_another_there", stopped_meanwhile)
+    with backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], State(lineage="", serial=0))
+        report = apply_plan(plan, session, emulator.client, parallelism=1, stop=stop)
+    [outcome] = report.outcomes
+    assert outcome.status is NodeStatus.NOT_STARTED
+    assert "rate limit" not in outcome.detail
+    assert "nothing was sent" in outcome.detail
+    assert emulator.movements() == []
