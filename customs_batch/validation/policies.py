@@ -26,8 +26,8 @@ _STOPPED = "stopped after"
 _GAVE = "the expression gave"
 _COSTLY_HINT = (
     "a comprehension (all, exists, map, filter) looks at every item of its list, nested ones "
-    "at every pair, and copies what it selects at each: make the lists shorter or the "
-    "expression simpler"
+    "at every pair, and copies what it selects at each; a + copies the texts it joins: make "
+    "the lists or texts shorter or the expression simpler"
 )
 
 
@@ -64,7 +64,14 @@ def evaluate(policy: Policy, context: Any, seen: Mapping[str, Any]) -> Outcome:
     """Evaluate ``policy`` on one document's :func:`activation` of the values ``seen``
     (``spec`` and ``metadata``), stopped past
     :data:`~customs_batch.validation.policy_cost.MAX_STEPS` steps."""
-    policy_cost.start_counting(policy.steps, seen, max(policy.operands, policy.widest_literal))
+    policy_cost.start_counting(
+        policy.steps,
+        seen,
+        max(policy.operands, policy.widest_literal),
+        expression=policy.expression,
+    )
+    if policy_cost.steps_taken() > policy_cost.MAX_STEPS:  # its + joins of texts alone
+        return Outcome(False, f"{_STOPPED} {policy_cost.MAX_STEPS:,} steps", costly=True)
     try:
         result = policy.program.execute(context)
     except KeyError as exc:  # a field the document lacks

@@ -20,6 +20,13 @@ own, so the expression is compiled with each comprehension's per-item arguments 
 comprehension ``K`` and, past the budget, raises, which ends the evaluation (a ternary
 passes the error on; only its value of true is ever used). What the user wrote is compiled
 first, so a compile error points at the user's own columns.
+
+A ``+`` joins texts too, and the CEL library copies both sides at each: ``K`` texts of ``T``
+characters joined one after the other copy about ``T * K * (K + 1) / 2`` characters (each
+``+`` of the expression counted, ``T`` the longest text it can see or write, times the
+operands again for each ``map`` or ``filter`` that may have built longer ones). That is
+charged once before evaluating, a step (one) for every 64 characters, and again at every
+comprehension step, since a join in its per-item arguments is made anew at each.
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ class TooCostly(Exception):
 
 class _Steps(threading.local):
     taken = 0
+    text = 0  # what the + joins of texts copy, charged before evaluating and at each step
     widen = 1
     charges: tuple[int, ...] = ()  # per comprehension: what its step's selections copy
     builds: tuple[bool, ...] = ()
@@ -87,7 +95,7 @@ def step(index: int = -1, item: Any = None) -> bool:
     """Charge one step of comprehension ``index`` (``item``: the item a ``map`` or
     ``filter`` looks at); past :data:`MAX_STEPS`, stop the evaluation."""
     steps = _STEPS
-    cost = 1
+    cost = 1 + steps.text
     if 0 <= index < len(steps.charges):
         cost += steps.charges[index]
         if steps.builds[index]:
@@ -106,20 +114,36 @@ def step(index: int = -1, item: Any = None) -> bool:
 
 
 def start_counting(
-    comprehensions: Sequence[Comprehension] = (), seen: Any = None, widen: int = 1
+    comprehensions: Sequence[Comprehension] = (),
+    seen: Any = None,
+    widen: int = 1,
+    *,
+    expression: str = "",
 ) -> None:
-    """Start the count of one evaluation of an expression with ``comprehensions`` on the
+    """Start the count of one evaluation of ``expression`` with ``comprehensions`` on the
     values ``seen`` (what the expression is handed); ``widen``: how many times longer than
-    the document's a list the expression builds may be (``+`` joins, literals)."""
+    the document's a list the expression builds may be (``+`` joins, literals). What its
+    ``+`` joins of texts copy is charged at once: past :data:`MAX_STEPS`, do not evaluate."""
     steps = _STEPS
     steps.taken = 0
+    steps.text = 0
     steps.widen = max(widen, 1)
-    if not comprehensions:
+    operands = joined_operands(expression)
+    if not comprehensions and operands == 1:
         steps.charges, steps.builds, steps.items, steps.children, steps.built = (), (), (), (), []
         return
     if steps.measured_for is not seen or steps.measured is None:  # once for every policy
         steps.measured_for, steps.measured = seen, _measure(seen)
     measured = steps.measured
+    if operands > 1:
+        builders = sum(1 for c in comprehensions if c.builds)
+        longest_text = max(measured.longest_text, longest_literal_text(expression))
+        copied = longest_text * operands**builders * operands * (operands + 1) // 2
+        steps.text = copied // 64
+        steps.taken = steps.text
+    if not comprehensions:
+        steps.charges, steps.builds, steps.items, steps.children, steps.built = (), (), (), (), []
+        return
     known = [
         measured.by_name[n] for c in comprehensions for n in c.selects if n in measured.by_name
     ]
@@ -153,6 +177,11 @@ class _QuietStop(logging.Filter):
 
 
 logging.getLogger("cel").addFilter(_QuietStop())
+
+
+def longest_literal_text(expression: str) -> int:
+    """The length of the longest string literal of ``expression`` (quotes counted)."""
+    return max((len(m.group(0)) for m in _STRING.finditer(expression)), default=0)
 
 
 def without_strings(expression: str) -> str:
@@ -314,6 +343,8 @@ class _Measured:
     longest: int
     largest_item: int
     """The size of the largest item of any list."""
+    longest_text: int
+    """The length of the longest text anywhere (a mapping's keys too), in characters."""
     by_name: dict[str, int]
     """Per field name: the size of the largest value under it anywhere."""
 
@@ -327,7 +358,7 @@ def _measure(value: Any) -> _Measured:
     """Sizes (values, items and fields counted, walked without recursion) of ``value``."""
     sizes: dict[int, int] = {}
     by_name: dict[str, int] = {}
-    longest = largest_item = 0
+    longest = largest_item = longest_text = 0
     stack: list[tuple[Any, bool]] = [(value, False)]
     keep: list[Any] = []  # the nodes measured, alive while their ids are keys
     while stack:
@@ -338,6 +369,8 @@ def _measure(value: Any) -> _Measured:
             children = list(node)
         else:
             sizes[id(node)] = size_of_text(node) if isinstance(node, str) else 1
+            if isinstance(node, str | bytes):
+                longest_text = max(longest_text, len(node))
             keep.append(node)
             continue
         if not done:
@@ -353,7 +386,8 @@ def _measure(value: Any) -> _Measured:
         else:
             for key, child in node.items():
                 name = str(key)
+                longest_text = max(longest_text, len(name))
                 by_name[name] = max(by_name.get(name, 0), sizes[id(child)])
         sizes[id(node)] = total
         keep.append(node)
-    return _Measured(sizes[id(value)], longest, largest_item, by_name)
+    return _Measured(sizes[id(value)], longest, largest_item, longest_text, by_name)
