@@ -26,8 +26,9 @@ _STOPPED = "stopped after"
 _GAVE = "the expression gave"
 _COSTLY_HINT = (
     "a comprehension (all, exists, map, filter) looks at every item of its list, nested ones "
-    "at every pair, and copies what it selects at each; a + copies the texts it joins: make "
-    "the lists or texts shorter or the expression simpler"
+    "at every pair, and copies what it selects at each; a + copies the texts it joins; "
+    "matches() compiles its pattern at each call: make the lists, texts or patterns shorter or "
+    "the expression simpler"
 )
 
 
@@ -57,7 +58,11 @@ def activation(kind: str, metadata: Mapping[str, Any], spec: Any) -> Any:
     """What an expression sees of one document: ``kind``, ``metadata`` and ``spec``, made
     once a document for all the policies that apply to it."""
     variables = {"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)}
-    return cel_core().Context(variables, {policy_cost.STEP_FUNCTION: policy_cost.step})
+    functions = {
+        policy_cost.STEP_FUNCTION: policy_cost.step,
+        policy_cost.REGEX_FUNCTION: policy_cost.regex,
+    }
+    return cel_core().Context(variables, functions)
 
 
 def evaluate(policy: Policy, context: Any, seen: Mapping[str, Any]) -> Outcome:

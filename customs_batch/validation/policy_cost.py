@@ -31,11 +31,14 @@ comprehension step, since a join in its per-item arguments is made anew at each.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 MAX_STEPS = 1_000_000
@@ -43,6 +46,10 @@ MAX_STEPS = 1_000_000
 what it copies: see the module's docstring): a list of 1,000 items under two nested
 comprehensions, of 1,000,000 under one, when the steps copy little."""
 STEP_FUNCTION = "customs_batch_step"
+REGEX_FUNCTION = "customs_batch_regex"
+SECONDS_A_STEP = 3e-6
+"""What a step stands for in time (1,000,000 of them: about three seconds), for what is
+charged by the time it takes: compiling a regular expression."""
 
 # A CEL string literal: raw or not, bytes, triple-quoted (a raw one has no escapes).
 _STRING = re.compile(
@@ -163,6 +170,31 @@ def start_counting(
     steps.built = [0] * len(comprehensions)
 
 
+def regex(pattern: Any) -> Any:
+    """Charge what compiling ``pattern`` costs (the CEL library compiles a ``matches()``
+    pattern anew at each call: ``(\\w{1,30}\\s*){30}`` takes about 90 ms) and hand it on;
+    past :data:`MAX_STEPS`, stop the evaluation."""
+    steps = _STEPS
+    if isinstance(pattern, str):
+        steps.taken += regex_steps(pattern)
+        if steps.taken > MAX_STEPS:
+            raise TooCostly(f"more than {MAX_STEPS:,} steps")
+    return pattern
+
+
+@lru_cache(maxsize=256)
+def regex_steps(pattern: str) -> int:
+    """The steps a compile of ``pattern`` by the CEL library costs, measured once."""
+    from customs_batch.validation._cel import cel_core
+
+    core = cel_core()
+    start = time.perf_counter()
+    # An invalid pattern still costs its compile (one too large: the whole of it).
+    with contextlib.suppress(Exception):
+        core.evaluate('"".matches(p)', core.Context({"p": pattern}))
+    return 1 + int((time.perf_counter() - start) / SECONDS_A_STEP)
+
+
 def steps_taken() -> int:
     """The steps of the evaluation started last (over :data:`MAX_STEPS`: it was stopped)."""
     return _STEPS.taken
@@ -173,7 +205,8 @@ class _QuietStop(logging.Filter):
     expression absorbs (``... || true``); a stopped evaluation is reported as a finding."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return STEP_FUNCTION not in record.getMessage()
+        message = record.getMessage()
+        return STEP_FUNCTION not in message and REGEX_FUNCTION not in message
 
 
 logging.getLogger("cel").addFilter(_QuietStop())
@@ -197,8 +230,43 @@ def without_strings(expression: str) -> str:
 
 def instrumented(expression: str) -> str:
     """``expression`` with a charged step in front of every per-item argument of every
-    comprehension (see the module's docstring)."""
-    return _parse(expression)[0]
+    comprehension (see the module's docstring), and every ``matches()`` pattern handed to
+    :func:`regex` first, which charges its compile."""
+    return _charged_patterns(_parse(expression)[0])
+
+
+_MATCHES = re.compile(r"(?P<dot>\.\s*)matches\s*\(|(?<![\w.])matches\s*\(")
+
+
+def _charged_patterns(expression: str) -> str:
+    """``expression`` with the pattern of each ``X.matches(P)`` or ``matches(X, P)`` call
+    written ``customs_batch_regex(P)``."""
+    code = without_strings(expression)
+    inserts: list[tuple[int, str]] = []
+    for match in _MATCHES.finditer(code):
+        depth, end = 0, None
+        start: int | None = match.end()
+        if match.group("dot") is None:
+            start = None  # the pattern is the second argument
+        for position in range(match.end(), len(code)):
+            char = code[position]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                if depth == 0:
+                    end = position
+                    break
+                depth -= 1
+            elif char == "," and depth == 0 and start is None:
+                start = position + 1
+        if start is not None and end is not None:
+            inserts += [(start, f"{REGEX_FUNCTION}("), (end, ")")]
+    out, position = [], 0
+    for at, text in sorted(inserts, key=lambda insert: insert[0]):
+        out += [expression[position:at], text]
+        position = at
+    out.append(expression[position:])
+    return "".join(out)
 
 
 def comprehensions(expression: str) -> tuple[Comprehension, ...]:

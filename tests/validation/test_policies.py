@@ -719,6 +719,34 @@ def test_a_policy_example_joining_a_long_text_is_bounded_too(
     )
 
 
+def test_each_regular_expression_compile_is_charged(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CEL library compiles a matches() pattern at every call ((\w{1,30}\s*){30}: about
+    # 90 ms each, a minute over 1,000 items): each call is charged what its compile costs.
+    monkeypatch.setattr(policy_cost, "regex_steps", lambda pattern: 100_000)
+    _notes_manifest(20)
+    messages = _policy_messages(capsys, 'spec.notes.all(x, string(x).matches("^[0-9]+$"))')
+    assert messages == [
+        "policy team.declaration-range stopped after 1,000,000 steps on ExportCancellation/a: "
+        "too costly"
+    ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'spec.notes.all(x, string(x).matches("^[0-9]+$")) && false',
+        'matches(string(spec.declarationId), "^[0-9]+$") && spec.declarationId > 7',
+    ],
+)
+def test_a_regular_expression_that_compiles_quickly_is_evaluated(
+    capsys: pytest.CaptureFixture[str], expression: str
+) -> None:
+    _notes_manifest(300)
+    assert _policy_messages(capsys, expression) == ["our declarations are numbered below 1000"]
+
+
 def test_a_policy_whose_aliases_stand_for_billions_of_values_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
