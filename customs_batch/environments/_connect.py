@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Mapping
 
@@ -9,6 +10,7 @@ import httpx
 
 from customs_batch.client import CustomsClient, RateLimiter, RetryPolicy, Sender
 from customs_batch.environments._environment import Environment
+from customs_batch.errors import StateError
 from customs_batch.folders import make_private_folder
 
 LOCAL_BASE_URL = "http://local.sandbox"
@@ -20,9 +22,25 @@ def local_transport(environment: Environment) -> httpx.BaseTransport:
     from customs_batch.sandbox import create_app
     from customs_batch.sandbox.inprocess import InProcessTransport
 
-    make_private_folder(environment.state_dir)  # it holds the emulator's data
+    try:
+        make_private_folder(environment.state_dir)  # it holds the emulator's data
+    except OSError as exc:
+        raise _state_folder_error(environment, exc) from None
     # The emulator itself is unlimited; the client keeps the environment's rate_limit.
     return InProcessTransport(create_app(db_path=environment.sandbox_db, rate_limit=None))
+
+
+def _state_folder_error(environment: Environment, exc: OSError) -> StateError:
+    """The error for a state folder of ``local`` that cannot be made (a read-only checkout,
+    a folder without write permission): which, why, and that nothing was sent."""
+    name = errno.errorcode.get(exc.errno or 0)
+    why = f"{exc.strerror or exc}, {name}" if name else (exc.strerror or str(exc))
+    return StateError(
+        f"{environment.state_dir}: cannot make the state folder, where the built-in local "
+        f"emulator keeps its data ({why})",
+        hint="run from a folder you may write in, or set state_dir in customs-batch.yaml to "
+        "one; nothing was sent and the state is unchanged",
+    )
 
 
 def connect(

@@ -26,8 +26,9 @@ _STOPPED = "stopped after"
 _GAVE = "the expression gave"
 _COSTLY_HINT = (
     "a comprehension (all, exists, map, filter) looks at every item of its list, nested ones "
-    "at every pair, and copies what it selects at each: make the lists shorter or the "
-    "expression simpler"
+    "at every pair, and copies what it selects at each; a + copies the texts it joins; "
+    "matches() compiles its pattern at each call: make the lists, texts or patterns shorter or "
+    "the expression simpler"
 )
 
 
@@ -57,14 +58,25 @@ def activation(kind: str, metadata: Mapping[str, Any], spec: Any) -> Any:
     """What an expression sees of one document: ``kind``, ``metadata`` and ``spec``, made
     once a document for all the policies that apply to it."""
     variables = {"kind": kind, "metadata": _plain(metadata), "spec": _plain(spec)}
-    return cel_core().Context(variables, {policy_cost.STEP_FUNCTION: policy_cost.step})
+    functions = {
+        policy_cost.STEP_FUNCTION: policy_cost.step,
+        policy_cost.REGEX_FUNCTION: policy_cost.regex,
+    }
+    return cel_core().Context(variables, functions)
 
 
 def evaluate(policy: Policy, context: Any, seen: Mapping[str, Any]) -> Outcome:
     """Evaluate ``policy`` on one document's :func:`activation` of the values ``seen``
     (``spec`` and ``metadata``), stopped past
     :data:`~customs_batch.validation.policy_cost.MAX_STEPS` steps."""
-    policy_cost.start_counting(policy.steps, seen, max(policy.operands, policy.widest_literal))
+    policy_cost.start_counting(
+        policy.steps,
+        seen,
+        max(policy.operands, policy.widest_literal),
+        expression=policy.expression,
+    )
+    if policy_cost.steps_taken() > policy_cost.MAX_STEPS:  # its + joins of texts alone
+        return Outcome(False, f"{_STOPPED} {policy_cost.MAX_STEPS:,} steps", costly=True)
     try:
         result = policy.program.execute(context)
     except KeyError as exc:  # a field the document lacks

@@ -20,15 +20,25 @@ own, so the expression is compiled with each comprehension's per-item arguments 
 comprehension ``K`` and, past the budget, raises, which ends the evaluation (a ternary
 passes the error on; only its value of true is ever used). What the user wrote is compiled
 first, so a compile error points at the user's own columns.
+
+A ``+`` joins texts too, and the CEL library copies both sides at each: ``K`` texts of ``T``
+characters joined one after the other copy about ``T * K * (K + 1) / 2`` characters (each
+``+`` of the expression counted, ``T`` the longest text it can see or write, times the
+operands again for each ``map`` or ``filter`` that may have built longer ones). That is
+charged once before evaluating, a step (one) for every 64 characters, and again at every
+comprehension step, since a join in its per-item arguments is made anew at each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 MAX_STEPS = 1_000_000
@@ -36,6 +46,10 @@ MAX_STEPS = 1_000_000
 what it copies: see the module's docstring): a list of 1,000 items under two nested
 comprehensions, of 1,000,000 under one, when the steps copy little."""
 STEP_FUNCTION = "customs_batch_step"
+REGEX_FUNCTION = "customs_batch_regex"
+SECONDS_A_STEP = 3e-6
+"""What a step stands for in time (1,000,000 of them: about three seconds), for what is
+charged by the time it takes: compiling a regular expression."""
 
 # A CEL string literal: raw or not, bytes, triple-quoted (a raw one has no escapes).
 _STRING = re.compile(
@@ -70,6 +84,7 @@ class TooCostly(Exception):
 
 class _Steps(threading.local):
     taken = 0
+    text = 0  # what the + joins of texts copy, charged before evaluating and at each step
     widen = 1
     charges: tuple[int, ...] = ()  # per comprehension: what its step's selections copy
     builds: tuple[bool, ...] = ()
@@ -87,7 +102,7 @@ def step(index: int = -1, item: Any = None) -> bool:
     """Charge one step of comprehension ``index`` (``item``: the item a ``map`` or
     ``filter`` looks at); past :data:`MAX_STEPS`, stop the evaluation."""
     steps = _STEPS
-    cost = 1
+    cost = 1 + steps.text
     if 0 <= index < len(steps.charges):
         cost += steps.charges[index]
         if steps.builds[index]:
@@ -106,20 +121,36 @@ def step(index: int = -1, item: Any = None) -> bool:
 
 
 def start_counting(
-    comprehensions: Sequence[Comprehension] = (), seen: Any = None, widen: int = 1
+    comprehensions: Sequence[Comprehension] = (),
+    seen: Any = None,
+    widen: int = 1,
+    *,
+    expression: str = "",
 ) -> None:
-    """Start the count of one evaluation of an expression with ``comprehensions`` on the
+    """Start the count of one evaluation of ``expression`` with ``comprehensions`` on the
     values ``seen`` (what the expression is handed); ``widen``: how many times longer than
-    the document's a list the expression builds may be (``+`` joins, literals)."""
+    the document's a list the expression builds may be (``+`` joins, literals). What its
+    ``+`` joins of texts copy is charged at once: past :data:`MAX_STEPS`, do not evaluate."""
     steps = _STEPS
     steps.taken = 0
+    steps.text = 0
     steps.widen = max(widen, 1)
-    if not comprehensions:
+    operands = joined_operands(expression)
+    if not comprehensions and operands == 1:
         steps.charges, steps.builds, steps.items, steps.children, steps.built = (), (), (), (), []
         return
     if steps.measured_for is not seen or steps.measured is None:  # once for every policy
         steps.measured_for, steps.measured = seen, _measure(seen)
     measured = steps.measured
+    if operands > 1:
+        builders = sum(1 for c in comprehensions if c.builds)
+        longest_text = max(measured.longest_text, longest_literal_text(expression))
+        copied = longest_text * operands**builders * operands * (operands + 1) // 2
+        steps.text = copied // 64
+        steps.taken = steps.text
+    if not comprehensions:
+        steps.charges, steps.builds, steps.items, steps.children, steps.built = (), (), (), (), []
+        return
     known = [
         measured.by_name[n] for c in comprehensions for n in c.selects if n in measured.by_name
     ]
@@ -139,6 +170,31 @@ def start_counting(
     steps.built = [0] * len(comprehensions)
 
 
+def regex(pattern: Any) -> Any:
+    """Charge what compiling ``pattern`` costs (the CEL library compiles a ``matches()``
+    pattern anew at each call: ``(\\w{1,30}\\s*){30}`` takes about 90 ms) and hand it on;
+    past :data:`MAX_STEPS`, stop the evaluation."""
+    steps = _STEPS
+    if isinstance(pattern, str):
+        steps.taken += regex_steps(pattern)
+        if steps.taken > MAX_STEPS:
+            raise TooCostly(f"more than {MAX_STEPS:,} steps")
+    return pattern
+
+
+@lru_cache(maxsize=256)
+def regex_steps(pattern: str) -> int:
+    """The steps a compile of ``pattern`` by the CEL library costs, measured once."""
+    from customs_batch.validation._cel import cel_core
+
+    core = cel_core()
+    start = time.perf_counter()
+    # An invalid pattern still costs its compile (one too large: the whole of it).
+    with contextlib.suppress(Exception):
+        core.evaluate('"".matches(p)', core.Context({"p": pattern}))
+    return 1 + int((time.perf_counter() - start) / SECONDS_A_STEP)
+
+
 def steps_taken() -> int:
     """The steps of the evaluation started last (over :data:`MAX_STEPS`: it was stopped)."""
     return _STEPS.taken
@@ -149,10 +205,16 @@ class _QuietStop(logging.Filter):
     expression absorbs (``... || true``); a stopped evaluation is reported as a finding."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return STEP_FUNCTION not in record.getMessage()
+        message = record.getMessage()
+        return STEP_FUNCTION not in message and REGEX_FUNCTION not in message
 
 
 logging.getLogger("cel").addFilter(_QuietStop())
+
+
+def longest_literal_text(expression: str) -> int:
+    """The length of the longest string literal of ``expression`` (quotes counted)."""
+    return max((len(m.group(0)) for m in _STRING.finditer(expression)), default=0)
 
 
 def without_strings(expression: str) -> str:
@@ -168,8 +230,43 @@ def without_strings(expression: str) -> str:
 
 def instrumented(expression: str) -> str:
     """``expression`` with a charged step in front of every per-item argument of every
-    comprehension (see the module's docstring)."""
-    return _parse(expression)[0]
+    comprehension (see the module's docstring), and every ``matches()`` pattern handed to
+    :func:`regex` first, which charges its compile."""
+    return _charged_patterns(_parse(expression)[0])
+
+
+_MATCHES = re.compile(r"(?P<dot>\.\s*)matches\s*\(|(?<![\w.])matches\s*\(")
+
+
+def _charged_patterns(expression: str) -> str:
+    """``expression`` with the pattern of each ``X.matches(P)`` or ``matches(X, P)`` call
+    written ``customs_batch_regex(P)``."""
+    code = without_strings(expression)
+    inserts: list[tuple[int, str]] = []
+    for match in _MATCHES.finditer(code):
+        depth, end = 0, None
+        start: int | None = match.end()
+        if match.group("dot") is None:
+            start = None  # the pattern is the second argument
+        for position in range(match.end(), len(code)):
+            char = code[position]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                if depth == 0:
+                    end = position
+                    break
+                depth -= 1
+            elif char == "," and depth == 0 and start is None:
+                start = position + 1
+        if start is not None and end is not None:
+            inserts += [(start, f"{REGEX_FUNCTION}("), (end, ")")]
+    out, position = [], 0
+    for at, text in sorted(inserts, key=lambda insert: insert[0]):
+        out += [expression[position:at], text]
+        position = at
+    out.append(expression[position:])
+    return "".join(out)
 
 
 def comprehensions(expression: str) -> tuple[Comprehension, ...]:
@@ -314,6 +411,8 @@ class _Measured:
     longest: int
     largest_item: int
     """The size of the largest item of any list."""
+    longest_text: int
+    """The length of the longest text anywhere (a mapping's keys too), in characters."""
     by_name: dict[str, int]
     """Per field name: the size of the largest value under it anywhere."""
 
@@ -327,7 +426,7 @@ def _measure(value: Any) -> _Measured:
     """Sizes (values, items and fields counted, walked without recursion) of ``value``."""
     sizes: dict[int, int] = {}
     by_name: dict[str, int] = {}
-    longest = largest_item = 0
+    longest = largest_item = longest_text = 0
     stack: list[tuple[Any, bool]] = [(value, False)]
     keep: list[Any] = []  # the nodes measured, alive while their ids are keys
     while stack:
@@ -338,6 +437,8 @@ def _measure(value: Any) -> _Measured:
             children = list(node)
         else:
             sizes[id(node)] = size_of_text(node) if isinstance(node, str) else 1
+            if isinstance(node, str | bytes):
+                longest_text = max(longest_text, len(node))
             keep.append(node)
             continue
         if not done:
@@ -353,7 +454,8 @@ def _measure(value: Any) -> _Measured:
         else:
             for key, child in node.items():
                 name = str(key)
+                longest_text = max(longest_text, len(name))
                 by_name[name] = max(by_name.get(name, 0), sizes[id(child)])
         sizes[id(node)] = total
         keep.append(node)
-    return _Measured(sizes[id(value)], longest, largest_item, by_name)
+    return _Measured(sizes[id(value)], longest, largest_item, longest_text, by_name)

@@ -313,6 +313,30 @@ def test_a_read_only_state_folder_is_named_and_plan_still_works(
     assert run(capsys, "plan")[0] == 0  # reading needs no write
 
 
+def test_a_project_on_a_read_only_file_system_is_named_not_an_internal_error(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No state folder yet, and none can be made (a read-only checkout): the built-in local
+    # environment makes its folder before the state's, for the emulator's data.
+    real = os.mkdir
+
+    def mkdir(path: str | os.PathLike[str], *args: int, **kwargs: int) -> None:
+        if str(Path(os.fspath(path)).absolute()).startswith(str(project / ".customs-batch")):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 3, out + err
+    assert (
+        f"{state_dir(project)}: cannot make the state folder, where the built-in local emulator "
+        "keeps its data (Read-only file system, EROFS)"
+    ) in err
+    assert "nothing was sent and the state is unchanged" in err
+    assert "internal error" not in err
+    assert run(capsys, "plan")[0] == 0  # reading needs no write
+
+
 def test_a_folder_without_write_permission_is_named(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -661,6 +661,92 @@ def test_steps_that_copy_little_are_charged_little(capsys: pytest.CaptureFixture
     assert messages == ["our declarations are numbered below 1000"]
 
 
+def _note_manifest(characters: int) -> None:
+    Path("manifests").mkdir(exist_ok=True)
+    Path("manifests/a.yaml").write_text(
+        "apiVersion: customs-batch/v1\nkind: ExportCancellation\nmetadata:\n  name: a\n"
+        f"spec:\n  declarationId: 7\n  note: {'x' * characters}\n",
+        encoding="utf-8",
+    )
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        # 300 texts of 20,000 characters joined one after the other: 900 million copied.
+        "true && [spec.note].all(a, size(" + "+".join(["a"] * 300) + ") > 0)",
+        # No comprehension: the joins alone.
+        "size(" + "+".join(["spec.note"] * 150) + ") > 0",
+    ],
+)
+def test_texts_joined_with_plus_are_charged_what_they_copy(
+    capsys: pytest.CaptureFixture[str], expression: str
+) -> None:
+    # A 2,000-character expression joining a long text hundreds of times copies it again at
+    # each +: it is stopped before it runs, never left to take minutes and gigabytes.
+    _note_manifest(20_000)
+    assert _policy_messages(capsys, expression) == [
+        "policy team.declaration-range stopped after 1,000,000 steps on ExportCancellation/a: "
+        "too costly"
+    ]
+
+
+def test_a_few_joins_of_a_long_text_are_evaluated(capsys: pytest.CaptureFixture[str]) -> None:
+    _note_manifest(20_000)
+    messages = _policy_messages(
+        capsys, 'spec.note + "-" + spec.note + "-" + spec.note == "" || spec.declarationId > 7'
+    )
+    assert messages == ["our declarations are numbered below 1000"]
+
+
+def test_a_policy_example_joining_a_long_text_is_bounded_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    note = "x" * 20_000
+    joined = "+".join(["a"] * 300)
+    _policy(
+        POLICY.replace(
+            "spec.declarationId < 1000", f"true && [spec.note].all(a, size({joined}) > 0)"
+        )
+        + "examples:\n"
+        + f"  good: [{{kind: ExportCancellation, metadata: {{name: a}}, spec: {{note: {note}}}}}]\n"
+    )
+    code, out, _ = _run(capsys, "policy", "test")
+    assert code == 1
+    assert out == (
+        "FAIL team.declaration-range (policies/team.yaml:1): good example 1: the expression "
+        "could not be evaluated: stopped after 1,000,000 steps\n"
+    )
+
+
+def test_each_regular_expression_compile_is_charged(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CEL library compiles a matches() pattern at every call ((\w{1,30}\s*){30}: about
+    # 90 ms each, a minute over 1,000 items): each call is charged what its compile costs.
+    monkeypatch.setattr(policy_cost, "regex_steps", lambda pattern: 100_000)
+    _notes_manifest(20)
+    messages = _policy_messages(capsys, 'spec.notes.all(x, string(x).matches("^[0-9]+$"))')
+    assert messages == [
+        "policy team.declaration-range stopped after 1,000,000 steps on ExportCancellation/a: "
+        "too costly"
+    ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'spec.notes.all(x, string(x).matches("^[0-9]+$")) && false',
+        'matches(string(spec.declarationId), "^[0-9]+$") && spec.declarationId > 7',
+    ],
+)
+def test_a_regular_expression_that_compiles_quickly_is_evaluated(
+    capsys: pytest.CaptureFixture[str], expression: str
+) -> None:
+    _notes_manifest(300)
+    assert _policy_messages(capsys, expression) == ["our declarations are numbered below 1000"]
+
+
 def test_a_policy_whose_aliases_stand_for_billions_of_values_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
