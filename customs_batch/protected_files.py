@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from customs_batch.errors import CustomsBatchError
-from customs_batch.userfiles import InputKind, files_read
+from customs_batch.userfiles import InputKind, files_read, is_yaml_name
 
 RECORDS_FOLDER = ".customs-batch"
 """The folder customs-batch keeps its records in, beside ``customs-batch.yaml``."""
@@ -194,20 +194,19 @@ def _project_input(real: Path) -> str | None:
         if (
             parts[0] == _POLICIES
             and len(parts) > 1
-            and real.suffix in _YAML
+            and is_yaml_name(real.name)
             and not any(part.startswith(".") for part in parts[1:-1])
         ):
             return f"a policy file of the project ({_POLICIES}/)"
         if parts[0] == _TEMPLATES and len(parts) > 1:
             return f"a template of the project ({_TEMPLATES}/)"
-        if real.suffix in _YAML and _is_manifest(real, project.manifests or (root,)):
+        if is_yaml_name(real.name) and _is_manifest(real, project.manifests or (root,)):
             return "a manifest of the project"
     return None
 
 
 _POLICIES = "policies"
 _TEMPLATES = "templates"
-_YAML = (".yaml", ".yml")
 # As customs_batch.manifest.discover searches a folder: what it passes over holds no manifest.
 _NOT_SEARCHED = frozenset({_TEMPLATES, _POLICIES, RECORDS_FOLDER})
 

@@ -31,6 +31,14 @@ MAX_FILE_MB_VARIABLE = "CUSTOMS_BATCH_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 256
 MEGABYTE = 1024 * 1024
 _CHUNK = 1024 * 1024
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def is_yaml_name(name: str) -> bool:
+    """Whether ``name`` ends in ``.yaml`` or ``.yml``, in any case: a manifest or a policy
+    file an editor or a Windows export saved as ``Departures.YAML`` is read all the same,
+    never left out of a green run (the pre-commit hook already runs for it)."""
+    return name.lower().endswith(YAML_SUFFIXES)
 
 
 class InputKind(StrEnum):

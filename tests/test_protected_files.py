@@ -204,6 +204,8 @@ def test_the_project_s_inputs_are_protected_though_this_run_read_none(tmp_path: 
         "templates/parts/line.yaml.j2": "it is a template of the project (templates/)",
         "manifests/movement.yaml": "it is a manifest of the project",
         "manifests/eu/export.yml": "it is a manifest of the project",
+        "manifests/Departures.YAML": "it is a manifest of the project",  # read in any case
+        "policies/Lanes.Yml": "it is a policy file of the project (policies/)",
     }
     others = ["notes.yaml", "manifests/.hidden.yaml", "manifests/data.csv", "policies/.a/b.yaml"]
     for name in [*files, *others]:
@@ -225,6 +227,7 @@ def test_the_project_s_inputs_are_protected_though_this_run_read_none(tmp_path: 
         "policies/new/report.yaml": "a policy file of the project (policies/)",
         "templates/report.txt": "a template of the project (templates/)",
         "manifests/report.yaml": "a manifest of the project",
+        "manifests/Report.YAML": "a manifest of the project",
     }
     for name, what in new.items():
         found = protection(tmp_path / name)

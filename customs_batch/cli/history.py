@@ -213,7 +213,7 @@ def _verify(inputs: Inputs, format_name: str) -> int:
         click.echo(
             f"The history is unbroken: {result.entries} entries"
             + (
-                f", the last {result.last_seq} with hash {result.last_hash}."
+                f", the last (seq {result.last_seq}) with hash {result.last_hash}."
                 if result.entries
                 else "."
             )
@@ -223,7 +223,7 @@ def _verify(inputs: Inputs, format_name: str) -> int:
             f"error: the history is broken at {result.broken_at}: {result.reason}.\n"
             f"  The {result.entries} entries before it are unbroken"
             + (
-                f" (the last {result.last_seq}, hash {result.last_hash})."
+                f" (the last: seq {result.last_seq}, hash {result.last_hash})."
                 if result.entries
                 else "."
             ),

@@ -760,11 +760,14 @@ def _remote(
             f"{path}: environment {name!r} needs exactly one of api_key_env and api_key_file",
             hint=_KEY_HINT,
         )
-    credential = (
-        CredentialSource(CredentialKind.ENV_VAR, settings["api_key_env"])
-        if has_env
-        else key_file_source(settings["api_key_file"], base=root, repository=repository)
-    )
+    try:
+        credential = (
+            CredentialSource(CredentialKind.ENV_VAR, settings["api_key_env"])
+            if has_env
+            else key_file_source(settings["api_key_file"], base=root, repository=repository)
+        )
+    except ConfigError as exc:  # which file and environment, as the errors above say
+        raise ConfigError(f"{path}: environment {name!r}: {exc.message}", hint=exc.hint) from None
     overrides = MappingProxyType(dict(settings.get("endpoints") or {}))
     environment = Environment(
         name=name,

@@ -528,9 +528,14 @@ class _Run:
                 change.address, NodeStatus.FAILED, change.operation, f"not sent: {words}"
             ), intent
         if answer is None:  # a declaration made elsewhere, which no record holds
+            # Which object was looked for: the IDs of the identity (a party update's
+            # variant and fields are not where it writes).
+            named = ", ".join(
+                part for part in intent.identity if part.partition("=")[0].endswith("Id")
+            )
             detail = (
-                "not sent: the object it writes to was not found at the service; check the "
-                "ID its document names, and the environment"
+                f"not sent: the object it writes to{f' ({named})' if named else ''} was not "
+                "found at the service; check the ID its document names, and the environment"
             )
             return Outcome(change.address, NodeStatus.FAILED, change.operation, detail), intent
         seen = {k: v for k, v in answer.remote_spec.items() if k not in intent.spec}

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from customs_batch.userfiles import is_yaml_name
+
 SPREADSHEET = "spreadsheet"
 TEMPLATES = "templates"
 POLICIES = "policies"
@@ -83,7 +85,7 @@ def digest(what: str, path: str) -> bytes:
 
 def policy_files(folder: Path) -> list[Path]:
     """The policy files of a ``policies/`` folder and its subfolders (hidden ones but, links
-    to folders followed once), sorted: their ``*.yaml`` and ``*.yml`` entries that are not
+    to folders followed once), sorted: their ``*.yaml`` and ``*.yml`` entries (in any case) that are not
     folders (a named pipe, a link to nothing or a loop of links named so is listed too:
     reading it is an error, not a policy silently left out). So is ``policies`` itself when
     it is there but no folder (a named pipe, a file, a loop of links, a link to nothing):
@@ -107,7 +109,7 @@ def policy_files(folder: Path) -> list[Path]:
             if entry.is_dir():
                 if not entry.name.startswith("."):
                     stack.append(entry)
-            elif entry.suffix in (".yaml", ".yml"):
+            elif is_yaml_name(entry.name):
                 found.append(entry)
     return sorted(found)
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 from customs_batch.errors import ConfigError, ManifestError
 from customs_batch.folders import is_file_system_root
-from customs_batch.userfiles import is_link_loop
+from customs_batch.userfiles import is_link_loop, is_yaml_name
 
 CONFIG_FILE = "customs-batch.yaml"
-MANIFEST_SUFFIXES = (".yaml", ".yml")
 # Folders of a project that hold no manifests: templates render to partial YAML, policies
 # are the team's own rules, and the state folder holds the tool's own files.
 _SKIPPED_DIRS = frozenset({"templates", "policies", ".customs-batch"})
@@ -20,7 +19,7 @@ _SKIPPED_DIRS = frozenset({"templates", "policies", ".customs-batch"})
 
 def discover(paths: Sequence[Path]) -> list[Path]:
     """The manifest files ``paths`` name: files as given, folders searched recursively for
-    ``*.yaml`` and ``*.yml`` (sorted; hidden files and folders, ``templates/``,
+    ``*.yaml`` and ``*.yml``, in any case (sorted; hidden files and folders, ``templates/``,
     ``policies/``, ``.customs-batch/`` and ``customs-batch.yaml`` skipped; links to folders
     followed). Each file appears once. A folder that could not be listed is in the list
     too, for loading to report it.
@@ -79,7 +78,7 @@ def _search(folder: Path) -> list[Path]:
             and _first_visit(Path(root, d), searched)
         ]
         for name in names:
-            if name.endswith(MANIFEST_SUFFIXES) and name != CONFIG_FILE and name[0] != ".":
+            if is_yaml_name(name) and name != CONFIG_FILE and name[0] != ".":
                 files.append(Path(root, name))
     return sorted(files)
 

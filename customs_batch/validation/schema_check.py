@@ -55,15 +55,21 @@ def envelope_of(document: Document) -> dict[str, Any]:
 def _findings(
     document: Document, schema: CompiledSchema, instance: object, at: tuple[str, ...]
 ) -> list[Finding]:
-    return [
-        Finding(
-            rule=violation.rule,
-            severity=Severity.ERROR,
-            message=violation.message,
-            location=document.locate((*at, *violation.path)),
-            hint=violation.hint,
-            document=str(document.address),
-            sensitive=violation.sensitive,
+    findings: list[Finding] = []
+    for violation in schema.violations(instance):
+        location = document.locate((*at, *violation.path))
+        hint = violation.hint
+        if violation.cell_hint is not None and location.cell() is not None:
+            hint = violation.cell_hint
+        findings.append(
+            Finding(
+                rule=violation.rule,
+                severity=Severity.ERROR,
+                message=violation.message,
+                location=location,
+                hint=hint,
+                document=str(document.address),
+                sensitive=violation.sensitive,
+            )
         )
-        for violation in schema.violations(instance)
-    ]
+    return findings

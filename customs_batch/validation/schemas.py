@@ -46,6 +46,10 @@ class Violation:
     hint: str
     sensitive: bool = False
     """About a sensitive value (a guarantee's access code): the message does not quote it."""
+    cell_hint: str | None = None
+    """The hint instead when the value came from a spreadsheet cell (a template passed it on
+    from ``values:``): a decimal comma there is the export's, which ``decimalComma: true``
+    reads, not a YAML number to rewrite."""
 
 
 @dataclass(frozen=True)
@@ -230,9 +234,13 @@ def _violations_at(schema: Mapping[str, Any], error: Any, path: JsonPath) -> lis
             return [Violation("schema.type", path, message, _hint(hint, description))]
         message = f"{field} must be of type {wanted}, got {_json_type(value)} {_show(value)}"
         action = f"write {a_or_an(wanted)}"
+        cell_hint = None
         if isinstance(value, str) and ("number" in wanted or "integer" in wanted):
             action = _number_text_hint(value.strip()) or action
-        return [Violation("schema.type", path, message, _hint(action, description))]
+            if _COMMA_DECIMAL.fullmatch(value.strip()):
+                cell_hint = _hint(_CELL_DECIMAL_COMMA, description)
+        hint = _hint(action, description)
+        return [Violation("schema.type", path, message, hint, cell_hint=cell_hint)]
     if keyword == "anyOf":
         return [_integer_or_reference(owner, path, value)]
     if keyword == "pattern":
@@ -357,6 +365,12 @@ def _reference_pattern() -> str:
 _QUOTED_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _COMMA_DECIMAL = re.compile(r"[-+]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+),[0-9]+")
 _COMMA_THOUSANDS = re.compile(r"[-+]?[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?")
+
+
+_CELL_DECIMAL_COMMA = (
+    "this export writes decimal commas, as a decimal-comma locale does: set "
+    "'decimalComma: true' in forEach to read 12,5 and 1.234,5 as numbers"
+)
 
 
 def _number_text_hint(text: str) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 import stat
 import subprocess
@@ -100,6 +101,8 @@ def test_history_verify_passes_then_names_a_tampered_line(
 ) -> None:
     code, out, _ = run(capsys, "history", "verify")
     assert code == 0 and "unbroken: 18 entries" in out
+    # "the last 18 with hash" read as the last eighteen entries: it is the entry of seq 18.
+    assert re.search(r"18 entries, the last \(seq 18\) with hash [0-9a-f]{64}\.$", out.strip())
     code, out, _ = run(capsys, "history", "verify", "--format", "json")
     assert code == 0 and json.loads(out)["ok"] is True
 
@@ -112,6 +115,7 @@ def test_history_verify_passes_then_names_a_tampered_line(
     code, _, err = run(capsys, "history", "verify")
     assert code == 1
     assert "broken at history.jsonl line 7" in err and "6 entries before it" in err
+    assert "(the last: seq 6, hash " in err
 
 
 def test_a_history_written_before_bodies_were_keyed_is_read_and_verified_as_before(

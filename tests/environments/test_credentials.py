@@ -62,6 +62,11 @@ def test_a_key_file_inside_the_repository_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="inside the repository") as caught:
         load_project(repo)
     assert "outside version control" in str(caught.value.hint)
+    # Which file and environment: with several in customs-batch.yaml, the error named
+    # neither, and refused every command, the other environments' too.
+    assert caught.value.message.startswith(
+        f"{repo / 'customs-batch.yaml'}: environment 's': api_key_file secrets/s.key is inside"
+    )
 
 
 def test_a_home_key_file_is_accepted(tmp_path: Path) -> None:

@@ -30,6 +30,14 @@ def test_folders_are_searched_recursively_with_the_project_files_skipped() -> No
     assert discover([Path("m")]) == [Path("m/a.yml"), Path("m/b.yaml"), Path("m/sub/c.yaml")]
 
 
+def test_a_manifest_named_in_capitals_is_searched_too() -> None:
+    # An editor or a Windows export that saves Departures.YAML made a manifest: left out,
+    # validate passed with 0 documents and plan never saw it.
+    for name in ("m/Departures.YAML", "m/moves.Yml", "m/notes.YAMLX", "m/x.yaml.txt"):
+        write(Path(name), "a: 1\n")
+    assert discover([Path("m")]) == [Path("m/Departures.YAML"), Path("m/moves.Yml")]
+
+
 def test_files_are_taken_as_given_in_order_and_only_once() -> None:
     write(Path("z.yaml"), "")
     write(Path("a.txt"), "")

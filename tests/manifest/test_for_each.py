@@ -293,7 +293,12 @@ def test_a_missing_file_or_sheet_is_a_finding() -> None:
     finding = only(missing, "sheet.unreadable")
     assert (finding.location.file, finding.location.path) == ("m.yaml", ("forEach", "file"))
     no_sheet = _load([GOOD_ROW], extra=", sheet: Export")
-    assert "has no sheet 'Export'" in only(no_sheet, "sheet.unreadable").message
+    finding = only(no_sheet, "sheet.unreadable")
+    assert "has no sheet 'Export'" in finding.message
+    # At the sheet: the name is what is wrong (it pointed at forEach.file, at the file).
+    assert finding.location.path == ("forEach", "sheet")
+    line = Path("m.yaml").read_text(encoding="utf-8").splitlines()[finding.location.line - 1]
+    assert line[finding.location.column - 1 :].startswith("Export}")
 
 
 def test_a_hidden_sheet_is_reachable_by_name() -> None:

@@ -980,3 +980,24 @@ def test_a_long_number_a_csv_export_cut_to_15_digits_is_an_error_at_its_cell() -
         "cell F2 holds '260000000000000000', a whole number of 18 digits whose digits after "
         "the 15th are zeros"
     )
+
+
+def test_a_decimal_comma_a_template_passed_on_from_a_cell_is_hinted_as_the_cell_s() -> None:
+    # The value reached the spec through `values:` and a template, so the schema, not the
+    # cell reader, reported it: its hint said to write a decimal point "in YAML", which the
+    # cell (sheet, row, column named) has no place for; decimalComma: true reads it.
+    write(Path("templates/w.yaml.j2"), "grossWeightKg: {{ values.weight }}\n")
+    write(Path("data/m.csv"), _csv(";", ROWS, decimal_comma=True))
+    manifest = movement_sheet_manifest("data/m.csv").replace(
+        "  grossWeightKg: \"{{ row['Gross weight'] }}\"\n", ""
+    )
+    manifest = manifest.replace(
+        "metadata:\n", "template: w\nvalues: {weight: \"{{ row['Gross weight'] }}\"}\nmetadata:\n"
+    )
+    write(Path("customs-batch.yaml"), "default_environment: local\n")
+    write(Path("m.yaml"), manifest)
+    result = validate_paths([Path("m.yaml")])
+    found = [f for f in result.findings if f.rule == "schema.type"]
+    assert [f.location.cell() for f in found] == ["sheet 'm', row 2, column E 'Gross weight'"]
+    assert found[0].hint is not None and "'decimalComma: true' in forEach" in found[0].hint
+    assert "YAML reads a decimal comma" not in found[0].hint

@@ -186,6 +186,16 @@ def test_a_policy_in_a_subfolder_of_policies_is_read(capsys: pytest.CaptureFixtu
     assert "1 error, 0 warnings" in out
 
 
+def test_a_policy_file_named_in_capitals_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    # policies/Lanes.YAML was left out: the rule it holds never ran, and validate passed.
+    _manifest("manifests/B.YAML", "too-big", 4711)
+    _policy(POLICY, "Lanes.YAML")
+    code, out, _ = _run(capsys, "validate")
+    assert code == 1
+    assert "  hint: policy team.declaration-range at policies/Lanes.YAML:1" in out
+    assert "1 error, 0 warnings in 1 document (1 file)" in out
+
+
 def test_a_bad_policy_file_is_findings_at_its_lines_never_a_traceback(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

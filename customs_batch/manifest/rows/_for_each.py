@@ -934,8 +934,8 @@ class _Expander:
             self.walk.report_at(
                 error.rule,
                 error.message,
-                error.hint or "Check forEach.file.",
-                ("forEach", "file"),
+                error.hint or f"Check forEach.{error.key}.",
+                ("forEach", error.key),
             )
 
 

@@ -49,10 +49,14 @@ class SheetError(ManifestError):
         row: int = 0,
         hint: str | None = None,
         rule: str = "sheet.unreadable",
+        key: str = "file",
     ):
         super().__init__(message, hint=hint)
         self.file = file
         self.row = row
+        self.key = key
+        """The forEach key the finding points at, when no row: ``file``, or ``sheet`` for a
+        sheet the manifest names that the workbook does not have."""
         self.rule = rule
         """The finding's rule: ``sheet.unreadable``, ``sheet.too-large`` for a limit, or
         ``file.out-of-memory`` when the run ran out of memory reading it."""

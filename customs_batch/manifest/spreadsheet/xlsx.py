@@ -187,6 +187,7 @@ def _rows(workbook: Any, source: RowSource, file: str, errors: CellScan | None) 
             f"{file} has no sheet {sheet_name!r}",
             file=file,
             hint=_sheet_hint(sheet_name, names),
+            key="sheet" if source.sheet is not None else "file",
         )
     if errors is not None and errors.unplaced is not None:
         raise SheetError(
