@@ -504,11 +504,29 @@ class _Run:
             return None, intent
         answer = found[intent.address]
         for checked in written:
+            created_at = None if answer is None else answer.created_at
+            made_at = checked.model.made_at
+            if answer is not None and made_at is not None:
+                # Its read tells too little (a departure's detail): when the object at the
+                # ID was made tells another given it since. Not found within the pages read
+                # (a busy account), the read alone decides, as it always did.
+                try:
+                    created_at, _ = made_at(self.client, checked.record)
+                except ServiceError as exc:
+                    if isinstance(exc, AuthenticationError | PermissionDeniedError):
+                        self.fail(exc)
+                    detail = (
+                        "not sent: the object it writes to could not be read first "
+                        f"({exc.message}); the next run reads it again"
+                    )
+                    return Outcome(
+                        change.address, NodeStatus.FAILED, change.operation, detail
+                    ), intent
             instead = (
                 None
                 if answer is None
                 else checked.model.another_than_recorded(
-                    checked.record, answer.remote_spec, answer.created_at
+                    checked.record, answer.remote_spec, created_at
                 )
             )
             if answer is None or instead is not None:

@@ -345,6 +345,26 @@ def _recorded_times(records: Sequence[ResourceRecord]) -> dict[int, datetime | N
     return times
 
 
+def made_at(client: CustomsClient, record: ResourceRecord) -> tuple[str | None, str | None]:
+    """Before a write to the declaration a departure's record holds (its own parties' PATCH,
+    a party update's): when the service made the declaration now at its ID, from the
+    transit list (the detail gives no creation time), listed from the day before the
+    record's last write. A declaration made after that write is another one, its ID given
+    again (a sandbox reset), though it may agree in every field the detail gives back (the
+    same offices, weight and procedure: another environment's copy of the same manifests).
+    (None, None): the list of declarations made since does not hold it, so it was made
+    before; (None, what was not verified) where the pages read do not end the list and do
+    not hold it (a busy account): apply then goes by the detail alone, as before."""
+    from customs_batch.kinds import transit_party_update
+
+    unknown = (
+        f"the service gives a declaration's creation time only in the transit list, the "
+        f"only way to tell the declaration {record.address} submitted from another given "
+        "its ID since"
+    )
+    return transit_party_update._created_since(client, record, unknown)
+
+
 def _made_after(created_at: str, written: datetime | None) -> bool:
     """Whether an object the service says it made at ``created_at`` was made after a
     record holding its ID was ``written`` (and the clocks' skew): another object."""
@@ -558,6 +578,10 @@ MODEL = KindModel(
     update=Operation.UPDATE_DEPARTURE_PARTIES,
     updates_recorded_id=True,
     reads_first=frozenset({Operation.UPDATE_DEPARTURE_PARTIES}),
+    # The detail tells too little of a declaration: its creation time, in the list, tells
+    # another made at its ID since (one page at least, before each write to it).
+    made_at=made_at,
+    lists_first=lambda record: parse_time(record.updated_at) is not None,
     mutable=PARTY_FIELDS,
     kept_when_left_out=PARTY_FIELDS,
     resubmit=Operation.RESUBMIT_DEPARTURE,

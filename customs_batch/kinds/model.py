@@ -468,6 +468,15 @@ class KindModel:
     update written before ``targetSeen`` was kept: the transit declarations created since
     its last write), whether it does for this one: the plan counts one page for it and says
     "at least" for that change alone (``PlannedChange.requests_at_least``)."""
+    made_at: Callable[[CustomsClient, ResourceRecord], tuple[str | None, str | None]] | None = None
+    """For a kind whose own request made the object and whose read of it tells too little
+    to know it from another object given its ID since (a departure: the detail gives only
+    offices, weight and procedure, which another environment's copy of the same manifests
+    shares): when the service made the object now at the record's ID (its ``createdAt``;
+    None when made before the record's last write), or what could not be verified. apply
+    asks it before each write to that object (``reads_first``, or a write of another kind
+    that ``restates`` it): one made after the record's last write is another one, and
+    nothing is sent to it (``another_than_recorded``)."""
     read_target: RefreshFunction | None = None
     """How the object a write of ``reads_first`` goes to is read, given the intent of the
     write (its spec resolved): by address, what the service holds there (None: not found;
@@ -631,15 +640,20 @@ class KindModel:
         """Whether ``operation`` of ``record``'s object, unlike the kind's others, reads a
         list of pages first (``lists_first``): the plan says "at least" for it. Not where
         the change refers to a record of the object it ``restates`` (a party update of a
-        departure of the state): that record tells the object, and apply lists nothing."""
-        if (
-            record is None
-            or self.lists_first is None
-            or operation not in self.reads_first
-            or not self.lists_first(record)
-        ):
+        departure of the state): that record tells the object, and apply lists what that
+        kind's record needs (``made_at``: a departure's, the declarations made since)."""
+        if operation not in self.reads_first:
             return False
-        told = self.restates(record) if self.restates is not None else None
+        told = self.restates(record) if self.restates is not None and record else None
+        if self.restates is not None:
+            from customs_batch.kinds.registry import model_of
+
+            for address in depends_on:
+                model = model_of(address.kind)
+                if model.made_at is not None and (told is None or address.kind is told.kind):
+                    return True
+        if record is None or self.lists_first is None or not self.lists_first(record):
+            return False
         return told is None or all(address.kind is not told.kind for address in depends_on)
 
     def last_known_state(self, record: ResourceRecord) -> str | None:
@@ -867,7 +881,9 @@ class KindModel:
         ``target_seen`` was kept): the object at the ID, made (``created_at``) after the
         record's last write, is another one, given the ID since (a sandbox reset). None
         when nothing tells (the object made earlier, or a time unknown)."""
-        if self.names_its_object is None or record.target_seen or not record.outputs:
+        if self.made_at is None and (
+            self.names_its_object is None or record.target_seen or not record.outputs
+        ):
             return None
         made, written = _instant(created_at), _instant(record.updated_at)
         if made is None or written is None or made <= written:

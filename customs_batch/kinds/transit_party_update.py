@@ -213,14 +213,18 @@ def _lists_first(record: ResourceRecord) -> bool:
     )
 
 
-def _created_since(client: CustomsClient, record: ResourceRecord) -> tuple[str | None, str | None]:
+def _created_since(
+    client: CustomsClient, record: ResourceRecord, unknown: str | None = None
+) -> tuple[str | None, str | None]:
     """For a record of an update written before ``targetSeen`` was kept: the ``createdAt``
     the transit list gives its declaration, where the list of declarations created since
     the record's last write (the day before, by :data:`CREATION_MARGIN`) holds it; else,
     where that list has more than :data:`LISTED_PAGES` pages and they do not hold it, what
     could not be verified. The detail of a transit declaration gives no creation time; its
     list entry does (one that gives no time there is not verified either). (None, None):
-    the list ends without it, so it was created before (taken as the record's, as before)."""
+    the list ends without it, so it was created before (taken as the record's, as before).
+    A departure's record is read so too before a write to its declaration (``unknown``:
+    what is said of it, :func:`customs_batch.kinds.departure.made_at`)."""
     from customs_batch.client import TransitFilter
 
     written = parse_time(record.updated_at)
@@ -228,11 +232,12 @@ def _created_since(client: CustomsClient, record: ResourceRecord) -> tuple[str |
     if written is None or type(declaration_id) is not int:
         return None, None
     filters = TransitFilter(start_date=(written - CREATION_MARGIN).date())
-    unknown = (
-        f"its record, written at {record.updated_at!r} by a version that kept nothing of its "
-        "declaration, holds nothing to tell it by, and the service gives a declaration's "
-        "creation time only in the transit list"
-    )
+    if unknown is None:
+        unknown = (
+            f"its record, written at {record.updated_at!r} by a version that kept nothing of "
+            "its declaration, holds nothing to tell it by, and the service gives a "
+            "declaration's creation time only in the transit list"
+        )
     for number in range(1, LISTED_PAGES + 1):
         page = client.list_transit(filters, page=number, page_size=PAGE_SIZE)
         for entry in page.records:

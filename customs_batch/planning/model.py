@@ -68,7 +68,15 @@ class PlannedChange:
         first page of the list it reads for its record alone (:attr:`lists_first`)."""
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
-        return model_of(self.address.kind).requests(self.operation) + self.lists_first
+        return model_of(self.address.kind).requests(self.operation) + self.listing
+
+    @property
+    def listing(self) -> bool:
+        """:attr:`lists_first`, while it still sends the write that reads first (not once
+        held, refused or needing a decision: nothing sent, nothing listed)."""
+        from customs_batch.kinds.registry import model_of  # the kinds: only when counted
+
+        return self.lists_first and self.operation in model_of(self.address.kind).reads_first
 
     @property
     def requests_at_least(self) -> bool:
@@ -77,7 +85,7 @@ class PlannedChange:
         alone (:attr:`lists_first`)."""
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
-        return self.lists_first or model_of(self.address.kind).requests_at_least(self.operation)
+        return self.listing or model_of(self.address.kind).requests_at_least(self.operation)
 
     @property
     def in_flight(self) -> bool:
@@ -164,7 +172,7 @@ class Plan:
         # By kind and operation, not change by change: two property calls a change were
         # most of it.
         sent = Counter((change.address.kind, change.operation) for change in self.changes)
-        listed = sum(1 for change in self.changes if change.lists_first)
+        listed = sum(1 for change in self.changes if change.listing)
         return listed + sum(
             model_of(kind).requests(operation) * n for (kind, operation), n in sent.items()
         )
@@ -177,7 +185,7 @@ class Plan:
 
         sent = {(change.address.kind, change.operation) for change in self.changes}
         return any(model_of(kind).requests_at_least(operation) for kind, operation in sent) or any(
-            change.lists_first for change in self.changes
+            change.listing for change in self.changes
         )
 
     @property

@@ -1255,7 +1255,9 @@ def test_an_update_is_not_sent_to_an_id_the_service_gave_to_another_object(
     try:
         with backend.open("apply") as session:
             plan = plan_changes(edited, session.state)
-            assert plan.requests == 4  # each update reads its object first
+            # Each update reads its object first; the party update lists the declarations
+            # made since its departure's last write too.
+            assert plan.requests == 5
             report = apply_plan(plan, session, client, parallelism=2, stop=threading.Event())
     finally:
         client.close()
@@ -1558,11 +1560,12 @@ def test_a_party_update_recorded_before_target_seen_is_held_when_the_bounded_lis
     assert backend.read().resources["TransitPartyUpdate/u"].target_seen
 
 
-def test_a_party_update_of_a_departure_of_the_state_lists_no_declarations_before_its_patch(
+def test_a_party_update_of_a_departure_of_the_state_lists_once_before_its_patch(
     tmp_path: Path, emulator: Emulator
 ) -> None:
-    # The departure's record tells its declaration (never kept as targetSeen): the listing
-    # of declarations made since is for a record alone in telling it, not for these.
+    # The departure's record tells its declaration (never kept as targetSeen), with its
+    # creation time from one page of the declarations made since its last write: the plan
+    # counts that page ("at least"), and the declaration made before that write is its own.
     backend = LocalBackend(tmp_path)
     update = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
     docs = [
@@ -1575,11 +1578,67 @@ def test_a_party_update_of_a_departure_of_the_state_lists_no_declarations_before
         docs[0],
         doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**update, "Consignee": {"eoriNo": "DE1"}}, 1),
     ]
-    assert not plan_changes(edited, backend.read()).requests_at_least
+    planned = plan_changes(edited, backend.read())
+    assert planned.requests_at_least and planned.requests == 3  # the page, the read, the PATCH
     assert _apply(backend, edited, emulator).ok
     counts = emulator.http.get("/_sandbox/stats").json()["requests"]
     assert counts["PATCH /declarations/transit/{declarationId}/parties"] == 2, counts
-    assert "GET /v1/declarations/transit" not in counts, counts
+    assert counts["GET /v1/declarations/transit"] == 2, counts  # one page before each PATCH
+
+
+def test_an_update_is_not_sent_to_a_declaration_given_its_id_again_that_reads_alike(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: after a sandbox reset, another environment applied a copy
+    # of the same manifests (another commercial reference: the same offices, weight and
+    # procedure, all the detail of a transit declaration gives back), and its departure got
+    # the number this state records. apply PATCHed that declaration's parties, both the
+    # departure's own and a party update's: the other environment's declaration. The
+    # transit list gives when the declaration at the number was made: after the record's
+    # last write, it is another one, and nothing is sent to it.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    for address in ("DepartureDeclaration/d", "TransitPartyUpdate/u"):
+        _as_written_before_target_seen(backend, address, "2000-01-01T00:00:00.000Z")
+    reset = Emulator(processing_seconds=0.0)
+    other = reset.http.post("/v1/declarations/transit", json=departure("OTHER-ENV-COPY"))
+    assert other.status_code == 201, other.text
+    number = backend.read().resources["DepartureDeclaration/d"].outputs["declarationId"]
+    assert other.json()["declarationId"] == number
+    recording = _Recording(reset.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=recording, retry_policy=NO_RETRIES)
+    )
+    moved = departure()
+    moved["Consignee"] = {**moved["Consignee"], "street": "Elsewhere 1"}
+    edited = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", moved, 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", {**party, "Consignee": {"eoriNo": "DE1"}}, 1),
+    ]
+    try:
+        with backend.open("apply") as session:
+            plan = plan_changes(edited, session.state)
+            assert [c.action for c in plan.changes] == [Action.UPDATE, Action.UPDATE]
+            assert all(c.requests_at_least for c in plan.changes)
+            report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    finally:
+        client.close()
+        reset.close()
+    assert recording.patched == []
+    said = {str(o.address): o for o in report.outcomes}
+    assert said["DepartureDeclaration/d"].status is NodeStatus.FAILED
+    assert said["DepartureDeclaration/d"].detail.startswith(
+        "not sent: the service holds another object at "
+    )
+    assert "createdAt" in said["DepartureDeclaration/d"].detail
+    assert said["TransitPartyUpdate/u"].status is not NodeStatus.SUCCEEDED
+    after = backend.read().resources["DepartureDeclaration/d"]
+    assert after.found_instead is not None and "createdAt" in after.found_instead
 
 
 def test_another_declaration_at_a_party_updates_number_says_to_correct_the_document(

@@ -145,6 +145,9 @@ def test_only_a_record_without_target_seen_lists_first() -> None:
     assert not model.lists_for(update, seen)
     assert not model.lists_for(update, None)
     assert not model.requests_at_least(update)  # not for every party update: per record
-    # One that refers to the departure of the state it updates: that record tells it.
+    # One that refers to the departure of the state it updates: that record tells it, by
+    # the time its declaration was made (a page of the list), whatever its own record holds.
     departure = Address(Kind.DEPARTURE_DECLARATION, "d")
-    assert not model.lists_for(update, old, (departure,))
+    assert model.lists_for(update, old, (departure,))
+    assert model.lists_for(update, seen, (departure,))
+    assert model.lists_for(update, None, (departure,))
