@@ -45,14 +45,17 @@ def format_option(formats: Formats[Any], help: str) -> Callable[[F], F]:
     )
 
 
-def output_option(formats: Formats[Any], what: str, help: str | None = None) -> Callable[[F], F]:
+def output_option(
+    formats: Formats[Any] | None, what: str, help: str | None = None
+) -> Callable[[F], F]:
     """``-o/--output FILE``: always a file (0600), never a format; ``-o json`` is refused
-    with the spelling that chooses the format."""
+    with the spelling that chooses the format (``formats``: the command's, if it has any)."""
 
     def check(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
         if value is not None and str(value) == "-":
             return None  # standard output, as without -o
-        if value is not None and str(value) in formats.names() and not value.exists():
+        named = formats.names() if formats is not None else ()
+        if value is not None and str(value) in named and not value.exists():
             raise click.BadParameter(
                 f"-o names the file to write the {what} to; to choose the format, write "
                 f"--format {value}"

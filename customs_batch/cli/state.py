@@ -13,14 +13,13 @@ import click
 
 from customs_batch.cli._choices import CutGroup, Given
 from customs_batch.cli._command_line import with_env
-from customs_batch.cli._files import format_option, write_output
+from customs_batch.cli._files import format_option, output_option, write_output
 from customs_batch.cli._inputs import (
     MRN_CHECK_LEVELS,
     allow_empty_state_option,
     lock_timeout_option,
     mrn_check_digit_option,
 )
-from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath, parse_address
 from customs_batch.cli._service import env_option, set_http_log, verbose_option
 from customs_batch.commands.state import (
@@ -386,24 +385,13 @@ _HISTORY_HELP = (
 )
 
 
-def _standard_output(
-    _ctx: click.Context, _param: click.Parameter, value: Path | None
-) -> Path | None:
-    return None if value is not None and str(value) == "-" else value
-
-
 @state.command()
 @env_option
 @allow_empty_state_option
 @click.option("--history", "history_", is_flag=True, help=_HISTORY_HELP)
-@click.option(
-    "-o",
-    "--output",
-    cls=OnceOption,
-    noun="file",
-    type=CutPath(dir_okay=False, path_type=Path),
-    default=None,
-    callback=_standard_output,
+@output_option(
+    None,
+    "state",
     help="Write it to FILE, readable by you only, instead of stdout (`-`: stdout); a shell "
     "redirect (`> FILE`) makes a file your umask lets others read.",
 )

@@ -362,7 +362,7 @@ def made_at(client: CustomsClient, record: ResourceRecord) -> tuple[str | None, 
         f"only way to tell the declaration {record.address} submitted from another given "
         "its ID since"
     )
-    return transit_party_update._created_since(client, record, unknown)
+    return transit_party_update.created_since(client, record, unknown)
 
 
 def _made_after(created_at: str, written: datetime | None) -> bool:

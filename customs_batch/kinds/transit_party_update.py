@@ -164,7 +164,7 @@ def _read_declaration(
     given the record with the time of its last write (none where a departure's record of
     the state stands for the declaration: that record tells it). For a record written before
     ``targetSeen`` was kept (it holds nothing of its declaration), with the time the
-    service says that declaration was created (:func:`_created_since`): a declaration made
+    service says that declaration was created (:func:`created_since`): a declaration made
     after the record's last write is another one, given the number since (a reset), and
     nothing is sent to it (``KindModel.another_than_recorded``); one the bounded listing
     does not reach is not taken either (``Refreshed.unverified``)."""
@@ -179,7 +179,7 @@ def _read_declaration(
         read = found.get(record.address)
         if read is None or not _lists_first(record):
             continue
-        made, unverified = _created_since(client, record)
+        made, unverified = created_since(client, record)
         if made is not None or unverified is not None:
             found[record.address] = replace(read, created_at=made, unverified=unverified)
     return found
@@ -196,7 +196,7 @@ LISTED_PAGES = 5
 """At most how many pages of the transit list (100 a page) are read for one record written
 before ``targetSeen`` was kept, before its first PATCH: the declarations created since its
 last write may be thousands on a busy account. Its declaration not among them is not
-taken as the record's (:func:`_created_since`)."""
+taken as the record's (:func:`created_since`)."""
 
 
 def _lists_first(record: ResourceRecord) -> bool:
@@ -213,7 +213,7 @@ def _lists_first(record: ResourceRecord) -> bool:
     )
 
 
-def _created_since(
+def created_since(
     client: CustomsClient, record: ResourceRecord, unknown: str | None = None
 ) -> tuple[str | None, str | None]:
     """For a record of an update written before ``targetSeen`` was kept: the ``createdAt``

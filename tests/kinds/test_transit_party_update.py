@@ -114,23 +114,23 @@ def test_a_record_without_target_seen_lists_at_most_listed_pages_of_declarations
         {"declarationId": n, "createdAt": "2026-11-02T00:00:00Z"} for n in range(9000, 8000, -1)
     ]
     client = _Listing([*many, {"declarationId": 7003, "createdAt": "2026-11-02T00:00:00Z"}], 100)
-    made, unverified = kind._created_since(cast(CustomsClient, client), record)
+    made, unverified = kind.created_since(cast(CustomsClient, client), record)
     assert made is None and unverified is not None and "7003" in unverified
     assert client.asked == [(n, kind.PAGE_SIZE) for n in range(1, kind.LISTED_PAGES + 1)]
 
     # Found within the bound: its time, for the kind's model to compare with the write.
     client = _Listing([*many[:150], {"declarationId": 7003, "createdAt": "2026-11-02T01:00Z"}], 100)
-    assert kind._created_since(cast(CustomsClient, client), record) == ("2026-11-02T01:00Z", None)
+    assert kind.created_since(cast(CustomsClient, client), record) == ("2026-11-02T01:00Z", None)
     assert len(client.asked) == 2
 
     # Found with no time it gives: not verified either, never taken.
     client = _Listing([{"declarationId": 7003}], 100)
-    made, unverified = kind._created_since(cast(CustomsClient, client), record)
+    made, unverified = kind.created_since(cast(CustomsClient, client), record)
     assert made is None and unverified is not None and "gives none" in unverified
 
     # A list that ends without it: made before the days listed, the record's.
     client = _Listing(many[:30], 100)
-    assert kind._created_since(cast(CustomsClient, client), record) == (None, None)
+    assert kind.created_since(cast(CustomsClient, client), record) == (None, None)
     assert len(client.asked) == 1
 
 
