@@ -756,6 +756,29 @@ def test_sarif_messages_escape_what_a_viewer_reads_as_an_embedded_link() -> None
     )
 
 
+def test_sarif_messages_double_the_braces_a_viewer_reads_as_a_placeholder() -> None:
+    # SARIF 2.1.0, 3.11.5: "{0}" in a message is a placeholder for the result's arguments,
+    # and a brace outside one is written "{{" or "}}". A template expression quoted in a
+    # finding was shown by a viewer with half its braces.
+    finding = Finding(
+        "template.undefined",
+        Severity.ERROR,
+        "'{{ row.weight }}' names no column {0}",
+        Location("m.yaml", 3, 1),
+        hint="write {{ row['Gross weight'] }}",
+    )
+    log = json.loads(make_reporter("sarif").render(ValidationResult((finding,), (), ("m.yaml",))))
+    text = log["runs"][0]["results"][0]["message"]["text"]
+    assert text == (
+        "'{{{{ row.weight }}}}' names no column {{0}} Hint: write {{{{ row\\['Gross weight'\\] }}}}"
+    )
+    help_text = log["runs"][0]["tool"]["driver"]["rules"][0]["help"]["text"]
+    assert help_text == "write {{{{ row\\['Gross weight'\\] }}}}"
+    # A viewer's reading: the pairs undone, then the link escapes taken off.
+    shown = re.sub(r"\\(.)", r"\1", text.replace("{{", "{").replace("}}", "}"))
+    assert shown == "'{{ row.weight }}' names no column {0} Hint: write {{ row['Gross weight'] }}"
+
+
 def test_junit_stays_well_formed_xml_when_a_file_name_or_a_value_holds_u_ffff() -> None:
     # Found by a probe: a manifest named "h\uffffx.yaml" (a byte sequence XML 1.0 cannot
     # carry, escaped or not) gave a junit file no parser reads: the test report view of the

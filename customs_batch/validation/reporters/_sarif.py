@@ -22,6 +22,10 @@ _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: 
 # What SARIF's message strings read as an embedded link, "[text](target)", and its escape
 # (SARIF 2.1.0, 3.11.6): a value quoted in a message could otherwise be a link in a viewer.
 _LINK_CHARACTERS = re.compile(r"[\\\[\]]")
+# What they read as a placeholder, "{0}", and how a brace is written outside one (3.11.5:
+# "{{" and "}}"): a template expression quoted in a message, "{{ row.weight }}", would
+# otherwise be shown with half its braces, or as an argument the result does not have.
+_BRACES = str.maketrans({"{": "{{", "}": "}}"})
 
 
 @register("sarif")
@@ -121,8 +125,9 @@ def _related(number: int, place: Location, text: str) -> dict[str, Any]:
 def message_text(text: str) -> str:
     """``text`` as a SARIF plain-text message that a viewer shows as written: each ``[``,
     ``]`` and ``\\`` after a backslash, so that ``[x](https://example.com)`` quoted from a
-    value is not an embedded link."""
-    return _LINK_CHARACTERS.sub(r"\\\g<0>", text)
+    value is not an embedded link, and each ``{`` and ``}`` doubled, so that ``{0}`` is not
+    a placeholder."""
+    return _LINK_CHARACTERS.sub(r"\\\g<0>", text).translate(_BRACES)
 
 
 def artifact_uri(file: str) -> str:
