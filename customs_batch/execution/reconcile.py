@@ -26,6 +26,7 @@ from customs_batch.kinds.model import (
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.diff import refuse_changes, tombstone_take_overs
+from customs_batch.planning.identity import kept_identity
 from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state.backend import StateSession
 from customs_batch.state.edits import not_recorded
@@ -369,6 +370,24 @@ def import_object(
             f"the record (nothing is sent; {holder.address} may then import its own object); "
             f"otherwise import the ID of the object {address} declares",
         )
+    twin = _declared_by(session.state, address, spec)
+    if twin is not None:
+        words = ", ".join(
+            kept_identity(model_of(address.kind), session.state.resources[twin.address])
+        )
+        at = f" at {twin.current}" if twin.current is not None else ""
+        raise StateError(
+            f"{twin} records what {address} declares ({words}){at}: importing {remote_id} "
+            f"as {address} would make a second record of that declaration, and the next "
+            f"apply would send {address}'s values to {remote_id}, another object (the "
+            "service gives back too little of it to tell them apart). Nothing was recorded",
+            hint=f"if {address} is {twin.address} renamed, `customs-batch state mv "
+            f"{twin.address} {address}` moves its record (nothing is sent; `customs-batch "
+            f"plan` of the whole batch shows it moved when nothing else changed); if that "
+            f"record's object no longer exists at the service, `customs-batch state rm --gone "
+            f"{twin.address}` first; if it is really another declaration, make it differ from "
+            "that one in an identifying field, then import it",
+        )
     elsewhere = _held_elsewhere(
         others if others is not None else ObjectsHeldElsewhere(), address, record
     )
@@ -504,6 +523,31 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
             ident = model.identifier(other)
             current = None if ident in (None, "") else str(ident)
             return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
+    return None
+
+
+def _declared_by(state: State, address: Address, spec: Mapping[str, JSON]) -> _Holder | None:
+    """The other record of ``address``'s kind, tombstones included, that declares what the
+    document ``spec`` declares (the kind's identity), so that another object imported for
+    it would be a second one of that declaration. None where the identity cannot tell: a
+    kind without one, one that places documents in a lane (a movement's place is known only
+    to the plan), a reference not resolved yet; and records of nothing created."""
+    model = model_of(address.kind)
+    if model.identity is None or model.lane is not None:
+        return None
+    mine = model.identity(spec)
+    if not mine or any("${ref:" in word for word in mine):
+        return None
+    prefix = f"{address.kind.value}/"
+    for other_address in sorted(state.resources):
+        if not other_address.startswith(prefix) or other_address == str(address):
+            continue
+        other = state.resources[other_address]
+        if other.never_created or kept_identity(model, other) != mine:
+            continue
+        ident = model.identifier(other)
+        current = None if ident in (None, "") else str(ident)
+        return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
     return None
 
 
