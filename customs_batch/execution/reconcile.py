@@ -375,9 +375,20 @@ def import_object(
         words = ", ".join(
             kept_identity(model_of(address.kind), session.state.resources[twin.address])
         )
-        at = f" at {twin.current}" if twin.current is not None else ""
+        if twin.current is None:  # a creation whose outcome is unknown: ID may be it
+            raise StateError(
+                f"{twin} records what {address} declares ({words}), a request whose outcome "
+                f"is unknown: importing {remote_id} as {address} would make a second record "
+                "of that declaration. Nothing was recorded",
+                hint=f"if {remote_id} is what that request created, `customs-batch state "
+                f"adopt {twin.address} {remote_id}` records it (then `customs-batch state mv "
+                f"{twin.address} {address}` if {address} is that document renamed); if it is "
+                f"really another declaration, make {address} differ from that one in an "
+                "identifying field, then import it",
+            )
         raise StateError(
-            f"{twin} records what {address} declares ({words}){at}: importing {remote_id} "
+            f"{twin} records what {address} declares ({words}) at {twin.current}: importing "
+            f"{remote_id} "
             f"as {address} would make a second record of that declaration, and the next "
             f"apply would send {address}'s values to {remote_id}, another object (the "
             "service gives back too little of it to tell them apart). Nothing was recorded",

@@ -915,3 +915,25 @@ def test_import_refuses_another_object_for_a_declaration_another_record_holds(
     assert code == 3, out + err
     assert f"the tombstone of {DEPARTURE}" in err
     assert renamed not in _state(project).read().resources
+
+
+def test_import_for_a_declaration_whose_submission_is_undecided_says_to_adopt_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its record holds no ID yet: the ID given may be what its lost request created.
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    with _state(project).open("test") as session:
+        record = session.state.resources[DEPARTURE]
+        declared = record.outputs["declarationId"]
+        session.record(record.with_changes(status=RecordStatus.PENDING, outputs={}))
+    manifest = project / "manifests" / "departures.yaml"
+    renamed = "DepartureDeclaration/dep-renamed"
+    manifest.write_text(manifest.read_text().replace("name: dep-rtm-ant-0002", "name: dep-renamed"))
+
+    code, out, err = run(capsys, "import", renamed, str(declared))
+    assert code == 3, out + err
+    assert f"{DEPARTURE} records what {renamed} declares" in err
+    assert "a request whose outcome is unknown" in err
+    assert f"state adopt {DEPARTURE} {declared}" in err
+    assert renamed not in _state(project).read().resources
+    assert _state(project).read().resources[DEPARTURE].status is RecordStatus.PENDING
