@@ -583,8 +583,9 @@ def import_(
     a record of the state of another environment of the same service holds (the other
     environments of customs-batch.yaml with the same base_url, however written, and a PostgreSQL
     database's other states of that service); and so is any ID for a document that
-    declares what another record of the state (a tombstone too) declares, as plan
-    compares them (a renamed document, which plan moves): one declaration, one record.
+    declares what another record of the state (a tombstone too), or a record of such a
+    state, declares, as plan compares them (a renamed document, which plan moves): one
+    declaration, one record.
     ADDRESS may not be in the state already, unless its record is a creation the service
     refused.
 

@@ -402,6 +402,21 @@ def import_object(
     elsewhere = _held_elsewhere(
         others if others is not None else ObjectsHeldElsewhere(), address, record
     )
+    declared = _declared_elsewhere(others, address, spec) if elsewhere is None else None
+    if declared is not None:
+        there, its = declared
+        ident = model_of(address.kind).identifier(its)
+        at = f" at {ident}" if ident not in (None, "") else ""
+        words = ", ".join(_document_identity(address, spec) or ())
+        raise StateError(
+            f"{there} records what {address} declares ({words}){at}: importing {remote_id} "
+            f"as {address} here would make a second record of that declaration, and the next "
+            f"apply here would send {address}'s values to {remote_id}, another object (the "
+            "service gives back too little of it to tell them apart). Nothing was recorded",
+            hint="that environment manages the declaration already: leave it to that one; "
+            f"if {address} is really another declaration, make it differ from that one in an "
+            "identifying field, then import it",
+        )
     if elsewhere is not None:
         raise StateError(
             f"{remote_id} is already recorded as {elsewhere}: importing it as {address} "
@@ -540,14 +555,11 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
 def _declared_by(state: State, address: Address, spec: Mapping[str, JSON]) -> _Holder | None:
     """The other record of ``address``'s kind, tombstones included, that declares what the
     document ``spec`` declares (the kind's identity), so that another object imported for
-    it would be a second one of that declaration. None where the identity cannot tell: a
-    kind without one, one that places documents in a lane (a movement's place is known only
-    to the plan), a reference not resolved yet; and records of nothing created."""
+    it would be a second one of that declaration; records of nothing created aside. None
+    where the identity cannot tell (:func:`_document_identity`)."""
     model = model_of(address.kind)
-    if model.identity is None or model.lane is not None:
-        return None
-    mine = model.identity(spec)
-    if not mine or any("${ref:" in word for word in mine):
+    mine = _document_identity(address, spec)
+    if mine is None:
         return None
     prefix = f"{address.kind.value}/"
     for other_address in sorted(state.resources):
@@ -560,6 +572,30 @@ def _declared_by(state: State, address: Address, spec: Mapping[str, JSON]) -> _H
         current = None if ident in (None, "") else str(ident)
         return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
     return None
+
+
+def _declared_elsewhere(
+    others: ObjectsHeldElsewhere | None, address: Address, spec: Mapping[str, JSON]
+) -> tuple[HeldElsewhere, ResourceRecord] | None:
+    """The record of another state of the same service, tombstones there aside, that
+    declares what the document ``spec`` declares, as :func:`_declared_by` compares them."""
+    mine = _document_identity(address, spec)
+    if others is None or mine is None:
+        return None
+    return others.declaring(address.kind, mine)
+
+
+def _document_identity(address: Address, spec: Mapping[str, JSON]) -> tuple[str, ...] | None:
+    """What the document ``spec`` declares (its kind's identity), where it tells: None for a
+    kind without one, one that places documents in a lane (a movement's place is known only
+    to the plan), and a reference not resolved yet."""
+    model = model_of(address.kind)
+    if model.identity is None or model.lane is not None:
+        return None
+    mine = model.identity(spec)
+    if not mine or any("${ref:" in word for word in mine):
+        return None
+    return tuple(mine)
 
 
 def _held_elsewhere(
