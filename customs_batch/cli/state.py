@@ -582,8 +582,12 @@ def import_(
     record holds (a tombstone too) is refused (exit 3): one object, one record; so is one
     a record of the state of another environment of the same service holds (the other
     environments of customs-batch.yaml with the same base_url, however written, and a PostgreSQL
-    database's other states of that service). ADDRESS may not be in the state already,
-    unless its record is a creation the service refused.
+    database's other states of that service); and so is any ID for a document that
+    declares what another record of the state (a tombstone too), or a record of such a
+    state, declares, as plan compares them (a renamed document, which plan moves): one
+    declaration, one record.
+    ADDRESS may not be in the state already, unless its record is a creation the service
+    refused.
 
     \b
     Example:

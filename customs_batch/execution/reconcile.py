@@ -26,6 +26,7 @@ from customs_batch.kinds.model import (
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
 from customs_batch.kinds.registry import model_of
 from customs_batch.planning.diff import refuse_changes, tombstone_take_overs
+from customs_batch.planning.identity import kept_identity
 from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state.backend import StateSession
 from customs_batch.state.edits import not_recorded
@@ -369,9 +370,53 @@ def import_object(
             f"the record (nothing is sent; {holder.address} may then import its own object); "
             f"otherwise import the ID of the object {address} declares",
         )
+    twin = _declared_by(session.state, address, spec)
+    if twin is not None:
+        words = ", ".join(
+            kept_identity(model_of(address.kind), session.state.resources[twin.address])
+        )
+        if twin.current is None:  # a creation whose outcome is unknown: ID may be it
+            raise StateError(
+                f"{twin} records what {address} declares ({words}), a request whose outcome "
+                f"is unknown: importing {remote_id} as {address} would make a second record "
+                "of that declaration. Nothing was recorded",
+                hint=f"if {remote_id} is what that request created, `customs-batch state "
+                f"adopt {twin.address} {remote_id}` records it (then `customs-batch state mv "
+                f"{twin.address} {address}` if {address} is that document renamed); if it is "
+                f"really another declaration, make {address} differ from that one in an "
+                "identifying field, then import it",
+            )
+        raise StateError(
+            f"{twin} records what {address} declares ({words}) at {twin.current}: importing "
+            f"{remote_id} "
+            f"as {address} would make a second record of that declaration, and the next "
+            f"apply would send {address}'s values to {remote_id}, another object (the "
+            "service gives back too little of it to tell them apart). Nothing was recorded",
+            hint=f"if {address} is {twin.address} renamed, `customs-batch state mv "
+            f"{twin.address} {address}` moves its record (nothing is sent; `customs-batch "
+            f"plan` of the whole batch shows it moved when nothing else changed); if that "
+            f"record's object no longer exists at the service, `customs-batch state rm --gone "
+            f"{twin.address}` first; if it is really another declaration, make it differ from "
+            "that one in an identifying field, then import it",
+        )
     elsewhere = _held_elsewhere(
         others if others is not None else ObjectsHeldElsewhere(), address, record
     )
+    declared = _declared_elsewhere(others, address, spec) if elsewhere is None else None
+    if declared is not None:
+        there, its = declared
+        ident = model_of(address.kind).identifier(its)
+        at = f" at {ident}" if ident not in (None, "") else ""
+        words = ", ".join(_document_identity(address, spec) or ())
+        raise StateError(
+            f"{there} records what {address} declares ({words}){at}: importing {remote_id} "
+            f"as {address} here would make a second record of that declaration, and the next "
+            f"apply here would send {address}'s values to {remote_id}, another object (the "
+            "service gives back too little of it to tell them apart). Nothing was recorded",
+            hint="that environment manages the declaration already: leave it to that one; "
+            f"if {address} is really another declaration, make it differ from that one in an "
+            "identifying field, then import it",
+        )
     if elsewhere is not None:
         raise StateError(
             f"{remote_id} is already recorded as {elsewhere}: importing it as {address} "
@@ -505,6 +550,52 @@ def _holder(state: State, address: Address, record: ResourceRecord) -> _Holder |
             current = None if ident in (None, "") else str(ident)
             return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
     return None
+
+
+def _declared_by(state: State, address: Address, spec: Mapping[str, JSON]) -> _Holder | None:
+    """The other record of ``address``'s kind, tombstones included, that declares what the
+    document ``spec`` declares (the kind's identity), so that another object imported for
+    it would be a second one of that declaration; records of nothing created aside. None
+    where the identity cannot tell (:func:`_document_identity`)."""
+    model = model_of(address.kind)
+    mine = _document_identity(address, spec)
+    if mine is None:
+        return None
+    prefix = f"{address.kind.value}/"
+    for other_address in sorted(state.resources):
+        if not other_address.startswith(prefix) or other_address == str(address):
+            continue
+        other = state.resources[other_address]
+        if other.never_created or kept_identity(model, other) != mine:
+            continue
+        ident = model.identifier(other)
+        current = None if ident in (None, "") else str(ident)
+        return _Holder(other_address, other.status is RecordStatus.FORGOTTEN, current)
+    return None
+
+
+def _declared_elsewhere(
+    others: ObjectsHeldElsewhere | None, address: Address, spec: Mapping[str, JSON]
+) -> tuple[HeldElsewhere, ResourceRecord] | None:
+    """The record of another state of the same service, tombstones there aside, that
+    declares what the document ``spec`` declares, as :func:`_declared_by` compares them."""
+    mine = _document_identity(address, spec)
+    if others is None or mine is None:
+        return None
+    return others.declaring(address.kind, mine)
+
+
+def _document_identity(address: Address, spec: Mapping[str, JSON]) -> tuple[str, ...] | None:
+    """What the document ``spec`` declares (its kind's identity), where it tells: None for a
+    kind without one, one that places documents in a lane (a movement's place is known only
+    to the plan), and a reference not resolved yet."""
+    model = model_of(address.kind)
+    if model.identity is None or model.lane is not None:
+        return None
+    mine = model.identity(spec)
+    if not mine or any("${ref:" in word for word in mine):
+        return None
+    return tuple(mine)
 
 
 def _held_elsewhere(

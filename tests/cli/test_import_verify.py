@@ -867,3 +867,73 @@ def test_import_prints_the_services_text_with_its_escapes_escaped(
     assert "\x1b" not in out
     assert "name=De\\x1b[2Jfault" in out
     assert "the service holds 'De\\x1b[2Jfault'" in out
+
+
+def _action(capsys: pytest.CaptureFixture[str], address: str) -> str:
+    """What the plan of the whole batch (no selection: a rename is seen) does to it."""
+    code, out, _ = run(capsys, "plan", "--format", "json")
+    assert code in (0, 2), out
+    (action,) = [c["action"] for c in json.loads(out)["changes"] if c["address"] == address]
+    return str(action)
+
+
+def test_import_refuses_another_object_for_a_declaration_another_record_holds(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by a probe: a document renamed (plan: moved, the same request as a record)
+    # was imported at the ID of another declaration that the service's detail cannot tell
+    # from it (the same weight and offices): a second record of one declaration, and the
+    # next apply sent the document's parties to the other declaration.
+    manifest = project / "manifests" / "departures.yaml"
+    text = manifest.read_text()
+    # 800 kg from NL000396 to BE212000, as the emulator's seeded 7002 (another client's).
+    heavy = text.replace("totalWeight: 60.0", "totalWeight: 800.0").replace(
+        "grossMass: 60.0", "grossMass: 800.0"
+    )
+    manifest.write_text(heavy)
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
+    assert declared != 7002
+    renamed = "DepartureDeclaration/dep-renamed"
+    manifest.write_text(heavy.replace("name: dep-rtm-ant-0002", "name: dep-renamed"))
+    assert _action(capsys, renamed) == "moved"
+
+    code, out, err = run(capsys, "import", renamed, "7002")
+    assert code == 3, out + err
+    assert f"{DEPARTURE} records what {renamed} declares" in err
+    assert f"at {declared}" in err
+    assert "Nothing was recorded" in err
+    assert f"state mv {DEPARTURE} {renamed}" in err
+    assert renamed not in _state(project).read().resources
+    assert _action(capsys, renamed) == "moved"
+
+    # A tombstone of that declaration holds it all the same.
+    manifest.write_text(heavy)
+    assert run(capsys, "state", "rm", DEPARTURE)[0] == 0
+    manifest.write_text(heavy.replace("name: dep-rtm-ant-0002", "name: dep-renamed"))
+    code, out, err = run(capsys, "import", renamed, "7002")
+    assert code == 3, out + err
+    assert f"the tombstone of {DEPARTURE}" in err
+    assert renamed not in _state(project).read().resources
+
+
+def test_import_for_a_declaration_whose_submission_is_undecided_says_to_adopt_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its record holds no ID yet: the ID given may be what its lost request created.
+    assert run(capsys, "apply", "--auto-approve", "--target", DEPARTURE)[0] == 0
+    with _state(project).open("test") as session:
+        record = session.state.resources[DEPARTURE]
+        declared = record.outputs["declarationId"]
+        session.record(record.with_changes(status=RecordStatus.PENDING, outputs={}))
+    manifest = project / "manifests" / "departures.yaml"
+    renamed = "DepartureDeclaration/dep-renamed"
+    manifest.write_text(manifest.read_text().replace("name: dep-rtm-ant-0002", "name: dep-renamed"))
+
+    code, out, err = run(capsys, "import", renamed, str(declared))
+    assert code == 3, out + err
+    assert f"{DEPARTURE} records what {renamed} declares" in err
+    assert "a request whose outcome is unknown" in err
+    assert f"state adopt {DEPARTURE} {declared}" in err
+    assert renamed not in _state(project).read().resources
+    assert _state(project).read().resources[DEPARTURE].status is RecordStatus.PENDING

@@ -371,3 +371,37 @@ def test_a_database_state_out_of_reach_is_passed_over_and_left_unwritten(
     # A database no state was written to is read as nothing, and no table is made there.
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         assert tables_version(connection) == 0
+
+
+def test_import_refuses_a_look_alike_of_a_declaration_another_environment_records(
+    project: Path,
+) -> None:
+    """Found by a probe: nl records a departure of 800 kg from NL000396 to BE212000; de,
+    given the ID of another client's declaration of that weight and those offices (the
+    seeded 7002: the service's detail tells nothing else), imported it for the same
+    document, and its next apply would have sent the document's parties into it. It is
+    refused, naming nl's record, nothing recorded."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    text = (examples / "manifests" / "departures.yaml").read_text()
+    second = text[text.index("apiVersion", text.index("name: dep-rtm-ant-0002") - 200) :]
+    heavy = second.replace("totalWeight: 60.0", "totalWeight: 800.0").replace(
+        "grossMass: 60.0", "grossMass: 800.0"
+    )
+    (project / "manifests" / "default.yaml").unlink()
+    (project / "manifests" / "departure.yaml").write_text(heavy)
+    inputs = Inputs((Path("manifests"),), environment="nl", allow_empty_state=True)
+    assert apply_changes(ApplyOptions(inputs, auto_approve=True), Recorder()).report is not None
+    departure = Address(Kind.DEPARTURE_DECLARATION, "dep-rtm-ant-0002")
+    declared = _records("nl")[str(departure)].outputs["declarationId"]
+    assert declared != 7002
+
+    with pytest.raises(StateError) as refused:
+        import_document(_options("de"), departure, "7002", (Path("manifests"),))
+    error = refused.value
+    assert error.exit_code is ExitCode.ERROR
+    assert f"{departure} in " in error.message
+    assert f"a state of the same service ({SERVICE})" in error.message
+    assert f"records what {departure} declares" in error.message
+    assert f"at {declared}: importing 7002" in error.message
+    assert "Nothing was recorded" in error.message
+    assert _records("de") == {}
