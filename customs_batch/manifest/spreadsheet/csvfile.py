@@ -536,6 +536,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     line = 1 + skipped  # the line the next record starts on
     pool = TextPool()
     blanks = 0  # the blank lines passed over before the CSV reader saw them, counted
+    guessed_windows = source.encoding is None and encoding == "cp1252"
     try:
         for record in reader:
             if end.blanks != blanks:  # blank rows before this one: each a row and a line
@@ -550,6 +551,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             first, line = line, reader.line_num + skipped + blanks + 1
             read = taken.copy()
             taken.clear()
+            if guessed_windows:
+                _refuse_dos_text(read, first, file)
             if len(record) > MAX_COLUMNS:
                 raise too_many_columns(file, number, len(record))
             written = record
@@ -685,6 +688,49 @@ def _mark_backslash_quotes(cells: dict[str, Cell], header: Header, row: int) -> 
             "spreadsheet programs write CSV, or correct the cell",
             rule="row.cell-type",
             shown=value,
+        )
+
+
+_DOS_LETTERS = (
+    "\u201e\u2026\u2020\u2021\u02c6\u2030\u2039\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u203a"
+)
+"""What Windows-1252 makes of the bytes 0x84-0x89, 0x8B and 0x93-0x9B that code page 850
+(Excel's "CSV (MS-DOS)" export) uses for ä à å ç ê ë ï ô ö ò û ù ÿ Ö ø: typographic quotes,
+dashes and signs. The single quotes (0x91, 0x92) are left out: a curly apostrophe inside
+a word (O'Brien typed in Word) is Windows-1252 text as typed."""
+_DOS_WORD = re.compile(f"[^\\W\\d_][{_DOS_LETTERS}]+[^\\W\\d_]")
+"""A letter, such a sign and a letter: ``K”ln``, which Windows-1252 text holds only by
+mistake, where code page 850 reads ``Köln``."""
+
+
+def _refuse_dos_text(lines: list[str], first: int, file: str) -> None:
+    """Raise SheetError when a line of a file read as Windows-1252 (the encoding guessed,
+    none given) holds a typographic quote or dash inside a word: the file is far likelier
+    code page 850, Excel's "CSV (MS-DOS)" export, in which every byte but 0x81, 0x8D,
+    0x8F, 0x90 and 0x9D is also Windows-1252. Read as Windows-1252, its ``Köln`` was
+    declared as ``K”ln`` without a word said. Which of the two it is, only the user can
+    tell: the error shows the word both ways and names the key that says it."""
+    for offset, text in enumerate(lines):
+        if text.isascii():
+            continue
+        found = _DOS_WORD.search(text)
+        if found is None:
+            continue
+        start, end = found.start(), found.end()
+        while start > 0 and (text[start - 1].isalpha() or text[start - 1] in _DOS_LETTERS):
+            start -= 1
+        while end < len(text) and (text[end].isalpha() or text[end] in _DOS_LETTERS):
+            end += 1
+        word = text[start:end]
+        dos = word.encode("cp1252").decode("cp850")
+        raise SheetError(
+            f"{file}, line {first + offset:,}: '{word}' holds a typographic quote or dash "
+            "inside a word as Windows-1252 (the encoding guessed) reads it; in code page 850, "
+            f"the encoding of Excel's \"CSV (MS-DOS)\" export, it reads '{dos}'",
+            file=file,
+            hint=f"say the file's encoding in forEach: `encoding: cp850` if '{dos}' is "
+            f"right, `encoding: cp1252` if '{word}' is (or export the sheet again as "
+            '"CSV UTF-8")',
         )
 
 

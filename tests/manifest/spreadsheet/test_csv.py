@@ -426,3 +426,43 @@ def test_text_that_starts_with_a_bracket_is_csv(tmp_path: Path) -> None:
     path.write_bytes(b"<Ref>;Code\r\na1;G1\r\n")
     (row,) = read_rows(RowSource(path))
     assert row.values == {"<Ref>": "a1", "Code": "G1"}
+
+
+def test_an_excel_ms_dos_export_is_never_read_as_windows_1252_without_a_word(
+    tmp_path: Path,
+) -> None:
+    # Excel's "CSV (MS-DOS)" export is code page 850, whose ö (byte 94) Windows-1252 reads
+    # as ”: with no byte Windows-1252 lacks, Köln was read, and declared, as K”ln.
+    path = tmp_path / "m.csv"
+    path.write_bytes("Ref;Place\r\nR-1;Hamburg\r\nR-2;Köln\r\n".encode("cp850"))
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message.endswith(
+        "line 3: 'K”ln' holds a typographic quote or dash inside a word as Windows-1252 "
+        "(the encoding guessed) reads it; in code page 850, the encoding of Excel's "
+        "\"CSV (MS-DOS)\" export, it reads 'Köln'"
+    )
+    assert "`encoding: cp850` if 'Köln' is right" in (caught.value.hint or "")
+    assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp850"))] == [
+        "Hamburg",
+        "Köln",
+    ]
+    # Stated, Windows-1252 is read as stated.
+    assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp1252"))][1] == ("K”ln")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O\u2019Brien\u2019s \u201eZitat\u201c \u2013 5\u20ac",
+        "\u201cQuoted\u201d text\u2026",
+        "\u0160koda \u0152uvre",
+        "10\u201320 kg",
+    ],
+)
+def test_windows_1252_punctuation_between_words_is_read_as_written(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(f"Ref;Note\r\nR-1;{text}\r\n".encode("cp1252"))
+    assert [r.values["Note"] for r in read_rows(RowSource(path))] == [text]
