@@ -14,8 +14,8 @@ from customs_batch.manifest.record_places import RecordPlaces
 MEGABYTE = 1024 * 1024
 
 Cell = Any
-"""A cell value: str, int, float, bool, an ISO 8601 date string (:class:`DateText`), or None
-when empty."""
+"""A cell value: str, int, float, bool, an ISO 8601 date string (:class:`DateText`), a
+percentage as shown (:class:`ShownNumber`), or None when empty."""
 
 
 class DateText(str):
@@ -36,6 +36,24 @@ class DateText(str):
         if "T" in self:
             return "a date and time"
         return "a time" if ":" in self else "a date"
+
+
+class ShownNumber(str):
+    """A workbook cell holding a number its format shows otherwise than the number reads:
+    a percentage (0.4 shown ``40%``). It is the text shown, as the sheet's CSV export writes
+    it, to every expression and text field; a number field takes :attr:`number`, the
+    number the cell holds (see ``docs/spreadsheets.md``, "Cell values")."""
+
+    __slots__ = ("number",)
+    number: int | float
+
+    def __new__(cls, shown: str, number: int | float) -> ShownNumber:
+        made = super().__new__(cls, shown)
+        made.number = number
+        return made
+
+    def __reduce__(self) -> tuple[Any, tuple[str, int | float]]:
+        return ShownNumber, (str(self), self.number)
 
 
 class SheetError(ManifestError):
