@@ -795,3 +795,37 @@ def test_a_percentage_cell_is_the_text_the_sheet_shows_and_a_number_field_the_nu
     assert document.spec["grossWeightKg"] == 40.5
     assert type(document.spec["grossWeightKg"]) is float
 
+
+def test_a_header_cell_wrapped_on_two_lines_is_named_on_one() -> None:
+    # Reported: a header cell wrapped with Alt+Enter ("Gross\nweight") was suggested as
+    # row['Gross\nweight'] in the hint, and row['Gross weight'], which the docs write, was
+    # no column.
+    rows: list[list[object]] = [["Shipment", "HAWB", "Action", "Packages", "Gross\n weight"]]
+    rows.append(["shp_7Hk2Lm", "hawb_a2", "ISL", 4, 40.5])
+    Path("data").mkdir()
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Movements"
+    for row in rows:
+        sheet.append(row)
+    book.save("data/m.xlsx")
+    manifest = movement_sheet_manifest("data/m.xlsx").replace('  partyId: "{{ row.Party }}"\n', "")
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert result.documents[0].spec["grossWeightKg"] == 40.5
+    assert result.documents[0].locate(("spec", "grossWeightKg")).column_name == "Gross weight"
+    # As written before, with the line break, it is the same column.
+    for written in ("\"{{ row['Gross\\nweight'] }}\"", "'{{ row[''Gross\\nweight''] }}'"):
+        again = manifest.replace("\"{{ row['Gross weight'] }}\"", written)
+        again = again.replace("data/m.xlsx}", 'data/m.xlsx, columns: {"Gross\\nweight": text}}')
+        assert written in again
+        result = load_file(write(Path("m.yaml"), again))
+        assert result.findings == []  # forEach.columns names the column too
+        assert result.documents[0].spec["grossWeightKg"] == 40.5
+    typo = manifest.replace("Gross weight", "Gross wieght")
+    finding = only(load_file(write(Path("m.yaml"), typo)), "envelope.for-each")
+    assert finding.hint is not None
+    assert finding.hint.startswith("Did you mean row['Gross weight']? The columns are: ")

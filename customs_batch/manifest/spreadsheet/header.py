@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, SheetError
+from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, SheetError, column_name
 
 BEYOND_HEADER = "row.beyond-header"
 UNNAMED_COLUMN = "row.unnamed-column"
@@ -40,7 +40,7 @@ def build_header(
             raise SheetError(
                 f"{value.message}, in the header row {row}", file=file, row=row, hint=value.hint
             )
-        name = _text(value).strip()
+        name = column_name(_text(value))
         if name in seen and column in ranges:
             letter, address = column_letter(column), ranges[column]
             hint = (
@@ -134,7 +134,7 @@ def repeated_header(values: Sequence[Cell], header: Header, row: int) -> BadCell
             continue
         # In any case: a second export pasted below the first, from a system that writes its
         # header in capitals (or a sheet's header retyped), is no data either.
-        if isinstance(value, BadCell) or _text(value).strip().casefold() != name.casefold():
+        if isinstance(value, BadCell) or column_name(_text(value)).casefold() != name.casefold():
             return None
         same += 1
         first = first or column

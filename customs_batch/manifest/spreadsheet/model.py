@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,18 @@ class SheetError(ManifestError):
         """The workbook sheet it was found in, once known (None: a CSV file's one sheet)."""
 
 
+_LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x85\u2028\u2029]\s*")
+
+
+def column_name(text: str) -> str:
+    """The column name a header cell gives: its text without the spaces around it, each
+    line break in it (a cell wrapped with Alt+Enter, ``Gross\nweight``) and the spaces
+    around the break one space (``Gross weight``): the name is one line in a manifest, a
+    template and a finding, as a person reads the wrapped cell."""
+    text = text.strip()
+    return _LINE_BREAK.sub(" ", text) if not text.isprintable() else text
+
+
 @dataclass(frozen=True)
 class Header:
     """The column names of a sheet, by position (1-based column numbers)."""
@@ -97,11 +110,15 @@ class Header:
     """The columns of :attr:`columns` the workbook's sheet hides (read as any other)."""
 
     def locate(self, name: str) -> tuple[int, str] | None:
-        """The column number and letter of ``name``, or None."""
+        """The column number and letter of ``name`` (written with a line break where the
+        header cell has one, too), or None."""
         try:
             column = self.columns[self.names.index(name)]
         except ValueError:
-            return None
+            try:
+                column = self.columns[self.names.index(column_name(name))]
+            except ValueError:
+                return None
         return column, column_letter(column)
 
     def describe(self, name: str) -> str:
