@@ -698,9 +698,12 @@ _DOS_LETTERS = (
 (Excel's "CSV (MS-DOS)" export) uses for ä à å ç ê ë ï ô ö ò û ù ÿ Ö ø: typographic quotes,
 dashes and signs. The single quotes (0x91, 0x92) are left out: a curly apostrophe inside
 a word (O'Brien typed in Word) is Windows-1252 text as typed."""
-_DOS_WORD = re.compile(f"[^\\W\\d_][{_DOS_LETTERS}]+[^\\W\\d_]")
+_DOS_WORD = re.compile(
+    f"[^\\W\\d_][{_DOS_LETTERS}]+[^\\W\\d_]|\u2122[a-z\u00df-\u00f6\u00f8-\u00ff]"
+)
 """A letter, such a sign and a letter: ``K”ln``, which Windows-1252 text holds only by
-mistake, where code page 850 reads ``Köln``."""
+mistake, where code page 850 reads ``Köln``; or a word that starts with ™ (``™sterreich``,
+code page 850's ``Österreich``)."""
 
 
 def _refuse_dos_text(lines: list[str], first: int, file: str) -> None:

@@ -447,6 +447,12 @@ def test_an_excel_ms_dos_export_is_never_read_as_windows_1252_without_a_word(
         "Hamburg",
         "Köln",
     ]
+    # A capital Ö (byte 99) starting a word is ™ in Windows-1252.
+    path.write_bytes("Ref;Place\r\nR-1;Österreich\r\n".encode("cp850"))
+    with pytest.raises(SheetError, match="'\u2122sterreich' holds") as caught:
+        list(read_rows(RowSource(path)))
+    assert "`encoding: cp850` if 'Österreich' is right" in (caught.value.hint or "")
+    path.write_bytes("Ref;Place\r\nR-1;Hamburg\r\nR-2;Köln\r\n".encode("cp850"))
     # Stated, Windows-1252 is read as stated.
     assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp1252"))][1] == ("K”ln")
 
@@ -458,6 +464,7 @@ def test_an_excel_ms_dos_export_is_never_read_as_windows_1252_without_a_word(
         "\u201cQuoted\u201d text\u2026",
         "\u0160koda \u0152uvre",
         "10\u201320 kg",
+        "Brand\u2122 Cola",
     ],
 )
 def test_windows_1252_punctuation_between_words_is_read_as_written(
