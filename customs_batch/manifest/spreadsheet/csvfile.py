@@ -712,29 +712,38 @@ def _refuse_dos_text(lines: list[str], first: int, file: str) -> None:
     code page 850, Excel's "CSV (MS-DOS)" export, in which every byte but 0x81, 0x8D,
     0x8F, 0x90 and 0x9D is also Windows-1252. Read as Windows-1252, its ``Köln`` was
     declared as ``K”ln`` without a word said. Which of the two it is, only the user can
-    tell: the error shows the word both ways and names the key that says it."""
+    tell: the error shows the word both ways and names the key that says it. A word that
+    code page 850 would not read as letters either (Müller, an en dash, Smith: ü is a
+    Windows-1252 letter and code page 850's ³) is Windows-1252 text as written."""
     for offset, text in enumerate(lines):
         if text.isascii():
             continue
-        found = _DOS_WORD.search(text)
-        if found is None:
-            continue
-        start, end = found.start(), found.end()
-        while start > 0 and (text[start - 1].isalpha() or text[start - 1] in _DOS_LETTERS):
-            start -= 1
-        while end < len(text) and (text[end].isalpha() or text[end] in _DOS_LETTERS):
-            end += 1
-        word = text[start:end]
-        dos = word.encode("cp1252").decode("cp850")
-        raise SheetError(
-            f"{file}, line {first + offset:,}: '{word}' holds a typographic quote or dash "
-            "inside a word as Windows-1252 (the encoding guessed) reads it; in code page 850, "
-            f"the encoding of Excel's \"CSV (MS-DOS)\" export, it reads '{dos}'",
-            file=file,
-            hint=f"say the file's encoding in forEach: `encoding: cp850` if '{dos}' is "
-            f"right, `encoding: cp1252` if '{word}' is (or export the sheet again as "
-            '"CSV UTF-8")',
-        )
+        for found in _DOS_WORD.finditer(text):
+            word, dos = _dos_word(text, found.start(), found.end())
+            if dos.isalpha():
+                raise _dos_text(file, first + offset, word, dos)
+
+
+def _dos_word(text: str, start: int, end: int) -> tuple[str, str]:
+    """The word of ``text`` around ``start:end``, as read and as code page 850 reads it."""
+    while start > 0 and (text[start - 1].isalpha() or text[start - 1] in _DOS_LETTERS):
+        start -= 1
+    while end < len(text) and (text[end].isalpha() or text[end] in _DOS_LETTERS):
+        end += 1
+    word = text[start:end]
+    return word, word.encode("cp1252").decode("cp850")
+
+
+def _dos_text(file: str, line: int, word: str, dos: str) -> SheetError:
+    return SheetError(
+        f"{file}, line {line:,}: '{word}', as Windows-1252 (the encoding guessed) reads it, "
+        "has a typographic quote, dash or sign in the word; in code page 850, the encoding "
+        f"of Excel's \"CSV (MS-DOS)\" export, it reads '{dos}'",
+        file=file,
+        hint=f"say the file's encoding in forEach: `encoding: cp850` if '{dos}' is "
+        f"right, `encoding: cp1252` if '{word}' is (or export the sheet again as "
+        '"CSV UTF-8")',
+    )
 
 
 def _one_line_end(value: str) -> str:
