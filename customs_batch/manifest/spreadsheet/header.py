@@ -192,6 +192,8 @@ def _one_value(raw: Sequence[Cell]) -> bool:
 
 
 def _text(value: Cell) -> str:
+    if isinstance(value, bool):  # as the sheet shows it, and its CSV export writes it
+        return "TRUE" if value else "FALSE"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -995,3 +995,17 @@ def test_excel_s_own_percentage_formats_are_read_as_shown(tmp_path: Path) -> Non
     (row,) = read_rows(RowSource(path))
     assert row.values == {"code": "A", "share": "40%", "exact": "40.00%"}
     assert row.values["share"].number == 0.4
+
+
+def test_a_boolean_header_cell_names_its_column_as_the_sheet_shows_it(tmp_path: Path) -> None:
+    # A header cell TRUE (a boolean to the workbook) named its column 'True': row.TRUE, as
+    # the sheet and its CSV export write it, was no column.
+    path = tmp_path / "b.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["hawb", True, False])
+    sheet.append(["h1", "x", "y"])
+    book.save(path)
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {"hawb": "h1", "TRUE": "x", "FALSE": "y"}
