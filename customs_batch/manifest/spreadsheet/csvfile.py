@@ -698,12 +698,10 @@ _DOS_LETTERS = (
 (Excel's "CSV (MS-DOS)" export) uses for ä à å ç ê ë ï ô ö ò û ù ÿ Ö ø: typographic quotes,
 dashes and signs. The single quotes (0x91, 0x92) are left out: a curly apostrophe inside
 a word (O'Brien typed in Word) is Windows-1252 text as typed."""
-_DOS_WORD = re.compile(
-    f"[^\\W\\d_][{_DOS_LETTERS}]+[^\\W\\d_]|\u2122[a-z\u00df-\u00f6\u00f8-\u00ff]"
-)
-"""A letter, such a sign and a letter: ``K”ln``, which Windows-1252 text holds only by
-mistake, where code page 850 reads ``Köln``; or a word that starts with ™ (``™sterreich``,
-code page 850's ``Österreich``)."""
+_DOS_SIGNS = re.compile(f"[{_DOS_LETTERS}]+")
+"""A run of such signs. Between two letters (``K”ln``), Windows-1252 text holds one only by
+mistake, where code page 850 reads ``Köln``; so is ™ starting a word (``™sterreich``, code
+page 850's ``Österreich``)."""
 
 
 def _refuse_dos_text(lines: list[str], first: int, file: str) -> None:
@@ -718,8 +716,16 @@ def _refuse_dos_text(lines: list[str], first: int, file: str) -> None:
     for offset, text in enumerate(lines):
         if text.isascii():
             continue
-        for found in _DOS_WORD.finditer(text):
-            word, dos = _dos_word(text, found.start(), found.end())
+        for found in _DOS_SIGNS.finditer(text):  # the signs only: a few, in a few lines
+            start, end = found.start(), found.end()
+            after = text[end : end + 1]
+            if not after.isalpha():
+                continue
+            if not text[start - 1 : start].isalpha() and not (
+                text[start] == "\u2122" and after.islower()
+            ):
+                continue
+            word, dos = _dos_word(text, start, end)
             if dos.isalpha():
                 raise _dos_text(file, first + offset, word, dos)
 
