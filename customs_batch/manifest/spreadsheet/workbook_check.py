@@ -30,6 +30,7 @@ allocation, however small the zip.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import decimal
 import html
@@ -369,30 +370,37 @@ class _OdsTables:
 
 class PercentCells:
     """The cells of one ODS table that hold a percentage, with the text each shows: by row
-    and column, and a cell repeated down several rows (``table:number-rows-repeated``) as
-    one range, never a row each."""
+    and column, and a row repeated several times (``table:number-rows-repeated``) as one
+    range, never a row each. The rows come in order and never overlap (each row element
+    follows the one before), so the range holding a row is found by bisection."""
 
     def __init__(self) -> None:
         self.rows: dict[int, dict[int, str]] = {}
-        self.ranges: list[tuple[int, int, dict[int, str]]] = []
+        self._firsts: list[int] = []
+        self._lasts: list[int] = []
+        self._cells: list[dict[int, str]] = []
 
     def __bool__(self) -> bool:
-        return bool(self.rows or self.ranges)
+        return bool(self.rows or self._cells)
 
     def add(self, first_row: int, last_row: int, first: int, last: int, shown: str) -> None:
         cells = dict.fromkeys(range(first, last + 1), shown)
         if first_row == last_row:
             self.rows.setdefault(first_row, {}).update(cells)
+        elif self._firsts and self._firsts[-1] == first_row:
+            self._cells[-1].update(cells)  # another cell of the same repeated row
         else:
-            self.ranges.append((first_row, last_row, cells))
+            self._firsts.append(first_row)
+            self._lasts.append(last_row)
+            self._cells.append(cells)
 
     def get(self, row: int) -> dict[int, str] | None:
         """Column -> the text shown, for the cells of ``row`` holding a percentage."""
         found = self.rows.get(row)
-        for first, last, cells in self.ranges:
-            if first <= row <= last:
-                found = {**(found or {}), **cells}
-        return found
+        if found is not None or not self._firsts:
+            return found
+        at = bisect.bisect_right(self._firsts, row) - 1
+        return self._cells[at] if at >= 0 and row <= self._lasts[at] else None
 
 
 def _exact_percent(value: bytes) -> str | None:

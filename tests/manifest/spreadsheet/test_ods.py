@@ -12,6 +12,7 @@ import pytest
 from customs_batch.manifest.spreadsheet import RowSource, read_rows
 from customs_batch.manifest.spreadsheet.copy import open_copy
 from customs_batch.manifest.spreadsheet.model import SheetError, SheetLimits
+from customs_batch.manifest.spreadsheet.workbook_check import PercentCells
 
 _NS = (
     'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -183,3 +184,17 @@ def test_a_percentage_cell_of_an_ods_sheet_is_the_text_it_shows(tmp_path: Path) 
     # Another table's cells at the same places are read as they are.
     (first,) = read_rows(RowSource(path))
     assert first.values["share"] == "share"
+
+
+def test_the_percentages_of_repeated_rows_are_found_by_row() -> None:
+    # Each repeated row was one range that every row read looked through: 50,000 rows
+    # repeated twice took 50,000 looks a row.
+    cells = PercentCells()
+    cells.add(2, 2, 1, 1, "1%")
+    for first in range(3, 20_003, 2):
+        cells.add(first, first + 1, 2, 2, f"{first}%")
+        cells.add(first, first + 1, 4, 5, "9%")  # another cell of the same rows
+    assert cells.get(2) == {1: "1%"}
+    assert cells.get(4) == {2: "3%", 4: "9%", 5: "9%"}
+    assert cells.get(20_002) == {2: "20001%", 4: "9%", 5: "9%"}
+    assert cells.get(1) is None and cells.get(20_003) is None
