@@ -91,6 +91,7 @@ def read_csv(source: RowSource) -> Iterator[Row]:
         encoding = source.encoding or detect_encoding(sample)
         if source.encoding is not None:
             _check_declared(sample, source.encoding, file)
+            _check_not_utf8(source.path, sample, source.encoding, file)
         if _is_binary(sample, encoding):
             order = utf16_without_bom(sample)
             hint = (
@@ -180,6 +181,56 @@ def _check_declared(sample: bytes, encoding: str, file: str) -> None:
             file=file,
             hint=f"{write} `encoding: {told}` in forEach{hint_tail}",
         )
+
+
+def _check_not_utf8(path: Path, sample: bytes, encoding: str, file: str) -> None:
+    """Raise SheetError when ``encoding`` is one byte a character (``cp1252``, ``cp850``) and
+    the file is UTF-8 throughout, its characters beyond ASCII those of European text: a
+    manifest written for a "CSV (MS-DOS)" or Windows export, the export since made "CSV
+    UTF-8", read every ``Köln`` as ``KÃ¶ln`` and declared it so. A file only partly UTF-8
+    (a row pasted from an older export) is read as stated: the user's word is taken."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return  # said when the rows are read
+    if name.startswith("utf") or name in _WIDE:
+        return
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return
+    beyond = [character for character in text.removeprefix("\ufeff") if not character.isascii()]
+    bom = sample.startswith(codecs.BOM_UTF8)
+    if not bom and (not beyond or not all(_european(c) for c in beyond)):
+        return  # ASCII, or UTF-8 by chance only (PERÚ” in Windows-1252 is U+0694)
+    if _first_undecodable(path, "utf-8") is not None:
+        return
+    if beyond:
+        at = text.index(beyond[0])
+        start = at
+        while start > 0 and text[start - 1].isalpha():
+            start -= 1
+        end = at + 1
+        while end < len(text) and (text[end].isalpha() or not text[end].isascii()):
+            end += 1
+        word = text[start:end]
+        garbled = word.encode("utf-8").decode(encoding, errors="replace")
+        said = f": read as {encoding}, '{word}' would be '{garbled}'"
+    else:
+        said = " (it starts with the UTF-8 BOM)"
+    raise SheetError(
+        f"{file} is UTF-8 text, not {encoding}{said}",
+        file=file,
+        hint="leave `encoding` out of forEach (UTF-8 is read without it), or write "
+        "`encoding: utf-8`",
+    )
+
+
+def _european(character: str) -> bool:
+    """Whether ``character`` is one European text holds: Latin letters with their accents,
+    the signs of Latin-1, typographic quotes, dashes and the euro sign."""
+    point = ord(character)
+    return 0xA0 <= point <= 0x24F or 0x2010 <= point <= 0x203A or point == 0x20AC
 
 
 def utf16_without_bom(sample: bytes) -> str | None:

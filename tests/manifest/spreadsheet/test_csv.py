@@ -474,3 +474,36 @@ def test_windows_1252_punctuation_between_words_is_read_as_written(
     path = tmp_path / "m.csv"
     path.write_bytes(f"Ref;Note\r\nR-1;{text}\r\n".encode("cp1252"))
     assert [r.values["Note"] for r in read_rows(RowSource(path))] == [text]
+
+
+@pytest.mark.parametrize("stated", ["cp1252", "cp850", "latin-1", "mac_roman"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_utf8_file_stated_in_a_one_byte_encoding_is_refused_naming_utf8(
+    tmp_path: Path, stated: str, bom: bytes
+) -> None:
+    # Reported: the export was made "CSV UTF-8", the manifest still said `encoding:
+    # cp1252`, and every Köln was declared KÃ¶ln (with a BOM, the first column was named
+    # 'ï»¿Ref', and the hint said to write row['ï»¿Ref']).
+    path = tmp_path / "m.csv"
+    path.write_bytes(bom + ("Ref;Place\r\n" + "R-1;Hamburg\r\n" * 5000 + "R-2;Köln\r\n").encode())
+    with pytest.raises(SheetError, match=f"is UTF-8 text, not {stated}") as caught:
+        list(read_rows(RowSource(path, encoding=stated)))
+    assert "leave `encoding` out of forEach" in (caught.value.hint or "")
+    garbled = "Köln".encode().decode(stated)
+    assert caught.value.message.endswith(f": read as {stated}, 'Köln' would be '{garbled}'")
+
+
+def test_a_file_utf8_by_chance_or_in_part_is_read_as_stated(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    # Windows-1252 whose Ú” is a valid UTF-8 sequence (U+0694, no European letter).
+    path.write_bytes("Ref;Place\r\nR-1;“PERÚ”\r\n".encode("cp1252"))
+    assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp1252"))] == ["“PERÚ”"]
+    # UTF-8 but for a line of another encoding, far into the file: the user's word is taken.
+    path.write_bytes(
+        ("Ref;Place\r\n" + "R-1;Köln\r\n" * 10000).encode() + "R-2;Café\r\n".encode("cp1252")
+    )
+    rows = list(read_rows(RowSource(path, encoding="cp1252")))
+    assert rows[-1].values["Place"] == "Café"
+    # ASCII, stated: read.
+    path.write_bytes(b"Ref;Place\r\nR-1;Hamburg\r\n")
+    assert len(list(read_rows(RowSource(path, encoding="cp850")))) == 1
