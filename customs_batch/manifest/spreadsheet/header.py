@@ -41,6 +41,8 @@ def build_header(
                 f"{value.message}, in the header row {row}", file=file, row=row, hint=value.hint
             )
         name = column_name(_text(value))
+        if not name:  # only characters that do not show (a zero-width space)
+            continue
         if name in seen and column in ranges:
             letter, address = column_letter(column), ranges[column]
             hint = (

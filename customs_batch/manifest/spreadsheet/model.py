@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,15 +85,25 @@ class SheetError(ManifestError):
 
 
 _LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x85\u2028\u2029]\s*")
+_OTHER_SPACE = re.compile(r"[^\S \n\r\v\f\x85\u2028\u2029]")
+"""A space other than the plain one: a no-break space (``\xa0``, from a web page or an
+ERP's export), a tab, a thin space."""
 
 
 def column_name(text: str) -> str:
     """The column name a header cell gives: its text without the spaces around it, each
     line break in it (a cell wrapped with Alt+Enter, ``Gross\nweight``) and the spaces
-    around the break one space (``Gross weight``): the name is one line in a manifest, a
-    template and a finding, as a person reads the wrapped cell."""
+    around the break one space (``Gross weight``), each other space (a no-break space) a
+    plain one, and without the characters that do not show (a zero-width space, a control
+    character): the name is one line in a manifest, a template and a finding, written as a
+    person reads the cell and types it."""
     text = text.strip()
-    return _LINE_BREAK.sub(" ", text) if not text.isprintable() else text
+    if text.isprintable():
+        return text
+    text = _OTHER_SPACE.sub(" ", _LINE_BREAK.sub(" ", text))
+    if not text.isprintable():  # what no one sees: a zero-width space, a stray NUL
+        text = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+    return text.strip()
 
 
 @dataclass(frozen=True)

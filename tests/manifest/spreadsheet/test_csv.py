@@ -507,3 +507,19 @@ def test_a_file_utf8_by_chance_or_in_part_is_read_as_stated(tmp_path: Path) -> N
     # ASCII, stated: read.
     path.write_bytes(b"Ref;Place\r\nR-1;Hamburg\r\n")
     assert len(list(read_rows(RowSource(path, encoding="cp850")))) == 1
+
+
+def test_header_names_are_written_as_a_person_reads_and_types_them(tmp_path: Path) -> None:
+    # A no-break space (a header copied from a web page), a zero-width space or a stray NUL
+    # in a header cell made a name no one could type: the hint said row['Gross\xa0weight'].
+    path = tmp_path / "m.csv"
+    header = 'Ref;Gross\xa0weight;\u200bPlace;Pa\x00rty;"Net\r\n weight";\u200b'
+    path.write_bytes(f"{header}\r\nR-1;1;Köln;p;2;\r\n".encode())
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {
+        "Ref": "R-1",
+        "Gross weight": "1",
+        "Place": "Köln",
+        "Party": "p",
+        "Net weight": "2",
+    }
