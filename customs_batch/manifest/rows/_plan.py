@@ -87,7 +87,7 @@ class RowView:
         return typed(raw, key, self._types.get(key), self._decimal_comma)
 
     def _named(self, key: str) -> str:
-        """``key`` as the header names its column: ``row['Gross\nweight']`` is the column
+        """``key`` as the header names its column: ``row['Gross\\nweight']`` is the column
         of the wrapped header cell, whose name is ``Gross weight`` (``column_name``)."""
         if key in self._cells or not isinstance(key, str):
             return key

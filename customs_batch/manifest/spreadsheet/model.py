@@ -86,13 +86,13 @@ class SheetError(ManifestError):
 
 _LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x85\u2028\u2029]\s*")
 _OTHER_SPACE = re.compile(r"[^\S \n\r\v\f\x85\u2028\u2029]")
-"""A space other than the plain one: a no-break space (``\xa0``, from a web page or an
+"""A space other than the plain one: a no-break space (``\\xa0``, from a web page or an
 ERP's export), a tab, a thin space."""
 
 
 def column_name(text: str) -> str:
     """The column name a header cell gives: its text without the spaces around it, each
-    line break in it (a cell wrapped with Alt+Enter, ``Gross\nweight``) and the spaces
+    line break in it (a cell wrapped with Alt+Enter, ``Gross\\nweight``) and the spaces
     around the break one space (``Gross weight``), each other space (a no-break space) a
     plain one, and without the characters that do not show (a zero-width space, a control
     character): the name is one line in a manifest, a template and a finding, written as a
