@@ -40,7 +40,7 @@ def build_header(
             raise SheetError(
                 f"{value.message}, in the header row {row}", file=file, row=row, hint=value.hint
             )
-        name = column_name(_text(value))
+        name = cell_name(value)
         if not name:  # only characters that do not show (a zero-width space)
             continue
         if name in seen and column in ranges:
@@ -136,7 +136,7 @@ def repeated_header(values: Sequence[Cell], header: Header, row: int) -> BadCell
             continue
         # In any case: a second export pasted below the first, from a system that writes its
         # header in capitals (or a sheet's header retyped), is no data either.
-        if isinstance(value, BadCell) or column_name(_text(value)).casefold() != name.casefold():
+        if isinstance(value, BadCell) or cell_name(value).casefold() != name.casefold():
             return None
         same += 1
         first = first or column
@@ -191,6 +191,13 @@ def _one_value(raw: Sequence[Cell]) -> bool:
     """Whether the row holds one value only (a title)."""
     filled = [v for v in raw if v is not None and not (isinstance(v, str) and not v.strip())]
     return len(filled) == 1
+
+
+def cell_name(value: Cell) -> str:
+    """The column name a header cell holding ``value`` gives (empty: none), as
+    :func:`build_header` names it; also where a copy of the sheet looks for a column by
+    its name."""
+    return column_name(_text(value))
 
 
 def _text(value: Cell) -> str:
