@@ -162,3 +162,22 @@ def retyped_key(words: Sequence[str]) -> tuple[str, ...] | None:
             elements.append("/".join(codes))
         key.append(f"{head}={','.join(sorted(elements))}")
     return tuple(key) if numbered else None
+
+
+def percent_of(new: str, old: str) -> bool:
+    """Whether ``new`` is the number ``old`` as a percentage format shows it (``40%`` for
+    ``0.4``, ``12.50%`` for ``0.125``): a cell under such a format, which earlier releases
+    read as the number alone and sent so."""
+    if not new.endswith("%") or len(new) > _MAX_TEXT or len(old) > _MAX_TEXT:
+        return False
+    try:
+        shown, held = Decimal(new[:-1]), Decimal(old)
+    except InvalidOperation:
+        return False
+    if not shown.is_finite() or not held.is_finite():
+        return False
+    places = max(0, -shown.as_tuple().exponent)  # type: ignore[operator]
+    try:
+        return (held * 100).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP) == shown
+    except InvalidOperation:
+        return False

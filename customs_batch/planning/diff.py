@@ -26,7 +26,7 @@ from customs_batch.kinds.model import (
     unverified_words,
 )
 from customs_batch.kinds.registry import KINDS, model_of
-from customs_batch.kinds.retyped import retyped_text
+from customs_batch.kinds.retyped import percent_of, retyped_text
 from customs_batch.manifest.document import JSON, Document
 from customs_batch.planning.graph import Edge, dependencies, dependencies_of, dependency_order
 from customs_batch.planning.identity import Identities, kept_identity, moved_words
@@ -1529,6 +1529,20 @@ def _decide_change(
                 "spreadsheet program re-types a column it read as numbers on the next export "
                 "(leading zeros dropped, `.0` added, a long number shown as `1.23457E+17`); "
                 "format the column as Text and put the values back as they were)"
+            )
+        percent = [
+            f"{value.path} {value.new!r} for {value.old!r}"
+            for value in values
+            if isinstance(value.old, str)
+            and isinstance(value.new, str)
+            and percent_of(value.new.strip(), value.old.strip())
+        ]
+        if percent:
+            why += (
+                f" ({', '.join(percent)}: a cell under a percentage format, which earlier "
+                "releases read as the number alone and sent so, where the sheet shows the "
+                "percentage; to declare it as sent, declare its column `number` in "
+                "forEach.columns, which reads the number the cell holds)"
             )
         return Decision(Action.REFUSED, Operation.NONE, prefix + why)
     kept = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from customs_batch.kinds.retyped import retyped_fields, retyped_key, retyped_text
+from customs_batch.kinds.retyped import percent_of, retyped_fields, retyped_key, retyped_text
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,22 @@ def test_identities_that_may_be_one_share_a_key() -> None:
     long = retyped_key(("commercialReference=123456789012345678",))
     assert retyped_key(("commercialReference=1.23457E+17",)) == long
     assert retyped_key(("commercialReference=ACME", "office=NL000396")) is None  # no number
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        ("40%", "0.4", True),
+        ("12.50%", "0.125", True),
+        ("13%", "0.125", True),  # rounded as the format shows it
+        ("100%", "1", True),
+        ("-5%", "-0.05", True),
+        ("40%", "0.5", False),
+        ("40", "0.4", False),
+        ("x%", "0.4", False),
+        ("40%", "abc", False),
+        ("NaN%", "NaN", False),
+    ],
+)
+def test_a_percentage_of_the_number_recorded(new: str, old: str, expected: bool) -> None:
+    assert percent_of(new, old) is expected

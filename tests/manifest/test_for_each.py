@@ -746,3 +746,86 @@ def test_a_date_cell_a_template_puts_in_a_field_through_values_is_the_same_error
     assert (finding.location.row, finding.location.column_name) == (2, "Party")
     assert finding.location.path == ("spec", "partyId")
     assert [doc.spec["partyId"] for doc in result.documents] == ["rpty_p1"]
+
+
+def test_a_percentage_cell_is_the_text_the_sheet_shows_and_a_number_field_the_number() -> None:
+    # Reported: a cell showing 40% (the number 0.4 under a percentage format) read into a
+    # text field was sent 0.4; the sheet, and its CSV export, show 40%.
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["Code", "Place", "Rate", "Plain"])
+    sheet.append(["A", 0.4, 0.125, 0.4])
+    sheet.append(["B", 0.125, 1, 7])
+    for row in (2, 3):
+        sheet.cell(row, 2).number_format = "0%"
+        sheet.cell(row, 3).number_format = "0.00%"
+        sheet.cell(row, 4).number_format = "0.00"  # another format: the number
+    sheet.cell(3, 2).number_format = "0.0%"
+    Path("data").mkdir()
+    book.save("data/g.xlsx")
+    manifest = (
+        "apiVersion: customs-batch/v1\nkind: TemplateGroup\n"
+        "forEach: {file: data/g.xlsx, columns: {Rate: number}}\n"
+        'metadata: {name: "g-{{ row.Code }}"}\n'
+        "values:\n"
+        '  rate: "{{ row.Rate }}"\n'
+        '  said: "{{ row.Place }} of it"\n'
+        '  plain: "{{ row.Plain }}"\n'
+        'spec:\n  name: N\n  code: "{{ row.Code }}"\n  companyId: 1\n'
+        '  DeclarationTemplates: [{incotermLocation: "{{ row.Place }}"}]\n'
+    )
+    result = load_file(write(Path("g.yaml"), manifest))
+    assert result.findings == []
+    places = [d.spec["DeclarationTemplates"][0]["incotermLocation"] for d in result.documents]
+    assert places == ["40%", "12.5%"]
+    assert [d.values for d in result.documents] == [
+        {"rate": 0.125, "said": "40% of it", "plain": 0.4},
+        {"rate": 1, "said": "12.5% of it", "plain": 7},
+    ]
+    # A number field takes the number the cell holds.
+    Path("data/m.xlsx").parent.mkdir(exist_ok=True)
+    write_xlsx(Path("data/m.xlsx"), [GOOD_ROW])
+    book = openpyxl.load_workbook("data/m.xlsx")
+    book.active["E2"].number_format = "0%"  # type: ignore[index]
+    book.save("data/m.xlsx")
+    (document,) = load_file(write(Path("m.yaml"), movement_sheet_manifest("data/m.xlsx"))).documents
+    assert document.spec["grossWeightKg"] == 40.5
+    assert type(document.spec["grossWeightKg"]) is float
+
+
+def test_a_header_cell_wrapped_on_two_lines_is_named_on_one() -> None:
+    # Reported: a header cell wrapped with Alt+Enter ("Gross\nweight") was suggested as
+    # row['Gross\nweight'] in the hint, and row['Gross weight'], which the docs write, was
+    # no column.
+    rows: list[list[object]] = [["Shipment", "HAWB", "Action", "Packages", "Gross\n weight"]]
+    rows.append(["shp_7Hk2Lm", "hawb_a2", "ISL", 4, 40.5])
+    Path("data").mkdir()
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Movements"
+    for row in rows:
+        sheet.append(row)
+    book.save("data/m.xlsx")
+    manifest = movement_sheet_manifest("data/m.xlsx").replace('  partyId: "{{ row.Party }}"\n', "")
+    result = load_file(write(Path("m.yaml"), manifest))
+    assert result.findings == []
+    assert result.documents[0].spec["grossWeightKg"] == 40.5
+    assert result.documents[0].locate(("spec", "grossWeightKg")).column_name == "Gross weight"
+    # As written before, with the line break, it is the same column.
+    for written in ("\"{{ row['Gross\\nweight'] }}\"", "'{{ row[''Gross\\nweight''] }}'"):
+        again = manifest.replace("\"{{ row['Gross weight'] }}\"", written)
+        again = again.replace("data/m.xlsx}", 'data/m.xlsx, columns: {"Gross\\nweight": text}}')
+        assert written in again
+        result = load_file(write(Path("m.yaml"), again))
+        assert result.findings == []  # forEach.columns names the column too
+        assert result.documents[0].spec["grossWeightKg"] == 40.5
+    typo = manifest.replace("Gross weight", "Gross wieght")
+    finding = only(load_file(write(Path("m.yaml"), typo)), "envelope.for-each")
+    assert finding.hint is not None
+    assert finding.hint.startswith("Did you mean row['Gross weight']? The columns are: ")

@@ -1664,6 +1664,20 @@ def test_a_key_re_typed_under_the_same_name_is_said_to_be_re_typed() -> None:
     assert "the same number" not in _only(other, "DepartureDeclaration/dep").reason
 
 
+def test_a_percentage_cell_sent_as_its_number_is_said_to_be_one() -> None:
+    # Earlier releases read a cell showing 40% as 0.4 and sent it; read as the sheet shows
+    # it now, the declaration was refused as a change, in words that did not say why nor
+    # how to declare it as sent.
+    spec = {**DEPARTURE, "commercialReference": "0.4"}
+    state = _state(_applied("DepartureDeclaration/dep", spec, declarationId=7003))
+    plan = plan_changes([_departure("dep", commercialReference="40%")], state, now=NOW)
+    reason = _only(plan, "DepartureDeclaration/dep").reason
+    assert "commercialReference '40%' for '0.4': a cell under a percentage format" in reason
+    assert "declare its column `number` in forEach.columns" in reason
+    other = plan_changes([_departure("dep", commercialReference="41%")], state, now=NOW)
+    assert "percentage" not in _only(other, "DepartureDeclaration/dep").reason
+
+
 def test_looking_for_a_re_typed_key_parses_no_record_it_does_not_match(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

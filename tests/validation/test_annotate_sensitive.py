@@ -172,3 +172,34 @@ def test_a_utf16_export_without_a_bom_is_copied_as_its_manifest_reads_it(
         ["R-2", None, "abc"],
     ]
     assert sheet["C3"].comment is not None
+
+
+@pytest.mark.parametrize("header", ['"Access\ncode"', "Access\xa0code"])
+def test_the_access_code_column_is_emptied_whatever_its_header_cell_holds(
+    tmp_path: Path, header: str
+) -> None:
+    # A header cell wrapped on two lines, or with a no-break space, names its column
+    # 'Access code'; the copy looked for that name among the header cells as written, found
+    # none, and kept every access code.
+    _project(tmp_path)
+    (tmp_path / "data" / "g.csv").write_text(
+        f"Ref;{header};Amount\nR-1;7741;100\nR-2;7742;abc\n", encoding="utf-8"
+    )
+    (tmp_path / "manifests" / "departure.yaml").write_text(
+        DEPARTURE.format(
+            for_each="forEach: {file: ../data/g.csv, columns: {Amount: number}}\n",
+            name='"my-departure-{{ row_number }}"',
+            values="",
+            reference='"{{ row.Ref }}"',
+            guarantee=GUARANTEE.format(
+                amount='"{{ row.Amount }}"', code="\"{{ row['Access code'] }}\""
+            ),
+        ),
+        encoding="utf-8",
+    )
+    code, _, _ = _validate("--annotate", "annotated")
+    assert code == 1
+    book = openpyxl.load_workbook(tmp_path / "annotated" / "data" / "g.csv.xlsx")
+    sheet = book["g"]
+    assert [sheet.cell(row, 2).value for row in (2, 3)] == [None, None]
+    assert _holding(tmp_path / "annotated", "774") == []

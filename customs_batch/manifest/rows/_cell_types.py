@@ -24,7 +24,7 @@ from customs_batch.manifest.rows._cells import (
     GROUPED,
     quoted_head,
 )
-from customs_batch.manifest.spreadsheet.model import BadCell, DateText
+from customs_batch.manifest.spreadsheet.model import BadCell, DateText, ShownNumber
 from customs_batch.manifest.yaml._scalars import integer
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -264,6 +264,14 @@ def typed(value: Any, column: str, declared: ColumnType | None, decimal_comma: b
         if value.text is not None and declared is ColumnType.TEXT:
             return value.text  # the manifest says the column is text: as written
         raise UnusableCell(column, value)
+    if value.__class__ is ShownNumber:
+        # A percentage: the text shown (40%), as the CSV export of the sheet gives it; the
+        # number held (0.4) where the column is declared a number.
+        if declared is ColumnType.NUMBER or declared is ColumnType.INTEGER:
+            return _declared(value.number, column, declared, False)
+        value = str(value)
+        if declared is None:
+            return value
     if decimal_comma is None:
         if (
             value.__class__ is str

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from customs_batch.escaping import quoted_head as quoted_head
 from customs_batch.manifest.document import JSON
+from customs_batch.manifest.spreadsheet.model import ShownNumber
 from customs_batch.manifest.yaml._scalars import integer
 from customs_batch.manifest.yaml._schema_view import REFERENCE, TEXT_TYPES
 
@@ -76,7 +77,9 @@ def convert(
     ``decimal_comma``: None when the sheet does not say and a ``1.250`` reads two ways (a
     ';'-separated CSV without ``decimalComma``): such a cell is then a problem."""
     if value is None or not types:
-        return value
+        return str(value) if value.__class__ is ShownNumber else value
+    if value.__class__ is ShownNumber:
+        return _shown_number(value, types)
     if isinstance(value, str):
         return _from_text(value, types, decimal_comma)
     if types <= TEXT_TYPES and isinstance(value, bool):
@@ -84,6 +87,23 @@ def convert(
     if types <= TEXT_TYPES and isinstance(value, int | float):
         return str(value)
     return value
+
+
+def _shown_number(value: ShownNumber, types: frozenset[str]) -> JSON | CellProblem:
+    """A workbook's number shown as a percentage: the text shown (``40%``, as its CSV export
+    writes it) for a text field, the number held (0.4) for a number field."""
+    if "string" in types or not types & {"number", "integer"}:
+        return str(value)
+    number = value.number
+    if "number" in types:
+        return number
+    if float(number).is_integer():
+        return int(number)
+    return CellProblem(
+        f"{quoted_head(value)} (the number {number!r} shown as a percentage)",
+        "is not a whole number",
+        "Check the cell, or write the whole number in a cell without the percentage format.",
+    )
 
 
 def _from_text(text: str, types: frozenset[str], decimal_comma: bool | None) -> JSON | CellProblem:

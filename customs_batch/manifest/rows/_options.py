@@ -11,7 +11,7 @@ from typing import Any
 from customs_batch.findings import JsonPath
 from customs_batch.manifest.rows._cell_types import COLUMN_TYPE_WORDS, ColumnType
 from customs_batch.manifest.rows._range import RowRange
-from customs_batch.manifest.spreadsheet.model import SheetLimits
+from customs_batch.manifest.spreadsheet.model import SheetLimits, column_name
 from customs_batch.manifest.spreadsheet.reader import CSV_SUFFIXES, XLSX_SUFFIXES
 from customs_batch.manifest.yaml._tree import Walk
 
@@ -241,7 +241,7 @@ class _Reader:
         columns: dict[str, ColumnType] = {}
         for name, word in value.items():
             try:
-                columns[str(name)] = ColumnType(word)
+                columns[column_name(str(name))] = ColumnType(word)
             except ValueError:
                 message = f"{word!r} is not a column type (column {name!r})"
                 hint = "A column type is one of: " + ", ".join(COLUMN_TYPE_WORDS) + "."

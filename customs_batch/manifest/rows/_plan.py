@@ -23,7 +23,7 @@ from customs_batch.manifest.rows._cell_types import (
     EmptyCellValue,
     typed,
 )
-from customs_batch.manifest.spreadsheet.model import BadCell, DateText
+from customs_batch.manifest.spreadsheet.model import BadCell, DateText, column_name
 from customs_batch.manifest.yaml._schema_view import SchemaView
 
 # A bracketed name runs to its closing quote: it holds neither that quote nor a backslash (a
@@ -65,6 +65,7 @@ class RowView:
         """When a set: the columns read are added to it (what gave a sensitive value)."""
 
     def __getitem__(self, key: str) -> Any:
+        key = self._named(key)
         if self.read is not None:
             self.read.add(key)
         value = typed(self._cells[key], key, self._types.get(key), self._decimal_comma)
@@ -77,6 +78,7 @@ class RowView:
     def value(self, key: str, *, by_schema: bool = False) -> Any:
         """The cell as a field takes it: as written when ``by_schema`` (the field's schema
         converts it) and its column declares no type, else typed like ``row[key]``."""
+        key = self._named(key)
         if self.read is not None:
             self.read.add(key)
         raw = self._cells[key]
@@ -84,8 +86,15 @@ class RowView:
             return raw
         return typed(raw, key, self._types.get(key), self._decimal_comma)
 
+    def _named(self, key: str) -> str:
+        """``key`` as the header names its column: ``row['Gross\\nweight']`` is the column
+        of the wrapped header cell, whose name is ``Gross weight`` (``column_name``)."""
+        if key in self._cells or not isinstance(key, str):
+            return key
+        return column_name(key)
+
     def __contains__(self, key: object) -> bool:
-        return key in self._cells
+        return key in self._cells or (isinstance(key, str) and column_name(key) in self._cells)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._cells)

@@ -11,6 +11,11 @@
   sent ``1234``, where the sheet shows, and its CSV export writes, ``01234``. The reader
   gives such a cell as the text shown instead, as a CSV export's text (which
   ``forEach.columns`` converts back to a number where it declares one).
+- A number shown as a percentage (``0%``, ``0.00%``: 0.4 shown ``40%``). python-calamine
+  gives the number: a text field was sent ``0.4`` where the sheet shows, and its CSV export
+  writes, ``40%``. The reader gives such a cell as the text shown, knowing the number it
+  holds (:class:`~customs_batch.manifest.spreadsheet.model.ShownNumber`), which a number
+  field takes.
 
 - A cell naming a shared string by anything but its number (``<c t="s"><v>-1</v>``,
   ``3.5``), which only a damaged workbook holds: python-calamine reads it as shared string 0
@@ -30,9 +35,12 @@ such cell found.
 from __future__ import annotations
 
 import bisect
+import decimal
 import re
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 _ERROR_TYPE = re.compile(rb"""t=["']e["']""")
 _MAYBE_ERROR = re.compile(rb"""e["']""")
@@ -70,6 +78,10 @@ PADDED = "0"
 """What :attr:`CellScan.unplaced` starts with for a whole number a format of zeros shows
 with leading zeros (``0`` then what the sheet shows, ``001234``)."""
 
+PERCENT = "%"
+"""What :attr:`CellScan.unplaced` starts with for a number a percentage format shows (``%``
+then what the sheet shows, ``%40%``)."""
+
 NO_RESULT = ""
 """What :attr:`CellScan.found` holds for a formula with no saved result (an error cell
 without its value holds ``"#"``)."""
@@ -95,9 +107,14 @@ class CellScan:
     next piece, up to the end of its first cell.
     """
 
-    def __init__(self, padded_styles: dict[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        padded_styles: dict[int, int] | None = None,
+        percent_styles: dict[int, int] | None = None,
+    ) -> None:
         """``padded_styles``: the widths of the cell styles whose number format is zeros
-        (``workbook_check``), by the style's number (``<c s="3">``)."""
+        (``workbook_check``), by the style's number (``<c s="3">``); ``percent_styles``: the
+        decimals of those whose format is a percentage."""
         self.found: dict[int, dict[int, str]] = {}
         """Row -> column (both 1-based) -> the Excel error shown (``#N/A``), or
         :data:`NO_RESULT`."""
@@ -119,6 +136,20 @@ class CellScan:
         self._padded = (
             re.compile(rb"""\ss\s*=\s*["'](""" + b"|".join(sorted(self._widths)) + rb""")["']""")
             if self._widths
+            else None
+        )
+        self.percent: dict[int, dict[int, str]] = {}
+        """Row -> column -> the text a percentage format shows for the number there
+        (``40%``)."""
+        self.table_percent: Mapping[str, Any] = {}
+        """An ODS workbook's percentage cells, by table (``workbook_check.PercentCells``),
+        whose sheet the reader chooses."""
+        self._decimals = {
+            str(style).encode(): decimals for style, decimals in (percent_styles or {}).items()
+        }
+        self._percent = (
+            re.compile(rb"""\ss\s*=\s*["'](""" + b"|".join(sorted(self._decimals)) + rb""")["']""")
+            if self._decimals
             else None
         )
         self._no_result: re.Pattern[bytes] | None = None
@@ -222,6 +253,8 @@ class CellScan:
             self._search_bad_shared(text, start, end)
         if self._padded is not None:
             self._search_padded(text, start, end)
+        if self._percent is not None:
+            self._search_percent(text, start, end)
         maybe = _MAYBE_ERROR.search(text, start, end)
         if maybe is not None:
             for match in _ERROR_TYPE.finditer(text, max(start, maybe.start() - 3), end):
@@ -270,6 +303,29 @@ class CellScan:
                 continue
             column = _column_number(reference.group(1).upper())
             self.padded.setdefault(int(reference.group(2)), {})[column] = shown
+
+    def _search_percent(self, text: bytes, start: int, end: int) -> None:
+        assert self._percent is not None
+        for match in self._percent.finditer(text, start, end):
+            at = text.rfind(b"<", 0, match.start())
+            tag = _CELL_START.match(text, at)
+            if tag is None or tag.end() < match.end():
+                continue  # s="3" on another element
+            kind = _TYPE.search(tag.group(0))
+            if kind is not None and kind.group(1) != b"n":
+                continue  # text, a boolean, an error: shown as it is held
+            close = text.find(b"c>", tag.end(), end)
+            found = _VALUE.search(text, tag.end(), close if close >= 0 else end)
+            shown = _percent_text(found.group(1), self._decimals[match.group(1)]) if found else None
+            if shown is None:
+                continue
+            reference = _REFERENCE.search(tag.group(0))
+            if reference is None:
+                if self.unplaced is None:  # refused, as a padded number is (see there)
+                    self.unplaced = PERCENT + shown
+                continue
+            column = _column_number(reference.group(1).upper())
+            self.percent.setdefault(int(reference.group(2)), {})[column] = shown
 
     def _error(self, text: bytes, at: int, end: int) -> None:
         start = text.rfind(b"<", 0, at)
@@ -338,3 +394,19 @@ def _column_number(letters: bytes) -> int:
     for char in letters:
         number = number * 26 + (char - 64)
     return number
+
+
+def _percent_text(held: bytes, decimals: int) -> str | None:
+    """``40%``: the number ``held`` (as the sheet's XML writes it, ``0.4``) as a percentage
+    format of ``decimals`` decimals shows it, rounded half away from zero as Excel rounds;
+    None for anything but a finite number."""
+    try:
+        number = decimal.Decimal(held.decode("ascii").strip())
+        if not number.is_finite():
+            return None
+        shown = (number * 100).quantize(
+            decimal.Decimal(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_UP
+        )
+    except (UnicodeDecodeError, decimal.InvalidOperation):
+        return None  # not a number, or more digits than a quantity of 28 (1E+30)
+    return f"{abs(shown) if shown == 0 else shown:f}%"

@@ -34,6 +34,7 @@ from customs_batch.manifest.spreadsheet.csvfile import (
     guess_delimiter,
     utf16_without_bom,
 )
+from customs_batch.manifest.spreadsheet.header import cell_name
 from customs_batch.manifest.spreadsheet.limits import MAX_COLUMNS
 from customs_batch.manifest.spreadsheet.model import SheetError, SheetLimits
 from customs_batch.manifest.spreadsheet.workbook_check import workbook_cells
@@ -174,7 +175,7 @@ def named_columns(sheet: Worksheet, names: Collection[str]) -> tuple[int, set[in
         found = {
             column
             for column, value in enumerate(values, start=1)
-            if value is not None and str(value).strip() in names
+            if value is not None and cell_name(value) in names
         }
         if found:
             return number, found

@@ -91,6 +91,7 @@ def read_csv(source: RowSource) -> Iterator[Row]:
         encoding = source.encoding or detect_encoding(sample)
         if source.encoding is not None:
             _check_declared(sample, source.encoding, file)
+            _check_not_utf8(source.path, sample, source.encoding, file)
         if _is_binary(sample, encoding):
             order = utf16_without_bom(sample)
             hint = (
@@ -180,6 +181,56 @@ def _check_declared(sample: bytes, encoding: str, file: str) -> None:
             file=file,
             hint=f"{write} `encoding: {told}` in forEach{hint_tail}",
         )
+
+
+def _check_not_utf8(path: Path, sample: bytes, encoding: str, file: str) -> None:
+    """Raise SheetError when ``encoding`` is one byte a character (``cp1252``, ``cp850``) and
+    the file is UTF-8 throughout, its characters beyond ASCII those of European text: a
+    manifest written for a "CSV (MS-DOS)" or Windows export, the export since made "CSV
+    UTF-8", read every ``Köln`` as ``KÃ¶ln`` and declared it so. A file only partly UTF-8
+    (a row pasted from an older export) is read as stated: the user's word is taken."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return  # said when the rows are read
+    if name.startswith("utf") or name in _WIDE:
+        return
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return
+    beyond = [character for character in text.removeprefix("\ufeff") if not character.isascii()]
+    bom = sample.startswith(codecs.BOM_UTF8)
+    if not bom and (not beyond or not all(_european(c) for c in beyond)):
+        return  # ASCII, or UTF-8 by chance only (PERÚ” in Windows-1252 is U+0694)
+    if _first_undecodable(path, "utf-8") is not None:
+        return
+    if beyond:
+        at = text.index(beyond[0])
+        start = at
+        while start > 0 and text[start - 1].isalpha():
+            start -= 1
+        end = at + 1
+        while end < len(text) and (text[end].isalpha() or not text[end].isascii()):
+            end += 1
+        word = text[start:end]
+        garbled = word.encode("utf-8").decode(encoding, errors="replace")
+        said = f": read as {encoding}, '{word}' would be '{garbled}'"
+    else:
+        said = " (it starts with the UTF-8 BOM)"
+    raise SheetError(
+        f"{file} is UTF-8 text, not {encoding}{said}",
+        file=file,
+        hint="leave `encoding` out of forEach (UTF-8 is read without it), or write "
+        "`encoding: utf-8`",
+    )
+
+
+def _european(character: str) -> bool:
+    """Whether ``character`` is one European text holds: Latin letters with their accents,
+    the signs of Latin-1, typographic quotes, dashes and the euro sign."""
+    point = ord(character)
+    return 0xA0 <= point <= 0x24F or 0x2010 <= point <= 0x203A or point == 0x20AC
 
 
 def utf16_without_bom(sample: bytes) -> str | None:
@@ -536,6 +587,7 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
     line = 1 + skipped  # the line the next record starts on
     pool = TextPool()
     blanks = 0  # the blank lines passed over before the CSV reader saw them, counted
+    guessed_windows = source.encoding is None and encoding == "cp1252"
     try:
         for record in reader:
             if end.blanks != blanks:  # blank rows before this one: each a row and a line
@@ -550,6 +602,8 @@ def _rows(text: IO[str], source: RowSource, file: str, encoding: str) -> Iterato
             first, line = line, reader.line_num + skipped + blanks + 1
             read = taken.copy()
             taken.clear()
+            if guessed_windows:
+                _refuse_dos_text(read, first, file)
             if len(record) > MAX_COLUMNS:
                 raise too_many_columns(file, number, len(record))
             written = record
@@ -686,6 +740,67 @@ def _mark_backslash_quotes(cells: dict[str, Cell], header: Header, row: int) -> 
             rule="row.cell-type",
             shown=value,
         )
+
+
+_DOS_LETTERS = (
+    "\u201e\u2026\u2020\u2021\u02c6\u2030\u2039\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u203a"
+)
+"""What Windows-1252 makes of the bytes 0x84-0x89, 0x8B and 0x93-0x9B that code page 850
+(Excel's "CSV (MS-DOS)" export) uses for ä à å ç ê ë ï ô ö ò û ù ÿ Ö ø: typographic quotes,
+dashes and signs. The single quotes (0x91, 0x92) are left out: a curly apostrophe inside
+a word (O'Brien typed in Word) is Windows-1252 text as typed."""
+_DOS_SIGNS = re.compile(f"[{_DOS_LETTERS}]+")
+"""A run of such signs. Between two letters (``K”ln``), Windows-1252 text holds one only by
+mistake, where code page 850 reads ``Köln``; so is ™ starting a word (``™sterreich``, code
+page 850's ``Österreich``)."""
+
+
+def _refuse_dos_text(lines: list[str], first: int, file: str) -> None:
+    """Raise SheetError when a line of a file read as Windows-1252 (the encoding guessed,
+    none given) holds a typographic quote or dash inside a word: the file is far likelier
+    code page 850, Excel's "CSV (MS-DOS)" export, in which every byte but 0x81, 0x8D,
+    0x8F, 0x90 and 0x9D is also Windows-1252. Read as Windows-1252, its ``Köln`` was
+    declared as ``K”ln`` without a word said. Which of the two it is, only the user can
+    tell: the error shows the word both ways and names the key that says it. A word that
+    code page 850 would not read as letters either (Müller, an en dash, Smith: ü is a
+    Windows-1252 letter and code page 850's ³) is Windows-1252 text as written."""
+    for offset, text in enumerate(lines):
+        if text.isascii():
+            continue
+        for found in _DOS_SIGNS.finditer(text):  # the signs only: a few, in a few lines
+            start, end = found.start(), found.end()
+            after = text[end : end + 1]
+            if not after.isalpha():
+                continue
+            if not text[start - 1 : start].isalpha() and not (
+                text[start] == "\u2122" and after.islower()
+            ):
+                continue
+            word, dos = _dos_word(text, start, end)
+            if dos.isalpha():
+                raise _dos_text(file, first + offset, word, dos)
+
+
+def _dos_word(text: str, start: int, end: int) -> tuple[str, str]:
+    """The word of ``text`` around ``start:end``, as read and as code page 850 reads it."""
+    while start > 0 and (text[start - 1].isalpha() or text[start - 1] in _DOS_LETTERS):
+        start -= 1
+    while end < len(text) and (text[end].isalpha() or text[end] in _DOS_LETTERS):
+        end += 1
+    word = text[start:end]
+    return word, word.encode("cp1252").decode("cp850")
+
+
+def _dos_text(file: str, line: int, word: str, dos: str) -> SheetError:
+    return SheetError(
+        f"{file}, line {line:,}: '{word}', as Windows-1252 (the encoding guessed) reads it, "
+        "has a typographic quote, dash or sign in the word; in code page 850, the encoding "
+        f"of Excel's \"CSV (MS-DOS)\" export, it reads '{dos}'",
+        file=file,
+        hint=f"say the file's encoding in forEach: `encoding: cp850` if '{dos}' is "
+        f"right, `encoding: cp1252` if '{word}' is (or export the sheet again as "
+        '"CSV UTF-8")',
+    )
 
 
 def _one_line_end(value: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, SheetError
+from customs_batch.manifest.spreadsheet.model import BadCell, Cell, Header, SheetError, column_name
 
 BEYOND_HEADER = "row.beyond-header"
 UNNAMED_COLUMN = "row.unnamed-column"
@@ -40,7 +40,9 @@ def build_header(
             raise SheetError(
                 f"{value.message}, in the header row {row}", file=file, row=row, hint=value.hint
             )
-        name = _text(value).strip()
+        name = cell_name(value)
+        if not name:  # only characters that do not show (a zero-width space)
+            continue
         if name in seen and column in ranges:
             letter, address = column_letter(column), ranges[column]
             hint = (
@@ -134,7 +136,7 @@ def repeated_header(values: Sequence[Cell], header: Header, row: int) -> BadCell
             continue
         # In any case: a second export pasted below the first, from a system that writes its
         # header in capitals (or a sheet's header retyped), is no data either.
-        if isinstance(value, BadCell) or _text(value).strip().casefold() != name.casefold():
+        if isinstance(value, BadCell) or cell_name(value).casefold() != name.casefold():
             return None
         same += 1
         first = first or column
@@ -191,7 +193,16 @@ def _one_value(raw: Sequence[Cell]) -> bool:
     return len(filled) == 1
 
 
+def cell_name(value: Cell) -> str:
+    """The column name a header cell holding ``value`` gives (empty: none), as
+    :func:`build_header` names it; also where a copy of the sheet looks for a column by
+    its name."""
+    return column_name(_text(value))
+
+
 def _text(value: Cell) -> str:
+    if isinstance(value, bool):  # as the sheet shows it, and its CSV export writes it
+        return "TRUE" if value else "FALSE"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

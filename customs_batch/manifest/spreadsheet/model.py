@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +16,8 @@ from customs_batch.manifest.record_places import RecordPlaces
 MEGABYTE = 1024 * 1024
 
 Cell = Any
-"""A cell value: str, int, float, bool, an ISO 8601 date string (:class:`DateText`), or None
-when empty."""
+"""A cell value: str, int, float, bool, an ISO 8601 date string (:class:`DateText`), a
+percentage as shown (:class:`ShownNumber`), or None when empty."""
 
 
 class DateText(str):
@@ -36,6 +38,24 @@ class DateText(str):
         if "T" in self:
             return "a date and time"
         return "a time" if ":" in self else "a date"
+
+
+class ShownNumber(str):
+    """A workbook cell holding a number its format shows otherwise than the number reads:
+    a percentage (0.4 shown ``40%``). It is the text shown, as the sheet's CSV export writes
+    it, to every expression and text field; a number field takes :attr:`number`, the
+    number the cell holds (see ``docs/spreadsheets.md``, "Cell values")."""
+
+    __slots__ = ("number",)
+    number: int | float
+
+    def __new__(cls, shown: str, number: int | float) -> ShownNumber:
+        made = super().__new__(cls, shown)
+        made.number = number
+        return made
+
+    def __reduce__(self) -> tuple[Any, tuple[str, int | float]]:
+        return ShownNumber, (str(self), self.number)
 
 
 class SheetError(ManifestError):
@@ -64,6 +84,28 @@ class SheetError(ManifestError):
         """The workbook sheet it was found in, once known (None: a CSV file's one sheet)."""
 
 
+_LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x85\u2028\u2029]\s*")
+_OTHER_SPACE = re.compile(r"[^\S \n\r\v\f\x85\u2028\u2029]")
+"""A space other than the plain one: a no-break space (``\\xa0``, from a web page or an
+ERP's export), a tab, a thin space."""
+
+
+def column_name(text: str) -> str:
+    """The column name a header cell gives: its text without the spaces around it, each
+    line break in it (a cell wrapped with Alt+Enter, ``Gross\\nweight``) and the spaces
+    around the break one space (``Gross weight``), each other space (a no-break space) a
+    plain one, and without the characters that do not show (a zero-width space, a control
+    character): the name is one line in a manifest, a template and a finding, written as a
+    person reads the cell and types it."""
+    text = text.strip()
+    if text.isprintable():
+        return text
+    text = _OTHER_SPACE.sub(" ", _LINE_BREAK.sub(" ", text))
+    if not text.isprintable():  # what no one sees: a zero-width space, a stray NUL
+        text = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+    return text.strip()
+
+
 @dataclass(frozen=True)
 class Header:
     """The column names of a sheet, by position (1-based column numbers)."""
@@ -79,11 +121,15 @@ class Header:
     """The columns of :attr:`columns` the workbook's sheet hides (read as any other)."""
 
     def locate(self, name: str) -> tuple[int, str] | None:
-        """The column number and letter of ``name``, or None."""
+        """The column number and letter of ``name`` (written with a line break where the
+        header cell has one, too), or None."""
         try:
             column = self.columns[self.names.index(name)]
         except ValueError:
-            return None
+            try:
+                column = self.columns[self.names.index(column_name(name))]
+            except ValueError:
+                return None
         return column, column_letter(column)
 
     def describe(self, name: str) -> str:

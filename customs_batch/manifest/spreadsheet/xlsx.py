@@ -26,7 +26,13 @@ from typing import Any
 import python_calamine
 
 from customs_batch.findings import column_letter
-from customs_batch.manifest.spreadsheet.cell_scan import NO_RESULT, PADDED, CellScan, TotalsRow
+from customs_batch.manifest.spreadsheet.cell_scan import (
+    NO_RESULT,
+    PADDED,
+    PERCENT,
+    CellScan,
+    TotalsRow,
+)
 from customs_batch.manifest.spreadsheet.error_values import readable_copy, unknown_errors
 from customs_batch.manifest.spreadsheet.header import (
     beyond_header,
@@ -43,6 +49,7 @@ from customs_batch.manifest.spreadsheet.model import (
     Row,
     RowSource,
     SheetError,
+    ShownNumber,
 )
 from customs_batch.manifest.spreadsheet.workbook_check import check_workbook
 from customs_batch.manifest.text_pool import TextPool
@@ -240,10 +247,13 @@ def _sheet_rows(
     unnamed: tuple[int, ...] = ()
     pool = TextPool()
     bad, padded = (errors.found, errors.padded) if errors is not None else ({}, {})
+    percent: Any = errors.percent if errors is not None else {}
+    if errors is not None and errors.table_percent:
+        percent = errors.table_percent.get(sheet_name) or {}
     totals: dict[int, list[TotalsRow]] = {}
     for total in errors.totals if errors is not None else ():
         totals.setdefault(total.row, []).append(total)
-    for number, values in _numbered_rows(sheet, bad, padded):
+    for number, values in _numbered_rows(sheet, bad, padded, percent):
         if header is None:
             above[number] = values
             if number < source.header_row:
@@ -308,12 +318,16 @@ def _sheet_rows(
 
 
 def _numbered_rows(
-    sheet: Any, bad: dict[int, dict[int, str]], padded: dict[int, dict[int, str]]
+    sheet: Any,
+    bad: dict[int, dict[int, str]],
+    padded: dict[int, dict[int, str]],
+    percent: Any = None,
 ) -> Iterator[tuple[int, list[Cell]]]:
     """Each row's number and values from column A, the bad cells among them as
-    :class:`BadCell`, and the whole numbers a format of zeros shows with leading zeros as
-    the text shown (``01234``, as a CSV export writes them); rows holding only bad cells,
-    which the reader leaves out of its range, come too."""
+    :class:`BadCell`, the whole numbers a format of zeros shows with leading zeros as
+    the text shown (``01234``, as a CSV export writes them), and the numbers a percentage
+    format shows as :class:`ShownNumber` (``40%``, holding 0.4); rows holding only bad
+    cells, which the reader leaves out of its range, come too."""
     # iter_rows starts at the used range's first column, not always at A; python-calamine
     # 0.9 yields the empty rows above the used range too (from row 1), where the range's
     # first row holds a value: an empty first row says the rows are counted from row 1.
@@ -335,6 +349,9 @@ def _numbered_rows(
             _mark_unreadable_numbers(values, raw, first_column, number)
         if padded and number in padded:
             _shown_padded(values, padded[number])
+        shown = percent.get(number) if percent else None
+        if shown:
+            _shown_percent(values, shown)
         cells = bad.get(number)
         yield number, (values if cells is None else _marked(values, cells, number))
     for later in sorted(n for n in bad if n > number):
@@ -379,6 +396,13 @@ def _shown_padded(values: list[Cell], cells: dict[int, str]) -> None:
             values[column - 1] = shown
 
 
+def _shown_percent(values: list[Cell], cells: dict[int, str]) -> None:
+    for column, shown in cells.items():
+        held = values[column - 1] if column <= len(values) else None
+        if type(held) is int or type(held) is float:
+            values[column - 1] = ShownNumber(shown, held)
+
+
 def _marked(values: list[Cell], cells: dict[int, str], row: int) -> list[Cell]:
     for column, shown in cells.items():
         if column > len(values):
@@ -391,6 +415,11 @@ def _held(shown: str) -> str:
     """What a bad cell holds, from what :class:`CellScan` found there."""
     if shown == NO_RESULT:
         return "a formula with no saved result"
+    if shown.startswith(PERCENT):
+        return (
+            f"a number its percentage format shows as {shown[len(PERCENT) :]}, which the "
+            "reader would give as the number alone"
+        )
     if shown.startswith(PADDED):
         return (
             f"a whole number its format of zeros shows as {shown[len(PADDED) :]}, which the "

@@ -426,3 +426,100 @@ def test_text_that_starts_with_a_bracket_is_csv(tmp_path: Path) -> None:
     path.write_bytes(b"<Ref>;Code\r\na1;G1\r\n")
     (row,) = read_rows(RowSource(path))
     assert row.values == {"<Ref>": "a1", "Code": "G1"}
+
+
+def test_an_excel_ms_dos_export_is_never_read_as_windows_1252_without_a_word(
+    tmp_path: Path,
+) -> None:
+    # Excel's "CSV (MS-DOS)" export is code page 850, whose ö (byte 94) Windows-1252 reads
+    # as ”: with no byte Windows-1252 lacks, Köln was read, and declared, as K”ln.
+    path = tmp_path / "m.csv"
+    path.write_bytes("Ref;Place\r\nR-1;Hamburg\r\nR-2;Köln\r\n".encode("cp850"))
+    with pytest.raises(SheetError) as caught:
+        list(read_rows(RowSource(path)))
+    assert caught.value.message.endswith(
+        "line 3: 'K”ln', as Windows-1252 (the encoding guessed) reads it, has a typographic "
+        "quote, dash or sign in the word; in code page 850, the encoding of Excel's "
+        "\"CSV (MS-DOS)\" export, it reads 'Köln'"
+    )
+    assert "`encoding: cp850` if 'Köln' is right" in (caught.value.hint or "")
+    assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp850"))] == [
+        "Hamburg",
+        "Köln",
+    ]
+    # A capital Ö (byte 99) starting a word is ™ in Windows-1252.
+    path.write_bytes("Ref;Place\r\nR-1;Österreich\r\n".encode("cp850"))
+    with pytest.raises(SheetError, match="'\u2122sterreich', as Windows-1252") as caught:
+        list(read_rows(RowSource(path)))
+    assert "`encoding: cp850` if 'Österreich' is right" in (caught.value.hint or "")
+    path.write_bytes("Ref;Place\r\nR-1;Hamburg\r\nR-2;Köln\r\n".encode("cp850"))
+    # Stated, Windows-1252 is read as stated.
+    assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp1252"))][1] == ("K”ln")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O\u2019Brien\u2019s \u201eZitat\u201c \u2013 5\u20ac",
+        "\u201cQuoted\u201d text\u2026",
+        "\u0160koda \u0152uvre",
+        "10\u201320 kg",
+        "Brand\u2122 Cola",
+        "M\u00fcller\u2013Smith",  # ü is a Windows-1252 letter, code page 850's ³
+    ],
+)
+def test_windows_1252_punctuation_between_words_is_read_as_written(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "m.csv"
+    path.write_bytes(f"Ref;Note\r\nR-1;{text}\r\n".encode("cp1252"))
+    assert [r.values["Note"] for r in read_rows(RowSource(path))] == [text]
+
+
+@pytest.mark.parametrize("stated", ["cp1252", "cp850", "latin-1", "mac_roman"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_utf8_file_stated_in_a_one_byte_encoding_is_refused_naming_utf8(
+    tmp_path: Path, stated: str, bom: bytes
+) -> None:
+    # Reported: the export was made "CSV UTF-8", the manifest still said `encoding:
+    # cp1252`, and every Köln was declared KÃ¶ln (with a BOM, the first column was named
+    # 'ï»¿Ref', and the hint said to write row['ï»¿Ref']).
+    path = tmp_path / "m.csv"
+    path.write_bytes(bom + ("Ref;Place\r\n" + "R-1;Hamburg\r\n" * 5000 + "R-2;Köln\r\n").encode())
+    with pytest.raises(SheetError, match=f"is UTF-8 text, not {stated}") as caught:
+        list(read_rows(RowSource(path, encoding=stated)))
+    assert "leave `encoding` out of forEach" in (caught.value.hint or "")
+    garbled = "Köln".encode().decode(stated)
+    assert caught.value.message.endswith(f": read as {stated}, 'Köln' would be '{garbled}'")
+
+
+def test_a_file_utf8_by_chance_or_in_part_is_read_as_stated(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    # Windows-1252 whose Ú” is a valid UTF-8 sequence (U+0694, no European letter).
+    path.write_bytes("Ref;Place\r\nR-1;“PERÚ”\r\n".encode("cp1252"))
+    assert [r.values["Place"] for r in read_rows(RowSource(path, encoding="cp1252"))] == ["“PERÚ”"]
+    # UTF-8 but for a line of another encoding, far into the file: the user's word is taken.
+    path.write_bytes(
+        ("Ref;Place\r\n" + "R-1;Köln\r\n" * 10000).encode() + "R-2;Café\r\n".encode("cp1252")
+    )
+    rows = list(read_rows(RowSource(path, encoding="cp1252")))
+    assert rows[-1].values["Place"] == "Café"
+    # ASCII, stated: read.
+    path.write_bytes(b"Ref;Place\r\nR-1;Hamburg\r\n")
+    assert len(list(read_rows(RowSource(path, encoding="cp850")))) == 1
+
+
+def test_header_names_are_written_as_a_person_reads_and_types_them(tmp_path: Path) -> None:
+    # A no-break space (a header copied from a web page), a zero-width space or a stray NUL
+    # in a header cell made a name no one could type: the hint said row['Gross\xa0weight'].
+    path = tmp_path / "m.csv"
+    header = 'Ref;Gross\xa0weight;\u200bPlace;Pa\x00rty;"Net\r\n weight";\u200b'
+    path.write_bytes(f"{header}\r\nR-1;1;Köln;p;2;\r\n".encode())
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {
+        "Ref": "R-1",
+        "Gross weight": "1",
+        "Place": "Köln",
+        "Party": "p",
+        "Net weight": "2",
+    }

@@ -12,6 +12,7 @@ import pytest
 from customs_batch.manifest.spreadsheet import RowSource, read_rows
 from customs_batch.manifest.spreadsheet.copy import open_copy
 from customs_batch.manifest.spreadsheet.model import SheetError, SheetLimits
+from customs_batch.manifest.spreadsheet.workbook_check import PercentCells
 
 _NS = (
     'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -149,3 +150,51 @@ def test_an_ods_whose_repeated_text_expands_past_max_megabytes_is_refused(tmp_pa
     one = f'<table:table table:name="Data">{header}{_repeated(2, 2, long)}</table:table>'
     rows = list(read_rows(RowSource(write_ods(tmp_path / "two.ods", one))))
     assert [row.values for row in rows] == [{"Ref": long, "Code": long}] * 2
+
+
+def _percent(value: str, shown: str | None, repeated: str = "") -> str:
+    cell = f'<table:table-cell office:value-type="percentage" office:value="{value}"{repeated}'
+    return f"{cell}/>" if shown is None else f"{cell}><text:p>{shown}</text:p></table:table-cell>"
+
+
+def test_a_percentage_cell_of_an_ods_sheet_is_the_text_it_shows(tmp_path: Path) -> None:
+    # The reader gives the number alone: 40% was sent 0.4 in a text field.
+    header = "".join(_text(name) for name in ("hawb", "share", "a", "b"))
+    twice = ' table:number-columns-repeated="2"'
+    rows = (
+        f"<table:table-row>{header}</table:table-row>"
+        f"<table:table-row>{_text('h1')}{_percent('0.125', '12.50%')}"
+        f"{_percent('0.4', None, twice)}</table:table-row>"
+        f'<table:table-row table:number-rows-repeated="2">{_text("h2")}{_percent("0.4", "40%")}'
+        "</table:table-row>"
+    )
+    other = f"<table:table-row>{header}</table:table-row>"
+    tables = (
+        f'<table:table table:name="Other">{other}{other.replace("hawb", "h9")}</table:table>'
+        f'<table:table table:name="Data">{rows}</table:table>'
+    )
+    path = write_ods(tmp_path / "p.ods", tables)
+    read = list(read_rows(RowSource(path, sheet="Data")))
+    assert [(r.number, r.values) for r in read] == [
+        (2, {"hawb": "h1", "share": "12.50%", "a": "40%", "b": "40%"}),
+        (3, {"hawb": "h2", "share": "40%", "a": None, "b": None}),
+        (4, {"hawb": "h2", "share": "40%", "a": None, "b": None}),
+    ]
+    assert [r.values["share"].number for r in read] == [0.125, 0.4, 0.4]
+    # Another table's cells at the same places are read as they are.
+    (first,) = read_rows(RowSource(path))
+    assert first.values["share"] == "share"
+
+
+def test_the_percentages_of_repeated_rows_are_found_by_row() -> None:
+    # Each repeated row was one range that every row read looked through: 50,000 rows
+    # repeated twice took 50,000 looks a row.
+    cells = PercentCells()
+    cells.add(2, 2, 1, 1, "1%")
+    for first in range(3, 20_003, 2):
+        cells.add(first, first + 1, 2, 2, f"{first}%")
+        cells.add(first, first + 1, 4, 5, "9%")  # another cell of the same rows
+    assert cells.get(2) == {1: "1%"}
+    assert cells.get(4) == {2: "3%", 4: "9%", 5: "9%"}
+    assert cells.get(20_002) == {2: "20001%", 4: "9%", 5: "9%"}
+    assert cells.get(1) is None and cells.get(20_003) is None

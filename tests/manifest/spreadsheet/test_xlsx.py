@@ -962,3 +962,50 @@ def test_a_duration_cell_is_a_time_not_its_seconds(tmp_path: Path) -> None:
     rows = list(read_rows(RowSource(path)))
     assert [row.values["weight"] for row in rows] == ["36:30:00", "-1:00:00"]
     assert all(row.values["weight"].kind == "a time" for row in rows)
+
+
+def test_percentages_are_found_with_the_text_the_sheet_shows() -> None:
+    xml = (
+        b'<worksheet xmlns="urn:main"><sheetData><row r="2">'
+        b'<c r="A2" s="1"><v>0.4</v></c><c r="B2" s="2"><v>0.125</v></c>'
+        b'<c r="C2" s="1" t="s"><v>0</v></c><c r="D2" s="1"><f>A2*2</f><v>0.8</v></c>'
+        b'<c r="E2" s="3"><v>0.4</v></c><c r="F2" s="2"><v>-0.00001</v></c>'
+        b"</row></sheetData></worksheet>"
+    )
+    cells = CellScan(None, {1: 0, 2: 2})
+    cells.scan(xml)
+    assert cells.percent == {2: {1: "40%", 2: "12.50%", 4: "80%", 6: "0.00%"}}
+    unplaced = CellScan(None, {1: 1})
+    unplaced.scan(b'<worksheet><sheetData><row r="3"><c s="1"><v>0.4</v></c></row></sheetData>')
+    assert unplaced.percent == {} and unplaced.unplaced is not None
+    assert unplaced.unplaced.endswith("40.0%")
+
+
+def test_excel_s_own_percentage_formats_are_read_as_shown(tmp_path: Path) -> None:
+    # Formats 9 (0%) and 10 (0.00%) are Excel's own: styles.xml uses them without writing
+    # them out.
+    path = tmp_path / "p.xlsx"
+    book = xlsxwriter.Workbook(str(path))
+    sheet = book.add_worksheet("Data")
+    sheet.write_row(0, 0, ["code", "share", "exact"])
+    sheet.write_row(1, 0, ["A", 0.4, 0.4], None)
+    sheet.write_number(1, 1, 0.4, book.add_format({"num_format": 9}))
+    sheet.write_number(1, 2, 0.4, book.add_format({"num_format": 10}))
+    book.close()
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {"code": "A", "share": "40%", "exact": "40.00%"}
+    assert row.values["share"].number == 0.4
+
+
+def test_a_boolean_header_cell_names_its_column_as_the_sheet_shows_it(tmp_path: Path) -> None:
+    # A header cell TRUE (a boolean to the workbook) named its column 'True': row.TRUE, as
+    # the sheet and its CSV export write it, was no column.
+    path = tmp_path / "b.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["hawb", True, False])
+    sheet.append(["h1", "x", "y"])
+    book.save(path)
+    (row,) = read_rows(RowSource(path))
+    assert row.values == {"hawb": "h1", "TRUE": "x", "FALSE": "y"}
