@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -216,7 +217,13 @@ class ApplyResult:
         return None
 
 
-def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
+def apply_changes(
+    options: ApplyOptions,
+    presenter: ApplyPresenter,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ApplyResult:
     """Make the chosen environment match the manifests (or apply a saved plan).
 
     Takes the state lock, settles departures whose submission was lost (see
@@ -230,9 +237,16 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     SIGTERM before the requests (waiting for the lock, planning, asking) is Ctrl-C: a
     ``KeyboardInterrupt``, exit 130; after them (every request sent and recorded) it is
     noted, and the run finishes (notifications, results copies, summary).
+
+    The report's ``seconds`` are the run's, on ``clock``: from this call to the end of the
+    last operation, with the wait for the lock, the wait before looking for lost
+    submissions (``sleep``), planning and the question, as the time budget counts them.
     """
+    started = clock()
     with terminate_as_interrupt(presenter.notice) as sending:
-        result = _apply(options, presenter, sending)
+        result = _apply(options, presenter, sending, sleep)
+        if result.report is not None:
+            result = replace(result, report=replace(result.report, seconds=clock() - started))
         notify(result, presenter.notice)
         if options.annotate_results is not None:
             try:
@@ -266,7 +280,12 @@ def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[Resul
     return collect_results(annotate).written
 
 
-def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -> ApplyResult:
+def _apply(
+    options: ApplyOptions,
+    presenter: ApplyPresenter,
+    sending: Sending,
+    sleep: Callable[[float], None],
+) -> ApplyResult:
     plan_path = options.plan_file
     if plan_path is None and not options.auto_approve and not presenter.can_ask:
         raise UsageError(
@@ -343,6 +362,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
                     client,
                     answered_within=environment.timeouts.answered_within,
                     notice=presenter.notice,
+                    sleep=sleep,
                     history=lookup,
                     others=elsewhere,
                 )
