@@ -256,13 +256,14 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
     counts = summary_counts(report)
     # Waiting (decided later at the service) is shown only when there is any.
     shown = [s for s in NodeStatus if s is not NodeStatus.WAITING or counts[s.value]]
-    if terminal:
-        table = Table(title="Apply summary", show_header=True)
-        for status in shown:
-            table.add_column(status.value, justify="right")
-        table.add_column("time", justify="right")
-        table.add_row(*(str(counts[s.value]) for s in shown), duration(report.seconds))
-        Console().print(table)
+    table = Table(title="Apply summary", show_header=True)
+    for status in shown:
+        table.add_column(status.value, justify="right")
+    table.add_column("time", justify="right")
+    table.add_row(*(str(counts[s.value]) for s in shown), duration(report.seconds))
+    console = Console() if terminal else None
+    if console is not None and _fits(table, console):
+        console.print(table)
     else:
         parts = ", ".join(f"{counts[s.value]} {s.value}" for s in shown)
         click.echo(f"Apply: {parts} in {duration(report.seconds)}.")
@@ -270,6 +271,13 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
         if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.WAITING):
             detail = printable(outcome.detail)
             click.echo(with_env(f"  {outcome.status.value} {outcome.address}: {detail}"), err=True)
+
+
+def _fits(table: Table, console: Console) -> bool:
+    """Whether ``table`` fits the terminal whole: on one too narrow (20 columns) its
+    headers were cut to "…" and its time left empty, numbers without names."""
+    unbounded = console.options.update_width(10_000)
+    return console.measure(table, options=unbounded).maximum <= console.width
 
 
 def _ask(*, err: bool) -> bool:

@@ -91,3 +91,22 @@ def test_the_start_announces_the_skipped_changes_apart_and_they_count_in_what_re
     start, _, progress = (json.loads(line) for line in capsys.readouterr().out.splitlines())
     assert (start["type"], start["operations"], start["skipped"]) == ("start", 0, 2)
     assert (progress["skipped"], progress["remaining"]) == (1, 1)
+
+
+@pytest.mark.parametrize("width", [20, 200])
+def test_the_summary_on_a_terminal_names_every_count_whatever_its_width(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], width: int
+) -> None:
+    """At 20 columns the table cut every header to "…" and left the time empty: four
+    numbers without names. A terminal too narrow for the table gets the summary line."""
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None)
+    monkeypatch.setattr(_progress, "Console", lambda **_: console)
+    done = Outcome(
+        Address(Kind.MOVEMENT, "m2"), NodeStatus.SUCCEEDED, Operation.CREATE_MOVEMENT, ""
+    )
+    show_summary(ApplyReport([done], False, None, 3.25), terminal=True)
+    shown = out.getvalue() + capsys.readouterr().out
+    assert "…" not in shown
+    for word in ("succeeded", "failed", "skipped", "not-started", "3.2 s"):
+        assert word in shown
