@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import append_step_summary
@@ -117,6 +118,17 @@ class LineEvents:
         pass
 
 
+class _CountsBelow(Progress):
+    """The bar on one line, its counts on the lines below, wrapped at the terminal's width:
+    in one row with the bar, an 80-column terminal cut the label to "a…" and the time left
+    to "~6…", and one 20 columns wide showed "a… done 0 · waitin…" and nothing more."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            yield Text(str(task.fields.get("counts", "")))
+
+
 class RichEvents(LineEvents):
     """On a terminal: a live bar with done / waiting / in flight / failed / remaining and
     time left."""
@@ -125,13 +137,13 @@ class RichEvents(LineEvents):
         super().__init__()
         self.seconds_per_request = seconds_per_request
         self.console = Console(stderr=False)
-        self.progress = Progress(
+        self.progress = _CountsBelow(
             TextColumn("[bold]apply"),
-            BarColumn(),
-            TextColumn("{task.fields[counts]}"),
+            BarColumn(bar_width=None),
             TimeElapsedColumn(),
             console=self.console,
             transient=False,
+            expand=True,
         )
         self.task = self.progress.add_task("apply", total=0, counts="")
 
