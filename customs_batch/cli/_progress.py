@@ -377,7 +377,7 @@ class JsonPresenter:
                 **{status.value: 0 for status in NodeStatus},
                 interrupted=False,
                 outOfTime=False,
-                seconds=0,
+                seconds=round(result.seconds, 3),
                 ok=result.exit_code is ExitCode.OK,
                 ended=result.status.value,
             )

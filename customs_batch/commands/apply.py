@@ -167,6 +167,9 @@ class ApplyResult:
     """The results copies of the spreadsheets written after the run (``annotate_results``)."""
     annotation_error: str = ""
     """Why the results copies could not be written (the run itself is recorded as it went)."""
+    seconds: float = 0.0
+    """How long the run took, from the start of apply to the end of its last operation, or
+    to the decision to send nothing (the report's ``seconds`` when it sent anything)."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -238,15 +241,17 @@ def apply_changes(
     ``KeyboardInterrupt``, exit 130; after them (every request sent and recorded) it is
     noted, and the run finishes (notifications, results copies, summary).
 
-    The report's ``seconds`` are the run's, on ``clock``: from this call to the end of the
-    last operation, with the wait for the lock, the wait before looking for lost
-    submissions (``sleep``), planning and the question, as the time budget counts them.
+    The result's ``seconds`` (and its report's) are the run's, on ``clock``: from this call
+    to the end of the last operation (or to the decision to send nothing), with the wait
+    for the lock, the wait before looking for lost submissions (``sleep``), planning and
+    the question, as the time budget counts them.
     """
     started = clock()
     with terminate_as_interrupt(presenter.notice) as sending:
         result = _apply(options, presenter, sending, sleep)
-        if result.report is not None:
-            result = replace(result, report=replace(result.report, seconds=clock() - started))
+        seconds = clock() - started
+        report = None if result.report is None else replace(result.report, seconds=seconds)
+        result = replace(result, report=report, seconds=seconds)
         notify(result, presenter.notice)
         if options.annotate_results is not None:
             try:

@@ -152,3 +152,26 @@ def test_the_plan_on_a_terminal_has_colours_unless_told_not_to(
     assert code == 0
     assert "+ create" in out
     assert ("\x1b[" in out) is coloured
+
+
+def test_the_summary_of_an_apply_that_sends_nothing_says_how_long_it_took(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The JSON summary of a run that sent nothing said "seconds": 0, whatever the run had
+    # waited (for the lock, before looking for lost submissions).
+    import functools
+
+    import customs_batch.cli.apply
+    from customs_batch.commands import apply_changes
+
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    ticks = iter([100.0, 107.5])
+    monkeypatch.setattr(
+        customs_batch.cli.apply,
+        "apply_changes",
+        functools.partial(apply_changes, clock=lambda: next(ticks)),
+    )
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--format", "json")
+    assert code == 0
+    last = json.loads(out.splitlines()[-1])
+    assert (last["ended"], last["seconds"]) == ("nothing-to-do", 7.5)
