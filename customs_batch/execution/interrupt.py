@@ -86,8 +86,8 @@ _STOPPING: dict[int, str] = {
     ),
     signal.SIGTERM: (
         "Stopping: a terminate signal (SIGTERM) was received: no new requests; finishing "
-        "and recording those in flight, then exiting with 130. Another SIGTERM (or Ctrl-C) "
-        "stops at once (the journal keeps every intent)."
+        "and recording those in flight. Another SIGTERM (or Ctrl-C) stops at once (the "
+        "journal keeps every intent)."
     ),
 }
 """What the first signal says, by signal: Ctrl-C is typed, SIGTERM is sent (a CI runner
