@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from customs_batch.cli._command_line import with_env
 from customs_batch.cli._files import append_step_summary
@@ -117,6 +118,17 @@ class LineEvents:
         pass
 
 
+class _CountsBelow(Progress):
+    """The bar on one line, its counts on the lines below, wrapped at the terminal's width:
+    in one row with the bar, an 80-column terminal cut the label to "a…" and the time left
+    to "~6…", and one 20 columns wide showed "a… done 0 · waitin…" and nothing more."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            yield Text(str(task.fields.get("counts", "")))
+
+
 class RichEvents(LineEvents):
     """On a terminal: a live bar with done / waiting / in flight / failed / remaining and
     time left."""
@@ -125,13 +137,13 @@ class RichEvents(LineEvents):
         super().__init__()
         self.seconds_per_request = seconds_per_request
         self.console = Console(stderr=False)
-        self.progress = Progress(
+        self.progress = _CountsBelow(
             TextColumn("[bold]apply"),
-            BarColumn(),
-            TextColumn("{task.fields[counts]}"),
+            BarColumn(bar_width=None),
             TimeElapsedColumn(),
             console=self.console,
             transient=False,
+            expand=True,
         )
         self.task = self.progress.add_task("apply", total=0, counts="")
 
@@ -256,13 +268,14 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
     counts = summary_counts(report)
     # Waiting (decided later at the service) is shown only when there is any.
     shown = [s for s in NodeStatus if s is not NodeStatus.WAITING or counts[s.value]]
-    if terminal:
-        table = Table(title="Apply summary", show_header=True)
-        for status in shown:
-            table.add_column(status.value, justify="right")
-        table.add_column("time", justify="right")
-        table.add_row(*(str(counts[s.value]) for s in shown), duration(report.seconds))
-        Console().print(table)
+    table = Table(title="Apply summary", show_header=True)
+    for status in shown:
+        table.add_column(status.value, justify="right")
+    table.add_column("time", justify="right")
+    table.add_row(*(str(counts[s.value]) for s in shown), duration(report.seconds))
+    console = Console() if terminal else None
+    if console is not None and _fits(table, console):
+        console.print(table)
     else:
         parts = ", ".join(f"{counts[s.value]} {s.value}" for s in shown)
         click.echo(f"Apply: {parts} in {duration(report.seconds)}.")
@@ -270,6 +283,13 @@ def show_summary(report: ApplyReport, *, terminal: bool) -> None:
         if outcome.status in (NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.WAITING):
             detail = printable(outcome.detail)
             click.echo(with_env(f"  {outcome.status.value} {outcome.address}: {detail}"), err=True)
+
+
+def _fits(table: Table, console: Console) -> bool:
+    """Whether ``table`` fits the terminal whole: on one too narrow (20 columns) its
+    headers were cut to "…" and its time left empty, numbers without names."""
+    unbounded = console.options.update_width(10_000)
+    return console.measure(table, options=unbounded).maximum <= console.width
 
 
 def _ask(*, err: bool) -> bool:
@@ -357,7 +377,7 @@ class JsonPresenter:
                 **{status.value: 0 for status in NodeStatus},
                 interrupted=False,
                 outOfTime=False,
-                seconds=0,
+                seconds=round(result.seconds, 3),
                 ok=result.exit_code is ExitCode.OK,
                 ended=result.status.value,
             )

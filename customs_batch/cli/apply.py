@@ -133,7 +133,7 @@ def apply(
     interrupted run resumes where it stopped and nothing is sent twice that the service
     would duplicate. On a terminal it shows the plan and asks first; elsewhere it needs
     --auto-approve or a plan file. Ctrl-C (or SIGTERM) stops starting new work and records
-    what is in flight (exit 130); a second Ctrl-C stops at once; before anything is sent
+    what is in flight (exit 130); a second one (either) stops at once; before anything is sent
     (waiting for the lock, planning) either one ends the run (exit 130); once its requests
     have ended, each recorded, SIGTERM lets the run finish (notifications, summary). With --time-budget it starts no
     operation that would not end in time, records what is in flight, prints what is left and

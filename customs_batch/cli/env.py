@@ -87,6 +87,9 @@ def show(name: str | None, format_name: str, output: Path | None) -> int:
 def check(env_name: str | None, verbose: bool) -> int:
     """Make one cheap authenticated call and say whether the key works.
 
+    A dropped connection, a timeout or a 5xx is retried as apply retries it; the
+    line says how many attempts failed first.
+
     \b
     Example:
       CUSTOMS_SANDBOX_KEY=... customs-batch env check --env sandbox

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import io
 import os
@@ -129,8 +130,30 @@ def main() -> None:
 
 def run(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into a message and an exit code."""
+    _every_character_writable()
     _drop_output_once_reader_leaves()
     sys.exit(invoke(argv))
+
+
+def _every_character_writable() -> None:
+    """Standard output and error that can write every character: in UTF-8 where the locale
+    says ASCII (``LC_ALL=C`` with Python's UTF-8 mode and locale coercion off,
+    ``PYTHONIOENCODING=ascii``), as click already writes what it echoes there; in another
+    encoding (``PYTHONIOENCODING=latin-1``, an ISO 8859 locale), a character it lacks as
+    its escape (``\\u6771``). Either had ended a command on a non-ASCII name in an
+    "internal error: UnicodeEncodeError" (the tables rich draws, the JSON written to the
+    stream itself, and in another encoding every line)."""
+    for stream in (sys.stdout, sys.stderr):
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        try:
+            name = codecs.lookup(stream.encoding).name
+        except LookupError:
+            continue
+        if name == "ascii":
+            stream.reconfigure(encoding="utf-8", errors=stream.errors)
+        elif not name.startswith("utf-") and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
 
 
 class _UntilReaderLeaves(io.RawIOBase):

@@ -25,6 +25,7 @@ from customs_batch.cli._inputs import (
 )
 from customs_batch.cli._once import OnceOption
 from customs_batch.cli._paths import CutPath, ManifestPath
+from customs_batch.cli._plan_view import colours_wanted
 from customs_batch.cli._service import env_option
 from customs_batch.commands import Inputs, PlanOptions, make_plan
 from customs_batch.environments import env_words
@@ -155,8 +156,9 @@ def plan(
         edges=result.edges,
     )
     if output is None:
-        # click.echo drops the text format's colours when stdout is not a terminal.
-        for piece in render_plan_pieces(format_name, replace(view, colour=True)):
+        # click.echo drops the text format's colours when stdout is not a terminal; none
+        # with NO_COLOR or TERM=dumb (colours_wanted).
+        for piece in render_plan_pieces(format_name, replace(view, colour=colours_wanted())):
             click.echo(_env_named(format_name, piece), nl=False)
     else:
         pieces = render_plan_pieces(format_name, view)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -166,6 +167,9 @@ class ApplyResult:
     """The results copies of the spreadsheets written after the run (``annotate_results``)."""
     annotation_error: str = ""
     """Why the results copies could not be written (the run itself is recorded as it went)."""
+    seconds: float = 0.0
+    """How long the run took, from the start of apply to the end of its last operation, or
+    to the decision to send nothing (the report's ``seconds`` when it sent anything)."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -216,7 +220,13 @@ class ApplyResult:
         return None
 
 
-def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResult:
+def apply_changes(
+    options: ApplyOptions,
+    presenter: ApplyPresenter,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ApplyResult:
     """Make the chosen environment match the manifests (or apply a saved plan).
 
     Takes the state lock, settles departures whose submission was lost (see
@@ -230,9 +240,18 @@ def apply_changes(options: ApplyOptions, presenter: ApplyPresenter) -> ApplyResu
     SIGTERM before the requests (waiting for the lock, planning, asking) is Ctrl-C: a
     ``KeyboardInterrupt``, exit 130; after them (every request sent and recorded) it is
     noted, and the run finishes (notifications, results copies, summary).
+
+    The result's ``seconds`` (and its report's) are the run's, on ``clock``: from this call
+    to the end of the last operation (or to the decision to send nothing), with the wait
+    for the lock, the wait before looking for lost submissions (``sleep``), planning and
+    the question, as the time budget counts them.
     """
+    started = clock()
     with terminate_as_interrupt(presenter.notice) as sending:
-        result = _apply(options, presenter, sending)
+        result = _apply(options, presenter, sending, sleep)
+        seconds = clock() - started
+        report = None if result.report is None else replace(result.report, seconds=seconds)
+        result = replace(result, report=report, seconds=seconds)
         notify(result, presenter.notice)
         if options.annotate_results is not None:
             try:
@@ -266,7 +285,12 @@ def _annotate_results(options: ApplyOptions, result: ApplyResult) -> tuple[Resul
     return collect_results(annotate).written
 
 
-def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -> ApplyResult:
+def _apply(
+    options: ApplyOptions,
+    presenter: ApplyPresenter,
+    sending: Sending,
+    sleep: Callable[[float], None],
+) -> ApplyResult:
     plan_path = options.plan_file
     if plan_path is None and not options.auto_approve and not presenter.can_ask:
         raise UsageError(
@@ -343,6 +367,7 @@ def _apply(options: ApplyOptions, presenter: ApplyPresenter, sending: Sending) -
                     client,
                     answered_within=environment.timeouts.answered_within,
                     notice=presenter.notice,
+                    sleep=sleep,
                     history=lookup,
                     others=elsewhere,
                 )

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from customs_batch.client import (
-    NO_RETRIES,
     AuthenticationError,
+    Exchange,
     NotFoundError,
     PermissionDeniedError,
+    RetryPolicy,
 )
 from customs_batch.commands.session import open_client
 from customs_batch.environments import Environment, StateKind, load_project
@@ -96,6 +98,9 @@ class CheckResult:
     problem: str | None = None
     hint: str | None = None
     """With a problem, what to do about it, when the error says."""
+    failed_first: str = ""
+    """The attempts that failed before the last one (a connection dropped, a 503), in
+    words; empty when the first attempt was the last."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -105,20 +110,26 @@ class CheckResult:
     @property
     def message(self) -> str:
         """The one line that says how the check went."""
+        retried = f"; before it, {self.failed_first}" if self.failed_first else ""
         if self.problem is not None:
-            return f"{self.environment}: {self.problem}"
+            return f"{self.environment}: {self.problem}{retried}"
         return (
             f"{self.environment}: {self.where} accepted the key from {self.source} "
-            f"({self.elapsed_ms:.0f} ms)"
+            f"({self.elapsed_ms:.0f} ms{retried})"
         )
 
 
 def check_environment(
-    options: EnvOptions, clock: Callable[[], float] = time.perf_counter
+    options: EnvOptions,
+    clock: Callable[[], float] = time.perf_counter,
+    retry_policy: RetryPolicy | None = None,
 ) -> CheckResult:
     """Make one cheap authenticated call (one page of one template group) and say whether
-    the key works; ``clock`` (seconds) times it. The service's refusal or absence is the
-    result's ``problem``; a configuration that names no usable key is raised."""
+    the key works; ``clock`` (seconds) times it. The call is retried as apply retries a
+    read (``retry_policy``, apply's by default): a connection dropped once, or a 503, is
+    not taken for a wrong address or key; the result names the attempts that failed. The
+    service's refusal or absence is the result's ``problem``; a configuration that names
+    no usable key is raised."""
     environment = load_project().select(options.name)
     checked = CheckResult(
         environment.name,
@@ -127,9 +138,10 @@ def check_environment(
     )
     started = clock()
     hint: str | None = None
+    attempts: list[Exchange] = []
     try:
-        # One attempt: a check reports what happens now, it does not wait for a recovery.
-        with open_client(environment, retry_policy=NO_RETRIES) as client:
+        with open_client(environment, retry_policy=retry_policy) as client:
+            attempts = client.sender.watch()
             client.list_template_groups(page_size=1)
     except AuthenticationError as error:
         problem = (
@@ -158,8 +170,27 @@ def check_environment(
         problem, hint = error.message, error.hint
     else:
         return CheckResult(
-            checked.environment, checked.where, checked.source, (clock() - started) * 1000
+            checked.environment,
+            checked.where,
+            checked.source,
+            (clock() - started) * 1000,
+            failed_first=_failed_first(attempts),
         )
     return CheckResult(
-        checked.environment, checked.where, checked.source, problem=problem, hint=hint
+        checked.environment,
+        checked.where,
+        checked.source,
+        problem=problem,
+        hint=hint,
+        failed_first=_failed_first(attempts),
     )
+
+
+def _failed_first(attempts: list[Exchange]) -> str:
+    """The attempts before the last, in words: ``2 attempts failed (1 no answer, 1 503)``."""
+    earlier = Counter("no answer" if a.status is None else str(a.status) for a in attempts[:-1])
+    if not earlier:
+        return ""
+    said = ", ".join(f"{n} {what}" for what, n in earlier.items())
+    count = sum(earlier.values())
+    return f"{count} attempt(s) failed ({said}), retried as apply retries them"

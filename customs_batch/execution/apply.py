@@ -124,6 +124,9 @@ class ApplyReport:
     stopped: bool
     fatal: CustomsBatchError | None
     seconds: float
+    """How long the run took: :func:`apply_plan` counts its operations; ``apply`` makes it
+    the whole run's, from the start of the command (the lock, the wait before looking for
+    lost submissions, planning and the question included)."""
     out_of_time: OutOfTime | None = None
 
     def count(self, status: NodeStatus) -> int:

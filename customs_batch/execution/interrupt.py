@@ -79,9 +79,25 @@ def terminate_noted(notify: Callable[[str], None]) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+_STOPPING: dict[int, str] = {
+    signal.SIGINT: (
+        "Stopping: no new requests; finishing and recording those in flight. "
+        "Press Ctrl-C again to stop at once (the journal keeps every intent)."
+    ),
+    signal.SIGTERM: (
+        "Stopping: a terminate signal (SIGTERM) was received: no new requests; finishing "
+        "and recording those in flight. Another SIGTERM (or Ctrl-C) stops at once (the "
+        "journal keeps every intent)."
+    ),
+}
+"""What the first signal says, by signal: Ctrl-C is typed, SIGTERM is sent (a CI runner
+cancelling its job, `kill`), where no Ctrl-C can follow."""
+
+
 @contextmanager
 def graceful_stop(stop: threading.Event, notify: Callable[[str], None]) -> Iterator[None]:
-    """Within the block, the first SIGINT/SIGTERM sets ``stop``; a second exits with 130."""
+    """Within the block, the first SIGINT/SIGTERM sets ``stop`` and says so, in the words
+    of the signal received; a second (either) exits with 130."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -92,10 +108,7 @@ def graceful_stop(stop: threading.Event, notify: Callable[[str], None]) -> Itera
         signals_seen += 1
         if signals_seen == 1:
             stop.set()
-            notify(
-                "Stopping: no new requests; finishing and recording those in flight. "
-                "Press Ctrl-C again to stop at once (the journal keeps every intent)."
-            )
+            notify(_STOPPING.get(signum, _STOPPING[signal.SIGTERM]))
         else:
             os._exit(INTERRUPTED)
 

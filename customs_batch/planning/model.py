@@ -200,7 +200,10 @@ class Plan:
         return tuple(change for change in self.changes if change.action in _BLOCKING)
 
     def seconds_at(self, rate_per_second: float | None) -> float:
-        """How long the requests take at the environment's rate limit (0 without one)."""
-        if not rate_per_second:
+        """The least time the requests take at the environment's rate limit (0 without
+        one): the first leaves at once, each next one a spacing after the one before, as
+        the run's limiter sends them. (Counting a spacing for the first too, 10 requests at
+        1/second were "at least 10.0 s" where the run sent them in 9.)"""
+        if not rate_per_second or self.requests < 2:
             return 0.0
-        return self.requests / rate_per_second
+        return (self.requests - 1) / rate_per_second

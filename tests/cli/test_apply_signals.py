@@ -137,3 +137,37 @@ def test_sigterm_while_the_summary_is_printed_lets_it_finish(
     assert reached_outside == []
     assert code == 0, out + err
     assert "finishing this run" in err and "Apply: " in out
+
+
+@pytest.mark.parametrize(
+    ("signum", "said", "not_said"),
+    [
+        (signal.SIGTERM, "a terminate signal (SIGTERM) was received", "Press Ctrl-C"),
+        (signal.SIGINT, "Press Ctrl-C again to stop at once", "SIGTERM"),
+    ],
+)
+def test_a_signal_while_sending_says_what_was_received_and_what_to_do(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reached_outside: list[int],
+    signum: int,
+    said: str,
+    not_said: str,
+) -> None:
+    """A CI runner's SIGTERM while the requests go was told "Press Ctrl-C again", which
+    no one can press there: each signal is named, with what may follow it."""
+    import customs_batch.commands.apply as apply_command
+    from customs_batch.execution.apply import apply_plan as real
+
+    def signalled(*args: Any, **kwargs: Any) -> Any:
+        signal.raise_signal(signum)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(apply_command, "apply_plan", signalled)
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert reached_outside == []
+    assert code == 130, out + err
+    assert "Stopping: " in err and said in err
+    assert not_said not in err
+    assert "Interrupted: what was in flight is recorded" in err

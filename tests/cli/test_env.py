@@ -100,10 +100,20 @@ def test_check_without_the_variable_names_it(
 def test_check_an_unreachable_service_says_so(
     capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import functools
+
+    import customs_batch.cli.env
+    from customs_batch.client import RetryPolicy
+    from customs_batch.commands.env import check_environment
+
+    # Retried as apply retries (5 attempts), without the backoff's sleeps.
+    no_wait = functools.partial(check_environment, retry_policy=RetryPolicy(base_delay=0.0))
+    monkeypatch.setattr(customs_batch.cli.env, "check_environment", no_wait)
     monkeypatch.setenv("CB_TEST_SANDBOX_KEY", SECRET)
     code, _, err = _run(capsys, "env", "check")
     assert code == 3
     assert "cannot reach the service" in err or "no answer in time" in err
+    assert "4 attempt(s) failed" in err
     assert SECRET not in err
 
 
@@ -243,7 +253,13 @@ def test_check_of_a_base_url_without_the_api_says_to_check_the_base_url(
     from customs_batch.client import NotFoundError
     from customs_batch.commands import env as env_command
 
+    class _Sender:
+        def watch(self) -> list[Any]:
+            return []
+
     class _Client:
+        sender = _Sender()
+
         def list_template_groups(self, **_: Any) -> None:
             raise NotFoundError(
                 "not found (GET /v1/declaration-templates/groups): no endpoint; check the ID",

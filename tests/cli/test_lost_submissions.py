@@ -4,6 +4,7 @@ names the declarations that could be it."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -218,3 +219,37 @@ def test_refresh_stopped_by_the_service_says_what_it_recorded_before(
         "could be it): the next apply submits it again"
     ) in err
     assert "recorded before the error" in err
+
+
+def test_the_apply_summary_counts_the_wait_before_looking_for_a_lost_submission(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A submission lost a moment ago is looked for once any answer to it would have come
+    (the timeouts, 10 s + 30 s, and a margin): the run waits that long, and its summary
+    says so, not only the time of its requests ("in 0.0 s" after a wait of 45 s)."""
+    import customs_batch.cli.apply
+    from customs_batch.commands import apply_changes
+    from tests.client.fakes import FakeClock
+
+    clock = FakeClock()
+    monkeypatch.setattr(
+        customs_batch.cli.apply,
+        "apply_changes",
+        functools.partial(apply_changes, clock=clock, sleep=clock.sleep),
+    )
+    with backend(project).open("test") as session:
+        session.record(
+            ResourceRecord(
+                ADDRESS,
+                RecordStatus.PENDING,
+                "submit-departure",
+                {"type": "DEPARTURE"},
+                updated_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            )
+        )
+    code, out, err = run(capsys, "apply", "--auto-approve")
+    assert code == 0, out + err
+    assert len(clock.sleeps) == 1 and 40 < clock.sleeps[0] <= 45
+    assert (
+        f"Apply: 9 succeeded, 0 failed, 0 skipped, 0 not-started in {clock.sleeps[0]:.1f} s." in out
+    )

@@ -273,3 +273,39 @@ def test_running_out_of_memory_is_said_so_not_called_a_bug(
     err = capsys.readouterr().err
     assert "ran out of memory" in err and "more memory" in err
     assert "internal error" not in err and "bug" not in err
+
+
+@pytest.mark.parametrize(
+    ("encoding", "shown"),
+    [
+        # click echoes UTF-8 where the stream says ASCII: the tables do too.
+        ("ascii", "Zollämter 東京".encode()),
+        # An encoding without the characters: those it lacks as their escapes.
+        ("latin-1", "Zollämter \\u6771\\u4eac".encode("latin-1")),
+    ],
+)
+def test_a_non_ascii_name_prints_whatever_the_output_s_encoding(
+    tmp_path: Path, encoding: str, shown: bytes
+) -> None:
+    # Under LC_ALL=C without Python's UTF-8 mode (or PYTHONIOENCODING=ascii), `get
+    # template-groups` ended in "internal error: UnicodeEncodeError" on a name with a
+    # letter outside ASCII (as did every table), and in latin-1 `render` did too.
+    assert invoke(["init", str(tmp_path / "p")]) == 0
+    project = tmp_path / "p"
+    manifest = project / "manifests" / "template-group.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace("name: My road imports", 'name: "Zollämter 東京"'), encoding="utf-8"
+    )
+    environ = {**os.environ, "PYTHONIOENCODING": encoding}
+    for argv in (["apply", "--auto-approve"], ["get", "template-groups"], ["render"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "customs_batch", *argv],
+            cwd=project,
+            env=environ,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert shown in done.stdout, argv

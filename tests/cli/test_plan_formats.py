@@ -128,3 +128,50 @@ def test_an_apply_that_sends_nothing_still_ends_with_its_summary(
     if format_name == "json":
         last = json.loads(out.splitlines()[-1])
         assert (last["type"], last["ended"], last["ok"]) == ("summary", "too-large", False)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "coloured"),
+    [("NO_COLOR", "1", False), ("TERM", "dumb", False), ("TERM", "xterm-256color", True)],
+)
+def test_the_plan_on_a_terminal_has_colours_unless_told_not_to(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
+    coloured: bool,
+) -> None:
+    # The plan's actions were yellow and green on a terminal under NO_COLOR and TERM=dumb,
+    # where the tables and the progress bar of the same run had none.
+    import click.utils
+
+    monkeypatch.setattr(click.utils, "should_strip_ansi", lambda *_: False)  # a terminal
+    monkeypatch.setenv(variable, value)
+    code, out, _ = run(capsys, "plan")
+    assert code == 0
+    assert "+ create" in out
+    assert ("\x1b[" in out) is coloured
+
+
+def test_the_summary_of_an_apply_that_sends_nothing_says_how_long_it_took(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The JSON summary of a run that sent nothing said "seconds": 0, whatever the run had
+    # waited (for the lock, before looking for lost submissions).
+    import functools
+
+    import customs_batch.cli.apply
+    from customs_batch.commands import apply_changes
+
+    assert run(capsys, "apply", "--auto-approve")[0] == 0
+    ticks = iter([100.0, 107.5])
+    monkeypatch.setattr(
+        customs_batch.cli.apply,
+        "apply_changes",
+        functools.partial(apply_changes, clock=lambda: next(ticks)),
+    )
+    code, out, _ = run(capsys, "apply", "--auto-approve", "--format", "json")
+    assert code == 0
+    last = json.loads(out.splitlines()[-1])
+    assert (last["ended"], last["seconds"]) == ("nothing-to-do", 7.5)

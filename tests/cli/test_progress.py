@@ -91,3 +91,45 @@ def test_the_start_announces_the_skipped_changes_apart_and_they_count_in_what_re
     start, _, progress = (json.loads(line) for line in capsys.readouterr().out.splitlines())
     assert (start["type"], start["operations"], start["skipped"]) == ("start", 0, 2)
     assert (progress["skipped"], progress["remaining"]) == (1, 1)
+
+
+@pytest.mark.parametrize("width", [20, 200])
+def test_the_summary_on_a_terminal_names_every_count_whatever_its_width(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], width: int
+) -> None:
+    """At 20 columns the table cut every header to "…" and left the time empty: four
+    numbers without names. A terminal too narrow for the table gets the summary line."""
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None)
+    monkeypatch.setattr(_progress, "Console", lambda **_: console)
+    done = Outcome(
+        Address(Kind.MOVEMENT, "m2"), NodeStatus.SUCCEEDED, Operation.CREATE_MOVEMENT, ""
+    )
+    show_summary(ApplyReport([done], False, None, 3.25), terminal=True)
+    shown = out.getvalue() + capsys.readouterr().out
+    assert "…" not in shown
+    for word in ("succeeded", "failed", "skipped", "not-started", "3.2 s"):
+        assert word in shown
+
+
+@pytest.mark.parametrize("width", [20, 80])
+def test_the_live_display_shows_every_count_whatever_the_terminal_s_width(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """In one row with the bar, the counts were cut: at 80 columns the label and the time
+    left ("a…", "~6…"), at 20 everything after "waitin…"."""
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=True, color_system=None)
+    monkeypatch.setattr(_progress, "Console", lambda **_: console)
+    events = _progress.RichEvents(0.6)
+    events.started(Plan((), "lineage-1", 1), 11, 1)
+    events.tally.waiting = events.tally.skipped = 1
+    events.sending(Address(Kind.MOVEMENT, "m1"))
+    events.close()
+    shown = " ".join(out.getvalue().rsplit("\x1b[2K", 1)[-1].split())
+    assert "…" not in shown
+    assert shown.startswith("apply ")
+    assert (
+        "done 0 · waiting 1 · in flight 1 · failed 0 · skipped 1 · remaining 9 · ~6.0 s "
+        "left at the rate limit"
+    ) in shown, shown

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from customs_batch.client import RetryPolicy
 from customs_batch.commands.env import (
     CheckResult,
     EnvOptions,
@@ -151,3 +152,61 @@ def test_show_says_where_the_state_is_files_or_a_database(
     assert described["state"].endswith("$CB_TEST_STATE_URL (not set)")
     other = show_environment(EnvOptions("other")).describe()
     assert other["state"] == f"local: files in {project.resolve() / '.customs-batch' / 'other'}"
+
+
+def dropping_first(monkeypatch: pytest.MonkeyPatch, drops: int) -> list[str]:
+    """The local environment's emulator, whose first ``drops`` connections are dropped
+    before any answer; the requests that reached it are in the list returned."""
+    reached: list[str] = []
+    emulator = _connect.local_transport
+
+    class Dropping(httpx.BaseTransport):
+        def __init__(self, inner: httpx.BaseTransport) -> None:
+            self.inner = inner
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            if len(reached) < drops:
+                reached.append("dropped")
+                raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+            reached.append(request.url.path)
+            return self.inner.handle_request(request)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    def transport(environment: Environment) -> httpx.BaseTransport:
+        return Dropping(emulator(environment))
+
+    monkeypatch.setattr(_connect, "local_transport", transport)
+    return reached
+
+
+NO_WAIT = RetryPolicy(base_delay=0.0)
+"""Apply's policy without the backoff's sleeps."""
+
+
+def test_a_connection_dropped_once_is_retried_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One dropped connection read as an unreachable service (exit 3): the check is retried
+    as apply retries, and says what the first attempt met."""
+    reached = dropping_first(monkeypatch, 1)
+    result = check_environment(EnvOptions("local"), retry_policy=NO_WAIT)
+    assert result.exit_code is ExitCode.OK, result.message
+    assert reached == ["dropped", "/v1/declaration-templates/groups"]
+    assert result.message.startswith(
+        "local: the built-in emulator accepted the key from the built-in sandbox key ("
+    )
+    assert result.message.endswith(
+        " ms; before it, 1 attempt(s) failed (1 no answer), retried as apply retries them)"
+    )
+
+
+def test_a_service_that_keeps_dropping_fails_after_apply_s_attempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reached = dropping_first(monkeypatch, 100)
+    result = check_environment(EnvOptions("local"), retry_policy=NO_WAIT)
+    assert result.exit_code is ExitCode.ERROR
+    assert len(reached) == RetryPolicy().max_attempts
+    assert result.message.endswith(
+        "; before it, 4 attempt(s) failed (4 no answer), retried as apply retries them"
+    )

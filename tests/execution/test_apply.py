@@ -1866,7 +1866,7 @@ def test_a_deactivation_on_a_shipment_of_many_hawbs_is_counted_as_at_least_its_r
     assert (plan.requests, plan.requests_at_least) == (2, True)
     assert plan.changes[0].requests_at_least and plan.requests <= sent
     said = summary_text(plan, RateLimit.parse("1/second"))
-    assert said.endswith("\nRequests: at least 2, at least 2.0 s at 1/second."), said
+    assert said.endswith("\nRequests: at least 2, at least 1.0 s at 1/second."), said
     one_create = plan_changes([movement("m", 0)], State(lineage="", serial=0))
     assert not one_create.requests_at_least
     assert "Requests: 1, about" in summary_text(one_create, RateLimit.parse("1/second"))

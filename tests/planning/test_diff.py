@@ -55,7 +55,24 @@ def test_everything_new_is_created_with_the_right_request() -> None:
         (Action.CREATE, Operation.CREATE_MOVEMENT),
     ]
     assert plan.requests == 3 and plan.has_changes
-    assert plan.seconds_at(100 / 60) == pytest.approx(1.8)
+    assert plan.seconds_at(100 / 60) == pytest.approx(1.2)  # two spacings after the first
+
+
+def test_the_plan_s_time_is_no_more_than_the_run_s_limiter_takes() -> None:
+    """The plan says "at least" (or "about") the time its requests take at the rate limit:
+    the run's limiter sends the first at once, so 3 requests at 1/second take 2 s, not 3."""
+    from customs_batch.client import RateLimit, RateLimiter
+    from tests.client.fakes import FakeClock
+
+    clock = FakeClock()
+    limiter = RateLimiter(RateLimit.parse("1/second"), clock=clock, sleep=clock.sleep)
+    started = clock()
+    docs = [movement(f"m{i}", 0) for i in range(3)]
+    plan = plan_changes(docs, State(lineage="", serial=0), now=NOW)
+    for _ in range(plan.requests):
+        limiter.acquire()
+        limiter.release()
+    assert plan.seconds_at(1.0) == pytest.approx(clock() - started) == pytest.approx(2.0)
 
 
 def test_recorded_and_unchanged_sends_nothing() -> None:
