@@ -247,16 +247,38 @@ def invoke(argv: list[str] | None = None) -> int:
             err=True,
         )
         return int(ExitCode.ERROR)
-    except Exception as exc:  # the last line of defence: no traceback reaches a user
-        if os.environ.get("CUSTOMS_BATCH_DEBUG"):
-            traceback.print_exc()
+    except UnicodeEncodeError as exc:
+        encoding = codecs.lookup(sys.getfilesystemencoding()).name
+        if encoding == "utf-8":
+            return _internal_error(exc)
+        # Python's file names are in the locale's encoding only where UTF-8 mode and locale
+        # coercion are both turned off (LC_ALL=C with PYTHONUTF8=0 PYTHONCOERCECLOCALE=0):
+        # a file named in a manifest or the configuration as `zölle.xlsx` cannot be opened.
+        held = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+        character = " ".join(f"{c!r} (U+{ord(c):04X})" for c in held[:1]) or "a character"
         click.echo(
-            f"internal error: {type(exc).__name__}: {printable_lines(str(exc))}\n"
-            "  hint: this is a bug in customs-batch; run again with CUSTOMS_BATCH_DEBUG=1 "
-            "for the traceback and report it.",
+            f"error: a name holds {character}, which file names cannot hold here: this "
+            f"process reads and writes them in {encoding} (its locale, with Python's UTF-8 "
+            "mode off); nothing more was done (what the run had recorded is kept)\n"
+            "  hint: run it in a UTF-8 locale (LANG=C.UTF-8), or with PYTHONUTF8=1",
             err=True,
         )
         return int(ExitCode.ERROR)
+    except Exception as exc:  # the last line of defence: no traceback reaches a user
+        return _internal_error(exc)
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
+
+
+def _internal_error(exc: Exception) -> int:
+    """Say that ``exc`` is a bug, without a traceback unless asked for one."""
+    if os.environ.get("CUSTOMS_BATCH_DEBUG"):
+        traceback.print_exc()
+    click.echo(
+        f"internal error: {type(exc).__name__}: {printable_lines(str(exc))}\n"
+        "  hint: this is a bug in customs-batch; run again with CUSTOMS_BATCH_DEBUG=1 "
+        "for the traceback and report it.",
+        err=True,
+    )
+    return int(ExitCode.ERROR)

@@ -309,3 +309,37 @@ def test_a_non_ascii_name_prints_whatever_the_output_s_encoding(
         )
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         assert shown in done.stdout, argv
+
+
+def test_a_file_name_the_file_system_encoding_cannot_hold_is_said_so_not_called_a_bug(
+    tmp_path: Path,
+) -> None:
+    # With Python's UTF-8 mode and locale coercion off under LC_ALL=C, file names are
+    # ASCII: a spreadsheet a manifest names `zölle.xlsx` ended in "internal error:
+    # UnicodeEncodeError" (opening it), which it is not: the locale is the cause.
+    project = tmp_path / "p"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples", project)
+    shutil.copy(project / "data" / "movements.xlsx", project / "data" / "zölle.xlsx")
+    manifest = project / "manifests" / "movements-sheet.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    assert "data/movements.xlsx" in text
+    manifest.write_text(text.replace("data/movements.xlsx", "data/zölle.xlsx"), encoding="utf-8")
+    environ = {
+        **os.environ,
+        "LC_ALL": "C",
+        "LANG": "C",
+        "PYTHONUTF8": "0",
+        "PYTHONCOERCECLOCALE": "0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "customs_batch", "validate"],
+        cwd=project,
+        env=environ,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    err = done.stderr.decode("utf-8", errors="replace")
+    assert done.returncode == 3, err
+    assert "U+00F6" in err and "PYTHONUTF8=1" in err, err
+    assert "internal error" not in err and "bug" not in err
