@@ -1321,6 +1321,94 @@ def test_refresh_takes_no_status_for_a_party_update_from_the_object_its_departur
     assert planned.action is Action.NEEDS_DECISION
 
 
+class _Moving(httpx.BaseTransport):
+    """The emulator, with each GET of a transit declaration's detail counted, and each
+    answered one status further on (``processing``, then ``ready``...): a declaration
+    customs decides between two reads of it."""
+
+    STATUSES = ("processing", "ready", "released")
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+        self.details: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        answer = self.service.handle_request(request)
+        path = request.url.path
+        if request.method != "GET" or not path.startswith("/v1/declarations/transit/"):
+            return answer
+        self.details.append(path)
+        body = json.loads(answer.read())
+        body["status"] = self.STATUSES[min(len(self.details) - 1, 2)]
+        return httpx.Response(answer.status_code, json=body)
+
+
+def test_refresh_reads_a_declaration_once_for_its_departure_and_its_party_update(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: refresh read a departure's declaration once for its record
+    # and again for its party update's, and recorded two statuses for the one declaration
+    # when customs decided between the reads (the next refresh agreed), in two requests.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    moving = _Moving(emulator.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=moving, retry_policy=NO_RETRIES)
+    )
+    with client, backend.open("refresh") as session:
+        refresh(session, client)
+    after = backend.read().resources
+    ident = after["DepartureDeclaration/d"].outputs["declarationId"]
+    assert moving.details == [f"/v1/declarations/transit/{ident}"]
+    assert after["DepartureDeclaration/d"].remote_status == "processing"
+    assert after["TransitPartyUpdate/u"].remote_status == "processing"
+
+
+def test_refresh_takes_no_status_from_a_look_alike_given_the_departure_number_again(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: after a reset gave a departure's number to another
+    # client's declaration alike in every field the detail gives back, refresh recorded that
+    # declaration's status (`invalid`, its errors) as the departure's and its party
+    # update's: status and plan said "rejected", while apply, which lists the transit
+    # declarations to see when the one at the number was made, sends nothing there.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    with backend.open("refresh") as session:
+        refresh(session, emulator.client)
+    before = backend.read().resources
+    ident = before["DepartureDeclaration/d"].outputs["declarationId"]
+    reset = Emulator(processing_seconds=0.0)
+    other = reset.http.post("/v1/declarations/transit", json=departure("INVALID-OTHER"))
+    assert other.json()["declarationId"] == ident
+    try:
+        with backend.open("refresh") as session:
+            drifts = refresh(session, reset.client)
+    finally:
+        reset.close()
+    after = backend.read().resources
+    said = {d.address: d for d in drifts}
+    for address in ("DepartureDeclaration/d", "TransitPartyUpdate/u"):
+        assert said[address].another, said
+        assert after[address].found_instead is not None
+        assert after[address].remote_status == before[address].remote_status == "ready"
+        assert after[address].remote_errors == ()
+    assert "createdAt" in str(after["DepartureDeclaration/d"].found_instead)
+    planned = {str(c.address): c.action for c in plan_changes(docs, backend.read()).changes}
+    assert planned["DepartureDeclaration/d"] is Action.NEEDS_DECISION
+    assert planned["TransitPartyUpdate/u"] is Action.NEEDS_DECISION
+
+
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
     tmp_path: Path, emulator: Emulator
 ) -> None:
