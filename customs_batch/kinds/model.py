@@ -250,6 +250,15 @@ CLOCK_SKEW = timedelta(minutes=10)
 long before an intent are still searched for it, and an object created up to this long
 after a record's write may still be the one it records."""
 
+WRITE_SKEW = timedelta(seconds=2)
+"""How much later than a record's last write (our clock) the service may stamp the object
+that write made (its clock, ahead of ours, and the time the answer took to come back):
+an object at the record's ID made later still is another one
+(:meth:`KindModel.another_than_recorded`). Far narrower than :data:`CLOCK_SKEW`: taking another client's object for the
+record's own records its status and writes into it, so only what clocks kept in time by
+NTP and a network round trip make is forgiven (a look-alike made after a reset is
+seconds later at least: the restart alone takes that)."""
+
 
 @dataclass(frozen=True)
 class LostCreation:
@@ -886,7 +895,7 @@ class KindModel:
         ):
             return None
         made, written = _instant(created_at), _instant(record.updated_at)
-        if made is None or written is None or made <= written:
+        if made is None or written is None or made <= written + WRITE_SKEW:
             return None
         return f"createdAt {created_at!r} there, after its write recorded at {record.updated_at!r}"
 

@@ -4,6 +4,7 @@ import json
 import os
 import stat
 import threading
+import time
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -1388,7 +1389,8 @@ def test_refresh_takes_no_status_from_a_look_alike_given_the_departure_number_ag
         refresh(session, emulator.client)
     before = backend.read().resources
     ident = before["DepartureDeclaration/d"].outputs["declarationId"]
-    reset = Emulator(processing_seconds=0.0)
+    # The reset, and the other client's submission, a minute later.
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
     other = reset.http.post("/v1/declarations/transit", json=departure("INVALID-OTHER"))
     assert other.json()["declarationId"] == ident
     try:
@@ -1407,6 +1409,31 @@ def test_refresh_takes_no_status_from_a_look_alike_given_the_departure_number_ag
     planned = {str(c.address): c.action for c in plan_changes(docs, backend.read()).changes}
     assert planned["DepartureDeclaration/d"] is Action.NEEDS_DECISION
     assert planned["TransitPartyUpdate/u"] is Action.NEEDS_DECISION
+
+
+def test_a_service_clock_a_moment_ahead_does_not_make_a_departure_another_object(
+    tmp_path: Path,
+) -> None:
+    # Found by an outside probe: with the service's clock a second ahead of ours, the
+    # declaration a departure's submission made was stamped after the record's write, so
+    # the party update applied with it was "not sent: the service holds another object at
+    # 7003", and refresh noted the departure itself as another object (exit 1).
+    ahead = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 1.0)
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    try:
+        report = _apply(backend, docs, ahead)
+        with backend.open("refresh") as session:
+            drifts = refresh(session, ahead.client)
+    finally:
+        ahead.close()
+    assert report.ok, report.outcomes
+    assert not [d for d in drifts if d.missing], drifts
+    assert all(r.found_instead is None for r in backend.read().resources.values())
 
 
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
