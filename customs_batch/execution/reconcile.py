@@ -16,11 +16,13 @@ from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import (
+    WRITE_SKEW,
     ImportAt,
     KindModel,
     Refreshed,
     Restated,
     describe_error,
+    parse_time,
     unverified_words,
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
@@ -845,11 +847,15 @@ def _refresh(session: StateSession, client: CustomsClient, drifts: list[Drift]) 
                 session.record(record.with_changes(not_found_at=None, found_instead=None))
                 again = "found at the service again: the next apply repeats its last request"
                 drifts.append(Drift(record.address, again))
-            elif _gone_before(model, record):
+            elif (
+                _gone_before(model, record)
+                and not (back := _back_again(client, model, record)).same
+            ):
                 # Its object was gone: what is at its ID now may be another (a departure
-                # resubmitted after a reset, given the number again), which the read cannot
-                # tell, and which never received this record's write.
-                drifts.append(_not_found(session, model, record))
+                # resubmitted after a reset, given the number again), which never received
+                # this record's write: made after it, it is another; where nothing tells,
+                # the note stays.
+                drifts.append(_not_found(session, model, record, back.instead))
             else:
                 drifts.extend(_record_refresh(session, model, record, answer))
 
@@ -868,6 +874,38 @@ def _created_at(
     return made
 
 
+@dataclass(frozen=True)
+class _BackAgain:
+    """What the service's creation time tells of the object at the ID of a record
+    :func:`_gone_before`: ``same``, made before the record's last write (the object the
+    record wrote to, back: a service restored); else ``instead``, made after it (another,
+    which never received the write), or None where nothing tells."""
+
+    same: bool
+    instead: str | None = None
+
+
+def _back_again(client: CustomsClient, model: KindModel, record: ResourceRecord) -> _BackAgain:
+    """For a record :func:`_gone_before` whose object's ID holds an object again: when
+    the service made that object (the restated kind's ``made_at``: a departure's, from the
+    transit list), against the record's last write."""
+    told = model.restates(record) if model.restates is not None else None
+    made_at = model_of(told.kind).made_at if told is not None else None
+    if made_at is None:
+        return _BackAgain(same=False)
+    made, _ = made_at(client, record)
+    when = parse_time(made) if made is not None else None
+    written = parse_time(record.updated_at) if record.updated_at else None
+    if when is None or written is None:
+        return _BackAgain(same=False)
+    if when <= written + WRITE_SKEW:
+        return _BackAgain(same=True)
+    return _BackAgain(
+        same=False,
+        instead=f"createdAt {made!r} there, after its write recorded at {record.updated_at!r}",
+    )
+
+
 def _gone_before(model: KindModel, record: ResourceRecord) -> bool:
     """Whether ``record`` is of a write to another record's object (``restates``: a party
     update of a departure) that refresh found gone before: a declaration at its number
@@ -875,7 +913,9 @@ def _gone_before(model: KindModel, record: ResourceRecord) -> bool:
     nothing tells it received them; a departure resubmitted after a sandbox reset is given
     the number again. Taken as found, the plan would call the update unchanged although
     that declaration never got it; noted gone, `state rm --gone` and the next apply write
-    it there again (a repeat of the same values, where it is the same declaration)."""
+    it there again (a repeat of the same values, where it is the same declaration). Only
+    when the service says it made the declaration before the record's last write is it
+    the one written to, back (:func:`_back_again`)."""
     return (
         record.not_found_at is not None
         and model.restates is not None

@@ -1436,6 +1436,41 @@ def test_a_service_clock_a_moment_ahead_does_not_make_a_departure_another_object
     assert all(r.found_instead is None for r in backend.read().resources.values())
 
 
+def test_a_party_update_whose_declaration_came_back_is_found_again_with_it(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: the service lost a departure's declaration for a while (a
+    # sandbox restarted without its --db, then with it again). refresh found the departure
+    # again, but kept saying of its party update "7003 was not found at the service ...
+    # then `customs-batch refresh` reads it again", refresh after refresh, and plan held it
+    # as needing a decision: the declaration back, made before the update's write, is the
+    # one the update wrote to.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    ident = backend.read().resources["DepartureDeclaration/d"].outputs["declarationId"]
+    gone = _answering(emulator, str(ident), 404)
+    try:
+        with backend.open("refresh") as session:
+            assert {d.address for d in refresh(session, gone.client) if d.missing} == {
+                "DepartureDeclaration/d",
+                "TransitPartyUpdate/u",
+            }
+    finally:
+        gone.client.close()
+    with backend.open("refresh") as session:
+        drifts = refresh(session, emulator.client)
+    assert not [d for d in drifts if d.missing], drifts
+    after = backend.read().resources
+    assert after["TransitPartyUpdate/u"].not_found_at is None
+    planned = {str(c.address): c.action for c in plan_changes(docs, backend.read()).changes}
+    assert planned["TransitPartyUpdate/u"] is Action.NO_CHANGE
+
+
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
     tmp_path: Path, emulator: Emulator
 ) -> None:
