@@ -1471,6 +1471,28 @@ def test_a_party_update_whose_declaration_came_back_is_found_again_with_it(
     assert planned["TransitPartyUpdate/u"] is Action.NO_CHANGE
 
 
+def test_gone_is_confirmed_for_a_departure_whose_number_a_look_alike_took(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: refresh noted "the service holds another object at 7003
+    # than the one recorded (createdAt ...)" and named `state rm --gone` as the way out,
+    # which then refused: "still exists at the service, which holds declarationId 7003
+    # (ready)" - the look-alike's status, taken as the departure's.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)], emulator).ok
+    record = backend.read().resources["DepartureDeclaration/d"]
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    try:
+        other = reset.http.post("/v1/declarations/transit", json=departure("OTHER-ENV"))
+        assert other.json()["declarationId"] == record.outputs["declarationId"]
+        checked = check_gone(reset.client, record)
+    finally:
+        reset.close()
+    assert checked.checked
+    assert "the service holds another object at declarationId" in checked.words
+    assert "createdAt" in checked.words
+
+
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
     tmp_path: Path, emulator: Emulator
 ) -> None:
