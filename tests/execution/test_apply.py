@@ -1493,6 +1493,50 @@ def test_gone_is_confirmed_for_a_departure_whose_number_a_look_alike_took(
     assert "createdAt" in checked.words
 
 
+def test_apply_wait_does_not_follow_a_look_alike_at_a_processing_departure_s_number(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a departure left processing, then a reset gave its number
+    # to a look-alike (another environment's copy, an `INVALID...` reference); `apply
+    # --wait` followed that declaration as the departure's and recorded it `invalid`, with
+    # the other's errors: status said rejected, and the next refresh, its record now
+    # written after the look-alike was made, took it as its own for good.
+    slow = Emulator(processing_seconds=3600.0)
+    backend = LocalBackend(tmp_path)
+    docs = [doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)]
+    try:
+        assert _apply(backend, docs, slow).ok
+    finally:
+        slow.close()
+    before = backend.read().resources["DepartureDeclaration/d"]
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    try:
+        other = reset.http.post("/v1/declarations/transit", json=departure("INVALID-OTHER"))
+        assert other.json()["declarationId"] == before.outputs["declarationId"]
+        with backend.open("apply") as session:
+            plan = following_processing(plan_changes(docs, session.state), session.state)
+            assert plan.changes[0].action is Action.WAITING
+            assert plan.requests == 2 and plan.requests_at_least  # the list, then a poll
+            report = apply_plan(
+                plan,
+                session,
+                reset.client,
+                parallelism=1,
+                stop=threading.Event(),
+                wait=WaitOptions(timeout=5, interval=0.01),
+            )
+    finally:
+        reset.close()
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith("not followed: the service holds another object at ")
+    after = backend.read().resources["DepartureDeclaration/d"]
+    assert after.remote_status == before.remote_status and after.remote_errors == ()
+    assert after.found_instead is not None and "createdAt" in after.found_instead
+    planned = plan_changes(docs, backend.read()).changes[0]
+    assert planned.action is Action.NEEDS_DECISION
+
+
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
     tmp_path: Path, emulator: Emulator
 ) -> None:
