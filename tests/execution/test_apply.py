@@ -1537,6 +1537,39 @@ def test_apply_wait_does_not_follow_a_look_alike_at_a_processing_departure_s_num
     assert planned.action is Action.NEEDS_DECISION
 
 
+def test_a_rejected_departure_is_resubmitted_though_a_look_alike_took_its_number(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a departure customs rejected (invalid), its document
+    # corrected, planned `resubmit`; meanwhile a reset gave its number to a look-alike that
+    # customs accepted. apply read that one as the rejected declaration "corrected there
+    # since", recorded its status as the departure's and resubmitted nothing, so the goods
+    # were never declared again.
+    backend = LocalBackend(tmp_path)
+    rejected = [doc(Kind.DEPARTURE_DECLARATION, "d", departure("INVALID-1"), 0)]
+    assert _apply(backend, rejected, emulator).ok
+    with backend.open("refresh") as session:
+        refresh(session, emulator.client)
+    before = backend.read().resources["DepartureDeclaration/d"]
+    assert before.remote_status == "invalid"
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    corrected = [doc(Kind.DEPARTURE_DECLARATION, "d", departure("CR-FIXED"), 0)]
+    try:
+        other = reset.http.post("/v1/declarations/transit", json=departure("OTHER-ENV"))
+        assert other.json()["declarationId"] == before.outputs["declarationId"]
+        with backend.open("apply") as session:
+            plan = plan_changes(corrected, session.state)
+            assert plan.changes[0].operation is Operation.RESUBMIT_DEPARTURE
+            report = apply_plan(plan, session, reset.client, parallelism=1, stop=threading.Event())
+    finally:
+        reset.close()
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    after = backend.read().resources["DepartureDeclaration/d"]
+    assert after.outputs["declarationId"] != before.outputs["declarationId"]
+    assert after.spec["commercialReference"] == "CR-FIXED"
+
+
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
     tmp_path: Path, emulator: Emulator
 ) -> None:
