@@ -16,6 +16,7 @@ from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import (
+    MADE_SINCE,
     WRITE_SKEW,
     ImportAt,
     KindModel,
@@ -902,7 +903,7 @@ def _back_again(client: CustomsClient, model: KindModel, record: ResourceRecord)
         return _BackAgain(same=True)
     return _BackAgain(
         same=False,
-        instead=f"createdAt {made!r} there, after its write recorded at {record.updated_at!r}",
+        instead=f"{MADE_SINCE}{made!r} there, after its write recorded at {record.updated_at!r}",
     )
 
 

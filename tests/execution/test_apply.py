@@ -1406,6 +1406,9 @@ def test_refresh_takes_no_status_from_a_look_alike_given_the_departure_number_ag
         assert after[address].remote_status == before[address].remote_status == "ready"
         assert after[address].remote_errors == ()
     assert "createdAt" in str(after["DepartureDeclaration/d"].found_instead)
+    # Made after the departure's write, it is another client's: `import` would take it.
+    words = said["DepartureDeclaration/d"].message
+    assert "customs-batch import" not in words and "state rm --gone" in words
     planned = {str(c.address): c.action for c in plan_changes(docs, backend.read()).changes}
     assert planned["DepartureDeclaration/d"] is Action.NEEDS_DECISION
     assert planned["TransitPartyUpdate/u"] is Action.NEEDS_DECISION
