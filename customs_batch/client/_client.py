@@ -8,12 +8,14 @@ the schemas before it gets here).
 
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
 from customs_batch.client._endpoints import Endpoint, EndpointMap
-from customs_batch.client._errors import UnexpectedResponseError
+from customs_batch.client._errors import NotFoundError, UnexpectedResponseError
 from customs_batch.client._filters import (
     DeclarationFilter,
     ItemFilter,
@@ -75,6 +77,9 @@ class CustomsClient:
     def __init__(self, sender: Sender, endpoints: EndpointMap | None = None) -> None:
         self.sender = sender
         self.endpoints = endpoints or EndpointMap()
+        self._readings: dict[tuple[str, tuple[tuple[str, str], ...]], JSON | NotFoundError] | None
+        self._readings = None
+        self._readings_lock = threading.Lock()
 
     def close(self) -> None:
         """Release the connections."""
@@ -97,6 +102,20 @@ class CustomsClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    @contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """Within the block, each GET of one URL and query is sent once: every later call
+        gets the first answer (a 404 too), so that what reads one object several times
+        (``refresh``: a departure and the party updates of it) holds one reading of it,
+        not readings a moment apart that may differ. A failed read is not kept."""
+        with self._readings_lock:
+            previous, self._readings = self._readings, {}
+        try:
+            yield
+        finally:
+            with self._readings_lock:
+                self._readings = previous
+
     # -- plumbing ------------------------------------------------------------------------
 
     def call(
@@ -113,9 +132,25 @@ class CustomsClient:
         response's JSON, through the same limits, retries and errors as every other call."""
         endpoint = name if isinstance(name, Endpoint) else self.endpoints[name]
         url = endpoint.url_path(**(path or {}))
-        return self.sender.send(
-            endpoint.method, url, params=params, body=body, idempotency_key=idempotency_key
-        )
+        readings = self._readings
+        if readings is None or endpoint.method != "GET":
+            return self.sender.send(
+                endpoint.method, url, params=params, body=body, idempotency_key=idempotency_key
+            )
+        key = (url, tuple(sorted((params or {}).items())))
+        with self._readings_lock:
+            known, read = key in readings, readings.get(key)
+        if not known:
+            try:
+                read = self.sender.send(endpoint.method, url, params=params)
+            except NotFoundError as exc:
+                read = exc
+            with self._readings_lock:
+                readings[key] = read
+        if isinstance(read, NotFoundError):
+            raise read
+        # A copy: what one caller does with its answer is not another's reading.
+        return copy.deepcopy(read)
 
     def _one(
         self,

@@ -16,11 +16,14 @@ from customs_batch.jsontypes import JSON
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import (
+    MADE_SINCE,
+    WRITE_SKEW,
     ImportAt,
     KindModel,
     Refreshed,
     Restated,
     describe_error,
+    parse_time,
     unverified_words,
 )
 from customs_batch.kinds.readback import Comparison, DiffersAtService, Found, compare
@@ -889,11 +892,19 @@ def refresh(
 
     Each kind reads all of its recorded objects at once (one listing of the template
     groups, one request per declaration); kinds the API cannot read back are skipped.
-    Each drift is appended to ``drifts`` (a new list if none) as it is recorded, so a
-    caller whose refresh a failed read stopped can still say what was recorded before.
+    An object several records stand for (a departure and the party updates of it) is read
+    once, and each of those records is given that one reading. Each drift is appended to
+    ``drifts`` (a new list if none) as it is recorded, so a caller whose refresh a failed
+    read stopped can still say what was recorded before.
     """
     if drifts is None:
         drifts = []
+    with client.reading_once():
+        _refresh(session, client, drifts)
+    return drifts
+
+
+def _refresh(session: StateSession, client: CustomsClient, drifts: list[Drift]) -> None:
     by_kind: dict[Kind, list[ResourceRecord]] = {}
     for address, record in sorted(session.state.resources.items()):
         parsed = Address.parse(address)
@@ -915,7 +926,9 @@ def refresh(
             instead = (
                 None
                 if answer is None
-                else model.another_than_recorded(record, answer.remote_spec, answer.created_at)
+                else model.another_than_recorded(
+                    record, answer.remote_spec, _created_at(client, model, record, answer)
+                )
                 or told.another_there(model, record)
             )
             if answer is None or instead is not None:
@@ -926,14 +939,63 @@ def refresh(
                 session.record(record.with_changes(not_found_at=None, found_instead=None))
                 again = "found at the service again: the next apply repeats its last request"
                 drifts.append(Drift(record.address, again))
-            elif _gone_before(model, record):
+            elif (
+                _gone_before(model, record)
+                and not (back := _back_again(client, model, record)).same
+            ):
                 # Its object was gone: what is at its ID now may be another (a departure
-                # resubmitted after a reset, given the number again), which the read cannot
-                # tell, and which never received this record's write.
-                drifts.append(_not_found(session, model, record))
+                # resubmitted after a reset, given the number again), which never received
+                # this record's write: made after it, it is another; where nothing tells,
+                # the note stays.
+                drifts.append(_not_found(session, model, record, back.instead))
             else:
                 drifts.extend(_record_refresh(session, model, record, answer))
-    return drifts
+
+
+def _created_at(
+    client: CustomsClient, model: KindModel, record: ResourceRecord, answer: Refreshed
+) -> str | None:
+    """When the service made the object now at ``record``'s ID, where its read tells too
+    little to tell another object there (a departure's detail: ``KindModel.made_at``, the
+    transit list) - the same test apply makes before a write to it, so that refresh does not
+    take the status of a look-alike given the ID again (a sandbox reset). Not found within
+    the pages read (a busy account), the read alone decides, as in apply."""
+    if answer.created_at is not None or model.made_at is None:
+        return answer.created_at
+    made, _ = model.made_at(client, record)
+    return made
+
+
+@dataclass(frozen=True)
+class _BackAgain:
+    """What the service's creation time tells of the object at the ID of a record
+    :func:`_gone_before`: ``same``, made before the record's last write (the object the
+    record wrote to, back: a service restored); else ``instead``, made after it (another,
+    which never received the write), or None where nothing tells."""
+
+    same: bool
+    instead: str | None = None
+
+
+def _back_again(client: CustomsClient, model: KindModel, record: ResourceRecord) -> _BackAgain:
+    """For a record :func:`_gone_before` whose object's ID holds an object again: when
+    the service made that object (the restated kind's ``made_at``: a departure's, from the
+    transit list), against the record's last write."""
+    told = model.restates(record) if model.restates is not None else None
+    made_at = model_of(told.kind).made_at if told is not None else None
+    if made_at is None:
+        return _BackAgain(same=False)
+    made, _ = made_at(client, record)
+    when = parse_time(made) if made is not None else None
+    written = parse_time(record.updated_at) if record.updated_at else None
+    if when is None or written is None:
+        return _BackAgain(same=False)
+    if when <= written + WRITE_SKEW:
+        return _BackAgain(same=True)
+    return _BackAgain(
+        same=False,
+        instead=f"{MADE_SINCE}{made!r} there, after its write recorded at {record.updated_at!r}",
+    )
 
 
 def _gone_before(model: KindModel, record: ResourceRecord) -> bool:
@@ -943,7 +1005,9 @@ def _gone_before(model: KindModel, record: ResourceRecord) -> bool:
     nothing tells it received them; a departure resubmitted after a sandbox reset is given
     the number again. Taken as found, the plan would call the update unchanged although
     that declaration never got it; noted gone, `state rm --gone` and the next apply write
-    it there again (a repeat of the same values, where it is the same declaration)."""
+    it there again (a repeat of the same values, where it is the same declaration). Only
+    when the service says it made the declaration before the record's last write is it
+    the one written to, back (:func:`_back_again`)."""
     return (
         record.not_found_at is not None
         and model.restates is not None
@@ -1344,7 +1408,12 @@ def check_gone(client: CustomsClient, record: ResourceRecord) -> GoneCheck:
     now = found[record.address]
     if now is None:
         return GoneCheck(f"the service no longer holds {named}", checked=True)
-    instead = model.another_object({**record.target_seen, **record.spec}, now.remote_spec)
+    # The test refresh and apply make: a look-alike made at the ID after the record's write
+    # (a departure's number given again after a reset) is another object, which refresh
+    # noted so, naming this way out.
+    instead = model.another_than_recorded(
+        record, now.remote_spec, _created_at(client, model, record, now)
+    )
     if instead is not None:
         return GoneCheck(f"the service holds another object at {named} ({instead})", checked=True)
     if _gone_before(model, record):

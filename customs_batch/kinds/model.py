@@ -250,6 +250,19 @@ CLOCK_SKEW = timedelta(minutes=10)
 long before an intent are still searched for it, and an object created up to this long
 after a record's write may still be the one it records."""
 
+MADE_SINCE = "createdAt "
+"""How the words of another object at a record's ID, told by when it was made (made after
+the record's last write: :meth:`KindModel.another_than_recorded`), begin."""
+
+WRITE_SKEW = timedelta(seconds=2)
+"""How much later than a record's last write (our clock) the service may stamp the object
+that write made (its clock, ahead of ours, and the time the answer took to come back):
+an object at the record's ID made later still is another one
+(:meth:`KindModel.another_than_recorded`). Far narrower than :data:`CLOCK_SKEW`: taking another client's object for the
+record's own records its status and writes into it, so only what clocks kept in time by
+NTP and a network round trip make is forgiven (a look-alike made after a reset is
+seconds later at least: the restart alone takes that)."""
+
 
 @dataclass(frozen=True)
 class LostCreation:
@@ -886,9 +899,11 @@ class KindModel:
         ):
             return None
         made, written = _instant(created_at), _instant(record.updated_at)
-        if made is None or written is None or made <= written:
+        if made is None or written is None or made <= written + WRITE_SKEW:
             return None
-        return f"createdAt {created_at!r} there, after its write recorded at {record.updated_at!r}"
+        return (
+            f"{MADE_SINCE}{created_at!r} there, after its write recorded at {record.updated_at!r}"
+        )
 
     def _told_apart(self, could_be: Mapping[str, JSON], held: Mapping[str, JSON]) -> bool:
         """Whether a field of ``told_after_loss`` differs between ``held`` and what the
@@ -982,6 +997,18 @@ def not_found_words(
             f"seen since {since}): its ID was given again, after a sandbox reset say, and "
             f"nothing is sent to it. `customs-batch state rm --gone {address}` removes its "
             f"record; {_correct_the_document(named, names_its_object, follows)}"
+        )
+    if instead is not None and instead.startswith(MADE_SINCE):
+        # Told by when it was made: not the recorded object changed there (nothing to
+        # `import`: that would take another client's object for this record's).
+        return (
+            f"the service holds another object at {named} than the one recorded ({instead}; "
+            f"seen since {since}): made after this record's last write, it is not the "
+            "recorded one (its ID was given again, after a sandbox reset say), and nothing is "
+            f"sent to it. If the recorded object is gone, `customs-batch state rm --gone "
+            f"{address}` removes its record, and the next apply sends the document again; if "
+            "the service should still hold it, check the environment, then `customs-batch "
+            "refresh` reads it again"
         )
     if instead is not None:
         return (

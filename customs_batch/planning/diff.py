@@ -1474,6 +1474,8 @@ def following_processing(plan: Plan, state: State) -> Plan:
                     operation=Operation.FOLLOW,
                     reason=f"{model.identifier(record)} is {service_state} at the service: "
                     "customs has not decided yet; --wait follows it until it is decided, sending nothing",
+                    # When the object at its ID was made is listed first (``made_at``).
+                    lists_first=model.made_at is not None,
                 )
         changes.append(change)
     # What depends on an object apply leaves as it is (a departure customs rejected) is not

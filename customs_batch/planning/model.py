@@ -73,10 +73,15 @@ class PlannedChange:
     @property
     def listing(self) -> bool:
         """:attr:`lists_first`, while it still sends the write that reads first (not once
-        held, refused or needing a decision: nothing sent, nothing listed)."""
+        held, refused or needing a decision: nothing sent, nothing listed), or follows an
+        object the service still works on (``apply --wait``: when the object at its ID was
+        made is listed first, ``KindModel.made_at``)."""
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
-        return self.lists_first and self.operation in model_of(self.address.kind).reads_first
+        return self.lists_first and (
+            self.operation is Operation.FOLLOW
+            or self.operation in model_of(self.address.kind).reads_first
+        )
 
     @property
     def requests_at_least(self) -> bool:

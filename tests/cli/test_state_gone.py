@@ -8,6 +8,7 @@ import contextlib
 import json
 import shlex
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -182,12 +183,18 @@ def test_a_party_update_whose_declaration_was_gone_is_not_taken_as_written_to_it
     declared = _state(project).read().resources[DEPARTURE].outputs["declarationId"]
     assert isinstance(declared, int)
     reset = declared + 1  # the number the service gives next: the state's, after a reset
+    # Written a minute before the reset: the declaration submitted again is made after it.
+    written = (datetime.now(UTC) - timedelta(minutes=1)).isoformat(timespec="milliseconds")
     with _state(project).open("test") as session:
         for address in (DEPARTURE, update):
             record = session.state.resources[address]
             outputs = {**record.outputs, "declarationId": reset}
             spec = {**record.spec, "declarationId": reset} if address == update else record.spec
-            session.record(record.with_changes(outputs=outputs, spec=spec))
+            session.record(
+                record.with_changes(
+                    outputs=outputs, spec=spec, updated_at=written.replace("+00:00", "Z")
+                )
+            )
     assert run(capsys, "refresh")[0] == 0
     assert run(capsys, "state", "rm", "--gone", DEPARTURE)[0] == 0
     _applied(project, capsys, DEPARTURE)
@@ -197,7 +204,8 @@ def test_a_party_update_whose_declaration_was_gone_is_not_taken_as_written_to_it
     code, out, err = run(capsys, "plan", "--target", update)
 
     assert "1 need a decision" in out, out + err
-    assert f"{reset} was not found at the service" in out
+    # Made after the update's write, the declaration at the number is another one.
+    assert f"the service holds another object at {reset} than the one recorded" in out
     code, out, err = run(capsys, "state", "rm", "--gone", update)
     assert code == 0, out + err
     code, out, err = run(capsys, "apply", "--auto-approve", "--target", update)

@@ -4,6 +4,7 @@ import json
 import os
 import stat
 import threading
+import time
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -1319,6 +1320,257 @@ def test_refresh_takes_no_status_for_a_party_update_from_the_object_its_departur
         if c.address.kind is Kind.TRANSIT_PARTY_UPDATE
     ]
     assert planned.action is Action.NEEDS_DECISION
+
+
+class _Moving(httpx.BaseTransport):
+    """The emulator, with each GET of a transit declaration's detail counted, and each
+    answered one status further on (``processing``, then ``ready``...): a declaration
+    customs decides between two reads of it."""
+
+    STATUSES = ("processing", "ready", "released")
+
+    def __init__(self, service: httpx.BaseTransport) -> None:
+        self.service = service
+        self.details: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        answer = self.service.handle_request(request)
+        path = request.url.path
+        if request.method != "GET" or not path.startswith("/v1/declarations/transit/"):
+            return answer
+        self.details.append(path)
+        body = json.loads(answer.read())
+        body["status"] = self.STATUSES[min(len(self.details) - 1, 2)]
+        return httpx.Response(answer.status_code, json=body)
+
+
+def test_refresh_reads_a_declaration_once_for_its_departure_and_its_party_update(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: refresh read a departure's declaration once for its record
+    # and again for its party update's, and recorded two statuses for the one declaration
+    # when customs decided between the reads (the next refresh agreed), in two requests.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    moving = _Moving(emulator.transport)
+    client = CustomsClient(
+        Sender("http://sandbox.test", "sandbox-key", transport=moving, retry_policy=NO_RETRIES)
+    )
+    with client, backend.open("refresh") as session:
+        refresh(session, client)
+    after = backend.read().resources
+    ident = after["DepartureDeclaration/d"].outputs["declarationId"]
+    assert moving.details == [f"/v1/declarations/transit/{ident}"]
+    assert after["DepartureDeclaration/d"].remote_status == "processing"
+    assert after["TransitPartyUpdate/u"].remote_status == "processing"
+
+
+def test_refresh_takes_no_status_from_a_look_alike_given_the_departure_number_again(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: after a reset gave a departure's number to another
+    # client's declaration alike in every field the detail gives back, refresh recorded that
+    # declaration's status (`invalid`, its errors) as the departure's and its party
+    # update's: status and plan said "rejected", while apply, which lists the transit
+    # declarations to see when the one at the number was made, sends nothing there.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    with backend.open("refresh") as session:
+        refresh(session, emulator.client)
+    before = backend.read().resources
+    ident = before["DepartureDeclaration/d"].outputs["declarationId"]
+    # The reset, and the other client's submission, a minute later.
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    other = reset.http.post("/v1/declarations/transit", json=departure("INVALID-OTHER"))
+    assert other.json()["declarationId"] == ident
+    try:
+        with backend.open("refresh") as session:
+            drifts = refresh(session, reset.client)
+    finally:
+        reset.close()
+    after = backend.read().resources
+    said = {d.address: d for d in drifts}
+    for address in ("DepartureDeclaration/d", "TransitPartyUpdate/u"):
+        assert said[address].another, said
+        assert after[address].found_instead is not None
+        assert after[address].remote_status == before[address].remote_status == "ready"
+        assert after[address].remote_errors == ()
+    assert "createdAt" in str(after["DepartureDeclaration/d"].found_instead)
+    # Made after the departure's write, it is another client's: `import` would take it.
+    words = said["DepartureDeclaration/d"].message
+    assert "customs-batch import" not in words and "state rm --gone" in words
+    planned = {str(c.address): c.action for c in plan_changes(docs, backend.read()).changes}
+    assert planned["DepartureDeclaration/d"] is Action.NEEDS_DECISION
+    assert planned["TransitPartyUpdate/u"] is Action.NEEDS_DECISION
+
+
+def test_a_service_clock_a_moment_ahead_does_not_make_a_departure_another_object(
+    tmp_path: Path,
+) -> None:
+    # Found by an outside probe: with the service's clock a second ahead of ours, the
+    # declaration a departure's submission made was stamped after the record's write, so
+    # the party update applied with it was "not sent: the service holds another object at
+    # 7003", and refresh noted the departure itself as another object (exit 1).
+    ahead = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 1.0)
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    try:
+        report = _apply(backend, docs, ahead)
+        with backend.open("refresh") as session:
+            drifts = refresh(session, ahead.client)
+    finally:
+        ahead.close()
+    assert report.ok, report.outcomes
+    assert not [d for d in drifts if d.missing], drifts
+    assert all(r.found_instead is None for r in backend.read().resources.values())
+
+
+def test_a_party_update_whose_declaration_came_back_is_found_again_with_it(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: the service lost a departure's declaration for a while (a
+    # sandbox restarted without its --db, then with it again). refresh found the departure
+    # again, but kept saying of its party update "7003 was not found at the service ...
+    # then `customs-batch refresh` reads it again", refresh after refresh, and plan held it
+    # as needing a decision: the declaration back, made before the update's write, is the
+    # one the update wrote to.
+    backend = LocalBackend(tmp_path)
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    docs = [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+    assert _apply(backend, docs, emulator).ok
+    ident = backend.read().resources["DepartureDeclaration/d"].outputs["declarationId"]
+    gone = _answering(emulator, str(ident), 404)
+    try:
+        with backend.open("refresh") as session:
+            assert {d.address for d in refresh(session, gone.client) if d.missing} == {
+                "DepartureDeclaration/d",
+                "TransitPartyUpdate/u",
+            }
+    finally:
+        gone.client.close()
+    with backend.open("refresh") as session:
+        drifts = refresh(session, emulator.client)
+    assert not [d for d in drifts if d.missing], drifts
+    after = backend.read().resources
+    assert after["TransitPartyUpdate/u"].not_found_at is None
+    planned = {str(c.address): c.action for c in plan_changes(docs, backend.read()).changes}
+    assert planned["TransitPartyUpdate/u"] is Action.NO_CHANGE
+
+
+def test_gone_is_confirmed_for_a_departure_whose_number_a_look_alike_took(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: refresh noted "the service holds another object at 7003
+    # than the one recorded (createdAt ...)" and named `state rm --gone` as the way out,
+    # which then refused: "still exists at the service, which holds declarationId 7003
+    # (ready)" - the look-alike's status, taken as the departure's.
+    backend = LocalBackend(tmp_path)
+    assert _apply(backend, [doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)], emulator).ok
+    record = backend.read().resources["DepartureDeclaration/d"]
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    try:
+        other = reset.http.post("/v1/declarations/transit", json=departure("OTHER-ENV"))
+        assert other.json()["declarationId"] == record.outputs["declarationId"]
+        checked = check_gone(reset.client, record)
+    finally:
+        reset.close()
+    assert checked.checked
+    assert "the service holds another object at declarationId" in checked.words
+    assert "createdAt" in checked.words
+
+
+def test_apply_wait_does_not_follow_a_look_alike_at_a_processing_departure_s_number(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a departure left processing, then a reset gave its number
+    # to a look-alike (another environment's copy, an `INVALID...` reference); `apply
+    # --wait` followed that declaration as the departure's and recorded it `invalid`, with
+    # the other's errors: status said rejected, and the next refresh, its record now
+    # written after the look-alike was made, took it as its own for good.
+    slow = Emulator(processing_seconds=3600.0)
+    backend = LocalBackend(tmp_path)
+    docs = [doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0)]
+    try:
+        assert _apply(backend, docs, slow).ok
+    finally:
+        slow.close()
+    before = backend.read().resources["DepartureDeclaration/d"]
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    try:
+        other = reset.http.post("/v1/declarations/transit", json=departure("INVALID-OTHER"))
+        assert other.json()["declarationId"] == before.outputs["declarationId"]
+        with backend.open("apply") as session:
+            plan = following_processing(plan_changes(docs, session.state), session.state)
+            assert plan.changes[0].action is Action.WAITING
+            assert plan.requests == 2 and plan.requests_at_least  # the list, then a poll
+            report = apply_plan(
+                plan,
+                session,
+                reset.client,
+                parallelism=1,
+                stop=threading.Event(),
+                wait=WaitOptions(timeout=5, interval=0.01),
+            )
+    finally:
+        reset.close()
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.FAILED
+    assert outcome.detail.startswith("not followed: the service holds another object at ")
+    after = backend.read().resources["DepartureDeclaration/d"]
+    assert after.remote_status == before.remote_status and after.remote_errors == ()
+    assert after.found_instead is not None and "createdAt" in after.found_instead
+    planned = plan_changes(docs, backend.read()).changes[0]
+    assert planned.action is Action.NEEDS_DECISION
+
+
+def test_a_rejected_departure_is_resubmitted_though_a_look_alike_took_its_number(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    # Found by an outside probe: a departure customs rejected (invalid), its document
+    # corrected, planned `resubmit`; meanwhile a reset gave its number to a look-alike that
+    # customs accepted. apply read that one as the rejected declaration "corrected there
+    # since", recorded its status as the departure's and resubmitted nothing, so the goods
+    # were never declared again.
+    backend = LocalBackend(tmp_path)
+    rejected = [doc(Kind.DEPARTURE_DECLARATION, "d", departure("INVALID-1"), 0)]
+    assert _apply(backend, rejected, emulator).ok
+    with backend.open("refresh") as session:
+        refresh(session, emulator.client)
+    before = backend.read().resources["DepartureDeclaration/d"]
+    assert before.remote_status == "invalid"
+    reset = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 60)
+    corrected = [doc(Kind.DEPARTURE_DECLARATION, "d", departure("CR-FIXED"), 0)]
+    try:
+        other = reset.http.post("/v1/declarations/transit", json=departure("OTHER-ENV"))
+        assert other.json()["declarationId"] == before.outputs["declarationId"]
+        with backend.open("apply") as session:
+            plan = plan_changes(corrected, session.state)
+            assert plan.changes[0].operation is Operation.RESUBMIT_DEPARTURE
+            report = apply_plan(plan, session, reset.client, parallelism=1, stop=threading.Event())
+    finally:
+        reset.close()
+    (outcome,) = report.outcomes
+    assert outcome.status is NodeStatus.SUCCEEDED, outcome.detail
+    after = backend.read().resources["DepartureDeclaration/d"]
+    assert after.outputs["declarationId"] != before.outputs["declarationId"]
+    assert after.spec["commercialReference"] == "CR-FIXED"
 
 
 def test_a_party_update_by_number_is_not_sent_to_a_declaration_given_its_id_again(
