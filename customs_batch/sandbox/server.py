@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import signal
@@ -136,18 +137,128 @@ class _ApiRefusals(H11Protocol):
     ``Content-Length``s, a chunk size that is none, a length past any) is the API's 400,
     ``{statusCode, message, error}``, as every other refusal is: uvicorn's own is plain
     text, which a client parsing the API's errors cannot read. A head past
-    ``MAX_HEAD_BYTES`` is 431 in the same shape (``_BoundedHead``)."""
+    ``MAX_HEAD_BYTES`` is 431 in the same shape (``_BoundedHead``).
+
+    It also bounds what a client holds by sending slowly or not at all (uvicorn times out
+    only a connection idle after an answer: one that sends half a head and stops was held,
+    with its memory, for ever): a head must arrive whole within ``HEAD_SECONDS``, a body
+    must not stop for ``BODY_IDLE_SECONDS`` while it is read (else 408, or a close without
+    an answer when nothing was sent), and past ``MAX_CONNECTIONS`` open connections a new
+    one is answered 503. The clock is the event loop's (``call_later``, ``time``).
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head = _BoundedHead(h11.SERVER, contract.MAX_HEAD_BYTES)
         self.conn = self._head
         self._refused = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._awaited: type[h11.IDLE] | type[h11.SEND_BODY] | None = None  # head or body
+        self._last_read = 0.0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Refuse a connection past ``MAX_CONNECTIONS``; else wait for its request head."""
+        super().connection_made(transport)  # type: ignore[arg-type]
+        if len(self.connections) > contract.MAX_CONNECTIONS:
+            self._answer_and_close(
+                contract.SERVICE_UNAVAILABLE,
+                f"the emulator holds {contract.MAX_CONNECTIONS:,} connections, its most: "
+                "close one, or try again later",
+            )
+            return
+        self._follow_client()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Nothing more to wait for."""
+        self._stop_waiting()
+        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         """What a refused client still sends is dropped unread (see ``send_400_response``)."""
         if not self._refused:
+            self._last_read = self.loop.time()
             super().data_received(data)
+            self._follow_client()
+
+    def on_response_complete(self) -> None:
+        """After an answer, wait for the next request (or read one already sent)."""
+        super().on_response_complete()
+        if not self._refused and not self.transport.is_closing():
+            self._follow_client()
+
+    def _follow_client(self) -> None:
+        """Time what the emulator now waits for from the client: a head, a body, or none."""
+        state = self.conn.their_state
+        awaited = state if state is h11.IDLE or state is h11.SEND_BODY else None
+        if awaited is self._awaited:
+            return
+        self._stop_waiting()
+        self._awaited = awaited
+        if awaited is h11.IDLE:
+            self._timer = self.loop.call_later(contract.HEAD_SECONDS, self._head_late)
+        elif awaited is h11.SEND_BODY:
+            self._last_read = self.loop.time()
+            self._timer = self.loop.call_later(contract.BODY_IDLE_SECONDS, self._body_late)
+
+    def _stop_waiting(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._awaited = None
+
+    def _head_late(self) -> None:
+        """No whole head in time: 408 for a part of one, a close for none (an idle one)."""
+        self._timer = None
+        if not self.conn.trailing_data[0]:
+            self._awaited = None
+            self.transport.close()
+            return
+        self._answer_and_close(
+            contract.REQUEST_TIMEOUT,
+            f"the request head did not arrive whole within {contract.HEAD_SECONDS:g} seconds: "
+            "it was not read",
+        )
+
+    def _body_late(self) -> None:
+        """408 when the body stopped for ``BODY_IDLE_SECONDS``; the time the emulator does
+        not read (its buffer full, or a client awaiting ``100 Continue``) does not count."""
+        self._timer = None
+        now = self.loop.time()
+        cycle = self.cycle
+        answering = cycle is not None and cycle.response_started and not cycle.response_complete
+        awaiting_continue = cycle is not None and cycle.waiting_for_100_continue
+        if self.flow.read_paused or awaiting_continue or answering:
+            self._last_read = now
+        due = self._last_read + contract.BODY_IDLE_SECONDS
+        if now < due:
+            self._timer = self.loop.call_later(due - now, self._body_late)
+            return
+        if cycle is not None and cycle.response_complete:
+            # Answered before its body ended (a 413, say): what is left of it is not awaited.
+            self._awaited = None
+            self.transport.close()
+            return
+        if cycle is not None:  # the endpoint reading the body learns it will not come
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self._answer_and_close(
+            contract.REQUEST_TIMEOUT,
+            f"the request body stopped for {contract.BODY_IDLE_SECONDS:g} seconds before its "
+            "end: it was not read",
+        )
+
+    def _answer_and_close(self, status: int, message: str) -> None:
+        """Answer ``status`` in the API's error shape outside h11 (no request was read
+        whole: h11 has no response to send), then close as ``_close_after_answer`` does."""
+        self._stop_waiting()
+        body = json.dumps(error(status, message).body, separators=(",", ":")).encode()
+        reason = contract.REASONS[status].encode()
+        head = (
+            b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n" % (status, reason, len(body))
+        )
+        self.transport.write(head + body)
+        self._close_after_answer()
 
     def send_400_response(self, msg: str) -> None:
         """Answer a request that was not read, in the API's error shape."""
@@ -181,6 +292,7 @@ class _ApiRefusals(H11Protocol):
         answer is followed by the end of our side; what the client still sends is dropped,
         until it closes or for ``_LINGER_SECONDS``."""
         self._refused = True
+        self._stop_waiting()
         if not self.transport.can_write_eof():
             self.transport.close()
             return

@@ -1,0 +1,219 @@
+"""The emulator's HTTP/1.1 connections: how long a client may take to send a request, and how
+many connections it holds. Driven on a fake event loop: its clock moves only by hand."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import pytest
+import uvicorn
+from uvicorn.server import ServerState
+
+from customs_batch.sandbox import contract, create_app
+from customs_batch.sandbox.server import _ApiRefusals
+
+
+class _Timer:
+    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+        self.when = when
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeLoop:
+    """The part of an event loop a connection uses: a clock, timers, tasks (never run)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+        self.timers: list[_Timer] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> _Timer:
+        timer = _Timer(self.now + delay, callback)
+        self.timers.append(timer)
+        return timer
+
+    def create_task(self, coroutine: Coroutine[Any, Any, None]) -> Any:
+        coroutine.close()  # the endpoint is never run: the request's body is never read
+
+        class _Task:
+            def add_done_callback(self, callback: Callable[[Any], None]) -> None:
+                pass
+
+        return _Task()
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock, firing each timer due by then in order."""
+        end = self.now + seconds
+        while True:
+            due = [t for t in self.timers if not t.cancelled and t.when <= end]
+            if not due:
+                break
+            timer = min(due, key=lambda t: t.when)
+            self.timers.remove(timer)
+            self.now = timer.when
+            timer.callback()
+        self.now = end
+
+
+class FakeTransport:
+    """A socket's transport that keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.written = b""
+        self.closed = False
+        self.eof = False
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed or self.eof
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        self.eof = True
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+@pytest.fixture
+def loop() -> FakeLoop:
+    return FakeLoop()
+
+
+@pytest.fixture
+def connect(loop: FakeLoop) -> Callable[[], tuple[_ApiRefusals, FakeTransport]]:
+    config = uvicorn.Config(create_app(rate_limit=None), log_config=None, lifespan="off")
+    config.load()
+    state = ServerState()
+
+    def connect() -> tuple[_ApiRefusals, FakeTransport]:
+        protocol = _ApiRefusals(config, state, {}, _loop=loop)
+        transport = FakeTransport()
+        protocol.connection_made(transport)  # type: ignore[arg-type]
+        return protocol, transport
+
+    return connect
+
+
+Connect = Callable[[], tuple[_ApiRefusals, FakeTransport]]
+
+
+def _answer(transport: FakeTransport) -> tuple[bytes, dict[str, Any]]:
+    head, _, body = transport.written.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0], json.loads(body)
+
+
+def test_a_request_head_that_stops_halfway_is_408_and_closed(
+    connect: Connect, loop: FakeLoop
+) -> None:
+    # Found probing: a client that sent half a head and stopped held its connection, and
+    # the head's bytes, for ever.
+    protocol, transport = connect()
+    protocol.data_received(b"GET /v1/shipments HTTP/1.1\r\nHost: x\r\n")
+    loop.advance(contract.HEAD_SECONDS - 0.1)
+    protocol.data_received(b"Accept: */*\r\n")  # bytes that come do not extend the time
+    assert transport.written == b""
+    loop.advance(0.1)
+    status, body = _answer(transport)
+    assert status == b"HTTP/1.1 408 Request Timeout"
+    assert body == {
+        "statusCode": 408,
+        "message": "the request head did not arrive whole within 10 seconds: it was not read",
+        "error": "Request Timeout",
+    }
+    assert transport.is_closing()
+
+
+def test_a_connection_that_sends_nothing_is_closed_without_an_answer(
+    connect: Connect, loop: FakeLoop
+) -> None:
+    _, transport = connect()
+    loop.advance(contract.HEAD_SECONDS)
+    assert transport.closed
+    assert transport.written == b""
+
+
+def _post_head(length: int, *extra: bytes) -> bytes:
+    return b"".join(
+        [
+            b"POST /v1/declarations/transit HTTP/1.1\r\nHost: x\r\n",
+            b"Authorization: Bearer sandbox-key\r\nContent-Type: application/json\r\n",
+            *extra,
+            b"Content-Length: %d\r\n\r\n" % length,
+        ]
+    )
+
+
+def test_a_body_that_stops_before_its_end_is_408_and_closed(
+    connect: Connect, loop: FakeLoop
+) -> None:
+    protocol, transport = connect()
+    protocol.data_received(_post_head(100) + b'{"a": ')
+    loop.advance(contract.BODY_IDLE_SECONDS - 1)
+    protocol.data_received(b"1")  # a body still coming is waited for
+    loop.advance(contract.BODY_IDLE_SECONDS - 1)
+    assert transport.written == b""
+    loop.advance(1)
+    status, body = _answer(transport)
+    assert status == b"HTTP/1.1 408 Request Timeout"
+    assert body["message"] == (
+        "the request body stopped for 10 seconds before its end: it was not read"
+    )
+    assert protocol.cycle.disconnected  # the endpoint reading it is told
+    assert transport.is_closing()
+
+
+def test_a_client_awaiting_100_continue_is_not_timed_out(connect: Connect, loop: FakeLoop) -> None:
+    # Its body comes once the emulator reads it (a request held at the gate reads it late).
+    protocol, transport = connect()
+    protocol.data_received(_post_head(10, b"Expect: 100-continue\r\n"))
+    loop.advance(10 * contract.BODY_IDLE_SECONDS)
+    assert transport.written == b""
+    assert not transport.is_closing()
+
+
+def test_a_whole_request_starts_no_timer(connect: Connect, loop: FakeLoop) -> None:
+    protocol, transport = connect()
+    protocol.data_received(_post_head(2) + b"{}")
+    loop.advance(10 * contract.HEAD_SECONDS)  # the endpoint takes its time
+    assert transport.written == b""
+    assert not transport.is_closing()
+
+
+def test_connections_past_the_most_are_answered_503(
+    connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(contract, "MAX_CONNECTIONS", 2)
+    held = [connect(), connect()]
+    refusing, refused = connect()
+    status, body = _answer(refused)
+    assert status == b"HTTP/1.1 503 Service Unavailable"
+    assert body["message"] == (
+        "the emulator holds 2 connections, its most: close one, or try again later"
+    )
+    assert refused.is_closing()
+    refusing.connection_lost(None)  # the refused client closed once answered
+    held[0][0].connection_lost(None)
+    _, accepted = connect()
+    assert accepted.written == b""
