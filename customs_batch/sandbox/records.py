@@ -70,9 +70,15 @@ class Packed:
         return json.loads(self.text)
 
 
-PACKED_FIELDS: Final = ("_body",)
-"""The private fields a record keeps packed (the request body a transit declaration keeps):
-a database holds them as JSON like any other field, and they are packed again on load."""
+PACKED_FIELDS: Final = ("_body", "DeclarationTemplates")
+"""The fields a record keeps packed, whatever its table, the parts of request bodies kept but
+never answered (the body of a transit declaration, the templates of a template group): a
+database holds them as JSON like any other field, and they are packed again on load."""
+
+
+def unpacked(value: Any) -> Any:
+    """``value`` parsed again if it is packed, else ``value``."""
+    return value.value() if isinstance(value, Packed) else value
 
 
 def packed_fields(record: JsonObject) -> JsonObject:

@@ -19,7 +19,7 @@ from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.listing import created_between, order_choice, ordered, result_page
-from customs_batch.sandbox.records import JsonObject, Packed
+from customs_batch.sandbox.records import JsonObject, unpacked
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, fail, json_response
 
@@ -81,11 +81,8 @@ async def get_transit(request: Request, sandbox: Sandbox, caller: Caller) -> Res
 
 def held_body(record: JsonObject) -> JsonObject:
     """The body ``record`` keeps (``records.Packed``), parsed; ``{}`` for a seeded one."""
-    held = record.get("_body")
-    if isinstance(held, Packed):
-        body: JsonObject = held.value()
-        return body
-    return held or {}
+    body: JsonObject = unpacked(record.get("_body")) or {}
+    return body
 
 
 def with_parties(held: JsonObject, patch: JsonObject) -> JsonObject:
