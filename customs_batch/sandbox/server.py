@@ -184,6 +184,10 @@ class _ApiRefusals(H11Protocol):
         """After an answer, wait for the next request (or read one already sent)."""
         super().on_response_complete()
         if not self._refused and not self.transport.is_closing():
+            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+                # Part of the next head came with this request: uvicorn's keep-alive timer
+                # would close it in 5 seconds without an answer; it has the head's time.
+                self._unset_keepalive_if_required()
             self._follow_client()
 
     def _follow_client(self) -> None:

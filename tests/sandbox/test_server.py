@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import h11
 import pytest
 import uvicorn
 from uvicorn.server import ServerState
@@ -217,3 +218,21 @@ def test_connections_past_the_most_are_answered_503(
     held[0][0].connection_lost(None)
     _, accepted = connect()
     assert accepted.written == b""
+
+
+def test_half_a_head_sent_behind_a_request_is_timed_as_a_head(
+    connect: Connect, loop: FakeLoop
+) -> None:
+    # Found probing: closed after uvicorn's 5 s keep-alive without an answer, the client
+    # still sending its next request could not tell whether it had been read.
+    protocol, transport = connect()
+    protocol.data_received(b"GET /v1/shipments HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/ship")
+    protocol.cycle.response_complete = True
+    protocol.conn.send(h11.Response(status_code=200, headers=[("content-length", "0")]))
+    protocol.conn.send(h11.EndOfMessage())
+    protocol.on_response_complete()
+    loop.advance(contract.HEAD_SECONDS - 0.1)
+    assert not transport.is_closing()
+    loop.advance(0.1)
+    status, _ = _answer(transport)
+    assert status == b"HTTP/1.1 408 Request Timeout"
