@@ -92,8 +92,10 @@ def test_a_path_holding_a_line_break_stays_on_its_own_line(make_api: ClientFacto
     api.get("/v1/shipments/x%0A" + forged.replace(" ", "%20") + "/hawbs")
     api.get("/v1/shipments/a%09b%25c%E2%80%A8d%C2%A0e/hawbs")
     api.get("/v1/shipments/shp%5Fé/hawbs")
+    api.get("/v1/shipments/shp_%FF%C3%A9%25%0A\ufffd/hawbs")  # not UTF-8: shown as bytes
     assert _requests(lines) == [
         "GET /v1/shipments/x%0A" + forged.replace(" ", "%20") + "/hawbs 404",
         "GET /v1/shipments/a%09b%25c%E2%80%A8d%C2%A0e/hawbs 404",
         "GET /v1/shipments/shp_é/hawbs 404",
+        "GET /v1/shipments/shp_%FF%C3%A9%25%0A%EF%BF%BD/hawbs 404",
     ]
