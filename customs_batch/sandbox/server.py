@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import signal
 import socket
 import sys
@@ -113,12 +114,34 @@ class _BoundedHead(h11.Connection):
         except h11.RemoteProtocolError as exc:
             self.head_too_large = reading_head and exc.error_status_hint == contract.HEAD_TOO_LARGE
             raise
-        if isinstance(event, h11.Request) and _head_bytes(event) > contract.MAX_HEAD_BYTES:
-            self.head_too_large = True
-            raise h11.RemoteProtocolError(
-                "request head too large", error_status_hint=contract.HEAD_TOO_LARGE
-            )
+        if isinstance(event, h11.Request):
+            if _head_bytes(event) > contract.MAX_HEAD_BYTES:
+                self.head_too_large = True
+                raise h11.RemoteProtocolError(
+                    "request head too large", error_status_hint=contract.HEAD_TOO_LARGE
+                )
+            _require_clear_framing(event)
         return event
+
+
+_HOST = re.compile(rb"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(:[0-9]*)?")
+"""A ``Host`` value as RFC 9110 (section 7.2) has it: a host (a name, an IPv4 address or an
+IP literal in brackets) and an optional port."""
+
+
+def _require_clear_framing(request: h11.Request) -> None:
+    """Refuse what RFC 9112 has a server refuse, or take only with a closed connection, and
+    h11 takes: a request with both ``Transfer-Encoding`` and ``Content-Length`` (section
+    6.3: read as chunked, it was answered and the connection kept open, the way a request
+    is smuggled past a proxy that read the length), ``Transfer-Encoding`` in HTTP/1.0
+    (section 6.1: faulty framing), and a ``Host`` that is no host (section 3.2: 400)."""
+    names = {name for name, _ in request.headers}
+    chunked = b"transfer-encoding" in names
+    if chunked and (b"content-length" in names or request.http_version == b"1.0"):
+        raise h11.RemoteProtocolError("unclear framing", error_status_hint=contract.BAD_REQUEST)
+    for name, value in request.headers:
+        if name == b"host" and not _HOST.fullmatch(value):
+            raise h11.RemoteProtocolError("invalid Host", error_status_hint=contract.BAD_REQUEST)
 
 
 def _head_bytes(request: h11.Request) -> int:

@@ -236,3 +236,38 @@ def test_half_a_head_sent_behind_a_request_is_timed_as_a_head(
     loop.advance(0.1)
     status, _ = _answer(transport)
     assert status == b"HTTP/1.1 408 Request Timeout"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        # Found probing: read as chunked, answered, and the connection kept open for the
+        # next request (RFC 9112 6.3 has the server close it, or refuse the request).
+        _post_head(4, b"Transfer-Encoding: chunked\r\n"),
+        # RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; it was read as chunked.
+        b"POST /v1/declarations/transit HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+        # RFC 9112 3.2: a Host that is no host is 400; it was served.
+        b"GET /v1/shipments HTTP/1.1\r\nHost: a b\r\n\r\n",
+        b"GET /v1/shipments HTTP/1.1\r\nHost: x/y\r\n\r\n",
+    ],
+)
+def test_a_request_whose_framing_or_host_is_unclear_is_400_and_closed(
+    connect: Connect, head: bytes
+) -> None:
+    protocol, transport = connect()
+    protocol.data_received(head + b"2\r\n{}\r\n0\r\n\r\n")
+    status, body = _answer(transport)
+    assert status == b"HTTP/1.1 400 Bad Request"
+    assert body["message"] == [
+        "the request is not valid HTTP/1.1 (its framing: Content-Length, Transfer-Encoding, "
+        "the request line or a header): it was not read"
+    ]
+    assert transport.is_closing()
+
+
+@pytest.mark.parametrize("host", [b"x", b"127.0.0.1:8080", b"[::1]:80", b"sandbox.example"])
+def test_a_host_with_or_without_a_port_is_served(connect: Connect, host: bytes) -> None:
+    protocol, transport = connect()
+    protocol.data_received(b"GET /v1/shipments HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
+    assert transport.written == b""  # taken: the endpoint answers (never run here)
+    assert not transport.is_closing()
