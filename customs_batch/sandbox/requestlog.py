@@ -6,7 +6,8 @@
 
 In place of the status, ``error`` marks a request the emulator failed on, ``dropped`` one a
 fault dropped and ``disconnected`` one whose client left before the emulator read its whole
-body (nothing done). A request the emulator had whole when its client left (a DELETE, one
+body (nothing done); one whose body stopped before its end, and which the HTTP server
+answered 408 itself, is logged ``408``. A request the emulator had whole when its client left (a DELETE, one
 held at the test gate) is carried out and logged with the status nobody received.
 
 The path is the decoded path (``/v1/shipments/shp_7Hk2Lm/hawbs``), with each character
@@ -32,7 +33,12 @@ from urllib.parse import quote, unquote_to_bytes
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from customs_batch.sandbox import contract
 from customs_batch.sandbox.faults import ConnectionDropped
+
+TIMED_OUT = "customs_batch.timed_out"
+"""The scope key the HTTP server sets on a request whose body stopped before its end and
+which it answered 408 itself (``server.py``): logged ``408``, not ``disconnected``."""
 
 
 def shown_path(path: str, raw_path: bytes | None = None) -> str:
@@ -94,7 +100,7 @@ class RequestLog:
             # The client left before its body was read (its timeout ran out during a slow
             # fault, say): nobody is there to answer, and nothing failed in the emulator.
             # Re-raised, the server would log it as an error with a traceback.
-            outcome = "disconnected"
+            outcome = str(contract.REQUEST_TIMEOUT) if scope.get(TIMED_OUT) else "disconnected"
         finally:
             milliseconds = (time.perf_counter() - started) * 1000
             path = shown_path(scope["path"], scope.get("raw_path"))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import h11
 import uvicorn
@@ -28,6 +28,7 @@ from customs_batch.sandbox.faults import ConnectionDropped, FaultSpec
 from customs_batch.sandbox.gate import Gate
 from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.ratelimit import RateLimit
+from customs_batch.sandbox.requestlog import TIMED_OUT
 from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import error
@@ -266,6 +267,8 @@ class _ApiRefusals(H11Protocol):
             self.transport.close()
             return
         if cycle is not None:  # the endpoint reading the body learns it will not come
+            scope = cast(dict[str, object], cycle.scope)  # an ASGI scope takes extensions
+            scope[TIMED_OUT] = True  # logged as the 408 it was, not as a client gone
             cycle.disconnected = True
             cycle.message_event.set()
         self._answer_and_close(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 import h11
 import pytest
@@ -13,6 +13,7 @@ import uvicorn
 from uvicorn.server import ServerState
 
 from customs_batch.sandbox import contract, create_app
+from customs_batch.sandbox.requestlog import TIMED_OUT
 from customs_batch.sandbox.server import _ApiRefusals
 
 
@@ -182,6 +183,7 @@ def test_a_body_that_stops_before_its_end_is_408_and_closed(
         "the request body stopped for 10 seconds before its end: it was not read"
     )
     assert protocol.cycle.disconnected  # the endpoint reading it is told
+    assert cast(dict[str, object], protocol.cycle.scope)[TIMED_OUT]  # the log shows the 408
     assert transport.is_closing()
 
 
