@@ -273,3 +273,16 @@ def test_a_host_with_or_without_a_port_is_served(connect: Connect, host: bytes) 
     protocol.data_received(b"GET /v1/shipments HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
     assert transport.written == b""  # taken: the endpoint answers (never run here)
     assert not transport.is_closing()
+
+
+def test_a_body_left_unsent_after_its_answer_is_closed_without_another(
+    connect: Connect, loop: FakeLoop
+) -> None:
+    # Answered before its end (a 413, say), the rest of a body is not awaited: a client
+    # that stops sending it gets no second answer, and its connection is closed.
+    protocol, transport = connect()
+    protocol.data_received(_post_head(100) + b'{"a": ')
+    protocol.cycle.response_started = protocol.cycle.response_complete = True
+    loop.advance(contract.BODY_IDLE_SECONDS)
+    assert transport.closed
+    assert transport.written == b""
