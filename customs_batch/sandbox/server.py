@@ -214,6 +214,13 @@ class _ApiRefusals(H11Protocol):
                 self._unset_keepalive_if_required()
             self._follow_client()
 
+    def _should_upgrade(self) -> bool:
+        """Never: the API has no WebSocket or other protocol to switch to. uvicorn switched
+        a request with ``Upgrade: websocket`` to its WebSocket protocol, which answered a
+        bare ``403`` (no reason, no body) however valid its key; ``Upgrade`` is now ignored
+        as RFC 9110 (7.8) lets a server ignore it, and the request served as HTTP."""
+        return False
+
     def _follow_client(self) -> None:
         """Time what the emulator now waits for from the client: a head, a body, or none."""
         state = self.conn.their_state

@@ -286,3 +286,19 @@ def test_a_body_left_unsent_after_its_answer_is_closed_without_another(
     loop.advance(contract.BODY_IDLE_SECONDS)
     assert transport.closed
     assert transport.written == b""
+
+
+@pytest.mark.parametrize("protocol_name", [b"websocket", b"h2c"])
+def test_an_upgrade_is_ignored_and_the_request_served(
+    connect: Connect, protocol_name: bytes
+) -> None:
+    # Found probing: Upgrade: websocket on GET /v1/shipments was answered a bare 403 (no
+    # reason phrase, no body) by uvicorn's WebSocket protocol, however valid the key.
+    protocol, transport = connect()
+    protocol.data_received(
+        b"GET /v1/shipments HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "
+        + protocol_name
+        + b"\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    assert protocol.cycle is not None  # served as an HTTP request (the endpoint answers)
+    assert transport.written == b""
