@@ -98,6 +98,14 @@ INT_MAX: Final = 2**63 - 1
 # Nor a limit on the request head (its request line and headers). Served over HTTP, a head
 # larger than this is 431, however its bytes arrive (sandbox/server.py).
 MAX_HEAD_BYTES: Final = 64 * 1024
+# Nor how long a client may take to send a request. Served over HTTP, a request head must
+# arrive whole within HEAD_SECONDS of the emulator's waiting for it (the connection opened,
+# or the answer before it sent), and a body must not stop for BODY_IDLE_SECONDS while the
+# emulator reads it: else 408 (a connection that sent nothing is closed without an answer).
+# At most MAX_CONNECTIONS are open at once; past them a new one is answered 503 and closed.
+HEAD_SECONDS: Final = 10.0
+BODY_IDLE_SECONDS: Final = 10.0
+MAX_CONNECTIONS: Final = 1000
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
 IDEMPOTENCY_TTL_SECONDS: Final = 24 * 3600
 # The document gives the key as a string, a UUID recommended (36 characters); a key of
@@ -118,6 +126,7 @@ IDEMPOTENCY_OTHER_REQUEST: Final = 422  # a key reused with another path or body
 PAYLOAD_TOO_LARGE: Final = 413  # a body over MAX_BODY_BYTES
 UNSUPPORTED_MEDIA_TYPE: Final = 415  # Content-Type not application/json, charset not UTF-8
 HEAD_TOO_LARGE: Final = 431  # a request head over MAX_HEAD_BYTES (served over HTTP)
+REQUEST_TIMEOUT: Final = 408  # a head or body not sent in time (served over HTTP)
 TOO_MANY_REQUESTS: Final = 429
 SERVICE_UNAVAILABLE: Final = 503  # a fault, or a request held at the test gate at shutdown
 CREATED: Final = 201  # every creating POST, the departure submission included
@@ -127,6 +136,7 @@ REASONS: Final[dict[int, str]] = {
     400: "Bad Request",
     404: "Not Found",
     405: "Method Not Allowed",
+    408: "Request Timeout",
     409: "Conflict",
     413: "Payload Too Large",
     415: "Unsupported Media Type",

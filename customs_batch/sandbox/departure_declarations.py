@@ -1,6 +1,7 @@
 """The DepartureDeclaration kind's endpoint: POST a departure declaration.
 
-It is kept with each sensitive value digested (``_kept``) and decided on read
+It is kept with each sensitive value digested (``_kept``), packed (``records.Packed``: a
+body is read again only by a party PATCH), and decided on read
 (``transit.current``); the list and the detail are ``transit.py``'s.
 """
 
@@ -17,7 +18,7 @@ from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import DECIDED_AT, Sandbox
-from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.records import JsonObject, Packed, timestamp
 from customs_batch.sandbox.request_schemas import departure_body_schema
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import check_schema, json_body, json_response
@@ -69,7 +70,7 @@ async def submit_departure(request: Request, sandbox: Sandbox, caller: Caller) -
             "_invalid": str(body["commercialReference"]).startswith(
                 contract.INVALID_REFERENCE_PREFIX
             ),
-            "_body": _kept(body),
+            "_body": Packed.of(_kept(body)),
         }
         sandbox.store.put(Table.TRANSIT, declaration_id, record)
     answer = {"declarationId": declaration_id, "status": contract.DEPARTURE_PROCESSING}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from customs_batch.errors import ConfigError
-from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.records import JsonObject, record_json
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -259,11 +259,11 @@ class SqlitePersistence:
     def save(self, table: str, record_id: int | str, record: JsonObject) -> None:
         """Upsert one record (autocommit: durable when this returns)."""
         with self._lock:
-            self._db.execute(_UPSERT, (table, json.dumps(record_id), json.dumps(record)))
+            self._db.execute(_UPSERT, (table, json.dumps(record_id), record_json(record)))
 
     def save_many(self, table: str, records: dict[int | str, JsonObject]) -> None:
         """Upsert many records in one transaction."""
-        rows = [(table, json.dumps(key), json.dumps(value)) for key, value in records.items()]
+        rows = [(table, json.dumps(key), record_json(value)) for key, value in records.items()]
         with self._lock:
             self._db.executemany(_UPSERT, rows)
 

@@ -6,13 +6,15 @@
 
 In place of the status, ``error`` marks a request the emulator failed on, ``dropped`` one a
 fault dropped and ``disconnected`` one whose client left before the emulator read its whole
-body (nothing done). A request the emulator had whole when its client left (a DELETE, one
+body (nothing done); one whose body stopped before its end, and which the HTTP server
+answered 408 itself, is logged ``408``. A request the emulator had whole when its client left (a DELETE, one
 held at the test gate) is carried out and logged with the status nobody received.
 
 The path is the decoded path (``/v1/shipments/shp_7Hk2Lm/hawbs``), with each character
 that could end the line or shift its fields percent-encoded as a client sends it: a control
 character (``%0A``), a space or another separator (``%20``), and ``%`` itself (``%25``, so
-what is shown decodes to the path, one way). A client's path holding ``%0A`` wrote a line
+what is shown decodes to the path, one way). A path whose escapes are not UTF-8
+(``shp_%FF``) is shown as its bytes, never with the U+FFFD its decoding put in their place. A client's path holding ``%0A`` wrote a line
 of its own choosing into the log, a forged ``POST .../movements 201`` line for a test that
 counts them.
 
@@ -26,18 +28,34 @@ from __future__ import annotations
 
 import time
 from typing import TextIO
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes
 
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from customs_batch.sandbox import contract
 from customs_batch.sandbox.faults import ConnectionDropped
 
+TIMED_OUT = "customs_batch.timed_out"
+"""The scope key the HTTP server sets on a request whose body stopped before its end and
+which it answered 408 itself (``server.py``): logged ``408``, not ``disconnected``."""
 
-def shown_path(path: str) -> str:
+
+def shown_path(path: str, raw_path: bytes | None = None) -> str:
     """``path`` as the log line shows it: a character that is not printable (a control
     character, a line or paragraph separator), a space of any kind, or ``%``, percent-encoded
-    (its UTF-8 bytes); every other character as it is."""
+    (its UTF-8 bytes); every other character as it is.
+
+    A path whose escapes in ``raw_path`` decode to bytes that are not UTF-8 was decoded with
+    U+FFFD for those bytes, which the client never sent: it is shown from its bytes, each
+    one that is not printable ASCII, and ``%``, percent-encoded (``shp_%FF``).
+    """
+    if "\ufffd" in path and raw_path is not None:
+        sent = unquote_to_bytes(raw_path)
+        try:
+            sent.decode("utf-8")
+        except UnicodeDecodeError:
+            return "".join(chr(b) if 0x20 < b < 0x7F and b != 0x25 else f"%{b:02X}" for b in sent)
     if path.isprintable() and " " not in path and "%" not in path:
         return path  # nearly every path: nothing to encode
     return "".join(
@@ -82,10 +100,11 @@ class RequestLog:
             # The client left before its body was read (its timeout ran out during a slow
             # fault, say): nobody is there to answer, and nothing failed in the emulator.
             # Re-raised, the server would log it as an error with a traceback.
-            outcome = "disconnected"
+            outcome = str(contract.REQUEST_TIMEOUT) if scope.get(TIMED_OUT) else "disconnected"
         finally:
             milliseconds = (time.perf_counter() - started) * 1000
-            self._write(scope["method"], shown_path(scope["path"]), outcome, milliseconds)
+            path = shown_path(scope["path"], scope.get("raw_path"))
+            self._write(scope["method"], path, outcome, milliseconds)
 
     def _write(self, method: str, path: str, outcome: str, milliseconds: float) -> None:
         now = time.time()

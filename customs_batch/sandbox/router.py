@@ -13,7 +13,9 @@ differs from a route's by a trailing slash is a 404 like any unknown path (Starl
 redirected it, 307, with no key asked and a ``Location`` made from the client's ``Host``),
 and a path whose raw form holds an encoded slash (``%2F``) is a 404 (Starlette routes the
 decoded path, so ``/v1/shipments/shp_1%2Fhawbs%2Fhawb_1`` reached another endpoint: no ID
-of the service holds a slash).
+of the service holds a slash). So is a path whose percent-escapes decode to bytes that are
+not UTF-8 (``/v1/shipments/shp_%FF/hawbs``): no ID of the service is such bytes, and the
+decoded path (its bytes replaced by U+FFFD) was echoed in the answer.
 
 ``RequestTargets`` takes the request target as HTTP/1.1 has a server take it, before any of
 this (RFC 9112, section 3.2): the path of a target in absolute form, a 400 for a target that
@@ -23,7 +25,7 @@ is no path.
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_to_bytes
 
 from starlette.routing import BaseRoute, Match, Route
 from starlette.routing import Router as StarletteRouter
@@ -31,7 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from customs_batch.sandbox import contract
 from customs_batch.sandbox.strictjson import clip
-from customs_batch.sandbox.web import error, json_response
+from customs_batch.sandbox.web import ApiError, error, json_response
 
 
 class Router(StarletteRouter):
@@ -43,14 +45,11 @@ class Router(StarletteRouter):
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve ``scope`` by its remembered route, else as Starlette's router does."""
-        if scope["type"] == "http" and b"%2f" in scope.get("raw_path", b"").lower():
-            raw = scope["raw_path"].decode("latin-1")
-            answer = error(
-                contract.NOT_FOUND,
-                f"no endpoint at {clip(raw)}: an encoded slash (%2F) is part of no path",
-            )
-            await json_response(answer.body, contract.NOT_FOUND)(scope, receive, send)
-            return
+        if scope["type"] == "http" and b"%" in scope.get("raw_path", b""):
+            unknown = _unknown_escapes(scope["raw_path"])
+            if unknown is not None:
+                await json_response(unknown.body, unknown.status)(scope, receive, send)
+                return
         if scope["type"] != "http" or scope.get("root_path"):
             await super().app(scope, receive, send)
             return
@@ -74,6 +73,21 @@ class Router(StarletteRouter):
                 if isinstance(route, Route) and not route.param_convertors:
                     self._fixed[key] = route
                 return
+
+
+def _unknown_escapes(raw_path: bytes) -> ApiError | None:
+    """The 404 of a path whose percent-escapes name no path of the service: an encoded
+    slash, or bytes that are not UTF-8. The path is shown as sent (escaped, ASCII)."""
+    raw = raw_path.decode("latin-1")
+    if b"%2f" in raw_path.lower():
+        reason = "an encoded slash (%2F) is part of no path"
+    else:
+        try:
+            unquote_to_bytes(raw_path).decode("utf-8")
+            return None
+        except UnicodeDecodeError:
+            reason = "its percent-escapes are not UTF-8, which every ID and path is"
+    return error(contract.NOT_FOUND, f"no endpoint at {clip(raw)}: {reason}")
 
 
 _ABSOLUTE_FORM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*")

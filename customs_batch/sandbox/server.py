@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import re
 import signal
 import socket
 import sys
@@ -11,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import h11
 import uvicorn
@@ -26,6 +28,7 @@ from customs_batch.sandbox.faults import ConnectionDropped, FaultSpec
 from customs_batch.sandbox.gate import Gate
 from customs_batch.sandbox.persistence import held_alone
 from customs_batch.sandbox.ratelimit import RateLimit
+from customs_batch.sandbox.requestlog import TIMED_OUT
 from customs_batch.sandbox.seed import Seed, builtin_seed, load_seed
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import error
@@ -112,12 +115,34 @@ class _BoundedHead(h11.Connection):
         except h11.RemoteProtocolError as exc:
             self.head_too_large = reading_head and exc.error_status_hint == contract.HEAD_TOO_LARGE
             raise
-        if isinstance(event, h11.Request) and _head_bytes(event) > contract.MAX_HEAD_BYTES:
-            self.head_too_large = True
-            raise h11.RemoteProtocolError(
-                "request head too large", error_status_hint=contract.HEAD_TOO_LARGE
-            )
+        if isinstance(event, h11.Request):
+            if _head_bytes(event) > contract.MAX_HEAD_BYTES:
+                self.head_too_large = True
+                raise h11.RemoteProtocolError(
+                    "request head too large", error_status_hint=contract.HEAD_TOO_LARGE
+                )
+            _require_clear_framing(event)
         return event
+
+
+_HOST = re.compile(rb"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(:[0-9]*)?")
+"""A ``Host`` value as RFC 9110 (section 7.2) has it: a host (a name, an IPv4 address or an
+IP literal in brackets) and an optional port."""
+
+
+def _require_clear_framing(request: h11.Request) -> None:
+    """Refuse what RFC 9112 has a server refuse, or take only with a closed connection, and
+    h11 takes: a request with both ``Transfer-Encoding`` and ``Content-Length`` (section
+    6.3: read as chunked, it was answered and the connection kept open, the way a request
+    is smuggled past a proxy that read the length), ``Transfer-Encoding`` in HTTP/1.0
+    (section 6.1: faulty framing), and a ``Host`` that is no host (section 3.2: 400)."""
+    names = {name for name, _ in request.headers}
+    chunked = b"transfer-encoding" in names
+    if chunked and (b"content-length" in names or request.http_version == b"1.0"):
+        raise h11.RemoteProtocolError("unclear framing", error_status_hint=contract.BAD_REQUEST)
+    for name, value in request.headers:
+        if name == b"host" and not _HOST.fullmatch(value):
+            raise h11.RemoteProtocolError("invalid Host", error_status_hint=contract.BAD_REQUEST)
 
 
 def _head_bytes(request: h11.Request) -> int:
@@ -136,18 +161,141 @@ class _ApiRefusals(H11Protocol):
     ``Content-Length``s, a chunk size that is none, a length past any) is the API's 400,
     ``{statusCode, message, error}``, as every other refusal is: uvicorn's own is plain
     text, which a client parsing the API's errors cannot read. A head past
-    ``MAX_HEAD_BYTES`` is 431 in the same shape (``_BoundedHead``)."""
+    ``MAX_HEAD_BYTES`` is 431 in the same shape (``_BoundedHead``).
+
+    It also bounds what a client holds by sending slowly or not at all (uvicorn times out
+    only a connection idle after an answer: one that sends half a head and stops was held,
+    with its memory, for ever): a head must arrive whole within ``HEAD_SECONDS``, a body
+    must not stop for ``BODY_IDLE_SECONDS`` while it is read (else 408, or a close without
+    an answer when nothing was sent), and past ``MAX_CONNECTIONS`` open connections a new
+    one is answered 503. The clock is the event loop's (``call_later``, ``time``).
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head = _BoundedHead(h11.SERVER, contract.MAX_HEAD_BYTES)
         self.conn = self._head
         self._refused = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._awaited: type[h11.IDLE] | type[h11.SEND_BODY] | None = None  # head or body
+        self._last_read = 0.0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Refuse a connection past ``MAX_CONNECTIONS``; else wait for its request head."""
+        super().connection_made(transport)  # type: ignore[arg-type]
+        if len(self.connections) > contract.MAX_CONNECTIONS:
+            self._answer_and_close(
+                contract.SERVICE_UNAVAILABLE,
+                f"the emulator holds {contract.MAX_CONNECTIONS:,} connections, its most: "
+                "close one, or try again later",
+            )
+            return
+        self._follow_client()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Nothing more to wait for."""
+        self._stop_waiting()
+        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         """What a refused client still sends is dropped unread (see ``send_400_response``)."""
         if not self._refused:
+            self._last_read = self.loop.time()
             super().data_received(data)
+            self._follow_client()
+
+    def on_response_complete(self) -> None:
+        """After an answer, wait for the next request (or read one already sent)."""
+        super().on_response_complete()
+        if not self._refused and not self.transport.is_closing():
+            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+                # Part of the next head came with this request: uvicorn's keep-alive timer
+                # would close it in 5 seconds without an answer; it has the head's time.
+                self._unset_keepalive_if_required()
+            self._follow_client()
+
+    def _should_upgrade(self) -> bool:
+        """Never: the API has no WebSocket or other protocol to switch to. uvicorn switched
+        a request with ``Upgrade: websocket`` to its WebSocket protocol, which answered a
+        bare ``403`` (no reason, no body) however valid its key; ``Upgrade`` is now ignored
+        as RFC 9110 (7.8) lets a server ignore it, and the request served as HTTP."""
+        return False
+
+    def _follow_client(self) -> None:
+        """Time what the emulator now waits for from the client: a head, a body, or none."""
+        state = self.conn.their_state
+        awaited = state if state is h11.IDLE or state is h11.SEND_BODY else None
+        if awaited is self._awaited:
+            return
+        self._stop_waiting()
+        self._awaited = awaited
+        if awaited is h11.IDLE:
+            self._timer = self.loop.call_later(contract.HEAD_SECONDS, self._head_late)
+        elif awaited is h11.SEND_BODY:
+            self._last_read = self.loop.time()
+            self._timer = self.loop.call_later(contract.BODY_IDLE_SECONDS, self._body_late)
+
+    def _stop_waiting(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._awaited = None
+
+    def _head_late(self) -> None:
+        """No whole head in time: 408 for a part of one, a close for none (an idle one)."""
+        self._timer = None
+        if not self.conn.trailing_data[0]:
+            self._awaited = None
+            self.transport.close()
+            return
+        self._answer_and_close(
+            contract.REQUEST_TIMEOUT,
+            f"the request head did not arrive whole within {contract.HEAD_SECONDS:g} seconds: "
+            "it was not read",
+        )
+
+    def _body_late(self) -> None:
+        """408 when the body stopped for ``BODY_IDLE_SECONDS``; the time the emulator does
+        not read (its buffer full, or a client awaiting ``100 Continue``) does not count."""
+        self._timer = None
+        now = self.loop.time()
+        cycle = self.cycle
+        answering = cycle is not None and cycle.response_started and not cycle.response_complete
+        awaiting_continue = cycle is not None and cycle.waiting_for_100_continue
+        if self.flow.read_paused or awaiting_continue or answering:
+            self._last_read = now
+        due = self._last_read + contract.BODY_IDLE_SECONDS
+        if now < due:
+            self._timer = self.loop.call_later(due - now, self._body_late)
+            return
+        if cycle is not None and cycle.response_complete:
+            # Answered before its body ended (a 413, say): what is left of it is not awaited.
+            self._awaited = None
+            self.transport.close()
+            return
+        if cycle is not None:  # the endpoint reading the body learns it will not come
+            scope = cast(dict[str, object], cycle.scope)  # an ASGI scope takes extensions
+            scope[TIMED_OUT] = True  # logged as the 408 it was, not as a client gone
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self._answer_and_close(
+            contract.REQUEST_TIMEOUT,
+            f"the request body stopped for {contract.BODY_IDLE_SECONDS:g} seconds before its "
+            "end: it was not read",
+        )
+
+    def _answer_and_close(self, status: int, message: str) -> None:
+        """Answer ``status`` in the API's error shape outside h11 (no request was read
+        whole: h11 has no response to send), then close as ``_close_after_answer`` does."""
+        self._stop_waiting()
+        body = json.dumps(error(status, message).body, separators=(",", ":")).encode()
+        reason = contract.REASONS[status].encode()
+        head = (
+            b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n" % (status, reason, len(body))
+        )
+        self.transport.write(head + body)
+        self._close_after_answer()
 
     def send_400_response(self, msg: str) -> None:
         """Answer a request that was not read, in the API's error shape."""
@@ -181,6 +329,7 @@ class _ApiRefusals(H11Protocol):
         answer is followed by the end of our side; what the client still sends is dropped,
         until it closes or for ``_LINGER_SECONDS``."""
         self._refused = True
+        self._stop_waiting()
         if not self.transport.can_write_eof():
             self.transport.close()
             return

@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from customs_batch.sandbox.persistence import NoPersistence, Persistence, SqlitePersistence
-from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.records import JsonObject, packed_fields
 
 RecordId = int | str
 Bucket = dict[RecordId, None]  # the IDs of the records of one value, as an ordered set
@@ -51,7 +51,7 @@ class Store:
         # The indexes find() built, by table and field names: record IDs by field values.
         self._indexes: dict[str, dict[tuple[str, ...], dict[Hashable, Bucket]]] = {}
         for table_name, record_id, record in self._persistence.load():
-            self._remember(table_name, record_id, record)
+            self._remember(table_name, record_id, packed_fields(record))
         self._lock = threading.RLock()
 
     def _remember(self, table: str, record_id: RecordId, record: JsonObject) -> None:

@@ -1,5 +1,6 @@
 """The TemplateGroup kind's endpoints: create a declaration template group, PATCH what is
-sent; and the list by company its read-back uses."""
+sent; and the list by company its read-back uses. A group's templates are never answered:
+they are kept packed (``records.Packed``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.listing import result_page
-from customs_batch.sandbox.records import JsonObject, timestamp
+from customs_batch.sandbox.records import JsonObject, Packed, timestamp, unpacked
 from customs_batch.sandbox.request_schemas import (
     template_group_body_schema,
     template_group_patch_schema,
@@ -51,7 +52,7 @@ async def create_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
             "code": body["code"],
             "isDefault": body.get("isDefault", False),
             "companyId": body["companyId"],
-            "DeclarationTemplates": body.get("DeclarationTemplates", []),
+            "DeclarationTemplates": Packed.of(body.get("DeclarationTemplates", [])),
             "createdAt": stamp,
             "updatedAt": stamp,
         }
@@ -73,7 +74,10 @@ async def update_group(request: Request, sandbox: Sandbox, caller: Caller) -> Re
         if "code" in body:
             _refuse_duplicate_code(sandbox, group["companyId"], body["code"], group_id)
         updated = {**group, **body}
-        if updated != group:  # a PATCH of the values held changes nothing, updatedAt neither
+        # A PATCH of the values held changes nothing, updatedAt neither.
+        if any(unpacked(group.get(name)) != value for name, value in body.items()):
+            if "DeclarationTemplates" in body:
+                updated["DeclarationTemplates"] = Packed.of(body["DeclarationTemplates"])
             updated["updatedAt"] = timestamp(sandbox.clock())
             sandbox.store.put(Table.TEMPLATE_GROUPS, group_id, updated)
     fields = ("id", "name", "code", "isDefault", "updatedAt")

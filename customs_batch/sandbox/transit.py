@@ -19,7 +19,7 @@ from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import Sandbox
 from customs_batch.sandbox.listing import created_between, order_choice, ordered, result_page
-from customs_batch.sandbox.records import JsonObject
+from customs_batch.sandbox.records import JsonObject, unpacked
 from customs_batch.sandbox.store import Table
 from customs_batch.sandbox.web import Query, fail, json_response
 
@@ -77,6 +77,12 @@ async def get_transit(request: Request, sandbox: Sandbox, caller: Caller) -> Res
     """GET /v1/declarations/transit/{id}."""
     record = current(sandbox, transit_record(sandbox, request.path_params["id"]))
     return json_response({f: record.get(f) for f in _DETAIL_FIELDS})
+
+
+def held_body(record: JsonObject) -> JsonObject:
+    """The body ``record`` keeps (``records.Packed``), parsed; ``{}`` for a seeded one."""
+    body: JsonObject = unpacked(record.get("_body")) or {}
+    return body
 
 
 def with_parties(held: JsonObject, patch: JsonObject) -> JsonObject:

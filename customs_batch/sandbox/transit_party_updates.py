@@ -14,9 +14,10 @@ from customs_batch.sandbox import contract
 from customs_batch.sandbox import operations as op
 from customs_batch.sandbox.auth import Caller
 from customs_batch.sandbox.context import DECIDED_AT, Sandbox
+from customs_batch.sandbox.records import Packed
 from customs_batch.sandbox.request_schemas import parties_body_schema
 from customs_batch.sandbox.store import Table
-from customs_batch.sandbox.transit import current, transit_record, with_parties
+from customs_batch.sandbox.transit import current, held_body, transit_record, with_parties
 from customs_batch.sandbox.web import check_schema, fail, json_body, json_response
 from customs_batch.vocabulary import same_status
 
@@ -52,7 +53,7 @@ async def update_parties(request: Request, sandbox: Sandbox, caller: Caller) -> 
             DECIDED_AT: sandbox.decision_time(now),
             "_submitted": True,
             "_invalid": record.get("_invalid", False),
-            "_body": with_parties(record.get("_body", {}), body),
+            "_body": Packed.of(with_parties(held_body(record), body)),
         }
         sandbox.store.put(Table.TRANSIT, declaration_id, updated)
     return json_response({"declarationId": declaration_id, "status": contract.DEPARTURE_PROCESSING})

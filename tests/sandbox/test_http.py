@@ -372,3 +372,35 @@ def test_a_path_id_of_thousands_of_digits_is_404_not_500(
     assert len(response.text) < 400  # the ID is not echoed whole
     leading_zeros = api.get("/v1/declarations/" + "0" * 30 + "501")
     assert leading_zeros.status_code == 200 and leading_zeros.json()["declarationId"] == 501
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/declarations/shp_%FF"),
+        ("GET", "/v1/shipments/shp_%FF/hawbs"),
+        ("POST", "/v1/shipments/shp_%ff/movements"),
+        ("DELETE", "/v1/shipments/shp_9Xc4Rt/hawbs/hawb_%C3"),
+        ("GET", "/v1/shipments/shp_%ED%A0%80/allocations"),  # a lone surrogate's bytes
+        ("GET", "/v1/shipme%FFnts"),
+    ],
+)
+def test_a_path_whose_escapes_are_not_utf_8_is_404_showing_it_as_sent(
+    api: httpx.Client, method: str, path: str
+) -> None:
+    # Found probing: the ID was echoed with U+FFFD for its bytes ("shipment shp_\ufffd not
+    # found"), an ID the client never sent.
+    response = api.request(method, path, json=movement(), headers={"Idempotency-Key": "k"})
+    assert response.status_code == 404, response.text
+    assert response.json() == {
+        "statusCode": 404,
+        "message": f"no endpoint at {path}: its percent-escapes are not UTF-8, which every ID "
+        "and path is",
+        "error": "Not Found",
+    }
+    assert "\ufffd" not in response.text
+
+
+def test_a_path_whose_escapes_are_utf_8_reaches_its_endpoint(api: httpx.Client) -> None:
+    response = api.get("/v1/shipments/shp_%C3%A9/hawbs")
+    assert response.json()["message"] == "shipment shp_\u00e9 not found"

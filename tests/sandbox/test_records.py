@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 
 import pytest
 
-from customs_batch.sandbox.records import parse_timestamp, timestamp
+from customs_batch.sandbox.records import (
+    JsonObject,
+    Packed,
+    packed_fields,
+    parse_timestamp,
+    record_json,
+    timestamp,
+)
 
 
 @pytest.mark.parametrize(
@@ -55,3 +63,17 @@ EDGES = (
     -0.9999996,
     -0.0000004,
 )
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"a": 1, "_body": Packed.of({"x": [1.5, "é", "\ud800", None]})},
+        {"_body": Packed.of([])},
+        {"a": {"b": 2}},
+    ],
+)
+def test_a_record_with_packed_fields_is_written_as_json_of_their_values(record: JsonObject) -> None:
+    unpacked = {k: v.value() if isinstance(v, Packed) else v for k, v in record.items()}
+    assert json.loads(record_json(record)) == unpacked
+    assert packed_fields(json.loads(record_json(record))) == record

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from pathlib import Path
 
 import httpx
 import pytest
+from starlette.requests import ClientDisconnect
+from starlette.types import Message, Receive, Scope, Send
 
 from customs_batch.sandbox import parse_faults
 from customs_batch.sandbox.context import Stats
+from customs_batch.sandbox.requestlog import TIMED_OUT, RequestLog
 from tests.sandbox.conftest import MOVEMENTS, ClientFactory, movement
 
 LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<request>[A-Z]+ \S+ \S+) \d+\.\dms")
@@ -92,8 +96,34 @@ def test_a_path_holding_a_line_break_stays_on_its_own_line(make_api: ClientFacto
     api.get("/v1/shipments/x%0A" + forged.replace(" ", "%20") + "/hawbs")
     api.get("/v1/shipments/a%09b%25c%E2%80%A8d%C2%A0e/hawbs")
     api.get("/v1/shipments/shp%5Fé/hawbs")
+    api.get("/v1/shipments/shp_%FF%C3%A9%25%0A\ufffd/hawbs")  # not UTF-8: shown as bytes
     assert _requests(lines) == [
         "GET /v1/shipments/x%0A" + forged.replace(" ", "%20") + "/hawbs 404",
         "GET /v1/shipments/a%09b%25c%E2%80%A8d%C2%A0e/hawbs 404",
         "GET /v1/shipments/shp_é/hawbs 404",
+        "GET /v1/shipments/shp_%FF%C3%A9%25%0A%EF%BF%BD/hawbs 404",
+    ]
+
+
+def test_a_body_the_server_timed_out_is_logged_as_its_408() -> None:
+    # Found probing: logged "disconnected", as a client that left, when the client was
+    # there and had been answered 408 by the server.
+    async def reading(scope: Scope, receive: Receive, send: Send) -> None:
+        raise ClientDisconnect()
+
+    lines = io.StringIO()
+    log = RequestLog(reading, lines)
+    scope = {"type": "http", "method": "POST", "path": "/v1/declarations/transit"}
+
+    async def nothing() -> Message:
+        return {"type": "http.disconnect"}
+
+    async def ignore(message: Message) -> None:
+        pass
+
+    asyncio.run(log({**scope, TIMED_OUT: True}, nothing, ignore))
+    asyncio.run(log(scope, nothing, ignore))
+    assert _requests(lines) == [
+        "POST /v1/declarations/transit 408",
+        "POST /v1/declarations/transit disconnected",
     ]
