@@ -171,6 +171,11 @@ class _Stopped(Exception):
     nothing of it was recorded or sent."""
 
 
+_UNREAD_TARGET = "not sent: the object it writes to could not be read first"
+"""What a write says when the object it writes to could not be read first (its kind checks it is
+still the one recorded)."""
+
+
 class _Run:
     def __init__(
         self,
@@ -212,6 +217,14 @@ class _Run:
         with self._lock:
             self.fatal = self.fatal or exc
         self.stop.set()
+
+    def unread(self, change: PlannedChange, exc: ServiceError, what: str) -> Outcome:
+        """``change`` not done: ``what`` it needed read first could not be (``exc``); a key
+        the service refuses stops every worker, anything else the next run reads again."""
+        if isinstance(exc, AuthenticationError | PermissionDeniedError):
+            self.fail(exc)
+        detail = f"{what} ({exc.message}); the next run reads it again"
+        return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
 
     def flush(self) -> None:
         """Make every outcome written so far durable (and so reported)."""
@@ -408,13 +421,9 @@ class _Run:
         try:
             answer = model.refresh(self.client, [previous]).get(previous.address)
         except ServiceError as exc:
-            if isinstance(exc, AuthenticationError | PermissionDeniedError):
-                self.fail(exc)
-            detail = (
-                f"not resubmitted: {ident}, which it replaces, could not be read first "
-                f"({exc.message}); the next run reads it again"
+            return self.unread(
+                change, exc, f"not resubmitted: {ident}, which it replaces, could not be read first"
             )
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         if answer is None or model.rejected(answer.service_state, previous):
             return None
         # Not rejected there now: the one rejected, accepted since, or a look-alike made at
@@ -424,13 +433,11 @@ class _Run:
         try:
             made = model.made_at(self.client, previous)[0] if model.made_at else None
         except ServiceError as exc:
-            if isinstance(exc, AuthenticationError | PermissionDeniedError):
-                self.fail(exc)
-            detail = (
-                f"not resubmitted: when {ident}, which it replaces, was made could not be read "
-                f"({exc.message}); the next run reads it again"
+            return self.unread(
+                change,
+                exc,
+                f"not resubmitted: when {ident}, which it replaces, was made could not be read",
             )
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         if model.another_than_recorded(previous, answer.remote_spec, made) is not None:
             return None
         was = model.service_words(previous)
@@ -508,13 +515,7 @@ class _Run:
         try:
             found = read(self.client, [asked])
         except ServiceError as exc:
-            if isinstance(exc, AuthenticationError | PermissionDeniedError):
-                self.fail(exc)
-            detail = (
-                f"not sent: the object it writes to could not be read first ({exc.message}); "
-                "the next run reads it again"
-            )
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail), intent
+            return self.unread(change, exc, _UNREAD_TARGET), intent
         if intent.address not in found:
             return None, intent
         answer = found[intent.address]
@@ -528,15 +529,7 @@ class _Run:
                 try:
                     created_at, _ = made_at(self.client, checked.record)
                 except ServiceError as exc:
-                    if isinstance(exc, AuthenticationError | PermissionDeniedError):
-                        self.fail(exc)
-                    detail = (
-                        "not sent: the object it writes to could not be read first "
-                        f"({exc.message}); the next run reads it again"
-                    )
-                    return Outcome(
-                        change.address, NodeStatus.FAILED, change.operation, detail
-                    ), intent
+                    return self.unread(change, exc, _UNREAD_TARGET), intent
             instead = (
                 None
                 if answer is None
@@ -1040,13 +1033,9 @@ class _Run:
         try:
             made, _ = model.made_at(self.client, record)
         except ServiceError as exc:
-            if isinstance(exc, AuthenticationError | PermissionDeniedError):
-                self.fail(exc)
-            detail = (
-                f"not followed: when the object at its ID was made could not be read "
-                f"({exc.message}); the next run reads it again"
+            return self.unread(
+                change, exc, "not followed: when the object at its ID was made could not be read"
             )
-            return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
         instead = model.another_than_recorded(record, {}, made)
         if instead is None:
             return None
