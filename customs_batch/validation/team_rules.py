@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from customs_batch.errors import ConfigError
 from customs_batch.findings import Finding
 from customs_batch.manifest.dependencies import ABSENT, POLICIES, digest, note_taken
 from customs_batch.manifest.discover import find_project_root
@@ -19,14 +20,26 @@ POLICY_DIR = "policies"
 
 def project_root(file: str) -> Path:
     """The project root of a manifest (the folder of its ``customs-batch.yaml``)."""
-    # Asked for every document: cached with the current folder, since a relative name
-    # means another file once the folder changes (getcwd costs a fifth of abspath).
-    return _root(file, os.getcwd())
+    # Asked for every document and twice for every file: cached by the file's folder (the
+    # root is the folder's; keyed by file, a run of more files than the cache holds looked
+    # each one up again) with the current folder, since a relative name means another
+    # folder once the current one changes (getcwd costs a fifth of abspath).
+    folder, name = os.path.split(file)
+    return _root(folder, os.getcwd(), name)
+
+
+def _root(folder: str, cwd: str, name: str) -> Path:
+    root = _folder_root(folder, cwd)
+    # None: the root of the file system, an error naming the file (never cached).
+    return root if root is not None else find_project_root(Path(cwd, folder, name))
 
 
 @lru_cache(maxsize=4096)
-def _root(file: str, cwd: str) -> Path:
-    return find_project_root(Path(cwd, file))
+def _folder_root(folder: str, cwd: str) -> Path | None:
+    try:
+        return find_project_root(Path(cwd, folder, "-"))
+    except ConfigError:
+        return None
 
 
 @lru_cache(maxsize=64)

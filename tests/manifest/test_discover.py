@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from customs_batch.findings import Severity
 from customs_batch.manifest import discover, find_project_root, load_paths
 from customs_batch.manifest.discover import folder_project_root
 from tests.manifest.helpers import movement, write
+
+# The module, not the function of the same name that customs_batch.manifest exports.
+discover_module = importlib.import_module("customs_batch.manifest.discover")
 
 
 def test_folders_are_searched_recursively_with_the_project_files_skipped() -> None:
@@ -152,3 +156,24 @@ def test_a_folder_named_is_its_own_project_wherever_it_is_run_from(
     (configured / "x" / "templates").mkdir(parents=True)
     (configured / "customs-batch.yaml").write_text("{}\n", encoding="utf-8")
     assert folder_project_root(configured / "x") == configured.resolve()
+
+
+def test_the_project_root_is_found_once_a_folder_not_once_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 200,000 manifests in one folder: each file's root was resolved again to see whether it
+    # was the root of the file system, a tenth of the run.
+    checked: list[Path] = []
+    real = discover_module.is_file_system_root
+
+    def counted(folder: Path) -> bool:
+        checked.append(folder)
+        return real(folder)
+
+    monkeypatch.setattr(discover_module, "is_file_system_root", counted)
+    discover_module._root_of.cache_clear()
+    (tmp_path / "customs-batch.yaml").write_text("{}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for number in range(5_000):
+        assert find_project_root(Path("manifests", f"m{number}.yaml")) == tmp_path.resolve()
+    assert checked == [tmp_path.resolve()]
