@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -164,7 +165,7 @@ def test_the_project_root_is_found_once_a_folder_not_once_a_file(
     # 200,000 manifests in one folder: each file's root was resolved again to see whether it
     # was the root of the file system, a tenth of the run.
     checked: list[Path] = []
-    real = discover_module.is_file_system_root
+    real: Callable[[Path], bool] = discover_module.is_file_system_root
 
     def counted(folder: Path) -> bool:
         checked.append(folder)
