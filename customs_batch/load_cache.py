@@ -329,7 +329,10 @@ def each_file_cached(
     workers = worker_count(jobs, [file_of(item) for item in missing])
     stored = _Stored(work, cache, file_of, send_entry=workers > 1)
     computed = each_file(missing, stored, settings, workers, hint=hint)
-    for entry in found:
+    for index, entry in enumerate(found):
+        # Let go of each entry once its outcome is given: the caller keeps the outcomes, and
+        # the entries around them (key, digests, dependencies) were held to the end.
+        found[index] = None
         if entry is None:
             result = next(computed)
             if isinstance(result, _Kept):
