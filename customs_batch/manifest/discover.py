@@ -152,9 +152,16 @@ def _root_of(parent: str, current: str) -> tuple[Path, bool]:
     # files took 0.1 s of a validate that took every file from the load cache (measured),
     # and resolving the root again to see whether it is the file system's took a tenth of
     # validating 200,000 empty files (measured).
-    folder, cwd = Path(parent).resolve(), Path(current).resolve()
+    # (Both resolved: the root of the file system is its own parent.)
+    folder, cwd = Path(parent).resolve(), _resolved(current)
     for candidate in (folder, *folder.parents):
         if (candidate / CONFIG_FILE).is_file():
-            return candidate, is_file_system_root(candidate)
+            return candidate, candidate.parent == candidate
     root = cwd if folder == cwd or cwd in folder.parents else folder
-    return root, is_file_system_root(root)
+    return root, root.parent == root
+
+
+@lru_cache(maxsize=16)
+def _resolved(folder: str) -> Path:
+    """The current folder resolved: the same for every folder of a run looked up."""
+    return Path(folder).resolve()

@@ -83,13 +83,22 @@ def check_team_rules(document: Document) -> list[Finding]:
 
 def roots_of(files: Iterable[str]) -> list[Path]:
     """The project roots of ``files``, each once, in order."""
-    return list(dict.fromkeys(project_root(file) for file in files))
+    # Looked up once a folder: 20,000 folders are more than the cache keeps, and each file
+    # was a lookup of its own (all of them missed, twice a run: 37 of 56 s, measured).
+    first_of: dict[str, str] = {}
+    for file in files:
+        first_of.setdefault(os.path.dirname(file), file)
+    return list(dict.fromkeys(project_root(file) for file in first_of.values()))
 
 
 def policy_file_findings(files: Sequence[str]) -> list[Finding]:
     """The problems of the policy files of the projects ``files`` belong to."""
+    return _policy_file_findings(roots_of(files))
+
+
+def _policy_file_findings(roots: Iterable[Path]) -> list[Finding]:
     findings: list[Finding] = []
-    for root in roots_of(files):
+    for root in roots:
         if has_policies(root):
             from customs_batch.validation.policy_files import project_policies
 
@@ -101,5 +110,6 @@ def finish(
     findings: Iterable[Finding], documents: Iterable[Document], files: Sequence[str]
 ) -> tuple[list[Finding], list[Finding]]:
     """Add the policy files' problems, then split the findings into kept and suppressed."""
-    every = [*findings, *policy_file_findings(files)]
-    return apply_suppressions(every, documents, roots_of(files))
+    roots = roots_of(files)
+    every = [*findings, *_policy_file_findings(roots)]
+    return apply_suppressions(every, documents, roots)

@@ -163,18 +163,22 @@ def test_the_project_root_is_found_once_a_folder_not_once_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 200,000 manifests in one folder: each file's root was resolved again to see whether it
-    # was the root of the file system, a tenth of the run.
-    checked: list[Path] = []
-    real: Callable[[Path], bool] = discover_module.is_file_system_root
+    # was the root of the file system, a tenth of the run; and the current folder was
+    # resolved again for each folder looked up.
+    resolved: list[Path] = []
+    real: Callable[[Path], Path] = Path.resolve
 
-    def counted(folder: Path) -> bool:
-        checked.append(folder)
-        return real(folder)
+    def counted(path: Path, strict: bool = False) -> Path:
+        resolved.append(path)
+        return real(path)
 
-    monkeypatch.setattr(discover_module, "is_file_system_root", counted)
     discover_module._root_of.cache_clear()
+    discover_module._resolved.cache_clear()
     (tmp_path / "customs-batch.yaml").write_text("{}\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Path, "resolve", counted)
     for number in range(5_000):
-        assert find_project_root(Path("manifests", f"m{number}.yaml")) == tmp_path.resolve()
-    assert checked == [tmp_path.resolve()]
+        assert find_project_root(Path("manifests", f"m{number}.yaml")) == real(tmp_path)
+    for number in range(3):
+        assert find_project_root(Path(f"other{number}", "m.yaml")) == real(tmp_path)
+    assert len(resolved) == 1 + 1 + 3  # the current folder once, then each folder once
