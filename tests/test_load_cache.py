@@ -777,7 +777,7 @@ def test_a_file_whose_spreadsheet_ran_out_of_memory_is_not_cached(
     assert roomy == validate_paths([Path("manifests")], jobs=1)
 
 
-def test_each_cached_entry_is_let_go_once_its_outcome_is_given(project: Path) -> None:
+def test_no_cached_entry_is_kept_around_its_outcome(project: Path) -> None:
     # The entries read from the cache (key, digests, dependencies around each outcome) were
     # all held until the last outcome was given: 200,000 of them beside the outcomes.
     import gc
@@ -796,12 +796,19 @@ def test_each_cached_entry_is_let_go_once_its_outcome_is_given(project: Path) ->
         return sum(isinstance(thing, load_cache._Entry) for thing in gc.get_objects())
 
     assert entries_alive() == 0
+    versions: load_cache.Versions = []
     outcomes = each_file_cached(
-        files, batch._check_file, settings, 1, hint="", cache=stored, file_of=str
+        files,
+        batch._check_file,
+        settings,
+        1,
+        hint="",
+        cache=stored,
+        file_of=str,
+        versions=versions,
     )
-    for _ in files[:-1]:
-        next(outcomes)
-    assert entries_alive() <= 2  # the last one's, and the one just given (still named)
     next(outcomes)
-    assert list(outcomes) == []
     assert entries_alive() == 0
+    assert len(list(outcomes)) == len(files) - 1
+    assert entries_alive() == 0
+    assert sum(version is not None for version in versions) == cached
