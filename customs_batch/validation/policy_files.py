@@ -543,6 +543,7 @@ _TOKEN = re.compile(
 )
 
 
+@lru_cache(maxsize=64)  # asked twice a policy read: before compiling it, then for the policy
 def comprehension_depth(expression: str) -> int:
     """The deepest nesting of comprehension macros (``.all(``, ``.exists(``, ``.map(``...)
     in ``expression``; the text of string literals is not looked at."""

@@ -983,10 +983,12 @@ def test_reading_a_policy_compiles_it_once_and_looks_at_its_code_once(
     (tmp_path / "policies" / "many.yaml").write_text("---\n".join(texts), encoding="utf-8")
     policy_files._project_policies.cache_clear()
     policy_cost.without_strings.cache_clear()
+    policy_files.comprehension_depth.cache_clear()
     read = policy_files._project_policies(tmp_path)
     assert len(read.policies) == count and not read.findings
     assert len(compiled) == count
     assert policy_cost.without_strings.cache_info().misses == count
+    assert policy_files.comprehension_depth.cache_info().misses == count
     policy_files._project_policies.cache_clear()
 
 
