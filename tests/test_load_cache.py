@@ -29,6 +29,7 @@ from customs_batch.load_cache import (
     LoadCache,
     _Stored,
     cache_folder,
+    each_file_cached,
     max_cache_bytes,
 )
 from customs_batch.manifest import load_file
@@ -774,3 +775,40 @@ def test_a_file_whose_spreadsheet_ran_out_of_memory_is_not_cached(
     assert sorted(loaded) == sheets and loaded
     assert not any(f.rule == OUT_OF_MEMORY for f in roomy.findings)
     assert roomy == validate_paths([Path("manifests")], jobs=1)
+
+
+def test_no_cached_entry_is_kept_around_its_outcome(project: Path) -> None:
+    # The entries read from the cache (key, digests, dependencies around each outcome) were
+    # all held until the last outcome was given: 200,000 of them beside the outcomes.
+    import gc
+
+    _validate()  # fills the cache
+    _forget_loaded_templates()
+    files = sorted(str(path) for path in Path("manifests").glob("*.yaml"))
+    settings = batch._Settings(Severity.ERROR, Severity.WARNING, None, Severity.WARNING)
+    stored = LoadCache.for_run("validate", settings, enabled=True)
+    assert stored is not None
+    cached = sum(stored.get(file, {}) is not None for file in files)
+    assert cached >= 3
+
+    def entries_alive() -> int:
+        gc.collect()
+        return sum(isinstance(thing, load_cache._Entry) for thing in gc.get_objects())
+
+    assert entries_alive() == 0
+    versions: load_cache.Versions = []
+    outcomes = each_file_cached(
+        files,
+        batch._check_file,
+        settings,
+        1,
+        hint="",
+        cache=stored,
+        file_of=str,
+        versions=versions,
+    )
+    next(outcomes)
+    assert entries_alive() == 0
+    assert len(list(outcomes)) == len(files) - 1
+    assert entries_alive() == 0
+    assert sum(version is not None for version in versions) == cached

@@ -4,7 +4,7 @@ or written back into a copy of each spreadsheet (``--annotate DIR``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,10 +37,16 @@ if TYPE_CHECKING:
 
 RESULTS_JSON_VERSION = 1
 
-RESULTS_FORMATS: Formats[Callable[[ResultsResult], str]] = Formats(
+RESULTS_FORMATS: Formats[Callable[[ResultsResult], Iterator[str]]] = Formats(
     "results", ("text", "json", "html")
 )
-"""``results --format``: text for people, json for tools, html for a page to share."""
+"""``results --format``: text for people, json for tools, html for a page to share. Each
+gives the report in pieces, written as they come: text and json a piece for every
+:data:`ROWS_A_PIECE` rows (the whole report of 100,000 rows was held twice over, as lines
+and joined), html whole (its page is built whole)."""
+
+ROWS_A_PIECE = 256
+"""Rows of a text or json piece: few enough writes, and a piece small whatever the rows."""
 
 annotate_option = click.option(
     "--annotate",
@@ -56,15 +62,20 @@ annotate_option = click.option(
 
 
 @RESULTS_FORMATS.register("text")
-def _results_text(result: ResultsResult) -> str:
+def _results_text(result: ResultsResult) -> Iterator[str]:
+    # Each piece ends a line: a command a line quotes is never cut (see with_env).
     lines: list[str] = []
     group = None
-    for row in result.rows:
+    for number, row in enumerate(result.rows, 1):
         if (row.file, row.sheet) != group:
             group = (row.file, row.sheet)
             lines.append(f"{printable(row.file)}, sheet {printable(row.sheet)!r}")
         lines += _row_lines(row)
-    return "".join(f"{line}\n" for line in lines)
+        if number % ROWS_A_PIECE == 0:
+            yield "".join(f"{line}\n" for line in lines)
+            lines.clear()
+    if lines:
+        yield "".join(f"{line}\n" for line in lines)
 
 
 def _row_lines(row: RowResult) -> list[str]:
@@ -83,17 +94,35 @@ def _row_lines(row: RowResult) -> list[str]:
     return first + [f"{' ' * 12}{printable(error)}" for error in row.errors]
 
 
+_ROWS_HERE = "\0rows\0"
+"""Where the rows go in the json object written around them (no text of a row is this)."""
+
+
 @RESULTS_FORMATS.register("json")
-def _results_json(result: ResultsResult) -> str:
+def _results_json(result: ResultsResult) -> Iterator[str]:
+    # The object is json.dumps(..., indent=2, sort_keys=True) of it whole, written with its
+    # rows one after another: the text around them first, each row indented as that would.
     body = {
         VERSION_KEY: RESULTS_JSON_VERSION,
         "environment": result.environment,
-        "rows": [row.to_json() for row in result.rows],
+        "rows": _ROWS_HERE,
         "summary": {status.value: number for status, number in result.counts().items()},
         "manifestErrors": result.manifest_errors,
         "written": [_written_json(file) for file in result.written],
     }
-    return json.dumps(body, indent=2, sort_keys=True) + "\n"
+    before, after = json.dumps(body, indent=2, sort_keys=True).split(json.dumps(_ROWS_HERE))
+    if not result.rows:
+        yield f"{before}[]{after}\n"
+        return
+    pieces = [f"{before}["]
+    for number, row in enumerate(result.rows, 1):
+        text = json.dumps(row.to_json(), indent=2, sort_keys=True).replace("\n", "\n    ")
+        pieces.append(f"{',' if number > 1 else ''}\n    {text}")
+        if number % ROWS_A_PIECE == 0:
+            yield "".join(pieces)
+            pieces.clear()
+    pieces.append(f"\n  ]{after}\n")
+    yield "".join(pieces)
 
 
 _HTML_COLUMNS = (
@@ -112,7 +141,11 @@ _TONES = {Outcome.FAILED: "refused", Outcome.WAITING: "pending", Outcome.DONE: "
 
 
 @RESULTS_FORMATS.register("html")
-def _results_html(result: ResultsResult) -> str:
+def _results_html(result: ResultsResult) -> Iterator[str]:
+    yield _results_page(result)
+
+
+def _results_page(result: ResultsResult) -> str:
     counts = ", ".join(f"{number} {status.value}" for status, number in result.counts().items())
     summary = f"{len(result.rows)} spreadsheet row(s): {counts or 'none'}."
     if result.manifest_errors:
@@ -223,9 +256,10 @@ def results(
     result = collect_results(ResultsOptions(inputs, annotate_dir, go_on_words=with_env))
     rendered = RESULTS_FORMATS.get(format_name)(result)
     if format_name in ("text", "json"):  # the commands it gives name this run's --env
-        rendered = with_env(rendered)
+        rendered = map(with_env, rendered)
     if output is None:
-        click.echo(rendered, nl=False)
+        for piece in rendered:
+            click.echo(piece, nl=False)
     else:
         write_output(output, rendered, what="results")
     report_written(result.written)

@@ -131,9 +131,10 @@ def validate(
     )
     result = done.validation
     options = ReportOptions(strict=strict)
-    report = make_reporter(format_name, options).render(result)
+    report = make_reporter(format_name, options).pieces(result)
     if output is None:
-        click.echo(report, nl=False)
+        for piece in report:
+            click.echo(piece, nl=False)
     else:
         write_output(output, report, what="report")
         click.echo(summary_line(result), err=True)

@@ -185,7 +185,7 @@ class _Settings:
     mrn_check_digit: Severity | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one a file of the run: no dict of attributes each
 class _LoadedFile:
     """One file's documents, checked and without their positions, and its findings."""
 

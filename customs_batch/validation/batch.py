@@ -38,6 +38,7 @@ from customs_batch.validation.common import IDENTITY_KEY, SPEC_DIGEST_KEY
 from customs_batch.validation.findings_cap import FindingsCap, capped_at_each_file
 from customs_batch.validation.ownership import PARTY_FIELDS_KEY, party_fields
 from customs_batch.validation.project import (
+    NO_ADDRESSES,
     ProjectPart,
     broken_addresses,
     declared_identity,
@@ -191,9 +192,13 @@ def _slims_of(data: bytes, entries: tuple[tuple[str, str, int], ...]) -> _Slims:
     return _Slims(None, data, entries)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _FileOutcome:
-    """What a worker sends back for one file: small, whatever the size of the file."""
+    """What a worker sends back for one file: small, whatever the size of the file.
+
+    Held for every file of a run: with slots, and its empty sets shared once read back
+    (:func:`_file_outcome`), a file without documents held 1.76 KB before, most of it a
+    dict of attributes and three empty sets of 216 bytes each."""
 
     file: str
     findings: list[Finding]
@@ -212,6 +217,35 @@ class _FileOutcome:
     def documents(self) -> list[Document]:
         """The slim copies of the file's documents (see :func:`slim_document`)."""
         return self.slims.get()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        fields = (self.findings, self.project, self.broken, self.annotated, self.slims)
+        return _file_outcome, (self.file, *fields, self.sensitive_columns)
+
+
+def _file_outcome(
+    file: str,
+    findings: list[Finding],
+    project: ProjectPart,
+    broken: frozenset[Address],
+    annotated: list[Document],
+    slims: _Slims,
+    sensitive_columns: frozenset[SheetColumn],
+) -> _FileOutcome:
+    """A file's outcome read back (from a loading process, from the load cache)."""
+    return _FileOutcome(
+        file,
+        findings,
+        project,
+        broken or NO_ADDRESSES,
+        annotated,
+        slims,
+        sensitive_columns or NO_COLUMNS,
+    )
+
+
+NO_COLUMNS: frozenset[SheetColumn] = frozenset()
+"""The one empty set of columns that outcomes read back share."""
 
 
 def validate_paths(

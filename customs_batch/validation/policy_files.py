@@ -505,13 +505,17 @@ def compile_expression(expression: str) -> tuple[Any, str | None]:
     from customs_batch.validation._cel import cel_core  # only a project with policies
 
     try:
-        cel_core().compile(expression)  # the user's text first: errors at its columns
-    except (ValueError, RuntimeError) as exc:
-        return None, f"the expression does not compile: {_first_error(str(exc))}"
-    try:
+        # The counted text only: compiling the user's own too took a tenth of reading
+        # 100,000 policies (measured); it is compiled when the counted one fails, to say
+        # what is wrong at the user's columns.
         return cel_core().compile(policy_cost.instrumented(expression)), None
     except (ValueError, RuntimeError):
-        return None, "the expression's comprehensions cannot be counted: write them plainer"
+        pass
+    try:
+        cel_core().compile(expression)
+    except (ValueError, RuntimeError) as exc:
+        return None, f"the expression does not compile: {_first_error(str(exc))}"
+    return None, "the expression's comprehensions cannot be counted: write them plainer"
 
 
 def _first_error(text: str) -> str:
@@ -539,6 +543,7 @@ _TOKEN = re.compile(
 )
 
 
+@lru_cache(maxsize=64)  # asked twice a policy read: before compiling it, then for the policy
 def comprehension_depth(expression: str) -> int:
     """The deepest nesting of comprehension macros (``.all(``, ``.exists(``, ``.map(``...)
     in ``expression``; the text of string literals is not looked at."""

@@ -144,10 +144,15 @@ class ProjectPart:
         return _project_part, (self.keys, data, self.broken, self.severe)
 
 
+NO_ADDRESSES: frozenset[Address] = frozenset()
+"""The one empty set of addresses that parts and outcomes read back share (an empty set is
+216 bytes, and each read back is one of its own)."""
+
+
 def _project_part(
     keys: bytes | None, data: bytes | None, broken: frozenset[Address], severe: bool
 ) -> ProjectPart:
-    return ProjectPart(keys, (), data, broken, severe)
+    return ProjectPart(keys, (), data, broken or NO_ADDRESSES, severe)
 
 
 def project_part(

@@ -11,6 +11,9 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.table import Table
 
+from customs_batch.cli.results import RESULTS_FORMATS, ROWS_A_PIECE
+from customs_batch.commands.results import ResultsResult
+from customs_batch.execution.results import DocumentResult, ResultStatus, RowResult
 from tests.cli.conftest import EXAMPLES, run
 
 
@@ -463,3 +466,35 @@ def test_the_copies_of_a_csv_read_it_with_the_encoding_and_delimiter_of_its_for_
     sheet = openpyxl.load_workbook(tmp_path / "checked" / "data" / "deps.csv.xlsx")["deps"]
     assert [cell.value for cell in sheet[3]][:3] == ["BBB-0002", "heavy", "Kraków"]
     assert sheet["B3"].comment is not None
+
+
+def _many_rows(count: int) -> ResultsResult:
+    status = ResultStatus.NOT_APPLIED
+    rows = tuple(
+        RowResult(
+            f"data/{number // 400}.csv",
+            "s",
+            number + 2,
+            (DocumentResult(f"DepartureDeclaration/d{number}", status),) if number % 3 else (),
+            ("a problem: run `customs-batch validate`",) if number % 7 == 0 else (),
+        )
+        for number in range(count)
+    )
+    return ResultsResult("local", rows)
+
+
+@pytest.mark.parametrize("count", [0, 1, ROWS_A_PIECE, 3 * ROWS_A_PIECE + 5])
+def test_results_are_written_a_few_rows_at_a_time_as_they_were_whole(count: int) -> None:
+    # The report of 100,000 rows was built whole (and json's as a second copy of the rows)
+    # before a byte was written; now a piece at a time, each of at most ROWS_A_PIECE rows.
+    result = _many_rows(count)
+    text = list(RESULTS_FORMATS.get("text")(result))
+    assert len(text) == -(-count // ROWS_A_PIECE)
+    assert all(piece.endswith("\n") for piece in text)
+    assert all(piece.count("  row ") <= ROWS_A_PIECE for piece in text)
+    json_pieces = list(RESULTS_FORMATS.get("json")(result))
+    assert len(json_pieces) == max(1, -(-count // ROWS_A_PIECE) + (count % ROWS_A_PIECE == 0))
+    body = json.loads("".join(json_pieces))
+    whole = json.dumps(body, indent=2, sort_keys=True) + "\n"
+    assert "".join(json_pieces) == whole
+    assert body["rows"] == [row.to_json() for row in result.rows]

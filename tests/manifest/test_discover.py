@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,9 @@ from customs_batch.findings import Severity
 from customs_batch.manifest import discover, find_project_root, load_paths
 from customs_batch.manifest.discover import folder_project_root
 from tests.manifest.helpers import movement, write
+
+# The module, not the function of the same name that customs_batch.manifest exports.
+discover_module = importlib.import_module("customs_batch.manifest.discover")
 
 
 def test_folders_are_searched_recursively_with_the_project_files_skipped() -> None:
@@ -152,3 +157,28 @@ def test_a_folder_named_is_its_own_project_wherever_it_is_run_from(
     (configured / "x" / "templates").mkdir(parents=True)
     (configured / "customs-batch.yaml").write_text("{}\n", encoding="utf-8")
     assert folder_project_root(configured / "x") == configured.resolve()
+
+
+def test_the_project_root_is_found_once_a_folder_not_once_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 200,000 manifests in one folder: each file's root was resolved again to see whether it
+    # was the root of the file system, a tenth of the run; and the current folder was
+    # resolved again for each folder looked up.
+    resolved: list[Path] = []
+    real: Callable[[Path], Path] = Path.resolve
+
+    def counted(path: Path, strict: bool = False) -> Path:
+        resolved.append(path)
+        return real(path)
+
+    discover_module._root_of.cache_clear()
+    discover_module._resolved.cache_clear()
+    (tmp_path / "customs-batch.yaml").write_text("{}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Path, "resolve", counted)
+    for number in range(5_000):
+        assert find_project_root(Path("manifests", f"m{number}.yaml")) == real(tmp_path)
+    for number in range(3):
+        assert find_project_root(Path(f"other{number}", "m.yaml")) == real(tmp_path)
+    assert len(resolved) == 1 + 1 + 3  # the current folder once, then each folder once

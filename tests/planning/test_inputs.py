@@ -314,3 +314,20 @@ def test_the_project_checks_of_a_bulk_load_hold_no_table_of_every_row(tmp_path: 
     big = _peak_bytes_of_project_checks(tmp_path, 3_000)
     per_row = (big - small) / 2_000
     assert per_row < 130, f"{per_row:.0f} bytes a row at the top of the project checks"
+
+
+def test_the_load_of_a_file_without_documents_read_back_is_small(tmp_path: Path) -> None:
+    # plan of 200,000 empty manifests held each file's load with a dict of attributes and
+    # an empty set of addresses of its own (216 bytes) once read back from a loading process
+    # or the load cache.
+    import pickle
+
+    from customs_batch.findings import Severity
+    from customs_batch.planning import inputs
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("", encoding="utf-8")
+    sent = pickle.dumps(inputs._load_file((0, str(empty)), inputs._Settings(Severity.ERROR)))
+    first, second = pickle.loads(sent), pickle.loads(sent)
+    assert first.documents == [] and not hasattr(first, "__dict__")
+    assert first.project.broken is second.project.broken

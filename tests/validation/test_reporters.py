@@ -800,3 +800,30 @@ def test_junit_stays_well_formed_xml_when_a_file_name_or_a_value_holds_u_ffff() 
     failure = case.find("failure")
     assert failure is not None
     assert failure.get("message") == "'EU\ufffdR' is not an ISO 4217 currency code"
+
+
+def test_the_text_report_is_written_a_piece_at_a_time() -> None:
+    # validate of 200,000 empty files held every line of the report, then the report
+    # joined, before a byte was written; now a piece of about LINES_A_PIECE lines at a time.
+    from customs_batch.validation.reporters._text import LINES_A_PIECE, TextReporter
+
+    files = [f"m{number:05d}.yaml" for number in range(6_000)]
+    findings = [
+        Finding(
+            "yaml.empty-file",
+            Severity.WARNING,
+            "the file holds no documents",
+            Location(file, 1, 1),
+            "Add documents or delete the file.",
+        )
+        for file in files
+    ]
+    result = ValidationResult(sorted_findings(findings), (), tuple(files))
+    pieces = list(TextReporter().pieces(result))
+    assert len(pieces) >= 2
+    assert all(piece.endswith("\n") for piece in pieces)
+    assert all(piece.count("\n") <= LINES_A_PIECE + 10 for piece in pieces)
+    whole = "".join(pieces)
+    assert whole == TextReporter().render(result)
+    assert whole.count("warning[yaml.empty-file]") == len(files)
+    assert whole.endswith("0 errors, 6000 warnings in 0 documents (6000 files)\n")

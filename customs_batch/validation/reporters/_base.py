@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -35,6 +35,11 @@ class Reporter(ABC):
     @abstractmethod
     def render(self, result: ValidationResult) -> str:
         """The whole report, ending with a newline."""
+
+    def pieces(self, result: ValidationResult) -> Iterator[str]:
+        """The report in pieces that join into :meth:`render`'s text, to be written as they
+        come (by default one piece: the whole report)."""
+        yield self.render(result)
 
     def fails(self, finding: Finding) -> bool:
         """Whether ``finding`` makes the run fail (errors; warnings too with --strict)."""

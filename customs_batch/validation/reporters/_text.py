@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from customs_batch.escaping import printable
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
 
 _REMEMBERED = 4096
+LINES_A_PIECE = 4096
+"""Lines of findings in a piece of the report (:meth:`TextReporter.pieces`), about."""
 """Escaped file names and hints kept for reuse in a report, at most (then forgotten)."""
 
 
@@ -22,6 +25,11 @@ class TextReporter(Reporter):
     """``file:line:col: error[rule]: message``, the source line, a caret, then the hint."""
 
     def render(self, result: ValidationResult) -> str:
+        return "".join(self.pieces(result))
+
+    def pieces(self, result: ValidationResult) -> Iterator[str]:
+        """The report a piece of about :data:`LINES_A_PIECE` lines at a time: 200,000
+        findings were all held as lines, then joined, before a byte was written."""
         lines = _FindingLines()
         out: list[str] = []
         elided = False
@@ -31,12 +39,16 @@ class TextReporter(Reporter):
                 out.append(printable(item.line()))
             else:
                 out.extend(lines.of(item))
+            if len(out) >= LINES_A_PIECE:
+                out.append("")  # the piece's last newline
+                yield "\n".join(out)
+                out.clear()
         if elided:
             out.append(rule_counts(result.findings))
         out.extend(_suppressed_line(finding) for finding in result.suppressed)
-        # The last newline joined on, not added: adding would copy the whole report again.
+        # The last newline joined on, not added: adding would copy the piece again.
         out += (summary_line(result), "")
-        return "\n".join(out)
+        yield "\n".join(out)
 
 
 class _FindingLines:
