@@ -338,6 +338,14 @@ def _apply(
             environment=environment.name,
         )
     backend = inputs.backend(environment)
+    if options.lock_timeout > 0:
+        # A run that waits for another's lock says so, and whose it is, before it waits
+        # (it had waited in silence, up to --lock-timeout, then said "Nothing to apply").
+        holder = backend.running_holder()
+        if holder is not None:
+            presenter.notice(
+                f"waiting up to {options.lock_timeout:g} s for the state lock: {holder.describe()}"
+            )
     with (
         ExitStack() as after_the_run,
         locked_session(environment, backend, "apply", lock_timeout=options.lock_timeout) as (

@@ -3,12 +3,14 @@ interrupted run, as Ctrl-C, exit 130 with a word said, never killed by the signa
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import filelock
 import pytest
 
 from customs_batch.state.lock import StateLock
@@ -171,3 +173,30 @@ def test_a_signal_while_sending_says_what_was_received_and_what_to_do(
     assert "Stopping: " in err and said in err
     assert not_said not in err
     assert "Interrupted: what was in flight is recorded" in err
+
+
+def test_an_apply_that_waits_for_another_run_s_lock_says_whose_it_is_first(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by a probe: a second apply with --lock-timeout waited in silence for the run
+    # holding the lock, then said "Nothing to apply.". It now says what it waits for, and
+    # whose the lock is, before it waits. The wait itself is cut short here (the lock is
+    # still held when it ends: refused, exit 3), so no clock runs.
+    from customs_batch.state.backend import LocalBackend
+
+    waiting = StateLock._wait_for_lock
+    with LocalBackend(project / ".customs-batch" / "local").open("apply"):
+
+        def no_wait(self: StateLock, timeout: float) -> None:
+            raise filelock.Timeout(str(self.lock_path))
+
+        monkeypatch.setattr(StateLock, "_wait_for_lock", no_wait)
+        code, out, err = run(capsys, "apply", "--auto-approve", "--lock-timeout", "30")
+    assert code == 3, out + err
+    said = err.index("waiting up to 30 s for the state lock: lock ")
+    assert f"(process {os.getpid()}) for apply since" in err[said:]
+    assert said < err.index("error: the state is locked"), err
+    # The lock let go, and no wait asked for: nothing is said of one.
+    monkeypatch.setattr(StateLock, "_wait_for_lock", waiting)
+    code, out, err = run(capsys, "apply", "--auto-approve", "--lock-timeout", "0")
+    assert code == 0 and "waiting" not in err, out + err
