@@ -101,10 +101,13 @@ MAX_HEAD_BYTES: Final = 64 * 1024
 # Nor how long a client may take to send a request. Served over HTTP, a request head must
 # arrive whole within HEAD_SECONDS of the emulator's waiting for it (the connection opened,
 # or the answer before it sent), and a body must not stop for BODY_IDLE_SECONDS while the
-# emulator reads it: else 408 (a connection that sent nothing is closed without an answer).
+# emulator reads it, nor take more than BODY_SECONDS of the emulator's reading in all (a
+# byte every few seconds would otherwise hold a connection and its megabyte for months):
+# else 408 (a connection that sent nothing is closed without an answer).
 # At most MAX_CONNECTIONS are open at once; past them a new one is answered 503 and closed.
 HEAD_SECONDS: Final = 10.0
 BODY_IDLE_SECONDS: Final = 10.0
+BODY_SECONDS: Final = 60.0
 MAX_CONNECTIONS: Final = 1000
 IDEMPOTENCY_KEY: Final = "Idempotency-Key"
 IDEMPOTENCY_TTL_SECONDS: Final = 24 * 3600

@@ -166,7 +166,8 @@ class _ApiRefusals(H11Protocol):
     It also bounds what a client holds by sending slowly or not at all (uvicorn times out
     only a connection idle after an answer: one that sends half a head and stops was held,
     with its memory, for ever): a head must arrive whole within ``HEAD_SECONDS``, a body
-    must not stop for ``BODY_IDLE_SECONDS`` while it is read (else 408, or a close without
+    must not stop for ``BODY_IDLE_SECONDS`` while it is read nor take more than
+    ``BODY_SECONDS`` of reading in all (else 408, or a close without
     an answer when nothing was sent), and past ``MAX_CONNECTIONS`` open connections a new
     one is answered 503. The clock is the event loop's (``call_later``, ``time``).
     """
@@ -179,6 +180,8 @@ class _ApiRefusals(H11Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._awaited: type[h11.IDLE] | type[h11.SEND_BODY] | None = None  # head or body
         self._last_read = 0.0
+        self._body_checked = 0.0  # when the time the body took was last counted
+        self._body_left = contract.BODY_SECONDS  # the reading time the body has left
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Refuse a connection past ``MAX_CONNECTIONS``; else wait for its request head."""
@@ -232,7 +235,8 @@ class _ApiRefusals(H11Protocol):
         if awaited is h11.IDLE:
             self._timer = self.loop.call_later(contract.HEAD_SECONDS, self._head_late)
         elif awaited is h11.SEND_BODY:
-            self._last_read = self.loop.time()
+            self._last_read = self._body_checked = self.loop.time()
+            self._body_left = contract.BODY_SECONDS
             self._timer = self.loop.call_later(contract.BODY_IDLE_SECONDS, self._body_late)
 
     def _stop_waiting(self) -> None:
@@ -255,16 +259,21 @@ class _ApiRefusals(H11Protocol):
         )
 
     def _body_late(self) -> None:
-        """408 when the body stopped for ``BODY_IDLE_SECONDS``; the time the emulator does
-        not read (its buffer full, or a client awaiting ``100 Continue``) does not count."""
+        """408 when the body stopped for ``BODY_IDLE_SECONDS``, or took ``BODY_SECONDS`` of
+        reading in all; the time the emulator does not read (its buffer full, or a client
+        awaiting ``100 Continue``) does not count."""
         self._timer = None
         now = self.loop.time()
         cycle = self.cycle
         answering = cycle is not None and cycle.response_started and not cycle.response_complete
         awaiting_continue = cycle is not None and cycle.waiting_for_100_continue
-        if self.flow.read_paused or awaiting_continue or answering:
+        not_reading = self.flow.read_paused or awaiting_continue or answering
+        if not_reading:
             self._last_read = now
-        due = self._last_read + contract.BODY_IDLE_SECONDS
+        else:  # the time since the last look counts against the body's whole time
+            self._body_left -= now - self._body_checked
+        self._body_checked = now
+        due = min(self._last_read + contract.BODY_IDLE_SECONDS, now + self._body_left)
         if now < due:
             self._timer = self.loop.call_later(due - now, self._body_late)
             return
@@ -281,7 +290,10 @@ class _ApiRefusals(H11Protocol):
         self._answer_and_close(
             contract.REQUEST_TIMEOUT,
             f"the request body stopped for {contract.BODY_IDLE_SECONDS:g} seconds before its "
-            "end: it was not read",
+            "end: it was not read"
+            if self._body_left > 0
+            else f"the request body did not arrive whole within {contract.BODY_SECONDS:g} "
+            "seconds: it was not read",
         )
 
     def _answer_and_close(self, status: int, message: str) -> None:

@@ -187,6 +187,28 @@ def test_a_body_that_stops_before_its_end_is_408_and_closed(
     assert transport.is_closing()
 
 
+def test_a_body_sent_a_byte_at_a_time_is_408_once_it_took_its_whole_time(
+    connect: Connect, loop: FakeLoop
+) -> None:
+    # Found probing: the stall timer began again at each byte, so a byte every 9 seconds
+    # kept a body (and its connection and megabyte) going for months; 300 such clients
+    # took the emulator from 50 to 368 MB.
+    protocol, transport = connect()
+    protocol.data_received(_post_head(1000) + b'{"a": ')
+    for _ in range(6):  # 54 seconds, never stopping for 10
+        loop.advance(contract.BODY_IDLE_SECONDS - 1)
+        protocol.data_received(b" ")
+    loop.advance(contract.BODY_SECONDS - 6 * (contract.BODY_IDLE_SECONDS - 1) - 0.5)
+    assert transport.written == b""
+    loop.advance(0.5)
+    status, body = _answer(transport)
+    assert status == b"HTTP/1.1 408 Request Timeout"
+    assert body["message"] == (
+        "the request body did not arrive whole within 60 seconds: it was not read"
+    )
+    assert transport.is_closing()
+
+
 def test_a_client_awaiting_100_continue_is_not_timed_out(connect: Connect, loop: FakeLoop) -> None:
     # Its body comes once the emulator reads it (a request held at the gate reads it late).
     protocol, transport = connect()

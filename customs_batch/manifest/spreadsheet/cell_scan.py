@@ -38,7 +38,7 @@ import bisect
 import decimal
 import re
 from array import array
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,53 +279,33 @@ class CellScan:
 
     def _search_padded(self, text: bytes, start: int, end: int) -> None:
         assert self._padded is not None
-        for match in self._padded.finditer(text, start, end):
-            at = text.rfind(b"<", 0, match.start())
-            tag = _CELL_START.match(text, at)
-            if tag is None or tag.end() < match.end():
-                continue  # s="3" on another element
-            kind = _TYPE.search(tag.group(0))
-            if kind is not None and kind.group(1) != b"n":
-                continue  # text, a boolean, an error, a date: shown as it is held
-            close = text.find(b"c>", tag.end(), end)
-            found = _VALUE.search(text, tag.end(), close if close >= 0 else end)
-            whole = _WHOLE.fullmatch(found.group(1)) if found is not None else None
+        for tag, style, value in _number_cells(self._padded, text, start, end):
+            whole = _WHOLE.fullmatch(value) if value is not None else None
             if whole is None:
                 continue  # a fraction or a negative number: left as the number it is
-            width = self._widths[match.group(1)]
-            shown = whole.group(1).decode().lstrip("0").zfill(width)
-            reference = _REFERENCE.search(tag.group(0))
-            if reference is None:
-                # Its place is not searched for here: the sheet is refused rather than
-                # read with the number alone (01234 sent as 1234).
-                if self.unplaced is None:
-                    self.unplaced = PADDED + shown
-                continue
-            column = _column_number(reference.group(1).upper())
-            self.padded.setdefault(int(reference.group(2)), {})[column] = shown
+            shown = whole.group(1).decode().lstrip("0").zfill(self._widths[style])
+            # Unplaced, the sheet is refused rather than read with the number alone (01234
+            # sent as 1234).
+            self._place(tag, PADDED, shown, self.padded)
 
     def _search_percent(self, text: bytes, start: int, end: int) -> None:
         assert self._percent is not None
-        for match in self._percent.finditer(text, start, end):
-            at = text.rfind(b"<", 0, match.start())
-            tag = _CELL_START.match(text, at)
-            if tag is None or tag.end() < match.end():
-                continue  # s="3" on another element
-            kind = _TYPE.search(tag.group(0))
-            if kind is not None and kind.group(1) != b"n":
-                continue  # text, a boolean, an error: shown as it is held
-            close = text.find(b"c>", tag.end(), end)
-            found = _VALUE.search(text, tag.end(), close if close >= 0 else end)
-            shown = _percent_text(found.group(1), self._decimals[match.group(1)]) if found else None
-            if shown is None:
-                continue
-            reference = _REFERENCE.search(tag.group(0))
-            if reference is None:
-                if self.unplaced is None:  # refused, as a padded number is (see there)
-                    self.unplaced = PERCENT + shown
-                continue
-            column = _column_number(reference.group(1).upper())
-            self.percent.setdefault(int(reference.group(2)), {})[column] = shown
+        for tag, style, value in _number_cells(self._percent, text, start, end):
+            shown = _percent_text(value, self._decimals[style]) if value is not None else None
+            if shown is not None:
+                self._place(tag, PERCENT, shown, self.percent)
+
+    def _place(self, tag: bytes, what: str, shown: str, table: dict[int, dict[int, str]]) -> None:
+        """Note ``shown`` at the cell ``tag`` names in ``table`` (by row, then column); a
+        cell whose place is not searched for here is noted ``unplaced`` (the first), and
+        the sheet refused."""
+        reference = _REFERENCE.search(tag)
+        if reference is None:
+            if self.unplaced is None:
+                self.unplaced = what + shown
+            return
+        column = _column_number(reference.group(1).upper())
+        table.setdefault(int(reference.group(2)), {})[column] = shown
 
     def _error(self, text: bytes, at: int, end: int) -> None:
         start = text.rfind(b"<", 0, at)
@@ -387,6 +367,24 @@ def _after_first_cell(text: bytes) -> int:
 def _ends_a_cell(text: bytes, at: int) -> bool:
     """Whether the ``:c>`` at ``at`` ends ``</x:c>`` (not ``<x:c>``)."""
     return text.rfind(b"</", 0, at) > text.rfind(b"<", 0, text.rfind(b"</", 0, at))
+
+
+def _number_cells(
+    styles: re.Pattern[bytes], text: bytes, start: int, end: int
+) -> Iterator[tuple[bytes, bytes, bytes | None]]:
+    """Each number cell of ``text[start:end]`` under one of the styles ``styles`` finds
+    (its ``s="N"``): the cell's start tag, the style's number, and the value it holds (None:
+    none). A cell of text, a boolean, an error or a date is shown as it is held: left out."""
+    for match in styles.finditer(text, start, end):
+        tag = _CELL_START.match(text, text.rfind(b"<", 0, match.start()))
+        if tag is None or tag.end() < match.end():
+            continue  # s="3" on another element
+        kind = _TYPE.search(tag.group(0))
+        if kind is not None and kind.group(1) != b"n":
+            continue
+        close = text.find(b"c>", tag.end(), end)
+        found = _VALUE.search(text, tag.end(), close if close >= 0 else end)
+        yield tag.group(0), match.group(1), found.group(1) if found is not None else None
 
 
 def _column_number(letters: bytes) -> int:
