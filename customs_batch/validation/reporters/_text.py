@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from customs_batch.validation.batch import ValidationResult
 
 _REMEMBERED = 4096
+"""Escaped file names and hints kept for reuse in a report, at most (then forgotten)."""
 LINES_A_PIECE = 4096
 """Lines of findings in a piece of the report (:meth:`TextReporter.pieces`), about."""
-"""Escaped file names and hints kept for reuse in a report, at most (then forgotten)."""
 
 
 @register("text")
