@@ -40,6 +40,7 @@ from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.model import new_idempotency_key
+from customs_batch.manifest import Document
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.diff import following_processing
 from customs_batch.planning.model import Operation, Plan
@@ -1212,6 +1213,15 @@ def test_a_key_made_now_is_retried_whatever_the_time_of_an_older_record(tmp_path
     assert service.requests == 2 and outcome.status is NodeStatus.SUCCEEDED, outcome.detail
 
 
+def _departure_and_its_party_update() -> list[Document]:
+    """Departure ``d`` and party update ``u`` of it (its declaration by reference)."""
+    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
+    return [
+        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
+        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
+    ]
+
+
 def _reset_and_taken(emulator: Emulator) -> Emulator:
     """A new emulator, as a reset service, whose first departure and group (the IDs the
     first gave too) were made by another client: another weight, another code."""
@@ -1292,11 +1302,7 @@ def test_refresh_takes_no_status_for_a_party_update_from_the_object_its_departur
     # declaration, refresh noted d's record "another object at 7003" but recorded its party
     # update's status from that other declaration, as if it were the one it had written to.
     backend = LocalBackend(tmp_path)
-    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
-    docs = [
-        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
-        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
-    ]
+    docs = _departure_and_its_party_update()
     assert _apply(backend, docs, emulator).ok
     before = backend.read().resources["TransitPartyUpdate/u"]
     reset = _reset_and_taken(emulator)
@@ -1351,11 +1357,7 @@ def test_refresh_reads_a_declaration_once_for_its_departure_and_its_party_update
     # and again for its party update's, and recorded two statuses for the one declaration
     # when customs decided between the reads (the next refresh agreed), in two requests.
     backend = LocalBackend(tmp_path)
-    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
-    docs = [
-        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
-        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
-    ]
+    docs = _departure_and_its_party_update()
     assert _apply(backend, docs, emulator).ok
     moving = _Moving(emulator.transport)
     client = CustomsClient(
@@ -1379,11 +1381,7 @@ def test_refresh_takes_no_status_from_a_look_alike_given_the_departure_number_ag
     # update's: status and plan said "rejected", while apply, which lists the transit
     # declarations to see when the one at the number was made, sends nothing there.
     backend = LocalBackend(tmp_path)
-    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
-    docs = [
-        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
-        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
-    ]
+    docs = _departure_and_its_party_update()
     assert _apply(backend, docs, emulator).ok
     with backend.open("refresh") as session:
         refresh(session, emulator.client)
@@ -1423,11 +1421,7 @@ def test_a_service_clock_a_moment_ahead_does_not_make_a_departure_another_object
     # 7003", and refresh noted the departure itself as another object (exit 1).
     ahead = Emulator(processing_seconds=0.0, clock=lambda: time.time() + 1.0)
     backend = LocalBackend(tmp_path)
-    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
-    docs = [
-        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
-        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
-    ]
+    docs = _departure_and_its_party_update()
     try:
         report = _apply(backend, docs, ahead)
         with backend.open("refresh") as session:
@@ -1449,11 +1443,7 @@ def test_a_party_update_whose_declaration_came_back_is_found_again_with_it(
     # as needing a decision: the declaration back, made before the update's write, is the
     # one the update wrote to.
     backend = LocalBackend(tmp_path)
-    party = {"declarationId": "${ref:DepartureDeclaration/d.declarationId}", "Consignee": EORI}
-    docs = [
-        doc(Kind.DEPARTURE_DECLARATION, "d", departure(), 0),
-        doc(Kind.TRANSIT_PARTY_UPDATE, "u", party, 1),
-    ]
+    docs = _departure_and_its_party_update()
     assert _apply(backend, docs, emulator).ok
     ident = backend.read().resources["DepartureDeclaration/d"].outputs["declarationId"]
     gone = _answering(emulator, str(ident), 404)
