@@ -24,6 +24,7 @@ import contextlib
 import math
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -53,9 +54,9 @@ from customs_batch.kinds.model import (
     Request,
     Restated,
     WaitFunction,
+    derived_idempotency_key,
     key_honoured_until,
     key_made_at,
-    new_idempotency_key,
     not_found_words,
     unverified_words,
 )
@@ -211,6 +212,16 @@ class _Run:
         self._restated_index: dict[tuple[Kind, str], dict[str, list[str]]] = {}
         """By kind and output, the records of the state by that output's value: where the
         objects a kind's answer restates are found (``_restate``), made when first needed."""
+        state = session.state
+        if not state.lineage:
+            # What the first record would draw, drawn before any worker sends (a key is
+            # derived from it before its intent is recorded), so that every key of a first
+            # run has a random part.
+            state.lineage = str(uuid.uuid4())
+        self.started_from = (state.lineage, state.serial)
+        """The lineage and serial of the state the run started from, which the
+        Idempotency-Keys it makes are derived from
+        (:func:`~customs_batch.kinds.model.derived_idempotency_key`)."""
 
     def fail(self, exc: CustomsBatchError) -> None:
         """A fatal error: keep the first, and stop every worker."""
@@ -298,7 +309,10 @@ class _Run:
                 return accepted
         key = change.idempotency_key
         if key is None and model_of(change.address.kind).idempotency_keys:
-            key = new_idempotency_key()
+            # The same for a run again from the same state with the same request (a lost
+            # runner's): the service answers with what the lost run made.
+            lineage, serial = self.started_from
+            key = derived_idempotency_key(lineage, serial, str(change.address), spec)
         intent = _intent(change, previous, spec, key)
         elsewhere, intent = self._another_there(change, intent)
         if elsewhere is not None:
@@ -312,13 +326,13 @@ class _Run:
         try:
             # A planned re-send counts from its first request (its record's time too); a
             # key made now counts from now, whatever an older record of the address says.
+            now = datetime.now(UTC)
             honoured_until = key_honoured_until(
                 key,
                 previous.updated_at
                 if previous is not None and change.idempotency_key is not None
-                else "",
+                else now.isoformat(),
             )
-            now = datetime.now(UTC)
             if change.idempotency_key is not None and (
                 honoured_until is None or now >= honoured_until
             ):

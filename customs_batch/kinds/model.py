@@ -8,6 +8,8 @@ asks the model and never which kind it holds.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import secrets
 import unicodedata
@@ -54,7 +56,8 @@ def new_idempotency_key(now: datetime | None = None) -> str:
     """A new Idempotency-Key: a UUID (version 7, as the API recommends a UUID) whose first
     48 bits are the time it was made, in milliseconds since the epoch. The key itself so
     says when its 24 hours began, however often it is re-sent later (a record's time is
-    that of its last attempt)."""
+    that of its last attempt). Earlier versions of this tool sent such keys, which records
+    may still hold; apply now derives its keys (:func:`derived_idempotency_key`)."""
     millis = int((now or datetime.now(UTC)).timestamp() * 1000) & ((1 << 48) - 1)
     value = (
         millis << 80
@@ -66,9 +69,58 @@ def new_idempotency_key(now: datetime | None = None) -> str:
     return str(uuid.UUID(int=value))
 
 
+def derived_idempotency_key(
+    lineage: str, serial: int, address: str, body: Mapping[str, JSON]
+) -> str:
+    """The Idempotency-Key of a creation that no earlier attempt holds a key for: a UUID
+    (as the API recommends) of version 8 (RFC 9562's custom version) made of a SHA-256 of
+    the state's lineage, the serial of the state the run started from, the document's
+    address and the request body it sends (canonical JSON, each number by its value, as
+    the service compares bodies).
+
+    A run that starts again from the same state and sends the same request sends the same
+    key: a run whose runner was lost before the state it wrote was kept (a CI machine gone)
+    is run again from the state kept before it, and the service answers with the movements
+    the lost run made, within 24 hours of it, instead of making them twice. A later state
+    (anything recorded since, a ``state forget``, a ``state rm``) or another body gives
+    another key, so a movement meant to be sent again is sent as new, and a key is never
+    sent with two bodies. The lineage (drawn at random) is in the hash, so that the key
+    tells nothing of the body to whoever would guess it.
+
+    The key holds no time (:func:`key_made_at` is None): its 24 hours are counted from the
+    time of the record that holds it (:func:`key_honoured_until`). The service counts them
+    from the key's first use, which may be a lost run's, earlier."""
+    text = json.dumps(
+        [lineage, serial, address, _by_value(dict(body))],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    digest = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16])
+    value = (
+        digest & ~(0xF << 76 | 0b11 << 62)
+        | 0x8 << 76  # version 8
+        | 0b10 << 62  # the RFC 4122 variant
+    )
+    return str(uuid.UUID(int=value))
+
+
+def _by_value(value: JSON) -> JSON:
+    """``value`` with each integral float as the integer it is: the service takes ``10``
+    and ``10.0`` for one request, and so one key."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: _by_value(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [_by_value(child) for child in value]
+    return value
+
+
 def key_made_at(key: str) -> datetime | None:
     """When a key of :func:`new_idempotency_key` was made (None: a key that holds no time,
-    such as the version 4 UUIDs of earlier versions of this tool)."""
+    such as the version 4 UUIDs of earlier versions of this tool and the version 8 ones of
+    :func:`derived_idempotency_key`)."""
     try:
         parsed = uuid.UUID(key)
     except ValueError:

@@ -7,7 +7,14 @@ from datetime import timedelta
 
 from customs_batch.kinds import Kind
 from customs_batch.kinds.actions import Action, Operation
-from customs_batch.kinds.model import key_made_at, new_idempotency_key
+from customs_batch.kinds.model import (
+    IDEMPOTENCY_WINDOW,
+    KEY_MARGIN,
+    derived_idempotency_key,
+    key_honoured_until,
+    key_made_at,
+    new_idempotency_key,
+)
 from customs_batch.kinds.registry import model_of
 from tests.kinds.helpers import NOW, after_unknown, identity
 
@@ -53,6 +60,33 @@ def test_a_keys_24_hours_count_from_when_it_was_made_not_from_its_last_attempt()
     )
     # A key of an earlier version (no time in it) counts from its record's time.
     assert key_made_at("k-1") is None and key_made_at(str(uuid.uuid4())) is None
+
+
+def test_a_key_made_by_apply_is_the_same_for_the_same_state_and_request_only() -> None:
+    # Reported: a CI runner lost before its state was kept; the run again from the state
+    # kept before it sent each movement under a new key, and the service made it twice.
+    lineage, address = "6f1c2a9e-4b7d-4e0a-9c1f-2d3e4f5a6b7c", "Movement/mov-a1-arrival"
+    body = {**SPEC, "grossWeightKg": 12.5, "customsDeclaration": {"mrn": "26NL0000000000001"}}
+    key = derived_idempotency_key(lineage, 4, address, body)
+    assert key == derived_idempotency_key(lineage, 4, address, dict(reversed(body.items())))
+    assert uuid.UUID(key).version == 8 and uuid.UUID(key).variant == uuid.RFC_4122
+    others = {
+        derived_idempotency_key(str(uuid.uuid4()), 4, address, body),  # another state
+        derived_idempotency_key(lineage, 5, address, body),  # a later one of this state
+        derived_idempotency_key(lineage, 4, "Movement/mov-a1-storage-in", body),
+        derived_idempotency_key(lineage, 4, address, {**body, "quantity": 2}),
+        derived_idempotency_key(lineage, 4, address, {**body, "customsDeclaration": {}}),
+    }
+    assert key not in others and len(others) == 5
+    # One request to the service, which compares numbers by value: one key.
+    assert derived_idempotency_key(lineage, 4, address, {**body, "quantity": 1.0}) == key
+    # No time in it: its 24 hours count from its record's.
+    assert key_made_at(key) is None
+    recorded = NOW - timedelta(hours=3)
+    assert key_honoured_until(key, recorded.isoformat()) == (
+        recorded + IDEMPOTENCY_WINDOW - KEY_MARGIN
+    )
+    assert key_honoured_until(key, "") is None
 
 
 def test_a_lost_movement_is_re_sent_with_its_key_only_while_the_key_holds() -> None:
