@@ -881,13 +881,13 @@ class _Run:
     def _record_unknown(
         self, change: PlannedChange, intent: ResourceRecord, detail: str
     ) -> Outcome:
-        """Record the intent's outcome as unknown, with the time a re-send under a key that
-        holds no time keeps (:func:`_kept_time`), for the next run; the outcome says
-        ``detail``."""
+        """Record the intent's outcome as unknown, for the next run, with the time the 24
+        hours of its key count from when the key holds no time (:func:`_key_counts_from`);
+        the outcome says ``detail``."""
         self.session.record_soon(
             intent.with_changes(
                 status=RecordStatus.UNKNOWN,
-                updated_at=_kept_time(change, intent) or now_iso(),
+                updated_at=_key_counts_from(intent) or now_iso(),
             )
         )
         return Outcome(change.address, NodeStatus.FAILED, change.operation, detail)
@@ -1420,6 +1420,20 @@ def _kept_time(change: PlannedChange, record: ResourceRecord | None) -> str | No
     if key is None or record is None or record.idempotency_key != key:
         return None
     return record.updated_at if key_made_at(key) is None and record.updated_at else None
+
+
+def _key_counts_from(intent: ResourceRecord) -> str | None:
+    """The time the 24 hours of an intent's Idempotency-Key count from, when the key holds
+    no time (made by apply from the state and the request, or a version 4 UUID of an
+    earlier version of this tool): the intent's own, stamped before its first request
+    under the key, or kept from the record of that request by a re-send (:func:`_kept_time`).
+    Stamped when its outcome turned out unknown instead (after retries and the waits of
+    429s), the window would begin after the service's. None for a request without a key,
+    or whose key holds its time."""
+    key = intent.idempotency_key
+    if not key or key_made_at(key) is not None or not intent.updated_at:
+        return None
+    return intent.updated_at
 
 
 def _identity(change: PlannedChange, spec: Mapping[str, JSON]) -> tuple[str, ...]:

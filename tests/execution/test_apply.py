@@ -25,6 +25,7 @@ from customs_batch.client import (
 )
 from customs_batch.commands.state import record_word
 from customs_batch.errors import StateError
+from customs_batch.execution import apply as apply_module
 from customs_batch.execution import scheduler
 from customs_batch.execution.apply import ApplyReport, Outcome, apply_plan
 from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
@@ -259,6 +260,32 @@ def test_a_re_send_under_a_key_without_time_keeps_the_time_its_24_hours_count_fr
     later = datetime.now(UTC) + timedelta(hours=10)  # 30 h after the first request
     [change] = plan_changes([movement("m", 0)], backend.read(), now=later).changes
     assert change.action is Action.NEEDS_DECISION
+
+
+def test_a_first_request_whose_answer_is_lost_keeps_the_time_its_key_began(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found in review: apply's keys hold no time, so their 24 hours count from the record's;
+    # a first request whose answers were all lost was recorded when the run gave up on it
+    # (after its retries, or the waits of 429s), later than the service began counting.
+    stamps = iter(("2026-11-29T08:00:00.000Z", "2026-11-29T10:00:00.000Z"))
+    stamp = next(stamps)
+    monkeypatch.setattr(apply_module, "now_iso", lambda: stamp)
+
+    def lost(_request: httpx.Request) -> httpx.Response:
+        nonlocal stamp
+        stamp = next(stamps, stamp)  # the answers take two hours to be given up on
+        return httpx.Response(503, json={"statusCode": 503, "message": "Unavailable"})
+
+    backend = LocalBackend(tmp_path)
+    with CustomsClient(sender_on(FakeClock(), lost)) as client, backend.open("apply") as session:
+        plan = plan_changes([movement("m", 0)], session.state)
+        assert plan.changes[0].idempotency_key is None  # made by apply
+        report = apply_plan(plan, session, client, parallelism=1, stop=threading.Event())
+    assert not report.ok
+    kept = backend.read().resources["Movement/m"]
+    assert kept.status is RecordStatus.UNKNOWN and kept.idempotency_key is not None
+    assert kept.updated_at == "2026-11-29T08:00:00.000Z"
 
 
 def test_wait_records_ready_and_invalid_declarations(tmp_path: Path, emulator: Emulator) -> None:
