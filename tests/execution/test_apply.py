@@ -40,7 +40,7 @@ from customs_batch.execution.results import ResultStatus, recorded_result
 from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.kinds import Address, Kind
-from customs_batch.kinds.model import new_idempotency_key
+from customs_batch.kinds.model import derived_idempotency_key, new_idempotency_key
 from customs_batch.manifest import Document
 from customs_batch.planning import Action, plan_changes
 from customs_batch.planning.diff import following_processing
@@ -49,7 +49,8 @@ from customs_batch.reports._words import summary_text
 from customs_batch.sandbox.faults import parse_faults
 from customs_batch.sandbox.seed import parse_seed
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State, edits
-from customs_batch.state.backend import OtherState
+from customs_batch.state.backend import OtherState, StateBackend
+from customs_batch.state.postgres import PostgresBackend
 
 from ..client.bodies import departure
 from ..client.fakes import FakeClock, sender_on
@@ -158,6 +159,34 @@ def test_a_pending_movement_is_resent_with_its_key_and_not_duplicated(
     assert _apply(backend, [movement("m", 0)], emulator).ok
     assert len(emulator.movements()) == 1
     assert backend.read().resources["Movement/m"].outputs == first.outputs
+
+
+@pytest.mark.parametrize("kind", ["local", "postgres"])
+def test_a_movements_key_is_derived_from_the_state_the_run_started_from(
+    kind: str, tmp_path: Path, emulator: Emulator, request: pytest.FixtureRequest
+) -> None:
+    # A first run draws the state's lineage before it sends: the key is derived from the
+    # lineage the state then records, and the next run's from the serial it started from.
+    backend: StateBackend = (
+        LocalBackend(tmp_path)
+        if kind == "local"
+        else PostgresBackend(request.getfixturevalue("postgres_url"), "keys")
+    )
+    first = [movement("m", 0)]
+    for serial, documents in enumerate((first, [*first, movement("n", 1, "hawb_a2")])):
+        with backend.open("apply") as session:
+            assert session.state.serial == serial
+            plan = plan_changes(documents, session.state)
+            run = apply_plan(plan, session, emulator.client, parallelism=2, stop=threading.Event())
+            assert run.ok
+        state = backend.read()
+        assert state.lineage and state.serial == serial + 1
+        sent = documents[-1]
+        record = state.resources[str(sent.address)]
+        assert record.idempotency_key == derived_idempotency_key(
+            state.lineage, serial, str(sent.address), sent.spec
+        )
+    assert len(emulator.movements()) == 2
 
 
 def test_a_planned_re_send_is_not_sent_once_its_key_has_expired(
