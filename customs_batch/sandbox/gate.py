@@ -30,19 +30,29 @@ class Gate:
         self._opened: anyio.Event | None = None
         self._stopping = False
         self.waiting = 0
+        self.writes_only = False
+        """Whether the closed gate holds only requests that may change something (every
+        method but GET and HEAD): a run's reads pass, its first write waits."""
 
     @property
     def is_open(self) -> bool:
         """Whether requests pass."""
         return self._opened is None
 
-    def close(self) -> None:
-        """Hold every request from now on (call on the server's event loop)."""
+    def close(self, *, writes_only: bool = False) -> None:
+        """Hold every request from now on, or with ``writes_only`` every one but a GET or
+        a HEAD (call on the server's event loop)."""
+        self.writes_only = writes_only
         if self._opened is None:
             self._opened = anyio.Event()
 
+    def holds(self, scope: Scope) -> bool:
+        """Whether the closed gate holds this request."""
+        return not (self.writes_only and scope.get("method") in ("GET", "HEAD"))
+
     def open(self) -> None:
         """Let the waiting requests and every later one through."""
+        self.writes_only = False
         if self._opened is not None:
             self._opened.set()
             self._opened = None
@@ -105,7 +115,7 @@ class Gate:
 
     def snapshot(self) -> dict[str, object]:
         """The ``/_sandbox/gate`` body."""
-        return {"open": self.is_open, "waiting": self.waiting}
+        return {"open": self.is_open, "writes": self.writes_only, "waiting": self.waiting}
 
 
 class GateMiddleware:
@@ -117,7 +127,12 @@ class GateMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The open gate is asked first: it is open for every request outside a racing test.
-        if not self.gate.is_open and scope["type"] == "http" and faultable(scope["path"]):
+        if (
+            not self.gate.is_open
+            and scope["type"] == "http"
+            and faultable(scope["path"])
+            and self.gate.holds(scope)
+        ):
             held = await self.gate.hold(scope, receive)
             if held is None:
                 await json_response(_STOPPING, contract.SERVICE_UNAVAILABLE)(scope, receive, send)
@@ -157,13 +172,14 @@ async def show_gate(request: Request, sandbox: Sandbox, caller: Caller) -> Respo
 
 
 async def set_gate(request: Request, sandbox: Sandbox, caller: Caller) -> Response:
-    """POST /_sandbox/gate with ``{"open": false}`` closes it, ``{"open": true}`` opens it."""
+    """POST /_sandbox/gate with ``{"open": false}`` closes it (``"writes": true`` beside:
+    for every request but a GET or a HEAD), ``{"open": true}`` opens it."""
     body = check_schema(sandbox.request_validators[SET_GATE], await json_body(request))
     gate = _gate(request)
     if body["open"]:
         gate.open()
     else:
-        gate.close()
+        gate.close(writes_only=bool(body.get("writes", False)))
     return json_response(gate.snapshot())
 
 
@@ -171,7 +187,12 @@ def _set_gate_schema() -> JsonObject:
     return {
         "type": "object",
         "properties": {
-            "open": {"type": "boolean", "description": "false closes the gate, true opens it"}
+            "open": {"type": "boolean", "description": "false closes the gate, true opens it"},
+            "writes": {
+                "type": "boolean",
+                "description": "with open false: hold only the requests that may change "
+                "something (every method but GET and HEAD); default false, every request",
+            },
         },
         "required": ["open"],
         "additionalProperties": False,
@@ -183,12 +204,17 @@ _SNAPSHOT: JsonObject = {
     "type": "object",
     "properties": {
         "open": {"type": "boolean", "description": "whether API requests pass"},
+        "writes": {
+            "type": "boolean",
+            "description": "while closed: whether it holds only the requests that may change "
+            "something, letting GET and HEAD pass",
+        },
         "waiting": {
             "type": "integer",
             "description": "how many held requests have a client still waiting for them",
         },
     },
-    "required": ["open", "waiting"],
+    "required": ["open", "writes", "waiting"],
     "additionalProperties": False,
 }
 CONTROLS = (

@@ -165,9 +165,11 @@ class Sandbox:
         moved = self.client.post("/_sandbox/clock", json={"advanceSeconds": seconds})
         moved.raise_for_status()
 
-    def close_gate(self) -> None:
-        """Hold every API request at the door until ``open_gate`` (a race held open)."""
-        self.client.post("/_sandbox/gate", json={"open": False}).raise_for_status()
+    def close_gate(self, *, writes: bool = False) -> None:
+        """Hold every API request at the door until ``open_gate`` (a race held open); with
+        ``writes``, every one but a GET or a HEAD (apply's reads before it sends pass)."""
+        setting = {"open": False, "writes": True} if writes else {"open": False}
+        self.client.post("/_sandbox/gate", json=setting).raise_for_status()
 
     def open_gate(self) -> None:
         """Let the held requests, and every later one, through."""

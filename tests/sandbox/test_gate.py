@@ -20,7 +20,7 @@ def test_a_request_waits_at_the_closed_gate_until_it_opens() -> None:
             transport=transport, base_url="http://sandbox", headers=AUTH
         ) as client:
             closed = await client.post("/_sandbox/gate", json={"open": False})
-            assert closed.json() == {"open": False, "waiting": 0}
+            assert closed.json() == {"open": False, "writes": False, "waiting": 0}
             answers: list[httpx.Response] = []
 
             async def send() -> None:
@@ -37,7 +37,46 @@ def test_a_request_waits_at_the_closed_gate_until_it_opens() -> None:
                 opened = await client.post("/_sandbox/gate", json={"open": True})
                 assert opened.json()["open"] is True
             assert [answer.status_code for answer in answers] == [200]
-            assert (await client.get("/_sandbox/gate")).json() == {"open": True, "waiting": 0}
+            assert (await client.get("/_sandbox/gate")).json() == {
+                "open": True,
+                "writes": False,
+                "waiting": 0,
+            }
+
+    anyio.run(scenario)
+
+
+def test_a_gate_closed_for_writes_lets_reads_pass_and_holds_the_first_write() -> None:
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=create_app(rate_limit=None))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://sandbox", headers=AUTH
+        ) as client:
+            closed = await client.post("/_sandbox/gate", json={"open": False, "writes": True})
+            assert closed.json() == {"open": False, "writes": True, "waiting": 0}
+            with anyio.fail_after(10):
+                read = await client.get("/v1/declarations/transit")  # not held
+            assert read.status_code == 200
+            answers: list[httpx.Response] = []
+            group_body = {"name": "Held", "code": "HELD", "companyId": 1}
+
+            async def send() -> None:
+                answers.append(
+                    await client.post("/v1/declaration-templates/groups", json=group_body)
+                )
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(send)
+                with anyio.fail_after(10):
+                    while (await client.get("/_sandbox/gate")).json()["waiting"] < 1:
+                        await anyio.sleep(0.01)
+                assert answers == []
+                await client.post("/_sandbox/gate", json={"open": True})
+            assert [answer.status_code for answer in answers] == [201]
+            # Opened, it is a whole gate again when closed without "writes".
+            again = await client.post("/_sandbox/gate", json={"open": False})
+            assert again.json()["writes"] is False
+            await client.post("/_sandbox/gate", json={"open": True})
 
     anyio.run(scenario)
 
@@ -173,7 +212,11 @@ def test_a_client_that_leaves_the_closed_gate_no_longer_waits_its_whole_request_
                 for g in (await client.get("/v1/declaration-templates/groups")).json()["result"]
             }
             assert "GONE-1" in codes and "GONE-2" not in codes
-            assert (await client.get("/_sandbox/gate")).json() == {"open": True, "waiting": 0}
+            assert (await client.get("/_sandbox/gate")).json() == {
+                "open": True,
+                "writes": False,
+                "waiting": 0,
+            }
         # The log says what was done: the status answered to nobody, or disconnected.
         logged = [line.split()[2:5] for line in log.getvalue().splitlines()]
         held = [(method, path, outcome) for method, path, outcome in logged if method != "GET"]

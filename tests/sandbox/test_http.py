@@ -267,7 +267,7 @@ def test_every_400_lists_its_reasons(
 def test_the_gate_reads_its_body_as_strictly_as_the_api(api: httpx.Client) -> None:
     response = api.post("/_sandbox/gate", content=b'{"open": false}')  # no Content-Type
     assert response.status_code == 415
-    assert api.get("/_sandbox/gate").json() == {"open": True, "waiting": 0}
+    assert api.get("/_sandbox/gate").json() == {"open": True, "writes": False, "waiting": 0}
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ def test_every_route_the_app_serves_is_documented_with_its_methods(api: httpx.Cl
     ("path", "body", "answer"),
     [
         ("/_sandbox/clock", {"advanceSeconds": 2}, {"manual", "now", "advancedSeconds"}),
-        ("/_sandbox/gate", {"open": True}, {"open", "waiting"}),
+        ("/_sandbox/gate", {"open": True}, {"open", "writes", "waiting"}),
         ("/_sandbox/keys/rotate", {"newKey": "k-2"}, {"rotated", "companyId"}),
     ],
 )
