@@ -30,7 +30,11 @@ from customs_batch.execution.reconcile import (
     refuse_writes_held_elsewhere,
 )
 from customs_batch.execution.scheduler import NodeStatus
-from customs_batch.execution.settle import settle_lost_creations
+from customs_batch.execution.settle import (
+    Settled,
+    hold_what_a_lost_run_may_have_made,
+    settle_lost_creations,
+)
 from customs_batch.execution.time_budget import TimeBudget
 from customs_batch.execution.waiting import WaitOptions
 from customs_batch.manifest import Document
@@ -356,6 +360,7 @@ def _apply(
         backend.refuse_a_state_behind_its_history(session.state)
         # What the other states of the service hold: read once a run, if ever asked.
         elsewhere = objects_held_elsewhere(environment, backend)
+        found: list[Settled] = []  # what the search for lost submissions settled
         if saved is not None and plan_path is not None:
             check_current(saved, session.state, source=plan_path, state_at=backend.location)
             check_inputs(
@@ -404,6 +409,11 @@ def _apply(
         plan = refuse_creations_held_elsewhere(plan, elsewhere)
         # And an update of an object another environment of the service records too.
         plan = refuse_writes_held_elsewhere(plan, session.state, elsewhere)
+        # And a departure a run whose records were not kept (a lost CI runner) may have
+        # submitted: held for a decision, and recorded so once the run is approved.
+        plan, held = hold_what_a_lost_run_may_have_made(
+            plan, session, client, others=elsewhere, settled=found
+        )
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):
@@ -412,6 +422,8 @@ def _apply(
             return ApplyResult(ApplyStatus.TOO_LARGE, environment, plan)
         if saved is None and not options.auto_approve and not presenter.approve():
             return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
+        for record in held:
+            session.record(record)
         events = presenter.progress(environment)
         stop = threading.Event()
         store = history_for(backend)

@@ -313,7 +313,7 @@ class _Run:
             # runner's): the service answers with what the lost run made.
             lineage, serial = self.started_from
             key = derived_idempotency_key(lineage, serial, str(change.address), spec)
-        intent = _intent(change, previous, spec, key)
+        intent = intent_of(change, previous, spec, key)
         elsewhere, intent = self._another_there(change, intent)
         if elsewhere is not None:
             return elsewhere
@@ -1331,7 +1331,7 @@ def _stands_for_an_object(model: KindModel, record: ResourceRecord) -> bool:
     return bool(record.outputs) and model.identifier(record) not in (None, "")
 
 
-def _intent(
+def intent_of(
     change: PlannedChange,
     previous: ResourceRecord | None,
     spec: dict[str, JSON],

@@ -148,6 +148,7 @@ def adopt(
         outputs=dict(found.outputs),
         error=None,
         maybe_held=(),
+        look_since=None,
         updated_at=now_iso(),
         **_service_state(found),
     )

@@ -15,21 +15,26 @@ decides (``state adopt`` or ``state forget``), told which ones.
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from customs_batch.client import AuthenticationError, CustomsClient, PermissionDeniedError
 from customs_batch.errors import ServiceError
+from customs_batch.execution.apply import intent_of, now_iso
 from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
-from customs_batch.kinds import Address
+from customs_batch.kinds import Address, Kind
+from customs_batch.kinds.actions import Action
 from customs_batch.kinds.model import CLOCK_SKEW, LostCreation, parse_time
-from customs_batch.kinds.registry import KINDS
+from customs_batch.kinds.registry import KINDS, model_of
+from customs_batch.planning.diff import hold_changes
+from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state.backend import StateSession
 from customs_batch.state.history import HistoryStore
 from customs_batch.state.model import RecordStatus, ResourceRecord
-from customs_batch.state.records import records_in
+from customs_batch.state.records import Records, records_in
 
 MARGIN = timedelta(seconds=5)
 """Added to the timeouts before a lost request is taken to have had its chance to arrive."""
@@ -56,11 +61,20 @@ class Settled:
     held_elsewhere: tuple[str, ...] = ()
     """Objects created since with the same values that are not candidates: a record of
     another state of the same service stands for each (another environment's), in words."""
+    looked_since: str | None = None
+    """For a creation apply held unsent because of what the service made since the state's
+    last write (``ResourceRecord.look_since``): that time. Nothing of it was sent."""
 
     def describe(self, *, applying: bool = True) -> str:
         """One line for the user; ``applying``: said by the apply that submits it next
         (refresh only takes the intent back: the next apply submits it)."""
         elsewhere = "; ".join(self.held_elsewhere)
+        if self.never_arrived and self.looked_since is not None:
+            then = "it is submitted" if applying else "the next apply submits it"
+            nothing = f"nothing the service made since {self.looked_since} could be it now"
+            if elsewhere:
+                nothing += f" but what another environment holds, left out: {elsewhere}"
+            return f"{self.address}: held for a decision, {nothing}: {then}"
         if self.never_arrived:
             then = "it is submitted again" if applying else "the next apply submits it again"
             nothing = "nothing created since could be it"
@@ -78,6 +92,8 @@ class Settled:
         ids = ", ".join(self.candidates)
         if elsewhere:
             ids += f"; left out, as another environment's: {elsewhere}"
+        if self.looked_since is not None:
+            return f"{self.address}: {lost_run_words(self.address, ids, self.looked_since)}"
         if self.answered is not None:
             return (
                 f"{self.address}: the last submission was received: the history records the "
@@ -123,8 +139,10 @@ def settle_lost_creations(
         lost = _lost(session, f"{model.kind.value}/", answered_within)
         if not lost:
             continue
-        ready = max(parse_time(c.record.updated_at) or now() for c in lost)
-        wait = (ready + answered_within + MARGIN - now()).total_seconds()
+        # What this state sent may still be handled; a creation held unsent was not sent.
+        sent = [c for c in lost if c.record.look_since is None]
+        ready = max((parse_time(c.record.updated_at) or now() for c in sent), default=None)
+        wait = 0.0 if ready is None else (ready + answered_within + MARGIN - now()).total_seconds()
         if wait > 0:
             notice(
                 f"waiting {wait:.0f} s before looking for {len(lost)} submission(s) whose "
@@ -160,10 +178,26 @@ def settle_lost_creations(
                 if answers is None and history is not None:
                     answers = _answers(history)
                 answered = _answered(answers or {}, creation.record, candidates)
-                settled.append(Settled(creation.record.address, False, candidates, answered, taken))
+                settled.append(
+                    Settled(
+                        creation.record.address,
+                        False,
+                        candidates,
+                        answered,
+                        taken,
+                        creation.record.look_since,
+                    )
+                )
             else:
                 taken_back = _take_back(session, creation.record)
-                settled.append(Settled(creation.record.address, taken_back, held_elsewhere=taken))
+                settled.append(
+                    Settled(
+                        creation.record.address,
+                        taken_back,
+                        held_elsewhere=taken,
+                        looked_since=creation.record.look_since,
+                    )
+                )
     return settled
 
 
@@ -208,6 +242,12 @@ def _lost(session: StateSession, prefix: str, answered_within: timedelta) -> lis
     for record in records_in(session.state.resources, prefix, UNKNOWN_STATUSES):
         if record.outputs or Address.parse(record.address) is None:
             continue
+        if record.look_since is not None:
+            # Held unsent: what a lost run may have made since the state's last write.
+            looked = parse_time(record.look_since)
+            if looked is not None:
+                lost.append(LostCreation(record, looked, standing_only=True))
+                continue
         stamped = parse_time(record.updated_at)
         if stamped is None:
             continue
@@ -243,3 +283,144 @@ def _take_back(session: StateSession, record: ResourceRecord) -> bool:
         )
     )
     return True
+
+
+UNRECORDED_LOOKBACK = timedelta(hours=24)
+"""How far back apply looks for what a lost run made when the state holds no record at all
+(a first run lost before anything of its state was kept)."""
+
+_UPDATED = re.compile(r'"updatedAt"\s*:\s*"([^"]*)"')
+
+
+def lost_run_words(address: str, ids: str, since: str) -> str:
+    """Why the creation of ``address`` is held unsent: the service made ``ids`` since
+    ``since`` (the state's last write, less the clocks' skew)."""
+    return (
+        f"not sent: the service holds objects made since {since} that no record "
+        f"holds, with this document's values: {ids}. A run whose records "
+        "were not kept (a CI runner lost before it committed the state) may have submitted "
+        f"it. If one is it, `customs-batch state adopt {address} ID`; if none is, "
+        f"`customs-batch state forget {address}` (the next apply submits it)"
+    )
+
+
+def hold_what_a_lost_run_may_have_made(
+    plan: Plan,
+    session: StateSession,
+    client: CustomsClient,
+    *,
+    others: ObjectsHeldElsewhere,
+    settled: Sequence[Settled] = (),
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> tuple[Plan, tuple[ResourceRecord, ...]]:
+    """``plan`` with each creation held for a decision that the service may already hold.
+
+    A run whose records were not kept (a CI runner lost outright, the state folder
+    committed before it) leaves at the service what it created, and the next plan, made
+    from the state kept before, creates it again. A kind that cannot be sent twice safely
+    (no Idempotency-Key: a departure declaration) is searched for first, as for a
+    submission whose outcome is unknown: among the objects the service made since the
+    state's last write (less :data:`CLOCK_SKEW`; with no record at all, the last
+    :data:`UNRECORDED_LOOKBACK`), one that no record of this state or of another of the
+    service holds, that still stands (customs neither rejected nor cancelled it) and that
+    agrees with the document in every field the service gives back could be it. Such a creation is not sent: it is held for a decision, with what depends
+    on it, and the records to write for it are returned (``look_since`` that time), so that
+    every later run looks for it again from the same time until ``state adopt`` or
+    ``state forget`` decides it. ``settled``: what :func:`settle_lost_creations` found this
+    run; a held creation it took back (nothing could be it now) is sent as planned.
+    """
+    taken_back = {s.address for s in settled if s.never_arrived and s.looked_since is not None}
+    creations: dict[Kind, list[PlannedChange]] = {}
+    for change in plan.changes:
+        model = model_of(change.address.kind)
+        if (
+            model.look_for is None
+            or model.idempotency_keys
+            or change.action not in (Action.CREATE, Action.RESUBMIT)
+            or change.operation not in (model.create, model.resubmit)
+            or change.in_flight
+            or change.moved_from is not None
+            or str(change.address) in taken_back
+        ):
+            continue
+        creations.setdefault(change.address.kind, []).append(change)
+    if not creations:
+        return plan, ()
+    resources = session.state.resources
+    newest = _newest_write(resources)
+    since = newest - CLOCK_SKEW if newest is not None else now() - UNRECORDED_LOOKBACK
+    since_words = since.isoformat(timespec="seconds").replace("+00:00", "Z")
+    reasons: dict[Address, str] = {}
+    records: list[ResourceRecord] = []
+    for kind, changes in creations.items():
+        model = model_of(kind)
+        assert model.look_for is not None
+        probes = [
+            LostCreation(
+                intent_of(change, resources.get(str(change.address)), dict(change.spec), None),
+                since,
+                standing_only=True,
+            )
+            for change in changes
+        ]
+        recorded = list(records_in(resources, f"{kind.value}/", tuple(RecordStatus)))
+        try:
+            found = model.look_for(client, probes, recorded)
+        except (AuthenticationError, PermissionDeniedError):
+            raise  # the run cannot go on either
+        except ServiceError as exc:
+            for change in changes:
+                reasons[change.address] = (
+                    f"not sent: the objects the service made since {since_words} "
+                    f"could not be read ({exc.message}), and one of them could be this "
+                    "document's, submitted by a run whose records were not kept; nothing "
+                    "was recorded: the next apply looks again"
+                )
+            continue
+        for probe in probes:
+            candidates = tuple(
+                ident
+                for ident in found.get(probe.record.address, ())
+                if others.holder(kind, ident) is None
+            )
+            if not candidates:
+                continue
+            parsed = Address.parse(probe.record.address)
+            assert parsed is not None
+            reasons[parsed] = lost_run_words(
+                probe.record.address, ", ".join(candidates), since_words
+            )
+            records.append(
+                probe.record.with_changes(
+                    status=RecordStatus.UNKNOWN, look_since=since_words, updated_at=now_iso()
+                )
+            )
+    return hold_changes(plan, reasons), tuple(records)
+
+
+def _newest_write(resources: Mapping[str, ResourceRecord]) -> datetime | None:
+    """When a record of the state was last written (None: no record). A record still held
+    as text is not parsed: its newest ``updatedAt`` is found in the text (its earlier
+    submissions' are older), and only the record that text names newest is parsed, to make
+    sure the time is its own (a spec could hold a field of that name)."""
+    texts = resources.text_of if isinstance(resources, Records) else None
+    stamps: list[tuple[str, str]] = []
+    for address in resources:
+        text = texts(address) if texts is not None else None
+        if text is None:
+            stamps.append((resources[address].updated_at[:19], address))
+            continue
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        found = [stamp[:19] for stamp in _UPDATED.findall(text)]
+        if found:
+            stamps.append((max(found), address))
+    stamps.sort(reverse=True)
+    for stamp, address in stamps:
+        own = resources[address].updated_at[:19]
+        if own == stamp:
+            return parse_time(own + "Z") if own else None
+    # Every newest stamp was a spec's: the records' own times.
+    owns = [resources[address].updated_at[:19] for _, address in stamps]
+    newest = max((own for own in owns if own), default="")
+    return parse_time(newest + "Z") if newest else None

@@ -310,6 +310,8 @@ def _look_for(
                 continue
             if ident not in details:
                 details[ident] = client.get_transit(ident).raw
+            if creation.standing_only and _declares_nothing(details[ident]):
+                continue
             if _could_be(spec_of(creation.record.spec), details[ident]):
                 candidates.append(str(ident))
         found[creation.record.address] = tuple(candidates)
@@ -375,6 +377,15 @@ def _made_after(created_at: str, written: datetime | None) -> bool:
 def _held(record: ResourceRecord) -> frozenset[str]:
     """Its declaration, and the rejected ones it replaced: those are its submissions too."""
     return frozenset(str(ident) for ident in _recorded_ids([record]))
+
+
+_DECLARING_NOTHING = FAILED_TRANSIT_STATUSES | {CANCELED}
+"""The states of a declaration customs rejected or cancelled: it declares no goods."""
+
+
+def _declares_nothing(detail: JSONObject) -> bool:
+    """Whether customs rejected (``invalid``, ``error``) or cancelled the declaration."""
+    return detail.get("status") in _DECLARING_NOTHING
 
 
 def _could_be(spec: DepartureSpec, detail: JSONObject) -> bool:

@@ -323,6 +323,10 @@ class LostCreation:
 
     record: ResourceRecord
     since: datetime
+    standing_only: bool = False
+    """Only objects that still stand are candidates (not one the service refused, or one
+    cancelled): for a creation held because a run whose records were lost may have made
+    it, an object that declares nothing does not stop the document being sent."""
 
 
 LookFor = Callable[

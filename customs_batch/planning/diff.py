@@ -537,6 +537,41 @@ def refuse_changes(plan: Plan, reasons: Mapping[Address, str]) -> Plan:
     return replace(plan, changes=tuple(changes))
 
 
+def held_for_a_lost_run(record: ResourceRecord) -> str:
+    """Why a creation apply held unsent (``ResourceRecord.look_since``) still waits."""
+    return (
+        "not sent yet: apply (or refresh) first looks for objects the service made "
+        f"since {record.look_since} that no record holds and that could be it, made by a run "
+        "whose records were not kept (a CI runner lost before it committed the state); when "
+        "none could be, it is submitted; otherwise they are named: `customs-batch state "
+        f"adopt {record.address} ID` if one is it, `customs-batch state forget "
+        f"{record.address}` if none is"
+    )
+
+
+def hold_changes(plan: Plan, reasons: Mapping[Address, str]) -> Plan:
+    """``plan`` with the changes ``reasons`` names held for a decision for those reasons
+    (decided from outside the plan: what the service holds), nothing of them sent, and each
+    change that would send something and depends on one of them refused, as for an outcome
+    that needs a decision in a plan made from the state."""
+    if not reasons:
+        return plan
+    changes = [
+        replace(
+            change,
+            action=Action.NEEDS_DECISION,
+            operation=Operation.NONE,
+            reason=reasons[change.address],
+            idempotency_key=None,
+        )
+        if change.address in reasons
+        else change
+        for change in plan.changes
+    ]
+    _hold_what_waits_for_a_held_object(changes)
+    return replace(plan, changes=tuple(changes))
+
+
 def _refuse_what_names_a_resubmitted_id(
     changes: list[PlannedChange],
     replaced: set[str],
@@ -1386,6 +1421,9 @@ def _decide(
         # apply could not tell its object from another at the ID: held until the user says.
         words = unverified_words(str(address), model.identifier(record), record.unverified)
         return Decision(Action.NEEDS_DECISION, Operation.NONE, words)
+    if record.look_since is not None and record.status.outcome_unknown:
+        # Held unsent by apply: the service made objects since that could be it.
+        return Decision(Action.NEEDS_DECISION, Operation.NONE, held_for_a_lost_run(record))
     if record.status.outcome_unknown:
         return model.decide_unknown(UnknownOutcome(address, record, _top_level(values), now))
     if record.not_found_at is not None and record.status is RecordStatus.APPLIED:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from customs_batch.errors import StateError, UsageError
 from customs_batch.state.backend import StateSession
@@ -123,6 +124,14 @@ def forget_attempt(
             )
         )
         return True
+    if record.look_since is not None:
+        # Held unsent by apply for what a lost run may have made: what the service made
+        # until now is, the user says, none of it. Removed, the record would be held again
+        # by the next apply for the same objects; kept, the next apply looks only at what
+        # the service makes from now, and submits it when none of that could be it.
+        now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        session.record(record.with_changes(look_since=now, updated_at=now))
+        return False
     session.forget(address)
     return False
 

@@ -140,6 +140,12 @@ class ResourceRecord:
     a later state its kind reads with it (an export declaration ``submitted`` again after
     its cancellation was granted: the service's data reset) is undone there, not refused
     (``KindModel.reading``)."""
+    look_since: str | None = None
+    """For a creation apply held unsent because the service listed objects made since the
+    state's last write that no record holds and that could be it (made by a run whose
+    records were not kept: a CI runner lost before it committed the state): the time from
+    which the service's objects are looked at for it, as for a creation whose outcome is
+    unknown (its status). Nothing of it was sent by this state."""
 
     @property
     def kept_key(self) -> str | None:
@@ -198,6 +204,8 @@ class ResourceRecord:
             data["unverified"] = self.unverified
         if self.done_at is not None:
             data["doneAt"] = self.done_at
+        if self.look_since is not None:
+            data["lookSince"] = self.look_since
         return data
 
     @classmethod
@@ -229,6 +237,7 @@ class ResourceRecord:
                 "target_seen": dict(data.get("targetSeen") or {}),
                 "unverified": data.get("unverified"),
                 "done_at": data.get("doneAt"),
+                "look_since": data.get("lookSince"),
             }
             # What the commands read as IDs and as earlier submissions (a hand edit of a
             # pushed copy): a list or an object there ended in an internal error. (An

@@ -123,14 +123,16 @@ def test_a_second_ctrl_c_stops_at_once_and_the_journal_keeps_every_intent(
 
 
 def _rate_limited(tmp_path: Path, sandbox: Sandbox) -> Project:
-    """Three departures, three workers and one request an hour: the first leaves at once,
-    the other two wait for their turn under the rate limit for as long as the test lasts."""
+    """Three movements of three lanes, three workers and one request an hour: the first
+    leaves at once, the other two wait for their turn under the rate limit for as long as
+    the test lasts. (Movements: before it submits a departure, apply reads the service,
+    which would take that one request.)"""
     sandbox.start()
     project = Project(tmp_path / "project", sandbox, parallelism=3)
     settings = project.environment() | {"rate_limit": "1/hour"}
     config = {"default_environment": "e2e", "environments": {"e2e": settings}}
     project.write("customs-batch.yaml", yaml.safe_dump(config))
-    project.write("manifests/departures.yaml", batches.departures(3))
+    project.write("manifests/movements.yaml", batches.movements(1, 3))
     return project
 
 
@@ -143,13 +145,13 @@ def test_ctrl_c_sends_nothing_that_waits_for_the_rate_limit(
     project = _rate_limited(tmp_path, sandbox)
     sandbox.close_gate()
     run = project.start("apply", "--auto-approve")
-    sandbox.wait_until_held(1)  # the first departure left; the others wait an hour
+    sandbox.wait_until_held(1)  # the first movement left; the others wait an hour
     _stopping(run)
     sandbox.open_gate()
     code, stdout, stderr = run.finish()  # within the minute, not the hour
 
     assert code == 130, stdout + stderr
-    assert len(sandbox.created_transit()) == 1
+    assert len(sandbox.movements()) == 1
     records = project.state()
     assert [r["status"] for r in records.values()] == ["applied"], records
     assert "Apply: 1 succeeded, 0 failed, 0 skipped, 2 not-started in " in stdout
@@ -162,7 +164,8 @@ def test_a_second_ctrl_c_leaves_no_intent_of_what_waited_for_the_rate_limit(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
     # Reported: a second Ctrl-C left the intents of departures that never left, which the
-    # next plan held for a decision and the next apply looked for at the service.
+    # next plan held for a decision and the next apply looked for at the service. (Shown
+    # with movements: what waits for the rate limit is the same for every kind.)
     project = _rate_limited(tmp_path, sandbox)
     sandbox.close_gate()
     run = project.start("apply", "--auto-approve")
@@ -174,8 +177,10 @@ def test_a_second_ctrl_c_leaves_no_intent_of_what_waited_for_the_rate_limit(
 
     assert code == 130, stdout + stderr
     records = project.state()
-    # Only the departure that left is recorded (its outcome unknown to the tool).
+    # Only the movement that left is recorded (its outcome unknown to the tool).
     assert [r["status"] for r in records.values()] == ["pending"], records
     planned = project.run("plan")
-    assert planned.stdout.count("needs decision") <= 1, planned.stdout
-    assert "2 to create" in planned.stdout, planned.stdout
+    assert "needs decision" not in planned.stdout, planned.stdout
+    # The one that left is sent again under its key; the two that waited, as new.
+    assert planned.stdout.count("re-sent with its recorded Idempotency-Key") == 1
+    assert "3 to create" in planned.stdout, planned.stdout

@@ -98,7 +98,7 @@ def test_plan_and_status_during_an_apply_say_its_requests_are_in_flight_not_unde
     sandbox.start()
     project = _Patient(tmp_path / "project", sandbox, parallelism=1)
     project.write("manifests/departures.yaml", batches.departures(1))
-    sandbox.close_gate()
+    sandbox.close_gate(writes=True)  # its look at the declarations made since passes
     running = project.start("apply", "--auto-approve")
     assert running.wait_for_line(lambda line: line.startswith("Applying "))
     sandbox.wait_until_held(1)

@@ -19,6 +19,7 @@ import pytest
 from customs_batch.execution.results import Outcome
 from customs_batch.reports.results_workbook import FILLS, RESULT_COLUMNS
 from tests.e2e.conftest import EXAMPLES, Project, Sandbox, assert_secret_nowhere
+from tests.e2e.gate import GatedProxy
 
 pytestmark = pytest.mark.e2e
 
@@ -163,19 +164,19 @@ def test_every_row_of_the_results_workbooks(tmp_path: Path, sandbox: Sandbox) ->
         assert _fill(first.cell(number, 19)) == YELLOW
 
     _decide_and_refresh(project)
-    # Row 5 is submitted while every API request's connection is dropped: its outcome is
-    # unknown (a departure is never sent again blindly).
+    # Row 5 is submitted, and its connection closed while the request waits at a gate (the
+    # service never hears of it): its outcome is unknown (a departure is never sent again
+    # blindly). apply's reads before it pass the gate.
     _add_departure_row(project, b"ACME-2026-0105")
-    # On the same port: at a new address, apply would first read records back to check
-    # that it is the same service, and every one of those reads is dropped too.
-    sandbox.port = int(sandbox.url.rsplit(":", 1)[1])
-    sandbox.start(faults="drop=1")
-    project.write_config()
-    dropped = project.run(
-        "apply", "--auto-approve", "--target", "DepartureDeclaration/dep-sheet-acme-2026-0105"
-    )
-    assert dropped.returncode != 0, dropped.stdout + dropped.stderr
-    sandbox.start()
+    with GatedProxy(sandbox.url, hold=1) as gate:
+        project.edit("customs-batch.yaml", sandbox.url, gate.url)
+        run = project.start(
+            "apply", "--auto-approve", "--target", "DepartureDeclaration/dep-sheet-acme-2026-0105"
+        )
+        assert gate.held.wait(timeout=60), "the apply never sent the submission"
+        gate.drop()
+        code, out, err = run.finish()
+    assert code != 0, out + err
     project.write_config()
     records = project.state()
     assert records["DepartureDeclaration/dep-sheet-acme-2026-0105"]["status"] == "unknown"

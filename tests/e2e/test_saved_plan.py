@@ -105,7 +105,7 @@ def test_a_plan_saved_while_a_request_was_in_flight_applied_after_its_run_died(
     project = Project(tmp_path / "project", sandbox, parallelism=1)
     project.write("manifests/departures.yaml", batches.departures(1))
     project.write("manifests/party.yaml", PARTY_UPDATE)
-    sandbox.close_gate()
+    sandbox.close_gate(writes=True)  # its look at the declarations made since passes
     holder = project.start("apply", "--auto-approve")
     assert holder.wait_for_line(lambda line: line.startswith("Applying "))
     sandbox.wait_until_held(1)  # the submission is in flight

@@ -17,7 +17,14 @@ from customs_batch.client import (
 )
 from customs_batch.errors import ServiceError
 from customs_batch.execution.elsewhere import ObjectsHeldElsewhere
-from customs_batch.execution.settle import Settled, settle_lost_creations
+from customs_batch.execution.settle import (
+    Settled,
+    hold_what_a_lost_run_may_have_made,
+    settle_lost_creations,
+)
+from customs_batch.kinds import Address
+from customs_batch.kinds.actions import Action, Operation
+from customs_batch.planning.model import Plan, PlannedChange
 from customs_batch.state import LocalBackend, RecordStatus, ResourceRecord, State
 from customs_batch.state.backend import OtherState
 from customs_batch.state.history import LocalHistory
@@ -360,3 +367,171 @@ def test_the_other_states_are_read_once_and_each_record_once_whatever_the_candid
     assert [s.candidates for s in settled] == [("7001", "7002", "7003")]
     assert len(read) == 1
     assert sorted(counted.reads) == sorted(counted)
+
+
+# What a run whose records were not kept (a lost CI runner) may have submitted.
+
+
+class Failing(Service):
+    def iter_transit(self, filters: TransitFilter | None = None) -> Iterator[TransitDeclaration]:
+        raise ServiceError("the service failed (503)")
+
+
+def _applied(address: str, ident: int, written: datetime, **spec: Any) -> ResourceRecord:
+    return ResourceRecord(
+        address,
+        RecordStatus.APPLIED,
+        "submit-departure",
+        {**SPEC, **spec},
+        outputs={"declarationId": ident},
+        updated_at=stamp(written),
+    )
+
+
+def hold(
+    tmp_path: Path,
+    service: Service,
+    *records: ResourceRecord,
+    others: tuple[OtherState, ...] = (),
+) -> tuple[Plan, tuple[ResourceRecord, ...]]:
+    """A plan creating ``ADDRESS`` (and a movement), as apply holds it, the state holding
+    ``records`` (read back from its file, as apply reads it)."""
+    backend = LocalBackend(tmp_path / "state")
+    with backend.open("test") as session:
+        for record in records:
+            session.record(record)
+    departure = PlannedChange(
+        cast(Address, Address.parse(ADDRESS)),
+        Action.CREATE,
+        Operation.SUBMIT_DEPARTURE,
+        spec=SPEC,
+        identity=("commercialReference=REF-1",),
+    )
+    party = PlannedChange(
+        cast(Address, Address.parse("TransitPartyUpdate/dep-1-consignee")),
+        Action.CREATE,
+        Operation.UPDATE_DEPARTURE_PARTIES,
+        spec={"declarationId": "${ref:DepartureDeclaration/dep-1.declarationId}"},
+        depends_on=(departure.address,),
+    )
+    with backend.open("apply") as session:
+        plan = Plan((departure, party), session.state.lineage, session.state.serial)
+        return hold_what_a_lost_run_may_have_made(
+            plan,
+            session,
+            cast(CustomsClient, service),
+            others=ObjectsHeldElsewhere(lambda: others),
+            now=lambda: NOW,
+        )
+
+
+def test_a_lookalike_made_since_the_states_last_write_holds_the_creation(
+    tmp_path: Path,
+) -> None:
+    written = NOW - timedelta(hours=2)
+    other = _applied("DepartureDeclaration/dep-0", 7001, written, totalWeight=1.0)
+    service = Service(
+        {
+            7001: declaration(written, totalWeight=1.0),
+            7002: declaration(written + timedelta(minutes=30)),  # the lost run's
+        }
+    )
+    plan, records = hold(tmp_path, service, other)
+    departure, party = plan.changes
+    assert (departure.action, departure.operation) == (Action.NEEDS_DECISION, Operation.NONE)
+    assert "made since 2026-11-23T09:50:00Z" in departure.reason  # the write, less the skew
+    assert "values: 7002" in departure.reason
+    assert "state adopt DepartureDeclaration/dep-1 ID" in departure.reason
+    assert party.action is Action.REFUSED  # it would name a declaration not known yet
+    [record] = records
+    assert (record.address, record.status, record.outputs) == (ADDRESS, RecordStatus.UNKNOWN, {})
+    assert record.look_since == "2026-11-23T09:50:00Z"
+    assert service.read == [7002]
+
+
+def test_a_lookalike_made_before_the_states_last_write_is_not_the_lost_runs(
+    tmp_path: Path,
+) -> None:
+    written = NOW - timedelta(hours=2)
+    other = _applied("DepartureDeclaration/dep-0", 7001, written, totalWeight=1.0)
+    # The same values, made by another client before this state was last written.
+    service = Service({7005: declaration(written - timedelta(minutes=11))})
+    plan, records = hold(tmp_path, service, other)
+    assert [c.action for c in plan.changes] == [Action.CREATE, Action.CREATE]
+    assert records == ()
+
+
+def test_the_states_last_write_is_a_records_own_not_a_field_of_its_spec(tmp_path: Path) -> None:
+    written = NOW - timedelta(hours=2)
+    # A spec holding a field of that name (a hand edit, another kind's body) later than now.
+    odd = _applied("DepartureDeclaration/dep-0", 7001, written, updatedAt="2099-01-01T00:00:00Z")
+    service = Service({7002: declaration(written + timedelta(minutes=30))})
+    plan, records = hold(tmp_path, service, odd)
+    assert plan.changes[0].action is Action.NEEDS_DECISION
+    assert [r.look_since for r in records] == ["2026-11-23T09:50:00Z"]
+
+
+def test_with_no_record_the_last_day_is_looked_at(tmp_path: Path) -> None:
+    service = Service(
+        {
+            7002: declaration(NOW - timedelta(hours=25)),
+            7003: declaration(NOW - timedelta(hours=23)),
+        }
+    )
+    plan, records = hold(tmp_path, service)
+    assert plan.changes[0].action is Action.NEEDS_DECISION
+    assert "values: 7003" in plan.changes[0].reason
+    assert [r.look_since for r in records] == ["2026-11-22T12:00:00Z"]
+
+
+def test_a_lookalike_another_environment_holds_does_not_hold_the_creation(
+    tmp_path: Path,
+) -> None:
+    service = Service({7002: declaration(NOW - timedelta(hours=1))})
+    de = _other_environment((7002, RecordStatus.APPLIED))
+    plan, records = hold(tmp_path, service, others=(de,))
+    assert plan.changes[0].action is Action.CREATE
+    assert records == ()
+
+
+def test_a_list_the_service_fails_holds_the_creation_and_records_nothing(
+    tmp_path: Path,
+) -> None:
+    plan, records = hold(tmp_path, Failing({}))
+    departure = plan.changes[0]
+    assert departure.action is Action.NEEDS_DECISION
+    assert "could not be read (the service failed (503))" in departure.reason
+    assert "the next apply looks again" in departure.reason
+    assert records == ()
+
+
+def test_a_held_creation_is_looked_for_from_its_own_time_and_taken_back_when_none_is_it(
+    tmp_path: Path,
+) -> None:
+    # Recorded held since 09:50; `state forget` then moved its time to 11:00: what the
+    # service made before is, the user said, not it.
+    held = lost(NOW - timedelta(hours=1), RecordStatus.UNKNOWN, look_since="2026-11-23T11:00:00Z")
+    service = Service({7002: declaration(NOW - timedelta(hours=2))})
+    settled, notices, slept, records = settle(tmp_path, service, held)
+    assert settled == [Settled(ADDRESS, True, looked_since="2026-11-23T11:00:00Z")]
+    assert "nothing the service made since 2026-11-23T11:00:00Z" in settled[0].describe()
+    assert ADDRESS not in records
+    assert (notices, slept) == ([], [])  # nothing of it was sent: nothing to wait for
+
+
+def test_a_lookalike_customs_rejected_or_cancelled_does_not_hold_the_creation(
+    tmp_path: Path,
+) -> None:
+    service = Service(
+        {
+            7002: declaration(NOW - timedelta(hours=1), status="invalid"),
+            7003: declaration(NOW - timedelta(hours=1), status="canceled"),
+            7004: declaration(NOW - timedelta(hours=1), status="ready"),
+        }
+    )
+    plan, records = hold(tmp_path, service)
+    assert "values: 7004." in plan.changes[0].reason  # the one that still declares goods
+    service.declarations[7004]["status"] = "error"
+    plan, records = hold(tmp_path / "again", service)
+    assert plan.changes[0].action is Action.CREATE
+    assert records == ()
