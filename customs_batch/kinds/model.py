@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from customs_batch.escaping import quoted_head
 from customs_batch.findings import a_or_an
-from customs_batch.jsontypes import JSON, JSONObject, compact_by_value
+from customs_batch.jsontypes import JSON, JSONObject, by_value, compact_by_value
 from customs_batch.kinds import Address, Kind
 from customs_batch.kinds.actions import Action, Operation
 from customs_batch.kinds.checks import (
@@ -91,7 +91,7 @@ def derived_idempotency_key(
     time of the record that holds it (:func:`key_honoured_until`). The service counts them
     from the key's first use, which may be a lost run's, earlier."""
     text = json.dumps(
-        [lineage, serial, address, _by_value(dict(body))],
+        [lineage, serial, address, by_value(dict(body))],
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -103,18 +103,6 @@ def derived_idempotency_key(
         | 0b10 << 62  # the RFC 4122 variant
     )
     return str(uuid.UUID(int=value))
-
-
-def _by_value(value: JSON) -> JSON:
-    """``value`` with each integral float as the integer it is: the service takes ``10``
-    and ``10.0`` for one request, and so one key."""
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else value
-    if isinstance(value, dict):
-        return {key: _by_value(child) for key, child in value.items()}
-    if isinstance(value, list):
-        return [_by_value(child) for child in value]
-    return value
 
 
 def key_made_at(key: str) -> datetime | None:

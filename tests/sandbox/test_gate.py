@@ -7,10 +7,29 @@ import json
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
 
 from customs_batch.sandbox import create_app
 from tests.sandbox.conftest import AUTH, ClientFactory
+
+
+async def _a_group_held(
+    client: httpx.AsyncClient, group: anyio.abc.TaskGroup
+) -> list[httpx.Response]:
+    """Post a template group in ``group`` and return once it waits at the closed gate: the
+    list its answer is added to."""
+    answers: list[httpx.Response] = []
+    body = {"name": "Held", "code": "HELD", "companyId": 1}
+
+    async def send() -> None:
+        answers.append(await client.post("/v1/declaration-templates/groups", json=body))
+
+    group.start_soon(send)
+    with anyio.fail_after(10):
+        while (await client.get("/_sandbox/gate")).json()["waiting"] < 1:
+            await anyio.sleep(0.01)
+    return answers
 
 
 def test_a_request_waits_at_the_closed_gate_until_it_opens() -> None:
@@ -57,19 +76,8 @@ def test_a_gate_closed_for_writes_lets_reads_pass_and_holds_the_first_write() ->
             with anyio.fail_after(10):
                 read = await client.get("/v1/declarations/transit")  # not held
             assert read.status_code == 200
-            answers: list[httpx.Response] = []
-            group_body = {"name": "Held", "code": "HELD", "companyId": 1}
-
-            async def send() -> None:
-                answers.append(
-                    await client.post("/v1/declaration-templates/groups", json=group_body)
-                )
-
             async with anyio.create_task_group() as group:
-                group.start_soon(send)
-                with anyio.fail_after(10):
-                    while (await client.get("/_sandbox/gate")).json()["waiting"] < 1:
-                        await anyio.sleep(0.01)
+                answers = await _a_group_held(client, group)
                 assert answers == []
                 await client.post("/_sandbox/gate", json={"open": True})
             assert [answer.status_code for answer in answers] == [201]
@@ -89,19 +97,8 @@ def test_a_request_held_when_the_emulator_stops_is_503_with_nothing_done() -> No
             transport=transport, base_url="http://sandbox", headers=AUTH
         ) as client:
             await client.post("/_sandbox/gate", json={"open": False})
-            answers: list[httpx.Response] = []
-            group_body = {"name": "Held", "code": "HELD", "companyId": 1}
-
-            async def send() -> None:
-                answers.append(
-                    await client.post("/v1/declaration-templates/groups", json=group_body)
-                )
-
             async with anyio.create_task_group() as group:
-                group.start_soon(send)
-                with anyio.fail_after(10):
-                    while (await client.get("/_sandbox/gate")).json()["waiting"] < 1:
-                        await anyio.sleep(0.01)
+                answers = await _a_group_held(client, group)
                 app.state.gate.stop()  # what the server does first when it shuts down
             assert [answer.status_code for answer in answers] == [503]
             assert "stopping" in answers[0].json()["message"]
