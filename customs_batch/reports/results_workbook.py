@@ -66,7 +66,9 @@ MEANINGS = {
     ResultStatus.INVALID: "the row's document has errors (customs-batch validate --annotate)",
     ResultStatus.NO_DOCUMENT: "the row gave no document (customs-batch validate --annotate)",
     ResultStatus.SKIPPED: "not sent: a document it depends on failed",
-    ResultStatus.NEEDS_DECISION: "the outcome of the last request is unknown (state adopt)",
+    ResultStatus.NEEDS_DECISION: "nothing more is sent until you decide, as its Errors say: "
+    "an outcome unknown, or an object the service may already hold (state adopt or state "
+    "forget), or one no longer found there (state rm --gone)",
     ResultStatus.PENDING: "sent; the service or customs has not decided yet (refresh)",
     ResultStatus.NOT_APPLIED: "not sent yet, or its outcome is unknown and the next apply "
     "repeats it safely (apply)",
