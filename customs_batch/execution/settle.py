@@ -401,8 +401,8 @@ def hold_what_a_lost_run_may_have_made(
 def _newest_write(resources: Mapping[str, ResourceRecord]) -> datetime | None:
     """When a record of the state was last written (None: no record). A record still held
     as text is not parsed: its newest ``updatedAt`` is found in the text (its earlier
-    submissions' are older), and only the record that text names newest is parsed, to make
-    sure the time is its own (a spec could hold a field of that name)."""
+    submissions' are older), and only the records whose texts name the newest times are
+    parsed, to make sure the time is their own (a spec could hold a field of that name)."""
     texts = resources.text_of if isinstance(resources, Records) else None
     stamps: list[tuple[str, str]] = []
     for address in resources:
@@ -416,11 +416,11 @@ def _newest_write(resources: Mapping[str, ResourceRecord]) -> datetime | None:
         if found:
             stamps.append((max(found), address))
     stamps.sort(reverse=True)
+    newest = ""
     for stamp, address in stamps:
-        own = resources[address].updated_at[:19]
-        if own == stamp:
-            return parse_time(own + "Z") if own else None
-    # Every newest stamp was a spec's: the records' own times.
-    owns = [resources[address].updated_at[:19] for _, address in stamps]
-    newest = max((own for own in owns if own), default="")
+        # A record's own time is at most the newest stamp of its text: once the stamps left
+        # are no newer than the newest own time found, none of them can be newer.
+        if stamp <= newest:
+            break
+        newest = max(newest, resources[address].updated_at[:19])
     return parse_time(newest + "Z") if newest else None

@@ -398,8 +398,8 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
     if not any(_planned_in_flight(change) for change in plan.changes):
         return plan
     when = now or datetime.now(UTC)
-    changes = list(plan.changes)
-    for at, change in enumerate(changes):
+    reasons: dict[Address, str] = {}
+    for change in plan.changes:
         if not _planned_in_flight(change):
             continue
         address = change.address
@@ -427,21 +427,13 @@ def in_flight_ended(plan: Plan, state: State, now: datetime | None = None) -> Pl
                 f"sorted out; {ended}"
             )
         if decided.action is Action.NEEDS_DECISION:
-            reason = f"{ended}: {decided.reason}"
+            reasons[change.address] = f"{ended}: {decided.reason}"
         else:
-            reason = (
+            reasons[change.address] = (
                 f"{ended}; this plan does not send it again: make a new plan "
                 f"(`customs-batch plan -out FILE`), in which {decided.reason}"
             )
-        changes[at] = replace(
-            change,
-            action=Action.NEEDS_DECISION,
-            operation=Operation.NONE,
-            reason=reason,
-            idempotency_key=None,
-        )
-    _hold_what_waits_for_a_held_object(changes)
-    return replace(plan, changes=tuple(changes))
+    return hold_changes(plan, reasons)
 
 
 def _planned_in_flight(change: PlannedChange) -> bool:

@@ -465,8 +465,9 @@ def test_the_states_last_write_is_a_records_own_not_a_field_of_its_spec(tmp_path
     written = NOW - timedelta(hours=2)
     # A spec holding a field of that name (a hand edit, another kind's body) later than now.
     odd = _applied("DepartureDeclaration/dep-0", 7001, written, updatedAt="2099-01-01T00:00:00Z")
+    older = _applied("DepartureDeclaration/dep-9", 7009, written - timedelta(hours=1))
     service = Service({7002: declaration(written + timedelta(minutes=30))})
-    plan, records = hold(tmp_path, service, odd)
+    plan, records = hold(tmp_path, service, odd, older)
     assert plan.changes[0].action is Action.NEEDS_DECISION
     assert [r.look_since for r in records] == ["2026-11-23T09:50:00Z"]
 
