@@ -307,7 +307,7 @@ def forget(address: str, env_name: str | None, lock_timeout: float, allow_empty_
     service honours it (24 hours): the next apply sends the unchanged document under it,
     and the service answers with the movement the attempt made, if it made one, rather
     than making a second. A departure apply held unsent, for declarations the service
-    made since the state's last write that could be it (a run whose records were lost),
+    made in the last day that could be it (a run whose records were lost),
     is held no more for those: the next apply looks only at what the service makes from
     now on, and submits it when none of that could be it.
 

@@ -243,7 +243,7 @@ def _lost(session: StateSession, prefix: str, answered_within: timedelta) -> lis
         if record.outputs or Address.parse(record.address) is None:
             continue
         if record.look_since is not None:
-            # Held unsent: what a lost run may have made since the state's last write.
+            # Held unsent: what a lost run may have made, looked for from the same time.
             looked = parse_time(record.look_since)
             if looked is not None:
                 lost.append(LostCreation(record, looked, standing_only=True))
@@ -285,16 +285,19 @@ def _take_back(session: StateSession, record: ResourceRecord) -> bool:
     return True
 
 
-UNRECORDED_LOOKBACK = timedelta(hours=24)
-"""How far back apply looks for what a lost run made when the state holds no record at all
-(a first run lost before anything of its state was kept)."""
+LOST_RUN_LOOKBACK = timedelta(hours=24)
+"""How far back apply looks for what a lost run made, at least. From the state's newest
+write alone (less :data:`CLOCK_SKEW`), a run between the lost one and this one that wrote
+records (one with a selection that left the lost run's departures out, a ``refresh``) would
+move the start past what the lost run made; and with no record at all (a first run lost
+before anything of its state was kept), there is no write to start from."""
 
 _UPDATED = re.compile(r'"updatedAt"\s*:\s*"([^"]*)"')
 
 
 def lost_run_words(address: str, ids: str, since: str) -> str:
     """Why the creation of ``address`` is held unsent: the service made ``ids`` since
-    ``since`` (the state's last write, less the clocks' skew)."""
+    ``since`` (where the look for a lost run's objects starts)."""
     return (
         f"not sent: the service holds objects made since {since} that no record "
         f"holds, with this document's values: {ids}. A run whose records "
@@ -319,12 +322,12 @@ def hold_what_a_lost_run_may_have_made(
     committed before it) leaves at the service what it created, and the next plan, made
     from the state kept before, creates it again. A kind that cannot be sent twice safely
     (no Idempotency-Key: a departure declaration) is searched for first, as for a
-    submission whose outcome is unknown: among the objects the service made since the
-    state's last write (less :data:`CLOCK_SKEW`; with no record at all, the last
-    :data:`UNRECORDED_LOOKBACK`), one that no record of this state or of another of the
-    service holds, that still stands (customs neither rejected nor cancelled it) and that
-    agrees with the document in every field the service gives back could be it. Such a creation is not sent: it is held for a decision, with what depends
-    on it, and the records to write for it are returned (``look_since`` that time), so that
+    submission whose outcome is unknown: among the objects the service made in the last
+    :data:`LOST_RUN_LOOKBACK`, or since the state's last write (less :data:`CLOCK_SKEW`)
+    when that is earlier, one that no record of this state or of another of the service
+    holds, that still stands (customs neither rejected nor cancelled it) and that agrees
+    with the document in every field the service gives back could be it. Such a creation
+    is not sent: it is held for a decision, with what depends on it, and the records to write for it are returned (``look_since`` that time), so that
     every later run looks for it again from the same time until ``state adopt`` or
     ``state forget`` decides it. ``settled``: what :func:`settle_lost_creations` found this
     run; a held creation it took back (nothing could be it now) is sent as planned.
@@ -348,7 +351,9 @@ def hold_what_a_lost_run_may_have_made(
         return plan, ()
     resources = session.state.resources
     newest = _newest_write(resources)
-    since = newest - CLOCK_SKEW if newest is not None else now() - UNRECORDED_LOOKBACK
+    since = now() - LOST_RUN_LOOKBACK
+    if newest is not None:
+        since = min(since, newest - CLOCK_SKEW)
     since_words = since.isoformat(timespec="seconds").replace("+00:00", "Z")
     reasons: dict[Address, str] = {}
     records: list[ResourceRecord] = []

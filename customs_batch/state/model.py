@@ -141,8 +141,9 @@ class ResourceRecord:
     its cancellation was granted: the service's data reset) is undone there, not refused
     (``KindModel.reading``)."""
     look_since: str | None = None
-    """For a creation apply held unsent because the service listed objects made since the
-    state's last write that no record holds and that could be it (made by a run whose
+    """For a creation apply held unsent because the service listed objects made in the last
+    day (or since the state's last write, when earlier) that no record holds and that could
+    be it (made by a run whose
     records were not kept: a CI runner lost before it committed the state): the time from
     which the service's objects are looked at for it, as for a creation whose outcome is
     unknown (its status). Nothing of it was sent by this state."""

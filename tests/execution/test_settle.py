@@ -428,7 +428,8 @@ def hold(
 def test_a_lookalike_made_since_the_states_last_write_holds_the_creation(
     tmp_path: Path,
 ) -> None:
-    written = NOW - timedelta(hours=2)
+    # The state last written more than a day ago: the look starts at that write.
+    written = NOW - timedelta(hours=30)
     other = _applied("DepartureDeclaration/dep-0", 7001, written, totalWeight=1.0)
     service = Service(
         {
@@ -439,22 +440,39 @@ def test_a_lookalike_made_since_the_states_last_write_holds_the_creation(
     plan, records = hold(tmp_path, service, other)
     departure, party = plan.changes
     assert (departure.action, departure.operation) == (Action.NEEDS_DECISION, Operation.NONE)
-    assert "made since 2026-11-23T09:50:00Z" in departure.reason  # the write, less the skew
+    assert "made since 2026-11-22T05:50:00Z" in departure.reason  # the write, less the skew
     assert "values: 7002" in departure.reason
     assert "state adopt DepartureDeclaration/dep-1 ID" in departure.reason
     assert party.action is Action.REFUSED  # it would name a declaration not known yet
     [record] = records
     assert (record.address, record.status, record.outputs) == (ADDRESS, RecordStatus.UNKNOWN, {})
-    assert record.look_since == "2026-11-23T09:50:00Z"
+    assert record.look_since == "2026-11-22T05:50:00Z"
     assert service.read == [7002]
+
+
+def test_a_lookalike_made_before_a_later_write_of_the_last_day_holds_the_creation(
+    tmp_path: Path,
+) -> None:
+    # The lost run made 7002 three hours ago; since then a run that left it out (apply
+    # with -l, a refresh) wrote a record of the state committed before the lost run. The
+    # state's newest write is after 7002: the look goes back a day all the same.
+    other = _applied("DepartureDeclaration/dep-0", 7001, NOW - timedelta(minutes=5))
+    service = Service({7002: declaration(NOW - timedelta(hours=3))})
+    plan, records = hold(tmp_path, service, other)
+    departure = plan.changes[0]
+    assert departure.action is Action.NEEDS_DECISION
+    assert "made since 2026-11-22T12:00:00Z" in departure.reason
+    assert "values: 7002" in departure.reason
+    assert [r.look_since for r in records] == ["2026-11-22T12:00:00Z"]
 
 
 def test_a_lookalike_made_before_the_states_last_write_is_not_the_lost_runs(
     tmp_path: Path,
 ) -> None:
-    written = NOW - timedelta(hours=2)
+    written = NOW - timedelta(hours=30)
     other = _applied("DepartureDeclaration/dep-0", 7001, written, totalWeight=1.0)
-    # The same values, made by another client before this state was last written.
+    # The same values, made by another client before this state was last written (more
+    # than a day ago).
     service = Service({7005: declaration(written - timedelta(minutes=11))})
     plan, records = hold(tmp_path, service, other)
     assert [c.action for c in plan.changes] == [Action.CREATE, Action.CREATE]
@@ -462,14 +480,14 @@ def test_a_lookalike_made_before_the_states_last_write_is_not_the_lost_runs(
 
 
 def test_the_states_last_write_is_a_records_own_not_a_field_of_its_spec(tmp_path: Path) -> None:
-    written = NOW - timedelta(hours=2)
+    written = NOW - timedelta(hours=30)
     # A spec holding a field of that name (a hand edit, another kind's body) later than now.
     odd = _applied("DepartureDeclaration/dep-0", 7001, written, updatedAt="2099-01-01T00:00:00Z")
     older = _applied("DepartureDeclaration/dep-9", 7009, written - timedelta(hours=1))
     service = Service({7002: declaration(written + timedelta(minutes=30))})
     plan, records = hold(tmp_path, service, odd, older)
     assert plan.changes[0].action is Action.NEEDS_DECISION
-    assert [r.look_since for r in records] == ["2026-11-23T09:50:00Z"]
+    assert [r.look_since for r in records] == ["2026-11-22T05:50:00Z"]
 
 
 def test_with_no_record_the_last_day_is_looked_at(tmp_path: Path) -> None:
