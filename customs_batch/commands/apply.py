@@ -33,6 +33,7 @@ from customs_batch.execution.scheduler import NodeStatus
 from customs_batch.execution.settle import (
     Settled,
     hold_what_a_lost_run_may_have_made,
+    put_back_held,
     settle_lost_creations,
 )
 from customs_batch.execution.time_budget import TimeBudget
@@ -417,10 +418,13 @@ def _apply(
         plan = guarded(plan, len(session.state.resources), environment)
         presenter.planned(plan, environment)
         if not plan.has_changes and not _must_report(plan):
+            put_back_held(session, found)
             return ApplyResult(ApplyStatus.NOTHING_TO_DO, environment, plan)
         if plan.large_change is not None and not options.allow_large_change:
+            put_back_held(session, found)
             return ApplyResult(ApplyStatus.TOO_LARGE, environment, plan)
         if saved is None and not options.auto_approve and not presenter.approve():
+            put_back_held(session, found)
             return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
         for record in held:
             session.record(record)

@@ -176,6 +176,7 @@ def refresh_environment(
                 notice=notice,
                 history=lookup,
                 others=objects_held_elsewhere(environment, backend),
+                take_back_held=False,  # nothing submits it here: apply takes it back
             )
         drifts: list[Drift] = []
         try:

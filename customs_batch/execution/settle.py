@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from customs_batch.client import AuthenticationError, CustomsClient, PermissionDeniedError
@@ -47,8 +47,9 @@ class Settled:
     """What the search found for one lost creation.
 
     ``never_arrived``: nothing at the service could be it, so its intent was taken back
-    (the next plan creates it). Otherwise ``candidates`` are the IDs that could be it; with
-    none, the intent could not be taken back (see :meth:`describe`).
+    (the next plan creates it; a creation held unsent is left held where nothing submits
+    it in the same run, ``refresh``). Otherwise ``candidates`` are the IDs that could be
+    it; with none, the intent could not be taken back (see :meth:`describe`).
     """
 
     address: str
@@ -64,6 +65,9 @@ class Settled:
     looked_since: str | None = None
     """For a creation apply held unsent because of what the service made since the state's
     last write (``ResourceRecord.look_since``): that time. Nothing of it was sent."""
+    held: ResourceRecord | None = field(default=None, compare=False, repr=False)
+    """For such a creation taken back: its record as it was, so that a run which then
+    submits nothing puts it back (:func:`put_back_held`)."""
 
     def describe(self, *, applying: bool = True) -> str:
         """One line for the user; ``applying``: said by the apply that submits it next
@@ -118,6 +122,7 @@ def settle_lost_creations(
     sleep: Callable[[float], None] = time.sleep,
     history: HistoryStore | None = None,
     others: ObjectsHeldElsewhere | None = None,
+    take_back_held: bool = True,
 ) -> list[Settled]:
     """Search the service for what each lost creation made, and take back the intent of
     each that never arrived. With ``history``, a lost creation that some objects could be
@@ -129,6 +134,12 @@ def settle_lost_creations(
     ``answered_within`` is how long after its intent any answer to a request would have
     come (the client's timeouts); a lost creation more recent than that is waited for,
     saying so through ``notice``, since the service may still be handling it.
+
+    ``take_back_held``: whether a creation held unsent (``look_since``) that nothing could
+    be any more is taken back, for the plan that follows to submit it (apply). Without it
+    (``refresh``) its record is left as it is: taken back, the next apply would look for
+    it from the last day again (:func:`hold_what_a_lost_run_may_have_made`), before the
+    time ``state forget`` set, and hold it again for what the user said was not it.
     """
     settled: list[Settled] = []
     answers: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None
@@ -188,6 +199,15 @@ def settle_lost_creations(
                         creation.record.look_since,
                     )
                 )
+            elif creation.record.look_since is not None and not take_back_held:
+                settled.append(
+                    Settled(
+                        creation.record.address,
+                        True,
+                        held_elsewhere=taken,
+                        looked_since=creation.record.look_since,
+                    )
+                )
             else:
                 taken_back = _take_back(session, creation.record)
                 settled.append(
@@ -196,9 +216,19 @@ def settle_lost_creations(
                         taken_back,
                         held_elsewhere=taken,
                         looked_since=creation.record.look_since,
+                        held=creation.record if creation.record.look_since is not None else None,
                     )
                 )
     return settled
+
+
+def put_back_held(session: StateSession, settled: Sequence[Settled]) -> None:
+    """Record again each creation held unsent that :func:`settle_lost_creations` took back,
+    for a run that then submits nothing (not approved, too large): its ``look_since`` (the
+    time ``state forget`` set) is kept for the run that submits it."""
+    for found in settled:
+        if found.held is not None and found.never_arrived:
+            session.record(found.held)
 
 
 def _answers(history: HistoryStore) -> dict[str, list[tuple[str, tuple[str, ...]]]]:

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e import batches
 from tests.e2e.conftest import Project, Sandbox
@@ -121,3 +122,67 @@ def test_a_held_departure_forgotten_is_submitted_once_and_not_held_again(
         assert "? needs decision DepartureDeclaration/dep-e2e-07" in rerun.stdout
         assert "needs decision DepartureDeclaration/dep-e2e-08" not in rerun.stdout
     assert len(sandbox.created_transit()) == DEPARTURES + 1
+
+
+def _held_and_forgotten(tmp_path: Path, sandbox: Sandbox) -> tuple[Project, str]:
+    """A lost run's dep-e2e-07 and dep-e2e-08 held by the next apply, then dep-e2e-08
+    forgotten by the user (none of what the service made is it); its look's new start."""
+    sandbox.start()
+    project = _lose_a_run(tmp_path, sandbox, 6)
+    held = project.run("apply", "--auto-approve")
+    assert held.returncode == 1, held.stdout + held.stderr
+    forgot = project.run("state", "forget", "DepartureDeclaration/dep-e2e-08")
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+    since = project.state()["DepartureDeclaration/dep-e2e-08"]["lookSince"]
+    return project, since
+
+
+def _submitted_once_by_the_next_apply(project: Project, sandbox: Sandbox, since: str) -> None:
+    record = project.state()["DepartureDeclaration/dep-e2e-08"]
+    assert (record["status"], record["lookSince"]) == ("unknown", since)
+    sent = project.run("apply", "--auto-approve")
+    assert sent.returncode == 1, sent.stdout + sent.stderr  # dep-e2e-07 still held
+    assert "? needs decision DepartureDeclaration/dep-e2e-07" in sent.stdout
+    assert "needs decision DepartureDeclaration/dep-e2e-08" not in sent.stdout, sent.stdout
+    assert project.state()["DepartureDeclaration/dep-e2e-08"]["status"] == "applied"
+    assert len(sandbox.created_transit()) == DEPARTURES + 1
+
+
+def test_a_refresh_after_a_forget_leaves_the_held_departure_to_the_next_apply(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # Taken back by the refresh, the next apply would look a day back again, before the
+    # forget, and hold it for what the user said was not it.
+    project, since = _held_and_forgotten(tmp_path, sandbox)
+    refreshed = project.run("refresh")
+    assert refreshed.returncode in (0, 2), refreshed.stdout + refreshed.stderr
+    said = refreshed.stdout + refreshed.stderr
+    assert (
+        f"DepartureDeclaration/dep-e2e-08: held for a decision, nothing the service made "
+        f"since {since} could be it now: the next apply submits it"
+    ) in " ".join(said.split()), said
+    _submitted_once_by_the_next_apply(project, sandbox, since)
+
+
+def test_an_apply_stopped_before_it_sends_keeps_the_forgets_time(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # Apply takes the forgotten departure back to plan it as a creation; stopped then (here
+    # by the large-change guard; a "no" at the prompt the same way), it puts it back held.
+    project, since = _held_and_forgotten(tmp_path, sandbox)
+    config = project.root / "customs-batch.yaml"
+    kept = config.read_text(encoding="utf-8")
+    guarded = yaml.safe_load(kept)
+    guarded["environments"]["e2e"]["large_change_guard"] = {
+        "min_records": 1,
+        "max_create_share": 0.01,
+    }
+    config.write_text(yaml.safe_dump(guarded), encoding="utf-8")
+    stopped = project.run("apply", "--auto-approve")
+    assert stopped.returncode != 0, stopped.stdout + stopped.stderr
+    planned = " ".join(stopped.stdout.split())
+    assert "+ create DepartureDeclaration/dep-e2e-08" in planned, stopped.stdout
+    assert "large" in stopped.stdout + stopped.stderr
+    assert len(sandbox.created_transit()) == DEPARTURES
+    config.write_text(kept, encoding="utf-8")
+    _submitted_once_by_the_next_apply(project, sandbox, since)
