@@ -291,7 +291,7 @@ def _look_for(
     known = _recorded_times(recorded)
     own = _recorded_ids([creation.record for creation in lost])
     since = min(creation.since for creation in lost)
-    created: list[tuple[int, str]] = []
+    created: list[tuple[int, str, str | None]] = []
     for entry in client.iter_transit(TransitFilter(start_date=since.date())):
         ident = entry.declaration_id
         if ident is None:
@@ -299,14 +299,19 @@ def _look_for(
         made = str(entry.raw.get("createdAt") or "")
         if ident in known and (ident in own or not _made_after(made, known[ident])):
             continue
-        created.append((ident, made))
+        created.append((ident, made, entry.declaration_type))
     details: dict[int, JSONObject] = {}
     found: dict[str, tuple[str, ...]] = {}
     for creation in lost:
         candidates: list[str] = []
-        for ident, created_at in created:
+        asked = spec_of(creation.record.spec).get("declarationType")
+        for ident, created_at, listed_type in created:
             when = parse_time(created_at)
             if when is not None and when < creation.since:
+                continue
+            if listed_type is not None and asked is not None and listed_type != asked:
+                # Another type, which the list already gives: no read (the detail would
+                # disagree the same way; the look may go a day back on a busy account).
                 continue
             if ident not in details:
                 details[ident] = client.get_transit(ident).raw

@@ -57,12 +57,16 @@ class Service:
     def iter_transit(self, filters: TransitFilter | None = None) -> Iterator[TransitDeclaration]:
         self.listed.append(filters)
         for ident, detail in self.declarations.items():
-            entry = {"declarationId": ident, "createdAt": detail["createdAt"]}
-            yield TransitDeclaration.from_json(entry)
+            entry = {k: detail[k] for k in LISTED if k in detail}
+            yield TransitDeclaration.from_json({"declarationId": ident, **entry})
 
     def get_transit(self, declaration_id: int) -> TransitDeclarationDetail:
         self.read.append(declaration_id)
         return TransitDeclarationDetail.from_json(self.declarations[declaration_id])
+
+
+LISTED = ("status", "declarationType", "createdAt")
+"""What the list gives of each declaration, besides its ID."""
 
 
 def declaration(created: datetime, **changes: Any) -> dict[str, Any]:
@@ -554,3 +558,16 @@ def test_a_lookalike_customs_rejected_or_cancelled_does_not_hold_the_creation(
     plan, records = hold(tmp_path / "again", service)
     assert plan.changes[0].action is Action.CREATE
     assert records == ()
+
+
+def test_a_declaration_of_another_type_is_left_out_without_reading_it(tmp_path: Path) -> None:
+    other_type = "internalTransit"  # SPEC declares externalTransit
+    service = Service(
+        {
+            7002: declaration(NOW - timedelta(hours=1), declarationType=other_type),
+            7003: declaration(NOW - timedelta(hours=1)),
+        }
+    )
+    plan, _ = hold(tmp_path, service)
+    assert "values: 7003" in plan.changes[0].reason
+    assert service.read == [7003]  # the list says 7002 is of another type
