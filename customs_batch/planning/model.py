@@ -76,9 +76,11 @@ class PlannedChange:
         held, refused or needing a decision: nothing sent, nothing listed), or follows an
         object the service still works on (``apply --wait``: when the object at its ID was
         made is listed first, ``KindModel.made_at``)."""
+        if not self.lists_first:  # most changes: no import, no look-up
+            return False
         from customs_batch.kinds.registry import model_of  # the kinds: only when counted
 
-        return self.lists_first and (
+        return (
             self.operation is Operation.FOLLOW
             or self.operation in model_of(self.address.kind).reads_first
         )
