@@ -199,24 +199,17 @@ def settle_lost_creations(
                         creation.record.look_since,
                     )
                 )
-            elif creation.record.look_since is not None and not take_back_held:
-                settled.append(
-                    Settled(
-                        creation.record.address,
-                        True,
-                        held_elsewhere=taken,
-                        looked_since=creation.record.look_since,
-                    )
-                )
             else:
-                taken_back = _take_back(session, creation.record)
+                unsent = creation.record.look_since is not None
+                # Left held where nothing submits it now: the apply that does takes it back.
+                taken_back = (unsent and not take_back_held) or _take_back(session, creation.record)
                 settled.append(
                     Settled(
                         creation.record.address,
                         taken_back,
                         held_elsewhere=taken,
                         looked_since=creation.record.look_since,
-                        held=creation.record if creation.record.look_since is not None else None,
+                        held=creation.record if unsent and take_back_held else None,
                     )
                 )
     return settled

@@ -94,17 +94,23 @@ def test_the_run_after_a_lost_runner_declares_nothing_twice(
     assert not any("lookSince" in record for record in records.values())
 
 
-def test_a_held_departure_forgotten_is_submitted_once_and_not_held_again(
-    tmp_path: Path, sandbox: Sandbox
-) -> None:
+def _held_and_forgotten(tmp_path: Path, sandbox: Sandbox) -> tuple[Project, str]:
+    """A lost run's dep-e2e-07 and dep-e2e-08 held by the next apply, then dep-e2e-08
+    forgotten by the user (none of what the service made is it); its look's new start."""
     sandbox.start()
     project = _lose_a_run(tmp_path, sandbox, 6)
     held = project.run("apply", "--auto-approve")
     assert held.returncode == 1, held.stdout + held.stderr
-
-    # The user says the declaration the service made since is not this document's.
     forgot = project.run("state", "forget", "DepartureDeclaration/dep-e2e-08")
     assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+    since = project.state()["DepartureDeclaration/dep-e2e-08"]["lookSince"]
+    return project, since
+
+
+def test_a_held_departure_forgotten_is_submitted_once_and_not_held_again(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    project, _ = _held_and_forgotten(tmp_path, sandbox)
     plan = project.run("plan")
     assert "? needs decision DepartureDeclaration/dep-e2e-08" in plan.stdout, plan.stdout
     assert "not sent yet" in plan.stdout
@@ -122,19 +128,6 @@ def test_a_held_departure_forgotten_is_submitted_once_and_not_held_again(
         assert "? needs decision DepartureDeclaration/dep-e2e-07" in rerun.stdout
         assert "needs decision DepartureDeclaration/dep-e2e-08" not in rerun.stdout
     assert len(sandbox.created_transit()) == DEPARTURES + 1
-
-
-def _held_and_forgotten(tmp_path: Path, sandbox: Sandbox) -> tuple[Project, str]:
-    """A lost run's dep-e2e-07 and dep-e2e-08 held by the next apply, then dep-e2e-08
-    forgotten by the user (none of what the service made is it); its look's new start."""
-    sandbox.start()
-    project = _lose_a_run(tmp_path, sandbox, 6)
-    held = project.run("apply", "--auto-approve")
-    assert held.returncode == 1, held.stdout + held.stderr
-    forgot = project.run("state", "forget", "DepartureDeclaration/dep-e2e-08")
-    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
-    since = project.state()["DepartureDeclaration/dep-e2e-08"]["lookSince"]
-    return project, since
 
 
 def _submitted_once_by_the_next_apply(project: Project, sandbox: Sandbox, since: str) -> None:
