@@ -362,72 +362,76 @@ def _apply(
         # What the other states of the service hold: read once a run, if ever asked.
         elsewhere = objects_held_elsewhere(environment, backend)
         found: list[Settled] = []  # what the search for lost submissions settled
-        if saved is not None and plan_path is not None:
-            check_current(saved, session.state, source=plan_path, state_at=backend.location)
-            check_inputs(
-                saved,
-                digest_documents(made_from, sealer_for(environment), saved.lineage),
-                source=plan_path,
-                keyed=any(has_sensitive(doc.kind) for doc in made_from),
-            )
-            # Holding the lock, this run knows that what the plan saw in flight is not.
-            plan = in_flight_ended(saved, session.state)
-        else:
-            # A departure whose submission was lost is searched for at the service first:
-            # one that never arrived is planned again as a creation.
-            with reading_history(backend) as lookup:
-                found = settle_lost_creations(
-                    session,
-                    client,
-                    answered_within=environment.timeouts.answered_within,
-                    notice=presenter.notice,
-                    sleep=sleep,
-                    history=lookup,
-                    others=elsewhere,
+        going_on = False  # until then, a held creation settling took back is put back
+        try:
+            if saved is not None and plan_path is not None:
+                check_current(saved, session.state, source=plan_path, state_at=backend.location)
+                check_inputs(
+                    saved,
+                    digest_documents(made_from, sealer_for(environment), saved.lineage),
+                    source=plan_path,
+                    keyed=any(has_sensitive(doc.kind) for doc in made_from),
                 )
-            for settled in found:
-                presenter.notice(settled.describe())
-            # No inputs digest: it is written only into a saved plan (`plan -out`).
-            plan = plan_changes(
-                documents,
-                session.state,
-                orphans=inputs.selection().everything,
-                consume=True,  # nothing below needs the documents again
-                unchanged=unchanged,
+                # Holding the lock, this run knows that what the plan saw in flight is not.
+                plan = in_flight_ended(saved, session.state)
+            else:
+                # A departure whose submission was lost is searched for at the service first:
+                # one that never arrived is planned again as a creation.
+                with reading_history(backend) as lookup:
+                    found = settle_lost_creations(
+                        session,
+                        client,
+                        answered_within=environment.timeouts.answered_within,
+                        notice=presenter.notice,
+                        sleep=sleep,
+                        history=lookup,
+                        others=elsewhere,
+                    )
+                for settled in found:
+                    presenter.notice(settled.describe())
+                # No inputs digest: it is written only into a saved plan (`plan -out`).
+                plan = plan_changes(
+                    documents,
+                    session.state,
+                    orphans=inputs.selection().everything,
+                    consume=True,  # nothing below needs the documents again
+                    unchanged=unchanged,
+                )
+                if unchanged is not None:
+                    # Kept for the next plan once the run has ended (or stopped), the state
+                    # written and the lock released: nothing sent needs it, and writing it
+                    # (1.6 MB for 100,000 documents) had come before the first request.
+                    after_the_run.callback(unchanged.save)
+            if options.wait is not None:
+                # What earlier runs left processing is followed too, as after a submission.
+                plan = following_processing(plan, session.state)
+            # As plan does: a tombstone tracked again whose object another environment took
+            # over is refused (a saved plan too: that environment may have taken it since).
+            plan = refuse_tombstones_held_elsewhere(plan, session.state, elsewhere)
+            # And a creation of what another environment of the service recorded.
+            plan = refuse_creations_held_elsewhere(plan, elsewhere)
+            # And an update of an object another environment of the service records too.
+            plan = refuse_writes_held_elsewhere(plan, session.state, elsewhere)
+            # And a departure a run whose records were not kept (a lost CI runner) may have
+            # submitted: held for a decision, and recorded so once the run is approved.
+            plan, held = hold_what_a_lost_run_may_have_made(
+                plan, session, client, others=elsewhere, settled=found
             )
-            if unchanged is not None:
-                # Kept for the next plan once the run has ended (or stopped), the state
-                # written and the lock released: nothing sent needs it, and writing it
-                # (1.6 MB for 100,000 documents) had come before the first request.
-                after_the_run.callback(unchanged.save)
-        if options.wait is not None:
-            # What earlier runs left processing is followed too, as after a submission.
-            plan = following_processing(plan, session.state)
-        # As plan does: a tombstone tracked again whose object another environment took
-        # over is refused (a saved plan too: that environment may have taken it since).
-        plan = refuse_tombstones_held_elsewhere(plan, session.state, elsewhere)
-        # And a creation of what another environment of the service recorded.
-        plan = refuse_creations_held_elsewhere(plan, elsewhere)
-        # And an update of an object another environment of the service records too.
-        plan = refuse_writes_held_elsewhere(plan, session.state, elsewhere)
-        # And a departure a run whose records were not kept (a lost CI runner) may have
-        # submitted: held for a decision, and recorded so once the run is approved.
-        plan, held = hold_what_a_lost_run_may_have_made(
-            plan, session, client, others=elsewhere, settled=found
-        )
-        plan = guarded(plan, len(session.state.resources), environment)
-        presenter.planned(plan, environment)
-        if not plan.has_changes and not _must_report(plan):
-            put_back_held(session, found)
-            return ApplyResult(ApplyStatus.NOTHING_TO_DO, environment, plan)
-        if plan.large_change is not None and not options.allow_large_change:
-            put_back_held(session, found)
-            return ApplyResult(ApplyStatus.TOO_LARGE, environment, plan)
-        if saved is None and not options.auto_approve and not presenter.approve():
-            put_back_held(session, found)
-            return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
-        for record in held:
-            session.record(record)
+            plan = guarded(plan, len(session.state.resources), environment)
+            presenter.planned(plan, environment)
+            if not plan.has_changes and not _must_report(plan):
+                return ApplyResult(ApplyStatus.NOTHING_TO_DO, environment, plan)
+            if plan.large_change is not None and not options.allow_large_change:
+                return ApplyResult(ApplyStatus.TOO_LARGE, environment, plan)
+            if saved is None and not options.auto_approve and not presenter.approve():
+                return ApplyResult(ApplyStatus.CANCELLED, environment, plan)
+            for record in held:
+                session.record(record)
+            going_on = True
+        finally:
+            if not going_on:
+                # Nothing sent: a held departure keeps the time `state forget` set.
+                put_back_held(session, found)
         events = presenter.progress(environment)
         stop = threading.Event()
         store = history_for(backend)

@@ -63,8 +63,9 @@ class Settled:
     """Objects created since with the same values that are not candidates: a record of
     another state of the same service stands for each (another environment's), in words."""
     looked_since: str | None = None
-    """For a creation apply held unsent because of what the service made since the state's
-    last write (``ResourceRecord.look_since``): that time. Nothing of it was sent."""
+    """For a creation apply held unsent because of what the service had made that could be
+    it (``ResourceRecord.look_since``): the time it is looked for from. Nothing of it was
+    sent."""
     held: ResourceRecord | None = field(default=None, compare=False, repr=False)
     """For such a creation taken back: its record as it was, so that a run which then
     submits nothing puts it back (:func:`put_back_held`)."""
@@ -350,10 +351,11 @@ def hold_what_a_lost_run_may_have_made(
     when that is earlier, one that no record of this state or of another of the service
     holds, that still stands (customs neither rejected nor cancelled it) and that agrees
     with the document in every field the service gives back could be it. Such a creation
-    is not sent: it is held for a decision, with what depends on it, and the records to write for it are returned (``look_since`` that time), so that
-    every later run looks for it again from the same time until ``state adopt`` or
-    ``state forget`` decides it. ``settled``: what :func:`settle_lost_creations` found this
-    run; a held creation it took back (nothing could be it now) is sent as planned.
+    is not sent: it is held for a decision, with what depends on it, and the records to
+    write for it are returned (``look_since`` that time), so that every later run looks for
+    it again from the same time until ``state adopt`` or ``state forget`` decides it.
+    ``settled``: what :func:`settle_lost_creations` found this run; a held creation it took
+    back (nothing could be it now) is sent as planned.
     """
     taken_back = {s.address for s in settled if s.never_arrived and s.looked_since is not None}
     creations: dict[Kind, list[PlannedChange]] = {}

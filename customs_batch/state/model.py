@@ -143,10 +143,10 @@ class ResourceRecord:
     look_since: str | None = None
     """For a creation apply held unsent because the service listed objects made in the last
     day (or since the state's last write, when earlier) that no record holds and that could
-    be it (made by a run whose
-    records were not kept: a CI runner lost before it committed the state): the time from
-    which the service's objects are looked at for it, as for a creation whose outcome is
-    unknown (its status). Nothing of it was sent by this state."""
+    be it (made by a run whose records were not kept: a CI runner lost before it committed
+    the state): the time from which the service's objects are looked at for it, as for a
+    creation whose outcome is unknown (its status). Nothing of it was sent by this
+    state."""
 
     @property
     def kept_key(self) -> str | None:
